@@ -1,0 +1,161 @@
+/* common.h - tiny helpers every Warden module shares: error values with
+ * context, growable buffers, file-descriptor helpers and clocks.
+ *
+ * Nothing here prints except wd_log(), which only the edges (launcher/ and the
+ * gateway main) call: libraries return errors and let the caller speak.
+ */
+#ifndef WARDEN_COMMON_H
+#define WARDEN_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#define WD_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define WD_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+/**
+ * struct wd_err - an error a person will read
+ * @code:	negative errno (0 when no error was recorded)
+ * @file:	file the error is about, or "" when none
+ * @line:	1-based line in @file, 0 when unknown
+ * @col:	1-based column in @file, 0 when unknown
+ * @msg:	what went wrong, with context, no trailing newline
+ */
+struct wd_err {
+	int code;
+	char file[256];
+	int line;
+	int col;
+	char msg[1024];
+};
+
+/**
+ * wd_err_clear() - reset @e to "no error"
+ * @e:	error to reset; may be NULL
+ */
+void wd_err_clear(struct wd_err *e);
+
+/**
+ * wd_err_set() - record an error message
+ * @e:		where to record it; may be NULL (then only @code is returned)
+ * @code:	negative errno to record and return
+ * @fmt:	printf-style message
+ *
+ * Return: @code, so callers can write `return wd_err_set(e, -EINVAL, ...)`.
+ */
+int wd_err_set(struct wd_err *e, int code, const char *fmt, ...) WD_PRINTF(3, 4);
+
+/**
+ * wd_err_setpos() - record an error about a position in a file
+ * @e:		where to record it; may be NULL
+ * @code:	negative errno to record and return
+ * @file:	file name (copied, truncated if very long)
+ * @line:	1-based line
+ * @col:	1-based column
+ * @fmt:	printf-style message
+ *
+ * Return: @code.
+ */
+int wd_err_setpos(struct wd_err *e, int code, const char *file, int line, int col,
+		  const char *fmt, ...) WD_PRINTF(6, 7);
+
+/**
+ * wd_err_prefix() - prepend context ("creating veth: ") to an existing message
+ * @e:		error to amend; may be NULL
+ * @fmt:	printf-style prefix
+ */
+void wd_err_prefix(struct wd_err *e, const char *fmt, ...) WD_PRINTF(2, 3);
+
+/**
+ * struct wd_buf - a growable byte buffer, always NUL-terminated when non-empty
+ * @data:	the bytes (NULL until something is appended)
+ * @len:	bytes used, not counting the terminating NUL
+ * @cap:	bytes allocated
+ */
+struct wd_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+};
+
+#define WD_BUF_INIT {NULL, 0, 0}
+
+/** wd_buf_reserve() - make room for @extra more bytes. Return: 0 or -ENOMEM. */
+int wd_buf_reserve(struct wd_buf *b, size_t extra);
+/** wd_buf_append() - append @n bytes from @p. Return: 0 or -ENOMEM. */
+int wd_buf_append(struct wd_buf *b, const void *p, size_t n);
+/** wd_buf_puts() - append the string @s. Return: 0 or -ENOMEM. */
+int wd_buf_puts(struct wd_buf *b, const char *s);
+/** wd_buf_printf() - append formatted text. Return: 0 or -ENOMEM. */
+int wd_buf_printf(struct wd_buf *b, const char *fmt, ...) WD_PRINTF(2, 3);
+/** wd_buf_vprintf() - append formatted text from a va_list. Return: 0 or -ENOMEM. */
+int wd_buf_vprintf(struct wd_buf *b, const char *fmt, va_list ap);
+/** wd_buf_reset() - forget the contents but keep the allocation. */
+void wd_buf_reset(struct wd_buf *b);
+/** wd_buf_free() - release the buffer; @b may be NULL. */
+void wd_buf_free(struct wd_buf *b);
+/** wd_buf_cstr() - the contents as a string ("" when empty). */
+const char *wd_buf_cstr(const struct wd_buf *b);
+
+/**
+ * wd_read_file() - read a whole (regular) file into memory
+ * @path:	file to read
+ * @max:	refuse files larger than this many bytes (-EFBIG)
+ * @ret_data:	on success, a malloc'd buffer with a terminating NUL
+ * @ret_len:	on success, the number of bytes read (not counting the NUL)
+ *
+ * Return: 0, or a negative errno.
+ */
+int wd_read_file(const char *path, size_t max, char **ret_data, size_t *ret_len);
+
+/**
+ * wd_write_all() - write all of @n bytes, retrying on EINTR and short writes
+ * Return: 0, or a negative errno.
+ */
+int wd_write_all(int fd, const void *p, size_t n);
+
+/** wd_closep() - close *@fd if it is open and set it to -1. */
+void wd_closep(int *fd);
+
+/**
+ * wd_mkdir_p() - create @path and its missing parents with @mode
+ * Return: 0 (also when it already exists as a directory), or a negative errno.
+ */
+int wd_mkdir_p(const char *path, mode_t mode);
+
+/** wd_mono_ns() - CLOCK_MONOTONIC in nanoseconds. */
+uint64_t wd_mono_ns(void);
+
+/**
+ * wd_rfc3339() - format @ts as UTC RFC 3339 with microseconds
+ * @ts:		time to format (CLOCK_REALTIME)
+ * @out:	at least 32 bytes: "2026-11-29T10:14:15.123456Z"
+ * @outlen:	size of @out
+ *
+ * Return: 0, or -EINVAL when @out is too small or the time cannot be broken down.
+ */
+int wd_rfc3339(const struct timespec *ts, char *out, size_t outlen);
+
+/**
+ * wd_levenshtein() - edit distance between two short strings (for "did you mean")
+ * Return: the distance, capped at 255.
+ */
+unsigned wd_levenshtein(const char *a, const char *b);
+
+enum wd_log_level { WD_LOG_ERR, WD_LOG_WARN, WD_LOG_INFO, WD_LOG_DEBUG };
+
+/**
+ * wd_log() - print one diagnostic line to stderr, prefixed with the program name
+ *
+ * Only the edges (launcher/, gateway main) call this; libraries never do.
+ */
+void wd_log(enum wd_log_level level, const char *fmt, ...) WD_PRINTF(2, 3);
+
+/** wd_log_set_level() - lines above @level are dropped (default WD_LOG_INFO). */
+void wd_log_set_level(enum wd_log_level level);
+
+#endif /* WARDEN_COMMON_H */

@@ -1,0 +1,31 @@
+/* log.c - one-line diagnostics on stderr, for the edges only (STYLE.md rule 5). */
+#include "common/common.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+static enum wd_log_level max_level = WD_LOG_INFO;
+
+void wd_log_set_level(enum wd_log_level level)
+{
+	max_level = level;
+}
+
+void wd_log(enum wd_log_level level, const char *fmt, ...)
+{
+	static const char *const names[] = {
+		[WD_LOG_ERR] = "error", [WD_LOG_WARN] = "warning",
+		[WD_LOG_INFO] = "info", [WD_LOG_DEBUG] = "debug",
+	};
+	char line[2048];
+	va_list ap;
+	int saved = errno;
+
+	if (level > max_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, names[level], line);
+	errno = saved;
+}

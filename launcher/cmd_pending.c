@@ -1,0 +1,22 @@
+/* cmd_pending.c - verbs that are planned but not built yet: each says so and exits 2. */
+#include "launcher/cli.h"
+
+#include <stdio.h>
+
+#define PENDING(fn, verb, what, helptext)                                                          \
+	int fn(int argc, char **argv)                                                              \
+	{                                                                                          \
+		if (cli_wants_help(argc, argv)) {                                                  \
+			printf("usage: %s\n(not built yet: %s)\n", helptext, what);                \
+			return WD_EXIT_OK;                                                         \
+		}                                                                                  \
+		return cli_not_built(verb, what);                                                  \
+	}
+
+PENDING(cmd_run, "run", "the sandboxed run arrives with the `warden run` issue",
+	"warden run [-p POLICY] [--gateway SOCKET] [-- COMMAND ARGS...]")
+PENDING(cmd_trace, "trace", "planned after `warden run`", "warden trace [-- COMMAND ARGS...]")
+PENDING(cmd_init, "init", "planned after `warden run`", "warden init [FILE]")
+PENDING(cmd_status, "status", "needs the gateway's control socket", "warden status")
+PENDING(cmd_kill, "kill", "needs the gateway's control socket", "warden kill RUN")
+PENDING(cmd_mcp, "mcp", "planned after `warden run`", "warden mcp [-p POLICY] -- SERVER ARGS...")

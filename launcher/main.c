@@ -1,0 +1,116 @@
+/* main.c - `warden`: the launcher sidecar and command line; dispatches verbs from a table. */
+#include "launcher/cli.h"
+#include "common/common.h"
+
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct verb {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct verb verbs[] = {
+	{"run", cmd_run, "run a program in a sandbox under a policy"},
+	{"policy", cmd_policy, "check a policy file (policy check FILE)"},
+	{"logs", cmd_logs, "read the audit log"},
+	{"nft", cmd_nft, "render or audit the nftables ruleset"},
+	{"trace", cmd_trace, "run a program and propose a policy from what it did"},
+	{"init", cmd_init, "write a starter policy"},
+	{"status", cmd_status, "list live runs"},
+	{"kill", cmd_kill, "stop a live run"},
+	{"mcp", cmd_mcp, "wrap an MCP server"},
+	{"version", cmd_version, "print the version"},
+	{"help", cmd_help, "print this help"},
+};
+
+bool cli_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return true;
+	}
+	return false;
+}
+
+int cli_not_built(const char *verb, const char *what)
+{
+	fprintf(stderr, "warden %s: not built yet (%s)\n", verb, what);
+	return WD_EXIT_USAGE;
+}
+
+const char *cli_audit_path(const char *override)
+{
+	static char path[PATH_MAX];
+	const char *env = getenv("WARDEN_AUDIT_LOG");
+	const char *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (override && *override)
+		return override;
+	if (env && *env)
+		return env;
+	if (state && *state == '/') {
+		n = snprintf(path, sizeof(path), "%s/warden/audit.jsonl", state);
+		return n > 0 && (size_t)n < sizeof(path) ? path : NULL;
+	}
+	if (!home || *home != '/') {
+		struct passwd *pw = getpwuid(getuid());
+
+		home = pw ? pw->pw_dir : NULL;
+	}
+	if (!home)
+		return NULL;
+	n = snprintf(path, sizeof(path), "%s/.local/state/warden/audit.jsonl", home);
+	return n > 0 && (size_t)n < sizeof(path) ? path : NULL;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: warden VERB [ARGS...]\n\nverbs:\n");
+	for (size_t i = 0; i < WD_ARRAY_SIZE(verbs); i++)
+		fprintf(f, "  %-8s %s\n", verbs[i].name, verbs[i].summary);
+	fprintf(f, "\n`warden VERB --help` describes each verb; see warden(1).\n");
+}
+
+int cmd_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	usage(stdout);
+	return WD_EXIT_OK;
+}
+
+int cmd_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("warden %s\n", WARDEN_VERSION);
+	return WD_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return WD_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return cmd_help(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--version"))
+		return cmd_version(argc - 1, argv + 1);
+	for (size_t i = 0; i < WD_ARRAY_SIZE(verbs); i++)
+		if (!strcmp(argv[1], verbs[i].name))
+			return verbs[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "warden: unknown verb '%s'\n", argv[1]);
+	usage(stderr);
+	return WD_EXIT_USAGE;
+}
