@@ -1,9 +1,406 @@
-/* cmd_logs.c - placeholder until the module behind `warden logs` lands. */
+/* cmd_logs.c - `warden logs`: show the audit log as a table or raw JSON lines, filter, tail,
+ * follow. */
 #include "launcher/cli.h"
+#include "audit/audit.h"
+#include "common/common.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Columns of the table (the last one, REASON, is not cut). */
+enum { W_TIME = 23, W_RUN = 16, W_TYPE = 5, W_ACTION = 14, W_VERDICT = 5, W_RESOURCE = 40 };
+
+/* Lines shown before following when --tail is not given (as tail -f does). */
+#define FOLLOW_DEFAULT_TAIL 10
+
+struct logs_opts {
+	const char *path;
+	const char *run;
+	bool denied;
+	bool json;
+	bool follow;
+	bool has_tail;
+	size_t tail;
+};
+
+/* Keeps the last @cap matching lines (raw bytes) for --tail with filters. */
+struct ring {
+	char **lines;
+	size_t cap, head, count;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: warden logs [--tail N] [--follow] [--json] [--run ID] [--denied]\n"
+		"                   [--audit-log PATH]\n"
+		"\n"
+		"Show the audit log: one row per event (time in UTC, run, type, action,\n"
+		"allow/DENY, resource, reason), or the raw JSON lines with --json.\n"
+		"\n"
+		"  -n, --tail N          only the last N matching events\n"
+		"  -f, --follow          keep printing events as they are written (shows the\n"
+		"                        last %d first unless --tail is given)\n"
+		"      --json            print the log's own JSON lines\n"
+		"      --run ID          only events of run ID\n"
+		"      --denied          only denied events\n"
+		"      --audit-log PATH  read PATH (default: $WARDEN_AUDIT_LOG, else\n"
+		"                        ${XDG_STATE_HOME:-~/.local/state}/warden/audit.jsonl)\n"
+		"  -h, --help            show this help\n"
+		"\n"
+		"Filters combine. Corrupt or torn lines are skipped and counted on stderr.\n"
+		"A log that does not exist yet is not an error. Exit: 0 ok, 2 usage error\n"
+		"or unreadable log.\n",
+		FOLLOW_DEFAULT_TAIL);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "warden logs: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'warden logs --help'.\n");
+	return WD_EXIT_USAGE;
+}
+
+static int parse_count(const char *s, size_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > SIZE_MAX / 2)
+		return -EINVAL;
+	*out = (size_t)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct logs_opts *o)
+{
+	enum { OPT_JSON = 256, OPT_RUN, OPT_DENIED, OPT_LOG };
+	static const struct option longopts[] = {
+	    {"tail", required_argument, NULL, 'n'},
+	    {"follow", no_argument, NULL, 'f'},
+	    {"json", no_argument, NULL, OPT_JSON},
+	    {"run", required_argument, NULL, OPT_RUN},
+	    {"denied", no_argument, NULL, OPT_DENIED},
+	    {"audit-log", required_argument, NULL, OPT_LOG},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *override = NULL;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":n:fh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (parse_count(optarg, &o->tail) < 0)
+				return usage_error("--tail wants a number of lines, not '%s'",
+						   optarg);
+			o->has_tail = true;
+			break;
+		case 'f':
+			o->follow = true;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_RUN:
+			o->run = optarg;
+			break;
+		case OPT_DENIED:
+			o->denied = true;
+			break;
+		case OPT_LOG:
+			if (!*optarg)
+				return usage_error("--audit-log wants a path%s", "");
+			override = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		case ':':
+			return usage_error("%s wants an argument", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->follow && !o->has_tail) {
+		o->tail = FOLLOW_DEFAULT_TAIL;
+		o->has_tail = true;
+	}
+	o->path = cli_audit_path(override);
+	if (!o->path) {
+		fprintf(stderr,
+			"warden logs: cannot find a home folder for the audit log; set HOME "
+			"or pass --audit-log PATH\n");
+		return WD_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static bool matches(const struct logs_opts *o, const struct audit_event *ev)
+{
+	if (o->run && strcmp(ev->run, o->run) != 0)
+		return false;
+	if (o->denied && ev->allowed)
+		return false;
+	return true;
+}
+
+/* is_bidi_control() - code points that reorder text on a terminal. */
+static bool is_bidi_control(unsigned cp)
+{
+	return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
+	       cp == 0x200f || cp == 0x061c;
+}
+
+static unsigned decode_cp(const unsigned char *s, int len)
+{
+	static const unsigned char lead_mask[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+	unsigned cp = s[0] & lead_mask[len];
+
+	for (int i = 1; i < len; i++)
+		cp = cp << 6 | (s[i] & 0x3f);
+	return cp;
+}
+
+/*
+ * put_cell() - append @s for a terminal: control bytes, invalid UTF-8 and
+ * bidi controls become \xNN / \u{NNNN} (a hostile hostname cannot move the
+ * cursor or recolour the screen); cut to @width columns with "...", and padded
+ * to @width when @pad. A @width of 0 means no limit.
+ */
+static void put_cell(struct wd_buf *b, const char *s, size_t width, bool pad)
+{
+	struct wd_buf cell = WD_BUF_INIT;
+	size_t cols = 0, n = strlen(s), cut_len = 0, cut_cols = 0;
+
+	for (size_t i = 0; i < n;) {
+		int l = audit_utf8_seqlen(s + i, n - i);
+		unsigned cp = l > 0 ? decode_cp((const unsigned char *)s + i, l) : 0;
+		size_t before = cell.len;
+
+		if (width && cols + 3 <= width) {
+			cut_len = cell.len;
+			cut_cols = cols;
+		}
+		if (l == 0 || cp < 0x20 || cp == 0x7f) {
+			wd_buf_printf(&cell, "\\x%02x", (unsigned char)s[i]);
+			i++;
+		} else if ((cp >= 0x80 && cp < 0xa0) || is_bidi_control(cp)) {
+			wd_buf_printf(&cell, "\\u{%04x}", cp);
+			i += (size_t)l;
+		} else {
+			wd_buf_append(&cell, s + i, (size_t)l);
+			i += (size_t)l;
+		}
+		cols += l > 0 && cell.len - before == (size_t)l ? 1 : cell.len - before;
+		if (width && cols > width) {
+			cell.len = cut_len;
+			wd_buf_append(&cell, "...", 3);
+			cols = cut_cols + 3;
+			break;
+		}
+	}
+	wd_buf_append(b, wd_buf_cstr(&cell), cell.len);
+	for (; pad && cols < width; cols++)
+		wd_buf_append(b, " ", 1);
+	wd_buf_free(&cell);
+}
+
+static void print_header(void)
+{
+	printf("%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s\n", W_TIME, "TIME (UTC)", W_RUN, "RUN",
+	       W_TYPE, "TYPE", W_ACTION, "ACTION", W_VERDICT, "", W_RESOURCE, "RESOURCE", "REASON");
+}
+
+static void print_row(const struct audit_event *ev)
+{
+	struct wd_buf row = WD_BUF_INIT, res = WD_BUF_INIT;
+	char when[64] = "?";
+	struct tm tm;
+
+	if (gmtime_r(&ev->ts.tv_sec, &tm))
+		snprintf(when, sizeof(when), "%04d-%02d-%02d %02d:%02d:%02d.%03ld",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			 tm.tm_sec, (ev->ts.tv_nsec / 1000000) % 1000);
+	wd_buf_puts(&res, ev->resource);
+	if ((ev->has & AUDIT_HAS_PORT) && ev->type == AUDIT_TYPE_NET)
+		wd_buf_printf(&res, ":%lld", (long long)ev->port);
+	put_cell(&row, when, W_TIME, true);
+	wd_buf_puts(&row, "  ");
+	put_cell(&row, ev->run, W_RUN, true);
+	wd_buf_puts(&row, "  ");
+	put_cell(&row, audit_event_type(ev), W_TYPE, true);
+	wd_buf_puts(&row, "  ");
+	put_cell(&row, ev->action, W_ACTION, true);
+	wd_buf_puts(&row, "  ");
+	put_cell(&row, ev->allowed ? "allow" : "DENY", W_VERDICT, true);
+	wd_buf_puts(&row, "  ");
+	put_cell(&row, wd_buf_cstr(&res), W_RESOURCE, true);
+	wd_buf_puts(&row, "  ");
+	put_cell(&row, ev->reason, 0, false);
+	while (row.len && row.data[row.len - 1] == ' ')
+		row.len--;
+	wd_buf_append(&row, "\n", 1);
+	fwrite(row.data, 1, row.len, stdout);
+	wd_buf_free(&row);
+	wd_buf_free(&res);
+}
+
+static void print_event(const struct logs_opts *o, const struct audit_event *ev, const char *line,
+			size_t len)
+{
+	if (o->json) {
+		fwrite(line, 1, len, stdout);
+		fputc('\n', stdout);
+	} else {
+		print_row(ev);
+	}
+}
+
+static int ring_push(struct ring *r, const char *line, size_t len)
+{
+	char *copy = strndup(line, len);
+
+	if (!copy)
+		return -ENOMEM;
+	if (r->count == r->cap) {
+		free(r->lines[r->head]);
+		r->lines[r->head] = copy;
+		r->head = (r->head + 1) % r->cap;
+	} else {
+		r->lines[(r->head + r->count++) % r->cap] = copy;
+	}
+	return 0;
+}
+
+static void ring_flush(const struct logs_opts *o, struct ring *r)
+{
+	for (size_t i = 0; i < r->count; i++) {
+		char *line = r->lines[(r->head + i) % r->cap];
+		struct audit_event ev;
+
+		if (audit_event_decode(line, strlen(line), &ev, NULL) == 0) {
+			print_event(o, &ev, line, strlen(line));
+			audit_event_clear(&ev);
+		}
+		free(line);
+	}
+	r->count = r->head = 0;
+}
+
+static void report_skipped(unsigned long now, unsigned long *reported)
+{
+	unsigned long n = now - *reported;
+
+	if (!n)
+		return;
+	fflush(stdout);
+	fprintf(stderr, "warden logs: skipped %lu %scorrupt line%s\n", n, *reported ? "more " : "",
+		n == 1 ? "" : "s");
+	*reported = now;
+}
+
+/* drain() - print (or keep for --tail) every event available now. Return: 0 or -errno. */
+static int drain(const struct logs_opts *o, struct audit_reader *r, struct ring *ring)
+{
+	struct audit_event ev;
+	const char *line;
+	size_t len;
+	int ret;
+
+	while ((ret = audit_reader_next(r, &ev)) == 1) {
+		if (matches(o, &ev)) {
+			line = audit_reader_line(r, &len);
+			if (ring)
+				ret = ring_push(ring, line, len);
+			else
+				print_event(o, &ev, line, len);
+		}
+		audit_event_clear(&ev);
+		if (ret < 0)
+			return ret;
+	}
+	return ret;
+}
+
+static int follow(const struct logs_opts *o, struct audit_reader *r, unsigned long *reported)
+{
+	int ret;
+
+	for (;;) {
+		fflush(stdout);
+		ret = audit_reader_wait(r, -1);
+		if (ret < 0)
+			return ret;
+		ret = drain(o, r, NULL);
+		if (ret < 0)
+			return ret;
+		report_skipped(audit_reader_skipped(r), reported);
+	}
+}
 
 int cmd_logs(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return cli_not_built("logs", "in progress");
+	struct logs_opts o = {0};
+	struct audit_reader *r = NULL;
+	struct ring ring = {0};
+	unsigned long reported = 0;
+	struct wd_err err = {0};
+	struct stat st;
+	int ret, status = WD_EXIT_OK;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret < 0 ? WD_EXIT_OK : ret;
+	if (stat(o.path, &st) < 0 && errno == ENOENT) {
+		fprintf(stderr, "warden logs: no audit log at %s yet%s\n", o.path,
+			o.follow ? "; waiting for it" : "");
+		if (!o.follow)
+			return WD_EXIT_OK;
+	}
+	ret = audit_reader_open(o.path, o.follow ? AUDIT_READER_FOLLOW : 0, &r, &err);
+	if (ret < 0) {
+		fprintf(stderr, "warden logs: %s\n", err.msg);
+		return WD_EXIT_USAGE;
+	}
+	if (o.has_tail) {
+		/* Without filters, start near the end instead of reading it all. */
+		if ((!o.run && !o.denied) || o.tail == 0)
+			ret = audit_reader_tail(r, o.tail);
+		if (ret == 0 && o.tail > 0) {
+			ring.cap = o.tail;
+			ring.lines = calloc(o.tail, sizeof(*ring.lines));
+			if (!ring.lines)
+				ret = -ENOMEM;
+		}
+	}
+	if (!o.json)
+		print_header();
+	if (ret == 0 && (!o.has_tail || ring.cap))
+		ret = drain(&o, r, o.has_tail ? &ring : NULL);
+	ring_flush(&o, &ring);
+	report_skipped(audit_reader_skipped(r), &reported);
+	if (ret == 0 && o.follow)
+		ret = follow(&o, r, &reported);
+	if (ret < 0) {
+		fflush(stdout);
+		fprintf(stderr, "warden logs: reading %s: %s\n", o.path, strerror(-ret));
+		status = WD_EXIT_USAGE;
+	}
+	free(ring.lines);
+	audit_reader_close(r);
+	return status;
 }

@@ -1,0 +1,346 @@
+/* audit.h - the audit log: one JSON object per line (JSONL), appended with a
+ * lock by every Warden process, read back (tail, follow) by `warden logs`.
+ *
+ * Three parts:
+ *   - struct audit_event and its line codec (audit_event_encode/decode), pure;
+ *   - struct audit_log, the writer: one locked write() per event, fdatasync
+ *     for durable events, fails closed (symlinks, foreign or shared files);
+ *   - struct audit_reader: sequential reading that skips torn or corrupt
+ *     lines, seeking to the last N lines, and following a growing,
+ *     truncated or replaced file with inotify.
+ *
+ * docs/audit.md describes the format and docs/audit-event.schema.json is its
+ * JSON Schema.
+ */
+#ifndef WARDEN_AUDIT_H
+#define WARDEN_AUDIT_H
+
+#include "common/common.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/* Longest line (with its newline) the writer writes and the reader accepts. */
+#define AUDIT_LINE_MAX (1u << 20)
+
+/**
+ * enum audit_type - what an event is about (the "type" field)
+ * @AUDIT_TYPE_OTHER:	a type this build does not know (decoded from a newer
+ *			writer); its name is in &audit_event.type_name
+ * @AUDIT_TYPE_RUN:	a run's lifecycle (run.start, run.exit, ...)
+ * @AUDIT_TYPE_DNS:	a DNS query answered by the gateway
+ * @AUDIT_TYPE_NET:	a connection (net.connect, net.close, ...)
+ * @AUDIT_TYPE_FILE:	a file access decision
+ * @AUDIT_TYPE_LIMIT:	a resource limit hit (limit.memory, limit.time, ...)
+ */
+enum audit_type {
+	AUDIT_TYPE_OTHER = 0,
+	AUDIT_TYPE_RUN,
+	AUDIT_TYPE_DNS,
+	AUDIT_TYPE_NET,
+	AUDIT_TYPE_FILE,
+	AUDIT_TYPE_LIMIT,
+};
+
+/*
+ * Presence bits for the optional numeric fields of struct audit_event (its
+ * @has member). Optional strings need no bit: NULL means absent.
+ */
+enum audit_has {
+	AUDIT_HAS_PID = 1u << 0,
+	AUDIT_HAS_UID = 1u << 1,
+	AUDIT_HAS_PORT = 1u << 2,
+	AUDIT_HAS_BYTES_UP = 1u << 3,
+	AUDIT_HAS_BYTES_DOWN = 1u << 4,
+	AUDIT_HAS_DURATION = 1u << 5,
+	AUDIT_HAS_EXIT = 1u << 6,
+	AUDIT_HAS_SIGNAL = 1u << 7,
+	AUDIT_HAS_DENIALS = 1u << 8,
+	AUDIT_HAS_LIMIT = 1u << 9,
+	AUDIT_HAS_USAGE = 1u << 10,
+};
+
+/**
+ * struct audit_event - one audit record, cheap to build on the stack
+ * @ts:		when it happened (CLOCK_REALTIME); all-zero means "now" to
+ *		audit_log_write(), which stamps it
+ * @run:	run id (required; "" for events that belong to no run)
+ * @type:	what the event is about
+ * @type_name:	the type's name when @type is AUDIT_TYPE_OTHER (decoded
+ *		from a newer writer); ignored otherwise
+ * @action:	what happened, "<type>.<verb>": run.start, dns.query, ... (required)
+ * @resource:	what was acted on: hostname, path, command (NULL is written as "")
+ * @allowed:	the decision
+ * @reason:	why, for a person (NULL is written as "")
+ * @rule:	the policy rule that decided, as text
+ * @policy:	policy file path
+ * @policy_hash: "sha256:<hex>" of the policy file
+ * @isolation:	how the run is isolated ("netns+bwrap", "cgroup2", ...)
+ * @dst:	destination address as text (IPv4 or IPv6)
+ * @proto:	how the destination was named: "tcp", "tls", "http", "connect", ...
+ * @sni:	TLS server name the client sent
+ * @host:	HTTP Host the client sent
+ * @qtype:	DNS query type ("A", "AAAA", "HTTPS", ...)
+ * @denial_id:	id a person can quote to allow this denial later
+ * @command:	argv of the run (@command_len strings); NULL when absent
+ * @command_len: number of strings in @command
+ * @has:	AUDIT_HAS_* bits saying which numeric fields below are present
+ * @pid:	process id
+ * @uid:	user id
+ * @port:	destination port (0..65535)
+ * @bytes_up:	bytes sent by the sandbox
+ * @bytes_down:	bytes received by the sandbox
+ * @duration_ms: how long it took, in milliseconds
+ * @exit:	exit status (0..255)
+ * @signal:	signal that ended the program
+ * @denials:	number of denials during a run
+ * @limit:	the limit that was hit (bytes, ms, count: per action)
+ * @usage:	the measured value
+ * @priv:	storage owned by a decoded event; NULL when built by a caller.
+ *		Release with audit_event_clear().
+ *
+ * Strings need not be UTF-8: the encoder keeps any bytes (see docs/audit.md).
+ * A number is written only when its bit is set in @has, and must be >= 0.
+ */
+struct audit_event {
+	struct timespec ts;
+	const char *run;
+	enum audit_type type;
+	const char *type_name;
+	const char *action;
+	const char *resource;
+	bool allowed;
+	const char *reason;
+
+	const char *rule;
+	const char *policy;
+	const char *policy_hash;
+	const char *isolation;
+	const char *dst;
+	const char *proto;
+	const char *sni;
+	const char *host;
+	const char *qtype;
+	const char *denial_id;
+	const char *const *command;
+	size_t command_len;
+
+	uint32_t has;
+	int64_t pid;
+	int64_t uid;
+	int64_t port;
+	int64_t bytes_up;
+	int64_t bytes_down;
+	int64_t duration_ms;
+	int64_t exit;
+	int64_t signal;
+	int64_t denials;
+	int64_t limit;
+	int64_t usage;
+
+	void *priv;
+};
+
+/**
+ * audit_type_name() - the "type" string for @type
+ * Return: "run", "dns", "net", "file", "limit", or NULL for AUDIT_TYPE_OTHER
+ * and values out of range.
+ */
+const char *audit_type_name(enum audit_type type);
+
+/**
+ * audit_event_type() - the type of an event, as text
+ * @ev:	event
+ * Return: audit_type_name(@ev->type), else @ev->type_name, else "?".
+ */
+const char *audit_event_type(const struct audit_event *ev);
+
+/**
+ * audit_event_encode() - append @ev to @out as one JSON line, '\n' included
+ * @ev:		event to encode; @ev->ts is written as given
+ * @out:	buffer to append to (left as it was on error)
+ * @err:	filled on error; may be NULL
+ *
+ * Keys come in a fixed order (docs/audit.md). A string that is not valid
+ * UTF-8 is written with U+FFFD for each bad byte and its exact bytes are kept
+ * in hex under "raw", so the line is always valid JSON and decodes back to
+ * the same bytes.
+ *
+ * Return: 0; -EINVAL when @ev lacks @run or @action, has no known type, or a
+ * number is negative or out of range; -E2BIG when the line would exceed
+ * AUDIT_LINE_MAX; -ENOMEM.
+ */
+int audit_event_encode(const struct audit_event *ev, struct wd_buf *out, struct wd_err *err);
+
+/**
+ * audit_event_decode() - parse one line of the log
+ * @line:	the bytes (no NUL needed); a trailing "\n" or "\r\n" is allowed
+ * @len:	number of bytes
+ * @ret_ev:	on success, the event; its strings live in storage the event
+ *		owns: release it with audit_event_clear()
+ * @err:	filled on error; may be NULL
+ *
+ * Pure: no I/O; allocates only the storage @ret_ev owns. Fields this build
+ * does not know are ignored; an unknown "type" gives AUDIT_TYPE_OTHER.
+ * Required: ts, run, type, action, allowed. Duplicate keys are refused.
+ *
+ * Return: 0; -EBADMSG when the line is not a valid event (torn, corrupt,
+ * wrong types); -ENOMEM.
+ */
+int audit_event_decode(const char *line, size_t len, struct audit_event *ret_ev,
+		       struct wd_err *err);
+
+/**
+ * audit_event_clear() - release what a decoded event owns and zero it
+ * @ev:	event; may be NULL; safe on caller-built events (does not free
+ *	their strings)
+ */
+void audit_event_clear(struct audit_event *ev);
+
+/**
+ * audit_utf8_seqlen() - length of the valid UTF-8 sequence at @p
+ * @p:	bytes
+ * @n:	bytes available (> 0)
+ *
+ * Strict: no overlong forms, no surrogates, nothing above U+10FFFF.
+ * Return: 1..4, or 0 when the bytes at @p are not valid UTF-8.
+ */
+int audit_utf8_seqlen(const char *p, size_t n);
+
+/* Flags for audit_log_write(). */
+enum audit_write_flags {
+	AUDIT_WRITE_DURABLE = 1u << 0, /* fdatasync before returning */
+};
+
+struct audit_log;
+
+/**
+ * audit_log_open() - open (creating if needed) an audit log for appending
+ * @path:	the log file; its folder is created 0700 if missing
+ * @ret_log:	on success, the writer
+ * @err:	on error, says what is wrong and how to fix it; may be NULL
+ *
+ * The file is created 0600 and opened O_WRONLY|O_APPEND|O_CLOEXEC. Fails
+ * closed: refuses a symbolic link (-ELOOP), anything but a regular file
+ * (-EINVAL), a file writable by group or others or owned by someone other
+ * than the caller or root (-EPERM), and a folder writable by others without
+ * the sticky bit (-EPERM).
+ *
+ * Return: 0, or a negative errno (open/mkdir errors as they come).
+ */
+int audit_log_open(const char *path, struct audit_log **ret_log, struct wd_err *err);
+
+/**
+ * audit_log_write() - append one event as one line
+ * @log:	writer from audit_log_open()
+ * @ev:		event; an all-zero @ev->ts is stamped with the current time
+ * @flags:	AUDIT_WRITE_* bits; AUDIT_WRITE_DURABLE syncs the data to disk
+ *		before returning (use it for run.start: audit before execute)
+ * @err:	filled on error; may be NULL
+ *
+ * The line goes out in a single write() under flock(LOCK_EX), so concurrent
+ * writers never interleave. If the file ends in a torn line (a writer died
+ * mid-way), a newline is written first so this event stays intact. A short
+ * write is undone (ftruncate) and reported.
+ *
+ * Return: 0; a negative errno from encoding, locking, writing (-ENOSPC,
+ * -EFBIG, -EIO, ...) or syncing. The event is then not (durably) logged.
+ */
+int audit_log_write(struct audit_log *log, const struct audit_event *ev, unsigned flags,
+		    struct wd_err *err);
+
+/**
+ * audit_log_path() - the path @log was opened with
+ */
+const char *audit_log_path(const struct audit_log *log);
+
+/**
+ * audit_log_close() - close the writer
+ * @log:	writer; may be NULL
+ */
+void audit_log_close(struct audit_log *log);
+
+/* Flags for audit_reader_open(). */
+enum audit_reader_flags {
+	/* Keep reading as the file grows; a missing file is waited for. */
+	AUDIT_READER_FOLLOW = 1u << 0,
+};
+
+struct audit_reader;
+
+/**
+ * audit_reader_open() - open a log for reading from its start
+ * @path:	the log file
+ * @flags:	AUDIT_READER_* bits
+ * @ret_reader:	on success, the reader
+ * @err:	filled on error; may be NULL
+ *
+ * Return: 0; -ENOENT when the file does not exist (only without
+ * AUDIT_READER_FOLLOW); -EINVAL when it is not a regular file; another
+ * negative errno when it cannot be opened.
+ */
+int audit_reader_open(const char *path, unsigned flags, struct audit_reader **ret_reader,
+		      struct wd_err *err);
+
+/**
+ * audit_reader_tail() - position @r so the next reads return the last @n lines
+ * @r:	reader
+ * @n:	number of lines (corrupt lines count too)
+ *
+ * Reads backwards from the end in blocks; cost grows with @n, not with the file.
+ * Return: 0, or a negative errno.
+ */
+int audit_reader_tail(struct audit_reader *r, size_t n);
+
+/**
+ * audit_reader_next() - the next valid event
+ * @r:		reader
+ * @ret_ev:	on 1, the event (release with audit_event_clear())
+ *
+ * Corrupt, torn and over-long lines are skipped and counted; blank lines are
+ * ignored. Without AUDIT_READER_FOLLOW a last line without its newline is
+ * still decoded. With it, such a line is held until its newline arrives, and
+ * at the end of the data the file is checked: when it was truncated the
+ * reader starts again from its beginning; when it was replaced (renamed,
+ * recreated) the reader finishes the old file and moves to the new one.
+ *
+ * Return: 1 with an event; 0 at the end of the data for now; -errno.
+ */
+int audit_reader_next(struct audit_reader *r, struct audit_event *ret_ev);
+
+/**
+ * audit_reader_line() - the raw bytes of the event audit_reader_next() last returned
+ * @r:		reader
+ * @ret_len:	length, without the newline
+ * Return: the line (valid until the next call on @r), or NULL before any event.
+ */
+const char *audit_reader_line(const struct audit_reader *r, size_t *ret_len);
+
+/**
+ * audit_reader_skipped() - how many corrupt or torn lines were skipped so far
+ */
+unsigned long audit_reader_skipped(const struct audit_reader *r);
+
+/**
+ * audit_reader_wait() - wait until the log may have changed (follow mode)
+ * @r:		reader opened with AUDIT_READER_FOLLOW
+ * @timeout_ms:	longest wait, -1 for no limit
+ *
+ * Uses inotify on the log's folder (the file changing, appearing, being
+ * renamed or removed). Spurious wake-ups are possible: call
+ * audit_reader_next() until it returns 0, then wait again.
+ *
+ * Return: 1 when something changed, 0 on timeout, -EINVAL without follow
+ * mode, another negative errno.
+ */
+int audit_reader_wait(struct audit_reader *r, int timeout_ms);
+
+/**
+ * audit_reader_close() - close the reader
+ * @r:	reader; may be NULL
+ */
+void audit_reader_close(struct audit_reader *r);
+
+#endif /* WARDEN_AUDIT_H */

@@ -1,0 +1,274 @@
+/* log.c - the audit log writer: safe open, one locked write() per event, durable events. */
+#include "audit/audit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/*
+ * Theory of operation
+ *
+ * Every Warden process that audits (launchers, gateways) opens the same file
+ * with O_APPEND and, per event, takes flock(LOCK_EX), writes the whole line
+ * with one write(), optionally fdatasync()s, and unlocks. The lock makes the
+ * line atomic with respect to every other writer on any file system, and lets
+ * us look at the end of the file safely:
+ *
+ *  - the file size under the lock is where our line will land, so a short
+ *    write can be cut off again with ftruncate() instead of leaving a torn
+ *    line behind;
+ *  - if the file does not end in '\n' (a writer died mid-line, a crash left a
+ *    fragment), our line is preceded by '\n' so that it stays whole; the
+ *    fragment becomes one corrupt line that readers skip and count.
+ *
+ * Opening fails closed: a log we cannot trust (a symlink, a FIFO, a file or
+ * folder others can write, a file owned by someone else) is refused with a
+ * message that says how to fix it, and the caller does not run unaudited.
+ */
+
+struct audit_log {
+	int fd;	   /* O_WRONLY|O_APPEND, for the lines */
+	int rfd;   /* O_RDONLY on the same inode, to look at the last byte */
+	off_t end; /* where our last line ended, -1 when unknown */
+	struct wd_buf buf;
+	char path[];
+};
+
+static int check_folder(const char *path, struct wd_err *err)
+{
+	char copy[PATH_MAX];
+	struct stat st;
+	const char *dir;
+	int ret;
+
+	if (strlen(path) >= sizeof(copy))
+		return wd_err_set(err, -ENAMETOOLONG, "audit log path is too long: %s", path);
+	strcpy(copy, path);
+	dir = dirname(copy);
+	if (stat(dir, &st) < 0) {
+		if (errno != ENOENT)
+			return wd_err_set(err, -errno, "cannot use audit log folder %s: %s", dir,
+					  strerror(errno));
+		ret = wd_mkdir_p(dir, 0700);
+		if (ret < 0)
+			return wd_err_set(err, ret, "cannot create audit log folder %s: %s", dir,
+					  strerror(-ret));
+		if (stat(dir, &st) < 0)
+			return wd_err_set(err, -errno, "cannot use audit log folder %s: %s", dir,
+					  strerror(errno));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return wd_err_set(err, -ENOTDIR, "audit log folder %s is not a folder", dir);
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+		return wd_err_set(
+		    err, -EPERM,
+		    "audit log folder %s is writable by anyone (mode %04o), so anyone "
+		    "could replace the log; fix: chmod o-w %s, or choose another "
+		    "path with --audit-log",
+		    dir, (unsigned)(st.st_mode & 07777), dir);
+	return 0;
+}
+
+static int check_file(const char *path, const struct stat *st, struct wd_err *err)
+{
+	uid_t me = geteuid();
+
+	if (!S_ISREG(st->st_mode))
+		return wd_err_set(err, -EINVAL,
+				  "audit log %s is not a regular file; refusing to write to it "
+				  "(remove it, or choose another path with --audit-log)",
+				  path);
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return wd_err_set(
+		    err, -EPERM,
+		    "audit log %s is writable by %s (mode %04o), so its records could "
+		    "be forged; fix: chmod 600 %s",
+		    path, st->st_mode & S_IWOTH ? "anyone" : "its group",
+		    (unsigned)(st->st_mode & 07777), path);
+	if (st->st_uid != me && st->st_uid != 0)
+		return wd_err_set(err, -EPERM,
+				  "audit log %s belongs to uid %u, not to you (uid %u) or root; "
+				  "refusing to write to it (fix: chown %u %s, or choose another "
+				  "path with --audit-log)",
+				  path, (unsigned)st->st_uid, (unsigned)me, (unsigned)me, path);
+	return 0;
+}
+
+static int open_error(const char *path, int e, struct wd_err *err)
+{
+	switch (e) {
+	case ELOOP:
+		return wd_err_set(err, -ELOOP,
+				  "audit log %s is a symbolic link; refusing to follow it (replace "
+				  "it with a regular file, or point --audit-log at the real file)",
+				  path);
+	case EISDIR:
+	case ENXIO:
+		return wd_err_set(err, -EINVAL,
+				  "audit log %s is not a regular file; refusing to write to it",
+				  path);
+	default:
+		return wd_err_set(err, -e, "cannot open audit log %s: %s", path, strerror(e));
+	}
+}
+
+int audit_log_open(const char *path, struct audit_log **ret_log, struct wd_err *err)
+{
+	struct audit_log *log = NULL;
+	struct stat st, rst;
+	int fd = -1, rfd = -1, fl, ret;
+
+	if (!path || !*path)
+		return wd_err_set(err, -EINVAL, "no audit log path");
+	ret = check_folder(path, err);
+	if (ret < 0)
+		return ret;
+	/* O_NONBLOCK so that a FIFO planted at @path cannot hang us; cleared below. */
+	fd = open(path,
+		  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
+		  0600);
+	if (fd < 0)
+		return open_error(path, errno, err);
+	if (fstat(fd, &st) < 0) {
+		ret =
+		    wd_err_set(err, -errno, "cannot stat audit log %s: %s", path, strerror(errno));
+		goto out;
+	}
+	ret = check_file(path, &st, err);
+	if (ret < 0)
+		goto out;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		ret = wd_err_set(err, -errno, "audit log %s: fcntl: %s", path, strerror(errno));
+		goto out;
+	}
+	rfd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+	if (rfd < 0) {
+		ret = open_error(path, errno, err);
+		goto out;
+	}
+	if (fstat(rfd, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino) {
+		ret = wd_err_set(err, -EAGAIN,
+				 "audit log %s was replaced while it was being opened", path);
+		goto out;
+	}
+	log = calloc(1, sizeof(*log) + strlen(path) + 1);
+	if (!log) {
+		ret = wd_err_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	log->fd = fd;
+	log->rfd = rfd;
+	log->end = -1;
+	strcpy(log->path, path);
+	*ret_log = log;
+	return 0;
+out:
+	wd_closep(&fd);
+	wd_closep(&rfd);
+	return ret;
+}
+
+const char *audit_log_path(const struct audit_log *log)
+{
+	return log->path;
+}
+
+/* ends_torn() - true when the file of @size bytes does not end in '\n'. */
+static bool ends_torn(struct audit_log *log, off_t size)
+{
+	char c;
+
+	if (size == 0 || size == log->end)
+		return false;
+	if (pread(log->rfd, &c, 1, size - 1) != 1)
+		return false; /* cannot tell: write as usual */
+	return c != '\n';
+}
+
+/* write_line() - the locked part of audit_log_write(). */
+static int write_line(struct audit_log *log, const char *p, size_t n, unsigned flags,
+		      struct wd_err *err)
+{
+	struct stat st;
+	ssize_t w;
+	int ret;
+
+	if (fstat(log->fd, &st) < 0)
+		return wd_err_set(err, -errno, "audit log %s: %s", log->path, strerror(errno));
+	if (ends_torn(log, st.st_size)) {
+		p--; /* the '\n' reserved in front of the line */
+		n++;
+	}
+	do
+		w = write(log->fd, p, n);
+	while (w < 0 && errno == EINTR);
+	if (w < 0)
+		return wd_err_set(err, -errno, "cannot write to audit log %s: %s", log->path,
+				  strerror(errno));
+	if ((size_t)w < n) {
+		/* Short: try to finish the line, else take the fragment back. */
+		ret = wd_write_all(log->fd, p + w, n - (size_t)w);
+		if (ret < 0) {
+			if (ftruncate(log->fd, st.st_size) < 0)
+				return wd_err_set(
+				    err, ret,
+				    "short write to audit log %s (%s); it now ends in "
+				    "a torn line",
+				    log->path, strerror(-ret));
+			return wd_err_set(err, ret, "short write to audit log %s: %s", log->path,
+					  strerror(-ret));
+		}
+	}
+	if ((flags & AUDIT_WRITE_DURABLE) && fdatasync(log->fd) < 0)
+		return wd_err_set(err, -errno, "cannot sync audit log %s: %s", log->path,
+				  strerror(errno));
+	log->end = st.st_size + (off_t)n;
+	return 0;
+}
+
+int audit_log_write(struct audit_log *log, const struct audit_event *ev, unsigned flags,
+		    struct wd_err *err)
+{
+	struct audit_event stamped;
+	int ret;
+
+	if (ev->ts.tv_sec == 0 && ev->ts.tv_nsec == 0) {
+		stamped = *ev;
+		clock_gettime(CLOCK_REALTIME, &stamped.ts);
+		ev = &stamped;
+	}
+	wd_buf_reset(&log->buf);
+	ret = wd_buf_append(&log->buf, "\n", 1); /* room for a repair newline */
+	if (ret < 0)
+		return wd_err_set(err, ret, "out of memory");
+	ret = audit_event_encode(ev, &log->buf, err);
+	if (ret < 0)
+		return ret;
+	while (flock(log->fd, LOCK_EX) < 0) {
+		if (errno != EINTR)
+			return wd_err_set(err, -errno, "cannot lock audit log %s: %s", log->path,
+					  strerror(errno));
+	}
+	ret = write_line(log, log->buf.data + 1, log->buf.len - 1, flags, err);
+	flock(log->fd, LOCK_UN);
+	if (ret < 0)
+		log->end = -1;
+	return ret;
+}
+
+void audit_log_close(struct audit_log *log)
+{
+	if (!log)
+		return;
+	wd_closep(&log->fd);
+	wd_closep(&log->rfd);
+	wd_buf_free(&log->buf);
+	free(log);
+}

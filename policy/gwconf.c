@@ -1,0 +1,343 @@
+/* gwconf.c - the warden-gateway configuration file: strict YAML -> struct
+ * wd_gwconf, with the same file:line:col diagnostics as policies. */
+#include "policy/policy_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+void policy_gwconf_defaults(struct wd_gwconf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->port_transparent = 15001;
+	c->port_dns = 15053;
+	c->port_proxy = 15080;
+	snprintf(c->nft_table, sizeof(c->nft_table), "warden");
+	snprintf(c->if_prefix, sizeof(c->if_prefix), "wd-");
+	c->nflog_group = 7000;
+	snprintf(c->pool_v4, sizeof(c->pool_v4), "10.213.0.0/16");
+	snprintf(c->pool_v6, sizeof(c->pool_v6), "fd77:7764:6e00::/48");
+	snprintf(c->synth_v4, sizeof(c->synth_v4), "100.96.0.0/12");
+	snprintf(c->synth_v6, sizeof(c->synth_v6), "fd77:7764:5300::/48");
+	c->user[0] = '\0';
+	snprintf(c->user, sizeof(c->user), "nobody");
+}
+
+enum { TOP_VERSION, TOP_PORTS, TOP_NFT, TOP_POOLS, TOP_AUDIT, TOP_USER, TOP_N };
+static const char *const top_keys[TOP_N] = {"version", "ports", "nft", "pools", "audit", "user"};
+
+enum { PORT_TRANSPARENT, PORT_DNS, PORT_PROXY, PORT_N };
+static const char *const port_keys[PORT_N] = {"transparent", "dns", "proxy"};
+
+enum { NFT_TABLE, NFT_IFPREFIX, NFT_NFLOG, NFT_N };
+static const char *const nft_keys[NFT_N] = {"table", "interface_prefix", "nflog_group"};
+
+enum { POOL_RUNS4, POOL_RUNS6, POOL_SYN4, POOL_SYN6, POOL_N };
+static const char *const pool_keys[POOL_N] = {"runs_v4", "runs_v6", "synthetic_v4", "synthetic_v6"};
+
+enum { AUDIT_PATH, AUDIT_N };
+static const char *const audit_keys[AUDIT_N] = {"path"};
+
+/* allowed sizes of each pool: [family, min prefix, max prefix] */
+static const struct {
+	int family;
+	unsigned min, max;
+} pool_rules[POOL_N] = {
+    [POOL_RUNS4] = {AF_INET, 8, 24},
+    [POOL_RUNS6] = {AF_INET6, 16, 112},
+    [POOL_SYN4] = {AF_INET, 8, 24},
+    [POOL_SYN6] = {AF_INET6, 16, 112},
+};
+
+/* a name made of the characters in @set, 1..@max bytes; reports otherwise */
+static int want_name(struct policy_diags *d, const struct yt_node *n, const char *what,
+		     const char *set, const char *set_text, size_t max, char *out)
+{
+	const char *s = yt_str(d, n, what);
+
+	if (!s)
+		return -EINVAL;
+	if (strlen(s) > max) {
+		diag_err(d, n, "%s: `%s` is %zu characters long; expected at most %zu", what, s,
+			 strlen(s), max);
+		return -EINVAL;
+	}
+	if (strspn(s, set) != strlen(s)) {
+		diag_err(d, n, "%s: `%s` has the character `%c`; expected only %s", what, s,
+			 s[strspn(s, set)], set_text);
+		return -EINVAL;
+	}
+	memcpy(out, s, strlen(s) + 1);
+	return 0;
+}
+
+static int parse_ports(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+{
+	const struct yt_node *v[PORT_N];
+	uint16_t *dst[PORT_N] = {&c->port_transparent, &c->port_dns, &c->port_proxy};
+	int ret = 0;
+
+	if (yt_map_keys(d, n, "`ports`", port_keys, PORT_N, v))
+		return -EINVAL;
+	for (int i = 0; i < PORT_N; i++) {
+		char what[64];
+		uint64_t port;
+
+		if (!v[i])
+			continue;
+		snprintf(what, sizeof(what), "ports.%s", port_keys[i]);
+		if (yt_uint(d, v[i], what, 1, 65535, &port))
+			ret = -EINVAL;
+		else
+			*dst[i] = (uint16_t)port;
+	}
+	for (int i = 0; i < PORT_N; i++)
+		for (int j = i + 1; j < PORT_N; j++)
+			if (*dst[i] == *dst[j]) {
+				const struct yt_node *at = v[j] ? v[j] : (v[i] ? v[i] : n);
+
+				diag_err(d, at,
+					 "ports.%s and ports.%s are both %u; expected distinct "
+					 "ports",
+					 port_keys[i], port_keys[j], *dst[i]);
+				ret = -EINVAL;
+			}
+	return ret;
+}
+
+static int parse_nft(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+{
+	const struct yt_node *v[NFT_N];
+	uint64_t group;
+	int ret = 0;
+
+	if (yt_map_keys(d, n, "`nft`", nft_keys, NFT_N, v))
+		return -EINVAL;
+	if (v[NFT_TABLE] && want_name(d, v[NFT_TABLE], "nft.table",
+				      "abcdefghijklmnopqrstuvwxyz"
+				      "0123456789_",
+				      "a-z, 0-9 and _", sizeof(c->nft_table) - 1, c->nft_table))
+		ret = -EINVAL;
+	if (v[NFT_IFPREFIX] &&
+	    want_name(d, v[NFT_IFPREFIX], "nft.interface_prefix",
+		      "abcdefghijklmnopqrstuvwxyz0123456789-_", "a-z, 0-9, - and _",
+		      sizeof(c->if_prefix) - 1, c->if_prefix))
+		ret = -EINVAL;
+	if (v[NFT_NFLOG]) {
+		if (yt_uint(d, v[NFT_NFLOG], "nft.nflog_group", 0, 65535, &group))
+			ret = -EINVAL;
+		else
+			c->nflog_group = (uint16_t)group;
+	}
+	return ret;
+}
+
+static int parse_pools(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+{
+	const struct yt_node *v[POOL_N];
+	char *dst[POOL_N] = {c->pool_v4, c->pool_v6, c->synth_v4, c->synth_v6};
+	struct {
+		int family;
+		uint8_t addr[16];
+		unsigned prefix;
+	} net[POOL_N];
+	int ret = 0;
+
+	if (yt_map_keys(d, n, "`pools`", pool_keys, POOL_N, v))
+		return -EINVAL;
+	for (int i = 0; i < POOL_N; i++) {
+		const char *s;
+		char canon[64];
+		int r;
+
+		if (!v[i])
+			continue;
+		s = yt_str(d, v[i], pool_keys[i]);
+		if (!s) {
+			ret = -EINVAL;
+			continue;
+		}
+		r = net_parse_cidr(s, &net[i].family, net[i].addr, &net[i].prefix);
+		if (r == -EADDRNOTAVAIL) {
+			net_mask_addr(net[i].family, net[i].addr, net[i].prefix);
+			net_format_cidr(net[i].family, net[i].addr, net[i].prefix, canon,
+					sizeof(canon));
+			diag_err(d, v[i],
+				 "pools.%s: `%s` has host bits set; expected the network "
+				 "address `%s`",
+				 pool_keys[i], s, canon);
+			ret = -EINVAL;
+			continue;
+		}
+		if (r < 0 || !strchr(s, '/') || net[i].family != pool_rules[i].family) {
+			diag_err(d, v[i], "pools.%s: found `%s`; expected an %s range like `%s`",
+				 pool_keys[i], s, pool_rules[i].family == AF_INET ? "IPv4" : "IPv6",
+				 pool_rules[i].family == AF_INET ? "10.213.0.0/16"
+								 : "fd77:7764:6e00::/48");
+			ret = -EINVAL;
+			continue;
+		}
+		if (net[i].prefix < pool_rules[i].min || net[i].prefix > pool_rules[i].max) {
+			diag_err(d, v[i],
+				 "pools.%s: prefix /%u is out of range; expected /%u to /%u",
+				 pool_keys[i], net[i].prefix, pool_rules[i].min, pool_rules[i].max);
+			ret = -EINVAL;
+			continue;
+		}
+		net_format_cidr(net[i].family, net[i].addr, net[i].prefix, dst[i], 64);
+	}
+	if (ret)
+		return ret;
+	/* the pools must not overlap: compare every pair (defaults included) */
+	for (int i = 0; i < POOL_N; i++) {
+		if (net_parse_cidr(dst[i], &net[i].family, net[i].addr, &net[i].prefix))
+			return -EINVAL;
+	}
+	for (int i = 0; i < POOL_N; i++)
+		for (int j = i + 1; j < POOL_N; j++) {
+			unsigned p = net[i].prefix < net[j].prefix ? net[i].prefix : net[j].prefix;
+			const struct yt_node *at = v[j] ? v[j] : (v[i] ? v[i] : n);
+
+			if (net[i].family != net[j].family ||
+			    !net_prefix_contains(net[i].family, net[i].addr, p, net[j].addr))
+				continue;
+			diag_err(d, at,
+				 "pools.%s (%s) and pools.%s (%s) overlap; expected "
+				 "separate ranges",
+				 pool_keys[i], dst[i], pool_keys[j], dst[j]);
+			ret = -EINVAL;
+		}
+	return ret;
+}
+
+static int parse_audit(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+{
+	const struct yt_node *v[AUDIT_N];
+	const char *s;
+
+	if (yt_map_keys(d, n, "`audit`", audit_keys, AUDIT_N, v))
+		return -EINVAL;
+	if (!v[AUDIT_PATH])
+		return 0;
+	s = yt_str(d, v[AUDIT_PATH], "audit.path");
+	if (!s)
+		return -EINVAL;
+	if (s[0] != '/' || strlen(s) >= sizeof(c->audit_path)) {
+		diag_err(d, v[AUDIT_PATH],
+			 "audit.path: found `%.80s`; expected an absolute path "
+			 "shorter than %zu bytes",
+			 s, sizeof(c->audit_path));
+		return -EINVAL;
+	}
+	memcpy(c->audit_path, s, strlen(s) + 1);
+	return 0;
+}
+
+static int check_version(struct policy_diags *d, const struct yt_node *root,
+			 const struct yt_node *v)
+{
+	uint64_t version;
+
+	if (!v) {
+		diag_err(d, root, "missing key `version`; expected `version: %d` at the top level",
+			 POLICY_VERSION);
+		return -EINVAL;
+	}
+	if (yt_uint(d, v, "version", 0, UINT32_MAX, &version))
+		return -EINVAL;
+	if (version != POLICY_VERSION) {
+		diag_err(d, v, "version %llu is not supported; expected %d",
+			 (unsigned long long)version, POLICY_VERSION);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int policy_gwconf_parse(const char *buf, size_t len, const char *filename, struct wd_gwconf *c,
+			struct policy_diags *d)
+{
+	const struct yt_node *v[TOP_N];
+	struct yt_node *root = NULL;
+	size_t errors = d->errors;
+	int ret;
+
+	if (!d->file[0])
+		snprintf(d->file, sizeof(d->file), "%s", filename ? filename : "<input>");
+	policy_gwconf_defaults(c);
+	ret = yt_parse(buf, len, d, &root);
+	if (ret)
+		return ret;
+	if (!root) {
+		diag_add(d, POLICY_DIAG_ERROR, 1, 1,
+			 "the file is empty; expected a mapping with at least `version: %d`",
+			 POLICY_VERSION);
+		return -EINVAL;
+	}
+	if (yt_map_keys(d, root, "the top level", top_keys, TOP_N, v))
+		goto out;
+	check_version(d, root, v[TOP_VERSION]);
+	if (v[TOP_PORTS])
+		parse_ports(d, v[TOP_PORTS], c);
+	if (v[TOP_NFT])
+		parse_nft(d, v[TOP_NFT], c);
+	if (v[TOP_POOLS])
+		parse_pools(d, v[TOP_POOLS], c);
+	if (v[TOP_AUDIT])
+		parse_audit(d, v[TOP_AUDIT], c);
+	if (v[TOP_USER])
+		want_name(d, v[TOP_USER], "user",
+			  "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
+			  "letters, digits, `.`, `_` and `-`", sizeof(c->user) - 1, c->user);
+	if (c->user[0] == '-') {
+		diag_err(d, v[TOP_USER], "user: `%s` starts with `-`; expected a user name",
+			 c->user);
+	}
+out:
+	yt_free(root);
+	return d->errors > errors ? -EINVAL : 0;
+}
+
+int policy_gwconf_load(const char *path, struct wd_gwconf *c, struct policy_diags *d)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int ret;
+
+	if (!d->file[0])
+		snprintf(d->file, sizeof(d->file), "%s", path);
+	ret = wd_read_file(path, POLICY_MAX_BYTES, &data, &len);
+	if (ret < 0) {
+		diag_add(d, POLICY_DIAG_ERROR, 0, 0, "cannot read the file: %s", strerror(-ret));
+		return ret;
+	}
+	ret = policy_gwconf_parse(data, len, path, c, d);
+	free(data);
+	return ret;
+}
+
+int policy_gwconf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
+{
+	int ret = 0;
+
+	ret |= wd_buf_printf(out,
+			     "version: %d\nports:\n  transparent: %u\n  dns: %u\n"
+			     "  proxy: %u\n",
+			     POLICY_VERSION, c->port_transparent, c->port_dns, c->port_proxy);
+	ret |= wd_buf_printf(out,
+			     "nft:\n  table: %s\n  interface_prefix: \"%s\"\n"
+			     "  nflog_group: %u\n",
+			     c->nft_table, c->if_prefix, c->nflog_group);
+	ret |= wd_buf_printf(out,
+			     "pools:\n  runs_v4: \"%s\"\n  runs_v6: \"%s\"\n"
+			     "  synthetic_v4: \"%s\"\n  synthetic_v6: \"%s\"\n",
+			     c->pool_v4, c->pool_v6, c->synth_v4, c->synth_v6);
+	if (c->audit_path[0]) {
+		ret |= wd_buf_puts(out, "audit:\n  path: ");
+		ret |= yaml_put_str(out, c->audit_path);
+		ret |= wd_buf_puts(out, "\n");
+	}
+	ret |= wd_buf_printf(out, "user: \"%s\"\n", c->user);
+	return ret ? -ENOMEM : 0;
+}

@@ -1,0 +1,385 @@
+/* policy.h - the policy module: strict YAML policies and gateway configs with
+ * file:line:col diagnostics, path validation, and the compiled host matcher.
+ *
+ * Stages (see docs/policy.md):
+ *   1. policy_parse():    bytes -> struct wd_policy (pure: no I/O, no globals).
+ *                         Every problem is collected in a struct policy_diags.
+ *   2. policy_validate(): touches the filesystem: paths made absolute, `~`
+ *                         expanded, canonicalised, checked against the runtime
+ *                         base and the credential stores.
+ *   3. policy_match*():   the compiled matcher (built by policy_parse()).
+ * policy_load() = read the file + parse + validate.
+ *
+ * The gateway configuration (struct wd_gwconf) uses the same strict YAML
+ * machinery and the same diagnostics.
+ */
+#ifndef WARDEN_POLICY_H
+#define WARDEN_POLICY_H
+
+#include "common/common.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---------------------------------------------------------------- diagnostics */
+
+/** Largest policy or gateway config file accepted, in bytes. */
+#define POLICY_MAX_BYTES (1024 * 1024)
+/** Deepest nesting of mappings and sequences accepted. */
+#define POLICY_MAX_DEPTH 16
+/** Diagnostics kept per list; more are counted in @dropped. */
+#define POLICY_MAX_DIAGS 200
+
+enum policy_diag_level {
+	POLICY_DIAG_ERROR,
+	POLICY_DIAG_WARNING,
+};
+
+/**
+ * struct policy_diag - one error or warning about a position in a file
+ * @level:	error or warning
+ * @line:	1-based line, 0 when the problem has no position
+ * @col:	1-based column, 0 when the problem has no position
+ * @msg:	what was found and what was expected, no trailing newline
+ */
+struct policy_diag {
+	enum policy_diag_level level;
+	int line;
+	int col;
+	char msg[512];
+};
+
+/**
+ * struct policy_diags - every diagnostic one parse (and validation) produced
+ * @file:	the file name used in messages
+ * @v:		the diagnostics, in the order found (sorted by position by
+ *		policy_diags_sort())
+ * @n:		number of entries in @v
+ * @cap:	allocated entries
+ * @errors:	number of errors (including dropped ones)
+ * @warnings:	number of warnings (including dropped ones)
+ * @dropped:	diagnostics not stored because POLICY_MAX_DIAGS was reached
+ */
+struct policy_diags {
+	char file[256];
+	struct policy_diag *v;
+	size_t n;
+	size_t cap;
+	size_t errors;
+	size_t warnings;
+	size_t dropped;
+};
+
+/** policy_diags_init() - an empty list (no allocation). @d must not be NULL. */
+void policy_diags_init(struct policy_diags *d);
+/** policy_diags_free() - release the list and reset it to empty; @d may be NULL. */
+void policy_diags_free(struct policy_diags *d);
+/** policy_diags_sort() - order the diagnostics by line, then column (stable). */
+void policy_diags_sort(struct policy_diags *d);
+
+/**
+ * policy_diag_format() - append "file:line:col: error: msg" (or "warning")
+ * @d:		the list
+ * @i:		index of the diagnostic (< d->n)
+ * @out:	buffer to append to (no trailing newline is added)
+ *
+ * Return: 0, -EINVAL for a bad index, or -ENOMEM.
+ */
+int policy_diag_format(const struct policy_diags *d, size_t i, struct wd_buf *out);
+
+/* ---------------------------------------------------------------- the policy */
+
+/** The only policy (and gateway config) format version this build accepts. */
+#define POLICY_VERSION 1
+
+/**
+ * struct policy_grant - one filesystem grant (filesystem.read / .write)
+ * @path:	the path as written in the file
+ * @real:	after policy_validate(): the absolute canonical path (symlinks
+ *		resolved); NULL before validation
+ * @sensitive:	the grant said `sensitive: true` (may cover a credential store)
+ * @missing:	after validation: a write grant whose final component does not
+ *		exist yet (its parent does); the launcher creates it as a folder
+ * @line:	position of the grant in the file
+ * @col:	position of the grant in the file
+ */
+struct policy_grant {
+	char *path;
+	char *real;
+	bool sensitive;
+	bool missing;
+	int line;
+	int col;
+};
+
+enum policy_rule_kind {
+	POLICY_RULE_HOST,     /* exact name */
+	POLICY_RULE_WILDCARD, /* *.suffix: any name with one or more labels before suffix */
+	POLICY_RULE_CIDR,     /* an address range */
+};
+
+/**
+ * struct policy_rule - one network.allow entry, normalised
+ * @kind:	exact name, wildcard, or address range
+ * @host:	exact: the lower-case name without trailing dot; wildcard: the
+ *		suffix after "*." ("npmjs.org"); cidr: NULL
+ * @family:	cidr: AF_INET or AF_INET6; otherwise 0
+ * @addr:	cidr: the network address (4 or 16 bytes used), network order
+ * @prefix:	cidr: prefix length
+ * @ports:	allowed ports, sorted ascending, no duplicates
+ * @nports:	number of @ports (>= 1)
+ * @text:	the normalised rule as one line ("*.npmjs.org:443",
+ *		"api.github.com:80,443", "10.20.0.0/16:8080"), for audit events
+ * @line:	position of the rule in the file
+ * @col:	position of the rule in the file
+ */
+struct policy_rule {
+	enum policy_rule_kind kind;
+	char *host;
+	int family;
+	uint8_t addr[16];
+	unsigned prefix;
+	uint16_t *ports;
+	size_t nports;
+	char *text;
+	int line;
+	int col;
+};
+
+/**
+ * struct policy_env_set - one env.set entry
+ * @name:	variable name
+ * @value:	its value
+ */
+struct policy_env_set {
+	char *name;
+	char *value;
+	int line;
+	int col;
+};
+
+/**
+ * struct policy_limits - resource limits; a zero field means "not set"
+ * @memory_mb:	memory limit in MiB (1..1048576)
+ * @pids:	maximum number of tasks (1..4194304)
+ * @cpu_milli:	CPU limit in thousandths of a core (cpu: 1.5 -> 1500; 10..1024000)
+ * @timeout_s:	wall-clock limit in seconds (1..604800)
+ */
+struct policy_limits {
+	uint64_t memory_mb;
+	uint32_t pids;
+	uint32_t cpu_milli;
+	uint32_t timeout_s;
+};
+
+struct policy_matcher;
+
+/**
+ * struct wd_policy - a parsed policy; all strings are owned by it
+ * @file:	the file name given to policy_parse() (for messages)
+ * @version:	format version (POLICY_VERSION)
+ * @command:	argv from `command`, NULL-terminated; NULL when absent
+ * @ncommand:	number of @command entries
+ * @read:	filesystem.read grants
+ * @write:	filesystem.write grants
+ * @mask:	after policy_validate(): credential stores that lie inside a
+ *		non-sensitive grant; the launcher must hide them (empty tmpfs or
+ *		/dev/null over them). Absolute real paths.
+ * @rules:	network.allow rules, in file order
+ * @env_allow:	env.allow names, in file order
+ * @env_set:	env.set entries, in file order
+ * @limits:	limits
+ * @matcher:	compiled matcher (internal)
+ * @validated:	policy_validate() succeeded on it
+ */
+struct wd_policy {
+	char *file;
+	int version;
+	char **command;
+	size_t ncommand;
+	struct policy_grant *read;
+	size_t nread;
+	struct policy_grant *write;
+	size_t nwrite;
+	char **mask;
+	size_t nmask;
+	struct policy_rule *rules;
+	size_t nrules;
+	char **env_allow;
+	size_t nenv_allow;
+	struct policy_env_set *env_set;
+	size_t nenv_set;
+	struct policy_limits limits;
+	struct policy_matcher *matcher;
+	bool validated;
+};
+
+/**
+ * policy_parse() - parse and check a policy document (pure: no I/O)
+ * @buf:	the bytes of the file (need not be NUL-terminated)
+ * @len:	number of bytes (more than POLICY_MAX_BYTES is refused)
+ * @filename:	name used in diagnostics (and to resolve relative paths later)
+ * @ret:	on success, the new policy (free with policy_free())
+ * @d:		diagnostics are appended here (warnings may be added on success)
+ *
+ * Every problem found is appended to @d, not only the first one.
+ *
+ * Return: 0 (and *@ret set) when the document has no errors; -EINVAL when it
+ * has errors (listed in @d; *@ret untouched); -ENOMEM.
+ */
+int policy_parse(const char *buf, size_t len, const char *filename, struct wd_policy **ret,
+		 struct policy_diags *d);
+
+/**
+ * policy_validate() - resolve and check the filesystem grants and env names
+ * @p:		a parsed policy; its grants' @real and @mask are filled in
+ * @home:	the invoking user's home folder for `~` and the credential
+ *		stores; NULL: $HOME, else the password database entry
+ * @d:		diagnostics are appended here
+ *
+ * Relative paths are resolved against the folder of @p->file. See
+ * warden-policy(5) for the rules.
+ *
+ * Return: 0 when no errors were found (warnings may have been added);
+ * -EINVAL when errors were found (listed in @d); -ENOMEM.
+ */
+int policy_validate(struct wd_policy *p, const char *home, struct policy_diags *d);
+
+/**
+ * policy_load() - read a policy file, parse it and validate it
+ * @path:	file to read
+ * @home:	as for policy_validate()
+ * @ret:	on success, the new policy
+ * @d:		diagnostics (a file that cannot be read is one error without
+ *		a position)
+ *
+ * Return: 0, -EINVAL (invalid; see @d), -ENOENT/-EACCES/-EFBIG/... (the file
+ * could not be read; also recorded in @d), or -ENOMEM.
+ */
+int policy_load(const char *path, const char *home, struct wd_policy **ret, struct policy_diags *d);
+
+/** policy_free() - release a policy; @p may be NULL. */
+void policy_free(struct wd_policy *p);
+
+/**
+ * policy_match() - which rule allows a connection to @host:@port
+ * @p:		the policy
+ * @host:	a host name (normalised here: case, one trailing dot); an IPv4
+ *		or IPv6 literal is matched against the cidr rules
+ * @port:	destination port
+ *
+ * Among the matching rules the first in file order wins.
+ *
+ * Return: the index in @p->rules of the matching rule, or -ENOENT (also for
+ * names that are not valid host names).
+ */
+int policy_match(const struct wd_policy *p, const char *host, uint16_t port);
+
+/**
+ * policy_match_addr() - which cidr rule allows a connection to an address
+ * @p:		the policy
+ * @family:	AF_INET or AF_INET6
+ * @addr:	struct in_addr or struct in6_addr (network order)
+ * @port:	destination port
+ *
+ * Return: the index in @p->rules of the first matching rule, or -ENOENT.
+ */
+int policy_match_addr(const struct wd_policy *p, int family, const void *addr, uint16_t port);
+
+/** policy_allows() - true when some rule allows @host:@port (see policy_match()). */
+bool policy_allows(const struct wd_policy *p, const char *host, uint16_t port);
+
+/** policy_allows_addr() - true when some cidr rule allows @addr:@port. */
+bool policy_allows_addr(const struct wd_policy *p, int family, const void *addr, uint16_t port);
+
+/**
+ * policy_render_yaml() - append the normalised policy as YAML (deterministic)
+ * @p:		the policy (validated or not: validated grants show real paths)
+ * @out:	buffer to append to
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out);
+
+/**
+ * policy_render_json() - append the normalised policy as one JSON object
+ * @p:		the policy
+ * @out:	buffer to append to (no trailing newline)
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int policy_render_json(const struct wd_policy *p, struct wd_buf *out);
+
+/**
+ * policy_json_string() - append @s as a JSON string literal (with quotes)
+ * Return: 0, or -ENOMEM.
+ */
+int policy_json_string(struct wd_buf *out, const char *s);
+
+/* ------------------------------------------------------ the gateway config */
+
+/**
+ * struct wd_gwconf - warden-gateway configuration (deploy/examples/gateway.yaml)
+ * @port_transparent:	redirected TCP lands here (ports.transparent)
+ * @port_dns:		redirected DNS lands here (ports.dns)
+ * @port_proxy:		explicit HTTP proxy port (ports.proxy)
+ * @nft_table:		name of the `inet` table (nft.table)
+ * @if_prefix:		host-side veth name prefix (nft.interface_prefix)
+ * @nflog_group:	NFLOG group for dropped packets (nft.nflog_group)
+ * @pool_v4:		runs' veth links (pools.runs_v4)
+ * @pool_v6:		(pools.runs_v6)
+ * @synth_v4:		synthetic DNS answers (pools.synthetic_v4)
+ * @synth_v6:		(pools.synthetic_v6)
+ * @audit_path:		audit log (audit.path); "" = the launcher's default
+ * @user:		unprivileged user of the data plane (user)
+ */
+struct wd_gwconf {
+	uint16_t port_transparent; /* default 15001 */
+	uint16_t port_dns;	   /* default 15053 */
+	uint16_t port_proxy;	   /* default 15080 */
+	char nft_table[32];	   /* default "warden" */
+	char if_prefix[8];	   /* default "wd-" */
+	uint16_t nflog_group;	   /* default 7000 */
+	char pool_v4[64];	   /* runs' veth links, default "10.213.0.0/16" */
+	char pool_v6[64];	   /* default "fd77:7764:6e00::/48" */
+	char synth_v4[64];	   /* synthetic answers, default "100.96.0.0/12" */
+	char synth_v6[64];	   /* default "fd77:7764:5300::/48" */
+	char audit_path[4096];	   /* default "" = the launcher's default */
+	char user[64];		   /* default "nobody" */
+};
+
+/** policy_gwconf_defaults() - fill @c with the defaults above. */
+void policy_gwconf_defaults(struct wd_gwconf *c);
+
+/**
+ * policy_gwconf_parse() - parse a gateway config (pure: no I/O)
+ * @buf:	the bytes
+ * @len:	number of bytes
+ * @filename:	name used in diagnostics
+ * @c:		filled in: defaults first, then the file's values. On error
+ *		its contents are unspecified.
+ * @d:		diagnostics are appended here
+ *
+ * Return: 0, -EINVAL (errors listed in @d), or -ENOMEM.
+ */
+int policy_gwconf_parse(const char *buf, size_t len, const char *filename, struct wd_gwconf *c,
+			struct policy_diags *d);
+
+/**
+ * policy_gwconf_load() - read and parse a gateway config file
+ * @path:	file to read
+ * @c:		as for policy_gwconf_parse()
+ * @d:		diagnostics (an unreadable file is one error without position)
+ *
+ * Return: 0, -EINVAL, a negative errno from reading the file, or -ENOMEM.
+ */
+int policy_gwconf_load(const char *path, struct wd_gwconf *c, struct policy_diags *d);
+
+/**
+ * policy_gwconf_render_yaml() - append @c as a complete gateway config file
+ * Return: 0, or -ENOMEM.
+ */
+int policy_gwconf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out);
+
+#endif /* WARDEN_POLICY_H */

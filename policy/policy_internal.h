@@ -1,0 +1,183 @@
+/* policy_internal.h - internal to policy/: the strict YAML tree, diagnostics
+ * helpers, schema walking helpers, name/address syntax and the matcher. */
+#ifndef WARDEN_POLICY_INTERNAL_H
+#define WARDEN_POLICY_INTERNAL_H
+
+#include "policy/policy.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** Largest number of YAML nodes in one document. */
+#define YT_MAX_NODES 100000
+
+enum yt_type {
+	YT_SCALAR,
+	YT_SEQ,
+	YT_MAP,
+};
+
+/**
+ * struct yt_node - one node of a YAML document, as written
+ * @type:	scalar, sequence or mapping
+ * @line:	1-based line of its first character
+ * @col:	1-based column of its first character
+ * @plain:	scalar: written without quotes or block style
+ * @str:	scalar: the text, NUL-terminated (NULs inside are refused)
+ * @len:	scalar: strlen(@str)
+ * @kids:	sequence: the items; mapping: key, value, key, value, ...
+ * @nkids:	number of @kids
+ */
+struct yt_node {
+	enum yt_type type;
+	int line;
+	int col;
+	bool plain;
+	char *str;
+	size_t len;
+	struct yt_node **kids;
+	size_t nkids;
+	size_t cap;
+};
+
+/**
+ * yt_parse() - bytes -> a tree of nodes, refusing anchors, aliases, tags,
+ * several documents, too deep or too large documents
+ * @buf:	bytes
+ * @len:	number of bytes
+ * @d:		diagnostics (a syntax error is one error at its position)
+ * @ret:	on success the root (NULL for an empty document)
+ *
+ * Return: 0, -EINVAL (reported in @d), or -ENOMEM.
+ */
+int yt_parse(const char *buf, size_t len, struct policy_diags *d, struct yt_node **ret);
+
+/** yt_free() - release a tree; @n may be NULL. */
+void yt_free(struct yt_node *n);
+
+/** yt_is_null() - a plain empty, "~", "null" scalar (an empty value). */
+bool yt_is_null(const struct yt_node *n);
+
+/** yt_describe() - "a mapping", "a sequence", "an empty value", "`text`" etc. into @out. */
+void yt_describe(const struct yt_node *n, char *out, size_t outlen);
+
+/**
+ * diag_add() - append a diagnostic
+ * Return: 0, or -ENOMEM (the diagnostic is then counted but lost).
+ */
+int diag_add(struct policy_diags *d, enum policy_diag_level level, int line, int col,
+	     const char *fmt, ...) WD_PRINTF(5, 6);
+
+#define diag_err(d, n, ...) diag_add((d), POLICY_DIAG_ERROR, (n)->line, (n)->col, __VA_ARGS__)
+#define diag_warn(d, n, ...) diag_add((d), POLICY_DIAG_WARNING, (n)->line, (n)->col, __VA_ARGS__)
+
+/**
+ * yt_map_keys() - check a mapping against its key table
+ * @d:		diagnostics
+ * @n:		the node that should be a mapping
+ * @where:	its name for messages ("`filesystem`", "the top level")
+ * @keys:	valid keys
+ * @nkeys:	number of @keys
+ * @vals:	out: for each key, its value node or NULL when absent
+ *
+ * Reports: not a mapping, a non-scalar key, an unknown key (with the nearest
+ * valid one), a duplicate key.
+ *
+ * Return: 0 when @n is a mapping (even if some keys were bad), -EINVAL
+ * when it is not one.
+ */
+int yt_map_keys(struct policy_diags *d, const struct yt_node *n, const char *where,
+		const char *const *keys, size_t nkeys, const struct yt_node **vals);
+
+/** yt_key_of() - the key node whose value is @val in mapping @map (for positions). */
+const struct yt_node *yt_key_of(const struct yt_node *map, const struct yt_node *val);
+
+/**
+ * yt_want_seq() - report unless @n is a sequence. Return: 0 or -EINVAL.
+ */
+int yt_want_seq(struct policy_diags *d, const struct yt_node *n, const char *what);
+
+/**
+ * yt_str() - a non-empty scalar's text, or report and return NULL
+ */
+const char *yt_str(struct policy_diags *d, const struct yt_node *n, const char *what);
+
+/**
+ * yt_uint() - a plain decimal integer in [@min, @max]; report otherwise
+ * Return: 0 or -EINVAL.
+ */
+int yt_uint(struct policy_diags *d, const struct yt_node *n, const char *what, uint64_t min,
+	    uint64_t max, uint64_t *ret);
+
+/** yt_bool() - plain true/false; report otherwise. Return: 0 or -EINVAL. */
+int yt_bool(struct policy_diags *d, const struct yt_node *n, const char *what, bool *ret);
+
+/* ------------------------------------------------------------ syntax helpers */
+
+/**
+ * net_parse_cidr() - "a.b.c.d/n" or "x::y/n"
+ * @s:		text
+ * @family:	out: AF_INET or AF_INET6
+ * @addr:	out: 16 bytes (4 used for IPv4)
+ * @prefix:	out: prefix length
+ *
+ * Return: 0; -EINVAL when malformed; -EADDRNOTAVAIL when well-formed but host
+ * bits are set (@addr then holds the address as written).
+ */
+int net_parse_cidr(const char *s, int *family, uint8_t *addr, unsigned *prefix);
+
+/** net_format_cidr() - "network/prefix" text of an address range. */
+void net_format_cidr(int family, const uint8_t *addr, unsigned prefix, char *out, size_t outlen);
+
+/** net_mask_addr() - clear the host bits of @addr. */
+void net_mask_addr(int family, uint8_t *addr, unsigned prefix);
+
+/** net_prefix_contains() - true when @addr lies in @net/@prefix. */
+bool net_prefix_contains(int family, const uint8_t *net, unsigned prefix, const uint8_t *addr);
+
+/** net_is_ip_literal() - true for a dotted-quad IPv4 or any IPv6 text (brackets allowed). */
+bool net_is_ip_literal(const char *s);
+
+enum host_check {
+	HOST_OK,
+	HOST_EMPTY,
+	HOST_TOO_LONG,
+	HOST_LABEL_EMPTY,
+	HOST_LABEL_TOO_LONG,
+	HOST_BAD_CHAR,
+	HOST_HYPHEN_EDGE,
+	HOST_ALL_NUMERIC,
+};
+
+/**
+ * host_normalise() - lower-case, drop one trailing dot, and check a name
+ * @in:		the name as written (no wildcard)
+ * @out:	at least 254 bytes
+ * @outlen:	size of @out
+ *
+ * Return: HOST_OK or the first problem found.
+ */
+enum host_check host_normalise(const char *in, char *out, size_t outlen);
+
+/** host_check_text() - a person's description of a host_check value. */
+const char *host_check_text(enum host_check c);
+
+/**
+ * yaml_put_str() - append @s as a double-quoted YAML (and JSON-compatible)
+ * string with escapes. Return: 0, or -ENOMEM.
+ */
+int yaml_put_str(struct wd_buf *out, const char *s);
+
+/* ------------------------------------------------------------------- matcher */
+
+/**
+ * matcher_build() - compile @p->rules into @p->matcher
+ * Return: 0, or -ENOMEM.
+ */
+int matcher_build(struct wd_policy *p);
+
+/** matcher_free() - release a matcher; @m may be NULL. */
+void matcher_free(struct policy_matcher *m);
+
+#endif /* WARDEN_POLICY_INTERNAL_H */

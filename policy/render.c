@@ -1,0 +1,261 @@
+/* render.c - the normalised policy as YAML (re-parseable, deterministic) and
+ * as JSON (written by hand: this module does not link a JSON library). */
+#include "policy/policy_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* one double-quoted string; the escapes chosen are valid in YAML and JSON */
+static int put_quoted(struct wd_buf *out, const char *s)
+{
+	int ret = wd_buf_puts(out, "\"");
+
+	for (const unsigned char *c = (const unsigned char *)s; *c && !ret; c++) {
+		switch (*c) {
+		case '"':
+			ret = wd_buf_puts(out, "\\\"");
+			break;
+		case '\\':
+			ret = wd_buf_puts(out, "\\\\");
+			break;
+		case '\n':
+			ret = wd_buf_puts(out, "\\n");
+			break;
+		case '\r':
+			ret = wd_buf_puts(out, "\\r");
+			break;
+		case '\t':
+			ret = wd_buf_puts(out, "\\t");
+			break;
+		default:
+			if (*c < 0x20 || *c == 0x7f)
+				ret = wd_buf_printf(out, "\\u%04x", *c);
+			else
+				ret = wd_buf_append(out, c, 1);
+			break;
+		}
+	}
+	return ret ? ret : wd_buf_puts(out, "\"");
+}
+
+int yaml_put_str(struct wd_buf *out, const char *s)
+{
+	return put_quoted(out, s);
+}
+
+int policy_json_string(struct wd_buf *out, const char *s)
+{
+	return put_quoted(out, s);
+}
+
+static int put_cpu(struct wd_buf *out, uint32_t milli)
+{
+	char frac[8];
+	size_t n;
+
+	if (milli % 1000 == 0)
+		return wd_buf_printf(out, "%u", milli / 1000);
+	snprintf(frac, sizeof(frac), "%03u", milli % 1000);
+	for (n = strlen(frac); n > 0 && frac[n - 1] == '0'; n--)
+		frac[n - 1] = '\0';
+	return wd_buf_printf(out, "%u.%s", milli / 1000, frac);
+}
+
+static const char *grant_path(const struct policy_grant *g)
+{
+	return g->real ? g->real : g->path;
+}
+
+static int yaml_grants(struct wd_buf *out, const char *key, const struct policy_grant *g, size_t n)
+{
+	int ret = wd_buf_printf(out, "  %s:%s\n", key, n ? "" : " []");
+
+	for (size_t i = 0; i < n && !ret; i++) {
+		ret |= wd_buf_puts(out, g[i].sensitive ? "    - { path: " : "    - ");
+		ret |= put_quoted(out, grant_path(&g[i]));
+		ret |= wd_buf_puts(out, g[i].sensitive ? ", sensitive: true }\n" : "\n");
+	}
+	return ret;
+}
+
+static int yaml_ports(struct wd_buf *out, const struct policy_rule *r)
+{
+	int ret = wd_buf_puts(out, ", ports: [");
+
+	for (size_t i = 0; i < r->nports; i++)
+		ret |= wd_buf_printf(out, "%s%u", i ? ", " : "", r->ports[i]);
+	return ret | wd_buf_puts(out, "] }");
+}
+
+int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
+{
+	int ret = 0;
+
+	ret |= wd_buf_printf(out, "version: %d\n", p->version);
+	if (p->ncommand) {
+		ret |= wd_buf_puts(out, "command: [");
+		for (size_t i = 0; i < p->ncommand; i++) {
+			ret |= wd_buf_puts(out, i ? ", " : "");
+			ret |= put_quoted(out, p->command[i]);
+		}
+		ret |= wd_buf_puts(out, "]\n");
+	}
+	if (p->nread || p->nwrite) {
+		ret |= wd_buf_puts(out, "filesystem:\n");
+		ret |= yaml_grants(out, "read", p->read, p->nread);
+		ret |= yaml_grants(out, "write", p->write, p->nwrite);
+		for (size_t i = 0; i < p->nmask; i++) {
+			ret |= wd_buf_puts(out, "  # masked (credential store inside a grant): ");
+			ret |= put_quoted(out, p->mask[i]);
+			ret |= wd_buf_puts(out, "\n");
+		}
+	}
+	if (p->rules) {
+		ret |= wd_buf_printf(out, "network:\n  allow:%s\n", p->nrules ? "" : " []");
+		for (size_t i = 0; i < p->nrules; i++) {
+			const struct policy_rule *r = &p->rules[i];
+			char cidr[64];
+
+			if (r->kind == POLICY_RULE_CIDR) {
+				net_format_cidr(r->family, r->addr, r->prefix, cidr, sizeof(cidr));
+				ret |= wd_buf_printf(out, "    - { cidr: \"%s\"", cidr);
+			} else {
+				ret |= wd_buf_printf(out, "    - { host: \"%s%s\"",
+						     r->kind == POLICY_RULE_WILDCARD ? "*." : "",
+						     r->host);
+			}
+			ret |= yaml_ports(out, r);
+			ret |= wd_buf_puts(out, "\n");
+		}
+	}
+	if (p->env_allow || p->env_set) {
+		ret |= wd_buf_puts(out, "env:\n");
+		if (p->env_allow) {
+			ret |= wd_buf_printf(out, "  allow: [");
+			for (size_t i = 0; i < p->nenv_allow; i++) {
+				ret |= wd_buf_puts(out, i ? ", " : "");
+				ret |= put_quoted(out, p->env_allow[i]);
+			}
+			ret |= wd_buf_puts(out, "]\n");
+		}
+		if (p->env_set) {
+			ret |= wd_buf_printf(out, "  set:%s\n", p->nenv_set ? "" : " {}");
+			for (size_t i = 0; i < p->nenv_set; i++) {
+				ret |= wd_buf_puts(out, "    ");
+				ret |= put_quoted(out, p->env_set[i].name);
+				ret |= wd_buf_puts(out, ": ");
+				ret |= put_quoted(out, p->env_set[i].value);
+				ret |= wd_buf_puts(out, "\n");
+			}
+		}
+	}
+	if (p->limits.memory_mb || p->limits.pids || p->limits.cpu_milli || p->limits.timeout_s) {
+		ret |= wd_buf_puts(out, "limits:\n");
+		if (p->limits.memory_mb)
+			ret |= wd_buf_printf(out, "  memory_mb: %llu\n",
+					     (unsigned long long)p->limits.memory_mb);
+		if (p->limits.pids)
+			ret |= wd_buf_printf(out, "  pids: %u\n", p->limits.pids);
+		if (p->limits.cpu_milli) {
+			ret |= wd_buf_puts(out, "  cpu: ");
+			ret |= put_cpu(out, p->limits.cpu_milli);
+			ret |= wd_buf_puts(out, "\n");
+		}
+		if (p->limits.timeout_s)
+			ret |= wd_buf_printf(out, "  timeout_s: %u\n", p->limits.timeout_s);
+	}
+	return ret ? -ENOMEM : 0;
+}
+
+static int json_strings(struct wd_buf *out, char *const *v, size_t n)
+{
+	int ret = wd_buf_puts(out, "[");
+
+	for (size_t i = 0; i < n; i++) {
+		ret |= wd_buf_puts(out, i ? "," : "");
+		ret |= put_quoted(out, v[i]);
+	}
+	return ret | wd_buf_puts(out, "]");
+}
+
+static int json_grants(struct wd_buf *out, const struct policy_grant *g, size_t n)
+{
+	int ret = wd_buf_puts(out, "[");
+
+	for (size_t i = 0; i < n; i++) {
+		ret |= wd_buf_puts(out, i ? ",{\"path\":" : "{\"path\":");
+		ret |= put_quoted(out, g[i].path);
+		ret |= wd_buf_puts(out, ",\"real\":");
+		ret |= g[i].real ? put_quoted(out, g[i].real) : wd_buf_puts(out, "null");
+		ret |= wd_buf_printf(out, ",\"sensitive\":%s,\"missing\":%s,\"line\":%d}",
+				     g[i].sensitive ? "true" : "false",
+				     g[i].missing ? "true" : "false", g[i].line);
+	}
+	return ret | wd_buf_puts(out, "]");
+}
+
+static const char *const kind_name[] = {
+    [POLICY_RULE_HOST] = "host",
+    [POLICY_RULE_WILDCARD] = "wildcard",
+    [POLICY_RULE_CIDR] = "cidr",
+};
+
+int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
+{
+	int ret = 0;
+
+	ret |= wd_buf_printf(out, "{\"version\":%d,\"file\":", p->version);
+	ret |= put_quoted(out, p->file ? p->file : "");
+	ret |=
+	    wd_buf_printf(out, ",\"validated\":%s,\"command\":", p->validated ? "true" : "false");
+	ret |= p->command ? json_strings(out, p->command, p->ncommand) : wd_buf_puts(out, "null");
+	ret |= wd_buf_puts(out, ",\"filesystem\":{\"read\":");
+	ret |= json_grants(out, p->read, p->nread);
+	ret |= wd_buf_puts(out, ",\"write\":");
+	ret |= json_grants(out, p->write, p->nwrite);
+	ret |= wd_buf_puts(out, ",\"mask\":");
+	ret |= json_strings(out, p->mask, p->nmask);
+	ret |= wd_buf_puts(out, "},\"network\":{\"allow\":[");
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct policy_rule *r = &p->rules[i];
+		char cidr[64];
+
+		ret |= wd_buf_printf(out, "%s{\"kind\":\"%s\",", i ? "," : "", kind_name[r->kind]);
+		if (r->kind == POLICY_RULE_CIDR) {
+			net_format_cidr(r->family, r->addr, r->prefix, cidr, sizeof(cidr));
+			ret |= wd_buf_printf(out, "\"cidr\":\"%s\"", cidr);
+		} else {
+			ret |= wd_buf_printf(out, "\"host\":\"%s%s\"",
+					     r->kind == POLICY_RULE_WILDCARD ? "*." : "", r->host);
+		}
+		ret |= wd_buf_puts(out, ",\"ports\":[");
+		for (size_t k = 0; k < r->nports; k++)
+			ret |= wd_buf_printf(out, "%s%u", k ? "," : "", r->ports[k]);
+		ret |= wd_buf_puts(out, "],\"text\":");
+		ret |= put_quoted(out, r->text ? r->text : "");
+		ret |= wd_buf_printf(out, ",\"line\":%d}", r->line);
+	}
+	ret |= wd_buf_puts(out, "]},\"env\":{\"allow\":");
+	ret |= json_strings(out, p->env_allow, p->nenv_allow);
+	ret |= wd_buf_puts(out, ",\"set\":{");
+	for (size_t i = 0; i < p->nenv_set; i++) {
+		ret |= wd_buf_puts(out, i ? "," : "");
+		ret |= put_quoted(out, p->env_set[i].name);
+		ret |= wd_buf_puts(out, ":");
+		ret |= put_quoted(out, p->env_set[i].value);
+	}
+	ret |= wd_buf_puts(out, "}},\"limits\":{\"memory_mb\":");
+	if (p->limits.memory_mb)
+		ret |= wd_buf_printf(out, "%llu", (unsigned long long)p->limits.memory_mb);
+	else
+		ret |= wd_buf_puts(out, "null");
+	ret |= p->limits.pids ? wd_buf_printf(out, ",\"pids\":%u", p->limits.pids)
+			      : wd_buf_puts(out, ",\"pids\":null");
+	ret |= wd_buf_puts(out, ",\"cpu\":");
+	ret |= p->limits.cpu_milli ? put_cpu(out, p->limits.cpu_milli) : wd_buf_puts(out, "null");
+	ret |= p->limits.timeout_s ? wd_buf_printf(out, ",\"timeout_s\":%u", p->limits.timeout_s)
+				   : wd_buf_puts(out, ",\"timeout_s\":null");
+	ret |= wd_buf_puts(out, "}}");
+	return ret ? -ENOMEM : 0;
+}

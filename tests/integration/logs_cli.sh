@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# logs_cli.sh - `warden logs` end to end on a hand-written JSONL log: table, --json,
+# filters, --tail, corrupt lines, missing/unreadable logs, usage errors, --follow.
+# Needs no root and no lab. WARDEN_BIN is the warden binary (CTest sets it).
+set -u
+W=${WARDEN_BIN:?WARDEN_BIN must point at the warden binary}
+T=$(mktemp -d /tmp/wd-logs-cli-XXXXXX)
+L=$T/audit.jsonl
+follower=
+pass=0
+fail=0
+
+cleanup() {
+	if [ -n "$follower" ]; then
+		kill "$follower" 2>/dev/null
+		wait "$follower" 2>/dev/null
+	fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+ok() { echo "ok - $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else bad "$desc"; fi
+}
+# wait_for FILE PATTERN: until PATTERN shows up in FILE (bounded; not a timing assertion)
+wait_for() {
+	for _ in $(seq 1 200); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "  (gave up waiting for '$2' in $1)"
+	return 1
+}
+n=0
+ev() { # ev RUN TYPE ACTION ALLOWED RESOURCE REASON [EXTRA-JSON]
+	n=$((n + 1))
+	printf '{"ts":"2026-11-29T10:14:%02d.123456Z","run":"%s","type":"%s","action":"%s","allowed":%s,"resource":"%s","reason":"%s"%s}\n' \
+		"$((10 + n % 50))" "$1" "$2" "$3" "$4" "$5" "$6" "${7:-}"
+}
+
+{
+	ev r1 run run.start true "npx server" "" ',"command":["npx","server"],"pid":42'
+	ev r1 dns dns.query true api.github.com "allowed by rule 1" ',"qtype":"A"'
+	echo 'this line is not json'
+	ev r1 net net.connect false evil.test "no rule allows evil.test" ',"port":443,"dst":"10.0.0.9"'
+	printf '{"ts":"2026-11-29T10:15:00Z","run":"r2","ty'
+	echo
+	ev r2 dns dns.query false '\u001b[31mred.test' "not in policy"
+	ev r2 run run.exit true "npx server" "exited 0" ',"exit":0,"duration_ms":12'
+} >"$L"
+chmod 600 "$L"
+valid=$(grep -c '"allowed"' "$L")
+
+# --help
+out=$("$W" logs --help)
+check "--help exits 0 and shows usage" test $? -eq 0
+check "--help names every option" bash -c '[[ "$1" == *--tail* && "$1" == *--follow* && "$1" == *--json* && "$1" == *--run* && "$1" == *--denied* && "$1" == *--audit-log* ]]' _ "$out"
+
+# the table
+"$W" logs --audit-log "$L" >"$T/table" 2>"$T/table.err"
+check "table: exit 0" test $? -eq 0
+check "table: a header and one row per valid event" test "$(wc -l <"$T/table")" -eq $((valid + 1))
+check "table: header names the columns" grep -q '^TIME (UTC) .*RUN .*TYPE .*ACTION .*RESOURCE .*REASON$' "$T/table"
+check "table: denied connect shows DENY and host:port" grep -q 'r1 .*net .*net.connect .*DENY .*evil.test:443 .*no rule allows evil.test' "$T/table"
+check "table: time is shown in UTC to the millisecond" grep -q '^2026-11-29 10:14:..\.123 ' "$T/table"
+check "table: columns are aligned" test "$(awk '{print index($0, "  r")}' "$T/table" | sed 1d | sort -u | wc -l)" -eq 1
+check "table: terminal escapes in a resource are shown, not sent" bash -c '! grep -q $'"'"'\x1b'"'"' "$1" && grep -q "\\\\x1b\[31mred.test" "$1"' _ "$T/table"
+check "corrupt lines are reported once on stderr" test "$(cat "$T/table.err")" = "warden logs: skipped 2 corrupt lines"
+
+# --json gives the log's own lines, unchanged
+"$W" logs --audit-log "$L" --json >"$T/json" 2>/dev/null
+check "--json prints the raw valid lines" cmp -s "$T/json" <(grep '"allowed"' "$L")
+
+# filters
+"$W" logs --audit-log "$L" --run r2 --json >"$T/r2" 2>/dev/null
+check "--run keeps only that run" bash -c '[ "$(wc -l <"$1")" -eq 2 ] && ! grep -q "\"run\":\"r1\"" "$1"' _ "$T/r2"
+"$W" logs --audit-log "$L" --denied >"$T/denied" 2>/dev/null
+check "--denied keeps only denials" bash -c '[ "$(sed 1d "$1" | wc -l)" -eq 2 ] && ! sed 1d "$1" | grep -q " allow "' _ "$T/denied"
+"$W" logs --audit-log "$L" --denied --run r1 --json >"$T/both" 2>/dev/null
+check "filters combine" bash -c '[ "$(wc -l <"$1")" -eq 1 ] && grep -q "evil.test" "$1"' _ "$T/both"
+
+# --tail
+"$W" logs --audit-log "$L" --tail 2 --json >"$T/tail" 2>/dev/null
+check "--tail 2 shows the last two events" cmp -s "$T/tail" <(grep '"allowed"' "$L" | tail -n 2)
+"$W" logs --audit-log "$L" -n 1 --run r1 --json >"$T/tail1" 2>/dev/null
+check "--tail with a filter counts matching events" bash -c 'grep -q "net.connect" "$1" && [ "$(wc -l <"$1")" -eq 1 ]' _ "$T/tail1"
+"$W" logs --audit-log "$L" --tail 0 --json >"$T/tail0" 2>/dev/null
+check "--tail 0 shows nothing" test ! -s "$T/tail0"
+
+# the log path
+WARDEN_AUDIT_LOG=$L "$W" logs --json >"$T/env" 2>/dev/null
+check "WARDEN_AUDIT_LOG names the log" cmp -s "$T/env" "$T/json"
+XDG_STATE_HOME=$T/state "$W" logs >"$T/none.out" 2>"$T/none.err"
+st=$?
+check "a missing log is not an error" test $st -eq 0
+check "a missing log is named" grep -q "no audit log at $T/state/warden/audit.jsonl yet" "$T/none.err"
+
+# errors
+"$W" logs --bogus >/dev/null 2>"$T/err1"
+st=$?
+check "unknown option: exit 2 with a message" bash -c '[ $1 -eq 2 ] && grep -q "unknown option" "$2"' _ $st "$T/err1"
+"$W" logs --tail many >/dev/null 2>&1
+check "bad --tail: exit 2" test $? -eq 2
+"$W" logs --audit-log "$L" extra >/dev/null 2>&1
+check "stray argument: exit 2" test $? -eq 2
+mkdir "$T/dir.jsonl"
+"$W" logs --audit-log "$T/dir.jsonl" >/dev/null 2>"$T/err2"
+st=$?
+check "unreadable log: exit 2 with a message" bash -c '[ $1 -eq 2 ] && grep -q "not a regular file" "$2"' _ $st "$T/err2"
+
+# --follow: shows the tail, then new lines; survives rotation by rename and by truncation
+"$W" logs --audit-log "$L" --follow --json >"$T/follow" 2>"$T/follow.err" &
+follower=$!
+check "--follow prints the existing tail" wait_for "$T/follow" '"action":"run.exit"'
+ev r3 net net.close true follow-1.test "" ',"bytes_up":1' >>"$L"
+check "--follow prints an appended line" wait_for "$T/follow" follow-1.test
+# (padded so that the truncated file below is shorter than what was read)
+ev r3 net net.close true follow-2.test "" ',"rule":"padding padding padding padding"' >"$T/next.jsonl"
+mv "$T/next.jsonl" "$L"
+check "--follow moves to a replaced log" wait_for "$T/follow" follow-2.test
+: >"$L"
+ev r3 net net.close true follow-3.test "" >>"$L"
+check "--follow starts over after truncation" wait_for "$T/follow" follow-3.test
+echo '{"torn' >>"$L"
+ev r3 net net.close true follow-4.test "" >>"$L"
+check "--follow skips a corrupt line and goes on" wait_for "$T/follow" follow-4.test
+check "--follow reports the skipped line" wait_for "$T/follow.err" "skipped 1 .*corrupt line"
+check "--follow printed each event once" test "$(grep -c follow- "$T/follow")" -eq 4
+check "the follower is still running" kill -0 "$follower"
+kill "$follower"
+wait "$follower" 2>/dev/null
+check "the follower stopped when killed" bash -c '! kill -0 "$1" 2>/dev/null' _ "$follower"
+follower=
+
+# --follow on a log that does not exist yet
+"$W" logs --audit-log "$T/later/audit.jsonl" --follow >"$T/later.out" 2>"$T/later.err" &
+follower=$!
+check "--follow waits for a missing log" wait_for "$T/later.err" "no audit log at .* yet; waiting"
+mkdir -m 700 "$T/later"
+ev r4 run run.start true later.test "" >"$T/later/audit.jsonl"
+check "--follow picks up the log once it exists" wait_for "$T/later.out" later.test
+kill "$follower"
+wait "$follower" 2>/dev/null
+follower=
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

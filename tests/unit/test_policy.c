@@ -1,0 +1,818 @@
+/* test_policy.c - the policy parser (every bad input with its exact position),
+ * the matcher's tricky cases, rendering, and the gateway config loader. */
+#include "policy/policy.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+
+/* ------------------------------------------------------------ helpers */
+
+static void dump(const struct policy_diags *d)
+{
+	struct wd_buf b = WD_BUF_INIT;
+
+	for (size_t i = 0; i < d->n; i++) {
+		wd_buf_reset(&b);
+		policy_diag_format(d, i, &b);
+		print_message("  diag: %s\n", wd_buf_cstr(&b));
+	}
+	wd_buf_free(&b);
+}
+
+/* true when @d holds a diagnostic of @level at @line:@col containing @text */
+static bool has_diag(const struct policy_diags *d, enum policy_diag_level level, int line, int col,
+		     const char *text)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->v[i].level == level && d->v[i].line == line && d->v[i].col == col &&
+		    strstr(d->v[i].msg, text))
+			return true;
+	return false;
+}
+
+static struct wd_policy *parse_ok(const char *yaml, struct policy_diags *d)
+{
+	struct wd_policy *p = NULL;
+	int ret;
+
+	policy_diags_init(d);
+	ret = policy_parse(yaml, strlen(yaml), "t.yaml", &p, d);
+	if (ret)
+		dump(d);
+	assert_int_equal(ret, 0);
+	assert_non_null(p);
+	assert_int_equal(d->errors, 0);
+	return p;
+}
+
+/* ------------------------------------------------------------ bad inputs */
+
+struct bad_case {
+	const char *name;
+	const char *yaml;
+	int line;
+	int col;
+	const char *text;
+};
+
+#define V "version: 1\n"
+#define LONG63 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+static const struct bad_case bad_cases[] = {
+    {"empty file", "", 1, 1, "the file is empty"},
+    {"only a comment", "# nothing\n", 1, 1, "the file is empty"},
+    {"version 2", "version: 2\n", 1, 10, "version 2 is not supported; expected 1"},
+    {"version missing", "command: [a]\n", 1, 1, "missing key `version`"},
+    {"version word", "version: one\n", 1, 10, "expected a whole number"},
+    {"version quoted", "version: \"1\"\n", 1, 10, "expected a whole number"},
+    {"version negative", "version: -1\n", 1, 10, "expected a whole number"},
+    {"version empty", "version:\ncommand: [a]\n", 1, 9, "found an empty value"},
+    {"misspelt filesystem", V "filesytem: {}\n", 2, 1, "did you mean `filesystem`?"},
+    {"misspelt network", V "netwrk: {}\n", 2, 1, "did you mean `network`?"},
+    {"misspelt limits", V "limit: {}\n", 2, 1, "did you mean `limits`?"},
+    {"unknown key far", V "banana: 1\n", 2, 1, "expected one of: version, command"},
+    {"duplicate version", V "version: 1\n", 2, 1, "duplicate key `version`"},
+    {"root is a list", "- version\n", 1, 1, "expected a mapping"},
+    {"root is a scalar", "hello\n", 1, 1, "expected a mapping"},
+    {"command string", V "command: node\n", 2, 10, "expected a list"},
+    {"command empty list", V "command: []\n", 2, 10, "found an empty list"},
+    {"command empty item", V "command: [node, \"\"]\n", 2, 17, "expected a non-empty string"},
+    {"command nested list", V "command: [[a]]\n", 2, 11, "found a sequence"},
+    {"filesystem list", V "filesystem: [a]\n", 2, 13, "expected a mapping"},
+    {"misspelt read", V "filesystem:\n  reed: [.]\n", 3, 3, "did you mean `read`?"},
+    {"misspelt write", V "filesystem:\n  wirte: [.]\n", 3, 3, "did you mean `write`?"},
+    {"read scalar", V "filesystem:\n  read: .\n", 3, 9, "expected a list"},
+    {"read null", V "filesystem:\n  read: ~\n", 3, 9, "found an empty value; expected a list"},
+    {"read item empty", V "filesystem:\n  read: [\"\"]\n", 3, 10, "non-empty string"},
+    {"read item list", V "filesystem:\n  read: [[a]]\n", 3, 10, "found a list"},
+    {"sensitive yes", V "filesystem:\n  read: [{path: a, sensitive: yes}]\n", 3, 31,
+     "expected true or false"},
+    {"grant without path", V "filesystem:\n  read: [{sensitive: true}]\n", 3, 10,
+     "missing key `path`"},
+    {"grant misspelt key", V "filesystem:\n  read: [{path: a, sensitve: true}]\n", 3, 20,
+     "did you mean `sensitive`?"},
+    {"grant duplicate path", V "filesystem:\n  write: [{path: a, path: b}]\n", 3, 21,
+     "duplicate key `path`"},
+    {"tilde user", V "filesystem:\n  read: [\"~bob/x\"]\n", 3, 10, "only `~` and `~/...`"},
+    {"network list", V "network: [a.com]\n", 2, 10, "expected a mapping"},
+    {"misspelt allow", V "network:\n  alow: []\n", 3, 3, "did you mean `allow`?"},
+    {"allow mapping", V "network:\n  allow: {a: b}\n", 3, 10, "expected a list"},
+    {"bare star", V "network:\n  allow: [\"*\"]\n", 3, 11, "whole leftmost label"},
+    {"star inside label", V "network:\n  allow: [\"a*.b.com\"]\n", 3, 11, "whole leftmost label"},
+    {"two stars", V "network:\n  allow: [\"*.*.b.com\"]\n", 3, 11, "whole leftmost label"},
+    {"star in middle", V "network:\n  allow: [\"x.*.y.com\"]\n", 3, 11, "whole leftmost label"},
+    {"star over tld", V "network:\n  allow: [\"*.com\"]\n", 3, 11, "whole top-level domain"},
+    {"empty label", V "network:\n  allow: [evil..com]\n", 3, 11, "empty label"},
+    {"leading dot", V "network:\n  allow: [.evil.com]\n", 3, 11, "empty label"},
+    {"leading hyphen", V "network:\n  allow: [-a.com]\n", 3, 11, "starts or ends with a hyphen"},
+    {"trailing hyphen", V "network:\n  allow: [a-.com]\n", 3, 11, "starts or ends with a hyphen"},
+    {"underscore", V "network:\n  allow: [a_b.com]\n", 3, 11, "only letters, digits and hyphens"},
+    {"label 64", V "network:\n  allow: [a" LONG63 ".com]\n", 3, 11, "longer than 63"},
+    {"name 254", V "network:\n  allow: [" LONG63 "." LONG63 "." LONG63 "." LONG63 ".abc]\n", 3, 11,
+     "longer than 253"},
+    {"ipv4 literal", V "network:\n  allow: [1.2.3.4]\n", 3, 11, "is an IP address"},
+    {"numeric tld", V "network:\n  allow: [a.123]\n", 3, 11, "all digits"},
+    {"port zero", V "network:\n  allow: [\"a.com:0\"]\n", 3, 11, "expected a port from 1 to 65535"},
+    {"port too big", V "network:\n  allow: [\"a.com:65536\"]\n", 3, 11, "from 1 to 65535"},
+    {"port name", V "network:\n  allow: [\"a.com:http\"]\n", 3, 11, "has the port `http`"},
+    {"port empty", V "network:\n  allow: [\"a.com:\"]\n", 3, 11, "has the port ``"},
+    {"ipv6 literal", V "network:\n  allow: [\"::1\"]\n", 3, 11, "looks like an IPv6 address"},
+    {"ipv6 bracket port", V "network:\n  allow: [\"[::1]:443\"]\n", 3, 11, "IPv6 address"},
+    {"host ip in map", V "network:\n  allow:\n    - {host: 10.0.0.1, ports: [1]}\n", 4, 14,
+     "is an IP address"},
+    {"host and cidr", V "network:\n  allow:\n    - {host: a.com, cidr: 10.0.0.0/8, ports: [1]}\n",
+     4, 21, "both `host` and `cidr`"},
+    {"neither host nor cidr", V "network:\n  allow:\n    - {ports: [1]}\n", 4, 7,
+     "neither `host` nor `cidr`"},
+    {"cidr without ports", V "network:\n  allow:\n    - {cidr: 10.0.0.0/8}\n", 4, 7,
+     "has no `ports`"},
+    {"cidr host bits", V "network:\n  allow:\n    - {cidr: 10.0.0.1/8, ports: [1]}\n", 4, 14,
+     "expected the network address `10.0.0.0/8`"},
+    {"cidr v6 host bits", V "network:\n  allow:\n    - {cidr: \"fd00::1/64\", ports: [1]}\n", 4, 14,
+     "`fd00::/64`"},
+    {"cidr prefix 33", V "network:\n  allow:\n    - {cidr: 10.0.0.0/33, ports: [1]}\n", 4, 14,
+     "expected an address range"},
+    {"cidr garbage", V "network:\n  allow:\n    - {cidr: example.com, ports: [1]}\n", 4, 14,
+     "expected an address range"},
+    {"cidr everything", V "network:\n  allow:\n    - {cidr: 0.0.0.0/0, ports: [1]}\n", 4, 14,
+     "covers every address"},
+    {"ports empty", V "network:\n  allow:\n    - {host: a.com, ports: []}\n", 4, 28,
+     "found an empty list"},
+    {"port zero in list", V "network:\n  allow:\n    - {host: a.com, ports: [0]}\n", 4, 29,
+     "out of range"},
+    {"port 70000", V "network:\n  allow:\n    - {host: a.com, ports: [443, 70000]}\n", 4, 34,
+     "`70000` is out of range; expected 1 to 65535"},
+    {"ports scalar", V "network:\n  allow:\n    - {host: a.com, ports: 443}\n", 4, 28,
+     "expected a list"},
+    {"host with port", V "network:\n  allow:\n    - {host: \"a.com:443\", ports: [443]}\n", 4, 14,
+     "without a port"},
+    {"misspelt ports", V "network:\n  allow:\n    - {host: a.com, prots: [1]}\n", 4, 21,
+     "did you mean `ports`?"},
+    {"allow item list", V "network:\n  allow:\n    - [a.com]\n", 4, 7, "found a list"},
+    {"env list", V "env: [PATH]\n", 2, 6, "expected a mapping"},
+    {"env misspelt allow", V "env:\n  alow: [PATH]\n", 3, 3, "did you mean `allow`?"},
+    {"env name digit", V "env:\n  allow: [PATH, 1BAD]\n", 3, 17, "not a valid variable name"},
+    {"env name hyphen", V "env:\n  allow: [A-B]\n", 3, 11, "not a valid variable name"},
+    {"env name equals", V "env:\n  allow: [\"A=B\"]\n", 3, 11, "not a valid variable name"},
+    {"env set list", V "env:\n  set: [a]\n", 3, 8, "expected a mapping of NAME: value"},
+    {"env set duplicate", V "env:\n  set:\n    A: x\n    A: y\n", 5, 5, "duplicate key `A`"},
+    {"env set null", V "env:\n  set:\n    A:\n", 4, 7, "expected a string"},
+    {"env set mapping", V "env:\n  set:\n    A: {b: c}\n", 4, 8, "expected a string"},
+    {"env set bad name", V "env:\n  set:\n    1X: a\n", 4, 5, "not a valid variable name"},
+    {"memory zero", V "limits:\n  memory_mb: 0\n", 3, 14, "out of range; expected 1 to 1048576"},
+    {"memory huge", V "limits:\n  memory_mb: 99999999999999999999999\n", 3, 14, "out of range"},
+    {"pids negative", V "limits:\n  pids: -1\n", 3, 9, "expected a whole number"},
+    {"pids too many", V "limits:\n  pids: 4194305\n", 3, 9, "out of range"},
+    {"cpu zero", V "limits:\n  cpu: 0\n", 3, 8, "out of range; expected 0.01 to 1024"},
+    {"cpu too fine", V "limits:\n  cpu: 1.2345\n", 3, 8, "at most three decimals"},
+    {"cpu word", V "limits:\n  cpu: lots\n", 3, 8, "expected a number of cores"},
+    {"cpu too many", V "limits:\n  cpu: 2000\n", 3, 8, "out of range"},
+    {"cpu trailing dot", V "limits:\n  cpu: 1.\n", 3, 8, "expected a number of cores"},
+    {"timeout fraction", V "limits:\n  timeout_s: 1.5\n", 3, 14, "expected a whole number"},
+    {"misspelt timeout", V "limits:\n  timeout: 5\n", 3, 3, "did you mean `timeout_s`?"},
+    {"limits scalar", V "limits: 5\n", 2, 9, "expected a mapping"},
+    {"anchor", "version: &v 1\n", 1, 10, "anchors and aliases are not allowed"},
+    {"alias", V "command: *x\n", 2, 10, "found the alias `*x`"},
+    {"tag", "version: !!int 1\n", 1, 10, "tags are not allowed"},
+    {"local tag", V "command: !cmd [a]\n", 2, 10, "tags are not allowed"},
+    {"second document", V "---\nversion: 1\n", 2, 1, "second YAML document"},
+    {"unclosed flow", V "command: [a, b\n", 3, 1, "YAML syntax error"},
+    {"bad indentation", V "  command: [a]\n", 2, 10, "YAML syntax error"},
+    {"tab indentation", V "filesystem:\n\tread: [.]\n", 3, 1, "YAML syntax error"},
+    {"NUL in value", V "command: [\"a\\0b\"]\n", 2, 11, "NUL character"},
+    {"complex key", V "? [a]\n: b\n", 2, 3, "as a key"},
+    {"null key", V "~: b\n", 2, 1, "as a key"},
+    {"too deep", V "command: [[[[[[[[[[[[[[[[[[[[a]]]]]]]]]]]]]]]]]]]]\n", 2, 25,
+     "expected at most 16 levels"},
+};
+
+static void test_bad_case(void **state)
+{
+	const struct bad_case *c = *state;
+	struct wd_policy *p = NULL;
+	struct policy_diags d;
+	int ret;
+
+	policy_diags_init(&d);
+	ret = policy_parse(c->yaml, strlen(c->yaml), "bad.yaml", &p, &d);
+	if (!has_diag(&d, POLICY_DIAG_ERROR, c->line, c->col, c->text)) {
+		print_message("case `%s`: expected %d:%d `%s`, got:\n", c->name, c->line, c->col,
+			      c->text);
+		dump(&d);
+	}
+	assert_int_equal(ret, -EINVAL);
+	assert_null(p);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, c->line, c->col, c->text));
+	policy_diags_free(&d);
+}
+
+/* ------------------------------------------------------------ whole files */
+
+static void test_three_mistakes(void **state)
+{
+	static const char yaml[] = "version: 1\n"
+				   "filesytem:\n"
+				   "  read: [.]\n"
+				   "network:\n"
+				   "  allow:\n"
+				   "    - \"*.com\"\n"
+				   "limits:\n"
+				   "  memory_mb: 0\n";
+	struct wd_policy *p = NULL;
+	struct policy_diags d;
+	struct wd_buf b = WD_BUF_INIT;
+
+	(void)state;
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(yaml, sizeof(yaml) - 1, "broken.yaml", &p, &d), -EINVAL);
+	assert_int_equal(d.errors, 3);
+	assert_int_equal(d.n, 3);
+	policy_diags_sort(&d);
+	assert_int_equal(policy_diag_format(&d, 0, &b), 0);
+	assert_string_equal(wd_buf_cstr(&b), "broken.yaml:2:1: error: unknown key `filesytem` in "
+					     "the top level; did you mean `filesystem`?");
+	wd_buf_reset(&b);
+	policy_diag_format(&d, 1, &b);
+	assert_true(!strncmp(wd_buf_cstr(&b), "broken.yaml:6:7: error: ", 24));
+	wd_buf_reset(&b);
+	policy_diag_format(&d, 2, &b);
+	assert_true(!strncmp(wd_buf_cstr(&b), "broken.yaml:8:14: error: ", 25));
+	assert_int_equal(policy_diag_format(&d, 3, &b), -EINVAL);
+	wd_buf_free(&b);
+	policy_diags_free(&d);
+}
+
+static void test_broken_example(void **state)
+{
+	struct wd_policy *p = NULL;
+	struct policy_diags d;
+
+	(void)state;
+	policy_diags_init(&d);
+	assert_int_equal(policy_load(WD_SOURCE_DIR "/deploy/examples/broken.yaml", NULL, &p, &d),
+			 -EINVAL);
+	assert_int_equal(d.errors, 3);
+	policy_diags_free(&d);
+}
+
+static void test_every_error_reported(void **state)
+{
+	static const char yaml[] = "version: 3\n"
+				   "command: []\n"
+				   "filesystem:\n"
+				   "  read: [{path: a, sensitive: 1}]\n"
+				   "network:\n"
+				   "  allow: [\"*\", ok.example.com, \"b.com:99999\"]\n"
+				   "env:\n"
+				   "  allow: [9]\n"
+				   "limits:\n"
+				   "  pids: 0\n"
+				   "  cpu: x\n"
+				   "extra: 1\n";
+	struct wd_policy *p = NULL;
+	struct policy_diags d;
+
+	(void)state;
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(yaml, sizeof(yaml) - 1, "many.yaml", &p, &d), -EINVAL);
+	if (d.errors != 9)
+		dump(&d);
+	assert_int_equal(d.errors, 9);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 1, 10, "not supported"));
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 12, 1, "unknown key `extra`"));
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 6, 32, "99999"));
+	policy_diags_free(&d);
+}
+
+static void test_too_large(void **state)
+{
+	size_t len = POLICY_MAX_BYTES + 1;
+	char *buf = malloc(len);
+	struct wd_policy *p = NULL;
+	struct policy_diags d;
+
+	(void)state;
+	assert_non_null(buf);
+	memset(buf, ' ', len);
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(buf, len, "big.yaml", &p, &d), -EINVAL);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 0, 0, "expected at most"));
+	free(buf);
+	policy_diags_free(&d);
+}
+
+static void test_many_errors_capped(void **state)
+{
+	struct wd_buf y = WD_BUF_INIT;
+	struct wd_policy *p = NULL;
+	struct policy_diags d;
+
+	(void)state;
+	wd_buf_puts(&y, "version: 1\nenv:\n  allow:\n");
+	for (int i = 0; i < 300; i++)
+		wd_buf_printf(&y, "    - \"%d\"\n", i);
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(y.data, y.len, "cap.yaml", &p, &d), -EINVAL);
+	assert_int_equal(d.errors, 300);
+	assert_int_equal(d.n, POLICY_MAX_DIAGS);
+	assert_int_equal(d.dropped, 100);
+	wd_buf_free(&y);
+	policy_diags_free(&d);
+}
+
+/* ------------------------------------------------------------ good inputs */
+
+static void test_full_policy(void **state)
+{
+	static const char yaml[] =
+	    "version: 1\n"
+	    "command: [\"/usr/bin/node\", \"server.js\"]\n"
+	    "filesystem:\n"
+	    "  read: [\".\", \"/etc/ssl/certs\", {path: \"~/.aws/config\", sensitive: true}]\n"
+	    "  write: [\"./out\"]\n"
+	    "network:\n"
+	    "  allow:\n"
+	    "    - API.GitHub.com.\n"
+	    "    - \"*.npmjs.org:443\"\n"
+	    "    - { host: db.internal, ports: [5432] }\n"
+	    "    - { cidr: \"10.20.0.0/16\", ports: [8080] }\n"
+	    "    - { cidr: \"fd00:1::/64\", ports: [443, 22, 443] }\n"
+	    "    - xn--bcher-kva.example\n"
+	    "env:\n"
+	    "  allow: [PATH, LANG, NODE_OPTIONS]\n"
+	    "  set: { NODE_ENV: production, EMPTY: \"\" }\n"
+	    "limits:\n"
+	    "  memory_mb: 512\n"
+	    "  pids: 256\n"
+	    "  cpu: 1.5\n"
+	    "  timeout_s: 60\n";
+	struct policy_diags d;
+	struct wd_policy *p;
+
+	(void)state;
+	p = parse_ok(yaml, &d);
+	assert_int_equal(p->version, 1);
+	assert_int_equal(p->ncommand, 2);
+	assert_string_equal(p->command[1], "server.js");
+	assert_null(p->command[2]);
+	assert_int_equal(p->nread, 3);
+	assert_true(p->read[2].sensitive);
+	assert_string_equal(p->read[2].path, "~/.aws/config");
+	assert_int_equal(p->read[2].line, 4);
+	assert_int_equal(p->nwrite, 1);
+	assert_int_equal(p->nrules, 6);
+	assert_int_equal(p->rules[0].kind, POLICY_RULE_HOST);
+	assert_string_equal(p->rules[0].host, "api.github.com");
+	assert_string_equal(p->rules[0].text, "api.github.com:80,443");
+	assert_int_equal(p->rules[1].kind, POLICY_RULE_WILDCARD);
+	assert_string_equal(p->rules[1].host, "npmjs.org");
+	assert_string_equal(p->rules[1].text, "*.npmjs.org:443");
+	assert_string_equal(p->rules[2].text, "db.internal:5432");
+	assert_int_equal(p->rules[3].kind, POLICY_RULE_CIDR);
+	assert_int_equal(p->rules[3].family, AF_INET);
+	assert_string_equal(p->rules[3].text, "10.20.0.0/16:8080");
+	assert_string_equal(p->rules[4].text, "fd00:1::/64:22,443");
+	assert_string_equal(p->rules[5].host, "xn--bcher-kva.example");
+	assert_int_equal(p->rules[4].line, 12);
+	assert_int_equal(p->rules[4].col, 7);
+	assert_int_equal(p->nenv_allow, 3);
+	assert_int_equal(p->nenv_set, 2);
+	assert_string_equal(p->env_set[1].name, "EMPTY");
+	assert_string_equal(p->env_set[1].value, "");
+	assert_int_equal(p->limits.memory_mb, 512);
+	assert_int_equal(p->limits.pids, 256);
+	assert_int_equal(p->limits.cpu_milli, 1500);
+	assert_int_equal(p->limits.timeout_s, 60);
+	/* the duplicated port 443 is a warning */
+	assert_int_equal(d.warnings, 1);
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 12, 47, "listed twice"));
+	policy_free(p);
+	policy_diags_free(&d);
+}
+
+static void test_minimal(void **state)
+{
+	struct policy_diags d;
+	struct wd_policy *p;
+	struct wd_buf b = WD_BUF_INIT;
+
+	(void)state;
+	p = parse_ok("version: 1\n", &d);
+	assert_null(p->command);
+	assert_int_equal(p->nrules, 0);
+	assert_false(policy_allows(p, "example.com", 443));
+	assert_int_equal(policy_render_yaml(p, &b), 0);
+	assert_string_equal(wd_buf_cstr(&b), "version: 1\n");
+	policy_free(p);
+	policy_diags_free(&d);
+	wd_buf_free(&b);
+}
+
+static void test_cpu_forms(void **state)
+{
+	static const struct {
+		const char *text;
+		uint32_t milli;
+	} forms[] = {{"1", 1000}, {"0.25", 250}, {"0.01", 10}, {"2.125", 2125}, {"1024", 1024000}};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		char yaml[64];
+		struct policy_diags d;
+		struct wd_policy *p;
+
+		snprintf(yaml, sizeof(yaml), "version: 1\nlimits: {cpu: %s}\n", forms[i].text);
+		p = parse_ok(yaml, &d);
+		assert_int_equal(p->limits.cpu_milli, forms[i].milli);
+		policy_free(p);
+		policy_diags_free(&d);
+	}
+}
+
+static void test_duplicate_rule_warns(void **state)
+{
+	struct policy_diags d;
+	struct wd_policy *p;
+
+	(void)state;
+	p = parse_ok(
+	    "version: 1\nnetwork:\n  allow: [a.com, \"A.COM.\", {host: a.com, ports: [443, "
+	    "80]}]\n",
+	    &d);
+	assert_int_equal(d.warnings, 2);
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 3, 18, "repeats the rule at line 3"));
+	policy_free(p);
+	policy_diags_free(&d);
+}
+
+static void test_empty_lists_ok(void **state)
+{
+	struct policy_diags d;
+	struct wd_policy *p;
+
+	(void)state;
+	p = parse_ok("version: 1\nfilesystem: {read: [], write: []}\nnetwork: {allow: []}\n"
+		     "env: {allow: [], set: {}}\n",
+		     &d);
+	assert_int_equal(p->nread + p->nwrite + p->nrules + p->nenv_allow + p->nenv_set, 0);
+	policy_free(p);
+	policy_diags_free(&d);
+}
+
+static void test_render_roundtrip(void **state)
+{
+	static const char yaml[] =
+	    "version: 1\n"
+	    "command: [\"/bin/sh\", \"-c\", \"echo \\\"hi\\\"\\tthere\\n\"]\n"
+	    "filesystem:\n"
+	    "  read: [a, {path: b, sensitive: true}]\n"
+	    "network:\n"
+	    "  allow: [\"*.x.org:443\", {cidr: \"::/1\", ports: [1]}, z.example]\n"
+	    "env: {allow: [null_, A], set: {X: \"q\\\"uote\"}}\n"
+	    "limits: {cpu: 0.5, memory_mb: 7}\n";
+	struct wd_buf a = WD_BUF_INIT, b = WD_BUF_INIT, j = WD_BUF_INIT;
+	struct policy_diags d, d2;
+	struct wd_policy *p, *q = NULL;
+
+	(void)state;
+	p = parse_ok(yaml, &d);
+	assert_int_equal(policy_render_yaml(p, &a), 0);
+	policy_diags_init(&d2);
+	assert_int_equal(policy_parse(a.data, a.len, "r.yaml", &q, &d2), 0);
+	assert_int_equal(policy_render_yaml(q, &b), 0);
+	assert_string_equal(wd_buf_cstr(&a), wd_buf_cstr(&b));
+	assert_non_null(strstr(wd_buf_cstr(&a), "    - { cidr: \"::/1\", ports: [1] }\n"));
+	assert_non_null(strstr(wd_buf_cstr(&a), "  cpu: 0.5\n"));
+	assert_int_equal(policy_render_json(p, &j), 0);
+	assert_non_null(strstr(wd_buf_cstr(&j), "\"echo \\\"hi\\\"\\tthere\\n\""));
+	assert_non_null(strstr(wd_buf_cstr(&j), "{\"kind\":\"wildcard\",\"host\":\"*.x.org\","
+						"\"ports\":[443],\"text\":\"*.x.org:443\""));
+	assert_non_null(strstr(wd_buf_cstr(&j), "\"cpu\":0.5"));
+	assert_non_null(strstr(wd_buf_cstr(&j), "\"pids\":null"));
+	policy_free(p);
+	policy_free(q);
+	policy_diags_free(&d);
+	policy_diags_free(&d2);
+	wd_buf_free(&a);
+	wd_buf_free(&b);
+	wd_buf_free(&j);
+}
+
+/* ------------------------------------------------------------ matcher */
+
+static struct wd_policy *matcher_policy(struct policy_diags *d)
+{
+	return parse_ok("version: 1\n"
+			"network:\n"
+			"  allow:\n"
+			"    - github.com\n"					   /* 0 */
+			"    - \"*.github.com:443\"\n"				   /* 1 */
+			"    - { host: db.internal, ports: [5432] }\n"		   /* 2 */
+			"    - { cidr: 10.20.0.0/16, ports: [8080] }\n"		   /* 3 */
+			"    - { cidr: \"fd00:1::/64\", ports: [22] }\n"	   /* 4 */
+			"    - { host: \"*.b.github.com\", ports: [8443, 443] }\n" /* 5 */
+			"    - { host: github.com, ports: [22] }\n",		   /* 6 */
+			d);
+}
+
+static void test_match_exact(void **state)
+{
+	struct policy_diags d;
+	struct wd_policy *p = matcher_policy(&d);
+
+	(void)state;
+	assert_int_equal(policy_match(p, "github.com", 443), 0);
+	assert_int_equal(policy_match(p, "github.com", 80), 0);
+	assert_int_equal(policy_match(p, "github.com", 22), 6);
+	assert_int_equal(policy_match(p, "GitHub.COM.", 443), 0);
+	assert_int_equal(policy_match(p, "github.com", 8080), -ENOENT);
+	assert_false(policy_allows(p, "evil-github.com", 443));
+	assert_false(policy_allows(p, "githubXcom", 443));
+	assert_false(policy_allows(p, "github.co", 443));
+	assert_false(policy_allows(p, "github.com..", 443));
+	assert_int_equal(policy_match(p, "db.internal", 5432), 2);
+	assert_false(policy_allows(p, "db.internal", 443));
+	policy_free(p);
+	policy_diags_free(&d);
+}
+
+static void test_match_wildcard(void **state)
+{
+	struct policy_diags d;
+	struct wd_policy *p = matcher_policy(&d);
+
+	(void)state;
+	assert_int_equal(policy_match(p, "a.github.com", 443), 1);
+	assert_int_equal(policy_match(p, "x.y.z.github.com", 443), 1); /* any depth */
+	assert_int_equal(policy_match(p, "a.b.github.com", 8443), 5);
+	assert_int_equal(policy_match(p, "a.b.github.com", 443), 1);	  /* first rule wins */
+	assert_int_equal(policy_match(p, "b.github.com", 8443), -ENOENT); /* apex of rule 5 */
+	assert_int_equal(policy_match(p, "a.github.com", 80), -ENOENT);
+	assert_false(policy_allows(p, "github.com.evil.com", 443));
+	assert_false(policy_allows(p, "agithub.com", 443));
+	assert_false(policy_allows(p, "*.github.com", 443)); /* input is not a valid name */
+	assert_false(policy_allows(p, ".github.com", 443));
+	assert_true(policy_allows(p, "A.GITHUB.COM.", 443));
+	policy_free(p);
+	policy_diags_free(&d);
+}
+
+static void test_match_bad_input(void **state)
+{
+	struct policy_diags d;
+	struct wd_policy *p = matcher_policy(&d);
+	char longname[300];
+
+	(void)state;
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_false(policy_allows(p, "", 443));
+	assert_false(policy_allows(p, ".", 443));
+	assert_false(policy_allows(p, NULL, 443));
+	assert_false(policy_allows(NULL, "github.com", 443));
+	assert_false(policy_allows(p, "git hub.com", 443));
+	assert_false(policy_allows(p, "github.com\n", 443));
+	assert_false(policy_allows(p, longname, 443));
+	assert_false(policy_allows(p, "a.github.com:443", 443));
+	policy_free(p);
+	policy_diags_free(&d);
+}
+
+static void test_match_addr(void **state)
+{
+	struct policy_diags d;
+	struct wd_policy *p = matcher_policy(&d);
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	(void)state;
+	inet_pton(AF_INET, "10.20.255.1", &a4);
+	assert_int_equal(policy_match_addr(p, AF_INET, &a4, 8080), 3);
+	assert_false(policy_allows_addr(p, AF_INET, &a4, 80));
+	inet_pton(AF_INET, "10.21.0.1", &a4);
+	assert_false(policy_allows_addr(p, AF_INET, &a4, 8080));
+	inet_pton(AF_INET6, "fd00:1::abcd", &a6);
+	assert_int_equal(policy_match_addr(p, AF_INET6, &a6, 22), 4);
+	inet_pton(AF_INET6, "fd00:2::abcd", &a6);
+	assert_false(policy_allows_addr(p, AF_INET6, &a6, 22));
+	assert_false(policy_allows_addr(p, AF_UNIX, &a6, 22));
+	/* literals given as host names go to the cidr rules */
+	assert_int_equal(policy_match(p, "10.20.0.9", 8080), 3);
+	assert_int_equal(policy_match(p, "[fd00:1::1]", 22), 4);
+	assert_false(policy_allows(p, "10.20.0.9", 443));
+	policy_free(p);
+	policy_diags_free(&d);
+}
+
+static void test_match_many_rules(void **state)
+{
+	struct wd_buf y = WD_BUF_INIT;
+	struct policy_diags d;
+	struct wd_policy *p;
+	char name[64];
+
+	(void)state;
+	wd_buf_puts(&y, "version: 1\nnetwork:\n  allow:\n");
+	for (int i = 0; i < 500; i++)
+		wd_buf_printf(&y, "    - \"h%d.example.com:%d\"\n    - \"*.w%d.example.org\"\n", i,
+			      1000 + i, i);
+	p = parse_ok(y.data, &d);
+	assert_int_equal(p->nrules, 1000);
+	for (int i = 0; i < 500; i++) {
+		snprintf(name, sizeof(name), "h%d.example.com", i);
+		assert_int_equal(policy_match(p, name, (uint16_t)(1000 + i)), 2 * i);
+		assert_false(policy_allows(p, name, (uint16_t)(1001 + i)));
+		snprintf(name, sizeof(name), "deep.x.w%d.example.org", i);
+		assert_int_equal(policy_match(p, name, 443), 2 * i + 1);
+		snprintf(name, sizeof(name), "w%d.example.org", i);
+		assert_false(policy_allows(p, name, 443));
+	}
+	policy_free(p);
+	policy_diags_free(&d);
+	wd_buf_free(&y);
+}
+
+/* ------------------------------------------------------------ gateway config */
+
+static int gw(const char *yaml, struct wd_gwconf *c, struct policy_diags *d)
+{
+	policy_diags_init(d);
+	return policy_gwconf_parse(yaml, strlen(yaml), "gw.yaml", c, d);
+}
+
+static void test_gw_defaults(void **state)
+{
+	struct wd_gwconf c;
+	struct policy_diags d;
+
+	(void)state;
+	assert_int_equal(gw("version: 1\n", &c, &d), 0);
+	assert_int_equal(c.port_transparent, 15001);
+	assert_int_equal(c.port_dns, 15053);
+	assert_int_equal(c.port_proxy, 15080);
+	assert_string_equal(c.nft_table, "warden");
+	assert_string_equal(c.if_prefix, "wd-");
+	assert_int_equal(c.nflog_group, 7000);
+	assert_string_equal(c.pool_v4, "10.213.0.0/16");
+	assert_string_equal(c.pool_v6, "fd77:7764:6e00::/48");
+	assert_string_equal(c.synth_v4, "100.96.0.0/12");
+	assert_string_equal(c.synth_v6, "fd77:7764:5300::/48");
+	assert_string_equal(c.audit_path, "");
+	assert_string_equal(c.user, "nobody");
+	policy_diags_free(&d);
+}
+
+static void test_gw_example(void **state)
+{
+	struct wd_gwconf c, c2;
+	struct policy_diags d;
+	struct wd_buf b = WD_BUF_INIT;
+
+	(void)state;
+	policy_diags_init(&d);
+	assert_int_equal(policy_gwconf_load(WD_SOURCE_DIR "/deploy/examples/gateway.yaml", &c, &d),
+			 0);
+	assert_string_equal(c.audit_path, "/var/log/warden/audit.jsonl");
+	assert_int_equal(policy_gwconf_render_yaml(&c, &b), 0);
+	policy_diags_free(&d);
+	assert_int_equal(gw(b.data, &c2, &d), 0);
+	assert_memory_equal(&c, &c2, sizeof(c));
+	policy_diags_free(&d);
+	wd_buf_free(&b);
+}
+
+static void test_gw_values(void **state)
+{
+	struct wd_gwconf c;
+	struct policy_diags d;
+
+	(void)state;
+	assert_int_equal(gw("version: 1\nports: {transparent: 1, dns: 2, proxy: 3}\n"
+			    "nft: {table: wd_2, interface_prefix: x-, nflog_group: 0}\n"
+			    "pools: {runs_v4: 192.168.0.0/20, synthetic_v6: \"fd00:9::/64\"}\n"
+			    "user: _warden\n",
+			    &c, &d),
+			 0);
+	assert_int_equal(c.port_proxy, 3);
+	assert_string_equal(c.nft_table, "wd_2");
+	assert_string_equal(c.if_prefix, "x-");
+	assert_int_equal(c.nflog_group, 0);
+	assert_string_equal(c.pool_v4, "192.168.0.0/20");
+	assert_string_equal(c.synth_v6, "fd00:9::/64");
+	assert_string_equal(c.user, "_warden");
+	policy_diags_free(&d);
+}
+
+static const struct bad_case gw_bad_cases[] = {
+    {"gw empty", "", 1, 1, "the file is empty"},
+    {"gw no version", "user: a\n", 1, 1, "missing key `version`"},
+    {"gw version 2", "version: 2\n", 1, 10, "not supported"},
+    {"gw misspelt ports", V "prots: {}\n", 2, 1, "did you mean `ports`?"},
+    {"gw misspelt dns", V "ports: {dsn: 53}\n", 2, 9, "did you mean `dns`?"},
+    {"gw port zero", V "ports: {dns: 0}\n", 2, 14, "out of range; expected 1 to 65535"},
+    {"gw port word", V "ports:\n  proxy: http\n", 3, 10, "expected a whole number"},
+    {"gw ports clash", V "ports:\n  dns: 15001\n", 3, 8, "are both 15001; expected distinct"},
+    {"gw table upper", V "nft: {table: Warden}\n", 2, 14, "has the character `W`"},
+    {"gw table long", V "nft: {table: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}\n", 2, 14,
+     "expected at most 31"},
+    {"gw prefix long", V "nft: {interface_prefix: abcdefgh}\n", 2, 25, "expected at most 7"},
+    {"gw nflog big", V "nft: {nflog_group: 70000}\n", 2, 20, "out of range"},
+    {"gw misspelt table", V "nft: {tabel: x}\n", 2, 7, "did you mean `table`?"},
+    {"gw pool host bits", V "pools: {runs_v4: 10.213.0.1/16}\n", 2, 18,
+     "expected the network address `10.213.0.0/16`"},
+    {"gw pool family", V "pools: {runs_v4: \"fd00::/48\"}\n", 2, 18, "expected an IPv4 range"},
+    {"gw pool no prefix", V "pools: {runs_v6: \"fd00::\"}\n", 2, 18, "expected an IPv6 range"},
+    {"gw pool too small", V "pools: {synthetic_v4: 10.0.0.0/30}\n", 2, 23, "expected /8 to /24"},
+    {"gw pools overlap", V "pools: {runs_v4: 100.96.0.0/16}\n", 2, 18, "overlap"},
+    {"gw audit relative", V "audit: {path: log.jsonl}\n", 2, 15, "expected an absolute path"},
+    {"gw audit list", V "audit: [a]\n", 2, 8, "expected a mapping"},
+    {"gw user bad", V "user: \"a b\"\n", 2, 7, "has the character ` `"},
+    {"gw user dash", V "user: -x\n", 2, 7, "starts with `-`"},
+    {"gw anchor", V "user: &u x\n", 2, 7, "anchors and aliases"},
+};
+
+static void test_gw_bad_case(void **state)
+{
+	const struct bad_case *c = *state;
+	struct wd_gwconf conf;
+	struct policy_diags d;
+
+	if (gw(c->yaml, &conf, &d) != -EINVAL ||
+	    !has_diag(&d, POLICY_DIAG_ERROR, c->line, c->col, c->text)) {
+		print_message("case `%s`: expected %d:%d `%s`, got:\n", c->name, c->line, c->col,
+			      c->text);
+		dump(&d);
+		fail();
+	}
+	policy_diags_free(&d);
+}
+
+static void test_gw_missing_file(void **state)
+{
+	struct wd_gwconf c;
+	struct policy_diags d;
+
+	(void)state;
+	policy_diags_init(&d);
+	assert_int_equal(policy_gwconf_load("/nonexistent/gw.yaml", &c, &d), -ENOENT);
+	assert_int_equal(d.errors, 1);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 0, 0, "cannot read"));
+	policy_diags_free(&d);
+}
+
+static const struct CMUnitTest fixed_tests[] = {
+    cmocka_unit_test(test_three_mistakes),
+    cmocka_unit_test(test_broken_example),
+    cmocka_unit_test(test_every_error_reported),
+    cmocka_unit_test(test_too_large),
+    cmocka_unit_test(test_many_errors_capped),
+    cmocka_unit_test(test_full_policy),
+    cmocka_unit_test(test_minimal),
+    cmocka_unit_test(test_cpu_forms),
+    cmocka_unit_test(test_duplicate_rule_warns),
+    cmocka_unit_test(test_empty_lists_ok),
+    cmocka_unit_test(test_render_roundtrip),
+    cmocka_unit_test(test_match_exact),
+    cmocka_unit_test(test_match_wildcard),
+    cmocka_unit_test(test_match_bad_input),
+    cmocka_unit_test(test_match_addr),
+    cmocka_unit_test(test_match_many_rules),
+    cmocka_unit_test(test_gw_defaults),
+    cmocka_unit_test(test_gw_example),
+    cmocka_unit_test(test_gw_values),
+    cmocka_unit_test(test_gw_missing_file),
+};
+
+#define NBAD (sizeof(bad_cases) / sizeof(bad_cases[0]))
+#define NGWBAD (sizeof(gw_bad_cases) / sizeof(gw_bad_cases[0]))
+#define NFIXED (sizeof(fixed_tests) / sizeof(fixed_tests[0]))
+
+int main(void)
+{
+	static struct CMUnitTest tests[NBAD + NGWBAD + NFIXED];
+	size_t n = 0;
+
+	for (size_t i = 0; i < NBAD; i++) {
+		struct CMUnitTest t = {bad_cases[i].name, test_bad_case, NULL, NULL,
+				       (void *)&bad_cases[i]};
+		tests[n++] = t;
+	}
+	for (size_t i = 0; i < NGWBAD; i++) {
+		struct CMUnitTest t = {gw_bad_cases[i].name, test_gw_bad_case, NULL, NULL,
+				       (void *)&gw_bad_cases[i]};
+		tests[n++] = t;
+	}
+	for (size_t i = 0; i < NFIXED; i++)
+		tests[n++] = fixed_tests[i];
+	return _cmocka_run_group_tests("policy", tests, n, NULL, NULL);
+}

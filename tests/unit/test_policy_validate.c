@@ -1,0 +1,431 @@
+/* test_policy_validate.c - path validation against a real temporary tree:
+ * symlinks, missing grants, the runtime base, credential stores and masks. */
+#include "policy/policy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char root[PATH_MAX], home[PATH_MAX + 16], proj[PATH_MAX + 16], file[PATH_MAX + 32];
+
+static void path_of(char *out, size_t len, const char *rel)
+{
+	snprintf(out, len, "%s/%s", root, rel);
+}
+
+static void mk(const char *rel, bool dir)
+{
+	char p[PATH_MAX + 64];
+	int fd;
+
+	path_of(p, sizeof(p), rel);
+	if (dir) {
+		assert_int_equal(mkdir(p, 0700), 0);
+		return;
+	}
+	fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+static void ln(const char *target_rel, const char *rel)
+{
+	char t[PATH_MAX + 64], p[PATH_MAX + 64];
+
+	path_of(t, sizeof(t), target_rel);
+	path_of(p, sizeof(p), rel);
+	assert_int_equal(symlink(t, p), 0);
+}
+
+static int setup(void **state)
+{
+	char tmpl[] = "/tmp/wd-policy-XXXXXX";
+
+	(void)state;
+	if (!mkdtemp(tmpl) || !realpath(tmpl, root))
+		return -1;
+	snprintf(home, sizeof(home), "%s/home", root);
+	snprintf(proj, sizeof(proj), "%s/proj", root);
+	snprintf(file, sizeof(file), "%s/policy.yaml", proj);
+	mk("home", true);
+	mk("home/.ssh", true);
+	mk("home/.ssh/id_ed25519", false);
+	mk("home/docs", true);
+	mk("awsreal", true);
+	ln("awsreal", "home/.aws");
+	mk("proj", true);
+	mk("proj/src", true);
+	ln("proj/src", "proj/link");
+	ln("home/.ssh", "proj/sshlink");
+	ln("awsreal", "proj/awslink");
+	return 0;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void dump(const struct policy_diags *d)
+{
+	struct wd_buf b = WD_BUF_INIT;
+
+	for (size_t i = 0; i < d->n; i++) {
+		wd_buf_reset(&b);
+		policy_diag_format(d, i, &b);
+		print_message("  diag: %s\n", wd_buf_cstr(&b));
+	}
+	wd_buf_free(&b);
+}
+
+static bool has_diag(const struct policy_diags *d, enum policy_diag_level level, int line, int col,
+		     const char *text)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->v[i].level == level && d->v[i].line == line && d->v[i].col == col &&
+		    strstr(d->v[i].msg, text))
+			return true;
+	return false;
+}
+
+/* parse @yaml as if it were @file, then validate with @home; returns validate's result */
+static int check(const char *yaml, struct wd_policy **p, struct policy_diags *d)
+{
+	int ret;
+
+	policy_diags_init(d);
+	*p = NULL;
+	assert_int_equal(policy_parse(yaml, strlen(yaml), file, p, d), 0);
+	ret = policy_validate(*p, home, d);
+	if (getenv("WD_TEST_VERBOSE"))
+		dump(d);
+	return ret;
+}
+
+static void done(struct wd_policy *p, struct policy_diags *d)
+{
+	policy_free(p);
+	policy_diags_free(d);
+}
+
+static void expect_real(const struct policy_grant *g, const char *rel)
+{
+	char want[PATH_MAX + 64];
+
+	path_of(want, sizeof(want), rel);
+	assert_non_null(g->real);
+	assert_string_equal(g->real, want);
+}
+
+static void test_relative_dot(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+
+	(void)state;
+	assert_int_equal(check("version: 1\nfilesystem: {read: [., src/../src, ./src/]}\n", &p, &d),
+			 0);
+	expect_real(&p->read[0], "proj");
+	expect_real(&p->read[1], "proj/src");
+	expect_real(&p->read[2], "proj/src");
+	assert_int_equal(d.n, 0);
+	assert_true(p->validated);
+	done(p, &d);
+}
+
+static void test_symlink_warns(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+
+	(void)state;
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [link]\n", &p, &d), 0);
+	expect_real(&p->read[0], "proj/src");
+	assert_int_equal(d.warnings, 1);
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 3, 10, "through a symbolic link"));
+	done(p, &d);
+}
+
+static void test_missing_read(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+
+	(void)state;
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [., nope]\n", &p, &d), -EINVAL);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 13, "does not exist"));
+	assert_false(p->validated);
+	done(p, &d);
+}
+
+static void test_missing_write(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+
+	(void)state;
+	assert_int_equal(check("version: 1\nfilesystem:\n  write: [out]\n", &p, &d), 0);
+	assert_true(p->write[0].missing);
+	expect_real(&p->write[0], "proj/out");
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 3, 11, "will be created"));
+	done(p, &d);
+	assert_int_equal(check("version: 1\nfilesystem:\n  write: [nope/out]\n", &p, &d), -EINVAL);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 11, "neither does its parent"));
+	done(p, &d);
+}
+
+static void test_root_refused(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+
+	(void)state;
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [/, \"/..\", ../../../../../../..]"
+			       "\n",
+			       &p, &d),
+			 -EINVAL);
+	assert_int_equal(d.errors, 3);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 10, "whole filesystem"));
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 13, "whole filesystem"));
+	done(p, &d);
+}
+
+static void test_runtime_base_write(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+
+	(void)state;
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [/usr, /etc/ssl]\n"
+			       "  write: [/usr, /usr/share, /etc, /lib/x]\n",
+			       &p, &d),
+			 -EINVAL);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 4, 11, "runtime base /usr"));
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 4, 17, "runtime base /usr"));
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 4, 29, "runtime base /etc"));
+	/* /lib/x does not exist: its parent does, so it is checked as /lib/x */
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 4, 35, "runtime base /"));
+	assert_int_equal(d.errors, 4);
+	assert_int_equal(d.warnings, 0);
+	done(p, &d);
+}
+
+static void test_store_refused(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+
+	(void)state;
+	assert_int_equal(
+	    check("version: 1\nfilesystem:\n  read:\n    - ~/.ssh\n"
+		  "    - ~/.ssh/id_ed25519\n    - sshlink\n    - awslink\n    - ~/.aws\n",
+		  &p, &d),
+	    -EINVAL);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 4, 7, "credential store ~/.ssh"));
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 5, 7, "credential store ~/.ssh"));
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 6, 7, "credential store ~/.ssh"));
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 6, 7, "symbolic link"));
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 7, 7, "credential store ~/.aws"));
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 8, 7, "credential store ~/.aws"));
+	assert_int_equal(d.errors, 5);
+	done(p, &d);
+}
+
+static void test_store_sensitive(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+
+	(void)state;
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [{path: ~/.ssh, sensitive: true},"
+			       " {path: \"~\", sensitive: true}]\n",
+			       &p, &d),
+			 0);
+	expect_real(&p->read[0], "home/.ssh");
+	expect_real(&p->read[1], "home");
+	assert_int_equal(p->nmask, 0);
+	assert_int_equal(d.n, 0);
+	done(p, &d);
+}
+
+static void test_home_masks_stores(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+	char ssh[PATH_MAX + 64], aws[PATH_MAX + 64];
+
+	(void)state;
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [~]\n  write: [\"~/\"]\n", &p, &d),
+			 0);
+	path_of(ssh, sizeof(ssh), "home/.ssh");
+	path_of(aws, sizeof(aws), "awsreal");
+	assert_int_equal(p->nmask, 2);
+	assert_string_equal(p->mask[0], ssh);
+	assert_string_equal(p->mask[1], aws);
+	assert_true(
+	    has_diag(&d, POLICY_DIAG_WARNING, 3, 10, "contains the credential store ~/.ssh"));
+	assert_true(
+	    has_diag(&d, POLICY_DIAG_WARNING, 4, 11, "contains the credential store ~/.aws"));
+	/* ~/.gnupg does not exist: nothing to mask, but writing ~ could create it */
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 4, 11, "store ~/.gnupg would be"));
+	assert_false(has_diag(&d, POLICY_DIAG_WARNING, 3, 10, "store ~/.gnupg would be"));
+	assert_int_equal(d.errors, 0);
+	done(p, &d);
+}
+
+static void test_store_link_target_masked(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+
+	(void)state;
+	/* the root folder holds awsreal, the real ~/.aws: masked, not refused */
+	snprintf(file, sizeof(file), "%s/policy.yaml", root);
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [.]\n", &p, &d), 0);
+	snprintf(file, sizeof(file), "%s/policy.yaml", proj);
+	assert_int_equal(p->nmask, 2);
+	done(p, &d);
+}
+
+static void test_etc_masks_shadow(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+	bool found = false;
+
+	(void)state;
+	if (access("/etc/shadow", F_OK)) {
+		skip();
+		return;
+	}
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [/etc]\n", &p, &d), 0);
+	for (size_t i = 0; i < p->nmask; i++)
+		found |= !strcmp(p->mask[i], "/etc/shadow");
+	assert_true(found);
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 3, 10, "/etc/shadow"));
+	done(p, &d);
+}
+
+static void test_home_env_warning(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+
+	(void)state;
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [{path: \"~\", sensitive: true}, "
+			       "~/docs]\nenv: {allow: [HOME]}\n",
+			       &p, &d),
+			 0);
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 3, 17, "passes HOME"));
+	assert_int_equal(d.warnings, 1);
+	done(p, &d);
+}
+
+static void test_home_from_env(void **state)
+{
+	struct wd_policy *p = NULL;
+	struct policy_diags d;
+	const char *yaml = "version: 1\nfilesystem:\n  read: [~/docs]\n";
+	char *old = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+
+	(void)state;
+	setenv("HOME", home, 1);
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(yaml, strlen(yaml), file, &p, &d), 0);
+	assert_int_equal(policy_validate(p, NULL, &d), 0);
+	expect_real(&p->read[0], "home/docs");
+	if (old)
+		setenv("HOME", old, 1);
+	else
+		unsetenv("HOME");
+	free(old);
+	done(p, &d);
+}
+
+static void test_revalidate(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+
+	(void)state;
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [\"~\"]\n", &p, &d), 0);
+	assert_int_equal(policy_validate(p, home, &d), 0);
+	assert_int_equal(p->nmask, 2);
+	done(p, &d);
+}
+
+static void test_load_file(void **state)
+{
+	static const char yaml[] = "version: 1\nfilesystem:\n  read: [src]\n  write: [out]\n";
+	struct wd_policy *p = NULL;
+	struct policy_diags d;
+	struct wd_buf b = WD_BUF_INIT;
+	char want[PATH_MAX * 4];
+	FILE *f = fopen(file, "we");
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(fwrite(yaml, 1, sizeof(yaml) - 1, f), sizeof(yaml) - 1);
+	fclose(f);
+	policy_diags_init(&d);
+	assert_int_equal(policy_load(file, home, &p, &d), 0);
+	assert_true(p->validated);
+	assert_int_equal(policy_render_yaml(p, &b), 0);
+	snprintf(want, sizeof(want), "  read:\n    - \"%s/src\"\n  write:\n    - \"%s/out\"\n",
+		 proj, proj);
+	assert_non_null(strstr(wd_buf_cstr(&b), want));
+	unlink(file);
+	wd_buf_free(&b);
+	done(p, &d);
+	policy_diags_init(&d);
+	p = NULL;
+	assert_int_equal(policy_load(file, home, &p, &d), -ENOENT);
+	assert_null(p);
+	assert_int_equal(d.errors, 1);
+	assert_non_null(strstr(d.v[0].msg, "cannot read the policy"));
+	policy_diags_free(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_relative_dot),
+	    cmocka_unit_test(test_symlink_warns),
+	    cmocka_unit_test(test_missing_read),
+	    cmocka_unit_test(test_missing_write),
+	    cmocka_unit_test(test_root_refused),
+	    cmocka_unit_test(test_runtime_base_write),
+	    cmocka_unit_test(test_store_refused),
+	    cmocka_unit_test(test_store_sensitive),
+	    cmocka_unit_test(test_home_masks_stores),
+	    cmocka_unit_test(test_store_link_target_masked),
+	    cmocka_unit_test(test_etc_masks_shadow),
+	    cmocka_unit_test(test_home_env_warning),
+	    cmocka_unit_test(test_home_from_env),
+	    cmocka_unit_test(test_revalidate),
+	    cmocka_unit_test(test_load_file),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
