@@ -1,0 +1,777 @@
+/* build.c - turns the ruleset model into libnftnl objects and netlink batch messages, and
+ * decodes rules back into signatures and human summaries.
+ *
+ * Each model statement becomes exactly the expression sequence nft 1.0 generates for the same
+ * phrase (registers included), so a table loaded with `nft -f` from fw_render() and one created
+ * by fw_install() are identical, and fw_audit() can compare expressions one for one.
+ */
+#include "nft/nft_internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_nat.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* nft's datatype numbers (nftables include/datatype.h) and concatenation shift */
+enum { FW_TYPE_IPADDR = 7, FW_TYPE_IP6ADDR = 8, FW_TYPE_INET_SERVICE = 13, FW_TYPE_IFNAME = 41 };
+#define FW_TYPE_BITS 6
+#define FW_IFNAMSIZ 16
+
+static int add_expr(struct nftnl_rule *r, struct nftnl_expr *e)
+{
+	if (!e)
+		return -ENOMEM;
+	nftnl_rule_add_expr(r, e);
+	return 0;
+}
+
+static int e_meta(struct nftnl_rule *r, uint32_t key, uint32_t dreg)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("meta");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, dreg);
+	}
+	return add_expr(r, e);
+}
+
+static int e_cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("cmp");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
+		if (nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len) < 0) {
+			nftnl_expr_free(e);
+			e = NULL;
+		}
+	}
+	return add_expr(r, e);
+}
+
+static int e_cmp_u8(struct nftnl_rule *r, uint8_t v)
+{
+	return e_cmp(r, NFT_CMP_EQ, &v, sizeof(v));
+}
+
+static int e_payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len, uint32_t dreg)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("payload");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, dreg);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
+	}
+	return add_expr(r, e);
+}
+
+static int e_lookup(struct nftnl_rule *r, const struct fw_model *m, const char *set)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("lookup");
+	uint32_t id = 0;
+
+	for (unsigned i = 0; i < FW_NSETS; i++)
+		if (!strcmp(m->sets[i].name, set))
+			id = m->sets[i].id;
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG_1);
+		nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, set);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, id);
+	}
+	return add_expr(r, e);
+}
+
+static int e_verdict(struct nftnl_rule *r, uint32_t verdict)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("immediate");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, verdict);
+	}
+	return add_expr(r, e);
+}
+
+/* meta l4proto <proto> : the dependency of every tcp/udp match */
+static int e_l4proto(struct nftnl_rule *r, uint8_t proto)
+{
+	int ret = e_meta(r, NFT_META_L4PROTO, NFT_REG_1);
+
+	return ret ? ret : e_cmp_u8(r, proto);
+}
+
+static int e_nfproto(struct nftnl_rule *r, uint8_t proto)
+{
+	int ret = e_meta(r, NFT_META_NFPROTO, NFT_REG_1);
+
+	return ret ? ret : e_cmp_u8(r, proto);
+}
+
+static int e_dport(struct nftnl_rule *r, uint8_t proto)
+{
+	int ret = e_l4proto(r, proto);
+
+	return ret ? ret : e_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, NFT_REG_1);
+}
+
+static int e_ifname_prefix(struct nftnl_rule *r, uint32_t key, uint32_t op, const char *pfx)
+{
+	int ret = e_meta(r, key, NFT_REG_1);
+
+	return ret ? ret : e_cmp(r, op, pfx, (uint32_t)strlen(pfx));
+}
+
+static int e_saddr_in_set(struct nftnl_rule *r, const struct fw_model *m, bool v6, const char *set)
+{
+	int ret = e_nfproto(r, v6 ? NFPROTO_IPV6 : NFPROTO_IPV4);
+
+	if (!ret)
+		ret = e_meta(r, NFT_META_IIFNAME, NFT_REG_1);
+	if (!ret)
+		ret = e_payload(r, NFT_PAYLOAD_NETWORK_HEADER, v6 ? 8 : 12, v6 ? 16 : 4, NFT_REG_2);
+	return ret ? ret : e_lookup(r, m, set);
+}
+
+static int e_fib_local(struct nftnl_rule *r)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("fib");
+	uint32_t local = 2; /* RTN_LOCAL */
+	int ret;
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_ADDRTYPE);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_FLAGS, NFTA_FIB_F_DADDR);
+	}
+	ret = add_expr(r, e);
+	return ret ? ret : e_cmp(r, NFT_CMP_EQ, &local, sizeof(local));
+}
+
+static int e_ct_est_rel(struct nftnl_rule *r)
+{
+	struct nftnl_expr *ct = nftnl_expr_alloc("ct"), *bw;
+	/* NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED) */
+	uint32_t mask = 1u << 1 | 1u << 2, zero = 0;
+	int ret;
+
+	if (ct) {
+		nftnl_expr_set_u32(ct, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+		nftnl_expr_set_u32(ct, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	}
+	ret = add_expr(r, ct);
+	if (ret)
+		return ret;
+	bw = nftnl_expr_alloc("bitwise");
+	if (bw) {
+		nftnl_expr_set_u32(bw, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+		nftnl_expr_set_u32(bw, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+		nftnl_expr_set_u32(bw, NFTNL_EXPR_BITWISE_LEN, sizeof(uint32_t));
+		nftnl_expr_set(bw, NFTNL_EXPR_BITWISE_MASK, &mask, sizeof(mask));
+		nftnl_expr_set(bw, NFTNL_EXPR_BITWISE_XOR, &zero, sizeof(zero));
+	}
+	ret = add_expr(r, bw);
+	return ret ? ret : e_cmp(r, NFT_CMP_NEQ, &zero, sizeof(zero));
+}
+
+static int e_log_group(struct nftnl_rule *r, uint16_t group)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("log");
+
+	if (e)
+		nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, group);
+	return add_expr(r, e);
+}
+
+static int e_redirect(struct nftnl_rule *r, uint16_t port)
+{
+	struct nftnl_expr *imm = nftnl_expr_alloc("immediate"), *redir;
+	uint16_t be = htons(port);
+	int ret;
+
+	if (imm) {
+		nftnl_expr_set_u32(imm, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+		nftnl_expr_set(imm, NFTNL_EXPR_IMM_DATA, &be, sizeof(be));
+	}
+	ret = add_expr(r, imm);
+	if (ret)
+		return ret;
+	redir = nftnl_expr_alloc("redir");
+	if (redir) {
+		nftnl_expr_set_u32(redir, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
+		nftnl_expr_set_u32(redir, NFTNL_EXPR_REDIR_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
+	}
+	return add_expr(r, redir);
+}
+
+static int build_stmt(struct nftnl_rule *r, const struct fw_model *m, const struct fw_stmt *s)
+{
+	const char *pfx = m->cfg.if_prefix;
+	uint16_t port = htons((uint16_t)s->arg);
+	int ret;
+
+	switch (s->kind) {
+	case FW_IIF_NOT_PREFIX:
+		return e_ifname_prefix(r, NFT_META_IIFNAME, NFT_CMP_NEQ, pfx);
+	case FW_IIF_PREFIX:
+		return e_ifname_prefix(r, NFT_META_IIFNAME, NFT_CMP_EQ, pfx);
+	case FW_OIF_PREFIX:
+		return e_ifname_prefix(r, NFT_META_OIFNAME, NFT_CMP_EQ, pfx);
+	case FW_IIF_SADDR4_IN_SET:
+		return e_saddr_in_set(r, m, false, s->set);
+	case FW_IIF_SADDR6_IN_SET:
+		return e_saddr_in_set(r, m, true, s->set);
+	case FW_IIF_IN_SET:
+		ret = e_meta(r, NFT_META_IIFNAME, NFT_REG_1);
+		return ret ? ret : e_lookup(r, m, s->set);
+	case FW_ICMPV6_TYPE:
+		ret = e_nfproto(r, NFPROTO_IPV6);
+		if (!ret)
+			ret = e_l4proto(r, IPPROTO_ICMPV6);
+		if (!ret)
+			ret = e_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
+		return ret ? ret : e_cmp_u8(r, (uint8_t)s->arg);
+	case FW_IP6_HOPLIMIT:
+		ret = e_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 7, 1, NFT_REG_1);
+		return ret ? ret : e_cmp_u8(r, (uint8_t)s->arg);
+	case FW_L4PROTO:
+		return e_l4proto(r, (uint8_t)s->arg);
+	case FW_TCP_DPORT:
+	case FW_UDP_DPORT:
+		ret = e_dport(r, s->kind == FW_TCP_DPORT ? IPPROTO_TCP : IPPROTO_UDP);
+		return ret ? ret : e_cmp(r, NFT_CMP_EQ, &port, sizeof(port));
+	case FW_TCP_DPORT_IN_SET:
+	case FW_UDP_DPORT_IN_SET:
+		ret = e_dport(r, s->kind == FW_TCP_DPORT_IN_SET ? IPPROTO_TCP : IPPROTO_UDP);
+		return ret ? ret : e_lookup(r, m, s->set);
+	case FW_FIB_DADDR_LOCAL:
+		return e_fib_local(r);
+	case FW_CT_EST_REL:
+		return e_ct_est_rel(r);
+	case FW_LOG_GROUP:
+		return e_log_group(r, (uint16_t)s->arg);
+	case FW_REDIRECT:
+		return e_redirect(r, (uint16_t)s->arg);
+	case FW_ACCEPT:
+		return e_verdict(r, NF_ACCEPT);
+	case FW_DROP:
+		return e_verdict(r, NF_DROP);
+	}
+	return -EINVAL;
+}
+
+struct nftnl_rule *fw_rule_build(const struct fw_model *m, const struct fw_chain_def *chain,
+				 const struct fw_rule *r)
+{
+	struct nftnl_rule *nr = nftnl_rule_alloc();
+
+	if (!nr)
+		return NULL;
+	nftnl_rule_set_u32(nr, NFTNL_RULE_FAMILY, NFPROTO_INET);
+	if (nftnl_rule_set_str(nr, NFTNL_RULE_TABLE, m->cfg.table) < 0 ||
+	    nftnl_rule_set_str(nr, NFTNL_RULE_CHAIN, chain->name) < 0)
+		goto fail;
+	for (unsigned i = 0; i < r->n; i++)
+		if (build_stmt(nr, m, &r->s[i]) < 0)
+			goto fail;
+	return nr;
+fail:
+	nftnl_rule_free(nr);
+	return NULL;
+}
+
+static uint32_t key_type(enum fw_key k, uint32_t *len)
+{
+	switch (k) {
+	case FW_KEY_IFNAME:
+		*len = FW_IFNAMSIZ;
+		return FW_TYPE_IFNAME;
+	case FW_KEY_IFNAME_IPV4:
+		*len = FW_IFNAMSIZ + 4;
+		return FW_TYPE_IFNAME << FW_TYPE_BITS | FW_TYPE_IPADDR;
+	case FW_KEY_IFNAME_IPV6:
+		*len = FW_IFNAMSIZ + 16;
+		return FW_TYPE_IFNAME << FW_TYPE_BITS | FW_TYPE_IP6ADDR;
+	case FW_KEY_PORT:
+		*len = 2;
+		return FW_TYPE_INET_SERVICE;
+	}
+	*len = 0;
+	return 0;
+}
+
+/*
+ * The set's user data, byte for byte what nft 1.0 stores for `type ...`: the key byte order
+ * (host for ifname, big endian for inet_service, "invalid" for a concatenation, which then
+ * carries a nested typeof record). Without it `nft list` prints ifname elements as "".
+ * Layout: TLVs of {u8 type, u8 len, value}, values in host byte order.
+ */
+static size_t set_udata(enum fw_key k, uint8_t *out)
+{
+	uint32_t v;
+	size_t n = 0;
+
+	out[n++] = 0; /* NFTNL_UDATA_SET_KEYBYTEORDER */
+	out[n++] = 4;
+	v = k == FW_KEY_IFNAME ? 1 : k == FW_KEY_PORT ? 2 : 0;
+	memcpy(out + n, &v, 4);
+	n += 4;
+	if (k == FW_KEY_IFNAME_IPV4 || k == FW_KEY_IFNAME_IPV6) {
+		out[n++] = 3; /* NFTNL_UDATA_SET_KEY_TYPEOF, nested */
+		out[n++] = 8;
+		out[n++] = 0;
+		out[n++] = 4;
+		v = 13;
+		memcpy(out + n, &v, 4);
+		n += 4;
+		out[n++] = 1;
+		out[n++] = 0;
+	}
+	return n;
+}
+
+struct nftnl_set *fw_set_build(const struct fw_model *m, const struct fw_set_def *s)
+{
+	struct nftnl_set *ns = nftnl_set_alloc();
+	uint32_t len, type = key_type(s->key, &len);
+
+	if (!ns)
+		return NULL;
+	nftnl_set_set_u32(ns, NFTNL_SET_FAMILY, NFPROTO_INET);
+	if (nftnl_set_set_str(ns, NFTNL_SET_TABLE, m->cfg.table) < 0 ||
+	    nftnl_set_set_str(ns, NFTNL_SET_NAME, s->name) < 0)
+		goto fail;
+	nftnl_set_set_u32(ns, NFTNL_SET_FLAGS, 0);
+	nftnl_set_set_u32(ns, NFTNL_SET_KEY_TYPE, type);
+	nftnl_set_set_u32(ns, NFTNL_SET_KEY_LEN, len);
+	nftnl_set_set_u32(ns, NFTNL_SET_ID, s->id);
+	{
+		uint8_t ud[32];
+		size_t udlen = set_udata(s->key, ud);
+
+		if (nftnl_set_set_data(ns, NFTNL_SET_USERDATA, ud, (uint32_t)udlen) < 0)
+			goto fail;
+	}
+	for (unsigned i = 0; i < s->nelems; i++) {
+		struct nftnl_set_elem *e = nftnl_set_elem_alloc();
+		uint16_t be = htons(s->elems[i]);
+
+		if (!e)
+			goto fail;
+		nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, &be, sizeof(be));
+		nftnl_set_elem_add(ns, e);
+	}
+	return ns;
+fail:
+	nftnl_set_free(ns);
+	return NULL;
+}
+
+struct nftnl_chain *fw_chain_build(const struct fw_model *m, const struct fw_chain_def *ch)
+{
+	struct nftnl_chain *nc = nftnl_chain_alloc();
+
+	if (!nc)
+		return NULL;
+	nftnl_chain_set_u32(nc, NFTNL_CHAIN_FAMILY, NFPROTO_INET);
+	if (nftnl_chain_set_str(nc, NFTNL_CHAIN_TABLE, m->cfg.table) < 0 ||
+	    nftnl_chain_set_str(nc, NFTNL_CHAIN_NAME, ch->name) < 0 ||
+	    nftnl_chain_set_str(nc, NFTNL_CHAIN_TYPE, ch->type) < 0) {
+		nftnl_chain_free(nc);
+		return NULL;
+	}
+	nftnl_chain_set_u32(nc, NFTNL_CHAIN_HOOKNUM, ch->hook);
+	nftnl_chain_set_s32(nc, NFTNL_CHAIN_PRIO, ch->prio);
+	nftnl_chain_set_u32(nc, NFTNL_CHAIN_POLICY, NF_ACCEPT);
+	return nc;
+}
+
+static int add_table_msg(struct fw_batch *b, const struct fw_model *m, uint16_t type,
+			 uint16_t flags, const char *verb)
+{
+	struct nftnl_table *t = nftnl_table_alloc();
+	struct nlmsghdr *nlh;
+
+	if (!t)
+		return -ENOMEM;
+	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+	if (nftnl_table_set_str(t, NFTNL_TABLE_NAME, m->cfg.table) < 0) {
+		nftnl_table_free(t);
+		return -ENOMEM;
+	}
+	nlh = fw_batch_add(b, type, NFPROTO_INET, flags, "%s table inet %s", verb, m->cfg.table);
+	if (nlh)
+		nftnl_table_nlmsg_build_payload(nlh, t);
+	nftnl_table_free(t);
+	return nlh ? 0 : -ENOSPC;
+}
+
+int fw_build_install(const struct fw_model *m, struct fw_batch *b)
+{
+	const char *tbl = m->cfg.table;
+	struct wd_buf txt = WD_BUF_INIT;
+	struct nlmsghdr *nlh;
+	int ret;
+
+	/* "table; delete table; table {...}": create-or-replace in one transaction */
+	ret = add_table_msg(b, m, NFT_MSG_NEWTABLE, NLM_F_CREATE, "create");
+	if (!ret)
+		ret = add_table_msg(b, m, NFT_MSG_DELTABLE, 0, "delete");
+	if (!ret)
+		ret = add_table_msg(b, m, NFT_MSG_NEWTABLE, NLM_F_CREATE, "create");
+	for (unsigned i = 0; !ret && i < FW_NSETS; i++) {
+		const struct fw_set_def *sd = &m->sets[i];
+		struct nftnl_set *s = fw_set_build(m, sd);
+
+		if (!s) {
+			ret = -ENOMEM;
+			break;
+		}
+		nlh = fw_batch_add(b, NFT_MSG_NEWSET, NFPROTO_INET, NLM_F_CREATE,
+				   "add set inet %s %s", tbl, sd->name);
+		if (nlh)
+			nftnl_set_nlmsg_build_payload(nlh, s);
+		if (nlh && sd->nelems) {
+			nlh =
+			    fw_batch_add(b, NFT_MSG_NEWSETELEM, NFPROTO_INET, NLM_F_CREATE,
+					 "add the gateway ports to set inet %s %s", tbl, sd->name);
+			if (nlh)
+				nftnl_set_elems_nlmsg_build_payload(nlh, s);
+		}
+		nftnl_set_free(s);
+		if (!nlh)
+			ret = -ENOSPC;
+	}
+	for (unsigned i = 0; !ret && i < FW_NCHAINS; i++) {
+		const struct fw_chain_def *cd = &m->chains[i];
+		struct nftnl_chain *c = fw_chain_build(m, cd);
+
+		if (!c) {
+			ret = -ENOMEM;
+			break;
+		}
+		nlh = fw_batch_add(b, NFT_MSG_NEWCHAIN, NFPROTO_INET, NLM_F_CREATE,
+				   "add chain inet %s %s (%s hook %s priority %d)", tbl, cd->name,
+				   cd->type, fw_hook_name(cd->hook), cd->prio);
+		if (nlh)
+			nftnl_chain_nlmsg_build_payload(nlh, c);
+		nftnl_chain_free(c);
+		if (!nlh)
+			ret = -ENOSPC;
+		for (unsigned j = 0; !ret && j < cd->nrules; j++) {
+			struct nftnl_rule *r = fw_rule_build(m, cd, &cd->rules[j]);
+
+			wd_buf_reset(&txt);
+			if (!r || fw_rule_text(m, &cd->rules[j], &txt) < 0) {
+				nftnl_rule_free(r);
+				ret = -ENOMEM;
+				break;
+			}
+			nlh = fw_batch_add(b, NFT_MSG_NEWRULE, NFPROTO_INET,
+					   NLM_F_CREATE | NLM_F_APPEND,
+					   "add rule inet %s %s #%u (%s)", tbl, cd->name, j + 1,
+					   wd_buf_cstr(&txt));
+			if (nlh)
+				nftnl_rule_nlmsg_build_payload(nlh, r);
+			nftnl_rule_free(r);
+			if (!nlh)
+				ret = -ENOSPC;
+		}
+	}
+	wd_buf_free(&txt);
+	return ret;
+}
+
+int fw_build_uninstall(const struct fw_model *m, struct fw_batch *b)
+{
+	/* "table; delete table": deleting an absent table is then not an error */
+	int ret = add_table_msg(b, m, NFT_MSG_NEWTABLE, NLM_F_CREATE, "create");
+
+	return ret ? ret : add_table_msg(b, m, NFT_MSG_DELTABLE, 0, "delete");
+}
+
+int fw_run_check(const struct fw_config *c, const struct fw_run *r, struct wd_err *err)
+{
+	size_t n = strnlen(r->ifname, sizeof(r->ifname)), p = strlen(c->if_prefix);
+
+	if (n == 0 || n >= sizeof(r->ifname))
+		return wd_err_set(err, -EINVAL, "interface name must be 1-15 characters");
+	if (n <= p || strncmp(r->ifname, c->if_prefix, p))
+		return wd_err_set(err, -EINVAL,
+				  "interface %s does not start with the run prefix \"%s\" "
+				  "(the ruleset would not cover it)",
+				  r->ifname, c->if_prefix);
+	if (!r->has_v4 && !r->has_v6)
+		return wd_err_set(err, -EINVAL, "run %s has neither an IPv4 nor an IPv6 address",
+				  r->ifname);
+	return 0;
+}
+
+int fw_build_run(const struct fw_model *m, const struct fw_run *r, bool add, const bool *skip,
+		 struct fw_batch *b)
+{
+	static const char *const sets[] = {FW_SET_RUNS_IF, FW_SET_RUNS_V4, FW_SET_RUNS_V6};
+	char key[FW_IFNAMSIZ + 16];
+	int count = 0;
+
+	for (unsigned i = 0; i < WD_ARRAY_SIZE(sets); i++) {
+		struct nftnl_set *s;
+		struct nftnl_set_elem *e;
+		struct nlmsghdr *nlh;
+		char addr[INET6_ADDRSTRLEN] = "";
+		uint32_t len = FW_IFNAMSIZ;
+
+		if ((i == 1 && !r->has_v4) || (i == 2 && !r->has_v6) || (skip && skip[i]))
+			continue;
+		memset(key, 0, sizeof(key));
+		memcpy(key, r->ifname, strnlen(r->ifname, sizeof(r->ifname)));
+		if (i == 1) {
+			memcpy(key + FW_IFNAMSIZ, &r->sbx4, 4);
+			len += 4;
+			inet_ntop(AF_INET, &r->sbx4, addr, sizeof(addr));
+		} else if (i == 2) {
+			memcpy(key + FW_IFNAMSIZ, &r->sbx6, 16);
+			len += 16;
+			inet_ntop(AF_INET6, &r->sbx6, addr, sizeof(addr));
+		}
+		s = nftnl_set_alloc();
+		e = nftnl_set_elem_alloc();
+		if (!s || !e || nftnl_set_set_str(s, NFTNL_SET_TABLE, m->cfg.table) < 0 ||
+		    nftnl_set_set_str(s, NFTNL_SET_NAME, sets[i]) < 0) {
+			nftnl_set_elem_free(e);
+			nftnl_set_free(s);
+			return -ENOMEM;
+		}
+		nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
+		nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key, len);
+		nftnl_set_elem_add(s, e);
+		nlh = fw_batch_add(b, add ? NFT_MSG_NEWSETELEM : NFT_MSG_DELSETELEM, NFPROTO_INET,
+				   add ? NLM_F_CREATE : 0, "%s element %s%s%s %s set inet %s %s",
+				   add ? "add" : "delete", r->ifname, *addr ? " . " : "", addr,
+				   add ? "to" : "from", m->cfg.table, sets[i]);
+		if (nlh)
+			nftnl_set_elems_nlmsg_build_payload(nlh, s);
+		nftnl_set_free(s);
+		if (!nlh)
+			return -ENOSPC;
+		count++;
+	}
+	return count;
+}
+
+int fw_rule_signature(const struct nftnl_rule *r, struct wd_buf *out)
+{
+	struct nftnl_expr_iter *it = nftnl_expr_iter_create(r);
+	struct nftnl_expr *e;
+	char tmp[512];
+	int ret = 0;
+
+	if (!it)
+		return -ENOMEM;
+	while (!ret && (e = nftnl_expr_iter_next(it))) {
+		const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
+
+		tmp[0] = '\0';
+		/* the kernel echoes defaults we do not send (lookup flags 0, redirect
+		 * proto_max == proto_min): spell those two so both forms read the same */
+		if (!strcmp(name, "lookup"))
+			snprintf(tmp, sizeof(tmp), "reg %u set %s dreg %u flags 0x%x ",
+				 nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_SREG),
+				 nftnl_expr_get_str(e, NFTNL_EXPR_LOOKUP_SET),
+				 nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_DREG)
+				     ? nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_DREG)
+				     : 0,
+				 nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_FLAGS)
+				     ? nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_FLAGS)
+				     : 0);
+		else if (!strcmp(name, "redir"))
+			snprintf(tmp, sizeof(tmp), "proto_min reg %u proto_max reg %u flags 0x%x ",
+				 nftnl_expr_is_set(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN)
+				     ? nftnl_expr_get_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN)
+				     : 0,
+				 nftnl_expr_is_set(e, NFTNL_EXPR_REDIR_REG_PROTO_MAX)
+				     ? nftnl_expr_get_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MAX)
+				     : nftnl_expr_get_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN),
+				 nftnl_expr_is_set(e, NFTNL_EXPR_REDIR_FLAGS)
+				     ? nftnl_expr_get_u32(e, NFTNL_EXPR_REDIR_FLAGS)
+				     : 0);
+		else
+			nftnl_expr_snprintf(tmp, sizeof(tmp), e, NFTNL_OUTPUT_DEFAULT, 0);
+		ret = wd_buf_printf(out, "[ %s %s] ", name, tmp);
+	}
+	nftnl_expr_iter_destroy(it);
+	return ret;
+}
+
+/* --- decoding any rule into a short summary ------------------------------------------------ */
+
+static const char *meta_key_name(uint32_t key)
+{
+	switch (key) {
+	case NFT_META_IIFNAME:
+		return "iifname";
+	case NFT_META_OIFNAME:
+		return "oifname";
+	case NFT_META_IIF:
+		return "iif";
+	case NFT_META_OIF:
+		return "oif";
+	case NFT_META_NFPROTO:
+		return "meta nfproto";
+	case NFT_META_L4PROTO:
+		return "meta l4proto";
+	case NFT_META_MARK:
+		return "meta mark";
+	default:
+		return "meta";
+	}
+}
+
+static const char *verdict_name(int32_t v)
+{
+	switch (v) {
+	case NF_ACCEPT:
+		return "accept";
+	case NF_DROP:
+		return "drop";
+	case NF_QUEUE:
+		return "queue";
+	case NFT_CONTINUE:
+		return "continue";
+	case NFT_BREAK:
+		return "break";
+	case NFT_JUMP:
+		return "jump";
+	case NFT_GOTO:
+		return "goto";
+	case NFT_RETURN:
+		return "return";
+	default:
+		return "verdict?";
+	}
+}
+
+static int describe_cmp(const struct nftnl_expr *e, const char *origin, struct wd_buf *out)
+{
+	static const char *const ops[] = {
+	    [NFT_CMP_EQ] = "",	   [NFT_CMP_NEQ] = "!= ", [NFT_CMP_LT] = "< ",
+	    [NFT_CMP_LTE] = "<= ", [NFT_CMP_GT] = "> ",	  [NFT_CMP_GTE] = ">= "};
+	uint32_t op = nftnl_expr_get_u32(e, NFTNL_EXPR_CMP_OP), len = 0;
+	const unsigned char *d = nftnl_expr_get(e, NFTNL_EXPR_CMP_DATA, &len);
+	const char *ops_s = op < WD_ARRAY_SIZE(ops) && ops[op] ? ops[op] : "?? ";
+	int ret;
+
+	if (!d)
+		return 0;
+	if (!strcmp(origin, "iifname") || !strcmp(origin, "oifname")) {
+		size_t n = strnlen((const char *)d, len);
+
+		/* a compare shorter than the name (no NUL inside) is nft's "prefix*" */
+		return wd_buf_printf(out, "%s %s\"%.*s%s\" ", origin, ops_s, (int)n,
+				     (const char *)d, n == len ? "*" : "");
+	}
+	ret = wd_buf_printf(out, "%s %s0x", origin, ops_s);
+	for (uint32_t i = 0; !ret && i < len; i++)
+		ret = wd_buf_printf(out, "%02x", d[i]);
+	return ret ? ret : wd_buf_puts(out, " ");
+}
+
+int fw_rule_describe(const struct nftnl_rule *r, struct wd_buf *out)
+{
+	struct nftnl_expr_iter *it = nftnl_expr_iter_create(r);
+	char origin[NFT_REG32_15 + 1][32];
+	struct nftnl_expr *e;
+	int ret = 0;
+
+	if (!it)
+		return -ENOMEM;
+	memset(origin, 0, sizeof(origin));
+	while (!ret && (e = nftnl_expr_iter_next(it))) {
+		const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
+		uint32_t reg;
+
+		if (!strcmp(name, "meta") && nftnl_expr_is_set(e, NFTNL_EXPR_META_DREG)) {
+			reg = nftnl_expr_get_u32(e, NFTNL_EXPR_META_DREG);
+			if (reg < WD_ARRAY_SIZE(origin))
+				snprintf(origin[reg], sizeof(origin[reg]), "%s",
+					 meta_key_name(nftnl_expr_get_u32(e, NFTNL_EXPR_META_KEY)));
+		} else if (!strcmp(name, "payload") &&
+			   nftnl_expr_is_set(e, NFTNL_EXPR_PAYLOAD_DREG)) {
+			reg = nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_DREG);
+			if (reg < WD_ARRAY_SIZE(origin))
+				snprintf(origin[reg], sizeof(origin[reg]), "@%s,%u,%u",
+					 nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_BASE) ==
+						 NFT_PAYLOAD_NETWORK_HEADER
+					     ? "nh"
+					     : "th",
+					 nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET) * 8,
+					 nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_LEN) * 8);
+		} else if (!strcmp(name, "ct") && nftnl_expr_is_set(e, NFTNL_EXPR_CT_DREG)) {
+			reg = nftnl_expr_get_u32(e, NFTNL_EXPR_CT_DREG);
+			if (reg < WD_ARRAY_SIZE(origin))
+				snprintf(origin[reg], sizeof(origin[reg]), "ct %s",
+					 nftnl_expr_get_u32(e, NFTNL_EXPR_CT_KEY) == NFT_CT_STATE
+					     ? "state"
+					     : "key");
+		} else if (!strcmp(name, "cmp")) {
+			reg = nftnl_expr_get_u32(e, NFTNL_EXPR_CMP_SREG);
+			ret = describe_cmp(
+			    e, reg < WD_ARRAY_SIZE(origin) && origin[reg][0] ? origin[reg] : "reg",
+			    out);
+		} else if (!strcmp(name, "lookup")) {
+			reg = nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_SREG);
+			ret = wd_buf_printf(
+			    out, "%s %s@%s ",
+			    reg < WD_ARRAY_SIZE(origin) && origin[reg][0] ? origin[reg] : "reg",
+			    nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_FLAGS) &&
+				    (nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_FLAGS) &
+				     NFT_LOOKUP_F_INV)
+				? "!= "
+				: "",
+			    nftnl_expr_get_str(e, NFTNL_EXPR_LOOKUP_SET));
+		} else if (!strcmp(name, "immediate") &&
+			   nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT)) {
+			int32_t v = (int32_t)nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT);
+
+			ret = wd_buf_printf(out, "%s", verdict_name(v));
+			if (!ret && nftnl_expr_is_set(e, NFTNL_EXPR_IMM_CHAIN))
+				ret = wd_buf_printf(out, " %s",
+						    nftnl_expr_get_str(e, NFTNL_EXPR_IMM_CHAIN));
+			if (!ret)
+				ret = wd_buf_puts(out, " ");
+		} else if (!strcmp(name, "redir")) {
+			ret = wd_buf_puts(out, "redirect ");
+		} else if (!strcmp(name, "nat")) {
+			ret = wd_buf_puts(out,
+					  nftnl_expr_get_u32(e, NFTNL_EXPR_NAT_TYPE) == NFT_NAT_DNAT
+					      ? "dnat "
+					      : "snat ");
+		} else if (!strcmp(name, "fib") && nftnl_expr_is_set(e, NFTNL_EXPR_FIB_DREG)) {
+			reg = nftnl_expr_get_u32(e, NFTNL_EXPR_FIB_DREG);
+			if (reg < WD_ARRAY_SIZE(origin))
+				snprintf(origin[reg], sizeof(origin[reg]), "fib");
+		} else if (!strcmp(name, "immediate") || !strcmp(name, "bitwise")) {
+			/* loads feeding a later statement: not worth a word */
+		} else {
+			ret = wd_buf_printf(out, "%s ", name);
+		}
+	}
+	nftnl_expr_iter_destroy(it);
+	if (!ret && out->len && out->data[out->len - 1] == ' ')
+		out->data[--out->len] = '\0';
+	return ret;
+}

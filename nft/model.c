@@ -1,0 +1,388 @@
+/* model.c - the one description of Warden's nftables table, and its rendering as `nft -f` text.
+ *
+ * Theory of operation: fw_model_build() turns a config into a fixed list of sets and base
+ * chains whose rules are short lists of statements (enum fw_stmt_kind). Everything else walks
+ * this model: fw_render() prints it, build.c turns each statement into the expressions nft
+ * itself would generate, and audit.c compares the live table against it. Changing the ruleset
+ * means changing this file (and the golden files in tests/nft/golden/).
+ */
+#include "nft/nft_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <linux/netfilter.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+void fw_config_defaults(struct fw_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->table, sizeof(c->table), "%s", "warden");
+	snprintf(c->if_prefix, sizeof(c->if_prefix), "%s", "wd-");
+	c->port_transparent = 15001;
+	c->port_dns = 15053;
+	c->port_proxy = 15080;
+	c->nflog_group = 7000;
+}
+
+static bool name_ok(const char *s, size_t max, const char *extra)
+{
+	size_t n = strnlen(s, max);
+
+	if (n == 0 || n >= max)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (!isalnum(ch) && ch != '_' && !strchr(extra, ch))
+			return false;
+	}
+	return true;
+}
+
+int fw_config_check(const struct fw_config *c, struct wd_err *err)
+{
+	if (!name_ok(c->table, sizeof(c->table), "") || isdigit((unsigned char)c->table[0]))
+		return wd_err_set(err, -EINVAL,
+				  "nft table name must be 1-31 letters, digits or '_' "
+				  "(not starting with a digit)");
+	if (!name_ok(c->if_prefix, sizeof(c->if_prefix), ".-"))
+		return wd_err_set(err, -EINVAL,
+				  "interface prefix must be 1-7 characters from [A-Za-z0-9_.-]");
+	if (!c->port_transparent || !c->port_dns || !c->port_proxy)
+		return wd_err_set(err, -EINVAL, "gateway ports must not be 0");
+	if (c->port_transparent == c->port_dns || c->port_transparent == c->port_proxy ||
+	    c->port_dns == c->port_proxy)
+		return wd_err_set(err, -EINVAL,
+				  "gateway ports must differ (transparent %u, dns %u, proxy %u)",
+				  c->port_transparent, c->port_dns, c->port_proxy);
+	if (c->port_dns == 53 || c->port_transparent == 53 || c->port_proxy == 53)
+		return wd_err_set(err, -EINVAL, "gateway ports must not be 53 (it is redirected)");
+	return 0;
+}
+
+#define S(k, a, st)                                                                                \
+	{                                                                                          \
+		.kind = (k), .arg = (a), .set = (st)                                               \
+	}
+#define R(why_, ...)                                                                               \
+	{                                                                                          \
+		.s = {__VA_ARGS__},                                                                \
+		.n = sizeof((struct fw_stmt[]){__VA_ARGS__}) / sizeof(struct fw_stmt), .why = why_ \
+	}
+
+static void add_rule(struct fw_chain_def *ch, struct fw_rule r)
+{
+	/* The model is fixed: overflowing FW_CHAIN_MAX_RULES is a programming error. */
+	if (ch->nrules < FW_CHAIN_MAX_RULES)
+		ch->rules[ch->nrules++] = r;
+}
+
+static void set_def(struct fw_set_def *s, const char *name, enum fw_key key, uint32_t id,
+		    const char *why)
+{
+	*s = (struct fw_set_def){.name = name, .key = key, .id = id, .why = why};
+}
+
+int fw_model_build(const struct fw_config *c, struct fw_model *m, struct wd_err *err)
+{
+	int ret = fw_config_check(c, err);
+	struct fw_chain_def *ch;
+
+	if (ret < 0)
+		return ret;
+	memset(m, 0, sizeof(*m));
+	m->cfg = *c;
+
+	set_def(&m->sets[0], FW_SET_RUNS_IF, FW_KEY_IFNAME, 1,
+		"host-side veth of every registered run");
+	set_def(&m->sets[1], FW_SET_RUNS_V4, FW_KEY_IFNAME_IPV4, 2,
+		"run veth . the only IPv4 source allowed on it");
+	set_def(&m->sets[2], FW_SET_RUNS_V6, FW_KEY_IFNAME_IPV6, 3,
+		"run veth . the only IPv6 source allowed on it");
+	set_def(&m->sets[3], FW_SET_GW_TCP, FW_KEY_PORT, 4,
+		"gateway TCP ports: transparent, DNS, proxy");
+	m->sets[3].elems[0] = c->port_transparent;
+	m->sets[3].elems[1] = c->port_dns;
+	m->sets[3].elems[2] = c->port_proxy;
+	m->sets[3].nelems = 3;
+	set_def(&m->sets[4], FW_SET_GW_UDP, FW_KEY_PORT, 5, "gateway UDP port: DNS");
+	m->sets[4].elems[0] = c->port_dns;
+	m->sets[4].nelems = 1;
+
+	/* 1. Anti-spoofing, before conntrack and NAT see the packet. */
+	ch = &m->chains[0];
+	*ch = (struct fw_chain_def){.name = "antispoof",
+				    .type = "filter",
+				    .hook = NF_INET_PRE_ROUTING,
+				    .prio = -300,
+				    .prio_text = "raw",
+				    .why = "a run's veth may only carry its own source address"};
+	add_rule(ch, (struct fw_rule)R("not a run interface: not our business",
+				       S(FW_IIF_NOT_PREFIX, 0, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("registered run, its own IPv4 source",
+				       S(FW_IIF_SADDR4_IN_SET, 0, FW_SET_RUNS_V4),
+				       S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("registered run, its own IPv6 source",
+				       S(FW_IIF_SADDR6_IN_SET, 0, FW_SET_RUNS_V6),
+				       S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("IPv6 neighbour discovery from link-local or :: sources",
+				       S(FW_IIF_IN_SET, 0, FW_SET_RUNS_IF),
+				       S(FW_ICMPV6_TYPE, 135, NULL), S(FW_IP6_HOPLIMIT, 255, NULL),
+				       S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_IN_SET, 0, FW_SET_RUNS_IF),
+				       S(FW_ICMPV6_TYPE, 136, NULL), S(FW_IP6_HOPLIMIT, 255, NULL),
+				       S(FW_ACCEPT, 0, NULL)));
+	add_rule(
+	    ch, (struct fw_rule)R("unregistered interface or spoofed source", S(FW_DROP, 0, NULL)));
+
+	/* 2. Redirect TCP and DNS to the gateway. */
+	ch = &m->chains[1];
+	*ch =
+	    (struct fw_chain_def){.name = "divert",
+				  .type = "nat",
+				  .hook = NF_INET_PRE_ROUTING,
+				  .prio = -100,
+				  .prio_text = "dstnat",
+				  .why = "every TCP connection and DNS query goes to the gateway"};
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_NOT_PREFIX, 0, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("the explicit proxy port on this host is not redirected",
+				       S(FW_TCP_DPORT, c->port_proxy, NULL),
+				       S(FW_FIB_DADDR_LOCAL, 0, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch,
+		 (struct fw_rule)R("DNS to any address lands on the gateway's DNS port",
+				   S(FW_UDP_DPORT, 53, NULL), S(FW_REDIRECT, c->port_dns, NULL)));
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_TCP_DPORT, 53, NULL),
+				       S(FW_REDIRECT, c->port_dns, NULL)));
+	add_rule(ch, (struct fw_rule)R("all other TCP lands on the transparent port",
+				       S(FW_L4PROTO, IPPROTO_TCP, NULL),
+				       S(FW_REDIRECT, c->port_transparent, NULL)));
+
+	/* 3. Other UDP is dropped where it is seen first, and logged for the gateway. */
+	ch = &m->chains[2];
+	*ch = (struct fw_chain_def){
+	    .name = "udp_audit",
+	    .type = "filter",
+	    .hook = NF_INET_PRE_ROUTING,
+	    .prio = -90,
+	    .prio_text = "dstnat + 10",
+	    .why = "after the redirect: UDP not bound for the gateway is logged "
+		   "and dropped"};
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_NOT_PREFIX, 0, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("redirected DNS (or DNS sent to the gateway directly)",
+				       S(FW_UDP_DPORT, c->port_dns, NULL),
+				       S(FW_FIB_DADDR_LOCAL, 0, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("NFLOG for the gateway's audit log",
+				       S(FW_L4PROTO, IPPROTO_UDP, NULL),
+				       S(FW_LOG_GROUP, c->nflog_group, NULL), S(FW_DROP, 0, NULL)));
+
+	/* 4. The host itself: only the gateway's ports. */
+	ch = &m->chains[3];
+	*ch = (struct fw_chain_def){.name = "input",
+				    .type = "filter",
+				    .hook = NF_INET_LOCAL_IN,
+				    .prio = 0,
+				    .prio_text = "filter",
+				    .why = "from a run, this host offers only the gateway"};
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_NOT_PREFIX, 0, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("gateway ports (after the redirect)",
+				       S(FW_TCP_DPORT_IN_SET, 0, FW_SET_GW_TCP),
+				       S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_UDP_DPORT_IN_SET, 0, FW_SET_GW_UDP),
+				       S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("replies to connections this host opened, and ICMP errors "
+				       "about them (PMTU)",
+				       S(FW_CT_EST_REL, 0, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("IPv6 neighbour discovery on the veth",
+				       S(FW_IIF_IN_SET, 0, FW_SET_RUNS_IF),
+				       S(FW_ICMPV6_TYPE, 135, NULL), S(FW_IP6_HOPLIMIT, 255, NULL),
+				       S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_IN_SET, 0, FW_SET_RUNS_IF),
+				       S(FW_ICMPV6_TYPE, 136, NULL), S(FW_IP6_HOPLIMIT, 255, NULL),
+				       S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("everything else: ping, other ports, other services",
+				       S(FW_DROP, 0, NULL)));
+
+	/* 5. Never route for a run, in either direction. */
+	ch = &m->chains[4];
+	*ch = (struct fw_chain_def){
+	    .name = "forward",
+	    .type = "filter",
+	    .hook = NF_INET_FORWARD,
+	    .prio = 0,
+	    .prio_text = "filter",
+	    .why = "a run reaches nothing but this host, and nothing reaches it"};
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_PREFIX, 0, NULL), S(FW_DROP, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_OIF_PREFIX, 0, NULL), S(FW_DROP, 0, NULL)));
+	return 0;
+}
+
+const char *fw_hook_name(uint32_t hook)
+{
+	static const char *const names[] = {
+	    [NF_INET_PRE_ROUTING] = "prerouting",   [NF_INET_LOCAL_IN] = "input",
+	    [NF_INET_FORWARD] = "forward",	    [NF_INET_LOCAL_OUT] = "output",
+	    [NF_INET_POST_ROUTING] = "postrouting",
+	};
+
+	return hook < WD_ARRAY_SIZE(names) && names[hook] ? names[hook] : "?";
+}
+
+static const char *icmpv6_type_name(uint32_t t)
+{
+	switch (t) {
+	case 135:
+		return "nd-neighbor-solicit";
+	case 136:
+		return "nd-neighbor-advert";
+	default:
+		return NULL;
+	}
+}
+
+static int stmt_text(const struct fw_model *m, const struct fw_stmt *s, struct wd_buf *out)
+{
+	const char *pfx = m->cfg.if_prefix;
+	const char *name;
+
+	switch (s->kind) {
+	case FW_IIF_NOT_PREFIX:
+		return wd_buf_printf(out, "iifname != \"%s*\"", pfx);
+	case FW_IIF_PREFIX:
+		return wd_buf_printf(out, "iifname \"%s*\"", pfx);
+	case FW_OIF_PREFIX:
+		return wd_buf_printf(out, "oifname \"%s*\"", pfx);
+	case FW_IIF_SADDR4_IN_SET:
+		return wd_buf_printf(out, "iifname . ip saddr @%s", s->set);
+	case FW_IIF_SADDR6_IN_SET:
+		return wd_buf_printf(out, "iifname . ip6 saddr @%s", s->set);
+	case FW_IIF_IN_SET:
+		return wd_buf_printf(out, "iifname @%s", s->set);
+	case FW_ICMPV6_TYPE:
+		name = icmpv6_type_name(s->arg);
+		if (name)
+			return wd_buf_printf(out, "icmpv6 type %s", name);
+		return wd_buf_printf(out, "icmpv6 type %u", s->arg);
+	case FW_IP6_HOPLIMIT:
+		return wd_buf_printf(out, "ip6 hoplimit %u", s->arg);
+	case FW_L4PROTO:
+		return wd_buf_printf(out, "meta l4proto %s", s->arg == IPPROTO_TCP ? "tcp" : "udp");
+	case FW_TCP_DPORT:
+		return wd_buf_printf(out, "tcp dport %u", s->arg);
+	case FW_UDP_DPORT:
+		return wd_buf_printf(out, "udp dport %u", s->arg);
+	case FW_TCP_DPORT_IN_SET:
+		return wd_buf_printf(out, "tcp dport @%s", s->set);
+	case FW_UDP_DPORT_IN_SET:
+		return wd_buf_printf(out, "udp dport @%s", s->set);
+	case FW_FIB_DADDR_LOCAL:
+		return wd_buf_puts(out, "fib daddr type local");
+	case FW_CT_EST_REL:
+		return wd_buf_puts(out, "ct state established,related");
+	case FW_LOG_GROUP:
+		return wd_buf_printf(out, "log group %u", s->arg);
+	case FW_REDIRECT:
+		return wd_buf_printf(out, "redirect to :%u", s->arg);
+	case FW_ACCEPT:
+		return wd_buf_puts(out, "accept");
+	case FW_DROP:
+		return wd_buf_puts(out, "drop");
+	}
+	return -EINVAL;
+}
+
+int fw_rule_text(const struct fw_model *m, const struct fw_rule *r, struct wd_buf *out)
+{
+	for (unsigned i = 0; i < r->n; i++) {
+		int ret = i ? wd_buf_puts(out, " ") : 0;
+
+		if (!ret)
+			ret = stmt_text(m, &r->s[i], out);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static const char *key_text(enum fw_key k)
+{
+	switch (k) {
+	case FW_KEY_IFNAME:
+		return "ifname";
+	case FW_KEY_IFNAME_IPV4:
+		return "ifname . ipv4_addr";
+	case FW_KEY_IFNAME_IPV6:
+		return "ifname . ipv6_addr";
+	case FW_KEY_PORT:
+		return "inet_service";
+	}
+	return "?";
+}
+
+static int render_set(const struct fw_set_def *s, struct wd_buf *out)
+{
+	int ret = wd_buf_printf(out, "\t# %s\n\tset %s {\n\t\ttype %s\n", s->why, s->name,
+				key_text(s->key));
+
+	if (!ret && s->nelems) {
+		ret = wd_buf_puts(out, "\t\telements = { ");
+		for (unsigned i = 0; !ret && i < s->nelems; i++)
+			ret = wd_buf_printf(out, "%s%u", i ? ", " : "", s->elems[i]);
+		if (!ret)
+			ret = wd_buf_puts(out, " }\n");
+	}
+	return ret ? ret : wd_buf_puts(out, "\t}\n\n");
+}
+
+static int render_chain(const struct fw_model *m, const struct fw_chain_def *ch, struct wd_buf *out)
+{
+	int ret = wd_buf_printf(out,
+				"\t# %s\n\tchain %s {\n\t\ttype %s hook %s priority %s; "
+				"policy accept;\n",
+				ch->why, ch->name, ch->type, fw_hook_name(ch->hook), ch->prio_text);
+
+	for (unsigned i = 0; !ret && i < ch->nrules; i++) {
+		const struct fw_rule *r = &ch->rules[i];
+
+		if (r->why)
+			ret = wd_buf_printf(out, "\t\t# %s\n", r->why);
+		if (!ret)
+			ret = wd_buf_puts(out, "\t\t");
+		if (!ret)
+			ret = fw_rule_text(m, r, out);
+		if (!ret)
+			ret = wd_buf_puts(out, "\n");
+	}
+	return ret ? ret : wd_buf_puts(out, "\t}\n");
+}
+
+int fw_render(const struct fw_config *c, struct wd_buf *out)
+{
+	struct fw_model m;
+	int ret = fw_model_build(c, &m, NULL);
+
+	if (ret < 0)
+		return ret;
+	ret = wd_buf_printf(
+	    out,
+	    "#!/usr/sbin/nft -f\n"
+	    "# Warden sandbox ruleset, generated by `warden nft render`; do not edit.\n"
+	    "# Run interfaces: \"%s*\". Gateway ports: transparent %u, DNS %u, "
+	    "proxy %u. NFLOG group %u.\n"
+	    "# Loading this file replaces the table atomically (and forgets every "
+	    "registered run).\n"
+	    "table inet %s\n"
+	    "delete table inet %s\n\n"
+	    "table inet %s {\n",
+	    c->if_prefix, c->port_transparent, c->port_dns, c->port_proxy, c->nflog_group, c->table,
+	    c->table, c->table);
+	for (unsigned i = 0; !ret && i < FW_NSETS; i++)
+		ret = render_set(&m.sets[i], out);
+	for (unsigned i = 0; !ret && i < FW_NCHAINS; i++) {
+		ret = wd_buf_puts(out, i ? "\n" : "");
+		if (!ret)
+			ret = render_chain(&m, &m.chains[i], out);
+	}
+	return ret ? ret : wd_buf_puts(out, "}\n");
+}

@@ -1,0 +1,235 @@
+/* nft.h - Warden's nftables ruleset: one static table, per-run set elements, rendering and audit.
+ *
+ * The table (`table inet warden` by default) has a fixed shape: five base chains and five named
+ * sets. A run is three set elements (its veth name, and the veth name paired with the sandbox's
+ * IPv4 and/or IPv6 address); adding or removing a run is one netlink batch that touches only set
+ * elements, so run 1000 costs what run 1 costs. docs/nft.md explains every rule.
+ *
+ * One in-memory model (nft/model.c) describes the table; fw_render() prints it as `nft -f` text,
+ * fw_install() turns the same model into libnftnl objects, and fw_audit() compares the live
+ * ruleset against it. Nothing here prints; errors come back as a negative errno plus a
+ * struct wd_err naming the object that failed ("add set element wd-3f9a to runs_v4: ...").
+ */
+#ifndef WARDEN_NFT_H
+#define WARDEN_NFT_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+
+/**
+ * struct fw_config - what the ruleset depends on (filled from the gateway config by the caller)
+ * @table:		table name, family is always inet ("warden" -> table inet warden);
+ *			letters, digits and '_' only
+ * @if_prefix:		host-side veth name prefix the wildcard rules match ("wd-" -> "wd-*");
+ *			1..7 characters from [A-Za-z0-9_.-]
+ * @port_transparent:	gateway port TCP is redirected to (15001)
+ * @port_dns:		gateway DNS port, TCP and UDP (15053)
+ * @port_proxy:		gateway explicit HTTP proxy port, reachable directly (15080)
+ * @nflog_group:	NFLOG group other dropped UDP is logged to (7000)
+ */
+struct fw_config {
+	char table[32];
+	char if_prefix[8];
+	uint16_t port_transparent;
+	uint16_t port_dns;
+	uint16_t port_proxy;
+	uint16_t nflog_group;
+};
+
+/**
+ * struct fw_run - one run's facts, stored as set elements
+ * @ifname:	host-side veth name, e.g. "wd-3f9a1c2b7e"; must start with the config's prefix
+ * @has_v4:	@sbx4 is valid
+ * @has_v6:	@sbx6 is valid
+ * @sbx4:	the sandbox's IPv4 address: packets from @ifname must come from it
+ * @sbx6:	the sandbox's IPv6 address: packets from @ifname must come from it
+ */
+struct fw_run {
+	char ifname[16];
+	bool has_v4;
+	bool has_v6;
+	struct in_addr sbx4;
+	struct in6_addr sbx6;
+};
+
+/** enum fw_finding_level - how bad an audit finding is */
+enum fw_finding_level {
+	FW_VIOLATION, /* an invariant is broken: audit fails */
+	FW_NOTE,      /* worth a look, cannot open a hole (e.g. a foreign accept) */
+};
+
+/**
+ * struct fw_finding - one line of an audit report
+ * @level:	violation or note
+ * @object:	what it is about ("table inet warden", "chain inet warden input", ...)
+ * @msg:	what is wrong, one line, no trailing newline
+ */
+struct fw_finding {
+	enum fw_finding_level level;
+	char object[128];
+	char msg[512];
+};
+
+/**
+ * struct fw_audit_report - the result of fw_audit()
+ * @items:	findings in the order they were found
+ * @n:		number of @items
+ * @cap:	allocated @items
+ * @violations:	how many of @items are FW_VIOLATION
+ * @notes:	how many of @items are FW_NOTE
+ * @runs_if:	elements in the run interface set (when readable)
+ * @runs_v4:	elements in the IPv4 anti-spoof set
+ * @runs_v6:	elements in the IPv6 anti-spoof set
+ */
+struct fw_audit_report {
+	struct fw_finding *items;
+	size_t n;
+	size_t cap;
+	size_t violations;
+	size_t notes;
+	unsigned runs_if;
+	unsigned runs_v4;
+	unsigned runs_v6;
+};
+
+/**
+ * fw_config_defaults() - fill @c with the defaults: table "warden", prefix "wd-",
+ * ports 15001/15053/15080, NFLOG group 7000
+ * @c:	config to fill
+ */
+void fw_config_defaults(struct fw_config *c);
+
+/**
+ * fw_config_check() - validate a config before it is rendered or installed
+ * @c:		config to check
+ * @err:	filled with the offending field on failure; may be NULL
+ *
+ * Return: 0, or -EINVAL (bad table name, prefix, zero or clashing ports).
+ */
+int fw_config_check(const struct fw_config *c, struct wd_err *err);
+
+/**
+ * fw_render() - append the ruleset as `nft -f` text to @out
+ * @c:		config (checked with fw_config_check())
+ * @out:	buffer to append to
+ *
+ * The text starts with the "table ...; delete table ..." idiom, so loading it replaces the table
+ * atomically; it is deterministic (same config, same bytes) and describes exactly what
+ * fw_install() creates.
+ *
+ * Return: 0, -EINVAL for a bad config, or -ENOMEM.
+ */
+int fw_render(const struct fw_config *c, struct wd_buf *out);
+
+/**
+ * fw_install() - create or replace the table in the current network namespace, one batch
+ * @c:		config
+ * @err:	names the object that failed; may be NULL
+ *
+ * Replacing drops every run element: runs registered before must be added again (until then
+ * their traffic is dropped: fail closed).
+ *
+ * Return: 0, or a negative errno (-EPERM without CAP_NET_ADMIN, -EINVAL bad config, ...).
+ */
+int fw_install(const struct fw_config *c, struct wd_err *err);
+
+/**
+ * fw_uninstall() - delete the table
+ * @c:		config (only the table name is used)
+ * @err:	may be NULL
+ *
+ * Return: 0 (also when the table does not exist), or a negative errno.
+ */
+int fw_uninstall(const struct fw_config *c, struct wd_err *err);
+
+/**
+ * fw_run_add() - register a run: add its set elements in one batch
+ * @c:		config
+ * @r:		the run; @r->ifname must start with @c->if_prefix
+ * @err:	names the element that failed; may be NULL
+ *
+ * Adds @r->ifname to runs_if and (ifname . address) to runs_v4 / runs_v6. Adding an element that
+ * is already there is not an error.
+ *
+ * Return: 0, -EINVAL for a bad run, -ENOENT when the table is not installed, or another
+ * negative errno.
+ */
+int fw_run_add(const struct fw_config *c, const struct fw_run *r, struct wd_err *err);
+
+/**
+ * fw_run_del() - unregister a run: delete its set elements in one batch
+ * @c:		config
+ * @r:		the run (same facts as given to fw_run_add())
+ * @err:	may be NULL
+ *
+ * Elements that are already absent are skipped (the batch is retried without them), so
+ * deleting twice, or deleting a half-registered run, succeeds. A missing table is also 0.
+ *
+ * Return: 0, or a negative errno.
+ */
+int fw_run_del(const struct fw_config *c, const struct fw_run *r, struct wd_err *err);
+
+/**
+ * struct fw_conn - an open nftables netlink connection that a long-lived caller (the gateway's
+ * privileged side, a test creating many runs) reuses across fw_conn_run_add()/_del() calls
+ *
+ * Why: closing a netfilter netlink socket waits for the kernel to finish the deferred work of
+ * earlier deletions (an RCU grace period, several milliseconds); a reused connection pays it
+ * once, at fw_conn_close(), instead of on every run teardown.
+ */
+struct fw_conn;
+
+/**
+ * fw_conn_open() - open a connection in the current network namespace
+ * @ret:	the connection, on success (close with fw_conn_close())
+ * @err:	may be NULL
+ *
+ * Return: 0, or a negative errno.
+ */
+int fw_conn_open(struct fw_conn **ret, struct wd_err *err);
+
+/** fw_conn_close() - close @conn; NULL is fine. May block for a few milliseconds (see above). */
+void fw_conn_close(struct fw_conn *conn);
+
+/**
+ * fw_conn_run_add() - fw_run_add() over an open connection
+ * Return: as fw_run_add().
+ */
+int fw_conn_run_add(struct fw_conn *conn, const struct fw_config *c, const struct fw_run *r,
+		    struct wd_err *err);
+
+/**
+ * fw_conn_run_del() - fw_run_del() over an open connection
+ * Return: as fw_run_del().
+ */
+int fw_conn_run_del(struct fw_conn *conn, const struct fw_config *c, const struct fw_run *r,
+		    struct wd_err *err);
+
+/**
+ * fw_audit() - read the live ruleset over netlink and check Warden's invariants
+ * @c:		config the table should match
+ * @rep:	zeroed report, filled with findings (free with fw_audit_report_free())
+ * @err:	netlink / memory errors; may be NULL
+ *
+ * Checks: the table, sets and chains exist with the expected types, hooks, priorities and
+ * policies; every chain holds exactly the model's rules in order (a missing, extra or reordered
+ * rule is a violation, and an extra rule that accepts or redirects is called out as such); the
+ * gateway port sets hold exactly the configured ports; in other tables, a NAT chain at
+ * prerouting with an earlier or equal priority whose rules may see traffic from the prefix is a
+ * violation (it would pre-empt the redirect), while foreign accepts and drops are notes.
+ *
+ * Return: 0 when the audit ran (look at @rep->violations), or a negative errno when the
+ * ruleset could not be read.
+ */
+int fw_audit(const struct fw_config *c, struct fw_audit_report *rep, struct wd_err *err);
+
+/**
+ * fw_audit_report_free() - release the findings in @rep and zero it; @rep may be NULL
+ */
+void fw_audit_report_free(struct fw_audit_report *rep);
+
+#endif /* WARDEN_NFT_H */

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# nft_traffic.sh - real packets through Warden's table before any gateway exists: a run
+# namespace + veth inside lab-host (a test fixture made with plain `ip`), registered with
+# `warden nft run-add`; stand-in listeners (socat) play the gateway's ports on lab-host.
+set -u
+SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/lab/lib.sh"
+lab_require_root
+W=${WARDEN_BIN:-$SRC/build/launcher/warden}
+TMP=$(mktemp -d)
+lab_on_exit rm -rf "$TMP"
+lab_up
+
+RUN=wdnft-run$$
+IF=wd-t$$
+H4=10.213.0.1 S4=10.213.0.2 SPOOF4=10.213.0.99
+H6=fd77:7764:6e00::1 S6=fd77:7764:6e00::2 SPOOF6=fd77:7764:6e00::99
+
+in_run() { ip netns exec "$RUN" "$@"; }
+
+# --- fixture: the run's namespace and veth, the table, forwarding ON in lab-host --------
+ip netns add "$RUN"
+lab_on_exit ip netns delete "$RUN"
+in_run sh -c 'for k in all default; do
+	echo 0 >/proc/sys/net/ipv6/conf/$k/accept_dad; done'
+ip -n "$LAB_HOST_NS" link add "$IF" type veth peer name eth0 netns "$RUN"
+ip -n "$LAB_HOST_NS" -batch - <<EOB
+addr add $H4/30 dev $IF
+addr add $H6/64 dev $IF nodad
+link set $IF up
+EOB
+ip -n "$RUN" -batch - <<EOB
+link set lo up
+addr add $S4/30 dev eth0
+addr add $S6/64 dev eth0 nodad
+link set eth0 up
+route add default via $H4
+route add default via $H6
+EOB
+# forwarding on, so only the table stands between a run and lab-wan
+in_host sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+in_host "$W" nft install || { echo "install failed"; exit 1; }
+check "run-add registers the run" in_host "$W" nft run-add "$IF" --v4 "$S4" --v6 "$S6"
+check "audit is clean with the run registered" \
+	bash -c 'ip netns exec "$0" "$1" nft audit | grep -q "0 violations, 0 notes; runs: 1 interfaces, 1 v4, 1 v6"' \
+	"$LAB_HOST_NS" "$W"
+
+# --- client helpers (inside the run namespace) ---------------------------------
+# tcp_read ADDR PORT [BIND]: prints what the server sends; fails when no connection
+tcp_read() {
+	local bind=${3:+,bind=$3}
+	timeout 8 ip netns exec "$RUN" socat -T3 -u "TCP:$1:$2,connect-timeout=3$bind" - 2>&1
+}
+tcp_refused() { tcp_read "$@" | grep -q "Connection refused"; }
+tcp_says() { local want=$1; shift; [[ $(tcp_read "$@") == "$want" ]]; }
+tcp_fails() { ! tcp_read "$@" | grep -q gateway && ! tcp_read "$@" | grep -q service; }
+# udp_ask ADDR PORT: sends one datagram, prints the first answer (if any)
+udp_ask() { echo q | timeout 6 ip netns exec "$RUN" socat -T3 - "UDP:$1:$2" 2>/dev/null; }
+# a forked socat UDP child may still swallow a datagram meant for the next client: ask
+# up to 3 times, a second apart
+udp_says() {
+	local want=$1 i
+	shift
+	for i in 1 2 3; do
+		[[ $(udp_ask "$@") == "$want" ]] && return 0
+		sleep 1
+	done
+	return 1
+}
+udp_silent() { [[ -z $(udp_ask "$@") ]]; }
+wan_zero() { [[ $("$@") == 0 ]]; }
+
+# listen NAME SOCAT-ADDRESS: a stand-in service in lab-host answering "NAME" on connect
+# (-T1: a forked UDP child exits after 1 s idle instead of competing for later datagrams)
+listen() {
+	ip netns exec "$LAB_HOST_NS" socat -T1 "$2" "SYSTEM:echo $1" 2>/dev/null &
+	lab_on_exit kill "$!"
+}
+wait_port() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		in_host ss -Hlnt "sport = :$1" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# --- before any gateway listens ------------------------------------------------
+lab_wan_reset_counters
+check "v4 TCP to lab-wan:80 is refused by lab-host (redirected, nothing listens)" \
+	tcp_refused "$LAB_ALLOWED_V4" 80
+check "v6 TCP to lab-wan:80 is refused by lab-host" tcp_refused "[$LAB_ALLOWED_V6]" 80
+check "no TCP SYN reached lab-wan" wan_zero lab_wan_count_tcp_syn
+
+# --- stand-in gateway ports ------------------------------------------------------
+listen gateway-transparent TCP6-LISTEN:15001,ipv6only=0,reuseaddr,fork
+listen gateway-dns-tcp TCP6-LISTEN:15053,ipv6only=0,reuseaddr,fork
+listen gateway-dns-udp UDP6-RECVFROM:15053,ipv6only=0,reuseaddr,fork
+listen gateway-proxy TCP6-LISTEN:15080,ipv6only=0,reuseaddr,fork
+listen host-service TCP6-LISTEN:8080,ipv6only=0,reuseaddr,fork
+ip netns exec "$LAB_HOST_NS" socat -u UDP6-RECVFROM:5353,ipv6only=0,reuseaddr,fork \
+	"OPEN:$TMP/udp-service,creat,append" 2>/dev/null &
+lab_on_exit kill "$!"
+for p in 15001 15053 15080 8080; do wait_port "$p" || echo "listener on $p did not start"; done
+
+lab_wan_reset_counters
+check "v4 TCP to lab-wan:80 lands on the transparent port" \
+	tcp_says gateway-transparent "$LAB_ALLOWED_V4" 80
+check "v4 TCP to lab-wan:443 lands on the transparent port" \
+	tcp_says gateway-transparent "$LAB_OTHER_V4" 443
+check "v6 TCP to lab-wan:80 lands on the transparent port" \
+	tcp_says gateway-transparent "[$LAB_ALLOWED_V6]" 80
+check "v4 UDP DNS to the lab resolver lands on the DNS port" \
+	udp_says gateway-dns-udp "$LAB_WAN_V4" 53
+check "v4 UDP DNS to an unused address lands on the DNS port" \
+	udp_says gateway-dns-udp "$LAB_UNUSED_V4" 53
+check "v6 UDP DNS lands on the DNS port" udp_says gateway-dns-udp "[$LAB_WAN_V6]" 53
+check "v4 TCP DNS lands on the DNS port" tcp_says gateway-dns-tcp "$LAB_WAN_V4" 53
+check "v6 TCP DNS lands on the DNS port" tcp_says gateway-dns-tcp "[$LAB_WAN_V6]" 53
+check "the explicit proxy port on the host is reachable (v4)" tcp_says gateway-proxy "$H4" 15080
+check "the explicit proxy port on the host is reachable (v6)" tcp_says gateway-proxy "[$H6]" 15080
+check "lab-host's own TCP service (v4) is not reachable: redirected" \
+	tcp_says gateway-transparent "$H4" 8080
+check "lab-host's own TCP service on its lab address is not reachable" \
+	tcp_says gateway-transparent "$LAB_HOST_V4" 8080
+check "lab-host's own TCP service (v6) is not reachable" \
+	tcp_says gateway-transparent "[$H6]" 8080
+# the gateway's NFLOG group sees the dropped UDP (helper built from nft_nflog.c)
+NFLOG=${WD_NFT_NFLOG:-${WARDEN_BUILD_DIR:-$SRC/build}/tests/integration/nft_nflog}
+nflog_pid=
+if [[ -x $NFLOG ]]; then
+	ip netns exec "$LAB_HOST_NS" "$NFLOG" 7000 15 2 >"$TMP/nflog" 2>&1 &
+	nflog_pid=$!
+	for ((i = 0; i < 50; i++)); do
+		grep -q ready "$TMP/nflog" && break
+		sleep 0.1
+	done
+fi
+check "UDP echo on lab-wan (v4) gets no answer" udp_silent "$LAB_UDP_ECHO_V4" 7
+check "UDP echo on lab-wan (v6) gets no answer" udp_silent "[$LAB_UDP_ECHO_V6]" 7
+if [[ -n $nflog_pid ]]; then
+	wait "$nflog_pid"
+	check "the dropped v4 UDP was logged to NFLOG group 7000" \
+		grep -q "family=4 proto=17 dport=7$" "$TMP/nflog"
+	check "the dropped v6 UDP was logged to NFLOG group 7000" \
+		grep -q "family=6 proto=17 dport=7$" "$TMP/nflog"
+else
+	echo "# no nft_nflog helper at $NFLOG: NFLOG not checked"
+fi
+udp_ask "$H4" 5353 >/dev/null
+udp_ask "[$H6]" 5353 >/dev/null
+check "lab-host's own UDP service never got a datagram" \
+	bash -c '[[ ! -s "$0" ]]' "$TMP/udp-service"
+check_fails "ping lab-wan (v4) fails" in_run ping -c1 -W1 "$LAB_WAN_V4"
+check_fails "ping lab-wan (v6) fails" in_run ping -6 -c1 -W1 "$LAB_WAN_V6"
+check_fails "ping lab-host's veth (v4) fails" in_run ping -c1 -W1 "$H4"
+check_fails "ping lab-host's veth (v6) fails" in_run ping -6 -c1 -W1 "$H6"
+check "no DNS reached lab-wan" wan_zero lab_wan_count dns
+check "no UDP reached lab-wan" wan_zero lab_wan_count udp
+check "no ICMP reached lab-wan" wan_zero lab_wan_count icmp
+check "no TCP SYN reached lab-wan" wan_zero lab_wan_count_tcp_syn
+check "IPv6 neighbour discovery works on the veth" \
+	bash -c 'ip -n "$0" -6 neigh show "$1" dev eth0 | grep -qE "REACHABLE|STALE|DELAY|PROBE"' \
+	"$RUN" "$H6"
+
+# --- anti-spoofing ---------------------------------------------------------------
+in_run ip addr add "$SPOOF4/32" dev eth0
+in_run ip addr add "$SPOOF6/128" dev eth0 nodad
+check "a spoofed v4 source gets no connection" tcp_fails "$LAB_ALLOWED_V4" 80 "$SPOOF4"
+check "a spoofed v6 source gets no connection" tcp_fails "[$LAB_ALLOWED_V6]" 80 "[$SPOOF6]"
+check "a spoofed v4 source gets no DNS answer" \
+	bash -c 'echo q | timeout 6 ip netns exec "$0" socat -T3 - "UDP:$1:53,bind=$2" 2>/dev/null | grep -q . && exit 1; exit 0' \
+	"$RUN" "$LAB_WAN_V4" "$SPOOF4"
+check "the real source still works" tcp_says gateway-transparent "$LAB_ALLOWED_V4" 80
+
+# --- forwarding, the other way -----------------------------------------------------
+in_wan ip route add 10.213.0.0/30 via "$LAB_HOST_V4"
+in_wan ip -6 route add fd77:7764:6e00::/64 via "$LAB_HOST_V6"
+check_fails "lab-wan cannot reach the run through lab-host (v4)" in_wan ping -c1 -W1 "$S4"
+check_fails "lab-wan cannot reach the run through lab-host (v6)" in_wan ping -6 -c1 -W1 "$S6"
+check_fails "lab-wan cannot open TCP to the run" \
+	in_wan socat -u "TCP:$S4:22,connect-timeout=2" -
+in_wan ip route del 10.213.0.0/30
+in_wan ip -6 route del fd77:7764:6e00::/64
+lab_wan_reset_counters
+
+# --- after run-del: still closed ---------------------------------------------------
+check "run-del unregisters the run" in_host "$W" nft run-del "$IF" --v4 "$S4" --v6 "$S6"
+check "after run-del, v4 TCP goes nowhere (not even the gateway)" tcp_fails "$LAB_ALLOWED_V4" 80
+check "after run-del, v6 TCP goes nowhere" tcp_fails "[$LAB_ALLOWED_V6]" 80
+check "after run-del, DNS gets no answer" udp_silent "$LAB_WAN_V4" 53
+check_fails "after run-del, ping lab-wan fails" in_run ping -c1 -W1 "$LAB_WAN_V4"
+check "after run-del, nothing reached lab-wan (TCP)" wan_zero lab_wan_count_tcp_syn
+check "after run-del, nothing reached lab-wan (DNS)" wan_zero lab_wan_count dns
+check "after run-del, nothing reached lab-wan (ICMP)" wan_zero lab_wan_count icmp
+check "audit stays clean, no runs" \
+	bash -c 'ip netns exec "$0" "$1" nft audit | grep -q "0 violations, 0 notes; runs: 0 interfaces"' \
+	"$LAB_HOST_NS" "$W"
+
+lab_finish
