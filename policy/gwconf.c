@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 
 void policy_gwconf_defaults(struct wd_gwconf *c)
@@ -23,10 +24,61 @@ void policy_gwconf_defaults(struct wd_gwconf *c)
 	snprintf(c->synth_v6, sizeof(c->synth_v6), "fd77:7764:5300::/48");
 	c->user[0] = '\0';
 	snprintf(c->user, sizeof(c->user), "nobody");
+	snprintf(c->control_path, sizeof(c->control_path), "/run/warden/gateway.sock");
+	snprintf(c->listen_v4, sizeof(c->listen_v4), "0.0.0.0");
+	snprintf(c->listen_v6, sizeof(c->listen_v6), "::");
+	c->max_conns = 4096;
+	c->max_conns_per_run = 1024;
+	c->peek_timeout_ms = 5000;
+	c->connect_timeout_ms = 5000;
+	c->idle_timeout_s = 300;
+	c->dns_ttl_floor_s = 5;
+	c->dns_ttl_ceiling_s = 300;
 }
 
-enum { TOP_VERSION, TOP_PORTS, TOP_NFT, TOP_POOLS, TOP_AUDIT, TOP_USER, TOP_N };
-static const char *const top_keys[TOP_N] = {"version", "ports", "nft", "pools", "audit", "user"};
+enum {
+	TOP_VERSION,
+	TOP_PORTS,
+	TOP_NFT,
+	TOP_POOLS,
+	TOP_AUDIT,
+	TOP_USER,
+	TOP_RESOLVERS,
+	TOP_CONTROL,
+	TOP_LISTEN,
+	TOP_LIMITS,
+	TOP_N
+};
+static const char *const top_keys[TOP_N] = {"version", "ports",	    "nft",     "pools",	 "audit",
+					    "user",    "resolvers", "control", "listen", "limits"};
+
+enum { CONTROL_PATH, CONTROL_N };
+static const char *const control_keys[CONTROL_N] = {"path"};
+
+enum { LISTEN_V4, LISTEN_V6, LISTEN_N };
+static const char *const listen_keys[LISTEN_N] = {"v4", "v6"};
+
+enum {
+	LIM_CONNS,
+	LIM_CONNS_RUN,
+	LIM_PEEK,
+	LIM_CONNECT,
+	LIM_IDLE,
+	LIM_TTL_FLOOR,
+	LIM_TTL_CEIL,
+	LIM_N
+};
+static const char *const limit_keys[LIM_N] = {
+    "connections",    "connections_per_run", "peek_timeout_ms",	 "connect_timeout_ms",
+    "idle_timeout_s", "dns_ttl_floor_s",     "dns_ttl_ceiling_s"};
+/* allowed range of each limit */
+static const struct {
+	uint32_t min, max;
+} limit_range[LIM_N] = {
+    [LIM_CONNS] = {1, 1000000},	   [LIM_CONNS_RUN] = {1, 1000000}, [LIM_PEEK] = {100, 600000},
+    [LIM_CONNECT] = {100, 600000}, [LIM_IDLE] = {1, 604800},	   [LIM_TTL_FLOOR] = {0, 86400},
+    [LIM_TTL_CEIL] = {1, 86400},
+};
 
 enum { PORT_TRANSPARENT, PORT_DNS, PORT_PROXY, PORT_N };
 static const char *const port_keys[PORT_N] = {"transparent", "dns", "proxy"};
@@ -235,6 +287,187 @@ static int parse_audit(struct policy_diags *d, const struct yt_node *n, struct w
 	return 0;
 }
 
+/* "ADDR" or "ADDR:PORT" (IPv4) or "[V6]:PORT" or a bare IPv6 address */
+static bool resolver_ok(const char *s)
+{
+	char host[64];
+	const char *port = NULL;
+	uint8_t a[16];
+	size_t len = strlen(s);
+
+	if (len >= sizeof(host))
+		return false;
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close || close[1] != ':')
+			return false;
+		memcpy(host, s + 1, (size_t)(close - s - 1));
+		host[close - s - 1] = '\0';
+		port = close + 2;
+		if (inet_pton(AF_INET6, host, a) != 1)
+			return false;
+	} else if (inet_pton(AF_INET6, s, a) == 1) {
+		return true;
+	} else {
+		const char *colon = strchr(s, ':');
+
+		memcpy(host, s, len + 1);
+		if (colon) {
+			host[colon - s] = '\0';
+			port = colon + 1;
+		}
+		if (inet_pton(AF_INET, host, a) != 1)
+			return false;
+	}
+	if (port) {
+		unsigned long v = 0;
+
+		if (!*port || strspn(port, "0123456789") != strlen(port) || strlen(port) > 5)
+			return false;
+		v = strtoul(port, NULL, 10);
+		if (v < 1 || v > 65535 || port[0] == '0')
+			return false;
+	}
+	return true;
+}
+
+static int parse_resolvers(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+{
+	int ret = 0;
+
+	if (yt_want_seq(d, n, "resolvers"))
+		return -EINVAL;
+	if (n->nkids > WD_ARRAY_SIZE(c->resolvers)) {
+		diag_err(d, n, "resolvers: %zu entries; expected at most %zu", n->nkids,
+			 WD_ARRAY_SIZE(c->resolvers));
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n->nkids; i++) {
+		const char *s = yt_str(d, n->kids[i], "resolvers entry");
+
+		if (!s) {
+			ret = -EINVAL;
+			continue;
+		}
+		if (!resolver_ok(s)) {
+			diag_err(
+			    d, n->kids[i],
+			    "resolvers: found `%.80s`; expected an IP address, optionally "
+			    "with a port (`192.0.2.53`, `192.0.2.53:5353`, `[2001:db8::53]:53`)",
+			    s);
+			ret = -EINVAL;
+			continue;
+		}
+		memcpy(c->resolvers[c->nresolvers++], s, strlen(s) + 1);
+	}
+	return ret;
+}
+
+static int parse_control(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+{
+	const struct yt_node *v[CONTROL_N];
+	const char *s;
+
+	if (yt_map_keys(d, n, "`control`", control_keys, CONTROL_N, v))
+		return -EINVAL;
+	if (!v[CONTROL_PATH])
+		return 0;
+	s = yt_str(d, v[CONTROL_PATH], "control.path");
+	if (!s)
+		return -EINVAL;
+	if (s[0] != '/' || strlen(s) >= sizeof(c->control_path)) {
+		diag_err(d, v[CONTROL_PATH],
+			 "control.path: found `%.80s`; expected an absolute path "
+			 "shorter than %zu bytes",
+			 s, sizeof(c->control_path));
+		return -EINVAL;
+	}
+	memcpy(c->control_path, s, strlen(s) + 1);
+	return 0;
+}
+
+static int parse_listen(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+{
+	const struct yt_node *v[LISTEN_N];
+	char *dst[LISTEN_N] = {c->listen_v4, c->listen_v6};
+	size_t size[LISTEN_N] = {sizeof(c->listen_v4), sizeof(c->listen_v6)};
+	int fam[LISTEN_N] = {AF_INET, AF_INET6};
+	int ret = 0;
+
+	if (yt_map_keys(d, n, "`listen`", listen_keys, LISTEN_N, v))
+		return -EINVAL;
+	for (int i = 0; i < LISTEN_N; i++) {
+		uint8_t a[16];
+		const char *s;
+
+		if (!v[i])
+			continue;
+		if (v[i]->type == YT_SCALAR && !v[i]->plain && v[i]->len == 0) {
+			dst[i][0] = '\0'; /* "": no sockets of this family */
+			continue;
+		}
+		s = yt_str(d, v[i], listen_keys[i]);
+		if (!s || strlen(s) >= size[i] || inet_pton(fam[i], s, a) != 1) {
+			if (s)
+				diag_err(d, v[i],
+					 "listen.%s: found `%.80s`; expected an %s address",
+					 listen_keys[i], s, i == LISTEN_V4 ? "IPv4" : "IPv6");
+			ret = -EINVAL;
+			continue;
+		}
+		memcpy(dst[i], s, strlen(s) + 1);
+	}
+	if (!ret && !c->listen_v4[0] && !c->listen_v6[0]) {
+		diag_err(d, n, "listen: both families are off; expected at least one address");
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+static int parse_limits(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+{
+	const struct yt_node *v[LIM_N];
+	uint32_t *dst[LIM_N] = {&c->max_conns,		&c->max_conns_per_run, &c->peek_timeout_ms,
+				&c->connect_timeout_ms, &c->idle_timeout_s,    &c->dns_ttl_floor_s,
+				&c->dns_ttl_ceiling_s};
+	int ret = 0;
+
+	if (yt_map_keys(d, n, "`limits`", limit_keys, LIM_N, v))
+		return -EINVAL;
+	for (int i = 0; i < LIM_N; i++) {
+		char what[64];
+		uint64_t val;
+
+		if (!v[i])
+			continue;
+		snprintf(what, sizeof(what), "limits.%s", limit_keys[i]);
+		if (yt_uint(d, v[i], what, limit_range[i].min, limit_range[i].max, &val))
+			ret = -EINVAL;
+		else
+			*dst[i] = (uint32_t)val;
+	}
+	if (!ret && c->dns_ttl_floor_s > c->dns_ttl_ceiling_s) {
+		const struct yt_node *at = v[LIM_TTL_FLOOR] ? v[LIM_TTL_FLOOR] : n;
+
+		diag_err(d, at,
+			 "limits.dns_ttl_floor_s (%u) is above limits.dns_ttl_ceiling_s (%u); "
+			 "expected floor <= ceiling",
+			 c->dns_ttl_floor_s, c->dns_ttl_ceiling_s);
+		ret = -EINVAL;
+	}
+	if (!ret && c->max_conns_per_run > c->max_conns) {
+		const struct yt_node *at = v[LIM_CONNS_RUN] ? v[LIM_CONNS_RUN] : n;
+
+		diag_err(d, at,
+			 "limits.connections_per_run (%u) is above limits.connections (%u); "
+			 "expected at most the total",
+			 c->max_conns_per_run, c->max_conns);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
 static int check_version(struct policy_diags *d, const struct yt_node *root,
 			 const struct yt_node *v)
 {
@@ -290,6 +523,14 @@ int policy_gwconf_parse(const char *buf, size_t len, const char *filename, struc
 		want_name(d, v[TOP_USER], "user",
 			  "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
 			  "letters, digits, `.`, `_` and `-`", sizeof(c->user) - 1, c->user);
+	if (v[TOP_RESOLVERS])
+		parse_resolvers(d, v[TOP_RESOLVERS], c);
+	if (v[TOP_CONTROL])
+		parse_control(d, v[TOP_CONTROL], c);
+	if (v[TOP_LISTEN])
+		parse_listen(d, v[TOP_LISTEN], c);
+	if (v[TOP_LIMITS])
+		parse_limits(d, v[TOP_LIMITS], c);
 	if (c->user[0] == '-') {
 		diag_err(d, v[TOP_USER], "user: `%s` starts with `-`; expected a user name",
 			 c->user);
@@ -339,5 +580,22 @@ int policy_gwconf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
 		ret |= wd_buf_puts(out, "\n");
 	}
 	ret |= wd_buf_printf(out, "user: \"%s\"\n", c->user);
+	if (c->nresolvers) {
+		ret |= wd_buf_puts(out, "resolvers:\n");
+		for (uint32_t i = 0; i < c->nresolvers; i++)
+			ret |= wd_buf_printf(out, "  - \"%s\"\n", c->resolvers[i]);
+	}
+	ret |= wd_buf_puts(out, "control:\n  path: ");
+	ret |= yaml_put_str(out, c->control_path);
+	ret |= wd_buf_printf(out, "\nlisten:\n  v4: \"%s\"\n  v6: \"%s\"\n", c->listen_v4,
+			     c->listen_v6);
+	ret |= wd_buf_printf(out,
+			     "limits:\n  connections: %u\n  connections_per_run: %u\n"
+			     "  peek_timeout_ms: %u\n  connect_timeout_ms: %u\n"
+			     "  idle_timeout_s: %u\n  dns_ttl_floor_s: %u\n"
+			     "  dns_ttl_ceiling_s: %u\n",
+			     c->max_conns, c->max_conns_per_run, c->peek_timeout_ms,
+			     c->connect_timeout_ms, c->idle_timeout_s, c->dns_ttl_floor_s,
+			     c->dns_ttl_ceiling_s);
 	return ret ? -ENOMEM : 0;
 }

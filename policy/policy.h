@@ -333,6 +333,20 @@ int policy_json_string(struct wd_buf *out, const char *s);
  * @synth_v6:		(pools.synthetic_v6)
  * @audit_path:		audit log (audit.path); "" = the launcher's default
  * @user:		unprivileged user of the data plane (user)
+ * @resolvers:		upstream DNS servers, "ADDR" or "ADDR:PORT" / "[V6]:PORT"
+ *			(resolvers); none: the host's /etc/resolv.conf
+ * @nresolvers:		how many of @resolvers are set
+ * @control_path:	the control socket (control.path)
+ * @listen_v4:		IPv4 address the gateway's sockets bind (listen.v4);
+ *			"" (written `""`): no IPv4 sockets
+ * @listen_v6:		IPv6 address (listen.v6); "": no IPv6 sockets
+ * @max_conns:		relayed connections at once (limits.connections)
+ * @max_conns_per_run:	per run (limits.connections_per_run)
+ * @peek_timeout_ms:	wait for a client's first bytes (limits.peek_timeout_ms)
+ * @connect_timeout_ms:	wait for each upstream connect (limits.connect_timeout_ms)
+ * @idle_timeout_s:	an idle relayed connection is closed (limits.idle_timeout_s)
+ * @dns_ttl_floor_s:	name cache TTL floor (limits.dns_ttl_floor_s)
+ * @dns_ttl_ceiling_s:	name cache TTL ceiling (limits.dns_ttl_ceiling_s)
  */
 struct wd_gwconf {
 	uint16_t port_transparent; /* default 15001 */
@@ -347,6 +361,18 @@ struct wd_gwconf {
 	char synth_v6[64];	   /* default "fd77:7764:5300::/48" */
 	char audit_path[4096];	   /* default "" = the launcher's default */
 	char user[64];		   /* default "nobody" */
+	char resolvers[4][64];	   /* default: none (/etc/resolv.conf) */
+	uint32_t nresolvers;
+	char control_path[108];	     /* default "/run/warden/gateway.sock" */
+	char listen_v4[16];	     /* default "0.0.0.0" */
+	char listen_v6[48];	     /* default "::" */
+	uint32_t max_conns;	     /* default 4096 */
+	uint32_t max_conns_per_run;  /* default 1024 */
+	uint32_t peek_timeout_ms;    /* default 5000 */
+	uint32_t connect_timeout_ms; /* default 5000 */
+	uint32_t idle_timeout_s;     /* default 300 */
+	uint32_t dns_ttl_floor_s;    /* default 5 */
+	uint32_t dns_ttl_ceiling_s;  /* default 300 */
 };
 
 /** policy_gwconf_defaults() - fill @c with the defaults above. */

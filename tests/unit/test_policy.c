@@ -669,7 +669,62 @@ static void test_gw_defaults(void **state)
 	assert_string_equal(c.synth_v6, "fd77:7764:5300::/48");
 	assert_string_equal(c.audit_path, "");
 	assert_string_equal(c.user, "nobody");
+	assert_int_equal(c.nresolvers, 0);
+	assert_string_equal(c.control_path, "/run/warden/gateway.sock");
+	assert_string_equal(c.listen_v4, "0.0.0.0");
+	assert_string_equal(c.listen_v6, "::");
+	assert_int_equal(c.max_conns, 4096);
+	assert_int_equal(c.max_conns_per_run, 1024);
+	assert_int_equal(c.peek_timeout_ms, 5000);
+	assert_int_equal(c.connect_timeout_ms, 5000);
+	assert_int_equal(c.idle_timeout_s, 300);
+	assert_int_equal(c.dns_ttl_floor_s, 5);
+	assert_int_equal(c.dns_ttl_ceiling_s, 300);
 	policy_diags_free(&d);
+}
+
+static void test_gw_gateway_values(void **state)
+{
+	struct wd_gwconf c, c2;
+	struct policy_diags d;
+	struct wd_buf b = WD_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(
+	    gw("version: 1\nresolvers: [203.0.113.2, \"203.0.113.3:5353\", "
+	       "\"[2001:db8::2]:53\", \"2001:db8::3\"]\n"
+	       "control: {path: /tmp/gw.sock}\n"
+	       "listen: {v4: 127.0.0.1, v6: \"::1\"}\n"
+	       "limits: {connections: 10, connections_per_run: 5, peek_timeout_ms: 100,"
+	       " connect_timeout_ms: 200, idle_timeout_s: 7, dns_ttl_floor_s: 0,"
+	       " dns_ttl_ceiling_s: 9}\n",
+	       &c, &d),
+	    0);
+	assert_int_equal(c.nresolvers, 4);
+	assert_string_equal(c.resolvers[1], "203.0.113.3:5353");
+	assert_string_equal(c.resolvers[2], "[2001:db8::2]:53");
+	assert_string_equal(c.control_path, "/tmp/gw.sock");
+	assert_string_equal(c.listen_v6, "::1");
+	assert_int_equal(c.max_conns_per_run, 5);
+	assert_int_equal(c.peek_timeout_ms, 100);
+	assert_int_equal(c.dns_ttl_floor_s, 0);
+	assert_int_equal(c.dns_ttl_ceiling_s, 9);
+	assert_int_equal(policy_gwconf_render_yaml(&c, &b), 0);
+	policy_diags_free(&d);
+	assert_int_equal(gw(b.data, &c2, &d), 0);
+	assert_memory_equal(&c, &c2, sizeof(c));
+	wd_buf_reset(&b);
+	/* one family off */
+	policy_diags_free(&d);
+	assert_int_equal(gw("version: 1\nlisten: {v4: 10.213.0.1, v6: \"\"}\n", &c, &d), 0);
+	assert_string_equal(c.listen_v4, "10.213.0.1");
+	assert_string_equal(c.listen_v6, "");
+	assert_int_equal(policy_gwconf_render_yaml(&c, &b), 0);
+	policy_diags_free(&d);
+	assert_int_equal(gw(b.data, &c2, &d), 0);
+	assert_memory_equal(&c, &c2, sizeof(c));
+	policy_diags_free(&d);
+	wd_buf_free(&b);
 }
 
 static void test_gw_example(void **state)
@@ -739,6 +794,23 @@ static const struct bad_case gw_bad_cases[] = {
     {"gw user bad", V "user: \"a b\"\n", 2, 7, "has the character ` `"},
     {"gw user dash", V "user: -x\n", 2, 7, "starts with `-`"},
     {"gw anchor", V "user: &u x\n", 2, 7, "anchors and aliases"},
+    {"gw resolver name", V "resolvers: [dns.example]\n", 2, 13, "expected an IP address"},
+    {"gw resolver port", V "resolvers: [\"192.0.2.1:0\"]\n", 2, 13, "expected an IP address"},
+    {"gw resolver v6 port", V "resolvers: [\"[::1]53\"]\n", 2, 13, "expected an IP address"},
+    {"gw resolvers map", V "resolvers: {a: b}\n", 2, 12, "expected a list"},
+    {"gw resolvers many", V "resolvers: [1.1.1.1, 1.1.1.2, 1.1.1.3, 1.1.1.4, 1.1.1.5]\n", 2, 12,
+     "at most 4"},
+    {"gw control relative", V "control: {path: gw.sock}\n", 2, 17, "expected an absolute path"},
+    {"gw control key", V "control: {paht: /x}\n", 2, 11, "did you mean `path`?"},
+    {"gw listen family", V "listen: {v4: \"::\"}\n", 2, 14, "expected an IPv4 address"},
+    {"gw listen plain empty", V "listen: {v6: }\n", 2, 14, "expected a non-empty string"},
+    {"gw listen none", V "listen: {v4: \"\", v6: \"\"}\n", 2, 9, "both families are off"},
+    {"gw limit zero", V "limits: {connections: 0}\n", 2, 23, "out of range"},
+    {"gw limit peek small", V "limits: {peek_timeout_ms: 5}\n", 2, 27, "out of range"},
+    {"gw limit per run", V "limits: {connections: 5, connections_per_run: 6}\n", 2, 47,
+     "expected at most the total"},
+    {"gw limit ttl", V "limits: {dns_ttl_floor_s: 60, dns_ttl_ceiling_s: 30}\n", 2, 27,
+     "expected floor <= ceiling"},
 };
 
 static void test_gw_bad_case(void **state)
@@ -778,6 +850,7 @@ static const struct CMUnitTest fixed_tests[] = {
     cmocka_unit_test(test_many_errors_capped),
     cmocka_unit_test(test_full_policy),
     cmocka_unit_test(test_minimal),
+    cmocka_unit_test(test_gw_gateway_values),
     cmocka_unit_test(test_cpu_forms),
     cmocka_unit_test(test_duplicate_rule_warns),
     cmocka_unit_test(test_empty_lists_ok),

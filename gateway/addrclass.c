@@ -1,0 +1,113 @@
+/* addrclass.c - the SSRF guard's address classifier: which special-purpose
+ * range an upstream address lies in (a const table, first match wins). */
+#include "gateway/gw.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool gw_prefix_contains(const struct gw_addr *net, unsigned prefix, const struct gw_addr *a)
+{
+	size_t len = gw_addr_len(net->family);
+	unsigned full = prefix / 8, rest = prefix % 8;
+
+	if (net->family != a->family || !len || prefix > len * 8)
+		return false;
+	if (memcmp(net->a, a->a, full))
+		return false;
+	if (rest) {
+		uint8_t mask = (uint8_t)(0xff << (8 - rest));
+
+		if ((net->a[full] & mask) != (a->a[full] & mask))
+			return false;
+	}
+	return true;
+}
+
+int gw_cidr_parse(const char *s, struct gw_addr *net, unsigned *prefix)
+{
+	char host[64];
+	const char *slash = strchr(s, '/');
+	char *end;
+	unsigned long p;
+
+	if (!slash || (size_t)(slash - s) >= sizeof(host) || !slash[1])
+		return -EINVAL;
+	memcpy(host, s, (size_t)(slash - s));
+	host[slash - s] = '\0';
+	if (gw_addr_parse(host, net))
+		return -EINVAL;
+	p = strtoul(slash + 1, &end, 10);
+	if (*end || p > gw_addr_len(net->family) * 8)
+		return -EINVAL;
+	*prefix = (unsigned)p;
+	return 0;
+}
+
+static const struct {
+	int family;
+	const char *net;
+	unsigned prefix;
+	enum gw_addr_class cls;
+} ranges[] = {
+    {AF_INET, "0.0.0.0", 8, GW_ADDR_UNSPECIFIED},
+    {AF_INET, "127.0.0.0", 8, GW_ADDR_LOOPBACK},
+    {AF_INET, "10.0.0.0", 8, GW_ADDR_PRIVATE},
+    {AF_INET, "172.16.0.0", 12, GW_ADDR_PRIVATE},
+    {AF_INET, "192.168.0.0", 16, GW_ADDR_PRIVATE},
+    {AF_INET, "100.64.0.0", 10, GW_ADDR_CGNAT},
+    {AF_INET, "169.254.0.0", 16, GW_ADDR_LINK_LOCAL},
+    {AF_INET, "224.0.0.0", 4, GW_ADDR_MULTICAST},
+    {AF_INET, "240.0.0.0", 4, GW_ADDR_RESERVED},
+    {AF_INET, "192.0.0.0", 24, GW_ADDR_RESERVED},
+    {AF_INET6, "::", 128, GW_ADDR_UNSPECIFIED},
+    {AF_INET6, "::1", 128, GW_ADDR_LOOPBACK},
+    {AF_INET6, "::ffff:0:0", 96, GW_ADDR_EMBEDDED_V4},
+    {AF_INET6, "::", 96, GW_ADDR_EMBEDDED_V4},
+    {AF_INET6, "64:ff9b::", 96, GW_ADDR_EMBEDDED_V4},
+    {AF_INET6, "64:ff9b:1::", 48, GW_ADDR_EMBEDDED_V4},
+    {AF_INET6, "2002::", 16, GW_ADDR_EMBEDDED_V4},
+    {AF_INET6, "2001::", 32, GW_ADDR_EMBEDDED_V4},
+    {AF_INET6, "fc00::", 7, GW_ADDR_ULA},
+    {AF_INET6, "fe80::", 10, GW_ADDR_LINK_LOCAL},
+    {AF_INET6, "fec0::", 10, GW_ADDR_PRIVATE},
+    {AF_INET6, "ff00::", 8, GW_ADDR_MULTICAST},
+    {AF_INET6, "100::", 64, GW_ADDR_RESERVED},
+};
+
+enum gw_addr_class gw_addr_classify(const struct gw_addr *a)
+{
+	for (size_t i = 0; i < WD_ARRAY_SIZE(ranges); i++) {
+		struct gw_addr net = {.family = ranges[i].family};
+
+		if (a->family != net.family)
+			continue;
+		inet_pton(net.family, ranges[i].net, net.a);
+		if (gw_prefix_contains(&net, ranges[i].prefix, a))
+			return ranges[i].cls;
+	}
+	return GW_ADDR_PUBLIC;
+}
+
+static const char *const class_names[] = {
+    [GW_ADDR_PUBLIC] = "public",
+    [GW_ADDR_UNSPECIFIED] = "unspecified",
+    [GW_ADDR_LOOPBACK] = "loopback",
+    [GW_ADDR_PRIVATE] = "private",
+    [GW_ADDR_CGNAT] = "carrier-grade NAT",
+    [GW_ADDR_LINK_LOCAL] = "link-local",
+    [GW_ADDR_MULTICAST] = "multicast",
+    [GW_ADDR_RESERVED] = "reserved",
+    [GW_ADDR_EMBEDDED_V4] = "IPv4-embedded IPv6",
+    [GW_ADDR_ULA] = "unique local",
+    [GW_ADDR_GATEWAY] = "the gateway's own",
+};
+
+const char *gw_addr_class_name(enum gw_addr_class c)
+{
+	if ((size_t)c >= WD_ARRAY_SIZE(class_names) || !class_names[c])
+		return "?";
+	return class_names[c];
+}

@@ -1,0 +1,1225 @@
+/* conn.c - the gateway's TCP path: accept, attribution, the decision by name
+ * (synthetic address, TLS SNI, HTTP Host, proxy CONNECT / absolute-form),
+ * upstream resolution and connect, readable denials, and the splice relay.
+ *
+ * Theory of operation. A connection moves through these states:
+ *
+ *   PEEK     the destination is not known (or not allowed) yet: read the
+ *            client's first bytes into c->buf (bounded by peek_ms) until a
+ *            TLS ClientHello, an HTTP head or plain bytes decide;
+ *   RESOLVE  an allowed name is being resolved (c-ares, cached);
+ *   CONNECT  trying each resolved address in turn (connect_ms each);
+ *   RELAY    bytes flow both ways through pipes with splice(2);
+ *   DRAIN    denied: the 403 or TLS alert was sent, reading until the client
+ *            closes (2 s at most) so that the answer is not lost to a reset;
+ *   CLOSED   parked on the zombie list until the end of the loop round.
+ *
+ * A connection to a synthetic address knows its name at once: it is
+ * resolved and connected without waiting (server-first protocols such as SSH
+ * work), but the client->upstream direction stays "unchecked" until its
+ * first bytes were seen: a ClientHello's SNI or an HTTP Host that names
+ * another host is denied (domain fronting). The peeked bytes are written
+ * upstream before splicing starts. Each direction (struct gw_half) passes
+ * its end of stream on at once with shutdown(SHUT_WR); the connection closes
+ * when both directions ended, on an error, or after idle_ms without traffic.
+ *
+ * Audit: one "net.connect" event at decision time (allowed or denied, with
+ * the denial id sent to the client), and one "net.close" event for every
+ * allowed connection (bytes up/down, duration, how it ended).
+ */
+#include "gateway/gw_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6/ip6_tables.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#define GW_PEEK_MAX 32768
+#define GW_CHUNK 65536
+#define GW_DRAIN_NS 2000000000ull
+#define GW_RESOLVE_NS 10000000000ull
+#define GW_PIPE_POOL 256
+
+static void conn_update(struct gw_conn *c);
+static void start_resolve(struct gw_conn *c);
+static void try_connect(struct gw_conn *c);
+
+/* ------------------------------------------------------------ pipe pool */
+
+static int pipe_get(struct gw *g, int p[2])
+{
+	if (g->npipes) {
+		g->npipes--;
+		p[0] = g->pipes[g->npipes][0];
+		p[1] = g->pipes[g->npipes][1];
+		return 0;
+	}
+	return pipe2(p, O_NONBLOCK | O_CLOEXEC) ? -errno : 0;
+}
+
+static void pipe_put(struct gw *g, struct gw_half *h)
+{
+	if (h->pipe[0] < 0)
+		return;
+	if (h->inpipe == 0 && g->npipes < GW_PIPE_POOL) {
+		if (g->npipes == g->cap_pipes) {
+			size_t cap = g->cap_pipes ? g->cap_pipes * 2 : 16;
+			void *v = realloc(g->pipes, cap * sizeof(*g->pipes));
+
+			if (!v)
+				goto close;
+			g->pipes = v;
+			g->cap_pipes = cap;
+		}
+		g->pipes[g->npipes][0] = h->pipe[0];
+		g->pipes[g->npipes][1] = h->pipe[1];
+		g->npipes++;
+		h->pipe[0] = h->pipe[1] = -1;
+		return;
+	}
+close:
+	close(h->pipe[0]);
+	close(h->pipe[1]);
+	h->pipe[0] = h->pipe[1] = -1;
+}
+
+/* ------------------------------------------------------------ audit */
+
+static void conn_event(struct gw_conn *c, const char *action, bool allowed, const char *reason)
+{
+	char dst[INET6_ADDRSTRLEN];
+	const struct gw_addr *a = c->up.family ? &c->up : &c->orig;
+	struct audit_event ev = {
+	    .type = AUDIT_TYPE_NET,
+	    .action = action,
+	    .resource = c->name[0] ? c->name : gw_addr_str(&c->orig, dst, sizeof(dst)),
+	    .allowed = allowed,
+	    .reason = reason,
+	    .rule = c->rule[0] ? c->rule : NULL,
+	    .proto = c->proto,
+	    .sni = c->sni[0] ? c->sni : NULL,
+	    .host = c->host[0] ? c->host : NULL,
+	    .denial_id = c->denial_id[0] ? c->denial_id : NULL,
+	    .has = AUDIT_HAS_PORT,
+	    .port = c->oport,
+	};
+	char dtxt[INET6_ADDRSTRLEN];
+
+	ev.dst = gw_addr_str(a, dtxt, sizeof(dtxt));
+	if (!strcmp(action, "net.close")) {
+		ev.has |= AUDIT_HAS_BYTES_UP | AUDIT_HAS_BYTES_DOWN | AUDIT_HAS_DURATION;
+		ev.bytes_up = (int64_t)c->c2u.bytes;
+		ev.bytes_down = (int64_t)c->u2c.bytes;
+		ev.duration_ms = (int64_t)((c->g->now - c->start_ns) / 1000000ull);
+	}
+	gw_audit(c->g, c->run, &ev);
+}
+
+/* ------------------------------------------------------------ closing */
+
+void gw_conn_close(struct gw_conn *c, const char *end)
+{
+	struct gw *g = c->g;
+
+	if (c->st == GW_C_CLOSED)
+		return;
+	if (!c->decided && c->st == GW_C_RELAY && c->ufd >= 0) {
+		/* relayed before the client said anything (server-first) */
+		c->decided = true;
+		conn_event(c, "net.connect", true, "allowed");
+	}
+	if (c->decided) {
+		snprintf(c->end, sizeof(c->end), "%s", end);
+		conn_event(c, "net.close", true, c->end);
+		if (c->run) {
+			c->run->bytes_up += c->c2u.bytes;
+			c->run->bytes_down += c->u2c.bytes;
+		}
+	}
+	c->st = GW_C_CLOSED;
+	gw_timer_cancel(&g->timers, &c->timer);
+	gw_resolve_cancel(&c->waiter);
+	if (c->cfd >= 0) {
+		gw_ep_del(g, c->cfd);
+		close(c->cfd);
+		c->cfd = -1;
+	}
+	if (c->ufd >= 0) {
+		gw_ep_del(g, c->ufd);
+		close(c->ufd);
+		c->ufd = -1;
+	}
+	pipe_put(g, &c->c2u);
+	pipe_put(g, &c->u2c);
+	free(c->buf);
+	c->buf = NULL;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		g->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	g->nconns--;
+	if (c->run) {
+		c->run->conns--;
+		gw_run_put(g, c->run);
+		c->run = NULL;
+	}
+	c->next = g->zombies;
+	c->prev = NULL;
+	g->zombies = c;
+}
+
+void gw_conn_reap(struct gw *g)
+{
+	while (g->zombies) {
+		struct gw_conn *c = g->zombies;
+
+		g->zombies = c->next;
+		free(c);
+	}
+}
+
+/* close with a TCP reset (SO_LINGER 0) */
+static void conn_reset(struct gw_conn *c, const char *end)
+{
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+
+	if (c->cfd >= 0)
+		setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	gw_conn_close(c, end);
+}
+
+/* ------------------------------------------------------------ denial */
+
+static void deny(struct gw_conn *c, const char *reason)
+{
+	struct gw *g = c->g;
+	char out[1024];
+	int n = 0;
+
+	gw_new_denial_id(g, c->denial_id, sizeof(c->denial_id));
+	g->stats.denied++;
+	if (c->run)
+		c->run->denied++;
+	c->decided = false; /* the denial is the connection's one event */
+	conn_event(c, "net.connect", false, reason);
+	gw_resolve_cancel(&c->waiter);
+	if (c->ufd >= 0) {
+		gw_ep_del(g, c->ufd);
+		close(c->ufd);
+		c->ufd = -1;
+	}
+	if (c->tls) {
+		n = tls_alert_compose((uint8_t *)out, sizeof(out), TLS_ALERT_ACCESS_DENIED,
+				      c->tls_version);
+	} else if (c->http) {
+		char line[500]; /* the composer takes at most 512 bytes */
+
+		snprintf(line, sizeof(line), "%s", reason);
+		n = http_403_compose(out, sizeof(out), line, c->denial_id);
+	}
+	if (n <= 0 || send(c->cfd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n) {
+		conn_reset(c, reason);
+		return;
+	}
+	shutdown(c->cfd, SHUT_WR);
+	c->st = GW_C_DRAIN;
+	gw_arm(g, &c->timer, g->now + GW_DRAIN_NS);
+	conn_update(c);
+}
+
+/* ------------------------------------------------------------ epoll interest */
+
+static void set_events(struct gw_conn *c, int fd, unsigned *cur, unsigned want, enum gw_ref ref)
+{
+	if (fd < 0 || *cur == want)
+		return;
+	/* a side we want nothing from leaves the set, so that a hang-up we
+	 * cannot act on yet (EPOLLHUP cannot be masked) does not spin the loop */
+	if (!want)
+		gw_ep_del(c->g, fd);
+	else if (!*cur)
+		gw_ep_add(c->g, fd, want, GW_REF(ref, c));
+	else
+		gw_ep_mod(c->g, fd, want, GW_REF(ref, c));
+	*cur = want;
+}
+
+static void conn_update(struct gw_conn *c)
+{
+	unsigned cw = 0, uw = 0;
+
+	switch (c->st) {
+	case GW_C_PEEK:
+	case GW_C_DRAIN:
+		cw = EPOLLIN;
+		break;
+	case GW_C_RESOLVE:
+		cw = c->checked ? 0 : EPOLLIN;
+		break;
+	case GW_C_CONNECT:
+		cw = c->checked ? 0 : EPOLLIN;
+		uw = EPOLLOUT;
+		break;
+	case GW_C_RELAY:
+		if (!c->checked)
+			cw |= EPOLLIN;
+		else if (c->flushed && !c->c2u.eof && c->c2u.inpipe == 0)
+			cw |= EPOLLIN;
+		if (c->u2c.inpipe)
+			cw |= EPOLLOUT;
+		if (!c->u2c.eof && c->u2c.inpipe == 0)
+			uw |= EPOLLIN;
+		if (c->c2u.inpipe || (c->checked && !c->flushed))
+			uw |= EPOLLOUT;
+		break;
+	case GW_C_CLOSED:
+		return;
+	}
+	set_events(c, c->cfd, &c->cev, cw, GW_REF_CLIENT);
+	set_events(c, c->ufd, &c->uev, uw, GW_REF_UP);
+}
+
+/* ------------------------------------------------------------ first bytes */
+
+enum sniff {
+	SNIFF_MORE,	 /* read more */
+	SNIFF_DONE,	 /* c->tls / c->http / c->sni / c->host are set */
+	SNIFF_MALFORMED, /* the client's protocol is broken: deny with @why */
+	SNIFF_NOT_MINE,	 /* not this protocol: ask the next sniffer */
+};
+
+/* a request line that starts like HTTP: "TOKEN SP ... HTTP/1." */
+static bool looks_http(const uint8_t *b, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && i < 16 && b[i] >= 'A' && b[i] <= 'Z')
+		i++;
+	if (i == 0 || i >= n || b[i] != ' ')
+		return false;
+	for (; i + 7 < n && b[i] != '\n'; i++)
+		if (!memcmp(b + i, " HTTP/1.", 8))
+			return true;
+	return false;
+}
+
+/* TLS: a ClientHello names the host in its SNI */
+static enum sniff sniff_tls(struct gw_conn *c, bool full, const char **why)
+{
+	struct tls_hello *th = c->g->hello;
+	enum tls_result t = tls_client_hello_parse(c->buf, c->blen, th);
+
+	if (!th->is_tls)
+		return SNIFF_NOT_MINE;
+	c->tls = true;
+	c->tls_version = th->legacy_version ? th->legacy_version : 0x0303;
+	switch (t) {
+	case TLS_NEED_MORE:
+		if (!full)
+			return SNIFF_MORE;
+		*why = "incomplete TLS ClientHello";
+		return SNIFF_MALFORMED;
+	case TLS_OK:
+		snprintf(c->sni, sizeof(c->sni), "%s", th->sni);
+		if (th->has_ech) {
+			*why = "TLS Encrypted Client Hello hides the destination";
+			return SNIFF_MALFORMED;
+		}
+		return SNIFF_DONE;
+	case TLS_ABSENT:
+		return SNIFF_DONE;
+	case TLS_MALFORMED:
+		*why = th->why ? th->why : "malformed TLS ClientHello";
+		return SNIFF_MALFORMED;
+	}
+	return SNIFF_MALFORMED;
+}
+
+/* HTTP/1.x: a request head names the host in Host (or an absolute target) */
+static enum sniff sniff_http(struct gw_conn *c, bool full, const char **why)
+{
+	struct http_request req;
+
+	switch (http_request_parse(c->buf, c->blen, &req)) {
+	case HTTP_NEED_MORE:
+		if (!full)
+			return SNIFF_MORE;
+		if (!looks_http(c->buf, c->blen))
+			return SNIFF_NOT_MINE;
+		c->http = true;
+		*why = "incomplete HTTP request head";
+		return SNIFF_MALFORMED;
+	case HTTP_OK:
+		c->http = true;
+		snprintf(c->host, sizeof(c->host), "%s", req.host);
+		return SNIFF_DONE;
+	case HTTP_ABSENT:
+		c->http = true;
+		return SNIFF_DONE;
+	case HTTP_MALFORMED:
+		if (!looks_http(c->buf, c->blen))
+			return SNIFF_NOT_MINE;
+		c->http = true;
+		*why = req.why ? req.why : "malformed HTTP request";
+		return SNIFF_MALFORMED;
+	}
+	return SNIFF_NOT_MINE;
+}
+
+/* the protocols that name a host in the client's first bytes, in the order tried */
+static const struct {
+	const char *proto;
+	enum sniff (*fn)(struct gw_conn *c, bool full, const char **why);
+} sniffers[] = {
+    {"tls", sniff_tls},
+    {"http", sniff_http},
+};
+
+static enum sniff sniff(struct gw_conn *c, bool final, const char **why)
+{
+	bool full = final || c->blen >= GW_PEEK_MAX;
+
+	c->tls = c->http = false;
+	c->sni[0] = c->host[0] = '\0';
+	c->proto = "tcp";
+	if (!c->blen)
+		return SNIFF_DONE;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(sniffers); i++) {
+		enum sniff s = sniffers[i].fn(c, full, why);
+
+		if (s == SNIFF_NOT_MINE)
+			continue;
+		c->proto = sniffers[i].proto;
+		return s;
+	}
+	return SNIFF_DONE; /* plain bytes: raw TCP */
+}
+
+/* the name the client's first bytes named, if any (an address literal is no name) */
+static const char *named(struct gw_conn *c)
+{
+	struct gw_addr a;
+
+	if (c->sni[0])
+		return c->sni;
+	if (c->host[0] && gw_addr_parse(c->host, &a))
+		return c->host;
+	return NULL;
+}
+
+/* start relaying once connected and checked: write the peeked bytes first */
+static void flush_peeked(struct gw_conn *c)
+{
+	if (c->flushed || !c->checked || c->st != GW_C_RELAY)
+		return;
+	if (c->budget >= 0 && (int64_t)c->blen > c->budget)
+		c->blen = (size_t)c->budget; /* absolute-form: one request only */
+	while (c->boff < c->blen) {
+		ssize_t n =
+		    send(c->ufd, c->buf + c->boff, c->blen - c->boff, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EAGAIN)
+				return;
+			gw_conn_close(c, "upstream write failed");
+			return;
+		}
+		c->boff += (size_t)n;
+		c->c2u.bytes += (uint64_t)n;
+	}
+	if (c->budget >= 0) {
+		c->budget -= (int64_t)c->blen;
+		if (c->budget <= 0)
+			c->c2u.eof = true;
+	}
+	c->flushed = true;
+	free(c->buf);
+	c->buf = NULL;
+	c->blen = c->boff = 0;
+}
+
+/* the first bytes were decided for a connection whose name is bound */
+static void check_bound(struct gw_conn *c, enum sniff s, const char *why)
+{
+	const char *n = named(c);
+	char reason[600];
+
+	if (s == SNIFF_MALFORMED) {
+		deny(c, why);
+		return;
+	}
+	if (n && !dns_name_equal(n, c->name)) {
+		snprintf(reason, sizeof(reason),
+			 "%s names %s but the connection is bound to %s (domain fronting)",
+			 c->sni[0] ? "TLS SNI" : "HTTP Host", n, c->name);
+		deny(c, reason);
+		return;
+	}
+	c->checked = true;
+	if (c->st == GW_C_RELAY && !c->decided) {
+		c->decided = true;
+		conn_event(c, "net.connect", true, "allowed");
+	}
+	flush_peeked(c);
+}
+
+static void decide_unbound(struct gw_conn *c, enum sniff s, const char *why)
+{
+	const char *n;
+	char reason[600], at[INET6_ADDRSTRLEN];
+	int rule;
+
+	if (s == SNIFF_MALFORMED) {
+		deny(c, why);
+		return;
+	}
+	n = named(c);
+	if (n) {
+		snprintf(c->name, sizeof(c->name), "%s", n);
+		rule = policy_match(c->run->policy, n, c->oport);
+		if (rule < 0) {
+			snprintf(reason, sizeof(reason),
+				 "%s:%u is not allowed by policy %s (no network.allow rule "
+				 "matches)",
+				 n, c->oport, c->run->policy_name);
+			deny(c, reason);
+			return;
+		}
+		snprintf(c->rule, sizeof(c->rule), "%s", c->run->policy->rules[rule].text);
+		c->checked = true;
+		start_resolve(c);
+		return;
+	}
+	rule = policy_match_addr(c->run->policy, c->orig.family, c->orig.a, c->oport);
+	if (rule >= 0) {
+		snprintf(c->rule, sizeof(c->rule), "%s", c->run->policy->rules[rule].text);
+		c->checked = true;
+		c->cand[0] = c->orig;
+		c->ncand = 1;
+		c->icand = 0;
+		try_connect(c);
+		return;
+	}
+	snprintf(reason, sizeof(reason),
+		 "no host name (TLS SNI or HTTP Host) and no cidr rule allows %s:%u",
+		 gw_addr_str(&c->orig, at, sizeof(at)), c->oport);
+	deny(c, reason);
+}
+
+/* ------------------------------------------------------------ the proxy port */
+
+static void proxy_request(struct gw_conn *c, bool final)
+{
+	struct http_request req;
+	enum http_result r = http_request_parse(c->buf, c->blen, &req);
+	char reason[600];
+	uint16_t port;
+	int rule;
+
+	c->http = true;
+	c->proto = "proxy";
+	if (c->blen && c->buf[0] == 0x16) {
+		c->http = false;
+		c->tls = true;
+		c->tls_version = 0x0303;
+	}
+	if (r == HTTP_NEED_MORE && !final && c->blen < GW_PEEK_MAX)
+		return;
+	if (r != HTTP_OK) {
+		snprintf(reason, sizeof(reason), "not a proxy request (%s)",
+			 r == HTTP_MALFORMED && req.why ? req.why
+			 : r == HTTP_NEED_MORE		? "incomplete request head"
+							: "no host");
+		deny(c, reason);
+		return;
+	}
+	snprintf(c->host, sizeof(c->host), "%s", req.host);
+	if (req.is_connect) {
+		c->proto = "connect";
+		port = req.port;
+	} else if (req.form == HTTP_FORM_ABSOLUTE) {
+		c->proto = "proxy-http";
+		port = req.port ? req.port : (req.https ? 443 : 80);
+		if (req.https || req.chunked) {
+			deny(c, req.https ? "https:// targets must use CONNECT"
+					  : "chunked request bodies are not relayed by the proxy");
+			return;
+		}
+		c->budget =
+		    (int64_t)req.head_len + (req.content_length > 0 ? req.content_length : 0);
+	} else {
+		deny(c, "the proxy port takes CONNECT or absolute-form requests");
+		return;
+	}
+	c->oport = port;
+	snprintf(c->name, sizeof(c->name), "%s", req.host);
+	rule = policy_match(c->run->policy, req.host, port);
+	if (rule < 0) {
+		snprintf(reason, sizeof(reason),
+			 "%s:%u is not allowed by policy %s (no network.allow rule matches)",
+			 req.host, port, c->run->policy_name);
+		deny(c, reason);
+		return;
+	}
+	snprintf(c->rule, sizeof(c->rule), "%s", c->run->policy->rules[rule].text);
+	/* not reading the client until connected; a CONNECT tunnel's first
+	 * bytes are checked after the 200 (see connected()) */
+	c->checked = true;
+	if (req.is_connect) {
+		/* keep what follows the head (a pipelined ClientHello) for the check */
+		memmove(c->buf, c->buf + req.head_len, c->blen - req.head_len);
+		c->blen -= req.head_len;
+	}
+	if (req.host_kind != PROTO_HOST_NAME) {
+		if (gw_addr_parse(req.host, &c->cand[0])) {
+			deny(c, "bad address literal");
+			return;
+		}
+		c->ncand = 1;
+		c->icand = 0;
+		try_connect(c);
+		return;
+	}
+	start_resolve(c);
+}
+
+/* ------------------------------------------------------------ reading first bytes */
+
+static int read_first(struct gw_conn *c, bool *eof)
+{
+	*eof = false;
+	if (!c->buf) {
+		c->buf = malloc(GW_PEEK_MAX);
+		if (!c->buf)
+			return -ENOMEM;
+	}
+	while (c->blen < GW_PEEK_MAX) {
+		ssize_t n = recv(c->cfd, c->buf + c->blen, GW_PEEK_MAX - c->blen, MSG_DONTWAIT);
+
+		if (n > 0) {
+			c->blen += (size_t)n;
+			continue;
+		}
+		if (n == 0) {
+			*eof = true;
+			return 0;
+		}
+		if (errno == EAGAIN || errno == EINTR)
+			return 0;
+		return -errno;
+	}
+	return 0;
+}
+
+/* the client spoke (or closed) while its first bytes are still undecided */
+static void first_bytes(struct gw_conn *c, bool final)
+{
+	const char *why = NULL;
+	enum sniff s;
+
+	if (c->kind == GW_K_PROXY && !c->connect_ok) {
+		proxy_request(c, final);
+		return;
+	}
+	s = sniff(c, final, &why);
+	if (s == SNIFF_MORE)
+		return;
+	if (c->pending_deny[0]) {
+		deny(c, c->pending_deny);
+		return;
+	}
+	if (c->synthetic) {
+		if (!c->rule[0]) {
+			char reason[600];
+
+			snprintf(reason, sizeof(reason),
+				 "%s:%u is not allowed by policy %s (no network.allow rule "
+				 "matches)",
+				 c->name, c->oport, c->run->policy_name);
+			deny(c, reason);
+			return;
+		}
+		check_bound(c, s, why);
+		return;
+	}
+	gw_timer_cancel(&c->g->timers, &c->timer);
+	decide_unbound(c, s, why);
+}
+
+static void client_readable(struct gw_conn *c)
+{
+	bool eof;
+	int r = read_first(c, &eof);
+
+	if (r < 0) {
+		gw_conn_close(c, "client read failed");
+		return;
+	}
+	if (eof)
+		c->c2u.eof = true;
+	first_bytes(c, eof || c->blen >= GW_PEEK_MAX);
+	if (c->st == GW_C_RELAY && !c->checked && c->blen && !c->peek_armed) {
+		/* a bound connection's client started talking: it has peek_ms to
+		 * finish its ClientHello or request head (the idle check resumes
+		 * after that) */
+		c->peek_armed = true;
+		gw_arm(c->g, &c->timer, c->g->now + (uint64_t)c->g->lim.peek_ms * 1000000ull);
+	}
+}
+
+/* ------------------------------------------------------------ resolve and connect */
+
+/* deny now, or, when the client has not spoken yet on a bound connection,
+ * once its first bytes tell how to answer readably (or at the peek timeout) */
+static void deny_when_known(struct gw_conn *c, const char *reason)
+{
+	if (c->checked || c->kind != GW_K_TRANSPARENT || c->blen || c->c2u.eof) {
+		deny(c, reason);
+		return;
+	}
+	snprintf(c->pending_deny, sizeof(c->pending_deny), "%s", reason);
+	if (c->ufd >= 0) {
+		gw_ep_del(c->g, c->ufd);
+		close(c->ufd);
+		c->ufd = -1;
+	}
+	c->st = GW_C_PEEK;
+	gw_arm(c->g, &c->timer, c->g->now + (uint64_t)c->g->lim.peek_ms * 1000000ull);
+	conn_update(c);
+}
+
+static void resolved(struct gw_waiter *w, const struct gw_cache_entry *e)
+{
+	struct gw_conn *c = (struct gw_conn *)((char *)w - offsetof(struct gw_conn, waiter));
+	char reason[600], why[128], all[400] = "";
+	size_t n = 0, alen = 0;
+
+	if (c->st != GW_C_RESOLVE)
+		return;
+	if (e->rcode || !e->n) {
+		snprintf(reason, sizeof(reason), "%s does not resolve (%s)", c->name,
+			 e->rcode == DNS_RCODE_NXDOMAIN ? "NXDOMAIN"
+			 : e->rcode			? "resolution failed"
+							: "no addresses");
+		deny_when_known(c, reason);
+		return;
+	}
+	/* IPv6 first, then IPv4; refused ranges are skipped */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < e->n; i++) {
+			const struct gw_addr *a = &e->addrs[i];
+
+			if ((pass == 0) != (a->family == AF_INET6))
+				continue;
+			if (gw_addr_refused(c->g, c->run, a, c->oport, why, sizeof(why))) {
+				/* name every refused address, as far as they fit */
+				int k = snprintf(all + alen, sizeof(all) - alen, "%s%s",
+						 alen ? "; " : "", why);
+
+				if (k > 0 && (size_t)k < sizeof(all) - alen)
+					alen += (size_t)k;
+				continue;
+			}
+			c->cand[n++] = *a;
+		}
+	if (!n) {
+		snprintf(reason, sizeof(reason), "%s resolves only to refused addresses (%s)",
+			 c->name, all);
+		deny_when_known(c, reason);
+		return;
+	}
+	c->ncand = n;
+	c->icand = 0;
+	try_connect(c);
+}
+
+static void start_resolve(struct gw_conn *c)
+{
+	c->st = GW_C_RESOLVE;
+	c->waiter.cb = resolved;
+	gw_arm(c->g, &c->timer, c->g->now + GW_RESOLVE_NS);
+	conn_update(c);
+	gw_resolve(c->g, c->name, &c->waiter);
+}
+
+/* the policy allowed the connection but the upstream side failed: a
+ * decision event, then a reset whose close event says why */
+static void fail_upstream(struct gw_conn *c, const char *reason)
+{
+	if (!c->decided) {
+		c->decided = true;
+		conn_event(c, "net.connect", true, "allowed");
+	}
+	conn_reset(c, reason);
+}
+
+static void connected(struct gw_conn *c)
+{
+	struct gw *g = c->g;
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+	c->up = c->cand[c->icand - 1];
+	c->st = GW_C_RELAY;
+	g->stats.relayed++;
+	if (c->checked && !(c->kind == GW_K_PROXY && !strcmp(c->proto, "connect"))) {
+		/* decided now; otherwise once the client's first bytes pass */
+		c->decided = true;
+		conn_event(c, "net.connect", true, "allowed");
+	}
+	c->last_ns = g->now;
+	gw_arm(g, &c->timer, g->now + (uint64_t)g->lim.idle_ms * 1000000ull);
+	if (!c->checked && c->blen && !c->peek_armed) {
+		c->peek_armed = true;
+		gw_arm(g, &c->timer, g->now + (uint64_t)g->lim.peek_ms * 1000000ull);
+	}
+	if (c->kind == GW_K_PROXY && !strcmp(c->proto, "connect") && !c->connect_ok) {
+		if (send(c->cfd, ok, sizeof(ok) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+		    (ssize_t)sizeof(ok) - 1) {
+			gw_conn_close(c, "client write failed");
+			return;
+		}
+		c->connect_ok = true;
+		c->synthetic = true; /* the tunnel is bound to the CONNECT name */
+		c->checked = false;
+		if (c->blen)
+			first_bytes(c, c->c2u.eof);
+		if (c->st != GW_C_RELAY)
+			return;
+	}
+	if (!c->checked && c->c2u.eof)
+		c->checked = true; /* the client closed without a word */
+	flush_peeked(c);
+	if (c->st == GW_C_RELAY)
+		conn_update(c);
+}
+
+static void try_connect(struct gw_conn *c)
+{
+	struct gw *g = c->g;
+	int last = c->last_err;
+
+	while (c->icand < c->ncand) {
+		const struct gw_addr *a = &c->cand[c->icand++];
+		struct sockaddr_storage ss;
+		socklen_t sl = gw_addr_to_sa(a, c->oport, &ss);
+		int fd = socket(a->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+		if (fd < 0) {
+			last = errno;
+			if (errno == EMFILE || errno == ENFILE)
+				g->stats.emfile++;
+			break;
+		}
+		if (connect(fd, (struct sockaddr *)&ss, sl) == 0 || errno == EINPROGRESS) {
+			c->ufd = fd;
+			c->uev = EPOLLOUT;
+			if (gw_ep_add(g, fd, EPOLLOUT, GW_REF(GW_REF_UP, c))) {
+				gw_conn_close(c, "epoll_ctl failed");
+				return;
+			}
+			c->st = GW_C_CONNECT;
+			gw_arm(g, &c->timer, g->now + (uint64_t)g->lim.connect_ms * 1000000ull);
+			conn_update(c);
+			return;
+		}
+		last = errno;
+		close(fd);
+	}
+	g->stats.upstream_failed++;
+	{
+		char reason[300];
+
+		snprintf(reason, sizeof(reason), "upstream %s:%u: %s", c->name[0] ? c->name : "?",
+			 c->oport, last ? strerror(last) : "no address answered");
+		c->up = c->ncand ? c->cand[c->ncand - 1] : c->orig;
+		fail_upstream(c, reason);
+	}
+}
+
+static void upstream_connecting(struct gw_conn *c)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (!err) {
+		connected(c);
+		return;
+	}
+	c->last_err = err;
+	gw_ep_del(c->g, c->ufd);
+	close(c->ufd);
+	c->ufd = -1;
+	try_connect(c);
+}
+
+/* ------------------------------------------------------------ relay */
+
+/* move bytes @src -> @dst through @h's pipe; Return: 0, or -errno */
+static int pump(struct gw *g, struct gw_half *h, int src, int dst, int64_t *budget)
+{
+	for (int round = 0; round < 16; round++) {
+		bool progress = false;
+
+		if (h->pipe[0] < 0 && pipe_get(g, h->pipe))
+			return -EMFILE;
+		if (h->inpipe == 0 && !h->eof) {
+			size_t want = GW_CHUNK;
+			ssize_t n;
+
+			if (budget && *budget >= 0 && (int64_t)want > *budget)
+				want = (size_t)*budget;
+			n = want ? splice(src, NULL, h->pipe[1], NULL, want,
+					  SPLICE_F_MOVE | SPLICE_F_NONBLOCK)
+				 : 0;
+			if (n > 0) {
+				h->inpipe += (size_t)n;
+				if (budget && *budget >= 0)
+					*budget -= n;
+				progress = true;
+			} else if (n == 0) {
+				h->eof = true;
+			} else if (errno != EAGAIN && errno != EINTR) {
+				return -errno;
+			}
+		}
+		if (h->inpipe) {
+			ssize_t n = splice(h->pipe[0], NULL, dst, NULL, h->inpipe,
+					   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+
+			if (n > 0) {
+				h->inpipe -= (size_t)n;
+				h->bytes += (uint64_t)n;
+				progress = true;
+			} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+				return -errno;
+			}
+		}
+		if (!progress)
+			break;
+	}
+	if (h->eof && !h->inpipe && !h->shut) {
+		shutdown(dst, SHUT_WR);
+		h->shut = true;
+	}
+	return 0;
+}
+
+static void relay(struct gw_conn *c)
+{
+	struct gw *g = c->g;
+	int r;
+
+	c->last_ns = g->now;
+	if (!c->flushed && c->checked)
+		flush_peeked(c);
+	if (c->st != GW_C_RELAY)
+		return;
+	if (c->flushed) {
+		r = pump(g, &c->c2u, c->cfd, c->ufd, c->budget >= 0 ? &c->budget : NULL);
+		if (r) {
+			gw_conn_close(c, r == -EMFILE ? "out of descriptors for pipes"
+						      : "client->upstream error");
+			return;
+		}
+	}
+	r = pump(g, &c->u2c, c->ufd, c->cfd, NULL);
+	if (r) {
+		gw_conn_close(c, r == -EMFILE ? "out of descriptors for pipes"
+					      : "upstream->client error");
+		return;
+	}
+	if (c->c2u.shut && c->u2c.shut) {
+		gw_conn_close(c, "closed by both sides");
+		return;
+	}
+	conn_update(c);
+}
+
+/* ------------------------------------------------------------ events */
+
+void gw_conn_event(struct gw_conn *c, bool up, unsigned events)
+{
+	if (c->st == GW_C_CLOSED)
+		return;
+	if (!up && (events & EPOLLERR) && c->st != GW_C_DRAIN) {
+		gw_conn_close(c, "client connection reset");
+		return;
+	}
+	if (!up && (events & EPOLLHUP) && c->checked &&
+	    (c->st == GW_C_RESOLVE || c->st == GW_C_CONNECT)) {
+		gw_conn_close(c, "client closed before the upstream answered");
+		return;
+	}
+	if (up && (events & EPOLLERR) && c->st == GW_C_RELAY) {
+		gw_conn_close(c, "upstream connection reset");
+		return;
+	}
+	switch (c->st) {
+	case GW_C_PEEK:
+		if (!up)
+			client_readable(c);
+		break;
+	case GW_C_RESOLVE:
+		if (!up && !c->checked)
+			client_readable(c);
+		break;
+	case GW_C_CONNECT:
+		if (up)
+			upstream_connecting(c);
+		else if (!c->checked)
+			client_readable(c);
+		break;
+	case GW_C_RELAY:
+		if (!up && !c->checked && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
+			client_readable(c);
+			if (c->st != GW_C_RELAY)
+				return;
+		}
+		relay(c);
+		break;
+	case GW_C_DRAIN: {
+		char sink[4096];
+		ssize_t n;
+
+		while ((n = recv(c->cfd, sink, sizeof(sink), MSG_DONTWAIT)) > 0)
+			;
+		if (n == 0 || (n < 0 && errno != EAGAIN))
+			gw_conn_close(c, "denied");
+		break;
+	}
+	case GW_C_CLOSED:
+		break;
+	}
+}
+
+void gw_conn_timeout(struct gw_conn *c)
+{
+	struct gw *g = c->g;
+	char reason[300];
+
+	switch (c->st) {
+	case GW_C_PEEK:
+		if (c->kind == GW_K_PROXY) {
+			snprintf(reason, sizeof(reason), "no complete proxy request within %u ms",
+				 g->lim.peek_ms);
+			deny(c, reason);
+			return;
+		}
+		first_bytes(c, true);
+		break;
+	case GW_C_RESOLVE:
+		snprintf(reason, sizeof(reason), "resolving %s timed out", c->name);
+		fail_upstream(c, reason);
+		break;
+	case GW_C_CONNECT:
+		gw_ep_del(g, c->ufd);
+		close(c->ufd);
+		c->ufd = -1;
+		c->last_err = ETIMEDOUT;
+		try_connect(c);
+		break;
+	case GW_C_RELAY: {
+		uint64_t idle = (uint64_t)g->lim.idle_ms * 1000000ull;
+
+		if (!c->checked && c->blen) {
+			first_bytes(c, true);
+			if (c->st != GW_C_RELAY)
+				break;
+		}
+		if (g->now - c->last_ns >= idle)
+			gw_conn_close(c, "idle timeout");
+		else
+			gw_arm(g, &c->timer, c->last_ns + idle);
+		break;
+	}
+	case GW_C_DRAIN:
+		gw_conn_close(c, "denied");
+		break;
+	case GW_C_CLOSED:
+		break;
+	}
+}
+
+/* ------------------------------------------------------------ accept */
+
+static void refuse(struct gw *g, int fd, struct gw_run *run, const struct gw_addr *local,
+		   const struct gw_addr *peer, uint16_t port, const char *reason)
+{
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+	char l[INET6_ADDRSTRLEN], p[INET6_ADDRSTRLEN], id[32];
+	char resource[128];
+	struct audit_event ev = {
+	    .type = AUDIT_TYPE_NET,
+	    .action = "net.connect",
+	    .resource = resource,
+	    .allowed = false,
+	    .reason = reason,
+	    .proto = "tcp",
+	    .has = AUDIT_HAS_PORT,
+	    .port = port,
+	    .denial_id = id,
+	};
+
+	gw_new_denial_id(g, id, sizeof(id));
+	snprintf(resource, sizeof(resource), "%s -> %s", gw_addr_str(peer, p, sizeof(p)),
+		 gw_addr_str(local, l, sizeof(l)));
+	ev.dst = l;
+	g->stats.refused++;
+	if (run)
+		run->denied++;
+	gw_audit(g, run, &ev);
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(fd);
+}
+
+static int original_dst(int fd, int family, struct gw_addr *a, uint16_t *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int r;
+
+	if (family == AF_INET)
+		r = getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &ss, &len);
+	else
+		r = getsockopt(fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &ss, &len);
+	if (r < 0)
+		return -errno;
+	return gw_addr_from_sa(&ss, a, port);
+}
+
+static void accept_one(struct gw_listener *l, int fd, const struct sockaddr_storage *pss)
+{
+	struct gw *g = l->g;
+	struct sockaddr_storage lss;
+	socklen_t ll = sizeof(lss);
+	struct gw_addr local, peer, orig = {0};
+	uint16_t lport = 0, oport = 0;
+	struct gw_run *run;
+	struct gw_conn *c;
+	const char *name;
+	int rule;
+
+	g->stats.accepted++;
+	if (getsockname(fd, (struct sockaddr *)&lss, &ll) < 0 ||
+	    gw_addr_from_sa(&lss, &local, &lport) || gw_addr_from_sa(pss, &peer, NULL)) {
+		close(fd);
+		return;
+	}
+	run = gw_run_find_ingress(g, &local, &peer);
+	if (!run) {
+		refuse(g, fd, NULL, &local, &peer, lport, "no run owns this ingress address pair");
+		return;
+	}
+	if (l->kind == GW_L_TRANSPARENT) {
+		if (original_dst(fd, local.family, &orig, &oport)) {
+			refuse(g, fd, run, &local, &peer, lport,
+			       "no original destination (not redirected)");
+			return;
+		}
+	} else {
+		orig = local;
+		oport = lport;
+	}
+	if (g->nconns >= g->lim.conns_total || run->conns >= g->lim.conns_per_run) {
+		refuse(g, fd, run, &orig, &peer, oport,
+		       g->nconns >= g->lim.conns_total ? "gateway connection limit reached"
+						       : "run connection limit reached");
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->g = g;
+	c->run = run;
+	run->refs++;
+	run->conns++;
+	run->conns_total++;
+	g->nconns++;
+	c->next = g->conns;
+	if (g->conns)
+		g->conns->prev = c;
+	g->conns = c;
+	c->cfd = fd;
+	c->ufd = -1;
+	c->c2u.pipe[0] = c->c2u.pipe[1] = c->u2c.pipe[0] = c->u2c.pipe[1] = -1;
+	c->kind = l->kind == GW_L_PROXY ? GW_K_PROXY : GW_K_TRANSPARENT;
+	c->orig = orig;
+	c->oport = oport;
+	c->peer = peer;
+	c->budget = -1;
+	c->proto = "tcp";
+	c->start_ns = c->last_ns = g->now;
+	gw_timer_init(&c->timer, GW_T_CONN, c);
+	c->cev = EPOLLIN;
+	if (gw_ep_add(g, fd, EPOLLIN, GW_REF(GW_REF_CLIENT, c))) {
+		gw_conn_close(c, "epoll_ctl failed");
+		return;
+	}
+	c->st = GW_C_PEEK;
+	if (c->kind == GW_K_PROXY) {
+		gw_arm(g, &c->timer, g->now + (uint64_t)g->lim.peek_ms * 1000000ull);
+		return;
+	}
+	name = gw_synth_name(&run->synth, &orig);
+	if (name) {
+		c->synthetic = true;
+		snprintf(c->name, sizeof(c->name), "%s", name);
+		rule = policy_match(run->policy, name, oport);
+		if (rule >= 0) {
+			snprintf(c->rule, sizeof(c->rule), "%s", run->policy->rules[rule].text);
+			start_resolve(c);
+			return;
+		}
+	} else {
+		rule = policy_match_addr(run->policy, orig.family, orig.a, oport);
+		if (rule >= 0) {
+			/* a cidr rule names the address: no name needed, nothing to wait for */
+			snprintf(c->rule, sizeof(c->rule), "%s", run->policy->rules[rule].text);
+			c->checked = true;
+			c->cand[0] = orig;
+			c->ncand = 1;
+			try_connect(c);
+			return;
+		}
+	}
+	gw_arm(g, &c->timer, g->now + (uint64_t)g->lim.peek_ms * 1000000ull);
+}
+
+void gw_tcp_accept(struct gw_listener *l)
+{
+	for (int i = 0; i < 64; i++) {
+		if (l->g->nconns >= l->g->fd_conns) {
+			/* out of descriptor room: leave the rest in the backlog */
+			l->g->stats.emfile++;
+			gw_pause_listener(l);
+			return;
+		}
+		struct sockaddr_storage peer;
+		socklen_t pl = sizeof(peer);
+		int fd =
+		    accept4(l->fd, (struct sockaddr *)&peer, &pl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				l->g->stats.emfile++;
+				gw_pause_listener(l);
+			}
+			if (errno == ECONNABORTED || errno == EINTR)
+				continue;
+			return;
+		}
+		accept_one(l, fd, &peer);
+	}
+}

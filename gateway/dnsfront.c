@@ -1,0 +1,565 @@
+/* dnsfront.c - the gateway's DNS front (UDP and TCP): the only resolver a
+ * sandbox can reach. Allowed names get synthetic A/AAAA answers from the
+ * run's pool; names the policy does not allow get NXDOMAIN (with an Extended
+ * DNS Error where the client sent EDNS) and are never asked upstream;
+ * HTTPS/SVCB get an empty answer; other types of allowed names are forwarded
+ * through c-ares and relayed with every address in them replaced by a
+ * synthetic one (or zeroed) and the additional section dropped. Every query
+ * is one "dns.query" audit event. */
+#include "gateway/gw_internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#define GW_DNS_TTL 300
+#define GW_DNSCONN_IDLE_NS 10000000000ull
+
+/* where a reply goes */
+struct gw_replyto {
+	int fd; /* UDP socket, or -1 for TCP */
+	struct sockaddr_storage peer;
+	socklen_t plen;
+	struct gw_addr local;
+	struct gw_dnsconn *conn; /* TCP */
+};
+
+struct gw_dnsq {
+	struct gw *g;
+	struct gw_run *run;
+	struct dns_query q;
+	struct gw_replyto rt;
+};
+
+static const struct {
+	uint16_t type;
+	const char *name;
+} qtypes[] = {
+    {DNS_TYPE_A, "A"},	     {DNS_TYPE_NS, "NS"},	{DNS_TYPE_CNAME, "CNAME"},
+    {DNS_TYPE_SOA, "SOA"},   {DNS_TYPE_PTR, "PTR"},	{DNS_TYPE_MX, "MX"},
+    {DNS_TYPE_TXT, "TXT"},   {DNS_TYPE_AAAA, "AAAA"},	{DNS_TYPE_SRV, "SRV"},
+    {DNS_TYPE_SVCB, "SVCB"}, {DNS_TYPE_HTTPS, "HTTPS"}, {DNS_TYPE_ANY, "ANY"},
+};
+
+static const char *qtype_name(uint16_t t, char *buf, size_t size)
+{
+	for (size_t i = 0; i < WD_ARRAY_SIZE(qtypes); i++)
+		if (qtypes[i].type == t)
+			return qtypes[i].name;
+	snprintf(buf, size, "TYPE%u", t);
+	return buf;
+}
+
+static void dns_event(struct gw *g, const struct gw_run *run, const struct dns_query *q,
+		      bool allowed, const char *reason, const char *rule, const char *dst)
+{
+	char tbuf[16];
+	struct audit_event ev = {
+	    .type = AUDIT_TYPE_DNS,
+	    .action = "dns.query",
+	    .resource = q->qname,
+	    .allowed = allowed,
+	    .reason = reason,
+	    .rule = rule,
+	    .qtype = qtype_name(q->qtype, tbuf, sizeof(tbuf)),
+	    .dst = dst,
+	};
+
+	g->stats.dns_queries++;
+	gw_audit(g, run, &ev);
+}
+
+/* ------------------------------------------------------------ sending */
+
+static void tcp_send(struct gw_dnsconn *d, const uint8_t *msg, size_t len);
+
+static void send_reply(struct gw *g, const struct gw_replyto *rt, const uint8_t *msg, size_t len)
+{
+	struct iovec iov = {.iov_base = (void *)msg, .iov_len = len};
+	union {
+		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
+		struct cmsghdr align;
+	} cbuf;
+	struct msghdr mh = {
+	    .msg_name = (void *)&rt->peer,
+	    .msg_namelen = rt->plen,
+	    .msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = cbuf.buf,
+	};
+	struct cmsghdr *cm;
+
+	(void)g;
+	if (rt->fd < 0) {
+		if (rt->conn)
+			tcp_send(rt->conn, msg, len);
+		return;
+	}
+	memset(&cbuf, 0, sizeof(cbuf));
+	cm = (struct cmsghdr *)cbuf.buf;
+	/* answer from the address the query was sent to (the redirect's target) */
+	if (rt->local.family == AF_INET) {
+		struct in_pktinfo pi = {0};
+
+		memcpy(&pi.ipi_spec_dst, rt->local.a, 4);
+		cm->cmsg_level = IPPROTO_IP;
+		cm->cmsg_type = IP_PKTINFO;
+		cm->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
+		mh.msg_controllen = CMSG_SPACE(sizeof(pi));
+	} else {
+		struct in6_pktinfo pi = {0};
+
+		memcpy(&pi.ipi6_addr, rt->local.a, 16);
+		cm->cmsg_level = IPPROTO_IPV6;
+		cm->cmsg_type = IPV6_PKTINFO;
+		cm->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
+		mh.msg_controllen = CMSG_SPACE(sizeof(pi));
+	}
+	sendmsg(rt->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+static void reply(struct gw *g, const struct gw_replyto *rt, const struct dns_query *q,
+		  const struct dns_reply *r)
+{
+	uint8_t out[4096];
+	struct dns_reply rr = *r;
+	int n;
+
+	rr.tcp = rt->fd < 0;
+	n = dns_reply_compose(q, &rr, out, sizeof(out));
+	if (n > 0)
+		send_reply(g, rt, out, (size_t)n);
+}
+
+/* ------------------------------------------------------------ forwarding */
+
+/* replace or remove the addresses of an upstream answer, in place */
+static size_t scrub(struct gw_run *run, const struct dns_query *q, uint8_t *m, size_t len)
+{
+	struct dns_response resp;
+	struct dns_rr_iter it;
+	struct dns_rr rr;
+	size_t cut = len;
+
+	if (dns_response_parse(m, len, &resp) != DNS_OK)
+		return 0;
+	m[0] = (uint8_t)(q->id >> 8);
+	m[1] = (uint8_t)q->id;
+	/* echo the question as the client wrote it (same bytes but for case) */
+	if (resp.counts[0] == 1 && len >= DNS_HEADER_LEN + q->qname_wire_len &&
+	    !strncasecmp((const char *)m + DNS_HEADER_LEN, (const char *)q->qname_wire,
+			 q->qname_wire_len))
+		memcpy(m + DNS_HEADER_LEN, q->qname_wire, q->qname_wire_len);
+	dns_rr_iter_init(&it, &resp);
+	for (;;) {
+		size_t at = it.off;
+
+		if (dns_rr_next(m, len, &it, &rr) != DNS_OK)
+			break;
+		if (rr.section == DNS_SECTION_ADDITIONAL) {
+			/* glue and OPT: dropped (pointers only point backwards) */
+			cut = at;
+			m[10] = m[11] = 0;
+			break;
+		}
+		if (rr.type == DNS_TYPE_A || rr.type == DNS_TYPE_AAAA) {
+			int fam = rr.type == DNS_TYPE_A ? AF_INET : AF_INET6;
+			struct gw_addr a = {0};
+
+			if (gw_run_name_allowed(run, rr.name) < 0 ||
+			    gw_synth_get(&run->synth, fam, rr.name, &a) < 0)
+				memset(a.a, 0, sizeof(a.a));
+			memcpy(m + rr.rdata.off, a.a, fam == AF_INET ? 4 : 16);
+		}
+	}
+	return cut;
+}
+
+/* cut a reply to the client's UDP size: header and question only, TC set */
+static size_t fit_udp(const struct dns_query *q, uint8_t *m, size_t len)
+{
+	size_t limit = 512, qend = DNS_HEADER_LEN + q->qname_wire_len + 4;
+
+	if (q->edns.present && q->edns.udp_size > limit)
+		limit = q->edns.udp_size;
+	if (len <= limit || qend > len)
+		return len;
+	m[2] |= 0x02; /* TC */
+	memset(m + 6, 0, 6);
+	return qend;
+}
+
+static void dnsq_free(struct gw_dnsq *dq)
+{
+	if (dq->rt.conn && dq->rt.conn->pending == dq)
+		dq->rt.conn->pending = NULL;
+	gw_run_put(dq->g, dq->run);
+	free(dq);
+}
+
+static void dnsconn_more(struct gw_dnsconn *d);
+
+static void forwarded(void *arg, int status, int timeouts, unsigned char *abuf, int alen)
+{
+	struct gw_dnsq *dq = arg;
+	struct gw *g = dq->g;
+	struct gw_dnsconn *conn = dq->rt.conn;
+	size_t n = 0;
+
+	(void)timeouts;
+	if (status == ARES_EDESTRUCTION) {
+		dnsq_free(dq);
+		return;
+	}
+	if (abuf && alen > DNS_HEADER_LEN) {
+		uint8_t *m = malloc((size_t)alen);
+
+		if (m) {
+			memcpy(m, abuf, (size_t)alen);
+			n = scrub(dq->run, &dq->q, m, (size_t)alen);
+			if (n && dq->rt.fd >= 0)
+				n = fit_udp(&dq->q, m, n);
+			if (n && (dq->rt.fd >= 0 || conn))
+				send_reply(g, &dq->rt, m, n);
+			free(m);
+		}
+	}
+	if (!n && (dq->rt.fd >= 0 || conn)) {
+		struct dns_reply r = {.rcode = DNS_RCODE_SERVFAIL};
+
+		reply(g, &dq->rt, &dq->q, &r);
+	}
+	dnsq_free(dq);
+	if (conn && !conn->busy)
+		dnsconn_more(conn);
+}
+
+/* ------------------------------------------------------------ one query */
+
+static void query(struct gw *g, const uint8_t *msg, size_t len, const struct gw_replyto *rt,
+		  const struct gw_addr *peer)
+{
+	struct dns_query q;
+	struct dns_reply r = {0};
+	struct gw_run *run;
+	enum dns_result pr = dns_query_parse(msg, len, &q);
+	char reason[600], atxt[INET6_ADDRSTRLEN];
+	const char *rule_text = NULL;
+	int rule;
+
+	run = gw_run_find_ingress(g, &rt->local, peer);
+	if (pr != DNS_OK) {
+		if (!q.header_ok)
+			return;
+		r.rcode = q.rcode_hint;
+		reply(g, rt, &q, &r);
+		dns_event(g, run, &q, false, q.why ? q.why : "malformed query", NULL, NULL);
+		return;
+	}
+	if (!run) {
+		r.rcode = DNS_RCODE_REFUSED;
+		reply(g, rt, &q, &r);
+		snprintf(reason, sizeof(reason), "no run owns this ingress address pair (%s)",
+			 gw_addr_str(peer, atxt, sizeof(atxt)));
+		dns_event(g, NULL, &q, false, reason, NULL, NULL);
+		return;
+	}
+	run->dns_queries++;
+	if (q.qclass != DNS_CLASS_IN) {
+		r.rcode = DNS_RCODE_REFUSED;
+		reply(g, rt, &q, &r);
+		dns_event(g, run, &q, false, "only class IN is answered", NULL, NULL);
+		return;
+	}
+	if (q.qtype == DNS_TYPE_HTTPS || q.qtype == DNS_TYPE_SVCB) {
+		r.rcode = DNS_RCODE_NOERROR;
+		r.aa = true;
+		reply(g, rt, &q, &r);
+		dns_event(g, run, &q, true,
+			  "HTTPS/SVCB records are answered empty (no ECH, no hints)", NULL, NULL);
+		return;
+	}
+	rule = gw_run_name_allowed(run, q.qname);
+	if (rule < 0) {
+		snprintf(reason, sizeof(reason), "%s is not allowed by policy %s", q.qname,
+			 run->policy_name);
+		r.rcode = DNS_RCODE_NXDOMAIN;
+		r.ede = true;
+		r.ede_code = DNS_EDE_BLOCKED;
+		r.ede_text = reason;
+		reply(g, rt, &q, &r);
+		run->denied++;
+		dns_event(g, run, &q, false, reason, NULL, NULL);
+		return;
+	}
+	rule_text = run->policy->rules[rule].text;
+	if (q.qtype == DNS_TYPE_A || q.qtype == DNS_TYPE_AAAA) {
+		struct dns_answer ans = {.type = q.qtype, .ttl = GW_DNS_TTL};
+		struct gw_addr a;
+		int fam = q.qtype == DNS_TYPE_A ? AF_INET : AF_INET6;
+		int sr = gw_synth_get(&run->synth, fam, q.qname, &a);
+
+		if (sr < 0) {
+			snprintf(reason, sizeof(reason), "no synthetic address for %s: %s", q.qname,
+				 sr == -ENOSPC ? "the run's pool is exhausted" : strerror(-sr));
+			r.rcode = DNS_RCODE_SERVFAIL;
+			r.ede = true;
+			r.ede_code = DNS_EDE_OTHER;
+			r.ede_text = reason;
+			reply(g, rt, &q, &r);
+			dns_event(g, run, &q, false, reason, rule_text, NULL);
+			return;
+		}
+		memcpy(ans.addr, a.a, gw_addr_len(fam));
+		r.rcode = DNS_RCODE_NOERROR;
+		r.aa = true;
+		r.answers = &ans;
+		r.n_answers = 1;
+		reply(g, rt, &q, &r);
+		dns_event(g, run, &q, true, "synthetic address", rule_text,
+			  gw_addr_str(&a, atxt, sizeof(atxt)));
+		return;
+	}
+	if (q.qtype == DNS_TYPE_ANY || !g->ares_ok) {
+		r.rcode = DNS_RCODE_NOTIMP;
+		reply(g, rt, &q, &r);
+		dns_event(g, run, &q, false, "ANY queries are not answered", rule_text, NULL);
+		return;
+	}
+	{
+		struct gw_dnsq *dq = calloc(1, sizeof(*dq));
+
+		if (!dq) {
+			r.rcode = DNS_RCODE_SERVFAIL;
+			reply(g, rt, &q, &r);
+			return;
+		}
+		dq->g = g;
+		dq->run = run;
+		run->refs++;
+		dq->q = q;
+		dq->rt = *rt;
+		if (rt->conn)
+			rt->conn->pending = dq;
+		dns_event(g, run, &q, true, "forwarded upstream (addresses replaced)", rule_text,
+			  NULL);
+		ares_query(g->ares, q.qname, DNS_CLASS_IN, q.qtype, forwarded, dq);
+	}
+}
+
+/* ------------------------------------------------------------ UDP */
+
+void gw_dns_udp_ready(struct gw_listener *l)
+{
+	struct gw *g = l->g;
+
+	for (int i = 0; i < 64; i++) {
+		uint8_t buf[4096];
+		union {
+			char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + 64];
+			struct cmsghdr align;
+		} cbuf;
+		struct gw_replyto rt = {.fd = l->fd};
+		struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+		struct msghdr mh = {
+		    .msg_name = &rt.peer,
+		    .msg_namelen = sizeof(rt.peer),
+		    .msg_iov = &iov,
+		    .msg_iovlen = 1,
+		    .msg_control = cbuf.buf,
+		    .msg_controllen = sizeof(cbuf.buf),
+		};
+		struct gw_addr peer;
+		ssize_t n = recvmsg(l->fd, &mh, MSG_DONTWAIT);
+
+		if (n < 0)
+			return;
+		rt.plen = mh.msg_namelen;
+		if (gw_addr_from_sa(&rt.peer, &peer, NULL))
+			continue;
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO) {
+				struct in_pktinfo pi;
+
+				memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
+				rt.local.family = AF_INET;
+				memcpy(rt.local.a, &pi.ipi_addr, 4);
+			} else if (cm->cmsg_level == IPPROTO_IPV6 &&
+				   cm->cmsg_type == IPV6_PKTINFO) {
+				struct in6_pktinfo pi;
+
+				memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
+				rt.local.family = AF_INET6;
+				memcpy(rt.local.a, &pi.ipi6_addr, 16);
+			}
+		}
+		if (!rt.local.family || (mh.msg_flags & MSG_TRUNC))
+			continue;
+		query(g, buf, (size_t)n, &rt, &peer);
+	}
+}
+
+/* ------------------------------------------------------------ TCP */
+
+static void dnsconn_update(struct gw_dnsconn *d)
+{
+	unsigned ev = d->outoff < d->outlen ? EPOLLOUT : 0;
+
+	if (!d->pending && !d->closing)
+		ev |= EPOLLIN;
+	gw_ep_mod(d->g, d->fd, ev, GW_REF(GW_REF_DNS_TCP, d));
+}
+
+void gw_dnsconn_close(struct gw_dnsconn *d)
+{
+	struct gw *g = d->g;
+
+	if (d->pending) {
+		d->pending->rt.conn = NULL; /* its answer is dropped */
+		d->pending = NULL;
+	}
+	gw_timer_cancel(&g->timers, &d->timer);
+	gw_ep_del(g, d->fd);
+	close(d->fd);
+	if (d->prev)
+		d->prev->next = d->next;
+	else
+		g->dnsconns = d->next;
+	if (d->next)
+		d->next->prev = d->prev;
+	free(d->out);
+	free(d);
+}
+
+static void tcp_send(struct gw_dnsconn *d, const uint8_t *msg, size_t len)
+{
+	uint8_t *o;
+
+	if (d->outoff == d->outlen)
+		d->outoff = d->outlen = 0;
+	o = realloc(d->out, d->outlen + len + 2);
+	if (!o) {
+		d->closing = true;
+		return;
+	}
+	d->out = o;
+	o[d->outlen] = (uint8_t)(len >> 8);
+	o[d->outlen + 1] = (uint8_t)len;
+	memcpy(o + d->outlen + 2, msg, len);
+	d->outlen += len + 2;
+}
+
+static int dnsconn_flush(struct gw_dnsconn *d)
+{
+	while (d->outoff < d->outlen) {
+		ssize_t n = send(d->fd, d->out + d->outoff, d->outlen - d->outoff,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		d->outoff += (size_t)n;
+	}
+	return 0;
+}
+
+/* answer every complete message in the input, one forwarded query at a time */
+static void dnsconn_more(struct gw_dnsconn *d)
+{
+	struct gw *g = d->g;
+
+	d->busy = true;
+	while (!d->pending && !d->closing) {
+		size_t off, len;
+		enum dns_result r = dns_tcp_frame(d->in, d->inlen, &off, &len);
+		struct gw_replyto rt = {.fd = -1, .local = d->local, .conn = d};
+
+		if (r == DNS_NEED_MORE)
+			break;
+		if (r != DNS_OK) {
+			d->closing = true;
+			break;
+		}
+		query(g, d->in + off, len, &rt, &d->peer);
+		memmove(d->in, d->in + off + len, d->inlen - off - len);
+		d->inlen -= off + len;
+	}
+	d->busy = false;
+	if (dnsconn_flush(d) || (d->closing && d->outoff == d->outlen)) {
+		gw_dnsconn_close(d);
+		return;
+	}
+	dnsconn_update(d);
+}
+
+void gw_dnsconn_event(struct gw_dnsconn *d, unsigned events)
+{
+	struct gw *g = d->g;
+
+	gw_arm(g, &d->timer, g->now + GW_DNSCONN_IDLE_NS);
+	if (events & EPOLLERR) {
+		gw_dnsconn_close(d);
+		return;
+	}
+	if ((events & (EPOLLIN | EPOLLHUP)) && !d->pending) {
+		ssize_t n = recv(d->fd, d->in + d->inlen, sizeof(d->in) - d->inlen, MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN)) {
+			d->closing = true;
+		} else if (n > 0) {
+			d->inlen += (size_t)n;
+		}
+	}
+	dnsconn_more(d);
+}
+
+void gw_dnsconn_timeout(struct gw_dnsconn *d)
+{
+	gw_dnsconn_close(d);
+}
+
+void gw_dns_tcp_accept(struct gw_listener *l)
+{
+	struct gw *g = l->g;
+
+	for (int i = 0; i < 32; i++) {
+		struct sockaddr_storage pss, lss;
+		socklen_t pl = sizeof(pss), ll = sizeof(lss);
+		int fd = accept4(l->fd, (struct sockaddr *)&pss, &pl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct gw_dnsconn *d;
+
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE) {
+				g->stats.emfile++;
+				gw_pause_listener(l);
+			}
+			return;
+		}
+		d = calloc(1, sizeof(*d));
+		if (!d || getsockname(fd, (struct sockaddr *)&lss, &ll) ||
+		    gw_addr_from_sa(&lss, &d->local, NULL) ||
+		    gw_addr_from_sa(&pss, &d->peer, NULL)) {
+			free(d);
+			close(fd);
+			continue;
+		}
+		d->g = g;
+		d->fd = fd;
+		gw_timer_init(&d->timer, GW_T_DNSCONN, d);
+		if (gw_ep_add(g, fd, EPOLLIN, GW_REF(GW_REF_DNS_TCP, d))) {
+			free(d);
+			close(fd);
+			continue;
+		}
+		d->next = g->dnsconns;
+		if (g->dnsconns)
+			g->dnsconns->prev = d;
+		g->dnsconns = d;
+		gw_arm(g, &d->timer, g->now + GW_DNSCONN_IDLE_NS);
+	}
+}

@@ -1,0 +1,150 @@
+/* fds.c - the gateway's listening sockets, opened by the privileged parent
+ * before the worker drops its privileges: transparent, proxy and DNS (UDP and
+ * TCP) for each family, and the control socket. */
+#include "gateway/gw.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static void fds_init(struct gw_fds *fds)
+{
+	for (int i = 0; i < 2; i++)
+		fds->transparent[i] = fds->proxy[i] = fds->dns_udp[i] = fds->dns_tcp[i] = -1;
+	fds->ctl = -1;
+}
+
+void gw_fds_close(struct gw_fds *fds)
+{
+	for (int i = 0; i < 2; i++) {
+		wd_closep(&fds->transparent[i]);
+		wd_closep(&fds->proxy[i]);
+		wd_closep(&fds->dns_udp[i]);
+		wd_closep(&fds->dns_tcp[i]);
+	}
+	wd_closep(&fds->ctl);
+}
+
+static int inet_socket(const char *addr, uint16_t port, int type, int *ret_fd, struct wd_err *err)
+{
+	struct gw_addr a;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int one = 1, fd, r;
+
+	if (!*addr)
+		return 0; /* this family is off (listen.v4/v6: "") */
+	if (gw_addr_parse(addr, &a))
+		return wd_err_set(err, -EINVAL, "bad listen address %s", addr);
+	fd = socket(a.family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		if (errno == EAFNOSUPPORT && a.family == AF_INET6)
+			return 0; /* no IPv6 here: IPv4 only */
+		return wd_err_set(err, -errno, "socket: %s", strerror(errno));
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (a.family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (type == SOCK_DGRAM) {
+		if (a.family == AF_INET)
+			setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+		else
+			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
+	}
+	sl = gw_addr_to_sa(&a, port, &ss);
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0) {
+		r = wd_err_set(err, -errno, "bind %s%s%s:%u: %s", a.family == AF_INET6 ? "[" : "",
+			       addr, a.family == AF_INET6 ? "]" : "", port, strerror(errno));
+		close(fd);
+		return r;
+	}
+	if (type == SOCK_STREAM && listen(fd, 4096) < 0) {
+		r = wd_err_set(err, -errno, "listen on port %u: %s", port, strerror(errno));
+		close(fd);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+static int ctl_socket(const char *path, int *ret_fd, struct wd_err *err)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	char dir[sizeof(sun.sun_path)];
+	struct stat st;
+	int fd, r;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return wd_err_set(err, -ENAMETOOLONG, "control socket path too long: %s", path);
+	strcpy(sun.sun_path, path);
+	strcpy(dir, path);
+	r = wd_mkdir_p(dirname(dir), 0755);
+	if (r)
+		return wd_err_set(err, r, "cannot create the folder of %s: %s", path, strerror(-r));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return wd_err_set(err, -errno, "socket: %s", strerror(errno));
+	if (!lstat(path, &st)) {
+		int probe;
+
+		if (!S_ISSOCK(st.st_mode)) {
+			close(fd);
+			return wd_err_set(err, -EEXIST, "%s exists and is not a socket", path);
+		}
+		/* a live gateway answers: leave it alone; a stale socket is replaced */
+		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (probe >= 0 && !connect(probe, (struct sockaddr *)&sun, sizeof(sun))) {
+			close(probe);
+			close(fd);
+			return wd_err_set(err, -EADDRINUSE, "another gateway is listening on %s",
+					  path);
+		}
+		if (probe >= 0)
+			close(probe);
+		unlink(path);
+	}
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		r = wd_err_set(err, -errno, "bind %s: %s", path, strerror(errno));
+		close(fd);
+		return r;
+	}
+	/* every user may connect; each request is checked against SO_PEERCRED */
+	if (chmod(path, 0666) < 0 || listen(fd, 64) < 0) {
+		r = wd_err_set(err, -errno, "control socket %s: %s", path, strerror(errno));
+		close(fd);
+		unlink(path);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+int gw_fds_open(const struct wd_gwconf *conf, const char *ctl_path, struct gw_fds *fds,
+		struct wd_err *err)
+{
+	const char *addr[2] = {conf->listen_v4, conf->listen_v6};
+	int r = 0;
+
+	fds_init(fds);
+	for (int i = 0; i < 2 && !r; i++) {
+		r = inet_socket(addr[i], conf->port_transparent, SOCK_STREAM, &fds->transparent[i],
+				err);
+		r = r ? r
+		      : inet_socket(addr[i], conf->port_proxy, SOCK_STREAM, &fds->proxy[i], err);
+		r = r ? r : inet_socket(addr[i], conf->port_dns, SOCK_DGRAM, &fds->dns_udp[i], err);
+		r = r ? r
+		      : inet_socket(addr[i], conf->port_dns, SOCK_STREAM, &fds->dns_tcp[i], err);
+	}
+	if (!r && ctl_path && *ctl_path)
+		r = ctl_socket(ctl_path, &fds->ctl, err);
+	if (r)
+		gw_fds_close(fds);
+	return r;
+}

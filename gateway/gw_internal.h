@@ -1,0 +1,337 @@
+/* gw_internal.h - the gateway's data-plane internals shared by its .c files
+ * (internal header: only the gateway sources include it). */
+#ifndef WARDEN_GATEWAY_GW_INTERNAL_H
+#define WARDEN_GATEWAY_GW_INTERNAL_H
+
+#include "gateway/gw.h"
+#include "gateway/proto/proto.h"
+
+#include <ares.h>
+
+/* What an epoll event refers to: the type sits in the top 8 bits of
+ * epoll_data.u64, a pointer (or an fd for c-ares) in the low 56. */
+enum gw_ref {
+	GW_REF_LISTEN = 1, /* struct gw_listener (TCP accept, UDP DNS, control) */
+	GW_REF_CLIENT,	   /* struct gw_conn, the sandbox side */
+	GW_REF_UP,	   /* struct gw_conn, the upstream side */
+	GW_REF_DNS_TCP,	   /* struct gw_dnsconn */
+	GW_REF_CTL,	   /* struct gw_ctlconn */
+	GW_REF_ARES,	   /* a c-ares socket (fd) */
+	GW_REF_SIGNAL,	   /* the signalfd */
+};
+
+#define GW_REF(type, p) (((uint64_t)(type) << 56) | (uint64_t)(uintptr_t)(p))
+#define GW_REF_TYPE(u) ((enum gw_ref)((u) >> 56))
+#define GW_REF_PTR(u) ((void *)(uintptr_t)((u) & ((1ull << 56) - 1)))
+
+enum gw_listener_kind {
+	GW_L_TRANSPARENT,
+	GW_L_PROXY,
+	GW_L_DNS_UDP,
+	GW_L_DNS_TCP,
+	GW_L_CTL,
+};
+
+/* timer kinds */
+enum gw_timer_kind {
+	GW_T_CONN,    /* a connection's deadline (peek, connect, idle, drain) */
+	GW_T_RESUME,  /* a listener paused on EMFILE */
+	GW_T_DNSCONN, /* a DNS-over-TCP connection's idle deadline */
+	GW_T_CTLCONN, /* a control connection's deadline */
+};
+
+struct gw_listener {
+	struct gw *g;
+	int fd;
+	enum gw_listener_kind kind;
+	bool paused;
+	struct gw_timer resume;
+};
+
+/**
+ * struct gw_run - one registered run
+ */
+struct gw_run {
+	struct gw_run *next;
+	char id[GW_RUN_ID_MAX + 1];
+	uid_t uid;
+	char ifname[16];
+	struct gw_addr host4, sb4, host6, sb6;
+	struct wd_policy *policy;
+	char policy_name[256];
+	struct gw_synth synth;
+	unsigned refs;
+	bool dead;
+	unsigned conns;
+	uint64_t conns_total, denied, dns_queries, bytes_up, bytes_down;
+};
+
+/* a pending lookup's waiter, embedded in the waiting object */
+struct gw_waiter {
+	struct gw_waiter *next, *prev;
+	struct gw_lookup *lk;
+	void (*cb)(struct gw_waiter *w, const struct gw_cache_entry *e);
+};
+
+struct gw_lookup {
+	struct gw_lookup *next;
+	struct gw *g;
+	char name[256];
+	int pending;
+	int rcode;
+	uint32_t ttl;
+	struct gw_addr addrs[GW_CACHE_ADDRS];
+	size_t n;
+	struct gw_waiter waiters; /* list head */
+};
+
+enum gw_conn_state {
+	GW_C_PEEK,    /* waiting for the client's first bytes to decide */
+	GW_C_RESOLVE, /* allowed name, resolving it */
+	GW_C_CONNECT, /* connecting upstream */
+	GW_C_RELAY,   /* relaying (the client's first bytes may still be checked) */
+	GW_C_DRAIN,   /* denied: answer sent, reading until the client closes */
+	GW_C_CLOSED,
+};
+
+enum gw_conn_kind {
+	GW_K_TRANSPARENT,
+	GW_K_PROXY,
+};
+
+/* one direction of a relay */
+struct gw_half {
+	int pipe[2];
+	size_t inpipe;
+	bool eof;  /* the source ended (or its budget is spent) */
+	bool shut; /* shutdown(SHUT_WR) sent to the destination */
+	uint64_t bytes;
+};
+
+struct gw_conn {
+	struct gw *g;
+	struct gw_run *run;
+	struct gw_conn *next, *prev;
+	enum gw_conn_state st;
+	enum gw_conn_kind kind;
+	int cfd, ufd;
+	unsigned cev, uev;
+	struct gw_addr orig, peer, up;
+	uint16_t oport;
+	char name[256];
+	char sni[256];
+	char host[256];
+	const char *proto;
+	char rule[256];
+	bool synthetic;
+	bool checked;	 /* the client's first bytes passed (or need no check) */
+	bool flushed;	 /* the peeked bytes went upstream */
+	bool tls;	 /* the client speaks TLS */
+	bool http;	 /* the client speaks HTTP */
+	bool connect_ok; /* proxy CONNECT: 200 sent */
+	bool counted;
+	bool decided;	 /* the decision event was written */
+	bool peek_armed; /* the deadline for an unchecked client's first bytes is set */
+	uint16_t tls_version;
+	uint8_t *buf;
+	size_t blen, boff;
+	int64_t budget; /* client->upstream bytes left (absolute-form), -1 = no limit */
+	struct gw_addr cand[GW_CACHE_ADDRS];
+	size_t ncand, icand;
+	int last_err; /* errno of the last failed upstream connect */
+	struct gw_waiter waiter;
+	struct gw_timer timer;
+	struct gw_half c2u, u2c;
+	uint64_t start_ns, last_ns;
+	char denial_id[32];
+	char pending_deny[600]; /* decided to deny; waiting for the client's bytes to answer
+				   readably */
+	char end[160];		/* how it ended, for the close event */
+};
+
+struct gw_dnsq;
+
+struct gw_dnsconn {
+	struct gw *g;
+	int fd;
+	struct gw_dnsconn *next, *prev;
+	struct gw_addr local, peer;
+	uint8_t in[65537];
+	size_t inlen;
+	uint8_t *out;
+	size_t outlen, outoff;
+	struct gw_dnsq *pending;
+	struct gw_timer timer;
+	bool closing;
+	bool busy;
+};
+
+struct gw_ctlconn {
+	struct gw *g;
+	int fd;
+	struct gw_ctlconn *next, *prev;
+	uid_t uid;
+	pid_t pid;
+	struct wd_buf in;
+	struct wd_buf out;
+	size_t outoff;
+	bool closing;
+	struct gw_timer timer;
+};
+
+struct gw_stats {
+	uint64_t accepted, refused, denied, relayed, dns_queries, emfile, audit_errors,
+	    upstream_failed;
+};
+
+struct gw {
+	struct wd_gwconf conf;
+	struct gw_limits lim;
+	int ep;
+	int sigfd;
+	volatile int stop;
+	struct gw_listener lis[9];
+	size_t nlis;
+	struct gw_timer_heap timers;
+	uint64_t now;
+	struct audit_log *log;
+	ares_channel ares;
+	bool ares_ok;
+	struct gw_cache cache;
+	struct gw_lookup *lookups;
+	struct gw_run *runs;
+	unsigned nruns;
+	struct gw_conn *conns;
+	struct gw_conn *zombies;
+	unsigned nconns;
+	unsigned fd_conns; /* connections the descriptor limit leaves room for */
+	struct gw_dnsconn *dnsconns;
+	struct gw_ctlconn *ctlconns;
+	struct tls_hello *hello;
+	int (*pipes)[2];
+	size_t npipes, cap_pipes;
+	struct gw_addr own_net[4];
+	unsigned own_prefix[4];
+	struct gw_addr *local;
+	size_t nlocal;
+	uint64_t local_at;
+	struct gw_rng rng;
+	struct gw_stats stats;
+};
+
+/* ------------------------------------------------------------ loop.c */
+
+/** gw_ep_add() - add @fd to the loop with @events and reference @ref. Return: 0 or -errno. */
+int gw_ep_add(struct gw *g, int fd, unsigned events, uint64_t ref);
+/** gw_ep_mod() - change @fd's events and reference. Return: 0 or -errno (-ENOENT: not added). */
+int gw_ep_mod(struct gw *g, int fd, unsigned events, uint64_t ref);
+/** gw_ep_del() - remove @fd from the loop (harmless when absent or -1). */
+void gw_ep_del(struct gw *g, int fd);
+/** gw_arm() - arm @t for @when (monotonic ns); on -ENOMEM the timer stays as it was. */
+void gw_arm(struct gw *g, struct gw_timer *t, uint64_t when);
+/**
+ * gw_audit() - write one event for @run (NULL: no run) to the audit log
+ * A failed write is counted in g->stats.audit_errors; the loop goes on.
+ */
+void gw_audit(struct gw *g, const struct gw_run *run, struct audit_event *ev);
+/** gw_new_denial_id() - a fresh "dn-<12 hex>" id into @out (at least 16 bytes). */
+void gw_new_denial_id(struct gw *g, char *out, size_t size);
+/** gw_pause_listener() - stop accepting on @l for 100 ms (out of descriptors). */
+void gw_pause_listener(struct gw_listener *l);
+
+/* ------------------------------------------------------------ run.c */
+
+/** gw_run_find_ingress() - the run whose link is @local (host side) and @peer (sandbox), or NULL.
+ */
+struct gw_run *gw_run_find_ingress(struct gw *g, const struct gw_addr *local,
+				   const struct gw_addr *peer);
+/** gw_run_find_id() - the registered run called @id, or NULL. */
+struct gw_run *gw_run_find_id(struct gw *g, const char *id);
+/**
+ * gw_run_register() - add a run from a register request, owned by @uid
+ * @why:	on error, a reason for the client
+ * Return: 0; -EEXIST (id, interface or an address already used), -EINVAL
+ * (addresses outside the pools, invalid policy), -ENOMEM.
+ */
+int gw_run_register(struct gw *g, const struct gw_ctl_req *req, uid_t uid, char *why,
+		    size_t why_size);
+/**
+ * gw_run_set_policy() - compile @req's policy and make it @r's (the old one is freed)
+ * Return: 0; -EINVAL with the first diagnostic in @why (the old policy stays); -ENOMEM.
+ */
+int gw_run_set_policy(struct gw_run *r, const struct gw_ctl_req *req, char *why, size_t why_size);
+/** gw_run_unregister() - remove @r from the table; it is freed with its last reference. */
+void gw_run_unregister(struct gw *g, struct gw_run *r);
+/** gw_run_put() - drop one reference to @r (NULL is fine). */
+void gw_run_put(struct gw *g, struct gw_run *r);
+/** gw_run_name_allowed() - index of a rule allowing @name on some port, or -ENOENT. */
+int gw_run_name_allowed(const struct gw_run *r, const char *name);
+/**
+ * gw_addr_refused() - the SSRF guard: may @r's connection go to @a:@port?
+ * Special-purpose ranges, the gateway's pools and the host's own addresses
+ * are refused unless a cidr rule of @r names @a:@port.
+ * Return: true (refused, @why says why) or false.
+ */
+bool gw_addr_refused(struct gw *g, const struct gw_run *r, const struct gw_addr *a, uint16_t port,
+		     char *why, size_t why_size);
+
+/* ------------------------------------------------------------ resolve.c */
+
+/** gw_resolve_init() - the c-ares channel in the loop (config resolvers or resolv.conf). Return: 0
+ * or -errno. */
+int gw_resolve_init(struct gw *g, struct wd_err *err);
+/** gw_resolve_free() - destroy the channel; pending callbacks see ARES_EDESTRUCTION. */
+void gw_resolve_free(struct gw *g);
+/**
+ * gw_resolve() - A and AAAA of @name: from the cache at once, else when
+ * c-ares answers (@w->cb is called exactly once unless cancelled)
+ */
+void gw_resolve(struct gw *g, const char *name, struct gw_waiter *w);
+/** gw_resolve_cancel() - forget @w (its callback will not run); harmless when idle. */
+void gw_resolve_cancel(struct gw_waiter *w);
+/** gw_ares_event() - an epoll event on a c-ares socket. */
+void gw_ares_event(struct gw *g, int fd, unsigned events);
+/** gw_ares_timeouts() - let c-ares handle its expired timeouts. */
+void gw_ares_timeouts(struct gw *g);
+/** gw_ares_next() - c-ares' next deadline (monotonic ns), or UINT64_MAX. */
+uint64_t gw_ares_next(struct gw *g);
+
+/* ------------------------------------------------------------ dnsfront.c */
+
+/** gw_dns_udp_ready() - answer the queries waiting on a UDP DNS socket. */
+void gw_dns_udp_ready(struct gw_listener *l);
+/** gw_dns_tcp_accept() - accept DNS-over-TCP connections. */
+void gw_dns_tcp_accept(struct gw_listener *l);
+/** gw_dnsconn_event() - an epoll event on a DNS-over-TCP connection. */
+void gw_dnsconn_event(struct gw_dnsconn *d, unsigned events);
+/** gw_dnsconn_timeout() - a DNS-over-TCP connection was idle too long: close it. */
+void gw_dnsconn_timeout(struct gw_dnsconn *d);
+/** gw_dnsconn_close() - close and free @d (a pending forwarded answer is dropped). */
+void gw_dnsconn_close(struct gw_dnsconn *d);
+
+/* ------------------------------------------------------------ conn.c */
+
+/** gw_tcp_accept() - accept on a transparent or proxy listener. */
+void gw_tcp_accept(struct gw_listener *l);
+/** gw_conn_event() - an epoll event on @c's client (@up false) or upstream socket. */
+void gw_conn_event(struct gw_conn *c, bool up, unsigned events);
+/** gw_conn_timeout() - @c's deadline passed (peek, resolve, connect, idle or drain). */
+void gw_conn_timeout(struct gw_conn *c);
+/**
+ * gw_conn_close() - close @c; an allowed connection gets its "net.close"
+ * event with @end. The memory is freed by gw_conn_reap().
+ */
+void gw_conn_close(struct gw_conn *c, const char *end);
+/** gw_conn_reap() - free the connections closed during this loop round. */
+void gw_conn_reap(struct gw *g);
+
+/* ------------------------------------------------------------ ctlsrv.c */
+
+/** gw_ctl_accept() - accept control connections (SO_PEERCRED recorded). */
+void gw_ctl_accept(struct gw_listener *l);
+/** gw_ctlconn_event() - an epoll event on a control connection. */
+void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events);
+/** gw_ctlconn_close() - close and free a control connection. */
+void gw_ctlconn_close(struct gw_ctlconn *c);
+
+#endif /* WARDEN_GATEWAY_GW_INTERNAL_H */

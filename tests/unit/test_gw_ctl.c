@@ -1,0 +1,139 @@
+/* test_gw_ctl.c - unit tests for the control request parser (gateway/ctl.c). */
+#include "gateway/gw.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static int parse(const char *s, struct gw_ctl_req *r, char *why)
+{
+	return gw_ctl_parse(s, strlen(s), r, why, 256);
+}
+
+static void test_register(void **state)
+{
+	struct gw_ctl_req r;
+	char why[256];
+
+	(void)state;
+	assert_int_equal(
+	    parse("{\"op\":\"register\",\"id\":\"run-1\",\"if\":\"wd-1\","
+		  "\"host_v4\":\"10.213.0.1\",\"sandbox_v4\":\"10.213.0.2\","
+		  "\"host_v6\":\"fd77:7764:6e00::1\",\"sandbox_v6\":\"fd77:7764:6e00::2\","
+		  "\"policy\":\"version: 1\\n\",\"policy_name\":\"p.yaml\"}",
+		  &r, why),
+	    0);
+	assert_int_equal(r.op, GW_CTL_REGISTER);
+	assert_string_equal(r.id, "run-1");
+	assert_string_equal(r.ifname, "wd-1");
+	assert_int_equal(r.host4.family, AF_INET);
+	assert_int_equal(r.sandbox6.family, AF_INET6);
+	assert_int_equal(r.policy_len, 11);
+	assert_memory_equal(r.policy, "version: 1\n", 11);
+	assert_string_equal(r.policy_name, "p.yaml");
+	gw_ctl_req_clear(&r);
+	/* IPv4 only is fine */
+	assert_int_equal(parse("{\"op\":\"register\",\"id\":\"r\",\"if\":\"wd-1\",\"host_v4\":"
+			       "\"10.213.0.1\",\"sandbox_v4\":\"10.213.0.2\",\"policy\":\"\"}",
+			       &r, why),
+			 0);
+	gw_ctl_req_clear(&r);
+}
+
+static void test_simple_ops(void **state)
+{
+	struct gw_ctl_req r;
+	char why[256];
+
+	(void)state;
+	assert_int_equal(parse("{\"op\":\"list\"}", &r, why), 0);
+	assert_int_equal(r.op, GW_CTL_LIST);
+	assert_int_equal(parse("{\"op\":\"stats\"}", &r, why), 0);
+	assert_int_equal(parse("{\"op\":\"unregister\",\"id\":\"x\"}", &r, why), 0);
+	assert_string_equal(r.id, "x");
+	assert_int_equal(parse("{\"op\":\"replace\",\"id\":\"x\",\"policy\":\"v\"}", &r, why), 0);
+	assert_int_equal(r.op, GW_CTL_REPLACE);
+	gw_ctl_req_clear(&r);
+	assert_string_equal(gw_ctl_op_name(GW_CTL_REPLACE), "replace");
+}
+
+static const struct {
+	const char *json;
+	const char *why;
+} bad[] = {
+    {"", "not JSON"},
+    {"[1]", "expected a JSON object"},
+    {"{\"op\":\"list\",\"op\":\"list\"}", "not JSON"}, /* duplicate key */
+    {"{\"op\":\"lsit\"}", "unknown or missing op"},
+    {"{\"id\":\"x\"}", "unknown or missing op"},
+    {"{\"op\":\"list\",\"extra\":\"1\"}", "unknown key"},
+    {"{\"op\":\"list\",\"id\":\"x\"}", "does not take"},
+    {"{\"op\":1}", "must be a string"},
+    {"{\"op\":\"unregister\"}", "missing keys"},
+    {"{\"op\":\"unregister\",\"id\":\"a b\"}", "bad run id"},
+    {"{\"op\":\"unregister\",\"id\":\"\"}", "bad run id"},
+    {"{\"op\":\"register\",\"id\":\"r\",\"if\":\"wd-1\",\"policy\":\"\"}", "host_v4"},
+    {"{\"op\":\"register\",\"id\":\"r\",\"if\":\"wd-1\",\"host_v4\":\"10.0.0.1\","
+     "\"policy\":\"\"}",
+     "host_v4"},
+    {"{\"op\":\"register\",\"id\":\"r\",\"if\":\"wd-1\",\"host_v4\":\"fd00::1\","
+     "\"sandbox_v4\":\"10.0.0.2\",\"policy\":\"\"}",
+     "not an address of its family"},
+    {"{\"op\":\"register\",\"id\":\"r\",\"if\":\"../x\",\"host_v4\":\"10.0.0.1\","
+     "\"sandbox_v4\":\"10.0.0.2\",\"policy\":\"\"}",
+     "bad interface"},
+    {"{\"op\":\"register\",\"id\":\"r\",\"if\":\"abcdefghijklmnopq\",\"host_v4\":\"10.0.0.1\","
+     "\"sandbox_v4\":\"10.0.0.2\",\"policy\":\"\"}",
+     "bad interface"},
+};
+
+static void test_bad(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct gw_ctl_req r;
+		char why[256] = "";
+
+		if (parse(bad[i].json, &r, why) != -EINVAL || !strstr(why, bad[i].why))
+			fail_msg("`%s`: got `%s`, want `%s`", bad[i].json, why, bad[i].why);
+	}
+}
+
+static void test_too_big(void **state)
+{
+	struct gw_ctl_req r;
+	char why[256];
+	size_t n = POLICY_MAX_BYTES + 100;
+	char *s = malloc(n + 64);
+
+	(void)state;
+	assert_non_null(s);
+	strcpy(s, "{\"op\":\"replace\",\"id\":\"x\",\"policy\":\"");
+	{
+		size_t pre = strlen(s);
+
+		memset(s + pre, 'a', n);
+		strcpy(s + pre + n, "\"}");
+	}
+	assert_int_equal(gw_ctl_parse(s, strlen(s), &r, why, sizeof(why)), -E2BIG);
+	assert_int_equal(gw_ctl_parse(s, GW_CTL_MAX + 1, &r, why, sizeof(why)), -E2BIG);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_register),
+	    cmocka_unit_test(test_simple_ops),
+	    cmocka_unit_test(test_bad),
+	    cmocka_unit_test(test_too_big),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
