@@ -15,15 +15,8 @@
 
 #include <cmocka.h>
 
-static uint8_t *capture(const char *name, size_t *len)
-{
-	char path[512];
-	char *data = NULL;
+#include "proto_captures.h"
 
-	snprintf(path, sizeof(path), "%s/tests/proto/captures/%s", WD_SOURCE_DIR, name);
-	assert_int_equal(wd_read_file(path, 1 << 20, &data, len), 0);
-	return (uint8_t *)data;
-}
 
 struct cap {
 	const char *file;

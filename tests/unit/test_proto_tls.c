@@ -15,17 +15,10 @@
 
 #include <cmocka.h>
 
+#include "proto_captures.h"
+
 static struct tls_hello H; /* 16 KiB: not on the stack */
 
-static uint8_t *capture(const char *name, size_t *len)
-{
-	char path[512];
-	char *data = NULL;
-
-	snprintf(path, sizeof(path), "%s/tests/proto/captures/%s", WD_SOURCE_DIR, name);
-	assert_int_equal(wd_read_file(path, 1 << 20, &data, len), 0);
-	return (uint8_t *)data;
-}
 
 /* ---- a small writer to craft hellos ---- */
 
