@@ -26,6 +26,8 @@ int cmd_init(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_kill(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 

@@ -13,8 +13,6 @@
 		return cli_not_built(verb, what);                                                  \
 	}
 
-PENDING(cmd_run, "run", "the sandboxed run arrives with the `warden run` issue",
-	"warden run [-p POLICY] [--gateway SOCKET] [-- COMMAND ARGS...]")
 PENDING(cmd_trace, "trace", "planned after `warden run`", "warden trace [-- COMMAND ARGS...]")
 PENDING(cmd_init, "init", "planned after `warden run`", "warden init [FILE]")
 PENDING(cmd_status, "status", "needs the gateway's control socket", "warden status")

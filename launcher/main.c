@@ -25,6 +25,8 @@ static const struct verb verbs[] = {
 	{"status", cmd_status, "list live runs"},
 	{"kill", cmd_kill, "stop a live run"},
 	{"mcp", cmd_mcp, "wrap an MCP server"},
+	{"doctor", cmd_doctor, "check every prerequisite of `warden run` and say how to fix it"},
+	{"gc", cmd_gc, "remove what crashed runs left behind"},
 	{"version", cmd_version, "print the version"},
 	{"help", cmd_help, "print this help"},
 };

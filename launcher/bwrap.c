@@ -1,0 +1,316 @@
+/* bwrap.c - the bubblewrap command line of a run: namespaces, the read-only runtime base, the
+ * policy's grants and masks, generated /etc files and the environment.
+ *
+ * Mount order matters (bwrap applies its options in order, later mounts cover earlier ones):
+ *   1. runtime base, read-only (/usr, /lib*, /bin, /sbin as dirs or as the host's symlinks,
+ *      /etc/ssl, /etc/ca-certificates, /etc/alternatives and a few /etc files);
+ *   2. /dev, /proc, a fresh /tmp;
+ *   3. the policy's grants, shortest path first so a nested grant covers its parent's
+ *      (read grants --ro-bind, write grants --bind);
+ *   4. the generated /etc/resolv.conf, /etc/hosts, /etc/passwd, /etc/group;
+ *   5. the credential stores the policy must hide (an empty tmpfs over a folder, /dev/null
+ *      over a file), last so no grant uncovers them.
+ * Everything else of the host is absent (ENOENT): the root is bwrap's own tmpfs.
+ */
+#include "launcher/run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *const bwrap_base_dirs[] = {
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/alternatives",
+    "/etc/ld.so.conf.d",
+    NULL,
+};
+
+const char *const bwrap_base_etc[] = {
+    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/nsswitch.conf", "/etc/localtime",
+    "/etc/timezone",	"/etc/host.conf",  "/etc/gai.conf",	 "/etc/protocols",
+    "/etc/services",	"/etc/os-release", "/etc/mime.types",	 NULL,
+};
+
+/* The generated files, in the order of bwrap_spec.data_fd. */
+static const char *const gen_files[4] = {"/etc/resolv.conf", "/etc/hosts", "/etc/passwd",
+					 "/etc/group"};
+
+void bwrap_argv_free(struct bwrap_argv *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+	memset(a, 0, sizeof(*a));
+}
+
+static int push(struct bwrap_argv *a, const char *s)
+{
+	if (a->n + 2 > a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 64;
+		char **v = realloc(a->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n] = strdup(s);
+	if (!a->v[a->n])
+		return -ENOMEM;
+	a->v[++a->n] = NULL;
+	return 0;
+}
+
+static int push2(struct bwrap_argv *a, const char *x, const char *y)
+{
+	int r = push(a, x);
+
+	return r ? r : push(a, y);
+}
+
+static int push3(struct bwrap_argv *a, const char *x, const char *y, const char *z)
+{
+	int r = push2(a, x, y);
+
+	return r ? r : push(a, z);
+}
+
+static int push_fd(struct bwrap_argv *a, const char *opt, int fd, const char *dest)
+{
+	char num[16];
+
+	snprintf(num, sizeof(num), "%d", fd);
+	return push3(a, opt, num, dest);
+}
+
+/* The runtime base: a folder, or the host's symlink (merged /usr: /bin -> usr/bin). */
+static int push_base(struct bwrap_argv *a, const char *path)
+{
+	char target[4096];
+	struct stat st;
+	ssize_t n;
+
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (S_ISLNK(st.st_mode) && strncmp(path, "/etc/", 5)) {
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			return 0;
+		target[n] = '\0';
+		return push3(a, "--symlink", target, path);
+	}
+	return push3(a, "--ro-bind", path, path);
+}
+
+static const char *env_get(char *const *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; env && *env; env++)
+		if (!strncmp(*env, name, n) && (*env)[n] == '=')
+			return *env + n + 1;
+	return NULL;
+}
+
+static bool policy_sets(const struct wd_policy *p, const char *name)
+{
+	for (size_t i = 0; i < p->nenv_set; i++)
+		if (!strcmp(p->env_set[i].name, name))
+			return true;
+	for (size_t i = 0; i < p->nenv_allow; i++)
+		if (!strcmp(p->env_allow[i], name))
+			return true;
+	return false;
+}
+
+static int push_env(struct bwrap_argv *a, const struct bwrap_spec *s)
+{
+	static const char *const proxy_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+						 "http_proxy", "https_proxy", "all_proxy"};
+	const struct wd_policy *p = s->policy;
+	char url[128];
+	int r = push(a, "--clearenv");
+
+	if (!r && !policy_sets(p, "PATH"))
+		r = push3(a, "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin");
+	if (!r && !policy_sets(p, "HOME"))
+		r = push3(a, "--setenv", "HOME", "/tmp");
+	for (size_t i = 0; !r && i < p->nenv_allow; i++) {
+		const char *v = env_get(s->environ, p->env_allow[i]);
+
+		if (v)
+			r = push3(a, "--setenv", p->env_allow[i], v);
+	}
+	for (size_t i = 0; !r && i < p->nenv_set; i++)
+		r = push3(a, "--setenv", p->env_set[i].name, p->env_set[i].value);
+	if (s->host4[0])
+		snprintf(url, sizeof(url), "http://%s:%u", s->host4, s->proxy_port);
+	else if (s->host6[0])
+		snprintf(url, sizeof(url), "http://[%s]:%u", s->host6, s->proxy_port);
+	else
+		url[0] = '\0';
+	for (size_t i = 0; !r && url[0] && i < WD_ARRAY_SIZE(proxy_vars); i++)
+		r = push3(a, "--setenv", proxy_vars[i], url);
+	if (!r && url[0])
+		r = push3(a, "--setenv", "NO_PROXY", "localhost,127.0.0.1,::1");
+	if (!r && url[0])
+		r = push3(a, "--setenv", "no_proxy", "localhost,127.0.0.1,::1");
+	return r;
+}
+
+struct grant_ref {
+	const char *path;
+	bool rw;
+};
+
+static int grant_cmp(const void *x, const void *y)
+{
+	const struct grant_ref *a = x, *b = y;
+	size_t la = strlen(a->path), lb = strlen(b->path);
+
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	/* same length: a write grant after a read grant of the same path wins */
+	return (int)a->rw - (int)b->rw;
+}
+
+static int push_grants(struct bwrap_argv *a, const struct wd_policy *p)
+{
+	size_t n = p->nread + p->nwrite, k = 0;
+	struct grant_ref *g;
+	int r = 0;
+
+	if (!n)
+		return 0;
+	g = calloc(n, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nread; i++)
+		if (p->read[i].real)
+			g[k++] = (struct grant_ref){p->read[i].real, false};
+	for (size_t i = 0; i < p->nwrite; i++)
+		if (p->write[i].real)
+			g[k++] = (struct grant_ref){p->write[i].real, true};
+	qsort(g, k, sizeof(*g), grant_cmp);
+	for (size_t i = 0; !r && i < k; i++)
+		r = push3(a, g[i].rw ? "--bind" : "--ro-bind", g[i].path, g[i].path);
+	free(g);
+	return r;
+}
+
+static int push_masks(struct bwrap_argv *a, const struct wd_policy *p)
+{
+	struct stat st;
+	int r = 0;
+
+	for (size_t i = 0; !r && i < p->nmask; i++) {
+		if (lstat(p->mask[i], &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			r = push2(a, "--tmpfs", p->mask[i]);
+		else
+			r = push3(a, "--ro-bind", "/dev/null", p->mask[i]);
+	}
+	return r;
+}
+
+int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv *out)
+{
+	static const char *const ns_opts[] = {
+	    "--unshare-user",	    "--unshare-pid",	 "--unshare-ipc", "--unshare-uts",
+	    "--unshare-cgroup-try", "--die-with-parent", "--hostname",	  "warden",
+	};
+	int r = push(out, bwrap);
+
+	for (size_t i = 0; !r && i < WD_ARRAY_SIZE(ns_opts); i++)
+		r = push(out, ns_opts[i]);
+	if (!r && s->new_session)
+		r = push(out, "--new-session");
+	if (!r)
+		r = push2(out, "--cap-drop", "ALL");
+	if (!r && s->info_fd >= 0) {
+		char num[16];
+
+		snprintf(num, sizeof(num), "%d", s->info_fd);
+		r = push2(out, "--info-fd", num);
+	}
+	for (size_t i = 0; !r && bwrap_base_dirs[i]; i++)
+		r = push_base(out, bwrap_base_dirs[i]);
+	for (size_t i = 0; !r && bwrap_base_etc[i]; i++)
+		r = push3(out, "--ro-bind-try", bwrap_base_etc[i], bwrap_base_etc[i]);
+	if (!r)
+		r = push2(out, "--dev", "/dev");
+	if (!r)
+		r = push2(out, "--proc", "/proc");
+	if (!r)
+		r = push2(out, "--tmpfs", "/tmp");
+	if (!r)
+		r = push_grants(out, s->policy);
+	for (int i = 0; !r && i < 4; i++)
+		if (s->data_fd[i] >= 0)
+			r = push_fd(out, "--ro-bind-data", s->data_fd[i], gen_files[i]);
+	if (!r)
+		r = push_masks(out, s->policy);
+	if (!r)
+		r = push_env(out, s);
+	if (!r)
+		r = push2(out, "--chdir", s->cwd && *s->cwd ? s->cwd : "/");
+	if (!r)
+		r = push(out, "--");
+	for (size_t i = 0; !r && s->argv[i]; i++)
+		r = push(out, s->argv[i]);
+	if (r)
+		bwrap_argv_free(out);
+	return r;
+}
+
+int bwrap_file_text(int which, const struct bwrap_spec *s, uid_t uid, gid_t gid, struct wd_buf *out)
+{
+	const char *name = uid == 0 ? "root" : "user";
+	int r = 0;
+
+	switch (which) {
+	case 0:
+		r |= wd_buf_puts(out, "# generated by warden: the gateway answers every query\n");
+		if (s->host4[0])
+			r |= wd_buf_printf(out, "nameserver %s\n", s->host4);
+		if (s->host6[0])
+			r |= wd_buf_printf(out, "nameserver %s\n", s->host6);
+		r |= wd_buf_puts(out, "options edns0 trust-ad\n");
+		break;
+	case 1:
+		r |= wd_buf_puts(out, "127.0.0.1\tlocalhost warden\n::1\tlocalhost ip6-localhost "
+				      "ip6-loopback\n");
+		break;
+	case 2:
+		if (uid != 0)
+			r |= wd_buf_puts(out, "root:x:0:0:root:/root:/usr/sbin/nologin\n");
+		r |= wd_buf_printf(out, "%s:x:%u:%u:%s:/tmp:/bin/sh\n", name, (unsigned)uid,
+				   (unsigned)gid, name);
+		r |= wd_buf_puts(out,
+				 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+		break;
+	case 3:
+		if (gid != 0)
+			r |= wd_buf_puts(out, "root:x:0:\n");
+		r |= wd_buf_printf(out, "%s:x:%u:\n", gid == 0 ? "root" : "user", (unsigned)gid);
+		r |= wd_buf_puts(out, "nogroup:x:65534:\n");
+		break;
+	default:
+		return -EINVAL;
+	}
+	return r ? -ENOMEM : 0;
+}

@@ -1,0 +1,312 @@
+/* cmd_doctor.c - `warden doctor`: checks every prerequisite of `warden run` for real (a
+ * throwaway namespace, a real bubblewrap start) and prints a fix for each failure. */
+#include "launcher/cli.h"
+#include "launcher/run.h"
+#include "audit/audit.h"
+#include "nft/nft.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum verdict { DOC_OK, DOC_WARN, DOC_FAIL };
+
+struct finding {
+	enum verdict v;
+	char what[512];
+	char fix[512];
+};
+
+typedef void (*check_fn)(struct finding *f);
+
+static void set(struct finding *f, enum verdict v, const char *fix, const char *fmt, ...)
+    WD_PRINTF(4, 5);
+static void set(struct finding *f, enum verdict v, const char *fix, const char *fmt, ...)
+{
+	va_list ap;
+
+	f->v = v;
+	va_start(ap, fmt);
+	vsnprintf(f->what, sizeof(f->what), fmt, ap);
+	va_end(ap);
+	snprintf(f->fix, sizeof(f->fix), "%s", fix ? fix : "");
+}
+
+static long read_long(const char *path, long dflt)
+{
+	char *d = NULL;
+	size_t n;
+	long v = dflt;
+
+	if (!wd_read_file(path, 64, &d, &n))
+		v = strtol(d, NULL, 10);
+	free(d);
+	return v;
+}
+
+static void check_root(struct finding *f)
+{
+	if (geteuid() == 0)
+		set(f, DOC_OK, NULL, "running as root (the run's network needs CAP_NET_ADMIN)");
+	else
+		set(f, DOC_FAIL, "run `sudo warden doctor` and `sudo warden run ...`",
+		    "not root: `warden run` needs CAP_NET_ADMIN and CAP_SYS_ADMIN");
+}
+
+/* Run @argv in a child (stdout/stderr to /dev/null); optionally as @uid. Return: exit status. */
+static int run_quiet(char *const *argv, uid_t uid, gid_t gid)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (uid &&
+		    (setgroups(0, NULL) || setresgid(gid, gid, gid) || setresuid(uid, uid, uid)))
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static const char *bwrap_path(void)
+{
+	const char *b = getenv("WARDEN_BWRAP");
+
+	return b && *b ? b : "/usr/bin/bwrap";
+}
+
+static void check_bwrap(struct finding *f)
+{
+	char *argv[] = {(char *)bwrap_path(),
+			"--unshare-user",
+			"--unshare-pid",
+			"--unshare-ipc",
+			"--unshare-uts",
+			"--unshare-net",
+			"--die-with-parent",
+			"--cap-drop",
+			"ALL",
+			"--ro-bind",
+			"/usr",
+			"/usr",
+			"--symlink",
+			"usr/bin",
+			"/bin",
+			"--symlink",
+			"usr/lib",
+			"/lib",
+			"--symlink",
+			"usr/lib64",
+			"/lib64",
+			"--proc",
+			"/proc",
+			"--dev",
+			"/dev",
+			"/usr/bin/true",
+			NULL};
+	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int st;
+
+	if (access(argv[0], X_OK)) {
+		set(f, DOC_FAIL, "apt-get install bubblewrap (or set WARDEN_BWRAP)",
+		    "bubblewrap not found at %s", argv[0]);
+		return;
+	}
+	if (geteuid() == 0 && su && sg && atoi(su) > 0) {
+		uid = (uid_t)atoi(su);
+		gid = (gid_t)atoi(sg);
+	}
+	st = run_quiet(argv, uid, gid);
+	if (st == 0)
+		set(f, DOC_OK, NULL,
+		    "bubblewrap %s starts a sandbox (user, pid, ipc, uts, net "
+		    "namespaces)%s",
+		    argv[0], uid ? " as the invoking user" : "");
+	else
+		set(f, DOC_FAIL,
+		    "see the user-namespace check below; try the bwrap command by hand",
+		    "bubblewrap could not start a sandbox (exit %d)", st);
+}
+
+static void check_userns(struct finding *f)
+{
+	long max = read_long("/proc/sys/user/max_user_namespaces", -1);
+	long deb = read_long("/proc/sys/kernel/unprivileged_userns_clone", 1);
+	long aa = read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 0);
+
+	if (max == 0)
+		set(f, DOC_FAIL, "sysctl -w user.max_user_namespaces=15000",
+		    "user namespaces are disabled (user.max_user_namespaces = 0)");
+	else if (deb == 0)
+		set(f, DOC_FAIL, "sysctl -w kernel.unprivileged_userns_clone=1",
+		    "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone)");
+	else if (aa == 1)
+		set(f, DOC_WARN,
+		    "allow bwrap in AppArmor (an `userns,` profile for /usr/bin/bwrap) or "
+		    "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0",
+		    "AppArmor restricts unprivileged user namespaces (Ubuntu 24.04+): bwrap run by "
+		    "a user needs a profile");
+	else
+		set(f, DOC_OK, NULL, "user namespaces are available (max %ld)", max);
+}
+
+/* In a throwaway network namespace: unshare, install the ruleset, done (dies with it). */
+static void check_netns_nft(struct finding *f)
+{
+	pid_t pid;
+	int st;
+
+	if (access("/proc/sys/net/ipv6", F_OK)) {
+		set(f, DOC_FAIL, "boot with IPv6 enabled (no ipv6.disable=1)",
+		    "IPv6 is disabled: the run's network hardening needs it");
+		return;
+	}
+	pid = fork();
+	if (pid < 0) {
+		set(f, DOC_FAIL, NULL, "fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		struct fw_config c;
+
+		if (unshare(CLONE_NEWNET) < 0)
+			_exit(1);
+		fw_config_defaults(&c);
+		_exit(fw_install(&c, NULL) ? 2 : 0);
+	}
+	waitpid(pid, &st, 0);
+	st = WIFEXITED(st) ? WEXITSTATUS(st) : 3;
+	if (st == 0)
+		set(f, DOC_OK, NULL,
+		    "network namespaces work and the nftables ruleset installs "
+		    "(checked in a throwaway namespace)");
+	else if (st == 1)
+		set(f, DOC_FAIL, "run as root; in a container, grant CAP_SYS_ADMIN",
+		    "cannot create a network namespace");
+	else
+		set(f, DOC_FAIL,
+		    "modprobe nf_tables nft_redirect nft_nat; apt-get install nftables",
+		    "the nftables ruleset cannot be installed (nf_tables, redirect and NAT support "
+		    "needed)");
+}
+
+static void check_cgroups(struct finding *f)
+{
+	enum limits_kind k = limits_probe();
+
+	if (k == LIMITS_CGROUP2 || k == LIMITS_CGROUP1)
+		set(f, DOC_OK, NULL, "limits use %s (memory, pids, cpu)", limits_kind_name(k));
+	else
+		set(f, DOC_WARN,
+		    "mount cgroup2 at /sys/fs/cgroup (or the v1 memory, pids, cpu "
+		    "hierarchies) and run as root",
+		    "no usable cgroup: memory is enforced by RSS sampling only, pids and cpu are "
+		    "not limited");
+}
+
+static void check_audit(struct finding *f)
+{
+	const char *path = cli_audit_path(NULL);
+	struct audit_log *log = NULL;
+	struct wd_err err;
+
+	if (!path) {
+		set(f, DOC_FAIL, "set WARDEN_AUDIT_LOG", "no audit log path (no home folder)");
+		return;
+	}
+	wd_err_clear(&err);
+	if (audit_log_open(path, &log, &err)) {
+		set(f, DOC_FAIL, "fix the path's owner and mode, or set WARDEN_AUDIT_LOG",
+		    "audit log %s: %s", path, err.msg);
+		return;
+	}
+	audit_log_close(log);
+	set(f, DOC_OK, NULL, "audit log %s is writable", path);
+}
+
+static void check_gateway(struct finding *f)
+{
+	char bin[PATH_MAX], *ans = NULL;
+
+	if (!run_gw_request(RUN_DAEMON_SOCKET, "{\"op\":\"stats\"}", 1000, &ans)) {
+		free(ans);
+		set(f, DOC_OK, NULL, "a warden-gateway daemon answers on %s", RUN_DAEMON_SOCKET);
+		return;
+	}
+	if (run_gw_find_binary(bin, sizeof(bin))) {
+		set(f, DOC_FAIL, "install warden-gateway next to warden, or set WARDEN_GATEWAY_BIN",
+		    "no gateway daemon on %s and no warden-gateway binary for an embedded one",
+		    RUN_DAEMON_SOCKET);
+		return;
+	}
+	if (!getpwnam("nobody")) {
+		set(f, DOC_FAIL, "create the user `nobody` (or set `user:` in the gateway config)",
+		    "the gateway's data plane user `nobody` does not exist");
+		return;
+	}
+	set(f, DOC_OK, NULL, "no daemon on %s: runs start an embedded gateway (%s)",
+	    RUN_DAEMON_SOCKET, bin);
+}
+
+static const struct {
+	const char *name;
+	check_fn fn;
+} checks[] = {
+    {"root", check_root},	  {"userns", check_userns},   {"bwrap", check_bwrap},
+    {"network", check_netns_nft}, {"cgroups", check_cgroups}, {"audit", check_audit},
+    {"gateway", check_gateway},
+};
+
+int cmd_doctor(int argc, char **argv)
+{
+	static const char *const tag[] = {"ok  ", "warn", "FAIL"};
+	int fails = 0;
+
+	if (cli_wants_help(argc, argv)) {
+		printf("usage: warden doctor\n\n"
+		       "Check every prerequisite of `warden run` (root, user namespaces and\n"
+		       "AppArmor's restriction, bubblewrap, network namespaces and nftables,\n"
+		       "cgroups, the audit log, the gateway) and print a fix for each failure.\n"
+		       "exit status: 0 all good (warnings allowed), 1 something fails\n");
+		return WD_EXIT_OK;
+	}
+	for (size_t i = 0; i < WD_ARRAY_SIZE(checks); i++) {
+		struct finding f = {0};
+
+		if (geteuid() != 0 && strcmp(checks[i].name, "root") &&
+		    strcmp(checks[i].name, "userns") && strcmp(checks[i].name, "audit")) {
+			set(&f, DOC_FAIL, "run as root", "%s: not checked without root",
+			    checks[i].name);
+		} else {
+			checks[i].fn(&f);
+		}
+		printf("%s %-8s %s\n", tag[f.v], checks[i].name, f.what);
+		if (f.v != DOC_OK && f.fix[0])
+			printf("              fix: %s\n", f.fix);
+		if (f.v == DOC_FAIL)
+			fails++;
+	}
+	printf("%d problem%s found\n", fails, fails == 1 ? "" : "s");
+	return fails ? WD_EXIT_FOUND : WD_EXIT_OK;
+}

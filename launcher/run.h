@@ -1,0 +1,344 @@
+/* run.h - internal to launcher/: the pieces of `warden run` (bubblewrap argv, limits, the
+ * gateway client, the run state folder, small pure helpers) shared by cmd_run.c, cmd_doctor.c,
+ * cmd_gc.c and the unit tests.
+ *
+ * docs/run.md is the theory of operation of a run.
+ */
+#ifndef WARDEN_LAUNCHER_RUN_H
+#define WARDEN_LAUNCHER_RUN_H
+
+#include "common/common.h"
+#include "policy/policy.h"
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Exit statuses of `warden run` besides the program's own (warden(1)). */
+enum {
+	RUN_EXIT_TIMEOUT = 124,
+	RUN_EXIT_WARDEN = 125,
+	RUN_EXIT_NOEXEC = 126,
+	RUN_EXIT_NOTFOUND = 127,
+};
+
+/* SIGTERM first, SIGKILL this much later (timeout, teardown). */
+#define RUN_KILL_GRACE_MS 750
+
+/* Where runs record themselves (one folder per run, see run_state.c). */
+#define RUN_STATE_DIR "/run/warden/runs"
+/* The shared gateway daemon's control socket. */
+#define RUN_DAEMON_SOCKET "/run/warden/gateway.sock"
+
+/* ------------------------------------------------------------ pure helpers (run_util.c) */
+
+/**
+ * run_resolve_command() - find @cmd the way execvp() would, before the sandbox starts
+ * @cmd:	the command (absolute, relative with a '/', or a bare name)
+ * @path:	the search path for bare names ($PATH); NULL: "/usr/local/bin:/usr/bin:/bin"
+ * @out:	on success, the absolute path
+ * @outlen:	size of @out
+ *
+ * Return: 0; -ENOENT when nothing is found; -EACCES when what is found is not an executable
+ * regular file; -ENAMETOOLONG.
+ */
+int run_resolve_command(const char *cmd, const char *path, char *out, size_t outlen);
+
+/**
+ * run_exit_status() - the status `warden run` exits with for a wait() status
+ * @wstatus:	status from waitpid()
+ * @timed_out:	the timeout fired
+ * @ret_signal:	set to the signal number that ended the program, or 0
+ *
+ * Return: 124 after a timeout, the exit status, or 128+N for signal N.
+ */
+int run_exit_status(int wstatus, bool timed_out, int *ret_signal);
+
+/**
+ * run_sha256_hex() - "sha256:<64 hex>" of @len bytes at @data
+ * @data:	the bytes
+ * @len:	number of bytes
+ * @out:	at least 72 bytes
+ */
+void run_sha256_hex(const void *data, size_t len, char out[72]);
+
+/**
+ * run_path_within() - true when @path is @dir or lies below it (both absolute, canonical)
+ */
+bool run_path_within(const char *path, const char *dir);
+
+/* ------------------------------------------------------------ bubblewrap (bwrap.c) */
+
+/**
+ * struct bwrap_spec - what the sandbox is made of
+ * @policy:	the validated policy (grants, masks, env)
+ * @argv:	the command: argv[0] is the resolved absolute path; NULL-terminated
+ * @environ:	the launcher's environment (env.allow names are copied from it)
+ * @host4:	the run's host-side IPv4 address as text ("" when none): resolv.conf, proxies
+ * @host6:	the run's host-side IPv6 address as text ("" when none)
+ * @proxy_port:	the gateway's explicit proxy port
+ * @new_session: add --new-session (stdin is not a terminal)
+ * @info_fd:	fd bwrap writes its child pid to (-1: none)
+ * @data_fd:	fds of the generated files: [0] resolv.conf, [1] hosts, [2] passwd, [3] group
+ *		(-1: not generated)
+ * @cwd:	working folder inside the sandbox
+ */
+struct bwrap_spec {
+	const struct wd_policy *policy;
+	char *const *argv;
+	char *const *environ;
+	const char *host4;
+	const char *host6;
+	uint16_t proxy_port;
+	bool new_session;
+	int info_fd;
+	int data_fd[4];
+	const char *cwd;
+};
+
+/**
+ * struct bwrap_argv - a growable NULL-terminated argv whose strings it owns
+ * @v:	the strings, v[n] == NULL
+ * @n:	number of strings
+ * @cap: allocated entries
+ */
+struct bwrap_argv {
+	char **v;
+	size_t n;
+	size_t cap;
+};
+
+/**
+ * bwrap_build() - the bubblewrap command line for @s (pure: reads only the paths' types)
+ * @bwrap:	the bwrap binary (argv[0])
+ * @s:		the sandbox
+ * @out:	zeroed on entry; filled with the argv (free with bwrap_argv_free())
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv *out);
+
+/** bwrap_argv_free() - release @a and zero it; @a may be NULL. */
+void bwrap_argv_free(struct bwrap_argv *a);
+
+/**
+ * bwrap_file_text() - the text of a generated /etc file
+ * @which:	0 resolv.conf, 1 hosts, 2 passwd, 3 group
+ * @s:		the sandbox (addresses)
+ * @uid:	uid the program runs as (passwd, group)
+ * @gid:	its gid
+ * @out:	buffer to append to
+ *
+ * Return: 0, -EINVAL for an unknown @which, or -ENOMEM.
+ */
+int bwrap_file_text(int which, const struct bwrap_spec *s, uid_t uid, gid_t gid,
+		    struct wd_buf *out);
+
+/* The runtime base every sandbox sees read-only (folders, then single /etc files). */
+extern const char *const bwrap_base_dirs[];
+extern const char *const bwrap_base_etc[];
+
+/* ------------------------------------------------------------ limits (limits.c) */
+
+enum limits_kind {
+	LIMITS_NONE,	 /* no limit asked for */
+	LIMITS_CGROUP2,	 /* cgroup v2 */
+	LIMITS_CGROUP1,	 /* cgroup v1: memory, pids, cpu hierarchies */
+	LIMITS_SAMPLING, /* no usable cgroup: resident memory sampled, no pids/cpu limit */
+};
+
+/* cgroup v1 controllers Warden uses, in this order everywhere. */
+enum { LIMITS_V1_MEMORY, LIMITS_V1_PIDS, LIMITS_V1_CPU, LIMITS_V1_COUNT };
+
+/**
+ * struct limits - one run's cgroups
+ * @kind:	mechanism in use
+ * @dir:	cgroup folders (v2: dir[0] only), "" when absent
+ * @lim:	the limits asked for
+ */
+struct limits {
+	enum limits_kind kind;
+	char dir[LIMITS_V1_COUNT][512];
+	struct policy_limits lim;
+};
+
+/**
+ * limits_probe() - which mechanism this machine offers (mounting cgroup v1 hierarchies under
+ * /run/warden/cgroup when the caller's mount namespace lacks them)
+ * Return: LIMITS_CGROUP2, LIMITS_CGROUP1 or LIMITS_SAMPLING.
+ */
+enum limits_kind limits_probe(void);
+
+/** limits_kind_name() - "cgroup2", "cgroup1", "rss-sampling", "none". */
+const char *limits_kind_name(enum limits_kind k);
+
+/**
+ * limits_create() - create the run's cgroups (one per controller) and write the limits
+ * @l:		zeroed on entry; filled in
+ * @id:		the run id (cgroup name "warden-<id>")
+ * @lim:	the policy's limits (always create the cgroups: they also let teardown find
+ *		every process of the run)
+ * @err:	names the file that failed
+ *
+ * Return: 0 (with l->kind LIMITS_SAMPLING when no cgroup can be made), or a negative errno
+ * when a cgroup exists but a limit cannot be written (nothing is left behind).
+ */
+int limits_create(struct limits *l, const char *id, const struct policy_limits *lim,
+		  struct wd_err *err);
+
+/**
+ * limits_join() - move the calling process into @l's cgroups (called by the child)
+ * Return: 0, or a negative errno.
+ */
+int limits_join(const struct limits *l);
+
+/**
+ * limits_signal() - send @sig to every process in @l's cgroups
+ * Return: the number of processes signalled (0 when the cgroups are empty or absent).
+ */
+int limits_signal(const struct limits *l, int sig);
+
+/**
+ * limits_breaches() - which limits were hit
+ * @l:		the cgroups
+ * @ret_mem:	set when the memory limit was hit (OOM kill or failcnt)
+ * @ret_pids:	set when pids.max refused a fork
+ * @ret_mem_peak: peak memory in bytes (0 when unknown)
+ */
+void limits_breaches(const struct limits *l, bool *ret_mem, bool *ret_pids, uint64_t *ret_mem_peak);
+
+/**
+ * limits_destroy() - kill what is left in @l's cgroups and remove them
+ * @l:	the cgroups; NULL or empty is fine
+ * Return: 0, or -EBUSY when a cgroup could not be removed.
+ */
+int limits_destroy(struct limits *l);
+
+/**
+ * limits_rss_kb() - resident memory of @pid and all its descendants, in KiB (sampling fallback)
+ */
+uint64_t limits_rss_kb(pid_t pid);
+
+/* ------------------------------------------------------------ the gateway (run_gw.c) */
+
+/**
+ * struct run_gw - the gateway a run uses
+ * @socket:	control socket path
+ * @embedded:	started by this launcher for this run
+ * @pid:	the embedded gateway's pid (0 otherwise)
+ * @log_path:	the embedded gateway's output
+ */
+struct run_gw {
+	char socket[108];
+	bool embedded;
+	pid_t pid;
+	char log_path[512];
+};
+
+/**
+ * run_gw_request() - one control request, one answer line
+ * @socket:	control socket path
+ * @req:	the request (one JSON object, no newline)
+ * @timeout_ms:	longest wait for connect + answer
+ * @ret_answer:	on success, the answer line (malloc'd, NUL-terminated)
+ *
+ * Return: 0; -ECONNREFUSED / -ENOENT when nobody listens; -ETIMEDOUT; another negative errno.
+ */
+int run_gw_request(const char *socket, const char *req, int timeout_ms, char **ret_answer);
+
+/**
+ * run_gw_find_binary() - path of warden-gateway: $WARDEN_GATEWAY_BIN, next to this program,
+ * ../gateway/ or ../sbin/ from it, else $PATH
+ * Return: 0, or -ENOENT.
+ */
+int run_gw_find_binary(char *out, size_t outlen);
+
+/**
+ * run_gw_start() - start an embedded gateway for one run and wait until it answers
+ * @gw:		filled in (socket, pid, log)
+ * @dir:	the run's state folder (config, socket and log go there)
+ * @conf:	the gateway configuration to start it with (listen addresses set by the caller)
+ * @audit_path:	the audit log it writes to
+ * @err:	what failed
+ *
+ * Return: 0, or a negative errno (the child is stopped again).
+ */
+int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
+		 const char *audit_path, struct wd_err *err);
+
+/** run_gw_stop() - SIGTERM the embedded gateway and reap it (SIGKILL after 2 s). */
+void run_gw_stop(struct run_gw *gw);
+
+/* ------------------------------------------------------------ run state (run_state.c) */
+
+/**
+ * struct run_record - what /run/warden/runs/<id>/state says about a run
+ * @id:		run id
+ * @pid:	launcher pid
+ * @start:	launcher start time (field 22 of /proc/<pid>/stat)
+ * @ifname:	host-side veth ("" before the network exists)
+ * @sbx4:	sandbox IPv4 ("" when none)
+ * @sbx6:	sandbox IPv6 ("" when none)
+ * @table:	nft table name
+ * @if_prefix:	nft interface prefix
+ * @gw_socket:	control socket the run is registered with ("" when not registered)
+ * @gw_pid:	embedded gateway pid (0 when none)
+ * @gw_start:	its start time
+ * @cg:		cgroup folders ("" when none)
+ */
+struct run_record {
+	char id[32];
+	pid_t pid;
+	unsigned long long start;
+	char ifname[16];
+	char sbx4[INET_ADDRSTRLEN];
+	char sbx6[INET6_ADDRSTRLEN];
+	char table[32];
+	char if_prefix[8];
+	char gw_socket[108];
+	pid_t gw_pid;
+	unsigned long long gw_start;
+	char cg[LIMITS_V1_COUNT][512];
+};
+
+/**
+ * run_proc_start() - start time of @pid (field 22 of /proc/<pid>/stat)
+ * Return: the start time, or 0 when the process does not exist (or is a zombie).
+ */
+unsigned long long run_proc_start(pid_t pid);
+
+/**
+ * run_record_format() - @r as "key=value" lines
+ * Return: 0, or -ENOMEM.
+ */
+int run_record_format(const struct run_record *r, struct wd_buf *out);
+
+/**
+ * run_record_parse() - the inverse of run_record_format()
+ * Return: 0, or -EINVAL (unknown key, bad number, missing id or pid).
+ */
+int run_record_parse(const char *text, struct run_record *r);
+
+/**
+ * run_record_save() - write @r atomically to @dir/<id>/state (creating the folder 0700)
+ * Return: 0, or a negative errno.
+ */
+int run_record_save(const char *dir, const struct run_record *r);
+
+/**
+ * run_gc() - tear down the leftovers of runs whose launcher is gone
+ * @dir:		the state folder (RUN_STATE_DIR)
+ * @ret_reclaimed:	number of runs cleaned up; may be NULL
+ * @err:		the first failure
+ *
+ * For each dead run: stops its embedded gateway, kills and removes its cgroups, unregisters it
+ * from a daemon, deletes its nft elements, removes its folder. Then netns_gc() reclaims the
+ * namespaces and address slots of dead launchers.
+ *
+ * Return: 0, or the first negative errno (the other runs are still cleaned up).
+ */
+int run_gc(const char *dir, unsigned *ret_reclaimed, struct wd_err *err);
+
+#endif /* WARDEN_LAUNCHER_RUN_H */

@@ -1,0 +1,253 @@
+/* run_gw.c - `warden run`'s side of the gateway: the control-socket client and the embedded
+ * gateway (a `warden-gateway` child started for one run with a generated config). */
+#include "launcher/run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int run_gw_request(const char *socket_path, const char *req, int timeout_ms, char **ret_answer)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+	struct wd_buf in = WD_BUF_INIT;
+	char buf[65536];
+	int fd, ret;
+	ssize_t n;
+
+	if (strlen(socket_path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sun.sun_path, socket_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	ret = wd_write_all(fd, req, strlen(req));
+	if (!ret)
+		ret = wd_write_all(fd, "\n", 1);
+	if (ret)
+		goto out;
+	for (;;) {
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
+			goto out;
+		}
+		if (n == 0) {
+			ret = in.len ? 0 : -ECONNRESET;
+			break;
+		}
+		if (wd_buf_append(&in, buf, (size_t)n)) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (memchr(buf, '\n', (size_t)n))
+			break;
+	}
+	if (!ret) {
+		char *nl = memchr(in.data, '\n', in.len);
+
+		if (nl)
+			*nl = '\0';
+		*ret_answer = in.data;
+		in.data = NULL;
+	}
+out:
+	wd_buf_free(&in);
+	close(fd);
+	return ret;
+}
+
+static bool executable(const char *p)
+{
+	struct stat st;
+
+	return !stat(p, &st) && S_ISREG(st.st_mode) && !access(p, X_OK);
+}
+
+int run_gw_find_binary(char *out, size_t outlen)
+{
+	static const char *const rel[] = {"warden-gateway", "../gateway/warden-gateway",
+					  "../sbin/warden-gateway"};
+	const char *env = getenv("WARDEN_GATEWAY_BIN");
+	char self[PATH_MAX], cand[PATH_MAX + 64];
+	ssize_t n;
+
+	if (env && *env) {
+		if (!executable(env) || strlen(env) >= outlen)
+			return -ENOENT;
+		strcpy(out, env);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		char *slash;
+
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash)
+			*slash = '\0';
+		for (size_t i = 0; i < WD_ARRAY_SIZE(rel); i++) {
+			snprintf(cand, sizeof(cand), "%s/%s", self, rel[i]);
+			if (executable(cand) && realpath(cand, self) && strlen(self) < outlen) {
+				strcpy(out, self);
+				return 0;
+			}
+		}
+	}
+	return run_resolve_command("warden-gateway",
+				   "/usr/local/sbin:/usr/sbin:/sbin:/usr/local/bin:/usr/bin:/bin",
+				   out, outlen)
+		   ? -ENOENT
+		   : 0;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* The last line of the embedded gateway's output, for an error message. */
+static void log_tail(const char *path, char *out, size_t size)
+{
+	char *data = NULL, *p;
+	size_t len = 0;
+
+	out[0] = '\0';
+	if (wd_read_file(path, 1 << 20, &data, &len) || !len) {
+		free(data);
+		return;
+	}
+	while (len && data[len - 1] == '\n')
+		data[--len] = '\0';
+	p = strrchr(data, '\n');
+	snprintf(out, size, "%s", p ? p + 1 : data);
+	free(data);
+}
+
+int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
+		 const char *audit_path, struct wd_err *err)
+{
+	char bin[PATH_MAX], cfgpath[PATH_MAX], tail[512];
+	struct wd_gwconf c = *conf;
+	struct wd_buf yaml = WD_BUF_INIT;
+	int r, fd, status;
+	char *ans = NULL;
+	pid_t pid;
+
+	memset(gw, 0, sizeof(*gw));
+	r = run_gw_find_binary(bin, sizeof(bin));
+	if (r)
+		return wd_err_set(err, r,
+				  "warden-gateway not found next to warden nor in PATH "
+				  "(set WARDEN_GATEWAY_BIN, or pass --gateway SOCKET)");
+	if (snprintf(gw->socket, sizeof(gw->socket), "%s/gw.sock", dir) >= (int)sizeof(gw->socket))
+		return wd_err_set(err, -ENAMETOOLONG, "control socket path too long in %s", dir);
+	snprintf(c.control_path, sizeof(c.control_path), "%s", gw->socket);
+	snprintf(c.audit_path, sizeof(c.audit_path), "%s", audit_path);
+	snprintf(cfgpath, sizeof(cfgpath), "%s/gateway.yaml", dir);
+	snprintf(gw->log_path, sizeof(gw->log_path), "%s/gateway.log", dir);
+	r = policy_gwconf_render_yaml(&c, &yaml);
+	if (r) {
+		wd_buf_free(&yaml);
+		return wd_err_set(err, r, "rendering the gateway config: %s", strerror(-r));
+	}
+	fd = open(cfgpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	r = fd < 0 ? -errno : wd_write_all(fd, yaml.data, yaml.len);
+	if (fd >= 0)
+		close(fd);
+	wd_buf_free(&yaml);
+	if (r)
+		return wd_err_set(err, r, "writing %s: %s", cfgpath, strerror(-r));
+	fd = open(gw->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return wd_err_set(err, -errno, "creating %s: %s", gw->log_path, strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(fd);
+		return wd_err_set(err, r, "fork: %s", strerror(-r));
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		sigset_t none;
+
+		/* SIGKILL, not SIGTERM: a launcher that dies must not leave a gateway that
+		 * is slow to stop; its worker follows through its own PR_SET_PDEATHSIG */
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* its own process group: a terminal's ^C reaches the run, not the gateway */
+		setpgid(0, 0);
+		if (null < 0 || dup2(null, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(127);
+		execl(bin, bin, "--config", cfgpath, (char *)NULL);
+		_exit(127);
+	}
+	close(fd);
+	gw->pid = pid;
+	gw->embedded = true;
+	/* ready = the control socket answers a request (the loop is running) */
+	for (int i = 0; i < 5000; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			gw->pid = 0;
+			log_tail(gw->log_path, tail, sizeof(tail));
+			return wd_err_set(err, -ECHILD, "the embedded gateway exited at start: %s",
+					  tail[0] ? tail : "(no output)");
+		}
+		r = run_gw_request(gw->socket, "{\"op\":\"stats\"}", 200, &ans);
+		if (!r) {
+			json_t *j = json_loads(ans, 0, NULL);
+			bool ok = j && json_is_true(json_object_get(j, "ok"));
+
+			json_decref(j);
+			free(ans);
+			if (ok)
+				return 0;
+		}
+		sleep_ms(1);
+	}
+	run_gw_stop(gw);
+	return wd_err_set(err, -ETIMEDOUT, "the embedded gateway did not answer on %s within 5 s",
+			  gw->socket);
+}
+
+void run_gw_stop(struct run_gw *gw)
+{
+	int status;
+
+	if (!gw || !gw->embedded || gw->pid <= 0)
+		return;
+	kill(gw->pid, SIGTERM);
+	for (int i = 0; i < 2000; i++) {
+		if (waitpid(gw->pid, &status, WNOHANG) == gw->pid) {
+			gw->pid = 0;
+			return;
+		}
+		sleep_ms(1);
+	}
+	kill(gw->pid, SIGKILL);
+	waitpid(gw->pid, &status, 0);
+	gw->pid = 0;
+}

@@ -1,0 +1,291 @@
+/* run_state.c - the run state folder (/run/warden/runs/<id>/state): what each live run holds,
+ * so that a later `warden run` or `warden gc` can undo the runs whose launcher died. */
+#include "launcher/run.h"
+#include "netns/netns.h"
+#include "nft/nft.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+unsigned long long run_proc_start(pid_t pid)
+{
+	char p[64], buf[1024], *s;
+	unsigned long long start = 0;
+	char state = 0;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(p, sizeof(p), "/proc/%d/stat", pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	s = strrchr(buf, ')');
+	if (!s)
+		return 0;
+	/* after ")": state is field 3, starttime field 22 */
+	if (sscanf(s + 1,
+		   " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+		   "%*s %*s %llu",
+		   &state, &start) != 2)
+		return 0;
+	return state == 'Z' || state == 'X' ? 0 : start;
+}
+
+struct field {
+	const char *key;
+	size_t off;
+	size_t size; /* 0: a number */
+};
+
+#define STR(k, m)                                                                                  \
+	{                                                                                          \
+		k, offsetof(struct run_record, m), sizeof(((struct run_record *)0)->m)             \
+	}
+#define NUM(k, m)                                                                                  \
+	{                                                                                          \
+		k, offsetof(struct run_record, m), 0                                               \
+	}
+
+static const struct field fields[] = {
+    STR("id", id),
+    STR("ifname", ifname),
+    STR("sbx4", sbx4),
+    STR("sbx6", sbx6),
+    STR("table", table),
+    STR("if_prefix", if_prefix),
+    STR("gw_socket", gw_socket),
+    STR("cg_memory", cg[0]),
+    STR("cg_pids", cg[1]),
+    STR("cg_cpu", cg[2]),
+};
+
+int run_record_format(const struct run_record *r, struct wd_buf *out)
+{
+	int ret = wd_buf_printf(out, "pid=%d\nstart=%llu\ngw_pid=%d\ngw_start=%llu\n", r->pid,
+				r->start, r->gw_pid, r->gw_start);
+
+	for (size_t i = 0; !ret && i < WD_ARRAY_SIZE(fields); i++)
+		ret = wd_buf_printf(out, "%s=%s\n", fields[i].key, (const char *)r + fields[i].off);
+	return ret;
+}
+
+int run_record_parse(const char *text, struct run_record *r)
+{
+	const char *p = text;
+
+	memset(r, 0, sizeof(*r));
+	while (*p) {
+		const char *eq = strchr(p, '='), *nl = strchr(p, '\n');
+		size_t klen, vlen;
+		bool done = false;
+
+		if (!nl)
+			nl = p + strlen(p);
+		if (!eq || eq > nl)
+			return nl == p ? (p = nl + (*nl ? 1 : 0), 0) : -EINVAL;
+		klen = (size_t)(eq - p);
+		vlen = (size_t)(nl - eq - 1);
+		for (size_t i = 0; i < WD_ARRAY_SIZE(fields); i++) {
+			if (strlen(fields[i].key) != klen || strncmp(p, fields[i].key, klen))
+				continue;
+			if (vlen >= fields[i].size)
+				return -EINVAL;
+			memcpy((char *)r + fields[i].off, eq + 1, vlen);
+			((char *)r + fields[i].off)[vlen] = '\0';
+			done = true;
+		}
+		if (!done) {
+			char num[32], *end;
+			unsigned long long v;
+
+			if (vlen == 0 || vlen >= sizeof(num))
+				return -EINVAL;
+			memcpy(num, eq + 1, vlen);
+			num[vlen] = '\0';
+			errno = 0;
+			v = strtoull(num, &end, 10);
+			if (errno || *end)
+				return -EINVAL;
+			if (klen == 3 && !strncmp(p, "pid", 3))
+				r->pid = (pid_t)v;
+			else if (klen == 5 && !strncmp(p, "start", 5))
+				r->start = v;
+			else if (klen == 6 && !strncmp(p, "gw_pid", 6))
+				r->gw_pid = (pid_t)v;
+			else if (klen == 8 && !strncmp(p, "gw_start", 8))
+				r->gw_start = v;
+			else
+				return -EINVAL;
+		}
+		p = *nl ? nl + 1 : nl;
+	}
+	return r->id[0] && r->pid > 0 ? 0 : -EINVAL;
+}
+
+int run_record_save(const char *dir, const struct run_record *r)
+{
+	char d[PATH_MAX], tmp[PATH_MAX + 16], final[PATH_MAX + 16];
+	struct wd_buf b = WD_BUF_INIT;
+	int fd, ret;
+
+	snprintf(d, sizeof(d), "%s/%s", dir, r->id);
+	ret = wd_mkdir_p(d, 0700);
+	if (ret)
+		return ret;
+	snprintf(tmp, sizeof(tmp), "%s/state.tmp", d);
+	snprintf(final, sizeof(final), "%s/state", d);
+	ret = run_record_format(r, &b);
+	if (ret)
+		goto out;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	ret = wd_write_all(fd, b.data, b.len);
+	close(fd);
+	if (!ret && rename(tmp, final) < 0)
+		ret = -errno;
+out:
+	wd_buf_free(&b);
+	return ret;
+}
+
+/* Remove @d and the few plain files a run keeps in it. */
+static void remove_run_dir(const char *d)
+{
+	DIR *dir = opendir(d);
+	struct dirent *de;
+
+	if (dir) {
+		while ((de = readdir(dir)))
+			if (de->d_name[0] != '.')
+				unlinkat(dirfd(dir), de->d_name, 0);
+		closedir(dir);
+	}
+	rmdir(d);
+}
+
+/* Undo what @r says a dead run left. Return: 0 or the first negative errno. */
+static int reclaim(const char *d, const struct run_record *r, struct wd_err *err)
+{
+	struct limits l;
+	int ret = 0, x;
+
+	if (r->gw_pid > 0 && r->gw_start && run_proc_start(r->gw_pid) == r->gw_start) {
+		kill(r->gw_pid, SIGKILL);
+	} else if (r->gw_socket[0] && !r->gw_pid) {
+		char req[128], *ans = NULL;
+
+		snprintf(req, sizeof(req), "{\"op\":\"unregister\",\"id\":\"%s\"}", r->id);
+		if (!run_gw_request(r->gw_socket, req, 1000, &ans))
+			free(ans);
+	}
+	memset(&l, 0, sizeof(l));
+	l.kind = r->cg[1][0] ? LIMITS_CGROUP1 : LIMITS_CGROUP2;
+	for (int i = 0; i < LIMITS_V1_COUNT; i++)
+		memcpy(l.dir[i], r->cg[i], sizeof(l.dir[i]));
+	if (l.dir[0][0] || l.dir[1][0]) {
+		limits_probe(); /* mounts hierarchies missing in this mount namespace */
+		x = limits_destroy(&l);
+		if (x && !ret)
+			ret =
+			    wd_err_set(err, x, "run %s: cgroup %s is still busy", r->id, r->cg[0]);
+	}
+	if (r->ifname[0] && r->table[0]) {
+		struct fw_config c;
+		struct fw_run fr;
+
+		memset(&fr, 0, sizeof(fr));
+		fw_config_defaults(&c);
+		snprintf(c.table, sizeof(c.table), "%s", r->table);
+		snprintf(c.if_prefix, sizeof(c.if_prefix), "%s",
+			 r->if_prefix[0] ? r->if_prefix : "wd-");
+		snprintf(fr.ifname, sizeof(fr.ifname), "%s", r->ifname);
+		fr.has_v4 = r->sbx4[0] && inet_pton(AF_INET, r->sbx4, &fr.sbx4) == 1;
+		fr.has_v6 = r->sbx6[0] && inet_pton(AF_INET6, r->sbx6, &fr.sbx6) == 1;
+		x = fw_run_del(&c, &fr, NULL);
+		if (x && !ret)
+			ret = wd_err_set(err, x, "run %s: removing its nft elements: %s", r->id,
+					 strerror(-x));
+	}
+	if (!ret)
+		remove_run_dir(d);
+	return ret;
+}
+
+int run_gc(const char *dir, unsigned *ret_reclaimed, struct wd_err *err)
+{
+	struct netns_pool_config cfg;
+	unsigned n = 0, nets = 0, slots = 0;
+	DIR *dd = opendir(dir);
+	struct dirent *de;
+	int ret = 0, x;
+
+	if (ret_reclaimed)
+		*ret_reclaimed = 0;
+	if (!dd)
+		return errno == ENOENT ? 0
+				       : wd_err_set(err, -errno, "%s: %s", dir, strerror(errno));
+	while ((de = readdir(dd))) {
+		char d[PATH_MAX], sp[PATH_MAX + 8], *text = NULL;
+		struct run_record r;
+		size_t len;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(d, sizeof(d), "%s/%s", dir, de->d_name);
+		snprintf(sp, sizeof(sp), "%s/state", d);
+		if (wd_read_file(sp, 65536, &text, &len)) {
+			struct stat st;
+
+			/* a folder without a record: a launcher died before its first save,
+			 * or is saving right now; leave young ones alone */
+			if (!stat(d, &st) && st.st_mtime + 60 < time(NULL))
+				remove_run_dir(d);
+			continue;
+		}
+		x = run_record_parse(text, &r);
+		free(text);
+		if (x || strcmp(r.id, de->d_name))
+			continue;
+		if (run_proc_start(r.pid) == r.start)
+			continue; /* its launcher is alive */
+		x = reclaim(d, &r, err);
+		if (x && !ret)
+			ret = x;
+		if (!x) {
+			n++;
+			nets += r.ifname[0] != '\0';
+		}
+	}
+	closedir(dd);
+	/* only when a reclaimed run had a network: its namespace may still be bind-mounted */
+	if (nets) {
+		netns_pool_config_defaults(&cfg);
+		x = netns_gc(&cfg, &slots, err);
+		if (x && !ret)
+			ret = x;
+	}
+	if (ret_reclaimed)
+		*ret_reclaimed = n;
+	return ret;
+}

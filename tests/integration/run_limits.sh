@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# run_limits.sh - `warden run` limits and teardown in the lab: a memory hog is killed (limit
+# event), a fork bomb hits pids.max and the host survives, the timeout ends a sleeper (124) and
+# a program that ignores SIGTERM, and after 20 runs (some launchers killed with SIGKILL mid-run)
+# plus `warden gc` no interface, namespace, set element, cgroup, state or process is left.
+set -u
+SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/lab/lib.sh"
+W=${WARDEN_BIN:-$SRC/build/launcher/warden}
+GW=${WARDEN_BUILD_DIR:-$SRC/build}/gateway/warden-gateway
+
+lab_require_root
+[[ -x $W && -x $GW ]] || { echo "SKIP: warden or warden-gateway not built"; exit 77; }
+[[ -x /usr/bin/bwrap ]] || { echo "SKIP: bubblewrap not installed"; exit 77; }
+lab_up
+
+T=$(mktemp -d /tmp/wd-run-limits-XXXXXX)
+lab_on_exit rm -rf "$T"
+A=$T/audit.jsonl
+export WARDEN_GATEWAY_BIN=$GW
+wr() { in_host "$W" run -q --audit-log "$A" "$@"; }
+status_of() { "$@" >/dev/null 2>&1; echo $?; }
+
+cat >"$T/limits.yaml" <<EOF
+version: 1
+limits:
+  memory_mb: 64
+  pids: 32
+  timeout_s: 3
+EOF
+mech=$(in_host "$W" doctor 2>/dev/null | awk '$2 == "cgroups" {print $5}')
+echo "# limits mechanism: ${mech:-unknown}"
+
+echo "# limits"
+check_eq "a memory hog is killed: 137" 137 status_of wr -p "$T/limits.yaml" -- \
+	sh -c 'x=a; while :; do x=$x$x; done'
+check "... with a limit.memory event" jq -e -s \
+	'[.[] | select(.action == "limit.memory" and .limit == 67108864)] | length == 1' "$A"
+check_eq "RSS sampling (no cgroup): a memory hog is killed: 137" 137 status_of env \
+	WARDEN_LIMITS=sampling ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" \
+	-p "$T/limits.yaml" -- sh -c 'x=a; while :; do x=$x$x; done'
+check "... the audit says so" jq -e -s '
+	[.[] | select(.action == "run.start" and (.isolation | contains("rss-sampling")))] |
+	length == 1' "$A"
+check "... with a limit.memory event" jq -e -s \
+	'[.[] | select(.action == "limit.memory" and (.reason | contains("rss-sampling")))] |
+	length == 1' "$A"
+check "a fork bomb ends (pids.max, then the timeout)" bash -c \
+	'ip netns exec "$0" "$1" run -q --audit-log "$2" -p "$3" -- \
+	sh -c "b() { b | b & }; b; sleep 60" >/dev/null 2>&1; [[ $? != 0 ]]' \
+	"$LAB_HOST_NS" "$W" "$A" "$T/limits.yaml"
+check "... with a limit.pids event" jq -e -s \
+	'[.[] | select(.action == "limit.pids" and .limit == 32)] | length == 1' "$A"
+check "... and the host survives (it can still fork)" /bin/true
+check_eq "a sleeper is stopped by the timeout: 124" 124 status_of wr -p "$T/limits.yaml" -- sleep 60
+check_eq "a program ignoring SIGTERM is killed: 124" 124 status_of wr -p "$T/limits.yaml" -- \
+	sh -c 'trap "" TERM; sleep 60 & while :; do wait; done'
+check_eq "--timeout overrides the policy" 124 status_of wr --timeout 1 -- sleep 60
+check_eq "limit.time events: bomb, sleeper, TERM-ignorer, override" 4 jq -s \
+	'[.[] | select(.action == "limit.time")] | length' "$A"
+check "no program of these runs is left" bash -c '! pgrep -f "^sleep 60" >/dev/null'
+
+echo "# teardown after 20 runs, some killed mid-run"
+: >"$T/killed"
+for i in $(seq 1 20); do
+	if ((i % 4 == 0)); then
+		# the launcher dies with SIGKILL while its program runs
+		ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" -- sleep 3600.$i \
+			>/dev/null 2>&1 &
+		pid=$!
+		lab_wait 10 bash -c 'pgrep -f "^sleep 3600.$0" >/dev/null' "$i"
+		kill -KILL "$pid"
+		wait "$pid" 2>/dev/null
+		echo "$i" >>"$T/killed"
+	else
+		wr -p "$T/limits.yaml" -- sh -c 'echo run' >/dev/null
+	fi
+done
+check_eq "5 launchers were killed mid-run" 5 bash -c 'wc -l <"$0"' "$T/killed"
+check "their programs died with them" bash -c '! pgrep -f "^sleep 3600\." >/dev/null'
+check "the embedded gateways died with them" bash -c \
+	'! ip netns pids "$0" | xargs -r ps -o comm= -p | grep -q warden-gateway' "$LAB_HOST_NS"
+check "warden gc cleans up" in_host "$W" gc -q
+ids=$(jq -r -s '.[] | select(.action == "run.start") | .run' "$A")
+check "20+ runs were audited" bash -c '(( $(wc -w <<<"$0") >= 20 ))' "$ids"
+check "no interface is left in lab-host" lab_wait 5 bash -c '! ip -n "$0" -br link | grep -q "^wd-"' \
+	"$LAB_HOST_NS"
+check_eq "no nft set element is left" 0 bash -c \
+	'ip netns exec "$0" nft -j list set inet warden runs_if | jq "[.nftables[].set.elem // [] | .[]] | length"' \
+	"$LAB_HOST_NS"
+check "no run state is left" bash -c \
+	'for id in $0; do [[ ! -e /run/warden/runs/$id ]] || exit 1; done' "$ids"
+check "no cgroup is left" bash -c \
+	'for id in $0; do
+		! find /sys/fs/cgroup /run/warden/cgroup -maxdepth 6 -name "warden-$id" 2>/dev/null |
+			grep -q . || exit 1
+		[[ ! -e /sys/fs/cgroup/warden/$id ]] || exit 1
+	done' "$ids"
+check "no namespace of these runs is left" bash -c \
+	'for n in $(ip netns list | awk "/^wd-/ {print \$1}"); do
+		ip -n "$n" link show eth0 2>/dev/null | grep -q "link-netns $0" && exit 1
+	done; exit 0' "$LAB_HOST_NS"
+check "no process is left in lab-host but the lab's own" bash -c \
+	'! ip netns pids "$0" | xargs -r ps -o comm= -p | grep -Eq "bwrap|warden"' "$LAB_HOST_NS"
+check "every killed run has a run.start (and the audit stays readable)" bash -c \
+	'"$0" logs --audit-log "$1" --tail 5 >/dev/null' "$W" "$A"
+
+lab_finish

@@ -1,0 +1,330 @@
+/* test_launcher.c - unit tests of `warden run`'s pure parts: command lookup, exit statuses,
+ * SHA-256, path containment, the bubblewrap command line, generated /etc files and the run
+ * state record. The launcher is an executable, so its sources are compiled in here. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "../../launcher/bwrap.c"
+#include "../../launcher/run_util.c"
+#include "../../launcher/run_state.c"
+#include "../../launcher/run_gw.c"
+#include "../../launcher/limits.c"
+
+#include <sys/wait.h>
+
+static void test_resolve(void **state)
+{
+	char out[PATH_MAX];
+
+	(void)state;
+	assert_int_equal(run_resolve_command("sh", "/nonexistent:/usr/bin:/bin", out, sizeof(out)),
+			 0);
+	assert_string_equal(out, "/usr/bin/sh");
+	assert_int_equal(run_resolve_command("/bin/sh", NULL, out, sizeof(out)), 0);
+	assert_string_equal(out, "/bin/sh");
+	assert_int_equal(run_resolve_command("no-such-command-xyz", NULL, out, sizeof(out)),
+			 -ENOENT);
+	assert_int_equal(run_resolve_command("/etc/passwd", NULL, out, sizeof(out)), -EACCES);
+	assert_int_equal(run_resolve_command("/etc", NULL, out, sizeof(out)), -EACCES);
+	assert_int_equal(run_resolve_command("", NULL, out, sizeof(out)), -ENOENT);
+	/* empty PATH entries (the current folder) are skipped */
+	assert_int_equal(run_resolve_command("sh", "::/usr/bin", out, sizeof(out)), 0);
+	assert_string_equal(out, "/usr/bin/sh");
+	assert_int_equal(run_resolve_command("sh", "/usr/bin", out, 4), -ENAMETOOLONG);
+}
+
+static void test_exit_status(void **state)
+{
+	int sig;
+
+	(void)state;
+	assert_int_equal(run_exit_status(3 << 8, false, &sig), 3);
+	assert_int_equal(sig, 0);
+	assert_int_equal(run_exit_status(SIGKILL, false, &sig), 137);
+	assert_int_equal(sig, SIGKILL);
+	assert_int_equal(run_exit_status(SIGTERM, true, &sig), 124);
+	assert_int_equal(run_exit_status(0, true, &sig), 124);
+	assert_int_equal(run_exit_status(0, false, &sig), 0);
+}
+
+static void test_sha256(void **state)
+{
+	static const char msg448[] = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+	char out[72], *big;
+
+	(void)state;
+	run_sha256_hex("", 0, out);
+	assert_string_equal(
+	    out, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	run_sha256_hex("abc", 3, out);
+	assert_string_equal(
+	    out, "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	run_sha256_hex(msg448, sizeof(msg448) - 1, out);
+	assert_string_equal(
+	    out, "sha256:248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+	big = malloc(1000000);
+	assert_non_null(big);
+	memset(big, 'a', 1000000);
+	run_sha256_hex(big, 1000000, out);
+	assert_string_equal(
+	    out, "sha256:cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	free(big);
+}
+
+static void test_within(void **state)
+{
+	(void)state;
+	assert_true(run_path_within("/usr/bin/sh", "/usr"));
+	assert_true(run_path_within("/usr", "/usr"));
+	assert_true(run_path_within("/usr", "/usr/"));
+	assert_false(run_path_within("/usrx/bin", "/usr"));
+	assert_false(run_path_within("/us", "/usr"));
+	assert_true(run_path_within("/anything", "/"));
+}
+
+/* A validated policy over a temporary folder: read grant T/ro, write grant T/rw. */
+static struct wd_policy *make_policy(char *dir, size_t size)
+{
+	struct policy_diags d;
+	struct wd_policy *p = NULL;
+	struct wd_buf y = WD_BUF_INIT;
+	char sub[PATH_MAX + 8];
+
+	snprintf(dir, size, "/tmp/wd-test-launcher-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/ro", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	snprintf(sub, sizeof(sub), "%s/rw", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	wd_buf_printf(&y,
+		      "version: 1\nfilesystem:\n  read: [\"%s/ro\"]\n  write: [\"%s/rw\"]\n"
+		      "env:\n  allow: [KEEP_ME]\n  set: {SET_ME: \"v\"}\n",
+		      dir, dir);
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(y.data, y.len, "t.yaml", &p, &d), 0);
+	assert_int_equal(policy_validate(p, "/nonexistent-home", &d), 0);
+	policy_diags_free(&d);
+	wd_buf_free(&y);
+	return p;
+}
+
+static void cleanup_dir(const char *dir)
+{
+	char sub[PATH_MAX + 8];
+
+	snprintf(sub, sizeof(sub), "%s/ro", dir);
+	rmdir(sub);
+	snprintf(sub, sizeof(sub), "%s/rw", dir);
+	rmdir(sub);
+	rmdir(dir);
+}
+
+static ssize_t find(const struct bwrap_argv *a, const char *w, size_t from)
+{
+	for (size_t i = from; i < a->n; i++)
+		if (!strcmp(a->v[i], w))
+			return (ssize_t)i;
+	return -1;
+}
+
+/* The index of the triple OPT X Y, or -1. */
+static ssize_t find3(const struct bwrap_argv *a, const char *opt, const char *x, const char *y)
+{
+	for (size_t i = 0; i + 2 < a->n; i++)
+		if (!strcmp(a->v[i], opt) && !strcmp(a->v[i + 1], x) && !strcmp(a->v[i + 2], y))
+			return (ssize_t)i;
+	return -1;
+}
+
+static void test_bwrap(void **state)
+{
+	char dir[PATH_MAX], ro[PATH_MAX + 8], rw[PATH_MAX + 8];
+	char *argv[] = {"/usr/bin/env", "-0", NULL};
+	char *env[] = {"KEEP_ME=1", "AWS_SECRET_ACCESS_KEY=hunter2", "PATH=/x", NULL};
+	struct wd_policy *p = make_policy(dir, sizeof(dir));
+	struct bwrap_spec s = {0};
+	struct bwrap_argv a = {0};
+	ssize_t i, dd;
+
+	(void)state;
+	s.policy = p;
+	s.argv = argv;
+	s.environ = env;
+	s.host4 = "10.213.0.1";
+	s.host6 = "fd77:7764:6e00::1";
+	s.proxy_port = 15080;
+	s.new_session = true;
+	s.info_fd = 9;
+	s.data_fd[0] = 10;
+	s.data_fd[1] = s.data_fd[2] = s.data_fd[3] = -1;
+	s.cwd = "/";
+	assert_int_equal(bwrap_build("/usr/bin/bwrap", &s, &a), 0);
+	assert_string_equal(a.v[0], "/usr/bin/bwrap");
+	assert_null(a.v[a.n]);
+	for (const char *const *w =
+		 (const char *const[]){"--unshare-user", "--unshare-pid", "--unshare-ipc",
+				       "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent",
+				       "--new-session", "--clearenv", NULL};
+	     *w; w++)
+		assert_true(find(&a, *w, 0) > 0);
+	assert_true(find(&a, "--unshare-net", 0) < 0); /* the netns is the run's own */
+	i = find(&a, "--cap-drop", 0);
+	assert_true(i > 0);
+	assert_string_equal(a.v[i + 1], "ALL");
+	i = find(&a, "--info-fd", 0);
+	assert_true(i > 0);
+	assert_string_equal(a.v[i + 1], "9");
+	assert_true(find3(&a, "--ro-bind-data", "10", "/etc/resolv.conf") > 0);
+	assert_true(find3(&a, "--ro-bind", "/usr", "/usr") > 0);
+	snprintf(ro, sizeof(ro), "%s/ro", dir);
+	snprintf(rw, sizeof(rw), "%s/rw", dir);
+	assert_true(find3(&a, "--ro-bind", ro, ro) > 0);
+	assert_true(find3(&a, "--bind", rw, rw) > 0);
+	/* the fresh /tmp comes before the grants (which live under /tmp here) */
+	assert_true(find3(&a, "--tmpfs", "/tmp", "--ro-bind") > 0 || find(&a, "/tmp", 0) > 0);
+	assert_true(find(&a, "/tmp", 0) < find3(&a, "--ro-bind", ro, ro));
+	assert_true(find3(&a, "--setenv", "KEEP_ME", "1") > 0);
+	assert_true(find3(&a, "--setenv", "SET_ME", "v") > 0);
+	assert_true(find3(&a, "--setenv", "HTTPS_PROXY", "http://10.213.0.1:15080") > 0);
+	assert_true(find3(&a, "--setenv", "all_proxy", "http://10.213.0.1:15080") > 0);
+	assert_true(find3(&a, "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin") > 0);
+	for (size_t k = 0; k < a.n; k++)
+		assert_null(strstr(a.v[k], "hunter2"));
+	/* the command comes last, after "--" */
+	dd = find(&a, "--", 0);
+	assert_true(dd > 0);
+	assert_string_equal(a.v[dd + 1], "/usr/bin/env");
+	assert_string_equal(a.v[dd + 2], "-0");
+	assert_int_equal((size_t)dd + 3, a.n);
+	bwrap_argv_free(&a);
+
+	/* a terminal: no new session; no addresses: no proxy variables */
+	s.new_session = false;
+	s.info_fd = -1;
+	s.host4 = s.host6 = "";
+	assert_int_equal(bwrap_build("bwrap", &s, &a), 0);
+	assert_true(find(&a, "--new-session", 0) < 0);
+	assert_true(find(&a, "--info-fd", 0) < 0);
+	assert_true(find(&a, "HTTPS_PROXY", 0) < 0);
+	bwrap_argv_free(&a);
+	bwrap_argv_free(&a); /* harmless twice */
+	policy_free(p);
+	cleanup_dir(dir);
+}
+
+static void test_files(void **state)
+{
+	struct bwrap_spec s = {.host4 = "10.213.0.1", .host6 = "fd77:7764:6e00::1"};
+	struct wd_buf b = WD_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(bwrap_file_text(0, &s, 0, 0, &b), 0);
+	assert_non_null(strstr(wd_buf_cstr(&b), "nameserver 10.213.0.1\n"));
+	assert_non_null(strstr(wd_buf_cstr(&b), "nameserver fd77:7764:6e00::1\n"));
+	wd_buf_reset(&b);
+	assert_int_equal(bwrap_file_text(1, &s, 0, 0, &b), 0);
+	assert_non_null(strstr(wd_buf_cstr(&b), "localhost"));
+	wd_buf_reset(&b);
+	assert_int_equal(bwrap_file_text(2, &s, 1000, 1000, &b), 0);
+	assert_non_null(strstr(wd_buf_cstr(&b), "user:x:1000:1000:"));
+	assert_non_null(strstr(wd_buf_cstr(&b), "root:x:0:0:"));
+	wd_buf_reset(&b);
+	assert_int_equal(bwrap_file_text(3, &s, 1000, 1000, &b), 0);
+	assert_non_null(strstr(wd_buf_cstr(&b), "user:x:1000:"));
+	assert_int_equal(bwrap_file_text(4, &s, 0, 0, &b), -EINVAL);
+	wd_buf_free(&b);
+}
+
+static void test_record(void **state)
+{
+	struct run_record r = {0}, back;
+	struct wd_buf b = WD_BUF_INIT;
+
+	(void)state;
+	snprintf(r.id, sizeof(r.id), "0123456789ab");
+	r.pid = 4242;
+	r.start = 987654321;
+	snprintf(r.ifname, sizeof(r.ifname), "wd-3f9a1c2b7e01");
+	snprintf(r.sbx4, sizeof(r.sbx4), "10.213.0.2");
+	snprintf(r.sbx6, sizeof(r.sbx6), "fd77:7764:6e00::2");
+	snprintf(r.table, sizeof(r.table), "warden");
+	snprintf(r.if_prefix, sizeof(r.if_prefix), "wd-");
+	snprintf(r.gw_socket, sizeof(r.gw_socket), "/run/warden/runs/0123456789ab/gw.sock");
+	r.gw_pid = 77;
+	r.gw_start = 12;
+	snprintf(r.cg[1], sizeof(r.cg[1]), "/sys/fs/cgroup/pids/warden-0123456789ab");
+	assert_int_equal(run_record_format(&r, &b), 0);
+	assert_int_equal(run_record_parse(wd_buf_cstr(&b), &back), 0);
+	assert_memory_equal(&r, &back, sizeof(r));
+	assert_int_equal(run_record_parse("pid=1\nstart=2\n", &back), -EINVAL); /* no id */
+	assert_int_equal(run_record_parse("id=x\npid=1\nbogus=3\n", &back), -EINVAL);
+	assert_int_equal(run_record_parse("id=x\npid=abc\n", &back), -EINVAL);
+	assert_int_equal(run_record_parse("id=x\npid=5\n", &back), 0);
+	assert_int_equal(back.pid, 5);
+	wd_buf_free(&b);
+	/* our own start time is known, a dead pid has none */
+	assert_true(run_proc_start(getpid()) > 0);
+	assert_int_equal(run_proc_start(-1), 0);
+}
+
+static void test_gc_dir(void **state)
+{
+	char dir[] = "/tmp/wd-test-gc-XXXXXX", sub[PATH_MAX];
+	struct run_record r = {0};
+	unsigned n = 99;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	/* a live run (ourselves) is left alone */
+	snprintf(r.id, sizeof(r.id), "aaaaaaaaaaaa");
+	r.pid = getpid();
+	r.start = run_proc_start(getpid());
+	assert_int_equal(run_record_save(dir, &r), 0);
+	/* a dead one without resources is removed */
+	snprintf(r.id, sizeof(r.id), "bbbbbbbbbbbb");
+	r.start = 1; /* wrong start time: our pid was "recycled" */
+	assert_int_equal(run_record_save(dir, &r), 0);
+	assert_int_equal(run_gc(dir, &n, NULL), 0);
+	assert_int_equal(n, 1);
+	snprintf(sub, sizeof(sub), "%s/aaaaaaaaaaaa/state", dir);
+	assert_int_equal(access(sub, F_OK), 0);
+	snprintf(sub, sizeof(sub), "%s/bbbbbbbbbbbb", dir);
+	assert_int_not_equal(access(sub, F_OK), 0);
+	snprintf(sub, sizeof(sub), "%s/aaaaaaaaaaaa/state", dir);
+	unlink(sub);
+	snprintf(sub, sizeof(sub), "%s/aaaaaaaaaaaa", dir);
+	rmdir(sub);
+	rmdir(dir);
+	assert_int_equal(run_gc("/nonexistent-warden-dir", &n, NULL), 0);
+	assert_int_equal(n, 0);
+}
+
+static void test_limits_names(void **state)
+{
+	struct limits l = {0};
+
+	(void)state;
+	assert_string_equal(limits_kind_name(LIMITS_CGROUP1), "cgroup1");
+	assert_string_equal(limits_kind_name(LIMITS_CGROUP2), "cgroup2");
+	assert_string_equal(limits_kind_name(LIMITS_SAMPLING), "rss-sampling");
+	assert_int_equal(limits_destroy(NULL), 0);
+	assert_int_equal(limits_destroy(&l), 0);
+	assert_int_equal(limits_signal(&l, 0), 0);
+	assert_true(limits_rss_kb(getpid()) > 0);
+	assert_int_equal(limits_rss_kb(0), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_resolve),	 cmocka_unit_test(test_exit_status),
+	    cmocka_unit_test(test_sha256),	 cmocka_unit_test(test_within),
+	    cmocka_unit_test(test_bwrap),	 cmocka_unit_test(test_files),
+	    cmocka_unit_test(test_record),	 cmocka_unit_test(test_gc_dir),
+	    cmocka_unit_test(test_limits_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
