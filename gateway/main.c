@@ -264,7 +264,7 @@ int main(int argc, char **argv)
 	struct rlimit rl;
 	bool privsep = true, owns_ctl = false;
 	sigset_t mask;
-	pid_t child;
+	pid_t child, parent;
 	int c, status, ret, sp[2];
 
 	if (argc > 1 && !strcmp(argv[1], "ctl")) {
@@ -373,6 +373,7 @@ int main(int argc, char **argv)
 	}
 
 	/* stage 2: the worker drops its privileges first, then gets its sockets */
+	parent = getpid();
 	child = fork();
 	if (child < 0) {
 		wd_log(WD_LOG_ERR, "fork: %s", strerror(errno));
@@ -381,13 +382,16 @@ int main(int argc, char **argv)
 	}
 	if (child == 0) {
 		close(sp[0]);
-		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 		ret = drop_privileges(pw);
 		if (ret) {
 			wd_log(WD_LOG_ERR, "dropping privileges to %s: %s", conf.user,
 			       strerror(-ret));
 			_exit(1);
 		}
+		/* after the uid change, which clears it: die with the parent */
+		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+		if (getppid() != parent)
+			_exit(1);
 		ret = gw_priv_recv_fds(sp[1], &fds, &err);
 		close(sp[1]);
 		if (ret) {
