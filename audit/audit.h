@@ -212,6 +212,7 @@ int audit_utf8_seqlen(const char *p, size_t n);
 /* Flags for audit_log_write(). */
 enum audit_write_flags {
 	AUDIT_WRITE_DURABLE = 1u << 0, /* fdatasync before returning */
+	AUDIT_WRITE_DEFER = 1u << 1,   /* queue the line; audit_log_flush() writes the batch */
 };
 
 struct audit_log;
@@ -233,6 +234,25 @@ struct audit_log;
 int audit_log_open(const char *path, struct audit_log **ret_log, struct wd_err *err);
 
 /**
+ * audit_log_from_fd() - adopt an already open descriptor as an audit log writer
+ * @fd:		a regular file opened for appending (O_APPEND, write-only or
+ *		read-write), e.g. received from a privileged parent over SCM_RIGHTS
+ * @label:	what to call the log in messages (its path, as the opener knew it)
+ * @ret_log:	on success, the writer; it owns @fd from then on
+ * @err:	on error, says what is wrong; may be NULL
+ *
+ * Applies the checks of audit_log_open() that a descriptor allows: a regular
+ * file (-EINVAL), not writable by group or others and owned by the caller or
+ * root (-EPERM), opened with O_APPEND for writing (-EBADF). The descriptor is
+ * made close-on-exec and blocking. When it is also readable, a torn last line
+ * is repaired as audit_log_write() describes; a write-only descriptor cannot
+ * look at the file's last byte, so that repair is skipped.
+ *
+ * Return: 0, or a negative errno; on error the caller still owns @fd.
+ */
+int audit_log_from_fd(int fd, const char *label, struct audit_log **ret_log, struct wd_err *err);
+
+/**
  * audit_log_write() - append one event as one line
  * @log:	writer from audit_log_open()
  * @ev:		event; an all-zero @ev->ts is stamped with the current time
@@ -245,11 +265,37 @@ int audit_log_open(const char *path, struct audit_log **ret_log, struct wd_err *
  * mid-way), a newline is written first so this event stays intact. A short
  * write is undone (ftruncate) and reported.
  *
+ * With AUDIT_WRITE_DEFER the encoded line is only queued in @log (after the
+ * lines queued before it) and goes out with the next audit_log_flush() or
+ * non-deferred write, which write the whole batch in one write() under the
+ * lock; a batch never exceeds AUDIT_LINE_MAX (a line that would make it
+ * larger first flushes the queue). A durable write flushes the queue first.
+ *
  * Return: 0; a negative errno from encoding, locking, writing (-ENOSPC,
  * -EFBIG, -EIO, ...) or syncing. The event is then not (durably) logged.
+ * A deferred write only reports encoding errors and the errors of a flush it
+ * caused; audit_log_flush() reports the rest.
  */
 int audit_log_write(struct audit_log *log, const struct audit_event *ev, unsigned flags,
 		    struct wd_err *err);
+
+/**
+ * audit_log_flush() - write the lines queued with AUDIT_WRITE_DEFER
+ * @log:	writer
+ * @err:	filled on error; may be NULL
+ *
+ * One write() under flock(LOCK_EX) for the whole batch (repaired and undone
+ * like a single line). The queue is empty afterwards, also on error.
+ *
+ * Return: the number of events written (0 when none were queued), or a
+ * negative errno: then none of the queued events is logged.
+ */
+int audit_log_flush(struct audit_log *log, struct wd_err *err);
+
+/**
+ * audit_log_pending() - how many events are queued (AUDIT_WRITE_DEFER)
+ */
+size_t audit_log_pending(const struct audit_log *log);
 
 /**
  * audit_log_path() - the path @log was opened with
@@ -257,7 +303,7 @@ int audit_log_write(struct audit_log *log, const struct audit_event *ev, unsigne
 const char *audit_log_path(const struct audit_log *log);
 
 /**
- * audit_log_close() - close the writer
+ * audit_log_close() - close the writer (queued lines are written first, best effort)
  * @log:	writer; may be NULL
  */
 void audit_log_close(struct audit_log *log);

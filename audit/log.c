@@ -1,4 +1,5 @@
-/* log.c - the audit log writer: safe open, one locked write() per event, durable events. */
+/* log.c - the audit log writer: safe open (or adoption of a passed descriptor), one locked
+ * write() per event or per batch of deferred events, durable events. */
 #include "audit/audit.h"
 
 #include <errno.h>
@@ -33,10 +34,12 @@
  */
 
 struct audit_log {
-	int fd;	   /* O_WRONLY|O_APPEND, for the lines */
-	int rfd;   /* O_RDONLY on the same inode, to look at the last byte */
-	off_t end; /* where our last line ended, -1 when unknown */
-	struct wd_buf buf;
+	int fd;		     /* O_WRONLY|O_APPEND, for the lines */
+	int rfd;	     /* O_RDONLY on the same inode, to look at the last byte */
+	off_t end;	     /* where our last line ended, -1 when unknown */
+	struct wd_buf buf;   /* one encoded line (scratch) */
+	struct wd_buf queue; /* '\n' + the lines not written yet (AUDIT_WRITE_DEFER) */
+	size_t nqueued;	     /* events in @queue */
 	char path[];
 };
 
@@ -233,6 +236,46 @@ static int write_line(struct audit_log *log, const char *p, size_t n, unsigned f
 	return 0;
 }
 
+/* queue_line() - append the encoded line in log->buf to the queue. */
+static int queue_line(struct audit_log *log, struct wd_err *err)
+{
+	int ret = 0;
+
+	if (!log->queue.len)
+		ret = wd_buf_append(&log->queue, "\n", 1); /* room for a repair newline */
+	if (!ret)
+		ret = wd_buf_append(&log->queue, log->buf.data, log->buf.len);
+	if (ret < 0)
+		return wd_err_set(err, ret, "out of memory");
+	log->nqueued++;
+	return 0;
+}
+
+/* flush_queue() - write the queue in one locked write(); empties it. */
+static int flush_queue(struct audit_log *log, unsigned flags, struct wd_err *err)
+{
+	size_t n = log->nqueued;
+	int ret;
+
+	if (!n)
+		return 0;
+	while (flock(log->fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			ret = wd_err_set(err, -errno, "cannot lock audit log %s: %s", log->path,
+					 strerror(errno));
+			goto out;
+		}
+	}
+	ret = write_line(log, log->queue.data + 1, log->queue.len - 1, flags, err);
+	flock(log->fd, LOCK_UN);
+	if (ret < 0)
+		log->end = -1;
+out:
+	wd_buf_reset(&log->queue);
+	log->nqueued = 0;
+	return ret < 0 ? ret : (int)(n > INT32_MAX ? INT32_MAX : n);
+}
+
 int audit_log_write(struct audit_log *log, const struct audit_event *ev, unsigned flags,
 		    struct wd_err *err)
 {
@@ -245,30 +288,87 @@ int audit_log_write(struct audit_log *log, const struct audit_event *ev, unsigne
 		ev = &stamped;
 	}
 	wd_buf_reset(&log->buf);
-	ret = wd_buf_append(&log->buf, "\n", 1); /* room for a repair newline */
-	if (ret < 0)
-		return wd_err_set(err, ret, "out of memory");
 	ret = audit_event_encode(ev, &log->buf, err);
 	if (ret < 0)
 		return ret;
-	while (flock(log->fd, LOCK_EX) < 0) {
-		if (errno != EINTR)
-			return wd_err_set(err, -errno, "cannot lock audit log %s: %s", log->path,
+	if ((flags & AUDIT_WRITE_DEFER) && !(flags & AUDIT_WRITE_DURABLE)) {
+		/* a batch stays within AUDIT_LINE_MAX: flush what is queued first */
+		if (log->nqueued && log->queue.len - 1 + log->buf.len > AUDIT_LINE_MAX) {
+			ret = flush_queue(log, 0, err);
+			if (ret < 0)
+				return ret;
+		}
+		return queue_line(log, err);
+	}
+	/* an immediate write carries the queued lines with it, in order */
+	ret = queue_line(log, err);
+	if (ret < 0)
+		return ret;
+	ret = flush_queue(log, flags & AUDIT_WRITE_DURABLE, err);
+	return ret < 0 ? ret : 0;
+}
+
+int audit_log_flush(struct audit_log *log, struct wd_err *err)
+{
+	return flush_queue(log, 0, err);
+}
+
+size_t audit_log_pending(const struct audit_log *log)
+{
+	return log->nqueued;
+}
+
+int audit_log_from_fd(int fd, const char *label, struct audit_log **ret_log, struct wd_err *err)
+{
+	struct audit_log *log;
+	struct stat st;
+	int fl, rfd = -1, ret;
+
+	if (fd < 0)
+		return wd_err_set(err, -EBADF, "no audit log descriptor");
+	if (!label)
+		label = "(descriptor)";
+	if (fstat(fd, &st) < 0)
+		return wd_err_set(err, -errno, "cannot stat audit log %s: %s", label,
+				  strerror(errno));
+	ret = check_file(label, &st, err);
+	if (ret < 0)
+		return ret;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return wd_err_set(err, -errno, "audit log %s: fcntl: %s", label, strerror(errno));
+	if (!(fl & O_APPEND) || (fl & O_ACCMODE) == O_RDONLY)
+		return wd_err_set(err, -EBADF,
+				  "audit log %s: the descriptor is not open for appending", label);
+	if (fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		return wd_err_set(err, -errno, "audit log %s: fcntl: %s", label, strerror(errno));
+	if ((fl & O_ACCMODE) == O_RDWR) {
+		rfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (rfd < 0)
+			return wd_err_set(err, -errno, "audit log %s: dup: %s", label,
 					  strerror(errno));
 	}
-	ret = write_line(log, log->buf.data + 1, log->buf.len - 1, flags, err);
-	flock(log->fd, LOCK_UN);
-	if (ret < 0)
-		log->end = -1;
-	return ret;
+	log = calloc(1, sizeof(*log) + strlen(label) + 1);
+	if (!log) {
+		wd_closep(&rfd);
+		return wd_err_set(err, -ENOMEM, "out of memory");
+	}
+	log->fd = fd;
+	log->rfd = rfd;
+	log->end = -1;
+	strcpy(log->path, label);
+	*ret_log = log;
+	return 0;
 }
 
 void audit_log_close(struct audit_log *log)
 {
 	if (!log)
 		return;
+	(void)flush_queue(log, 0, NULL);
 	wd_closep(&log->fd);
 	wd_closep(&log->rfd);
 	wd_buf_free(&log->buf);
+	wd_buf_free(&log->queue);
 	free(log);
 }

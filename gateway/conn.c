@@ -47,6 +47,15 @@
 
 static void conn_update(struct gw_conn *c);
 static void start_resolve(struct gw_conn *c);
+
+/* @src into @dst (cut to fit): cheaper than snprintf("%s") on the accept path */
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
 static void try_connect(struct gw_conn *c);
 
 /* ------------------------------------------------------------ pipe pool */
@@ -86,6 +95,23 @@ close:
 	close(h->pipe[0]);
 	close(h->pipe[1]);
 	h->pipe[0] = h->pipe[1] = -1;
+}
+
+/* ------------------------------------------------------------ peek buffers */
+
+static uint8_t *buf_get(struct gw *g)
+{
+	return g->nbufs ? g->bufs[--g->nbufs] : malloc(GW_PEEK_MAX);
+}
+
+static void buf_put(struct gw *g, uint8_t *b)
+{
+	if (!b)
+		return;
+	if (g->nbufs < GW_BUF_POOL)
+		g->bufs[g->nbufs++] = b;
+	else
+		free(b);
 }
 
 /* ------------------------------------------------------------ audit */
@@ -144,19 +170,12 @@ void gw_conn_close(struct gw_conn *c, const char *end)
 	c->st = GW_C_CLOSED;
 	gw_timer_cancel(&g->timers, &c->timer);
 	gw_resolve_cancel(&c->waiter);
-	if (c->cfd >= 0) {
-		gw_ep_del(g, c->cfd);
-		close(c->cfd);
-		c->cfd = -1;
-	}
-	if (c->ufd >= 0) {
-		gw_ep_del(g, c->ufd);
-		close(c->ufd);
-		c->ufd = -1;
-	}
+	/* close() takes the sockets out of the epoll set (never duplicated) */
+	wd_closep(&c->cfd);
+	wd_closep(&c->ufd);
 	pipe_put(g, &c->c2u);
 	pipe_put(g, &c->u2c);
-	free(c->buf);
+	buf_put(g, c->buf);
 	c->buf = NULL;
 	if (c->prev)
 		c->prev->next = c->next;
@@ -327,7 +346,7 @@ static enum sniff sniff_tls(struct gw_conn *c, bool full, const char **why)
 		*why = "incomplete TLS ClientHello";
 		return SNIFF_MALFORMED;
 	case TLS_OK:
-		snprintf(c->sni, sizeof(c->sni), "%s", th->sni);
+		copy_str(c->sni, sizeof(c->sni), th->sni);
 		if (th->has_ech) {
 			*why = "TLS Encrypted Client Hello hides the destination";
 			return SNIFF_MALFORMED;
@@ -358,7 +377,7 @@ static enum sniff sniff_http(struct gw_conn *c, bool full, const char **why)
 		return SNIFF_MALFORMED;
 	case HTTP_OK:
 		c->http = true;
-		snprintf(c->host, sizeof(c->host), "%s", req.host);
+		copy_str(c->host, sizeof(c->host), req.host);
 		return SNIFF_DONE;
 	case HTTP_ABSENT:
 		c->http = true;
@@ -440,7 +459,7 @@ static void flush_peeked(struct gw_conn *c)
 			c->c2u.eof = true;
 	}
 	c->flushed = true;
-	free(c->buf);
+	buf_put(c->g, c->buf);
 	c->buf = NULL;
 	c->blen = c->boff = 0;
 }
@@ -482,7 +501,7 @@ static void decide_unbound(struct gw_conn *c, enum sniff s, const char *why)
 	}
 	n = named(c);
 	if (n) {
-		snprintf(c->name, sizeof(c->name), "%s", n);
+		copy_str(c->name, sizeof(c->name), n);
 		rule = policy_match(c->run->policy, n, c->oport);
 		if (rule < 0) {
 			snprintf(reason, sizeof(reason),
@@ -492,14 +511,14 @@ static void decide_unbound(struct gw_conn *c, enum sniff s, const char *why)
 			deny(c, reason);
 			return;
 		}
-		snprintf(c->rule, sizeof(c->rule), "%s", c->run->policy->rules[rule].text);
+		copy_str(c->rule, sizeof(c->rule), c->run->policy->rules[rule].text);
 		c->checked = true;
 		start_resolve(c);
 		return;
 	}
 	rule = policy_match_addr(c->run->policy, c->orig.family, c->orig.a, c->oport);
 	if (rule >= 0) {
-		snprintf(c->rule, sizeof(c->rule), "%s", c->run->policy->rules[rule].text);
+		copy_str(c->rule, sizeof(c->rule), c->run->policy->rules[rule].text);
 		c->checked = true;
 		c->cand[0] = c->orig;
 		c->ncand = 1;
@@ -540,7 +559,7 @@ static void proxy_request(struct gw_conn *c, bool final)
 		deny(c, reason);
 		return;
 	}
-	snprintf(c->host, sizeof(c->host), "%s", req.host);
+	copy_str(c->host, sizeof(c->host), req.host);
 	if (req.is_connect) {
 		c->proto = "connect";
 		port = req.port;
@@ -559,7 +578,7 @@ static void proxy_request(struct gw_conn *c, bool final)
 		return;
 	}
 	c->oport = port;
-	snprintf(c->name, sizeof(c->name), "%s", req.host);
+	copy_str(c->name, sizeof(c->name), req.host);
 	rule = policy_match(c->run->policy, req.host, port);
 	if (rule < 0) {
 		snprintf(reason, sizeof(reason),
@@ -568,7 +587,7 @@ static void proxy_request(struct gw_conn *c, bool final)
 		deny(c, reason);
 		return;
 	}
-	snprintf(c->rule, sizeof(c->rule), "%s", c->run->policy->rules[rule].text);
+	copy_str(c->rule, sizeof(c->rule), c->run->policy->rules[rule].text);
 	/* not reading the client until connected; a CONNECT tunnel's first
 	 * bytes are checked after the 200 (see connected()) */
 	c->checked = true;
@@ -596,15 +615,18 @@ static int read_first(struct gw_conn *c, bool *eof)
 {
 	*eof = false;
 	if (!c->buf) {
-		c->buf = malloc(GW_PEEK_MAX);
+		c->buf = buf_get(c->g);
 		if (!c->buf)
 			return -ENOMEM;
 	}
 	while (c->blen < GW_PEEK_MAX) {
-		ssize_t n = recv(c->cfd, c->buf + c->blen, GW_PEEK_MAX - c->blen, MSG_DONTWAIT);
+		size_t want = GW_PEEK_MAX - c->blen;
+		ssize_t n = recv(c->cfd, c->buf + c->blen, want, MSG_DONTWAIT);
 
 		if (n > 0) {
 			c->blen += (size_t)n;
+			if ((size_t)n < want)
+				return 0; /* drained for now: no extra recv() for EAGAIN */
 			continue;
 		}
 		if (n == 0) {
@@ -863,8 +885,12 @@ static void upstream_connecting(struct gw_conn *c)
 
 /* ------------------------------------------------------------ relay */
 
-/* move bytes @src -> @dst through @h's pipe; Return: 0, or -errno */
-static int pump(struct gw *g, struct gw_half *h, int src, int dst, int64_t *budget)
+/* move bytes @src -> @dst through @h's pipe; when the source has ended,
+ * pass the end on with shutdown(SHUT_WR) -- unless the other direction
+ * (@other) has ended too: then the connection is closed right away and
+ * close() sends the FIN. Return: 0, or -errno */
+static int pump(struct gw *g, struct gw_half *h, const struct gw_half *other, int src, int dst,
+		int64_t *budget)
 {
 	for (int round = 0; round < 16; round++) {
 		bool progress = false;
@@ -907,7 +933,8 @@ static int pump(struct gw *g, struct gw_half *h, int src, int dst, int64_t *budg
 			break;
 	}
 	if (h->eof && !h->inpipe && !h->shut) {
-		shutdown(dst, SHUT_WR);
+		if (!other->shut)
+			shutdown(dst, SHUT_WR);
 		h->shut = true;
 	}
 	return 0;
@@ -924,14 +951,14 @@ static void relay(struct gw_conn *c)
 	if (c->st != GW_C_RELAY)
 		return;
 	if (c->flushed) {
-		r = pump(g, &c->c2u, c->cfd, c->ufd, c->budget >= 0 ? &c->budget : NULL);
+		r = pump(g, &c->c2u, &c->u2c, c->cfd, c->ufd, c->budget >= 0 ? &c->budget : NULL);
 		if (r) {
 			gw_conn_close(c, r == -EMFILE ? "out of descriptors for pipes"
 						      : "client->upstream error");
 			return;
 		}
 	}
-	r = pump(g, &c->u2c, c->ufd, c->cfd, NULL);
+	r = pump(g, &c->u2c, &c->c2u, c->ufd, c->cfd, NULL);
 	if (r) {
 		gw_conn_close(c, r == -EMFILE ? "out of descriptors for pipes"
 					      : "upstream->client error");
@@ -1174,10 +1201,10 @@ static void accept_one(struct gw_listener *l, int fd, const struct sockaddr_stor
 	name = gw_synth_name(&run->synth, &orig);
 	if (name) {
 		c->synthetic = true;
-		snprintf(c->name, sizeof(c->name), "%s", name);
+		copy_str(c->name, sizeof(c->name), name);
 		rule = policy_match(run->policy, name, oport);
 		if (rule >= 0) {
-			snprintf(c->rule, sizeof(c->rule), "%s", run->policy->rules[rule].text);
+			copy_str(c->rule, sizeof(c->rule), run->policy->rules[rule].text);
 			start_resolve(c);
 			return;
 		}
@@ -1185,7 +1212,7 @@ static void accept_one(struct gw_listener *l, int fd, const struct sockaddr_stor
 		rule = policy_match_addr(run->policy, orig.family, orig.a, oport);
 		if (rule >= 0) {
 			/* a cidr rule names the address: no name needed, nothing to wait for */
-			snprintf(c->rule, sizeof(c->rule), "%s", run->policy->rules[rule].text);
+			copy_str(c->rule, sizeof(c->rule), run->policy->rules[rule].text);
 			c->checked = true;
 			c->cand[0] = orig;
 			c->ncand = 1;

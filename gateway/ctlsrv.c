@@ -1,7 +1,19 @@
 /* ctlsrv.c - the control socket's server side: accept, SO_PEERCRED, read one
  * request per line (at most GW_CTL_MAX bytes), answer one JSON line. A uid
  * acts only on its own runs (root on all). A malformed request gets an error
- * line and the connection is closed. Operations are a const table. */
+ * line and the connection is closed. Operations are a const table.
+ *
+ * With --manage-nft (g->manage_nft) a register or unregister has a
+ * privileged side effect: the run's nft set elements. The worker parses and
+ * validates the request itself, then sends the parent one fixed-size
+ * struct gw_priv_run and parks the control connection (c->waiting: no
+ * further line of it is read) until the parent's struct gw_priv_reply
+ * comes back; only then is the client answered. Requests and replies are
+ * matched in order (a FIFO of struct gw_privreq, sequence numbers checked).
+ * A register the parent refuses is rolled back; an unregister takes the run
+ * out of the table first (its traffic is refused at once) and then asks for
+ * its elements to be removed. Anything unexpected on the channel, or its
+ * end, stops the worker (fail closed). */
 #include "gateway/gw_internal.h"
 
 #include <errno.h>
@@ -57,17 +69,65 @@ static void audit_run(struct gw *g, const struct gw_run *r, const char *action, 
 	gw_audit(g, r, &ev);
 }
 
+/* ask the parent to apply a run update for @c; Return: 0 or -errno */
+static int priv_send(struct gw_ctlconn *c, enum gw_priv_type type, struct gw_run *run)
+{
+	struct gw *g = c->g;
+	struct gw_priv_run m;
+	struct gw_privreq *q;
+	int r;
+
+	if (g->priv_fd < 0)
+		return -ENOTCONN;
+	r = gw_priv_run_encode(&m, type, g->priv_seq + 1, run->ifname, &run->sb4, &run->sb6);
+	if (r)
+		return r;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	if (send(g->priv_fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(m)) {
+		r = errno ? -errno : -EIO;
+		free(q);
+		return r;
+	}
+	q->seq = ++g->priv_seq;
+	q->type = type;
+	q->c = c;
+	q->run = run;
+	q->uid = c->uid;
+	run->refs++;
+	if (g->priv_tail)
+		g->priv_tail->next = q;
+	else
+		g->priv_head = q;
+	g->priv_tail = q;
+	c->waiting = q;
+	return 0;
+}
+
 static void op_register(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 {
 	char why[1200] = "";
 	int r = gw_run_register(c->g, req, c->uid, why, sizeof(why));
+	struct gw_run *run;
 
 	if (r) {
 		put_error(c, r, why[0] ? why : strerror(-r));
 		return;
 	}
-	audit_run(c->g, gw_run_find_id(c->g, req->id), "run.gateway-register", c->uid,
-		  "registered with the gateway");
+	run = gw_run_find_id(c->g, req->id);
+	if (c->g->manage_nft) {
+		/* answered once the parent added the run's nft elements */
+		r = priv_send(c, GW_PRIV_RUN_ADD, run);
+		if (r) {
+			gw_run_unregister(c->g, run);
+			snprintf(why, sizeof(why), "cannot reach the gateway's privileged side: %s",
+				 strerror(-r));
+			put_error(c, r, why);
+		}
+		return;
+	}
+	audit_run(c->g, run, "run.gateway-register", c->uid, "registered with the gateway");
 	put_ok(c);
 }
 
@@ -90,6 +150,25 @@ static void op_unregister(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 	if (!r)
 		return;
 	audit_run(c->g, r, "run.gateway-unregister", c->uid, "unregistered from the gateway");
+	if (c->g->manage_nft) {
+		int ret;
+
+		/* out of the table at once; answered once the parent removed its elements */
+		r->refs++;
+		gw_run_unregister(c->g, r);
+		ret = priv_send(c, GW_PRIV_RUN_DEL, r);
+		if (ret) {
+			char why[300];
+
+			snprintf(why, sizeof(why),
+				 "the run was unregistered, but its nft elements could not be "
+				 "removed: %s",
+				 strerror(-ret));
+			put_error(c, ret, why);
+		}
+		gw_run_put(c->g, r);
+		return;
+	}
 	gw_run_unregister(c->g, r);
 	put_ok(c);
 }
@@ -129,7 +208,7 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 		json_array_append_new(
 		    runs,
 		    json_pack("{s:s, s:I, s:s, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:I, s:I, "
-			      "s:I, s:I, s:I}",
+			      "s:I, s:I, s:I, s:I}",
 			      "id", r->id, "uid", (json_int_t)r->uid, "if", r->ifname, "host_v4",
 			      addr_json(&r->host4), "sandbox_v4", addr_json(&r->sb4), "host_v6",
 			      addr_json(&r->host6), "sandbox_v6", addr_json(&r->sb6), "policy",
@@ -137,8 +216,8 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 			      "connections_total", (json_int_t)r->conns_total, "denied",
 			      (json_int_t)r->denied, "dns_queries", (json_int_t)r->dns_queries,
 			      "bytes_up", (json_int_t)r->bytes_up, "bytes_down",
-			      (json_int_t)r->bytes_down, "synthetic_names",
-			      (json_int_t)r->synth.n));
+			      (json_int_t)r->bytes_down, "synthetic_names", (json_int_t)r->synth.n,
+			      "udp_dropped", (json_int_t)r->udp_dropped));
 	}
 	put_json(c, json_pack("{s:b, s:o}", "ok", 1, "runs", runs));
 }
@@ -148,14 +227,18 @@ static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 	const struct gw_stats *s = &c->g->stats;
 
 	(void)req;
-	put_json(c,
-		 json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "ok", 1,
-			   "runs", (json_int_t)c->g->nruns, "connections", (json_int_t)c->g->nconns,
-			   "accepted", (json_int_t)s->accepted, "refused", (json_int_t)s->refused,
-			   "denied", (json_int_t)s->denied, "relayed", (json_int_t)s->relayed,
-			   "dns_queries", (json_int_t)s->dns_queries, "emfile",
-			   (json_int_t)s->emfile, "upstream_failed", (json_int_t)s->upstream_failed,
-			   "audit_errors", (json_int_t)s->audit_errors));
+	put_json(c, json_pack(
+			"{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+			"s:I, s:b, s:b}",
+			"ok", 1, "runs", (json_int_t)c->g->nruns, "connections",
+			(json_int_t)c->g->nconns, "accepted", (json_int_t)s->accepted, "refused",
+			(json_int_t)s->refused, "denied", (json_int_t)s->denied, "relayed",
+			(json_int_t)s->relayed, "dns_queries", (json_int_t)s->dns_queries, "emfile",
+			(json_int_t)s->emfile, "upstream_failed", (json_int_t)s->upstream_failed,
+			"audit_errors", (json_int_t)s->audit_errors, "udp_dropped",
+			(json_int_t)s->udp_dropped, "udp_suppressed", (json_int_t)s->udp_suppressed,
+			"nflog_lost", (json_int_t)s->nflog_lost, "nflog", c->g->nflog_fd >= 0,
+			"manage_nft", c->g->manage_nft));
 }
 
 static void (*const handlers[GW_CTL_N])(struct gw_ctlconn *, const struct gw_ctl_req *) = {
@@ -168,6 +251,8 @@ void gw_ctlconn_close(struct gw_ctlconn *c)
 {
 	struct gw *g = c->g;
 
+	if (c->waiting)
+		c->waiting->c = NULL; /* the parent's answer finds no client */
 	gw_timer_cancel(&g->timers, &c->timer);
 	gw_ep_del(g, c->fd);
 	close(c->fd);
@@ -186,7 +271,8 @@ static void handle_lines(struct gw_ctlconn *c)
 {
 	char *nl;
 
-	while (!c->closing && c->in.len && (nl = memchr(c->in.data, '\n', c->in.len))) {
+	while (!c->closing && !c->waiting && c->in.len &&
+	       (nl = memchr(c->in.data, '\n', c->in.len))) {
 		size_t len = (size_t)(nl - c->in.data);
 		struct gw_ctl_req req;
 		char why[256];
@@ -202,32 +288,17 @@ static void handle_lines(struct gw_ctlconn *c)
 		memmove(c->in.data, nl + 1, c->in.len - len - 1);
 		c->in.len -= len + 1;
 	}
-	if (c->in.len > GW_CTL_MAX) {
+	if (!c->waiting && c->in.len > GW_CTL_MAX) {
 		put_error(c, -E2BIG, "request too long");
 		c->closing = true;
 	}
 }
 
-void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events)
+/* send what is queued, close when done and asked to, set the epoll interest */
+static void ctl_output(struct gw_ctlconn *c)
 {
-	char buf[65536];
-
-	if (events & EPOLLERR) {
-		gw_ctlconn_close(c);
-		return;
-	}
-	if (!c->closing && (events & (EPOLLIN | EPOLLHUP))) {
-		ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
-
-		if (n == 0 || (n < 0 && errno != EAGAIN)) {
-			c->closing = true;
-		} else if (n > 0) {
-			if (wd_buf_append(&c->in, buf, (size_t)n))
-				c->closing = true;
-			else
-				handle_lines(c);
-		}
-	}
+	/* the events of what is answered reach the log before the answer */
+	gw_audit_flush(c->g);
 	while (c->outoff < c->out.len) {
 		ssize_t n = send(c->fd, c->out.data + c->outoff, c->out.len - c->outoff,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -243,14 +314,151 @@ void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events)
 	if (c->outoff == c->out.len) {
 		wd_buf_reset(&c->out);
 		c->outoff = 0;
-		if (c->closing) {
+		if (c->closing && !c->waiting) {
 			gw_ctlconn_close(c);
 			return;
 		}
 	}
-	gw_ep_mod(c->g, c->fd, (c->closing ? 0 : EPOLLIN) | (c->out.len ? EPOLLOUT : 0),
+	gw_ep_mod(c->g, c->fd,
+		  (c->closing || c->waiting ? 0 : EPOLLIN) | (c->out.len ? EPOLLOUT : 0),
 		  GW_REF(GW_REF_CTL, c));
 	gw_arm(c->g, &c->timer, c->g->now + GW_CTL_IDLE_NS);
+}
+
+void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events)
+{
+	char buf[65536];
+
+	if ((events & EPOLLERR) || (c->waiting && (events & EPOLLHUP))) {
+		gw_ctlconn_close(c); /* a parked request still completes, unanswered */
+		return;
+	}
+	if (!c->closing && !c->waiting && (events & (EPOLLIN | EPOLLHUP))) {
+		ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN)) {
+			c->closing = true;
+		} else if (n > 0) {
+			if (wd_buf_append(&c->in, buf, (size_t)n))
+				c->closing = true;
+			else
+				handle_lines(c);
+		}
+	}
+	ctl_output(c);
+}
+
+/* ------------------------------------------------------------ the parent's answers */
+
+int gw_set_parent(struct gw *g, int fd, bool manage_nft)
+{
+	int r = gw_ep_add(g, fd, EPOLLIN, GW_REF(GW_REF_PRIV, NULL));
+
+	if (r)
+		return r;
+	g->priv_fd = fd;
+	g->manage_nft = manage_nft;
+	return 0;
+}
+
+/* the channel failed: the loop ends with @err (the caller says what @what was) */
+static void priv_fatal(struct gw *g, int err, const char *what)
+{
+	(void)what; /* for the reader: why the channel is given up */
+	g->fatal = err;
+	g->stop = 1;
+	gw_ep_del(g, g->priv_fd);
+}
+
+/* the parent answered @q: answer its client */
+static void priv_done(struct gw *g, struct gw_privreq *q, const struct gw_priv_reply *rep)
+{
+	struct gw_ctlconn *c = q->c;
+	struct gw_run *run = q->run;
+	char why[400];
+
+	if (q->type == GW_PRIV_RUN_ADD) {
+		if (rep->status == 0 && !run->dead) {
+			audit_run(g, run, "run.gateway-register", q->uid,
+				  "registered with the gateway (nft elements added)");
+			if (c)
+				put_ok(c);
+		} else {
+			if (!run->dead)
+				gw_run_unregister(g, run); /* roll back */
+			snprintf(why, sizeof(why), "nft: %s",
+				 rep->status ? rep->msg : "the run was unregistered meanwhile");
+			if (c)
+				put_error(c, rep->status ? rep->status : -ENOENT, why);
+		}
+	} else if (c) {
+		if (rep->status == 0) {
+			put_ok(c);
+		} else {
+			snprintf(why, sizeof(why),
+				 "the run was unregistered, but its nft elements could not be "
+				 "removed: %s",
+				 rep->msg);
+			put_error(c, rep->status, why);
+		}
+	}
+	gw_run_put(g, run);
+	if (c) {
+		c->waiting = NULL;
+		handle_lines(c); /* the lines that came meanwhile */
+		ctl_output(c);
+	}
+	free(q);
+}
+
+void gw_priv_event(struct gw *g, unsigned events)
+{
+	union {
+		struct gw_priv_reply rep;
+		uint8_t b[sizeof(struct gw_priv_reply) + 64];
+	} m;
+
+	for (;;) {
+		ssize_t n = recv(g->priv_fd, &m, sizeof(m), MSG_DONTWAIT);
+		struct gw_privreq *q = g->priv_head;
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR) {
+				if (events & (EPOLLHUP | EPOLLERR))
+					priv_fatal(g, -EPIPE, "hung up");
+				return;
+			}
+			priv_fatal(g, -errno, strerror(errno));
+			return;
+		}
+		if (n == 0) {
+			priv_fatal(g, -EPIPE, "the parent closed it");
+			return;
+		}
+		if (!q || gw_priv_reply_check(&m.rep, (size_t)n, q->seq)) {
+			priv_fatal(g, -EBADMSG, q ? "malformed reply" : "unexpected message");
+			return;
+		}
+		g->priv_head = q->next;
+		if (!g->priv_head)
+			g->priv_tail = NULL;
+		priv_done(g, q, &m.rep);
+	}
+}
+
+void gw_priv_free(struct gw *g)
+{
+	while (g->priv_head) {
+		struct gw_privreq *q = g->priv_head;
+
+		g->priv_head = q->next;
+		if (q->c)
+			q->c->waiting = NULL;
+		gw_run_put(g, q->run);
+		free(q);
+	}
+	g->priv_tail = NULL;
+	wd_closep(&g->priv_fd);
 }
 
 void gw_ctl_accept(struct gw_listener *l)

@@ -14,11 +14,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static void fds_init(struct gw_fds *fds)
+void gw_fds_init(struct gw_fds *fds)
 {
 	for (int i = 0; i < 2; i++)
 		fds->transparent[i] = fds->proxy[i] = fds->dns_udp[i] = fds->dns_tcp[i] = -1;
-	fds->ctl = -1;
+	fds->ctl = fds->audit = fds->nflog = -1;
 }
 
 void gw_fds_close(struct gw_fds *fds)
@@ -30,6 +30,8 @@ void gw_fds_close(struct gw_fds *fds)
 		wd_closep(&fds->dns_tcp[i]);
 	}
 	wd_closep(&fds->ctl);
+	wd_closep(&fds->audit);
+	wd_closep(&fds->nflog);
 }
 
 static int inet_socket(const char *addr, uint16_t port, int type, int *ret_fd, struct wd_err *err)
@@ -132,7 +134,7 @@ int gw_fds_open(const struct wd_gwconf *conf, const char *ctl_path, struct gw_fd
 	const char *addr[2] = {conf->listen_v4, conf->listen_v6};
 	int r = 0;
 
-	fds_init(fds);
+	gw_fds_init(fds);
 	for (int i = 0; i < 2 && !r; i++) {
 		r = inet_socket(addr[i], conf->port_transparent, SOCK_STREAM, &fds->transparent[i],
 				err);

@@ -411,7 +411,12 @@ struct gw_fds {
 	int dns_udp[2];
 	int dns_tcp[2];
 	int ctl;
+	int audit; /* the audit log (a regular file, O_APPEND), or -1 */
+	int nflog; /* an NFLOG netlink socket bound to the config's group, or -1 */
 };
+
+/** gw_fds_init() - mark every slot of @fds absent (-1). */
+void gw_fds_init(struct gw_fds *fds);
 
 /**
  * gw_fds_open() - create and bind every listening socket of @conf
@@ -429,23 +434,38 @@ int gw_fds_open(const struct wd_gwconf *conf, const char *ctl_path, struct gw_fd
 /** gw_fds_close() - close every socket in @fds. */
 void gw_fds_close(struct gw_fds *fds);
 
-/* ------------------------------------------------ parent -> worker handoff */
+/* ------------------------------------------------ parent <-> worker channel */
 
+/*
+ * The privileged parent and its worker share one SOCK_SEQPACKET socketpair.
+ * Every message is one fixed-size struct, checked field by field by a pure
+ * function below; anything malformed is fatal to the channel (both sides
+ * exit: fail closed).
+ *
+ *   parent -> worker  GW_PRIV_LISTENERS  once, descriptors attached
+ *   worker -> parent  GW_PRIV_RUN_ADD / GW_PRIV_RUN_DEL  (only with --manage-nft)
+ *   parent -> worker  GW_PRIV_RUN_REPLY  one per request, in order
+ */
 #define GW_PRIV_MAGIC 0x57444757u /* "WDGW" */
-#define GW_PRIV_KINDS 9		  /* slots of struct gw_fds */
+#define GW_PRIV_VERSION 2
+#define GW_PRIV_KINDS 11 /* slots of struct gw_fds */
 
 enum gw_priv_type {
-	GW_PRIV_LISTENERS = 1, /* the listening sockets, attached with SCM_RIGHTS */
+	GW_PRIV_LISTENERS = 1, /* the listening sockets etc., attached with SCM_RIGHTS */
+	GW_PRIV_RUN_ADD = 2,   /* add a run's nft set elements */
+	GW_PRIV_RUN_DEL = 3,   /* remove them */
+	GW_PRIV_RUN_REPLY = 4, /* the outcome of one RUN_ADD / RUN_DEL */
 };
 
 /**
- * struct gw_priv_msg - the one message the parent sends its worker
+ * struct gw_priv_msg - the handoff: what the parent sends its worker first
  * @magic:	GW_PRIV_MAGIC
- * @version:	1
- * @type:	enum gw_priv_type
+ * @version:	GW_PRIV_VERSION
+ * @type:	GW_PRIV_LISTENERS
  * @count:	descriptors attached (1..GW_PRIV_KINDS)
  * @kinds:	the slot of each descriptor, in order (transparent v4/v6, proxy
- *		v4/v6, DNS UDP v4/v6, DNS TCP v4/v6, control); unused entries 0xff
+ *		v4/v6, DNS UDP v4/v6, DNS TCP v4/v6, control, audit log, NFLOG);
+ *		unused entries 0xff
  */
 struct gw_priv_msg {
 	uint32_t magic;
@@ -453,7 +473,7 @@ struct gw_priv_msg {
 	uint16_t type;
 	uint32_t count;
 	uint8_t kinds[GW_PRIV_KINDS];
-	uint8_t pad[3];
+	uint8_t pad[1];
 };
 
 /**
@@ -468,26 +488,212 @@ struct gw_priv_msg {
 int gw_priv_check(const struct gw_priv_msg *m, size_t len, unsigned nfds);
 
 /**
- * gw_priv_send_fds() - send every open socket of @fds over @sock
+ * gw_priv_send_fds() - send every open descriptor of @fds over @sock
  * @sock:	the parent's end of a SOCK_SEQPACKET socketpair
- * @fds:	the sockets (the caller still owns and closes them)
+ * @fds:	the descriptors (the caller still owns and closes them)
  *
  * Return: 0, or a negative errno.
  */
 int gw_priv_send_fds(int sock, struct gw_fds *fds);
 
 /**
- * gw_priv_recv_fds() - receive and check the parent's sockets
+ * gw_priv_recv_fds() - receive and check the parent's descriptors
  * @sock:	the worker's end (waits up to 30 s)
- * @fds:	filled with the sockets (CLOEXEC); the unset slots are -1
+ * @fds:	filled with the descriptors (CLOEXEC); the unset slots are -1
  * @err:	what went wrong
  *
- * Besides gw_priv_check(), each descriptor must be a socket of the type and
- * family its slot says.
+ * Besides gw_priv_check(), each socket must be of the type and family its
+ * slot says (NFLOG: a NETLINK_NETFILTER socket), and the audit slot a
+ * regular file open for appending.
  *
  * Return: 0, or a negative errno (-EBADMSG for anything malformed: fatal).
  */
 int gw_priv_recv_fds(int sock, struct gw_fds *fds, struct wd_err *err);
+
+#define GW_PRIV_HAS_V4 0x1
+#define GW_PRIV_HAS_V6 0x2
+
+/**
+ * struct gw_priv_run - a run update the worker asks the parent to apply
+ * @magic:	GW_PRIV_MAGIC
+ * @version:	GW_PRIV_VERSION
+ * @type:	GW_PRIV_RUN_ADD or GW_PRIV_RUN_DEL
+ * @seq:	request number (the reply carries it back)
+ * @flags:	GW_PRIV_HAS_V4 and/or GW_PRIV_HAS_V6 (at least one)
+ * @pad:	zero
+ * @ifname:	host-side interface, NUL-terminated, zero-filled after the NUL
+ * @v4:		the sandbox's IPv4 address (zero without GW_PRIV_HAS_V4)
+ * @v6:		the sandbox's IPv6 address (zero without GW_PRIV_HAS_V6)
+ */
+struct gw_priv_run {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t seq;
+	uint8_t flags;
+	uint8_t pad[3];
+	char ifname[16];
+	uint8_t v4[4];
+	uint8_t v6[16];
+};
+
+/**
+ * struct gw_priv_reply - the parent's answer to one struct gw_priv_run
+ * @magic:	GW_PRIV_MAGIC
+ * @version:	GW_PRIV_VERSION
+ * @type:	GW_PRIV_RUN_REPLY
+ * @seq:	the request's @seq
+ * @status:	0, or a negative errno (-4095..-1)
+ * @msg:	why it failed, for the control client; NUL-terminated, zero-filled
+ */
+struct gw_priv_reply {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t seq;
+	int32_t status;
+	char msg[240];
+};
+
+/**
+ * gw_priv_run_encode() - fill @m (pure)
+ * @m:		the message
+ * @type:	GW_PRIV_RUN_ADD or GW_PRIV_RUN_DEL
+ * @seq:	request number
+ * @ifname:	host-side interface (1..15 bytes of [A-Za-z0-9_.-])
+ * @sb4:	the sandbox's IPv4 (family 0: none)
+ * @sb6:	the sandbox's IPv6 (family 0: none)
+ *
+ * Return: 0, or -EINVAL (what gw_priv_run_check() would refuse).
+ */
+int gw_priv_run_encode(struct gw_priv_run *m, enum gw_priv_type type, uint32_t seq,
+		       const char *ifname, const struct gw_addr *sb4, const struct gw_addr *sb6);
+
+/**
+ * gw_priv_run_check() - validate a received run update (pure; the parent's side)
+ * @m:		the message
+ * @len:	bytes received
+ *
+ * Return: 0, or -EBADMSG (size, magic, version, type, flags, non-zero
+ * padding or absent address, an interface name that is empty, unterminated,
+ * not zero-filled or has characters outside [A-Za-z0-9_.-]).
+ */
+int gw_priv_run_check(const struct gw_priv_run *m, size_t len);
+
+/**
+ * gw_priv_run_facts() - a checked @m as interface and addresses
+ * @m:		a message gw_priv_run_check() accepted
+ * @sb4:	the IPv4 address (family 0 when absent)
+ * @sb6:	the IPv6 address (family 0 when absent)
+ */
+void gw_priv_run_facts(const struct gw_priv_run *m, struct gw_addr *sb4, struct gw_addr *sb6);
+
+/**
+ * gw_priv_reply_encode() - fill @m (pure); @msg is cut to fit
+ * Return: 0, or -EINVAL (@status not 0 or -4095..-1).
+ */
+int gw_priv_reply_encode(struct gw_priv_reply *m, uint32_t seq, int status, const char *msg);
+
+/**
+ * gw_priv_reply_check() - validate a received reply (pure; the worker's side)
+ * @m:		the message
+ * @len:	bytes received
+ * @seq:	the request number the worker waits for
+ *
+ * Return: 0, or -EBADMSG (size, magic, version, type, another @seq, a
+ * status out of range, @msg unterminated or not zero-filled).
+ */
+int gw_priv_reply_check(const struct gw_priv_reply *m, size_t len, uint32_t seq);
+
+/**
+ * gw_set_parent() - let @g send run updates to its privileged parent
+ * @g:		the gateway
+ * @fd:		the worker's end of the socketpair (owned by @g from now on)
+ * @manage_nft:	true: register/unregister wait for the parent to add/remove
+ *		the run's nft set elements; false: the channel only watches
+ *		for the parent going away
+ *
+ * A malformed or unexpected message, or the parent closing the channel,
+ * ends gw_run_loop() with -EBADMSG / -EPIPE (fail closed).
+ *
+ * Return: 0, or a negative errno.
+ */
+int gw_set_parent(struct gw *g, int fd, bool manage_nft);
+
+/* ------------------------------------------------------------ NFLOG */
+
+/**
+ * struct gw_nflog_pkt - one packet the nft table logged to NFLOG
+ * @group:	the NFLOG group (res_id)
+ * @proto:	IP protocol (17 for UDP); 0 when the payload was not readable
+ * @src:	source address (family 0 when the payload was not readable)
+ * @dst:	destination address
+ * @sport:	source port (UDP/TCP with @has_ports)
+ * @dport:	destination port
+ * @has_ports:	the transport header was there (not a later fragment, not cut)
+ * @indev:	input interface index (0: absent)
+ */
+struct gw_nflog_pkt {
+	uint16_t group;
+	uint8_t proto;
+	struct gw_addr src, dst;
+	uint16_t sport, dport;
+	bool has_ports;
+	uint32_t indev;
+};
+
+enum gw_nflog_result {
+	GW_NFLOG_OK,	    /* @pkt is one logged packet */
+	GW_NFLOG_ABSENT,    /* a message that is no packet (ack, other type): skipped */
+	GW_NFLOG_END,	    /* no more messages in the buffer */
+	GW_NFLOG_MALFORMED, /* stop: the rest of the buffer cannot be trusted */
+};
+
+/**
+ * gw_nflog_next() - parse the next netlink message of an NFLOG datagram (pure)
+ * @buf:	what recv() returned on the NFLOG socket
+ * @len:	its length
+ * @off:	where to start; advanced past the message
+ * @pkt:	filled on GW_NFLOG_OK
+ *
+ * Every length (netlink header, attributes, IP and UDP headers) is checked
+ * against what is there; nothing is read past @len.
+ *
+ * Return: a named outcome (enum gw_nflog_result).
+ */
+enum gw_nflog_result gw_nflog_next(const uint8_t *buf, size_t len, size_t *off,
+				   struct gw_nflog_pkt *pkt);
+
+/**
+ * gw_nflog_open() - a netlink socket bound to NFLOG group @group (needs CAP_NET_ADMIN)
+ * @group:	the group the nft table logs to (nft.nflog_group)
+ * @ret_fd:	the socket (CLOEXEC, non-blocking), on success
+ * @err:	what failed
+ *
+ * Only the privileged parent calls this; the worker only reads the socket.
+ *
+ * Return: 0, or a negative errno (-EBUSY: another process has the group).
+ */
+int gw_nflog_open(uint16_t group, int *ret_fd, struct wd_err *err);
+
+/**
+ * struct gw_bucket - a token bucket (pure): @burst events, then @per_s a second
+ */
+struct gw_bucket {
+	uint64_t last_ns;
+	uint32_t tokens_milli; /* thousandths of a token */
+};
+
+/**
+ * gw_bucket_take() - may one more event pass at @now (monotonic ns)?
+ * @b:		the bucket (all zero: full on first use)
+ * @now:	monotonic ns
+ * @burst:	tokens when full
+ * @per_s:	tokens added per second
+ *
+ * Return: true (a token was taken) or false (rate-limited).
+ */
+bool gw_bucket_take(struct gw_bucket *b, uint64_t now, unsigned burst, unsigned per_s);
 
 /**
  * gw_new() - a gateway over already-open sockets

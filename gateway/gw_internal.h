@@ -18,6 +18,8 @@ enum gw_ref {
 	GW_REF_CTL,	   /* struct gw_ctlconn */
 	GW_REF_ARES,	   /* a c-ares socket (fd) */
 	GW_REF_SIGNAL,	   /* the signalfd */
+	GW_REF_NFLOG,	   /* the NFLOG socket (dropped sandbox UDP) */
+	GW_REF_PRIV,	   /* the channel to the privileged parent */
 };
 
 #define GW_REF(type, p) (((uint64_t)(type) << 56) | (uint64_t)(uintptr_t)(p))
@@ -38,7 +40,11 @@ enum gw_timer_kind {
 	GW_T_RESUME,  /* a listener paused on EMFILE */
 	GW_T_DNSCONN, /* a DNS-over-TCP connection's idle deadline */
 	GW_T_CTLCONN, /* a control connection's deadline */
+	GW_T_UDPLOG,  /* write the summaries of rate-limited UDP events */
 };
+
+#define GW_BUF_POOL 64	 /* peek buffers kept for reuse */
+#define GW_RUN_HASH 1024 /* buckets of the run table's address index (power of 2) */
 
 struct gw_listener {
 	struct gw *g;
@@ -53,6 +59,7 @@ struct gw_listener {
  */
 struct gw_run {
 	struct gw_run *next;
+	struct gw_run *hnext[2]; /* address index chains: [0] sandbox v4, [1] sandbox v6 */
 	char id[GW_RUN_ID_MAX + 1];
 	uid_t uid;
 	char ifname[16];
@@ -64,6 +71,19 @@ struct gw_run {
 	bool dead;
 	unsigned conns;
 	uint64_t conns_total, denied, dns_queries, bytes_up, bytes_down;
+	struct gw_bucket udp_bucket; /* NFLOG audit events of this run */
+	uint64_t udp_dropped;	     /* dropped UDP datagrams seen on NFLOG */
+	uint64_t udp_suppressed;     /* of those, not audited one by one yet */
+};
+
+/* a run update waiting for the privileged parent's answer */
+struct gw_privreq {
+	struct gw_privreq *next;
+	uint32_t seq;
+	enum gw_priv_type type;
+	struct gw_ctlconn *c; /* the client waiting (NULL once it went away) */
+	struct gw_run *run;   /* a reference to the run concerned */
+	uid_t uid;	      /* who asked */
 };
 
 /* a pending lookup's waiter, embedded in the waiting object */
@@ -176,12 +196,13 @@ struct gw_ctlconn {
 	struct wd_buf out;
 	size_t outoff;
 	bool closing;
+	struct gw_privreq *waiting; /* a register/unregister the parent has not answered yet */
 	struct gw_timer timer;
 };
 
 struct gw_stats {
 	uint64_t accepted, refused, denied, relayed, dns_queries, emfile, audit_errors,
-	    upstream_failed;
+	    upstream_failed, udp_dropped, udp_suppressed, nflog_lost;
 };
 
 struct gw {
@@ -201,6 +222,17 @@ struct gw {
 	struct gw_lookup *lookups;
 	struct gw_run *runs;
 	unsigned nruns;
+	struct gw_run *run_hash[2][GW_RUN_HASH]; /* by sandbox address: [0] v4, [1] v6 */
+	int nflog_fd;				 /* -1: no NFLOG */
+	uint8_t *nflog_buf;
+	struct gw_bucket udp_bucket;		  /* NFLOG events that match no run */
+	uint64_t udp_suppressed;		  /* of those, not audited one by one yet */
+	struct gw_timer udp_timer;		  /* GW_T_UDPLOG */
+	int priv_fd;				  /* channel to the privileged parent, -1: none */
+	bool manage_nft;			  /* run updates go through the parent */
+	uint32_t priv_seq;			  /* last request number sent */
+	struct gw_privreq *priv_head, *priv_tail; /* waiting for the parent, in order */
+	int fatal;				  /* ends the loop with this error */
 	struct gw_conn *conns;
 	struct gw_conn *zombies;
 	unsigned nconns;
@@ -210,6 +242,8 @@ struct gw {
 	struct tls_hello *hello;
 	int (*pipes)[2];
 	size_t npipes, cap_pipes;
+	uint8_t *bufs[64]; /* free peek buffers (GW_BUF_POOL) */
+	size_t nbufs;
 	struct gw_addr own_net[4];
 	unsigned own_prefix[4];
 	struct gw_addr *local;
@@ -238,6 +272,8 @@ void gw_audit(struct gw *g, const struct gw_run *run, struct audit_event *ev);
 void gw_new_denial_id(struct gw *g, char *out, size_t size);
 /** gw_pause_listener() - stop accepting on @l for 100 ms (out of descriptors). */
 void gw_pause_listener(struct gw_listener *l);
+/** gw_audit_flush() - write the events queued this round (one locked write). */
+void gw_audit_flush(struct gw *g);
 
 /* ------------------------------------------------------------ run.c */
 
@@ -245,6 +281,8 @@ void gw_pause_listener(struct gw_listener *l);
  */
 struct gw_run *gw_run_find_ingress(struct gw *g, const struct gw_addr *local,
 				   const struct gw_addr *peer);
+/** gw_run_find_sandbox() - the registered run whose sandbox address is @a, or NULL. */
+struct gw_run *gw_run_find_sandbox(struct gw *g, const struct gw_addr *a);
 /** gw_run_find_id() - the registered run called @id, or NULL. */
 struct gw_run *gw_run_find_id(struct gw *g, const char *id);
 /**
@@ -333,5 +371,19 @@ void gw_ctl_accept(struct gw_listener *l);
 void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events);
 /** gw_ctlconn_close() - close and free a control connection. */
 void gw_ctlconn_close(struct gw_ctlconn *c);
+/** gw_priv_event() - an epoll event on the channel to the parent (a reply, or its end). */
+void gw_priv_event(struct gw *g, unsigned events);
+/** gw_priv_free() - forget the requests still waiting for the parent. */
+void gw_priv_free(struct gw *g);
+
+/* ------------------------------------------------------------ udplog.c */
+
+/** gw_nflog_event() - read the NFLOG socket: one audit event per dropped datagram (rate-limited).
+ */
+void gw_nflog_event(struct gw *g);
+/** gw_udplog_flush() - write the summary events of suppressed datagrams (timer, run end). */
+void gw_udplog_flush(struct gw *g);
+/** gw_udplog_run_end() - write @r's pending summary before it leaves the table. */
+void gw_udplog_run_end(struct gw *g, struct gw_run *r);
 
 #endif /* WARDEN_GATEWAY_GW_INTERNAL_H */

@@ -1,13 +1,14 @@
 /* loop.c - the gateway worker's event loop: one epoll instance, typed
  * references in epoll_data, `switch` dispatch, a timer heap, c-ares joined to
- * the same loop, and the clock read once per wake-up.
+ * the same loop, the clock read once per wake-up, and the audit events of a
+ * round written in one batch before the loop waits again.
  *
  * Theory of operation: gw_run_loop() waits for the earliest of (an fd event,
  * the first timer, c-ares' next timeout), stamps g->now, dispatches each
  * event by its reference type, fires due timers, lets c-ares process its
- * timeouts, and finally frees connections closed during this round (they
+ * timeouts, frees connections closed during this round (they
  * are parked on a zombie list so that a later event of the same batch never
- * touches freed memory).
+ * touches freed memory), and writes the round's queued audit events.
  */
 #include "gateway/gw_internal.h"
 
@@ -57,8 +58,21 @@ void gw_audit(struct gw *g, const struct gw_run *run, struct audit_event *ev)
 		ev->policy = run->policy_name;
 	if (!g->log)
 		return;
-	if (audit_log_write(g->log, ev, 0, NULL))
+	/* Allowed events are queued and written once per loop round (one locked
+	 * write for the batch, before the loop waits again); a denial goes out at
+	 * once, with the queue, before the client learns of it. */
+	if (audit_log_write(g->log, ev, ev->allowed ? AUDIT_WRITE_DEFER : 0, NULL))
 		g->stats.audit_errors++;
+}
+
+void gw_audit_flush(struct gw *g)
+{
+	size_t n;
+
+	if (!g->log || !(n = audit_log_pending(g->log)))
+		return;
+	if (audit_log_flush(g->log, NULL) < 0)
+		g->stats.audit_errors += n;
 }
 
 void gw_new_denial_id(struct gw *g, char *out, size_t size)
@@ -131,6 +145,9 @@ int gw_new(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *l
 	gw_limits_from_conf(conf, &g->lim);
 	g->log = log;
 	g->sigfd = -1;
+	g->nflog_fd = -1;
+	g->priv_fd = -1;
+	gw_timer_init(&g->udp_timer, GW_T_UDPLOG, g);
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
 		seed = wd_mono_ns() ^ (uint64_t)getpid();
 	gw_rng_seed(&g->rng, seed);
@@ -182,6 +199,15 @@ int gw_new(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *l
 		wd_err_set(err, r, "epoll_ctl: %s", strerror(-r));
 		goto fail;
 	}
+	if (fds->nflog >= 0) {
+		g->nflog_fd = fds->nflog;
+		fds->nflog = -1;
+		r = gw_ep_add(g, g->nflog_fd, EPOLLIN, GW_REF(GW_REF_NFLOG, NULL));
+		if (r) {
+			wd_err_set(err, r, "epoll_ctl: %s", strerror(-r));
+			goto fail;
+		}
+	}
 	/* SIGTERM/SIGINT end the loop when the caller has blocked them */
 	sigemptyset(&mask);
 	if (!sigprocmask(SIG_BLOCK, NULL, &mask) && sigismember(&mask, SIGTERM)) {
@@ -225,6 +251,9 @@ static void fire_timer(struct gw *g, struct gw_timer *t)
 		break;
 	case GW_T_CTLCONN:
 		gw_ctlconn_close(t->owner);
+		break;
+	case GW_T_UDPLOG:
+		gw_udplog_flush(t->owner);
 		break;
 	}
 	(void)g;
@@ -272,6 +301,12 @@ static void dispatch(struct gw *g, const struct epoll_event *ev)
 	case GW_REF_ARES:
 		gw_ares_event(g, (int)(ev->data.u64 & 0xffffffffu), ev->events);
 		break;
+	case GW_REF_NFLOG:
+		gw_nflog_event(g);
+		break;
+	case GW_REF_PRIV:
+		gw_priv_event(g, ev->events);
+		break;
 	case GW_REF_SIGNAL: {
 		struct signalfd_siginfo si;
 
@@ -311,8 +346,9 @@ int gw_run_loop(struct gw *g)
 			fire_timer(g, t);
 		gw_ares_timeouts(g);
 		gw_conn_reap(g);
+		gw_audit_flush(g);
 	}
-	return 0;
+	return g->fatal;
 }
 
 void gw_free(struct gw *g)
@@ -327,8 +363,14 @@ void gw_free(struct gw *g)
 		gw_ctlconn_close(g->ctlconns);
 	gw_conn_reap(g);
 	gw_resolve_free(g);
+	gw_priv_free(g);
 	while (g->runs)
 		gw_run_unregister(g, g->runs);
+	gw_udplog_flush(g);
+	gw_audit_flush(g);
+	gw_timer_cancel(&g->timers, &g->udp_timer);
+	wd_closep(&g->nflog_fd);
+	free(g->nflog_buf);
 	for (size_t i = 0; i < g->nlis; i++)
 		wd_closep(&g->lis[i].fd);
 	for (size_t i = 0; i < g->npipes; i++) {
@@ -336,6 +378,8 @@ void gw_free(struct gw *g)
 		close(g->pipes[i][1]);
 	}
 	free(g->pipes);
+	for (size_t i = 0; i < g->nbufs; i++)
+		free(g->bufs[i]);
 	gw_cache_free(&g->cache);
 	gw_timer_heap_free(&g->timers);
 	free(g->local);

@@ -2,24 +2,30 @@
  * point) and its control client (`warden-gateway ctl ...`).
  *
  * Process model (privilege separation in named stages):
- *   1. as root: read the config, open the audit log, raise RLIMIT_NOFILE,
- *      make a SOCK_SEQPACKET socketpair;
+ *   1. as root: read the config, check (and create) the audit log, raise
+ *      RLIMIT_NOFILE, make a SOCK_SEQPACKET socketpair;
  *   2. fork the worker; it drops to the configured user at once (setgroups,
  *      setresgid, setresuid: no capabilities remain, CapEff is 0; then
- *      PR_SET_NO_NEW_PRIVS), receives its listening sockets from the parent
- *      in one typed, size-checked message (gw_priv_recv_fds(); anything
- *      malformed is fatal) and runs the event loop;
+ *      PR_SET_NO_NEW_PRIVS), receives its listening sockets, the audit log's
+ *      descriptor and the NFLOG socket from the parent in one typed,
+ *      size-checked message (gw_priv_recv_fds(); anything malformed is
+ *      fatal), adopts the log (audit_log_from_fd()) and runs the event loop;
  *   3. the parent creates and binds every listening socket and the control
- *      socket, sends them, closes its copies and keeps nothing but the
- *      worker's pid: it forwards SIGTERM / SIGINT, waits, removes the control
- *      socket, and exits with the worker's status.
+ *      socket, opens the audit log for the worker and binds the NFLOG group,
+ *      sends them and closes its copies; then it serves the worker's run
+ *      updates (gw_parent_serve(), parent.c: with --manage-nft it adds and
+ *      removes the runs' nft set elements), forwards SIGTERM / SIGINT,
+ *      removes the control socket when the worker is gone, and exits with
+ *      the worker's status.
  * Started by a non-root user (or with --no-privsep) the gateway runs as one
- * process.
+ * process (no run updates to the nft table then: --manage-nft needs privsep).
  */
 #include "common/common.h"
 #include "gateway/gw.h"
+#include "gateway/parent.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <jansson.h>
@@ -41,7 +47,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: warden-gateway [--config FILE] [--audit-log PATH] [--control PATH]\n"
-		"                      [--user NAME] [--no-privsep] [--verbose]\n"
+		"                      [--user NAME] [--no-privsep] [--manage-nft] [--no-nflog]\n"
+		"                      [--verbose]\n"
 		"       warden-gateway ctl [--socket PATH] register --id ID --if IFNAME\n"
 		"                      [--host-v4 A --sandbox-v4 B] [--host-v6 A --sandbox-v6 B]\n"
 		"                      --policy FILE\n"
@@ -211,7 +218,8 @@ static int drop_privileges(const struct passwd *pw)
 	return 0;
 }
 
-static int worker(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *log)
+static int worker(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *log, int priv,
+		  bool manage_nft)
 {
 	struct wd_err err;
 	struct gw *g = NULL;
@@ -221,12 +229,26 @@ static int worker(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit
 	r = gw_new(conf, fds, log, &g, &err);
 	if (r) {
 		wd_log(WD_LOG_ERR, "%s", err.msg);
+		if (priv >= 0)
+			close(priv);
 		return 1;
 	}
-	wd_log(WD_LOG_INFO, "serving: transparent :%u, dns :%u, proxy :%u, control %s",
-	       conf->port_transparent, conf->port_dns, conf->port_proxy, conf->control_path);
+	if (priv >= 0 && (r = gw_set_parent(g, priv, manage_nft))) {
+		wd_log(WD_LOG_ERR, "the channel to the parent: %s", strerror(-r));
+		close(priv);
+		gw_free(g);
+		return 1;
+	}
+	wd_log(WD_LOG_INFO, "serving: transparent :%u, dns :%u, proxy :%u, control %s%s",
+	       conf->port_transparent, conf->port_dns, conf->port_proxy, conf->control_path,
+	       manage_nft ? ", managing nft run elements" : "");
 	r = gw_run_loop(g);
 	gw_free(g);
+	if (r == -EBADMSG || r == -EPIPE) {
+		wd_log(WD_LOG_ERR, "the channel to the privileged parent failed (%s): stopping",
+		       strerror(-r));
+		return 1;
+	}
 	if (r) {
 		wd_log(WD_LOG_ERR, "event loop: %s", strerror(-r));
 		return 1;
@@ -234,11 +256,14 @@ static int worker(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit
 	return 0;
 }
 
-static volatile sig_atomic_t got_signal;
-
-static void on_signal(int sig)
+/* the worker's copy of the audit log: the same file, opened by root for appending */
+static int open_audit_for_worker(const char *path)
 {
-	got_signal = sig;
+	int fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0)
+		wd_log(WD_LOG_ERR, "audit log %s: %s", path, strerror(errno));
+	return fd;
 }
 
 int main(int argc, char **argv)
@@ -249,6 +274,8 @@ int main(int argc, char **argv)
 	    {"control", required_argument, NULL, 's'},
 	    {"user", required_argument, NULL, 'u'},
 	    {"no-privsep", no_argument, NULL, 'n'},
+	    {"manage-nft", no_argument, NULL, 'm'},
+	    {"no-nflog", no_argument, NULL, 'N'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
@@ -262,10 +289,10 @@ int main(int argc, char **argv)
 	struct gw_fds fds;
 	struct passwd *pw = NULL;
 	struct rlimit rl;
-	bool privsep = true, owns_ctl = false;
+	bool privsep = true, owns_ctl = false, manage_nft = false, nflog = true;
 	sigset_t mask;
 	pid_t child, parent;
-	int c, status, ret, sp[2];
+	int c, ret, sp[2];
 
 	if (argc > 1 && !strcmp(argv[1], "ctl")) {
 		policy_gwconf_defaults(&conf);
@@ -287,6 +314,12 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			privsep = false;
+			break;
+		case 'm':
+			manage_nft = true;
+			break;
+		case 'N':
+			nflog = false;
 			break;
 		case 'v':
 			wd_log_set_level(WD_LOG_DEBUG);
@@ -332,6 +365,11 @@ int main(int argc, char **argv)
 		audit_path = conf.audit_path[0] ? conf.audit_path : DEFAULT_AUDIT;
 	if (geteuid() != 0)
 		privsep = false;
+	if (manage_nft && !privsep) {
+		wd_log(WD_LOG_ERR, "--manage-nft needs privilege separation (run as root, "
+				   "without --no-privsep)");
+		return 2;
+	}
 	if (privsep) {
 		pw = getpwnam(conf.user);
 		if (!pw) {
@@ -363,25 +401,35 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		owns_ctl = true;
-		ret = worker(&conf, &fds, log);
+		if (nflog && geteuid() == 0 && gw_nflog_open(conf.nflog_group, &fds.nflog, &err))
+			wd_log(WD_LOG_WARN, "%s: dropped UDP is not audited", err.msg);
+		ret = worker(&conf, &fds, log, -1, false);
 		goto out;
 	}
+	/* the worker gets its own descriptor of the log; the parent writes nothing */
+	audit_log_close(log);
+	log = NULL;
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 		wd_log(WD_LOG_ERR, "socketpair: %s", strerror(errno));
-		audit_log_close(log);
 		return 1;
 	}
 
-	/* stage 2: the worker drops its privileges first, then gets its sockets */
+	/* stage 2: the worker drops its privileges first, then gets its descriptors */
 	parent = getpid();
 	child = fork();
 	if (child < 0) {
 		wd_log(WD_LOG_ERR, "fork: %s", strerror(errno));
-		audit_log_close(log);
 		return 1;
 	}
 	if (child == 0) {
+		sigset_t chld;
+
 		close(sp[0]);
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		sigprocmask(SIG_UNBLOCK, &chld, NULL);
 		ret = drop_privileges(pw);
 		if (ret) {
 			wd_log(WD_LOG_ERR, "dropping privileges to %s: %s", conf.user,
@@ -393,48 +441,45 @@ int main(int argc, char **argv)
 		if (getppid() != parent)
 			_exit(1);
 		ret = gw_priv_recv_fds(sp[1], &fds, &err);
-		close(sp[1]);
 		if (ret) {
 			wd_log(WD_LOG_ERR, "%s", err.msg);
 			exit(1);
 		}
-		exit(worker(&conf, &fds, log));
+		if (fds.audit < 0 || audit_log_from_fd(fds.audit, audit_path, &log, &err)) {
+			wd_log(WD_LOG_ERR, "%s",
+			       fds.audit < 0 ? "no audit log from the parent" : err.msg);
+			gw_fds_close(&fds);
+			exit(1);
+		}
+		fds.audit = -1; /* the log owns it now */
+		ret = worker(&conf, &fds, log, sp[1], manage_nft);
+		audit_log_close(log);
+		exit(ret);
 	}
 
-	/* stage 3: the parent opens the sockets, hands them over, then only waits */
+	/* stage 3: the parent opens the descriptors, hands them over, then serves */
 	close(sp[1]);
 	ret = gw_fds_open(&conf, conf.control_path, &fds, &err);
 	owns_ctl = !ret;
-	if (ret)
-		wd_log(WD_LOG_ERR, "%s", err.msg);
-	else if ((ret = gw_priv_send_fds(sp[0], &fds)))
-		wd_log(WD_LOG_ERR, "handing the sockets to the worker: %s", strerror(-ret));
-	gw_fds_close(&fds);
-	close(sp[0]);
 	if (ret) {
+		wd_log(WD_LOG_ERR, "%s", err.msg);
+	} else if ((fds.audit = open_audit_for_worker(audit_path)) < 0) {
+		ret = -EIO;
+	} else {
+		if (nflog && gw_nflog_open(conf.nflog_group, &fds.nflog, &err))
+			wd_log(WD_LOG_WARN, "%s: dropped UDP is not audited", err.msg);
+		if ((ret = gw_priv_send_fds(sp[0], &fds)))
+			wd_log(WD_LOG_ERR, "handing the sockets to the worker: %s", strerror(-ret));
+	}
+	gw_fds_close(&fds);
+	if (ret) {
+		close(sp[0]);
 		kill(child, SIGTERM);
 		waitpid(child, NULL, 0);
 		ret = 1;
 		goto out;
 	}
-	{
-		struct sigaction sa = {.sa_handler = on_signal};
-
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGINT, &sa, NULL);
-		sigprocmask(SIG_UNBLOCK, &mask, NULL);
-	}
-	for (;;) {
-		pid_t w = waitpid(child, &status, 0);
-
-		if (w == child)
-			break;
-		if (w < 0 && errno == EINTR && got_signal) {
-			kill(child, SIGTERM);
-			got_signal = 0;
-		}
-	}
-	ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	ret = gw_parent_serve(sp[0], child, &conf, manage_nft);
 out:
 	if (owns_ctl)
 		unlink(conf.control_path);

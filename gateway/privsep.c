@@ -1,13 +1,20 @@
-/* privsep.c - the privileged parent hands the worker its listening sockets
- * over a SOCK_SEQPACKET socketpair: one typed, size-checked message with the
- * descriptors attached (SCM_RIGHTS). The worker has dropped its privileges
- * before it receives anything; a message that is not exactly right is fatal. */
+/* privsep.c - the parent <-> worker channel: a SOCK_SEQPACKET socketpair
+ * carrying fixed-size typed messages. The parent hands the worker its
+ * listening sockets, the audit log and the NFLOG socket in one message with
+ * the descriptors attached (SCM_RIGHTS); afterwards the worker asks the
+ * parent to add or remove a run's nft set elements (struct gw_priv_run) and
+ * the parent answers each (struct gw_priv_reply). The worker has dropped its
+ * privileges before it receives anything; every message is checked field by
+ * field by a pure function, and one that is not exactly right is fatal. */
 #include "gateway/gw.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/netlink.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -18,28 +25,56 @@ static int *slot(struct gw_fds *fds, unsigned kind)
 	    &fds->transparent[0], &fds->transparent[1], &fds->proxy[0],
 	    &fds->proxy[1],	  &fds->dns_udp[0],	&fds->dns_udp[1],
 	    &fds->dns_tcp[0],	  &fds->dns_tcp[1],	&fds->ctl,
+	    &fds->audit,	  &fds->nflog,
 	};
 
 	return kind < GW_PRIV_KINDS ? v[kind] : NULL;
 }
 
-/* what each slot must be: socket type and family (0: AF_INET or AF_INET6 by slot) */
+/* what each slot must be: socket type and family; type 0: a regular file
+ * open for appending (the audit log) */
 static const struct {
 	int type;
 	int family;
 } want[GW_PRIV_KINDS] = {
-    {SOCK_STREAM, AF_INET},  {SOCK_STREAM, AF_INET6}, {SOCK_STREAM, AF_INET},
-    {SOCK_STREAM, AF_INET6}, {SOCK_DGRAM, AF_INET},   {SOCK_DGRAM, AF_INET6},
-    {SOCK_STREAM, AF_INET},  {SOCK_STREAM, AF_INET6}, {SOCK_STREAM, AF_UNIX},
+    {SOCK_STREAM, AF_INET}, {SOCK_STREAM, AF_INET6},
+    {SOCK_STREAM, AF_INET}, {SOCK_STREAM, AF_INET6},
+    {SOCK_DGRAM, AF_INET},  {SOCK_DGRAM, AF_INET6},
+    {SOCK_STREAM, AF_INET}, {SOCK_STREAM, AF_INET6},
+    {SOCK_STREAM, AF_UNIX}, {0, 0},
+    {SOCK_RAW, AF_NETLINK},
 };
+
+/* does descriptor @fd fit slot @kind? */
+static bool fits(int fd, unsigned kind)
+{
+	int type = 0, family = 0, proto = 0;
+	socklen_t l1 = sizeof(type), l2 = sizeof(family), l3 = sizeof(proto);
+
+	if (!want[kind].type) {
+		struct stat st;
+		int fl = fcntl(fd, F_GETFL);
+
+		return !fstat(fd, &st) && S_ISREG(st.st_mode) && fl >= 0 && (fl & O_APPEND) &&
+		       (fl & O_ACCMODE) != O_RDONLY;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l1) ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &family, &l2) || type != want[kind].type ||
+	    family != want[kind].family)
+		return false;
+	if (family == AF_NETLINK &&
+	    (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l3) || proto != NETLINK_NETFILTER))
+		return false;
+	return true;
+}
 
 int gw_priv_check(const struct gw_priv_msg *m, size_t len, unsigned nfds)
 {
 	unsigned seen = 0;
 
-	if (len != sizeof(*m) || m->magic != GW_PRIV_MAGIC || m->version != 1 ||
+	if (len != sizeof(*m) || m->magic != GW_PRIV_MAGIC || m->version != GW_PRIV_VERSION ||
 	    m->type != GW_PRIV_LISTENERS || m->count != nfds || m->count == 0 ||
-	    m->count > GW_PRIV_KINDS)
+	    m->count > GW_PRIV_KINDS || m->pad[0])
 		return -EBADMSG;
 	for (unsigned i = 0; i < m->count; i++) {
 		if (m->kinds[i] >= GW_PRIV_KINDS || (seen & (1u << m->kinds[i])))
@@ -54,7 +89,8 @@ int gw_priv_check(const struct gw_priv_msg *m, size_t len, unsigned nfds)
 
 int gw_priv_send_fds(int sock, struct gw_fds *fds)
 {
-	struct gw_priv_msg m = {.magic = GW_PRIV_MAGIC, .version = 1, .type = GW_PRIV_LISTENERS};
+	struct gw_priv_msg m = {
+	    .magic = GW_PRIV_MAGIC, .version = GW_PRIV_VERSION, .type = GW_PRIV_LISTENERS};
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * GW_PRIV_KINDS)];
 		struct cmsghdr align;
@@ -102,10 +138,7 @@ int gw_priv_recv_fds(int sock, struct gw_fds *fds, struct wd_err *err)
 	ssize_t n;
 	int r = -EBADMSG;
 
-	for (int i = 0; i < 2; i++) {
-		fds->transparent[i] = fds->proxy[i] = fds->dns_udp[i] = fds->dns_tcp[i] = -1;
-	}
-	fds->ctl = -1;
+	gw_fds_init(fds);
 	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	if (n < 0)
@@ -124,15 +157,9 @@ int gw_priv_recv_fds(int sock, struct gw_fds *fds, struct wd_err *err)
 	}
 	if ((mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) || gw_priv_check(&m, (size_t)n, nfds))
 		goto bad;
-	for (unsigned i = 0; i < nfds; i++) {
-		int type = 0, family = 0;
-		socklen_t l1 = sizeof(type), l2 = sizeof(family);
-
-		if (getsockopt(v[i], SOL_SOCKET, SO_TYPE, &type, &l1) ||
-		    getsockopt(v[i], SOL_SOCKET, SO_DOMAIN, &family, &l2) ||
-		    type != want[m.kinds[i]].type || family != want[m.kinds[i]].family)
+	for (unsigned i = 0; i < nfds; i++)
+		if (!fits(v[i], m.kinds[i]))
 			goto bad;
-	}
 	for (unsigned i = 0; i < nfds; i++) {
 		*slot(fds, m.kinds[i]) = v[i];
 		v[i] = -1;
@@ -143,4 +170,113 @@ bad:
 		if (v[i] >= 0)
 			close(v[i]);
 	return wd_err_set(err, r, "malformed message from the parent");
+}
+
+/* ------------------------------------------------------------ run updates */
+
+/* an interface name: 1..15 bytes of [A-Za-z0-9_.-], NUL-terminated, zero-filled */
+static bool ifname_ok(const char *f, size_t size)
+{
+	size_t n = strnlen(f, size);
+
+	if (n == 0 || n == size)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = f[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-'))
+			return false;
+	}
+	for (size_t i = n; i < size; i++)
+		if (f[i])
+			return false;
+	return true;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+int gw_priv_run_encode(struct gw_priv_run *m, enum gw_priv_type type, uint32_t seq,
+		       const char *ifname, const struct gw_addr *sb4, const struct gw_addr *sb6)
+{
+	memset(m, 0, sizeof(*m));
+	m->magic = GW_PRIV_MAGIC;
+	m->version = GW_PRIV_VERSION;
+	m->type = (uint16_t)type;
+	m->seq = seq;
+	if (strlen(ifname) >= sizeof(m->ifname))
+		return -EINVAL;
+	strcpy(m->ifname, ifname);
+	if (sb4 && sb4->family == AF_INET) {
+		m->flags |= GW_PRIV_HAS_V4;
+		memcpy(m->v4, sb4->a, 4);
+	}
+	if (sb6 && sb6->family == AF_INET6) {
+		m->flags |= GW_PRIV_HAS_V6;
+		memcpy(m->v6, sb6->a, 16);
+	}
+	return gw_priv_run_check(m, sizeof(*m)) ? -EINVAL : 0;
+}
+
+int gw_priv_run_check(const struct gw_priv_run *m, size_t len)
+{
+	if (len != sizeof(*m) || m->magic != GW_PRIV_MAGIC || m->version != GW_PRIV_VERSION ||
+	    (m->type != GW_PRIV_RUN_ADD && m->type != GW_PRIV_RUN_DEL))
+		return -EBADMSG;
+	if (!m->flags || (m->flags & ~(GW_PRIV_HAS_V4 | GW_PRIV_HAS_V6)) ||
+	    !all_zero(m->pad, sizeof(m->pad)))
+		return -EBADMSG;
+	if (!(m->flags & GW_PRIV_HAS_V4) ? !all_zero(m->v4, 4) : all_zero(m->v4, 4))
+		return -EBADMSG;
+	if (!(m->flags & GW_PRIV_HAS_V6) ? !all_zero(m->v6, 16) : all_zero(m->v6, 16))
+		return -EBADMSG;
+	return ifname_ok(m->ifname, sizeof(m->ifname)) ? 0 : -EBADMSG;
+}
+
+void gw_priv_run_facts(const struct gw_priv_run *m, struct gw_addr *sb4, struct gw_addr *sb6)
+{
+	memset(sb4, 0, sizeof(*sb4));
+	memset(sb6, 0, sizeof(*sb6));
+	if (m->flags & GW_PRIV_HAS_V4) {
+		sb4->family = AF_INET;
+		memcpy(sb4->a, m->v4, 4);
+	}
+	if (m->flags & GW_PRIV_HAS_V6) {
+		sb6->family = AF_INET6;
+		memcpy(sb6->a, m->v6, 16);
+	}
+}
+
+int gw_priv_reply_encode(struct gw_priv_reply *m, uint32_t seq, int status, const char *msg)
+{
+	memset(m, 0, sizeof(*m));
+	if (status > 0 || status < -4095)
+		return -EINVAL;
+	m->magic = GW_PRIV_MAGIC;
+	m->version = GW_PRIV_VERSION;
+	m->type = GW_PRIV_RUN_REPLY;
+	m->seq = seq;
+	m->status = status;
+	if (msg)
+		snprintf(m->msg, sizeof(m->msg), "%s", msg);
+	return 0;
+}
+
+int gw_priv_reply_check(const struct gw_priv_reply *m, size_t len, uint32_t seq)
+{
+	size_t n;
+
+	if (len != sizeof(*m) || m->magic != GW_PRIV_MAGIC || m->version != GW_PRIV_VERSION ||
+	    m->type != GW_PRIV_RUN_REPLY || m->seq != seq || m->status > 0 || m->status < -4095)
+		return -EBADMSG;
+	n = strnlen(m->msg, sizeof(m->msg));
+	if (n == sizeof(m->msg) || !all_zero((const uint8_t *)m->msg + n, sizeof(m->msg) - n))
+		return -EBADMSG;
+	return 0;
 }

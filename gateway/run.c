@@ -1,6 +1,7 @@
 /* run.c - the gateway's table of runs: registration from the control socket,
  * attribution of a connection or query by its ingress address pair, the
  * run's compiled policy and synthetic addresses, and the SSRF guard. Runs are
+ * indexed by sandbox address (a hash of chains) for attribution. Runs are
  * reference-counted: an unregistered run lives on until its last connection
  * or pending query lets go of it. */
 #include "gateway/gw_internal.h"
@@ -11,17 +12,72 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the address index: sandbox address -> run (FNV-1a over the address bytes) */
+static size_t addr_bucket(const struct gw_addr *a)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < gw_addr_len(a->family); i++)
+		h = (h ^ a->a[i]) * 16777619u;
+	return h & (GW_RUN_HASH - 1);
+}
+
+static struct gw_addr *sb_of(struct gw_run *r, int fam)
+{
+	return fam ? &r->sb6 : &r->sb4;
+}
+
+static void index_add(struct gw *g, struct gw_run *r)
+{
+	for (int f = 0; f < 2; f++) {
+		struct gw_run **head;
+
+		if (!sb_of(r, f)->family)
+			continue;
+		head = &g->run_hash[f][addr_bucket(sb_of(r, f))];
+		r->hnext[f] = *head;
+		*head = r;
+	}
+}
+
+static void index_del(struct gw *g, struct gw_run *r)
+{
+	for (int f = 0; f < 2; f++) {
+		if (!sb_of(r, f)->family)
+			continue;
+		for (struct gw_run **pp = &g->run_hash[f][addr_bucket(sb_of(r, f))]; *pp;
+		     pp = &(*pp)->hnext[f])
+			if (*pp == r) {
+				*pp = r->hnext[f];
+				break;
+			}
+		r->hnext[f] = NULL;
+	}
+}
+
+struct gw_run *gw_run_find_sandbox(struct gw *g, const struct gw_addr *a)
+{
+	int f;
+
+	if (a->family != AF_INET && a->family != AF_INET6)
+		return NULL;
+	f = a->family == AF_INET6;
+	for (struct gw_run *r = g->run_hash[f][addr_bucket(a)]; r; r = r->hnext[f])
+		if (gw_addr_eq(sb_of(r, f), a))
+			return r;
+	return NULL;
+}
+
 struct gw_run *gw_run_find_ingress(struct gw *g, const struct gw_addr *local,
 				   const struct gw_addr *peer)
 {
-	for (struct gw_run *r = g->runs; r; r = r->next) {
-		if (local->family == AF_INET && gw_addr_eq(local, &r->host4) &&
-		    gw_addr_eq(peer, &r->sb4))
-			return r;
-		if (local->family == AF_INET6 && gw_addr_eq(local, &r->host6) &&
-		    gw_addr_eq(peer, &r->sb6))
-			return r;
-	}
+	struct gw_run *r;
+
+	if (local->family != peer->family)
+		return NULL;
+	r = gw_run_find_sandbox(g, peer);
+	if (r && gw_addr_eq(local, local->family == AF_INET ? &r->host4 : &r->host6))
+		return r;
 	return NULL;
 }
 
@@ -122,6 +178,7 @@ int gw_run_register(struct gw *g, const struct gw_ctl_req *req, uid_t uid, char 
 	r->next = g->runs;
 	g->runs = r;
 	g->nruns++;
+	index_add(g, r);
 	return 0;
 }
 
@@ -141,12 +198,16 @@ void gw_run_put(struct gw *g, struct gw_run *r)
 
 void gw_run_unregister(struct gw *g, struct gw_run *r)
 {
+	if (r->dead)
+		return;
+	gw_udplog_run_end(g, r);
 	for (struct gw_run **pp = &g->runs; *pp; pp = &(*pp)->next)
 		if (*pp == r) {
 			*pp = r->next;
 			g->nruns--;
 			break;
 		}
+	index_del(g, r);
 	r->dead = true;
 	r->next = NULL;
 	gw_run_put(g, r);

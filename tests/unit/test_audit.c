@@ -834,6 +834,140 @@ static void test_durable_write(void **state)
 	free(data);
 }
 
+/* a count of the events in the log, every one intact */
+static int count_events(const char *path, const char *action, unsigned long skipped)
+{
+	struct audit_event ev;
+	struct audit_reader *r;
+	int got = 0;
+
+	assert_int_equal(audit_reader_open(path, 0, &r, NULL), 0);
+	while (audit_reader_next(r, &ev) == 1) {
+		if (!action || !strcmp(ev.action, action))
+			got++;
+		audit_event_clear(&ev);
+	}
+	assert_int_equal(audit_reader_skipped(r), skipped);
+	audit_reader_close(r);
+	return got;
+}
+
+static void test_from_fd(void **state)
+{
+	struct fixture *f = *state;
+	struct audit_event ev = {.run = "r", .type = AUDIT_TYPE_NET, .action = "net.udp"};
+	static const char torn[] = "{\"ts\":\"2026-11-29T10:00:00Z\",\"run\":\"dead";
+	struct audit_log *log;
+	struct wd_err err;
+	int fd;
+
+	/* read-write + append: adopted, a torn tail is repaired */
+	write_file(f->log, torn, strlen(torn), 0600);
+	fd = open(f->log, O_RDWR | O_APPEND | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(audit_log_from_fd(fd, f->log, &log, &err), 0);
+	assert_string_equal(audit_log_path(log), f->log);
+	assert_int_equal(audit_log_write(log, &ev, 0, NULL), 0);
+	audit_log_close(log);
+	assert_true(fcntl(fd, F_GETFD) < 0); /* the writer owned it and closed it */
+	{
+		struct audit_reader *r;
+		int got = 0;
+
+		assert_int_equal(audit_reader_open(f->log, 0, &r, NULL), 0);
+		while (audit_reader_next(r, &ev) == 1) {
+			assert_string_equal(ev.action, "net.udp");
+			audit_event_clear(&ev);
+			got++;
+		}
+		assert_int_equal(got, 1);
+		assert_int_equal(audit_reader_skipped(r), 1);
+		audit_reader_close(r);
+		ev = (struct audit_event){.run = "r", .type = AUDIT_TYPE_NET, .action = "net.udp"};
+	}
+	/* write-only + append works too */
+	fd = open(f->log, O_WRONLY | O_APPEND | O_CLOEXEC);
+	assert_int_equal(audit_log_from_fd(fd, NULL, &log, NULL), 0);
+	assert_int_equal(audit_log_write(log, &ev, AUDIT_WRITE_DURABLE, NULL), 0);
+	audit_log_close(log);
+	/* not for appending: refused, the caller keeps the descriptor */
+	fd = open(f->log, O_WRONLY | O_CLOEXEC);
+	assert_int_equal(audit_log_from_fd(fd, f->log, &log, &err), -EBADF);
+	assert_true(fcntl(fd, F_GETFD) >= 0);
+	close(fd);
+	fd = open(f->log, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(audit_log_from_fd(fd, f->log, &log, NULL), -EBADF);
+	close(fd);
+	/* a file others may write: refused as by audit_log_open() */
+	assert_int_equal(chmod(f->log, 0622), 0);
+	fd = open(f->log, O_WRONLY | O_APPEND | O_CLOEXEC);
+	assert_int_equal(audit_log_from_fd(fd, f->log, &log, &err), -EPERM);
+	assert_non_null(strstr(err.msg, "chmod 600"));
+	close(fd);
+	assert_int_equal(chmod(f->log, 0600), 0);
+	/* not a regular file */
+	fd = open("/dev/null", O_WRONLY | O_APPEND | O_CLOEXEC);
+	assert_int_equal(audit_log_from_fd(fd, "/dev/null", &log, NULL), -EINVAL);
+	close(fd);
+	assert_int_equal(audit_log_from_fd(-1, "x", &log, NULL), -EBADF);
+	assert_int_equal(count_events(f->log, "net.udp", 1), 2);
+}
+
+static void test_deferred_batches(void **state)
+{
+	struct fixture *f = *state;
+	struct audit_event ev = {.run = "r", .type = AUDIT_TYPE_NET, .action = "net.connect"};
+	struct audit_log *log;
+	struct stat st;
+
+	assert_int_equal(audit_log_open(f->log, &log, NULL), 0);
+	assert_int_equal(audit_log_flush(log, NULL), 0); /* nothing queued */
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(audit_log_write(log, &ev, AUDIT_WRITE_DEFER, NULL), 0);
+	assert_int_equal(audit_log_pending(log), 10);
+	assert_int_equal(stat(f->log, &st), 0);
+	assert_int_equal(st.st_size, 0); /* nothing written yet */
+	assert_int_equal(audit_log_flush(log, NULL), 10);
+	assert_int_equal(audit_log_pending(log), 0);
+	assert_int_equal(count_events(f->log, NULL, 0), 10);
+	/* an immediate (durable) write carries the queue with it, in order */
+	assert_int_equal(audit_log_write(log, &ev, AUDIT_WRITE_DEFER, NULL), 0);
+	ev.action = "run.start";
+	assert_int_equal(audit_log_write(log, &ev, AUDIT_WRITE_DURABLE, NULL), 0);
+	assert_int_equal(audit_log_pending(log), 0);
+	assert_int_equal(count_events(f->log, "net.connect", 0), 11);
+	assert_int_equal(count_events(f->log, "run.start", 0), 1);
+	/* an encoding error queues nothing */
+	ev.action = NULL;
+	assert_int_equal(audit_log_write(log, &ev, AUDIT_WRITE_DEFER, NULL), -EINVAL);
+	assert_int_equal(audit_log_pending(log), 0);
+	/* close writes what is still queued */
+	ev.action = "net.close";
+	assert_int_equal(audit_log_write(log, &ev, AUDIT_WRITE_DEFER, NULL), 0);
+	audit_log_close(log);
+	assert_int_equal(count_events(f->log, "net.close", 0), 1);
+}
+
+static void test_deferred_large_batch(void **state)
+{
+	struct fixture *f = *state;
+	static char big[200000];
+	struct audit_event ev = {.run = "r", .type = AUDIT_TYPE_NET, .action = "net.connect"};
+	struct audit_log *log;
+
+	memset(big, 'x', sizeof(big) - 1);
+	ev.reason = big;
+	assert_int_equal(audit_log_open(f->log, &log, NULL), 0);
+	/* 20 lines of ~200 kB: the queue is flushed whenever 1 MiB would be passed */
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(audit_log_write(log, &ev, AUDIT_WRITE_DEFER, NULL), 0);
+		assert_true(audit_log_pending(log) <= 5);
+	}
+	assert_true(audit_log_flush(log, NULL) > 0);
+	audit_log_close(log);
+	assert_int_equal(count_events(f->log, NULL, 0), 20);
+}
+
 enum { WRITERS = 8, PER_WRITER = 2000 };
 
 static void test_concurrent_writers(void **state)
@@ -1020,6 +1154,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_write_failure_full_and_readonly, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_torn_tail_is_repaired, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_durable_write, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_from_fd, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_deferred_batches, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_deferred_large_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_follow, setup, teardown),
 	};

@@ -1,7 +1,11 @@
-/* test_gw_privsep.c - unit tests for the parent -> worker socket handoff (gateway/privsep.c). */
+/* test_gw_privsep.c - unit tests for the parent <-> worker channel (gateway/privsep.c): the
+ * descriptor handoff, and the run update / reply messages' encoding and validation. */
 #include "gateway/gw.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,8 +18,10 @@
 
 static struct gw_priv_msg good(void)
 {
-	struct gw_priv_msg m = {
-	    .magic = GW_PRIV_MAGIC, .version = 1, .type = GW_PRIV_LISTENERS, .count = 2};
+	struct gw_priv_msg m = {.magic = GW_PRIV_MAGIC,
+				.version = GW_PRIV_VERSION,
+				.type = GW_PRIV_LISTENERS,
+				.count = 2};
 
 	memset(m.kinds, 0xff, sizeof(m.kinds));
 	m.kinds[0] = 0;
@@ -34,16 +40,22 @@ static void test_check(void **state)
 	m.magic++;
 	assert_int_equal(gw_priv_check(&m, sizeof(m), 2), -EBADMSG);
 	m = good();
-	m.version = 2;
+	m.version = 1; /* the old handoff */
 	assert_int_equal(gw_priv_check(&m, sizeof(m), 2), -EBADMSG);
 	m = good();
 	m.kinds[1] = 0; /* repeated slot */
 	assert_int_equal(gw_priv_check(&m, sizeof(m), 2), -EBADMSG);
 	m = good();
-	m.kinds[1] = 9; /* out of range */
+	m.kinds[1] = GW_PRIV_KINDS; /* out of range */
 	assert_int_equal(gw_priv_check(&m, sizeof(m), 2), -EBADMSG);
 	m = good();
 	m.kinds[5] = 3; /* an unused slot that is not 0xff */
+	assert_int_equal(gw_priv_check(&m, sizeof(m), 2), -EBADMSG);
+	m = good();
+	m.pad[0] = 1;
+	assert_int_equal(gw_priv_check(&m, sizeof(m), 2), -EBADMSG);
+	m = good();
+	m.type = GW_PRIV_RUN_ADD;
 	assert_int_equal(gw_priv_check(&m, sizeof(m), 2), -EBADMSG);
 	m = good();
 	m.count = 0;
@@ -52,9 +64,7 @@ static void test_check(void **state)
 
 static void fds_none(struct gw_fds *f)
 {
-	for (int i = 0; i < 2; i++)
-		f->transparent[i] = f->proxy[i] = f->dns_udp[i] = f->dns_tcp[i] = -1;
-	f->ctl = -1;
+	gw_fds_init(f);
 }
 
 static void test_roundtrip(void **state)
@@ -91,11 +101,217 @@ static void test_roundtrip(void **state)
 	close(sp[1]);
 }
 
+/* the audit log travels as a regular file open for appending, nothing else */
+static void test_audit_slot(void **state)
+{
+	char path[] = "/tmp/wd-test-privsep-XXXXXX";
+	struct gw_fds out, in;
+	struct wd_err err;
+	int sp[2], tmp;
+
+	(void)state;
+	tmp = mkstemp(path);
+	assert_true(tmp >= 0);
+	close(tmp);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	fds_none(&out);
+	out.ctl = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	out.audit = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+	assert_int_equal(gw_priv_send_fds(sp[0], &out), 0);
+	assert_int_equal(gw_priv_recv_fds(sp[1], &in, &err), 0);
+	assert_true(in.audit >= 0);
+	assert_true(fcntl(in.audit, F_GETFL) & O_APPEND);
+	assert_int_equal(in.nflog, -1);
+	gw_fds_close(&in);
+	/* without O_APPEND: refused */
+	close(out.audit);
+	out.audit = open(path, O_RDWR | O_CLOEXEC);
+	assert_int_equal(gw_priv_send_fds(sp[0], &out), 0);
+	assert_int_equal(gw_priv_recv_fds(sp[1], &in, &err), -EBADMSG);
+	/* a socket in the audit slot: refused */
+	close(out.audit);
+	out.audit = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(gw_priv_send_fds(sp[0], &out), 0);
+	assert_int_equal(gw_priv_recv_fds(sp[1], &in, &err), -EBADMSG);
+	/* a UDP socket in the NFLOG slot: refused */
+	close(out.audit);
+	out.audit = -1;
+	out.nflog = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(gw_priv_send_fds(sp[0], &out), 0);
+	assert_int_equal(gw_priv_recv_fds(sp[1], &in, &err), -EBADMSG);
+	gw_fds_close(&out);
+	close(sp[0]);
+	close(sp[1]);
+	unlink(path);
+}
+
+static void addrs(struct gw_addr *a4, struct gw_addr *a6)
+{
+	assert_int_equal(gw_addr_parse("10.213.0.2", a4), 0);
+	assert_int_equal(gw_addr_parse("fd77:7764:6e00::2", a6), 0);
+}
+
+static void test_run_encode(void **state)
+{
+	struct gw_addr a4, a6, b4, b6, none = {0};
+	struct gw_priv_run m;
+
+	(void)state;
+	addrs(&a4, &a6);
+	assert_int_equal(sizeof(m), 52); /* fixed size: what the parent expects */
+	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 7, "wd-3f9a", &a4, &a6), 0);
+	assert_int_equal(m.seq, 7);
+	assert_int_equal(m.flags, GW_PRIV_HAS_V4 | GW_PRIV_HAS_V6);
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), 0);
+	gw_priv_run_facts(&m, &b4, &b6);
+	assert_true(gw_addr_eq(&a4, &b4));
+	assert_true(gw_addr_eq(&a6, &b6));
+	/* one family is enough; the other stays zero */
+	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_DEL, 8, "wd-x", &none, &a6), 0);
+	assert_int_equal(m.flags, GW_PRIV_HAS_V6);
+	gw_priv_run_facts(&m, &b4, &b6);
+	assert_int_equal(b4.family, 0);
+	/* refused at encoding: no address, bad names */
+	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "wd-x", &none, &none), -EINVAL);
+	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "", &a4, NULL), -EINVAL);
+	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "wd-0123456789abcd", &a4, NULL),
+			 -EINVAL);
+	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "wd x", &a4, NULL), -EINVAL);
+	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "wd/x", &a4, NULL), -EINVAL);
+	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_REPLY, 1, "wd-x", &a4, NULL), -EINVAL);
+}
+
+static void test_run_check(void **state)
+{
+	struct gw_addr a4, a6;
+	struct gw_priv_run good_m, m;
+
+	(void)state;
+	addrs(&a4, &a6);
+	assert_int_equal(gw_priv_run_encode(&good_m, GW_PRIV_RUN_ADD, 1, "wd-a", &a4, NULL), 0);
+	m = good_m;
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m) - 1), -EBADMSG);
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m) + 1), -EBADMSG);
+	m.magic ^= 1;
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
+	m = good_m;
+	m.version = 1;
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
+	m = good_m;
+	m.type = GW_PRIV_LISTENERS;
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
+	m = good_m;
+	m.flags = 0x4; /* unknown flag */
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
+	m = good_m;
+	m.flags = 0;
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
+	m = good_m;
+	m.pad[2] = 1;
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
+	m = good_m;
+	m.v6[15] = 1; /* an address for a family the flags do not name */
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
+	m = good_m;
+	memset(m.v4, 0, sizeof(m.v4)); /* a named family without an address */
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
+	m = good_m;
+	memset(m.ifname, 'a', sizeof(m.ifname)); /* unterminated */
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
+	m = good_m;
+	m.ifname[10] = 'x'; /* bytes after the NUL */
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
+	m = good_m;
+	m.ifname[1] = '\n';
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
+	m = good_m;
+	m.ifname[0] = '\0';
+	m.ifname[1] = m.ifname[2] = m.ifname[3] = '\0';
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
+}
+
+static void test_reply(void **state)
+{
+	struct gw_priv_reply r, bad;
+	char longmsg[600];
+
+	(void)state;
+	assert_int_equal(gw_priv_reply_encode(&r, 5, 0, NULL), 0);
+	assert_int_equal(gw_priv_reply_check(&r, sizeof(r), 5), 0);
+	assert_int_equal(gw_priv_reply_check(&r, sizeof(r), 6), -EBADMSG); /* out of order */
+	assert_int_equal(gw_priv_reply_check(&r, sizeof(r) - 1, 5), -EBADMSG);
+	memset(longmsg, 'x', sizeof(longmsg) - 1);
+	longmsg[sizeof(longmsg) - 1] = '\0';
+	assert_int_equal(gw_priv_reply_encode(&r, 9, -ENOENT, longmsg), 0);
+	assert_int_equal(gw_priv_reply_check(&r, sizeof(r), 9), 0);
+	assert_int_equal(strlen(r.msg), sizeof(r.msg) - 1); /* cut to fit */
+	assert_int_equal(gw_priv_reply_encode(&r, 1, 1, "x"), -EINVAL);
+	assert_int_equal(gw_priv_reply_encode(&r, 1, -5000, "x"), -EINVAL);
+	assert_int_equal(gw_priv_reply_encode(&r, 1, -EPERM, "no"), 0);
+	bad = r;
+	bad.status = 3;
+	assert_int_equal(gw_priv_reply_check(&bad, sizeof(bad), 1), -EBADMSG);
+	bad = r;
+	bad.status = -9999;
+	assert_int_equal(gw_priv_reply_check(&bad, sizeof(bad), 1), -EBADMSG);
+	bad = r;
+	bad.msg[100] = 'z'; /* garbage after the NUL */
+	assert_int_equal(gw_priv_reply_check(&bad, sizeof(bad), 1), -EBADMSG);
+	bad = r;
+	memset(bad.msg, 'a', sizeof(bad.msg)); /* unterminated */
+	assert_int_equal(gw_priv_reply_check(&bad, sizeof(bad), 1), -EBADMSG);
+	bad = r;
+	bad.type = GW_PRIV_RUN_ADD;
+	assert_int_equal(gw_priv_reply_check(&bad, sizeof(bad), 1), -EBADMSG);
+}
+
+/* the worker's side of the channel: garbage from the parent, or its end, stops the loop */
+static void test_worker_channel_fatal(void **state)
+{
+	static const struct {
+		const char *what;
+		int fatal;
+	} cases[] = {{"garbage", -EBADMSG}, {"reply nobody waits for", -EBADMSG}, {"eof", -EPIPE}};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct wd_gwconf conf;
+		struct gw_fds fds;
+		struct wd_err err;
+		struct gw *g = NULL;
+		int sp[2];
+
+		policy_gwconf_defaults(&conf);
+		snprintf(conf.resolvers[0], sizeof(conf.resolvers[0]), "127.0.0.1");
+		conf.nresolvers = 1;
+		gw_fds_init(&fds);
+		assert_int_equal(gw_new(&conf, &fds, NULL, &g, &err), 0);
+		assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+		assert_int_equal(gw_set_parent(g, sp[1], true), 0);
+		if (i == 0) {
+			assert_int_equal(write(sp[0], "hello", 5), 5);
+		} else if (i == 1) {
+			struct gw_priv_reply r;
+
+			assert_int_equal(gw_priv_reply_encode(&r, 1, 0, NULL), 0);
+			assert_int_equal(send(sp[0], &r, sizeof(r), 0), (ssize_t)sizeof(r));
+		}
+		close(sp[0]);
+		assert_int_equal(gw_run_loop(g), cases[i].fatal);
+		gw_free(g);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_check),
 	    cmocka_unit_test(test_roundtrip),
+	    cmocka_unit_test(test_audit_slot),
+	    cmocka_unit_test(test_run_encode),
+	    cmocka_unit_test(test_run_check),
+	    cmocka_unit_test(test_reply),
+	    cmocka_unit_test(test_worker_channel_fatal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,9 @@ W=${WARDEN_BIN:-$SRC/build/launcher/warden}
 GW=${WARDEN_BUILD_DIR:-$SRC/build}/gateway/warden-gateway
 
 # gw_setup [CONFIG-EXTRA]: lab + run namespace + gateway. Sets RUN, IF, H4, S4,
-# H6, S6, GWCONF, GWSOCK, AUDIT, GW_PID.
+# H6, S6, GWCONF, GWSOCK, AUDIT, GW_PID. With GW_NO_RUN_ADD=1 the run's nft set
+# elements are not added (a gateway started with --manage-nft adds them);
+# GW_ARGS holds extra gateway options (e.g. --manage-nft).
 gw_setup()
 {
 	lab_require_root
@@ -56,8 +58,10 @@ route add default via $H4
 route add default via $H6
 EOB
 	in_host "$W" nft install >/dev/null || { echo "FAIL - nft install"; exit 1; }
-	in_host "$W" nft run-add "$IF" --v4 "$S4" --v6 "$S6" >/dev/null ||
-		{ echo "FAIL - nft run-add"; exit 1; }
+	if [[ -z ${GW_NO_RUN_ADD:-} ]]; then
+		in_host "$W" nft run-add "$IF" --v4 "$S4" --v6 "$S6" >/dev/null ||
+			{ echo "FAIL - nft run-add"; exit 1; }
+	fi
 
 	gw_start "${1:-}"
 }
@@ -77,7 +81,8 @@ audit: {path: "$AUDIT"}
 $limits
 $extra
 EOF
-	lab_spawn host gw "$@" "$GW" --config "$GWCONF"
+	# shellcheck disable=SC2086
+	lab_spawn host gw "$@" "$GW" --config "$GWCONF" ${GW_ARGS:-}
 	GW_PID=$LAB_SPAWNED_PID
 	if ! lab_wait 10 test -S "$GWSOCK" || ! lab_wait_listen host 15001; then
 		echo "FAIL - the gateway did not start"

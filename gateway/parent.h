@@ -1,0 +1,30 @@
+/* parent.h - the privileged parent of warden-gateway after the handoff
+ * (internal header: only main.c and parent.c include it; parent.c is linked
+ * into the warden-gateway executable alone, never into wd_gateway). */
+#ifndef WARDEN_GATEWAY_PARENT_H
+#define WARDEN_GATEWAY_PARENT_H
+
+#include "policy/policy.h"
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/**
+ * gw_parent_serve() - serve the worker's run updates until it exits
+ * @sock:	the parent's end of the socketpair (closed on return)
+ * @child:	the worker's pid
+ * @conf:	the gateway configuration (nft table, prefix, pools)
+ * @manage_nft:	apply run updates to the nft table; false: any run update
+ *		is a protocol violation
+ *
+ * SIGTERM, SIGINT and SIGCHLD must be blocked by the caller: they are read
+ * from a signalfd. SIGTERM/SIGINT are passed on to the worker. A malformed
+ * or unexpected message kills the worker (fail closed). When the worker is
+ * gone, every set element the parent added is removed again.
+ *
+ * Return: the exit status for the gateway: the worker's (128+N for a
+ * signal), or 1 after a protocol violation or when serving failed.
+ */
+int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool manage_nft);
+
+#endif /* WARDEN_GATEWAY_PARENT_H */
