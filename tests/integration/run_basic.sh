@@ -67,9 +67,9 @@ check_fails "HTTPS to a denied name fails (transparent)" curl_in --noproxy '*' h
 check "the denied name is audited" jq -e -s \
 	'[.[] | select(.allowed == false and .resource == "other.test")] | length > 0' "$A"
 check "openssl s_client to an allowed name verifies" bash -c \
-	'echo | "$0" run -q --audit-log "$1" -p "$2" -- openssl s_client -connect allowed.test:443 \
-	-servername allowed.test -CAfile "$3" 2>&1 | grep -q "Verify return code: 0"' \
-	"$W" "$A" "$T/net.yaml" "$LAB_CA"
+	'echo | ip netns exec "$4" "$0" run -q --audit-log "$1" -p "$2" -- openssl s_client \
+	-connect allowed.test:443 -servername allowed.test -CAfile "$3" 2>&1 |
+	grep -q "Verify return code: 0"' "$W" "$A" "$T/net.yaml" "$LAB_CA" "$LAB_HOST_NS"
 check_eq "raw TCP by name to an allowed port (echo)" "ping-through-warden" bash -c \
 	'echo ping-through-warden | ip netns exec "$0" "$1" run -q --audit-log "$2" -p "$3" -- \
 	socat -T3 - TCP:allowed.test:7' "$LAB_HOST_NS" "$W" "$A" "$T/net.yaml"

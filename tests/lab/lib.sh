@@ -85,6 +85,16 @@ lab_up()
 	fi
 	# shellcheck disable=SC1090
 	. "$LAB_ENV"
+	LAB_REAL_BEFORE=$(_lab_real_host_state)
+	return 0
+}
+
+# _lab_real_host_state: what of Warden is in the namespace the test started in (the
+# machine's own): its nft table and wd-* links. Tests must leave it as they found it.
+_lab_real_host_state()
+{
+	nft list table inet warden >/dev/null 2>&1 && echo "table inet warden"
+	ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^wd-/ {print "link " $2}'
 	return 0
 }
 
@@ -295,6 +305,18 @@ check_eq()
 # anything failed (0 otherwise). The lab goes down through the EXIT trap.
 lab_finish()
 {
+	local now
+	if [[ -n ${LAB_REAL_BEFORE+set} ]]; then
+		now=$(_lab_real_host_state)
+		if [[ $now != "$LAB_REAL_BEFORE" ]]; then
+			echo "FAIL - the machine's own namespace changed (a command ran outside the lab):"
+			echo "$now"
+			LAB_FAILED=$((LAB_FAILED + 1))
+		else
+			echo "ok - the machine's own namespace is untouched"
+			LAB_PASSED=$((LAB_PASSED + 1))
+		fi
+	fi
 	LAB_FINISHED=1
 	echo "$LAB_PASSED passed, $LAB_FAILED failed"
 	((LAB_FAILED == 0)) || exit 1
