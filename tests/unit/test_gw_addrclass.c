@@ -17,7 +17,7 @@ static const struct {
     {"198.51.100.1", GW_ADDR_PUBLIC},
     {"192.0.2.1", GW_ADDR_PUBLIC},
     {"2001:db8:0:1::10", GW_ADDR_PUBLIC},
-    {"8.8.8.8", GW_ADDR_PUBLIC},
+    {"198.18.0.1", GW_ADDR_PUBLIC}, /* benchmarking range: not refused either */
     {"2606:4700::1111", GW_ADDR_PUBLIC},
     {"0.0.0.0", GW_ADDR_UNSPECIFIED},
     {"0.1.2.3", GW_ADDR_UNSPECIFIED},

@@ -798,7 +798,7 @@ static const struct bad_case gw_bad_cases[] = {
     {"gw resolver port", V "resolvers: [\"192.0.2.1:0\"]\n", 2, 13, "expected an IP address"},
     {"gw resolver v6 port", V "resolvers: [\"[::1]53\"]\n", 2, 13, "expected an IP address"},
     {"gw resolvers map", V "resolvers: {a: b}\n", 2, 12, "expected a list"},
-    {"gw resolvers many", V "resolvers: [1.1.1.1, 1.1.1.2, 1.1.1.3, 1.1.1.4, 1.1.1.5]\n", 2, 12,
+    {"gw resolvers many", V "resolvers: [192.0.2.1, 192.0.2.2, 192.0.2.3, 192.0.2.4, 192.0.2.5]\n", 2, 12,
      "at most 4"},
     {"gw control relative", V "control: {path: gw.sock}\n", 2, 17, "expected an absolute path"},
     {"gw control key", V "control: {paht: /x}\n", 2, 11, "did you mean `path`?"},
