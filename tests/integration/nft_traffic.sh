@@ -19,24 +19,7 @@ H6=fd77:7764:6e00::1 S6=fd77:7764:6e00::2 SPOOF6=fd77:7764:6e00::99
 in_run() { ip netns exec "$RUN" "$@"; }
 
 # --- fixture: the run's namespace and veth, the table, forwarding ON in lab-host --------
-ip netns add "$RUN"
-lab_on_exit ip netns delete "$RUN"
-in_run sh -c 'for k in all default; do
-	echo 0 >/proc/sys/net/ipv6/conf/$k/accept_dad; done'
-ip -n "$LAB_HOST_NS" link add "$IF" type veth peer name eth0 netns "$RUN"
-ip -n "$LAB_HOST_NS" -batch - <<EOB
-addr add $H4/30 dev $IF
-addr add $H6/64 dev $IF nodad
-link set $IF up
-EOB
-ip -n "$RUN" -batch - <<EOB
-link set lo up
-addr add $S4/30 dev eth0
-addr add $S6/64 dev eth0 nodad
-link set eth0 up
-route add default via $H4
-route add default via $H6
-EOB
+lab_run_netns "$RUN" "$IF" "$H4" "$S4" "$H6" "$S6" || { echo "run fixture failed"; exit 1; }
 # forwarding on, so only the table stands between a run and lab-wan
 in_host sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 in_host "$W" nft install || { echo "install failed"; exit 1; }

@@ -98,6 +98,33 @@ _lab_real_host_state()
 	return 0
 }
 
+# lab_run_netns NS IF H4 S4 H6 S6: a run-like namespace NS joined to lab-host by
+# a veth IF (lab-host side, H4/30 and H6/64) <-> eth0 (NS side, S4/30 and S6/64,
+# default routes via IF), built with plain `ip` as a test fixture; removed at exit.
+lab_run_netns()
+{
+	local ns=$1 ifn=$2 h4=$3 s4=$4 h6=$5 s6=$6
+
+	ip netns add "$ns" || return 1
+	lab_on_exit ip netns delete "$ns"
+	ip netns exec "$ns" sh -c 'for k in all default; do
+		echo 0 >/proc/sys/net/ipv6/conf/$k/accept_dad; done'
+	ip -n "$LAB_HOST_NS" link add "$ifn" type veth peer name eth0 netns "$ns" || return 1
+	ip -n "$LAB_HOST_NS" -batch - <<EOB || return 1
+addr add $h4/30 dev $ifn
+addr add $h6/64 dev $ifn nodad
+link set $ifn up
+EOB
+	ip -n "$ns" -batch - <<EOB
+link set lo up
+addr add $s4/30 dev eth0
+addr add $s6/64 dev eth0 nodad
+link set eth0 up
+route add default via $h4
+route add default via $h6
+EOB
+}
+
 # lab_down: tears the lab down now (the EXIT trap then has nothing to do).
 lab_down()
 {

@@ -36,27 +36,11 @@ gw_setup()
 	AUDIT=$LAB_DIR/audit.jsonl
 	GWCONF=$LAB_DIR/gateway.yaml
 
-	ip netns add "$RUN"
-	lab_on_exit ip netns delete "$RUN"
+	lab_run_netns "$RUN" "$IF" "$H4" "$S4" "$H6" "$S6" ||
+		{ echo "FAIL - run fixture"; exit 1; }
 	mkdir -p "/etc/netns/$RUN"
 	echo "nameserver $H4" >"/etc/netns/$RUN/resolv.conf"
 	lab_on_exit rm -rf "/etc/netns/$RUN"
-	ip netns exec "$RUN" sh -c 'for k in all default; do
-		echo 0 >/proc/sys/net/ipv6/conf/$k/accept_dad; done'
-	ip -n "$LAB_HOST_NS" link add "$IF" type veth peer name eth0 netns "$RUN"
-	ip -n "$LAB_HOST_NS" -batch - <<EOB
-addr add $H4/30 dev $IF
-addr add $H6/64 dev $IF nodad
-link set $IF up
-EOB
-	ip -n "$RUN" -batch - <<EOB
-link set lo up
-addr add $S4/30 dev eth0
-addr add $S6/64 dev eth0 nodad
-link set eth0 up
-route add default via $H4
-route add default via $H6
-EOB
 	in_host "$W" nft install >/dev/null || { echo "FAIL - nft install"; exit 1; }
 	if [[ -z ${GW_NO_RUN_ADD:-} ]]; then
 		in_host "$W" nft run-add "$IF" --v4 "$S4" --v6 "$S6" >/dev/null ||
