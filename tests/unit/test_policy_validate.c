@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "policy_diags.h"
+
 static char root[PATH_MAX], home[PATH_MAX + 16], proj[PATH_MAX + 16], file[PATH_MAX + 32];
 
 static void path_of(char *out, size_t len, const char *rel)
@@ -87,27 +89,6 @@ static int teardown(void **state)
 	return nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static void dump(const struct policy_diags *d)
-{
-	struct wd_buf b = WD_BUF_INIT;
-
-	for (size_t i = 0; i < d->n; i++) {
-		wd_buf_reset(&b);
-		policy_diag_format(d, i, &b);
-		print_message("  diag: %s\n", wd_buf_cstr(&b));
-	}
-	wd_buf_free(&b);
-}
-
-static bool has_diag(const struct policy_diags *d, enum policy_diag_level level, int line, int col,
-		     const char *text)
-{
-	for (size_t i = 0; i < d->n; i++)
-		if (d->v[i].level == level && d->v[i].line == line && d->v[i].col == col &&
-		    strstr(d->v[i].msg, text))
-			return true;
-	return false;
-}
 
 /* parse @yaml as if it were @file, then validate with @home; returns validate's result */
 static int check(const char *yaml, struct wd_policy **p, struct policy_diags *d)
