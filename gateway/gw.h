@@ -506,7 +506,8 @@ int gw_priv_send_fds(int sock, struct gw_fds *fds);
  * slot says (NFLOG: a NETLINK_NETFILTER socket), and the audit slot a
  * regular file open for appending.
  *
- * Return: 0, or a negative errno (-EBADMSG for anything malformed: fatal).
+ * Return: 0, or a negative errno (-EBADMSG for anything malformed: fatal; -EPIPE when
+ * the parent closed the channel without a message: it reports its own error).
  */
 int gw_priv_recv_fds(int sock, struct gw_fds *fds, struct wd_err *err);
 

@@ -442,7 +442,9 @@ int main(int argc, char **argv)
 			_exit(1);
 		ret = gw_priv_recv_fds(sp[1], &fds, &err);
 		if (ret) {
-			wd_log(WD_LOG_ERR, "%s", err.msg);
+			/* -EPIPE: the parent failed first and its error is the one to read */
+			if (ret != -EPIPE)
+				wd_log(WD_LOG_ERR, "%s", err.msg);
 			exit(1);
 		}
 		if (fds.audit < 0 || audit_log_from_fd(fds.audit, audit_path, &log, &err)) {

@@ -144,6 +144,8 @@ int gw_priv_recv_fds(int sock, struct gw_fds *fds, struct wd_err *err)
 	if (n < 0)
 		return wd_err_set(err, -errno, "receiving the sockets from the parent: %s",
 				  strerror(errno));
+	if (n == 0) /* the parent gave up (it says why) and closed the channel */
+		return wd_err_set(err, -EPIPE, "the parent stopped before handing over the sockets");
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		size_t k;
 
