@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/udp.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -139,21 +140,132 @@ static size_t fill_pktinfo(const struct gw_addr *local, union pktinfo_buf *cbuf)
 	}
 }
 
+/*
+ * Answers of the same size for the same client (same peer, same local
+ * address) leave as one UDP GSO send (UDP_SEGMENT): the kernel routes,
+ * filters and NATs them once and cuts them into datagrams at the end, so the
+ * client receives the same datagrams it would otherwise. A kernel or route
+ * that refuses GSO gets the answers one by one, and GSO is not tried again
+ * by this process.
+ */
+#define UDP_GSO_SEG_MAX 1232	/* an answer longer than this is never grouped */
+#define UDP_GSO_BYTES_MAX 60000 /* bytes in one GSO send */
+
+static bool udp_gso_refused;
+
+union gso_cbuf {
+	char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(uint16_t))];
+	struct cmsghdr align;
+};
+
+struct udp_send {
+	struct mmsghdr mm[UDP_BATCH];
+	struct iovec iov[UDP_BATCH];
+	union gso_cbuf cm[UDP_BATCH];
+	unsigned n;
+};
+
+static bool same_dest(const struct udp_out *o, unsigned i, unsigned j)
+{
+	const struct msghdr *a = &o->mm[i].msg_hdr, *b = &o->mm[j].msg_hdr;
+
+	return a->msg_namelen == b->msg_namelen && a->msg_controllen == b->msg_controllen &&
+	       !memcmp(a->msg_name, b->msg_name, a->msg_namelen) &&
+	       !memcmp(a->msg_control, b->msg_control, a->msg_controllen);
+}
+
+/* the queued answers as sends: groups of equal-sized answers to one client */
+static void udp_group(const struct udp_out *o, struct udp_send *u)
+{
+	bool taken[UDP_BATCH] = {false};
+	unsigned ni = 0;
+
+	u->n = 0;
+	for (unsigned i = 0; i < o->n; i++) {
+		size_t seg = o->iov[i].iov_len, bytes = seg;
+		unsigned start = ni, g;
+		struct msghdr *mh;
+
+		if (taken[i])
+			continue;
+		g = u->n++;
+		mh = &u->mm[g].msg_hdr;
+		u->iov[ni++] = o->iov[i];
+		for (unsigned j = i + 1; !udp_gso_refused && seg <= UDP_GSO_SEG_MAX && j < o->n;
+		     j++) {
+			if (taken[j] || o->iov[j].iov_len != seg ||
+			    bytes + seg > UDP_GSO_BYTES_MAX || !same_dest(o, i, j))
+				continue;
+			taken[j] = true;
+			u->iov[ni++] = o->iov[j];
+			bytes += seg;
+		}
+		*mh = o->mm[i].msg_hdr;
+		mh->msg_iov = &u->iov[start];
+		mh->msg_iovlen = ni - start;
+		if (ni - start > 1) {
+			struct cmsghdr *cm;
+			uint16_t gso = (uint16_t)seg;
+
+			memset(&u->cm[g], 0, sizeof(u->cm[g]));
+			memcpy(u->cm[g].buf, o->mm[i].msg_hdr.msg_control,
+			       o->mm[i].msg_hdr.msg_controllen);
+			mh->msg_control = u->cm[g].buf;
+			mh->msg_controllen = sizeof(u->cm[g].buf);
+			cm = CMSG_NXTHDR(mh, (struct cmsghdr *)u->cm[g].buf);
+			cm->cmsg_level = SOL_UDP;
+			cm->cmsg_type = UDP_SEGMENT;
+			cm->cmsg_len = CMSG_LEN(sizeof(gso));
+			memcpy(CMSG_DATA(cm), &gso, sizeof(gso));
+			mh->msg_controllen =
+			    o->mm[i].msg_hdr.msg_controllen + CMSG_SPACE(sizeof(gso));
+		}
+	}
+}
+
+/* a GSO send the kernel refused: its answers one by one, and no more GSO */
+static void udp_ungroup(int fd, const struct msghdr *gso)
+{
+	struct msghdr mh = *gso;
+
+	udp_gso_refused = true;
+	mh.msg_iovlen = 1;
+	for (size_t k = 0; k < gso->msg_iovlen; k++) {
+		union pktinfo_buf cb;
+		size_t pl = gso->msg_controllen - CMSG_SPACE(sizeof(uint16_t));
+
+		memcpy(cb.buf, gso->msg_control, pl);
+		mh.msg_control = cb.buf;
+		mh.msg_controllen = pl;
+		mh.msg_iov = &gso->msg_iov[k];
+		sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+}
+
 /* send the queued answers (best effort, like a single sendmsg: an answer
  * the kernel refuses is dropped and the rest still go) */
 static void udp_out_flush(struct udp_out *o)
 {
+	struct udp_send u;
 	unsigned sent = 0;
 
-	while (sent < o->n) {
-		int r = sendmmsg(o->fd, o->mm + sent, o->n - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (!o->n)
+		return;
+	udp_group(o, &u);
+	while (sent < u.n) {
+		int r = sendmmsg(o->fd, u.mm + sent, u.n - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
 
-		if (r > 0)
+		if (r > 0) {
 			sent += (unsigned)r;
-		else if (r < 0 && errno == EINTR)
 			continue;
-		else
-			sent++; /* this one failed: drop it, go on with the next */
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && u.mm[sent].msg_hdr.msg_iovlen > 1 &&
+		    (errno == EIO || errno == EINVAL || errno == EOPNOTSUPP ||
+		     errno == ENOPROTOOPT))
+			udp_ungroup(o->fd, &u.mm[sent].msg_hdr);
+		sent++; /* this one failed: drop it, go on with the next */
 	}
 	o->n = 0;
 	o->used = 0;

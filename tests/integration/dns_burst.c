@@ -106,8 +106,8 @@ static int check(const uint8_t *m, size_t len, unsigned n, unsigned *ret_i)
 	rcode = m[3] & 15;
 	an = (unsigned)m[6] << 8 | m[7];
 	qlen = put_name(qw, q->name);
-	if (!(m[2] & 0x80) || m[5] != 1 || len < 12 + qlen + 4 ||
-	    memcmp(m + 12, qw, qlen) || m[12 + qlen + 1] != q->type) {
+	if (!(m[2] & 0x80) || m[5] != 1 || len < 12 + qlen + 4 || memcmp(m + 12, qw, qlen) ||
+	    m[12 + qlen + 1] != q->type) {
 		printf("query %u (%s): the answer does not echo the question\n", i, q->name);
 		return 0;
 	}
