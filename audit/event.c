@@ -150,11 +150,13 @@ struct enc {
 	int ret; /* first error; once set, nothing more is written */
 };
 
-static void put(struct enc *e, const void *p, size_t n)
+static inline bool room(struct enc *e, size_t n);
+
+#define WD_INLINE inline __attribute__((always_inline))
+
+static WD_INLINE void put(struct enc *e, const void *p, size_t n)
 {
-	if (e->ret)
-		return;
-	if (e->b->len + n + 1 > e->b->cap && (e->ret = wd_buf_reserve(e->b, n)) < 0)
+	if (!room(e, n))
 		return;
 	memcpy(e->b->data + e->b->len, p, n);
 	e->b->len += n;
@@ -162,66 +164,124 @@ static void put(struct enc *e, const void *p, size_t n)
 
 #define PUTS(e, lit) put(e, lit, sizeof(lit) - 1)
 
-/* put_escaped() - the JSON string body of @s; true when @s was not valid UTF-8 */
-static bool put_escaped(struct enc *e, const char *s)
+/* room for @n more bytes (and the NUL) in the buffer; false once an error is set */
+static WD_INLINE bool room(struct enc *e, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	bool bad = false;
+	if (e->ret)
+		return false;
+	if (e->b->len + n + 1 > e->b->cap && (e->ret = wd_buf_reserve(e->b, n)) < 0)
+		return false;
+	return true;
+}
 
-	for (;;) {
-		const unsigned char *run = p;
-		char esc[6];
+/* a byte JSON takes as it is: printable ASCII but '"' and '\\' */
+static inline bool plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+/* plain() for 8 bytes at once: no byte < 0x20, >= 0x80, '"' or '\\' */
+static inline bool plain8(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+
+	/* (x - ones) & ~x & high is non-zero iff some byte of x is zero */
+	return !(((w - ones * 0x20) | ((q - ones) & ~q) | ((b - ones) & ~b) | w) & high);
+}
+
+/* escape() - the JSON string body of the @n bytes at @s, written at @o (room
+ * for 6 * @n bytes: \u00XX is the longest form of one byte); returns the end.
+ * Sets *@bad when @s is not valid UTF-8. */
+static char *escape(char *o, const char *s, size_t n, bool *bad)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+
+	while (p < end) {
+		unsigned char c = *p;
 		int l;
 
-		while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
-			p++;
-		put(e, run, (size_t)(p - run));
-		if (!*p)
-			return bad;
-		if (*p >= 0x80) {
-			l = audit_utf8_seqlen((const char *)p, strnlen((const char *)p, 4));
+		if (plain(c)) {
+			/* a run of bytes that need no escaping, 8 at a time where it can */
+			while (end - p >= 8) {
+				uint64_t w;
+
+				memcpy(&w, p, 8);
+				if (!plain8(w))
+					break;
+				memcpy(o, &w, 8);
+				o += 8;
+				p += 8;
+			}
+			while (p < end && plain(*p))
+				*o++ = (char)*p++;
+			continue;
+		}
+		if (c >= 0x80) {
+			l = audit_utf8_seqlen((const char *)p, (size_t)(end - p));
 			if (l > 0) {
-				put(e, p, (size_t)l);
+				memcpy(o, p, (size_t)l);
+				o += l;
 				p += l;
 			} else {
-				PUTS(e, "\xef\xbf\xbd"); /* U+FFFD */
-				bad = true;
+				memcpy(o, "\xef\xbf\xbd", 3); /* U+FFFD */
+				o += 3;
+				*bad = true;
 				p++;
 			}
 			continue;
 		}
-		esc[0] = '\\';
-		switch (*p) {
+		*o++ = '\\';
+		switch (c) {
 		case '"':
 		case '\\':
-			esc[1] = (char)*p;
+			*o++ = (char)c;
 			break;
 		case '\b':
-			esc[1] = 'b';
+			*o++ = 'b';
 			break;
 		case '\f':
-			esc[1] = 'f';
+			*o++ = 'f';
 			break;
 		case '\n':
-			esc[1] = 'n';
+			*o++ = 'n';
 			break;
 		case '\r':
-			esc[1] = 'r';
+			*o++ = 'r';
 			break;
 		case '\t':
-			esc[1] = 't';
+			*o++ = 't';
 			break;
 		default:
-			memcpy(esc + 1, "u00", 3);
-			esc[4] = "0123456789ABCDEF"[*p >> 4];
-			esc[5] = "0123456789ABCDEF"[*p & 15];
-			put(e, esc, 6);
-			p++;
-			continue;
+			memcpy(o, "u00", 3);
+			o[3] = "0123456789ABCDEF"[c >> 4];
+			o[4] = "0123456789ABCDEF"[c & 15];
+			o += 5;
+			break;
 		}
-		put(e, esc, 2);
 		p++;
 	}
+	return o;
+}
+
+/* "@s" (quoted, escaped); true when @s was not valid UTF-8 */
+static bool put_quoted(struct enc *e, const char *s)
+{
+	size_t n = strlen(s);
+	bool bad = false;
+	char *o;
+
+	if (n > (SIZE_MAX - 8) / 6 || !room(e, 6 * n + 2)) {
+		if (!e->ret)
+			e->ret = -ENOMEM;
+		return false;
+	}
+	o = e->b->data + e->b->len;
+	*o++ = '"';
+	o = escape(o, s, n, &bad);
+	*o++ = '"';
+	e->b->len = (size_t)(o - e->b->data);
+	return bad;
 }
 
 static bool utf8_valid(const char *s)
@@ -244,16 +304,12 @@ static bool utf8_valid(const char *s)
 }
 
 /* ,"key":"value"; true when @s was not valid UTF-8 */
-static bool put_str(struct enc *e, const char *key, const char *s)
+static WD_INLINE bool put_str(struct enc *e, const char *key, const char *s)
 {
-	bool bad;
-
 	PUTS(e, ",\"");
 	put(e, key, strlen(key));
-	PUTS(e, "\":\"");
-	bad = put_escaped(e, s);
-	PUTS(e, "\"");
-	return bad;
+	PUTS(e, "\":");
+	return put_quoted(e, s);
 }
 
 static void put_int(struct enc *e, int64_t v)
@@ -305,22 +361,42 @@ static int64_t field_num(const struct audit_event *ev, const struct opt_field *f
 	return *(const int64_t *)((const char *)ev + f->off);
 }
 
-/* "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" (27 bytes and a NUL) without stdio */
+/* the proleptic Gregorian date of @days since 1970-01-01 (the "days from
+ * civil" algorithm run backwards: 400-year eras, years starting in March) */
+static void civil(int64_t days, int64_t *y, int *m, int *d)
+{
+	int64_t z = days + 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	int64_t doe = z - era * 146097;					     /* [0, 146096] */
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
+	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);		     /* [0, 365] */
+	int64_t mp = (5 * doy + 2) / 153;				     /* [0, 11] */
+
+	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
+/* "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" (27 bytes and a NUL), without stdio or the
+ * time zone machinery; years 0000-9999 only (what the decoder reads back) */
 static int format_ts(const struct timespec *ts, char out[28])
 {
-	struct tm tm;
+	int64_t t = ts->tv_sec, days = t / 86400, sod = t % 86400, y;
 	long us = ts->tv_nsec / 1000;
 	int f[6], w[6] = {4, 2, 2, 2, 2, 2};
 	char *o = out;
 
-	if (!gmtime_r(&ts->tv_sec, &tm) || tm.tm_year + 1900 < 0 || tm.tm_year + 1900 > 9999)
+	if (t < -62167219200LL || t > 253402300799LL) /* 0000-01-01 .. 9999-12-31 */
 		return -EINVAL;
-	f[0] = tm.tm_year + 1900;
-	f[1] = tm.tm_mon + 1;
-	f[2] = tm.tm_mday;
-	f[3] = tm.tm_hour;
-	f[4] = tm.tm_min;
-	f[5] = tm.tm_sec;
+	if (sod < 0) {
+		sod += 86400;
+		days--;
+	}
+	civil(days, &y, &f[1], &f[2]);
+	f[0] = (int)y;
+	f[3] = (int)(sod / 3600);
+	f[4] = (int)(sod / 60 % 60);
+	f[5] = (int)(sod % 60);
 	for (int i = 0; i < 6; i++) {
 		for (int k = w[i] - 1; k >= 0; k--, f[i] /= 10)
 			o[k] = (char)('0' + f[i] % 10);
@@ -407,6 +483,7 @@ int audit_event_encode(const struct audit_event *ev, struct wd_buf *out, struct 
 	if (format_ts(&ev->ts, ts) < 0)
 		return wd_err_set(err, -EINVAL, "audit event %s: bad timestamp", ev->action);
 	type = audit_event_type(ev);
+	room(&e, 1024); /* most lines fit: one allocation check instead of many */
 	PUTS(&e, "{\"ts\":\"");
 	put(&e, ts, 27);
 	PUTS(&e, "\"");
@@ -442,9 +519,7 @@ int audit_event_encode(const struct audit_event *ev, struct wd_buf *out, struct 
 			for (size_t k = 0; k < ev->command_len; k++) {
 				if (k)
 					PUTS(&e, ",");
-				PUTS(&e, "\"");
-				bad |= put_escaped(&e, ev->command[k]);
-				PUTS(&e, "\"");
+				bad |= put_quoted(&e, ev->command[k]);
 			}
 			PUTS(&e, "]");
 			break;

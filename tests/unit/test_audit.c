@@ -411,6 +411,54 @@ static void test_golden_bytes(void **state)
 	}
 }
 
+/* Timestamps are formatted without gmtime_r(): calendar edges. */
+static void test_timestamps(void **state)
+{
+	static const struct {
+		time_t sec;
+		long nsec;
+		const char *want;
+	} cases[] = {
+	    {0, 0, "1970-01-01T00:00:00.000000Z"},
+	    {-1, 999999999, "1969-12-31T23:59:59.999999Z"},
+	    {951782400, 1000, "2000-02-29T00:00:00.000001Z"},
+	    {1709164800, 0, "2024-02-29T00:00:00.000000Z"},
+	    {-2203891200, 0, "1900-03-01T00:00:00.000000Z"},
+	    {4107542400, 0, "2100-03-01T00:00:00.000000Z"},
+	    {-62167219200, 0, "0000-01-01T00:00:00.000000Z"},
+	    {253402300799, 999999999, "9999-12-31T23:59:59.999999Z"},
+	};
+	struct audit_event ev = {.run = "r", .type = AUDIT_TYPE_RUN, .action = "run.x"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct wd_buf b = WD_BUF_INIT;
+		struct audit_event back;
+
+		ev.ts.tv_sec = cases[i].sec;
+		ev.ts.tv_nsec = cases[i].nsec;
+		assert_int_equal(audit_event_encode(&ev, &b, NULL), 0);
+		assert_memory_equal(b.data, "{\"ts\":\"", 7);
+		assert_memory_equal(b.data + 7, cases[i].want, 27);
+		assert_int_equal(audit_event_decode(b.data, b.len, &back, NULL), 0);
+		assert_int_equal(back.ts.tv_sec, cases[i].sec);
+		assert_int_equal(back.ts.tv_nsec, cases[i].nsec / 1000 * 1000);
+		audit_event_clear(&back);
+		wd_buf_free(&b);
+	}
+	/* years the decoder could not read back are refused */
+	{
+		struct wd_buf b = WD_BUF_INIT;
+
+		ev.ts.tv_sec = 253402300800;
+		assert_int_equal(audit_event_encode(&ev, &b, NULL), -EINVAL);
+		ev.ts.tv_sec = -62167219201;
+		assert_int_equal(audit_event_encode(&ev, &b, NULL), -EINVAL);
+		assert_true(b.len == 0);
+		wd_buf_free(&b);
+	}
+}
+
 static void test_nasty_strings(void **state)
 {
 	static const char *const nasty[] = {
@@ -1291,6 +1339,7 @@ int main(void)
 	    cmocka_unit_test(test_roundtrip_minimal),
 	    cmocka_unit_test(test_golden_key_order),
 	    cmocka_unit_test(test_golden_bytes),
+	    cmocka_unit_test(test_timestamps),
 	    cmocka_unit_test(test_nasty_strings),
 	    cmocka_unit_test(test_invalid_utf8_is_replaced_and_kept),
 	    cmocka_unit_test(test_decode_corrupt),
