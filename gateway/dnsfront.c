@@ -88,6 +88,27 @@ static const char *qtype_name(uint16_t t, char *buf, size_t size)
 	return buf;
 }
 
+/* @a as text; IPv4 without stdio (inet_ntop formats with sprintf, once per
+ * answered query) */
+static const char *addr_text(const struct gw_addr *a, char *out, size_t size)
+{
+	char *o = out;
+
+	if (a->family != AF_INET || size < INET_ADDRSTRLEN)
+		return gw_addr_str(a, out, size);
+	for (int i = 0; i < 4; i++) {
+		unsigned v = a->a[i];
+
+		if (v >= 100)
+			*o++ = (char)('0' + v / 100);
+		if (v >= 10)
+			*o++ = (char)('0' + v / 10 % 10);
+		*o++ = (char)('0' + v % 10);
+		*o++ = i < 3 ? '.' : '\0';
+	}
+	return out;
+}
+
 static void dns_event(struct gw *g, const struct gw_run *run, const struct dns_query *q,
 		      bool allowed, const char *reason, const char *rule, const char *dst)
 {
@@ -518,7 +539,7 @@ static void query(struct gw *g, const uint8_t *msg, size_t len, const struct gw_
 		r.n_answers = 1;
 		reply(g, rt, &q, &r);
 		dns_event(g, run, &q, true, "synthetic address", rule_text,
-			  gw_addr_str(&a, atxt, sizeof(atxt)));
+			  addr_text(&a, atxt, sizeof(atxt)));
 		return;
 	}
 	if (q.qtype == DNS_TYPE_ANY || !g->ares_ok) {
@@ -553,12 +574,15 @@ static void query(struct gw *g, const uint8_t *msg, size_t len, const struct gw_
 
 /* one received datagram: where it came from and went to; NULL when it is to
  * be ignored (truncated, no destination address) */
-static const struct gw_replyto *udp_in(struct mmsghdr *m, int fd, struct gw_replyto *rt,
-				       struct gw_addr *peer)
+static const struct gw_replyto *udp_in(struct mmsghdr *m, struct udp_out *out,
+				       struct gw_replyto *rt, struct gw_addr *peer)
 {
 	struct msghdr *mh = &m->msg_hdr;
 
-	rt->fd = fd;
+	rt->fd = out->fd;
+	rt->batch = out;
+	rt->conn = NULL;
+	memset(&rt->local, 0, sizeof(rt->local));
 	rt->plen = mh->msg_namelen;
 	if (rt->plen > sizeof(rt->peer) || gw_addr_from_sa(&rt->peer, peer, NULL))
 		return NULL;
@@ -585,7 +609,7 @@ static const struct gw_replyto *udp_in(struct mmsghdr *m, int fd, struct gw_repl
 void gw_dns_udp_ready(struct gw_listener *l)
 {
 	struct gw *g = l->g;
-	struct udp_out out = {.fd = l->fd};
+	struct udp_out out; /* not zeroed: only what n and used cover is read */
 	uint8_t bufs[UDP_BATCH][UDP_MSG_MAX];
 	union {
 		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + 64];
@@ -595,20 +619,25 @@ void gw_dns_udp_ready(struct gw_listener *l)
 	struct iovec iov[UDP_BATCH];
 	struct mmsghdr mm[UDP_BATCH];
 
+	out.fd = l->fd;
+	out.n = 0;
+	out.used = 0;
+	for (int i = 0; i < UDP_BATCH; i++) {
+		iov[i] = (struct iovec){.iov_base = bufs[i], .iov_len = sizeof(bufs[i])};
+		mm[i].msg_hdr = (struct msghdr){
+		    .msg_name = &rts[i].peer,
+		    .msg_iov = &iov[i],
+		    .msg_iovlen = 1,
+		    .msg_control = cbufs[i].buf,
+		};
+	}
 	for (int round = 0; round < UDP_ROUNDS; round++) {
 		int n;
 
 		for (int i = 0; i < UDP_BATCH; i++) {
-			rts[i] = (struct gw_replyto){.batch = &out};
-			iov[i] = (struct iovec){.iov_base = bufs[i], .iov_len = sizeof(bufs[i])};
-			mm[i].msg_hdr = (struct msghdr){
-			    .msg_name = &rts[i].peer,
-			    .msg_namelen = sizeof(rts[i].peer),
-			    .msg_iov = &iov[i],
-			    .msg_iovlen = 1,
-			    .msg_control = cbufs[i].buf,
-			    .msg_controllen = sizeof(cbufs[i].buf),
-			};
+			mm[i].msg_hdr.msg_namelen = sizeof(rts[i].peer);
+			mm[i].msg_hdr.msg_controllen = sizeof(cbufs[i].buf);
+			mm[i].msg_hdr.msg_flags = 0;
 			mm[i].msg_len = 0;
 		}
 		n = recvmmsg(l->fd, mm, UDP_BATCH, MSG_DONTWAIT, NULL);
@@ -616,7 +645,7 @@ void gw_dns_udp_ready(struct gw_listener *l)
 			break;
 		for (int i = 0; i < n; i++) {
 			struct gw_addr peer;
-			const struct gw_replyto *rt = udp_in(&mm[i], l->fd, &rts[i], &peer);
+			const struct gw_replyto *rt = udp_in(&mm[i], &out, &rts[i], &peer);
 
 			if (rt)
 				query(g, bufs[i], mm[i].msg_len, rt, &peer);
