@@ -34,17 +34,18 @@ struct gw_replyto {
 
 /*
  * UDP batching: gw_dns_udp_ready() takes up to UDP_BATCH datagrams with one
- * recvmmsg(), answers each, queues the answers in a struct udp_out and sends
- * them with one sendmmsg(); it does that at most UDP_ROUNDS times per wake-up
- * so that the rest of the loop gets its turn (64 datagrams, as before
- * batching). An answer that does not fit sends the queue first. A denial's
+ * recvmmsg(), at most UDP_ROUNDS times per wake-up so that the rest of the
+ * loop gets its turn (64 datagrams, as before batching); it answers each into
+ * a struct udp_out and sends the queue with one sendmmsg() at the end (an
+ * answer that does not fit sends the queue first). A denial's
  * audit event is written (gw_audit() writes denials at once) while its
  * answer is still queued, so the event is on disk before the client learns
  * of the denial; allowed events are written with the loop round's batch.
  */
 #define UDP_BATCH 32
 #define UDP_ROUNDS 2
-#define UDP_MSG_MAX 4096 /* longest query taken and answer sent */
+#define UDP_OUT_MAX (UDP_BATCH * UDP_ROUNDS) /* answers queued before a send */
+#define UDP_MSG_MAX 4096		     /* longest query taken and answer sent */
 
 union pktinfo_buf {
 	char buf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
@@ -55,10 +56,10 @@ struct udp_out {
 	int fd;
 	unsigned n;  /* answers queued */
 	size_t used; /* bytes of @arena they use */
-	struct mmsghdr mm[UDP_BATCH];
-	struct iovec iov[UDP_BATCH];
-	struct sockaddr_storage peer[UDP_BATCH];
-	union pktinfo_buf cm[UDP_BATCH];
+	struct mmsghdr mm[UDP_OUT_MAX];
+	struct iovec iov[UDP_OUT_MAX];
+	struct sockaddr_storage peer[UDP_OUT_MAX];
+	union pktinfo_buf cm[UDP_OUT_MAX];
 	uint8_t arena[8 * UDP_MSG_MAX];
 };
 
@@ -180,9 +181,9 @@ union gso_cbuf {
 };
 
 struct udp_send {
-	struct mmsghdr mm[UDP_BATCH];
-	struct iovec iov[UDP_BATCH];
-	union gso_cbuf cm[UDP_BATCH];
+	struct mmsghdr mm[UDP_OUT_MAX];
+	struct iovec iov[UDP_OUT_MAX];
+	union gso_cbuf cm[UDP_OUT_MAX];
 	unsigned n;
 };
 
@@ -198,7 +199,7 @@ static bool same_dest(const struct udp_out *o, unsigned i, unsigned j)
 /* the queued answers as sends: groups of equal-sized answers to one client */
 static void udp_group(const struct udp_out *o, struct udp_send *u)
 {
-	bool taken[UDP_BATCH] = {false};
+	bool taken[UDP_OUT_MAX] = {false};
 	unsigned ni = 0;
 
 	u->n = 0;
@@ -297,7 +298,7 @@ static void udp_out_queue(struct udp_out *o, const struct gw_replyto *rt, const 
 {
 	unsigned i;
 
-	if (o->n == UDP_BATCH || o->used + len > sizeof(o->arena))
+	if (o->n == UDP_OUT_MAX || o->used + len > sizeof(o->arena))
 		udp_out_flush(o);
 	i = o->n++;
 	memcpy(o->arena + o->used, msg, len);
@@ -650,10 +651,10 @@ void gw_dns_udp_ready(struct gw_listener *l)
 			if (rt)
 				query(g, bufs[i], mm[i].msg_len, rt, &peer);
 		}
-		udp_out_flush(&out);
 		if (n < UDP_BATCH)
 			break;
 	}
+	udp_out_flush(&out);
 }
 
 /* ------------------------------------------------------------ TCP */
