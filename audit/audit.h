@@ -168,9 +168,12 @@ const char *audit_event_type(const struct audit_event *ev);
  * in hex under "raw", so the line is always valid JSON and decodes back to
  * the same bytes.
  *
- * Return: 0; -EINVAL when @ev lacks @run or @action, has no known type, or a
- * number is negative or out of range; -E2BIG when the line would exceed
- * AUDIT_LINE_MAX; -ENOMEM.
+ * Pure and allocation-free once @out has grown: the line is written by hand
+ * (no JSON tree), byte for byte as jansson's compact dump would write it.
+ *
+ * Return: 0; -EINVAL when @ev lacks @run or @action, has no known type, a
+ * number is negative or out of range, or @ev->ts is not a valid time in the
+ * years 0000-9999; -E2BIG when the line would exceed AUDIT_LINE_MAX; -ENOMEM.
  */
 int audit_event_encode(const struct audit_event *ev, struct wd_buf *out, struct wd_err *err);
 

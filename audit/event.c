@@ -1,4 +1,5 @@
-/* event.c - struct audit_event <-> one JSON line: the audit log's codec (pure, jansson). */
+/* event.c - struct audit_event <-> one JSON line: the audit log's codec (pure; a hand
+ * encoder, jansson for decoding). */
 #include "audit/audit.h"
 
 #include <errno.h>
@@ -12,8 +13,9 @@
  *
  * An event is a flat JSON object written with JSON_COMPACT. The seven core
  * keys come first (ts, run, type, action, allowed, resource, reason), then the
- * optional ones in the order of opt_fields[] below, then "raw". Objects in
- * jansson >= 2.8 keep insertion order, so the order on disk is the table's.
+ * optional ones in the order of opt_fields[] below, then "raw". The encoder
+ * writes them in that order by hand (see audit_event_encode()); the decoder
+ * does not depend on the order.
  *
  * Strings are bytes in C but must be UTF-8 in JSON. A string that is not
  * valid UTF-8 is written with U+FFFD in place of each bad byte, and its exact
@@ -136,62 +138,216 @@ int audit_utf8_seqlen(const char *p, size_t n)
 static const char hexdig[] = "0123456789abcdef";
 
 /*
- * put_str() - set @obj[@key] to @s; when @s is not UTF-8, write a readable
- * copy and keep the exact bytes in hex in @raw[@rawkey] (created on demand).
+ * The encoder writes the line by hand, straight into the caller's buffer (no
+ * JSON tree, no allocation once the buffer has grown): the gateway encodes one
+ * event per DNS query. Its output is byte for byte what jansson's
+ * json_dumpb(JSON_COMPACT) wrote for the same object: '"' and '\\' escaped,
+ * \b \f \n \r \t by name, other control characters as \u00XX (uppercase hex),
+ * everything else (also '/', DEL and valid UTF-8) as it is.
  */
-static int put_str(json_t *obj, const char *key, json_t **raw, const char *rawkey, const char *s)
+struct enc {
+	struct wd_buf *b;
+	int ret; /* first error; once set, nothing more is written */
+};
+
+static inline bool room(struct enc *e, size_t n);
+
+#define WD_INLINE inline __attribute__((always_inline))
+
+static WD_INLINE void put(struct enc *e, const void *p, size_t n)
 {
-	struct wd_buf fixed = WD_BUF_INIT, hex = WD_BUF_INIT;
-	size_t n = strlen(s);
-	bool bad = false;
-	json_t *v = NULL;
-	int ret = -ENOMEM;
+	if (!room(e, n))
+		return;
+	memcpy(e->b->data + e->b->len, p, n);
+	e->b->len += n;
+}
 
-	for (size_t i = 0; i < n;) {
-		int l = audit_utf8_seqlen(s + i, n - i);
+#define PUTS(e, lit) put(e, lit, sizeof(lit) - 1)
 
-		if (l > 0) {
-			if (wd_buf_append(&fixed, s + i, (size_t)l) < 0)
-				goto out;
-			i += (size_t)l;
+/* room for @n more bytes (and the NUL) in the buffer; false once an error is set */
+static WD_INLINE bool room(struct enc *e, size_t n)
+{
+	if (e->ret)
+		return false;
+	if (e->b->len + n + 1 > e->b->cap && (e->ret = wd_buf_reserve(e->b, n)) < 0)
+		return false;
+	return true;
+}
+
+/* a byte JSON takes as it is: printable ASCII but '"' and '\\' */
+static inline bool plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+/* plain() for 8 bytes at once: no byte < 0x20, >= 0x80, '"' or '\\' */
+static inline bool plain8(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+
+	/* (x - ones) & ~x & high is non-zero iff some byte of x is zero */
+	return !(((w - ones * 0x20) | ((q - ones) & ~q) | ((b - ones) & ~b) | w) & high);
+}
+
+/* escape() - the JSON string body of the @n bytes at @s, written at @o (room
+ * for 6 * @n bytes: \u00XX is the longest form of one byte); returns the end.
+ * Sets *@bad when @s is not valid UTF-8. */
+static char *escape(char *o, const char *s, size_t n, bool *bad)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+
+	while (p < end) {
+		unsigned char c = *p;
+		int l;
+
+		if (plain(c)) {
+			/* a run of bytes that need no escaping, 8 at a time where it can */
+			while (end - p >= 8) {
+				uint64_t w;
+
+				memcpy(&w, p, 8);
+				if (!plain8(w))
+					break;
+				memcpy(o, &w, 8);
+				o += 8;
+				p += 8;
+			}
+			while (p < end && plain(*p))
+				*o++ = (char)*p++;
 			continue;
 		}
-		bad = true;
-		if (wd_buf_puts(&fixed, "\xef\xbf\xbd") < 0) /* U+FFFD */
-			goto out;
-		i++;
-	}
-	if (bad) {
-		if (wd_buf_reserve(&hex, 2 * n) < 0)
-			goto out;
-		for (size_t i = 0; i < n; i++) {
-			unsigned char c = (unsigned char)s[i];
-
-			hex.data[hex.len++] = hexdig[c >> 4];
-			hex.data[hex.len++] = hexdig[c & 15];
+		if (c >= 0x80) {
+			l = audit_utf8_seqlen((const char *)p, (size_t)(end - p));
+			if (l > 0) {
+				memcpy(o, p, (size_t)l);
+				o += l;
+				p += l;
+			} else {
+				memcpy(o, "\xef\xbf\xbd", 3); /* U+FFFD */
+				o += 3;
+				*bad = true;
+				p++;
+			}
+			continue;
 		}
-		hex.data[hex.len] = '\0';
-		if (!*raw && !(*raw = json_object()))
-			goto out;
-		if (json_object_set_new(*raw, rawkey, json_stringn(hex.data, hex.len)) < 0)
-			goto out;
-		v = json_stringn(fixed.data, fixed.len);
-	} else {
-		v = json_stringn(s, n);
+		*o++ = '\\';
+		switch (c) {
+		case '"':
+		case '\\':
+			*o++ = (char)c;
+			break;
+		case '\b':
+			*o++ = 'b';
+			break;
+		case '\f':
+			*o++ = 'f';
+			break;
+		case '\n':
+			*o++ = 'n';
+			break;
+		case '\r':
+			*o++ = 'r';
+			break;
+		case '\t':
+			*o++ = 't';
+			break;
+		default:
+			memcpy(o, "u00", 3);
+			o[3] = "0123456789ABCDEF"[c >> 4];
+			o[4] = "0123456789ABCDEF"[c & 15];
+			o += 5;
+			break;
+		}
+		p++;
 	}
-	if (!v) {
-		ret = -EINVAL; /* cannot happen: the copy is valid UTF-8 */
-		goto out;
+	return o;
+}
+
+/* "@s" (quoted, escaped); true when @s was not valid UTF-8 */
+static bool put_quoted(struct enc *e, const char *s)
+{
+	size_t n = strlen(s);
+	bool bad = false;
+	char *o;
+
+	if (n > (SIZE_MAX - 8) / 6 || !room(e, 6 * n + 2)) {
+		if (!e->ret)
+			e->ret = -ENOMEM;
+		return false;
 	}
-	if (json_is_array(obj)) {
-		ret = json_array_append_new(obj, v) < 0 ? -ENOMEM : 0;
-	} else {
-		ret = json_object_set_new(obj, key, v) < 0 ? -ENOMEM : 0;
+	o = e->b->data + e->b->len;
+	*o++ = '"';
+	o = escape(o, s, n, &bad);
+	*o++ = '"';
+	e->b->len = (size_t)(o - e->b->data);
+	return bad;
+}
+
+static bool utf8_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	for (size_t i = 0; i < n;) {
+		int l;
+
+		if ((unsigned char)s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		l = audit_utf8_seqlen(s + i, n - i);
+		if (l <= 0)
+			return false;
+		i += (size_t)l;
 	}
-out:
-	wd_buf_free(&fixed);
-	wd_buf_free(&hex);
-	return ret;
+	return true;
+}
+
+/* ,"key":"value"; true when @s was not valid UTF-8 */
+static WD_INLINE bool put_str(struct enc *e, const char *key, const char *s)
+{
+	PUTS(e, ",\"");
+	put(e, key, strlen(key));
+	PUTS(e, "\":");
+	return put_quoted(e, s);
+}
+
+static void put_int(struct enc *e, int64_t v)
+{
+	char d[24];
+	size_t i = sizeof(d);
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do
+		d[--i] = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		d[--i] = '-';
+	put(e, d + i, sizeof(d) - i);
+}
+
+/* the exact bytes of @s in hex, as a member of "raw" */
+static void put_raw(struct enc *e, bool *first, const char *key, size_t idx, bool indexed,
+		    const char *s)
+{
+	if (*first)
+		PUTS(e, ",\"raw\":{\"");
+	else
+		PUTS(e, ",\"");
+	*first = false;
+	put(e, key, strlen(key));
+	if (indexed) {
+		PUTS(e, "[");
+		put_int(e, (int64_t)idx);
+		PUTS(e, "]");
+	}
+	PUTS(e, "\":\"");
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		char h[2] = {hexdig[*p >> 4], hexdig[*p & 15]};
+
+		put(e, h, 2);
+	}
+	PUTS(e, "\"");
 }
 
 /* Numbers and strings of @ev at a table entry's offset. */
@@ -205,137 +361,187 @@ static int64_t field_num(const struct audit_event *ev, const struct opt_field *f
 	return *(const int64_t *)((const char *)ev + f->off);
 }
 
-static int put_argv(json_t *obj, json_t **raw, const struct audit_event *ev, struct wd_err *err)
+/* the proleptic Gregorian date of @days since 1970-01-01 (the "days from
+ * civil" algorithm run backwards: 400-year eras, years starting in March) */
+static void civil(int64_t days, int64_t *y, int *m, int *d)
 {
-	json_t *arr = json_array();
-	int ret;
+	int64_t z = days + 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	int64_t doe = z - era * 146097;					     /* [0, 146096] */
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
+	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);		     /* [0, 365] */
+	int64_t mp = (5 * doy + 2) / 153;				     /* [0, 11] */
 
-	if (!arr)
-		return -ENOMEM;
-	for (size_t i = 0; i < ev->command_len; i++) {
-		char rawkey[40];
-
-		if (!ev->command[i]) {
-			ret = wd_err_set(err, -EINVAL, "audit event: command[%zu] is NULL", i);
-			goto out;
-		}
-		snprintf(rawkey, sizeof(rawkey), "command[%zu]", i);
-		ret = put_str(arr, NULL, raw, rawkey, ev->command[i]);
-		if (ret < 0)
-			goto out;
-	}
-	ret = json_object_set_new(obj, "command", arr) < 0 ? -ENOMEM : 0;
-	arr = NULL;
-out:
-	json_decref(arr);
-	return ret;
+	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
+	*y = yoe + era * 400 + (*m <= 2);
 }
 
-static int build(const struct audit_event *ev, json_t *obj, struct wd_err *err)
+/* "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" (27 bytes and a NUL), without stdio or the
+ * time zone machinery; years 0000-9999 only (what the decoder reads back) */
+static int format_ts(const struct timespec *ts, char out[28])
 {
-	const char *type = audit_event_type(ev);
-	json_t *raw = NULL;
-	char ts[40];
-	int ret;
+	int64_t t = ts->tv_sec, days = t / 86400, sod = t % 86400, y;
+	long us = ts->tv_nsec / 1000;
+	int f[6], w[6] = {4, 2, 2, 2, 2, 2};
+	char *o = out;
 
+	if (t < -62167219200LL || t > 253402300799LL) /* 0000-01-01 .. 9999-12-31 */
+		return -EINVAL;
+	if (sod < 0) {
+		sod += 86400;
+		days--;
+	}
+	civil(days, &y, &f[1], &f[2]);
+	f[0] = (int)y;
+	f[3] = (int)(sod / 3600);
+	f[4] = (int)(sod / 60 % 60);
+	f[5] = (int)(sod % 60);
+	for (int i = 0; i < 6; i++) {
+		for (int k = w[i] - 1; k >= 0; k--, f[i] /= 10)
+			o[k] = (char)('0' + f[i] % 10);
+		o += w[i];
+		*o++ = "--T::."[i];
+	}
+	for (int k = 5; k >= 0; k--, us /= 10)
+		o[k] = (char)('0' + us % 10);
+	o[6] = 'Z';
+	o[7] = '\0';
+	return 0;
+}
+
+/* check() - what the encoder refuses, before anything is written */
+static int check(const struct audit_event *ev, struct wd_err *err)
+{
 	if (!ev->run || !ev->action)
 		return wd_err_set(err, -EINVAL, "audit event: %s is missing",
 				  ev->run ? "action" : "run");
 	if (!audit_type_name(ev->type) && !ev->type_name)
 		return wd_err_set(err, -EINVAL, "audit event %s: unknown type %d", ev->action,
 				  (int)ev->type);
-	if (ev->ts.tv_nsec < 0 || ev->ts.tv_nsec >= 1000000000L ||
-	    wd_rfc3339(&ev->ts, ts, sizeof(ts)) < 0)
+	if (ev->ts.tv_nsec < 0 || ev->ts.tv_nsec >= 1000000000L)
 		return wd_err_set(err, -EINVAL, "audit event %s: bad timestamp", ev->action);
-	if (json_object_set_new(obj, "ts", json_string(ts)) < 0)
-		return -ENOMEM;
-	ret = put_str(obj, "run", &raw, "run", ev->run);
-	if (!ret)
-		ret = put_str(obj, "type", &raw, "type", type);
-	if (!ret)
-		ret = put_str(obj, "action", &raw, "action", ev->action);
-	if (!ret && json_object_set_new(obj, "allowed", json_boolean(ev->allowed)) < 0)
-		ret = -ENOMEM;
-	if (!ret)
-		ret = put_str(obj, "resource", &raw, "resource", ev->resource ? ev->resource : "");
-	if (!ret)
-		ret = put_str(obj, "reason", &raw, "reason", ev->reason ? ev->reason : "");
-	for (size_t i = 0; !ret && i < WD_ARRAY_SIZE(opt_fields); i++) {
+	for (size_t i = 0; i < WD_ARRAY_SIZE(opt_fields); i++) {
 		const struct opt_field *f = &opt_fields[i];
 		int64_t v;
 
-		switch (f->kind) {
-		case FK_STR:
-			if (field_str(ev, f))
-				ret = put_str(obj, f->key, &raw, f->key, field_str(ev, f));
-			break;
-		case FK_NUM:
-			if (!(ev->has & f->bit))
-				break;
+		if (f->kind == FK_NUM && (ev->has & f->bit)) {
 			v = field_num(ev, f);
-			if (v < 0 || v > f->max) {
-				ret = wd_err_set(err, -EINVAL,
-						 "audit event %s: %s %lld is out of range",
-						 ev->action, f->key, (long long)v);
-				break;
-			}
-			if (json_object_set_new(obj, f->key, json_integer(v)) < 0)
-				ret = -ENOMEM;
-			break;
-		case FK_ARGV:
-			if (ev->command)
-				ret = put_argv(obj, &raw, ev, err);
-			break;
+			if (v < 0 || v > f->max)
+				return wd_err_set(err, -EINVAL,
+						  "audit event %s: %s %lld is out of range",
+						  ev->action, f->key, (long long)v);
 		}
+		if (f->kind == FK_ARGV && ev->command)
+			for (size_t k = 0; k < ev->command_len; k++)
+				if (!ev->command[k])
+					return wd_err_set(err, -EINVAL,
+							  "audit event: command[%zu] is NULL", k);
 	}
-	if (!ret && raw) {
-		ret = json_object_set_new(obj, "raw", raw) < 0 ? -ENOMEM : 0;
-		raw = NULL;
+	return 0;
+}
+
+/* the "raw" object: exact bytes of every string that was not valid UTF-8 */
+static void put_raws(struct enc *e, const struct audit_event *ev, const char *type)
+{
+	const char *core[][2] = {{"run", ev->run},
+				 {"type", type},
+				 {"action", ev->action},
+				 {"resource", ev->resource ? ev->resource : ""},
+				 {"reason", ev->reason ? ev->reason : ""}};
+	bool first = true;
+
+	for (size_t i = 0; i < WD_ARRAY_SIZE(core); i++)
+		if (!utf8_valid(core[i][1]))
+			put_raw(e, &first, core[i][0], 0, false, core[i][1]);
+	for (size_t i = 0; i < WD_ARRAY_SIZE(opt_fields); i++) {
+		const struct opt_field *f = &opt_fields[i];
+
+		if (f->kind == FK_STR && field_str(ev, f) && !utf8_valid(field_str(ev, f)))
+			put_raw(e, &first, f->key, 0, false, field_str(ev, f));
+		if (f->kind == FK_ARGV && ev->command)
+			for (size_t k = 0; k < ev->command_len; k++)
+				if (!utf8_valid(ev->command[k]))
+					put_raw(e, &first, "command", k, true, ev->command[k]);
 	}
-	json_decref(raw);
-	if (ret == -ENOMEM)
-		wd_err_set(err, ret, "audit event: out of memory");
-	return ret;
+	if (!first)
+		PUTS(e, "}");
 }
 
 int audit_event_encode(const struct audit_event *ev, struct wd_buf *out, struct wd_err *err)
 {
-	json_t *obj = json_object();
-	size_t n;
+	struct enc e = {.b = out};
+	size_t start = out->len;
+	const char *type;
+	bool bad = false;
+	char ts[28];
 	int ret;
 
-	if (!obj)
-		return wd_err_set(err, -ENOMEM, "audit event: out of memory");
-	ret = build(ev, obj, err);
+	ret = check(ev, err);
 	if (ret < 0)
-		goto out;
-	n = json_dumpb(obj, NULL, 0, JSON_COMPACT);
-	if (n == 0) {
-		ret = wd_err_set(err, -ENOMEM, "audit event: cannot encode");
-		goto out;
+		return ret;
+	if (format_ts(&ev->ts, ts) < 0)
+		return wd_err_set(err, -EINVAL, "audit event %s: bad timestamp", ev->action);
+	type = audit_event_type(ev);
+	room(&e, 1024); /* most lines fit: one allocation check instead of many */
+	PUTS(&e, "{\"ts\":\"");
+	put(&e, ts, 27);
+	PUTS(&e, "\"");
+	bad |= put_str(&e, "run", ev->run);
+	bad |= put_str(&e, "type", type);
+	bad |= put_str(&e, "action", ev->action);
+	if (ev->allowed)
+		PUTS(&e, ",\"allowed\":true");
+	else
+		PUTS(&e, ",\"allowed\":false");
+	bad |= put_str(&e, "resource", ev->resource ? ev->resource : "");
+	bad |= put_str(&e, "reason", ev->reason ? ev->reason : "");
+	for (size_t i = 0; i < WD_ARRAY_SIZE(opt_fields); i++) {
+		const struct opt_field *f = &opt_fields[i];
+
+		switch (f->kind) {
+		case FK_STR:
+			if (field_str(ev, f))
+				bad |= put_str(&e, f->key, field_str(ev, f));
+			break;
+		case FK_NUM:
+			if (!(ev->has & f->bit))
+				break;
+			PUTS(&e, ",\"");
+			put(&e, f->key, strlen(f->key));
+			PUTS(&e, "\":");
+			put_int(&e, field_num(ev, f));
+			break;
+		case FK_ARGV:
+			if (!ev->command)
+				break;
+			PUTS(&e, ",\"command\":[");
+			for (size_t k = 0; k < ev->command_len; k++) {
+				if (k)
+					PUTS(&e, ",");
+				bad |= put_quoted(&e, ev->command[k]);
+			}
+			PUTS(&e, "]");
+			break;
+		}
 	}
-	if (n + 1 > AUDIT_LINE_MAX) {
-		ret = wd_err_set(err, -E2BIG,
-				 "audit event %s: %zu bytes, longer than the %u a line may hold",
-				 ev->action, n + 1, AUDIT_LINE_MAX);
-		goto out;
+	if (bad)
+		put_raws(&e, ev, type);
+	PUTS(&e, "}\n");
+	if (!e.ret && out->len - start > AUDIT_LINE_MAX)
+		e.ret = wd_err_set(err, -E2BIG,
+				   "audit event %s: %zu bytes, longer than the %u a line may hold",
+				   ev->action, out->len - start, AUDIT_LINE_MAX);
+	else if (e.ret == -ENOMEM)
+		wd_err_set(err, e.ret, "audit event: out of memory");
+	if (e.ret) {
+		out->len = start;
+		if (out->data)
+			out->data[start] = '\0';
+		return e.ret;
 	}
-	ret = wd_buf_reserve(out, n + 1);
-	if (ret < 0) {
-		wd_err_set(err, ret, "audit event: out of memory");
-		goto out;
-	}
-	if (json_dumpb(obj, out->data + out->len, n, JSON_COMPACT) != n) {
-		ret = wd_err_set(err, -ENOMEM, "audit event: cannot encode");
-		out->data[out->len] = '\0';
-		goto out;
-	}
-	out->len += n;
-	out->data[out->len++] = '\n';
 	out->data[out->len] = '\0';
-out:
-	json_decref(obj);
-	return ret;
+	return 0;
 }
 
 /* ---- decoding ---- */

@@ -13,11 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/udp.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
 #define GW_DNS_TTL 300
 #define GW_DNSCONN_IDLE_NS 10000000000ull
+
+struct udp_out;
 
 /* where a reply goes */
 struct gw_replyto {
@@ -26,6 +29,38 @@ struct gw_replyto {
 	socklen_t plen;
 	struct gw_addr local;
 	struct gw_dnsconn *conn; /* TCP */
+	struct udp_out *batch;	 /* UDP: queue the reply here (sent with sendmmsg) */
+};
+
+/*
+ * UDP batching: gw_dns_udp_ready() takes up to UDP_BATCH datagrams with one
+ * recvmmsg(), at most UDP_ROUNDS times per wake-up so that the rest of the
+ * loop gets its turn (64 datagrams, as before batching); it answers each into
+ * a struct udp_out and sends the queue with one sendmmsg() at the end (an
+ * answer that does not fit sends the queue first). A denial's
+ * audit event is written (gw_audit() writes denials at once) while its
+ * answer is still queued, so the event is on disk before the client learns
+ * of the denial; allowed events are written with the loop round's batch.
+ */
+#define UDP_BATCH 32
+#define UDP_ROUNDS 2
+#define UDP_OUT_MAX (UDP_BATCH * UDP_ROUNDS) /* answers queued before a send */
+#define UDP_MSG_MAX 4096		     /* longest query taken and answer sent */
+
+union pktinfo_buf {
+	char buf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
+	struct cmsghdr align;
+};
+
+struct udp_out {
+	int fd;
+	unsigned n;  /* answers queued */
+	size_t used; /* bytes of @arena they use */
+	struct mmsghdr mm[UDP_OUT_MAX];
+	struct iovec iov[UDP_OUT_MAX];
+	struct sockaddr_storage peer[UDP_OUT_MAX];
+	union pktinfo_buf cm[UDP_OUT_MAX];
+	uint8_t arena[8 * UDP_MSG_MAX];
 };
 
 struct gw_dnsq {
@@ -54,6 +89,27 @@ static const char *qtype_name(uint16_t t, char *buf, size_t size)
 	return buf;
 }
 
+/* @a as text; IPv4 without stdio (inet_ntop formats with sprintf, once per
+ * answered query) */
+static const char *addr_text(const struct gw_addr *a, char *out, size_t size)
+{
+	char *o = out;
+
+	if (a->family != AF_INET || size < INET_ADDRSTRLEN)
+		return gw_addr_str(a, out, size);
+	for (int i = 0; i < 4; i++) {
+		unsigned v = a->a[i];
+
+		if (v >= 100)
+			*o++ = (char)('0' + v / 100);
+		if (v >= 10)
+			*o++ = (char)('0' + v / 10 % 10);
+		*o++ = (char)('0' + v % 10);
+		*o++ = i < 3 ? '.' : '\0';
+	}
+	return out;
+}
+
 static void dns_event(struct gw *g, const struct gw_run *run, const struct dns_query *q,
 		      bool allowed, const char *reason, const char *rule, const char *dst)
 {
@@ -77,13 +133,192 @@ static void dns_event(struct gw *g, const struct gw_run *run, const struct dns_q
 
 static void tcp_send(struct gw_dnsconn *d, const uint8_t *msg, size_t len);
 
+/* a control message that makes the answer leave from @local (the address
+ * the query was sent to: the redirect's target) */
+static size_t fill_pktinfo(const struct gw_addr *local, union pktinfo_buf *cbuf)
+{
+	struct cmsghdr *cm = (struct cmsghdr *)cbuf->buf;
+
+	memset(cbuf, 0, sizeof(*cbuf));
+	if (local->family == AF_INET) {
+		struct in_pktinfo pi = {0};
+
+		memcpy(&pi.ipi_spec_dst, local->a, 4);
+		cm->cmsg_level = IPPROTO_IP;
+		cm->cmsg_type = IP_PKTINFO;
+		cm->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
+		return CMSG_SPACE(sizeof(pi));
+	}
+	{
+		struct in6_pktinfo pi = {0};
+
+		memcpy(&pi.ipi6_addr, local->a, 16);
+		cm->cmsg_level = IPPROTO_IPV6;
+		cm->cmsg_type = IPV6_PKTINFO;
+		cm->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
+		return CMSG_SPACE(sizeof(pi));
+	}
+}
+
+/*
+ * Answers of the same size for the same client (same peer, same local
+ * address) leave as one UDP GSO send (UDP_SEGMENT): the kernel routes,
+ * filters and NATs them once and cuts them into datagrams at the end, so the
+ * client receives the same datagrams it would otherwise. A kernel or route
+ * that refuses GSO gets the answers one by one, and GSO is not tried again
+ * by this process.
+ */
+#define UDP_GSO_SEG_MAX 1232	/* an answer longer than this is never grouped */
+#define UDP_GSO_BYTES_MAX 60000 /* bytes in one GSO send */
+
+static bool udp_gso_refused;
+
+union gso_cbuf {
+	char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(uint16_t))];
+	struct cmsghdr align;
+};
+
+struct udp_send {
+	struct mmsghdr mm[UDP_OUT_MAX];
+	struct iovec iov[UDP_OUT_MAX];
+	union gso_cbuf cm[UDP_OUT_MAX];
+	unsigned n;
+};
+
+static bool same_dest(const struct udp_out *o, unsigned i, unsigned j)
+{
+	const struct msghdr *a = &o->mm[i].msg_hdr, *b = &o->mm[j].msg_hdr;
+
+	return a->msg_namelen == b->msg_namelen && a->msg_controllen == b->msg_controllen &&
+	       !memcmp(a->msg_name, b->msg_name, a->msg_namelen) &&
+	       !memcmp(a->msg_control, b->msg_control, a->msg_controllen);
+}
+
+/* the queued answers as sends: groups of equal-sized answers to one client */
+static void udp_group(const struct udp_out *o, struct udp_send *u)
+{
+	bool taken[UDP_OUT_MAX] = {false};
+	unsigned ni = 0;
+
+	u->n = 0;
+	for (unsigned i = 0; i < o->n; i++) {
+		size_t seg = o->iov[i].iov_len, bytes = seg;
+		unsigned start = ni, g;
+		struct msghdr *mh;
+
+		if (taken[i])
+			continue;
+		g = u->n++;
+		mh = &u->mm[g].msg_hdr;
+		u->iov[ni++] = o->iov[i];
+		for (unsigned j = i + 1; !udp_gso_refused && seg <= UDP_GSO_SEG_MAX && j < o->n;
+		     j++) {
+			if (taken[j] || o->iov[j].iov_len != seg ||
+			    bytes + seg > UDP_GSO_BYTES_MAX || !same_dest(o, i, j))
+				continue;
+			taken[j] = true;
+			u->iov[ni++] = o->iov[j];
+			bytes += seg;
+		}
+		*mh = o->mm[i].msg_hdr;
+		mh->msg_iov = &u->iov[start];
+		mh->msg_iovlen = ni - start;
+		if (ni - start > 1) {
+			struct cmsghdr *cm;
+			uint16_t gso = (uint16_t)seg;
+
+			memset(&u->cm[g], 0, sizeof(u->cm[g]));
+			memcpy(u->cm[g].buf, o->mm[i].msg_hdr.msg_control,
+			       o->mm[i].msg_hdr.msg_controllen);
+			mh->msg_control = u->cm[g].buf;
+			mh->msg_controllen = sizeof(u->cm[g].buf);
+			cm = CMSG_NXTHDR(mh, (struct cmsghdr *)u->cm[g].buf);
+			cm->cmsg_level = SOL_UDP;
+			cm->cmsg_type = UDP_SEGMENT;
+			cm->cmsg_len = CMSG_LEN(sizeof(gso));
+			memcpy(CMSG_DATA(cm), &gso, sizeof(gso));
+			mh->msg_controllen =
+			    o->mm[i].msg_hdr.msg_controllen + CMSG_SPACE(sizeof(gso));
+		}
+	}
+}
+
+/* a GSO send the kernel refused: its answers one by one, and no more GSO */
+static void udp_ungroup(int fd, const struct msghdr *gso)
+{
+	struct msghdr mh = *gso;
+
+	udp_gso_refused = true;
+	mh.msg_iovlen = 1;
+	for (size_t k = 0; k < gso->msg_iovlen; k++) {
+		union pktinfo_buf cb;
+		size_t pl = gso->msg_controllen - CMSG_SPACE(sizeof(uint16_t));
+
+		memcpy(cb.buf, gso->msg_control, pl);
+		mh.msg_control = cb.buf;
+		mh.msg_controllen = pl;
+		mh.msg_iov = &gso->msg_iov[k];
+		sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+}
+
+/* send the queued answers (best effort, like a single sendmsg: an answer
+ * the kernel refuses is dropped and the rest still go) */
+static void udp_out_flush(struct udp_out *o)
+{
+	struct udp_send u;
+	unsigned sent = 0;
+
+	if (!o->n)
+		return;
+	udp_group(o, &u);
+	while (sent < u.n) {
+		int r = sendmmsg(o->fd, u.mm + sent, u.n - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (r > 0) {
+			sent += (unsigned)r;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && u.mm[sent].msg_hdr.msg_iovlen > 1 &&
+		    (errno == EIO || errno == EINVAL || errno == EOPNOTSUPP ||
+		     errno == ENOPROTOOPT))
+			udp_ungroup(o->fd, &u.mm[sent].msg_hdr);
+		sent++; /* this one failed: drop it, go on with the next */
+	}
+	o->n = 0;
+	o->used = 0;
+}
+
+static void udp_out_queue(struct udp_out *o, const struct gw_replyto *rt, const uint8_t *msg,
+			  size_t len)
+{
+	unsigned i;
+
+	if (o->n == UDP_OUT_MAX || o->used + len > sizeof(o->arena))
+		udp_out_flush(o);
+	i = o->n++;
+	memcpy(o->arena + o->used, msg, len);
+	memcpy(&o->peer[i], &rt->peer, rt->plen);
+	o->iov[i] = (struct iovec){.iov_base = o->arena + o->used, .iov_len = len};
+	o->mm[i].msg_hdr = (struct msghdr){
+	    .msg_name = &o->peer[i],
+	    .msg_namelen = rt->plen,
+	    .msg_iov = &o->iov[i],
+	    .msg_iovlen = 1,
+	    .msg_control = o->cm[i].buf,
+	    .msg_controllen = fill_pktinfo(&rt->local, &o->cm[i]),
+	};
+	o->used += len;
+}
+
 static void send_reply(struct gw *g, const struct gw_replyto *rt, const uint8_t *msg, size_t len)
 {
 	struct iovec iov = {.iov_base = (void *)msg, .iov_len = len};
-	union {
-		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
-		struct cmsghdr align;
-	} cbuf;
+	union pktinfo_buf cbuf;
 	struct msghdr mh = {
 	    .msg_name = (void *)&rt->peer,
 	    .msg_namelen = rt->plen,
@@ -91,7 +326,6 @@ static void send_reply(struct gw *g, const struct gw_replyto *rt, const uint8_t 
 	    .msg_iovlen = 1,
 	    .msg_control = cbuf.buf,
 	};
-	struct cmsghdr *cm;
 
 	(void)g;
 	if (rt->fd < 0) {
@@ -99,35 +333,18 @@ static void send_reply(struct gw *g, const struct gw_replyto *rt, const uint8_t 
 			tcp_send(rt->conn, msg, len);
 		return;
 	}
-	memset(&cbuf, 0, sizeof(cbuf));
-	cm = (struct cmsghdr *)cbuf.buf;
-	/* answer from the address the query was sent to (the redirect's target) */
-	if (rt->local.family == AF_INET) {
-		struct in_pktinfo pi = {0};
-
-		memcpy(&pi.ipi_spec_dst, rt->local.a, 4);
-		cm->cmsg_level = IPPROTO_IP;
-		cm->cmsg_type = IP_PKTINFO;
-		cm->cmsg_len = CMSG_LEN(sizeof(pi));
-		memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
-		mh.msg_controllen = CMSG_SPACE(sizeof(pi));
-	} else {
-		struct in6_pktinfo pi = {0};
-
-		memcpy(&pi.ipi6_addr, rt->local.a, 16);
-		cm->cmsg_level = IPPROTO_IPV6;
-		cm->cmsg_type = IPV6_PKTINFO;
-		cm->cmsg_len = CMSG_LEN(sizeof(pi));
-		memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
-		mh.msg_controllen = CMSG_SPACE(sizeof(pi));
+	if (rt->batch && len <= UDP_MSG_MAX) {
+		udp_out_queue(rt->batch, rt, msg, len);
+		return;
 	}
+	mh.msg_controllen = fill_pktinfo(&rt->local, &cbuf);
 	sendmsg(rt->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 static void reply(struct gw *g, const struct gw_replyto *rt, const struct dns_query *q,
 		  const struct dns_reply *r)
 {
-	uint8_t out[4096];
+	uint8_t out[UDP_MSG_MAX];
 	struct dns_reply rr = *r;
 	int n;
 
@@ -323,7 +540,7 @@ static void query(struct gw *g, const uint8_t *msg, size_t len, const struct gw_
 		r.n_answers = 1;
 		reply(g, rt, &q, &r);
 		dns_event(g, run, &q, true, "synthetic address", rule_text,
-			  gw_addr_str(&a, atxt, sizeof(atxt)));
+			  addr_text(&a, atxt, sizeof(atxt)));
 		return;
 	}
 	if (q.qtype == DNS_TYPE_ANY || !g->ares_ok) {
@@ -345,6 +562,7 @@ static void query(struct gw *g, const uint8_t *msg, size_t len, const struct gw_
 		run->refs++;
 		dq->q = q;
 		dq->rt = *rt;
+		dq->rt.batch = NULL; /* answered later, on its own */
 		if (rt->conn)
 			rt->conn->pending = dq;
 		dns_event(g, run, &q, true, "forwarded upstream (addresses replaced)", rule_text,
@@ -355,54 +573,88 @@ static void query(struct gw *g, const uint8_t *msg, size_t len, const struct gw_
 
 /* ------------------------------------------------------------ UDP */
 
+/* one received datagram: where it came from and went to; NULL when it is to
+ * be ignored (truncated, no destination address) */
+static const struct gw_replyto *udp_in(struct mmsghdr *m, struct udp_out *out,
+				       struct gw_replyto *rt, struct gw_addr *peer)
+{
+	struct msghdr *mh = &m->msg_hdr;
+
+	rt->fd = out->fd;
+	rt->batch = out;
+	rt->conn = NULL;
+	memset(&rt->local, 0, sizeof(rt->local));
+	rt->plen = mh->msg_namelen;
+	if (rt->plen > sizeof(rt->peer) || gw_addr_from_sa(&rt->peer, peer, NULL))
+		return NULL;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
+			rt->local.family = AF_INET;
+			memcpy(rt->local.a, &pi.ipi_addr, 4);
+		} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO) {
+			struct in6_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
+			rt->local.family = AF_INET6;
+			memcpy(rt->local.a, &pi.ipi6_addr, 16);
+		}
+	}
+	if (!rt->local.family || (mh->msg_flags & MSG_TRUNC))
+		return NULL;
+	return rt;
+}
+
 void gw_dns_udp_ready(struct gw_listener *l)
 {
 	struct gw *g = l->g;
+	struct udp_out out; /* not zeroed: only what n and used cover is read */
+	uint8_t bufs[UDP_BATCH][UDP_MSG_MAX];
+	union {
+		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + 64];
+		struct cmsghdr align;
+	} cbufs[UDP_BATCH];
+	struct gw_replyto rts[UDP_BATCH];
+	struct iovec iov[UDP_BATCH];
+	struct mmsghdr mm[UDP_BATCH];
 
-	for (int i = 0; i < 64; i++) {
-		uint8_t buf[4096];
-		union {
-			char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + 64];
-			struct cmsghdr align;
-		} cbuf;
-		struct gw_replyto rt = {.fd = l->fd};
-		struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
-		struct msghdr mh = {
-		    .msg_name = &rt.peer,
-		    .msg_namelen = sizeof(rt.peer),
-		    .msg_iov = &iov,
+	out.fd = l->fd;
+	out.n = 0;
+	out.used = 0;
+	for (int i = 0; i < UDP_BATCH; i++) {
+		iov[i] = (struct iovec){.iov_base = bufs[i], .iov_len = sizeof(bufs[i])};
+		mm[i].msg_hdr = (struct msghdr){
+		    .msg_name = &rts[i].peer,
+		    .msg_iov = &iov[i],
 		    .msg_iovlen = 1,
-		    .msg_control = cbuf.buf,
-		    .msg_controllen = sizeof(cbuf.buf),
+		    .msg_control = cbufs[i].buf,
 		};
-		struct gw_addr peer;
-		ssize_t n = recvmsg(l->fd, &mh, MSG_DONTWAIT);
-
-		if (n < 0)
-			return;
-		rt.plen = mh.msg_namelen;
-		if (gw_addr_from_sa(&rt.peer, &peer, NULL))
-			continue;
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-			if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO) {
-				struct in_pktinfo pi;
-
-				memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
-				rt.local.family = AF_INET;
-				memcpy(rt.local.a, &pi.ipi_addr, 4);
-			} else if (cm->cmsg_level == IPPROTO_IPV6 &&
-				   cm->cmsg_type == IPV6_PKTINFO) {
-				struct in6_pktinfo pi;
-
-				memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
-				rt.local.family = AF_INET6;
-				memcpy(rt.local.a, &pi.ipi6_addr, 16);
-			}
-		}
-		if (!rt.local.family || (mh.msg_flags & MSG_TRUNC))
-			continue;
-		query(g, buf, (size_t)n, &rt, &peer);
 	}
+	for (int round = 0; round < UDP_ROUNDS; round++) {
+		int n;
+
+		for (int i = 0; i < UDP_BATCH; i++) {
+			mm[i].msg_hdr.msg_namelen = sizeof(rts[i].peer);
+			mm[i].msg_hdr.msg_controllen = sizeof(cbufs[i].buf);
+			mm[i].msg_hdr.msg_flags = 0;
+			mm[i].msg_len = 0;
+		}
+		n = recvmmsg(l->fd, mm, UDP_BATCH, MSG_DONTWAIT, NULL);
+		if (n <= 0)
+			break;
+		for (int i = 0; i < n; i++) {
+			struct gw_addr peer;
+			const struct gw_replyto *rt = udp_in(&mm[i], &out, &rts[i], &peer);
+
+			if (rt)
+				query(g, bufs[i], mm[i].msg_len, rt, &peer);
+		}
+		if (n < UDP_BATCH)
+			break;
+	}
+	udp_out_flush(&out);
 }
 
 /* ------------------------------------------------------------ TCP */

@@ -259,6 +259,206 @@ static void test_golden_key_order(void **state)
 	wd_buf_free(&b);
 }
 
+/* The hand encoder writes what jansson's json_dumpb(JSON_COMPACT) wrote: these
+ * lines were produced by the jansson encoder it replaced. */
+static void test_golden_bytes(void **state)
+{
+	static const char ctl[] = "\x01\x02\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x1b\x1f \"\\/\x7f end";
+	const char *cmd[] = {"ls",
+			     "\xff\xfe",
+			     "a\"b\\c\n",
+			     "\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+			     "\xed\xa0\x80 surrogate",
+			     "\xc0\xaf overlong"};
+	struct audit_event e1 = {
+	    .ts = {1764410400, 123456789},
+	    .run = "r-1",
+	    .type = AUDIT_TYPE_RUN,
+	    .action = "run.start",
+	    .resource = ctl,
+	    .allowed = true,
+	    .reason = "why \xe2\x9c\x93",
+	    .rule = "rule",
+	    .policy = "/p\xff.yaml",
+	    .policy_hash = "sha256:00",
+	    .isolation = "netns+bwrap",
+	    .command = cmd,
+	    .command_len = 6,
+	    .has = 0x7ff,
+	    .pid = 2147483647,
+	    .uid = 4294967295LL,
+	    .port = 65535,
+	    .dst = "10.0.0.1",
+	    .proto = "tls",
+	    .sni = "s\x80ni",
+	    .host = "h",
+	    .qtype = "A",
+	    .bytes_up = 9223372036854775807LL,
+	    .bytes_down = 0,
+	    .duration_ms = 12,
+	    .exit = 255,
+	    .signal = 127,
+	    .denials = 3,
+	    .limit = 1,
+	    .usage = 2,
+	    .denial_id = "dn-1",
+	};
+	struct audit_event e2 = {
+	    .ts = {0, 0}, .run = "", .type = AUDIT_TYPE_DNS, .action = "dns.query"};
+	struct audit_event e3 = {.ts = {4102444799, 999999999},
+				 .run = "\xff",
+				 .type = AUDIT_TYPE_OTHER,
+				 .type_name = "fancy\x01",
+				 .action = "x.\xfey",
+				 .resource = "\xe2\x82",
+				 .reason = "",
+				 .command = cmd,
+				 .command_len = 0};
+	struct audit_event e4 = {.ts = {86400, 5},
+				 .run = "r",
+				 .type = AUDIT_TYPE_NET,
+				 .action = "net.close",
+				 .has = AUDIT_HAS_PORT | AUDIT_HAS_BYTES_DOWN,
+				 .port = 0,
+				 .bytes_down = 1234567890123LL,
+				 .allowed = false};
+	static const char *const want[] = {
+	    "{\"ts\":\"2025-11-29T10:00:00.123456Z\",\"run\":\"r-1\",\"type\":\"run\",\"action\":"
+	    "\"run.start\",\"allowed\":true,\"resource\":"
+	    "\"\\u0001\\u0002\\u0007\\b\\t\\n\\u000B\\f\\r\\u000E\\u001B\\u001F \\\"\\\\/\x7f"
+	    " end\",\"reason\":\"why \xe2"
+	    "\x9c"
+	    "\x93"
+	    "\",\"rule\":\"rule\",\"policy\":\"/p\xef"
+	    "\xbf"
+	    "\xbd"
+	    ".yaml\",\"policy_hash\":\"sha256:00\",\"isolation\":\"netns+bwrap\",\"command\":["
+	    "\"ls\",\"\xef"
+	    "\xbf"
+	    "\xbd"
+	    "\xef"
+	    "\xbf"
+	    "\xbd"
+	    "\",\"a\\\"b\\\\c\\n\",\"\xc3"
+	    "\xa9"
+	    "t\xc3"
+	    "\xa9"
+	    " \xe2"
+	    "\x82"
+	    "\xac"
+	    " \xf0"
+	    "\x9f"
+	    "\x98"
+	    "\x80"
+	    "\",\"\xef"
+	    "\xbf"
+	    "\xbd"
+	    "\xef"
+	    "\xbf"
+	    "\xbd"
+	    "\xef"
+	    "\xbf"
+	    "\xbd"
+	    " surrogate\",\"\xef"
+	    "\xbf"
+	    "\xbd"
+	    "\xef"
+	    "\xbf"
+	    "\xbd"
+	    " overlong\"],\"pid\":2147483647,\"uid\":4294967295,\"dst\":\"10.0.0.1\",\"port\":"
+	    "65535,\"proto\":\"tls\",\"sni\":\"s\xef"
+	    "\xbf"
+	    "\xbd"
+	    "ni\",\"host\":\"h\",\"qtype\":\"A\",\"bytes_up\":9223372036854775807,\"bytes_down\":0,"
+	    "\"duration_ms\":12,\"exit\":255,\"signal\":127,\"denials\":3,\"limit\":1,\"usage\":2,"
+	    "\"denial_id\":\"dn-1\",\"raw\":{\"policy\":\"2f70ff2e79616d6c\",\"command[1]\":"
+	    "\"fffe\",\"command[4]\":\"eda08020737572726f67617465\",\"command[5]\":"
+	    "\"c0af206f7665726c6f6e67\",\"sni\":\"73806e69\"}}\n",
+	    "{\"ts\":\"1970-01-01T00:00:00.000000Z\",\"run\":\"\",\"type\":\"dns\",\"action\":"
+	    "\"dns.query\",\"allowed\":false,\"resource\":\"\",\"reason\":\"\"}\n",
+	    "{\"ts\":\"2099-12-31T23:59:59.999999Z\",\"run\":\"\xef"
+	    "\xbf"
+	    "\xbd"
+	    "\",\"type\":\"fancy\\u0001\",\"action\":\"x.\xef"
+	    "\xbf"
+	    "\xbd"
+	    "y\",\"allowed\":false,\"resource\":\"\xef"
+	    "\xbf"
+	    "\xbd"
+	    "\xef"
+	    "\xbf"
+	    "\xbd"
+	    "\",\"reason\":\"\",\"command\":[],\"raw\":{\"run\":\"ff\",\"action\":\"782efe79\","
+	    "\"resource\":\"e282\"}}\n",
+	    "{\"ts\":\"1970-01-02T00:00:00.000000Z\",\"run\":\"r\",\"type\":\"net\",\"action\":"
+	    "\"net.close\",\"allowed\":false,\"resource\":\"\",\"reason\":\"\",\"port\":0,\"bytes_"
+	    "down\":1234567890123}\n",
+	};
+	const struct audit_event *evs[] = {&e1, &e2, &e3, &e4};
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++) {
+		struct wd_buf b = WD_BUF_INIT;
+		struct audit_event back;
+
+		assert_int_equal(audit_event_encode(evs[i], &b, NULL), 0);
+		assert_string_equal(b.data, want[i]);
+		assert_int_equal(audit_event_decode(b.data, b.len, &back, NULL), 0);
+		assert_string_equal(back.run, evs[i]->run);
+		assert_string_equal(back.resource, evs[i]->resource ? evs[i]->resource : "");
+		audit_event_clear(&back);
+		wd_buf_free(&b);
+	}
+}
+
+/* Timestamps are formatted without gmtime_r(): calendar edges. */
+static void test_timestamps(void **state)
+{
+	static const struct {
+		time_t sec;
+		long nsec;
+		const char *want;
+	} cases[] = {
+	    {0, 0, "1970-01-01T00:00:00.000000Z"},
+	    {-1, 999999999, "1969-12-31T23:59:59.999999Z"},
+	    {951782400, 1000, "2000-02-29T00:00:00.000001Z"},
+	    {1709164800, 0, "2024-02-29T00:00:00.000000Z"},
+	    {-2203891200, 0, "1900-03-01T00:00:00.000000Z"},
+	    {4107542400, 0, "2100-03-01T00:00:00.000000Z"},
+	    {-62167219200, 0, "0000-01-01T00:00:00.000000Z"},
+	    {253402300799, 999999999, "9999-12-31T23:59:59.999999Z"},
+	};
+	struct audit_event ev = {.run = "r", .type = AUDIT_TYPE_RUN, .action = "run.x"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct wd_buf b = WD_BUF_INIT;
+		struct audit_event back;
+
+		ev.ts.tv_sec = cases[i].sec;
+		ev.ts.tv_nsec = cases[i].nsec;
+		assert_int_equal(audit_event_encode(&ev, &b, NULL), 0);
+		assert_memory_equal(b.data, "{\"ts\":\"", 7);
+		assert_memory_equal(b.data + 7, cases[i].want, 27);
+		assert_int_equal(audit_event_decode(b.data, b.len, &back, NULL), 0);
+		assert_int_equal(back.ts.tv_sec, cases[i].sec);
+		assert_int_equal(back.ts.tv_nsec, cases[i].nsec / 1000 * 1000);
+		audit_event_clear(&back);
+		wd_buf_free(&b);
+	}
+	/* years the decoder could not read back are refused */
+	{
+		struct wd_buf b = WD_BUF_INIT;
+
+		ev.ts.tv_sec = 253402300800;
+		assert_int_equal(audit_event_encode(&ev, &b, NULL), -EINVAL);
+		ev.ts.tv_sec = -62167219201;
+		assert_int_equal(audit_event_encode(&ev, &b, NULL), -EINVAL);
+		assert_true(b.len == 0);
+		wd_buf_free(&b);
+	}
+}
+
 static void test_nasty_strings(void **state)
 {
 	static const char *const nasty[] = {
@@ -1138,6 +1338,8 @@ int main(void)
 	    cmocka_unit_test(test_roundtrip_every_field),
 	    cmocka_unit_test(test_roundtrip_minimal),
 	    cmocka_unit_test(test_golden_key_order),
+	    cmocka_unit_test(test_golden_bytes),
+	    cmocka_unit_test(test_timestamps),
 	    cmocka_unit_test(test_nasty_strings),
 	    cmocka_unit_test(test_invalid_utf8_is_replaced_and_kept),
 	    cmocka_unit_test(test_decode_corrupt),
