@@ -1047,7 +1047,8 @@ static int pump(struct gw *g, struct gw_half *h, const struct gw_half *other, in
 				r = -EMFILE;
 				break;
 			}
-			n = splice(src, NULL, h->pipe[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			n = splice(src, NULL, h->pipe[1], NULL, want,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		} else {
 			n = recv(src, g->copybuf, want, MSG_DONTWAIT);
 		}
@@ -1110,7 +1111,7 @@ static void relay(struct gw_conn *c)
 		r = pump(g, &c->c2u, &c->u2c, c->cfd, &c->cr, c->ufd, &c->ur,
 			 c->budget >= 0 ? &c->budget : NULL);
 		if (r < 0) {
-			gw_conn_close(c, r == -EMFILE   ? "out of descriptors for pipes"
+			gw_conn_close(c, r == -EMFILE	? "out of descriptors for pipes"
 					 : r == -ENOMEM ? "out of memory"
 							: "client->upstream error");
 			return;
@@ -1119,7 +1120,7 @@ static void relay(struct gw_conn *c)
 	}
 	r = pump(g, &c->u2c, &c->c2u, c->ufd, &c->ur, c->cfd, &c->cr, NULL);
 	if (r < 0) {
-		gw_conn_close(c, r == -EMFILE   ? "out of descriptors for pipes"
+		gw_conn_close(c, r == -EMFILE	? "out of descriptors for pipes"
 				 : r == -ENOMEM ? "out of memory"
 						: "upstream->client error");
 		return;

@@ -43,9 +43,9 @@ enum gw_timer_kind {
 	GW_T_UDPLOG,  /* write the summaries of rate-limited UDP events */
 };
 
-#define GW_BUF_POOL 64	 /* peek buffers kept for reuse */
+#define GW_BUF_POOL 64	  /* peek buffers kept for reuse */
 #define GW_COPY_MAX 16384 /* reads up to this size are copied; a full one turns to splice */
-#define GW_RUN_HASH 1024 /* buckets of the run table's address index (power of 2) */
+#define GW_RUN_HASH 1024  /* buckets of the run table's address index (power of 2) */
 
 struct gw_listener {
 	struct gw *g;
