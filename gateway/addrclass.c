@@ -46,35 +46,36 @@ int gw_cidr_parse(const char *s, struct gw_addr *net, unsigned *prefix)
 	return 0;
 }
 
+/* the ranges as bytes (no text to parse per lookup); the comment is the range */
 static const struct {
 	int family;
-	const char *net;
+	uint8_t net[16];
 	unsigned prefix;
 	enum gw_addr_class cls;
 } ranges[] = {
-    {AF_INET, "0.0.0.0", 8, GW_ADDR_UNSPECIFIED},
-    {AF_INET, "127.0.0.0", 8, GW_ADDR_LOOPBACK},
-    {AF_INET, "10.0.0.0", 8, GW_ADDR_PRIVATE},
-    {AF_INET, "172.16.0.0", 12, GW_ADDR_PRIVATE},
-    {AF_INET, "192.168.0.0", 16, GW_ADDR_PRIVATE},
-    {AF_INET, "100.64.0.0", 10, GW_ADDR_CGNAT},
-    {AF_INET, "169.254.0.0", 16, GW_ADDR_LINK_LOCAL},
-    {AF_INET, "224.0.0.0", 4, GW_ADDR_MULTICAST},
-    {AF_INET, "240.0.0.0", 4, GW_ADDR_RESERVED},
-    {AF_INET, "192.0.0.0", 24, GW_ADDR_RESERVED},
-    {AF_INET6, "::", 128, GW_ADDR_UNSPECIFIED},
-    {AF_INET6, "::1", 128, GW_ADDR_LOOPBACK},
-    {AF_INET6, "::ffff:0:0", 96, GW_ADDR_EMBEDDED_V4},
-    {AF_INET6, "::", 96, GW_ADDR_EMBEDDED_V4},
-    {AF_INET6, "64:ff9b::", 96, GW_ADDR_EMBEDDED_V4},
-    {AF_INET6, "64:ff9b:1::", 48, GW_ADDR_EMBEDDED_V4},
-    {AF_INET6, "2002::", 16, GW_ADDR_EMBEDDED_V4},
-    {AF_INET6, "2001::", 32, GW_ADDR_EMBEDDED_V4},
-    {AF_INET6, "fc00::", 7, GW_ADDR_ULA},
-    {AF_INET6, "fe80::", 10, GW_ADDR_LINK_LOCAL},
-    {AF_INET6, "fec0::", 10, GW_ADDR_PRIVATE},
-    {AF_INET6, "ff00::", 8, GW_ADDR_MULTICAST},
-    {AF_INET6, "100::", 64, GW_ADDR_RESERVED},
+    {AF_INET, {0}, 8, GW_ADDR_UNSPECIFIED},			      /* 0.0.0.0/8 */
+    {AF_INET, {127}, 8, GW_ADDR_LOOPBACK},			      /* 127.0.0.0/8 */
+    {AF_INET, {10}, 8, GW_ADDR_PRIVATE},			      /* 10.0.0.0/8 */
+    {AF_INET, {172, 16}, 12, GW_ADDR_PRIVATE},			      /* 172.16.0.0/12 */
+    {AF_INET, {192, 168}, 16, GW_ADDR_PRIVATE},			      /* 192.168.0.0/16 */
+    {AF_INET, {100, 64}, 10, GW_ADDR_CGNAT},			      /* 100.64.0.0/10 */
+    {AF_INET, {169, 254}, 16, GW_ADDR_LINK_LOCAL},		      /* 169.254.0.0/16 */
+    {AF_INET, {224}, 4, GW_ADDR_MULTICAST},			      /* 224.0.0.0/4 */
+    {AF_INET, {240}, 4, GW_ADDR_RESERVED},			      /* 240.0.0.0/4 */
+    {AF_INET, {192, 0, 0}, 24, GW_ADDR_RESERVED},		      /* 192.0.0.0/24 */
+    {AF_INET6, {0}, 128, GW_ADDR_UNSPECIFIED},			      /* ::/128 */
+    {AF_INET6, {[15] = 1}, 128, GW_ADDR_LOOPBACK},		      /* ::1/128 */
+    {AF_INET6, {[10] = 0xff, [11] = 0xff}, 96, GW_ADDR_EMBEDDED_V4},  /* ::ffff:0:0/96 */
+    {AF_INET6, {0}, 96, GW_ADDR_EMBEDDED_V4},			      /* ::/96 */
+    {AF_INET6, {0, 0x64, 0xff, 0x9b}, 96, GW_ADDR_EMBEDDED_V4},	      /* 64:ff9b::/96 */
+    {AF_INET6, {0, 0x64, 0xff, 0x9b, 0, 1}, 48, GW_ADDR_EMBEDDED_V4}, /* 64:ff9b:1::/48 */
+    {AF_INET6, {0x20, 0x02}, 16, GW_ADDR_EMBEDDED_V4},		      /* 2002::/16 */
+    {AF_INET6, {0x20, 0x01}, 32, GW_ADDR_EMBEDDED_V4},		      /* 2001::/32 */
+    {AF_INET6, {0xfc}, 7, GW_ADDR_ULA},				      /* fc00::/7 */
+    {AF_INET6, {0xfe, 0x80}, 10, GW_ADDR_LINK_LOCAL},		      /* fe80::/10 */
+    {AF_INET6, {0xfe, 0xc0}, 10, GW_ADDR_PRIVATE},		      /* fec0::/10 */
+    {AF_INET6, {0xff}, 8, GW_ADDR_MULTICAST},			      /* ff00::/8 */
+    {AF_INET6, {0x01, 0x00}, 64, GW_ADDR_RESERVED},		      /* 100::/64 */
 };
 
 enum gw_addr_class gw_addr_classify(const struct gw_addr *a)
@@ -84,7 +85,7 @@ enum gw_addr_class gw_addr_classify(const struct gw_addr *a)
 
 		if (a->family != net.family)
 			continue;
-		inet_pton(net.family, ranges[i].net, net.a);
+		memcpy(net.a, ranges[i].net, sizeof(net.a));
 		if (gw_prefix_contains(&net, ranges[i].prefix, a))
 			return ranges[i].cls;
 	}

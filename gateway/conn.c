@@ -9,7 +9,10 @@
  *            TLS ClientHello, an HTTP head or plain bytes decide;
  *   RESOLVE  an allowed name is being resolved (c-ares, cached);
  *   CONNECT  trying each resolved address in turn (connect_ms each);
- *   RELAY    bytes flow both ways through pipes with splice(2);
+ *   RELAY    bytes flow both ways: small reads are copied through one
+ *            per-loop buffer (recv/send); a read that fills it marks the
+ *            direction as bulk, which then moves through a pipe with
+ *            splice(2);
  *   DRAIN    denied: the 403 or TLS alert was sent, reading until the client
  *            closes (2 s at most) so that the answer is not lost to a reset;
  *   CLOSED   parked on the zombie list until the end of the loop round.
@@ -22,6 +25,15 @@
  * upstream before splicing starts. Each direction (struct gw_half) passes
  * its end of stream on at once with shutdown(SHUT_WR); the connection closes
  * when both directions ended, on an error, or after idle_ms without traffic.
+ *
+ * Both sockets are added to epoll once, edge-triggered, for reading and
+ * writing; struct gw_ready keeps what the events said, and a flag is cleared
+ * only when a read found the socket drained (EAGAIN, or a short copy read)
+ * or a write found it full. No epoll_ctl per state change, no read that is
+ * known to return EAGAIN, and a short read after the peer's FIN
+ * (EPOLLRDHUP) is its end of stream without one more read. A wake-up moves at
+ * most 16 chunks per direction; a connection with more is queued on g->again
+ * and served again before the loop sleeps.
  *
  * Audit: one "net.connect" event at decision time (allowed or denied, with
  * the denial id sent to the client), and one "net.close" event for every
@@ -45,18 +57,30 @@
 #define GW_RESOLVE_NS 10000000000ull
 #define GW_PIPE_POOL 256
 
-static void conn_update(struct gw_conn *c);
+#define GW_EP_EVENTS (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
+
 static void start_resolve(struct gw_conn *c);
-
-/* @src into @dst (cut to fit): cheaper than snprintf("%s") on the accept path */
-static void copy_str(char *dst, size_t size, const char *src)
-{
-	size_t n = strnlen(src, size - 1);
-
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
 static void try_connect(struct gw_conn *c);
+static void relay(struct gw_conn *c);
+static void fail_upstream(struct gw_conn *c, const char *reason);
+
+/* *@dst = a heap copy of @src (at most 255 bytes; NULL or "" -> NULL). Return: 0 or -ENOMEM */
+static int str_set(char **dst, const char *src)
+{
+	size_t n = src ? strnlen(src, 255) : 0;
+	char *p = NULL;
+
+	if (n) {
+		p = malloc(n + 1);
+		if (!p)
+			return -ENOMEM;
+		memcpy(p, src, n);
+		p[n] = '\0';
+	}
+	free(*dst);
+	*dst = p;
+	return 0;
+}
 
 /* ------------------------------------------------------------ pipe pool */
 
@@ -123,13 +147,13 @@ static void conn_event(struct gw_conn *c, const char *action, bool allowed, cons
 	struct audit_event ev = {
 	    .type = AUDIT_TYPE_NET,
 	    .action = action,
-	    .resource = c->name[0] ? c->name : gw_addr_str(&c->orig, dst, sizeof(dst)),
+	    .resource = c->name ? c->name : gw_addr_str(&c->orig, dst, sizeof(dst)),
 	    .allowed = allowed,
 	    .reason = reason,
-	    .rule = c->rule[0] ? c->rule : NULL,
+	    .rule = c->rule,
 	    .proto = c->proto,
-	    .sni = c->sni[0] ? c->sni : NULL,
-	    .host = c->host[0] ? c->host : NULL,
+	    .sni = c->sni,
+	    .host = c->host,
 	    .denial_id = c->denial_id[0] ? c->denial_id : NULL,
 	    .has = AUDIT_HAS_PORT,
 	    .port = c->oport,
@@ -160,8 +184,7 @@ void gw_conn_close(struct gw_conn *c, const char *end)
 		conn_event(c, "net.connect", true, "allowed");
 	}
 	if (c->decided) {
-		snprintf(c->end, sizeof(c->end), "%s", end);
-		conn_event(c, "net.close", true, c->end);
+		conn_event(c, "net.close", true, end);
 		if (c->run) {
 			c->run->bytes_up += c->c2u.bytes;
 			c->run->bytes_down += c->u2c.bytes;
@@ -177,6 +200,14 @@ void gw_conn_close(struct gw_conn *c, const char *end)
 	pipe_put(g, &c->u2c);
 	buf_put(g, c->buf);
 	c->buf = NULL;
+	if (c->queued) {
+		for (struct gw_conn **pp = &g->again; *pp; pp = &(*pp)->again)
+			if (*pp == c) {
+				*pp = c->again;
+				break;
+			}
+		c->queued = false;
+	}
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -200,6 +231,14 @@ void gw_conn_reap(struct gw *g)
 		struct gw_conn *c = g->zombies;
 
 		g->zombies = c->next;
+		free(c->name);
+		free(c->sni);
+		free(c->host);
+		free(c->rule);
+		free(c->cand);
+		free(c->pending_deny);
+		free(c->c2u.stash);
+		free(c->u2c.stash);
 		free(c);
 	}
 }
@@ -229,11 +268,7 @@ static void deny(struct gw_conn *c, const char *reason)
 	c->decided = false; /* the denial is the connection's one event */
 	conn_event(c, "net.connect", false, reason);
 	gw_resolve_cancel(&c->waiter);
-	if (c->ufd >= 0) {
-		gw_ep_del(g, c->ufd);
-		close(c->ufd);
-		c->ufd = -1;
-	}
+	wd_closep(&c->ufd); /* close() takes it out of the epoll set */
 	if (c->tls) {
 		n = tls_alert_compose((uint8_t *)out, sizeof(out), TLS_ALERT_ACCESS_DENIED,
 				      c->tls_version);
@@ -250,59 +285,6 @@ static void deny(struct gw_conn *c, const char *reason)
 	shutdown(c->cfd, SHUT_WR);
 	c->st = GW_C_DRAIN;
 	gw_arm(g, &c->timer, g->now + GW_DRAIN_NS);
-	conn_update(c);
-}
-
-/* ------------------------------------------------------------ epoll interest */
-
-static void set_events(struct gw_conn *c, int fd, unsigned *cur, unsigned want, enum gw_ref ref)
-{
-	if (fd < 0 || *cur == want)
-		return;
-	/* a side we want nothing from leaves the set, so that a hang-up we
-	 * cannot act on yet (EPOLLHUP cannot be masked) does not spin the loop */
-	if (!want)
-		gw_ep_del(c->g, fd);
-	else if (!*cur)
-		gw_ep_add(c->g, fd, want, GW_REF(ref, c));
-	else
-		gw_ep_mod(c->g, fd, want, GW_REF(ref, c));
-	*cur = want;
-}
-
-static void conn_update(struct gw_conn *c)
-{
-	unsigned cw = 0, uw = 0;
-
-	switch (c->st) {
-	case GW_C_PEEK:
-	case GW_C_DRAIN:
-		cw = EPOLLIN;
-		break;
-	case GW_C_RESOLVE:
-		cw = c->checked ? 0 : EPOLLIN;
-		break;
-	case GW_C_CONNECT:
-		cw = c->checked ? 0 : EPOLLIN;
-		uw = EPOLLOUT;
-		break;
-	case GW_C_RELAY:
-		if (!c->checked)
-			cw |= EPOLLIN;
-		else if (c->flushed && !c->c2u.eof && c->c2u.inpipe == 0)
-			cw |= EPOLLIN;
-		if (c->u2c.inpipe)
-			cw |= EPOLLOUT;
-		if (!c->u2c.eof && c->u2c.inpipe == 0)
-			uw |= EPOLLIN;
-		if (c->c2u.inpipe || (c->checked && !c->flushed))
-			uw |= EPOLLOUT;
-		break;
-	case GW_C_CLOSED:
-		return;
-	}
-	set_events(c, c->cfd, &c->cev, cw, GW_REF_CLIENT);
-	set_events(c, c->ufd, &c->uev, uw, GW_REF_UP);
 }
 
 /* ------------------------------------------------------------ first bytes */
@@ -346,7 +328,10 @@ static enum sniff sniff_tls(struct gw_conn *c, bool full, const char **why)
 		*why = "incomplete TLS ClientHello";
 		return SNIFF_MALFORMED;
 	case TLS_OK:
-		copy_str(c->sni, sizeof(c->sni), th->sni);
+		if (str_set(&c->sni, th->sni)) {
+			*why = "out of memory";
+			return SNIFF_MALFORMED;
+		}
 		if (th->has_ech) {
 			*why = "TLS Encrypted Client Hello hides the destination";
 			return SNIFF_MALFORMED;
@@ -377,7 +362,10 @@ static enum sniff sniff_http(struct gw_conn *c, bool full, const char **why)
 		return SNIFF_MALFORMED;
 	case HTTP_OK:
 		c->http = true;
-		copy_str(c->host, sizeof(c->host), req.host);
+		if (str_set(&c->host, req.host)) {
+			*why = "out of memory";
+			return SNIFF_MALFORMED;
+		}
 		return SNIFF_DONE;
 	case HTTP_ABSENT:
 		c->http = true;
@@ -406,7 +394,8 @@ static enum sniff sniff(struct gw_conn *c, bool final, const char **why)
 	bool full = final || c->blen >= GW_PEEK_MAX;
 
 	c->tls = c->http = false;
-	c->sni[0] = c->host[0] = '\0';
+	str_set(&c->sni, NULL);
+	str_set(&c->host, NULL);
 	c->proto = "tcp";
 	if (!c->blen)
 		return SNIFF_DONE;
@@ -426,9 +415,9 @@ static const char *named(struct gw_conn *c)
 {
 	struct gw_addr a;
 
-	if (c->sni[0])
+	if (c->sni)
 		return c->sni;
-	if (c->host[0] && gw_addr_parse(c->host, &a))
+	if (c->host && gw_addr_parse(c->host, &a))
 		return c->host;
 	return NULL;
 }
@@ -441,12 +430,18 @@ static void flush_peeked(struct gw_conn *c)
 	if (c->budget >= 0 && (int64_t)c->blen > c->budget)
 		c->blen = (size_t)c->budget; /* absolute-form: one request only */
 	while (c->boff < c->blen) {
-		ssize_t n =
-		    send(c->ufd, c->buf + c->boff, c->blen - c->boff, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n;
 
+		if (!c->ur.wr)
+			return; /* EPOLLOUT brings us back */
+		n = send(c->ufd, c->buf + c->boff, c->blen - c->boff, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
-			if (errno == EAGAIN)
+			if (errno == EAGAIN) {
+				c->ur.wr = false;
 				return;
+			}
+			if (errno == EINTR)
+				continue;
 			gw_conn_close(c, "upstream write failed");
 			return;
 		}
@@ -477,7 +472,7 @@ static void check_bound(struct gw_conn *c, enum sniff s, const char *why)
 	if (n && !dns_name_equal(n, c->name)) {
 		snprintf(reason, sizeof(reason),
 			 "%s names %s but the connection is bound to %s (domain fronting)",
-			 c->sni[0] ? "TLS SNI" : "HTTP Host", n, c->name);
+			 c->sni ? "TLS SNI" : "HTTP Host", n, c->name);
 		deny(c, reason);
 		return;
 	}
@@ -487,6 +482,22 @@ static void check_bound(struct gw_conn *c, enum sniff s, const char *why)
 		conn_event(c, "net.connect", true, "allowed");
 	}
 	flush_peeked(c);
+}
+
+/* the upstream addresses to try: a heap copy of @a[0..@n) (@n <= GW_CACHE_ADDRS). Return: 0 or
+ * -ENOMEM */
+static int set_cand(struct gw_conn *c, const struct gw_addr *a, size_t n)
+{
+	struct gw_addr *v = malloc(n * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, a, n * sizeof(*v));
+	free(c->cand);
+	c->cand = v;
+	c->ncand = (uint8_t)n;
+	c->icand = 0;
+	return 0;
 }
 
 static void decide_unbound(struct gw_conn *c, enum sniff s, const char *why)
@@ -501,7 +512,10 @@ static void decide_unbound(struct gw_conn *c, enum sniff s, const char *why)
 	}
 	n = named(c);
 	if (n) {
-		copy_str(c->name, sizeof(c->name), n);
+		if (str_set(&c->name, n)) {
+			deny(c, "out of memory");
+			return;
+		}
 		rule = policy_match(c->run->policy, n, c->oport);
 		if (rule < 0) {
 			snprintf(reason, sizeof(reason),
@@ -511,18 +525,22 @@ static void decide_unbound(struct gw_conn *c, enum sniff s, const char *why)
 			deny(c, reason);
 			return;
 		}
-		copy_str(c->rule, sizeof(c->rule), c->run->policy->rules[rule].text);
+		if (str_set(&c->rule, c->run->policy->rules[rule].text)) {
+			deny(c, "out of memory");
+			return;
+		}
 		c->checked = true;
 		start_resolve(c);
 		return;
 	}
 	rule = policy_match_addr(c->run->policy, c->orig.family, c->orig.a, c->oport);
 	if (rule >= 0) {
-		copy_str(c->rule, sizeof(c->rule), c->run->policy->rules[rule].text);
+		if (str_set(&c->rule, c->run->policy->rules[rule].text) ||
+		    set_cand(c, &c->orig, 1)) {
+			deny(c, "out of memory");
+			return;
+		}
 		c->checked = true;
-		c->cand[0] = c->orig;
-		c->ncand = 1;
-		c->icand = 0;
 		try_connect(c);
 		return;
 	}
@@ -559,7 +577,10 @@ static void proxy_request(struct gw_conn *c, bool final)
 		deny(c, reason);
 		return;
 	}
-	copy_str(c->host, sizeof(c->host), req.host);
+	if (str_set(&c->host, req.host)) {
+		deny(c, "out of memory");
+		return;
+	}
 	if (req.is_connect) {
 		c->proto = "connect";
 		port = req.port;
@@ -578,7 +599,10 @@ static void proxy_request(struct gw_conn *c, bool final)
 		return;
 	}
 	c->oport = port;
-	copy_str(c->name, sizeof(c->name), req.host);
+	if (str_set(&c->name, req.host)) {
+		deny(c, "out of memory");
+		return;
+	}
 	rule = policy_match(c->run->policy, req.host, port);
 	if (rule < 0) {
 		snprintf(reason, sizeof(reason),
@@ -587,7 +611,10 @@ static void proxy_request(struct gw_conn *c, bool final)
 		deny(c, reason);
 		return;
 	}
-	copy_str(c->rule, sizeof(c->rule), c->run->policy->rules[rule].text);
+	if (str_set(&c->rule, c->run->policy->rules[rule].text)) {
+		deny(c, "out of memory");
+		return;
+	}
 	/* not reading the client until connected; a CONNECT tunnel's first
 	 * bytes are checked after the 200 (see connected()) */
 	c->checked = true;
@@ -597,12 +624,16 @@ static void proxy_request(struct gw_conn *c, bool final)
 		c->blen -= req.head_len;
 	}
 	if (req.host_kind != PROTO_HOST_NAME) {
-		if (gw_addr_parse(req.host, &c->cand[0])) {
+		struct gw_addr lit;
+
+		if (gw_addr_parse(req.host, &lit)) {
 			deny(c, "bad address literal");
 			return;
 		}
-		c->ncand = 1;
-		c->icand = 0;
+		if (set_cand(c, &lit, 1)) {
+			deny(c, "out of memory");
+			return;
+		}
 		try_connect(c);
 		return;
 	}
@@ -625,15 +656,25 @@ static int read_first(struct gw_conn *c, bool *eof)
 
 		if (n > 0) {
 			c->blen += (size_t)n;
-			if ((size_t)n < want)
-				return 0; /* drained for now: no extra recv() for EAGAIN */
+			if ((size_t)n < want) {
+				/* drained for now: no extra recv() for EAGAIN; new
+				 * bytes bring a new edge, and after the client's FIN
+				 * this was the last of them */
+				c->cr.rd = false;
+				*eof = c->cr.rdhup;
+				return 0;
+			}
 			continue;
 		}
 		if (n == 0) {
 			*eof = true;
 			return 0;
 		}
-		if (errno == EAGAIN || errno == EINTR)
+		if (errno == EAGAIN) {
+			c->cr.rd = false;
+			return 0;
+		}
+		if (errno == EINTR)
 			return 0;
 		return -errno;
 	}
@@ -653,12 +694,12 @@ static void first_bytes(struct gw_conn *c, bool final)
 	s = sniff(c, final, &why);
 	if (s == SNIFF_MORE)
 		return;
-	if (c->pending_deny[0]) {
+	if (c->pending_deny) {
 		deny(c, c->pending_deny);
 		return;
 	}
 	if (c->synthetic) {
-		if (!c->rule[0]) {
+		if (!c->rule) {
 			char reason[600];
 
 			snprintf(reason, sizeof(reason),
@@ -706,21 +747,21 @@ static void deny_when_known(struct gw_conn *c, const char *reason)
 		deny(c, reason);
 		return;
 	}
-	snprintf(c->pending_deny, sizeof(c->pending_deny), "%s", reason);
-	if (c->ufd >= 0) {
-		gw_ep_del(c->g, c->ufd);
-		close(c->ufd);
-		c->ufd = -1;
+	if (str_set(&c->pending_deny, reason) || !c->pending_deny) {
+		deny(c, reason); /* out of memory: deny now, less readably */
+		return;
 	}
+	wd_closep(&c->ufd);
+	c->ur = (struct gw_ready){0};
 	c->st = GW_C_PEEK;
 	gw_arm(c->g, &c->timer, c->g->now + (uint64_t)c->g->lim.peek_ms * 1000000ull);
-	conn_update(c);
 }
 
 static void resolved(struct gw_waiter *w, const struct gw_cache_entry *e)
 {
 	struct gw_conn *c = (struct gw_conn *)((char *)w - offsetof(struct gw_conn, waiter));
 	char reason[600], why[128], all[400] = "";
+	struct gw_addr cand[GW_CACHE_ADDRS];
 	size_t n = 0, alen = 0;
 
 	if (c->st != GW_C_RESOLVE)
@@ -749,7 +790,8 @@ static void resolved(struct gw_waiter *w, const struct gw_cache_entry *e)
 					alen += (size_t)k;
 				continue;
 			}
-			c->cand[n++] = *a;
+			if (n < WD_ARRAY_SIZE(cand))
+				cand[n++] = *a;
 		}
 	if (!n) {
 		snprintf(reason, sizeof(reason), "%s resolves only to refused addresses (%s)",
@@ -757,8 +799,10 @@ static void resolved(struct gw_waiter *w, const struct gw_cache_entry *e)
 		deny_when_known(c, reason);
 		return;
 	}
-	c->ncand = n;
-	c->icand = 0;
+	if (set_cand(c, cand, n)) {
+		fail_upstream(c, "out of memory");
+		return;
+	}
 	try_connect(c);
 }
 
@@ -767,7 +811,6 @@ static void start_resolve(struct gw_conn *c)
 	c->st = GW_C_RESOLVE;
 	c->waiter.cb = resolved;
 	gw_arm(c->g, &c->timer, c->g->now + GW_RESOLVE_NS);
-	conn_update(c);
 	gw_resolve(c->g, c->name, &c->waiter);
 }
 
@@ -788,6 +831,9 @@ static void connected(struct gw_conn *c)
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 
 	c->up = c->cand[c->icand - 1];
+	free(c->cand); /* only needed while connecting */
+	c->cand = NULL;
+	c->ncand = c->icand = 0;
 	c->st = GW_C_RELAY;
 	g->stats.relayed++;
 	if (c->checked && !(c->kind == GW_K_PROXY && !strcmp(c->proto, "connect"))) {
@@ -817,9 +863,14 @@ static void connected(struct gw_conn *c)
 	}
 	if (!c->checked && c->c2u.eof)
 		c->checked = true; /* the client closed without a word */
-	flush_peeked(c);
-	if (c->st == GW_C_RELAY)
-		conn_update(c);
+	if (!c->checked && c->cr.rd) {
+		/* bytes that came while connecting (a CONNECT tunnel's first):
+		 * edge-triggered, no new event will say so */
+		client_readable(c);
+		if (c->st != GW_C_RELAY)
+			return;
+	}
+	relay(c); /* the peeked bytes first, then whatever is waiting */
 }
 
 static void try_connect(struct gw_conn *c)
@@ -840,15 +891,15 @@ static void try_connect(struct gw_conn *c)
 			break;
 		}
 		if (connect(fd, (struct sockaddr *)&ss, sl) == 0 || errno == EINPROGRESS) {
+			/* registered once for both ways; EPOLLOUT says connected */
 			c->ufd = fd;
-			c->uev = EPOLLOUT;
-			if (gw_ep_add(g, fd, EPOLLOUT, GW_REF(GW_REF_UP, c))) {
+			c->ur = (struct gw_ready){0};
+			if (gw_ep_add(g, fd, GW_EP_EVENTS, GW_REF(GW_REF_UP, c))) {
 				gw_conn_close(c, "epoll_ctl failed");
 				return;
 			}
 			c->st = GW_C_CONNECT;
 			gw_arm(g, &c->timer, g->now + (uint64_t)g->lim.connect_ms * 1000000ull);
-			conn_update(c);
 			return;
 		}
 		last = errno;
@@ -858,92 +909,198 @@ static void try_connect(struct gw_conn *c)
 	{
 		char reason[300];
 
-		snprintf(reason, sizeof(reason), "upstream %s:%u: %s", c->name[0] ? c->name : "?",
+		snprintf(reason, sizeof(reason), "upstream %s:%u: %s", c->name ? c->name : "?",
 			 c->oport, last ? strerror(last) : "no address answered");
 		c->up = c->ncand ? c->cand[c->ncand - 1] : c->orig;
 		fail_upstream(c, reason);
 	}
 }
 
-static void upstream_connecting(struct gw_conn *c)
+/* an event on a connecting socket: writable without an error is connected
+ * (a socket in SYN_SENT never reports EPOLLOUT); SO_ERROR only on failure */
+static void upstream_connecting(struct gw_conn *c, unsigned events)
 {
 	int err = 0;
 	socklen_t len = sizeof(err);
 
-	if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-		err = errno;
-	if (!err) {
-		connected(c);
+	if (!(events & (EPOLLERR | EPOLLHUP))) {
+		if (events & EPOLLOUT)
+			connected(c);
 		return;
 	}
-	c->last_err = err;
-	gw_ep_del(c->g, c->ufd);
-	close(c->ufd);
-	c->ufd = -1;
+	if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	c->last_err = err ? err : ECONNREFUSED;
+	wd_closep(&c->ufd);
 	try_connect(c);
 }
 
 /* ------------------------------------------------------------ relay */
 
-/* move bytes @src -> @dst through @h's pipe; when the source has ended,
- * pass the end on with shutdown(SHUT_WR) -- unless the other direction
- * (@other) has ended too: then the connection is closed right away and
- * close() sends the FIN. Return: 0, or -errno */
-static int pump(struct gw *g, struct gw_half *h, const struct gw_half *other, int src, int dst,
-		int64_t *budget)
+#define GW_ROUNDS 16 /* chunks per direction and wake-up */
+
+/* send @n bytes of @b to @dst; what it does not take now waits in @h's stash
+ * (heap, only while the destination is full). Return: 0 or -errno */
+static int copy_out(struct gw_half *h, int dst, struct gw_ready *dr, const uint8_t *b, size_t n)
 {
-	for (int round = 0; round < 16; round++) {
-		bool progress = false;
+	size_t off = 0;
 
-		if (h->pipe[0] < 0 && pipe_get(g, h->pipe))
-			return -EMFILE;
-		if (h->inpipe == 0 && !h->eof) {
-			size_t want = GW_CHUNK;
-			ssize_t n;
+	while (off < n && dr->wr) {
+		ssize_t k = send(dst, b + off, n - off, MSG_NOSIGNAL | MSG_DONTWAIT);
 
-			if (budget && *budget >= 0 && (int64_t)want > *budget)
-				want = (size_t)*budget;
-			n = want ? splice(src, NULL, h->pipe[1], NULL, want,
-					  SPLICE_F_MOVE | SPLICE_F_NONBLOCK)
-				 : 0;
-			if (n > 0) {
-				h->inpipe += (size_t)n;
-				if (budget && *budget >= 0)
-					*budget -= n;
-				progress = true;
-			} else if (n == 0) {
+		if (k < 0) {
+			if (errno == EAGAIN) {
+				dr->wr = false;
+				break;
+			}
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		off += (size_t)k;
+		h->bytes += (uint64_t)k;
+	}
+	if (off < n) {
+		h->stash = malloc(n - off);
+		if (!h->stash)
+			return -ENOMEM;
+		memcpy(h->stash, b + off, n - off);
+		h->slen = (uint32_t)(n - off);
+		h->soff = 0;
+	}
+	return 0;
+}
+
+/* write out what waits in @h (stash or pipe). Return: 1 when all went out, 0
+ * when the destination is full, or -errno */
+static int drain_half(struct gw_half *h, int dst, struct gw_ready *dr)
+{
+	while (h->slen || h->inpipe) {
+		ssize_t k;
+
+		if (!dr->wr)
+			return 0;
+		if (h->slen)
+			k = send(dst, h->stash + h->soff, h->slen - h->soff,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		else
+			k = splice(h->pipe[0], NULL, dst, NULL, h->inpipe,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (k < 0) {
+			if (errno == EAGAIN) {
+				dr->wr = false;
+				return 0;
+			}
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		h->bytes += (uint64_t)k;
+		if (h->slen) {
+			h->soff += (uint32_t)k;
+			if (h->soff == h->slen) {
+				free(h->stash);
+				h->stash = NULL;
+				h->slen = h->soff = 0;
+			}
+		} else {
+			h->inpipe -= (uint32_t)k;
+		}
+	}
+	return 1;
+}
+
+/*
+ * pump() - move bytes from @src (readiness @sr) to @dst (@dr) for half @h
+ * A read up to GW_COPY_MAX goes through g->copybuf with recv()/send(); one
+ * that fills the buffer turns the half to bulk, which then splices through a
+ * pipe from the pool (given back whenever it is empty). A source is read only
+ * when nothing of it waits and the destination takes bytes. When the source
+ * has ended and everything went out, the end is passed on with
+ * shutdown(SHUT_WR) -- unless the other direction (@other) has ended too: then
+ * the connection closes and close() sends the FIN.
+ * Return: 1 when the half has more to do but its rounds ran out, 0, or -errno.
+ */
+static int pump(struct gw *g, struct gw_half *h, const struct gw_half *other, int src,
+		struct gw_ready *sr, int dst, struct gw_ready *dr, int64_t *budget)
+{
+	int round, r = 0;
+
+	for (round = 0; round < GW_ROUNDS; round++) {
+		size_t want = h->bulk ? GW_CHUNK : GW_COPY_MAX;
+		ssize_t n;
+
+		r = drain_half(h, dst, dr);
+		if (r <= 0)
+			break;
+		r = 0;
+		if (h->eof || !sr->rd || !dr->wr)
+			break;
+		if (budget && *budget >= 0 && (int64_t)want > *budget)
+			want = (size_t)*budget;
+		if (!want) {
+			h->eof = true; /* absolute-form: the one request went out */
+			break;
+		}
+		if (h->bulk) {
+			if (h->pipe[0] < 0 && pipe_get(g, h->pipe)) {
+				r = -EMFILE;
+				break;
+			}
+			n = splice(src, NULL, h->pipe[1], NULL, want,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		} else {
+			n = recv(src, g->copybuf, want, MSG_DONTWAIT);
+		}
+		if (n < 0) {
+			if (errno == EAGAIN) {
+				sr->rd = false;
+				break;
+			}
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (n == 0) {
+			h->eof = true;
+			break;
+		}
+		if (budget && *budget >= 0)
+			*budget -= n;
+		if (h->bulk) {
+			h->inpipe = (uint32_t)n;
+			continue;
+		}
+		if ((size_t)n < want) {
+			/* a short copy read drained the socket; after the peer's
+			 * FIN that is its end, no read for the 0 needed */
+			sr->rd = false;
+			if (sr->rdhup)
 				h->eof = true;
-			} else if (errno != EAGAIN && errno != EINTR) {
-				return -errno;
-			}
+		} else if (want == GW_COPY_MAX) {
+			h->bulk = true; /* a full buffer: bulk from now on */
 		}
-		if (h->inpipe) {
-			ssize_t n = splice(h->pipe[0], NULL, dst, NULL, h->inpipe,
-					   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-
-			if (n > 0) {
-				h->inpipe -= (size_t)n;
-				h->bytes += (uint64_t)n;
-				progress = true;
-			} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-				return -errno;
-			}
-		}
-		if (!progress)
+		r = copy_out(h, dst, dr, g->copybuf, (size_t)n);
+		if (r)
 			break;
 	}
-	if (h->eof && !h->inpipe && !h->shut) {
+	if (h->pipe[0] >= 0 && !h->inpipe)
+		pipe_put(g, h); /* back to the pool while empty */
+	if (r < 0)
+		return r;
+	if (h->eof && !h->inpipe && !h->slen && !h->shut) {
 		if (!other->shut)
 			shutdown(dst, SHUT_WR);
 		h->shut = true;
 	}
-	return 0;
+	return round == GW_ROUNDS;
 }
 
 static void relay(struct gw_conn *c)
 {
 	struct gw *g = c->g;
-	int r;
+	int r, more = 0;
 
 	c->last_ns = g->now;
 	if (!c->flushed && c->checked)
@@ -951,32 +1108,68 @@ static void relay(struct gw_conn *c)
 	if (c->st != GW_C_RELAY)
 		return;
 	if (c->flushed) {
-		r = pump(g, &c->c2u, &c->u2c, c->cfd, c->ufd, c->budget >= 0 ? &c->budget : NULL);
-		if (r) {
-			gw_conn_close(c, r == -EMFILE ? "out of descriptors for pipes"
-						      : "client->upstream error");
+		r = pump(g, &c->c2u, &c->u2c, c->cfd, &c->cr, c->ufd, &c->ur,
+			 c->budget >= 0 ? &c->budget : NULL);
+		if (r < 0) {
+			gw_conn_close(c, r == -EMFILE	? "out of descriptors for pipes"
+					 : r == -ENOMEM ? "out of memory"
+							: "client->upstream error");
 			return;
 		}
+		more |= r;
 	}
-	r = pump(g, &c->u2c, &c->c2u, c->ufd, c->cfd, NULL);
-	if (r) {
-		gw_conn_close(c, r == -EMFILE ? "out of descriptors for pipes"
-					      : "upstream->client error");
+	r = pump(g, &c->u2c, &c->c2u, c->ufd, &c->ur, c->cfd, &c->cr, NULL);
+	if (r < 0) {
+		gw_conn_close(c, r == -EMFILE	? "out of descriptors for pipes"
+				 : r == -ENOMEM ? "out of memory"
+						: "upstream->client error");
 		return;
 	}
+	more |= r;
 	if (c->c2u.shut && c->u2c.shut) {
 		gw_conn_close(c, "closed by both sides");
 		return;
 	}
-	conn_update(c);
+	if (more && !c->queued) {
+		/* no new edge will come for what is already there */
+		c->queued = true;
+		c->again = g->again;
+		g->again = c;
+	}
+}
+
+bool gw_conn_again(struct gw *g)
+{
+	struct gw_conn *list = g->again;
+
+	g->again = NULL;
+	while (list) {
+		struct gw_conn *c = list;
+
+		list = c->again;
+		c->again = NULL;
+		c->queued = false;
+		if (c->st == GW_C_RELAY)
+			relay(c);
+	}
+	return g->again != NULL;
 }
 
 /* ------------------------------------------------------------ events */
 
 void gw_conn_event(struct gw_conn *c, bool up, unsigned events)
 {
+	struct gw_ready *rd = up ? &c->ur : &c->cr;
+
 	if (c->st == GW_C_CLOSED)
 		return;
+	/* edge-triggered: remember what this edge said until a syscall says otherwise */
+	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+		rd->rd = true;
+	if (events & EPOLLRDHUP)
+		rd->rdhup = true;
+	if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR))
+		rd->wr = true;
 	if (!up && (events & EPOLLERR) && c->st != GW_C_DRAIN) {
 		gw_conn_close(c, "client connection reset");
 		return;
@@ -992,21 +1185,21 @@ void gw_conn_event(struct gw_conn *c, bool up, unsigned events)
 	}
 	switch (c->st) {
 	case GW_C_PEEK:
-		if (!up)
+		if (c->cr.rd)
 			client_readable(c);
 		break;
 	case GW_C_RESOLVE:
-		if (!up && !c->checked)
+		if (!c->checked && c->cr.rd)
 			client_readable(c);
 		break;
 	case GW_C_CONNECT:
 		if (up)
-			upstream_connecting(c);
-		else if (!c->checked)
+			upstream_connecting(c, events);
+		else if (!c->checked && c->cr.rd)
 			client_readable(c);
 		break;
 	case GW_C_RELAY:
-		if (!up && !c->checked && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
+		if (!c->checked && c->cr.rd) {
 			client_readable(c);
 			if (c->st != GW_C_RELAY)
 				return;
@@ -1017,9 +1210,13 @@ void gw_conn_event(struct gw_conn *c, bool up, unsigned events)
 		char sink[4096];
 		ssize_t n;
 
+		if (!c->cr.rd)
+			break;
 		while ((n = recv(c->cfd, sink, sizeof(sink), MSG_DONTWAIT)) > 0)
 			;
-		if (n == 0 || (n < 0 && errno != EAGAIN))
+		if (n < 0 && errno == EAGAIN)
+			c->cr.rd = false;
+		else if (n == 0 || errno != EINTR)
 			gw_conn_close(c, "denied");
 		break;
 	}
@@ -1048,9 +1245,7 @@ void gw_conn_timeout(struct gw_conn *c)
 		fail_upstream(c, reason);
 		break;
 	case GW_C_CONNECT:
-		gw_ep_del(g, c->ufd);
-		close(c->ufd);
-		c->ufd = -1;
+		wd_closep(&c->ufd);
 		c->last_err = ETIMEDOUT;
 		try_connect(c);
 		break;
@@ -1188,8 +1383,9 @@ static void accept_one(struct gw_listener *l, int fd, const struct sockaddr_stor
 	c->proto = "tcp";
 	c->start_ns = c->last_ns = g->now;
 	gw_timer_init(&c->timer, GW_T_CONN, c);
-	c->cev = EPOLLIN;
-	if (gw_ep_add(g, fd, EPOLLIN, GW_REF(GW_REF_CLIENT, c))) {
+	c->cr.wr = true; /* just accepted: its send buffer is empty */
+	/* registered once, edge-triggered, for both ways (see the top of the file) */
+	if (gw_ep_add(g, fd, GW_EP_EVENTS, GW_REF(GW_REF_CLIENT, c))) {
 		gw_conn_close(c, "epoll_ctl failed");
 		return;
 	}
@@ -1201,10 +1397,16 @@ static void accept_one(struct gw_listener *l, int fd, const struct sockaddr_stor
 	name = gw_synth_name(&run->synth, &orig);
 	if (name) {
 		c->synthetic = true;
-		copy_str(c->name, sizeof(c->name), name);
+		if (str_set(&c->name, name)) {
+			conn_reset(c, "out of memory");
+			return;
+		}
 		rule = policy_match(run->policy, name, oport);
 		if (rule >= 0) {
-			copy_str(c->rule, sizeof(c->rule), run->policy->rules[rule].text);
+			if (str_set(&c->rule, run->policy->rules[rule].text)) {
+				conn_reset(c, "out of memory");
+				return;
+			}
 			start_resolve(c);
 			return;
 		}
@@ -1212,10 +1414,12 @@ static void accept_one(struct gw_listener *l, int fd, const struct sockaddr_stor
 		rule = policy_match_addr(run->policy, orig.family, orig.a, oport);
 		if (rule >= 0) {
 			/* a cidr rule names the address: no name needed, nothing to wait for */
-			copy_str(c->rule, sizeof(c->rule), run->policy->rules[rule].text);
+			if (str_set(&c->rule, run->policy->rules[rule].text) ||
+			    set_cand(c, &orig, 1)) {
+				conn_reset(c, "out of memory");
+				return;
+			}
 			c->checked = true;
-			c->cand[0] = orig;
-			c->ncand = 1;
 			try_connect(c);
 			return;
 		}

@@ -43,8 +43,9 @@ enum gw_timer_kind {
 	GW_T_UDPLOG,  /* write the summaries of rate-limited UDP events */
 };
 
-#define GW_BUF_POOL 64	 /* peek buffers kept for reuse */
-#define GW_RUN_HASH 1024 /* buckets of the run table's address index (power of 2) */
+#define GW_BUF_POOL 64	  /* peek buffers kept for reuse */
+#define GW_COPY_MAX 16384 /* reads up to this size are copied; a full one turns to splice */
+#define GW_RUN_HASH 1024  /* buckets of the run table's address index (power of 2) */
 
 struct gw_listener {
 	struct gw *g;
@@ -121,52 +122,69 @@ enum gw_conn_kind {
 
 /* one direction of a relay */
 struct gw_half {
-	int pipe[2];
-	size_t inpipe;
-	bool eof;  /* the source ended (or its budget is spent) */
-	bool shut; /* shutdown(SHUT_WR) sent to the destination */
+	int pipe[2];	 /* a pipe from the pool while bytes wait in it, else -1 */
+	uint32_t inpipe; /* bytes waiting in the pipe */
+	bool bulk;	 /* a read filled the copy buffer: splice from now on */
+	bool eof;	 /* the source ended (or its budget is spent) */
+	bool shut;	 /* shutdown(SHUT_WR) sent to the destination */
+	uint8_t *stash;	 /* copied bytes the destination did not take yet (heap) */
+	uint32_t slen, soff;
 	uint64_t bytes;
 };
 
+/* what the edge-triggered events said about one socket; a flag is cleared
+ * only once a read or write found the socket drained or full */
+struct gw_ready {
+	bool rd;    /* may have bytes (or an end) to read */
+	bool wr;    /* may take bytes */
+	bool rdhup; /* the peer's FIN arrived: a short read reached the end */
+};
+
+/*
+ * struct gw_conn - one TCP connection from a sandbox
+ * Kept small (idle relayed connections are many): the names are heap strings
+ * (NULL when empty), the candidates and a pending denial exist only while
+ * they are needed, the peek buffer goes back to the pool once flushed.
+ */
 struct gw_conn {
 	struct gw *g;
 	struct gw_run *run;
 	struct gw_conn *next, *prev;
+	struct gw_conn *again; /* next on g->again (more to relay without a new event) */
 	enum gw_conn_state st;
 	enum gw_conn_kind kind;
 	int cfd, ufd;
-	unsigned cev, uev;
+	struct gw_ready cr, ur; /* client, upstream */
 	struct gw_addr orig, peer, up;
 	uint16_t oport;
-	char name[256];
-	char sni[256];
-	char host[256];
+	uint16_t tls_version;
+	char *name; /* the destination's name */
+	char *sni;  /* the ClientHello's server name */
+	char *host; /* the HTTP Host (or the CONNECT / absolute-form target) */
+	char *rule; /* the allowing rule's text */
 	const char *proto;
-	char rule[256];
 	bool synthetic;
 	bool checked;	 /* the client's first bytes passed (or need no check) */
 	bool flushed;	 /* the peeked bytes went upstream */
 	bool tls;	 /* the client speaks TLS */
 	bool http;	 /* the client speaks HTTP */
 	bool connect_ok; /* proxy CONNECT: 200 sent */
-	bool counted;
 	bool decided;	 /* the decision event was written */
 	bool peek_armed; /* the deadline for an unchecked client's first bytes is set */
-	uint16_t tls_version;
+	bool queued;	 /* on g->again */
 	uint8_t *buf;
 	size_t blen, boff;
-	int64_t budget; /* client->upstream bytes left (absolute-form), -1 = no limit */
-	struct gw_addr cand[GW_CACHE_ADDRS];
-	size_t ncand, icand;
+	int64_t budget;	      /* client->upstream bytes left (absolute-form), -1 = no limit */
+	struct gw_addr *cand; /* upstream addresses to try (heap; freed once connected) */
+	uint8_t ncand, icand;
 	int last_err; /* errno of the last failed upstream connect */
 	struct gw_waiter waiter;
 	struct gw_timer timer;
 	struct gw_half c2u, u2c;
 	uint64_t start_ns, last_ns;
-	char denial_id[32];
-	char pending_deny[600]; /* decided to deny; waiting for the client's bytes to answer
-				   readably */
-	char end[160];		/* how it ended, for the close event */
+	char denial_id[16];
+	char *pending_deny; /* decided to deny; waiting for the client's first bytes to
+			       answer readably (heap) */
 };
 
 struct gw_dnsq;
@@ -235,6 +253,7 @@ struct gw {
 	int fatal;				  /* ends the loop with this error */
 	struct gw_conn *conns;
 	struct gw_conn *zombies;
+	struct gw_conn *again; /* connections with more to relay this round (edge-triggered) */
 	unsigned nconns;
 	unsigned fd_conns; /* connections the descriptor limit leaves room for */
 	struct gw_dnsconn *dnsconns;
@@ -243,6 +262,7 @@ struct gw {
 	int (*pipes)[2];
 	size_t npipes, cap_pipes;
 	uint8_t *bufs[64]; /* free peek buffers (GW_BUF_POOL) */
+	uint8_t *copybuf;  /* GW_COPY_MAX bytes: small transfers go through it */
 	size_t nbufs;
 	struct gw_addr own_net[4];
 	unsigned own_prefix[4];
@@ -362,6 +382,12 @@ void gw_conn_timeout(struct gw_conn *c);
 void gw_conn_close(struct gw_conn *c, const char *end);
 /** gw_conn_reap() - free the connections closed during this loop round. */
 void gw_conn_reap(struct gw *g);
+/**
+ * gw_conn_again() - relay what the connections on g->again still have
+ * (a wake-up's work is bounded; edge-triggered sockets send no new event)
+ * Return: true when some connection is still queued (poll again at once).
+ */
+bool gw_conn_again(struct gw *g);
 
 /* ------------------------------------------------------------ ctlsrv.c */
 

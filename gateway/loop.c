@@ -6,7 +6,9 @@
  * Theory of operation: gw_run_loop() waits for the earliest of (an fd event,
  * the first timer, c-ares' next timeout), stamps g->now, dispatches each
  * event by its reference type, fires due timers, lets c-ares process its
- * timeouts, frees connections closed during this round (they
+ * timeouts, serves the connections whose bounded share of work left bytes
+ * to move (g->again: their sockets are edge-triggered, no new event comes for
+ * them; the next wait then only polls), frees connections closed during this round (they
  * are parked on a zombie list so that a later event of the same batch never
  * touches freed memory), and writes the round's queued audit events.
  */
@@ -175,7 +177,8 @@ int gw_new(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *l
 		goto fail;
 	}
 	g->hello = malloc(sizeof(*g->hello));
-	if (!g->hello) {
+	g->copybuf = malloc(GW_COPY_MAX);
+	if (!g->hello || !g->copybuf) {
 		r = wd_err_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -333,6 +336,8 @@ int gw_run_loop(struct gw *g)
 			timeout = next <= g->now ? 0 : (int)((next - g->now + 999999) / 1000000);
 		if (timeout > 60000)
 			timeout = 60000;
+		if (g->again)
+			timeout = 0; /* connections with more to relay: only poll */
 		n = epoll_wait(g->ep, evs, (int)WD_ARRAY_SIZE(evs), timeout);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -345,6 +350,7 @@ int gw_run_loop(struct gw *g)
 		while ((t = gw_timer_expired(&g->timers, g->now)))
 			fire_timer(g, t);
 		gw_ares_timeouts(g);
+		gw_conn_again(g);
 		gw_conn_reap(g);
 		gw_audit_flush(g);
 	}
@@ -384,6 +390,7 @@ void gw_free(struct gw *g)
 	gw_timer_heap_free(&g->timers);
 	free(g->local);
 	free(g->hello);
+	free(g->copybuf);
 	if (g->sigfd >= 0)
 		close(g->sigfd);
 	if (g->ep > 0)

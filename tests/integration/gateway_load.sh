@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gateway_load.sh - warden-gateway under load in the lab: 1,000 concurrent relayed
-# connections with checksums (IPv4) and 200 over IPv6, a live allowlist replace,
+# connections with checksums (IPv4) and 200 over IPv6, small and bulk transfers on one
+# connection, bytes sent before the upstream answers, a live allowlist replace,
 # the per-run connection limit, and a descriptor limit far below the load.
 set -u
 . "$(dirname "$0")/gateway/fixture.sh"
@@ -32,6 +33,46 @@ check "every relayed connection was closed" lab_wait 10 idle
 check "1,200 closes audited, all with their bytes" \
 	bash -c '[[ $(jq -s "[.[] | select(.action == \"net.close\" and .port == 7007 and .bytes_up == .bytes_down and .bytes_up > 0)] | length" "$0") == 1200 ]]' "$AUDIT"
 check_eq "DNS still answers" "$A" synth allowed.test
+
+# --- small and bulk transfers on one connection ------------------------------------
+# Small reads are copied, a read that fills the copy buffer turns that direction to
+# splice: small, bulk and small again must all come back intact, then the end of stream.
+cat >"$LAB_DIR/mixed.py" <<'EOF2'
+import os, socket, sys, threading
+addr, port, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+s = socket.create_connection((addr, port), timeout=20)
+sent, got = [], bytearray()
+def reader():
+    while True:
+        b = s.recv(65536)
+        if not b:
+            return
+        got.extend(b)
+t = threading.Thread(target=reader)
+t.start()
+if mode == 'mixed':
+    for chunk in (b'x small first\n', os.urandom(3 << 20), b'small again\n'):
+        sent.append(chunk)
+        s.sendall(chunk)
+        want = sum(len(c) for c in sent)
+        for _ in range(400):
+            if len(got) >= want:
+                break
+            threading.Event().wait(0.05)
+else:  # 'early': bytes and FIN right after connect, before the upstream answers
+    sent.append(b'x' + os.urandom(4999))
+    s.sendall(sent[0])
+s.shutdown(socket.SHUT_WR)
+t.join(20)
+print('intact' if not t.is_alive() and bytes(got) == b''.join(sent) else
+      'broken: %d of %d bytes' % (len(got), sum(len(c) for c in sent)))
+EOF2
+check_eq "small, 3 MiB, small again on one connection, then end of stream" "intact" \
+	in_run python3 "$LAB_DIR/mixed.py" "$A" 7007 mixed
+for i in 1 2 3 4 5; do
+	check_eq "bytes and FIN sent before the upstream connect completes ($i)" "intact" \
+		in_run python3 "$LAB_DIR/mixed.py" "$A" 7007 early
+done
 
 # --- live allowlist replace -----------------------------------------------------
 cat >"$LAB_DIR/policy2.yaml" <<'EOF2'
