@@ -146,14 +146,13 @@ static void log_tail(const char *path, char *out, size_t size)
 	free(data);
 }
 
-int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
+int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
 		 const char *audit_path, struct wd_err *err)
 {
-	char bin[PATH_MAX], cfgpath[PATH_MAX], tail[512];
+	char bin[PATH_MAX], cfgpath[PATH_MAX];
 	struct wd_gwconf c = *conf;
 	struct wd_buf yaml = WD_BUF_INIT;
-	int r, fd, status;
-	char *ans = NULL;
+	int r, fd;
 	pid_t pid;
 
 	memset(gw, 0, sizeof(*gw));
@@ -208,8 +207,20 @@ int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 	close(fd);
 	gw->pid = pid;
 	gw->embedded = true;
-	/* ready = the control socket answers a request (the loop is running) */
-	for (int i = 0; i < 5000; i++) {
+	return 0;
+}
+
+int run_gw_wait(struct run_gw *gw, struct wd_err *err)
+{
+	char tail[512], *ans = NULL;
+	pid_t pid = gw->pid;
+	int r, status;
+
+	if (!gw->embedded || pid <= 0)
+		return wd_err_set(err, -ECHILD, "no embedded gateway was started");
+	/* ready = the control socket answers a request (the loop is running); polled often:
+	 * the launcher has nothing else to do meanwhile */
+	for (uint64_t end = wd_mono_ns() + 5000000000ull; wd_mono_ns() < end;) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			gw->pid = 0;
 			log_tail(gw->log_path, tail, sizeof(tail));
@@ -226,11 +237,19 @@ int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 			if (ok)
 				return 0;
 		}
-		sleep_ms(1);
+		nanosleep(&(struct timespec){0, 200000L}, NULL);
 	}
 	run_gw_stop(gw);
 	return wd_err_set(err, -ETIMEDOUT, "the embedded gateway did not answer on %s within 5 s",
 			  gw->socket);
+}
+
+int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
+		 const char *audit_path, struct wd_err *err)
+{
+	int r = run_gw_spawn(gw, dir, conf, audit_path, err);
+
+	return r ? r : run_gw_wait(gw, err);
 }
 
 void run_gw_stop(struct run_gw *gw)
