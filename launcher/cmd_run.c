@@ -908,6 +908,17 @@ static int network_up(struct run *r)
 	return nft_add(r);
 }
 
+/* A pooled network failed the end-to-end check: its elements may be gone (the table was
+ * replaced since it was made). Add them again (adding an existing element is no error);
+ * the caller checks once more. Return: 0, or 125 (printed). */
+static int refresh_pooled(struct run *r)
+{
+	note(r, "network: the pooled %s failed the check; adding its nft elements again",
+	     r->net.ifname);
+	r->pooled = false; /* once */
+	return nft_add(r);
+}
+
 /* ---------------------------------------------------------------- teardown */
 
 static void unregister(struct run *r)
@@ -1670,7 +1681,8 @@ static int setup(struct run *r, int argc, char **argv, int *ret_info)
 	if (!ret && !gateway_lists(r))
 		ret = fail(r, "check", "see the gateway's log",
 			   "the gateway does not list run %s after registering it", r->id);
-	if (!ret && dns_probe(r, why, sizeof(why)))
+	if (!ret && dns_probe(r, why, sizeof(why)) &&
+	    (!r->pooled || refresh_pooled(r) || dns_probe(r, why, sizeof(why))))
 		ret = fail(r, "check", "`warden nft audit`; is the gateway's DNS port reachable?",
 			   "enforcement is not live: %s", why);
 	stamp("check");

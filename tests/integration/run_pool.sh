@@ -95,6 +95,18 @@ check "warden gc keeps healthy ready networks" bash -c \
 	'before=$(entries | sort); ip netns exec "$0" "$1" gc -q && [[ $(entries | sort) == "$before" ]]' \
 	"$LAB_HOST_NS" "$W"
 
+for set in runs_if runs_v4 runs_v6; do in_host nft flush set inet warden "$set"; done
+out=$(in_host "$W" run --audit-log "$A" -- echo ok 2>"$T/refresh.err")
+check_eq "pooled networks whose elements are gone (sets flushed): a run still works" ok \
+	echo "$out"
+check "... it added them again (after the end-to-end check failed)" \
+	grep -q "failed the check; adding its nft elements again" "$T/refresh.err"
+check "teardowns done" teardowns_done
+check "warden gc --pool drains the pool" in_host "$W" gc -q --pool
+check_eq "... the next run makes its own network" ok wr -- echo ok
+refilled() { teardowns_quiet && (( $(entries | wc -l) == 2 )); }
+check "... and its teardown refills the pool" lab_wait 20 refilled
+
 echo "# an idle pooled network is closed"
 lab_spawn host gwd "$GW" --config "$T/gw.yaml" --manage-nft
 lab_wait 10 test -S "$T/gw.sock"
