@@ -13,16 +13,17 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: warden gc [--pool] [--config GATEWAY.yaml] [-q]\n\n"
-		   "Remove the leftovers of runs whose launcher is gone (killed, crashed): their\n"
-		   "embedded gateway, cgroups, nft set elements, gateway registration, network\n"
-		   "namespace, veth pair and address slot. Live runs are never touched. `warden\n"
-		   "run` does the same for crashed runs each time it starts.\n"
-		   "Ready-made run networks (the pool, see WARDEN_POOL in warden(1)) are kept when\n"
-		   "healthy and made for the configuration (default, or --config); half-made and\n"
-		   "other ones are removed. --pool removes them all.\n\n"
-		   "exit status: 0 done, 1 something could not be removed, 2 usage error,\n"
-		   "125 not root\n");
+	fprintf(f,
+		"usage: warden gc [--pool] [--config GATEWAY.yaml] [-q]\n\n"
+		"Remove the leftovers of runs whose launcher is gone (killed, crashed): their\n"
+		"embedded gateway, cgroups, nft set elements, gateway registration, network\n"
+		"namespace, veth pair and address slot. Live runs are never touched. `warden\n"
+		"run` does the same for crashed runs each time it starts.\n"
+		"Ready-made run networks (the pool, see WARDEN_POOL in warden(1)) are kept when\n"
+		"healthy and made for the configuration (default, or --config); half-made and\n"
+		"other ones are removed. --pool removes them all.\n\n"
+		"exit status: 0 done, 1 something could not be removed, 2 usage error,\n"
+		"125 not root\n");
 }
 
 int cmd_gc(int argc, char **argv)

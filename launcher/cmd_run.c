@@ -1067,8 +1067,8 @@ static void detach_fds(void)
  * of its address slot (so a `warden gc` meanwhile sees a live run, and one after the child
  * died reclaims everything), tells the child so, and returns. The child (setsid, stdio on
  * /dev/null, no fd of the caller) waits for that word, or for the launcher's end, before it
- * touches anything. If the records cannot be written the child is killed and the launcher
- * tears down itself. Return: true when the child took over.
+ * touches anything. If the records cannot be written the child is told to exit and the
+ * launcher tears down itself. Return: true when the child took over.
  */
 static bool teardown_detached(struct run *r)
 {
@@ -1788,8 +1788,7 @@ int cmd_run(int argc, char **argv)
 	audit_exit(&r, status, sig, denied, up, down, 0);
 	stamp("run.exit");
 	run_gw_stop(&r.gw);
-	snprintf(r.rec.gw_socket, sizeof(r.rec.gw_socket), "%s",
-		 r.gw_daemon ? r.gw.socket : "");
+	snprintf(r.rec.gw_socket, sizeof(r.rec.gw_socket), "%s", r.gw_daemon ? r.gw.socket : "");
 	stamp("t.gateway");
 	if (!teardown_detached(&r)) {
 		teardown(&r);

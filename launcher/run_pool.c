@@ -230,8 +230,8 @@ static bool holder_alive(const struct entry *e)
 
 /* Undo a pooled network: its nft elements, its holder (the kernel then removes the namespace
  * and the veth), its slot, its entry file. Return: 0 or a negative errno. */
-static int entry_reclaim(const char *dir, const struct netns_pool_config *nc,
-			 const struct entry *e, struct wd_err *err)
+static int entry_reclaim(const char *dir, const struct netns_pool_config *nc, const struct entry *e,
+			 struct wd_err *err)
 {
 	struct fw_config fc;
 	struct fw_run fr;
@@ -255,8 +255,7 @@ static int entry_reclaim(const char *dir, const struct netns_pool_config *nc,
 }
 
 /* Is @e a ready entry of configuration @cfg whose holder lives and still owns the slot? */
-static bool entry_usable(const struct netns_pool_config *nc, const struct entry *e,
-			 const char *cfg)
+static bool entry_usable(const struct netns_pool_config *nc, const struct entry *e, const char *cfg)
 {
 	pid_t owner = -1;
 
@@ -577,8 +576,9 @@ static int gc_one(const char *path, const struct entry *e, void *arg)
 		if (!same_host(e->cfg, c->cfg))
 			return 0; /* another host namespace's: not ours to judge */
 		memcpy(probe.ifname, e->ifname, sizeof(probe.ifname));
-		if (!c->drain && (!strcmp(e->state, "making") ||
-				  (entry_usable(c->nc, e, c->cfg) && !netns_run_healthy(&probe, NULL))))
+		if (!c->drain &&
+		    (!strcmp(e->state, "making") ||
+		     (entry_usable(c->nc, e, c->cfg) && !netns_run_healthy(&probe, NULL))))
 			return 0;
 		if (!strcmp(e->state, "making"))
 			return 0; /* its maker is at work; drained next time */

@@ -753,8 +753,7 @@ out:
 	return ret;
 }
 
-int netns_run_set_owner(const struct netns_pool_config *cfg, const struct netns_run *run,
-			pid_t pid)
+int netns_run_set_owner(const struct netns_pool_config *cfg, const struct netns_run *run, pid_t pid)
 {
 	if (!run || !run->live || pid <= 0)
 		return -EINVAL;
@@ -771,8 +770,8 @@ int netns_run_attach(const struct netns_pool_config *cfg, uint32_t slot, const c
 	out->netns_fd = -1;
 	ret = netns_slot_read(cfg, slot, &rec);
 	if (ret == -ENOENT || ret == -EINVAL || (ret == 0 && strcmp(rec.id, id) != 0))
-		return wd_err_set(err, -ESTALE, "address slot %u no longer holds network %s",
-				  slot, id);
+		return wd_err_set(err, -ESTALE, "address slot %u no longer holds network %s", slot,
+				  id);
 	if (ret < 0)
 		return wd_err_set(err, ret, "reading address slot %u: %s", slot, strerror(-ret));
 	ret = netns_slot_addrs(cfg, slot, &out->addr);
