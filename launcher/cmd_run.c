@@ -583,12 +583,8 @@ static int gateway_pick(struct run *r)
 	int ret;
 
 	if (daemon) {
-		ret = gw_simple(daemon, "stats", NULL);
-		if (ret)
-			return fail(r, "gateway",
-				    "start warden-gateway, or drop --gateway to use an "
-				    "embedded one",
-				    "no gateway answers on %s (%s)", daemon, strerror(-ret));
+		/* --gateway: no "stats" round trip here, register is the first request and
+		 * says the same when nobody answers */
 	} else if (!gw_simple(r->gwc.control_path, "stats", NULL)) {
 		daemon = r->gwc.control_path;
 	}
@@ -653,6 +649,10 @@ static int gateway_register(struct run *r)
 	save_state(r);
 	ret = gw_call(r->gw.socket, req, NULL, why, sizeof(why));
 	json_decref(req);
+	if (ret && r->o.gateway && ret != -EPERM && ret != -EBADMSG)
+		return fail(r, "gateway",
+			    "start warden-gateway, or drop --gateway to use an embedded one",
+			    "no gateway answers on %s (%s)", r->o.gateway, strerror(-ret));
 	if (ret)
 		return fail(r, "gateway", "see the gateway's reason; pools.runs_* must match",
 			    "registering run %s: %s", r->id, why);
