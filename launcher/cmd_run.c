@@ -1495,6 +1495,9 @@ static int prepare_program(struct run *r)
 	s.proxy_port = r->gwc.port_proxy;
 	s.new_session = !isatty(STDIN_FILENO);
 	s.cwd = inner_cwd(r, cwd, sizeof(cwd));
+	/* /etc in one mount when nothing of the policy lies under it; else file by file */
+	if (run_etc_usable(r->pol) && !run_etc_base(RUN_ETC_DIR))
+		s.etc_base = RUN_ETC_DIR;
 	for (int i = 0; i < 4; i++)
 		s.data_fd[i] = -1;
 	if (pipe2(info, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {

@@ -84,6 +84,9 @@ bool run_path_within(const char *path, const char *dir);
  * @data_fd:	fds of the generated files: [0] resolv.conf, [1] hosts, [2] passwd, [3] group
  *		(-1: not generated)
  * @cwd:	working folder inside the sandbox
+ * @etc_base:	NULL, or a folder to mount read-only as /etc instead of binding each of
+ *		bwrap_base_etc (run_etc_base() makes it); only when no grant or mask lies
+ *		under /etc (bwrap cannot make mount points in a read-only folder)
  */
 struct bwrap_spec {
 	const struct wd_policy *policy;
@@ -96,6 +99,7 @@ struct bwrap_spec {
 	int info_fd;
 	int data_fd[4];
 	const char *cwd;
+	const char *etc_base;
 };
 
 /**
@@ -139,6 +143,29 @@ int bwrap_file_text(int which, const struct bwrap_spec *s, uid_t uid, gid_t gid,
 /* The runtime base every sandbox sees read-only (folders, then single /etc files). */
 extern const char *const bwrap_base_dirs[];
 extern const char *const bwrap_base_etc[];
+
+/* ------------------------------------------------------------ /etc in one mount (run_etc.c) */
+
+/* The folder of copies of bwrap_base_etc that sandboxes see as /etc. */
+#define RUN_ETC_DIR "/run/warden/etc"
+
+/**
+ * run_etc_base() - bring @dir up to date: a copy of each existing bwrap_base_etc file (same
+ * content, mode 0644, the host file's size and mtime, so a changed host file is seen and
+ * copied again; a file gone from the host is removed), and empty mount points for the /etc
+ * folders of bwrap_base_dirs and the generated files. Stale copies are replaced atomically
+ * (rename) under a lock, so concurrent runs see either version, never a torn one.
+ * @dir:	the folder (RUN_ETC_DIR); created 0755; must be root's, not a symlink
+ *
+ * Return: 0, or a negative errno (the caller then binds the host's files one by one).
+ */
+int run_etc_base(const char *dir);
+
+/**
+ * run_etc_usable() - whether /etc may be one read-only mount for @p: no grant or mask at or
+ * under /etc
+ */
+bool run_etc_usable(const struct wd_policy *p);
 
 /* ------------------------------------------------------------ limits (limits.c) */
 

@@ -208,7 +208,25 @@ check "the exit statuses are the programs'" jq -e -s \
 	'[.[] | select(.action == "run.exit") | .exit] | index(3) != null' "$A"
 lab_stop host gwd
 
+echo "# /etc"
+check "/etc inside holds the base files only (one mount of copies)" wr -- sh -c \
+	'test -s /etc/ld.so.cache && test -d /etc/ssl && test -s /etc/passwd &&
+	 test ! -e /etc/shadow && test ! -e /etc/hostname && ! touch /etc/ld.so.cache'
+check "... the copies are the host's files" bash -c \
+	'for f in ld.so.cache nsswitch.conf services; do
+		[[ ! -e /etc/$f ]] || cmp -s "/etc/$f" "/run/warden/etc/$f" || exit 1; done'
+cat >"$T/etc-grant.yaml" <<EOF
+version: 1
+filesystem:
+  read: ["/etc/hostname"]
+EOF
+check "a grant under /etc: the files are bound one by one and the grant is there" \
+	wr -p "$T/etc-grant.yaml" -- sh -c \
+	'test -s /etc/hostname && test -s /etc/ld.so.cache && test ! -e /etc/shadow'
+
 echo "# WARDEN_POOL=0: no pool"
+check "teardowns done" teardowns_done
+check "the pool is drained" in_host "$W" gc -q --pool
 check_eq "a run" ok env WARDEN_POOL=0 ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" -- echo ok
 check "teardowns done" teardowns_done
 check_eq "... leaves no pooled network" 0 pool_size
