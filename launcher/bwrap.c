@@ -3,7 +3,8 @@
  *
  * Mount order matters (bwrap applies its options in order, later mounts cover earlier ones):
  *   1. runtime base, read-only (/usr, /lib*, /bin, /sbin as dirs or as the host's symlinks,
- *      /etc/ssl, /etc/ca-certificates, /etc/alternatives and a few /etc files);
+ *      /etc/ssl, /etc/ca-certificates, /etc/alternatives and a few /etc files; with
+ *      bwrap_spec.etc_base those files are one mount of a folder of copies, see run_etc.c);
  *   2. /dev, /proc, a fresh /tmp;
  *   3. the policy's grants, shortest path first so a nested grant covers its parent's
  *      (read grants --ro-bind, write grants --bind);
@@ -247,10 +248,23 @@ int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv
 		snprintf(num, sizeof(num), "%d", s->info_fd);
 		r = push2(out, "--info-fd", num);
 	}
-	for (size_t i = 0; !r && bwrap_base_dirs[i]; i++)
-		r = push_base(out, bwrap_base_dirs[i]);
-	for (size_t i = 0; !r && bwrap_base_etc[i]; i++)
-		r = push3(out, "--ro-bind-try", bwrap_base_etc[i], bwrap_base_etc[i]);
+	if (s->etc_base) {
+		/* the single /etc files come in one mount: a folder of copies made for this,
+		 * with empty mount points for the /etc folders and the generated files */
+		for (size_t i = 0; !r && bwrap_base_dirs[i]; i++)
+			if (strncmp(bwrap_base_dirs[i], "/etc/", 5))
+				r = push_base(out, bwrap_base_dirs[i]);
+		if (!r)
+			r = push3(out, "--ro-bind", s->etc_base, "/etc");
+		for (size_t i = 0; !r && bwrap_base_dirs[i]; i++)
+			if (!strncmp(bwrap_base_dirs[i], "/etc/", 5))
+				r = push_base(out, bwrap_base_dirs[i]);
+	} else {
+		for (size_t i = 0; !r && bwrap_base_dirs[i]; i++)
+			r = push_base(out, bwrap_base_dirs[i]);
+		for (size_t i = 0; !r && bwrap_base_etc[i]; i++)
+			r = push3(out, "--ro-bind-try", bwrap_base_etc[i], bwrap_base_etc[i]);
+	}
 	if (!r)
 		r = push2(out, "--dev", "/dev");
 	if (!r)

@@ -1,8 +1,11 @@
 /* cmd_gc.c - `warden gc`: remove what runs whose launcher died left behind (embedded gateways,
- * cgroups, nft elements, registrations, namespaces, veths, address slots). */
+ * cgroups, nft elements, registrations, namespaces, veths, address slots), and the pool of
+ * ready-made run networks' broken or foreign entries (all of them with --pool). */
 #include "launcher/cli.h"
 #include "launcher/run.h"
 #include "netns/netns.h"
+#include "nft/nft.h"
+#include "policy/policy.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -10,21 +13,28 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: warden gc [-q]\n\n"
-		   "Remove the leftovers of runs whose launcher is gone (killed, crashed): their\n"
-		   "embedded gateway, cgroups, nft set elements, gateway registration, network\n"
-		   "namespace, veth pair and address slot. Live runs are never touched. `warden\n"
-		   "run` does the same for crashed runs each time it starts.\n\n"
-		   "exit status: 0 done, 1 something could not be removed, 2 usage error,\n"
-		   "125 not root\n");
+	fprintf(f,
+		"usage: warden gc [--pool] [--config GATEWAY.yaml] [-q]\n\n"
+		"Remove the leftovers of runs whose launcher is gone (killed, crashed): their\n"
+		"embedded gateway, cgroups, nft set elements, gateway registration, network\n"
+		"namespace, veth pair and address slot. Live runs are never touched. `warden\n"
+		"run` does the same for crashed runs each time it starts.\n"
+		"Ready-made run networks (the pool, see WARDEN_POOL in warden(1)) are kept when\n"
+		"healthy and made for the configuration (default, or --config); half-made and\n"
+		"other ones are removed. --pool removes them all.\n\n"
+		"exit status: 0 done, 1 something could not be removed, 2 usage error,\n"
+		"125 not root\n");
 }
 
 int cmd_gc(int argc, char **argv)
 {
 	struct netns_pool_config cfg;
+	struct fw_config fc;
+	struct wd_gwconf gwc;
 	struct wd_err err;
-	unsigned runs = 0, slots = 0;
-	bool quiet = false;
+	unsigned runs = 0, slots = 0, pooled = 0;
+	const char *config = NULL;
+	bool quiet = false, drain = false;
 	int ret = WD_EXIT_OK;
 
 	for (int i = 1; i < argc; i++) {
@@ -36,6 +46,14 @@ int cmd_gc(int argc, char **argv)
 			quiet = true;
 			continue;
 		}
+		if (!strcmp(argv[i], "--pool")) {
+			drain = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+			config = argv[++i];
+			continue;
+		}
 		usage(stderr);
 		return WD_EXIT_USAGE;
 	}
@@ -44,19 +62,48 @@ int cmd_gc(int argc, char **argv)
 				"  fix: sudo warden gc\n");
 		return WD_EXIT_INTERNAL;
 	}
+	if (config) {
+		struct policy_diags d;
+
+		policy_diags_init(&d);
+		if (policy_gwconf_load(config, &gwc, &d)) {
+			policy_diags_free(&d);
+			fprintf(stderr, "warden gc: %s is not a valid gateway config\n", config);
+			return WD_EXIT_USAGE;
+		}
+		policy_diags_free(&d);
+	} else {
+		policy_gwconf_defaults(&gwc);
+	}
 	wd_err_clear(&err);
 	if (run_gc(RUN_STATE_DIR, &runs, &err)) {
 		fprintf(stderr, "warden gc: %s\n", err.msg);
 		ret = WD_EXIT_FOUND;
 	}
 	netns_pool_config_defaults(&cfg);
+	fw_config_defaults(&fc);
+	snprintf(fc.table, sizeof(fc.table), "%s", gwc.nft_table);
+	snprintf(fc.if_prefix, sizeof(fc.if_prefix), "%s", gwc.if_prefix);
+	if (netns_parse_prefix(gwc.pool_v4, &cfg.pool4) ||
+	    netns_parse_prefix(gwc.pool_v6, &cfg.pool6)) {
+		fprintf(stderr, "warden gc: bad run pool %s or %s\n", gwc.pool_v4, gwc.pool_v6);
+		return WD_EXIT_USAGE;
+	}
+	snprintf(cfg.ifname_prefix, sizeof(cfg.ifname_prefix), "%s", gwc.if_prefix);
+	wd_err_clear(&err);
+	if (run_pool_gc(RUN_POOL_DIR, &cfg, &fc, drain, &pooled, &err)) {
+		fprintf(stderr, "warden gc: pool: %s\n", err.msg);
+		ret = WD_EXIT_FOUND;
+	}
 	wd_err_clear(&err);
 	if (netns_gc(&cfg, &slots, &err)) {
 		fprintf(stderr, "warden gc: network: %s\n", err.msg);
 		ret = WD_EXIT_FOUND;
 	}
 	if (!quiet)
-		printf("warden gc: %u crashed run%s cleaned up, %u address slot%s reclaimed\n",
-		       runs, runs == 1 ? "" : "s", slots, slots == 1 ? "" : "s");
+		printf("warden gc: %u crashed run%s cleaned up, %u pooled network%s removed, "
+		       "%u address slot%s reclaimed\n",
+		       runs, runs == 1 ? "" : "s", pooled, pooled == 1 ? "" : "s", slots,
+		       slots == 1 ? "" : "s");
 	return ret;
 }

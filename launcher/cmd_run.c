@@ -34,6 +34,7 @@
 #include "policy/policy.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -108,7 +109,10 @@ struct run {
 	enum limits_kind lkind;
 	struct limits lim;
 	struct run_gw gw;
+	bool gw_daemon; /* gateway_pick() chose a daemon (else an embedded one was spawned) */
 	bool registered;
+	unsigned pool_size; /* ready networks to keep ($WARDEN_POOL) */
+	bool pooled;	    /* the network came from the pool */
 	int sigfd;
 	pid_t child;
 	pid_t ns_init;
@@ -569,7 +573,9 @@ static int gw_simple(const char *sock, const char *op, json_t **ret_ans)
 	return ret;
 }
 
-static int gateway_up(struct run *r)
+/* Which gateway: --gateway, else the daemon's socket if it answers, else an embedded one,
+ * spawned now (it starts while the rest of the setup runs; gateway_ready() waits for it). */
+static int gateway_pick(struct run *r)
 {
 	struct wd_gwconf c = r->gwc;
 	struct wd_err err;
@@ -577,17 +583,14 @@ static int gateway_up(struct run *r)
 	int ret;
 
 	if (daemon) {
-		ret = gw_simple(daemon, "stats", NULL);
-		if (ret)
-			return fail(r, "gateway",
-				    "start warden-gateway, or drop --gateway to use an "
-				    "embedded one",
-				    "no gateway answers on %s (%s)", daemon, strerror(-ret));
+		/* --gateway: no "stats" round trip here, register is the first request and
+		 * says the same when nobody answers */
 	} else if (!gw_simple(r->gwc.control_path, "stats", NULL)) {
 		daemon = r->gwc.control_path;
 	}
 	if (daemon) {
 		snprintf(r->gw.socket, sizeof(r->gw.socket), "%s", daemon);
+		r->gw_daemon = true;
 		note(r, "gateway: the daemon on %s", daemon);
 		return 0;
 	}
@@ -596,13 +599,29 @@ static int gateway_up(struct run *r)
 	snprintf(c.listen_v4, sizeof(c.listen_v4), "%s", r->host4);
 	snprintf(c.listen_v6, sizeof(c.listen_v6), "%s", r->host6);
 	wd_err_clear(&err);
-	ret = run_gw_start(&r->gw, r->state_dir, &c, audit_log_path(r->log), &err);
+	ret = run_gw_spawn(&r->gw, r->state_dir, &c, audit_log_path(r->log), &err);
 	if (ret)
 		return fail(r, "gateway", "check the gateway's message above; `warden doctor`",
 			    "embedded gateway: %s", err.msg);
 	r->rec.gw_pid = r->gw.pid;
 	r->rec.gw_start = run_proc_start(r->gw.pid);
 	save_state(r);
+	return 0;
+}
+
+/* An embedded gateway answers (a daemon was checked by gateway_pick()). */
+static int gateway_ready(struct run *r)
+{
+	struct wd_err err;
+	int ret;
+
+	if (r->gw_daemon)
+		return 0;
+	wd_err_clear(&err);
+	ret = run_gw_wait(&r->gw, &err);
+	if (ret)
+		return fail(r, "gateway", "check the gateway's message above; `warden doctor`",
+			    "embedded gateway: %s", err.msg);
 	return 0;
 }
 
@@ -630,6 +649,10 @@ static int gateway_register(struct run *r)
 	save_state(r);
 	ret = gw_call(r->gw.socket, req, NULL, why, sizeof(why));
 	json_decref(req);
+	if (ret && r->o.gateway && ret != -EPERM && ret != -EBADMSG)
+		return fail(r, "gateway",
+			    "start warden-gateway, or drop --gateway to use an embedded one",
+			    "no gateway answers on %s (%s)", r->o.gateway, strerror(-ret));
 	if (ret)
 		return fail(r, "gateway", "see the gateway's reason; pools.runs_* must match",
 			    "registering run %s: %s", r->id, why);
@@ -801,12 +824,6 @@ static int nft_add(struct run *r)
 	if (ret)
 		return fail(r, "network", "run as root (CAP_NET_ADMIN); `warden doctor`",
 			    "nftables: %s", err.msg);
-	memset(&r->fr, 0, sizeof(r->fr));
-	snprintf(r->fr.ifname, sizeof(r->fr.ifname), "%s", r->net.ifname);
-	r->fr.has_v4 = r->rec.sbx4[0] != '\0';
-	r->fr.sbx4 = r->net.addr.sbx4;
-	r->fr.has_v6 = r->rec.sbx6[0] != '\0';
-	r->fr.sbx6 = r->net.addr.sbx6;
 	ret = fw_conn_run_add(r->fw, &r->fcfg, &r->fr, &err);
 	if (ret == -ENOENT) {
 		/* the table is missing: install it, under a lock so two launchers do not
@@ -834,40 +851,95 @@ static int nft_add(struct run *r)
 	return 0;
 }
 
-static int network_up(struct run *r)
+/* The network is known: the addresses as text, the state record, the nft facts. */
+static int network_known(struct run *r)
 {
-	struct wd_err err;
-	int ret;
-
-	wd_err_clear(&err);
-	ret = netns_run_create(&r->ncfg, &r->net, &err);
-	if (ret)
-		return fail(r, "network", "run as root; `warden doctor` checks namespaces and veth",
-			    "%s", err.msg[0] ? err.msg : strerror(-ret));
 	inet_ntop(AF_INET, &r->net.addr.host4, r->host4, sizeof(r->host4));
 	inet_ntop(AF_INET6, &r->net.addr.host6, r->host6, sizeof(r->host6));
 	inet_ntop(AF_INET, &r->net.addr.sbx4, r->rec.sbx4, sizeof(r->rec.sbx4));
 	inet_ntop(AF_INET6, &r->net.addr.sbx6, r->rec.sbx6, sizeof(r->rec.sbx6));
 	snprintf(r->rec.ifname, sizeof(r->rec.ifname), "%s", r->net.ifname);
-	save_state(r);
+	memset(&r->fr, 0, sizeof(r->fr));
+	snprintf(r->fr.ifname, sizeof(r->fr.ifname), "%s", r->net.ifname);
+	r->fr.has_v4 = r->rec.sbx4[0] != '\0';
+	r->fr.sbx4 = r->net.addr.sbx4;
+	r->fr.has_v6 = r->rec.sbx6[0] != '\0';
+	r->fr.sbx6 = r->net.addr.sbx6;
+	return save_state(r);
+}
+
+/* run_pool_lease()'s callback: the leased network goes into the run's state before it
+ * leaves the pool, so that a crash from here on is cleaned up like any dead run's. */
+static int record_leased(void *arg, const struct netns_run *net)
+{
+	struct run *r = arg;
+
+	(void)net; /* it is r->net */
+	return network_known(r);
+}
+
+static int network_up(struct run *r)
+{
+	struct wd_err err;
+	int ret;
+
+	if (r->pool_size) {
+		wd_err_clear(&err);
+		ret = run_pool_lease(RUN_POOL_DIR, &r->ncfg, &r->fcfg, record_leased, r, &r->net,
+				     &err);
+		if (!ret) {
+			/* its nft elements were added when it was made */
+			r->pooled = true;
+			r->fw_added = true;
+			note(r, "network: %s, ready-made (from the pool)", r->net.ifname);
+			return 0;
+		}
+		if (ret != -ENOENT)
+			note(r, "network: a pooled network was refused (%s); building one",
+			     err.msg[0] ? err.msg : strerror(-ret));
+	}
+	wd_err_clear(&err);
+	ret = netns_run_create(&r->ncfg, &r->net, &err);
+	if (ret)
+		return fail(r, "network", "run as root; `warden doctor` checks namespaces and veth",
+			    "%s", err.msg[0] ? err.msg : strerror(-ret));
+	network_known(r);
+	note(r, "network: %s, made for this run", r->net.ifname);
+	return nft_add(r);
+}
+
+/* A pooled network failed the end-to-end check: its elements may be gone (the table was
+ * replaced since it was made). Add them again (adding an existing element is no error);
+ * the caller checks once more. Return: 0, or 125 (printed). */
+static int refresh_pooled(struct run *r)
+{
+	note(r, "network: the pooled %s failed the check; adding its nft elements again",
+	     r->net.ifname);
+	r->pooled = false; /* once */
 	return nft_add(r);
 }
 
 /* ---------------------------------------------------------------- teardown */
 
+static void unregister(struct run *r)
+{
+	json_t *req;
+	char why[256];
+
+	if (!r->registered)
+		return;
+	req = json_pack("{s:s, s:s}", "op", "unregister", "id", r->id);
+	if (req && gw_call(r->gw.socket, req, NULL, why, sizeof(why)))
+		fprintf(stderr, "warden run: teardown: unregister: %s\n", why);
+	json_decref(req);
+	r->registered = false;
+}
+
 static void teardown(struct run *r)
 {
 	struct wd_err err;
 
-	if (r->registered) {
-		json_t *req = json_pack("{s:s, s:s}", "op", "unregister", "id", r->id);
-		char why[256];
-
-		if (req && gw_call(r->gw.socket, req, NULL, why, sizeof(why)))
-			fprintf(stderr, "warden run: teardown: unregister: %s\n", why);
-		json_decref(req);
-		r->registered = false;
-	}
+	unregister(r);
 	/* the embedded gateway stops while the rest is torn down; reaped below */
 	if (r->gw.embedded && r->gw.pid > 0)
 		kill(r->gw.pid, SIGTERM);
@@ -876,7 +948,9 @@ static void teardown(struct run *r)
 	stamp("t.cgroups");
 	if (r->fw_added) {
 		wd_err_clear(&err);
-		if (fw_conn_run_del(r->fw, &r->fcfg, &r->fr, &err))
+		if (!r->fw && fw_conn_open(&r->fw, &err))
+			fprintf(stderr, "warden run: teardown: nft: %s\n", err.msg);
+		else if (fw_conn_run_del(r->fw, &r->fcfg, &r->fr, &err))
 			fprintf(stderr, "warden run: teardown: nft: %s\n", err.msg);
 		r->fw_added = false;
 	}
@@ -905,7 +979,8 @@ static void teardown(struct run *r)
 	}
 }
 
-static void audit_exit(struct run *r, int status, int sig, int64_t denied, int64_t up, int64_t down)
+static void audit_exit(struct run *r, int status, int sig, int64_t denied, int64_t up, int64_t down,
+		       unsigned flags)
 {
 	struct audit_event ev = {0};
 
@@ -932,7 +1007,141 @@ static void audit_exit(struct run *r, int status, int sig, int64_t denied, int64
 		ev.bytes_up = up;
 		ev.bytes_down = down;
 	}
-	write_event(r, &ev, AUDIT_WRITE_DURABLE);
+	write_event(r, &ev, flags);
+}
+
+/* fdatasync the audit log (run.exit was written without it). */
+static void audit_sync(const struct run *r)
+{
+	const char *path = r->log ? audit_log_path(r->log) : NULL;
+	int fd = path ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY) : -1;
+
+	if (fd >= 0) {
+		fdatasync(fd);
+		close(fd);
+	}
+}
+
+/* ---------------------------------------------------------------- teardown after the exit */
+
+/* In the detached child: stdio on /dev/null, and every fd it inherited from the caller of
+ * `warden run` closed (those are the ones without FD_CLOEXEC: ours all have it), so that
+ * nobody waits for it; signals back to their defaults. */
+static void detach_fds(void)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	sigset_t none;
+	DIR *d;
+
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		close(null);
+	}
+	d = opendir("/proc/self/fd");
+	if (d) {
+		struct dirent *de;
+
+		while ((de = readdir(d))) {
+			int fd = atoi(de->d_name), fl;
+
+			if (de->d_name[0] == '.' || fd <= STDERR_FILENO || fd == dirfd(d))
+				continue;
+			fl = fcntl(fd, F_GETFD);
+			if (fl >= 0 && !(fl & FD_CLOEXEC))
+				close(fd);
+		}
+		closedir(d);
+	}
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+}
+
+/*
+ * Hand the teardown to a detached child so that the caller gets the program's status now.
+ * Right after the fork the launcher makes the child the owner of the run's state record and
+ * of its address slot (so a `warden gc` meanwhile sees a live run, and one after the child
+ * died reclaims everything), tells the child so, and returns. The child (setsid, stdio on
+ * /dev/null, no fd of the caller) waits for that word, or for the launcher's end, before it
+ * touches anything. If the records cannot be written the child is told to exit and the
+ * launcher tears down itself. Return: true when the child took over.
+ */
+static bool teardown_detached(struct run *r)
+{
+	int go[2];
+	pid_t pid;
+	char c = 0;
+
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return false;
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		close(go[0]);
+		close(go[1]);
+		return false;
+	}
+	if (pid == 0) {
+		struct wd_err err;
+		ssize_t n;
+
+		close(go[1]);
+		setsid();
+		prctl(PR_SET_NAME, "warden-teardown", 0, 0, 0);
+		detach_fds();
+		do
+			n = read(go[0], &c, 1);
+		while (n < 0 && errno == EINTR);
+		if (n == 1 && c == 'x')
+			_exit(0); /* the launcher does it itself */
+		close(go[0]);
+		r->rec.pid = getpid(); /* what the launcher recorded */
+		teardown(r);
+		audit_sync(r);
+		wd_err_clear(&err);
+		if (r->pool_size)
+			run_pool_fill(RUN_POOL_DIR, &r->ncfg, &r->fcfg, r->pool_size, NULL, &err);
+		fw_conn_close(r->fw);
+		_exit(0);
+	}
+	close(go[0]);
+	r->rec.pid = pid;
+	r->rec.start = run_proc_start(pid);
+	r->rec.gw_pid = 0;
+	r->rec.gw_start = 0;
+	if (!r->rec.start || save_state(r) ||
+	    (r->net.live && netns_run_set_owner(&r->ncfg, &r->net, pid))) {
+		int st;
+
+		if (write(go[1], "x", 1) != 1)
+			kill(pid, SIGKILL);
+		close(go[1]);
+		waitpid(pid, &st, 0);
+		r->rec.pid = getpid();
+		r->rec.start = run_proc_start(r->rec.pid);
+		save_state(r);
+		if (r->net.live)
+			netns_run_set_owner(&r->ncfg, &r->net, getpid());
+		return false;
+	}
+	if (write(go[1], "k", 1) != 1) {
+		/* cannot happen with the read end open; the child proceeds at our exit anyway */
+	}
+	close(go[1]);
+	/* the child holds the run now: nothing of it is ours to undo. Our copy of the nft
+	 * socket goes at once: the child's keeps it open, so this close waits for nothing */
+	fw_conn_close(r->fw);
+	r->fw = NULL;
+	r->registered = false;
+	r->fw_added = false;
+	r->net.live = false;
+	memset(&r->lim, 0, sizeof(r->lim));
+	r->rec_saved = false;
+	return true;
 }
 
 /* ---------------------------------------------------------------- the child */
@@ -1286,6 +1495,9 @@ static int prepare_program(struct run *r)
 	s.proxy_port = r->gwc.port_proxy;
 	s.new_session = !isatty(STDIN_FILENO);
 	s.cwd = inner_cwd(r, cwd, sizeof(cwd));
+	/* /etc in one mount when nothing of the policy lies under it; else file by file */
+	if (run_etc_usable(r->pol) && !run_etc_base(RUN_ETC_DIR))
+		s.etc_base = RUN_ETC_DIR;
 	for (int i = 0; i < 4; i++)
 		s.data_fd[i] = -1;
 	if (pipe2(info, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
@@ -1440,6 +1652,9 @@ static int setup(struct run *r, int argc, char **argv, int *ret_info)
 	stamp("state");
 	ret = network_up(r);
 	stamp("network");
+	if (!ret)
+		ret = gateway_pick(r);
+	stamp("gw.spawn");
 	if (!ret) {
 		struct wd_err err;
 
@@ -1461,7 +1676,7 @@ static int setup(struct run *r, int argc, char **argv, int *ret_info)
 		ret = prepare_program(r);
 	stamp("fork");
 	if (!ret)
-		ret = gateway_up(r);
+		ret = gateway_ready(r);
 	stamp("gateway");
 	if (!ret)
 		ret = gateway_register(r);
@@ -1469,7 +1684,8 @@ static int setup(struct run *r, int argc, char **argv, int *ret_info)
 	if (!ret && !gateway_lists(r))
 		ret = fail(r, "check", "see the gateway's log",
 			   "the gateway does not list run %s after registering it", r->id);
-	if (!ret && dns_probe(r, why, sizeof(why)))
+	if (!ret && dns_probe(r, why, sizeof(why)) &&
+	    (!r->pooled || refresh_pooled(r) || dns_probe(r, why, sizeof(why))))
 		ret = fail(r, "check", "`warden nft audit`; is the gateway's DNS port reachable?",
 			   "enforcement is not live: %s", why);
 	stamp("check");
@@ -1500,6 +1716,7 @@ int cmd_run(int argc, char **argv)
 	r.net.netns_fd = -1;
 	r.sigfd = -1;
 	r.info_fd = r.err_fd = r.go_fd = -1;
+	r.pool_size = run_pool_size();
 	ret = parse_opts(argc, argv, &r.o, &first);
 	if (ret)
 		return ret > 0 ? WD_EXIT_OK : RUN_EXIT_WARDEN;
@@ -1513,7 +1730,7 @@ int cmd_run(int argc, char **argv)
 		if (!status)
 			status = RUN_EXIT_WARDEN;
 		teardown(&r);
-		audit_exit(&r, status, 0, -1, -1, -1);
+		audit_exit(&r, status, 0, -1, -1, -1, AUDIT_WRITE_DURABLE);
 		goto out;
 	}
 	/* the program owns stdin/stdout now: ours must not hold a pipe open past its end */
@@ -1562,10 +1779,25 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "warden run: %s\n", why);
 	}
 	gateway_counters(&r, &denied, &up, &down);
-	teardown(&r);
-	stamp("teardown");
-	audit_exit(&r, status, sig, denied, up, down);
+	stamp("counters");
+	if (r.gw.embedded) {
+		/* it dies with us (PR_SET_PDEATHSIG): stop it cleanly now, while run.exit is
+		 * written, after its unregister event */
+		unregister(&r);
+		if (r.gw.pid > 0)
+			kill(r.gw.pid, SIGTERM);
+	}
+	/* the status is known: record it now, durably once the teardown is done */
+	audit_exit(&r, status, sig, denied, up, down, 0);
 	stamp("run.exit");
+	run_gw_stop(&r.gw);
+	snprintf(r.rec.gw_socket, sizeof(r.rec.gw_socket), "%s", r.gw_daemon ? r.gw.socket : "");
+	stamp("t.gateway");
+	if (!teardown_detached(&r)) {
+		teardown(&r);
+		audit_sync(&r);
+	}
+	stamp("handoff");
 out:
 	audit_log_close(r.log);
 	policy_free(r.pol);

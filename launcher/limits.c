@@ -392,12 +392,17 @@ out:
 
 int limits_join(const struct limits *l)
 {
+	/* cgroup v1: the caller is single-threaded (a fresh child), so moving the thread (the
+	 * `tasks` file) moves the process. Writing `cgroup.procs` would take the global
+	 * threadgroup lock, whose writer waits for an RCU grace period (milliseconds, the
+	 * largest cost of a launch on a busy machine); moving one thread by itself does not. */
+	const char *file = l->kind == LIMITS_CGROUP1 ? "tasks" : "cgroup.procs";
 	int r;
 
 	for (int i = 0; i < LIMITS_V1_COUNT; i++) {
 		if (!l->dir[i][0])
 			continue;
-		r = write_str(l->dir[i], "cgroup.procs", "0");
+		r = write_str(l->dir[i], file, "0");
 		if (r)
 			return r;
 	}

@@ -84,6 +84,9 @@ bool run_path_within(const char *path, const char *dir);
  * @data_fd:	fds of the generated files: [0] resolv.conf, [1] hosts, [2] passwd, [3] group
  *		(-1: not generated)
  * @cwd:	working folder inside the sandbox
+ * @etc_base:	NULL, or a folder to mount read-only as /etc instead of binding each of
+ *		bwrap_base_etc (run_etc_base() makes it); only when no grant or mask lies
+ *		under /etc (bwrap cannot make mount points in a read-only folder)
  */
 struct bwrap_spec {
 	const struct wd_policy *policy;
@@ -96,6 +99,7 @@ struct bwrap_spec {
 	int info_fd;
 	int data_fd[4];
 	const char *cwd;
+	const char *etc_base;
 };
 
 /**
@@ -139,6 +143,29 @@ int bwrap_file_text(int which, const struct bwrap_spec *s, uid_t uid, gid_t gid,
 /* The runtime base every sandbox sees read-only (folders, then single /etc files). */
 extern const char *const bwrap_base_dirs[];
 extern const char *const bwrap_base_etc[];
+
+/* ------------------------------------------------------------ /etc in one mount (run_etc.c) */
+
+/* The folder of copies of bwrap_base_etc that sandboxes see as /etc. */
+#define RUN_ETC_DIR "/run/warden/etc"
+
+/**
+ * run_etc_base() - bring @dir up to date: a copy of each existing bwrap_base_etc file (same
+ * content, mode 0644, the host file's size and mtime, so a changed host file is seen and
+ * copied again; a file gone from the host is removed), and empty mount points for the /etc
+ * folders of bwrap_base_dirs and the generated files. Stale copies are replaced atomically
+ * (rename) under a lock, so concurrent runs see either version, never a torn one.
+ * @dir:	the folder (RUN_ETC_DIR); created 0755; must be root's, not a symlink
+ *
+ * Return: 0, or a negative errno (the caller then binds the host's files one by one).
+ */
+int run_etc_base(const char *dir);
+
+/**
+ * run_etc_usable() - whether /etc may be one read-only mount for @p: no grant or mask at or
+ * under /etc
+ */
+bool run_etc_usable(const struct wd_policy *p);
 
 /* ------------------------------------------------------------ limits (limits.c) */
 
@@ -268,6 +295,21 @@ int run_gw_find_binary(char *out, size_t outlen);
 int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
 		 const char *audit_path, struct wd_err *err);
 
+/**
+ * run_gw_spawn() - the first half of run_gw_start(): write the config and start the child,
+ * without waiting for it to answer (so the caller can do other setup meanwhile)
+ * Return: 0, or a negative errno (nothing was started).
+ */
+int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
+		 const char *audit_path, struct wd_err *err);
+
+/**
+ * run_gw_wait() - the second half: wait (5 s at most) until the spawned gateway answers
+ * Return: 0, or a negative errno (-ECHILD it exited, with its last output line in @err;
+ * -ETIMEDOUT it was stopped again).
+ */
+int run_gw_wait(struct run_gw *gw, struct wd_err *err);
+
 /** run_gw_stop() - SIGTERM the embedded gateway and reap it (SIGKILL after 2 s). */
 void run_gw_stop(struct run_gw *gw);
 
@@ -340,5 +382,75 @@ int run_record_save(const char *dir, const struct run_record *r);
  * Return: 0, or the first negative errno (the other runs are still cleaned up).
  */
 int run_gc(const char *dir, unsigned *ret_reclaimed, struct wd_err *err);
+
+/* ------------------------------------------------------------ the network pool (run_pool.c) */
+
+struct netns_pool_config;
+struct netns_run;
+struct fw_config;
+
+/* Where ready-made run networks wait (one file per network, see run_pool.c). */
+#define RUN_POOL_DIR "/run/warden/pool"
+/* Ready networks kept by default ($WARDEN_POOL overrides; 0 disables), and at most. */
+#define RUN_POOL_DEFAULT 2
+#define RUN_POOL_MAX 16
+
+/**
+ * run_pool_size() - how many ready networks to keep: $WARDEN_POOL (0..RUN_POOL_MAX), else
+ * RUN_POOL_DEFAULT (also when the variable is not a number in range)
+ */
+unsigned run_pool_size(void);
+
+/**
+ * run_pool_lease() - take a ready network of this configuration out of the pool
+ * @dir:	the pool folder (RUN_POOL_DIR)
+ * @nc:		the run's network configuration (must bind-mount namespaces)
+ * @fc:		the run's nft configuration (the network's elements are in its table)
+ * @record:	called (under the pool's lock) once the network is the caller's and healthy,
+ *		before it leaves the pool: the caller records it in its run state; a non-zero
+ *		return gives up the lease (the network is torn down) and is returned
+ * @arg:	passed to @record
+ * @out:	on success, the live network (its slot's owner is the caller)
+ * @err:	why a leased network was refused; may be NULL
+ *
+ * Return: 0; -ENOENT when no ready network of this configuration is pooled (or the pool is
+ * locked by someone else: the launch path never waits); -EAGAIN when the ones met were
+ * unhealthy (torn down; @err says why; build a fresh one); the error of @record.
+ */
+int run_pool_lease(const char *dir, const struct netns_pool_config *nc, const struct fw_config *fc,
+		   int (*record)(void *arg, const struct netns_run *net), void *arg,
+		   struct netns_run *out, struct wd_err *err);
+
+/**
+ * run_pool_fill() - make ready networks until the pool holds @want of this configuration
+ * (counting those being made by live makers); the table must be installed
+ * @dir:	the pool folder
+ * @nc:		network configuration
+ * @fc:		nft configuration
+ * @want:	target size
+ * @ret_made:	number made; may be NULL
+ * @err:	what failed; may be NULL
+ *
+ * Return: 0, or a negative errno (what was made stays; a half-made one is undone).
+ */
+int run_pool_fill(const char *dir, const struct netns_pool_config *nc, const struct fw_config *fc,
+		  unsigned want, unsigned *ret_made, struct wd_err *err);
+
+/**
+ * run_pool_gc() - reclaim pooled networks: half-made ones whose maker is gone, ready ones of
+ * another configuration, whose holder is gone or that fail the health check (interface up
+ * with carrier), and with @drain all of them
+ * (nft elements, namespace, veth, slot, entry)
+ * @dir:		the pool folder
+ * @nc:			the configuration whose healthy ready networks are kept
+ * @fc:			its nft configuration
+ * @drain:		reclaim every entry
+ * @ret_reclaimed:	number reclaimed; may be NULL
+ * @err:		the first failure; may be NULL
+ *
+ * Return: 0, or the first negative errno (the other entries are still handled).
+ */
+int run_pool_gc(const char *dir, const struct netns_pool_config *nc, const struct fw_config *fc,
+		bool drain, unsigned *ret_reclaimed, struct wd_err *err);
 
 #endif /* WARDEN_LAUNCHER_RUN_H */

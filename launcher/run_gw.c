@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -146,14 +148,15 @@ static void log_tail(const char *path, char *out, size_t size)
 	free(data);
 }
 
-int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
+int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
 		 const char *audit_path, struct wd_err *err)
 {
-	char bin[PATH_MAX], cfgpath[PATH_MAX], tail[512];
+	char bin[PATH_MAX], cfgpath[PATH_MAX];
+	char *argv[] = {bin, "--config", cfgpath, NULL};
 	struct wd_gwconf c = *conf;
 	struct wd_buf yaml = WD_BUF_INIT;
-	int r, fd, status;
-	char *ans = NULL;
+	int r, fd, null;
+	sigset_t none;
 	pid_t pid;
 
 	memset(gw, 0, sizeof(*gw));
@@ -183,33 +186,49 @@ int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 	fd = open(gw->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return wd_err_set(err, -errno, "creating %s: %s", gw->log_path, strerror(errno));
-	pid = fork();
-	if (pid < 0) {
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0) {
 		r = -errno;
 		close(fd);
-		return wd_err_set(err, r, "fork: %s", strerror(-r));
+		return wd_err_set(err, r, "opening /dev/null: %s", strerror(-r));
 	}
+	sigemptyset(&none);
+	/* vfork: the launcher is large and the child only sets a few process attributes
+	 * (plain system calls, no memory written) before exec; a copy would cost more */
+	pid = vfork();
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-		sigset_t none;
-
 		/* SIGKILL, not SIGTERM: a launcher that dies must not leave a gateway that
 		 * is slow to stop; its worker follows through its own PR_SET_PDEATHSIG */
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		/* its own process group: a terminal's ^C reaches the run, not the gateway */
 		setpgid(0, 0);
-		if (null < 0 || dup2(null, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+		if (dup2(null, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 			_exit(127);
-		execl(bin, bin, "--config", cfgpath, (char *)NULL);
+		execv(bin, argv);
 		_exit(127);
 	}
+	r = pid < 0 ? -errno : 0;
+	close(null);
 	close(fd);
+	if (r)
+		return wd_err_set(err, r, "vfork: %s", strerror(-r));
 	gw->pid = pid;
 	gw->embedded = true;
-	/* ready = the control socket answers a request (the loop is running) */
-	for (int i = 0; i < 5000; i++) {
+	return 0;
+}
+
+int run_gw_wait(struct run_gw *gw, struct wd_err *err)
+{
+	char tail[512], *ans = NULL;
+	pid_t pid = gw->pid;
+	int r, status;
+
+	if (!gw->embedded || pid <= 0)
+		return wd_err_set(err, -ECHILD, "no embedded gateway was started");
+	/* ready = the control socket answers a request (the loop is running); polled often:
+	 * the launcher has nothing else to do meanwhile */
+	for (uint64_t end = wd_mono_ns() + 5000000000ull; wd_mono_ns() < end;) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			gw->pid = 0;
 			log_tail(gw->log_path, tail, sizeof(tail));
@@ -226,21 +245,42 @@ int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 			if (ok)
 				return 0;
 		}
-		sleep_ms(1);
+		nanosleep(&(struct timespec){0, 200000L}, NULL);
 	}
 	run_gw_stop(gw);
 	return wd_err_set(err, -ETIMEDOUT, "the embedded gateway did not answer on %s within 5 s",
 			  gw->socket);
 }
 
+int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
+		 const char *audit_path, struct wd_err *err)
+{
+	int r = run_gw_spawn(gw, dir, conf, audit_path, err);
+
+	return r ? r : run_gw_wait(gw, err);
+}
+
 void run_gw_stop(struct run_gw *gw)
 {
-	int status;
+	int status, pfd;
 
 	if (!gw || !gw->embedded || gw->pid <= 0)
 		return;
 	kill(gw->pid, SIGTERM);
-	for (int i = 0; i < 2000; i++) {
+	/* wait for its exit without polling (a pidfd is readable once it exited) */
+	pfd = (int)syscall(SYS_pidfd_open, gw->pid, 0);
+	if (pfd >= 0) {
+		struct pollfd p = {pfd, POLLIN, 0};
+
+		while (poll(&p, 1, 2000) < 0 && errno == EINTR)
+			;
+		close(pfd);
+		if (waitpid(gw->pid, &status, WNOHANG) == gw->pid) {
+			gw->pid = 0;
+			return;
+		}
+	}
+	for (int i = 0; pfd < 0 && i < 2000; i++) { /* no pidfd: poll every millisecond */
 		if (waitpid(gw->pid, &status, WNOHANG) == gw->pid) {
 			gw->pid = 0;
 			return;

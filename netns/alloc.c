@@ -11,7 +11,9 @@
  * when it has no file, or when its owner is gone (pid dead, or reused: the start
  * time differs, or a zombie) AND its interface no longer exists. Slots whose
  * owner is gone but whose interface (or bind-mounted namespace) survives stay
- * taken until netns_gc() removes them.
+ * taken until netns_gc() removes them. netns_slot_set_owner() hands a slot to
+ * another process (a run's teardown child, a pool's holder, a launcher leasing
+ * a pooled network).
  */
 #include "netns/netns_internal.h"
 
@@ -449,4 +451,59 @@ int netns_slot_list_stale(const struct netns_pool_config *cfg, struct netns_stal
 	*ret_list = l.v;
 	*ret_n = l.n;
 	return 0;
+}
+
+int netns_slot_set_owner(const struct netns_pool_config *cfg, uint32_t slot, const char *id,
+			 pid_t pid)
+{
+	struct netns_slot_rec rec = {0};
+	char path[PATH_MAX];
+	int lockfd = -1, fd, ret;
+
+	ret = slot_path(cfg, slot, path, sizeof(path));
+	if (ret < 0)
+		return ret;
+	ret = lock_state(cfg, &lockfd, NULL);
+	if (ret < 0)
+		return ret;
+	ret = read_rec(path, &rec);
+	if (ret == -ENOENT || ret == -EINVAL || (ret == 0 && strcmp(rec.id, id) != 0)) {
+		ret = -ESTALE; /* freed, torn, or someone else's now */
+		goto out;
+	}
+	if (ret < 0)
+		goto out;
+	rec.pid = pid;
+	ret = netns_proc_stat(pid, &rec.start, NULL);
+	if (ret < 0)
+		goto out;
+	/* O_TRUNC then one short write, under the lock: a crash in between leaves a torn
+	 * record, which only the allocator (under the same lock) reads as free */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	ret = write_rec(fd, &rec);
+	if (close(fd) < 0 && ret == 0)
+		ret = -errno;
+out:
+	wd_closep(&lockfd);
+	return ret;
+}
+
+int netns_slot_read(const struct netns_pool_config *cfg, uint32_t slot,
+		    struct netns_slot_rec *ret_rec)
+{
+	char path[PATH_MAX];
+	int lockfd = -1, ret = slot_path(cfg, slot, path, sizeof(path));
+
+	if (ret < 0)
+		return ret;
+	ret = lock_state(cfg, &lockfd, NULL);
+	if (ret < 0)
+		return ret;
+	ret = read_rec(path, ret_rec);
+	wd_closep(&lockfd);
+	return ret;
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/common.h"
 
@@ -287,5 +288,58 @@ int netns_gc(const struct netns_pool_config *cfg, unsigned *ret_reclaimed, struc
  * Return: 0 (also when the state dir does not exist yet), or a negative errno.
  */
 int netns_slot_count(const struct netns_pool_config *cfg, unsigned *ret_used);
+
+/**
+ * netns_run_set_owner() - hand @run's address slot to another process: a later
+ * netns_gc() reclaims the slot when that process is gone (e.g. the detached child
+ * that tears a run down, the holder of a ready-made network, the run that leases it)
+ * @cfg:	the configuration the run was created with
+ * @run:	a live run
+ * @pid:	the new owner
+ *
+ * Return: 0; -EINVAL when @run is not live; -ESTALE when its slot no longer names
+ * it; -ENOENT when @pid does not exist; another negative errno.
+ */
+int netns_run_set_owner(const struct netns_pool_config *cfg, const struct netns_run *run,
+			pid_t pid);
+
+/**
+ * netns_run_attach() - rebuild the struct netns_run of a live run network from its
+ * slot record and a descriptor of its namespace (e.g. one held by another process)
+ * @cfg:	the configuration it was created with
+ * @slot:	its slot
+ * @id:		its id (the slot's record must name it)
+ * @netns_fd:	its namespace; duplicated, the caller keeps its own
+ * @out:	on success, a live, unmounted run; netns_run_destroy() tears it down
+ * @err:	on failure, what is wrong; may be NULL
+ *
+ * Return: 0; -ESTALE when the slot does not hold run @id; another negative errno.
+ */
+int netns_run_attach(const struct netns_pool_config *cfg, uint32_t slot, const char *id,
+		     int netns_fd, struct netns_run *out, struct wd_err *err);
+
+/**
+ * netns_slot_owner() - who owns @slot, if it holds network @id
+ * @cfg:	pool configuration
+ * @slot:	the slot
+ * @id:		the network id its record must name
+ * @ret_pid:	on success, the owner's pid
+ *
+ * Return: 0; -ESTALE when the slot is free or holds another network; another
+ * negative errno.
+ */
+int netns_slot_owner(const struct netns_pool_config *cfg, uint32_t slot, const char *id,
+		     pid_t *ret_pid);
+
+/**
+ * netns_run_healthy() - cheap check that a run network still works as built: the
+ * host end exists, is up and has carrier (so the peer eth0 is up in its namespace)
+ * @run:	the run
+ * @err:	when it is not, why; may be NULL
+ *
+ * Return: 0 when healthy, else a negative errno (-ENODEV no interface, -ENETDOWN
+ * down or no carrier).
+ */
+int netns_run_healthy(const struct netns_run *run, struct wd_err *err);
 
 #endif /* WARDEN_NETNS_H */

@@ -112,4 +112,29 @@ int netns_slot_release(const struct netns_pool_config *cfg, uint32_t slot, const
 int netns_slot_list_stale(const struct netns_pool_config *cfg, struct netns_stale **ret_list,
 			  size_t *ret_n);
 
+/**
+ * netns_slot_set_owner() - under the lock, make @pid the owner of @slot if its
+ * record still names run @id
+ * @cfg:	pool configuration
+ * @slot:	the slot
+ * @id:		run id the record must name
+ * @pid:	new owner (its start time is read from /proc)
+ *
+ * Return: 0; -ESTALE when the slot no longer holds run @id; -ENOENT when @pid
+ * does not exist; another negative errno.
+ */
+int netns_slot_set_owner(const struct netns_pool_config *cfg, uint32_t slot, const char *id,
+			 pid_t pid);
+
+/**
+ * netns_slot_read() - read the record of @slot under the state dir's lock
+ * @cfg:	pool configuration
+ * @slot:	the slot
+ * @ret_rec:	on success, its record
+ *
+ * Return: 0, -ENOENT (free), -EINVAL (torn) or another negative errno.
+ */
+int netns_slot_read(const struct netns_pool_config *cfg, uint32_t slot,
+		    struct netns_slot_rec *ret_rec);
+
 #endif /* WARDEN_NETNS_INTERNAL_H */

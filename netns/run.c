@@ -752,3 +752,74 @@ out:
 	free(stale);
 	return ret;
 }
+
+int netns_run_set_owner(const struct netns_pool_config *cfg, const struct netns_run *run, pid_t pid)
+{
+	if (!run || !run->live || pid <= 0)
+		return -EINVAL;
+	return netns_slot_set_owner(cfg, run->slot, run->id, pid);
+}
+
+int netns_run_attach(const struct netns_pool_config *cfg, uint32_t slot, const char *id,
+		     int netns_fd, struct netns_run *out, struct wd_err *err)
+{
+	struct netns_slot_rec rec;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	out->netns_fd = -1;
+	ret = netns_slot_read(cfg, slot, &rec);
+	if (ret == -ENOENT || ret == -EINVAL || (ret == 0 && strcmp(rec.id, id) != 0))
+		return wd_err_set(err, -ESTALE, "address slot %u no longer holds network %s", slot,
+				  id);
+	if (ret < 0)
+		return wd_err_set(err, ret, "reading address slot %u: %s", slot, strerror(-ret));
+	ret = netns_slot_addrs(cfg, slot, &out->addr);
+	if (ret < 0)
+		return wd_err_set(err, ret, "computing the addresses of slot %u", slot);
+	out->netns_fd = fcntl(netns_fd, F_DUPFD_CLOEXEC, 3);
+	if (out->netns_fd < 0) {
+		ret = -errno;
+		return wd_err_set(err, ret, "duplicating the namespace of %s: %s", rec.name,
+				  strerror(-ret));
+	}
+	memcpy(out->id, rec.id, sizeof(out->id));
+	memcpy(out->ifname, rec.ifname, sizeof(out->ifname));
+	memcpy(out->name, rec.name, sizeof(out->name));
+	out->slot = slot;
+	out->live = true;
+	return 0;
+}
+
+int netns_slot_owner(const struct netns_pool_config *cfg, uint32_t slot, const char *id,
+		     pid_t *ret_pid)
+{
+	struct netns_slot_rec rec;
+	int ret = netns_slot_read(cfg, slot, &rec);
+
+	if (ret == -ENOENT || ret == -EINVAL || (ret == 0 && strcmp(rec.id, id) != 0))
+		return -ESTALE;
+	if (ret < 0)
+		return ret;
+	*ret_pid = rec.pid;
+	return 0;
+}
+
+int netns_run_healthy(const struct netns_run *run, struct wd_err *err)
+{
+	struct ifreq ifr;
+	int fd, ret = 0;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", run->ifname);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return wd_err_set(err, -errno, "socket: %s", strerror(errno));
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		ret = wd_err_set(err, -ENODEV, "%s is gone", run->ifname);
+	else if ((ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) != (IFF_UP | IFF_RUNNING))
+		ret = wd_err_set(err, -ENETDOWN, "%s is %s", run->ifname,
+				 ifr.ifr_flags & IFF_UP ? "without carrier" : "down");
+	close(fd);
+	return ret;
+}

@@ -18,6 +18,20 @@ T=$(mktemp -d /tmp/wd-run-limits-XXXXXX)
 lab_on_exit rm -rf "$T"
 A=$T/audit.jsonl
 export WARDEN_GATEWAY_BIN=$GW
+# the detached teardowns of finished runs are done: no run's state is owned by a live process
+# and no teardown child (live: not a zombie) is still at work refilling the pool
+teardowns_quiet() {
+	local id pid
+	for id in $(jq -r -s '.[] | select(.action == "run.start") | .run' "$A" 2>/dev/null); do
+		pid=$(sed -n 's/^pid=//p' "/run/warden/runs/$id/state" 2>/dev/null)
+		[[ -z $pid ]] || ! kill -0 "$pid" 2>/dev/null || return 1
+	done
+	! ip netns pids "$LAB_HOST_NS" | xargs -r ps -o stat=,comm= -p |
+		awk '$2 == "warden-teardown" && $1 !~ /^Z/' | grep -q .
+}
+teardowns_done() {
+	lab_wait 20 teardowns_quiet
+}
 wr() { in_host "$W" run -q --audit-log "$A" "$@"; }
 status_of() { "$@" >/dev/null 2>&1; echo $?; }
 
@@ -80,7 +94,8 @@ check_eq "5 launchers were killed mid-run" 5 bash -c 'wc -l <"$0"' "$T/killed"
 check "their programs died with them" bash -c '! pgrep -f "^sleep 3600\." >/dev/null'
 check "the embedded gateways died with them" bash -c \
 	'! ip netns pids "$0" | xargs -r ps -o comm= -p | grep -q warden-gateway' "$LAB_HOST_NS"
-check "warden gc cleans up" in_host "$W" gc -q
+check "the background teardowns finish" teardowns_done
+check "warden gc --pool cleans up (and drains the pool of ready networks)" in_host "$W" gc -q --pool
 ids=$(jq -r -s '.[] | select(.action == "run.start") | .run' "$A")
 check "20+ runs were audited" bash -c '(( $(wc -w <<<"$0") >= 20 ))' "$ids"
 check "no interface is left in lab-host" lab_wait 5 bash -c '! ip -n "$0" -br link | grep -q "^wd-"' \

@@ -11,6 +11,7 @@
 #include "../../launcher/run_state.c"
 #include "../../launcher/run_gw.c"
 #include "../../launcher/limits.c"
+#include "../../launcher/run_etc.c"
 
 #include <sys/wait.h>
 
@@ -210,8 +211,47 @@ static void test_bwrap(void **state)
 	assert_true(find(&a, "HTTPS_PROXY", 0) < 0);
 	bwrap_argv_free(&a);
 	bwrap_argv_free(&a); /* harmless twice */
+
+	/* /etc in one mount: the folder of copies, then the /etc folders over its mount
+	 * points, no single /etc file, the generated files still on top */
+	s.etc_base = "/run/warden/etc";
+	s.data_fd[0] = 10;
+	assert_int_equal(bwrap_build("bwrap", &s, &a), 0);
+	i = find3(&a, "--ro-bind", "/run/warden/etc", "/etc");
+	assert_true(i > 0);
+	assert_true(find3(&a, "--ro-bind", "/usr", "/usr") < i);
+	if (access("/etc/ssl", F_OK) == 0)
+		assert_true(find3(&a, "--ro-bind", "/etc/ssl", "/etc/ssl") > i);
+	for (size_t k = 0; bwrap_base_etc[k]; k++)
+		assert_true(find(&a, bwrap_base_etc[k], 0) < 0);
+	assert_true(find3(&a, "--ro-bind-data", "10", "/etc/resolv.conf") > i);
+	bwrap_argv_free(&a);
 	policy_free(p);
 	cleanup_dir(dir);
+}
+
+/* Whether /etc may be one mount: not with a grant or mask at or under /etc. */
+static void test_etc_usable(void **state)
+{
+	struct policy_diags d;
+	struct wd_policy *p = NULL;
+	static const char with[] = "version: 1\nfilesystem:\n  read: [\"/etc/hostname\"]\n";
+	static const char without[] = "version: 1\nfilesystem:\n  read: [\"/usr/share\"]\n";
+
+	(void)state;
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(without, sizeof(without) - 1, "t.yaml", &p, &d), 0);
+	assert_int_equal(policy_validate(p, "/nonexistent-home", &d), 0);
+	assert_true(run_etc_usable(p));
+	policy_free(p);
+	p = NULL;
+	if (access("/etc/hostname", F_OK) == 0) {
+		assert_int_equal(policy_parse(with, sizeof(with) - 1, "t.yaml", &p, &d), 0);
+		assert_int_equal(policy_validate(p, "/nonexistent-home", &d), 0);
+		assert_false(run_etc_usable(p));
+		policy_free(p);
+	}
+	policy_diags_free(&d);
 }
 
 static void test_files(void **state)
@@ -319,11 +359,11 @@ static void test_limits_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_resolve),	 cmocka_unit_test(test_exit_status),
-	    cmocka_unit_test(test_sha256),	 cmocka_unit_test(test_within),
-	    cmocka_unit_test(test_bwrap),	 cmocka_unit_test(test_files),
-	    cmocka_unit_test(test_record),	 cmocka_unit_test(test_gc_dir),
-	    cmocka_unit_test(test_limits_names),
+	    cmocka_unit_test(test_resolve), cmocka_unit_test(test_exit_status),
+	    cmocka_unit_test(test_sha256),  cmocka_unit_test(test_within),
+	    cmocka_unit_test(test_bwrap),   cmocka_unit_test(test_etc_usable),
+	    cmocka_unit_test(test_files),   cmocka_unit_test(test_record),
+	    cmocka_unit_test(test_gc_dir),  cmocka_unit_test(test_limits_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

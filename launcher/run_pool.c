@@ -1,0 +1,614 @@
+/* run_pool.c - a small pool of ready-made run networks (namespace, veth, addresses, routes and
+ * the run's nft set elements), so that `warden run` leases one instead of building it.
+ *
+ * Theory of operation. RUN_POOL_DIR holds `lock` (flock) and one file per pooled network,
+ * named after its network id, with one line (entry_format()): its state, the pid and start
+ * time of the process that holds it, the network (id, slot, interface, sandbox addresses),
+ * the nft table and prefix its elements went to, and a fingerprint of the configuration it
+ * was made for (pools, prefixes, table, and the host network namespace it lives in).
+ *
+ *   making   the maker built the network (netns_run_create(), not bind-mounted: a mount
+ *            would vanish with the maker's mount namespace, e.g. under `ip netns exec`)
+ *            and is adding the nft elements; the slot is the maker's
+ *   ready    a holder process (a child of the maker, `warden-pool`) keeps the namespace
+ *            alive through one descriptor (fd 3) and otherwise sleeps, in the host's
+ *            namespace: nothing runs inside the network. The slot is the holder's, so if
+ *            the holder dies the kernel frees the namespace and netns_gc() the slot.
+ *            Traffic from it reaches only the gateway's ports (its elements are in the
+ *            sets), where no registered run has its addresses: a daemon denies it, and no
+ *            embedded gateway listens there.
+ *
+ * Leasing (run_pool_lease()), under the lock (not waited for: when someone holds it, the
+ * caller builds a fresh network): the first ready entry of the caller's
+ * configuration whose holder lives is opened through /proc/<holder>/fd/3, its slot becomes
+ * the caller's, the cheap health check passes (netns_run_healthy()), the caller records it
+ * in its run state, and only then is the holder killed and the entry removed. A leased
+ * network is never returned: the run tears it down, and names are never reused. A lease
+ * that fails the health check is torn down and the next one tried; with none left the caller
+ * builds a fresh network.
+ *
+ * Filling (run_pool_fill()) happens off the launch path, in the detached teardown child of
+ * a finished run. run_pool_gc() (`warden gc`) keeps healthy ready entries of the caller's
+ * configuration, leaves other host namespaces' live entries alone, and reclaims the rest
+ * (dead makers or holders, other configurations); with @drain every entry of this host
+ * namespace too.
+ */
+#include "launcher/run.h"
+#include "netns/netns.h"
+#include "nft/nft.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* An entry as stored. */
+struct entry {
+	char state[8];
+	pid_t pid;
+	unsigned long long start;
+	char id[NETNS_ID_MAX];
+	uint32_t slot;
+	char ifname[IFNAMSIZ];
+	char sbx4[INET_ADDRSTRLEN];
+	char sbx6[INET6_ADDRSTRLEN];
+	char table[32];
+	char prefix[8];
+	char cfg[256];
+};
+
+unsigned run_pool_size(void)
+{
+	const char *s = getenv("WARDEN_POOL");
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return RUN_POOL_DEFAULT;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > RUN_POOL_MAX)
+		return RUN_POOL_DEFAULT;
+	return (unsigned)v;
+}
+
+/* What a pooled network depends on, as one word: the pools, names, table and the host
+ * network namespace (its veth's host side lives there). */
+static void fingerprint(const struct netns_pool_config *nc, const struct fw_config *fc, char *out,
+			size_t size)
+{
+	char p4[INET6_ADDRSTRLEN + 8] = "", p6[INET6_ADDRSTRLEN + 8] = "";
+	struct stat st = {0};
+
+	stat("/proc/thread-self/ns/net", &st);
+	netns_format_prefix(&nc->pool4, p4, sizeof(p4));
+	netns_format_prefix(&nc->pool6, p6, sizeof(p6));
+	snprintf(out, size, "net:%lu,%s:%u,%s:%u,%s,%s,%s,%s", (unsigned long)st.st_ino, p4,
+		 nc->run4_len, p6, nc->run6_len, nc->ifname_prefix, nc->state_dir, fc->table,
+		 fc->if_prefix);
+}
+
+/* The host namespace part of a fingerprint ("net:<inode>"). */
+static bool same_host(const char *a, const char *b)
+{
+	size_t n = strcspn(a, ",");
+
+	return n == strcspn(b, ",") && !strncmp(a, b, n);
+}
+
+static int entry_format(const struct entry *e, char *out, size_t size)
+{
+	int n = snprintf(out, size,
+			 "state=%s pid=%d start=%llu id=%s slot=%u ifname=%s sbx4=%s sbx6=%s "
+			 "table=%s prefix=%s cfg=%s\n",
+			 e->state, (int)e->pid, e->start, e->id, e->slot, e->ifname,
+			 e->sbx4[0] ? e->sbx4 : "-", e->sbx6[0] ? e->sbx6 : "-", e->table,
+			 e->prefix, e->cfg);
+
+	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
+}
+
+static int entry_parse(const char *text, struct entry *e)
+{
+	int pid, end = -1;
+
+	memset(e, 0, sizeof(*e));
+	if (sscanf(text,
+		   "state=%7s pid=%d start=%llu id=%12s slot=%u ifname=%15s sbx4=%15s sbx6=%45s "
+		   "table=%31s prefix=%7s cfg=%255s%n",
+		   e->state, &pid, &e->start, e->id, &e->slot, e->ifname, e->sbx4, e->sbx6,
+		   e->table, e->prefix, e->cfg, &end) != 11 ||
+	    end < 0 || pid < 0)
+		return -EINVAL;
+	if (strcmp(e->state, "making") && strcmp(e->state, "ready"))
+		return -EINVAL;
+	e->pid = pid;
+	if (!strcmp(e->sbx4, "-"))
+		e->sbx4[0] = '\0';
+	if (!strcmp(e->sbx6, "-"))
+		e->sbx6[0] = '\0';
+	return 0;
+}
+
+static int entry_path(const char *dir, const char *id, char *out, size_t size)
+{
+	return snprintf(out, size, "%s/%s", dir, id) >= (int)size ? -ENAMETOOLONG : 0;
+}
+
+/* Write @e to its file, replacing it atomically. */
+static int entry_save(const char *dir, const struct entry *e)
+{
+	char line[512], tmp[PATH_MAX], path[PATH_MAX];
+	int fd, n, ret;
+
+	n = entry_format(e, line, sizeof(line));
+	if (n < 0)
+		return n;
+	if (entry_path(dir, e->id, path, sizeof(path)) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, e->id) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	ret = wd_write_all(fd, line, (size_t)n);
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+static int entry_load(const char *path, struct entry *e)
+{
+	char *text = NULL;
+	size_t len;
+	int ret = wd_read_file(path, 4096, &text, &len);
+
+	if (ret)
+		return ret;
+	ret = entry_parse(text, e);
+	free(text);
+	return ret;
+}
+
+/* Take the pool's lock; with @nonblock, -EWOULDBLOCK when someone holds it. */
+static int pool_lock_how(const char *dir, int *ret_fd, bool nonblock)
+{
+	char path[PATH_MAX];
+	int fd, ret = wd_mkdir_p(dir, 0700);
+
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "%s/lock", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX | (nonblock ? LOCK_NB : 0)) < 0) {
+		if (errno == EINTR)
+			continue;
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+static int pool_lock(const char *dir, int *ret_fd)
+{
+	return pool_lock_how(dir, ret_fd, false);
+}
+
+/* The nft elements of @e. */
+static void entry_fw(const struct entry *e, struct fw_config *fc, struct fw_run *fr)
+{
+	fw_config_defaults(fc);
+	snprintf(fc->table, sizeof(fc->table), "%s", e->table);
+	snprintf(fc->if_prefix, sizeof(fc->if_prefix), "%s", e->prefix);
+	memset(fr, 0, sizeof(*fr));
+	snprintf(fr->ifname, sizeof(fr->ifname), "%s", e->ifname);
+	fr->has_v4 = e->sbx4[0] && inet_pton(AF_INET, e->sbx4, &fr->sbx4) == 1;
+	fr->has_v6 = e->sbx6[0] && inet_pton(AF_INET6, e->sbx6, &fr->sbx6) == 1;
+}
+
+/* Is the process named by @e (maker or holder) alive? */
+static bool holder_alive(const struct entry *e)
+{
+	return e->pid > 0 && e->start && run_proc_start(e->pid) == e->start;
+}
+
+/* Undo a pooled network: its nft elements, its holder (the kernel then removes the namespace
+ * and the veth), its slot, its entry file. Return: 0 or a negative errno. */
+static int entry_reclaim(const char *dir, const struct netns_pool_config *nc, const struct entry *e,
+			 struct wd_err *err)
+{
+	struct fw_config fc;
+	struct fw_run fr;
+	char path[PATH_MAX];
+	int ret = 0, x;
+
+	if (!strcmp(e->state, "ready") && holder_alive(e))
+		kill(e->pid, SIGKILL);
+	entry_fw(e, &fc, &fr);
+	if (fr.has_v4 || fr.has_v6) {
+		x = fw_run_del(&fc, &fr, NULL);
+		if (x && x != -ENOENT)
+			ret = wd_err_set(err, x, "pool network %s: removing its nft elements: %s",
+					 e->ifname, strerror(-x));
+	}
+	/* the slot: its owner is dead now (or a leaser's, who frees it); netns_gc() frees it */
+	(void)nc;
+	if (!ret && !entry_path(dir, e->id, path, sizeof(path)))
+		unlink(path);
+	return ret;
+}
+
+/* Is @e a ready entry of configuration @cfg whose holder lives and still owns the slot? */
+static bool entry_usable(const struct netns_pool_config *nc, const struct entry *e, const char *cfg)
+{
+	pid_t owner = -1;
+
+	return !strcmp(e->state, "ready") && !strcmp(e->cfg, cfg) && holder_alive(e) &&
+	       !netns_slot_owner(nc, e->slot, e->id, &owner) && owner == e->pid;
+}
+
+/* Call @fn for each entry file of @dir (the caller holds the lock); an unparsable file is
+ * passed with @e NULL. Stops at the first non-zero return. */
+static int for_each_entry(const char *dir,
+			  int (*fn)(const char *path, const struct entry *e, void *arg), void *arg)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	int ret = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while (!ret && (de = readdir(d))) {
+		struct entry e;
+		bool ok;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "lock"))
+			continue;
+		if (entry_path(dir, de->d_name, path, sizeof(path)))
+			continue;
+		ok = !entry_load(path, &e) && !strcmp(e.id, de->d_name);
+		ret = fn(path, ok ? &e : NULL, arg);
+	}
+	closedir(d);
+	return ret;
+}
+
+struct lease_ctx {
+	const char *dir;
+	const struct netns_pool_config *nc;
+	const char *cfg;
+	int (*record)(void *arg, const struct netns_run *net);
+	void *arg;
+	struct netns_run *out;
+	struct wd_err *err;
+	int ret;
+	unsigned refused;
+};
+
+/* The holder's namespace descriptor, checked to still be the holder's. */
+static int open_held(const struct entry *e)
+{
+	char p[64];
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/fd/3", (int)e->pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (!holder_alive(e)) { /* the pid was reused between the check and the open */
+		close(fd);
+		return -ESRCH;
+	}
+	return fd;
+}
+
+static int lease_one(const char *path, const struct entry *e, void *arg)
+{
+	struct lease_ctx *c = arg;
+	int fd, ret;
+
+	if (!e || !entry_usable(c->nc, e, c->cfg))
+		return 0;
+	fd = open_held(e);
+	if (fd < 0)
+		return 0;
+	ret = netns_run_attach(c->nc, e->slot, e->id, fd, c->out, NULL);
+	close(fd);
+	if (ret)
+		return 0;
+	/* the caller's from here on: if it crashes, the ordinary gc of dead runs reclaims it */
+	ret = netns_run_set_owner(c->nc, c->out, getpid());
+	if (!ret)
+		ret = netns_run_healthy(c->out, c->err);
+	if (ret) {
+		/* broken: torn down (never back into the pool), and the next one is tried */
+		c->refused++;
+		kill(e->pid, SIGKILL);
+		unlink(path);
+		entry_reclaim(c->dir, c->nc, e, NULL);
+		netns_run_destroy(c->nc, c->out, NULL);
+		return 0;
+	}
+	c->ret = c->record(c->arg, c->out); /* in the run's state before it leaves the pool */
+	kill(e->pid, SIGKILL); /* the run's descriptor is the namespace's last reference now */
+	unlink(path);
+	if (c->ret) {
+		entry_reclaim(c->dir, c->nc, e, NULL); /* its elements */
+		netns_run_destroy(c->nc, c->out, NULL);
+	}
+	return 1;
+}
+
+int run_pool_lease(const char *dir, const struct netns_pool_config *nc, const struct fw_config *fc,
+		   int (*record)(void *arg, const struct netns_run *net), void *arg,
+		   struct netns_run *out, struct wd_err *err)
+{
+	char cfg[256];
+	struct lease_ctx c = {dir, nc, cfg, record, arg, out, err, -ENOENT, 0};
+	int lock = -1;
+
+	memset(out, 0, sizeof(*out));
+	out->netns_fd = -1;
+	if (access(dir, F_OK))
+		return -ENOENT;
+	fingerprint(nc, fc, cfg, sizeof(cfg));
+	/* never wait on the launch path: a busy pool (a gc, a filler) means a fresh network */
+	if (pool_lock_how(dir, &lock, true))
+		return -ENOENT;
+	for_each_entry(dir, lease_one, &c);
+	close(lock);
+	if (c.ret == -ENOENT && c.refused)
+		return -EAGAIN; /* @err says why the last one was refused */
+	return c.ret;
+}
+
+struct count_ctx {
+	const struct netns_pool_config *nc;
+	const char *cfg;
+	unsigned n;
+};
+
+static int count_one(const char *path, const struct entry *e, void *arg)
+{
+	struct count_ctx *c = arg;
+
+	(void)path;
+	if (e && !strcmp(e->cfg, c->cfg) &&
+	    (entry_usable(c->nc, e, c->cfg) || (!strcmp(e->state, "making") && holder_alive(e))))
+		c->n++;
+	return 0;
+}
+
+/* The holder: keeps the namespace (fd 3) and nothing else, until killed. Until its maker
+ * has recorded it as the entry's holder (one byte on @adopted) it exits when the maker does
+ * (EOF), so a maker killed in between leaves no holder nobody knows of. */
+_Noreturn static void hold(int netns_fd, int adopted)
+{
+	sigset_t none;
+	char c = 0;
+	ssize_t n;
+
+	prctl(PR_SET_NAME, "warden-pool", 0, 0, 0);
+	/* above 4 first, so that neither dup2() below closes the other */
+	netns_fd = fcntl(netns_fd, F_DUPFD, 10);
+	adopted = fcntl(adopted, F_DUPFD, 10);
+	if (netns_fd < 0 || adopted < 0 || dup2(netns_fd, 3) < 0 || dup2(adopted, 4) < 0)
+		_exit(1);
+	close_range(5, ~0U, 0);
+	do
+		n = read(4, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1 || c != 'k')
+		_exit(0);
+	close(4);
+	if (chdir("/") < 0)
+		_exit(1);
+	sigemptyset(&none);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (;;)
+		pause();
+}
+
+/* Make one pooled network. Return: 0, or a negative errno (nothing left behind). */
+static int make_one(const char *dir, const struct netns_pool_config *ncfg,
+		    const struct fw_config *fc, const char *cfg, struct fw_conn **conn,
+		    struct wd_err *err)
+{
+	struct netns_pool_config nc = *ncfg;
+	struct netns_run net;
+	struct fw_config efc;
+	struct entry e;
+	struct fw_run fr;
+	int lock = -1, ret, adopt[2] = {-1, -1};
+	pid_t holder = -1;
+
+	nc.bind_mount = false; /* held by a process, not a mount (see above) */
+	ret = netns_run_create(&nc, &net, err);
+	if (ret)
+		return ret;
+	memset(&e, 0, sizeof(e));
+	snprintf(e.state, sizeof(e.state), "making");
+	e.pid = getpid();
+	e.start = run_proc_start(e.pid);
+	memcpy(e.id, net.id, sizeof(e.id));
+	e.slot = net.slot;
+	memcpy(e.ifname, net.ifname, sizeof(e.ifname));
+	inet_ntop(AF_INET, &net.addr.sbx4, e.sbx4, sizeof(e.sbx4));
+	inet_ntop(AF_INET6, &net.addr.sbx6, e.sbx6, sizeof(e.sbx6));
+	snprintf(e.table, sizeof(e.table), "%s", fc->table);
+	snprintf(e.prefix, sizeof(e.prefix), "%s", fc->if_prefix);
+	snprintf(e.cfg, sizeof(e.cfg), "%s", cfg);
+	ret = pool_lock(dir, &lock);
+	if (!ret) {
+		ret = entry_save(dir, &e);
+		close(lock);
+	}
+	if (ret) {
+		netns_run_destroy(&nc, &net, NULL);
+		return wd_err_set(err, ret, "recording a pool network in %s: %s", dir,
+				  strerror(-ret));
+	}
+	entry_fw(&e, &efc, &fr);
+	if (!*conn)
+		ret = fw_conn_open(conn, err);
+	if (!ret)
+		ret = fw_conn_run_add(*conn, fc, &fr, err);
+	if (!ret && pipe2(adopt, O_CLOEXEC) < 0)
+		ret = wd_err_set(err, -errno, "pipe: %s", strerror(errno));
+	if (!ret) {
+		holder = fork();
+		if (holder == 0)
+			hold(net.netns_fd, adopt[0]);
+		if (holder < 0)
+			ret = wd_err_set(err, -errno, "fork: %s", strerror(errno));
+	}
+	wd_closep(&adopt[0]);
+	if (!ret)
+		ret = pool_lock(dir, &lock);
+	if (!ret) {
+		/* the slot goes to the holder before the entry says ready */
+		ret = netns_run_set_owner(&nc, &net, holder);
+		if (!ret) {
+			snprintf(e.state, sizeof(e.state), "ready");
+			e.pid = holder;
+			e.start = run_proc_start(holder);
+			ret = e.start ? entry_save(dir, &e) : -ESRCH;
+		}
+		if (!ret && write(adopt[1], "k", 1) != 1)
+			ret = -EPIPE; /* it is gone: the entry's holder is dead, gc removes it */
+		close(lock);
+	}
+	wd_closep(&adopt[1]);
+	if (ret) {
+		if (holder > 0)
+			kill(holder, SIGKILL);
+		if (!pool_lock(dir, &lock)) {
+			entry_reclaim(dir, &nc, &e, NULL);
+			close(lock);
+		}
+		netns_run_destroy(&nc, &net, NULL);
+		return ret;
+	}
+	wd_closep(&net.netns_fd); /* the holder keeps it */
+	return 0;
+}
+
+int run_pool_fill(const char *dir, const struct netns_pool_config *nc, const struct fw_config *fc,
+		  unsigned want, unsigned *ret_made, struct wd_err *err)
+{
+	struct fw_conn *conn = NULL;
+	unsigned made = 0;
+	char cfg[256];
+	int ret = 0;
+
+	if (ret_made)
+		*ret_made = 0;
+	if (!want)
+		return 0;
+	fingerprint(nc, fc, cfg, sizeof(cfg));
+	while (made < want) {
+		struct count_ctx c = {nc, cfg, 0};
+		int lock = -1;
+
+		ret = pool_lock(dir, &lock);
+		if (ret) {
+			wd_err_set(err, ret, "locking %s: %s", dir, strerror(-ret));
+			break;
+		}
+		ret = for_each_entry(dir, count_one, &c);
+		close(lock);
+		if (ret || c.n >= want)
+			break;
+		ret = make_one(dir, nc, fc, cfg, &conn, err);
+		if (ret)
+			break;
+		made++;
+	}
+	fw_conn_close(conn);
+	if (ret_made)
+		*ret_made = made;
+	return ret;
+}
+
+struct gc_ctx {
+	const char *dir;
+	const struct netns_pool_config *nc;
+	const char *cfg;
+	bool drain;
+	unsigned n;
+	struct wd_err *err;
+	int ret;
+};
+
+static int gc_one(const char *path, const struct entry *e, void *arg)
+{
+	struct gc_ctx *c = arg;
+	int x;
+
+	if (!e) {
+		/* entries are renamed into place: only a foreign file gets here */
+		unlink(path);
+		return 0;
+	}
+	if (holder_alive(e)) {
+		struct netns_run probe = {.live = true};
+
+		if (!same_host(e->cfg, c->cfg))
+			return 0; /* another host namespace's: not ours to judge */
+		memcpy(probe.ifname, e->ifname, sizeof(probe.ifname));
+		if (!c->drain &&
+		    (!strcmp(e->state, "making") ||
+		     (entry_usable(c->nc, e, c->cfg) && !netns_run_healthy(&probe, NULL))))
+			return 0;
+		if (!strcmp(e->state, "making"))
+			return 0; /* its maker is at work; drained next time */
+	}
+	x = entry_reclaim(c->dir, c->nc, e, c->err);
+	if (x && !c->ret)
+		c->ret = x;
+	if (!x)
+		c->n++;
+	return 0;
+}
+
+int run_pool_gc(const char *dir, const struct netns_pool_config *nc, const struct fw_config *fc,
+		bool drain, unsigned *ret_reclaimed, struct wd_err *err)
+{
+	char cfg[256];
+	struct gc_ctx c = {dir, nc, cfg, drain, 0, err, 0};
+	int lock = -1, ret;
+
+	if (ret_reclaimed)
+		*ret_reclaimed = 0;
+	if (access(dir, F_OK))
+		return 0;
+	fingerprint(nc, fc, cfg, sizeof(cfg));
+	ret = pool_lock(dir, &lock);
+	if (ret)
+		return wd_err_set(err, ret, "locking %s: %s", dir, strerror(-ret));
+	ret = for_each_entry(dir, gc_one, &c);
+	close(lock);
+	if (ret_reclaimed)
+		*ret_reclaimed = c.n;
+	return ret ? ret : c.ret;
+}

@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# run_pool.sh - `warden run` returns the program's status before its teardown, which a detached
+# child does; a pool of ready-made run networks: a run leases one (visible in its messages, its
+# state and the audit), an idle one is closed (from inside it nothing reaches lab-wan; DNS and
+# TCP go only to the gateway and are denied), a broken one is refused, `warden gc` keeps the
+# healthy ones and reclaims dead ones, `warden gc --pool` drains them; a teardown child killed
+# with SIGKILL is reclaimed by `warden gc`; nothing is left once the teardowns are done.
+set -u
+SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/lab/lib.sh"
+W=${WARDEN_BIN:-$SRC/build/launcher/warden}
+GW=${WARDEN_BUILD_DIR:-$SRC/build}/gateway/warden-gateway
+
+lab_require_root
+[[ -x $W && -x $GW ]] || { echo "SKIP: warden or warden-gateway not built"; exit 77; }
+[[ -x /usr/bin/bwrap ]] || { echo "SKIP: bubblewrap not installed"; exit 77; }
+command -v nsenter >/dev/null || { echo "SKIP: nsenter missing"; exit 77; }
+lab_up
+
+T=$(mktemp -d /tmp/wd-run-pool-XXXXXX)
+lab_on_exit rm -rf "$T"
+A=$T/audit.jsonl
+P=/run/warden/pool
+export WARDEN_GATEWAY_BIN=$GW WARDEN_POOL=2
+NETNS=$(in_host readlink /proc/self/ns/net | tr -dc 0-9)
+# drain our pool before the lab goes (lab down also kills the holders in lab-host)
+lab_on_exit in_host "$W" gc -q --pool
+
+wr() { in_host "$W" run -q --audit-log "$A" "$@"; }
+# processes in lab-host named $1
+# live (not zombie) processes in lab-host named $1
+procs() {
+	ip netns pids "$LAB_HOST_NS" | xargs -r ps -o pid=,stat=,comm= -p |
+		awk -v c="$1" '$3 == c && $2 !~ /^Z/ {print $1}'
+}
+# no run's state is owned by a live process (a launcher, or its teardown child), and no
+# teardown child is still at work (refilling the pool)
+teardowns_quiet() {
+	local id pid
+	for id in $(jq -r -s '.[] | select(.action == "run.start") | .run' "$A" 2>/dev/null); do
+		pid=$(sed -n 's/^pid=//p' "/run/warden/runs/$id/state" 2>/dev/null)
+		[[ -z $pid ]] || ! kill -0 "$pid" 2>/dev/null || return 1
+	done
+	[[ -z $(procs warden-teardown) ]]
+}
+teardowns_done() { lab_wait 20 teardowns_quiet; }
+# ready entries of this lab's pool: "id holder ifname" lines
+entries() {
+	local f
+	for f in "$P"/[0-9a-f]*; do
+		[[ -e $f ]] || continue
+		grep -q "^state=ready .*cfg=net:$NETNS," "$f" || continue
+		sed -n 's/^state=ready pid=\([0-9]*\) start=[0-9]* id=\([0-9a-f]*\) slot=[0-9]* ifname=\([^ ]*\) .*/\2 \1 \3/p' "$f"
+	done
+}
+pool_size() { entries | wc -l; }
+export -f entries
+export P NETNS
+elements() {
+	in_host nft -j list set inet warden runs_if | jq '[.nftables[].set.elem // [] | .[]] | length'
+}
+
+cat >"$T/net.yaml" <<EOF
+version: 1
+filesystem:
+  read: ["$LAB_CA"]
+network:
+  allow:
+    - {host: allowed.test, ports: [443]}
+EOF
+cat >"$T/gw.yaml" <<EOF
+version: 1
+control: {path: "$T/gw.sock"}
+audit: {path: "$A"}
+EOF
+
+echo "# the status comes first, the teardown after"
+check "warden gc --pool starts from an empty pool" in_host "$W" gc -q --pool
+out=$(wr -- sh -c 'echo hi; exit 3')
+rc=$?
+check_eq "out=\$(warden run -- ...) gets the output" hi echo "$out"
+check_eq "... and the status" 3 echo "$rc"
+check "the background teardown finishes" teardowns_done
+check "... and refills the pool to WARDEN_POOL=2" lab_wait 10 bash -c '(( $(entries | wc -l) == 2 ))'
+check "a pooled network is held by a process outside it with /dev/null and the namespace only" \
+	bash -c 'for h in $(entries | cut -d" " -f2); do
+		[[ $(readlink /proc/$h/fd/0) == /dev/null && $(readlink /proc/$h/fd/1) == /dev/null &&
+		   $(readlink /proc/$h/fd/2) == /dev/null ]] || exit 1
+		[[ $(ls /proc/$h/fd | wc -l) == 4 ]] || exit 1
+		[[ $(readlink /proc/$h/ns/net) == "net:[$NETNS]" ]] || exit 1
+		[[ $(readlink /proc/$h/fd/3) == net:* && $(readlink /proc/$h/fd/3) != "net:[$NETNS]" ]] || exit 1
+	done'
+check_eq "its nft elements are in the sets (one runs_if element each)" 2 elements
+check "warden gc keeps healthy ready networks" bash -c \
+	'before=$(entries | sort); ip netns exec "$0" "$1" gc -q && [[ $(entries | sort) == "$before" ]]' \
+	"$LAB_HOST_NS" "$W"
+
+for set in runs_if runs_v4 runs_v6; do in_host nft flush set inet warden "$set"; done
+out=$(in_host "$W" run --audit-log "$A" -- echo ok 2>"$T/refresh.err")
+check_eq "pooled networks whose elements are gone (sets flushed): a run still works" ok \
+	echo "$out"
+check "... it added them again (after the end-to-end check failed)" \
+	grep -q "failed the check; adding its nft elements again" "$T/refresh.err"
+check "teardowns done" teardowns_done
+check "warden gc --pool drains the pool" in_host "$W" gc -q --pool
+check_eq "... the next run makes its own network" ok wr -- echo ok
+refilled() { teardowns_quiet && (( $(entries | wc -l) == 2 )); }
+check "... and its teardown refills the pool" lab_wait 20 refilled
+
+echo "# an idle pooled network is closed"
+lab_spawn host gwd "$GW" --config "$T/gw.yaml" --manage-nft
+lab_wait 10 test -S "$T/gw.sock"
+read -r _ holder ifn < <(entries | head -n 1)
+inside() { nsenter --net="/proc/$holder/fd/3" "$@"; }
+lab_wan_reset_counters
+check_fails "no TCP to lab-wan from inside it (HTTP to allowed.test's address)" \
+	inside curl -sS --max-time 3 "http://$LAB_ALLOWED_V4/"
+check_fails "... nor to lab-wan's own address" inside curl -sS --max-time 3 "http://$LAB_WAN_V4/"
+check_eq "DNS (to lab-wan's resolver) gets no answer" "" \
+	inside dig +short +time=2 +tries=1 "@$LAB_WAN_V4" allowed.test
+check_eq "... nor from the gateway's own address" "" \
+	inside dig +short +time=2 +tries=1 "@$(ip -n "$LAB_HOST_NS" -4 -o addr show dev "$ifn" |
+		awk '{print $4}' | cut -d/ -f1)" allowed.test
+inside bash -c "echo x >/dev/udp/$LAB_WAN_V4/9999" 2>/dev/null
+sleep 0.3
+check_eq "nothing of it arrived in lab-wan: TCP SYNs" 0 lab_wan_count tcp_syn
+check_eq "... DNS" 0 lab_wan_count dns
+check_eq "... other UDP" 0 lab_wan_count udp
+check "the gateway never asked upstream" bash -c '! lab_dns_asked allowed.test 2>/dev/null'
+
+echo "# a run leases a pooled network"
+before=$(entries | awk '{print $3}')
+ip netns exec "$LAB_HOST_NS" "$W" run --gateway "$T/gw.sock" --audit-log "$A" -- sleep 30.5 \
+	2>"$T/lease.err" &
+lpid=$!
+check "a run starts" lab_wait 10 bash -c 'pgrep -f "^/usr/bin/sleep 30.5$" >/dev/null'
+leased=$(sed -n 's/.*network: \(wd-[0-9a-f]*\), ready-made (from the pool).*/\1/p' "$T/lease.err")
+check "its messages say it is ready-made" test -n "$leased"
+check "... and it was one of the pool's" grep -qx -- "$leased" <<<"$before"
+check "... it is no longer in the pool" bash -c '! entries | grep -q " $0\$"' "$leased"
+check "its state records it" bash -c 'grep -lx "ifname=$0" /run/warden/runs/*/state' "$leased"
+check "the gateway's audit names it at register" jq -e -s --arg i "$leased" \
+	'[.[] | select(.action == "run.gateway-register" and .resource == $i)] | length == 1' "$A"
+kill -TERM "$lpid" # forwarded to the program
+wait "$lpid"
+check "the leased network is torn down, never returned" lab_wait 20 bash -c \
+	'! ip -n "$0" link show "$1"' "$LAB_HOST_NS" "$leased"
+check "... and no name is ever reused" bash -c '! entries | grep -q " $0\$"' "$leased"
+check_eq "HTTPS to an allowed name through a pooled network" "hello from allowed.test" \
+	wr --gateway "$T/gw.sock" -p "$T/net.yaml" -- \
+	curl -sS --max-time 8 --cacert "$LAB_CA" https://allowed.test/
+check_fails "a denied name through a pooled network" \
+	wr --gateway "$T/gw.sock" -p "$T/net.yaml" -- \
+	curl -sS --max-time 8 --cacert "$LAB_CA" https://other.test/
+
+echo "# a broken pooled network is refused"
+check "teardowns done" teardowns_done
+broken=$(entries | awk '{print $3}')
+for ifn in $broken; do in_host ip link set "$ifn" down; done
+check_eq "with every pooled network broken (host side down) a run still works" ok \
+	wr --gateway "$T/gw.sock" -- echo ok
+check "... the broken ones are gone" lab_wait 20 bash -c \
+	'for i in $1; do ! ip -n "$0" link show "$i" || exit 1; done' "$LAB_HOST_NS" "$broken"
+check "teardowns done" teardowns_done
+read -r _ holder ifn < <(entries | head -n 1)
+kill -KILL "$holder"
+check "a pooled network whose holder died is reclaimed by warden gc" bash -c \
+	'ip netns exec "$0" "$1" gc -q && ! entries | grep -q " $2\$"' "$LAB_HOST_NS" "$W" "$ifn"
+check "... its interface goes" lab_wait 20 bash -c '! ip -n "$0" link show "$1"' \
+	"$LAB_HOST_NS" "$ifn"
+
+echo "# a teardown child killed with SIGKILL"
+killed=0
+for attempt in 1 2 3 4 5 6 7 8; do
+	check "teardowns done" teardowns_done
+	WARDEN_POOL=16 wr --gateway "$T/gw.sock" -- true
+	for i in $(seq 1 400); do
+		p=$(ps -o pid= -p "$(procs warden-teardown | paste -sd,)" --sort start_time 2>/dev/null |
+			head -n 1 | tr -d ' ')
+		[[ -n $p ]] && break
+		sleep 0.005
+	done
+	[[ -n $p ]] || continue
+	kill -KILL "$p" 2>/dev/null && killed=$((killed + 1))
+	((killed >= 2)) && break
+done
+check "the other teardowns finish" teardowns_done
+check "a teardown child was killed" test "$killed" -ge 1
+check "warden gc --pool reclaims what it left" in_host "$W" gc -q --pool
+check "no run state is left" bash -c \
+	'for id in $(jq -r -s ".[] | select(.action == \"run.start\") | .run" "$0"); do
+		[[ ! -e /run/warden/runs/$id ]] || exit 1; done' "$A"
+check "no interface is left in lab-host" lab_wait 20 bash -c \
+	'! ip -n "$0" -br link | grep -q "^wd-"' "$LAB_HOST_NS"
+check_eq "no nft set element is left" 0 elements
+check "the daemon holds no run" lab_wait 10 bash -c \
+	'(( $(ip netns exec "$0" "$1" ctl --socket "$2" list | jq ".runs | length") == 0 ))' \
+	"$LAB_HOST_NS" "$GW" "$T/gw.sock"
+check "no warden process is left in lab-host" lab_wait 10 bash -c \
+	'! ip netns pids "$0" | xargs -r ps -o comm= -p | grep -Ex "bwrap|warden|warden-pool|warden-teardown"' "$LAB_HOST_NS"
+check_eq "the pool is empty" 0 pool_size
+
+echo "# audit"
+check "every run.start has a run.exit" jq -e -s '
+	([.[] | select(.action == "run.start") | .run] | sort) ==
+	([.[] | select(.action == "run.exit") | .run] | sort)' "$A"
+check "the exit statuses are the programs'" jq -e -s \
+	'[.[] | select(.action == "run.exit") | .exit] | index(3) != null' "$A"
+lab_stop host gwd
+
+echo "# /etc"
+check "/etc inside holds the base files only (one mount of copies)" wr -- sh -c \
+	'test -s /etc/ld.so.cache && test -d /etc/ssl && test -s /etc/passwd &&
+	 test ! -e /etc/shadow && test ! -e /etc/hostname && ! touch /etc/ld.so.cache'
+check "... the copies are the host's files" bash -c \
+	'for f in ld.so.cache nsswitch.conf services; do
+		[[ ! -e /etc/$f ]] || cmp -s "/etc/$f" "/run/warden/etc/$f" || exit 1; done'
+cat >"$T/etc-grant.yaml" <<EOF
+version: 1
+filesystem:
+  read: ["/etc/hostname"]
+EOF
+check "a grant under /etc: the files are bound one by one and the grant is there" \
+	wr -p "$T/etc-grant.yaml" -- sh -c \
+	'test -s /etc/hostname && test -s /etc/ld.so.cache && test ! -e /etc/shadow'
+
+echo "# WARDEN_POOL=0: no pool"
+check "teardowns done" teardowns_done
+check "the pool is drained" in_host "$W" gc -q --pool
+check_eq "a run" ok env WARDEN_POOL=0 ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" -- echo ok
+check "teardowns done" teardowns_done
+check_eq "... leaves no pooled network" 0 pool_size
+
+lab_finish
