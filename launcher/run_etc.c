@@ -34,12 +34,15 @@ bool run_etc_usable(const struct wd_policy *p)
 /* Whether @copy is up to date with @host (both stat()ed; @copy may be absent). */
 static bool fresh(const struct stat *host, const struct stat *copy)
 {
-	return S_ISREG(copy->st_mode) && copy->st_size == host->st_size &&
+	return S_ISREG(copy->st_mode) && (copy->st_mode & 07777) == (host->st_mode & 0644) &&
+	       copy->st_size == host->st_size &&
 	       copy->st_mtim.tv_sec == host->st_mtim.tv_sec &&
 	       copy->st_mtim.tv_nsec == host->st_mtim.tv_nsec;
 }
 
-/* Copy @src (followed) to @dst through a temporary file and rename(). */
+/* Copy @src (followed) to @dst through a temporary file and rename(). The copy is never more
+ * readable than the original (its mode & 0644), and the temporary file is 0600 until written,
+ * so a host file only root may read does not become readable by others here. */
 static int copy_file(const char *src, const char *dst, const struct stat *st)
 {
 	char tmp[PATH_MAX], buf[65536];
@@ -52,7 +55,8 @@ static int copy_file(const char *src, const char *dst, const struct stat *st)
 	in = open(src, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -errno;
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	unlink(tmp); /* a leftover of a crash keeps its mode under O_TRUNC: start afresh */
+	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (out < 0) {
 		ret = -errno;
 		close(in);
@@ -62,7 +66,7 @@ static int copy_file(const char *src, const char *dst, const struct stat *st)
 		ret = wd_write_all(out, buf, (size_t)n);
 	if (n < 0 && !ret)
 		ret = -errno;
-	if (!ret && (fchmod(out, 0644) < 0 || futimens(out, times) < 0))
+	if (!ret && (fchmod(out, st->st_mode & 0644) < 0 || futimens(out, times) < 0))
 		ret = -errno;
 	close(in);
 	if (close(out) < 0 && !ret)
