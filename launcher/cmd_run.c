@@ -1100,8 +1100,10 @@ static bool teardown_detached(struct run *r)
 			_exit(0); /* the launcher does it itself */
 		close(go[0]);
 		r->rec.pid = getpid(); /* what the launcher recorded */
-		teardown(r);
+		/* run.exit durable first: a teardown that hangs or dies must not keep it
+		 * from the disk (the teardown writes no event of its own) */
 		audit_sync(r);
+		teardown(r);
 		wd_err_clear(&err);
 		if (r->pool_size)
 			run_pool_fill(RUN_POOL_DIR, &r->ncfg, &r->fcfg, r->pool_size, NULL, &err);
