@@ -256,6 +256,16 @@ check "warden gc --pool reclaims the forged entries" in_host "$W" gc -q --pool
 check "... and their interfaces go" lab_wait 20 bash -c \
 	'for i in $1; do ! ip -n "$0" link show "$i" || exit 1; done' "$LAB_HOST_NS" "$ifns"
 
+echo "# under sudo, /run/warden as a fresh boot leaves it (0700, made by the first state folder)"
+sudo_run() {
+	unshare -m --propagation private sh -c \
+		'mount -t tmpfs -o mode=0700 tmpfs /run/warden && exec "$@"' sh \
+		env WARDEN_POOL=0 SUDO_UID=65534 SUDO_GID=65534 \
+		ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" -- "$@"
+}
+check_eq "a run as the invoking user works, with /etc in one mount" "65534 yes" sudo_run sh -c \
+	'test -s /etc/ld.so.cache && echo "$(id -u) $(awk '"'"'$5 == "/etc" {print "yes"}'"'"' /proc/self/mountinfo)"'
+
 echo "# WARDEN_POOL=0: no pool"
 check "teardowns done" teardowns_done
 check "the pool is drained" in_host "$W" gc -q --pool
