@@ -1010,16 +1010,13 @@ static void audit_exit(struct run *r, int status, int sig, int64_t denied, int64
 	write_event(r, &ev, flags);
 }
 
-/* fdatasync the audit log (run.exit was written without it). */
+/* fdatasync the audit log (run.exit was written without it), through the descriptor it was
+ * written with: opening the path again could reach another file (renamed, replaced by a
+ * FIFO that blocks the open) */
 static void audit_sync(const struct run *r)
 {
-	const char *path = r->log ? audit_log_path(r->log) : NULL;
-	int fd = path ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY) : -1;
-
-	if (fd >= 0) {
-		fdatasync(fd);
-		close(fd);
-	}
+	if (r->log)
+		audit_log_sync(r->log);
 }
 
 /* ---------------------------------------------------------------- teardown after the exit */
