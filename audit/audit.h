@@ -296,6 +296,16 @@ int audit_log_write(struct audit_log *log, const struct audit_event *ev, unsigne
 int audit_log_flush(struct audit_log *log, struct wd_err *err);
 
 /**
+ * audit_log_sync() - write what is queued, then fdatasync the file the lines went to
+ * (through the writer's own descriptor: the path is not opened again, so a log renamed
+ * or replaced since still gets its lines synced)
+ * @log:	writer
+ *
+ * Return: 0, or a negative errno from the write or fdatasync.
+ */
+int audit_log_sync(struct audit_log *log);
+
+/**
  * audit_log_pending() - how many events are queued (AUDIT_WRITE_DEFER)
  */
 size_t audit_log_pending(const struct audit_log *log);

@@ -313,6 +313,15 @@ int audit_log_flush(struct audit_log *log, struct wd_err *err)
 	return flush_queue(log, 0, err);
 }
 
+int audit_log_sync(struct audit_log *log)
+{
+	int ret = flush_queue(log, 0, NULL);
+
+	if (ret < 0)
+		return ret;
+	return fdatasync(log->fd) < 0 ? -errno : 0;
+}
+
 size_t audit_log_pending(const struct audit_log *log)
 {
 	return log->nqueued;

@@ -1010,16 +1010,13 @@ static void audit_exit(struct run *r, int status, int sig, int64_t denied, int64
 	write_event(r, &ev, flags);
 }
 
-/* fdatasync the audit log (run.exit was written without it). */
+/* fdatasync the audit log (run.exit was written without it), through the descriptor it was
+ * written with: opening the path again could reach another file (renamed, replaced by a
+ * FIFO that blocks the open) */
 static void audit_sync(const struct run *r)
 {
-	const char *path = r->log ? audit_log_path(r->log) : NULL;
-	int fd = path ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY) : -1;
-
-	if (fd >= 0) {
-		fdatasync(fd);
-		close(fd);
-	}
+	if (r->log)
+		audit_log_sync(r->log);
 }
 
 /* ---------------------------------------------------------------- teardown after the exit */
@@ -1100,8 +1097,10 @@ static bool teardown_detached(struct run *r)
 			_exit(0); /* the launcher does it itself */
 		close(go[0]);
 		r->rec.pid = getpid(); /* what the launcher recorded */
-		teardown(r);
+		/* run.exit durable first: a teardown that hangs or dies must not keep it
+		 * from the disk (the teardown writes no event of its own) */
 		audit_sync(r);
+		teardown(r);
 		wd_err_clear(&err);
 		if (r->pool_size)
 			run_pool_fill(RUN_POOL_DIR, &r->ncfg, &r->fcfg, r->pool_size, NULL, &err);

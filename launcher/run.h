@@ -155,7 +155,9 @@ extern const char *const bwrap_base_etc[];
  * copied again; a file gone from the host is removed), and empty mount points for the /etc
  * folders of bwrap_base_dirs and the generated files. Stale copies are replaced atomically
  * (rename) under a lock, so concurrent runs see either version, never a torn one.
- * @dir:	the folder (RUN_ETC_DIR); created 0755; must be root's, not a symlink
+ * @dir:	the folder (RUN_ETC_DIR); created 0755; must be root's, not a symlink; its
+ *		parent, root's and not writable by others, is made searchable by all (bwrap
+ *		binds the folder as the invoking user under sudo)
  *
  * Return: 0, or a negative errno (the caller then binds the host's files one by one).
  */

@@ -126,6 +126,28 @@ static int sync_pass(const char *dir, bool fix)
 	return 0;
 }
 
+/* The folder above @dir (/run/warden) must let the invoking user through to it: the first
+ * state folder of a boot makes it 0700. When it is root's and nobody else may write to it,
+ * it is made searchable (its own folders and files keep their modes); otherwise -EPERM. */
+static int parent_searchable(const char *dir)
+{
+	char parent[PATH_MAX];
+	const char *slash = strrchr(dir, '/');
+	struct stat st;
+
+	if (!slash || slash == dir || (size_t)(slash - dir) >= sizeof(parent))
+		return -EINVAL;
+	memcpy(parent, dir, (size_t)(slash - dir));
+	parent[slash - dir] = '\0';
+	if (lstat(parent, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+		return -EPERM;
+	if ((st.st_mode & 0111) != 0111 && chmod(parent, (st.st_mode & 07777) | 0111) < 0)
+		return -errno;
+	return 0;
+}
+
 int run_etc_base(const char *dir)
 {
 	char lockpath[PATH_MAX];
@@ -141,9 +163,14 @@ int run_etc_base(const char *dir)
 		if (lstat(dir, &st) < 0)
 			return -errno;
 	}
-	/* mounted as every sandbox's /etc: it must be root's and nobody else's to change */
-	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+	/* mounted as every sandbox's /etc: it must be root's and nobody else's to change, and
+	 * readable by all (bwrap binds it as the invoking user under sudo) */
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) ||
+	    (st.st_mode & 0555) != 0555)
 		return -EPERM;
+	ret = parent_searchable(dir);
+	if (ret)
+		return ret;
 	ret = sync_pass(dir, false);
 	if (ret <= 0)
 		return ret;

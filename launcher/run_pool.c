@@ -4,8 +4,9 @@
  * Theory of operation. RUN_POOL_DIR holds `lock` (flock) and one file per pooled network,
  * named after its network id, with one line (entry_format()): its state, the pid and start
  * time of the process that holds it, the network (id, slot, interface, sandbox addresses),
- * the nft table and prefix its elements went to, and a fingerprint of the configuration it
- * was made for (pools, prefixes, table, and the host network namespace it lives in).
+ * the nft table and prefix its elements went to, the namespace's inode, and a fingerprint of the
+ * configuration it was made for (pools, prefixes, table, and the host network namespace it lives
+ * in).
  *
  *   making   the maker built the network (netns_run_create(), not bind-mounted: a mount
  *            would vanish with the maker's mount namespace, e.g. under `ip netns exec`)
@@ -64,6 +65,7 @@ struct entry {
 	char table[32];
 	char prefix[8];
 	char cfg[256];
+	unsigned long long ns; /* inode of the network namespace (0: unknown, never leased) */
 };
 
 unsigned run_pool_size(void)
@@ -109,10 +111,10 @@ static int entry_format(const struct entry *e, char *out, size_t size)
 {
 	int n = snprintf(out, size,
 			 "state=%s pid=%d start=%llu id=%s slot=%u ifname=%s sbx4=%s sbx6=%s "
-			 "table=%s prefix=%s cfg=%s\n",
+			 "table=%s prefix=%s cfg=%s ns=%llu\n",
 			 e->state, (int)e->pid, e->start, e->id, e->slot, e->ifname,
 			 e->sbx4[0] ? e->sbx4 : "-", e->sbx6[0] ? e->sbx6 : "-", e->table,
-			 e->prefix, e->cfg);
+			 e->prefix, e->cfg, e->ns);
 
 	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
 }
@@ -131,6 +133,9 @@ static int entry_parse(const char *text, struct entry *e)
 		return -EINVAL;
 	if (strcmp(e->state, "making") && strcmp(e->state, "ready"))
 		return -EINVAL;
+	/* an entry without it (older format) parses, but is never leased: gc reclaims it */
+	if (sscanf(text + end, " ns=%llu", &e->ns) != 1)
+		e->ns = 0;
 	e->pid = pid;
 	if (!strcmp(e->sbx4, "-"))
 		e->sbx4[0] = '\0';
@@ -147,7 +152,7 @@ static int entry_path(const char *dir, const char *id, char *out, size_t size)
 /* Write @e to its file, replacing it atomically. */
 static int entry_save(const char *dir, const struct entry *e)
 {
-	char line[512], tmp[PATH_MAX], path[PATH_MAX];
+	char line[640], tmp[PATH_MAX], path[PATH_MAX];
 	int fd, n, ret;
 
 	n = entry_format(e, line, sizeof(line));
@@ -259,7 +264,7 @@ static bool entry_usable(const struct netns_pool_config *nc, const struct entry 
 {
 	pid_t owner = -1;
 
-	return !strcmp(e->state, "ready") && !strcmp(e->cfg, cfg) && holder_alive(e) &&
+	return !strcmp(e->state, "ready") && e->ns && !strcmp(e->cfg, cfg) && holder_alive(e) &&
 	       !netns_slot_owner(nc, e->slot, e->id, &owner) && owner == e->pid;
 }
 
@@ -302,12 +307,17 @@ struct lease_ctx {
 	unsigned refused;
 };
 
-/* The holder's namespace descriptor, checked to still be the holder's. */
+/* The holder's namespace descriptor, checked to still be the holder's and to be the pooled
+ * namespace itself: the entry says ready as soon as the holder is forked, possibly before it
+ * has moved the namespace to its fd 3 (until then fd 3 is whatever its maker had there). */
 static int open_held(const struct entry *e)
 {
+	struct stat st;
 	char p[64];
 	int fd;
 
+	if (!e->ns)
+		return -ESTALE;
 	snprintf(p, sizeof(p), "/proc/%d/fd/3", (int)e->pid);
 	fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -315,6 +325,10 @@ static int open_held(const struct entry *e)
 	if (!holder_alive(e)) { /* the pid was reused between the check and the open */
 		close(fd);
 		return -ESRCH;
+	}
+	if (fstat(fd, &st) < 0 || (unsigned long long)st.st_ino != e->ns) {
+		close(fd); /* not (yet) the namespace the entry names */
+		return -ESTALE;
 	}
 	return fd;
 }
@@ -439,6 +453,7 @@ static int make_one(const char *dir, const struct netns_pool_config *ncfg,
 	struct fw_config efc;
 	struct entry e;
 	struct fw_run fr;
+	struct stat st;
 	int lock = -1, ret, adopt[2] = {-1, -1};
 	pid_t holder = -1;
 
@@ -446,7 +461,13 @@ static int make_one(const char *dir, const struct netns_pool_config *ncfg,
 	ret = netns_run_create(&nc, &net, err);
 	if (ret)
 		return ret;
+	if (fstat(net.netns_fd, &st) < 0) {
+		ret = -errno;
+		netns_run_destroy(&nc, &net, NULL);
+		return wd_err_set(err, ret, "fstat of a new network namespace: %s", strerror(-ret));
+	}
 	memset(&e, 0, sizeof(e));
+	e.ns = (unsigned long long)st.st_ino;
 	snprintf(e.state, sizeof(e.state), "making");
 	e.pid = getpid();
 	e.start = run_proc_start(e.pid);

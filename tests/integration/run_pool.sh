@@ -224,6 +224,48 @@ check "a grant under /etc: the files are bound one by one and the grant is there
 	wr -p "$T/etc-grant.yaml" -- sh -c \
 	'test -s /etc/hostname && test -s /etc/ld.so.cache && test ! -e /etc/shadow'
 
+echo "# a ready entry whose holder's fd 3 is not its namespace is never leased"
+check "teardowns done" teardowns_done
+check "the pool is full" lab_wait 20 bash -c '(( $(entries | wc -l) == 2 ))'
+holders=$(entries | awk '{print $2}')
+ifns=$(entries | awk '{print $3}')
+# a decoy with lab-host's own namespace as fd 3 (a freshly forked holder has its maker's fd 3
+# there until it moves the pooled namespace in) takes over every ready entry and its slot
+rm -f "$T/decoy.pid"
+(ip netns exec "$LAB_HOST_NS" bash -c 'echo $$ >"$0"; exec 3</proc/self/ns/net; exec sleep 300' \
+	"$T/decoy.pid" &)
+lab_wait 10 bash -c '[[ -s $0 && $(readlink /proc/$(cat $0)/fd/3) == net:* &&
+	$(cat /proc/$(cat $0)/comm) == sleep ]]' "$T/decoy.pid"
+decoy=$(cat "$T/decoy.pid")
+dstart=$(sed 's/.*) //' "/proc/$decoy/stat" | awk '{print $20}')
+for id in $(entries | awk '{print $1}'); do
+	sed -i "s/^state=ready pid=[0-9]* start=[0-9]* /state=ready pid=$decoy start=$dstart /" "$P/$id"
+	for f in /run/warden/alloc/[0-9]*; do
+		grep -q " id=$id " "$f" 2>/dev/null &&
+			sed -i "s/^pid=[0-9]* start=[0-9]* /pid=$decoy start=$dstart /" "$f"
+	done
+done
+check_eq "the decoy holds every ready entry" 2 bash -c "entries | awk '\$2 == $decoy' | wc -l"
+out=$(in_host "$W" run --audit-log "$A" -- readlink /proc/self/ns/net 2>"$T/decoy.err")
+check "a run still works" test -n "$out"
+check "... not in the decoy's namespace (lab-host's own)" test "$out" != "net:[$NETNS]"
+check "... in a network made for it" grep -q "made for this run" "$T/decoy.err"
+kill -KILL "$decoy" $holders 2>/dev/null
+check "teardowns done" teardowns_done
+check "warden gc --pool reclaims the forged entries" in_host "$W" gc -q --pool
+check "... and their interfaces go" lab_wait 20 bash -c \
+	'for i in $1; do ! ip -n "$0" link show "$i" || exit 1; done' "$LAB_HOST_NS" "$ifns"
+
+echo "# under sudo, /run/warden as a fresh boot leaves it (0700, made by the first state folder)"
+sudo_run() {
+	unshare -m --propagation private sh -c \
+		'mount -t tmpfs -o mode=0700 tmpfs /run/warden && exec "$@"' sh \
+		env WARDEN_POOL=0 SUDO_UID=65534 SUDO_GID=65534 \
+		ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" -- "$@"
+}
+check_eq "a run as the invoking user works, with /etc in one mount" "65534 yes" sudo_run sh -c \
+	'test -s /etc/ld.so.cache && echo "$(id -u) $(awk '"'"'$5 == "/etc" {print "yes"}'"'"' /proc/self/mountinfo)"'
+
 echo "# WARDEN_POOL=0: no pool"
 check "teardowns done" teardowns_done
 check "the pool is drained" in_host "$W" gc -q --pool

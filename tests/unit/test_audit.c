@@ -1148,6 +1148,31 @@ static void test_deferred_batches(void **state)
 	assert_int_equal(count_events(f->log, "net.close", 0), 1);
 }
 
+/* audit_log_sync() syncs through the writer's descriptor: the path replaced by a FIFO (whose
+ * open for writing would block) is never opened, and queued lines are written first. */
+static void test_sync_by_descriptor(void **state)
+{
+	struct fixture *f = *state;
+	struct audit_event ev = {.run = "r", .type = AUDIT_TYPE_RUN, .action = "run.exit"};
+	struct audit_log *log;
+	char moved[4096];
+
+	assert_int_equal(audit_log_open(f->log, &log, NULL), 0);
+	assert_int_equal(audit_log_write(log, &ev, 0, NULL), 0);
+	ev.action = "net.close";
+	assert_int_equal(audit_log_write(log, &ev, AUDIT_WRITE_DEFER, NULL), 0);
+	snprintf(moved, sizeof(moved), "%s.1", f->log);
+	assert_int_equal(rename(f->log, moved), 0);
+	assert_int_equal(mkfifo(f->log, 0600), 0);
+	assert_int_equal(audit_log_sync(log), 0);
+	assert_int_equal(audit_log_pending(log), 0);
+	audit_log_close(log);
+	assert_int_equal(unlink(f->log), 0);
+	assert_int_equal(rename(moved, f->log), 0);
+	assert_int_equal(count_events(f->log, "run.exit", 0), 1);
+	assert_int_equal(count_events(f->log, "net.close", 0), 1);
+}
+
 static void test_deferred_large_batch(void **state)
 {
 	struct fixture *f = *state;
@@ -1358,6 +1383,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_durable_write, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_from_fd, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deferred_batches, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sync_by_descriptor, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deferred_large_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_follow, setup, teardown),
