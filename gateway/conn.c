@@ -45,6 +45,7 @@
 #include <fcntl.h>
 #include <linux/netfilter_ipv4.h>
 #include <linux/netfilter_ipv6/ip6_tables.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -890,6 +891,9 @@ static void try_connect(struct gw_conn *c)
 				g->stats.emfile++;
 			break;
 		}
+		/* as on the client leg (set on the listener, inherited by accept):
+		 * pass small writes on at once */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
 		if (connect(fd, (struct sockaddr *)&ss, sl) == 0 || errno == EINPROGRESS) {
 			/* registered once for both ways; EPOLLOUT says connected */
 			c->ufd = fd;

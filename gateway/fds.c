@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -54,6 +55,13 @@ static int inet_socket(const char *addr, uint16_t port, int type, int *ret_fd, s
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (a.family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	/* Nagle off on every accepted connection: Linux copies the listener's
+	 * TCP_NODELAY into the sockets accept() returns, so this costs no
+	 * syscall per connection. A relay must not hold back a small segment
+	 * waiting for the ACK of the previous one: the sender already chose
+	 * when to write. */
+	if (type == SOCK_STREAM)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (type == SOCK_DGRAM) {
 		if (a.family == AF_INET)
 			setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
