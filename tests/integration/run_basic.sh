@@ -20,15 +20,7 @@ export WARDEN_GATEWAY_BIN=$GW
 
 # the detached teardowns of finished runs are done: no run's state is owned by a live process
 # and no teardown child (live: not a zombie) is still at work refilling the pool
-teardowns_quiet() {
-	local id pid
-	for id in $(jq -r -s '.[] | select(.action == "run.start") | .run' "$A" 2>/dev/null); do
-		pid=$(sed -n 's/^pid=//p' "/run/warden/runs/$id/state" 2>/dev/null)
-		[[ -z $pid ]] || ! kill -0 "$pid" 2>/dev/null || return 1
-	done
-	! ip netns pids "$LAB_HOST_NS" | xargs -r ps -o stat=,comm= -p |
-		awk '$2 == "warden-teardown" && $1 !~ /^Z/' | grep -q .
-}
+teardowns_quiet() { lab_teardowns_quiet "$A"; }
 # ... and the pool of ready networks drained
 settle() {
 	lab_wait 20 teardowns_quiet && in_host "$W" gc -q --pool

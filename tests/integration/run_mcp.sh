@@ -81,15 +81,7 @@ check_fails "the parent's AWS_SECRET_ACCESS_KEY is not in the server's environme
 check "the server was told to use the gateway as its proxy" grep -q 15080 <<<"$envout"
 # the detached teardowns are done (no run's state owned by a live process, no teardown child
 # refilling the pool), then the pool of ready networks is drained
-teardowns_quiet() {
-	local id pid
-	for id in $(jq -r -s '.[] | select(.action == "run.start") | .run' "$A" 2>/dev/null); do
-		pid=$(sed -n 's/^pid=//p' "/run/warden/runs/$id/state" 2>/dev/null)
-		[[ -z $pid ]] || ! kill -0 "$pid" 2>/dev/null || return 1
-	done
-	! ip netns pids "$LAB_HOST_NS" | xargs -r ps -o stat=,comm= -p |
-		awk '$2 == "warden-teardown" && $1 !~ /^Z/' | grep -q .
-}
+teardowns_quiet() { lab_teardowns_quiet "$A"; }
 check "the background teardowns finish" lab_wait 20 teardowns_quiet
 check "warden gc --pool drains the pool of ready networks" \
 	ip netns exec "$LAB_HOST_NS" "$W" gc -q --pool

@@ -170,6 +170,21 @@ lab_stop()
 
 # lab_wait SECONDS CMD...: runs CMD every 50 ms until it succeeds; returns 1
 # when SECONDS pass first. For readiness, never for asserting timings.
+# lab_teardowns_quiet AUDIT: the detached teardowns of the `warden run`s whose run.start is
+# in audit log AUDIT are done: no run's state is owned by a live process (its launcher or
+# its teardown child), and no live (non-zombie) `warden-teardown` child in lab-host is still
+# at work refilling the pool. Use it with lab_wait (docs/run.md, teardown after the status).
+lab_teardowns_quiet()
+{
+	local id pid
+	for id in $(jq -r -s '.[] | select(.action == "run.start") | .run' "$1" 2>/dev/null); do
+		pid=$(sed -n 's/^pid=//p' "/run/warden/runs/$id/state" 2>/dev/null)
+		[[ -z $pid ]] || ! kill -0 "$pid" 2>/dev/null || return 1
+	done
+	! ip netns pids "$LAB_HOST_NS" | xargs -r ps -o stat=,comm= -p |
+		awk '$2 == "warden-teardown" && $1 !~ /^Z/' | grep -q .
+}
+
 lab_wait()
 {
 	local end=$((SECONDS + $1))
