@@ -1777,6 +1777,10 @@ int cmd_run(int argc, char **argv)
 			    (int64_t)((wd_mono_ns() - r.t0) / 1000000));
 		fprintf(stderr, "warden run: %s\n", why);
 	}
+	/* no process of the run outlives `warden run` (the cgroups go in the background) */
+	if (limits_reap(&r.lim, 2000))
+		fprintf(stderr, "warden run: processes of the run survived SIGKILL for 2 s\n");
+	stamp("reap");
 	gateway_counters(&r, &denied, &up, &down);
 	stamp("counters");
 	if (r.gw.embedded) {

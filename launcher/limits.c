@@ -442,6 +442,20 @@ int limits_signal(const struct limits *l, int sig)
 	return n;
 }
 
+int limits_reap(const struct limits *l, unsigned max_ms)
+{
+	struct timespec ts = {0, 1000 * 1000};
+
+	if (!l)
+		return 0;
+	for (unsigned waited = 0; limits_signal(l, SIGKILL) > 0; waited++) {
+		if (waited >= max_ms)
+			return -ETIMEDOUT;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
 void limits_breaches(const struct limits *l, bool *ret_mem, bool *ret_pids, uint64_t *ret_mem_peak)
 {
 	*ret_mem = *ret_pids = false;

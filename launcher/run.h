@@ -239,6 +239,19 @@ int limits_signal(const struct limits *l, int sig);
 void limits_breaches(const struct limits *l, bool *ret_mem, bool *ret_pids, uint64_t *ret_mem_peak);
 
 /**
+ * limits_reap() - kill what is left in @l's cgroups and wait until they are empty
+ * @l:		the cgroups; NULL or without cgroups (sampling) is fine
+ * @max_ms:	how long to wait at most
+ *
+ * Called before `warden run` returns the status, so that no process of the run outlives
+ * it; removing the cgroups is left to limits_destroy() in the background teardown. An
+ * empty cgroup costs one read of its cgroup.procs.
+ *
+ * Return: 0 when the cgroups are empty, -ETIMEDOUT when processes were left after @max_ms.
+ */
+int limits_reap(const struct limits *l, unsigned max_ms);
+
+/**
  * limits_destroy() - kill what is left in @l's cgroups and remove them
  * @l:	the cgroups; NULL or empty is fine
  * Return: 0, or -EBUSY when a cgroup could not be removed.
