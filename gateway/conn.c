@@ -501,6 +501,33 @@ static int set_cand(struct gw_conn *c, const struct gw_addr *a, size_t n)
 	return 0;
 }
 
+/* deny_no_rule() - the denial for a name no network.allow rule matches */
+static void deny_no_rule(struct gw_conn *c, const char *name, unsigned port)
+{
+	char reason[600];
+
+	snprintf(reason, sizeof(reason),
+		 "%s:%u is not allowed by policy %s (no network.allow rule matches)", name, port,
+		 c->run->policy_name);
+	deny(c, reason);
+}
+
+/* allow_name() - c->rule for @name:@port, or the connection denied. Return: true if allowed. */
+static bool allow_name(struct gw_conn *c, const char *name, unsigned port)
+{
+	int rule = policy_match(c->run->policy, name, port);
+
+	if (rule < 0) {
+		deny_no_rule(c, name, port);
+		return false;
+	}
+	if (str_set(&c->rule, c->run->policy->rules[rule].text)) {
+		deny(c, "out of memory");
+		return false;
+	}
+	return true;
+}
+
 static void decide_unbound(struct gw_conn *c, enum sniff s, const char *why)
 {
 	const char *n;
@@ -517,19 +544,8 @@ static void decide_unbound(struct gw_conn *c, enum sniff s, const char *why)
 			deny(c, "out of memory");
 			return;
 		}
-		rule = policy_match(c->run->policy, n, c->oport);
-		if (rule < 0) {
-			snprintf(reason, sizeof(reason),
-				 "%s:%u is not allowed by policy %s (no network.allow rule "
-				 "matches)",
-				 n, c->oport, c->run->policy_name);
-			deny(c, reason);
+		if (!allow_name(c, n, c->oport))
 			return;
-		}
-		if (str_set(&c->rule, c->run->policy->rules[rule].text)) {
-			deny(c, "out of memory");
-			return;
-		}
 		c->checked = true;
 		start_resolve(c);
 		return;
@@ -559,7 +575,6 @@ static void proxy_request(struct gw_conn *c, bool final)
 	enum http_result r = http_request_parse(c->buf, c->blen, &req);
 	char reason[600];
 	uint16_t port;
-	int rule;
 
 	c->http = true;
 	c->proto = "proxy";
@@ -604,18 +619,8 @@ static void proxy_request(struct gw_conn *c, bool final)
 		deny(c, "out of memory");
 		return;
 	}
-	rule = policy_match(c->run->policy, req.host, port);
-	if (rule < 0) {
-		snprintf(reason, sizeof(reason),
-			 "%s:%u is not allowed by policy %s (no network.allow rule matches)",
-			 req.host, port, c->run->policy_name);
-		deny(c, reason);
+	if (!allow_name(c, req.host, port))
 		return;
-	}
-	if (str_set(&c->rule, c->run->policy->rules[rule].text)) {
-		deny(c, "out of memory");
-		return;
-	}
 	/* not reading the client until connected; a CONNECT tunnel's first
 	 * bytes are checked after the 200 (see connected()) */
 	c->checked = true;
@@ -701,13 +706,7 @@ static void first_bytes(struct gw_conn *c, bool final)
 	}
 	if (c->synthetic) {
 		if (!c->rule) {
-			char reason[600];
-
-			snprintf(reason, sizeof(reason),
-				 "%s:%u is not allowed by policy %s (no network.allow rule "
-				 "matches)",
-				 c->name, c->oport, c->run->policy_name);
-			deny(c, reason);
+			deny_no_rule(c, c->name, c->oport);
 			return;
 		}
 		check_bound(c, s, why);
