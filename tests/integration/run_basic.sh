@@ -5,12 +5,9 @@
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/lab/lib.sh"
-W=${WARDEN_BIN:-$SRC/build/launcher/warden}
-GW=${WARDEN_BUILD_DIR:-$SRC/build}/gateway/warden-gateway
 
 lab_require_root
-[[ -x $W && -x $GW ]] || { echo "SKIP: warden or warden-gateway not built"; exit 77; }
-[[ -x /usr/bin/bwrap ]] || { echo "SKIP: bubblewrap not installed"; exit 77; }
+lab_need_run_tools
 lab_up
 
 T=$(mktemp -d /tmp/wd-run-basic-XXXXXX)

@@ -6,14 +6,11 @@
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/lab/lib.sh"
-W=${WARDEN_BIN:-$SRC/build/launcher/warden}
-GW=${WARDEN_BUILD_DIR:-$SRC/build}/gateway/warden-gateway
 MCP=$SRC/tests/mcp
 SERVER=$MCP/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 
 lab_require_root
-[[ -x $W && -x $GW ]] || { echo "SKIP: warden or warden-gateway not built"; exit 77; }
-[[ -x /usr/bin/bwrap ]] || { echo "SKIP: bubblewrap not installed"; exit 77; }
+lab_need_run_tools
 NODE=$(command -v node) || { echo "SKIP: node is not installed"; exit 77; }
 if [[ ! -e $SERVER || ! -d $MCP/node_modules/@modelcontextprotocol/sdk ]]; then
 	# CI: install the pinned packages (package-lock.json) once

@@ -8,12 +8,9 @@
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/lab/lib.sh"
-W=${WARDEN_BIN:-$SRC/build/launcher/warden}
-GW=${WARDEN_BUILD_DIR:-$SRC/build}/gateway/warden-gateway
 
 lab_require_root
-[[ -x $W && -x $GW ]] || { echo "SKIP: warden or warden-gateway not built"; exit 77; }
-[[ -x /usr/bin/bwrap ]] || { echo "SKIP: bubblewrap not installed"; exit 77; }
+lab_need_run_tools
 command -v nsenter >/dev/null || { echo "SKIP: nsenter missing"; exit 77; }
 lab_up
 
@@ -35,14 +32,7 @@ procs() {
 }
 # no run's state is owned by a live process (a launcher, or its teardown child), and no
 # teardown child is still at work (refilling the pool)
-teardowns_quiet() {
-	local id pid
-	for id in $(jq -r -s '.[] | select(.action == "run.start") | .run' "$A" 2>/dev/null); do
-		pid=$(sed -n 's/^pid=//p' "/run/warden/runs/$id/state" 2>/dev/null)
-		[[ -z $pid ]] || ! kill -0 "$pid" 2>/dev/null || return 1
-	done
-	[[ -z $(procs warden-teardown) ]]
-}
+teardowns_quiet() { lab_teardowns_quiet "$A"; }
 teardowns_done() { lab_wait 20 teardowns_quiet; }
 # ready entries of this lab's pool: "id holder ifname" lines
 entries() {

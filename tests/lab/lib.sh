@@ -170,6 +170,17 @@ lab_stop()
 
 # lab_wait SECONDS CMD...: runs CMD every 50 ms until it succeeds; returns 1
 # when SECONDS pass first. For readiness, never for asserting timings.
+# lab_need_run_tools: sets W (warden) and GW (warden-gateway) for the `warden run` tests
+# (WARDEN_BIN, WARDEN_BUILD_DIR, else the build under $SRC) and skips the test (exit 77)
+# when either is not built or bubblewrap is not installed.
+lab_need_run_tools()
+{
+	W=${WARDEN_BIN:-$SRC/build/launcher/warden}
+	GW=${WARDEN_BUILD_DIR:-$SRC/build}/gateway/warden-gateway
+	[[ -x $W && -x $GW ]] || { echo "SKIP: warden or warden-gateway not built"; exit 77; }
+	[[ -x /usr/bin/bwrap ]] || { echo "SKIP: bubblewrap not installed"; exit 77; }
+}
+
 # lab_teardowns_quiet AUDIT: the detached teardowns of the `warden run`s whose run.start is
 # in audit log AUDIT are done: no run's state is owned by a live process (its launcher or
 # its teardown child), and no live (non-zombie) `warden-teardown` child in lab-host is still
