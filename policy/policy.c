@@ -32,17 +32,16 @@ static const char *const rule_keys[RULE_N] = {"host", "cidr", "ports"};
 enum { ENV_ALLOW, ENV_SET, ENV_N };
 static const char *const env_keys[ENV_N] = {"allow", "set"};
 
-enum { LIM_MEMORY, LIM_PIDS, LIM_CPU, LIM_TIMEOUT, LIM_N };
-static const char *const limit_keys[LIM_N] = {"memory_mb", "pids", "cpu", "timeout_s"};
+enum { LIM_MEMORY, LIM_PIDS, LIM_CPU, LIM_TIMEOUT, LIM_DISK, LIM_N };
+static const char *const limit_keys[LIM_N] = {"memory_mb", "pids", "cpu", "timeout_s", "disk_mb"};
 
 /* ranges of the integer limits */
 static const struct {
 	uint64_t min, max;
 } limit_range[LIM_N] = {
-    [LIM_MEMORY] = {1, 1048576},
-    [LIM_PIDS] = {1, 4194304},
+    [LIM_MEMORY] = {1, 1048576}, [LIM_PIDS] = {1, 4194304},
     [LIM_CPU] = {10, 1024000}, /* thousandths of a core */
-    [LIM_TIMEOUT] = {1, 604800},
+    [LIM_TIMEOUT] = {1, 604800}, [LIM_DISK] = {1, 16777216},
 };
 
 static const uint16_t default_ports[] = {80, 443};
@@ -731,6 +730,9 @@ static void parse_limits(struct pctx *c, const struct yt_node *n)
 		case LIM_TIMEOUT:
 			l->timeout_s = (uint32_t)val;
 			break;
+		case LIM_DISK:
+			l->disk_mb = val;
+			break;
 		default:
 			break;
 		}
@@ -792,7 +794,8 @@ out:
 	return 0;
 }
 
-int policy_load(const char *path, const char *home, struct wd_policy **ret, struct policy_diags *d)
+int policy_load(const char *path, const struct policy_ctx *ctx, struct wd_policy **ret,
+		struct policy_diags *d)
 {
 	struct wd_policy *p = NULL;
 	char *data = NULL;
@@ -811,7 +814,7 @@ int policy_load(const char *path, const char *home, struct wd_policy **ret, stru
 	free(data);
 	if (r)
 		return r;
-	r = policy_validate(p, home, d);
+	r = policy_validate(p, ctx, d);
 	if (r) {
 		policy_free(p);
 		return r;

@@ -49,14 +49,18 @@ filesystem:
 EOF
 
 echo "# the program's uid"
-# uid_map: "inside outside count"; the outside uid is what the host's checks see
-kuid() { wr -p "$T/files.yaml" -- sh -c 'read -r a b c </proc/self/uid_map && echo "$b"'; }
+# the uid the host's checks see is the owner of a file the program makes (inside, bwrap's
+# nested user namespaces map the program's uid to 0 of the first one, whatever it is)
+kuid() {
+	rm -f "$T/rw/kuid"
+	env "$@" ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" -p "$T/files.yaml" -- \
+		sh -c ': >"$0/rw/kuid"' "$T" && stat -c %u "$T/rw/kuid"
+}
 check_eq "started by root, the program is the sandbox user (uid $NOBODY), never kuid 0" \
 	"$NOBODY" kuid
 check_eq "started under sudo, the program is the invoking user" "4321" \
-	env SUDO_UID=4321 SUDO_GID=4321 bash -c \
-	'ip netns exec "$0" "$1" run -q --audit-log "$2" -- sh -c \
-	"read -r a b c </proc/self/uid_map && echo \$b"' "$LAB_HOST_NS" "$W" "$A"
+	kuid SUDO_UID=4321 SUDO_GID=4321
+check_eq "WARDEN_SANDBOX_USER picks another one" "4322" kuid WARDEN_SANDBOX_USER=4322
 # opening for writing without writing anything: a writable knob opens, a read-only one not
 knobs() {
 	wr -p "$T/files.yaml" -- sh -c '
@@ -110,8 +114,8 @@ env:
 EOF
 pid1() {
 	AWS_SECRET_ACCESS_KEY=hunter2-aws WD_TOKEN=tok-allowed wr -p "$T/env.yaml" -- sh -c '
-	tr "\0" "\n" </proc/1/environ | grep -c hunter2-aws
-	tr "\0" "\n" </proc/1/cmdline | grep -c tok-allowed
+	tr "\0" "\n" </proc/1/environ | grep -c "$(printf "%s-%s" hunter2 aws)"
+	tr "\0" "\n" </proc/1/cmdline | grep -c "$(printf "%s-%s" tok allowed)"
 	printenv WD_TOKEN'
 }
 check_eq "pid 1 (bwrap) holds neither the caller's environment nor env values in argv" \
