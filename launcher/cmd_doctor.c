@@ -124,6 +124,7 @@ static void check_bwrap(struct finding *f)
 			"/usr/bin/true",
 			NULL};
 	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+	char who[128] = "", name[64];
 	uid_t uid = 0;
 	gid_t gid = 0;
 	int st;
@@ -136,13 +137,22 @@ static void check_bwrap(struct finding *f)
 	if (geteuid() == 0 && su && sg && atoi(su) > 0) {
 		uid = (uid_t)atoi(su);
 		gid = (gid_t)atoi(sg);
+		snprintf(who, sizeof(who), " as the invoking user (uid %u)", (unsigned)uid);
+	} else if (geteuid() == 0) {
+		/* root's runs run the program (and bwrap) as the sandbox user */
+		if (run_sandbox_user(NULL, &uid, &gid, name, sizeof(name))) {
+			set(f, DOC_FAIL, "set WARDEN_SANDBOX_USER to an existing unprivileged user",
+			    "the sandbox user `%s` does not exist or is root", name);
+			return;
+		}
+		snprintf(who, sizeof(who), " as the sandbox user %s (uid %u)", name, (unsigned)uid);
 	}
 	st = run_quiet(argv, uid, gid);
 	if (st == 0)
 		set(f, DOC_OK, NULL,
 		    "bubblewrap %s starts a sandbox (user, pid, ipc, uts, net "
 		    "namespaces)%s",
-		    argv[0], uid ? " as the invoking user" : "");
+		    argv[0], who);
 	else
 		set(f, DOC_FAIL,
 		    "see the user-namespace check below; try the bwrap command by hand",

@@ -294,7 +294,8 @@ static int invoking_user(struct run *r, const char **ret_home)
 	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
 	const char *want = r->o.sandbox_user;
 	struct passwd *pw;
-	char *end;
+	char name[64];
+	int ret;
 
 	r->uid = r->caller_uid = getuid();
 	r->gid = getgid();
@@ -315,31 +316,14 @@ static int invoking_user(struct run *r, const char **ret_home)
 		}
 		return 0;
 	}
-	if (!want || !*want)
-		want = getenv("WARDEN_SANDBOX_USER");
-	if (!want || !*want)
-		want = RUN_SANDBOX_USER;
-	errno = 0;
-	pw = getpwnam(want);
-	if (pw) {
-		r->uid = pw->pw_uid;
-		r->gid = pw->pw_gid;
-	} else {
-		unsigned long v = strtoul(want, &end, 10);
-
-		if (*end || end == want || v > 0x7fffffffUL) {
-			if (strcmp(want, RUN_SANDBOX_USER))
-				return fail(r, "user", "name an existing user, or a uid",
-					    "no sandbox user `%s`", want);
-			v = RUN_SANDBOX_UID; /* a system without `nobody` in its passwd file */
-		}
-		r->uid = (uid_t)v;
-		r->gid = (gid_t)v;
-	}
-	if (r->uid == 0 || r->gid == 0)
+	ret = run_sandbox_user(want, &r->uid, &r->gid, name, sizeof(name));
+	if (ret == -ENOENT)
+		return fail(r, "user", "name an existing user, or a uid", "no sandbox user `%s`",
+			    name);
+	if (ret)
 		return fail(r, "user", "pick an unprivileged user for --sandbox-user",
-			    "the sandbox user `%s` is root: a program never runs as root", want);
-	r->user = strdup(pw ? pw->pw_name : want);
+			    "the sandbox user `%s` is root: a program never runs as root", name);
+	r->user = strdup(name);
 	r->ngroups = 0;
 	return 0;
 }

@@ -52,6 +52,19 @@ enum {
 int run_resolve_command(const char *cmd, const char *path, char *out, size_t outlen);
 
 /**
+ * run_sandbox_user() - whom a run started by root directly (not under sudo) runs the program as
+ * @want:	a name or uid (--sandbox-user), or NULL: $WARDEN_SANDBOX_USER, else
+ *		RUN_SANDBOX_USER (uid/gid RUN_SANDBOX_UID when the passwd file lacks it)
+ * @ret_uid:	its uid
+ * @ret_gid:	its primary gid (the uid again for a bare number)
+ * @name:	the name asked for (for messages)
+ * @size:	size of @name
+ *
+ * Return: 0; -ENOENT when no such user exists; -EPERM when it is root (uid or gid 0).
+ */
+int run_sandbox_user(const char *want, uid_t *ret_uid, gid_t *ret_gid, char *name, size_t size);
+
+/**
  * run_exit_status() - the status `warden run` exits with for a wait() status
  * @wstatus:	status from waitpid()
  * @timed_out:	the timeout fired

@@ -415,6 +415,34 @@ static void test_gc_dir(void **state)
 	assert_int_equal(n, 0);
 }
 
+/* Whom root's runs run the program as: never root. */
+static void test_sandbox_user(void **state)
+{
+	char name[64];
+	uid_t u;
+	gid_t g;
+
+	(void)state;
+	unsetenv("WARDEN_SANDBOX_USER");
+	assert_int_equal(run_sandbox_user(NULL, &u, &g, name, sizeof(name)), 0);
+	assert_string_equal(name, "nobody");
+	assert_true(u != 0 && g != 0);
+	assert_int_equal(run_sandbox_user("4321", &u, &g, name, sizeof(name)), 0);
+	assert_int_equal(u, 4321);
+	assert_int_equal(g, 4321);
+	setenv("WARDEN_SANDBOX_USER", "4322", 1);
+	assert_int_equal(run_sandbox_user(NULL, &u, &g, name, sizeof(name)), 0);
+	assert_int_equal(u, 4322);
+	assert_int_equal(run_sandbox_user("4323", &u, &g, name, sizeof(name)), 0);
+	assert_int_equal(u, 4323);
+	unsetenv("WARDEN_SANDBOX_USER");
+	assert_int_equal(run_sandbox_user("root", &u, &g, name, sizeof(name)), -EPERM);
+	assert_int_equal(run_sandbox_user("0", &u, &g, name, sizeof(name)), -EPERM);
+	assert_int_equal(run_sandbox_user("no-such-user-wd", &u, &g, name, sizeof(name)), -ENOENT);
+	assert_string_equal(name, "no-such-user-wd");
+	assert_int_equal(run_sandbox_user("12x", &u, &g, name, sizeof(name)), -ENOENT);
+}
+
 static void test_limits_names(void **state)
 {
 	struct limits l = {0};
@@ -433,11 +461,12 @@ static void test_limits_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_resolve), cmocka_unit_test(test_exit_status),
-	    cmocka_unit_test(test_sha256),  cmocka_unit_test(test_within),
-	    cmocka_unit_test(test_bwrap),   cmocka_unit_test(test_etc_usable),
-	    cmocka_unit_test(test_files),   cmocka_unit_test(test_record),
-	    cmocka_unit_test(test_gc_dir),  cmocka_unit_test(test_limits_names),
+	    cmocka_unit_test(test_resolve),	 cmocka_unit_test(test_exit_status),
+	    cmocka_unit_test(test_sha256),	 cmocka_unit_test(test_within),
+	    cmocka_unit_test(test_bwrap),	 cmocka_unit_test(test_etc_usable),
+	    cmocka_unit_test(test_files),	 cmocka_unit_test(test_record),
+	    cmocka_unit_test(test_gc_dir),	 cmocka_unit_test(test_sandbox_user),
+	    cmocka_unit_test(test_limits_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
