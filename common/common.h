@@ -127,13 +127,14 @@ void wd_closep(int *fd);
 /**
  * wd_close_all_except() - close every descriptor above 2 except @keep (close_range(2),
  * else one by one from /proc/self/fd)
- * @keep:	descriptors to keep open (negative entries are ignored); may be NULL
- * @n:		number of @keep entries (at most 64)
+ * @keep:	descriptors to keep open (negative entries and 0-2 are ignored); may be NULL
+ *		when @n is 0
+ * @n:		number of @keep entries
  *
  * For a freshly forked child, before it execs something that must inherit only what the
  * caller chose.
  *
- * Return: 0, -EINVAL (too many @keep), or a negative errno from the fallback.
+ * Return: 0, -ENOMEM, or a negative errno from the fallback.
  */
 int wd_close_all_except(const int *keep, size_t n);
 

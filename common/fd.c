@@ -148,12 +148,12 @@ static int close_listed(const int *keep, size_t n)
 
 int wd_close_all_except(const int *keep, size_t n)
 {
-	int k[64];
+	int *k = calloc(n + 1, sizeof(*k)), ret = 0;
 	size_t m = 0;
 	unsigned lo = 3;
 
-	if (n > WD_ARRAY_SIZE(k))
-		return -EINVAL;
+	if (!k)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		if (keep[i] > 2)
 			k[m++] = keep[i];
@@ -161,12 +161,15 @@ int wd_close_all_except(const int *keep, size_t n)
 	for (size_t i = 0; i <= m; i++) {
 		unsigned hi = i < m ? (unsigned)k[i] : ~0U;
 
-		if (hi > lo && syscall(SYS_close_range, lo, hi - 1, 0) < 0)
-			return errno == ENOSYS || errno == EINVAL ? close_listed(k, m) : -errno;
+		if (hi > lo && syscall(SYS_close_range, lo, hi - 1, 0) < 0) {
+			ret = errno == ENOSYS || errno == EINVAL ? close_listed(k, m) : -errno;
+			break;
+		}
 		if (i < m)
 			lo = (unsigned)k[i] + 1;
 	}
-	return 0;
+	free(k);
+	return ret;
 }
 
 int wd_open_nofollow(const char *path, int flags)

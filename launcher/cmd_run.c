@@ -1279,12 +1279,11 @@ static int child_open_grant(const struct bwrap_grant *g, int *ret_fd, int *ret_s
  */
 static _Noreturn void child_exec(struct run *r, struct child_plan *c)
 {
-	int keep[16 + 64], nkeep = 0, argsfd, e;
 	struct bwrap_argv av = {0};
 	struct wd_buf text = WD_BUF_INIT;
-	char *exec_argv[8 + 256], num[16];
+	char **exec_argv, num[16];
 	char *const no_env[] = {NULL};
-	int *gfd = NULL;
+	int *gfd, *keep, nkeep = 0, argsfd, e;
 	size_t nexec = 0;
 	sigset_t none;
 	char go;
@@ -1308,10 +1307,9 @@ static _Noreturn void child_exec(struct run *r, struct child_plan *c)
 		child_fail(c->errfd, CHILD_USER, 0, errno);
 	if (getppid() == 1)
 		_exit(RUN_EXIT_WARDEN);
-	if (c->ngrants > 64)
-		child_fail(c->errfd, CHILD_FDS, 0, E2BIG);
-	gfd = calloc(c->ngrants ? c->ngrants : 1, sizeof(*gfd));
-	if (!gfd)
+	gfd = calloc(c->ngrants + 1, sizeof(*gfd));
+	keep = calloc(c->ngrants + BWRAP_NDATA + 8, sizeof(*keep));
+	if (!gfd || !keep)
 		child_fail(c->errfd, CHILD_ARGS, 0, ENOMEM);
 	for (size_t i = 0; i < c->ngrants; i++) {
 		int stage;
@@ -1356,14 +1354,15 @@ static _Noreturn void child_exec(struct run *r, struct child_plan *c)
 			child_fail(c->errfd, CHILD_LIMIT, 0, errno);
 	}
 	/* bwrap --args FD -- COMMAND...: the options come from the memfd */
+	exec_argv = calloc(av.n + 4, sizeof(*exec_argv));
+	if (!exec_argv)
+		child_fail(c->errfd, CHILD_ARGS, 0, ENOMEM);
 	snprintf(num, sizeof(num), "%d", argsfd);
 	exec_argv[nexec++] = av.v[0];
 	exec_argv[nexec++] = "--args";
 	exec_argv[nexec++] = num;
-	for (size_t i = av.opts_end; i < av.n && nexec + 1 < WD_ARRAY_SIZE(exec_argv); i++)
+	for (size_t i = av.opts_end; i < av.n; i++)
 		exec_argv[nexec++] = av.v[i];
-	if (nexec + 1 >= WD_ARRAY_SIZE(exec_argv))
-		child_fail(c->errfd, CHILD_ARGS, 0, E2BIG);
 	exec_argv[nexec] = NULL;
 	/* wait for the parent's checks; EOF means "do not run" */
 	while ((e = (int)read(c->gofd, &go, 1)) < 0 && errno == EINTR)
