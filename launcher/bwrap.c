@@ -11,7 +11,9 @@
  *   4. the generated /etc/resolv.conf, /etc/hosts, /etc/passwd, /etc/group;
  *   5. the credential stores the policy must hide (an empty tmpfs over a folder, /dev/null
  *      over a file), last so no grant uncovers them.
- * Everything else of the host is absent (ENOENT): the root is bwrap's own tmpfs.
+ * Everything else of the host is absent (ENOENT): the root is bwrap's own tmpfs. The seccomp
+ * filter (bwrap_spec.seccomp_fd, built by sandbox/) and --disable-userns apply to every
+ * process of the run, bwrap's pid 1 included.
  */
 #include "launcher/run.h"
 
@@ -242,6 +244,15 @@ int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv
 		r = push(out, "--new-session");
 	if (!r)
 		r = push2(out, "--cap-drop", "ALL");
+	/* the seccomp filter (sandbox/), and no nested user namespace unless the policy asks */
+	if (!r && s->seccomp_fd >= 0) {
+		char num[16];
+
+		snprintf(num, sizeof(num), "%d", s->seccomp_fd);
+		r = push2(out, "--seccomp", num);
+	}
+	if (!r && !(s->policy->sandbox_allow & POLICY_SANDBOX_USERNS))
+		r = push2(out, "--disable-userns", "--assert-userns-disabled");
 	if (!r && s->info_fd >= 0) {
 		char num[16];
 
