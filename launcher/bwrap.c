@@ -16,7 +16,9 @@
  *      /proc/sys/kernel/random/boot_id;
  *   5. the credential stores and protected folders the policy must hide (an empty tmpfs over
  *      a folder, /dev/null over a file), last so no grant uncovers them.
- * Everything else of the host is absent (ENOENT): the root is bwrap's own tmpfs.
+ * Everything else of the host is absent (ENOENT): the root is bwrap's own tmpfs. The seccomp
+ * filter (bwrap_spec.seccomp_fd, built by sandbox/) and --disable-userns apply to every
+ * process of the run, bwrap's pid 1 included.
  *
  * The argv is not bwrap's command line: the launcher writes it to a memfd that bwrap reads
  * with --args (bwrap_args_text()), so the environment values it carries (--setenv) are not
@@ -313,6 +315,15 @@ int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv
 		r = push(out, "--new-session");
 	if (!r)
 		r = push2(out, "--cap-drop", "ALL");
+	/* the seccomp filter (sandbox/), and no nested user namespace unless the policy asks */
+	if (!r && s->seccomp_fd >= 0) {
+		char num[16];
+
+		snprintf(num, sizeof(num), "%d", s->seccomp_fd);
+		r = push2(out, "--seccomp", num);
+	}
+	if (!r && !(s->policy->sandbox_allow & POLICY_SANDBOX_USERNS))
+		r = push2(out, "--disable-userns", "--assert-userns-disabled");
 	if (!r && s->info_fd >= 0) {
 		char num[16];
 

@@ -32,6 +32,7 @@
 #include "netns/netns.h"
 #include "nft/nft.h"
 #include "policy/policy.h"
+#include "sandbox/sandbox.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -78,6 +79,7 @@ struct run_opts {
 	const char *sandbox_user;
 	unsigned timeout_s;
 	bool quiet;
+	bool print_seccomp;
 };
 
 struct run {
@@ -127,6 +129,7 @@ struct run {
 	struct bwrap_grant *grants; /* the grants in mount order (bwrap_grants()) */
 	size_t ngrants;
 	char fail_reason[1200];
+	bool no_seccomp; /* WARDEN_UNSAFE_NO_SECCOMP=1: measurements only (docs/seccomp.md) */
 };
 
 static void usage(FILE *f)
@@ -135,6 +138,7 @@ static void usage(FILE *f)
 	    f,
 	    "usage: warden run [-p POLICY] [--gateway SOCKET] [--config GATEWAY.yaml]\n"
 	    "                  [--audit-log PATH] [--timeout SECONDS] [-q] [-- COMMAND ARGS...]\n"
+	    "       warden run [-p POLICY] --print-seccomp\n"
 	    "\n"
 	    "Run COMMAND (else the policy's `command`) in a sandbox: its own network namespace\n"
 	    "whose every DNS query and TCP connection goes to a gateway that decides by name,\n"
@@ -152,6 +156,8 @@ static void usage(FILE *f)
 	    "                        user U (name or uid; default $WARDEN_SANDBOX_USER, else\n"
 	    "                        nobody); the program never runs as root\n"
 	    "  -q, --quiet           no progress messages\n"
+	    "      --print-seccomp   print the seccomp filter the policy gives every process\n"
+	    "                        of the run (no root needed, nothing runs) and exit 0\n"
 	    "\n"
 	    "Exit: the program's status; 128+N when it died of signal N; 124 timeout;\n"
 	    "125 Warden failed before the program started (the message names the step);\n"
@@ -222,6 +228,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"sandbox-user", required_argument, NULL, 'u'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"print-seccomp", no_argument, NULL, 'S'},
 	    {NULL, 0, NULL, 0},
 	};
 	char *end;
@@ -257,6 +264,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'S':
+			o->print_seccomp = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -459,16 +469,87 @@ static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
 	return ret;
 }
 
+/* ---------------------------------------------------------------- the seccomp filter */
+
+/* sandbox.allow words of the policy -> the sandbox module's bits */
+static const struct {
+	unsigned policy_bit, sandbox_bit;
+} allow_map[] = {
+    {POLICY_SANDBOX_USERNS, SANDBOX_ALLOW_USERNS},
+};
+
+static unsigned sandbox_allow(const struct wd_policy *p)
+{
+	unsigned bits = 0;
+
+	for (size_t i = 0; i < WD_ARRAY_SIZE(allow_map); i++)
+		if (p->sandbox_allow & allow_map[i].policy_bit)
+			bits |= allow_map[i].sandbox_bit;
+	return bits;
+}
+
+/*
+ * WARDEN_UNSAFE_NO_SECCOMP=1 leaves the filter out, for the benchmark's "without" column only:
+ * no policy can ask for it, it is said on stderr even with -q, and run.start records it.
+ */
+static bool unsafe_no_seccomp(void)
+{
+	const char *v = getenv("WARDEN_UNSAFE_NO_SECCOMP");
+
+	return v && !strcmp(v, "1");
+}
+
+/* `warden run --print-seccomp`: the filter as text; Return: 0 or 125 */
+static int print_seccomp(struct run *r)
+{
+	struct wd_buf b = WD_BUF_INIT;
+	struct wd_err err;
+	unsigned allow = sandbox_allow(r->pol);
+	size_t insns = 0;
+	int fd = -1, ret;
+
+	wd_err_clear(&err);
+	ret = sandbox_seccomp_fd(allow, &fd, &insns, &err);
+	if (ret)
+		return fail(r, "sandbox", "check `warden doctor`", "%s", err.msg);
+	close(fd);
+	ret = sandbox_describe(allow, &b);
+	if (!ret)
+		ret =
+		    wd_buf_printf(&b, "# policy: %s; BPF: %zu instructions (libseccomp), x86_64\n",
+				  r->policy_abs, insns);
+	if (ret) {
+		wd_buf_free(&b);
+		return fail(r, "sandbox", NULL, "out of memory");
+	}
+	fputs(wd_buf_cstr(&b), stdout);
+	wd_buf_free(&b);
+	return fflush(stdout) ? RUN_EXIT_WARDEN : WD_EXIT_OK;
+}
+
 static void isolation_text(const struct run *r, char *out, size_t size)
 {
-	snprintf(out, size, "netns+veth+nft,bwrap(user,pid,ipc,uts,cgroup,mount),uid=%u,limits=%s",
-		 (unsigned)r->uid, limits_kind_name(r->lkind));
+	char allow[64], filter[96];
+	unsigned bits = sandbox_allow(r->pol);
+
+	sandbox_allow_text(bits, allow, sizeof(allow));
+	if (r->no_seccomp)
+		snprintf(filter, sizeof(filter), "off(WARDEN_UNSAFE_NO_SECCOMP)");
+	else if (bits)
+		snprintf(filter, sizeof(filter), "on(allow=%s)", allow);
+	else
+		snprintf(filter, sizeof(filter), "on");
+	snprintf(out, size,
+		 "netns+veth+nft,bwrap(user,pid,ipc,uts,cgroup,mount),seccomp=%s,userns=%s,"
+		 "uid=%u,limits=%s",
+		 filter, (bits & SANDBOX_ALLOW_USERNS) ? "allowed" : "refused", (unsigned)r->uid,
+		 limits_kind_name(r->lkind));
 }
 
 static int audit_start(struct run *r)
 {
 	struct audit_event ev = {0};
-	char iso[128], reason[256];
+	char iso[256], reason[256];
 	struct wd_err err;
 	const char *path = cli_audit_path(r->o.audit);
 	int ret;
@@ -1335,6 +1416,7 @@ static _Noreturn void child_exec(struct run *r, struct child_plan *c)
 	}
 	keep[nkeep++] = argsfd;
 	keep[nkeep++] = c->spec.info_fd;
+	keep[nkeep++] = c->spec.seccomp_fd;
 	for (int i = 0; i < BWRAP_NDATA; i++)
 		keep[nkeep++] = c->spec.data_fd[i];
 	/* bwrap inherits these; the error and go pipes are CLOEXEC and go at exec */
@@ -1691,6 +1773,7 @@ static int prepare_program(struct run *r)
 	struct bwrap_spec *s = &c.spec;
 	int info[2] = {-1, -1}, errp[2] = {-1, -1}, go[2] = {-1, -1};
 	char cwd[PATH_MAX];
+	struct wd_err err;
 	int ret = 0;
 
 	s->policy = r->pol;
@@ -1706,6 +1789,7 @@ static int prepare_program(struct run *r)
 		s->etc_base = RUN_ETC_DIR;
 	for (int i = 0; i < BWRAP_NDATA; i++)
 		s->data_fd[i] = -1;
+	s->seccomp_fd = -1;
 	ret = run_empty_file(RUN_EMPTY_FILE);
 	if (ret) {
 		ret = fail(r, "exec", "remove what is at " RUN_EMPTY_FILE " and run again",
@@ -1721,6 +1805,15 @@ static int prepare_program(struct run *r)
 	}
 	c.grants = r->grants;
 	c.ngrants = r->ngrants;
+	/* the seccomp filter: without it nothing runs (fail closed) */
+	wd_err_clear(&err);
+	if (!r->no_seccomp) {
+		ret = sandbox_seccomp_fd(sandbox_allow(r->pol), &s->seccomp_fd, NULL, &err);
+		if (ret) {
+			ret = fail(r, "sandbox", "check `warden doctor`", "%s", err.msg);
+			goto out;
+		}
+	}
 	if (pipe2(info, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
 		ret = fail(r, "exec", NULL, "pipe: %s", strerror(errno));
 		goto out;
@@ -1760,6 +1853,7 @@ out:
 	for (int i = 0; i < BWRAP_NDATA; i++)
 		if (s->data_fd[i] >= 0)
 			close(s->data_fd[i]);
+	wd_closep(&s->seccomp_fd);
 	wd_closep(&info[0]);
 	wd_closep(&info[1]);
 	wd_closep(&errp[0]);
@@ -1973,6 +2067,17 @@ int cmd_run(int argc, char **argv)
 	ret = parse_opts(argc, argv, &r.o, &first);
 	if (ret)
 		return ret > 0 ? WD_EXIT_OK : RUN_EXIT_WARDEN;
+	if (r.o.print_seccomp) {
+		status = load_policy(&r);
+		if (!status)
+			status = print_seccomp(&r);
+		goto out;
+	}
+	r.no_seccomp = unsafe_no_seccomp();
+	if (r.no_seccomp)
+		fprintf(stderr,
+			"warden run: WARDEN_UNSAFE_NO_SECCOMP=1: no seccomp filter for this "
+			"run (measurements only; recorded in run.start)\n");
 	if (setup_signals(&r))
 		return fail(&r, "setup", NULL, "signals: %s", strerror(errno));
 	r.t0 = wd_mono_ns();

@@ -135,6 +135,10 @@ int bwrap_grants(const struct wd_policy *p, struct bwrap_grant **ret, size_t *re
  * @etc_base:	NULL, or a folder to mount read-only as /etc instead of binding each of
  *		bwrap_base_etc (run_etc_base() makes it); only when no grant or mask lies
  *		under /etc (bwrap cannot make mount points in a read-only folder)
+ * @seccomp_fd:	fd of the seccomp BPF program (sandbox_seccomp_fd()) for `--seccomp`, or -1
+ *		(none: only WARDEN_UNSAFE_NO_SECCOMP, for measurements). Independently,
+ *		--disable-userns --assert-userns-disabled are added unless the policy's
+ *		sandbox.allow has `userns`.
  */
 struct bwrap_spec {
 	const struct wd_policy *policy;
@@ -152,6 +156,7 @@ struct bwrap_spec {
 	const char *cwd;
 	const char *empty_file;
 	const char *etc_base;
+	int seccomp_fd;
 };
 
 /**

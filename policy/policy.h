@@ -176,6 +176,13 @@ struct policy_limits {
 	uint64_t disk_mb;
 };
 
+/* sandbox.allow: what a policy loosens in the sandbox on purpose (warden-policy(5)). */
+enum policy_sandbox_allow {
+	/* nested namespaces: namespace flags of clone/unshare, setns, mounts; no bwrap
+	 * --disable-userns (a program that brings its own sandbox) */
+	POLICY_SANDBOX_USERNS = 1u << 0,
+};
+
 struct policy_matcher;
 
 /**
@@ -194,6 +201,7 @@ struct policy_matcher;
  * @env_allow:	env.allow names, in file order
  * @env_set:	env.set entries, in file order
  * @limits:	limits
+ * @sandbox_allow: sandbox.allow, enum policy_sandbox_allow bits (0: nothing loosened)
  * @matcher:	compiled matcher (internal)
  * @validated:	policy_validate() succeeded on it
  */
@@ -215,6 +223,7 @@ struct wd_policy {
 	struct policy_env_set *env_set;
 	size_t nenv_set;
 	struct policy_limits limits;
+	unsigned sandbox_allow;
 	struct policy_matcher *matcher;
 	bool validated;
 };
@@ -327,6 +336,14 @@ bool policy_allows(const struct wd_policy *p, const char *host, uint16_t port);
 
 /** policy_allows_addr() - true when some cidr rule allows @addr:@port. */
 bool policy_allows_addr(const struct wd_policy *p, int family, const void *addr, uint16_t port);
+
+/**
+ * policy_sandbox_allow_name() - the word for one enum policy_sandbox_allow bit
+ * @bit:	a single bit
+ *
+ * Return: "userns", or NULL for anything else.
+ */
+const char *policy_sandbox_allow_name(unsigned bit);
 
 /**
  * policy_render_yaml() - append the normalised policy as YAML (deterministic)

@@ -169,6 +169,22 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 			ret |= wd_buf_printf(out, "  disk_mb: %llu\n",
 					     (unsigned long long)p->limits.disk_mb);
 	}
+	if (p->sandbox_allow) {
+		bool first = true;
+
+		ret |= wd_buf_puts(out, "sandbox:\n  allow: [");
+		for (unsigned bit = 1; bit; bit <<= 1) {
+			const char *name =
+			    (p->sandbox_allow & bit) ? policy_sandbox_allow_name(bit) : NULL;
+
+			if (!name)
+				continue;
+			ret |= wd_buf_puts(out, first ? "" : ", ");
+			ret |= put_quoted(out, name);
+			first = false;
+		}
+		ret |= wd_buf_puts(out, "]\n");
+	}
 	return ret ? -ENOMEM : 0;
 }
 
@@ -263,6 +279,15 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 	ret |= p->limits.disk_mb
 		   ? wd_buf_printf(out, ",\"disk_mb\":%llu", (unsigned long long)p->limits.disk_mb)
 		   : wd_buf_puts(out, ",\"disk_mb\":null");
-	ret |= wd_buf_puts(out, "}}");
+	ret |= wd_buf_puts(out, "},\"sandbox\":{\"allow\":[");
+	for (unsigned bit = 1, n = 0; bit; bit <<= 1) {
+		const char *name = (p->sandbox_allow & bit) ? policy_sandbox_allow_name(bit) : NULL;
+
+		if (!name)
+			continue;
+		ret |= wd_buf_puts(out, n++ ? "," : "");
+		ret |= put_quoted(out, name);
+	}
+	ret |= wd_buf_puts(out, "]}}");
 	return ret ? -ENOMEM : 0;
 }

@@ -162,6 +162,7 @@ static void test_bwrap(void **state)
 	s.data_fd[0] = 10;
 	s.data_fd[1] = s.data_fd[2] = s.data_fd[3] = s.data_fd[4] = -1;
 	s.cwd = "/";
+	s.seccomp_fd = 11;
 	assert_int_equal(bwrap_build("/usr/bin/bwrap", &s, &a), 0);
 	assert_string_equal(a.v[0], "/usr/bin/bwrap");
 	assert_null(a.v[a.n]);
@@ -178,6 +179,13 @@ static void test_bwrap(void **state)
 	i = find(&a, "--info-fd", 0);
 	assert_true(i > 0);
 	assert_string_equal(a.v[i + 1], "9");
+	/* the seccomp filter and bwrap's second layer, before the command */
+	i = find(&a, "--seccomp", 0);
+	assert_true(i > 0);
+	assert_string_equal(a.v[i + 1], "11");
+	assert_true(find(&a, "--disable-userns", 0) > 0);
+	assert_true(find(&a, "--assert-userns-disabled", 0) > 0);
+	assert_true(find(&a, "--assert-userns-disabled", 0) < find(&a, "--", 0));
 	assert_true(find3(&a, "--ro-bind-data", "10", "/etc/resolv.conf") > 0);
 	assert_true(find3(&a, "--ro-bind", "/usr", "/usr") > 0);
 	snprintf(ro, sizeof(ro), "%s/ro", dir);
@@ -263,11 +271,15 @@ static void test_bwrap(void **state)
 		free(g);
 	}
 
-	/* a terminal: no new session; no addresses: no proxy variables */
+	/* a terminal: no new session; no addresses: no proxy variables; no filter fd (only
+	 * WARDEN_UNSAFE_NO_SECCOMP): no --seccomp, but still no nested user namespace */
 	s.new_session = false;
 	s.info_fd = -1;
+	s.seccomp_fd = -1;
 	s.host4 = s.host6 = "";
 	assert_int_equal(bwrap_build("bwrap", &s, &a), 0);
+	assert_true(find(&a, "--seccomp", 0) < 0);
+	assert_true(find(&a, "--disable-userns", 0) > 0);
 	assert_true(find(&a, "--new-session", 0) < 0);
 	assert_true(find(&a, "--info-fd", 0) < 0);
 	assert_true(find(&a, "HTTPS_PROXY", 0) < 0);
@@ -287,6 +299,15 @@ static void test_bwrap(void **state)
 	for (size_t k = 0; bwrap_base_etc[k]; k++)
 		assert_true(find(&a, bwrap_base_etc[k], 0) < 0);
 	assert_true(find3(&a, "--ro-bind-data", "10", "/etc/resolv.conf") > i);
+	bwrap_argv_free(&a);
+
+	/* sandbox.allow: [userns]: bwrap lets the program make nested namespaces */
+	p->sandbox_allow = POLICY_SANDBOX_USERNS;
+	s.seccomp_fd = 12;
+	assert_int_equal(bwrap_build("bwrap", &s, &a), 0);
+	assert_true(find(&a, "--disable-userns", 0) < 0);
+	assert_true(find(&a, "--assert-userns-disabled", 0) < 0);
+	assert_string_equal(a.v[find(&a, "--seccomp", 0) + 1], "12");
 	bwrap_argv_free(&a);
 	policy_free(p);
 	cleanup_dir(dir);
