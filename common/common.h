@@ -60,8 +60,8 @@ int wd_err_set(struct wd_err *e, int code, const char *fmt, ...) WD_PRINTF(3, 4)
  *
  * Return: @code.
  */
-int wd_err_setpos(struct wd_err *e, int code, const char *file, int line, int col,
-		  const char *fmt, ...) WD_PRINTF(6, 7);
+int wd_err_setpos(struct wd_err *e, int code, const char *file, int line, int col, const char *fmt,
+		  ...) WD_PRINTF(6, 7);
 
 /**
  * wd_err_prefix() - prepend context ("creating veth: ") to an existing message
@@ -82,7 +82,10 @@ struct wd_buf {
 	size_t cap;
 };
 
-#define WD_BUF_INIT {NULL, 0, 0}
+#define WD_BUF_INIT                                                                                \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 /** wd_buf_reserve() - make room for @extra more bytes. Return: 0 or -ENOMEM. */
 int wd_buf_reserve(struct wd_buf *b, size_t extra);
@@ -120,6 +123,31 @@ int wd_write_all(int fd, const void *p, size_t n);
 
 /** wd_closep() - close *@fd if it is open and set it to -1. */
 void wd_closep(int *fd);
+
+/**
+ * wd_close_all_except() - close every descriptor above 2 except @keep (close_range(2),
+ * else one by one from /proc/self/fd)
+ * @keep:	descriptors to keep open (negative entries and 0-2 are ignored); may be NULL
+ *		when @n is 0
+ * @n:		number of @keep entries
+ *
+ * For a freshly forked child, before it execs something that must inherit only what the
+ * caller chose.
+ *
+ * Return: 0, -ENOMEM, or a negative errno from the fallback.
+ */
+int wd_close_all_except(const int *keep, size_t n);
+
+/**
+ * wd_open_nofollow() - open @path (absolute) without following any symbolic link on the way
+ * (openat2(2) with RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+ * @path:	absolute path
+ * @flags:	open flags (O_CLOEXEC is added)
+ *
+ * Return: the descriptor, or a negative errno (-ELOOP: a link is in the way; -ENOSYS: the
+ * kernel has no openat2).
+ */
+int wd_open_nofollow(const char *path, int flags);
 
 /**
  * wd_mkdir_p() - create @path and its missing parents with @mode

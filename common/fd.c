@@ -1,13 +1,17 @@
-/* fd.c - file and descriptor helpers: whole-file reads, full writes, mkdir -p. */
+/* fd.c - file and descriptor helpers: whole-file reads, full writes, mkdir -p, closing what a
+ * child must not inherit, opening without following links. */
 #include "common/common.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int wd_read_file(const char *path, size_t max, char **ret_data, size_t *ret_len)
@@ -113,4 +117,68 @@ int wd_mkdir_p(const char *path, mode_t mode)
 			return -ENOTDIR;
 	}
 	return 0;
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* the slow way: every open descriptor above 2 not in @keep (sorted) */
+static int close_listed(const int *keep, size_t n)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		int fd = atoi(de->d_name);
+
+		if (de->d_name[0] == '.' || fd <= 2 || fd == dirfd(d) ||
+		    bsearch(&fd, keep, n, sizeof(*keep), int_cmp))
+			continue;
+		close(fd);
+	}
+	closedir(d);
+	return 0;
+}
+
+int wd_close_all_except(const int *keep, size_t n)
+{
+	int *k = calloc(n + 1, sizeof(*k)), ret = 0;
+	size_t m = 0;
+	unsigned lo = 3;
+
+	if (!k)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (keep[i] > 2)
+			k[m++] = keep[i];
+	qsort(k, m, sizeof(k[0]), int_cmp);
+	for (size_t i = 0; i <= m; i++) {
+		unsigned hi = i < m ? (unsigned)k[i] : ~0U;
+
+		if (hi > lo && syscall(SYS_close_range, lo, hi - 1, 0) < 0) {
+			ret = errno == ENOSYS || errno == EINVAL ? close_listed(k, m) : -errno;
+			break;
+		}
+		if (i < m)
+			lo = (unsigned)k[i] + 1;
+	}
+	free(k);
+	return ret;
+}
+
+int wd_open_nofollow(const char *path, int flags)
+{
+	struct open_how how = {0};
+	long fd;
+
+	how.flags = (unsigned long long)(flags | O_CLOEXEC);
+	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	return fd < 0 ? -errno : (int)fd;
 }

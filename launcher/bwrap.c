@@ -5,13 +5,24 @@
  *   1. runtime base, read-only (/usr, /lib*, /bin, /sbin as dirs or as the host's symlinks,
  *      /etc/ssl, /etc/ca-certificates, /etc/alternatives and a few /etc files; with
  *      bwrap_spec.etc_base those files are one mount of a folder of copies, see run_etc.c);
- *   2. /dev, /proc, a fresh /tmp;
+ *   2. /dev, /proc with /proc/sys read-only and the host information a sandbox does not
+ *      need masked (proc_mask_files, proc_mask_dirs), a fresh /tmp (size-limited with
+ *      limits.disk_mb);
  *   3. the policy's grants, shortest path first so a nested grant covers its parent's
- *      (read grants --ro-bind, write grants --bind);
- *   4. the generated /etc/resolv.conf, /etc/hosts, /etc/passwd, /etc/group;
- *   5. the credential stores the policy must hide (an empty tmpfs over a folder, /dev/null
- *      over a file), last so no grant uncovers them.
- * Everything else of the host is absent (ENOENT): the root is bwrap's own tmpfs.
+ *      (read grants --ro-bind, write grants --bind; with bwrap_spec.grant_fd each is bound
+ *      from a descriptor the launcher opened without following links: --ro-bind-fd,
+ *      --bind-fd);
+ *   4. the generated /etc/resolv.conf, /etc/hosts, /etc/passwd, /etc/group and the run's own
+ *      /proc/sys/kernel/random/boot_id;
+ *   5. the credential stores and protected folders the policy must hide (an empty tmpfs over
+ *      a folder, /dev/null over a file), last so no grant uncovers them.
+ * Everything else of the host is absent (ENOENT): the root is bwrap's own tmpfs. The seccomp
+ * filter (bwrap_spec.seccomp_fd, built by sandbox/) and --disable-userns apply to every
+ * process of the run, bwrap's pid 1 included.
+ *
+ * The argv is not bwrap's command line: the launcher writes it to a memfd that bwrap reads
+ * with --args (bwrap_args_text()), so the environment values it carries (--setenv) are not
+ * in any process's /proc/PID/cmdline.
  */
 #include "launcher/run.h"
 
@@ -19,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,8 +56,23 @@ const char *const bwrap_base_etc[] = {
 };
 
 /* The generated files, in the order of bwrap_spec.data_fd. */
-static const char *const gen_files[4] = {"/etc/resolv.conf", "/etc/hosts", "/etc/passwd",
-					 "/etc/group"};
+static const char *const gen_files[BWRAP_NDATA] = {"/etc/resolv.conf", "/etc/hosts", "/etc/passwd",
+						   "/etc/group", "/proc/sys/kernel/random/boot_id"};
+
+/* /proc files a sandbox does not need that tell about the host (its boot command line, kernel
+ * memory, keys, timers, devices), covered with /dev/null; the ones root alone can read are
+ * covered too, so nothing depends on the uid. */
+static const char *const proc_mask_files[] = {
+    "/proc/cmdline",	 "/proc/kcore",		"/proc/keys",	       "/proc/key-users",
+    "/proc/kallsyms",	 "/proc/latency_stats", "/proc/timer_list",    "/proc/timer_stats",
+    "/proc/sched_debug", "/proc/slabinfo",	"/proc/vmallocinfo",   "/proc/iomem",
+    "/proc/ioports",	 "/proc/kpagecount",	"/proc/kpageflags",    "/proc/kpagecgroup",
+    "/proc/config.gz",	 "/proc/pagetypeinfo",	"/proc/sysrq-trigger", NULL,
+};
+
+/* /proc folders of hardware and drivers, covered with an empty read-only tmpfs. */
+static const char *const proc_mask_dirs[] = {"/proc/acpi",   "/proc/bus", "/proc/irq", "/proc/scsi",
+					     "/proc/driver", "/proc/fs",  NULL};
 
 void bwrap_argv_free(struct bwrap_argv *a)
 {
@@ -177,38 +204,84 @@ struct grant_ref {
 	bool rw;
 };
 
+/* a total order, so that every list of the same grants has the same order */
 static int grant_cmp(const void *x, const void *y)
 {
-	const struct grant_ref *a = x, *b = y;
+	const struct bwrap_grant *a = x, *b = y;
 	size_t la = strlen(a->path), lb = strlen(b->path);
+	int c;
 
 	if (la != lb)
 		return la < lb ? -1 : 1;
-	/* same length: a write grant after a read grant of the same path wins */
+	c = strcmp(a->path, b->path);
+	if (c)
+		return c;
+	/* the same path: a write grant after a read grant of it wins */
 	return (int)a->rw - (int)b->rw;
 }
 
-static int push_grants(struct bwrap_argv *a, const struct wd_policy *p)
+int bwrap_grants(const struct wd_policy *p, struct bwrap_grant **ret, size_t *ret_n)
 {
 	size_t n = p->nread + p->nwrite, k = 0;
-	struct grant_ref *g;
-	int r = 0;
+	struct bwrap_grant *g = calloc(n ? n : 1, sizeof(*g));
 
-	if (!n)
-		return 0;
-	g = calloc(n, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nread; i++)
 		if (p->read[i].real)
-			g[k++] = (struct grant_ref){p->read[i].real, false};
+			g[k++] = (struct bwrap_grant){p->read[i].real, false};
 	for (size_t i = 0; i < p->nwrite; i++)
 		if (p->write[i].real)
-			g[k++] = (struct grant_ref){p->write[i].real, true};
+			g[k++] = (struct bwrap_grant){p->write[i].real, true};
 	qsort(g, k, sizeof(*g), grant_cmp);
-	for (size_t i = 0; !r && i < k; i++)
-		r = push3(a, g[i].rw ? "--bind" : "--ro-bind", g[i].path, g[i].path);
-	free(g);
+	*ret = g;
+	*ret_n = k;
+	return 0;
+}
+
+static int push_grants(struct bwrap_argv *a, const struct bwrap_spec *s)
+{
+	struct bwrap_grant *own = NULL;
+	const struct bwrap_grant *g = s->grants;
+	size_t n = s->ngrants;
+	int r = 0;
+
+	if (!g) {
+		r = bwrap_grants(s->policy, &own, &n);
+		if (r)
+			return r;
+		g = own;
+	}
+	for (size_t i = 0; !r && i < n; i++) {
+		if (s->grant_fd)
+			r = push_fd(a, g[i].rw ? "--bind-fd" : "--ro-bind-fd", s->grant_fd[i],
+				    g[i].path);
+		else
+			r = push3(a, g[i].rw ? "--bind" : "--ro-bind", g[i].path, g[i].path);
+	}
+	free(own);
+	return r;
+}
+
+/* /proc/sys read-only (bwrap leaves it writable when its own access() test says it is not),
+ * the masks over host information, the run's own boot id later (data_fd). */
+static int push_proc(struct bwrap_argv *a, const char *empty)
+{
+	struct stat st;
+	int r = push2(a, "--proc", "/proc");
+
+	if (!r && lstat("/proc/sys", &st) == 0 && S_ISDIR(st.st_mode))
+		r = push3(a, "--ro-bind", "/proc/sys", "/proc/sys");
+	/* an empty file, not /dev/null: binds are nodev, a device node there cannot be read */
+	for (size_t i = 0; !r && empty && proc_mask_files[i]; i++)
+		if (lstat(proc_mask_files[i], &st) == 0 && S_ISREG(st.st_mode))
+			r = push3(a, "--ro-bind", empty, proc_mask_files[i]);
+	for (size_t i = 0; !r && proc_mask_dirs[i]; i++)
+		if (lstat(proc_mask_dirs[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			r = push2(a, "--tmpfs", proc_mask_dirs[i]);
+			if (!r)
+				r = push2(a, "--remount-ro", proc_mask_dirs[i]);
+		}
 	return r;
 }
 
@@ -242,6 +315,15 @@ int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv
 		r = push(out, "--new-session");
 	if (!r)
 		r = push2(out, "--cap-drop", "ALL");
+	/* the seccomp filter (sandbox/), and no nested user namespace unless the policy asks */
+	if (!r && s->seccomp_fd >= 0) {
+		char num[16];
+
+		snprintf(num, sizeof(num), "%d", s->seccomp_fd);
+		r = push2(out, "--seccomp", num);
+	}
+	if (!r && !(s->policy->sandbox_allow & POLICY_SANDBOX_USERNS))
+		r = push2(out, "--disable-userns", "--assert-userns-disabled");
 	if (!r && s->info_fd >= 0) {
 		char num[16];
 
@@ -268,12 +350,19 @@ int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv
 	if (!r)
 		r = push2(out, "--dev", "/dev");
 	if (!r)
-		r = push2(out, "--proc", "/proc");
+		r = push_proc(out, s->empty_file);
+	if (!r && s->policy->limits.disk_mb) {
+		char size[32];
+
+		snprintf(size, sizeof(size), "%llu",
+			 (unsigned long long)s->policy->limits.disk_mb << 20);
+		r = push2(out, "--size", size);
+	}
 	if (!r)
 		r = push2(out, "--tmpfs", "/tmp");
 	if (!r)
-		r = push_grants(out, s->policy);
-	for (int i = 0; !r && i < 4; i++)
+		r = push_grants(out, s);
+	for (int i = 0; !r && i < BWRAP_NDATA; i++)
 		if (s->data_fd[i] >= 0)
 			r = push_fd(out, "--ro-bind-data", s->data_fd[i], gen_files[i]);
 	if (!r)
@@ -282,8 +371,10 @@ int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv
 		r = push_env(out, s);
 	if (!r)
 		r = push2(out, "--chdir", s->cwd && *s->cwd ? s->cwd : "/");
-	if (!r)
+	if (!r) {
+		out->opts_end = out->n;
 		r = push(out, "--");
+	}
 	for (size_t i = 0; !r && s->argv[i]; i++)
 		r = push(out, s->argv[i]);
 	if (r)
@@ -291,9 +382,20 @@ int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv
 	return r;
 }
 
+int bwrap_args_text(const struct bwrap_argv *a, struct wd_buf *out)
+{
+	if (!a->opts_end || a->opts_end > a->n)
+		return -EINVAL;
+	for (size_t i = 1; i < a->opts_end; i++)
+		if (wd_buf_append(out, a->v[i], strlen(a->v[i]) + 1))
+			return -ENOMEM;
+	return 0;
+}
+
 int bwrap_file_text(int which, const struct bwrap_spec *s, uid_t uid, gid_t gid, struct wd_buf *out)
 {
-	const char *name = uid == 0 ? "root" : "user";
+	const char *name = uid == 0 ? "root" : uid == 65534 ? "nobody" : "user";
+	const char *group = gid == 0 ? "root" : gid == 65534 ? "nogroup" : "user";
 	int r = 0;
 
 	switch (which) {
@@ -314,15 +416,33 @@ int bwrap_file_text(int which, const struct bwrap_spec *s, uid_t uid, gid_t gid,
 			r |= wd_buf_puts(out, "root:x:0:0:root:/root:/usr/sbin/nologin\n");
 		r |= wd_buf_printf(out, "%s:x:%u:%u:%s:/tmp:/bin/sh\n", name, (unsigned)uid,
 				   (unsigned)gid, name);
-		r |= wd_buf_puts(out,
-				 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+		if (uid != 65534)
+			r |= wd_buf_puts(
+			    out, "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
 		break;
 	case 3:
 		if (gid != 0)
 			r |= wd_buf_puts(out, "root:x:0:\n");
-		r |= wd_buf_printf(out, "%s:x:%u:\n", gid == 0 ? "root" : "user", (unsigned)gid);
-		r |= wd_buf_puts(out, "nogroup:x:65534:\n");
+		r |= wd_buf_printf(out, "%s:x:%u:\n", group, (unsigned)gid);
+		if (gid != 65534)
+			r |= wd_buf_puts(out, "nogroup:x:65534:\n");
 		break;
+	case 4: {
+		uint8_t b[16];
+
+		/* a boot id of the run's own, so that programs cannot tell which host boot */
+		if (getrandom(b, sizeof(b), 0) != sizeof(b))
+			return -EIO;
+		b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
+		b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+		r |=
+		    wd_buf_printf(out,
+				  "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x"
+				  "%02x\n",
+				  b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10],
+				  b[11], b[12], b[13], b[14], b[15]);
+		break;
+	}
 	default:
 		return -EINVAL;
 	}

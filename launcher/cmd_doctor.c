@@ -4,6 +4,7 @@
 #include "launcher/run.h"
 #include "audit/audit.h"
 #include "nft/nft.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -124,6 +127,7 @@ static void check_bwrap(struct finding *f)
 			"/usr/bin/true",
 			NULL};
 	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+	char who[128] = "", name[64];
 	uid_t uid = 0;
 	gid_t gid = 0;
 	int st;
@@ -136,17 +140,119 @@ static void check_bwrap(struct finding *f)
 	if (geteuid() == 0 && su && sg && atoi(su) > 0) {
 		uid = (uid_t)atoi(su);
 		gid = (gid_t)atoi(sg);
+		snprintf(who, sizeof(who), " as the invoking user (uid %u)", (unsigned)uid);
+	} else if (geteuid() == 0) {
+		/* root's runs run the program (and bwrap) as the sandbox user */
+		if (run_sandbox_user(NULL, &uid, &gid, name, sizeof(name))) {
+			set(f, DOC_FAIL, "set WARDEN_SANDBOX_USER to an existing unprivileged user",
+			    "the sandbox user `%s` does not exist or is root", name);
+			return;
+		}
+		snprintf(who, sizeof(who), " as the sandbox user %s (uid %u)", name, (unsigned)uid);
 	}
 	st = run_quiet(argv, uid, gid);
 	if (st == 0)
 		set(f, DOC_OK, NULL,
 		    "bubblewrap %s starts a sandbox (user, pid, ipc, uts, net "
 		    "namespaces)%s",
-		    argv[0], uid ? " as the invoking user" : "");
+		    argv[0], who);
 	else
 		set(f, DOC_FAIL,
 		    "see the user-namespace check below; try the bwrap command by hand",
 		    "bubblewrap could not start a sandbox (exit %d)", st);
+}
+
+/* In a child: load @prog, then a refused call must fail with EPERM and an allowed one work. */
+static int seccomp_selftest(const struct sock_filter *prog, size_t len)
+{
+	struct sock_fprog fp = {.len = (unsigned short)len, .filter = (struct sock_filter *)prog};
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp))
+			_exit(1);
+		/* keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0) */
+		if (syscall(SYS_keyctl, 0L, -3L, 0L) != -1 || errno != EPERM)
+			_exit(2);
+		_exit(syscall(SYS_getppid) > 0 ? 0 : 3);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* The filter builds, the kernel loads it and it refuses; bwrap takes it with --disable-userns. */
+static void check_seccomp(struct finding *f)
+{
+	char *argv[] = {(char *)bwrap_path(),
+			"--unshare-user",
+			"--unshare-pid",
+			"--die-with-parent",
+			"--cap-drop",
+			"ALL",
+			"--disable-userns",
+			"--assert-userns-disabled",
+			"--seccomp",
+			NULL, /* the fd, below */
+			"--ro-bind",
+			"/usr",
+			"/usr",
+			"--symlink",
+			"usr/lib",
+			"/lib",
+			"--symlink",
+			"usr/lib64",
+			"/lib64",
+			"/usr/bin/true",
+			NULL};
+	struct sock_filter *prog = NULL;
+	struct wd_err err;
+	char num[16];
+	size_t len = 0;
+	int st, fd = -1;
+
+	wd_err_clear(&err);
+	if (sandbox_seccomp_bpf(0, &prog, &len, &err)) {
+		set(f, DOC_FAIL, "apt-get install libseccomp2 (2.5 or later)",
+		    "the seccomp filter cannot be built: %s", err.msg);
+		return;
+	}
+	st = seccomp_selftest(prog, len);
+	free(prog);
+	if (st) {
+		set(f, DOC_FAIL, "use a kernel with CONFIG_SECCOMP_FILTER",
+		    "the kernel does not enforce the seccomp filter (self-test exit %d)", st);
+		return;
+	}
+	/* without root (or bwrap: its own check says so) the filter alone is checked */
+	if (geteuid() != 0 || access(argv[0], X_OK)) {
+		set(f, DOC_OK, NULL,
+		    "the seccomp filter builds (%zu BPF instructions) and refuses what it should",
+		    len);
+		return;
+	}
+	if (sandbox_seccomp_fd(0, &fd, &len, &err)) {
+		set(f, DOC_FAIL, NULL, "the seccomp filter cannot be exported: %s", err.msg);
+		return;
+	}
+	snprintf(num, sizeof(num), "%d", fd);
+	argv[9] = num;
+	/* run_quiet() execs bwrap in a child, which must see the fd */
+	fcntl(fd, F_SETFD, 0);
+	st = run_quiet(argv, 0, 0);
+	close(fd);
+	if (st == 0)
+		set(f, DOC_OK, NULL,
+		    "the seccomp filter builds (%zu BPF instructions), refuses what it should, and "
+		    "bubblewrap applies it with --disable-userns",
+		    len);
+	else
+		set(f, DOC_FAIL, "bubblewrap 0.8 or later (--seccomp, --disable-userns)",
+		    "bubblewrap refused the seccomp filter or --disable-userns (exit %d)", st);
 }
 
 static void check_userns(struct finding *f)
@@ -273,9 +379,9 @@ static const struct {
 	const char *name;
 	check_fn fn;
 } checks[] = {
-    {"root", check_root},	  {"userns", check_userns},   {"bwrap", check_bwrap},
-    {"network", check_netns_nft}, {"cgroups", check_cgroups}, {"audit", check_audit},
-    {"gateway", check_gateway},
+    {"root", check_root},	{"userns", check_userns},     {"bwrap", check_bwrap},
+    {"seccomp", check_seccomp}, {"network", check_netns_nft}, {"cgroups", check_cgroups},
+    {"audit", check_audit},	{"gateway", check_gateway},
 };
 
 int cmd_doctor(int argc, char **argv)
@@ -286,8 +392,9 @@ int cmd_doctor(int argc, char **argv)
 	if (cli_wants_help(argc, argv)) {
 		printf("usage: warden doctor\n\n"
 		       "Check every prerequisite of `warden run` (root, user namespaces and\n"
-		       "AppArmor's restriction, bubblewrap, network namespaces and nftables,\n"
-		       "cgroups, the audit log, the gateway) and print a fix for each failure.\n"
+		       "AppArmor's restriction, bubblewrap, the seccomp filter, network\n"
+		       "namespaces and nftables, cgroups, the audit log, the gateway) and print\n"
+		       "a fix for each failure.\n"
 		       "exit status: 0 all good (warnings allowed), 1 something fails\n");
 		return WD_EXIT_OK;
 	}
@@ -295,7 +402,8 @@ int cmd_doctor(int argc, char **argv)
 		struct finding f = {0};
 
 		if (geteuid() != 0 && strcmp(checks[i].name, "root") &&
-		    strcmp(checks[i].name, "userns") && strcmp(checks[i].name, "audit")) {
+		    strcmp(checks[i].name, "userns") && strcmp(checks[i].name, "audit") &&
+		    strcmp(checks[i].name, "seccomp")) {
 			set(&f, DOC_FAIL, "run as root", "%s: not checked without root",
 			    checks[i].name);
 		} else {

@@ -69,10 +69,16 @@ static int check(const char *path, bool json)
 	struct policy_diags d;
 	struct wd_policy *p = NULL;
 	struct wd_buf out = WD_BUF_INIT;
+	struct cli_protect pr;
+	struct policy_ctx ctx = {0};
 	int ret, status;
 
+	/* the grants are checked against what a `warden run` would write to */
+	cli_protect_init(&pr, cli_audit_path(NULL), NULL);
+	ctx.protect = pr.v;
+	ctx.nprotect = pr.n;
 	policy_diags_init(&d);
-	ret = policy_load(path, NULL, &p, &d);
+	ret = policy_load(path, &ctx, &p, &d);
 	if (print_diags(&d)) {
 		status = WD_EXIT_INTERNAL;
 		goto out;

@@ -32,6 +32,7 @@
 #include "netns/netns.h"
 #include "nft/nft.h"
 #include "policy/policy.h"
+#include "sandbox/sandbox.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -41,6 +42,7 @@
 #include <grp.h>
 #include <jansson.h>
 #include <limits.h>
+#include <linux/keyctl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -55,7 +57,9 @@
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -72,8 +76,10 @@ struct run_opts {
 	const char *gateway;
 	const char *config;
 	const char *audit;
+	const char *sandbox_user;
 	unsigned timeout_s;
 	bool quiet;
+	bool print_seccomp;
 };
 
 struct run {
@@ -86,8 +92,9 @@ struct run {
 	char **argv; /* argv[0] resolved */
 	char exe[PATH_MAX];
 	char id[16];
-	uid_t uid;
+	uid_t uid; /* the program's user (never 0) */
 	gid_t gid;
+	uid_t caller_uid; /* the person: the audit events' uid (SUDO_UID under sudo) */
 	const char *user;
 	gid_t groups[64];
 	int ngroups;
@@ -119,7 +126,10 @@ struct run {
 	int info_fd, err_fd, go_fd; /* bwrap's info pipe, exec errors, the "go" pipe */
 	char info[512];
 	size_t info_len;
+	struct bwrap_grant *grants; /* the grants in mount order (bwrap_grants()) */
+	size_t ngrants;
 	char fail_reason[1200];
+	bool no_seccomp; /* WARDEN_UNSAFE_NO_SECCOMP=1: measurements only (docs/seccomp.md) */
 };
 
 static void usage(FILE *f)
@@ -128,6 +138,7 @@ static void usage(FILE *f)
 	    f,
 	    "usage: warden run [-p POLICY] [--gateway SOCKET] [--config GATEWAY.yaml]\n"
 	    "                  [--audit-log PATH] [--timeout SECONDS] [-q] [-- COMMAND ARGS...]\n"
+	    "       warden run [-p POLICY] --print-seccomp\n"
 	    "\n"
 	    "Run COMMAND (else the policy's `command`) in a sandbox: its own network namespace\n"
 	    "whose every DNS query and TCP connection goes to a gateway that decides by name,\n"
@@ -141,7 +152,12 @@ static void usage(FILE *f)
 	    "      --audit-log PATH  audit log (default: $WARDEN_AUDIT_LOG, else\n"
 	    "                        ${XDG_STATE_HOME:-~/.local/state}/warden/audit.jsonl)\n"
 	    "      --timeout SEC     wall-clock limit (overrides limits.timeout)\n"
+	    "      --sandbox-user U  started by root (not through sudo): run the program as\n"
+	    "                        user U (name or uid; default $WARDEN_SANDBOX_USER, else\n"
+	    "                        nobody); the program never runs as root\n"
 	    "  -q, --quiet           no progress messages\n"
+	    "      --print-seccomp   print the seccomp filter the policy gives every process\n"
+	    "                        of the run (no root needed, nothing runs) and exit 0\n"
 	    "\n"
 	    "Exit: the program's status; 128+N when it died of signal N; 124 timeout;\n"
 	    "125 Warden failed before the program started (the message names the step);\n"
@@ -204,10 +220,16 @@ static void note(const struct run *r, const char *fmt, ...)
 static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind)
 {
 	static const struct option opts[] = {
-	    {"policy", required_argument, NULL, 'p'},  {"gateway", required_argument, NULL, 'g'},
-	    {"config", required_argument, NULL, 'c'},  {"audit-log", required_argument, NULL, 'a'},
-	    {"timeout", required_argument, NULL, 't'}, {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},	       {NULL, 0, NULL, 0},
+	    {"policy", required_argument, NULL, 'p'},
+	    {"gateway", required_argument, NULL, 'g'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"audit-log", required_argument, NULL, 'a'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"sandbox-user", required_argument, NULL, 'u'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"print-seccomp", no_argument, NULL, 'S'},
+	    {NULL, 0, NULL, 0},
 	};
 	char *end;
 	long v;
@@ -228,6 +250,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 		case 'a':
 			o->audit = optarg;
 			break;
+		case 'u':
+			o->sandbox_user = optarg;
+			break;
 		case 't':
 			errno = 0;
 			v = strtol(optarg, &end, 10);
@@ -239,6 +264,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'S':
+			o->print_seccomp = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -265,17 +293,27 @@ static void print_diags(struct policy_diags *d)
 	wd_buf_free(&line);
 }
 
-/* The invoking user: SUDO_UID/SUDO_GID under sudo, else who we are. */
-static void invoking_user(struct run *r, const char **ret_home)
+/*
+ * Who the program runs as, never uid 0: under sudo the invoking user (SUDO_UID/SUDO_GID, with
+ * their groups, and their home for `~` and the credential stores); started by root directly,
+ * the sandbox user (--sandbox-user, $WARDEN_SANDBOX_USER, else nobody) with no supplementary
+ * groups, root's home still naming `~`. Return: 0, or 125 after saying why.
+ */
+static int invoking_user(struct run *r, const char **ret_home)
 {
 	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+	const char *want = r->o.sandbox_user;
 	struct passwd *pw;
+	char name[64];
+	int ret;
 
-	r->uid = getuid();
+	r->uid = r->caller_uid = getuid();
 	r->gid = getgid();
 	*ret_home = NULL;
-	if (r->uid == 0 && su && sg && atoi(su) > 0) {
-		r->uid = (uid_t)atoi(su);
+	if (r->uid != 0)
+		return 0;
+	if (su && sg && atoi(su) > 0 && atoi(sg) >= 0) {
+		r->uid = r->caller_uid = (uid_t)atoi(su);
 		r->gid = (gid_t)atoi(sg);
 		pw = getpwuid(r->uid);
 		if (pw) {
@@ -286,20 +324,37 @@ static void invoking_user(struct run *r, const char **ret_home)
 			if (getgrouplist(pw->pw_name, r->gid, r->groups, &n) >= 0)
 				r->ngroups = n;
 		}
+		return 0;
 	}
+	ret = run_sandbox_user(want, &r->uid, &r->gid, name, sizeof(name));
+	if (ret == -ENOENT)
+		return fail(r, "user", "name an existing user, or a uid", "no sandbox user `%s`",
+			    name);
+	if (ret)
+		return fail(r, "user", "pick an unprivileged user for --sandbox-user",
+			    "the sandbox user `%s` is root: a program never runs as root", name);
+	r->user = strdup(name);
+	r->ngroups = 0;
+	return 0;
 }
 
 static int load_policy(struct run *r)
 {
 	static const char empty[] = "version: 1\n";
 	struct policy_diags d;
-	const char *home = NULL;
+	struct policy_ctx ctx = {0};
+	struct cli_protect pr;
 	int ret;
 
-	invoking_user(r, &home);
+	ret = invoking_user(r, &ctx.home);
+	if (ret)
+		return ret;
+	cli_protect_init(&pr, cli_audit_path(r->o.audit), r->gwc.audit_path);
+	ctx.protect = pr.v;
+	ctx.nprotect = pr.n;
 	policy_diags_init(&d);
 	if (r->o.policy) {
-		ret = policy_load(r->o.policy, home, &r->pol, &d);
+		ret = policy_load(r->o.policy, &ctx, &r->pol, &d);
 		if (ret) {
 			print_diags(&d);
 			policy_diags_free(&d);
@@ -315,7 +370,7 @@ static int load_policy(struct run *r)
 			snprintf(r->policy_abs, sizeof(r->policy_abs), "%s", r->o.policy);
 	} else {
 		ret = policy_parse(empty, sizeof(empty) - 1, "(empty policy)", &r->pol, &d);
-		ret = ret ? ret : policy_validate(r->pol, home, &d);
+		ret = ret ? ret : policy_validate(r->pol, &ctx, &d);
 		r->policy_text = strdup(empty);
 		r->policy_len = sizeof(empty) - 1;
 		snprintf(r->policy_abs, sizeof(r->policy_abs), "(none)");
@@ -406,7 +461,7 @@ static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
 	ev->policy_hash = r->policy_hash;
 	ev->has |= AUDIT_HAS_PID | AUDIT_HAS_UID;
 	ev->pid = getpid();
-	ev->uid = r->uid;
+	ev->uid = r->caller_uid;
 	wd_err_clear(&err);
 	ret = audit_log_write(r->log, ev, flags, &err);
 	if (ret)
@@ -414,16 +469,87 @@ static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
 	return ret;
 }
 
+/* ---------------------------------------------------------------- the seccomp filter */
+
+/* sandbox.allow words of the policy -> the sandbox module's bits */
+static const struct {
+	unsigned policy_bit, sandbox_bit;
+} allow_map[] = {
+    {POLICY_SANDBOX_USERNS, SANDBOX_ALLOW_USERNS},
+};
+
+static unsigned sandbox_allow(const struct wd_policy *p)
+{
+	unsigned bits = 0;
+
+	for (size_t i = 0; i < WD_ARRAY_SIZE(allow_map); i++)
+		if (p->sandbox_allow & allow_map[i].policy_bit)
+			bits |= allow_map[i].sandbox_bit;
+	return bits;
+}
+
+/*
+ * WARDEN_UNSAFE_NO_SECCOMP=1 leaves the filter out, for the benchmark's "without" column only:
+ * no policy can ask for it, it is said on stderr even with -q, and run.start records it.
+ */
+static bool unsafe_no_seccomp(void)
+{
+	const char *v = getenv("WARDEN_UNSAFE_NO_SECCOMP");
+
+	return v && !strcmp(v, "1");
+}
+
+/* `warden run --print-seccomp`: the filter as text; Return: 0 or 125 */
+static int print_seccomp(struct run *r)
+{
+	struct wd_buf b = WD_BUF_INIT;
+	struct wd_err err;
+	unsigned allow = sandbox_allow(r->pol);
+	size_t insns = 0;
+	int fd = -1, ret;
+
+	wd_err_clear(&err);
+	ret = sandbox_seccomp_fd(allow, &fd, &insns, &err);
+	if (ret)
+		return fail(r, "sandbox", "check `warden doctor`", "%s", err.msg);
+	close(fd);
+	ret = sandbox_describe(allow, &b);
+	if (!ret)
+		ret =
+		    wd_buf_printf(&b, "# policy: %s; BPF: %zu instructions (libseccomp), x86_64\n",
+				  r->policy_abs, insns);
+	if (ret) {
+		wd_buf_free(&b);
+		return fail(r, "sandbox", NULL, "out of memory");
+	}
+	fputs(wd_buf_cstr(&b), stdout);
+	wd_buf_free(&b);
+	return fflush(stdout) ? RUN_EXIT_WARDEN : WD_EXIT_OK;
+}
+
 static void isolation_text(const struct run *r, char *out, size_t size)
 {
-	snprintf(out, size, "netns+veth+nft,bwrap(user,pid,ipc,uts,cgroup,mount),limits=%s",
+	char allow[64], filter[96];
+	unsigned bits = sandbox_allow(r->pol);
+
+	sandbox_allow_text(bits, allow, sizeof(allow));
+	if (r->no_seccomp)
+		snprintf(filter, sizeof(filter), "off(WARDEN_UNSAFE_NO_SECCOMP)");
+	else if (bits)
+		snprintf(filter, sizeof(filter), "on(allow=%s)", allow);
+	else
+		snprintf(filter, sizeof(filter), "on");
+	snprintf(out, size,
+		 "netns+veth+nft,bwrap(user,pid,ipc,uts,cgroup,mount),seccomp=%s,userns=%s,"
+		 "uid=%u,limits=%s",
+		 filter, (bits & SANDBOX_ALLOW_USERNS) ? "allowed" : "refused", (unsigned)r->uid,
 		 limits_kind_name(r->lkind));
 }
 
 static int audit_start(struct run *r)
 {
 	struct audit_event ev = {0};
-	char iso[128], reason[256];
+	char iso[256], reason[256];
 	struct wd_err err;
 	const char *path = cli_audit_path(r->o.audit);
 	int ret;
@@ -1158,46 +1284,176 @@ static int memfd_text(const char *name, const struct wd_buf *b)
 	return fd;
 }
 
-/* Runs in the child after fork: never returns. Reports failure as an errno on @errfd. */
-static void child_exec(struct run *r, char **argv, const int *keep, size_t nkeep, int errfd,
-		       int gofd)
+/* Where the child failed, for the parent's message (struct child_report.stage). */
+enum child_stage {
+	CHILD_NETNS,
+	CHILD_CGROUP,
+	CHILD_USER,
+	CHILD_KEYRING,
+	CHILD_GRANT,	    /* opening grant @index without following links */
+	CHILD_GRANT_ACCESS, /* grant @index is not readable/writable by the program's user */
+	CHILD_ARGS,
+	CHILD_FDS,
+	CHILD_LIMIT,
+	CHILD_EXEC,
+};
+
+/* What the child writes on its error pipe when it cannot exec bubblewrap. */
+struct child_report {
+	int err;
+	int stage;
+	int index;
+};
+
+/* What the child becomes bubblewrap with (prepared by the parent before the fork). */
+struct child_plan {
+	struct bwrap_spec spec;
+	struct bwrap_grant *grants;
+	size_t ngrants;
+	int errfd;
+	int gofd;
+};
+
+static _Noreturn void child_fail(int errfd, int stage, int index, int err)
 {
+	struct child_report rep = {err ? err : EIO, stage, index};
+
+	if (write(errfd, &rep, sizeof(rep)) < 0)
+		_exit(RUN_EXIT_WARDEN);
+	_exit(RUN_EXIT_WARDEN);
+}
+
+/* Open grant @i as the program's user, without following links (the validator's real path
+ * has none, so a link planted since is refused), and check that user may use it. */
+static int child_open_grant(const struct bwrap_grant *g, int *ret_fd, int *ret_stage)
+{
+	struct stat st;
+	int fd = wd_open_nofollow(g->path, O_PATH), mode;
+
+	*ret_stage = CHILD_GRANT;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return -errno;
+	}
+	mode = R_OK | (S_ISDIR(st.st_mode) ? X_OK : 0) | (g->rw ? W_OK : 0);
+	if (faccessat(fd, "", mode, AT_EMPTY_PATH | AT_EACCESS) < 0) {
+		int e = errno;
+
+		close(fd);
+		*ret_stage = CHILD_GRANT_ACCESS;
+		return -e;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+/*
+ * Runs in the child after fork and never returns. In named stages: the run's netns and
+ * cgroups; the program's user (never root) and a fresh session keyring of its own; the
+ * grants opened as that user without following links; bwrap's options written to a memfd
+ * (--args), so no --setenv value is in a command line; every descriptor but those bwrap
+ * needs closed (whatever the caller of `warden run` left open stays out); the disk limit;
+ * then, on the parent's word, bwrap with an empty environment. A failure is reported on the
+ * error pipe as a struct child_report.
+ */
+static _Noreturn void child_exec(struct run *r, struct child_plan *c)
+{
+	struct bwrap_argv av = {0};
+	struct wd_buf text = WD_BUF_INIT;
+	char **exec_argv, num[16];
+	char *const no_env[] = {NULL};
+	int *gfd, *keep, nkeep = 0, argsfd, e;
+	size_t nexec = 0;
 	sigset_t none;
 	char go;
-	int e;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
 	if (setns(r->net.netns_fd, CLONE_NEWNET) < 0)
-		goto fail;
-	errno = -limits_join(&r->lim);
-	if (errno)
-		goto fail;
-	if (r->uid != getuid()) {
-		if (setgroups((size_t)r->ngroups, r->groups) < 0 ||
-		    setresgid(r->gid, r->gid, r->gid) < 0 || setresuid(r->uid, r->uid, r->uid) < 0)
-			goto fail;
-	}
+		child_fail(c->errfd, CHILD_NETNS, 0, errno);
+	e = limits_join(&r->lim);
+	if (e)
+		child_fail(c->errfd, CHILD_CGROUP, 0, -e);
+	if (setgroups((size_t)r->ngroups, r->groups) < 0 || setresgid(r->gid, r->gid, r->gid) < 0 ||
+	    setresuid(r->uid, r->uid, r->uid) < 0)
+		child_fail(c->errfd, CHILD_USER, 0, errno);
+	/* a session keyring of the run's own: the caller's keys stay the caller's */
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
+		child_fail(c->errfd, CHILD_KEYRING, 0, errno);
 	/* after the uid change, which clears it: bwrap dies with us */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		goto fail;
+		child_fail(c->errfd, CHILD_USER, 0, errno);
 	if (getppid() == 1)
 		_exit(RUN_EXIT_WARDEN);
-	for (size_t i = 0; i < nkeep; i++)
+	gfd = calloc(c->ngrants + 1, sizeof(*gfd));
+	keep = calloc(c->ngrants + BWRAP_NDATA + 8, sizeof(*keep));
+	if (!gfd || !keep)
+		child_fail(c->errfd, CHILD_ARGS, 0, ENOMEM);
+	for (size_t i = 0; i < c->ngrants; i++) {
+		int stage;
+
+		e = child_open_grant(&c->grants[i], &gfd[i], &stage);
+		if (e)
+			child_fail(c->errfd, stage, (int)i, -e);
+		keep[nkeep++] = gfd[i];
+	}
+	c->spec.grants = c->grants;
+	c->spec.ngrants = c->ngrants;
+	c->spec.grant_fd = gfd;
+	e = bwrap_build(r->bwrap, &c->spec, &av);
+	if (!e)
+		e = bwrap_args_text(&av, &text);
+	argsfd = e ? e : memfd_text("bwrap-args", &text);
+	if (argsfd < 0)
+		child_fail(c->errfd, CHILD_ARGS, 0, -argsfd);
+	if (getenv("WARDEN_DEBUG_BWRAP")) {
+		for (size_t i = 0; i < av.n; i++)
+			fprintf(stderr, "%s%s", i ? " " : "", av.v[i]);
+		fputc('\n', stderr);
+	}
+	keep[nkeep++] = argsfd;
+	keep[nkeep++] = c->spec.info_fd;
+	keep[nkeep++] = c->spec.seccomp_fd;
+	for (int i = 0; i < BWRAP_NDATA; i++)
+		keep[nkeep++] = c->spec.data_fd[i];
+	/* bwrap inherits these; the error and go pipes are CLOEXEC and go at exec */
+	for (int i = 0; i < nkeep; i++)
 		if (keep[i] >= 0 && fcntl(keep[i], F_SETFD, 0) < 0)
-			goto fail;
+			child_fail(c->errfd, CHILD_FDS, 0, errno);
+	keep[nkeep++] = c->errfd;
+	keep[nkeep++] = c->gofd;
+	e = wd_close_all_except(keep, (size_t)nkeep);
+	if (e)
+		child_fail(c->errfd, CHILD_FDS, 0, -e);
+	if (r->pol->limits.disk_mb) {
+		struct rlimit rl;
+
+		rl.rlim_cur = rl.rlim_max = (rlim_t)(r->pol->limits.disk_mb << 20);
+		if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+			child_fail(c->errfd, CHILD_LIMIT, 0, errno);
+	}
+	/* bwrap --args FD -- COMMAND...: the options come from the memfd */
+	exec_argv = calloc(av.n + 4, sizeof(*exec_argv));
+	if (!exec_argv)
+		child_fail(c->errfd, CHILD_ARGS, 0, ENOMEM);
+	snprintf(num, sizeof(num), "%d", argsfd);
+	exec_argv[nexec++] = av.v[0];
+	exec_argv[nexec++] = "--args";
+	exec_argv[nexec++] = num;
+	for (size_t i = av.opts_end; i < av.n; i++)
+		exec_argv[nexec++] = av.v[i];
+	exec_argv[nexec] = NULL;
 	/* wait for the parent's checks; EOF means "do not run" */
-	while ((e = (int)read(gofd, &go, 1)) < 0 && errno == EINTR)
+	while ((e = (int)read(c->gofd, &go, 1)) < 0 && errno == EINTR)
 		;
 	if (e != 1)
 		_exit(RUN_EXIT_WARDEN);
-	execv(argv[0], argv);
-fail:
-	e = errno ? errno : EIO;
-	if (write(errfd, &e, sizeof(e)) < 0)
-		_exit(RUN_EXIT_WARDEN);
-	_exit(RUN_EXIT_WARDEN);
+	/* bwrap's own process (pid 1 of the sandbox) keeps no variable of the caller's */
+	execve(exec_argv[0], exec_argv, no_env);
+	child_fail(c->errfd, CHILD_EXEC, 0, errno);
 }
 
 /* Children of @pid (all its threads'), up to @max. */
@@ -1455,20 +1711,51 @@ static const char *inner_cwd(const struct run *r, char *buf, size_t size)
 	return "/";
 }
 
-/* Write grants that do not exist yet are created (owned by the invoking user). */
+/*
+ * Write grants that do not exist yet are created, owned by the program's user. The folder is
+ * made inside its parent opened without following links, and never through a link: a link
+ * planted where the grant should be (after the validator looked) fails the run.
+ */
 static int make_missing(struct run *r)
 {
 	for (size_t i = 0; i < r->pol->nwrite; i++) {
 		const struct policy_grant *g = &r->pol->write[i];
+		char parent[PATH_MAX], *name;
+		struct stat st;
+		int pfd;
 
 		if (!g->missing || !g->real)
 			continue;
-		if (mkdir(g->real, 0755) < 0 && errno != EEXIST)
+		snprintf(parent, sizeof(parent), "%s", g->real);
+		name = strrchr(parent, '/');
+		if (!name || !name[1])
+			return fail(r, "filesystem", NULL, "write grant %s: no parent folder",
+				    g->real);
+		*name++ = '\0';
+		pfd = wd_open_nofollow(parent[0] ? parent : "/", O_PATH | O_DIRECTORY);
+		if (pfd < 0)
+			return fail(r, "filesystem", "write the grant's real path in the policy",
+				    "creating write grant %s: its parent %s: %s", g->real,
+				    parent[0] ? parent : "/",
+				    pfd == -ELOOP ? "a symbolic link is in the way"
+						  : strerror(-pfd));
+		if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST) {
+			int e = errno;
+
+			close(pfd);
 			return fail(r, "filesystem", "create the folder's parent",
-				    "creating write grant %s: %s", g->real, strerror(errno));
-		if (chown(g->real, r->uid, r->gid) < 0)
-			return fail(r, "filesystem", NULL, "chown %s: %s", g->real,
-				    strerror(errno));
+				    "creating write grant %s: %s", g->real, strerror(e));
+		}
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+		    fchownat(pfd, name, r->uid, r->gid, AT_SYMLINK_NOFOLLOW) < 0) {
+			int e = S_ISLNK(st.st_mode) ? ELOOP : errno ? errno : ENOTDIR;
+
+			close(pfd);
+			return fail(r, "filesystem", "write the grant's real path in the policy",
+				    "creating write grant %s: %s", g->real,
+				    e == ELOOP ? "a symbolic link is in the way" : strerror(e));
+		}
+		close(pfd);
 	}
 	return 0;
 }
@@ -1480,56 +1767,70 @@ static int make_missing(struct run *r)
  */
 static int prepare_program(struct run *r)
 {
-	struct bwrap_spec s = {0};
-	struct bwrap_argv av = {0};
-	int info[2] = {-1, -1}, errp[2] = {-1, -1}, go[2] = {-1, -1}, keep[5];
+	static const char *const names[BWRAP_NDATA] = {"resolv.conf", "hosts", "passwd", "group",
+						       "boot_id"};
+	struct child_plan c = {0};
+	struct bwrap_spec *s = &c.spec;
+	int info[2] = {-1, -1}, errp[2] = {-1, -1}, go[2] = {-1, -1};
 	char cwd[PATH_MAX];
+	struct wd_err err;
 	int ret = 0;
 
-	s.policy = r->pol;
-	s.argv = r->argv;
-	s.environ = environ;
-	s.host4 = r->host4;
-	s.host6 = r->host6;
-	s.proxy_port = r->gwc.port_proxy;
-	s.new_session = !isatty(STDIN_FILENO);
-	s.cwd = inner_cwd(r, cwd, sizeof(cwd));
+	s->policy = r->pol;
+	s->argv = r->argv;
+	s->environ = environ;
+	s->host4 = r->host4;
+	s->host6 = r->host6;
+	s->proxy_port = r->gwc.port_proxy;
+	s->new_session = !isatty(STDIN_FILENO);
+	s->cwd = inner_cwd(r, cwd, sizeof(cwd));
 	/* /etc in one mount when nothing of the policy lies under it; else file by file */
 	if (run_etc_usable(r->pol) && !run_etc_base(RUN_ETC_DIR))
-		s.etc_base = RUN_ETC_DIR;
-	for (int i = 0; i < 4; i++)
-		s.data_fd[i] = -1;
+		s->etc_base = RUN_ETC_DIR;
+	for (int i = 0; i < BWRAP_NDATA; i++)
+		s->data_fd[i] = -1;
+	s->seccomp_fd = -1;
+	ret = run_empty_file(RUN_EMPTY_FILE);
+	if (ret) {
+		ret = fail(r, "exec", "remove what is at " RUN_EMPTY_FILE " and run again",
+			   "preparing %s (bound over the /proc files a sandbox does not see): %s",
+			   RUN_EMPTY_FILE, strerror(-ret));
+		goto out;
+	}
+	s->empty_file = RUN_EMPTY_FILE;
+	ret = bwrap_grants(r->pol, &r->grants, &r->ngrants);
+	if (ret) {
+		ret = fail(r, "exec", NULL, "listing the grants: %s", strerror(-ret));
+		goto out;
+	}
+	c.grants = r->grants;
+	c.ngrants = r->ngrants;
+	/* the seccomp filter: without it nothing runs (fail closed) */
+	wd_err_clear(&err);
+	if (!r->no_seccomp) {
+		ret = sandbox_seccomp_fd(sandbox_allow(r->pol), &s->seccomp_fd, NULL, &err);
+		if (ret) {
+			ret = fail(r, "sandbox", "check `warden doctor`", "%s", err.msg);
+			goto out;
+		}
+	}
 	if (pipe2(info, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
 		ret = fail(r, "exec", NULL, "pipe: %s", strerror(errno));
 		goto out;
 	}
-	s.info_fd = info[1];
-	for (int i = 0; i < 4; i++) {
+	s->info_fd = info[1];
+	for (int i = 0; i < BWRAP_NDATA; i++) {
 		struct wd_buf b = WD_BUF_INIT;
-		static const char *const names[] = {"resolv.conf", "hosts", "passwd", "group"};
 
-		ret = bwrap_file_text(i, &s, r->uid, r->gid, &b);
-		s.data_fd[i] = ret ? ret : memfd_text(names[i], &b);
+		ret = bwrap_file_text(i, s, r->uid, r->gid, &b);
+		s->data_fd[i] = ret ? ret : memfd_text(names[i], &b);
 		wd_buf_free(&b);
-		if (s.data_fd[i] < 0) {
-			ret = fail(r, "exec", NULL, "generating /etc/%s: %s", names[i],
-				   strerror(-s.data_fd[i]));
+		if (s->data_fd[i] < 0) {
+			ret = fail(r, "exec", NULL, "generating %s: %s", names[i],
+				   strerror(-s->data_fd[i]));
 			goto out;
 		}
 	}
-	ret = bwrap_build(r->bwrap, &s, &av);
-	if (ret) {
-		ret = fail(r, "exec", NULL, "building the bwrap command line: %s", strerror(-ret));
-		goto out;
-	}
-	if (getenv("WARDEN_DEBUG_BWRAP")) {
-		for (size_t i = 0; i < av.n; i++)
-			fprintf(stderr, "%s%s", i ? " " : "", av.v[i]);
-		fputc('\n', stderr);
-	}
-	keep[0] = info[1];
-	for (int i = 0; i < 4; i++)
-		keep[i + 1] = s.data_fd[i];
 	r->child = fork();
 	if (r->child < 0) {
 		r->child = 0;
@@ -1540,54 +1841,100 @@ static int prepare_program(struct run *r)
 		close(errp[0]);
 		close(info[0]);
 		close(go[1]);
-		child_exec(r, av.v, keep, WD_ARRAY_SIZE(keep), errp[1], go[0]);
+		c.errfd = errp[1];
+		c.gofd = go[0];
+		child_exec(r, &c);
 	}
 	r->info_fd = info[0];
 	r->err_fd = errp[0];
 	r->go_fd = go[1];
 	info[0] = errp[0] = go[1] = -1;
 out:
-	for (int i = 0; i < 4; i++)
-		if (s.data_fd[i] >= 0)
-			close(s.data_fd[i]);
+	for (int i = 0; i < BWRAP_NDATA; i++)
+		if (s->data_fd[i] >= 0)
+			close(s->data_fd[i]);
+	wd_closep(&s->seccomp_fd);
 	wd_closep(&info[0]);
 	wd_closep(&info[1]);
 	wd_closep(&errp[0]);
 	wd_closep(&errp[1]);
 	wd_closep(&go[0]);
 	wd_closep(&go[1]);
-	bwrap_argv_free(&av);
 	return ret;
 }
 
-/* Let the prepared child exec bubblewrap and learn whether it could. Return: 0 or 125. */
+/* The failure the child reported, as `warden run` says it. Return: 125. */
+static int child_failed(struct run *r, const struct child_report *rep)
+{
+	const struct bwrap_grant *g =
+	    rep->index >= 0 && (size_t)rep->index < r->ngrants ? &r->grants[rep->index] : NULL;
+	const char *who = r->user ? r->user : "the sandbox user";
+
+	switch ((enum child_stage)rep->stage) {
+	case CHILD_NETNS:
+		return fail(r, "exec", "check `warden doctor`", "entering the run's namespace: %s",
+			    strerror(rep->err));
+	case CHILD_CGROUP:
+		return fail(r, "exec", "check `warden doctor`", "joining the run's cgroups: %s",
+			    strerror(rep->err));
+	case CHILD_USER:
+		return fail(r, "exec", NULL, "becoming uid %u (%s): %s", (unsigned)r->uid, who,
+			    strerror(rep->err));
+	case CHILD_KEYRING:
+		return fail(r, "exec", NULL, "joining a session keyring of the run's own: %s",
+			    strerror(rep->err));
+	case CHILD_GRANT:
+		if (g && rep->err == ELOOP)
+			return fail(r, "filesystem", "check what replaced it, then run again",
+				    "grant %s: a symbolic link appeared on its path after the "
+				    "policy was checked; a grant is never bound through a link",
+				    g->path);
+		return fail(r, "filesystem", NULL, "opening grant %s as uid %u (%s): %s",
+			    g ? g->path : "?", (unsigned)r->uid, who, strerror(rep->err));
+	case CHILD_GRANT_ACCESS:
+		return fail(r, "filesystem",
+			    "make it so for that user (chown, chmod, or an ACL: see docs/run.md), "
+			    "or run warden through sudo so the program runs as you",
+			    "%s %s is not %s by uid %u (%s), whom the program runs as: %s",
+			    g && g->rw ? "write grant" : "read grant", g ? g->path : "?",
+			    g && g->rw ? "writable" : "readable", (unsigned)r->uid, who,
+			    strerror(rep->err));
+	case CHILD_ARGS:
+	case CHILD_FDS:
+		return fail(r, "exec", NULL, "preparing bwrap's arguments and descriptors: %s",
+			    strerror(rep->err));
+	case CHILD_LIMIT:
+		return fail(r, "limits", NULL, "setting the file size limit: %s",
+			    strerror(rep->err));
+	case CHILD_EXEC:
+		return fail(r, "exec", "check `warden doctor`", "starting %s: %s", r->bwrap,
+			    strerror(rep->err));
+	}
+	return fail(r, "exec", NULL, "the child failed: %s", strerror(rep->err));
+}
+
+/* Let the prepared child exec bubblewrap and learn whether it could (its error pipe closes
+ * at exec, or carries what went wrong before). Return: 0 or 125. */
 static int release_program(struct run *r)
 {
+	struct child_report rep;
 	ssize_t n;
-	int e = 0;
 
 	r->t0 = wd_mono_ns();
-	if (wd_write_all(r->go_fd, "g", 1))
-		e = EPIPE;
+	/* a child that failed already has exited: its report waits in the pipe either way */
+	(void)!wd_write_all(r->go_fd, "g", 1);
 	wd_closep(&r->go_fd);
-	if (!e) {
-		do
-			n = read(r->err_fd, &e, sizeof(e));
-		while (n < 0 && errno == EINTR);
-		if (n != sizeof(e))
-			e = 0;
-	}
+	do
+		n = read(r->err_fd, &rep, sizeof(rep));
+	while (n < 0 && errno == EINTR);
 	wd_closep(&r->err_fd);
-	if (e) {
-		int st;
-
-		waitpid(r->child, &st, 0);
-		r->child = 0;
-		return fail(r, "exec", "check `warden doctor`",
-			    "entering the run's namespace or starting %s: %s", r->bwrap,
-			    strerror(e));
-	}
-	return 0;
+	if (n == 0)
+		return 0;
+	if (n != sizeof(rep))
+		rep = (struct child_report){n < 0 ? errno : EPROTO, CHILD_EXEC, -1};
+	waitpid(r->child, &(int){0}, 0);
+	r->child = 0;
+	return child_failed(r, &rep);
 }
 
 /* A prepared child that will not run: it exits when its "go" pipe closes. */
@@ -1611,11 +1958,12 @@ static int setup(struct run *r, int argc, char **argv, int *ret_info)
 	int ret, sig;
 
 	stamp("begin");
-	ret = load_policy(r);
+	/* the gateway config first: its audit log is one the policy must keep away from */
+	ret = gw_config(r);
+	if (!ret)
+		ret = load_policy(r);
 	if (!ret)
 		ret = resolve_command(r, argc, argv);
-	if (!ret)
-		ret = gw_config(r);
 	if (!ret)
 		ret = prereq(r);
 	if (ret)
@@ -1719,6 +2067,17 @@ int cmd_run(int argc, char **argv)
 	ret = parse_opts(argc, argv, &r.o, &first);
 	if (ret)
 		return ret > 0 ? WD_EXIT_OK : RUN_EXIT_WARDEN;
+	if (r.o.print_seccomp) {
+		status = load_policy(&r);
+		if (!status)
+			status = print_seccomp(&r);
+		goto out;
+	}
+	r.no_seccomp = unsafe_no_seccomp();
+	if (r.no_seccomp)
+		fprintf(stderr,
+			"warden run: WARDEN_UNSAFE_NO_SECCOMP=1: no seccomp filter for this "
+			"run (measurements only; recorded in run.start)\n");
 	if (setup_signals(&r))
 		return fail(&r, "setup", NULL, "signals: %s", strerror(errno));
 	r.t0 = wd_mono_ns();
@@ -1806,6 +2165,7 @@ out:
 	policy_free(r.pol);
 	free(r.policy_text);
 	free(r.argv);
+	free(r.grants);
 	free((void *)r.user);
 	if (r.sigfd >= 0)
 		close(r.sigfd);

@@ -16,19 +16,19 @@ struct verb {
 };
 
 static const struct verb verbs[] = {
-	{"run", cmd_run, "run a program in a sandbox under a policy"},
-	{"policy", cmd_policy, "check a policy file (policy check FILE)"},
-	{"logs", cmd_logs, "read the audit log"},
-	{"nft", cmd_nft, "render or audit the nftables ruleset"},
-	{"trace", cmd_trace, "run a program and propose a policy from what it did"},
-	{"init", cmd_init, "write a starter policy"},
-	{"status", cmd_status, "list live runs"},
-	{"kill", cmd_kill, "stop a live run"},
-	{"mcp", cmd_mcp, "wrap an MCP server"},
-	{"doctor", cmd_doctor, "check every prerequisite of `warden run` and say how to fix it"},
-	{"gc", cmd_gc, "remove what crashed runs left behind"},
-	{"version", cmd_version, "print the version"},
-	{"help", cmd_help, "print this help"},
+    {"run", cmd_run, "run a program in a sandbox under a policy"},
+    {"policy", cmd_policy, "check a policy file (policy check FILE)"},
+    {"logs", cmd_logs, "read the audit log"},
+    {"nft", cmd_nft, "render or audit the nftables ruleset"},
+    {"trace", cmd_trace, "run a program and propose a policy from what it did"},
+    {"init", cmd_init, "write a starter policy"},
+    {"status", cmd_status, "list live runs"},
+    {"kill", cmd_kill, "stop a live run"},
+    {"mcp", cmd_mcp, "wrap an MCP server"},
+    {"doctor", cmd_doctor, "check every prerequisite of `warden run` and say how to fix it"},
+    {"gc", cmd_gc, "remove what crashed runs left behind"},
+    {"version", cmd_version, "print the version"},
+    {"help", cmd_help, "print this help"},
 };
 
 bool cli_wants_help(int argc, char **argv)
@@ -73,6 +73,40 @@ const char *cli_audit_path(const char *override)
 		return NULL;
 	n = snprintf(path, sizeof(path), "%s/.local/state/warden/audit.jsonl", home);
 	return n > 0 && (size_t)n < sizeof(path) ? path : NULL;
+}
+
+/* @path made absolute, appended to @pr as @what */
+static void protect_add(struct cli_protect *pr, const char *path, const char *what, bool folder)
+{
+	char cwd[PATH_MAX];
+	int n;
+
+	if (!path || !*path || pr->n >= CLI_PROTECT_MAX)
+		return;
+	if (path[0] == '/')
+		n = snprintf(pr->path[pr->n], sizeof(pr->path[pr->n]), "%s", path);
+	else if (getcwd(cwd, sizeof(cwd)))
+		n = snprintf(pr->path[pr->n], sizeof(pr->path[pr->n]), "%s/%s", cwd, path);
+	else
+		return;
+	if (n < 0 || (size_t)n >= sizeof(pr->path[pr->n]))
+		return;
+	snprintf(pr->what[pr->n], sizeof(pr->what[pr->n]), "%s %s", what, path);
+	pr->v[pr->n].path = pr->path[pr->n];
+	pr->v[pr->n].what = pr->what[pr->n];
+	pr->v[pr->n].folder = folder;
+	pr->n++;
+}
+
+void cli_protect_init(struct cli_protect *pr, const char *audit_path, const char *gw_audit)
+{
+	memset(pr, 0, sizeof(*pr));
+	protect_add(pr, audit_path, "the audit log", false);
+	if (gw_audit && *gw_audit && (!audit_path || strcmp(gw_audit, audit_path)))
+		protect_add(pr, gw_audit, "the gateway's audit log", false);
+	protect_add(pr, "/run/warden", "Warden's run state", true);
+	/* where a warden-gateway daemon keeps its central log by default (warden-gateway(8)) */
+	protect_add(pr, "/var/log/warden", "the gateway daemon's log folder", true);
 }
 
 static void usage(FILE *f)

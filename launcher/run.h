@@ -29,6 +29,11 @@ enum {
 
 /* Where runs record themselves (one folder per run, see run_state.c). */
 #define RUN_STATE_DIR "/run/warden/runs"
+/* Whom root's runs (not under sudo) run as, unless --sandbox-user says otherwise; the uid
+ * when the passwd file has no such user. */
+#define RUN_SANDBOX_USER "nobody"
+#define RUN_SANDBOX_UID 65534
+
 /* The shared gateway daemon's control socket. */
 #define RUN_DAEMON_SOCKET "/run/warden/gateway.sock"
 
@@ -45,6 +50,19 @@ enum {
  * regular file; -ENAMETOOLONG.
  */
 int run_resolve_command(const char *cmd, const char *path, char *out, size_t outlen);
+
+/**
+ * run_sandbox_user() - whom a run started by root directly (not under sudo) runs the program as
+ * @want:	a name or uid (--sandbox-user), or NULL: $WARDEN_SANDBOX_USER, else
+ *		RUN_SANDBOX_USER (uid/gid RUN_SANDBOX_UID when the passwd file lacks it)
+ * @ret_uid:	its uid
+ * @ret_gid:	its primary gid (the uid again for a bare number)
+ * @name:	the name asked for (for messages)
+ * @size:	size of @name
+ *
+ * Return: 0; -ENOENT when no such user exists; -EPERM when it is root (uid or gid 0).
+ */
+int run_sandbox_user(const char *want, uid_t *ret_uid, gid_t *ret_gid, char *name, size_t size);
 
 /**
  * run_exit_status() - the status `warden run` exits with for a wait() status
@@ -71,6 +89,30 @@ bool run_path_within(const char *path, const char *dir);
 
 /* ------------------------------------------------------------ bubblewrap (bwrap.c) */
 
+/* Generated files bound into the sandbox: resolv.conf, hosts, passwd, group, boot_id. */
+#define BWRAP_NDATA 5
+
+/**
+ * struct bwrap_grant - one filesystem grant in mount order (see bwrap_grants())
+ * @path:	the real path (points into the policy)
+ * @rw:		a write grant
+ */
+struct bwrap_grant {
+	const char *path;
+	bool rw;
+};
+
+/**
+ * bwrap_grants() - the policy's grants in the order they are mounted (shortest path first,
+ * so a nested grant covers its parent's; a total order)
+ * @p:		the validated policy
+ * @ret:	on success, the list (free()); never NULL
+ * @ret_n:	its length
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int bwrap_grants(const struct wd_policy *p, struct bwrap_grant **ret, size_t *ret_n);
+
 /**
  * struct bwrap_spec - what the sandbox is made of
  * @policy:	the validated policy (grants, masks, env)
@@ -81,12 +123,22 @@ bool run_path_within(const char *path, const char *dir);
  * @proxy_port:	the gateway's explicit proxy port
  * @new_session: add --new-session (stdin is not a terminal)
  * @info_fd:	fd bwrap writes its child pid to (-1: none)
- * @data_fd:	fds of the generated files: [0] resolv.conf, [1] hosts, [2] passwd, [3] group
- *		(-1: not generated)
+ * @data_fd:	fds of the generated files: [0] resolv.conf, [1] hosts, [2] passwd, [3] group,
+ *		[4] /proc/sys/kernel/random/boot_id (-1: not generated)
+ * @grants:	bwrap_grants() of @policy, or NULL (then computed here)
+ * @ngrants:	length of @grants
+ * @grant_fd:	NULL: grants are bound by path; else an O_PATH descriptor for each of @grants
+ *		(opened without following links), bound with --bind-fd / --ro-bind-fd
  * @cwd:	working folder inside the sandbox
+ * @empty_file:	an empty read-only regular file (RUN_EMPTY_FILE) bound over the masked
+ *		/proc files; NULL: those files are not masked
  * @etc_base:	NULL, or a folder to mount read-only as /etc instead of binding each of
  *		bwrap_base_etc (run_etc_base() makes it); only when no grant or mask lies
  *		under /etc (bwrap cannot make mount points in a read-only folder)
+ * @seccomp_fd:	fd of the seccomp BPF program (sandbox_seccomp_fd()) for `--seccomp`, or -1
+ *		(none: only WARDEN_UNSAFE_NO_SECCOMP, for measurements). Independently,
+ *		--disable-userns --assert-userns-disabled are added unless the policy's
+ *		sandbox.allow has `userns`.
  */
 struct bwrap_spec {
 	const struct wd_policy *policy;
@@ -97,9 +149,14 @@ struct bwrap_spec {
 	uint16_t proxy_port;
 	bool new_session;
 	int info_fd;
-	int data_fd[4];
+	int data_fd[BWRAP_NDATA];
+	const struct bwrap_grant *grants;
+	size_t ngrants;
+	const int *grant_fd;
 	const char *cwd;
+	const char *empty_file;
 	const char *etc_base;
+	int seccomp_fd;
 };
 
 /**
@@ -107,11 +164,13 @@ struct bwrap_spec {
  * @v:	the strings, v[n] == NULL
  * @n:	number of strings
  * @cap: allocated entries
+ * @opts_end: index of the "--" that ends bwrap's options (0: not built yet)
  */
 struct bwrap_argv {
 	char **v;
 	size_t n;
 	size_t cap;
+	size_t opts_end;
 };
 
 /**
@@ -128,14 +187,24 @@ int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv
 void bwrap_argv_free(struct bwrap_argv *a);
 
 /**
- * bwrap_file_text() - the text of a generated /etc file
- * @which:	0 resolv.conf, 1 hosts, 2 passwd, 3 group
+ * bwrap_args_text() - bwrap's options of @a (v[1] up to the "--"), each NUL-terminated, for
+ * `bwrap --args FD -- COMMAND...`: the options stay out of every /proc/PID/cmdline
+ * @a:		a built argv
+ * @out:	buffer to append to
+ *
+ * Return: 0, -EINVAL when @a was not built by bwrap_build(), or -ENOMEM.
+ */
+int bwrap_args_text(const struct bwrap_argv *a, struct wd_buf *out);
+
+/**
+ * bwrap_file_text() - the text of a generated file
+ * @which:	0 resolv.conf, 1 hosts, 2 passwd, 3 group, 4 boot_id (random)
  * @s:		the sandbox (addresses)
  * @uid:	uid the program runs as (passwd, group)
  * @gid:	its gid
  * @out:	buffer to append to
  *
- * Return: 0, -EINVAL for an unknown @which, or -ENOMEM.
+ * Return: 0, -EINVAL for an unknown @which, -EIO (no randomness), or -ENOMEM.
  */
 int bwrap_file_text(int which, const struct bwrap_spec *s, uid_t uid, gid_t gid,
 		    struct wd_buf *out);
@@ -162,6 +231,18 @@ extern const char *const bwrap_base_etc[];
  * Return: 0, or a negative errno (the caller then binds the host's files one by one).
  */
 int run_etc_base(const char *dir);
+
+/* An empty read-only file bound over the /proc files that sandboxes do not see. */
+#define RUN_EMPTY_FILE "/run/warden/empty"
+
+/**
+ * run_empty_file() - make sure @path exists as an empty regular file of root's that nobody
+ * may write (0444), in a folder the sandbox user can search
+ * @path:	the file (RUN_EMPTY_FILE)
+ *
+ * Return: 0, or a negative errno (-EPERM: something else is there).
+ */
+int run_empty_file(const char *path);
 
 /**
  * run_etc_usable() - whether /etc may be one read-only mount for @p: no grant or mask at or

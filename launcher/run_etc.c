@@ -35,8 +35,7 @@ bool run_etc_usable(const struct wd_policy *p)
 static bool fresh(const struct stat *host, const struct stat *copy)
 {
 	return S_ISREG(copy->st_mode) && (copy->st_mode & 07777) == (host->st_mode & 0644) &&
-	       copy->st_size == host->st_size &&
-	       copy->st_mtim.tv_sec == host->st_mtim.tv_sec &&
+	       copy->st_size == host->st_size && copy->st_mtim.tv_sec == host->st_mtim.tv_sec &&
 	       copy->st_mtim.tv_nsec == host->st_mtim.tv_nsec;
 }
 
@@ -188,4 +187,39 @@ int run_etc_base(const char *dir)
 	ret = sync_pass(dir, true);
 	close(lock);
 	return ret;
+}
+
+int run_empty_file(const char *path)
+{
+	struct stat st;
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd, ret;
+
+	if (!slash || slash == path || (size_t)(slash - path) >= sizeof(dir))
+		return -EINVAL;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	ret = wd_mkdir_p(dir, 0755);
+	if (ret)
+		return ret;
+	/* parent_searchable() checks the folder above the path given: the file's own folder */
+	ret = parent_searchable(path);
+	if (ret)
+		return ret;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (fd >= 0) {
+		ret = fchmod(fd, 0444) < 0 ? -errno : 0;
+		close(fd);
+		if (ret)
+			return ret;
+	} else if (errno != EEXIST) {
+		return -errno;
+	}
+	if (lstat(path, &st) < 0)
+		return -errno;
+	/* bound over files of every sandbox's /proc: root's, empty, nobody may change it */
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_size != 0 || (st.st_mode & 0222))
+		return -EPERM;
+	return 0;
 }

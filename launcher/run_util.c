@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,4 +172,33 @@ void run_sha256_hex(const void *data, size_t len, char out[72])
 	memcpy(out, "sha256:", 7);
 	for (int i = 0; i < 8; i++)
 		snprintf(out + 7 + 8 * i, 9, "%08x", h[i]);
+}
+
+int run_sandbox_user(const char *want, uid_t *ret_uid, gid_t *ret_gid, char *name, size_t size)
+{
+	struct passwd *pw;
+	unsigned long v;
+	char *end;
+
+	if (!want || !*want)
+		want = getenv("WARDEN_SANDBOX_USER");
+	if (!want || !*want)
+		want = RUN_SANDBOX_USER;
+	snprintf(name, size, "%s", want);
+	pw = getpwnam(want);
+	if (pw) {
+		*ret_uid = pw->pw_uid;
+		*ret_gid = pw->pw_gid;
+	} else {
+		errno = 0;
+		v = strtoul(want, &end, 10);
+		if (*end || end == want || errno || v > 0x7fffffffUL) {
+			if (strcmp(want, RUN_SANDBOX_USER))
+				return -ENOENT;
+			v = RUN_SANDBOX_UID; /* a system without `nobody` in its passwd file */
+		}
+		*ret_uid = (uid_t)v;
+		*ret_gid = (gid_t)v;
+	}
+	return *ret_uid == 0 || *ret_gid == 0 ? -EPERM : 0;
 }

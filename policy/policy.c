@@ -13,9 +13,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
-enum { TOP_VERSION, TOP_COMMAND, TOP_FS, TOP_NET, TOP_ENV, TOP_LIMITS, TOP_N };
-static const char *const top_keys[TOP_N] = {"version", "command", "filesystem",
-					    "network", "env",	  "limits"};
+enum { TOP_VERSION, TOP_COMMAND, TOP_FS, TOP_NET, TOP_ENV, TOP_LIMITS, TOP_SANDBOX, TOP_N };
+static const char *const top_keys[TOP_N] = {"version", "command", "filesystem", "network",
+					    "env",     "limits",  "sandbox"};
 
 enum { FS_READ, FS_WRITE, FS_N };
 static const char *const fs_keys[FS_N] = {"read", "write"};
@@ -32,17 +32,27 @@ static const char *const rule_keys[RULE_N] = {"host", "cidr", "ports"};
 enum { ENV_ALLOW, ENV_SET, ENV_N };
 static const char *const env_keys[ENV_N] = {"allow", "set"};
 
-enum { LIM_MEMORY, LIM_PIDS, LIM_CPU, LIM_TIMEOUT, LIM_N };
-static const char *const limit_keys[LIM_N] = {"memory_mb", "pids", "cpu", "timeout_s"};
+enum { LIM_MEMORY, LIM_PIDS, LIM_CPU, LIM_TIMEOUT, LIM_DISK, LIM_N };
+static const char *const limit_keys[LIM_N] = {"memory_mb", "pids", "cpu", "timeout_s", "disk_mb"};
+
+enum { SBX_ALLOW, SBX_N };
+static const char *const sandbox_keys[SBX_N] = {"allow"};
+
+/* sandbox.allow: the words, their bits, and what each costs (for the message) */
+static const struct {
+	const char *name;
+	unsigned bit;
+} sandbox_allow_words[] = {
+    {"userns", POLICY_SANDBOX_USERNS},
+};
 
 /* ranges of the integer limits */
 static const struct {
 	uint64_t min, max;
 } limit_range[LIM_N] = {
-    [LIM_MEMORY] = {1, 1048576},
-    [LIM_PIDS] = {1, 4194304},
+    [LIM_MEMORY] = {1, 1048576}, [LIM_PIDS] = {1, 4194304},
     [LIM_CPU] = {10, 1024000}, /* thousandths of a core */
-    [LIM_TIMEOUT] = {1, 604800},
+    [LIM_TIMEOUT] = {1, 604800}, [LIM_DISK] = {1, 16777216},
 };
 
 static const uint16_t default_ports[] = {80, 443};
@@ -731,9 +741,72 @@ static void parse_limits(struct pctx *c, const struct yt_node *n)
 		case LIM_TIMEOUT:
 			l->timeout_s = (uint32_t)val;
 			break;
+		case LIM_DISK:
+			l->disk_mb = val;
+			break;
 		default:
 			break;
 		}
+	}
+}
+
+/* ------------------------------------------------------------ sandbox */
+
+const char *policy_sandbox_allow_name(unsigned bit)
+{
+	for (size_t i = 0; i < WD_ARRAY_SIZE(sandbox_allow_words); i++)
+		if (sandbox_allow_words[i].bit == bit)
+			return sandbox_allow_words[i].name;
+	return NULL;
+}
+
+/* sandbox: { allow: [userns] } - what the seccomp filter and bwrap loosen on purpose */
+static void parse_sandbox(struct pctx *c, const struct yt_node *n)
+{
+	const struct yt_node *v[SBX_N], *allow;
+	char list[128] = "";
+
+	if (yt_map_keys(c->d, n, "`sandbox`", sandbox_keys, SBX_N, v) || !v[SBX_ALLOW])
+		return;
+	allow = v[SBX_ALLOW];
+	if (yt_want_seq(c->d, allow, "sandbox.allow"))
+		return;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(sandbox_allow_words); i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
+			 sandbox_allow_words[i].name);
+	for (size_t i = 0; i < allow->nkids; i++) {
+		const struct yt_node *item = allow->kids[i];
+		const char *s = yt_str(c->d, item, "sandbox.allow"), *near = NULL;
+		unsigned best = 3, bit = 0;
+
+		if (!s)
+			continue;
+		for (size_t k = 0; k < WD_ARRAY_SIZE(sandbox_allow_words); k++) {
+			unsigned dist = wd_levenshtein(s, sandbox_allow_words[k].name);
+
+			if (!strcmp(s, sandbox_allow_words[k].name))
+				bit = sandbox_allow_words[k].bit;
+			else if (dist < best) {
+				best = dist;
+				near = sandbox_allow_words[k].name;
+			}
+		}
+		if (!bit) {
+			if (near)
+				diag_err(c->d, item,
+					 "sandbox.allow: `%s` is not something the sandbox can "
+					 "allow; did you mean `%s`? (expected one of: %s)",
+					 s, near, list);
+			else
+				diag_err(c->d, item,
+					 "sandbox.allow: `%s` is not something the sandbox can "
+					 "allow; expected one of: %s",
+					 s, list);
+			continue;
+		}
+		if (c->p->sandbox_allow & bit)
+			diag_warn(c->d, item, "sandbox.allow: `%s` is listed twice", s);
+		c->p->sandbox_allow |= bit;
 	}
 }
 
@@ -780,6 +853,8 @@ int policy_parse(const char *buf, size_t len, const char *filename, struct wd_po
 		parse_env(&c, v[TOP_ENV]);
 	if (v[TOP_LIMITS])
 		parse_limits(&c, v[TOP_LIMITS]);
+	if (v[TOP_SANDBOX])
+		parse_sandbox(&c, v[TOP_SANDBOX]);
 out:
 	yt_free(root);
 	if (!c.oom && d->errors == errors && matcher_build(c.p) < 0)
@@ -792,7 +867,8 @@ out:
 	return 0;
 }
 
-int policy_load(const char *path, const char *home, struct wd_policy **ret, struct policy_diags *d)
+int policy_load(const char *path, const struct policy_ctx *ctx, struct wd_policy **ret,
+		struct policy_diags *d)
 {
 	struct wd_policy *p = NULL;
 	char *data = NULL;
@@ -811,7 +887,7 @@ int policy_load(const char *path, const char *home, struct wd_policy **ret, stru
 	free(data);
 	if (r)
 		return r;
-	r = policy_validate(p, home, d);
+	r = policy_validate(p, ctx, d);
 	if (r) {
 		policy_free(p);
 		return r;

@@ -165,12 +165,22 @@ struct policy_env_set {
  * @pids:	maximum number of tasks (1..4194304)
  * @cpu_milli:	CPU limit in thousandths of a core (cpu: 1.5 -> 1500; 10..1024000)
  * @timeout_s:	wall-clock limit in seconds (1..604800)
+ * @disk_mb:	disk limit in MiB (1..16777216): the size of the sandbox's /tmp and the
+ *		largest file the program may write (RLIMIT_FSIZE); see warden-policy(5)
  */
 struct policy_limits {
 	uint64_t memory_mb;
 	uint32_t pids;
 	uint32_t cpu_milli;
 	uint32_t timeout_s;
+	uint64_t disk_mb;
+};
+
+/* sandbox.allow: what a policy loosens in the sandbox on purpose (warden-policy(5)). */
+enum policy_sandbox_allow {
+	/* nested namespaces: namespace flags of clone/unshare, setns, mounts; no bwrap
+	 * --disable-userns (a program that brings its own sandbox) */
+	POLICY_SANDBOX_USERNS = 1u << 0,
 };
 
 struct policy_matcher;
@@ -184,12 +194,14 @@ struct policy_matcher;
  * @read:	filesystem.read grants
  * @write:	filesystem.write grants
  * @mask:	after policy_validate(): credential stores that lie inside a
- *		non-sensitive grant; the launcher must hide them (empty tmpfs or
- *		/dev/null over them). Absolute real paths.
+ *		non-sensitive grant, and protected folders inside a read grant;
+ *		the launcher must hide them (empty tmpfs or /dev/null over them).
+ *		Absolute real paths.
  * @rules:	network.allow rules, in file order
  * @env_allow:	env.allow names, in file order
  * @env_set:	env.set entries, in file order
  * @limits:	limits
+ * @sandbox_allow: sandbox.allow, enum policy_sandbox_allow bits (0: nothing loosened)
  * @matcher:	compiled matcher (internal)
  * @validated:	policy_validate() succeeded on it
  */
@@ -211,6 +223,7 @@ struct wd_policy {
 	struct policy_env_set *env_set;
 	size_t nenv_set;
 	struct policy_limits limits;
+	unsigned sandbox_allow;
 	struct policy_matcher *matcher;
 	bool validated;
 };
@@ -232,24 +245,54 @@ int policy_parse(const char *buf, size_t len, const char *filename, struct wd_po
 		 struct policy_diags *d);
 
 /**
- * policy_validate() - resolve and check the filesystem grants and env names
- * @p:		a parsed policy; its grants' @real and @mask are filled in
+ * struct policy_protect - a file or folder no grant may expose to the program
+ * @path:	absolute path (it need not exist yet)
+ * @what:	what it is, for messages ("the audit log /x/audit.jsonl")
+ * @folder:	@path is a folder (else a file)
+ *
+ * A grant on or inside it, or a write grant that holds it, is an error; a read
+ * grant that holds it gets it masked: a file's whole folder when the grant
+ * holds more than that folder, else the file alone; a folder itself.
+ */
+struct policy_protect {
+	const char *path;
+	const char *what;
+	bool folder;
+};
+
+/**
+ * struct policy_ctx - what validation needs to know about the caller
  * @home:	the invoking user's home folder for `~` and the credential
  *		stores; NULL: $HOME, else the password database entry
+ * @protect:	what no grant may expose (the audit log, the run state)
+ * @nprotect:	number of @protect entries
+ */
+struct policy_ctx {
+	const char *home;
+	const struct policy_protect *protect;
+	size_t nprotect;
+};
+
+/**
+ * policy_validate() - resolve and check the filesystem grants and env names
+ * @p:		a parsed policy; its grants' @real and @mask are filled in
+ * @ctx:	the caller's home and protected folders; NULL: $HOME, nothing
+ *		protected
  * @d:		diagnostics are appended here
  *
- * Relative paths are resolved against the folder of @p->file. See
- * warden-policy(5) for the rules.
+ * Relative paths are resolved against the folder of @p->file. Symbolic links
+ * on a grant's path are followed only when owned by root in a folder only
+ * root can change. See warden-policy(5) for the rules.
  *
  * Return: 0 when no errors were found (warnings may have been added);
  * -EINVAL when errors were found (listed in @d); -ENOMEM.
  */
-int policy_validate(struct wd_policy *p, const char *home, struct policy_diags *d);
+int policy_validate(struct wd_policy *p, const struct policy_ctx *ctx, struct policy_diags *d);
 
 /**
  * policy_load() - read a policy file, parse it and validate it
  * @path:	file to read
- * @home:	as for policy_validate()
+ * @ctx:	as for policy_validate()
  * @ret:	on success, the new policy
  * @d:		diagnostics (a file that cannot be read is one error without
  *		a position)
@@ -257,7 +300,8 @@ int policy_validate(struct wd_policy *p, const char *home, struct policy_diags *
  * Return: 0, -EINVAL (invalid; see @d), -ENOENT/-EACCES/-EFBIG/... (the file
  * could not be read; also recorded in @d), or -ENOMEM.
  */
-int policy_load(const char *path, const char *home, struct wd_policy **ret, struct policy_diags *d);
+int policy_load(const char *path, const struct policy_ctx *ctx, struct wd_policy **ret,
+		struct policy_diags *d);
 
 /** policy_free() - release a policy; @p may be NULL. */
 void policy_free(struct wd_policy *p);
@@ -292,6 +336,14 @@ bool policy_allows(const struct wd_policy *p, const char *host, uint16_t port);
 
 /** policy_allows_addr() - true when some cidr rule allows @addr:@port. */
 bool policy_allows_addr(const struct wd_policy *p, int family, const void *addr, uint16_t port);
+
+/**
+ * policy_sandbox_allow_name() - the word for one enum policy_sandbox_allow bit
+ * @bit:	a single bit
+ *
+ * Return: "userns", or NULL for anything else.
+ */
+const char *policy_sandbox_allow_name(unsigned bit);
 
 /**
  * policy_render_yaml() - append the normalised policy as YAML (deterministic)

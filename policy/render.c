@@ -150,7 +150,8 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 			}
 		}
 	}
-	if (p->limits.memory_mb || p->limits.pids || p->limits.cpu_milli || p->limits.timeout_s) {
+	if (p->limits.memory_mb || p->limits.pids || p->limits.cpu_milli || p->limits.timeout_s ||
+	    p->limits.disk_mb) {
 		ret |= wd_buf_puts(out, "limits:\n");
 		if (p->limits.memory_mb)
 			ret |= wd_buf_printf(out, "  memory_mb: %llu\n",
@@ -164,6 +165,25 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		}
 		if (p->limits.timeout_s)
 			ret |= wd_buf_printf(out, "  timeout_s: %u\n", p->limits.timeout_s);
+		if (p->limits.disk_mb)
+			ret |= wd_buf_printf(out, "  disk_mb: %llu\n",
+					     (unsigned long long)p->limits.disk_mb);
+	}
+	if (p->sandbox_allow) {
+		bool first = true;
+
+		ret |= wd_buf_puts(out, "sandbox:\n  allow: [");
+		for (unsigned bit = 1; bit; bit <<= 1) {
+			const char *name =
+			    (p->sandbox_allow & bit) ? policy_sandbox_allow_name(bit) : NULL;
+
+			if (!name)
+				continue;
+			ret |= wd_buf_puts(out, first ? "" : ", ");
+			ret |= put_quoted(out, name);
+			first = false;
+		}
+		ret |= wd_buf_puts(out, "]\n");
 	}
 	return ret ? -ENOMEM : 0;
 }
@@ -256,6 +276,18 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 	ret |= p->limits.cpu_milli ? put_cpu(out, p->limits.cpu_milli) : wd_buf_puts(out, "null");
 	ret |= p->limits.timeout_s ? wd_buf_printf(out, ",\"timeout_s\":%u", p->limits.timeout_s)
 				   : wd_buf_puts(out, ",\"timeout_s\":null");
-	ret |= wd_buf_puts(out, "}}");
+	ret |= p->limits.disk_mb
+		   ? wd_buf_printf(out, ",\"disk_mb\":%llu", (unsigned long long)p->limits.disk_mb)
+		   : wd_buf_puts(out, ",\"disk_mb\":null");
+	ret |= wd_buf_puts(out, "},\"sandbox\":{\"allow\":[");
+	for (unsigned bit = 1, n = 0; bit; bit <<= 1) {
+		const char *name = (p->sandbox_allow & bit) ? policy_sandbox_allow_name(bit) : NULL;
+
+		if (!name)
+			continue;
+		ret |= wd_buf_puts(out, n++ ? "," : "");
+		ret |= put_quoted(out, name);
+	}
+	ret |= wd_buf_puts(out, "]}}");
 	return ret ? -ENOMEM : 0;
 }

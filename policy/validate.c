@@ -1,19 +1,29 @@
 /* validate.c - the filesystem side of a policy: grants made absolute, `~`
- * expanded, canonicalised, and checked against `/`, the runtime base and the
- * credential stores.
+ * expanded, canonicalised, and checked against `/`, the runtime base, the
+ * credential stores and the folders the caller protects (the audit log's).
  *
  * Theory of operation, per grant:
  *   1. expand: `~` -> home, relative -> the policy file's folder;
  *   2. lexical form: `.`/`..`/`//` folded without touching the disk;
- *   3. real form: realpath(3). A missing read grant is an error; a missing
- *      write grant whose parent exists is accepted with a warning and marked
- *      `missing` (the launcher creates it); otherwise an error;
- *   4. real != lexical -> a warning (a symlink is in the way);
+ *   3. real form: resolved component by component (walk()). Every symbolic
+ *      link met on the way must be one only root can have put there (owned
+ *      by root, in a folder that is root's and not writable by group or
+ *      others, or sticky): a link a sandboxed program could have planted in a
+ *      write grant is never followed, so one run cannot widen the next run's
+ *      grants. A missing read grant is an error; a missing write grant whose
+ *      parent exists is accepted with a warning and marked `missing` (the
+ *      launcher creates it); otherwise an error;
+ *   4. real != lexical -> a warning (a trusted symlink is in the way);
  *   5. refusals: `/`; a write grant on or inside the runtime base; a grant on
- *      or inside a credential store unless `sensitive: true`;
+ *      or inside a credential store unless `sensitive: true`; a grant on or
+ *      inside a protected folder, or a write grant that contains one;
  *   6. a grant that contains a credential store is allowed, unless it is
  *      sensitive the store's real path is added to @mask (the launcher hides
- *      it) and a warning is reported.
+ *      it) and a warning is reported; a read grant that contains a protected
+ *      folder gets it masked the same way, sensitive or not.
+ * The launcher binds the real path, opened without following any link
+ * (openat2 RESOLVE_NO_SYMLINKS), so a link planted after this check fails the
+ * run instead of redirecting it.
  */
 #include "policy/policy_internal.h"
 
@@ -119,6 +129,11 @@ struct vctx {
 	/* each store: its lexical path and (when it exists) its real path */
 	char store_lex[WD_ARRAY_SIZE(cred_stores)][PATH_MAX];
 	char store_real[WD_ARRAY_SIZE(cred_stores)][PATH_MAX];
+	/* the caller's protected folders: lexical and real (when they exist) */
+	const struct policy_protect *prot;
+	size_t nprot;
+	char (*prot_lex)[PATH_MAX];
+	char (*prot_real)[PATH_MAX];
 	int oom;
 };
 
@@ -143,48 +158,179 @@ static void add_mask(struct vctx *v, const char *path)
 	v->p->nmask++;
 }
 
+/* Where walk() stopped, for the messages. */
+struct walk_info {
+	char link[PATH_MAX];   /* an untrusted link: its path */
+	char target[PATH_MAX]; /* ... and what it points to */
+	uid_t owner;	       /* ... and its owner */
+	bool folder_open;      /* ... (its folder is writable by others than root) */
+	char at[PATH_MAX];     /* the component that does not exist or failed */
+};
+
+/*
+ * May the symbolic link @link (lstat @st) be followed? Only when nobody but root can have
+ * made or replaced it: the link is root's, and so is its folder @dir, which nobody else can
+ * write to (or which is sticky, so nobody else can replace root's entries).
+ */
+static bool link_trusted(const char *dir, const struct stat *st, bool *ret_folder_open)
+{
+	struct stat ds;
+
+	*ret_folder_open = false;
+	if (st->st_uid != 0)
+		return false;
+	if (lstat(dir[0] ? dir : "/", &ds) < 0 || ds.st_uid != 0) {
+		*ret_folder_open = true;
+		return false;
+	}
+	if ((ds.st_mode & (S_IWGRP | S_IWOTH)) && !(ds.st_mode & S_ISVTX)) {
+		*ret_folder_open = true;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Resolve the absolute path @lex to @real (PATH_MAX) component by component, the way
+ * realpath(3) does, checking each symbolic link with link_trusted().
+ * Return: 0; 1 when only the last component does not exist (@real is where it would be);
+ * -EPERM for an untrusted link (@wi says which); -ENOENT (@wi->at), -ELOOP, -ENOTDIR,
+ * -ENAMETOOLONG or another lstat/readlink error.
+ */
+static int walk(const char *lex, char *real, struct walk_info *wi)
+{
+	char rest[PATH_MAX], out[PATH_MAX], cand[PATH_MAX], target[PATH_MAX];
+	unsigned links = 0;
+	size_t olen = 0;
+	struct stat st;
+
+	if (snprintf(rest, sizeof(rest), "%s", lex) >= (int)sizeof(rest))
+		return -ENAMETOOLONG;
+	out[0] = '\0'; /* "" is "/" */
+	for (char *p = rest;;) {
+		char *comp, *next;
+		ssize_t n;
+		int len;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		comp = p;
+		next = strchr(p, '/');
+		if (next)
+			*next++ = '\0';
+		else
+			next = p + strlen(p);
+		p = next;
+		if (!strcmp(comp, "."))
+			continue;
+		if (!strcmp(comp, "..")) {
+			while (olen && out[olen - 1] != '/')
+				olen--;
+			if (olen)
+				olen--;
+			out[olen] = '\0';
+			continue;
+		}
+		len = snprintf(cand, sizeof(cand), "%s/%s", out, comp);
+		if (len < 0 || (size_t)len >= sizeof(cand))
+			return -ENAMETOOLONG;
+		if (lstat(cand, &st) < 0) {
+			int e = errno;
+
+			snprintf(wi->at, sizeof(wi->at), "%s", cand);
+			while (*p == '/')
+				p++;
+			if (e == ENOENT && !*p) {
+				snprintf(real, PATH_MAX, "%s", cand);
+				return 1;
+			}
+			return -e;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			char tail[PATH_MAX];
+
+			n = readlink(cand, target, sizeof(target) - 1);
+			if (n < 0)
+				return -errno;
+			target[n] = '\0';
+			if (!link_trusted(out, &st, &wi->folder_open)) {
+				snprintf(wi->link, sizeof(wi->link), "%s", cand);
+				snprintf(wi->target, sizeof(wi->target), "%s", target);
+				wi->owner = st.st_uid;
+				return -EPERM;
+			}
+			if (++links > 40)
+				return -ELOOP;
+			/* the target, then what was left after the link */
+			snprintf(tail, sizeof(tail), "%s", p);
+			len = snprintf(rest, sizeof(rest), "%s/%s", target, tail);
+			if (len < 0 || (size_t)len >= sizeof(rest))
+				return -ENAMETOOLONG;
+			p = rest;
+			if (target[0] == '/') {
+				olen = 0;
+				out[0] = '\0';
+			}
+			continue;
+		}
+		while (*p == '/')
+			p++;
+		if (!S_ISDIR(st.st_mode) && *p) {
+			snprintf(wi->at, sizeof(wi->at), "%s", cand);
+			return -ENOTDIR;
+		}
+		memcpy(out, cand, (size_t)len + 1);
+		olen = (size_t)len;
+	}
+	snprintf(real, PATH_MAX, "%s", olen ? out : "/");
+	return 0;
+}
+
 /* Resolve @g to its real path (step 3). Return: 0, or -EINVAL after reporting. */
 static int resolve(struct vctx *v, struct policy_grant *g, const char *what, bool write,
 		   const char *lex, char *real)
 {
-	char parent[PATH_MAX], *slash;
-	int err;
+	struct walk_info wi = {0};
+	int r = walk(lex, real, &wi);
 
-	if (realpath(lex, real))
+	if (r == 0)
 		return 0;
-	err = errno;
-	if (err != ENOENT || !write) {
-		diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col,
-			 "%s: `%s` (%s) %s; expected an "
-			 "existing path",
-			 what, g->path, lex, err == ENOENT ? "does not exist" : strerror(err));
+	if (r == -EPERM) {
+		char whose[64];
+
+		if (wi.owner)
+			snprintf(whose, sizeof(whose), "owned by uid %u", (unsigned)wi.owner);
+		else
+			snprintf(whose, sizeof(whose), "in a folder others than root can change");
+		diag_add(
+		    v->d, POLICY_DIAG_ERROR, g->line, g->col,
+		    "%s: `%s` passes through the symbolic link %s (-> %s), %s: a link that "
+		    "someone other than root could have made (a sandboxed program, for one) is "
+		    "never followed; expected the real path, or a link owned by root in a "
+		    "folder only root can change",
+		    what, g->path, wi.link, wi.target, whose);
 		return -EINVAL;
 	}
-	snprintf(parent, sizeof(parent), "%s", lex);
-	slash = strrchr(parent, '/');
-	if (!slash || !slash[1]) {
-		diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col, "%s: `%s` does not exist", what,
-			 g->path);
+	if (r == 1 && write) {
+		g->missing = true;
+		return 0;
+	}
+	if (r == 1 || r == -ENOENT) {
+		diag_add(
+		    v->d, POLICY_DIAG_ERROR, g->line, g->col,
+		    r == 1 ? "%s: `%s` (%s) does not exist; expected an existing path"
+			   : "%s: `%s` (%s) does not exist and neither does its parent folder %s; "
+			     "expected an existing folder",
+		    what, g->path, lex, wi.at);
 		return -EINVAL;
 	}
-	*slash = '\0';
-	if (!realpath(parent[0] ? parent : "/", real)) {
-		diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col,
-			 "%s: `%s` does not exist and "
-			 "neither does its parent folder %s; expected an existing folder",
-			 what, g->path, parent[0] ? parent : "/");
-		return -EINVAL;
-	}
-	if (strlen(real) + strlen(slash + 1) + 2 > PATH_MAX) {
-		diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col, "%s: `%s` is too long", what,
-			 g->path);
-		return -EINVAL;
-	}
-	if (strcmp(real, "/"))
-		strcat(real, "/");
-	strcat(real, slash + 1);
-	g->missing = true;
-	return 0;
+	diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col,
+		 "%s: `%s` (%s): %s%s%s; expected an "
+		 "existing path",
+		 what, g->path, lex, wi.at[0] ? wi.at : "", wi.at[0] ? ": " : "", strerror(-r));
+	return -EINVAL;
 }
 
 static void check_grant(struct vctx *v, struct policy_grant *g, bool write)
@@ -255,6 +401,37 @@ static void check_grant(struct vctx *v, struct policy_grant *g, bool write)
 				 what, g->path, cred_stores[i]);
 		}
 	}
+	for (size_t i = 0; i < v->nprot; i++) {
+		const char *plex = v->prot_lex[i], *preal = v->prot_real[i];
+		const char *pp = preal[0] ? preal : plex;
+		bool on = path_within(real, plex) || (preal[0] && path_within(real, preal));
+		bool holds = path_within(plex, real) || (preal[0] && path_within(preal, real));
+		char folder[PATH_MAX], *slash;
+
+		if (on || (holds && write)) {
+			diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col,
+				 "%s: `%s` (%s) %s %s: the program could change or remove it; "
+				 "expected a grant that %s it",
+				 what, g->path, real, on ? "lies in" : "holds", v->prot[i].what,
+				 on ? "lies outside" : "does not hold");
+			return;
+		}
+		if (!holds)
+			continue;
+		/* a read grant: hide a protected file's whole folder when the grant holds more
+		 * than that folder (rotated logs are its neighbours), else the file alone */
+		snprintf(folder, sizeof(folder), "%s", pp);
+		slash = strrchr(folder, '/');
+		if (!v->prot[i].folder && slash && slash != folder) {
+			*slash = '\0';
+			if (strcmp(folder, real) && path_within(folder, real))
+				pp = folder;
+		}
+		add_mask(v, pp);
+		diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col,
+			 "%s: `%s` holds %s; %s will be hidden in the sandbox", what, g->path,
+			 v->prot[i].what, pp);
+	}
 	if (g->missing)
 		diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col,
 			 "%s: `%s` does not exist yet; "
@@ -263,6 +440,44 @@ static void check_grant(struct vctx *v, struct policy_grant *g, bool write)
 	g->real = strdup(real);
 	if (!g->real)
 		v->oom = 1;
+}
+
+static int setup_protected(struct vctx *v, const struct policy_ctx *ctx)
+{
+	if (!ctx || !ctx->nprotect)
+		return 0;
+	v->prot = ctx->protect;
+	v->nprot = ctx->nprotect;
+	v->prot_lex = calloc(v->nprot, sizeof(*v->prot_lex));
+	v->prot_real = calloc(v->nprot, sizeof(*v->prot_real));
+	if (!v->prot_lex || !v->prot_real)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->nprot; i++) {
+		const char *path = v->prot[i].path;
+		char parent[PATH_MAX], *slash;
+
+		if (!path || path[0] != '/' || strlen(path) >= PATH_MAX)
+			return -EINVAL;
+		snprintf(v->prot_lex[i], PATH_MAX, "%s", path);
+		lexical_clean(v->prot_lex[i]);
+		if (realpath(v->prot_lex[i], v->prot_real[i]))
+			continue;
+		/* not there yet (a log made at the first run): where it will be */
+		v->prot_real[i][0] = '\0';
+		snprintf(parent, sizeof(parent), "%s", v->prot_lex[i]);
+		slash = strrchr(parent, '/');
+		if (!slash || slash == parent)
+			continue;
+		*slash = '\0';
+		if (realpath(parent, v->prot_real[i]) &&
+		    strlen(v->prot_real[i]) + strlen(slash + 1) + 2 <= PATH_MAX) {
+			strcat(v->prot_real[i], "/");
+			strcat(v->prot_real[i], slash + 1);
+		} else {
+			v->prot_real[i][0] = '\0';
+		}
+	}
+	return 0;
 }
 
 static int setup(struct vctx *v, const char *home)
@@ -339,8 +554,9 @@ static void check_env(struct vctx *v)
 	}
 }
 
-int policy_validate(struct wd_policy *p, const char *home, struct policy_diags *d)
+int policy_validate(struct wd_policy *p, const struct policy_ctx *ctx, struct policy_diags *d)
 {
+	const char *home = ctx ? ctx->home : NULL;
 	struct vctx *v = calloc(1, sizeof(*v));
 	size_t errors = d->errors;
 	int ret;
@@ -358,6 +574,8 @@ int policy_validate(struct wd_policy *p, const char *home, struct policy_diags *
 	if (!d->file[0])
 		snprintf(d->file, sizeof(d->file), "%s", p->file ? p->file : "<input>");
 	ret = setup(v, home);
+	if (!ret)
+		ret = setup_protected(v, ctx);
 	if (ret)
 		goto out;
 	for (size_t i = 0; i < p->nread; i++)
@@ -368,6 +586,8 @@ int policy_validate(struct wd_policy *p, const char *home, struct policy_diags *
 	ret = v->oom ? -ENOMEM : (d->errors > errors ? -EINVAL : 0);
 	p->validated = ret == 0;
 out:
+	free(v->prot_lex);
+	free(v->prot_real);
 	free(v);
 	return ret;
 }

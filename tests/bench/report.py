@@ -21,17 +21,26 @@ METRICS = {
     ('dns', 'mean_latency_us'): ('DNS mean latency µs', False, ['dnsmasq']),
     ('launch', 'median_ms'): ('launch `... true`, ms (hyperfine median per round)', False,
                               ['bwrap']),
+    ('seccomp', 'launch_ms'): ('seccomp filter: `warden run -- /bin/true`, ms (hyperfine median, '
+                               'running gateway)', False, ['warden-noseccomp']),
+    ('seccomp', 'git_ms'): ('seccomp filter: `warden run -- git status` in a generated tree '
+                            '(`--seccomp-files`, read grant), ms (hyperfine median)', False,
+                            ['warden-noseccomp']),
     ('idle', 'bytes_per_conn'): ('relay memory per idle relayed connection, bytes '
                                  '(worker RSS growth / connections)', False, ['haproxy']),
 }
 ORDER = ['direct', 'warden', 'haproxy', 'sniproxy', 'nginx', 'dnsmasq', 'warden-daemon',
-         'warden-embedded', 'bwrap', 'unshare', 'firejail']
+         'warden-embedded', 'bwrap', 'unshare', 'firejail', 'warden-seccomp', 'warden-noseccomp',
+         'warden-userns']
 NAMES = {
     'direct': 'direct (kernel forwarding)', 'warden': '**warden-gateway**',
     'haproxy': 'HAProxy 2.6 tcp+splice', 'sniproxy': 'sniproxy 0.6', 'nginx': 'nginx stream',
     'dnsmasq': 'dnsmasq (cache)', 'warden-daemon': '**warden run** (running gateway)',
     'warden-embedded': '**warden run** (embedded gateway)', 'bwrap': 'bwrap --unshare-all',
     'unshare': 'unshare -n', 'firejail': 'firejail --net=none',
+    'warden-seccomp': '**warden run**, seccomp filter (default)',
+    'warden-noseccomp': 'warden run, no filter (WARDEN_UNSAFE_NO_SECCOMP=1)',
+    'warden-userns': '**warden run**, sandbox.allow: [userns]',
 }
 
 

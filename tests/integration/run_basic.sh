@@ -12,6 +12,8 @@ lab_up
 
 T=$(mktemp -d /tmp/wd-run-basic-XXXXXX)
 lab_on_exit rm -rf "$T"
+# started by root, the program runs as nobody: it reaches the test's folders as any user would
+chmod 0755 "$T"
 A=$T/audit.jsonl
 export WARDEN_GATEWAY_BIN=$GW
 
@@ -30,6 +32,7 @@ echo "readable" >"$T/ro/file"
 echo "top secret" >"$T/secret/file"
 printf '#!/bin/sh\necho hi\n' >"$T/secret/prog"
 chmod +x "$T/secret/prog"
+chown 65534:65534 "$T/rw"
 ln -s "$T/secret/file" "$T/ro/escape"
 echo "PRIVATE KEY" >"$T/home/.ssh/id_ed25519"
 echo "project" >"$T/home/proj/readme"

@@ -105,7 +105,8 @@ static struct wd_policy *make_policy(char *dir, size_t size)
 		      dir, dir);
 	policy_diags_init(&d);
 	assert_int_equal(policy_parse(y.data, y.len, "t.yaml", &p, &d), 0);
-	assert_int_equal(policy_validate(p, "/nonexistent-home", &d), 0);
+	assert_int_equal(policy_validate(p, &(struct policy_ctx){.home = "/nonexistent-home"}, &d),
+			 0);
 	policy_diags_free(&d);
 	wd_buf_free(&y);
 	return p;
@@ -159,8 +160,9 @@ static void test_bwrap(void **state)
 	s.new_session = true;
 	s.info_fd = 9;
 	s.data_fd[0] = 10;
-	s.data_fd[1] = s.data_fd[2] = s.data_fd[3] = -1;
+	s.data_fd[1] = s.data_fd[2] = s.data_fd[3] = s.data_fd[4] = -1;
 	s.cwd = "/";
+	s.seccomp_fd = 11;
 	assert_int_equal(bwrap_build("/usr/bin/bwrap", &s, &a), 0);
 	assert_string_equal(a.v[0], "/usr/bin/bwrap");
 	assert_null(a.v[a.n]);
@@ -177,6 +179,13 @@ static void test_bwrap(void **state)
 	i = find(&a, "--info-fd", 0);
 	assert_true(i > 0);
 	assert_string_equal(a.v[i + 1], "9");
+	/* the seccomp filter and bwrap's second layer, before the command */
+	i = find(&a, "--seccomp", 0);
+	assert_true(i > 0);
+	assert_string_equal(a.v[i + 1], "11");
+	assert_true(find(&a, "--disable-userns", 0) > 0);
+	assert_true(find(&a, "--assert-userns-disabled", 0) > 0);
+	assert_true(find(&a, "--assert-userns-disabled", 0) < find(&a, "--", 0));
 	assert_true(find3(&a, "--ro-bind-data", "10", "/etc/resolv.conf") > 0);
 	assert_true(find3(&a, "--ro-bind", "/usr", "/usr") > 0);
 	snprintf(ro, sizeof(ro), "%s/ro", dir);
@@ -199,13 +208,78 @@ static void test_bwrap(void **state)
 	assert_string_equal(a.v[dd + 1], "/usr/bin/env");
 	assert_string_equal(a.v[dd + 2], "-0");
 	assert_int_equal((size_t)dd + 3, a.n);
+	assert_int_equal(a.opts_end, (size_t)dd);
+	/* /proc/sys read-only over the new /proc; no masks without the empty file */
+	i = find(&a, "--proc", 0);
+	assert_true(i > 0);
+	if (access("/proc/sys", F_OK) == 0)
+		assert_true(find3(&a, "--ro-bind", "/proc/sys", "/proc/sys") > i);
+	assert_true(find(&a, "/proc/cmdline", 0) < 0);
+	/* --args: the options, NUL-separated, without argv[0], "--" and the command */
+	{
+		struct wd_buf t = WD_BUF_INIT;
+		size_t count = 0;
+
+		assert_int_equal(bwrap_args_text(&a, &t), 0);
+		for (size_t k = 0; k < t.len; k++)
+			count += t.data[k] == '\0';
+		assert_int_equal(count, (size_t)dd - 1);
+		assert_string_equal(t.data, a.v[1]);
+		assert_null(memmem(t.data, t.len, "/usr/bin/env", 13));
+		wd_buf_free(&t);
+	}
 	bwrap_argv_free(&a);
 
-	/* a terminal: no new session; no addresses: no proxy variables */
+	/* the masks over /proc files bind the empty file; grants bound from descriptors; a
+	 * size for /tmp with limits.disk_mb */
+	{
+		struct bwrap_grant *g;
+		size_t ng;
+		int fds[2] = {21, 22};
+		char n21[] = "21", n22[] = "22";
+
+		assert_int_equal(bwrap_grants(p, &g, &ng), 0);
+		assert_int_equal(ng, 2);
+		s.grants = g;
+		s.ngrants = ng;
+		s.grant_fd = fds;
+		s.empty_file = "/run/warden/empty";
+		p->limits.disk_mb = 8;
+		assert_int_equal(bwrap_build("bwrap", &s, &a), 0);
+		if (access("/proc/cmdline", F_OK) == 0)
+			assert_true(find3(&a, "--ro-bind", "/run/warden/empty", "/proc/cmdline") >
+				    0);
+		/* same length: in name order, so ro (fd 21) before rw (fd 22) */
+		assert_string_equal(g[0].path, ro);
+		assert_false(g[0].rw);
+		assert_string_equal(g[1].path, rw);
+		assert_true(g[1].rw);
+		assert_true(find3(&a, "--ro-bind-fd", n21, ro) > 0);
+		assert_true(find3(&a, "--bind-fd", n22, rw) > 0);
+		assert_true(find3(&a, "--ro-bind", ro, ro) < 0);
+		i = find(&a, "--size", 0);
+		assert_true(i > 0);
+		assert_string_equal(a.v[i + 1], "8388608");
+		assert_string_equal(a.v[i + 2], "--tmpfs");
+		assert_string_equal(a.v[i + 3], "/tmp");
+		bwrap_argv_free(&a);
+		p->limits.disk_mb = 0;
+		s.grants = NULL;
+		s.ngrants = 0;
+		s.grant_fd = NULL;
+		s.empty_file = NULL;
+		free(g);
+	}
+
+	/* a terminal: no new session; no addresses: no proxy variables; no filter fd (only
+	 * WARDEN_UNSAFE_NO_SECCOMP): no --seccomp, but still no nested user namespace */
 	s.new_session = false;
 	s.info_fd = -1;
+	s.seccomp_fd = -1;
 	s.host4 = s.host6 = "";
 	assert_int_equal(bwrap_build("bwrap", &s, &a), 0);
+	assert_true(find(&a, "--seccomp", 0) < 0);
+	assert_true(find(&a, "--disable-userns", 0) > 0);
 	assert_true(find(&a, "--new-session", 0) < 0);
 	assert_true(find(&a, "--info-fd", 0) < 0);
 	assert_true(find(&a, "HTTPS_PROXY", 0) < 0);
@@ -226,6 +300,15 @@ static void test_bwrap(void **state)
 		assert_true(find(&a, bwrap_base_etc[k], 0) < 0);
 	assert_true(find3(&a, "--ro-bind-data", "10", "/etc/resolv.conf") > i);
 	bwrap_argv_free(&a);
+
+	/* sandbox.allow: [userns]: bwrap lets the program make nested namespaces */
+	p->sandbox_allow = POLICY_SANDBOX_USERNS;
+	s.seccomp_fd = 12;
+	assert_int_equal(bwrap_build("bwrap", &s, &a), 0);
+	assert_true(find(&a, "--disable-userns", 0) < 0);
+	assert_true(find(&a, "--assert-userns-disabled", 0) < 0);
+	assert_string_equal(a.v[find(&a, "--seccomp", 0) + 1], "12");
+	bwrap_argv_free(&a);
 	policy_free(p);
 	cleanup_dir(dir);
 }
@@ -241,13 +324,15 @@ static void test_etc_usable(void **state)
 	(void)state;
 	policy_diags_init(&d);
 	assert_int_equal(policy_parse(without, sizeof(without) - 1, "t.yaml", &p, &d), 0);
-	assert_int_equal(policy_validate(p, "/nonexistent-home", &d), 0);
+	assert_int_equal(policy_validate(p, &(struct policy_ctx){.home = "/nonexistent-home"}, &d),
+			 0);
 	assert_true(run_etc_usable(p));
 	policy_free(p);
 	p = NULL;
 	if (access("/etc/hostname", F_OK) == 0) {
 		assert_int_equal(policy_parse(with, sizeof(with) - 1, "t.yaml", &p, &d), 0);
-		assert_int_equal(policy_validate(p, "/nonexistent-home", &d), 0);
+		assert_int_equal(
+		    policy_validate(p, &(struct policy_ctx){.home = "/nonexistent-home"}, &d), 0);
 		assert_false(run_etc_usable(p));
 		policy_free(p);
 	}
@@ -273,7 +358,17 @@ static void test_files(void **state)
 	wd_buf_reset(&b);
 	assert_int_equal(bwrap_file_text(3, &s, 1000, 1000, &b), 0);
 	assert_non_null(strstr(wd_buf_cstr(&b), "user:x:1000:"));
-	assert_int_equal(bwrap_file_text(4, &s, 0, 0, &b), -EINVAL);
+	wd_buf_reset(&b);
+	assert_int_equal(bwrap_file_text(2, &s, 65534, 65534, &b), 0);
+	assert_non_null(strstr(wd_buf_cstr(&b), "nobody:x:65534:65534:"));
+	assert_null(strstr(wd_buf_cstr(&b), "user:x:"));
+	wd_buf_reset(&b);
+	/* a random boot id of the run's own: a version 4 UUID */
+	assert_int_equal(bwrap_file_text(4, &s, 0, 0, &b), 0);
+	assert_int_equal(b.len, 37);
+	assert_int_equal(b.data[14], '4');
+	assert_int_equal(b.data[8], '-');
+	assert_int_equal(bwrap_file_text(5, &s, 0, 0, &b), -EINVAL);
 	wd_buf_free(&b);
 }
 
@@ -341,6 +436,34 @@ static void test_gc_dir(void **state)
 	assert_int_equal(n, 0);
 }
 
+/* Whom root's runs run the program as: never root. */
+static void test_sandbox_user(void **state)
+{
+	char name[64];
+	uid_t u;
+	gid_t g;
+
+	(void)state;
+	unsetenv("WARDEN_SANDBOX_USER");
+	assert_int_equal(run_sandbox_user(NULL, &u, &g, name, sizeof(name)), 0);
+	assert_string_equal(name, "nobody");
+	assert_true(u != 0 && g != 0);
+	assert_int_equal(run_sandbox_user("4321", &u, &g, name, sizeof(name)), 0);
+	assert_int_equal(u, 4321);
+	assert_int_equal(g, 4321);
+	setenv("WARDEN_SANDBOX_USER", "4322", 1);
+	assert_int_equal(run_sandbox_user(NULL, &u, &g, name, sizeof(name)), 0);
+	assert_int_equal(u, 4322);
+	assert_int_equal(run_sandbox_user("4323", &u, &g, name, sizeof(name)), 0);
+	assert_int_equal(u, 4323);
+	unsetenv("WARDEN_SANDBOX_USER");
+	assert_int_equal(run_sandbox_user("root", &u, &g, name, sizeof(name)), -EPERM);
+	assert_int_equal(run_sandbox_user("0", &u, &g, name, sizeof(name)), -EPERM);
+	assert_int_equal(run_sandbox_user("no-such-user-wd", &u, &g, name, sizeof(name)), -ENOENT);
+	assert_string_equal(name, "no-such-user-wd");
+	assert_int_equal(run_sandbox_user("12x", &u, &g, name, sizeof(name)), -ENOENT);
+}
+
 static void test_limits_names(void **state)
 {
 	struct limits l = {0};
@@ -359,11 +482,12 @@ static void test_limits_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_resolve), cmocka_unit_test(test_exit_status),
-	    cmocka_unit_test(test_sha256),  cmocka_unit_test(test_within),
-	    cmocka_unit_test(test_bwrap),   cmocka_unit_test(test_etc_usable),
-	    cmocka_unit_test(test_files),   cmocka_unit_test(test_record),
-	    cmocka_unit_test(test_gc_dir),  cmocka_unit_test(test_limits_names),
+	    cmocka_unit_test(test_resolve),	 cmocka_unit_test(test_exit_status),
+	    cmocka_unit_test(test_sha256),	 cmocka_unit_test(test_within),
+	    cmocka_unit_test(test_bwrap),	 cmocka_unit_test(test_etc_usable),
+	    cmocka_unit_test(test_files),	 cmocka_unit_test(test_record),
+	    cmocka_unit_test(test_gc_dir),	 cmocka_unit_test(test_sandbox_user),
+	    cmocka_unit_test(test_limits_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -160,6 +160,20 @@ static const struct bad_case bad_cases[] = {
     {"timeout fraction", V "limits:\n  timeout_s: 1.5\n", 3, 14, "expected a whole number"},
     {"misspelt timeout", V "limits:\n  timeout: 5\n", 3, 3, "did you mean `timeout_s`?"},
     {"limits scalar", V "limits: 5\n", 2, 9, "expected a mapping"},
+    {"misspelt sandbox", V "sandbx: {}\n", 2, 1, "did you mean `sandbox`?"},
+    {"sandbox list", V "sandbox: [userns]\n", 2, 10, "expected a mapping"},
+    {"misspelt sandbox.allow", V "sandbox:\n  alow: [userns]\n", 3, 3, "did you mean `allow`?"},
+    {"sandbox.allow scalar", V "sandbox:\n  allow: userns\n", 3, 10, "expected a list"},
+    {"sandbox.allow typo", V "sandbox:\n  allow: [usrns]\n", 3, 11,
+     "`usrns` is not something the sandbox can allow; did you mean `userns`?"},
+    {"sandbox.allow unknown", V "sandbox:\n  allow: [userns, everything]\n", 3, 19,
+     "`everything` is not something the sandbox can allow; expected one of: userns"},
+    {"sandbox.allow seccomp off", V "sandbox:\n  allow: [seccomp]\n", 3, 11,
+     "expected one of: userns"},
+    {"sandbox.allow empty item", V "sandbox:\n  allow: [\"\"]\n", 3, 11,
+     "expected a non-empty string"},
+    {"sandbox.allow nested", V "sandbox:\n  allow: [[userns]]\n", 3, 11,
+     "expected a non-empty string"},
     {"anchor", "version: &v 1\n", 1, 10, "anchors and aliases are not allowed"},
     {"alias", V "command: *x\n", 2, 10, "found the alias `*x`"},
     {"tag", "version: !!int 1\n", 1, 10, "tags are not allowed"},
@@ -446,6 +460,44 @@ static void test_empty_lists_ok(void **state)
 	assert_int_equal(p->nread + p->nwrite + p->nrules + p->nenv_allow + p->nenv_set, 0);
 	policy_free(p);
 	policy_diags_free(&d);
+}
+
+static void test_sandbox_allow(void **state)
+{
+	struct wd_buf y = WD_BUF_INIT, j = WD_BUF_INIT;
+	struct policy_diags d;
+	struct wd_policy *p;
+
+	(void)state;
+	/* nothing loosened: no sandbox key rendered, an empty list in JSON */
+	p = parse_ok("version: 1\nsandbox: {allow: []}\n", &d);
+	assert_int_equal(p->sandbox_allow, 0);
+	assert_int_equal(policy_render_yaml(p, &y), 0);
+	assert_null(strstr(wd_buf_cstr(&y), "sandbox"));
+	assert_int_equal(policy_render_json(p, &j), 0);
+	assert_non_null(strstr(wd_buf_cstr(&j), ",\"sandbox\":{\"allow\":[]}}"));
+	policy_free(p);
+	policy_diags_free(&d);
+	wd_buf_reset(&y);
+	wd_buf_reset(&j);
+	/* userns, listed twice: a warning; rendered once, and parsed back the same */
+	p = parse_ok("version: 1\nsandbox:\n  allow: [userns, userns]\n", &d);
+	assert_int_equal(p->sandbox_allow, POLICY_SANDBOX_USERNS);
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 3, 19, "`userns` is listed twice"));
+	assert_int_equal(policy_render_yaml(p, &y), 0);
+	assert_non_null(strstr(wd_buf_cstr(&y), "sandbox:\n  allow: [\"userns\"]\n"));
+	assert_int_equal(policy_render_json(p, &j), 0);
+	assert_non_null(strstr(wd_buf_cstr(&j), "\"sandbox\":{\"allow\":[\"userns\"]}"));
+	policy_free(p);
+	policy_diags_free(&d);
+	p = parse_ok(wd_buf_cstr(&y), &d);
+	assert_int_equal(p->sandbox_allow, POLICY_SANDBOX_USERNS);
+	assert_string_equal(policy_sandbox_allow_name(POLICY_SANDBOX_USERNS), "userns");
+	assert_null(policy_sandbox_allow_name(1u << 30));
+	policy_free(p);
+	policy_diags_free(&d);
+	wd_buf_free(&y);
+	wd_buf_free(&j);
 }
 
 static void test_render_roundtrip(void **state)
@@ -833,6 +885,7 @@ static const struct CMUnitTest fixed_tests[] = {
     cmocka_unit_test(test_cpu_forms),
     cmocka_unit_test(test_duplicate_rule_warns),
     cmocka_unit_test(test_empty_lists_ok),
+    cmocka_unit_test(test_sandbox_allow),
     cmocka_unit_test(test_render_roundtrip),
     cmocka_unit_test(test_match_exact),
     cmocka_unit_test(test_match_wildcard),

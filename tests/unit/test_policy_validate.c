@@ -89,7 +89,6 @@ static int teardown(void **state)
 	return nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-
 /* parse @yaml as if it were @file, then validate with @home; returns validate's result */
 static int check(const char *yaml, struct wd_policy **p, struct policy_diags *d)
 {
@@ -98,7 +97,7 @@ static int check(const char *yaml, struct wd_policy **p, struct policy_diags *d)
 	policy_diags_init(d);
 	*p = NULL;
 	assert_int_equal(policy_parse(yaml, strlen(yaml), file, p, d), 0);
-	ret = policy_validate(*p, home, d);
+	ret = policy_validate(*p, &(struct policy_ctx){.home = home}, d);
 	if (getenv("WD_TEST_VERBOSE"))
 		dump(d);
 	return ret;
@@ -135,17 +134,146 @@ static void test_relative_dot(void **state)
 	done(p, &d);
 }
 
+/* the links of setup() are root's only when the test runs as root */
+static void need_root(void)
+{
+	if (geteuid() != 0)
+		skip();
+}
+
 static void test_symlink_warns(void **state)
 {
 	struct wd_policy *p;
 	struct policy_diags d;
 
 	(void)state;
+	need_root();
 	assert_int_equal(check("version: 1\nfilesystem:\n  read: [link]\n", &p, &d), 0);
 	expect_real(&p->read[0], "proj/src");
 	assert_int_equal(d.warnings, 1);
 	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 3, 10, "through a symbolic link"));
 	done(p, &d);
+}
+
+/* A link someone other than root owns is never followed: a sandboxed program could have
+ * planted it in a write grant. */
+static void test_symlink_untrusted_owner(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+	char lp[PATH_MAX + 64];
+
+	(void)state;
+	need_root();
+	ln("proj/src", "proj/planted");
+	path_of(lp, sizeof(lp), "proj/planted");
+	assert_int_equal(lchown(lp, 4321, 4321), 0);
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [planted]\n", &p, &d), -EINVAL);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 10, "passes through the symbolic link"));
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 10, "owned by uid 4321"));
+	done(p, &d);
+	/* ... nor on the way to a missing write grant */
+	assert_int_equal(check("version: 1\nfilesystem:\n  write: [planted/new]\n", &p, &d),
+			 -EINVAL);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 11, "passes through the symbolic link"));
+	done(p, &d);
+	/* ... nor a dangling one where a missing write grant would be made */
+	assert_int_equal(unlink(lp), 0);
+	path_of(lp, sizeof(lp), "proj/dangling");
+	assert_int_equal(symlink("/nonexistent-target", lp), 0);
+	assert_int_equal(lchown(lp, 4321, 4321), 0);
+	assert_int_equal(check("version: 1\nfilesystem:\n  write: [dangling]\n", &p, &d), -EINVAL);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 11, "passes through the symbolic link"));
+	done(p, &d);
+	assert_int_equal(unlink(lp), 0);
+}
+
+/* A root link in a folder others can write to could be replaced; in a sticky one it cannot. */
+static void test_symlink_open_folder(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+	char dp[PATH_MAX + 64];
+
+	(void)state;
+	need_root();
+	mk("proj/open", true);
+	ln("proj/src", "proj/open/l");
+	path_of(dp, sizeof(dp), "proj/open");
+	assert_int_equal(chmod(dp, 0777), 0);
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [open/l]\n", &p, &d), -EINVAL);
+	assert_true(
+	    has_diag(&d, POLICY_DIAG_ERROR, 3, 10, "in a folder others than root can change"));
+	done(p, &d);
+	assert_int_equal(chmod(dp, 01777), 0);
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [open/l]\n", &p, &d), 0);
+	expect_real(&p->read[0], "proj/src");
+	done(p, &d);
+	/* a link to a link: each is checked */
+	ln("proj/open/l", "proj/l2");
+	assert_int_equal(chmod(dp, 0777), 0);
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [l2]\n", &p, &d), -EINVAL);
+	done(p, &d);
+}
+
+/* What the caller protects (the audit log, the run state) no grant exposes. */
+static void test_protected(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+	char logf[PATH_MAX + 64], flat[PATH_MAX + 64], state_dir[PATH_MAX + 64];
+	char want[PATH_MAX + 64];
+	struct policy_protect prot[3];
+	struct policy_ctx ctx = {.protect = prot, .nprotect = 3};
+	int ret;
+
+	(void)state;
+	ctx.home = home;
+	mk("proj/log", true);
+	mk("proj/state", true);
+	path_of(logf, sizeof(logf), "proj/log/audit.jsonl");
+	path_of(flat, sizeof(flat), "home/docs/flat.jsonl");
+	path_of(state_dir, sizeof(state_dir), "proj/state");
+	prot[0] = (struct policy_protect){logf, "the audit log", false};
+	prot[1] = (struct policy_protect){flat, "the other log", false};
+	prot[2] = (struct policy_protect){state_dir, "the run state", true};
+#define CHECK_CTX(yaml)                                                                            \
+	(policy_diags_init(&d), p = NULL,                                                          \
+	 assert_int_equal(policy_parse(yaml, strlen(yaml), file, &p, &d), 0),                      \
+	 policy_validate(p, &ctx, &d))
+	/* a read grant that holds the log's folder: the folder is hidden */
+	ret = CHECK_CTX("version: 1\nfilesystem:\n  read: [.]\n");
+	assert_int_equal(ret, 0);
+	path_of(want, sizeof(want), "proj/log");
+	assert_int_equal(p->nmask, 2);
+	assert_string_equal(p->mask[0], want);
+	assert_string_equal(p->mask[1], state_dir);
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 3, 10, "will be hidden"));
+	done(p, &d);
+	/* a read grant that is the log's folder: the file alone (which need not exist yet) */
+	ret = CHECK_CTX("version: 1\nfilesystem:\n  read: [~/docs]\n");
+	assert_int_equal(ret, 0);
+	assert_int_equal(p->nmask, 1);
+	assert_string_equal(p->mask[0], flat);
+	done(p, &d);
+	/* a write grant that holds it, a grant inside it: refused */
+	ret = CHECK_CTX("version: 1\nfilesystem:\n  write: [.]\n");
+	assert_int_equal(ret, -EINVAL);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 11, "holds the audit log"));
+	done(p, &d);
+	ret = CHECK_CTX("version: 1\nfilesystem:\n  read: [state]\n");
+	assert_int_equal(ret, -EINVAL);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 10, "lies in the run state"));
+	done(p, &d);
+	ret = CHECK_CTX("version: 1\nfilesystem:\n  write: [log/audit.jsonl]\n");
+	assert_int_equal(ret, -EINVAL);
+	done(p, &d);
+	/* a neighbour folder of the log is fine */
+	ret = CHECK_CTX("version: 1\nfilesystem:\n  write: [src]\n");
+	assert_int_equal(ret, 0);
+	assert_int_equal(p->nmask, 0);
+	done(p, &d);
+#undef CHECK_CTX
 }
 
 static void test_missing_read(void **state)
@@ -351,7 +479,7 @@ static void test_revalidate(void **state)
 
 	(void)state;
 	assert_int_equal(check("version: 1\nfilesystem:\n  read: [\"~\"]\n", &p, &d), 0);
-	assert_int_equal(policy_validate(p, home, &d), 0);
+	assert_int_equal(policy_validate(p, &(struct policy_ctx){.home = home}, &d), 0);
 	assert_int_equal(p->nmask, 2);
 	done(p, &d);
 }
@@ -370,7 +498,7 @@ static void test_load_file(void **state)
 	assert_int_equal(fwrite(yaml, 1, sizeof(yaml) - 1, f), sizeof(yaml) - 1);
 	fclose(f);
 	policy_diags_init(&d);
-	assert_int_equal(policy_load(file, home, &p, &d), 0);
+	assert_int_equal(policy_load(file, &(struct policy_ctx){.home = home}, &p, &d), 0);
 	assert_true(p->validated);
 	assert_int_equal(policy_render_yaml(p, &b), 0);
 	snprintf(want, sizeof(want), "  read:\n    - \"%s/src\"\n  write:\n    - \"%s/out\"\n",
@@ -381,7 +509,7 @@ static void test_load_file(void **state)
 	done(p, &d);
 	policy_diags_init(&d);
 	p = NULL;
-	assert_int_equal(policy_load(file, home, &p, &d), -ENOENT);
+	assert_int_equal(policy_load(file, &(struct policy_ctx){.home = home}, &p, &d), -ENOENT);
 	assert_null(p);
 	assert_int_equal(d.errors, 1);
 	assert_non_null(strstr(d.v[0].msg, "cannot read the policy"));
@@ -393,6 +521,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_relative_dot),
 	    cmocka_unit_test(test_symlink_warns),
+	    cmocka_unit_test(test_symlink_untrusted_owner),
+	    cmocka_unit_test(test_symlink_open_folder),
+	    cmocka_unit_test(test_protected),
 	    cmocka_unit_test(test_missing_read),
 	    cmocka_unit_test(test_missing_write),
 	    cmocka_unit_test(test_root_refused),

@@ -1,0 +1,177 @@
+/* sandbox.h - the sandbox module: the seccomp filter every process of a run gets (a table of
+ * refused system calls, built into a BPF program with libseccomp and handed to bubblewrap's
+ * `--seccomp FD`), its readable text, and a small BPF interpreter that runs the program the
+ * way the kernel does (to check it without loading it).
+ *
+ * The filter is a deny list: everything is allowed except the calls in sandbox_rules[], which
+ * return the errno of their row without reaching the kernel; a call of another ABI (i386
+ * through `int $0x80`, x32 numbers on x86_64) is refused with EPERM whatever it is.
+ * docs/seccomp.md explains every row and the choices around it.
+ */
+#ifndef WARDEN_SANDBOX_H
+#define WARDEN_SANDBOX_H
+
+#include "common/common.h"
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/**
+ * enum sandbox_allow - what a policy may loosen on purpose (sandbox.allow, warden-policy(5))
+ * @SANDBOX_ALLOW_USERNS: nested namespaces: clone/unshare with namespace flags, setns, mount,
+ *			  umount2, pivot_root and the new mount API are not refused, and bwrap
+ *			  gets no --disable-userns (for programs that bring their own sandbox)
+ */
+enum sandbox_allow {
+	SANDBOX_ALLOW_USERNS = 1u << 0,
+};
+
+/* Every bit of enum sandbox_allow. */
+#define SANDBOX_ALLOW_ALL (SANDBOX_ALLOW_USERNS)
+
+/**
+ * enum sandbox_cond_kind - when a rule refuses its system call
+ * @SANDBOX_ALWAYS:	every call
+ * @SANDBOX_LOW32_EQ:	the low 32 bits of the argument equal @value (an ioctl request: the
+ *			kernel reads 32 bits, so the upper ones must not change the verdict)
+ * @SANDBOX_ANY_BIT:	the argument has any bit of @value set (one libseccomp rule per bit)
+ * @SANDBOX_NOT_IN:	the argument (all 64 bits) is none of @set, whose values are below 64
+ *			(one rule per value in between, one for everything above)
+ * @SANDBOX_PERSONA:	the argument is neither a combination of the bits in @value nor the
+ *			query 0xffffffff (personality(2))
+ */
+enum sandbox_cond_kind {
+	SANDBOX_ALWAYS,
+	SANDBOX_LOW32_EQ,
+	SANDBOX_ANY_BIT,
+	SANDBOX_NOT_IN,
+	SANDBOX_PERSONA,
+};
+
+/**
+ * struct sandbox_cond - the argument condition of a rule
+ * @kind:	which test
+ * @arg:	argument index (0..5)
+ * @arg_name:	the argument's name in the system call's man page, for the text
+ * @value:	LOW32_EQ: the value; ANY_BIT: the bits; PERSONA: the allowed bits
+ * @set:	NOT_IN: the allowed values, ascending, each below 64
+ * @nset:	NOT_IN: number of @set
+ * @names:	symbolic names of @value or @set, for the text ("TIOCSTI", "AF_UNIX, ...")
+ */
+struct sandbox_cond {
+	enum sandbox_cond_kind kind;
+	unsigned arg;
+	const char *arg_name;
+	uint64_t value;
+	const uint64_t *set;
+	size_t nset;
+	const char *names;
+};
+
+/**
+ * struct sandbox_rule - one refused system call (a row of the table)
+ * @syscall:	its name, as libseccomp knows it
+ * @nr_x86_64:	its x86_64 number, used when this libseccomp does not know the name (0: none;
+ *		a name nobody knows then fails the build: the filter is never built short)
+ * @cond:	when it is refused
+ * @err:	the errno it returns instead (EPERM, ENOSYS, EAFNOSUPPORT)
+ * @loosened_by: the enum sandbox_allow bits that drop the row (0: none can)
+ * @why:	why it is refused, one sentence
+ */
+struct sandbox_rule {
+	const char *syscall;
+	int nr_x86_64;
+	struct sandbox_cond cond;
+	int err;
+	unsigned loosened_by;
+	const char *why;
+};
+
+/* The table (rules.c), in the order docs/seccomp.md explains it. */
+extern const struct sandbox_rule sandbox_rules[];
+extern const size_t sandbox_nrules;
+
+/**
+ * sandbox_allow_name() - the policy's word for one enum sandbox_allow bit
+ * @bit:	a single bit
+ *
+ * Return: "userns", or NULL for anything else.
+ */
+const char *sandbox_allow_name(unsigned bit);
+
+/**
+ * sandbox_allow_text() - the set bits of @allow as "userns,..." ("none" when 0)
+ * @allow:	enum sandbox_allow bits
+ * @out:	buffer
+ * @size:	its size
+ */
+void sandbox_allow_text(unsigned allow, char *out, size_t size);
+
+/**
+ * sandbox_seccomp_fd() - build the filter for @allow and export it into a memfd
+ * @allow:	enum sandbox_allow bits (rules they loosen are left out)
+ * @ret_fd:	on success a memfd (O_CLOEXEC, offset 0) holding the BPF program, as bwrap's
+ *		`--seccomp FD` reads it; the caller closes it
+ * @ret_insns:	on success the number of BPF instructions; may be NULL
+ * @err:	what failed (the rule, libseccomp's error)
+ *
+ * Return: 0, -EINVAL for unknown @allow bits or a rule this libseccomp cannot express, -ENOMEM,
+ * or another negative errno from libseccomp or memfd_create().
+ */
+int sandbox_seccomp_fd(unsigned allow, int *ret_fd, size_t *ret_insns, struct wd_err *err);
+
+/**
+ * sandbox_seccomp_bpf() - the same program in memory
+ * @allow:	as for sandbox_seccomp_fd()
+ * @ret_prog:	on success the instructions (free() them)
+ * @ret_len:	on success their number
+ * @err:	what failed
+ *
+ * Return: 0, or a negative errno as for sandbox_seccomp_fd().
+ */
+int sandbox_seccomp_bpf(unsigned allow, struct sock_filter **ret_prog, size_t *ret_len,
+			struct wd_err *err);
+
+/**
+ * sandbox_bpf_run() - run a seccomp BPF program on one call, as the kernel would
+ * @prog:	the instructions
+ * @len:	their number (at most BPF_MAXINSNS)
+ * @d:		the call: number, arch, arguments
+ * @ret_action:	on success the value the program returned (SECCOMP_RET_ALLOW,
+ *		SECCOMP_RET_ERRNO | errno, ...)
+ * @ret_steps:	on success the number of instructions executed; may be NULL
+ *
+ * Pure. Only the instructions the kernel's seccomp checker accepts are run.
+ *
+ * Return: 0, or -EINVAL for a malformed program (an unknown instruction, a jump or a load out
+ * of bounds, no return reached).
+ */
+int sandbox_bpf_run(const struct sock_filter *prog, size_t len, const struct seccomp_data *d,
+		    uint32_t *ret_action, size_t *ret_steps);
+
+/**
+ * sandbox_rule_text() - the condition of @r as a person reads it ("always",
+ * "request & 0xffffffff == 0x5412 (TIOCSTI)")
+ * @r:		the rule
+ * @out:	buffer to append to
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int sandbox_rule_text(const struct sandbox_rule *r, struct wd_buf *out);
+
+/**
+ * sandbox_describe() - the filter for @allow as a table (syscall, condition, returns, why),
+ * followed by the rules @allow left out, the foreign ABIs and bwrap's second layer
+ * @allow:	enum sandbox_allow bits
+ * @out:	buffer to append to
+ *
+ * Pure (the number of BPF instructions is not part of it).
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int sandbox_describe(unsigned allow, struct wd_buf *out);
+
+#endif /* WARDEN_SANDBOX_H */

@@ -1,0 +1,92 @@
+/* test_common_fd.c - the descriptor helpers a run's child relies on: closing every inherited
+ * descriptor but a chosen few, and opening a path without following any link. */
+#include "common/common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static bool is_open(int fd)
+{
+	return fcntl(fd, F_GETFD) >= 0;
+}
+
+/* In a child (the helper is for children): three inherited descriptors, two kept, one high
+ * one above the kept ones closed too. */
+static void test_close_all_except(void **state)
+{
+	pid_t pid;
+	int st;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int a = open("/dev/null", O_RDONLY), b = open("/dev/null", O_RDONLY);
+		int c = open("/dev/null", O_RDONLY), high = dup2(a, 200);
+		int keep[] = {b, -1, 1, 150};
+
+		if (a < 0 || b < 0 || c < 0 || high != 200)
+			_exit(10);
+		if (wd_close_all_except(keep, 4))
+			_exit(11);
+		if (is_open(a) || is_open(c) || is_open(200))
+			_exit(12); /* something not kept survived */
+		if (!is_open(b) || !is_open(0) || !is_open(1) || !is_open(2))
+			_exit(13); /* something kept (or stdio) was closed */
+		if (wd_close_all_except(NULL, 0) || is_open(b))
+			_exit(14);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* A link anywhere on the path is refused; the same path without one opens. */
+static void test_open_nofollow(void **state)
+{
+	char dir[] = "/tmp/wd-test-fd-XXXXXX", real[PATH_MAX + 16], link[PATH_MAX + 16];
+	char via[PATH_MAX + 32];
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(real, sizeof(real), "%s/real", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	snprintf(via, sizeof(via), "%s/link/.", dir);
+	assert_int_equal(mkdir(real, 0755), 0);
+	assert_int_equal(symlink(real, link), 0);
+	fd = wd_open_nofollow(real, O_PATH | O_DIRECTORY);
+	assert_true(fd >= 0);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	close(fd);
+	assert_int_equal(wd_open_nofollow(link, O_PATH), -ELOOP);
+	assert_int_equal(wd_open_nofollow(via, O_PATH), -ELOOP);
+	assert_int_equal(wd_open_nofollow("/proc/self/root/tmp", O_PATH), -ELOOP);
+	unlink(link);
+	rmdir(real);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_close_all_except),
+	    cmocka_unit_test(test_open_nofollow),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
