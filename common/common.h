@@ -155,6 +155,86 @@ int wd_open_nofollow(const char *path, int flags);
  */
 int wd_mkdir_p(const char *path, mode_t mode);
 
+/* ---------------------------------------------------------------- hashing (hash.c) */
+
+/**
+ * wd_siphash24() - SipHash-2-4 of @len bytes at @data under @key (the reference algorithm;
+ * test vectors in tests/unit/test_common_hash.c)
+ */
+uint64_t wd_siphash24(const uint8_t key[16], const void *data, size_t len);
+
+/**
+ * wd_hash() - the keyed hash every table uses: SipHash-2-4 under a key drawn from
+ * getrandom(2) once per process, so a sandbox cannot choose names that collide
+ * @data:	the bytes
+ * @len:	their number
+ */
+uint64_t wd_hash(const void *data, size_t len);
+
+/** wd_hash_str() - wd_hash() of a NUL-terminated string (without the NUL). */
+uint64_t wd_hash_str(const char *s);
+
+struct wd_hslot;
+
+/**
+ * struct wd_htable - open addressing, linear probing, at most half full; it holds the
+ * caller's item pointers (never NULL) and their hashes and never looks inside an item
+ * @slots:	the array (internal)
+ * @mask:	its size - 1 (a power of two)
+ * @n:		number of items
+ * @probes:	slots looked at by lookups since init (for tests: bounded work per lookup)
+ */
+struct wd_htable {
+	struct wd_hslot *slots;
+	size_t mask;
+	size_t n;
+	uint64_t probes;
+};
+
+/**
+ * wd_htable_init() - an empty table for about @hint items (it grows past that)
+ * Return: 0, or -ENOMEM.
+ */
+int wd_htable_init(struct wd_htable *t, size_t hint);
+
+/** wd_htable_free() - release the slots (not the items); @t may be NULL. */
+void wd_htable_free(struct wd_htable *t);
+
+/**
+ * wd_htable_insert() - add @item under @hash (duplicates of a key are allowed)
+ * Return: 0, -EINVAL for a NULL @item, or -ENOMEM (the table is unchanged).
+ */
+int wd_htable_insert(struct wd_htable *t, uint64_t hash, void *item);
+
+/**
+ * wd_htable_find() - the first item under @hash for which @eq(item, @key) is true
+ * @eq:		NULL: the hash alone decides
+ * Return: the item, or NULL.
+ */
+void *wd_htable_find(struct wd_htable *t, uint64_t hash,
+		     bool (*eq)(const void *item, const void *key), const void *key);
+
+/**
+ * wd_htable_next() - walk every item under @hash for which @eq(item, @key) is true
+ * @cursor:	0 before the first call; the table must not change during the walk
+ * Return: the next such item, or NULL at the end.
+ */
+void *wd_htable_next(struct wd_htable *t, size_t *cursor, uint64_t hash,
+		     bool (*eq)(const void *item, const void *key), const void *key);
+
+/**
+ * wd_htable_remove() - remove @item (by identity) stored under @hash
+ * Return: 0, or -ENOENT.
+ */
+int wd_htable_remove(struct wd_htable *t, uint64_t hash, const void *item);
+
+/**
+ * wd_htable_each() - every item, in no particular order
+ * @cursor:	0 before the first call; the table must not change during the walk
+ * Return: the next item, or NULL at the end.
+ */
+void *wd_htable_each(const struct wd_htable *t, size_t *cursor);
+
 /** wd_mono_ns() - CLOCK_MONOTONIC in nanoseconds. */
 uint64_t wd_mono_ns(void);
 

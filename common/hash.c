@@ -1,0 +1,235 @@
+/* hash.c - one keyed hash (SipHash-2-4) and one hash table for every module.
+ *
+ * Names and addresses a sandbox chooses are hashed here. An unkeyed hash (FNV-1a, as the
+ * tables had) lets a sandbox pick names that all land in one bucket and turn a shared
+ * gateway's lookups quadratic; SipHash with a key drawn from getrandom(2) once per process
+ * makes the buckets unpredictable.
+ *
+ * Theory of operation of struct wd_htable: open addressing with linear probing over a
+ * power-of-two array of {hash, item} slots, at most half full (it doubles before that). The
+ * table stores the caller's item pointers and the full 64-bit hash of each; it never looks
+ * inside an item: lookups compare the stored hash first and ask the caller's eq() only on a
+ * match. Several items may share a key (the policy matcher keeps one entry per rule); a
+ * cursor walks them. Removal shifts the following entries of the run back (no tombstones),
+ * so a lookup stops at the first empty slot. Every probe of a lookup is counted in @probes,
+ * for tests that prove a flood of colliding keys stays cheap in probes, not in time.
+ */
+#include "common/common.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+
+static uint64_t load64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static void sipround(uint64_t v[4])
+{
+	v[0] += v[1];
+	v[1] = ROTL(v[1], 13);
+	v[1] ^= v[0];
+	v[0] = ROTL(v[0], 32);
+	v[2] += v[3];
+	v[3] = ROTL(v[3], 16);
+	v[3] ^= v[2];
+	v[0] += v[3];
+	v[3] = ROTL(v[3], 21);
+	v[3] ^= v[0];
+	v[2] += v[1];
+	v[1] = ROTL(v[1], 17);
+	v[1] ^= v[2];
+	v[2] = ROTL(v[2], 32);
+}
+
+uint64_t wd_siphash24(const uint8_t key[16], const void *data, size_t len)
+{
+	const uint8_t *in = data;
+	uint64_t k0 = load64(key), k1 = load64(key + 8), m, b = (uint64_t)len << 56;
+	uint64_t v[4] = {k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL,
+			 k0 ^ 0x6c7967656e657261ULL, k1 ^ 0x7465646279746573ULL};
+	size_t full = len & ~(size_t)7;
+
+	for (size_t i = 0; i < full; i += 8) {
+		m = load64(in + i);
+		v[3] ^= m;
+		sipround(v);
+		sipround(v);
+		v[0] ^= m;
+	}
+	for (size_t i = 0; i < (len & 7); i++)
+		b |= (uint64_t)in[full + i] << (8 * i);
+	v[3] ^= b;
+	sipround(v);
+	sipround(v);
+	v[0] ^= b;
+	v[2] ^= 0xff;
+	for (int i = 0; i < 4; i++)
+		sipround(v);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+static uint8_t process_key[16];
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+static void key_init(void)
+{
+	size_t got = 0;
+
+	while (got < sizeof(process_key)) {
+		ssize_t n = getrandom(process_key + got, sizeof(process_key) - got, 0);
+
+		if (n > 0)
+			got += (size_t)n;
+		else if (n < 0 && errno != EINTR)
+			abort(); /* no randomness: a predictable table is a flaw, not a fallback */
+	}
+}
+
+uint64_t wd_hash(const void *data, size_t len)
+{
+	pthread_once(&key_once, key_init);
+	return wd_siphash24(process_key, data, len);
+}
+
+uint64_t wd_hash_str(const char *s)
+{
+	return wd_hash(s, strlen(s));
+}
+
+/* ------------------------------------------------------------------ the table */
+
+struct wd_hslot {
+	uint64_t hash;
+	void *item; /* NULL: empty */
+};
+
+int wd_htable_init(struct wd_htable *t, size_t hint)
+{
+	size_t size = 16;
+
+	memset(t, 0, sizeof(*t));
+	while (size < hint * 2 && size < ((size_t)1 << 40))
+		size *= 2;
+	t->slots = calloc(size, sizeof(*t->slots));
+	if (!t->slots)
+		return -ENOMEM;
+	t->mask = size - 1;
+	return 0;
+}
+
+void wd_htable_free(struct wd_htable *t)
+{
+	if (!t)
+		return;
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+static void place(struct wd_hslot *slots, size_t mask, uint64_t hash, void *item)
+{
+	size_t i = (size_t)hash & mask;
+
+	while (slots[i].item)
+		i = (i + 1) & mask;
+	slots[i].hash = hash;
+	slots[i].item = item;
+}
+
+static int grow(struct wd_htable *t)
+{
+	size_t size = (t->mask + 1) * 2;
+	struct wd_hslot *s = calloc(size, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i <= t->mask; i++)
+		if (t->slots[i].item)
+			place(s, size - 1, t->slots[i].hash, t->slots[i].item);
+	free(t->slots);
+	t->slots = s;
+	t->mask = size - 1;
+	return 0;
+}
+
+int wd_htable_insert(struct wd_htable *t, uint64_t hash, void *item)
+{
+	if (!item)
+		return -EINVAL;
+	if ((t->n + 1) * 2 > t->mask + 1) {
+		int r = grow(t);
+
+		if (r)
+			return r;
+	}
+	place(t->slots, t->mask, hash, item);
+	t->n++;
+	return 0;
+}
+
+void *wd_htable_next(struct wd_htable *t, size_t *cursor, uint64_t hash,
+		     bool (*eq)(const void *item, const void *key), const void *key)
+{
+	size_t i = *cursor ? (*cursor - 1) & t->mask : (size_t)hash & t->mask;
+
+	for (; t->slots[i].item; i = (i + 1) & t->mask) {
+		t->probes++;
+		if (t->slots[i].hash == hash && (!eq || eq(t->slots[i].item, key))) {
+			/* the next call resumes after this slot */
+			*cursor = ((i + 1) & t->mask) + 1;
+			return t->slots[i].item;
+		}
+	}
+	*cursor = i + 1;
+	return NULL;
+}
+
+void *wd_htable_find(struct wd_htable *t, uint64_t hash,
+		     bool (*eq)(const void *item, const void *key), const void *key)
+{
+	size_t cursor = 0;
+
+	return wd_htable_next(t, &cursor, hash, eq, key);
+}
+
+int wd_htable_remove(struct wd_htable *t, uint64_t hash, const void *item)
+{
+	size_t i = (size_t)hash & t->mask, j, home;
+
+	for (; t->slots[i].item != item; i = (i + 1) & t->mask)
+		if (!t->slots[i].item)
+			return -ENOENT;
+	/* backward shift: move each later entry of the run into the hole when its home slot
+	 * does not lie between the hole and itself (cyclically) */
+	t->slots[i].item = NULL;
+	for (j = (i + 1) & t->mask; t->slots[j].item; j = (j + 1) & t->mask) {
+		home = (size_t)t->slots[j].hash & t->mask;
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			t->slots[i] = t->slots[j];
+			t->slots[j].item = NULL;
+			i = j;
+		}
+	}
+	t->n--;
+	return 0;
+}
+
+void *wd_htable_each(const struct wd_htable *t, size_t *cursor)
+{
+	for (size_t i = *cursor; i <= t->mask; i++)
+		if (t->slots[i].item) {
+			*cursor = i + 1;
+			return t->slots[i].item;
+		}
+	*cursor = t->mask + 1;
+	return NULL;
+}
