@@ -642,6 +642,8 @@ static int gw_config(struct run *r)
 	r->fcfg.port_dns = r->gwc.port_dns;
 	r->fcfg.port_proxy = r->gwc.port_proxy;
 	r->fcfg.nflog_group = r->gwc.nflog_group;
+	r->fcfg.conns_per_run = r->gwc.nft_conns_per_run;
+	r->fcfg.new_per_s = r->gwc.nft_new_per_s;
 	netns_pool_config_defaults(&r->ncfg);
 	if (netns_parse_prefix(r->gwc.pool_v4, &r->ncfg.pool4) ||
 	    netns_parse_prefix(r->gwc.pool_v6, &r->ncfg.pool6))
@@ -991,6 +993,13 @@ static int network_known(struct run *r)
 	r->fr.sbx4 = r->net.addr.sbx4;
 	r->fr.has_v6 = r->rec.sbx6[0] != '\0';
 	r->fr.sbx6 = r->net.addr.sbx6;
+	/* the run reaches the host only at these: the gateway's ports there */
+	snprintf(r->rec.host4, sizeof(r->rec.host4), "%s", r->host4);
+	snprintf(r->rec.host6, sizeof(r->rec.host6), "%s", r->host6);
+	r->fr.has_gw4 = r->fr.has_v4;
+	r->fr.gw4 = r->net.addr.host4;
+	r->fr.has_gw6 = r->fr.has_v6;
+	r->fr.gw6 = r->net.addr.host6;
 	return save_state(r);
 }
 

@@ -419,6 +419,9 @@ void run_gw_stop(struct run_gw *gw);
  * @ifname:	host-side veth ("" before the network exists)
  * @sbx4:	sandbox IPv4 ("" when none)
  * @sbx6:	sandbox IPv6 ("" when none)
+ * @host4:	the run's own gateway IPv4, the veth's host side ("" when none, or an older
+ *		record)
+ * @host6:	the same for IPv6
  * @table:	nft table name
  * @if_prefix:	nft interface prefix
  * @gw_socket:	control socket the run is registered with ("" when not registered)
@@ -433,6 +436,8 @@ struct run_record {
 	char ifname[16];
 	char sbx4[INET_ADDRSTRLEN];
 	char sbx6[INET6_ADDRSTRLEN];
+	char host4[INET_ADDRSTRLEN];
+	char host6[INET6_ADDRSTRLEN];
 	char table[32];
 	char if_prefix[8];
 	char gw_socket[108];

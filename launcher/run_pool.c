@@ -66,6 +66,8 @@ struct entry {
 	char prefix[8];
 	char cfg[256];
 	unsigned long long ns; /* inode of the network namespace (0: unknown, never leased) */
+	char gw4[INET_ADDRSTRLEN];  /* the host side of the veth: the run's own gateway */
+	char gw6[INET6_ADDRSTRLEN]; /* ("" in an older entry: never leased) */
 };
 
 unsigned run_pool_size(void)
@@ -109,12 +111,13 @@ static bool same_host(const char *a, const char *b)
 
 static int entry_format(const struct entry *e, char *out, size_t size)
 {
-	int n = snprintf(out, size,
-			 "state=%s pid=%d start=%llu id=%s slot=%u ifname=%s sbx4=%s sbx6=%s "
-			 "table=%s prefix=%s cfg=%s ns=%llu\n",
-			 e->state, (int)e->pid, e->start, e->id, e->slot, e->ifname,
-			 e->sbx4[0] ? e->sbx4 : "-", e->sbx6[0] ? e->sbx6 : "-", e->table,
-			 e->prefix, e->cfg, e->ns);
+	int n =
+	    snprintf(out, size,
+		     "state=%s pid=%d start=%llu id=%s slot=%u ifname=%s sbx4=%s sbx6=%s "
+		     "table=%s prefix=%s cfg=%s ns=%llu gw4=%s gw6=%s\n",
+		     e->state, (int)e->pid, e->start, e->id, e->slot, e->ifname,
+		     e->sbx4[0] ? e->sbx4 : "-", e->sbx6[0] ? e->sbx6 : "-", e->table, e->prefix,
+		     e->cfg, e->ns, e->gw4[0] ? e->gw4 : "-", e->gw6[0] ? e->gw6 : "-");
 
 	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
 }
@@ -133,9 +136,15 @@ static int entry_parse(const char *text, struct entry *e)
 		return -EINVAL;
 	if (strcmp(e->state, "making") && strcmp(e->state, "ready"))
 		return -EINVAL;
-	/* an entry without it (older format) parses, but is never leased: gc reclaims it */
-	if (sscanf(text + end, " ns=%llu", &e->ns) != 1)
+	/* an entry without them (older format) parses, but is never leased: gc reclaims it */
+	if (sscanf(text + end, " ns=%llu gw4=%15s gw6=%45s", &e->ns, e->gw4, e->gw6) != 3) {
 		e->ns = 0;
+		e->gw4[0] = e->gw6[0] = '\0';
+	}
+	if (!strcmp(e->gw4, "-"))
+		e->gw4[0] = '\0';
+	if (!strcmp(e->gw6, "-"))
+		e->gw6[0] = '\0';
 	e->pid = pid;
 	if (!strcmp(e->sbx4, "-"))
 		e->sbx4[0] = '\0';
@@ -225,6 +234,8 @@ static void entry_fw(const struct entry *e, struct fw_config *fc, struct fw_run 
 	snprintf(fr->ifname, sizeof(fr->ifname), "%s", e->ifname);
 	fr->has_v4 = e->sbx4[0] && inet_pton(AF_INET, e->sbx4, &fr->sbx4) == 1;
 	fr->has_v6 = e->sbx6[0] && inet_pton(AF_INET6, e->sbx6, &fr->sbx6) == 1;
+	fr->has_gw4 = fr->has_v4 && e->gw4[0] && inet_pton(AF_INET, e->gw4, &fr->gw4) == 1;
+	fr->has_gw6 = fr->has_v6 && e->gw6[0] && inet_pton(AF_INET6, e->gw6, &fr->gw6) == 1;
 }
 
 /* Is the process named by @e (maker or holder) alive? */
@@ -264,7 +275,8 @@ static bool entry_usable(const struct netns_pool_config *nc, const struct entry 
 {
 	pid_t owner = -1;
 
-	return !strcmp(e->state, "ready") && e->ns && !strcmp(e->cfg, cfg) && holder_alive(e) &&
+	return !strcmp(e->state, "ready") && e->ns && (e->gw4[0] || e->gw6[0]) &&
+	       !strcmp(e->cfg, cfg) && holder_alive(e) &&
 	       !netns_slot_owner(nc, e->slot, e->id, &owner) && owner == e->pid;
 }
 
@@ -476,6 +488,8 @@ static int make_one(const char *dir, const struct netns_pool_config *ncfg,
 	memcpy(e.ifname, net.ifname, sizeof(e.ifname));
 	inet_ntop(AF_INET, &net.addr.sbx4, e.sbx4, sizeof(e.sbx4));
 	inet_ntop(AF_INET6, &net.addr.sbx6, e.sbx6, sizeof(e.sbx6));
+	inet_ntop(AF_INET, &net.addr.host4, e.gw4, sizeof(e.gw4));
+	inet_ntop(AF_INET6, &net.addr.host6, e.gw6, sizeof(e.gw6));
 	snprintf(e.table, sizeof(e.table), "%s", fc->table);
 	snprintf(e.prefix, sizeof(e.prefix), "%s", fc->if_prefix);
 	snprintf(e.cfg, sizeof(e.cfg), "%s", cfg);
