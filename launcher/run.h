@@ -159,6 +159,10 @@ struct bwrap_spec {
 	int seccomp_fd;
 };
 
+/* The name the proxy variables give the gateway; the run's /etc/hosts maps it to the run's
+ * own gateway addresses, v4 and v6. */
+#define BWRAP_PROXY_NAME "warden-proxy"
+
 /**
  * struct bwrap_argv - a growable NULL-terminated argv whose strings it owns
  * @v:	the strings, v[n] == NULL
