@@ -89,6 +89,14 @@ check "control: the UDP service answers in lab-host (v4)" bash -c \
 	'echo q | ip netns exec "$0" socat -T3 - UDP4:"$1":15053 | grep -q HOST-UDP' \
 	"$LAB_HOST_NS" "$LAB_HOST_V4"
 
+# the issue's recipe, with socat
+check_fails "socat -T3 - TCP:$LAB_HOST_V4:15080 from inside a run gets no HOST-SECRET" \
+	has HOST-SECRET wr -- socat -T3 - "TCP:$LAB_HOST_V4:15080,connect-timeout=3" </dev/null
+check_fails "socat -T3 - TCP6:[$LAB_HOST_V6]:15080 neither" \
+	has HOST-SECRET wr -- socat -T3 - "TCP6:[$LAB_HOST_V6]:15080,connect-timeout=3" </dev/null
+check "control: the same socat reaches the gateway's proxy at the run's own address" \
+	has "hello from allowed.test" wr -- sh -c "printf 'GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n' |
+	socat -T3 - TCP:$OWN4:15080"
 check "control: the proxy port at the run's own v4 address relays to allowed.test" \
 	has "hello from allowed.test" probe_own tcp "$OWN4" 15080 http
 out=$(probe tcp "$LAB_HOST_V4" 15080)
