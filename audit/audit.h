@@ -60,6 +60,7 @@ enum audit_has {
 	AUDIT_HAS_DENIALS = 1u << 8,
 	AUDIT_HAS_LIMIT = 1u << 9,
 	AUDIT_HAS_USAGE = 1u << 10,
+	AUDIT_HAS_COUNTS_INCOMPLETE = 1u << 11,
 };
 
 /**
@@ -98,6 +99,8 @@ enum audit_has {
  * @denials:	number of denials during a run
  * @limit:	the limit that was hit (bytes, ms, count: per action)
  * @usage:	the measured value
+ * @counts_incomplete: run.exit: the gateway died or lost the run during it, so its
+ *		denial and byte counts are incomplete or absent (written with its bit)
  * @priv:	storage owned by a decoded event; NULL when built by a caller.
  *		Release with audit_event_clear().
  *
@@ -139,6 +142,7 @@ struct audit_event {
 	int64_t denials;
 	int64_t limit;
 	int64_t usage;
+	bool counts_incomplete;
 
 	void *priv;
 };

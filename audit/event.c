@@ -28,13 +28,13 @@
  * refuses duplicate keys (an "allowed" written twice is not an audit record).
  */
 
-enum field_kind { FK_STR, FK_NUM, FK_ARGV };
+enum field_kind { FK_STR, FK_NUM, FK_ARGV, FK_BOOL };
 
 struct opt_field {
 	const char *key;
 	enum field_kind kind;
 	size_t off;   /* offset of the member in struct audit_event */
-	uint32_t bit; /* FK_NUM: AUDIT_HAS_* */
+	uint32_t bit; /* FK_NUM, FK_BOOL: AUDIT_HAS_* */
 	int64_t max;  /* FK_NUM: largest value accepted */
 };
 
@@ -42,6 +42,7 @@ struct opt_field {
 #define OFF(m) offsetof(struct audit_event, m)
 #define STR(k, m) {k, FK_STR, OFF(m), 0, 0}
 #define NUM(k, m, b, mx) {k, FK_NUM, OFF(m), b, mx}
+#define BOOL(k, m, b) {k, FK_BOOL, OFF(m), b, 0}
 
 /* The optional fields, in the order they are written. */
 static const struct opt_field opt_fields[] = {
@@ -66,6 +67,7 @@ static const struct opt_field opt_fields[] = {
 	NUM("denials", denials, AUDIT_HAS_DENIALS, INT64_MAX),
 	NUM("limit", limit, AUDIT_HAS_LIMIT, INT64_MAX),
 	NUM("usage", usage, AUDIT_HAS_USAGE, INT64_MAX),
+	BOOL("counts_incomplete", counts_incomplete, AUDIT_HAS_COUNTS_INCOMPLETE),
 	STR("denial_id", denial_id),
 };
 
@@ -512,6 +514,16 @@ int audit_event_encode(const struct audit_event *ev, struct wd_buf *out, struct 
 			PUTS(&e, "\":");
 			put_int(&e, field_num(ev, f));
 			break;
+		case FK_BOOL:
+			if (!(ev->has & f->bit))
+				break;
+			PUTS(&e, ",\"");
+			put(&e, f->key, strlen(f->key));
+			if (*(const bool *)((const char *)ev + f->off))
+				PUTS(&e, "\":true");
+			else
+				PUTS(&e, "\":false");
+			break;
 		case FK_ARGV:
 			if (!ev->command)
 				break;
@@ -751,6 +763,12 @@ static int get_opt(json_t *root, const struct opt_field *f, struct audit_event *
 		}
 		ev->command = dec->argv;
 		ev->command_len = json_array_size(v);
+		return 0;
+	case FK_BOOL:
+		if (!json_is_boolean(v))
+			return wd_err_set(err, -EBADMSG, "\"%s\" is not a boolean", f->key);
+		*(bool *)((char *)ev + f->off) = json_is_true(v);
+		ev->has |= f->bit;
 		return 0;
 	}
 	return -EINVAL;

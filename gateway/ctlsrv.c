@@ -79,7 +79,8 @@ static int priv_send(struct gw_ctlconn *c, enum gw_priv_type type, struct gw_run
 
 	if (g->priv_fd < 0)
 		return -ENOTCONN;
-	r = gw_priv_run_encode(&m, type, g->priv_seq + 1, run->ifname, &run->sb4, &run->sb6);
+	r = gw_priv_run_encode(&m, type, g->priv_seq + 1, run->ifname, &run->sb4, &run->sb6,
+			       &run->host4, &run->host6);
 	if (r)
 		return r;
 	q = calloc(1, sizeof(*q));
@@ -149,6 +150,8 @@ static void op_unregister(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 
 	if (!r)
 		return;
+	/* what the nft table dropped of the run until now is its own, not "no run"'s */
+	gw_nflog_drain(c->g);
 	audit_run(c->g, r, "run.gateway-unregister", c->uid, "unregistered from the gateway");
 	if (c->g->manage_nft) {
 		int ret;
@@ -202,13 +205,15 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 	json_t *runs = json_array();
 
 	(void)req;
+	/* the counters include the drops still queued on NFLOG (a run that just exited) */
+	gw_nflog_drain(c->g);
 	for (struct gw_run *r = c->g->runs; r && runs; r = r->next) {
 		if (!may_act(c, r))
 			continue;
 		json_array_append_new(
 		    runs,
 		    json_pack("{s:s, s:I, s:s, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:I, s:I, "
-			      "s:I, s:I, s:I, s:I}",
+			      "s:I, s:I, s:I, s:I, s:I, s:I}",
 			      "id", r->id, "uid", (json_int_t)r->uid, "if", r->ifname, "host_v4",
 			      addr_json(&r->host4), "sandbox_v4", addr_json(&r->sb4), "host_v6",
 			      addr_json(&r->host6), "sandbox_v6", addr_json(&r->sb6), "policy",
@@ -217,7 +222,9 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 			      (json_int_t)r->denied, "dns_queries", (json_int_t)r->dns_queries,
 			      "bytes_up", (json_int_t)r->bytes_up, "bytes_down",
 			      (json_int_t)r->bytes_down, "synthetic_names", (json_int_t)r->synth.n,
-			      "udp_dropped", (json_int_t)r->udp_dropped));
+			      "udp_dropped", (json_int_t)r->drops[GW_DROP_UDP].dropped,
+			      "host_dropped", (json_int_t)r->drops[GW_DROP_HOST].dropped,
+			      "conns_dropped", (json_int_t)r->drops[GW_DROP_CONNS].dropped));
 	}
 	put_json(c, json_pack("{s:b, s:o}", "ok", 1, "runs", runs));
 }
@@ -229,7 +236,7 @@ static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 	(void)req;
 	put_json(c, json_pack(
 			"{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-			"s:I, s:b, s:b}",
+			"s:I, s:I, s:I, s:b, s:b}",
 			"ok", 1, "runs", (json_int_t)c->g->nruns, "connections",
 			(json_int_t)c->g->nconns, "accepted", (json_int_t)s->accepted, "refused",
 			(json_int_t)s->refused, "denied", (json_int_t)s->denied, "relayed",
@@ -237,8 +244,9 @@ static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 			(json_int_t)s->emfile, "upstream_failed", (json_int_t)s->upstream_failed,
 			"audit_errors", (json_int_t)s->audit_errors, "udp_dropped",
 			(json_int_t)s->udp_dropped, "udp_suppressed", (json_int_t)s->udp_suppressed,
-			"nflog_lost", (json_int_t)s->nflog_lost, "nflog", c->g->nflog_fd >= 0,
-			"manage_nft", c->g->manage_nft));
+			"nflog_lost", (json_int_t)s->nflog_lost, "host_dropped",
+			(json_int_t)s->host_dropped, "conns_dropped", (json_int_t)s->conns_dropped,
+			"nflog", c->g->nflog_fd >= 0, "manage_nft", c->g->manage_nft));
 }
 
 static void (*const handlers[GW_CTL_N])(struct gw_ctlconn *, const struct gw_ctl_req *) = {

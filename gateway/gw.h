@@ -447,7 +447,7 @@ void gw_fds_close(struct gw_fds *fds);
  *   parent -> worker  GW_PRIV_RUN_REPLY  one per request, in order
  */
 #define GW_PRIV_MAGIC 0x57444757u /* "WDGW" */
-#define GW_PRIV_VERSION 2
+#define GW_PRIV_VERSION 3
 #define GW_PRIV_KINDS 11 /* slots of struct gw_fds */
 
 enum gw_priv_type {
@@ -525,6 +525,9 @@ int gw_priv_recv_fds(int sock, struct gw_fds *fds, struct wd_err *err);
  * @ifname:	host-side interface, NUL-terminated, zero-filled after the NUL
  * @v4:		the sandbox's IPv4 address (zero without GW_PRIV_HAS_V4)
  * @v6:		the sandbox's IPv6 address (zero without GW_PRIV_HAS_V6)
+ * @h4:		the run's own gateway IPv4 address, the host side of @ifname (zero
+ *		without GW_PRIV_HAS_V4)
+ * @h6:		the same for IPv6 (zero without GW_PRIV_HAS_V6)
  */
 struct gw_priv_run {
 	uint32_t magic;
@@ -536,6 +539,8 @@ struct gw_priv_run {
 	char ifname[16];
 	uint8_t v4[4];
 	uint8_t v6[16];
+	uint8_t h4[4];
+	uint8_t h6[16];
 };
 
 /**
@@ -564,11 +569,14 @@ struct gw_priv_reply {
  * @ifname:	host-side interface (1..15 bytes of [A-Za-z0-9_.-])
  * @sb4:	the sandbox's IPv4 (family 0: none)
  * @sb6:	the sandbox's IPv6 (family 0: none)
+ * @h4:		the run's own gateway IPv4 (needed with @sb4)
+ * @h6:		the run's own gateway IPv6 (needed with @sb6)
  *
  * Return: 0, or -EINVAL (what gw_priv_run_check() would refuse).
  */
 int gw_priv_run_encode(struct gw_priv_run *m, enum gw_priv_type type, uint32_t seq,
-		       const char *ifname, const struct gw_addr *sb4, const struct gw_addr *sb6);
+		       const char *ifname, const struct gw_addr *sb4, const struct gw_addr *sb6,
+		       const struct gw_addr *h4, const struct gw_addr *h6);
 
 /**
  * gw_priv_run_check() - validate a received run update (pure; the parent's side)
@@ -576,7 +584,8 @@ int gw_priv_run_encode(struct gw_priv_run *m, enum gw_priv_type type, uint32_t s
  * @len:	bytes received
  *
  * Return: 0, or -EBADMSG (size, magic, version, type, flags, non-zero
- * padding or absent address, an interface name that is empty, unterminated,
+ * padding, an absent sandbox or gateway address of a named family, an
+ * address of an unnamed one, an interface name that is empty, unterminated,
  * not zero-filled or has characters outside [A-Za-z0-9_.-]).
  */
 int gw_priv_run_check(const struct gw_priv_run *m, size_t len);
@@ -584,10 +593,13 @@ int gw_priv_run_check(const struct gw_priv_run *m, size_t len);
 /**
  * gw_priv_run_facts() - a checked @m as interface and addresses
  * @m:		a message gw_priv_run_check() accepted
- * @sb4:	the IPv4 address (family 0 when absent)
- * @sb6:	the IPv6 address (family 0 when absent)
+ * @sb4:	the sandbox's IPv4 address (family 0 when absent)
+ * @sb6:	the sandbox's IPv6 address (family 0 when absent)
+ * @h4:		the run's own gateway IPv4 address (family 0 when absent)
+ * @h6:		the run's own gateway IPv6 address (family 0 when absent)
  */
-void gw_priv_run_facts(const struct gw_priv_run *m, struct gw_addr *sb4, struct gw_addr *sb6);
+void gw_priv_run_facts(const struct gw_priv_run *m, struct gw_addr *sb4, struct gw_addr *sb6,
+		       struct gw_addr *h4, struct gw_addr *h6);
 
 /**
  * gw_priv_reply_encode() - fill @m (pure); @msg is cut to fit
@@ -631,8 +643,11 @@ int gw_set_parent(struct gw *g, int fd, bool manage_nft);
  * @dst:	destination address
  * @sport:	source port (UDP/TCP with @has_ports)
  * @dport:	destination port
- * @has_ports:	the transport header was there (not a later fragment, not cut)
+ * @has_ports:	the transport header was there (not a later fragment, not cut):
+ *		UDP, TCP and UDP-lite
  * @indev:	input interface index (0: absent)
+ * @prefix:	the log rule's prefix (FW_NFLOG_PREFIX_* of nft/nft.h), "" when it has
+ *		none; cut to fit, always NUL-terminated
  */
 struct gw_nflog_pkt {
 	uint16_t group;
@@ -641,6 +656,7 @@ struct gw_nflog_pkt {
 	uint16_t sport, dport;
 	bool has_ports;
 	uint32_t indev;
+	char prefix[32];
 };
 
 enum gw_nflog_result {

@@ -18,7 +18,7 @@ enum gw_ref {
 	GW_REF_CTL,	   /* struct gw_ctlconn */
 	GW_REF_ARES,	   /* a c-ares socket (fd) */
 	GW_REF_SIGNAL,	   /* the signalfd */
-	GW_REF_NFLOG,	   /* the NFLOG socket (dropped sandbox UDP) */
+	GW_REF_NFLOG,	   /* the NFLOG socket (what the nft table dropped and logged) */
 	GW_REF_PRIV,	   /* the channel to the privileged parent */
 };
 
@@ -40,7 +40,27 @@ enum gw_timer_kind {
 	GW_T_RESUME,  /* a listener paused on EMFILE */
 	GW_T_DNSCONN, /* a DNS-over-TCP connection's idle deadline */
 	GW_T_CTLCONN, /* a control connection's deadline */
-	GW_T_UDPLOG,  /* write the summaries of rate-limited UDP events */
+	GW_T_UDPLOG,  /* write the summaries of rate-limited NFLOG events */
+};
+
+/* What the nft table dropped and logged to NFLOG, told apart by the log rule's prefix. */
+enum gw_drop_kind {
+	GW_DROP_UDP,   /* other UDP or UDP-lite (no prefix): "net.udp" */
+	GW_DROP_HOST,  /* an address of this host other than the run's own gateway: "net.host" */
+	GW_DROP_CONNS, /* a new flow over the run's conntrack limit: "limit.connections" */
+	GW_DROP_N,
+};
+
+/**
+ * struct gw_droplog - the audit of one kind of drop, for one run (or for no run)
+ * @bucket:	events written one by one: GW_UDP_BURST, then GW_UDP_PER_S a second
+ * @dropped:	packets seen on NFLOG
+ * @suppressed:	of those, not audited one by one yet (the next summary counts them)
+ */
+struct gw_droplog {
+	struct gw_bucket bucket;
+	uint64_t dropped;
+	uint64_t suppressed;
 };
 
 #define GW_BUF_POOL 64	  /* peek buffers kept for reuse */
@@ -72,9 +92,7 @@ struct gw_run {
 	bool dead;
 	unsigned conns;
 	uint64_t conns_total, denied, dns_queries, bytes_up, bytes_down;
-	struct gw_bucket udp_bucket; /* NFLOG audit events of this run */
-	uint64_t udp_dropped;	     /* dropped UDP datagrams seen on NFLOG */
-	uint64_t udp_suppressed;     /* of those, not audited one by one yet */
+	struct gw_droplog drops[GW_DROP_N]; /* what the nft table dropped of this run */
 };
 
 /* a run update waiting for the privileged parent's answer */
@@ -220,7 +238,7 @@ struct gw_ctlconn {
 
 struct gw_stats {
 	uint64_t accepted, refused, denied, relayed, dns_queries, emfile, audit_errors,
-	    upstream_failed, udp_dropped, udp_suppressed, nflog_lost;
+	    upstream_failed, udp_dropped, udp_suppressed, nflog_lost, host_dropped, conns_dropped;
 };
 
 struct gw {
@@ -243,8 +261,7 @@ struct gw {
 	struct gw_run *run_hash[2][GW_RUN_HASH]; /* by sandbox address: [0] v4, [1] v6 */
 	int nflog_fd;				 /* -1: no NFLOG */
 	uint8_t *nflog_buf;
-	struct gw_bucket udp_bucket;		  /* NFLOG events that match no run */
-	uint64_t udp_suppressed;		  /* of those, not audited one by one yet */
+	struct gw_droplog drops[GW_DROP_N];	  /* NFLOG events that match no run */
 	struct gw_timer udp_timer;		  /* GW_T_UDPLOG */
 	int priv_fd;				  /* channel to the privileged parent, -1: none */
 	bool manage_nft;			  /* run updates go through the parent */
@@ -404,10 +421,15 @@ void gw_priv_free(struct gw *g);
 
 /* ------------------------------------------------------------ udplog.c */
 
-/** gw_nflog_event() - read the NFLOG socket: one audit event per dropped datagram (rate-limited).
+/** gw_nflog_event() - read the NFLOG socket: one audit event per dropped packet (rate-limited).
  */
 void gw_nflog_event(struct gw *g);
-/** gw_udplog_flush() - write the summary events of suppressed datagrams (timer, run end). */
+/**
+ * gw_nflog_drain() - read everything the NFLOG socket holds now (bounded), so that a run's
+ * last dropped packets are counted and audited before its counters are read or it leaves
+ */
+void gw_nflog_drain(struct gw *g);
+/** gw_udplog_flush() - write the summary events of suppressed packets (timer, run end). */
 void gw_udplog_flush(struct gw *g);
 /** gw_udplog_run_end() - write @r's pending summary before it leaves the table. */
 void gw_udplog_run_end(struct gw *g, struct gw_run *r);

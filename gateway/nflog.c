@@ -1,5 +1,6 @@
 /* nflog.c - NFLOG for the gateway: the pure parser of the netlink messages
- * the nft table's `log group N` produces (dropped sandbox UDP), the token
+ * the nft table's `log [prefix P] group N` produces (dropped sandbox UDP and
+ * UDP-lite, attempts at host addresses, connections over a run's limit), the token
  * bucket that rate-limits their audit events, and the socket setup the
  * privileged parent performs before handing the socket to the worker.
  *
@@ -38,6 +39,12 @@ static uint32_t get32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* the protocols whose first four bytes are the source and destination ports */
+static bool has_ports(uint8_t proto)
+{
+	return proto == IPPROTO_UDP || proto == IPPROTO_TCP || proto == IPPROTO_UDPLITE;
+}
+
 /* the transport header of an IPv6 packet: walk at most 8 extension headers */
 static void ipv6_transport(const uint8_t *p, size_t n, struct gw_nflog_pkt *pkt)
 {
@@ -71,7 +78,7 @@ static void ipv6_transport(const uint8_t *p, size_t n, struct gw_nflog_pkt *pkt)
 	}
 out:
 	pkt->proto = nh;
-	if ((nh == IPPROTO_UDP || nh == IPPROTO_TCP) && off <= n && n - off >= 4) {
+	if (has_ports(nh) && off <= n && n - off >= 4) {
 		pkt->sport = get16(p + off);
 		pkt->dport = get16(p + off + 2);
 		pkt->has_ports = true;
@@ -92,8 +99,7 @@ static enum gw_nflog_result parse_ip(const uint8_t *p, size_t n, struct gw_nflog
 		pkt->src.family = pkt->dst.family = AF_INET;
 		memcpy(pkt->src.a, p + 12, 4);
 		memcpy(pkt->dst.a, p + 16, 4);
-		if ((get16(p + 6) & 0x1fff) == 0 &&
-		    (pkt->proto == IPPROTO_UDP || pkt->proto == IPPROTO_TCP) && n - ihl >= 4) {
+		if ((get16(p + 6) & 0x1fff) == 0 && has_ports(pkt->proto) && n - ihl >= 4) {
 			pkt->sport = get16(p + ihl);
 			pkt->dport = get16(p + ihl + 2);
 			pkt->has_ports = true;
@@ -157,6 +163,16 @@ enum gw_nflog_result gw_nflog_next(const uint8_t *buf, size_t len, size_t *off,
 				return GW_NFLOG_MALFORMED;
 			pkt->indev = get32(m + at + 4);
 			break;
+		case NFULA_PREFIX: {
+			/* a NUL-terminated string; what fits, up to its NUL */
+			size_t n = strnlen((const char *)m + at + 4, alen - 4u);
+
+			if (n >= sizeof(pkt->prefix))
+				n = sizeof(pkt->prefix) - 1;
+			memcpy(pkt->prefix, m + at + 4, n);
+			pkt->prefix[n] = '\0';
+			break;
+		}
 		default:
 			break;
 		}
@@ -250,8 +266,12 @@ int gw_nflog_open(uint16_t group, int *ret_fd, struct wd_err *err)
 	struct nfulnl_msg_config_cmd bind_cmd = {.command = NFULNL_CFG_CMD_BIND};
 	struct nfulnl_msg_config_mode mode = {.copy_range = htonl(128),
 					      .copy_mode = NFULNL_COPY_PACKET};
-	uint32_t qthresh = htonl(64), timeout = htonl(10); /* flush at 64 packets or 100 ms */
-	int fd, r, rcvbuf = 1 << 20;
+	/* every packet at once, not batched: a run that exits right after its last datagram
+	 * still has it audited (the worker drains the socket before answering list and
+	 * unregister, which the launcher asks before writing run.exit) */
+	uint32_t qthresh = htonl(1), timeout = htonl(1);
+	/* one message per packet: a flood's worth (~20,000 messages) waits here, not lost */
+	int fd, r, rcvbuf = 16 << 20;
 
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
 	if (fd < 0)

@@ -60,17 +60,19 @@ static struct fw_run *find(struct parent *p, const char *ifname)
 static bool same(const struct fw_run *a, const struct fw_run *b)
 {
 	return a->has_v4 == b->has_v4 && a->has_v6 == b->has_v6 &&
-	       (!a->has_v4 || !memcmp(&a->sbx4, &b->sbx4, sizeof(a->sbx4))) &&
-	       (!a->has_v6 || !memcmp(&a->sbx6, &b->sbx6, sizeof(a->sbx6)));
+	       (!a->has_v4 || (!memcmp(&a->sbx4, &b->sbx4, sizeof(a->sbx4)) &&
+			       !memcmp(&a->gw4, &b->gw4, sizeof(a->gw4)))) &&
+	       (!a->has_v6 || (!memcmp(&a->sbx6, &b->sbx6, sizeof(a->sbx6)) &&
+			       !memcmp(&a->gw6, &b->gw6, sizeof(a->gw6))));
 }
 
 /* a checked message's facts, refused (-EINVAL, @why) outside the configuration */
 static int facts(struct parent *p, const struct gw_priv_run *m, struct fw_run *r, char *why,
 		 size_t size)
 {
-	struct gw_addr a4, a6;
+	struct gw_addr a4, a6, h4, h6;
 
-	gw_priv_run_facts(m, &a4, &a6);
+	gw_priv_run_facts(m, &a4, &a6, &h4, &h6);
 	memset(r, 0, sizeof(*r));
 	snprintf(r->ifname, sizeof(r->ifname), "%s", m->ifname);
 	if (strncmp(r->ifname, p->conf->if_prefix, strlen(p->conf->if_prefix))) {
@@ -78,15 +80,19 @@ static int facts(struct parent *p, const struct gw_priv_run *m, struct fw_run *r
 			 p->conf->if_prefix);
 		return -EINVAL;
 	}
-	if ((a4.family && !gw_prefix_contains(&p->pool[0], p->prefix[0], &a4)) ||
-	    (a6.family && !gw_prefix_contains(&p->pool[1], p->prefix[1], &a6))) {
-		snprintf(why, size, "sandbox addresses outside pools.runs_v4/runs_v6");
+	if ((a4.family && (!gw_prefix_contains(&p->pool[0], p->prefix[0], &a4) ||
+			   !gw_prefix_contains(&p->pool[0], p->prefix[0], &h4))) ||
+	    (a6.family && (!gw_prefix_contains(&p->pool[1], p->prefix[1], &a6) ||
+			   !gw_prefix_contains(&p->pool[1], p->prefix[1], &h6)))) {
+		snprintf(why, size, "sandbox or gateway addresses outside pools.runs_v4/runs_v6");
 		return -EINVAL;
 	}
-	r->has_v4 = a4.family;
-	r->has_v6 = a6.family;
+	r->has_v4 = r->has_gw4 = a4.family;
+	r->has_v6 = r->has_gw6 = a6.family;
 	memcpy(&r->sbx4, a4.a, 4);
 	memcpy(&r->sbx6, a6.a, 16);
+	memcpy(&r->gw4, h4.a, 4);
+	memcpy(&r->gw6, h6.a, 16);
 	return 0;
 }
 
@@ -190,6 +196,8 @@ int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool ma
 	p.fc.port_dns = conf->port_dns;
 	p.fc.port_proxy = conf->port_proxy;
 	p.fc.nflog_group = conf->nflog_group;
+	p.fc.conns_per_run = conf->nft_conns_per_run;
+	p.fc.new_per_s = conf->nft_new_per_s;
 	if (gw_cidr_parse(conf->pool_v4, &p.pool[0], &p.prefix[0]) ||
 	    gw_cidr_parse(conf->pool_v6, &p.pool[1], &p.prefix[1]))
 		manage_nft = false; /* cannot check addresses: refuse every update */

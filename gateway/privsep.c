@@ -205,7 +205,8 @@ static bool all_zero(const uint8_t *p, size_t n)
 }
 
 int gw_priv_run_encode(struct gw_priv_run *m, enum gw_priv_type type, uint32_t seq,
-		       const char *ifname, const struct gw_addr *sb4, const struct gw_addr *sb6)
+		       const char *ifname, const struct gw_addr *sb4, const struct gw_addr *sb6,
+		       const struct gw_addr *h4, const struct gw_addr *h6)
 {
 	memset(m, 0, sizeof(*m));
 	m->magic = GW_PRIV_MAGIC;
@@ -218,10 +219,14 @@ int gw_priv_run_encode(struct gw_priv_run *m, enum gw_priv_type type, uint32_t s
 	if (sb4 && sb4->family == AF_INET) {
 		m->flags |= GW_PRIV_HAS_V4;
 		memcpy(m->v4, sb4->a, 4);
+		if (h4 && h4->family == AF_INET)
+			memcpy(m->h4, h4->a, 4);
 	}
 	if (sb6 && sb6->family == AF_INET6) {
 		m->flags |= GW_PRIV_HAS_V6;
 		memcpy(m->v6, sb6->a, 16);
+		if (h6 && h6->family == AF_INET6)
+			memcpy(m->h6, h6->a, 16);
 	}
 	return gw_priv_run_check(m, sizeof(*m)) ? -EINVAL : 0;
 }
@@ -234,24 +239,31 @@ int gw_priv_run_check(const struct gw_priv_run *m, size_t len)
 	if (!m->flags || (m->flags & ~(GW_PRIV_HAS_V4 | GW_PRIV_HAS_V6)) ||
 	    !all_zero(m->pad, sizeof(m->pad)))
 		return -EBADMSG;
-	if (!(m->flags & GW_PRIV_HAS_V4) ? !all_zero(m->v4, 4) : all_zero(m->v4, 4))
+	if (!(m->flags & GW_PRIV_HAS_V4) ? !all_zero(m->v4, 4) || !all_zero(m->h4, 4)
+					 : all_zero(m->v4, 4) || all_zero(m->h4, 4))
 		return -EBADMSG;
-	if (!(m->flags & GW_PRIV_HAS_V6) ? !all_zero(m->v6, 16) : all_zero(m->v6, 16))
+	if (!(m->flags & GW_PRIV_HAS_V6) ? !all_zero(m->v6, 16) || !all_zero(m->h6, 16)
+					 : all_zero(m->v6, 16) || all_zero(m->h6, 16))
 		return -EBADMSG;
 	return ifname_ok(m->ifname, sizeof(m->ifname)) ? 0 : -EBADMSG;
 }
 
-void gw_priv_run_facts(const struct gw_priv_run *m, struct gw_addr *sb4, struct gw_addr *sb6)
+void gw_priv_run_facts(const struct gw_priv_run *m, struct gw_addr *sb4, struct gw_addr *sb6,
+		       struct gw_addr *h4, struct gw_addr *h6)
 {
 	memset(sb4, 0, sizeof(*sb4));
 	memset(sb6, 0, sizeof(*sb6));
+	memset(h4, 0, sizeof(*h4));
+	memset(h6, 0, sizeof(*h6));
 	if (m->flags & GW_PRIV_HAS_V4) {
-		sb4->family = AF_INET;
+		sb4->family = h4->family = AF_INET;
 		memcpy(sb4->a, m->v4, 4);
+		memcpy(h4->a, m->h4, 4);
 	}
 	if (m->flags & GW_PRIV_HAS_V6) {
-		sb6->family = AF_INET6;
+		sb6->family = h6->family = AF_INET6;
 		memcpy(sb6->a, m->v6, 16);
+		memcpy(h6->a, m->h6, 16);
 	}
 }
 

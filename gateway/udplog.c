@@ -1,35 +1,108 @@
-/* udplog.c - audit events for the sandbox UDP the nft table drops: the
+/* udplog.c - audit events for what the nft table drops and logs to NFLOG: the
  * worker reads the NFLOG socket its parent bound, parses each message
- * (gw_nflog_next(), pure), attributes the datagram to a run by its source
- * address and writes one "net.udp" event for it.
+ * (gw_nflog_next(), pure), attributes the packet to a run by its source
+ * address and writes one event for it. The log rule's prefix says what it was:
+ *
+ *   (none)                 other UDP or UDP-lite           "net.udp"
+ *   FW_NFLOG_PREFIX_HOST   an address of this host other   "net.host"
+ *                          than the run's own gateway
+ *   FW_NFLOG_PREFIX_CONNS  a new flow over the run's        "limit.connections"
+ *                          limits (open flows, new a second)
+ *
+ * Every such packet counts as a denial of its run (run.exit's "denials").
  *
  * A flood must not fill the disk: each run (and the "no run" bucket) has a
- * token bucket of GW_UDP_BURST events refilled at GW_UDP_PER_S a second.
- * Datagrams over the limit are counted; a timer writes one summary event
- * per bucket (with the count in "denials") a second after the first one was
- * suppressed, and a run's pending summary is written when it unregisters.
+ * token bucket per kind of GW_UDP_BURST events refilled at GW_UDP_PER_S a
+ * second. Packets over the limit are counted; a timer writes one summary
+ * event per bucket (with the count in "denials") a second after the first one
+ * was suppressed, and a run's pending summaries are written when it
+ * unregisters.
+ *
+ * The kernel sends each logged packet at once (the socket is bound with a
+ * queue threshold of 1), and gw_nflog_drain() reads what is queued before the
+ * control socket answers "list" or "unregister": the launcher asks both
+ * before it writes run.exit, so a datagram sent right before the program
+ * exits is still audited and counted.
  */
 #include "gateway/gw_internal.h"
+#include "nft/nft.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #define GW_UDP_BURST 20
 #define GW_UDP_PER_S 5
 #define GW_UDP_SUMMARY_NS 1000000000ull
 #define GW_NFLOG_BUF 65536
+#define GW_NFLOG_DRAIN_MAX 4096 /* recv()s at most per drain */
 
-static void udp_event(struct gw *g, struct gw_run *run, const struct gw_nflog_pkt *p)
+/* the audit action and a word for a summary, per kind */
+static const struct {
+	enum audit_type type;
+	const char *action;
+	const char *what;
+} kinds[GW_DROP_N] = {
+    [GW_DROP_UDP] = {AUDIT_TYPE_NET, "net.udp", "dropped UDP datagrams"},
+    [GW_DROP_HOST] = {AUDIT_TYPE_NET, "net.host", "dropped packets to addresses of this host"},
+    [GW_DROP_CONNS] = {AUDIT_TYPE_LIMIT, "limit.connections",
+		       "new flows dropped over the run's connection limit"},
+};
+
+static enum gw_drop_kind kind_of(const struct gw_nflog_pkt *p)
 {
-	char dst[INET6_ADDRSTRLEN], src[INET6_ADDRSTRLEN], reason[200];
+	if (!strcmp(p->prefix, FW_NFLOG_PREFIX_HOST))
+		return GW_DROP_HOST;
+	if (!strcmp(p->prefix, FW_NFLOG_PREFIX_CONNS))
+		return GW_DROP_CONNS;
+	return GW_DROP_UDP; /* no prefix (or one we do not know: still a drop) */
+}
+
+static const char *proto_name(uint8_t proto)
+{
+	switch (proto) {
+	case IPPROTO_UDP:
+		return "udp";
+	case IPPROTO_UDPLITE:
+		return "udplite";
+	case IPPROTO_TCP:
+		return "tcp";
+	case IPPROTO_ICMP:
+		return "icmp";
+	case IPPROTO_ICMPV6:
+		return "icmpv6";
+	case IPPROTO_SCTP:
+		return "sctp";
+	default:
+		return "ip";
+	}
+}
+
+/* "10.213.0.1" or "10.213.0.1 / fd77:...::1": the run's own gateway addresses */
+static void own_addrs(const struct gw_run *run, char *out, size_t size)
+{
+	char a4[INET6_ADDRSTRLEN] = "", a6[INET6_ADDRSTRLEN] = "";
+
+	if (run->host4.family)
+		gw_addr_str(&run->host4, a4, sizeof(a4));
+	if (run->host6.family)
+		gw_addr_str(&run->host6, a6, sizeof(a6));
+	snprintf(out, size, "%s%s%s", a4, a4[0] && a6[0] ? " / " : "", a6);
+}
+
+static void drop_event(struct gw *g, struct gw_run *run, enum gw_drop_kind k,
+		       const struct gw_nflog_pkt *p)
+{
+	char dst[INET6_ADDRSTRLEN], src[INET6_ADDRSTRLEN], own[2 * INET6_ADDRSTRLEN + 4];
+	char reason[400], orphan[120] = "";
 	struct audit_event ev = {
-	    .type = AUDIT_TYPE_NET,
-	    .action = "net.udp",
+	    .type = kinds[k].type,
+	    .action = kinds[k].action,
 	    .allowed = false,
 	    .reason = reason,
-	    .proto = p->proto == IPPROTO_UDP ? "udp" : "ip",
+	    .proto = proto_name(p->proto),
 	};
 
 	ev.dst = ev.resource = gw_addr_str(&p->dst, dst, sizeof(dst));
@@ -37,79 +110,125 @@ static void udp_event(struct gw *g, struct gw_run *run, const struct gw_nflog_pk
 		ev.has |= AUDIT_HAS_PORT;
 		ev.port = p->dport;
 	}
-	if (run)
-		snprintf(reason, sizeof(reason),
-			 "UDP is not relayed: the datagram was dropped by the nft table");
-	else
-		snprintf(reason, sizeof(reason),
-			 "UDP is not relayed: the datagram was dropped by the nft table (its "
-			 "source %s belongs to no registered run)",
+	if (!run)
+		snprintf(orphan, sizeof(orphan), " (its source %s belongs to no registered run)",
 			 gw_addr_str(&p->src, src, sizeof(src)));
+	switch (k) {
+	case GW_DROP_UDP:
+		snprintf(reason, sizeof(reason),
+			 "%s is not relayed: the datagram was dropped by the nft table%s",
+			 p->proto == IPPROTO_UDPLITE ? "UDP-lite" : "UDP", orphan);
+		break;
+	case GW_DROP_HOST:
+		if (run)
+			own_addrs(run, own, sizeof(own));
+		snprintf(reason, sizeof(reason),
+			 "a run reaches only its own gateway address%s%s%s and only the "
+			 "gateway's ports there: %s is an address of this host, the packet was "
+			 "dropped by the nft table%s",
+			 run ? " (" : "", run ? own : "", run ? ")" : "", dst, orphan);
+		break;
+	case GW_DROP_CONNS:
+		ev.has |= AUDIT_HAS_LIMIT;
+		ev.limit = g->conf.nft_conns_per_run;
+		snprintf(reason, sizeof(reason),
+			 "connection limit: a run holds at most %u open flows "
+			 "(nft.conntrack_per_run) and opens at most %u new ones a second "
+			 "(nft.conntrack_new_per_s, burst %u); this new flow was dropped by the "
+			 "nft table%s",
+			 g->conf.nft_conns_per_run, g->conf.nft_new_per_s,
+			 g->conf.nft_new_per_s * 10, orphan);
+		break;
+	case GW_DROP_N:
+		return;
+	}
 	gw_audit(g, run, &ev);
 }
 
-static void summary(struct gw *g, struct gw_run *run, uint64_t *suppressed)
+static void summary(struct gw *g, struct gw_run *run, enum gw_drop_kind k, struct gw_droplog *d)
 {
-	char reason[200];
+	char reason[300];
 	struct audit_event ev = {
-	    .type = AUDIT_TYPE_NET,
-	    .action = "net.udp",
+	    .type = kinds[k].type,
+	    .action = kinds[k].action,
 	    .resource = "",
 	    .allowed = false,
 	    .reason = reason,
-	    .proto = "udp",
+	    .proto = k == GW_DROP_UDP ? "udp" : NULL,
 	    .has = AUDIT_HAS_DENIALS,
 	};
 
-	if (!*suppressed)
+	if (!d->suppressed)
 		return;
-	ev.denials = (int64_t)*suppressed;
+	ev.denials = (int64_t)d->suppressed;
+	if (k == GW_DROP_CONNS) {
+		ev.has |= AUDIT_HAS_LIMIT;
+		ev.limit = g->conf.nft_conns_per_run;
+	}
 	snprintf(reason, sizeof(reason),
-		 "rate limit: %llu more dropped UDP datagrams were not audited one by one "
-		 "(at most %u, then %u a second)",
-		 (unsigned long long)*suppressed, GW_UDP_BURST, GW_UDP_PER_S);
-	*suppressed = 0;
+		 "rate limit: %llu more %s were not audited one by one (at most %u, then %u a "
+		 "second)",
+		 (unsigned long long)d->suppressed, kinds[k].what, GW_UDP_BURST, GW_UDP_PER_S);
+	d->suppressed = 0;
 	gw_audit(g, run, &ev);
 }
 
 void gw_udplog_flush(struct gw *g)
 {
 	for (struct gw_run *r = g->runs; r; r = r->next)
-		summary(g, r, &r->udp_suppressed);
-	summary(g, NULL, &g->udp_suppressed);
+		gw_udplog_run_end(g, r);
+	for (int k = 0; k < GW_DROP_N; k++)
+		summary(g, NULL, (enum gw_drop_kind)k, &g->drops[k]);
 }
 
 void gw_udplog_run_end(struct gw *g, struct gw_run *r)
 {
-	summary(g, r, &r->udp_suppressed);
+	for (int k = 0; k < GW_DROP_N; k++)
+		summary(g, r, (enum gw_drop_kind)k, &r->drops[k]);
 }
 
 static void one_packet(struct gw *g, const struct gw_nflog_pkt *p)
 {
 	struct gw_run *run = gw_run_find_sandbox(g, &p->src);
-	struct gw_bucket *b = run ? &run->udp_bucket : &g->udp_bucket;
+	enum gw_drop_kind k = kind_of(p);
+	struct gw_droplog *d = run ? &run->drops[k] : &g->drops[k];
 
-	g->stats.udp_dropped++;
+	d->dropped++;
+	g->stats.denied++;
 	if (run)
-		run->udp_dropped++;
-	if (gw_bucket_take(b, g->now, GW_UDP_BURST, GW_UDP_PER_S)) {
-		udp_event(g, run, p);
+		run->denied++;
+	switch (k) {
+	case GW_DROP_UDP:
+		g->stats.udp_dropped++;
+		break;
+	case GW_DROP_HOST:
+		g->stats.host_dropped++;
+		break;
+	case GW_DROP_CONNS:
+		g->stats.conns_dropped++;
+		break;
+	case GW_DROP_N:
+		break;
+	}
+	if (gw_bucket_take(&d->bucket, g->now, GW_UDP_BURST, GW_UDP_PER_S)) {
+		drop_event(g, run, k, p);
 		return;
 	}
-	g->stats.udp_suppressed++;
-	if (run)
-		run->udp_suppressed++;
-	else
-		g->udp_suppressed++;
+	if (k == GW_DROP_UDP)
+		g->stats.udp_suppressed++;
+	d->suppressed++;
 	if (g->udp_timer.pos == GW_TIMER_IDLE)
 		gw_arm(g, &g->udp_timer, g->now + GW_UDP_SUMMARY_NS);
 }
 
-void gw_nflog_event(struct gw *g)
+/* read up to @max datagrams; Return: true when the socket is empty */
+static bool nflog_read(struct gw *g, int max)
 {
+	if (g->nflog_fd < 0)
+		return true;
 	if (!g->nflog_buf && !(g->nflog_buf = malloc(GW_NFLOG_BUF)))
-		return;
-	for (int i = 0; i < 64; i++) {
+		return true;
+	for (int i = 0; i < max; i++) {
 		ssize_t n = recv(g->nflog_fd, g->nflog_buf, GW_NFLOG_BUF, MSG_DONTWAIT);
 		struct gw_nflog_pkt p;
 		size_t off = 0;
@@ -121,7 +240,7 @@ void gw_nflog_event(struct gw *g)
 				g->stats.nflog_lost++;
 				continue;
 			}
-			return;
+			return true;
 		}
 		while ((r = gw_nflog_next(g->nflog_buf, (size_t)n, &off, &p)) != GW_NFLOG_END) {
 			if (r == GW_NFLOG_MALFORMED)
@@ -130,4 +249,15 @@ void gw_nflog_event(struct gw *g)
 				one_packet(g, &p);
 		}
 	}
+	return false;
+}
+
+void gw_nflog_event(struct gw *g)
+{
+	nflog_read(g, 64);
+}
+
+void gw_nflog_drain(struct gw *g)
+{
+	nflog_read(g, GW_NFLOG_DRAIN_MAX);
 }

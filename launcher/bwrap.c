@@ -164,10 +164,18 @@ static bool policy_sets(const struct wd_policy *p, const char *name)
 	return false;
 }
 
+/*
+ * The proxy variables name the gateway by BWRAP_PROXY_NAME, which the run's /etc/hosts
+ * resolves to its v4 and v6 gateway addresses: a client asked for one family (curl -6) finds
+ * the proxy in it (an IPv4 literal made curl -6 fail). ALL_PROXY / all_proxy are not set:
+ * curl uses them for every protocol, including ones an HTTP proxy cannot carry (ftp:// would
+ * become a GET the gateway refuses), and other tools read them as a SOCKS proxy; without them
+ * those clients take the transparent path, which carries any TCP by name and port.
+ */
 static int push_env(struct bwrap_argv *a, const struct bwrap_spec *s)
 {
-	static const char *const proxy_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
-						 "http_proxy", "https_proxy", "all_proxy"};
+	static const char *const proxy_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+						 "https_proxy"};
 	const struct wd_policy *p = s->policy;
 	char url[128];
 	int r = push(a, "--clearenv");
@@ -184,10 +192,8 @@ static int push_env(struct bwrap_argv *a, const struct bwrap_spec *s)
 	}
 	for (size_t i = 0; !r && i < p->nenv_set; i++)
 		r = push3(a, "--setenv", p->env_set[i].name, p->env_set[i].value);
-	if (s->host4[0])
-		snprintf(url, sizeof(url), "http://%s:%u", s->host4, s->proxy_port);
-	else if (s->host6[0])
-		snprintf(url, sizeof(url), "http://[%s]:%u", s->host6, s->proxy_port);
+	if (s->host4[0] || s->host6[0])
+		snprintf(url, sizeof(url), "http://%s:%u", BWRAP_PROXY_NAME, s->proxy_port);
 	else
 		url[0] = '\0';
 	for (size_t i = 0; !r && url[0] && i < WD_ARRAY_SIZE(proxy_vars); i++)
@@ -410,6 +416,11 @@ int bwrap_file_text(int which, const struct bwrap_spec *s, uid_t uid, gid_t gid,
 	case 1:
 		r |= wd_buf_puts(out, "127.0.0.1\tlocalhost warden\n::1\tlocalhost ip6-localhost "
 				      "ip6-loopback\n");
+		/* the gateway's explicit proxy, in both families (the proxy variables) */
+		if (s->host4[0])
+			r |= wd_buf_printf(out, "%s\t%s\n", s->host4, BWRAP_PROXY_NAME);
+		if (s->host6[0])
+			r |= wd_buf_printf(out, "%s\t%s\n", s->host6, BWRAP_PROXY_NAME);
 		break;
 	case 2:
 		if (uid != 0)

@@ -21,7 +21,8 @@ static void usage(FILE *f)
 		"run` does the same for crashed runs each time it starts.\n"
 		"Ready-made run networks (the pool, see WARDEN_POOL in warden(1)) are kept when\n"
 		"healthy and made for the configuration (default, or --config); half-made and\n"
-		"other ones are removed. --pool removes them all.\n\n"
+		"other ones are removed, and so are those of another host network namespace\n"
+		"that is gone. --pool removes all of this host namespace's too.\n\n"
 		"exit status: 0 done, 1 something could not be removed, 2 usage error,\n"
 		"125 not root\n");
 }

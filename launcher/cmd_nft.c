@@ -13,24 +13,29 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: warden nft render [--config FILE]\n"
-		   "       warden nft audit [--config FILE] [--json]\n"
-		   "       warden nft install [--config FILE]\n"
-		   "       warden nft uninstall [--config FILE]\n"
-		   "       warden nft run-add IFNAME [--v4 ADDR] [--v6 ADDR] [--config FILE]\n"
-		   "       warden nft run-del IFNAME [--v4 ADDR] [--v6 ADDR] [--config FILE]\n"
-		   "       warden nft bench-runs N [--config FILE]\n\n"
-		   "render     print the ruleset as `nft -f` text (deterministic; diff it in CI)\n"
-		   "audit      read the live ruleset and check Warden's invariants\n"
-		   "install    create or replace the table in this network namespace\n"
-		   "uninstall  delete the table (absent is fine)\n"
-		   "run-add    low-level: register a run's interface and sandbox addresses\n"
-		   "run-del    low-level: unregister them (absent elements are fine)\n"
-		   "bench-runs low-level: time N run-add + run-del pairs on dummy names\n\n"
-		   "--config FILE is a warden-gateway config (table, interface prefix, ports,\n"
-		   "NFLOG group); without it the defaults are used.\n\n"
-		   "exit status: 0 ok (audit: clean), 1 audit found violations,\n"
-		   "2 usage error, bad config or netlink error, 125 internal error\n");
+	fprintf(
+	    f,
+	    "usage: warden nft render [--config FILE]\n"
+	    "       warden nft audit [--config FILE] [--json]\n"
+	    "       warden nft install [--config FILE]\n"
+	    "       warden nft uninstall [--config FILE]\n"
+	    "       warden nft run-add IFNAME [--v4 ADDR [--gw4 ADDR]] [--v6 ADDR [--gw6 ADDR]]\n"
+	    "                          [--config FILE]\n"
+	    "       warden nft run-del IFNAME [--v4 ADDR [--gw4 ADDR]] [--v6 ADDR [--gw6 ADDR]]\n"
+	    "                          [--config FILE]\n"
+	    "       warden nft bench-runs N [--config FILE]\n\n"
+	    "render     print the ruleset as `nft -f` text (deterministic; diff it in CI)\n"
+	    "audit      read the live ruleset and check Warden's invariants\n"
+	    "install    create or replace the table in this network namespace\n"
+	    "uninstall  delete the table (absent is fine)\n"
+	    "run-add    low-level: register a run's interface, sandbox addresses (--v4,\n"
+	    "           --v6) and own gateway addresses, the veth's host side (--gw4, --gw6)\n"
+	    "run-del    low-level: unregister them (absent elements are fine)\n"
+	    "bench-runs low-level: time N run-add + run-del pairs on dummy names\n\n"
+	    "--config FILE is a warden-gateway config (table, interface prefix, ports,\n"
+	    "NFLOG group); without it the defaults are used.\n\n"
+	    "exit status: 0 ok (audit: clean), 1 audit found violations,\n"
+	    "2 usage error, bad config or netlink error, 125 internal error\n");
 }
 
 struct nft_opts {
@@ -38,6 +43,8 @@ struct nft_opts {
 	const char *ifname;
 	const char *v4;
 	const char *v6;
+	const char *gw4;
+	const char *gw6;
 	const char *count;
 	bool json;
 };
@@ -57,6 +64,10 @@ static int parse_opts(int argc, char **argv, struct nft_opts *o, const char **po
 			dst = &o->v4;
 		else if (!strcmp(a, "--v6"))
 			dst = &o->v6;
+		else if (!strcmp(a, "--gw4"))
+			dst = &o->gw4;
+		else if (!strcmp(a, "--gw6"))
+			dst = &o->gw6;
 		else if (!strcmp(a, "--json")) {
 			o->json = true;
 			continue;
@@ -116,6 +127,8 @@ static int load_config(const char *path, struct fw_config *c)
 	c->port_dns = g.port_dns;
 	c->port_proxy = g.port_proxy;
 	c->nflog_group = g.nflog_group;
+	c->conns_per_run = g.nft_conns_per_run;
+	c->new_per_s = g.nft_new_per_s;
 	wd_err_clear(&err);
 	ret = fw_config_check(c, &err);
 	if (ret < 0)
@@ -153,9 +166,10 @@ static int audit_json(const struct fw_config *c, const struct fw_audit_report *r
 	ret |= policy_json_string(&out, c->table);
 	ret |= wd_buf_printf(&out,
 			     ",\"family\":\"inet\",\"ok\":%s,\"violations\":%zu,\"notes\":%zu,"
-			     "\"runs\":{\"interfaces\":%u,\"v4\":%u,\"v6\":%u},\"findings\":[",
+			     "\"runs\":{\"interfaces\":%u,\"v4\":%u,\"v6\":%u,\"gw_v4\":%u,"
+			     "\"gw_v6\":%u},\"findings\":[",
 			     rep->violations ? "false" : "true", rep->violations, rep->notes,
-			     rep->runs_if, rep->runs_v4, rep->runs_v6);
+			     rep->runs_if, rep->runs_v4, rep->runs_v6, rep->gw_v4, rep->gw_v6);
 	for (size_t i = 0; i < rep->n; i++) {
 		ret |= wd_buf_printf(&out, "%s{\"level\":\"%s\",\"object\":", i ? "," : "",
 				     rep->items[i].level == FW_VIOLATION ? "violation" : "note");
@@ -194,9 +208,10 @@ static int do_audit(const struct fw_config *c, bool json)
 			       rep.items[i].level == FW_VIOLATION ? "violation" : "note",
 			       rep.items[i].object, rep.items[i].msg);
 		printf("table inet %s: %zu violation%s, %zu note%s; runs: %u interfaces, %u v4, "
-		       "%u v6\n",
+		       "%u v6 (gateway addresses: %u v4, %u v6)\n",
 		       c->table, rep.violations, rep.violations == 1 ? "" : "s", rep.notes,
-		       rep.notes == 1 ? "" : "s", rep.runs_if, rep.runs_v4, rep.runs_v6);
+		       rep.notes == 1 ? "" : "s", rep.runs_if, rep.runs_v4, rep.runs_v6, rep.gw_v4,
+		       rep.gw_v6);
 	}
 	ret = rep.violations ? WD_EXIT_FOUND : WD_EXIT_OK;
 	fw_audit_report_free(&rep);
@@ -219,8 +234,22 @@ static int parse_run(const struct nft_opts *o, struct fw_run *r)
 		fprintf(stderr, "warden nft: %s is not an IPv6 address\n", o->v6);
 		return -EINVAL;
 	}
+	if (o->gw4 && inet_pton(AF_INET, o->gw4, &r->gw4) != 1) {
+		fprintf(stderr, "warden nft: %s is not an IPv4 address\n", o->gw4);
+		return -EINVAL;
+	}
+	if (o->gw6 && inet_pton(AF_INET6, o->gw6, &r->gw6) != 1) {
+		fprintf(stderr, "warden nft: %s is not an IPv6 address\n", o->gw6);
+		return -EINVAL;
+	}
+	if ((o->gw4 && !o->v4) || (o->gw6 && !o->v6)) {
+		fprintf(stderr, "warden nft: --gw4 needs --v4, --gw6 needs --v6\n");
+		return -EINVAL;
+	}
 	r->has_v4 = o->v4 != NULL;
 	r->has_v6 = o->v6 != NULL;
+	r->has_gw4 = o->gw4 != NULL;
+	r->has_gw6 = o->gw6 != NULL;
 	return 0;
 }
 
@@ -235,6 +264,10 @@ static void bench_run(const struct fw_config *c, unsigned long i, struct fw_run 
 	r->sbx6.s6_addr[13] = (uint8_t)(i >> 16);
 	r->sbx6.s6_addr[14] = (uint8_t)(i >> 8);
 	r->sbx6.s6_addr[15] = (uint8_t)i;
+	r->has_gw4 = r->has_gw6 = true;
+	r->gw4.s_addr = htonl(ntohl(r->sbx4.s_addr) - 1);
+	r->gw6 = r->sbx6;
+	r->gw6.s6_addr[11] = 1;
 }
 
 /*
@@ -327,9 +360,10 @@ int cmd_nft(int argc, char **argv)
 	if (parse_opts(argc, argv, &o, pos, nft_verbs[idx].npos) < 0)
 		return WD_EXIT_USAGE;
 	o.ifname = o.count = pos[0];
-	if ((o.v4 || o.v6) && nft_verbs[idx].verb != V_RUN_ADD &&
+	if ((o.v4 || o.v6 || o.gw4 || o.gw6) && nft_verbs[idx].verb != V_RUN_ADD &&
 	    nft_verbs[idx].verb != V_RUN_DEL) {
-		fprintf(stderr, "warden nft %s: --v4/--v6 only apply to run-add and run-del\n",
+		fprintf(stderr,
+			"warden nft %s: --v4/--v6/--gw4/--gw6 only apply to run-add and run-del\n",
 			argv[1]);
 		return WD_EXIT_USAGE;
 	}

@@ -118,6 +118,8 @@ struct run {
 	struct run_gw gw;
 	bool gw_daemon; /* gateway_pick() chose a daemon (else an embedded one was spawned) */
 	bool registered;
+	bool gw_lost;	       /* the gateway died or forgot the run: its counts are incomplete */
+	char gw_lost_why[300]; /* ... and how, for run.exit */
 	unsigned pool_size; /* ready networks to keep ($WARDEN_POOL) */
 	bool pooled;	    /* the network came from the pool */
 	int sigfd;
@@ -642,6 +644,8 @@ static int gw_config(struct run *r)
 	r->fcfg.port_dns = r->gwc.port_dns;
 	r->fcfg.port_proxy = r->gwc.port_proxy;
 	r->fcfg.nflog_group = r->gwc.nflog_group;
+	r->fcfg.conns_per_run = r->gwc.nft_conns_per_run;
+	r->fcfg.new_per_s = r->gwc.nft_new_per_s;
 	netns_pool_config_defaults(&r->ncfg);
 	if (netns_parse_prefix(r->gwc.pool_v4, &r->ncfg.pool4) ||
 	    netns_parse_prefix(r->gwc.pool_v6, &r->ncfg.pool6))
@@ -786,15 +790,29 @@ static int gateway_register(struct run *r)
 	return 0;
 }
 
-/* The gateway's counters for this run (denied, bytes); -1 when unknown. */
+/* The gateway's counters for this run (denied, bytes); -1 when unknown. A registered run the
+ * gateway does not answer for (it died, or a daemon restarted and forgot it) is recorded as
+ * r->gw_lost: run.exit then says its counts are incomplete. */
 static void gateway_counters(struct run *r, int64_t *denied, int64_t *up, int64_t *down)
 {
 	json_t *ans = NULL, *runs, *it;
 	size_t i;
+	int ret;
 
 	*denied = *up = *down = -1;
-	if (!r->registered || gw_simple(r->gw.socket, "list", &ans))
+	if (!r->registered)
 		return;
+	ret = gw_simple(r->gw.socket, "list", &ans);
+	if (ret) {
+		if (!r->gw_lost)
+			snprintf(r->gw_lost_why, sizeof(r->gw_lost_why),
+				 "the gateway on %s no longer answers (%s): it died during the "
+				 "run, so connections open then have no net.close and the "
+				 "denial and byte counts are incomplete",
+				 r->gw.socket, strerror(-ret));
+		r->gw_lost = true;
+		return;
+	}
 	runs = json_object_get(ans, "runs");
 	json_array_foreach(runs, i, it)
 	{
@@ -806,6 +824,13 @@ static void gateway_counters(struct run *r, int64_t *denied, int64_t *up, int64_
 		*down = json_integer_value(json_object_get(it, "bytes_down"));
 	}
 	json_decref(ans);
+	if (*denied < 0 && !r->gw_lost) {
+		snprintf(r->gw_lost_why, sizeof(r->gw_lost_why),
+			 "the gateway on %s no longer lists the run (it restarted during it?): "
+			 "the denial and byte counts are incomplete",
+			 r->gw.socket);
+		r->gw_lost = true;
+	}
 }
 
 static bool gateway_lists(struct run *r)
@@ -991,6 +1016,13 @@ static int network_known(struct run *r)
 	r->fr.sbx4 = r->net.addr.sbx4;
 	r->fr.has_v6 = r->rec.sbx6[0] != '\0';
 	r->fr.sbx6 = r->net.addr.sbx6;
+	/* the run reaches the host only at these: the gateway's ports there */
+	snprintf(r->rec.host4, sizeof(r->rec.host4), "%s", r->host4);
+	snprintf(r->rec.host6, sizeof(r->rec.host6), "%s", r->host6);
+	r->fr.has_gw4 = r->fr.has_v4;
+	r->fr.gw4 = r->net.addr.host4;
+	r->fr.has_gw6 = r->fr.has_v6;
+	r->fr.gw6 = r->net.addr.host6;
 	return save_state(r);
 }
 
@@ -1132,6 +1164,12 @@ static void audit_exit(struct run *r, int status, int sig, int64_t denied, int64
 		ev.has |= AUDIT_HAS_BYTES_UP | AUDIT_HAS_BYTES_DOWN;
 		ev.bytes_up = up;
 		ev.bytes_down = down;
+	}
+	if (r->gw_lost) {
+		ev.has |= AUDIT_HAS_COUNTS_INCOMPLETE;
+		ev.counts_incomplete = true;
+		if (!ev.reason)
+			ev.reason = r->gw_lost_why;
 	}
 	write_event(r, &ev, flags);
 }
@@ -1538,6 +1576,22 @@ static void arm(int tfd, uint64_t ms, uint64_t interval_ms)
 	timerfd_settime(tfd, 0, &it, NULL);
 }
 
+/* The embedded gateway ended during the run (wait status @st): what run.exit will say. */
+static void gateway_died(struct run *r, int st)
+{
+	char how[64];
+
+	if (WIFSIGNALED(st))
+		snprintf(how, sizeof(how), "killed by signal %d", WTERMSIG(st));
+	else
+		snprintf(how, sizeof(how), "exit status %d", WEXITSTATUS(st));
+	snprintf(r->gw_lost_why, sizeof(r->gw_lost_why),
+		 "the embedded gateway (pid %d) died during the run (%s): connections open "
+		 "then have no net.close, and the denial and byte counts are incomplete",
+		 (int)r->gw.pid, how);
+	r->gw_lost = true;
+}
+
 /* The wait loop. Return: the wait status of bwrap. */
 static int wait_loop(struct run *r, int info_fd, bool *timed_out, bool *rss_hit,
 		     uint64_t *rss_peak_kb)
@@ -1610,11 +1664,14 @@ static int wait_loop(struct run *r, int info_fd, bool *timed_out, bool *rss_hit,
 				pid_t prog;
 
 				if (si.ssi_signo == SIGCHLD) {
+					int gst;
+
 					if (r->gw.pid > 0 &&
-					    waitpid(r->gw.pid, &status, WNOHANG) == r->gw.pid) {
+					    waitpid(r->gw.pid, &gst, WNOHANG) == r->gw.pid) {
 						fprintf(stderr,
 							"warden run: the embedded gateway "
 							"exited; the run's traffic is dropped\n");
+						gateway_died(r, gst);
 						r->gw.pid = 0;
 					}
 					if (waitpid(r->child, &status, WNOHANG) == r->child)

@@ -1,5 +1,6 @@
 /* main.c - `warden`: the launcher sidecar and command line; dispatches verbs from a table. */
 #include "launcher/cli.h"
+#include "launcher/run.h"
 #include "common/common.h"
 
 #include <limits.h>
@@ -135,6 +136,11 @@ int cmd_version(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
+
+	/* a pooled network's holder is this program again, named so (launcher/run_pool.c) */
+	if (argc > 0 && !strcmp(base ? base + 1 : argv[0], RUN_POOL_HOLDER_NAME))
+		return run_pool_holder(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return WD_EXIT_USAGE;

@@ -159,6 +159,10 @@ struct bwrap_spec {
 	int seccomp_fd;
 };
 
+/* The name the proxy variables give the gateway; the run's /etc/hosts maps it to the run's
+ * own gateway addresses, v4 and v6. */
+#define BWRAP_PROXY_NAME "warden-proxy"
+
 /**
  * struct bwrap_argv - a growable NULL-terminated argv whose strings it owns
  * @v:	the strings, v[n] == NULL
@@ -419,6 +423,9 @@ void run_gw_stop(struct run_gw *gw);
  * @ifname:	host-side veth ("" before the network exists)
  * @sbx4:	sandbox IPv4 ("" when none)
  * @sbx6:	sandbox IPv6 ("" when none)
+ * @host4:	the run's own gateway IPv4, the veth's host side ("" when none, or an older
+ *		record)
+ * @host6:	the same for IPv6
  * @table:	nft table name
  * @if_prefix:	nft interface prefix
  * @gw_socket:	control socket the run is registered with ("" when not registered)
@@ -433,6 +440,8 @@ struct run_record {
 	char ifname[16];
 	char sbx4[INET_ADDRSTRLEN];
 	char sbx6[INET6_ADDRSTRLEN];
+	char host4[INET_ADDRSTRLEN];
+	char host6[INET6_ADDRSTRLEN];
 	char table[32];
 	char if_prefix[8];
 	char gw_socket[108];
@@ -490,12 +499,42 @@ struct fw_config;
 /* Ready networks kept by default ($WARDEN_POOL overrides; 0 disables), and at most. */
 #define RUN_POOL_DEFAULT 2
 #define RUN_POOL_MAX 16
+/* Seconds a ready network waits to be leased before its holder ends it ($WARDEN_POOL_IDLE
+ * overrides, 1..RUN_POOL_IDLE_MAX), and how often a holder looks whether its veth and its host
+ * namespace are still there. */
+#define RUN_POOL_IDLE_DEFAULT 600
+#define RUN_POOL_IDLE_MAX 86400
+#define RUN_POOL_CHECK_S 2
+/* argv[0] and comm of a holder: `warden-pool <netns>` (main() dispatches on it). */
+#define RUN_POOL_HOLDER_NAME "warden-pool"
 
 /**
  * run_pool_size() - how many ready networks to keep: $WARDEN_POOL (0..RUN_POOL_MAX), else
  * RUN_POOL_DEFAULT (also when the variable is not a number in range)
  */
 unsigned run_pool_size(void);
+
+/** run_pool_idle_s() - $WARDEN_POOL_IDLE (1..RUN_POOL_IDLE_MAX), else RUN_POOL_IDLE_DEFAULT */
+unsigned run_pool_idle_s(void);
+
+/**
+ * run_pool_holder() - main() of a holder, `warden-pool <netns>` (exec'd by the maker of a
+ * pooled network with the namespace on fd 3 and the adoption pipe on fd 4): waits to be
+ * adopted, then sleeps until killed (a lease), idle for run_pool_idle_s(), or its veth or
+ * host namespace is gone; in those three cases it removes its entry and nft elements first
+ * @argc:	2
+ * @argv:	RUN_POOL_HOLDER_NAME, the network's name (its host-side interface)
+ *
+ * Return: WD_EXIT_USAGE when not started that way; otherwise it does not return.
+ */
+int run_pool_holder(int argc, char **argv);
+
+/**
+ * run_pool_netns_in_use() - whether the network namespace with inode @ino still has a reason
+ * to exist: it is pid 1's, it is bind-mounted under /run/netns (or /var/run/netns), or a
+ * process that is not a pool holder lives in it (an unknown inode, 0, counts as in use)
+ */
+bool run_pool_netns_in_use(unsigned long long ino);
 
 /**
  * run_pool_lease() - take a ready network of this configuration out of the pool
@@ -535,7 +574,8 @@ int run_pool_fill(const char *dir, const struct netns_pool_config *nc, const str
 /**
  * run_pool_gc() - reclaim pooled networks: half-made ones whose maker is gone, ready ones of
  * another configuration, whose holder is gone or that fail the health check (interface up
- * with carrier), and with @drain all of them
+ * with carrier), those of another host namespace that is gone (run_pool_netns_in_use()), and
+ * with @drain all of this host namespace's
  * (nft elements, namespace, veth, slot, entry)
  * @dir:		the pool folder
  * @nc:			the configuration whose healthy ready networks are kept

@@ -11,13 +11,18 @@
  *   making   the maker built the network (netns_run_create(), not bind-mounted: a mount
  *            would vanish with the maker's mount namespace, e.g. under `ip netns exec`)
  *            and is adding the nft elements; the slot is the maker's
- *   ready    a holder process (a child of the maker, `warden-pool`) keeps the namespace
- *            alive through one descriptor (fd 3) and otherwise sleeps, in the host's
- *            namespace: nothing runs inside the network. The slot is the holder's, so if
- *            the holder dies the kernel frees the namespace and netns_gc() the slot.
- *            Traffic from it reaches only the gateway's ports (its elements are in the
- *            sets), where no registered run has its addresses: a daemon denies it, and no
- *            embedded gateway listens there.
+ *   ready    a holder process (a child of the maker that execs this program as
+ *            `warden-pool <netns>`, run_pool_holder()) keeps the namespace alive through
+ *            one descriptor (fd 3) and otherwise sleeps, in the host's namespace: nothing
+ *            runs inside the network. The slot is the holder's, so if the holder dies the
+ *            kernel frees the namespace and netns_gc() the slot. Traffic from it reaches
+ *            only the gateway's ports (its elements are in the sets), where no registered
+ *            run has its addresses: a daemon denies it, and no embedded gateway listens
+ *            there. Every RUN_POOL_CHECK_S the holder looks around and exits, removing its
+ *            entry and nft elements first, when its veth is gone, when its host namespace
+ *            is gone (deleted, and no process but holders left in it: it would otherwise
+ *            keep that namespace alive forever), or when it has been idle for
+ *            $WARDEN_POOL_IDLE seconds (RUN_POOL_IDLE_DEFAULT).
  *
  * Leasing (run_pool_lease()), under the lock (not waited for: when someone holds it, the
  * caller builds a fresh network): the first ready entry of the caller's
@@ -30,10 +35,11 @@
  *
  * Filling (run_pool_fill()) happens off the launch path, in the detached teardown child of
  * a finished run. run_pool_gc() (`warden gc`) keeps healthy ready entries of the caller's
- * configuration, leaves other host namespaces' live entries alone, and reclaims the rest
- * (dead makers or holders, other configurations); with @drain every entry of this host
- * namespace too.
+ * configuration, leaves other live host namespaces' live entries alone, and reclaims the
+ * rest (dead makers or holders, other configurations, holders of a host namespace that is
+ * gone); with @drain every entry of this host namespace too.
  */
+#include "launcher/cli.h"
 #include "launcher/run.h"
 #include "netns/netns.h"
 #include "nft/nft.h"
@@ -47,10 +53,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <net/if.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 /* An entry as stored. */
 struct entry {
@@ -66,7 +76,24 @@ struct entry {
 	char prefix[8];
 	char cfg[256];
 	unsigned long long ns; /* inode of the network namespace (0: unknown, never leased) */
+	char gw4[INET_ADDRSTRLEN];  /* the host side of the veth: the run's own gateway */
+	char gw6[INET6_ADDRSTRLEN]; /* ("" in an older entry: never leased) */
 };
+
+unsigned run_pool_idle_s(void)
+{
+	const char *s = getenv("WARDEN_POOL_IDLE");
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return RUN_POOL_IDLE_DEFAULT;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < 1 || v > RUN_POOL_IDLE_MAX)
+		return RUN_POOL_IDLE_DEFAULT;
+	return (unsigned)v;
+}
 
 unsigned run_pool_size(void)
 {
@@ -109,12 +136,13 @@ static bool same_host(const char *a, const char *b)
 
 static int entry_format(const struct entry *e, char *out, size_t size)
 {
-	int n = snprintf(out, size,
-			 "state=%s pid=%d start=%llu id=%s slot=%u ifname=%s sbx4=%s sbx6=%s "
-			 "table=%s prefix=%s cfg=%s ns=%llu\n",
-			 e->state, (int)e->pid, e->start, e->id, e->slot, e->ifname,
-			 e->sbx4[0] ? e->sbx4 : "-", e->sbx6[0] ? e->sbx6 : "-", e->table,
-			 e->prefix, e->cfg, e->ns);
+	int n =
+	    snprintf(out, size,
+		     "state=%s pid=%d start=%llu id=%s slot=%u ifname=%s sbx4=%s sbx6=%s "
+		     "table=%s prefix=%s cfg=%s ns=%llu gw4=%s gw6=%s\n",
+		     e->state, (int)e->pid, e->start, e->id, e->slot, e->ifname,
+		     e->sbx4[0] ? e->sbx4 : "-", e->sbx6[0] ? e->sbx6 : "-", e->table, e->prefix,
+		     e->cfg, e->ns, e->gw4[0] ? e->gw4 : "-", e->gw6[0] ? e->gw6 : "-");
 
 	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
 }
@@ -133,9 +161,15 @@ static int entry_parse(const char *text, struct entry *e)
 		return -EINVAL;
 	if (strcmp(e->state, "making") && strcmp(e->state, "ready"))
 		return -EINVAL;
-	/* an entry without it (older format) parses, but is never leased: gc reclaims it */
-	if (sscanf(text + end, " ns=%llu", &e->ns) != 1)
+	/* an entry without them (older format) parses, but is never leased: gc reclaims it */
+	if (sscanf(text + end, " ns=%llu gw4=%15s gw6=%45s", &e->ns, e->gw4, e->gw6) != 3) {
 		e->ns = 0;
+		e->gw4[0] = e->gw6[0] = '\0';
+	}
+	if (!strcmp(e->gw4, "-"))
+		e->gw4[0] = '\0';
+	if (!strcmp(e->gw6, "-"))
+		e->gw6[0] = '\0';
 	e->pid = pid;
 	if (!strcmp(e->sbx4, "-"))
 		e->sbx4[0] = '\0';
@@ -225,6 +259,8 @@ static void entry_fw(const struct entry *e, struct fw_config *fc, struct fw_run 
 	snprintf(fr->ifname, sizeof(fr->ifname), "%s", e->ifname);
 	fr->has_v4 = e->sbx4[0] && inet_pton(AF_INET, e->sbx4, &fr->sbx4) == 1;
 	fr->has_v6 = e->sbx6[0] && inet_pton(AF_INET6, e->sbx6, &fr->sbx6) == 1;
+	fr->has_gw4 = fr->has_v4 && e->gw4[0] && inet_pton(AF_INET, e->gw4, &fr->gw4) == 1;
+	fr->has_gw6 = fr->has_v6 && e->gw6[0] && inet_pton(AF_INET6, e->gw6, &fr->gw6) == 1;
 }
 
 /* Is the process named by @e (maker or holder) alive? */
@@ -233,30 +269,100 @@ static bool holder_alive(const struct entry *e)
 	return e->pid > 0 && e->start && run_proc_start(e->pid) == e->start;
 }
 
+/* how entry_undo() treats the parts of an entry that are not the caller's to undo */
+enum undo_how {
+	UNDO_ALL,	/* the holder is killed, the elements deleted here */
+	UNDO_BY_HOLDER, /* the caller is the holder: it does not kill itself */
+	UNDO_FOREIGN,	/* another host namespace's, which is gone: its elements went with it */
+};
+
 /* Undo a pooled network: its nft elements, its holder (the kernel then removes the namespace
  * and the veth), its slot, its entry file. Return: 0 or a negative errno. */
-static int entry_reclaim(const char *dir, const struct netns_pool_config *nc, const struct entry *e,
-			 struct wd_err *err)
+static int entry_undo(const char *dir, const struct entry *e, enum undo_how how, struct wd_err *err)
 {
 	struct fw_config fc;
 	struct fw_run fr;
 	char path[PATH_MAX];
 	int ret = 0, x;
 
-	if (!strcmp(e->state, "ready") && holder_alive(e))
+	if (how != UNDO_BY_HOLDER && !strcmp(e->state, "ready") && holder_alive(e))
 		kill(e->pid, SIGKILL);
 	entry_fw(e, &fc, &fr);
-	if (fr.has_v4 || fr.has_v6) {
+	if (how != UNDO_FOREIGN && (fr.has_v4 || fr.has_v6)) {
 		x = fw_run_del(&fc, &fr, NULL);
 		if (x && x != -ENOENT)
 			ret = wd_err_set(err, x, "pool network %s: removing its nft elements: %s",
 					 e->ifname, strerror(-x));
 	}
 	/* the slot: its owner is dead now (or a leaser's, who frees it); netns_gc() frees it */
-	(void)nc;
 	if (!ret && !entry_path(dir, e->id, path, sizeof(path)))
 		unlink(path);
 	return ret;
+}
+
+static int entry_reclaim(const char *dir, const struct netns_pool_config *nc, const struct entry *e,
+			 struct wd_err *err)
+{
+	(void)nc;
+	return entry_undo(dir, e, UNDO_ALL, err);
+}
+
+/* The host namespace inode an entry was made in ("net:<inode>,..." of its fingerprint). */
+static unsigned long long entry_host_ns(const struct entry *e)
+{
+	unsigned long long ino = 0;
+
+	return sscanf(e->cfg, "net:%llu,", &ino) == 1 ? ino : 0;
+}
+
+static bool is_holder(const char *pid)
+{
+	char p[PATH_MAX], comm[32] = "";
+	ssize_t n;
+	int fd;
+
+	if (snprintf(p, sizeof(p), "/proc/%s/comm", pid) >= (int)sizeof(p))
+		return false;
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	return n > 0 && !strncmp(comm, RUN_POOL_HOLDER_NAME "\n", n);
+}
+
+bool run_pool_netns_in_use(unsigned long long ino)
+{
+	static const char *const mounts[] = {"/run/netns", "/var/run/netns"};
+	char p[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	bool used = false;
+	DIR *d;
+
+	if (!ino || (!stat("/proc/1/ns/net", &st) && st.st_ino == ino))
+		return true; /* unknown (fail safe: keep it), or pid 1's: never goes */
+	for (size_t i = 0; !used && i < WD_ARRAY_SIZE(mounts); i++) {
+		d = opendir(mounts[i]);
+		while (d && !used && (de = readdir(d)))
+			if (de->d_name[0] != '.' &&
+			    snprintf(p, sizeof(p), "%s/%s", mounts[i], de->d_name) <
+				(int)sizeof(p) &&
+			    !stat(p, &st) && st.st_ino == ino)
+				used = true;
+		if (d)
+			closedir(d);
+	}
+	d = used ? NULL : opendir("/proc");
+	while (d && !used && (de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || is_holder(de->d_name))
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/ns/net", de->d_name);
+		used = !stat(p, &st) && st.st_ino == ino;
+	}
+	if (d)
+		closedir(d);
+	return used;
 }
 
 /* Is @e a ready entry of configuration @cfg whose holder lives and still owns the slot? */
@@ -264,7 +370,8 @@ static bool entry_usable(const struct netns_pool_config *nc, const struct entry 
 {
 	pid_t owner = -1;
 
-	return !strcmp(e->state, "ready") && e->ns && !strcmp(e->cfg, cfg) && holder_alive(e) &&
+	return !strcmp(e->state, "ready") && e->ns && (e->gw4[0] || e->gw6[0]) &&
+	       !strcmp(e->cfg, cfg) && holder_alive(e) &&
 	       !netns_slot_owner(nc, e->slot, e->id, &owner) && owner == e->pid;
 }
 
@@ -410,22 +517,63 @@ static int count_one(const char *path, const struct entry *e, void *arg)
 	return 0;
 }
 
-/* The holder: keeps the namespace (fd 3) and nothing else, until killed. Until its maker
- * has recorded it as the entry's holder (one byte on @adopted) it exits when the maker does
- * (EOF), so a maker killed in between leaves no holder nobody knows of. */
-_Noreturn static void hold(int netns_fd, int adopted)
+/* The forked holder: the pooled namespace goes to fd 3, the adoption pipe to fd 4, and the
+ * child becomes `warden-pool <netns>` (this program again, run_pool_holder()): a fresh small
+ * process that names itself, with an environment of its idle time (and the sanitizers'
+ * options) only. */
+_Noreturn static void hold(int netns_fd, int adopted, const char *name)
 {
-	sigset_t none;
-	char c = 0;
-	ssize_t n;
+	static const char *const keep[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"};
+	char idle[48], *envp[WD_ARRAY_SIZE(keep) + 2];
+	char *argv[] = {(char *)RUN_POOL_HOLDER_NAME, (char *)name, NULL};
+	size_t n = 0;
 
-	prctl(PR_SET_NAME, "warden-pool", 0, 0, 0);
 	/* above 4 first, so that neither dup2() below closes the other */
 	netns_fd = fcntl(netns_fd, F_DUPFD, 10);
 	adopted = fcntl(adopted, F_DUPFD, 10);
 	if (netns_fd < 0 || adopted < 0 || dup2(netns_fd, 3) < 0 || dup2(adopted, 4) < 0)
 		_exit(1);
-	close_range(5, ~0U, 0);
+	close_range(5, ~0U, CLOSE_RANGE_CLOEXEC);
+	snprintf(idle, sizeof(idle), "WARDEN_POOL_IDLE=%u", run_pool_idle_s());
+	envp[n++] = idle;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(keep); i++)
+		for (char **e = environ; e && *e; e++)
+			if (!strncmp(*e, keep[i], strlen(keep[i])) && (*e)[strlen(keep[i])] == '=')
+				envp[n++] = *e;
+	envp[n] = NULL;
+	execve("/proc/self/exe", argv, envp);
+	_exit(1);
+}
+
+/* The holder's own entry, undone by the holder itself (it does not kill itself). */
+static int undo_mine(const char *path, const struct entry *e, void *arg)
+{
+	(void)path;
+	(void)arg;
+	if (e && e->pid == getpid() && !strcmp(e->state, "ready"))
+		entry_undo(RUN_POOL_DIR, e, UNDO_BY_HOLDER, NULL);
+	return 0;
+}
+
+int run_pool_holder(int argc, char **argv)
+{
+	unsigned long long self_ns;
+	char link[64] = "", c = 0;
+	uint64_t end;
+	struct stat st;
+	sigset_t none;
+	ssize_t n;
+	int lock = -1;
+
+	prctl(PR_SET_NAME, RUN_POOL_HOLDER_NAME, 0, 0, 0);
+	if (argc != 2 || strlen(argv[1]) >= IFNAMSIZ ||
+	    readlink("/proc/self/fd/3", link, sizeof(link) - 1) < 4 || strncmp(link, "net:", 4) ||
+	    fstat(4, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+		fprintf(stderr, "%s: run only by warden, which hands it a network namespace\n",
+			RUN_POOL_HOLDER_NAME);
+		return WD_EXIT_USAGE;
+	}
+	/* until the maker recorded us as the entry's holder, we go when it goes (EOF) */
 	do
 		n = read(4, &c, 1);
 	while (n < 0 && errno == EINTR);
@@ -439,8 +587,29 @@ _Noreturn static void hold(int netns_fd, int adopted)
 	signal(SIGINT, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (;;)
-		pause();
+	self_ns = stat("/proc/self/ns/net", &st) ? 0 : (unsigned long long)st.st_ino;
+	end = wd_mono_ns() + (uint64_t)run_pool_idle_s() * 1000000000ull;
+	for (;;) {
+		uint64_t now = wd_mono_ns(), left = now < end ? end - now : 0;
+		struct timespec ts = {.tv_sec = RUN_POOL_CHECK_S};
+
+		if (left < (uint64_t)RUN_POOL_CHECK_S * 1000000000ull) {
+			ts.tv_sec = (time_t)(left / 1000000000ull);
+			ts.tv_nsec = (long)(left % 1000000000ull);
+		}
+		if (left)
+			nanosleep(&ts, NULL);
+		if (wd_mono_ns() >= end || !if_nametoindex(argv[1]) ||
+		    !run_pool_netns_in_use(self_ns))
+			break;
+	}
+	/* idle, its veth or its host namespace gone: its entry and elements go first, under
+	 * the pool's lock (a leaser holding it kills us instead) */
+	if (!pool_lock(RUN_POOL_DIR, &lock)) {
+		for_each_entry(RUN_POOL_DIR, undo_mine, NULL);
+		close(lock);
+	}
+	_exit(0);
 }
 
 /* Make one pooled network. Return: 0, or a negative errno (nothing left behind). */
@@ -476,6 +645,8 @@ static int make_one(const char *dir, const struct netns_pool_config *ncfg,
 	memcpy(e.ifname, net.ifname, sizeof(e.ifname));
 	inet_ntop(AF_INET, &net.addr.sbx4, e.sbx4, sizeof(e.sbx4));
 	inet_ntop(AF_INET6, &net.addr.sbx6, e.sbx6, sizeof(e.sbx6));
+	inet_ntop(AF_INET, &net.addr.host4, e.gw4, sizeof(e.gw4));
+	inet_ntop(AF_INET6, &net.addr.host6, e.gw6, sizeof(e.gw6));
 	snprintf(e.table, sizeof(e.table), "%s", fc->table);
 	snprintf(e.prefix, sizeof(e.prefix), "%s", fc->if_prefix);
 	snprintf(e.cfg, sizeof(e.cfg), "%s", cfg);
@@ -499,7 +670,7 @@ static int make_one(const char *dir, const struct netns_pool_config *ncfg,
 	if (!ret) {
 		holder = fork();
 		if (holder == 0)
-			hold(net.netns_fd, adopt[0]);
+			hold(net.netns_fd, adopt[0], net.name);
 		if (holder < 0)
 			ret = wd_err_set(err, -errno, "fork: %s", strerror(errno));
 	}
@@ -594,8 +765,18 @@ static int gc_one(const char *path, const struct entry *e, void *arg)
 	if (holder_alive(e)) {
 		struct netns_run probe = {.live = true};
 
-		if (!same_host(e->cfg, c->cfg))
-			return 0; /* another host namespace's: not ours to judge */
+		if (!same_host(e->cfg, c->cfg)) {
+			/* another host namespace's: not ours to judge while it lives; a holder
+			 * would keep a deleted one alive forever */
+			if (run_pool_netns_in_use(entry_host_ns(e)) || strcmp(e->state, "ready"))
+				return 0;
+			x = entry_undo(c->dir, e, UNDO_FOREIGN, c->err);
+			if (x && !c->ret)
+				c->ret = x;
+			if (!x)
+				c->n++;
+			return 0;
+		}
 		memcpy(probe.ifname, e->ifname, sizeof(probe.ifname));
 		if (!c->drain &&
 		    (!strcmp(e->state, "making") ||

@@ -69,6 +69,8 @@ static const struct field fields[] = {
     STR("ifname", ifname),
     STR("sbx4", sbx4),
     STR("sbx6", sbx6),
+    STR("host4", host4),
+    STR("host6", host6),
     STR("table", table),
     STR("if_prefix", if_prefix),
     STR("gw_socket", gw_socket),
@@ -222,6 +224,9 @@ static int reclaim(const char *d, const struct run_record *r, struct wd_err *err
 		snprintf(fr.ifname, sizeof(fr.ifname), "%s", r->ifname);
 		fr.has_v4 = r->sbx4[0] && inet_pton(AF_INET, r->sbx4, &fr.sbx4) == 1;
 		fr.has_v6 = r->sbx6[0] && inet_pton(AF_INET6, r->sbx6, &fr.sbx6) == 1;
+		fr.has_gw4 = fr.has_v4 && r->host4[0] && inet_pton(AF_INET, r->host4, &fr.gw4) == 1;
+		fr.has_gw6 =
+		    fr.has_v6 && r->host6[0] && inet_pton(AF_INET6, r->host6, &fr.gw6) == 1;
 		x = fw_run_del(&c, &fr, NULL);
 		if (x && !ret)
 			ret = wd_err_set(err, x, "run %s: removing its nft elements: %s", r->id,

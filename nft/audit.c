@@ -1,13 +1,14 @@
 /* audit.c - reads the live ruleset over netlink and checks it against the model and against
  * what other tables could do to traffic from run interfaces.
  *
- * Theory of operation: one socket, five dumps (tables, chains, rules, our sets, elements of our
- * sets), then pure checks over what came back:
+ * Theory of operation: one socket, six dumps (tables, chains, rules, our sets, elements of our
+ * sets, our objects), then pure checks over what came back:
  *  1. our table, its sets and base chains exist with the model's types, hooks, priorities and
  *     policies, and nothing else lives in it;
  *  2. each chain holds exactly the model's rules in order, compared expression by expression
  *     (fw_rule_signature()); an extra rule that accepts, jumps or redirects is named as such;
- *  3. the gateway port sets hold exactly the configured ports;
+ *  3. the gateway port sets hold exactly the configured ports, the per-run counters are
+ *     dynamic sets, the TCP timeout policy is the model's;
  *  4. base chains of other tables at prerouting/input/forward: a NAT chain at prerouting with a
  *     priority earlier than or equal to ours that may see run traffic would take the redirect
  *     away (violation). An accept elsewhere only ends that table's base chain; our drops still
@@ -19,6 +20,7 @@
 #include <libmnl/libmnl.h>
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
+#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
@@ -51,7 +53,7 @@ static int objv_push(struct objv *o, void *p)
 }
 
 struct live {
-	struct objv tables, chains, rules, sets;
+	struct objv tables, chains, rules, sets, objs;
 };
 
 static void live_free(struct live *l)
@@ -64,6 +66,9 @@ static void live_free(struct live *l)
 		nftnl_rule_free(l->rules.v[i]);
 	for (size_t i = 0; i < l->sets.n; i++)
 		nftnl_set_free(l->sets.v[i]);
+	for (size_t i = 0; i < l->objs.n; i++)
+		nftnl_obj_free(l->objs.v[i]);
+	free(l->objs.v);
 	free(l->tables.v);
 	free(l->chains.v);
 	free(l->rules.v);
@@ -87,6 +92,7 @@ PARSE_CB(table)
 PARSE_CB(chain)
 PARSE_CB(rule)
 PARSE_CB(set)
+PARSE_CB(obj)
 
 static int elems_cb(const struct nlmsghdr *nlh, void *data)
 {
@@ -120,6 +126,21 @@ static int dump_sets(struct mnl_socket *nl, const char *table, struct objv *out)
 	nftnl_set_free(s);
 	ret = fw_nl_dump(nl, nlh, set_cb, out);
 	return ret;
+}
+
+static int dump_objs(struct mnl_socket *nl, const char *table, struct objv *out)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nftnl_obj *o = nftnl_obj_alloc();
+	struct nlmsghdr *nlh;
+
+	if (!o)
+		return -ENOMEM;
+	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, table);
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETOBJ, NFPROTO_INET, NLM_F_DUMP | NLM_F_ACK, 0);
+	nftnl_obj_nlmsg_build_payload(nlh, o);
+	nftnl_obj_free(o);
+	return fw_nl_dump(nl, nlh, obj_cb, out);
 }
 
 static int dump_elems(struct mnl_socket *nl, struct nftnl_set *s)
@@ -236,7 +257,9 @@ enum rule_effect {
 
 struct rule_info {
 	unsigned effect;
-	bool can_see; /* may match traffic from a run interface */
+	bool can_see;  /* may match traffic from a run interface */
+	bool dport;    /* compares a transport destination port */
+	bool own_addr; /* looks the destination up in gw_v4 / gw_v6 (the run's own address) */
 	char jump[256];
 };
 
@@ -262,7 +285,7 @@ static uint32_t expr_dreg(const struct nftnl_expr *e, const char *name)
 static void rule_analyse(const struct nftnl_rule *r, const char *pfx, struct rule_info *ri)
 {
 	struct nftnl_expr_iter *it = nftnl_expr_iter_create(r);
-	uint32_t iifname_reg = UINT32_MAX;
+	uint32_t iifname_reg = UINT32_MAX, dport_reg = UINT32_MAX;
 	size_t plen = strlen(pfx);
 	struct nftnl_expr *e;
 
@@ -277,6 +300,23 @@ static void rule_analyse(const struct nftnl_rule *r, const char *pfx, struct rul
 		/* a register overwritten by anything else no longer holds the name */
 		if (dreg != UINT32_MAX && dreg == iifname_reg)
 			iifname_reg = UINT32_MAX;
+		if (dreg != UINT32_MAX && dreg == dport_reg)
+			dport_reg = UINT32_MAX;
+		if (!strcmp(name, "payload") && dreg != UINT32_MAX &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_BASE) ==
+			NFT_PAYLOAD_TRANSPORT_HEADER &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET) == 2 &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_LEN) == 2)
+			dport_reg = dreg;
+		if ((!strcmp(name, "cmp") &&
+		     nftnl_expr_get_u32(e, NFTNL_EXPR_CMP_SREG) == dport_reg) ||
+		    (!strcmp(name, "lookup") &&
+		     nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_SREG) == dport_reg))
+			ri->dport = true;
+		if (!strcmp(name, "lookup") && nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_SET) &&
+		    (!strcmp(nftnl_expr_get_str(e, NFTNL_EXPR_LOOKUP_SET), FW_SET_GW_V4) ||
+		     !strcmp(nftnl_expr_get_str(e, NFTNL_EXPR_LOOKUP_SET), FW_SET_GW_V6)))
+			ri->own_addr = true;
 		if (!strcmp(name, "meta") && nftnl_expr_is_set(e, NFTNL_EXPR_META_DREG)) {
 			if (nftnl_expr_get_u32(e, NFTNL_EXPR_META_KEY) == NFT_META_IIFNAME)
 				iifname_reg = dreg;
@@ -380,7 +420,16 @@ static int check_chain_rules(const struct fw_model *m, const struct fw_chain_def
 			if (ret)
 				break;
 			rule_analyse(r, m->cfg.if_prefix, &ri);
-			if (ri.can_see && (ri.effect & (EFF_ACCEPT | EFF_JUMP | EFF_QUEUE)))
+			if (ri.can_see && (ri.effect & EFF_ACCEPT) && ri.dport && !ri.own_addr)
+				ret = report_add(
+				    rep, FW_VIOLATION, obj,
+				    "unexpected rule (handle %llu) accepts traffic from %s* "
+				    "interfaces by port alone, at any address of this host (a run "
+				    "may reach only its own gateway address, `iifname . ip daddr "
+				    "@%s` / `ip6 daddr @%s`): %s",
+				    (unsigned long long)handle, m->cfg.if_prefix, FW_SET_GW_V4,
+				    FW_SET_GW_V6, wd_buf_cstr(&txt));
+			else if (ri.can_see && (ri.effect & (EFF_ACCEPT | EFF_JUMP | EFF_QUEUE)))
 				ret =
 				    report_add(rep, FW_VIOLATION, obj,
 					       "unexpected rule (handle %llu) accepts traffic from "
@@ -542,6 +591,13 @@ static int check_sets(const struct fw_model *m, struct mnl_socket *nl, struct li
 			   nftnl_set_get_u32(got, NFTNL_SET_KEY_LEN) !=
 			       nftnl_set_get_u32(want, NFTNL_SET_KEY_LEN)) {
 			ret = report_add(rep, FW_VIOLATION, obj, "has the wrong key type");
+		} else if (sd->dynamic &&
+			   !(nftnl_set_get_u32(got, NFTNL_SET_FLAGS) & NFT_SET_EVAL)) {
+			ret = report_add(rep, FW_VIOLATION, obj,
+					 "is not dynamic: the per-run connection limit cannot "
+					 "count");
+		} else if (sd->dynamic) {
+			/* filled by the packet path: its elements are not runs */
 		} else {
 			ret = dump_elems(nl, got);
 			if (ret < 0) {
@@ -549,12 +605,16 @@ static int check_sets(const struct fw_model *m, struct mnl_socket *nl, struct li
 				return ret;
 			}
 			n = count_elems(got, ports, WD_ARRAY_SIZE(ports), &nports);
-			if (i == 0)
+			if (!strcmp(sd->name, FW_SET_RUNS_IF))
 				rep->runs_if = n;
-			else if (i == 1)
+			else if (!strcmp(sd->name, FW_SET_RUNS_V4))
 				rep->runs_v4 = n;
-			else if (i == 2)
+			else if (!strcmp(sd->name, FW_SET_RUNS_V6))
 				rep->runs_v6 = n;
+			else if (!strcmp(sd->name, FW_SET_GW_V4))
+				rep->gw_v4 = n;
+			else if (!strcmp(sd->name, FW_SET_GW_V6))
+				rep->gw_v6 = n;
 			if (sd->key == FW_KEY_PORT) {
 				bool same = nports == sd->nelems;
 
@@ -583,6 +643,58 @@ static int check_sets(const struct fw_model *m, struct mnl_socket *nl, struct li
 			known = known || !strcmp(name, m->sets[j].name);
 		if (!known && name && strncmp(name, "__", 2)) {
 			snprintf(obj, sizeof(obj), "set inet %s %s", m->cfg.table, name);
+			ret = report_add(rep, FW_NOTE, obj, "not part of the model");
+		}
+	}
+	return ret;
+}
+
+static int check_objs(const struct fw_model *m, struct live *l, struct fw_audit_report *rep)
+{
+	char obj[128];
+	int ret = 0;
+
+	for (unsigned i = 0; !ret && i < FW_NOBJS; i++) {
+		const struct fw_obj_def *od = &m->objs[i];
+		struct nftnl_obj *got = NULL;
+		uint32_t want[FW_TCP_TIMEOUTS], len = 0;
+		const void *t;
+
+		for (size_t j = 0; j < l->objs.n; j++) {
+			const char *t0 = nftnl_obj_get_str(l->objs.v[j], NFTNL_OBJ_TABLE);
+			const char *n = nftnl_obj_get_str(l->objs.v[j], NFTNL_OBJ_NAME);
+
+			if (t0 && n && !strcmp(t0, m->cfg.table) && !strcmp(n, od->name))
+				got = l->objs.v[j];
+		}
+		snprintf(obj, sizeof(obj), "ct timeout inet %s %s", m->cfg.table, od->name);
+		if (!got) {
+			ret = report_add(rep, FW_VIOLATION, obj,
+					 "missing: a run's closed TCP flows stay in conntrack for "
+					 "minutes, outside its limits");
+			continue;
+		}
+		fw_obj_timeouts(od, want);
+		t = nftnl_obj_get_data(got, NFTNL_OBJ_CT_TIMEOUT_ARRAY, &len);
+		if (nftnl_obj_get_u32(got, NFTNL_OBJ_TYPE) != NFT_OBJECT_CT_TIMEOUT ||
+		    nftnl_obj_get_u8(got, NFTNL_OBJ_CT_TIMEOUT_L4PROTO) != IPPROTO_TCP || !t ||
+		    len < sizeof(want) || memcmp(t, want, sizeof(want)))
+			ret = report_add(rep, FW_VIOLATION, obj,
+					 "is not the model's TCP timeout policy (time_wait %u s, "
+					 "close %u s, the kernel's defaults otherwise)",
+					 od->time_wait, od->close);
+	}
+	for (size_t j = 0; !ret && j < l->objs.n; j++) {
+		const char *t0 = nftnl_obj_get_str(l->objs.v[j], NFTNL_OBJ_TABLE);
+		const char *n = nftnl_obj_get_str(l->objs.v[j], NFTNL_OBJ_NAME);
+		bool known = false;
+
+		if (!t0 || !n || strcmp(t0, m->cfg.table))
+			continue;
+		for (unsigned i = 0; i < FW_NOBJS; i++)
+			known = known || !strcmp(n, m->objs[i].name);
+		if (!known) {
+			snprintf(obj, sizeof(obj), "object inet %s %s", m->cfg.table, n);
 			ret = report_add(rep, FW_NOTE, obj, "not part of the model");
 		}
 	}
@@ -735,7 +847,15 @@ int fw_audit(const struct fw_config *c, struct fw_audit_report *rep, struct wd_e
 				   strerror(-ret));
 			goto out;
 		}
+		ret = dump_objs(nl, c->table, &l.objs);
+		if (ret < 0) {
+			wd_err_set(err, ret, "reading the objects of table inet %s: %s", c->table,
+				   strerror(-ret));
+			goto out;
+		}
 		ret = check_sets(&m, nl, &l, rep);
+		if (!ret)
+			ret = check_objs(&m, &l, rep);
 		if (!ret)
 			ret = check_chains(&m, &l, rep);
 	}

@@ -12,6 +12,7 @@
 #include <libmnl/libmnl.h>
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
+#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
@@ -136,14 +137,17 @@ static int e_ifname_prefix(struct nftnl_rule *r, uint32_t key, uint32_t op, cons
 	return ret ? ret : e_cmp(r, op, pfx, (uint32_t)strlen(pfx));
 }
 
-static int e_saddr_in_set(struct nftnl_rule *r, const struct fw_model *m, bool v6, const char *set)
+/* iifname . ip[6] saddr|daddr @set */
+static int e_addr_in_set(struct nftnl_rule *r, const struct fw_model *m, bool v6, bool dst,
+			 const char *set)
 {
+	uint32_t off = v6 ? (dst ? 24 : 8) : (dst ? 16 : 12);
 	int ret = e_nfproto(r, v6 ? NFPROTO_IPV6 : NFPROTO_IPV4);
 
 	if (!ret)
 		ret = e_meta(r, NFT_META_IIFNAME, NFT_REG_1);
 	if (!ret)
-		ret = e_payload(r, NFT_PAYLOAD_NETWORK_HEADER, v6 ? 8 : 12, v6 ? 16 : 4, NFT_REG_2);
+		ret = e_payload(r, NFT_PAYLOAD_NETWORK_HEADER, off, v6 ? 16 : 4, NFT_REG_2);
 	return ret ? ret : e_lookup(r, m, set);
 }
 
@@ -162,11 +166,11 @@ static int e_fib_local(struct nftnl_rule *r)
 	return ret ? ret : e_cmp(r, NFT_CMP_EQ, &local, sizeof(local));
 }
 
-static int e_ct_est_rel(struct nftnl_rule *r)
+/* ct state <mask>: NF_CT_STATE_BIT(IP_CT_ESTABLISHED) = 1 << 1, RELATED 1 << 2, NEW 1 << 3 */
+static int e_ct_state(struct nftnl_rule *r, uint32_t mask)
 {
 	struct nftnl_expr *ct = nftnl_expr_alloc("ct"), *bw;
-	/* NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED) */
-	uint32_t mask = 1u << 1 | 1u << 2, zero = 0;
+	uint32_t zero = 0;
 	int ret;
 
 	if (ct) {
@@ -188,12 +192,91 @@ static int e_ct_est_rel(struct nftnl_rule *r)
 	return ret ? ret : e_cmp(r, NFT_CMP_NEQ, &zero, sizeof(zero));
 }
 
-static int e_log_group(struct nftnl_rule *r, uint16_t group)
+/* add @set { iifname <cl> }: a dynset keyed by the input interface whose element carries
+ * the stateful expression @cl (owned from here on); the rule goes on (to its drop) only when
+ * @cl matches (a count or rate over its limit) */
+static int e_dynset_iif(struct nftnl_rule *r, const struct fw_model *m, const char *set,
+			struct nftnl_expr *cl)
+{
+	struct nftnl_expr *e;
+	uint32_t id = 0;
+	int ret = cl ? e_meta(r, NFT_META_IIFNAME, NFT_REG_1) : -ENOMEM;
+
+	if (ret) {
+		nftnl_expr_free(cl);
+		return ret;
+	}
+	for (unsigned i = 0; i < FW_NSETS; i++)
+		if (!strcmp(m->sets[i].name, set))
+			id = m->sets[i].id;
+	e = nftnl_expr_alloc("dynset");
+	if (!e) {
+		nftnl_expr_free(cl);
+		return -ENOMEM;
+	}
+	nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_SREG_KEY, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_OP, NFT_DYNSET_OP_ADD);
+	nftnl_expr_set_str(e, NFTNL_EXPR_DYNSET_SET_NAME, set);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_SET_ID, id);
+	nftnl_expr_set(e, NFTNL_EXPR_DYNSET_EXPR, cl, 0); /* owned by @e from here */
+	return add_expr(r, e);
+}
+
+/* add @set { iifname ct count over <limit> } */
+static int e_ct_count_over(struct nftnl_rule *r, const struct fw_model *m, const char *set,
+			   uint32_t limit)
+{
+	struct nftnl_expr *cl = nftnl_expr_alloc("connlimit");
+
+	if (cl) {
+		nftnl_expr_set_u32(cl, NFTNL_EXPR_CONNLIMIT_COUNT, limit);
+		nftnl_expr_set_u32(cl, NFTNL_EXPR_CONNLIMIT_FLAGS, NFT_CONNLIMIT_F_INV);
+	}
+	return e_dynset_iif(r, m, set, cl);
+}
+
+/* add @set { iifname limit rate over <rate>/second burst <10 * rate> packets } */
+static int e_rate_over(struct nftnl_rule *r, const struct fw_model *m, const char *set,
+		       uint32_t rate)
+{
+	struct nftnl_expr *l = nftnl_expr_alloc("limit");
+
+	if (l) {
+		nftnl_expr_set_u64(l, NFTNL_EXPR_LIMIT_RATE, rate);
+		nftnl_expr_set_u64(l, NFTNL_EXPR_LIMIT_UNIT, 1);
+		nftnl_expr_set_u32(l, NFTNL_EXPR_LIMIT_BURST, rate * 10);
+		nftnl_expr_set_u32(l, NFTNL_EXPR_LIMIT_TYPE, NFT_LIMIT_PKTS);
+		nftnl_expr_set_u32(l, NFTNL_EXPR_LIMIT_FLAGS, NFT_LIMIT_F_INV);
+	}
+	return e_dynset_iif(r, m, set, l);
+}
+
+/* ct timeout set "<name>" */
+static int e_ct_timeout_set(struct nftnl_rule *r, const char *name)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("objref");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE, NFT_OBJECT_CT_TIMEOUT);
+		if (nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_IMM_NAME, name) < 0) {
+			nftnl_expr_free(e);
+			return -ENOMEM;
+		}
+	}
+	return add_expr(r, e);
+}
+
+static int e_log_group(struct nftnl_rule *r, uint16_t group, const char *prefix)
 {
 	struct nftnl_expr *e = nftnl_expr_alloc("log");
 
-	if (e)
+	if (e) {
+		if (prefix && nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, prefix) < 0) {
+			nftnl_expr_free(e);
+			return -ENOMEM;
+		}
 		nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, group);
+	}
 	return add_expr(r, e);
 }
 
@@ -232,9 +315,13 @@ static int build_stmt(struct nftnl_rule *r, const struct fw_model *m, const stru
 	case FW_OIF_PREFIX:
 		return e_ifname_prefix(r, NFT_META_OIFNAME, NFT_CMP_EQ, pfx);
 	case FW_IIF_SADDR4_IN_SET:
-		return e_saddr_in_set(r, m, false, s->set);
+		return e_addr_in_set(r, m, false, false, s->set);
 	case FW_IIF_SADDR6_IN_SET:
-		return e_saddr_in_set(r, m, true, s->set);
+		return e_addr_in_set(r, m, true, false, s->set);
+	case FW_IIF_DADDR4_IN_SET:
+		return e_addr_in_set(r, m, false, true, s->set);
+	case FW_IIF_DADDR6_IN_SET:
+		return e_addr_in_set(r, m, true, true, s->set);
 	case FW_IIF_IN_SET:
 		ret = e_meta(r, NFT_META_IIFNAME, NFT_REG_1);
 		return ret ? ret : e_lookup(r, m, s->set);
@@ -261,9 +348,17 @@ static int build_stmt(struct nftnl_rule *r, const struct fw_model *m, const stru
 	case FW_FIB_DADDR_LOCAL:
 		return e_fib_local(r);
 	case FW_CT_EST_REL:
-		return e_ct_est_rel(r);
+		return e_ct_state(r, 1u << 1 | 1u << 2);
+	case FW_CT_NEW:
+		return e_ct_state(r, 1u << 3);
+	case FW_CT_COUNT_OVER:
+		return e_ct_count_over(r, m, s->set, s->arg);
+	case FW_RATE_OVER:
+		return e_rate_over(r, m, s->set, s->arg);
+	case FW_CT_TIMEOUT_SET:
+		return e_ct_timeout_set(r, s->text);
 	case FW_LOG_GROUP:
-		return e_log_group(r, (uint16_t)s->arg);
+		return e_log_group(r, (uint16_t)s->arg, s->text);
 	case FW_REDIRECT:
 		return e_redirect(r, (uint16_t)s->arg);
 	case FW_ACCEPT:
@@ -355,7 +450,9 @@ struct nftnl_set *fw_set_build(const struct fw_model *m, const struct fw_set_def
 	if (nftnl_set_set_str(ns, NFTNL_SET_TABLE, m->cfg.table) < 0 ||
 	    nftnl_set_set_str(ns, NFTNL_SET_NAME, s->name) < 0)
 		goto fail;
-	nftnl_set_set_u32(ns, NFTNL_SET_FLAGS, 0);
+	nftnl_set_set_u32(ns, NFTNL_SET_FLAGS, s->dynamic ? NFT_SET_EVAL : 0);
+	if (s->size)
+		nftnl_set_set_u32(ns, NFTNL_SET_DESC_SIZE, s->size);
 	nftnl_set_set_u32(ns, NFTNL_SET_KEY_TYPE, type);
 	nftnl_set_set_u32(ns, NFTNL_SET_KEY_LEN, len);
 	nftnl_set_set_u32(ns, NFTNL_SET_ID, s->id);
@@ -379,6 +476,48 @@ struct nftnl_set *fw_set_build(const struct fw_model *m, const struct fw_set_def
 fail:
 	nftnl_set_free(ns);
 	return NULL;
+}
+
+_Static_assert(FW_TCP_TIMEOUTS == NFTNL_CTTIMEOUT_TCP_MAX, "TCP conntrack states");
+
+void fw_obj_timeouts(const struct fw_obj_def *o, uint32_t t[FW_TCP_TIMEOUTS])
+{
+	/* the kernel's TCP defaults (nf_conntrack_proto_tcp.c), which nft also sends for the
+	 * states a policy does not name: a 0 would be a timeout of 0 s */
+	static const uint32_t dflt[FW_TCP_TIMEOUTS] = {
+	    [NFTNL_CTTIMEOUT_TCP_SYN_SENT] = 120,	[NFTNL_CTTIMEOUT_TCP_SYN_RECV] = 60,
+	    [NFTNL_CTTIMEOUT_TCP_ESTABLISHED] = 432000, [NFTNL_CTTIMEOUT_TCP_FIN_WAIT] = 120,
+	    [NFTNL_CTTIMEOUT_TCP_CLOSE_WAIT] = 60,	[NFTNL_CTTIMEOUT_TCP_LAST_ACK] = 30,
+	    [NFTNL_CTTIMEOUT_TCP_TIME_WAIT] = 120,	[NFTNL_CTTIMEOUT_TCP_CLOSE] = 10,
+	    [NFTNL_CTTIMEOUT_TCP_SYN_SENT2] = 120,	[NFTNL_CTTIMEOUT_TCP_RETRANS] = 300,
+	    [NFTNL_CTTIMEOUT_TCP_UNACK] = 300,
+	};
+
+	memcpy(t, dflt, sizeof(dflt));
+	t[NFTNL_CTTIMEOUT_TCP_TIME_WAIT] = o->time_wait;
+	t[NFTNL_CTTIMEOUT_TCP_CLOSE] = o->close;
+}
+
+struct nftnl_obj *fw_obj_build(const struct fw_model *m, const struct fw_obj_def *o)
+{
+	struct nftnl_obj *no = nftnl_obj_alloc();
+	uint32_t t[FW_TCP_TIMEOUTS];
+
+	if (!no)
+		return NULL;
+	nftnl_obj_set_u32(no, NFTNL_OBJ_FAMILY, NFPROTO_INET);
+	nftnl_obj_set_str(no, NFTNL_OBJ_TABLE, m->cfg.table); /* void: check it took */
+	nftnl_obj_set_str(no, NFTNL_OBJ_NAME, o->name);
+	if (!nftnl_obj_is_set(no, NFTNL_OBJ_TABLE) || !nftnl_obj_is_set(no, NFTNL_OBJ_NAME)) {
+		nftnl_obj_free(no);
+		return NULL;
+	}
+	nftnl_obj_set_u32(no, NFTNL_OBJ_TYPE, NFT_OBJECT_CT_TIMEOUT);
+	nftnl_obj_set_u16(no, NFTNL_OBJ_CT_TIMEOUT_L3PROTO, NFPROTO_INET);
+	nftnl_obj_set_u8(no, NFTNL_OBJ_CT_TIMEOUT_L4PROTO, IPPROTO_TCP);
+	fw_obj_timeouts(o, t);
+	nftnl_obj_set_data(no, NFTNL_OBJ_CT_TIMEOUT_ARRAY, t, sizeof(t));
+	return no;
 }
 
 struct nftnl_chain *fw_chain_build(const struct fw_model *m, const struct fw_chain_def *ch)
@@ -456,6 +595,21 @@ int fw_build_install(const struct fw_model *m, struct fw_batch *b)
 		if (!nlh)
 			ret = -ENOSPC;
 	}
+	for (unsigned i = 0; !ret && i < FW_NOBJS; i++) {
+		struct nftnl_obj *o = fw_obj_build(m, &m->objs[i]);
+
+		if (!o) {
+			ret = -ENOMEM;
+			break;
+		}
+		nlh = fw_batch_add(b, NFT_MSG_NEWOBJ, NFPROTO_INET, NLM_F_CREATE,
+				   "add ct timeout inet %s %s", tbl, m->objs[i].name);
+		if (nlh)
+			nftnl_obj_nlmsg_build_payload(nlh, o);
+		nftnl_obj_free(o);
+		if (!nlh)
+			ret = -ENOSPC;
+	}
 	for (unsigned i = 0; !ret && i < FW_NCHAINS; i++) {
 		const struct fw_chain_def *cd = &m->chains[i];
 		struct nftnl_chain *c = fw_chain_build(m, cd);
@@ -518,35 +672,61 @@ int fw_run_check(const struct fw_config *c, const struct fw_run *r, struct wd_er
 	if (!r->has_v4 && !r->has_v6)
 		return wd_err_set(err, -EINVAL, "run %s has neither an IPv4 nor an IPv6 address",
 				  r->ifname);
+	if ((r->has_gw4 && !r->has_v4) || (r->has_gw6 && !r->has_v6))
+		return wd_err_set(err, -EINVAL,
+				  "run %s: a gateway address needs a sandbox address of its family",
+				  r->ifname);
 	return 0;
+}
+
+bool fw_run_has_elem(const struct fw_run *r, enum fw_run_elem e)
+{
+	switch (e) {
+	case FW_ELEM_IF:
+		return true;
+	case FW_ELEM_V4:
+		return r->has_v4;
+	case FW_ELEM_V6:
+		return r->has_v6;
+	case FW_ELEM_GW4:
+		return r->has_v4 && r->has_gw4;
+	case FW_ELEM_GW6:
+		return r->has_v6 && r->has_gw6;
+	case FW_ELEM_N:
+		break;
+	}
+	return false;
 }
 
 int fw_build_run(const struct fw_model *m, const struct fw_run *r, bool add, const bool *skip,
 		 struct fw_batch *b)
 {
-	static const char *const sets[] = {FW_SET_RUNS_IF, FW_SET_RUNS_V4, FW_SET_RUNS_V6};
+	static const char *const sets[FW_ELEM_N] = {FW_SET_RUNS_IF, FW_SET_RUNS_V4, FW_SET_RUNS_V6,
+						    FW_SET_GW_V4, FW_SET_GW_V6};
 	char key[FW_IFNAMSIZ + 16];
 	int count = 0;
 
-	for (unsigned i = 0; i < WD_ARRAY_SIZE(sets); i++) {
+	for (unsigned i = 0; i < FW_ELEM_N; i++) {
+		const void *a4 = i == FW_ELEM_V4 ? (const void *)&r->sbx4 : &r->gw4;
+		const void *a6 = i == FW_ELEM_V6 ? (const void *)&r->sbx6 : &r->gw6;
 		struct nftnl_set *s;
 		struct nftnl_set_elem *e;
 		struct nlmsghdr *nlh;
 		char addr[INET6_ADDRSTRLEN] = "";
 		uint32_t len = FW_IFNAMSIZ;
 
-		if ((i == 1 && !r->has_v4) || (i == 2 && !r->has_v6) || (skip && skip[i]))
+		if (!fw_run_has_elem(r, (enum fw_run_elem)i) || (skip && skip[i]))
 			continue;
 		memset(key, 0, sizeof(key));
 		memcpy(key, r->ifname, strnlen(r->ifname, sizeof(r->ifname)));
-		if (i == 1) {
-			memcpy(key + FW_IFNAMSIZ, &r->sbx4, 4);
+		if (i == FW_ELEM_V4 || i == FW_ELEM_GW4) {
+			memcpy(key + FW_IFNAMSIZ, a4, 4);
 			len += 4;
-			inet_ntop(AF_INET, &r->sbx4, addr, sizeof(addr));
-		} else if (i == 2) {
-			memcpy(key + FW_IFNAMSIZ, &r->sbx6, 16);
+			inet_ntop(AF_INET, a4, addr, sizeof(addr));
+		} else if (i == FW_ELEM_V6 || i == FW_ELEM_GW6) {
+			memcpy(key + FW_IFNAMSIZ, a6, 16);
 			len += 16;
-			inet_ntop(AF_INET6, &r->sbx6, addr, sizeof(addr));
+			inet_ntop(AF_INET6, a6, addr, sizeof(addr));
 		}
 		s = nftnl_set_alloc();
 		e = nftnl_set_elem_alloc();
@@ -611,6 +791,13 @@ int fw_rule_signature(const struct nftnl_rule *r, struct wd_buf *out)
 				     : 0);
 		else
 			nftnl_expr_snprintf(tmp, sizeof(tmp), e, NFTNL_OUTPUT_DEFAULT, 0);
+		/* ... and a dynset's timeout 0 (none), which the kernel dumps and we do not send */
+		if (!strcmp(name, "dynset")) {
+			char *t = strstr(tmp, "timeout 0ms ");
+
+			if (t)
+				memmove(t, t + 12, strlen(t + 12) + 1);
+		}
 		ret = wd_buf_printf(out, "[ %s %s] ", name, tmp);
 	}
 	nftnl_expr_iter_destroy(it);

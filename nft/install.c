@@ -71,10 +71,10 @@ int fw_uninstall(const struct fw_config *c, struct wd_err *err)
 
 /* Send the run's element messages; skip[] drops some; errs[] gets each element's result. */
 static int run_batch(struct fw_conn *conn, const struct fw_model *m, const struct fw_run *r,
-		     bool add, const bool *skip, int elem_err[3], struct wd_err *err)
+		     bool add, const bool *skip, int elem_err[FW_ELEM_N], struct wd_err *err)
 {
 	struct fw_batch b;
-	int errs[3] = {0, 0, 0}, idx[3], n, ret;
+	int errs[FW_ELEM_N] = {0}, idx[FW_ELEM_N], n, ret;
 
 	ret = fw_batch_init(&b, fw_seq());
 	if (ret < 0)
@@ -87,10 +87,10 @@ static int run_batch(struct fw_conn *conn, const struct fw_model *m, const struc
 	}
 	if (n == 0)
 		goto out;
-	/* message i of the batch is element idx[i] (0 runs_if, 1 runs_v4, 2 runs_v6) */
+	/* message i of the batch is element idx[i] (enum fw_run_elem) */
 	n = 0;
-	for (int i = 0; i < 3; i++) {
-		if ((i == 1 && !r->has_v4) || (i == 2 && !r->has_v6) || (skip && skip[i]))
+	for (int i = 0; i < FW_ELEM_N; i++) {
+		if (!fw_run_has_elem(r, (enum fw_run_elem)i) || (skip && skip[i]))
 			continue;
 		idx[n++] = i;
 	}
@@ -105,7 +105,7 @@ out:
 int fw_conn_run_add(struct fw_conn *conn, const struct fw_config *c, const struct fw_run *r,
 		    struct wd_err *err)
 {
-	int elem_err[3] = {0, 0, 0};
+	int elem_err[FW_ELEM_N] = {0};
 	struct fw_model m;
 	int ret = conn ? fw_model_build(c, &m, err) : wd_err_set(err, -EINVAL, "no nft connection");
 
@@ -121,7 +121,7 @@ int fw_conn_run_add(struct fw_conn *conn, const struct fw_config *c, const struc
 int fw_conn_run_del(struct fw_conn *conn, const struct fw_config *c, const struct fw_run *r,
 		    struct wd_err *err)
 {
-	bool skip[3] = {false, false, false};
+	bool skip[FW_ELEM_N] = {false};
 	struct fw_model m;
 	int ret = conn ? fw_model_build(c, &m, err) : wd_err_set(err, -EINVAL, "no nft connection");
 
@@ -131,13 +131,13 @@ int fw_conn_run_del(struct fw_conn *conn, const struct fw_config *c, const struc
 	 * elements it reported absent deletes the rest; a third round is never needed, but
 	 * allow it in case the set changes under us. */
 	for (int round = 0; !ret && round < 3; round++) {
-		int elem_err[3] = {0, 0, 0};
+		int elem_err[FW_ELEM_N] = {0};
 		bool only_absent = true, any_absent = false;
 
 		ret = run_batch(conn, &m, r, false, skip, elem_err, err);
 		if (ret != -ENOENT)
 			break;
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < FW_ELEM_N; i++) {
 			if (elem_err[i] == -ENOENT) {
 				skip[i] = true;
 				any_absent = true;

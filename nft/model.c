@@ -24,6 +24,8 @@ void fw_config_defaults(struct fw_config *c)
 	c->port_dns = 15053;
 	c->port_proxy = 15080;
 	c->nflog_group = 7000;
+	c->conns_per_run = FW_CONNS_PER_RUN_DEFAULT;
+	c->new_per_s = FW_NEW_PER_S_DEFAULT;
 }
 
 static bool name_ok(const char *s, size_t max, const char *extra)
@@ -59,12 +61,24 @@ int fw_config_check(const struct fw_config *c, struct wd_err *err)
 				  c->port_transparent, c->port_dns, c->port_proxy);
 	if (c->port_dns == 53 || c->port_transparent == 53 || c->port_proxy == 53)
 		return wd_err_set(err, -EINVAL, "gateway ports must not be 53 (it is redirected)");
+	if (c->conns_per_run < FW_CONNS_PER_RUN_MIN || c->conns_per_run > FW_CONNS_PER_RUN_MAX)
+		return wd_err_set(err, -EINVAL, "connections per run must be %u..%u (not %u)",
+				  FW_CONNS_PER_RUN_MIN, FW_CONNS_PER_RUN_MAX, c->conns_per_run);
+	if (c->new_per_s < 1 || c->new_per_s > FW_NEW_PER_S_MAX)
+		return wd_err_set(err, -EINVAL,
+				  "new connections per run a second must be 1..%u "
+				  "(not %u)",
+				  FW_NEW_PER_S_MAX, c->new_per_s);
 	return 0;
 }
 
 #define S(k, a, st)                                                                                \
 	{                                                                                          \
 		.kind = (k), .arg = (a), .set = (st)                                               \
+	}
+#define LOG(group, prefix)                                                                         \
+	{                                                                                          \
+		.kind = FW_LOG_GROUP, .arg = (group), .text = (prefix)                             \
 	}
 #define R(why_, ...)                                                                               \
 	{                                                                                          \
@@ -101,15 +115,33 @@ int fw_model_build(const struct fw_config *c, struct fw_model *m, struct wd_err 
 		"run veth . the only IPv4 source allowed on it");
 	set_def(&m->sets[2], FW_SET_RUNS_V6, FW_KEY_IFNAME_IPV6, 3,
 		"run veth . the only IPv6 source allowed on it");
-	set_def(&m->sets[3], FW_SET_GW_TCP, FW_KEY_PORT, 4,
+	set_def(&m->sets[3], FW_SET_GW_V4, FW_KEY_IFNAME_IPV4, 4,
+		"run veth . its host-side IPv4 address: the only host address the run reaches");
+	set_def(&m->sets[4], FW_SET_GW_V6, FW_KEY_IFNAME_IPV6, 5,
+		"run veth . its host-side IPv6 address: the only host address the run reaches");
+	set_def(&m->sets[5], FW_SET_GW_TCP, FW_KEY_PORT, 6,
 		"gateway TCP ports: transparent, DNS, proxy");
-	m->sets[3].elems[0] = c->port_transparent;
-	m->sets[3].elems[1] = c->port_dns;
-	m->sets[3].elems[2] = c->port_proxy;
-	m->sets[3].nelems = 3;
-	set_def(&m->sets[4], FW_SET_GW_UDP, FW_KEY_PORT, 5, "gateway UDP port: DNS");
-	m->sets[4].elems[0] = c->port_dns;
-	m->sets[4].nelems = 1;
+	m->sets[5].elems[0] = c->port_transparent;
+	m->sets[5].elems[1] = c->port_dns;
+	m->sets[5].elems[2] = c->port_proxy;
+	m->sets[5].nelems = 3;
+	set_def(&m->sets[6], FW_SET_GW_UDP, FW_KEY_PORT, 7, "gateway UDP port: DNS");
+	m->sets[6].elems[0] = c->port_dns;
+	m->sets[6].nelems = 1;
+	set_def(&m->sets[7], FW_SET_RUN_CONNS, FW_KEY_IFNAME, 8,
+		"run veth -> its open flows (conntrack entries), counted by the packet path");
+	m->sets[7].dynamic = true;
+	m->sets[7].size = 65535;
+	set_def(&m->sets[8], FW_SET_RUN_RATE, FW_KEY_IFNAME, 9,
+		"run veth -> the rate of its new flows, measured by the packet path");
+	m->sets[8].dynamic = true;
+	m->sets[8].size = 65535;
+	m->objs[0] = (struct fw_obj_def){
+	    .name = FW_OBJ_RUN_TCP,
+	    .time_wait = FW_CT_CLOSED_S,
+	    .close = FW_CT_CLOSED_S,
+	    .why = "a run's closed TCP flows leave conntrack soon: the kernel's count skips "
+		   "them, the rate limit bounds them"};
 
 	/* 1. Anti-spoofing, before conntrack and NAT see the packet. */
 	ch = &m->chains[0];
@@ -147,9 +179,19 @@ int fw_model_build(const struct fw_config *c, struct fw_model *m, struct wd_err 
 				  .prio_text = "dstnat",
 				  .why = "every TCP connection and DNS query goes to the gateway"};
 	add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_NOT_PREFIX, 0, NULL), S(FW_ACCEPT, 0, NULL)));
-	add_rule(ch, (struct fw_rule)R("the explicit proxy port on this host is not redirected",
-				       S(FW_TCP_DPORT, c->port_proxy, NULL),
-				       S(FW_FIB_DADDR_LOCAL, 0, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch,
+		 (struct fw_rule)R("the explicit proxy, at the run's own gateway address, is not "
+				   "redirected",
+				   S(FW_IIF_DADDR4_IN_SET, 0, FW_SET_GW_V4),
+				   S(FW_TCP_DPORT, c->port_proxy, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch,
+		 (struct fw_rule)R(NULL, S(FW_IIF_DADDR6_IN_SET, 0, FW_SET_GW_V6),
+				   S(FW_TCP_DPORT, c->port_proxy, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(
+			 "the proxy port at any other address of this host: a host "
+			 "service, dropped and logged",
+			 S(FW_TCP_DPORT, c->port_proxy, NULL), S(FW_FIB_DADDR_LOCAL, 0, NULL),
+			 LOG(c->nflog_group, FW_NFLOG_PREFIX_HOST), S(FW_DROP, 0, NULL)));
 	add_rule(ch,
 		 (struct fw_rule)R("DNS to any address lands on the gateway's DNS port",
 				   S(FW_UDP_DPORT, 53, NULL), S(FW_REDIRECT, c->port_dns, NULL)));
@@ -170,26 +212,60 @@ int fw_model_build(const struct fw_config *c, struct fw_model *m, struct wd_err 
 	    .why = "after the redirect: UDP not bound for the gateway is logged "
 		   "and dropped"};
 	add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_NOT_PREFIX, 0, NULL), S(FW_ACCEPT, 0, NULL)));
-	add_rule(ch, (struct fw_rule)R("redirected DNS (or DNS sent to the gateway directly)",
-				       S(FW_UDP_DPORT, c->port_dns, NULL),
-				       S(FW_FIB_DADDR_LOCAL, 0, NULL), S(FW_ACCEPT, 0, NULL)));
-	add_rule(ch, (struct fw_rule)R("NFLOG for the gateway's audit log",
-				       S(FW_L4PROTO, IPPROTO_UDP, NULL),
-				       S(FW_LOG_GROUP, c->nflog_group, NULL), S(FW_DROP, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("DNS at the run's own gateway address (redirected, or sent "
+				       "there)",
+				       S(FW_IIF_DADDR4_IN_SET, 0, FW_SET_GW_V4),
+				       S(FW_UDP_DPORT, c->port_dns, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_DADDR6_IN_SET, 0, FW_SET_GW_V6),
+				       S(FW_UDP_DPORT, c->port_dns, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch,
+		 (struct fw_rule)R("UDP to any other address of this host: a host service, "
+				   "dropped and logged",
+				   S(FW_L4PROTO, IPPROTO_UDP, NULL), S(FW_FIB_DADDR_LOCAL, 0, NULL),
+				   LOG(c->nflog_group, FW_NFLOG_PREFIX_HOST), S(FW_DROP, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("other UDP and UDP-lite: NFLOG for the gateway's audit log",
+				       S(FW_L4PROTO, IPPROTO_UDP, NULL), LOG(c->nflog_group, NULL),
+				       S(FW_DROP, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_L4PROTO, IPPROTO_UDPLITE, NULL),
+				       LOG(c->nflog_group, NULL), S(FW_DROP, 0, NULL)));
 
-	/* 4. The host itself: only the gateway's ports. */
+	/* 4. The host itself: only the gateway's ports, at the run's own gateway address. */
 	ch = &m->chains[3];
-	*ch = (struct fw_chain_def){.name = "input",
-				    .type = "filter",
-				    .hook = NF_INET_LOCAL_IN,
-				    .prio = 0,
-				    .prio_text = "filter",
-				    .why = "from a run, this host offers only the gateway"};
+	*ch = (struct fw_chain_def){
+	    .name = "input",
+	    .type = "filter",
+	    .hook = NF_INET_LOCAL_IN,
+	    .prio = 0,
+	    .prio_text = "filter",
+	    .why = "from a run, this host offers only the gateway, at the run's "
+		   "own gateway address"};
 	add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_NOT_PREFIX, 0, NULL), S(FW_ACCEPT, 0, NULL)));
-	add_rule(ch, (struct fw_rule)R("gateway ports (after the redirect)",
+	add_rule(ch, (struct fw_rule)R("bounded conntrack entries per run: open flows, and new "
+				       "ones a second; beyond, dropped and logged",
+				       S(FW_CT_NEW, 0, NULL),
+				       S(FW_CT_COUNT_OVER, c->conns_per_run, FW_SET_RUN_CONNS),
+				       LOG(c->nflog_group, FW_NFLOG_PREFIX_CONNS),
+				       S(FW_DROP, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_CT_NEW, 0, NULL),
+				       S(FW_RATE_OVER, c->new_per_s, FW_SET_RUN_RATE),
+				       LOG(c->nflog_group, FW_NFLOG_PREFIX_CONNS),
+				       S(FW_DROP, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(
+			 NULL, S(FW_CT_NEW, 0, NULL), S(FW_L4PROTO, IPPROTO_TCP, NULL),
+			 (struct fw_stmt){.kind = FW_CT_TIMEOUT_SET, .text = FW_OBJ_RUN_TCP}));
+	add_rule(ch, (struct fw_rule)R("the gateway's ports at the run's own gateway address "
+				       "(after the redirect)",
+				       S(FW_IIF_DADDR4_IN_SET, 0, FW_SET_GW_V4),
 				       S(FW_TCP_DPORT_IN_SET, 0, FW_SET_GW_TCP),
 				       S(FW_ACCEPT, 0, NULL)));
-	add_rule(ch, (struct fw_rule)R(NULL, S(FW_UDP_DPORT_IN_SET, 0, FW_SET_GW_UDP),
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_DADDR6_IN_SET, 0, FW_SET_GW_V6),
+				       S(FW_TCP_DPORT_IN_SET, 0, FW_SET_GW_TCP),
+				       S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_DADDR4_IN_SET, 0, FW_SET_GW_V4),
+				       S(FW_UDP_DPORT_IN_SET, 0, FW_SET_GW_UDP),
+				       S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_DADDR6_IN_SET, 0, FW_SET_GW_V6),
+				       S(FW_UDP_DPORT_IN_SET, 0, FW_SET_GW_UDP),
 				       S(FW_ACCEPT, 0, NULL)));
 	add_rule(ch, (struct fw_rule)R("replies to connections this host opened, and ICMP errors "
 				       "about them (PMTU)",
@@ -201,8 +277,13 @@ int fw_model_build(const struct fw_config *c, struct fw_model *m, struct wd_err 
 	add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_IN_SET, 0, FW_SET_RUNS_IF),
 				       S(FW_ICMPV6_TYPE, 136, NULL), S(FW_IP6_HOPLIMIT, 255, NULL),
 				       S(FW_ACCEPT, 0, NULL)));
-	add_rule(ch, (struct fw_rule)R("everything else: ping, other ports, other services",
-				       S(FW_DROP, 0, NULL)));
+	add_rule(ch,
+		 (struct fw_rule)R("anything else at an address of this host (ping, other "
+				   "protocols): dropped and logged",
+				   S(FW_FIB_DADDR_LOCAL, 0, NULL),
+				   LOG(c->nflog_group, FW_NFLOG_PREFIX_HOST), S(FW_DROP, 0, NULL)));
+	add_rule(ch,
+		 (struct fw_rule)R("everything else (multicast, broadcast)", S(FW_DROP, 0, NULL)));
 
 	/* 5. Never route for a run, in either direction. */
 	ch = &m->chains[4];
@@ -257,6 +338,10 @@ static int stmt_text(const struct fw_model *m, const struct fw_stmt *s, struct w
 		return wd_buf_printf(out, "iifname . ip saddr @%s", s->set);
 	case FW_IIF_SADDR6_IN_SET:
 		return wd_buf_printf(out, "iifname . ip6 saddr @%s", s->set);
+	case FW_IIF_DADDR4_IN_SET:
+		return wd_buf_printf(out, "iifname . ip daddr @%s", s->set);
+	case FW_IIF_DADDR6_IN_SET:
+		return wd_buf_printf(out, "iifname . ip6 daddr @%s", s->set);
 	case FW_IIF_IN_SET:
 		return wd_buf_printf(out, "iifname @%s", s->set);
 	case FW_ICMPV6_TYPE:
@@ -267,7 +352,10 @@ static int stmt_text(const struct fw_model *m, const struct fw_stmt *s, struct w
 	case FW_IP6_HOPLIMIT:
 		return wd_buf_printf(out, "ip6 hoplimit %u", s->arg);
 	case FW_L4PROTO:
-		return wd_buf_printf(out, "meta l4proto %s", s->arg == IPPROTO_TCP ? "tcp" : "udp");
+		return wd_buf_printf(out, "meta l4proto %s",
+				     s->arg == IPPROTO_TCP   ? "tcp"
+				     : s->arg == IPPROTO_UDP ? "udp"
+							     : "udplite");
 	case FW_TCP_DPORT:
 		return wd_buf_printf(out, "tcp dport %u", s->arg);
 	case FW_UDP_DPORT:
@@ -280,7 +368,19 @@ static int stmt_text(const struct fw_model *m, const struct fw_stmt *s, struct w
 		return wd_buf_puts(out, "fib daddr type local");
 	case FW_CT_EST_REL:
 		return wd_buf_puts(out, "ct state established,related");
+	case FW_CT_NEW:
+		return wd_buf_puts(out, "ct state new");
+	case FW_CT_COUNT_OVER:
+		return wd_buf_printf(out, "add @%s { iifname ct count over %u }", s->set, s->arg);
+	case FW_RATE_OVER:
+		return wd_buf_printf(
+		    out, "add @%s { iifname limit rate over %u/second burst %u packets }", s->set,
+		    s->arg, s->arg * 10);
+	case FW_CT_TIMEOUT_SET:
+		return wd_buf_printf(out, "ct timeout set \"%s\"", s->text);
 	case FW_LOG_GROUP:
+		if (s->text)
+			return wd_buf_printf(out, "log prefix \"%s\" group %u", s->text, s->arg);
 		return wd_buf_printf(out, "log group %u", s->arg);
 	case FW_REDIRECT:
 		return wd_buf_printf(out, "redirect to :%u", s->arg);
@@ -325,6 +425,10 @@ static int render_set(const struct fw_set_def *s, struct wd_buf *out)
 	int ret = wd_buf_printf(out, "\t# %s\n\tset %s {\n\t\ttype %s\n", s->why, s->name,
 				key_text(s->key));
 
+	if (!ret && s->size)
+		ret = wd_buf_printf(out, "\t\tsize %u\n", s->size);
+	if (!ret && s->dynamic)
+		ret = wd_buf_puts(out, "\t\tflags dynamic\n");
 	if (!ret && s->nelems) {
 		ret = wd_buf_puts(out, "\t\telements = { ");
 		for (unsigned i = 0; !ret && i < s->nelems; i++)
@@ -333,6 +437,14 @@ static int render_set(const struct fw_set_def *s, struct wd_buf *out)
 			ret = wd_buf_puts(out, " }\n");
 	}
 	return ret ? ret : wd_buf_puts(out, "\t}\n\n");
+}
+
+static int render_obj(const struct fw_obj_def *o, struct wd_buf *out)
+{
+	return wd_buf_printf(out,
+			     "\t# %s\n\tct timeout %s {\n\t\tprotocol tcp\n\t\tl3proto inet\n"
+			     "\t\tpolicy = { time_wait : %u, close : %u }\n\t}\n\n",
+			     o->why, o->name, o->time_wait, o->close);
 }
 
 static int render_chain(const struct fw_model *m, const struct fw_chain_def *ch, struct wd_buf *out)
@@ -370,13 +482,16 @@ int fw_render(const struct fw_config *c, struct wd_buf *out)
 	    "# Warden sandbox ruleset, generated by `warden nft render`; do not edit.\n"
 	    "# Run interfaces: \"%s*\". Gateway ports: transparent %u, DNS %u, "
 	    "proxy %u. NFLOG group %u.\n"
+	    "# Per run: at most %u open flows, %u new flows a second (burst %u).\n"
 	    "# Loading this file replaces the table atomically (and forgets every "
 	    "registered run).\n"
 	    "table inet %s\n"
 	    "delete table inet %s\n\n"
 	    "table inet %s {\n",
-	    c->if_prefix, c->port_transparent, c->port_dns, c->port_proxy, c->nflog_group, c->table,
-	    c->table, c->table);
+	    c->if_prefix, c->port_transparent, c->port_dns, c->port_proxy, c->nflog_group,
+	    c->conns_per_run, c->new_per_s, c->new_per_s * 10, c->table, c->table, c->table);
+	for (unsigned i = 0; !ret && i < FW_NOBJS; i++)
+		ret = render_obj(&m.objs[i], out);
 	for (unsigned i = 0; !ret && i < FW_NSETS; i++)
 		ret = render_set(&m.sets[i], out);
 	for (unsigned i = 0; !ret && i < FW_NCHAINS; i++) {

@@ -1,9 +1,11 @@
 /* nft.h - Warden's nftables ruleset: one static table, per-run set elements, rendering and audit.
  *
- * The table (`table inet warden` by default) has a fixed shape: five base chains and five named
- * sets. A run is three set elements (its veth name, and the veth name paired with the sandbox's
- * IPv4 and/or IPv6 address); adding or removing a run is one netlink batch that touches only set
- * elements, so run 1000 costs what run 1 costs. docs/nft.md explains every rule.
+ * The table (`table inet warden` by default) has a fixed shape: five base chains and eight named
+ * sets. A run is five set elements (its veth name; the veth name paired with the sandbox's IPv4
+ * and/or IPv6 address, the only sources allowed on it; and the veth name paired with the run's
+ * own gateway addresses, the host-side addresses of that veth, the only host addresses it may
+ * reach); adding or removing a run is one netlink batch that touches only set elements, so run
+ * 1000 costs what run 1 costs. docs/nft.md explains every rule.
  *
  * One in-memory model (nft/model.c) describes the table; fw_render() prints it as `nft -f` text,
  * fw_install() turns the same model into libnftnl objects, and fw_audit() compares the live
@@ -29,7 +31,15 @@
  * @port_transparent:	gateway port TCP is redirected to (15001)
  * @port_dns:		gateway DNS port, TCP and UDP (15053)
  * @port_proxy:		gateway explicit HTTP proxy port, reachable directly (15080)
- * @nflog_group:	NFLOG group other dropped UDP is logged to (7000)
+ * @nflog_group:	NFLOG group dropped packets are logged to (7000): other UDP and UDP-lite
+ *			without a prefix, attempts at host addresses with FW_NFLOG_PREFIX_HOST,
+ *			connections over @conns_per_run with FW_NFLOG_PREFIX_CONNS
+ * @conns_per_run:	most open flows (conntrack entries other than closed TCP) one run may
+ *			hold at once; new ones beyond it are dropped (default 4096; 16..1048576)
+ * @new_per_s:		most new flows one run may open a second, with a burst of ten seconds'
+ *			worth; closed TCP flows leave conntrack after FW_CT_CLOSED_S, so a run
+ *			holds at most @conns_per_run + 20 * @new_per_s entries (default 200;
+ *			1..100000)
  */
 struct fw_config {
 	char table[32];
@@ -38,7 +48,24 @@ struct fw_config {
 	uint16_t port_dns;
 	uint16_t port_proxy;
 	uint16_t nflog_group;
+	uint32_t conns_per_run;
+	uint32_t new_per_s;
 };
+
+/* The NFLOG prefixes of the table's log rules, which the gateway reads to say what was dropped
+ * (a packet logged without a prefix is other UDP or UDP-lite). */
+#define FW_NFLOG_PREFIX_HOST "warden-host"
+#define FW_NFLOG_PREFIX_CONNS "warden-conns"
+
+/* Bounds and defaults of fw_config.conns_per_run and .new_per_s. */
+#define FW_CONNS_PER_RUN_DEFAULT 4096u
+#define FW_CONNS_PER_RUN_MIN 16u
+#define FW_CONNS_PER_RUN_MAX 1048576u
+#define FW_NEW_PER_S_DEFAULT 200u
+#define FW_NEW_PER_S_MAX 100000u
+/* Seconds a run's closed TCP flow (TIME_WAIT, CLOSE) stays in conntrack (the kernel's
+ * default is 120 s for TIME_WAIT, and the kernel's connection count skips closed flows). */
+#define FW_CT_CLOSED_S 10u
 
 /**
  * struct fw_run - one run's facts, stored as set elements
@@ -47,6 +74,12 @@ struct fw_config {
  * @has_v6:	@sbx6 is valid
  * @sbx4:	the sandbox's IPv4 address: packets from @ifname must come from it
  * @sbx6:	the sandbox's IPv6 address: packets from @ifname must come from it
+ * @has_gw4:	@gw4 is valid (needs @has_v4)
+ * @has_gw6:	@gw6 is valid (needs @has_v6)
+ * @gw4:	the run's own gateway address, IPv4: the host side of @ifname, the only host
+ *		address packets from @ifname may reach (the gateway's ports there); without it
+ *		no IPv4 reaches the gateway (fail closed)
+ * @gw6:	the same for IPv6
  */
 struct fw_run {
 	char ifname[16];
@@ -54,6 +87,10 @@ struct fw_run {
 	bool has_v6;
 	struct in_addr sbx4;
 	struct in6_addr sbx6;
+	bool has_gw4;
+	bool has_gw6;
+	struct in_addr gw4;
+	struct in6_addr gw6;
 };
 
 /** enum fw_finding_level - how bad an audit finding is */
@@ -84,6 +121,8 @@ struct fw_finding {
  * @runs_if:	elements in the run interface set (when readable)
  * @runs_v4:	elements in the IPv4 anti-spoof set
  * @runs_v6:	elements in the IPv6 anti-spoof set
+ * @gw_v4:	elements in the set of the runs' own IPv4 gateway addresses
+ * @gw_v6:	elements in the set of the runs' own IPv6 gateway addresses
  */
 struct fw_audit_report {
 	struct fw_finding *items;
@@ -94,11 +133,13 @@ struct fw_audit_report {
 	unsigned runs_if;
 	unsigned runs_v4;
 	unsigned runs_v6;
+	unsigned gw_v4;
+	unsigned gw_v6;
 };
 
 /**
  * fw_config_defaults() - fill @c with the defaults: table "warden", prefix "wd-",
- * ports 15001/15053/15080, NFLOG group 7000
+ * ports 15001/15053/15080, NFLOG group 7000, 4096 open flows and 200 new ones a second per run
  * @c:	config to fill
  */
 void fw_config_defaults(struct fw_config *c);
@@ -108,7 +149,8 @@ void fw_config_defaults(struct fw_config *c);
  * @c:		config to check
  * @err:	filled with the offending field on failure; may be NULL
  *
- * Return: 0, or -EINVAL (bad table name, prefix, zero or clashing ports).
+ * Return: 0, or -EINVAL (bad table name, prefix, zero or clashing ports, a connection limit out
+ * of range).
  */
 int fw_config_check(const struct fw_config *c, struct wd_err *err);
 
@@ -152,8 +194,9 @@ int fw_uninstall(const struct fw_config *c, struct wd_err *err);
  * @r:		the run; @r->ifname must start with @c->if_prefix
  * @err:	names the element that failed; may be NULL
  *
- * Adds @r->ifname to runs_if and (ifname . address) to runs_v4 / runs_v6. Adding an element that
- * is already there is not an error.
+ * Adds @r->ifname to runs_if, (ifname . sandbox address) to runs_v4 / runs_v6 and (ifname .
+ * gateway address) to gw_v4 / gw_v6, in one batch. Adding an element that is already there is
+ * not an error.
  *
  * Return: 0, -EINVAL for a bad run, -ENOENT when the table is not installed, or another
  * negative errno.
@@ -217,7 +260,9 @@ int fw_conn_run_del(struct fw_conn *conn, const struct fw_config *c, const struc
  *
  * Checks: the table, sets and chains exist with the expected types, hooks, priorities and
  * policies; every chain holds exactly the model's rules in order (a missing, extra or reordered
- * rule is a violation, and an extra rule that accepts or redirects is called out as such); the
+ * rule is a violation, and an extra rule that accepts or redirects is called out as such, in
+ * particular one that accepts a gateway port without matching the run's own gateway address);
+ * the
  * gateway port sets hold exactly the configured ports; in other tables, a NAT chain at
  * prerouting with an earlier or equal priority whose rules may see traffic from the prefix is a
  * violation (it would pre-empt the redirect), while foreign accepts and drops are notes.

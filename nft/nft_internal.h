@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 
+struct nftnl_obj;
 struct nftnl_rule;
 struct nftnl_set;
 struct nftnl_chain;
@@ -20,8 +21,23 @@ struct nlmsghdr;
 #define FW_SET_RUNS_IF "runs_if"
 #define FW_SET_RUNS_V4 "runs_v4"
 #define FW_SET_RUNS_V6 "runs_v6"
+#define FW_SET_GW_V4 "gw_v4"
+#define FW_SET_GW_V6 "gw_v6"
 #define FW_SET_GW_TCP "gw_tcp"
 #define FW_SET_GW_UDP "gw_udp"
+#define FW_SET_RUN_CONNS "run_conns"
+#define FW_SET_RUN_RATE "run_rate"
+#define FW_OBJ_RUN_TCP "run_tcp"
+
+/* The elements of one run, in the order fw_build_run() sends them. */
+enum fw_run_elem {
+	FW_ELEM_IF,  /* runs_if: ifname */
+	FW_ELEM_V4,  /* runs_v4: ifname . sandbox IPv4 */
+	FW_ELEM_V6,  /* runs_v6: ifname . sandbox IPv6 */
+	FW_ELEM_GW4, /* gw_v4: ifname . the run's own gateway IPv4 */
+	FW_ELEM_GW6, /* gw_v6: ifname . the run's own gateway IPv6 */
+	FW_ELEM_N,
+};
 
 /**
  * enum fw_stmt_kind - the statements the model uses; each renders to one nft phrase and builds
@@ -33,6 +49,8 @@ enum fw_stmt_kind {
 	FW_OIF_PREFIX,	      /* oifname "wd-*" */
 	FW_IIF_SADDR4_IN_SET, /* iifname . ip saddr @set */
 	FW_IIF_SADDR6_IN_SET, /* iifname . ip6 saddr @set */
+	FW_IIF_DADDR4_IN_SET, /* iifname . ip daddr @set */
+	FW_IIF_DADDR6_IN_SET, /* iifname . ip6 daddr @set */
 	FW_IIF_IN_SET,	      /* iifname @set */
 	FW_ICMPV6_TYPE,	      /* icmpv6 type <arg> */
 	FW_IP6_HOPLIMIT,      /* ip6 hoplimit <arg> (after an IPv6 match) */
@@ -43,7 +61,11 @@ enum fw_stmt_kind {
 	FW_UDP_DPORT_IN_SET,  /* udp dport @set */
 	FW_FIB_DADDR_LOCAL,   /* fib daddr type local */
 	FW_CT_EST_REL,	      /* ct state established,related */
-	FW_LOG_GROUP,	      /* log group <arg> */
+	FW_CT_NEW,	      /* ct state new */
+	FW_CT_COUNT_OVER,     /* add @set { iifname ct count over <arg> } */
+	FW_RATE_OVER,	      /* add @set { iifname limit rate over <arg>/second burst 10x } */
+	FW_CT_TIMEOUT_SET,    /* ct timeout set "<text>" */
+	FW_LOG_GROUP,	      /* log [prefix "<text>"] group <arg> */
 	FW_REDIRECT,	      /* redirect to :<arg> */
 	FW_ACCEPT,	      /* accept */
 	FW_DROP,	      /* drop */
@@ -52,17 +74,19 @@ enum fw_stmt_kind {
 /**
  * struct fw_stmt - one statement of a rule
  * @kind:	what it is
- * @arg:	number it needs (port, type, protocol, group), else 0
- * @set:	set name it looks up, else NULL
+ * @arg:	number it needs (port, type, protocol, group, limit), else 0
+ * @set:	set name it looks up (or adds to), else NULL
+ * @text:	text it carries (a log prefix), else NULL
  */
 struct fw_stmt {
 	enum fw_stmt_kind kind;
 	uint32_t arg;
 	const char *set;
+	const char *text;
 };
 
 #define FW_RULE_MAX_STMTS 6
-#define FW_CHAIN_MAX_RULES 8
+#define FW_CHAIN_MAX_RULES 16
 
 /**
  * struct fw_rule - one rule: statements in order, and why it is there
@@ -88,6 +112,8 @@ enum fw_key {
  * @elems:	constant elements (ports), for FW_KEY_PORT
  * @nelems:	number of @elems
  * @id:		NFTA_SET_ID used inside the install batch
+ * @dynamic:	filled by the packet path (`flags dynamic`), e.g. a per-run counter
+ * @size:	most elements (`size N`), 0: no bound given
  * @why:	comment
  */
 struct fw_set_def {
@@ -96,6 +122,8 @@ struct fw_set_def {
 	uint16_t elems[3];
 	unsigned nelems;
 	uint32_t id;
+	bool dynamic;
+	uint32_t size;
 	const char *why;
 };
 
@@ -121,7 +149,22 @@ struct fw_chain_def {
 	unsigned nrules;
 };
 
-#define FW_NSETS 5
+/**
+ * struct fw_obj_def - one stateful object: a conntrack timeout policy for TCP
+ * @name:	object name
+ * @time_wait:	seconds a flow stays in TIME_WAIT
+ * @close:	seconds a flow stays in CLOSE
+ * @why:	comment
+ */
+struct fw_obj_def {
+	const char *name;
+	uint32_t time_wait;
+	uint32_t close;
+	const char *why;
+};
+
+#define FW_NSETS 9
+#define FW_NOBJS 1
 #define FW_NCHAINS 5
 
 /**
@@ -129,9 +172,19 @@ struct fw_chain_def {
  */
 struct fw_model {
 	struct fw_config cfg;
+	struct fw_obj_def objs[FW_NOBJS];
 	struct fw_set_def sets[FW_NSETS];
 	struct fw_chain_def chains[FW_NCHAINS];
 };
+
+/* TCP conntrack states a timeout policy covers (libnftnl's NFTNL_CTTIMEOUT_TCP_MAX) */
+#define FW_TCP_TIMEOUTS 11
+
+/** fw_obj_timeouts() - the seconds per TCP state of @o: the kernel's defaults, and its own. */
+void fw_obj_timeouts(const struct fw_obj_def *o, uint32_t t[FW_TCP_TIMEOUTS]);
+
+/** fw_obj_build() - the libnftnl ct timeout object for @o. NULL on ENOMEM. */
+struct nftnl_obj *fw_obj_build(const struct fw_model *m, const struct fw_obj_def *o);
 
 /**
  * fw_model_build() - fill @m with the table for @c
@@ -258,12 +311,14 @@ int fw_build_uninstall(const struct fw_model *m, struct fw_batch *b);
  * @m:		model
  * @r:		run
  * @add:	true for NEWSETELEM, false for DELSETELEM
- * @skip:	when not NULL, skip[i] true drops the i-th element message (0 runs_if, 1 runs_v4,
- *		2 runs_v6)
+ * @skip:	when not NULL, skip[i] true drops element i (enum fw_run_elem)
  * @b:		batch
  *
  * Return: number of messages appended, or -ENOMEM / -ENOSPC.
  */
+/** fw_run_has_elem() - whether run @r has element @e (its addresses decide). */
+bool fw_run_has_elem(const struct fw_run *r, enum fw_run_elem e);
+
 int fw_build_run(const struct fw_model *m, const struct fw_run *r, bool add, const bool *skip,
 		 struct fw_batch *b);
 

@@ -18,6 +18,8 @@ void policy_gwconf_defaults(struct wd_gwconf *c)
 	snprintf(c->nft_table, sizeof(c->nft_table), "warden");
 	snprintf(c->if_prefix, sizeof(c->if_prefix), "wd-");
 	c->nflog_group = 7000;
+	c->nft_conns_per_run = 4096;
+	c->nft_new_per_s = 200;
 	snprintf(c->pool_v4, sizeof(c->pool_v4), "10.213.0.0/16");
 	snprintf(c->pool_v6, sizeof(c->pool_v6), "fd77:7764:6e00::/48");
 	snprintf(c->synth_v4, sizeof(c->synth_v4), "100.96.0.0/12");
@@ -83,8 +85,9 @@ static const struct {
 enum { PORT_TRANSPARENT, PORT_DNS, PORT_PROXY, PORT_N };
 static const char *const port_keys[PORT_N] = {"transparent", "dns", "proxy"};
 
-enum { NFT_TABLE, NFT_IFPREFIX, NFT_NFLOG, NFT_N };
-static const char *const nft_keys[NFT_N] = {"table", "interface_prefix", "nflog_group"};
+enum { NFT_TABLE, NFT_IFPREFIX, NFT_NFLOG, NFT_CONNS, NFT_NEW, NFT_N };
+static const char *const nft_keys[NFT_N] = {"table", "interface_prefix", "nflog_group",
+					    "conntrack_per_run", "conntrack_new_per_s"};
 
 enum { POOL_RUNS4, POOL_RUNS6, POOL_SYN4, POOL_SYN6, POOL_N };
 static const char *const pool_keys[POOL_N] = {"runs_v4", "runs_v6", "synthetic_v4", "synthetic_v6"};
@@ -162,7 +165,7 @@ static int parse_ports(struct policy_diags *d, const struct yt_node *n, struct w
 static int parse_nft(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
 {
 	const struct yt_node *v[NFT_N];
-	uint64_t group;
+	uint64_t group, conns, rate;
 	int ret = 0;
 
 	if (yt_map_keys(d, n, "`nft`", nft_keys, NFT_N, v))
@@ -182,6 +185,19 @@ static int parse_nft(struct policy_diags *d, const struct yt_node *n, struct wd_
 			ret = -EINVAL;
 		else
 			c->nflog_group = (uint16_t)group;
+	}
+	if (v[NFT_CONNS]) {
+		/* the bounds of fw_config_check() (nft/ is not a dependency of policy/) */
+		if (yt_uint(d, v[NFT_CONNS], "nft.conntrack_per_run", 16, 1048576, &conns))
+			ret = -EINVAL;
+		else
+			c->nft_conns_per_run = (uint32_t)conns;
+	}
+	if (v[NFT_NEW]) {
+		if (yt_uint(d, v[NFT_NEW], "nft.conntrack_new_per_s", 1, 100000, &rate))
+			ret = -EINVAL;
+		else
+			c->nft_new_per_s = (uint32_t)rate;
 	}
 	return ret;
 }
@@ -568,8 +584,10 @@ int policy_gwconf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
 			     POLICY_VERSION, c->port_transparent, c->port_dns, c->port_proxy);
 	ret |= wd_buf_printf(out,
 			     "nft:\n  table: %s\n  interface_prefix: \"%s\"\n"
-			     "  nflog_group: %u\n",
-			     c->nft_table, c->if_prefix, c->nflog_group);
+			     "  nflog_group: %u\n  conntrack_per_run: %u\n"
+			     "  conntrack_new_per_s: %u\n",
+			     c->nft_table, c->if_prefix, c->nflog_group, c->nft_conns_per_run,
+			     c->nft_new_per_s);
 	ret |= wd_buf_printf(out,
 			     "pools:\n  runs_v4: \"%s\"\n  runs_v6: \"%s\"\n"
 			     "  synthetic_v4: \"%s\"\n  synthetic_v6: \"%s\"\n",

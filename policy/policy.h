@@ -379,6 +379,8 @@ int policy_json_string(struct wd_buf *out, const char *s);
  * @nft_table:		name of the `inet` table (nft.table)
  * @if_prefix:		host-side veth name prefix (nft.interface_prefix)
  * @nflog_group:	NFLOG group for dropped packets (nft.nflog_group)
+ * @nft_conns_per_run:	most open flows (conntrack entries) a run may hold (nft.conntrack_per_run)
+ * @nft_new_per_s:	most new flows a run may open a second (nft.conntrack_new_per_s)
  * @pool_v4:		runs' veth links (pools.runs_v4)
  * @pool_v6:		(pools.runs_v6)
  * @synth_v4:		synthetic DNS answers (pools.synthetic_v4)
@@ -407,6 +409,8 @@ struct wd_gwconf {
 	char nft_table[32];	   /* default "warden" */
 	char if_prefix[8];	   /* default "wd-" */
 	uint16_t nflog_group;	   /* default 7000 */
+	uint32_t nft_conns_per_run; /* default 4096 */
+	uint32_t nft_new_per_s;	    /* default 200 */
 	char pool_v4[64];	   /* runs' veth links, default "10.213.0.0/16" */
 	char pool_v6[64];	   /* default "fd77:7764:6e00::/48" */
 	char synth_v4[64];	   /* synthetic answers, default "100.96.0.0/12" */

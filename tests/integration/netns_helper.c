@@ -94,9 +94,11 @@ static int fw_add(const struct opts *o, const struct netns_run *r, struct wd_err
 		return 0;
 	memset(&fr, 0, sizeof(fr));
 	snprintf(fr.ifname, sizeof(fr.ifname), "%s", r->ifname);
-	fr.has_v4 = fr.has_v6 = true;
+	fr.has_v4 = fr.has_v6 = fr.has_gw4 = fr.has_gw6 = true;
 	fr.sbx4 = r->addr.sbx4;
 	fr.sbx6 = r->addr.sbx6;
+	fr.gw4 = r->addr.host4;
+	fr.gw6 = r->addr.host6;
 	return fw_run_add(&o->fw, &fr, err);
 #else
 	(void)o;
@@ -115,9 +117,11 @@ static int fw_del(const struct opts *o, const struct netns_run *r, struct wd_err
 		return 0;
 	memset(&fr, 0, sizeof(fr));
 	snprintf(fr.ifname, sizeof(fr.ifname), "%s", r->ifname);
-	fr.has_v4 = fr.has_v6 = true;
+	fr.has_v4 = fr.has_v6 = fr.has_gw4 = fr.has_gw6 = true;
 	fr.sbx4 = r->addr.sbx4;
 	fr.sbx6 = r->addr.sbx6;
+	fr.gw4 = r->addr.host4;
+	fr.gw6 = r->addr.host6;
 	return fw_run_del(&o->fw, &fr, err);
 #else
 	(void)o;

@@ -2,8 +2,9 @@
  * will read) and prints one line per logged packet, to prove the table's `log group N`.
  *
  * Usage: nft_nflog GROUP SECONDS COUNT
- *   prints "ready" once bound, then "family=4|6 proto=P dport=D" per packet; exits 0 after
- *   COUNT packets, 1 when SECONDS pass first, 2 on usage or netlink errors.
+ *   prints "ready" once bound, then "family=4|6 proto=P dport=D" per packet (followed by
+ *   " prefix=TEXT" when the log rule has a prefix); exits 0 after COUNT packets, 1 when
+ *   SECONDS pass first, 2 on usage or netlink errors.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -90,9 +91,15 @@ static int packet_cb(const struct nlmsghdr *nlh, void *data)
 		proto = p[6];
 		off = 40;
 	}
-	if ((proto == 17 || proto == 6) && len >= off + 4)
+	if ((proto == 17 || proto == 6 || proto == 136) && len >= off + 4)
 		dport = (uint16_t)(p[off + 2] << 8 | p[off + 3]);
-	printf("family=%u proto=%u dport=%u\n", family, proto, dport);
+	printf("family=%u proto=%u dport=%u", family, proto, dport);
+	if (tb[NFULA_PREFIX] && *(const char *)mnl_attr_get_payload(tb[NFULA_PREFIX]))
+		printf(" prefix=%.*s",
+		       (int)strnlen(mnl_attr_get_payload(tb[NFULA_PREFIX]),
+				    mnl_attr_get_payload_len(tb[NFULA_PREFIX])),
+		       (const char *)mnl_attr_get_payload(tb[NFULA_PREFIX]));
+	printf("\n");
 	fflush(stdout);
 	(*seen)++;
 	return MNL_CB_OK;

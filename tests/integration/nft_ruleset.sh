@@ -65,19 +65,24 @@ check "default audit on a host with only the custom table fails" \
 
 # --- run elements --------------------------------------------------------------
 reset
-check "run-add v4+v6" wd run-add wd-abc123 --v4 10.213.0.2 --v6 fd77:7764:6e00::2
+RUN1=(wd-abc123 --v4 10.213.0.2 --gw4 10.213.0.1 --v6 fd77:7764:6e00::2 --gw6 fd77:7764:6e00::1)
+check "run-add v4+v6" wd run-add "${RUN1[@]}"
 check "runs_v4 holds the pair" bash -c "ip netns exec $LAB_HOST_NS nft list set inet warden runs_v4 | grep -q '\"wd-abc123\" . 10.213.0.2'"
 check "runs_v6 holds the pair" bash -c "ip netns exec $LAB_HOST_NS nft list set inet warden runs_v6 | grep -q '\"wd-abc123\" . fd77:7764:6e00::2'"
 check "runs_if holds the interface" bash -c "ip netns exec $LAB_HOST_NS nft list set inet warden runs_if | grep -q '\"wd-abc123\"'"
-check "run-add again is not an error" wd run-add wd-abc123 --v4 10.213.0.2 --v6 fd77:7764:6e00::2
-check "audit counts the run" audit_says 0 "runs: 1 interfaces, 1 v4, 1 v6"
-check "run-del removes every element" wd run-del wd-abc123 --v4 10.213.0.2 --v6 fd77:7764:6e00::2
-check "audit: no runs left" audit_says 0 "runs: 0 interfaces, 0 v4, 0 v6"
-check "run-del again (all absent) is fine" wd run-del wd-abc123 --v4 10.213.0.2 --v6 fd77:7764:6e00::2
+check "gw_v4 holds the run's own gateway address" bash -c "ip netns exec $LAB_HOST_NS nft list set inet warden gw_v4 | grep -q '\"wd-abc123\" . 10.213.0.1'"
+check "gw_v6 holds the run's own gateway address" bash -c "ip netns exec $LAB_HOST_NS nft list set inet warden gw_v6 | grep -q '\"wd-abc123\" . fd77:7764:6e00::1'"
+check "run-add again is not an error" wd run-add "${RUN1[@]}"
+check "audit counts the run" audit_says 0 "runs: 1 interfaces, 1 v4, 1 v6 \(gateway addresses: 1 v4, 1 v6\)"
+check "run-del removes every element" wd run-del "${RUN1[@]}"
+check "audit: no runs left" audit_says 0 "runs: 0 interfaces, 0 v4, 0 v6 \(gateway addresses: 0 v4, 0 v6\)"
+check "run-del again (all absent) is fine" wd run-del "${RUN1[@]}"
 wd run-add wd-half --v4 10.213.0.6
 check "run-del of a half-registered run (v6 absent) deletes the rest" \
-	wd run-del wd-half --v4 10.213.0.6 --v6 fd77:7764:6e00::6
-check "audit: the half run is gone" audit_says 0 "runs: 0 interfaces, 0 v4, 0 v6"
+	wd run-del wd-half --v4 10.213.0.6 --gw4 10.213.0.5 --v6 fd77:7764:6e00::6 --gw6 fd77:7764:6e00::5
+check "audit: the half run is gone" audit_says 0 "runs: 0 interfaces, 0 v4, 0 v6 \(gateway addresses: 0 v4, 0 v6\)"
+check_eq "run-add of a gateway address without its sandbox address exits 2" 2 \
+	bash -c '"$@" >/dev/null 2>&1; echo $?' _ ip netns exec "$LAB_HOST_NS" "$W" nft run-add wd-x --v6 fd77::2 --gw4 10.0.0.1
 check_eq "run-add of an interface outside the prefix exits 2" 2 \
 	bash -c '"$@" >/dev/null 2>&1; echo $?' _ ip netns exec "$LAB_HOST_NS" "$W" nft run-add eth0 --v4 10.0.0.2
 check_eq "run-add with a bad address exits 2" 2 \
@@ -108,6 +113,41 @@ reset
 in_host nft insert rule inet warden divert iifname '"wd-*"' tcp dport 22 accept
 check "tamper: a redirect exemption in divert is a violation" \
 	audit_says 1 'chain inet warden divert: unexpected rule .* accepts traffic'
+
+# the gateway's ports only at the run's own gateway address: a rule that accepts them by port
+# alone (at every address of the host, as before issue 11) is caught in each chain
+replace_rule() { # CHAIN PATTERN NEW-RULE...: replace the rule whose text matches PATTERN
+	local h
+	h=$(in_host nft -a list chain inet warden "$1" | grep -F -- "$2" | sed -n 's/.* # handle \([0-9]*\)$/\1/p' | head -n1)
+	[[ -n $h ]] || { echo "no rule matching $2 in $1"; return 1; }
+	in_host nft replace rule inet warden "$1" handle "$h" "${@:3}"
+}
+reset
+check "tamper setup: input's own-address TCP accept replaced" replace_rule input \
+	'iifname . ip daddr @gw_v4 tcp dport @gw_tcp accept' tcp dport @gw_tcp accept
+check "tamper: input accepting the gateway's TCP ports by port alone is a violation" \
+	audit_says 1 'violation: chain inet warden input: unexpected rule .* by port alone, at any address of this host'
+reset
+check "tamper setup: input's own-address UDP accept replaced" replace_rule input \
+	'iifname . ip6 daddr @gw_v6 udp dport @gw_udp accept' udp dport 15053 accept
+check "tamper: input accepting the DNS port by port alone is a violation" \
+	audit_says 1 'violation: chain inet warden input: unexpected rule .* by port alone'
+reset
+check "tamper setup: divert's proxy exemption replaced" replace_rule divert \
+	'iifname . ip daddr @gw_v4 tcp dport 15080 accept' tcp dport 15080 fib daddr type local accept
+check "tamper: a proxy exemption at every host address is a violation" \
+	audit_says 1 'violation: chain inet warden divert: unexpected rule .* by port alone'
+reset
+check "tamper setup: udp_audit's DNS exemption replaced" replace_rule udp_audit \
+	'iifname . ip daddr @gw_v4 udp dport 15053 accept' udp dport 15053 fib daddr type local accept
+check "tamper: a DNS exemption at every host address is a violation" \
+	audit_says 1 'violation: chain inet warden udp_audit: unexpected rule .* by port alone'
+reset
+check "tamper setup: the per-run connection limit is removed" bash -c \
+	'h=$(ip netns exec "$0" nft -a list chain inet warden input | sed -n "s/.*ct count over .* # handle \([0-9]*\)$/\1/p"); [[ -n $h ]] && ip netns exec "$0" nft delete rule inet warden input handle "$h"' \
+	"$LAB_HOST_NS"
+check "tamper: a missing connection limit is a violation" \
+	audit_says 1 'chain inet warden input: missing rule #2: ct state new add @run_conns'
 
 reset
 in_host nft add element inet warden gw_tcp '{ 22 }'

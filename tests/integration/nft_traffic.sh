@@ -23,9 +23,10 @@ lab_run_netns "$RUN" "$IF" "$H4" "$S4" "$H6" "$S6" || { echo "run fixture failed
 # forwarding on, so only the table stands between a run and lab-wan
 in_host sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 in_host "$W" nft install || { echo "install failed"; exit 1; }
-check "run-add registers the run" in_host "$W" nft run-add "$IF" --v4 "$S4" --v6 "$S6"
+check "run-add registers the run" \
+	in_host "$W" nft run-add "$IF" --v4 "$S4" --gw4 "$H4" --v6 "$S6" --gw6 "$H6"
 check "audit is clean with the run registered" \
-	bash -c 'ip netns exec "$0" "$1" nft audit | grep -q "0 violations, 0 notes; runs: 1 interfaces, 1 v4, 1 v6"' \
+	bash -c 'ip netns exec "$0" "$1" nft audit | grep -q "0 violations, 0 notes; runs: 1 interfaces, 1 v4, 1 v6 (gateway addresses: 1 v4, 1 v6)"' \
 	"$LAB_HOST_NS" "$W"
 
 # --- client helpers (inside the run namespace) ---------------------------------
@@ -108,11 +109,22 @@ check "lab-host's own TCP service on its lab address is not reachable" \
 	tcp_says gateway-transparent "$LAB_HOST_V4" 8080
 check "lab-host's own TCP service (v6) is not reachable" \
 	tcp_says gateway-transparent "[$H6]" 8080
+# the gateway's ports exist only at the run's own gateway address ($H4, $H6): the same
+# listeners (on every address of lab-host) are not reachable at lab-host's other addresses
+check "the proxy port at lab-host's lab address is not reachable (v4)" \
+	tcp_fails "$LAB_HOST_V4" 15080
+check "the proxy port at lab-host's lab address is not reachable (v6)" \
+	tcp_fails "[$LAB_HOST_V6]" 15080
+check "the DNS port at lab-host's lab address gets no datagram (v4)" udp_silent "$LAB_HOST_V4" 15053
+check "the DNS port at lab-host's lab address gets no datagram (v6)" \
+	udp_silent "[$LAB_HOST_V6]" 15053
+check "control: the DNS port at the run's own gateway address answers (v4)" \
+	udp_says gateway-dns-udp "$H4" 15053
 # the gateway's NFLOG group sees the dropped UDP (helper built from nft_nflog.c)
 NFLOG=${WD_NFT_NFLOG:-${WARDEN_BUILD_DIR:-$SRC/build}/tests/integration/nft_nflog}
 nflog_pid=
 if [[ -x $NFLOG ]]; then
-	ip netns exec "$LAB_HOST_NS" "$NFLOG" 7000 15 2 >"$TMP/nflog" 2>&1 &
+	ip netns exec "$LAB_HOST_NS" "$NFLOG" 7000 15 5 >"$TMP/nflog" 2>&1 &
 	nflog_pid=$!
 	for ((i = 0; i < 50; i++)); do
 		grep -q ready "$TMP/nflog" && break
@@ -121,12 +133,26 @@ if [[ -x $NFLOG ]]; then
 fi
 check "UDP echo on lab-wan (v4) gets no answer" udp_silent "$LAB_UDP_ECHO_V4" 7
 check "UDP echo on lab-wan (v6) gets no answer" udp_silent "[$LAB_UDP_ECHO_V6]" 7
+check "UDP-lite to lab-wan gets nowhere" bash -c \
+	'timeout 6 ip netns exec "$0" /usr/bin/python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_UDPLITE); s.sendto(b\"q\", (\"$1\", 7))"' \
+	"$RUN" "$LAB_UDP_ECHO_V4"
+check "the DNS port at lab-host's lab address is dropped again (logged)" \
+	udp_silent "$LAB_HOST_V4" 15053
+check "the proxy port at lab-host's lab address is dropped again (logged)" \
+	tcp_fails "$LAB_HOST_V4" 15080
 if [[ -n $nflog_pid ]]; then
 	wait "$nflog_pid"
+	sed "s/^/    nflog: /" "$TMP/nflog"
 	check "the dropped v4 UDP was logged to NFLOG group 7000" \
 		grep -q "family=4 proto=17 dport=7$" "$TMP/nflog"
 	check "the dropped v6 UDP was logged to NFLOG group 7000" \
 		grep -q "family=6 proto=17 dport=7$" "$TMP/nflog"
+	check "the dropped UDP-lite was logged to NFLOG group 7000" \
+		grep -q "family=4 proto=136 dport=7$" "$TMP/nflog"
+	check "TCP to the proxy port at lab-host's lab address was logged as a host attempt" \
+		grep -q "family=4 proto=6 dport=15080 prefix=warden-host$" "$TMP/nflog"
+	check "UDP to the DNS port at lab-host's lab address was logged as a host attempt" \
+		grep -q "family=4 proto=17 dport=15053 prefix=warden-host$" "$TMP/nflog"
 else
 	echo "# no nft_nflog helper at $NFLOG: NFLOG not checked"
 fi
@@ -168,7 +194,8 @@ in_wan ip -6 route del fd77:7764:6e00::/64
 lab_wan_reset_counters
 
 # --- after run-del: still closed ---------------------------------------------------
-check "run-del unregisters the run" in_host "$W" nft run-del "$IF" --v4 "$S4" --v6 "$S6"
+check "run-del unregisters the run" \
+	in_host "$W" nft run-del "$IF" --v4 "$S4" --gw4 "$H4" --v6 "$S6" --gw6 "$H6"
 check "after run-del, v4 TCP goes nowhere (not even the gateway)" tcp_fails "$LAB_ALLOWED_V4" 80
 check "after run-del, v6 TCP goes nowhere" tcp_fails "[$LAB_ALLOWED_V6]" 80
 check "after run-del, DNS gets no answer" udp_silent "$LAB_WAN_V4" 53

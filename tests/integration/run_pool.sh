@@ -34,15 +34,18 @@ procs() {
 # teardown child is still at work (refilling the pool)
 teardowns_quiet() { lab_teardowns_quiet "$A"; }
 teardowns_done() { lab_wait 20 teardowns_quiet; }
-# ready entries of this lab's pool: "id holder ifname" lines
+# ready entries of this lab's pool (or of host namespace inode $1): "id holder ifname" lines
 entries() {
-	local f
+	local f ns=${1:-$NETNS}
 	for f in "$P"/[0-9a-f]*; do
 		[[ -e $f ]] || continue
-		grep -q "^state=ready .*cfg=net:$NETNS," "$f" || continue
+		grep -q "^state=ready .*cfg=net:$ns," "$f" || continue
 		sed -n 's/^state=ready pid=\([0-9]*\) start=[0-9]* id=\([0-9a-f]*\) slot=[0-9]* ifname=\([^ ]*\) .*/\2 \1 \3/p' "$f"
 	done
 }
+# gone PID: the process has exited (or is a zombie nobody reaped yet)
+gone() { [[ ! -e /proc/$1 ]] || [[ $(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d" " -f1) == Z ]]; }
+export -f gone
 pool_size() { entries | wc -l; }
 export -f entries
 export P NETNS
@@ -255,6 +258,58 @@ sudo_run() {
 }
 check_eq "a run as the invoking user works, with /etc in one mount" "65534 yes" sudo_run sh -c \
 	'test -s /etc/ld.so.cache && echo "$(id -u) $(awk '"'"'$5 == "/etc" {print "yes"}'"'"' /proc/self/mountinfo)"'
+
+echo "# a holder names itself, and goes with its veth"
+check "teardowns done" teardowns_done
+check_eq "a run (its teardown refills the pool)" ok wr -- echo ok
+check "teardowns done" teardowns_done
+check "the pool is full" lab_wait 20 bash -c '(( $(entries | wc -l) == 2 ))'
+read -r _ holder ifn < <(entries | head -n 1)
+check_eq "a holder's command line is \"warden-pool <its namespace>\"" "warden-pool $ifn" \
+	bash -c 'tr "\0" " " <"/proc/$0/cmdline" | sed "s/ $//"' "$holder"
+check_eq "... and so is its name" "warden-pool" cat "/proc/$holder/comm"
+check "... it holds the namespace and /dev/null only" bash -c \
+	'[[ $(ls /proc/$0/fd | wc -l) == 4 && $(readlink /proc/$0/fd/3) == net:* ]]' "$holder"
+check "its veth is deleted" in_host ip link del "$ifn"
+check "... and the holder exits" lab_wait 20 gone "$holder"
+check "... taking its entry with it" lab_wait 10 bash -c '! entries | grep -q " $0\$"' "$ifn"
+check "... and its nft elements" bash -c \
+	'! ip netns exec "$0" nft list set inet warden runs_if | grep -q "\"$1\""' "$LAB_HOST_NS" "$ifn"
+check "control: the other holder lives on" bash -c '! gone "$0"' "$(entries | awk 'NR == 1 {print $2}')"
+
+echo "# an idle holder exits (WARDEN_POOL_IDLE)"
+check "teardowns done" teardowns_done
+check "the pool is drained" in_host "$W" gc -q --pool
+WARDEN_POOL_IDLE=3 wr -- true
+check "teardowns done" teardowns_done
+idle=$(entries | awk '{print $2}')
+check_eq "the pool was refilled" 2 bash -c 'wc -w <<<"$0"' "$idle"
+check "its holders exit after 3 s idle" lab_wait 30 bash -c \
+	'for h in $0; do gone "$h" || exit 1; done' "$idle"
+check_eq "... and leave no entry" 0 pool_size
+check_eq "... nor nft elements" 0 elements
+check_eq "control: without WARDEN_POOL_IDLE a new pool stays" ok wr -- echo ok
+check "teardowns done" teardowns_done
+check "... it is full" lab_wait 20 bash -c '(( $(entries | wc -l) == 2 ))'
+
+echo "# holders of a host namespace that is gone"
+# a second lab: its lab-host plays a host namespace that is deleted under its pool
+L2ENV=$(LAB_OWNER_PID=$$ LAB_BIGFILE_MIB=1 "$SRC/tests/lab/up")
+L2NAME=$(. "$L2ENV" && echo "$LAB_NAME")
+lab_on_exit "$SRC/tests/lab/down" "$L2NAME"
+H2=$L2NAME-host
+NS2=$(ip netns exec "$H2" readlink /proc/self/ns/net | tr -dc 0-9)
+check "a run in the second lab's host namespace" \
+	ip netns exec "$H2" env WARDEN_POOL=2 "$W" run -q --audit-log "$A" -- true
+check "... fills its pool" lab_wait 30 bash -c '(( $(entries "$0" | wc -l) == 2 ))' "$NS2"
+read -r h1 h2 < <(entries "$NS2" | awk '{print $2}' | paste -sd" ")
+kill -STOP "$h1" # cannot notice anything: warden gc has to reap it
+check "its host namespace is deleted" ip netns delete "$H2"
+check "a holder of the deleted namespace exits by itself" lab_wait 30 gone "$h2"
+check_fails "the stopped one is still there" gone "$h1"
+check "warden gc --pool, in another host namespace, reaps it" in_host "$W" gc -q --pool
+check "... it is gone" lab_wait 10 gone "$h1"
+check_eq "... and so are the entries of the deleted namespace" 0 bash -c 'entries "$0" | wc -l' "$NS2"
 
 echo "# WARDEN_POOL=0: no pool"
 check "teardowns done" teardowns_done

@@ -85,7 +85,8 @@ static struct audit_event full_event(void)
 	    .command_len = 4,
 	    .has = AUDIT_HAS_PID | AUDIT_HAS_UID | AUDIT_HAS_PORT | AUDIT_HAS_BYTES_UP |
 		   AUDIT_HAS_BYTES_DOWN | AUDIT_HAS_DURATION | AUDIT_HAS_EXIT | AUDIT_HAS_SIGNAL |
-		   AUDIT_HAS_DENIALS | AUDIT_HAS_LIMIT | AUDIT_HAS_USAGE,
+		   AUDIT_HAS_DENIALS | AUDIT_HAS_LIMIT | AUDIT_HAS_USAGE |
+		   AUDIT_HAS_COUNTS_INCOMPLETE,
 	    .pid = 4242,
 	    .uid = 4294967295LL,
 	    .port = 65535,
@@ -97,6 +98,7 @@ static struct audit_event full_event(void)
 	    .denials = 3,
 	    .limit = 536870912,
 	    .usage = 536870913,
+	    .counts_incomplete = true,
 	};
 	return ev;
 }
@@ -156,6 +158,8 @@ static void assert_events_equal(const struct audit_event *a, const struct audit_
 		assert_int_equal(a->limit, b->limit);
 	if (a->has & AUDIT_HAS_USAGE)
 		assert_int_equal(a->usage, b->usage);
+	if (a->has & AUDIT_HAS_COUNTS_INCOMPLETE)
+		assert_int_equal(a->counts_incomplete, b->counts_incomplete);
 }
 
 /* roundtrip() - encode @ev, check the line is one valid JSON line, decode, compare. */
@@ -199,13 +203,43 @@ static void test_roundtrip_every_field(void **state)
 		ev.allowed = !ev.allowed;
 		roundtrip(&ev);
 	}
-	/* each numeric field alone, at 0 */
-	for (uint32_t bit = 1; bit <= AUDIT_HAS_USAGE; bit <<= 1) {
+	/* each numeric field alone, at 0 (the flag: false) */
+	for (uint32_t bit = 1; bit <= AUDIT_HAS_COUNTS_INCOMPLETE; bit <<= 1) {
 		struct audit_event one = {
 		    .run = "r", .type = AUDIT_TYPE_LIMIT, .action = "limit.x", .has = bit};
 
 		roundtrip(&one);
 	}
+}
+
+/* run.exit of a run whose gateway died: the flag is a JSON boolean after "usage" */
+static void test_counts_incomplete(void **state)
+{
+	struct audit_event ev = {.ts = {1795947255, 5000},
+				 .run = "r1",
+				 .type = AUDIT_TYPE_RUN,
+				 .action = "run.exit",
+				 .allowed = true,
+				 .has = AUDIT_HAS_EXIT | AUDIT_HAS_COUNTS_INCOMPLETE,
+				 .counts_incomplete = true};
+	struct audit_event back;
+	struct wd_buf b = WD_BUF_INIT;
+	static const char bad[] = "{\"ts\":\"2026-11-29T10:14:15.000005Z\",\"run\":\"r\","
+				  "\"type\":\"run\",\"action\":\"run.exit\",\"allowed\":true,"
+				  "\"counts_incomplete\":1}\n";
+
+	(void)state;
+	assert_int_equal(audit_event_encode(&ev, &b, NULL), 0);
+	assert_string_equal(b.data, "{\"ts\":\"2026-11-29T10:14:15.000005Z\",\"run\":\"r1\","
+				    "\"type\":\"run\",\"action\":\"run.exit\",\"allowed\":true,"
+				    "\"resource\":\"\",\"reason\":\"\",\"exit\":0,"
+				    "\"counts_incomplete\":true}\n");
+	assert_int_equal(audit_event_decode(b.data, b.len, &back, NULL), 0);
+	assert_true(back.has & AUDIT_HAS_COUNTS_INCOMPLETE);
+	assert_true(back.counts_incomplete);
+	audit_event_clear(&back);
+	assert_int_equal(audit_event_decode(bad, sizeof(bad) - 1, &back, NULL), -EBADMSG);
+	wd_buf_free(&b);
 }
 
 static void test_roundtrip_minimal(void **state)
@@ -1362,6 +1396,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_roundtrip_every_field),
 	    cmocka_unit_test(test_roundtrip_minimal),
+	    cmocka_unit_test(test_counts_incomplete),
 	    cmocka_unit_test(test_golden_key_order),
 	    cmocka_unit_test(test_golden_bytes),
 	    cmocka_unit_test(test_timestamps),

@@ -44,8 +44,10 @@ static void attr(struct msg *m, uint16_t type, const void *p, uint16_t n)
 	pad4(m);
 }
 
-/* append one NFLOG packet message carrying @payload to @m */
-static void packet(struct msg *m, uint16_t group, const uint8_t *payload, uint16_t plen)
+/* append one NFLOG packet message carrying @payload to @m, with the log rule's @prefix
+ * (@prelen bytes: with or without its NUL) */
+static void packet_p(struct msg *m, uint16_t group, const uint8_t *payload, uint16_t plen,
+		     const char *prefix, uint16_t prelen)
 {
 	size_t start = m->len;
 	struct nlmsghdr h = {.nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_PACKET};
@@ -58,11 +60,16 @@ static void packet(struct msg *m, uint16_t group, const uint8_t *payload, uint16
 	put(m, gen, 4);
 	attr(m, NFULA_PACKET_HDR, phdr, 4);
 	attr(m, NFULA_IFINDEX_INDEV, &indev, 4);
-	attr(m, NFULA_PREFIX, "x", 2);
+	attr(m, NFULA_PREFIX, prefix, prelen);
 	if (payload)
 		attr(m, NFULA_PAYLOAD, payload, plen);
 	len = (uint32_t)(m->len - start);
 	memcpy(m->b + start, &len, 4);
+}
+
+static void packet(struct msg *m, uint16_t group, const uint8_t *payload, uint16_t plen)
+{
+	packet_p(m, group, payload, plen, "x", 2);
 }
 
 /* IPv4 UDP 10.213.0.2:5000 -> 203.0.113.2:9999 */
@@ -106,6 +113,37 @@ static void test_v4(void **state)
 	assert_int_equal(p.dport, 9999);
 	assert_int_equal(p.indev, 42);
 	assert_int_equal(off, m.len);
+	assert_int_equal(gw_nflog_next(m.b, m.len, &off, &p), GW_NFLOG_END);
+}
+
+/* the log rule's prefix says what was dropped; UDP-lite carries ports like UDP */
+static void test_prefix_udplite(void **state)
+{
+	static const char longp[] = "warden-host-and-then-much-more-than-fits-in-the-field";
+	struct msg m = {0};
+	struct gw_nflog_pkt p;
+	uint8_t lite[sizeof(udp4)];
+	size_t off = 0;
+
+	(void)state;
+	memcpy(lite, udp4, sizeof(udp4));
+	lite[9] = 136; /* IPPROTO_UDPLITE */
+	packet_p(&m, 7000, lite, sizeof(lite), "warden-host", 12);
+	packet_p(&m, 7000, udp4, sizeof(udp4), "", 1);		       /* no prefix */
+	packet_p(&m, 7000, udp4, sizeof(udp4), longp, sizeof(longp));  /* cut to fit */
+	packet_p(&m, 7000, udp4, sizeof(udp4), "warden-connsXYZ", 12); /* no NUL */
+	assert_int_equal(gw_nflog_next(m.b, m.len, &off, &p), GW_NFLOG_OK);
+	assert_int_equal(p.proto, 136);
+	assert_true(p.has_ports);
+	assert_int_equal(p.dport, 9999);
+	assert_string_equal(p.prefix, "warden-host");
+	assert_int_equal(gw_nflog_next(m.b, m.len, &off, &p), GW_NFLOG_OK);
+	assert_string_equal(p.prefix, "");
+	assert_int_equal(gw_nflog_next(m.b, m.len, &off, &p), GW_NFLOG_OK);
+	assert_int_equal(strlen(p.prefix), sizeof(p.prefix) - 1);
+	assert_memory_equal(p.prefix, longp, sizeof(p.prefix) - 1);
+	assert_int_equal(gw_nflog_next(m.b, m.len, &off, &p), GW_NFLOG_OK);
+	assert_string_equal(p.prefix, "warden-conns");
 	assert_int_equal(gw_nflog_next(m.b, m.len, &off, &p), GW_NFLOG_END);
 }
 
@@ -311,6 +349,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_v4),
+	    cmocka_unit_test(test_prefix_udplite),
 	    cmocka_unit_test(test_v6_and_several),
 	    cmocka_unit_test(test_v6_extension_headers),
 	    cmocka_unit_test(test_v4_fragment_and_cut),

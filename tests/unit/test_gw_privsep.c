@@ -153,42 +153,60 @@ static void addrs(struct gw_addr *a4, struct gw_addr *a6)
 
 static void test_run_encode(void **state)
 {
-	struct gw_addr a4, a6, b4, b6, none = {0};
+	struct gw_addr a4, a6, h4, h6, b4, b6, c4, c6, none = {0};
 	struct gw_priv_run m;
 
 	(void)state;
 	addrs(&a4, &a6);
-	assert_int_equal(sizeof(m), 52); /* fixed size: what the parent expects */
-	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 7, "wd-3f9a", &a4, &a6), 0);
+	assert_int_equal(gw_addr_parse("10.213.0.1", &h4), 0);
+	assert_int_equal(gw_addr_parse("fd77:7764:6e00::1", &h6), 0);
+	assert_int_equal(sizeof(m), 72); /* fixed size: what the parent expects */
+	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 7, "wd-3f9a", &a4, &a6, &h4, &h6),
+			 0);
 	assert_int_equal(m.seq, 7);
 	assert_int_equal(m.flags, GW_PRIV_HAS_V4 | GW_PRIV_HAS_V6);
 	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), 0);
-	gw_priv_run_facts(&m, &b4, &b6);
+	gw_priv_run_facts(&m, &b4, &b6, &c4, &c6);
 	assert_true(gw_addr_eq(&a4, &b4));
 	assert_true(gw_addr_eq(&a6, &b6));
+	assert_true(gw_addr_eq(&h4, &c4));
+	assert_true(gw_addr_eq(&h6, &c6));
 	/* one family is enough; the other stays zero */
-	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_DEL, 8, "wd-x", &none, &a6), 0);
+	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_DEL, 8, "wd-x", &none, &a6, NULL, &h6),
+			 0);
 	assert_int_equal(m.flags, GW_PRIV_HAS_V6);
-	gw_priv_run_facts(&m, &b4, &b6);
+	gw_priv_run_facts(&m, &b4, &b6, &c4, &c6);
 	assert_int_equal(b4.family, 0);
-	/* refused at encoding: no address, bad names */
-	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "wd-x", &none, &none), -EINVAL);
-	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "", &a4, NULL), -EINVAL);
-	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "wd-0123456789abcd", &a4, NULL),
+	assert_int_equal(c4.family, 0);
+	/* refused at encoding: no address, a sandbox address without its gateway address,
+	 * bad names */
+	assert_int_equal(
+	    gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "wd-x", &none, &none, NULL, NULL), -EINVAL);
+	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "wd-x", &a4, NULL, NULL, NULL),
 			 -EINVAL);
-	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "wd x", &a4, NULL), -EINVAL);
-	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "wd/x", &a4, NULL), -EINVAL);
-	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_REPLY, 1, "wd-x", &a4, NULL), -EINVAL);
+	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "", &a4, NULL, &h4, NULL),
+			 -EINVAL);
+	assert_int_equal(
+	    gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "wd-0123456789abcd", &a4, NULL, &h4, NULL),
+	    -EINVAL);
+	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "wd x", &a4, NULL, &h4, NULL),
+			 -EINVAL);
+	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_ADD, 1, "wd/x", &a4, NULL, &h4, NULL),
+			 -EINVAL);
+	assert_int_equal(gw_priv_run_encode(&m, GW_PRIV_RUN_REPLY, 1, "wd-x", &a4, NULL, &h4, NULL),
+			 -EINVAL);
 }
 
 static void test_run_check(void **state)
 {
-	struct gw_addr a4, a6;
+	struct gw_addr a4, a6, h4;
 	struct gw_priv_run good_m, m;
 
 	(void)state;
 	addrs(&a4, &a6);
-	assert_int_equal(gw_priv_run_encode(&good_m, GW_PRIV_RUN_ADD, 1, "wd-a", &a4, NULL), 0);
+	assert_int_equal(gw_addr_parse("10.213.0.1", &h4), 0);
+	assert_int_equal(
+	    gw_priv_run_encode(&good_m, GW_PRIV_RUN_ADD, 1, "wd-a", &a4, NULL, &h4, NULL), 0);
 	m = good_m;
 	assert_int_equal(gw_priv_run_check(&m, sizeof(m) - 1), -EBADMSG);
 	assert_int_equal(gw_priv_run_check(&m, sizeof(m) + 1), -EBADMSG);
@@ -214,6 +232,12 @@ static void test_run_check(void **state)
 	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
 	m = good_m;
 	memset(m.v4, 0, sizeof(m.v4)); /* a named family without an address */
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
+	m = good_m;
+	memset(m.h4, 0, sizeof(m.h4)); /* ... or without its gateway address */
+	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
+	m = good_m;
+	m.h6[15] = 1; /* a gateway address for a family the flags do not name */
 	assert_int_equal(gw_priv_run_check(&m, sizeof(m)), -EBADMSG);
 	m = good_m;
 	memset(m.ifname, 'a', sizeof(m.ifname)); /* unterminated */

@@ -197,8 +197,11 @@ static void test_bwrap(void **state)
 	assert_true(find(&a, "/tmp", 0) < find3(&a, "--ro-bind", ro, ro));
 	assert_true(find3(&a, "--setenv", "KEEP_ME", "1") > 0);
 	assert_true(find3(&a, "--setenv", "SET_ME", "v") > 0);
-	assert_true(find3(&a, "--setenv", "HTTPS_PROXY", "http://10.213.0.1:15080") > 0);
-	assert_true(find3(&a, "--setenv", "all_proxy", "http://10.213.0.1:15080") > 0);
+	/* the proxy by name (both families, through /etc/hosts); no ALL_PROXY */
+	assert_true(find3(&a, "--setenv", "HTTPS_PROXY", "http://warden-proxy:15080") > 0);
+	assert_true(find3(&a, "--setenv", "http_proxy", "http://warden-proxy:15080") > 0);
+	assert_true(find(&a, "all_proxy", 0) < 0);
+	assert_true(find(&a, "ALL_PROXY", 0) < 0);
 	assert_true(find3(&a, "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin") > 0);
 	for (size_t k = 0; k < a.n; k++)
 		assert_null(strstr(a.v[k], "hunter2"));
@@ -351,6 +354,9 @@ static void test_files(void **state)
 	wd_buf_reset(&b);
 	assert_int_equal(bwrap_file_text(1, &s, 0, 0, &b), 0);
 	assert_non_null(strstr(wd_buf_cstr(&b), "localhost"));
+	/* the proxy variables' name, in both families */
+	assert_non_null(strstr(wd_buf_cstr(&b), "\n10.213.0.1\twarden-proxy\n"));
+	assert_non_null(strstr(wd_buf_cstr(&b), "\nfd77:7764:6e00::1\twarden-proxy\n"));
 	wd_buf_reset(&b);
 	assert_int_equal(bwrap_file_text(2, &s, 1000, 1000, &b), 0);
 	assert_non_null(strstr(wd_buf_cstr(&b), "user:x:1000:1000:"));

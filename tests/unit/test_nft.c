@@ -38,6 +38,8 @@ static void custom_config(struct fw_config *c)
 	c->port_dns = 25053;
 	c->port_proxy = 25080;
 	c->nflog_group = 42;
+	c->conns_per_run = 512;
+	c->new_per_s = 50;
 }
 
 static void compare_golden(const char *name, const char *got)
@@ -78,6 +80,8 @@ static void test_defaults(void **state)
 	assert_int_equal(c.port_dns, 15053);
 	assert_int_equal(c.port_proxy, 15080);
 	assert_int_equal(c.nflog_group, 7000);
+	assert_int_equal(c.conns_per_run, 4096);
+	assert_int_equal(c.new_per_s, 200);
 	assert_int_equal(fw_config_check(&c, NULL), 0);
 }
 
@@ -111,6 +115,27 @@ static void test_config_check(void **state)
 		assert_int_equal(fw_render(&c, &out), -EINVAL);
 		assert_int_equal(fw_install(&c, NULL), -EINVAL);
 		wd_buf_free(&out);
+	}
+	/* the per-run connection limit is bounded both ways */
+	for (uint32_t n = 0; n < 3; n++) {
+		struct fw_config c;
+		static const uint32_t limits[] = {0, FW_CONNS_PER_RUN_MIN - 1,
+						  FW_CONNS_PER_RUN_MAX + 1};
+
+		fw_config_defaults(&c);
+		c.conns_per_run = limits[n];
+		wd_err_clear(&err);
+		assert_int_equal(fw_config_check(&c, &err), -EINVAL);
+		assert_non_null(strstr(err.msg, "connections per run"));
+	}
+	for (uint32_t n = 0; n < 2; n++) {
+		struct fw_config c;
+
+		fw_config_defaults(&c);
+		c.new_per_s = n ? FW_NEW_PER_S_MAX + 1 : 0;
+		wd_err_clear(&err);
+		assert_int_equal(fw_config_check(&c, &err), -EINVAL);
+		assert_non_null(strstr(err.msg, "a second"));
 	}
 }
 
@@ -277,10 +302,11 @@ static void test_install_batch(void **state)
 	assert_int_equal(w.by_type[NFT_MSG_DELTABLE], 1);
 	assert_int_equal(w.by_type[NFT_MSG_NEWSET], FW_NSETS);
 	assert_int_equal(w.by_type[NFT_MSG_NEWSETELEM], 2);
+	assert_int_equal(w.by_type[NFT_MSG_NEWOBJ], FW_NOBJS);
 	assert_int_equal(w.by_type[NFT_MSG_NEWCHAIN], FW_NCHAINS);
 	assert_int_equal(w.by_type[NFT_MSG_NEWRULE], nrules);
 	assert_int_equal(w.rules_checked, nrules);
-	assert_int_equal(b.n, 3 + FW_NSETS + 2 + FW_NCHAINS + nrules);
+	assert_int_equal(b.n, 3 + FW_NSETS + 2 + FW_NOBJS + FW_NCHAINS + nrules);
 	/* every message has a label naming its object, for error messages */
 	assert_string_equal(b.labels[0], "create table inet warden");
 	assert_string_equal(b.labels[1], "delete table inet warden");
@@ -317,6 +343,10 @@ static void make_run(struct fw_run *r, unsigned i)
 	assert_int_equal(inet_pton(AF_INET6, "fd77:7764:6e00::2", &r->sbx6), 1);
 	r->sbx6.s6_addr[10] = (uint8_t)(i >> 8);
 	r->sbx6.s6_addr[11] = (uint8_t)i;
+	r->has_gw4 = r->has_gw6 = true;
+	r->gw4.s_addr = htonl(ntohl(r->sbx4.s_addr) - 1);
+	r->gw6 = r->sbx6;
+	r->gw6.s6_addr[15] = 1;
 }
 
 static int elem_cb(struct nftnl_set_elem *e, void *data)
@@ -339,7 +369,7 @@ static void test_run_batch(void **state)
 	struct fw_run r;
 	const struct nlmsghdr *nlh;
 	struct wd_buf keys = WD_BUF_INIT;
-	bool skip[3] = {false, true, false};
+	bool skip[FW_ELEM_N] = {false, true, false, false, false};
 	size_t size1;
 	int left;
 
@@ -350,12 +380,17 @@ static void test_run_batch(void **state)
 	assert_int_equal(fw_run_check(&c, &r, NULL), 0);
 
 	assert_int_equal(fw_batch_init(&b, 1), 0);
-	assert_int_equal(fw_build_run(&m, &r, true, NULL, &b), 3);
+	assert_int_equal(fw_build_run(&m, &r, true, NULL, &b), FW_ELEM_N);
 	assert_int_equal(fw_batch_close(&b), 0);
 	size1 = fw_batch_len(&b);
 	assert_non_null(strstr(b.labels[1], "add element wd-0000000001 . 10.213.0.6 to set inet "
 					    "warden runs_v4"));
-	/* parse the three element messages back: ifname, ifname . v4, ifname . v6 */
+	assert_non_null(strstr(b.labels[3], "add element wd-0000000001 . 10.213.0.5 to set inet "
+					    "warden gw_v4"));
+	assert_non_null(strstr(b.labels[4], "add element wd-0000000001 . fd77:7764:6e00::1:0:1 to "
+					    "set inet warden gw_v6"));
+	/* parse the five element messages back: ifname, ifname . v4, ifname . v6, and the
+	 * gateway addresses ifname . v4, ifname . v6, all in one batch */
 	nlh = (const struct nlmsghdr *)b.buf;
 	left = (int)fw_batch_len(&b);
 	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
@@ -373,29 +408,40 @@ static void test_run_batch(void **state)
 	assert_string_equal(wd_buf_cstr(&keys), "77642d30303030303030303031000000|"
 						"77642d303030303030303030310000000ad50006|"
 						"77642d30303030303030303031000000"
-						"fd7777646e0000000000000100000002|");
+						"fd7777646e0000000000000100000002|"
+						"77642d303030303030303030310000000ad50005|"
+						"77642d30303030303030303031000000"
+						"fd7777646e0000000000000100000001|");
 	fw_batch_free(&b);
 
 	/* run 1000 costs what run 1 costs: same messages, same bytes */
 	make_run(&r, 1000);
 	assert_int_equal(fw_batch_init(&b, 1), 0);
-	assert_int_equal(fw_build_run(&m, &r, true, NULL, &b), 3);
+	assert_int_equal(fw_build_run(&m, &r, true, NULL, &b), FW_ELEM_N);
 	assert_int_equal(fw_batch_close(&b), 0);
 	assert_int_equal(fw_batch_len(&b), size1);
 	fw_batch_free(&b);
 
 	/* delete, skipping the v4 element (the retry after "absent") */
 	assert_int_equal(fw_batch_init(&b, 1), 0);
-	assert_int_equal(fw_build_run(&m, &r, false, skip, &b), 2);
+	assert_int_equal(fw_build_run(&m, &r, false, skip, &b), FW_ELEM_N - 1);
 	assert_non_null(strstr(b.labels[0], "delete element wd-00000003e8 from set inet warden "
 					    "runs_if"));
 	assert_non_null(strstr(b.labels[1], "runs_v6"));
 	fw_batch_free(&b);
 
-	/* v4 only */
+	/* v4 only: its gateway address goes with it, the v6 one does not */
 	r.has_v6 = false;
 	assert_int_equal(fw_batch_init(&b, 1), 0);
-	assert_int_equal(fw_build_run(&m, &r, true, NULL, &b), 2);
+	assert_int_equal(fw_build_run(&m, &r, true, NULL, &b), 3);
+	assert_non_null(strstr(b.labels[2], "gw_v4"));
+	fw_batch_free(&b);
+
+	/* without gateway addresses (an old record being deleted): the other three */
+	make_run(&r, 1);
+	r.has_gw4 = r.has_gw6 = false;
+	assert_int_equal(fw_batch_init(&b, 1), 0);
+	assert_int_equal(fw_build_run(&m, &r, false, NULL, &b), 3);
 	fw_batch_free(&b);
 	wd_buf_free(&keys);
 }
@@ -420,6 +466,11 @@ static void test_run_check(void **state)
 	r.has_v4 = r.has_v6 = false;
 	assert_int_equal(fw_run_check(&c, &r, NULL), -EINVAL);
 	r.has_v6 = true;
+	/* a v4 gateway address without a v4 sandbox address */
+	wd_err_clear(&err);
+	assert_int_equal(fw_run_check(&c, &r, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "gateway address"));
+	r.has_gw4 = false;
 	assert_int_equal(fw_run_check(&c, &r, NULL), 0);
 }
 
@@ -438,9 +489,15 @@ static void test_describe(void **state)
 	assert_string_equal(wd_buf_cstr(&out), "iifname != \"wd-*\" accept");
 	nftnl_rule_free(r);
 	wd_buf_reset(&out);
-	r = fw_rule_build(&m, &m.chains[1], &m.chains[1].rules[4]);
+	r = fw_rule_build(&m, &m.chains[1], &m.chains[1].rules[6]);
 	assert_int_equal(fw_rule_describe(r, &out), 0);
 	assert_string_equal(wd_buf_cstr(&out), "meta l4proto 0x06 redirect");
+	nftnl_rule_free(r);
+	/* the proxy exemption names the set of the runs' own gateway addresses */
+	wd_buf_reset(&out);
+	r = fw_rule_build(&m, &m.chains[1], &m.chains[1].rules[1]);
+	assert_int_equal(fw_rule_describe(r, &out), 0);
+	assert_non_null(strstr(wd_buf_cstr(&out), "@gw_v4"));
 	nftnl_rule_free(r);
 	wd_buf_free(&out);
 }

@@ -784,7 +784,8 @@ static void test_gw_values(void **state)
 
 	(void)state;
 	assert_int_equal(gw("version: 1\nports: {transparent: 1, dns: 2, proxy: 3}\n"
-			    "nft: {table: wd_2, interface_prefix: x-, nflog_group: 0}\n"
+			    "nft: {table: wd_2, interface_prefix: x-, nflog_group: 0,\n"
+			    "      conntrack_per_run: 100, conntrack_new_per_s: 7}\n"
 			    "pools: {runs_v4: 192.168.0.0/20, synthetic_v6: \"fd00:9::/64\"}\n"
 			    "user: _warden\n",
 			    &c, &d),
@@ -793,6 +794,8 @@ static void test_gw_values(void **state)
 	assert_string_equal(c.nft_table, "wd_2");
 	assert_string_equal(c.if_prefix, "x-");
 	assert_int_equal(c.nflog_group, 0);
+	assert_int_equal(c.nft_conns_per_run, 100);
+	assert_int_equal(c.nft_new_per_s, 7);
 	assert_string_equal(c.pool_v4, "192.168.0.0/20");
 	assert_string_equal(c.synth_v6, "fd00:9::/64");
 	assert_string_equal(c.user, "_warden");
@@ -813,6 +816,8 @@ static const struct bad_case gw_bad_cases[] = {
      "expected at most 31"},
     {"gw prefix long", V "nft: {interface_prefix: abcdefgh}\n", 2, 25, "expected at most 7"},
     {"gw nflog big", V "nft: {nflog_group: 70000}\n", 2, 20, "out of range"},
+    {"gw conntrack small", V "nft: {conntrack_per_run: 15}\n", 2, 26, "out of range"},
+    {"gw conntrack rate 0", V "nft: {conntrack_new_per_s: 0}\n", 2, 28, "out of range"},
     {"gw misspelt table", V "nft: {tabel: x}\n", 2, 7, "did you mean `table`?"},
     {"gw pool host bits", V "pools: {runs_v4: 10.213.0.1/16}\n", 2, 18,
      "expected the network address `10.213.0.0/16`"},
@@ -829,8 +834,8 @@ static const struct bad_case gw_bad_cases[] = {
     {"gw resolver port", V "resolvers: [\"192.0.2.1:0\"]\n", 2, 13, "expected an IP address"},
     {"gw resolver v6 port", V "resolvers: [\"[::1]53\"]\n", 2, 13, "expected an IP address"},
     {"gw resolvers map", V "resolvers: {a: b}\n", 2, 12, "expected a list"},
-    {"gw resolvers many", V "resolvers: [192.0.2.1, 192.0.2.2, 192.0.2.3, 192.0.2.4, 192.0.2.5]\n", 2, 12,
-     "at most 4"},
+    {"gw resolvers many", V "resolvers: [192.0.2.1, 192.0.2.2, 192.0.2.3, 192.0.2.4, 192.0.2.5]\n",
+     2, 12, "at most 4"},
     {"gw control relative", V "control: {path: gw.sock}\n", 2, 17, "expected an absolute path"},
     {"gw control key", V "control: {paht: /x}\n", 2, 11, "did you mean `path`?"},
     {"gw listen family", V "listen: {v4: \"::\"}\n", 2, 14, "expected an IPv4 address"},

@@ -43,7 +43,7 @@ gw_setup()
 	lab_on_exit rm -rf "/etc/netns/$RUN"
 	in_host "$W" nft install >/dev/null || { echo "FAIL - nft install"; exit 1; }
 	if [[ -z ${GW_NO_RUN_ADD:-} ]]; then
-		in_host "$W" nft run-add "$IF" --v4 "$S4" --v6 "$S6" >/dev/null ||
+		in_host "$W" nft run-add "$IF" --v4 "$S4" --gw4 "$H4" --v6 "$S6" --gw6 "$H6" >/dev/null ||
 			{ echo "FAIL - nft run-add"; exit 1; }
 	fi
 
