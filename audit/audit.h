@@ -63,6 +63,16 @@ enum audit_has {
 };
 
 /**
+ * struct audit_count - one name and how many times it occurred
+ * @name:	the name
+ * @count:	how many (>= 0)
+ */
+struct audit_count {
+	const char *name;
+	int64_t count;
+};
+
+/**
  * struct audit_event - one audit record, cheap to build on the stack
  * @ts:		when it happened (CLOCK_REALTIME); all-zero means "now" to
  *		audit_log_write(), which stamps it
@@ -83,6 +93,8 @@ enum audit_has {
  * @sni:	TLS server name the client sent
  * @host:	HTTP Host the client sent
  * @qtype:	DNS query type ("A", "AAAA", "HTTPS", ...)
+ * @ech:	the TLS ClientHello carried an Encrypted Client Hello extension
+ *		(written only when true)
  * @denial_id:	id a person can quote to allow this denial later
  * @command:	argv of the run (@command_len strings); NULL when absent
  * @command_len: number of strings in @command
@@ -96,6 +108,10 @@ enum audit_has {
  * @exit:	exit status (0..255)
  * @signal:	signal that ended the program
  * @denials:	number of denials during a run
+ * @names:	counts by name (a summary of events not written one by one):
+ *		@names_len entries, each name valid UTF-8, non-empty and given
+ *		once; NULL when absent
+ * @names_len:	number of entries in @names
  * @limit:	the limit that was hit (bytes, ms, count: per action)
  * @usage:	the measured value
  * @priv:	storage owned by a decoded event; NULL when built by a caller.
@@ -124,6 +140,7 @@ struct audit_event {
 	const char *host;
 	const char *qtype;
 	const char *denial_id;
+	bool ech;
 	const char *const *command;
 	size_t command_len;
 
@@ -139,6 +156,8 @@ struct audit_event {
 	int64_t denials;
 	int64_t limit;
 	int64_t usage;
+	const struct audit_count *names;
+	size_t names_len;
 
 	void *priv;
 };
