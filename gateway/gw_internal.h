@@ -127,6 +127,7 @@ struct gw_half {
 	bool bulk;	 /* a read filled the copy buffer: splice from now on */
 	bool eof;	 /* the source ended (or its budget is spent) */
 	bool shut;	 /* shutdown(SHUT_WR) sent to the destination */
+	bool keep_open;	 /* at its end, do not pass it on (a late denial is still to be said) */
 	uint8_t *stash;	 /* copied bytes the destination did not take yet (heap) */
 	uint32_t slen, soff;
 	uint64_t bytes;
@@ -172,6 +173,9 @@ struct gw_conn {
 	bool decided;	 /* the decision event was written */
 	bool peek_armed; /* the deadline for an unchecked client's first bytes is set */
 	bool queued;	 /* on g->again */
+	bool http_track; /* the client's bytes are HTTP requests: every head is checked (c->hs) */
+	bool hold;	 /* an Upgrade/CONNECT went upstream: its answer decides (tunnel or HTTP) */
+	bool ech;	 /* the ClientHello carried an encrypted_client_hello extension */
 	uint8_t *buf;
 	size_t blen, boff;
 	int64_t budget;	      /* client->upstream bytes left (absolute-form), -1 = no limit */
@@ -185,6 +189,9 @@ struct gw_conn {
 	char denial_id[16];
 	char *pending_deny; /* decided to deny; waiting for the client's first bytes to
 			       answer readably (heap) */
+	char *late_deny;    /* a later request was denied: said (403) once the upstream
+			       finished answering the earlier ones (heap) */
+	struct http_stream hs; /* framing of the client's requests (http_track) */
 };
 
 struct gw_dnsq;
