@@ -60,6 +60,7 @@ enum audit_has {
 	AUDIT_HAS_DENIALS = 1u << 8,
 	AUDIT_HAS_LIMIT = 1u << 9,
 	AUDIT_HAS_USAGE = 1u << 10,
+	AUDIT_HAS_COUNT = 1u << 11,
 };
 
 /**
@@ -108,6 +109,8 @@ struct audit_count {
  * @exit:	exit status (0..255)
  * @signal:	signal that ended the program
  * @denials:	number of denials during a run
+ * @count:	how many events this one stands for (a summary of events not
+ *		written one by one); absent means one
  * @names:	counts by name (a summary of events not written one by one):
  *		@names_len entries, each name valid UTF-8, non-empty and given
  *		once; NULL when absent
@@ -156,6 +159,7 @@ struct audit_event {
 	int64_t denials;
 	int64_t limit;
 	int64_t usage;
+	int64_t count;
 	const struct audit_count *names;
 	size_t names_len;
 
@@ -323,6 +327,15 @@ int audit_log_flush(struct audit_log *log, struct wd_err *err);
  * Return: 0, or a negative errno from the write or fdatasync.
  */
 int audit_log_sync(struct audit_log *log);
+
+/**
+ * audit_log_last_len() - bytes of the line the last successful audit_log_write()
+ * encoded (its newline included), whether written or queued
+ * @log:	the writer
+ *
+ * Return: the length; 0 before the first write.
+ */
+size_t audit_log_last_len(const struct audit_log *log);
 
 /**
  * audit_log_pending() - how many events are queued (AUDIT_WRITE_DEFER)

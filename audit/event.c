@@ -65,6 +65,7 @@ static const struct opt_field opt_fields[] = {
 	NUM("exit", exit, AUDIT_HAS_EXIT, 255),
 	NUM("signal", signal, AUDIT_HAS_SIGNAL, 127),
 	NUM("denials", denials, AUDIT_HAS_DENIALS, INT64_MAX),
+	NUM("count", count, AUDIT_HAS_COUNT, INT64_MAX),
 	{"names", FK_COUNTS, OFF(names), 0, INT64_MAX},
 	NUM("limit", limit, AUDIT_HAS_LIMIT, INT64_MAX),
 	NUM("usage", usage, AUDIT_HAS_USAGE, INT64_MAX),
