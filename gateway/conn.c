@@ -64,6 +64,7 @@ static void start_resolve(struct gw_conn *c);
 static void try_connect(struct gw_conn *c);
 static void relay(struct gw_conn *c);
 static void fail_upstream(struct gw_conn *c, const char *reason);
+static void account(struct gw_conn *c, bool gone);
 
 /* *@dst = a heap copy of @src (at most 255 bytes; NULL or "" -> NULL). Return: 0 or -ENOMEM */
 static int str_set(char **dst, const char *src)
@@ -177,7 +178,10 @@ static void conn_event(struct gw_conn *c, const char *action, bool allowed, cons
 		ev.bytes_down = (int64_t)c->u2c.bytes;
 		ev.duration_ms = (int64_t)((c->g->now - c->start_ns) / 1000000ull);
 	}
-	gw_audit(c->g, c->run, &ev);
+	if (allowed)
+		gw_audit(c->g, c->run, &ev);
+	else
+		gw_audit_denial(c->g, c->run, &ev); /* counted in the run's denials */
 }
 
 /* ------------------------------------------------------------ closing */
@@ -200,6 +204,7 @@ void gw_conn_close(struct gw_conn *c, const char *end)
 			c->run->bytes_down += c->u2c.bytes;
 		}
 	}
+	account(c, true); /* its pipes and stashes go with it */
 	c->st = GW_C_CLOSED;
 	gw_timer_cancel(&g->timers, &c->timer);
 	gw_resolve_cancel(&c->waiter);
@@ -274,8 +279,6 @@ static void deny(struct gw_conn *c, const char *reason)
 
 	gw_new_denial_id(g, c->denial_id, sizeof(c->denial_id));
 	g->stats.denied++;
-	if (c->run)
-		c->run->denied++;
 	c->decided = false; /* the denial is the connection's one event */
 	conn_event(c, "net.connect", false, reason);
 	gw_resolve_cancel(&c->waiter);
@@ -971,6 +974,9 @@ static void try_connect(struct gw_conn *c)
 		/* as on the client leg (set on the listener, inherited by accept):
 		 * pass small writes on at once */
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
+		/* and fixed buffers, as the listeners give the client leg (fds.c) */
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &g->lim.sockbuf, sizeof(g->lim.sockbuf));
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &g->lim.sockbuf, sizeof(g->lim.sockbuf));
 		if (connect(fd, (struct sockaddr *)&ss, sl) == 0 || errno == EINPROGRESS) {
 			/* registered once for both ways; EPOLLOUT says connected */
 			c->ufd = fd;
@@ -1155,11 +1161,12 @@ static void pass_end(struct gw_half *h, const struct gw_half *other, int dst)
  * pump() - move bytes from @src (readiness @sr) to @dst (@dr) for half @h
  * A source is read only when nothing of it waits and the destination takes
  * bytes; see move_once(). Pipes go back to the pool whenever they are empty.
- * @budget (absolute-form proxy requests) ends the source once spent.
+ * @budget (absolute-form proxy requests) ends the source once spent; without
+ * @may_read (the run holds too much, see relay()) only what waits goes out.
  * Return: 1 when the half has more to do but its rounds ran out, 0, or -errno.
  */
 static int pump(struct gw *g, struct gw_half *h, const struct gw_half *other, int src,
-		struct gw_ready *sr, int dst, struct gw_ready *dr, int64_t *budget)
+		struct gw_ready *sr, int dst, struct gw_ready *dr, int64_t *budget, bool may_read)
 {
 	int round, r = 0;
 
@@ -1171,7 +1178,7 @@ static int pump(struct gw *g, struct gw_half *h, const struct gw_half *other, in
 		if (r <= 0)
 			break;
 		r = 0;
-		if (h->eof || !sr->rd || !dr->wr)
+		if (h->eof || !sr->rd || !dr->wr || !may_read)
 			break;
 		if (budget && *budget >= 0 && (int64_t)want > *budget)
 			want = (size_t)*budget;
@@ -1219,8 +1226,6 @@ static void late_deny(struct gw_conn *c, const char *reason)
 		return;
 	gw_new_denial_id(g, c->denial_id, sizeof(c->denial_id));
 	g->stats.denied++;
-	if (c->run)
-		c->run->denied++;
 	conn_event(c, "net.connect", false, reason);
 	if (str_set(&c->late_deny, reason) || !c->late_deny)
 		c->late_deny = strdup("denied");
@@ -1310,7 +1315,7 @@ static ssize_t read_more(struct gw_conn *c)
  * late_deny()) and at an Upgrade/CONNECT until the server answered (c->hold).
  * Return: as pump().
  */
-static int pump_http(struct gw_conn *c)
+static int pump_http(struct gw_conn *c, bool may_read)
 {
 	struct gw *g = c->g;
 	struct gw_half *h = &c->c2u;
@@ -1357,7 +1362,7 @@ static int pump_http(struct gw_conn *c)
 			/* NEED_MORE: read more below */
 		} else if ((c->hs.state == HTTP_STREAM_BODY ||
 			    c->hs.state == HTTP_STREAM_CHUNK_DATA) &&
-			   !h->eof && c->cr.rd) {
+			   !h->eof && c->cr.rd && may_read) {
 			size_t want = h->bulk ? GW_CHUNK : GW_COPY_MAX;
 
 			if ((uint64_t)want > c->hs.left)
@@ -1378,7 +1383,7 @@ static int pump_http(struct gw_conn *c)
 			c->boff = c->blen; /* an unfinished head never goes upstream */
 			break;
 		}
-		if (!c->cr.rd)
+		if (!c->cr.rd || !may_read)
 			break;
 		n = read_more(c);
 		if (n == -EINTR)
@@ -1447,20 +1452,70 @@ static bool answer_peek(struct gw_conn *c)
 	return true;
 }
 
+/* ------------------------------------------------------------ a run's buffered bytes */
+
+/* bytes @c holds in pipes and stashes, both ways */
+static uint32_t held(const struct gw_conn *c)
+{
+	return c->c2u.inpipe + (c->c2u.slen - c->c2u.soff) + c->u2c.inpipe +
+	       (c->u2c.slen - c->u2c.soff);
+}
+
+/* the run's connections that stopped reading for it may read again: queue them */
+static void run_unthrottle(struct gw *g, const struct gw_run *run)
+{
+	for (struct gw_conn *o = g->conns; o; o = o->next)
+		if (o->run == run && o->throttled && !o->queued && o->st == GW_C_RELAY) {
+			o->queued = true;
+			o->again = g->again;
+			g->again = o;
+		}
+}
+
+/*
+ * account() - bring run->buffered up to date with what @c holds now (@gone:
+ * the connection closes, it holds nothing from now on). A run at its
+ * limits.run_buffer_kib stops reading (relay()); when it is back under three
+ * quarters of it, its throttled connections are served again.
+ */
+static void account(struct gw_conn *c, bool gone)
+{
+	struct gw *g = c->g;
+	uint32_t now = gone ? 0 : held(c);
+	struct gw_run *run = c->run;
+	bool over;
+
+	if (!run || now == c->acct) {
+		c->acct = now;
+		return;
+	}
+	over = run->buffered >= g->lim.run_buffer;
+	run->buffered = run->buffered + now - c->acct;
+	c->acct = now;
+	if (over && run->buffered < g->lim.run_buffer - g->lim.run_buffer / 4)
+		run_unthrottle(g, run);
+}
+
 static void relay(struct gw_conn *c)
 {
 	struct gw *g = c->g;
 	int r, more = 0;
+	bool may_read;
 
 	c->last_ns = g->now;
 	if (!c->flushed && c->checked)
 		flush_peeked(c);
 	if (c->st != GW_C_RELAY)
 		return;
+	/* a run whose connections hold limits.run_buffer_kib in the gateway reads
+	 * no more from any side until the destinations took some of it: the side
+	 * that is ahead waits in its own socket buffer (bounded, see fds.c) */
+	may_read = !c->run || c->run->buffered < g->lim.run_buffer;
+	c->throttled = !may_read;
 	if (c->flushed) {
-		r = c->http_track ? pump_http(c)
+		r = c->http_track ? pump_http(c, may_read)
 				  : pump(g, &c->c2u, &c->u2c, c->cfd, &c->cr, c->ufd, &c->ur,
-					 c->budget >= 0 ? &c->budget : NULL);
+					 c->budget >= 0 ? &c->budget : NULL, may_read);
 		if (c->st != GW_C_RELAY)
 			return;
 		if (r < 0) {
@@ -1478,7 +1533,7 @@ static void relay(struct gw_conn *c)
 			return;
 		more = 1; /* the client's half may move now */
 	}
-	r = pump(g, &c->u2c, &c->c2u, c->ufd, &c->ur, c->cfd, &c->cr, NULL);
+	r = pump(g, &c->u2c, &c->c2u, c->ufd, &c->ur, c->cfd, &c->cr, NULL, may_read);
 	if (r < 0) {
 		gw_conn_close(c, r == -EMFILE	? "out of descriptors for pipes"
 				 : r == -ENOMEM ? "out of memory"
@@ -1495,7 +1550,8 @@ static void relay(struct gw_conn *c)
 		return;
 	}
 out:
-	if (more && !c->queued) {
+	account(c, false);
+	if (more && !c->queued && !c->throttled) {
 		/* no new edge will come for what is already there */
 		c->queued = true;
 		c->again = g->again;
@@ -1665,9 +1721,7 @@ static void refuse(struct gw *g, int fd, struct gw_run *run, const struct gw_add
 		 gw_addr_str(local, l, sizeof(l)));
 	ev.dst = l;
 	g->stats.refused++;
-	if (run)
-		run->denied++;
-	gw_audit(g, run, &ev);
+	gw_audit_denial(g, run, &ev);
 	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	close(fd);
 }

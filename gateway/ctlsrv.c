@@ -53,7 +53,7 @@ static void put_ok(struct gw_ctlconn *c)
 	put_json(c, json_pack("{s:b}", "ok", 1));
 }
 
-static void audit_run(struct gw *g, const struct gw_run *r, const char *action, uid_t uid,
+static void audit_run(struct gw *g, struct gw_run *r, const char *action, uid_t uid,
 		      const char *reason)
 {
 	struct audit_event ev = {
@@ -202,6 +202,7 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 	json_t *runs = json_array();
 
 	(void)req;
+	gw_dns_drain(c->g); /* what the runs sent is counted before it is reported */
 	for (struct gw_run *r = c->g->runs; r && runs; r = r->next) {
 		if (!may_act(c, r))
 			continue;
@@ -229,13 +230,14 @@ static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 	(void)req;
 	put_json(c, json_pack(
 			"{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-			"s:I, s:b, s:b}",
+			"s:I, s:I, s:b, s:b}",
 			"ok", 1, "runs", (json_int_t)c->g->nruns, "connections",
 			(json_int_t)c->g->nconns, "accepted", (json_int_t)s->accepted, "refused",
 			(json_int_t)s->refused, "denied", (json_int_t)s->denied, "relayed",
 			(json_int_t)s->relayed, "dns_queries", (json_int_t)s->dns_queries, "emfile",
 			(json_int_t)s->emfile, "upstream_failed", (json_int_t)s->upstream_failed,
-			"audit_errors", (json_int_t)s->audit_errors, "udp_dropped",
+			"audit_errors", (json_int_t)s->audit_errors, "audit_suppressed",
+			(json_int_t)s->audit_suppressed, "udp_dropped",
 			(json_int_t)s->udp_dropped, "udp_suppressed", (json_int_t)s->udp_suppressed,
 			"nflog_lost", (json_int_t)s->nflog_lost, "nflog", c->g->nflog_fd >= 0,
 			"manage_nft", c->g->manage_nft));

@@ -405,7 +405,15 @@ enum dns_type {
 	DNS_TYPE_OPT = 41,
 	DNS_TYPE_SVCB = 64,
 	DNS_TYPE_HTTPS = 65,
+	DNS_TYPE_NULL = 10,
+	DNS_TYPE_TKEY = 249,
+	DNS_TYPE_TSIG = 250,
+	DNS_TYPE_IXFR = 251,
+	DNS_TYPE_AXFR = 252,
+	DNS_TYPE_MAILB = 253,
+	DNS_TYPE_MAILA = 254,
 	DNS_TYPE_ANY = 255,
+	DNS_TYPE_CAA = 257,
 };
 
 #define DNS_CLASS_IN 1
@@ -459,7 +467,10 @@ struct dns_edns {
  * @flags:	header flags word as sent
  * @rd:		recursion desired
  * @cd:		checking disabled
- * @qname:	question name, lower-case, no trailing dot ("" for the root)
+ * @qname:	question name, lower-case, no trailing dot ("" for the root);
+ *		also set on MALFORMED when @question_ok, for messages: then each
+ *		byte outside a host name (a '.' inside a label included) is '?'
+ *		and the name is no proof of anything
  * @qname_wire:	question name in wire form as sent (case kept, uncompressed),
  *		echoed in the answer
  * @qname_wire_len: bytes in @qname_wire
