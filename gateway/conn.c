@@ -1101,18 +1101,21 @@ static int drain_half(struct gw_half *h, int dst, struct gw_ready *dr)
  * move_once() - one read of at most @want bytes from @src for half @h, passed on to @dst
  * A copy read goes through g->copybuf (recv/send; what @dst does not take waits in
  * @h's stash); a full one turns the half to bulk. A bulk read splices into a pipe
- * from the pool; drain_half() sends it on. A short copy read clears @sr->rd and,
- * after the peer's FIN, ends the source.
+ * from the pool; drain_half() sends it on. @lean (the run holds too much, see
+ * relay()): a copy read of at most GW_COPY_MAX, never into a pipe. A short copy
+ * read clears @sr->rd and, after the peer's FIN, ends the source.
  * Return: bytes read (> 0), 0 at the source's end (@h->eof set), -EAGAIN when the
  * source is drained, -EINTR, or another -errno.
  */
 static ssize_t move_once(struct gw *g, struct gw_half *h, int src, struct gw_ready *sr, int dst,
-			 struct gw_ready *dr, size_t want)
+			 struct gw_ready *dr, size_t want, bool lean)
 {
 	ssize_t n;
 	int r;
 
-	if (h->bulk) {
+	if (lean && want > GW_COPY_MAX)
+		want = GW_COPY_MAX;
+	if (h->bulk && !lean) {
 		if (h->pipe[0] < 0 && pipe_get(g, h->pipe))
 			return -EMFILE;
 		n = splice(src, NULL, h->pipe[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
@@ -1128,7 +1131,7 @@ static ssize_t move_once(struct gw *g, struct gw_half *h, int src, struct gw_rea
 		h->eof = true;
 		return 0;
 	}
-	if (h->bulk) {
+	if (h->bulk && !lean) {
 		h->inpipe = (uint32_t)n;
 		return n;
 	}
@@ -1161,12 +1164,13 @@ static void pass_end(struct gw_half *h, const struct gw_half *other, int dst)
  * pump() - move bytes from @src (readiness @sr) to @dst (@dr) for half @h
  * A source is read only when nothing of it waits and the destination takes
  * bytes; see move_once(). Pipes go back to the pool whenever they are empty.
- * @budget (absolute-form proxy requests) ends the source once spent; without
- * @may_read (the run holds too much, see relay()) only what waits goes out.
+ * @budget (absolute-form proxy requests) ends the source once spent. @lean (the
+ * run holds too much, see relay()): copy reads only, and none once a read left
+ * bytes waiting -- the half adds at most GW_COPY_MAX to what the run holds.
  * Return: 1 when the half has more to do but its rounds ran out, 0, or -errno.
  */
 static int pump(struct gw *g, struct gw_half *h, const struct gw_half *other, int src,
-		struct gw_ready *sr, int dst, struct gw_ready *dr, int64_t *budget, bool may_read)
+		struct gw_ready *sr, int dst, struct gw_ready *dr, int64_t *budget, bool lean)
 {
 	int round, r = 0;
 
@@ -1178,7 +1182,7 @@ static int pump(struct gw *g, struct gw_half *h, const struct gw_half *other, in
 		if (r <= 0)
 			break;
 		r = 0;
-		if (h->eof || !sr->rd || !dr->wr || !may_read)
+		if (h->eof || !sr->rd || !dr->wr)
 			break;
 		if (budget && *budget >= 0 && (int64_t)want > *budget)
 			want = (size_t)*budget;
@@ -1186,7 +1190,7 @@ static int pump(struct gw *g, struct gw_half *h, const struct gw_half *other, in
 			h->eof = true; /* absolute-form: the one request went out */
 			break;
 		}
-		n = move_once(g, h, src, sr, dst, dr, want);
+		n = move_once(g, h, src, sr, dst, dr, want, lean);
 		if (n == -EINTR)
 			continue;
 		if (n == -EAGAIN || n == 0)
@@ -1197,6 +1201,8 @@ static int pump(struct gw *g, struct gw_half *h, const struct gw_half *other, in
 		}
 		if (budget && *budget >= 0)
 			*budget -= n;
+		if (lean && h->slen)
+			break; /* what did not go out waits: no more reads this round */
 	}
 	if (h->pipe[0] >= 0 && !h->inpipe)
 		pipe_put(g, h); /* back to the pool while empty */
@@ -1315,7 +1321,7 @@ static ssize_t read_more(struct gw_conn *c)
  * late_deny()) and at an Upgrade/CONNECT until the server answered (c->hold).
  * Return: as pump().
  */
-static int pump_http(struct gw_conn *c, bool may_read)
+static int pump_http(struct gw_conn *c, bool lean)
 {
 	struct gw *g = c->g;
 	struct gw_half *h = &c->c2u;
@@ -1362,12 +1368,12 @@ static int pump_http(struct gw_conn *c, bool may_read)
 			/* NEED_MORE: read more below */
 		} else if ((c->hs.state == HTTP_STREAM_BODY ||
 			    c->hs.state == HTTP_STREAM_CHUNK_DATA) &&
-			   !h->eof && c->cr.rd && may_read) {
+			   !h->eof && c->cr.rd) {
 			size_t want = h->bulk ? GW_CHUNK : GW_COPY_MAX;
 
 			if ((uint64_t)want > c->hs.left)
 				want = (size_t)c->hs.left;
-			n = move_once(g, h, c->cfd, &c->cr, c->ufd, &c->ur, want);
+			n = move_once(g, h, c->cfd, &c->cr, c->ufd, &c->ur, want, lean);
 			if (n == -EINTR)
 				continue;
 			if (n == -EAGAIN || n == 0)
@@ -1383,7 +1389,7 @@ static int pump_http(struct gw_conn *c, bool may_read)
 			c->boff = c->blen; /* an unfinished head never goes upstream */
 			break;
 		}
-		if (!c->cr.rd || !may_read)
+		if (!c->cr.rd || (lean && h->slen))
 			break;
 		n = read_more(c);
 		if (n == -EINTR)
@@ -1475,7 +1481,7 @@ static void run_unthrottle(struct gw *g, const struct gw_run *run)
 /*
  * account() - bring run->buffered up to date with what @c holds now (@gone:
  * the connection closes, it holds nothing from now on). A run at its
- * limits.run_buffer_kib stops reading (relay()); when it is back under three
+ * limits.run_buffer_kib reads lean (relay()); when it is back under three
  * quarters of it, its throttled connections are served again.
  */
 static void account(struct gw_conn *c, bool gone)
@@ -1500,7 +1506,7 @@ static void relay(struct gw_conn *c)
 {
 	struct gw *g = c->g;
 	int r, more = 0;
-	bool may_read;
+	bool lean;
 
 	c->last_ns = g->now;
 	if (!c->flushed && c->checked)
@@ -1508,14 +1514,18 @@ static void relay(struct gw_conn *c)
 	if (c->st != GW_C_RELAY)
 		return;
 	/* a run whose connections hold limits.run_buffer_kib in the gateway reads
-	 * no more from any side until the destinations took some of it: the side
-	 * that is ahead waits in its own socket buffer (bounded, see fds.c) */
-	may_read = !c->run || c->run->buffered < g->lim.run_buffer;
-	c->throttled = !may_read;
+	 * lean until the destinations took some of it: a direction whose bytes
+	 * wait (the side that is ahead) reads nothing, it waits in its own
+	 * socket buffer (bounded, see fds.c); the others read only what their
+	 * destination takes at once, never into a pipe -- so a run cannot stall
+	 * itself (an echo's answer still flows back) and holds at most one copy
+	 * read more per direction */
+	lean = c->run && c->run->buffered >= g->lim.run_buffer;
+	c->throttled = lean;
 	if (c->flushed) {
-		r = c->http_track ? pump_http(c, may_read)
+		r = c->http_track ? pump_http(c, lean)
 				  : pump(g, &c->c2u, &c->u2c, c->cfd, &c->cr, c->ufd, &c->ur,
-					 c->budget >= 0 ? &c->budget : NULL, may_read);
+					 c->budget >= 0 ? &c->budget : NULL, lean);
 		if (c->st != GW_C_RELAY)
 			return;
 		if (r < 0) {
@@ -1533,7 +1543,7 @@ static void relay(struct gw_conn *c)
 			return;
 		more = 1; /* the client's half may move now */
 	}
-	r = pump(g, &c->u2c, &c->c2u, c->ufd, &c->ur, c->cfd, &c->cr, NULL, may_read);
+	r = pump(g, &c->u2c, &c->c2u, c->ufd, &c->ur, c->cfd, &c->cr, NULL, lean);
 	if (r < 0) {
 		gw_conn_close(c, r == -EMFILE	? "out of descriptors for pipes"
 				 : r == -ENOMEM ? "out of memory"
@@ -1551,7 +1561,7 @@ static void relay(struct gw_conn *c)
 	}
 out:
 	account(c, false);
-	if (more && !c->queued && !c->throttled) {
+	if (more && !c->queued) {
 		/* no new edge will come for what is already there */
 		c->queued = true;
 		c->again = g->again;

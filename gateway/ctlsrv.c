@@ -209,7 +209,7 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 		json_array_append_new(
 		    runs,
 		    json_pack("{s:s, s:I, s:s, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:I, s:I, "
-			      "s:I, s:I, s:I, s:I}",
+			      "s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			      "id", r->id, "uid", (json_int_t)r->uid, "if", r->ifname, "host_v4",
 			      addr_json(&r->host4), "sandbox_v4", addr_json(&r->sb4), "host_v6",
 			      addr_json(&r->host6), "sandbox_v6", addr_json(&r->sb6), "policy",
@@ -218,7 +218,9 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 			      (json_int_t)r->denied, "dns_queries", (json_int_t)r->dns_queries,
 			      "bytes_up", (json_int_t)r->bytes_up, "bytes_down",
 			      (json_int_t)r->bytes_down, "synthetic_names", (json_int_t)r->synth.n,
-			      "udp_dropped", (json_int_t)r->udp_dropped));
+			      "udp_dropped", (json_int_t)r->udp_dropped, "dns_tcp",
+			      (json_int_t)r->dnsconns, "buffered", (json_int_t)r->buffered,
+			      "audit_bytes", (json_int_t)r->audit_bytes));
 	}
 	put_json(c, json_pack("{s:b, s:o}", "ok", 1, "runs", runs));
 }

@@ -207,7 +207,7 @@ struct gw_conn {
 	bool http_track; /* the client's bytes are HTTP requests: every head is checked (c->hs) */
 	bool hold;	 /* an Upgrade/CONNECT went upstream: its answer decides (tunnel or HTTP) */
 	bool ech;	 /* the ClientHello carried an encrypted_client_hello extension */
-	bool throttled;	 /* its run holds too many bytes: its sources are not read */
+	bool throttled;	 /* its run holds too many bytes: it reads lean (relay()) */
 	uint32_t acct;	 /* bytes of pipes and stashes counted in run->buffered */
 	uint8_t *buf;
 	size_t blen, boff;
