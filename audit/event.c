@@ -790,7 +790,8 @@ static int get_opt(json_t *root, const struct opt_field *f, struct audit_event *
 		json_object_foreach(v, key, item)
 		{
 			if (!json_is_integer(item) || json_integer_value(item) < 0 || !*key)
-				return wd_err_set(err, -EBADMSG, "\"%s\" holds a bad count", f->key);
+				return wd_err_set(err, -EBADMSG, "\"%s\" holds a bad count",
+						  f->key);
 			dec->names[i].name = key;
 			dec->names[i].count = json_integer_value(item);
 			i++;
@@ -913,7 +914,7 @@ void audit_event_clear(struct audit_event *ev)
 	if (dec) {
 		json_decref(dec->root);
 		free(dec->argv);
-	free(dec->names);
+		free(dec->names);
 		free(dec);
 	}
 	memset(ev, 0, sizeof(*ev));

@@ -168,7 +168,8 @@ static void conn_event(struct gw_conn *c, const char *action, bool allowed, cons
 		/* a proxy request not connected (denied, or failed before): the
 		 * destination is what the client asked for, not the proxy's own
 		 * address; a name the gateway never resolved has no address */
-		ev.dst = gw_addr_parse(c->host, &lit) ? NULL : gw_addr_str(&lit, dtxt, sizeof(dtxt));
+		ev.dst =
+		    gw_addr_parse(c->host, &lit) ? NULL : gw_addr_str(&lit, dtxt, sizeof(dtxt));
 	} else {
 		ev.dst = gw_addr_str(a, dtxt, sizeof(dtxt));
 	}
@@ -1235,9 +1236,9 @@ static void late_deny(struct gw_conn *c, const char *reason)
 	conn_event(c, "net.connect", false, reason);
 	if (str_set(&c->late_deny, reason) || !c->late_deny)
 		c->late_deny = strdup("denied");
-	c->c2u.eof = true;	    /* the client is not read any more */
-	c->u2c.keep_open = true;    /* the upstream's end is not passed on: the 403 follows */
-	c->boff = c->blen;	    /* what was not framed never goes upstream */
+	c->c2u.eof = true;	 /* the client is not read any more */
+	c->u2c.keep_open = true; /* the upstream's end is not passed on: the 403 follows */
+	c->boff = c->blen;	 /* what was not framed never goes upstream */
 	gw_arm(g, &c->timer, g->now + GW_LATE_NS);
 }
 
@@ -1265,7 +1266,8 @@ static bool request_ok(struct gw_conn *c, const struct http_request *req)
 {
 	char reason[600];
 
-	if (!req->host[0] || req->host_kind != PROTO_HOST_NAME || dns_name_equal(req->host, c->name))
+	if (!req->host[0] || req->host_kind != PROTO_HOST_NAME ||
+	    dns_name_equal(req->host, c->name))
 		return true;
 	str_set(&c->host, req->host); /* the event names what this request asked for */
 	snprintf(reason, sizeof(reason),
@@ -1359,9 +1361,10 @@ static int pump_http(struct gw_conn *c, bool lean)
 			if (fr == HTTP_STREAM_MALFORMED) {
 				char reason[300];
 
-				snprintf(reason, sizeof(reason),
-					 "HTTP request stream cannot be framed after request %u: %s",
-					 c->hs.requests, st.why);
+				snprintf(
+				    reason, sizeof(reason),
+				    "HTTP request stream cannot be framed after request %u: %s",
+				    c->hs.requests, st.why);
 				late_deny(c, reason);
 				break;
 			}
@@ -1444,8 +1447,8 @@ static bool answer_peek(struct gw_conn *c)
 	c->hold = false;
 	if (hr == HTTP_OK && http_stream_answered(&c->hs, status)) {
 		c->http_track = false; /* a tunnel: the buffered rest goes first */
-		if (c->boff < c->blen && copy_out(&c->c2u, c->ufd, &c->ur, c->buf + c->boff,
-						  c->blen - c->boff)) {
+		if (c->boff < c->blen &&
+		    copy_out(&c->c2u, c->ufd, &c->ur, c->buf + c->boff, c->blen - c->boff)) {
 			gw_conn_close(c, "out of memory");
 			return true;
 		}

@@ -239,10 +239,10 @@ static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 			(json_int_t)s->relayed, "dns_queries", (json_int_t)s->dns_queries, "emfile",
 			(json_int_t)s->emfile, "upstream_failed", (json_int_t)s->upstream_failed,
 			"audit_errors", (json_int_t)s->audit_errors, "audit_suppressed",
-			(json_int_t)s->audit_suppressed, "udp_dropped",
-			(json_int_t)s->udp_dropped, "udp_suppressed", (json_int_t)s->udp_suppressed,
-			"nflog_lost", (json_int_t)s->nflog_lost, "nflog", c->g->nflog_fd >= 0,
-			"manage_nft", c->g->manage_nft));
+			(json_int_t)s->audit_suppressed, "udp_dropped", (json_int_t)s->udp_dropped,
+			"udp_suppressed", (json_int_t)s->udp_suppressed, "nflog_lost",
+			(json_int_t)s->nflog_lost, "nflog", c->g->nflog_fd >= 0, "manage_nft",
+			c->g->manage_nft));
 }
 
 static void (*const handlers[GW_CTL_N])(struct gw_ctlconn *, const struct gw_ctl_req *) = {

@@ -171,8 +171,8 @@ static const char *addr_text(const struct gw_addr *a, char *out, size_t size)
 	return out;
 }
 
-static void dns_event(struct gw *g, struct gw_run *run, const struct dns_query *q,
-		      bool allowed, const char *reason, const char *rule, const char *dst)
+static void dns_event(struct gw *g, struct gw_run *run, const struct dns_query *q, bool allowed,
+		      const char *reason, const char *rule, const char *dst)
 {
 	char tbuf[16];
 	struct audit_event ev = {
@@ -581,7 +581,8 @@ static void query(struct gw *g, const uint8_t *msg, size_t len, const struct gw_
 		}
 		if (run)
 			run->dns_queries++;
-		snprintf(reason, sizeof(reason), "malformed: %s", q.why ? q.why : "not a DNS query");
+		snprintf(reason, sizeof(reason), "malformed: %s",
+			 q.why ? q.why : "not a DNS query");
 		dns_event(g, run, &q, false, reason, NULL, NULL);
 		return;
 	}
@@ -986,7 +987,8 @@ void gw_dns_tcp_accept(struct gw_listener *l)
 		}
 		fd = accept4(l->fd, (struct sockaddr *)&pss, &pl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
 				g->stats.emfile++;
 				gw_pause_listener(l);
 			}

@@ -158,11 +158,13 @@ int gw_fds_open(const struct wd_gwconf *conf, const char *ctl_path, struct gw_fd
 		r = inet_socket(addr[i], conf->port_transparent, SOCK_STREAM, sb,
 				&fds->transparent[i], err);
 		r = r ? r
-		      : inet_socket(addr[i], conf->port_proxy, SOCK_STREAM, sb, &fds->proxy[i], err);
+		      : inet_socket(addr[i], conf->port_proxy, SOCK_STREAM, sb, &fds->proxy[i],
+				    err);
 		r = r ? r
 		      : inet_socket(addr[i], conf->port_dns, SOCK_DGRAM, 0, &fds->dns_udp[i], err);
 		r = r ? r
-		      : inet_socket(addr[i], conf->port_dns, SOCK_STREAM, sb, &fds->dns_tcp[i], err);
+		      : inet_socket(addr[i], conf->port_dns, SOCK_STREAM, sb, &fds->dns_tcp[i],
+				    err);
 	}
 	if (!r && ctl_path && *ctl_path)
 		r = ctl_socket(ctl_path, &fds->ctl, err);

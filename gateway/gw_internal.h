@@ -103,9 +103,9 @@ struct gw_run {
 	struct gw_flood *flood;	      /* events not written one by one, for the next summary */
 	uint64_t buffered;	      /* bytes its connections hold in pipes and stashes */
 	unsigned dnsconns;	      /* DNS-over-TCP connections (counted in @conns too) */
-	struct gw_bucket udp_bucket; /* NFLOG audit events of this run */
-	uint64_t udp_dropped;	     /* dropped UDP datagrams seen on NFLOG */
-	uint64_t udp_suppressed;     /* of those, not audited one by one yet */
+	struct gw_bucket udp_bucket;  /* NFLOG audit events of this run */
+	uint64_t udp_dropped;	      /* dropped UDP datagrams seen on NFLOG */
+	uint64_t udp_suppressed;      /* of those, not audited one by one yet */
 };
 
 /* a run update waiting for the privileged parent's answer */
@@ -220,10 +220,10 @@ struct gw_conn {
 	struct gw_half c2u, u2c;
 	uint64_t start_ns, last_ns;
 	char denial_id[16];
-	char *pending_deny; /* decided to deny; waiting for the client's first bytes to
-			       answer readably (heap) */
-	char *late_deny;    /* a later request was denied: said (403) once the upstream
-			       finished answering the earlier ones (heap) */
+	char *pending_deny;    /* decided to deny; waiting for the client's first bytes to
+				  answer readably (heap) */
+	char *late_deny;       /* a later request was denied: said (403) once the upstream
+				  finished answering the earlier ones (heap) */
 	struct http_stream hs; /* framing of the client's requests (http_track) */
 };
 
@@ -235,7 +235,7 @@ struct gw_dnsconn {
 	struct gw_dnsconn *next, *prev;
 	struct gw_run *run; /* a reference: counted in its connections (and the gateway's) */
 	struct gw_addr local, peer;
-	uint8_t *in;	    /* what arrived and was not answered yet (heap, grown to need) */
+	uint8_t *in; /* what arrived and was not answered yet (heap, grown to need) */
 	size_t inlen, incap;
 	uint8_t *out;
 	size_t outlen, outoff;

@@ -75,8 +75,8 @@ enum {
 	LIM_N
 };
 static const char *const limit_keys[LIM_N] = {
-    "connections",    "connections_per_run", "peek_timeout_ms",	 "connect_timeout_ms",
-    "idle_timeout_s", "dns_ttl_floor_s",     "dns_ttl_ceiling_s", "audit_kib_per_run",
+    "connections",	 "connections_per_run", "peek_timeout_ms",   "connect_timeout_ms",
+    "idle_timeout_s",	 "dns_ttl_floor_s",	"dns_ttl_ceiling_s", "audit_kib_per_run",
     "socket_buffer_kib", "run_buffer_kib"};
 /* allowed range of each limit */
 static const struct {
@@ -84,8 +84,8 @@ static const struct {
 } limit_range[LIM_N] = {
     [LIM_CONNS] = {1, 1000000},	   [LIM_CONNS_RUN] = {1, 1000000}, [LIM_PEEK] = {100, 600000},
     [LIM_CONNECT] = {100, 600000}, [LIM_IDLE] = {1, 604800},	   [LIM_TTL_FLOOR] = {0, 86400},
-    [LIM_TTL_CEIL] = {1, 86400},
-    [LIM_AUDIT] = {64, 4194304},   [LIM_SOCKBUF] = {16, 65536},	   [LIM_RUNBUF] = {256, 4194304},
+    [LIM_TTL_CEIL] = {1, 86400},   [LIM_AUDIT] = {64, 4194304},	   [LIM_SOCKBUF] = {16, 65536},
+    [LIM_RUNBUF] = {256, 4194304},
 };
 
 enum { PORT_TRANSPARENT, PORT_DNS, PORT_PROXY, PORT_N };
@@ -436,10 +436,11 @@ static int parse_listen(struct policy_diags *d, const struct yt_node *n, struct 
 static int parse_limits(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
 {
 	const struct yt_node *v[LIM_N];
-	uint32_t *dst[LIM_N] = {&c->max_conns,		&c->max_conns_per_run, &c->peek_timeout_ms,
-				&c->connect_timeout_ms, &c->idle_timeout_s,    &c->dns_ttl_floor_s,
-				&c->dns_ttl_ceiling_s,	&c->audit_kib_per_run, &c->socket_buffer_kib,
-				&c->run_buffer_kib};
+	uint32_t *dst[LIM_N] = {&c->max_conns,	       &c->max_conns_per_run,
+				&c->peek_timeout_ms,   &c->connect_timeout_ms,
+				&c->idle_timeout_s,    &c->dns_ttl_floor_s,
+				&c->dns_ttl_ceiling_s, &c->audit_kib_per_run,
+				&c->socket_buffer_kib, &c->run_buffer_kib};
 	int ret = 0;
 
 	if (yt_map_keys(d, n, "`limits`", limit_keys, LIM_N, v))

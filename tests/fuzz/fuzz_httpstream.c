@@ -26,7 +26,8 @@ static size_t frame(const uint8_t *in, size_t len, size_t step, unsigned answer,
 
 		switch (r) {
 		case HTTP_STREAM_REQUEST:
-			if (st.req.head_len != st.len || st.req.method.off + st.req.method.len > st.len)
+			if (st.req.head_len != st.len ||
+			    st.req.method.off + st.req.method.len > st.len)
 				abort();
 			if (at < lsize)
 				at += (size_t)snprintf(log + at, lsize - at, "%s;", st.req.host);

@@ -38,7 +38,7 @@ struct q {
 };
 
 static struct q *qs;
-static unsigned sent_n; /* queries sent so far: answers map their id back */
+static unsigned sent_n;			/* queries sent so far: answers map their id back */
 static uint8_t addrs[2][NAMES + 1][16]; /* [A/AAAA][name index] first answer seen */
 static bool seen[2][NAMES + 1];
 

@@ -286,18 +286,21 @@ static void test_golden_summary_fields(void **state)
 	/* a decoded "names" that is not an object of counts is corrupt */
 	{
 		static const char *const lines[] = {
-		    "{\"ts\":\"2026-11-29T10:14:15Z\",\"run\":\"r\",\"type\":\"dns\",\"action\":\"d.q\","
+		    "{\"ts\":\"2026-11-29T10:14:15Z\",\"run\":\"r\",\"type\":\"dns\",\"action\":"
+		    "\"d.q\","
 		    "\"allowed\":false,\"names\":[1]}",
-		    "{\"ts\":\"2026-11-29T10:14:15Z\",\"run\":\"r\",\"type\":\"dns\",\"action\":\"d.q\","
+		    "{\"ts\":\"2026-11-29T10:14:15Z\",\"run\":\"r\",\"type\":\"dns\",\"action\":"
+		    "\"d.q\","
 		    "\"allowed\":false,\"names\":{\"a\":-1}}",
-		    "{\"ts\":\"2026-11-29T10:14:15Z\",\"run\":\"r\",\"type\":\"dns\",\"action\":\"d.q\","
+		    "{\"ts\":\"2026-11-29T10:14:15Z\",\"run\":\"r\",\"type\":\"dns\",\"action\":"
+		    "\"d.q\","
 		    "\"allowed\":false,\"ech\":1}",
 		};
 		struct audit_event back;
 
 		for (size_t i = 0; i < WD_ARRAY_SIZE(lines); i++)
-			assert_int_equal(audit_event_decode(lines[i], strlen(lines[i]), &back, NULL),
-					 -EBADMSG);
+			assert_int_equal(
+			    audit_event_decode(lines[i], strlen(lines[i]), &back, NULL), -EBADMSG);
 	}
 	wd_buf_free(&b);
 }

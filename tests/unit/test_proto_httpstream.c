@@ -93,7 +93,8 @@ static const struct stream_case cases[] = {
     {"Content-Length body that reads like a request",
      "POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 37\r\n\r\n" REQ_IN_BODY GET("b.test"),
      "a.test;b.test;END"},
-    {"Content-Length: 0", "POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 0\r\n\r\n" GET("b.test"),
+    {"Content-Length: 0",
+     "POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 0\r\n\r\n" GET("b.test"),
      "a.test;b.test;END"},
     {"a body cut short", "POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 50\r\n\r\nabc",
      "a.test;END"},
@@ -103,41 +104,67 @@ static const struct stream_case cases[] = {
      "0003 \t;q=\"quoted\"\r\nabc\r\n"
      "0\r\nX-Trailer: GET / HTTP/1.1\r\nHost: other.test\r\n\r\n" GET("b.test"),
      "a.test;b.test;END"},
-    {"chunked, upper-case hex", "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
-     "A\r\n0123456789\r\n0\r\n\r\n" GET("b.test"), "a.test;b.test;END"},
-    {"chunk size not hex", "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    {"chunked, upper-case hex",
+     "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+     "A\r\n0123456789\r\n0\r\n\r\n" GET("b.test"),
+     "a.test;b.test;END"},
+    {"chunk size not hex",
+     "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
      "a.test;BAD(chunk size is not hexadecimal)"},
-    {"chunk size empty", "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n;x\r\n",
+    {"chunk size empty",
+     "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n;x\r\n",
      "a.test;BAD(chunk size is not hexadecimal)"},
-    {"chunk size too long", "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
-     "1000000000000000\r\n", "a.test;BAD(chunk size longer than 15 hex digits)"},
-    {"junk after the size", "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
-     "1 x\r\n", "a.test;BAD(junk after the chunk size)"},
+    {"chunk size too long",
+     "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+     "1000000000000000\r\n",
+     "a.test;BAD(chunk size longer than 15 hex digits)"},
+    {"junk after the size",
+     "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+     "1 x\r\n",
+     "a.test;BAD(junk after the chunk size)"},
     {"negative size", "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n",
      "a.test;BAD(chunk size is not hexadecimal)"},
-    {"bare LF after the size", "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
-     "3\nabc\r\n0\r\n\r\n", "a.test;BAD(chunk-size line not ended by CRLF)"},
-    {"control byte in an extension", "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
-     "3;a\x01\r\nabc\r\n", "a.test;BAD(control character in a chunk extension)"},
-    {"chunk data not followed by CRLF", "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
-     "3\r\nabcd\r\n", "a.test;BAD(chunk data not followed by CRLF)"},
-    {"trailer not a field line", "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
-     "0\r\nnot a field\r\n\r\n", "a.test;BAD(trailer line is not a field line)"},
-    {"bare LF in the trailer", "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
-     "0\r\nX: y\n\r\n", "a.test;BAD(bare LF in the trailer section)"},
-    {"Transfer-Encoding that cannot be framed", "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: gzip\r\n\r\n",
+    {"bare LF after the size",
+     "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+     "3\nabc\r\n0\r\n\r\n",
+     "a.test;BAD(chunk-size line not ended by CRLF)"},
+    {"control byte in an extension",
+     "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+     "3;a\x01\r\nabc\r\n",
+     "a.test;BAD(control character in a chunk extension)"},
+    {"chunk data not followed by CRLF",
+     "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+     "3\r\nabcd\r\n",
+     "a.test;BAD(chunk data not followed by CRLF)"},
+    {"trailer not a field line",
+     "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+     "0\r\nnot a field\r\n\r\n",
+     "a.test;BAD(trailer line is not a field line)"},
+    {"bare LF in the trailer",
+     "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+     "0\r\nX: y\n\r\n",
+     "a.test;BAD(bare LF in the trailer section)"},
+    {"Transfer-Encoding that cannot be framed",
+     "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: gzip\r\n\r\n",
      "BAD(Transfer-Encoding not ending in chunked (or in HTTP/1.0))"},
-    {"a second head that is malformed", GET("a.test") "GET / HTTP/1.1\r\nHost: b.test\r\nHost: c.test\r\n\r\n",
+    {"a second head that is malformed",
+     GET("a.test") "GET / HTTP/1.1\r\nHost: b.test\r\nHost: c.test\r\n\r\n",
      "a.test;BAD(duplicate Host)"},
-    {"CONNECT with a body", "CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\nContent-Length: 3\r\n\r\nabc",
+    {"CONNECT with a body",
+     "CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\nContent-Length: 3\r\n\r\nabc",
      "BAD(CONNECT request with a body)"},
-    {"Upgrade on the first request waits", "GET / HTTP/1.1\r\nHost: a.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
-     GET("b.test"), "a.test;HOLD"},
-    {"Upgrade with a body waits after it", "POST / HTTP/1.1\r\nHost: a.test\r\nUpgrade: x\r\nContent-Length: 37\r\n\r\n"
-     REQ_IN_BODY GET("b.test"), "a.test;HOLD"},
-    {"CONNECT first waits", "CONNECT a.test:80 HTTP/1.1\r\nHost: a.test:80\r\n\r\n" GET("b.test"), "a.test;HOLD"},
-    {"Upgrade on a later request does not wait", GET("a.test")
-     "GET / HTTP/1.1\r\nHost: a.test\r\nUpgrade: websocket\r\n\r\n" GET("b.test"),
+    {"Upgrade on the first request waits",
+     "GET / HTTP/1.1\r\nHost: a.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n" GET(
+	 "b.test"),
+     "a.test;HOLD"},
+    {"Upgrade with a body waits after it",
+     "POST / HTTP/1.1\r\nHost: a.test\r\nUpgrade: x\r\nContent-Length: 37\r\n\r\n" REQ_IN_BODY GET(
+	 "b.test"),
+     "a.test;HOLD"},
+    {"CONNECT first waits", "CONNECT a.test:80 HTTP/1.1\r\nHost: a.test:80\r\n\r\n" GET("b.test"),
+     "a.test;HOLD"},
+    {"Upgrade on a later request does not wait",
+     GET("a.test") "GET / HTTP/1.1\r\nHost: a.test\r\nUpgrade: websocket\r\n\r\n" GET("b.test"),
      "a.test;a.test;b.test;END"},
     {"binary", "\x16\x03\x01\x02\x00", "BAD(not an HTTP request (no method))"},
 };
@@ -158,8 +185,8 @@ static void test_cases_every_split(void **state)
 		for (size_t step = 1; step <= len; step++) {
 			frame(cases[i].in, len, step, &s, split, sizeof(split));
 			if (strcmp(split, whole))
-				fail_msg("%s, reads of %zu: got '%s', wanted '%s'", cases[i].name, step,
-					 split, whole);
+				fail_msg("%s, reads of %zu: got '%s', wanted '%s'", cases[i].name,
+					 step, split, whole);
 		}
 	}
 }
@@ -168,7 +195,8 @@ static void test_cases_every_split(void **state)
 static void test_body_skip(void **state)
 {
 	static const char head[] = "POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 100\r\n\r\n";
-	static const char ch[] = "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n";
+	static const char ch[] =
+	    "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n";
 	struct http_stream s = {0};
 	struct http_step st;
 
@@ -277,7 +305,8 @@ static void test_response_status(void **state)
 /* limits: a chunk-size line and a trailer section are bounded */
 static void test_limits(void **state)
 {
-	static const char ch[] = "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n";
+	static const char ch[] =
+	    "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n";
 	char *line = malloc(HTTP_CHUNK_LINE_MAX + 8), *tr = malloc(HTTP_HEAD_MAX + 64);
 	struct http_stream s = {0};
 	struct http_step st;
@@ -318,8 +347,10 @@ static void test_limits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cases_every_split), cmocka_unit_test(test_body_skip),
-	    cmocka_unit_test(test_answered),	      cmocka_unit_test(test_response_status),
+	    cmocka_unit_test(test_cases_every_split),
+	    cmocka_unit_test(test_body_skip),
+	    cmocka_unit_test(test_answered),
+	    cmocka_unit_test(test_response_status),
 	    cmocka_unit_test(test_limits),
 	};
 
