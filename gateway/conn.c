@@ -1440,7 +1440,7 @@ static bool answer_peek(struct gw_conn *c)
 		return errno != EAGAIN && errno != EINTR;
 	}
 	hr = n ? http_response_status(b, (size_t)n, &status) : HTTP_MALFORMED;
-	if (hr == HTTP_NEED_MORE) {
+	if (hr == HTTP_NEED_MORE && !c->ur.rdhup) {
 		c->ur.rd = false; /* new bytes bring a new edge */
 		return false;
 	}

@@ -35,7 +35,7 @@ void policy_gwconf_defaults(struct wd_gwconf *c)
 	c->dns_ttl_floor_s = 5;
 	c->dns_ttl_ceiling_s = 300;
 	c->audit_kib_per_run = 16384;
-	c->socket_buffer_kib = 256;
+	c->socket_buffer_kib = 1024;
 	c->run_buffer_kib = 16384;
 }
 

@@ -381,7 +381,7 @@ struct wd_gwconf {
 	uint32_t dns_ttl_floor_s;    /* default 5 */
 	uint32_t dns_ttl_ceiling_s;  /* default 300 */
 	uint32_t audit_kib_per_run;  /* default 16384 */
-	uint32_t socket_buffer_kib;  /* default 256 */
+	uint32_t socket_buffer_kib;  /* default 1024 */
 	uint32_t run_buffer_kib;     /* default 16384 */
 };
 
