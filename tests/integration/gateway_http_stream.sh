@@ -6,7 +6,8 @@
 # fronting attempt is answered 403, audited, and never reaches nginx (its access log is checked
 # after a marker request that does reach it); the same probe with the allowed name is served.
 # Keep-alive clients keep working: curl with several URLs, python3 requests' Session, git clone
-# over dumb HTTP, each on few connections; an Upgrade answered 101 becomes a tunnel.
+# over dumb HTTP, each on few connections; an Upgrade answered 101 becomes a tunnel. A denied
+# proxy-http request records the destination asked for as dst, not the proxy's own address.
 set -u
 . "$(dirname "$0")/gateway/fixture.sh"
 PROBE=$SRC/tests/integration/gateway/http_probe.py
@@ -124,6 +125,20 @@ check_eq "CONNECT allowed.test:80, then a second request naming other.test: 403"
 	"connect-200 200 403" probe --connect allowed.test:80 "$H4" 15080 \
 	"$(req tun-1 allowed.test)" "$(req tun-bad other.test)"
 check "... and never reached nginx" not_relayed tun-bad
+
+echo "# a denied proxy request records the destination asked for, not the proxy's address"
+check "absolute-form to other.test through the proxy port: 403" bash -c \
+	'[[ $(ip netns exec "$0" curl -s --max-time 10 -o /dev/null -w "%{http_code}" -x "http://$1:15080" http://other.test/) == 403 ]]' \
+	"$RUN" "$H4"
+check "... its event has no dst (a name never resolved), not the proxy's $H4" audit_has \
+	".action == \"net.connect\" and .allowed == false and .proto == \"proxy-http\" and .host == \"other.test\" and (has(\"dst\") | not)"
+check "to an address literal: 403" bash -c \
+	'[[ $(ip netns exec "$0" curl -s --max-time 10 -o /dev/null -w "%{http_code}" -x "http://$1:15080" "http://$2/") == 403 ]]' \
+	"$RUN" "$H4" "$LAB_OTHER_V4"
+check "... its event's dst is that address" audit_has \
+	".action == \"net.connect\" and .allowed == false and .proto == \"proxy-http\" and .dst == \"$LAB_OTHER_V4\""
+check_eq "no proxy-http denial names the proxy's own address" 0 jq -s \
+	"[.[] | select(.proto == \"proxy-http\" and .dst == \"$H4\")] | length" "$AUDIT"
 
 echo "# Upgrade"
 check_eq "an Upgrade answered 101 becomes a tunnel (raw bytes echoed)" "101 echo" bash -c \
