@@ -122,9 +122,10 @@ echo "# $(grep written "$LAB_DIR/hog.out"); host TCP memory $m0 -> $m1 pages; ga
 # 2 MiB per connection, 32 MiB for 16; autotuned, they took ~14 MiB each on main
 check "the gateway's sockets hold at most 40 MiB for the 16 connections" \
 	bash -c '(( $0 > 0 && $0 <= 40 * 1048576 ))' "$gwb"
-# generous: sockstat is global to the machine (other tests may run), and the sandbox's own send
-# buffers (up to tcp_wmem's 4 MiB each) are in it: 16 x 7 MiB = 28,672 pages (main: ~70,000)
-check "the host's TCP memory grew by less than 28,672 pages" bash -c '(( $1 - $0 < 28672 ))' "$m0" "$m1"
+# generous: sockstat is global to the machine (other tests may run at the same time), and the
+# sandbox's own send buffers (up to tcp_wmem's 4 MiB each) are in it: 16 x 10 MiB = 40,960
+# pages (here ~18,000; main, autotuned: 60,000-99,000)
+check "the host's TCP memory grew by less than 40,960 pages" bash -c '(( $1 - $0 < 40960 ))' "$m0" "$m1"
 check "the run's buffered bytes stay within run_buffer_kib plus a chunk a connection" \
 	bash -c '(( $0 <= 262144 + 16 * 131072 ))' "$buf"
 exec 8>&-
