@@ -880,8 +880,9 @@ static void *probe_thread(void *arg)
 /* One DNS query from inside the run to its host-side address, port 53. Return: 0 answered. */
 static int dns_probe(struct run *r, char *why, size_t wsize)
 {
-	/* HTTPS (type 65): the gateway answers it empty for any name without asking upstream
-	 * and without counting a denial; the audit shows it as the run's liveness check */
+	/* HTTPS (type 65) for this reserved name: the gateway answers it empty without asking
+	 * upstream or counting a denial, and audits it as "run.liveness" (gateway/dnsfront.c
+	 * GW_LIVENESS_NAME; keep the two in step) */
 	static const char qname[] = "\x0f"
 				    "warden-liveness"
 				    "\x05"
