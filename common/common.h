@@ -179,10 +179,11 @@ struct wd_hslot;
 /**
  * struct wd_htable - open addressing, linear probing, at most half full; it holds the
  * caller's item pointers (never NULL) and their hashes and never looks inside an item
- * @slots:	the array (internal)
+ * @slots:	the array (internal; NULL in a zeroed table, which is an empty one)
  * @mask:	its size - 1 (a power of two)
  * @n:		number of items
- * @probes:	slots looked at by lookups since init (for tests: bounded work per lookup)
+ * @probes:	slots looked at by lookups since init (for tests: bounded work per lookup);
+ *		lookups write it, so one table belongs to one thread at a time
  */
 struct wd_htable {
 	struct wd_hslot *slots;
@@ -192,7 +193,8 @@ struct wd_htable {
 };
 
 /**
- * wd_htable_init() - an empty table for about @hint items (it grows past that)
+ * wd_htable_init() - an empty table for about @hint items (it grows past that); a zeroed
+ * struct is an empty table too, allocated by its first insert
  * Return: 0, or -ENOMEM.
  */
 int wd_htable_init(struct wd_htable *t, size_t hint);
@@ -227,6 +229,13 @@ void *wd_htable_next(struct wd_htable *t, size_t *cursor, uint64_t hash,
  * Return: 0, or -ENOENT.
  */
 int wd_htable_remove(struct wd_htable *t, uint64_t hash, const void *item);
+
+/**
+ * wd_htable_sweep() - remove every item for which @drop(item, @ctx) is true, in one pass
+ * @drop:	asked once about each item; it may free an item it drops
+ * Return: the number of items removed.
+ */
+size_t wd_htable_sweep(struct wd_htable *t, bool (*drop)(void *item, void *ctx), void *ctx);
 
 /**
  * wd_htable_each() - every item, in no particular order

@@ -11,7 +11,9 @@
  * inside an item: lookups compare the stored hash first and ask the caller's eq() only on a
  * match. Several items may share a key (the policy matcher keeps one entry per rule); a
  * cursor walks them. Removal shifts the following entries of the run back (no tombstones),
- * so a lookup stops at the first empty slot. Every probe of a lookup is counted in @probes,
+ * so a lookup stops at the first empty slot; a sweep removes while it walks. A zeroed table
+ * (never initialised, or freed) is an empty one: lookups find nothing and the first insert
+ * allocates. Every probe of a lookup is counted in @probes,
  * for tests that prove a flood of colliding keys stays cheap in probes, not in time.
  */
 #include "common/common.h"
@@ -147,12 +149,12 @@ static void place(struct wd_hslot *slots, size_t mask, uint64_t hash, void *item
 
 static int grow(struct wd_htable *t)
 {
-	size_t size = (t->mask + 1) * 2;
+	size_t size = t->slots ? (t->mask + 1) * 2 : 16;
 	struct wd_hslot *s = calloc(size, sizeof(*s));
 
 	if (!s)
 		return -ENOMEM;
-	for (size_t i = 0; i <= t->mask; i++)
+	for (size_t i = 0; t->slots && i <= t->mask; i++)
 		if (t->slots[i].item)
 			place(s, size - 1, t->slots[i].hash, t->slots[i].item);
 	free(t->slots);
@@ -165,7 +167,7 @@ int wd_htable_insert(struct wd_htable *t, uint64_t hash, void *item)
 {
 	if (!item)
 		return -EINVAL;
-	if ((t->n + 1) * 2 > t->mask + 1) {
+	if (!t->slots || (t->n + 1) * 2 > t->mask + 1) {
 		int r = grow(t);
 
 		if (r)
@@ -181,6 +183,8 @@ void *wd_htable_next(struct wd_htable *t, size_t *cursor, uint64_t hash,
 {
 	size_t i = *cursor ? (*cursor - 1) & t->mask : (size_t)hash & t->mask;
 
+	if (!t->slots)
+		return NULL;
 	for (; t->slots[i].item; i = (i + 1) & t->mask) {
 		t->probes++;
 		if (t->slots[i].hash == hash && (!eq || eq(t->slots[i].item, key))) {
@@ -201,15 +205,12 @@ void *wd_htable_find(struct wd_htable *t, uint64_t hash,
 	return wd_htable_next(t, &cursor, hash, eq, key);
 }
 
-int wd_htable_remove(struct wd_htable *t, uint64_t hash, const void *item)
+/* empty slot @i, then shift back each later entry of its run whose home slot does not lie
+ * cyclically in (hole, entry]: only slots after @i move, each to an earlier one */
+static void remove_at(struct wd_htable *t, size_t i)
 {
-	size_t i = (size_t)hash & t->mask, j, home;
+	size_t j, home;
 
-	for (; t->slots[i].item != item; i = (i + 1) & t->mask)
-		if (!t->slots[i].item)
-			return -ENOENT;
-	/* backward shift: move each later entry of the run into the hole when its home slot
-	 * does not lie between the hole and itself (cyclically) */
 	t->slots[i].item = NULL;
 	for (j = (i + 1) & t->mask; t->slots[j].item; j = (j + 1) & t->mask) {
 		home = (size_t)t->slots[j].hash & t->mask;
@@ -220,12 +221,47 @@ int wd_htable_remove(struct wd_htable *t, uint64_t hash, const void *item)
 		}
 	}
 	t->n--;
+}
+
+int wd_htable_remove(struct wd_htable *t, uint64_t hash, const void *item)
+{
+	size_t i = (size_t)hash & t->mask;
+
+	if (!t->slots)
+		return -ENOENT;
+	for (; t->slots[i].item != item; i = (i + 1) & t->mask)
+		if (!t->slots[i].item)
+			return -ENOENT;
+	remove_at(t, i);
 	return 0;
+}
+
+size_t wd_htable_sweep(struct wd_htable *t, bool (*drop)(void *item, void *ctx), void *ctx)
+{
+	size_t start = 0, removed = 0;
+
+	if (!t->slots || !t->n)
+		return 0;
+	/* start after an empty slot (there is one: at most half full), so no run of entries
+	 * wraps past the start; removal only moves entries of the current run from later
+	 * slots to earlier ones at or after the hole, so re-examining the hole's slot visits
+	 * every entry exactly once */
+	while (t->slots[start].item)
+		start++;
+	for (size_t k = 1; k <= t->mask; k++) {
+		size_t i = (start + k) & t->mask;
+
+		while (t->slots[i].item && drop(t->slots[i].item, ctx)) {
+			remove_at(t, i);
+			removed++;
+		}
+	}
+	return removed;
 }
 
 void *wd_htable_each(const struct wd_htable *t, size_t *cursor)
 {
-	for (size_t i = *cursor; i <= t->mask; i++)
+	for (size_t i = *cursor; t->slots && i <= t->mask; i++)
 		if (t->slots[i].item) {
 			*cursor = i + 1;
 			return t->slots[i].item;
