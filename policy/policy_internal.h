@@ -171,6 +171,28 @@ int yaml_put_str(struct wd_buf *out, const char *s);
 
 /* ------------------------------------------------------------------- matcher */
 
+/* one name rule (exact or wildcard) in a table of the matcher */
+struct mentry {
+	const char *key; /* the rule's host (for a wildcard, its suffix) */
+	uint32_t rule;
+};
+
+/**
+ * struct policy_matcher - the compiled matcher (match.c)
+ * @exact:	struct mentry by exact name (several per name: one per rule)
+ * @wild:	struct mentry by wildcard suffix
+ * @names:	one entry per rule (those of cidr rules unused), the tables' items
+ * @cidr:	rule indices of the cidr rules, in order
+ * @ncidr:	their number
+ */
+struct policy_matcher {
+	struct wd_htable exact;
+	struct wd_htable wild;
+	struct mentry *names;
+	uint32_t *cidr;
+	size_t ncidr;
+};
+
 /**
  * matcher_build() - compile @p->rules into @p->matcher
  * Return: 0, or -ENOMEM.
