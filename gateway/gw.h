@@ -249,7 +249,7 @@ void gw_synth_free(struct gw_synth *s);
  * @addrs:	addresses (A and AAAA together)
  * @n:		number of @addrs
  * @expires:	monotonic ns after which the entry is stale
- * @next:	hash chain
+ * @hash:	wd_hash_str(@name)
  */
 struct gw_cache_entry {
 	char name[256];
@@ -257,16 +257,18 @@ struct gw_cache_entry {
 	struct gw_addr addrs[GW_CACHE_ADDRS];
 	size_t n;
 	uint64_t expires;
-	struct gw_cache_entry *next;
+	uint64_t hash;
 };
 
 /**
  * struct gw_cache - name -> addresses, by TTL clamped to [floor, ceiling]
+ * @t:		struct gw_cache_entry by name (@t.n entries)
+ * @max:	most entries
+ * @ttl_floor:	shortest time an answer is kept (s)
+ * @ttl_ceil:	longest (s)
  */
 struct gw_cache {
-	struct gw_cache_entry **b;
-	size_t nb;
-	size_t n;
+	struct wd_htable t;
 	size_t max;
 	uint32_t ttl_floor;
 	uint32_t ttl_ceil;
