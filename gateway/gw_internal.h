@@ -65,7 +65,6 @@ struct gw_droplog {
 
 #define GW_BUF_POOL 64	  /* peek buffers kept for reuse */
 #define GW_COPY_MAX 16384 /* reads up to this size are copied; a full one turns to splice */
-#define GW_RUN_HASH 1024  /* buckets of the run table's address index (power of 2) */
 
 struct gw_listener {
 	struct gw *g;
@@ -80,7 +79,6 @@ struct gw_listener {
  */
 struct gw_run {
 	struct gw_run *next;
-	struct gw_run *hnext[2]; /* address index chains: [0] sandbox v4, [1] sandbox v6 */
 	char id[GW_RUN_ID_MAX + 1];
 	uid_t uid;
 	char ifname[16];
@@ -258,8 +256,8 @@ struct gw {
 	struct gw_lookup *lookups;
 	struct gw_run *runs;
 	unsigned nruns;
-	struct gw_run *run_hash[2][GW_RUN_HASH]; /* by sandbox address: [0] v4, [1] v6 */
-	int nflog_fd;				 /* -1: no NFLOG */
+	struct wd_htable run_index[2]; /* runs by sandbox address: [0] v4, [1] v6 */
+	int nflog_fd;		       /* -1: no NFLOG */
 	uint8_t *nflog_buf;
 	struct gw_droplog drops[GW_DROP_N];	  /* NFLOG events that match no run */
 	struct gw_timer udp_timer;		  /* GW_T_UDPLOG */
