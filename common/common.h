@@ -244,6 +244,73 @@ size_t wd_htable_sweep(struct wd_htable *t, bool (*drop)(void *item, void *ctx),
  */
 void *wd_htable_each(const struct wd_htable *t, size_t *cursor);
 
+/* ------------------------------------------------------- address ranges (net.c) */
+
+/**
+ * struct wd_cidr - an address range
+ * @family:	AF_INET or AF_INET6
+ * @addr:	the network, in network byte order (4 bytes used for IPv4, the rest zero)
+ * @prefix:	its length in bits
+ */
+struct wd_cidr {
+	int family;
+	uint8_t addr[16];
+	unsigned prefix;
+};
+
+/**
+ * enum wd_cidr_result - what wd_cidr_parse() found
+ * @WD_CIDR_OK:		a range
+ * @WD_CIDR_MALFORMED:	not an address and a prefix length (see wd_cidr_parse())
+ * @WD_CIDR_HOST_BITS:	well-formed, but bits past the prefix are set
+ */
+enum wd_cidr_result {
+	WD_CIDR_OK,
+	WD_CIDR_MALFORMED,
+	WD_CIDR_HOST_BITS,
+};
+
+/* wd_cidr_parse() flag: a bare address is a range of one (/32 or /128) */
+#define WD_CIDR_BARE 0x1u
+
+/**
+ * wd_cidr_parse() - parse "a.b.c.d/n" or "x:y::/n" strictly
+ * @s:		the text: an address inet_pton(3) reads, "/", and a decimal length of 1 to 3
+ *		digits (no sign, no spaces, no leading zero) of at most 32 or 128
+ * @flags:	0, or WD_CIDR_BARE
+ * @ret:	on WD_CIDR_OK the range; on WD_CIDR_HOST_BITS the range with its host bits
+ *		cleared (what the text likely meant, for a diagnostic); untouched otherwise
+ *
+ * Pure: no I/O, no allocation.
+ *
+ * Return: the outcome.
+ */
+enum wd_cidr_result wd_cidr_parse(const char *s, unsigned flags, struct wd_cidr *ret);
+
+/**
+ * wd_cidr_format() - "network/prefix" text of a range
+ * @family:	AF_INET or AF_INET6
+ * @addr:	4 or 16 bytes
+ * @prefix:	the length
+ * @out:	the text ("" on error when @outlen > 0)
+ * @outlen:	its size (INET6_ADDRSTRLEN + 4 always suffices)
+ *
+ * Return: 0, -EINVAL (not an address family), or -ENOSPC.
+ */
+int wd_cidr_format(int family, const uint8_t *addr, unsigned prefix, char *out, size_t outlen);
+
+/** wd_addr_len() - 4 for AF_INET, 16 for AF_INET6, 0 for anything else. */
+size_t wd_addr_len(int family);
+
+/** wd_prefix_mask() - clear the bits of @addr past @prefix. */
+void wd_prefix_mask(int family, uint8_t *addr, unsigned prefix);
+
+/**
+ * wd_prefix_contains() - whether @addr lies in @net/@prefix
+ * Return: false also for an unknown @family or a @prefix longer than its addresses.
+ */
+bool wd_prefix_contains(int family, const uint8_t *net, unsigned prefix, const uint8_t *addr);
+
 /** wd_mono_ns() - CLOCK_MONOTONIC in nanoseconds. */
 uint64_t wd_mono_ns(void);
 
