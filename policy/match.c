@@ -125,7 +125,7 @@ int policy_match_addr(const struct wd_policy *p, int family, const void *addr, u
 	for (size_t i = 0; i < m->ncidr; i++) {
 		const struct policy_rule *r = &p->rules[m->cidr[i]];
 
-		if (r->family == family && net_prefix_contains(family, r->addr, r->prefix, addr) &&
+		if (r->family == family && wd_prefix_contains(family, r->addr, r->prefix, addr) &&
 		    has_port(r, port))
 			return (int)m->cidr[i];
 	}
