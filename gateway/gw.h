@@ -152,7 +152,7 @@ const char *gw_addr_class_name(enum gw_addr_class c);
 bool gw_prefix_contains(const struct gw_addr *net, unsigned prefix, const struct gw_addr *a);
 
 /**
- * gw_cidr_parse() - parse "addr/prefix"
+ * gw_cidr_parse() - parse "addr/prefix" strictly (wd_cidr_parse(): host bits must be zero)
  * Return: 0, or -EINVAL.
  */
 int gw_cidr_parse(const char *s, struct gw_addr *net, unsigned *prefix);
