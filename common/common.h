@@ -305,6 +305,9 @@ size_t wd_addr_len(int family);
 /** wd_prefix_mask() - clear the bits of @addr past @prefix. */
 void wd_prefix_mask(int family, uint8_t *addr, unsigned prefix);
 
+/** wd_prefix_is_network() - no bit of @addr past @prefix is set. */
+bool wd_prefix_is_network(int family, const uint8_t *addr, unsigned prefix);
+
 /**
  * wd_prefix_contains() - whether @addr lies in @net/@prefix
  * Return: false also for an unknown @family or a @prefix longer than its addresses.

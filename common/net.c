@@ -36,6 +36,16 @@ bool wd_prefix_contains(int family, const uint8_t *net, unsigned prefix, const u
 	return !rest || ((net[full] ^ addr[full]) & (uint8_t)(0xff00u >> rest)) == 0;
 }
 
+bool wd_prefix_is_network(int family, const uint8_t *addr, unsigned prefix)
+{
+	uint8_t masked[16] = {0};
+	size_t len = wd_addr_len(family);
+
+	memcpy(masked, addr, len);
+	wd_prefix_mask(family, masked, prefix);
+	return !memcmp(masked, addr, len);
+}
+
 /* a prefix length: 1 to 3 decimal digits, no sign, no leading zero, at most @max */
 static bool parse_len(const char *s, unsigned max, unsigned *ret)
 {
@@ -61,7 +71,6 @@ enum wd_cidr_result wd_cidr_parse(const char *s, unsigned flags, struct wd_cidr 
 	const char *slash = strchr(s, '/');
 	size_t hlen = slash ? (size_t)(slash - s) : strlen(s);
 	struct wd_cidr c = {0};
-	uint8_t masked[16];
 
 	if (hlen == 0 || hlen >= sizeof(host) || (!slash && !(flags & WD_CIDR_BARE)))
 		return WD_CIDR_MALFORMED;
@@ -76,10 +85,8 @@ enum wd_cidr_result wd_cidr_parse(const char *s, unsigned flags, struct wd_cidr 
 	c.prefix = (unsigned)wd_addr_len(c.family) * 8;
 	if (slash && !parse_len(slash + 1, c.prefix, &c.prefix))
 		return WD_CIDR_MALFORMED;
-	memcpy(masked, c.addr, sizeof(masked));
-	wd_prefix_mask(c.family, masked, c.prefix);
-	if (memcmp(masked, c.addr, sizeof(masked))) {
-		memcpy(c.addr, masked, sizeof(masked));
+	if (!wd_prefix_is_network(c.family, c.addr, c.prefix)) {
+		wd_prefix_mask(c.family, c.addr, c.prefix);
 		*ret = c;
 		return WD_CIDR_HOST_BITS;
 	}

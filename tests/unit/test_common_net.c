@@ -138,6 +138,11 @@ static void test_prefix_arithmetic(void **state)
 	m[4] = 0xff;
 	wd_prefix_mask(AF_INET6, m, 36);
 	assert_int_equal(m[4], 0xf0);
+	assert_true(wd_prefix_is_network(AF_INET, net, 16));
+	assert_false(wd_prefix_is_network(AF_INET, a, 16));
+	assert_true(wd_prefix_is_network(AF_INET, a, 32));
+	assert_true(wd_prefix_is_network(AF_INET6, m, 36));
+	assert_false(wd_prefix_is_network(AF_INET6, m, 35));
 	assert_int_equal(wd_addr_len(AF_INET), 4);
 	assert_int_equal(wd_addr_len(AF_INET6), 16);
 	assert_int_equal(wd_addr_len(AF_UNIX), 0);
