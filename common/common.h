@@ -155,6 +155,31 @@ int wd_open_nofollow(const char *path, int flags);
  */
 int wd_mkdir_p(const char *path, mode_t mode);
 
+/* ------------------------------------------------------------ processes (proc.c) */
+
+/**
+ * wd_proc_stat_parse() - state and start time of a /proc/<pid>/stat line (pure)
+ * @buf:	the bytes read (not NUL-terminated)
+ * @len:	their number
+ * @ret_start:	on success, field 22: start time in clock ticks after boot
+ * @ret_state:	on success, field 3: the state letter (R, S, Z, ...); may be NULL
+ *
+ * Return: 0, or -EIO when @buf is not such a line.
+ */
+int wd_proc_stat_parse(const char *buf, size_t len, unsigned long long *ret_start, char *ret_state);
+
+/**
+ * wd_proc_stat() - a process's start time and state, from /proc/<pid>/stat
+ * @pid:	the process (0: the caller)
+ * @ret_start:	on success, start time in clock ticks after boot (with @pid, the process's
+ *		identity across pid reuse)
+ * @ret_state:	on success, the state letter; may be NULL
+ *
+ * Return: 0, -ENOENT (no such process), -EIO (unreadable line), -EINVAL (negative @pid),
+ * or another negative errno.
+ */
+int wd_proc_stat(pid_t pid, unsigned long long *ret_start, char *ret_state);
+
 /* ---------------------------------------------------------------- hashing (hash.c) */
 
 /**
