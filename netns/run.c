@@ -514,7 +514,7 @@ static int run_create_once(const struct netns_pool_config *cfg, int adopt_fd, st
 	/* 2. slot */
 	memset(&rec, 0, sizeof(rec));
 	rec.pid = getpid();
-	ret = netns_proc_stat(0, &rec.start, NULL);
+	ret = wd_proc_stat(0, &rec.start, NULL);
 	if (ret < 0)
 		return wd_err_set(err, ret, "reading this process's start time: %s",
 				  strerror(-ret));
