@@ -343,12 +343,13 @@ bool wd_prefix_contains(int family, const uint8_t *net, unsigned prefix, const u
 uint64_t wd_mono_ns(void);
 
 /**
- * wd_rfc3339() - format @ts as UTC RFC 3339 with microseconds
- * @ts:		time to format (CLOCK_REALTIME)
- * @out:	at least 32 bytes: "2026-11-29T10:14:15.123456Z"
+ * wd_rfc3339() - format @ts as UTC RFC 3339 with microseconds (what the audit log writes)
+ * @ts:		time to format (CLOCK_REALTIME; the microseconds are truncated)
+ * @out:	at least 28 bytes: "2026-11-29T10:14:15.123456Z" (27) and a NUL
  * @outlen:	size of @out
  *
- * Return: 0, or -EINVAL when @out is too small or the time cannot be broken down.
+ * Return: 0, or -EINVAL when @outlen is under 28, @ts->tv_nsec is not in [0, 1e9), or the
+ * year is outside 0000-9999 (which no RFC 3339 reader takes back).
  */
 int wd_rfc3339(const struct timespec *ts, char *out, size_t outlen);
 
