@@ -7,6 +7,7 @@
 #include "gateway/proto/proto.h"
 
 #include <ares.h>
+#include <sys/queue.h>
 
 /* What an epoll event refers to: the type sits in the top 8 bits of
  * epoll_data.u64, a pointer (or an fd for c-ares) in the low 56. */
@@ -105,13 +106,14 @@ struct gw_privreq {
 
 /* a pending lookup's waiter, embedded in the waiting object */
 struct gw_waiter {
-	struct gw_waiter *next, *prev;
+	TAILQ_ENTRY(gw_waiter) link; /* on lk->waiters while @lk is set */
 	struct gw_lookup *lk;
 	void (*cb)(struct gw_waiter *w, const struct gw_cache_entry *e);
 };
 
+/* a name being resolved, in g->lookups, with everyone waiting for it */
 struct gw_lookup {
-	struct gw_lookup *next;
+	uint64_t hash; /* wd_hash_str(@name) */
 	struct gw *g;
 	char name[256];
 	int pending;
@@ -119,7 +121,7 @@ struct gw_lookup {
 	uint32_t ttl;
 	struct gw_addr addrs[GW_CACHE_ADDRS];
 	size_t n;
-	struct gw_waiter waiters; /* list head */
+	TAILQ_HEAD(, gw_waiter) waiters; /* in order of arrival */
 };
 
 enum gw_conn_state {
@@ -253,7 +255,7 @@ struct gw {
 	ares_channel ares;
 	bool ares_ok;
 	struct gw_cache cache;
-	struct gw_lookup *lookups;
+	struct wd_htable lookups; /* pending struct gw_lookup by name */
 	struct gw_run *runs;
 	unsigned nruns;
 	struct wd_htable run_index[2]; /* runs by sandbox address: [0] v4, [1] v6 */
