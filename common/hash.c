@@ -18,89 +18,140 @@
  */
 #include "common/common.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
 
+/* SipHash's state; the key is folded in once (struct sip of a key = its initial state) */
+struct sip {
+	uint64_t v0, v1, v2, v3;
+};
+
 static uint64_t load64(const uint8_t *p)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
 }
 
-static void sipround(uint64_t v[4])
+static void sip_key(struct sip *s, const uint8_t key[16])
 {
-	v[0] += v[1];
-	v[1] = ROTL(v[1], 13);
-	v[1] ^= v[0];
-	v[0] = ROTL(v[0], 32);
-	v[2] += v[3];
-	v[3] = ROTL(v[3], 16);
-	v[3] ^= v[2];
-	v[0] += v[3];
-	v[3] = ROTL(v[3], 21);
-	v[3] ^= v[0];
-	v[2] += v[1];
-	v[1] = ROTL(v[1], 17);
-	v[1] ^= v[2];
-	v[2] = ROTL(v[2], 32);
+	uint64_t k0 = load64(key), k1 = load64(key + 8);
+
+	*s = (struct sip){k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL,
+			  k0 ^ 0x6c7967656e657261ULL, k1 ^ 0x7465646279746573ULL};
+}
+
+static inline void sipround(struct sip *s)
+{
+	s->v0 += s->v1;
+	s->v1 = ROTL(s->v1, 13);
+	s->v1 ^= s->v0;
+	s->v0 = ROTL(s->v0, 32);
+	s->v2 += s->v3;
+	s->v3 = ROTL(s->v3, 16);
+	s->v3 ^= s->v2;
+	s->v0 += s->v3;
+	s->v3 = ROTL(s->v3, 21);
+	s->v3 ^= s->v0;
+	s->v2 += s->v1;
+	s->v1 = ROTL(s->v1, 17);
+	s->v1 ^= s->v2;
+	s->v2 = ROTL(s->v2, 32);
+}
+
+/* SipHash-2-4 from the keyed state @k: 8-byte words, then the last 0-7 bytes with the
+ * length in the top byte, 2 rounds each; 4 rounds to finish */
+static uint64_t siphash24(const struct sip *k, const void *data, size_t len)
+{
+	const uint8_t *in = data, *end = in + (len & ~(size_t)7);
+	struct sip s = *k;
+	uint64_t m, b = (uint64_t)len << 56;
+
+	for (; in < end; in += 8) {
+		m = load64(in);
+		s.v3 ^= m;
+		sipround(&s);
+		sipround(&s);
+		s.v0 ^= m;
+	}
+	switch (len & 7) {
+	case 7:
+		b |= (uint64_t)in[6] << 48;
+		/* fall through */
+	case 6:
+		b |= (uint64_t)in[5] << 40;
+		/* fall through */
+	case 5:
+		b |= (uint64_t)in[4] << 32;
+		/* fall through */
+	case 4:
+		b |= (uint64_t)in[3] << 24;
+		/* fall through */
+	case 3:
+		b |= (uint64_t)in[2] << 16;
+		/* fall through */
+	case 2:
+		b |= (uint64_t)in[1] << 8;
+		/* fall through */
+	case 1:
+		b |= in[0];
+		break;
+	default:
+		break;
+	}
+	s.v3 ^= b;
+	sipround(&s);
+	sipround(&s);
+	s.v0 ^= b;
+	s.v2 ^= 0xff;
+	for (int i = 0; i < 4; i++)
+		sipround(&s);
+	return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
 
 uint64_t wd_siphash24(const uint8_t key[16], const void *data, size_t len)
 {
-	const uint8_t *in = data;
-	uint64_t k0 = load64(key), k1 = load64(key + 8), m, b = (uint64_t)len << 56;
-	uint64_t v[4] = {k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL,
-			 k0 ^ 0x6c7967656e657261ULL, k1 ^ 0x7465646279746573ULL};
-	size_t full = len & ~(size_t)7;
+	struct sip k;
 
-	for (size_t i = 0; i < full; i += 8) {
-		m = load64(in + i);
-		v[3] ^= m;
-		sipround(v);
-		sipround(v);
-		v[0] ^= m;
-	}
-	for (size_t i = 0; i < (len & 7); i++)
-		b |= (uint64_t)in[full + i] << (8 * i);
-	v[3] ^= b;
-	sipround(v);
-	sipround(v);
-	v[0] ^= b;
-	v[2] ^= 0xff;
-	for (int i = 0; i < 4; i++)
-		sipround(v);
-	return v[0] ^ v[1] ^ v[2] ^ v[3];
+	sip_key(&k, key);
+	return siphash24(&k, data, len);
 }
 
-static uint8_t process_key[16];
+static struct sip process_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static atomic_bool key_ready;
 
 static void key_init(void)
 {
+	uint8_t key[16];
 	size_t got = 0;
 
-	while (got < sizeof(process_key)) {
-		ssize_t n = getrandom(process_key + got, sizeof(process_key) - got, 0);
+	while (got < sizeof(key)) {
+		ssize_t n = getrandom(key + got, sizeof(key) - got, 0);
 
 		if (n > 0)
 			got += (size_t)n;
 		else if (n < 0 && errno != EINTR)
 			abort(); /* no randomness: a predictable table is a flaw, not a fallback */
 	}
+	sip_key(&process_key, key);
+	atomic_store_explicit(&key_ready, true, memory_order_release);
 }
 
 uint64_t wd_hash(const void *data, size_t len)
 {
-	pthread_once(&key_once, key_init);
-	return wd_siphash24(process_key, data, len);
+	/* the flag spares each call pthread_once()'s function call once the key is drawn */
+	if (!atomic_load_explicit(&key_ready, memory_order_acquire))
+		pthread_once(&key_once, key_init);
+	return siphash24(&process_key, data, len);
 }
 
 uint64_t wd_hash_str(const char *s)
