@@ -11,7 +11,8 @@
  * may share a key (different ports); every entry with the key is checked and
  * the lowest rule index that allows the port wins, so the answer is "the
  * first rule in file order". Both tables are common/hash.c's wd_htable under
- * the keyed hash: the names looked up come from the sandbox.
+ * the keyed hash: the names looked up come from the sandbox. A suffix is
+ * hashed only when some wildcard suffix has its length.
  */
 #include "policy/policy_internal.h"
 
@@ -52,6 +53,12 @@ static bool has_port(const struct policy_rule *r, uint16_t port)
 	return false;
 }
 
+/* some wildcard suffix is @len bytes long (a suffix of another length need not be hashed) */
+static bool has_wild_len(const struct policy_matcher *m, size_t len)
+{
+	return len < 256 && (m->wild_lens[len / 64] >> (len % 64) & 1);
+}
+
 /* lowest rule index under @key (of @len bytes) allowing @port, or @best */
 static int64_t mtable_find(const struct wd_policy *p, struct wd_htable *t, const char *key,
 			   size_t len, uint16_t port, int64_t best)
@@ -81,6 +88,7 @@ void matcher_free(struct policy_matcher *m)
 int matcher_build(struct wd_policy *p)
 {
 	struct policy_matcher *m = calloc(1, sizeof(*m));
+	size_t len;
 
 	if (!m)
 		return -ENOMEM;
@@ -102,6 +110,9 @@ int matcher_build(struct wd_policy *p)
 		case POLICY_RULE_WILDCARD:
 			if (wd_htable_insert(&m->wild, wd_hash_str(r->host), e))
 				goto oom;
+			len = strlen(r->host);
+			if (len < 256)
+				m->wild_lens[len / 64] |= 1ULL << (len % 64);
 			break;
 		case POLICY_RULE_CIDR:
 			m->cidr[m->ncidr++] = (uint32_t)i;
@@ -167,7 +178,7 @@ int policy_match(const struct wd_policy *p, const char *host, uint16_t port)
 	len = strlen(name);
 	best = mtable_find(p, &m->exact, name, len, port, -1);
 	for (size_t i = 0; i < len; i++)
-		if (name[i] == '.')
+		if (name[i] == '.' && has_wild_len(m, len - i - 1))
 			best = mtable_find(p, &m->wild, name + i + 1, len - i - 1, port, best);
 	return best < 0 ? -ENOENT : (int)best;
 }

@@ -160,6 +160,8 @@ struct mentry {
  * struct policy_matcher - the compiled matcher (match.c)
  * @exact:	struct mentry by exact name (several per name: one per rule)
  * @wild:	struct mentry by wildcard suffix
+ * @wild_lens:	bit n set: some wildcard suffix is n bytes long (only suffixes of those
+ *		lengths are looked up)
  * @names:	one entry per rule (those of cidr rules unused), the tables' items
  * @cidr:	rule indices of the cidr rules, in order
  * @ncidr:	their number
@@ -167,6 +169,7 @@ struct mentry {
 struct policy_matcher {
 	struct wd_htable exact;
 	struct wd_htable wild;
+	uint64_t wild_lens[4];
 	struct mentry *names;
 	uint32_t *cidr;
 	size_t ncidr;
