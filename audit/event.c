@@ -367,55 +367,6 @@ static int64_t field_num(const struct audit_event *ev, const struct opt_field *f
 	return *(const int64_t *)((const char *)ev + f->off);
 }
 
-/* the proleptic Gregorian date of @days since 1970-01-01 (the "days from
- * civil" algorithm run backwards: 400-year eras, years starting in March) */
-static void civil(int64_t days, int64_t *y, int *m, int *d)
-{
-	int64_t z = days + 719468;
-	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-	int64_t doe = z - era * 146097;					     /* [0, 146096] */
-	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
-	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);		     /* [0, 365] */
-	int64_t mp = (5 * doy + 2) / 153;				     /* [0, 11] */
-
-	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
-	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
-	*y = yoe + era * 400 + (*m <= 2);
-}
-
-/* "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" (27 bytes and a NUL), without stdio or the
- * time zone machinery; years 0000-9999 only (what the decoder reads back) */
-static int format_ts(const struct timespec *ts, char out[28])
-{
-	int64_t t = ts->tv_sec, days = t / 86400, sod = t % 86400, y;
-	long us = ts->tv_nsec / 1000;
-	int f[6], w[6] = {4, 2, 2, 2, 2, 2};
-	char *o = out;
-
-	if (t < -62167219200LL || t > 253402300799LL) /* 0000-01-01 .. 9999-12-31 */
-		return -EINVAL;
-	if (sod < 0) {
-		sod += 86400;
-		days--;
-	}
-	civil(days, &y, &f[1], &f[2]);
-	f[0] = (int)y;
-	f[3] = (int)(sod / 3600);
-	f[4] = (int)(sod / 60 % 60);
-	f[5] = (int)(sod % 60);
-	for (int i = 0; i < 6; i++) {
-		for (int k = w[i] - 1; k >= 0; k--, f[i] /= 10)
-			o[k] = (char)('0' + f[i] % 10);
-		o += w[i];
-		*o++ = "--T::."[i];
-	}
-	for (int k = 5; k >= 0; k--, us /= 10)
-		o[k] = (char)('0' + us % 10);
-	o[6] = 'Z';
-	o[7] = '\0';
-	return 0;
-}
-
 /* check() - what the encoder refuses, before anything is written */
 static int check(const struct audit_event *ev, struct wd_err *err)
 {
@@ -499,7 +450,7 @@ int audit_event_encode(const struct audit_event *ev, struct wd_buf *out, struct 
 	ret = check(ev, err);
 	if (ret < 0)
 		return ret;
-	if (format_ts(&ev->ts, ts) < 0)
+	if (wd_rfc3339(&ev->ts, ts, sizeof(ts)) < 0)
 		return wd_err_set(err, -EINVAL, "audit event %s: bad timestamp", ev->action);
 	type = audit_event_type(ev);
 	room(&e, 1024); /* most lines fit: one allocation check instead of many */

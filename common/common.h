@@ -155,6 +155,31 @@ int wd_open_nofollow(const char *path, int flags);
  */
 int wd_mkdir_p(const char *path, mode_t mode);
 
+/* ------------------------------------------------------------ processes (proc.c) */
+
+/**
+ * wd_proc_stat_parse() - state and start time of a /proc/<pid>/stat line (pure)
+ * @buf:	the bytes read (not NUL-terminated)
+ * @len:	their number
+ * @ret_start:	on success, field 22: start time in clock ticks after boot
+ * @ret_state:	on success, field 3: the state letter (R, S, Z, ...); may be NULL
+ *
+ * Return: 0, or -EIO when @buf is not such a line.
+ */
+int wd_proc_stat_parse(const char *buf, size_t len, unsigned long long *ret_start, char *ret_state);
+
+/**
+ * wd_proc_stat() - a process's start time and state, from /proc/<pid>/stat
+ * @pid:	the process (0: the caller)
+ * @ret_start:	on success, start time in clock ticks after boot (with @pid, the process's
+ *		identity across pid reuse)
+ * @ret_state:	on success, the state letter; may be NULL
+ *
+ * Return: 0, -ENOENT (no such process), -EIO (unreadable line), -EINVAL (negative @pid),
+ * or another negative errno.
+ */
+int wd_proc_stat(pid_t pid, unsigned long long *ret_start, char *ret_state);
+
 /* ---------------------------------------------------------------- hashing (hash.c) */
 
 /**
@@ -179,10 +204,11 @@ struct wd_hslot;
 /**
  * struct wd_htable - open addressing, linear probing, at most half full; it holds the
  * caller's item pointers (never NULL) and their hashes and never looks inside an item
- * @slots:	the array (internal)
+ * @slots:	the array (internal; NULL in a zeroed table, which is an empty one)
  * @mask:	its size - 1 (a power of two)
  * @n:		number of items
- * @probes:	slots looked at by lookups since init (for tests: bounded work per lookup)
+ * @probes:	slots looked at by lookups since init (for tests: bounded work per lookup);
+ *		lookups write it, so one table belongs to one thread at a time
  */
 struct wd_htable {
 	struct wd_hslot *slots;
@@ -192,7 +218,8 @@ struct wd_htable {
 };
 
 /**
- * wd_htable_init() - an empty table for about @hint items (it grows past that)
+ * wd_htable_init() - an empty table for about @hint items (it grows past that); a zeroed
+ * struct is an empty table too, allocated by its first insert
  * Return: 0, or -ENOMEM.
  */
 int wd_htable_init(struct wd_htable *t, size_t hint);
@@ -229,22 +256,100 @@ void *wd_htable_next(struct wd_htable *t, size_t *cursor, uint64_t hash,
 int wd_htable_remove(struct wd_htable *t, uint64_t hash, const void *item);
 
 /**
+ * wd_htable_sweep() - remove every item for which @drop(item, @ctx) is true, in one pass
+ * @drop:	asked once about each item; it may free an item it drops
+ * Return: the number of items removed.
+ */
+size_t wd_htable_sweep(struct wd_htable *t, bool (*drop)(void *item, void *ctx), void *ctx);
+
+/**
  * wd_htable_each() - every item, in no particular order
  * @cursor:	0 before the first call; the table must not change during the walk
  * Return: the next item, or NULL at the end.
  */
 void *wd_htable_each(const struct wd_htable *t, size_t *cursor);
 
+/* ------------------------------------------------------- address ranges (net.c) */
+
+/**
+ * struct wd_cidr - an address range
+ * @family:	AF_INET or AF_INET6
+ * @addr:	the network, in network byte order (4 bytes used for IPv4, the rest zero)
+ * @prefix:	its length in bits
+ */
+struct wd_cidr {
+	int family;
+	uint8_t addr[16];
+	unsigned prefix;
+};
+
+/**
+ * enum wd_cidr_result - what wd_cidr_parse() found
+ * @WD_CIDR_OK:		a range
+ * @WD_CIDR_MALFORMED:	not an address and a prefix length (see wd_cidr_parse())
+ * @WD_CIDR_HOST_BITS:	well-formed, but bits past the prefix are set
+ */
+enum wd_cidr_result {
+	WD_CIDR_OK,
+	WD_CIDR_MALFORMED,
+	WD_CIDR_HOST_BITS,
+};
+
+/* wd_cidr_parse() flag: a bare address is a range of one (/32 or /128) */
+#define WD_CIDR_BARE 0x1u
+
+/**
+ * wd_cidr_parse() - parse "a.b.c.d/n" or "x:y::/n" strictly
+ * @s:		the text: an address inet_pton(3) reads, "/", and a decimal length of 1 to 3
+ *		digits (no sign, no spaces, no leading zero) of at most 32 or 128
+ * @flags:	0, or WD_CIDR_BARE
+ * @ret:	on WD_CIDR_OK the range; on WD_CIDR_HOST_BITS the range with its host bits
+ *		cleared (what the text likely meant, for a diagnostic); untouched otherwise
+ *
+ * Pure: no I/O, no allocation.
+ *
+ * Return: the outcome.
+ */
+enum wd_cidr_result wd_cidr_parse(const char *s, unsigned flags, struct wd_cidr *ret);
+
+/**
+ * wd_cidr_format() - "network/prefix" text of a range
+ * @family:	AF_INET or AF_INET6
+ * @addr:	4 or 16 bytes
+ * @prefix:	the length
+ * @out:	the text ("" on error when @outlen > 0)
+ * @outlen:	its size (INET6_ADDRSTRLEN + 4 always suffices)
+ *
+ * Return: 0, -EINVAL (not an address family), or -ENOSPC.
+ */
+int wd_cidr_format(int family, const uint8_t *addr, unsigned prefix, char *out, size_t outlen);
+
+/** wd_addr_len() - 4 for AF_INET, 16 for AF_INET6, 0 for anything else. */
+size_t wd_addr_len(int family);
+
+/** wd_prefix_mask() - clear the bits of @addr past @prefix. */
+void wd_prefix_mask(int family, uint8_t *addr, unsigned prefix);
+
+/** wd_prefix_is_network() - no bit of @addr past @prefix is set. */
+bool wd_prefix_is_network(int family, const uint8_t *addr, unsigned prefix);
+
+/**
+ * wd_prefix_contains() - whether @addr lies in @net/@prefix
+ * Return: false also for an unknown @family or a @prefix longer than its addresses.
+ */
+bool wd_prefix_contains(int family, const uint8_t *net, unsigned prefix, const uint8_t *addr);
+
 /** wd_mono_ns() - CLOCK_MONOTONIC in nanoseconds. */
 uint64_t wd_mono_ns(void);
 
 /**
- * wd_rfc3339() - format @ts as UTC RFC 3339 with microseconds
- * @ts:		time to format (CLOCK_REALTIME)
- * @out:	at least 32 bytes: "2026-11-29T10:14:15.123456Z"
+ * wd_rfc3339() - format @ts as UTC RFC 3339 with microseconds (what the audit log writes)
+ * @ts:		time to format (CLOCK_REALTIME; the microseconds are truncated)
+ * @out:	at least 28 bytes: "2026-11-29T10:14:15.123456Z" (27) and a NUL
  * @outlen:	size of @out
  *
- * Return: 0, or -EINVAL when @out is too small or the time cannot be broken down.
+ * Return: 0, or -EINVAL when @outlen is under 28, @ts->tv_nsec is not in [0, 1e9), or the
+ * year is outside 0000-9999 (which no RFC 3339 reader takes back).
  */
 int wd_rfc3339(const struct timespec *ts, char *out, size_t outlen);
 

@@ -2,47 +2,23 @@
  * range an upstream address lies in (a const table, first match wins). */
 #include "gateway/gw.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 bool gw_prefix_contains(const struct gw_addr *net, unsigned prefix, const struct gw_addr *a)
 {
-	size_t len = gw_addr_len(net->family);
-	unsigned full = prefix / 8, rest = prefix % 8;
-
-	if (net->family != a->family || !len || prefix > len * 8)
-		return false;
-	if (memcmp(net->a, a->a, full))
-		return false;
-	if (rest) {
-		uint8_t mask = (uint8_t)(0xff << (8 - rest));
-
-		if ((net->a[full] & mask) != (a->a[full] & mask))
-			return false;
-	}
-	return true;
+	return net->family == a->family && wd_prefix_contains(net->family, net->a, prefix, a->a);
 }
 
 int gw_cidr_parse(const char *s, struct gw_addr *net, unsigned *prefix)
 {
-	char host[64];
-	const char *slash = strchr(s, '/');
-	char *end;
-	unsigned long p;
+	struct wd_cidr c;
 
-	if (!slash || (size_t)(slash - s) >= sizeof(host) || !slash[1])
+	if (wd_cidr_parse(s, 0, &c) != WD_CIDR_OK)
 		return -EINVAL;
-	memcpy(host, s, (size_t)(slash - s));
-	host[slash - s] = '\0';
-	if (gw_addr_parse(host, net))
-		return -EINVAL;
-	p = strtoul(slash + 1, &end, 10);
-	if (*end || p > gw_addr_len(net->family) * 8)
-		return -EINVAL;
-	*prefix = (unsigned)p;
+	net->family = c.family;
+	memcpy(net->a, c.addr, sizeof(net->a));
+	*prefix = c.prefix;
 	return 0;
 }
 
@@ -80,15 +56,10 @@ static const struct {
 
 enum gw_addr_class gw_addr_classify(const struct gw_addr *a)
 {
-	for (size_t i = 0; i < WD_ARRAY_SIZE(ranges); i++) {
-		struct gw_addr net = {.family = ranges[i].family};
-
-		if (a->family != net.family)
-			continue;
-		memcpy(net.a, ranges[i].net, sizeof(net.a));
-		if (gw_prefix_contains(&net, ranges[i].prefix, a))
+	for (size_t i = 0; i < WD_ARRAY_SIZE(ranges); i++)
+		if (a->family == ranges[i].family &&
+		    wd_prefix_contains(a->family, ranges[i].net, ranges[i].prefix, a->a))
 			return ranges[i].cls;
-	}
 	return GW_ADDR_PUBLIC;
 }
 

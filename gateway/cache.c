@@ -1,21 +1,18 @@
 /* cache.c - the gateway's name cache: name -> upstream addresses (A and
  * AAAA together), kept for the answer's TTL clamped to [floor, ceiling];
- * negative answers are kept for the floor. Pure: the caller passes the clock. */
+ * negative answers are kept for the floor. Pure: the caller passes the clock.
+ * Entries live in a wd_htable under the keyed hash (the names are the
+ * sandbox's); a stale entry goes when it is looked up, or in the sweep a full
+ * cache makes before it refuses a new name. */
 #include "gateway/gw.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static size_t bucket(const struct gw_cache *c, const char *name)
+static bool entry_eq(const void *item, const void *key)
 {
-	uint32_t h = 2166136261u;
-
-	for (const char *p = name; *p; p++) {
-		h ^= (uint8_t)*p;
-		h *= 16777619u;
-	}
-	return h & (c->nb - 1);
+	return !strcmp(((const struct gw_cache_entry *)item)->name, key);
 }
 
 int gw_cache_init(struct gw_cache *c, size_t max, uint32_t ttl_floor, uint32_t ttl_ceil)
@@ -23,11 +20,7 @@ int gw_cache_init(struct gw_cache *c, size_t max, uint32_t ttl_floor, uint32_t t
 	memset(c, 0, sizeof(*c));
 	if (!max || ttl_floor > ttl_ceil)
 		return -EINVAL;
-	c->nb = 64;
-	while (c->nb < max && c->nb < (1u << 20))
-		c->nb *= 2;
-	c->b = calloc(c->nb, sizeof(*c->b));
-	if (!c->b)
+	if (wd_htable_init(&c->t, max < 64 ? max : 64))
 		return -ENOMEM;
 	c->max = max;
 	c->ttl_floor = ttl_floor;
@@ -35,39 +28,21 @@ int gw_cache_init(struct gw_cache *c, size_t max, uint32_t ttl_floor, uint32_t t
 	return 0;
 }
 
-/* drop every stale entry */
-static void sweep(struct gw_cache *c, uint64_t now)
+static bool stale(void *item, void *now)
 {
-	for (size_t i = 0; i < c->nb; i++) {
-		struct gw_cache_entry **pp = &c->b[i];
+	struct gw_cache_entry *e = item;
 
-		while (*pp) {
-			struct gw_cache_entry *e = *pp;
-
-			if (e->expires <= now) {
-				*pp = e->next;
-				free(e);
-				c->n--;
-			} else {
-				pp = &e->next;
-			}
-		}
-	}
-}
-
-static struct gw_cache_entry **find(struct gw_cache *c, const char *name)
-{
-	struct gw_cache_entry **pp = &c->b[bucket(c, name)];
-
-	while (*pp && strcmp((*pp)->name, name))
-		pp = &(*pp)->next;
-	return pp;
+	if (e->expires > *(const uint64_t *)now)
+		return false;
+	free(e);
+	return true;
 }
 
 int gw_cache_put(struct gw_cache *c, const char *name, int rcode, const struct gw_addr *addrs,
 		 size_t n, uint32_t ttl, uint64_t now)
 {
-	struct gw_cache_entry **pp, *e;
+	struct gw_cache_entry *e;
+	uint64_t h;
 
 	if (!name || strlen(name) >= sizeof(e->name))
 		return -EINVAL;
@@ -77,21 +52,23 @@ int gw_cache_put(struct gw_cache *c, const char *name, int rcode, const struct g
 		ttl = c->ttl_floor;
 	if (ttl > c->ttl_ceil)
 		ttl = c->ttl_ceil;
-	pp = find(c, name);
-	e = *pp;
+	h = wd_hash_str(name);
+	e = wd_htable_find(&c->t, h, entry_eq, name);
 	if (!e) {
-		if (c->n >= c->max) {
-			sweep(c, now);
-			if (c->n >= c->max)
+		if (c->t.n >= c->max) {
+			wd_htable_sweep(&c->t, stale, &now);
+			if (c->t.n >= c->max)
 				return -ENOSPC;
-			pp = find(c, name);
 		}
 		e = calloc(1, sizeof(*e));
 		if (!e)
 			return -ENOMEM;
 		strcpy(e->name, name);
-		*pp = e;
-		c->n++;
+		e->hash = h;
+		if (wd_htable_insert(&c->t, h, e)) {
+			free(e);
+			return -ENOMEM;
+		}
 	}
 	e->rcode = rcode;
 	e->n = n < GW_CACHE_ADDRS ? n : GW_CACHE_ADDRS;
@@ -103,18 +80,13 @@ int gw_cache_put(struct gw_cache *c, const char *name, int rcode, const struct g
 
 const struct gw_cache_entry *gw_cache_get(struct gw_cache *c, const char *name, uint64_t now)
 {
-	struct gw_cache_entry **pp, *e;
+	struct gw_cache_entry *e = wd_htable_find(&c->t, wd_hash_str(name), entry_eq, name);
 
-	if (!c->b)
-		return NULL;
-	pp = find(c, name);
-	e = *pp;
 	if (!e)
 		return NULL;
 	if (e->expires <= now) {
-		*pp = e->next;
+		wd_htable_remove(&c->t, e->hash, e);
 		free(e);
-		c->n--;
 		return NULL;
 	}
 	return e;
@@ -122,16 +94,11 @@ const struct gw_cache_entry *gw_cache_get(struct gw_cache *c, const char *name, 
 
 void gw_cache_free(struct gw_cache *c)
 {
-	for (size_t i = 0; c->b && i < c->nb; i++) {
-		struct gw_cache_entry *e = c->b[i];
+	size_t cursor = 0;
+	void *e;
 
-		while (e) {
-			struct gw_cache_entry *next = e->next;
-
-			free(e);
-			e = next;
-		}
-	}
-	free(c->b);
+	while ((e = wd_htable_each(&c->t, &cursor)))
+		free(e);
+	wd_htable_free(&c->t);
 	memset(c, 0, sizeof(*c));
 }

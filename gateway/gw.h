@@ -152,7 +152,7 @@ const char *gw_addr_class_name(enum gw_addr_class c);
 bool gw_prefix_contains(const struct gw_addr *net, unsigned prefix, const struct gw_addr *a);
 
 /**
- * gw_cidr_parse() - parse "addr/prefix"
+ * gw_cidr_parse() - parse "addr/prefix" strictly (wd_cidr_parse(): host bits must be zero)
  * Return: 0, or -EINVAL.
  */
 int gw_cidr_parse(const char *s, struct gw_addr *net, unsigned *prefix);
@@ -160,25 +160,22 @@ int gw_cidr_parse(const char *s, struct gw_addr *net, unsigned *prefix);
 /* -------------------------------------------------- synthetic addresses */
 
 /**
- * struct gw_synth_entry - one bound synthetic address
+ * struct gw_synth_entry - one bound synthetic address (one allocation)
  * @addr:	the address
- * @name:	the name it stands for (owned)
+ * @name:	the name it stands for
  */
 struct gw_synth_entry {
 	struct gw_addr addr;
-	char *name;
+	char name[];
 };
 
 /**
  * struct gw_synth - a run's synthetic addresses: name <-> address, per family
  * @net:	the pool of each family ([0] v4, [1] v6)
  * @prefix:	its prefix length
- * @v:		bound entries, in order of allocation (never removed)
- * @n:		bound entries
- * @cap:	allocated entries
- * @by_addr:	open-addressing index of @v by address (slot = index + 1)
- * @by_name:	open-addressing index of @v by (family, name)
- * @mask:	index size - 1 (a power of two, at least 2 * @cap)
+ * @n:		bound entries (never removed)
+ * @by_addr:	struct gw_synth_entry by address (owns them)
+ * @by_name:	the same entries by (family, name)
  * @limit:	most entries per family
  * @count:	entries per family
  * @rng:	allocation randomness
@@ -186,12 +183,9 @@ struct gw_synth_entry {
 struct gw_synth {
 	struct gw_addr net[2];
 	unsigned prefix[2];
-	struct gw_synth_entry *v;
 	size_t n;
-	size_t cap;
-	uint32_t *by_addr;
-	uint32_t *by_name;
-	size_t mask;
+	struct wd_htable by_addr;
+	struct wd_htable by_name;
 	size_t limit;
 	size_t count[2];
 	struct gw_rng rng;
@@ -230,7 +224,7 @@ int gw_synth_get(struct gw_synth *s, int family, const char *name, struct gw_add
  * gw_synth_name() - the name bound to @a
  * Return: the name (owned by @s), or NULL when @a is not bound.
  */
-const char *gw_synth_name(const struct gw_synth *s, const struct gw_addr *a);
+const char *gw_synth_name(struct gw_synth *s, const struct gw_addr *a);
 
 /** gw_synth_in_pool() - @a lies inside one of the pools (bound or not). */
 bool gw_synth_in_pool(const struct gw_synth *s, const struct gw_addr *a);
@@ -249,7 +243,7 @@ void gw_synth_free(struct gw_synth *s);
  * @addrs:	addresses (A and AAAA together)
  * @n:		number of @addrs
  * @expires:	monotonic ns after which the entry is stale
- * @next:	hash chain
+ * @hash:	wd_hash_str(@name)
  */
 struct gw_cache_entry {
 	char name[256];
@@ -257,16 +251,18 @@ struct gw_cache_entry {
 	struct gw_addr addrs[GW_CACHE_ADDRS];
 	size_t n;
 	uint64_t expires;
-	struct gw_cache_entry *next;
+	uint64_t hash;
 };
 
 /**
  * struct gw_cache - name -> addresses, by TTL clamped to [floor, ceiling]
+ * @t:		struct gw_cache_entry by name (@t.n entries)
+ * @max:	most entries
+ * @ttl_floor:	shortest time an answer is kept (s)
+ * @ttl_ceil:	longest (s)
  */
 struct gw_cache {
-	struct gw_cache_entry **b;
-	size_t nb;
-	size_t n;
+	struct wd_htable t;
 	size_t max;
 	uint32_t ttl_floor;
 	uint32_t ttl_ceil;

@@ -7,6 +7,7 @@
 #include "gateway/proto/proto.h"
 
 #include <ares.h>
+#include <sys/queue.h>
 
 /* What an epoll event refers to: the type sits in the top 8 bits of
  * epoll_data.u64, a pointer (or an fd for c-ares) in the low 56. */
@@ -91,7 +92,6 @@ struct gw_flood {
 
 #define GW_BUF_POOL 64	  /* peek buffers kept for reuse */
 #define GW_COPY_MAX 16384 /* reads up to this size are copied; a full one turns to splice */
-#define GW_RUN_HASH 1024  /* buckets of the run table's address index (power of 2) */
 
 struct gw_listener {
 	struct gw *g;
@@ -106,7 +106,6 @@ struct gw_listener {
  */
 struct gw_run {
 	struct gw_run *next;
-	struct gw_run *hnext[2]; /* address index chains: [0] sandbox v4, [1] sandbox v6 */
 	char id[GW_RUN_ID_MAX + 1];
 	uid_t uid;
 	char ifname[16];
@@ -138,13 +137,14 @@ struct gw_privreq {
 
 /* a pending lookup's waiter, embedded in the waiting object */
 struct gw_waiter {
-	struct gw_waiter *next, *prev;
+	TAILQ_ENTRY(gw_waiter) link; /* on lk->waiters while @lk is set */
 	struct gw_lookup *lk;
 	void (*cb)(struct gw_waiter *w, const struct gw_cache_entry *e);
 };
 
+/* a name being resolved, in g->lookups, with everyone waiting for it */
 struct gw_lookup {
-	struct gw_lookup *next;
+	uint64_t hash; /* wd_hash_str(@name) */
 	struct gw *g;
 	char name[256];
 	int pending;
@@ -152,7 +152,7 @@ struct gw_lookup {
 	uint32_t ttl;
 	struct gw_addr addrs[GW_CACHE_ADDRS];
 	size_t n;
-	struct gw_waiter waiters; /* list head */
+	TAILQ_HEAD(, gw_waiter) waiters; /* in order of arrival */
 };
 
 enum gw_conn_state {
@@ -297,11 +297,11 @@ struct gw {
 	ares_channel ares;
 	bool ares_ok;
 	struct gw_cache cache;
-	struct gw_lookup *lookups;
+	struct wd_htable lookups; /* pending struct gw_lookup by name */
 	struct gw_run *runs;
 	unsigned nruns;
-	struct gw_run *run_hash[2][GW_RUN_HASH]; /* by sandbox address: [0] v4, [1] v6 */
-	int nflog_fd;				 /* -1: no NFLOG */
+	struct wd_htable run_index[2]; /* runs by sandbox address: [0] v4, [1] v6 */
+	int nflog_fd;		       /* -1: no NFLOG */
 	uint8_t *nflog_buf;
 	struct gw_droplog drops[GW_DROP_N];	  /* NFLOG events that match no run */
 	struct gw_timer udp_timer;		  /* GW_T_UDPLOG */

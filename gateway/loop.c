@@ -382,6 +382,8 @@ void gw_free(struct gw *g)
 	for (size_t i = 0; i < g->nbufs; i++)
 		free(g->bufs[i]);
 	gw_cache_free(&g->cache);
+	wd_htable_free(&g->run_index[0]);
+	wd_htable_free(&g->run_index[1]);
 	gw_timer_heap_free(&g->timers);
 	free(g->local);
 	free(g->hello);

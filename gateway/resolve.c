@@ -2,7 +2,8 @@
  * the worker's loop (ARES_OPT_SOCK_STATE_CB, ares_process_fd, ares_timeout),
  * A and AAAA asked together with ares_query, answers parsed with the
  * gateway's own DNS parser and cached by TTL. Concurrent lookups of one name
- * share one pair of queries (struct gw_lookup and its waiters). */
+ * share one pair of queries: a struct gw_lookup in g->lookups (a wd_htable by
+ * name) with a queue of waiters, each answered in order of arrival. */
 #include "gateway/gw_internal.h"
 
 #include <arpa/nameser.h>
@@ -65,11 +66,13 @@ void gw_resolve_free(struct gw *g)
 		ares_destroy(g->ares); /* pending callbacks run with ARES_EDESTRUCTION */
 		g->ares_ok = false;
 	}
-	while (g->lookups) {
-		struct gw_lookup *lk = g->lookups;
+	{
+		size_t cursor = 0;
+		void *lk;
 
-		g->lookups = lk->next;
-		free(lk);
+		while ((lk = wd_htable_each(&g->lookups, &cursor)))
+			free(lk);
+		wd_htable_free(&g->lookups);
 	}
 }
 
@@ -110,11 +113,7 @@ static void lookup_done(struct gw_lookup *lk)
 	struct gw_cache_entry tmp;
 	const struct gw_cache_entry *e;
 
-	for (struct gw_lookup **pp = &g->lookups; *pp; pp = &(*pp)->next)
-		if (*pp == lk) {
-			*pp = lk->next;
-			break;
-		}
+	(void)wd_htable_remove(&g->lookups, lk->hash, lk);
 	gw_cache_put(&g->cache, lk->name, lk->rcode, lk->addrs, lk->n, lk->ttl, g->now);
 	/* waiters get the answer even when the cache had no room for it */
 	memset(&tmp, 0, sizeof(tmp));
@@ -123,12 +122,10 @@ static void lookup_done(struct gw_lookup *lk)
 	tmp.n = lk->n;
 	memcpy(tmp.addrs, lk->addrs, lk->n * sizeof(lk->addrs[0]));
 	e = &tmp;
-	while (lk->waiters.next != &lk->waiters) {
-		struct gw_waiter *w = lk->waiters.next;
+	while (!TAILQ_EMPTY(&lk->waiters)) {
+		struct gw_waiter *w = TAILQ_FIRST(&lk->waiters);
 
-		w->prev->next = w->next;
-		w->next->prev = w->prev;
-		w->next = w->prev = NULL;
+		TAILQ_REMOVE(&lk->waiters, w, link);
 		w->lk = NULL;
 		w->cb(w, e);
 	}
@@ -177,59 +174,55 @@ static void answer(void *arg, int status, int timeouts, unsigned char *abuf, int
 		lookup_done(lk);
 }
 
+static bool lookup_is(const void *item, const void *name)
+{
+	return !strcmp(((const struct gw_lookup *)item)->name, name);
+}
+
 void gw_resolve(struct gw *g, const char *name, struct gw_waiter *w)
 {
 	const struct gw_cache_entry *e = gw_cache_get(&g->cache, name, g->now);
 	struct gw_lookup *lk;
+	uint64_t h;
 
+	w->lk = NULL;
 	if (e) {
-		w->lk = NULL;
 		w->cb(w, e);
 		return;
 	}
-	for (lk = g->lookups; lk; lk = lk->next)
-		if (!strcmp(lk->name, name))
-			break;
-	if (!lk) {
-		lk = calloc(1, sizeof(*lk));
-		if (!lk) {
-			struct gw_cache_entry fail = {.rcode = DNS_RCODE_SERVFAIL};
-
-			w->lk = NULL;
-			w->cb(w, &fail);
-			return;
-		}
-		lk->g = g;
-		snprintf(lk->name, sizeof(lk->name), "%s", name);
-		lk->pending = 2;
-		lk->rcode = DNS_RCODE_SERVFAIL;
-		lk->ttl = UINT32_MAX;
-		lk->waiters.next = lk->waiters.prev = &lk->waiters;
-		lk->next = g->lookups;
-		g->lookups = lk;
-		/* link the waiter before asking: c-ares may answer at once */
+	h = wd_hash_str(name);
+	lk = wd_htable_find(&g->lookups, h, lookup_is, name);
+	if (lk) {
 		w->lk = lk;
-		w->next = &lk->waiters;
-		w->prev = lk->waiters.prev;
-		lk->waiters.prev->next = w;
-		lk->waiters.prev = w;
-		ares_query(g->ares, name, ns_c_in, ns_t_aaaa, answer, lk);
-		ares_query(g->ares, name, ns_c_in, ns_t_a, answer, lk);
+		TAILQ_INSERT_TAIL(&lk->waiters, w, link);
 		return;
 	}
+	lk = calloc(1, sizeof(*lk));
+	if (!lk || wd_htable_insert(&g->lookups, h, lk)) {
+		struct gw_cache_entry fail = {.rcode = DNS_RCODE_SERVFAIL};
+
+		free(lk);
+		w->cb(w, &fail);
+		return;
+	}
+	lk->hash = h;
+	lk->g = g;
+	snprintf(lk->name, sizeof(lk->name), "%s", name);
+	lk->pending = 2;
+	lk->rcode = DNS_RCODE_SERVFAIL;
+	lk->ttl = UINT32_MAX;
+	TAILQ_INIT(&lk->waiters);
+	/* queue the waiter before asking: c-ares may answer at once */
 	w->lk = lk;
-	w->next = &lk->waiters;
-	w->prev = lk->waiters.prev;
-	lk->waiters.prev->next = w;
-	lk->waiters.prev = w;
+	TAILQ_INSERT_TAIL(&lk->waiters, w, link);
+	ares_query(g->ares, name, ns_c_in, ns_t_aaaa, answer, lk);
+	ares_query(g->ares, name, ns_c_in, ns_t_a, answer, lk);
 }
 
 void gw_resolve_cancel(struct gw_waiter *w)
 {
-	if (!w->lk || !w->next)
+	if (!w->lk)
 		return;
-	w->prev->next = w->next;
-	w->next->prev = w->prev;
-	w->next = w->prev = NULL;
+	TAILQ_REMOVE(&w->lk->waiters, w, link);
 	w->lk = NULL;
 }

@@ -1,9 +1,9 @@
 /* run.c - the gateway's table of runs: registration from the control socket,
  * attribution of a connection or query by its ingress address pair, the
  * run's compiled policy and synthetic addresses, and the SSRF guard. Runs are
- * indexed by sandbox address (a hash of chains) for attribution. Runs are
- * reference-counted: an unregistered run lives on until its last connection
- * or pending query lets go of it. */
+ * indexed by sandbox address (a wd_htable per family, under the keyed hash) for
+ * attribution. Runs are reference-counted: an unregistered run lives on until its
+ * last connection or pending query lets go of it. */
 #include "gateway/gw_internal.h"
 
 #include <errno.h>
@@ -12,60 +12,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the address index: sandbox address -> run (FNV-1a over the address bytes) */
-static size_t addr_bucket(const struct gw_addr *a)
-{
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < gw_addr_len(a->family); i++)
-		h = (h ^ a->a[i]) * 16777619u;
-	return h & (GW_RUN_HASH - 1);
-}
-
 static struct gw_addr *sb_of(struct gw_run *r, int fam)
 {
 	return fam ? &r->sb6 : &r->sb4;
 }
 
-static void index_add(struct gw *g, struct gw_run *r)
+static uint64_t addr_hash(const struct gw_addr *a)
 {
-	for (int f = 0; f < 2; f++) {
-		struct gw_run **head;
+	return wd_hash(a->a, gw_addr_len(a->family));
+}
 
-		if (!sb_of(r, f)->family)
-			continue;
-		head = &g->run_hash[f][addr_bucket(sb_of(r, f))];
-		r->hnext[f] = *head;
-		*head = r;
-	}
+static bool run_has_sandbox(const void *item, const void *key)
+{
+	const struct gw_run *r = item;
+	const struct gw_addr *a = key;
+
+	return gw_addr_eq(a->family == AF_INET6 ? &r->sb6 : &r->sb4, a);
 }
 
 static void index_del(struct gw *g, struct gw_run *r)
 {
+	for (int f = 0; f < 2; f++)
+		if (sb_of(r, f)->family)
+			(void)wd_htable_remove(&g->run_index[f], addr_hash(sb_of(r, f)), r);
+}
+
+/* Return: 0, or -ENOMEM (then @r is in neither index). */
+static int index_add(struct gw *g, struct gw_run *r)
+{
 	for (int f = 0; f < 2; f++) {
 		if (!sb_of(r, f)->family)
 			continue;
-		for (struct gw_run **pp = &g->run_hash[f][addr_bucket(sb_of(r, f))]; *pp;
-		     pp = &(*pp)->hnext[f])
-			if (*pp == r) {
-				*pp = r->hnext[f];
-				break;
-			}
-		r->hnext[f] = NULL;
+		if (wd_htable_insert(&g->run_index[f], addr_hash(sb_of(r, f)), r)) {
+			index_del(g, r);
+			return -ENOMEM;
+		}
 	}
+	return 0;
 }
 
 struct gw_run *gw_run_find_sandbox(struct gw *g, const struct gw_addr *a)
 {
-	int f;
-
 	if (a->family != AF_INET && a->family != AF_INET6)
 		return NULL;
-	f = a->family == AF_INET6;
-	for (struct gw_run *r = g->run_hash[f][addr_bucket(a)]; r; r = r->hnext[f])
-		if (gw_addr_eq(sb_of(r, f), a))
-			return r;
-	return NULL;
+	return wd_htable_find(&g->run_index[a->family == AF_INET6], addr_hash(a), run_has_sandbox,
+			      a);
 }
 
 struct gw_run *gw_run_find_ingress(struct gw *g, const struct gw_addr *local,
@@ -170,6 +161,11 @@ int gw_run_register(struct gw *g, const struct gw_ctl_req *req, uid_t uid, char 
 		return ret;
 	}
 	ret = gw_run_set_policy(r, req, why, why_size);
+	if (!ret && index_add(g, r)) {
+		snprintf(why, why_size, "out of memory");
+		policy_free(r->policy);
+		ret = -ENOMEM;
+	}
 	if (ret) {
 		gw_synth_free(&r->synth);
 		free(r);
@@ -178,7 +174,6 @@ int gw_run_register(struct gw *g, const struct gw_ctl_req *req, uid_t uid, char 
 	r->next = g->runs;
 	g->runs = r;
 	g->nruns++;
-	index_add(g, r);
 	return 0;
 }
 

@@ -2,8 +2,10 @@
  * chosen at random in the pool, bound for the run's life (never reused),
  * with indexes name -> address and address -> name.
  *
- * Entries are only ever added, so the two open-addressing indexes need no
- * tombstones; they are rebuilt when they pass half full.
+ * Entries are only ever added; each is one allocation (address and name)
+ * held by two wd_htables under the keyed hash: by address (the owner, for
+ * freeing) and by name (the names are the sandbox's; a name's v4 and v6
+ * entries share its hash).
  */
 #include "gateway/gw.h"
 
@@ -11,25 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t fnv(const void *p, size_t n, uint32_t h)
+static uint64_t hash_addr(const struct gw_addr *a)
 {
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 16777619u;
-	}
-	return h;
-}
-
-static uint32_t hash_addr(const struct gw_addr *a)
-{
-	return fnv(a->a, gw_addr_len(a->family), 2166136261u + (uint32_t)a->family);
-}
-
-static uint32_t hash_name(int family, const char *name)
-{
-	return fnv(name, strlen(name), 2166136261u + (uint32_t)family);
+	return wd_hash(a->a, gw_addr_len(a->family));
 }
 
 static int fam_idx(int family)
@@ -75,18 +61,9 @@ static void pool_addr(const struct gw_synth *s, int f, uint64_t k, struct gw_add
 	}
 }
 
-static uint32_t *find_slot(uint32_t *idx, size_t mask, const struct gw_synth_entry *v, uint32_t h,
-			   bool (*eq)(const struct gw_synth_entry *, const void *), const void *key)
+static bool eq_addr(const void *item, const void *key)
 {
-	for (size_t i = h & mask;; i = (i + 1) & mask) {
-		if (!idx[i] || eq(&v[idx[i] - 1], key))
-			return &idx[i];
-	}
-}
-
-static bool eq_addr(const struct gw_synth_entry *e, const void *key)
-{
-	return gw_addr_eq(&e->addr, key);
+	return gw_addr_eq(&((const struct gw_synth_entry *)item)->addr, key);
 }
 
 struct name_key {
@@ -94,42 +71,35 @@ struct name_key {
 	const char *name;
 };
 
-static bool eq_name(const struct gw_synth_entry *e, const void *key)
+static bool eq_name(const void *item, const void *key)
 {
+	const struct gw_synth_entry *e = item;
 	const struct name_key *k = key;
 
 	return e->addr.family == k->family && !strcmp(e->name, k->name);
 }
 
-static int grow(struct gw_synth *s)
+/* bind @a to @name (hash @hn) in both indexes. Return: 0, or -ENOMEM (nothing bound). */
+static int bind_name(struct gw_synth *s, const struct gw_addr *a, const char *name, uint64_t hn)
 {
-	size_t cap = s->cap ? s->cap * 2 : 16, mask = cap * 2 - 1;
-	struct gw_synth_entry *v = realloc(s->v, cap * sizeof(*v));
-	uint32_t *ba, *bn;
+	size_t len = strlen(name);
+	struct gw_synth_entry *e = malloc(sizeof(*e) + len + 1);
+	uint64_t ha = hash_addr(a);
 
-	if (!v)
+	if (!e)
 		return -ENOMEM;
-	s->v = v;
-	ba = calloc(mask + 1, sizeof(*ba));
-	bn = calloc(mask + 1, sizeof(*bn));
-	if (!ba || !bn) {
-		free(ba);
-		free(bn);
+	e->addr = *a;
+	memcpy(e->name, name, len + 1);
+	if (wd_htable_insert(&s->by_addr, ha, e)) {
+		free(e);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < s->n; i++) {
-		struct name_key k = {v[i].addr.family, v[i].name};
-
-		*find_slot(ba, mask, v, hash_addr(&v[i].addr), eq_addr, &v[i].addr) =
-		    (uint32_t)i + 1;
-		*find_slot(bn, mask, v, hash_name(k.family, k.name), eq_name, &k) = (uint32_t)i + 1;
+	if (wd_htable_insert(&s->by_name, hn, e)) {
+		wd_htable_remove(&s->by_addr, ha, e);
+		free(e);
+		return -ENOMEM;
 	}
-	free(s->by_addr);
-	free(s->by_name);
-	s->by_addr = ba;
-	s->by_name = bn;
-	s->cap = cap;
-	s->mask = mask;
+	s->n++;
 	return 0;
 }
 
@@ -137,18 +107,16 @@ int gw_synth_get(struct gw_synth *s, int family, const char *name, struct gw_add
 {
 	int f = fam_idx(family);
 	struct name_key key = {family, name};
-	uint64_t size, start;
-	uint32_t *slot;
+	const struct gw_synth_entry *e;
+	uint64_t size, start, hn;
 	struct gw_addr a;
-	char *copy;
 
 	if (f < 0 || !name || !*name)
 		return -EINVAL;
-	if (s->n == s->cap && grow(s))
-		return -ENOMEM;
-	slot = find_slot(s->by_name, s->mask, s->v, hash_name(family, name), eq_name, &key);
-	if (*slot) {
-		*ret = s->v[*slot - 1].addr;
+	hn = wd_hash_str(name);
+	e = wd_htable_find(&s->by_name, hn, eq_name, &key);
+	if (e) {
+		*ret = e->addr;
 		return 0;
 	}
 	size = pool_size(s, f);
@@ -157,20 +125,11 @@ int gw_synth_get(struct gw_synth *s, int family, const char *name, struct gw_add
 	/* a random start, then the next free address (wrapping) */
 	start = gw_rng_next(&s->rng) % size;
 	for (uint64_t i = 0; i < size; i++) {
-		uint32_t *as;
-
 		pool_addr(s, f, (start + i) % size + 1, &a);
-		as = find_slot(s->by_addr, s->mask, s->v, hash_addr(&a), eq_addr, &a);
-		if (*as)
+		if (wd_htable_find(&s->by_addr, hash_addr(&a), eq_addr, &a))
 			continue;
-		copy = strdup(name);
-		if (!copy)
+		if (bind_name(s, &a, name, hn))
 			return -ENOMEM;
-		s->v[s->n].addr = a;
-		s->v[s->n].name = copy;
-		s->n++;
-		*as = (uint32_t)s->n;
-		*slot = (uint32_t)s->n;
 		s->count[f]++;
 		*ret = a;
 		return 1;
@@ -178,14 +137,14 @@ int gw_synth_get(struct gw_synth *s, int family, const char *name, struct gw_add
 	return -ENOSPC;
 }
 
-const char *gw_synth_name(const struct gw_synth *s, const struct gw_addr *a)
+const char *gw_synth_name(struct gw_synth *s, const struct gw_addr *a)
 {
-	uint32_t *slot;
+	const struct gw_synth_entry *e;
 
-	if (!s->by_addr || fam_idx(a->family) < 0)
+	if (fam_idx(a->family) < 0)
 		return NULL;
-	slot = find_slot(s->by_addr, s->mask, s->v, hash_addr(a), eq_addr, a);
-	return *slot ? s->v[*slot - 1].name : NULL;
+	e = wd_htable_find(&s->by_addr, hash_addr(a), eq_addr, a);
+	return e ? e->name : NULL;
 }
 
 bool gw_synth_in_pool(const struct gw_synth *s, const struct gw_addr *a)
@@ -197,10 +156,12 @@ bool gw_synth_in_pool(const struct gw_synth *s, const struct gw_addr *a)
 
 void gw_synth_free(struct gw_synth *s)
 {
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i].name);
-	free(s->v);
-	free(s->by_addr);
-	free(s->by_name);
+	size_t cursor = 0;
+	void *e;
+
+	while ((e = wd_htable_each(&s->by_addr, &cursor)))
+		free(e);
+	wd_htable_free(&s->by_addr);
+	wd_htable_free(&s->by_name);
 	memset(s, 0, sizeof(*s));
 }

@@ -8,7 +8,7 @@
 
 size_t gw_addr_len(int family)
 {
-	return family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
+	return wd_addr_len(family);
 }
 
 bool gw_addr_eq(const struct gw_addr *x, const struct gw_addr *y)

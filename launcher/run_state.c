@@ -20,33 +20,12 @@
 
 unsigned long long run_proc_start(pid_t pid)
 {
-	char p[64], buf[1024], *s;
-	unsigned long long start = 0;
-	char state = 0;
-	ssize_t n;
-	int fd;
+	unsigned long long start;
+	char state;
 
-	if (pid <= 0)
+	if (pid <= 0 || wd_proc_stat(pid, &start, &state) < 0 || state == 'Z' || state == 'X')
 		return 0;
-	snprintf(p, sizeof(p), "/proc/%d/stat", pid);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	s = strrchr(buf, ')');
-	if (!s)
-		return 0;
-	/* after ")": state is field 3, starttime field 22 */
-	if (sscanf(s + 1,
-		   " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-		   "%*s %*s %llu",
-		   &state, &start) != 2)
-		return 0;
-	return state == 'Z' || state == 'X' ? 0 : start;
+	return start;
 }
 
 struct field {

@@ -74,55 +74,12 @@ int netns_slot_rec_parse(const char *text, struct netns_slot_rec *ret)
 	return 0;
 }
 
-int netns_proc_stat(pid_t pid, unsigned long long *ret_start, char *ret_state)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-	ssize_t n;
-	int fd, i;
-
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/stat");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0) {
-		int ret = -errno;
-
-		close(fd);
-		return ret == -ESRCH ? -ENOENT : ret;
-	}
-	close(fd);
-	buf[n] = '\0';
-	/* "pid (comm) S ppid ...": comm may hold spaces and ')', so parse after the last ')' */
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2])
-		return -EIO;
-	p += 2;
-	if (ret_state)
-		*ret_state = *p;
-	/* p is at field 3 (state); the start time is field 22 */
-	for (i = 3; i < 22; i++) {
-		p = strchr(p, ' ');
-		if (!p)
-			return -EIO;
-		p++;
-	}
-	if (sscanf(p, "%llu", &start) != 1)
-		return -EIO;
-	*ret_start = start;
-	return 0;
-}
-
 bool netns_owner_alive(const struct netns_slot_rec *rec)
 {
 	unsigned long long start = 0;
 	char state = '?';
 
-	if (netns_proc_stat(rec->pid, &start, &state) < 0)
+	if (wd_proc_stat(rec->pid, &start, &state) < 0)
 		return false;
 	return start == rec->start && state != 'Z' && state != 'X';
 }
@@ -474,7 +431,7 @@ int netns_slot_set_owner(const struct netns_pool_config *cfg, uint32_t slot, con
 	if (ret < 0)
 		goto out;
 	rec.pid = pid;
-	ret = netns_proc_stat(pid, &rec.start, NULL);
+	ret = wd_proc_stat(pid, &rec.start, NULL);
 	if (ret < 0)
 		goto out;
 	/* O_TRUNC then one short write, under the lock: a crash in between leaves a torn

@@ -1,5 +1,5 @@
 /* netns_internal.h - what netns/'s own files share: the slot records of the
- * allocator (alloc.c) that the run lifecycle (run.c) and the unit tests use. */
+ * allocator (alloc.c) that the run lifecycle (plumb.c) and the unit tests use. */
 #ifndef WARDEN_NETNS_INTERNAL_H
 #define WARDEN_NETNS_INTERNAL_H
 
@@ -53,16 +53,6 @@ int netns_slot_rec_format(const struct netns_slot_rec *rec, char *out, size_t ou
  * Return: 0, or -EINVAL when @text is not a complete, valid record.
  */
 int netns_slot_rec_parse(const char *text, struct netns_slot_rec *ret);
-
-/**
- * netns_proc_stat() - a process's start time and state from /proc/<pid>/stat
- * @pid:	process to look at (0 means the caller)
- * @ret_start:	on success, start time in clock ticks after boot
- * @ret_state:	on success, the state letter (R, S, Z, ...); may be NULL
- *
- * Return: 0, -ENOENT (no such process) or another negative errno.
- */
-int netns_proc_stat(pid_t pid, unsigned long long *ret_start, char *ret_state);
 
 /**
  * netns_owner_alive() - whether the process that wrote @rec still runs

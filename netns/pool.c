@@ -1,5 +1,6 @@
-/* pool.c - the pure parts of netns/: prefix parsing, carving a slot into
- * addresses, run names, and libnl error conversion. No I/O here. */
+/* pool.c - the pure parts of netns/: prefixes (common/net.c's parser, as a
+ * struct netns_prefix), carving a slot into addresses, run names, and libnl
+ * error conversion. No I/O here. */
 #include "netns/netns.h"
 
 #include <arpa/inet.h>
@@ -41,78 +42,25 @@ void netns_pool_config_defaults(struct netns_pool_config *cfg)
 	snprintf(cfg->ifname_prefix, sizeof(cfg->ifname_prefix), "wd-");
 }
 
-/* Parse a decimal prefix length in [0, max]: digits only, no sign, no spaces. */
-static int parse_len(const char *s, unsigned max, unsigned *ret)
-{
-	unsigned v = 0;
-
-	if (!*s || strlen(s) > 3 || (s[0] == '0' && s[1]))
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		v = v * 10 + (unsigned)(*s - '0');
-	}
-	if (v > max)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
-/* True when every bit of the @n-byte big-endian @addr past @len is zero. */
-static bool host_bits_zero(const uint8_t *addr, size_t n, unsigned len)
-{
-	for (size_t bit = len; bit < n * 8; bit++)
-		if (addr[bit / 8] & (0x80 >> (bit % 8)))
-			return false;
-	return true;
-}
-
 int netns_parse_prefix(const char *text, struct netns_prefix *ret)
 {
-	char buf[INET6_ADDRSTRLEN + 8];
-	struct netns_prefix p;
-	char *slash;
-	size_t n;
+	struct netns_prefix p = {0};
+	struct wd_cidr c;
 
-	if (!text)
+	if (!text || wd_cidr_parse(text, 0, &c) != WD_CIDR_OK)
 		return -EINVAL;
-	n = strlen(text);
-	if (n == 0 || n >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, text, n + 1);
-	slash = strchr(buf, '/');
-	if (!slash)
-		return -EINVAL;
-	*slash = '\0';
-	memset(&p, 0, sizeof(p));
-	p.family = strchr(buf, ':') ? AF_INET6 : AF_INET;
-	if (inet_pton(p.family, buf, p.family == AF_INET ? (void *)&p.v4 : (void *)&p.v6) != 1)
-		return -EINVAL;
-	if (parse_len(slash + 1, p.family == AF_INET ? 32 : 128, &p.len) < 0)
-		return -EINVAL;
-	if (p.family == AF_INET ? !host_bits_zero((const uint8_t *)&p.v4, 4, p.len)
-				: !host_bits_zero(p.v6.s6_addr, 16, p.len))
-		return -EINVAL;
+	p.family = c.family;
+	memcpy(c.family == AF_INET ? (void *)&p.v4 : (void *)&p.v6, c.addr, wd_addr_len(c.family));
+	p.len = c.prefix;
 	*ret = p;
 	return 0;
 }
 
 int netns_format_prefix(const struct netns_prefix *p, char *out, size_t outlen)
 {
-	char a[INET6_ADDRSTRLEN];
-	int n;
+	const void *a = p->family == AF_INET ? (const void *)&p->v4 : (const void *)&p->v6;
 
-	if (p->family != AF_INET && p->family != AF_INET6)
-		return -EINVAL;
-	if (!inet_ntop(p->family,
-		       p->family == AF_INET ? (const void *)&p->v4 : (const void *)&p->v6, a,
-		       sizeof(a)))
-		return -EINVAL;
-	n = snprintf(out, outlen, "%s/%u", a, p->len);
-	if (n < 0 || (size_t)n >= outlen)
-		return -ENOSPC;
-	return 0;
+	return wd_cidr_format(p->family, a, p->len, out, outlen);
 }
 
 /* 2^bits, capped at NETNS_MAX_SLOTS. */
@@ -150,7 +98,7 @@ int netns_pool_check(const struct netns_pool_config *cfg, uint32_t *ret_slots, s
 	if (cfg->pool4.len > cfg->run4_len)
 		return wd_err_set(err, -EINVAL, "IPv4 pool /%u is smaller than one run's /%u",
 				  cfg->pool4.len, cfg->run4_len);
-	if (!host_bits_zero((const uint8_t *)&cfg->pool4.v4, 4, cfg->pool4.len))
+	if (!wd_prefix_is_network(AF_INET, (const uint8_t *)&cfg->pool4.v4, cfg->pool4.len))
 		return wd_err_set(err, -EINVAL, "IPv4 pool has host bits set");
 	if (cfg->pool6.family != AF_INET6 || cfg->pool6.len > 128)
 		return wd_err_set(err, -EINVAL, "IPv6 pool: not an IPv6 prefix");
@@ -160,7 +108,7 @@ int netns_pool_check(const struct netns_pool_config *cfg, uint32_t *ret_slots, s
 	if (cfg->pool6.len > cfg->run6_len)
 		return wd_err_set(err, -EINVAL, "IPv6 pool /%u is smaller than one run's /%u",
 				  cfg->pool6.len, cfg->run6_len);
-	if (!host_bits_zero(cfg->pool6.v6.s6_addr, 16, cfg->pool6.len))
+	if (!wd_prefix_is_network(AF_INET6, cfg->pool6.v6.s6_addr, cfg->pool6.len))
 		return wd_err_set(err, -EINVAL, "IPv6 pool has host bits set");
 	if (check_ifname_prefix(cfg->ifname_prefix) < 0)
 		return wd_err_set(err, -EINVAL,

@@ -3,7 +3,7 @@
  * Theory of operation: fw_model_build() turns a config into a fixed list of sets and base
  * chains whose rules are short lists of statements (enum fw_stmt_kind). Everything else walks
  * this model: fw_render() prints it, build.c turns each statement into the expressions nft
- * itself would generate, and audit.c compares the live table against it. Changing the ruleset
+ * itself would generate, and check.c compares the live table against it. Changing the ruleset
  * means changing this file (and the golden files in tests/nft/golden/).
  */
 #include "nft/nft_internal.h"

@@ -214,19 +214,15 @@ static int parse_pools(struct policy_diags *d, const struct yt_node *n, struct w
 {
 	const struct yt_node *v[POOL_N];
 	char *dst[POOL_N] = {c->pool_v4, c->pool_v6, c->synth_v4, c->synth_v6};
-	struct {
-		int family;
-		uint8_t addr[16];
-		unsigned prefix;
-	} net[POOL_N];
+	struct wd_cidr net[POOL_N];
 	int ret = 0;
 
 	if (yt_map_keys(d, n, "`pools`", pool_keys, POOL_N, v))
 		return -EINVAL;
 	for (int i = 0; i < POOL_N; i++) {
+		enum wd_cidr_result r;
 		const char *s;
 		char canon[64];
-		int r;
 
 		if (!v[i])
 			continue;
@@ -235,11 +231,10 @@ static int parse_pools(struct policy_diags *d, const struct yt_node *n, struct w
 			ret = -EINVAL;
 			continue;
 		}
-		r = net_parse_cidr(s, &net[i].family, net[i].addr, &net[i].prefix);
-		if (r == -EADDRNOTAVAIL) {
-			net_mask_addr(net[i].family, net[i].addr, net[i].prefix);
-			net_format_cidr(net[i].family, net[i].addr, net[i].prefix, canon,
-					sizeof(canon));
+		r = wd_cidr_parse(s, 0, &net[i]);
+		if (r == WD_CIDR_HOST_BITS) {
+			wd_cidr_format(net[i].family, net[i].addr, net[i].prefix, canon,
+				       sizeof(canon));
 			diag_err(d, v[i],
 				 "pools.%s: `%s` has host bits set; expected the network "
 				 "address `%s`",
@@ -247,7 +242,7 @@ static int parse_pools(struct policy_diags *d, const struct yt_node *n, struct w
 			ret = -EINVAL;
 			continue;
 		}
-		if (r < 0 || !strchr(s, '/') || net[i].family != pool_rules[i].family) {
+		if (r != WD_CIDR_OK || net[i].family != pool_rules[i].family) {
 			diag_err(d, v[i], "pools.%s: found `%s`; expected an %s range like `%s`",
 				 pool_keys[i], s, pool_rules[i].family == AF_INET ? "IPv4" : "IPv6",
 				 pool_rules[i].family == AF_INET ? "10.213.0.0/16"
@@ -262,13 +257,13 @@ static int parse_pools(struct policy_diags *d, const struct yt_node *n, struct w
 			ret = -EINVAL;
 			continue;
 		}
-		net_format_cidr(net[i].family, net[i].addr, net[i].prefix, dst[i], 64);
+		wd_cidr_format(net[i].family, net[i].addr, net[i].prefix, dst[i], 64);
 	}
 	if (ret)
 		return ret;
 	/* the pools must not overlap: compare every pair (defaults included) */
 	for (int i = 0; i < POOL_N; i++) {
-		if (net_parse_cidr(dst[i], &net[i].family, net[i].addr, &net[i].prefix))
+		if (wd_cidr_parse(dst[i], 0, &net[i]) != WD_CIDR_OK)
 			return -EINVAL;
 	}
 	for (int i = 0; i < POOL_N; i++)
@@ -277,7 +272,7 @@ static int parse_pools(struct policy_diags *d, const struct yt_node *n, struct w
 			const struct yt_node *at = v[j] ? v[j] : (v[i] ? v[i] : n);
 
 			if (net[i].family != net[j].family ||
-			    !net_prefix_contains(net[i].family, net[i].addr, p, net[j].addr))
+			    !wd_prefix_contains(net[i].family, net[i].addr, p, net[j].addr))
 				continue;
 			diag_err(d, at,
 				 "pools.%s (%s) and pools.%s (%s) overlap; expected "

@@ -10,9 +10,9 @@
  * depth below its suffix and never the suffix itself (the apex). Several rules
  * may share a key (different ports); every entry with the key is checked and
  * the lowest rule index that allows the port wins, so the answer is "the
- * first rule in file order". Tables use open addressing with linear probing
- * and are never deleted from, so all entries of a key lie between its home
- * slot and the next empty slot.
+ * first rule in file order". Both tables are common/hash.c's wd_htable under
+ * the keyed hash: the names looked up come from the sandbox. A suffix is
+ * hashed only when some wildcard suffix has its length.
  */
 #include "policy/policy_internal.h"
 
@@ -22,58 +22,18 @@
 #include <string.h>
 #include <sys/socket.h>
 
-struct mentry {
-	const char *key; /* NULL: empty slot; points into the rule */
-	uint32_t hash;
-	uint32_t rule;
+/* a name to look up: @len bytes at @s (a suffix of a longer name, not NUL-terminated) */
+struct mkey {
+	const char *s;
+	size_t len;
 };
 
-struct mtable {
-	struct mentry *slots;
-	size_t mask;
-};
-
-struct policy_matcher {
-	struct mtable exact;
-	struct mtable wild;
-	uint32_t *cidr; /* rule indices of the cidr rules, in order */
-	size_t ncidr;
-};
-
-static uint32_t fnv1a(const char *s, size_t len)
+static bool mentry_eq(const void *item, const void *key)
 {
-	uint32_t h = 2166136261u;
+	const struct mentry *e = item;
+	const struct mkey *k = key;
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 16777619u;
-	}
-	return h;
-}
-
-static int mtable_init(struct mtable *t, size_t n)
-{
-	size_t size = 8;
-
-	while (size < n * 2)
-		size *= 2;
-	t->slots = calloc(size, sizeof(*t->slots));
-	if (!t->slots)
-		return -ENOMEM;
-	t->mask = size - 1;
-	return 0;
-}
-
-static void mtable_add(struct mtable *t, const char *key, uint32_t rule)
-{
-	uint32_t h = fnv1a(key, strlen(key));
-	size_t i = h & t->mask;
-
-	while (t->slots[i].key)
-		i = (i + 1) & t->mask;
-	t->slots[i].key = key;
-	t->slots[i].hash = h;
-	t->slots[i].rule = rule;
+	return !strncmp(e->key, k->s, k->len) && !e->key[k->len];
 }
 
 static bool has_port(const struct policy_rule *r, uint16_t port)
@@ -93,20 +53,24 @@ static bool has_port(const struct policy_rule *r, uint16_t port)
 	return false;
 }
 
+/* some wildcard suffix is @len bytes long (a suffix of another length need not be hashed) */
+static bool has_wild_len(const struct policy_matcher *m, size_t len)
+{
+	return len < 256 && (m->wild_lens[len / 64] >> (len % 64) & 1);
+}
+
 /* lowest rule index under @key (of @len bytes) allowing @port, or @best */
-static int64_t mtable_find(const struct wd_policy *p, const struct mtable *t, const char *key,
+static int64_t mtable_find(const struct wd_policy *p, struct wd_htable *t, const char *key,
 			   size_t len, uint16_t port, int64_t best)
 {
-	uint32_t h = fnv1a(key, len);
+	struct mkey k = {key, len};
+	uint64_t h = wd_hash(key, len);
+	size_t cursor = 0;
+	const struct mentry *e;
 
-	for (size_t i = h & t->mask; t->slots[i].key; i = (i + 1) & t->mask) {
-		const struct mentry *e = &t->slots[i];
-
-		if (e->hash != h || strncmp(e->key, key, len) || e->key[len])
-			continue;
+	while ((e = wd_htable_next(t, &cursor, h, mentry_eq, &k)))
 		if ((best < 0 || e->rule < best) && has_port(&p->rules[e->rule], port))
 			best = e->rule;
-	}
 	return best;
 }
 
@@ -114,8 +78,9 @@ void matcher_free(struct policy_matcher *m)
 {
 	if (!m)
 		return;
-	free(m->exact.slots);
-	free(m->wild.slots);
+	wd_htable_free(&m->exact);
+	wd_htable_free(&m->wild);
+	free(m->names);
 	free(m->cidr);
 	free(m);
 }
@@ -123,23 +88,31 @@ void matcher_free(struct policy_matcher *m)
 int matcher_build(struct wd_policy *p)
 {
 	struct policy_matcher *m = calloc(1, sizeof(*m));
+	size_t len;
 
 	if (!m)
 		return -ENOMEM;
-	if (mtable_init(&m->exact, p->nrules) || mtable_init(&m->wild, p->nrules))
-		goto oom;
+	m->names = calloc(p->nrules ? p->nrules : 1, sizeof(*m->names));
 	m->cidr = calloc(p->nrules ? p->nrules : 1, sizeof(*m->cidr));
-	if (!m->cidr)
+	if (!m->names || !m->cidr)
 		goto oom;
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct policy_rule *r = &p->rules[i];
+		struct mentry *e = &m->names[i];
 
+		e->key = r->host;
+		e->rule = (uint32_t)i;
 		switch (r->kind) {
 		case POLICY_RULE_HOST:
-			mtable_add(&m->exact, r->host, (uint32_t)i);
+			if (wd_htable_insert(&m->exact, wd_hash_str(r->host), e))
+				goto oom;
 			break;
 		case POLICY_RULE_WILDCARD:
-			mtable_add(&m->wild, r->host, (uint32_t)i);
+			if (wd_htable_insert(&m->wild, wd_hash_str(r->host), e))
+				goto oom;
+			len = strlen(r->host);
+			if (len < 256)
+				m->wild_lens[len / 64] |= 1ULL << (len % 64);
 			break;
 		case POLICY_RULE_CIDR:
 			m->cidr[m->ncidr++] = (uint32_t)i;
@@ -163,7 +136,7 @@ int policy_match_addr(const struct wd_policy *p, int family, const void *addr, u
 	for (size_t i = 0; i < m->ncidr; i++) {
 		const struct policy_rule *r = &p->rules[m->cidr[i]];
 
-		if (r->family == family && net_prefix_contains(family, r->addr, r->prefix, addr) &&
+		if (r->family == family && wd_prefix_contains(family, r->addr, r->prefix, addr) &&
 		    has_port(r, port))
 			return (int)m->cidr[i];
 	}
@@ -192,7 +165,7 @@ static int match_literal(const struct wd_policy *p, const char *host, uint16_t p
 
 int policy_match(const struct wd_policy *p, const char *host, uint16_t port)
 {
-	const struct policy_matcher *m = p ? p->matcher : NULL;
+	struct policy_matcher *m = p ? p->matcher : NULL;
 	char name[256];
 	int64_t best;
 	size_t len;
@@ -205,7 +178,7 @@ int policy_match(const struct wd_policy *p, const char *host, uint16_t port)
 	len = strlen(name);
 	best = mtable_find(p, &m->exact, name, len, port, -1);
 	for (size_t i = 0; i < len; i++)
-		if (name[i] == '.')
+		if (name[i] == '.' && has_wild_len(m, len - i - 1))
 			best = mtable_find(p, &m->wild, name + i + 1, len - i - 1, port, best);
 	return best < 0 ? -ENOENT : (int)best;
 }

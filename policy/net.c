@@ -1,94 +1,11 @@
-/* net.c - host name and address-range syntax shared by policies, the matcher
- * and the gateway config: normalisation and checks, no I/O. */
+/* net.c - host name and address-literal syntax shared by policies, the matcher
+ * and the gateway config: normalisation and checks, no I/O. Address ranges are
+ * common/net.c's (wd_cidr_parse()). */
 #include "policy/policy_internal.h"
 
 #include <arpa/inet.h>
-#include <errno.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-
-static unsigned addr_len(int family)
-{
-	return family == AF_INET ? 4 : 16;
-}
-
-void net_mask_addr(int family, uint8_t *addr, unsigned prefix)
-{
-	unsigned len = addr_len(family);
-
-	for (unsigned i = 0; i < len; i++) {
-		unsigned bits = prefix > i * 8 ? prefix - i * 8 : 0;
-
-		if (bits >= 8)
-			continue;
-		addr[i] &= (uint8_t)(0xff00u >> bits);
-	}
-}
-
-bool net_prefix_contains(int family, const uint8_t *net, unsigned prefix, const uint8_t *addr)
-{
-	unsigned full = prefix / 8, rest = prefix % 8;
-
-	if (prefix > addr_len(family) * 8)
-		return false;
-	if (memcmp(net, addr, full))
-		return false;
-	if (!rest)
-		return true;
-	return ((net[full] ^ addr[full]) & (uint8_t)(0xff00u >> rest)) == 0;
-}
-
-int net_parse_cidr(const char *s, int *family, uint8_t *addr, unsigned *prefix)
-{
-	char host[INET6_ADDRSTRLEN + 1];
-	const char *slash = strchr(s, '/');
-	size_t hlen = slash ? (size_t)(slash - s) : strlen(s);
-	uint8_t masked[16];
-	unsigned max, p = 0;
-
-	if (hlen == 0 || hlen >= sizeof(host))
-		return -EINVAL;
-	memcpy(host, s, hlen);
-	host[hlen] = '\0';
-	memset(addr, 0, 16);
-	if (inet_pton(AF_INET, host, addr) == 1)
-		*family = AF_INET;
-	else if (inet_pton(AF_INET6, host, addr) == 1)
-		*family = AF_INET6;
-	else
-		return -EINVAL;
-	max = addr_len(*family) * 8;
-	if (!slash) {
-		*prefix = max;
-		return 0;
-	}
-	slash++;
-	if (!*slash || strlen(slash) > 3)
-		return -EINVAL;
-	for (const char *c = slash; *c; c++) {
-		if (*c < '0' || *c > '9')
-			return -EINVAL;
-		p = p * 10 + (unsigned)(*c - '0');
-	}
-	if (p > max || (slash[0] == '0' && slash[1]))
-		return -EINVAL;
-	*prefix = p;
-	memcpy(masked, addr, 16);
-	net_mask_addr(*family, masked, p);
-	if (memcmp(masked, addr, 16))
-		return -EADDRNOTAVAIL;
-	return 0;
-}
-
-void net_format_cidr(int family, const uint8_t *addr, unsigned prefix, char *out, size_t outlen)
-{
-	char a[INET6_ADDRSTRLEN];
-
-	if (!inet_ntop(family, addr, a, sizeof(a)))
-		snprintf(a, sizeof(a), "?");
-	snprintf(out, outlen, "%s/%u", a, prefix);
-}
 
 bool net_is_ip_literal(const char *s)
 {

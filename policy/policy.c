@@ -273,7 +273,7 @@ static void rule_finish(struct pctx *c, struct policy_rule *r)
 	if (r->kind == POLICY_RULE_CIDR) {
 		char cidr[64];
 
-		net_format_cidr(r->family, r->addr, r->prefix, cidr, sizeof(cidr));
+		ret |= wd_cidr_format(r->family, r->addr, r->prefix, cidr, sizeof(cidr));
 		ret |= wd_buf_puts(&t, cidr);
 	} else {
 		ret |=
@@ -427,28 +427,31 @@ static int parse_ports(struct pctx *c, const struct yt_node *n, struct policy_ru
 static int parse_cidr(struct pctx *c, const struct yt_node *n, struct policy_rule *r)
 {
 	const char *s = yt_str(c->d, n, "cidr");
+	struct wd_cidr net;
 	char canon[64];
-	int ret;
 
 	if (!s)
 		return -EINVAL;
-	ret = net_parse_cidr(s, &r->family, r->addr, &r->prefix);
-	if (ret == -EADDRNOTAVAIL) {
-		net_mask_addr(r->family, r->addr, r->prefix);
-		net_format_cidr(r->family, r->addr, r->prefix, canon, sizeof(canon));
+	switch (wd_cidr_parse(s, WD_CIDR_BARE, &net)) {
+	case WD_CIDR_OK:
+		break;
+	case WD_CIDR_HOST_BITS:
+		wd_cidr_format(net.family, net.addr, net.prefix, canon, sizeof(canon));
 		diag_err(c->d, n,
 			 "cidr: `%s` has host bits set; expected the network address "
 			 "`%s` (or a /%u for one address)",
-			 s, canon, r->family == AF_INET ? 32 : 128);
+			 s, canon, net.family == AF_INET ? 32 : 128);
 		return -EINVAL;
-	}
-	if (ret < 0) {
+	case WD_CIDR_MALFORMED:
 		diag_err(c->d, n,
 			 "cidr: found `%s`; expected an address range like "
 			 "`10.20.0.0/16` or `fd00:1::/64`",
 			 s);
 		return -EINVAL;
 	}
+	r->family = net.family;
+	memcpy(r->addr, net.addr, sizeof(r->addr));
+	r->prefix = net.prefix;
 	if (r->prefix == 0) {
 		diag_err(c->d, n, "cidr: `%s` covers every address; expected a narrower range", s);
 		return -EINVAL;

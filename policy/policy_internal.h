@@ -115,27 +115,6 @@ int yt_bool(struct policy_diags *d, const struct yt_node *n, const char *what, b
 
 /* ------------------------------------------------------------ syntax helpers */
 
-/**
- * net_parse_cidr() - "a.b.c.d/n" or "x::y/n"
- * @s:		text
- * @family:	out: AF_INET or AF_INET6
- * @addr:	out: 16 bytes (4 used for IPv4)
- * @prefix:	out: prefix length
- *
- * Return: 0; -EINVAL when malformed; -EADDRNOTAVAIL when well-formed but host
- * bits are set (@addr then holds the address as written).
- */
-int net_parse_cidr(const char *s, int *family, uint8_t *addr, unsigned *prefix);
-
-/** net_format_cidr() - "network/prefix" text of an address range. */
-void net_format_cidr(int family, const uint8_t *addr, unsigned prefix, char *out, size_t outlen);
-
-/** net_mask_addr() - clear the host bits of @addr. */
-void net_mask_addr(int family, uint8_t *addr, unsigned prefix);
-
-/** net_prefix_contains() - true when @addr lies in @net/@prefix. */
-bool net_prefix_contains(int family, const uint8_t *net, unsigned prefix, const uint8_t *addr);
-
 /** net_is_ip_literal() - true for a dotted-quad IPv4 or any IPv6 text (brackets allowed). */
 bool net_is_ip_literal(const char *s);
 
@@ -170,6 +149,31 @@ const char *host_check_text(enum host_check c);
 int yaml_put_str(struct wd_buf *out, const char *s);
 
 /* ------------------------------------------------------------------- matcher */
+
+/* one name rule (exact or wildcard) in a table of the matcher */
+struct mentry {
+	const char *key; /* the rule's host (for a wildcard, its suffix) */
+	uint32_t rule;
+};
+
+/**
+ * struct policy_matcher - the compiled matcher (match.c)
+ * @exact:	struct mentry by exact name (several per name: one per rule)
+ * @wild:	struct mentry by wildcard suffix
+ * @wild_lens:	bit n set: some wildcard suffix is n bytes long (only suffixes of those
+ *		lengths are looked up)
+ * @names:	one entry per rule (those of cidr rules unused), the tables' items
+ * @cidr:	rule indices of the cidr rules, in order
+ * @ncidr:	their number
+ */
+struct policy_matcher {
+	struct wd_htable exact;
+	struct wd_htable wild;
+	uint64_t wild_lens[4];
+	struct mentry *names;
+	uint32_t *cidr;
+	size_t ncidr;
+};
 
 /**
  * matcher_build() - compile @p->rules into @p->matcher

@@ -118,7 +118,8 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 			char cidr[64];
 
 			if (r->kind == POLICY_RULE_CIDR) {
-				net_format_cidr(r->family, r->addr, r->prefix, cidr, sizeof(cidr));
+				ret |= wd_cidr_format(r->family, r->addr, r->prefix, cidr,
+						      sizeof(cidr));
 				ret |= wd_buf_printf(out, "    - { cidr: \"%s\"", cidr);
 			} else {
 				ret |= wd_buf_printf(out, "    - { host: \"%s%s\"",
@@ -243,7 +244,7 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 
 		ret |= wd_buf_printf(out, "%s{\"kind\":\"%s\",", i ? "," : "", kind_name[r->kind]);
 		if (r->kind == POLICY_RULE_CIDR) {
-			net_format_cidr(r->family, r->addr, r->prefix, cidr, sizeof(cidr));
+			ret |= wd_cidr_format(r->family, r->addr, r->prefix, cidr, sizeof(cidr));
 			ret |= wd_buf_printf(out, "\"cidr\":\"%s\"", cidr);
 		} else {
 			ret |= wd_buf_printf(out, "\"host\":\"%s%s\"",

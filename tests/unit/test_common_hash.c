@@ -1,7 +1,8 @@
 /* test_common_hash.c - the keyed hash and the hash table of common/hash.c: SipHash-2-4
  * reference vectors, the table against a simple model under random operations, several
- * items under one key, and a flood of names chosen to collide under FNV-1a (as a sandbox
- * could choose them against an unkeyed table) costing few probes per lookup. */
+ * items under one key, zeroed tables, sweeps, and a flood of names chosen to collide under
+ * FNV-1a (as a sandbox could choose them against an unkeyed table) costing few probes per
+ * lookup. */
 #include "common/common.h"
 
 #include <errno.h>
@@ -142,6 +143,98 @@ static void test_table_duplicates(void **state)
 	wd_htable_free(&t);
 }
 
+/* a zeroed table is an empty one: lookups find nothing, the first insert allocates */
+static void test_table_zeroed(void **state)
+{
+	struct wd_htable t = {0};
+	struct item a = {"a", 1};
+	size_t cursor = 0;
+
+	(void)state;
+	assert_null(wd_htable_find(&t, 1, eq_key, "a"));
+	assert_null(wd_htable_next(&t, &cursor, 1, eq_key, "a"));
+	cursor = 0;
+	assert_null(wd_htable_each(&t, &cursor));
+	assert_int_equal(wd_htable_remove(&t, 1, &a), -ENOENT);
+	assert_int_equal(wd_htable_sweep(&t, NULL, NULL), 0);
+	assert_int_equal(wd_htable_insert(&t, 1, &a), 0);
+	assert_ptr_equal(wd_htable_find(&t, 1, eq_key, "a"), &a);
+	wd_htable_free(&t);
+	assert_null(wd_htable_find(&t, 1, eq_key, "a")); /* freed: zeroed again */
+}
+
+struct sweep_ctx {
+	int asked[64];
+	int drop_mod;
+};
+
+static bool drop_some(void *item, void *ctx)
+{
+	struct item *it = item;
+	struct sweep_ctx *c = ctx;
+
+	c->asked[it->val]++;
+	return it->val % c->drop_mod == 0;
+}
+
+/* round % 3: all at the last four slots of 64 (runs wrap), a mix, or spread */
+static uint64_t sweep_hash(int round, const struct item *it)
+{
+	if (round % 3 == 0)
+		return 60 + (uint64_t)(it->val % 4);
+	if (round % 3 == 1)
+		return (uint64_t)(it->val * 7 + round) % 64;
+	return wd_hash_str(it->key);
+}
+
+/*
+ * a sweep asks about each item exactly once and removes what it drops, also when runs of
+ * entries wrap around the end of the array (hashes chosen to start at the last slots, so
+ * removal shifts entries from the front of the array to its back)
+ */
+static void test_table_sweep(void **state)
+{
+	struct item items[64];
+
+	(void)state;
+	for (int i = 0; i < 64; i++) {
+		snprintf(items[i].key, sizeof(items[i].key), "s%d", i);
+		items[i].val = i;
+	}
+	for (int round = 0; round < 300; round++) {
+		struct sweep_ctx c = {.drop_mod = 1 + round % 5};
+		struct wd_htable t;
+		int n = 1 + round % 31, kept = 0;
+		size_t removed;
+
+		assert_int_equal(wd_htable_init(&t, 32), 0); /* 64 slots, never grows here */
+		for (int i = 0; i < n; i++)
+			assert_int_equal(
+			    wd_htable_insert(&t, sweep_hash(round, &items[i]), &items[i]), 0);
+		removed = wd_htable_sweep(&t, drop_some, &c);
+		for (int i = 0; i < n; i++) {
+			size_t cursor = 0;
+			struct item *it;
+			bool found = false;
+
+			assert_int_equal(c.asked[i], 1);
+			while ((it = wd_htable_each(&t, &cursor)))
+				found |= it == &items[i];
+			assert_true(found == (i % c.drop_mod != 0));
+			kept += found;
+		}
+		assert_int_equal(removed, (size_t)(n - kept));
+		assert_int_equal(t.n, (size_t)kept);
+		/* what is left is still found through its hash */
+		for (int i = 0; i < n; i++)
+			if (i % c.drop_mod)
+				assert_ptr_equal(wd_htable_find(&t, sweep_hash(round, &items[i]),
+								eq_key, items[i].key),
+						 &items[i]);
+		wd_htable_free(&t);
+	}
+}
+
 static uint32_t fnv1a(const char *s)
 {
 	uint32_t h = 2166136261u;
@@ -205,6 +298,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_siphash_vectors), cmocka_unit_test(test_keyed),
 	    cmocka_unit_test(test_table_model),	    cmocka_unit_test(test_table_duplicates),
+	    cmocka_unit_test(test_table_zeroed),    cmocka_unit_test(test_table_sweep),
 	    cmocka_unit_test(test_fnv_flood),
 	};
 

@@ -1,4 +1,5 @@
-/* test_gw_cache.c - unit tests for the gateway's name cache (gateway/cache.c). */
+/* test_gw_cache.c - unit tests for the gateway's name cache (gateway/cache.c): TTL clamps,
+ * replacement, a full cache, and a flood of FNV-colliding names. */
 #include "gateway/gw.h"
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -70,11 +72,77 @@ static void test_replace_and_full(void **state)
 	gw_cache_free(&c);
 }
 
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++) {
+		h ^= (uint8_t)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/*
+ * 1,000 names a sandbox could ask for that all fell in one chain of the former FNV-1a
+ * cache (1,024 buckets for a cache of 1,024): there a lookup compared ~500 names. Under
+ * the keyed hash, looking each up costs a few probes; a sweep of the stale ones keeps the
+ * rest found.
+ */
+static void test_fnv_flood(void **state)
+{
+	enum { N = 1000, BUCKETS = 1024 };
+	char(*names)[32] = calloc(N, sizeof(*names));
+	struct gw_cache c;
+	struct gw_addr a;
+	uint32_t target = 0;
+	uint64_t before;
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(names);
+	gw_addr_parse("203.0.113.10", &a);
+	for (uint64_t i = 0; n < N; i++) {
+		char cand[32];
+
+		snprintf(cand, sizeof(cand), "x%llx.flood.test", (unsigned long long)i);
+		if (i == 0)
+			target = fnv1a(cand) & (BUCKETS - 1);
+		if ((fnv1a(cand) & (BUCKETS - 1)) == target)
+			snprintf(names[n++], sizeof(names[0]), "%s", cand);
+	}
+	assert_int_equal(gw_cache_init(&c, BUCKETS, 1, 60), 0);
+	/* the even ones live 10 s, the odd ones 60 s */
+	for (size_t i = 0; i < N; i++)
+		assert_int_equal(gw_cache_put(&c, names[i], 0, &a, 1, i % 2 ? 60 : 10, 0), 0);
+	before = c.t.probes;
+	for (size_t i = 0; i < N; i++)
+		assert_non_null(gw_cache_get(&c, names[i], S));
+	/* linear probing at load <= 1/2 expects ~1.5 probes per hit; allow 4 */
+	assert_true(c.t.probes - before <= 4 * (uint64_t)N);
+	/* full: a new name at 11 s sweeps the 500 stale ones out, the rest stay */
+	for (size_t i = N; i < BUCKETS; i++) {
+		char extra[32];
+
+		snprintf(extra, sizeof(extra), "extra%zu.test", i);
+		assert_int_equal(gw_cache_put(&c, extra, 0, &a, 1, 60, 0), 0);
+	}
+	assert_int_equal(gw_cache_put(&c, "late.test", 0, &a, 1, 60, 11 * S), 0);
+	assert_int_equal(c.t.n, BUCKETS - N / 2 + 1);
+	before = c.t.probes;
+	for (size_t i = 0; i < N; i++)
+		assert_true((gw_cache_get(&c, names[i], 11 * S) != NULL) == (i % 2 == 1));
+	assert_true(c.t.probes - before <= 4 * (uint64_t)N);
+	gw_cache_free(&c);
+	free(names);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ttl_clamped),
 	    cmocka_unit_test(test_replace_and_full),
+	    cmocka_unit_test(test_fnv_flood),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

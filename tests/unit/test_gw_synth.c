@@ -1,4 +1,5 @@
-/* test_gw_synth.c - unit tests for the synthetic address pool (gateway/synth.c). */
+/* test_gw_synth.c - unit tests for the synthetic address pool (gateway/synth.c), with a
+ * flood of FNV-colliding names. */
 #include "gateway/gw.h"
 
 #include <arpa/inet.h>
@@ -8,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -120,6 +122,67 @@ static void test_many(void **state)
 	gw_synth_free(&s);
 }
 
+/* the former index's hash: FNV-1a seeded with the family */
+static uint32_t fnv1a_family(int family, const char *s)
+{
+	uint32_t h = 2166136261u + (uint32_t)family;
+
+	for (; *s; s++) {
+		h ^= (uint8_t)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/*
+ * 1,000 names a sandbox could ask addresses for that all fell in one home slot of the
+ * former FNV-1a name index (2,048 slots for 1,000 entries): there each lookup walked the
+ * whole cluster. Under the keyed hash, asking for each again and looking each address up
+ * costs a few probes per lookup.
+ */
+static void test_fnv_flood(void **state)
+{
+	enum { N = 1000, SLOTS = 2048 };
+	char(*names)[32] = calloc(N, sizeof(*names));
+	struct gw_addr *addrs = calloc(N, sizeof(*addrs));
+	struct gw_synth s;
+	uint32_t target = 0;
+	uint64_t before;
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(names);
+	assert_non_null(addrs);
+	for (uint64_t i = 0; n < N; i++) {
+		char cand[32];
+
+		snprintf(cand, sizeof(cand), "x%llx.flood.test", (unsigned long long)i);
+		if (i == 0)
+			target = fnv1a_family(AF_INET, cand) & (SLOTS - 1);
+		if ((fnv1a_family(AF_INET, cand) & (SLOTS - 1)) == target)
+			snprintf(names[n++], sizeof(names[0]), "%s", cand);
+	}
+	assert_int_equal(gw_synth_init(&s, "100.96.0.0/12", "fd77:7764:5300::/48", 65536, 5), 0);
+	for (size_t i = 0; i < N; i++)
+		assert_int_equal(gw_synth_get(&s, AF_INET, names[i], &addrs[i]), 1);
+	before = s.by_name.probes;
+	for (size_t i = 0; i < N; i++) {
+		struct gw_addr again;
+
+		assert_int_equal(gw_synth_get(&s, AF_INET, names[i], &again), 0);
+		assert_true(gw_addr_eq(&again, &addrs[i]));
+	}
+	/* linear probing at load <= 1/2 expects ~1.5 probes per hit; allow 4 */
+	assert_true(s.by_name.probes - before <= 4 * (uint64_t)N);
+	before = s.by_addr.probes;
+	for (size_t i = 0; i < N; i++)
+		assert_string_equal(gw_synth_name(&s, &addrs[i]), names[i]);
+	assert_true(s.by_addr.probes - before <= 4 * (uint64_t)N);
+	gw_synth_free(&s);
+	free(names);
+	free(addrs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -128,6 +191,7 @@ int main(void)
 	    cmocka_unit_test(test_exhaustion_never_reuses),
 	    cmocka_unit_test(test_limit),
 	    cmocka_unit_test(test_many),
+	    cmocka_unit_test(test_fnv_flood),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -302,7 +302,7 @@ static void make_rec(struct netns_slot_rec *r, pid_t pid, const char *id)
 {
 	memset(r, 0, sizeof(*r));
 	r->pid = pid;
-	assert_int_equal(netns_proc_stat(pid == getpid() ? 0 : pid, &r->start, NULL), 0);
+	assert_int_equal(wd_proc_stat(pid == getpid() ? 0 : pid, &r->start, NULL), 0);
 	snprintf(r->id, sizeof(r->id), "%s", id);
 	snprintf(r->ifname, sizeof(r->ifname), "wdt-%s", id);
 	snprintf(r->name, sizeof(r->name), "wdt-%s", id);

@@ -1,6 +1,7 @@
 /* test_policy.c - the policy parser (every bad input with its exact position),
  * the matcher's tricky cases, rendering, and the gateway config loader. */
 #include "policy/policy.h"
+#include "policy/policy_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -673,6 +674,68 @@ static void test_match_many_rules(void **state)
 	wd_buf_free(&y);
 }
 
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++) {
+		h ^= (uint8_t)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/*
+ * 1,000 exact and 1,000 wildcard rules whose names all fell in one home slot of the former
+ * FNV-1a tables (4,096 slots for 2,000 rules): there each lookup walked the whole cluster.
+ * Under the keyed hash, looking every name up (exact, and one level below its wildcard)
+ * costs a few probes per table lookup.
+ */
+static void test_match_fnv_flood(void **state)
+{
+	enum { N = 1000, SLOTS = 4096 };
+	char(*names)[32] = calloc(N, sizeof(*names));
+	struct wd_buf y = WD_BUF_INIT;
+	struct policy_diags d;
+	struct wd_policy *p;
+	uint32_t target = 0;
+	uint64_t before, lookups = 0;
+	char name[64];
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(names);
+	for (uint64_t i = 0; n < N; i++) {
+		char cand[32];
+
+		snprintf(cand, sizeof(cand), "x%llx.flood.test", (unsigned long long)i);
+		if (i == 0)
+			target = fnv1a(cand) & (SLOTS - 1);
+		if ((fnv1a(cand) & (SLOTS - 1)) == target)
+			snprintf(names[n++], sizeof(names[0]), "%s", cand);
+	}
+	wd_buf_puts(&y, "version: 1\nnetwork:\n  allow:\n");
+	for (size_t i = 0; i < N; i++)
+		wd_buf_printf(&y, "    - \"%s\"\n    - \"*.%s\"\n", names[i], names[i]);
+	p = parse_ok(y.data, &d);
+	assert_int_equal(p->nrules, 2 * N);
+	before = p->matcher->exact.probes + p->matcher->wild.probes;
+	for (size_t i = 0; i < N; i++) {
+		/* the name itself: the exact table, then "flood.test" and "test" as wildcards */
+		assert_int_equal(policy_match(p, names[i], 443), (int)(2 * i));
+		snprintf(name, sizeof(name), "a.%s", names[i]);
+		/* one below: the exact table, then the name and its two suffixes as wildcards */
+		assert_int_equal(policy_match(p, name, 443), (int)(2 * i + 1));
+		lookups += 3 + 4;
+	}
+	/* linear probing at load <= 1/2: ~1.5 probes a hit, ~2.5 a miss; allow 4 */
+	assert_true(p->matcher->exact.probes + p->matcher->wild.probes - before <= 4 * lookups);
+	policy_free(p);
+	policy_diags_free(&d);
+	wd_buf_free(&y);
+	free(names);
+}
+
 /* ------------------------------------------------------------ gateway config */
 
 static int gw(const char *yaml, struct wd_gwconf *c, struct policy_diags *d)
@@ -897,6 +960,7 @@ static const struct CMUnitTest fixed_tests[] = {
     cmocka_unit_test(test_match_bad_input),
     cmocka_unit_test(test_match_addr),
     cmocka_unit_test(test_match_many_rules),
+    cmocka_unit_test(test_match_fnv_flood),
     cmocka_unit_test(test_gw_defaults),
     cmocka_unit_test(test_gw_example),
     cmocka_unit_test(test_gw_values),

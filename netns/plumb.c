@@ -1,4 +1,4 @@
-/* run.c - a run's network lifecycle: create (namespace, veth, hardening,
+/* plumb.c - plumbs a run's network, its whole lifecycle: create (namespace, veth, hardening,
  * addresses, routes), destroy, and gc of runs whose launcher died.
  *
  * Theory of operation. netns_run_create() goes through named stages; each
@@ -514,7 +514,7 @@ static int run_create_once(const struct netns_pool_config *cfg, int adopt_fd, st
 	/* 2. slot */
 	memset(&rec, 0, sizeof(rec));
 	rec.pid = getpid();
-	ret = netns_proc_stat(0, &rec.start, NULL);
+	ret = wd_proc_stat(0, &rec.start, NULL);
 	if (ret < 0)
 		return wd_err_set(err, ret, "reading this process's start time: %s",
 				  strerror(-ret));

@@ -1,5 +1,5 @@
-/* audit.c - reads the live ruleset over netlink and checks it against the model and against
- * what other tables could do to traffic from run interfaces.
+/* check.c - fw_audit() (`warden nft audit`): reads the live ruleset over netlink and checks it
+ * against the model and against what other tables could do to traffic from run interfaces.
  *
  * Theory of operation: one socket, six dumps (tables, chains, rules, our sets, elements of our
  * sets, our objects), then pure checks over what came back:

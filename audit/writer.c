@@ -1,4 +1,4 @@
-/* log.c - the audit log writer: safe open (or adoption of a passed descriptor), one locked
+/* writer.c - the audit log writer: safe open (or adoption of a passed descriptor), one locked
  * write() per event or per batch of deferred events, durable events. */
 #include "audit/audit.h"
 
