@@ -1,19 +1,23 @@
 /* test_launcher.c - unit tests of `warden run`'s pure parts: command lookup, exit statuses,
  * SHA-256, path containment, the bubblewrap command line, generated /etc files and the run
- * state record. The launcher is an executable, so its sources are compiled in here. */
+ * state record (linked from wd_launcher). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../../launcher/bwrap.c"
-#include "../../launcher/run_util.c"
-#include "../../launcher/run_state.c"
-#include "../../launcher/run_gw.c"
-#include "../../launcher/limits.c"
-#include "../../launcher/run_etc.c"
+#include "launcher/run.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static void test_resolve(void **state)
 {
