@@ -31,6 +31,7 @@
 #include "common/common.h"
 #include "netns/netns.h"
 #include "nft/nft.h"
+#include "plumb/plumb.h"
 #include "policy/policy.h"
 #include "sandbox/sandbox.h"
 
@@ -637,21 +638,10 @@ static int gw_config(struct run *r)
 		policy_gwconf_defaults(&r->gwc);
 	}
 	policy_diags_free(&d);
-	fw_config_defaults(&r->fcfg);
-	snprintf(r->fcfg.table, sizeof(r->fcfg.table), "%s", r->gwc.nft_table);
-	snprintf(r->fcfg.if_prefix, sizeof(r->fcfg.if_prefix), "%s", r->gwc.if_prefix);
-	r->fcfg.port_transparent = r->gwc.port_transparent;
-	r->fcfg.port_dns = r->gwc.port_dns;
-	r->fcfg.port_proxy = r->gwc.port_proxy;
-	r->fcfg.nflog_group = r->gwc.nflog_group;
-	r->fcfg.conns_per_run = r->gwc.nft_conns_per_run;
-	r->fcfg.new_per_s = r->gwc.nft_new_per_s;
-	netns_pool_config_defaults(&r->ncfg);
-	if (netns_parse_prefix(r->gwc.pool_v4, &r->ncfg.pool4) ||
-	    netns_parse_prefix(r->gwc.pool_v6, &r->ncfg.pool6))
+	plumb_fw_config(&r->gwc, &r->fcfg);
+	if (run_netns_config(&r->gwc, &r->ncfg))
 		return fail(r, "gateway", "correct pools.runs_v4 / runs_v6",
 			    "bad run pool %s or %s", r->gwc.pool_v4, r->gwc.pool_v6);
-	snprintf(r->ncfg.ifname_prefix, sizeof(r->ncfg.ifname_prefix), "%s", r->gwc.if_prefix);
 	return 0;
 }
 

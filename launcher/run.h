@@ -488,9 +488,23 @@ int run_record_save(const char *dir, const struct run_record *r);
  */
 int run_gc(const char *dir, unsigned *ret_reclaimed, struct wd_err *err);
 
-/* ------------------------------------------------------------ the network pool (run_pool.c) */
+/* ------------------------------------------------------------ the run's network (run_network.c) */
 
 struct netns_pool_config;
+
+/**
+ * run_netns_config() - the run networks' configuration for a gateway configuration (pure):
+ * netns_pool_config_defaults(), then its pools (pools.runs_v4, .runs_v6) and interface prefix
+ * (nft.interface_prefix)
+ * @conf:	the gateway configuration
+ * @ret:	filled in
+ *
+ * Return: 0, or -EINVAL when a pool is not a prefix.
+ */
+int run_netns_config(const struct wd_gwconf *conf, struct netns_pool_config *ret);
+
+/* ------------------------------------------------------------ the network pool (run_pool.c) */
+
 struct netns_run;
 struct fw_config;
 
