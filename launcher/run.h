@@ -375,6 +375,29 @@ struct run_gw {
  */
 int run_gw_request(const char *socket, const char *req, int timeout_ms, char **ret_answer);
 
+struct json_t;
+
+/**
+ * run_gw_call() - one JSON request, its answer checked: `"ok": true`
+ * @socket:	control socket path
+ * @req:	the request (a JSON object)
+ * @timeout_ms:	longest wait for connect + answer
+ * @ret_ans:	on success, the parsed answer (json_decref()); may be NULL
+ * @why:	on failure, why (the socket and the cause, or the gateway's "error")
+ * @wsize:	size of @why
+ *
+ * Return: 0; the errno of run_gw_request(); -EBADMSG the answer is not JSON; -EPERM the gateway
+ * refused (@why has its reason); -ENOMEM.
+ */
+int run_gw_call(const char *socket, struct json_t *req, int timeout_ms, struct json_t **ret_ans,
+		char *why, size_t wsize);
+
+/**
+ * run_gw_call_op() - run_gw_call() of `{"op": @op}`
+ * Return: as run_gw_call().
+ */
+int run_gw_call_op(const char *socket, const char *op, int timeout_ms, struct json_t **ret_ans);
+
 /**
  * run_gw_find_binary() - path of warden-gateway: $WARDEN_GATEWAY_BIN, next to this program,
  * ../gateway/ or ../sbin/ from it, else $PATH

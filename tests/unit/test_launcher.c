@@ -508,7 +508,8 @@ static void test_netns_config(void **state)
 	assert_int_equal(netns_format_prefix(&c.pool6, text, sizeof(text)), 0);
 	assert_string_equal(text, "fd00:99::/48");
 	assert_string_equal(c.ifname_prefix, "wt-");
-	assert_int_equal(c.run4_len, 30); /* the rest are the defaults */
+	/* the rest are the defaults */
+	assert_int_equal(c.run4_len, 30);
 	snprintf(g.pool_v6, sizeof(g.pool_v6), "fd00:99::1/48"); /* host bits set */
 	assert_int_equal(run_netns_config(&g, &c), -EINVAL);
 	snprintf(g.pool_v6, sizeof(g.pool_v6), "fd00:99::/48");
