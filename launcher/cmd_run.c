@@ -417,7 +417,7 @@ int cmd_run(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	r.net.netns_fd = -1;
 	r.sigfd = -1;
-	r.info_fd = r.err_fd = r.go_fd = -1;
+	run_sandbox_init(&r);
 	r.pool_size = run_pool_size();
 	ret = parse_opts(argc, argv, &r.o, &first);
 	if (ret)

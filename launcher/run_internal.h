@@ -108,14 +108,9 @@ struct run {
 	bool gw_lost;	       /* the gateway died or forgot the run: its counts are incomplete */
 	char gw_lost_why[300]; /* ... and how, for run.exit */
 	/* run_sandbox.c */
-	const char *bwrap;
-	pid_t child;
-	pid_t ns_init;
-	int info_fd, err_fd, go_fd; /* bwrap's info pipe, exec errors, the "go" pipe */
-	char info[512];
-	size_t info_len;
-	struct bwrap_grant *grants; /* the grants in mount order (bwrap_grants()) */
-	size_t ngrants;
+	char cwd[PATH_MAX]; /* the folder the program starts in */
+	struct sandbox_spec spec;
+	struct sandbox sb;
 };
 
 /**
@@ -360,6 +355,9 @@ bool run_sandbox_unsafe(void);
  * Return: 0, or 125 (said).
  */
 int run_sandbox_print_seccomp(struct run *r);
+
+/** run_sandbox_init() - pick the sandbox backend (nothing is held yet). */
+void run_sandbox_init(struct run *r);
 
 /**
  * run_sandbox_probe() - the prerequisites of the sandbox backend (its tool is there)

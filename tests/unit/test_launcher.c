@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "launcher/bwrap.h"
 #include "launcher/run.h"
 #include "netns/netns.h"
 
