@@ -195,7 +195,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 	return 0;
 }
 
-static int prereq(struct run *r)
+static int stage_prereq(struct run *r)
 {
 	int ret;
 
@@ -334,7 +334,7 @@ static const struct {
     {NULL, run_config_load},
     {NULL, run_policy_load},
     {NULL, stage_command},
-    {NULL, prereq},
+    {NULL, stage_prereq},
     {"policy", stage_id},
     {"audit", run_audit_start},
     {"state", stage_state},
