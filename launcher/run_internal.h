@@ -6,7 +6,8 @@
  *   run_network.c    netns + veth (leased from the pool, else made) and the nft elements
  *   run_gwclient.c   which gateway, register, list, the run's counters, unregister
  *   run_liveness.c   the end-to-end check: a DNS query from inside the run is answered
- *   run_sandbox.c    the sandbox step: write grants made, the backend (run_sandbox.h) driven
+ *   run_sandbox.c    the sandbox step: write grants made, the backend (run_sandbox.h) driven;
+ *                    bubblewrap is run_sandbox_bwrap.c, its parked child run_child.c
  *   run_wait.c       the wait: signals forwarded, the timeout, RSS sampling
  *   run_teardown.c   undoing the stages, in the foreground or in a detached child
  *
