@@ -244,6 +244,13 @@ void run_audit_sync(const struct run *r);
 int run_network_up(struct run *r);
 
 /**
+ * run_network_facts() - the run's network is known (r->net): its addresses as text (r->host4,
+ * r->host6 and the state record's), its nft elements (r->fr: the interface, the sandbox
+ * addresses, and the veth's host side as the run's only gateway address per family) (pure)
+ */
+void run_network_facts(struct run *r);
+
+/**
  * run_network_refresh() - add a pooled network's nft elements again (the table may have been
  * replaced since it was made); once
  * Return: 0, or 125 (said).

@@ -61,8 +61,7 @@ static int nft_add(struct run *r)
 	return 0;
 }
 
-/* The network is known: the addresses as text, the state record, the nft facts. */
-static int network_known(struct run *r)
+void run_network_facts(struct run *r)
 {
 	inet_ntop(AF_INET, &r->net.addr.host4, r->host4, sizeof(r->host4));
 	inet_ntop(AF_INET6, &r->net.addr.host6, r->host6, sizeof(r->host6));
@@ -82,6 +81,12 @@ static int network_known(struct run *r)
 	r->fr.gw4 = r->net.addr.host4;
 	r->fr.has_gw6 = r->fr.has_v6;
 	r->fr.gw6 = r->net.addr.host6;
+}
+
+/* The network is known: its facts, recorded in the run's state. */
+static int network_known(struct run *r)
+{
+	run_network_facts(r);
 	return run_state_save(r);
 }
 

@@ -1,7 +1,7 @@
 /* test_launcher_run.c - unit tests of stages of `warden run` that need no root: the liveness
  * check's DNS query and its answer test, the gateway client (one JSON call against a
  * control socket served by this test: ok, refused, not JSON, nobody listening) and the search
- * of a run in the answer to `list`. */
+ * of a run in the answer to `list`, the facts of a run's network (state record, nft elements). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +9,7 @@
 
 #include "launcher/run_internal.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -76,6 +77,36 @@ static void test_gwclient_find(void **state)
 	ans = json_loads("{\"ok\": true}", 0, NULL);
 	assert_false(run_gwclient_find(ans, "aaaaaaaaaaaa", NULL));
 	json_decref(ans);
+}
+
+/* The network's facts: the state record's text, the nft elements, one family or both. */
+static void test_network_facts(void **state)
+{
+	struct run *r = calloc(1, sizeof(*r));
+
+	(void)state;
+	assert_non_null(r);
+	snprintf(r->net.ifname, sizeof(r->net.ifname), "wd-3f9a1c2b7e01");
+	inet_pton(AF_INET, "10.213.0.1", &r->net.addr.host4);
+	inet_pton(AF_INET, "10.213.0.2", &r->net.addr.sbx4);
+	inet_pton(AF_INET6, "fd77:7764:6e00::1", &r->net.addr.host6);
+	inet_pton(AF_INET6, "fd77:7764:6e00::2", &r->net.addr.sbx6);
+	memset(&r->fr, 0x5a, sizeof(r->fr)); /* every field is written */
+	run_network_facts(r);
+	assert_string_equal(r->host4, "10.213.0.1");
+	assert_string_equal(r->host6, "fd77:7764:6e00::1");
+	assert_string_equal(r->rec.sbx4, "10.213.0.2");
+	assert_string_equal(r->rec.sbx6, "fd77:7764:6e00::2");
+	assert_string_equal(r->rec.host4, "10.213.0.1");
+	assert_string_equal(r->rec.host6, "fd77:7764:6e00::1");
+	assert_string_equal(r->rec.ifname, "wd-3f9a1c2b7e01");
+	assert_string_equal(r->fr.ifname, "wd-3f9a1c2b7e01");
+	assert_true(r->fr.has_v4 && r->fr.has_v6 && r->fr.has_gw4 && r->fr.has_gw6);
+	assert_memory_equal(&r->fr.sbx4, &r->net.addr.sbx4, sizeof(r->fr.sbx4));
+	assert_memory_equal(&r->fr.gw4, &r->net.addr.host4, sizeof(r->fr.gw4));
+	assert_memory_equal(&r->fr.sbx6, &r->net.addr.sbx6, sizeof(r->fr.sbx6));
+	assert_memory_equal(&r->fr.gw6, &r->net.addr.host6, sizeof(r->fr.gw6));
+	free(r);
 }
 
 /* A control socket that reads one request line and answers @answer. */
@@ -169,6 +200,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_liveness_query),
 	    cmocka_unit_test(test_gwclient_find),
+	    cmocka_unit_test(test_network_facts),
 	    cmocka_unit_test(test_gw_call),
 	};
 
