@@ -83,6 +83,15 @@ static int say(struct sandbox_err *e, int code, const char *step, const char *fi
 	return code;
 }
 
+/* A spec that holds no descriptor. */
+static void no_data(struct bwrap_spec *s)
+{
+	for (int i = 0; i < BWRAP_NDATA; i++)
+		s->data_fd[i] = -1;
+	s->seccomp_fd = -1;
+	s->info_fd = -1;
+}
+
 static int bwrap_probe(struct sandbox *sb, struct sandbox_err *e)
 {
 	struct bwrap_sandbox *b = sb->priv;
@@ -94,6 +103,7 @@ static int bwrap_probe(struct sandbox *sb, struct sandbox_err *e)
 		if (!b)
 			return say(e, -ENOMEM, "prerequisites", NULL, "out of memory");
 		b->child = RUN_CHILD_INIT;
+		no_data(&b->spec);
 		sb->priv = b;
 	}
 	b->bin = bin && *bin ? bin : BWRAP_DEFAULT;
@@ -236,7 +246,10 @@ static int bwrap_prepare(struct sandbox *sb, const struct sandbox_spec *sp, stru
 	int ret;
 
 	sb->spec = sp;
+	wd_closep(&sb->event_fd);
+	close_data(s);
 	memset(s, 0, sizeof(*s));
+	no_data(s);
 	s->policy = sp->policy;
 	s->argv = sp->argv;
 	s->environ = sp->environ;
@@ -248,10 +261,6 @@ static int bwrap_prepare(struct sandbox *sb, const struct sandbox_spec *sp, stru
 	/* /etc in one mount when nothing of the policy lies under it; else file by file */
 	if (run_etc_usable(sp->policy) && !run_etc_base(RUN_ETC_DIR))
 		s->etc_base = RUN_ETC_DIR;
-	for (int i = 0; i < BWRAP_NDATA; i++)
-		s->data_fd[i] = -1;
-	s->seccomp_fd = -1;
-	s->info_fd = -1;
 	ret = run_empty_file(RUN_EMPTY_FILE);
 	if (ret) {
 		say(e, ret, "exec", "remove what is at " RUN_EMPTY_FILE " and run again",
@@ -368,6 +377,7 @@ static int bwrap_spawn(struct sandbox *sb, struct sandbox_err *e)
 	if (!run_child_go(&b->child, &rep))
 		return 0;
 	sb->pid = 0;
+	wd_closep(&sb->event_fd);
 	explain(b, sb->spec, &rep, e);
 	return -ECHILD;
 }

@@ -50,7 +50,11 @@ static void test_probe(void **state)
 	setenv("WARDEN_BWRAP", "/bin/true", 1);
 	assert_int_equal(be->probe(&sb, &e), 0);
 	unsetenv("WARDEN_BWRAP");
+	/* released before it prepared anything: it closes nothing of ours (fd 0 stays) */
+	if (fcntl(STDIN_FILENO, F_GETFD) < 0)
+		assert_int_equal(open("/dev/null", O_RDONLY), STDIN_FILENO);
 	be->release(&sb);
+	assert_true(fcntl(STDIN_FILENO, F_GETFD) >= 0);
 	assert_null(sb.priv);
 	be->release(&sb); /* harmless twice */
 	assert_int_equal(sb.event_fd, -1);
