@@ -61,6 +61,17 @@ enum audit_has {
 	AUDIT_HAS_LIMIT = 1u << 9,
 	AUDIT_HAS_USAGE = 1u << 10,
 	AUDIT_HAS_COUNTS_INCOMPLETE = 1u << 11,
+	AUDIT_HAS_COUNT = 1u << 12,
+};
+
+/**
+ * struct audit_count - one name and how many times it occurred
+ * @name:	the name
+ * @count:	how many (>= 0)
+ */
+struct audit_count {
+	const char *name;
+	int64_t count;
 };
 
 /**
@@ -84,6 +95,8 @@ enum audit_has {
  * @sni:	TLS server name the client sent
  * @host:	HTTP Host the client sent
  * @qtype:	DNS query type ("A", "AAAA", "HTTPS", ...)
+ * @ech:	the TLS ClientHello carried an Encrypted Client Hello extension
+ *		(written only when true)
  * @denial_id:	id a person can quote to allow this denial later
  * @command:	argv of the run (@command_len strings); NULL when absent
  * @command_len: number of strings in @command
@@ -97,6 +110,12 @@ enum audit_has {
  * @exit:	exit status (0..255)
  * @signal:	signal that ended the program
  * @denials:	number of denials during a run
+ * @count:	how many events this one stands for (a summary of events not
+ *		written one by one); absent means one
+ * @names:	counts by name (a summary of events not written one by one):
+ *		@names_len entries, each name valid UTF-8, non-empty and given
+ *		once; NULL when absent
+ * @names_len:	number of entries in @names
  * @limit:	the limit that was hit (bytes, ms, count: per action)
  * @usage:	the measured value
  * @counts_incomplete: run.exit: the gateway died or lost the run during it, so its
@@ -127,6 +146,7 @@ struct audit_event {
 	const char *host;
 	const char *qtype;
 	const char *denial_id;
+	bool ech;
 	const char *const *command;
 	size_t command_len;
 
@@ -143,6 +163,9 @@ struct audit_event {
 	int64_t limit;
 	int64_t usage;
 	bool counts_incomplete;
+	int64_t count;
+	const struct audit_count *names;
+	size_t names_len;
 
 	void *priv;
 };
@@ -308,6 +331,15 @@ int audit_log_flush(struct audit_log *log, struct wd_err *err);
  * Return: 0, or a negative errno from the write or fdatasync.
  */
 int audit_log_sync(struct audit_log *log);
+
+/**
+ * audit_log_last_len() - bytes of the line the last successful audit_log_write()
+ * encoded (its newline included), whether written or queued
+ * @log:	the writer
+ *
+ * Return: the length; 0 before the first write.
+ */
+size_t audit_log_last_len(const struct audit_log *log);
 
 /**
  * audit_log_pending() - how many events are queued (AUDIT_WRITE_DEFER)

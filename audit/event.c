@@ -28,7 +28,7 @@
  * refuses duplicate keys (an "allowed" written twice is not an audit record).
  */
 
-enum field_kind { FK_STR, FK_NUM, FK_ARGV, FK_BOOL };
+enum field_kind { FK_STR, FK_NUM, FK_ARGV, FK_BOOL, FK_COUNTS };
 
 struct opt_field {
 	const char *key;
@@ -57,6 +57,7 @@ static const struct opt_field opt_fields[] = {
 	NUM("port", port, AUDIT_HAS_PORT, 65535),
 	STR("proto", proto),
 	STR("sni", sni),
+	{"ech", FK_BOOL, OFF(ech), 0, 0},
 	STR("host", host),
 	STR("qtype", qtype),
 	NUM("bytes_up", bytes_up, AUDIT_HAS_BYTES_UP, INT64_MAX),
@@ -65,6 +66,8 @@ static const struct opt_field opt_fields[] = {
 	NUM("exit", exit, AUDIT_HAS_EXIT, 255),
 	NUM("signal", signal, AUDIT_HAS_SIGNAL, 127),
 	NUM("denials", denials, AUDIT_HAS_DENIALS, INT64_MAX),
+	NUM("count", count, AUDIT_HAS_COUNT, INT64_MAX),
+	{"names", FK_COUNTS, OFF(names), 0, INT64_MAX},
 	NUM("limit", limit, AUDIT_HAS_LIMIT, INT64_MAX),
 	NUM("usage", usage, AUDIT_HAS_USAGE, INT64_MAX),
 	BOOL("counts_incomplete", counts_incomplete, AUDIT_HAS_COUNTS_INCOMPLETE),
@@ -84,6 +87,7 @@ static const char *const type_names[] = {
 struct decoded {
 	json_t *root;
 	const char **argv;
+	struct audit_count *names;
 };
 
 const char *audit_type_name(enum audit_type type)
@@ -440,6 +444,19 @@ static int check(const struct audit_event *ev, struct wd_err *err)
 					return wd_err_set(err, -EINVAL,
 							  "audit event: command[%zu] is NULL", k);
 	}
+	/* names are object keys: no raw copy, so valid UTF-8; no duplicates */
+	for (size_t k = 0; ev->names && k < ev->names_len; k++) {
+		const char *n = ev->names[k].name;
+
+		if (!n || !*n || !utf8_valid(n) || ev->names[k].count < 0)
+			return wd_err_set(err, -EINVAL, "audit event %s: names[%zu] is invalid",
+					  ev->action, k);
+		for (size_t j = 0; j < k; j++)
+			if (!strcmp(ev->names[j].name, n))
+				return wd_err_set(err, -EINVAL,
+						  "audit event %s: names has %s twice", ev->action,
+						  n);
+	}
 	return 0;
 }
 
@@ -515,7 +532,10 @@ int audit_event_encode(const struct audit_event *ev, struct wd_buf *out, struct 
 			put_int(&e, field_num(ev, f));
 			break;
 		case FK_BOOL:
-			if (!(ev->has & f->bit))
+			/* with a bit: written when the bit is set, true or false; without
+			 * one: written only when true ("ech") */
+			if (f->bit ? !(ev->has & f->bit)
+				   : !*(const bool *)((const char *)ev + f->off))
 				break;
 			PUTS(&e, ",\"");
 			put(&e, f->key, strlen(f->key));
@@ -523,6 +543,19 @@ int audit_event_encode(const struct audit_event *ev, struct wd_buf *out, struct 
 				PUTS(&e, "\":true");
 			else
 				PUTS(&e, "\":false");
+			break;
+		case FK_COUNTS:
+			if (!ev->names)
+				break;
+			PUTS(&e, ",\"names\":{");
+			for (size_t k = 0; k < ev->names_len; k++) {
+				if (k)
+					PUTS(&e, ",");
+				put_quoted(&e, ev->names[k].name);
+				PUTS(&e, ":");
+				put_int(&e, ev->names[k].count);
+			}
+			PUTS(&e, "}");
 			break;
 		case FK_ARGV:
 			if (!ev->command)
@@ -748,6 +781,28 @@ static int get_opt(json_t *root, const struct opt_field *f, struct audit_event *
 		*(int64_t *)((char *)ev + f->off) = num;
 		ev->has |= f->bit;
 		return 0;
+	case FK_COUNTS: {
+		const char *key;
+
+		if (!json_is_object(v))
+			return wd_err_set(err, -EBADMSG, "\"%s\" is not an object", f->key);
+		dec->names = calloc(json_object_size(v) + 1, sizeof(*dec->names));
+		if (!dec->names)
+			return -ENOMEM;
+		i = 0;
+		json_object_foreach(v, key, item)
+		{
+			if (!json_is_integer(item) || json_integer_value(item) < 0 || !*key)
+				return wd_err_set(err, -EBADMSG, "\"%s\" holds a bad count",
+						  f->key);
+			dec->names[i].name = key;
+			dec->names[i].count = json_integer_value(item);
+			i++;
+		}
+		ev->names = dec->names;
+		ev->names_len = i;
+		return 0;
+	}
 	case FK_ARGV:
 		if (!json_is_array(v))
 			return wd_err_set(err, -EBADMSG, "\"%s\" is not an array", f->key);
@@ -853,6 +908,7 @@ int audit_event_decode(const char *line, size_t len, struct audit_event *ret_ev,
 out:
 	json_decref(dec->root);
 	free(dec->argv);
+	free(dec->names);
 	free(dec);
 	return ret;
 }
@@ -867,6 +923,7 @@ void audit_event_clear(struct audit_event *ev)
 	if (dec) {
 		json_decref(dec->root);
 		free(dec->argv);
+		free(dec->names);
 		free(dec);
 	}
 	memset(ev, 0, sizeof(*ev));

@@ -308,6 +308,11 @@ int audit_log_write(struct audit_log *log, const struct audit_event *ev, unsigne
 	return ret < 0 ? ret : 0;
 }
 
+size_t audit_log_last_len(const struct audit_log *log)
+{
+	return log->buf.len;
+}
+
 int audit_log_flush(struct audit_log *log, struct wd_err *err)
 {
 	return flush_queue(log, 0, err);

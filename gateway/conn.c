@@ -64,6 +64,7 @@ static void start_resolve(struct gw_conn *c);
 static void try_connect(struct gw_conn *c);
 static void relay(struct gw_conn *c);
 static void fail_upstream(struct gw_conn *c, const char *reason);
+static void account(struct gw_conn *c, bool gone);
 
 /* *@dst = a heap copy of @src (at most 255 bytes; NULL or "" -> NULL). Return: 0 or -ENOMEM */
 static int str_set(char **dst, const char *src)
@@ -160,15 +161,28 @@ static void conn_event(struct gw_conn *c, const char *action, bool allowed, cons
 	    .port = c->oport,
 	};
 	char dtxt[INET6_ADDRSTRLEN];
+	struct gw_addr lit;
 
-	ev.dst = gw_addr_str(a, dtxt, sizeof(dtxt));
+	ev.ech = c->ech;
+	if (c->kind == GW_K_PROXY && !c->up.family && c->host) {
+		/* a proxy request not connected (denied, or failed before): the
+		 * destination is what the client asked for, not the proxy's own
+		 * address; a name the gateway never resolved has no address */
+		ev.dst =
+		    gw_addr_parse(c->host, &lit) ? NULL : gw_addr_str(&lit, dtxt, sizeof(dtxt));
+	} else {
+		ev.dst = gw_addr_str(a, dtxt, sizeof(dtxt));
+	}
 	if (!strcmp(action, "net.close")) {
 		ev.has |= AUDIT_HAS_BYTES_UP | AUDIT_HAS_BYTES_DOWN | AUDIT_HAS_DURATION;
 		ev.bytes_up = (int64_t)c->c2u.bytes;
 		ev.bytes_down = (int64_t)c->u2c.bytes;
 		ev.duration_ms = (int64_t)((c->g->now - c->start_ns) / 1000000ull);
 	}
-	gw_audit(c->g, c->run, &ev);
+	if (allowed)
+		gw_audit(c->g, c->run, &ev);
+	else
+		gw_audit_denial(c->g, c->run, &ev); /* counted in the run's denials */
 }
 
 /* ------------------------------------------------------------ closing */
@@ -191,6 +205,7 @@ void gw_conn_close(struct gw_conn *c, const char *end)
 			c->run->bytes_down += c->u2c.bytes;
 		}
 	}
+	account(c, true); /* its pipes and stashes go with it */
 	c->st = GW_C_CLOSED;
 	gw_timer_cancel(&g->timers, &c->timer);
 	gw_resolve_cancel(&c->waiter);
@@ -238,6 +253,7 @@ void gw_conn_reap(struct gw *g)
 		free(c->rule);
 		free(c->cand);
 		free(c->pending_deny);
+		free(c->late_deny);
 		free(c->c2u.stash);
 		free(c->u2c.stash);
 		free(c);
@@ -264,8 +280,6 @@ static void deny(struct gw_conn *c, const char *reason)
 
 	gw_new_denial_id(g, c->denial_id, sizeof(c->denial_id));
 	g->stats.denied++;
-	if (c->run)
-		c->run->denied++;
 	c->decided = false; /* the denial is the connection's one event */
 	conn_event(c, "net.connect", false, reason);
 	gw_resolve_cancel(&c->waiter);
@@ -297,17 +311,44 @@ enum sniff {
 	SNIFF_NOT_MINE,	 /* not this protocol: ask the next sniffer */
 };
 
-/* a request line that starts like HTTP: "TOKEN SP ... HTTP/1." */
+/* leading CR and LF bytes; *@clean: they are whole CRLF pairs (RFC 9112 §2.2) */
+static size_t eol_prefix(const uint8_t *b, size_t n, bool *clean)
+{
+	size_t i = 0;
+
+	while (i < n && (b[i] == '\r' || b[i] == '\n'))
+		i++;
+	*clean = true;
+	for (size_t k = 0; k < i; k += 2)
+		if (k + 1 >= i || b[k] != '\r' || b[k + 1] != '\n')
+			*clean = false;
+	return i;
+}
+
+/* a byte of an HTTP token (RFC 9110 §5.6.2 tchar) */
+static bool token_char(uint8_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+/*
+ * A first line that a lenient server would take for a request: a token of up
+ * to 32 bytes, spaces, and "HTTP/" (any case) on the same line. Lenient
+ * servers accept what the strict parser refuses (bare LF line ends, several
+ * spaces, methods with '-'), so anything that looks like this is HTTP that
+ * failed to parse -- denied -- and never raw TCP relayed unchecked.
+ */
 static bool looks_http(const uint8_t *b, size_t n)
 {
 	size_t i = 0;
 
-	while (i < n && i < 16 && b[i] >= 'A' && b[i] <= 'Z')
+	while (i < n && i <= 32 && token_char(b[i]))
 		i++;
-	if (i == 0 || i >= n || b[i] != ' ')
+	if (i == 0 || i > 32 || i >= n || (b[i] != ' ' && b[i] != '\t'))
 		return false;
-	for (; i + 7 < n && b[i] != '\n'; i++)
-		if (!memcmp(b + i, " HTTP/1.", 8))
+	for (; i + 5 <= n && b[i] != '\n'; i++)
+		if (!strncasecmp((const char *)b + i, "HTTP/", 5))
 			return true;
 	return false;
 }
@@ -322,6 +363,7 @@ static enum sniff sniff_tls(struct gw_conn *c, bool full, const char **why)
 		return SNIFF_NOT_MINE;
 	c->tls = true;
 	c->tls_version = th->legacy_version ? th->legacy_version : 0x0303;
+	c->ech = th->has_ech;
 	switch (t) {
 	case TLS_NEED_MORE:
 		if (!full)
@@ -329,16 +371,22 @@ static enum sniff sniff_tls(struct gw_conn *c, bool full, const char **why)
 		*why = "incomplete TLS ClientHello";
 		return SNIFF_MALFORMED;
 	case TLS_OK:
+		/* With Encrypted Client Hello the outer SNI is the name the server
+		 * sees first and the one decided on: the DNS front gives no ECH
+		 * configuration, so a browser's extension is GREASE and its outer
+		 * SNI the real name; with a configuration from elsewhere it is the
+		 * client-facing server's public name, and that name must be allowed
+		 * (docs/gateway.md, "Encrypted Client Hello"). */
 		if (str_set(&c->sni, th->sni)) {
 			*why = "out of memory";
 			return SNIFF_MALFORMED;
 		}
-		if (th->has_ech) {
-			*why = "TLS Encrypted Client Hello hides the destination";
-			return SNIFF_MALFORMED;
-		}
 		return SNIFF_DONE;
 	case TLS_ABSENT:
+		if (th->has_ech) {
+			*why = "TLS Encrypted Client Hello without an outer server name";
+			return SNIFF_MALFORMED;
+		}
 		return SNIFF_DONE;
 	case TLS_MALFORMED:
 		*why = th->why ? th->why : "malformed TLS ClientHello";
@@ -347,17 +395,42 @@ static enum sniff sniff_tls(struct gw_conn *c, bool full, const char **why)
 	return SNIFF_MALFORMED;
 }
 
-/* HTTP/1.x: a request head names the host in Host (or an absolute target) */
+/*
+ * HTTP/1.x: a request head names the host in Host (or an absolute target).
+ * Empty lines before it are skipped (RFC 9112 §2.2; servers skip them too),
+ * so the request after them is the one checked. A valid prefix of a head
+ * that never completes is HTTP that failed, not raw TCP: a server would read
+ * whatever comes later as the rest of that request.
+ */
 static enum sniff sniff_http(struct gw_conn *c, bool full, const char **why)
 {
 	struct http_request req;
+	bool clean;
+	size_t skip = eol_prefix(c->buf, c->blen, &clean);
+	const uint8_t *b = c->buf + skip;
+	size_t n = c->blen - skip;
 
-	switch (http_request_parse(c->buf, c->blen, &req)) {
+	if (!clean) {
+		/* CR and LF bytes that are not CRLF pairs: a lenient server
+		 * skips them too, so a request after them is HTTP gone wrong */
+		if (n == 0 && !full)
+			return SNIFF_MORE;
+		if (n && !looks_http(b, n))
+			return SNIFF_NOT_MINE;
+		c->http = true;
+		*why = "bare CR or LF before a request line";
+		return SNIFF_MALFORMED;
+	}
+	if (n == 0) {
+		if (!full)
+			return SNIFF_MORE;
+		c->http = true; /* only empty lines: what follows is checked as HTTP */
+		return SNIFF_DONE;
+	}
+	switch (http_request_parse(b, n, &req)) {
 	case HTTP_NEED_MORE:
 		if (!full)
 			return SNIFF_MORE;
-		if (!looks_http(c->buf, c->blen))
-			return SNIFF_NOT_MINE;
 		c->http = true;
 		*why = "incomplete HTTP request head";
 		return SNIFF_MALFORMED;
@@ -372,7 +445,7 @@ static enum sniff sniff_http(struct gw_conn *c, bool full, const char **why)
 		c->http = true;
 		return SNIFF_DONE;
 	case HTTP_MALFORMED:
-		if (!looks_http(c->buf, c->blen))
+		if (!skip && !looks_http(b, n))
 			return SNIFF_NOT_MINE;
 		c->http = true;
 		*why = req.why ? req.why : "malformed HTTP request";
@@ -428,6 +501,12 @@ static void flush_peeked(struct gw_conn *c)
 {
 	if (c->flushed || !c->checked || c->st != GW_C_RELAY)
 		return;
+	if (c->http_track) {
+		/* the peeked bytes are the start of the request stream: the
+		 * relay frames them (pump_http()), the first head included */
+		c->flushed = true;
+		return;
+	}
 	if (c->budget >= 0 && (int64_t)c->blen > c->budget)
 		c->blen = (size_t)c->budget; /* absolute-form: one request only */
 	while (c->boff < c->blen) {
@@ -478,6 +557,8 @@ static void check_bound(struct gw_conn *c, enum sniff s, const char *why)
 		return;
 	}
 	c->checked = true;
+	/* every later request on the connection is checked as this one was */
+	c->http_track = c->http;
 	if (c->st == GW_C_RELAY && !c->decided) {
 		c->decided = true;
 		conn_event(c, "net.connect", true, "allowed");
@@ -547,6 +628,7 @@ static void decide_unbound(struct gw_conn *c, enum sniff s, const char *why)
 		if (!allow_name(c, n, c->oport))
 			return;
 		c->checked = true;
+		c->http_track = c->http; /* later requests must name it too */
 		start_resolve(c);
 		return;
 	}
@@ -893,6 +975,9 @@ static void try_connect(struct gw_conn *c)
 		/* as on the client leg (set on the listener, inherited by accept):
 		 * pass small writes on at once */
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
+		/* and fixed buffers, as the listeners give the client leg (fds.c) */
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &g->lim.sockbuf, sizeof(g->lim.sockbuf));
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &g->lim.sockbuf, sizeof(g->lim.sockbuf));
 		if (connect(fd, (struct sockaddr *)&ss, sl) == 0 || errno == EINPROGRESS) {
 			/* registered once for both ways; EPOLLOUT says connected */
 			c->ufd = fd;
@@ -1014,18 +1099,79 @@ static int drain_half(struct gw_half *h, int dst, struct gw_ready *dr)
 }
 
 /*
+ * move_once() - one read of at most @want bytes from @src for half @h, passed on to @dst
+ * A copy read goes through g->copybuf (recv/send; what @dst does not take waits in
+ * @h's stash); a full one turns the half to bulk. A bulk read splices into a pipe
+ * from the pool; drain_half() sends it on. @lean (the run holds too much, see
+ * relay()): a copy read of at most GW_COPY_MAX, never into a pipe. A short copy
+ * read clears @sr->rd and, after the peer's FIN, ends the source.
+ * Return: bytes read (> 0), 0 at the source's end (@h->eof set), -EAGAIN when the
+ * source is drained, -EINTR, or another -errno.
+ */
+static ssize_t move_once(struct gw *g, struct gw_half *h, int src, struct gw_ready *sr, int dst,
+			 struct gw_ready *dr, size_t want, bool lean)
+{
+	ssize_t n;
+	int r;
+
+	if (lean && want > GW_COPY_MAX)
+		want = GW_COPY_MAX;
+	if (h->bulk && !lean) {
+		if (h->pipe[0] < 0 && pipe_get(g, h->pipe))
+			return -EMFILE;
+		n = splice(src, NULL, h->pipe[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	} else {
+		n = recv(src, g->copybuf, want, MSG_DONTWAIT);
+	}
+	if (n < 0) {
+		if (errno == EAGAIN)
+			sr->rd = false;
+		return -errno;
+	}
+	if (n == 0) {
+		h->eof = true;
+		return 0;
+	}
+	if (h->bulk && !lean) {
+		h->inpipe = (uint32_t)n;
+		return n;
+	}
+	if ((size_t)n < want) {
+		/* a short copy read drained the socket; after the peer's FIN that is
+		 * its end, no read for the 0 needed */
+		sr->rd = false;
+		if (sr->rdhup)
+			h->eof = true;
+	} else if (want == GW_COPY_MAX) {
+		h->bulk = true; /* a full buffer: bulk from now on */
+	}
+	r = copy_out(h, dst, dr, g->copybuf, (size_t)n);
+	return r ? r : n;
+}
+
+/* the end of @h's source, once everything went out: shutdown(SHUT_WR) to the
+ * destination -- unless the other direction ended too (close() sends the FIN
+ * then) or the connection still has a denial to say on it */
+static void pass_end(struct gw_half *h, const struct gw_half *other, int dst)
+{
+	if (h->eof && !h->inpipe && !h->slen && !h->shut) {
+		if (!other->shut && !h->keep_open)
+			shutdown(dst, SHUT_WR);
+		h->shut = true;
+	}
+}
+
+/*
  * pump() - move bytes from @src (readiness @sr) to @dst (@dr) for half @h
- * A read up to GW_COPY_MAX goes through g->copybuf with recv()/send(); one
- * that fills the buffer turns the half to bulk, which then splices through a
- * pipe from the pool (given back whenever it is empty). A source is read only
- * when nothing of it waits and the destination takes bytes. When the source
- * has ended and everything went out, the end is passed on with
- * shutdown(SHUT_WR) -- unless the other direction (@other) has ended too: then
- * the connection closes and close() sends the FIN.
+ * A source is read only when nothing of it waits and the destination takes
+ * bytes; see move_once(). Pipes go back to the pool whenever they are empty.
+ * @budget (absolute-form proxy requests) ends the source once spent. @lean (the
+ * run holds too much, see relay()): copy reads only, and none once a read left
+ * bytes waiting -- the half adds at most GW_COPY_MAX to what the run holds.
  * Return: 1 when the half has more to do but its rounds ran out, 0, or -errno.
  */
 static int pump(struct gw *g, struct gw_half *h, const struct gw_half *other, int src,
-		struct gw_ready *sr, int dst, struct gw_ready *dr, int64_t *budget)
+		struct gw_ready *sr, int dst, struct gw_ready *dr, int64_t *budget, bool lean)
 {
 	int round, r = 0;
 
@@ -1045,74 +1191,346 @@ static int pump(struct gw *g, struct gw_half *h, const struct gw_half *other, in
 			h->eof = true; /* absolute-form: the one request went out */
 			break;
 		}
-		if (h->bulk) {
-			if (h->pipe[0] < 0 && pipe_get(g, h->pipe)) {
-				r = -EMFILE;
-				break;
-			}
-			n = splice(src, NULL, h->pipe[1], NULL, want,
-				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-		} else {
-			n = recv(src, g->copybuf, want, MSG_DONTWAIT);
-		}
-		if (n < 0) {
-			if (errno == EAGAIN) {
-				sr->rd = false;
-				break;
-			}
-			if (errno == EINTR)
-				continue;
-			r = -errno;
+		n = move_once(g, h, src, sr, dst, dr, want, lean);
+		if (n == -EINTR)
+			continue;
+		if (n == -EAGAIN || n == 0)
 			break;
-		}
-		if (n == 0) {
-			h->eof = true;
+		if (n < 0) {
+			r = (int)n;
 			break;
 		}
 		if (budget && *budget >= 0)
 			*budget -= n;
-		if (h->bulk) {
-			h->inpipe = (uint32_t)n;
-			continue;
-		}
-		if ((size_t)n < want) {
-			/* a short copy read drained the socket; after the peer's
-			 * FIN that is its end, no read for the 0 needed */
-			sr->rd = false;
-			if (sr->rdhup)
-				h->eof = true;
-		} else if (want == GW_COPY_MAX) {
-			h->bulk = true; /* a full buffer: bulk from now on */
-		}
-		r = copy_out(h, dst, dr, g->copybuf, (size_t)n);
-		if (r)
-			break;
+		if (lean && h->slen)
+			break; /* what did not go out waits: no more reads this round */
 	}
 	if (h->pipe[0] >= 0 && !h->inpipe)
 		pipe_put(g, h); /* back to the pool while empty */
 	if (r < 0)
 		return r;
-	if (h->eof && !h->inpipe && !h->slen && !h->shut) {
-		if (!other->shut)
-			shutdown(dst, SHUT_WR);
-		h->shut = true;
-	}
+	pass_end(h, other, dst);
 	return round == GW_ROUNDS;
+}
+
+/* ------------------------------------------------------------ HTTP request streams */
+
+#define GW_LATE_NS 5000000000ull /* a late denial waits this long for the upstream at most */
+
+/*
+ * late_deny() - a request after the first on an allowed HTTP connection is
+ * denied (fronting, or a stream that cannot be framed). The denial is
+ * audited now; the client's later bytes are not read any more and the
+ * upstream gets end-of-stream, so it finishes answering the requests it
+ * already has; then the client gets the 403 (late_deny_say()). Bounded by
+ * GW_LATE_NS.
+ */
+static void late_deny(struct gw_conn *c, const char *reason)
+{
+	struct gw *g = c->g;
+
+	if (c->late_deny)
+		return;
+	gw_new_denial_id(g, c->denial_id, sizeof(c->denial_id));
+	g->stats.denied++;
+	conn_event(c, "net.connect", false, reason);
+	if (str_set(&c->late_deny, reason) || !c->late_deny)
+		c->late_deny = strdup("denied");
+	c->c2u.eof = true;	 /* the client is not read any more */
+	c->u2c.keep_open = true; /* the upstream's end is not passed on: the 403 follows */
+	c->boff = c->blen;	 /* what was not framed never goes upstream */
+	gw_arm(g, &c->timer, g->now + GW_LATE_NS);
+}
+
+/* the upstream answered what it had (or the wait is over): say the late denial */
+static void late_deny_say(struct gw_conn *c)
+{
+	char out[1024], line[500];
+	int n;
+
+	snprintf(line, sizeof(line), "%s", c->late_deny ? c->late_deny : "denied");
+	n = http_403_compose(out, sizeof(out), line, c->denial_id);
+	wd_closep(&c->ufd);
+	if (n <= 0 || (c->u2c.slen || c->u2c.inpipe) ||
+	    send(c->cfd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n) {
+		conn_reset(c, c->late_deny);
+		return;
+	}
+	shutdown(c->cfd, SHUT_WR);
+	c->st = GW_C_DRAIN;
+	gw_arm(c->g, &c->timer, c->g->now + GW_DRAIN_NS);
+}
+
+/* a request head on a connection bound to c->name: true when it may go upstream */
+static bool request_ok(struct gw_conn *c, const struct http_request *req)
+{
+	char reason[600];
+
+	if (!req->host[0] || req->host_kind != PROTO_HOST_NAME ||
+	    dns_name_equal(req->host, c->name))
+		return true;
+	str_set(&c->host, req->host); /* the event names what this request asked for */
+	snprintf(reason, sizeof(reason),
+		 "HTTP Host names %s but the connection is bound to %s (domain fronting, "
+		 "request %u on this connection)",
+		 req->host, c->name, c->hs.requests);
+	late_deny(c, reason);
+	return false;
+}
+
+/* read more of the client's bytes into c->buf (kept from the first bytes, or
+ * from the pool). Return: bytes read, 0 at the end, -EAGAIN, or -errno */
+static ssize_t read_more(struct gw_conn *c)
+{
+	size_t want;
+	ssize_t n;
+
+	if (!c->buf && !(c->buf = buf_get(c->g)))
+		return -ENOMEM;
+	if (c->boff) {
+		memmove(c->buf, c->buf + c->boff, c->blen - c->boff);
+		c->blen -= c->boff;
+		c->boff = 0;
+	}
+	want = GW_PEEK_MAX - c->blen;
+	if (!want)
+		return -E2BIG; /* cannot happen: heads, lines and trailers are bounded lower */
+	n = recv(c->cfd, c->buf + c->blen, want, MSG_DONTWAIT);
+	if (n < 0) {
+		if (errno == EAGAIN)
+			c->cr.rd = false;
+		return -errno;
+	}
+	if (n == 0) {
+		c->c2u.eof = true;
+		return 0;
+	}
+	c->blen += (size_t)n;
+	if ((size_t)n < want) {
+		c->cr.rd = false;
+		if (c->cr.rdhup)
+			c->c2u.eof = true; /* the last bytes: frame them, then the end */
+	}
+	return n;
+}
+
+/*
+ * pump_http() - the client->upstream half of a connection whose bytes are HTTP
+ * requests (c->http_track): every head is framed and checked against the name
+ * the connection is bound to before it goes upstream; bodies and chunk framing
+ * pass as they are (a body that is not in the buffer moves straight from socket
+ * to socket, never past its end, spliced when bulk). Stops at a denial (see
+ * late_deny()) and at an Upgrade/CONNECT until the server answered (c->hold).
+ * Return: as pump().
+ */
+static int pump_http(struct gw_conn *c, bool lean)
+{
+	struct gw *g = c->g;
+	struct gw_half *h = &c->c2u;
+	int round, r = 0;
+
+	for (round = 0; round < GW_ROUNDS; round++) {
+		struct http_step st;
+		ssize_t n;
+
+		r = drain_half(h, c->ufd, &c->ur);
+		if (r <= 0)
+			break;
+		r = 0;
+		if (c->hs.state == HTTP_STREAM_WAIT)
+			c->hold = true; /* nothing more until the server answered */
+		if (c->late_deny || c->hold || !c->ur.wr)
+			break;
+		if (c->boff < c->blen) {
+			enum http_stream_result fr =
+			    http_stream_next(&c->hs, c->buf + c->boff, c->blen - c->boff, &st);
+
+			if (fr == HTTP_STREAM_REQUEST && !request_ok(c, &st.req))
+				break;
+			if (fr == HTTP_STREAM_REQUEST || fr == HTTP_STREAM_PASS) {
+				r = copy_out(h, c->ufd, &c->ur, c->buf + c->boff, st.len);
+				if (r)
+					break;
+				c->boff += st.len;
+				continue;
+			}
+			if (fr == HTTP_STREAM_HOLD) {
+				c->hold = true;
+				break;
+			}
+			if (fr == HTTP_STREAM_MALFORMED) {
+				char reason[300];
+
+				snprintf(
+				    reason, sizeof(reason),
+				    "HTTP request stream cannot be framed after request %u: %s",
+				    c->hs.requests, st.why);
+				late_deny(c, reason);
+				break;
+			}
+			/* NEED_MORE: read more below */
+		} else if ((c->hs.state == HTTP_STREAM_BODY ||
+			    c->hs.state == HTTP_STREAM_CHUNK_DATA) &&
+			   !h->eof && c->cr.rd) {
+			size_t want = h->bulk ? GW_CHUNK : GW_COPY_MAX;
+
+			if ((uint64_t)want > c->hs.left)
+				want = (size_t)c->hs.left;
+			n = move_once(g, h, c->cfd, &c->cr, c->ufd, &c->ur, want, lean);
+			if (n == -EINTR)
+				continue;
+			if (n == -EAGAIN || n == 0)
+				break;
+			if (n < 0) {
+				r = (int)n;
+				break;
+			}
+			http_stream_body(&c->hs, (uint64_t)n);
+			continue;
+		}
+		if (h->eof) {
+			c->boff = c->blen; /* an unfinished head never goes upstream */
+			break;
+		}
+		if (!c->cr.rd || (lean && h->slen))
+			break;
+		n = read_more(c);
+		if (n == -EINTR)
+			continue;
+		if (n == -EAGAIN)
+			break;
+		if (n < 0) {
+			r = (int)n;
+			break;
+		}
+	}
+	if (h->pipe[0] >= 0 && !h->inpipe)
+		pipe_put(g, h);
+	if (c->boff == c->blen && c->buf) {
+		/* nothing buffered: the buffer goes back to the pool (idle
+		 * keep-alive connections hold none) */
+		buf_put(g, c->buf);
+		c->buf = NULL;
+		c->blen = c->boff = 0;
+	}
+	if (r < 0)
+		return r;
+	pass_end(h, &c->u2c, c->ufd);
+	return round == GW_ROUNDS;
+}
+
+/*
+ * answer_peek() - the stream waits (c->hold) for the server's answer to an
+ * Upgrade or CONNECT: look at the status line before relaying it. 101 to an
+ * Upgrade, 2xx to a CONNECT: the connection is a tunnel from now on (what the
+ * client sent after the request goes up unchecked, as on any tunnel); any
+ * other answer, or one that is not HTTP: the next request is framed as before.
+ * Return: false while the status line is incomplete (wait for more).
+ */
+static bool answer_peek(struct gw_conn *c)
+{
+	uint8_t b[16];
+	unsigned status = 0;
+	ssize_t n = recv(c->ufd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT);
+	enum http_result hr;
+
+	if (n < 0) {
+		if (errno == EAGAIN)
+			c->ur.rd = false;
+		return errno != EAGAIN && errno != EINTR;
+	}
+	hr = n ? http_response_status(b, (size_t)n, &status) : HTTP_MALFORMED;
+	if (hr == HTTP_NEED_MORE && !c->ur.rdhup) {
+		c->ur.rd = false; /* new bytes bring a new edge */
+		return false;
+	}
+	c->hold = false;
+	if (hr == HTTP_OK && http_stream_answered(&c->hs, status)) {
+		c->http_track = false; /* a tunnel: the buffered rest goes first */
+		if (c->boff < c->blen &&
+		    copy_out(&c->c2u, c->ufd, &c->ur, c->buf + c->boff, c->blen - c->boff)) {
+			gw_conn_close(c, "out of memory");
+			return true;
+		}
+		buf_put(c->g, c->buf);
+		c->buf = NULL;
+		c->blen = c->boff = 0;
+	} else if (c->hs.state == HTTP_STREAM_WAIT) {
+		http_stream_answered(&c->hs, 0); /* not HTTP: frame what follows as HTTP */
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------ a run's buffered bytes */
+
+/* bytes @c holds in pipes and stashes, both ways */
+static uint32_t held(const struct gw_conn *c)
+{
+	return c->c2u.inpipe + (c->c2u.slen - c->c2u.soff) + c->u2c.inpipe +
+	       (c->u2c.slen - c->u2c.soff);
+}
+
+/* the run's connections that stopped reading for it may read again: queue them */
+static void run_unthrottle(struct gw *g, const struct gw_run *run)
+{
+	for (struct gw_conn *o = g->conns; o; o = o->next)
+		if (o->run == run && o->throttled && !o->queued && o->st == GW_C_RELAY) {
+			o->queued = true;
+			o->again = g->again;
+			g->again = o;
+		}
+}
+
+/*
+ * account() - bring run->buffered up to date with what @c holds now (@gone:
+ * the connection closes, it holds nothing from now on). A run at its
+ * limits.run_buffer_kib reads lean (relay()); when it is back under three
+ * quarters of it, its throttled connections are served again.
+ */
+static void account(struct gw_conn *c, bool gone)
+{
+	struct gw *g = c->g;
+	uint32_t now = gone ? 0 : held(c);
+	struct gw_run *run = c->run;
+	bool over;
+
+	if (!run || now == c->acct) {
+		c->acct = now;
+		return;
+	}
+	over = run->buffered >= g->lim.run_buffer;
+	run->buffered = run->buffered + now - c->acct;
+	c->acct = now;
+	if (over && run->buffered < g->lim.run_buffer - g->lim.run_buffer / 4)
+		run_unthrottle(g, run);
 }
 
 static void relay(struct gw_conn *c)
 {
 	struct gw *g = c->g;
 	int r, more = 0;
+	bool lean;
 
 	c->last_ns = g->now;
 	if (!c->flushed && c->checked)
 		flush_peeked(c);
 	if (c->st != GW_C_RELAY)
 		return;
+	/* a run whose connections hold limits.run_buffer_kib in the gateway reads
+	 * lean until the destinations took some of it: a direction whose bytes
+	 * wait (the side that is ahead) reads nothing, it waits in its own
+	 * socket buffer (bounded, see fds.c); the others read only what their
+	 * destination takes at once, never into a pipe -- so a run cannot stall
+	 * itself (an echo's answer still flows back) and holds at most one copy
+	 * read more per direction */
+	lean = c->run && c->run->buffered >= g->lim.run_buffer;
+	c->throttled = lean;
 	if (c->flushed) {
-		r = pump(g, &c->c2u, &c->u2c, c->cfd, &c->cr, c->ufd, &c->ur,
-			 c->budget >= 0 ? &c->budget : NULL);
+		r = c->http_track ? pump_http(c, lean)
+				  : pump(g, &c->c2u, &c->u2c, c->cfd, &c->cr, c->ufd, &c->ur,
+					 c->budget >= 0 ? &c->budget : NULL, lean);
+		if (c->st != GW_C_RELAY)
+			return;
 		if (r < 0) {
 			gw_conn_close(c, r == -EMFILE	? "out of descriptors for pipes"
 					 : r == -ENOMEM ? "out of memory"
@@ -1121,7 +1539,14 @@ static void relay(struct gw_conn *c)
 		}
 		more |= r;
 	}
-	r = pump(g, &c->u2c, &c->c2u, c->ufd, &c->ur, c->cfd, &c->cr, NULL);
+	if (c->hold && (c->ur.rd || c->ur.rdhup)) {
+		if (!answer_peek(c))
+			goto out; /* the status line is not all there: nothing relayed yet */
+		if (c->st != GW_C_RELAY)
+			return;
+		more = 1; /* the client's half may move now */
+	}
+	r = pump(g, &c->u2c, &c->c2u, c->ufd, &c->ur, c->cfd, &c->cr, NULL, lean);
 	if (r < 0) {
 		gw_conn_close(c, r == -EMFILE	? "out of descriptors for pipes"
 				 : r == -ENOMEM ? "out of memory"
@@ -1129,10 +1554,16 @@ static void relay(struct gw_conn *c)
 		return;
 	}
 	more |= r;
+	if (c->late_deny && c->u2c.shut) {
+		late_deny_say(c); /* the upstream said all it had to */
+		return;
+	}
 	if (c->c2u.shut && c->u2c.shut) {
 		gw_conn_close(c, "closed by both sides");
 		return;
 	}
+out:
+	account(c, false);
 	if (more && !c->queued) {
 		/* no new edge will come for what is already there */
 		c->queued = true;
@@ -1255,6 +1686,10 @@ void gw_conn_timeout(struct gw_conn *c)
 	case GW_C_RELAY: {
 		uint64_t idle = (uint64_t)g->lim.idle_ms * 1000000ull;
 
+		if (c->late_deny) {
+			late_deny_say(c); /* the upstream had its time to finish */
+			break;
+		}
 		if (!c->checked && c->blen) {
 			first_bytes(c, true);
 			if (c->st != GW_C_RELAY)
@@ -1299,9 +1734,7 @@ static void refuse(struct gw *g, int fd, struct gw_run *run, const struct gw_add
 		 gw_addr_str(local, l, sizeof(l)));
 	ev.dst = l;
 	g->stats.refused++;
-	if (run)
-		run->denied++;
-	gw_audit(g, run, &ev);
+	gw_audit_denial(g, run, &ev);
 	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	close(fd);
 }

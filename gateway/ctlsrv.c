@@ -53,7 +53,7 @@ static void put_ok(struct gw_ctlconn *c)
 	put_json(c, json_pack("{s:b}", "ok", 1));
 }
 
-static void audit_run(struct gw *g, const struct gw_run *r, const char *action, uid_t uid,
+static void audit_run(struct gw *g, struct gw_run *r, const char *action, uid_t uid,
 		      const char *reason)
 {
 	struct audit_event ev = {
@@ -205,15 +205,17 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 	json_t *runs = json_array();
 
 	(void)req;
-	/* the counters include the drops still queued on NFLOG (a run that just exited) */
+	/* the counters include the drops still queued on NFLOG (a run that just exited) and
+	 * what the runs sent the DNS front: counted before it is reported */
 	gw_nflog_drain(c->g);
+	gw_dns_drain(c->g);
 	for (struct gw_run *r = c->g->runs; r && runs; r = r->next) {
 		if (!may_act(c, r))
 			continue;
 		json_array_append_new(
 		    runs,
 		    json_pack("{s:s, s:I, s:s, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:I, s:I, "
-			      "s:I, s:I, s:I, s:I, s:I, s:I}",
+			      "s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			      "id", r->id, "uid", (json_int_t)r->uid, "if", r->ifname, "host_v4",
 			      addr_json(&r->host4), "sandbox_v4", addr_json(&r->sb4), "host_v6",
 			      addr_json(&r->host6), "sandbox_v6", addr_json(&r->sb6), "policy",
@@ -224,7 +226,9 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 			      (json_int_t)r->bytes_down, "synthetic_names", (json_int_t)r->synth.n,
 			      "udp_dropped", (json_int_t)r->drops[GW_DROP_UDP].dropped,
 			      "host_dropped", (json_int_t)r->drops[GW_DROP_HOST].dropped,
-			      "conns_dropped", (json_int_t)r->drops[GW_DROP_CONNS].dropped));
+			      "conns_dropped", (json_int_t)r->drops[GW_DROP_CONNS].dropped,
+			      "dns_tcp", (json_int_t)r->dnsconns, "buffered",
+			      (json_int_t)r->buffered, "audit_bytes", (json_int_t)r->audit_bytes));
 	}
 	put_json(c, json_pack("{s:b, s:o}", "ok", 1, "runs", runs));
 }
@@ -236,17 +240,18 @@ static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 	(void)req;
 	put_json(c, json_pack(
 			"{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-			"s:I, s:I, s:I, s:b, s:b}",
+			"s:I, s:I, s:I, s:I, s:b, s:b}",
 			"ok", 1, "runs", (json_int_t)c->g->nruns, "connections",
 			(json_int_t)c->g->nconns, "accepted", (json_int_t)s->accepted, "refused",
 			(json_int_t)s->refused, "denied", (json_int_t)s->denied, "relayed",
 			(json_int_t)s->relayed, "dns_queries", (json_int_t)s->dns_queries, "emfile",
 			(json_int_t)s->emfile, "upstream_failed", (json_int_t)s->upstream_failed,
-			"audit_errors", (json_int_t)s->audit_errors, "udp_dropped",
-			(json_int_t)s->udp_dropped, "udp_suppressed", (json_int_t)s->udp_suppressed,
-			"nflog_lost", (json_int_t)s->nflog_lost, "host_dropped",
-			(json_int_t)s->host_dropped, "conns_dropped", (json_int_t)s->conns_dropped,
-			"nflog", c->g->nflog_fd >= 0, "manage_nft", c->g->manage_nft));
+			"audit_errors", (json_int_t)s->audit_errors, "audit_suppressed",
+			(json_int_t)s->audit_suppressed, "udp_dropped", (json_int_t)s->udp_dropped,
+			"udp_suppressed", (json_int_t)s->udp_suppressed, "nflog_lost",
+			(json_int_t)s->nflog_lost, "host_dropped", (json_int_t)s->host_dropped,
+			"conns_dropped", (json_int_t)s->conns_dropped, "nflog", c->g->nflog_fd >= 0,
+			"manage_nft", c->g->manage_nft));
 }
 
 static void (*const handlers[GW_CTL_N])(struct gw_ctlconn *, const struct gw_ctl_req *) = {

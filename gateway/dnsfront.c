@@ -46,6 +46,8 @@ struct gw_replyto {
 #define UDP_ROUNDS 2
 #define UDP_OUT_MAX (UDP_BATCH * UDP_ROUNDS) /* answers queued before a send */
 #define UDP_MSG_MAX 4096		     /* longest query taken and answer sent */
+/* gw_dns_drain(): batches per socket, more than a socket buffer holds (~6 MiB) */
+#define GW_DNS_DRAIN_ROUNDS 4096
 
 union pktinfo_buf {
 	char buf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
@@ -70,24 +72,83 @@ struct gw_dnsq {
 	struct gw_replyto rt;
 };
 
-static const struct {
+/*
+ * Query types by name, and those that are never forwarded for any name: zone
+ * transfers, meta-types (RFC 6895 §3.1: 128-255 are QTYPEs and meta-TYPEs, not
+ * data), the OPT pseudo-record (never a question), and the obsolete or
+ * experimental types that carry arbitrary data and that no client asks for.
+ * They get REFUSED (with an EDE "Not Supported" where the query has EDNS).
+ * ANY is answered NOTIMP instead (RFC 8482 lets a server decline it; "not
+ * implemented" tells a stub to ask for the types it wants). The common types
+ * come first: the table is searched once per query.
+ */
+static const struct qtype_info {
 	uint16_t type;
 	const char *name;
+	const char *refused; /* why it is never forwarded, or NULL */
 } qtypes[] = {
-    {DNS_TYPE_A, "A"},	     {DNS_TYPE_NS, "NS"},	{DNS_TYPE_CNAME, "CNAME"},
-    {DNS_TYPE_SOA, "SOA"},   {DNS_TYPE_PTR, "PTR"},	{DNS_TYPE_MX, "MX"},
-    {DNS_TYPE_TXT, "TXT"},   {DNS_TYPE_AAAA, "AAAA"},	{DNS_TYPE_SRV, "SRV"},
-    {DNS_TYPE_SVCB, "SVCB"}, {DNS_TYPE_HTTPS, "HTTPS"}, {DNS_TYPE_ANY, "ANY"},
+    {DNS_TYPE_A, "A", NULL},
+    {DNS_TYPE_AAAA, "AAAA", NULL},
+    {DNS_TYPE_HTTPS, "HTTPS", NULL},
+    {DNS_TYPE_SVCB, "SVCB", NULL},
+    {DNS_TYPE_CNAME, "CNAME", NULL},
+    {DNS_TYPE_TXT, "TXT", NULL},
+    {DNS_TYPE_MX, "MX", NULL},
+    {DNS_TYPE_SRV, "SRV", NULL},
+    {DNS_TYPE_NS, "NS", NULL},
+    {DNS_TYPE_SOA, "SOA", NULL},
+    {DNS_TYPE_PTR, "PTR", NULL},
+    {DNS_TYPE_CAA, "CAA", NULL},
+    {DNS_TYPE_ANY, "ANY", NULL},
+    {DNS_TYPE_AXFR, "AXFR", "zone transfers are refused"},
+    {DNS_TYPE_IXFR, "IXFR", "zone transfers are refused"},
+    {DNS_TYPE_NULL, "NULL", "NULL records (arbitrary data) are never forwarded"},
+    {DNS_TYPE_OPT, "OPT", "OPT is a pseudo-record, not a question type"},
+    {DNS_TYPE_MAILB, "MAILB", "MAILB is an obsolete meta-query"},
+    {DNS_TYPE_MAILA, "MAILA", "MAILA is an obsolete meta-query"},
+    {DNS_TYPE_TKEY, "TKEY", "TKEY is a meta-type, not data"},
+    {DNS_TYPE_TSIG, "TSIG", "TSIG is a meta-type, not data"},
+    {3, "MD", "MD is obsolete (use MX)"},
+    {4, "MF", "MF is obsolete (use MX)"},
+    {7, "MB", "MB is an experimental mail type no client asks for"},
+    {8, "MG", "MG is an experimental mail type no client asks for"},
+    {9, "MR", "MR is an experimental mail type no client asks for"},
+    {0, "TYPE0", "type 0 is reserved"},
 };
 
-static const char *qtype_name(uint16_t t, char *buf, size_t size)
+static const struct qtype_info *qtype_find(uint16_t t)
 {
 	for (size_t i = 0; i < WD_ARRAY_SIZE(qtypes); i++)
 		if (qtypes[i].type == t)
-			return qtypes[i].name;
+			return &qtypes[i];
+	return NULL;
+}
+
+static const char *qtype_name(uint16_t t, char *buf, size_t size)
+{
+	const struct qtype_info *qi = qtype_find(t);
+
+	if (qi)
+		return qi->name;
 	snprintf(buf, size, "TYPE%u", t);
 	return buf;
 }
+
+/* why queries of type @t are never forwarded, or NULL */
+static const char *qtype_refused(uint16_t t)
+{
+	const struct qtype_info *qi = qtype_find(t);
+
+	if (qi)
+		return qi->refused;
+	if (t >= 128 && t <= 255)
+		return "meta-types (128-255) are not data";
+	return NULL;
+}
+
+/* The name warden run's liveness check asks (launcher/cmd_run.c dns_probe()):
+ * a reserved .invalid name, asked for its HTTPS record, answered here. */
+#define GW_LIVENESS_NAME "warden-liveness.check.invalid"
 
 /* @a as text; IPv4 without stdio (inet_ntop formats with sprintf, once per
  * answered query) */
@@ -110,8 +171,8 @@ static const char *addr_text(const struct gw_addr *a, char *out, size_t size)
 	return out;
 }
 
-static void dns_event(struct gw *g, const struct gw_run *run, const struct dns_query *q,
-		      bool allowed, const char *reason, const char *rule, const char *dst)
+static void dns_event(struct gw *g, struct gw_run *run, const struct dns_query *q, bool allowed,
+		      const char *reason, const char *rule, const char *dst)
 {
 	char tbuf[16];
 	struct audit_event ev = {
@@ -121,8 +182,47 @@ static void dns_event(struct gw *g, const struct gw_run *run, const struct dns_q
 	    .allowed = allowed,
 	    .reason = reason,
 	    .rule = rule,
-	    .qtype = qtype_name(q->qtype, tbuf, sizeof(tbuf)),
+	    /* a query whose question was not read has no type to name */
+	    .qtype = q->question_ok ? qtype_name(q->qtype, tbuf, sizeof(tbuf)) : NULL,
 	    .dst = dst,
+	};
+
+	g->stats.dns_queries++;
+	if (allowed)
+		gw_audit(g, run, &ev);
+	else
+		gw_audit_denial(g, run, &ev); /* counted in the run's denials */
+}
+
+/*
+ * The name a query is decided by: the question's name, except that an SRV
+ * query for a service name "_service._proto.NAME" (RFC 2782) is decided by
+ * NAME -- host names in a policy have no underscore labels, and a service of
+ * an allowed name is that name's to tell.
+ */
+static const char *policy_name(const struct dns_query *q)
+{
+	const char *n = q->qname, *d1, *d2;
+
+	if (q->qtype != DNS_TYPE_SRV || n[0] != '_' || !(d1 = strchr(n, '.')) || d1[1] != '_' ||
+	    !(d2 = strchr(d1 + 1, '.')) || !d2[1])
+		return n;
+	return d2 + 1;
+}
+
+/* warden run's liveness check (GW_LIVENESS_NAME, HTTPS) reached the gateway
+ * from inside the run: its own action, not a DNS decision. A program in the
+ * run can send the same query; it is then recorded the same way. */
+static void liveness_event(struct gw *g, struct gw_run *run)
+{
+	struct audit_event ev = {
+	    .type = AUDIT_TYPE_RUN,
+	    .action = "run.liveness",
+	    .resource = GW_LIVENESS_NAME,
+	    .allowed = true,
+	    .reason = "the run's network answers: the liveness check (an HTTPS query for a "
+		      ".invalid name that warden run sends before the program starts) reached "
+		      "the gateway; answered empty, never asked upstream",
 	};
 
 	g->stats.dns_queries++;
@@ -472,11 +572,18 @@ static void query(struct gw *g, const uint8_t *msg, size_t len, const struct gw_
 
 	run = gw_run_find_ingress(g, &rt->local, peer);
 	if (pr != DNS_OK) {
-		if (!q.header_ok)
-			return;
-		r.rcode = q.rcode_hint;
-		reply(g, rt, &q, &r);
-		dns_event(g, run, &q, false, q.why ? q.why : "malformed query", NULL, NULL);
+		/* audited with what was parsed (the name when the question was
+		 * read) and counted as a denial; answered only when the header
+		 * allows an answer (never a message with QR set) */
+		if (q.header_ok) {
+			r.rcode = q.rcode_hint;
+			reply(g, rt, &q, &r);
+		}
+		if (run)
+			run->dns_queries++;
+		snprintf(reason, sizeof(reason), "malformed: %s",
+			 q.why ? q.why : "not a DNS query");
+		dns_event(g, run, &q, false, reason, NULL, NULL);
 		return;
 	}
 	if (!run) {
@@ -494,15 +601,30 @@ static void query(struct gw *g, const uint8_t *msg, size_t len, const struct gw_
 		dns_event(g, run, &q, false, "only class IN is answered", NULL, NULL);
 		return;
 	}
+	if (qtype_refused(q.qtype)) {
+		snprintf(reason, sizeof(reason), "%s queries are refused: %s",
+			 qtype_name(q.qtype, atxt, sizeof(atxt)), qtype_refused(q.qtype));
+		r.rcode = DNS_RCODE_REFUSED;
+		r.ede = true;
+		r.ede_code = DNS_EDE_NOT_SUPPORTED;
+		r.ede_text = reason;
+		reply(g, rt, &q, &r);
+		dns_event(g, run, &q, false, reason, NULL, NULL);
+		return;
+	}
 	if (q.qtype == DNS_TYPE_HTTPS || q.qtype == DNS_TYPE_SVCB) {
 		r.rcode = DNS_RCODE_NOERROR;
 		r.aa = true;
 		reply(g, rt, &q, &r);
+		if (q.qtype == DNS_TYPE_HTTPS && !strcmp(q.qname, GW_LIVENESS_NAME)) {
+			liveness_event(g, run);
+			return;
+		}
 		dns_event(g, run, &q, true,
 			  "HTTPS/SVCB records are answered empty (no ECH, no hints)", NULL, NULL);
 		return;
 	}
-	rule = gw_run_name_allowed(run, q.qname);
+	rule = gw_run_name_allowed(run, policy_name(&q));
 	if (rule < 0) {
 		snprintf(reason, sizeof(reason), "%s is not allowed by policy %s", q.qname,
 			 run->policy_name);
@@ -511,7 +633,6 @@ static void query(struct gw *g, const uint8_t *msg, size_t len, const struct gw_
 		r.ede_code = DNS_EDE_BLOCKED;
 		r.ede_text = reason;
 		reply(g, rt, &q, &r);
-		run->denied++;
 		dns_event(g, run, &q, false, reason, NULL, NULL);
 		return;
 	}
@@ -544,6 +665,7 @@ static void query(struct gw *g, const uint8_t *msg, size_t len, const struct gw_
 		return;
 	}
 	if (q.qtype == DNS_TYPE_ANY || !g->ares_ok) {
+		/* a denial all the same (counted in the run's denials) */
 		r.rcode = DNS_RCODE_NOTIMP;
 		reply(g, rt, &q, &r);
 		dns_event(g, run, &q, false, "ANY queries are not answered", rule_text, NULL);
@@ -607,7 +729,8 @@ static const struct gw_replyto *udp_in(struct mmsghdr *m, struct udp_out *out,
 	return rt;
 }
 
-void gw_dns_udp_ready(struct gw_listener *l)
+/* answer what waits on a UDP DNS socket: up to @rounds batches of UDP_BATCH */
+static void udp_ready(struct gw_listener *l, int rounds)
 {
 	struct gw *g = l->g;
 	struct udp_out out; /* not zeroed: only what n and used cover is read */
@@ -632,7 +755,7 @@ void gw_dns_udp_ready(struct gw_listener *l)
 		    .msg_control = cbufs[i].buf,
 		};
 	}
-	for (int round = 0; round < UDP_ROUNDS; round++) {
+	for (int round = 0; round < rounds; round++) {
 		int n;
 
 		for (int i = 0; i < UDP_BATCH; i++) {
@@ -655,6 +778,18 @@ void gw_dns_udp_ready(struct gw_listener *l)
 			break;
 	}
 	udp_out_flush(&out);
+}
+
+void gw_dns_udp_ready(struct gw_listener *l)
+{
+	udp_ready(l, UDP_ROUNDS);
+}
+
+void gw_dns_drain(struct gw *g)
+{
+	for (size_t i = 0; i < g->nlis; i++)
+		if (g->lis[i].kind == GW_L_DNS_UDP)
+			udp_ready(&g->lis[i], GW_DNS_DRAIN_ROUNDS);
 }
 
 /* ------------------------------------------------------------ TCP */
@@ -685,6 +820,13 @@ void gw_dnsconn_close(struct gw_dnsconn *d)
 		g->dnsconns = d->next;
 	if (d->next)
 		d->next->prev = d->prev;
+	g->nconns--;
+	if (d->run) {
+		d->run->conns--;
+		d->run->dnsconns--;
+		gw_run_put(g, d->run);
+	}
+	free(d->in);
 	free(d->out);
 	free(d);
 }
@@ -759,7 +901,25 @@ void gw_dnsconn_event(struct gw_dnsconn *d, unsigned events)
 		return;
 	}
 	if ((events & (EPOLLIN | EPOLLHUP)) && !d->pending) {
-		ssize_t n = recv(d->fd, d->in + d->inlen, sizeof(d->in) - d->inlen, MSG_DONTWAIT);
+		ssize_t n;
+
+		if (d->inlen == d->incap) {
+			/* a message is at most 2 + 65535 bytes: grow towards that,
+			 * so that an idle connection holds 512 bytes, not 64 KiB */
+			size_t cap = d->incap ? d->incap * 4 : 512;
+			uint8_t *p;
+
+			if (cap > 2 + 65535)
+				cap = 2 + 65535;
+			p = cap > d->incap ? realloc(d->in, cap) : NULL;
+			if (!p) {
+				gw_dnsconn_close(d);
+				return;
+			}
+			d->in = p;
+			d->incap = cap;
+		}
+		n = recv(d->fd, d->in + d->inlen, d->incap - d->inlen, MSG_DONTWAIT);
 
 		if (n == 0 || (n < 0 && errno != EAGAIN)) {
 			d->closing = true;
@@ -775,6 +935,39 @@ void gw_dnsconn_timeout(struct gw_dnsconn *d)
 	gw_dnsconn_close(d);
 }
 
+/* a DNS-over-TCP connection that no run owns, or over a connection limit:
+ * reset and audited (a denial of its run, when it has one) */
+static void dns_tcp_refuse(struct gw *g, int fd, struct gw_run *run, const struct gw_addr *local,
+			   const struct gw_addr *peer, const char *reason)
+{
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+	char l[INET6_ADDRSTRLEN], p[INET6_ADDRSTRLEN], resource[128];
+	struct audit_event ev = {
+	    .type = AUDIT_TYPE_NET,
+	    .action = "net.connect",
+	    .resource = resource,
+	    .allowed = false,
+	    .reason = reason,
+	    .proto = "dns",
+	    .has = AUDIT_HAS_PORT,
+	    .port = 53,
+	};
+
+	snprintf(resource, sizeof(resource), "%s -> %s", gw_addr_str(peer, p, sizeof(p)),
+		 gw_addr_str(local, l, sizeof(l)));
+	ev.dst = l;
+	g->stats.refused++;
+	gw_audit_denial(g, run, &ev);
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(fd);
+}
+
+/*
+ * DNS over TCP counts like a relayed connection: in the run's and the
+ * gateway's connection limits, and in the descriptor room (g->fd_conns), so
+ * that one run holding many of them cannot use up the worker's descriptors
+ * (the control socket, other runs) -- the listener pauses instead.
+ */
 void gw_dns_tcp_accept(struct gw_listener *l)
 {
 	struct gw *g = l->g;
@@ -782,32 +975,65 @@ void gw_dns_tcp_accept(struct gw_listener *l)
 	for (int i = 0; i < 32; i++) {
 		struct sockaddr_storage pss, lss;
 		socklen_t pl = sizeof(pss), ll = sizeof(lss);
-		int fd = accept4(l->fd, (struct sockaddr *)&pss, &pl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct gw_addr local, peer;
+		struct gw_run *run;
 		struct gw_dnsconn *d;
+		int fd;
 
+		if (g->nconns >= g->fd_conns) {
+			g->stats.emfile++;
+			gw_pause_listener(l); /* the rest waits in the backlog */
+			return;
+		}
+		fd = accept4(l->fd, (struct sockaddr *)&pss, &pl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
 				g->stats.emfile++;
 				gw_pause_listener(l);
 			}
+			if (errno == ECONNABORTED || errno == EINTR)
+				continue;
 			return;
 		}
+		if (getsockname(fd, (struct sockaddr *)&lss, &ll) ||
+		    gw_addr_from_sa(&lss, &local, NULL) || gw_addr_from_sa(&pss, &peer, NULL)) {
+			close(fd);
+			continue;
+		}
+		run = gw_run_find_ingress(g, &local, &peer);
+		if (!run) {
+			dns_tcp_refuse(g, fd, NULL, &local, &peer,
+				       "no run owns this ingress address pair (DNS over TCP)");
+			continue;
+		}
+		if (g->nconns >= g->lim.conns_total || run->conns >= g->lim.conns_per_run) {
+			dns_tcp_refuse(g, fd, run, &local, &peer,
+				       g->nconns >= g->lim.conns_total
+					   ? "gateway connection limit reached (DNS over TCP)"
+					   : "run connection limit reached (DNS over TCP)");
+			continue;
+		}
 		d = calloc(1, sizeof(*d));
-		if (!d || getsockname(fd, (struct sockaddr *)&lss, &ll) ||
-		    gw_addr_from_sa(&lss, &d->local, NULL) ||
-		    gw_addr_from_sa(&pss, &d->peer, NULL)) {
-			free(d);
+		if (!d) {
 			close(fd);
 			continue;
 		}
 		d->g = g;
 		d->fd = fd;
+		d->local = local;
+		d->peer = peer;
 		gw_timer_init(&d->timer, GW_T_DNSCONN, d);
 		if (gw_ep_add(g, fd, EPOLLIN, GW_REF(GW_REF_DNS_TCP, d))) {
 			free(d);
 			close(fd);
 			continue;
 		}
+		d->run = run;
+		run->refs++;
+		run->conns++;
+		run->dnsconns++;
+		g->nconns++;
 		d->next = g->dnsconns;
 		if (g->dnsconns)
 			g->dnsconns->prev = d;

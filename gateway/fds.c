@@ -35,7 +35,8 @@ void gw_fds_close(struct gw_fds *fds)
 	wd_closep(&fds->nflog);
 }
 
-static int inet_socket(const char *addr, uint16_t port, int type, int *ret_fd, struct wd_err *err)
+static int inet_socket(const char *addr, uint16_t port, int type, int sockbuf, int *ret_fd,
+		       struct wd_err *err)
 {
 	struct gw_addr a;
 	struct sockaddr_storage ss;
@@ -62,6 +63,15 @@ static int inet_socket(const char *addr, uint16_t port, int type, int *ret_fd, s
 	 * when to write. */
 	if (type == SOCK_STREAM)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* Fixed socket buffers (limits.socket_buffer_kib), inherited the same way:
+	 * autotuning would let each socket of a client that writes without
+	 * reading (or a server that does) grow to tcp_rmem/tcp_wmem's maximum,
+	 * megabytes of the host's TCP memory per socket. Set before listen(), so
+	 * the window scale offered fits them. */
+	if (type == SOCK_STREAM && sockbuf > 0) {
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sockbuf, sizeof(sockbuf));
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sockbuf, sizeof(sockbuf));
+	}
 	if (type == SOCK_DGRAM) {
 		if (a.family == AF_INET)
 			setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
@@ -140,17 +150,21 @@ int gw_fds_open(const struct wd_gwconf *conf, const char *ctl_path, struct gw_fd
 		struct wd_err *err)
 {
 	const char *addr[2] = {conf->listen_v4, conf->listen_v6};
+	int sb = (int)conf->socket_buffer_kib * 1024;
 	int r = 0;
 
 	gw_fds_init(fds);
 	for (int i = 0; i < 2 && !r; i++) {
-		r = inet_socket(addr[i], conf->port_transparent, SOCK_STREAM, &fds->transparent[i],
-				err);
+		r = inet_socket(addr[i], conf->port_transparent, SOCK_STREAM, sb,
+				&fds->transparent[i], err);
 		r = r ? r
-		      : inet_socket(addr[i], conf->port_proxy, SOCK_STREAM, &fds->proxy[i], err);
-		r = r ? r : inet_socket(addr[i], conf->port_dns, SOCK_DGRAM, &fds->dns_udp[i], err);
+		      : inet_socket(addr[i], conf->port_proxy, SOCK_STREAM, sb, &fds->proxy[i],
+				    err);
 		r = r ? r
-		      : inet_socket(addr[i], conf->port_dns, SOCK_STREAM, &fds->dns_tcp[i], err);
+		      : inet_socket(addr[i], conf->port_dns, SOCK_DGRAM, 0, &fds->dns_udp[i], err);
+		r = r ? r
+		      : inet_socket(addr[i], conf->port_dns, SOCK_STREAM, sb, &fds->dns_tcp[i],
+				    err);
 	}
 	if (!r && ctl_path && *ctl_path)
 		r = ctl_socket(ctl_path, &fds->ctl, err);

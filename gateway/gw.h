@@ -389,6 +389,9 @@ struct gw_run;
  * @ttl_floor:		name cache TTL floor (s)
  * @ttl_ceil:		name cache TTL ceiling (s)
  * @synth_per_run:	most synthetic names per run and family
+ * @audit_bytes:	audit bytes a run's events may take (then summaries only)
+ * @sockbuf:		SO_RCVBUF / SO_SNDBUF of relayed sockets, bytes
+ * @run_buffer:		bytes a run's connections may hold in pipes and stashes
  */
 struct gw_limits {
 	unsigned conns_total;
@@ -399,6 +402,9 @@ struct gw_limits {
 	unsigned ttl_floor;
 	unsigned ttl_ceil;
 	unsigned synth_per_run;
+	uint64_t audit_bytes;
+	int sockbuf;
+	uint64_t run_buffer;
 };
 
 /**

@@ -41,6 +41,7 @@ enum gw_timer_kind {
 	GW_T_DNSCONN, /* a DNS-over-TCP connection's idle deadline */
 	GW_T_CTLCONN, /* a control connection's deadline */
 	GW_T_UDPLOG,  /* write the summaries of rate-limited NFLOG events */
+	GW_T_FLOOD,   /* write the summaries of events not written one by one (auditrl.c) */
 };
 
 /* What the nft table dropped and logged to NFLOG, told apart by the log rule's prefix. */
@@ -61,6 +62,31 @@ struct gw_droplog {
 	struct gw_bucket bucket;
 	uint64_t dropped;
 	uint64_t suppressed;
+};
+
+#define GW_FLOOD_SLOTS 8  /* kinds of event (action, decision) a summary counts apart */
+#define GW_FLOOD_NAMES 16 /* names counted apart per kind; the rest are "other" */
+
+/* one kind of event (action and decision) counted since the last summary */
+struct gw_flood_slot {
+	const char *action; /* the writer's string literal */
+	enum audit_type type;
+	bool allowed;
+	uint64_t count;
+	uint64_t other; /* events whose name did not fit in @names */
+	unsigned nnames;
+	struct gw_flood_name {
+		char *name; /* heap, printable ASCII */
+		uint64_t n;
+	} names[GW_FLOOD_NAMES];
+};
+
+/* the events of a run (or of no run) not written one by one since the last
+ * summary: allocated on the first one, freed by the summary */
+struct gw_flood {
+	unsigned nslots;
+	struct gw_flood_slot slot[GW_FLOOD_SLOTS];
+	uint64_t lost; /* events of a kind beyond GW_FLOOD_SLOTS */
 };
 
 #define GW_BUF_POOL 64	  /* peek buffers kept for reuse */
@@ -93,6 +119,11 @@ struct gw_run {
 	unsigned conns;
 	uint64_t conns_total, denied, dns_queries, bytes_up, bytes_down;
 	struct gw_droplog drops[GW_DROP_N]; /* what the nft table dropped of this run */
+	struct gw_bucket deny_bucket;	    /* denials audited one by one */
+	uint64_t audit_bytes;		    /* bytes of audit log this run's events took */
+	struct gw_flood *flood;		    /* events not written one by one, for the next summary */
+	uint64_t buffered;		    /* bytes its connections hold in pipes and stashes */
+	unsigned dnsconns;		    /* DNS-over-TCP connections (counted in @conns too) */
 };
 
 /* a run update waiting for the privileged parent's answer */
@@ -145,6 +176,7 @@ struct gw_half {
 	bool bulk;	 /* a read filled the copy buffer: splice from now on */
 	bool eof;	 /* the source ended (or its budget is spent) */
 	bool shut;	 /* shutdown(SHUT_WR) sent to the destination */
+	bool keep_open;	 /* at its end, do not pass it on (a late denial is still to be said) */
 	uint8_t *stash;	 /* copied bytes the destination did not take yet (heap) */
 	uint32_t slen, soff;
 	uint64_t bytes;
@@ -190,6 +222,11 @@ struct gw_conn {
 	bool decided;	 /* the decision event was written */
 	bool peek_armed; /* the deadline for an unchecked client's first bytes is set */
 	bool queued;	 /* on g->again */
+	bool http_track; /* the client's bytes are HTTP requests: every head is checked (c->hs) */
+	bool hold;	 /* an Upgrade/CONNECT went upstream: its answer decides (tunnel or HTTP) */
+	bool ech;	 /* the ClientHello carried an encrypted_client_hello extension */
+	bool throttled;	 /* its run holds too many bytes: it reads lean (relay()) */
+	uint32_t acct;	 /* bytes of pipes and stashes counted in run->buffered */
 	uint8_t *buf;
 	size_t blen, boff;
 	int64_t budget;	      /* client->upstream bytes left (absolute-form), -1 = no limit */
@@ -201,8 +238,11 @@ struct gw_conn {
 	struct gw_half c2u, u2c;
 	uint64_t start_ns, last_ns;
 	char denial_id[16];
-	char *pending_deny; /* decided to deny; waiting for the client's first bytes to
-			       answer readably (heap) */
+	char *pending_deny;    /* decided to deny; waiting for the client's first bytes to
+				  answer readably (heap) */
+	char *late_deny;       /* a later request was denied: said (403) once the upstream
+				  finished answering the earlier ones (heap) */
+	struct http_stream hs; /* framing of the client's requests (http_track) */
 };
 
 struct gw_dnsq;
@@ -211,9 +251,10 @@ struct gw_dnsconn {
 	struct gw *g;
 	int fd;
 	struct gw_dnsconn *next, *prev;
+	struct gw_run *run; /* a reference: counted in its connections (and the gateway's) */
 	struct gw_addr local, peer;
-	uint8_t in[65537];
-	size_t inlen;
+	uint8_t *in; /* what arrived and was not answered yet (heap, grown to need) */
+	size_t inlen, incap;
 	uint8_t *out;
 	size_t outlen, outoff;
 	struct gw_dnsq *pending;
@@ -238,7 +279,8 @@ struct gw_ctlconn {
 
 struct gw_stats {
 	uint64_t accepted, refused, denied, relayed, dns_queries, emfile, audit_errors,
-	    upstream_failed, udp_dropped, udp_suppressed, nflog_lost, host_dropped, conns_dropped;
+	    upstream_failed, udp_dropped, udp_suppressed, nflog_lost, host_dropped, conns_dropped,
+	    audit_suppressed;
 };
 
 struct gw {
@@ -263,6 +305,9 @@ struct gw {
 	uint8_t *nflog_buf;
 	struct gw_droplog drops[GW_DROP_N];	  /* NFLOG events that match no run */
 	struct gw_timer udp_timer;		  /* GW_T_UDPLOG */
+	struct gw_bucket deny_bucket;		  /* denials of no run audited one by one */
+	struct gw_flood *flood;			  /* events of no run not written one by one */
+	struct gw_timer flood_timer;		  /* GW_T_FLOOD */
 	int priv_fd;				  /* channel to the privileged parent, -1: none */
 	bool manage_nft;			  /* run updates go through the parent */
 	uint32_t priv_seq;			  /* last request number sent */
@@ -300,11 +345,26 @@ int gw_ep_mod(struct gw *g, int fd, unsigned events, uint64_t ref);
 void gw_ep_del(struct gw *g, int fd);
 /** gw_arm() - arm @t for @when (monotonic ns); on -ENOMEM the timer stays as it was. */
 void gw_arm(struct gw *g, struct gw_timer *t, uint64_t when);
+/* ------------------------------------------------------------ auditrl.c */
+
 /**
  * gw_audit() - write one event for @run (NULL: no run) to the audit log
- * A failed write is counted in g->stats.audit_errors; the loop goes on.
+ * Within the run's audit budget (limits.audit_kib_per_run) the event is
+ * written (an allowed one deferred to the end of the loop round); past it,
+ * only counted for the next summary -- except the run's lifecycle events and
+ * summaries themselves. A failed write is counted in g->stats.audit_errors.
  */
-void gw_audit(struct gw *g, const struct gw_run *run, struct audit_event *ev);
+void gw_audit(struct gw *g, struct gw_run *run, struct audit_event *ev);
+/**
+ * gw_audit_denial() - a denial of @run: counted in run->denied, written in
+ * full while the run's rate allows (GW_DENY_BURST, then GW_DENY_PER_S a
+ * second; see auditrl.c), else counted for the next summary
+ */
+void gw_audit_denial(struct gw *g, struct gw_run *run, struct audit_event *ev);
+/** gw_auditrl_flush() - write the summaries of every run and of no run (timer). */
+void gw_auditrl_flush(struct gw *g);
+/** gw_auditrl_run_end() - write @r's pending summaries before it leaves the table. */
+void gw_auditrl_run_end(struct gw *g, struct gw_run *r);
 /** gw_new_denial_id() - a fresh "dn-<12 hex>" id into @out (at least 16 bytes). */
 void gw_new_denial_id(struct gw *g, char *out, size_t size);
 /** gw_pause_listener() - stop accepting on @l for 100 ms (out of descriptors). */
@@ -375,6 +435,12 @@ uint64_t gw_ares_next(struct gw *g);
 
 /** gw_dns_udp_ready() - answer the queries waiting on a UDP DNS socket. */
 void gw_dns_udp_ready(struct gw_listener *l);
+/**
+ * gw_dns_drain() - answer every query already waiting on the UDP DNS sockets
+ * (before a control answer that reports counters: the queries a run sent
+ * before it ended are then counted in them)
+ */
+void gw_dns_drain(struct gw *g);
 /** gw_dns_tcp_accept() - accept DNS-over-TCP connections. */
 void gw_dns_tcp_accept(struct gw_listener *l);
 /** gw_dnsconn_event() - an epoll event on a DNS-over-TCP connection. */

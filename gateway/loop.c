@@ -53,20 +53,6 @@ void gw_arm(struct gw *g, struct gw_timer *t, uint64_t when)
 	(void)gw_timer_arm(&g->timers, t, when);
 }
 
-void gw_audit(struct gw *g, const struct gw_run *run, struct audit_event *ev)
-{
-	ev->run = run ? run->id : "";
-	if (run && run->policy_name[0] && !ev->policy)
-		ev->policy = run->policy_name;
-	if (!g->log)
-		return;
-	/* Allowed events are queued and written once per loop round (one locked
-	 * write for the batch, before the loop waits again); a denial goes out at
-	 * once, with the queue, before the client learns of it. */
-	if (audit_log_write(g->log, ev, ev->allowed ? AUDIT_WRITE_DEFER : 0, NULL))
-		g->stats.audit_errors++;
-}
-
 void gw_audit_flush(struct gw *g)
 {
 	size_t n;
@@ -111,6 +97,9 @@ void gw_limits_from_conf(const struct wd_gwconf *conf, struct gw_limits *l)
 	l->ttl_floor = conf->dns_ttl_floor_s;
 	l->ttl_ceil = conf->dns_ttl_ceiling_s;
 	l->synth_per_run = 65536;
+	l->audit_bytes = (uint64_t)conf->audit_kib_per_run * 1024;
+	l->sockbuf = (int)conf->socket_buffer_kib * 1024;
+	l->run_buffer = (uint64_t)conf->run_buffer_kib * 1024;
 }
 
 static int add_listener(struct gw *g, int *fd, enum gw_listener_kind kind)
@@ -150,6 +139,7 @@ int gw_new(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *l
 	g->nflog_fd = -1;
 	g->priv_fd = -1;
 	gw_timer_init(&g->udp_timer, GW_T_UDPLOG, g);
+	gw_timer_init(&g->flood_timer, GW_T_FLOOD, g);
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
 		seed = wd_mono_ns() ^ (uint64_t)getpid();
 	gw_rng_seed(&g->rng, seed);
@@ -257,6 +247,9 @@ static void fire_timer(struct gw *g, struct gw_timer *t)
 		break;
 	case GW_T_UDPLOG:
 		gw_udplog_flush(t->owner);
+		break;
+	case GW_T_FLOOD:
+		gw_auditrl_flush(t->owner);
 		break;
 	}
 	(void)g;
@@ -373,8 +366,10 @@ void gw_free(struct gw *g)
 	while (g->runs)
 		gw_run_unregister(g, g->runs);
 	gw_udplog_flush(g);
+	gw_auditrl_flush(g);
 	gw_audit_flush(g);
 	gw_timer_cancel(&g->timers, &g->udp_timer);
+	gw_timer_cancel(&g->timers, &g->flood_timer);
 	wd_closep(&g->nflog_fd);
 	free(g->nflog_buf);
 	for (size_t i = 0; i < g->nlis; i++)

@@ -191,9 +191,10 @@ static void run_free(struct gw_run *r)
 
 void gw_run_put(struct gw *g, struct gw_run *r)
 {
-	(void)g;
-	if (r && --r->refs == 0)
+	if (r && --r->refs == 0) {
+		gw_auditrl_run_end(g, r); /* what its last connections left uncounted */
 		run_free(r);
+	}
 }
 
 void gw_run_unregister(struct gw *g, struct gw_run *r)
@@ -201,6 +202,7 @@ void gw_run_unregister(struct gw *g, struct gw_run *r)
 	if (r->dead)
 		return;
 	gw_udplog_run_end(g, r);
+	gw_auditrl_run_end(g, r);
 	for (struct gw_run **pp = &g->runs; *pp; pp = &(*pp)->next)
 		if (*pp == r) {
 			*pp = r->next;

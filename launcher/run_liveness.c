@@ -21,7 +21,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* RUN_LIVENESS_NAME in wire form; with the root label's 0, as sizeof() counts it. */
+/* RUN_LIVENESS_NAME in wire form (the gateway's GW_LIVENESS_NAME: keep them in step); with the
+ * root label's 0, as sizeof() counts it. */
 static const char liveness_qname[] = "\x0f"
 				     "warden-liveness"
 				     "\x05"

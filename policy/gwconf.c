@@ -36,6 +36,9 @@ void policy_gwconf_defaults(struct wd_gwconf *c)
 	c->idle_timeout_s = 300;
 	c->dns_ttl_floor_s = 5;
 	c->dns_ttl_ceiling_s = 300;
+	c->audit_kib_per_run = 16384;
+	c->socket_buffer_kib = 1024;
+	c->run_buffer_kib = 16384;
 }
 
 enum {
@@ -68,18 +71,23 @@ enum {
 	LIM_IDLE,
 	LIM_TTL_FLOOR,
 	LIM_TTL_CEIL,
+	LIM_AUDIT,
+	LIM_SOCKBUF,
+	LIM_RUNBUF,
 	LIM_N
 };
 static const char *const limit_keys[LIM_N] = {
-    "connections",    "connections_per_run", "peek_timeout_ms",	 "connect_timeout_ms",
-    "idle_timeout_s", "dns_ttl_floor_s",     "dns_ttl_ceiling_s"};
+    "connections",	 "connections_per_run", "peek_timeout_ms",   "connect_timeout_ms",
+    "idle_timeout_s",	 "dns_ttl_floor_s",	"dns_ttl_ceiling_s", "audit_kib_per_run",
+    "socket_buffer_kib", "run_buffer_kib"};
 /* allowed range of each limit */
 static const struct {
 	uint32_t min, max;
 } limit_range[LIM_N] = {
     [LIM_CONNS] = {1, 1000000},	   [LIM_CONNS_RUN] = {1, 1000000}, [LIM_PEEK] = {100, 600000},
     [LIM_CONNECT] = {100, 600000}, [LIM_IDLE] = {1, 604800},	   [LIM_TTL_FLOOR] = {0, 86400},
-    [LIM_TTL_CEIL] = {1, 86400},
+    [LIM_TTL_CEIL] = {1, 86400},   [LIM_AUDIT] = {64, 4194304},	   [LIM_SOCKBUF] = {16, 65536},
+    [LIM_RUNBUF] = {256, 4194304},
 };
 
 enum { PORT_TRANSPARENT, PORT_DNS, PORT_PROXY, PORT_N };
@@ -444,9 +452,11 @@ static int parse_listen(struct policy_diags *d, const struct yt_node *n, struct 
 static int parse_limits(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
 {
 	const struct yt_node *v[LIM_N];
-	uint32_t *dst[LIM_N] = {&c->max_conns,		&c->max_conns_per_run, &c->peek_timeout_ms,
-				&c->connect_timeout_ms, &c->idle_timeout_s,    &c->dns_ttl_floor_s,
-				&c->dns_ttl_ceiling_s};
+	uint32_t *dst[LIM_N] = {&c->max_conns,	       &c->max_conns_per_run,
+				&c->peek_timeout_ms,   &c->connect_timeout_ms,
+				&c->idle_timeout_s,    &c->dns_ttl_floor_s,
+				&c->dns_ttl_ceiling_s, &c->audit_kib_per_run,
+				&c->socket_buffer_kib, &c->run_buffer_kib};
 	int ret = 0;
 
 	if (yt_map_keys(d, n, "`limits`", limit_keys, LIM_N, v))
@@ -611,9 +621,11 @@ int policy_gwconf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
 			     "limits:\n  connections: %u\n  connections_per_run: %u\n"
 			     "  peek_timeout_ms: %u\n  connect_timeout_ms: %u\n"
 			     "  idle_timeout_s: %u\n  dns_ttl_floor_s: %u\n"
-			     "  dns_ttl_ceiling_s: %u\n",
+			     "  dns_ttl_ceiling_s: %u\n  audit_kib_per_run: %u\n"
+			     "  socket_buffer_kib: %u\n  run_buffer_kib: %u\n",
 			     c->max_conns, c->max_conns_per_run, c->peek_timeout_ms,
 			     c->connect_timeout_ms, c->idle_timeout_s, c->dns_ttl_floor_s,
-			     c->dns_ttl_ceiling_s);
+			     c->dns_ttl_ceiling_s, c->audit_kib_per_run, c->socket_buffer_kib,
+			     c->run_buffer_kib);
 	return ret ? -ENOMEM : 0;
 }

@@ -401,6 +401,13 @@ int policy_json_string(struct wd_buf *out, const char *s);
  * @idle_timeout_s:	an idle relayed connection is closed (limits.idle_timeout_s)
  * @dns_ttl_floor_s:	name cache TTL floor (limits.dns_ttl_floor_s)
  * @dns_ttl_ceiling_s:	name cache TTL ceiling (limits.dns_ttl_ceiling_s)
+ * @audit_kib_per_run:	audit bytes (KiB) a run's events may take; past it the
+ *			run gets summaries only (limits.audit_kib_per_run)
+ * @socket_buffer_kib:	SO_RCVBUF and SO_SNDBUF of every relayed socket
+ *			(limits.socket_buffer_kib)
+ * @run_buffer_kib:	bytes (KiB) a run's connections may hold in the gateway's
+ *			pipes and buffers; past it their sources are not read
+ *			(limits.run_buffer_kib)
  */
 struct wd_gwconf {
 	uint16_t port_transparent; /* default 15001 */
@@ -429,6 +436,9 @@ struct wd_gwconf {
 	uint32_t idle_timeout_s;     /* default 300 */
 	uint32_t dns_ttl_floor_s;    /* default 5 */
 	uint32_t dns_ttl_ceiling_s;  /* default 300 */
+	uint32_t audit_kib_per_run;  /* default 16384 */
+	uint32_t socket_buffer_kib;  /* default 1024 */
+	uint32_t run_buffer_kib;     /* default 16384 */
 };
 
 /** policy_gwconf_defaults() - fill @c with the defaults above. */

@@ -280,6 +280,23 @@ enum dns_result dns_query_parse(const uint8_t *buf, size_t len, struct dns_query
 	memcpy(out->qname_wire, qn.wire, qn.wire_len);
 	out->qname_wire_len = qn.wire_len;
 	out->question_ok = true;
+	/* the text form, also for messages when the rest fails: from the wire
+	 * labels, so that a byte outside a host name (a '.' inside a label too)
+	 * shows as '?' and the text cannot pass for another name */
+	{
+		size_t t = 0;
+
+		for (size_t w = 0; w < qn.wire_len && qn.wire[w]; w += 1u + qn.wire[w]) {
+			if (t && t < PROTO_NAME_MAX)
+				out->qname[t++] = '.';
+			for (size_t k = 1; k <= qn.wire[w] && t < PROTO_NAME_MAX; k++) {
+				uint8_t ch = qn.wire[w + k];
+
+				out->qname[t++] = proto_host_char(ch) ? (char)proto_lower(ch) : '?';
+			}
+		}
+		out->qname[t] = '\0';
+	}
 	off = c.off;
 	if (!sections_read(buf, len, &off, counts + 1, &out->edns, &out->why))
 		return qbad(out, DNS_RCODE_FORMERR, out->why);
@@ -288,7 +305,6 @@ enum dns_result dns_query_parse(const uint8_t *buf, size_t len, struct dns_query
 	if (qn.bad_char)
 		return qbad(out, DNS_RCODE_REFUSED,
 			    "query name has characters outside a host name");
-	memcpy(out->qname, qn.text, sizeof(out->qname));
 	return DNS_OK;
 }
 

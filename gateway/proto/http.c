@@ -39,21 +39,8 @@ static enum http_result bad(struct http_request *out, const char *why)
 	return HTTP_MALFORMED;
 }
 
-/* RFC 9110 §5.6.2 tchar */
-static bool tchar(uint8_t c)
-{
-	static const char extra[] = "!#$%&'*+-.^_`|~";
-
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-		return true;
-	return c && memchr(extra, c, sizeof(extra) - 1) != NULL;
-}
-
-/* a field-value byte: VCHAR, SP, HTAB, obs-text */
-static bool vchar(uint8_t c)
-{
-	return c == '\t' || (c >= 0x20 && c != 0x7f);
-}
+#define tchar proto_tchar
+#define vchar proto_vchar
 
 static bool span_ieq(const uint8_t *p, size_t n, const char *s)
 {
@@ -302,6 +289,8 @@ static enum http_result header_line(const uint8_t *buf, size_t base, size_t n, b
 	} else if (span_ieq(p, name_len, "transfer-encoding")) {
 		h->te_seen = true;
 		out->chunked = ends_chunked(p + vs, ve - vs);
+	} else if (span_ieq(p, name_len, "upgrade")) {
+		out->upgrade = true;
 	}
 	return HTTP_OK;
 }

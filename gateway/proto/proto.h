@@ -192,6 +192,8 @@ enum http_form {
  * @https:	absolute-form with the https scheme
  * @content_length: the Content-Length value, or -1 when absent
  * @chunked:	Transfer-Encoding ends in chunked
+ * @upgrade:	an Upgrade header field is present (the connection may stop
+ *		being HTTP if the server answers 101)
  * @head_len:	bytes of the head, up to and including the blank line
  * @why:	on HTTP_MALFORMED, the failed rule
  */
@@ -207,6 +209,7 @@ struct http_request {
 	bool https;
 	int64_t content_length;
 	bool chunked;
+	bool upgrade;
 	size_t head_len;
 	const char *why;
 };
@@ -224,6 +227,139 @@ struct http_request {
  * Return: HTTP_OK, HTTP_NEED_MORE, HTTP_ABSENT or HTTP_MALFORMED.
  */
 enum http_result http_request_parse(const uint8_t *buf, size_t len, struct http_request *out);
+
+/* Longest chunk-size line accepted (size, extensions, CRLF). */
+#define HTTP_CHUNK_LINE_MAX 4096
+
+/**
+ * enum http_stream_state - where a client's request stream is (struct http_stream)
+ * @HTTP_STREAM_HEAD:		expecting a request head (empty lines before it are passed)
+ * @HTTP_STREAM_BODY:		inside a Content-Length body, @left bytes to go
+ * @HTTP_STREAM_CHUNK_SIZE:	expecting a chunk-size line
+ * @HTTP_STREAM_CHUNK_DATA:	inside a chunk, @left bytes to go
+ * @HTTP_STREAM_CHUNK_END:	expecting the CRLF after a chunk's data
+ * @HTTP_STREAM_TRAILER:	the trailer section after the last chunk
+ * @HTTP_STREAM_WAIT:		the first request asked for an Upgrade (or was
+ *				a CONNECT): nothing more is framed until the
+ *				server's answer (http_stream_answered())
+ */
+enum http_stream_state {
+	HTTP_STREAM_HEAD = 0,
+	HTTP_STREAM_BODY,
+	HTTP_STREAM_CHUNK_SIZE,
+	HTTP_STREAM_CHUNK_DATA,
+	HTTP_STREAM_CHUNK_END,
+	HTTP_STREAM_TRAILER,
+	HTTP_STREAM_WAIT,
+};
+
+/**
+ * struct http_stream - the framing state of one client->server HTTP/1.x stream
+ * @state:	where the stream is
+ * @left:	body or chunk bytes still to come (BODY, CHUNK_DATA); trailer
+ *		bytes seen so far (TRAILER)
+ * @requests:	request heads framed so far
+ * @wait_after:	the current request asked for an Upgrade: WAIT after its body
+ * @connect:	the request that caused WAIT is a CONNECT (2xx opens a tunnel;
+ *		for an Upgrade only 101 does)
+ *
+ * All zero is the start of a stream. The caller keeps it; the functions
+ * below only read and update it (no other state, no allocation).
+ */
+struct http_stream {
+	enum http_stream_state state;
+	uint64_t left;
+	unsigned requests;
+	bool wait_after;
+	bool connect;
+};
+
+/**
+ * enum http_stream_result - outcome of http_stream_next()
+ * @HTTP_STREAM_REQUEST:	the first @len bytes are a complete request head
+ *				(@req): check it, then pass the bytes on
+ * @HTTP_STREAM_PASS:		the first @len bytes are body, chunk framing or
+ *				empty lines: pass them on as they are
+ * @HTTP_STREAM_NEED_MORE:	a head or framing line is incomplete: call
+ *				again with more bytes (nothing consumed)
+ * @HTTP_STREAM_HOLD:		the stream is in HTTP_STREAM_WAIT: pass nothing
+ *				until the server answered
+ * @HTTP_STREAM_MALFORMED:	the bytes cannot be framed as HTTP/1.x
+ *				requests: deny (@why)
+ */
+enum http_stream_result {
+	HTTP_STREAM_REQUEST = 0,
+	HTTP_STREAM_PASS,
+	HTTP_STREAM_NEED_MORE,
+	HTTP_STREAM_HOLD,
+	HTTP_STREAM_MALFORMED,
+};
+
+/**
+ * struct http_step - what http_stream_next() found
+ * @len:	bytes of the input it is about (REQUEST, PASS)
+ * @req:	on REQUEST, the parsed head (see http_request_parse(); HTTP_ABSENT
+ *		heads are REQUEST with an empty @req.host)
+ * @why:	on MALFORMED, the failed rule
+ */
+struct http_step {
+	size_t len;
+	struct http_request req;
+	const char *why;
+};
+
+/**
+ * http_stream_next() - frame the next piece of a client's request stream
+ * @s:		the stream's state (updated past the piece on REQUEST and PASS)
+ * @buf:	the stream's bytes not consumed yet
+ * @len:	bytes in @buf
+ * @out:	what was found
+ *
+ * Framing follows RFC 9112 §6 for requests: a head is followed by a chunked
+ * body (Transfer-Encoding ending in chunked), else a Content-Length body,
+ * else none. Empty lines (CRLF) before a head are passed on (§2.2); a bare
+ * CR or LF there, a chunk-size that is not 1..15 hex digits, a chunk
+ * extension with control bytes, chunk data not followed by CRLF, a trailer
+ * line that is not a field line, a CONNECT with a body, and everything
+ * http_request_parse() refuses are MALFORMED. A body or chunk's bytes are
+ * never taken for a head.
+ *
+ * Return: a named outcome (enum http_stream_result).
+ */
+enum http_stream_result http_stream_next(struct http_stream *s, const uint8_t *buf, size_t len,
+					 struct http_step *out);
+
+/**
+ * http_stream_body() - @n body or chunk bytes went on without http_stream_next()
+ * @s:		the stream, in BODY or CHUNK_DATA
+ * @n:		bytes (at most @s->left; more is capped)
+ *
+ * For a caller that moves a body straight from one socket to another once
+ * it knows how long it is.
+ */
+void http_stream_body(struct http_stream *s, uint64_t n);
+
+/**
+ * http_stream_answered() - the server answered the request that made @s wait
+ * @s:		the stream, in HTTP_STREAM_WAIT
+ * @status:	the status code of the server's first response
+ *
+ * Return: true when the connection is now a tunnel (101 to an Upgrade, 2xx
+ * to a CONNECT): no more framing applies; false when the server stayed with
+ * HTTP, and the stream expects the next head again.
+ */
+bool http_stream_answered(struct http_stream *s, unsigned status);
+
+/**
+ * http_response_status() - the status code at the start of a response
+ * @buf:	the first bytes the server sent
+ * @len:	bytes in @buf
+ * @status:	on HTTP_OK, the code (100..599)
+ *
+ * Return: HTTP_OK ("HTTP/1.x NNN" followed by SP or CR), HTTP_NEED_MORE (a
+ * valid prefix), or HTTP_MALFORMED.
+ */
+enum http_result http_response_status(const uint8_t *buf, size_t len, unsigned *status);
 
 /**
  * http_403_compose() - write a complete "403 Forbidden" response
@@ -269,7 +405,15 @@ enum dns_type {
 	DNS_TYPE_OPT = 41,
 	DNS_TYPE_SVCB = 64,
 	DNS_TYPE_HTTPS = 65,
+	DNS_TYPE_NULL = 10,
+	DNS_TYPE_TKEY = 249,
+	DNS_TYPE_TSIG = 250,
+	DNS_TYPE_IXFR = 251,
+	DNS_TYPE_AXFR = 252,
+	DNS_TYPE_MAILB = 253,
+	DNS_TYPE_MAILA = 254,
 	DNS_TYPE_ANY = 255,
+	DNS_TYPE_CAA = 257,
 };
 
 #define DNS_CLASS_IN 1
@@ -323,7 +467,10 @@ struct dns_edns {
  * @flags:	header flags word as sent
  * @rd:		recursion desired
  * @cd:		checking disabled
- * @qname:	question name, lower-case, no trailing dot ("" for the root)
+ * @qname:	question name, lower-case, no trailing dot ("" for the root);
+ *		also set on MALFORMED when @question_ok, for messages: then each
+ *		byte outside a host name (a '.' inside a label included) is '?'
+ *		and the name is no proof of anything
  * @qname_wire:	question name in wire form as sent (case kept, uncompressed),
  *		echoed in the answer
  * @qname_wire_len: bytes in @qname_wire

@@ -23,6 +23,25 @@ static inline bool proto_host_char(uint8_t c)
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
 }
 
+/* RFC 9110 §5.6.2 tchar: a byte of a token (method, field name) */
+static inline bool proto_tchar(uint8_t c)
+{
+	static const char extra[] = "!#$%&'*+-.^_`|~";
+
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+		return true;
+	for (size_t i = 0; i < sizeof(extra) - 1; i++)
+		if (c == (uint8_t)extra[i])
+			return true;
+	return false;
+}
+
+/* a field-value byte: VCHAR, SP, HTAB, obs-text */
+static inline bool proto_vchar(uint8_t c)
+{
+	return c == '\t' || (c >= 0x20 && c != 0x7f);
+}
+
 /**
  * proto_host_parse() - validate and normalise a host name (or IPv4 literal)
  * @p:		the bytes

@@ -4,12 +4,15 @@
  * question echoed, NOERROR with one A/AAAA record for allowed names (the same
  * address every time for a name), NXDOMAIN for names under blocked.test.
  *
- *   dns_burst SERVER PORT N [WINDOW]
+ *   dns_burst SERVER PORT N [WINDOW [denied]]
  *
  * Query i asks, in turn: allowed.test A, h<k>.wild.test A, h<k>.wild.test
- * AAAA, ..., and every tenth query b<i>.blocked.test A. Prints one line
- * "N sent, A answered, C correct, D denied" and exits 0 when every query got
- * a correct answer within 10 s; otherwise prints what went wrong and exits 1.
+ * AAAA, ..., and every tenth query b<i>.blocked.test A; with "denied" every
+ * query asks f<i % 8>.blocked.test A (a flood of denials over 8 names). N may
+ * exceed 65536 (query ids wrap; at most WINDOW < 65536 are outstanding).
+ * Prints one line "N sent, A answered, C correct, D denied" and exits 0 when
+ * every query got a correct answer within 10 s (plus 1 s per 5,000 queries);
+ * otherwise prints what went wrong and exits 1.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAXQ 65536
+#define MAXQ 1000000
 #define NAMES 100
 
 struct q {
@@ -34,7 +37,8 @@ struct q {
 	bool answered;
 };
 
-static struct q qs[MAXQ];
+static struct q *qs;
+static unsigned sent_n;			/* queries sent so far: answers map their id back */
 static uint8_t addrs[2][NAMES + 1][16]; /* [A/AAAA][name index] first answer seen */
 static bool seen[2][NAMES + 1];
 
@@ -96,9 +100,13 @@ static int check(const uint8_t *m, size_t len, unsigned n, unsigned *ret_i)
 	struct q *q;
 	int fam;
 
-	if (len < 12)
+	if (len < 12 || !sent_n)
 		return -1;
+	/* the latest query sent with this 16-bit id (the window is smaller) */
 	i = (unsigned)m[0] << 8 | m[1];
+	if (i >= sent_n)
+		return -1;
+	i += (sent_n - 1 - i) / 65536 * 65536;
 	if (i >= n || qs[i].answered)
 		return -1;
 	q = &qs[i];
@@ -158,6 +166,13 @@ int main(int argc, char **argv)
 	window = argc > 4 ? (unsigned)atoi(argv[4]) : 100;
 	if (!window)
 		window = 1;
+	if (window > 60000)
+		window = 60000;
+	qs = calloc(n, sizeof(*qs));
+	if (!qs) {
+		perror("dns_burst");
+		return 1;
+	}
 	if (inet_pton(AF_INET, argv[1], &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
 		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 
@@ -176,7 +191,10 @@ int main(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < n; i++) {
 		qs[i].type = 1;
-		if (i % 10 == 9) {
+		if (argc > 5 && !strcmp(argv[5], "denied")) {
+			snprintf(qs[i].name, sizeof(qs[i].name), "f%u.blocked.test", i % 8);
+			qs[i].blocked = true;
+		} else if (i % 10 == 9) {
 			snprintf(qs[i].name, sizeof(qs[i].name), "b%u.blocked.test", i);
 			qs[i].blocked = true;
 		} else if (i % NAMES == 0) {
@@ -192,7 +210,7 @@ int main(int argc, char **argv)
 		perror("dns_burst: socket");
 		return 1;
 	}
-	deadline = now_ms() + 10000;
+	deadline = now_ms() + 10000 + n / 5;
 	while (answered < n && now_ms() < deadline) {
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 		uint8_t m[4096];
@@ -206,6 +224,7 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			sent++;
+			sent_n = sent;
 			out++;
 		}
 		if (poll(&pfd, 1, 200) <= 0)

@@ -246,10 +246,31 @@ lab_dig()
 	in_host dig +short +time=2 +tries=1 @"$LAB_DNS_V4" "$@"
 }
 
-# lab_dns_asked NAME: true when the lab DNS log shows a query for exactly NAME.
+# lab_dns_asked NAME [TYPE]: true when the lab DNS log shows a query for exactly NAME (of
+# TYPE: A, TXT, AXFR, ... as dnsmasq names it); false otherwise, also when the log is missing.
 lab_dns_asked()
 {
-	grep -qiF "] $1 from " "$LAB_DNS_LOG"
+	[[ -r $LAB_DNS_LOG ]] || { echo "lab_dns_asked: no DNS log at $LAB_DNS_LOG" >&2; return 2; }
+	if [[ -n ${2:-} ]]; then
+		grep -qiF "query[$2] $1 from " "$LAB_DNS_LOG"
+	else
+		grep -qiF "] $1 from " "$LAB_DNS_LOG"
+	fi
+}
+
+# lab_dns_never_asked NAME [TYPE]: true when the lab DNS log exists and shows no such query.
+# A negative check that cannot pass by accident: a missing log (or a bad call) is status 2,
+# an error, not "never asked".
+lab_dns_never_asked()
+{
+	local rc=0
+	[[ $# -ge 1 && -n $1 ]] || { echo "lab_dns_never_asked: no name" >&2; return 2; }
+	lab_dns_asked "$@" || rc=$?
+	case $rc in
+	0) return 1 ;;
+	1) return 0 ;;
+	*) return 2 ;;
+	esac
 }
 
 # lab_wan_counters: prints lab-wan's arrival counters (nft table inet lab).

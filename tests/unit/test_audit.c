@@ -61,6 +61,8 @@ static int teardown(void **state)
 /* A run.start event with every field set, for round trips. */
 static const char *const full_argv[] = {"npx", "-y", "some mcp server", ""};
 
+static const struct audit_count full_names[] = {{"a.test", 3}, {"b.test", 0}, {"-", 9}};
+
 static struct audit_event full_event(void)
 {
 	struct audit_event ev = {
@@ -86,7 +88,11 @@ static struct audit_event full_event(void)
 	    .has = AUDIT_HAS_PID | AUDIT_HAS_UID | AUDIT_HAS_PORT | AUDIT_HAS_BYTES_UP |
 		   AUDIT_HAS_BYTES_DOWN | AUDIT_HAS_DURATION | AUDIT_HAS_EXIT | AUDIT_HAS_SIGNAL |
 		   AUDIT_HAS_DENIALS | AUDIT_HAS_LIMIT | AUDIT_HAS_USAGE |
-		   AUDIT_HAS_COUNTS_INCOMPLETE,
+		   AUDIT_HAS_COUNTS_INCOMPLETE | AUDIT_HAS_COUNT,
+	    .ech = true,
+	    .count = 12,
+	    .names = full_names,
+	    .names_len = 3,
 	    .pid = 4242,
 	    .uid = 4294967295LL,
 	    .port = 65535,
@@ -160,6 +166,15 @@ static void assert_events_equal(const struct audit_event *a, const struct audit_
 		assert_int_equal(a->usage, b->usage);
 	if (a->has & AUDIT_HAS_COUNTS_INCOMPLETE)
 		assert_int_equal(a->counts_incomplete, b->counts_incomplete);
+	if (a->has & AUDIT_HAS_COUNT)
+		assert_int_equal(a->count, b->count);
+	assert_int_equal(a->ech, b->ech);
+	assert_int_equal(a->names_len, b->names_len);
+	assert_int_equal(!a->names, !b->names);
+	for (size_t i = 0; i < a->names_len; i++) {
+		assert_string_equal(a->names[i].name, b->names[i].name);
+		assert_int_equal(a->names[i].count, b->names[i].count);
+	}
 }
 
 /* roundtrip() - encode @ev, check the line is one valid JSON line, decode, compare. */
@@ -204,7 +219,7 @@ static void test_roundtrip_every_field(void **state)
 		roundtrip(&ev);
 	}
 	/* each numeric field alone, at 0 (the flag: false) */
-	for (uint32_t bit = 1; bit <= AUDIT_HAS_COUNTS_INCOMPLETE; bit <<= 1) {
+	for (uint32_t bit = 1; bit <= AUDIT_HAS_COUNT; bit <<= 1) {
 		struct audit_event one = {
 		    .run = "r", .type = AUDIT_TYPE_LIMIT, .action = "limit.x", .has = bit};
 
@@ -258,6 +273,69 @@ static void test_roundtrip_minimal(void **state)
 	assert_string_equal(back.resource, "");
 	assert_string_equal(back.reason, "");
 	audit_event_clear(&back);
+	wd_buf_free(&b);
+}
+
+/* the summary fields: "ech" only when true, "count", "names" in order, at their place */
+static void test_golden_summary_fields(void **state)
+{
+	static const struct audit_count names[] = {{"f1.blocked.test", 5}, {"f0.blocked.test", 2}};
+	static const struct audit_count dup[] = {{"a.test", 1}, {"a.test", 2}};
+	static const struct audit_count bad[] = {{"a\xff", 1}};
+	struct audit_event ev = {
+	    .ts = {1795947255, 5000},
+	    .run = "r1",
+	    .type = AUDIT_TYPE_DNS,
+	    .action = "dns.query",
+	    .resource = "",
+	    .reason = "rate limit",
+	    .sni = "x.test",
+	    .ech = true,
+	    .has = AUDIT_HAS_COUNT | AUDIT_HAS_DENIALS,
+	    .denials = 1,
+	    .count = 7,
+	    .names = names,
+	    .names_len = 2,
+	};
+	struct wd_buf b = WD_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(audit_event_encode(&ev, &b, NULL), 0);
+	assert_string_equal(
+	    b.data, "{\"ts\":\"2026-11-29T10:14:15.000005Z\",\"run\":\"r1\",\"type\":\"dns\","
+		    "\"action\":\"dns.query\",\"allowed\":false,\"resource\":\"\",\"reason\":"
+		    "\"rate limit\",\"sni\":\"x.test\",\"ech\":true,\"denials\":1,\"count\":7,"
+		    "\"names\":{\"f1.blocked.test\":5,\"f0.blocked.test\":2}}\n");
+	roundtrip(&ev);
+	ev.ech = false;
+	wd_buf_reset(&b);
+	assert_int_equal(audit_event_encode(&ev, &b, NULL), 0);
+	assert_null(strstr(b.data, "ech"));
+	/* names must be unique, valid UTF-8, non-empty: they are object keys without "raw" */
+	ev.names = dup;
+	assert_int_equal(audit_event_encode(&ev, &b, NULL), -EINVAL);
+	ev.names = bad;
+	ev.names_len = 1;
+	assert_int_equal(audit_event_encode(&ev, &b, NULL), -EINVAL);
+	/* a decoded "names" that is not an object of counts is corrupt */
+	{
+		static const char *const lines[] = {
+		    "{\"ts\":\"2026-11-29T10:14:15Z\",\"run\":\"r\",\"type\":\"dns\",\"action\":"
+		    "\"d.q\","
+		    "\"allowed\":false,\"names\":[1]}",
+		    "{\"ts\":\"2026-11-29T10:14:15Z\",\"run\":\"r\",\"type\":\"dns\",\"action\":"
+		    "\"d.q\","
+		    "\"allowed\":false,\"names\":{\"a\":-1}}",
+		    "{\"ts\":\"2026-11-29T10:14:15Z\",\"run\":\"r\",\"type\":\"dns\",\"action\":"
+		    "\"d.q\","
+		    "\"allowed\":false,\"ech\":1}",
+		};
+		struct audit_event back;
+
+		for (size_t i = 0; i < WD_ARRAY_SIZE(lines); i++)
+			assert_int_equal(
+			    audit_event_decode(lines[i], strlen(lines[i]), &back, NULL), -EBADMSG);
+	}
 	wd_buf_free(&b);
 }
 
@@ -1398,6 +1476,7 @@ int main(void)
 	    cmocka_unit_test(test_roundtrip_minimal),
 	    cmocka_unit_test(test_counts_incomplete),
 	    cmocka_unit_test(test_golden_key_order),
+	    cmocka_unit_test(test_golden_summary_fields),
 	    cmocka_unit_test(test_golden_bytes),
 	    cmocka_unit_test(test_timestamps),
 	    cmocka_unit_test(test_nasty_strings),

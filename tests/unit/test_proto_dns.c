@@ -328,6 +328,14 @@ static void test_names(void **state)
 	m16(&m, 1);
 	m16(&m, 1);
 	expect_bad(&m, "dot in label", DNS_RCODE_REFUSED, true);
+	/* the name for the audit log: bytes outside a host name are '?', so a dot
+	 * inside a label cannot make it read as another name */
+	assert_int_equal(dns_query_parse(m.b, m.n, &q), DNS_MALFORMED);
+	assert_string_equal(q.qname, "a?b.test");
+	assert_int_equal(q.qtype, 1);
+	query(&m, "A B.Test", 1, 0);
+	assert_int_equal(dns_query_parse(m.b, m.n, &q), DNS_MALFORMED);
+	assert_string_equal(q.qname, "a?b.test");
 	/* truncated inside the name, inside the question */
 	query(&m, "a.test", 1, 0);
 	m.n = 15;

@@ -144,15 +144,18 @@ struct cap {
 	uint16_t legacy, max;
 	bool alpn;
 	unsigned records;
+	bool ech;
 };
 
 static const struct cap caps[] = {
-    {"tls12-curl.bin", TLS_OK, "allowed.test", 0x0303, 0x0303, true, 1},
-    {"tls13-curl.bin", TLS_OK, "allowed.test", 0x0303, 0x0304, true, 1},
-    {"tls12-openssl.bin", TLS_OK, "allowed.test", 0x0303, 0x0303, false, 1},
-    {"tls13-openssl.bin", TLS_OK, "allowed.test", 0x0303, 0x0304, false, 1},
-    {"tls13-openssl-nosni.bin", TLS_ABSENT, "", 0x0303, 0x0304, false, 1},
-    {"tls13-openssl-frag.bin", TLS_OK, "allowed.test", 0x0303, 0x0304, true, 3},
+    {"tls12-curl.bin", TLS_OK, "allowed.test", 0x0303, 0x0303, true, 1, false},
+    {"tls13-curl.bin", TLS_OK, "allowed.test", 0x0303, 0x0304, true, 1, false},
+    {"tls12-openssl.bin", TLS_OK, "allowed.test", 0x0303, 0x0303, false, 1, false},
+    {"tls13-openssl.bin", TLS_OK, "allowed.test", 0x0303, 0x0304, false, 1, false},
+    {"tls13-openssl-nosni.bin", TLS_ABSENT, "", 0x0303, 0x0304, false, 1, false},
+    {"tls13-openssl-frag.bin", TLS_OK, "allowed.test", 0x0303, 0x0304, true, 3, false},
+    /* Debian's Chromium: GREASE ECH (0xfe0d), X25519MLKEM768 key share, ALPS */
+    {"tls13-chromium-ech.bin", TLS_OK, "allowed.test", 0x0303, 0x0304, true, 1, true},
 };
 
 static void test_captures(void **state)
@@ -168,7 +171,7 @@ static void test_captures(void **state)
 		assert_int_equal(H.legacy_version, caps[i].legacy);
 		assert_int_equal(H.max_version, caps[i].max);
 		assert_int_equal(H.has_alpn, caps[i].alpn);
-		assert_false(H.has_ech);
+		assert_int_equal(H.has_ech, caps[i].ech);
 		assert_int_equal(H.n_records, caps[i].records);
 		assert_int_equal(H.hello_len, len);
 		assert_true(H.is_tls);
@@ -224,22 +227,51 @@ static void test_rerecorded(void **state)
 /* the handshake message split into two records at every possible point */
 static void test_two_records_every_split(void **state)
 {
+	static const char *const files[] = {"tls13-curl.bin", "tls13-chromium-ech.bin"};
+
+	(void)state;
+	for (size_t f = 0; f < WD_ARRAY_SIZE(files); f++) {
+		size_t len;
+		uint8_t *b = capture(files[f], &len);
+		size_t mlen = len - 5;
+
+		for (size_t k = 1; k < mlen; k++) {
+			size_t r = records(rec, b + 5, k, k);
+
+			r += records(rec + r, b + 5 + k, mlen - k, mlen);
+			if (tls_client_hello_parse(rec, r, &H) != TLS_OK)
+				fail_msg("%s split at %zu: %s", files[f], k, H.why);
+			assert_string_equal(H.sni, "allowed.test");
+			assert_int_equal(H.has_ech, f == 1);
+			assert_int_equal(H.n_records, 2);
+			assert_int_equal(H.hello_len, r);
+			assert_int_equal(tls_client_hello_parse(rec, r - 1, &H), TLS_NEED_MORE);
+			assert_int_equal(tls_client_hello_parse(rec, k + 5, &H), TLS_NEED_MORE);
+		}
+		free(b);
+	}
+}
+
+/* the Chromium hello re-recorded into 1, 2, 3, 7 and 100-byte records, every prefix
+ * of the 7-byte version NEED_MORE: the outer SNI and the ECH flag survive */
+static void test_chromium_rerecorded(void **state)
+{
+	static const size_t frags[] = {1, 2, 3, 7, 100};
 	size_t len;
-	uint8_t *b = capture("tls13-curl.bin", &len);
+	uint8_t *b = capture("tls13-chromium-ech.bin", &len);
 	size_t mlen = len - 5;
 
 	(void)state;
-	for (size_t k = 1; k < mlen; k++) {
-		size_t r = records(rec, b + 5, k, k);
+	for (size_t f = 0; f < WD_ARRAY_SIZE(frags); f++) {
+		size_t r = records(rec, b + 5, mlen, frags[f]);
 
-		r += records(rec + r, b + 5 + k, mlen - k, mlen);
-		if (tls_client_hello_parse(rec, r, &H) != TLS_OK)
-			fail_msg("split at %zu: %s", k, H.why);
+		assert_int_equal(tls_client_hello_parse(rec, r, &H), TLS_OK);
 		assert_string_equal(H.sni, "allowed.test");
-		assert_int_equal(H.n_records, 2);
-		assert_int_equal(H.hello_len, r);
-		assert_int_equal(tls_client_hello_parse(rec, r - 1, &H), TLS_NEED_MORE);
-		assert_int_equal(tls_client_hello_parse(rec, k + 5, &H), TLS_NEED_MORE);
+		assert_true(H.has_ech);
+		assert_int_equal(H.n_records, (mlen + frags[f] - 1) / frags[f]);
+		if (frags[f] == 7)
+			for (size_t k = 0; k < r; k++)
+				assert_int_equal(tls_client_hello_parse(rec, k, &H), TLS_NEED_MORE);
 	}
 	free(b);
 }
@@ -629,6 +661,7 @@ int main(void)
 	    cmocka_unit_test(test_every_prefix),
 	    cmocka_unit_test(test_rerecorded),
 	    cmocka_unit_test(test_two_records_every_split),
+	    cmocka_unit_test(test_chromium_rerecorded),
 	    cmocka_unit_test(test_following_records),
 	    cmocka_unit_test(test_not_tls),
 	    cmocka_unit_test(test_record_layer),

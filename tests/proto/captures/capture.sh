@@ -29,6 +29,13 @@ cap tls13-openssl-nosni.bin tcp -- timeout 3 openssl s_client -tls1_3 -connect 1
 alpn=$(python3 -c "print(','.join('proto-number-%02d-xxxxxxxxxxxxxxxx' % i for i in range(24)))")
 # a ClientHello over 1 KiB sent in 512-byte records: the multi-record case
 cap tls13-openssl-frag.bin tcp -- timeout 3 openssl s_client -tls1_3 -max_send_frag 512 -alpn "$alpn" -connect 127.0.0.1:$port -servername allowed.test
+# Chromium (Debian's): GREASE Encrypted Client Hello (0xfe0d) with the real name as outer SNI
+ud=$(mktemp -d)
+cap tls13-chromium-ech.bin tcp -- timeout 20 chromium --headless=new --no-sandbox --disable-gpu \
+	--no-first-run --disable-background-networking --disable-component-update --disable-sync \
+	--user-data-dir="$ud" --host-resolver-rules="MAP allowed.test 127.0.0.1" \
+	--dump-dom "https://allowed.test:$port/"
+rm -rf "$ud"
 cap http11-curl.bin tcp -- curl -s --max-time 3 $r http://allowed.test:$port/path?q=1
 cap http10-curl.bin tcp -- curl -s --max-time 3 -0 -H Host: http://127.0.0.1:$port/
 cap http-proxy-abs.bin tcp -- curl -s --max-time 3 -x http://127.0.0.1:$port http://allowed.test/x

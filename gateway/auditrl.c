@@ -1,0 +1,208 @@
+/* auditrl.c - the gateway's audit events under floods: a run cannot fill the
+ * disk, and the log still shows that the flood happened and what it was.
+ *
+ * Theory of operation. Every event of the data plane goes through gw_audit();
+ * every denial through gw_audit_denial() first.
+ *   - Denials: each run (and the "no run" bucket) has a token bucket of
+ *     GW_DENY_BURST events refilled at GW_DENY_PER_S a second. A denial that
+ *     finds a token is written in full; one that does not is counted. Every
+ *     denial counts in run->denied (run.exit's "denials"), written or not.
+ *   - Budget: each run may have limits.audit_kib_per_run of audit log written
+ *     for it (counted exactly: the length of each line). Past it, its events
+ *     are counted instead of written -- except its lifecycle events (register,
+ *     unregister, policy replace) and the summaries.
+ *   - Summaries: what was counted is kept per kind of event (action and
+ *     decision) with counts by name (the first GW_FLOOD_NAMES names of each
+ *     kind; the rest as one number). A timer writes one summary event per
+ *     kind and run GW_FLOOD_SUMMARY_NS after the first event was counted, and
+ *     a run's pending summaries are written when it leaves the table. A
+ *     summary has the action and decision of the events it stands for,
+ *     resource "", "count" (how many), "names" (counts by name) and a reason
+ *     that says why they were not written one by one.
+ * A flood of N denials therefore writes at most GW_DENY_BURST + GW_DENY_PER_S
+ * per second full events and one summary per kind and second, and the counts
+ * add up to N.
+ */
+#include "gateway/gw_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GW_DENY_BURST 100
+#define GW_DENY_PER_S 10
+#define GW_FLOOD_SUMMARY_NS 1000000000ull
+
+/* events always written: a run's lifecycle, and summaries (of NFLOG drops too) */
+static bool exempt(const struct audit_event *ev)
+{
+	if (ev->has & (AUDIT_HAS_COUNT | AUDIT_HAS_DENIALS))
+		return true;
+	return ev->type == AUDIT_TYPE_RUN && strcmp(ev->action, "run.liveness") != 0;
+}
+
+/* one write; its bytes count against @run's budget */
+static void write_event(struct gw *g, struct gw_run *run, struct audit_event *ev)
+{
+	if (audit_log_write(g->log, ev, ev->allowed ? AUDIT_WRITE_DEFER : 0, NULL)) {
+		g->stats.audit_errors++;
+		return;
+	}
+	if (run)
+		run->audit_bytes += audit_log_last_len(g->log);
+}
+
+/* the name an event is counted under: printable ASCII, at most 255 bytes, never "" */
+static void count_name(const char *res, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; res && res[n] && n + 1 < size && n < 255; n++) {
+		unsigned char ch = (unsigned char)res[n];
+
+		out[n] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+	}
+	if (!n)
+		out[n++] = '-';
+	out[n] = '\0';
+}
+
+/* count @ev for @run's next summary instead of writing it */
+static void suppress(struct gw *g, struct gw_run *run, const struct audit_event *ev)
+{
+	struct gw_flood **fp = run ? &run->flood : &g->flood;
+	struct gw_flood *f = *fp;
+	struct gw_flood_slot *s = NULL;
+	char name[256];
+
+	g->stats.audit_suppressed++;
+	if (!f && !(f = *fp = calloc(1, sizeof(*f)))) {
+		g->stats.audit_errors++;
+		return;
+	}
+	for (unsigned i = 0; i < f->nslots && !s; i++)
+		if (f->slot[i].allowed == ev->allowed && !strcmp(f->slot[i].action, ev->action))
+			s = &f->slot[i];
+	if (!s) {
+		if (f->nslots == GW_FLOOD_SLOTS) {
+			f->lost++;
+			goto arm;
+		}
+		s = &f->slot[f->nslots++];
+		s->action = ev->action;
+		s->type = ev->type;
+		s->allowed = ev->allowed;
+	}
+	s->count++;
+	count_name(ev->resource, name, sizeof(name));
+	for (unsigned i = 0; i < s->nnames; i++)
+		if (!strcmp(s->names[i].name, name)) {
+			s->names[i].n++;
+			goto arm;
+		}
+	if (s->nnames < GW_FLOOD_NAMES && (s->names[s->nnames].name = strdup(name)))
+		s->names[s->nnames++].n = 1;
+	else
+		s->other++;
+arm:
+	if (g->flood_timer.pos == GW_TIMER_IDLE)
+		gw_arm(g, &g->flood_timer, g->now + GW_FLOOD_SUMMARY_NS);
+}
+
+void gw_audit(struct gw *g, struct gw_run *run, struct audit_event *ev)
+{
+	ev->run = run ? run->id : "";
+	if (run && run->policy_name[0] && !ev->policy)
+		ev->policy = run->policy_name;
+	if (!g->log)
+		return;
+	if (run && run->audit_bytes >= g->lim.audit_bytes && !exempt(ev)) {
+		suppress(g, run, ev);
+		return;
+	}
+	/* Allowed events are queued and written once per loop round (one locked
+	 * write for the batch, before the loop waits again); a denial goes out at
+	 * once, with the queue, before the client learns of it. */
+	write_event(g, run, ev);
+}
+
+void gw_audit_denial(struct gw *g, struct gw_run *run, struct audit_event *ev)
+{
+	struct gw_bucket *b = run ? &run->deny_bucket : &g->deny_bucket;
+
+	if (run)
+		run->denied++;
+	if (gw_bucket_take(b, g->now, GW_DENY_BURST, GW_DENY_PER_S)) {
+		gw_audit(g, run, ev);
+		return;
+	}
+	ev->run = run ? run->id : "";
+	suppress(g, run, ev);
+}
+
+/* one summary event per kind of event counted; frees @*fp */
+static void summaries(struct gw *g, struct gw_run *run, struct gw_flood **fp)
+{
+	struct gw_flood *f = *fp;
+
+	if (!f)
+		return;
+	*fp = NULL;
+	for (unsigned i = 0; i < f->nslots; i++) {
+		struct gw_flood_slot *s = &f->slot[i];
+		struct audit_count names[GW_FLOOD_NAMES];
+		char reason[512], why[96], other[96] = "";
+		bool budget = run && run->audit_bytes >= g->lim.audit_bytes;
+		struct audit_event ev = {
+		    .run = run ? run->id : "",
+		    .type = s->type,
+		    .action = s->action,
+		    .resource = "",
+		    .allowed = s->allowed,
+		    .reason = reason,
+		    .policy = run && run->policy_name[0] ? run->policy_name : NULL,
+		    .has = AUDIT_HAS_COUNT,
+		    .count = (int64_t)s->count,
+		    .names = names,
+		    .names_len = s->nnames,
+		};
+
+		for (unsigned k = 0; k < s->nnames; k++)
+			names[k] = (struct audit_count){s->names[k].name, (int64_t)s->names[k].n};
+		if (s->other)
+			snprintf(other, sizeof(other), "; %llu of them for other names",
+				 (unsigned long long)s->other);
+		if (i == 0 && f->lost)
+			snprintf(other + strlen(other), sizeof(other) - strlen(other),
+				 "; %llu events of other kinds", (unsigned long long)f->lost);
+		if (budget || s->allowed)
+			snprintf(why, sizeof(why), "the run's audit budget of %llu KiB is used up",
+				 (unsigned long long)(g->lim.audit_bytes / 1024));
+		else
+			snprintf(why, sizeof(why),
+				 "denials: the first %u of a run in full, then %u a second",
+				 GW_DENY_BURST, GW_DENY_PER_S);
+		snprintf(reason, sizeof(reason),
+			 "rate limit: %llu %s %s events were not written one by one (%s); "
+			 "counts by name in \"names\"%s",
+			 (unsigned long long)s->count, s->allowed ? "allowed" : "denied", s->action,
+			 why, other);
+		if (g->log)
+			write_event(g, run, &ev);
+		for (unsigned k = 0; k < s->nnames; k++)
+			free(s->names[k].name);
+	}
+	free(f);
+}
+
+void gw_auditrl_flush(struct gw *g)
+{
+	for (struct gw_run *r = g->runs; r; r = r->next)
+		summaries(g, r, &r->flood);
+	summaries(g, NULL, &g->flood);
+}
+
+void gw_auditrl_run_end(struct gw *g, struct gw_run *r)
+{
+	summaries(g, r, &r->flood);
+}
