@@ -18,6 +18,7 @@
 #include "gateway/parent.h"
 #include "gateway/gw.h"
 #include "nft/nft.h"
+#include "plumb/plumb.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -189,15 +190,7 @@ int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool ma
 	int sfd, status = 0, ret = -1;
 	bool fatal = false, alive = true;
 
-	fw_config_defaults(&p.fc);
-	snprintf(p.fc.table, sizeof(p.fc.table), "%s", conf->nft_table);
-	snprintf(p.fc.if_prefix, sizeof(p.fc.if_prefix), "%s", conf->if_prefix);
-	p.fc.port_transparent = conf->port_transparent;
-	p.fc.port_dns = conf->port_dns;
-	p.fc.port_proxy = conf->port_proxy;
-	p.fc.nflog_group = conf->nflog_group;
-	p.fc.conns_per_run = conf->nft_conns_per_run;
-	p.fc.new_per_s = conf->nft_new_per_s;
+	plumb_fw_config(conf, &p.fc);
 	if (gw_cidr_parse(conf->pool_v4, &p.pool[0], &p.prefix[0]) ||
 	    gw_cidr_parse(conf->pool_v6, &p.pool[1], &p.prefix[1]))
 		manage_nft = false; /* cannot check addresses: refuse every update */

@@ -24,7 +24,7 @@
  * with --args (bwrap_args_text()), so the environment values it carries (--setenv) are not
  * in any process's /proc/PID/cmdline.
  */
-#include "launcher/run.h"
+#include "launcher/bwrap.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,6 +5,7 @@
 #include "launcher/run.h"
 #include "netns/netns.h"
 #include "nft/nft.h"
+#include "plumb/plumb.h"
 #include "policy/policy.h"
 
 #include <stdio.h>
@@ -81,16 +82,11 @@ int cmd_gc(int argc, char **argv)
 		fprintf(stderr, "warden gc: %s\n", err.msg);
 		ret = WD_EXIT_FOUND;
 	}
-	netns_pool_config_defaults(&cfg);
-	fw_config_defaults(&fc);
-	snprintf(fc.table, sizeof(fc.table), "%s", gwc.nft_table);
-	snprintf(fc.if_prefix, sizeof(fc.if_prefix), "%s", gwc.if_prefix);
-	if (netns_parse_prefix(gwc.pool_v4, &cfg.pool4) ||
-	    netns_parse_prefix(gwc.pool_v6, &cfg.pool6)) {
+	plumb_fw_config(&gwc, &fc);
+	if (run_netns_config(&gwc, &cfg)) {
 		fprintf(stderr, "warden gc: bad run pool %s or %s\n", gwc.pool_v4, gwc.pool_v6);
 		return WD_EXIT_USAGE;
 	}
-	snprintf(cfg.ifname_prefix, sizeof(cfg.ifname_prefix), "%s", gwc.if_prefix);
 	wd_err_clear(&err);
 	if (run_pool_gc(RUN_POOL_DIR, &cfg, &fc, drain, &pooled, &err)) {
 		fprintf(stderr, "warden gc: pool: %s\n", err.msg);

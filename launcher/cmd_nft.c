@@ -3,6 +3,7 @@
 #include "launcher/cli.h"
 #include "common/common.h"
 #include "nft/nft.h"
+#include "plumb/plumb.h"
 #include "policy/policy.h"
 
 #include <arpa/inet.h>
@@ -121,14 +122,7 @@ static int load_config(const char *path, struct fw_config *c)
 		return ret;
 	}
 	policy_diags_free(&d);
-	snprintf(c->table, sizeof(c->table), "%s", g.nft_table);
-	snprintf(c->if_prefix, sizeof(c->if_prefix), "%s", g.if_prefix);
-	c->port_transparent = g.port_transparent;
-	c->port_dns = g.port_dns;
-	c->port_proxy = g.port_proxy;
-	c->nflog_group = g.nflog_group;
-	c->conns_per_run = g.nft_conns_per_run;
-	c->new_per_s = g.nft_new_per_s;
+	plumb_fw_config(&g, c);
 	wd_err_clear(&err);
 	ret = fw_config_check(c, &err);
 	if (ret < 0)

@@ -1,6 +1,7 @@
-/* run.h - internal to launcher/: the pieces of `warden run` (bubblewrap argv, limits, the
- * gateway client, the run state folder, small pure helpers) shared by cmd_run.c, cmd_doctor.c,
- * cmd_gc.c and the unit tests.
+/* run.h - internal to launcher/: the pieces of `warden run` that other verbs and the unit
+ * tests share (limits, the gateway client, the run state folder, the network pool, small pure
+ * helpers): cmd_run.c's stages, cmd_doctor.c, cmd_gc.c. The stages' own header is
+ * run_internal.h; the bubblewrap backend's pieces are in bwrap.h.
  *
  * docs/run.md is the theory of operation of a run.
  */
@@ -86,173 +87,6 @@ void run_sha256_hex(const void *data, size_t len, char out[72]);
  * run_path_within() - true when @path is @dir or lies below it (both absolute, canonical)
  */
 bool run_path_within(const char *path, const char *dir);
-
-/* ------------------------------------------------------------ bubblewrap (bwrap.c) */
-
-/* Generated files bound into the sandbox: resolv.conf, hosts, passwd, group, boot_id. */
-#define BWRAP_NDATA 5
-
-/**
- * struct bwrap_grant - one filesystem grant in mount order (see bwrap_grants())
- * @path:	the real path (points into the policy)
- * @rw:		a write grant
- */
-struct bwrap_grant {
-	const char *path;
-	bool rw;
-};
-
-/**
- * bwrap_grants() - the policy's grants in the order they are mounted (shortest path first,
- * so a nested grant covers its parent's; a total order)
- * @p:		the validated policy
- * @ret:	on success, the list (free()); never NULL
- * @ret_n:	its length
- *
- * Return: 0, or -ENOMEM.
- */
-int bwrap_grants(const struct wd_policy *p, struct bwrap_grant **ret, size_t *ret_n);
-
-/**
- * struct bwrap_spec - what the sandbox is made of
- * @policy:	the validated policy (grants, masks, env)
- * @argv:	the command: argv[0] is the resolved absolute path; NULL-terminated
- * @environ:	the launcher's environment (env.allow names are copied from it)
- * @host4:	the run's host-side IPv4 address as text ("" when none): resolv.conf, proxies
- * @host6:	the run's host-side IPv6 address as text ("" when none)
- * @proxy_port:	the gateway's explicit proxy port
- * @new_session: add --new-session (stdin is not a terminal)
- * @info_fd:	fd bwrap writes its child pid to (-1: none)
- * @data_fd:	fds of the generated files: [0] resolv.conf, [1] hosts, [2] passwd, [3] group,
- *		[4] /proc/sys/kernel/random/boot_id (-1: not generated)
- * @grants:	bwrap_grants() of @policy, or NULL (then computed here)
- * @ngrants:	length of @grants
- * @grant_fd:	NULL: grants are bound by path; else an O_PATH descriptor for each of @grants
- *		(opened without following links), bound with --bind-fd / --ro-bind-fd
- * @cwd:	working folder inside the sandbox
- * @empty_file:	an empty read-only regular file (RUN_EMPTY_FILE) bound over the masked
- *		/proc files; NULL: those files are not masked
- * @etc_base:	NULL, or a folder to mount read-only as /etc instead of binding each of
- *		bwrap_base_etc (run_etc_base() makes it); only when no grant or mask lies
- *		under /etc (bwrap cannot make mount points in a read-only folder)
- * @seccomp_fd:	fd of the seccomp BPF program (sandbox_seccomp_fd()) for `--seccomp`, or -1
- *		(none: only WARDEN_UNSAFE_NO_SECCOMP, for measurements). Independently,
- *		--disable-userns --assert-userns-disabled are added unless the policy's
- *		sandbox.allow has `userns`.
- */
-struct bwrap_spec {
-	const struct wd_policy *policy;
-	char *const *argv;
-	char *const *environ;
-	const char *host4;
-	const char *host6;
-	uint16_t proxy_port;
-	bool new_session;
-	int info_fd;
-	int data_fd[BWRAP_NDATA];
-	const struct bwrap_grant *grants;
-	size_t ngrants;
-	const int *grant_fd;
-	const char *cwd;
-	const char *empty_file;
-	const char *etc_base;
-	int seccomp_fd;
-};
-
-/* The name the proxy variables give the gateway; the run's /etc/hosts maps it to the run's
- * own gateway addresses, v4 and v6. */
-#define BWRAP_PROXY_NAME "warden-proxy"
-
-/**
- * struct bwrap_argv - a growable NULL-terminated argv whose strings it owns
- * @v:	the strings, v[n] == NULL
- * @n:	number of strings
- * @cap: allocated entries
- * @opts_end: index of the "--" that ends bwrap's options (0: not built yet)
- */
-struct bwrap_argv {
-	char **v;
-	size_t n;
-	size_t cap;
-	size_t opts_end;
-};
-
-/**
- * bwrap_build() - the bubblewrap command line for @s (pure: reads only the paths' types)
- * @bwrap:	the bwrap binary (argv[0])
- * @s:		the sandbox
- * @out:	zeroed on entry; filled with the argv (free with bwrap_argv_free())
- *
- * Return: 0, or -ENOMEM.
- */
-int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv *out);
-
-/** bwrap_argv_free() - release @a and zero it; @a may be NULL. */
-void bwrap_argv_free(struct bwrap_argv *a);
-
-/**
- * bwrap_args_text() - bwrap's options of @a (v[1] up to the "--"), each NUL-terminated, for
- * `bwrap --args FD -- COMMAND...`: the options stay out of every /proc/PID/cmdline
- * @a:		a built argv
- * @out:	buffer to append to
- *
- * Return: 0, -EINVAL when @a was not built by bwrap_build(), or -ENOMEM.
- */
-int bwrap_args_text(const struct bwrap_argv *a, struct wd_buf *out);
-
-/**
- * bwrap_file_text() - the text of a generated file
- * @which:	0 resolv.conf, 1 hosts, 2 passwd, 3 group, 4 boot_id (random)
- * @s:		the sandbox (addresses)
- * @uid:	uid the program runs as (passwd, group)
- * @gid:	its gid
- * @out:	buffer to append to
- *
- * Return: 0, -EINVAL for an unknown @which, -EIO (no randomness), or -ENOMEM.
- */
-int bwrap_file_text(int which, const struct bwrap_spec *s, uid_t uid, gid_t gid,
-		    struct wd_buf *out);
-
-/* The runtime base every sandbox sees read-only (folders, then single /etc files). */
-extern const char *const bwrap_base_dirs[];
-extern const char *const bwrap_base_etc[];
-
-/* ------------------------------------------------------------ /etc in one mount (run_etc.c) */
-
-/* The folder of copies of bwrap_base_etc that sandboxes see as /etc. */
-#define RUN_ETC_DIR "/run/warden/etc"
-
-/**
- * run_etc_base() - bring @dir up to date: a copy of each existing bwrap_base_etc file (same
- * content, mode 0644, the host file's size and mtime, so a changed host file is seen and
- * copied again; a file gone from the host is removed), and empty mount points for the /etc
- * folders of bwrap_base_dirs and the generated files. Stale copies are replaced atomically
- * (rename) under a lock, so concurrent runs see either version, never a torn one.
- * @dir:	the folder (RUN_ETC_DIR); created 0755; must be root's, not a symlink; its
- *		parent, root's and not writable by others, is made searchable by all (bwrap
- *		binds the folder as the invoking user under sudo)
- *
- * Return: 0, or a negative errno (the caller then binds the host's files one by one).
- */
-int run_etc_base(const char *dir);
-
-/* An empty read-only file bound over the /proc files that sandboxes do not see. */
-#define RUN_EMPTY_FILE "/run/warden/empty"
-
-/**
- * run_empty_file() - make sure @path exists as an empty regular file of root's that nobody
- * may write (0444), in a folder the sandbox user can search
- * @path:	the file (RUN_EMPTY_FILE)
- *
- * Return: 0, or a negative errno (-EPERM: something else is there).
- */
-int run_empty_file(const char *path);
-
-/**
- * run_etc_usable() - whether /etc may be one read-only mount for @p: no grant or mask at or
- * under /etc
- */
-bool run_etc_usable(const struct wd_policy *p);
 
 /* ------------------------------------------------------------ limits (limits.c) */
 
@@ -375,6 +209,29 @@ struct run_gw {
  */
 int run_gw_request(const char *socket, const char *req, int timeout_ms, char **ret_answer);
 
+struct json_t;
+
+/**
+ * run_gw_call() - one JSON request, its answer checked: `"ok": true`
+ * @socket:	control socket path
+ * @req:	the request (a JSON object)
+ * @timeout_ms:	longest wait for connect + answer
+ * @ret_ans:	on success, the parsed answer (json_decref()); may be NULL
+ * @why:	on failure, why (the socket and the cause, or the gateway's "error")
+ * @wsize:	size of @why
+ *
+ * Return: 0; the errno of run_gw_request(); -EBADMSG the answer is not JSON; -EPERM the gateway
+ * refused (@why has its reason); -ENOMEM.
+ */
+int run_gw_call(const char *socket, struct json_t *req, int timeout_ms, struct json_t **ret_ans,
+		char *why, size_t wsize);
+
+/**
+ * run_gw_call_op() - run_gw_call() of `{"op": @op}`
+ * Return: as run_gw_call().
+ */
+int run_gw_call_op(const char *socket, const char *op, int timeout_ms, struct json_t **ret_ans);
+
 /**
  * run_gw_find_binary() - path of warden-gateway: $WARDEN_GATEWAY_BIN, next to this program,
  * ../gateway/ or ../sbin/ from it, else $PATH
@@ -488,9 +345,23 @@ int run_record_save(const char *dir, const struct run_record *r);
  */
 int run_gc(const char *dir, unsigned *ret_reclaimed, struct wd_err *err);
 
-/* ------------------------------------------------------------ the network pool (run_pool.c) */
+/* ------------------------------------------------------------ the run's network (run_network.c) */
 
 struct netns_pool_config;
+
+/**
+ * run_netns_config() - the run networks' configuration for a gateway configuration (pure):
+ * netns_pool_config_defaults(), then its pools (pools.runs_v4, .runs_v6) and interface prefix
+ * (nft.interface_prefix)
+ * @conf:	the gateway configuration
+ * @ret:	filled in
+ *
+ * Return: 0, or -EINVAL when a pool is not a prefix.
+ */
+int run_netns_config(const struct wd_gwconf *conf, struct netns_pool_config *ret);
+
+/* ------------------------------------------------------------ the network pool (run_pool.c) */
+
 struct netns_run;
 struct fw_config;
 

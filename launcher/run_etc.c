@@ -2,6 +2,7 @@
  * /etc files a program may need (bwrap_base_etc), kept up to date by size and mtime, with
  * empty mount points where the /etc folders of the runtime base and the generated files go.
  * One bind instead of eleven saves bubblewrap about a millisecond per run. */
+#include "launcher/bwrap.h"
 #include "launcher/run.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
-/* run_gw.c - `warden run`'s side of the gateway: the control-socket client and the embedded
- * gateway (a `warden-gateway` child started for one run with a generated config). */
+/* run_gw.c - `warden run`'s side of the gateway: the control-socket client (one request, one
+ * answer line; JSON calls on top) and the embedded gateway (a `warden-gateway` child started
+ * for one run with a generated config). run_gwclient.c says what a run asks. */
 #include "launcher/run.h"
 
 #include <errno.h>
@@ -76,6 +77,54 @@ int run_gw_request(const char *socket_path, const char *req, int timeout_ms, cha
 out:
 	wd_buf_free(&in);
 	close(fd);
+	return ret;
+}
+
+int run_gw_call(const char *socket_path, struct json_t *req, int timeout_ms,
+		struct json_t **ret_ans, char *why, size_t wsize)
+{
+	char *line = json_dumps(req, JSON_COMPACT), *ans = NULL;
+	json_t *j;
+	int ret;
+
+	if (!line)
+		return -ENOMEM;
+	ret = run_gw_request(socket_path, line, timeout_ms, &ans);
+	free(line);
+	if (ret) {
+		snprintf(why, wsize, "%s: %s", socket_path, strerror(-ret));
+		return ret;
+	}
+	j = json_loads(ans, 0, NULL);
+	free(ans);
+	if (!j) {
+		snprintf(why, wsize, "%s: the answer is not JSON", socket_path);
+		return -EBADMSG;
+	}
+	if (!json_is_true(json_object_get(j, "ok"))) {
+		const char *e = json_string_value(json_object_get(j, "error"));
+
+		snprintf(why, wsize, "%s", e ? e : "refused");
+		json_decref(j);
+		return -EPERM;
+	}
+	if (ret_ans)
+		*ret_ans = j;
+	else
+		json_decref(j);
+	return 0;
+}
+
+int run_gw_call_op(const char *socket_path, const char *op, int timeout_ms, struct json_t **ret_ans)
+{
+	json_t *req = json_pack("{s:s}", "op", op);
+	char why[256];
+	int ret;
+
+	if (!req)
+		return -ENOMEM;
+	ret = run_gw_call(socket_path, req, timeout_ms, ret_ans, why, sizeof(why));
+	json_decref(req);
 	return ret;
 }
 
@@ -224,9 +273,9 @@ int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 
 int run_gw_wait(struct run_gw *gw, struct wd_err *err)
 {
-	char tail[512], *ans = NULL;
+	char tail[512];
 	pid_t pid = gw->pid;
-	int r, status;
+	int status;
 
 	if (!gw->embedded || pid <= 0)
 		return wd_err_set(err, -ECHILD, "no embedded gateway was started");
@@ -239,16 +288,8 @@ int run_gw_wait(struct run_gw *gw, struct wd_err *err)
 			return wd_err_set(err, -ECHILD, "the embedded gateway exited at start: %s",
 					  tail[0] ? tail : "(no output)");
 		}
-		r = run_gw_request(gw->socket, "{\"op\":\"stats\"}", 200, &ans);
-		if (!r) {
-			json_t *j = json_loads(ans, 0, NULL);
-			bool ok = j && json_is_true(json_object_get(j, "ok"));
-
-			json_decref(j);
-			free(ans);
-			if (ok)
-				return 0;
-		}
+		if (!run_gw_call_op(gw->socket, "stats", 200, NULL))
+			return 0;
 		nanosleep(&(struct timespec){0, 200000L}, NULL);
 	}
 	run_gw_stop(gw);

@@ -1,5 +1,5 @@
 /* netns_internal.h - what netns/'s own files share: the slot records of the
- * allocator (alloc.c) that the run lifecycle (plumb.c) and the unit tests use. */
+ * allocator (alloc.c) that the run lifecycle (lifecycle.c) and the unit tests use. */
 #ifndef WARDEN_NETNS_INTERNAL_H
 #define WARDEN_NETNS_INTERNAL_H
 

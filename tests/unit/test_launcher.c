@@ -1,19 +1,25 @@
 /* test_launcher.c - unit tests of `warden run`'s pure parts: command lookup, exit statuses,
  * SHA-256, path containment, the bubblewrap command line, generated /etc files and the run
- * state record. The launcher is an executable, so its sources are compiled in here. */
+ * state record (linked from wd_launcher). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../../launcher/bwrap.c"
-#include "../../launcher/run_util.c"
-#include "../../launcher/run_state.c"
-#include "../../launcher/run_gw.c"
-#include "../../launcher/limits.c"
-#include "../../launcher/run_etc.c"
+#include "launcher/bwrap.h"
+#include "launcher/run.h"
+#include "netns/netns.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static void test_resolve(void **state)
 {
@@ -485,6 +491,33 @@ static void test_limits_names(void **state)
 	assert_int_equal(limits_rss_kb(0), 0);
 }
 
+/* The run networks' configuration from the gateway config: pools and interface prefix. */
+static void test_netns_config(void **state)
+{
+	struct wd_gwconf g;
+	struct netns_pool_config c;
+	char text[INET6_ADDRSTRLEN + 8];
+
+	(void)state;
+	policy_gwconf_defaults(&g);
+	snprintf(g.pool_v4, sizeof(g.pool_v4), "10.99.0.0/16");
+	snprintf(g.pool_v6, sizeof(g.pool_v6), "fd00:99::/48");
+	snprintf(g.if_prefix, sizeof(g.if_prefix), "wt-");
+	assert_int_equal(run_netns_config(&g, &c), 0);
+	assert_int_equal(netns_format_prefix(&c.pool4, text, sizeof(text)), 0);
+	assert_string_equal(text, "10.99.0.0/16");
+	assert_int_equal(netns_format_prefix(&c.pool6, text, sizeof(text)), 0);
+	assert_string_equal(text, "fd00:99::/48");
+	assert_string_equal(c.ifname_prefix, "wt-");
+	/* the rest are the defaults */
+	assert_int_equal(c.run4_len, 30);
+	snprintf(g.pool_v6, sizeof(g.pool_v6), "fd00:99::1/48"); /* host bits set */
+	assert_int_equal(run_netns_config(&g, &c), -EINVAL);
+	snprintf(g.pool_v6, sizeof(g.pool_v6), "fd00:99::/48");
+	snprintf(g.pool_v4, sizeof(g.pool_v4), "not-a-prefix");
+	assert_int_equal(run_netns_config(&g, &c), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -493,7 +526,7 @@ int main(void)
 	    cmocka_unit_test(test_bwrap),	 cmocka_unit_test(test_etc_usable),
 	    cmocka_unit_test(test_files),	 cmocka_unit_test(test_record),
 	    cmocka_unit_test(test_gc_dir),	 cmocka_unit_test(test_sandbox_user),
-	    cmocka_unit_test(test_limits_names),
+	    cmocka_unit_test(test_limits_names), cmocka_unit_test(test_netns_config),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

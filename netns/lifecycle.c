@@ -1,4 +1,4 @@
-/* plumb.c - plumbs a run's network, its whole lifecycle: create (namespace, veth, hardening,
+/* lifecycle.c - a run's network, its whole lifecycle: create (namespace, veth, hardening,
  * addresses, routes), destroy, and gc of runs whose launcher died.
  *
  * Theory of operation. netns_run_create() goes through named stages; each

@@ -1,0 +1,179 @@
+/* run_audit.c - the events `warden run` writes itself: "run.start" (durable, before anything
+ * runs), the limit events of an ended run, and "run.exit" (written when the status is known,
+ * made durable once the teardown child is on its own). Every event carries the run id, the
+ * policy and its hash, the launcher's pid and the person's uid. */
+#include "launcher/cli.h"
+#include "launcher/run_internal.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
+{
+	struct wd_err err;
+	int ret;
+
+	ev->run = r->id;
+	ev->policy = r->policy_abs;
+	ev->policy_hash = r->policy_hash;
+	ev->has |= AUDIT_HAS_PID | AUDIT_HAS_UID;
+	ev->pid = getpid();
+	ev->uid = r->caller_uid;
+	wd_err_clear(&err);
+	ret = audit_log_write(r->log, ev, flags, &err);
+	if (ret)
+		fprintf(stderr, "warden run: audit: %s\n", err.msg[0] ? err.msg : strerror(-ret));
+	return ret;
+}
+
+/* run.start's `isolation`: the network, the sandbox backend's words, the uid, the limits. */
+static void isolation_text(struct run *r, char *out, size_t size)
+{
+	char sb[192];
+
+	run_sandbox_describe(r, sb, sizeof(sb));
+	snprintf(out, size, "netns+veth+nft,%s,uid=%u,limits=%s", sb, (unsigned)r->uid,
+		 limits_kind_name(r->lkind));
+}
+
+int run_audit_start(struct run *r)
+{
+	struct audit_event ev = {0};
+	char iso[256], reason[256];
+	struct wd_err err;
+	const char *path = cli_audit_path(r->o.audit);
+	int ret;
+
+	if (!path)
+		return run_fail(r, "audit", "set WARDEN_AUDIT_LOG or pass --audit-log PATH",
+				"no audit log path (no home folder)");
+	wd_err_clear(&err);
+	ret = audit_log_open(path, &r->log, &err);
+	if (ret)
+		return run_fail(r, "audit",
+				"fix the audit log's path or permissions (see --audit-log)", "%s",
+				err.msg[0] ? err.msg : strerror(-ret));
+	isolation_text(r, iso, sizeof(iso));
+	snprintf(reason, sizeof(reason), "gateway: %s",
+		 r->o.gateway ? r->o.gateway : "embedded unless a daemon answers");
+	ev.type = AUDIT_TYPE_RUN;
+	ev.action = "run.start";
+	ev.resource = r->exe;
+	ev.allowed = true;
+	ev.reason = reason;
+	ev.isolation = iso;
+	ev.command = (const char *const *)r->argv;
+	for (ev.command_len = 0; r->argv[ev.command_len]; ev.command_len++)
+		;
+	ret = write_event(r, &ev, AUDIT_WRITE_DURABLE);
+	if (ret)
+		return run_fail(r, "audit", "free space or fix permissions of the audit log",
+				"run.start could not be written durably to %s: %s", path,
+				strerror(-ret));
+	r->started = true;
+	return 0;
+}
+
+static void audit_limit(struct run *r, const char *action, const char *why, int64_t limit,
+			int64_t usage)
+{
+	struct audit_event ev = {0};
+
+	ev.type = AUDIT_TYPE_LIMIT;
+	ev.action = action;
+	ev.resource = r->exe;
+	ev.allowed = false;
+	ev.reason = why;
+	if (limit >= 0) {
+		ev.has |= AUDIT_HAS_LIMIT;
+		ev.limit = limit;
+	}
+	if (usage >= 0) {
+		ev.has |= AUDIT_HAS_USAGE;
+		ev.usage = usage;
+	}
+	write_event(r, &ev, 0);
+}
+
+void run_audit_limits(struct run *r, struct run_outcome *o)
+{
+	const struct policy_limits *l = &r->pol->limits;
+	bool mem_hit = false, pids_hit = false;
+	uint64_t mem_peak = 0;
+	char why[128];
+
+	limits_breaches(&r->lim, &mem_hit, &pids_hit, &mem_peak);
+	if ((mem_hit || o->rss_hit) && !o->sig && o->status == 128 + SIGKILL)
+		o->sig = SIGKILL;
+	if (mem_hit || o->rss_hit) {
+		snprintf(why, sizeof(why), "memory limit of %llu MiB reached (%s)",
+			 (unsigned long long)l->memory_mb, limits_kind_name(r->lkind));
+		audit_limit(r, "limit.memory", why, (int64_t)(l->memory_mb << 20),
+			    o->rss_hit ? (int64_t)o->rss_peak_kb * 1024 : (int64_t)mem_peak);
+		fprintf(stderr, "warden run: %s\n", why);
+	}
+	if (pids_hit) {
+		snprintf(why, sizeof(why), "process limit of %u reached: a fork was refused",
+			 l->pids);
+		audit_limit(r, "limit.pids", why, l->pids, -1);
+	}
+	if (o->timed_out) {
+		unsigned t = r->o.timeout_s ? r->o.timeout_s : l->timeout_s;
+
+		snprintf(why, sizeof(why), "timeout of %u s: SIGTERM, then SIGKILL after %d ms", t,
+			 RUN_KILL_GRACE_MS);
+		audit_limit(r, "limit.time", why, (int64_t)t * 1000,
+			    (int64_t)((wd_mono_ns() - r->t0) / 1000000));
+		fprintf(stderr, "warden run: %s\n", why);
+	}
+}
+
+void run_audit_exit(struct run *r, int status, int sig, const struct run_counts *c, unsigned flags)
+{
+	static const struct run_counts unknown = {-1, -1, -1};
+	struct audit_event ev = {0};
+
+	if (!r->started)
+		return;
+	ev.type = AUDIT_TYPE_RUN;
+	ev.action = "run.exit";
+	ev.resource = r->exe;
+	ev.allowed = status != RUN_EXIT_WARDEN || !r->fail_reason[0];
+	ev.reason = r->fail_reason[0] ? r->fail_reason : NULL;
+	ev.has = AUDIT_HAS_EXIT | AUDIT_HAS_DURATION;
+	ev.exit = status;
+	ev.duration_ms = (int64_t)((wd_mono_ns() - r->t0) / 1000000);
+	if (sig) {
+		ev.has |= AUDIT_HAS_SIGNAL;
+		ev.signal = sig;
+	}
+	if (!c)
+		c = &unknown;
+	if (c->denied >= 0) {
+		ev.has |= AUDIT_HAS_DENIALS;
+		ev.denials = c->denied;
+	}
+	if (c->up >= 0) {
+		ev.has |= AUDIT_HAS_BYTES_UP | AUDIT_HAS_BYTES_DOWN;
+		ev.bytes_up = c->up;
+		ev.bytes_down = c->down;
+	}
+	if (r->gw_lost) {
+		ev.has |= AUDIT_HAS_COUNTS_INCOMPLETE;
+		ev.counts_incomplete = true;
+		if (!ev.reason)
+			ev.reason = r->gw_lost_why;
+	}
+	write_event(r, &ev, flags);
+}
+
+/* fdatasync the audit log (run.exit was written without it), through the descriptor it was
+ * written with: opening the path again could reach another file (renamed, replaced by a
+ * FIFO that blocks the open) */
+void run_audit_sync(const struct run *r)
+{
+	if (r->log)
+		audit_log_sync(r->log);
+}

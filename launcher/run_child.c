@@ -1,0 +1,237 @@
+/* run_child.c - the parked child of a Linux sandbox backend: forked early, it enters the run's
+ * network namespace and cgroups and becomes the program's user while the parent goes on, then
+ * execs what the backend prepared on the parent's word (run_child.h has the stages). */
+#include "launcher/run_child.h"
+#include "launcher/run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/keyctl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int run_child_memfd(const char *name, const void *data, size_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (wd_write_all(fd, data ? data : "", len) || lseek(fd, 0, SEEK_SET) < 0) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+static _Noreturn void child_fail(int errfd, int stage, int index, int err)
+{
+	struct run_child_report rep = {err ? err : EIO, stage, index};
+
+	if (write(errfd, &rep, sizeof(rep)) < 0)
+		_exit(RUN_EXIT_WARDEN);
+	_exit(RUN_EXIT_WARDEN);
+}
+
+/* Runs in the child after fork and never returns: the stages of run_child.h. */
+static _Noreturn void child_main(const struct run_child_plan *p, int errfd, int gofd)
+{
+	struct run_child_exec x = {0};
+	struct run_child_report rep = {0, RUN_CHILD_BACKEND, -1};
+	int *keep, nkeep = 0, e;
+	sigset_t none;
+	char go;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (setns(p->netns_fd, CLONE_NEWNET) < 0)
+		child_fail(errfd, RUN_CHILD_NETNS, 0, errno);
+	e = limits_join(p->limits);
+	if (e)
+		child_fail(errfd, RUN_CHILD_CGROUP, 0, -e);
+	if (setgroups((size_t)p->ngroups, p->groups) < 0 || setresgid(p->gid, p->gid, p->gid) < 0 ||
+	    setresuid(p->uid, p->uid, p->uid) < 0)
+		child_fail(errfd, RUN_CHILD_USER, 0, errno);
+	/* a session keyring of the run's own: the caller's keys stay the caller's */
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
+		child_fail(errfd, RUN_CHILD_KEYRING, 0, errno);
+	/* after the uid change, which clears it: the sandbox dies with us */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		child_fail(errfd, RUN_CHILD_USER, 0, errno);
+	if (getppid() == 1)
+		_exit(RUN_EXIT_WARDEN);
+	if (p->prepare_exec(p->arg, &x, &rep))
+		child_fail(errfd, rep.stage, rep.index, rep.err);
+	keep = calloc(x.nkeep + 2, sizeof(*keep));
+	if (!keep)
+		child_fail(errfd, RUN_CHILD_FDS, 0, ENOMEM);
+	/* the binary inherits these; the error and go pipes are CLOEXEC and go at exec */
+	for (size_t i = 0; i < x.nkeep; i++) {
+		if (x.keep[i] < 0)
+			continue;
+		if (fcntl(x.keep[i], F_SETFD, 0) < 0)
+			child_fail(errfd, RUN_CHILD_FDS, 0, errno);
+		keep[nkeep++] = x.keep[i];
+	}
+	keep[nkeep++] = errfd;
+	keep[nkeep++] = gofd;
+	e = wd_close_all_except(keep, (size_t)nkeep);
+	if (e)
+		child_fail(errfd, RUN_CHILD_FDS, 0, -e);
+	if (p->fsize) {
+		struct rlimit rl;
+
+		rl.rlim_cur = rl.rlim_max = (rlim_t)p->fsize;
+		if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+			child_fail(errfd, RUN_CHILD_LIMIT, 0, errno);
+	}
+	/* wait for the parent's checks; EOF means "do not run" */
+	while ((e = (int)read(gofd, &go, 1)) < 0 && errno == EINTR)
+		;
+	if (e != 1)
+		_exit(RUN_EXIT_WARDEN);
+	execve(x.argv[0], x.argv, x.envp);
+	child_fail(errfd, RUN_CHILD_EXEC, 0, errno);
+}
+
+int run_child_fork(struct run_child *c, const struct run_child_plan *p, struct sandbox_err *e)
+{
+	int errp[2] = {-1, -1}, go[2] = {-1, -1}, ret;
+
+	*c = RUN_CHILD_INIT;
+	if (pipe2(errp, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
+		ret = -errno;
+		e->step = "exec";
+		e->fix = NULL;
+		snprintf(e->msg, sizeof(e->msg), "pipe: %s", strerror(-ret));
+		goto out;
+	}
+	c->pid = fork();
+	if (c->pid < 0) {
+		ret = -errno;
+		c->pid = 0;
+		e->step = "exec";
+		e->fix = NULL;
+		snprintf(e->msg, sizeof(e->msg), "fork: %s", strerror(-ret));
+		goto out;
+	}
+	if (c->pid == 0) {
+		close(errp[0]);
+		close(go[1]);
+		child_main(p, errp[1], go[0]);
+	}
+	c->err_fd = errp[0];
+	c->go_fd = go[1];
+	errp[0] = go[1] = -1;
+	ret = 0;
+out:
+	wd_closep(&errp[0]);
+	wd_closep(&errp[1]);
+	wd_closep(&go[0]);
+	wd_closep(&go[1]);
+	return ret;
+}
+
+int run_child_go(struct run_child *c, struct run_child_report *ret)
+{
+	struct run_child_report rep;
+	ssize_t n;
+
+	/* a child that failed already has exited: its report waits in the pipe either way */
+	(void)!wd_write_all(c->go_fd, "g", 1);
+	wd_closep(&c->go_fd);
+	do
+		n = read(c->err_fd, &rep, sizeof(rep));
+	while (n < 0 && errno == EINTR);
+	wd_closep(&c->err_fd);
+	if (n == 0)
+		return 0;
+	if (n != sizeof(rep))
+		rep = (struct run_child_report){n < 0 ? errno : EPROTO, RUN_CHILD_EXEC, -1};
+	waitpid(c->pid, &(int){0}, 0);
+	c->pid = 0;
+	*ret = rep;
+	return -ECHILD;
+}
+
+void run_child_cancel(struct run_child *c)
+{
+	int st;
+
+	wd_closep(&c->go_fd);
+	wd_closep(&c->err_fd);
+	if (c->pid > 0)
+		waitpid(c->pid, &st, 0);
+	c->pid = 0;
+}
+
+/* One generic stage's message (%s is the errno's text; %u and the second %s in RUN_CHILD_USER
+ * are the uid and the user's name, in RUN_CHILD_FDS the backend, in RUN_CHILD_EXEC the
+ * binary). */
+static const struct {
+	const char *step;
+	const char *fix;
+} child_steps[] = {
+    [RUN_CHILD_NETNS] = {"exec", "check `warden doctor`"},
+    [RUN_CHILD_CGROUP] = {"exec", "check `warden doctor`"},
+    [RUN_CHILD_USER] = {"exec", NULL},
+    [RUN_CHILD_KEYRING] = {"exec", NULL},
+    [RUN_CHILD_FDS] = {"exec", NULL},
+    [RUN_CHILD_LIMIT] = {"limits", NULL},
+    [RUN_CHILD_EXEC] = {"exec", "check `warden doctor`"},
+};
+
+bool run_child_explain(const struct run_child_report *rep, const char *what, const char *binary,
+		       uid_t uid, const char *user, struct sandbox_err *e)
+{
+	const char *err = strerror(rep->err), *who = user ? user : "the sandbox user";
+	char *m = e->msg;
+	size_t n = sizeof(e->msg);
+
+	if (rep->stage >= RUN_CHILD_BACKEND)
+		return false;
+	e->step = "exec";
+	e->fix = NULL;
+	if (rep->stage >= 0 && (size_t)rep->stage < WD_ARRAY_SIZE(child_steps)) {
+		e->step = child_steps[rep->stage].step;
+		e->fix = child_steps[rep->stage].fix;
+	}
+	switch ((enum run_child_stage)rep->stage) {
+	case RUN_CHILD_NETNS:
+		snprintf(m, n, "entering the run's namespace: %s", err);
+		break;
+	case RUN_CHILD_CGROUP:
+		snprintf(m, n, "joining the run's cgroups: %s", err);
+		break;
+	case RUN_CHILD_USER:
+		snprintf(m, n, "becoming uid %u (%s): %s", (unsigned)uid, who, err);
+		break;
+	case RUN_CHILD_KEYRING:
+		snprintf(m, n, "joining a session keyring of the run's own: %s", err);
+		break;
+	case RUN_CHILD_FDS:
+		snprintf(m, n, "preparing %s's arguments and descriptors: %s", what, err);
+		break;
+	case RUN_CHILD_LIMIT:
+		snprintf(m, n, "setting the file size limit: %s", err);
+		break;
+	case RUN_CHILD_EXEC:
+		snprintf(m, n, "starting %s: %s", binary, err);
+		break;
+	case RUN_CHILD_BACKEND:
+	default:
+		snprintf(m, n, "the child failed: %s", err);
+		break;
+	}
+	return true;
+}

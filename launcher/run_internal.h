@@ -1,0 +1,458 @@
+/* run_internal.h - internal to `warden run`: the run's state (struct run) and the stages that
+ * cmd_run.c calls in order, each in its own file (docs/run.md has the map):
+ *
+ *   run_policy.c     the gateway config, the program's user, the policy, the command
+ *   run_audit.c      run.start, limit.*, run.exit
+ *   run_network.c    netns + veth (leased from the pool, else made) and the nft elements
+ *   run_gwclient.c   which gateway, register, list, the run's counters, unregister
+ *   run_liveness.c   the end-to-end check: a DNS query from inside the run is answered
+ *   run_sandbox.c    the sandbox step: write grants made, the backend (run_sandbox.h) driven;
+ *                    bubblewrap is run_sandbox_bwrap.c, its parked child run_child.c
+ *   run_wait.c       the wait: signals forwarded, the timeout, RSS sampling
+ *   run_teardown.c   undoing the stages, in the foreground or in a detached child
+ *
+ * A stage returns 0, or the exit status of a failure (125) after run_fail() said which step
+ * failed, why and how to fix it; it never exits.
+ */
+#ifndef WARDEN_LAUNCHER_RUN_INTERNAL_H
+#define WARDEN_LAUNCHER_RUN_INTERNAL_H
+
+#include "launcher/run.h"
+#include "launcher/run_sandbox.h"
+#include "audit/audit.h"
+#include "netns/netns.h"
+#include "nft/nft.h"
+#include "policy/policy.h"
+
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/**
+ * struct run_opts - the options of `warden run` (warden(1))
+ * @policy:		-p FILE, or NULL (the empty policy)
+ * @gateway:		--gateway SOCKET, or NULL
+ * @config:		--config GATEWAY.yaml, or NULL (the defaults)
+ * @audit:		--audit-log PATH, or NULL
+ * @sandbox_user:	--sandbox-user, or NULL
+ * @timeout_s:		--timeout, 0 when not given
+ * @quiet:		-q
+ * @print_seccomp:	--print-seccomp
+ */
+struct run_opts {
+	const char *policy;
+	const char *gateway;
+	const char *config;
+	const char *audit;
+	const char *sandbox_user;
+	unsigned timeout_s;
+	bool quiet;
+	bool print_seccomp;
+};
+
+/*
+ * struct run - one run, from the options to the teardown. Each group of members belongs to the
+ * stage that fills it; later stages read them. A member that says a thing exists (rec_saved,
+ * fw_added, net.live, registered, ...) is what the teardown undoes.
+ */
+struct run {
+	struct run_opts o;
+	/* run_policy.c: the inputs */
+	struct wd_gwconf gwc;
+	struct wd_policy *pol;
+	char *policy_text;
+	size_t policy_len;
+	char policy_hash[72];
+	char policy_abs[PATH_MAX];
+	char **argv; /* argv[0] resolved */
+	char exe[PATH_MAX];
+	uid_t uid; /* the program's user (never 0) */
+	gid_t gid;
+	uid_t caller_uid; /* the person: the audit events' uid (SUDO_UID under sudo) */
+	const char *user;
+	gid_t groups[64];
+	int ngroups;
+	bool no_seccomp; /* WARDEN_UNSAFE_NO_SECCOMP=1: measurements only (docs/seccomp.md) */
+	/* cmd_run.c: the command line after `--`, identity, state record, signals */
+	int cmd_argc;
+	char **cmd_argv;
+	char id[16];
+	struct run_record rec;
+	bool rec_saved;
+	char state_dir[PATH_MAX];
+	int sigfd;
+	/* run_audit.c */
+	struct audit_log *log;
+	bool started; /* run.start written */
+	uint64_t t0;
+	char fail_reason[1200];
+	/* run_network.c */
+	struct netns_pool_config ncfg;
+	struct netns_run net;
+	char host4[INET_ADDRSTRLEN], host6[INET6_ADDRSTRLEN];
+	struct fw_config fcfg;
+	struct fw_conn *fw;
+	struct fw_run fr;
+	bool fw_added;
+	unsigned pool_size; /* ready networks to keep ($WARDEN_POOL) */
+	bool pooled;	    /* the network came from the pool */
+	/* limits (cmd_run.c) */
+	enum limits_kind lkind;
+	struct limits lim;
+	/* run_gwclient.c */
+	struct run_gw gw;
+	bool gw_daemon; /* run_gwclient_pick() chose a daemon (else an embedded one was spawned) */
+	bool registered;
+	bool gw_lost;	       /* the gateway died or forgot the run: its counts are incomplete */
+	char gw_lost_why[300]; /* ... and how, for run.exit */
+	/* run_sandbox.c */
+	char cwd[PATH_MAX]; /* the folder the program starts in */
+	struct sandbox_spec spec;
+	struct sandbox sb;
+};
+
+/**
+ * struct run_outcome - how the program ended, for run.exit and the limit events
+ * @wstatus:	bwrap's wait status
+ * @timed_out:	the timeout fired
+ * @rss_hit:	RSS sampling killed the run over the memory limit
+ * @rss_peak_kb: the largest RSS sampled, in KiB
+ * @status:	what `warden run` exits with (run_exit_status())
+ * @sig:	the signal that ended the program when known, else 0
+ */
+struct run_outcome {
+	int wstatus;
+	bool timed_out;
+	bool rss_hit;
+	uint64_t rss_peak_kb;
+	int status;
+	int sig;
+};
+
+/**
+ * struct run_counts - what the gateway counted of a run (-1: unknown)
+ * @denied:	connections and queries denied
+ * @up:		bytes from the sandbox
+ * @down:	bytes to it
+ */
+struct run_counts {
+	int64_t denied;
+	int64_t up;
+	int64_t down;
+};
+
+/* ------------------------------------------------------------ cmd_run.c */
+
+/** run_usage() - the usage text of `warden run` on @f. */
+void run_usage(FILE *f);
+
+/**
+ * run_fail() - say "warden run: STEP: CAUSE" and a fix on stderr; remember it for run.exit
+ * @r:		the run
+ * @step:	the step that failed (docs/run.md's stage names)
+ * @fix:	one line telling the person what to do, or NULL
+ * @fmt:	the cause
+ *
+ * Return: RUN_EXIT_WARDEN (125).
+ */
+int run_fail(struct run *r, const char *step, const char *fix, const char *fmt, ...)
+    WD_PRINTF(4, 5);
+
+/** run_note() - a progress message on stderr ("warden run: ..."), unless -q. */
+void run_note(const struct run *r, const char *fmt, ...) WD_PRINTF(2, 3);
+
+/** run_stamp() - with WARDEN_TIMING=1, print how long it was since the last stamp. */
+void run_stamp(const char *stage);
+
+/**
+ * run_state_save() - write r->rec to the run's state folder (RUN_STATE_DIR/<id>/state)
+ * Return: 0, or a negative errno.
+ */
+int run_state_save(struct run *r);
+
+/* ------------------------------------------------------------ run_policy.c */
+
+/**
+ * run_config_load() - the gateway configuration (--config, else the defaults) and from it the
+ * nft table's and the run networks' configuration
+ * Return: 0, or 125 (said).
+ */
+int run_config_load(struct run *r);
+
+/**
+ * run_policy_load() - whom the program runs as, then the policy (-p, else the empty policy),
+ * validated against what no grant may expose, with its text and hash for the audit events
+ * Return: 0, or 125 (said).
+ */
+int run_policy_load(struct run *r);
+
+/**
+ * run_command_resolve() - the command (@argv, else the policy's `command`) with argv[0]
+ * resolved through $PATH; it must be visible inside the sandbox
+ * @r:		the run (r->argv, r->exe are set)
+ * @argc:	number of words after `--`
+ * @argv:	the words
+ *
+ * Return: 0; 125 no command; 126 not executable; 127 not found or not visible (said).
+ */
+int run_command_resolve(struct run *r, int argc, char **argv);
+
+/* ------------------------------------------------------------ run_audit.c */
+
+/**
+ * run_audit_start() - open the audit log and write "run.start" durably (nothing runs when it
+ * cannot be written)
+ * Return: 0, or 125 (said).
+ */
+int run_audit_start(struct run *r);
+
+/**
+ * run_audit_limits() - the limit events of an ended run (limit.memory, limit.pids,
+ * limit.time), said on stderr too for memory and time; sets @o->sig to SIGKILL when the memory
+ * limit killed the program
+ * @r:	the run
+ * @o:	how it ended
+ */
+void run_audit_limits(struct run *r, struct run_outcome *o);
+
+/**
+ * run_audit_exit() - write "run.exit" (nothing when run.start was not written)
+ * @r:		the run (its failure reason, the gateway's loss)
+ * @status:	the exit status
+ * @sig:	the signal that ended the program, or 0
+ * @c:		the gateway's counters (-1: unknown), or NULL (all unknown)
+ * @flags:	AUDIT_WRITE_DURABLE or 0
+ */
+void run_audit_exit(struct run *r, int status, int sig, const struct run_counts *c, unsigned flags);
+
+/**
+ * run_audit_sync() - fdatasync the audit log through the descriptor run.exit was written with
+ * (opening the path again could reach another file)
+ */
+void run_audit_sync(const struct run *r);
+
+/* ------------------------------------------------------------ run_network.c */
+
+/**
+ * run_network_up() - the run's network: a ready one leased from the pool, else one made now
+ * and its nft elements added (the table installed first when it is missing)
+ * Return: 0, or 125 (said).
+ */
+int run_network_up(struct run *r);
+
+/**
+ * run_network_facts() - the run's network is known (r->net): its addresses as text (r->host4,
+ * r->host6 and the state record's), its nft elements (r->fr: the interface, the sandbox
+ * addresses, and the veth's host side as the run's only gateway address per family) (pure)
+ */
+void run_network_facts(struct run *r);
+
+/**
+ * run_network_refresh() - add a pooled network's nft elements again (the table may have been
+ * replaced since it was made); once
+ * Return: 0, or 125 (said).
+ */
+int run_network_refresh(struct run *r);
+
+/**
+ * run_network_down() - delete the run's nft elements and destroy its network (what exists);
+ * failures are said on stderr
+ */
+void run_network_down(struct run *r);
+
+/* ------------------------------------------------------------ run_gwclient.c */
+
+/**
+ * run_gwclient_pick() - which gateway: --gateway, else the daemon if it answers, else an
+ * embedded one spawned now on the run's host-side addresses (run_gwclient_ready() waits)
+ * Return: 0, or 125 (said).
+ */
+int run_gwclient_pick(struct run *r);
+
+/**
+ * run_gwclient_ready() - wait until an embedded gateway answers (a daemon was asked already)
+ * Return: 0, or 125 (said).
+ */
+int run_gwclient_ready(struct run *r);
+
+/**
+ * run_gwclient_register() - register the run (id, interface, addresses, policy) with its
+ * gateway, recorded in the state first so that a crash still gets it unregistered
+ * Return: 0, or 125 (said).
+ */
+int run_gwclient_register(struct run *r);
+
+/** run_gwclient_lists() - whether the gateway's `list` names the run. */
+bool run_gwclient_lists(struct run *r);
+
+/**
+ * run_gwclient_counters() - the gateway's counters for the run; a gateway that no longer
+ * answers for a registered run sets r->gw_lost (run.exit says the counts are incomplete)
+ * @r:		the run
+ * @ret:	filled in; all -1 when unknown
+ */
+void run_gwclient_counters(struct run *r, struct run_counts *ret);
+
+struct json_t;
+
+/**
+ * run_gwclient_find() - look for run @id in the answer to `list` (pure)
+ * @ans:	the answer ({"ok": true, "runs": [{"id", "denied", "bytes_up", "bytes_down"}]})
+ * @id:		the run id
+ * @ret:	its counters when found (a missing one is 0); may be NULL
+ *
+ * Return: whether the answer lists the run.
+ */
+bool run_gwclient_find(const struct json_t *ans, const char *id, struct run_counts *ret);
+
+/** run_gwclient_unregister() - unregister a registered run (a failure is said on stderr). */
+void run_gwclient_unregister(struct run *r);
+
+/**
+ * run_gwclient_died() - the embedded gateway ended during the run: record it for run.exit
+ * @r:	the run
+ * @st:	its wait status
+ */
+void run_gwclient_died(struct run *r, int st);
+
+/* ------------------------------------------------------------ run_liveness.c */
+
+/**
+ * run_liveness_check() - enforcement is live: the gateway lists the run, and a DNS query sent
+ * from inside the run's namespace is answered (a pooled network gets its nft elements again
+ * once if not)
+ * Return: 0, or 125 (said).
+ */
+int run_liveness_check(struct run *r);
+
+/* The DNS query of the check: HTTPS (type 65) for this reserved name, which the gateway answers
+ * empty without asking upstream or counting a denial, and audits as "run.liveness"
+ * (gateway/dnsfront.c GW_LIVENESS_NAME; keep the two in step). */
+#define RUN_LIVENESS_NAME "warden-liveness.check.invalid"
+
+/**
+ * run_liveness_query() - the check's DNS query (pure)
+ * @id:		the query id
+ * @out:	where to write it
+ * @size:	size of @out
+ *
+ * Return: its length, or -ENOSPC.
+ */
+int run_liveness_query(uint16_t id, uint8_t *out, size_t size);
+
+/**
+ * run_liveness_answers() - whether @ans (@len bytes) is a response to the query @q (pure)
+ */
+bool run_liveness_answers(const uint8_t *q, const uint8_t *ans, size_t len);
+
+/* ------------------------------------------------------------ run_sandbox.c */
+
+/** run_sandbox_allow() - the policy's sandbox.allow as sandbox/'s SANDBOX_ALLOW_* bits. */
+unsigned run_sandbox_allow(const struct wd_policy *p);
+
+/**
+ * run_sandbox_unsafe() - WARDEN_UNSAFE_NO_SECCOMP=1: the filter is left out (the benchmark's
+ * "without" column only; said on stderr even with -q, recorded in run.start)
+ */
+bool run_sandbox_unsafe(void);
+
+/**
+ * run_sandbox_print_seccomp() - `warden run --print-seccomp`: the policy's filter as text
+ * Return: 0, or 125 (said).
+ */
+int run_sandbox_print_seccomp(struct run *r);
+
+/** run_sandbox_init() - pick the sandbox backend (nothing is held yet). */
+void run_sandbox_init(struct run *r);
+
+/**
+ * run_sandbox_probe() - the prerequisites of the sandbox backend (its tool is there)
+ * Return: 0, or 125 (said).
+ */
+int run_sandbox_probe(struct run *r);
+
+/**
+ * run_sandbox_describe() - the backend's part of run.start's `isolation`
+ * @r:		the run
+ * @out:	where to write it
+ * @size:	size of @out
+ */
+void run_sandbox_describe(struct run *r, char *out, size_t size);
+
+/**
+ * run_sandbox_grants() - write grants that do not exist yet are made, owned by the program's
+ * user, never through a link
+ * Return: 0, or 125 (said).
+ */
+int run_sandbox_grants(struct run *r);
+
+/**
+ * run_sandbox_prepare() - everything the sandbox needs before the program may start, its
+ * process parked (run_sandbox_spawn() lets it go, run_sandbox_cancel() ends it)
+ * Return: 0, or 125 (said).
+ */
+int run_sandbox_prepare(struct run *r);
+
+/**
+ * run_sandbox_spawn() - the program starts; whether it could is known on return
+ * Return: 0, or 125 (said).
+ */
+int run_sandbox_spawn(struct run *r);
+
+/** run_sandbox_cancel() - a prepared sandbox that will not run: its process goes away. */
+void run_sandbox_cancel(struct run *r);
+
+/** run_sandbox_release() - free what the backend holds (after the wait, or a failure). */
+void run_sandbox_release(struct run *r);
+
+/** run_sandbox_pid() - the process whose end is the run's end (0 before it was prepared). */
+pid_t run_sandbox_pid(const struct run *r);
+
+/** run_sandbox_event_fd() - a descriptor the wait polls for the backend, or -1. */
+int run_sandbox_event_fd(const struct run *r);
+
+/**
+ * run_sandbox_event() - run_sandbox_event_fd() is readable: the backend reads it
+ * Return: true when the wait need not poll it any more.
+ */
+bool run_sandbox_event(struct run *r);
+
+/**
+ * run_sandbox_signal() - send @sig to a part of the sandbox (enum sandbox_target)
+ * @r:		the run
+ * @to:		which part
+ * @sig:	the signal
+ */
+void run_sandbox_signal(struct run *r, enum sandbox_target to, int sig);
+
+/* ------------------------------------------------------------ run_wait.c */
+
+/**
+ * run_wait() - wait for the program: signals forwarded, the timeout (SIGTERM to the tree,
+ * SIGKILL RUN_KILL_GRACE_MS later), RSS sampling when no cgroup limits memory, the embedded
+ * gateway's death noticed
+ * @r:	the run (its sandbox runs)
+ * @o:	zeroed on entry; wstatus, timed_out, rss_hit, rss_peak_kb are filled in
+ */
+void run_wait(struct run *r, struct run_outcome *o);
+
+/* ------------------------------------------------------------ run_teardown.c */
+
+/**
+ * run_teardown() - undo what the run made, in the foreground: unregister, cgroups, nft
+ * elements, network, the embedded gateway, the state folder
+ */
+void run_teardown(struct run *r);
+
+/**
+ * run_teardown_detached() - hand the teardown to a detached child that owns the run from now
+ * on, so that the caller gets the program's status at once
+ * Return: true when the child took over (nothing of the run is this process's any more), false
+ * when the caller must tear down itself.
+ */
+bool run_teardown_detached(struct run *r);
+
+#endif /* WARDEN_LAUNCHER_RUN_INTERNAL_H */

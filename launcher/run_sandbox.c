@@ -1,0 +1,236 @@
+/* run_sandbox.c - the sandbox stages of `warden run`, whatever the backend: the policy's
+ * seccomp allowances, --print-seccomp, the write grants made, and the calls into the sandbox
+ * backend (run_sandbox.h) with what the run knows (struct sandbox_spec), its failures said as
+ * every stage says them. The backend is the first of a table: bubblewrap, the only one yet. */
+#include "launcher/cli.h"
+#include "launcher/run_internal.h"
+#include "sandbox/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* The backends, the one used first. */
+static const struct sandbox_backend *const backends[] = {
+    &sandbox_backend_bwrap,
+};
+
+/* sandbox.allow words of the policy -> the sandbox module's bits */
+static const struct {
+	unsigned policy_bit, sandbox_bit;
+} allow_map[] = {
+    {POLICY_SANDBOX_USERNS, SANDBOX_ALLOW_USERNS},
+};
+
+unsigned run_sandbox_allow(const struct wd_policy *p)
+{
+	unsigned bits = 0;
+
+	for (size_t i = 0; i < WD_ARRAY_SIZE(allow_map); i++)
+		if (p->sandbox_allow & allow_map[i].policy_bit)
+			bits |= allow_map[i].sandbox_bit;
+	return bits;
+}
+
+/*
+ * WARDEN_UNSAFE_NO_SECCOMP=1 leaves the filter out, for the benchmark's "without" column only:
+ * no policy can ask for it, it is said on stderr even with -q, and run.start records it.
+ */
+bool run_sandbox_unsafe(void)
+{
+	const char *v = getenv("WARDEN_UNSAFE_NO_SECCOMP");
+
+	return v && !strcmp(v, "1");
+}
+
+/* `warden run --print-seccomp`: the filter as text; Return: 0 or 125 */
+int run_sandbox_print_seccomp(struct run *r)
+{
+	struct wd_buf b = WD_BUF_INIT;
+	struct wd_err err;
+	unsigned allow = run_sandbox_allow(r->pol);
+	size_t insns = 0;
+	int fd = -1, ret;
+
+	wd_err_clear(&err);
+	ret = sandbox_seccomp_fd(allow, &fd, &insns, &err);
+	if (ret)
+		return run_fail(r, "sandbox", "check `warden doctor`", "%s", err.msg);
+	close(fd);
+	ret = sandbox_describe(allow, &b);
+	if (!ret)
+		ret =
+		    wd_buf_printf(&b, "# policy: %s; BPF: %zu instructions (libseccomp), x86_64\n",
+				  r->policy_abs, insns);
+	if (ret) {
+		wd_buf_free(&b);
+		return run_fail(r, "sandbox", NULL, "out of memory");
+	}
+	fputs(wd_buf_cstr(&b), stdout);
+	wd_buf_free(&b);
+	return fflush(stdout) ? RUN_EXIT_WARDEN : WD_EXIT_OK;
+}
+
+/* The folder the program starts in: the current one when a grant makes it visible. */
+static const char *inner_cwd(const struct run *r, char *buf, size_t size)
+{
+	if (!getcwd(buf, size))
+		return "/";
+	for (size_t i = 0; i < r->pol->nread; i++)
+		if (r->pol->read[i].real && run_path_within(buf, r->pol->read[i].real))
+			return buf;
+	for (size_t i = 0; i < r->pol->nwrite; i++)
+		if (r->pol->write[i].real && run_path_within(buf, r->pol->write[i].real))
+			return buf;
+	return "/";
+}
+
+/*
+ * Write grants that do not exist yet are created, owned by the program's user. The folder is
+ * made inside its parent opened without following links, and never through a link: a link
+ * planted where the grant should be (after the validator looked) fails the run.
+ */
+int run_sandbox_grants(struct run *r)
+{
+	for (size_t i = 0; i < r->pol->nwrite; i++) {
+		const struct policy_grant *g = &r->pol->write[i];
+		char parent[PATH_MAX], *name;
+		struct stat st;
+		int pfd;
+
+		if (!g->missing || !g->real)
+			continue;
+		snprintf(parent, sizeof(parent), "%s", g->real);
+		name = strrchr(parent, '/');
+		if (!name || !name[1])
+			return run_fail(r, "filesystem", NULL, "write grant %s: no parent folder",
+					g->real);
+		*name++ = '\0';
+		pfd = wd_open_nofollow(parent[0] ? parent : "/", O_PATH | O_DIRECTORY);
+		if (pfd < 0)
+			return run_fail(
+			    r, "filesystem", "write the grant's real path in the policy",
+			    "creating write grant %s: its parent %s: %s", g->real,
+			    parent[0] ? parent : "/",
+			    pfd == -ELOOP ? "a symbolic link is in the way" : strerror(-pfd));
+		if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST) {
+			int e = errno;
+
+			close(pfd);
+			return run_fail(r, "filesystem", "create the folder's parent",
+					"creating write grant %s: %s", g->real, strerror(e));
+		}
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+		    fchownat(pfd, name, r->uid, r->gid, AT_SYMLINK_NOFOLLOW) < 0) {
+			int e = S_ISLNK(st.st_mode) ? ELOOP : errno ? errno : ENOTDIR;
+
+			close(pfd);
+			return run_fail(r, "filesystem",
+					"write the grant's real path in the policy",
+					"creating write grant %s: %s", g->real,
+					e == ELOOP ? "a symbolic link is in the way" : strerror(e));
+		}
+		close(pfd);
+	}
+	return 0;
+}
+
+/* What the sandbox is to be, from what the run knows by now. */
+static const struct sandbox_spec *spec_of(struct run *r)
+{
+	struct sandbox_spec *s = &r->spec;
+
+	s->policy = r->pol;
+	s->argv = r->argv;
+	s->environ = environ;
+	s->cwd = inner_cwd(r, r->cwd, sizeof(r->cwd));
+	s->tty = isatty(STDIN_FILENO);
+	s->host4 = r->host4;
+	s->host6 = r->host6;
+	s->proxy_port = r->gwc.port_proxy;
+	s->uid = r->uid;
+	s->gid = r->gid;
+	s->groups = r->groups;
+	s->ngroups = r->ngroups;
+	s->user = r->user;
+	s->netns_fd = r->net.netns_fd;
+	s->limits = &r->lim;
+	s->allow = run_sandbox_allow(r->pol);
+	s->seccomp = !r->no_seccomp;
+	return s;
+}
+
+/* A backend's failure, said like every stage's. Return: 125. */
+static int failed(struct run *r, const struct sandbox_err *e)
+{
+	return run_fail(r, e->step ? e->step : "exec", e->fix, "%s", e->msg);
+}
+
+void run_sandbox_init(struct run *r)
+{
+	r->sb = SANDBOX_INIT(backends[0]);
+}
+
+int run_sandbox_probe(struct run *r)
+{
+	struct sandbox_err e = {0};
+
+	return r->sb.be->probe(&r->sb, &e) ? failed(r, &e) : 0;
+}
+
+void run_sandbox_describe(struct run *r, char *out, size_t size)
+{
+	r->sb.be->describe(spec_of(r), out, size);
+}
+
+int run_sandbox_prepare(struct run *r)
+{
+	struct sandbox_err e = {0};
+
+	return r->sb.be->prepare(&r->sb, spec_of(r), &e) ? failed(r, &e) : 0;
+}
+
+int run_sandbox_spawn(struct run *r)
+{
+	struct sandbox_err e = {0};
+
+	/* the run's duration counts from here */
+	r->t0 = wd_mono_ns();
+	return r->sb.be->spawn(&r->sb, &e) ? failed(r, &e) : 0;
+}
+
+void run_sandbox_cancel(struct run *r)
+{
+	r->sb.be->cancel(&r->sb);
+}
+
+void run_sandbox_release(struct run *r)
+{
+	r->sb.be->release(&r->sb);
+}
+
+pid_t run_sandbox_pid(const struct run *r)
+{
+	return r->sb.pid;
+}
+
+int run_sandbox_event_fd(const struct run *r)
+{
+	return r->sb.event_fd;
+}
+
+bool run_sandbox_event(struct run *r)
+{
+	return r->sb.be->event(&r->sb);
+}
+
+void run_sandbox_signal(struct run *r, enum sandbox_target to, int sig)
+{
+	r->sb.be->signal(&r->sb, to, sig);
+}

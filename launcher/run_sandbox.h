@@ -1,0 +1,163 @@
+/* run_sandbox.h - internal to launcher/: the sandbox step of a run behind one interface, so
+ * that another way to confine the program (macOS Seatbelt, a container engine, Windows
+ * AppContainer) is a new backend, not an edit of the stages.
+ *
+ * Theory of operation. The orchestrator (cmd_run.c, through run_sandbox.c) drives one backend
+ * through its verbs, in this order:
+ *
+ *   probe     prerequisites: the backend's tool is there; nothing is made
+ *   describe  run.start's `isolation`: what confines the program, in a few words (may come
+ *             before prepare; reads only the spec's policy, allowances and seccomp flag)
+ *   prepare   everything that can fail before the program may start (generated files,
+ *             descriptors, the filter), and the process that will become the sandbox,
+ *             parked: it may do its own slow setup (entering the run's network namespace,
+ *             joining its cgroups, becoming the program's user) while the gateway starts
+ *   spawn     the parked process goes on and becomes the sandbox; whether it could is
+ *             known when spawn returns
+ *   cancel    instead of spawn, when a later stage failed: the parked process goes away
+ *   event     during the wait, when sb->event_fd is readable (the backend learns about its
+ *             sandbox, e.g. the pid of its init)
+ *   signal    during the wait: forwarded signals, the timeout, the kill (enum
+ *             sandbox_target); sb->pid, the process whose wait status is the run's, is the
+ *             orchestrator's to wait for and to kill
+ *   release   free what the backend holds; after the wait, or instead of it
+ *
+ * A verb that fails fills a struct sandbox_err (the step a person reads, a fix, the cause):
+ * the backend never prints; the orchestrator says it and records it for run.exit.
+ *
+ * The first backend is bubblewrap (run_sandbox_bwrap.c, with bwrap.c's command line); the
+ * stages of its parked child that any Linux backend needs are run_child.c's.
+ */
+#ifndef WARDEN_LAUNCHER_RUN_SANDBOX_H
+#define WARDEN_LAUNCHER_RUN_SANDBOX_H
+
+#include "policy/policy.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct limits;
+
+/* Which processes of a sandbox a signal is for. */
+enum sandbox_target {
+	SANDBOX_PROGRAM, /* the program (forwarded signals); the sandbox's process before it is
+			    known */
+	SANDBOX_TREE,	 /* every process inside but the sandbox's init (the timeout's SIGTERM) */
+	SANDBOX_INSIDE,	 /* the sandbox's init: the kernel ends everything inside with it */
+};
+
+/**
+ * struct sandbox_err - why a verb failed, as `warden run` says it
+ * @step:	the step (docs/run.md's names: "prerequisites", "exec", "sandbox", "filesystem",
+ *		"limits")
+ * @fix:	one line of what to do, or NULL
+ * @msg:	the cause
+ */
+struct sandbox_err {
+	const char *step;
+	const char *fix;
+	char msg[1024];
+};
+
+/**
+ * struct sandbox_spec - what the sandbox is to be, whatever makes it (every pointer must stay
+ * valid until release)
+ * @policy:	the validated policy: grants, masks, env, limits.disk_mb, sandbox.allow
+ * @argv:	the command: argv[0] is the resolved absolute path; NULL-terminated
+ * @environ:	the launcher's environment (env.allow names are copied from it)
+ * @cwd:	the folder the program starts in
+ * @tty:	stdin is a terminal (job control stays the caller's)
+ * @host4:	the run's gateway address, IPv4, as text ("" when none): DNS, proxies
+ * @host6:	the same for IPv6
+ * @proxy_port:	the gateway's explicit proxy port
+ * @uid:	whom the program runs as (never 0)
+ * @gid:	its group
+ * @groups:	its supplementary groups
+ * @ngroups:	how many
+ * @user:	its name for messages, or NULL
+ * @netns_fd:	the run's network namespace
+ * @limits:	the run's cgroups, to be joined
+ * @allow:	sandbox/'s SANDBOX_ALLOW_* bits of the policy's sandbox.allow
+ * @seccomp:	the seccomp filter applies (false only with WARDEN_UNSAFE_NO_SECCOMP)
+ */
+struct sandbox_spec {
+	const struct wd_policy *policy;
+	char *const *argv;
+	char *const *environ;
+	const char *cwd;
+	bool tty;
+	const char *host4;
+	const char *host6;
+	uint16_t proxy_port;
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	int ngroups;
+	const char *user;
+	int netns_fd;
+	const struct limits *limits;
+	unsigned allow;
+	bool seccomp;
+};
+
+/**
+ * struct sandbox - one run's sandbox
+ * @be:		its backend
+ * @spec:	what it is (set by prepare)
+ * @pid:	the process whose wait status is the run's: parked after prepare, the sandbox
+ *		after spawn; 0 when there is none
+ * @event_fd:	a descriptor the wait polls for the backend, or -1
+ * @priv:	the backend's own state
+ */
+struct sandbox {
+	const struct sandbox_backend *be;
+	const struct sandbox_spec *spec;
+	pid_t pid;
+	int event_fd;
+	void *priv;
+};
+
+/* A sandbox that @backend will make; nothing is held yet. */
+#define SANDBOX_INIT(backend) ((struct sandbox){.be = (backend), .pid = 0, .event_fd = -1})
+
+/**
+ * struct sandbox_backend - one way to make a sandbox (the theory of operation above)
+ * @name:	a word for messages ("bwrap")
+ * @probe:	its tool is there. Return: 0, or a negative errno with @e filled
+ * @describe:	its part of run.start's `isolation` for @s, in @out (@size bytes)
+ * @prepare:	everything before the program may start; the process parked (sb->pid).
+ *		Return: 0, or a negative errno with @e filled (nothing is left behind)
+ * @spawn:	let the parked process become the sandbox. Return: 0 when it did; a negative
+ *		errno with @e filled when it could not (its process is reaped, sb->pid is 0)
+ * @cancel:	the parked process goes away (reaped); harmless when there is none
+ * @event:	sb->event_fd is readable. Return: true when it need not be polled any more
+ * @signal:	send @sig to @to of the sandbox (nothing when that part is not known)
+ * @release:	free sb->priv and close what it holds; harmless twice
+ */
+struct sandbox_backend {
+	const char *name;
+	int (*probe)(struct sandbox *sb, struct sandbox_err *e);
+	void (*describe)(const struct sandbox_spec *s, char *out, size_t size);
+	int (*prepare)(struct sandbox *sb, const struct sandbox_spec *s, struct sandbox_err *e);
+	int (*spawn)(struct sandbox *sb, struct sandbox_err *e);
+	void (*cancel)(struct sandbox *sb);
+	bool (*event)(struct sandbox *sb);
+	void (*signal)(struct sandbox *sb, enum sandbox_target to, int sig);
+	void (*release)(struct sandbox *sb);
+};
+
+/* bubblewrap (run_sandbox_bwrap.c): $WARDEN_BWRAP, default /usr/bin/bwrap. */
+extern const struct sandbox_backend sandbox_backend_bwrap;
+
+/**
+ * sandbox_bwrap_info_pid() - the "child-pid" of bwrap's --info-fd JSON (pure)
+ * @text:	what was read so far, NUL-terminated (bwrap writes it in pieces)
+ * @ret_pid:	on success, the pid of the sandbox's init (in the caller's pid namespace)
+ *
+ * Return: true when @text holds the pid.
+ */
+bool sandbox_bwrap_info_pid(const char *text, pid_t *ret_pid);
+
+#endif /* WARDEN_LAUNCHER_RUN_SANDBOX_H */

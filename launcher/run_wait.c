@@ -1,0 +1,123 @@
+/* run_wait.c - the wait stage of `warden run`: one poll loop over the signalfd (SIGCHLD of the
+ * sandbox and of an embedded gateway; SIGINT/SIGTERM/SIGHUP forwarded to the program), the
+ * sandbox backend's descriptor, the timeout's two timers (SIGTERM to the program's tree, then
+ * SIGKILL to everything RUN_KILL_GRACE_MS later) and, when no cgroup limits memory, the RSS
+ * sampling timer. */
+#include "launcher/run_internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How often the RSS of a run without a memory cgroup is sampled. */
+#define RSS_SAMPLE_MS 100
+
+static void arm(int tfd, uint64_t ms, uint64_t interval_ms)
+{
+	struct itimerspec it = {
+	    {(time_t)(interval_ms / 1000), (long)(interval_ms % 1000) * 1000000L},
+	    {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L}};
+
+	if (!ms && !interval_ms)
+		it.it_value.tv_nsec = 0;
+	timerfd_settime(tfd, 0, &it, NULL);
+}
+
+void run_wait(struct run *r, struct run_outcome *o)
+{
+	enum { FD_SIG, FD_EVENT, FD_TIMEOUT, FD_KILL, FD_SAMPLE, FD_N };
+	struct pollfd pfd[FD_N];
+	unsigned timeout_s = r->o.timeout_s ? r->o.timeout_s : r->pol->limits.timeout_s;
+	uint64_t mem_kb = r->pol->limits.memory_mb * 1024;
+	bool tty = isatty(STDIN_FILENO);
+	pid_t pid = run_sandbox_pid(r);
+
+	for (int i = 0; i < FD_N; i++)
+		pfd[i] = (struct pollfd){-1, POLLIN, 0};
+	pfd[FD_SIG].fd = r->sigfd;
+	pfd[FD_EVENT].fd = run_sandbox_event_fd(r);
+	pfd[FD_TIMEOUT].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	pfd[FD_KILL].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (r->lkind == LIMITS_SAMPLING && mem_kb) {
+		pfd[FD_SAMPLE].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		arm(pfd[FD_SAMPLE].fd, RSS_SAMPLE_MS, RSS_SAMPLE_MS);
+	}
+	if (timeout_s)
+		arm(pfd[FD_TIMEOUT].fd, (uint64_t)timeout_s * 1000, 0);
+	for (;;) {
+		if (poll(pfd, FD_N, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[FD_EVENT].revents && run_sandbox_event(r))
+			pfd[FD_EVENT].fd = -1;
+		if (pfd[FD_TIMEOUT].revents & POLLIN) {
+			uint64_t x;
+
+			if (read(pfd[FD_TIMEOUT].fd, &x, sizeof(x)) > 0 && !o->timed_out) {
+				o->timed_out = true;
+				run_sandbox_signal(r, SANDBOX_TREE, SIGTERM);
+				arm(pfd[FD_KILL].fd, RUN_KILL_GRACE_MS, 0);
+			}
+		}
+		if (pfd[FD_KILL].revents & POLLIN) {
+			uint64_t x;
+
+			if (read(pfd[FD_KILL].fd, &x, sizeof(x)) > 0) {
+				run_sandbox_signal(r, SANDBOX_INSIDE, SIGKILL);
+				limits_signal(&r->lim, SIGKILL);
+				kill(pid, SIGKILL);
+			}
+		}
+		if (pfd[FD_SAMPLE].fd >= 0 && (pfd[FD_SAMPLE].revents & POLLIN)) {
+			uint64_t x, kb;
+
+			if (read(pfd[FD_SAMPLE].fd, &x, sizeof(x)) > 0) {
+				kb = limits_rss_kb(pid);
+				if (kb > o->rss_peak_kb)
+					o->rss_peak_kb = kb;
+				if (kb > mem_kb && !o->rss_hit) {
+					o->rss_hit = true;
+					run_sandbox_signal(r, SANDBOX_INSIDE, SIGKILL);
+					kill(pid, SIGKILL);
+				}
+			}
+		}
+		if (pfd[FD_SIG].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(r->sigfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGCHLD) {
+					int gst;
+
+					if (r->gw.pid > 0 &&
+					    waitpid(r->gw.pid, &gst, WNOHANG) == r->gw.pid) {
+						fprintf(stderr,
+							"warden run: the embedded gateway "
+							"exited; the run's traffic is dropped\n");
+						run_gwclient_died(r, gst);
+						r->gw.pid = 0;
+					}
+					if (waitpid(pid, &o->wstatus, WNOHANG) == pid)
+						goto done;
+					continue;
+				}
+				/* a terminal's ^C already reached the program (same group) */
+				if (tty && si.ssi_code == SI_KERNEL)
+					continue;
+				run_sandbox_signal(r, SANDBOX_PROGRAM, (int)si.ssi_signo);
+			}
+		}
+	}
+done:
+	for (int i = FD_TIMEOUT; i < FD_N; i++)
+		if (pfd[i].fd >= 0)
+			close(pfd[i].fd);
+}

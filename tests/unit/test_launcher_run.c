@@ -1,0 +1,208 @@
+/* test_launcher_run.c - unit tests of stages of `warden run` that need no root: the liveness
+ * check's DNS query and its answer test, the gateway client (one JSON call against a
+ * control socket served by this test: ok, refused, not JSON, nobody listening) and the search
+ * of a run in the answer to `list`, the facts of a run's network (state record, nft elements). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "launcher/run_internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static void test_liveness_query(void **state)
+{
+	/* id 0x1234, RD, one question: warden-liveness.check.invalid HTTPS IN */
+	static const uint8_t want[] = {
+	    0x12, 0x34, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	    15,	  'w',	'a',  'r',  'd',  'e',	'n',  '-',  'l',  'i',	'v',  'e',
+	    'n',  'e',	's',  's',  5,	  'c',	'h',  'e',  'c',  'k',	7,    'i',
+	    'n',  'v',	'a',  'l',  'i',  'd',	0,    0x00, 65,	  0x00, 0x01,
+	};
+	uint8_t q[512], ans[64];
+
+	(void)state;
+	assert_int_equal(strlen(RUN_LIVENESS_NAME), 29);
+	assert_int_equal(run_liveness_query(0x1234, q, sizeof(q)), (int)sizeof(want));
+	assert_memory_equal(q, want, sizeof(want));
+	assert_int_equal(run_liveness_query(0x1234, q, sizeof(want) - 1), -ENOSPC);
+	assert_int_equal(run_liveness_query(0x1234, q, sizeof(want)), (int)sizeof(want));
+
+	/* an answer: the same id with QR set; not the query itself, not another id, not short */
+	memcpy(ans, want, sizeof(want));
+	ans[2] |= 0x80;
+	assert_true(run_liveness_answers(q, ans, sizeof(want)));
+	assert_true(run_liveness_answers(q, ans, 12));
+	assert_false(run_liveness_answers(q, ans, 11));
+	assert_false(run_liveness_answers(q, q, sizeof(want)));
+	ans[1] ^= 1;
+	assert_false(run_liveness_answers(q, ans, sizeof(want)));
+}
+
+static void test_gwclient_find(void **state)
+{
+	json_t *ans = json_loads("{\"ok\": true, \"runs\": ["
+				 "{\"id\": \"aaaaaaaaaaaa\", \"denied\": 3, \"bytes_up\": 10,"
+				 " \"bytes_down\": 20},"
+				 "{\"id\": 7},"
+				 "{\"id\": \"bbbbbbbbbbbb\"}]}",
+				 0, NULL);
+	struct run_counts c = {-1, -1, -1};
+
+	(void)state;
+	assert_non_null(ans);
+	assert_true(run_gwclient_find(ans, "aaaaaaaaaaaa", &c));
+	assert_int_equal(c.denied, 3);
+	assert_int_equal(c.up, 10);
+	assert_int_equal(c.down, 20);
+	/* listed without counters: 0, not unknown */
+	assert_true(run_gwclient_find(ans, "bbbbbbbbbbbb", &c));
+	assert_int_equal(c.denied, 0);
+	assert_true(run_gwclient_find(ans, "bbbbbbbbbbbb", NULL));
+	c = (struct run_counts){-1, -1, -1};
+	assert_false(run_gwclient_find(ans, "cccccccccccc", &c));
+	assert_int_equal(c.denied, -1);
+	assert_false(run_gwclient_find(ans, "aaaa", NULL)); /* whole ids only */
+	json_decref(ans);
+	ans = json_loads("{\"ok\": true}", 0, NULL);
+	assert_false(run_gwclient_find(ans, "aaaaaaaaaaaa", NULL));
+	json_decref(ans);
+}
+
+/* The network's facts: the state record's text, the nft elements, one family or both. */
+static void test_network_facts(void **state)
+{
+	struct run *r = calloc(1, sizeof(*r));
+
+	(void)state;
+	assert_non_null(r);
+	snprintf(r->net.ifname, sizeof(r->net.ifname), "wd-3f9a1c2b7e01");
+	inet_pton(AF_INET, "10.213.0.1", &r->net.addr.host4);
+	inet_pton(AF_INET, "10.213.0.2", &r->net.addr.sbx4);
+	inet_pton(AF_INET6, "fd77:7764:6e00::1", &r->net.addr.host6);
+	inet_pton(AF_INET6, "fd77:7764:6e00::2", &r->net.addr.sbx6);
+	memset(&r->fr, 0x5a, sizeof(r->fr)); /* every field is written */
+	run_network_facts(r);
+	assert_string_equal(r->host4, "10.213.0.1");
+	assert_string_equal(r->host6, "fd77:7764:6e00::1");
+	assert_string_equal(r->rec.sbx4, "10.213.0.2");
+	assert_string_equal(r->rec.sbx6, "fd77:7764:6e00::2");
+	assert_string_equal(r->rec.host4, "10.213.0.1");
+	assert_string_equal(r->rec.host6, "fd77:7764:6e00::1");
+	assert_string_equal(r->rec.ifname, "wd-3f9a1c2b7e01");
+	assert_string_equal(r->fr.ifname, "wd-3f9a1c2b7e01");
+	assert_true(r->fr.has_v4 && r->fr.has_v6 && r->fr.has_gw4 && r->fr.has_gw6);
+	assert_memory_equal(&r->fr.sbx4, &r->net.addr.sbx4, sizeof(r->fr.sbx4));
+	assert_memory_equal(&r->fr.gw4, &r->net.addr.host4, sizeof(r->fr.gw4));
+	assert_memory_equal(&r->fr.sbx6, &r->net.addr.sbx6, sizeof(r->fr.sbx6));
+	assert_memory_equal(&r->fr.gw6, &r->net.addr.host6, sizeof(r->fr.gw6));
+	free(r);
+}
+
+/* A control socket that reads one request line and answers @answer. */
+struct server {
+	char path[108];
+	int fd;
+	const char *answer;
+	char request[256];
+};
+
+static void *serve(void *arg)
+{
+	struct server *s = arg;
+	int c = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
+	size_t n = 0;
+	ssize_t r;
+
+	if (c < 0)
+		return NULL;
+	while (n + 1 < sizeof(s->request) && (r = read(c, s->request + n, 1)) == 1 &&
+	       s->request[n] != '\n')
+		n++;
+	s->request[n] = '\0';
+	if (write(c, s->answer, strlen(s->answer)) < 0) {
+		/* the client sees the short answer */
+	}
+	close(c);
+	return NULL;
+}
+
+static void call(const char *answer, int want, const char *want_why, char *request, size_t size)
+{
+	struct server s = {.answer = answer};
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	char dir[] = "/tmp/wd-test-gwcall-XXXXXX", why[256] = "";
+	json_t *req = json_pack("{s:s, s:s}", "op", "register", "id", "aaaaaaaaaaaa"), *ans = NULL;
+	pthread_t t;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(s.path, sizeof(s.path), "%s/gw.sock", dir);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", s.path);
+	s.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(s.fd >= 0);
+	assert_int_equal(bind(s.fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	assert_int_equal(listen(s.fd, 1), 0);
+	assert_int_equal(pthread_create(&t, NULL, serve, &s), 0);
+	assert_int_equal(run_gw_call(s.path, req, 2000, &ans, why, sizeof(why)), want);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	if (want == 0) {
+		assert_non_null(ans);
+		assert_true(json_is_true(json_object_get(ans, "ok")));
+		json_decref(ans);
+	} else {
+		assert_null(ans);
+		if (strchr(want_why, '%'))
+			assert_non_null(strstr(why, "the answer is not JSON"));
+		else
+			assert_string_equal(why, want_why);
+	}
+	snprintf(request, size, "%s", s.request);
+	json_decref(req);
+	close(s.fd);
+	unlink(s.path);
+	rmdir(dir);
+}
+
+static void test_gw_call(void **state)
+{
+	char request[256], why[256];
+	json_t *req;
+
+	(void)state;
+	call("{\"ok\": true, \"runs\": []}\n", 0, "", request, sizeof(request));
+	/* one compact JSON line */
+	assert_string_equal(request, "{\"op\":\"register\",\"id\":\"aaaaaaaaaaaa\"}");
+	call("{\"ok\": false, \"error\": \"run aaaaaaaaaaaa exists\"}\n", -EPERM,
+	     "run aaaaaaaaaaaa exists", request, sizeof(request));
+	call("{\"ok\": false}\n", -EPERM, "refused", request, sizeof(request));
+	call("this is not json\n", -EBADMSG, "%: the answer is not JSON", request, sizeof(request));
+	/* nobody listens: the socket and the cause */
+	req = json_pack("{s:s}", "op", "stats");
+	assert_int_equal(run_gw_call("/nonexistent-wd/gw.sock", req, 200, NULL, why, sizeof(why)),
+			 -ENOENT);
+	assert_string_equal(why, "/nonexistent-wd/gw.sock: No such file or directory");
+	json_decref(req);
+	assert_int_equal(run_gw_call_op("/nonexistent-wd/gw.sock", "stats", 200, NULL), -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_liveness_query),
+	    cmocka_unit_test(test_gwclient_find),
+	    cmocka_unit_test(test_network_facts),
+	    cmocka_unit_test(test_gw_call),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

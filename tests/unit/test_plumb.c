@@ -1,0 +1,67 @@
+/* test_plumb.c - unit tests of plumb/: the nft table's configuration from a gateway
+ * configuration, every field that shapes the table, from the defaults and from a file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "plumb/plumb.h"
+
+#include <string.h>
+
+/* The defaults of both sides agree: the default gateway config gives the default table. */
+static void test_defaults(void **state)
+{
+	struct wd_gwconf g;
+	struct fw_config c, want;
+
+	(void)state;
+	policy_gwconf_defaults(&g);
+	memset(&c, 0x5a, sizeof(c)); /* every byte is written */
+	plumb_fw_config(&g, &c);
+	fw_config_defaults(&want);
+	assert_memory_equal(&c, &want, sizeof(c));
+	assert_int_equal(fw_config_check(&c, NULL), 0);
+}
+
+/* Each field of the gateway config that shapes the table lands in its place. */
+static void test_fields(void **state)
+{
+	static const char y[] = "version: 1\n"
+				"ports: {transparent: 16001, dns: 16053, proxy: 16080}\n"
+				"nft:\n"
+				"  table: wdtest\n"
+				"  interface_prefix: \"wt-\"\n"
+				"  nflog_group: 7100\n"
+				"  conntrack_per_run: 512\n"
+				"  conntrack_new_per_s: 50\n"
+				"pools: {runs_v4: \"10.99.0.0/16\"}\n";
+	struct policy_diags d;
+	struct wd_gwconf g;
+	struct fw_config c;
+
+	(void)state;
+	policy_diags_init(&d);
+	assert_int_equal(policy_gwconf_parse(y, sizeof(y) - 1, "gw.yaml", &g, &d), 0);
+	policy_diags_free(&d);
+	plumb_fw_config(&g, &c);
+	assert_string_equal(c.table, "wdtest");
+	assert_string_equal(c.if_prefix, "wt-");
+	assert_int_equal(c.port_transparent, 16001);
+	assert_int_equal(c.port_dns, 16053);
+	assert_int_equal(c.port_proxy, 16080);
+	assert_int_equal(c.nflog_group, 7100);
+	assert_int_equal(c.conns_per_run, 512);
+	assert_int_equal(c.new_per_s, 50);
+	assert_int_equal(fw_config_check(&c, NULL), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_fields),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
