@@ -175,7 +175,7 @@ struct policy_matcher {
 	size_t ncidr;
 };
 
-/* The parser's state while it walks one policy (policy.c, rules.c). */
+/* The parser's state while it walks one policy (policy.c, network.c). */
 struct pctx {
 	struct policy_diags *d;
 	struct wd_policy *p;
@@ -187,7 +187,7 @@ struct pctx {
 char *pctx_strdup(struct pctx *c, const char *s);
 void *pctx_calloc(struct pctx *c, size_t n, size_t size);
 
-/* parse_network() - the `network` map into @c->p->rules (rules.c) */
+/* parse_network() - the `network` map into @c->p->rules (network.c) */
 void parse_network(struct pctx *c, const struct yt_node *n);
 
 /**

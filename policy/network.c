@@ -1,4 +1,4 @@
-/* rules.c - the policy's `network` section: each `network.allow` item (a host name, a
+/* network.c - the policy's `network` section: each `network.allow` item (a host name, a
  * "host:port" string, or a { host | cidr, ports } map) -> struct policy_rule, checked and
  * normalised, ports sorted and deduplicated, its text made for the audit log (pure: no
  * I/O). A part of the parser in policy.c, which calls parse_network().
