@@ -495,7 +495,7 @@ _lab_probe_end()
 	[[ $LAB_PROBE_LOGFILE == /dev/null ]] || rm -f "$LAB_PROBE_LOGFILE"
 }
 
-# _lab_count ok|fail|error DESC [DETAIL]: counts and prints one result
+# _lab_count ok|fail|error DESC [DETAIL]: counts and prints one result (DETAIL follows DESC as is)
 _lab_count()
 {
 	case $1 in
@@ -507,11 +507,11 @@ _lab_count()
 	error)
 		LAB_FAILED=$((LAB_FAILED + 1))
 		LAB_ERRORS=$((LAB_ERRORS + 1))
-		echo "ERROR - $2${3:+ $3}"
+		echo "ERROR - $2${3:-}"
 		;;
 	*)
 		LAB_FAILED=$((LAB_FAILED + 1))
-		echo "FAIL - $2${3:+ $3}"
+		echo "FAIL - $2${3:-}"
 		;;
 	esac
 	return 1
@@ -523,7 +523,7 @@ _lab_runnable()
 	local desc=$1
 	shift
 	[[ $# -gt 0 ]] && type -t -- "$1" >/dev/null && return 0
-	_lab_count error "$desc" "(the probe cannot run: no program, function or builtin '${1:-}')"
+	_lab_count error "$desc" " (the probe cannot run: no program, function or builtin '${1:-}')"
 }
 
 _lab_run_check()
@@ -538,12 +538,12 @@ _lab_run_check()
 	_lab_probe_verdict "$rc" "$denied" "$LAB_PROBE_LOGFILE" "$out" "$@"
 	_lab_probe_end
 	if [[ -n $LAB_PROBE_WHY ]]; then
-		_lab_count error "$desc" "(exit $rc; the probe did not run: $LAB_PROBE_WHY): $*"
+		_lab_count error "$desc" " (exit $rc; the probe did not run: $LAB_PROBE_WHY): $*"
 	elif { [[ $expect == ok ]] && ((rc == 0)); } || { [[ $expect == fail ]] && ((rc != 0)); }; then
 		_lab_count ok "$desc"
 		return 0
 	else
-		_lab_count fail "$desc" "(exit $rc, wanted $expect): $*"
+		_lab_count fail "$desc" " (exit $rc, wanted $expect): $*"
 	fi
 	[[ -n $out ]] && printf '%s\n' "$out" | tail -n 15 | sed 's/^/    | /'
 	return 1
@@ -565,7 +565,7 @@ check_fails()
 		denied=${2:-}
 		shift 2
 		if [[ ! $denied =~ ^[0-9]+(,[0-9]+)*$ ]]; then
-			_lab_count error "${1:-}" "(check_fails --denied wants STATUS[,STATUS...], not '$denied')"
+			_lab_count error "${1:-}" " (check_fails --denied wants STATUS[,STATUS...], not '$denied')"
 			return 1
 		fi
 	fi
@@ -588,7 +588,7 @@ check_eq()
 	_lab_probe_verdict "$rc" "" "$LAB_PROBE_LOGFILE" "$(tail -c 4096 "$errf")" "$@"
 	_lab_probe_end
 	if [[ -n $LAB_PROBE_WHY ]]; then
-		_lab_count error "$desc" "(exit $rc; the probe did not run: $LAB_PROBE_WHY): $*"
+		_lab_count error "$desc" " (exit $rc; the probe did not run: $LAB_PROBE_WHY): $*"
 	elif [[ $got == "$want" ]]; then
 		rm -f "$errf"
 		_lab_count ok "$desc"
