@@ -61,7 +61,15 @@ check_eq "a program ignoring SIGTERM is killed: 124" 124 status_of wr -p "$T/lim
 check_eq "--timeout overrides the policy" 124 status_of wr --timeout 1 -- sleep 60
 check_eq "limit.time events: bomb, sleeper, TERM-ignorer, override" 4 jq -s \
 	'[.[] | select(.action == "limit.time")] | length' "$A"
-check "no program of these runs is left" bash -c '! pgrep -f "^sleep 60" >/dev/null'
+# A run's program is its command resolved with PATH: /usr/bin/sleep 60 (this check, as
+# `! pgrep -f "^sleep 60"`, once could not fail). pgrep exits 1 when nothing matches, 2 or 3 on
+# an error.
+check_fails --denied 1 "no program of these runs is left" pgrep -f "^/usr/bin/sleep 60"
+/usr/bin/sleep 60.25 &
+ctl=$!
+check "control: the same pgrep finds a /usr/bin/sleep 60 that runs" pgrep -f "^/usr/bin/sleep 60"
+kill "$ctl"
+wait "$ctl" 2>/dev/null
 
 echo "# teardown after 20 runs, some killed mid-run"
 : >"$T/killed"
@@ -71,7 +79,17 @@ for i in $(seq 1 20); do
 		ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" -- sleep 3600.$i \
 			>/dev/null 2>&1 &
 		pid=$!
-		lab_wait 10 bash -c 'pgrep -f "^sleep 3600.$0" >/dev/null' "$i"
+		check "control: run $i's program shows in pgrep (it is killed below)" \
+			lab_wait 10 pgrep -f "^/usr/bin/sleep 3600\\.$i\$"
+		if ((i == 4)); then
+			# positive controls for "nothing is left" below, while a run lives
+			check "control: its embedded gateway shows in lab-host's processes" bash -c \
+				'ip netns pids "$0" | xargs -r ps -o comm= -p | grep -qx warden-gateway' "$LAB_HOST_NS"
+			check "control: its launcher and bwrap show there" bash -c \
+				'ip netns pids "$0" | xargs -r ps -o comm= -p | grep -Eq "bwrap|warden"' "$LAB_HOST_NS"
+			live=$(jq -r -s '[.[] | select(.action == "run.start")] | last | .run' "$A")
+			check "control: its state folder is there" test -e "/run/warden/runs/$live"
+		fi
 		kill -KILL "$pid"
 		wait "$pid" 2>/dev/null
 		echo "$i" >>"$T/killed"
@@ -80,15 +98,15 @@ for i in $(seq 1 20); do
 	fi
 done
 check_eq "5 launchers were killed mid-run" 5 bash -c 'wc -l <"$0"' "$T/killed"
-check "their programs died with them" bash -c '! pgrep -f "^sleep 3600\." >/dev/null'
+check_fails --denied 1 "their programs died with them" pgrep -f "^/usr/bin/sleep 3600\."
 check "the embedded gateways died with them" bash -c \
 	'! ip netns pids "$0" | xargs -r ps -o comm= -p | grep -q warden-gateway' "$LAB_HOST_NS"
 check "the background teardowns finish" teardowns_done
 check "warden gc --pool cleans up (and drains the pool of ready networks)" in_host "$W" gc -q --pool
 ids=$(jq -r -s '.[] | select(.action == "run.start") | .run' "$A")
 check "20+ runs were audited" bash -c '(( $(wc -w <<<"$0") >= 20 ))' "$ids"
-check "no interface is left in lab-host" lab_wait 5 bash -c '! ip -n "$0" -br link | grep -q "^wd-"' \
-	"$LAB_HOST_NS"
+check "no interface is left in lab-host" lab_wait 5 lab_no_match '^wd-' in_host ip -br link
+check "control: the same listing shows lab-host's veth-wan" lab_match '^veth-wan' in_host ip -br link
 check_eq "no nft set element is left" 0 bash -c \
 	'ip netns exec "$0" nft -j list set inet warden runs_if | jq "[.nftables[].set.elem // [] | .[]] | length"' \
 	"$LAB_HOST_NS"
