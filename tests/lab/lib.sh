@@ -192,12 +192,14 @@ lab_need_run_tools()
 # at work refilling the pool. Use it with lab_wait (docs/run.md, teardown after the status).
 lab_teardowns_quiet()
 {
-	local id pid
+	local id pid pids
 	for id in $(jq -r -s '.[] | select(.action == "run.start") | .run' "$1" 2>/dev/null); do
 		pid=$(sed -n 's/^pid=//p' "/run/warden/runs/$id/state" 2>/dev/null)
 		[[ -z $pid ]] || ! kill -0 "$pid" 2>/dev/null || return 1
 	done
-	! ip netns pids "$LAB_HOST_NS" | xargs -r ps -o stat=,comm= -p |
+	# (a namespace that cannot be listed is not quiet)
+	pids=$(ip netns pids "$LAB_HOST_NS") || return 1
+	[[ -z $pids ]] || ! xargs -r ps -o stat=,comm= -p <<<"$pids" |
 		awk '$2 == "warden-teardown" && $1 !~ /^Z/' | grep -q .
 }
 
