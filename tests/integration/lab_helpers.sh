@@ -107,8 +107,9 @@ check_eq "lab_wait: an attempt that is retried does not count" "$OK" \
 check_eq "lab_wait: the last attempt does" "$ERROR" \
 	outcome check "never ready" lab_wait 1 bash -c 'no_such_command_here; false'
 check "an ERROR says why" bash -c \
-	'grep -q "^ERROR - x (exit 2; the probe did not run: grep exits 2 when it cannot do its job" <(
-		. "$0/lib.sh"; check_fails x grep -q x /nonexistent 2>&1)' "$LAB_LIB_DIR"
+	'out=$(. "$0/lib.sh"; check_fails x grep -q x /nonexistent 2>&1; _lab_probe_cleanup)
+	grep -q "^ERROR - x (exit 2; the probe did not run: grep exits 2 when it cannot do its job" <<<"$out"' \
+	"$LAB_LIB_DIR"
 check_eq "lab_finish: an ERROR fails the test (exit 1)" 1 bash -c \
 	'(. "$0/lib.sh"; check_fails x no_such_function_here; lab_finish) >/dev/null; echo $?' "$LAB_LIB_DIR"
 lab_finish

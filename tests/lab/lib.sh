@@ -65,6 +65,7 @@ _lab_exit()
 	for c in "${LAB_CLEANUPS[@]}"; do
 		eval "$c" || true
 	done
+	_lab_probe_cleanup
 	if [[ -n ${LAB_NAME:-} ]]; then
 		"$LAB_LIB_DIR/down" "$LAB_NAME" || true
 	fi
@@ -90,6 +91,9 @@ lab_up()
 	fi
 	# shellcheck disable=SC1090
 	. "$LAB_ENV"
+	# the assertions' probe logs live in the lab (down removes them, whatever happens)
+	LAB_PROBE_DIR=$LAB_DIR/probe
+	mkdir -m 0700 "$LAB_PROBE_DIR" 2>/dev/null || LAB_PROBE_DIR=
 	LAB_REAL_BEFORE=$(_lab_real_host_state)
 	return 0
 }
@@ -486,15 +490,36 @@ _lab_probe_verdict()
 	return 0
 }
 
-# _lab_probe_start / _lab_probe_end: the probe log of one assertion (LAB_PROBE_LOGFILE)
+# _lab_probe_start / _lab_probe_end: the probe log of one assertion, LAB_PROBE_LOGFILE: a name of
+# its own in a private folder (LAB_PROBE_DIR: in the lab's folder once lab_up ran, else made in
+# /tmp on first use and removed by lab_finish and the lab's EXIT trap), created only when
+# something is written to it (a process the assertion left behind that writes later writes to
+# a name nobody reads). No program runs for it: an assertion costs what it did before.
+LAB_PROBE_DIR=
+LAB_PROBE_SEQ=0
 _lab_probe_start()
 {
-	LAB_PROBE_LOGFILE=$(mktemp "${TMPDIR:-/tmp}/wdlab-probe.XXXXXX") || LAB_PROBE_LOGFILE=/dev/null
+	if [[ -z $LAB_PROBE_DIR || ! -d $LAB_PROBE_DIR ]]; then
+		LAB_PROBE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/wdlab-probe.XXXXXX") || LAB_PROBE_DIR=
+	fi
+	LAB_PROBE_SEQ=$((LAB_PROBE_SEQ + 1))
+	if [[ -n $LAB_PROBE_DIR ]]; then
+		LAB_PROBE_LOGFILE=$LAB_PROBE_DIR/$BASHPID.$LAB_PROBE_SEQ
+	else
+		LAB_PROBE_LOGFILE=/dev/null
+	fi
 }
 
 _lab_probe_end()
 {
-	[[ $LAB_PROBE_LOGFILE == /dev/null ]] || rm -f "$LAB_PROBE_LOGFILE"
+	[[ $LAB_PROBE_LOGFILE == /dev/null || ! -e $LAB_PROBE_LOGFILE ]] || rm -f "$LAB_PROBE_LOGFILE"
+}
+
+# _lab_probe_cleanup: removes LAB_PROBE_DIR (made by this shell)
+_lab_probe_cleanup()
+{
+	[[ -z $LAB_PROBE_DIR || ! -d $LAB_PROBE_DIR ]] || rm -rf "$LAB_PROBE_DIR"
+	LAB_PROBE_DIR=
 }
 
 # _lab_count ok|fail|error DESC [DETAIL]: counts and prints one result (DETAIL follows DESC as is)
@@ -582,24 +607,25 @@ check_eq()
 	local desc=$1 want=$2 got errf rc
 	shift 2
 	_lab_runnable "$desc" "$@" || return 1
-	errf=$(mktemp) || return 1
 	_lab_probe_start
+	errf=$LAB_PROBE_LOGFILE.err
+	[[ $LAB_PROBE_LOGFILE != /dev/null ]] || errf=/dev/null
 	got=$(export LAB_PROBE_LOG=$LAB_PROBE_LOGFILE
 		export -f command_not_found_handle
 		"$@" 2>"$errf") && rc=0 || rc=$?
-	_lab_probe_verdict "$rc" "" "$LAB_PROBE_LOGFILE" "$(tail -c 4096 "$errf")" "$@"
+	_lab_probe_verdict "$rc" "" "$LAB_PROBE_LOGFILE" "$(<"$errf")" "$@"
 	_lab_probe_end
 	if [[ -n $LAB_PROBE_WHY ]]; then
 		_lab_count error "$desc" " (exit $rc; the probe did not run: $LAB_PROBE_WHY): $*"
 	elif [[ $got == "$want" ]]; then
-		rm -f "$errf"
 		_lab_count ok "$desc"
+		[[ $errf == /dev/null ]] || : >"$errf"
 		return 0
 	else
 		_lab_count fail "$desc" ": wanted '$want', got '$got'"
 	fi
 	[[ -s $errf ]] && tail -n 15 "$errf" | sed 's/^/    | /'
-	rm -f "$errf"
+	[[ $errf == /dev/null ]] || rm -f "$errf"
 	return 1
 }
 
@@ -649,6 +675,7 @@ lab_finish()
 		fi
 	fi
 	LAB_FINISHED=1
+	_lab_probe_cleanup
 	((LAB_ERRORS == 0)) ||
 		echo "# $LAB_ERRORS of the failures are ERRORs: probes that did not run (see above)"
 	echo "$LAB_PASSED passed, $LAB_FAILED failed"
