@@ -92,6 +92,7 @@ lab_up()
 	# shellcheck disable=SC1090
 	. "$LAB_ENV"
 	# the assertions' probe logs live in the lab (down removes them, whatever happens)
+	_lab_probe_cleanup
 	LAB_PROBE_DIR=$LAB_DIR/probe
 	mkdir -m 0700 "$LAB_PROBE_DIR" 2>/dev/null || LAB_PROBE_DIR=
 	LAB_REAL_BEFORE=$(_lab_real_host_state)
