@@ -166,7 +166,7 @@ check "the worker has no_new_privs set" bash -c 'grep -Eq "^NoNewPrivs:\s+1$" /p
 # --- control socket: ownership ----------------------------------------------------
 check_fails "another uid cannot unregister the run" \
 	in_host setpriv --reuid=65534 --regid=65534 --clear-groups "$GW" ctl --socket "$GWSOCK" unregister --id "$RUN"
-check "another uid does not see the run" \
+check "another uid does not see the run (control: the same client as that uid gets answers)" \
 	bash -c 'ip netns exec "$0" setpriv --reuid=65534 --regid=65534 --clear-groups "$1" ctl --socket "$2" list | jq -e ".runs == []"' \
 	"$LAB_HOST_NS" "$GW" "$GWSOCK"
 check "a malformed request is answered and the connection closed" \
@@ -176,6 +176,7 @@ check "unregister" gw_ctl unregister --id "$RUN"
 check "after unregister, TCP from the run is reset" tcp_reset "$A" 7
 check "the unknown ingress was audited" audit_has '.action == "net.connect" and .run == "" and (.reason | test("no run owns"))'
 check "the gateway is still running" kill -0 "$GW_PID"
+check "control: its control socket is there" test -S "$GWSOCK"
 check "SIGTERM stops the gateway" gw_stop
 check_fails "the control socket is removed" test -e "$GWSOCK"
 check "no sanitizer report in the gateway's log" gw_log_clean

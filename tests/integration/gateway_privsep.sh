@@ -17,7 +17,13 @@ network:
     - { host: allowed.test, ports: [443] }
 EOF2
 
-in_set() { in_host nft list set inet warden "$1" | grep -q -- "$2"; }
+# in_set SET TEXT: nft lists SET with TEXT in it; 1 when it does not, 2 (a probe error) when the
+# set cannot be listed
+in_set() {
+	local out
+	out=$(in_host nft list set inet warden "$1") || { lab_probe_error "cannot list set $1"; return 2; }
+	grep -qF -- "$2" <<<"$out"
+}
 stats() { gw_ctl stats | jq -r ".$1"; }
 
 # --- run updates through the privileged parent ------------------------------------
@@ -38,8 +44,8 @@ check "the register was audited after the parent confirmed" \
 
 WORKER=$(gw_worker_pid)
 check "the worker is not the parent" bash -c '[[ $0 != "$1" && -n $0 ]]' "$WORKER" "$GW_PID"
-check "the parent keeps its capabilities (it applies the nft updates)" \
-	bash -c '! grep -q "^CapEff:[[:space:]]*0000000000000000$" /proc/$0/status' "$GW_PID"
+check_fails "the parent keeps its capabilities (it applies the nft updates)" \
+	grep -q "^CapEff:[[:space:]]*0000000000000000$" "/proc/$GW_PID/status"
 check "the worker holds no capabilities (CapEff 0)" \
 	bash -c 'grep -q "^CapEff:[[:space:]]*0000000000000000$" /proc/$0/status' "$WORKER"
 check "the worker runs as nobody" bash -c 'grep -Eq "^Uid:\s+65534\s+65534\s+65534\s+65534$" /proc/$0/status' "$WORKER"
@@ -47,6 +53,8 @@ check "the worker holds a descriptor of the audit log" \
 	bash -c 'ls -l /proc/$0/fd | grep -q "$1"' "$WORKER" "$AUDIT"
 check_fails "... that its user could not have opened (it came from the parent)" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c ': >>"$0"' "$AUDIT"
+check "control: the same open as that user works on a file anyone may write" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c ': >>"$0"' /dev/null
 check "the worker reads the NFLOG socket the parent bound" stats_is '.nflog == true'
 
 # a register the parent refuses (interface without the nft prefix) is rolled back
@@ -59,6 +67,7 @@ check "the refused run was rolled back" bash -c \
 	'ip netns exec "$0" "$1" ctl --socket "$2" list | jq -e "[.runs[].id] == [\"$3\"]"' \
 	"$LAB_HOST_NS" "$GW" "$GWSOCK" "$RUN"
 check_fails "nothing of it reached the set" in_set runs_v4 10.213.0.6
+check "control: the same probe sees the registered run's address" in_set runs_v4 "$S4"
 
 # --- NFLOG: dropped UDP is audited ----------------------------------------------
 udp_event() {
@@ -96,6 +105,7 @@ check "register again" gw_register "$POL"
 check "the elements are back" in_set runs_v4 "\"$IF\" . $S4"
 check "the worker still holds no capabilities" \
 	bash -c 'grep -q "^CapEff:[[:space:]]*0000000000000000$" /proc/$0/status' "$WORKER"
+check "control: its control socket is there" test -S "$GWSOCK"
 check "SIGTERM stops the gateway" gw_stop
 check_fails "the gateway's elements went with it" in_set runs_v4 "$S4"
 check_fails "the control socket is removed" test -e "$GWSOCK"

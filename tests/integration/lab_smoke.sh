@@ -17,9 +17,17 @@ check_eq "lab-host has no IPv4 default route" "" in_host ip -4 route show defaul
 check_eq "lab-host has no IPv6 default route" "" in_host ip -6 route show default
 check_eq "lab-wan has no IPv4 default route" "" in_wan ip -4 route show default
 check_eq "lab-wan has no IPv6 default route" "" in_wan ip -6 route show default
-check_fails "lab-host has no route to 192.0.2.1" in_host ip route get 192.0.2.1
-check_fails "lab-host has no route to 3fff::1" in_host ip -6 route get 3fff::1
-check_fails "lab-host has no route to 10.0.0.1" in_host ip route get 10.0.0.1
+check "control: the same listing shows lab-host's connected routes (v4)" \
+	lab_match '^203\.0\.113\.0/24 ' in_host ip -4 route show
+check "control: ... (v6)" lab_match '^2001:db8:0:1::/64 ' in_host ip -6 route show
+check "control: ... and lab-wan's (v4)" lab_match '^203\.0\.113\.0/24 ' in_wan ip -4 route show
+check "control: ... (v6)" lab_match '^2001:db8:0:1::/64 ' in_wan ip -6 route show
+# (ip route get exits 2 for "Network is unreachable"; 1 would be a usage error)
+check_fails --denied 2 "lab-host has no route to 192.0.2.1" in_host ip route get 192.0.2.1
+check_fails --denied 2 "lab-host has no route to 3fff::1" in_host ip -6 route get 3fff::1
+check_fails --denied 2 "lab-host has no route to 10.0.0.1" in_host ip route get 10.0.0.1
+check "control: lab-host has a route to lab-wan" in_host ip route get "$LAB_WAN_V4"
+check "control: ... over IPv6" in_host ip -6 route get "$LAB_WAN_V6"
 check "lab-host routes 2001:db8::/32 via lab-wan" \
 	bash -c "ip -n $host_ns -6 route get 2001:db8:ffff::1 | grep -q 'via $LAB_WAN_V6'"
 check "exec helper runs in lab-host" \
@@ -78,9 +86,14 @@ check_eq "/whoami names vhost and SNI" "vhost=other host=other.test sni=other.te
 check_eq "/host echoes the Host header" "anything.example" \
 	lab_curl -H "Host: anything.example" "http://$LAB_ALLOWED_V4/host"
 check_eq "IP literal gets the default vhost" "hello from default" lab_curl "https://[$LAB_WAN_V6]/"
-check_fails "TLS fails without the lab CA" in_host curl -sS --max-time 5 https://allowed.test/
-check_fails "TLS fails for a name the certificate lacks" \
+# (curl 60: the peer's certificate cannot be verified)
+check_fails --denied 60 "TLS fails without the lab CA" in_host curl -sS --max-time 5 https://allowed.test/
+check "control: the same curl with the lab CA" \
+	in_host curl -sS --max-time 5 --cacert "$LAB_CA" -o /dev/null https://allowed.test/
+check_fails --denied 60 "TLS fails for a name the certificate lacks" \
 	lab_curl --resolve "evil.test:443:$LAB_ALLOWED_V4" https://evil.test/
+check "control: the same curl for a name it has" \
+	lab_curl -o /dev/null --resolve "other.test:443:$LAB_ALLOWED_V4" https://other.test/
 check_eq "big file sha256 over HTTPS" "$LAB_BIGFILE_SHA256" \
 	bash -c "ip netns exec $host_ns curl -sS --fail --cacert $LAB_CA https://allowed.test$LAB_BIGFILE_PATH | openssl dgst -sha256 -r | cut -d' ' -f1"
 
@@ -103,6 +116,8 @@ check_eq "banner service greets first (IPv4)" "$LAB_BANNER" tcp_banner "$LAB_ALL
 check_eq "banner service greets first (IPv6)" "$LAB_BANNER" tcp_banner "$LAB_ALLOWED_V6" "$LAB_BANNER_PORT"
 check_fails "nothing answers on an unused lab address" \
 	in_host curl -sS --connect-timeout 1 --max-time 2 "http://$LAB_UNUSED_V4/"
+check "control: the same curl to a used one" \
+	in_host curl -sS --connect-timeout 1 --max-time 2 -o /dev/null "http://$LAB_ALLOWED_V4/"
 
 # --- arrival counters in lab-wan -------------------------------------------------------
 lab_wan_reset_counters
@@ -124,6 +139,8 @@ env2=$(LAB_OWNER_PID=$owner "$LAB_SRC/up")
 name2=$(basename "$(dirname "$env2")")
 check "a second lab comes up next to the first" test -n "$name2" -a "$name2" != "$LAB_NAME"
 check_eq "the first lab still answers" "hello from allowed.test" lab_curl https://allowed.test/
+check "control: the second lab's lab-host and state folder are there" \
+	test -e "/run/netns/$name2-host" -a -e "$(dirname "$env2")"
 kill "$owner"
 wait "$owner" 2>/dev/null
 "$LAB_SRC/down" --reap
@@ -141,7 +158,6 @@ check "lab_spawn logs to the lab's log folder" grep -qx spawned "$LAB_DIR/log/ho
 # --- teardown -------------------------------------------------------------------------
 pids=$(cat "$lab_dir"/run/*.pid; ip netns pids "$host_ns"; ip netns pids "$wan_ns"; pgrep -g "$spawned")
 name=$LAB_NAME
-lab_down
 alive()
 {
 	local p s
@@ -152,6 +168,12 @@ alive()
 	done
 	return 1
 }
+# positive controls for the checks after down: the same probes while the lab is up
+check "control: the lab's processes are alive" alive
+check "control: lab-host, lab-wan, the state folder and the resolv.conf override are there" \
+	test -e "/run/netns/$host_ns" -a -e "/run/netns/$wan_ns" -a -e "$lab_dir" -a -e "/etc/netns/$host_ns"
+check "control: ip netns lists this lab" bash -c "ip netns list | grep -E '$name'"
+lab_down
 check_fails "down leaves no lab process (also none moved to another netns)" alive
 check_fails "down removes lab-host" test -e "/run/netns/$host_ns"
 check_fails "down removes lab-wan" test -e "/run/netns/$wan_ns"

@@ -127,8 +127,11 @@ first_slot=$(awk '$1 == "run" { print $2 }' "$STATE/crash2" | sort -n | head -1)
 printf '%010u\n' "$first_slot" >"$STATE/slots/lock"
 out=$(in_host "$HELPER" --state "$STATE/slots" cycle 1)
 new_slot=$(awk '$1 == "run" { print $2 }' <<<"$out")
+check "a new run got a slot" test -n "$new_slot"
 check "a new run does not take a slot whose interface survives" \
 	bash -c "! awk '\$1 == \"run\" { print \$2 }' '$STATE/crash2' | grep -qx '$new_slot'"
+check "control: the same probe finds a slot that survives" \
+	bash -c "awk '\$1 == \"run\" { print \$2 }' '$STATE/crash2' | grep -qx '$first_slot'"
 check_eq "gc reclaims 3 slots" "reclaimed 3" \
 	nsenter --net="/run/netns/$LAB_HOST_NS" "$HELPER" --state "$STATE/slots" gc
 check_eq "gc deleted the surviving veths" 0 count_wd_links

@@ -76,7 +76,8 @@ check "ping the host end over IPv4" in_sbx ping -n -c1 -W2 "$H4"
 check "ping the host end over IPv6" in_sbx ping -6 -n -c1 -W2 "$H6"
 check_eq "TCP to the host end over IPv4" hello-from-host in_sbx socat -T3 - "TCP4:$H4:$PORT"
 check_eq "TCP to the host end over IPv6" hello-from-host in_sbx socat -T3 - "TCP6:[$H6]:$PORT"
-check_fails "no route beyond the host end (lab-wan unreachable, no forwarding)" \
+# (the control: "ping the host end" above; ping exits 1 when no reply comes, 2 on an error)
+check_fails --denied 1 "no route beyond the host end (lab-wan unreachable, no forwarding)" \
 	in_sbx ping -n -c1 -W1 "$LAB_WAN_V4"
 check_eq "sandbox eth0 accept_ra=0" 0 in_sbx cat /proc/sys/net/ipv6/conf/eth0/accept_ra
 check_eq "host side accept_ra=0" 0 in_host cat "/proc/sys/net/ipv6/conf/$IFN/accept_ra"
@@ -93,6 +94,8 @@ check_eq "full pool: creating fails" 1 echo "$rc"
 check "full pool: the message names the step" \
 	grep -q "address pool exhausted: all 1 slots" <<<"$out"
 
+check "control: the host end is there while the run lives" in_host ip link show dev "$IFN"
+check_eq "control: the run holds one allocation slot" 1 in_host "$HELPER" --state "$STATE" slots
 kill "$spid"
 wait "$helper"
 check_eq "helper exits with the sandbox's status (SIGTERM)" 143 echo $?
@@ -136,6 +139,8 @@ read -r _ _ AIF _ AH4 AS4 _ _ < <(grep '^run ' "$STATE/adopt.out")
 check_eq "adopt: eth0 inside has the sandbox address" "${AS4}/30" \
 	bash -c "nsenter -t $owner -n ip -o -4 addr show dev eth0 | awk '{ print \$4 }'"
 check "adopt: ping the host end from inside" nsenter -t "$owner" -n ping -n -c1 -W2 "${AH4%/*}"
+check "control: the host end is there before teardown" in_host ip link show dev "$AIF"
+check "control: ... and eth0 in the adopted namespace" nsenter -t "$owner" -n ip link show dev eth0
 echo go >&3 2>/dev/null
 exec 3>&-
 wait "$adopter"

@@ -34,7 +34,7 @@ check "render --config custom.yaml equals the golden file" \
 "$W" nft render --config "$GOLDEN/custom.yaml" >"$TMP/custom.nft"
 check "nft -c accepts the default rendering" in_host nft -c -f "$TMP/default.nft"
 check "nft -c accepts the custom rendering" in_host nft -c -f "$TMP/custom.nft"
-check_fails "render rejects an unknown option" "$W" nft render --bogus
+check_fails --denied 2 "render rejects an unknown option (usage error: 2)" "$W" nft render --bogus
 check_eq "render with a broken config exits 2" 2 \
 	bash -c '"$0" nft render --config /nonexistent.yaml >/dev/null 2>&1; echo $?' "$W"
 
@@ -189,7 +189,8 @@ check "no table: run-add exits 2 naming the element" \
 check "no table: run-del is fine" wd run-del wd-x --v4 10.0.0.2
 check "uninstall of an absent table is fine" wd uninstall
 wd install
+check "control: nft lists the installed table" in_host nft list table inet warden
 check "uninstall removes the table" wd uninstall
-check_fails "the table is gone" in_host nft list table inet warden
+check_fails --denied 1 "the table is gone" in_host nft list table inet warden
 
 lab_finish

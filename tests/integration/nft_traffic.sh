@@ -53,6 +53,7 @@ udp_says() {
 }
 udp_silent() { [[ -z $(udp_ask "$@") ]]; }
 wan_zero() { [[ $("$@") == 0 ]]; }
+wan_atleast() { local n=$1 got; shift; got=$("$@") && [[ -n $got ]] && ((got >= n)); }
 
 # listen NAME SOCAT-ADDRESS: a stand-in service in lab-host answering "NAME" on connect
 # (-T1: a forked UDP child exits after 1 s idle instead of competing for later datagrams)
@@ -160,14 +161,27 @@ udp_ask "$H4" 5353 >/dev/null
 udp_ask "[$H6]" 5353 >/dev/null
 check "lab-host's own UDP service never got a datagram" \
 	bash -c '[[ ! -s "$0" ]]' "$TMP/udp-service"
-check_fails "ping lab-wan (v4) fails" in_run ping -c1 -W1 "$LAB_WAN_V4"
-check_fails "ping lab-wan (v6) fails" in_run ping -6 -c1 -W1 "$LAB_WAN_V6"
-check_fails "ping lab-host's veth (v4) fails" in_run ping -c1 -W1 "$H4"
-check_fails "ping lab-host's veth (v6) fails" in_run ping -6 -c1 -W1 "$H6"
+in_host bash -c 'echo control | socat -u - UDP:127.0.0.1:5353'
+check "control: a datagram from lab-host itself does reach that service" \
+	lab_wait 5 test -s "$TMP/udp-service"
+# (ping exits 1 when no reply comes; 2 is an error)
+check "control: ping works in the run's namespace (its own address)" in_run ping -c1 -W1 "$S4"
+check "control: ... over IPv6" in_run ping -6 -c1 -W1 "$S6"
+check_fails --denied 1 "ping lab-wan (v4) fails" in_run ping -c1 -W1 "$LAB_WAN_V4"
+check_fails --denied 1 "ping lab-wan (v6) fails" in_run ping -6 -c1 -W1 "$LAB_WAN_V6"
+check_fails --denied 1 "ping lab-host's veth (v4) fails" in_run ping -c1 -W1 "$H4"
+check_fails --denied 1 "ping lab-host's veth (v6) fails" in_run ping -6 -c1 -W1 "$H6"
 check "no DNS reached lab-wan" wan_zero lab_wan_count dns
 check "no UDP reached lab-wan" wan_zero lab_wan_count udp
 check "no ICMP reached lab-wan" wan_zero lab_wan_count icmp
 check "no TCP SYN reached lab-wan" wan_zero lab_wan_count_tcp_syn
+# positive controls for those (after them: they count): lab-wan answers the same ping and UDP
+# echo from lab-host itself, and the counters count them
+check "control: lab-wan answers ping from lab-host (v4)" in_host ping -c1 -W1 "$LAB_WAN_V4"
+check "control: ... (v6)" in_host ping -6 -c1 -W1 "$LAB_WAN_V6"
+check_eq "control: lab-wan's UDP echo answers lab-host" q \
+	bash -c 'echo q | timeout 6 ip netns exec "$0" socat -T3 - "UDP:$1:7"' "$LAB_HOST_NS" "$LAB_UDP_ECHO_V4"
+check "control: the ICMP counter counted those pings" wan_atleast 2 lab_wan_count icmp
 check "IPv6 neighbour discovery works on the veth" \
 	bash -c 'ip -n "$0" -6 neigh show "$1" dev eth0 | grep -qE "REACHABLE|STALE|DELAY|PROBE"' \
 	"$RUN" "$H6"
@@ -185,10 +199,14 @@ check "the real source still works" tcp_says gateway-transparent "$LAB_ALLOWED_V
 # --- forwarding, the other way -----------------------------------------------------
 in_wan ip route add 10.213.0.0/30 via "$LAB_HOST_V4"
 in_wan ip -6 route add fd77:7764:6e00::/64 via "$LAB_HOST_V6"
-check_fails "lab-wan cannot reach the run through lab-host (v4)" in_wan ping -c1 -W1 "$S4"
-check_fails "lab-wan cannot reach the run through lab-host (v6)" in_wan ping -6 -c1 -W1 "$S6"
+check_fails --denied 1 "lab-wan cannot reach the run through lab-host (v4)" in_wan ping -c1 -W1 "$S4"
+check_fails --denied 1 "lab-wan cannot reach the run through lab-host (v6)" in_wan ping -6 -c1 -W1 "$S6"
+check "control: lab-wan reaches lab-host itself (v4)" in_wan ping -c1 -W1 "$LAB_HOST_V4"
+check "control: ... (v6)" in_wan ping -6 -c1 -W1 "$LAB_HOST_V6"
 check_fails "lab-wan cannot open TCP to the run" \
 	in_wan socat -u "TCP:$S4:22,connect-timeout=2" -
+check_eq "control: the same socat reaches a service on lab-host itself" gateway-proxy \
+	in_wan socat -u "TCP:$LAB_HOST_V4:15080,connect-timeout=2" -
 in_wan ip route del 10.213.0.0/30
 in_wan ip -6 route del fd77:7764:6e00::/64
 lab_wan_reset_counters

@@ -63,6 +63,8 @@ check "the UDP-lite datagram (v4) is audited, proto udplite" \
 check "the UDP-lite datagram (v6) is audited, proto udplite" \
 	test "$(events "$r" ".action == \"net.udp\" and .proto == \"udplite\" and .dst == \"$LAB_WAN_V6\" and .port == 7")" -ge 1
 check_eq "nothing of it reached lab-wan" 0 lab_wan_count udp
+in_host bash -c "echo x | socat -u - UDP4:$LAB_WAN_V4:9"
+check_eq "control: the same counter counts a datagram from lab-host itself" 1 lab_wan_count udp
 
 echo "# the gateway dies during the run"
 slow() { # a download that is still going when the gateway is killed
@@ -90,6 +92,7 @@ check "the embedded gateway relays the download" test -n "$pid"
 [[ -n $pid ]] && kill -KILL "$pid"
 wait "$wpid"
 r=$(last_run)
+check "control: the download ended with its status line (curl=N)" grep -q "^curl=[0-9]" "$T/embedded.out"
 check_fails "the download failed with the gateway (it did not finish: curl=0)" grep -q "curl=0" "$T/embedded.out"
 ex=$(exit_of "$r")
 check "run.exit says the counts are incomplete" bash -c 'jq -e ".counts_incomplete == true" <<<"$0"' "$ex"

@@ -189,6 +189,7 @@ check_eq "a real folder the first run made is granted (control)" "written" bash 
 	'ip netns exec "$0" "$1" run -q --audit-log "$2" -p "$3" -- sh -c \
 	"echo written >\"\$0/proj/real/f\" && cat \"\$0/proj/real/f\"" "$4"' \
 	"$LAB_HOST_NS" "$W" "$A" "$T/c.yaml" "$T"
+check "control: the test -e above sees the file that run wrote" test -e "$T/proj/real/f"
 # a link only root can replace (root's, in root's folder) is followed, with a warning
 ln -s "$T/ro" "$T/rootlink"
 cat >"$T/d.yaml" <<EOF

@@ -77,8 +77,10 @@ lab_spawn host sec6 socat TCP6-LISTEN:15080,bind="[$LAB_HOST_V6]",ipv6only=1,reu
 lab_spawn host udp4 socat UDP4-RECVFROM:15053,bind="$LAB_HOST_V4",reuseaddr,fork SYSTEM:'echo HOST-UDP'
 lab_spawn host udp6 socat UDP6-RECVFROM:15053,bind="[$LAB_HOST_V6]",reuseaddr,fork \
 	SYSTEM:'echo HOST-UDP'
-lab_wait_listen host 15080
-lab_wait_listen host 15053 udp
+# (both of each pair: lab_wait_listen returns once one of them listens)
+listeners() { (($(in_host ss -Hln"$1" "sport = :$2" | wc -l) >= 2)); }
+lab_wait 10 listeners t 15080
+lab_wait 10 listeners u 15053
 check "control: the TCP service answers in lab-host (v4)" bash -c \
 	'ip netns exec "$0" socat -T3 - TCP:"$1":15080 </dev/null | grep -q HOST-SECRET' \
 	"$LAB_HOST_NS" "$LAB_HOST_V4"

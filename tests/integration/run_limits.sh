@@ -23,6 +23,20 @@ teardowns_done() {
 }
 wr() { in_host "$W" run -q --audit-log "$A" "$@"; }
 status_of() { "$@" >/dev/null 2>&1; echo $?; }
+# pgrep sees every process of the machine, also other tests' sleeps: this test's sleep an extra
+# 0.PID seconds (MARK), which makes their command lines its own (MARK_RE)
+MARK=0.$$
+MARK_RE="0\\.$$"
+# none_left ERE: no process's command line matches ERE (pgrep exits 1); 2 when pgrep errs
+none_left() {
+	local rc=0
+	pgrep -f "$1" >/dev/null || rc=$?
+	case $rc in
+	0) pgrep -af "$1" | sed 's/^/    left: /'; return 1 ;;
+	1) return 0 ;;
+	*) lab_probe_error "pgrep -f $1: exit $rc"; return 2 ;;
+	esac
+}
 
 cat >"$T/limits.yaml" <<EOF
 version: 1
@@ -50,28 +64,49 @@ check "... with a limit.memory event" jq -e -s \
 	length == 1' "$A"
 check "a fork bomb ends (pids.max, then the timeout)" bash -c \
 	'ip netns exec "$0" "$1" run -q --audit-log "$2" -p "$3" -- \
-	sh -c "b() { b | b & }; b; sleep 60" >/dev/null 2>&1; [[ $? != 0 ]]' \
-	"$LAB_HOST_NS" "$W" "$A" "$T/limits.yaml"
+	sh -c "b() { b | b & }; b; sleep 60 $4" >/dev/null 2>&1; [[ $? != 0 ]]' \
+	"$LAB_HOST_NS" "$W" "$A" "$T/limits.yaml" "$MARK"
 check "... with a limit.pids event" jq -e -s \
 	'[.[] | select(.action == "limit.pids" and .limit == 32)] | length == 1' "$A"
 check "... and the host survives (it can still fork)" /bin/true
-check_eq "a sleeper is stopped by the timeout: 124" 124 status_of wr -p "$T/limits.yaml" -- sleep 60
+check_eq "a sleeper is stopped by the timeout: 124" 124 status_of wr -p "$T/limits.yaml" -- \
+	sleep 60 "$MARK"
 check_eq "a program ignoring SIGTERM is killed: 124" 124 status_of wr -p "$T/limits.yaml" -- \
-	sh -c 'trap "" TERM; sleep 60 & while :; do wait; done'
-check_eq "--timeout overrides the policy" 124 status_of wr --timeout 1 -- sleep 60
-check_eq "limit.time events: bomb, sleeper, TERM-ignorer, override" 4 jq -s \
-	'[.[] | select(.action == "limit.time")] | length' "$A"
-check "no program of these runs is left" bash -c '! pgrep -f "^sleep 60" >/dev/null'
+	sh -c 'trap "" TERM; sleep 60 "$0" & while :; do wait; done' "$MARK"
+check_eq "--timeout overrides the policy" 124 status_of wr --timeout 1 -- sleep 60 "$MARK"
+# (the bomb's run ends by the timeout only when some of it outlives pids.max: on a loaded machine
+# it may all die first, so its event is not counted on)
+check "limit.time events: sleeper, TERM-ignorer, override (and the bomb's, if it lasted)" jq -e -s \
+	'[.[] | select(.action == "limit.time")] | length == 3 or length == 4' "$A"
+# A run's program is its command resolved with PATH: /usr/bin/sleep (the runs' checks once
+# looked for "^sleep 3600\." and could not fail); a sleep its shell starts is "sleep".
+check "no program of these runs is left" none_left "^(/usr/bin/)?sleep 60 $MARK_RE\$"
+/usr/bin/sleep 60 "$MARK" &
+ctl=$!
+check_fails "control: the same probe finds a /usr/bin/sleep 60 $MARK that runs" \
+	none_left "^(/usr/bin/)?sleep 60 $MARK_RE\$"
+kill "$ctl"
+wait "$ctl" 2>/dev/null
 
 echo "# teardown after 20 runs, some killed mid-run"
 : >"$T/killed"
 for i in $(seq 1 20); do
 	if ((i % 4 == 0)); then
 		# the launcher dies with SIGKILL while its program runs
-		ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" -- sleep 3600.$i \
+		ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" -- sleep 3600.$i "$MARK" \
 			>/dev/null 2>&1 &
 		pid=$!
-		lab_wait 10 bash -c 'pgrep -f "^sleep 3600.$0" >/dev/null' "$i"
+		check "control: run $i's program shows in pgrep (it is killed below)" \
+			lab_wait 10 pgrep -f "^/usr/bin/sleep 3600\\.$i $MARK_RE\$"
+		if ((i == 4)); then
+			# positive controls for "nothing is left" below, while a run lives
+			check "control: its embedded gateway shows in lab-host's processes" bash -c \
+				'ip netns pids "$0" | xargs -r ps -o comm= -p | grep -qx warden-gateway' "$LAB_HOST_NS"
+			check "control: its launcher and bwrap show there" bash -c \
+				'ip netns pids "$0" | xargs -r ps -o comm= -p | grep -Eq "bwrap|warden"' "$LAB_HOST_NS"
+			live=$(jq -r -s '[.[] | select(.action == "run.start")] | last | .run' "$A")
+			check "control: its state folder is there" test -e "/run/warden/runs/$live"
+		fi
 		kill -KILL "$pid"
 		wait "$pid" 2>/dev/null
 		echo "$i" >>"$T/killed"
@@ -80,15 +115,15 @@ for i in $(seq 1 20); do
 	fi
 done
 check_eq "5 launchers were killed mid-run" 5 bash -c 'wc -l <"$0"' "$T/killed"
-check "their programs died with them" bash -c '! pgrep -f "^sleep 3600\." >/dev/null'
+check "their programs died with them" lab_wait 10 none_left "^/usr/bin/sleep 3600\.[0-9]+ $MARK_RE\$"
 check "the embedded gateways died with them" bash -c \
 	'! ip netns pids "$0" | xargs -r ps -o comm= -p | grep -q warden-gateway' "$LAB_HOST_NS"
 check "the background teardowns finish" teardowns_done
 check "warden gc --pool cleans up (and drains the pool of ready networks)" in_host "$W" gc -q --pool
 ids=$(jq -r -s '.[] | select(.action == "run.start") | .run' "$A")
 check "20+ runs were audited" bash -c '(( $(wc -w <<<"$0") >= 20 ))' "$ids"
-check "no interface is left in lab-host" lab_wait 5 bash -c '! ip -n "$0" -br link | grep -q "^wd-"' \
-	"$LAB_HOST_NS"
+check "no interface is left in lab-host" lab_wait 5 lab_no_match '^wd-' in_host ip -br link
+check "control: the same listing shows lab-host's veth-wan" lab_match '^veth-wan' in_host ip -br link
 check_eq "no nft set element is left" 0 bash -c \
 	'ip netns exec "$0" nft -j list set inet warden runs_if | jq "[.nftables[].set.elem // [] | .[]] | length"' \
 	"$LAB_HOST_NS"

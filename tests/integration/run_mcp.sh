@@ -82,7 +82,7 @@ teardowns_quiet() { lab_teardowns_quiet "$A"; }
 check "the background teardowns finish" lab_wait 20 teardowns_quiet
 check "warden gc --pool drains the pool of ready networks" \
 	ip netns exec "$LAB_HOST_NS" "$W" gc -q --pool
-check "no sandbox interface is left" lab_wait 5 bash -c '! ip -n "$0" -br link | grep -q "^wd-"' \
-	"$LAB_HOST_NS"
+check "no sandbox interface is left" lab_wait 5 lab_no_match '^wd-' in_host ip -br link
+check "control: the same listing shows lab-host's veth-wan" lab_match '^veth-wan' in_host ip -br link
 
 lab_finish

@@ -105,6 +105,15 @@ lab_spawn host gwd "$GW" --config "$T/gw.yaml" --manage-nft
 lab_wait 10 test -S "$T/gw.sock"
 read -r _ holder ifn < <(entries | head -n 1)
 inside() { nsenter --net="/proc/$holder/fd/3" "$@"; }
+gw_addr=$(ip -n "$LAB_HOST_NS" -4 -o addr show dev "$ifn" | awk '{print $4}' | cut -d/ -f1)
+# the probes below run in the pooled network (nsenter into its holder's fd 3): without a holder
+# they would fail as well, so first prove that they get in there and that curl and dig run
+check "control: the probes run in the idle pooled network (its eth0 holds an address)" \
+	lab_match 'inet ' inside ip -4 -o addr show dev eth0
+check_fails --denied 7 "control: curl runs in there (nothing listens on its loopback: refused)" \
+	inside curl -sS --max-time 3 "http://127.0.0.1:9/"
+check_eq "control: the dig below, from lab-host, gets lab-wan's resolver's answer (for other.test)" \
+	"$LAB_OTHER_V4" in_host dig +short +time=2 +tries=1 "@$LAB_WAN_V4" other.test
 lab_wan_reset_counters
 check_fails "no TCP to lab-wan from inside it (HTTP to allowed.test's address)" \
 	inside curl -sS --max-time 3 "http://$LAB_ALLOWED_V4/"
@@ -112,14 +121,15 @@ check_fails "... nor to lab-wan's own address" inside curl -sS --max-time 3 "htt
 check_eq "DNS (to lab-wan's resolver) gets no answer" "" \
 	inside dig +short +time=2 +tries=1 "@$LAB_WAN_V4" allowed.test
 check_eq "... nor from the gateway's own address" "" \
-	inside dig +short +time=2 +tries=1 "@$(ip -n "$LAB_HOST_NS" -4 -o addr show dev "$ifn" |
-		awk '{print $4}' | cut -d/ -f1)" allowed.test
+	inside dig +short +time=2 +tries=1 "@$gw_addr" allowed.test
 inside bash -c "echo x >/dev/udp/$LAB_WAN_V4/9999" 2>/dev/null
 sleep 0.3
 check_eq "nothing of it arrived in lab-wan: TCP SYNs" 0 lab_wan_count tcp_syn
 check_eq "... DNS" 0 lab_wan_count dns
 check_eq "... other UDP" 0 lab_wan_count udp
-check "the gateway never asked upstream" bash -c '! lab_dns_asked allowed.test 2>/dev/null'
+# (this check used to pass whatever happened: `bash -c '! lab_dns_asked ...'` ran where the lab's
+# functions do not exist, and "command not found" negated to success)
+check "the gateway never asked upstream" lab_dns_never_asked allowed.test
 
 echo "# a run leases a pooled network"
 before=$(entries | awk '{print $3}')
@@ -131,6 +141,9 @@ leased=$(sed -n 's/.*network: \(wd-[0-9a-f]*\), ready-made (from the pool).*/\1/
 check "its messages say it is ready-made" test -n "$leased"
 check "... and it was one of the pool's" grep -qx -- "$leased" <<<"$before"
 check "... it is no longer in the pool" bash -c '! entries | grep -q " $0\$"' "$leased"
+check "control: the same probe finds a pooled network that is still there" \
+	bash -c 'entries | grep -q " $0\$"' "$(entries | awk 'NR == 1 {print $3}')"
+check "control: while the run lives its interface is there" in_host ip link show "$leased"
 check "its state records it" bash -c 'grep -lx "ifname=$0" /run/warden/runs/*/state' "$leased"
 check "the gateway's audit names it at register" jq -e -s --arg i "$leased" \
 	'[.[] | select(.action == "run.gateway-register" and .resource == $i)] | length == 1' "$A"
@@ -145,17 +158,27 @@ check_eq "HTTPS to an allowed name through a pooled network" "hello from allowed
 check_fails "a denied name through a pooled network" \
 	wr --gateway "$T/gw.sock" -p "$T/net.yaml" -- \
 	curl -sS --max-time 8 --cacert "$LAB_CA" https://other.test/
+check "control (for the idle network's checks): the lab DNS was asked about allowed.test now" \
+	lab_wait 5 lab_dns_asked allowed.test
+syn_arrived() { (($(lab_wan_count tcp_syn) > 0)); }
+check "control: the arrival counter saw the TCP of that run" syn_arrived
+check "control: a run in a pooled network gets DNS answers from its gateway's address" \
+	lab_match . wr --gateway "$T/gw.sock" -p "$T/net.yaml" -- dig +short +time=2 +tries=1 allowed.test
 
 echo "# a broken pooled network is refused"
 check "teardowns done" teardowns_done
 broken=$(entries | awk '{print $3}')
-for ifn in $broken; do in_host ip link set "$ifn" down; done
+check "control: the pooled networks' interfaces are there (set down now)" bash -c \
+	'[[ -n $1 ]] && for i in $1; do ip -n "$0" link set "$i" down || exit 1; done' \
+	"$LAB_HOST_NS" "$broken"
 check_eq "with every pooled network broken (host side down) a run still works" ok \
 	wr --gateway "$T/gw.sock" -- echo ok
 check "... the broken ones are gone" lab_wait 20 bash -c \
 	'for i in $1; do ! ip -n "$0" link show "$i" || exit 1; done' "$LAB_HOST_NS" "$broken"
 check "teardowns done" teardowns_done
 read -r _ holder ifn < <(entries | head -n 1)
+check "control: its entry is in the pool, its interface in lab-host" bash -c \
+	'entries | grep -q " $1\$" && ip -n "$0" link show "$1" >/dev/null' "$LAB_HOST_NS" "$ifn"
 kill -KILL "$holder"
 check "a pooled network whose holder died is reclaimed by warden gc" bash -c \
 	'ip netns exec "$0" "$1" gc -q && ! entries | grep -q " $2\$"' "$LAB_HOST_NS" "$W" "$ifn"
@@ -179,12 +202,19 @@ for attempt in 1 2 3 4 5 6 7 8; do
 done
 check "the other teardowns finish" teardowns_done
 check "a teardown child was killed" test "$killed" -ge 1
+# (positive controls for the "nothing is left" checks below: the same listings, while the pool
+# the teardowns refilled is there)
+check "control: lab-host's links show the pool's wd- interfaces" \
+	lab_match '^wd-' in_host ip -br link
+check "control: lab-host's processes show the pool's holders (warden-pool)" bash -c \
+	'ip netns pids "$0" | xargs -r ps -o comm= -p | grep -Ex "warden-pool"' "$LAB_HOST_NS"
+check "control: the audit names the runs" \
+	jq -e -s '[.[] | select(.action == "run.start")] | length > 0' "$A"
 check "warden gc --pool reclaims what it left" in_host "$W" gc -q --pool
 check "no run state is left" bash -c \
 	'for id in $(jq -r -s ".[] | select(.action == \"run.start\") | .run" "$0"); do
 		[[ ! -e /run/warden/runs/$id ]] || exit 1; done' "$A"
-check "no interface is left in lab-host" lab_wait 20 bash -c \
-	'! ip -n "$0" -br link | grep -q "^wd-"' "$LAB_HOST_NS"
+check "no interface is left in lab-host" lab_wait 20 lab_no_match '^wd-' in_host ip -br link
 check_eq "no nft set element is left" 0 elements
 check "the daemon holds no run" lab_wait 10 bash -c \
 	'(( $(ip netns exec "$0" "$1" ctl --socket "$2" list | jq ".runs | length") == 0 ))' \
@@ -202,9 +232,11 @@ check "the exit statuses are the programs'" jq -e -s \
 lab_stop host gwd
 
 echo "# /etc"
+check "control: the host has /etc/shadow and /etc/hostname" test -e /etc/shadow -a -e /etc/hostname
 check "/etc inside holds the base files only (one mount of copies)" wr -- sh -c \
 	'test -s /etc/ld.so.cache && test -d /etc/ssl && test -s /etc/passwd &&
-	 test ! -e /etc/shadow && test ! -e /etc/hostname && ! touch /etc/ld.so.cache'
+	 test ! -e /etc/shadow && test ! -e /etc/hostname &&
+	 touch /tmp/probe && ! touch /etc/ld.so.cache'
 check "... the copies are the host's files" bash -c \
 	'for f in ld.so.cache nsswitch.conf services; do
 		[[ ! -e /etc/$f ]] || cmp -s "/etc/$f" "/run/warden/etc/$f" || exit 1; done'
@@ -243,6 +275,9 @@ out=$(in_host "$W" run --audit-log "$A" -- readlink /proc/self/ns/net 2>"$T/deco
 check "a run still works" test -n "$out"
 check "... not in the decoy's namespace (lab-host's own)" test "$out" != "net:[$NETNS]"
 check "... in a network made for it" grep -q "made for this run" "$T/decoy.err"
+check "control: the forged entries' interfaces are there" bash -c \
+	'[[ -n $1 ]] && for i in $1; do ip -n "$0" link show "$i" >/dev/null || exit 1; done' \
+	"$LAB_HOST_NS" "$ifns"
 kill -KILL "$decoy" $holders 2>/dev/null
 check "teardowns done" teardowns_done
 check "warden gc --pool reclaims the forged entries" in_host "$W" gc -q --pool
@@ -268,6 +303,9 @@ read -r _ holder ifn < <(entries | head -n 1)
 check_eq "a holder's command line is \"warden-pool <its namespace>\"" "warden-pool $ifn" \
 	bash -c 'tr "\0" " " <"/proc/$0/cmdline" | sed "s/ $//"' "$holder"
 check_eq "... and so is its name" "warden-pool" cat "/proc/$holder/comm"
+check "control: its entry is in the pool, its element in runs_if" bash -c \
+	'entries | grep -q " $1\$" && ip netns exec "$0" nft list set inet warden runs_if | grep -q "\"$1\""' \
+	"$LAB_HOST_NS" "$ifn"
 check "... it holds the namespace and /dev/null only" bash -c \
 	'[[ $(ls /proc/$0/fd | wc -l) == 4 && $(readlink /proc/$0/fd/3) == net:* ]]' "$holder"
 check "its veth is deleted" in_host ip link del "$ifn"
@@ -303,6 +341,8 @@ check "a run in the second lab's host namespace" \
 	ip netns exec "$H2" env WARDEN_POOL=2 "$W" run -q --audit-log "$A" -- true
 check "... fills its pool" lab_wait 30 bash -c '(( $(entries "$0" | wc -l) == 2 ))' "$NS2"
 read -r h1 h2 < <(entries "$NS2" | awk '{print $2}' | paste -sd" ")
+check "control: its two holders are found (and live)" bash -c \
+	'[[ -n $0 && -n $1 ]] && ! gone "$0" && ! gone "$1"' "$h1" "$h2"
 kill -STOP "$h1" # cannot notice anything: warden gc has to reap it
 check "its host namespace is deleted" ip netns delete "$H2"
 check "a holder of the deleted namespace exits by itself" lab_wait 30 gone "$h2"

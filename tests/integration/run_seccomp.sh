@@ -114,6 +114,8 @@ check_eq "control: fork, pipes, threads and subprocesses through glibc work" "T 
 t = threading.Thread(target=print, args=("T",), kwargs={"end": " "}); t.start(); t.join()
 print(subprocess.run(["sh", "-c", "echo S | cat"], capture_output=True, text=True).stdout.strip())'
 check_fails "unshare -U (util-linux) fails inside a run" wr -p "$T/p.yaml" -- unshare -U true
+check "control: the same unshare with sandbox.allow: [userns] works" \
+	wr -p "$T/userns.yaml" -- unshare -U true
 
 echo "# personality"
 check_eq "personality(READ_IMPLIES_EXEC) is refused" EPERM p personality 0x0400000
@@ -199,6 +201,7 @@ for how in chmod fchmod fchmodat fchmodat2; do
 	check_eq "control: $how 0750 works" ok p "$how" 0750 "$T/rw/s"
 done
 check_fails "chmod u+s (coreutils) fails" wr -p "$T/p.yaml" -- chmod u+s "$T/rw/s"
+check "control: the same chmod u+x works" wr -p "$T/p.yaml" -- chmod u+x "$T/rw/s"
 check_eq "no setuid or setgid bit reached the host file" 750 stat -c %a "$T/rw/s"
 
 echo "# socket families"
@@ -281,6 +284,6 @@ check "the other runs record userns=refused" jq -e -s \
 	 length > 0 and all(.isolation | test("userns=refused"))' "$A"
 
 check "the background teardowns finish; warden gc --pool drains the pool" settle
-check "no sandbox interface is left in lab-host" lab_wait 5 bash -c \
-	'! ip -n "$0" -br link | grep -q "^wd-"' "$LAB_HOST_NS"
+check "no sandbox interface is left in lab-host" lab_wait 5 lab_no_match '^wd-' in_host ip -br link
+check "control: the same listing shows lab-host's veth-wan" lab_match '^veth-wan' in_host ip -br link
 lab_finish

@@ -6,11 +6,16 @@
 #   lab_up                      # lab + env vars + EXIT trap that tears it down
 #   check "dns answers" in_host dig +short @"$LAB_DNS_V4" allowed.test
 #   check_fails "no route out" in_host ip route get 192.0.2.1
+#   check "control: a route in" in_host ip route get "$LAB_WAN_V4"
 #   lab_finish                  # prints "N passed, N failed"; exit 1 on failure
+#
+# A probe that could not run (a missing program, function or file, a usage error) is an
+# ERROR, counted as a failure, never a pass: see "Probes that cannot run" below.
 
 LAB_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LAB_PASSED=0
 LAB_FAILED=0
+LAB_ERRORS=0
 LAB_CLEANUPS=()
 LAB_ENV=
 LAB_FINISHED=
@@ -60,6 +65,7 @@ _lab_exit()
 	for c in "${LAB_CLEANUPS[@]}"; do
 		eval "$c" || true
 	done
+	_lab_probe_cleanup
 	if [[ -n ${LAB_NAME:-} ]]; then
 		"$LAB_LIB_DIR/down" "$LAB_NAME" || true
 	fi
@@ -85,6 +91,10 @@ lab_up()
 	fi
 	# shellcheck disable=SC1090
 	. "$LAB_ENV"
+	# the assertions' probe logs live in the lab (down removes them, whatever happens)
+	_lab_probe_cleanup
+	LAB_PROBE_DIR=$LAB_DIR/probe
+	mkdir -m 0700 "$LAB_PROBE_DIR" 2>/dev/null || LAB_PROBE_DIR=
 	LAB_REAL_BEFORE=$(_lab_real_host_state)
 	return 0
 }
@@ -187,12 +197,14 @@ lab_need_run_tools()
 # at work refilling the pool. Use it with lab_wait (docs/run.md, teardown after the status).
 lab_teardowns_quiet()
 {
-	local id pid
+	local id pid pids
 	for id in $(jq -r -s '.[] | select(.action == "run.start") | .run' "$1" 2>/dev/null); do
 		pid=$(sed -n 's/^pid=//p' "/run/warden/runs/$id/state" 2>/dev/null)
 		[[ -z $pid ]] || ! kill -0 "$pid" 2>/dev/null || return 1
 	done
-	! ip netns pids "$LAB_HOST_NS" | xargs -r ps -o stat=,comm= -p |
+	# (a namespace that cannot be listed is not quiet)
+	pids=$(ip netns pids "$LAB_HOST_NS") || return 1
+	[[ -z $pids ]] || ! xargs -r ps -o stat=,comm= -p <<<"$pids" |
 		awk '$2 == "warden-teardown" && $1 !~ /^Z/' | grep -q .
 }
 
@@ -200,7 +212,8 @@ lab_wait()
 {
 	local end=$((SECONDS + $1))
 	shift
-	while ! "$@" >/dev/null 2>&1; do
+	# only the last attempt's probe errors count (an earlier one may fail before its time)
+	while [[ -z ${LAB_PROBE_LOG:-} ]] || : 2>/dev/null >"$LAB_PROBE_LOG"; ! "$@" >/dev/null 2>&1; do
 		((SECONDS < end)) || return 1
 		sleep 0.05
 	done
@@ -221,16 +234,33 @@ lab_wait_listen()
 	lab_wait 10 _lab_listening "$1" "$2" "$proto"
 }
 
+# _lab_in NS CMD...: `ip netns exec NS CMD...`, but a namespace that is not there (125) or a
+# CMD that is no program (127: ip itself would say 1, like a denial) is a probe error.
+_lab_in()
+{
+	local ns=$1
+	shift
+	if [[ -z $ns || ! -e /run/netns/$ns ]]; then
+		lab_probe_error "no lab namespace '$ns' to run $1 in"
+		return 125
+	fi
+	if ! type -P -- "${1:-}" >/dev/null; then
+		lab_probe_error "${1:-(nothing)}: no such program (in_host/in_wan run programs, not shell functions)"
+		return 127
+	fi
+	ip netns exec "$ns" "$@"
+}
+
 # in_host CMD...: runs CMD inside lab-host (its /etc/resolv.conf is the lab DNS).
 in_host()
 {
-	ip netns exec "$LAB_HOST_NS" "$@"
+	_lab_in "${LAB_HOST_NS:-}" "$@"
 }
 
 # in_wan CMD...: runs CMD inside lab-wan.
 in_wan()
 {
-	ip netns exec "$LAB_WAN_NS" "$@"
+	_lab_in "${LAB_WAN_NS:-}" "$@"
 }
 
 # lab_curl ARGS...: curl inside lab-host trusting the lab CA, quiet, failing
@@ -247,10 +277,18 @@ lab_dig()
 }
 
 # lab_dns_asked NAME [TYPE]: true when the lab DNS log shows a query for exactly NAME (of
-# TYPE: A, TXT, AXFR, ... as dnsmasq names it); false otherwise, also when the log is missing.
+# TYPE: A, TXT, AXFR, ... as dnsmasq names it); 1 when it does not; 2 (a probe error) when
+# the log is missing or no NAME is given.
 lab_dns_asked()
 {
-	[[ -r $LAB_DNS_LOG ]] || { echo "lab_dns_asked: no DNS log at $LAB_DNS_LOG" >&2; return 2; }
+	if [[ -z ${1:-} ]]; then
+		lab_probe_error "lab_dns_asked: no name"
+		return 2
+	fi
+	if [[ ! -r ${LAB_DNS_LOG:-} ]]; then
+		lab_probe_error "lab_dns_asked: no DNS log at '${LAB_DNS_LOG:-}'"
+		return 2
+	fi
 	if [[ -n ${2:-} ]]; then
 		grep -qiF "query[$2] $1 from " "$LAB_DNS_LOG"
 	else
@@ -264,7 +302,6 @@ lab_dns_asked()
 lab_dns_never_asked()
 {
 	local rc=0
-	[[ $# -ge 1 && -n $1 ]] || { echo "lab_dns_never_asked: no name" >&2; return 2; }
 	lab_dns_asked "$@" || rc=$?
 	case $rc in
 	0) return 1 ;;
@@ -325,19 +362,217 @@ lab_wan_reset_counters()
 		in_wan nft flush set inet lab tcp_syn_ports
 }
 
-_lab_run_check()
+# --- Probes that cannot run --------------------------------------------------------------
+# A negative check ("denied", "never arrives") passes when its probe fails, so a probe that did
+# not run at all (a typo, a missing program, function or file, a usage error) would pass too.
+# The assertions below therefore tell "it ran and was denied" from "it did not run", and report
+# the latter as an ERROR (counted as a failure), whatever the check expected:
+#
+# - the command must exist (a program, function or builtin) before it is run;
+# - exit 125 (a wrapper: env, timeout, `warden run` failed before the program ran), 126 (not
+#   executable) and 127 (not found) never count as a result;
+# - neither do the statuses in LAB_PROBE_ERRORS of the probe's client: the last program the
+#   command line names that the table knows (scanning stops at a shell or interpreter, whose
+#   script's arguments follow), e.g. curl 2 (bad option), 3 (bad URL), 77 (CA file), while curl 7
+#   (refused), 28 (timeout), 35 (TLS) or 22 (HTTP error) stay denials;
+# - a helper that could not do its job says so with lab_probe_error (lab_dns_asked with no DNS
+#   log, in_host with no such program, lab_match when its command fails), and bash's
+#   command_not_found_handle does too, also inside `bash -c '...'` scripts the check starts:
+#   that catches `bash -c '! some_function'` where the function does not exist there;
+# - `ip netns exec` saying `exec of "CMD" failed` (its status is 1, like a denial).
+#
+# Where the generic rule does not fit, say which statuses are the denial:
+#   check_fails --denied 1 "ping gets no answer" in_run ping -c1 -W1 "$LAB_WAN_V4"
+# (any other non-zero status is then an ERROR). lab_probe_errors PROGRAM STATUS... adds to the
+# table (e.g. for a test's own helper that returns 2 when its probe cannot run).
+
+declare -gA LAB_PROBE_ERRORS=(
+	# unsupported protocol, failed to start (bad option), bad URL, not built in, read error
+	# (-d @file), out of memory, internal error, unknown libcurl option, client certificate, CA file
+	[curl]="1 2 3 4 26 27 43 48 58 77"
+	# usage or unresolvable server, batch file, internal error (9, no reply, is a denial)
+	[dig]="1 8 10"
+	[grep]=2 [test]=2 ["["]=2 [printenv]=2
+	[jq]="2 3 5"      # usage or file, the filter does not compile, a runtime error
+	[python3]=2       # cannot open the script, bad option
+	[bash]=2          # syntax error, a builtin misused (or grep's 2 at the end of its pipe)
+	[sh]=             # (dash exits 2 when a redirection fails: that is a denial)
+	[node]=
+	[git]=129         # usage (128, fatal: "unable to access", is a denial)
+	[ip]=255          # ip netns exec: no such namespace
+	[warden]=2 [warden-gateway]=2   # usage error, invalid input
+	[lab_dns_asked]=2 [lab_dns_never_asked]=2 [lab_match]=2 [lab_no_match]=2
+)
+# programs whose remaining arguments are their script's
+LAB_PROBE_INTERPRETERS=" bash sh python3 node "
+
+# lab_probe_errors PROGRAM STATUS...: STATUS... of PROGRAM (a basename or a function) mean
+# that the probe did not run.
+lab_probe_errors()
 {
-	local expect=$1 desc=$2 out rc
-	shift 2
-	out=$("$@" 2>&1) && rc=0 || rc=$?
-	if { [[ $expect == ok ]] && ((rc == 0)); } ||
-		{ [[ $expect == fail ]] && ((rc != 0)); }; then
-		LAB_PASSED=$((LAB_PASSED + 1))
-		echo "ok - $desc"
+	local prog=$1
+	shift
+	LAB_PROBE_ERRORS[$prog]="${LAB_PROBE_ERRORS[$prog]:-} $*"
+}
+
+# lab_probe_error MESSAGE...: a probe helper could not do its job: says so on stderr and, inside
+# an assertion, makes it an ERROR (also when the helper's status is then negated).
+lab_probe_error()
+{
+	echo "probe error: $*" >&2
+	if [[ -n ${LAB_PROBE_LOG:-} ]]; then
+		{ printf '%s\n' "$*" >>"$LAB_PROBE_LOG"; } 2>/dev/null
+	fi
+	return 0
+}
+
+# bash runs this for a command it cannot find (in the script, and in the `bash -c` children
+# of an assertion, which inherit it).
+command_not_found_handle()
+{
+	printf 'bash: %s: command not found\n' "$1" >&2
+	if [[ -n ${LAB_PROBE_LOG:-} ]]; then
+		{ printf 'command not found: %s\n' "$1" >>"$LAB_PROBE_LOG"; } 2>/dev/null
+	fi
+	return 127
+}
+
+# _lab_probe_client CMD...: sets LAB_PROBE_CLIENT to the client LAB_PROBE_ERRORS knows in CMD's
+# words (see above), or to nothing
+_lab_probe_client()
+{
+	local w b
+	LAB_PROBE_CLIENT=
+	for w; do
+		b=${w##*/}
+		[[ $b =~ ^[][A-Za-z0-9_.+-]+$ && -n ${LAB_PROBE_ERRORS[$b]+set} ]] || continue
+		LAB_PROBE_CLIENT=$b
+		[[ $LAB_PROBE_INTERPRETERS == *" $b "* ]] && break
+	done
+	return 0
+}
+
+# _lab_probe_verdict RC DENIED LOG OUTPUT CMD...: sets LAB_PROBE_WHY to why the probe did not
+# run, or to nothing when it did. DENIED: the statuses check_fails --denied accepts (empty: the
+# generic rule); LOG: the probe log; OUTPUT: what the probe printed (its stderr at least).
+_lab_probe_verdict()
+{
+	local rc=$1 denied=$2 log=$3 output=$4 s
+	shift 4
+	LAB_PROBE_WHY=
+	if [[ -s $log ]]; then
+		LAB_PROBE_WHY=$(head -n 3 "$log" | paste -sd '|' | sed 's/|/; /g')
 		return 0
 	fi
-	LAB_FAILED=$((LAB_FAILED + 1))
-	echo "FAIL - $desc (exit $rc, wanted $expect): $*"
+	if [[ $output =~ exec\ of\ \"([^\"]*)\"\ failed ]]; then
+		LAB_PROBE_WHY="ip netns exec could not run ${BASH_REMATCH[1]}"
+		return 0
+	fi
+	((rc != 0)) || return 0
+	if [[ -n $denied ]]; then
+		[[ " ${denied//,/ } " == *" $rc "* ]] ||
+			LAB_PROBE_WHY="exit $rc is not one of the denials ($denied)"
+		return 0
+	fi
+	case $rc in
+	125) LAB_PROBE_WHY="a wrapper (env, timeout, warden run) failed before the program ran" ;;
+	126) LAB_PROBE_WHY="not executable" ;;
+	127) LAB_PROBE_WHY="not found" ;;
+	esac
+	[[ -z $LAB_PROBE_WHY ]] || return 0
+	_lab_probe_client "$@"
+	[[ -n $LAB_PROBE_CLIENT ]] || return 0
+	for s in ${LAB_PROBE_ERRORS[$LAB_PROBE_CLIENT]}; do
+		if ((s == rc)); then
+			LAB_PROBE_WHY="$LAB_PROBE_CLIENT exits $rc when it cannot do its job (usage, a file it cannot open)"
+			return 0
+		fi
+	done
+	return 0
+}
+
+# _lab_probe_start / _lab_probe_end: the probe log of one assertion, LAB_PROBE_LOGFILE: a name of
+# its own in a private folder (LAB_PROBE_DIR: in the lab's folder once lab_up ran, else made in
+# /tmp on first use and removed by lab_finish and the lab's EXIT trap), created only when
+# something is written to it (a process the assertion left behind that writes later writes to
+# a name nobody reads). No program runs for it: an assertion costs what it did before.
+LAB_PROBE_DIR=
+LAB_PROBE_SEQ=0
+_lab_probe_start()
+{
+	if [[ -z $LAB_PROBE_DIR || ! -d $LAB_PROBE_DIR ]]; then
+		LAB_PROBE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/wdlab-probe.XXXXXX") || LAB_PROBE_DIR=
+	fi
+	LAB_PROBE_SEQ=$((LAB_PROBE_SEQ + 1))
+	if [[ -n $LAB_PROBE_DIR ]]; then
+		LAB_PROBE_LOGFILE=$LAB_PROBE_DIR/$BASHPID.$LAB_PROBE_SEQ
+	else
+		LAB_PROBE_LOGFILE=/dev/null
+	fi
+}
+
+_lab_probe_end()
+{
+	[[ $LAB_PROBE_LOGFILE == /dev/null || ! -e $LAB_PROBE_LOGFILE ]] || rm -f "$LAB_PROBE_LOGFILE"
+}
+
+# _lab_probe_cleanup: removes LAB_PROBE_DIR (made by this shell)
+_lab_probe_cleanup()
+{
+	[[ -z $LAB_PROBE_DIR || ! -d $LAB_PROBE_DIR ]] || rm -rf "$LAB_PROBE_DIR"
+	LAB_PROBE_DIR=
+}
+
+# _lab_count ok|fail|error DESC [DETAIL]: counts and prints one result (DETAIL follows DESC as is)
+_lab_count()
+{
+	case $1 in
+	ok)
+		LAB_PASSED=$((LAB_PASSED + 1))
+		echo "ok - $2"
+		return 0
+		;;
+	error)
+		LAB_FAILED=$((LAB_FAILED + 1))
+		LAB_ERRORS=$((LAB_ERRORS + 1))
+		echo "ERROR - $2${3:-}"
+		;;
+	*)
+		LAB_FAILED=$((LAB_FAILED + 1))
+		echo "FAIL - $2${3:-}"
+		;;
+	esac
+	return 1
+}
+
+# _lab_runnable DESC CMD...: CMD names a program, function or builtin (else an ERROR)
+_lab_runnable()
+{
+	local desc=$1
+	shift
+	[[ $# -gt 0 ]] && type -t -- "$1" >/dev/null && return 0
+	_lab_count error "$desc" " (the probe cannot run: no program, function or builtin '${1:-}')"
+}
+
+_lab_run_check()
+{
+	local expect=$1 denied=$2 desc=$3 out rc
+	shift 3
+	_lab_runnable "$desc" "$@" || return 1
+	_lab_probe_start
+	out=$(export LAB_PROBE_LOG=$LAB_PROBE_LOGFILE
+		export -f command_not_found_handle
+		"$@" 2>&1) && rc=0 || rc=$?
+	_lab_probe_verdict "$rc" "$denied" "$LAB_PROBE_LOGFILE" "$out" "$@"
+	_lab_probe_end
+	if [[ -n $LAB_PROBE_WHY ]]; then
+		_lab_count error "$desc" " (exit $rc; the probe did not run: $LAB_PROBE_WHY): $*"
+	elif { [[ $expect == ok ]] && ((rc == 0)); } || { [[ $expect == fail ]] && ((rc != 0)); }; then
+		_lab_count ok "$desc"
+		return 0
+	else
+		_lab_count fail "$desc" " (exit $rc, wanted $expect): $*"
+	fi
 	[[ -n $out ]] && printf '%s\n' "$out" | tail -n 15 | sed 's/^/    | /'
 	return 1
 }
@@ -345,34 +580,83 @@ _lab_run_check()
 # check DESC CMD...: passes when CMD exits 0. Counts and prints the result.
 check()
 {
-	_lab_run_check ok "$@"
+	_lab_run_check ok "" "$@"
 }
 
-# check_fails DESC CMD...: passes when CMD exits non-zero.
+# check_fails [--denied STATUS[,STATUS...]] DESC CMD...: passes when CMD ran and exited non-zero
+# (with --denied: with one of those statuses; any other is an ERROR). Give it a positive control:
+# the same probe, pointed at something allowed, passing a `check` next to it.
 check_fails()
 {
-	_lab_run_check fail "$@"
+	local denied=
+	if [[ ${1:-} == --denied ]]; then
+		denied=${2:-}
+		shift 2
+		if [[ ! $denied =~ ^[0-9]+(,[0-9]+)*$ ]]; then
+			_lab_count error "${1:-}" " (check_fails --denied wants STATUS[,STATUS...], not '$denied')"
+			return 1
+		fi
+	fi
+	_lab_run_check fail "$denied" "$@"
 }
 
-# check_eq DESC WANT CMD...: passes when CMD's stdout (trailing newlines
-# stripped) equals WANT; its stderr is shown only on failure.
+# check_eq DESC WANT CMD...: passes when CMD's stdout (trailing newlines stripped) equals WANT;
+# its stderr is shown only on failure. A probe that did not run is an ERROR, also when its
+# (empty) output is what was wanted.
 check_eq()
 {
-	local desc=$1 want=$2 got errf
+	local desc=$1 want=$2 got errf rc
 	shift 2
-	errf=$(mktemp) || return 1
-	got=$("$@" 2>"$errf") || true
-	if [[ $got == "$want" ]]; then
-		rm -f "$errf"
-		LAB_PASSED=$((LAB_PASSED + 1))
-		echo "ok - $desc"
+	_lab_runnable "$desc" "$@" || return 1
+	_lab_probe_start
+	errf=$LAB_PROBE_LOGFILE.err
+	[[ $LAB_PROBE_LOGFILE != /dev/null ]] || errf=/dev/null
+	got=$(export LAB_PROBE_LOG=$LAB_PROBE_LOGFILE
+		export -f command_not_found_handle
+		"$@" 2>"$errf") && rc=0 || rc=$?
+	_lab_probe_verdict "$rc" "" "$LAB_PROBE_LOGFILE" "$(<"$errf")" "$@"
+	_lab_probe_end
+	if [[ -n $LAB_PROBE_WHY ]]; then
+		_lab_count error "$desc" " (exit $rc; the probe did not run: $LAB_PROBE_WHY): $*"
+	elif [[ $got == "$want" ]]; then
+		_lab_count ok "$desc"
+		[[ $errf == /dev/null ]] || : >"$errf"
 		return 0
+	else
+		_lab_count fail "$desc" ": wanted '$want', got '$got'"
 	fi
-	LAB_FAILED=$((LAB_FAILED + 1))
-	echo "FAIL - $desc: wanted '$want', got '$got'"
 	[[ -s $errf ]] && tail -n 15 "$errf" | sed 's/^/    | /'
-	rm -f "$errf"
+	[[ $errf == /dev/null ]] || rm -f "$errf"
 	return 1
+}
+
+# lab_match ERE CMD...: CMD's stdout has a line matching the extended regular expression ERE:
+# 0 yes, 1 no; 2 (a probe error) when CMD fails or cannot run. Use it instead of
+# `CMD | grep -q ERE`, which cannot tell "no such line" from "CMD did not run".
+lab_match()
+{
+	local ere=$1 out rc=0
+	shift
+	out=$("$@") || rc=$?
+	if ((rc != 0)); then
+		lab_probe_error "lab_match: '$*' failed (exit $rc)"
+		return 2
+	fi
+	grep -Eq -- "$ere" <<<"$out"
+}
+
+# lab_no_match ERE CMD...: CMD runs and no line of its stdout matches ERE: 0; a line matches: 1;
+# 2 (a probe error) when CMD fails or cannot run. The positive control is lab_match with the
+# same CMD and an ERE that does match.
+lab_no_match()
+{
+	local rc=0
+	lab_match "$@" || rc=$?
+	case $rc in
+	0) return 1 ;;
+	1) return 0 ;;
+	*) return 2 ;;
+	esac
 }
 
 # lab_finish: prints the closing line "N passed, N failed" and exits 1 when
@@ -392,6 +676,9 @@ lab_finish()
 		fi
 	fi
 	LAB_FINISHED=1
+	_lab_probe_cleanup
+	((LAB_ERRORS == 0)) ||
+		echo "# $LAB_ERRORS of the failures are ERRORs: probes that did not run (see above)"
 	echo "$LAB_PASSED passed, $LAB_FAILED failed"
 	((LAB_FAILED == 0)) || exit 1
 	exit 0

@@ -152,15 +152,19 @@ tcp_silent_reset()
 	[[ $out == *"Connection reset"* ]]
 }
 
-# gw_log_clean: the gateway's log holds no sanitizer report
+# gw_log_clean: the gateway's log holds no sanitizer report. Its positive control: the same probe
+# finds the line the gateway logs when it starts serving (a log that is missing is an error).
 gw_log_clean()
 {
-	! grep -E "Sanitizer|runtime error:" "$LAB_DIR/log/host-gw.log"
+	local log=$LAB_DIR/log/host-gw.log
+	lab_match "serving: transparent" cat "$log" || { echo "control: no 'serving' line in $log"; return 1; }
+	lab_no_match "Sanitizer|runtime error:" cat "$log"
 }
 
-# gw_stop: SIGTERM to the gateway, wait until it is gone (10 s)
+# gw_stop: SIGTERM to the gateway, wait until it is gone (10 s); fails when it was not running
 gw_stop()
 {
+	kill -0 "$GW_PID" || { echo "gw_stop: the gateway ($GW_PID) is not running"; return 1; }
 	kill -TERM "$GW_PID" 2>/dev/null
 	lab_wait 10 bash -c '! kill -0 "$0" 2>/dev/null' "$GW_PID"
 }
