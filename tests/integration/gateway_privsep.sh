@@ -4,7 +4,9 @@
 # when the unprivileged worker forwards a validated register/unregister (the
 # worker keeps CapEff 0); a register the parent refuses is rolled back; the
 # elements go when the gateway stops. NFLOG: dropped sandbox UDP becomes
-# "net.udp" audit events, attributed to the run and rate-limited per run.
+# "net.udp" audit events, attributed to the run and rate-limited per run. The worker
+# is its own image (warden-gateway-worker): its /proc/PID/maps names no libnftnl, libmnl
+# or libnl, while the parent's names libnftnl.
 set -u
 . "$(dirname "$0")/gateway/fixture.sh"
 GW_NO_RUN_ADD=1 GW_ARGS=--manage-nft gw_setup
@@ -48,6 +50,27 @@ check "the worker holds a descriptor of the audit log" \
 check_fails "... that its user could not have opened (it came from the parent)" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c ': >>"$0"' "$AUDIT"
 check "the worker reads the NFLOG socket the parent bound" stats_is '.nflog == true'
+
+# --- the worker is its own image: no libnftnl, libmnl or libnl mapped (ARCHITECTURE §1) --
+# maps_has PID REGEX: /proc/PID/maps names a file matching REGEX; maps_lacks: it names none.
+# A maps file that cannot be read is an error for both (grep's status 2 is not "absent").
+maps_has() {
+	[[ -r /proc/$1/maps ]] || { echo "ERROR - no /proc/$1/maps"; return 2; }
+	grep -Eq "$2" "/proc/$1/maps"
+}
+maps_lacks() {
+	local rc
+	[[ -r /proc/$1/maps ]] || { echo "ERROR - no /proc/$1/maps"; return 2; }
+	grep -E "$2" "/proc/$1/maps" && rc=0 || rc=$?
+	((rc == 1))
+}
+NFTLIBS='/lib(nftnl|mnl|nl-[0-9]|nl-route-[0-9]|nl-genl-[0-9])[.-][^/]*$'
+check "the worker's image is warden-gateway-worker" \
+	bash -c '[[ $(readlink /proc/$0/exe) == */warden-gateway-worker ]]' "$WORKER"
+check "the parent's maps name libnftnl (the probe sees the libraries)" maps_has "$GW_PID" "$NFTLIBS"
+check "the worker's maps name libc (the probe reads the worker's maps)" \
+	maps_has "$WORKER" '/libc[.-][^/]*$'
+check "the worker's maps name no libnftnl, libmnl or libnl" maps_lacks "$WORKER" "$NFTLIBS"
 
 # a register the parent refuses (interface without the nft prefix) is rolled back
 check_fails "a register the parent refuses fails" \
