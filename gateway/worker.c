@@ -48,9 +48,10 @@ struct worker_args {
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: %s --config-fd 3 [--channel-fd 4 --uid UID --gid GID]\n"
-			"       [--manage-nft] [--no-nflog] [--verbose]\n"
-			"warden-gateway's data plane: started by warden-gateway(8), not by hand.\n",
+	fprintf(stderr,
+		"usage: %s --config-fd 3 [--channel-fd 4 --uid UID --gid GID]\n"
+		"       [--manage-nft] [--no-nflog] [--verbose]\n"
+		"warden-gateway's data plane: started by warden-gateway(8), not by hand.\n",
 		GW_WORKER_NAME);
 }
 
