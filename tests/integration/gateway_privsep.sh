@@ -45,6 +45,9 @@ check "the parent keeps its capabilities (it applies the nft updates)" \
 check "the worker holds no capabilities (CapEff 0)" \
 	bash -c 'grep -q "^CapEff:[[:space:]]*0000000000000000$" /proc/$0/status' "$WORKER"
 check "the worker runs as nobody" bash -c 'grep -Eq "^Uid:\s+65534\s+65534\s+65534\s+65534$" /proc/$0/status' "$WORKER"
+check "the worker is not dumpable after its exec (its /proc files stay root's)" \
+	bash -c '[[ $(stat -c %u /proc/$0/fd) == 0 ]]' "$WORKER"
+check "the worker has no_new_privs set" bash -c 'grep -Eq "^NoNewPrivs:\s+1$" /proc/$0/status' "$WORKER"
 check "the worker holds a descriptor of the audit log" \
 	bash -c 'ls -l /proc/$0/fd | grep -q "$1"' "$WORKER" "$AUDIT"
 check_fails "... that its user could not have opened (it came from the parent)" \
@@ -123,4 +126,22 @@ check "SIGTERM stops the gateway" gw_stop
 check_fails "the gateway's elements went with it" in_set runs_v4 "$S4"
 check_fails "the control socket is removed" test -e "$GWSOCK"
 check "no sanitizer report in the gateway's log" gw_log_clean
+
+# --- the worker's image: found only where it belongs, never run by hand -----------------
+status_of() { "$@" >/dev/null 2>&1; echo $?; }
+WBIN=$(dirname "$GW")/warden-gateway-worker
+check "the worker image sits next to warden-gateway in the build" test -x "$WBIN"
+check_eq "a missing --worker: warden-gateway exits 1" 1 \
+	status_of in_host "$GW" --config "$GWCONF" --worker "$LAB_DIR/no-such-worker"
+check "... saying what is missing" bash -c \
+	'ip netns exec "$0" "$1" --config "$2" --worker "$3" 2>&1 | grep -q "no-such-worker: no such file"' \
+	"$LAB_HOST_NS" "$GW" "$GWCONF" "$LAB_DIR/no-such-worker"
+check_fails "... and leaves no control socket behind" test -e "$GWSOCK"
+cp "$WBIN" "$LAB_DIR/unsafe-worker" && chmod 0777 "$LAB_DIR/unsafe-worker"
+check_eq "a worker others may write: warden-gateway exits 1" 1 \
+	status_of in_host "$GW" --config "$GWCONF" --worker "$LAB_DIR/unsafe-worker"
+check_fails "... and leaves no control socket behind" test -e "$GWSOCK"
+check_eq "the worker started by hand (no sealed config on fd 3): exit 2" 2 \
+	status_of "$WBIN" --config-fd 3 3</etc/hostname
+check_eq "the worker without arguments: exit 2" 2 status_of "$WBIN"
 lab_finish
