@@ -16,6 +16,10 @@
 #ifndef WD_GW_LIBEXECDIR
 #define WD_GW_LIBEXECDIR "/usr/local/libexec/warden"
 #endif
+/* the libexec folder seen from the sbin folder: an install moved to another prefix */
+#ifndef WD_GW_LIBEXEC_REL
+#define WD_GW_LIBEXEC_REL "../libexec/warden"
+#endif
 
 #define CONF_SEALS (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK)
 
@@ -62,7 +66,7 @@ static int try_worker(const char *path, uid_t self_owner, int *ret_fd, struct wd
 int gw_handoff_find_worker(const char *explicit_path, int *ret_fd, char *path, size_t size,
 			   struct wd_err *err)
 {
-	char self[PATH_MAX], cand[PATH_MAX + sizeof(GW_WORKER_NAME) + 1];
+	char self[PATH_MAX], cand[PATH_MAX + sizeof(WD_GW_LIBEXEC_REL) + sizeof(GW_WORKER_NAME) + 2];
 	const char *const installed = WD_GW_LIBEXECDIR "/" GW_WORKER_NAME;
 	uid_t self_owner = 0;
 	struct stat st;
@@ -88,22 +92,28 @@ int gw_handoff_find_worker(const char *explicit_path, int *ret_fd, char *path, s
 		self[n] = '\0';
 		slash = strrchr(self, '/');
 		if (slash) {
+			static const char *const rel[] = {"", WD_GW_LIBEXEC_REL "/"};
+
 			*slash = '\0';
-			snprintf(cand, sizeof(cand), "%s/%s", self, GW_WORKER_NAME);
-			r = try_worker(cand, self_owner, ret_fd, err);
-			if (r != -ENOENT) {
-				if (!r)
-					snprintf(path, size, "%s", cand);
-				return r;
+			for (size_t i = 0; i < WD_ARRAY_SIZE(rel); i++) {
+				snprintf(cand, sizeof(cand), "%s/%s%s", self, rel[i],
+					 GW_WORKER_NAME);
+				r = try_worker(cand, self_owner, ret_fd, err);
+				if (r != -ENOENT) {
+					if (!r)
+						snprintf(path, size, "%s", cand);
+					return r;
+				}
 			}
 		}
 	}
 	r = try_worker(installed, self_owner, ret_fd, err);
 	if (r == -ENOENT)
 		return wd_err_set(err, r,
-				  "%s not found next to warden-gateway (%s) nor in %s "
-				  "(install it, or pass --worker PATH)",
-				  GW_WORKER_NAME, n > 0 ? self : "?", WD_GW_LIBEXECDIR);
+				  "%s not found next to warden-gateway (%s), in %s from there, "
+				  "nor in %s (install it, or pass --worker PATH)",
+				  GW_WORKER_NAME, n > 0 ? self : "?", WD_GW_LIBEXEC_REL,
+				  WD_GW_LIBEXECDIR);
 	if (!r)
 		snprintf(path, size, "%s", installed);
 	return r;

@@ -34,7 +34,9 @@
  * gw_handoff_find_worker() - open the worker executable for fexecve()
  * @explicit_path: the path given with --worker, or NULL: then the worker is
  *		looked for next to this program (/proc/self/exe, a build tree),
- *		then in the compiled-in libexec folder; never in $PATH
+ *		then in ../libexec/warden from its folder (an install moved to
+ *		another prefix), then in the compiled-in libexec folder; never
+ *		in $PATH
  * @ret_fd:	on success an O_PATH, close-on-exec descriptor of it
  * @path:	on success the path that was opened (for messages)
  * @size:	bytes at @path
