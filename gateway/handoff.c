@@ -66,7 +66,8 @@ static int try_worker(const char *path, uid_t self_owner, int *ret_fd, struct wd
 int gw_handoff_find_worker(const char *explicit_path, int *ret_fd, char *path, size_t size,
 			   struct wd_err *err)
 {
-	char self[PATH_MAX], cand[PATH_MAX + sizeof(WD_GW_LIBEXEC_REL) + sizeof(GW_WORKER_NAME) + 2];
+	char self[PATH_MAX],
+	    cand[PATH_MAX + sizeof(WD_GW_LIBEXEC_REL) + sizeof(GW_WORKER_NAME) + 2];
 	const char *const installed = WD_GW_LIBEXECDIR "/" GW_WORKER_NAME;
 	uid_t self_owner = 0;
 	struct stat st;
