@@ -169,7 +169,7 @@ int gw_handoff_conf_read(int fd, struct wd_gwconf *conf, struct wd_err *err)
 				  "descriptor %d is not the sealed configuration warden-gateway "
 				  "hands its worker (the worker is started by warden-gateway)",
 				  fd);
-	if (st.st_size <= 0 || st.st_size > POLICY_MAX_BYTES)
+	if (st.st_size <= 0 || st.st_size > (off_t)POLICY_MAX_BYTES)
 		return wd_err_set(err, -EFBIG, "the handed-over configuration has %lld bytes",
 				  (long long)st.st_size);
 	data = malloc((size_t)st.st_size);
