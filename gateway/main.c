@@ -1,15 +1,21 @@
 /* main.c - `warden-gateway`: the transparent egress gateway daemon (entry
- * point) and its control client (`warden-gateway ctl ...`).
+ * point: the privileged parent) and its control client (`warden-gateway ctl ...`).
  *
  * Process model (privilege separation in named stages):
- *   1. as root: read the config, check (and create) the audit log, raise
- *      RLIMIT_NOFILE, make a SOCK_SEQPACKET socketpair;
- *   2. fork the worker; it drops to the configured user at once (setgroups,
- *      setresgid, setresuid: no capabilities remain, CapEff is 0; then
- *      PR_SET_NO_NEW_PRIVS), receives its listening sockets, the audit log's
- *      descriptor and the NFLOG socket from the parent in one typed,
- *      size-checked message (gw_priv_recv_fds(); anything malformed is
- *      fatal), adopts the log (audit_log_from_fd()) and runs the event loop;
+ *   1. as root: read the config, find and open the worker image
+ *      (warden-gateway-worker: next to this program or in the libexec folder,
+ *      never via $PATH; --worker PATH), put the effective config in a sealed
+ *      memfd, check (and create) the audit log, raise RLIMIT_NOFILE, make a
+ *      SOCK_SEQPACKET socketpair;
+ *   2. fork and exec the worker, a separate image that links no libnftnl,
+ *      libmnl or libnl (handoff.h: the config at descriptor 3, the channel at
+ *      4, nothing else inherited). It drops to the configured user before it
+ *      reads anything (setgroups, setresgid, setresuid: no capabilities
+ *      remain, CapEff is 0; then PR_SET_NO_NEW_PRIVS), receives its listening
+ *      sockets, the audit log's descriptor and the NFLOG socket from the
+ *      parent in one typed, size-checked message (gw_priv_recv_fds();
+ *      anything malformed is fatal), adopts the log (audit_log_from_fd()) and
+ *      runs the event loop (worker.c);
  *   3. the parent creates and binds every listening socket and the control
  *      socket, opens the audit log for the worker and binds the NFLOG group,
  *      sends them and closes its copies; then it serves the worker's run
@@ -18,16 +24,19 @@
  *      removes the control socket when the worker is gone, and exits with
  *      the worker's status.
  * Started by a non-root user (or with --no-privsep) the gateway runs as one
- * process (no run updates to the nft table then: --manage-nft needs privsep).
+ * process: the worker image replaces this one (exec without fork) and opens
+ * its sockets itself (no run updates to the nft table then: --manage-nft
+ * needs privsep).
  */
 #include "common/common.h"
 #include "gateway/gw.h"
+#include "gateway/handoff.h"
 #include "gateway/parent.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <grp.h>
+#include <limits.h>
 #include <jansson.h>
 #include <pwd.h>
 #include <signal.h>
@@ -48,7 +57,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: warden-gateway [--config FILE] [--audit-log PATH] [--control PATH]\n"
 		"                      [--user NAME] [--no-privsep] [--manage-nft] [--no-nflog]\n"
-		"                      [--verbose]\n"
+		"                      [--worker PATH] [--verbose]\n"
 		"       warden-gateway ctl [--socket PATH] register --id ID --if IFNAME\n"
 		"                      [--host-v4 A --sandbox-v4 B] [--host-v6 A --sandbox-v6 B]\n"
 		"                      --policy FILE\n"
@@ -205,57 +214,6 @@ static int cmd_ctl(int argc, char **argv, const char *sock)
 
 /* ------------------------------------------------------------ daemon */
 
-static int drop_privileges(const struct passwd *pw)
-{
-	if (setgroups(0, NULL) < 0 || setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
-	    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0)
-		return -errno;
-	/* no way back: an exec can never regain privileges */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		return -errno;
-	if (setuid(0) == 0 && pw->pw_uid != 0)
-		return -EPERM;
-	return 0;
-}
-
-static int worker(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *log, int priv,
-		  bool manage_nft)
-{
-	struct wd_err err;
-	struct gw *g = NULL;
-	int r;
-
-	wd_err_clear(&err);
-	r = gw_new(conf, fds, log, &g, &err);
-	if (r) {
-		wd_log(WD_LOG_ERR, "%s", err.msg);
-		if (priv >= 0)
-			close(priv);
-		return 1;
-	}
-	if (priv >= 0 && (r = gw_set_parent(g, priv, manage_nft))) {
-		wd_log(WD_LOG_ERR, "the channel to the parent: %s", strerror(-r));
-		close(priv);
-		gw_free(g);
-		return 1;
-	}
-	wd_log(WD_LOG_INFO, "serving: transparent :%u, dns :%u, proxy :%u, control %s%s",
-	       conf->port_transparent, conf->port_dns, conf->port_proxy, conf->control_path,
-	       manage_nft ? ", managing nft run elements" : "");
-	r = gw_run_loop(g);
-	gw_free(g);
-	if (r == -EBADMSG || r == -EPIPE) {
-		wd_log(WD_LOG_ERR, "the channel to the privileged parent failed (%s): stopping",
-		       strerror(-r));
-		return 1;
-	}
-	if (r) {
-		wd_log(WD_LOG_ERR, "event loop: %s", strerror(-r));
-		return 1;
-	}
-	return 0;
-}
-
 /* the worker's copy of the audit log: the same file, opened by root for appending */
 static int open_audit_for_worker(const char *path)
 {
@@ -266,6 +224,37 @@ static int open_audit_for_worker(const char *path)
 	return fd;
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* the worker's argv: privsep (@pw set) or standalone; strings live in @num */
+static void worker_argv(char *argv[], char num[2][16], const struct passwd *pw, bool manage_nft,
+			bool nflog, bool verbose)
+{
+	size_t n = 0;
+
+	argv[n++] = GW_WORKER_NAME;
+	argv[n++] = "--config-fd";
+	argv[n++] = STR(GW_WORKER_FD_CONFIG);
+	if (pw) {
+		snprintf(num[0], sizeof(num[0]), "%u", (unsigned)pw->pw_uid);
+		snprintf(num[1], sizeof(num[1]), "%u", (unsigned)pw->pw_gid);
+		argv[n++] = "--channel-fd";
+		argv[n++] = STR(GW_WORKER_FD_CHANNEL);
+		argv[n++] = "--uid";
+		argv[n++] = num[0];
+		argv[n++] = "--gid";
+		argv[n++] = num[1];
+	}
+	if (manage_nft)
+		argv[n++] = "--manage-nft";
+	if (!nflog)
+		argv[n++] = "--no-nflog";
+	if (verbose)
+		argv[n++] = "--verbose";
+	argv[n] = NULL;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -273,6 +262,7 @@ int main(int argc, char **argv)
 	    {"audit-log", required_argument, NULL, 'a'},
 	    {"control", required_argument, NULL, 's'},
 	    {"user", required_argument, NULL, 'u'},
+	    {"worker", required_argument, NULL, 'w'},
 	    {"no-privsep", no_argument, NULL, 'n'},
 	    {"manage-nft", no_argument, NULL, 'm'},
 	    {"no-nflog", no_argument, NULL, 'N'},
@@ -282,6 +272,9 @@ int main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *audit_path = NULL, *ctl_path = NULL, *user = NULL;
+	const char *worker_path = NULL;
+	char worker_bin[PATH_MAX], num[2][16];
+	char *wargv[16];
 	struct wd_gwconf conf;
 	struct policy_diags d;
 	struct audit_log *log = NULL;
@@ -289,10 +282,10 @@ int main(int argc, char **argv)
 	struct gw_fds fds;
 	struct passwd *pw = NULL;
 	struct rlimit rl;
-	bool privsep = true, owns_ctl = false, manage_nft = false, nflog = true;
+	bool privsep = true, owns_ctl = false, manage_nft = false, nflog = true, verbose = false;
 	sigset_t mask;
-	pid_t child, parent;
-	int c, ret, sp[2];
+	pid_t child;
+	int c, ret, sp[2], exe = -1, cfd = -1;
 
 	if (argc > 1 && !strcmp(argv[1], "ctl")) {
 		policy_gwconf_defaults(&conf);
@@ -312,6 +305,9 @@ int main(int argc, char **argv)
 		case 'u':
 			user = optarg;
 			break;
+		case 'w':
+			worker_path = optarg;
+			break;
 		case 'n':
 			privsep = false;
 			break;
@@ -323,6 +319,7 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			wd_log_set_level(WD_LOG_DEBUG);
+			verbose = true;
 			break;
 		case 'V':
 			printf("warden-gateway %s\n", WARDEN_VERSION);
@@ -363,6 +360,13 @@ int main(int argc, char **argv)
 		snprintf(conf.user, sizeof(conf.user), "%s", user);
 	if (!audit_path)
 		audit_path = conf.audit_path[0] ? conf.audit_path : DEFAULT_AUDIT;
+	/* the worker reads the effective configuration: the overrides go into it */
+	if (audit_path != conf.audit_path &&
+	    snprintf(conf.audit_path, sizeof(conf.audit_path), "%s", audit_path) >=
+		(int)sizeof(conf.audit_path)) {
+		wd_log(WD_LOG_ERR, "--audit-log: path too long");
+		return 2;
+	}
 	if (geteuid() != 0)
 		privsep = false;
 	if (manage_nft && !privsep) {
@@ -380,10 +384,20 @@ int main(int argc, char **argv)
 
 	/* stage 1: what needs privilege and reads nothing from a sandbox */
 	wd_err_clear(&err);
+	if (gw_handoff_find_worker(worker_path, &exe, worker_bin, sizeof(worker_bin), &err) ||
+	    gw_handoff_conf_fd(&conf, &cfd, &err)) {
+		wd_log(WD_LOG_ERR, "%s", err.msg);
+		ret = 1;
+		goto out;
+	}
 	if (audit_log_open(audit_path, &log, &err)) {
 		wd_log(WD_LOG_ERR, "%s", err.msg);
-		return 1;
+		ret = 1;
+		goto out;
 	}
+	/* the worker gets its own descriptor of the log (or opens it); the parent writes nothing */
+	audit_log_close(log);
+	log = NULL;
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
@@ -395,69 +409,51 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 
 	if (!privsep) {
-		if (gw_fds_open(&conf, conf.control_path, &fds, &err)) {
-			wd_log(WD_LOG_ERR, "%s", err.msg);
-			audit_log_close(log);
-			return 1;
-		}
-		owns_ctl = true;
-		if (nflog && geteuid() == 0 && gw_nflog_open(conf.nflog_group, &fds.nflog, &err))
-			wd_log(WD_LOG_WARN, "%s: dropped UDP is not audited", err.msg);
-		ret = worker(&conf, &fds, log, -1, false);
+		/* one process: the worker image replaces this one and opens its sockets */
+		worker_argv(wargv, num, NULL, false, nflog, verbose);
+		ret = gw_handoff_exec(exe, &cfd, 1, wargv);
+		wd_log(WD_LOG_ERR, "exec %s: %s", worker_bin, strerror(-ret));
+		ret = 1;
 		goto out;
 	}
-	/* the worker gets its own descriptor of the log; the parent writes nothing */
-	audit_log_close(log);
-	log = NULL;
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 		wd_log(WD_LOG_ERR, "socketpair: %s", strerror(errno));
-		return 1;
+		ret = 1;
+		goto out;
 	}
 
-	/* stage 2: the worker drops its privileges first, then gets its descriptors */
-	parent = getpid();
+	/* stage 2: the worker is a new image (no libnftnl mapped); it drops its privileges
+	 * before it reads anything, then gets its descriptors */
+	worker_argv(wargv, num, pw, manage_nft, nflog, verbose);
 	child = fork();
 	if (child < 0) {
 		wd_log(WD_LOG_ERR, "fork: %s", strerror(errno));
-		return 1;
+		close(sp[0]);
+		close(sp[1]);
+		ret = 1;
+		goto out;
 	}
 	if (child == 0) {
-		sigset_t chld;
+		int pass[2] = {cfd, sp[1]};
+		sigset_t keep;
 
 		close(sp[0]);
-		sigemptyset(&chld);
-		sigaddset(&chld, SIGCHLD);
-		sigprocmask(SIG_UNBLOCK, &chld, NULL);
-		ret = drop_privileges(pw);
-		if (ret) {
-			wd_log(WD_LOG_ERR, "dropping privileges to %s: %s", conf.user,
-			       strerror(-ret));
-			_exit(1);
-		}
-		/* after the uid change, which clears it: die with the parent */
+		sigemptyset(&keep);
+		sigaddset(&keep, SIGTERM);
+		sigaddset(&keep, SIGINT);
+		sigprocmask(SIG_SETMASK, &keep, NULL);
+		/* the worker's image can gain nothing from its file; die with the parent
+		 * until the worker sets this again after its uid change */
+		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
-		if (getppid() != parent)
-			_exit(1);
-		ret = gw_priv_recv_fds(sp[1], &fds, &err);
-		if (ret) {
-			/* -EPIPE: the parent failed first and its error is the one to read */
-			if (ret != -EPIPE)
-				wd_log(WD_LOG_ERR, "%s", err.msg);
-			exit(1);
-		}
-		if (fds.audit < 0 || audit_log_from_fd(fds.audit, audit_path, &log, &err)) {
-			wd_log(WD_LOG_ERR, "%s",
-			       fds.audit < 0 ? "no audit log from the parent" : err.msg);
-			gw_fds_close(&fds);
-			exit(1);
-		}
-		fds.audit = -1; /* the log owns it now */
-		ret = worker(&conf, &fds, log, sp[1], manage_nft);
-		audit_log_close(log);
-		exit(ret);
+		ret = gw_handoff_exec(exe, pass, 2, wargv);
+		wd_log(WD_LOG_ERR, "exec %s: %s", worker_bin, strerror(-ret));
+		_exit(127);
 	}
+	wd_closep(&cfd);
+	wd_closep(&exe);
 
 	/* stage 3: the parent opens the descriptors, hands them over, then serves */
 	close(sp[1]);
@@ -485,6 +481,8 @@ int main(int argc, char **argv)
 out:
 	if (owns_ctl)
 		unlink(conf.control_path);
+	wd_closep(&cfd);
+	wd_closep(&exe);
 	audit_log_close(log);
 	return ret;
 }

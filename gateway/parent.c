@@ -6,7 +6,8 @@
  * Only this file calls nft/ (fw_conn_run_add/del over one reused netlink
  * connection); it is linked into the warden-gateway executable, never into
  * wd_gateway, and runs only in the parent, which keeps its privileges. The
- * worker never reaches this code: it drops its privileges right after fork.
+ * worker is another image (warden-gateway-worker, exec'd by main.c) that does
+ * not contain this code nor map libnftnl/libmnl at all.
  *
  * The worker is not trusted: every message is checked (gw_priv_run_check()),
  * anything malformed or unexpected kills the worker (fail closed), the

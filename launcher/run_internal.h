@@ -334,7 +334,7 @@ int run_liveness_check(struct run *r);
 #define RUN_LIVENESS_NAME "warden-liveness.check.invalid"
 
 /**
- * run_liveness_query() - the check's DNS query (pure)
+ * run_liveness_query() - the check's DNS query (pure: gateway/proto's dns_query_compose())
  * @id:		the query id
  * @out:	where to write it
  * @size:	size of @out

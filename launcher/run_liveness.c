@@ -5,9 +5,10 @@
  * at once. A pooled network that fails gets its nft elements again, once (the table may have
  * been replaced since it was made).
  *
- * The query is composed here by hand (run_liveness_query(), pure and unit-tested); it is to
- * use the DNS composer of gateway/proto/ once that is a library of its own (issue 12).
+ * The query comes from the DNS composer of gateway/proto/ (dns_query_compose(), in wd_proto,
+ * a library that links nothing but libc), so the launcher builds no DNS message by hand.
  */
+#include "gateway/proto/proto.h"
 #include "launcher/run_internal.h"
 
 #include <arpa/inet.h>
@@ -21,34 +22,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* RUN_LIVENESS_NAME in wire form (the gateway's GW_LIVENESS_NAME: keep them in step); with the
- * root label's 0, as sizeof() counts it. */
-static const char liveness_qname[] = "\x0f"
-				     "warden-liveness"
-				     "\x05"
-				     "check"
-				     "\x07"
-				     "invalid";
-
 int run_liveness_query(uint16_t id, uint8_t *out, size_t size)
 {
-	size_t len = 12;
-
-	if (size < 12 + sizeof(liveness_qname) + 4)
-		return -ENOSPC;
-	out[0] = (uint8_t)(id >> 8);
-	out[1] = (uint8_t)id;
-	out[2] = 0x01; /* RD */
-	out[3] = 0;
-	memset(out + 4, 0, 8);
-	out[5] = 1; /* QDCOUNT */
-	memcpy(out + len, liveness_qname, sizeof(liveness_qname));
-	len += sizeof(liveness_qname);
-	out[len++] = 0;
-	out[len++] = 65; /* HTTPS */
-	out[len++] = 0;
-	out[len++] = 1; /* IN */
-	return (int)len;
+	return dns_query_compose(id, RUN_LIVENESS_NAME, DNS_TYPE_HTTPS, out, size);
 }
 
 bool run_liveness_answers(const uint8_t *q, const uint8_t *ans, size_t len)
@@ -87,8 +63,7 @@ static int dns_probe(struct run *r, char *why, size_t wsize)
 	socklen_t sl;
 	pthread_t t;
 	uint16_t id;
-	size_t qlen;
-	int ret = -ETIMEDOUT;
+	int qlen, ret = -ETIMEDOUT;
 
 	if (pthread_create(&t, NULL, probe_thread, &p) || pthread_join(t, NULL)) {
 		snprintf(why, wsize, "cannot start the probe thread");
@@ -100,7 +75,12 @@ static int dns_probe(struct run *r, char *why, size_t wsize)
 	}
 	if (getrandom(&id, sizeof(id), 0) != sizeof(id))
 		id = (uint16_t)getpid();
-	qlen = (size_t)run_liveness_query(id, q, sizeof(q));
+	qlen = run_liveness_query(id, q, sizeof(q));
+	if (qlen < 0) {
+		snprintf(why, wsize, "composing the DNS query: %s", strerror(-qlen));
+		close(p.fd);
+		return qlen;
+	}
 	if (p.family == AF_INET) {
 		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 
@@ -119,7 +99,7 @@ static int dns_probe(struct run *r, char *why, size_t wsize)
 	for (int attempt = 0; attempt < 4 && ret; attempt++) {
 		struct pollfd pfd = {p.fd, POLLIN, 0};
 
-		if (sendto(p.fd, q, qlen, 0, (struct sockaddr *)&ss, sl) < 0) {
+		if (sendto(p.fd, q, (size_t)qlen, 0, (struct sockaddr *)&ss, sl) < 0) {
 			ret = -errno;
 			snprintf(why, wsize, "sending a DNS query to port 53: %s", strerror(errno));
 			continue;

@@ -553,6 +553,44 @@ int dns_reply_compose(const struct dns_query *q, const struct dns_reply *r, uint
 	return (int)w.at;
 }
 
+int dns_query_compose(uint16_t id, const char *name, uint16_t qtype, uint8_t *out, size_t size)
+{
+	char norm[PROTO_NAME_MAX + 1];
+	struct wr w = {out, size, 0, false};
+	const char *why = NULL, *label;
+	size_t n;
+
+	if (!name || !out)
+		return -EINVAL;
+	n = strnlen(name, PROTO_NAME_MAX + 2);
+	if (proto_host_parse((const uint8_t *)name, n, 0, norm, &why) != PROTO_HOST_NAME)
+		return -EINVAL;
+	n = strlen(norm);
+	/* header, the name's labels (n + 1 bytes) and its root label, type, class */
+	if (size < DNS_HEADER_LEN + n + 2 + 4)
+		return -ENOSPC;
+	put16(&w, id);
+	put16(&w, DNS_FLAG_RD);
+	put16(&w, 1); /* QDCOUNT */
+	put16(&w, 0);
+	put16(&w, 0);
+	put16(&w, 0);
+	for (label = norm;;) {
+		const char *dot = strchr(label, '.');
+		size_t len = dot ? (size_t)(dot - label) : strlen(label);
+
+		put8(&w, (uint8_t)len);
+		putn(&w, label, len);
+		if (!dot)
+			break;
+		label = dot + 1;
+	}
+	put8(&w, 0); /* the root */
+	put16(&w, qtype);
+	put16(&w, DNS_CLASS_IN);
+	return w.over ? -ENOSPC : (int)w.at;
+}
+
 /* length of @s without one trailing dot */
 static size_t bare_len(const char *s)
 {

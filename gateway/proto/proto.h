@@ -680,6 +680,22 @@ int dns_reply_compose(const struct dns_query *q, const struct dns_reply *r, uint
 		      size_t size);
 
 /**
+ * dns_query_compose() - write a query with one question (class IN, RD set)
+ * @id:		message ID
+ * @name:	the question name, a host name in text form as proto_host_parse()
+ *		accepts it (one trailing dot allowed; written lower-case)
+ * @qtype:	question type (enum dns_type or any other)
+ * @out:	destination
+ * @size:	bytes available at @out
+ *
+ * No EDNS record, no other section: the smallest query a resolver answers.
+ * The result is a query dns_query_parse() accepts.
+ *
+ * Return: bytes written, -EINVAL when @name is not a host name, or -ENOSPC.
+ */
+int dns_query_compose(uint16_t id, const char *name, uint16_t qtype, uint8_t *out, size_t size);
+
+/**
  * dns_name_equal() - compare two text names case-insensitively, ignoring one
  *		      trailing dot on either
  * @a:		a name

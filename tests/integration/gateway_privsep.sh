@@ -4,7 +4,9 @@
 # when the unprivileged worker forwards a validated register/unregister (the
 # worker keeps CapEff 0); a register the parent refuses is rolled back; the
 # elements go when the gateway stops. NFLOG: dropped sandbox UDP becomes
-# "net.udp" audit events, attributed to the run and rate-limited per run.
+# "net.udp" audit events, attributed to the run and rate-limited per run. The worker
+# is its own image (warden-gateway-worker): its /proc/PID/maps names no libnftnl, libmnl
+# or libnl, while the parent's names libnftnl.
 set -u
 . "$(dirname "$0")/gateway/fixture.sh"
 GW_NO_RUN_ADD=1 GW_ARGS=--manage-nft gw_setup
@@ -49,6 +51,9 @@ check_fails "the parent keeps its capabilities (it applies the nft updates)" \
 check "the worker holds no capabilities (CapEff 0)" \
 	bash -c 'grep -q "^CapEff:[[:space:]]*0000000000000000$" /proc/$0/status' "$WORKER"
 check "the worker runs as nobody" bash -c 'grep -Eq "^Uid:\s+65534\s+65534\s+65534\s+65534$" /proc/$0/status' "$WORKER"
+check "the worker is not dumpable after its exec (its /proc files stay root's)" \
+	bash -c '[[ $(stat -c %u /proc/$0/fd) == 0 ]]' "$WORKER"
+check "the worker has no_new_privs set" bash -c 'grep -Eq "^NoNewPrivs:\s+1$" /proc/$0/status' "$WORKER"
 check "the worker holds a descriptor of the audit log" \
 	bash -c 'ls -l /proc/$0/fd | grep -q "$1"' "$WORKER" "$AUDIT"
 check_fails "... that its user could not have opened (it came from the parent)" \
@@ -56,6 +61,27 @@ check_fails "... that its user could not have opened (it came from the parent)" 
 check "control: the same open as that user works on a file anyone may write" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c ': >>"$0"' /dev/null
 check "the worker reads the NFLOG socket the parent bound" stats_is '.nflog == true'
+
+# --- the worker is its own image: no libnftnl, libmnl or libnl mapped (ARCHITECTURE §1) --
+# maps_has PID REGEX: /proc/PID/maps names a file matching REGEX; maps_lacks: it names none.
+# A maps file that cannot be read is an error for both (grep's status 2 is not "absent").
+maps_has() {
+	[[ -r /proc/$1/maps ]] || { echo "ERROR - no /proc/$1/maps"; return 2; }
+	grep -Eq "$2" "/proc/$1/maps"
+}
+maps_lacks() {
+	local rc
+	[[ -r /proc/$1/maps ]] || { echo "ERROR - no /proc/$1/maps"; return 2; }
+	grep -E "$2" "/proc/$1/maps" && rc=0 || rc=$?
+	((rc == 1))
+}
+NFTLIBS='/lib(nftnl|mnl|nl-[0-9]|nl-route-[0-9]|nl-genl-[0-9])[.-][^/]*$'
+check "the worker's image is warden-gateway-worker" \
+	bash -c '[[ $(readlink /proc/$0/exe) == */warden-gateway-worker ]]' "$WORKER"
+check "the parent's maps name libnftnl (the probe sees the libraries)" maps_has "$GW_PID" "$NFTLIBS"
+check "the worker's maps name libc (the probe reads the worker's maps)" \
+	maps_has "$WORKER" '/libc[.-][^/]*$'
+check "the worker's maps name no libnftnl, libmnl or libnl" maps_lacks "$WORKER" "$NFTLIBS"
 
 # a register the parent refuses (interface without the nft prefix) is rolled back
 check_fails "a register the parent refuses fails" \
@@ -110,4 +136,22 @@ check "SIGTERM stops the gateway" gw_stop
 check_fails "the gateway's elements went with it" in_set runs_v4 "$S4"
 check_fails "the control socket is removed" test -e "$GWSOCK"
 check "no sanitizer report in the gateway's log" gw_log_clean
+
+# --- the worker's image: found only where it belongs, never run by hand -----------------
+status_of() { "$@" >/dev/null 2>&1; echo $?; }
+WBIN=$(dirname "$GW")/warden-gateway-worker
+check "the worker image sits next to warden-gateway in the build" test -x "$WBIN"
+check_eq "a missing --worker: warden-gateway exits 1" 1 \
+	status_of in_host "$GW" --config "$GWCONF" --worker "$LAB_DIR/no-such-worker"
+check "... saying what is missing" bash -c \
+	'ip netns exec "$0" "$1" --config "$2" --worker "$3" 2>&1 | grep -q "no-such-worker: no such file"' \
+	"$LAB_HOST_NS" "$GW" "$GWCONF" "$LAB_DIR/no-such-worker"
+check_fails "... and leaves no control socket behind" test -e "$GWSOCK"
+cp "$WBIN" "$LAB_DIR/unsafe-worker" && chmod 0777 "$LAB_DIR/unsafe-worker"
+check_eq "a worker others may write: warden-gateway exits 1" 1 \
+	status_of in_host "$GW" --config "$GWCONF" --worker "$LAB_DIR/unsafe-worker"
+check_fails "... and leaves no control socket behind" test -e "$GWSOCK"
+check_eq "the worker started by hand (no sealed config on fd 3): exit 2" 2 \
+	status_of "$WBIN" --config-fd 3 3</etc/hostname
+check_eq "the worker without arguments: exit 2" 2 status_of "$WBIN"
 lab_finish

@@ -172,6 +172,36 @@ check "SIGTERM is forwarded to the program" sig_test TERM
 check "SIGINT is forwarded to the program" sig_test INT
 check "SIGHUP is forwarded to the program" sig_test HUP
 
+echo "# the embedded gateway's worker is its own image (no libnftnl, libmnl, libnl mapped)"
+# embedded_maps: during a run, the launcher's embedded warden-gateway maps libnftnl (the
+# probe sees libraries) and its worker maps libc but none of libnftnl, libmnl, libnl.
+# Status 2 (a test error, not a pass for anyone) when a process is not found.
+embedded_maps() {
+	local pid gw wk rc=0 nft='/lib(nftnl|mnl|nl-[0-9]|nl-route-[0-9]|nl-genl-[0-9])[.-][^/]*$'
+	ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" -- sleep 30 >/dev/null 2>&1 &
+	pid=$!
+	lab_wait 10 bash -c 'pgrep -f "(^|/)sleep 30$" >/dev/null' || rc=2
+	gw=$(pgrep -P "$pid" -x warden-gateway | head -n1)
+	wk=$([[ -n $gw ]] && pgrep -P "$gw" | head -n1)
+	if ((rc)) || [[ -z $gw || -z $wk || ! -r /proc/$gw/maps || ! -r /proc/$wk/maps ]]; then
+		echo "ERROR - no embedded gateway (launcher $pid, gateway '$gw', worker '$wk')"
+		rc=2
+	elif ! grep -Eq "$nft" "/proc/$gw/maps" || ! grep -Eq '/libc[.-][^/]*$' "/proc/$wk/maps"; then
+		echo "ERROR - the positive controls failed (parent without libnftnl, worker without libc)"
+		rc=2
+	elif grep -E "$nft" "/proc/$wk/maps"; then
+		rc=1
+	elif [[ $(readlink "/proc/$wk/exe") != */warden-gateway-worker ]]; then
+		echo "the worker's image is $(readlink "/proc/$wk/exe")"
+		rc=1
+	fi
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid"
+	return $rc
+}
+check "a run's embedded gateway: the worker maps no libnftnl/libmnl/libnl, the parent does" \
+	embedded_maps
+
 echo "# refusals (exit 125, nothing runs, nothing left)"
 # refused TEXT ARGS...: `warden run ARGS` (HOME the test's: files.yaml grants "~") exits 125 and
 # its message says TEXT, so a refusal for another reason (files.yaml's "~" when HOME is /root,

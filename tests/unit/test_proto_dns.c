@@ -1,6 +1,7 @@
 /* test_proto_dns.c - unit tests for DNS parsing and composing (gateway/proto/dns.c):
  * real dig queries and dnsmasq responses, compression pointer attacks, counts
- * that lie, EDNS and Extended DNS Errors, truncation to the client's size. */
+ * that lie, EDNS and Extended DNS Errors, truncation to the client's size, and the
+ * query composer (the launcher's liveness probe uses it). */
 #include "common/common.h"
 #include "gateway/proto/proto.h"
 
@@ -786,6 +787,44 @@ static void test_name_equal(void **state)
 	assert_false(dns_name_equal("a.test..", "a.test"));
 }
 
+/* dns_query_compose(): the query dns_query_parse() reads back, lower-case, RD, class IN; a
+ * name that is no host name is refused; a buffer one byte short is -ENOSPC */
+static void test_query_compose(void **state)
+{
+	static const uint8_t want[] = {0xab, 0xcd, 0x01, 0x00, 0,   1,	 0,   0,   0,	0,   0,
+				       0,    3,	   'w',	 'w',  'w', 7,	 'e', 'x', 'a', 'm', 'p',
+				       'l',  'e',  3,	 'c',  'o', 'm', 0,   0,   28,	0,   1};
+	char longname[300];
+	uint8_t out[512];
+	struct dns_query q;
+
+	(void)state;
+	assert_int_equal(
+	    dns_query_compose(0xabcd, "WWW.Example.com.", DNS_TYPE_AAAA, out, sizeof(out)),
+	    (int)sizeof(want));
+	assert_memory_equal(out, want, sizeof(want));
+	assert_int_equal(dns_query_parse(out, sizeof(want), &q), DNS_OK);
+	assert_int_equal(q.id, 0xabcd);
+	assert_true(q.rd);
+	assert_string_equal(q.qname, "www.example.com");
+	assert_int_equal(q.qtype, DNS_TYPE_AAAA);
+	assert_int_equal(q.qclass, DNS_CLASS_IN);
+	assert_false(q.edns.present);
+
+	assert_int_equal(
+	    dns_query_compose(1, "www.example.com", DNS_TYPE_AAAA, out, sizeof(want) - 1), -ENOSPC);
+	assert_int_equal(dns_query_compose(1, "www.example.com", DNS_TYPE_AAAA, out, sizeof(want)),
+			 (int)sizeof(want));
+	assert_int_equal(dns_query_compose(1, "", DNS_TYPE_A, out, sizeof(out)), -EINVAL);
+	assert_int_equal(dns_query_compose(1, "a..b", DNS_TYPE_A, out, sizeof(out)), -EINVAL);
+	assert_int_equal(dns_query_compose(1, "a b", DNS_TYPE_A, out, sizeof(out)), -EINVAL);
+	assert_int_equal(dns_query_compose(1, "10.0.0.1", DNS_TYPE_A, out, sizeof(out)), -EINVAL);
+	assert_int_equal(dns_query_compose(1, NULL, DNS_TYPE_A, out, sizeof(out)), -EINVAL);
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_int_equal(dns_query_compose(1, longname, DNS_TYPE_A, out, sizeof(out)), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -803,6 +842,7 @@ int main(void)
 	    cmocka_unit_test(test_response_rdata),
 	    cmocka_unit_test(test_tcp_frame),
 	    cmocka_unit_test(test_name_equal),
+	    cmocka_unit_test(test_query_compose),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
