@@ -39,6 +39,7 @@
  * the denial id sent to the client), and one "net.close" event for every
  * allowed connection (bytes up/down, duration, how it ended).
  */
+#include "gateway/decide.h"
 #include "gateway/gw_internal.h"
 
 #include <errno.h>
@@ -52,7 +53,6 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#define GW_PEEK_MAX 32768
 #define GW_CHUNK 65536
 #define GW_DRAIN_NS 2000000000ull
 #define GW_RESOLVE_NS 10000000000ull
@@ -304,196 +304,25 @@ static void deny(struct gw_conn *c, const char *reason)
 
 /* ------------------------------------------------------------ first bytes */
 
-enum sniff {
-	SNIFF_MORE,	 /* read more */
-	SNIFF_DONE,	 /* c->tls / c->http / c->sni / c->host are set */
-	SNIFF_MALFORMED, /* the client's protocol is broken: deny with @why */
-	SNIFF_NOT_MINE,	 /* not this protocol: ask the next sniffer */
-};
-
-/* leading CR and LF bytes; *@clean: they are whole CRLF pairs (RFC 9112 §2.2) */
-static size_t eol_prefix(const uint8_t *b, size_t n, bool *clean)
+/* what the client's first bytes in c->buf say (gw_sniff()); the connection
+ * keeps what it needs of it (c->tls, c->http, c->sni, c->host, ...) */
+static enum gw_sniff sniff(struct gw_conn *c, bool final, struct gw_first *f)
 {
-	size_t i = 0;
+	enum gw_sniff s =
+	    gw_sniff(c->buf, c->blen, final || c->blen >= GW_PEEK_MAX, c->g->hello, f);
 
-	while (i < n && (b[i] == '\r' || b[i] == '\n'))
-		i++;
-	*clean = true;
-	for (size_t k = 0; k < i; k += 2)
-		if (k + 1 >= i || b[k] != '\r' || b[k + 1] != '\n')
-			*clean = false;
-	return i;
-}
-
-/* a byte of an HTTP token (RFC 9110 §5.6.2 tchar) */
-static bool token_char(uint8_t c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       (c && strchr("!#$%&'*+-.^_`|~", c));
-}
-
-/*
- * A first line that a lenient server would take for a request: a token of up
- * to 32 bytes, spaces, and "HTTP/" (any case) on the same line. Lenient
- * servers accept what the strict parser refuses (bare LF line ends, several
- * spaces, methods with '-'), so anything that looks like this is HTTP that
- * failed to parse -- denied -- and never raw TCP relayed unchecked.
- */
-static bool looks_http(const uint8_t *b, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n && i <= 32 && token_char(b[i]))
-		i++;
-	if (i == 0 || i > 32 || i >= n || (b[i] != ' ' && b[i] != '\t'))
-		return false;
-	for (; i + 5 <= n && b[i] != '\n'; i++)
-		if (!strncasecmp((const char *)b + i, "HTTP/", 5))
-			return true;
-	return false;
-}
-
-/* TLS: a ClientHello names the host in its SNI */
-static enum sniff sniff_tls(struct gw_conn *c, bool full, const char **why)
-{
-	struct tls_hello *th = c->g->hello;
-	enum tls_result t = tls_client_hello_parse(c->buf, c->blen, th);
-
-	if (!th->is_tls)
-		return SNIFF_NOT_MINE;
-	c->tls = true;
-	c->tls_version = th->legacy_version ? th->legacy_version : 0x0303;
-	c->ech = th->has_ech;
-	switch (t) {
-	case TLS_NEED_MORE:
-		if (!full)
-			return SNIFF_MORE;
-		*why = "incomplete TLS ClientHello";
-		return SNIFF_MALFORMED;
-	case TLS_OK:
-		/* With Encrypted Client Hello the outer SNI is the name the server
-		 * sees first and the one decided on: the DNS front gives no ECH
-		 * configuration, so a browser's extension is GREASE and its outer
-		 * SNI the real name; with a configuration from elsewhere it is the
-		 * client-facing server's public name, and that name must be allowed
-		 * (docs/gateway.md, "Encrypted Client Hello"). */
-		if (str_set(&c->sni, th->sni)) {
-			*why = "out of memory";
-			return SNIFF_MALFORMED;
-		}
-		return SNIFF_DONE;
-	case TLS_ABSENT:
-		if (th->has_ech) {
-			*why = "TLS Encrypted Client Hello without an outer server name";
-			return SNIFF_MALFORMED;
-		}
-		return SNIFF_DONE;
-	case TLS_MALFORMED:
-		*why = th->why ? th->why : "malformed TLS ClientHello";
-		return SNIFF_MALFORMED;
+	c->tls = f->tls;
+	c->http = f->http;
+	c->proto = f->proto;
+	if (f->tls) {
+		c->tls_version = f->tls_version;
+		c->ech = f->ech;
 	}
-	return SNIFF_MALFORMED;
-}
-
-/*
- * HTTP/1.x: a request head names the host in Host (or an absolute target).
- * Empty lines before it are skipped (RFC 9112 §2.2; servers skip them too),
- * so the request after them is the one checked. A valid prefix of a head
- * that never completes is HTTP that failed, not raw TCP: a server would read
- * whatever comes later as the rest of that request.
- */
-static enum sniff sniff_http(struct gw_conn *c, bool full, const char **why)
-{
-	struct http_request req;
-	bool clean;
-	size_t skip = eol_prefix(c->buf, c->blen, &clean);
-	const uint8_t *b = c->buf + skip;
-	size_t n = c->blen - skip;
-
-	if (!clean) {
-		/* CR and LF bytes that are not CRLF pairs: a lenient server
-		 * skips them too, so a request after them is HTTP gone wrong */
-		if (n == 0 && !full)
-			return SNIFF_MORE;
-		if (n && !looks_http(b, n))
-			return SNIFF_NOT_MINE;
-		c->http = true;
-		*why = "bare CR or LF before a request line";
-		return SNIFF_MALFORMED;
+	if (str_set(&c->sni, f->sni) || str_set(&c->host, f->host)) {
+		f->why = "out of memory";
+		return GW_SNIFF_MALFORMED;
 	}
-	if (n == 0) {
-		if (!full)
-			return SNIFF_MORE;
-		c->http = true; /* only empty lines: what follows is checked as HTTP */
-		return SNIFF_DONE;
-	}
-	switch (http_request_parse(b, n, &req)) {
-	case HTTP_NEED_MORE:
-		if (!full)
-			return SNIFF_MORE;
-		c->http = true;
-		*why = "incomplete HTTP request head";
-		return SNIFF_MALFORMED;
-	case HTTP_OK:
-		c->http = true;
-		if (str_set(&c->host, req.host)) {
-			*why = "out of memory";
-			return SNIFF_MALFORMED;
-		}
-		return SNIFF_DONE;
-	case HTTP_ABSENT:
-		c->http = true;
-		return SNIFF_DONE;
-	case HTTP_MALFORMED:
-		if (!skip && !looks_http(b, n))
-			return SNIFF_NOT_MINE;
-		c->http = true;
-		*why = req.why ? req.why : "malformed HTTP request";
-		return SNIFF_MALFORMED;
-	}
-	return SNIFF_NOT_MINE;
-}
-
-/* the protocols that name a host in the client's first bytes, in the order tried */
-static const struct {
-	const char *proto;
-	enum sniff (*fn)(struct gw_conn *c, bool full, const char **why);
-} sniffers[] = {
-    {"tls", sniff_tls},
-    {"http", sniff_http},
-};
-
-static enum sniff sniff(struct gw_conn *c, bool final, const char **why)
-{
-	bool full = final || c->blen >= GW_PEEK_MAX;
-
-	c->tls = c->http = false;
-	str_set(&c->sni, NULL);
-	str_set(&c->host, NULL);
-	c->proto = "tcp";
-	if (!c->blen)
-		return SNIFF_DONE;
-	for (size_t i = 0; i < WD_ARRAY_SIZE(sniffers); i++) {
-		enum sniff s = sniffers[i].fn(c, full, why);
-
-		if (s == SNIFF_NOT_MINE)
-			continue;
-		c->proto = sniffers[i].proto;
-		return s;
-	}
-	return SNIFF_DONE; /* plain bytes: raw TCP */
-}
-
-/* the name the client's first bytes named, if any (an address literal is no name) */
-static const char *named(struct gw_conn *c)
-{
-	struct gw_addr a;
-
-	if (c->sni)
-		return c->sni;
-	if (c->host && gw_addr_parse(c->host, &a))
-		return c->host;
-	return NULL;
+	return s;
 }
 
 /* start relaying once connected and checked: write the peeked bytes first */
@@ -539,33 +368,6 @@ static void flush_peeked(struct gw_conn *c)
 	c->blen = c->boff = 0;
 }
 
-/* the first bytes were decided for a connection whose name is bound */
-static void check_bound(struct gw_conn *c, enum sniff s, const char *why)
-{
-	const char *n = named(c);
-	char reason[600];
-
-	if (s == SNIFF_MALFORMED) {
-		deny(c, why);
-		return;
-	}
-	if (n && !dns_name_equal(n, c->name)) {
-		snprintf(reason, sizeof(reason),
-			 "%s names %s but the connection is bound to %s (domain fronting)",
-			 c->sni ? "TLS SNI" : "HTTP Host", n, c->name);
-		deny(c, reason);
-		return;
-	}
-	c->checked = true;
-	/* every later request on the connection is checked as this one was */
-	c->http_track = c->http;
-	if (c->st == GW_C_RELAY && !c->decided) {
-		c->decided = true;
-		conn_event(c, "net.connect", true, "allowed");
-	}
-	flush_peeked(c);
-}
-
 /* the upstream addresses to try: a heap copy of @a[0..@n) (@n <= GW_CACHE_ADDRS). Return: 0 or
  * -ENOMEM */
 static int set_cand(struct gw_conn *c, const struct gw_addr *a, size_t n)
@@ -582,71 +384,61 @@ static int set_cand(struct gw_conn *c, const struct gw_addr *a, size_t n)
 	return 0;
 }
 
-/* deny_no_rule() - the denial for a name no network.allow rule matches */
-static void deny_no_rule(struct gw_conn *c, const char *name, unsigned port)
+/* the audit text of @v's reason, for a connection of @c's run */
+static const char *reason_of(const struct gw_conn *c, const struct gw_tcp_verdict *v, char *buf,
+			     size_t size)
+{
+	return gw_tcp_reason_text(v, c->run->policy_name, buf, size);
+}
+
+/* c->rule = the text of @v's allowing rule. Return: 0 or -ENOMEM */
+static int set_rule(struct gw_conn *c, const struct gw_tcp_verdict *v)
+{
+	return str_set(&c->rule, c->run->policy->rules[v->rule].text);
+}
+
+/* act on the verdict on the client's first bytes (gw_tcp_decide() with them) */
+static void first_verdict(struct gw_conn *c, const struct gw_tcp_verdict *v)
 {
 	char reason[600];
 
-	snprintf(reason, sizeof(reason),
-		 "%s:%u is not allowed by policy %s (no network.allow rule matches)", name, port,
-		 c->run->policy_name);
-	deny(c, reason);
-}
-
-/* allow_name() - c->rule for @name:@port, or the connection denied. Return: true if allowed. */
-static bool allow_name(struct gw_conn *c, const char *name, unsigned port)
-{
-	int rule = policy_match(c->run->policy, name, port);
-
-	if (rule < 0) {
-		deny_no_rule(c, name, port);
-		return false;
-	}
-	if (str_set(&c->rule, c->run->policy->rules[rule].text)) {
-		deny(c, "out of memory");
-		return false;
-	}
-	return true;
-}
-
-static void decide_unbound(struct gw_conn *c, enum sniff s, const char *why)
-{
-	const char *n;
-	char reason[600], at[INET6_ADDRSTRLEN];
-	int rule;
-
-	if (s == SNIFF_MALFORMED) {
-		deny(c, why);
+	if (v->action == GW_TCP_DENY) {
+		/* a name refused by policy is the event's resource */
+		if (v->reason == GW_TR_NO_RULE && v->name != c->name && str_set(&c->name, v->name))
+			deny(c, "out of memory");
+		else
+			deny(c, reason_of(c, v, reason, sizeof(reason)));
 		return;
 	}
-	n = named(c);
-	if (n) {
-		if (str_set(&c->name, n)) {
+	if (v->action == GW_TCP_ALLOW_BYTES) {
+		/* a bound connection's first bytes passed; every later request on
+		 * it is checked as this one was */
+		c->checked = true;
+		c->http_track = c->http;
+		if (c->st == GW_C_RELAY && !c->decided) {
+			c->decided = true;
+			conn_event(c, "net.connect", true, "allowed");
+		}
+		flush_peeked(c);
+		return;
+	}
+	if (v->action == GW_TCP_ALLOW_NAME) {
+		if (str_set(&c->name, v->name) || set_rule(c, v)) {
 			deny(c, "out of memory");
 			return;
 		}
-		if (!allow_name(c, n, c->oport))
-			return;
 		c->checked = true;
 		c->http_track = c->http; /* later requests must name it too */
 		start_resolve(c);
 		return;
 	}
-	rule = policy_match_addr(c->run->policy, c->orig.family, c->orig.a, c->oport);
-	if (rule >= 0) {
-		if (str_set(&c->rule, c->run->policy->rules[rule].text) ||
-		    set_cand(c, &c->orig, 1)) {
-			deny(c, "out of memory");
-			return;
-		}
-		c->checked = true;
-		try_connect(c);
+	/* GW_TCP_ALLOW_ADDR: a cidr rule names the address */
+	if (set_rule(c, v) || set_cand(c, &c->orig, 1)) {
+		deny(c, "out of memory");
 		return;
 	}
-	snprintf(reason, sizeof(reason),
-		 "no host name (TLS SNI or HTTP Host) and no cidr rule allows %s:%u",
-		 gw_addr_str(&c->orig, at, sizeof(at)), c->oport);
-	deny(c, reason);
+	c->checked = true;
+	try_connect(c);
 }
 
 /* ------------------------------------------------------------ the proxy port */
@@ -655,8 +447,8 @@ static void proxy_request(struct gw_conn *c, bool final)
 {
 	struct http_request req;
 	enum http_result r = http_request_parse(c->buf, c->blen, &req);
+	struct gw_proxy_verdict pv;
 	char reason[600];
-	uint16_t port;
 
 	c->http = true;
 	c->proto = "proxy";
@@ -667,58 +459,32 @@ static void proxy_request(struct gw_conn *c, bool final)
 	}
 	if (r == HTTP_NEED_MORE && !final && c->blen < GW_PEEK_MAX)
 		return;
-	if (r != HTTP_OK) {
-		snprintf(reason, sizeof(reason), "not a proxy request (%s)",
-			 r == HTTP_MALFORMED && req.why ? req.why
-			 : r == HTTP_NEED_MORE		? "incomplete request head"
-							: "no host");
-		deny(c, reason);
-		return;
-	}
-	if (str_set(&c->host, req.host)) {
+	gw_proxy_decide(c->run->policy, r, &req, &pv);
+	c->proto = pv.proto;
+	/* the event names what was asked for: the target, and once its form
+	 * was understood its port and name (and the rule that allowed it) */
+	if ((r == HTTP_OK && str_set(&c->host, req.host)) ||
+	    (pv.v.port && str_set(&c->name, req.host)) || (pv.v.rule >= 0 && set_rule(c, &pv.v))) {
 		deny(c, "out of memory");
 		return;
 	}
-	if (req.is_connect) {
-		c->proto = "connect";
-		port = req.port;
-	} else if (req.form == HTTP_FORM_ABSOLUTE) {
-		c->proto = "proxy-http";
-		port = req.port ? req.port : (req.https ? 443 : 80);
-		if (req.https || req.chunked) {
-			deny(c, req.https ? "https:// targets must use CONNECT"
-					  : "chunked request bodies are not relayed by the proxy");
-			return;
-		}
-		c->budget =
-		    (int64_t)req.head_len + (req.content_length > 0 ? req.content_length : 0);
-	} else {
-		deny(c, "the proxy port takes CONNECT or absolute-form requests");
+	if (pv.v.port)
+		c->oport = pv.v.port;
+	if (pv.v.action == GW_TCP_DENY) {
+		deny(c, reason_of(c, &pv.v, reason, sizeof(reason)));
 		return;
 	}
-	c->oport = port;
-	if (str_set(&c->name, req.host)) {
-		deny(c, "out of memory");
-		return;
-	}
-	if (!allow_name(c, req.host, port))
-		return;
+	c->budget = pv.budget;
 	/* not reading the client until connected; a CONNECT tunnel's first
 	 * bytes are checked after the 200 (see connected()) */
 	c->checked = true;
-	if (req.is_connect) {
+	if (pv.connect) {
 		/* keep what follows the head (a pipelined ClientHello) for the check */
 		memmove(c->buf, c->buf + req.head_len, c->blen - req.head_len);
 		c->blen -= req.head_len;
 	}
-	if (req.host_kind != PROTO_HOST_NAME) {
-		struct gw_addr lit;
-
-		if (gw_addr_parse(req.host, &lit)) {
-			deny(c, "bad address literal");
-			return;
-		}
-		if (set_cand(c, &lit, 1)) {
+	if (pv.v.action == GW_TCP_ALLOW_ADDR) {
+		if (set_cand(c, &pv.literal, 1)) {
 			deny(c, "out of memory");
 			return;
 		}
@@ -772,30 +538,30 @@ static int read_first(struct gw_conn *c, bool *eof)
 /* the client spoke (or closed) while its first bytes are still undecided */
 static void first_bytes(struct gw_conn *c, bool final)
 {
-	const char *why = NULL;
-	enum sniff s;
+	struct gw_tcp_verdict v;
+	struct gw_first f;
+	struct gw_tcp_facts facts = {
+	    .policy = c->run->policy,
+	    .dst = &c->orig,
+	    .port = c->oport,
+	    .bound = c->synthetic ? c->name : NULL,
+	    .first = &f,
+	};
 
 	if (c->kind == GW_K_PROXY && !c->connect_ok) {
 		proxy_request(c, final);
 		return;
 	}
-	s = sniff(c, final, &why);
-	if (s == SNIFF_MORE)
+	if (sniff(c, final, &f) == GW_SNIFF_MORE)
 		return;
 	if (c->pending_deny) {
 		deny(c, c->pending_deny);
 		return;
 	}
-	if (c->synthetic) {
-		if (!c->rule) {
-			deny_no_rule(c, c->name, c->oport);
-			return;
-		}
-		check_bound(c, s, why);
-		return;
-	}
-	gw_timer_cancel(&c->g->timers, &c->timer);
-	decide_unbound(c, s, why);
+	if (!c->synthetic)
+		gw_timer_cancel(&c->g->timers, &c->timer);
+	gw_tcp_decide(&facts, &v);
+	first_verdict(c, &v);
 }
 
 static void client_readable(struct gw_conn *c)
@@ -842,9 +608,10 @@ static void deny_when_known(struct gw_conn *c, const char *reason)
 static void resolved(struct gw_waiter *w, const struct gw_cache_entry *e)
 {
 	struct gw_conn *c = (struct gw_conn *)((char *)w - offsetof(struct gw_conn, waiter));
-	char reason[600], why[128], all[400] = "";
+	char reason[600], all[400];
 	struct gw_addr cand[GW_CACHE_ADDRS];
-	size_t n = 0, alen = 0;
+	struct gw_ssrf_env env;
+	size_t n;
 
 	if (c->st != GW_C_RESOLVE)
 		return;
@@ -856,25 +623,9 @@ static void resolved(struct gw_waiter *w, const struct gw_cache_entry *e)
 		deny_when_known(c, reason);
 		return;
 	}
-	/* IPv6 first, then IPv4; refused ranges are skipped */
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < e->n; i++) {
-			const struct gw_addr *a = &e->addrs[i];
-
-			if ((pass == 0) != (a->family == AF_INET6))
-				continue;
-			if (gw_addr_refused(c->g, c->run, a, c->oport, why, sizeof(why))) {
-				/* name every refused address, as far as they fit */
-				int k = snprintf(all + alen, sizeof(all) - alen, "%s%s",
-						 alen ? "; " : "", why);
-
-				if (k > 0 && (size_t)k < sizeof(all) - alen)
-					alen += (size_t)k;
-				continue;
-			}
-			if (n < WD_ARRAY_SIZE(cand))
-				cand[n++] = *a;
-		}
+	gw_ssrf_env(c->g, &env);
+	n = gw_upstream_pick(&env, c->run->policy, e->addrs, e->n, c->oport, cand, all,
+			     sizeof(all));
 	if (!n) {
 		snprintf(reason, sizeof(reason), "%s resolves only to refused addresses (%s)",
 			 c->name, all);
@@ -1264,17 +1015,14 @@ static void late_deny_say(struct gw_conn *c)
 /* a request head on a connection bound to c->name: true when it may go upstream */
 static bool request_ok(struct gw_conn *c, const struct http_request *req)
 {
+	struct gw_tcp_verdict v;
 	char reason[600];
 
-	if (!req->host[0] || req->host_kind != PROTO_HOST_NAME ||
-	    dns_name_equal(req->host, c->name))
+	gw_tcp_decide_request(c->name, req, c->hs.requests, &v);
+	if (v.action != GW_TCP_DENY)
 		return true;
 	str_set(&c->host, req->host); /* the event names what this request asked for */
-	snprintf(reason, sizeof(reason),
-		 "HTTP Host names %s but the connection is bound to %s (domain fronting, "
-		 "request %u on this connection)",
-		 req->host, c->name, c->hs.requests);
-	late_deny(c, reason);
+	late_deny(c, reason_of(c, &v, reason, sizeof(reason)));
 	return false;
 }
 
@@ -1761,10 +1509,11 @@ static void accept_one(struct gw_listener *l, int fd, const struct sockaddr_stor
 	socklen_t ll = sizeof(lss);
 	struct gw_addr local, peer, orig = {0};
 	uint16_t lport = 0, oport = 0;
+	struct gw_tcp_facts facts = {0};
+	struct gw_tcp_verdict v;
 	struct gw_run *run;
 	struct gw_conn *c;
 	const char *name;
-	int rule;
 
 	g->stats.accepted++;
 	if (getsockname(fd, (struct sockaddr *)&lss, &ll) < 0 ||
@@ -1837,28 +1586,41 @@ static void accept_one(struct gw_listener *l, int fd, const struct sockaddr_stor
 			conn_reset(c, "out of memory");
 			return;
 		}
-		rule = policy_match(run->policy, name, oport);
-		if (rule >= 0) {
-			if (str_set(&c->rule, run->policy->rules[rule].text)) {
-				conn_reset(c, "out of memory");
-				return;
-			}
-			start_resolve(c);
+	}
+	facts.policy = run->policy;
+	facts.dst = &c->orig;
+	facts.port = oport;
+	facts.bound = c->name;
+	gw_tcp_decide(&facts, &v);
+	switch (v.action) {
+	case GW_TCP_ALLOW_NAME:
+		/* a synthetic address: its name is known, nothing to wait for */
+		if (set_rule(c, &v)) {
+			conn_reset(c, "out of memory");
 			return;
 		}
-	} else {
-		rule = policy_match_addr(run->policy, orig.family, orig.a, oport);
-		if (rule >= 0) {
-			/* a cidr rule names the address: no name needed, nothing to wait for */
-			if (str_set(&c->rule, run->policy->rules[rule].text) ||
-			    set_cand(c, &orig, 1)) {
-				conn_reset(c, "out of memory");
-				return;
-			}
-			c->checked = true;
-			try_connect(c);
+		start_resolve(c);
+		return;
+	case GW_TCP_ALLOW_ADDR:
+		/* a cidr rule names the address: no name needed, nothing to wait for */
+		if (set_rule(c, &v) || set_cand(c, &orig, 1)) {
+			conn_reset(c, "out of memory");
 			return;
 		}
+		c->checked = true;
+		try_connect(c);
+		return;
+	case GW_TCP_DENY: {
+		/* a synthetic name whose port no rule allows: denied once the
+		 * client's first bytes tell how to answer readably */
+		char reason[600];
+
+		deny_when_known(c, reason_of(c, &v, reason, sizeof(reason)));
+		return;
+	}
+	case GW_TCP_NEED_BYTES:
+	case GW_TCP_ALLOW_BYTES:
+		break;
 	}
 	gw_arm(g, &c->timer, g->now + (uint64_t)g->lim.peek_ms * 1000000ull);
 }

@@ -6,6 +6,7 @@
  * through c-ares and relayed with every address in them replaced by a
  * synthetic one (or zeroed) and the additional section dropped. Every query
  * is one "dns.query" audit event. */
+#include "gateway/decide.h"
 #include "gateway/gw_internal.h"
 
 #include <arpa/inet.h>
@@ -72,84 +73,6 @@ struct gw_dnsq {
 	struct gw_replyto rt;
 };
 
-/*
- * Query types by name, and those that are never forwarded for any name: zone
- * transfers, meta-types (RFC 6895 §3.1: 128-255 are QTYPEs and meta-TYPEs, not
- * data), the OPT pseudo-record (never a question), and the obsolete or
- * experimental types that carry arbitrary data and that no client asks for.
- * They get REFUSED (with an EDE "Not Supported" where the query has EDNS).
- * ANY is answered NOTIMP instead (RFC 8482 lets a server decline it; "not
- * implemented" tells a stub to ask for the types it wants). The common types
- * come first: the table is searched once per query.
- */
-static const struct qtype_info {
-	uint16_t type;
-	const char *name;
-	const char *refused; /* why it is never forwarded, or NULL */
-} qtypes[] = {
-    {DNS_TYPE_A, "A", NULL},
-    {DNS_TYPE_AAAA, "AAAA", NULL},
-    {DNS_TYPE_HTTPS, "HTTPS", NULL},
-    {DNS_TYPE_SVCB, "SVCB", NULL},
-    {DNS_TYPE_CNAME, "CNAME", NULL},
-    {DNS_TYPE_TXT, "TXT", NULL},
-    {DNS_TYPE_MX, "MX", NULL},
-    {DNS_TYPE_SRV, "SRV", NULL},
-    {DNS_TYPE_NS, "NS", NULL},
-    {DNS_TYPE_SOA, "SOA", NULL},
-    {DNS_TYPE_PTR, "PTR", NULL},
-    {DNS_TYPE_CAA, "CAA", NULL},
-    {DNS_TYPE_ANY, "ANY", NULL},
-    {DNS_TYPE_AXFR, "AXFR", "zone transfers are refused"},
-    {DNS_TYPE_IXFR, "IXFR", "zone transfers are refused"},
-    {DNS_TYPE_NULL, "NULL", "NULL records (arbitrary data) are never forwarded"},
-    {DNS_TYPE_OPT, "OPT", "OPT is a pseudo-record, not a question type"},
-    {DNS_TYPE_MAILB, "MAILB", "MAILB is an obsolete meta-query"},
-    {DNS_TYPE_MAILA, "MAILA", "MAILA is an obsolete meta-query"},
-    {DNS_TYPE_TKEY, "TKEY", "TKEY is a meta-type, not data"},
-    {DNS_TYPE_TSIG, "TSIG", "TSIG is a meta-type, not data"},
-    {3, "MD", "MD is obsolete (use MX)"},
-    {4, "MF", "MF is obsolete (use MX)"},
-    {7, "MB", "MB is an experimental mail type no client asks for"},
-    {8, "MG", "MG is an experimental mail type no client asks for"},
-    {9, "MR", "MR is an experimental mail type no client asks for"},
-    {0, "TYPE0", "type 0 is reserved"},
-};
-
-static const struct qtype_info *qtype_find(uint16_t t)
-{
-	for (size_t i = 0; i < WD_ARRAY_SIZE(qtypes); i++)
-		if (qtypes[i].type == t)
-			return &qtypes[i];
-	return NULL;
-}
-
-static const char *qtype_name(uint16_t t, char *buf, size_t size)
-{
-	const struct qtype_info *qi = qtype_find(t);
-
-	if (qi)
-		return qi->name;
-	snprintf(buf, size, "TYPE%u", t);
-	return buf;
-}
-
-/* why queries of type @t are never forwarded, or NULL */
-static const char *qtype_refused(uint16_t t)
-{
-	const struct qtype_info *qi = qtype_find(t);
-
-	if (qi)
-		return qi->refused;
-	if (t >= 128 && t <= 255)
-		return "meta-types (128-255) are not data";
-	return NULL;
-}
-
-/* The name warden run's liveness check asks (launcher/cmd_run.c dns_probe()):
- * a reserved .invalid name, asked for its HTTPS record, answered here. */
-#define GW_LIVENESS_NAME "warden-liveness.check.invalid"
-
 /* @a as text; IPv4 without stdio (inet_ntop formats with sprintf, once per
  * answered query) */
 static const char *addr_text(const struct gw_addr *a, char *out, size_t size)
@@ -183,7 +106,7 @@ static void dns_event(struct gw *g, struct gw_run *run, const struct dns_query *
 	    .reason = reason,
 	    .rule = rule,
 	    /* a query whose question was not read has no type to name */
-	    .qtype = q->question_ok ? qtype_name(q->qtype, tbuf, sizeof(tbuf)) : NULL,
+	    .qtype = q->question_ok ? gw_dns_qtype_name(q->qtype, tbuf, sizeof(tbuf)) : NULL,
 	    .dst = dst,
 	};
 
@@ -194,35 +117,17 @@ static void dns_event(struct gw *g, struct gw_run *run, const struct dns_query *
 		gw_audit_denial(g, run, &ev); /* counted in the run's denials */
 }
 
-/*
- * The name a query is decided by: the question's name, except that an SRV
- * query for a service name "_service._proto.NAME" (RFC 2782) is decided by
- * NAME -- host names in a policy have no underscore labels, and a service of
- * an allowed name is that name's to tell.
- */
-static const char *policy_name(const struct dns_query *q)
-{
-	const char *n = q->qname, *d1, *d2;
-
-	if (q->qtype != DNS_TYPE_SRV || n[0] != '_' || !(d1 = strchr(n, '.')) || d1[1] != '_' ||
-	    !(d2 = strchr(d1 + 1, '.')) || !d2[1])
-		return n;
-	return d2 + 1;
-}
-
 /* warden run's liveness check (GW_LIVENESS_NAME, HTTPS) reached the gateway
  * from inside the run: its own action, not a DNS decision. A program in the
  * run can send the same query; it is then recorded the same way. */
-static void liveness_event(struct gw *g, struct gw_run *run)
+static void liveness_event(struct gw *g, struct gw_run *run, const char *reason)
 {
 	struct audit_event ev = {
 	    .type = AUDIT_TYPE_RUN,
 	    .action = "run.liveness",
 	    .resource = GW_LIVENESS_NAME,
 	    .allowed = true,
-	    .reason = "the run's network answers: the liveness check (an HTTPS query for a "
-		      ".invalid name that warden run sends before the program starts) reached "
-		      "the gateway; answered empty, never asked upstream",
+	    .reason = reason,
 	};
 
 	g->stats.dns_queries++;
@@ -489,7 +394,7 @@ static size_t scrub(struct gw_run *run, const struct dns_query *q, uint8_t *m, s
 			int fam = rr.type == DNS_TYPE_A ? AF_INET : AF_INET6;
 			struct gw_addr a = {0};
 
-			if (gw_run_name_allowed(run, rr.name) < 0 ||
+			if (gw_name_allowed(run->policy, rr.name) < 0 ||
 			    gw_synth_get(&run->synth, fam, rr.name, &a) < 0)
 				memset(a.a, 0, sizeof(a.a));
 			memcpy(m + rr.rdata.off, a.a, fam == AF_INET ? 4 : 16);
@@ -559,138 +464,110 @@ static void forwarded(void *arg, int status, int timeouts, unsigned char *abuf, 
 
 /* ------------------------------------------------------------ one query */
 
+/* an allowed A/AAAA query: the run's synthetic address for the name */
+static void answer_synthetic(struct gw *g, struct gw_run *run, const struct gw_replyto *rt,
+			     const struct dns_query *q, const char *why, const char *rule_text)
+{
+	struct dns_answer ans = {.type = q->qtype, .ttl = GW_DNS_TTL};
+	struct dns_reply r = {0};
+	char reason[600], atxt[INET6_ADDRSTRLEN];
+	struct gw_addr a;
+	int fam = q->qtype == DNS_TYPE_A ? AF_INET : AF_INET6;
+	int sr = gw_synth_get(&run->synth, fam, q->qname, &a);
+
+	if (sr < 0) {
+		snprintf(reason, sizeof(reason), "no synthetic address for %s: %s", q->qname,
+			 sr == -ENOSPC ? "the run's pool is exhausted" : strerror(-sr));
+		r.rcode = DNS_RCODE_SERVFAIL;
+		r.ede = true;
+		r.ede_code = DNS_EDE_OTHER;
+		r.ede_text = reason;
+		reply(g, rt, q, &r);
+		dns_event(g, run, q, false, reason, rule_text, NULL);
+		return;
+	}
+	memcpy(ans.addr, a.a, gw_addr_len(fam));
+	r.rcode = DNS_RCODE_NOERROR;
+	r.aa = true;
+	r.answers = &ans;
+	r.n_answers = 1;
+	reply(g, rt, q, &r);
+	dns_event(g, run, q, true, why, rule_text, addr_text(&a, atxt, sizeof(atxt)));
+}
+
+/* an allowed query of another type: asked upstream, answered when c-ares is */
+static void forward(struct gw *g, struct gw_run *run, const struct gw_replyto *rt,
+		    const struct dns_query *q, const char *why, const char *rule_text)
+{
+	struct gw_dnsq *dq = calloc(1, sizeof(*dq));
+
+	if (!dq) {
+		struct dns_reply r = {.rcode = DNS_RCODE_SERVFAIL};
+
+		reply(g, rt, q, &r);
+		return;
+	}
+	dq->g = g;
+	dq->run = run;
+	run->refs++;
+	dq->q = *q;
+	dq->rt = *rt;
+	dq->rt.batch = NULL; /* answered later, on its own */
+	if (rt->conn)
+		rt->conn->pending = dq;
+	dns_event(g, run, q, true, why, rule_text, NULL);
+	ares_query(g->ares, q->qname, DNS_CLASS_IN, q->qtype, forwarded, dq);
+}
+
+/* one query: decided (gw_dns_decide()), answered and audited */
 static void query(struct gw *g, const uint8_t *msg, size_t len, const struct gw_replyto *rt,
 		  const struct gw_addr *peer)
 {
 	struct dns_query q;
 	struct dns_reply r = {0};
-	struct gw_run *run;
-	enum dns_result pr = dns_query_parse(msg, len, &q);
-	char reason[600], atxt[INET6_ADDRSTRLEN];
-	const char *rule_text = NULL;
-	int rule;
+	struct gw_dns_verdict v;
+	struct gw_dns_facts f = {.parsed = dns_query_parse(msg, len, &q), .q = &q};
+	struct gw_run *run = gw_run_find_ingress(g, &rt->local, peer);
+	char reason[600];
+	const char *why, *rule_text = NULL;
 
-	run = gw_run_find_ingress(g, &rt->local, peer);
-	if (pr != DNS_OK) {
-		/* audited with what was parsed (the name when the question was
-		 * read) and counted as a denial; answered only when the header
-		 * allows an answer (never a message with QR set) */
-		if (q.header_ok) {
-			r.rcode = q.rcode_hint;
-			reply(g, rt, &q, &r);
-		}
-		if (run)
-			run->dns_queries++;
-		snprintf(reason, sizeof(reason), "malformed: %s",
-			 q.why ? q.why : "not a DNS query");
-		dns_event(g, run, &q, false, reason, NULL, NULL);
-		return;
-	}
-	if (!run) {
-		r.rcode = DNS_RCODE_REFUSED;
-		reply(g, rt, &q, &r);
-		snprintf(reason, sizeof(reason), "no run owns this ingress address pair (%s)",
-			 gw_addr_str(peer, atxt, sizeof(atxt)));
-		dns_event(g, NULL, &q, false, reason, NULL, NULL);
-		return;
-	}
-	run->dns_queries++;
-	if (q.qclass != DNS_CLASS_IN) {
-		r.rcode = DNS_RCODE_REFUSED;
-		reply(g, rt, &q, &r);
-		dns_event(g, run, &q, false, "only class IN is answered", NULL, NULL);
-		return;
-	}
-	if (qtype_refused(q.qtype)) {
-		snprintf(reason, sizeof(reason), "%s queries are refused: %s",
-			 qtype_name(q.qtype, atxt, sizeof(atxt)), qtype_refused(q.qtype));
-		r.rcode = DNS_RCODE_REFUSED;
-		r.ede = true;
-		r.ede_code = DNS_EDE_NOT_SUPPORTED;
-		r.ede_text = reason;
-		reply(g, rt, &q, &r);
-		dns_event(g, run, &q, false, reason, NULL, NULL);
-		return;
-	}
-	if (q.qtype == DNS_TYPE_HTTPS || q.qtype == DNS_TYPE_SVCB) {
-		r.rcode = DNS_RCODE_NOERROR;
-		r.aa = true;
-		reply(g, rt, &q, &r);
-		if (q.qtype == DNS_TYPE_HTTPS && !strcmp(q.qname, GW_LIVENESS_NAME)) {
-			liveness_event(g, run);
-			return;
-		}
-		dns_event(g, run, &q, true,
-			  "HTTPS/SVCB records are answered empty (no ECH, no hints)", NULL, NULL);
-		return;
-	}
-	rule = gw_run_name_allowed(run, policy_name(&q));
-	if (rule < 0) {
-		snprintf(reason, sizeof(reason), "%s is not allowed by policy %s", q.qname,
-			 run->policy_name);
-		r.rcode = DNS_RCODE_NXDOMAIN;
-		r.ede = true;
-		r.ede_code = DNS_EDE_BLOCKED;
-		r.ede_text = reason;
-		reply(g, rt, &q, &r);
-		dns_event(g, run, &q, false, reason, NULL, NULL);
-		return;
-	}
-	rule_text = run->policy->rules[rule].text;
-	if (q.qtype == DNS_TYPE_A || q.qtype == DNS_TYPE_AAAA) {
-		struct dns_answer ans = {.type = q.qtype, .ttl = GW_DNS_TTL};
-		struct gw_addr a;
-		int fam = q.qtype == DNS_TYPE_A ? AF_INET : AF_INET6;
-		int sr = gw_synth_get(&run->synth, fam, q.qname, &a);
-
-		if (sr < 0) {
-			snprintf(reason, sizeof(reason), "no synthetic address for %s: %s", q.qname,
-				 sr == -ENOSPC ? "the run's pool is exhausted" : strerror(-sr));
-			r.rcode = DNS_RCODE_SERVFAIL;
+	f.policy = run ? run->policy : NULL;
+	f.upstream = g->ares_ok;
+	gw_dns_decide(&f, &v);
+	if (run)
+		run->dns_queries++;
+	why = gw_dns_reason_text(&v, &q, run ? run->policy_name : "", peer, reason, sizeof(reason));
+	if (v.rule >= 0)
+		rule_text = run->policy->rules[v.rule].text;
+	switch (v.action) {
+	case GW_DNS_SILENT:
+		break;
+	case GW_DNS_RCODE:
+		r.rcode = v.rcode;
+		if (v.ede) {
 			r.ede = true;
-			r.ede_code = DNS_EDE_OTHER;
-			r.ede_text = reason;
-			reply(g, rt, &q, &r);
-			dns_event(g, run, &q, false, reason, rule_text, NULL);
-			return;
+			r.ede_code = v.ede_code;
+			r.ede_text = why;
 		}
-		memcpy(ans.addr, a.a, gw_addr_len(fam));
+		reply(g, rt, &q, &r);
+		break;
+	case GW_DNS_EMPTY:
+	case GW_DNS_LIVENESS:
 		r.rcode = DNS_RCODE_NOERROR;
 		r.aa = true;
-		r.answers = &ans;
-		r.n_answers = 1;
 		reply(g, rt, &q, &r);
-		dns_event(g, run, &q, true, "synthetic address", rule_text,
-			  addr_text(&a, atxt, sizeof(atxt)));
+		break;
+	case GW_DNS_SYNTHETIC:
+		answer_synthetic(g, run, rt, &q, why, rule_text);
+		return;
+	case GW_DNS_FORWARD:
+		forward(g, run, rt, &q, why, rule_text);
 		return;
 	}
-	if (q.qtype == DNS_TYPE_ANY || !g->ares_ok) {
-		/* a denial all the same (counted in the run's denials) */
-		r.rcode = DNS_RCODE_NOTIMP;
-		reply(g, rt, &q, &r);
-		dns_event(g, run, &q, false, "ANY queries are not answered", rule_text, NULL);
-		return;
-	}
-	{
-		struct gw_dnsq *dq = calloc(1, sizeof(*dq));
-
-		if (!dq) {
-			r.rcode = DNS_RCODE_SERVFAIL;
-			reply(g, rt, &q, &r);
-			return;
-		}
-		dq->g = g;
-		dq->run = run;
-		run->refs++;
-		dq->q = q;
-		dq->rt = *rt;
-		dq->rt.batch = NULL; /* answered later, on its own */
-		if (rt->conn)
-			rt->conn->pending = dq;
-		dns_event(g, run, &q, true, "forwarded upstream (addresses replaced)", rule_text,
-			  NULL);
-		ares_query(g->ares, q.qname, DNS_CLASS_IN, q.qtype, forwarded, dq);
-	}
+	if (v.action == GW_DNS_LIVENESS)
+		liveness_event(g, run, why);
+	else
+		dns_event(g, run, &q, v.allowed, why, rule_text, NULL);
 }
 
 /* ------------------------------------------------------------ UDP */

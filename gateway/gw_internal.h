@@ -399,16 +399,13 @@ int gw_run_set_policy(struct gw_run *r, const struct gw_ctl_req *req, char *why,
 void gw_run_unregister(struct gw *g, struct gw_run *r);
 /** gw_run_put() - drop one reference to @r (NULL is fine). */
 void gw_run_put(struct gw *g, struct gw_run *r);
-/** gw_run_name_allowed() - index of a rule allowing @name on some port, or -ENOENT. */
-int gw_run_name_allowed(const struct gw_run *r, const char *name);
+struct gw_ssrf_env;
 /**
- * gw_addr_refused() - the SSRF guard: may @r's connection go to @a:@port?
- * Special-purpose ranges, the gateway's pools and the host's own addresses
- * are refused unless a cidr rule of @r names @a:@port.
- * Return: true (refused, @why says why) or false.
+ * gw_ssrf_env() - what the SSRF guard (gw_upstream_class()) needs besides the
+ * special ranges: the gateway's pools and the host's own addresses (read at
+ * most every 2 s)
  */
-bool gw_addr_refused(struct gw *g, const struct gw_run *r, const struct gw_addr *a, uint16_t port,
-		     char *why, size_t why_size);
+void gw_ssrf_env(struct gw *g, struct gw_ssrf_env *env);
 
 /* ------------------------------------------------------------ resolve.c */
 

@@ -4,6 +4,7 @@
  * indexed by sandbox address (a wd_htable per family, under the keyed hash) for
  * attribution. Runs are reference-counted: an unregistered run lives on until its
  * last connection or pending query lets go of it. */
+#include "gateway/decide.h"
 #include "gateway/gw_internal.h"
 
 #include <errno.h>
@@ -210,22 +211,6 @@ void gw_run_unregister(struct gw *g, struct gw_run *r)
 	gw_run_put(g, r);
 }
 
-int gw_run_name_allowed(const struct gw_run *r, const char *name)
-{
-	const struct wd_policy *p = r->policy;
-
-	for (size_t i = 0; p && i < p->nrules; i++) {
-		int m;
-
-		if (p->rules[i].kind == POLICY_RULE_CIDR)
-			continue;
-		m = policy_match(p, name, p->rules[i].ports[0]);
-		if (m >= 0)
-			return m;
-	}
-	return -ENOENT;
-}
-
 /* the host's own addresses, refreshed at most every 2 s */
 static void refresh_local(struct gw *g)
 {
@@ -259,28 +244,11 @@ static void refresh_local(struct gw *g)
 	freeifaddrs(ifa);
 }
 
-bool gw_addr_refused(struct gw *g, const struct gw_run *r, const struct gw_addr *a, uint16_t port,
-		     char *why, size_t why_size)
+void gw_ssrf_env(struct gw *g, struct gw_ssrf_env *env)
 {
-	enum gw_addr_class c = gw_addr_classify(a);
-	char txt[INET6_ADDRSTRLEN];
-
-	if (c == GW_ADDR_PUBLIC) {
-		for (int i = 0; i < 4; i++)
-			if (gw_prefix_contains(&g->own_net[i], g->own_prefix[i], a))
-				c = GW_ADDR_GATEWAY;
-	}
-	if (c == GW_ADDR_PUBLIC) {
-		refresh_local(g);
-		for (size_t i = 0; i < g->nlocal; i++)
-			if (gw_addr_eq(&g->local[i], a))
-				c = GW_ADDR_GATEWAY;
-	}
-	if (c == GW_ADDR_PUBLIC)
-		return false;
-	if (r->policy && policy_match_addr(r->policy, a->family, a->a, port) >= 0)
-		return false;
-	snprintf(why, why_size, "%s is a %s address", gw_addr_str(a, txt, sizeof(txt)),
-		 gw_addr_class_name(c));
-	return true;
+	refresh_local(g);
+	memcpy(env->own_net, g->own_net, sizeof(env->own_net));
+	memcpy(env->own_prefix, g->own_prefix, sizeof(env->own_prefix));
+	env->local = g->local;
+	env->nlocal = g->nlocal;
 }
