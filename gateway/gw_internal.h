@@ -5,8 +5,10 @@
 
 #include "gateway/gw.h"
 #include "gateway/proto/proto.h"
+#include "gateway/relay.h"
 
 #include <ares.h>
+#include <sys/epoll.h>
 #include <sys/queue.h>
 
 /* What an epoll event refers to: the type sits in the top 8 bits of
@@ -90,8 +92,6 @@ struct gw_flood {
 	uint64_t lost; /* events of a kind beyond GW_FLOOD_SLOTS */
 };
 
-#define GW_BUF_POOL 64	  /* peek buffers kept for reuse */
-#define GW_COPY_MAX 16384 /* reads up to this size are copied; a full one turns to splice */
 
 struct gw_listener {
 	struct gw *g;
@@ -169,27 +169,6 @@ enum gw_conn_kind {
 	GW_K_PROXY,
 };
 
-/* one direction of a relay */
-struct gw_half {
-	int pipe[2];	 /* a pipe from the pool while bytes wait in it, else -1 */
-	uint32_t inpipe; /* bytes waiting in the pipe */
-	bool bulk;	 /* a read filled the copy buffer: splice from now on */
-	bool eof;	 /* the source ended (or its budget is spent) */
-	bool shut;	 /* shutdown(SHUT_WR) sent to the destination */
-	bool keep_open;	 /* at its end, do not pass it on (a late denial is still to be said) */
-	uint8_t *stash;	 /* copied bytes the destination did not take yet (heap) */
-	uint32_t slen, soff;
-	uint64_t bytes;
-};
-
-/* what the edge-triggered events said about one socket; a flag is cleared
- * only once a read or write found the socket drained or full */
-struct gw_ready {
-	bool rd;    /* may have bytes (or an end) to read */
-	bool wr;    /* may take bytes */
-	bool rdhup; /* the peer's FIN arrived: a short read reached the end */
-};
-
 /*
  * struct gw_conn - one TCP connection from a sandbox
  * Kept small (idle relayed connections are many): the names are heap strings
@@ -261,6 +240,7 @@ struct gw_dnsconn {
 	struct gw_timer timer;
 	bool closing;
 	bool busy;
+	void (*resume)(struct gw_dnsconn *d); /* a forwarded answer came: go on with its input */
 };
 
 struct gw_ctlconn {
@@ -321,11 +301,7 @@ struct gw {
 	struct gw_dnsconn *dnsconns;
 	struct gw_ctlconn *ctlconns;
 	struct tls_hello *hello;
-	int (*pipes)[2];
-	size_t npipes, cap_pipes;
-	uint8_t *bufs[64]; /* free peek buffers (GW_BUF_POOL) */
-	uint8_t *copybuf;  /* GW_COPY_MAX bytes: small transfers go through it */
-	size_t nbufs;
+	struct gw_pool pool; /* pipes, peek buffers and the copy buffer of the relay */
 	struct gw_addr own_net[4];
 	unsigned own_prefix[4];
 	struct gw_addr *local;
@@ -447,27 +423,69 @@ void gw_dnsconn_timeout(struct gw_dnsconn *d);
 /** gw_dnsconn_close() - close and free @d (a pending forwarded answer is dropped). */
 void gw_dnsconn_close(struct gw_dnsconn *d);
 
-/* ------------------------------------------------------------ conn.c */
+/* ------------------------------------------------------------ the TCP path */
 
+/* a connection's sockets: registered once, edge-triggered, for both ways */
+#define GW_EP_EVENTS (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
+
+/* tcp.c */
 /** gw_tcp_accept() - accept on a transparent or proxy listener. */
 void gw_tcp_accept(struct gw_listener *l);
-/** gw_conn_event() - an epoll event on @c's client (@up false) or upstream socket. */
-void gw_conn_event(struct gw_conn *c, bool up, unsigned events);
-/** gw_conn_timeout() - @c's deadline passed (peek, resolve, connect, idle or drain). */
-void gw_conn_timeout(struct gw_conn *c);
-/**
- * gw_conn_close() - close @c; an allowed connection gets its "net.close"
- * event with @end. The memory is freed by gw_conn_reap().
- */
-void gw_conn_close(struct gw_conn *c, const char *end);
-/** gw_conn_reap() - free the connections closed during this loop round. */
-void gw_conn_reap(struct gw *g);
 /**
  * gw_conn_again() - relay what the connections on g->again still have
  * (a wake-up's work is bounded; edge-triggered sockets send no new event)
  * Return: true when some connection is still queued (poll again at once).
  */
 bool gw_conn_again(struct gw *g);
+
+/* conn.c */
+/**
+ * gw_conn_start() - decide what a just-accepted connection waits for: its
+ * name's addresses (a synthetic address), its upstream (a cidr rule), or its
+ * first bytes (anything else, and the proxy port)
+ */
+void gw_conn_start(struct gw_conn *c);
+/** gw_conn_event() - an epoll event on @c's client (@up false) or upstream socket. */
+void gw_conn_event(struct gw_conn *c, bool up, unsigned events);
+/** gw_conn_timeout() - @c's deadline passed (peek, resolve, connect, idle or drain). */
+void gw_conn_timeout(struct gw_conn *c);
+
+/* relayconn.c */
+/**
+ * gw_str_set() - *@dst = a heap copy of @src (at most 255 bytes; NULL or "" -> NULL)
+ * Return: 0, or -ENOMEM (*@dst unchanged).
+ */
+int gw_str_set(char **dst, const char *src);
+/**
+ * gw_conn_audit() - @c's audit event @action ("net.connect", "net.close"): a
+ * denial goes through the run's denial rate limit
+ */
+void gw_conn_audit(struct gw_conn *c, const char *action, bool allowed, const char *reason);
+/**
+ * gw_conn_deny() - deny @c: audited, then a TLS alert or an HTTP 403 naming
+ * @reason and a denial id and a drain of the client, else a reset
+ */
+void gw_conn_deny(struct gw_conn *c, const char *reason);
+/** gw_conn_late_deny_say() - the 403 of a later request's denial, once the upstream finished. */
+void gw_conn_late_deny_say(struct gw_conn *c);
+/** gw_conn_flush_peeked() - once connected and checked, write the peeked bytes upstream. */
+void gw_conn_flush_peeked(struct gw_conn *c);
+/** gw_conn_relay() - move what @c's sockets have, both ways (closes @c at its end). */
+void gw_conn_relay(struct gw_conn *c);
+/**
+ * gw_conn_account() - bring the run's buffered bytes up to date with what @c
+ * holds (@gone: it closes and holds nothing from now on)
+ */
+void gw_conn_account(struct gw_conn *c, bool gone);
+/**
+ * gw_conn_close() - close @c; an allowed connection gets its "net.close"
+ * event with @end. The memory is freed by gw_conn_reap().
+ */
+void gw_conn_close(struct gw_conn *c, const char *end);
+/** gw_conn_reset() - close @c with a TCP reset (SO_LINGER 0). */
+void gw_conn_reset(struct gw_conn *c, const char *end);
+/** gw_conn_reap() - free the connections closed during this loop round. */
+void gw_conn_reap(struct gw *g);
 
 /* ------------------------------------------------------------ ctlsrv.c */
 

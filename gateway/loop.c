@@ -167,8 +167,7 @@ int gw_new(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *l
 		goto fail;
 	}
 	g->hello = malloc(sizeof(*g->hello));
-	g->copybuf = malloc(GW_COPY_MAX);
-	if (!g->hello || !g->copybuf) {
+	if (!g->hello || gw_pool_init(&g->pool)) {
 		r = wd_err_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -374,20 +373,13 @@ void gw_free(struct gw *g)
 	free(g->nflog_buf);
 	for (size_t i = 0; i < g->nlis; i++)
 		wd_closep(&g->lis[i].fd);
-	for (size_t i = 0; i < g->npipes; i++) {
-		close(g->pipes[i][0]);
-		close(g->pipes[i][1]);
-	}
-	free(g->pipes);
-	for (size_t i = 0; i < g->nbufs; i++)
-		free(g->bufs[i]);
+	gw_pool_free(&g->pool);
 	gw_cache_free(&g->cache);
 	wd_htable_free(&g->run_index[0]);
 	wd_htable_free(&g->run_index[1]);
 	gw_timer_heap_free(&g->timers);
 	free(g->local);
 	free(g->hello);
-	free(g->copybuf);
 	if (g->sigfd >= 0)
 		close(g->sigfd);
 	if (g->ep > 0)
