@@ -34,7 +34,7 @@
  * or a write found it full. No epoll_ctl per state change, no read that is
  * known to return EAGAIN, and a short read after the peer's FIN
  * (EPOLLRDHUP) is its end of stream without one more read. A wake-up moves at
- * most 16 chunks per direction; a connection with more is queued on g->again
+ * most 16 chunks per direction; a connection with more is queued on t->again
  * and served again before the loop sleeps.
  *
  * Audit: one "net.connect" event at decision time (allowed or denied, with
@@ -42,7 +42,7 @@
  * allowed connection (bytes up/down, duration, how it ended).
  */
 #include "gateway/decide.h"
-#include "gateway/gw_internal.h"
+#include "gateway/tcp.h"
 
 #include <errno.h>
 #include <netinet/tcp.h>
@@ -63,7 +63,7 @@ static void fail_upstream(struct gw_conn *c, const char *reason);
 static enum gw_sniff sniff(struct gw_conn *c, bool final, struct gw_first *f)
 {
 	enum gw_sniff s =
-	    gw_sniff(c->buf, c->blen, final || c->blen >= GW_PEEK_MAX, c->g->hello, f);
+	    gw_sniff(c->buf, c->blen, final || c->blen >= GW_PEEK_MAX, c->t->hello, f);
 
 	c->tls = f->tls;
 	c->http = f->http;
@@ -209,7 +209,7 @@ static int read_first(struct gw_conn *c, bool *eof)
 {
 	*eof = false;
 	if (!c->buf) {
-		c->buf = gw_buf_get(&c->g->pool);
+		c->buf = gw_buf_get(&c->t->pool);
 		if (!c->buf)
 			return -ENOMEM;
 	}
@@ -268,7 +268,7 @@ static void first_bytes(struct gw_conn *c, bool final)
 		return;
 	}
 	if (!c->synthetic)
-		gw_timer_cancel(&c->g->timers, &c->timer);
+		gw_disarm(c->t->ev, &c->timer);
 	gw_tcp_decide(&facts, &v);
 	first_verdict(c, &v);
 }
@@ -290,7 +290,8 @@ static void client_readable(struct gw_conn *c)
 		 * finish its ClientHello or request head (the idle check resumes
 		 * after that) */
 		c->peek_armed = true;
-		gw_arm(c->g, &c->timer, c->g->now + (uint64_t)c->g->lim.peek_ms * 1000000ull);
+		gw_arm(c->t->ev, &c->timer,
+		       c->t->ev->now + (uint64_t)c->t->lim->peek_ms * 1000000ull);
 	}
 }
 
@@ -309,7 +310,7 @@ static void deny_when_known(struct gw_conn *c, const char *reason)
 	wd_closep(&c->ufd);
 	c->ur = (struct gw_ready){0};
 	c->st = GW_C_PEEK;
-	gw_arm(c->g, &c->timer, c->g->now + (uint64_t)c->g->lim.peek_ms * 1000000ull);
+	gw_arm(c->t->ev, &c->timer, c->t->ev->now + (uint64_t)c->t->lim->peek_ms * 1000000ull);
 }
 
 static void resolved(struct gw_waiter *w, const struct gw_cache_entry *e)
@@ -330,7 +331,7 @@ static void resolved(struct gw_waiter *w, const struct gw_cache_entry *e)
 		deny_when_known(c, reason);
 		return;
 	}
-	gw_ssrf_env(c->g, &env);
+	gw_ssrf_env(c->t->runs, &env);
 	n = gw_upstream_pick(&env, c->run->policy, e->addrs, e->n, c->oport, cand, all,
 			     sizeof(all));
 	if (!n) {
@@ -350,8 +351,8 @@ static void start_resolve(struct gw_conn *c)
 {
 	c->st = GW_C_RESOLVE;
 	c->waiter.cb = resolved;
-	gw_arm(c->g, &c->timer, c->g->now + GW_RESOLVE_NS);
-	gw_resolve(c->g, c->name, &c->waiter);
+	gw_arm(c->t->ev, &c->timer, c->t->ev->now + GW_RESOLVE_NS);
+	gw_resolve(c->t->res, c->name, &c->waiter);
 }
 
 /* the policy allowed the connection but the upstream side failed: a
@@ -367,7 +368,7 @@ static void fail_upstream(struct gw_conn *c, const char *reason)
 
 static void connected(struct gw_conn *c)
 {
-	struct gw *g = c->g;
+	struct gw_tcp *t = c->t;
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 
 	c->up = c->cand[c->icand - 1];
@@ -375,17 +376,17 @@ static void connected(struct gw_conn *c)
 	c->cand = NULL;
 	c->ncand = c->icand = 0;
 	c->st = GW_C_RELAY;
-	g->stats.relayed++;
+	t->ev->stats.relayed++;
 	if (c->checked && !(c->kind == GW_K_PROXY && !strcmp(c->proto, "connect"))) {
 		/* decided now; otherwise once the client's first bytes pass */
 		c->decided = true;
 		gw_conn_audit(c, "net.connect", true, "allowed");
 	}
-	c->last_ns = g->now;
-	gw_arm(g, &c->timer, g->now + (uint64_t)g->lim.idle_ms * 1000000ull);
+	c->last_ns = t->ev->now;
+	gw_arm(t->ev, &c->timer, t->ev->now + (uint64_t)t->lim->idle_ms * 1000000ull);
 	if (!c->checked && c->blen && !c->peek_armed) {
 		c->peek_armed = true;
-		gw_arm(g, &c->timer, g->now + (uint64_t)g->lim.peek_ms * 1000000ull);
+		gw_arm(t->ev, &c->timer, t->ev->now + (uint64_t)t->lim->peek_ms * 1000000ull);
 	}
 	if (c->kind == GW_K_PROXY && !strcmp(c->proto, "connect") && !c->connect_ok) {
 		if (send(c->cfd, ok, sizeof(ok) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) !=
@@ -415,7 +416,7 @@ static void connected(struct gw_conn *c)
 
 static void try_connect(struct gw_conn *c)
 {
-	struct gw *g = c->g;
+	struct gw_tcp *t = c->t;
 	int last = c->last_err;
 
 	while (c->icand < c->ncand) {
@@ -427,31 +428,32 @@ static void try_connect(struct gw_conn *c)
 		if (fd < 0) {
 			last = errno;
 			if (errno == EMFILE || errno == ENFILE)
-				g->stats.emfile++;
+				t->ev->stats.emfile++;
 			break;
 		}
 		/* as on the client leg (set on the listener, inherited by accept):
 		 * pass small writes on at once */
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
 		/* and fixed buffers, as the listeners give the client leg (fds.c) */
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &g->lim.sockbuf, sizeof(g->lim.sockbuf));
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &g->lim.sockbuf, sizeof(g->lim.sockbuf));
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &t->lim->sockbuf, sizeof(t->lim->sockbuf));
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &t->lim->sockbuf, sizeof(t->lim->sockbuf));
 		if (connect(fd, (struct sockaddr *)&ss, sl) == 0 || errno == EINPROGRESS) {
 			/* registered once for both ways; EPOLLOUT says connected */
 			c->ufd = fd;
 			c->ur = (struct gw_ready){0};
-			if (gw_ep_add(g, fd, GW_EP_EVENTS, GW_REF(GW_REF_UP, c))) {
+			if (gw_ep_add(t->ev, fd, GW_EP_EVENTS, GW_REF(GW_REF_UP, c))) {
 				gw_conn_close(c, "epoll_ctl failed");
 				return;
 			}
 			c->st = GW_C_CONNECT;
-			gw_arm(g, &c->timer, g->now + (uint64_t)g->lim.connect_ms * 1000000ull);
+			gw_arm(t->ev, &c->timer,
+			       t->ev->now + (uint64_t)t->lim->connect_ms * 1000000ull);
 			return;
 		}
 		last = errno;
 		close(fd);
 	}
-	g->stats.upstream_failed++;
+	t->ev->stats.upstream_failed++;
 	{
 		char reason[300];
 
@@ -551,14 +553,14 @@ void gw_conn_event(struct gw_conn *c, bool up, unsigned events)
 
 void gw_conn_timeout(struct gw_conn *c)
 {
-	struct gw *g = c->g;
+	struct gw_tcp *t = c->t;
 	char reason[300];
 
 	switch (c->st) {
 	case GW_C_PEEK:
 		if (c->kind == GW_K_PROXY) {
 			snprintf(reason, sizeof(reason), "no complete proxy request within %u ms",
-				 g->lim.peek_ms);
+				 t->lim->peek_ms);
 			gw_conn_deny(c, reason);
 			return;
 		}
@@ -574,7 +576,7 @@ void gw_conn_timeout(struct gw_conn *c)
 		try_connect(c);
 		break;
 	case GW_C_RELAY: {
-		uint64_t idle = (uint64_t)g->lim.idle_ms * 1000000ull;
+		uint64_t idle = (uint64_t)t->lim->idle_ms * 1000000ull;
 
 		if (c->late_deny) {
 			gw_conn_late_deny_say(c); /* the upstream had its time to finish */
@@ -585,10 +587,10 @@ void gw_conn_timeout(struct gw_conn *c)
 			if (c->st != GW_C_RELAY)
 				break;
 		}
-		if (g->now - c->last_ns >= idle)
+		if (t->ev->now - c->last_ns >= idle)
 			gw_conn_close(c, "idle timeout");
 		else
-			gw_arm(g, &c->timer, c->last_ns + idle);
+			gw_arm(t->ev, &c->timer, c->last_ns + idle);
 		break;
 	}
 	case GW_C_DRAIN:
@@ -601,14 +603,14 @@ void gw_conn_timeout(struct gw_conn *c)
 
 void gw_conn_start(struct gw_conn *c)
 {
-	struct gw *g = c->g;
+	struct gw_tcp *t = c->t;
 	struct gw_tcp_facts facts = {0};
 	struct gw_tcp_verdict v;
 	const char *name;
 
 	c->st = GW_C_PEEK;
 	if (c->kind == GW_K_PROXY) {
-		gw_arm(g, &c->timer, g->now + (uint64_t)g->lim.peek_ms * 1000000ull);
+		gw_arm(t->ev, &c->timer, t->ev->now + (uint64_t)t->lim->peek_ms * 1000000ull);
 		return;
 	}
 	name = gw_synth_name(&c->run->synth, &c->orig);
@@ -654,5 +656,5 @@ void gw_conn_start(struct gw_conn *c)
 	case GW_TCP_ALLOW_BYTES:
 		break;
 	}
-	gw_arm(g, &c->timer, g->now + (uint64_t)g->lim.peek_ms * 1000000ull);
+	gw_arm(t->ev, &c->timer, t->ev->now + (uint64_t)t->lim->peek_ms * 1000000ull);
 }

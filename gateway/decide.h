@@ -21,9 +21,6 @@
 
 /* ------------------------------------------------------------ first bytes */
 
-/* Longest first bytes read before deciding (the peek buffer). */
-#define GW_PEEK_MAX 32768
-
 enum gw_sniff {
 	GW_SNIFF_MORE,	    /* the bytes so far decide nothing: read more */
 	GW_SNIFF_DONE,	    /* decided: @first says what the client speaks and names */
@@ -57,7 +54,7 @@ struct gw_first {
  * @buf:	every byte the client sent so far
  * @len:	bytes in @buf (0: the client said nothing)
  * @full:	no more bytes will come (the client's end, the peek timeout, or
- *		GW_PEEK_MAX reached): an incomplete hello or head is malformed
+ *		the peek buffer full): an incomplete hello or head is malformed
  * @th:		scratch for the TLS parser (large; the caller keeps one)
  * @out:	the result (always written)
  *

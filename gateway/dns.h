@@ -5,7 +5,11 @@
 #ifndef WARDEN_GATEWAY_DNS_H
 #define WARDEN_GATEWAY_DNS_H
 
-#include "gateway/gw_internal.h"
+#include "gateway/auditrl.h"
+#include "gateway/ev.h"
+#include "gateway/proto/proto.h"
+#include "gateway/resolve.h"
+#include "gateway/run.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -53,22 +57,100 @@ struct udp_out {
 	uint8_t arena[8 * UDP_MSG_MAX];
 };
 
+/* a query forwarded upstream, waiting for its answer */
 struct gw_dnsq {
-	struct gw *g;
-	struct gw_run *run;
+	struct gw_forward fwd; /* the resolver's callback */
+	struct gw_dns *dns;
+	struct gw_run *run; /* a reference */
 	struct dns_query q;
 	struct gw_replyto rt;
 };
 
 /**
+ * struct gw_dns - the DNS front
+ * @ev:		the loop
+ * @runs:	the run table (attribution)
+ * @res:	the resolver (forwarding)
+ * @audit:	the audit front
+ * @lim:	the limits
+ * @udp:	the UDP listeners ([0] v4, [1] v6)
+ * @tcp:	the DNS-over-TCP listeners
+ * @conns:	DNS-over-TCP connections
+ */
+struct gw_dns {
+	struct gw_ev *ev;
+	struct gw_runs *runs;
+	struct gw_resolver *res;
+	struct gw_audit *audit;
+	const struct gw_limits *lim;
+	struct gw_listener udp[2];
+	struct gw_listener tcp[2];
+	struct gw_dnsconn *conns;
+};
+
+struct gw_dnsconn {
+	struct gw_dns *dns;
+	int fd;
+	struct gw_dnsconn *next, *prev;
+	struct gw_run *run; /* a reference: counted in its connections (and the gateway's) */
+	struct gw_addr local, peer;
+	uint8_t *in; /* what arrived and was not answered yet (heap, grown to need) */
+	size_t inlen, incap;
+	uint8_t *out;
+	size_t outlen, outoff;
+	struct gw_dnsq *pending;
+	struct gw_timer timer;
+	bool closing;
+	bool busy;
+	void (*resume)(struct gw_dnsconn *d); /* a forwarded answer came: go on with its input */
+};
+
+/**
+ * gw_dns_init() - the DNS front over its listening sockets
+ * @dns:	the component
+ * @ev:		the loop
+ * @runs:	the run table
+ * @res:	the resolver
+ * @audit:	the audit front
+ * @lim:	the limits
+ * @udp:	UDP sockets ([0] v4, [1] v6; taken, set to -1; -1: none)
+ * @tcp:	DNS-over-TCP listeners (the same)
+ * @err:	what failed
+ * Return: 0, or a negative errno.
+ */
+int gw_dns_init(struct gw_dns *dns, struct gw_ev *ev, struct gw_runs *runs, struct gw_resolver *res,
+		struct gw_audit *audit, const struct gw_limits *lim, int udp[2], int tcp[2],
+		struct wd_err *err);
+
+/** gw_dns_free() - close every DNS-over-TCP connection and listener. */
+void gw_dns_free(struct gw_dns *dns);
+
+/** gw_dns_udp_ready() - answer the queries waiting on a UDP DNS socket. */
+void gw_dns_udp_ready(struct gw_dns *dns, struct gw_listener *l);
+/**
+ * gw_dns_drain() - answer every query already waiting on the UDP DNS sockets
+ * (before a control answer that reports counters: the queries a run sent
+ * before it ended are then counted in them)
+ */
+void gw_dns_drain(struct gw_dns *dns);
+/** gw_dns_tcp_accept() - accept DNS-over-TCP connections. */
+void gw_dns_tcp_accept(struct gw_dns *dns, struct gw_listener *l);
+/** gw_dnsconn_event() - an epoll event on a DNS-over-TCP connection. */
+void gw_dnsconn_event(struct gw_dnsconn *d, unsigned events);
+/** gw_dnsconn_timeout() - a DNS-over-TCP connection was idle too long: close it. */
+void gw_dnsconn_timeout(struct gw_dnsconn *d);
+/** gw_dnsconn_close() - close and free @d (a pending forwarded answer is dropped). */
+void gw_dnsconn_close(struct gw_dnsconn *d);
+
+/**
  * gw_dns_query() - decide, answer and audit one query (gw_dns_decide())
- * @g:		the gateway
+ * @dns:	the DNS front
  * @msg:	the message (a UDP payload, or a TCP message without its length)
  * @len:	its length
  * @rt:		where the answer goes
  * @peer:	the client's address (attribution with @rt->local)
  */
-void gw_dns_query(struct gw *g, const uint8_t *msg, size_t len, const struct gw_replyto *rt,
+void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const struct gw_replyto *rt,
 		  const struct gw_addr *peer);
 
 /**

@@ -36,8 +36,8 @@ static const char *addr_text(const struct gw_addr *a, char *out, size_t size)
 	return out;
 }
 
-static void dns_event(struct gw *g, struct gw_run *run, const struct dns_query *q, bool allowed,
-		      const char *reason, const char *rule, const char *dst)
+static void dns_event(struct gw_dns *dns, struct gw_run *run, const struct dns_query *q,
+		      bool allowed, const char *reason, const char *rule, const char *dst)
 {
 	char tbuf[16];
 	struct audit_event ev = {
@@ -52,17 +52,18 @@ static void dns_event(struct gw *g, struct gw_run *run, const struct dns_query *
 	    .dst = dst,
 	};
 
-	g->stats.dns_queries++;
+	dns->ev->stats.dns_queries++;
 	if (allowed)
-		gw_audit(g, run, &ev);
+		gw_audit(dns->audit, gw_run_acct(run), &ev);
 	else
-		gw_audit_denial(g, run, &ev); /* counted in the run's denials */
+		gw_audit_denial(dns->audit, gw_run_acct(run),
+				&ev); /* counted in the run's denials */
 }
 
 /* warden run's liveness check (GW_LIVENESS_NAME, HTTPS) reached the gateway
  * from inside the run: its own action, not a DNS decision. A program in the
  * run can send the same query; it is then recorded the same way. */
-static void liveness_event(struct gw *g, struct gw_run *run, const char *reason)
+static void liveness_event(struct gw_dns *dns, struct gw_run *run, const char *reason)
 {
 	struct audit_event ev = {
 	    .type = AUDIT_TYPE_RUN,
@@ -72,8 +73,8 @@ static void liveness_event(struct gw *g, struct gw_run *run, const char *reason)
 	    .reason = reason,
 	};
 
-	g->stats.dns_queries++;
-	gw_audit(g, run, &ev);
+	dns->ev->stats.dns_queries++;
+	gw_audit(dns->audit, gw_run_acct(run), &ev);
 }
 
 static void tcp_send(struct gw_dnsconn *d, const uint8_t *msg, size_t len)
@@ -94,7 +95,8 @@ static void tcp_send(struct gw_dnsconn *d, const uint8_t *msg, size_t len)
 	d->outlen += len + 2;
 }
 
-static void send_reply(struct gw *g, const struct gw_replyto *rt, const uint8_t *msg, size_t len)
+static void send_reply(struct gw_dns *dns, const struct gw_replyto *rt, const uint8_t *msg,
+		       size_t len)
 {
 	struct iovec iov = {.iov_base = (void *)msg, .iov_len = len};
 	union pktinfo_buf cbuf;
@@ -106,7 +108,7 @@ static void send_reply(struct gw *g, const struct gw_replyto *rt, const uint8_t 
 	    .msg_control = cbuf.buf,
 	};
 
-	(void)g;
+	(void)dns;
 	if (rt->fd < 0) {
 		if (rt->conn)
 			tcp_send(rt->conn, msg, len);
@@ -120,7 +122,7 @@ static void send_reply(struct gw *g, const struct gw_replyto *rt, const uint8_t 
 	sendmsg(rt->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-static void reply(struct gw *g, const struct gw_replyto *rt, const struct dns_query *q,
+static void reply(struct gw_dns *dns, const struct gw_replyto *rt, const struct dns_query *q,
 		  const struct dns_reply *r)
 {
 	uint8_t out[UDP_MSG_MAX];
@@ -130,7 +132,7 @@ static void reply(struct gw *g, const struct gw_replyto *rt, const struct dns_qu
 	rr.tcp = rt->fd < 0;
 	n = dns_reply_compose(q, &rr, out, sizeof(out));
 	if (n > 0)
-		send_reply(g, rt, out, (size_t)n);
+		send_reply(dns, rt, out, (size_t)n);
 }
 
 /* replace or remove the addresses of an upstream answer, in place */
@@ -193,39 +195,38 @@ static void dnsq_free(struct gw_dnsq *dq)
 {
 	if (dq->rt.conn && dq->rt.conn->pending == dq)
 		dq->rt.conn->pending = NULL;
-	gw_run_put(dq->g, dq->run);
+	gw_run_put(dq->dns->runs, dq->run);
 	free(dq);
 }
 
-static void forwarded(void *arg, int status, int timeouts, unsigned char *abuf, int alen)
+static void forwarded(struct gw_forward *f, int status, const uint8_t *abuf, size_t alen)
 {
-	struct gw_dnsq *dq = arg;
-	struct gw *g = dq->g;
+	struct gw_dnsq *dq = (struct gw_dnsq *)f; /* its first member */
+	struct gw_dns *dns = dq->dns;
 	struct gw_dnsconn *conn = dq->rt.conn;
 	size_t n = 0;
 
-	(void)timeouts;
-	if (status == ARES_EDESTRUCTION) {
+	if (status == -ECANCELED) {
 		dnsq_free(dq);
 		return;
 	}
 	if (abuf && alen > DNS_HEADER_LEN) {
-		uint8_t *m = malloc((size_t)alen);
+		uint8_t *m = malloc(alen);
 
 		if (m) {
-			memcpy(m, abuf, (size_t)alen);
-			n = scrub(dq->run, &dq->q, m, (size_t)alen);
+			memcpy(m, abuf, alen);
+			n = scrub(dq->run, &dq->q, m, alen);
 			if (n && dq->rt.fd >= 0)
 				n = fit_udp(&dq->q, m, n);
 			if (n && (dq->rt.fd >= 0 || conn))
-				send_reply(g, &dq->rt, m, n);
+				send_reply(dns, &dq->rt, m, n);
 			free(m);
 		}
 	}
 	if (!n && (dq->rt.fd >= 0 || conn)) {
 		struct dns_reply r = {.rcode = DNS_RCODE_SERVFAIL};
 
-		reply(g, &dq->rt, &dq->q, &r);
+		reply(dns, &dq->rt, &dq->q, &r);
 	}
 	dnsq_free(dq);
 	if (conn && !conn->busy)
@@ -233,7 +234,7 @@ static void forwarded(void *arg, int status, int timeouts, unsigned char *abuf, 
 }
 
 /* an allowed A/AAAA query: the run's synthetic address for the name */
-static void answer_synthetic(struct gw *g, struct gw_run *run, const struct gw_replyto *rt,
+static void answer_synthetic(struct gw_dns *dns, struct gw_run *run, const struct gw_replyto *rt,
 			     const struct dns_query *q, const char *why, const char *rule_text)
 {
 	struct dns_answer ans = {.type = q->qtype, .ttl = GW_DNS_TTL};
@@ -250,8 +251,8 @@ static void answer_synthetic(struct gw *g, struct gw_run *run, const struct gw_r
 		r.ede = true;
 		r.ede_code = DNS_EDE_OTHER;
 		r.ede_text = reason;
-		reply(g, rt, q, &r);
-		dns_event(g, run, q, false, reason, rule_text, NULL);
+		reply(dns, rt, q, &r);
+		dns_event(dns, run, q, false, reason, rule_text, NULL);
 		return;
 	}
 	memcpy(ans.addr, a.a, gw_addr_len(fam));
@@ -259,12 +260,12 @@ static void answer_synthetic(struct gw *g, struct gw_run *run, const struct gw_r
 	r.aa = true;
 	r.answers = &ans;
 	r.n_answers = 1;
-	reply(g, rt, q, &r);
-	dns_event(g, run, q, true, why, rule_text, addr_text(&a, atxt, sizeof(atxt)));
+	reply(dns, rt, q, &r);
+	dns_event(dns, run, q, true, why, rule_text, addr_text(&a, atxt, sizeof(atxt)));
 }
 
 /* an allowed query of another type: asked upstream, answered when c-ares is */
-static void forward(struct gw *g, struct gw_run *run, const struct gw_replyto *rt,
+static void forward(struct gw_dns *dns, struct gw_run *run, const struct gw_replyto *rt,
 		    const struct dns_query *q, const char *why, const char *rule_text)
 {
 	struct gw_dnsq *dq = calloc(1, sizeof(*dq));
@@ -272,10 +273,10 @@ static void forward(struct gw *g, struct gw_run *run, const struct gw_replyto *r
 	if (!dq) {
 		struct dns_reply r = {.rcode = DNS_RCODE_SERVFAIL};
 
-		reply(g, rt, q, &r);
+		reply(dns, rt, q, &r);
 		return;
 	}
-	dq->g = g;
+	dq->dns = dns;
 	dq->run = run;
 	run->refs++;
 	dq->q = *q;
@@ -283,24 +284,25 @@ static void forward(struct gw *g, struct gw_run *run, const struct gw_replyto *r
 	dq->rt.batch = NULL; /* answered later, on its own */
 	if (rt->conn)
 		rt->conn->pending = dq;
-	dns_event(g, run, q, true, why, rule_text, NULL);
-	ares_query(g->ares, q->qname, DNS_CLASS_IN, q->qtype, forwarded, dq);
+	dns_event(dns, run, q, true, why, rule_text, NULL);
+	dq->fwd.cb = forwarded;
+	gw_resolver_forward(dns->res, q->qname, q->qtype, &dq->fwd);
 }
 
 /* one query: decided (gw_dns_decide()), answered and audited */
-void gw_dns_query(struct gw *g, const uint8_t *msg, size_t len, const struct gw_replyto *rt,
+void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const struct gw_replyto *rt,
 		  const struct gw_addr *peer)
 {
 	struct dns_query q;
 	struct dns_reply r = {0};
 	struct gw_dns_verdict v;
 	struct gw_dns_facts f = {.parsed = dns_query_parse(msg, len, &q), .q = &q};
-	struct gw_run *run = gw_run_find_ingress(g, &rt->local, peer);
+	struct gw_run *run = gw_run_find_ingress(dns->runs, &rt->local, peer);
 	char reason[600];
 	const char *why, *rule_text = NULL;
 
 	f.policy = run ? run->policy : NULL;
-	f.upstream = g->ares_ok;
+	f.upstream = gw_resolver_ok(dns->res);
 	gw_dns_decide(&f, &v);
 	if (run)
 		run->dns_queries++;
@@ -317,23 +319,23 @@ void gw_dns_query(struct gw *g, const uint8_t *msg, size_t len, const struct gw_
 			r.ede_code = v.ede_code;
 			r.ede_text = why;
 		}
-		reply(g, rt, &q, &r);
+		reply(dns, rt, &q, &r);
 		break;
 	case GW_DNS_EMPTY:
 	case GW_DNS_LIVENESS:
 		r.rcode = DNS_RCODE_NOERROR;
 		r.aa = true;
-		reply(g, rt, &q, &r);
+		reply(dns, rt, &q, &r);
 		break;
 	case GW_DNS_SYNTHETIC:
-		answer_synthetic(g, run, rt, &q, why, rule_text);
+		answer_synthetic(dns, run, rt, &q, why, rule_text);
 		return;
 	case GW_DNS_FORWARD:
-		forward(g, run, rt, &q, why, rule_text);
+		forward(dns, run, rt, &q, why, rule_text);
 		return;
 	}
 	if (v.action == GW_DNS_LIVENESS)
-		liveness_event(g, run, why);
+		liveness_event(dns, run, why);
 	else
-		dns_event(g, run, &q, v.allowed, why, rule_text, NULL);
+		dns_event(dns, run, &q, v.allowed, why, rule_text, NULL);
 }

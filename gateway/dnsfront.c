@@ -51,9 +51,8 @@ static const struct gw_replyto *udp_in(struct mmsghdr *m, struct udp_out *out,
 }
 
 /* answer what waits on a UDP DNS socket: up to @rounds batches of UDP_BATCH */
-static void udp_ready(struct gw_listener *l, int rounds)
+static void udp_ready(struct gw_dns *dns, struct gw_listener *l, int rounds)
 {
-	struct gw *g = l->g;
 	struct udp_out out; /* not zeroed: only what n and used cover is read */
 	uint8_t bufs[UDP_BATCH][UDP_MSG_MAX];
 	union {
@@ -93,7 +92,7 @@ static void udp_ready(struct gw_listener *l, int rounds)
 			const struct gw_replyto *rt = udp_in(&mm[i], &out, &rts[i], &peer);
 
 			if (rt)
-				gw_dns_query(g, bufs[i], mm[i].msg_len, rt, &peer);
+				gw_dns_query(dns, bufs[i], mm[i].msg_len, rt, &peer);
 		}
 		if (n < UDP_BATCH)
 			break;
@@ -101,16 +100,16 @@ static void udp_ready(struct gw_listener *l, int rounds)
 	gw_udp_out_flush(&out);
 }
 
-void gw_dns_udp_ready(struct gw_listener *l)
+void gw_dns_udp_ready(struct gw_dns *dns, struct gw_listener *l)
 {
-	udp_ready(l, UDP_ROUNDS);
+	udp_ready(dns, l, UDP_ROUNDS);
 }
 
-void gw_dns_drain(struct gw *g)
+void gw_dns_drain(struct gw_dns *dns)
 {
-	for (size_t i = 0; i < g->nlis; i++)
-		if (g->lis[i].kind == GW_L_DNS_UDP)
-			udp_ready(&g->lis[i], GW_DNS_DRAIN_ROUNDS);
+	for (int i = 0; i < 2; i++)
+		if (dns->udp[i].fd >= 0)
+			udp_ready(dns, &dns->udp[i], GW_DNS_DRAIN_ROUNDS);
 }
 
 static void dnsconn_update(struct gw_dnsconn *d)
@@ -119,31 +118,29 @@ static void dnsconn_update(struct gw_dnsconn *d)
 
 	if (!d->pending && !d->closing)
 		ev |= EPOLLIN;
-	gw_ep_mod(d->g, d->fd, ev, GW_REF(GW_REF_DNS_TCP, d));
+	gw_ep_mod(d->dns->ev, d->fd, ev, GW_REF(GW_REF_DNS_TCP, d));
 }
 
 void gw_dnsconn_close(struct gw_dnsconn *d)
 {
-	struct gw *g = d->g;
+	struct gw_dns *dns = d->dns;
 
 	if (d->pending) {
 		d->pending->rt.conn = NULL; /* its answer is dropped */
 		d->pending = NULL;
 	}
-	gw_timer_cancel(&g->timers, &d->timer);
-	gw_ep_del(g, d->fd);
+	gw_disarm(dns->ev, &d->timer);
+	gw_ep_del(dns->ev, d->fd);
 	close(d->fd);
 	if (d->prev)
 		d->prev->next = d->next;
 	else
-		g->dnsconns = d->next;
+		dns->conns = d->next;
 	if (d->next)
 		d->next->prev = d->prev;
-	g->nconns--;
 	if (d->run) {
-		d->run->conns--;
 		d->run->dnsconns--;
-		gw_run_put(g, d->run);
+		gw_runs_conn_close(dns->runs, d->run);
 	}
 	free(d->in);
 	free(d->out);
@@ -166,7 +163,7 @@ static int dnsconn_flush(struct gw_dnsconn *d)
 /* answer every complete message in the input, one forwarded query at a time */
 static void dnsconn_more(struct gw_dnsconn *d)
 {
-	struct gw *g = d->g;
+	struct gw_dns *dns = d->dns;
 
 	d->busy = true;
 	while (!d->pending && !d->closing) {
@@ -180,7 +177,7 @@ static void dnsconn_more(struct gw_dnsconn *d)
 			d->closing = true;
 			break;
 		}
-		gw_dns_query(g, d->in + off, len, &rt, &d->peer);
+		gw_dns_query(dns, d->in + off, len, &rt, &d->peer);
 		memmove(d->in, d->in + off + len, d->inlen - off - len);
 		d->inlen -= off + len;
 	}
@@ -194,9 +191,9 @@ static void dnsconn_more(struct gw_dnsconn *d)
 
 void gw_dnsconn_event(struct gw_dnsconn *d, unsigned events)
 {
-	struct gw *g = d->g;
+	struct gw_ev *ev = d->dns->ev;
 
-	gw_arm(g, &d->timer, g->now + GW_DNSCONN_IDLE_NS);
+	gw_arm(ev, &d->timer, ev->now + GW_DNSCONN_IDLE_NS);
 	if (events & EPOLLERR) {
 		gw_dnsconn_close(d);
 		return;
@@ -238,8 +235,9 @@ void gw_dnsconn_timeout(struct gw_dnsconn *d)
 
 /* a DNS-over-TCP connection that no run owns, or over a connection limit:
  * reset and audited (a denial of its run, when it has one) */
-static void dns_tcp_refuse(struct gw *g, int fd, struct gw_run *run, const struct gw_addr *local,
-			   const struct gw_addr *peer, const char *reason)
+static void dns_tcp_refuse(struct gw_dns *dns, int fd, struct gw_run *run,
+			   const struct gw_addr *local, const struct gw_addr *peer,
+			   const char *reason)
 {
 	struct linger lg = {.l_onoff = 1, .l_linger = 0};
 	char l[INET6_ADDRSTRLEN], p[INET6_ADDRSTRLEN], resource[128];
@@ -257,21 +255,21 @@ static void dns_tcp_refuse(struct gw *g, int fd, struct gw_run *run, const struc
 	snprintf(resource, sizeof(resource), "%s -> %s", gw_addr_str(peer, p, sizeof(p)),
 		 gw_addr_str(local, l, sizeof(l)));
 	ev.dst = l;
-	g->stats.refused++;
-	gw_audit_denial(g, run, &ev);
+	dns->ev->stats.refused++;
+	gw_audit_denial(dns->audit, gw_run_acct(run), &ev);
 	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	close(fd);
 }
 
 /*
  * DNS over TCP counts like a relayed connection: in the run's and the
- * gateway's connection limits, and in the descriptor room (g->fd_conns), so
+ * gateway's connection limits, and in the descriptor room (gw_runs_room()), so
  * that one run holding many of them cannot use up the worker's descriptors
  * (the control socket, other runs) -- the listener pauses instead.
  */
-void gw_dns_tcp_accept(struct gw_listener *l)
+void gw_dns_tcp_accept(struct gw_dns *dns, struct gw_listener *l)
 {
-	struct gw *g = l->g;
+	struct gw_ev *ev = dns->ev;
 
 	for (int i = 0; i < 32; i++) {
 		struct sockaddr_storage pss, lss;
@@ -281,8 +279,8 @@ void gw_dns_tcp_accept(struct gw_listener *l)
 		struct gw_dnsconn *d;
 		int fd;
 
-		if (g->nconns >= g->fd_conns) {
-			g->stats.emfile++;
+		if (!gw_runs_room(dns->runs)) {
+			ev->stats.emfile++;
 			gw_pause_listener(l); /* the rest waits in the backlog */
 			return;
 		}
@@ -290,7 +288,7 @@ void gw_dns_tcp_accept(struct gw_listener *l)
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 			    errno == ENOMEM) {
-				g->stats.emfile++;
+				ev->stats.emfile++;
 				gw_pause_listener(l);
 			}
 			if (errno == ECONNABORTED || errno == EINTR)
@@ -302,44 +300,80 @@ void gw_dns_tcp_accept(struct gw_listener *l)
 			close(fd);
 			continue;
 		}
-		run = gw_run_find_ingress(g, &local, &peer);
+		run = gw_run_find_ingress(dns->runs, &local, &peer);
 		if (!run) {
-			dns_tcp_refuse(g, fd, NULL, &local, &peer,
+			dns_tcp_refuse(dns, fd, NULL, &local, &peer,
 				       "no run owns this ingress address pair (DNS over TCP)");
 			continue;
 		}
-		if (g->nconns >= g->lim.conns_total || run->conns >= g->lim.conns_per_run) {
-			dns_tcp_refuse(g, fd, run, &local, &peer,
-				       g->nconns >= g->lim.conns_total
-					   ? "gateway connection limit reached (DNS over TCP)"
-					   : "run connection limit reached (DNS over TCP)");
+		switch (gw_runs_conn_limit(dns->runs, run)) {
+		case GW_LIMIT_GATEWAY:
+			dns_tcp_refuse(dns, fd, run, &local, &peer,
+				       "gateway connection limit reached (DNS over TCP)");
 			continue;
+		case GW_LIMIT_RUN:
+			dns_tcp_refuse(dns, fd, run, &local, &peer,
+				       "run connection limit reached (DNS over TCP)");
+			continue;
+		case GW_LIMIT_NONE:
+			break;
 		}
 		d = calloc(1, sizeof(*d));
 		if (!d) {
 			close(fd);
 			continue;
 		}
-		d->g = g;
+		d->dns = dns;
 		d->fd = fd;
 		d->resume = dnsconn_more;
 		d->local = local;
 		d->peer = peer;
 		gw_timer_init(&d->timer, GW_T_DNSCONN, d);
-		if (gw_ep_add(g, fd, EPOLLIN, GW_REF(GW_REF_DNS_TCP, d))) {
+		if (gw_ep_add(ev, fd, EPOLLIN, GW_REF(GW_REF_DNS_TCP, d))) {
 			free(d);
 			close(fd);
 			continue;
 		}
 		d->run = run;
-		run->refs++;
-		run->conns++;
+		gw_runs_conn_open(dns->runs, run);
 		run->dnsconns++;
-		g->nconns++;
-		d->next = g->dnsconns;
-		if (g->dnsconns)
-			g->dnsconns->prev = d;
-		g->dnsconns = d;
-		gw_arm(g, &d->timer, g->now + GW_DNSCONN_IDLE_NS);
+		d->next = dns->conns;
+		if (dns->conns)
+			dns->conns->prev = d;
+		dns->conns = d;
+		gw_arm(ev, &d->timer, ev->now + GW_DNSCONN_IDLE_NS);
+	}
+}
+
+int gw_dns_init(struct gw_dns *dns, struct gw_ev *ev, struct gw_runs *runs, struct gw_resolver *res,
+		struct gw_audit *audit, const struct gw_limits *lim, int udp[2], int tcp[2],
+		struct wd_err *err)
+{
+	int r = 0;
+
+	memset(dns, 0, sizeof(*dns));
+	dns->ev = ev;
+	dns->runs = runs;
+	dns->res = res;
+	dns->audit = audit;
+	dns->lim = lim;
+	for (int i = 0; i < 2; i++)
+		dns->udp[i].fd = dns->tcp[i].fd = -1;
+	for (int i = 0; i < 2 && !r; i++) {
+		r = gw_listener_add(ev, &dns->udp[i], &udp[i], GW_L_DNS_UDP, dns);
+		r = r ? r : gw_listener_add(ev, &dns->tcp[i], &tcp[i], GW_L_DNS_TCP, dns);
+	}
+	if (r)
+		return wd_err_set(err, r, "epoll_ctl: %s", strerror(-r));
+	return 0;
+}
+
+void gw_dns_free(struct gw_dns *dns)
+{
+	while (dns->conns)
+		gw_dnsconn_close(dns->conns);
+	for (int i = 0; i < 2; i++) {
+		gw_listener_close(&dns->udp[i]);
+		gw_listener_close(&dns->tcp[i]);
 	}
 }

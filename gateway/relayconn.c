@@ -7,7 +7,7 @@
  * an HTTP 403, else a reset); and closing, with the memory freed at the end of
  * the loop round. */
 #include "gateway/decide.h"
-#include "gateway/gw_internal.h"
+#include "gateway/tcp.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -72,17 +72,18 @@ void gw_conn_audit(struct gw_conn *c, const char *action, bool allowed, const ch
 		ev.has |= AUDIT_HAS_BYTES_UP | AUDIT_HAS_BYTES_DOWN | AUDIT_HAS_DURATION;
 		ev.bytes_up = (int64_t)c->c2u.bytes;
 		ev.bytes_down = (int64_t)c->u2c.bytes;
-		ev.duration_ms = (int64_t)((c->g->now - c->start_ns) / 1000000ull);
+		ev.duration_ms = (int64_t)((c->t->ev->now - c->start_ns) / 1000000ull);
 	}
 	if (allowed)
-		gw_audit(c->g, c->run, &ev);
+		gw_audit(c->t->audit, gw_run_acct(c->run), &ev);
 	else
-		gw_audit_denial(c->g, c->run, &ev); /* counted in the run's denials */
+		gw_audit_denial(c->t->audit, gw_run_acct(c->run),
+				&ev); /* counted in the run's denials */
 }
 
 void gw_conn_close(struct gw_conn *c, const char *end)
 {
-	struct gw *g = c->g;
+	struct gw_tcp *t = c->t;
 
 	if (c->st == GW_C_CLOSED)
 		return;
@@ -100,17 +101,17 @@ void gw_conn_close(struct gw_conn *c, const char *end)
 	}
 	gw_conn_account(c, true); /* its pipes and stashes go with it */
 	c->st = GW_C_CLOSED;
-	gw_timer_cancel(&g->timers, &c->timer);
+	gw_disarm(t->ev, &c->timer);
 	gw_resolve_cancel(&c->waiter);
 	/* close() takes the sockets out of the epoll set (never duplicated) */
 	wd_closep(&c->cfd);
 	wd_closep(&c->ufd);
-	gw_pipe_put(&g->pool, &c->c2u);
-	gw_pipe_put(&g->pool, &c->u2c);
-	gw_buf_put(&g->pool, c->buf);
+	gw_pipe_put(&t->pool, &c->c2u);
+	gw_pipe_put(&t->pool, &c->u2c);
+	gw_buf_put(&t->pool, c->buf);
 	c->buf = NULL;
 	if (c->queued) {
-		for (struct gw_conn **pp = &g->again; *pp; pp = &(*pp)->again)
+		for (struct gw_conn **pp = &t->again; *pp; pp = &(*pp)->again)
 			if (*pp == c) {
 				*pp = c->again;
 				break;
@@ -120,26 +121,24 @@ void gw_conn_close(struct gw_conn *c, const char *end)
 	if (c->prev)
 		c->prev->next = c->next;
 	else
-		g->conns = c->next;
+		t->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	g->nconns--;
 	if (c->run) {
-		c->run->conns--;
-		gw_run_put(g, c->run);
+		gw_runs_conn_close(t->runs, c->run);
 		c->run = NULL;
 	}
-	c->next = g->zombies;
+	c->next = t->zombies;
 	c->prev = NULL;
-	g->zombies = c;
+	t->zombies = c;
 }
 
-void gw_conn_reap(struct gw *g)
+void gw_conn_reap(struct gw_tcp *t)
 {
-	while (g->zombies) {
-		struct gw_conn *c = g->zombies;
+	while (t->zombies) {
+		struct gw_conn *c = t->zombies;
 
-		g->zombies = c->next;
+		t->zombies = c->next;
 		free(c->name);
 		free(c->sni);
 		free(c->host);
@@ -165,12 +164,12 @@ void gw_conn_reset(struct gw_conn *c, const char *end)
 
 void gw_conn_deny(struct gw_conn *c, const char *reason)
 {
-	struct gw *g = c->g;
+	struct gw_tcp *t = c->t;
 	char out[1024];
 	int n = 0;
 
-	gw_new_denial_id(g, c->denial_id, sizeof(c->denial_id));
-	g->stats.denied++;
+	gw_new_denial_id(t->ev, c->denial_id, sizeof(c->denial_id));
+	t->ev->stats.denied++;
 	c->decided = false; /* the denial is the connection's one event */
 	gw_conn_audit(c, "net.connect", false, reason);
 	gw_resolve_cancel(&c->waiter);
@@ -190,7 +189,7 @@ void gw_conn_deny(struct gw_conn *c, const char *reason)
 	}
 	shutdown(c->cfd, SHUT_WR);
 	c->st = GW_C_DRAIN;
-	gw_arm(g, &c->timer, g->now + GW_DRAIN_NS);
+	gw_arm(t->ev, &c->timer, t->ev->now + GW_DRAIN_NS);
 }
 
 /* start relaying once connected and checked: write the peeked bytes first */
@@ -231,7 +230,7 @@ void gw_conn_flush_peeked(struct gw_conn *c)
 			c->c2u.eof = true;
 	}
 	c->flushed = true;
-	gw_buf_put(&c->g->pool, c->buf);
+	gw_buf_put(&c->t->pool, c->buf);
 	c->buf = NULL;
 	c->blen = c->boff = 0;
 }
@@ -246,19 +245,19 @@ void gw_conn_flush_peeked(struct gw_conn *c)
  */
 static void late_deny(struct gw_conn *c, const char *reason)
 {
-	struct gw *g = c->g;
+	struct gw_tcp *t = c->t;
 
 	if (c->late_deny)
 		return;
-	gw_new_denial_id(g, c->denial_id, sizeof(c->denial_id));
-	g->stats.denied++;
+	gw_new_denial_id(t->ev, c->denial_id, sizeof(c->denial_id));
+	t->ev->stats.denied++;
 	gw_conn_audit(c, "net.connect", false, reason);
 	if (gw_str_set(&c->late_deny, reason) || !c->late_deny)
 		c->late_deny = strdup("denied");
 	c->c2u.eof = true;	 /* the client is not read any more */
 	c->u2c.keep_open = true; /* the upstream's end is not passed on: the 403 follows */
 	c->boff = c->blen;	 /* what was not framed never goes upstream */
-	gw_arm(g, &c->timer, g->now + GW_LATE_NS);
+	gw_arm(t->ev, &c->timer, t->ev->now + GW_LATE_NS);
 }
 
 /* the upstream answered what it had (or the wait is over): say the late denial */
@@ -277,7 +276,7 @@ void gw_conn_late_deny_say(struct gw_conn *c)
 	}
 	shutdown(c->cfd, SHUT_WR);
 	c->st = GW_C_DRAIN;
-	gw_arm(c->g, &c->timer, c->g->now + GW_DRAIN_NS);
+	gw_arm(c->t->ev, &c->timer, c->t->ev->now + GW_DRAIN_NS);
 }
 
 /* a request head on a connection bound to c->name: true when it may go upstream */
@@ -301,7 +300,7 @@ static ssize_t read_more(struct gw_conn *c)
 	size_t want;
 	ssize_t n;
 
-	if (!c->buf && !(c->buf = gw_buf_get(&c->g->pool)))
+	if (!c->buf && !(c->buf = gw_buf_get(&c->t->pool)))
 		return -ENOMEM;
 	if (c->boff) {
 		memmove(c->buf, c->buf + c->boff, c->blen - c->boff);
@@ -341,7 +340,7 @@ static ssize_t read_more(struct gw_conn *c)
  */
 static int pump_http(struct gw_conn *c, bool lean)
 {
-	struct gw *g = c->g;
+	struct gw_tcp *t = c->t;
 	struct gw_half *h = &c->c2u;
 	int round, r = 0;
 
@@ -392,7 +391,7 @@ static int pump_http(struct gw_conn *c, bool lean)
 
 			if ((uint64_t)want > c->hs.left)
 				want = (size_t)c->hs.left;
-			n = gw_move_once(&g->pool, h, c->cfd, &c->cr, c->ufd, &c->ur, want, lean);
+			n = gw_move_once(&t->pool, h, c->cfd, &c->cr, c->ufd, &c->ur, want, lean);
 			if (n == -EINTR)
 				continue;
 			if (n == -EAGAIN || n == 0)
@@ -421,11 +420,11 @@ static int pump_http(struct gw_conn *c, bool lean)
 		}
 	}
 	if (h->pipe[0] >= 0 && !h->inpipe)
-		gw_pipe_put(&g->pool, h);
+		gw_pipe_put(&t->pool, h);
 	if (c->boff == c->blen && c->buf) {
 		/* nothing buffered: the buffer goes back to the pool (idle
 		 * keep-alive connections hold none) */
-		gw_buf_put(&g->pool, c->buf);
+		gw_buf_put(&t->pool, c->buf);
 		c->buf = NULL;
 		c->blen = c->boff = 0;
 	}
@@ -468,7 +467,7 @@ static bool answer_peek(struct gw_conn *c)
 			gw_conn_close(c, "out of memory");
 			return true;
 		}
-		gw_buf_put(&c->g->pool, c->buf);
+		gw_buf_put(&c->t->pool, c->buf);
 		c->buf = NULL;
 		c->blen = c->boff = 0;
 	} else if (c->hs.state == HTTP_STREAM_WAIT) {
@@ -485,13 +484,13 @@ static uint32_t held(const struct gw_conn *c)
 }
 
 /* the run's connections that stopped reading for it may read again: queue them */
-static void run_unthrottle(struct gw *g, const struct gw_run *run)
+static void run_unthrottle(struct gw_tcp *t, const struct gw_run *run)
 {
-	for (struct gw_conn *o = g->conns; o; o = o->next)
+	for (struct gw_conn *o = t->conns; o; o = o->next)
 		if (o->run == run && o->throttled && !o->queued && o->st == GW_C_RELAY) {
 			o->queued = true;
-			o->again = g->again;
-			g->again = o;
+			o->again = t->again;
+			t->again = o;
 		}
 }
 
@@ -503,7 +502,7 @@ static void run_unthrottle(struct gw *g, const struct gw_run *run)
  */
 void gw_conn_account(struct gw_conn *c, bool gone)
 {
-	struct gw *g = c->g;
+	struct gw_tcp *t = c->t;
 	uint32_t now = gone ? 0 : held(c);
 	struct gw_run *run = c->run;
 	bool over;
@@ -512,20 +511,20 @@ void gw_conn_account(struct gw_conn *c, bool gone)
 		c->acct = now;
 		return;
 	}
-	over = run->buffered >= g->lim.run_buffer;
+	over = run->buffered >= t->lim->run_buffer;
 	run->buffered = run->buffered + now - c->acct;
 	c->acct = now;
-	if (over && run->buffered < g->lim.run_buffer - g->lim.run_buffer / 4)
-		run_unthrottle(g, run);
+	if (over && run->buffered < t->lim->run_buffer - t->lim->run_buffer / 4)
+		run_unthrottle(t, run);
 }
 
 void gw_conn_relay(struct gw_conn *c)
 {
-	struct gw *g = c->g;
+	struct gw_tcp *t = c->t;
 	int r, more = 0;
 	bool lean;
 
-	c->last_ns = g->now;
+	c->last_ns = t->ev->now;
 	if (!c->flushed && c->checked)
 		gw_conn_flush_peeked(c);
 	if (c->st != GW_C_RELAY)
@@ -537,11 +536,11 @@ void gw_conn_relay(struct gw_conn *c)
 	 * destination takes at once, never into a pipe -- so a run cannot stall
 	 * itself (an echo's answer still flows back) and holds at most one copy
 	 * read more per direction */
-	lean = c->run && c->run->buffered >= g->lim.run_buffer;
+	lean = c->run && c->run->buffered >= t->lim->run_buffer;
 	c->throttled = lean;
 	if (c->flushed) {
 		r = c->http_track ? pump_http(c, lean)
-				  : gw_pump(&g->pool, &c->c2u, &c->u2c, c->cfd, &c->cr, c->ufd,
+				  : gw_pump(&t->pool, &c->c2u, &c->u2c, c->cfd, &c->cr, c->ufd,
 					    &c->ur, c->budget >= 0 ? &c->budget : NULL, lean);
 		if (c->st != GW_C_RELAY)
 			return;
@@ -560,7 +559,7 @@ void gw_conn_relay(struct gw_conn *c)
 			return;
 		more = 1; /* the client's half may move now */
 	}
-	r = gw_pump(&g->pool, &c->u2c, &c->c2u, c->ufd, &c->ur, c->cfd, &c->cr, NULL, lean);
+	r = gw_pump(&t->pool, &c->u2c, &c->c2u, c->ufd, &c->ur, c->cfd, &c->cr, NULL, lean);
 	if (r < 0) {
 		gw_conn_close(c, r == -EMFILE	? "out of descriptors for pipes"
 				 : r == -ENOMEM ? "out of memory"
@@ -581,7 +580,7 @@ out:
 	if (more && !c->queued) {
 		/* no new edge will come for what is already there */
 		c->queued = true;
-		c->again = g->again;
-		g->again = c;
+		c->again = t->again;
+		t->again = c;
 	}
 }

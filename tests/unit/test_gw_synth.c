@@ -1,6 +1,6 @@
 /* test_gw_synth.c - unit tests for the synthetic address pool (gateway/synth.c), with a
  * flood of FNV-colliding names. */
-#include "gateway/gw.h"
+#include "gateway/synth.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
