@@ -1,7 +1,8 @@
 /* decide.c - the gateway's decisions, pure: bytes and facts in, a verdict and
- * a reason code out (decide.h). The TCP path (conn.c) asks at accept, when the
- * client's first bytes came, for each later HTTP request and for each address a
- * name resolved to; the DNS front (dnsfront.c) once per query. Nothing here
+ * a reason code out (decide.h). The TCP path asks at accept and when the
+ * client's first bytes came (conn.c), for each later HTTP request (relayconn.c)
+ * and for each address a name resolved to (conn.c); the DNS front once per
+ * query (dnsanswer.c). Nothing here
  * reads a socket, the clock or the gateway's state; every denial's audit text
  * is made here from its reason code, so the words are the same wherever the
  * decision is taken.

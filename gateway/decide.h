@@ -2,8 +2,8 @@
  * client's first bytes say, the verdict on a TCP connection, a proxy request, a
  * later HTTP request, an upstream address (SSRF guard) and a DNS query, each with a
  * reason code, and the audit text of every reason. No I/O, no clock, no globals,
- * no gateway state: the callers (conn.c, dnsfront.c) gather the facts and act on
- * the verdict; tests/unit/test_gw_decide.c walks the whole matrix. */
+ * no gateway state: the callers (conn.c, relayconn.c, dnsanswer.c) gather the
+ * facts and act on the verdict; tests/unit/test_gw_decide.c walks the matrix. */
 #ifndef WARDEN_GATEWAY_DECIDE_H
 #define WARDEN_GATEWAY_DECIDE_H
 
