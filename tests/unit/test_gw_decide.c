@@ -813,6 +813,7 @@ static void test_dns_malformed(void **state)
 	struct dns_query q;
 	struct gw_dns_facts f = {.q = &q, .policy = P, .upstream = true};
 	struct gw_dns_verdict v;
+	struct gw_addr peer = addr("10.213.0.2");
 	char buf[600];
 
 	(void)state;
@@ -834,7 +835,7 @@ static void test_dns_malformed(void **state)
 	assert_false(v.ede);
 	assert_int_equal(v.reason, GW_DR_MALFORMED);
 	assert_non_null(
-	    strstr(gw_dns_reason_text(&v, &q, "p.yaml", NULL, buf, sizeof(buf)), "malformed: "));
+	    strstr(gw_dns_reason_text(&v, &q, "p.yaml", &peer, buf, sizeof(buf)), "malformed: "));
 	/* with no run it is still malformed first */
 	f.policy = NULL;
 	gw_dns_decide(&f, &v);
