@@ -1,6 +1,7 @@
 /* addrclass.c - the SSRF guard's address classifier: which special-purpose
  * range an upstream address lies in (a const table, first match wins). */
-#include "gateway/gw.h"
+#include "common/common.h"
+#include "gateway/addr.h"
 
 #include <errno.h>
 #include <string.h>

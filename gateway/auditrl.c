@@ -23,7 +23,7 @@
  * per second full events and one summary per kind and second, and the counts
  * add up to N.
  */
-#include "gateway/gw_internal.h"
+#include "gateway/auditrl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +32,38 @@
 #define GW_DENY_BURST 100
 #define GW_DENY_PER_S 10
 #define GW_FLOOD_SUMMARY_NS 1000000000ull
+#define GW_FLOOD_SLOTS 8  /* kinds of event (action, decision) a summary counts apart */
+#define GW_FLOOD_NAMES 16 /* names counted apart per kind; the rest are "other" */
+
+/* one kind of event (action and decision) counted since the last summary */
+struct gw_flood_slot {
+	const char *action; /* the writer's string literal */
+	enum audit_type type;
+	bool allowed;
+	uint64_t count;
+	uint64_t other; /* events whose name did not fit in @names */
+	unsigned nnames;
+	struct gw_flood_name {
+		char *name; /* heap, printable ASCII */
+		uint64_t n;
+	} names[GW_FLOOD_NAMES];
+};
+
+/* the events of a run (or of no run) not written one by one since the last
+ * summary: allocated on the first one, freed by the summary */
+struct gw_flood {
+	unsigned nslots;
+	struct gw_flood_slot slot[GW_FLOOD_SLOTS];
+	uint64_t lost; /* events of a kind beyond GW_FLOOD_SLOTS */
+};
+
+void gw_audit_init(struct gw_audit *a, struct gw_ev *ev, uint64_t budget)
+{
+	memset(a, 0, sizeof(*a));
+	a->ev = ev;
+	a->budget = budget;
+	gw_timer_init(&a->timer, GW_T_FLOOD, a);
+}
 
 /* events always written: a run's lifecycle, and summaries (of NFLOG drops too) */
 static bool exempt(const struct audit_event *ev)
@@ -42,14 +74,16 @@ static bool exempt(const struct audit_event *ev)
 }
 
 /* one write; its bytes count against @run's budget */
-static void write_event(struct gw *g, struct gw_run *run, struct audit_event *ev)
+static void write_event(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event *ev)
 {
-	if (audit_log_write(g->log, ev, ev->allowed ? AUDIT_WRITE_DEFER : 0, NULL)) {
-		g->stats.audit_errors++;
+	struct gw_ev *e = a->ev;
+
+	if (audit_log_write(e->log, ev, ev->allowed ? AUDIT_WRITE_DEFER : 0, NULL)) {
+		e->stats.audit_errors++;
 		return;
 	}
 	if (run)
-		run->audit_bytes += audit_log_last_len(g->log);
+		run->audit_bytes += audit_log_last_len(e->log);
 }
 
 /* the name an event is counted under: printable ASCII, at most 255 bytes, never "" */
@@ -68,16 +102,16 @@ static void count_name(const char *res, char *out, size_t size)
 }
 
 /* count @ev for @run's next summary instead of writing it */
-static void suppress(struct gw *g, struct gw_run *run, const struct audit_event *ev)
+static void suppress(struct gw_audit *a, struct gw_audit_acct *run, const struct audit_event *ev)
 {
-	struct gw_flood **fp = run ? &run->flood : &g->flood;
+	struct gw_flood **fp = run ? &run->flood : &a->flood;
 	struct gw_flood *f = *fp;
 	struct gw_flood_slot *s = NULL;
 	char name[256];
 
-	g->stats.audit_suppressed++;
+	a->ev->stats.audit_suppressed++;
 	if (!f && !(f = *fp = calloc(1, sizeof(*f)))) {
-		g->stats.audit_errors++;
+		a->ev->stats.audit_errors++;
 		return;
 	}
 	for (unsigned i = 0; i < f->nslots && !s; i++)
@@ -105,44 +139,45 @@ static void suppress(struct gw *g, struct gw_run *run, const struct audit_event 
 	else
 		s->other++;
 arm:
-	if (g->flood_timer.pos == GW_TIMER_IDLE)
-		gw_arm(g, &g->flood_timer, g->now + GW_FLOOD_SUMMARY_NS);
+	if (a->timer.pos == GW_TIMER_IDLE)
+		gw_arm(a->ev, &a->timer, a->ev->now + GW_FLOOD_SUMMARY_NS);
 }
 
-void gw_audit(struct gw *g, struct gw_run *run, struct audit_event *ev)
+void gw_audit(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event *ev)
 {
 	ev->run = run ? run->id : "";
-	if (run && run->policy_name[0] && !ev->policy)
-		ev->policy = run->policy_name;
-	if (!g->log)
+	if (run && run->policy[0] && !ev->policy)
+		ev->policy = run->policy;
+	if (!a->ev->log)
 		return;
-	if (run && run->audit_bytes >= g->lim.audit_bytes && !exempt(ev)) {
-		suppress(g, run, ev);
+	if (run && run->audit_bytes >= a->budget && !exempt(ev)) {
+		suppress(a, run, ev);
 		return;
 	}
 	/* Allowed events are queued and written once per loop round (one locked
 	 * write for the batch, before the loop waits again); a denial goes out at
 	 * once, with the queue, before the client learns of it. */
-	write_event(g, run, ev);
+	write_event(a, run, ev);
 }
 
-void gw_audit_denial(struct gw *g, struct gw_run *run, struct audit_event *ev)
+void gw_audit_denial(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event *ev)
 {
-	struct gw_bucket *b = run ? &run->deny_bucket : &g->deny_bucket;
+	struct gw_bucket *b = run ? &run->deny_bucket : &a->deny_bucket;
 
 	if (run)
 		run->denied++;
-	if (gw_bucket_take(b, g->now, GW_DENY_BURST, GW_DENY_PER_S)) {
-		gw_audit(g, run, ev);
+	if (gw_bucket_take(b, a->ev->now, GW_DENY_BURST, GW_DENY_PER_S)) {
+		gw_audit(a, run, ev);
 		return;
 	}
 	ev->run = run ? run->id : "";
-	suppress(g, run, ev);
+	suppress(a, run, ev);
 }
 
 /* one summary event per kind of event counted; frees @*fp */
-static void summaries(struct gw *g, struct gw_run *run, struct gw_flood **fp)
+void gw_audit_summaries(struct gw_audit *a, struct gw_audit_acct *run)
 {
+	struct gw_flood **fp = run ? &run->flood : &a->flood;
 	struct gw_flood *f = *fp;
 
 	if (!f)
@@ -152,7 +187,7 @@ static void summaries(struct gw *g, struct gw_run *run, struct gw_flood **fp)
 		struct gw_flood_slot *s = &f->slot[i];
 		struct audit_count names[GW_FLOOD_NAMES];
 		char reason[512], why[96], other[96] = "";
-		bool budget = run && run->audit_bytes >= g->lim.audit_bytes;
+		bool budget = run && run->audit_bytes >= a->budget;
 		struct audit_event ev = {
 		    .run = run ? run->id : "",
 		    .type = s->type,
@@ -160,7 +195,7 @@ static void summaries(struct gw *g, struct gw_run *run, struct gw_flood **fp)
 		    .resource = "",
 		    .allowed = s->allowed,
 		    .reason = reason,
-		    .policy = run && run->policy_name[0] ? run->policy_name : NULL,
+		    .policy = run && run->policy[0] ? run->policy : NULL,
 		    .has = AUDIT_HAS_COUNT,
 		    .count = (int64_t)s->count,
 		    .names = names,
@@ -177,7 +212,7 @@ static void summaries(struct gw *g, struct gw_run *run, struct gw_flood **fp)
 				 "; %llu events of other kinds", (unsigned long long)f->lost);
 		if (budget || s->allowed)
 			snprintf(why, sizeof(why), "the run's audit budget of %llu KiB is used up",
-				 (unsigned long long)(g->lim.audit_bytes / 1024));
+				 (unsigned long long)(a->budget / 1024));
 		else
 			snprintf(why, sizeof(why),
 				 "denials: the first %u of a run in full, then %u a second",
@@ -187,22 +222,17 @@ static void summaries(struct gw *g, struct gw_run *run, struct gw_flood **fp)
 			 "counts by name in \"names\"%s",
 			 (unsigned long long)s->count, s->allowed ? "allowed" : "denied", s->action,
 			 why, other);
-		if (g->log)
-			write_event(g, run, &ev);
+		if (a->ev->log)
+			write_event(a, run, &ev);
 		for (unsigned k = 0; k < s->nnames; k++)
 			free(s->names[k].name);
 	}
 	free(f);
 }
 
-void gw_auditrl_flush(struct gw *g)
+void gw_audit_free(struct gw_audit *a)
 {
-	for (struct gw_run *r = g->runs; r; r = r->next)
-		summaries(g, r, &r->flood);
-	summaries(g, NULL, &g->flood);
-}
-
-void gw_auditrl_run_end(struct gw *g, struct gw_run *r)
-{
-	summaries(g, r, &r->flood);
+	gw_audit_summaries(a, NULL);
+	if (a->ev)
+		gw_disarm(a->ev, &a->timer);
 }

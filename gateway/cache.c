@@ -4,7 +4,7 @@
  * Entries live in a wd_htable under the keyed hash (the names are the
  * sandbox's); a stale entry goes when it is looked up, or in the sweep a full
  * cache makes before it refuses a new name. */
-#include "gateway/gw.h"
+#include "gateway/cache.h"
 
 #include <errno.h>
 #include <stdlib.h>

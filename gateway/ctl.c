@@ -1,7 +1,7 @@
 /* ctl.c - the control protocol's request parser: one JSON object per line,
  * checked against a const table of the keys each operation takes. Pure
  * (allocates only what the request owns). The server side is in ctlsrv.c. */
-#include "gateway/gw.h"
+#include "gateway/ctl.h"
 
 #include <errno.h>
 #include <jansson.h>

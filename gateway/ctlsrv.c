@@ -3,18 +3,15 @@
  * acts only on its own runs (root on all). A malformed request gets an error
  * line and the connection is closed. Operations are a const table.
  *
- * With --manage-nft (g->manage_nft) a register or unregister has a
+ * With --manage-nft (ctl->priv->manage_nft) a register or unregister has a
  * privileged side effect: the run's nft set elements. The worker parses and
  * validates the request itself, then sends the parent one fixed-size
- * struct gw_priv_run and parks the control connection (c->waiting: no
- * further line of it is read) until the parent's struct gw_priv_reply
- * comes back; only then is the client answered. Requests and replies are
- * matched in order (a FIFO of struct gw_privreq, sequence numbers checked).
- * A register the parent refuses is rolled back; an unregister takes the run
- * out of the table first (its traffic is refused at once) and then asks for
- * its elements to be removed. Anything unexpected on the channel, or its
- * end, stops the worker (fail closed). */
-#include "gateway/gw_internal.h"
+ * struct gw_priv_run (privchan.c) and parks the control connection
+ * (c->waiting: no further line of it is read) until the parent's reply comes
+ * back; only then is the client answered. A register the parent refuses is
+ * rolled back; an unregister takes the run out of the table first (its traffic
+ * is refused at once) and then asks for its elements to be removed. */
+#include "gateway/ctlsrv.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -53,7 +50,7 @@ static void put_ok(struct gw_ctlconn *c)
 	put_json(c, json_pack("{s:b}", "ok", 1));
 }
 
-static void audit_run(struct gw *g, struct gw_run *r, const char *action, uid_t uid,
+static void audit_run(struct gw_ctl *ctl, struct gw_run *r, const char *action, uid_t uid,
 		      const char *reason)
 {
 	struct audit_event ev = {
@@ -66,75 +63,75 @@ static void audit_run(struct gw *g, struct gw_run *r, const char *action, uid_t 
 	    .uid = uid,
 	};
 
-	gw_audit(g, r, &ev);
+	gw_audit(ctl->audit, gw_run_acct(r), &ev);
 }
+
+/* a register or unregister waiting for the parent's answer */
+struct ctl_op {
+	struct gw_privreq req; /* first: the channel's handle */
+	struct gw_ctl *ctl;
+	enum gw_priv_type type;
+	struct gw_ctlconn *c; /* the client waiting (NULL once it went away) */
+	struct gw_run *run;   /* a reference to the run concerned */
+	uid_t uid;	      /* who asked */
+};
+
+static void op_done(struct gw_privreq *q, const struct gw_priv_reply *rep);
 
 /* ask the parent to apply a run update for @c; Return: 0 or -errno */
 static int priv_send(struct gw_ctlconn *c, enum gw_priv_type type, struct gw_run *run)
 {
-	struct gw *g = c->g;
-	struct gw_priv_run m;
-	struct gw_privreq *q;
+	struct ctl_op *op = calloc(1, sizeof(*op));
 	int r;
 
-	if (g->priv_fd < 0)
-		return -ENOTCONN;
-	r = gw_priv_run_encode(&m, type, g->priv_seq + 1, run->ifname, &run->sb4, &run->sb6,
-			       &run->host4, &run->host6);
-	if (r)
-		return r;
-	q = calloc(1, sizeof(*q));
-	if (!q)
+	if (!op)
 		return -ENOMEM;
-	if (send(g->priv_fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(m)) {
-		r = errno ? -errno : -EIO;
-		free(q);
+	op->req.done = op_done;
+	r = gw_privchan_send(c->ctl->priv, &op->req, type, run->ifname, &run->sb4, &run->sb6,
+			     &run->host4, &run->host6);
+	if (r) {
+		free(op);
 		return r;
 	}
-	q->seq = ++g->priv_seq;
-	q->type = type;
-	q->c = c;
-	q->run = run;
-	q->uid = c->uid;
+	op->ctl = c->ctl;
+	op->type = type;
+	op->c = c;
+	op->run = run;
+	op->uid = c->uid;
 	run->refs++;
-	if (g->priv_tail)
-		g->priv_tail->next = q;
-	else
-		g->priv_head = q;
-	g->priv_tail = q;
-	c->waiting = q;
+	c->waiting = op;
 	return 0;
 }
 
 static void op_register(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 {
 	char why[1200] = "";
-	int r = gw_run_register(c->g, req, c->uid, why, sizeof(why));
+	int r = gw_run_register(c->ctl->runs, req, c->uid, why, sizeof(why));
 	struct gw_run *run;
 
 	if (r) {
 		put_error(c, r, why[0] ? why : strerror(-r));
 		return;
 	}
-	run = gw_run_find_id(c->g, req->id);
-	if (c->g->manage_nft) {
+	run = gw_run_find_id(c->ctl->runs, req->id);
+	if (c->ctl->priv->manage_nft) {
 		/* answered once the parent added the run's nft elements */
 		r = priv_send(c, GW_PRIV_RUN_ADD, run);
 		if (r) {
-			gw_run_unregister(c->g, run);
+			gw_run_unregister(c->ctl->runs, run);
 			snprintf(why, sizeof(why), "cannot reach the gateway's privileged side: %s",
 				 strerror(-r));
 			put_error(c, r, why);
 		}
 		return;
 	}
-	audit_run(c->g, run, "run.gateway-register", c->uid, "registered with the gateway");
+	audit_run(c->ctl, run, "run.gateway-register", c->uid, "registered with the gateway");
 	put_ok(c);
 }
 
 static struct gw_run *own_run(struct gw_ctlconn *c, const char *id)
 {
-	struct gw_run *r = gw_run_find_id(c->g, id);
+	struct gw_run *r = gw_run_find_id(c->ctl->runs, id);
 
 	if (!r || !may_act(c, r)) {
 		/* another user's run is reported as absent */
@@ -151,14 +148,14 @@ static void op_unregister(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 	if (!r)
 		return;
 	/* what the nft table dropped of the run until now is its own, not "no run"'s */
-	gw_nflog_drain(c->g);
-	audit_run(c->g, r, "run.gateway-unregister", c->uid, "unregistered from the gateway");
-	if (c->g->manage_nft) {
+	gw_udplog_drain(c->ctl->udp);
+	audit_run(c->ctl, r, "run.gateway-unregister", c->uid, "unregistered from the gateway");
+	if (c->ctl->priv->manage_nft) {
 		int ret;
 
 		/* out of the table at once; answered once the parent removed its elements */
 		r->refs++;
-		gw_run_unregister(c->g, r);
+		gw_run_unregister(c->ctl->runs, r);
 		ret = priv_send(c, GW_PRIV_RUN_DEL, r);
 		if (ret) {
 			char why[300];
@@ -169,10 +166,10 @@ static void op_unregister(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 				 strerror(-ret));
 			put_error(c, ret, why);
 		}
-		gw_run_put(c->g, r);
+		gw_run_put(c->ctl->runs, r);
 		return;
 	}
-	gw_run_unregister(c->g, r);
+	gw_run_unregister(c->ctl->runs, r);
 	put_ok(c);
 }
 
@@ -189,7 +186,7 @@ static void op_replace(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 		put_error(c, ret, why);
 		return;
 	}
-	audit_run(c->g, r, "run.policy-replace", c->uid, "allowlist replaced");
+	audit_run(c->ctl, r, "run.policy-replace", c->uid, "allowlist replaced");
 	put_ok(c);
 }
 
@@ -207,9 +204,9 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 	(void)req;
 	/* the counters include the drops still queued on NFLOG (a run that just exited) and
 	 * what the runs sent the DNS front: counted before it is reported */
-	gw_nflog_drain(c->g);
-	gw_dns_drain(c->g);
-	for (struct gw_run *r = c->g->runs; r && runs; r = r->next) {
+	gw_udplog_drain(c->ctl->udp);
+	gw_dns_drain(c->ctl->dns);
+	for (struct gw_run *r = c->ctl->runs->list; r && runs; r = r->next) {
 		if (!may_act(c, r))
 			continue;
 		json_array_append_new(
@@ -221,37 +218,39 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 			      addr_json(&r->host6), "sandbox_v6", addr_json(&r->sb6), "policy",
 			      r->policy_name, "connections", (json_int_t)r->conns,
 			      "connections_total", (json_int_t)r->conns_total, "denied",
-			      (json_int_t)r->denied, "dns_queries", (json_int_t)r->dns_queries,
+			      (json_int_t)r->acct.denied, "dns_queries", (json_int_t)r->dns_queries,
 			      "bytes_up", (json_int_t)r->bytes_up, "bytes_down",
 			      (json_int_t)r->bytes_down, "synthetic_names", (json_int_t)r->synth.n,
 			      "udp_dropped", (json_int_t)r->drops[GW_DROP_UDP].dropped,
 			      "host_dropped", (json_int_t)r->drops[GW_DROP_HOST].dropped,
 			      "conns_dropped", (json_int_t)r->drops[GW_DROP_CONNS].dropped,
 			      "dns_tcp", (json_int_t)r->dnsconns, "buffered",
-			      (json_int_t)r->buffered, "audit_bytes", (json_int_t)r->audit_bytes));
+			      (json_int_t)r->buffered, "audit_bytes",
+			      (json_int_t)r->acct.audit_bytes));
 	}
 	put_json(c, json_pack("{s:b, s:o}", "ok", 1, "runs", runs));
 }
 
 static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 {
-	const struct gw_stats *s = &c->g->stats;
+	const struct gw_stats *s = &c->ctl->ev->stats;
 
 	(void)req;
-	put_json(c, json_pack(
-			"{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-			"s:I, s:I, s:I, s:I, s:b, s:b}",
-			"ok", 1, "runs", (json_int_t)c->g->nruns, "connections",
-			(json_int_t)c->g->nconns, "accepted", (json_int_t)s->accepted, "refused",
-			(json_int_t)s->refused, "denied", (json_int_t)s->denied, "relayed",
-			(json_int_t)s->relayed, "dns_queries", (json_int_t)s->dns_queries, "emfile",
-			(json_int_t)s->emfile, "upstream_failed", (json_int_t)s->upstream_failed,
-			"audit_errors", (json_int_t)s->audit_errors, "audit_suppressed",
-			(json_int_t)s->audit_suppressed, "udp_dropped", (json_int_t)s->udp_dropped,
-			"udp_suppressed", (json_int_t)s->udp_suppressed, "nflog_lost",
-			(json_int_t)s->nflog_lost, "host_dropped", (json_int_t)s->host_dropped,
-			"conns_dropped", (json_int_t)s->conns_dropped, "nflog", c->g->nflog_fd >= 0,
-			"manage_nft", c->g->manage_nft));
+	put_json(
+	    c,
+	    json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+		      "s:I, s:I, s:I, s:I, s:b, s:b}",
+		      "ok", 1, "runs", (json_int_t)c->ctl->runs->n, "connections",
+		      (json_int_t)c->ctl->runs->nconns, "accepted", (json_int_t)s->accepted,
+		      "refused", (json_int_t)s->refused, "denied", (json_int_t)s->denied, "relayed",
+		      (json_int_t)s->relayed, "dns_queries", (json_int_t)s->dns_queries, "emfile",
+		      (json_int_t)s->emfile, "upstream_failed", (json_int_t)s->upstream_failed,
+		      "audit_errors", (json_int_t)s->audit_errors, "audit_suppressed",
+		      (json_int_t)s->audit_suppressed, "udp_dropped", (json_int_t)s->udp_dropped,
+		      "udp_suppressed", (json_int_t)s->udp_suppressed, "nflog_lost",
+		      (json_int_t)s->nflog_lost, "host_dropped", (json_int_t)s->host_dropped,
+		      "conns_dropped", (json_int_t)s->conns_dropped, "nflog",
+		      gw_udplog_active(c->ctl->udp), "manage_nft", c->ctl->priv->manage_nft));
 }
 
 static void (*const handlers[GW_CTL_N])(struct gw_ctlconn *, const struct gw_ctl_req *) = {
@@ -262,17 +261,17 @@ static void (*const handlers[GW_CTL_N])(struct gw_ctlconn *, const struct gw_ctl
 
 void gw_ctlconn_close(struct gw_ctlconn *c)
 {
-	struct gw *g = c->g;
+	struct gw_ctl *ctl = c->ctl;
 
 	if (c->waiting)
 		c->waiting->c = NULL; /* the parent's answer finds no client */
-	gw_timer_cancel(&g->timers, &c->timer);
-	gw_ep_del(g, c->fd);
+	gw_disarm(ctl->ev, &c->timer);
+	gw_ep_del(ctl->ev, c->fd);
 	close(c->fd);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
-		g->ctlconns = c->next;
+		ctl->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
 	wd_buf_free(&c->in);
@@ -311,7 +310,7 @@ static void handle_lines(struct gw_ctlconn *c)
 static void ctl_output(struct gw_ctlconn *c)
 {
 	/* the events of what is answered reach the log before the answer */
-	gw_audit_flush(c->g);
+	gw_audit_flush(c->ctl->ev);
 	while (c->outoff < c->out.len) {
 		ssize_t n = send(c->fd, c->out.data + c->outoff, c->out.len - c->outoff,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -332,10 +331,61 @@ static void ctl_output(struct gw_ctlconn *c)
 			return;
 		}
 	}
-	gw_ep_mod(c->g, c->fd,
+	gw_ep_mod(c->ctl->ev, c->fd,
 		  (c->closing || c->waiting ? 0 : EPOLLIN) | (c->out.len ? EPOLLOUT : 0),
 		  GW_REF(GW_REF_CTL, c));
-	gw_arm(c->g, &c->timer, c->g->now + GW_CTL_IDLE_NS);
+	gw_arm(c->ctl->ev, &c->timer, c->ctl->ev->now + GW_CTL_IDLE_NS);
+}
+
+/* the parent answered @q (@rep), or the channel went away first (@rep NULL,
+ * the gateway stops): answer its client */
+static void op_done(struct gw_privreq *req, const struct gw_priv_reply *rep)
+{
+	struct ctl_op *q = (struct ctl_op *)req; /* its first member */
+	struct gw_ctlconn *c = q->c;
+	struct gw_run *run = q->run;
+	struct gw_ctl *ctl = q->ctl;
+	char why[400];
+
+	if (!rep) {
+		if (c)
+			c->waiting = NULL;
+		gw_run_put(ctl->runs, run);
+		free(q);
+		return;
+	}
+	if (q->type == GW_PRIV_RUN_ADD) {
+		if (rep->status == 0 && !run->dead) {
+			audit_run(ctl, run, "run.gateway-register", q->uid,
+				  "registered with the gateway (nft elements added)");
+			if (c)
+				put_ok(c);
+		} else {
+			if (!run->dead)
+				gw_run_unregister(ctl->runs, run); /* roll back */
+			snprintf(why, sizeof(why), "nft: %s",
+				 rep->status ? rep->msg : "the run was unregistered meanwhile");
+			if (c)
+				put_error(c, rep->status ? rep->status : -ENOENT, why);
+		}
+	} else if (c) {
+		if (rep->status == 0) {
+			put_ok(c);
+		} else {
+			snprintf(why, sizeof(why),
+				 "the run was unregistered, but its nft elements could not be "
+				 "removed: %s",
+				 rep->msg);
+			put_error(c, rep->status, why);
+		}
+	}
+	gw_run_put(ctl->runs, run);
+	if (c) {
+		c->waiting = NULL;
+		handle_lines(c); /* the lines that came meanwhile */
+		ctl_output(c);
+	}
+	free(q);
 }
 
 void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events)
@@ -361,123 +411,8 @@ void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events)
 	ctl_output(c);
 }
 
-/* ------------------------------------------------------------ the parent's answers */
-
-int gw_set_parent(struct gw *g, int fd, bool manage_nft)
+void gw_ctl_accept(struct gw_ctl *ctl, struct gw_listener *l)
 {
-	int r = gw_ep_add(g, fd, EPOLLIN, GW_REF(GW_REF_PRIV, NULL));
-
-	if (r)
-		return r;
-	g->priv_fd = fd;
-	g->manage_nft = manage_nft;
-	return 0;
-}
-
-/* the channel failed: the loop ends with @err (the caller says what @what was) */
-static void priv_fatal(struct gw *g, int err, const char *what)
-{
-	(void)what; /* for the reader: why the channel is given up */
-	g->fatal = err;
-	g->stop = 1;
-	gw_ep_del(g, g->priv_fd);
-}
-
-/* the parent answered @q: answer its client */
-static void priv_done(struct gw *g, struct gw_privreq *q, const struct gw_priv_reply *rep)
-{
-	struct gw_ctlconn *c = q->c;
-	struct gw_run *run = q->run;
-	char why[400];
-
-	if (q->type == GW_PRIV_RUN_ADD) {
-		if (rep->status == 0 && !run->dead) {
-			audit_run(g, run, "run.gateway-register", q->uid,
-				  "registered with the gateway (nft elements added)");
-			if (c)
-				put_ok(c);
-		} else {
-			if (!run->dead)
-				gw_run_unregister(g, run); /* roll back */
-			snprintf(why, sizeof(why), "nft: %s",
-				 rep->status ? rep->msg : "the run was unregistered meanwhile");
-			if (c)
-				put_error(c, rep->status ? rep->status : -ENOENT, why);
-		}
-	} else if (c) {
-		if (rep->status == 0) {
-			put_ok(c);
-		} else {
-			snprintf(why, sizeof(why),
-				 "the run was unregistered, but its nft elements could not be "
-				 "removed: %s",
-				 rep->msg);
-			put_error(c, rep->status, why);
-		}
-	}
-	gw_run_put(g, run);
-	if (c) {
-		c->waiting = NULL;
-		handle_lines(c); /* the lines that came meanwhile */
-		ctl_output(c);
-	}
-	free(q);
-}
-
-void gw_priv_event(struct gw *g, unsigned events)
-{
-	union {
-		struct gw_priv_reply rep;
-		uint8_t b[sizeof(struct gw_priv_reply) + 64];
-	} m;
-
-	for (;;) {
-		ssize_t n = recv(g->priv_fd, &m, sizeof(m), MSG_DONTWAIT);
-		struct gw_privreq *q = g->priv_head;
-
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR) {
-				if (events & (EPOLLHUP | EPOLLERR))
-					priv_fatal(g, -EPIPE, "hung up");
-				return;
-			}
-			priv_fatal(g, -errno, strerror(errno));
-			return;
-		}
-		if (n == 0) {
-			priv_fatal(g, -EPIPE, "the parent closed it");
-			return;
-		}
-		if (!q || gw_priv_reply_check(&m.rep, (size_t)n, q->seq)) {
-			priv_fatal(g, -EBADMSG, q ? "malformed reply" : "unexpected message");
-			return;
-		}
-		g->priv_head = q->next;
-		if (!g->priv_head)
-			g->priv_tail = NULL;
-		priv_done(g, q, &m.rep);
-	}
-}
-
-void gw_priv_free(struct gw *g)
-{
-	while (g->priv_head) {
-		struct gw_privreq *q = g->priv_head;
-
-		g->priv_head = q->next;
-		if (q->c)
-			q->c->waiting = NULL;
-		gw_run_put(g, q->run);
-		free(q);
-	}
-	g->priv_tail = NULL;
-	wd_closep(&g->priv_fd);
-}
-
-void gw_ctl_accept(struct gw_listener *l)
-{
-	struct gw *g = l->g;
-
 	for (int i = 0; i < 16; i++) {
 		struct ucred cred;
 		socklen_t cl = sizeof(cred);
@@ -494,20 +429,47 @@ void gw_ctl_accept(struct gw_listener *l)
 			close(fd);
 			continue;
 		}
-		c->g = g;
+		c->ctl = ctl;
 		c->fd = fd;
 		c->uid = cred.uid;
 		c->pid = cred.pid;
 		gw_timer_init(&c->timer, GW_T_CTLCONN, c);
-		if (gw_ep_add(g, fd, EPOLLIN, GW_REF(GW_REF_CTL, c))) {
+		if (gw_ep_add(ctl->ev, fd, EPOLLIN, GW_REF(GW_REF_CTL, c))) {
 			free(c);
 			close(fd);
 			continue;
 		}
-		c->next = g->ctlconns;
-		if (g->ctlconns)
-			g->ctlconns->prev = c;
-		g->ctlconns = c;
-		gw_arm(g, &c->timer, g->now + GW_CTL_IDLE_NS);
+		c->next = ctl->conns;
+		if (ctl->conns)
+			ctl->conns->prev = c;
+		ctl->conns = c;
+		gw_arm(ctl->ev, &c->timer, ctl->ev->now + GW_CTL_IDLE_NS);
 	}
+}
+
+int gw_ctl_init(struct gw_ctl *ctl, struct gw_ev *ev, struct gw_runs *runs, struct gw_audit *audit,
+		struct gw_dns *dns, struct gw_udplog *udp, struct gw_privchan *priv, int *fd,
+		struct wd_err *err)
+{
+	int r;
+
+	memset(ctl, 0, sizeof(*ctl));
+	ctl->ev = ev;
+	ctl->runs = runs;
+	ctl->audit = audit;
+	ctl->dns = dns;
+	ctl->udp = udp;
+	ctl->priv = priv;
+	ctl->lis.fd = -1;
+	r = gw_listener_add(ev, &ctl->lis, fd, GW_L_CTL, ctl);
+	if (r)
+		return wd_err_set(err, r, "epoll_ctl: %s", strerror(-r));
+	return 0;
+}
+
+void gw_ctl_free(struct gw_ctl *ctl)
+{
+	while (ctl->conns)
+		gw_ctlconn_close(ctl->conns);
+	gw_listener_close(&ctl->lis);
 }

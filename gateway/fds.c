@@ -1,7 +1,8 @@
 /* fds.c - the gateway's listening sockets, opened by the privileged parent
  * before the worker drops its privileges: transparent, proxy and DNS (UDP and
  * TCP) for each family, and the control socket. */
-#include "gateway/gw.h"
+#include "gateway/addr.h"
+#include "gateway/fds.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,17 +1,17 @@
 /* nflog.c - NFLOG for the gateway: the pure parser of the netlink messages
  * the nft table's `log [prefix P] group N` produces (dropped sandbox UDP and
- * UDP-lite, attempts at host addresses, connections over a run's limit), the token
- * bucket that rate-limits their audit events, and the socket setup the
- * privileged parent performs before handing the socket to the worker.
+ * UDP-lite, attempts at host addresses, connections over a run's limit), and the
+ * socket setup the privileged parent performs before handing the socket to the
+ * worker.
  *
  * The parser reads nothing it has not bounds-checked: the netlink header's
  * length against the buffer, each attribute's length against its message,
  * the IP header's length against the copied payload, and the UDP header
- * against what follows it. The worker (gw_nflog_event() in loop.c) only
+ * against what follows it. The worker (udplog.c) only
  * reads the socket; binding a group needs CAP_NET_ADMIN, which only the
  * parent holds.
  */
-#include "gateway/gw.h"
+#include "gateway/nflog.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -181,28 +181,6 @@ enum gw_nflog_result gw_nflog_next(const uint8_t *buf, size_t len, size_t *off,
 	if (!payload)
 		return GW_NFLOG_OK; /* logged, but nothing copied: no addresses */
 	return parse_ip(payload, plen, pkt);
-}
-
-bool gw_bucket_take(struct gw_bucket *b, uint64_t now, unsigned burst, unsigned per_s)
-{
-	uint64_t full = (uint64_t)burst * 1000u;
-
-	if (b->last_ns == 0 && b->tokens_milli == 0) {
-		b->tokens_milli = (uint32_t)full;
-	} else if (now > b->last_ns) {
-		uint64_t dt = now - b->last_ns, add;
-
-		if (dt > 1000000000000ull)
-			dt = 1000000000000ull; /* 1000 s fill any bucket */
-		add = dt * per_s / 1000000u;
-		add += b->tokens_milli;
-		b->tokens_milli = (uint32_t)(add > full ? full : add);
-	}
-	b->last_ns = now;
-	if (b->tokens_milli < 1000)
-		return false;
-	b->tokens_milli -= 1000;
-	return true;
 }
 
 /* ------------------------------------------------------------ the socket */

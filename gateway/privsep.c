@@ -6,7 +6,7 @@
  * the parent answers each (struct gw_priv_reply). The worker has dropped its
  * privileges before it receives anything; every message is checked field by
  * field by a pure function, and one that is not exactly right is fatal. */
-#include "gateway/gw.h"
+#include "gateway/privsep.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -145,7 +145,8 @@ int gw_priv_recv_fds(int sock, struct gw_fds *fds, struct wd_err *err)
 		return wd_err_set(err, -errno, "receiving the sockets from the parent: %s",
 				  strerror(errno));
 	if (n == 0) /* the parent gave up (it says why) and closed the channel */
-		return wd_err_set(err, -EPIPE, "the parent stopped before handing over the sockets");
+		return wd_err_set(err, -EPIPE,
+				  "the parent stopped before handing over the sockets");
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		size_t k;
 

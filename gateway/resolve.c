@@ -1,10 +1,14 @@
-/* resolve.c - upstream name resolution for connections: c-ares driven from
- * the worker's loop (ARES_OPT_SOCK_STATE_CB, ares_process_fd, ares_timeout),
- * A and AAAA asked together with ares_query, answers parsed with the
- * gateway's own DNS parser and cached by TTL. Concurrent lookups of one name
- * share one pair of queries: a struct gw_lookup in g->lookups (a wd_htable by
- * name) with a queue of waiters, each answered in order of arrival. */
-#include "gateway/gw_internal.h"
+/* resolve.c - upstream name resolution: c-ares driven from the worker's loop
+ * (ARES_OPT_SOCK_STATE_CB, ares_process_fd, ares_timeout), A and AAAA asked
+ * together with ares_query, answers parsed with the gateway's own DNS parser and
+ * cached by TTL. Concurrent lookups of one name share one pair of queries: a
+ * struct gw_lookup in res->lookups (a wd_htable by name) with a queue of
+ * waiters, each answered in order of arrival. The DNS front's other types are
+ * forwarded through the same channel (gw_resolver_forward()). */
+#include "gateway/resolve.h"
+#include "gateway/proto/proto.h"
+
+#include <ares.h>
 
 #include <arpa/nameser.h>
 #include <errno.h>
@@ -16,43 +20,49 @@
 
 static void sock_state(void *data, ares_socket_t fd, int readable, int writable)
 {
-	struct gw *g = data;
+	struct gw_resolver *res = data;
 	unsigned ev = (readable ? EPOLLIN : 0) | (writable ? EPOLLOUT : 0);
 	uint64_t ref = GW_REF(GW_REF_ARES, 0) | (uint32_t)fd;
 
 	if (!ev) {
-		gw_ep_del(g, fd);
+		gw_ep_del(res->ev, fd);
 		return;
 	}
-	if (gw_ep_mod(g, fd, ev, ref) == -ENOENT)
-		gw_ep_add(g, fd, ev, ref);
+	if (gw_ep_mod(res->ev, fd, ev, ref) == -ENOENT)
+		gw_ep_add(res->ev, fd, ev, ref);
 }
 
-int gw_resolve_init(struct gw *g, struct wd_err *err)
+int gw_resolver_init(struct gw_resolver *res, struct gw_ev *ev, const struct wd_gwconf *conf,
+		     const struct gw_limits *lim, struct wd_err *err)
 {
 	struct ares_options o = {0};
 	int r;
 
+	memset(res, 0, sizeof(*res));
+	res->ev = ev;
+	r = gw_cache_init(&res->cache, 65536, lim->ttl_floor, lim->ttl_ceil);
+	if (r)
+		return wd_err_set(err, r, "name cache: %s", strerror(-r));
 	r = ares_library_init(ARES_LIB_INIT_ALL);
 	if (r != ARES_SUCCESS)
 		return wd_err_set(err, -EIO, "c-ares: %s", ares_strerror(r));
 	o.sock_state_cb = sock_state;
-	o.sock_state_cb_data = g;
+	o.sock_state_cb_data = res;
 	o.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES;
 	o.timeout = 2000;
 	o.tries = 2;
-	r = ares_init_options(&g->ares, &o,
+	r = ares_init_options(&res->ares, &o,
 			      ARES_OPT_SOCK_STATE_CB | ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS |
 				  ARES_OPT_TRIES);
 	if (r != ARES_SUCCESS)
 		return wd_err_set(err, -EIO, "c-ares: %s", ares_strerror(r));
-	g->ares_ok = true;
-	if (g->conf.nresolvers) {
+	res->ok = true;
+	if (conf->nresolvers) {
 		struct wd_buf csv = WD_BUF_INIT;
 
-		for (uint32_t i = 0; i < g->conf.nresolvers; i++)
-			wd_buf_printf(&csv, "%s%s", i ? "," : "", g->conf.resolvers[i]);
-		r = ares_set_servers_ports_csv(g->ares, wd_buf_cstr(&csv));
+		for (uint32_t i = 0; i < conf->nresolvers; i++)
+			wd_buf_printf(&csv, "%s%s", i ? "," : "", conf->resolvers[i]);
+		r = ares_set_servers_ports_csv(res->ares, wd_buf_cstr(&csv));
 		wd_buf_free(&csv);
 		if (r != ARES_SUCCESS)
 			return wd_err_set(err, -EINVAL, "resolvers: %s", ares_strerror(r));
@@ -60,61 +70,65 @@ int gw_resolve_init(struct gw *g, struct wd_err *err)
 	return 0;
 }
 
-void gw_resolve_free(struct gw *g)
+void gw_resolver_free(struct gw_resolver *res)
 {
-	if (g->ares_ok) {
-		ares_destroy(g->ares); /* pending callbacks run with ARES_EDESTRUCTION */
-		g->ares_ok = false;
-	}
-	{
-		size_t cursor = 0;
-		void *lk;
+	size_t cursor = 0;
+	void *lk;
 
-		while ((lk = wd_htable_each(&g->lookups, &cursor)))
-			free(lk);
-		wd_htable_free(&g->lookups);
+	if (res->ok) {
+		ares_destroy(res->ares); /* pending callbacks run with ARES_EDESTRUCTION */
+		res->ok = false;
 	}
+	while ((lk = wd_htable_each(&res->lookups, &cursor)))
+		free(lk);
+	wd_htable_free(&res->lookups);
+	gw_cache_free(&res->cache);
 }
 
-void gw_ares_event(struct gw *g, int fd, unsigned events)
+bool gw_resolver_ok(const struct gw_resolver *res)
+{
+	return res->ok;
+}
+
+void gw_resolver_event(struct gw_resolver *res, int fd, unsigned events)
 {
 	ares_socket_t r = (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ? fd : ARES_SOCKET_BAD;
 	ares_socket_t w = (events & EPOLLOUT) ? fd : ARES_SOCKET_BAD;
 
-	ares_process_fd(g->ares, r, w);
+	ares_process_fd(res->ares, r, w);
 }
 
-uint64_t gw_ares_next(struct gw *g)
+uint64_t gw_resolver_next(struct gw_resolver *res)
 {
 	struct timeval tv, *t;
 
-	if (!g->ares_ok)
+	if (!res->ok)
 		return UINT64_MAX;
-	t = ares_timeout(g->ares, NULL, &tv);
+	t = ares_timeout(res->ares, NULL, &tv);
 	if (!t)
 		return UINT64_MAX;
-	return g->now + (uint64_t)t->tv_sec * 1000000000ull + (uint64_t)t->tv_usec * 1000ull;
+	return res->ev->now + (uint64_t)t->tv_sec * 1000000000ull + (uint64_t)t->tv_usec * 1000ull;
 }
 
-void gw_ares_timeouts(struct gw *g)
+void gw_resolver_timeouts(struct gw_resolver *res)
 {
 	struct timeval tv, *t;
 
-	if (!g->ares_ok)
+	if (!res->ok)
 		return;
-	t = ares_timeout(g->ares, NULL, &tv);
+	t = ares_timeout(res->ares, NULL, &tv);
 	if (t && t->tv_sec == 0 && t->tv_usec == 0)
-		ares_process_fd(g->ares, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
+		ares_process_fd(res->ares, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
 }
 
 static void lookup_done(struct gw_lookup *lk)
 {
-	struct gw *g = lk->g;
+	struct gw_resolver *res = lk->res;
 	struct gw_cache_entry tmp;
 	const struct gw_cache_entry *e;
 
-	(void)wd_htable_remove(&g->lookups, lk->hash, lk);
-	gw_cache_put(&g->cache, lk->name, lk->rcode, lk->addrs, lk->n, lk->ttl, g->now);
+	(void)wd_htable_remove(&res->lookups, lk->hash, lk);
+	gw_cache_put(&res->cache, lk->name, lk->rcode, lk->addrs, lk->n, lk->ttl, res->ev->now);
 	/* waiters get the answer even when the cache had no room for it */
 	memset(&tmp, 0, sizeof(tmp));
 	snprintf(tmp.name, sizeof(tmp.name), "%s", lk->name);
@@ -132,17 +146,13 @@ static void lookup_done(struct gw_lookup *lk)
 	free(lk);
 }
 
-static void answer(void *arg, int status, int timeouts, unsigned char *abuf, int alen)
+void gw_lookup_answer(struct gw_lookup *lk, const uint8_t *abuf, size_t alen)
 {
-	struct gw_lookup *lk = arg;
 	struct dns_response resp;
 	struct dns_rr_iter it;
 	struct dns_rr rr;
 
-	(void)timeouts;
-	if (status == ARES_EDESTRUCTION)
-		return; /* gw_resolve_free() releases the lookups */
-	if (abuf && dns_response_parse(abuf, (size_t)alen, &resp) == DNS_OK) {
+	if (abuf && dns_response_parse(abuf, alen, &resp) == DNS_OK) {
 		if (resp.rcode == DNS_RCODE_NOERROR) {
 			if (lk->rcode == DNS_RCODE_NXDOMAIN || lk->rcode == DNS_RCODE_SERVFAIL)
 				lk->rcode = DNS_RCODE_NOERROR;
@@ -150,7 +160,7 @@ static void answer(void *arg, int status, int timeouts, unsigned char *abuf, int
 			lk->rcode = resp.rcode;
 		}
 		dns_rr_iter_init(&it, &resp);
-		while (dns_rr_next(abuf, (size_t)alen, &it, &rr) == DNS_OK) {
+		while (dns_rr_next(abuf, alen, &it, &rr) == DNS_OK) {
 			struct gw_addr a = {0};
 
 			if (rr.section != DNS_SECTION_ANSWER)
@@ -174,14 +184,22 @@ static void answer(void *arg, int status, int timeouts, unsigned char *abuf, int
 		lookup_done(lk);
 }
 
+static void answer(void *arg, int status, int timeouts, unsigned char *abuf, int alen)
+{
+	(void)timeouts;
+	if (status == ARES_EDESTRUCTION)
+		return; /* gw_resolver_free() releases the lookups */
+	gw_lookup_answer(arg, abuf, abuf && alen > 0 ? (size_t)alen : 0);
+}
+
 static bool lookup_is(const void *item, const void *name)
 {
 	return !strcmp(((const struct gw_lookup *)item)->name, name);
 }
 
-void gw_resolve(struct gw *g, const char *name, struct gw_waiter *w)
+void gw_resolve(struct gw_resolver *res, const char *name, struct gw_waiter *w)
 {
-	const struct gw_cache_entry *e = gw_cache_get(&g->cache, name, g->now);
+	const struct gw_cache_entry *e = gw_cache_get(&res->cache, name, res->ev->now);
 	struct gw_lookup *lk;
 	uint64_t h;
 
@@ -191,14 +209,14 @@ void gw_resolve(struct gw *g, const char *name, struct gw_waiter *w)
 		return;
 	}
 	h = wd_hash_str(name);
-	lk = wd_htable_find(&g->lookups, h, lookup_is, name);
+	lk = wd_htable_find(&res->lookups, h, lookup_is, name);
 	if (lk) {
 		w->lk = lk;
 		TAILQ_INSERT_TAIL(&lk->waiters, w, link);
 		return;
 	}
 	lk = calloc(1, sizeof(*lk));
-	if (!lk || wd_htable_insert(&g->lookups, h, lk)) {
+	if (!lk || wd_htable_insert(&res->lookups, h, lk)) {
 		struct gw_cache_entry fail = {.rcode = DNS_RCODE_SERVFAIL};
 
 		free(lk);
@@ -206,7 +224,7 @@ void gw_resolve(struct gw *g, const char *name, struct gw_waiter *w)
 		return;
 	}
 	lk->hash = h;
-	lk->g = g;
+	lk->res = res;
 	snprintf(lk->name, sizeof(lk->name), "%s", name);
 	lk->pending = 2;
 	lk->rcode = DNS_RCODE_SERVFAIL;
@@ -215,8 +233,8 @@ void gw_resolve(struct gw *g, const char *name, struct gw_waiter *w)
 	/* queue the waiter before asking: c-ares may answer at once */
 	w->lk = lk;
 	TAILQ_INSERT_TAIL(&lk->waiters, w, link);
-	ares_query(g->ares, name, ns_c_in, ns_t_aaaa, answer, lk);
-	ares_query(g->ares, name, ns_c_in, ns_t_a, answer, lk);
+	ares_query(res->ares, name, ns_c_in, ns_t_aaaa, answer, lk);
+	ares_query(res->ares, name, ns_c_in, ns_t_a, answer, lk);
 }
 
 void gw_resolve_cancel(struct gw_waiter *w)
@@ -225,4 +243,19 @@ void gw_resolve_cancel(struct gw_waiter *w)
 		return;
 	TAILQ_REMOVE(&w->lk->waiters, w, link);
 	w->lk = NULL;
+}
+
+static void forwarded(void *arg, int status, int timeouts, unsigned char *abuf, int alen)
+{
+	struct gw_forward *f = arg;
+
+	(void)timeouts;
+	f->cb(f, status == ARES_EDESTRUCTION ? -ECANCELED : 0, abuf,
+	      abuf && alen > 0 ? (size_t)alen : 0);
+}
+
+void gw_resolver_forward(struct gw_resolver *res, const char *name, uint16_t type,
+			 struct gw_forward *f)
+{
+	ares_query(res->ares, name, DNS_CLASS_IN, type, forwarded, f);
 }

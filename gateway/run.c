@@ -1,16 +1,19 @@
 /* run.c - the gateway's table of runs: registration from the control socket,
  * attribution of a connection or query by its ingress address pair, the
- * run's compiled policy and synthetic addresses, and the SSRF guard. Runs are
+ * run's compiled policy and synthetic addresses, the connection budget, and what
+ * the SSRF guard (decide.c) needs to know of this host. Runs are
  * indexed by sandbox address (a wd_htable per family, under the keyed hash) for
  * attribution. Runs are reference-counted: an unregistered run lives on until its
  * last connection or pending query lets go of it. */
-#include "gateway/gw_internal.h"
+#include "gateway/run.h"
+#include "gateway/decide.h"
 
 #include <errno.h>
 #include <ifaddrs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static struct gw_addr *sb_of(struct gw_run *r, int fam)
 {
@@ -30,51 +33,50 @@ static bool run_has_sandbox(const void *item, const void *key)
 	return gw_addr_eq(a->family == AF_INET6 ? &r->sb6 : &r->sb4, a);
 }
 
-static void index_del(struct gw *g, struct gw_run *r)
+static void index_del(struct gw_runs *t, struct gw_run *r)
 {
 	for (int f = 0; f < 2; f++)
 		if (sb_of(r, f)->family)
-			(void)wd_htable_remove(&g->run_index[f], addr_hash(sb_of(r, f)), r);
+			(void)wd_htable_remove(&t->index[f], addr_hash(sb_of(r, f)), r);
 }
 
 /* Return: 0, or -ENOMEM (then @r is in neither index). */
-static int index_add(struct gw *g, struct gw_run *r)
+static int index_add(struct gw_runs *t, struct gw_run *r)
 {
 	for (int f = 0; f < 2; f++) {
 		if (!sb_of(r, f)->family)
 			continue;
-		if (wd_htable_insert(&g->run_index[f], addr_hash(sb_of(r, f)), r)) {
-			index_del(g, r);
+		if (wd_htable_insert(&t->index[f], addr_hash(sb_of(r, f)), r)) {
+			index_del(t, r);
 			return -ENOMEM;
 		}
 	}
 	return 0;
 }
 
-struct gw_run *gw_run_find_sandbox(struct gw *g, const struct gw_addr *a)
+struct gw_run *gw_run_find_sandbox(struct gw_runs *t, const struct gw_addr *a)
 {
 	if (a->family != AF_INET && a->family != AF_INET6)
 		return NULL;
-	return wd_htable_find(&g->run_index[a->family == AF_INET6], addr_hash(a), run_has_sandbox,
-			      a);
+	return wd_htable_find(&t->index[a->family == AF_INET6], addr_hash(a), run_has_sandbox, a);
 }
 
-struct gw_run *gw_run_find_ingress(struct gw *g, const struct gw_addr *local,
+struct gw_run *gw_run_find_ingress(struct gw_runs *t, const struct gw_addr *local,
 				   const struct gw_addr *peer)
 {
 	struct gw_run *r;
 
 	if (local->family != peer->family)
 		return NULL;
-	r = gw_run_find_sandbox(g, peer);
+	r = gw_run_find_sandbox(t, peer);
 	if (r && gw_addr_eq(local, local->family == AF_INET ? &r->host4 : &r->host6))
 		return r;
 	return NULL;
 }
 
-struct gw_run *gw_run_find_id(struct gw *g, const char *id)
+struct gw_run *gw_run_find_id(struct gw_runs *t, const char *id)
 {
-	for (struct gw_run *r = g->runs; r; r = r->next)
+	for (struct gw_run *r = t->list; r; r = r->next)
 		if (!strcmp(r->id, id))
 			return r;
 	return NULL;
@@ -108,30 +110,30 @@ int gw_run_set_policy(struct gw_run *r, const struct gw_ctl_req *req, char *why,
 	return 0;
 }
 
-static bool in_pool(struct gw *g, int idx, const struct gw_addr *a)
+static bool in_pool(struct gw_runs *t, int idx, const struct gw_addr *a)
 {
-	return gw_prefix_contains(&g->own_net[idx], g->own_prefix[idx], a);
+	return gw_prefix_contains(&t->own_net[idx], t->own_prefix[idx], a);
 }
 
-int gw_run_register(struct gw *g, const struct gw_ctl_req *req, uid_t uid, char *why,
+int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, char *why,
 		    size_t why_size)
 {
 	struct gw_run *r;
 	int ret;
 
-	if (gw_run_find_id(g, req->id)) {
+	if (gw_run_find_id(t, req->id)) {
 		snprintf(why, why_size, "run %s is already registered", req->id);
 		return -EEXIST;
 	}
 	if ((req->host4.family &&
-	     (!in_pool(g, 0, &req->host4) || !in_pool(g, 0, &req->sandbox4))) ||
+	     (!in_pool(t, 0, &req->host4) || !in_pool(t, 0, &req->sandbox4))) ||
 	    (req->host6.family &&
-	     (!in_pool(g, 1, &req->host6) || !in_pool(g, 1, &req->sandbox6)))) {
+	     (!in_pool(t, 1, &req->host6) || !in_pool(t, 1, &req->sandbox6)))) {
 		snprintf(why, why_size, "addresses must lie in pools.runs_v4 (%s) / runs_v6 (%s)",
-			 g->conf.pool_v4, g->conf.pool_v6);
+			 t->conf->pool_v4, t->conf->pool_v6);
 		return -EINVAL;
 	}
-	for (r = g->runs; r; r = r->next) {
+	for (r = t->list; r; r = r->next) {
 		if (!strcmp(r->ifname, req->ifname) ||
 		    (req->sandbox4.family && gw_addr_eq(&r->sb4, &req->sandbox4)) ||
 		    (req->host4.family && gw_addr_eq(&r->host4, &req->host4)) ||
@@ -153,15 +155,17 @@ int gw_run_register(struct gw *g, const struct gw_ctl_req *req, uid_t uid, char 
 	r->host6 = req->host6;
 	r->sb6 = req->sandbox6;
 	r->refs = 1;
-	ret = gw_synth_init(&r->synth, g->conf.synth_v4, g->conf.synth_v6, g->lim.synth_per_run,
-			    gw_rng_next(&g->rng));
+	r->acct.id = r->id;
+	r->acct.policy = r->policy_name;
+	ret = gw_synth_init(&r->synth, t->conf->synth_v4, t->conf->synth_v6, t->lim->synth_per_run,
+			    gw_rng_next(&t->ev->rng));
 	if (ret) {
 		snprintf(why, why_size, "bad synthetic pools");
 		free(r);
 		return ret;
 	}
 	ret = gw_run_set_policy(r, req, why, why_size);
-	if (!ret && index_add(g, r)) {
+	if (!ret && index_add(t, r)) {
 		snprintf(why, why_size, "out of memory");
 		policy_free(r->policy);
 		ret = -ENOMEM;
@@ -171,9 +175,9 @@ int gw_run_register(struct gw *g, const struct gw_ctl_req *req, uid_t uid, char 
 		free(r);
 		return ret;
 	}
-	r->next = g->runs;
-	g->runs = r;
-	g->nruns++;
+	r->next = t->list;
+	t->list = r;
+	t->n++;
 	return 0;
 }
 
@@ -184,56 +188,42 @@ static void run_free(struct gw_run *r)
 	free(r);
 }
 
-void gw_run_put(struct gw *g, struct gw_run *r)
+void gw_run_put(struct gw_runs *t, struct gw_run *r)
 {
 	if (r && --r->refs == 0) {
-		gw_auditrl_run_end(g, r); /* what its last connections left uncounted */
+		gw_audit_summaries(t->audit,
+				   &r->acct); /* what its last connections left uncounted */
 		run_free(r);
 	}
 }
 
-void gw_run_unregister(struct gw *g, struct gw_run *r)
+void gw_run_unregister(struct gw_runs *t, struct gw_run *r)
 {
 	if (r->dead)
 		return;
-	gw_udplog_run_end(g, r);
-	gw_auditrl_run_end(g, r);
-	for (struct gw_run **pp = &g->runs; *pp; pp = &(*pp)->next)
+	if (t->on_end)
+		t->on_end(t->on_end_ctx, r); /* the drop log's summaries (gw.c wires it) */
+	gw_audit_summaries(t->audit, &r->acct);
+	for (struct gw_run **pp = &t->list; *pp; pp = &(*pp)->next)
 		if (*pp == r) {
 			*pp = r->next;
-			g->nruns--;
+			t->n--;
 			break;
 		}
-	index_del(g, r);
+	index_del(t, r);
 	r->dead = true;
 	r->next = NULL;
-	gw_run_put(g, r);
-}
-
-int gw_run_name_allowed(const struct gw_run *r, const char *name)
-{
-	const struct wd_policy *p = r->policy;
-
-	for (size_t i = 0; p && i < p->nrules; i++) {
-		int m;
-
-		if (p->rules[i].kind == POLICY_RULE_CIDR)
-			continue;
-		m = policy_match(p, name, p->rules[i].ports[0]);
-		if (m >= 0)
-			return m;
-	}
-	return -ENOENT;
+	gw_run_put(t, r);
 }
 
 /* the host's own addresses, refreshed at most every 2 s */
-static void refresh_local(struct gw *g)
+static void refresh_local(struct gw_runs *t)
 {
 	struct ifaddrs *ifa = NULL;
 	size_t n = 0;
 	struct gw_addr *v;
 
-	if (g->local && g->now - g->local_at < 2000000000ull)
+	if (t->local && t->ev->now - t->local_at < 2000000000ull)
 		return;
 	if (getifaddrs(&ifa))
 		return;
@@ -251,36 +241,90 @@ static void refresh_local(struct gw *g)
 					     &v[k], NULL))
 				k++;
 		}
-		free(g->local);
-		g->local = v;
-		g->nlocal = k;
-		g->local_at = g->now;
+		free(t->local);
+		t->local = v;
+		t->nlocal = k;
+		t->local_at = t->ev->now;
 	}
 	freeifaddrs(ifa);
 }
 
-bool gw_addr_refused(struct gw *g, const struct gw_run *r, const struct gw_addr *a, uint16_t port,
-		     char *why, size_t why_size)
+void gw_ssrf_env(struct gw_runs *t, struct gw_ssrf_env *env)
 {
-	enum gw_addr_class c = gw_addr_classify(a);
-	char txt[INET6_ADDRSTRLEN];
+	refresh_local(t);
+	memcpy(env->own_net, t->own_net, sizeof(env->own_net));
+	memcpy(env->own_prefix, t->own_prefix, sizeof(env->own_prefix));
+	env->local = t->local;
+	env->nlocal = t->nlocal;
+}
 
-	if (c == GW_ADDR_PUBLIC) {
-		for (int i = 0; i < 4; i++)
-			if (gw_prefix_contains(&g->own_net[i], g->own_prefix[i], a))
-				c = GW_ADDR_GATEWAY;
+void gw_runs_audit_summaries(struct gw_runs *t)
+{
+	for (struct gw_run *r = t->list; r; r = r->next)
+		gw_audit_summaries(t->audit, &r->acct);
+	gw_audit_summaries(t->audit, NULL);
+}
+
+bool gw_runs_room(const struct gw_runs *t)
+{
+	return t->nconns < t->fd_conns;
+}
+
+enum gw_conn_limit gw_runs_conn_limit(const struct gw_runs *t, const struct gw_run *r)
+{
+	if (t->nconns >= t->lim->conns_total)
+		return GW_LIMIT_GATEWAY;
+	if (r->conns >= t->lim->conns_per_run)
+		return GW_LIMIT_RUN;
+	return GW_LIMIT_NONE;
+}
+
+void gw_runs_conn_open(struct gw_runs *t, struct gw_run *r)
+{
+	r->refs++;
+	r->conns++;
+	t->nconns++;
+}
+
+void gw_runs_conn_close(struct gw_runs *t, struct gw_run *r)
+{
+	t->nconns--;
+	r->conns--;
+	gw_run_put(t, r);
+}
+
+int gw_runs_init(struct gw_runs *t, struct gw_ev *ev, struct gw_audit *audit,
+		 const struct wd_gwconf *conf, const struct gw_limits *lim, struct wd_err *err)
+{
+	const char *pools[4] = {conf->pool_v4, conf->pool_v6, conf->synth_v4, conf->synth_v6};
+	struct rlimit rl;
+
+	memset(t, 0, sizeof(*t));
+	t->ev = ev;
+	t->audit = audit;
+	t->conf = conf;
+	t->lim = lim;
+	for (int i = 0; i < 4; i++)
+		if (gw_cidr_parse(pools[i], &t->own_net[i], &t->own_prefix[i]))
+			return wd_err_set(err, -EINVAL, "bad pool %s", pools[i]);
+	/* each relayed connection may hold 6 descriptors (2 sockets, 2
+	 * pipes); keep 32 for listeners, DNS, control and c-ares */
+	t->fd_conns = lim->conns_total;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY) {
+		uint64_t room = rl.rlim_cur > 38 ? (rl.rlim_cur - 32) / 6 : 1;
+
+		if (room < t->fd_conns)
+			t->fd_conns = (unsigned)room;
 	}
-	if (c == GW_ADDR_PUBLIC) {
-		refresh_local(g);
-		for (size_t i = 0; i < g->nlocal; i++)
-			if (gw_addr_eq(&g->local[i], a))
-				c = GW_ADDR_GATEWAY;
-	}
-	if (c == GW_ADDR_PUBLIC)
-		return false;
-	if (r->policy && policy_match_addr(r->policy, a->family, a->a, port) >= 0)
-		return false;
-	snprintf(why, why_size, "%s is a %s address", gw_addr_str(a, txt, sizeof(txt)),
-		 gw_addr_class_name(c));
-	return true;
+	return 0;
+}
+
+void gw_runs_free(struct gw_runs *t)
+{
+	while (t->list)
+		gw_run_unregister(t, t->list);
+	wd_htable_free(&t->index[0]);
+	wd_htable_free(&t->index[1]);
+	free(t->local);
+	t->local = NULL;
 }

@@ -7,7 +7,7 @@
  * freeing) and by name (the names are the sandbox's; a name's v4 and v6
  * entries share its hash).
  */
-#include "gateway/gw.h"
+#include "gateway/synth.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,7 @@
-/* timer.c - a binary min-heap of deadlines for the event loop; each timer is
- * embedded in its owner and knows its heap position, so cancel is O(log n). */
-#include "gateway/gw.h"
+/* timer.c - time for the event loop, pure: a binary min-heap of deadlines (each
+ * timer is embedded in its owner and knows its heap position, so cancel is
+ * O(log n)) and a token bucket for rates. */
+#include "gateway/ev.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -129,4 +130,26 @@ void gw_timer_heap_free(struct gw_timer_heap *h)
 	free(h->v);
 	h->v = NULL;
 	h->n = h->cap = 0;
+}
+
+bool gw_bucket_take(struct gw_bucket *b, uint64_t now, unsigned burst, unsigned per_s)
+{
+	uint64_t full = (uint64_t)burst * 1000u;
+
+	if (b->last_ns == 0 && b->tokens_milli == 0) {
+		b->tokens_milli = (uint32_t)full;
+	} else if (now > b->last_ns) {
+		uint64_t dt = now - b->last_ns, add;
+
+		if (dt > 1000000000000ull)
+			dt = 1000000000000ull; /* 1000 s fill any bucket */
+		add = dt * per_s / 1000000u;
+		add += b->tokens_milli;
+		b->tokens_milli = (uint32_t)(add > full ? full : add);
+	}
+	b->last_ns = now;
+	if (b->tokens_milli < 1000)
+		return false;
+	b->tokens_milli -= 1000;
+	return true;
 }

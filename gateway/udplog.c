@@ -19,12 +19,13 @@
  * unregisters.
  *
  * The kernel sends each logged packet at once (the socket is bound with a
- * queue threshold of 1), and gw_nflog_drain() reads what is queued before the
+ * queue threshold of 1), and gw_udplog_drain() reads what is queued before the
  * control socket answers "list" or "unregister": the launcher asks both
  * before it writes run.exit, so a datagram sent right before the program
  * exits is still audited and counted.
  */
-#include "gateway/gw_internal.h"
+#include "gateway/udplog.h"
+#include "gateway/nflog.h"
 #include "nft/nft.h"
 
 #include <errno.h>
@@ -92,7 +93,7 @@ static void own_addrs(const struct gw_run *run, char *out, size_t size)
 	snprintf(out, size, "%s%s%s", a4, a4[0] && a6[0] ? " / " : "", a6);
 }
 
-static void drop_event(struct gw *g, struct gw_run *run, enum gw_drop_kind k,
+static void drop_event(struct gw_udplog *u, struct gw_run *run, enum gw_drop_kind k,
 		       const struct gw_nflog_pkt *p)
 {
 	char dst[INET6_ADDRSTRLEN], src[INET6_ADDRSTRLEN], own[2 * INET6_ADDRSTRLEN + 4];
@@ -130,22 +131,23 @@ static void drop_event(struct gw *g, struct gw_run *run, enum gw_drop_kind k,
 		break;
 	case GW_DROP_CONNS:
 		ev.has |= AUDIT_HAS_LIMIT;
-		ev.limit = g->conf.nft_conns_per_run;
+		ev.limit = u->conf->nft_conns_per_run;
 		snprintf(reason, sizeof(reason),
 			 "connection limit: a run holds at most %u open flows "
 			 "(nft.conntrack_per_run) and opens at most %u new ones a second "
 			 "(nft.conntrack_new_per_s, burst %u); this new flow was dropped by the "
 			 "nft table%s",
-			 g->conf.nft_conns_per_run, g->conf.nft_new_per_s,
-			 g->conf.nft_new_per_s * 10, orphan);
+			 u->conf->nft_conns_per_run, u->conf->nft_new_per_s,
+			 u->conf->nft_new_per_s * 10, orphan);
 		break;
 	case GW_DROP_N:
 		return;
 	}
-	gw_audit(g, run, &ev);
+	gw_audit(u->audit, gw_run_acct(run), &ev);
 }
 
-static void summary(struct gw *g, struct gw_run *run, enum gw_drop_kind k, struct gw_droplog *d)
+static void summary(struct gw_udplog *u, struct gw_run *run, enum gw_drop_kind k,
+		    struct gw_droplog *d)
 {
 	char reason[300];
 	struct audit_event ev = {
@@ -163,73 +165,73 @@ static void summary(struct gw *g, struct gw_run *run, enum gw_drop_kind k, struc
 	ev.denials = (int64_t)d->suppressed;
 	if (k == GW_DROP_CONNS) {
 		ev.has |= AUDIT_HAS_LIMIT;
-		ev.limit = g->conf.nft_conns_per_run;
+		ev.limit = u->conf->nft_conns_per_run;
 	}
 	snprintf(reason, sizeof(reason),
 		 "rate limit: %llu more %s were not audited one by one (at most %u, then %u a "
 		 "second)",
 		 (unsigned long long)d->suppressed, kinds[k].what, GW_UDP_BURST, GW_UDP_PER_S);
 	d->suppressed = 0;
-	gw_audit(g, run, &ev);
+	gw_audit(u->audit, gw_run_acct(run), &ev);
 }
 
-void gw_udplog_flush(struct gw *g)
+void gw_udplog_flush(struct gw_udplog *u)
 {
-	for (struct gw_run *r = g->runs; r; r = r->next)
-		gw_udplog_run_end(g, r);
+	for (struct gw_run *r = u->runs->list; r; r = r->next)
+		gw_udplog_run_end(u, r);
 	for (int k = 0; k < GW_DROP_N; k++)
-		summary(g, NULL, (enum gw_drop_kind)k, &g->drops[k]);
+		summary(u, NULL, (enum gw_drop_kind)k, &u->drops[k]);
 }
 
-void gw_udplog_run_end(struct gw *g, struct gw_run *r)
+void gw_udplog_run_end(struct gw_udplog *u, struct gw_run *r)
 {
 	for (int k = 0; k < GW_DROP_N; k++)
-		summary(g, r, (enum gw_drop_kind)k, &r->drops[k]);
+		summary(u, r, (enum gw_drop_kind)k, &r->drops[k]);
 }
 
-static void one_packet(struct gw *g, const struct gw_nflog_pkt *p)
+static void one_packet(struct gw_udplog *u, const struct gw_nflog_pkt *p)
 {
-	struct gw_run *run = gw_run_find_sandbox(g, &p->src);
+	struct gw_run *run = gw_run_find_sandbox(u->runs, &p->src);
 	enum gw_drop_kind k = kind_of(p);
-	struct gw_droplog *d = run ? &run->drops[k] : &g->drops[k];
+	struct gw_droplog *d = run ? &run->drops[k] : &u->drops[k];
 
 	d->dropped++;
-	g->stats.denied++;
+	u->ev->stats.denied++;
 	if (run)
-		run->denied++;
+		run->acct.denied++;
 	switch (k) {
 	case GW_DROP_UDP:
-		g->stats.udp_dropped++;
+		u->ev->stats.udp_dropped++;
 		break;
 	case GW_DROP_HOST:
-		g->stats.host_dropped++;
+		u->ev->stats.host_dropped++;
 		break;
 	case GW_DROP_CONNS:
-		g->stats.conns_dropped++;
+		u->ev->stats.conns_dropped++;
 		break;
 	case GW_DROP_N:
 		break;
 	}
-	if (gw_bucket_take(&d->bucket, g->now, GW_UDP_BURST, GW_UDP_PER_S)) {
-		drop_event(g, run, k, p);
+	if (gw_bucket_take(&d->bucket, u->ev->now, GW_UDP_BURST, GW_UDP_PER_S)) {
+		drop_event(u, run, k, p);
 		return;
 	}
 	if (k == GW_DROP_UDP)
-		g->stats.udp_suppressed++;
+		u->ev->stats.udp_suppressed++;
 	d->suppressed++;
-	if (g->udp_timer.pos == GW_TIMER_IDLE)
-		gw_arm(g, &g->udp_timer, g->now + GW_UDP_SUMMARY_NS);
+	if (u->timer.pos == GW_TIMER_IDLE)
+		gw_arm(u->ev, &u->timer, u->ev->now + GW_UDP_SUMMARY_NS);
 }
 
 /* read up to @max datagrams; Return: true when the socket is empty */
-static bool nflog_read(struct gw *g, int max)
+static bool nflog_read(struct gw_udplog *u, int max)
 {
-	if (g->nflog_fd < 0)
+	if (u->fd < 0)
 		return true;
-	if (!g->nflog_buf && !(g->nflog_buf = malloc(GW_NFLOG_BUF)))
+	if (!u->buf && !(u->buf = malloc(GW_NFLOG_BUF)))
 		return true;
 	for (int i = 0; i < max; i++) {
-		ssize_t n = recv(g->nflog_fd, g->nflog_buf, GW_NFLOG_BUF, MSG_DONTWAIT);
+		ssize_t n = recv(u->fd, u->buf, GW_NFLOG_BUF, MSG_DONTWAIT);
 		struct gw_nflog_pkt p;
 		size_t off = 0;
 		enum gw_nflog_result r;
@@ -237,27 +239,58 @@ static bool nflog_read(struct gw *g, int max)
 		if (n < 0) {
 			if (errno == ENOBUFS) {
 				/* the kernel dropped log messages: say so in the stats */
-				g->stats.nflog_lost++;
+				u->ev->stats.nflog_lost++;
 				continue;
 			}
 			return true;
 		}
-		while ((r = gw_nflog_next(g->nflog_buf, (size_t)n, &off, &p)) != GW_NFLOG_END) {
+		while ((r = gw_nflog_next(u->buf, (size_t)n, &off, &p)) != GW_NFLOG_END) {
 			if (r == GW_NFLOG_MALFORMED)
 				break;
 			if (r == GW_NFLOG_OK && p.src.family)
-				one_packet(g, &p);
+				one_packet(u, &p);
 		}
 	}
 	return false;
 }
 
-void gw_nflog_event(struct gw *g)
+void gw_udplog_event(struct gw_udplog *u)
 {
-	nflog_read(g, 64);
+	nflog_read(u, 64);
 }
 
-void gw_nflog_drain(struct gw *g)
+void gw_udplog_drain(struct gw_udplog *u)
 {
-	nflog_read(g, GW_NFLOG_DRAIN_MAX);
+	nflog_read(u, GW_NFLOG_DRAIN_MAX);
+}
+
+bool gw_udplog_active(const struct gw_udplog *u)
+{
+	return u->fd >= 0;
+}
+
+int gw_udplog_init(struct gw_udplog *u, struct gw_ev *ev, struct gw_runs *runs,
+		   struct gw_audit *audit, const struct wd_gwconf *conf, int *fd)
+{
+	memset(u, 0, sizeof(*u));
+	u->ev = ev;
+	u->runs = runs;
+	u->audit = audit;
+	u->conf = conf;
+	u->fd = *fd;
+	*fd = -1;
+	gw_timer_init(&u->timer, GW_T_UDPLOG, u);
+	if (u->fd < 0)
+		return 0;
+	return gw_ep_add(ev, u->fd, EPOLLIN, GW_REF(GW_REF_NFLOG, u));
+}
+
+void gw_udplog_free(struct gw_udplog *u)
+{
+	gw_udplog_flush(u);
+	if (u->ev)
+		gw_disarm(u->ev, &u->timer);
+	wd_closep(&u->fd);
+	free(u->buf);
+	u->buf = NULL;
 }

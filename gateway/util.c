@@ -1,5 +1,6 @@
 /* util.c - small gateway helpers: address conversions and a fast PRNG. */
-#include "gateway/gw.h"
+#include "common/common.h"
+#include "gateway/addr.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

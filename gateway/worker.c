@@ -173,7 +173,7 @@ static int serve(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_
 	wd_log(WD_LOG_INFO, "serving: transparent :%u, dns :%u, proxy :%u, control %s%s",
 	       conf->port_transparent, conf->port_dns, conf->port_proxy, conf->control_path,
 	       manage_nft ? ", managing nft run elements" : "");
-	r = gw_run_loop(g);
+	r = gw_serve(g);
 	gw_free(g);
 	if (r == -EBADMSG || r == -EPIPE) {
 		wd_log(WD_LOG_ERR, "the channel to the privileged parent failed (%s): stopping",

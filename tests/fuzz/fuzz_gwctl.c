@@ -1,7 +1,7 @@
 /* fuzz_gwctl.c - libFuzzer harness: arbitrary bytes through the gateway's
  * control request parser (gateway/ctl.c) and, for a register or replace
  * request, through the policy parser the gateway then runs on it. */
-#include "gateway/gw.h"
+#include "gateway/ctl.h"
 
 #include <stdint.h>
 #include <stdlib.h>

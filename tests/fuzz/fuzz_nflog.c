@@ -1,6 +1,7 @@
 /* fuzz_nflog.c - libFuzzer harness: arbitrary bytes as one datagram read from an
  * NFLOG netlink socket, through the gateway's NFLOG parser (gateway/nflog.c). */
-#include "gateway/gw.h"
+#include "gateway/ev.h"
+#include "gateway/nflog.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /* test_gw_addrclass.c - unit tests for the SSRF address classifier (gateway/addrclass.c). */
-#include "gateway/gw.h"
+#include "common/common.h"
+#include "gateway/addr.h"
 
 #include <errno.h>
 #include <setjmp.h>

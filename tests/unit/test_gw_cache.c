@@ -1,7 +1,7 @@
 /* test_gw_cache.c - unit tests for the gateway's name cache (gateway/cache.c): TTL clamps,
  * replacement, a full cache, and a flood of FNV-colliding names. */
 #include "flood.h"
-#include "gateway/gw.h"
+#include "gateway/cache.h"
 
 #include <errno.h>
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /* test_gw_ctl.c - unit tests for the control request parser (gateway/ctl.c). */
-#include "gateway/gw.h"
+#include "gateway/ctl.h"
 
 #include <errno.h>
 #include <setjmp.h>

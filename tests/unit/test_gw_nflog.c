@@ -1,7 +1,8 @@
 /* test_gw_nflog.c - unit tests for the NFLOG message parser and the token bucket
  * (gateway/nflog.c): IPv4/IPv6 UDP, extension headers, fragments, cut payloads,
  * several messages per datagram, acks, and lengths that lie. */
-#include "gateway/gw.h"
+#include "gateway/ev.h"
+#include "gateway/nflog.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

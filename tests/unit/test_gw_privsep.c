@@ -1,6 +1,7 @@
 /* test_gw_privsep.c - unit tests for the parent <-> worker channel (gateway/privsep.c): the
  * descriptor handoff, and the run update / reply messages' encoding and validation. */
 #include "gateway/gw.h"
+#include "gateway/privsep.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -321,7 +322,7 @@ static void test_worker_channel_fatal(void **state)
 			assert_int_equal(send(sp[0], &r, sizeof(r), 0), (ssize_t)sizeof(r));
 		}
 		close(sp[0]);
-		assert_int_equal(gw_run_loop(g), cases[i].fatal);
+		assert_int_equal(gw_serve(g), cases[i].fatal);
 		gw_free(g);
 	}
 }

@@ -1,8 +1,13 @@
-/* test_gw_run.c - unit tests for the gateway's run table (gateway/run.c): registration,
- * attribution by ingress address pair, unregistration, and a flood of sandbox addresses
- * that collided under the former FNV-1a index staying cheap in probes. No sockets: a
- * zeroed struct gw with a config, pools and a random generator is all the table needs. */
-#include "gateway/gw_internal.h"
+/* test_gw_run.c - unit tests for the gateway's run table (gateway/run.c): registration
+ * and its refusals, attribution by ingress address pair, lookup by id and by sandbox
+ * address, unregistration while references remain, policy replacement, the
+ * connection limits of a run and of the worker, the end-of-run hook, and a flood of
+ * sandbox addresses that collided under the former FNV-1a index staying cheap in
+ * probes. No sockets, no root: the table needs the loop's services (an epoll
+ * instance), an audit front without a log, a config and its limits. */
+#include "gateway/auditrl.h"
+#include "gateway/ev.h"
+#include "gateway/run.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -17,34 +22,48 @@
 
 static const char policy[] = "version: 1\nnetwork:\n  allow:\n    - allowed.test\n";
 
-/* a gateway with the default config, its runs pool widened to @runs_v4 (the table checks
- * only that addresses lie in it) */
-static struct gw *table_new(const char *runs_v4)
-{
-	struct gw *g = calloc(1, sizeof(*g));
-	const char *pools[4];
+/* a run table with the default config, its runs pool widened to @runs_v4 (the table
+ * checks only that addresses lie in it) */
+struct table {
+	struct wd_gwconf conf;
+	struct gw_limits lim;
+	struct gw_ev ev;
+	struct gw_audit audit;
+	struct gw_runs t;
+	unsigned ended; /* runs the end hook saw */
+};
 
-	assert_non_null(g);
-	policy_gwconf_defaults(&g->conf);
-	snprintf(g->conf.pool_v4, sizeof(g->conf.pool_v4), "%s", runs_v4);
-	pools[0] = g->conf.pool_v4;
-	pools[1] = g->conf.pool_v6;
-	pools[2] = g->conf.synth_v4;
-	pools[3] = g->conf.synth_v6;
-	gw_limits_from_conf(&g->conf, &g->lim);
-	gw_rng_seed(&g->rng, 1);
-	for (int i = 0; i < 4; i++)
-		assert_int_equal(gw_cidr_parse(pools[i], &g->own_net[i], &g->own_prefix[i]), 0);
-	return g;
+static void on_end(void *ctx, struct gw_run *r)
+{
+	struct table *tb = ctx;
+
+	assert_false(r->dead); /* told before it leaves */
+	tb->ended++;
 }
 
-static void table_free(struct gw *g)
+static struct table *table_new(const char *runs_v4)
 {
-	while (g->runs)
-		gw_run_unregister(g, g->runs);
-	wd_htable_free(&g->run_index[0]);
-	wd_htable_free(&g->run_index[1]);
-	free(g);
+	struct table *tb = calloc(1, sizeof(*tb));
+	struct wd_err err;
+
+	assert_non_null(tb);
+	policy_gwconf_defaults(&tb->conf);
+	snprintf(tb->conf.pool_v4, sizeof(tb->conf.pool_v4), "%s", runs_v4);
+	gw_limits_from_conf(&tb->conf, &tb->lim);
+	assert_int_equal(gw_ev_init(&tb->ev, NULL, &err), 0);
+	gw_audit_init(&tb->audit, &tb->ev, tb->lim.audit_bytes);
+	assert_int_equal(gw_runs_init(&tb->t, &tb->ev, &tb->audit, &tb->conf, &tb->lim, &err), 0);
+	tb->t.on_end = on_end;
+	tb->t.on_end_ctx = tb;
+	return tb;
+}
+
+static void table_free(struct table *tb)
+{
+	gw_runs_free(&tb->t);
+	gw_audit_free(&tb->audit);
+	gw_ev_free(&tb->ev);
+	free(tb);
 }
 
 static struct gw_ctl_req req_for(const char *id, const char *host4, const char *sandbox4)
@@ -61,7 +80,8 @@ static struct gw_ctl_req req_for(const char *id, const char *host4, const char *
 
 static void test_register_find_unregister(void **state)
 {
-	struct gw *g = table_new("10.213.0.0/16");
+	struct table *tb = table_new("10.213.0.0/16");
+	struct gw_runs *g = &tb->t;
 	struct gw_ctl_req a = req_for("a", "10.213.0.1", "10.213.0.2");
 	struct gw_ctl_req b = req_for("b", "10.213.0.5", "10.213.0.6");
 	struct gw_ctl_req dup = req_for("c", "10.213.0.9", "10.213.0.6");
@@ -76,7 +96,7 @@ static void test_register_find_unregister(void **state)
 	assert_int_equal(gw_run_register(g, &a, 1000, why, sizeof(why)), -EEXIST);
 	assert_int_equal(gw_run_register(g, &dup, 1000, why, sizeof(why)), -EEXIST);
 	assert_int_equal(gw_run_register(g, &out, 1000, why, sizeof(why)), -EINVAL);
-	assert_int_equal(g->nruns, 2);
+	assert_int_equal(g->n, 2);
 
 	/* attribution: the sandbox address, and the pair with the run's own host address */
 	r = gw_run_find_sandbox(g, &b.sandbox4);
@@ -95,8 +115,190 @@ static void test_register_find_unregister(void **state)
 	gw_run_unregister(g, r);
 	assert_null(gw_run_find_sandbox(g, &b.sandbox4));
 	assert_non_null(gw_run_find_sandbox(g, &a.sandbox4));
-	assert_int_equal(g->nruns, 1);
-	table_free(g);
+	assert_int_equal(g->n, 1);
+	assert_int_equal(tb->ended, 1);
+	table_free(tb);
+}
+
+/* every refusal of a register request, and what it leaves behind: nothing */
+static void test_register_refusals(void **state)
+{
+	static const char bad_policy[] = "version: 1\nnetwork:\n  allow:\n    - \"*.com\"\n";
+	struct table *tb = table_new("10.213.0.0/16");
+	struct gw_ctl_req a = req_for("a", "10.213.0.1", "10.213.0.2");
+	struct gw_ctl_req q;
+	char why[1200];
+
+	(void)state;
+	assert_int_equal(gw_run_register(&tb->t, &a, 1000, why, sizeof(why)), 0);
+	/* the same id */
+	q = req_for("a", "10.213.0.5", "10.213.0.6");
+	assert_int_equal(gw_run_register(&tb->t, &q, 1000, why, sizeof(why)), -EEXIST);
+	assert_string_equal(why, "run a is already registered");
+	/* the same interface, host address or sandbox address */
+	q = req_for("b", "10.213.0.5", "10.213.0.6");
+	snprintf(q.ifname, sizeof(q.ifname), "%s", a.ifname);
+	assert_int_equal(gw_run_register(&tb->t, &q, 1000, why, sizeof(why)), -EEXIST);
+	assert_string_equal(why, "interface or addresses already belong to run a");
+	q = req_for("b", "10.213.0.1", "10.213.0.6");
+	assert_int_equal(gw_run_register(&tb->t, &q, 1000, why, sizeof(why)), -EEXIST);
+	q = req_for("b", "10.213.0.5", "10.213.0.2");
+	assert_int_equal(gw_run_register(&tb->t, &q, 1000, why, sizeof(why)), -EEXIST);
+	/* outside the runs pool: the host side, or the sandbox side only */
+	q = req_for("b", "10.214.0.5", "10.214.0.6");
+	assert_int_equal(gw_run_register(&tb->t, &q, 1000, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "addresses must lie in pools.runs_v4 (10.213.0.0/16)"));
+	q = req_for("b", "10.213.0.5", "192.0.2.6");
+	assert_int_equal(gw_run_register(&tb->t, &q, 1000, why, sizeof(why)), -EINVAL);
+	/* a policy that does not validate: its first diagnostic */
+	q = req_for("b", "10.213.0.5", "10.213.0.6");
+	q.policy = bad_policy;
+	q.policy_len = strlen(bad_policy);
+	assert_int_equal(gw_run_register(&tb->t, &q, 1000, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "invalid policy: "));
+	assert_non_null(strstr(why, "top-level domain"));
+	/* none of them is in the table; the control is */
+	assert_int_equal(tb->t.n, 1);
+	assert_null(gw_run_find_id(&tb->t, "b"));
+	assert_null(gw_run_find_sandbox(&tb->t, &q.sandbox4));
+	q.policy = a.policy;
+	q.policy_len = a.policy_len;
+	assert_int_equal(gw_run_register(&tb->t, &q, 1000, why, sizeof(why)), 0);
+	assert_int_equal(tb->t.n, 2);
+	table_free(tb);
+}
+
+/* IPv6 attribution: the pair must match in its own family */
+static void test_v6(void **state)
+{
+	struct table *tb = table_new("10.213.0.0/16");
+	struct gw_ctl_req q = req_for("v", "10.213.0.9", "10.213.0.10");
+	struct gw_addr local, peer;
+	char why[256];
+	struct gw_run *r;
+
+	(void)state;
+	assert_int_equal(gw_addr_parse("fd77:7764:6e00::9", &q.host6), 0);
+	assert_int_equal(gw_addr_parse("fd77:7764:6e00::a", &q.sandbox6), 0);
+	assert_int_equal(gw_run_register(&tb->t, &q, 1000, why, sizeof(why)), 0);
+	r = gw_run_find_id(&tb->t, "v");
+	assert_non_null(r);
+	gw_addr_parse("fd77:7764:6e00::9", &local);
+	gw_addr_parse("fd77:7764:6e00::a", &peer);
+	assert_ptr_equal(gw_run_find_ingress(&tb->t, &local, &peer), r);
+	/* a v4 local address with a v6 peer is no pair */
+	assert_null(gw_run_find_ingress(&tb->t, &q.host4, &peer));
+	/* the host side of the link is no sandbox */
+	assert_null(gw_run_find_sandbox(&tb->t, &local));
+	/* a v6 pair outside runs_v6 is refused */
+	q = req_for("w", "10.213.0.11", "10.213.0.12");
+	assert_int_equal(gw_addr_parse("fd00::1", &q.host6), 0);
+	assert_int_equal(gw_addr_parse("fd00::2", &q.sandbox6), 0);
+	assert_int_equal(gw_run_register(&tb->t, &q, 1000, why, sizeof(why)), -EINVAL);
+	table_free(tb);
+}
+
+/* an unregistered run leaves the table at once but lives until its last
+ * connection lets go (ASan sees the memory used and freed) */
+static void test_refs(void **state)
+{
+	struct table *tb = table_new("10.213.0.0/16");
+	struct gw_ctl_req a = req_for("a", "10.213.0.1", "10.213.0.2");
+	struct gw_run *r;
+	char why[256];
+
+	(void)state;
+	assert_int_equal(gw_run_register(&tb->t, &a, 1000, why, sizeof(why)), 0);
+	r = gw_run_find_id(&tb->t, "a");
+	gw_runs_conn_open(&tb->t, r);
+	gw_runs_conn_open(&tb->t, r);
+	assert_int_equal(r->conns, 2);
+	assert_int_equal(tb->t.nconns, 2);
+	gw_run_unregister(&tb->t, r);
+	assert_true(r->dead);
+	assert_int_equal(tb->ended, 1);
+	assert_null(gw_run_find_id(&tb->t, "a"));
+	assert_null(gw_run_find_sandbox(&tb->t, &a.sandbox4));
+	assert_int_equal(tb->t.n, 0);
+	gw_run_unregister(&tb->t, r); /* twice: nothing happens */
+	assert_int_equal(tb->ended, 1);
+	/* its id and addresses may be registered again while it lingers */
+	assert_int_equal(gw_run_register(&tb->t, &a, 1000, why, sizeof(why)), 0);
+	gw_runs_conn_close(&tb->t, r);
+	assert_int_equal(r->conns, 1); /* still there: one connection left */
+	gw_runs_conn_close(&tb->t, r); /* freed here */
+	assert_int_equal(tb->t.nconns, 0);
+	table_free(tb);
+}
+
+/* the connection limits: per run, for the worker, and the descriptor room */
+static void test_limits(void **state)
+{
+	struct table *tb = table_new("10.213.0.0/16");
+	struct gw_ctl_req a = req_for("a", "10.213.0.1", "10.213.0.2");
+	struct gw_ctl_req b = req_for("b", "10.213.0.5", "10.213.0.6");
+	struct gw_run *ra, *rb;
+	char why[256];
+
+	(void)state;
+	tb->lim.conns_per_run = 2;
+	tb->lim.conns_total = 3;
+	tb->t.fd_conns = 4;
+	assert_int_equal(gw_run_register(&tb->t, &a, 1000, why, sizeof(why)), 0);
+	assert_int_equal(gw_run_register(&tb->t, &b, 1000, why, sizeof(why)), 0);
+	ra = gw_run_find_id(&tb->t, "a");
+	rb = gw_run_find_id(&tb->t, "b");
+	assert_int_equal(gw_runs_conn_limit(&tb->t, ra), GW_LIMIT_NONE);
+	gw_runs_conn_open(&tb->t, ra);
+	gw_runs_conn_open(&tb->t, ra);
+	assert_int_equal(gw_runs_conn_limit(&tb->t, ra), GW_LIMIT_RUN);
+	assert_int_equal(gw_runs_conn_limit(&tb->t, rb), GW_LIMIT_NONE); /* the control */
+	gw_runs_conn_open(&tb->t, rb);
+	assert_int_equal(gw_runs_conn_limit(&tb->t, rb), GW_LIMIT_GATEWAY);
+	assert_true(gw_runs_room(&tb->t));
+	tb->t.fd_conns = 3;
+	assert_false(gw_runs_room(&tb->t));
+	gw_runs_conn_close(&tb->t, ra);
+	assert_true(gw_runs_room(&tb->t));
+	assert_int_equal(gw_runs_conn_limit(&tb->t, ra), GW_LIMIT_NONE);
+	assert_int_equal(gw_runs_conn_limit(&tb->t, rb), GW_LIMIT_NONE);
+	gw_runs_conn_close(&tb->t, ra);
+	gw_runs_conn_close(&tb->t, rb);
+	table_free(tb);
+}
+
+/* replace: a new policy and name, or the old one kept with the reason */
+static void test_replace(void **state)
+{
+	static const char next[] = "version: 1\nnetwork:\n  allow:\n    - other.test\n";
+	struct table *tb = table_new("10.213.0.0/16");
+	struct gw_ctl_req a = req_for("a", "10.213.0.1", "10.213.0.2");
+	struct gw_ctl_req q = {
+	    .op = GW_CTL_REPLACE, .policy = next, .policy_len = sizeof(next) - 1};
+	struct wd_policy *before;
+	struct gw_run *r;
+	char why[1200];
+
+	(void)state;
+	snprintf(a.policy_name, sizeof(a.policy_name), "first.yaml");
+	assert_int_equal(gw_run_register(&tb->t, &a, 1000, why, sizeof(why)), 0);
+	r = gw_run_find_id(&tb->t, "a");
+	assert_string_equal(r->policy_name, "first.yaml");
+	assert_string_equal(r->acct.policy, "first.yaml"); /* what its events name */
+	assert_true(policy_allows(r->policy, "allowed.test", 443));
+	snprintf(q.policy_name, sizeof(q.policy_name), "second.yaml");
+	assert_int_equal(gw_run_set_policy(r, &q, why, sizeof(why)), 0);
+	assert_string_equal(r->acct.policy, "second.yaml");
+	assert_false(policy_allows(r->policy, "allowed.test", 443));
+	assert_true(policy_allows(r->policy, "other.test", 443));
+	before = r->policy;
+	q.policy = "version: 2\n";
+	q.policy_len = strlen(q.policy);
+	assert_int_equal(gw_run_set_policy(r, &q, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "invalid policy: "));
+	assert_ptr_equal(r->policy, before);
+	assert_string_equal(r->policy_name, "second.yaml");
+	table_free(tb);
 }
 
 /* the former index's bucket: FNV-1a over the address bytes, 1,024 buckets */
@@ -117,7 +319,8 @@ static unsigned fnv_bucket(const struct gw_addr *a)
 static void test_fnv_flood(void **state)
 {
 	enum { N = 1000 };
-	struct gw *g = table_new("10.0.0.0/8");
+	struct table *tb = table_new("10.0.0.0/8");
+	struct gw_runs *g = &tb->t;
 	struct gw_addr *sb = calloc(N, sizeof(*sb));
 	unsigned target = 0;
 	uint64_t before;
@@ -146,7 +349,7 @@ static void test_fnv_flood(void **state)
 		q = req_for(id, host, gw_addr_str(&sb[i], sandbox, sizeof(sandbox)));
 		assert_int_equal(gw_run_register(g, &q, 1000, why, sizeof(why)), 0);
 	}
-	before = g->run_index[0].probes;
+	before = g->index[0].probes;
 	for (size_t i = 0; i < N; i++) {
 		char id[16];
 
@@ -154,8 +357,8 @@ static void test_fnv_flood(void **state)
 		assert_string_equal(gw_run_find_sandbox(g, &sb[i])->id, id);
 	}
 	/* linear probing at load <= 1/2 expects ~1.5 probes per hit; allow 4 */
-	assert_true(g->run_index[0].probes - before <= 4 * (uint64_t)N);
-	table_free(g);
+	assert_true(g->index[0].probes - before <= 4 * (uint64_t)N);
+	table_free(tb);
 	free(sb);
 }
 
@@ -163,6 +366,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_register_find_unregister),
+	    cmocka_unit_test(test_register_refusals),
+	    cmocka_unit_test(test_v6),
+	    cmocka_unit_test(test_refs),
+	    cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_replace),
 	    cmocka_unit_test(test_fnv_flood),
 	};
 

@@ -1,7 +1,7 @@
 /* test_gw_synth.c - unit tests for the synthetic address pool (gateway/synth.c), with a
  * flood of FNV-colliding names. */
 #include "flood.h"
-#include "gateway/gw.h"
+#include "gateway/synth.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* test_gw_timer.c - unit tests for the gateway's timer heap (gateway/timer.c). */
-#include "gateway/gw.h"
+#include "gateway/ev.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

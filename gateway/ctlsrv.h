@@ -1,0 +1,102 @@
+/* ctlsrv.h - the control socket's server (internal header; ctlsrv.c): one
+ * request per line (ctl.c parses it), one JSON line back, a uid acting on its own
+ * runs only. It reads the run table, the DNS front's and the NFLOG reader's
+ * queues (drained before counters are reported) and, with --manage-nft, sends
+ * run updates through the parent channel. */
+#ifndef WARDEN_GATEWAY_CTLSRV_H
+#define WARDEN_GATEWAY_CTLSRV_H
+
+#include "common/common.h"
+#include "gateway/auditrl.h"
+#include "gateway/dns.h"
+#include "gateway/ev.h"
+#include "gateway/privchan.h"
+#include "gateway/run.h"
+#include "gateway/udplog.h"
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct ctl_op;
+
+/**
+ * struct gw_ctl - the control server
+ * @ev:		the loop
+ * @runs:	the run table
+ * @audit:	the audit front (run.* events)
+ * @dns:	the DNS front (drained before counters are reported)
+ * @udp:	the NFLOG reader (drained before counters are reported and before
+ *		a run leaves)
+ * @priv:	the parent channel (--manage-nft)
+ * @lis:	the control socket
+ * @conns:	open control connections
+ */
+struct gw_ctl {
+	struct gw_ev *ev;
+	struct gw_runs *runs;
+	struct gw_audit *audit;
+	struct gw_dns *dns;
+	struct gw_udplog *udp;
+	struct gw_privchan *priv;
+	struct gw_listener lis;
+	struct gw_ctlconn *conns;
+};
+
+/**
+ * struct gw_ctlconn - one control connection
+ * @ctl:	its server
+ * @fd:		the socket
+ * @next:	the next connection
+ * @prev:	the previous one
+ * @uid:	the client's uid (SO_PEERCRED)
+ * @pid:	its pid
+ * @in:		what arrived and was not handled yet
+ * @out:	what is to be sent
+ * @outoff:	how much of @out went out
+ * @closing:	close once @out is sent
+ * @waiting:	a register/unregister the parent has not answered yet (no
+ *		further line is read meanwhile)
+ * @timer:	GW_T_CTLCONN: idle for 30 s
+ */
+struct gw_ctlconn {
+	struct gw_ctl *ctl;
+	int fd;
+	struct gw_ctlconn *next, *prev;
+	uid_t uid;
+	pid_t pid;
+	struct wd_buf in;
+	struct wd_buf out;
+	size_t outoff;
+	bool closing;
+	struct ctl_op *waiting;
+	struct gw_timer timer;
+};
+
+/**
+ * gw_ctl_init() - the server over its listening socket
+ * @ctl:	the server
+ * @ev:		the loop
+ * @runs:	the run table
+ * @audit:	the audit front
+ * @dns:	the DNS front
+ * @udp:	the NFLOG reader
+ * @priv:	the parent channel
+ * @fd:		*@fd is the listening socket (taken: set to -1); -1: none
+ * @err:	what failed
+ * Return: 0, or a negative errno.
+ */
+int gw_ctl_init(struct gw_ctl *ctl, struct gw_ev *ev, struct gw_runs *runs, struct gw_audit *audit,
+		struct gw_dns *dns, struct gw_udplog *udp, struct gw_privchan *priv, int *fd,
+		struct wd_err *err);
+
+/** gw_ctl_free() - close every control connection and the listener. */
+void gw_ctl_free(struct gw_ctl *ctl);
+
+/** gw_ctl_accept() - accept control connections (SO_PEERCRED recorded). */
+void gw_ctl_accept(struct gw_ctl *ctl, struct gw_listener *l);
+/** gw_ctlconn_event() - an epoll event on a control connection. */
+void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events);
+/** gw_ctlconn_close() - close and free a control connection. */
+void gw_ctlconn_close(struct gw_ctlconn *c);
+
+#endif /* WARDEN_GATEWAY_CTLSRV_H */

@@ -1,0 +1,381 @@
+/* decide.h - the gateway's decisions as pure functions (internal header): what a
+ * client's first bytes say, the verdict on a TCP connection, a proxy request, a
+ * later HTTP request, an upstream address (SSRF guard) and a DNS query, each with a
+ * reason code, and the audit text of every reason. No I/O, no clock, no globals,
+ * no gateway state: the callers (conn.c, relayconn.c, dnsanswer.c) gather the
+ * facts and act on the verdict; tests/unit/test_gw_decide.c walks the matrix. */
+#ifndef WARDEN_GATEWAY_DECIDE_H
+#define WARDEN_GATEWAY_DECIDE_H
+
+#include "gateway/addr.h"
+#include "gateway/proto/proto.h"
+#include "policy/policy.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The name warden run's liveness check asks (launcher's dns_probe()): a
+ * reserved .invalid name, asked for its HTTPS record, answered by the DNS front. */
+#define GW_LIVENESS_NAME "warden-liveness.check.invalid"
+
+/* ------------------------------------------------------------ first bytes */
+
+enum gw_sniff {
+	GW_SNIFF_MORE,	    /* the bytes so far decide nothing: read more */
+	GW_SNIFF_DONE,	    /* decided: @first says what the client speaks and names */
+	GW_SNIFF_MALFORMED, /* the client's protocol is broken: denied with @first->why */
+};
+
+/**
+ * struct gw_first - what a client's first bytes said
+ * @proto:	"tls", "http" or "tcp" (plain bytes, or none)
+ * @tls:	the client speaks TLS (a denial is a TLS alert)
+ * @http:	the client speaks HTTP/1.x (a denial is a 403)
+ * @ech:	the ClientHello has an encrypted_client_hello extension
+ * @tls_version: the ClientHello's legacy version (for the alert)
+ * @sni:	the ClientHello's server name (with ECH: the outer one); "" when none
+ * @host:	the HTTP request's Host (or absolute-form target host); "" when none
+ * @why:	on GW_SNIFF_MALFORMED, what is wrong (a literal); else NULL
+ */
+struct gw_first {
+	const char *proto;
+	bool tls;
+	bool http;
+	bool ech;
+	uint16_t tls_version;
+	char sni[PROTO_NAME_MAX + 1];
+	char host[PROTO_NAME_MAX + 1];
+	const char *why;
+};
+
+/**
+ * gw_sniff() - read a transparent connection's first bytes
+ * @buf:	every byte the client sent so far
+ * @len:	bytes in @buf (0: the client said nothing)
+ * @full:	no more bytes will come (the client's end, the peek timeout, or
+ *		the peek buffer full): an incomplete hello or head is malformed
+ * @th:		scratch for the TLS parser (large; the caller keeps one)
+ * @out:	the result (always written)
+ *
+ * TLS is tried first, then HTTP/1.x; anything else is raw TCP. Empty lines
+ * before an HTTP request are skipped (RFC 9112 §2.2), so the request after
+ * them is the one decided; bare CR or LF before something that looks like a
+ * request, a head that does not parse but looks like one to a lenient server,
+ * a valid start of a head that never completes, an ECH hello without an outer
+ * server name: all malformed.
+ *
+ * Return: GW_SNIFF_MORE, GW_SNIFF_DONE or GW_SNIFF_MALFORMED.
+ */
+enum gw_sniff gw_sniff(const uint8_t *buf, size_t len, bool full, struct tls_hello *th,
+		       struct gw_first *out);
+
+/**
+ * gw_first_named() - the name @f named: its SNI, else its Host unless that is an
+ * address literal (a literal names no host)
+ * Return: the name (inside @f), or NULL.
+ */
+const char *gw_first_named(const struct gw_first *f);
+
+/* ------------------------------------------------------------ TCP verdicts */
+
+enum gw_tcp_action {
+	GW_TCP_DENY = 0,    /* deny (@reason says why) */
+	GW_TCP_NEED_BYTES,  /* no name known and no cidr rule: wait for the client's first bytes */
+	GW_TCP_ALLOW_NAME,  /* resolve @name; connect to what passes the SSRF guard */
+	GW_TCP_ALLOW_ADDR,  /* connect to @dst itself (a cidr rule or a literal target) */
+	GW_TCP_ALLOW_BYTES, /* a bound connection's first bytes agree with its name: relay */
+};
+
+enum gw_tcp_reason {
+	GW_TR_ALLOWED = 0,
+	GW_TR_NO_RULE,		 /* @name:@port matches no network.allow rule */
+	GW_TR_FRONTING_SNI,	 /* the SNI @name is not the bound name @bound */
+	GW_TR_FRONTING_HOST,	 /* the Host @name is not the bound name @bound */
+	GW_TR_FRONTING_REQUEST,	 /* request @request's Host @name is not @bound */
+	GW_TR_MALFORMED,	 /* the first bytes are broken: @why */
+	GW_TR_NO_NAME,		 /* no name and no cidr rule allows @dst:@port */
+	GW_TR_PROXY_NOT_REQUEST, /* the proxy port got no request: @why */
+	GW_TR_PROXY_HTTPS,	 /* an https:// absolute-form target */
+	GW_TR_PROXY_CHUNKED,	 /* an absolute-form request with a chunked body */
+	GW_TR_PROXY_FORM,	 /* origin-form (or asterisk-form) on the proxy port */
+	GW_TR_PROXY_LITERAL,	 /* a target address literal that does not parse */
+};
+
+/**
+ * struct gw_tcp_facts - what the gateway knows about a TCP connection
+ * @policy:	the run's policy
+ * @dst:	the destination the client dialled (SO_ORIGINAL_DST)
+ * @port:	its port
+ * @bound:	the name the DNS front bound to @dst (a synthetic address), or a
+ *		CONNECT tunnel's target after the 200; NULL when none
+ * @first:	what the client's first bytes said (gw_sniff() DONE or MALFORMED);
+ *		NULL while the client has not spoken
+ */
+struct gw_tcp_facts {
+	const struct wd_policy *policy;
+	const struct gw_addr *dst;
+	uint16_t port;
+	const char *bound;
+	const struct gw_first *first;
+};
+
+/**
+ * struct gw_tcp_verdict - a decision and what it rests on
+ * @action:	what to do
+ * @reason:	why (gw_tcp_reason_text() gives the audit text)
+ * @rule:	the allowing rule (index in the policy's rules), or -1
+ * @name:	ALLOW_NAME: the name to resolve; NO_RULE: the name refused;
+ *		fronting: the name the client's bytes named
+ * @bound:	fronting: the name the connection is bound to
+ * @dst:	ALLOW_ADDR: where to connect; NO_NAME: the destination
+ * @port:	the port decided on (0 where a proxy request got no port yet)
+ * @request:	FRONTING_REQUEST: the request's number on the connection
+ * @why:	MALFORMED, PROXY_NOT_REQUEST: the parser's words
+ *
+ * The pointers point into the facts (or the request) the verdict was made from.
+ */
+struct gw_tcp_verdict {
+	enum gw_tcp_action action;
+	enum gw_tcp_reason reason;
+	int rule;
+	const char *name;
+	const char *bound;
+	const struct gw_addr *dst;
+	uint16_t port;
+	unsigned request;
+	const char *why;
+};
+
+/**
+ * gw_tcp_decide() - the verdict on a connection from @f
+ * @f:		the facts
+ * @v:		the verdict (always written)
+ *
+ * Before the client spoke (@f->first NULL): a bound name is decided by its
+ * rule for @f->port (ALLOW_NAME, or DENY NO_RULE); an unbound address by the
+ * cidr rules (ALLOW_ADDR), else NEED_BYTES.
+ *
+ * Once it spoke: malformed bytes are denied. On a bound connection (whose
+ * rule allowed it before) the bytes must not name another host: an SNI or
+ * Host that differs from @f->bound is domain fronting (DENY), anything else
+ * ALLOW_BYTES. On an unbound one the name the bytes give is decided by its
+ * rule (ALLOW_NAME or DENY NO_RULE); without a name a cidr rule may still
+ * allow the address (ALLOW_ADDR), else DENY NO_NAME.
+ */
+void gw_tcp_decide(const struct gw_tcp_facts *f, struct gw_tcp_verdict *v);
+
+/**
+ * gw_tcp_decide_request() - a later request head on an HTTP connection bound to @bound
+ * @bound:	the connection's name
+ * @req:	the request head (HTTP_OK)
+ * @request:	its number on the connection (for the reason)
+ * @v:		ALLOW_BYTES, or DENY FRONTING_REQUEST (always written)
+ *
+ * A Host that names another host is fronting; no Host or an address literal
+ * names none, as on the first request.
+ */
+void gw_tcp_decide_request(const char *bound, const struct http_request *req, unsigned request,
+			   struct gw_tcp_verdict *v);
+
+/**
+ * struct gw_proxy_verdict - the verdict on a request to the proxy port
+ * @v:		the verdict (ALLOW_NAME, ALLOW_ADDR with @v.dst = &@literal, or DENY)
+ * @proto:	"proxy" (no request understood), "connect" or "proxy-http"
+ * @connect:	a CONNECT tunnel
+ * @budget:	absolute-form: the bytes of the one request relayed (head and
+ *		Content-Length body); -1 otherwise
+ * @literal:	the target's address when it is a literal
+ */
+struct gw_proxy_verdict {
+	struct gw_tcp_verdict v;
+	const char *proto;
+	bool connect;
+	int64_t budget;
+	struct gw_addr literal;
+};
+
+/**
+ * gw_proxy_decide() - the verdict on what a client sent the proxy port
+ * @policy:	the run's policy
+ * @r:		http_request_parse()'s result on the client's bytes (never
+ *		HTTP_NEED_MORE unless no more bytes will come)
+ * @req:	the parsed request
+ * @out:	the verdict (always written)
+ *
+ * CONNECT host:port and absolute-form http:// requests are decided by the
+ * target's name (or literal) and port; https:// absolute-form, chunked
+ * bodies, origin-form and anything that is no request are denied.
+ */
+void gw_proxy_decide(const struct wd_policy *policy, enum http_result r,
+		     const struct http_request *req, struct gw_proxy_verdict *out);
+
+/**
+ * gw_tcp_reason_text() - the audit text of @v's reason
+ * @v:		a verdict
+ * @policy_name: the run's policy name (NO_RULE names it)
+ * @buf:	room for a formatted reason
+ * @size:	its size (600 holds every reason)
+ * Return: the text (@buf, or a literal).
+ */
+const char *gw_tcp_reason_text(const struct gw_tcp_verdict *v, const char *policy_name, char *buf,
+			       size_t size);
+
+/* ------------------------------------------------------------ upstream addresses */
+
+/**
+ * struct gw_ssrf_env - what the SSRF guard refuses besides the special ranges
+ * @own_net:	the gateway's own pools (runs v4/v6, synthetic v4/v6)
+ * @own_prefix:	their prefix lengths (entries with family 0 are skipped)
+ * @local:	the host's own addresses
+ * @nlocal:	how many
+ */
+struct gw_ssrf_env {
+	struct gw_addr own_net[4];
+	unsigned own_prefix[4];
+	const struct gw_addr *local;
+	size_t nlocal;
+};
+
+/**
+ * gw_upstream_class() - why @a may not be connected to, for a connection to port @port
+ * @env:	the gateway's pools and the host's addresses
+ * @policy:	the run's policy (a cidr rule naming @a:@port lifts the refusal); may be NULL
+ * @a:		an address a name resolved to
+ * @port:	the destination port
+ *
+ * Special-purpose ranges (gw_addr_classify(): loopback, private, link-local
+ * and the metadata address, CGNAT, multicast, reserved, ULA, IPv4 embedded in
+ * IPv6, ...), the gateway's own pools and the host's own addresses are refused
+ * unless a cidr rule of @policy names @a:@port.
+ *
+ * Return: GW_ADDR_PUBLIC (may be connected to), or the class that refuses it.
+ */
+enum gw_addr_class gw_upstream_class(const struct gw_ssrf_env *env, const struct wd_policy *policy,
+				     const struct gw_addr *a, uint16_t port);
+
+/**
+ * gw_upstream_pick() - the addresses of a name a connection may try, in order
+ * @env:	as for gw_upstream_class()
+ * @policy:	the run's policy
+ * @addrs:	what the name resolved to
+ * @n:		how many
+ * @port:	the destination port
+ * @out:	room for @n addresses: the ones to try, IPv6 first, then IPv4
+ * @why:	every refused address and why ("10.0.0.1 is a private address; ..."),
+ *		as many as fit
+ * @why_size:	size of @why
+ *
+ * Return: how many addresses are in @out (0: every one was refused).
+ */
+size_t gw_upstream_pick(const struct gw_ssrf_env *env, const struct wd_policy *policy,
+			const struct gw_addr *addrs, size_t n, uint16_t port, struct gw_addr *out,
+			char *why, size_t why_size);
+
+/* ------------------------------------------------------------ DNS verdicts */
+
+/**
+ * gw_name_allowed() - a rule that allows @name on some port
+ * @policy:	the policy (NULL: none)
+ * @name:	a host name
+ * Return: the rule's index, or -ENOENT.
+ */
+int gw_name_allowed(const struct wd_policy *policy, const char *name);
+
+enum gw_dns_action {
+	GW_DNS_SILENT,	  /* no answer (the message allows none: shorter than a header, QR set) */
+	GW_DNS_RCODE,	  /* answer @rcode, with an Extended DNS Error @ede_code when @ede */
+	GW_DNS_SYNTHETIC, /* A/AAAA: the run's synthetic address for the name */
+	GW_DNS_EMPTY,	  /* NOERROR, authoritative, no records (HTTPS/SVCB) */
+	GW_DNS_LIVENESS,  /* warden run's liveness check: answered empty, audited as run.liveness */
+	GW_DNS_FORWARD,	  /* ask upstream; relay the answer with its addresses replaced */
+};
+
+enum gw_dns_reason {
+	GW_DR_MALFORMED = 0, /* the query does not parse: the parser's words */
+	GW_DR_NO_RUN,	     /* no run owns the query's ingress address pair */
+	GW_DR_CLASS,	     /* a class other than IN */
+	GW_DR_TYPE_REFUSED,  /* a type never forwarded (zone transfers, meta-types, ...) */
+	GW_DR_EMPTY_TYPE,    /* HTTPS/SVCB: answered empty */
+	GW_DR_LIVENESS,	     /* the liveness check */
+	GW_DR_NOT_ALLOWED,   /* the name is allowed by no rule */
+	GW_DR_SYNTHETIC,     /* a synthetic address */
+	GW_DR_NOT_ANSWERED,  /* ANY (or no upstream to forward to) */
+	GW_DR_FORWARDED,     /* forwarded upstream */
+};
+
+/**
+ * struct gw_dns_facts - what the DNS front knows about a query
+ * @parsed:	dns_query_parse()'s result
+ * @q:		the parsed query
+ * @policy:	the policy of the run that owns the query's ingress; NULL: no run
+ * @upstream:	a resolver is there to forward to
+ */
+struct gw_dns_facts {
+	enum dns_result parsed;
+	const struct dns_query *q;
+	const struct wd_policy *policy;
+	bool upstream;
+};
+
+/**
+ * struct gw_dns_verdict - how to answer a query and why
+ * @action:	what to answer
+ * @reason:	why (gw_dns_reason_text())
+ * @allowed:	the audit event's decision
+ * @rcode:	GW_DNS_RCODE: the rcode
+ * @ede:	GW_DNS_RCODE: add an Extended DNS Error with @ede_code and the reason text
+ * @ede_code:	its code
+ * @rule:	the allowing rule (NOT_ANSWERED, SYNTHETIC, FORWARDED), or -1
+ * @detail:	TYPE_REFUSED: why that type is never forwarded
+ */
+struct gw_dns_verdict {
+	enum gw_dns_action action;
+	enum gw_dns_reason reason;
+	bool allowed;
+	uint16_t rcode;
+	bool ede;
+	uint16_t ede_code;
+	int rule;
+	const char *detail;
+};
+
+/**
+ * gw_dns_decide() - the verdict on one query
+ * @f:		the facts
+ * @v:		the verdict (always written)
+ *
+ * In order: a malformed query is answered with the parser's rcode hint when
+ * its header allows an answer; no run: REFUSED; a class other than IN:
+ * REFUSED; a refused type (gw_dns_qtype_refused()): REFUSED + EDE 21;
+ * HTTPS/SVCB: empty (the liveness name: LIVENESS); a name no rule allows (an
+ * SRV service name "_svc._proto.NAME" is decided by NAME): NXDOMAIN + EDE 15;
+ * A/AAAA: SYNTHETIC; ANY, or nothing to forward to: NOTIMP; the rest FORWARD.
+ */
+void gw_dns_decide(const struct gw_dns_facts *f, struct gw_dns_verdict *v);
+
+/**
+ * gw_dns_reason_text() - the audit text of @v's reason
+ * @v:		a verdict
+ * @q:		its query
+ * @policy_name: the run's policy name (NOT_ALLOWED names it)
+ * @peer:	the query's source (NO_RUN names it)
+ * @buf:	room for a formatted reason
+ * @size:	its size (600 holds every reason)
+ * Return: the text (@buf, or a literal).
+ */
+const char *gw_dns_reason_text(const struct gw_dns_verdict *v, const struct dns_query *q,
+			       const char *policy_name, const struct gw_addr *peer, char *buf,
+			       size_t size);
+
+/**
+ * gw_dns_qtype_name() - "A", "HTTPS", ..., or "TYPE<n>" written into @buf (16 bytes)
+ */
+const char *gw_dns_qtype_name(uint16_t type, char *buf, size_t size);
+
+/**
+ * gw_dns_qtype_refused() - why queries of @type are never forwarded, or NULL
+ */
+const char *gw_dns_qtype_refused(uint16_t type);
+
+#endif /* WARDEN_GATEWAY_DECIDE_H */

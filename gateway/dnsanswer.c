@@ -1,0 +1,341 @@
+/* dnsanswer.c - one DNS query: attributed to its run, decided (decide.c:
+ * gw_dns_decide()), answered and audited. Allowed names get synthetic A/AAAA
+ * answers from the run's pool; names the policy does not allow get NXDOMAIN (with
+ * an Extended DNS Error where the client sent EDNS) and are never asked upstream;
+ * HTTPS/SVCB get an empty answer; other types of allowed names are forwarded
+ * through c-ares and relayed with every address in them replaced by a synthetic
+ * one (or zeroed) and the additional section dropped. Every query is one
+ * "dns.query" audit event. */
+#include "gateway/decide.h"
+#include "gateway/dns.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* @a as text; IPv4 without stdio (inet_ntop formats with sprintf, once per
+ * answered query) */
+static const char *addr_text(const struct gw_addr *a, char *out, size_t size)
+{
+	char *o = out;
+
+	if (a->family != AF_INET || size < INET_ADDRSTRLEN)
+		return gw_addr_str(a, out, size);
+	for (int i = 0; i < 4; i++) {
+		unsigned v = a->a[i];
+
+		if (v >= 100)
+			*o++ = (char)('0' + v / 100);
+		if (v >= 10)
+			*o++ = (char)('0' + v / 10 % 10);
+		*o++ = (char)('0' + v % 10);
+		*o++ = i < 3 ? '.' : '\0';
+	}
+	return out;
+}
+
+static void dns_event(struct gw_dns *dns, struct gw_run *run, const struct dns_query *q,
+		      bool allowed, const char *reason, const char *rule, const char *dst)
+{
+	char tbuf[16];
+	struct audit_event ev = {
+	    .type = AUDIT_TYPE_DNS,
+	    .action = "dns.query",
+	    .resource = q->qname,
+	    .allowed = allowed,
+	    .reason = reason,
+	    .rule = rule,
+	    /* a query whose question was not read has no type to name */
+	    .qtype = q->question_ok ? gw_dns_qtype_name(q->qtype, tbuf, sizeof(tbuf)) : NULL,
+	    .dst = dst,
+	};
+
+	dns->ev->stats.dns_queries++;
+	if (allowed)
+		gw_audit(dns->audit, gw_run_acct(run), &ev);
+	else
+		gw_audit_denial(dns->audit, gw_run_acct(run),
+				&ev); /* counted in the run's denials */
+}
+
+/* warden run's liveness check (GW_LIVENESS_NAME, HTTPS) reached the gateway
+ * from inside the run: its own action, not a DNS decision. A program in the
+ * run can send the same query; it is then recorded the same way. */
+static void liveness_event(struct gw_dns *dns, struct gw_run *run, const char *reason)
+{
+	struct audit_event ev = {
+	    .type = AUDIT_TYPE_RUN,
+	    .action = "run.liveness",
+	    .resource = GW_LIVENESS_NAME,
+	    .allowed = true,
+	    .reason = reason,
+	};
+
+	dns->ev->stats.dns_queries++;
+	gw_audit(dns->audit, gw_run_acct(run), &ev);
+}
+
+static void tcp_send(struct gw_dnsconn *d, const uint8_t *msg, size_t len)
+{
+	uint8_t *o;
+
+	if (d->outoff == d->outlen)
+		d->outoff = d->outlen = 0;
+	o = realloc(d->out, d->outlen + len + 2);
+	if (!o) {
+		d->closing = true;
+		return;
+	}
+	d->out = o;
+	o[d->outlen] = (uint8_t)(len >> 8);
+	o[d->outlen + 1] = (uint8_t)len;
+	memcpy(o + d->outlen + 2, msg, len);
+	d->outlen += len + 2;
+}
+
+static void send_reply(struct gw_dns *dns, const struct gw_replyto *rt, const uint8_t *msg,
+		       size_t len)
+{
+	struct iovec iov = {.iov_base = (void *)msg, .iov_len = len};
+	union pktinfo_buf cbuf;
+	struct msghdr mh = {
+	    .msg_name = (void *)&rt->peer,
+	    .msg_namelen = rt->plen,
+	    .msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = cbuf.buf,
+	};
+
+	(void)dns;
+	if (rt->fd < 0) {
+		if (rt->conn)
+			tcp_send(rt->conn, msg, len);
+		return;
+	}
+	if (rt->batch && len <= UDP_MSG_MAX) {
+		gw_udp_out_queue(rt->batch, rt, msg, len);
+		return;
+	}
+	mh.msg_controllen = gw_udp_pktinfo(&rt->local, &cbuf);
+	sendmsg(rt->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+static void reply(struct gw_dns *dns, const struct gw_replyto *rt, const struct dns_query *q,
+		  const struct dns_reply *r)
+{
+	uint8_t out[UDP_MSG_MAX];
+	struct dns_reply rr = *r;
+	int n;
+
+	rr.tcp = rt->fd < 0;
+	n = dns_reply_compose(q, &rr, out, sizeof(out));
+	if (n > 0)
+		send_reply(dns, rt, out, (size_t)n);
+}
+
+/* replace or remove the addresses of an upstream answer, in place */
+static size_t scrub(struct gw_run *run, const struct dns_query *q, uint8_t *m, size_t len)
+{
+	struct dns_response resp;
+	struct dns_rr_iter it;
+	struct dns_rr rr;
+	size_t cut = len;
+
+	if (dns_response_parse(m, len, &resp) != DNS_OK)
+		return 0;
+	m[0] = (uint8_t)(q->id >> 8);
+	m[1] = (uint8_t)q->id;
+	/* echo the question as the client wrote it (same bytes but for case) */
+	if (resp.counts[0] == 1 && len >= DNS_HEADER_LEN + q->qname_wire_len &&
+	    !strncasecmp((const char *)m + DNS_HEADER_LEN, (const char *)q->qname_wire,
+			 q->qname_wire_len))
+		memcpy(m + DNS_HEADER_LEN, q->qname_wire, q->qname_wire_len);
+	dns_rr_iter_init(&it, &resp);
+	for (;;) {
+		size_t at = it.off;
+
+		if (dns_rr_next(m, len, &it, &rr) != DNS_OK)
+			break;
+		if (rr.section == DNS_SECTION_ADDITIONAL) {
+			/* glue and OPT: dropped (pointers only point backwards) */
+			cut = at;
+			m[10] = m[11] = 0;
+			break;
+		}
+		if (rr.type == DNS_TYPE_A || rr.type == DNS_TYPE_AAAA) {
+			int fam = rr.type == DNS_TYPE_A ? AF_INET : AF_INET6;
+			struct gw_addr a = {0};
+
+			if (gw_name_allowed(run->policy, rr.name) < 0 ||
+			    gw_synth_get(&run->synth, fam, rr.name, &a) < 0)
+				memset(a.a, 0, sizeof(a.a));
+			memcpy(m + rr.rdata.off, a.a, fam == AF_INET ? 4 : 16);
+		}
+	}
+	return cut;
+}
+
+/* cut a reply to the client's UDP size: header and question only, TC set */
+static size_t fit_udp(const struct dns_query *q, uint8_t *m, size_t len)
+{
+	size_t limit = 512, qend = DNS_HEADER_LEN + q->qname_wire_len + 4;
+
+	if (q->edns.present && q->edns.udp_size > limit)
+		limit = q->edns.udp_size;
+	if (len <= limit || qend > len)
+		return len;
+	m[2] |= 0x02; /* TC */
+	memset(m + 6, 0, 6);
+	return qend;
+}
+
+static void dnsq_free(struct gw_dnsq *dq)
+{
+	if (dq->rt.conn && dq->rt.conn->pending == dq)
+		dq->rt.conn->pending = NULL;
+	gw_run_put(dq->dns->runs, dq->run);
+	free(dq);
+}
+
+static void forwarded(struct gw_forward *f, int status, const uint8_t *abuf, size_t alen)
+{
+	struct gw_dnsq *dq = (struct gw_dnsq *)f; /* its first member */
+	struct gw_dns *dns = dq->dns;
+	struct gw_dnsconn *conn = dq->rt.conn;
+	size_t n = 0;
+
+	if (status == -ECANCELED) {
+		dnsq_free(dq);
+		return;
+	}
+	if (abuf && alen > DNS_HEADER_LEN) {
+		uint8_t *m = malloc(alen);
+
+		if (m) {
+			memcpy(m, abuf, alen);
+			n = scrub(dq->run, &dq->q, m, alen);
+			if (n && dq->rt.fd >= 0)
+				n = fit_udp(&dq->q, m, n);
+			if (n && (dq->rt.fd >= 0 || conn))
+				send_reply(dns, &dq->rt, m, n);
+			free(m);
+		}
+	}
+	if (!n && (dq->rt.fd >= 0 || conn)) {
+		struct dns_reply r = {.rcode = DNS_RCODE_SERVFAIL};
+
+		reply(dns, &dq->rt, &dq->q, &r);
+	}
+	dnsq_free(dq);
+	if (conn && !conn->busy)
+		conn->resume(conn); /* the queries that waited behind this one */
+}
+
+/* an allowed A/AAAA query: the run's synthetic address for the name */
+static void answer_synthetic(struct gw_dns *dns, struct gw_run *run, const struct gw_replyto *rt,
+			     const struct dns_query *q, const char *why, const char *rule_text)
+{
+	struct dns_answer ans = {.type = q->qtype, .ttl = GW_DNS_TTL};
+	struct dns_reply r = {0};
+	char reason[600], atxt[INET6_ADDRSTRLEN];
+	struct gw_addr a;
+	int fam = q->qtype == DNS_TYPE_A ? AF_INET : AF_INET6;
+	int sr = gw_synth_get(&run->synth, fam, q->qname, &a);
+
+	if (sr < 0) {
+		snprintf(reason, sizeof(reason), "no synthetic address for %s: %s", q->qname,
+			 sr == -ENOSPC ? "the run's pool is exhausted" : strerror(-sr));
+		r.rcode = DNS_RCODE_SERVFAIL;
+		r.ede = true;
+		r.ede_code = DNS_EDE_OTHER;
+		r.ede_text = reason;
+		reply(dns, rt, q, &r);
+		dns_event(dns, run, q, false, reason, rule_text, NULL);
+		return;
+	}
+	memcpy(ans.addr, a.a, gw_addr_len(fam));
+	r.rcode = DNS_RCODE_NOERROR;
+	r.aa = true;
+	r.answers = &ans;
+	r.n_answers = 1;
+	reply(dns, rt, q, &r);
+	dns_event(dns, run, q, true, why, rule_text, addr_text(&a, atxt, sizeof(atxt)));
+}
+
+/* an allowed query of another type: asked upstream, answered when c-ares is */
+static void forward(struct gw_dns *dns, struct gw_run *run, const struct gw_replyto *rt,
+		    const struct dns_query *q, const char *why, const char *rule_text)
+{
+	struct gw_dnsq *dq = calloc(1, sizeof(*dq));
+
+	if (!dq) {
+		struct dns_reply r = {.rcode = DNS_RCODE_SERVFAIL};
+
+		reply(dns, rt, q, &r);
+		return;
+	}
+	dq->dns = dns;
+	dq->run = run;
+	run->refs++;
+	dq->q = *q;
+	dq->rt = *rt;
+	dq->rt.batch = NULL; /* answered later, on its own */
+	if (rt->conn)
+		rt->conn->pending = dq;
+	dns_event(dns, run, q, true, why, rule_text, NULL);
+	dq->fwd.cb = forwarded;
+	gw_resolver_forward(dns->res, q->qname, q->qtype, &dq->fwd);
+}
+
+/* one query: decided (gw_dns_decide()), answered and audited */
+void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const struct gw_replyto *rt,
+		  const struct gw_addr *peer)
+{
+	struct dns_query q;
+	struct dns_reply r = {0};
+	struct gw_dns_verdict v;
+	struct gw_dns_facts f = {.parsed = dns_query_parse(msg, len, &q), .q = &q};
+	struct gw_run *run = gw_run_find_ingress(dns->runs, &rt->local, peer);
+	char reason[600];
+	const char *why, *rule_text = NULL;
+
+	f.policy = run ? run->policy : NULL;
+	f.upstream = gw_resolver_ok(dns->res);
+	gw_dns_decide(&f, &v);
+	if (run)
+		run->dns_queries++;
+	why = gw_dns_reason_text(&v, &q, run ? run->policy_name : "", peer, reason, sizeof(reason));
+	if (v.rule >= 0)
+		rule_text = run->policy->rules[v.rule].text;
+	switch (v.action) {
+	case GW_DNS_SILENT:
+		break;
+	case GW_DNS_RCODE:
+		r.rcode = v.rcode;
+		if (v.ede) {
+			r.ede = true;
+			r.ede_code = v.ede_code;
+			r.ede_text = why;
+		}
+		reply(dns, rt, &q, &r);
+		break;
+	case GW_DNS_EMPTY:
+	case GW_DNS_LIVENESS:
+		r.rcode = DNS_RCODE_NOERROR;
+		r.aa = true;
+		reply(dns, rt, &q, &r);
+		break;
+	case GW_DNS_SYNTHETIC:
+		answer_synthetic(dns, run, rt, &q, why, rule_text);
+		return;
+	case GW_DNS_FORWARD:
+		forward(dns, run, rt, &q, why, rule_text);
+		return;
+	}
+	if (v.action == GW_DNS_LIVENESS)
+		liveness_event(dns, run, why);
+	else
+		dns_event(dns, run, &q, v.allowed, why, rule_text, NULL);
+}

@@ -1,0 +1,109 @@
+/* privchan.c - the worker's side of the channel to its privileged parent: a
+ * run update (struct gw_priv_run) goes out as one message, the parent's replies
+ * (struct gw_priv_reply) come back in order and are matched by sequence number
+ * to a FIFO of waiting requests. A malformed or unexpected reply, a reply that
+ * nobody waits for, or the parent closing the channel ends the worker's loop
+ * with -EBADMSG / -EPIPE: fail closed. */
+#include "gateway/privchan.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+void gw_privchan_init(struct gw_privchan *p, struct gw_ev *ev)
+{
+	memset(p, 0, sizeof(*p));
+	p->ev = ev;
+	p->fd = -1;
+}
+
+int gw_privchan_open(struct gw_privchan *p, int fd, bool manage_nft)
+{
+	int r = gw_ep_add(p->ev, fd, EPOLLIN, GW_REF(GW_REF_PRIV, p));
+
+	if (r)
+		return r;
+	p->fd = fd;
+	p->manage_nft = manage_nft;
+	return 0;
+}
+
+void gw_privchan_free(struct gw_privchan *p)
+{
+	while (p->head) {
+		struct gw_privreq *q = p->head;
+
+		p->head = q->next;
+		q->done(q, NULL);
+	}
+	p->tail = NULL;
+	wd_closep(&p->fd);
+}
+
+int gw_privchan_send(struct gw_privchan *p, struct gw_privreq *q, enum gw_priv_type type,
+		     const char *ifname, const struct gw_addr *sb4, const struct gw_addr *sb6,
+		     const struct gw_addr *h4, const struct gw_addr *h6)
+{
+	struct gw_priv_run m;
+	int r;
+
+	if (p->fd < 0)
+		return -ENOTCONN;
+	r = gw_priv_run_encode(&m, type, p->seq + 1, ifname, sb4, sb6, h4, h6);
+	if (r)
+		return r;
+	if (send(p->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(m))
+		return errno ? -errno : -EIO;
+	q->seq = ++p->seq;
+	q->next = NULL;
+	if (p->tail)
+		p->tail->next = q;
+	else
+		p->head = q;
+	p->tail = q;
+	return 0;
+}
+
+/* the channel failed: the loop ends with @err (@what says why, for the reader) */
+static void fatal(struct gw_privchan *p, int err, const char *what)
+{
+	(void)what;
+	gw_ev_fail(p->ev, err);
+	gw_ep_del(p->ev, p->fd);
+}
+
+void gw_privchan_event(struct gw_privchan *p, unsigned events)
+{
+	union {
+		struct gw_priv_reply rep;
+		uint8_t b[sizeof(struct gw_priv_reply) + 64];
+	} m;
+
+	for (;;) {
+		ssize_t n = recv(p->fd, &m, sizeof(m), MSG_DONTWAIT);
+		struct gw_privreq *q = p->head;
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR) {
+				if (events & (EPOLLHUP | EPOLLERR))
+					fatal(p, -EPIPE, "hung up");
+				return;
+			}
+			fatal(p, -errno, strerror(errno));
+			return;
+		}
+		if (n == 0) {
+			fatal(p, -EPIPE, "the parent closed it");
+			return;
+		}
+		if (!q || gw_priv_reply_check(&m.rep, (size_t)n, q->seq)) {
+			fatal(p, -EBADMSG, q ? "malformed reply" : "unexpected message");
+			return;
+		}
+		p->head = q->next;
+		if (!p->head)
+			p->tail = NULL;
+		q->done(q, &m.rep);
+	}
+}

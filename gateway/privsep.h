@@ -1,0 +1,197 @@
+/* privsep.h - the privileged parent <-> worker channel's messages (internal
+ * header; privsep.c): the descriptor handoff, run updates and their replies,
+ * fixed-size structs each checked by a pure function. The worker's side of run
+ * updates is privchan.c, the parent's parent.c. */
+#ifndef WARDEN_GATEWAY_PRIVSEP_H
+#define WARDEN_GATEWAY_PRIVSEP_H
+
+#include "common/common.h"
+#include "gateway/addr.h"
+#include "gateway/fds.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The privileged parent and its worker share one SOCK_SEQPACKET socketpair.
+ * Every message is one fixed-size struct, checked field by field by a pure
+ * function below; anything malformed is fatal to the channel (both sides
+ * exit: fail closed).
+ *
+ *   parent -> worker  GW_PRIV_LISTENERS  once, descriptors attached
+ *   worker -> parent  GW_PRIV_RUN_ADD / GW_PRIV_RUN_DEL  (only with --manage-nft)
+ *   parent -> worker  GW_PRIV_RUN_REPLY  one per request, in order
+ */
+#define GW_PRIV_MAGIC 0x57444757u /* "WDGW" */
+#define GW_PRIV_VERSION 3
+#define GW_PRIV_KINDS 11 /* slots of struct gw_fds */
+
+enum gw_priv_type {
+	GW_PRIV_LISTENERS = 1, /* the listening sockets etc., attached with SCM_RIGHTS */
+	GW_PRIV_RUN_ADD = 2,   /* add a run's nft set elements */
+	GW_PRIV_RUN_DEL = 3,   /* remove them */
+	GW_PRIV_RUN_REPLY = 4, /* the outcome of one RUN_ADD / RUN_DEL */
+};
+
+/**
+ * struct gw_priv_msg - the handoff: what the parent sends its worker first
+ * @magic:	GW_PRIV_MAGIC
+ * @version:	GW_PRIV_VERSION
+ * @type:	GW_PRIV_LISTENERS
+ * @count:	descriptors attached (1..GW_PRIV_KINDS)
+ * @kinds:	the slot of each descriptor, in order (transparent v4/v6, proxy
+ *		v4/v6, DNS UDP v4/v6, DNS TCP v4/v6, control, audit log, NFLOG);
+ *		unused entries 0xff
+ */
+struct gw_priv_msg {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t count;
+	uint8_t kinds[GW_PRIV_KINDS];
+	uint8_t pad[1];
+};
+
+/**
+ * gw_priv_check() - validate a received handoff message (pure)
+ * @m:		the message
+ * @len:	bytes received
+ * @nfds:	descriptors that came with it
+ *
+ * Return: 0, or -EBADMSG (size, magic, version, type, count, a slot out of
+ * range or repeated, unused slots not 0xff).
+ */
+int gw_priv_check(const struct gw_priv_msg *m, size_t len, unsigned nfds);
+
+/**
+ * gw_priv_send_fds() - send every open descriptor of @fds over @sock
+ * @sock:	the parent's end of a SOCK_SEQPACKET socketpair
+ * @fds:	the descriptors (the caller still owns and closes them)
+ *
+ * Return: 0, or a negative errno.
+ */
+int gw_priv_send_fds(int sock, struct gw_fds *fds);
+
+/**
+ * gw_priv_recv_fds() - receive and check the parent's descriptors
+ * @sock:	the worker's end (waits up to 30 s)
+ * @fds:	filled with the descriptors (CLOEXEC); the unset slots are -1
+ * @err:	what went wrong
+ *
+ * Besides gw_priv_check(), each socket must be of the type and family its
+ * slot says (NFLOG: a NETLINK_NETFILTER socket), and the audit slot a
+ * regular file open for appending.
+ *
+ * Return: 0, or a negative errno (-EBADMSG for anything malformed: fatal; -EPIPE when
+ * the parent closed the channel without a message: it reports its own error).
+ */
+int gw_priv_recv_fds(int sock, struct gw_fds *fds, struct wd_err *err);
+
+#define GW_PRIV_HAS_V4 0x1
+#define GW_PRIV_HAS_V6 0x2
+
+/**
+ * struct gw_priv_run - a run update the worker asks the parent to apply
+ * @magic:	GW_PRIV_MAGIC
+ * @version:	GW_PRIV_VERSION
+ * @type:	GW_PRIV_RUN_ADD or GW_PRIV_RUN_DEL
+ * @seq:	request number (the reply carries it back)
+ * @flags:	GW_PRIV_HAS_V4 and/or GW_PRIV_HAS_V6 (at least one)
+ * @pad:	zero
+ * @ifname:	host-side interface, NUL-terminated, zero-filled after the NUL
+ * @v4:		the sandbox's IPv4 address (zero without GW_PRIV_HAS_V4)
+ * @v6:		the sandbox's IPv6 address (zero without GW_PRIV_HAS_V6)
+ * @h4:		the run's own gateway IPv4 address, the host side of @ifname (zero
+ *		without GW_PRIV_HAS_V4)
+ * @h6:		the same for IPv6 (zero without GW_PRIV_HAS_V6)
+ */
+struct gw_priv_run {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t seq;
+	uint8_t flags;
+	uint8_t pad[3];
+	char ifname[16];
+	uint8_t v4[4];
+	uint8_t v6[16];
+	uint8_t h4[4];
+	uint8_t h6[16];
+};
+
+/**
+ * struct gw_priv_reply - the parent's answer to one struct gw_priv_run
+ * @magic:	GW_PRIV_MAGIC
+ * @version:	GW_PRIV_VERSION
+ * @type:	GW_PRIV_RUN_REPLY
+ * @seq:	the request's @seq
+ * @status:	0, or a negative errno (-4095..-1)
+ * @msg:	why it failed, for the control client; NUL-terminated, zero-filled
+ */
+struct gw_priv_reply {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t seq;
+	int32_t status;
+	char msg[240];
+};
+
+/**
+ * gw_priv_run_encode() - fill @m (pure)
+ * @m:		the message
+ * @type:	GW_PRIV_RUN_ADD or GW_PRIV_RUN_DEL
+ * @seq:	request number
+ * @ifname:	host-side interface (1..15 bytes of [A-Za-z0-9_.-])
+ * @sb4:	the sandbox's IPv4 (family 0: none)
+ * @sb6:	the sandbox's IPv6 (family 0: none)
+ * @h4:		the run's own gateway IPv4 (needed with @sb4)
+ * @h6:		the run's own gateway IPv6 (needed with @sb6)
+ *
+ * Return: 0, or -EINVAL (what gw_priv_run_check() would refuse).
+ */
+int gw_priv_run_encode(struct gw_priv_run *m, enum gw_priv_type type, uint32_t seq,
+		       const char *ifname, const struct gw_addr *sb4, const struct gw_addr *sb6,
+		       const struct gw_addr *h4, const struct gw_addr *h6);
+
+/**
+ * gw_priv_run_check() - validate a received run update (pure; the parent's side)
+ * @m:		the message
+ * @len:	bytes received
+ *
+ * Return: 0, or -EBADMSG (size, magic, version, type, flags, non-zero
+ * padding, an absent sandbox or gateway address of a named family, an
+ * address of an unnamed one, an interface name that is empty, unterminated,
+ * not zero-filled or has characters outside [A-Za-z0-9_.-]).
+ */
+int gw_priv_run_check(const struct gw_priv_run *m, size_t len);
+
+/**
+ * gw_priv_run_facts() - a checked @m as interface and addresses
+ * @m:		a message gw_priv_run_check() accepted
+ * @sb4:	the sandbox's IPv4 address (family 0 when absent)
+ * @sb6:	the sandbox's IPv6 address (family 0 when absent)
+ * @h4:		the run's own gateway IPv4 address (family 0 when absent)
+ * @h6:		the run's own gateway IPv6 address (family 0 when absent)
+ */
+void gw_priv_run_facts(const struct gw_priv_run *m, struct gw_addr *sb4, struct gw_addr *sb6,
+		       struct gw_addr *h4, struct gw_addr *h6);
+
+/**
+ * gw_priv_reply_encode() - fill @m (pure); @msg is cut to fit
+ * Return: 0, or -EINVAL (@status not 0 or -4095..-1).
+ */
+int gw_priv_reply_encode(struct gw_priv_reply *m, uint32_t seq, int status, const char *msg);
+
+/**
+ * gw_priv_reply_check() - validate a received reply (pure; the worker's side)
+ * @m:		the message
+ * @len:	bytes received
+ * @seq:	the request number the worker waits for
+ *
+ * Return: 0, or -EBADMSG (size, magic, version, type, another @seq, a
+ * status out of range, @msg unterminated or not zero-filled).
+ */
+int gw_priv_reply_check(const struct gw_priv_reply *m, size_t len, uint32_t seq);
+
+#endif /* WARDEN_GATEWAY_PRIVSEP_H */

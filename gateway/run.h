@@ -1,0 +1,197 @@
+/* run.h - the gateway's table of runs (internal header; run.c): registration
+ * from the control socket, attribution of a connection or query by its ingress
+ * address pair, each run's compiled policy, synthetic addresses, counters and
+ * audit account, the connection budget of every run and of the worker, and what
+ * the SSRF guard needs to know about this host. Runs are reference-counted: an
+ * unregistered run lives on until its last connection or query lets go of it. */
+#ifndef WARDEN_GATEWAY_RUN_H
+#define WARDEN_GATEWAY_RUN_H
+
+#include "common/common.h"
+#include "gateway/addr.h"
+#include "gateway/auditrl.h"
+#include "gateway/ctl.h"
+#include "gateway/ev.h"
+#include "gateway/synth.h"
+#include "policy/policy.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct gw_ssrf_env;
+
+/**
+ * struct gw_run - one registered run
+ * @next:	the next registered run
+ * @id:		its id
+ * @uid:	who registered it (SO_PEERCRED)
+ * @ifname:	the host side of its link
+ * @host4:	the host side's IPv4 address (family 0: none), the run's own gateway
+ * @sb4:	the sandbox's IPv4 address
+ * @host6:	the same for IPv6
+ * @sb6:	see @host6
+ * @policy:	its compiled policy
+ * @policy_name: its name, for messages and events
+ * @synth:	its synthetic addresses
+ * @refs:	references (the table's, connections', queries', the parent's requests')
+ * @dead:	unregistered (out of the table, freed with its last reference)
+ * @acct:	its account with the audit front (denials, budget, summaries)
+ * @conns:	relayed connections and DNS-over-TCP connections now
+ * @conns_total: relayed connections accepted, ever
+ * @dns_queries: DNS queries
+ * @bytes_up:	bytes relayed sandbox -> upstream (closed connections)
+ * @bytes_down:	bytes relayed upstream -> sandbox
+ * @drops:	what the nft table dropped of it (udplog.c)
+ * @buffered:	bytes its connections hold in pipes and stashes
+ * @dnsconns:	DNS-over-TCP connections (counted in @conns too)
+ */
+struct gw_run {
+	struct gw_run *next;
+	char id[GW_RUN_ID_MAX + 1];
+	uid_t uid;
+	char ifname[16];
+	struct gw_addr host4, sb4, host6, sb6;
+	struct wd_policy *policy;
+	char policy_name[256];
+	struct gw_synth synth;
+	unsigned refs;
+	bool dead;
+	struct gw_audit_acct acct;
+	unsigned conns;
+	uint64_t conns_total, dns_queries, bytes_up, bytes_down;
+	struct gw_droplog drops[GW_DROP_N];
+	uint64_t buffered;
+	unsigned dnsconns;
+};
+
+/**
+ * struct gw_runs - the table
+ * @ev:		the loop
+ * @audit:	the audit front (a run's summaries are written when it ends)
+ * @conf:	the configuration (pools)
+ * @lim:	the limits (connections, synthetic names)
+ * @own_net:	the gateway's own pools: runs v4/v6, synthetic v4/v6
+ * @own_prefix:	their prefix lengths
+ * @list:	the registered runs, newest first
+ * @n:		how many
+ * @index:	runs by sandbox address: [0] v4, [1] v6
+ * @nconns:	relayed and DNS-over-TCP connections of every run now
+ * @fd_conns:	connections the descriptor limit leaves room for
+ * @local:	the host's own addresses (for the SSRF guard), @nlocal of them
+ * @nlocal:	see @local
+ * @local_at:	when they were read (monotonic ns)
+ * @on_end:	called as a run leaves the table, before its summaries (set by gw.c:
+ *		the drop log's summaries); may be NULL
+ * @on_end_ctx:	its first argument
+ */
+struct gw_runs {
+	struct gw_ev *ev;
+	struct gw_audit *audit;
+	const struct wd_gwconf *conf;
+	const struct gw_limits *lim;
+	struct gw_addr own_net[4];
+	unsigned own_prefix[4];
+	struct gw_run *list;
+	unsigned n;
+	struct wd_htable index[2];
+	unsigned nconns;
+	unsigned fd_conns;
+	struct gw_addr *local;
+	size_t nlocal;
+	uint64_t local_at;
+	void (*on_end)(void *ctx, struct gw_run *r);
+	void *on_end_ctx;
+};
+
+/**
+ * gw_runs_init() - an empty table
+ * @t:		the table
+ * @ev:		the loop (clock, randomness)
+ * @audit:	the audit front
+ * @conf:	the configuration (borrowed: its pools)
+ * @lim:	the limits (borrowed)
+ * @err:	what failed
+ *
+ * The descriptor room (@t->fd_conns) is read from RLIMIT_NOFILE: each relayed
+ * connection may hold 6 descriptors; 32 stay for listeners, DNS, control and
+ * c-ares.
+ *
+ * Return: 0, or -EINVAL (a pool does not parse).
+ */
+int gw_runs_init(struct gw_runs *t, struct gw_ev *ev, struct gw_audit *audit,
+		 const struct wd_gwconf *conf, const struct gw_limits *lim, struct wd_err *err);
+
+/** gw_runs_free() - unregister every run (its end is written) and free the table. */
+void gw_runs_free(struct gw_runs *t);
+
+/** gw_run_acct() - @r's audit account, or NULL (no run). */
+static inline struct gw_audit_acct *gw_run_acct(struct gw_run *r)
+{
+	return r ? &r->acct : NULL;
+}
+
+/** gw_run_find_ingress() - the run whose link is @local (host side) and @peer (sandbox), or NULL.
+ */
+struct gw_run *gw_run_find_ingress(struct gw_runs *t, const struct gw_addr *local,
+				   const struct gw_addr *peer);
+/** gw_run_find_sandbox() - the registered run whose sandbox address is @a, or NULL. */
+struct gw_run *gw_run_find_sandbox(struct gw_runs *t, const struct gw_addr *a);
+/** gw_run_find_id() - the registered run called @id, or NULL. */
+struct gw_run *gw_run_find_id(struct gw_runs *t, const char *id);
+
+/**
+ * gw_run_register() - add a run from a register request, owned by @uid
+ * @t:		the table
+ * @req:	a register request
+ * @uid:	who asked
+ * @why:	on error, a reason for the client
+ * @why_size:	its size
+ * Return: 0; -EEXIST (id, interface or an address already used), -EINVAL
+ * (addresses outside the pools, invalid policy), -ENOMEM.
+ */
+int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, char *why,
+		    size_t why_size);
+
+/**
+ * gw_run_set_policy() - compile @req's policy and make it @r's (the old one is freed)
+ * Return: 0; -EINVAL with the first diagnostic in @why (the old policy stays); -ENOMEM.
+ */
+int gw_run_set_policy(struct gw_run *r, const struct gw_ctl_req *req, char *why, size_t why_size);
+
+/** gw_run_unregister() - remove @r from the table; it is freed with its last reference. */
+void gw_run_unregister(struct gw_runs *t, struct gw_run *r);
+
+/** gw_run_put() - drop one reference to @r (NULL is fine). */
+void gw_run_put(struct gw_runs *t, struct gw_run *r);
+
+/** gw_runs_audit_summaries() - write every run's pending audit summaries, then no run's. */
+void gw_runs_audit_summaries(struct gw_runs *t);
+
+/* what a new connection of a run meets (gw_runs_conn_limit()) */
+enum gw_conn_limit {
+	GW_LIMIT_NONE = 0,
+	GW_LIMIT_GATEWAY, /* limits.max_connections of the worker */
+	GW_LIMIT_RUN,	  /* limits.max_connections_per_run */
+};
+
+/** gw_runs_room() - the descriptor limit leaves room for one more connection. */
+bool gw_runs_room(const struct gw_runs *t);
+
+/** gw_runs_conn_limit() - the connection limit one more connection of @r would pass, if any. */
+enum gw_conn_limit gw_runs_conn_limit(const struct gw_runs *t, const struct gw_run *r);
+
+/** gw_runs_conn_open() - count a new connection of @r (it holds a reference from now on). */
+void gw_runs_conn_open(struct gw_runs *t, struct gw_run *r);
+
+/** gw_runs_conn_close() - the connection of @r is gone (its reference is dropped). */
+void gw_runs_conn_close(struct gw_runs *t, struct gw_run *r);
+
+/**
+ * gw_ssrf_env() - what the SSRF guard (gw_upstream_class()) needs besides the
+ * special ranges: the gateway's pools and the host's own addresses (read at
+ * most every 2 s)
+ */
+void gw_ssrf_env(struct gw_runs *t, struct gw_ssrf_env *env);
+
+#endif /* WARDEN_GATEWAY_RUN_H */

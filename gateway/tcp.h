@@ -1,0 +1,199 @@
+/* tcp.h - the gateway's TCP path (internal header): the component's state
+ * (struct gw_tcp: its listeners, connections and the relay's pools) and one
+ * connection (struct gw_conn). Its files, from the top: tcp.c (listeners,
+ * accept), conn.c (the state machine), relayconn.c (one connection's relay,
+ * audit events, denials, end), relay.c (the mechanism), decide.c (the verdicts). */
+#ifndef WARDEN_GATEWAY_TCP_H
+#define WARDEN_GATEWAY_TCP_H
+
+#include "gateway/auditrl.h"
+#include "gateway/ev.h"
+#include "gateway/proto/proto.h"
+#include "gateway/relay.h"
+#include "gateway/resolve.h"
+#include "gateway/run.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+/**
+ * struct gw_tcp - the TCP path
+ * @ev:		the loop
+ * @runs:	the run table (attribution, connection budget)
+ * @res:	the resolver
+ * @audit:	the audit front
+ * @lim:	the limits
+ * @lis:	its listeners: transparent v4/v6, proxy v4/v6
+ * @conns:	open connections
+ * @zombies:	connections closed this loop round (freed by gw_conn_reap())
+ * @again:	connections with more to relay without a new event
+ * @hello:	scratch for the TLS parser
+ * @pool:	the relay's pipes, peek buffers and copy buffer
+ */
+struct gw_tcp {
+	struct gw_ev *ev;
+	struct gw_runs *runs;
+	struct gw_resolver *res;
+	struct gw_audit *audit;
+	const struct gw_limits *lim;
+	struct gw_listener lis[4];
+	struct gw_conn *conns;
+	struct gw_conn *zombies;
+	struct gw_conn *again;
+	struct tls_hello *hello;
+	struct gw_pool pool;
+};
+
+enum gw_conn_state {
+	GW_C_PEEK,    /* waiting for the client's first bytes to decide */
+	GW_C_RESOLVE, /* allowed name, resolving it */
+	GW_C_CONNECT, /* connecting upstream */
+	GW_C_RELAY,   /* relaying (the client's first bytes may still be checked) */
+	GW_C_DRAIN,   /* denied: answer sent, reading until the client closes */
+	GW_C_CLOSED,
+};
+
+enum gw_conn_kind {
+	GW_K_TRANSPARENT,
+	GW_K_PROXY,
+};
+
+/*
+ * struct gw_conn - one TCP connection from a sandbox
+ * Kept small (idle relayed connections are many): the names are heap strings
+ * (NULL when empty), the candidates and a pending denial exist only while
+ * they are needed, the peek buffer goes back to the pool once flushed.
+ */
+struct gw_conn {
+	struct gw_tcp *t;
+	struct gw_run *run;
+	struct gw_conn *next, *prev;
+	struct gw_conn *again; /* next on t->again (more to relay without a new event) */
+	enum gw_conn_state st;
+	enum gw_conn_kind kind;
+	int cfd, ufd;
+	struct gw_ready cr, ur; /* client, upstream */
+	struct gw_addr orig, peer, up;
+	uint16_t oport;
+	uint16_t tls_version;
+	char *name; /* the destination's name */
+	char *sni;  /* the ClientHello's server name */
+	char *host; /* the HTTP Host (or the CONNECT / absolute-form target) */
+	char *rule; /* the allowing rule's text */
+	const char *proto;
+	bool synthetic;
+	bool checked;	 /* the client's first bytes passed (or need no check) */
+	bool flushed;	 /* the peeked bytes went upstream */
+	bool tls;	 /* the client speaks TLS */
+	bool http;	 /* the client speaks HTTP */
+	bool connect_ok; /* proxy CONNECT: 200 sent */
+	bool decided;	 /* the decision event was written */
+	bool peek_armed; /* the deadline for an unchecked client's first bytes is set */
+	bool queued;	 /* on t->again */
+	bool http_track; /* the client's bytes are HTTP requests: every head is checked (c->hs) */
+	bool hold;	 /* an Upgrade/CONNECT went upstream: its answer decides (tunnel or HTTP) */
+	bool ech;	 /* the ClientHello carried an encrypted_client_hello extension */
+	bool throttled;	 /* its run holds too many bytes: it reads lean (relay()) */
+	uint32_t acct;	 /* bytes of pipes and stashes counted in run->buffered */
+	uint8_t *buf;
+	size_t blen, boff;
+	int64_t budget;	      /* client->upstream bytes left (absolute-form), -1 = no limit */
+	struct gw_addr *cand; /* upstream addresses to try (heap; freed once connected) */
+	uint8_t ncand, icand;
+	int last_err; /* errno of the last failed upstream connect */
+	struct gw_waiter waiter;
+	struct gw_timer timer;
+	struct gw_half c2u, u2c;
+	uint64_t start_ns, last_ns;
+	char denial_id[16];
+	char *pending_deny;    /* decided to deny; waiting for the client's first bytes to
+				  answer readably (heap) */
+	char *late_deny;       /* a later request was denied: said (403) once the upstream
+				  finished answering the earlier ones (heap) */
+	struct http_stream hs; /* framing of the client's requests (http_track) */
+};
+
+/**
+ * gw_tcp_init() - the TCP path over its listening sockets
+ * @t:		the component
+ * @ev:		the loop
+ * @runs:	the run table
+ * @res:	the resolver
+ * @audit:	the audit front
+ * @lim:	the limits
+ * @transparent: the transparent listeners ([0] v4, [1] v6; taken, set to -1; -1: none)
+ * @proxy:	the proxy listeners (the same)
+ * @err:	what failed
+ * Return: 0, or a negative errno.
+ */
+int gw_tcp_init(struct gw_tcp *t, struct gw_ev *ev, struct gw_runs *runs, struct gw_resolver *res,
+		struct gw_audit *audit, const struct gw_limits *lim, int transparent[2],
+		int proxy[2], struct wd_err *err);
+
+/** gw_tcp_free() - close every connection ("gateway stopping") and listener, free the pools. */
+void gw_tcp_free(struct gw_tcp *t);
+
+/* a connection's sockets: registered once, edge-triggered, for both ways */
+#define GW_EP_EVENTS (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
+
+/* tcp.c */
+/** gw_tcp_accept() - accept on a transparent or proxy listener. */
+void gw_tcp_accept(struct gw_tcp *t, struct gw_listener *l);
+/**
+ * gw_conn_again() - relay what the connections on t->again still have
+ * (a wake-up's work is bounded; edge-triggered sockets send no new event)
+ * Return: true when some connection is still queued (poll again at once).
+ */
+bool gw_conn_again(struct gw_tcp *t);
+
+/* conn.c */
+/**
+ * gw_conn_start() - decide what a just-accepted connection waits for: its
+ * name's addresses (a synthetic address), its upstream (a cidr rule), or its
+ * first bytes (anything else, and the proxy port)
+ */
+void gw_conn_start(struct gw_conn *c);
+/** gw_conn_event() - an epoll event on @c's client (@up false) or upstream socket. */
+void gw_conn_event(struct gw_conn *c, bool up, unsigned events);
+/** gw_conn_timeout() - @c's deadline passed (peek, resolve, connect, idle or drain). */
+void gw_conn_timeout(struct gw_conn *c);
+
+/* relayconn.c */
+/**
+ * gw_str_set() - *@dst = a heap copy of @src (at most 255 bytes; NULL or "" -> NULL)
+ * Return: 0, or -ENOMEM (*@dst unchanged).
+ */
+int gw_str_set(char **dst, const char *src);
+/**
+ * gw_conn_audit() - @c's audit event @action ("net.connect", "net.close"): a
+ * denial goes through the run's denial rate limit
+ */
+void gw_conn_audit(struct gw_conn *c, const char *action, bool allowed, const char *reason);
+/**
+ * gw_conn_deny() - deny @c: audited, then a TLS alert or an HTTP 403 naming
+ * @reason and a denial id and a drain of the client, else a reset
+ */
+void gw_conn_deny(struct gw_conn *c, const char *reason);
+/** gw_conn_late_deny_say() - the 403 of a later request's denial, once the upstream finished. */
+void gw_conn_late_deny_say(struct gw_conn *c);
+/** gw_conn_flush_peeked() - once connected and checked, write the peeked bytes upstream. */
+void gw_conn_flush_peeked(struct gw_conn *c);
+/** gw_conn_relay() - move what @c's sockets have, both ways (closes @c at its end). */
+void gw_conn_relay(struct gw_conn *c);
+/**
+ * gw_conn_account() - bring the run's buffered bytes up to date with what @c
+ * holds (@gone: it closes and holds nothing from now on)
+ */
+void gw_conn_account(struct gw_conn *c, bool gone);
+/**
+ * gw_conn_close() - close @c; an allowed connection gets its "net.close"
+ * event with @end. The memory is freed by gw_conn_reap().
+ */
+void gw_conn_close(struct gw_conn *c, const char *end);
+/** gw_conn_reset() - close @c with a TCP reset (SO_LINGER 0). */
+void gw_conn_reset(struct gw_conn *c, const char *end);
+/** gw_conn_reap() - free the connections closed during this loop round. */
+void gw_conn_reap(struct gw_tcp *t);
+
+#endif /* WARDEN_GATEWAY_TCP_H */

@@ -1,0 +1,403 @@
+/* test_gw_ctlsrv.c - unit tests for the control socket's server (gateway/ctlsrv.c)
+ * without root: the server runs on a Unix socket in a temporary folder, composed the
+ * way gw.c composes it (the loop, the audit front, the run table, a DNS front and an
+ * NFLOG reader without sockets, no parent channel), and this test is both its loop
+ * and its client. Covered: good requests of every operation, a request that comes in
+ * pieces (nothing is answered until its line is complete), pipelined requests
+ * answered in order, malformed and unknown operations (an error, then the connection
+ * closes), a request over GW_CTL_MAX without a newline (E2BIG, closed), and requests
+ * about a run that is not there. */
+#include "gateway/auditrl.h"
+#include "gateway/ctlsrv.h"
+#include "gateway/dns.h"
+#include "gateway/ev.h"
+#include "gateway/privchan.h"
+#include "gateway/run.h"
+#include "gateway/udplog.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+struct server {
+	struct wd_gwconf conf;
+	struct gw_limits lim;
+	struct gw_ev ev;
+	struct gw_audit audit;
+	struct gw_runs runs;
+	struct gw_dns dns;
+	struct gw_udplog udp;
+	struct gw_privchan priv;
+	struct gw_ctl ctl;
+	char dir[48];
+	char path[96];
+};
+
+static struct server *server_new(void)
+{
+	struct server *s = calloc(1, sizeof(*s));
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int none[2] = {-1, -1}, none2[2] = {-1, -1}, nflog = -1, fd;
+	struct wd_err err;
+
+	assert_non_null(s);
+	policy_gwconf_defaults(&s->conf);
+	snprintf(s->conf.pool_v4, sizeof(s->conf.pool_v4), "10.213.0.0/16");
+	gw_limits_from_conf(&s->conf, &s->lim);
+	snprintf(s->dir, sizeof(s->dir), "/tmp/wd-ctlsrv-XXXXXX");
+	assert_non_null(mkdtemp(s->dir));
+	snprintf(s->path, sizeof(s->path), "%s/ctl.sock", s->dir);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", s->path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 16), 0);
+	assert_int_equal(gw_ev_init(&s->ev, NULL, &err), 0);
+	gw_audit_init(&s->audit, &s->ev, s->lim.audit_bytes);
+	gw_privchan_init(&s->priv, &s->ev);
+	assert_int_equal(gw_runs_init(&s->runs, &s->ev, &s->audit, &s->conf, &s->lim, &err), 0);
+	assert_int_equal(
+	    gw_dns_init(&s->dns, &s->ev, &s->runs, NULL, &s->audit, &s->lim, none, none2, &err), 0);
+	assert_int_equal(gw_udplog_init(&s->udp, &s->ev, &s->runs, &s->audit, &s->conf, &nflog), 0);
+	assert_int_equal(gw_ctl_init(&s->ctl, &s->ev, &s->runs, &s->audit, &s->dns, &s->udp,
+				     &s->priv, &fd, &err),
+			 0);
+	assert_int_equal(fd, -1); /* taken */
+	return s;
+}
+
+static void server_free(struct server *s)
+{
+	gw_ctl_free(&s->ctl);
+	gw_dns_free(&s->dns);
+	gw_privchan_free(&s->priv);
+	gw_runs_free(&s->runs);
+	gw_udplog_free(&s->udp);
+	gw_audit_free(&s->audit);
+	gw_ev_free(&s->ev);
+	unlink(s->path);
+	rmdir(s->dir);
+	free(s);
+}
+
+/* one round of the server's loop (what gw.c does for these references) */
+static void turn(struct server *s, int ms)
+{
+	struct epoll_event evs[16];
+	struct gw_timer *t;
+	int n = gw_ev_wait(&s->ev, evs, 16, wd_mono_ns() + (uint64_t)ms * 1000000ull, false);
+
+	for (int i = 0; i < n; i++) {
+		void *p = GW_REF_PTR(evs[i].data.u64);
+
+		enum gw_ref type = GW_REF_TYPE(evs[i].data.u64);
+
+		if (type == GW_REF_LISTEN)
+			gw_ctl_accept(((struct gw_listener *)p)->owner, p);
+		else if (type == GW_REF_CTL)
+			gw_ctlconn_event(p, evs[i].events);
+		else
+			fail_msg("an event of type %d", (int)type);
+	}
+	while ((t = gw_timer_expired(&s->ev.timers, s->ev.now)))
+		if (t->kind == GW_T_CTLCONN)
+			gw_ctlconn_close(t->owner);
+	gw_audit_flush(&s->ev);
+}
+
+static int client(struct server *s)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", s->path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	turn(s, 10); /* accepted */
+	return fd;
+}
+
+/* send all of @msg, the server taking its share meanwhile (one thread plays both);
+ * stops early when the server closed its end */
+static void say(struct server *s, int fd, const char *msg, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = send(fd, msg + off, len - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n > 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EPIPE)
+			return;
+		assert_true(n < 0 && (errno == EAGAIN || errno == EINTR));
+		turn(s, 5);
+	}
+	turn(s, 10);
+}
+
+static void says(struct server *s, int fd, const char *msg)
+{
+	say(s, fd, msg, strlen(msg));
+}
+
+/* the next answer line, parsed (NULL: the server closed the connection without one,
+ * or nothing came within about a second) */
+static json_t *answer(struct server *s, int fd, bool *closed)
+{
+	static char line[1 << 20];
+	size_t n = 0;
+
+	*closed = false;
+	for (int idle = 0; idle < 200;) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+		if (poll(&pfd, 1, 0) == 1) {
+			ssize_t k =
+			    recv(fd, line + n, 1, 0); /* byte by byte: stop at the line's end */
+
+			if (k == 0) {
+				*closed = true;
+				return NULL;
+			}
+			assert_int_equal(k, 1);
+			if (line[n] == '\n') {
+				json_error_t e;
+				json_t *j = json_loadb(line, n, 0, &e);
+
+				assert_non_null(j);
+				return j;
+			}
+			n++;
+			assert_true(n < sizeof(line));
+			continue;
+		}
+		turn(s, 5);
+		idle++;
+	}
+	return NULL;
+}
+
+/* the answer is {"ok": @ok}; its error's errno name when not ok */
+static void expect(struct server *s, int fd, bool ok, const char *errname, const char *error_part)
+{
+	bool closed;
+	json_t *j = answer(s, fd, &closed);
+
+	assert_non_null(j);
+	assert_int_equal(json_is_true(json_object_get(j, "ok")), ok);
+	if (!ok) {
+		assert_string_equal(json_string_value(json_object_get(j, "errno")), errname);
+		if (error_part &&
+		    !strstr(json_string_value(json_object_get(j, "error")), error_part))
+			fail_msg("error `%s` lacks `%s`",
+				 json_string_value(json_object_get(j, "error")), error_part);
+	}
+	json_decref(j);
+}
+
+/* the server closed the connection (after what it said) */
+static void expect_closed(struct server *s, int fd)
+{
+	bool closed;
+	json_t *j = answer(s, fd, &closed);
+
+	assert_null(j);
+	assert_true(closed);
+}
+
+static const char reg[] =
+    "{\"op\":\"register\",\"id\":\"r1\",\"if\":\"wd-r1\",\"host_v4\":\"10.213.0.1\","
+    "\"sandbox_v4\":\"10.213.0.2\",\"policy\":\"version: 1\\nnetwork:\\n  allow:\\n    - "
+    "allowed.test\\n\",\"policy_name\":\"p.yaml\"}\n";
+
+static void test_good(void **state)
+{
+	struct server *s = server_new();
+	int fd = client(s);
+	bool closed;
+	json_t *j;
+
+	(void)state;
+	says(s, fd, "{\"op\":\"stats\"}\n");
+	j = answer(s, fd, &closed);
+	assert_non_null(j);
+	assert_true(json_is_true(json_object_get(j, "ok")));
+	assert_int_equal(json_integer_value(json_object_get(j, "runs")), 0);
+	assert_true(json_is_false(json_object_get(j, "nflog")));
+	assert_true(json_is_false(json_object_get(j, "manage_nft")));
+	json_decref(j);
+
+	say(s, fd, reg, strlen(reg));
+	expect(s, fd, true, NULL, NULL);
+	assert_int_equal(s->runs.n, 1);
+	/* the same again: refused with the table's reason, the connection stays */
+	say(s, fd, reg, strlen(reg));
+	expect(s, fd, false, "EEXIST", "run r1 is already registered");
+
+	says(s, fd, "{\"op\":\"list\"}\n");
+	j = answer(s, fd, &closed);
+	assert_non_null(j);
+	{
+		json_t *runs = json_object_get(j, "runs"), *r = json_array_get(runs, 0);
+
+		assert_int_equal(json_array_size(runs), 1);
+		assert_string_equal(json_string_value(json_object_get(r, "id")), "r1");
+		assert_int_equal(json_integer_value(json_object_get(r, "uid")),
+				 (json_int_t)getuid());
+		assert_string_equal(json_string_value(json_object_get(r, "sandbox_v4")),
+				    "10.213.0.2");
+		assert_true(json_is_null(json_object_get(r, "host_v6")));
+		assert_string_equal(json_string_value(json_object_get(r, "policy")), "p.yaml");
+		assert_int_equal(json_integer_value(json_object_get(r, "denied")), 0);
+	}
+	json_decref(j);
+
+	says(s, fd,
+	     "{\"op\":\"replace\",\"id\":\"r1\",\"policy\":\"version: 1\\n\","
+	     "\"policy_name\":\"q.yaml\"}\n");
+	expect(s, fd, true, NULL, NULL);
+	assert_string_equal(gw_run_find_id(&s->runs, "r1")->policy_name, "q.yaml");
+	/* an invalid replacement keeps the old policy */
+	says(s, fd, "{\"op\":\"replace\",\"id\":\"r1\",\"policy\":\"version: 9\\n\"}\n");
+	expect(s, fd, false, "EINVAL", "invalid policy: ");
+	assert_string_equal(gw_run_find_id(&s->runs, "r1")->policy_name, "q.yaml");
+
+	says(s, fd, "{\"op\":\"unregister\",\"id\":\"r1\"}\n");
+	expect(s, fd, true, NULL, NULL);
+	assert_int_equal(s->runs.n, 0);
+	/* gone: a run that is not there */
+	says(s, fd, "{\"op\":\"unregister\",\"id\":\"r1\"}\n");
+	expect(s, fd, false, "ENOENT", "no such run");
+	says(s, fd, "{\"op\":\"replace\",\"id\":\"nope\",\"policy\":\"\"}\n");
+	expect(s, fd, false, "ENOENT", "no such run");
+	close(fd);
+	turn(s, 10);
+	assert_null(s->ctl.conns);
+	server_free(s);
+}
+
+/* a request in pieces is answered once, when its line is complete; two in one
+ * write are answered in order */
+static void test_pieces_and_pipelining(void **state)
+{
+	struct server *s = server_new();
+	int fd = client(s);
+	size_t half = strlen(reg) / 2;
+	bool closed;
+	json_t *j;
+
+	(void)state;
+	say(s, fd, reg, half);
+	j = answer(s, fd, &closed);
+	assert_null(j); /* nothing yet: the line is not complete */
+	assert_false(closed);
+	assert_int_equal(s->runs.n, 0);
+	say(s, fd, reg + half, strlen(reg) - half);
+	expect(s, fd, true, NULL, NULL);
+	assert_int_equal(s->runs.n, 1);
+	{
+		static const char two[] = "{\"op\":\"unregister\",\"id\":\"r1\"}\n"
+					  "{\"op\":\"unregister\",\"id\":\"r1\"}\n";
+
+		say(s, fd, two, sizeof(two) - 1);
+		expect(s, fd, true, NULL, NULL);
+		expect(s, fd, false, "ENOENT", "no such run");
+	}
+	close(fd);
+	turn(s, 10);
+	server_free(s);
+}
+
+/* malformed requests and unknown operations: an error, then the connection ends;
+ * another connection is served as before */
+static void test_malformed(void **state)
+{
+	static const struct {
+		const char *line;
+		const char *why;
+	} bad[] = {
+	    {"{\"op\":\"lsit\"}\n", "unknown or missing op"},
+	    {"{\"op\":\"shutdown\"}\n", "unknown or missing op"},
+	    {"hello\n", "not JSON"},
+	    {"{\"op\":\"list\",\"id\":\"x\"}\n", "does not take"},
+	    {"{\"op\":\"unregister\",\"id\":\"a b\"}\n", "bad run id"},
+	};
+	struct server *s = server_new();
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int fd = client(s);
+
+		say(s, fd, bad[i].line, strlen(bad[i].line));
+		expect(s, fd, false, "EINVAL", bad[i].why);
+		expect_closed(s, fd);
+		close(fd);
+	}
+	/* the control: a good request on a new connection */
+	{
+		int fd = client(s);
+
+		says(s, fd, "{\"op\":\"stats\"}\n");
+		expect(s, fd, true, NULL, NULL);
+		close(fd);
+	}
+	turn(s, 10);
+	assert_null(s->ctl.conns);
+	server_free(s);
+}
+
+/* a request longer than GW_CTL_MAX without its newline: E2BIG and closed */
+static void test_oversized(void **state)
+{
+	struct server *s = server_new();
+	size_t n = GW_CTL_MAX + 4096;
+	char *big = malloc(n);
+	int fd = client(s);
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, ' ', n);
+	memcpy(big, "{\"op\":\"list\",\"pad\":\"", 20);
+	say(s, fd, big, n);
+	expect(s, fd, false, "E2BIG", NULL);
+	expect_closed(s, fd);
+	close(fd);
+	/* just under the limit, then the newline: parsed (and refused for its unknown key) */
+	fd = client(s);
+	memset(big, ' ', n);
+	memcpy(big, "{\"op\":\"list\",\"pad\":\"x\"}", 23);
+	big[GW_CTL_MAX - 1] = '\n';
+	say(s, fd, big, GW_CTL_MAX);
+	expect(s, fd, false, "EINVAL", "unknown key");
+	close(fd);
+	turn(s, 10);
+	free(big);
+	server_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_good),
+	    cmocka_unit_test(test_pieces_and_pipelining),
+	    cmocka_unit_test(test_malformed),
+	    cmocka_unit_test(test_oversized),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
