@@ -80,8 +80,12 @@ int run_record_parse(const char *text, struct run_record *r)
 
 		if (!nl)
 			nl = p + strlen(p);
+		if (nl == p) { /* a blank line */
+			p = *nl ? nl + 1 : nl;
+			continue;
+		}
 		if (!eq || eq > nl)
-			return nl == p ? (p = nl + (*nl ? 1 : 0), 0) : -EINVAL;
+			return -EINVAL;
 		klen = (size_t)(eq - p);
 		vlen = (size_t)(nl - eq - 1);
 		for (size_t i = 0; i < WD_ARRAY_SIZE(fields); i++) {
