@@ -148,9 +148,8 @@ void run_network_down(struct run *r)
 
 	if (r->fw_added) {
 		wd_err_clear(&err);
-		if (!r->fw && fw_conn_open(&r->fw, &err))
-			fprintf(stderr, "warden run: teardown: nft: %s\n", err.msg);
-		else if (fw_conn_run_del(r->fw, &r->fcfg, &r->fr, &err))
+		if ((!r->fw && fw_conn_open(&r->fw, &err)) ||
+		    fw_conn_run_del(r->fw, &r->fcfg, &r->fr, &err))
 			fprintf(stderr, "warden run: teardown: nft: %s\n", err.msg);
 		r->fw_added = false;
 	}

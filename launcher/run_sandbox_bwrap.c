@@ -170,8 +170,11 @@ static int prepare_exec(void *arg, struct run_child_exec *x, struct run_child_re
 	*rep = (struct run_child_report){ENOMEM, BWRAP_CHILD_ARGS, 0};
 	gfd = calloc(b->ngrants + 1, sizeof(*gfd));
 	keep = calloc(b->ngrants + BWRAP_NDATA + 3, sizeof(*keep));
-	if (!gfd || !keep)
+	if (!gfd || !keep) {
+		free(gfd);
+		free(keep);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < b->ngrants; i++) {
 		int stage;
 

@@ -552,7 +552,7 @@ int policy_gwconf_parse(const char *buf, size_t len, const char *filename, struc
 		parse_listen(d, v[TOP_LISTEN], c);
 	if (v[TOP_LIMITS])
 		parse_limits(d, v[TOP_LIMITS], c);
-	if (c->user[0] == '-') {
+	if (v[TOP_USER] && c->user[0] == '-') {
 		diag_err(d, v[TOP_USER], "user: `%s` starts with `-`; expected a user name",
 			 c->user);
 	}

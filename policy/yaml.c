@@ -207,6 +207,8 @@ struct yt_state {
 static int yt_attach(struct yt_state *st, struct yt_node *n)
 {
 	if (st->depth == 0) {
+		if (st->root) /* one document has one root; libyaml never sends a second */
+			return -EINVAL;
 		st->root = n;
 		return 0;
 	}
