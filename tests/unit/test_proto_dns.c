@@ -16,7 +16,6 @@
 
 #include "proto_captures.h"
 
-
 /* ---- a message builder ---- */
 
 struct mb {
