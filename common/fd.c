@@ -141,8 +141,7 @@ static int close_listed(const int *keep, size_t n)
 		if (wd_parse_uint(de->d_name, INT_MAX, &v)) /* ".", ".." */
 			continue;
 		fd = (int)v;
-		if (fd <= 2 || fd == dirfd(d) ||
-		    bsearch(&fd, keep, n, sizeof(*keep), int_cmp))
+		if (fd <= 2 || fd == dirfd(d) || bsearch(&fd, keep, n, sizeof(*keep), int_cmp))
 			continue;
 		close(fd);
 	}

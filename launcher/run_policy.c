@@ -72,9 +72,10 @@ static int invoking_user(struct run *r, const char **ret_home)
 	*ret_home = NULL;
 	if (r->uid != 0)
 		return 0;
-	if (su && sg && (wd_parse_uint(su, UINT32_MAX - 1, &id_u) ||
-			 wd_parse_uint(sg, UINT32_MAX - 1, &id_g)))
-		return run_fail(r, "user", "run warden through sudo, or unset SUDO_UID and SUDO_GID",
+	if (su && sg &&
+	    (wd_parse_uint(su, UINT32_MAX - 1, &id_u) || wd_parse_uint(sg, UINT32_MAX - 1, &id_g)))
+		return run_fail(r, "user",
+				"run warden through sudo, or unset SUDO_UID and SUDO_GID",
 				"SUDO_UID `%s` and SUDO_GID `%s` are not a uid and a gid", su, sg);
 	if (su && sg && id_u > 0) {
 		r->uid = r->caller_uid = (uid_t)id_u;
