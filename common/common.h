@@ -366,6 +366,17 @@ uint64_t wd_mono_ns(void);
 int wd_rfc3339(const struct timespec *ts, char *out, size_t outlen);
 
 /**
+ * wd_rfc3339_parse() - an RFC 3339 time back to a timespec (what the audit decoder reads)
+ * @s:		"YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)", NUL-terminated; "T" and "Z" may be
+ *		lower case; digits of the fraction past nanoseconds are read and dropped
+ * @out:	the time, in UTC
+ *
+ * Return: 0, or -EINVAL when @s is not that form or a field is out of range (month, day,
+ * hour, minute; a second of 60, a leap second, is taken and folds into the next minute).
+ */
+int wd_rfc3339_parse(const char *s, struct timespec *out);
+
+/**
  * wd_levenshtein() - edit distance between two short strings (for "did you mean")
  * Return: the distance, capped at 255.
  */

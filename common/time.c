@@ -1,10 +1,11 @@
 /* time.c - clocks and timestamps. wd_rfc3339() is on the audit encoder's path (one event
  * per DNS query): it formats with civil-date arithmetic, without stdio, gmtime_r() or the
- * time zone machinery. */
+ * time zone machinery. wd_rfc3339_parse() is its way back, for the audit decoder. */
 #include "common/common.h"
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 uint64_t wd_mono_ns(void)
 {
@@ -74,5 +75,68 @@ int wd_rfc3339(const struct timespec *ts, char *out, size_t outlen)
 	o = put2(o, us / 100 % 100, 0);
 	o = put2(o, us % 100, 'Z');
 	*o = '\0';
+	return 0;
+}
+
+static bool digits(const char *s, int n, int *out)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+int wd_rfc3339_parse(const char *s, struct timespec *out)
+{
+	int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
+	long nsec = 0;
+	struct tm tm = {0};
+	time_t t;
+
+	if (strlen(s) < 20 || !digits(s, 4, &y) || s[4] != '-' || !digits(s + 5, 2, &mo) ||
+	    s[7] != '-' || !digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
+	    !digits(s + 11, 2, &h) || s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' ||
+	    !digits(s + 17, 2, &sec))
+		return -EINVAL;
+	s += 19;
+	if (*s == '.') {
+		long scale = 100000000L;
+		int nd = 0;
+
+		for (s++; *s >= '0' && *s <= '9'; s++, nd++)
+			if (nd < 9) {
+				nsec += (*s - '0') * scale;
+				scale /= 10;
+			}
+		if (nd == 0)
+			return -EINVAL;
+	}
+	if (*s == 'Z' || *s == 'z') {
+		s++;
+	} else if (*s == '+' || *s == '-') {
+		sign = *s == '+' ? 1 : -1;
+		if (!digits(s + 1, 2, &oh) || s[3] != ':' || !digits(s + 4, 2, &om) || oh > 23 ||
+		    om > 59)
+			return -EINVAL;
+		s += 6;
+	} else {
+		return -EINVAL;
+	}
+	if (*s || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+		return -EINVAL;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	t = timegm(&tm);
+	out->tv_sec = t - sign * (oh * 3600 + om * 60);
+	out->tv_nsec = nsec;
 	return 0;
 }

@@ -23,12 +23,6 @@ static const char *const fs_keys[FS_N] = {"read", "write"};
 enum { GRANT_PATH, GRANT_SENSITIVE, GRANT_N };
 static const char *const grant_keys[GRANT_N] = {"path", "sensitive"};
 
-enum { NET_ALLOW, NET_N };
-static const char *const net_keys[NET_N] = {"allow"};
-
-enum { RULE_HOST, RULE_CIDR, RULE_PORTS, RULE_N };
-static const char *const rule_keys[RULE_N] = {"host", "cidr", "ports"};
-
 enum { ENV_ALLOW, ENV_SET, ENV_N };
 static const char *const env_keys[ENV_N] = {"allow", "set"};
 
@@ -55,15 +49,7 @@ static const struct {
     [LIM_TIMEOUT] = {1, 604800}, [LIM_DISK] = {1, 16777216},
 };
 
-static const uint16_t default_ports[] = {80, 443};
-
-struct pctx {
-	struct policy_diags *d;
-	struct wd_policy *p;
-	int oom;
-};
-
-static char *xstrdup(struct pctx *c, const char *s)
+char *pctx_strdup(struct pctx *c, const char *s)
 {
 	char *r = strdup(s);
 
@@ -72,7 +58,7 @@ static char *xstrdup(struct pctx *c, const char *s)
 	return r;
 }
 
-static void *xcalloc(struct pctx *c, size_t n, size_t size)
+void *pctx_calloc(struct pctx *c, size_t n, size_t size)
 {
 	void *r = calloc(n ? n : 1, size);
 
@@ -154,14 +140,14 @@ static void parse_command(struct pctx *c, const struct yt_node *n)
 			 "arguments, like [\"/usr/bin/node\", \"server.js\"]");
 		return;
 	}
-	p->command = xcalloc(c, n->nkids + 1, sizeof(char *));
+	p->command = pctx_calloc(c, n->nkids + 1, sizeof(char *));
 	if (!p->command)
 		return;
 	for (size_t i = 0; i < n->nkids; i++) {
 		const char *s = yt_str(c->d, n->kids[i], "command");
 
 		if (s)
-			p->command[p->ncommand++] = xstrdup(c, s);
+			p->command[p->ncommand++] = pctx_strdup(c, s);
 	}
 }
 
@@ -182,7 +168,7 @@ static void parse_grants(struct pctx *c, const struct yt_node *n, const char *wh
 
 	if (yt_want_seq(c->d, n, what))
 		return;
-	g = xcalloc(c, n->nkids, sizeof(*g));
+	g = pctx_calloc(c, n->nkids, sizeof(*g));
 	if (!g)
 		return;
 	*ret = g;
@@ -231,7 +217,7 @@ static void parse_grants(struct pctx *c, const struct yt_node *n, const char *wh
 				 what, path);
 			continue;
 		}
-		g[*nret].path = xstrdup(c, path);
+		g[*nret].path = pctx_strdup(c, path);
 		g[*nret].sensitive = sensitive;
 		g[*nret].line = item->line;
 		g[*nret].col = item->col;
@@ -249,311 +235,6 @@ static void parse_filesystem(struct pctx *c, const struct yt_node *n)
 		parse_grants(c, v[FS_READ], "filesystem.read", &c->p->read, &c->p->nread);
 	if (v[FS_WRITE])
 		parse_grants(c, v[FS_WRITE], "filesystem.write", &c->p->write, &c->p->nwrite);
-}
-
-/* ------------------------------------------------------------ network */
-
-static int port_cmp(const void *a, const void *b)
-{
-	return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
-}
-
-/* sort and deduplicate @r's ports, then make its text */
-static void rule_finish(struct pctx *c, struct policy_rule *r)
-{
-	struct wd_buf t = WD_BUF_INIT;
-	size_t k = 0;
-	int ret = 0;
-
-	qsort(r->ports, r->nports, sizeof(uint16_t), port_cmp);
-	for (size_t i = 0; i < r->nports; i++)
-		if (!k || r->ports[k - 1] != r->ports[i])
-			r->ports[k++] = r->ports[i];
-	r->nports = k;
-	if (r->kind == POLICY_RULE_CIDR) {
-		char cidr[64];
-
-		ret |= wd_cidr_format(r->family, r->addr, r->prefix, cidr, sizeof(cidr));
-		ret |= wd_buf_puts(&t, cidr);
-	} else {
-		ret |=
-		    wd_buf_printf(&t, "%s%s", r->kind == POLICY_RULE_WILDCARD ? "*." : "", r->host);
-	}
-	for (size_t i = 0; i < r->nports; i++)
-		ret |= wd_buf_printf(&t, "%c%u", i ? ',' : ':', r->ports[i]);
-	if (ret) {
-		c->oom = 1;
-		wd_buf_free(&t);
-		return;
-	}
-	r->text = t.data;
-}
-
-/*
- * Check a host pattern (exact or `*.suffix`) and fill @r's kind and host.
- * Return: 0, or -EINVAL after reporting at @at.
- */
-static int parse_host(struct pctx *c, const struct yt_node *at, const char *what, const char *text,
-		      struct policy_rule *r)
-{
-	char norm[256];
-	const char *name = text;
-	enum host_check hc;
-
-	if (net_is_ip_literal(text) || text[0] == '[') {
-		diag_err(c->d, at,
-			 "%s: `%s` is an IP address; expected a host name (allow "
-			 "addresses with { cidr: \"ADDRESS/PREFIX\", ports: [PORT] })",
-			 what, text);
-		return -EINVAL;
-	}
-	if (strchr(text, '*')) {
-		if (strncmp(text, "*.", 2) || strchr(text + 2, '*')) {
-			diag_err(c->d, at,
-				 "%s: found `%s`; a wildcard must be the whole leftmost "
-				 "label, like `*.example.com`",
-				 what, text);
-			return -EINVAL;
-		}
-		name = text + 2;
-	}
-	hc = host_normalise(name, norm, sizeof(norm));
-	if (hc != HOST_OK) {
-		diag_err(c->d, at, "%s: `%s` is not a valid host name: %s", what, text,
-			 host_check_text(hc));
-		return -EINVAL;
-	}
-	if (name != text && !strchr(norm, '.')) {
-		diag_err(c->d, at,
-			 "%s: `%s` covers a whole top-level domain; expected a wildcard "
-			 "over a registered name, like `*.example.%s`",
-			 what, text, norm);
-		return -EINVAL;
-	}
-	r->kind = name != text ? POLICY_RULE_WILDCARD : POLICY_RULE_HOST;
-	r->host = xstrdup(c, norm);
-	return r->host ? 0 : -ENOMEM;
-}
-
-static int set_default_ports(struct pctx *c, struct policy_rule *r)
-{
-	r->ports = xcalloc(c, WD_ARRAY_SIZE(default_ports), sizeof(uint16_t));
-	if (!r->ports)
-		return -ENOMEM;
-	memcpy(r->ports, default_ports, sizeof(default_ports));
-	r->nports = WD_ARRAY_SIZE(default_ports);
-	return 0;
-}
-
-/* "host", "host:port", "*.suffix", "*.suffix:port" */
-static int parse_rule_string(struct pctx *c, const struct yt_node *n, struct policy_rule *r)
-{
-	char host[300];
-	const char *s = yt_str(c->d, n, "network.allow"), *colon;
-	uint64_t port = 0;
-
-	if (!s)
-		return -EINVAL;
-	colon = strchr(s, ':');
-	if (colon && (strchr(colon + 1, ':') || s[0] == '[')) {
-		diag_err(c->d, n,
-			 "network.allow: `%s` looks like an IPv6 address; expected a host "
-			 "name (allow addresses with { cidr: \"ADDRESS/PREFIX\", ports: [PORT] })",
-			 s);
-		return -EINVAL;
-	}
-	if (strlen(s) >= sizeof(host)) {
-		diag_err(c->d, n,
-			 "network.allow: the entry is %zu characters long; expected a "
-			 "host name of at most 253",
-			 strlen(s));
-		return -EINVAL;
-	}
-	snprintf(host, sizeof(host), "%s", s);
-	if (colon) {
-		const char *ps = colon + 1;
-
-		host[colon - s] = '\0';
-		if (!*ps || strlen(ps) > 5 || strspn(ps, "0123456789") != strlen(ps) ||
-		    (port = strtoull(ps, NULL, 10)) < 1 || port > 65535) {
-			diag_err(c->d, n,
-				 "network.allow: `%s` has the port `%s`; expected a port "
-				 "from 1 to 65535",
-				 s, ps);
-			return -EINVAL;
-		}
-	}
-	if (parse_host(c, n, "network.allow", host, r))
-		return -EINVAL;
-	if (!port)
-		return set_default_ports(c, r);
-	r->ports = xcalloc(c, 1, sizeof(uint16_t));
-	if (!r->ports)
-		return -ENOMEM;
-	r->ports[0] = (uint16_t)port;
-	r->nports = 1;
-	return 0;
-}
-
-static int parse_ports(struct pctx *c, const struct yt_node *n, struct policy_rule *r)
-{
-	int ret = 0;
-
-	if (yt_want_seq(c->d, n, "ports"))
-		return -EINVAL;
-	if (n->nkids == 0) {
-		diag_err(c->d, n, "ports: found an empty list; expected at least one port");
-		return -EINVAL;
-	}
-	r->ports = xcalloc(c, n->nkids, sizeof(uint16_t));
-	if (!r->ports)
-		return -ENOMEM;
-	for (size_t i = 0; i < n->nkids; i++) {
-		uint64_t port;
-
-		if (yt_uint(c->d, n->kids[i], "ports", 1, 65535, &port)) {
-			ret = -EINVAL;
-			continue;
-		}
-		for (size_t k = 0; k < r->nports; k++)
-			if (r->ports[k] == port)
-				diag_warn(c->d, n->kids[i], "ports: %llu is listed twice",
-					  (unsigned long long)port);
-		r->ports[r->nports++] = (uint16_t)port;
-	}
-	return ret;
-}
-
-static int parse_cidr(struct pctx *c, const struct yt_node *n, struct policy_rule *r)
-{
-	const char *s = yt_str(c->d, n, "cidr");
-	struct wd_cidr net;
-	char canon[64];
-
-	if (!s)
-		return -EINVAL;
-	switch (wd_cidr_parse(s, WD_CIDR_BARE, &net)) {
-	case WD_CIDR_OK:
-		break;
-	case WD_CIDR_HOST_BITS:
-		wd_cidr_format(net.family, net.addr, net.prefix, canon, sizeof(canon));
-		diag_err(c->d, n,
-			 "cidr: `%s` has host bits set; expected the network address "
-			 "`%s` (or a /%u for one address)",
-			 s, canon, net.family == AF_INET ? 32 : 128);
-		return -EINVAL;
-	case WD_CIDR_MALFORMED:
-		diag_err(c->d, n,
-			 "cidr: found `%s`; expected an address range like "
-			 "`10.20.0.0/16` or `fd00:1::/64`",
-			 s);
-		return -EINVAL;
-	}
-	r->family = net.family;
-	memcpy(r->addr, net.addr, sizeof(r->addr));
-	r->prefix = net.prefix;
-	if (r->prefix == 0) {
-		diag_err(c->d, n, "cidr: `%s` covers every address; expected a narrower range", s);
-		return -EINVAL;
-	}
-	r->kind = POLICY_RULE_CIDR;
-	return 0;
-}
-
-static int parse_rule_map(struct pctx *c, const struct yt_node *n, struct policy_rule *r)
-{
-	const struct yt_node *v[RULE_N];
-	int ret = 0;
-
-	yt_map_keys(c->d, n, "a `network.allow` rule", rule_keys, RULE_N, v);
-	if (v[RULE_HOST] && v[RULE_CIDR]) {
-		diag_err(c->d, yt_key_of(n, v[RULE_CIDR]),
-			 "network.allow: a rule has both `host` "
-			 "and `cidr`; expected one of them (write two rules)");
-		return -EINVAL;
-	}
-	if (!v[RULE_HOST] && !v[RULE_CIDR]) {
-		diag_err(c->d, n,
-			 "network.allow: a rule has neither `host` nor `cidr`; expected "
-			 "{ host: NAME, ports: [...] } or { cidr: RANGE, ports: [...] }");
-		return -EINVAL;
-	}
-	if (v[RULE_HOST]) {
-		const char *s = yt_str(c->d, v[RULE_HOST], "host");
-
-		if (s && strchr(s, ':') && !net_is_ip_literal(s) && s[0] != '[') {
-			diag_err(c->d, v[RULE_HOST],
-				 "host: found `%s`; expected a name without a "
-				 "port (put ports in `ports`)",
-				 s);
-			ret = -EINVAL;
-		} else if (!s || parse_host(c, v[RULE_HOST], "host", s, r)) {
-			ret = -EINVAL;
-		}
-	} else if (parse_cidr(c, v[RULE_CIDR], r)) {
-		ret = -EINVAL;
-	}
-	if (v[RULE_PORTS]) {
-		if (parse_ports(c, v[RULE_PORTS], r))
-			ret = -EINVAL;
-	} else if (v[RULE_CIDR]) {
-		diag_err(c->d, n,
-			 "network.allow: a `cidr` rule has no `ports`; expected explicit "
-			 "ports, like ports: [443]");
-		ret = -EINVAL;
-	} else if (!ret) {
-		ret = set_default_ports(c, r);
-	}
-	return ret;
-}
-
-static void parse_network(struct pctx *c, const struct yt_node *n)
-{
-	const struct yt_node *v[NET_N], *allow;
-	struct wd_policy *p = c->p;
-
-	if (yt_map_keys(c->d, n, "`network`", net_keys, NET_N, v) || !v[NET_ALLOW])
-		return;
-	allow = v[NET_ALLOW];
-	if (yt_want_seq(c->d, allow, "network.allow"))
-		return;
-	p->rules = xcalloc(c, allow->nkids, sizeof(*p->rules));
-	if (!p->rules)
-		return;
-	for (size_t i = 0; i < allow->nkids; i++) {
-		const struct yt_node *item = allow->kids[i];
-		struct policy_rule *r = &p->rules[p->nrules];
-		int ret;
-
-		memset(r, 0, sizeof(*r));
-		if (item->type == YT_SCALAR) {
-			ret = parse_rule_string(c, item, r);
-		} else if (item->type == YT_MAP) {
-			ret = parse_rule_map(c, item, r);
-		} else {
-			diag_err(c->d, item,
-				 "network.allow: found a list; expected a host name or "
-				 "{ host: ..., ports: [...] } / { cidr: ..., ports: [...] }");
-			ret = -EINVAL;
-		}
-		if (ret) {
-			free(r->host);
-			free(r->ports);
-			memset(r, 0, sizeof(*r));
-			continue;
-		}
-		r->line = item->line;
-		r->col = item->col;
-		rule_finish(c, r);
-		for (size_t k = 0; k < p->nrules && r->text; k++)
-			if (p->rules[k].text && !strcmp(p->rules[k].text, r->text)) {
-				diag_warn(c->d, item,
-					  "network.allow: `%s` repeats the rule at line %d",
-					  r->text, p->rules[k].line);
-				break;
-			}
-		p->nrules++;
-	}
 }
 
 /* ------------------------------------------------------------ env */
@@ -594,7 +275,7 @@ static void parse_env(struct pctx *c, const struct yt_node *n)
 		return;
 	allow = v[ENV_ALLOW];
 	if (allow && !yt_want_seq(c->d, allow, "env.allow")) {
-		p->env_allow = xcalloc(c, allow->nkids, sizeof(char *));
+		p->env_allow = pctx_calloc(c, allow->nkids, sizeof(char *));
 		for (size_t i = 0; p->env_allow && i < allow->nkids; i++) {
 			const char *s = env_name(c, allow->kids[i], "env.allow");
 			bool dup = false;
@@ -608,7 +289,7 @@ static void parse_env(struct pctx *c, const struct yt_node *n)
 					  s);
 				continue;
 			}
-			p->env_allow[p->nenv_allow++] = xstrdup(c, s);
+			p->env_allow[p->nenv_allow++] = pctx_strdup(c, s);
 		}
 	}
 	set = v[ENV_SET];
@@ -621,7 +302,7 @@ static void parse_env(struct pctx *c, const struct yt_node *n)
 		diag_err(c->d, set, "env.set: found %s; expected a mapping of NAME: value", found);
 		return;
 	}
-	p->env_set = xcalloc(c, set->nkids / 2, sizeof(*p->env_set));
+	p->env_set = pctx_calloc(c, set->nkids / 2, sizeof(*p->env_set));
 	for (size_t i = 0; p->env_set && i + 1 < set->nkids; i += 2) {
 		const struct yt_node *key = set->kids[i], *val = set->kids[i + 1];
 		const char *name = env_name(c, key, "env.set"), *value;
@@ -649,8 +330,8 @@ static void parse_env(struct pctx *c, const struct yt_node *n)
 			continue;
 		}
 		value = val->str;
-		p->env_set[p->nenv_set].name = xstrdup(c, name);
-		p->env_set[p->nenv_set].value = xstrdup(c, value);
+		p->env_set[p->nenv_set].name = pctx_strdup(c, name);
+		p->env_set[p->nenv_set].value = pctx_strdup(c, value);
 		p->env_set[p->nenv_set].line = key->line;
 		p->env_set[p->nenv_set].col = key->col;
 		if (!p->env_set[p->nenv_set].name || !p->env_set[p->nenv_set].value) {
@@ -841,7 +522,7 @@ int policy_parse(const char *buf, size_t len, const char *filename, struct wd_po
 		yt_free(root);
 		return -ENOMEM;
 	}
-	c.p->file = xstrdup(&c, filename);
+	c.p->file = pctx_strdup(&c, filename);
 	if (yt_map_keys(d, root, "the top level", top_keys, TOP_N, v))
 		goto out;
 	parse_version(&c, root, v[TOP_VERSION]);

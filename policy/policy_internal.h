@@ -175,6 +175,21 @@ struct policy_matcher {
 	size_t ncidr;
 };
 
+/* The parser's state while it walks one policy (policy.c, network.c). */
+struct pctx {
+	struct policy_diags *d;
+	struct wd_policy *p;
+	int oom; /* an allocation failed: the parse fails with -ENOMEM */
+};
+
+/* pctx_strdup(), pctx_calloc() - strdup(), calloc() (of at least one element) that set
+ * @c->oom when they fail. */
+char *pctx_strdup(struct pctx *c, const char *s);
+void *pctx_calloc(struct pctx *c, size_t n, size_t size);
+
+/* parse_network() - the `network` map into @c->p->rules (network.c) */
+void parse_network(struct pctx *c, const struct yt_node *n);
+
 /**
  * matcher_build() - compile @p->rules into @p->matcher
  * Return: 0, or -ENOMEM.

@@ -3,6 +3,7 @@
  * items under one key, zeroed tables, sweeps, and a flood of names chosen to collide under
  * FNV-1a (as a sandbox could choose them against an unkeyed table) costing few probes per
  * lookup. */
+#include "flood.h"
 #include "common/common.h"
 
 #include <errno.h>
@@ -236,17 +237,6 @@ static void test_table_sweep(void **state)
 	}
 }
 
-static uint32_t fnv1a(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++) {
-		h ^= (uint8_t)*s;
-		h *= 16777619u;
-	}
-	return h;
-}
-
 /*
  * 1,000 names a sandbox could ask for that all fall in one bucket of a 1024-bucket table
  * keyed by FNV-1a (found by search, as an attacker would): there every lookup walks the
@@ -260,24 +250,15 @@ static void test_fnv_flood(void **state)
 	struct item *items = calloc(N, sizeof(*items));
 	struct wd_htable t;
 	uint32_t target = 0;
-	size_t n = 0;
 	uint64_t before;
 
 	(void)state;
 	assert_non_null(names);
 	assert_non_null(items);
-	for (uint64_t i = 0; n < N; i++) {
-		char cand[32];
-
-		snprintf(cand, sizeof(cand), "x%llx.flood.test", (unsigned long long)i);
-		if (i == 0)
-			target = fnv1a(cand) & (BUCKETS - 1);
-		if ((fnv1a(cand) & (BUCKETS - 1)) == target)
-			snprintf(names[n++], sizeof(names[0]), "%s", cand);
-	}
+	target = flood_names(names, N, 0, BUCKETS - 1);
 	/* they do collide under FNV-1a (the premise of the test) */
 	for (size_t i = 0; i < N; i++)
-		assert_int_equal(fnv1a(names[i]) & (BUCKETS - 1), target);
+		assert_int_equal(flood_fnv1a(0, names[i]) & (BUCKETS - 1), target);
 	assert_int_equal(wd_htable_init(&t, BUCKETS / 2), 0);
 	for (size_t i = 0; i < N; i++) {
 		snprintf(items[i].key, sizeof(items[i].key), "%.23s", names[i]);

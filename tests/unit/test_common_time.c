@@ -1,6 +1,6 @@
-/* test_common_time.c - wd_rfc3339() of common/time.c (the audit log's timestamps): fixed
- * vectors at the edges of its range, leap days, times before 1970, refusals, and random
- * times against gmtime_r(3). */
+/* test_common_time.c - wd_rfc3339() and wd_rfc3339_parse() of common/time.c (the audit
+ * log's timestamps): fixed vectors at the edges of its range, leap days, times before 1970,
+ * refusals, random times against gmtime_r(3), and the parser's round trip and forms. */
 #include "common/common.h"
 
 #include <errno.h>
@@ -83,12 +83,78 @@ static void test_against_gmtime(void **state)
 	}
 }
 
+/* wd_rfc3339_parse() takes back what wd_rfc3339() writes, to the microsecond */
+static void test_parse_round_trip(void **state)
+{
+	char out[28];
+
+	(void)state;
+	srand(12);
+	for (int i = 0; i < 100000; i++) {
+		int64_t span = 253402300799LL + 62167219200LL;
+		uint64_t r = ((uint64_t)rand() << 31) ^ (uint64_t)rand();
+		struct timespec ts = {(time_t)((int64_t)(r % (uint64_t)span) - 62167219200LL),
+				      (rand() % 1000000L) * 1000L};
+		struct timespec back = {0, 0};
+
+		assert_int_equal(wd_rfc3339(&ts, out, sizeof(out)), 0);
+		assert_int_equal(wd_rfc3339_parse(out, &back), 0);
+		assert_int_equal((int64_t)back.tv_sec, (int64_t)ts.tv_sec);
+		assert_int_equal(back.tv_nsec, ts.tv_nsec);
+	}
+}
+
+/* offsets, lower case, long fractions; and what is not RFC 3339 */
+static void test_parse_forms(void **state)
+{
+	static const struct {
+		const char *in;
+		int64_t sec;
+		long nsec;
+	} ok[] = {
+	    {"2026-11-29T10:14:15Z", 1795947255, 0},
+	    {"2026-11-29t10:14:15z", 1795947255, 0},
+	    {"2026-11-29T11:14:15+01:00", 1795947255, 0},
+	    {"2026-11-29T05:44:15-04:30", 1795947255, 0},
+	    {"2026-11-29T10:14:15.5Z", 1795947255, 500000000L},
+	    {"2026-11-29T10:14:15.123456789123Z", 1795947255, 123456789L},
+	};
+	static const char *const bad[] = {
+	    "",
+	    "2026-11-29",
+	    "2026-11-29 10:14:15Z",
+	    "2026-11-29T10:14:15",
+	    "2026-11-29T10:14:15.Z",
+	    "2026-13-29T10:14:15Z",
+	    "2026-11-32T10:14:15Z",
+	    "2026-11-29T24:14:15Z",
+	    "2026-11-29T10:60:15Z",
+	    "2026-11-29T10:14:61Z",
+	    "2026-11-29T10:14:15+24:00",
+	    "2026-11-29T10:14:15+01:60",
+	    "2026-11-29T10:14:15Zjunk",
+	    "20x6-11-29T10:14:15Z",
+	};
+	struct timespec ts;
+
+	(void)state;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(ok); i++) {
+		assert_int_equal(wd_rfc3339_parse(ok[i].in, &ts), 0);
+		assert_int_equal((int64_t)ts.tv_sec, ok[i].sec);
+		assert_int_equal(ts.tv_nsec, ok[i].nsec);
+	}
+	for (size_t i = 0; i < WD_ARRAY_SIZE(bad); i++)
+		assert_int_equal(wd_rfc3339_parse(bad[i], &ts), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_vectors),
 	    cmocka_unit_test(test_refused),
 	    cmocka_unit_test(test_against_gmtime),
+	    cmocka_unit_test(test_parse_round_trip),
+	    cmocka_unit_test(test_parse_forms),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,6 @@
 /* test_gw_cache.c - unit tests for the gateway's name cache (gateway/cache.c): TTL clamps,
  * replacement, a full cache, and a flood of FNV-colliding names. */
+#include "flood.h"
 #include "gateway/gw.h"
 
 #include <errno.h>
@@ -72,17 +73,6 @@ static void test_replace_and_full(void **state)
 	gw_cache_free(&c);
 }
 
-static uint32_t fnv1a(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++) {
-		h ^= (uint8_t)*s;
-		h *= 16777619u;
-	}
-	return h;
-}
-
 /*
  * 1,000 names a sandbox could ask for that all fell in one chain of the former FNV-1a
  * cache (1,024 buckets for a cache of 1,024): there a lookup compared ~500 names. Under
@@ -95,22 +85,12 @@ static void test_fnv_flood(void **state)
 	char(*names)[32] = calloc(N, sizeof(*names));
 	struct gw_cache c;
 	struct gw_addr a;
-	uint32_t target = 0;
 	uint64_t before;
-	size_t n = 0;
 
 	(void)state;
 	assert_non_null(names);
 	gw_addr_parse("203.0.113.10", &a);
-	for (uint64_t i = 0; n < N; i++) {
-		char cand[32];
-
-		snprintf(cand, sizeof(cand), "x%llx.flood.test", (unsigned long long)i);
-		if (i == 0)
-			target = fnv1a(cand) & (BUCKETS - 1);
-		if ((fnv1a(cand) & (BUCKETS - 1)) == target)
-			snprintf(names[n++], sizeof(names[0]), "%s", cand);
-	}
+	flood_names(names, N, 0, BUCKETS - 1);
 	assert_int_equal(gw_cache_init(&c, BUCKETS, 1, 60), 0);
 	/* the even ones live 10 s, the odd ones 60 s */
 	for (size_t i = 0; i < N; i++)

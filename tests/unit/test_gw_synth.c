@@ -1,5 +1,6 @@
 /* test_gw_synth.c - unit tests for the synthetic address pool (gateway/synth.c), with a
  * flood of FNV-colliding names. */
+#include "flood.h"
 #include "gateway/gw.h"
 
 #include <arpa/inet.h>
@@ -122,18 +123,6 @@ static void test_many(void **state)
 	gw_synth_free(&s);
 }
 
-/* the former index's hash: FNV-1a seeded with the family */
-static uint32_t fnv1a_family(int family, const char *s)
-{
-	uint32_t h = 2166136261u + (uint32_t)family;
-
-	for (; *s; s++) {
-		h ^= (uint8_t)*s;
-		h *= 16777619u;
-	}
-	return h;
-}
-
 /*
  * 1,000 names a sandbox could ask addresses for that all fell in one home slot of the
  * former FNV-1a name index (2,048 slots for 1,000 entries): there each lookup walked the
@@ -146,22 +135,13 @@ static void test_fnv_flood(void **state)
 	char(*names)[32] = calloc(N, sizeof(*names));
 	struct gw_addr *addrs = calloc(N, sizeof(*addrs));
 	struct gw_synth s;
-	uint32_t target = 0;
 	uint64_t before;
-	size_t n = 0;
 
 	(void)state;
 	assert_non_null(names);
 	assert_non_null(addrs);
-	for (uint64_t i = 0; n < N; i++) {
-		char cand[32];
-
-		snprintf(cand, sizeof(cand), "x%llx.flood.test", (unsigned long long)i);
-		if (i == 0)
-			target = fnv1a_family(AF_INET, cand) & (SLOTS - 1);
-		if ((fnv1a_family(AF_INET, cand) & (SLOTS - 1)) == target)
-			snprintf(names[n++], sizeof(names[0]), "%s", cand);
-	}
+	/* the former index seeded FNV-1a with the family */
+	flood_names(names, N, AF_INET, SLOTS - 1);
 	assert_int_equal(gw_synth_init(&s, "100.96.0.0/12", "fd77:7764:5300::/48", 65536, 5), 0);
 	for (size_t i = 0; i < N; i++)
 		assert_int_equal(gw_synth_get(&s, AF_INET, names[i], &addrs[i]), 1);

@@ -1,5 +1,6 @@
 /* test_policy.c - the policy parser (every bad input with its exact position),
  * the matcher's tricky cases, rendering, and the gateway config loader. */
+#include "flood.h"
 #include "policy/policy.h"
 #include "policy/policy_internal.h"
 
@@ -674,17 +675,6 @@ static void test_match_many_rules(void **state)
 	wd_buf_free(&y);
 }
 
-static uint32_t fnv1a(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++) {
-		h ^= (uint8_t)*s;
-		h *= 16777619u;
-	}
-	return h;
-}
-
 /*
  * 1,000 exact and 1,000 wildcard rules whose names all fell in one home slot of the former
  * FNV-1a tables (4,096 slots for 2,000 rules): there each lookup walked the whole cluster.
@@ -698,22 +688,12 @@ static void test_match_fnv_flood(void **state)
 	struct wd_buf y = WD_BUF_INIT;
 	struct policy_diags d;
 	struct wd_policy *p;
-	uint32_t target = 0;
 	uint64_t before, lookups = 0;
 	char name[64];
-	size_t n = 0;
 
 	(void)state;
 	assert_non_null(names);
-	for (uint64_t i = 0; n < N; i++) {
-		char cand[32];
-
-		snprintf(cand, sizeof(cand), "x%llx.flood.test", (unsigned long long)i);
-		if (i == 0)
-			target = fnv1a(cand) & (SLOTS - 1);
-		if ((fnv1a(cand) & (SLOTS - 1)) == target)
-			snprintf(names[n++], sizeof(names[0]), "%s", cand);
-	}
+	flood_names(names, N, 0, SLOTS - 1);
 	wd_buf_puts(&y, "version: 1\nnetwork:\n  allow:\n");
 	for (size_t i = 0; i < N; i++)
 		wd_buf_printf(&y, "    - \"%s\"\n    - \"*.%s\"\n", names[i], names[i]);

@@ -1,4 +1,4 @@
-/* net.c - host name and address-literal syntax shared by policies, the matcher
+/* hostname.c - host name and address-literal syntax shared by policies, the matcher
  * and the gateway config: normalisation and checks, no I/O. Address ranges are
  * common/net.c's (wd_cidr_parse()). */
 #include "policy/policy_internal.h"

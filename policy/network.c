@@ -1,0 +1,323 @@
+/* network.c - the policy's `network` section: each `network.allow` item (a host name, a
+ * "host:port" string, or a { host | cidr, ports } map) -> struct policy_rule, checked and
+ * normalised, ports sorted and deduplicated, its text made for the audit log (pure: no
+ * I/O). A part of the parser in policy.c, which calls parse_network().
+ */
+#include "policy/policy_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+enum { NET_ALLOW, NET_N };
+static const char *const net_keys[NET_N] = {"allow"};
+
+enum { RULE_HOST, RULE_CIDR, RULE_PORTS, RULE_N };
+static const char *const rule_keys[RULE_N] = {"host", "cidr", "ports"};
+
+static const uint16_t default_ports[] = {80, 443};
+
+static int port_cmp(const void *a, const void *b)
+{
+	return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
+}
+
+/* sort and deduplicate @r's ports, then make its text */
+static void rule_finish(struct pctx *c, struct policy_rule *r)
+{
+	struct wd_buf t = WD_BUF_INIT;
+	size_t k = 0;
+	int ret = 0;
+
+	qsort(r->ports, r->nports, sizeof(uint16_t), port_cmp);
+	for (size_t i = 0; i < r->nports; i++)
+		if (!k || r->ports[k - 1] != r->ports[i])
+			r->ports[k++] = r->ports[i];
+	r->nports = k;
+	if (r->kind == POLICY_RULE_CIDR) {
+		char cidr[64];
+
+		ret |= wd_cidr_format(r->family, r->addr, r->prefix, cidr, sizeof(cidr));
+		ret |= wd_buf_puts(&t, cidr);
+	} else {
+		ret |=
+		    wd_buf_printf(&t, "%s%s", r->kind == POLICY_RULE_WILDCARD ? "*." : "", r->host);
+	}
+	for (size_t i = 0; i < r->nports; i++)
+		ret |= wd_buf_printf(&t, "%c%u", i ? ',' : ':', r->ports[i]);
+	if (ret) {
+		c->oom = 1;
+		wd_buf_free(&t);
+		return;
+	}
+	r->text = t.data;
+}
+
+/*
+ * Check a host pattern (exact or `*.suffix`) and fill @r's kind and host.
+ * Return: 0, or -EINVAL after reporting at @at.
+ */
+static int parse_host(struct pctx *c, const struct yt_node *at, const char *what, const char *text,
+		      struct policy_rule *r)
+{
+	char norm[256];
+	const char *name = text;
+	enum host_check hc;
+
+	if (net_is_ip_literal(text) || text[0] == '[') {
+		diag_err(c->d, at,
+			 "%s: `%s` is an IP address; expected a host name (allow "
+			 "addresses with { cidr: \"ADDRESS/PREFIX\", ports: [PORT] })",
+			 what, text);
+		return -EINVAL;
+	}
+	if (strchr(text, '*')) {
+		if (strncmp(text, "*.", 2) || strchr(text + 2, '*')) {
+			diag_err(c->d, at,
+				 "%s: found `%s`; a wildcard must be the whole leftmost "
+				 "label, like `*.example.com`",
+				 what, text);
+			return -EINVAL;
+		}
+		name = text + 2;
+	}
+	hc = host_normalise(name, norm, sizeof(norm));
+	if (hc != HOST_OK) {
+		diag_err(c->d, at, "%s: `%s` is not a valid host name: %s", what, text,
+			 host_check_text(hc));
+		return -EINVAL;
+	}
+	if (name != text && !strchr(norm, '.')) {
+		diag_err(c->d, at,
+			 "%s: `%s` covers a whole top-level domain; expected a wildcard "
+			 "over a registered name, like `*.example.%s`",
+			 what, text, norm);
+		return -EINVAL;
+	}
+	r->kind = name != text ? POLICY_RULE_WILDCARD : POLICY_RULE_HOST;
+	r->host = pctx_strdup(c, norm);
+	return r->host ? 0 : -ENOMEM;
+}
+
+static int set_default_ports(struct pctx *c, struct policy_rule *r)
+{
+	r->ports = pctx_calloc(c, WD_ARRAY_SIZE(default_ports), sizeof(uint16_t));
+	if (!r->ports)
+		return -ENOMEM;
+	memcpy(r->ports, default_ports, sizeof(default_ports));
+	r->nports = WD_ARRAY_SIZE(default_ports);
+	return 0;
+}
+
+/* "host", "host:port", "*.suffix", "*.suffix:port" */
+static int parse_rule_string(struct pctx *c, const struct yt_node *n, struct policy_rule *r)
+{
+	char host[300];
+	const char *s = yt_str(c->d, n, "network.allow"), *colon;
+	uint64_t port = 0;
+
+	if (!s)
+		return -EINVAL;
+	colon = strchr(s, ':');
+	if (colon && (strchr(colon + 1, ':') || s[0] == '[')) {
+		diag_err(c->d, n,
+			 "network.allow: `%s` looks like an IPv6 address; expected a host "
+			 "name (allow addresses with { cidr: \"ADDRESS/PREFIX\", ports: [PORT] })",
+			 s);
+		return -EINVAL;
+	}
+	if (strlen(s) >= sizeof(host)) {
+		diag_err(c->d, n,
+			 "network.allow: the entry is %zu characters long; expected a "
+			 "host name of at most 253",
+			 strlen(s));
+		return -EINVAL;
+	}
+	snprintf(host, sizeof(host), "%s", s);
+	if (colon) {
+		const char *ps = colon + 1;
+
+		host[colon - s] = '\0';
+		if (!*ps || strlen(ps) > 5 || strspn(ps, "0123456789") != strlen(ps) ||
+		    (port = strtoull(ps, NULL, 10)) < 1 || port > 65535) {
+			diag_err(c->d, n,
+				 "network.allow: `%s` has the port `%s`; expected a port "
+				 "from 1 to 65535",
+				 s, ps);
+			return -EINVAL;
+		}
+	}
+	if (parse_host(c, n, "network.allow", host, r))
+		return -EINVAL;
+	if (!port)
+		return set_default_ports(c, r);
+	r->ports = pctx_calloc(c, 1, sizeof(uint16_t));
+	if (!r->ports)
+		return -ENOMEM;
+	r->ports[0] = (uint16_t)port;
+	r->nports = 1;
+	return 0;
+}
+
+static int parse_ports(struct pctx *c, const struct yt_node *n, struct policy_rule *r)
+{
+	int ret = 0;
+
+	if (yt_want_seq(c->d, n, "ports"))
+		return -EINVAL;
+	if (n->nkids == 0) {
+		diag_err(c->d, n, "ports: found an empty list; expected at least one port");
+		return -EINVAL;
+	}
+	r->ports = pctx_calloc(c, n->nkids, sizeof(uint16_t));
+	if (!r->ports)
+		return -ENOMEM;
+	for (size_t i = 0; i < n->nkids; i++) {
+		uint64_t port;
+
+		if (yt_uint(c->d, n->kids[i], "ports", 1, 65535, &port)) {
+			ret = -EINVAL;
+			continue;
+		}
+		for (size_t k = 0; k < r->nports; k++)
+			if (r->ports[k] == port)
+				diag_warn(c->d, n->kids[i], "ports: %llu is listed twice",
+					  (unsigned long long)port);
+		r->ports[r->nports++] = (uint16_t)port;
+	}
+	return ret;
+}
+
+static int parse_cidr(struct pctx *c, const struct yt_node *n, struct policy_rule *r)
+{
+	const char *s = yt_str(c->d, n, "cidr");
+	struct wd_cidr net;
+	char canon[64];
+
+	if (!s)
+		return -EINVAL;
+	switch (wd_cidr_parse(s, WD_CIDR_BARE, &net)) {
+	case WD_CIDR_OK:
+		break;
+	case WD_CIDR_HOST_BITS:
+		wd_cidr_format(net.family, net.addr, net.prefix, canon, sizeof(canon));
+		diag_err(c->d, n,
+			 "cidr: `%s` has host bits set; expected the network address "
+			 "`%s` (or a /%u for one address)",
+			 s, canon, net.family == AF_INET ? 32 : 128);
+		return -EINVAL;
+	case WD_CIDR_MALFORMED:
+		diag_err(c->d, n,
+			 "cidr: found `%s`; expected an address range like "
+			 "`10.20.0.0/16` or `fd00:1::/64`",
+			 s);
+		return -EINVAL;
+	}
+	r->family = net.family;
+	memcpy(r->addr, net.addr, sizeof(r->addr));
+	r->prefix = net.prefix;
+	if (r->prefix == 0) {
+		diag_err(c->d, n, "cidr: `%s` covers every address; expected a narrower range", s);
+		return -EINVAL;
+	}
+	r->kind = POLICY_RULE_CIDR;
+	return 0;
+}
+
+static int parse_rule_map(struct pctx *c, const struct yt_node *n, struct policy_rule *r)
+{
+	const struct yt_node *v[RULE_N];
+	int ret = 0;
+
+	yt_map_keys(c->d, n, "a `network.allow` rule", rule_keys, RULE_N, v);
+	if (v[RULE_HOST] && v[RULE_CIDR]) {
+		diag_err(c->d, yt_key_of(n, v[RULE_CIDR]),
+			 "network.allow: a rule has both `host` "
+			 "and `cidr`; expected one of them (write two rules)");
+		return -EINVAL;
+	}
+	if (!v[RULE_HOST] && !v[RULE_CIDR]) {
+		diag_err(c->d, n,
+			 "network.allow: a rule has neither `host` nor `cidr`; expected "
+			 "{ host: NAME, ports: [...] } or { cidr: RANGE, ports: [...] }");
+		return -EINVAL;
+	}
+	if (v[RULE_HOST]) {
+		const char *s = yt_str(c->d, v[RULE_HOST], "host");
+
+		if (s && strchr(s, ':') && !net_is_ip_literal(s) && s[0] != '[') {
+			diag_err(c->d, v[RULE_HOST],
+				 "host: found `%s`; expected a name without a "
+				 "port (put ports in `ports`)",
+				 s);
+			ret = -EINVAL;
+		} else if (!s || parse_host(c, v[RULE_HOST], "host", s, r)) {
+			ret = -EINVAL;
+		}
+	} else if (parse_cidr(c, v[RULE_CIDR], r)) {
+		ret = -EINVAL;
+	}
+	if (v[RULE_PORTS]) {
+		if (parse_ports(c, v[RULE_PORTS], r))
+			ret = -EINVAL;
+	} else if (v[RULE_CIDR]) {
+		diag_err(c->d, n,
+			 "network.allow: a `cidr` rule has no `ports`; expected explicit "
+			 "ports, like ports: [443]");
+		ret = -EINVAL;
+	} else if (!ret) {
+		ret = set_default_ports(c, r);
+	}
+	return ret;
+}
+
+void parse_network(struct pctx *c, const struct yt_node *n)
+{
+	const struct yt_node *v[NET_N], *allow;
+	struct wd_policy *p = c->p;
+
+	if (yt_map_keys(c->d, n, "`network`", net_keys, NET_N, v) || !v[NET_ALLOW])
+		return;
+	allow = v[NET_ALLOW];
+	if (yt_want_seq(c->d, allow, "network.allow"))
+		return;
+	p->rules = pctx_calloc(c, allow->nkids, sizeof(*p->rules));
+	if (!p->rules)
+		return;
+	for (size_t i = 0; i < allow->nkids; i++) {
+		const struct yt_node *item = allow->kids[i];
+		struct policy_rule *r = &p->rules[p->nrules];
+		int ret;
+
+		memset(r, 0, sizeof(*r));
+		if (item->type == YT_SCALAR) {
+			ret = parse_rule_string(c, item, r);
+		} else if (item->type == YT_MAP) {
+			ret = parse_rule_map(c, item, r);
+		} else {
+			diag_err(c->d, item,
+				 "network.allow: found a list; expected a host name or "
+				 "{ host: ..., ports: [...] } / { cidr: ..., ports: [...] }");
+			ret = -EINVAL;
+		}
+		if (ret) {
+			free(r->host);
+			free(r->ports);
+			memset(r, 0, sizeof(*r));
+			continue;
+		}
+		r->line = item->line;
+		r->col = item->col;
+		rule_finish(c, r);
+		for (size_t k = 0; k < p->nrules && r->text; k++)
+			if (p->rules[k].text && !strcmp(p->rules[k].text, r->text)) {
+				diag_warn(c->d, item,
+					  "network.allow: `%s` repeats the rule at line %d",
+					  r->text, p->rules[k].line);
+				break;
+			}
+		p->nrules++;
+	}
+}
