@@ -180,6 +180,18 @@ int wd_proc_stat_parse(const char *buf, size_t len, unsigned long long *ret_star
  */
 int wd_proc_stat(pid_t pid, unsigned long long *ret_start, char *ret_state);
 
+/**
+ * wd_parse_uint() - a decimal number as the kernel or sudo writes one (a pid, a uid, an fd)
+ * @s:		the text: digits only, no sign, no space, no leading zero but "0" itself
+ * @max:	the largest value accepted
+ * @ret:	on success, the value
+ *
+ * Unlike atoi(3), nothing is ignored and nothing wraps: "12x", "", "-1" and 2^32 for a
+ * uid are errors (pure).
+ * Return: 0, -EINVAL when @s is not such a number, or -ERANGE when it is over @max.
+ */
+int wd_parse_uint(const char *s, unsigned long long max, unsigned long long *ret);
+
 /* ---------------------------------------------------------------- hashing (hash.c) */
 
 /**

@@ -27,8 +27,8 @@ int wd_err_set(struct wd_err *e, int code, const char *fmt, ...)
 	return code;
 }
 
-int wd_err_setpos(struct wd_err *e, int code, const char *file, int line, int col,
-		  const char *fmt, ...)
+int wd_err_setpos(struct wd_err *e, int code, const char *file, int line, int col, const char *fmt,
+		  ...)
 {
 	va_list ap;
 

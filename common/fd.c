@@ -135,10 +135,13 @@ static int close_listed(const int *keep, size_t n)
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
-		int fd = atoi(de->d_name);
+		unsigned long long v;
+		int fd;
 
-		if (de->d_name[0] == '.' || fd <= 2 || fd == dirfd(d) ||
-		    bsearch(&fd, keep, n, sizeof(*keep), int_cmp))
+		if (wd_parse_uint(de->d_name, INT_MAX, &v)) /* ".", ".." */
+			continue;
+		fd = (int)v;
+		if (fd <= 2 || fd == dirfd(d) || bsearch(&fd, keep, n, sizeof(*keep), int_cmp))
 			continue;
 		close(fd);
 	}

@@ -14,8 +14,10 @@ void wd_log_set_level(enum wd_log_level level)
 void wd_log(enum wd_log_level level, const char *fmt, ...)
 {
 	static const char *const names[] = {
-		[WD_LOG_ERR] = "error", [WD_LOG_WARN] = "warning",
-		[WD_LOG_INFO] = "info", [WD_LOG_DEBUG] = "debug",
+	    [WD_LOG_ERR] = "error",
+	    [WD_LOG_WARN] = "warning",
+	    [WD_LOG_INFO] = "info",
+	    [WD_LOG_DEBUG] = "debug",
 	};
 	char line[2048];
 	va_list ap;

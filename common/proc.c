@@ -1,7 +1,7 @@
 /* proc.c - what /proc/<pid>/stat says of a process: its state and its start time (field 22,
  * clock ticks after boot), which together with the pid name one process for its whole life
  * (a pid is reused, a pid and start time are not). The parser is pure; wd_proc_stat()
- * reads the file. */
+ * reads the file. wd_parse_uint() reads the decimal ids such files and the environment hold. */
 #include "common/common.h"
 
 #include <errno.h>
@@ -72,4 +72,24 @@ int wd_proc_stat(pid_t pid, unsigned long long *ret_start, char *ret_state)
 	if (ret)
 		return ret == -ESRCH ? -ENOENT : ret;
 	return wd_proc_stat_parse(buf, (size_t)n, ret_start, ret_state);
+}
+
+int wd_parse_uint(const char *s, unsigned long long max, unsigned long long *ret)
+{
+	unsigned long long v = 0;
+	size_t i;
+
+	if (!s || !s[0] || (s[0] == '0' && s[1]))
+		return -EINVAL;
+	for (i = 0; s[i]; i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+
+		if (d > 9)
+			return -EINVAL;
+		if (d > max || v > (max - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*ret = v;
+	return 0;
 }

@@ -205,11 +205,6 @@ static int push_env(struct bwrap_argv *a, const struct bwrap_spec *s)
 	return r;
 }
 
-struct grant_ref {
-	const char *path;
-	bool rw;
-};
-
 /* a total order, so that every list of the same grants has the same order */
 static int grant_cmp(const void *x, const void *y)
 {

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,7 @@ static void check_bwrap(struct finding *f)
 			NULL};
 	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
 	char who[128] = "", name[64];
+	unsigned long long id_u = 0, id_g = 0;
 	uid_t uid = 0;
 	gid_t gid = 0;
 	int st;
@@ -137,9 +139,10 @@ static void check_bwrap(struct finding *f)
 		    "bubblewrap not found at %s", argv[0]);
 		return;
 	}
-	if (geteuid() == 0 && su && sg && atoi(su) > 0) {
-		uid = (uid_t)atoi(su);
-		gid = (gid_t)atoi(sg);
+	if (geteuid() == 0 && su && sg && !wd_parse_uint(su, UINT32_MAX - 1, &id_u) && id_u > 0 &&
+	    !wd_parse_uint(sg, UINT32_MAX - 1, &id_g)) {
+		uid = (uid_t)id_u;
+		gid = (gid_t)id_g;
 		snprintf(who, sizeof(who), " as the invoking user (uid %u)", (unsigned)uid);
 	} else if (geteuid() == 0) {
 		/* root's runs run the program (and bwrap) as the sandbox user */

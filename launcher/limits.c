@@ -87,7 +87,7 @@ static int read_str(const char *dir, const char *file, char *buf, size_t size)
 /* "key N" from a flat keyed file (memory.events, pids.events, memory.oom_control). */
 static uint64_t keyed(const char *dir, const char *file, const char *key)
 {
-	char buf[4096], *p;
+	char buf[4096] = "", *p; /* "" even if read_str() failed with errno 0 */
 	size_t n = strlen(key);
 
 	if (read_str(dir, file, buf, sizeof(buf)))
@@ -200,7 +200,7 @@ static int find_mount(const char *ctrls, char *mnt, size_t msize, char *root, si
 /* The folder of the caller's own cgroup for v1 controller @ctrl, mounting it if needed. */
 static int v1_self_dir(const char *ctrl, char *out, size_t outlen)
 {
-	char ctrls[256], path[PATH_MAX], mnt[PATH_MAX], root[PATH_MAX];
+	char ctrls[256] = "", path[PATH_MAX] = "", mnt[PATH_MAX], root[PATH_MAX];
 	const char *rel;
 	int r = self_cgroup(ctrl, ctrls, sizeof(ctrls), path, sizeof(path));
 
@@ -269,7 +269,7 @@ static int set_v1(struct limits *l, struct wd_err *err)
 {
 	const struct policy_limits *lim = &l->lim;
 	char val[64];
-	int r = 0;
+	int r;
 
 	if (lim->memory_mb) {
 		snprintf(val, sizeof(val), "%llu", (unsigned long long)lim->memory_mb << 20);
@@ -507,6 +507,7 @@ int limits_destroy(struct limits *l)
 }
 
 /* Resident KiB of @pid plus its descendants (every thread's children). */
+/* NOLINTNEXTLINE(misc-no-recursion): at most 64 deep, the frame is 4 KiB */
 static uint64_t rss_tree(pid_t pid, int depth)
 {
 	char p[64], buf[4096];
@@ -526,6 +527,7 @@ static uint64_t rss_tree(pid_t pid, int depth)
 		close(fd);
 		if (n > 0) {
 			buf[n] = '\0';
+			/* NOLINTNEXTLINE(cert-err34-c): the kernel's statm */
 			if (sscanf(buf, "%llu %llu", &size, &res) == 2)
 				kb = res * (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
 		}

@@ -27,7 +27,7 @@ int run_netns_config(const struct wd_gwconf *conf, struct netns_pool_config *ret
 static int nft_add(struct run *r)
 {
 	struct wd_err err;
-	int ret, lock = -1;
+	int ret;
 
 	wd_err_clear(&err);
 	ret = fw_conn_open(&r->fw, &err);
@@ -38,6 +38,8 @@ static int nft_add(struct run *r)
 	if (ret == -ENOENT) {
 		/* the table is missing: install it, under a lock so two launchers do not
 		 * replace each other's fresh table (replacing drops every run's elements) */
+		int lock;
+
 		wd_mkdir_p("/run/warden", 0755);
 		lock = open(NFT_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 		if (lock >= 0)
@@ -148,9 +150,8 @@ void run_network_down(struct run *r)
 
 	if (r->fw_added) {
 		wd_err_clear(&err);
-		if (!r->fw && fw_conn_open(&r->fw, &err))
-			fprintf(stderr, "warden run: teardown: nft: %s\n", err.msg);
-		else if (fw_conn_run_del(r->fw, &r->fcfg, &r->fr, &err))
+		if ((!r->fw && fw_conn_open(&r->fw, &err)) ||
+		    fw_conn_run_del(r->fw, &r->fcfg, &r->fr, &err))
 			fprintf(stderr, "warden run: teardown: nft: %s\n", err.msg);
 		r->fw_added = false;
 	}

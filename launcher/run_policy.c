@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,7 @@ static int invoking_user(struct run *r, const char **ret_home)
 {
 	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
 	const char *want = r->o.sandbox_user;
+	unsigned long long id_u = 0, id_g = 0;
 	struct passwd *pw;
 	char name[64];
 	int ret;
@@ -70,9 +72,14 @@ static int invoking_user(struct run *r, const char **ret_home)
 	*ret_home = NULL;
 	if (r->uid != 0)
 		return 0;
-	if (su && sg && atoi(su) > 0 && atoi(sg) >= 0) {
-		r->uid = r->caller_uid = (uid_t)atoi(su);
-		r->gid = (gid_t)atoi(sg);
+	if (su && sg &&
+	    (wd_parse_uint(su, UINT32_MAX - 1, &id_u) || wd_parse_uint(sg, UINT32_MAX - 1, &id_g)))
+		return run_fail(r, "user",
+				"run warden through sudo, or unset SUDO_UID and SUDO_GID",
+				"SUDO_UID `%s` and SUDO_GID `%s` are not a uid and a gid", su, sg);
+	if (su && sg && id_u > 0) {
+		r->uid = r->caller_uid = (uid_t)id_u;
+		r->gid = (gid_t)id_g;
 		pw = getpwuid(r->uid);
 		if (pw) {
 			int n = (int)WD_ARRAY_SIZE(r->groups);

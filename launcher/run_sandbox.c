@@ -14,8 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-extern char **environ;
-
 /* The backends, the one used first. */
 static const struct sandbox_backend *const backends[] = {
     &sandbox_backend_bwrap,

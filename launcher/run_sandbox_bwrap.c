@@ -170,13 +170,18 @@ static int prepare_exec(void *arg, struct run_child_exec *x, struct run_child_re
 	*rep = (struct run_child_report){ENOMEM, BWRAP_CHILD_ARGS, 0};
 	gfd = calloc(b->ngrants + 1, sizeof(*gfd));
 	keep = calloc(b->ngrants + BWRAP_NDATA + 3, sizeof(*keep));
-	if (!gfd || !keep)
+	if (!gfd || !keep) {
+		free(gfd);
+		free(keep);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < b->ngrants; i++) {
 		int stage;
 
 		e = open_grant(&b->grants[i], &gfd[i], &stage);
 		if (e) {
+			/* the child _exits on an error: the memory and fds go with it */
+			/* NOLINTNEXTLINE(clang-analyzer-unix.Malloc) */
 			*rep = (struct run_child_report){-e, stage, (int)i};
 			return e;
 		}
@@ -450,6 +455,7 @@ static size_t children_of(pid_t pid, pid_t *out, size_t max)
 }
 
 /* @sig to every descendant of @pid (not @pid itself), depth first. */
+/* NOLINTNEXTLINE(misc-no-recursion): at most 32 deep, the frame is 1 KiB */
 static void signal_tree(pid_t pid, int sig, int depth)
 {
 	pid_t kids[256];

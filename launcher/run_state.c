@@ -43,20 +43,23 @@ struct field {
 		k, offsetof(struct run_record, m), 0                                               \
 	}
 
+/* one row a field, as the file has them (clang-format would pack them in columns) */
+/* clang-format off */
 static const struct field fields[] = {
-    STR("id", id),
-    STR("ifname", ifname),
-    STR("sbx4", sbx4),
-    STR("sbx6", sbx6),
-    STR("host4", host4),
-    STR("host6", host6),
-    STR("table", table),
-    STR("if_prefix", if_prefix),
-    STR("gw_socket", gw_socket),
-    STR("cg_memory", cg[0]),
-    STR("cg_pids", cg[1]),
-    STR("cg_cpu", cg[2]),
+	STR("id", id),
+	STR("ifname", ifname),
+	STR("sbx4", sbx4),
+	STR("sbx6", sbx6),
+	STR("host4", host4),
+	STR("host6", host6),
+	STR("table", table),
+	STR("if_prefix", if_prefix),
+	STR("gw_socket", gw_socket),
+	STR("cg_memory", cg[0]),
+	STR("cg_pids", cg[1]),
+	STR("cg_cpu", cg[2]),
 };
+/* clang-format on */
 
 int run_record_format(const struct run_record *r, struct wd_buf *out)
 {
@@ -80,8 +83,12 @@ int run_record_parse(const char *text, struct run_record *r)
 
 		if (!nl)
 			nl = p + strlen(p);
+		if (nl == p) { /* a blank line */
+			p = *nl ? nl + 1 : nl;
+			continue;
+		}
 		if (!eq || eq > nl)
-			return nl == p ? (p = nl + (*nl ? 1 : 0), 0) : -EINVAL;
+			return -EINVAL;
 		klen = (size_t)(eq - p);
 		vlen = (size_t)(nl - eq - 1);
 		for (size_t i = 0; i < WD_ARRAY_SIZE(fields); i++) {
@@ -187,7 +194,7 @@ static int reclaim(const char *d, const struct run_record *r, struct wd_err *err
 	if (l.dir[0][0] || l.dir[1][0]) {
 		limits_probe(); /* mounts hierarchies missing in this mount namespace */
 		x = limits_destroy(&l);
-		if (x && !ret)
+		if (x)
 			ret =
 			    wd_err_set(err, x, "run %s: cgroup %s is still busy", r->id, r->cg[0]);
 	}

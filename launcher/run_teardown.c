@@ -72,9 +72,13 @@ static void detach_fds(void)
 		struct dirent *de;
 
 		while ((de = readdir(d))) {
-			int fd = atoi(de->d_name), fl;
+			unsigned long long v;
+			int fd, fl;
 
-			if (de->d_name[0] == '.' || fd <= STDERR_FILENO || fd == dirfd(d))
+			if (wd_parse_uint(de->d_name, INT_MAX, &v)) /* ".", ".." */
+				continue;
+			fd = (int)v;
+			if (fd <= STDERR_FILENO || fd == dirfd(d))
 				continue;
 			fl = fcntl(fd, F_GETFD);
 			if (fl >= 0 && !(fl & FD_CLOEXEC))

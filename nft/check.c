@@ -703,6 +703,7 @@ static int check_objs(const struct fw_model *m, struct live *l, struct fw_audit_
 
 /* --- other tables ------------------------------------------------------------------------- */
 
+/* NOLINTNEXTLINE(misc-no-recursion): jumps are followed at most 8 deep */
 static int foreign_rules(const struct fw_model *m, struct live *l, const struct nftnl_chain *base,
 			 const char *chain, int depth, struct fw_audit_report *rep)
 {

@@ -410,7 +410,7 @@ static int parse_listen(struct policy_diags *d, const struct yt_node *n, struct 
 {
 	const struct yt_node *v[LISTEN_N];
 	char *dst[LISTEN_N] = {c->listen_v4, c->listen_v6};
-	size_t size[LISTEN_N] = {sizeof(c->listen_v4), sizeof(c->listen_v6)};
+	const size_t size[LISTEN_N] = {sizeof(c->listen_v4), sizeof(c->listen_v6)};
 	int fam[LISTEN_N] = {AF_INET, AF_INET6};
 	int ret = 0;
 
@@ -552,7 +552,7 @@ int policy_gwconf_parse(const char *buf, size_t len, const char *filename, struc
 		parse_listen(d, v[TOP_LISTEN], c);
 	if (v[TOP_LIMITS])
 		parse_limits(d, v[TOP_LIMITS], c);
-	if (c->user[0] == '-') {
+	if (v[TOP_USER] && c->user[0] == '-') {
 		diag_err(d, v[TOP_USER], "user: `%s` starts with `-`; expected a user name",
 			 c->user);
 	}

@@ -247,16 +247,15 @@ static int parse_rule_map(struct pctx *c, const struct yt_node *n, struct policy
 	if (v[RULE_HOST]) {
 		const char *s = yt_str(c->d, v[RULE_HOST], "host");
 
-		if (!s)
-			ret = -EINVAL;
-		else if (strchr(s, ':') && !net_is_ip_literal(s) && s[0] != '[') {
+		if (s && strchr(s, ':') && !net_is_ip_literal(s) && s[0] != '[') {
 			diag_err(c->d, v[RULE_HOST],
 				 "host: found `%s`; expected a name without a "
 				 "port (put ports in `ports`)",
 				 s);
 			ret = -EINVAL;
-		} else if (parse_host(c, v[RULE_HOST], "host", s, r))
+		} else if (!s || parse_host(c, v[RULE_HOST], "host", s, r)) {
 			ret = -EINVAL;
+		}
 	} else if (parse_cidr(c, v[RULE_CIDR], r)) {
 		ret = -EINVAL;
 	}

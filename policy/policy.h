@@ -410,21 +410,21 @@ int policy_json_string(struct wd_buf *out, const char *s);
  *			(limits.run_buffer_kib)
  */
 struct wd_gwconf {
-	uint16_t port_transparent; /* default 15001 */
-	uint16_t port_dns;	   /* default 15053 */
-	uint16_t port_proxy;	   /* default 15080 */
-	char nft_table[32];	   /* default "warden" */
-	char if_prefix[8];	   /* default "wd-" */
-	uint16_t nflog_group;	   /* default 7000 */
+	uint16_t port_transparent;  /* default 15001 */
+	uint16_t port_dns;	    /* default 15053 */
+	uint16_t port_proxy;	    /* default 15080 */
+	char nft_table[32];	    /* default "warden" */
+	char if_prefix[8];	    /* default "wd-" */
+	uint16_t nflog_group;	    /* default 7000 */
 	uint32_t nft_conns_per_run; /* default 4096 */
 	uint32_t nft_new_per_s;	    /* default 200 */
-	char pool_v4[64];	   /* runs' veth links, default "10.213.0.0/16" */
-	char pool_v6[64];	   /* default "fd77:7764:6e00::/48" */
-	char synth_v4[64];	   /* synthetic answers, default "100.96.0.0/12" */
-	char synth_v6[64];	   /* default "fd77:7764:5300::/48" */
-	char audit_path[4096];	   /* default "" = the launcher's default */
-	char user[64];		   /* default "nobody" */
-	char resolvers[4][64];	   /* default: none (/etc/resolv.conf) */
+	char pool_v4[64];	    /* runs' veth links, default "10.213.0.0/16" */
+	char pool_v6[64];	    /* default "fd77:7764:6e00::/48" */
+	char synth_v4[64];	    /* synthetic answers, default "100.96.0.0/12" */
+	char synth_v6[64];	    /* default "fd77:7764:5300::/48" */
+	char audit_path[4096];	    /* default "" = the launcher's default */
+	char user[64];		    /* default "nobody" */
+	char resolvers[4][64];	    /* default: none (/etc/resolv.conf) */
 	uint32_t nresolvers;
 	char control_path[108];	     /* default "/run/warden/gateway.sock" */
 	char listen_v4[16];	     /* default "0.0.0.0" */

@@ -112,6 +112,7 @@ int diag_add(struct policy_diags *d, enum policy_diag_level level, int line, int
 
 /* ---------------------------------------------------------------- the tree */
 
+/* NOLINTNEXTLINE(misc-no-recursion): a tree is at most POLICY_MAX_DEPTH deep (yt_event) */
 void yt_free(struct yt_node *n)
 {
 	if (!n)
@@ -139,6 +140,7 @@ static int yt_add_kid(struct yt_node *parent, struct yt_node *kid)
 {
 	if (parent->nkids == parent->cap) {
 		size_t cap = parent->cap ? parent->cap * 2 : 4;
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		struct yt_node **k = realloc(parent->kids, cap * sizeof(*k));
 
 		if (!k)
@@ -207,6 +209,8 @@ struct yt_state {
 static int yt_attach(struct yt_state *st, struct yt_node *n)
 {
 	if (st->depth == 0) {
+		if (st->root) /* one document has one root; libyaml never sends a second */
+			return -EINVAL;
 		st->root = n;
 		return 0;
 	}

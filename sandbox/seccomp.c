@@ -254,6 +254,10 @@ int sandbox_seccomp_bpf(unsigned allow, struct sock_filter **ret_prog, size_t *r
 
 	if (ret)
 		return ret;
+	if (n == 0) { /* an empty filter allows everything: never hand one out */
+		close(fd);
+		return wd_err_set(err, -EINVAL, "seccomp: the filter has no instructions");
+	}
 	prog = calloc(n, sizeof(*prog));
 	if (!prog) {
 		close(fd);

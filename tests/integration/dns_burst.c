@@ -160,7 +160,8 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc < 4 || (n = (unsigned)atoi(argv[3])) == 0 || n > MAXQ) {
-		fprintf(stderr, "usage: dns_burst SERVER PORT N [WINDOW] (N <= %u)\n", MAXQ);
+		fprintf(stderr, "usage: dns_burst SERVER PORT N [WINDOW] (N <= %u)\n",
+			(unsigned)MAXQ);
 		return 2;
 	}
 	window = argc > 4 ? (unsigned)atoi(argv[4]) : 100;

@@ -43,10 +43,15 @@ static int serve(int port)
 
 	raise_nofile();
 	lfd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (lfd < 0) {
+		perror("gw_load socket");
+		return 1;
+	}
 	setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 4096)) {
 		perror("gw_load serve");
+		close(lfd);
 		return 1;
 	}
 	ep = epoll_create1(EPOLL_CLOEXEC);
@@ -188,6 +193,7 @@ static int client(const char *addr, int port, int n, size_t bytes, int seconds)
 				uint64_t save = c->tx_rng;
 				ssize_t w;
 
+				// cppcheck-suppress knownConditionTrueFalse ; m is 1 to sizeof(buf)
 				for (size_t j = 0; j < m; j++)
 					buf[j] = next_byte(&c->tx_rng);
 				if (c->sent == 0)
@@ -279,9 +285,12 @@ static int hold(const char *addr, int port, int n, int seconds)
 	sleep(2);
 	for (int i = 0; i < n; i++) {
 		char b;
-		ssize_t r = recv(fds[i], &b, 1, MSG_DONTWAIT | MSG_PEEK);
+		ssize_t r;
 
-		if (fds[i] >= 0 && r < 0 && errno == EAGAIN)
+		if (fds[i] < 0)
+			continue;
+		r = recv(fds[i], &b, 1, MSG_DONTWAIT | MSG_PEEK);
+		if (r < 0 && errno == EAGAIN)
 			alive++;
 	}
 	printf("%d alive, %d reset\n", alive, n - alive);

@@ -58,8 +58,8 @@ static void print_timing(const char *what, uint64_t *ns, size_t n)
 	qsort(ns, n, sizeof(*ns), cmp_u64);
 	p90 = (n * 9 + 9) / 10 - 1; /* nearest-rank 90th percentile */
 	printf("timing %s n=%zu median_ms=%.3f p90_ms=%.3f max_ms=%.3f\n", what, n,
-	       (n % 2 ? ns[n / 2] : (ns[n / 2 - 1] + ns[n / 2]) / 2) / 1e6, ns[p90] / 1e6,
-	       ns[n - 1] / 1e6);
+	       (double)(n % 2 ? ns[n / 2] : (ns[n / 2 - 1] + ns[n / 2]) / 2) / 1e6,
+	       (double)ns[p90] / 1e6, (double)ns[n - 1] / 1e6);
 }
 
 static void print_run(const struct netns_run *r)

@@ -60,6 +60,19 @@ check_eq "started by root, the program is the sandbox user (uid $NOBODY), never 
 	"$NOBODY" kuid
 check_eq "started under sudo, the program is the invoking user" "4321" \
 	kuid SUDO_UID=4321 SUDO_GID=4321
+# the same, with 2^32 added: atoi() wrapped it to uid 4321; it must stop the run instead
+# (the check above is its control: the same run with the plain id succeeds)
+sudo_wrapped() {
+	rm -f "$T/rw/kuid"
+	if env SUDO_UID=4294971617 SUDO_GID=4321 ip netns exec "$LAB_HOST_NS" "$W" run -q \
+		--audit-log "$A" -p "$T/files.yaml" -- sh -c ': >"$0/rw/kuid"' "$T" 2>"$T/sudo.err"; then
+		echo "the run started as uid $(stat -c %u "$T/rw/kuid" 2>&1)"
+		return 1
+	fi
+	cat "$T/sudo.err"
+	grep -q 'SUDO_UID `4294971617`' "$T/sudo.err" && test ! -e "$T/rw/kuid"
+}
+check "a SUDO_UID past 2^32 stops the run (no wrap to another user)" sudo_wrapped
 check_eq "WARDEN_SANDBOX_USER picks another one" "4322" kuid WARDEN_SANDBOX_USER=4322
 # opening for writing without writing anything: a writable knob opens, a read-only one not
 knobs() {

@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #ifndef __NR_fchmodat2
-#define __NR_fchmodat2 452
+#define __NR_fchmodat2 452 /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c) */
 #endif
 #define X32_BIT 0x40000000L
 

@@ -1,9 +1,10 @@
 /* test_common_proc.c - the /proc/<pid>/stat reader of common/proc.c: the pure parser on
  * made-up lines (names with spaces and parentheses, cut lines, bad numbers) and the reader
- * on this process, a zombie child and a pid that cannot exist. */
+ * on this process, a zombie child and a pid that cannot exist; wd_parse_uint() on ids. */
 #include "common/common.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,7 +75,7 @@ static void test_parse_bad(void **state)
 	n = make_line(line, sizeof(line), "sh", 'S', "18446744073709551616");
 	assert_int_equal(wd_proc_stat_parse(line, (size_t)n, &start, &st), -EIO);
 	/* cut before field 22, and cut right at its start */
-	n = make_line(line, sizeof(line), "sh", 'S', "99");
+	(void)make_line(line, sizeof(line), "sh", 'S', "99");
 	assert_int_equal(wd_proc_stat_parse(line, 40, &start, &st), -EIO);
 	assert_int_equal(
 	    wd_proc_stat_parse(line, (size_t)(strstr(line, " 99 ") - line + 1), &start, &st), -EIO);
@@ -117,12 +118,40 @@ static void test_read(void **state)
 	assert_int_equal(wd_proc_stat(pid, &child, &st), -ENOENT);
 }
 
+/* wd_parse_uint(): the whole text is the number, or it is refused (atoi would take each) */
+static void test_parse_uint(void **state)
+{
+	static const char *const bad[] = {"", "-1", "+1", " 1", "1 ", "12x", "0x10", "01", "1e3"};
+	unsigned long long v = 7;
+
+	(void)state;
+	assert_int_equal(wd_parse_uint("0", UINT32_MAX, &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(wd_parse_uint("1000", UINT32_MAX, &v), 0);
+	assert_int_equal(v, 1000);
+	assert_int_equal(wd_parse_uint("4294967295", UINT32_MAX, &v), 0);
+	assert_int_equal(v, UINT32_MAX);
+	assert_int_equal(wd_parse_uint("18446744073709551615", ULLONG_MAX, &v), 0);
+	assert_true(v == ULLONG_MAX);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(wd_parse_uint(bad[i], UINT32_MAX, &v), -EINVAL);
+	assert_int_equal(wd_parse_uint(NULL, UINT32_MAX, &v), -EINVAL);
+	/* atoi("4294968296") is 1000 on this ABI: a uid that wraps must not become another */
+	v = 7;
+	assert_int_equal(wd_parse_uint("4294968296", UINT32_MAX, &v), -ERANGE);
+	assert_int_equal(wd_parse_uint("4294967296", UINT32_MAX, &v), -ERANGE);
+	assert_int_equal(wd_parse_uint("18446744073709551616", ULLONG_MAX, &v), -ERANGE);
+	assert_int_equal(wd_parse_uint("6", 5, &v), -ERANGE);
+	assert_int_equal(v, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse),
 	    cmocka_unit_test(test_parse_bad),
 	    cmocka_unit_test(test_read),
+	    cmocka_unit_test(test_parse_uint),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -150,10 +150,8 @@ static void test_parse_forms(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_vectors),
-	    cmocka_unit_test(test_refused),
-	    cmocka_unit_test(test_against_gmtime),
-	    cmocka_unit_test(test_parse_round_trip),
+	    cmocka_unit_test(test_vectors),	   cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_against_gmtime), cmocka_unit_test(test_parse_round_trip),
 	    cmocka_unit_test(test_parse_forms),
 	};
 

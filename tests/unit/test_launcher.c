@@ -410,6 +410,11 @@ static void test_record(void **state)
 	assert_int_equal(run_record_parse("id=x\npid=abc\n", &back), -EINVAL);
 	assert_int_equal(run_record_parse("id=x\npid=5\n", &back), 0);
 	assert_int_equal(back.pid, 5);
+	/* a blank line is skipped, never the end of the checks (it returned 0 with no id, pid 0) */
+	assert_int_equal(run_record_parse("\n", &back), -EINVAL);
+	assert_int_equal(run_record_parse("id=x\n\n", &back), -EINVAL);
+	assert_int_equal(run_record_parse("\nid=x\n\npid=6\n", &back), 0);
+	assert_int_equal(back.pid, 6);
 	wd_buf_free(&b);
 	/* our own start time is known, a dead pid has none */
 	assert_true(run_proc_start(getpid()) > 0);

@@ -122,11 +122,10 @@ static void *serve(void *arg)
 	struct server *s = arg;
 	int c = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
 	size_t n = 0;
-	ssize_t r;
 
 	if (c < 0)
 		return NULL;
-	while (n + 1 < sizeof(s->request) && (r = read(c, s->request + n, 1)) == 1 &&
+	while (n + 1 < sizeof(s->request) && read(c, s->request + n, 1) == 1 &&
 	       s->request[n] != '\n')
 		n++;
 	s->request[n] = '\0';

@@ -381,6 +381,7 @@ static void world_policy(struct world *w, const char *ro, const char *rw)
 	struct policy_diags d;
 	struct wd_buf y = WD_BUF_INIT;
 
+	/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): callers skip() without a world */
 	policy_free(w->pol);
 	w->pol = NULL;
 	wd_buf_printf(&y, "version: 1\nfilesystem:\n  read: [\"%s\"]\n  write: [\"%s\"]\n", ro, rw);
@@ -540,6 +541,11 @@ int main(void)
 	    cmocka_unit_test(test_child_explain), cmocka_unit_test(test_memfd),
 	    cmocka_unit_test(test_spawn),	  cmocka_unit_test(test_spawn_refused),
 	};
+
+	/* as `warden run` does (cmd_run.c): run_child_go() writes "go" to a child that may
+	 * have failed and exited already, and EPIPE, not SIGPIPE, is the answer it expects
+	 * (without this, test_spawn_refused died of SIGPIPE about one run in ten) */
+	signal(SIGPIPE, SIG_IGN);
 
 	return cmocka_run_group_tests(tests, world_setup, world_teardown);
 }

@@ -456,7 +456,8 @@ static void test_home_from_env(void **state)
 	struct wd_policy *p = NULL;
 	struct policy_diags d;
 	const char *yaml = "version: 1\nfilesystem:\n  read: [~/docs]\n";
-	char *old = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+	const char *was = getenv("HOME");
+	char *old = was ? strdup(was) : NULL;
 
 	(void)state;
 	setenv("HOME", home, 1);

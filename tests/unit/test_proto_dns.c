@@ -17,7 +17,6 @@
 
 #include "proto_captures.h"
 
-
 /* ---- a message builder ---- */
 
 struct mb {

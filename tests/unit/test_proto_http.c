@@ -17,7 +17,6 @@
 
 #include "proto_captures.h"
 
-
 struct cap {
 	const char *file;
 	enum http_result want;

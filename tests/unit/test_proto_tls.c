@@ -19,7 +19,6 @@
 
 static struct tls_hello H; /* 16 KiB: not on the stack */
 
-
 /* ---- a small writer to craft hellos ---- */
 
 struct wb {
