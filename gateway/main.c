@@ -258,18 +258,12 @@ static void worker_argv(char *argv[], char num[2][16], const struct passwd *pw, 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"config", required_argument, NULL, 'c'},
-	    {"audit-log", required_argument, NULL, 'a'},
-	    {"control", required_argument, NULL, 's'},
-	    {"user", required_argument, NULL, 'u'},
-	    {"worker", required_argument, NULL, 'w'},
-	    {"no-privsep", no_argument, NULL, 'n'},
-	    {"manage-nft", no_argument, NULL, 'm'},
-	    {"no-nflog", no_argument, NULL, 'N'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"version", no_argument, NULL, 'V'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'},  {"audit-log", required_argument, NULL, 'a'},
+	    {"control", required_argument, NULL, 's'}, {"user", required_argument, NULL, 'u'},
+	    {"worker", required_argument, NULL, 'w'},  {"no-privsep", no_argument, NULL, 'n'},
+	    {"manage-nft", no_argument, NULL, 'm'},    {"no-nflog", no_argument, NULL, 'N'},
+	    {"verbose", no_argument, NULL, 'v'},       {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},	       {NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *audit_path = NULL, *ctl_path = NULL, *user = NULL;
 	const char *worker_path = NULL;

@@ -143,11 +143,10 @@ static void test_find_worker(void **state)
  * nothing else above 2 is inherited, not even a descriptor without FD_CLOEXEC */
 static void test_exec_fds(void **state)
 {
-	static const char script[] =
-	    "[ \"$(readlink /proc/self/fd/3)\" = \"$0\" ] || exit 11;"
-	    "[ \"$(readlink /proc/self/fd/4)\" = \"$1\" ] || exit 12;"
-	    "for n in 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do"
-	    "  [ -e /proc/self/fd/$n ] && exit $((20 + n)); done; exit 0";
+	static const char script[] = "[ \"$(readlink /proc/self/fd/3)\" = \"$0\" ] || exit 11;"
+				     "[ \"$(readlink /proc/self/fd/4)\" = \"$1\" ] || exit 12;"
+				     "for n in 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do"
+				     "  [ -e /proc/self/fd/$n ] && exit $((20 + n)); done; exit 0";
 	struct wd_err err;
 	char got[256];
 	int p[2], q[2], leak, exe, status;
