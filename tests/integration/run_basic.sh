@@ -174,16 +174,29 @@ check "SIGHUP is forwarded to the program" sig_test HUP
 
 echo "# the embedded gateway's worker is its own image (no libnftnl, libmnl, libnl mapped)"
 # embedded_maps: during a run, the launcher's embedded warden-gateway maps libnftnl (the
-# probe sees libraries) and its worker maps libc but none of libnftnl, libmnl, libnl.
-# Status 2 (a test error, not a pass for anyone) when a process is not found.
+# probe sees libraries) and its worker maps libc but none of libnftnl, libmnl, libnl. The
+# config names a control socket nobody serves, so no daemon on the machine's default socket
+# is used instead; the processes are found as the launcher's children, not by a name some
+# other process may share. Status 2 (a test error, not a pass for anyone) when one is not
+# found.
+embedded_worker() {
+	local w
+	w=$(pgrep -P "$1" | head -n1)
+	[[ -n $w && $(readlink "/proc/$w/exe") == */warden-gateway-worker ]] && echo "$w"
+}
 embedded_maps() {
-	local pid gw wk rc=0 nft='/lib(nftnl|mnl|nl-[0-9]|nl-route-[0-9]|nl-genl-[0-9])[.-][^/]*$'
-	ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" -- sleep 30 >/dev/null 2>&1 &
+	local pid gw= wk= rc=0 nft='/lib(nftnl|mnl|nl-[0-9]|nl-route-[0-9]|nl-genl-[0-9])[.-][^/]*$'
+	printf 'version: 1\ncontrol: {path: "%s"}\n' "$T/no-daemon.sock" >"$T/embedded.yaml"
+	ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" --config "$T/embedded.yaml" \
+		-- sleep 30 >/dev/null 2>&1 &
 	pid=$!
-	lab_wait 10 bash -c 'pgrep -f "(^|/)sleep 30$" >/dev/null' || rc=2
-	gw=$(pgrep -P "$pid" -x warden-gateway | head -n1)
-	wk=$([[ -n $gw ]] && pgrep -P "$gw" | head -n1)
-	if ((rc)) || [[ -z $gw || -z $wk || ! -r /proc/$gw/maps || ! -r /proc/$wk/maps ]]; then
+	if lab_wait 20 bash -c 'pgrep -P "$0" -x bwrap >/dev/null' "$pid"; then
+		gw=$(pgrep -P "$pid" -x warden-gateway | head -n1)
+		# the worker once it has exec'd its own image (else its fork, so that a worker
+		# that never execs fails on its maps below)
+		[[ -n $gw ]] && { lab_wait 10 embedded_worker "$gw"; wk=$(pgrep -P "$gw" | head -n1); }
+	fi
+	if [[ -z $gw || -z $wk || ! -r /proc/$gw/maps || ! -r /proc/$wk/maps ]]; then
 		echo "ERROR - no embedded gateway (launcher $pid, gateway '$gw', worker '$wk')"
 		rc=2
 	elif ! grep -Eq "$nft" "/proc/$gw/maps" || ! grep -Eq '/libc[.-][^/]*$' "/proc/$wk/maps"; then
