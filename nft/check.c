@@ -1,8 +1,8 @@
 /* check.c - fw_audit() (`warden nft audit`): reads the live ruleset over netlink and checks it
  * against the model and against what other tables could do to traffic from run interfaces.
  *
- * Theory of operation: one socket, six dumps (tables, chains, rules, our sets, elements of our
- * sets, our objects), then pure checks over what came back:
+ * Theory of operation: one socket, six dumps (live.c: tables, chains, rules, our sets, elements
+ * of our sets, our objects), then pure checks over what came back:
  *  1. our table, its sets and base chains exist with the model's types, hooks, priorities and
  *     policies, and nothing else lives in it;
  *  2. each chain holds exactly the model's rules in order, compared expression by expression
@@ -30,128 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* a growable array of libnftnl objects of one kind */
-struct objv {
-	void **v;
-	size_t n, cap;
-};
-
-static int objv_push(struct objv *o, void *p)
-{
-	if (o->n == o->cap) {
-		size_t ncap = o->cap ? o->cap * 2 : 16;
-		void **nv = realloc(o->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		o->v = nv;
-		o->cap = ncap;
-	}
-	o->v[o->n++] = p;
-	return 0;
-}
-
-struct live {
-	struct objv tables, chains, rules, sets, objs;
-};
-
-static void live_free(struct live *l)
-{
-	for (size_t i = 0; i < l->tables.n; i++)
-		nftnl_table_free(l->tables.v[i]);
-	for (size_t i = 0; i < l->chains.n; i++)
-		nftnl_chain_free(l->chains.v[i]);
-	for (size_t i = 0; i < l->rules.n; i++)
-		nftnl_rule_free(l->rules.v[i]);
-	for (size_t i = 0; i < l->sets.n; i++)
-		nftnl_set_free(l->sets.v[i]);
-	for (size_t i = 0; i < l->objs.n; i++)
-		nftnl_obj_free(l->objs.v[i]);
-	free(l->objs.v);
-	free(l->tables.v);
-	free(l->chains.v);
-	free(l->rules.v);
-	free(l->sets.v);
-	memset(l, 0, sizeof(*l));
-}
-
-#define PARSE_CB(kind)                                                                             \
-	static int kind##_cb(const struct nlmsghdr *nlh, void *data)                               \
-	{                                                                                          \
-		struct nftnl_##kind *o = nftnl_##kind##_alloc();                                   \
-                                                                                                   \
-		if (!o || nftnl_##kind##_nlmsg_parse(nlh, o) < 0 || objv_push(data, o) < 0) {      \
-			nftnl_##kind##_free(o);                                                    \
-			errno = ENOMEM;                                                            \
-			return MNL_CB_ERROR;                                                       \
-		}                                                                                  \
-		return MNL_CB_OK;                                                                  \
-	}
-PARSE_CB(table)
-PARSE_CB(chain)
-PARSE_CB(rule)
-PARSE_CB(set)
-PARSE_CB(obj)
-
-static int elems_cb(const struct nlmsghdr *nlh, void *data)
-{
-	if (nftnl_set_elems_nlmsg_parse(nlh, data) < 0) {
-		errno = ENOMEM;
-		return MNL_CB_ERROR;
-	}
-	return MNL_CB_OK;
-}
-
-static int dump_all(struct mnl_socket *nl, uint16_t type, mnl_cb_t cb, struct objv *out)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(buf, type, NFPROTO_UNSPEC, NLM_F_DUMP, 0);
-
-	return fw_nl_dump(nl, nlh, cb, out);
-}
-
-static int dump_sets(struct mnl_socket *nl, const char *table, struct objv *out)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nftnl_set *s = nftnl_set_alloc();
-	struct nlmsghdr *nlh;
-	int ret;
-
-	if (!s)
-		return -ENOMEM;
-	nftnl_set_set_str(s, NFTNL_SET_TABLE, table);
-	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETSET, NFPROTO_INET, NLM_F_DUMP | NLM_F_ACK, 0);
-	nftnl_set_nlmsg_build_payload(nlh, s);
-	nftnl_set_free(s);
-	ret = fw_nl_dump(nl, nlh, set_cb, out);
-	return ret;
-}
-
-static int dump_objs(struct mnl_socket *nl, const char *table, struct objv *out)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nftnl_obj *o = nftnl_obj_alloc();
-	struct nlmsghdr *nlh;
-
-	if (!o)
-		return -ENOMEM;
-	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, table);
-	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETOBJ, NFPROTO_INET, NLM_F_DUMP | NLM_F_ACK, 0);
-	nftnl_obj_nlmsg_build_payload(nlh, o);
-	nftnl_obj_free(o);
-	return fw_nl_dump(nl, nlh, obj_cb, out);
-}
-
-static int dump_elems(struct mnl_socket *nl, struct nftnl_set *s)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh =
-	    nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETSETELEM, NFPROTO_INET, NLM_F_DUMP | NLM_F_ACK, 0);
-
-	nftnl_set_elems_nlmsg_build_payload(nlh, s);
-	return fw_nl_dump(nl, nlh, elems_cb, s);
-}
 
 static int report_add(struct fw_audit_report *rep, enum fw_finding_level level, const char *object,
 		      const char *fmt, ...) WD_PRINTF(4, 5);
@@ -365,7 +243,7 @@ static void rule_analyse(const struct nftnl_rule *r, const char *pfx, struct rul
 
 /* --- our own table ------------------------------------------------------------------------ */
 
-static struct nftnl_chain *find_chain(struct live *l, uint32_t family, const char *table,
+static struct nftnl_chain *find_chain(struct fw_live *l, uint32_t family, const char *table,
 				      const char *name)
 {
 	for (size_t i = 0; i < l->chains.n; i++)
@@ -376,7 +254,7 @@ static struct nftnl_chain *find_chain(struct live *l, uint32_t family, const cha
 }
 
 static int check_chain_rules(const struct fw_model *m, const struct fw_chain_def *cd,
-			     struct live *l, struct fw_audit_report *rep, const char *obj)
+			     struct fw_live *l, struct fw_audit_report *rep, const char *obj)
 {
 	struct wd_buf exp[FW_CHAIN_MAX_RULES], got = WD_BUF_INIT, txt = WD_BUF_INIT;
 	bool used[FW_CHAIN_MAX_RULES] = {false};
@@ -469,7 +347,7 @@ static int check_chain_rules(const struct fw_model *m, const struct fw_chain_def
 	return ret;
 }
 
-static int check_chains(const struct fw_model *m, struct live *l, struct fw_audit_report *rep)
+static int check_chains(const struct fw_model *m, struct fw_live *l, struct fw_audit_report *rep)
 {
 	const char *tbl = m->cfg.table;
 	char obj[128];
@@ -537,7 +415,7 @@ static int check_chains(const struct fw_model *m, struct live *l, struct fw_audi
 	return ret;
 }
 
-static struct nftnl_set *find_set(struct live *l, const char *name)
+static struct nftnl_set *find_set(struct fw_live *l, const char *name)
 {
 	for (size_t i = 0; i < l->sets.n; i++) {
 		const char *n = nftnl_set_get_str(l->sets.v[i], NFTNL_SET_NAME);
@@ -569,7 +447,7 @@ static unsigned count_elems(struct nftnl_set *s, uint16_t *ports, unsigned max, 
 	return n;
 }
 
-static int check_sets(const struct fw_model *m, struct mnl_socket *nl, struct live *l,
+static int check_sets(const struct fw_model *m, struct mnl_socket *nl, struct fw_live *l,
 		      struct fw_audit_report *rep)
 {
 	char obj[128];
@@ -599,7 +477,7 @@ static int check_sets(const struct fw_model *m, struct mnl_socket *nl, struct li
 		} else if (sd->dynamic) {
 			/* filled by the packet path: its elements are not runs */
 		} else {
-			ret = dump_elems(nl, got);
+			ret = fw_live_read_elems(nl, got);
 			if (ret < 0) {
 				nftnl_set_free(want);
 				return ret;
@@ -649,7 +527,7 @@ static int check_sets(const struct fw_model *m, struct mnl_socket *nl, struct li
 	return ret;
 }
 
-static int check_objs(const struct fw_model *m, struct live *l, struct fw_audit_report *rep)
+static int check_objs(const struct fw_model *m, struct fw_live *l, struct fw_audit_report *rep)
 {
 	char obj[128];
 	int ret = 0;
@@ -704,8 +582,9 @@ static int check_objs(const struct fw_model *m, struct live *l, struct fw_audit_
 /* --- other tables ------------------------------------------------------------------------- */
 
 /* NOLINTNEXTLINE(misc-no-recursion): jumps are followed at most 8 deep */
-static int foreign_rules(const struct fw_model *m, struct live *l, const struct nftnl_chain *base,
-			 const char *chain, int depth, struct fw_audit_report *rep)
+static int foreign_rules(const struct fw_model *m, struct fw_live *l,
+			 const struct nftnl_chain *base, const char *chain, int depth,
+			 struct fw_audit_report *rep)
 {
 	uint32_t family = nftnl_chain_get_u32(base, NFTNL_CHAIN_FAMILY);
 	const char *table = chain_str(base, NFTNL_CHAIN_TABLE);
@@ -767,7 +646,7 @@ static int foreign_rules(const struct fw_model *m, struct live *l, const struct 
 	return ret;
 }
 
-static int check_foreign(const struct fw_model *m, struct live *l, struct fw_audit_report *rep)
+static int check_foreign(const struct fw_model *m, struct fw_live *l, struct fw_audit_report *rep)
 {
 	int ret = 0;
 
@@ -807,7 +686,7 @@ static int check_foreign(const struct fw_model *m, struct live *l, struct fw_aud
 int fw_audit(const struct fw_config *c, struct fw_audit_report *rep, struct wd_err *err)
 {
 	struct mnl_socket *nl = NULL;
-	struct live l;
+	struct fw_live l;
 	struct fw_model m;
 	bool have_table = false;
 	char obj[128];
@@ -819,11 +698,7 @@ int fw_audit(const struct fw_config *c, struct fw_audit_report *rep, struct wd_e
 	ret = fw_nl_open(&nl, err);
 	if (ret < 0)
 		return ret;
-	ret = dump_all(nl, NFT_MSG_GETTABLE, table_cb, &l.tables);
-	if (!ret)
-		ret = dump_all(nl, NFT_MSG_GETCHAIN, chain_cb, &l.chains);
-	if (!ret)
-		ret = dump_all(nl, NFT_MSG_GETRULE, rule_cb, &l.rules);
+	ret = fw_live_read_ruleset(nl, &l);
 	if (ret < 0) {
 		wd_err_set(err, ret, "reading the nftables ruleset: %s", strerror(-ret));
 		goto out;
@@ -842,13 +717,13 @@ int fw_audit(const struct fw_config *c, struct fw_audit_report *rep, struct wd_e
 				 "(run `warden nft install`)",
 				 c->if_prefix);
 	} else {
-		ret = dump_sets(nl, c->table, &l.sets);
+		ret = fw_live_read_sets(nl, c->table, &l);
 		if (ret < 0) {
 			wd_err_set(err, ret, "reading the sets of table inet %s: %s", c->table,
 				   strerror(-ret));
 			goto out;
 		}
-		ret = dump_objs(nl, c->table, &l.objs);
+		ret = fw_live_read_objs(nl, c->table, &l);
 		if (ret < 0) {
 			wd_err_set(err, ret, "reading the objects of table inet %s: %s", c->table,
 				   strerror(-ret));
@@ -865,7 +740,7 @@ int fw_audit(const struct fw_config *c, struct fw_audit_report *rep, struct wd_e
 	if (ret < 0)
 		wd_err_set(err, ret, "auditing table inet %s: %s", c->table, strerror(-ret));
 out:
-	live_free(&l);
+	fw_live_free(&l);
 	mnl_socket_close(nl);
 	return ret;
 }

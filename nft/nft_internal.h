@@ -349,4 +349,28 @@ uint32_t fw_seq(void);
 /** fw_run_check() - validate @r against @c. Return: 0 or -EINVAL (with @err). */
 int fw_run_check(const struct fw_config *c, const struct fw_run *r, struct wd_err *err);
 
+/* ---- the live ruleset, read back (live.c; used by check.c) ---- */
+
+/* a growable array of libnftnl objects of one kind */
+struct fw_objv {
+	void **v;
+	size_t n, cap;
+};
+
+/* what fw_audit() read: every table, chain and rule; our table's sets and objects */
+struct fw_live {
+	struct fw_objv tables, chains, rules, sets, objs;
+};
+
+/** fw_live_read_ruleset() - dump every table, chain and rule into @l. Return: 0 or -errno. */
+int fw_live_read_ruleset(struct mnl_socket *nl, struct fw_live *l);
+/** fw_live_read_sets() - dump the sets of inet @table into @l->sets. Return: 0 or -errno. */
+int fw_live_read_sets(struct mnl_socket *nl, const char *table, struct fw_live *l);
+/** fw_live_read_objs() - dump the objects of inet @table into @l->objs. Return: 0 or -errno. */
+int fw_live_read_objs(struct mnl_socket *nl, const char *table, struct fw_live *l);
+/** fw_live_read_elems() - dump the elements of set @s into @s itself. Return: 0 or -errno. */
+int fw_live_read_elems(struct mnl_socket *nl, struct nftnl_set *s);
+/** fw_live_free() - release every object of @l and zero it. */
+void fw_live_free(struct fw_live *l);
+
 #endif /* WARDEN_NFT_INTERNAL_H */
