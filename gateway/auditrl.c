@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GW_DENY_BURST 100
-#define GW_DENY_PER_S 10
+#define GW_DENY_BURST 100u
+#define GW_DENY_PER_S 10u
 #define GW_FLOOD_SUMMARY_NS 1000000000ull
 #define GW_FLOOD_SLOTS 8  /* kinds of event (action, decision) a summary counts apart */
 #define GW_FLOOD_NAMES 16 /* names counted apart per kind; the rest are "other" */
