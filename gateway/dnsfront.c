@@ -68,10 +68,14 @@ static void udp_ready(struct gw_dns *dns, struct gw_listener *l, int rounds)
 	out.used = 0;
 	for (int i = 0; i < UDP_BATCH; i++) {
 		iov[i] = (struct iovec){.iov_base = bufs[i], .iov_len = sizeof(bufs[i])};
+		/* rts[] and cbufs[] are for recvmmsg() to write: only their addresses are
+		 * taken here, and udp_in() reads no more than it wrote */
 		mm[i].msg_hdr = (struct msghdr){
+		    // cppcheck-suppress uninitvar ; an address, not a read (above)
 		    .msg_name = &rts[i].peer,
 		    .msg_iov = &iov[i],
 		    .msg_iovlen = 1,
+		    // cppcheck-suppress legacyUninitvar ; an address, not a read (above)
 		    .msg_control = cbufs[i].buf,
 		};
 	}
