@@ -94,7 +94,7 @@ static void count_name(const char *res, char *out, size_t size)
 	for (; res && res[n] && n + 1 < size && n < 255; n++) {
 		unsigned char ch = (unsigned char)res[n];
 
-		out[n] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+		out[n] = (char)(ch >= 0x20 && ch < 0x7f ? ch : '?');
 	}
 	if (!n)
 		out[n++] = '-';

@@ -292,7 +292,8 @@ enum dns_result dns_query_parse(const uint8_t *buf, size_t len, struct dns_query
 			for (size_t k = 1; k <= qn.wire[w] && t < PROTO_NAME_MAX; k++) {
 				uint8_t ch = qn.wire[w + k];
 
-				out->qname[t++] = proto_host_char(ch) ? (char)proto_lower(ch) : '?';
+				out->qname[t++] =
+				    (char)(proto_host_char(ch) ? proto_lower(ch) : '?');
 			}
 		}
 		out->qname[t] = '\0';
