@@ -449,6 +449,7 @@ static void put32(struct wr *w, uint32_t v)
 	put16(w, (uint16_t)v);
 }
 
+/* NOLINTNEXTLINE(readability-non-const-parameter): written through w.p */
 int dns_reply_compose(const struct dns_query *q, const struct dns_reply *r, uint8_t *out,
 		      size_t size)
 {
@@ -554,6 +555,7 @@ int dns_reply_compose(const struct dns_query *q, const struct dns_reply *r, uint
 	return (int)w.at;
 }
 
+/* NOLINTNEXTLINE(readability-non-const-parameter): written through w.p */
 int dns_query_compose(uint16_t id, const char *name, uint16_t qtype, uint8_t *out, size_t size)
 {
 	char norm[PROTO_NAME_MAX + 1];
