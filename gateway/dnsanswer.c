@@ -119,7 +119,8 @@ static void send_reply(struct gw_dns *dns, const struct gw_replyto *rt, const ui
 		return;
 	}
 	mh.msg_controllen = gw_udp_pktinfo(&rt->local, &cbuf);
-	sendmsg(rt->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	/* best effort, as UDP is: an answer the kernel refuses is lost, the client asks again */
+	(void)sendmsg(rt->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 static void reply(struct gw_dns *dns, const struct gw_replyto *rt, const struct dns_query *q,
