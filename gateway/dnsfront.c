@@ -374,8 +374,13 @@ int gw_dns_init(struct gw_dns *dns, struct gw_ev *ev, struct gw_runs *runs, stru
 
 void gw_dns_free(struct gw_dns *dns)
 {
-	while (dns->conns)
-		gw_dnsconn_close(dns->conns);
+	struct gw_dnsconn *next;
+
+	/* the next taken first: a closed connection is freed */
+	for (struct gw_dnsconn *d = dns->conns; d; d = next) {
+		next = d->next;
+		gw_dnsconn_close(d);
+	}
 	for (int i = 0; i < 2; i++) {
 		gw_listener_close(&dns->udp[i]);
 		gw_listener_close(&dns->tcp[i]);
