@@ -198,12 +198,12 @@ void gw_audit_summaries(struct gw_audit *a, struct gw_audit_acct *run)
 		    .policy = run && run->policy[0] ? run->policy : NULL,
 		    .has = AUDIT_HAS_COUNT,
 		    .count = (int64_t)s->count,
-		    .names = names,
 		    .names_len = s->nnames,
 		};
 
 		for (unsigned k = 0; k < s->nnames; k++)
 			names[k] = (struct audit_count){s->names[k].name, (int64_t)s->names[k].n};
+		ev.names = names;
 		if (s->other)
 			snprintf(other, sizeof(other), "; %llu of them for other names",
 				 (unsigned long long)s->other);
