@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GW_DENY_BURST 100
-#define GW_DENY_PER_S 10
+#define GW_DENY_BURST 100u
+#define GW_DENY_PER_S 10u
 #define GW_FLOOD_SUMMARY_NS 1000000000ull
 #define GW_FLOOD_SLOTS 8  /* kinds of event (action, decision) a summary counts apart */
 #define GW_FLOOD_NAMES 16 /* names counted apart per kind; the rest are "other" */
@@ -94,7 +94,7 @@ static void count_name(const char *res, char *out, size_t size)
 	for (; res && res[n] && n + 1 < size && n < 255; n++) {
 		unsigned char ch = (unsigned char)res[n];
 
-		out[n] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+		out[n] = (char)(ch >= 0x20 && ch < 0x7f ? ch : '?');
 	}
 	if (!n)
 		out[n++] = '-';
@@ -198,12 +198,12 @@ void gw_audit_summaries(struct gw_audit *a, struct gw_audit_acct *run)
 		    .policy = run && run->policy[0] ? run->policy : NULL,
 		    .has = AUDIT_HAS_COUNT,
 		    .count = (int64_t)s->count,
-		    .names = names,
 		    .names_len = s->nnames,
 		};
 
 		for (unsigned k = 0; k < s->nnames; k++)
 			names[k] = (struct audit_count){s->names[k].name, (int64_t)s->names[k].n};
+		ev.names = names;
 		if (s->other)
 			snprintf(other, sizeof(other), "; %llu of them for other names",
 				 (unsigned long long)s->other);

@@ -80,25 +80,25 @@ void gw_audit_init(struct gw_audit *a, struct gw_ev *ev, uint64_t budget);
 void gw_audit_free(struct gw_audit *a);
 
 /**
- * gw_audit() - write one event for @acct (NULL: no run) to the audit log
+ * gw_audit() - write one event for @run (NULL: no run) to the audit log
  * Within the run's audit budget the event is written (an allowed one deferred
  * to the end of the loop round); past it, only counted for the next summary --
  * except the run's lifecycle events and summaries themselves. A failed write is
  * counted in the worker's audit_errors.
  */
-void gw_audit(struct gw_audit *a, struct gw_audit_acct *acct, struct audit_event *ev);
+void gw_audit(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event *ev);
 
 /**
- * gw_audit_denial() - a denial of @acct: counted in @acct->denied, written in
+ * gw_audit_denial() - a denial of @run: counted in @run->denied, written in
  * full while the run's rate allows (GW_DENY_BURST, then GW_DENY_PER_S a second;
  * see auditrl.c), else counted for the next summary
  */
-void gw_audit_denial(struct gw_audit *a, struct gw_audit_acct *acct, struct audit_event *ev);
+void gw_audit_denial(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event *ev);
 
 /**
- * gw_audit_summaries() - write @acct's pending summaries (NULL: those of no run),
+ * gw_audit_summaries() - write @run's pending summaries (NULL: those of no run),
  * at the flood timer and when a run leaves
  */
-void gw_audit_summaries(struct gw_audit *a, struct gw_audit_acct *acct);
+void gw_audit_summaries(struct gw_audit *a, struct gw_audit_acct *run);
 
 #endif /* WARDEN_GATEWAY_AUDITRL_H */

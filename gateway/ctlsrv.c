@@ -469,7 +469,12 @@ int gw_ctl_init(struct gw_ctl *ctl, struct gw_ev *ev, struct gw_runs *runs, stru
 
 void gw_ctl_free(struct gw_ctl *ctl)
 {
-	while (ctl->conns)
-		gw_ctlconn_close(ctl->conns);
+	struct gw_ctlconn *next;
+
+	/* the next taken first: a closed connection is freed */
+	for (struct gw_ctlconn *c = ctl->conns; c; c = next) {
+		next = c->next;
+		gw_ctlconn_close(c);
+	}
 	gw_listener_close(&ctl->lis);
 }

@@ -119,7 +119,8 @@ static void send_reply(struct gw_dns *dns, const struct gw_replyto *rt, const ui
 		return;
 	}
 	mh.msg_controllen = gw_udp_pktinfo(&rt->local, &cbuf);
-	sendmsg(rt->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	/* best effort, as UDP is: an answer the kernel refuses is lost, the client asks again */
+	(void)sendmsg(rt->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 static void reply(struct gw_dns *dns, const struct gw_replyto *rt, const struct dns_query *q,
@@ -278,6 +279,7 @@ static void forward(struct gw_dns *dns, struct gw_run *run, const struct gw_repl
 	}
 	dq->dns = dns;
 	dq->run = run;
+	/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): FORWARD only under a run's policy */
 	run->refs++;
 	dq->q = *q;
 	dq->rt = *rt;
@@ -307,7 +309,10 @@ void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const stru
 	if (run)
 		run->dns_queries++;
 	why = gw_dns_reason_text(&v, &q, run ? run->policy_name : "", peer, reason, sizeof(reason));
+	/* gw_dns_decide() names a rule, and allows, only under f.policy, the run's (decide.h:
+	 * "no run: REFUSED" comes first; test_gw_decide's "no run" case) */
 	if (v.rule >= 0)
+		/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): see above */
 		rule_text = run->policy->rules[v.rule].text;
 	switch (v.action) {
 	case GW_DNS_SILENT:

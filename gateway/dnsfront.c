@@ -68,10 +68,14 @@ static void udp_ready(struct gw_dns *dns, struct gw_listener *l, int rounds)
 	out.used = 0;
 	for (int i = 0; i < UDP_BATCH; i++) {
 		iov[i] = (struct iovec){.iov_base = bufs[i], .iov_len = sizeof(bufs[i])};
+		/* rts[] and cbufs[] are for recvmmsg() to write: only their addresses are
+		 * taken here, and udp_in() reads no more than it wrote */
 		mm[i].msg_hdr = (struct msghdr){
+		    // cppcheck-suppress uninitvar ; an address, not a read (above)
 		    .msg_name = &rts[i].peer,
 		    .msg_iov = &iov[i],
 		    .msg_iovlen = 1,
+		    // cppcheck-suppress legacyUninitvar ; an address, not a read (above)
 		    .msg_control = cbufs[i].buf,
 		};
 	}
@@ -370,8 +374,13 @@ int gw_dns_init(struct gw_dns *dns, struct gw_ev *ev, struct gw_runs *runs, stru
 
 void gw_dns_free(struct gw_dns *dns)
 {
-	while (dns->conns)
-		gw_dnsconn_close(dns->conns);
+	struct gw_dnsconn *next;
+
+	/* the next taken first: a closed connection is freed */
+	for (struct gw_dnsconn *d = dns->conns; d; d = next) {
+		next = d->next;
+		gw_dnsconn_close(d);
+	}
 	for (int i = 0; i < 2; i++) {
 		gw_listener_close(&dns->udp[i]);
 		gw_listener_close(&dns->tcp[i]);

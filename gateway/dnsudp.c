@@ -135,7 +135,7 @@ static void udp_ungroup(int fd, const struct msghdr *gso)
 		mh.msg_control = cb.buf;
 		mh.msg_controllen = pl;
 		mh.msg_iov = &gso->msg_iov[k];
-		sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+		(void)sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL); /* best effort (flush) */
 	}
 }
 

@@ -148,6 +148,7 @@ enum gw_ref {
 
 #define GW_REF(type, p) (((uint64_t)(type) << 56) | (uint64_t)(uintptr_t)(p))
 #define GW_REF_TYPE(u) ((enum gw_ref)((u) >> 56))
+/* NOLINTNEXTLINE(performance-no-int-to-ptr): the tagged pointer GW_REF() made */
 #define GW_REF_PTR(u) ((void *)(uintptr_t)((u) & ((1ull << 56) - 1)))
 
 /* what a listener is for (gw.c hands its events to its owner) */

@@ -23,8 +23,6 @@
 
 #define CONF_SEALS (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK)
 
-extern char **environ;
-
 /* is the opened candidate @fd (@path) safe for a root process to exec? */
 static int check_worker(int fd, const char *path, uid_t self_owner, struct wd_err *err)
 {

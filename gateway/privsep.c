@@ -99,6 +99,7 @@ int gw_priv_send_fds(int sock, struct gw_fds *fds)
 	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf};
 	struct cmsghdr *cm;
+	ssize_t sent;
 
 	memset(m.kinds, 0xff, sizeof(m.kinds));
 	memset(&cbuf, 0, sizeof(cbuf));
@@ -115,9 +116,10 @@ int gw_priv_send_fds(int sock, struct gw_fds *fds)
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int) * m.count);
 	memcpy(CMSG_DATA(cm), v, sizeof(int) * m.count);
-	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(m))
-		return -errno ? -errno : -EIO;
-	return 0;
+	sent = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	if (sent < 0)
+		return -errno;
+	return sent == (ssize_t)sizeof(m) ? 0 : -EIO;
 }
 
 int gw_priv_recv_fds(int sock, struct gw_fds *fds, struct wd_err *err)

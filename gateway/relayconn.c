@@ -165,7 +165,7 @@ void gw_conn_reset(struct gw_conn *c, const char *end)
 void gw_conn_deny(struct gw_conn *c, const char *reason)
 {
 	struct gw_tcp *t = c->t;
-	char out[1024];
+	char out[1024] = ""; /* sent only as far as a composer wrote it (n > 0) */
 	int n = 0;
 
 	gw_new_denial_id(t->ev, c->denial_id, sizeof(c->denial_id));

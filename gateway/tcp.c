@@ -173,6 +173,8 @@ bool gw_conn_again(struct gw_tcp *t)
 		if (c->st == GW_C_RELAY)
 			gw_conn_relay(c);
 	}
+	/* gw_conn_relay() queues a connection with more on c->t->again, which is t->again */
+	// cppcheck-suppress knownConditionTrueFalse ; it cannot see that (above)
 	return t->again != NULL;
 }
 

@@ -87,6 +87,7 @@ int gw_timer_arm(struct gw_timer_heap *h, struct gw_timer *t, uint64_t when)
 	}
 	if (h->n == h->cap) {
 		size_t cap = h->cap ? h->cap * 2 : 64;
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		struct gw_timer **v = realloc(h->v, cap * sizeof(*v));
 
 		if (!v)

@@ -34,8 +34,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define GW_UDP_BURST 20
-#define GW_UDP_PER_S 5
+#define GW_UDP_BURST 20u
+#define GW_UDP_PER_S 5u
 #define GW_UDP_SUMMARY_NS 1000000000ull
 #define GW_NFLOG_BUF 65536
 #define GW_NFLOG_DRAIN_MAX 4096 /* recv()s at most per drain */

@@ -102,7 +102,7 @@ static inline uint32_t cur_u32(struct cur *c)
  * empty span also yields a valid non-NULL pointer to nothing) */
 static inline const uint8_t *cur_bytes(struct cur *c, size_t n)
 {
-	static const uint8_t nothing[1];
+	static const uint8_t nothing[1] = {0};
 	const uint8_t *q;
 
 	if (!cur_want(c, n))

@@ -292,7 +292,8 @@ enum dns_result dns_query_parse(const uint8_t *buf, size_t len, struct dns_query
 			for (size_t k = 1; k <= qn.wire[w] && t < PROTO_NAME_MAX; k++) {
 				uint8_t ch = qn.wire[w + k];
 
-				out->qname[t++] = proto_host_char(ch) ? (char)proto_lower(ch) : '?';
+				out->qname[t++] =
+				    (char)(proto_host_char(ch) ? proto_lower(ch) : '?');
 			}
 		}
 		out->qname[t] = '\0';
@@ -448,6 +449,7 @@ static void put32(struct wr *w, uint32_t v)
 	put16(w, (uint16_t)v);
 }
 
+/* NOLINTNEXTLINE(readability-non-const-parameter): written through w.p */
 int dns_reply_compose(const struct dns_query *q, const struct dns_reply *r, uint8_t *out,
 		      size_t size)
 {
@@ -553,6 +555,7 @@ int dns_reply_compose(const struct dns_query *q, const struct dns_reply *r, uint
 	return (int)w.at;
 }
 
+/* NOLINTNEXTLINE(readability-non-const-parameter): written through w.p */
 int dns_query_compose(uint16_t id, const char *name, uint16_t qtype, uint8_t *out, size_t size)
 {
 	char norm[PROTO_NAME_MAX + 1];

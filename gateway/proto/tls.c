@@ -137,6 +137,7 @@ static enum tls_result parse_versions(struct cur *e, struct tls_hello *out)
 static enum tls_result parse_extensions(struct cur *c, struct tls_hello *out)
 {
 	uint16_t seen[TLS_MAX_EXTENSIONS];
+	unsigned nseen = 0;
 	struct cur all;
 	bool has_sni = false;
 	enum tls_result r;
@@ -149,12 +150,13 @@ static enum tls_result parse_extensions(struct cur *c, struct tls_hello *out)
 
 		if (!cur_sub(&all, cur_u16(&all), &e))
 			return bad(out, "extension length overruns");
-		if (out->n_extensions == TLS_MAX_EXTENSIONS)
+		if (nseen == TLS_MAX_EXTENSIONS)
 			return bad(out, "more than 128 extensions");
-		for (unsigned i = 0; i < out->n_extensions; i++)
+		for (unsigned i = 0; i < nseen; i++)
 			if (seen[i] == type)
 				return bad(out, "duplicate extension");
-		seen[out->n_extensions++] = type;
+		seen[nseen++] = type;
+		out->n_extensions = nseen;
 		switch (type) {
 		case EXT_SERVER_NAME:
 			r = parse_sni(&e, out);
