@@ -50,6 +50,7 @@ static const struct opt_field opt_fields[] = {
 	STR("policy", policy),
 	STR("policy_hash", policy_hash),
 	STR("isolation", isolation),
+	STR("mode", mode),
 	{"command", FK_ARGV, OFF(command), 0, 0},
 	NUM("pid", pid, AUDIT_HAS_PID, INT32_MAX),
 	NUM("uid", uid, AUDIT_HAS_UID, UINT32_MAX),

@@ -1,6 +1,7 @@
 /* cmd_nft.c - `warden nft render|audit|install|uninstall|run-add|run-del|bench-runs`: the
  * nftables table as text, checked live, and the low-level admin/test tools around it. */
 #include "launcher/cli.h"
+#include "launcher/run.h"
 #include "common/common.h"
 #include "nft/nft.h"
 #include "plumb/plumb.h"
@@ -16,8 +17,8 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: warden nft render [--config FILE]\n"
-	    "       warden nft audit [--config FILE] [--json]\n"
+	    "usage: warden nft render [--config FILE] [--rootless]\n"
+	    "       warden nft audit [--config FILE] [--json] [--rootless]\n"
 	    "       warden nft install [--config FILE]\n"
 	    "       warden nft uninstall [--config FILE]\n"
 	    "       warden nft run-add IFNAME [--v4 ADDR [--gw4 ADDR]] [--v6 ADDR [--gw6 ADDR]]\n"
@@ -34,7 +35,9 @@ static void usage(FILE *f)
 	    "run-del    low-level: unregister them (absent elements are fine)\n"
 	    "bench-runs low-level: time N run-add + run-del pairs on dummy names\n\n"
 	    "--config FILE is a warden-gateway config (table, interface prefix, ports,\n"
-	    "NFLOG group); without it the defaults are used.\n\n"
+	    "NFLOG group); without it the defaults are used.\n"
+	    "--rootless: the table of one rootless run, inside that run's own network\n"
+	    "namespace (run audit there, e.g. through nsenter), instead of the host's.\n\n"
 	    "exit status: 0 ok (audit: clean), 1 audit found violations,\n"
 	    "2 usage error, bad config or netlink error, 125 internal error\n");
 }
@@ -48,6 +51,7 @@ struct nft_opts {
 	const char *gw6;
 	const char *count;
 	bool json;
+	bool rootless;
 };
 
 /* Parse the options every sub-verb shares; positional arguments fill @pos in order. */
@@ -72,6 +76,9 @@ static int parse_opts(int argc, char **argv, struct nft_opts *o, const char **po
 		else if (!strcmp(a, "--json")) {
 			o->json = true;
 			continue;
+		} else if (!strcmp(a, "--rootless")) {
+			o->rootless = true;
+			continue;
 		} else if (a[0] == '-') {
 			fprintf(stderr, "warden nft %s: unknown option %s\n", argv[1], a);
 			return -EINVAL;
@@ -95,7 +102,7 @@ static int parse_opts(int argc, char **argv, struct nft_opts *o, const char **po
 	return 0;
 }
 
-static int load_config(const char *path, struct fw_config *c)
+static int load_config(const char *path, bool rootless, struct fw_config *c)
 {
 	struct policy_diags d;
 	struct wd_gwconf g;
@@ -104,8 +111,10 @@ static int load_config(const char *path, struct fw_config *c)
 	int ret;
 
 	fw_config_defaults(c);
-	if (!path)
-		return 0;
+	if (!path) {
+		policy_gwconf_defaults(&g);
+		return rootless ? run_rootless_fw_config(&g, c, NULL) : 0;
+	}
 	policy_diags_init(&d);
 	ret = policy_gwconf_load(path, &g, &d);
 	if (ret < 0) {
@@ -123,6 +132,10 @@ static int load_config(const char *path, struct fw_config *c)
 	}
 	policy_diags_free(&d);
 	plumb_fw_config(&g, c);
+	if (rootless && run_rootless_fw_config(&g, c, NULL)) {
+		fprintf(stderr, "warden nft: %s: bad pools.runs_v4 / runs_v6\n", path);
+		return -EINVAL;
+	}
 	wd_err_clear(&err);
 	ret = fw_config_check(c, &err);
 	if (ret < 0)
@@ -365,7 +378,14 @@ int cmd_nft(int argc, char **argv)
 		fprintf(stderr, "warden nft %s: --json only applies to audit\n", argv[1]);
 		return WD_EXIT_USAGE;
 	}
-	ret = load_config(o.config, &c);
+	if (o.rootless && nft_verbs[idx].verb != V_AUDIT && nft_verbs[idx].verb != V_RENDER) {
+		fprintf(stderr,
+			"warden nft %s: --rootless only applies to render and audit "
+			"(`warden run` installs a rootless run's table itself)\n",
+			argv[1]);
+		return WD_EXIT_USAGE;
+	}
+	ret = load_config(o.config, o.rootless, &c);
 	if (ret < 0)
 		return ret == -ENOMEM ? WD_EXIT_INTERNAL : WD_EXIT_USAGE;
 	wd_err_clear(&err);

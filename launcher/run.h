@@ -460,4 +460,21 @@ int run_pool_fill(const char *dir, const struct netns_pool_config *nc, const str
 int run_pool_gc(const char *dir, const struct netns_pool_config *nc, const struct fw_config *fc,
 		bool drain, unsigned *ret_reclaimed, struct wd_err *err);
 
+/* ------------------------------------------------------------ rootless (run_rootless.c) */
+
+struct netns_addrs;
+
+/**
+ * run_rootless_fw_config() - the nft config of a rootless run's own table, and its addresses
+ * @g:		the gateway config
+ * @fc:		filled in: plumb_fw_config() of @g in FW_MODE_RUN, with the gateway's addresses
+ * @ret_addrs:	the run's addresses, or NULL: slot 0 of @g's pools (the namespace is the run's
+ *		own, so every rootless run uses the same ones): the gateway at the host end, the
+ *		program at the sandbox end, both on lo
+ *
+ * Return: 0, or -EINVAL (bad pools).
+ */
+int run_rootless_fw_config(const struct wd_gwconf *g, struct fw_config *fc,
+			   struct netns_addrs *ret_addrs);
+
 #endif /* WARDEN_LAUNCHER_RUN_H */
