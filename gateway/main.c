@@ -19,6 +19,11 @@
  *      the worker's status.
  * Started by a non-root user (or with --no-privsep) the gateway runs as one
  * process (no run updates to the nft table then: --manage-nft needs privsep).
+ * With --listen-fds N (one process only) it does not bind its listening sockets:
+ * it adopts the N sockets left open at descriptors 3.. by whoever started it (an
+ * embedded gateway of a rootless run: the launcher made them inside the run's own
+ * network namespace, where the gateway itself cannot go), and makes only the
+ * control socket.
  */
 #include "common/common.h"
 #include "gateway/gw.h"
@@ -48,7 +53,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: warden-gateway [--config FILE] [--audit-log PATH] [--control PATH]\n"
 		"                      [--user NAME] [--no-privsep] [--manage-nft] [--no-nflog]\n"
-		"                      [--verbose]\n"
+		"                      [--listen-fds N] [--verbose]\n"
 		"       warden-gateway ctl [--socket PATH] register --id ID --if IFNAME\n"
 		"                      [--host-v4 A --sandbox-v4 B] [--host-v6 A --sandbox-v6 B]\n"
 		"                      --policy FILE\n"
@@ -276,6 +281,7 @@ int main(int argc, char **argv)
 	    {"no-privsep", no_argument, NULL, 'n'},
 	    {"manage-nft", no_argument, NULL, 'm'},
 	    {"no-nflog", no_argument, NULL, 'N'},
+	    {"listen-fds", required_argument, NULL, 'L'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
@@ -292,7 +298,8 @@ int main(int argc, char **argv)
 	bool privsep = true, owns_ctl = false, manage_nft = false, nflog = true;
 	sigset_t mask;
 	pid_t child, parent;
-	int c, ret, sp[2];
+	int c, ret, sp[2], listen_fds = 0;
+	char *end;
 
 	if (argc > 1 && !strcmp(argv[1], "ctl")) {
 		policy_gwconf_defaults(&conf);
@@ -320,6 +327,13 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			nflog = false;
+			break;
+		case 'L':
+			listen_fds = (int)strtol(optarg, &end, 10);
+			if (*end || listen_fds < 1 || listen_fds > 8) {
+				wd_log(WD_LOG_ERR, "--listen-fds: 1 to 8 descriptors, from 3");
+				return 2;
+			}
 			break;
 		case 'v':
 			wd_log_set_level(WD_LOG_DEBUG);
@@ -365,6 +379,11 @@ int main(int argc, char **argv)
 		audit_path = conf.audit_path[0] ? conf.audit_path : DEFAULT_AUDIT;
 	if (geteuid() != 0)
 		privsep = false;
+	if (listen_fds && privsep) {
+		wd_log(WD_LOG_ERR, "--listen-fds needs one process: start it as a user, or "
+				   "with --no-privsep");
+		return 2;
+	}
 	if (manage_nft && !privsep) {
 		wd_log(WD_LOG_ERR, "--manage-nft needs privilege separation (run as root, "
 				   "without --no-privsep)");
@@ -395,7 +414,16 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 
 	if (!privsep) {
-		if (gw_fds_open(&conf, conf.control_path, &fds, &err)) {
+		struct wd_gwconf own = conf;
+
+		/* inherited listeners: make only the control socket, then adopt them */
+		if (listen_fds)
+			own.listen_v4[0] = own.listen_v6[0] = '\0';
+		ret = gw_fds_open(&own, conf.control_path, &fds, &err);
+		if (!ret && listen_fds && (ret = gw_fds_inherit(&conf, 3, listen_fds, &fds, &err)))
+			unlink(conf.control_path);
+		if (ret) {
+			gw_fds_close(&fds);
 			wd_log(WD_LOG_ERR, "%s", err.msg);
 			audit_log_close(log);
 			return 1;
