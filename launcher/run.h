@@ -255,10 +255,15 @@ int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 /**
  * run_gw_spawn() - the first half of run_gw_start(): write the config and start the child,
  * without waiting for it to answer (so the caller can do other setup meanwhile)
+ * @gw, @dir, @conf, @audit_path, @err: as run_gw_start()
+ * @listen:	listening sockets the child adopts (`--listen-fds`, at descriptors 3..) instead
+ *		of binding its own, or NULL
+ * @nlisten:	how many (at most 8)
+ *
  * Return: 0, or a negative errno (nothing was started).
  */
 int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
-		 const char *audit_path, struct wd_err *err);
+		 const char *audit_path, const int *listen, int nlisten, struct wd_err *err);
 
 /**
  * run_gw_wait() - the second half: wait (5 s at most) until the spawned gateway answers

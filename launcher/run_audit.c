@@ -21,6 +21,7 @@ static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
 	ev->has |= AUDIT_HAS_PID | AUDIT_HAS_UID;
 	ev->pid = getpid();
 	ev->uid = r->caller_uid;
+	ev->mode = r->mode == RUN_MODE_ROOTLESS ? "rootless" : "root";
 	wd_err_clear(&err);
 	ret = audit_log_write(r->log, ev, flags, &err);
 	if (ret)
@@ -34,8 +35,9 @@ static void isolation_text(struct run *r, char *out, size_t size)
 	char sb[192];
 
 	run_sandbox_describe(r, sb, sizeof(sb));
-	snprintf(out, size, "netns+veth+nft,%s,uid=%u,limits=%s", sb, (unsigned)r->uid,
-		 limits_kind_name(r->lkind));
+	snprintf(out, size, "%s,%s,uid=%u,limits=%s",
+		 r->mode == RUN_MODE_ROOTLESS ? "userns+netns+nft(own)" : "netns+veth+nft", sb,
+		 (unsigned)r->uid, limits_kind_name(r->lkind));
 }
 
 int run_audit_start(struct run *r)

@@ -172,11 +172,16 @@ check_eq "bubblewrap missing: 125" 125 status_of env WARDEN_BWRAP=/nonexistent/b
 	ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" -- true
 check_eq "an invalid policy: 125" 125 status_of wr -p "$SRC/deploy/examples/broken.yaml" -- true
 if command -v setpriv >/dev/null; then
-	check_eq "without root (no CAP_NET_ADMIN): 125" 125 status_of setpriv --reuid=65534 \
-		--regid=65534 --clear-groups env HOME=/nonexistent "$W" run -q \
-		--audit-log /nonexistent/audit.jsonl -- true
+	# (a user's runs are rootless by default: run_rootless.sh; root mode is forced here)
+	check_eq "root mode without root (no CAP_NET_ADMIN): 125" 125 status_of setpriv \
+		--reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent "$W" run -q \
+		--mode root --audit-log /nonexistent/audit.jsonl -- true
 	check "... naming the step and a fix" bash -c 'setpriv --reuid=65534 --regid=65534 \
-		--clear-groups "$0" run -- true 2>&1 | grep -q "prerequisites:.*root" ' "$W"
+		--clear-groups "$0" run --mode root -- true 2>&1 |
+		grep -q "prerequisites:.*needs root"' "$W"
+	check_eq "--mode daemon (issue 14): 125" 125 status_of setpriv --reuid=65534 \
+		--regid=65534 --clear-groups "$W" run -q --mode daemon -- true
+	check_eq "--mode rootless as root: 125" 125 status_of "$W" run -q --mode rootless -- true
 fi
 check "warden doctor finds no problem in lab-host" in_host "$W" doctor
 check "the background teardowns finish; warden gc --pool drains the pool" settle
