@@ -206,7 +206,8 @@ int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds
 
 	for (int fd = first; fd < first + n; fd++) {
 		int type = 0, fam = 0, acc = 0, v6only = 0, fl, *slot;
-		socklen_t l1 = sizeof(type), l2 = sizeof(fam), l3 = sizeof(acc), l4 = sizeof(v6only);
+		socklen_t l1 = sizeof(type), l2 = sizeof(fam), l3 = sizeof(acc),
+			  l4 = sizeof(v6only);
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		uint16_t port;
@@ -214,11 +215,13 @@ int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds
 		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l1) ||
 		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &fam, &l2) ||
 		    getsockname(fd, (struct sockaddr *)&ss, &sl) ||
-		    (fam != AF_INET && fam != AF_INET6) || (type != SOCK_STREAM && type != SOCK_DGRAM))
-			return wd_err_set(err, -EBADF,
-					  "inherited descriptor %d is not an IPv4 or IPv6 TCP or UDP "
-					  "socket",
-					  fd);
+		    (fam != AF_INET && fam != AF_INET6) ||
+		    (type != SOCK_STREAM && type != SOCK_DGRAM))
+			return wd_err_set(
+			    err, -EBADF,
+			    "inherited descriptor %d is not an IPv4 or IPv6 TCP or UDP "
+			    "socket",
+			    fd);
 		if (type == SOCK_STREAM &&
 		    (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l3) || !acc))
 			return wd_err_set(err, -EINVAL, "inherited descriptor %d is not listening",

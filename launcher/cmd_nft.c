@@ -9,6 +9,10 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdint.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +22,7 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: warden nft render [--config FILE] [--rootless]\n"
-	    "       warden nft audit [--config FILE] [--json] [--rootless]\n"
+	    "       warden nft audit [--config FILE] [--json] [--rootless [--pid PID]]\n"
 	    "       warden nft install [--config FILE]\n"
 	    "       warden nft uninstall [--config FILE]\n"
 	    "       warden nft run-add IFNAME [--v4 ADDR [--gw4 ADDR]] [--v6 ADDR [--gw6 ADDR]]\n"
@@ -37,7 +41,8 @@ static void usage(FILE *f)
 	    "--config FILE is a warden-gateway config (table, interface prefix, ports,\n"
 	    "NFLOG group); without it the defaults are used.\n"
 	    "--rootless: the table of one rootless run, inside that run's own network\n"
-	    "namespace (run audit there, e.g. through nsenter), instead of the host's.\n\n"
+	    "namespace, instead of the host's; with --pid PID, audit enters the user and\n"
+	    "network namespaces of that process of a rootless run first (as the run's user).\n\n"
 	    "exit status: 0 ok (audit: clean), 1 audit found violations,\n"
 	    "2 usage error, bad config or netlink error, 125 internal error\n");
 }
@@ -50,6 +55,7 @@ struct nft_opts {
 	const char *gw4;
 	const char *gw6;
 	const char *count;
+	const char *pid;
 	bool json;
 	bool rootless;
 };
@@ -73,6 +79,8 @@ static int parse_opts(int argc, char **argv, struct nft_opts *o, const char **po
 			dst = &o->gw4;
 		else if (!strcmp(a, "--gw6"))
 			dst = &o->gw6;
+		else if (!strcmp(a, "--pid"))
+			dst = &o->pid;
 		else if (!strcmp(a, "--json")) {
 			o->json = true;
 			continue;
@@ -190,6 +198,40 @@ static int audit_json(const struct fw_config *c, const struct fw_audit_report *r
 		fputs(wd_buf_cstr(&out), stdout);
 	wd_buf_free(&out);
 	return ret ? -ENOMEM : 0;
+}
+
+/* Enter the user and then the network namespace of process @pid (a rootless run's): the
+ * capabilities the user namespace gives its owner are what reading its netns's rules needs, and
+ * they last until an exec, which this process does not do. Return: 0, or a negative errno. */
+static int enter_run(const char *pid)
+{
+	static const struct {
+		const char *ns;
+		int type;
+	} order[] = {{"user", CLONE_NEWUSER}, {"net", CLONE_NEWNET}};
+	char path[64], *end;
+	long p = strtol(pid, &end, 10);
+
+	if (*end || p < 1 || p > INT32_MAX) {
+		fprintf(stderr, "warden nft audit: --pid: not a process id: %s\n", pid);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < WD_ARRAY_SIZE(order); i++) {
+		int fd, ret = 0;
+
+		snprintf(path, sizeof(path), "/proc/%ld/ns/%s", p, order[i].ns);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || setns(fd, order[i].type) < 0)
+			ret = -errno;
+		if (fd >= 0)
+			close(fd);
+		if (ret) {
+			fprintf(stderr, "warden nft audit: entering the %s namespace of %ld: %s\n",
+				order[i].ns, p, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
 }
 
 static int do_audit(const struct fw_config *c, bool json)
@@ -385,6 +427,10 @@ int cmd_nft(int argc, char **argv)
 			argv[1]);
 		return WD_EXIT_USAGE;
 	}
+	if (o.pid && (!o.rootless || nft_verbs[idx].verb != V_AUDIT)) {
+		fprintf(stderr, "warden nft %s: --pid only applies to audit --rootless\n", argv[1]);
+		return WD_EXIT_USAGE;
+	}
 	ret = load_config(o.config, o.rootless, &c);
 	if (ret < 0)
 		return ret == -ENOMEM ? WD_EXIT_INTERNAL : WD_EXIT_USAGE;
@@ -393,6 +439,8 @@ int cmd_nft(int argc, char **argv)
 	case V_RENDER:
 		return do_render(&c);
 	case V_AUDIT:
+		if (o.pid && enter_run(o.pid) < 0)
+			return WD_EXIT_USAGE;
 		return do_audit(&c, o.json);
 	case V_INSTALL:
 		ret = fw_install(&c, &err);

@@ -225,13 +225,15 @@ static int stage_mode(struct run *r)
 				"--mode daemon: runs served by a gateway daemon without root come "
 				"with issue 14 and are not available yet");
 	if (m && !strcmp(m, "root") && !root)
-		return run_fail(r, "prerequisites",
-				"run it as root (sudo warden run ...), or drop --mode root: a user's "
-				"runs are rootless",
-				"root mode builds the run's network on the host and needs root "
-				"(CAP_NET_ADMIN, CAP_SYS_ADMIN)");
+		return run_fail(
+		    r, "prerequisites",
+		    "run it as root (sudo warden run ...), or drop --mode root: a user's "
+		    "runs are rootless",
+		    "root mode builds the run's network on the host and needs root "
+		    "(CAP_NET_ADMIN, CAP_SYS_ADMIN)");
 	if (m && !strcmp(m, "rootless") && root)
-		return run_fail(r, "prerequisites", "drop --mode rootless: as root, runs use root mode",
+		return run_fail(r, "prerequisites",
+				"drop --mode rootless: as root, runs use root mode",
 				"rootless mode is for a user who is not root");
 	r->mode = root ? RUN_MODE_ROOT : RUN_MODE_ROOTLESS;
 	if (r->mode == RUN_MODE_ROOT) {
@@ -239,10 +241,11 @@ static int stage_mode(struct run *r)
 		return 0;
 	}
 	if (r->o.gateway)
-		return run_fail(r, "prerequisites",
-				"drop --gateway: a rootless run starts its own embedded gateway",
-				"--gateway needs root mode: a daemon cannot serve a rootless run yet "
-				"(issue 14)");
+		return run_fail(
+		    r, "prerequisites",
+		    "drop --gateway: a rootless run starts its own embedded gateway",
+		    "--gateway needs root mode: a daemon cannot serve a rootless run yet "
+		    "(issue 14)");
 	r->pool_size = 0; /* a rootless network is cheap, and nothing of it is shared */
 	wd_err_clear(&err);
 	ret = run_rootless_dir(dir, sizeof(dir), &err);

@@ -482,4 +482,17 @@ struct netns_addrs;
 int run_rootless_fw_config(const struct wd_gwconf *g, struct fw_config *fc,
 			   struct netns_addrs *ret_addrs);
 
+/**
+ * run_rootless_dir() - the caller's own folder for Warden's run state (rootless mode):
+ * $XDG_RUNTIME_DIR/warden when that is the caller's private folder, else /tmp/warden-UID;
+ * made 0700 when missing, with its `runs` folder; refused when it is a link, not the caller's,
+ * or writable by others
+ * @out:	the folder
+ * @size:	size of @out
+ * @err:	what is wrong with it, and the fix
+ *
+ * Return: 0, or a negative errno.
+ */
+int run_rootless_dir(char *out, size_t size, struct wd_err *err);
+
 #endif /* WARDEN_LAUNCHER_RUN_H */

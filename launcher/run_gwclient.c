@@ -45,8 +45,7 @@ int run_gwclient_pick(struct run *r)
 		ret = run_gw_spawn(&r->gw, r->state_dir, &c, audit_log_path(r->log), r->rl.listen,
 				   RUN_ROOTLESS_NLISTEN, &err);
 	else
-		ret = run_gw_spawn(&r->gw, r->state_dir, &c, audit_log_path(r->log), NULL, 0,
-				   &err);
+		ret = run_gw_spawn(&r->gw, r->state_dir, &c, audit_log_path(r->log), NULL, 0, &err);
 	if (ret)
 		return run_fail(r, "gateway", "check the gateway's message above; `warden doctor`",
 				"embedded gateway: %s", err.msg);

@@ -58,7 +58,7 @@ struct run_opts {
 /* How a run is built (warden(1) --mode). */
 enum run_mode {
 	RUN_MODE_ROOT,	   /* as root: netns + veth + the host's nft table */
-	RUN_MODE_ROOTLESS, /* as a user: a user + network namespace of the caller's (run_rootless.c) */
+	RUN_MODE_ROOTLESS, /* as a user: a user + network namespace of its own (run_rootless.c) */
 };
 
 struct run;
@@ -121,19 +121,6 @@ int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p
 
 /** run_rootless_close() - close what @rl holds (the namespaces go once nothing else holds them). */
 void run_rootless_close(struct run_rootless *rl);
-
-/**
- * run_rootless_dir() - the caller's own folder for Warden's run state (rootless mode):
- * $XDG_RUNTIME_DIR/warden when that is the caller's private folder, else /tmp/warden-UID;
- * made 0700 when missing, with its `runs` folder; refused when it is a link, not the caller's,
- * or writable by others
- * @out:	the folder
- * @size:	size of @out
- * @err:	what is wrong with it, and the fix
- *
- * Return: 0, or a negative errno.
- */
-int run_rootless_dir(char *out, size_t size, struct wd_err *err);
 
 /**
  * run_rootless_up() - the network stage of a rootless run: run_rootless_make() with the run's

@@ -90,7 +90,8 @@ static int map_ids(uid_t uid, gid_t gid, struct wd_err *err)
 		ret = write_file("/proc/self/gid_map", line);
 	}
 	if (ret)
-		return wd_err_set(err, ret, "mapping uid %u and gid %u in the run's user namespace: %s",
+		return wd_err_set(err, ret,
+				  "mapping uid %u and gid %u in the run's user namespace: %s",
 				  (unsigned)uid, (unsigned)gid, strerror(-ret));
 	return 0;
 }
@@ -130,7 +131,8 @@ static int bound_socket(int family, const void *a, uint16_t port, int type, stru
 		ret = -errno;
 		close(fd);
 		return wd_err_set(err, ret, "binding %s port %u in the run's namespace: %s",
-				  inet_ntop(family, a, s, sizeof(s)) ? s : "?", port, strerror(-ret));
+				  inet_ntop(family, a, s, sizeof(s)) ? s : "?", port,
+				  strerror(-ret));
 	}
 	return fd;
 }
@@ -142,11 +144,12 @@ static int table_up(const struct fw_config *fc, struct wd_err *err)
 	int ret = fw_install(fc, err);
 
 	if (ret == -EOPNOTSUPP || ret == -ENOENT || ret == -EAFNOSUPPORT)
-		return wd_err_set(err, ret,
-				  "the kernel refuses a NAT chain in the run's namespace (%s): nf_nat "
-				  "is not loaded. fix: as root, once: modprobe nf_nat (and add "
-				  "nf_nat to /etc/modules-load.d/warden.conf)",
-				  strerror(-ret));
+		return wd_err_set(
+		    err, ret,
+		    "the kernel refuses a NAT chain in the run's namespace (%s): nf_nat "
+		    "is not loaded. fix: as root, once: modprobe nf_nat (and add "
+		    "nf_nat to /etc/modules-load.d/warden.conf)",
+		    strerror(-ret));
 	if (ret)
 		return ret;
 	ret = fw_audit(fc, &rep, err);
@@ -196,10 +199,11 @@ static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 	wd_err_clear(&err);
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) {
-		ret = wd_err_set(&err, -errno,
-				 "creating a user and a network namespace: %s (`warden doctor` checks "
-				 "unprivileged user namespaces)",
-				 strerror(errno));
+		ret = wd_err_set(
+		    &err, -errno,
+		    "creating a user and a network namespace: %s (`warden doctor` checks "
+		    "unprivileged user namespaces)",
+		    strerror(errno));
 		goto out;
 	}
 	ret = map_ids(p->uid, p->gid, &err);
@@ -219,8 +223,8 @@ static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 	fds[RUN_ROOTLESS_PROBE] = bound_socket(AF_INET, &a->sbx4, 0, SOCK_DGRAM, &err);
 	ret = fds[RUN_ROOTLESS_PROBE] < 0 ? fds[RUN_ROOTLESS_PROBE] : 0;
 	for (int i = 0; !ret && i < RUN_ROOTLESS_NLISTEN; i++) {
-		fds[RUN_ROOTLESS_LISTEN + i] =
-		    bound_socket(socks[i].family, socks[i].addr, socks[i].port, socks[i].type, &err);
+		fds[RUN_ROOTLESS_LISTEN + i] = bound_socket(socks[i].family, socks[i].addr,
+							    socks[i].port, socks[i].type, &err);
 		ret = fds[RUN_ROOTLESS_LISTEN + i] < 0 ? fds[RUN_ROOTLESS_LISTEN + i] : 0;
 	}
 	if (ret)
@@ -327,10 +331,9 @@ int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p
 		m.msg[sizeof(m.msg) - 1] = '\0';
 		return wd_err_set(err, -m.err, "%s", m.msg);
 	}
-	return wd_err_set(err, ret ? ret : -EPROTO,
-			  "the namespace maker %s without saying why (%s)",
-			  WIFSIGNALED(st) ? "was killed" : "exited",
-			  ret ? strerror(-ret) : "no message");
+	return wd_err_set(
+	    err, ret ? ret : -EPROTO, "the namespace maker %s without saying why (%s)",
+	    WIFSIGNALED(st) ? "was killed" : "exited", ret ? strerror(-ret) : "no message");
 }
 
 /* @d: a folder of the caller's that nobody else may write, made (0700) when missing. */

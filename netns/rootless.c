@@ -1,9 +1,9 @@
 /* rootless.c - the network of a rootless run, set up from inside its own (unprivileged) network
  * namespace: lo up, the gateway's and the program's addresses on lo, default routes via lo from
- * the program's addresses, the gateway's address reached from the program's. No veth: nothing of the run reaches the host's namespace, and the
- * `dummy` and `veth` drivers may not be loadable by a user. Every connect() finds a route (to
- * lo), and the run's nft table (FW_MODE_RUN) sends it to the gateway's sockets, which live in
- * this namespace at the gateway's address. */
+ * the program's addresses, the gateway's address reached from the program's. No veth: nothing of
+ * the run reaches the host's namespace, and the `dummy` and `veth` drivers may not be loadable by a
+ * user. Every connect() finds a route (to lo), and the run's nft table (FW_MODE_RUN) sends it to
+ * the gateway's sockets, which live in this namespace at the gateway's address. */
 #include "netns/netns.h"
 
 #include <arpa/inet.h>
@@ -68,7 +68,8 @@ static int lo_default_route(struct nl_sock *sk, int family, const void *src)
 	static const uint8_t any[16];
 	size_t alen = family == AF_INET ? 4 : 16;
 	struct rtnl_route *rt = rtnl_route_alloc();
-	struct nl_addr *dst = nl_addr_build(family, any, alen), *pref = nl_addr_build(family, src, alen);
+	struct nl_addr *dst = nl_addr_build(family, any, alen),
+		       *pref = nl_addr_build(family, src, alen);
 	struct rtnl_nexthop *nh = rtnl_route_nh_alloc();
 	int ret = -ENOMEM;
 
@@ -85,7 +86,8 @@ static int lo_default_route(struct nl_sock *sk, int family, const void *src)
 		rtnl_route_add_nexthop(rt, nh);
 		nh = NULL; /* the route owns it now */
 		if (!ret)
-			ret = netns_errno_from_nl(rtnl_route_add(sk, rt, NLM_F_CREATE | NLM_F_EXCL));
+			ret =
+			    netns_errno_from_nl(rtnl_route_add(sk, rt, NLM_F_CREATE | NLM_F_EXCL));
 	}
 	if (nh)
 		rtnl_route_nh_free(nh);
@@ -111,7 +113,8 @@ static int lo_local_route(struct nl_sock *sk, int family, const void *host, cons
 {
 	size_t alen = family == AF_INET ? 4 : 16;
 	struct rtnl_route *rt = rtnl_route_alloc();
-	struct nl_addr *dst = nl_addr_build(family, host, alen), *pref = nl_addr_build(family, src, alen);
+	struct nl_addr *dst = nl_addr_build(family, host, alen),
+		       *pref = nl_addr_build(family, src, alen);
 	struct rtnl_nexthop *nh = rtnl_route_nh_alloc();
 	int ret = -ENOMEM;
 
@@ -171,8 +174,8 @@ int netns_rootless_up(const struct netns_addrs *a, struct wd_err *err)
 			ret = lo_addr(sk, addrs[i].family, addrs[i].a);
 			if (ret) {
 				inet_ntop(addrs[i].family, addrs[i].a, s, sizeof(s));
-				wd_err_set(err, ret, "adding %s to lo in the run's namespace: %s", s,
-					   strerror(-ret));
+				wd_err_set(err, ret, "adding %s to lo in the run's namespace: %s",
+					   s, strerror(-ret));
 				goto out;
 			}
 		}
@@ -181,9 +184,10 @@ int netns_rootless_up(const struct netns_addrs *a, struct wd_err *err)
 		ret = v6 ? lo_local_route(sk, AF_INET6, &a->host6, &a->sbx6)
 			 : lo_local_route(sk, AF_INET, &a->host4, &a->sbx4);
 		if (ret) {
-			wd_err_set(err, ret,
-				   "the gateway address's local %s route in the run's namespace: %s",
-				   v6 ? "IPv6" : "IPv4", strerror(-ret));
+			wd_err_set(
+			    err, ret,
+			    "the gateway address's local %s route in the run's namespace: %s",
+			    v6 ? "IPv6" : "IPv4", strerror(-ret));
 			goto out;
 		}
 	}

@@ -181,6 +181,39 @@ lab_need_run_tools()
 	[[ -x /usr/bin/bwrap ]] || { echo "SKIP: bubblewrap not installed"; exit 77; }
 }
 
+# lab_user: an unprivileged user for the rootless tests (LAB_USER, default warden-test; made
+# with uid LAB_USER_UID, default 1500, when it does not exist). Sets LAB_USER_UID, LAB_USER_GID,
+# LAB_USER_HOME. Returns 1 when no such user can be had (a test error, not a skip).
+lab_user()
+{
+	LAB_USER=${LAB_USER:-warden-test}
+	if ! id -u "$LAB_USER" >/dev/null 2>&1; then
+		useradd -m -u "${LAB_USER_UID:-1500}" "$LAB_USER" >/dev/null 2>&1 ||
+			useradd -m "$LAB_USER" >/dev/null 2>&1 || return 1
+	fi
+	LAB_USER_UID=$(id -u "$LAB_USER") LAB_USER_GID=$(id -g "$LAB_USER")
+	LAB_USER_HOME=$(getent passwd "$LAB_USER" | cut -d: -f6)
+	((LAB_USER_UID != 0)) && [[ -d $LAB_USER_HOME ]]
+}
+
+# as_user CMD...: runs CMD as LAB_USER (lab_user) with a clean environment of its own.
+as_user()
+{
+	setpriv --reuid="$LAB_USER_UID" --regid="$LAB_USER_GID" --init-groups \
+		env -i HOME="$LAB_USER_HOME" USER="$LAB_USER" LOGNAME="$LAB_USER" \
+		PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 ${WARDEN_GATEWAY_BIN:+WARDEN_GATEWAY_BIN="$WARDEN_GATEWAY_BIN"} \
+		"$@"
+}
+
+# in_host_user CMD...: as_user CMD inside lab-host.
+in_host_user()
+{
+	ip netns exec "$LAB_HOST_NS" setpriv --reuid="$LAB_USER_UID" --regid="$LAB_USER_GID" \
+		--init-groups env -i HOME="$LAB_USER_HOME" USER="$LAB_USER" LOGNAME="$LAB_USER" \
+		PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+		${WARDEN_GATEWAY_BIN:+WARDEN_GATEWAY_BIN="$WARDEN_GATEWAY_BIN"} "$@"
+}
+
 # lab_teardowns_quiet AUDIT: the detached teardowns of the `warden run`s whose run.start is
 # in audit log AUDIT are done: no run's state is owned by a live process (its launcher or
 # its teardown child), and no live (non-zombie) `warden-teardown` child in lab-host is still
