@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <linux/netlink.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -212,6 +213,25 @@ int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds
 		socklen_t sl = sizeof(ss);
 		uint16_t port;
 
+		if (!getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &fam, &l2) && fam == AF_NETLINK) {
+			int proto = 0;
+			socklen_t l5 = sizeof(proto);
+
+			/* the NFLOG socket of a rootless run's table, bound there */
+			if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l5) ||
+			    proto != NETLINK_NETFILTER || fds->nflog >= 0)
+				return wd_err_set(err, -EINVAL,
+						  "inherited descriptor %d is a netlink socket "
+						  "but not the one NFLOG socket",
+						  fd);
+			fl = fcntl(fd, F_GETFL);
+			if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+			    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+				return wd_err_set(err, -errno, "inherited descriptor %d: %s", fd,
+						  strerror(errno));
+			fds->nflog = fd;
+			continue;
+		}
 		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l1) ||
 		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &fam, &l2) ||
 		    getsockname(fd, (struct sockaddr *)&ss, &sl) ||

@@ -444,7 +444,8 @@ int gw_fds_open(const struct wd_gwconf *conf, const char *ctl_path, struct gw_fd
  * @err:	what failed
  *
  * Each must be a bound IPv4 or IPv6 socket (TCP listening, or UDP; IPv6 with IPV6_V6ONLY)
- * whose local port is one of the config's, and fill a slot no other one fills.
+ * whose local port is one of the config's, and fill a slot no other one fills; or the one
+ * NETLINK_NETFILTER socket, an NFLOG group bound where the listeners live (the NFLOG slot).
  *
  * Return: 0, or a negative errno (the caller closes @fds).
  */

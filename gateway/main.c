@@ -330,8 +330,8 @@ int main(int argc, char **argv)
 			break;
 		case 'L':
 			listen_fds = (int)strtol(optarg, &end, 10);
-			if (*end || listen_fds < 1 || listen_fds > 8) {
-				wd_log(WD_LOG_ERR, "--listen-fds: 1 to 8 descriptors, from 3");
+			if (*end || listen_fds < 1 || listen_fds > 9) {
+				wd_log(WD_LOG_ERR, "--listen-fds: 1 to 9 descriptors, from 3");
 				return 2;
 			}
 			break;
@@ -429,7 +429,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		owns_ctl = true;
-		if (nflog && geteuid() == 0 && gw_nflog_open(conf.nflog_group, &fds.nflog, &err))
+		if (nflog && geteuid() == 0 && fds.nflog < 0 &&
+		    gw_nflog_open(conf.nflog_group, &fds.nflog, &err))
 			wd_log(WD_LOG_WARN, "%s: dropped UDP is not audited", err.msg);
 		ret = worker(&conf, &fds, log, -1, false);
 		goto out;

@@ -258,7 +258,7 @@ int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
  * @gw, @dir, @conf, @audit_path, @err: as run_gw_start()
  * @listen:	listening sockets the child adopts (`--listen-fds`, at descriptors 3..) instead
  *		of binding its own, or NULL
- * @nlisten:	how many (at most 8)
+ * @nlisten:	how many (at most 9)
  *
  * Return: 0, or a negative errno (nothing was started).
  */
@@ -494,5 +494,22 @@ int run_rootless_fw_config(const struct wd_gwconf *g, struct fw_config *fc,
  * Return: 0, or a negative errno.
  */
 int run_rootless_dir(char *out, size_t size, struct wd_err *err);
+
+/**
+ * run_rootless_scope_argv() - the command line that holds a rootless run's limits in a cgroup v2
+ * scope of the user's systemd (`systemd-run --user --scope`), for machines whose systemd
+ * delegates the user's subtree (pure; not used yet: this machine has cgroup v1 and no systemd,
+ * so rootless runs take the fallback, docs/run.md "Rootless mode")
+ * @id:		the run id (the unit is warden-<id>.scope)
+ * @lim:	the policy's limits: memory (MemoryMax, no swap), pids (TasksMax), cpu
+ *		(CPUQuota); unset ones are left out
+ * @cmd:	the command the scope runs, NULL-terminated
+ *
+ * Return: a NULL-terminated vector (run_strv_free()), or NULL when out of memory.
+ */
+char **run_rootless_scope_argv(const char *id, const struct policy_limits *lim, char *const *cmd);
+
+/** run_strv_free() - free a vector run_rootless_scope_argv() returned; NULL is fine. */
+void run_strv_free(char **v);
 
 #endif /* WARDEN_LAUNCHER_RUN_H */

@@ -35,15 +35,21 @@ static void isolation_text(struct run *r, char *out, size_t size)
 	char sb[192];
 
 	run_sandbox_describe(r, sb, sizeof(sb));
-	snprintf(out, size, "%s,%s,uid=%u,limits=%s",
-		 r->mode == RUN_MODE_ROOTLESS ? "userns+netns+nft(own)" : "netns+veth+nft", sb,
-		 (unsigned)r->uid, limits_kind_name(r->lkind));
+	if (r->mode == RUN_MODE_ROOTLESS)
+		/* no cgroup of the user's: which mechanism holds each limit */
+		snprintf(out, size,
+			 "userns+netns+nft(own),%s,uid=%u,limits=memory:rss-sampling+"
+			 "pids:rlimit-nproc(userns)+time:wall-clock",
+			 sb, (unsigned)r->uid);
+	else
+		snprintf(out, size, "netns+veth+nft,%s,uid=%u,limits=%s", sb, (unsigned)r->uid,
+			 limits_kind_name(r->lkind));
 }
 
 int run_audit_start(struct run *r)
 {
 	struct audit_event ev = {0};
-	char iso[256], reason[256];
+	char iso[384], reason[256];
 	struct wd_err err;
 	const char *path = cli_audit_path(r->o.audit);
 	int ret;

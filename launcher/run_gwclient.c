@@ -43,7 +43,7 @@ int run_gwclient_pick(struct run *r)
 	wd_err_clear(&err);
 	if (r->mode == RUN_MODE_ROOTLESS)
 		ret = run_gw_spawn(&r->gw, r->state_dir, &c, audit_log_path(r->log), r->rl.listen,
-				   RUN_ROOTLESS_NLISTEN, &err);
+				   RUN_ROOTLESS_NLISTEN + 1, &err);
 	else
 		ret = run_gw_spawn(&r->gw, r->state_dir, &c, audit_log_path(r->log), NULL, 0, &err);
 	if (ret)

@@ -68,6 +68,7 @@ enum {
 	RUN_ROOTLESS_USERNS,
 	RUN_ROOTLESS_NETNS,
 	RUN_ROOTLESS_PROBE,
+	RUN_ROOTLESS_NFLOG,
 	RUN_ROOTLESS_LISTEN,
 	RUN_ROOTLESS_NLISTEN = 8, /* transparent, proxy, DNS UDP, DNS TCP; IPv4, IPv6 each */
 	RUN_ROOTLESS_NFDS = RUN_ROOTLESS_LISTEN + RUN_ROOTLESS_NLISTEN,
@@ -92,14 +93,15 @@ struct run_rootless_plan {
  * @userns_fd:	its user namespace
  * @netns_fd:	its network namespace
  * @probe_fd:	a UDP socket inside, bound to the program's IPv4 address (the liveness probe)
- * @listen:	the gateway's listening sockets inside, at the gateway's addresses
+ * @listen:	what the gateway gets: its listening sockets inside, at the gateway's addresses,
+ *		then the NFLOG socket bound to the table's group inside
  * @addr:	the addresses
  */
 struct run_rootless {
 	int userns_fd;
 	int netns_fd;
 	int probe_fd;
-	int listen[RUN_ROOTLESS_NLISTEN];
+	int listen[RUN_ROOTLESS_NLISTEN + 1];
 	struct netns_addrs addr;
 };
 

@@ -12,8 +12,9 @@
  *             to the gateway's address, the gateway's ports there, loopback; everything else
  *             dropped and logged), installed and audited clean       (nft/)
  *   sockets   the gateway's listening sockets (transparent, proxy, DNS over UDP and TCP,
- *             IPv4 and IPv6) bound to the gateway's address, and the liveness probe's UDP
- *             socket bound to the program's IPv4 address
+ *             IPv4 and IPv6) bound to the gateway's address, the liveness probe's UDP
+ *             socket bound to the program's IPv4 address, and the NFLOG socket of the
+ *             table's group (what it drops, for the gateway's audit log)
  *   hand-off  those sockets and the two namespaces' descriptors sent to the launcher
  *             (SCM_RIGHTS), then the maker exits
  *
@@ -27,6 +28,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_log.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -166,6 +170,77 @@ static int table_up(const struct fw_config *fc, struct wd_err *err)
 	return ret;
 }
 
+/* One NFULNL_MSG_CONFIG request for @group with one attribute, and its ack (packets of the
+ * group that arrive meanwhile are skipped). Return: 0, or a negative errno. */
+static int nflog_config(int fd, uint16_t group, uint32_t seq, uint16_t type, const void *a,
+			size_t alen)
+{
+	char req[256], ans[8192];
+	struct nlmsghdr *h = mnl_nlmsg_put_header(req);
+	struct nfgenmsg *g;
+
+	h->nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG;
+	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	h->nlmsg_seq = seq;
+	g = mnl_nlmsg_put_extra_header(h, sizeof(*g));
+	g->nfgen_family = AF_UNSPEC;
+	g->version = NFNETLINK_V0;
+	g->res_id = htons(group);
+	mnl_attr_put(h, type, alen, a);
+	if (send(fd, h, h->nlmsg_len, 0) != (ssize_t)h->nlmsg_len)
+		return -errno;
+	for (int tries = 0; tries < 64; tries++) {
+		ssize_t n = recv(fd, ans, sizeof(ans), 0);
+		const struct nlmsghdr *r = (const struct nlmsghdr *)ans;
+		int left = (int)n;
+
+		if (n < 0)
+			return -errno;
+		for (; mnl_nlmsg_ok(r, left); r = mnl_nlmsg_next(r, &left))
+			if (r->nlmsg_type == NLMSG_ERROR && r->nlmsg_seq == seq &&
+			    r->nlmsg_len >= NLMSG_HDRLEN + sizeof(int))
+				return ((const struct nlmsgerr *)mnl_nlmsg_get_payload(r))->error;
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * The run's NFLOG group, bound inside its namespace (binding needs CAP_NET_ADMIN there, which
+ * only the maker has), for the gateway to read what the run's table drops: the settings of the
+ * gateway's own socket (gateway/nflog.c gw_nflog_open(): keep them in step), every packet at
+ * once, its first 128 bytes. Return: the descriptor, or a negative errno.
+ */
+static int nflog_socket(uint16_t group, struct wd_err *err)
+{
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
+	struct nfulnl_msg_config_cmd cmd = {.command = NFULNL_CFG_CMD_BIND};
+	struct nfulnl_msg_config_mode mode = {.copy_range = htonl(128),
+					      .copy_mode = NFULNL_COPY_PACKET};
+	uint32_t one = htonl(1);
+	struct timeval tv = {.tv_sec = 2};
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER), ret,
+	    buf = 16 << 20;
+
+	if (fd < 0)
+		return wd_err_set(err, -errno, "NFLOG socket in the run's namespace: %s",
+				  strerror(errno));
+	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	ret = ret ? ret : nflog_config(fd, group, 1, NFULA_CFG_CMD, &cmd, sizeof(cmd));
+	ret = ret ? ret : nflog_config(fd, group, 2, NFULA_CFG_MODE, &mode, sizeof(mode));
+	ret = ret ? ret : nflog_config(fd, group, 3, NFULA_CFG_QTHRESH, &one, sizeof(one));
+	ret = ret ? ret : nflog_config(fd, group, 4, NFULA_CFG_TIMEOUT, &one, sizeof(one));
+	if (ret) {
+		close(fd);
+		return wd_err_set(err, ret, "binding NFLOG group %u in the run's namespace: %s",
+				  group, strerror(-ret));
+	}
+	tv.tv_sec = 0;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
 /* The maker: the stages of the theory of operation, then its descriptors sent on @sock. */
 static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 {
@@ -227,6 +302,10 @@ static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 							    socks[i].port, socks[i].type, &err);
 		ret = fds[RUN_ROOTLESS_LISTEN + i] < 0 ? fds[RUN_ROOTLESS_LISTEN + i] : 0;
 	}
+	if (!ret) {
+		fds[RUN_ROOTLESS_NFLOG] = nflog_socket(p->fc.nflog_group, &err);
+		ret = fds[RUN_ROOTLESS_NFLOG] < 0 ? fds[RUN_ROOTLESS_NFLOG] : 0;
+	}
 	if (ret)
 		goto out;
 	m.nfds = RUN_ROOTLESS_NFDS;
@@ -253,7 +332,7 @@ out:
 void run_rootless_init(struct run_rootless *rl)
 {
 	rl->userns_fd = rl->netns_fd = rl->probe_fd = -1;
-	for (int i = 0; i < RUN_ROOTLESS_NLISTEN; i++)
+	for (int i = 0; i <= RUN_ROOTLESS_NLISTEN; i++)
 		rl->listen[i] = -1;
 }
 
@@ -262,7 +341,7 @@ void run_rootless_close(struct run_rootless *rl)
 	wd_closep(&rl->userns_fd);
 	wd_closep(&rl->netns_fd);
 	wd_closep(&rl->probe_fd);
-	for (int i = 0; i < RUN_ROOTLESS_NLISTEN; i++)
+	for (int i = 0; i <= RUN_ROOTLESS_NLISTEN; i++)
 		wd_closep(&rl->listen[i]);
 }
 
@@ -320,6 +399,7 @@ int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p
 		rl->probe_fd = fds[RUN_ROOTLESS_PROBE];
 		for (int i = 0; i < RUN_ROOTLESS_NLISTEN; i++)
 			rl->listen[i] = fds[RUN_ROOTLESS_LISTEN + i];
+		rl->listen[RUN_ROOTLESS_NLISTEN] = fds[RUN_ROOTLESS_NFLOG];
 		rl->addr = p->addr;
 		return 0;
 	}
@@ -402,4 +482,67 @@ int run_rootless_up(struct run *r)
 	run_note(r, "network: a user and network namespace of uid %u's own (rootless)",
 		 (unsigned)p.uid);
 	return 0;
+}
+
+/* Appends a copy of @s to @v (@n used, room for it and the NULL checked by the caller). */
+static int push_dup(char **v, size_t *n, const char *s)
+{
+	v[*n] = strdup(s);
+	return v[*n] ? (int)++*n : -ENOMEM;
+}
+
+char **run_rootless_scope_argv(const char *id, const struct policy_limits *lim, char *const *cmd)
+{
+	char buf[96];
+	size_t n = 0, ncmd = 0;
+	char **v;
+	int r = 0;
+
+	while (cmd[ncmd])
+		ncmd++;
+	v = calloc(16 + ncmd + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	static const char *const head[] = {"systemd-run", "--user", "--scope", "--quiet",
+					   "--collect"};
+	for (size_t i = 0; r >= 0 && i < WD_ARRAY_SIZE(head); i++)
+		r = push_dup(v, &n, head[i]);
+	snprintf(buf, sizeof(buf), "--unit=warden-%s", id);
+	if (r >= 0)
+		r = push_dup(v, &n, buf);
+	if (r >= 0 && lim->memory_mb) {
+		snprintf(buf, sizeof(buf), "MemoryMax=%llu",
+			 (unsigned long long)lim->memory_mb << 20);
+		r = push_dup(v, &n, "-p");
+		r = r < 0 ? r : push_dup(v, &n, buf);
+		r = r < 0 ? r : push_dup(v, &n, "-p");
+		r = r < 0 ? r : push_dup(v, &n, "MemorySwapMax=0");
+	}
+	if (r >= 0 && lim->pids) {
+		snprintf(buf, sizeof(buf), "TasksMax=%u", lim->pids);
+		r = push_dup(v, &n, "-p");
+		r = r < 0 ? r : push_dup(v, &n, buf);
+	}
+	if (r >= 0 && lim->cpu_milli) {
+		/* thousandths of a core -> percent of one core (CPUQuota=150% is 1.5 cores) */
+		snprintf(buf, sizeof(buf), "CPUQuota=%u%%", (lim->cpu_milli + 9) / 10);
+		r = push_dup(v, &n, "-p");
+		r = r < 0 ? r : push_dup(v, &n, buf);
+	}
+	if (r >= 0)
+		r = push_dup(v, &n, "--");
+	for (size_t i = 0; r >= 0 && i < ncmd; i++)
+		r = push_dup(v, &n, cmd[i]);
+	if (r < 0) {
+		run_strv_free(v);
+		return NULL;
+	}
+	return v;
+}
+
+void run_strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
 }

@@ -10,7 +10,7 @@ lab_require_root
 lab_need_run_tools
 lab_up
 
-T=$(mktemp -d /tmp/wd-run-basic-XXXXXX)
+T=$(lab_tmpdir wd-run-basic)
 lab_on_exit rm -rf "$T"
 # started by root, the program runs as nobody: it reaches the test's folders as any user would
 chmod 0755 "$T"
@@ -32,7 +32,7 @@ echo "readable" >"$T/ro/file"
 echo "top secret" >"$T/secret/file"
 printf '#!/bin/sh\necho hi\n' >"$T/secret/prog"
 chmod +x "$T/secret/prog"
-chown 65534:65534 "$T/rw"
+chown "$(lab_program_ids)" "$T/rw"
 ln -s "$T/secret/file" "$T/ro/escape"
 echo "PRIVATE KEY" >"$T/home/.ssh/id_ed25519"
 echo "project" >"$T/home/proj/readme"
@@ -227,7 +227,7 @@ check "warden logs --run ID shows the run" bash -c \
 check "the background teardowns finish; warden gc --pool drains the pool" settle
 check "no run state is left" bash -c \
 	'for id in $(jq -r -s ".[] | select(.action == \"run.start\") | .run" "$0"); do
-		[[ ! -e /run/warden/runs/$id ]] || exit 1; done' "$A"
+		[[ ! -e $LAB_RUNS_DIR/$id ]] || exit 1; done' "$A"
 check "no sandbox interface is left in lab-host" lab_wait 5 bash -c \
 	'! ip -n "$0" -br link | grep -q "^wd-"' "$LAB_HOST_NS"
 

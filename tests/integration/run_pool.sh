@@ -14,7 +14,7 @@ lab_need_run_tools
 command -v nsenter >/dev/null || { echo "SKIP: nsenter missing"; exit 77; }
 lab_up
 
-T=$(mktemp -d /tmp/wd-run-pool-XXXXXX)
+T=$(lab_tmpdir wd-run-pool)
 lab_on_exit rm -rf "$T"
 A=$T/audit.jsonl
 P=/run/warden/pool
@@ -131,7 +131,7 @@ leased=$(sed -n 's/.*network: \(wd-[0-9a-f]*\), ready-made (from the pool).*/\1/
 check "its messages say it is ready-made" test -n "$leased"
 check "... and it was one of the pool's" grep -qx -- "$leased" <<<"$before"
 check "... it is no longer in the pool" bash -c '! entries | grep -q " $0\$"' "$leased"
-check "its state records it" bash -c 'grep -lx "ifname=$0" /run/warden/runs/*/state' "$leased"
+check "its state records it" bash -c 'grep -lx "ifname=$0" $LAB_RUNS_DIR/*/state' "$leased"
 check "the gateway's audit names it at register" jq -e -s --arg i "$leased" \
 	'[.[] | select(.action == "run.gateway-register" and .resource == $i)] | length == 1' "$A"
 kill -TERM "$lpid" # forwarded to the program
@@ -182,7 +182,7 @@ check "a teardown child was killed" test "$killed" -ge 1
 check "warden gc --pool reclaims what it left" in_host "$W" gc -q --pool
 check "no run state is left" bash -c \
 	'for id in $(jq -r -s ".[] | select(.action == \"run.start\") | .run" "$0"); do
-		[[ ! -e /run/warden/runs/$id ]] || exit 1; done' "$A"
+		[[ ! -e $LAB_RUNS_DIR/$id ]] || exit 1; done' "$A"
 check "no interface is left in lab-host" lab_wait 20 bash -c \
 	'! ip -n "$0" -br link | grep -q "^wd-"' "$LAB_HOST_NS"
 check_eq "no nft set element is left" 0 elements

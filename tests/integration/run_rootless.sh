@@ -44,6 +44,13 @@ host_ruleset() { in_host nft list ruleset; }
 host_links() { ip -n "$LAB_HOST_NS" -o link show | awk -F': ' '{print $2}' | sort; }
 
 check "the user may run warden" in_host_user "$W" --version
+check "warden doctor as the user: the rootless prerequisites are all there" \
+	in_host_user "$W" doctor
+check "... and says so (its network check is the rootless one)" bash -c \
+	'"$@" | grep -q "^ok   network  a user and network namespace of your own"' _ \
+	ip netns exec "$LAB_HOST_NS" setpriv --reuid="$LAB_USER_UID" --regid="$LAB_USER_GID" \
+	--init-groups env -i HOME="$LAB_USER_HOME" PATH=/usr/bin:/bin \
+	WARDEN_GATEWAY_BIN="$GW" "$W" doctor
 RULES_BEFORE=$(host_ruleset)
 LINKS_BEFORE=$(host_links)
 
@@ -86,6 +93,9 @@ ur -p "$T/net.yaml" -- sh -c "echo x | socat -T1 - UDP:$LAB_UDP_ECHO_V4:9999; \
 	>/dev/null 2>&1
 check_eq "UDP from the run never arrives in lab-wan" 0 lab_wan_count_udp
 check_eq "ICMP from the run never arrives in lab-wan" 0 lab_wan_count icmp
+check "the dropped UDP datagram is audited (NFLOG of the run's own namespace)" jq -e -s \
+	--arg d "$LAB_UDP_ECHO_V4" 'any(.[]; .action == "net.udp" and .dst == $d and .port == 9999
+	and .allowed == false)' "$A"
 in_host sh -c "echo x | socat -T1 - UDP:$LAB_UDP_ECHO_V4:9999; ping -c1 -W1 $LAB_WAN_V4" \
 	>/dev/null 2>&1
 counted() { (($(lab_wan_count udp) > 0 && $(lab_wan_count icmp) > 0)); }

@@ -9,6 +9,10 @@
 #   lab_finish                  # prints "N passed, N failed"; exit 1 on failure
 
 LAB_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# Where the runs under test keep their state: root mode's folder, or (LAB_AS_USER=1: the run_*
+# tests run a second time as an unprivileged user, tests/integration/run_as_user.sh) that
+# user's own; exported, so that the checks' `bash -c` children see it too.
+export LAB_RUNS_DIR=${LAB_RUNS_DIR:-/run/warden/runs}
 LAB_PASSED=0
 LAB_FAILED=0
 LAB_CLEANUPS=()
@@ -214,6 +218,29 @@ in_host_user()
 		${WARDEN_GATEWAY_BIN:+WARDEN_GATEWAY_BIN="$WARDEN_GATEWAY_BIN"} "$@"
 }
 
+# lab_tmpdir NAME: a fresh folder /tmp/NAME-XXXXXX for a test's files; with LAB_AS_USER=1 it
+# belongs to LAB_USER (lab_user), who runs warden then, so its audit log can live there.
+lab_tmpdir()
+{
+	local d
+	d=$(mktemp -d "/tmp/$1-XXXXXX") || return 1
+	if [[ ${LAB_AS_USER:-} == 1 ]]; then
+		lab_user && chown "$LAB_USER_UID:$LAB_USER_GID" "$d" || return 1
+	fi
+	echo "$d"
+}
+
+# lab_program_ids: "uid:gid" of whom the program of a run runs as: nobody for root's runs
+# (not under sudo), LAB_USER for a user's (LAB_AS_USER=1).
+lab_program_ids()
+{
+	if [[ ${LAB_AS_USER:-} == 1 ]]; then
+		lab_user && echo "$LAB_USER_UID:$LAB_USER_GID"
+	else
+		echo 65534:65534
+	fi
+}
+
 # lab_teardowns_quiet AUDIT: the detached teardowns of the `warden run`s whose run.start is
 # in audit log AUDIT are done: no run's state is owned by a live process (its launcher or
 # its teardown child), and no live (non-zombie) `warden-teardown` child in lab-host is still
@@ -222,7 +249,7 @@ lab_teardowns_quiet()
 {
 	local id pid
 	for id in $(jq -r -s '.[] | select(.action == "run.start") | .run' "$1" 2>/dev/null); do
-		pid=$(sed -n 's/^pid=//p' "/run/warden/runs/$id/state" 2>/dev/null)
+		pid=$(sed -n 's/^pid=//p' "$LAB_RUNS_DIR/$id/state" 2>/dev/null)
 		[[ -z $pid ]] || ! kill -0 "$pid" 2>/dev/null || return 1
 	done
 	! ip netns pids "$LAB_HOST_NS" | xargs -r ps -o stat=,comm= -p |
