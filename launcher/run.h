@@ -496,6 +496,13 @@ int run_rootless_fw_config(const struct wd_gwconf *g, struct fw_config *fc,
 int run_rootless_dir(char *out, size_t size, struct wd_err *err);
 
 /**
+ * run_rootless_dir_path() - the path run_rootless_dir() uses, nothing made or checked beyond
+ * whether $XDG_RUNTIME_DIR qualifies (what no grant may expose, cli.c)
+ * Return: 0, or -ENAMETOOLONG.
+ */
+int run_rootless_dir_path(char *out, size_t size);
+
+/**
  * run_rootless_scope_argv() - the command line that holds a rootless run's limits in a cgroup v2
  * scope of the user's systemd (`systemd-run --user --scope`), for machines whose systemd
  * delegates the user's subtree (pure; not used yet: this machine has cgroup v1 and no systemd,

@@ -433,10 +433,9 @@ static int private_dir(const char *d, struct wd_err *err)
 	return 0;
 }
 
-int run_rootless_dir(char *out, size_t size, struct wd_err *err)
+int run_rootless_dir_path(char *out, size_t size)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	char runs[PATH_MAX];
 	struct stat st;
 	int ret;
 
@@ -445,7 +444,15 @@ int run_rootless_dir(char *out, size_t size, struct wd_err *err)
 		ret = snprintf(out, size, "%s/warden", xdg);
 	else
 		ret = snprintf(out, size, "/tmp/warden-%u", (unsigned)getuid());
-	if (ret < 0 || (size_t)ret >= size)
+	return ret < 0 || (size_t)ret >= size ? -ENAMETOOLONG : 0;
+}
+
+int run_rootless_dir(char *out, size_t size, struct wd_err *err)
+{
+	char runs[PATH_MAX];
+	int ret;
+
+	if (run_rootless_dir_path(out, size))
 		return wd_err_set(err, -ENAMETOOLONG, "the run state folder's path is too long");
 	ret = private_dir(out, err);
 	if (ret)

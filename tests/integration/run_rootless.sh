@@ -101,6 +101,46 @@ in_host sh -c "echo x | socat -T1 - UDP:$LAB_UDP_ECHO_V4:9999; ping -c1 -W1 $LAB
 counted() { (($(lab_wan_count udp) > 0 && $(lab_wan_count icmp) > 0)); }
 check "... while the same UDP and ping from lab-host itself are counted (control)" counted
 
+# --- the program cannot reach its own gateway's control socket: the user's run state folder
+# is refused as a grant (its gateway answers the caller's uid, which is the program's too; with
+# the folder granted, the program replaced its own policy and reached other.test)
+cat >"$T/attack.py" <<'EOF'
+import glob, json, socket, sys
+for p in glob.glob(sys.argv[1] + "/runs/*/gw.sock"):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(p)
+    pol = "version: 1\nnetwork:\n  allow:\n    - {host: other.test, ports: [443]}\n"
+    s.sendall((json.dumps({"op": "replace", "id": p.split("/")[-2], "policy": pol}) + "\n").encode())
+    print(s.recv(4096).decode().strip())
+EOF
+STATE=/tmp/warden-$LAB_USER_UID
+cat >"$T/attack.yaml" <<EOF
+version: 1
+filesystem:
+  read: ["$LAB_CA", "$T/attack.py"]
+  write: ["$STATE"]
+network:
+  allow:
+    - {host: allowed.test, ports: [443]}
+EOF
+chown "$LAB_USER_UID" "$T/attack.yaml" "$T/attack.py"
+attack() {
+	ur -p "$T/attack.yaml" -- sh -c "python3 '$T/attack.py' '$STATE'; curl -sS --noproxy '*' \
+		--max-time 5 --cacert '$LAB_CA' https://other.test/" 2>&1
+}
+ATTACK=$(attack) && ATTACK_RC=0 || ATTACK_RC=$?
+check_eq "a grant of the user's run state folder refuses the run: 125" 125 echo "$ATTACK_RC"
+check_fails "... so the program never replaced its own policy to reach other.test" \
+	grep -q "hello from other.test" <<<"$ATTACK"
+names_state() { as_user "$W" policy check "$T/attack.yaml" 2>&1 | grep -q "run state (rootless)"; }
+check "warden policy check as the user names the folder" names_state
+sed -i "/write:/d" "$T/attack.yaml"
+check_eq "control: without that grant the same program runs, and other.test stays denied" \
+	"hello from allowed.test" ur -p "$T/attack.yaml" -- sh -c "python3 '$T/attack.py' '$STATE' \
+	>/dev/null 2>&1; curl -sS --noproxy '*' --max-time 5 --cacert '$LAB_CA' \
+	https://other.test/ 2>/dev/null; curl -sS --noproxy '*' --max-time 5 --cacert '$LAB_CA' \
+	https://allowed.test/"
+
 # --- the program cannot change the rules of its own namespace
 SELF='
 for c in "nft list ruleset" "nft flush ruleset" "ip link set lo down" "ip route del default" \
