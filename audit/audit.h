@@ -90,6 +90,7 @@ struct audit_count {
  * @policy:	policy file path
  * @policy_hash: "sha256:<hex>" of the policy file
  * @isolation:	how the run is isolated ("netns+bwrap", "cgroup2", ...)
+ * @mode:	how `warden run` built the run: "root" or "rootless" (warden(1) --mode)
  * @dst:	destination address as text (IPv4 or IPv6)
  * @proto:	how the destination was named: "tcp", "tls", "http", "connect", ...
  * @sni:	TLS server name the client sent
@@ -140,6 +141,7 @@ struct audit_event {
 	const char *policy;
 	const char *policy_hash;
 	const char *isolation;
+	const char *mode;
 	const char *dst;
 	const char *proto;
 	const char *sni;

@@ -39,6 +39,7 @@ const struct opt_field audit_opt_fields[AUDIT_N_OPT_FIELDS] = {
 	STR("policy", policy),
 	STR("policy_hash", policy_hash),
 	STR("isolation", isolation),
+	STR("mode", mode),
 	{"command", FK_ARGV, OFF(command), 0, 0},
 	NUM("pid", pid, AUDIT_HAS_PID, INT32_MAX),
 	NUM("uid", uid, AUDIT_HAS_UID, UINT32_MAX),

@@ -22,7 +22,7 @@ struct opt_field {
 };
 
 /* The optional fields, in the order they are written (event.c). */
-#define AUDIT_N_OPT_FIELDS 26
+#define AUDIT_N_OPT_FIELDS 27
 extern const struct opt_field audit_opt_fields[AUDIT_N_OPT_FIELDS];
 
 /* What a decoded event owns: the parsed tree (its strings) and the argv array. */

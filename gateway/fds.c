@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <linux/netlink.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -36,26 +37,14 @@ void gw_fds_close(struct gw_fds *fds)
 	wd_closep(&fds->nflog);
 }
 
-static int inet_socket(const char *addr, uint16_t port, int type, int sockbuf, int *ret_fd,
-		       struct wd_err *err)
+/* The options every listening socket gets (before bind for IPV6_V6ONLY, before listen for
+ * the buffers' window scale): those of the sockets the gateway makes and those it inherits. */
+static void tune(int fd, int family, int type, int sockbuf)
 {
-	struct gw_addr a;
-	struct sockaddr_storage ss;
-	socklen_t sl;
-	int one = 1, fd, r;
+	int one = 1;
 
-	if (!*addr)
-		return 0; /* this family is off (listen.v4/v6: "") */
-	if (gw_addr_parse(addr, &a))
-		return wd_err_set(err, -EINVAL, "bad listen address %s", addr);
-	fd = socket(a.family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		if (errno == EAFNOSUPPORT && a.family == AF_INET6)
-			return 0; /* no IPv6 here: IPv4 only */
-		return wd_err_set(err, -errno, "socket: %s", strerror(errno));
-	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (a.family == AF_INET6)
+	if (family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	/* Nagle off on every accepted connection: Linux copies the listener's
 	 * TCP_NODELAY into the sockets accept() returns, so this costs no
@@ -74,11 +63,32 @@ static int inet_socket(const char *addr, uint16_t port, int type, int sockbuf, i
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sockbuf, sizeof(sockbuf));
 	}
 	if (type == SOCK_DGRAM) {
-		if (a.family == AF_INET)
+		if (family == AF_INET)
 			setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 		else
 			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
 	}
+}
+
+static int inet_socket(const char *addr, uint16_t port, int type, int sockbuf, int *ret_fd,
+		       struct wd_err *err)
+{
+	struct gw_addr a;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int fd, r;
+
+	if (!*addr)
+		return 0; /* this family is off (listen.v4/v6: "") */
+	if (gw_addr_parse(addr, &a))
+		return wd_err_set(err, -EINVAL, "bad listen address %s", addr);
+	fd = socket(a.family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		if (errno == EAFNOSUPPORT && a.family == AF_INET6)
+			return 0; /* no IPv6 here: IPv4 only */
+		return wd_err_set(err, -errno, "socket: %s", strerror(errno));
+	}
+	tune(fd, a.family, type, sockbuf);
 	sl = gw_addr_to_sa(&a, port, &ss);
 	if (bind(fd, (struct sockaddr *)&ss, sl) < 0) {
 		r = wd_err_set(err, -errno, "bind %s%s%s:%u: %s", a.family == AF_INET6 ? "[" : "",
@@ -172,4 +182,93 @@ int gw_fds_open(const struct wd_gwconf *conf, const char *ctl_path, struct gw_fd
 	if (r)
 		gw_fds_close(fds);
 	return r;
+}
+
+/* The slot of an inherited socket: by type and local port; NULL when it fits none. */
+static int *inherited_slot(const struct wd_gwconf *conf, struct gw_fds *fds, int type, int fam,
+			   uint16_t port)
+{
+	int f = fam == AF_INET6;
+
+	if (type == SOCK_STREAM && port == conf->port_transparent)
+		return &fds->transparent[f];
+	if (type == SOCK_STREAM && port == conf->port_proxy)
+		return &fds->proxy[f];
+	if (type == SOCK_STREAM && port == conf->port_dns)
+		return &fds->dns_tcp[f];
+	if (type == SOCK_DGRAM && port == conf->port_dns)
+		return &fds->dns_udp[f];
+	return NULL;
+}
+
+int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds *fds,
+		   struct wd_err *err)
+{
+	int sb = (int)conf->socket_buffer_kib * 1024;
+
+	for (int fd = first; fd < first + n; fd++) {
+		int type = 0, fam = 0, acc = 0, v6only = 0, fl, *slot;
+		socklen_t l1 = sizeof(type), l2 = sizeof(fam), l3 = sizeof(acc),
+			  l4 = sizeof(v6only);
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		uint16_t port;
+
+		if (!getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &fam, &l2) && fam == AF_NETLINK) {
+			int proto = 0;
+			socklen_t l5 = sizeof(proto);
+
+			/* the NFLOG socket of a rootless run's table, bound there */
+			if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l5) ||
+			    proto != NETLINK_NETFILTER || fds->nflog >= 0)
+				return wd_err_set(err, -EINVAL,
+						  "inherited descriptor %d is a netlink socket "
+						  "but not the one NFLOG socket",
+						  fd);
+			fl = fcntl(fd, F_GETFL);
+			if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+			    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+				return wd_err_set(err, -errno, "inherited descriptor %d: %s", fd,
+						  strerror(errno));
+			fds->nflog = fd;
+			continue;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l1) ||
+		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &fam, &l2) ||
+		    getsockname(fd, (struct sockaddr *)&ss, &sl) ||
+		    (fam != AF_INET && fam != AF_INET6) ||
+		    (type != SOCK_STREAM && type != SOCK_DGRAM))
+			return wd_err_set(
+			    err, -EBADF,
+			    "inherited descriptor %d is not an IPv4 or IPv6 TCP or UDP "
+			    "socket",
+			    fd);
+		if (type == SOCK_STREAM &&
+		    (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l3) || !acc))
+			return wd_err_set(err, -EINVAL, "inherited descriptor %d is not listening",
+					  fd);
+		/* dual-stack would let one socket answer both families' slots */
+		if (fam == AF_INET6 &&
+		    (getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &l4) || !v6only))
+			return wd_err_set(err, -EINVAL,
+					  "inherited descriptor %d is an IPv6 socket without "
+					  "IPV6_V6ONLY",
+					  fd);
+		port = ntohs(fam == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+					    : ((struct sockaddr_in6 *)&ss)->sin6_port);
+		slot = inherited_slot(conf, fds, type, fam, port);
+		if (!slot || *slot >= 0)
+			return wd_err_set(err, -EINVAL,
+					  "inherited descriptor %d (%s port %u) fits no free "
+					  "listener slot of the config's ports",
+					  fd, type == SOCK_STREAM ? "TCP" : "UDP", port);
+		fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+		    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+			return wd_err_set(err, -errno, "inherited descriptor %d: %s", fd,
+					  strerror(errno));
+		tune(fd, fam, type, sb);
+		*slot = fd;
+	}
+	return 0;
 }

@@ -36,6 +36,25 @@ void gw_fds_init(struct gw_fds *fds);
 int gw_fds_open(const struct wd_gwconf *conf, const char *ctl_path, struct gw_fds *fds,
 		struct wd_err *err);
 
+/**
+ * gw_fds_inherit() - adopt the listening sockets a launcher made for this gateway elsewhere (a
+ * rootless run's own network namespace) and left open at descriptors @first..@first+@n-1
+ * @conf:	the configuration: its ports say which slot each socket fills
+ * @first:	the first descriptor
+ * @n:		how many
+ * @fds:	the slots to fill (gw_fds_init()ed, or holding the control socket); each socket
+ *		becomes CLOEXEC, non-blocking and tuned like gw_fds_open()'s
+ * @err:	what failed
+ *
+ * Each must be a bound IPv4 or IPv6 socket (TCP listening, or UDP; IPv6 with IPV6_V6ONLY)
+ * whose local port is one of the config's, and fill a slot no other one fills; or the one
+ * NETLINK_NETFILTER socket, an NFLOG group bound where the listeners live (the NFLOG slot).
+ *
+ * Return: 0, or a negative errno (the caller closes @fds).
+ */
+int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds *fds,
+		   struct wd_err *err);
+
 /** gw_fds_close() - close every socket in @fds. */
 void gw_fds_close(struct gw_fds *fds);
 

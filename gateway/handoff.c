@@ -203,9 +203,9 @@ out:
 
 int gw_handoff_exec(int exe_fd, const int *fds, unsigned n, char *const argv[])
 {
-	int keep[3], exe;
+	int keep[GW_HANDOFF_MAX_FDS + 1], exe;
 
-	if (n > 2 || exe_fd < 0)
+	if (n > GW_HANDOFF_MAX_FDS || exe_fd < 0)
 		return -EINVAL;
 	/* above every target number first, so that no dup2() below overwrites a source */
 	for (unsigned i = 0; i < n; i++) {

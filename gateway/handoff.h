@@ -14,9 +14,13 @@
  *                             configuration as YAML (policy_gwconf_render_yaml)
  *   GW_WORKER_FD_CHANNEL (4)  with privilege separation: the worker's end of
  *                             the SOCK_SEQPACKET channel (privsep.c)
+ *   GW_WORKER_FD_LISTEN (4..) without it, with --listen-fds N: the N listening
+ *                             sockets a rootless run's launcher made inside the
+ *                             run's network namespace (warden-gateway got them at
+ *                             3.. and moves them up by one)
  *
  * and the argv `warden-gateway-worker --config-fd 3 [--channel-fd 4 --uid U
- * --gid G] [--manage-nft] [--no-nflog] [--verbose]`.
+ * --gid G | --listen-fds N] [--manage-nft] [--no-nflog] [--verbose]`.
  */
 #ifndef WARDEN_GATEWAY_HANDOFF_H
 #define WARDEN_GATEWAY_HANDOFF_H
@@ -29,6 +33,13 @@
 #define GW_WORKER_NAME "warden-gateway-worker"
 #define GW_WORKER_FD_CONFIG 3
 #define GW_WORKER_FD_CHANNEL 4
+/* without privilege separation, `--listen-fds N`: N listening sockets from here on (the
+ * channel's number is free then) */
+#define GW_WORKER_FD_LISTEN 4
+#define GW_WORKER_LISTEN_MAX 9
+/* most descriptors gw_handoff_exec() places: the config and the channel, or the config and
+ * the listeners */
+#define GW_HANDOFF_MAX_FDS (1 + GW_WORKER_LISTEN_MAX)
 
 /**
  * gw_handoff_find_worker() - open the worker executable for fexecve()
@@ -79,7 +90,7 @@ int gw_handoff_conf_read(int fd, struct wd_gwconf *conf, struct wd_err *err);
  * gw_handoff_exec() - exec the worker with descriptors at fixed numbers
  * @exe_fd:	from gw_handoff_find_worker()
  * @fds:	descriptors to pass; @fds[i] becomes descriptor 3 + i
- * @n:		how many (at most 2)
+ * @n:		how many (at most GW_HANDOFF_MAX_FDS)
  * @argv:	the worker's argv
  *
  * Every other descriptor above 2 is made close-on-exec first. Meant for the

@@ -26,7 +26,12 @@
  * Started by a non-root user (or with --no-privsep) the gateway runs as one
  * process: the worker image replaces this one (exec without fork) and opens
  * its sockets itself (no run updates to the nft table then: --manage-nft
- * needs privsep).
+ * needs privsep). With --listen-fds N (one process only) the worker does not
+ * bind its listening sockets: it adopts the N sockets left open at
+ * descriptors 3.. by whoever started warden-gateway (an embedded gateway of a
+ * rootless run: the launcher made them inside the run's own network
+ * namespace, where the gateway itself cannot go; handoff.h says where they
+ * go over the exec), and makes only the control socket.
  */
 #include "common/common.h"
 #include "gateway/gw.h"
@@ -57,7 +62,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: warden-gateway [--config FILE] [--audit-log PATH] [--control PATH]\n"
 		"                      [--user NAME] [--no-privsep] [--manage-nft] [--no-nflog]\n"
-		"                      [--worker PATH] [--verbose]\n"
+		"                      [--worker PATH] [--listen-fds N] [--verbose]\n"
 		"       warden-gateway ctl [--socket PATH] register --id ID --if IFNAME\n"
 		"                      [--host-v4 A --sandbox-v4 B] [--host-v6 A --sandbox-v6 B]\n"
 		"                      --policy FILE\n"
@@ -228,8 +233,8 @@ static int open_audit_for_worker(const char *path)
 #define STR(x) STR_(x)
 
 /* the worker's argv: privsep (@pw set) or standalone; strings live in @num */
-static void worker_argv(char *argv[], char num[2][16], const struct passwd *pw, bool manage_nft,
-			bool nflog, bool verbose)
+static void worker_argv(char *argv[], char num[3][16], const struct passwd *pw, bool manage_nft,
+			bool nflog, bool verbose, int listen_fds)
 {
 	size_t n = 0;
 
@@ -246,6 +251,11 @@ static void worker_argv(char *argv[], char num[2][16], const struct passwd *pw, 
 		argv[n++] = "--gid";
 		argv[n++] = num[1];
 	}
+	if (listen_fds) {
+		snprintf(num[2], sizeof(num[2]), "%d", listen_fds);
+		argv[n++] = "--listen-fds";
+		argv[n++] = num[2];
+	}
 	if (manage_nft)
 		argv[n++] = "--manage-nft";
 	if (!nflog)
@@ -258,16 +268,23 @@ static void worker_argv(char *argv[], char num[2][16], const struct passwd *pw, 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"config", required_argument, NULL, 'c'},  {"audit-log", required_argument, NULL, 'a'},
-	    {"control", required_argument, NULL, 's'}, {"user", required_argument, NULL, 'u'},
-	    {"worker", required_argument, NULL, 'w'},  {"no-privsep", no_argument, NULL, 'n'},
-	    {"manage-nft", no_argument, NULL, 'm'},    {"no-nflog", no_argument, NULL, 'N'},
-	    {"verbose", no_argument, NULL, 'v'},       {"version", no_argument, NULL, 'V'},
-	    {"help", no_argument, NULL, 'h'},	       {NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'},
+	    {"audit-log", required_argument, NULL, 'a'},
+	    {"control", required_argument, NULL, 's'},
+	    {"user", required_argument, NULL, 'u'},
+	    {"worker", required_argument, NULL, 'w'},
+	    {"no-privsep", no_argument, NULL, 'n'},
+	    {"manage-nft", no_argument, NULL, 'm'},
+	    {"no-nflog", no_argument, NULL, 'N'},
+	    {"listen-fds", required_argument, NULL, 'L'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *audit_path = NULL, *ctl_path = NULL, *user = NULL;
 	const char *worker_path = NULL;
-	char worker_bin[PATH_MAX], num[2][16];
+	char worker_bin[PATH_MAX], num[3][16];
 	char *wargv[16];
 	struct wd_gwconf conf;
 	struct policy_diags d;
@@ -279,7 +296,8 @@ int main(int argc, char **argv)
 	bool privsep = true, owns_ctl = false, manage_nft = false, nflog = true, verbose = false;
 	sigset_t mask;
 	pid_t child;
-	int c, ret, sp[2], exe = -1, cfd = -1;
+	int c, ret, sp[2], exe = -1, cfd = -1, listen_fds = 0;
+	char *end;
 
 	if (argc > 1 && !strcmp(argv[1], "ctl")) {
 		policy_gwconf_defaults(&conf);
@@ -310,6 +328,13 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			nflog = false;
+			break;
+		case 'L':
+			listen_fds = (int)strtol(optarg, &end, 10);
+			if (*end || listen_fds < 1 || listen_fds > GW_WORKER_LISTEN_MAX) {
+				wd_log(WD_LOG_ERR, "--listen-fds: 1 to 9 descriptors, from 3");
+				return 2;
+			}
 			break;
 		case 'v':
 			wd_log_set_level(WD_LOG_DEBUG);
@@ -363,6 +388,11 @@ int main(int argc, char **argv)
 	}
 	if (geteuid() != 0)
 		privsep = false;
+	if (listen_fds && privsep) {
+		wd_log(WD_LOG_ERR, "--listen-fds needs one process: start it as a user, or "
+				   "with --no-privsep");
+		return 2;
+	}
 	if (manage_nft && !privsep) {
 		wd_log(WD_LOG_ERR, "--manage-nft needs privilege separation (run as root, "
 				   "without --no-privsep)");
@@ -403,9 +433,16 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 
 	if (!privsep) {
-		/* one process: the worker image replaces this one and opens its sockets */
-		worker_argv(wargv, num, NULL, false, nflog, verbose);
-		ret = gw_handoff_exec(exe, &cfd, 1, wargv);
+		/* one process: the worker image replaces this one and opens its sockets (or
+		 * adopts the --listen-fds ones, moved up by one behind the config) */
+		int pass[GW_HANDOFF_MAX_FDS];
+		unsigned npass = 0;
+
+		pass[npass++] = cfd;
+		for (int i = 0; i < listen_fds; i++)
+			pass[npass++] = 3 + i;
+		worker_argv(wargv, num, NULL, false, nflog, verbose, listen_fds);
+		ret = gw_handoff_exec(exe, pass, npass, wargv);
 		wd_log(WD_LOG_ERR, "exec %s: %s", worker_bin, strerror(-ret));
 		ret = 1;
 		goto out;
@@ -420,7 +457,7 @@ int main(int argc, char **argv)
 
 	/* stage 2: the worker is a new image (no libnftnl mapped); it drops its privileges
 	 * before it reads anything, then gets its descriptors */
-	worker_argv(wargv, num, pw, manage_nft, nflog, verbose);
+	worker_argv(wargv, num, pw, manage_nft, nflog, verbose, 0);
 	child = fork();
 	if (child < 0) {
 		wd_log(WD_LOG_ERR, "fork: %s", strerror(errno));

@@ -19,7 +19,9 @@
  *      the log and run the event loop; run updates go back over the channel.
  * Without --channel-fd (warden-gateway run by a non-root user, or with
  * --no-privsep) the worker is the whole gateway: warden-gateway execs it in
- * its place, and it opens its sockets and audit log itself.
+ * its place, and it opens its sockets and audit log itself; with --listen-fds N
+ * (a rootless run's embedded gateway) it adopts the N listeners handed in from
+ * descriptor GW_WORKER_FD_LISTEN on and makes only its control socket.
  */
 #include "common/common.h"
 #include "gateway/gw.h"
@@ -44,12 +46,13 @@ struct worker_args {
 	bool have_uid, have_gid;
 	bool manage_nft;
 	bool nflog;
+	int listen_fds; /* without privsep: sockets handed in from GW_WORKER_FD_LISTEN on */
 };
 
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: %s --config-fd 3 [--channel-fd 4 --uid UID --gid GID]\n"
+		"usage: %s --config-fd 3 [--channel-fd 4 --uid UID --gid GID | --listen-fds N]\n"
 		"       [--manage-nft] [--no-nflog] [--verbose]\n"
 		"warden-gateway's data plane: started by warden-gateway(8), not by hand.\n",
 		GW_WORKER_NAME);
@@ -76,6 +79,7 @@ static int parse_args(int argc, char **argv, struct worker_args *a)
 	    {"gid", required_argument, NULL, 'g'},
 	    {"manage-nft", no_argument, NULL, 'm'},
 	    {"no-nflog", no_argument, NULL, 'N'},
+	    {"listen-fds", required_argument, NULL, 'L'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -109,6 +113,11 @@ static int parse_args(int argc, char **argv, struct worker_args *a)
 		case 'N':
 			a->nflog = false;
 			break;
+		case 'L':
+			if (number(optarg, GW_WORKER_LISTEN_MAX, &v) || v < 1)
+				return -EINVAL;
+			a->listen_fds = (int)v;
+			break;
 		case 'v':
 			wd_log_set_level(WD_LOG_DEBUG);
 			break;
@@ -122,6 +131,9 @@ static int parse_args(int argc, char **argv, struct worker_args *a)
 	if ((a->channel_fd >= 0) != a->have_uid || a->have_uid != a->have_gid)
 		return -EINVAL;
 	if (a->manage_nft && a->channel_fd < 0)
+		return -EINVAL;
+	/* handed-in listeners only in one process: the parent would have made them */
+	if (a->listen_fds && a->channel_fd >= 0)
 		return -EINVAL;
 	return 0;
 }
@@ -187,9 +199,12 @@ static int serve(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_
 	return 0;
 }
 
-/* no privilege separation: the worker opens what the parent would have */
-static int standalone(const struct wd_gwconf *conf, bool nflog)
+/* no privilege separation: the worker opens what the parent would have; with @listen_fds
+ * (an embedded gateway of a rootless run) it makes only its control socket and adopts the
+ * listeners the launcher made inside the run's own network namespace */
+static int standalone(const struct wd_gwconf *conf, bool nflog, int listen_fds)
 {
+	struct wd_gwconf own = *conf;
 	struct audit_log *log = NULL;
 	struct wd_err err;
 	struct gw_fds fds;
@@ -200,12 +215,23 @@ static int standalone(const struct wd_gwconf *conf, bool nflog)
 		wd_log(WD_LOG_ERR, "%s", err.msg);
 		return 1;
 	}
-	if (gw_fds_open(conf, conf->control_path, &fds, &err)) {
+	if (listen_fds)
+		own.listen_v4[0] = own.listen_v6[0] = '\0';
+	ret = gw_fds_open(&own, conf->control_path, &fds, &err);
+	if (!ret && listen_fds) {
+		ret = gw_fds_inherit(conf, GW_WORKER_FD_LISTEN, listen_fds, &fds, &err);
+		if (ret) {
+			gw_fds_close(&fds);
+			unlink(conf->control_path);
+		}
+	}
+	if (ret) {
 		wd_log(WD_LOG_ERR, "%s", err.msg);
 		audit_log_close(log);
 		return 1;
 	}
-	if (nflog && geteuid() == 0 && gw_nflog_open(conf->nflog_group, &fds.nflog, &err))
+	if (nflog && geteuid() == 0 && fds.nflog < 0 &&
+	    gw_nflog_open(conf->nflog_group, &fds.nflog, &err))
 		wd_log(WD_LOG_WARN, "%s: dropped UDP is not audited", err.msg);
 	ret = serve(conf, &fds, log, -1, false);
 	unlink(conf->control_path);
@@ -289,6 +315,6 @@ int main(int argc, char **argv)
 	}
 	/* stage 3 */
 	if (a.channel_fd < 0)
-		return standalone(&conf, a.nflog);
+		return standalone(&conf, a.nflog, a.listen_fds);
 	return separated(&conf, a.channel_fd, a.manage_nft);
 }

@@ -175,6 +175,13 @@ int run_etc_base(const char *dir);
 int run_empty_file(const char *path);
 
 /**
+ * run_empty_file_owned() - run_empty_file() for a file of @owner's (a rootless run's, in the
+ * caller's own folder: owned by the caller, mode 0444, empty)
+ * Return: 0, or a negative errno (-EPERM: what is there is not such a file).
+ */
+int run_empty_file_owned(const char *path, uid_t owner);
+
+/**
  * run_etc_usable() - whether /etc may be one read-only mount for @p: no grant or mask at or
  * under /etc
  */

@@ -1,6 +1,7 @@
 /* cli.c - the helpers the `warden` verbs share: --help detection, verbs not built yet, the
  * audit log's path, and what no policy grant may expose. */
 #include "launcher/cli.h"
+#include "launcher/run.h"
 
 #include <limits.h>
 #include <pwd.h>
@@ -83,6 +84,14 @@ void cli_protect_init(struct cli_protect *pr, const char *audit_path, const char
 	if (gw_audit && *gw_audit && (!audit_path || strcmp(gw_audit, audit_path)))
 		protect_add(pr, gw_audit, "the gateway's audit log", false);
 	protect_add(pr, "/run/warden", "Warden's run state", true);
+	/* a rootless run's state: its gateway's control socket answers the caller's uid, which
+	 * is the program's too */
+	if (geteuid() != 0) {
+		char dir[200];
+
+		if (!run_rootless_dir_path(dir, sizeof(dir)))
+			protect_add(pr, dir, "Warden's run state (rootless)", true);
+	}
 	/* where a warden-gateway daemon keeps its central log by default (warden-gateway(8)) */
 	protect_add(pr, "/var/log/warden", "the gateway daemon's log folder", true);
 }

@@ -55,7 +55,7 @@ int cli_not_built(const char *verb, const char *what);
 const char *cli_audit_path(const char *override);
 
 /* What no policy grant may expose: the audit logs and the run state. */
-#define CLI_PROTECT_MAX 4
+#define CLI_PROTECT_MAX 5
 
 /**
  * struct cli_protect - what a run's grants must keep away from

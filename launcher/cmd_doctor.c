@@ -1,7 +1,7 @@
 /* cmd_doctor.c - `warden doctor`: checks every prerequisite of `warden run` for real (a
  * throwaway namespace, a real bubblewrap start) and prints a fix for each failure. */
 #include "launcher/cli.h"
-#include "launcher/run.h"
+#include "launcher/run_internal.h"
 #include "audit/audit.h"
 #include "nft/nft.h"
 #include "sandbox/sandbox.h"
@@ -258,6 +258,26 @@ static void check_seccomp(struct finding *f)
 		    "bubblewrap refused the seccomp filter or --disable-userns (exit %d)", st);
 }
 
+/* As a user, AppArmor's restriction stops rootless runs (warden's own namespaces and bwrap's):
+ * the fix names this binary. */
+static void apparmor_rootless(struct finding *f)
+{
+	char self[128], fix[sizeof(f->fix)];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	self[n > 0 ? n : 0] = '\0';
+	snprintf(fix, sizeof(fix),
+		 "as root, once: printf 'abi <abi/4.0>,\\ninclude <tunables/global>\\nprofile "
+		 "warden %.127s flags=(unconfined) {\\n  userns,\\n}\\n' >/etc/apparmor.d/warden; "
+		 "apparmor_parser -r /etc/apparmor.d/warden (bwrap: Ubuntu's "
+		 "bwrap-userns-restrict profile)",
+		 n > 0 ? self : "/usr/bin/warden");
+	set(f, DOC_FAIL, fix,
+	    "AppArmor restricts unprivileged user namespaces "
+	    "(kernel.apparmor_restrict_unprivileged_userns = 1): a rootless run needs a profile "
+	    "that allows them for warden and bwrap");
+}
+
 static void check_userns(struct finding *f)
 {
 	long max = read_long("/proc/sys/user/max_user_namespaces", -1);
@@ -270,6 +290,8 @@ static void check_userns(struct finding *f)
 	else if (deb == 0)
 		set(f, DOC_FAIL, "sysctl -w kernel.unprivileged_userns_clone=1",
 		    "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone)");
+	else if (aa == 1 && geteuid() != 0)
+		apparmor_rootless(f);
 	else if (aa == 1)
 		set(f, DOC_WARN,
 		    "allow bwrap in AppArmor (an `userns,` profile for /usr/bin/bwrap) or "
@@ -378,6 +400,106 @@ static void check_gateway(struct finding *f)
 	    RUN_DAEMON_SOCKET, bin);
 }
 
+static void check_mode_user(struct finding *f)
+{
+	set(f, DOC_OK, NULL,
+	    "uid %u, not root: runs are rootless (a user and network namespace of your own, no "
+	    "daemon; `--mode root` needs root)",
+	    (unsigned)getuid());
+}
+
+/* A rootless run's network for real (run_rootless_make(): the namespaces, lo, routes, the run's
+ * nft table with its NAT chain, audited clean), then bwrap nesting its user namespace there. */
+static void check_rootless_net(struct finding *f)
+{
+	char *argv[] = {(char *)bwrap_path(),
+			"--unshare-user",
+			"--unshare-pid",
+			"--die-with-parent",
+			"--cap-drop",
+			"ALL",
+			"--ro-bind",
+			"/usr",
+			"/usr",
+			"--symlink",
+			"usr/lib",
+			"/lib",
+			"--symlink",
+			"usr/lib64",
+			"/lib64",
+			"/usr/bin/true",
+			NULL};
+	struct run_rootless_plan p = {.uid = getuid(), .gid = getgid()};
+	struct run_rootless rl;
+	struct wd_gwconf g;
+	struct wd_err err;
+	pid_t pid;
+	int st = -1;
+
+	policy_gwconf_defaults(&g);
+	if (run_rootless_fw_config(&g, &p.fc, &p.addr)) {
+		set(f, DOC_FAIL, NULL, "the default run pools are invalid");
+		return;
+	}
+	wd_err_clear(&err);
+	if (run_rootless_make(&rl, &p, &err)) {
+		set(f, DOC_FAIL, "see the message; the userns check above", "%s", err.msg);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		if (setns(rl.userns_fd, CLONE_NEWUSER) || setns(rl.netns_fd, CLONE_NEWNET))
+			_exit(125);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (pid > 0 && waitpid(pid, &st, 0) == pid)
+		st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	run_rootless_close(&rl);
+	if (st)
+		set(f, DOC_FAIL, "see the bwrap and userns checks",
+		    "bubblewrap could not nest its user namespace in a rootless run's (exit %d)",
+		    st);
+	else
+		set(f, DOC_OK, NULL,
+		    "a user and network namespace of your own: lo, routes, the run's nft table "
+		    "(its NAT chain: nf_nat is there) audited clean, and bubblewrap nests its user "
+		    "namespace in it");
+}
+
+static void check_limits_user(struct finding *f)
+{
+	set(f, DOC_OK, NULL,
+	    "rootless limits: memory by RSS sampling of the run's processes, pids by "
+	    "RLIMIT_NPROC in the run's user namespace, the wall-clock timeout (no cgroup of "
+	    "yours: cgroup v2 delegation through systemd is not used yet)");
+}
+
+static void check_gateway_user(struct finding *f)
+{
+	char bin[PATH_MAX];
+
+	if (run_gw_find_binary(bin, sizeof(bin)))
+		set(f, DOC_FAIL, "install warden-gateway next to warden, or set WARDEN_GATEWAY_BIN",
+		    "no warden-gateway binary for a rootless run's embedded gateway");
+	else
+		set(f, DOC_OK, NULL, "rootless runs start an embedded gateway as you (%s)", bin);
+}
+
+/* A user's doctor: the rootless prerequisites. */
+static const struct {
+	const char *name;
+	check_fn fn;
+} user_checks[] = {
+    {"mode", check_mode_user},	{"userns", check_userns},	 {"bwrap", check_bwrap},
+    {"seccomp", check_seccomp}, {"network", check_rootless_net}, {"limits", check_limits_user},
+    {"audit", check_audit},	{"gateway", check_gateway_user},
+};
+
 static const struct {
 	const char *name;
 	check_fn fn;
@@ -390,6 +512,7 @@ static const struct {
 int cmd_doctor(int argc, char **argv)
 {
 	static const char *const tag[] = {"ok  ", "warn", "FAIL"};
+	bool root = geteuid() == 0;
 	int fails = 0;
 
 	if (cli_wants_help(argc, argv)) {
@@ -397,22 +520,17 @@ int cmd_doctor(int argc, char **argv)
 		       "Check every prerequisite of `warden run` (root, user namespaces and\n"
 		       "AppArmor's restriction, bubblewrap, the seccomp filter, network\n"
 		       "namespaces and nftables, cgroups, the audit log, the gateway) and print\n"
-		       "a fix for each failure.\n"
+		       "a fix for each failure. Run by a user, it checks what rootless runs need\n"
+		       "(user namespaces, nftables and nf_nat in one, bwrap nested in it).\n"
 		       "exit status: 0 all good (warnings allowed), 1 something fails\n");
 		return WD_EXIT_OK;
 	}
-	for (size_t i = 0; i < WD_ARRAY_SIZE(checks); i++) {
+	for (size_t i = 0; i < (root ? WD_ARRAY_SIZE(checks) : WD_ARRAY_SIZE(user_checks)); i++) {
 		struct finding f = {0};
+		const char *name = root ? checks[i].name : user_checks[i].name;
 
-		if (geteuid() != 0 && strcmp(checks[i].name, "root") &&
-		    strcmp(checks[i].name, "userns") && strcmp(checks[i].name, "audit") &&
-		    strcmp(checks[i].name, "seccomp")) {
-			set(&f, DOC_FAIL, "run as root", "%s: not checked without root",
-			    checks[i].name);
-		} else {
-			checks[i].fn(&f);
-		}
-		printf("%s %-8s %s\n", tag[f.v], checks[i].name, f.what);
+		(root ? checks[i].fn : user_checks[i].fn)(&f);
+		printf("%s %-8s %s\n", tag[f.v], name, f.what);
 		if (f.v != DOC_OK && f.fix[0])
 			printf("              fix: %s\n", f.fix);
 		if (f.v == DOC_FAIL)

@@ -28,6 +28,30 @@ static void usage(FILE *f)
 		"125 not root\n");
 }
 
+/* A user's own leftovers: the state folders of rootless runs whose launcher died (their
+ * namespaces died with their processes; a surviving embedded gateway is killed). */
+static int gc_rootless(bool quiet)
+{
+	char dir[200], runs_dir[256];
+	struct wd_err err;
+	unsigned runs = 0;
+
+	wd_err_clear(&err);
+	if (run_rootless_dir(dir, sizeof(dir), &err)) {
+		fprintf(stderr, "warden gc: %s\n", err.msg);
+		return WD_EXIT_FOUND;
+	}
+	snprintf(runs_dir, sizeof(runs_dir), "%s/runs", dir);
+	if (run_gc(runs_dir, &runs, &err)) {
+		fprintf(stderr, "warden gc: %s\n", err.msg);
+		return WD_EXIT_FOUND;
+	}
+	if (!quiet)
+		printf("warden gc: %u crashed rootless run%s of uid %u cleaned up\n", runs,
+		       runs == 1 ? "" : "s", (unsigned)getuid());
+	return WD_EXIT_OK;
+}
+
 int cmd_gc(int argc, char **argv)
 {
 	struct netns_pool_config cfg;
@@ -59,11 +83,8 @@ int cmd_gc(int argc, char **argv)
 		usage(stderr);
 		return WD_EXIT_USAGE;
 	}
-	if (geteuid() != 0) {
-		fprintf(stderr, "warden gc: needs root (namespaces, nftables, cgroups)\n"
-				"  fix: sudo warden gc\n");
-		return WD_EXIT_INTERNAL;
-	}
+	if (geteuid() != 0)
+		return gc_rootless(quiet);
 	if (config) {
 		struct policy_diags d;
 

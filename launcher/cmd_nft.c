@@ -1,6 +1,7 @@
 /* cmd_nft.c - `warden nft render|audit|install|uninstall|run-add|run-del|bench-runs`: the
  * nftables table as text, checked live, and the low-level admin/test tools around it. */
 #include "launcher/cli.h"
+#include "launcher/run.h"
 #include "common/common.h"
 #include "nft/nft.h"
 #include "plumb/plumb.h"
@@ -8,6 +9,10 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdint.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +21,8 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: warden nft render [--config FILE]\n"
-	    "       warden nft audit [--config FILE] [--json]\n"
+	    "usage: warden nft render [--config FILE] [--rootless]\n"
+	    "       warden nft audit [--config FILE] [--json] [--rootless [--pid PID]]\n"
 	    "       warden nft install [--config FILE]\n"
 	    "       warden nft uninstall [--config FILE]\n"
 	    "       warden nft run-add IFNAME [--v4 ADDR [--gw4 ADDR]] [--v6 ADDR [--gw6 ADDR]]\n"
@@ -34,7 +39,10 @@ static void usage(FILE *f)
 	    "run-del    low-level: unregister them (absent elements are fine)\n"
 	    "bench-runs low-level: time N run-add + run-del pairs on dummy names\n\n"
 	    "--config FILE is a warden-gateway config (table, interface prefix, ports,\n"
-	    "NFLOG group); without it the defaults are used.\n\n"
+	    "NFLOG group); without it the defaults are used.\n"
+	    "--rootless: the table of one rootless run, inside that run's own network\n"
+	    "namespace, instead of the host's; with --pid PID, audit enters the user and\n"
+	    "network namespaces of that process of a rootless run first (as the run's user).\n\n"
 	    "exit status: 0 ok (audit: clean), 1 audit found violations,\n"
 	    "2 usage error, bad config or netlink error, 125 internal error\n");
 }
@@ -47,7 +55,9 @@ struct nft_opts {
 	const char *gw4;
 	const char *gw6;
 	const char *count;
+	const char *pid;
 	bool json;
+	bool rootless;
 };
 
 /* Parse the options every sub-verb shares; positional arguments fill @pos in order. */
@@ -69,8 +79,13 @@ static int parse_opts(int argc, char **argv, struct nft_opts *o, const char **po
 			dst = &o->gw4;
 		else if (!strcmp(a, "--gw6"))
 			dst = &o->gw6;
+		else if (!strcmp(a, "--pid"))
+			dst = &o->pid;
 		else if (!strcmp(a, "--json")) {
 			o->json = true;
+			continue;
+		} else if (!strcmp(a, "--rootless")) {
+			o->rootless = true;
 			continue;
 		} else if (a[0] == '-') {
 			fprintf(stderr, "warden nft %s: unknown option %s\n", argv[1], a);
@@ -95,7 +110,7 @@ static int parse_opts(int argc, char **argv, struct nft_opts *o, const char **po
 	return 0;
 }
 
-static int load_config(const char *path, struct fw_config *c)
+static int load_config(const char *path, bool rootless, struct fw_config *c)
 {
 	struct policy_diags d;
 	struct wd_gwconf g;
@@ -104,8 +119,10 @@ static int load_config(const char *path, struct fw_config *c)
 	int ret;
 
 	fw_config_defaults(c);
-	if (!path)
-		return 0;
+	if (!path) {
+		policy_gwconf_defaults(&g);
+		return rootless ? run_rootless_fw_config(&g, c, NULL) : 0;
+	}
 	policy_diags_init(&d);
 	ret = policy_gwconf_load(path, &g, &d);
 	if (ret < 0) {
@@ -123,6 +140,10 @@ static int load_config(const char *path, struct fw_config *c)
 	}
 	policy_diags_free(&d);
 	plumb_fw_config(&g, c);
+	if (rootless && run_rootless_fw_config(&g, c, NULL)) {
+		fprintf(stderr, "warden nft: %s: bad pools.runs_v4 / runs_v6\n", path);
+		return -EINVAL;
+	}
 	wd_err_clear(&err);
 	ret = fw_config_check(c, &err);
 	if (ret < 0)
@@ -177,6 +198,40 @@ static int audit_json(const struct fw_config *c, const struct fw_audit_report *r
 		fputs(wd_buf_cstr(&out), stdout);
 	wd_buf_free(&out);
 	return ret ? -ENOMEM : 0;
+}
+
+/* Enter the user and then the network namespace of process @pid (a rootless run's): the
+ * capabilities the user namespace gives its owner are what reading its netns's rules needs, and
+ * they last until an exec, which this process does not do. Return: 0, or a negative errno. */
+static int enter_run(const char *pid)
+{
+	static const struct {
+		const char *ns;
+		int type;
+	} order[] = {{"user", CLONE_NEWUSER}, {"net", CLONE_NEWNET}};
+	char path[64], *end;
+	long p = strtol(pid, &end, 10);
+
+	if (*end || p < 1 || p > INT32_MAX) {
+		fprintf(stderr, "warden nft audit: --pid: not a process id: %s\n", pid);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < WD_ARRAY_SIZE(order); i++) {
+		int fd, ret = 0;
+
+		snprintf(path, sizeof(path), "/proc/%ld/ns/%s", p, order[i].ns);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || setns(fd, order[i].type) < 0)
+			ret = -errno;
+		if (fd >= 0)
+			close(fd);
+		if (ret) {
+			fprintf(stderr, "warden nft audit: entering the %s namespace of %ld: %s\n",
+				order[i].ns, p, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
 }
 
 static int do_audit(const struct fw_config *c, bool json)
@@ -365,7 +420,18 @@ int cmd_nft(int argc, char **argv)
 		fprintf(stderr, "warden nft %s: --json only applies to audit\n", argv[1]);
 		return WD_EXIT_USAGE;
 	}
-	ret = load_config(o.config, &c);
+	if (o.rootless && nft_verbs[idx].verb != V_AUDIT && nft_verbs[idx].verb != V_RENDER) {
+		fprintf(stderr,
+			"warden nft %s: --rootless only applies to render and audit "
+			"(`warden run` installs a rootless run's table itself)\n",
+			argv[1]);
+		return WD_EXIT_USAGE;
+	}
+	if (o.pid && (!o.rootless || nft_verbs[idx].verb != V_AUDIT)) {
+		fprintf(stderr, "warden nft %s: --pid only applies to audit --rootless\n", argv[1]);
+		return WD_EXIT_USAGE;
+	}
+	ret = load_config(o.config, o.rootless, &c);
 	if (ret < 0)
 		return ret == -ENOMEM ? WD_EXIT_INTERNAL : WD_EXIT_USAGE;
 	wd_err_clear(&err);
@@ -373,6 +439,8 @@ int cmd_nft(int argc, char **argv)
 	case V_RENDER:
 		return do_render(&c);
 	case V_AUDIT:
+		if (o.pid && enter_run(o.pid) < 0)
+			return WD_EXIT_USAGE;
 		return do_audit(&c, o.json);
 	case V_INSTALL:
 		ret = fw_install(&c, &err);

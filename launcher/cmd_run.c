@@ -52,7 +52,8 @@ void run_usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: warden run [-p POLICY] [--gateway SOCKET] [--config GATEWAY.yaml]\n"
-	    "                  [--audit-log PATH] [--timeout SECONDS] [-q] [-- COMMAND ARGS...]\n"
+	    "                  [--audit-log PATH] [--timeout SECONDS] [--mode MODE] [-q]\n"
+	    "                  [-- COMMAND ARGS...]\n"
 	    "       warden run [-p POLICY] --print-seccomp\n"
 	    "\n"
 	    "Run COMMAND (else the policy's `command`) in a sandbox: its own network namespace\n"
@@ -67,6 +68,10 @@ void run_usage(FILE *f)
 	    "      --audit-log PATH  audit log (default: $WARDEN_AUDIT_LOG, else\n"
 	    "                        ${XDG_STATE_HOME:-~/.local/state}/warden/audit.jsonl)\n"
 	    "      --timeout SEC     wall-clock limit (overrides limits.timeout)\n"
+	    "      --mode MODE       root: the run's network on the host (needs root);\n"
+	    "                        rootless: in a user namespace of the caller's own (no\n"
+	    "                        root, no daemon); daemon: not available yet (default:\n"
+	    "                        root as root, else rootless)\n"
 	    "      --sandbox-user U  started by root (not through sudo): run the program as\n"
 	    "                        user U (name or uid; default $WARDEN_SANDBOX_USER, else\n"
 	    "                        nobody); the program never runs as root\n"
@@ -125,7 +130,7 @@ void run_note(const struct run *r, const char *fmt, ...)
 
 int run_state_save(struct run *r)
 {
-	int ret = run_record_save(RUN_STATE_DIR, &r->rec);
+	int ret = run_record_save(r->runs_dir, &r->rec);
 
 	if (!ret)
 		r->rec_saved = true;
@@ -144,6 +149,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 	    {"sandbox-user", required_argument, NULL, 'u'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"print-seccomp", no_argument, NULL, 'S'},
+	    {"mode", required_argument, NULL, 'm'},
 	    {NULL, 0, NULL, 0},
 	};
 	char *end;
@@ -180,6 +186,14 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 		case 'q':
 			o->quiet = true;
 			break;
+		case 'm':
+			if (strcmp(optarg, "root") && strcmp(optarg, "rootless") &&
+			    strcmp(optarg, "daemon")) {
+				fprintf(stderr, "warden run: --mode: root, rootless or daemon\n");
+				return -EINVAL;
+			}
+			o->mode = optarg;
+			break;
 		case 'S':
 			o->print_seccomp = true;
 			break;
@@ -195,18 +209,65 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 	return 0;
 }
 
-static int stage_prereq(struct run *r)
+/* The mode (--mode, else root as root and rootless as a user); a forced mode that cannot be
+ * had fails closed with the fix. */
+static int stage_mode(struct run *r)
 {
+	const char *m = r->o.mode;
+	bool root = geteuid() == 0;
+	char dir[200];
+	struct wd_err err;
 	int ret;
 
-	if (geteuid() != 0)
+	if (m && !strcmp(m, "daemon"))
+		return run_fail(r, "prerequisites",
+				"drop --mode daemon (root mode as root, rootless mode as a user)",
+				"--mode daemon: runs served by a gateway daemon without root come "
+				"with issue 14 and are not available yet");
+	if (m && !strcmp(m, "root") && !root)
 		return run_fail(
-		    r, "prerequisites", "run it as root: sudo warden run ...",
-		    "building the run's network needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN)");
+		    r, "prerequisites",
+		    "run it as root (sudo warden run ...), or drop --mode root: a user's "
+		    "runs are rootless",
+		    "root mode builds the run's network on the host and needs root "
+		    "(CAP_NET_ADMIN, CAP_SYS_ADMIN)");
+	if (m && !strcmp(m, "rootless") && root)
+		return run_fail(r, "prerequisites",
+				"drop --mode rootless: as root, runs use root mode",
+				"rootless mode is for a user who is not root");
+	r->mode = root ? RUN_MODE_ROOT : RUN_MODE_ROOTLESS;
+	if (r->mode == RUN_MODE_ROOT) {
+		snprintf(r->runs_dir, sizeof(r->runs_dir), "%s", RUN_STATE_DIR);
+		return 0;
+	}
+	if (r->o.gateway)
+		return run_fail(
+		    r, "prerequisites",
+		    "drop --gateway: a rootless run starts its own embedded gateway",
+		    "--gateway needs root mode: a daemon cannot serve a rootless run yet "
+		    "(issue 14)");
+	r->pool_size = 0; /* a rootless network is cheap, and nothing of it is shared */
+	wd_err_clear(&err);
+	ret = run_rootless_dir(dir, sizeof(dir), &err);
+	if (ret)
+		return run_fail(r, "prerequisites", NULL, "run state folder: %s", err.msg);
+	snprintf(r->runs_dir, sizeof(r->runs_dir), "%s/runs", dir);
+	snprintf(r->empty_file, sizeof(r->empty_file), "%s/empty", dir);
+	return 0;
+}
+
+static int stage_prereq(struct run *r)
+{
+	int ret = stage_mode(r);
+
+	if (ret)
+		return ret;
 	ret = run_sandbox_probe(r);
 	if (ret)
 		return ret;
-	r->lkind = limits_probe();
+	/* rootless: no cgroup of the caller's (cgroup v2 delegation comes later): RSS sampling,
+	 * RLIMIT_NPROC in the run's user namespace, the timeout */
+	r->lkind = r->mode == RUN_MODE_ROOTLESS ? LIMITS_SAMPLING : limits_probe();
 	return 0;
 }
 
@@ -261,7 +322,7 @@ static int stage_id(struct run *r)
 	if (make_id(r))
 		return run_fail(r, "prerequisites", NULL, "no randomness for the run id");
 	wd_err_clear(&err);
-	if (run_gc(RUN_STATE_DIR, &n, &err))
+	if (run_gc(r->runs_dir, &n, &err))
 		fprintf(stderr, "warden run: gc: %s\n", err.msg);
 	else if (n)
 		run_note(r, "removed the leftovers of %u crashed run%s", n, n == 1 ? "" : "s");
@@ -280,12 +341,15 @@ static int stage_state(struct run *r)
 	int ret;
 
 	r->t0 = wd_mono_ns();
-	snprintf(r->state_dir, sizeof(r->state_dir), "%s/%s", RUN_STATE_DIR, r->id);
+	snprintf(r->state_dir, sizeof(r->state_dir), "%s/%s", r->runs_dir, r->id);
 	snprintf(r->rec.id, sizeof(r->rec.id), "%s", r->id);
 	r->rec.pid = getpid();
 	r->rec.start = run_proc_start(r->rec.pid);
-	snprintf(r->rec.table, sizeof(r->rec.table), "%s", r->fcfg.table);
-	snprintf(r->rec.if_prefix, sizeof(r->rec.if_prefix), "%s", r->fcfg.if_prefix);
+	/* rootless: the table lives in the run's own namespace and dies with it */
+	if (r->mode == RUN_MODE_ROOT) {
+		snprintf(r->rec.table, sizeof(r->rec.table), "%s", r->fcfg.table);
+		snprintf(r->rec.if_prefix, sizeof(r->rec.if_prefix), "%s", r->fcfg.if_prefix);
+	}
 	ret = run_state_save(r);
 	if (ret)
 		return run_fail(r, "state", "check that /run is writable",
@@ -299,6 +363,12 @@ static int stage_limits(struct run *r)
 	struct wd_err err;
 	int ret;
 
+	if (r->mode == RUN_MODE_ROOTLESS) {
+		memset(&r->lim, 0, sizeof(r->lim));
+		r->lim.kind = LIMITS_SAMPLING;
+		r->lim.lim = r->pol->limits;
+		return 0;
+	}
 	wd_err_clear(&err);
 	ret = limits_create(&r->lim, r->id, &r->pol->limits, &err);
 	if (ret)
@@ -417,6 +487,7 @@ int cmd_run(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	r.net.netns_fd = -1;
 	r.sigfd = -1;
+	run_rootless_init(&r.rl);
 	run_sandbox_init(&r);
 	r.pool_size = run_pool_size();
 	ret = parse_opts(argc, argv, &r.o, &first);

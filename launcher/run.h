@@ -255,10 +255,15 @@ int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 /**
  * run_gw_spawn() - the first half of run_gw_start(): write the config and start the child,
  * without waiting for it to answer (so the caller can do other setup meanwhile)
+ * @gw, @dir, @conf, @audit_path, @err: as run_gw_start()
+ * @listen:	listening sockets the child adopts (`--listen-fds`, at descriptors 3..) instead
+ *		of binding its own, or NULL
+ * @nlisten:	how many (at most 9)
+ *
  * Return: 0, or a negative errno (nothing was started).
  */
 int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
-		 const char *audit_path, struct wd_err *err);
+		 const char *audit_path, const int *listen, int nlisten, struct wd_err *err);
 
 /**
  * run_gw_wait() - the second half: wait (5 s at most) until the spawned gateway answers
@@ -459,5 +464,59 @@ int run_pool_fill(const char *dir, const struct netns_pool_config *nc, const str
  */
 int run_pool_gc(const char *dir, const struct netns_pool_config *nc, const struct fw_config *fc,
 		bool drain, unsigned *ret_reclaimed, struct wd_err *err);
+
+/* ------------------------------------------------------------ rootless (run_rootless.c) */
+
+struct netns_addrs;
+
+/**
+ * run_rootless_fw_config() - the nft config of a rootless run's own table, and its addresses
+ * @g:		the gateway config
+ * @fc:		filled in: plumb_fw_config() of @g in FW_MODE_RUN, with the gateway's addresses
+ * @ret_addrs:	the run's addresses, or NULL: slot 0 of @g's pools (the namespace is the run's
+ *		own, so every rootless run uses the same ones): the gateway at the host end, the
+ *		program at the sandbox end, both on lo
+ *
+ * Return: 0, or -EINVAL (bad pools).
+ */
+int run_rootless_fw_config(const struct wd_gwconf *g, struct fw_config *fc,
+			   struct netns_addrs *ret_addrs);
+
+/**
+ * run_rootless_dir() - the caller's own folder for Warden's run state (rootless mode):
+ * $XDG_RUNTIME_DIR/warden when that is the caller's private folder, else /tmp/warden-UID;
+ * made 0700 when missing, with its `runs` folder; refused when it is a link, not the caller's,
+ * or writable by others
+ * @out:	the folder
+ * @size:	size of @out
+ * @err:	what is wrong with it, and the fix
+ *
+ * Return: 0, or a negative errno.
+ */
+int run_rootless_dir(char *out, size_t size, struct wd_err *err);
+
+/**
+ * run_rootless_dir_path() - the path run_rootless_dir() uses, nothing made or checked beyond
+ * whether $XDG_RUNTIME_DIR qualifies (what no grant may expose, cli.c)
+ * Return: 0, or -ENAMETOOLONG.
+ */
+int run_rootless_dir_path(char *out, size_t size);
+
+/**
+ * run_rootless_scope_argv() - the command line that holds a rootless run's limits in a cgroup v2
+ * scope of the user's systemd (`systemd-run --user --scope`), for machines whose systemd
+ * delegates the user's subtree (pure; not used yet: this machine has cgroup v1 and no systemd,
+ * so rootless runs take the fallback, docs/run.md "Rootless mode")
+ * @id:		the run id (the unit is warden-<id>.scope)
+ * @lim:	the policy's limits: memory (MemoryMax, no swap), pids (TasksMax), cpu
+ *		(CPUQuota); unset ones are left out
+ * @cmd:	the command the scope runs, NULL-terminated
+ *
+ * Return: a NULL-terminated vector (run_strv_free()), or NULL when out of memory.
+ */
+char **run_rootless_scope_argv(const char *id, const struct policy_limits *lim, char *const *cmd);
+
+/** run_strv_free() - free a vector run_rootless_scope_argv() returned; NULL is fine. */
+void run_strv_free(char **v);
 
 #endif /* WARDEN_LAUNCHER_RUN_H */

@@ -21,6 +21,7 @@ static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
 	ev->has |= AUDIT_HAS_PID | AUDIT_HAS_UID;
 	ev->pid = getpid();
 	ev->uid = r->caller_uid;
+	ev->mode = r->mode == RUN_MODE_ROOTLESS ? "rootless" : "root";
 	wd_err_clear(&err);
 	ret = audit_log_write(r->log, ev, flags, &err);
 	if (ret)
@@ -34,14 +35,21 @@ static void isolation_text(struct run *r, char *out, size_t size)
 	char sb[192];
 
 	run_sandbox_describe(r, sb, sizeof(sb));
-	snprintf(out, size, "netns+veth+nft,%s,uid=%u,limits=%s", sb, (unsigned)r->uid,
-		 limits_kind_name(r->lkind));
+	if (r->mode == RUN_MODE_ROOTLESS)
+		/* no cgroup of the user's: which mechanism holds each limit */
+		snprintf(out, size,
+			 "userns+netns+nft(own),%s,uid=%u,limits=memory:rss-sampling+"
+			 "pids:rlimit-nproc(userns)+time:wall-clock",
+			 sb, (unsigned)r->uid);
+	else
+		snprintf(out, size, "netns+veth+nft,%s,uid=%u,limits=%s", sb, (unsigned)r->uid,
+			 limits_kind_name(r->lkind));
 }
 
 int run_audit_start(struct run *r)
 {
 	struct audit_event ev = {0};
-	char iso[256], reason[256];
+	char iso[384], reason[256];
 	struct wd_err err;
 	const char *path = cli_audit_path(r->o.audit);
 	int ret;

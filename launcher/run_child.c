@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <linux/keyctl.h>
 #include <sched.h>
 #include <signal.h>
@@ -33,6 +34,15 @@ int run_child_memfd(const char *name, const void *data, size_t len)
 	return fd;
 }
 
+/* Every capability set emptied (the ones setns() into the run's user namespace gave). */
+static int drop_caps(void)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2] = {{0, 0, 0}, {0, 0, 0}};
+
+	return (int)syscall(SYS_capset, &h, d);
+}
+
 static _Noreturn void child_fail(int errfd, int stage, int index, int err)
 {
 	struct run_child_report rep = {err ? err : EIO, stage, index};
@@ -54,13 +64,20 @@ static _Noreturn void child_main(const struct run_child_plan *p, int errfd, int 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
+	/* rootless: the network namespace belongs to the run's user namespace; entering that
+	 * gives every capability there, which the child needs for nothing after setns() */
+	if (p->userns_fd >= 0 && setns(p->userns_fd, CLONE_NEWUSER) < 0)
+		child_fail(errfd, RUN_CHILD_NETNS, 1, errno);
 	if (setns(p->netns_fd, CLONE_NEWNET) < 0)
 		child_fail(errfd, RUN_CHILD_NETNS, 0, errno);
+	if (p->userns_fd >= 0 && drop_caps() < 0)
+		child_fail(errfd, RUN_CHILD_USER, 0, errno);
 	e = limits_join(p->limits);
 	if (e)
 		child_fail(errfd, RUN_CHILD_CGROUP, 0, -e);
-	if (setgroups((size_t)p->ngroups, p->groups) < 0 || setresgid(p->gid, p->gid, p->gid) < 0 ||
-	    setresuid(p->uid, p->uid, p->uid) < 0)
+	if (p->userns_fd < 0 &&
+	    (setgroups((size_t)p->ngroups, p->groups) < 0 ||
+	     setresgid(p->gid, p->gid, p->gid) < 0 || setresuid(p->uid, p->uid, p->uid) < 0))
 		child_fail(errfd, RUN_CHILD_USER, 0, errno);
 	/* a session keyring of the run's own: the caller's keys stay the caller's */
 	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
@@ -94,6 +111,13 @@ static _Noreturn void child_main(const struct run_child_plan *p, int errfd, int 
 		rl.rlim_cur = rl.rlim_max = (rlim_t)p->fsize;
 		if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
 			child_fail(errfd, RUN_CHILD_LIMIT, 0, errno);
+	}
+	if (p->nproc) {
+		struct rlimit rl;
+
+		rl.rlim_cur = rl.rlim_max = (rlim_t)p->nproc;
+		if (setrlimit(RLIMIT_NPROC, &rl) < 0)
+			child_fail(errfd, RUN_CHILD_LIMIT, 1, errno);
 	}
 	/* wait for the parent's checks; EOF means "do not run" */
 	while ((e = (int)read(gofd, &go, 1)) < 0 && errno == EINTR)
@@ -208,7 +232,8 @@ bool run_child_explain(const struct run_child_report *rep, const char *what, con
 	}
 	switch ((enum run_child_stage)rep->stage) {
 	case RUN_CHILD_NETNS:
-		snprintf(m, n, "entering the run's namespace: %s", err);
+		snprintf(m, n, "entering the run's %snamespace: %s", rep->index == 1 ? "user " : "",
+			 err);
 		break;
 	case RUN_CHILD_CGROUP:
 		snprintf(m, n, "joining the run's cgroups: %s", err);
@@ -223,7 +248,8 @@ bool run_child_explain(const struct run_child_report *rep, const char *what, con
 		snprintf(m, n, "preparing %s's arguments and descriptors: %s", what, err);
 		break;
 	case RUN_CHILD_LIMIT:
-		snprintf(m, n, "setting the file size limit: %s", err);
+		snprintf(m, n, "setting the %s limit: %s",
+			 rep->index == 1 ? "process count (RLIMIT_NPROC)" : "file size", err);
 		break;
 	case RUN_CHILD_EXEC:
 		snprintf(m, n, "starting %s: %s", binary, err);

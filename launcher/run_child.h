@@ -4,7 +4,8 @@
  * Theory of operation. run_child_fork() forks early, so that the child's slow stages overlap
  * the parent's (the gateway's start and checks). The child, in named stages:
  *
- *   netns     enters the run's network namespace
+ *   netns     enters the run's network namespace (rootless: its user namespace first, and
+ *             then drops the capabilities it holds there)
  *   cgroup    joins the run's cgroups
  *   user      becomes the program's user (never root): groups, gid, uid
  *   keyring   joins a session keyring of its own (the caller's keys stay the caller's)
@@ -70,6 +71,10 @@ struct run_child_exec {
 /**
  * struct run_child_plan - what the child does before the backend's hook
  * @netns_fd:	the run's network namespace
+ * @userns_fd:	rootless: the run's user namespace, entered first; then the child keeps the
+ *		caller's ids (@uid etc. are not applied) and drops the capabilities it holds
+ *		there; -1 in root mode
+ * @nproc:	RLIMIT_NPROC, 0 for none (rootless: the run's user namespace counts)
  * @limits:	the run's cgroups
  * @uid:	the program's user (never 0)
  * @gid:	its group
@@ -83,6 +88,8 @@ struct run_child_exec {
  */
 struct run_child_plan {
 	int netns_fd;
+	int userns_fd;
+	uint64_t nproc;
 	const struct limits *limits;
 	uid_t uid;
 	gid_t gid;

@@ -192,6 +192,11 @@ int run_etc_base(const char *dir)
 
 int run_empty_file(const char *path)
 {
+	return run_empty_file_owned(path, 0);
+}
+
+int run_empty_file_owned(const char *path, uid_t owner)
+{
 	struct stat st;
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
@@ -204,8 +209,10 @@ int run_empty_file(const char *path)
 	ret = wd_mkdir_p(dir, 0755);
 	if (ret)
 		return ret;
-	/* parent_searchable() checks the folder above the path given: the file's own folder */
-	ret = parent_searchable(path);
+	/* parent_searchable() checks the folder above the path given: the file's own folder
+	 * (root's, searchable by the program's user); a rootless run's is the caller's private
+	 * one (run_rootless_dir() checked it), which only the caller's bwrap reads */
+	ret = owner == 0 ? parent_searchable(path) : 0;
 	if (ret)
 		return ret;
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
@@ -220,7 +227,7 @@ int run_empty_file(const char *path)
 	if (lstat(path, &st) < 0)
 		return -errno;
 	/* bound over files of every sandbox's /proc: root's, empty, nobody may change it */
-	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_size != 0 || (st.st_mode & 0222))
+	if (!S_ISREG(st.st_mode) || st.st_uid != owner || st.st_size != 0 || (st.st_mode & 0222))
 		return -EPERM;
 	return 0;
 }

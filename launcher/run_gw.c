@@ -198,17 +198,24 @@ static void log_tail(const char *path, char *out, size_t size)
 }
 
 int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
-		 const char *audit_path, struct wd_err *err)
+		 const char *audit_path, const int *listen, int nlisten, struct wd_err *err)
 {
-	char bin[PATH_MAX], cfgpath[PATH_MAX];
-	char *argv[] = {bin, "--config", cfgpath, NULL};
+	char bin[PATH_MAX], cfgpath[PATH_MAX], nfds[8];
+	char *argv[] = {bin, "--config", cfgpath, NULL, NULL, NULL};
 	struct wd_gwconf c = *conf;
 	struct wd_buf yaml = WD_BUF_INIT;
-	int r, fd, null;
+	int r, fd, null, high[9];
 	sigset_t none;
 	pid_t pid;
 
 	memset(gw, 0, sizeof(*gw));
+	if (nlisten < 0 || nlisten > (int)WD_ARRAY_SIZE(high))
+		return wd_err_set(err, -EINVAL, "%d listening sockets for the gateway", nlisten);
+	if (nlisten) {
+		snprintf(nfds, sizeof(nfds), "%d", nlisten);
+		argv[3] = "--listen-fds";
+		argv[4] = nfds;
+	}
 	r = run_gw_find_binary(bin, sizeof(bin));
 	if (r)
 		return wd_err_set(err, r,
@@ -241,6 +248,20 @@ int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 		close(fd);
 		return wd_err_set(err, r, "opening /dev/null: %s", strerror(-r));
 	}
+	/* the sockets it adopts: above the range they are moved to (3..), so no dup2() below
+	 * overwrites one that is still to be moved */
+	for (int i = 0; i < nlisten; i++) {
+		high[i] = fcntl(listen[i], F_DUPFD_CLOEXEC, 64);
+		if (high[i] < 0) {
+			r = -errno;
+			while (i--)
+				close(high[i]);
+			close(null);
+			close(fd);
+			return wd_err_set(err, r, "duplicating the gateway's sockets: %s",
+					  strerror(-r));
+		}
+	}
 	sigemptyset(&none);
 	/* vfork: the launcher is large and the child only sets a few process attributes
 	 * (plain system calls, no memory written) before exec; a copy would cost more */
@@ -255,10 +276,13 @@ int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 		setpgid(0, 0);
 		if (dup2(null, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 			_exit(127);
+		for (int i = 0; i < nlisten; i++)
+			if (dup2(high[i], 3 + i) < 0) /* without FD_CLOEXEC: it is inherited */
+				_exit(127);
 		/* nothing the caller of `warden run` left open reaches the process that reads
 		 * the sandbox's bytes (ours are CLOEXEC; a kernel without close_range has them
 		 * closed at exec all the same) */
-		syscall(SYS_close_range, 3U, ~0U, 0U);
+		syscall(SYS_close_range, 3U + (unsigned)nlisten, ~0U, 0U);
 		execv(bin, argv);
 		_exit(127);
 	}
@@ -266,6 +290,8 @@ int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 	r = pid < 0 ? -errno : 0;
 	close(null);
 	close(fd);
+	for (int i = 0; i < nlisten; i++)
+		close(high[i]);
 	if (r)
 		return wd_err_set(err, r, "vfork: %s", strerror(-r));
 	gw->pid = pid;
@@ -302,7 +328,7 @@ int run_gw_wait(struct run_gw *gw, struct wd_err *err)
 int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
 		 const char *audit_path, struct wd_err *err)
 {
-	int r = run_gw_spawn(gw, dir, conf, audit_path, err);
+	int r = run_gw_spawn(gw, dir, conf, audit_path, NULL, 0, err);
 
 	return r ? r : run_gw_wait(gw, err);
 }

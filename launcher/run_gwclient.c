@@ -25,6 +25,8 @@ int run_gwclient_pick(struct run *r)
 	if (daemon) {
 		/* --gateway: no "stats" round trip here, register is the first request and
 		 * says the same when nobody answers */
+	} else if (r->mode == RUN_MODE_ROOTLESS) {
+		/* always embedded, on the sockets made inside the run's namespace */
 	} else if (!run_gw_call_op(r->gwc.control_path, "stats", GW_TIMEOUT_MS, NULL)) {
 		daemon = r->gwc.control_path;
 	}
@@ -39,7 +41,11 @@ int run_gwclient_pick(struct run *r)
 	snprintf(c.listen_v4, sizeof(c.listen_v4), "%s", r->host4);
 	snprintf(c.listen_v6, sizeof(c.listen_v6), "%s", r->host6);
 	wd_err_clear(&err);
-	ret = run_gw_spawn(&r->gw, r->state_dir, &c, audit_log_path(r->log), &err);
+	if (r->mode == RUN_MODE_ROOTLESS)
+		ret = run_gw_spawn(&r->gw, r->state_dir, &c, audit_log_path(r->log), r->rl.listen,
+				   RUN_ROOTLESS_NLISTEN + 1, &err);
+	else
+		ret = run_gw_spawn(&r->gw, r->state_dir, &c, audit_log_path(r->log), NULL, 0, &err);
 	if (ret)
 		return run_fail(r, "gateway", "check the gateway's message above; `warden doctor`",
 				"embedded gateway: %s", err.msg);

@@ -39,6 +39,7 @@
  * @audit:		--audit-log PATH, or NULL
  * @sandbox_user:	--sandbox-user, or NULL
  * @timeout_s:		--timeout, 0 when not given
+ * @mode:		--mode: "root", "rootless", "daemon", or NULL (root as root, else rootless)
  * @quiet:		-q
  * @print_seccomp:	--print-seccomp
  */
@@ -49,9 +50,86 @@ struct run_opts {
 	const char *audit;
 	const char *sandbox_user;
 	unsigned timeout_s;
+	const char *mode;
 	bool quiet;
 	bool print_seccomp;
 };
+
+/* How a run is built (warden(1) --mode). */
+enum run_mode {
+	RUN_MODE_ROOT,	   /* as root: netns + veth + the host's nft table */
+	RUN_MODE_ROOTLESS, /* as a user: a user + network namespace of its own (run_rootless.c) */
+};
+
+struct run;
+
+/* The descriptors a rootless run's maker hands over (run_rootless.c), in this order. */
+enum {
+	RUN_ROOTLESS_USERNS,
+	RUN_ROOTLESS_NETNS,
+	RUN_ROOTLESS_PROBE,
+	RUN_ROOTLESS_NFLOG,
+	RUN_ROOTLESS_LISTEN,
+	RUN_ROOTLESS_NLISTEN = 8, /* transparent, proxy, DNS UDP, DNS TCP; IPv4, IPv6 each */
+	RUN_ROOTLESS_NFDS = RUN_ROOTLESS_LISTEN + RUN_ROOTLESS_NLISTEN,
+};
+
+/**
+ * struct run_rootless_plan - what the maker of a rootless run's namespaces builds
+ * @uid:	the caller's uid, mapped onto itself
+ * @gid:	the caller's gid, mapped onto itself
+ * @fc:		the run's own table (FW_MODE_RUN, run_rootless_fw_config())
+ * @addr:	the run's addresses (the gateway's at the host end)
+ */
+struct run_rootless_plan {
+	uid_t uid;
+	gid_t gid;
+	struct fw_config fc;
+	struct netns_addrs addr;
+};
+
+/**
+ * struct run_rootless - a rootless run's namespaces and sockets (-1 when absent)
+ * @userns_fd:	its user namespace
+ * @netns_fd:	its network namespace
+ * @probe_fd:	a UDP socket inside, bound to the program's IPv4 address (the liveness probe)
+ * @listen:	what the gateway gets: its listening sockets inside, at the gateway's addresses,
+ *		then the NFLOG socket bound to the table's group inside
+ * @addr:	the addresses
+ */
+struct run_rootless {
+	int userns_fd;
+	int netns_fd;
+	int probe_fd;
+	int listen[RUN_ROOTLESS_NLISTEN + 1];
+	struct netns_addrs addr;
+};
+
+/** run_rootless_init() - mark every descriptor of @rl absent. */
+void run_rootless_init(struct run_rootless *rl);
+
+/**
+ * run_rootless_make() - a rootless run's user and network namespaces, made by a short-lived
+ * child (run_rootless.c's theory of operation): lo, addresses, routes, the run's own nft table
+ * (audited clean), the gateway's listening sockets and the probe's socket
+ * @rl:		filled in (run_rootless_close() releases it)
+ * @p:		what to build
+ * @err:	what failed (nf_nat missing, user namespaces refused, ...), with the fix
+ *
+ * Return: 0, or a negative errno (nothing is left: the namespaces die with the child).
+ */
+int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p,
+		      struct wd_err *err);
+
+/** run_rootless_close() - close what @rl holds (the namespaces go once nothing else holds them). */
+void run_rootless_close(struct run_rootless *rl);
+
+/**
+ * run_rootless_up() - the network stage of a rootless run: run_rootless_make() with the run's
+ * config and addresses; the addresses recorded as text (r->host4, r->host6, the state's)
+ * Return: 0, or 125 (said).
+ */
+int run_rootless_up(struct run *r);
 
 /*
  * struct run - one run, from the options to the teardown. Each group of members belongs to the
@@ -76,6 +154,10 @@ struct run {
 	gid_t groups[64];
 	int ngroups;
 	bool no_seccomp; /* WARDEN_UNSAFE_NO_SECCOMP=1: measurements only (docs/seccomp.md) */
+	/* cmd_run.c: the mode, where the run's state lives */
+	enum run_mode mode;
+	char runs_dir[256];   /* RUN_STATE_DIR, or the caller's own (run_rootless_dir()) */
+	char empty_file[256]; /* rootless: the caller's empty file for the sandbox's /proc */
 	/* cmd_run.c: the command line after `--`, identity, state record, signals */
 	int cmd_argc;
 	char **cmd_argv;
@@ -97,6 +179,7 @@ struct run {
 	struct fw_conn *fw;
 	struct fw_run fr;
 	bool fw_added;
+	struct run_rootless rl; /* rootless: the namespaces and the sockets made inside */
 	unsigned pool_size; /* ready networks to keep ($WARDEN_POOL) */
 	bool pooled;	    /* the network came from the pool */
 	/* limits (cmd_run.c) */

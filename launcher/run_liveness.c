@@ -65,7 +65,11 @@ static int dns_probe(struct run *r, char *why, size_t wsize)
 	uint16_t id;
 	int qlen, ret = -ETIMEDOUT;
 
-	if (pthread_create(&t, NULL, probe_thread, &p) || pthread_join(t, NULL)) {
+	if (r->mode == RUN_MODE_ROOTLESS) {
+		/* made inside by the namespace maker, bound to the program's address */
+		p.fd = r->rl.probe_fd;
+		p.family = AF_INET;
+	} else if (pthread_create(&t, NULL, probe_thread, &p) || pthread_join(t, NULL)) {
 		snprintf(why, wsize, "cannot start the probe thread");
 		return -EAGAIN;
 	}
@@ -120,7 +124,8 @@ static int dns_probe(struct run *r, char *why, size_t wsize)
 			snprintf(why, wsize, "no DNS answer from inside the run (port 53 of %s)",
 				 p.family == AF_INET ? r->host4 : r->host6);
 	}
-	close(p.fd);
+	if (p.fd != r->rl.probe_fd)
+		close(p.fd);
 	return ret;
 }
 

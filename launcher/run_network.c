@@ -107,6 +107,8 @@ int run_network_up(struct run *r)
 	struct wd_err err;
 	int ret;
 
+	if (r->mode == RUN_MODE_ROOTLESS)
+		return run_rootless_up(r);
 	if (r->pool_size) {
 		wd_err_clear(&err);
 		ret = run_pool_lease(RUN_POOL_DIR, &r->ncfg, &r->fcfg, record_leased, r, &r->net,
@@ -147,6 +149,13 @@ int run_network_refresh(struct run *r)
 void run_network_down(struct run *r)
 {
 	struct wd_err err;
+
+	if (r->mode == RUN_MODE_ROOTLESS) {
+		/* the namespaces go once the gateway and the sandbox are gone too */
+		run_rootless_close(&r->rl);
+		r->net.netns_fd = -1;
+		return;
+	}
 
 	if (r->fw_added) {
 		wd_err_clear(&err);

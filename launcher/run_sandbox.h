@@ -81,6 +81,14 @@ struct sandbox_err {
  * @limits:	the run's cgroups, to be joined
  * @allow:	sandbox/'s SANDBOX_ALLOW_* bits of the policy's sandbox.allow
  * @seccomp:	the seccomp filter applies (false only with WARDEN_UNSAFE_NO_SECCOMP)
+ * @rootless:	a rootless run: @userns_fd, @nproc and @empty_file apply (a zeroed spec is
+ *		root mode's)
+ * @userns_fd:	rootless: the run's user namespace, entered before @netns_fd (the program is
+ *		the caller, no user change)
+ * @nproc:	rootless: RLIMIT_NPROC of the run's processes (counted in the run's user
+ *		namespace), 0 for none
+ * @empty_file:	the empty file bound over the /proc files a sandbox does not see (NULL:
+ *		RUN_EMPTY_FILE, root's)
  */
 struct sandbox_spec {
 	const struct wd_policy *policy;
@@ -100,6 +108,10 @@ struct sandbox_spec {
 	const struct limits *limits;
 	unsigned allow;
 	bool seccomp;
+	bool rootless;
+	int userns_fd;
+	uint64_t nproc;
+	const char *empty_file;
 };
 
 /**

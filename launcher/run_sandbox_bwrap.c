@@ -266,14 +266,14 @@ static int bwrap_prepare(struct sandbox *sb, const struct sandbox_spec *sp, stru
 	/* /etc in one mount when nothing of the policy lies under it; else file by file */
 	if (run_etc_usable(sp->policy) && !run_etc_base(RUN_ETC_DIR))
 		s->etc_base = RUN_ETC_DIR;
-	ret = run_empty_file(RUN_EMPTY_FILE);
+	s->empty_file = sp->rootless ? sp->empty_file : RUN_EMPTY_FILE;
+	ret = run_empty_file_owned(s->empty_file, sp->rootless ? getuid() : 0);
 	if (ret) {
-		say(e, ret, "exec", "remove what is at " RUN_EMPTY_FILE " and run again",
+		say(e, ret, "exec", "remove what is at that path and run again",
 		    "preparing %s (bound over the /proc files a sandbox does not see): %s",
-		    RUN_EMPTY_FILE, strerror(-ret));
+		    s->empty_file, strerror(-ret));
 		goto out;
 	}
-	s->empty_file = RUN_EMPTY_FILE;
 	free(b->grants);
 	b->grants = NULL;
 	ret = bwrap_grants(sp->policy, &b->grants, &b->ngrants);
@@ -309,6 +309,8 @@ static int bwrap_prepare(struct sandbox *sb, const struct sandbox_spec *sp, stru
 		}
 	}
 	plan.netns_fd = sp->netns_fd;
+	plan.userns_fd = sp->rootless ? sp->userns_fd : -1;
+	plan.nproc = sp->rootless ? sp->nproc : 0;
 	plan.limits = sp->limits;
 	plan.uid = sp->uid;
 	plan.gid = sp->gid;

@@ -342,4 +342,18 @@ int netns_slot_owner(const struct netns_pool_config *cfg, uint32_t slot, const c
  */
 int netns_run_healthy(const struct netns_run *run, struct wd_err *err);
 
+/**
+ * netns_rootless_up() - the network of a rootless run, from inside its own network namespace
+ * (the caller is in it, with CAP_NET_ADMIN over it): lo up; @a's sandbox (the program)
+ * addresses on lo as /32 and /128; the host (the gateway) addresses reached through local routes
+ * whose source is the sandbox address (a program that connects to the gateway's address sends
+ * from its own; the IPv4 one is an address of lo too, the IPv6 one only a route: sockets bind
+ * it with IPV6_FREEBIND); default routes via lo whose source is the sandbox address
+ * @a:		the addresses (netns_slot_addrs())
+ * @err:	what failed
+ *
+ * Return: 0, or a negative errno.
+ */
+int netns_rootless_up(const struct netns_addrs *a, struct wd_err *err);
+
 #endif /* WARDEN_NETNS_H */

@@ -86,7 +86,7 @@ static int e_lookup(struct nftnl_rule *r, const struct fw_model *m, const char *
 	struct nftnl_expr *e = nftnl_expr_alloc("lookup");
 	uint32_t id = 0;
 
-	for (unsigned i = 0; i < FW_NSETS; i++)
+	for (unsigned i = 0; i < m->nsets; i++)
 		if (!strcmp(m->sets[i].name, set))
 			id = m->sets[i].id;
 	if (e) {
@@ -206,7 +206,7 @@ static int e_dynset_iif(struct nftnl_rule *r, const struct fw_model *m, const ch
 		nftnl_expr_free(cl);
 		return ret;
 	}
-	for (unsigned i = 0; i < FW_NSETS; i++)
+	for (unsigned i = 0; i < m->nsets; i++)
 		if (!strcmp(m->sets[i].name, set))
 			id = m->sets[i].id;
 	e = nftnl_expr_alloc("dynset");
@@ -301,8 +301,57 @@ static int e_redirect(struct nftnl_rule *r, uint16_t port)
 	return add_expr(r, redir);
 }
 
+/* dnat ip[6] to ADDR:PORT: both loaded into registers; the kernel fills in the max registers
+ * and the MAP_IPS flag when they are absent and dumps them, so they are sent explicitly */
+static int e_dnat(struct nftnl_rule *r, int family, const void *addr, uint16_t port)
+{
+	struct nftnl_expr *a = nftnl_expr_alloc("immediate"), *p, *nat;
+	uint32_t alen = family == NFPROTO_IPV4 ? 4 : 16;
+	uint16_t be = htons(port);
+	int ret;
+
+	if (a) {
+		nftnl_expr_set_u32(a, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+		nftnl_expr_set(a, NFTNL_EXPR_IMM_DATA, addr, alen);
+	}
+	ret = add_expr(r, a);
+	if (ret)
+		return ret;
+	p = nftnl_expr_alloc("immediate");
+	if (p) {
+		nftnl_expr_set_u32(p, NFTNL_EXPR_IMM_DREG, NFT_REG_2);
+		nftnl_expr_set(p, NFTNL_EXPR_IMM_DATA, &be, sizeof(be));
+	}
+	ret = add_expr(r, p);
+	if (ret)
+		return ret;
+	nat = nftnl_expr_alloc("nat");
+	if (nat) {
+		nftnl_expr_set_u32(nat, NFTNL_EXPR_NAT_TYPE, NFT_NAT_DNAT);
+		nftnl_expr_set_u32(nat, NFTNL_EXPR_NAT_FAMILY, (uint32_t)family);
+		nftnl_expr_set_u32(nat, NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1);
+		nftnl_expr_set_u32(nat, NFTNL_EXPR_NAT_REG_ADDR_MAX, NFT_REG_1);
+		nftnl_expr_set_u32(nat, NFTNL_EXPR_NAT_REG_PROTO_MIN, NFT_REG_2);
+		nftnl_expr_set_u32(nat, NFTNL_EXPR_NAT_REG_PROTO_MAX, NFT_REG_2);
+		nftnl_expr_set_u32(nat, NFTNL_EXPR_NAT_FLAGS,
+				   NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED);
+	}
+	return add_expr(r, nat);
+}
+
+/* ip[6] daddr ADDR, or its first @len bytes (a byte-aligned prefix, as nft shortens it) */
+static int e_daddr(struct nftnl_rule *r, bool v6, const void *addr, uint32_t len)
+{
+	int ret = e_nfproto(r, v6 ? NFPROTO_IPV6 : NFPROTO_IPV4);
+
+	if (!ret)
+		ret = e_payload(r, NFT_PAYLOAD_NETWORK_HEADER, v6 ? 24 : 16, len, NFT_REG_1);
+	return ret ? ret : e_cmp(r, NFT_CMP_EQ, addr, len);
+}
+
 static int build_stmt(struct nftnl_rule *r, const struct fw_model *m, const struct fw_stmt *s)
 {
+	static const uint8_t lo4 = 127;
 	const char *pfx = m->cfg.if_prefix;
 	uint16_t port = htons((uint16_t)s->arg);
 	int ret;
@@ -361,6 +410,20 @@ static int build_stmt(struct nftnl_rule *r, const struct fw_model *m, const stru
 		return e_log_group(r, (uint16_t)s->arg, s->text);
 	case FW_REDIRECT:
 		return e_redirect(r, (uint16_t)s->arg);
+	case FW_NFPROTO:
+		return e_nfproto(r, (uint8_t)s->arg);
+	case FW_DADDR4_GW:
+		return e_daddr(r, false, &m->cfg.gw4, 4);
+	case FW_DADDR6_GW:
+		return e_daddr(r, true, &m->cfg.gw6, 16);
+	case FW_DADDR4_LOOPBACK:
+		return e_daddr(r, false, &lo4, 1);
+	case FW_DADDR6_LOOPBACK:
+		return e_daddr(r, true, &in6addr_loopback, 16);
+	case FW_DNAT4_GW:
+		return e_dnat(r, NFPROTO_IPV4, &m->cfg.gw4, (uint16_t)s->arg);
+	case FW_DNAT6_GW:
+		return e_dnat(r, NFPROTO_IPV6, &m->cfg.gw6, (uint16_t)s->arg);
 	case FW_ACCEPT:
 		return e_verdict(r, NF_ACCEPT);
 	case FW_DROP:
@@ -572,7 +635,7 @@ int fw_build_install(const struct fw_model *m, struct fw_batch *b)
 		ret = add_table_msg(b, m, NFT_MSG_DELTABLE, 0, "delete");
 	if (!ret)
 		ret = add_table_msg(b, m, NFT_MSG_NEWTABLE, NLM_F_CREATE, "create");
-	for (unsigned i = 0; !ret && i < FW_NSETS; i++) {
+	for (unsigned i = 0; !ret && i < m->nsets; i++) {
 		const struct fw_set_def *sd = &m->sets[i];
 		struct nftnl_set *s = fw_set_build(m, sd);
 
@@ -595,7 +658,7 @@ int fw_build_install(const struct fw_model *m, struct fw_batch *b)
 		if (!nlh)
 			ret = -ENOSPC;
 	}
-	for (unsigned i = 0; !ret && i < FW_NOBJS; i++) {
+	for (unsigned i = 0; !ret && i < m->nobjs; i++) {
 		struct nftnl_obj *o = fw_obj_build(m, &m->objs[i]);
 
 		if (!o) {
@@ -610,7 +673,7 @@ int fw_build_install(const struct fw_model *m, struct fw_batch *b)
 		if (!nlh)
 			ret = -ENOSPC;
 	}
-	for (unsigned i = 0; !ret && i < FW_NCHAINS; i++) {
+	for (unsigned i = 0; !ret && i < m->nchains; i++) {
 		const struct fw_chain_def *cd = &m->chains[i];
 		struct nftnl_chain *c = fw_chain_build(m, cd);
 

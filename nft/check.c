@@ -353,7 +353,7 @@ static int check_chains(const struct fw_model *m, struct fw_live *l, struct fw_a
 	char obj[128];
 	int ret = 0;
 
-	for (unsigned i = 0; !ret && i < FW_NCHAINS; i++) {
+	for (unsigned i = 0; !ret && i < m->nchains; i++) {
 		const struct fw_chain_def *cd = &m->chains[i];
 		struct nftnl_chain *c = find_chain(l, NFPROTO_INET, tbl, cd->name);
 
@@ -402,7 +402,7 @@ static int check_chains(const struct fw_model *m, struct fw_live *l, struct fw_a
 
 		if (!chain_in_table(c, NFPROTO_INET, tbl) || !name)
 			continue;
-		for (unsigned j = 0; j < FW_NCHAINS; j++)
+		for (unsigned j = 0; j < m->nchains; j++)
 			known = known || !strcmp(name, m->chains[j].name);
 		if (known)
 			continue;
@@ -453,7 +453,7 @@ static int check_sets(const struct fw_model *m, struct mnl_socket *nl, struct fw
 	char obj[128];
 	int ret = 0;
 
-	for (unsigned i = 0; !ret && i < FW_NSETS; i++) {
+	for (unsigned i = 0; !ret && i < m->nsets; i++) {
 		const struct fw_set_def *sd = &m->sets[i];
 		struct nftnl_set *want = fw_set_build(m, sd), *got = find_set(l, sd->name);
 		uint16_t ports[8];
@@ -517,7 +517,7 @@ static int check_sets(const struct fw_model *m, struct mnl_socket *nl, struct fw
 		const char *name = nftnl_set_get_str(l->sets.v[i], NFTNL_SET_NAME);
 		bool known = false;
 
-		for (unsigned j = 0; name && j < FW_NSETS; j++)
+		for (unsigned j = 0; name && j < m->nsets; j++)
 			known = known || !strcmp(name, m->sets[j].name);
 		if (!known && name && strncmp(name, "__", 2)) {
 			snprintf(obj, sizeof(obj), "set inet %s %s", m->cfg.table, name);
@@ -532,7 +532,7 @@ static int check_objs(const struct fw_model *m, struct fw_live *l, struct fw_aud
 	char obj[128];
 	int ret = 0;
 
-	for (unsigned i = 0; !ret && i < FW_NOBJS; i++) {
+	for (unsigned i = 0; !ret && i < m->nobjs; i++) {
 		const struct fw_obj_def *od = &m->objs[i];
 		struct nftnl_obj *got = NULL;
 		uint32_t want[FW_TCP_TIMEOUTS], len = 0;
@@ -569,7 +569,7 @@ static int check_objs(const struct fw_model *m, struct fw_live *l, struct fw_aud
 
 		if (!t0 || !n || strcmp(t0, m->cfg.table))
 			continue;
-		for (unsigned i = 0; i < FW_NOBJS; i++)
+		for (unsigned i = 0; i < m->nobjs; i++)
 			known = known || !strcmp(n, m->objs[i].name);
 		if (!known) {
 			snprintf(obj, sizeof(obj), "object inet %s %s", m->cfg.table, n);
@@ -665,6 +665,17 @@ static int check_foreign(const struct fw_model *m, struct fw_live *l, struct fw_
 		if (family == NFPROTO_INET && !strcmp(table, m->cfg.table))
 			continue;
 		hook = nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM);
+		if (m->cfg.mode == FW_MODE_RUN) {
+			/* a rootless run's namespace is its own: nothing but Warden's table */
+			snprintf(obj, sizeof(obj), "chain %s %s %s", family_name(family), table,
+				 name);
+			ret = report_add(rep, FW_VIOLATION, obj,
+					 "another table's base chain in the run's own namespace "
+					 "(hook %s priority %d): only Warden's table belongs here",
+					 fw_hook_name(hook),
+					 nftnl_chain_get_s32(c, NFTNL_CHAIN_PRIO));
+			continue;
+		}
 		if (hook != NF_INET_PRE_ROUTING && hook != NF_INET_LOCAL_IN &&
 		    hook != NF_INET_FORWARD)
 			continue;

@@ -8,6 +8,7 @@
  */
 #include "nft/nft_internal.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <linux/netfilter.h>
@@ -61,6 +62,14 @@ int fw_config_check(const struct fw_config *c, struct wd_err *err)
 				  c->port_transparent, c->port_dns, c->port_proxy);
 	if (c->port_dns == 53 || c->port_transparent == 53 || c->port_proxy == 53)
 		return wd_err_set(err, -EINVAL, "gateway ports must not be 53 (it is redirected)");
+	if (c->mode == FW_MODE_RUN &&
+	    (!c->gw4.s_addr || IN6_IS_ADDR_UNSPECIFIED(&c->gw6) ||
+	     (ntohl(c->gw4.s_addr) >> 24) == 127 || IN6_IS_ADDR_LOOPBACK(&c->gw6)))
+		return wd_err_set(err, -EINVAL,
+				  "a rootless run's table needs its gateway's addresses "
+				  "(neither unspecified nor loopback)");
+	if (c->mode != FW_MODE_HOST && c->mode != FW_MODE_RUN)
+		return wd_err_set(err, -EINVAL, "unknown ruleset mode %d", (int)c->mode);
 	if (c->conns_per_run < FW_CONNS_PER_RUN_MIN || c->conns_per_run > FW_CONNS_PER_RUN_MAX)
 		return wd_err_set(err, -EINVAL, "connections per run must be %u..%u (not %u)",
 				  FW_CONNS_PER_RUN_MIN, FW_CONNS_PER_RUN_MAX, c->conns_per_run);
@@ -99,6 +108,120 @@ static void set_def(struct fw_set_def *s, const char *name, enum fw_key key, uin
 	*s = (struct fw_set_def){.name = name, .key = key, .id = id, .why = why};
 }
 
+void fw_config_rootless(struct fw_config *c, const struct in_addr *gw4, const struct in6_addr *gw6)
+{
+	c->mode = FW_MODE_RUN;
+	c->gw4 = *gw4;
+	c->gw6 = *gw6;
+}
+
+/*
+ * FW_MODE_RUN: the table of one rootless run, inside the run's own network namespace (its only
+ * interface is lo; the gateway's listening sockets live there too, at cfg.gw4/gw6, and the
+ * gateway process that accepts on them lives outside). Packets leave nothing but lo, so the
+ * output hook is the one place to decide: every TCP connection and DNS query is DNATed to the
+ * gateway's address, the gateway's ports there are reachable, loopback stays loopback, and
+ * everything else is dropped and logged. No anti-spoof set (the program has no raw sockets:
+ * its capabilities live in a nested user namespace), no forward (nothing to forward to).
+ */
+static void model_run(const struct fw_config *c, struct fw_model *m)
+{
+	struct fw_chain_def *ch;
+
+	m->nobjs = 0;
+	m->nsets = 2;
+	m->nchains = 2;
+	set_def(&m->sets[0], FW_SET_GW_TCP, FW_KEY_PORT, 1,
+		"gateway TCP ports: transparent, DNS, proxy");
+	m->sets[0].elems[0] = c->port_transparent;
+	m->sets[0].elems[1] = c->port_dns;
+	m->sets[0].elems[2] = c->port_proxy;
+	m->sets[0].nelems = 3;
+	set_def(&m->sets[1], FW_SET_GW_UDP, FW_KEY_PORT, 2, "gateway UDP port: DNS");
+	m->sets[1].elems[0] = c->port_dns;
+	m->sets[1].nelems = 1;
+
+	/* 1. Every TCP connection and DNS query to the gateway's address. */
+	ch = &m->chains[0];
+	*ch = (struct fw_chain_def){
+	    .name = "divert",
+	    .type = "nat",
+	    .hook = NF_INET_LOCAL_OUT,
+	    .prio = -100,
+	    .prio_text = "-100", /* nft 1.0.6 takes "dstnat" at prerouting only */
+	    .why = "every TCP connection and DNS query goes to the gateway"};
+	add_rule(ch, (struct fw_rule)R("loopback stays inside the run (its own local services)",
+				       S(FW_DADDR4_LOOPBACK, 0, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch,
+		 (struct fw_rule)R(NULL, S(FW_DADDR6_LOOPBACK, 0, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch,
+		 (struct fw_rule)R("the explicit proxy, at the gateway's address, is not "
+				   "redirected",
+				   S(FW_DADDR4_GW, 0, NULL), S(FW_TCP_DPORT, c->port_proxy, NULL),
+				   S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch,
+		 (struct fw_rule)R(NULL, S(FW_DADDR6_GW, 0, NULL),
+				   S(FW_TCP_DPORT, c->port_proxy, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("DNS to any address lands on the gateway's DNS port",
+				       S(FW_NFPROTO, NFPROTO_IPV4, NULL), S(FW_UDP_DPORT, 53, NULL),
+				       S(FW_DNAT4_GW, c->port_dns, NULL)));
+	add_rule(ch,
+		 (struct fw_rule)R(NULL, S(FW_NFPROTO, NFPROTO_IPV6, NULL),
+				   S(FW_UDP_DPORT, 53, NULL), S(FW_DNAT6_GW, c->port_dns, NULL)));
+	add_rule(ch,
+		 (struct fw_rule)R(NULL, S(FW_NFPROTO, NFPROTO_IPV4, NULL),
+				   S(FW_TCP_DPORT, 53, NULL), S(FW_DNAT4_GW, c->port_dns, NULL)));
+	add_rule(ch,
+		 (struct fw_rule)R(NULL, S(FW_NFPROTO, NFPROTO_IPV6, NULL),
+				   S(FW_TCP_DPORT, 53, NULL), S(FW_DNAT6_GW, c->port_dns, NULL)));
+	add_rule(ch, (struct fw_rule)R("all other TCP lands on the transparent port",
+				       S(FW_NFPROTO, NFPROTO_IPV4, NULL),
+				       S(FW_L4PROTO, IPPROTO_TCP, NULL),
+				       S(FW_DNAT4_GW, c->port_transparent, NULL)));
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_NFPROTO, NFPROTO_IPV6, NULL),
+				       S(FW_L4PROTO, IPPROTO_TCP, NULL),
+				       S(FW_DNAT6_GW, c->port_transparent, NULL)));
+
+	/* 2. After the DNAT: only the gateway's ports at its address, and loopback. */
+	ch = &m->chains[1];
+	*ch =
+	    (struct fw_chain_def){.name = "output",
+				  .type = "filter",
+				  .hook = NF_INET_LOCAL_OUT,
+				  .prio = 0,
+				  .prio_text = "filter",
+				  .why = "the run reaches the gateway's ports at its address, and "
+					 "nothing else"};
+	add_rule(ch, (struct fw_rule)R("loopback stays inside the run",
+				       S(FW_DADDR4_LOOPBACK, 0, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch,
+		 (struct fw_rule)R(NULL, S(FW_DADDR6_LOOPBACK, 0, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("replies of the gateway's sockets, which live here too",
+				       S(FW_CT_EST_REL, 0, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("the gateway's ports at its address (after the DNAT)",
+				       S(FW_DADDR4_GW, 0, NULL),
+				       S(FW_TCP_DPORT_IN_SET, 0, FW_SET_GW_TCP),
+				       S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_DADDR6_GW, 0, NULL),
+				       S(FW_TCP_DPORT_IN_SET, 0, FW_SET_GW_TCP),
+				       S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_DADDR4_GW, 0, NULL),
+				       S(FW_UDP_DPORT_IN_SET, 0, FW_SET_GW_UDP),
+				       S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_DADDR6_GW, 0, NULL),
+				       S(FW_UDP_DPORT_IN_SET, 0, FW_SET_GW_UDP),
+				       S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("other UDP and UDP-lite: logged and dropped",
+				       S(FW_L4PROTO, IPPROTO_UDP, NULL), LOG(c->nflog_group, NULL),
+				       S(FW_DROP, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(NULL, S(FW_L4PROTO, IPPROTO_UDPLITE, NULL),
+				       LOG(c->nflog_group, NULL), S(FW_DROP, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R("everything else (ICMP, other protocols): logged and "
+				       "dropped",
+				       LOG(c->nflog_group, FW_NFLOG_PREFIX_OTHER),
+				       S(FW_DROP, 0, NULL)));
+}
+
 int fw_model_build(const struct fw_config *c, struct fw_model *m, struct wd_err *err)
 {
 	int ret = fw_config_check(c, err);
@@ -108,6 +231,13 @@ int fw_model_build(const struct fw_config *c, struct fw_model *m, struct wd_err 
 		return ret;
 	memset(m, 0, sizeof(*m));
 	m->cfg = *c;
+	if (c->mode == FW_MODE_RUN) {
+		model_run(c, m);
+		return 0;
+	}
+	m->nobjs = FW_NOBJS;
+	m->nsets = FW_NSETS;
+	m->nchains = FW_NCHAINS;
 
 	set_def(&m->sets[0], FW_SET_RUNS_IF, FW_KEY_IFNAME, 1,
 		"host-side veth of every registered run");
@@ -325,6 +455,7 @@ static const char *icmpv6_type_name(uint32_t t)
 static int stmt_text(const struct fw_model *m, const struct fw_stmt *s, struct wd_buf *out)
 {
 	const char *pfx = m->cfg.if_prefix;
+	char a[INET6_ADDRSTRLEN];
 	const char *name;
 
 	switch (s->kind) {
@@ -384,6 +515,27 @@ static int stmt_text(const struct fw_model *m, const struct fw_stmt *s, struct w
 		return wd_buf_printf(out, "log group %u", s->arg);
 	case FW_REDIRECT:
 		return wd_buf_printf(out, "redirect to :%u", s->arg);
+	case FW_NFPROTO:
+		return wd_buf_printf(out, "meta nfproto %s",
+				     s->arg == NFPROTO_IPV6 ? "ipv6" : "ipv4");
+	case FW_DADDR4_GW:
+		return wd_buf_printf(out, "ip daddr %s",
+				     inet_ntop(AF_INET, &m->cfg.gw4, a, sizeof(a)) ? a : "?");
+	case FW_DADDR6_GW:
+		return wd_buf_printf(out, "ip6 daddr %s",
+				     inet_ntop(AF_INET6, &m->cfg.gw6, a, sizeof(a)) ? a : "?");
+	case FW_DADDR4_LOOPBACK:
+		return wd_buf_puts(out, "ip daddr 127.0.0.0/8");
+	case FW_DADDR6_LOOPBACK:
+		return wd_buf_puts(out, "ip6 daddr ::1");
+	case FW_DNAT4_GW:
+		return wd_buf_printf(out, "dnat ip to %s:%u",
+				     inet_ntop(AF_INET, &m->cfg.gw4, a, sizeof(a)) ? a : "?",
+				     s->arg);
+	case FW_DNAT6_GW:
+		return wd_buf_printf(out, "dnat ip6 to [%s]:%u",
+				     inet_ntop(AF_INET6, &m->cfg.gw6, a, sizeof(a)) ? a : "?",
+				     s->arg);
 	case FW_ACCEPT:
 		return wd_buf_puts(out, "accept");
 	case FW_DROP:
@@ -476,25 +628,40 @@ int fw_render(const struct fw_config *c, struct wd_buf *out)
 
 	if (ret < 0)
 		return ret;
-	ret = wd_buf_printf(
-	    out,
-	    "#!/usr/sbin/nft -f\n"
-	    "# Warden sandbox ruleset, generated by `warden nft render`; do not edit.\n"
-	    "# Run interfaces: \"%s*\". Gateway ports: transparent %u, DNS %u, "
-	    "proxy %u. NFLOG group %u.\n"
-	    "# Per run: at most %u open flows, %u new flows a second (burst %u).\n"
-	    "# Loading this file replaces the table atomically (and forgets every "
-	    "registered run).\n"
-	    "table inet %s\n"
-	    "delete table inet %s\n\n"
-	    "table inet %s {\n",
-	    c->if_prefix, c->port_transparent, c->port_dns, c->port_proxy, c->nflog_group,
-	    c->conns_per_run, c->new_per_s, c->new_per_s * 10, c->table, c->table, c->table);
-	for (unsigned i = 0; !ret && i < FW_NOBJS; i++)
+	if (c->mode == FW_MODE_RUN)
+		ret = wd_buf_printf(
+		    out,
+		    "#!/usr/sbin/nft -f\n"
+		    "# Warden ruleset of one rootless run, inside the run's own network "
+		    "namespace,\n"
+		    "# generated by `warden nft render --rootless`; do not edit.\n"
+		    "# Gateway ports: transparent %u, DNS %u, proxy %u. NFLOG group %u.\n"
+		    "table inet %s\n"
+		    "delete table inet %s\n\n"
+		    "table inet %s {\n",
+		    c->port_transparent, c->port_dns, c->port_proxy, c->nflog_group, c->table,
+		    c->table, c->table);
+	else
+		ret = wd_buf_printf(
+		    out,
+		    "#!/usr/sbin/nft -f\n"
+		    "# Warden sandbox ruleset, generated by `warden nft render`; do not edit.\n"
+		    "# Run interfaces: \"%s*\". Gateway ports: transparent %u, DNS %u, "
+		    "proxy %u. NFLOG group %u.\n"
+		    "# Per run: at most %u open flows, %u new flows a second (burst %u).\n"
+		    "# Loading this file replaces the table atomically (and forgets every "
+		    "registered run).\n"
+		    "table inet %s\n"
+		    "delete table inet %s\n\n"
+		    "table inet %s {\n",
+		    c->if_prefix, c->port_transparent, c->port_dns, c->port_proxy, c->nflog_group,
+		    c->conns_per_run, c->new_per_s, c->new_per_s * 10, c->table, c->table,
+		    c->table);
+	for (unsigned i = 0; !ret && i < m.nobjs; i++)
 		ret = render_obj(&m.objs[i], out);
-	for (unsigned i = 0; !ret && i < FW_NSETS; i++)
+	for (unsigned i = 0; !ret && i < m.nsets; i++)
 		ret = render_set(&m.sets[i], out);
-	for (unsigned i = 0; !ret && i < FW_NCHAINS; i++) {
+	for (unsigned i = 0; !ret && i < m.nchains; i++) {
 		ret = wd_buf_puts(out, i ? "\n" : "");
 		if (!ret)
 			ret = render_chain(&m, &m.chains[i], out);

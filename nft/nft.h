@@ -40,6 +40,12 @@
  *			worth; closed TCP flows leave conntrack after FW_CT_CLOSED_S, so a run
  *			holds at most @conns_per_run + 20 * @new_per_s entries (default 200;
  *			1..100000)
+ * @mode:		FW_MODE_HOST (the shared table above, on the host) or FW_MODE_RUN (the
+ *			table of one rootless run, inside that run's own network namespace;
+ *			docs/nft.md "The rootless ruleset")
+ * @gw4:		FW_MODE_RUN: the gateway's IPv4 address inside the run's namespace, where
+ *			every TCP connection and DNS query is sent (DNAT)
+ * @gw6:		FW_MODE_RUN: the same for IPv6
  */
 struct fw_config {
 	char table[32];
@@ -50,12 +56,21 @@ struct fw_config {
 	uint16_t nflog_group;
 	uint32_t conns_per_run;
 	uint32_t new_per_s;
+	enum fw_mode {
+		FW_MODE_HOST,
+		FW_MODE_RUN,
+	} mode;
+	struct in_addr gw4;
+	struct in6_addr gw6;
 };
 
 /* The NFLOG prefixes of the table's log rules, which the gateway reads to say what was dropped
  * (a packet logged without a prefix is other UDP or UDP-lite). */
 #define FW_NFLOG_PREFIX_HOST "warden-host"
 #define FW_NFLOG_PREFIX_CONNS "warden-conns"
+/* FW_MODE_RUN: anything but TCP and UDP (ICMP, raw, other protocols), dropped in the run's
+ * own namespace. */
+#define FW_NFLOG_PREFIX_OTHER "warden-other"
 
 /* Bounds and defaults of fw_config.conns_per_run and .new_per_s. */
 #define FW_CONNS_PER_RUN_DEFAULT 4096u
@@ -166,6 +181,14 @@ int fw_config_check(const struct fw_config *c, struct wd_err *err);
  * Return: 0, -EINVAL for a bad config, or -ENOMEM.
  */
 int fw_render(const struct fw_config *c, struct wd_buf *out);
+
+/**
+ * fw_config_rootless() - turn @c into the config of a rootless run's own table (FW_MODE_RUN)
+ * @c:		a config (table name, ports, NFLOG group are kept)
+ * @gw4:	the gateway's IPv4 address inside the run's namespace
+ * @gw6:	the same for IPv6
+ */
+void fw_config_rootless(struct fw_config *c, const struct in_addr *gw4, const struct in6_addr *gw6);
 
 /**
  * fw_install() - create or replace the table in the current network namespace, one batch

@@ -67,6 +67,13 @@ enum fw_stmt_kind {
 	FW_CT_TIMEOUT_SET,    /* ct timeout set "<text>" */
 	FW_LOG_GROUP,	      /* log [prefix "<text>"] group <arg> */
 	FW_REDIRECT,	      /* redirect to :<arg> */
+	FW_NFPROTO,	      /* meta nfproto ipv4|ipv6 (<arg>: NFPROTO_*) */
+	FW_DADDR4_GW,	      /* ip daddr <cfg.gw4> */
+	FW_DADDR6_GW,	      /* ip6 daddr <cfg.gw6> */
+	FW_DADDR4_LOOPBACK,   /* ip daddr 127.0.0.0/8 */
+	FW_DADDR6_LOOPBACK,   /* ip6 daddr ::1 */
+	FW_DNAT4_GW,	      /* dnat ip to <cfg.gw4>:<arg> (after an IPv4 match) */
+	FW_DNAT6_GW,	      /* dnat ip6 to [<cfg.gw6>]:<arg> (after an IPv6 match) */
 	FW_ACCEPT,	      /* accept */
 	FW_DROP,	      /* drop */
 };
@@ -168,10 +175,14 @@ struct fw_obj_def {
 #define FW_NCHAINS 5
 
 /**
- * struct fw_model - the whole table for one config
+ * struct fw_model - the whole table for one config (FW_MODE_HOST fills every slot;
+ * FW_MODE_RUN fewer: @nobjs, @nsets, @nchains say how many)
  */
 struct fw_model {
 	struct fw_config cfg;
+	unsigned nobjs;
+	unsigned nsets;
+	unsigned nchains;
 	struct fw_obj_def objs[FW_NOBJS];
 	struct fw_set_def sets[FW_NSETS];
 	struct fw_chain_def chains[FW_NCHAINS];

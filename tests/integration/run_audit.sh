@@ -14,7 +14,7 @@ PY=/usr/bin/python3
 [[ -x $PY ]] || { echo "SKIP: python3 missing"; exit 77; }
 lab_up
 
-T=$(mktemp -d /tmp/wd-run-audit-XXXXXX)
+T=$(lab_tmpdir wd-run-audit)
 chmod 0755 "$T"
 lab_on_exit rm -rf "$T"
 A=$T/audit.jsonl
@@ -81,7 +81,7 @@ wpid=$!
 gwpid() { # the embedded gateway of the newest run, once its download is under way
 	local id pid
 	id=$(last_run)
-	pid=$(sed -n 's/^gw_pid=//p' "/run/warden/runs/$id/state" 2>/dev/null)
+	pid=$(sed -n 's/^gw_pid=//p' "$LAB_RUNS_DIR/$id/state" 2>/dev/null)
 	[[ -n $pid && $pid != 0 ]] &&
 		(($(ip netns exec "$LAB_HOST_NS" ss -Htn state established "sport = :443 or dport = :443" | wc -l) > 0)) &&
 		echo "$pid"

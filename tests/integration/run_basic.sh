@@ -10,7 +10,7 @@ lab_require_root
 lab_need_run_tools
 lab_up
 
-T=$(mktemp -d /tmp/wd-run-basic-XXXXXX)
+T=$(lab_tmpdir wd-run-basic)
 lab_on_exit rm -rf "$T"
 # started by root, the program runs as nobody: it reaches the test's folders as any user would
 chmod 0755 "$T"
@@ -32,7 +32,7 @@ echo "readable" >"$T/ro/file"
 echo "top secret" >"$T/secret/file"
 printf '#!/bin/sh\necho hi\n' >"$T/secret/prog"
 chmod +x "$T/secret/prog"
-chown 65534:65534 "$T/rw"
+chown "$(lab_program_ids)" "$T/rw"
 ln -s "$T/secret/file" "$T/ro/escape"
 echo "PRIVATE KEY" >"$T/home/.ssh/id_ed25519"
 echo "project" >"$T/home/proj/readme"
@@ -242,11 +242,16 @@ WARDEN_BWRAP=/nonexistent/bwrap check "bubblewrap missing: 125, for that reason"
 check "an invalid policy: 125, for that reason" refused broken.yaml --audit-log "$A" \
 	-p "$SRC/deploy/examples/broken.yaml" -- true
 if command -v setpriv >/dev/null; then
-	check_eq "without root (no CAP_NET_ADMIN): 125" 125 status_of setpriv --reuid=65534 \
-		--regid=65534 --clear-groups env HOME=/nonexistent "$W" run -q \
-		--audit-log /nonexistent/audit.jsonl -- true
+	# (a user's runs are rootless by default: run_rootless.sh; root mode is forced here)
+	check_eq "root mode without root (no CAP_NET_ADMIN): 125" 125 status_of setpriv \
+		--reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent "$W" run -q \
+		--mode root --audit-log /nonexistent/audit.jsonl -- true
 	check "... naming the step and a fix" bash -c 'setpriv --reuid=65534 --regid=65534 \
-		--clear-groups "$0" run -- true 2>&1 | grep -q "prerequisites:.*root" ' "$W"
+		--clear-groups "$0" run --mode root -- true 2>&1 |
+		grep -q "prerequisites:.*needs root"' "$W"
+	check_eq "--mode daemon (issue 14): 125" 125 status_of setpriv --reuid=65534 \
+		--regid=65534 --clear-groups "$W" run -q --mode daemon -- true
+	check_eq "--mode rootless as root: 125" 125 status_of "$W" run -q --mode rootless -- true
 fi
 check "warden doctor finds no problem in lab-host" in_host "$W" doctor
 check "the background teardowns finish; warden gc --pool drains the pool" settle
@@ -292,7 +297,7 @@ check "warden logs --run ID shows the run" bash -c \
 check "the background teardowns finish; warden gc --pool drains the pool" settle
 check "no run state is left" bash -c \
 	'for id in $(jq -r -s ".[] | select(.action == \"run.start\") | .run" "$0"); do
-		[[ ! -e /run/warden/runs/$id ]] || exit 1; done' "$A"
+		[[ ! -e $LAB_RUNS_DIR/$id ]] || exit 1; done' "$A"
 check "no sandbox interface is left in lab-host" lab_wait 5 lab_no_match '^wd-' in_host ip -br link
 
 lab_finish

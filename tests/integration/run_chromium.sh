@@ -17,7 +17,7 @@ for tool in chromium certutil /usr/bin/python3; do
 done
 lab_up
 
-T=$(mktemp -d /tmp/wd-run-chromium-XXXXXX)
+T=$(lab_tmpdir wd-run-chromium)
 lab_on_exit rm -rf "$T"
 [[ -n ${KEEP:-} ]] && lab_on_exit cp -r "$T" /tmp/chr-keep
 chmod 0755 "$T"

@@ -19,7 +19,7 @@ PY=/usr/bin/python3
 [[ -r /proc/net/nf_conntrack ]] || { echo "SKIP: no /proc/net/nf_conntrack"; exit 77; }
 lab_up
 
-T=$(mktemp -d /tmp/wd-run-conntrack-XXXXXX)
+T=$(lab_tmpdir wd-run-conntrack)
 chmod 0755 "$T"
 lab_on_exit rm -rf "$T"
 A=$T/audit.jsonl
@@ -104,7 +104,7 @@ flood() {
 	exec 7<>"$T/go/hold" # read-write: never blocks, and its close is the reader's EOF
 	lab_wait 120 grep -q "sent" "$T/go/out"
 	R=$(last_run)
-	S4=$(sed -n 's/^sbx4=//p' "/run/warden/runs/$R/state")
+	S4=$(sed -n 's/^sbx4=//p' "$LAB_RUNS_DIR/$R/state")
 	n=$(entries "$S4")
 	echo "    run $R ($S4) holds $n conntrack entries; the flood: $(cat "$T/go/out")"
 }

@@ -19,7 +19,7 @@ lab_need_run_tools
 command -v setpriv >/dev/null || { echo "FAIL: setpriv is missing"; exit 1; }
 lab_up
 
-T=$(mktemp -d /tmp/wd-run-escape-XXXXXX)
+T=$(lab_tmpdir wd-run-escape)
 lab_on_exit rm -rf "$T"
 # the sandbox user reaches the test's folders the way any other user would
 chmod 0755 "$T"
@@ -285,5 +285,5 @@ big refused" disk
 settle
 check "no run state is left" bash -c \
 	'for id in $(jq -r -s ".[] | select(.action == \"run.start\") | .run" "$0"); do
-		[[ ! -e /run/warden/runs/$id ]] || exit 1; done' "$A"
+		[[ ! -e $LAB_RUNS_DIR/$id ]] || exit 1; done' "$A"
 lab_finish

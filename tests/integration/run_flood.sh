@@ -14,7 +14,7 @@ BURST=${WD_DNS_BURST:-${WARDEN_BUILD_DIR:-$SRC/build}/tests/integration/dns_burs
 [[ -x $BURST ]] || { echo "FAIL - $BURST not built"; exit 1; }
 lab_up
 
-T=$(mktemp -d /tmp/wd-run-flood-XXXXXX)
+T=$(lab_tmpdir wd-run-flood)
 lab_on_exit rm -rf "$T"
 chmod 0755 "$T"
 cp "$BURST" "$T/dns_burst" && chmod 0755 "$T/dns_burst"

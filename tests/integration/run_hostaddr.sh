@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 [[ -x $PY ]] || { echo "SKIP: python3 missing"; exit 77; }
 lab_up
 
-T=$(mktemp -d /tmp/wd-run-hostaddr-XXXXXX)
+T=$(lab_tmpdir wd-run-hostaddr)
 chmod 0755 "$T"
 lab_on_exit rm -rf "$T"
 A=$T/audit.jsonl

@@ -11,7 +11,7 @@ lab_require_root
 lab_need_run_tools
 lab_up
 
-T=$(mktemp -d /tmp/wd-run-limits-XXXXXX)
+T=$(lab_tmpdir wd-run-limits)
 lab_on_exit rm -rf "$T"
 A=$T/audit.jsonl
 export WARDEN_GATEWAY_BIN=$GW
@@ -101,11 +101,11 @@ for i in $(seq 1 20); do
 		if ((i == 4)); then
 			# positive controls for "nothing is left" below, while a run lives
 			check "control: its embedded gateway shows in lab-host's processes" bash -c \
-				'ip netns pids "$0" | xargs -r ps -o comm= -p | grep -qx warden-gateway' "$LAB_HOST_NS"
+				'ip netns pids "$0" | xargs -r ps -o comm= -p | grep -q warden-gateway' "$LAB_HOST_NS"
 			check "control: its launcher and bwrap show there" bash -c \
 				'ip netns pids "$0" | xargs -r ps -o comm= -p | grep -Eq "bwrap|warden"' "$LAB_HOST_NS"
 			live=$(jq -r -s '[.[] | select(.action == "run.start")] | last | .run' "$A")
-			check "control: its state folder is there" test -e "/run/warden/runs/$live"
+			check "control: its state folder is there" test -e "$LAB_RUNS_DIR/$live"
 		fi
 		kill -KILL "$pid"
 		wait "$pid" 2>/dev/null
@@ -132,7 +132,7 @@ check_eq "no nft set element is left" 0 bash -c \
 	'ip netns exec "$0" nft -j list set inet warden runs_if | jq "[.nftables[].set.elem // [] | .[]] | length"' \
 	"$LAB_HOST_NS"
 check "no run state is left" bash -c \
-	'for id in $0; do [[ ! -e /run/warden/runs/$id ]] || exit 1; done' "$ids"
+	'for id in $0; do [[ ! -e $LAB_RUNS_DIR/$id ]] || exit 1; done' "$ids"
 check "no cgroup is left" bash -c \
 	'for id in $0; do
 		! find /sys/fs/cgroup /run/warden/cgroup -maxdepth 6 -name "warden-$id" 2>/dev/null |

@@ -20,7 +20,7 @@ if [[ ! -e $SERVER || ! -d $MCP/node_modules/@modelcontextprotocol/sdk ]]; then
 fi
 lab_up
 
-T=$(mktemp -d /tmp/wd-run-mcp-XXXXXX)
+T=$(lab_tmpdir wd-run-mcp)
 lab_on_exit rm -rf "$T"
 A=$T/audit.jsonl
 export WARDEN_GATEWAY_BIN=$GW

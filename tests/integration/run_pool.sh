@@ -14,7 +14,7 @@ lab_need_run_tools
 command -v nsenter >/dev/null || { echo "SKIP: nsenter missing"; exit 77; }
 lab_up
 
-T=$(mktemp -d /tmp/wd-run-pool-XXXXXX)
+T=$(lab_tmpdir wd-run-pool)
 lab_on_exit rm -rf "$T"
 A=$T/audit.jsonl
 P=/run/warden/pool
@@ -144,7 +144,7 @@ check "... it is no longer in the pool" bash -c '! entries | grep -q " $0\$"' "$
 check "control: the same probe finds a pooled network that is still there" \
 	bash -c 'entries | grep -q " $0\$"' "$(entries | awk 'NR == 1 {print $3}')"
 check "control: while the run lives its interface is there" in_host ip link show "$leased"
-check "its state records it" bash -c 'grep -lx "ifname=$0" /run/warden/runs/*/state' "$leased"
+check "its state records it" bash -c 'grep -lx "ifname=$0" $LAB_RUNS_DIR/*/state' "$leased"
 check "the gateway's audit names it at register" jq -e -s --arg i "$leased" \
 	'[.[] | select(.action == "run.gateway-register" and .resource == $i)] | length == 1' "$A"
 kill -TERM "$lpid" # forwarded to the program
@@ -213,7 +213,7 @@ check "control: the audit names the runs" \
 check "warden gc --pool reclaims what it left" in_host "$W" gc -q --pool
 check "no run state is left" bash -c \
 	'for id in $(jq -r -s ".[] | select(.action == \"run.start\") | .run" "$0"); do
-		[[ ! -e /run/warden/runs/$id ]] || exit 1; done' "$A"
+		[[ ! -e $LAB_RUNS_DIR/$id ]] || exit 1; done' "$A"
 check "no interface is left in lab-host" lab_wait 20 lab_no_match '^wd-' in_host ip -br link
 check_eq "no nft set element is left" 0 elements
 check "the daemon holds no run" lab_wait 10 bash -c \

@@ -18,7 +18,7 @@ PY=/usr/bin/python3
 command -v git >/dev/null || { echo "SKIP: git missing"; exit 77; }
 lab_up
 
-T=$(mktemp -d /tmp/wd-run-proxy-XXXXXX)
+T=$(lab_tmpdir wd-run-proxy)
 chmod 0755 "$T"
 lab_on_exit rm -rf "$T"
 A=$T/audit.jsonl

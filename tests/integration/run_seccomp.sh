@@ -22,7 +22,7 @@ done
 lab_up
 
 # the program may run as an unprivileged uid: what it reads is 0755, what it writes 0777
-T=$(mktemp -d /tmp/wd-run-seccomp-XXXXXX)
+T=$(lab_tmpdir wd-run-seccomp)
 lab_on_exit rm -rf "$T"
 chmod 0755 "$T"
 mkdir -p "$T/bin" "$T/rw"

@@ -13,6 +13,10 @@
 # ERROR, counted as a failure, never a pass: see "Probes that cannot run" below.
 
 LAB_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# Where the runs under test keep their state: root mode's folder, or (LAB_AS_USER=1: the run_*
+# tests run a second time as an unprivileged user, tests/integration/run_as_user.sh) that
+# user's own; exported, so that the checks' `bash -c` children see it too.
+export LAB_RUNS_DIR=${LAB_RUNS_DIR:-/run/warden/runs}
 LAB_PASSED=0
 LAB_FAILED=0
 LAB_ERRORS=0
@@ -191,6 +195,62 @@ lab_need_run_tools()
 	[[ -x /usr/bin/bwrap ]] || { echo "SKIP: bubblewrap not installed"; exit 77; }
 }
 
+# lab_user: an unprivileged user for the rootless tests (LAB_USER, default warden-test; made
+# with uid LAB_USER_UID, default 1500, when it does not exist). Sets LAB_USER_UID, LAB_USER_GID,
+# LAB_USER_HOME. Returns 1 when no such user can be had (a test error, not a skip).
+lab_user()
+{
+	LAB_USER=${LAB_USER:-warden-test}
+	if ! id -u "$LAB_USER" >/dev/null 2>&1; then
+		useradd -m -u "${LAB_USER_UID:-1500}" "$LAB_USER" >/dev/null 2>&1 ||
+			useradd -m "$LAB_USER" >/dev/null 2>&1 || return 1
+	fi
+	LAB_USER_UID=$(id -u "$LAB_USER") LAB_USER_GID=$(id -g "$LAB_USER")
+	LAB_USER_HOME=$(getent passwd "$LAB_USER" | cut -d: -f6)
+	((LAB_USER_UID != 0)) && [[ -d $LAB_USER_HOME ]]
+}
+
+# as_user CMD...: runs CMD as LAB_USER (lab_user) with a clean environment of its own.
+as_user()
+{
+	setpriv --reuid="$LAB_USER_UID" --regid="$LAB_USER_GID" --init-groups \
+		env -i HOME="$LAB_USER_HOME" USER="$LAB_USER" LOGNAME="$LAB_USER" \
+		PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 ${WARDEN_GATEWAY_BIN:+WARDEN_GATEWAY_BIN="$WARDEN_GATEWAY_BIN"} \
+		"$@"
+}
+
+# in_host_user CMD...: as_user CMD inside lab-host.
+in_host_user()
+{
+	ip netns exec "$LAB_HOST_NS" setpriv --reuid="$LAB_USER_UID" --regid="$LAB_USER_GID" \
+		--init-groups env -i HOME="$LAB_USER_HOME" USER="$LAB_USER" LOGNAME="$LAB_USER" \
+		PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+		${WARDEN_GATEWAY_BIN:+WARDEN_GATEWAY_BIN="$WARDEN_GATEWAY_BIN"} "$@"
+}
+
+# lab_tmpdir NAME: a fresh folder /tmp/NAME-XXXXXX for a test's files; with LAB_AS_USER=1 it
+# belongs to LAB_USER (lab_user), who runs warden then, so its audit log can live there.
+lab_tmpdir()
+{
+	local d
+	d=$(mktemp -d "/tmp/$1-XXXXXX") || return 1
+	if [[ ${LAB_AS_USER:-} == 1 ]]; then
+		lab_user && chown "$LAB_USER_UID:$LAB_USER_GID" "$d" || return 1
+	fi
+	echo "$d"
+}
+
+# lab_program_ids: "uid:gid" of whom the program of a run runs as: nobody for root's runs
+# (not under sudo), LAB_USER for a user's (LAB_AS_USER=1).
+lab_program_ids()
+{
+	if [[ ${LAB_AS_USER:-} == 1 ]]; then
+		lab_user && echo "$LAB_USER_UID:$LAB_USER_GID"
+	else
+		echo 65534:65534
+	fi
+}
+
 # lab_teardowns_quiet AUDIT: the detached teardowns of the `warden run`s whose run.start is
 # in audit log AUDIT are done: no run's state is owned by a live process (its launcher or
 # its teardown child), and no live (non-zombie) `warden-teardown` child in lab-host is still
@@ -199,7 +259,7 @@ lab_teardowns_quiet()
 {
 	local id pid pids
 	for id in $(jq -r -s '.[] | select(.action == "run.start") | .run' "$1" 2>/dev/null); do
-		pid=$(sed -n 's/^pid=//p' "/run/warden/runs/$id/state" 2>/dev/null)
+		pid=$(sed -n 's/^pid=//p' "$LAB_RUNS_DIR/$id/state" 2>/dev/null)
 		[[ -z $pid ]] || ! kill -0 "$pid" 2>/dev/null || return 1
 	done
 	# (a namespace that cannot be listed is not quiet)

@@ -194,13 +194,70 @@ static void test_gw_call(void **state)
 	assert_int_equal(run_gw_call_op("/nonexistent-wd/gw.sock", "stats", 200, NULL), -ENOENT);
 }
 
+/* the systemd scope of a rootless run's limits: its exact command line */
+static void test_rootless_scope_argv(void **state)
+{
+	static const char *const want[] = {"systemd-run", "--user",
+					   "--scope",	  "--quiet",
+					   "--collect",	  "--unit=warden-0123abcd",
+					   "-p",	  "MemoryMax=268435456",
+					   "-p",	  "MemorySwapMax=0",
+					   "-p",	  "TasksMax=64",
+					   "-p",	  "CPUQuota=150%",
+					   "--",	  "/usr/bin/bwrap",
+					   "--args",	  "3",
+					   NULL};
+	char *cmd[] = {"/usr/bin/bwrap", "--args", "3", NULL};
+	struct policy_limits lim = {.memory_mb = 256, .pids = 64, .cpu_milli = 1500};
+	char **v;
+
+	(void)state;
+	v = run_rootless_scope_argv("0123abcd", &lim, cmd);
+	assert_non_null(v);
+	for (size_t i = 0; want[i] || v[i]; i++) {
+		assert_non_null(v[i]);
+		assert_non_null(want[i]);
+		assert_string_equal(v[i], want[i]);
+	}
+	run_strv_free(v);
+	/* no limit asked for: the scope alone (its cgroup still finds every process) */
+	memset(&lim, 0, sizeof(lim));
+	v = run_rootless_scope_argv("x", &lim, cmd);
+	assert_non_null(v);
+	assert_string_equal(v[5], "--unit=warden-x");
+	assert_string_equal(v[6], "--");
+	assert_string_equal(v[7], "/usr/bin/bwrap");
+	assert_null(v[10]);
+	run_strv_free(v);
+}
+
+/* the rootless run's addresses and table: slot 0 of the pools, FW_MODE_RUN */
+static void test_rootless_fw_config(void **state)
+{
+	struct wd_gwconf g;
+	struct fw_config fc;
+	struct netns_addrs a;
+	char s4[INET_ADDRSTRLEN], s6[INET6_ADDRSTRLEN];
+
+	(void)state;
+	policy_gwconf_defaults(&g);
+	assert_int_equal(run_rootless_fw_config(&g, &fc, &a), 0);
+	assert_int_equal(fc.mode, FW_MODE_RUN);
+	assert_int_equal(fc.gw4.s_addr, a.host4.s_addr);
+	assert_memory_equal(&fc.gw6, &a.host6, sizeof(a.host6));
+	assert_string_equal(inet_ntop(AF_INET, &a.sbx4, s4, sizeof(s4)), "10.213.0.2");
+	assert_string_equal(inet_ntop(AF_INET6, &a.sbx6, s6, sizeof(s6)), "fd77:7764:6e00::2");
+	assert_int_equal(fw_config_check(&fc, NULL), 0);
+	snprintf(g.pool_v4, sizeof(g.pool_v4), "%s", "not-a-prefix");
+	assert_int_equal(run_rootless_fw_config(&g, &fc, &a), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_liveness_query),
-	    cmocka_unit_test(test_gwclient_find),
-	    cmocka_unit_test(test_network_facts),
-	    cmocka_unit_test(test_gw_call),
+	    cmocka_unit_test(test_liveness_query),	cmocka_unit_test(test_gwclient_find),
+	    cmocka_unit_test(test_network_facts),	cmocka_unit_test(test_gw_call),
+	    cmocka_unit_test(test_rootless_scope_argv), cmocka_unit_test(test_rootless_fw_config),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

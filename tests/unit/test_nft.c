@@ -168,7 +168,7 @@ static void payload_text(const struct fw_model *m, struct wd_buf *out)
 {
 	struct wd_buf sig = WD_BUF_INIT;
 
-	for (unsigned i = 0; i < FW_NCHAINS; i++) {
+	for (unsigned i = 0; i < m->nchains; i++) {
 		const struct fw_chain_def *cd = &m->chains[i];
 
 		for (unsigned j = 0; j < cd->nrules; j++) {
@@ -248,7 +248,7 @@ static void walk_batch(const struct fw_batch *b, struct walk *w)
 
 			assert_int_equal(nftnl_rule_nlmsg_parse(nlh, got), 0);
 			chain = nftnl_rule_get_str(got, NFTNL_RULE_CHAIN);
-			for (unsigned i = 0; i < FW_NCHAINS && !want; i++)
+			for (unsigned i = 0; i < w->m->nchains && !want; i++)
 				for (unsigned j = 0; j < w->m->chains[i].nrules && !want; j++)
 					if (seen++ == rule_idx) {
 						assert_string_equal(chain, w->m->chains[i].name);
@@ -312,6 +312,68 @@ static void test_install_batch(void **state)
 	assert_string_equal(b.labels[1], "delete table inet warden");
 	assert_non_null(strstr(b.labels[b.n - 1], "add rule inet warden forward #2"));
 	fw_batch_free(&b);
+}
+
+/* the rootless config: the defaults, FW_MODE_RUN, slot 0 of the default pools */
+static void rootless_config(struct fw_config *c)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	fw_config_defaults(c);
+	assert_int_equal(inet_pton(AF_INET, "10.213.0.1", &a4), 1);
+	assert_int_equal(inet_pton(AF_INET6, "fd77:7764:6e00::1", &a6), 1);
+	fw_config_rootless(c, &a4, &a6);
+}
+
+/* FW_MODE_RUN: its own golden text and expressions, an install batch of just its objects,
+ * and no table without the gateway's addresses */
+static void test_rootless(void **state)
+{
+	struct wd_buf out = WD_BUF_INIT;
+	struct fw_config c;
+	struct fw_model m;
+	struct fw_batch b;
+	struct walk w = {0};
+	unsigned nrules = 0;
+
+	(void)state;
+	rootless_config(&c);
+	assert_int_equal(fw_render(&c, &out), 0);
+	assert_non_null(strstr(wd_buf_cstr(&out), "type nat hook output priority -100;"));
+	assert_non_null(strstr(wd_buf_cstr(&out),
+			       "meta nfproto ipv4 meta l4proto tcp dnat ip to 10.213.0.1:15001"));
+	assert_null(strstr(wd_buf_cstr(&out), "wd-*"));
+	compare_golden("rootless.nft", wd_buf_cstr(&out));
+	wd_buf_reset(&out);
+	assert_int_equal(fw_model_build(&c, &m, NULL), 0);
+	assert_int_equal(m.nchains, 2);
+	assert_int_equal(m.nsets, 2);
+	assert_int_equal(m.nobjs, 0);
+	payload_text(&m, &out);
+	compare_golden("rootless.payload", wd_buf_cstr(&out));
+	for (unsigned i = 0; i < m.nchains; i++)
+		nrules += m.chains[i].nrules;
+	assert_int_equal(fw_batch_init(&b, 1000), 0);
+	assert_int_equal(fw_build_install(&m, &b), 0);
+	assert_int_equal(fw_batch_close(&b), 0);
+	w.m = &m;
+	walk_batch(&b, &w);
+	assert_int_equal(w.by_type[NFT_MSG_NEWSET], 2);
+	assert_int_equal(w.by_type[NFT_MSG_NEWOBJ], 0);
+	assert_int_equal(w.by_type[NFT_MSG_NEWCHAIN], 2);
+	assert_int_equal(w.rules_checked, nrules);
+	fw_batch_free(&b);
+	/* a table whose DNAT would go nowhere, or to loopback, is refused */
+	c.gw4.s_addr = 0;
+	assert_int_equal(fw_config_check(&c, NULL), -EINVAL);
+	rootless_config(&c);
+	assert_int_equal(inet_pton(AF_INET, "127.0.0.1", &c.gw4), 1);
+	assert_int_equal(fw_config_check(&c, NULL), -EINVAL);
+	rootless_config(&c);
+	c.gw6 = in6addr_loopback;
+	assert_int_equal(fw_config_check(&c, NULL), -EINVAL);
+	wd_buf_free(&out);
 }
 
 static void test_uninstall_batch(void **state)
@@ -528,6 +590,7 @@ int main(void)
 	    cmocka_unit_test(test_install_batch), cmocka_unit_test(test_uninstall_batch),
 	    cmocka_unit_test(test_run_batch),	  cmocka_unit_test(test_run_check),
 	    cmocka_unit_test(test_describe),	  cmocka_unit_test(test_batch_overflow_labels),
+	    cmocka_unit_test(test_rootless),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
