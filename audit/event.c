@@ -34,7 +34,7 @@
 #define BOOL(k, m, b) {k, FK_BOOL, OFF(m), b, 0}
 
 /* The optional fields, in the order they are written. */
-const struct opt_field audit_opt_fields[AUDIT_N_OPT_FIELDS] = {
+const struct opt_field audit_opt_fields[] = {
 	STR("rule", rule),
 	STR("policy", policy),
 	STR("policy_hash", policy_hash),
@@ -63,6 +63,9 @@ const struct opt_field audit_opt_fields[AUDIT_N_OPT_FIELDS] = {
 	BOOL("counts_incomplete", counts_incomplete, AUDIT_HAS_COUNTS_INCOMPLETE),
 	STR("denial_id", denial_id),
 };
+
+_Static_assert(WD_ARRAY_SIZE(audit_opt_fields) == AUDIT_N_OPT_FIELDS,
+	       "AUDIT_N_OPT_FIELDS (event_internal.h) must count audit_opt_fields[]");
 
 static const char *const type_names[] = {
 	[AUDIT_TYPE_RUN] = "run",

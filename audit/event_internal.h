@@ -21,9 +21,10 @@ struct opt_field {
 	int64_t max;  /* FK_NUM: largest value accepted */
 };
 
-/* The optional fields, in the order they are written (event.c). */
+/* The optional fields, in the order they are written (event.c, which checks at compile time
+ * that the table holds exactly AUDIT_N_OPT_FIELDS: a field added there must count here). */
 #define AUDIT_N_OPT_FIELDS 27
-extern const struct opt_field audit_opt_fields[AUDIT_N_OPT_FIELDS];
+extern const struct opt_field audit_opt_fields[];
 
 /* What a decoded event owns: the parsed tree (its strings) and the argv array. */
 struct decoded {

@@ -413,7 +413,7 @@ int run_liveness_check(struct run *r);
 
 /* The DNS query of the check: HTTPS (type 65) for this reserved name, which the gateway answers
  * empty without asking upstream or counting a denial, and audits as "run.liveness"
- * (gateway/dnsfront.c GW_LIVENESS_NAME; keep the two in step). */
+ * (gateway/decide.h GW_LIVENESS_NAME; keep the two in step). */
 #define RUN_LIVENESS_NAME "warden-liveness.check.invalid"
 
 /**

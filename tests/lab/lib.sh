@@ -356,18 +356,25 @@ lab_dns_asked()
 	fi
 }
 
-# lab_dns_never_asked NAME [TYPE]: true when the lab DNS log exists and shows no such query.
-# A negative check that cannot pass by accident: a missing log (or a bad call) is status 2,
-# an error, not "never asked".
-lab_dns_never_asked()
+# lab_negate CMD...: the negation of a 0/1 probe that keeps its errors: CMD's 0 is 1, its 1 is
+# 0, anything else (the probe could not run) is 2.
+lab_negate()
 {
 	local rc=0
-	lab_dns_asked "$@" || rc=$?
+	"$@" || rc=$?
 	case $rc in
 	0) return 1 ;;
 	1) return 0 ;;
 	*) return 2 ;;
 	esac
+}
+
+# lab_dns_never_asked NAME [TYPE]: true when the lab DNS log exists and shows no such query.
+# A negative check that cannot pass by accident: a missing log (or a bad call) is status 2,
+# an error, not "never asked".
+lab_dns_never_asked()
+{
+	lab_negate lab_dns_asked "$@"
 }
 
 # lab_wan_counters: prints lab-wan's arrival counters (nft table inet lab).
@@ -710,13 +717,7 @@ lab_match()
 # same CMD and an ERE that does match.
 lab_no_match()
 {
-	local rc=0
-	lab_match "$@" || rc=$?
-	case $rc in
-	0) return 1 ;;
-	1) return 0 ;;
-	*) return 2 ;;
-	esac
+	lab_negate lab_match "$@"
 }
 
 # lab_finish: prints the closing line "N passed, N failed" and exits 1 when
