@@ -13,6 +13,8 @@
 # ERROR, counted as a failure, never a pass: see "Probes that cannot run" below.
 
 LAB_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# the script's own arguments, for lab_require_root's re-exec (a sourced file sees them)
+LAB_SCRIPT_ARGS=("$@")
 # Where the runs under test keep their state: root mode's folder, or (LAB_AS_USER=1: the run_*
 # tests run a second time as an unprivileged user, tests/integration/run_as_user.sh) that
 # user's own; exported, so that the checks' `bash -c` children see it too.
@@ -44,7 +46,27 @@ lab_require_root()
 		exit 77
 	fi
 	ip netns delete "$probe" 2>/dev/null
+	_lab_private_run
 	return 0
+}
+
+# _lab_private_run: re-executes the script, once, in a mount namespace of its own with an
+# empty tmpfs on /run/warden (LAB_PRIVATE_RUN=1 marks it, and its children inherit both).
+# Warden keeps machine-wide state there (run records, the pool, address slots, a daemon's
+# control socket) and under /run/netns: without this, two suites running at once reclaim
+# each other's runs and find each other's daemon. The namespaces the run mounts under
+# /run/netns stay in the script's mount namespace, so they go when it ends.
+# LAB_SHARED_RUN=1 keeps the machine's /run/warden (to debug a lab from outside).
+_lab_private_run()
+{
+	[[ -n ${LAB_PRIVATE_RUN:-} || -n ${LAB_SHARED_RUN:-} ]] && return 0
+	command -v unshare >/dev/null || { echo "SKIP: missing unshare"; exit 77; }
+	mkdir -p /run/warden /run/netns || exit 1
+	export LAB_PRIVATE_RUN=1
+	exec unshare --mount --propagation private -- bash -c \
+		'mount -t tmpfs -o mode=0755 warden-lab /run/warden &&
+		 mount -t tmpfs -o mode=0755 warden-lab-netns /run/netns && exec bash "$@"' \
+		lab "$0" "${LAB_SCRIPT_ARGS[@]}"
 }
 
 # lab_on_exit CMD...: runs CMD at exit, before the lab goes down (last
@@ -207,7 +229,17 @@ lab_user()
 	fi
 	LAB_USER_UID=$(id -u "$LAB_USER") LAB_USER_GID=$(id -g "$LAB_USER")
 	LAB_USER_HOME=$(getent passwd "$LAB_USER" | cut -d: -f6)
-	((LAB_USER_UID != 0)) && [[ -d $LAB_USER_HOME ]]
+	((LAB_USER_UID != 0)) && [[ -d $LAB_USER_HOME ]] || return 1
+	# the user's run state (rootless mode's fallback folder) private to this script too, as
+	# /run/warden is (_lab_private_run): two suites as the same user would share it otherwise
+	if [[ -n ${LAB_PRIVATE_RUN:-} ]] && ! mountpoint -q "/tmp/warden-$LAB_USER_UID"; then
+		if [[ ! -d /tmp/warden-$LAB_USER_UID ]]; then
+			install -d -m 0700 -o "$LAB_USER_UID" -g "$LAB_USER_GID" \
+				"/tmp/warden-$LAB_USER_UID" || return 1
+		fi
+		mount -t tmpfs -o "mode=0700,uid=$LAB_USER_UID,gid=$LAB_USER_GID" warden-lab-user \
+				"/tmp/warden-$LAB_USER_UID" || return 1
+	fi
 }
 
 # as_user CMD...: runs CMD as LAB_USER (lab_user) with a clean environment of its own.
