@@ -69,7 +69,8 @@ static int64_t mtable_find(const struct wd_policy *p, struct wd_htable *t, const
 	const struct mentry *e;
 
 	while ((e = wd_htable_next(t, &cursor, h, mentry_eq, &k)))
-		if ((best < 0 || e->rule < best) && has_port(&p->rules[e->rule], port))
+		if ((best < 0 || e->rule < best) &&
+		    (p->matcher->anyport || has_port(&p->rules[e->rule], port)))
 			best = e->rule;
 	return best;
 }
@@ -127,6 +128,15 @@ oom:
 	return -ENOMEM;
 }
 
+int matcher_build_anyport(struct wd_policy *p)
+{
+	int ret = matcher_build(p);
+
+	if (!ret)
+		p->matcher->anyport = true;
+	return ret;
+}
+
 int policy_match_addr(const struct wd_policy *p, int family, const void *addr, uint16_t port)
 {
 	const struct policy_matcher *m = p ? p->matcher : NULL;
@@ -175,12 +185,33 @@ int policy_match(const struct wd_policy *p, const char *host, uint16_t port)
 	/* an address never passes as a name (last label all digits, or a `:`) */
 	if (host_normalise(host, name, sizeof(name)) != HOST_OK)
 		return match_literal(p, host, port);
+	if (p->denied && policy_match(p->denied, name, port) >= 0)
+		return -EACCES; /* a ceiling's denied name: before any rule */
 	len = strlen(name);
 	best = mtable_find(p, &m->exact, name, len, port, -1);
 	for (size_t i = 0; i < len; i++)
 		if (name[i] == '.' && has_wild_len(m, len - i - 1))
 			best = mtable_find(p, &m->wild, name + i + 1, len - i - 1, port, best);
 	return best < 0 ? -ENOENT : (int)best;
+}
+
+int policy_match_name(const struct wd_policy *p, const char *host)
+{
+	int best = -ENOENT;
+
+	/* the first rule that allows the name on one of its own ports */
+	for (size_t i = 0; p && i < p->nrules; i++) {
+		int m;
+
+		if (p->rules[i].kind == POLICY_RULE_CIDR || (best >= 0 && (size_t)best < i))
+			continue;
+		m = policy_match(p, host, p->rules[i].ports[0]);
+		if (m == -EACCES)
+			return m;
+		if (m >= 0 && (best < 0 || m < best))
+			best = m;
+	}
+	return best;
 }
 
 bool policy_allows(const struct wd_policy *p, const char *host, uint16_t port)

@@ -159,6 +159,7 @@ struct mentry {
 /**
  * struct policy_matcher - the compiled matcher (match.c)
  * @exact:	struct mentry by exact name (several per name: one per rule)
+ * @anyport:	the rules match on any port (a ceiling's denied names)
  * @wild:	struct mentry by wildcard suffix
  * @wild_lens:	bit n set: some wildcard suffix is n bytes long (only suffixes of those
  *		lengths are looked up)
@@ -167,6 +168,7 @@ struct mentry {
  * @ncidr:	their number
  */
 struct policy_matcher {
+	bool anyport; /* every rule matches on every port (an effective policy's @denied) */
 	struct wd_htable exact;
 	struct wd_htable wild;
 	uint64_t wild_lens[4];
@@ -190,11 +192,39 @@ void *pctx_calloc(struct pctx *c, size_t n, size_t size);
 /* parse_network() - the `network` map into @c->p->rules (network.c) */
 void parse_network(struct pctx *c, const struct yt_node *n);
 
+/*
+ * rule_item() - one `network.allow`-style item into @r (network.c): a string or a
+ * { host | cidr, ports } map; with @from non-NULL the map may also have `from`
+ * (a ceiling's rule), whose value node is stored there (NULL when absent). @where
+ * names the list in messages. Return: 0, or -EINVAL after reporting.
+ */
+int rule_item(struct pctx *c, const struct yt_node *item, const char *where, struct policy_rule *r,
+	      const struct yt_node **from);
+
+/* rule_finish() - sort and deduplicate @r's ports, then make its text (network.c) */
+void rule_finish(struct pctx *c, struct policy_rule *r);
+
+/* rule_clear() - free what @r owns and zero it (ceiling.c) */
+void rule_clear(struct policy_rule *r);
+
+/* parse_ceiling() - the gateway config's `ceiling` map (ceiling.c); @key is its key node,
+ * @file the config's name for the rules' positions. Return: the ceiling, or NULL
+ * (errors reported, or @c->oom set). */
+struct policy_ceiling *parse_ceiling(struct pctx *c, const struct yt_node *key,
+				     const struct yt_node *n, const char *file);
+
+/* render_ceiling() - append the `ceiling:` section (ceiling.c). Return: 0 or -ENOMEM */
+int render_ceiling(const struct policy_ceiling *c, struct wd_buf *out);
+
 /**
  * matcher_build() - compile @p->rules into @p->matcher
  * Return: 0, or -ENOMEM.
  */
 int matcher_build(struct wd_policy *p);
+
+/* matcher_build_anyport() - matcher_build() for rules that match on any port. Return: 0 or -ENOMEM
+ */
+int matcher_build_anyport(struct wd_policy *p);
 
 /** matcher_free() - release a matcher; @m may be NULL. */
 void matcher_free(struct policy_matcher *m);
