@@ -990,7 +990,8 @@ int policy_render_effective(const struct wd_policy *p, struct wd_buf *out)
 		ret |= wd_buf_puts(out, "    - ");
 		ret |= yaml_put_str(out, p->rules[i].text ? p->rules[i].text : "");
 		if (p->rules[i].from)
-			ret |= wd_buf_printf(out, "  # narrowed by %s", p->rules[i].from);
+			ret |= wd_buf_printf(out, "  # within the ceiling's rule at %s",
+					     p->rules[i].from);
 		ret |= wd_buf_puts(out, "\n");
 	}
 	if (p->denied && p->denied->nrules) {

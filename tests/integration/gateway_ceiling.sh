@@ -136,6 +136,18 @@ exec 7>&-
 wait "$holder"
 check_eq "once the holder is gone, uid 0 connects again" "hi" echo_via "$RUN" "$A"
 
+echo "# warden policy check --ceiling shows the effective policy and where each narrowing came from"
+check "other.test is dropped, citing the ceiling's file:line" lab_match \
+	"policy.yaml:5:7: \`other.test:80,443\` is dropped: not allowed by the host's ceiling $CEIL_AT" \
+	"$W" policy check --ceiling "$GWCONF" --user 65534 "$POL"
+check "control: allowed.test is kept" lab_match '^    - "allowed.test:80,443"  #' \
+	"$W" policy check --ceiling "$GWCONF" --user 65534 "$POL"
+check "uid 65534's cap on runs is listed with its file:line" lab_match \
+	"^#   runs: 1  \($GWCONF:$RUNS_LINE\)" "$W" policy check --ceiling "$GWCONF" --user 65534 "$POL"
+check "uid 0 gets its own cap on connections" lab_match \
+	"^#   connections: 2  \($GWCONF:$CAP_LINE\)" "$W" policy check --ceiling "$GWCONF" --user 0 "$POL"
+check_fails --denied 2 "an unknown user is an error" "$W" policy check --ceiling "$GWCONF" --user no-such-user-x "$POL"
+
 check "the gateway still runs" kill -0 "$GW_PID"
 check "SIGTERM stops the gateway" gw_stop
 check "no sanitizer report in the gateway's log" gw_log_clean

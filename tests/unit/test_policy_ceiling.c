@@ -455,7 +455,7 @@ static void test_render_effective(void **state)
 	e = eff("  allow: [api.example.com:443]\n  limits: { runs: 2 }\n", &alice,
 		"    - api.example.com\n    - evil.example.net\n", "api.example.com:443");
 	assert_int_equal(policy_render_effective(e, &b), 0);
-	assert_non_null(strstr(b.data, "- \"api.example.com:443\"  # narrowed by "
+	assert_non_null(strstr(b.data, "- \"api.example.com:443\"  # within the ceiling's rule at "
 				       "/etc/warden/gateway.yaml:3"));
 	assert_non_null(strstr(b.data, "runs: 2  (/etc/warden/gateway.yaml:4)"));
 	assert_non_null(strstr(b.data, "policy.yaml:5:7: `evil.example.net:80,443` is dropped"));
