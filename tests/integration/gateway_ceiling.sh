@@ -79,7 +79,7 @@ check "control: allowed.test is still served after the replace" \
 	"$RUN" "$LAB_ALLOWED_V4"
 
 echo "# run B, another uid's (65534)"
-RUN2=wdgw-b$$ IF2=wd-h$$ H42=10.213.0.5 S42=10.213.0.6 H62=fd77:7764:6e00::5 S62=fd77:7764:6e00::6
+RUN2=wdgw-b$$ IF2=wd-h$$ H42=10.213.200.1 S42=10.213.200.2 H62=fd77:7764:6e00::c801 S62=fd77:7764:6e00::c802
 lab_run_netns "$RUN2" "$IF2" "$H42" "$S42" "$H62" "$S62" || { echo "FAIL - run B's namespace"; exit 1; }
 in_host "$W" nft run-add "$IF2" --v4 "$S42" --gw4 "$H42" --v6 "$S62" --gw6 "$H62" >/dev/null ||
 	{ echo "FAIL - nft run-add B"; exit 1; }
@@ -100,7 +100,7 @@ check "register run B as uid 65534" as_nobody register --id "$RUN2" --if "$IF2" 
 check_eq "run B belongs to uid 65534" "65534" \
 	bash -c '"$0" ctl --socket "$1" list | jq -r ".runs[] | select(.id == \"$2\") | .uid"' "$GW" "$GWSOCK" "$RUN2"
 check_fails "a second run of uid 65534 is refused (ceiling runs: 1)" as_nobody register --id "wdgw-c$$" \
-	--if "wd-i$$" --host-v4 10.213.0.9 --sandbox-v4 10.213.0.10 --policy "$POL"
+	--if "wd-i$$" --host-v4 10.213.200.5 --sandbox-v4 10.213.200.6 --policy "$POL"
 check "the refusal is audited with the ceiling's file:line" audit_has \
 	".action == \"run.gateway-register\" and .allowed == false and .uid == 65534 and (.reason | contains(\"the host's ceiling $GWCONF:$RUNS_LINE allows 1 at once\"))"
 
@@ -135,6 +135,27 @@ check_eq "control: uid 65534's run B is still served meanwhile" "hi" echo_via "$
 exec 7>&-
 wait "$holder"
 check_eq "once the holder is gone, uid 0 connects again" "hi" echo_via "$RUN" "$A"
+
+echo "# warden run through the daemon says what the ceiling changed"
+lab_need_run_tools
+# warden_run ARGS...: warden run through the daemon, its stderr on stdout; again (3 tries)
+# when the launcher picked a link the runs this script made by hand already use
+warden_run()
+{
+	local out rc i
+	for i in 1 2 3; do
+		out=$(ip netns exec "$LAB_HOST_NS" "$W" run --audit-log "$AUDIT" --gateway "$GWSOCK" \
+			-p "$POL" "$@" 2>&1) && rc=0 || rc=$?
+		[[ $out == *"addresses already belong to run wdgw-"* ]] || break
+	done
+	echo "$out"
+	return "$rc"
+}
+check "warden run prints the ceiling's narrowing with its file:line" lab_match \
+	"^warden run: the host's ceiling: \`other.test:80,443\` is dropped: not allowed by the host's ceiling $CEIL_AT" \
+	warden_run -- true
+check_eq "control: with -q the run goes through silently (the program ran and exited 0)" "" \
+	warden_run -q -- true
 
 echo "# warden policy check --ceiling shows the effective policy and where each narrowing came from"
 check "other.test is dropped, citing the ceiling's file:line" lab_match \
