@@ -72,9 +72,10 @@ static int who_of(const char *user, struct who *o)
 		return -E2BIG;
 	}
 	for (int i = 0; i < n; i++) {
-		struct group *g = getgrgid(gids[i]);
+		struct group gr, *g = NULL;
+		char buf[4096];
 
-		if (!g)
+		if (getgrgid_r(gids[i], &gr, buf, sizeof(buf), &g) || !g)
 			continue;
 		snprintf(o->groups[o->w.ngroups], 64, "%s", g->gr_name);
 		o->gp[o->w.ngroups] = o->groups[o->w.ngroups];
@@ -256,12 +257,11 @@ int cmd_policy(int argc, char **argv)
 			json = true;
 		} else if (!strcmp(argv[i], "--ceiling")) {
 			ceiling = true;
-			/* an argument right after it is the gateway config when FILE follows too */
-			if (i + 2 < argc && argv[i + 1][0] != '-' && argv[i + 2][0] != '-' &&
-			    !after_ceiling)
-				after_ceiling = argv[++i];
-			else if (i + 3 < argc && argv[i + 1][0] != '-' && !after_ceiling &&
-				 !strcmp(argv[i + 2], "--user"))
+			/* an argument right after it is the gateway config when FILE (or
+			 * --user NAME FILE) follows too */
+			if (!after_ceiling && i + 2 < argc && argv[i + 1][0] != '-' &&
+			    (argv[i + 2][0] != '-' ||
+			     (i + 3 < argc && !strcmp(argv[i + 2], "--user"))))
 				after_ceiling = argv[++i];
 		} else if (!strncmp(argv[i], "--ceiling=", 10)) {
 			ceiling = true;

@@ -832,7 +832,9 @@ int policy_ceiling_apply(const struct policy_ceiling *c, const struct policy_who
 	int r = 0;
 
 	e.p = calloc(1, sizeof(*e.p));
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	g = calloc(c->ngroups + 1, sizeof(*g));
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	src = calloc(c->ngroups + 1, sizeof(*src));
 	if (!e.p || !g || !src) {
 		r = -ENOMEM;
@@ -859,7 +861,9 @@ int policy_ceiling_apply(const struct policy_ceiling *c, const struct policy_who
 	ndeny = c->top.ndeny + (u ? u->ndeny : 0);
 	for (size_t i = 0; i < ng; i++)
 		ndeny += g[i]->ndeny;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	allow = calloc(nallow + 1, sizeof(*allow));
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	deny = calloc(ndeny + 1, sizeof(*deny));
 	if (!allow || !deny) {
 		r = -ENOMEM;

@@ -173,6 +173,7 @@ static int match_literal(const struct wd_policy *p, const char *host, uint16_t p
 	return -ENOENT;
 }
 
+/* NOLINTNEXTLINE(misc-no-recursion): one level: an effective policy's `denied` has none */
 int policy_match(const struct wd_policy *p, const char *host, uint16_t port)
 {
 	struct policy_matcher *m = p ? p->matcher : NULL;

@@ -67,6 +67,7 @@ void *pctx_calloc(struct pctx *c, size_t n, size_t size)
 	return r;
 }
 
+/* NOLINTNEXTLINE(misc-no-recursion): one level: an effective policy's parts are plain ones */
 void policy_free(struct wd_policy *p)
 {
 	if (!p)
