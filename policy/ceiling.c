@@ -759,6 +759,24 @@ static int intersect(struct eff *e, const struct policy_rule *u, const struct po
 	return 1;
 }
 
+/* the denied names inside what @u became (its effective rules from @first on): noted */
+static void deny_inside(struct eff *e, const struct policy_rule *u, size_t first,
+			const struct wd_policy *denied)
+{
+	for (size_t i = 0; denied && i < denied->nrules; i++) {
+		const struct policy_rule *d = &denied->rules[i];
+
+		for (size_t k = first; k < e->p->nrules; k++)
+			if (covers(&e->p->rules[k], d)) {
+				note(e, u->line, u->col,
+				     "`%s`: the host's ceiling %s denies `%s` (names under it are "
+				     "refused)",
+				     u->text, d->from, d->text);
+				break;
+			}
+	}
+}
+
 /* one rule of the user's policy through the ceiling */
 static void apply_rule(struct eff *e, const struct policy_rule *u,
 		       const struct policy_rule *const *allow, size_t nallow, bool any,
@@ -787,13 +805,10 @@ static void apply_rule(struct eff *e, const struct policy_rule *u,
 	for (size_t i = 0; !any && i < nallow; i++)
 		if (intersect(e, u, allow[i]) == 0 && !ports_only)
 			ports_only = allow[i];
-	for (size_t i = 0; denied && i < denied->nrules; i++)
-		if (covers(u, &denied->rules[i]))
-			note(e, u->line, u->col,
-			     "`%s`: the host's ceiling %s denies `%s` (names under it are refused)",
-			     u->text, denied->rules[i].from, denied->rules[i].text);
-	if (any)
+	if (any) {
+		deny_inside(e, u, first, denied);
 		return;
+	}
 	if (e->p->nrules == first) {
 		if (ports_only)
 			note(
@@ -809,16 +824,16 @@ static void apply_rule(struct eff *e, const struct policy_rule *u,
 	}
 	same = e->p->nrules == first + 1 && e->p->rules[first].text && u->text &&
 	       !strcmp(e->p->rules[first].text, u->text);
-	if (same)
-		return;
-	for (size_t i = first; i < e->p->nrules; i++)
+	for (size_t i = first; !same && i < e->p->nrules; i++)
 		if (wd_buf_printf(&b, "%s`%s` (%s)", i > first ? ", " : "",
 				  e->p->rules[i].text ? e->p->rules[i].text : "?",
 				  e->p->rules[i].from))
 			e->c.oom = 1;
-	note(e, u->line, u->col, "`%s` is narrowed to %s by the host's ceiling", u->text,
-	     wd_buf_cstr(&b));
+	if (!same)
+		note(e, u->line, u->col, "`%s` is narrowed by the host's ceiling to %s", u->text,
+		     wd_buf_cstr(&b));
 	wd_buf_free(&b);
+	deny_inside(e, u, first, denied);
 }
 
 int policy_ceiling_apply(const struct policy_ceiling *c, const struct policy_who *who,

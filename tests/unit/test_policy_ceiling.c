@@ -102,7 +102,8 @@ static void test_pattern_pattern(void **state)
 	/* the user's pattern is wider: narrowed to the ceiling's */
 	e = eff("  allow: [\"*.api.example.com\", www.example.com]\n", &alice,
 		"    - \"*.example.com\"\n", "*.api.example.com:80,443 www.example.com:80,443");
-	assert_true(has_note(e, "`*.example.com:80,443` is narrowed to `*.api.example.com:80,443` "
+	assert_true(has_note(e, "`*.example.com:80,443` is narrowed by the host's ceiling to "
+				"`*.api.example.com:80,443` "
 				"(/etc/warden/gateway.yaml:3)"));
 	policy_free(e);
 	/* the user's is narrower: kept */
@@ -123,8 +124,10 @@ static void test_pattern_pattern(void **state)
 		"[22] }\n",
 		&alice, "    - api.example.com\n    - git.example.com:443\n",
 		"api.example.com:443");
-	assert_true(has_note(e, "`api.example.com:80,443` is narrowed to `api.example.com:443` "
-				"(/etc/warden/gateway.yaml:4)"));
+	assert_true(has_note(
+	    e,
+	    "`api.example.com:80,443` is narrowed by the host's ceiling to `api.example.com:443` "
+	    "(/etc/warden/gateway.yaml:4)"));
 	assert_true(has_note(e, "`git.example.com:443` is dropped: the host's ceiling "
 				"/etc/warden/gateway.yaml:5 allows `*.example.com:22` (other "
 				"ports only)"));
