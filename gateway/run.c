@@ -149,7 +149,12 @@ static int bound(struct gw_run *r, struct wd_policy **p, char *why, size_t why_s
 	ret = who_of(r->uid, &who, names, groups, why, why_size);
 	if (!ret) {
 		ret = policy_ceiling_apply(r->ceiling, &who, *p, &e);
-		if (ret)
+		if (ret == -E2BIG)
+			snprintf(why, why_size,
+				 "the host's ceiling: the policy's rules and the ceiling's overlap "
+				 "in more than %d pairs; refused (narrow the policy)",
+				 POLICY_CEILING_MAX_PAIRS);
+		else if (ret)
 			snprintf(why, why_size, "the host's ceiling: %s", strerror(-ret));
 	}
 	if (ret)

@@ -120,6 +120,13 @@ static int check_ceiling(const struct wd_policy *p, const char *gwpath, const ch
 	if (who_of(user, &who))
 		goto out;
 	ret = policy_ceiling_apply(c.ceiling, &who.w, p, &e);
+	if (ret == -E2BIG) {
+		fprintf(stderr,
+			"warden policy check: the policy's rules and the ceiling's overlap in more "
+			"than %d pairs: a gateway refuses this run\n",
+			POLICY_CEILING_MAX_PAIRS);
+		goto out;
+	}
 	if (!ret)
 		ret = policy_render_effective(e, &out);
 	if (ret) {

@@ -531,6 +531,8 @@ struct eff {
 	struct pctx c;
 	struct wd_policy *p;
 	size_t cap_rules, cap_notes;
+	size_t pairs; /* (rule, ceiling rule) pairs looked at so far */
+	bool too_big; /* more than POLICY_CEILING_MAX_PAIRS */
 };
 
 static void note(struct eff *e, int line, int col, const char *fmt, ...) WD_PRINTF(4, 5);
@@ -580,9 +582,11 @@ static struct policy_rule *rule_add(struct pctx *c, struct wd_policy *p, size_t 
 	return &p->rules[p->nrules];
 }
 
-/* a policy of copies of @n rules (@v, or @pv: pointers), its matcher built; NULL: -ENOMEM */
+/* a policy of copies of @n rules (@v, or @pv: pointers), its matcher built (@anyport: for
+ * any port; @below: with the index of the rules below a name); NULL: -ENOMEM */
 static struct wd_policy *rules_policy(struct pctx *c, const struct policy_rule *v,
-				      const struct policy_rule *const *pv, size_t n, bool anyport)
+				      const struct policy_rule *const *pv, size_t n, bool anyport,
+				      bool below)
 {
 	struct wd_policy *p = pctx_calloc(c, 1, sizeof(*p));
 	size_t cap = 0;
@@ -598,7 +602,8 @@ static struct wd_policy *rules_policy(struct pctx *c, const struct policy_rule *
 		}
 		p->nrules++;
 	}
-	if (!c->oom && (anyport ? matcher_build_anyport(p) : matcher_build(p)))
+	if (!c->oom && ((anyport ? matcher_build_anyport(p) : matcher_build(p)) ||
+			(below && matcher_build_below(p))))
 		c->oom = 1;
 	if (c->oom) {
 		policy_free(p);
@@ -759,41 +764,131 @@ static int intersect(struct eff *e, const struct policy_rule *u, const struct po
 	return 1;
 }
 
+static int idx_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The rules of @p (a policy of ceiling rules: allow or deny, matcher_build_below()) that
+ * may overlap @u, ascending, each once: for a name rule, found through the matcher's
+ * tables (a few lookups per label, whatever the number of rules); for a range, @p's
+ * ranges. Return: a new array (free()), *@n set; NULL with *@n 0 when there are none
+ * (e->c.oom set when memory ran out).
+ */
+static uint32_t *overlapping(struct eff *e, const struct wd_policy *p, const struct policy_rule *u,
+			     size_t *n)
+{
+	const struct policy_matcher *m = p ? p->matcher : NULL;
+	uint32_t *v;
+	size_t k = 0;
+
+	*n = 0;
+	if (!m || e->too_big)
+		return NULL;
+	if (u->kind == POLICY_RULE_CIDR) {
+		if (!m->ncidr)
+			return NULL;
+		e->pairs += m->ncidr;
+		if (e->pairs > POLICY_CEILING_MAX_PAIRS) {
+			e->too_big = true;
+			return NULL;
+		}
+		v = pctx_calloc(&e->c, m->ncidr, sizeof(*v));
+		if (v)
+			memcpy(v, m->cidr, m->ncidr * sizeof(*v));
+		*n = v ? m->ncidr : 0;
+		return v; /* in order already */
+	}
+	k = matcher_overlapping(p, u->kind == POLICY_RULE_WILDCARD, u->host, NULL, 0);
+	e->pairs += k;
+	if (e->pairs > POLICY_CEILING_MAX_PAIRS) {
+		e->too_big = true; /* the time and the rules it would take are bounded */
+		return NULL;
+	}
+	if (!k)
+		return NULL;
+	v = pctx_calloc(&e->c, k, sizeof(*v));
+	if (!v)
+		return NULL;
+	k = matcher_overlapping(p, u->kind == POLICY_RULE_WILDCARD, u->host, v, k);
+	qsort(v, k, sizeof(*v), idx_cmp);
+	for (size_t i = 0; i < k; i++)
+		if (!*n || v[*n - 1] != v[i])
+			v[(*n)++] = v[i];
+	return v;
+}
+
+/* a `deny` entry that covers all of @u, or NULL */
+static const struct policy_rule *denied_whole(struct eff *e, const struct policy_rule *u,
+					      const struct wd_policy *denied)
+{
+	const struct policy_rule *d = NULL;
+	size_t n;
+	uint32_t *v = overlapping(e, denied, u, &n);
+
+	for (size_t i = 0; i < n && !d; i++)
+		if (covers(&denied->rules[v[i]], u))
+			d = &denied->rules[v[i]];
+	free(v);
+	return d;
+}
+
 /* the denied names inside what @u became (its effective rules from @first on): noted */
 static void deny_inside(struct eff *e, const struct policy_rule *u, size_t first,
 			const struct wd_policy *denied)
 {
-	for (size_t i = 0; denied && i < denied->nrules; i++) {
-		const struct policy_rule *d = &denied->rules[i];
+	uint32_t *seen = NULL;
+	size_t nseen = 0;
 
-		for (size_t k = first; k < e->p->nrules; k++)
-			if (covers(&e->p->rules[k], d)) {
-				note(e, u->line, u->col,
-				     "`%s`: the host's ceiling %s denies `%s` (names under it are "
-				     "refused)",
-				     u->text, d->from, d->text);
-				break;
-			}
+	for (size_t k = first; denied && k < e->p->nrules && !e->c.oom; k++) {
+		const struct policy_rule *r = &e->p->rules[k];
+		size_t n;
+		uint32_t *v = overlapping(e, denied, r, &n), *grown;
+
+		grown = n ? realloc(seen, (nseen + n) * sizeof(*seen)) : seen;
+		if (n && !grown)
+			e->c.oom = 1;
+		else
+			seen = grown;
+		for (size_t i = 0; n && grown && i < n; i++)
+			if (covers(r, &denied->rules[v[i]]))
+				seen[nseen++] = v[i];
+		free(v);
 	}
+	if (nseen)
+		qsort(seen, nseen, sizeof(*seen), idx_cmp);
+	for (size_t i = 0; i < nseen; i++) {
+		const struct policy_rule *d = &denied->rules[seen[i]];
+
+		if (i && seen[i] == seen[i - 1])
+			continue;
+		note(e, u->line, u->col,
+		     "`%s`: the host's ceiling %s denies `%s` (names under it are refused)",
+		     u->text, d->from, d->text);
+	}
+	free(seen);
 }
 
-/* one rule of the user's policy through the ceiling */
-static void apply_rule(struct eff *e, const struct policy_rule *u,
-		       const struct policy_rule *const *allow, size_t nallow, bool any,
+/* one rule of the user's policy through the ceiling (@any: `allow: any`) */
+static void apply_rule(struct eff *e, const struct policy_rule *u, bool any,
 		       const struct wd_policy *denied)
 {
-	size_t first = e->p->nrules;
-	const struct policy_rule *ports_only = NULL;
+	const struct wd_policy *ca = e->p->ceiling_allow;
+	size_t first = e->p->nrules, n = 0;
+	const struct policy_rule *ports_only = NULL, *d;
 	struct wd_buf b = WD_BUF_INIT;
+	uint32_t *v = NULL;
 	bool same;
 
-	for (size_t i = 0; denied && i < denied->nrules; i++)
-		if (covers(&denied->rules[i], u)) {
-			note(e, u->line, u->col,
-			     "`%s` is dropped: the host's ceiling %s denies `%s`", u->text,
-			     denied->rules[i].from, denied->rules[i].text);
-			return;
-		}
+	d = denied_whole(e, u, denied);
+	if (d) {
+		note(e, u->line, u->col, "`%s` is dropped: the host's ceiling %s denies `%s`",
+		     u->text, d->from, d->text);
+		return;
+	}
 	if (any) {
 		struct policy_rule *r = rule_add(&e->c, e->p, &e->cap_rules);
 
@@ -801,14 +896,14 @@ static void apply_rule(struct eff *e, const struct policy_rule *u,
 			e->p->nrules++;
 		else
 			e->c.oom = 1;
-	}
-	for (size_t i = 0; !any && i < nallow; i++)
-		if (intersect(e, u, allow[i]) == 0 && !ports_only)
-			ports_only = allow[i];
-	if (any) {
 		deny_inside(e, u, first, denied);
 		return;
 	}
+	v = overlapping(e, ca, u, &n);
+	for (size_t i = 0; i < n; i++)
+		if (intersect(e, u, &ca->rules[v[i]]) == 0 && !ports_only)
+			ports_only = &ca->rules[v[i]];
+	free(v);
 	if (e->p->nrules == first) {
 		if (ports_only)
 			note(
@@ -900,15 +995,19 @@ int policy_ceiling_apply(const struct policy_ceiling *c, const struct policy_who
 	e.p->version = user->version;
 	e.p->file = pctx_strdup(&e.c, user->file ? user->file : "policy");
 	e.p->ceiling_from = join_from(&e.c, src, nsrc);
-	e.p->unbounded = rules_policy(&e.c, user->rules, NULL, user->nrules, false);
+	e.p->unbounded = rules_policy(&e.c, user->rules, NULL, user->nrules, false, false);
 	if (!any)
-		e.p->ceiling_allow = rules_policy(&e.c, NULL, allow, nallow, false);
+		e.p->ceiling_allow = rules_policy(&e.c, NULL, allow, nallow, false, true);
 	if (ndeny)
-		e.p->denied = rules_policy(&e.c, NULL, deny, ndeny, true);
+		e.p->denied = rules_policy(&e.c, NULL, deny, ndeny, true, true);
 	if (e.c.oom)
 		goto oom;
-	for (size_t i = 0; i < user->nrules && !e.c.oom; i++)
-		apply_rule(&e, &user->rules[i], allow, nallow, any, e.p->denied);
+	for (size_t i = 0; i < user->nrules && !e.c.oom && !e.too_big; i++)
+		apply_rule(&e, &user->rules[i], any, e.p->denied);
+	if (e.too_big) {
+		r = -E2BIG;
+		goto out;
+	}
 	apply_caps(&e, c, u, g, ng);
 	apply_limits(&e, user);
 	if (!e.c.oom && matcher_build(e.p))

@@ -81,6 +81,7 @@ void matcher_free(struct policy_matcher *m)
 		return;
 	wd_htable_free(&m->exact);
 	wd_htable_free(&m->wild);
+	free(m->below);
 	free(m->names);
 	free(m->cidr);
 	free(m);
@@ -126,6 +127,93 @@ int matcher_build(struct wd_policy *p)
 oom:
 	matcher_free(m);
 	return -ENOMEM;
+}
+
+static int mentry_cmp(const void *a, const void *b)
+{
+	const struct mentry *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : (x->rule > y->rule) - (x->rule < y->rule);
+}
+
+int matcher_build_below(struct wd_policy *p)
+{
+	struct policy_matcher *m = p->matcher;
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nrules; i++)
+		for (const char *h = p->rules[i].host; h && *h; h++)
+			n += *h == '.';
+	m->below = calloc(n ? n : 1, sizeof(*m->below));
+	if (!m->below)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nrules; i++)
+		for (const char *h = p->rules[i].host; h && *h; h++)
+			if (*h == '.') {
+				m->below[m->nbelow].key = h + 1;
+				m->below[m->nbelow++].rule = (uint32_t)i;
+			}
+	qsort(m->below, m->nbelow, sizeof(*m->below), mentry_cmp);
+	return 0;
+}
+
+/* the rules below @name (the @below range whose suffix it is) into @out; Return: the new count */
+static size_t collect_below(const struct policy_matcher *m, const char *name, uint32_t *out,
+			    size_t max, size_t n)
+{
+	size_t lo = 0, hi = m->nbelow;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(m->below[mid].key, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < m->nbelow && !strcmp(m->below[lo].key, name); lo++, n++)
+		if (n < max)
+			out[n] = m->below[lo].rule;
+	return n;
+}
+
+/* every rule under @key (@len bytes) of @t into @out; Return: the new count */
+static size_t collect(struct wd_htable *t, const char *key, size_t len, uint32_t *out, size_t max,
+		      size_t n)
+{
+	struct mkey k = {key, len};
+	uint64_t h = wd_hash(key, len);
+	size_t cursor = 0;
+	const struct mentry *e;
+
+	while ((e = wd_htable_next(t, &cursor, h, mentry_eq, &k))) {
+		if (n < max)
+			out[n] = e->rule;
+		n++;
+	}
+	return n;
+}
+
+size_t matcher_overlapping(const struct wd_policy *p, bool wild, const char *name, uint32_t *out,
+			   size_t max)
+{
+	struct policy_matcher *m = p ? p->matcher : NULL;
+	size_t len, n = 0;
+
+	if (!m || !name)
+		return 0;
+	len = strlen(name);
+	if (wild) {
+		n = collect(&m->wild, name, len, out, max, n);
+		n = collect_below(m, name, out, max, n);
+	} else {
+		n = collect(&m->exact, name, len, out, max, n);
+	}
+	for (size_t i = 0; i < len; i++)
+		if (name[i] == '.')
+			n = collect(&m->wild, name + i + 1, len - i - 1, out, max, n);
+	return n;
 }
 
 int matcher_build_anyport(struct wd_policy *p)

@@ -607,6 +607,9 @@ struct policy_who {
 	size_t ngroups;
 };
 
+/** The most (policy rule, ceiling rule) pairs policy_ceiling_apply() looks at. */
+#define POLICY_CEILING_MAX_PAIRS 1000000
+
 /**
  * policy_ceiling_apply() - a run's effective policy: @user's network rules and
  * limits intersected with the ceiling in force for @who (pure)
@@ -622,9 +625,13 @@ struct policy_who {
  * the top level's. A rule of @user is kept where a ceiling rule covers it, narrowed to
  * what both allow (names, ports, ranges), dropped otherwise; a name rule and an address
  * range never overlap. Limits above a cap (or not set under one) are set to the cap.
- * Every change is in @ret->narrowed, with the ceiling's position.
+ * Every change is in @ret->narrowed, with the ceiling's position. A name rule finds
+ * the ceiling rules it may overlap with a few lookups per label, whatever the size of
+ * the ceiling; address ranges are compared with each of the ceiling's. More than
+ * POLICY_CEILING_MAX_PAIRS (rule, ceiling rule) pairs in all are refused: that bounds
+ * the time (the gateway does this in its event loop) and the rules made.
  *
- * Return: 0, or -ENOMEM.
+ * Return: 0, -E2BIG (too many pairs), or -ENOMEM.
  */
 int policy_ceiling_apply(const struct policy_ceiling *c, const struct policy_who *who,
 			 const struct wd_policy *user, struct wd_policy **ret);

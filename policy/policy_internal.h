@@ -166,6 +166,11 @@ struct mentry {
  * @names:	one entry per rule (those of cidr rules unused), the tables' items
  * @cidr:	rule indices of the cidr rules, in order
  * @ncidr:	their number
+ * @below:	matcher_build_below(): one struct mentry for each proper suffix of a name
+ *		rule's host that starts after a dot (`example.com` and `com` for
+ *		`a.example.com`), sorted by suffix: the rules that lie below a name are a
+ *		range of it (a sorted array, not a table: a common suffix has many rules)
+ * @nbelow:	its length
  */
 struct policy_matcher {
 	bool anyport; /* every rule matches on every port (an effective policy's @denied) */
@@ -175,6 +180,8 @@ struct policy_matcher {
 	struct mentry *names;
 	uint32_t *cidr;
 	size_t ncidr;
+	struct mentry *below;
+	size_t nbelow;
 };
 
 /* The parser's state while it walks one policy (policy.c, network.c). */
@@ -225,6 +232,19 @@ int matcher_build(struct wd_policy *p);
 /* matcher_build_anyport() - matcher_build() for rules that match on any port. Return: 0 or -ENOMEM
  */
 int matcher_build_anyport(struct wd_policy *p);
+
+/* matcher_build_below() - add the @below index to @p's built matcher. Return: 0 or -ENOMEM */
+int matcher_build_below(struct wd_policy *p);
+
+/*
+ * matcher_overlapping() - every name rule of @p (built with matcher_build_below()) whose
+ * pattern may overlap the pattern @wild ? `*.name` : `name` (any port): the exact rules for
+ * the name (an exact pattern), the wildcards over the name or over a proper suffix of it,
+ * and (a wildcard pattern) the rules below the name. Their indices go to @out (room for
+ * @max; more are counted), in no order, possibly twice. Return: how many there are.
+ */
+size_t matcher_overlapping(const struct wd_policy *p, bool wild, const char *name, uint32_t *out,
+			   size_t max);
 
 /** matcher_free() - release a matcher; @m may be NULL. */
 void matcher_free(struct policy_matcher *m);

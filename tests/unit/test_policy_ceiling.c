@@ -356,6 +356,44 @@ static void test_limits(void **state)
 	policy_diags_free(&d);
 }
 
+/* a policy and a ceiling that overlap in more than POLICY_CEILING_MAX_PAIRS pairs are
+ * refused before the rules are made (a gateway does this in its event loop); a large
+ * ceiling alone costs a name rule a few lookups */
+static void test_too_big(void **state)
+{
+	struct wd_buf g = WD_BUF_INIT, u = WD_BUF_INIT;
+	struct wd_gwconf c;
+	struct policy_diags d;
+	struct wd_policy *p = NULL, *e = NULL;
+
+	(void)state;
+	assert_int_equal(wd_buf_puts(&g, "version: 1\nceiling:\n  allow:\n"), 0);
+	for (int i = 0; i < 1100; i++)
+		assert_int_equal(wd_buf_printf(&g, "    - \"*.c%d.example.com\"\n", i), 0);
+	assert_int_equal(wd_buf_puts(&u, "version: 1\nnetwork:\n  allow:\n"), 0);
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(wd_buf_printf(&u, "    - \"*.example.com:%d\"\n", i + 1), 0);
+	assert_int_equal(wd_buf_puts(&u, "    - x.c7.example.com\n"), 0);
+	policy_diags_init(&d);
+	assert_int_equal(policy_gwconf_parse(g.data, g.len, "g.yaml", &c, &d), 0);
+	policy_diags_free(&d);
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(u.data, u.len, "u.yaml", &p, &d), 0);
+	policy_diags_free(&d);
+	assert_int_equal(policy_ceiling_apply(c.ceiling, &alice, p, &e), -E2BIG);
+	assert_null(e);
+	policy_free(p);
+	/* control: the one exact rule under the same ceiling */
+	p = pol("    - x.c7.example.com\n");
+	assert_int_equal(policy_ceiling_apply(c.ceiling, &alice, p, &e), 0);
+	assert_int_equal(e->nrules, 1);
+	policy_free(e);
+	policy_free(p);
+	policy_gwconf_free(&c);
+	wd_buf_free(&g);
+	wd_buf_free(&u);
+}
+
 /* ------------------------------------------------------------ parse and render */
 
 static void test_parse_errors(void **state)
@@ -469,15 +507,11 @@ static void test_render_effective(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_pattern_pattern),
-	    cmocka_unit_test(test_cidr),
-	    cmocka_unit_test(test_denied),
-	    cmocka_unit_test(test_why),
-	    cmocka_unit_test(test_overrides),
-	    cmocka_unit_test(test_no_and_empty_ceiling),
-	    cmocka_unit_test(test_limits),
-	    cmocka_unit_test(test_parse_errors),
-	    cmocka_unit_test(test_render_keeps_positions),
+	    cmocka_unit_test(test_pattern_pattern),  cmocka_unit_test(test_cidr),
+	    cmocka_unit_test(test_denied),	     cmocka_unit_test(test_why),
+	    cmocka_unit_test(test_overrides),	     cmocka_unit_test(test_no_and_empty_ceiling),
+	    cmocka_unit_test(test_limits),	     cmocka_unit_test(test_too_big),
+	    cmocka_unit_test(test_parse_errors),     cmocka_unit_test(test_render_keeps_positions),
 	    cmocka_unit_test(test_render_effective),
 	};
 
