@@ -115,8 +115,8 @@ static void first_verdict(struct gw_conn *c, const struct gw_tcp_verdict *v)
 
 	if (v->action == GW_TCP_DENY) {
 		/* a name refused by policy is the event's resource */
-		if (v->reason == GW_TR_NO_RULE && v->name != c->name &&
-		    gw_str_set(&c->name, v->name))
+		if ((v->reason == GW_TR_NO_RULE || (v->reason == GW_TR_CEILING && v->name)) &&
+		    v->name != c->name && gw_str_set(&c->name, v->name))
 			gw_conn_deny(c, "out of memory");
 		else
 			gw_conn_deny(c, reason_of(c, v, reason, sizeof(reason)));

@@ -50,6 +50,25 @@ static void put_ok(struct gw_ctlconn *c)
 	put_json(c, json_pack("{s:b}", "ok", 1));
 }
 
+/* a register's ok; under a ceiling with what it changed and the effective limits */
+static void put_registered(struct gw_ctlconn *c, const struct gw_run *r)
+{
+	const struct wd_policy *p = r->policy;
+	json_t *j, *v;
+
+	if (!p || !p->bounded) {
+		put_ok(c);
+		return;
+	}
+	v = json_array();
+	for (size_t i = 0; v && i < p->nnarrowed; i++)
+		json_array_append_new(v, json_string(p->narrowed[i].msg));
+	j = json_pack("{s:b, s:o, s:{s:I, s:I, s:I}}", "ok", 1, "narrowed", v, "limits",
+		      "memory_mb", (json_int_t)p->limits.memory_mb, "pids",
+		      (json_int_t)p->limits.pids, "timeout_s", (json_int_t)p->limits.timeout_s);
+	put_json(c, j);
+}
+
 static void audit_run(struct gw_ctl *ctl, struct gw_run *r, const char *action, uid_t uid,
 		      const char *reason)
 {
@@ -126,7 +145,7 @@ static void op_register(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 		return;
 	}
 	audit_run(c->ctl, run, "run.gateway-register", c->uid, "registered with the gateway");
-	put_ok(c);
+	put_registered(c, run);
 }
 
 static struct gw_run *own_run(struct gw_ctlconn *c, const char *id)
@@ -359,7 +378,7 @@ static void op_done(struct gw_privreq *req, const struct gw_priv_reply *rep)
 			audit_run(ctl, run, "run.gateway-register", q->uid,
 				  "registered with the gateway (nft elements added)");
 			if (c)
-				put_ok(c);
+				put_registered(c, run);
 		} else {
 			if (!run->dead)
 				gw_run_unregister(ctl->runs, run); /* roll back */

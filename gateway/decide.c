@@ -235,7 +235,9 @@ static void by_name(const struct wd_policy *p, const char *name, uint16_t port,
 	v->rule = policy_match(p, name, port);
 	if (v->rule < 0) {
 		v->rule = -1;
-		verdict(v, GW_TCP_DENY, GW_TR_NO_RULE);
+		verdict(v, GW_TCP_DENY,
+			policy_ceiling_why(p, name, port, &v->ceiling) ? GW_TR_CEILING
+								       : GW_TR_NO_RULE);
 	} else {
 		verdict(v, GW_TCP_ALLOW_NAME, GW_TR_ALLOWED);
 	}
@@ -254,7 +256,10 @@ static void by_addr(const struct wd_policy *p, const struct gw_addr *dst, uint16
 	}
 	v->rule = -1;
 	if (otherwise == GW_TCP_DENY)
-		verdict(v, GW_TCP_DENY, GW_TR_NO_NAME);
+		verdict(v, GW_TCP_DENY,
+			policy_ceiling_why_addr(p, dst->family, dst->a, port, &v->ceiling)
+			    ? GW_TR_CEILING
+			    : GW_TR_NO_NAME);
 	else
 		verdict(v, otherwise, GW_TR_ALLOWED);
 }
@@ -375,6 +380,17 @@ const char *gw_tcp_reason_text(const struct gw_tcp_verdict *v, const char *polic
 			 "%s:%u is not allowed by policy %s (no network.allow rule matches)",
 			 v->name, v->port, policy_name);
 		return buf;
+	case GW_TR_CEILING: {
+		char why[500];
+
+		policy_ceiling_reason(&v->ceiling, why, sizeof(why));
+		if (v->name)
+			snprintf(buf, size, "%s:%u is %s", v->name, v->port, why);
+		else
+			snprintf(buf, size, "%s:%u is %s", gw_addr_str(v->dst, at, sizeof(at)),
+				 v->port, why);
+		return buf;
+	}
 	case GW_TR_FRONTING_SNI:
 	case GW_TR_FRONTING_HOST:
 		snprintf(
@@ -619,7 +635,11 @@ void gw_dns_decide(const struct gw_dns_facts *f, struct gw_dns_verdict *v)
 	v->rule = gw_name_allowed(f->policy, decided_name(q));
 	if (v->rule < 0) {
 		v->rule = -1;
-		dns_verdict(v, GW_DNS_RCODE, GW_DR_NOT_ALLOWED, false, DNS_RCODE_NXDOMAIN);
+		dns_verdict(v, GW_DNS_RCODE,
+			    policy_ceiling_why(f->policy, decided_name(q), 0, &v->ceiling)
+				? GW_DR_CEILING
+				: GW_DR_NOT_ALLOWED,
+			    false, DNS_RCODE_NXDOMAIN);
 		v->ede = true;
 		v->ede_code = DNS_EDE_BLOCKED;
 		return;
@@ -665,6 +685,13 @@ const char *gw_dns_reason_text(const struct gw_dns_verdict *v, const struct dns_
 	case GW_DR_NOT_ALLOWED:
 		snprintf(buf, size, "%s is not allowed by policy %s", q->qname, policy_name);
 		return buf;
+	case GW_DR_CEILING: {
+		char why[500];
+
+		snprintf(buf, size, "%s is %s", q->qname,
+			 policy_ceiling_reason(&v->ceiling, why, sizeof(why)));
+		return buf;
+	}
 	case GW_DR_SYNTHETIC:
 		return "synthetic address";
 	case GW_DR_NOT_ANSWERED:

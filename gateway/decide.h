@@ -90,6 +90,8 @@ enum gw_tcp_action {
 enum gw_tcp_reason {
 	GW_TR_ALLOWED = 0,
 	GW_TR_NO_RULE,		 /* @name:@port matches no network.allow rule */
+	GW_TR_CEILING,		 /* the policy allows @name:@port (or @dst), the host's ceiling
+				    does not: @ceiling says where */
 	GW_TR_FRONTING_SNI,	 /* the SNI @name is not the bound name @bound */
 	GW_TR_FRONTING_HOST,	 /* the Host @name is not the bound name @bound */
 	GW_TR_FRONTING_REQUEST,	 /* request @request's Host @name is not @bound */
@@ -132,8 +134,10 @@ struct gw_tcp_facts {
  * @port:	the port decided on (0 where a proxy request got no port yet)
  * @request:	FRONTING_REQUEST: the request's number on the connection
  * @why:	MALFORMED, PROXY_NOT_REQUEST: the parser's words
+ * @ceiling:	CEILING: where the ceiling refuses it (pointers into the policy)
  *
- * The pointers point into the facts (or the request) the verdict was made from.
+ * The pointers point into the facts (or the request, or the policy) the verdict
+ * was made from.
  */
 struct gw_tcp_verdict {
 	enum gw_tcp_action action;
@@ -145,6 +149,7 @@ struct gw_tcp_verdict {
 	uint16_t port;
 	unsigned request;
 	const char *why;
+	struct policy_why ceiling;
 };
 
 /**
@@ -154,7 +159,9 @@ struct gw_tcp_verdict {
  *
  * Before the client spoke (@f->first NULL): a bound name is decided by its
  * rule for @f->port (ALLOW_NAME, or DENY NO_RULE); an unbound address by the
- * cidr rules (ALLOW_ADDR), else NEED_BYTES.
+ * cidr rules (ALLOW_ADDR), else NEED_BYTES. A denial that only the host's
+ * ceiling makes (the run's own rules allow it: policy_ceiling_why()) is DENY
+ * CEILING instead of NO_RULE or NO_NAME.
  *
  * Once it spoke: malformed bytes are denied. On a bound connection (whose
  * rule allowed it before) the bytes must not name another host: an SNI or
@@ -299,6 +306,7 @@ enum gw_dns_reason {
 	GW_DR_EMPTY_TYPE,    /* HTTPS/SVCB: answered empty */
 	GW_DR_LIVENESS,	     /* the liveness check */
 	GW_DR_NOT_ALLOWED,   /* the name is allowed by no rule */
+	GW_DR_CEILING,	     /* the policy allows the name, the host's ceiling does not */
 	GW_DR_SYNTHETIC,     /* a synthetic address */
 	GW_DR_NOT_ANSWERED,  /* ANY (or no upstream to forward to) */
 	GW_DR_FORWARDED,     /* forwarded upstream */
@@ -328,6 +336,7 @@ struct gw_dns_facts {
  * @ede_code:	its code
  * @rule:	the allowing rule (NOT_ANSWERED, SYNTHETIC, FORWARDED), or -1
  * @detail:	TYPE_REFUSED: why that type is never forwarded
+ * @ceiling:	CEILING: where the ceiling refuses the name
  */
 struct gw_dns_verdict {
 	enum gw_dns_action action;
@@ -338,6 +347,7 @@ struct gw_dns_verdict {
 	uint16_t ede_code;
 	int rule;
 	const char *detail;
+	struct policy_why ceiling;
 };
 
 /**
@@ -349,7 +359,8 @@ struct gw_dns_verdict {
  * its header allows an answer; no run: REFUSED; a class other than IN:
  * REFUSED; a refused type (gw_dns_qtype_refused()): REFUSED + EDE 21;
  * HTTPS/SVCB: empty (the liveness name: LIVENESS); a name no rule allows (an
- * SRV service name "_svc._proto.NAME" is decided by NAME): NXDOMAIN + EDE 15;
+ * SRV service name "_svc._proto.NAME" is decided by NAME): NXDOMAIN + EDE 15
+ * (CEILING when only the host's ceiling refuses it);
  * A/AAAA: SYNTHETIC; ANY, or nothing to forward to: NOTIMP; the rest FORWARD.
  */
 void gw_dns_decide(const struct gw_dns_facts *f, struct gw_dns_verdict *v);

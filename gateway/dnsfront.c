@@ -319,6 +319,12 @@ void gw_dns_tcp_accept(struct gw_dns *dns, struct gw_listener *l)
 			dns_tcp_refuse(dns, fd, run, &local, &peer,
 				       "run connection limit reached (DNS over TCP)");
 			continue;
+		case GW_LIMIT_USER:
+			dns_tcp_refuse(
+			    dns, fd, run, &local, &peer,
+			    "user connection limit reached: the host's ceiling (DNS over "
+			    "TCP)");
+			continue;
 		case GW_LIMIT_NONE:
 			break;
 		}

@@ -384,25 +384,29 @@ int main(int argc, char **argv)
 	    snprintf(conf.audit_path, sizeof(conf.audit_path), "%s", audit_path) >=
 		(int)sizeof(conf.audit_path)) {
 		wd_log(WD_LOG_ERR, "--audit-log: path too long");
-		return 2;
+		ret = 2;
+		goto out;
 	}
 	if (geteuid() != 0)
 		privsep = false;
 	if (listen_fds && privsep) {
 		wd_log(WD_LOG_ERR, "--listen-fds needs one process: start it as a user, or "
 				   "with --no-privsep");
-		return 2;
+		ret = 2;
+		goto out;
 	}
 	if (manage_nft && !privsep) {
 		wd_log(WD_LOG_ERR, "--manage-nft needs privilege separation (run as root, "
 				   "without --no-privsep)");
-		return 2;
+		ret = 2;
+		goto out;
 	}
 	if (privsep) {
 		pw = getpwnam(conf.user);
 		if (!pw) {
 			wd_log(WD_LOG_ERR, "user %s: no such user (config key `user`)", conf.user);
-			return 2;
+			ret = 2;
+			goto out;
 		}
 	}
 
@@ -515,5 +519,6 @@ out:
 	wd_closep(&cfd);
 	wd_closep(&exe);
 	audit_log_close(log);
+	policy_gwconf_free(&conf);
 	return ret;
 }

@@ -9,7 +9,9 @@
 #include "gateway/decide.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <ifaddrs.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +84,86 @@ struct gw_run *gw_run_find_id(struct gw_runs *t, const char *id)
 	return NULL;
 }
 
+/* the most groups of a user the ceiling looks at */
+#define WHO_GROUPS 64
+
+/* @uid as the ceiling sees it: its name and its groups' names (passwd and group
+ * databases), in @names (room for WHO_GROUPS + 1 names of 64 bytes). Return: 0, or a
+ * negative errno with @why set (a lookup that failed: the caller refuses) */
+static int who_of(uid_t uid, struct policy_who *who, char (*names)[64], const char **groups,
+		  char *why, size_t why_size)
+{
+	struct passwd pw, *pwr = NULL;
+	gid_t gids[WHO_GROUPS];
+	char buf[4096];
+	int n = WHO_GROUPS, e;
+
+	memset(who, 0, sizeof(*who));
+	who->uid = (uint32_t)uid;
+	who->groups = groups;
+	e = getpwuid_r(uid, &pw, buf, sizeof(buf), &pwr);
+	if (e) {
+		snprintf(why, why_size, "the host's ceiling: cannot look up uid %u: %s",
+			 (unsigned)uid, strerror(e));
+		return -e;
+	}
+	if (!pwr)
+		return 0; /* no name, no groups: users.UID and the top level */
+	snprintf(names[0], 64, "%s", pw.pw_name);
+	who->name = names[0];
+	if (getgrouplist(pw.pw_name, pw.pw_gid, gids, &n) < 0) {
+		snprintf(why, why_size,
+			 "the host's ceiling: user %s is in more than %d groups; refused",
+			 pw.pw_name, WHO_GROUPS);
+		return -E2BIG;
+	}
+	for (int i = 0; i < n; i++) {
+		struct group gr, *grr = NULL;
+
+		e = getgrgid_r(gids[i], &gr, buf, sizeof(buf), &grr);
+		if (e) {
+			snprintf(why, why_size, "the host's ceiling: cannot look up group %u: %s",
+				 (unsigned)gids[i], strerror(e));
+			return -e;
+		}
+		if (!grr)
+			continue;
+		snprintf(names[1 + who->ngroups], 64, "%s", gr.gr_name);
+		groups[who->ngroups] = names[1 + who->ngroups];
+		who->ngroups++;
+	}
+	return 0;
+}
+
+/* @p bounded by @r's ceiling: *@p becomes the effective policy. Return: 0 or -errno (@why) */
+static int bound(struct gw_run *r, struct wd_policy **p, char *why, size_t why_size)
+{
+	char names[WHO_GROUPS + 1][64];
+	const char *groups[WHO_GROUPS];
+	struct policy_who who;
+	struct wd_policy *e = NULL;
+	int ret;
+
+	if (!r->ceiling)
+		return 0;
+	ret = who_of(r->uid, &who, names, groups, why, why_size);
+	if (!ret) {
+		ret = policy_ceiling_apply(r->ceiling, &who, *p, &e);
+		if (ret == -E2BIG)
+			snprintf(why, why_size,
+				 "the host's ceiling: the policy's rules and the ceiling's overlap "
+				 "in more than %d pairs; refused (narrow the policy)",
+				 POLICY_CEILING_MAX_PAIRS);
+		else if (ret)
+			snprintf(why, why_size, "the host's ceiling: %s", strerror(-ret));
+	}
+	if (ret)
+		return ret;
+	policy_free(*p);
+	*p = e;
+	return 0;
+}
+
 int gw_run_set_policy(struct gw_run *r, const struct gw_ctl_req *req, char *why, size_t why_size)
 {
 	struct policy_diags d;
@@ -104,10 +186,65 @@ int gw_run_set_policy(struct gw_run *r, const struct gw_ctl_req *req, char *why,
 		return ret;
 	}
 	policy_diags_free(&d);
+	ret = bound(r, &p, why, why_size);
+	if (ret) {
+		policy_free(p);
+		return ret;
+	}
 	policy_free(r->policy);
 	r->policy = p;
 	snprintf(r->policy_name, sizeof(r->policy_name), "%s", name);
 	return 0;
+}
+
+/* @uid's account (made on first use), with one more reference; NULL: -ENOMEM */
+static struct gw_user *user_get(struct gw_runs *t, uid_t uid)
+{
+	struct gw_user *u;
+
+	for (u = t->users; u; u = u->next)
+		if (u->uid == uid)
+			break;
+	if (!u) {
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			return NULL;
+		u->uid = uid;
+		u->next = t->users;
+		t->users = u;
+	}
+	u->refs++;
+	return u;
+}
+
+static void user_put(struct gw_runs *t, struct gw_user *u)
+{
+	if (!u || --u->refs)
+		return;
+	for (struct gw_user **pp = &t->users; *pp; pp = &(*pp)->next)
+		if (*pp == u) {
+			*pp = u->next;
+			break;
+		}
+	free(u);
+}
+
+/* a register the ceiling's cap on runs refuses: audited, with the reason */
+static void audit_refused(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid,
+			  const char *why)
+{
+	struct gw_audit_acct acct = {.id = req->id, .policy = ""};
+	struct audit_event ev = {
+	    .type = AUDIT_TYPE_RUN,
+	    .action = "run.gateway-register",
+	    .resource = req->ifname,
+	    .allowed = false,
+	    .reason = why,
+	    .has = AUDIT_HAS_UID,
+	    .uid = uid,
+	};
+
+	gw_audit(t->audit, &acct, &ev);
 }
 
 static bool in_pool(struct gw_runs *t, int idx, const struct gw_addr *a)
@@ -157,6 +294,7 @@ int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, 
 	r->refs = 1;
 	r->acct.id = r->id;
 	r->acct.policy = r->policy_name;
+	r->ceiling = t->conf->ceiling;
 	ret = gw_synth_init(&r->synth, t->conf->synth_v4, t->conf->synth_v6, t->lim->synth_per_run,
 			    gw_rng_next(&t->ev->rng));
 	if (ret) {
@@ -165,24 +303,40 @@ int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, 
 		return ret;
 	}
 	ret = gw_run_set_policy(r, req, why, why_size);
+	if (!ret && !(r->user = user_get(t, uid))) {
+		snprintf(why, why_size, "out of memory");
+		ret = -ENOMEM;
+	}
+	if (!ret && r->policy->caps[POLICY_CAP_RUNS] &&
+	    r->user->runs >= r->policy->caps[POLICY_CAP_RUNS]) {
+		snprintf(why, why_size,
+			 "uid %u has %u runs registered; the host's ceiling %s allows %llu at once",
+			 (unsigned)uid, r->user->runs, r->policy->caps_from[POLICY_CAP_RUNS],
+			 (unsigned long long)r->policy->caps[POLICY_CAP_RUNS]);
+		audit_refused(t, req, uid, why);
+		ret = -EUSERS;
+	}
 	if (!ret && index_add(t, r)) {
 		snprintf(why, why_size, "out of memory");
-		policy_free(r->policy);
 		ret = -ENOMEM;
 	}
 	if (ret) {
+		user_put(t, r->user);
+		policy_free(r->policy);
 		gw_synth_free(&r->synth);
 		free(r);
 		return ret;
 	}
+	r->user->runs++;
 	r->next = t->list;
 	t->list = r;
 	t->n++;
 	return 0;
 }
 
-static void run_free(struct gw_run *r)
+static void run_free(struct gw_runs *t, struct gw_run *r)
 {
+	user_put(t, r->user);
 	policy_free(r->policy);
 	gw_synth_free(&r->synth);
 	free(r);
@@ -193,7 +347,7 @@ void gw_run_put(struct gw_runs *t, struct gw_run *r)
 	if (r && --r->refs == 0) {
 		gw_audit_summaries(t->audit,
 				   &r->acct); /* what its last connections left uncounted */
-		run_free(r);
+		run_free(t, r);
 	}
 }
 
@@ -211,6 +365,8 @@ void gw_run_unregister(struct gw_runs *t, struct gw_run *r)
 			break;
 		}
 	index_del(t, r);
+	if (r->user)
+		r->user->runs--;
 	r->dead = true;
 	r->next = NULL;
 	gw_run_put(t, r);
@@ -276,6 +432,9 @@ enum gw_conn_limit gw_runs_conn_limit(const struct gw_runs *t, const struct gw_r
 		return GW_LIMIT_GATEWAY;
 	if (r->conns >= t->lim->conns_per_run)
 		return GW_LIMIT_RUN;
+	if (r->user && r->policy && r->policy->caps[POLICY_CAP_CONNECTIONS] &&
+	    r->user->conns >= r->policy->caps[POLICY_CAP_CONNECTIONS])
+		return GW_LIMIT_USER;
 	return GW_LIMIT_NONE;
 }
 
@@ -284,12 +443,16 @@ void gw_runs_conn_open(struct gw_runs *t, struct gw_run *r)
 	r->refs++;
 	r->conns++;
 	t->nconns++;
+	if (r->user)
+		r->user->conns++;
 }
 
 void gw_runs_conn_close(struct gw_runs *t, struct gw_run *r)
 {
 	t->nconns--;
 	r->conns--;
+	if (r->user)
+		r->user->conns--;
 	gw_run_put(t, r);
 }
 

@@ -22,6 +22,22 @@
 struct gw_ssrf_env;
 
 /**
+ * struct gw_user - what all runs of one uid hold at once (the ceiling's per-user caps)
+ * @next:	the next user with runs
+ * @uid:	the uid
+ * @runs:	its registered runs
+ * @conns:	relayed and DNS-over-TCP connections of all its runs
+ * @refs:	runs (registered or not yet freed) that point here
+ */
+struct gw_user {
+	struct gw_user *next;
+	uid_t uid;
+	unsigned runs;
+	unsigned conns;
+	unsigned refs;
+};
+
+/**
  * struct gw_run - one registered run
  * @next:	the next registered run
  * @id:		its id
@@ -31,8 +47,10 @@ struct gw_ssrf_env;
  * @sb4:	the sandbox's IPv4 address
  * @host6:	the same for IPv6
  * @sb6:	see @host6
- * @policy:	its compiled policy
+ * @policy:	its compiled policy (with a ceiling: the effective one, policy_ceiling_apply())
  * @policy_name: its name, for messages and events
+ * @ceiling:	the operator's ceiling (the configuration's; NULL: none)
+ * @user:	its uid's account (per-user caps)
  * @synth:	its synthetic addresses
  * @refs:	references (the table's, connections', queries', the parent's requests')
  * @dead:	unregistered (out of the table, freed with its last reference)
@@ -54,6 +72,8 @@ struct gw_run {
 	struct gw_addr host4, sb4, host6, sb6;
 	struct wd_policy *policy;
 	char policy_name[256];
+	const struct policy_ceiling *ceiling;
+	struct gw_user *user;
 	struct gw_synth synth;
 	unsigned refs;
 	bool dead;
@@ -75,6 +95,7 @@ struct gw_run {
  * @own_prefix:	their prefix lengths
  * @list:	the registered runs, newest first
  * @n:		how many
+ * @users:	the uids with runs (per-user caps)
  * @index:	runs by sandbox address: [0] v4, [1] v6
  * @nconns:	relayed and DNS-over-TCP connections of every run now
  * @fd_conns:	connections the descriptor limit leaves room for
@@ -94,6 +115,7 @@ struct gw_runs {
 	unsigned own_prefix[4];
 	struct gw_run *list;
 	unsigned n;
+	struct gw_user *users;
 	struct wd_htable index[2];
 	unsigned nconns;
 	unsigned fd_conns;
@@ -147,15 +169,27 @@ struct gw_run *gw_run_find_id(struct gw_runs *t, const char *id);
  * @uid:	who asked
  * @why:	on error, a reason for the client
  * @why_size:	its size
+ *
+ * With a ceiling in the configuration the run's policy is the effective one (the
+ * request's intersected with the ceiling in force for @uid and its groups), and the
+ * ceiling's per-user cap on runs is checked; a refusal for that cap is audited.
+ *
  * Return: 0; -EEXIST (id, interface or an address already used), -EINVAL
- * (addresses outside the pools, invalid policy), -ENOMEM.
+ * (addresses outside the pools, invalid policy), -EUSERS (the uid has as many
+ * runs as the ceiling allows), -ENOMEM.
  */
 int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, char *why,
 		    size_t why_size);
 
 /**
  * gw_run_set_policy() - compile @req's policy and make it @r's (the old one is freed)
- * Return: 0; -EINVAL with the first diagnostic in @why (the old policy stays); -ENOMEM.
+ *
+ * Under a ceiling (@r->ceiling) the policy installed is the effective one, so a
+ * replace never widens past it.
+ *
+ * Return: 0; -EINVAL with the first diagnostic in @why (the old policy stays);
+ * -ENOENT/-EIO (the uid's user or groups could not be looked up: refused, fail
+ * closed); -ENOMEM.
  */
 int gw_run_set_policy(struct gw_run *r, const struct gw_ctl_req *req, char *why, size_t why_size);
 
@@ -173,6 +207,7 @@ enum gw_conn_limit {
 	GW_LIMIT_NONE = 0,
 	GW_LIMIT_GATEWAY, /* limits.max_connections of the worker */
 	GW_LIMIT_RUN,	  /* limits.max_connections_per_run */
+	GW_LIMIT_USER,	  /* the ceiling's limits.connections for the run's uid */
 };
 
 /** gw_runs_room() - the descriptor limit leaves room for one more connection. */

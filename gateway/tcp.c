@@ -95,6 +95,18 @@ static void accept_one(struct gw_tcp *t, struct gw_listener *l, int fd,
 	case GW_LIMIT_RUN:
 		refuse(t, fd, run, &orig, &peer, oport, "run connection limit reached");
 		return;
+	case GW_LIMIT_USER: {
+		char why[400];
+
+		snprintf(why, sizeof(why),
+			 "user connection limit reached: uid %u has %u connections, the host's "
+			 "ceiling %s allows %llu",
+			 (unsigned)run->uid, run->user->conns,
+			 run->policy->caps_from[POLICY_CAP_CONNECTIONS],
+			 (unsigned long long)run->policy->caps[POLICY_CAP_CONNECTIONS]);
+		refuse(t, fd, run, &orig, &peer, oport, why);
+		return;
+	}
 	case GW_LIMIT_NONE:
 		break;
 	}

@@ -315,6 +315,9 @@ int main(int argc, char **argv)
 	}
 	/* stage 3 */
 	if (a.channel_fd < 0)
-		return standalone(&conf, a.nflog, a.listen_fds);
-	return separated(&conf, a.channel_fd, a.manage_nft);
+		r = standalone(&conf, a.nflog, a.listen_fds);
+	else
+		r = separated(&conf, a.channel_fd, a.manage_nft);
+	policy_gwconf_free(&conf);
+	return r;
 }

@@ -95,6 +95,7 @@ int cmd_gc(int argc, char **argv)
 			return WD_EXIT_USAGE;
 		}
 		policy_diags_free(&d);
+		policy_gwconf_free(&gwc); /* gc needs its pools, not its ceiling */
 	} else {
 		policy_gwconf_defaults(&gwc);
 	}

@@ -139,6 +139,7 @@ static int load_config(const char *path, bool rootless, struct fw_config *c)
 		return ret;
 	}
 	policy_diags_free(&d);
+	policy_gwconf_free(&g); /* the ruleset needs no ceiling */
 	plumb_fw_config(&g, c);
 	if (rootless && run_rootless_fw_config(&g, c, NULL)) {
 		fprintf(stderr, "warden nft: %s: bad pools.runs_v4 / runs_v6\n", path);

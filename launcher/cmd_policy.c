@@ -1,20 +1,148 @@
 /* cmd_policy.c - `warden policy check [--json] FILE`: load, validate and print a
- * normalised policy, or every error in it with its file:line:column. */
+ * normalised policy, or every error in it with its file:line:column; with `--ceiling
+ * [GATEWAY.yaml] [--user NAME]`, the effective policy under a gateway's ceiling and
+ * where each narrowing came from. */
 #include "launcher/cli.h"
 #include "common/common.h"
 #include "policy/policy.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_GWCONF "/etc/warden/gateway.yaml"
+#define WHO_GROUPS 64
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: warden policy check [--json] FILE\n\n"
+	fprintf(f, "usage: warden policy check [--json] FILE\n"
+		   "       warden policy check --ceiling [GATEWAY.yaml] [--user NAME] FILE\n\n"
 		   "Checks a policy file (see warden-policy(5)). On success prints the\n"
 		   "normalised policy (YAML, or JSON with --json) and any warnings; on\n"
 		   "failure prints every error as FILE:LINE:COLUMN: error: MESSAGE.\n\n"
+		   "With --ceiling: the effective policy a gateway with that config\n"
+		   "(default " DEFAULT_GWCONF ") gives a run of NAME (a user name or\n"
+		   "uid; default: you), with where each narrowing came from.\n\n"
 		   "exit status: 0 valid, 2 invalid or usage error, 125 internal error\n");
+}
+
+/* the names a ceiling sees for @user (a name, a uid, or NULL: the caller) */
+struct who {
+	struct policy_who w;
+	char name[64];
+	char groups[WHO_GROUPS][64];
+	const char *gp[WHO_GROUPS];
+};
+
+static int who_of(const char *user, struct who *o)
+{
+	struct passwd *pw;
+	gid_t gids[WHO_GROUPS];
+	int n = WHO_GROUPS;
+	char *end = NULL;
+	unsigned long uid;
+
+	memset(o, 0, sizeof(*o));
+	o->w.groups = o->gp;
+	if (!user) {
+		uid = getuid();
+		pw = getpwuid((uid_t)uid);
+	} else {
+		pw = getpwnam(user);
+		uid = strtoul(user, &end, 10);
+		if (!pw && end && !*end && *user)
+			pw = getpwuid((uid_t)uid);
+		else if (!pw) {
+			fprintf(stderr, "warden policy check: --user %s: no such user\n", user);
+			return -ENOENT;
+		}
+	}
+	o->w.uid = pw ? (uint32_t)pw->pw_uid : (uint32_t)uid;
+	if (!pw)
+		return 0; /* a uid without a name: users.UID and the top level */
+	snprintf(o->name, sizeof(o->name), "%s", pw->pw_name);
+	o->w.name = o->name;
+	if (getgrouplist(o->name, pw->pw_gid, gids, &n) < 0) {
+		fprintf(stderr, "warden policy check: %s is in more than %d groups\n", o->name,
+			WHO_GROUPS);
+		return -E2BIG;
+	}
+	for (int i = 0; i < n; i++) {
+		struct group gr, *g = NULL;
+		char buf[4096];
+
+		if (getgrgid_r(gids[i], &gr, buf, sizeof(buf), &g) || !g)
+			continue;
+		snprintf(o->groups[o->w.ngroups], 64, "%s", g->gr_name);
+		o->gp[o->w.ngroups] = o->groups[o->w.ngroups];
+		o->w.ngroups++;
+	}
+	return 0;
+}
+
+/* print @p under the ceiling of @gwpath for @user. Return: an exit status */
+static int check_ceiling(const struct wd_policy *p, const char *gwpath, const char *user)
+{
+	struct policy_diags d;
+	struct wd_gwconf c;
+	struct wd_policy *e = NULL;
+	struct wd_buf out = WD_BUF_INIT;
+	struct who who;
+	int ret, status = WD_EXIT_USAGE;
+
+	policy_diags_init(&d);
+	ret = policy_gwconf_load(gwpath, &c, &d);
+	policy_diags_sort(&d);
+	for (size_t i = 0; i < d.n; i++) {
+		wd_buf_reset(&out);
+		if (!policy_diag_format(&d, i, &out))
+			fprintf(stderr, "%s\n", wd_buf_cstr(&out));
+	}
+	wd_buf_reset(&out);
+	policy_diags_free(&d);
+	if (ret) {
+		fprintf(stderr, "warden policy check: %s: not a valid gateway config (%s)\n",
+			gwpath, strerror(-ret));
+		return WD_EXIT_USAGE;
+	}
+	if (!c.ceiling) {
+		fprintf(stderr,
+			"warden policy check: %s has no `ceiling`: runs get their policy as "
+			"written\n",
+			gwpath);
+		status = WD_EXIT_OK;
+		goto out;
+	}
+	if (who_of(user, &who))
+		goto out;
+	ret = policy_ceiling_apply(c.ceiling, &who.w, p, &e);
+	if (ret == -E2BIG) {
+		fprintf(stderr,
+			"warden policy check: the policy's rules and the ceiling's overlap in more "
+			"than %d pairs: a gateway refuses this run\n",
+			POLICY_CEILING_MAX_PAIRS);
+		goto out;
+	}
+	if (!ret)
+		ret = policy_render_effective(e, &out);
+	if (ret) {
+		fprintf(stderr, "warden policy: out of memory\n");
+		status = WD_EXIT_INTERNAL;
+		goto out;
+	}
+	printf("# for uid %u%s%s\n", who.w.uid, who.w.name ? " " : "",
+	       who.w.name ? who.w.name : "");
+	fputs(wd_buf_cstr(&out), stdout);
+	status = fflush(stdout) ? WD_EXIT_INTERNAL : WD_EXIT_OK;
+out:
+	wd_buf_free(&out);
+	policy_free(e);
+	policy_gwconf_free(&c);
+	return status;
 }
 
 /* every diagnostic, sorted by position, one line each on stderr */
@@ -64,7 +192,7 @@ static int json_diags(const struct policy_diags *d, struct wd_buf *out)
 	return ret ? -ENOMEM : 0;
 }
 
-static int check(const char *path, bool json)
+static int check(const char *path, bool json, const char *gwpath, const char *user)
 {
 	struct policy_diags d;
 	struct wd_policy *p = NULL;
@@ -97,6 +225,10 @@ static int check(const char *path, bool json)
 		status = WD_EXIT_USAGE;
 		goto out;
 	}
+	if (gwpath) {
+		status = check_ceiling(p, gwpath, user);
+		goto out;
+	}
 	ret = json ? policy_render_json(p, &out) : policy_render_yaml(p, &out);
 	if (ret || (json && wd_buf_puts(&out, "\n"))) {
 		fprintf(stderr, "warden policy: out of memory\n");
@@ -114,8 +246,8 @@ out:
 
 int cmd_policy(int argc, char **argv)
 {
-	const char *file = NULL;
-	bool json = false;
+	const char *file = NULL, *gwpath = NULL, *user = NULL, *after_ceiling = NULL;
+	bool json = false, ceiling = false;
 
 	if (cli_wants_help(argc, argv)) {
 		usage(stdout);
@@ -130,6 +262,19 @@ int cmd_policy(int argc, char **argv)
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			json = true;
+		} else if (!strcmp(argv[i], "--ceiling")) {
+			ceiling = true;
+			/* an argument right after it is the gateway config when FILE (or
+			 * --user NAME FILE) follows too */
+			if (!after_ceiling && i + 2 < argc && argv[i + 1][0] != '-' &&
+			    (argv[i + 2][0] != '-' ||
+			     (i + 3 < argc && !strcmp(argv[i + 2], "--user"))))
+				after_ceiling = argv[++i];
+		} else if (!strncmp(argv[i], "--ceiling=", 10)) {
+			ceiling = true;
+			gwpath = argv[i] + 10;
+		} else if (!strcmp(argv[i], "--user") && i + 1 < argc) {
+			user = argv[++i];
 		} else if (!strcmp(argv[i], "--") && i + 1 < argc && !file) {
 			file = argv[++i];
 		} else if (argv[i][0] == '-' && argv[i][1]) {
@@ -149,5 +294,15 @@ int cmd_policy(int argc, char **argv)
 		usage(stderr);
 		return WD_EXIT_USAGE;
 	}
-	return check(file, json);
+	if (user && !ceiling) {
+		fprintf(stderr, "warden policy check: --user goes with --ceiling\n");
+		return WD_EXIT_USAGE;
+	}
+	if (ceiling && json) {
+		fprintf(stderr, "warden policy check: --ceiling prints YAML only (no --json)\n");
+		return WD_EXIT_USAGE;
+	}
+	if (ceiling && !gwpath)
+		gwpath = after_ceiling ? after_ceiling : DEFAULT_GWCONF;
+	return check(file, json, gwpath, user);
 }

@@ -75,7 +75,9 @@ int run_gwclient_register(struct run *r)
 	json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:s%}", "op", "register", "id", r->id, "if",
 				r->net.ifname, "policy_name", slash ? slash + 1 : r->policy_abs,
 				"policy", r->policy_text, r->policy_len);
+	json_t *ans = NULL, *narrowed, *it;
 	char why[512];
+	size_t i;
 	int ret;
 
 	if (!req)
@@ -91,8 +93,13 @@ int run_gwclient_register(struct run *r)
 	/* record first: a crash between the two still gets the run unregistered */
 	snprintf(r->rec.gw_socket, sizeof(r->rec.gw_socket), "%s", r->gw.socket);
 	run_state_save(r);
-	ret = run_gw_call(r->gw.socket, req, GW_TIMEOUT_MS, NULL, why, sizeof(why));
+	ret = run_gw_call(r->gw.socket, req, GW_TIMEOUT_MS, &ans, why, sizeof(why));
 	json_decref(req);
+	/* what the host's ceiling changed in the policy (a gateway with a ceiling says) */
+	narrowed = ans ? json_object_get(ans, "narrowed") : NULL;
+	json_array_foreach(narrowed, i, it) if (!r->o.quiet && json_is_string(it))
+	    fprintf(stderr, "warden run: the host's ceiling: %s\n", json_string_value(it));
+	json_decref(ans);
 	if (ret && r->o.gateway && ret != -EPERM && ret != -EBADMSG)
 		return run_fail(r, "gateway",
 				"start warden-gateway, or drop --gateway to use an embedded one",

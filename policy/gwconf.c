@@ -52,10 +52,12 @@ enum {
 	TOP_CONTROL,
 	TOP_LISTEN,
 	TOP_LIMITS,
+	TOP_CEILING,
 	TOP_N
 };
-static const char *const top_keys[TOP_N] = {"version", "ports",	    "nft",     "pools",	 "audit",
-					    "user",    "resolvers", "control", "listen", "limits"};
+static const char *const top_keys[TOP_N] = {"version", "ports",	 "nft",	      "pools",
+					    "audit",   "user",	 "resolvers", "control",
+					    "listen",  "limits", "ceiling"};
 
 enum { CONTROL_PATH, CONTROL_N };
 static const char *const control_keys[CONTROL_N] = {"path"};
@@ -556,9 +558,32 @@ int policy_gwconf_parse(const char *buf, size_t len, const char *filename, struc
 		diag_err(d, v[TOP_USER], "user: `%s` starts with `-`; expected a user name",
 			 c->user);
 	}
+	if (v[TOP_CEILING]) {
+		struct pctx pc = {.d = d};
+
+		c->ceiling = parse_ceiling(&pc, yt_key_of(root, v[TOP_CEILING]), v[TOP_CEILING],
+					   filename ? filename : "<input>");
+		if (pc.oom) {
+			yt_free(root);
+			policy_gwconf_free(c);
+			return -ENOMEM;
+		}
+	}
 out:
 	yt_free(root);
-	return d->errors > errors ? -EINVAL : 0;
+	if (d->errors > errors) {
+		policy_gwconf_free(c);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void policy_gwconf_free(struct wd_gwconf *c)
+{
+	if (!c)
+		return;
+	policy_ceiling_free(c->ceiling);
+	c->ceiling = NULL;
 }
 
 int policy_gwconf_load(const char *path, struct wd_gwconf *c, struct policy_diags *d)
@@ -622,5 +647,6 @@ int policy_gwconf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
 			     c->connect_timeout_ms, c->idle_timeout_s, c->dns_ttl_floor_s,
 			     c->dns_ttl_ceiling_s, c->audit_kib_per_run, c->socket_buffer_kib,
 			     c->run_buffer_kib);
+	ret |= render_ceiling(c->ceiling, out);
 	return ret ? -ENOMEM : 0;
 }

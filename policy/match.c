@@ -69,7 +69,8 @@ static int64_t mtable_find(const struct wd_policy *p, struct wd_htable *t, const
 	const struct mentry *e;
 
 	while ((e = wd_htable_next(t, &cursor, h, mentry_eq, &k)))
-		if ((best < 0 || e->rule < best) && has_port(&p->rules[e->rule], port))
+		if ((best < 0 || e->rule < best) &&
+		    (p->matcher->anyport || has_port(&p->rules[e->rule], port)))
 			best = e->rule;
 	return best;
 }
@@ -80,6 +81,7 @@ void matcher_free(struct policy_matcher *m)
 		return;
 	wd_htable_free(&m->exact);
 	wd_htable_free(&m->wild);
+	free(m->below);
 	free(m->names);
 	free(m->cidr);
 	free(m);
@@ -127,6 +129,102 @@ oom:
 	return -ENOMEM;
 }
 
+static int mentry_cmp(const void *a, const void *b)
+{
+	const struct mentry *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : (x->rule > y->rule) - (x->rule < y->rule);
+}
+
+int matcher_build_below(struct wd_policy *p)
+{
+	struct policy_matcher *m = p->matcher;
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nrules; i++)
+		for (const char *h = p->rules[i].host; h && *h; h++)
+			n += *h == '.';
+	m->below = calloc(n ? n : 1, sizeof(*m->below));
+	if (!m->below)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nrules; i++)
+		for (const char *h = p->rules[i].host; h && *h; h++)
+			if (*h == '.') {
+				m->below[m->nbelow].key = h + 1;
+				m->below[m->nbelow++].rule = (uint32_t)i;
+			}
+	qsort(m->below, m->nbelow, sizeof(*m->below), mentry_cmp);
+	return 0;
+}
+
+/* the rules below @name (the @below range whose suffix it is) into @out; Return: the new count */
+static size_t collect_below(const struct policy_matcher *m, const char *name, uint32_t *out,
+			    size_t max, size_t n)
+{
+	size_t lo = 0, hi = m->nbelow;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(m->below[mid].key, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < m->nbelow && !strcmp(m->below[lo].key, name); lo++, n++)
+		if (n < max)
+			out[n] = m->below[lo].rule;
+	return n;
+}
+
+/* every rule under @key (@len bytes) of @t into @out; Return: the new count */
+static size_t collect(struct wd_htable *t, const char *key, size_t len, uint32_t *out, size_t max,
+		      size_t n)
+{
+	struct mkey k = {key, len};
+	uint64_t h = wd_hash(key, len);
+	size_t cursor = 0;
+	const struct mentry *e;
+
+	while ((e = wd_htable_next(t, &cursor, h, mentry_eq, &k))) {
+		if (n < max)
+			out[n] = e->rule;
+		n++;
+	}
+	return n;
+}
+
+size_t matcher_overlapping(const struct wd_policy *p, bool wild, const char *name, uint32_t *out,
+			   size_t max)
+{
+	struct policy_matcher *m = p ? p->matcher : NULL;
+	size_t len, n = 0;
+
+	if (!m || !name)
+		return 0;
+	len = strlen(name);
+	if (wild) {
+		n = collect(&m->wild, name, len, out, max, n);
+		n = collect_below(m, name, out, max, n);
+	} else {
+		n = collect(&m->exact, name, len, out, max, n);
+	}
+	for (size_t i = 0; i < len; i++)
+		if (name[i] == '.')
+			n = collect(&m->wild, name + i + 1, len - i - 1, out, max, n);
+	return n;
+}
+
+int matcher_build_anyport(struct wd_policy *p)
+{
+	int ret = matcher_build(p);
+
+	if (!ret)
+		p->matcher->anyport = true;
+	return ret;
+}
+
 int policy_match_addr(const struct wd_policy *p, int family, const void *addr, uint16_t port)
 {
 	const struct policy_matcher *m = p ? p->matcher : NULL;
@@ -163,6 +261,7 @@ static int match_literal(const struct wd_policy *p, const char *host, uint16_t p
 	return -ENOENT;
 }
 
+/* NOLINTNEXTLINE(misc-no-recursion): one level: an effective policy's `denied` has none */
 int policy_match(const struct wd_policy *p, const char *host, uint16_t port)
 {
 	struct policy_matcher *m = p ? p->matcher : NULL;
@@ -175,12 +274,33 @@ int policy_match(const struct wd_policy *p, const char *host, uint16_t port)
 	/* an address never passes as a name (last label all digits, or a `:`) */
 	if (host_normalise(host, name, sizeof(name)) != HOST_OK)
 		return match_literal(p, host, port);
+	if (p->denied && policy_match(p->denied, name, port) >= 0)
+		return -EACCES; /* a ceiling's denied name: before any rule */
 	len = strlen(name);
 	best = mtable_find(p, &m->exact, name, len, port, -1);
 	for (size_t i = 0; i < len; i++)
 		if (name[i] == '.' && has_wild_len(m, len - i - 1))
 			best = mtable_find(p, &m->wild, name + i + 1, len - i - 1, port, best);
 	return best < 0 ? -ENOENT : (int)best;
+}
+
+int policy_match_name(const struct wd_policy *p, const char *host)
+{
+	int best = -ENOENT;
+
+	/* the first rule that allows the name on one of its own ports */
+	for (size_t i = 0; p && i < p->nrules; i++) {
+		int m;
+
+		if (p->rules[i].kind == POLICY_RULE_CIDR || (best >= 0 && (size_t)best < i))
+			continue;
+		m = policy_match(p, host, p->rules[i].ports[0]);
+		if (m == -EACCES)
+			return m;
+		if (m >= 0 && (best < 0 || m < best))
+			best = m;
+	}
+	return best;
 }
 
 bool policy_allows(const struct wd_policy *p, const char *host, uint16_t port)

@@ -14,8 +14,9 @@
 enum { NET_ALLOW, NET_N };
 static const char *const net_keys[NET_N] = {"allow"};
 
-enum { RULE_HOST, RULE_CIDR, RULE_PORTS, RULE_N };
-static const char *const rule_keys[RULE_N] = {"host", "cidr", "ports"};
+/* RULE_FROM last: only a ceiling's rules take it (rule_item() with @from) */
+enum { RULE_HOST, RULE_CIDR, RULE_PORTS, RULE_FROM, RULE_N };
+static const char *const rule_keys[RULE_N] = {"host", "cidr", "ports", "from"};
 
 static const uint16_t default_ports[] = {80, 443};
 
@@ -25,7 +26,7 @@ static int port_cmp(const void *a, const void *b)
 }
 
 /* sort and deduplicate @r's ports, then make its text */
-static void rule_finish(struct pctx *c, struct policy_rule *r)
+void rule_finish(struct pctx *c, struct policy_rule *r)
 {
 	struct wd_buf t = WD_BUF_INIT;
 	size_t k = 0;
@@ -112,10 +113,11 @@ static int set_default_ports(struct pctx *c, struct policy_rule *r)
 }
 
 /* "host", "host:port", "*.suffix", "*.suffix:port" */
-static int parse_rule_string(struct pctx *c, const struct yt_node *n, struct policy_rule *r)
+static int parse_rule_string(struct pctx *c, const struct yt_node *n, struct policy_rule *r,
+			     const char *where)
 {
 	char host[300];
-	const char *s = yt_str(c->d, n, "network.allow"), *colon;
+	const char *s = yt_str(c->d, n, where), *colon;
 	uint64_t port = 0;
 
 	if (!s)
@@ -123,16 +125,16 @@ static int parse_rule_string(struct pctx *c, const struct yt_node *n, struct pol
 	colon = strchr(s, ':');
 	if (colon && (strchr(colon + 1, ':') || s[0] == '[')) {
 		diag_err(c->d, n,
-			 "network.allow: `%s` looks like an IPv6 address; expected a host "
+			 "%s: `%s` looks like an IPv6 address; expected a host "
 			 "name (allow addresses with { cidr: \"ADDRESS/PREFIX\", ports: [PORT] })",
-			 s);
+			 where, s);
 		return -EINVAL;
 	}
 	if (strlen(s) >= sizeof(host)) {
 		diag_err(c->d, n,
-			 "network.allow: the entry is %zu characters long; expected a "
+			 "%s: the entry is %zu characters long; expected a "
 			 "host name of at most 253",
-			 strlen(s));
+			 where, strlen(s));
 		return -EINVAL;
 	}
 	snprintf(host, sizeof(host), "%s", s);
@@ -143,13 +145,13 @@ static int parse_rule_string(struct pctx *c, const struct yt_node *n, struct pol
 		if (!*ps || strlen(ps) > 5 || strspn(ps, "0123456789") != strlen(ps) ||
 		    (port = strtoull(ps, NULL, 10)) < 1 || port > 65535) {
 			diag_err(c->d, n,
-				 "network.allow: `%s` has the port `%s`; expected a port "
+				 "%s: `%s` has the port `%s`; expected a port "
 				 "from 1 to 65535",
-				 s, ps);
+				 where, s, ps);
 			return -EINVAL;
 		}
 	}
-	if (parse_host(c, n, "network.allow", host, r))
+	if (parse_host(c, n, where, host, r))
 		return -EINVAL;
 	if (!port)
 		return set_default_ports(c, r);
@@ -226,22 +228,29 @@ static int parse_cidr(struct pctx *c, const struct yt_node *n, struct policy_rul
 	return 0;
 }
 
-static int parse_rule_map(struct pctx *c, const struct yt_node *n, struct policy_rule *r)
+static int parse_rule_map(struct pctx *c, const struct yt_node *n, struct policy_rule *r,
+			  const char *where, const struct yt_node **from)
 {
-	const struct yt_node *v[RULE_N];
+	const struct yt_node *v[RULE_N] = {NULL};
+	char what[96];
 	int ret = 0;
 
-	yt_map_keys(c->d, n, "a `network.allow` rule", rule_keys, RULE_N, v);
+	snprintf(what, sizeof(what), "a `%s` rule", where);
+	yt_map_keys(c->d, n, what, rule_keys, from ? RULE_N : RULE_FROM, v);
+	if (from)
+		*from = v[RULE_FROM];
 	if (v[RULE_HOST] && v[RULE_CIDR]) {
 		diag_err(c->d, yt_key_of(n, v[RULE_CIDR]),
-			 "network.allow: a rule has both `host` "
-			 "and `cidr`; expected one of them (write two rules)");
+			 "%s: a rule has both `host` "
+			 "and `cidr`; expected one of them (write two rules)",
+			 where);
 		return -EINVAL;
 	}
 	if (!v[RULE_HOST] && !v[RULE_CIDR]) {
 		diag_err(c->d, n,
-			 "network.allow: a rule has neither `host` nor `cidr`; expected "
-			 "{ host: NAME, ports: [...] } or { cidr: RANGE, ports: [...] }");
+			 "%s: a rule has neither `host` nor `cidr`; expected "
+			 "{ host: NAME, ports: [...] } or { cidr: RANGE, ports: [...] }",
+			 where);
 		return -EINVAL;
 	}
 	if (v[RULE_HOST]) {
@@ -264,13 +273,45 @@ static int parse_rule_map(struct pctx *c, const struct yt_node *n, struct policy
 			ret = -EINVAL;
 	} else if (v[RULE_CIDR]) {
 		diag_err(c->d, n,
-			 "network.allow: a `cidr` rule has no `ports`; expected explicit "
-			 "ports, like ports: [443]");
+			 "%s: a `cidr` rule has no `ports`; expected explicit "
+			 "ports, like ports: [443]",
+			 where);
 		ret = -EINVAL;
 	} else if (!ret) {
 		ret = set_default_ports(c, r);
 	}
 	return ret;
+}
+
+int rule_item(struct pctx *c, const struct yt_node *item, const char *where, struct policy_rule *r,
+	      const struct yt_node **from)
+{
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (from)
+		*from = NULL;
+	if (item->type == YT_SCALAR) {
+		ret = parse_rule_string(c, item, r, where);
+	} else if (item->type == YT_MAP) {
+		ret = parse_rule_map(c, item, r, where, from);
+	} else {
+		diag_err(c->d, item,
+			 "%s: found a list; expected a host name or "
+			 "{ host: ..., ports: [...] } / { cidr: ..., ports: [...] }",
+			 where);
+		ret = -EINVAL;
+	}
+	if (ret) {
+		free(r->host);
+		free(r->ports);
+		memset(r, 0, sizeof(*r));
+		return ret;
+	}
+	r->line = item->line;
+	r->col = item->col;
+	rule_finish(c, r);
+	return 0;
 }
 
 void parse_network(struct pctx *c, const struct yt_node *n)
@@ -289,28 +330,9 @@ void parse_network(struct pctx *c, const struct yt_node *n)
 	for (size_t i = 0; i < allow->nkids; i++) {
 		const struct yt_node *item = allow->kids[i];
 		struct policy_rule *r = &p->rules[p->nrules];
-		int ret;
 
-		memset(r, 0, sizeof(*r));
-		if (item->type == YT_SCALAR) {
-			ret = parse_rule_string(c, item, r);
-		} else if (item->type == YT_MAP) {
-			ret = parse_rule_map(c, item, r);
-		} else {
-			diag_err(c->d, item,
-				 "network.allow: found a list; expected a host name or "
-				 "{ host: ..., ports: [...] } / { cidr: ..., ports: [...] }");
-			ret = -EINVAL;
-		}
-		if (ret) {
-			free(r->host);
-			free(r->ports);
-			memset(r, 0, sizeof(*r));
+		if (rule_item(c, item, "network.allow", r, NULL))
 			continue;
-		}
-		r->line = item->line;
-		r->col = item->col;
-		rule_finish(c, r);
 		for (size_t k = 0; k < p->nrules && r->text; k++)
 			if (p->rules[k].text && !strcmp(p->rules[k].text, r->text)) {
 				diag_warn(c->d, item,

@@ -67,6 +67,7 @@ void *pctx_calloc(struct pctx *c, size_t n, size_t size)
 	return r;
 }
 
+/* NOLINTNEXTLINE(misc-no-recursion): one level: an effective policy's parts are plain ones */
 void policy_free(struct wd_policy *p)
 {
 	if (!p)
@@ -88,12 +89,18 @@ void policy_free(struct wd_policy *p)
 	for (size_t i = 0; i < p->nmask; i++)
 		free(p->mask[i]);
 	free(p->mask);
-	for (size_t i = 0; i < p->nrules; i++) {
-		free(p->rules[i].host);
-		free(p->rules[i].ports);
-		free(p->rules[i].text);
-	}
+	for (size_t i = 0; i < p->nrules; i++)
+		rule_clear(&p->rules[i]);
 	free(p->rules);
+	policy_free(p->denied);
+	policy_free(p->unbounded);
+	policy_free(p->ceiling_allow);
+	free(p->ceiling_from);
+	for (int i = 0; i < POLICY_CAP_N; i++)
+		free(p->caps_from[i]);
+	for (size_t i = 0; i < p->nnarrowed; i++)
+		free(p->narrowed[i].msg);
+	free(p->narrowed);
 	for (size_t i = 0; i < p->nenv_allow; i++)
 		free(p->env_allow[i]);
 	free(p->env_allow);

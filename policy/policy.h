@@ -133,6 +133,9 @@ enum policy_rule_kind {
  *		"api.github.com:80,443", "10.20.0.0/16:8080"), for audit events
  * @line:	position of the rule in the file
  * @col:	position of the rule in the file
+ * @from:	a ceiling's rule, and a rule of an effective policy that a ceiling
+ *		rule narrowed: where that ceiling rule is written ("FILE:LINE", or
+ *		its `from`); NULL for a policy's own rule
  */
 struct policy_rule {
 	enum policy_rule_kind kind;
@@ -145,6 +148,7 @@ struct policy_rule {
 	char *text;
 	int line;
 	int col;
+	char *from;
 };
 
 /**
@@ -185,6 +189,33 @@ enum policy_sandbox_allow {
 
 struct policy_matcher;
 
+/* per-user caps and run limits a ceiling sets (warden-gateway(8), "Ceiling") */
+enum policy_cap {
+	POLICY_CAP_RUNS,	/* runs of one user registered at once */
+	POLICY_CAP_CONNECTIONS, /* relayed connections of all of one user's runs at once */
+	POLICY_CAP_MEMORY_MB,	/* the largest limits.memory_mb a run may have */
+	POLICY_CAP_PIDS,	/* the largest limits.pids */
+	POLICY_CAP_TIMEOUT_S,	/* the largest limits.timeout_s */
+	POLICY_CAP_N,
+};
+
+/** policy_cap_name() - "runs", "connections", "memory_mb", "pids", "timeout_s" (NULL past the end)
+ */
+const char *policy_cap_name(enum policy_cap cap);
+
+/**
+ * struct policy_narrowing - one thing a ceiling changed in a policy
+ * @line:	the policy's rule or limit it concerns (0: none, e.g. a limit the
+ *		policy did not set)
+ * @col:	its column
+ * @msg:	what happened and where the ceiling said so, one line
+ */
+struct policy_narrowing {
+	int line;
+	int col;
+	char *msg;
+};
+
 /**
  * struct wd_policy - a parsed policy; all strings are owned by it
  * @file:	the file name given to policy_parse() (for messages)
@@ -204,6 +235,20 @@ struct policy_matcher;
  * @sandbox_allow: sandbox.allow, enum policy_sandbox_allow bits (0: nothing loosened)
  * @matcher:	compiled matcher (internal)
  * @validated:	policy_validate() succeeded on it
+ *
+ * An effective policy (policy_ceiling_apply()) has only network rules and limits,
+ * and these:
+ * @bounded:	a ceiling was applied
+ * @denied:	the ceiling's denied names as a policy of its own (its rules match any
+ *		port; each rule's @from says where); checked before @rules; NULL: none
+ * @unbounded:	the policy's own network rules, as written (what policy_ceiling_why()
+ *		compares with)
+ * @ceiling_allow: the ceiling rules in force for the user; NULL with @bounded: `any`
+ * @ceiling_from: where the allow list in force is written ("FILE:LINE, ...")
+ * @caps:	the per-user caps in force (0: none), enum policy_cap
+ * @caps_from:	where each is written (NULL where @caps is 0)
+ * @narrowed:	what the ceiling changed, in the policy's order
+ * @nnarrowed:	how many
  */
 struct wd_policy {
 	char *file;
@@ -226,6 +271,15 @@ struct wd_policy {
 	unsigned sandbox_allow;
 	struct policy_matcher *matcher;
 	bool validated;
+	bool bounded;
+	struct wd_policy *denied;
+	struct wd_policy *unbounded;
+	struct wd_policy *ceiling_allow;
+	char *ceiling_from;
+	uint64_t caps[POLICY_CAP_N];
+	char *caps_from[POLICY_CAP_N];
+	struct policy_narrowing *narrowed;
+	size_t nnarrowed;
 };
 
 /**
@@ -313,10 +367,11 @@ void policy_free(struct wd_policy *p);
  *		or IPv6 literal is matched against the cidr rules
  * @port:	destination port
  *
- * Among the matching rules the first in file order wins.
+ * Among the matching rules the first in file order wins. A name an
+ * effective policy's @denied holds matches nothing.
  *
- * Return: the index in @p->rules of the matching rule, or -ENOENT (also for
- * names that are not valid host names).
+ * Return: the index in @p->rules of the matching rule, -EACCES (a denied
+ * name), or -ENOENT (also for names that are not valid host names).
  */
 int policy_match(const struct wd_policy *p, const char *host, uint16_t port);
 
@@ -330,6 +385,12 @@ int policy_match(const struct wd_policy *p, const char *host, uint16_t port);
  * Return: the index in @p->rules of the first matching rule, or -ENOENT.
  */
 int policy_match_addr(const struct wd_policy *p, int family, const void *addr, uint16_t port);
+
+/**
+ * policy_match_name() - which rule allows @host on some port
+ * Return: the index of the first such rule, -EACCES (a denied name), or -ENOENT.
+ */
+int policy_match_name(const struct wd_policy *p, const char *host);
 
 /** policy_allows() - true when some rule allows @host:@port (see policy_match()). */
 bool policy_allows(const struct wd_policy *p, const char *host, uint16_t port);
@@ -408,6 +469,8 @@ int policy_json_string(struct wd_buf *out, const char *s);
  * @run_buffer_kib:	bytes (KiB) a run's connections may hold in the gateway's
  *			pipes and buffers; past it their sources are not read
  *			(limits.run_buffer_kib)
+ * @ceiling:		the operator's ceiling (ceiling); NULL: none (owned: free the
+ *			configuration with policy_gwconf_free(); a struct copy borrows it)
  */
 struct wd_gwconf {
 	uint16_t port_transparent;  /* default 15001 */
@@ -439,6 +502,7 @@ struct wd_gwconf {
 	uint32_t audit_kib_per_run;  /* default 16384 */
 	uint32_t socket_buffer_kib;  /* default 1024 */
 	uint32_t run_buffer_kib;     /* default 16384 */
+	struct policy_ceiling *ceiling;
 };
 
 /** policy_gwconf_defaults() - fill @c with the defaults above. */
@@ -470,8 +534,154 @@ int policy_gwconf_load(const char *path, struct wd_gwconf *c, struct policy_diag
 
 /**
  * policy_gwconf_render_yaml() - append @c as a complete gateway config file
+ *
+ * The ceiling's rules, limits and scopes are written with their `from` (where
+ * the file they were read from has them), so a config handed on keeps citing the
+ * operator's file.
+ *
  * Return: 0, or -ENOMEM.
  */
 int policy_gwconf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out);
+
+/** policy_gwconf_free() - release what @c owns (its ceiling) and set it to NULL; @c may be NULL. */
+void policy_gwconf_free(struct wd_gwconf *c);
+
+/* ------------------------------------------------------ the operator's ceiling */
+
+/**
+ * struct policy_ceil_scope - the ceiling's top level, or one user's or group's override
+ * @name:	the user (name, or uid in digits) or group; "" at the top level
+ * @has_allow:	this scope sets `allow`
+ * @allow_any:	`allow: any`: the scope bounds no name (its denials still apply)
+ * @allow:	the rules users may be allowed (network.allow syntax), each with @from
+ * @nallow:	how many
+ * @deny:	names and patterns never allowed (exact or wildcard rules without ports)
+ * @ndeny:	how many
+ * @caps:	enum policy_cap values this scope sets (0: not set here)
+ * @caps_from:	where each is written
+ * @from:	where the scope's allow list is written (the scope's key when it has none)
+ */
+struct policy_ceil_scope {
+	char *name;
+	bool has_allow;
+	bool allow_any;
+	struct policy_rule *allow;
+	size_t nallow;
+	struct policy_rule *deny;
+	size_t ndeny;
+	uint64_t caps[POLICY_CAP_N];
+	char *caps_from[POLICY_CAP_N];
+	char *from;
+};
+
+/**
+ * struct policy_ceiling - the `ceiling` section of a gateway config
+ * @top:	what applies to every user
+ * @users:	per-user overrides (users.NAME)
+ * @nusers:	how many
+ * @groups:	per-group overrides (groups.NAME)
+ * @ngroups:	how many
+ */
+struct policy_ceiling {
+	struct policy_ceil_scope top;
+	struct policy_ceil_scope *users;
+	size_t nusers;
+	struct policy_ceil_scope *groups;
+	size_t ngroups;
+};
+
+/** policy_ceiling_free() - release a ceiling; @c may be NULL. */
+void policy_ceiling_free(struct policy_ceiling *c);
+
+/**
+ * struct policy_who - the user a run belongs to, as the ceiling sees them
+ * @uid:	the uid (SO_PEERCRED); root's runs are bounded like anyone's
+ * @name:	the user name; NULL when the uid has none
+ * @groups:	the names of the groups the user is in (primary and supplementary)
+ * @ngroups:	how many
+ */
+struct policy_who {
+	uint32_t uid;
+	const char *name;
+	const char *const *groups;
+	size_t ngroups;
+};
+
+/** The most (policy rule, ceiling rule) pairs policy_ceiling_apply() looks at. */
+#define POLICY_CEILING_MAX_PAIRS 1000000
+
+/**
+ * policy_ceiling_apply() - a run's effective policy: @user's network rules and
+ * limits intersected with the ceiling in force for @who (pure)
+ * @c:		the ceiling
+ * @who:	the user
+ * @user:	the user's policy (not changed)
+ * @ret:	on success, the effective policy (policy_free())
+ *
+ * The scopes in force: the user's override (users.NAME or users.UID), the overrides
+ * of the user's groups, the top level. `allow` comes from the most specific scope that
+ * sets it (several groups: the union of theirs); `deny` from all of them together;
+ * each cap from the user's override, else the largest a group of theirs sets, else
+ * the top level's. A rule of @user is kept where a ceiling rule covers it, narrowed to
+ * what both allow (names, ports, ranges), dropped otherwise; a name rule and an address
+ * range never overlap. Limits above a cap (or not set under one) are set to the cap.
+ * Every change is in @ret->narrowed, with the ceiling's position. A name rule finds
+ * the ceiling rules it may overlap with a few lookups per label, whatever the size of
+ * the ceiling; address ranges are compared with each of the ceiling's. More than
+ * POLICY_CEILING_MAX_PAIRS (rule, ceiling rule) pairs in all are refused: that bounds
+ * the time (the gateway does this in its event loop) and the rules made.
+ *
+ * Return: 0, -E2BIG (too many pairs), or -ENOMEM.
+ */
+int policy_ceiling_apply(const struct policy_ceiling *c, const struct policy_who *who,
+			 const struct wd_policy *user, struct wd_policy **ret);
+
+/**
+ * struct policy_why - why a ceiling refuses something the user's policy allows
+ * @denied:	a denied name (@rule is the `deny` entry)
+ * @from:	where the ceiling says so ("FILE:LINE")
+ * @rule:	the ceiling rule that covers the name on other ports, or the `deny`
+ *		entry; NULL when no rule of the allow list in force covers it
+ */
+struct policy_why {
+	bool denied;
+	const char *from;
+	const char *rule;
+};
+
+/**
+ * policy_ceiling_why() - is the ceiling why @p refuses @host:@port?
+ * @p:		an effective policy
+ * @host:	a name or address literal
+ * @port:	the port; 0: on any port (a DNS question)
+ * @out:	filled in when true is returned (pointers into @p)
+ *
+ * Return: true when @p's unbounded rules allow it and the ceiling does not.
+ */
+bool policy_ceiling_why(const struct wd_policy *p, const char *host, uint16_t port,
+			struct policy_why *out);
+
+/**
+ * policy_ceiling_why_addr() - policy_ceiling_why() for an address (cidr rules)
+ * Return: true when the user's cidr rules allow @addr:@port and the ceiling's do not.
+ */
+bool policy_ceiling_why_addr(const struct wd_policy *p, int family, const void *addr, uint16_t port,
+			     struct policy_why *out);
+
+/**
+ * policy_ceiling_reason() - "not allowed by the host's ceiling FILE:LINE (...)"
+ * @w:		policy_ceiling_why()'s answer
+ * @buf:	room for the text
+ * @size:	its size
+ * Return: @buf.
+ */
+const char *policy_ceiling_reason(const struct policy_why *w, char *buf, size_t size);
+
+/**
+ * policy_render_effective() - append an effective policy's network rules, denials,
+ * limits, caps and narrowings as YAML with comments (for warden policy check --ceiling)
+ * Return: 0, or -ENOMEM.
+ */
+int policy_render_effective(const struct wd_policy *p, struct wd_buf *out);
 
 #endif /* WARDEN_POLICY_H */

@@ -159,20 +159,29 @@ struct mentry {
 /**
  * struct policy_matcher - the compiled matcher (match.c)
  * @exact:	struct mentry by exact name (several per name: one per rule)
+ * @anyport:	the rules match on any port (a ceiling's denied names)
  * @wild:	struct mentry by wildcard suffix
  * @wild_lens:	bit n set: some wildcard suffix is n bytes long (only suffixes of those
  *		lengths are looked up)
  * @names:	one entry per rule (those of cidr rules unused), the tables' items
  * @cidr:	rule indices of the cidr rules, in order
  * @ncidr:	their number
+ * @below:	matcher_build_below(): one struct mentry for each proper suffix of a name
+ *		rule's host that starts after a dot (`example.com` and `com` for
+ *		`a.example.com`), sorted by suffix: the rules that lie below a name are a
+ *		range of it (a sorted array, not a table: a common suffix has many rules)
+ * @nbelow:	its length
  */
 struct policy_matcher {
+	bool anyport; /* every rule matches on every port (an effective policy's @denied) */
 	struct wd_htable exact;
 	struct wd_htable wild;
 	uint64_t wild_lens[4];
 	struct mentry *names;
 	uint32_t *cidr;
 	size_t ncidr;
+	struct mentry *below;
+	size_t nbelow;
 };
 
 /* The parser's state while it walks one policy (policy.c, network.c). */
@@ -190,11 +199,52 @@ void *pctx_calloc(struct pctx *c, size_t n, size_t size);
 /* parse_network() - the `network` map into @c->p->rules (network.c) */
 void parse_network(struct pctx *c, const struct yt_node *n);
 
+/*
+ * rule_item() - one `network.allow`-style item into @r (network.c): a string or a
+ * { host | cidr, ports } map; with @from non-NULL the map may also have `from`
+ * (a ceiling's rule), whose value node is stored there (NULL when absent). @where
+ * names the list in messages. Return: 0, or -EINVAL after reporting.
+ */
+int rule_item(struct pctx *c, const struct yt_node *item, const char *where, struct policy_rule *r,
+	      const struct yt_node **from);
+
+/* rule_finish() - sort and deduplicate @r's ports, then make its text (network.c) */
+void rule_finish(struct pctx *c, struct policy_rule *r);
+
+/* rule_clear() - free what @r owns and zero it (ceiling.c) */
+void rule_clear(struct policy_rule *r);
+
+/* parse_ceiling() - the gateway config's `ceiling` map (ceiling.c); @key is its key node,
+ * @file the config's name for the rules' positions. Return: the ceiling, or NULL
+ * (errors reported, or @c->oom set). */
+struct policy_ceiling *parse_ceiling(struct pctx *c, const struct yt_node *key,
+				     const struct yt_node *n, const char *file);
+
+/* render_ceiling() - append the `ceiling:` section (ceiling.c). Return: 0 or -ENOMEM */
+int render_ceiling(const struct policy_ceiling *c, struct wd_buf *out);
+
 /**
  * matcher_build() - compile @p->rules into @p->matcher
  * Return: 0, or -ENOMEM.
  */
 int matcher_build(struct wd_policy *p);
+
+/* matcher_build_anyport() - matcher_build() for rules that match on any port. Return: 0 or -ENOMEM
+ */
+int matcher_build_anyport(struct wd_policy *p);
+
+/* matcher_build_below() - add the @below index to @p's built matcher. Return: 0 or -ENOMEM */
+int matcher_build_below(struct wd_policy *p);
+
+/*
+ * matcher_overlapping() - every name rule of @p (built with matcher_build_below()) whose
+ * pattern may overlap the pattern @wild ? `*.name` : `name` (any port): the exact rules for
+ * the name (an exact pattern), the wildcards over the name or over a proper suffix of it,
+ * and (a wildcard pattern) the rules below the name. Their indices go to @out (room for
+ * @max; more are counted), in no order, possibly twice. Return: how many there are.
+ */
+size_t matcher_overlapping(const struct wd_policy *p, bool wild, const char *name, uint32_t *out,
+			   size_t max);
 
 /** matcher_free() - release a matcher; @m may be NULL. */
 void matcher_free(struct policy_matcher *m);

@@ -805,6 +805,94 @@ static void test_dns_matrix(void **state)
 	}
 }
 
+/* the test policy under a ceiling: what only the ceiling refuses says so, with where
+ * (TCP by SNI and by address, the proxy port, DNS); what the policy refuses itself keeps
+ * its own reason */
+static void test_ceiling(void **state)
+{
+	static const char gw[] = "version: 1\n"
+				 "ceiling:\n"
+				 "  allow:\n"
+				 "    - allowed.test:443\n"			 /* 4 */
+				 "    - { cidr: 10.20.0.0/24, ports: [8080] }\n" /* 5 */
+				 "  deny: [\"*.cdn.test\"]\n";			 /* 6 */
+	const struct policy_who who = {.uid = 1000, .name = "u"};
+	struct wd_gwconf c;
+	struct policy_diags d;
+	struct wd_policy *e = NULL;
+	struct gw_addr dst = addr("203.0.113.9"), net = addr("10.20.9.9");
+	struct gw_first f;
+	struct gw_tcp_facts facts = {.dst = &dst, .port = 80, .first = &f};
+	struct gw_tcp_verdict v;
+	struct dns_query q = {
+	    .header_ok = true, .question_ok = true, .qtype = DNS_TYPE_A, .qclass = DNS_CLASS_IN};
+	struct gw_dns_facts df = {.parsed = DNS_OK, .q = &q, .upstream = true};
+	struct gw_dns_verdict dv;
+	struct gw_addr peer = addr("10.213.0.2");
+	static uint8_t b[512];
+	char buf[600];
+	size_t n;
+
+	(void)state;
+	policy_diags_init(&d);
+	assert_int_equal(policy_gwconf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &c, &d),
+			 0);
+	assert_int_equal(policy_ceiling_apply(c.ceiling, &who, P, &e), 0);
+	facts.policy = e;
+	df.policy = e;
+	/* a port the policy allows, the ceiling not */
+	n = hello(b, "allowed.test", false);
+	assert_int_equal(gw_sniff(b, n, false, &TH, &f), GW_SNIFF_DONE);
+	gw_tcp_decide(&facts, &v);
+	assert_int_equal(v.reason, GW_TR_CEILING);
+	assert_string_equal(gw_tcp_reason_text(&v, "p.yaml", buf, sizeof(buf)),
+			    "allowed.test:80 is not allowed by the host's ceiling "
+			    "/etc/warden/gateway.yaml:4 (its rule `allowed.test:443` is for other "
+			    "ports)");
+	facts.port = 443;
+	gw_tcp_decide(&facts, &v);
+	assert_int_equal(v.action, GW_TCP_ALLOW_NAME);
+	/* a denied name */
+	n = hello(b, "x.cdn.test", false);
+	assert_int_equal(gw_sniff(b, n, false, &TH, &f), GW_SNIFF_DONE);
+	gw_tcp_decide(&facts, &v);
+	assert_string_equal(gw_tcp_reason_text(&v, "p.yaml", buf, sizeof(buf)),
+			    "x.cdn.test:443 is denied by the host's ceiling "
+			    "/etc/warden/gateway.yaml:6 (`*.cdn.test`)");
+	/* a name the policy itself refuses: its own reason */
+	n = hello(b, "evil.test", false);
+	assert_int_equal(gw_sniff(b, n, false, &TH, &f), GW_SNIFF_DONE);
+	gw_tcp_decide(&facts, &v);
+	assert_int_equal(v.reason, GW_TR_NO_RULE);
+	/* an address range: 10.20.0.0/16 narrowed to 10.20.0.0/24 */
+	facts.first = NULL;
+	facts.dst = &net;
+	facts.port = 8080;
+	assert_int_equal(gw_sniff((const uint8_t *)"\x01", 1, true, &TH, &f), GW_SNIFF_DONE);
+	facts.first = &f;
+	gw_tcp_decide(&facts, &v);
+	assert_string_equal(gw_tcp_reason_text(&v, "p.yaml", buf, sizeof(buf)),
+			    "10.20.9.9:8080 is not allowed by the host's ceiling "
+			    "/etc/warden/gateway.yaml:3");
+	/* DNS */
+	snprintf(q.qname, sizeof(q.qname), "db.internal.test");
+	gw_dns_decide(&df, &dv);
+	assert_int_equal(dv.reason, GW_DR_CEILING);
+	assert_int_equal(dv.rcode, DNS_RCODE_NXDOMAIN);
+	assert_string_equal(gw_dns_reason_text(&dv, &q, "p.yaml", &peer, buf, sizeof(buf)),
+			    "db.internal.test is not allowed by the host's ceiling "
+			    "/etc/warden/gateway.yaml:3");
+	snprintf(q.qname, sizeof(q.qname), "allowed.test");
+	gw_dns_decide(&df, &dv);
+	assert_int_equal(dv.action, GW_DNS_SYNTHETIC);
+	snprintf(q.qname, sizeof(q.qname), "evil.test");
+	gw_dns_decide(&df, &dv);
+	assert_int_equal(dv.reason, GW_DR_NOT_ALLOWED);
+	policy_free(e);
+	policy_gwconf_free(&c);
+	policy_diags_free(&d);
+}
+
 /* a malformed query: answered with the parser's hint when its header allows, else silence */
 static void test_dns_malformed(void **state)
 {
@@ -863,7 +951,8 @@ int main(void)
 	    cmocka_unit_test(test_proxy_matrix),   cmocka_unit_test(test_proxy_budget),
 	    cmocka_unit_test(test_later_requests), cmocka_unit_test(test_ssrf_classes),
 	    cmocka_unit_test(test_upstream_pick),  cmocka_unit_test(test_dns_matrix),
-	    cmocka_unit_test(test_dns_malformed),  cmocka_unit_test(test_name_allowed),
+	    cmocka_unit_test(test_dns_malformed),  cmocka_unit_test(test_ceiling),
+	    cmocka_unit_test(test_name_allowed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

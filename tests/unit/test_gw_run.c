@@ -63,6 +63,7 @@ static void table_free(struct table *tb)
 	gw_runs_free(&tb->t);
 	gw_audit_free(&tb->audit);
 	gw_ev_free(&tb->ev);
+	policy_gwconf_free(&tb->conf);
 	free(tb);
 }
 
@@ -316,6 +317,68 @@ static unsigned fnv_bucket(const struct gw_addr *a)
  * attributing a connection walked ~500 runs. Under the keyed hash, finding each run by its
  * sandbox address costs a few probes.
  */
+/* under a ceiling: the run's policy is the effective one (register and replace), a
+ * denial cites the ceiling, the per-user caps on runs and connections count per uid
+ * (another uid's runs are not touched by them) */
+static void test_ceiling(void **state)
+{
+	static const char gw[] = "version: 1\n"
+				 "ceiling:\n"
+				 "  allow: [allowed.test, also.test]\n"	    /* 3 */
+				 "  limits: { runs: 2, connections: 2 }\n"; /* 4 */
+	static const char wide[] = "version: 1\nnetwork:\n  allow: [allowed.test, wide.test]\n";
+	struct table *tb = table_new("10.213.0.0/16");
+	struct gw_ctl_req a = req_for("a", "10.213.0.1", "10.213.0.2");
+	struct gw_ctl_req b = req_for("b", "10.213.0.5", "10.213.0.6");
+	struct gw_ctl_req c = req_for("c", "10.213.0.9", "10.213.0.10");
+	struct gw_ctl_req d = req_for("d", "10.213.0.13", "10.213.0.14");
+	struct policy_diags dg;
+	struct policy_why w;
+	struct gw_run *ra, *rd;
+	char why[1200];
+
+	(void)state;
+	policy_diags_init(&dg);
+	assert_int_equal(
+	    policy_gwconf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &tb->conf, &dg), 0);
+	policy_diags_free(&dg);
+	snprintf(tb->conf.pool_v4, sizeof(tb->conf.pool_v4), "10.213.0.0/16");
+	a.policy = wide;
+	a.policy_len = strlen(wide);
+	assert_int_equal(gw_run_register(&tb->t, &a, 70001, why, sizeof(why)), 0);
+	ra = gw_run_find_id(&tb->t, "a");
+	assert_true(ra->policy->bounded);
+	assert_true(policy_allows(ra->policy, "allowed.test", 443));
+	assert_false(policy_allows(ra->policy, "wide.test", 443));
+	assert_true(policy_ceiling_why(ra->policy, "wide.test", 443, &w));
+	assert_string_equal(w.from, "/etc/warden/gateway.yaml:3");
+	/* a replace cannot widen past it */
+	assert_int_equal(gw_run_set_policy(ra, &a, why, sizeof(why)), 0);
+	assert_false(policy_allows(ra->policy, "wide.test", 443));
+	/* runs: 2 per uid; the third is refused with the ceiling's position */
+	assert_int_equal(gw_run_register(&tb->t, &b, 70001, why, sizeof(why)), 0);
+	assert_int_equal(gw_run_register(&tb->t, &c, 70001, why, sizeof(why)), -EUSERS);
+	assert_string_equal(why, "uid 70001 has 2 runs registered; the host's ceiling "
+				 "/etc/warden/gateway.yaml:4 allows 2 at once");
+	assert_null(gw_run_find_id(&tb->t, "c"));
+	/* another uid has its own count */
+	assert_int_equal(gw_run_register(&tb->t, &d, 70002, why, sizeof(why)), 0);
+	rd = gw_run_find_id(&tb->t, "d");
+	/* connections: 2 for all of one uid's runs */
+	assert_int_equal(gw_runs_conn_limit(&tb->t, ra), GW_LIMIT_NONE);
+	gw_runs_conn_open(&tb->t, ra);
+	gw_runs_conn_open(&tb->t, gw_run_find_id(&tb->t, "b"));
+	assert_int_equal(gw_runs_conn_limit(&tb->t, ra), GW_LIMIT_USER);
+	assert_int_equal(gw_runs_conn_limit(&tb->t, rd), GW_LIMIT_NONE);
+	gw_runs_conn_close(&tb->t, ra);
+	assert_int_equal(gw_runs_conn_limit(&tb->t, ra), GW_LIMIT_NONE);
+	gw_runs_conn_close(&tb->t, gw_run_find_id(&tb->t, "b"));
+	/* an unregistered run frees its place */
+	gw_run_unregister(&tb->t, gw_run_find_id(&tb->t, "b"));
+	assert_int_equal(gw_run_register(&tb->t, &c, 70001, why, sizeof(why)), 0);
+	table_free(tb);
+}
+
 static void test_fnv_flood(void **state)
 {
 	enum { N = 1000 };
@@ -371,6 +434,7 @@ int main(void)
 	    cmocka_unit_test(test_refs),
 	    cmocka_unit_test(test_limits),
 	    cmocka_unit_test(test_replace),
+	    cmocka_unit_test(test_ceiling),
 	    cmocka_unit_test(test_fnv_flood),
 	};
 
