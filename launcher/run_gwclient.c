@@ -25,6 +25,8 @@ int run_gwclient_pick(struct run *r)
 	if (daemon) {
 		/* --gateway: no "stats" round trip here, register is the first request and
 		 * says the same when nobody answers */
+	} else if (r->mode == RUN_MODE_DAEMON) {
+		return 0; /* chosen by the mode, registered by the network stage */
 	} else if (r->mode == RUN_MODE_ROOTLESS) {
 		/* always embedded, on the sockets made inside the run's namespace */
 	} else if (!run_gw_call_op(r->gwc.control_path, "stats", GW_TIMEOUT_MS, NULL)) {
@@ -71,7 +73,8 @@ int run_gwclient_ready(struct run *r)
 	return 0;
 }
 
-int run_gwclient_register(struct run *r)
+/* register with the interface and addresses the launcher made (root, rootless) */
+static int register_made(struct run *r)
 {
 	const char *slash = strrchr(r->policy_abs, '/');
 	json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:s%}", "op", "register", "id", r->id, "if",
@@ -104,6 +107,13 @@ int run_gwclient_register(struct run *r)
 				"registering run %s: %s", r->id, why);
 	r->registered = true;
 	return 0;
+}
+
+int run_gwclient_register(struct run *r)
+{
+	if (r->mode == RUN_MODE_DAEMON)
+		return 0; /* the network stage registered it with its namespace */
+	return register_made(r);
 }
 
 bool run_gwclient_find(const struct json_t *ans, const char *id, struct run_counts *ret)
