@@ -34,11 +34,11 @@ size_t gw_cgroup_limit_files(enum gw_cgroup_kind kind, int slot, const struct po
 {
 	size_t n = 0;
 
-#define PUT(nm, ...)                                                                   \
-	do {                                                                           \
-		out[n].name = (nm);                                                    \
-		snprintf(out[n].value, sizeof(out[n].value), __VA_ARGS__);             \
-		n++;                                                                   \
+#define PUT(nm, ...)                                                                               \
+	do {                                                                                       \
+		out[n].name = (nm);                                                                \
+		snprintf(out[n].value, sizeof(out[n].value), __VA_ARGS__);                         \
+		n++;                                                                               \
 	} while (0)
 	if (kind == GW_CGROUP_V2 && slot == 0) {
 		if (lim->memory_mb) {
@@ -66,7 +66,8 @@ size_t gw_cgroup_limit_files(enum gw_cgroup_kind kind, int slot, const struct po
 
 const char *const *gw_cgroup_delegated(enum gw_cgroup_kind kind, size_t *ret_n)
 {
-	static const char *const v2[] = {"cgroup.procs", "cgroup.threads", "cgroup.subtree_control"};
+	static const char *const v2[] = {"cgroup.procs", "cgroup.threads",
+					 "cgroup.subtree_control"};
 	static const char *const v1[] = {"cgroup.procs", "tasks"};
 
 	*ret_n = kind == GW_CGROUP_V2 ? 3 : kind == GW_CGROUP_V1 ? 2 : 0;
@@ -186,7 +187,8 @@ int gw_cgroup_create(struct gw_cgroup *cg, const char *id, const struct policy_l
 		char mnt[PATH_MAX];
 
 		snprintf(mnt, sizeof(mnt), CG_ROOT "/%s", v1_ctrl[i]);
-		if (!is_cgroup_mount(mnt, CGROUP_SUPER_MAGIC) || self_v1(v1_ctrl[i], self, sizeof(self)))
+		if (!is_cgroup_mount(mnt, CGROUP_SUPER_MAGIC) ||
+		    self_v1(v1_ctrl[i], self, sizeof(self)))
 			return 0;
 	}
 	for (int i = 0; i < GW_CGROUP_MAX; i++) {

@@ -510,8 +510,8 @@ int main(int argc, char **argv)
 	if (!ret && grp &&
 	    (chown(conf.control_path, 0, grp->gr_gid) < 0 || chmod(conf.control_path, 0660) < 0)) {
 		ret = -errno;
-		wd_log(WD_LOG_ERR, "control socket %s: group %s: %s", conf.control_path,
-		       ctl_group, strerror(errno));
+		wd_log(WD_LOG_ERR, "control socket %s: group %s: %s", conf.control_path, ctl_group,
+		       strerror(errno));
 	} else if (ret) {
 		wd_log(WD_LOG_ERR, "%s", err.msg);
 	} else if ((fds.audit = open_audit_for_worker(audit_path)) < 0) {

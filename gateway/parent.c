@@ -372,19 +372,20 @@ static void reclaim_one(struct parent *p, const char *name)
 	}
 	memset(&fr, 0, sizeof(fr));
 	snprintf(fr.ifname, sizeof(fr.ifname), "%s", ifname);
-	fr.has_v4 = fr.has_gw4 = inet_pton(AF_INET, a[0], &fr.sbx4) == 1 &&
-				 inet_pton(AF_INET, a[1], &fr.gw4) == 1;
-	fr.has_v6 = fr.has_gw6 = inet_pton(AF_INET6, a[2], &fr.sbx6) == 1 &&
-				 inet_pton(AF_INET6, a[3], &fr.gw6) == 1;
+	fr.has_v4 = fr.has_gw4 =
+	    inet_pton(AF_INET, a[0], &fr.sbx4) == 1 && inet_pton(AF_INET, a[1], &fr.gw4) == 1;
+	fr.has_v6 = fr.has_gw6 =
+	    inet_pton(AF_INET6, a[2], &fr.sbx6) == 1 && inet_pton(AF_INET6, a[3], &fr.gw6) == 1;
 	wd_err_clear(&err);
-	if ((p->nl || !fw_conn_open(&p->nl, &err)) &&
-	    fw_conn_run_del(p->nl, &p->fc, &fr, &err) && err.msg[0])
+	if ((p->nl || !fw_conn_open(&p->nl, &err)) && fw_conn_run_del(p->nl, &p->fc, &fr, &err) &&
+	    err.msg[0])
 		wd_log(WD_LOG_DEBUG, "reclaiming %s: %s", ifname, err.msg);
 	memset(&cg, 0, sizeof(cg));
 	{
 		char *line = text + off, *nl;
 
-		for (int i = 0; i < GW_CGROUP_MAX && line && *line; i++, line = nl ? nl + 1 : NULL) {
+		for (int i = 0; i < GW_CGROUP_MAX && line && *line;
+		     i++, line = nl ? nl + 1 : NULL) {
 			nl = strchr(line, '\n');
 			if (nl)
 				*nl = '\0';
@@ -601,7 +602,8 @@ int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool ma
 		struct fw_run last = p.runs[p.n - 1].fr;
 
 		if (run_del(&p, &last, why, sizeof(why))) {
-			wd_log(WD_LOG_WARN, "removing the nft elements of %s: %s", last.ifname, why);
+			wd_log(WD_LOG_WARN, "removing the nft elements of %s: %s", last.ifname,
+			       why);
 			if (p.n && !strcmp(p.runs[p.n - 1].fr.ifname, last.ifname))
 				p.n--;
 		}

@@ -338,12 +338,11 @@ int gw_priv_netns_reply_check(const struct gw_priv_netns_reply *m, size_t len, u
 	struct gw_priv_run run;
 
 	if (len != sizeof(*m) || m->magic != GW_PRIV_MAGIC || m->version != GW_PRIV_VERSION ||
-	    m->type != GW_PRIV_NETNS_REPLY || m->seq != seq || m->status > 0 ||
-	    m->status < -4095 || !cstr_ok(m->msg, sizeof(m->msg)) || !all_zero(m->pad, 3))
+	    m->type != GW_PRIV_NETNS_REPLY || m->seq != seq || m->status > 0 || m->status < -4095 ||
+	    !cstr_ok(m->msg, sizeof(m->msg)) || !all_zero(m->pad, 3))
 		return -EBADMSG;
 	for (int i = 0; i < GW_PRIV_CGROUPS; i++)
-		if (!cstr_ok(m->cgroup[i], sizeof(m->cgroup[i])) ||
-		    (m->status && m->cgroup[i][0]))
+		if (!cstr_ok(m->cgroup[i], sizeof(m->cgroup[i])) || (m->status && m->cgroup[i][0]))
 			return -EBADMSG;
 	if (m->status)
 		return all_zero((const uint8_t *)m->ifname, sizeof(m->ifname)) && !m->flags &&
@@ -403,7 +402,8 @@ int gw_netns_check(int fd, uid_t uid, char *why, size_t size)
 		return -EINVAL;
 	}
 	if (type != CLONE_NEWNET) {
-		snprintf(why, size, "the descriptor sent is a namespace, but not a network namespace");
+		snprintf(why, size,
+			 "the descriptor sent is a namespace, but not a network namespace");
 		return -EINVAL;
 	}
 	/* the user namespace that owns it, and that one's owner */
@@ -423,7 +423,8 @@ int gw_netns_check(int fd, uid_t uid, char *why, size_t size)
 	}
 	/* root may hand over any namespace; a user only one of a user namespace of their own,
 	 * never the host's (whose owner is root anyway) */
-	if (uid != 0 && (owner != uid || (given.st_dev == own.st_dev && given.st_ino == own.st_ino))) {
+	if (uid != 0 &&
+	    (owner != uid || (given.st_dev == own.st_dev && given.st_ino == own.st_ino))) {
 		snprintf(why, size,
 			 "the network namespace sent is not owned by uid %u (its user namespace "
 			 "belongs to uid %u%s): the gateway plumbs a user's own namespaces only",

@@ -30,11 +30,11 @@
 #define GW_PRIV_KINDS 11 /* slots of struct gw_fds */
 
 enum gw_priv_type {
-	GW_PRIV_LISTENERS = 1, /* the listening sockets etc., attached with SCM_RIGHTS */
-	GW_PRIV_RUN_ADD = 2,   /* add a run's nft set elements */
-	GW_PRIV_RUN_DEL = 3,   /* remove them */
-	GW_PRIV_RUN_REPLY = 4, /* the outcome of one RUN_ADD / RUN_DEL */
-	GW_PRIV_NETNS_ADD = 5, /* plumb a run in the network namespace attached (SCM_RIGHTS) */
+	GW_PRIV_LISTENERS = 1,	 /* the listening sockets etc., attached with SCM_RIGHTS */
+	GW_PRIV_RUN_ADD = 2,	 /* add a run's nft set elements */
+	GW_PRIV_RUN_DEL = 3,	 /* remove them */
+	GW_PRIV_RUN_REPLY = 4,	 /* the outcome of one RUN_ADD / RUN_DEL */
+	GW_PRIV_NETNS_ADD = 5,	 /* plumb a run in the network namespace attached (SCM_RIGHTS) */
 	GW_PRIV_NETNS_REPLY = 6, /* the outcome of one NETNS_ADD, with the run's facts */
 };
 

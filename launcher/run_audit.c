@@ -22,8 +22,8 @@ static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
 	ev->pid = getpid();
 	ev->uid = r->caller_uid;
 	ev->mode = r->mode == RUN_MODE_ROOTLESS ? "rootless"
-		   : r->mode == RUN_MODE_DAEMON	  ? "daemon"
-						  : "root";
+		   : r->mode == RUN_MODE_DAEMON ? "daemon"
+						: "root";
 	wd_err_clear(&err);
 	ret = audit_log_write(r->log, ev, flags, &err);
 	if (ret)
@@ -74,7 +74,9 @@ int run_audit_start(struct run *r)
 				err.msg[0] ? err.msg : strerror(-ret));
 	isolation_text(r, iso, sizeof(iso));
 	snprintf(reason, sizeof(reason), "gateway: %s",
-		 r->o.gateway ? r->o.gateway : "embedded unless a daemon answers");
+		 r->mode == RUN_MODE_DAEMON ? r->gw.socket
+		 : r->o.gateway		    ? r->o.gateway
+					    : "embedded unless a daemon answers");
 	ev.type = AUDIT_TYPE_RUN;
 	ev.action = "run.start";
 	ev.resource = r->exe;

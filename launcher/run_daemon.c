@@ -30,7 +30,7 @@ bool run_daemon_answers(const char *socket, char *why, size_t size)
 	bool plumbs;
 
 	if (ret) {
-		snprintf(why, size, "no gateway daemon answers on %s (%s)", socket, strerror(-ret));
+		snprintf(why, size, "no gateway answers on %s (%s)", socket, strerror(-ret));
 		return false;
 	}
 	plumbs = json_is_true(json_object_get(ans, "manage_nft"));
@@ -186,8 +186,8 @@ int run_daemon_up(struct run *r)
 				"%s", err.msg[0] ? err.msg : strerror(-ret));
 	r->net.netns_fd = r->rl.netns_fd;
 	req = json_pack("{s:s, s:s, s:s, s:s, s:s%}", "op", "register", "id", r->id, "netns", "fd",
-			"policy_name", slash ? slash + 1 : r->policy_abs, "policy",
-			r->policy_text, r->policy_len);
+			"policy_name", slash ? slash + 1 : r->policy_abs, "policy", r->policy_text,
+			r->policy_len);
 	line = req ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
 	if (!line)

@@ -60,7 +60,7 @@ struct run_opts {
 enum run_mode {
 	RUN_MODE_ROOT,	   /* as root: netns + veth + the host's nft table */
 	RUN_MODE_ROOTLESS, /* as a user: a user + network namespace of its own (run_rootless.c) */
-	RUN_MODE_DAEMON,   /* as a user: that namespace plumbed by the gateway daemon (run_daemon.c) */
+	RUN_MODE_DAEMON,   /* as a user: that namespace plumbed by the daemon (run_daemon.c) */
 };
 
 struct run;
@@ -189,8 +189,8 @@ struct run {
 	struct fw_run fr;
 	bool fw_added;
 	struct run_rootless rl; /* rootless: the namespaces and the sockets made inside */
-	unsigned pool_size; /* ready networks to keep ($WARDEN_POOL) */
-	bool pooled;	    /* the network came from the pool */
+	unsigned pool_size;	/* ready networks to keep ($WARDEN_POOL) */
+	bool pooled;		/* the network came from the pool */
 	/* limits (cmd_run.c) */
 	enum limits_kind lkind;
 	struct limits lim;
@@ -198,8 +198,9 @@ struct run {
 	struct run_gw gw;
 	bool gw_daemon; /* run_gwclient_pick() chose a daemon (else an embedded one was spawned) */
 	bool registered;
-	int gw_hold; /* daemon mode: the connection the run was registered over, held for the run's
-		      * life (its end = the daemon is gone), -1: none */
+	/* daemon mode: the connection the run was registered over, held for the run's life (its
+	 * end: the daemon is gone), -1: none */
+	int gw_hold;
 	bool gw_lost;	       /* the gateway died or forgot the run: its counts are incomplete */
 	char gw_lost_why[300]; /* ... and how, for run.exit */
 	/* run_sandbox.c */

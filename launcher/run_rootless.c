@@ -367,8 +367,8 @@ int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p
 			    .msg_control = cbuf.buf,
 			    .msg_controllen = sizeof(cbuf.buf)};
 	struct timeval tv = {.tv_sec = 10};
-	int sp[2], st, fds[RUN_ROOTLESS_NFDS], ret, want = p->bare ? RUN_ROOTLESS_NBARE
-								     : RUN_ROOTLESS_NFDS;
+	int sp[2], st, fds[RUN_ROOTLESS_NFDS], ret,
+	    want = p->bare ? RUN_ROOTLESS_NBARE : RUN_ROOTLESS_NFDS;
 	struct cmsghdr *cm;
 	ssize_t n;
 	pid_t pid;

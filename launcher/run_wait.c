@@ -69,14 +69,16 @@ void run_wait(struct run *r, struct run_outcome *o)
 			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 				/* fail closed: nothing routes around the daemon, and the program
 				 * does not go on without it */
-				fprintf(stderr, "warden run: the gateway daemon on %s went away: "
-						"ending the run\n",
+				fprintf(stderr,
+					"warden run: the gateway daemon on %s went away: "
+					"ending the run\n",
 					r->gw.socket);
-				snprintf(r->gw_lost_why, sizeof(r->gw_lost_why),
-					 "the gateway daemon on %s went away during the run: the run "
-					 "was ended (its traffic had stopped); connections open then "
-					 "have no net.close and the counts are incomplete",
-					 r->gw.socket);
+				snprintf(
+				    r->gw_lost_why, sizeof(r->gw_lost_why),
+				    "the gateway daemon on %s went away during the run: the run "
+				    "was ended (its traffic had stopped); connections open then "
+				    "have no net.close and the counts are incomplete",
+				    r->gw.socket);
 				snprintf(r->fail_reason, sizeof(r->fail_reason), "gateway: %s",
 					 r->gw_lost_why);
 				r->gw_lost = true;

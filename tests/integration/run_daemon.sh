@@ -224,7 +224,7 @@ echo "# crafted registers: refused with a reason, and the daemon keeps serving"
 # B's own user and network namespace, held by a process of B's
 as_b unshare -Urn sleep 60 &
 BNS_PID=$!
-lab_on_exit kill "$BNS_PID"
+lab_on_exit bash -c 'kill "$0" 2>/dev/null; true' "$BNS_PID"
 lab_wait 5 bash -c '[[ $(readlink /proc/$0/ns/user) != $(readlink /proc/1/ns/user) ]]' "$BNS_PID"
 UNS_PID=$(pgrep -P "$BNS_PID" || echo "$BNS_PID")
 [[ $(readlink "/proc/$UNS_PID/ns/user") != "$(readlink /proc/1/ns/user)" ]] || UNS_PID=$BNS_PID

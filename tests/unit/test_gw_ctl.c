@@ -168,10 +168,8 @@ static void test_too_big(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_register),
-	    cmocka_unit_test(test_register_netns),
-	    cmocka_unit_test(test_simple_ops),
-	    cmocka_unit_test(test_bad),
+	    cmocka_unit_test(test_register),   cmocka_unit_test(test_register_netns),
+	    cmocka_unit_test(test_simple_ops), cmocka_unit_test(test_bad),
 	    cmocka_unit_test(test_too_big),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
