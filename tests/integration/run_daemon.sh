@@ -268,9 +268,12 @@ check "the daemon unregistered it (the connection closed)" lab_wait 5 jq -e -s \
 check "no cgroup of a run is left" lab_wait 10 no_cg
 
 echo "# kill -9 of the daemon mid-transfer: the transfer stops, the run ends with 125"
+check_eq "control: the whole file comes through the daemon" "$LAB_BIGFILE_SIZE" \
+	curl_a --noproxy '*' -o /dev/null -w '%{size_download}' "https://allowed.test$LAB_BIGFILE_PATH"
 as_a bash -c 'exec "$@" >"$0" 2>&1' "$T/a/transfer.log" "$W" run -q --audit-log "$AA" \
 	-p "$T/net.yaml" -- curl -sS --limit-rate 2M --max-time 60 --cacert "$LAB_CA" \
-	--noproxy '*' -o - "https://allowed.test$LAB_BIGFILE_PATH" &
+	--noproxy '*' -o /dev/null -w 'downloaded %{size_download}\n' \
+	"https://allowed.test$LAB_BIGFILE_PATH" &
 RUN_T=$!
 check "the transfer runs" lab_wait 15 have_wd_links
 sleep 2
@@ -281,6 +284,7 @@ wait "$RUN_T"
 RC=$?
 check_eq "A's warden run exits 125" 125 echo "$RC"
 check "... saying the daemon went away" grep -q "gateway daemon .* went away" "$T/a/transfer.log"
+check_fails --denied 1 "the transfer did not complete" grep -q "downloaded $LAB_BIGFILE_SIZE" "$T/a/transfer.log"
 check "its run.exit is 125 with the reason" jq -e -s \
 	'any(.[]; .action == "run.exit" and .exit == 125 and ((.reason // "") | test("went away")))' "$AA"
 check "the worker died with the daemon" lab_wait 5 bash -c '! kill -0 "$0" 2>/dev/null' "${WORKER:-0}"
