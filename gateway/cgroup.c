@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CG_ROOT "/sys/fs/cgroup"
@@ -222,17 +223,21 @@ int gw_cgroup_create(struct gw_cgroup *cg, const char *id, const struct policy_l
 /* SIGKILL to every process listed in @dir; Return: how many */
 static int kill_all(const char *dir)
 {
-	char p[PATH_MAX];
+	char p[PATH_MAX], line[32];
 	FILE *f;
-	int pid, n = 0;
+	int n = 0;
 
 	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
 	f = fopen(p, "re");
 	if (!f)
 		return 0;
-	while (fscanf(f, "%d", &pid) == 1)
-		if (pid > 1 && !kill(pid, SIGKILL))
+	while (fgets(line, sizeof(line), f)) {
+		char *end;
+		long pid = strtol(line, &end, 10);
+
+		if (end != line && pid > 1 && pid <= INT_MAX && !kill((pid_t)pid, SIGKILL))
 			n++;
+	}
 	fclose(f);
 	return n;
 }
@@ -252,7 +257,7 @@ int gw_cgroup_remove(struct gw_cgroup *cg)
 			kill_all(cg->dir[i]);
 			r = rmdir(cg->dir[i]) < 0 ? -errno : 0;
 			if (r == -EBUSY)
-				usleep(10000);
+				nanosleep(&(struct timespec){0, 10000000}, NULL);
 		}
 		if (r == -ENOENT)
 			r = 0;

@@ -210,7 +210,7 @@ int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds
 		int type = 0, fam = 0, acc = 0, v6only = 0, fl, *slot;
 		socklen_t l1 = sizeof(type), l2 = sizeof(fam), l3 = sizeof(acc),
 			  l4 = sizeof(v6only);
-		struct sockaddr_storage ss;
+		struct sockaddr_storage ss = {0};
 		socklen_t sl = sizeof(ss);
 		uint16_t port;
 

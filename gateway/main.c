@@ -288,7 +288,8 @@ int main(int argc, char **argv)
 	};
 	const char *config = NULL, *audit_path = NULL, *ctl_path = NULL, *user = NULL;
 	const char *worker_path = NULL, *ctl_group = NULL;
-	struct group *grp = NULL;
+	struct group *grp = NULL, grp_buf;
+	char grp_text[4096];
 	char worker_bin[PATH_MAX], num[3][16];
 	char *wargv[16];
 	struct wd_gwconf conf;
@@ -410,7 +411,8 @@ int main(int argc, char **argv)
 		wd_log(WD_LOG_ERR, "--control-group needs privilege separation (run as root)");
 		return 2;
 	}
-	if (ctl_group && !(grp = getgrnam(ctl_group))) {
+	if (ctl_group &&
+	    (getgrnam_r(ctl_group, &grp_buf, grp_text, sizeof(grp_text), &grp) || !grp)) {
 		wd_log(WD_LOG_ERR, "--control-group %s: no such group", ctl_group);
 		return 2;
 	}

@@ -36,6 +36,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -189,14 +190,12 @@ static int undo_adopted(struct parent *p, struct pentry *e, char *why, size_t si
 {
 	struct wd_err err;
 	char path[PATH_MAX];
-	int ret = 0, r;
+	int ret, r;
 
 	wd_err_clear(&err);
-	r = netns_run_destroy(&p->ncfg, &e->net, &err);
-	if (r && !ret) {
-		ret = r;
+	ret = netns_run_destroy(&p->ncfg, &e->net, &err);
+	if (ret)
 		say(why, size, err.msg);
-	}
 	r = gw_cgroup_remove(&e->cg);
 	if (r && !ret) {
 		ret = r;
@@ -345,6 +344,38 @@ fail_net:
 	return ret;
 }
 
+/* the first line of a record: "PID START IFNAME SBX4 GW4 SBX6 GW6"; *@off: where the cgroup
+ * lines begin. Return: 0, or -EINVAL */
+static int parse_record(char *text, int *pid, unsigned long long *start, char ifname[16],
+			char a[4][INET6_ADDRSTRLEN], int *off)
+{
+	char *nl = strchr(text, '\n'), *save = NULL, *tok;
+	unsigned long long v;
+
+	if (!nl)
+		return -EINVAL;
+	*nl = '\0';
+	*off = (int)(nl + 1 - text);
+	tok = strtok_r(text, " ", &save);
+	if (!tok || wd_parse_uint(tok, INT_MAX, &v))
+		return -EINVAL;
+	*pid = (int)v;
+	tok = strtok_r(NULL, " ", &save);
+	if (!tok || wd_parse_uint(tok, ULLONG_MAX, start))
+		return -EINVAL;
+	tok = strtok_r(NULL, " ", &save);
+	if (!tok || strlen(tok) >= 16)
+		return -EINVAL;
+	strcpy(ifname, tok);
+	for (int i = 0; i < 4; i++) {
+		tok = strtok_r(NULL, " ", &save);
+		if (!tok || strlen(tok) >= INET6_ADDRSTRLEN)
+			return -EINVAL;
+		strcpy(a[i], tok);
+	}
+	return strtok_r(NULL, " ", &save) ? -EINVAL : 0;
+}
+
 /* one record of an earlier parent's: reclaimed when that parent is gone */
 static void reclaim_one(struct parent *p, const char *name)
 {
@@ -359,9 +390,7 @@ static void reclaim_one(struct parent *p, const char *name)
 	record_path(p, name, path, sizeof(path));
 	if (wd_read_file(path, 8192, &text, &len))
 		return;
-	if (sscanf(text, "%d %llu %15s %45s %45s %45s %45s\n%n", &pid, &start, ifname, a[0], a[1],
-		   a[2], a[3], &off) != 7 ||
-	    strcmp(ifname, name)) {
+	if (parse_record(text, &pid, &start, ifname, a, &off) || strcmp(ifname, name)) {
 		wd_log(WD_LOG_WARN, "%s: not a run record; left alone", path);
 		free(text);
 		return;

@@ -22,16 +22,14 @@ int run_gwclient_pick(struct run *r)
 	const char *daemon = r->o.gateway;
 	int ret;
 
-	if (daemon) {
-		/* --gateway: no "stats" round trip here, register is the first request and
-		 * says the same when nobody answers */
-	} else if (r->mode == RUN_MODE_DAEMON) {
+	if (r->mode == RUN_MODE_DAEMON)
 		return 0; /* chosen by the mode, registered by the network stage */
-	} else if (r->mode == RUN_MODE_ROOTLESS) {
-		/* always embedded, on the sockets made inside the run's namespace */
-	} else if (!run_gw_call_op(r->gwc.control_path, "stats", GW_TIMEOUT_MS, NULL)) {
+	/* --gateway: no "stats" round trip here, register is the first request and says the
+	 * same when nobody answers; rootless: always embedded, on the sockets made inside the
+	 * run's namespace */
+	if (!daemon && r->mode == RUN_MODE_ROOT &&
+	    !run_gw_call_op(r->gwc.control_path, "stats", GW_TIMEOUT_MS, NULL))
 		daemon = r->gwc.control_path;
-	}
 	if (daemon) {
 		snprintf(r->gw.socket, sizeof(r->gw.socket), "%s", daemon);
 		r->gw_daemon = true;
