@@ -50,6 +50,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+_Static_assert(GW_CGROUP_PATH == GW_PRIV_CGROUP_SIZE, "a cgroup folder fits the reply");
+
 /* one run the parent added: its nft elements, and in daemon mode its network and cgroup */
 struct pentry {
 	struct fw_run fr;
@@ -335,7 +337,7 @@ static int netns_add(struct parent *p, const struct gw_priv_netns *m, int fd,
 	memcpy(rep->v6, &e.fr.sbx6, 16);
 	memcpy(rep->h6, &e.fr.gw6, 16);
 	for (int i = 0; i < GW_CGROUP_MAX && i < GW_PRIV_CGROUPS; i++)
-		snprintf(rep->cgroup[i], sizeof(rep->cgroup[i]), "%s", e.cg.dir[i]);
+		memcpy(rep->cgroup[i], e.cg.dir[i], sizeof(rep->cgroup[i])); /* zero-filled */
 	return 0;
 fail_fw:
 	fw_conn_run_del(p->nl, &p->fc, &e.fr, &err);
