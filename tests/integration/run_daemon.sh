@@ -313,6 +313,10 @@ wait "$RUN_S"
 check_eq "... it exits 125" 125 echo $?
 check "the stopped daemon removed the veth" lab_wait 10 no_wd_links
 check "... and the nft elements" lab_no_match "${IFS_:-none}" host_table
+check "the daemon's log has no sanitizer report (both runs of it)" bash -c \
+	'! grep -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$0"' "$T/daemon.log"
+check "control: the daemon's log is there and says it served" \
+	grep -q "managing nft run elements" "$T/daemon.log"
 check "no process of A or B is left" lab_wait 10 bash -c \
 	'[[ -z $(pgrep -u "$0"; pgrep -u "$1") ]]' "$A_UID" "$B_UID"
 lab_finish
