@@ -24,10 +24,10 @@ int run_gwclient_pick(struct run *r)
 
 	if (r->mode == RUN_MODE_DAEMON)
 		return 0; /* chosen by the mode, registered by the network stage */
-	/* --gateway: no "stats" round trip here, register is the first request and says the
-	 * same when nobody answers; rootless: always embedded, on the sockets made inside the
-	 * run's namespace */
-	if (!daemon && r->mode == RUN_MODE_ROOT &&
+	/* --gateway: no "stats" round trip, register is the first request and says the same when
+	 * nobody answers; rootless: always embedded, on the sockets made inside the run's
+	 * namespace; else the daemon when it answers */
+	if (!daemon && r->mode != RUN_MODE_ROOTLESS &&
 	    !run_gw_call_op(r->gwc.control_path, "stats", GW_TIMEOUT_MS, NULL))
 		daemon = r->gwc.control_path;
 	if (daemon) {
