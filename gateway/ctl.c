@@ -19,6 +19,7 @@ enum key {
 	K_SB6 = 1u << 6,
 	K_POLICY = 1u << 7,
 	K_POLICY_NAME = 1u << 8,
+	K_NETNS = 1u << 9,
 };
 
 static const struct {
@@ -28,6 +29,7 @@ static const struct {
     {"op", K_OP},	   {"id", K_ID},	  {"if", K_IF},
     {"host_v4", K_HOST4},  {"sandbox_v4", K_SB4}, {"host_v6", K_HOST6},
     {"sandbox_v6", K_SB6}, {"policy", K_POLICY},  {"policy_name", K_POLICY_NAME},
+    {"netns", K_NETNS},
 };
 
 /* for each op: keys it requires and keys it may have */
@@ -36,8 +38,9 @@ static const struct {
 	unsigned required;
 	unsigned optional;
 } ops[GW_CTL_N] = {
-    [GW_CTL_REGISTER] = {"register", K_OP | K_ID | K_IF | K_POLICY,
-			 K_HOST4 | K_SB4 | K_HOST6 | K_SB6 | K_POLICY_NAME},
+    /* with an interface and addresses (root's plumbing), or with "netns" (the gateway's) */
+    [GW_CTL_REGISTER] = {"register", K_OP | K_ID | K_POLICY,
+			 K_IF | K_HOST4 | K_SB4 | K_HOST6 | K_SB6 | K_POLICY_NAME | K_NETNS},
     [GW_CTL_UNREGISTER] = {"unregister", K_OP | K_ID, 0},
     [GW_CTL_REPLACE] = {"replace", K_OP | K_ID | K_POLICY, K_POLICY_NAME},
     [GW_CTL_LIST] = {"list", K_OP, 0},
@@ -166,7 +169,23 @@ int gw_ctl_parse(const char *buf, size_t len, struct gw_ctl_req *req, char *why,
 			}
 		}
 	}
-	if (op == GW_CTL_REGISTER) {
+	if (op == GW_CTL_REGISTER && (seen & K_NETNS)) {
+		if (strcmp(json_string_value(json_object_get(root, "netns")), "fd")) {
+			fail(why, why_size, -EINVAL, "`netns` must be \"fd\"%s", "");
+			goto out;
+		}
+		if (seen & (K_IF | K_HOST4 | K_SB4 | K_HOST6 | K_SB6)) {
+			fail(why, why_size, -EINVAL,
+			     "register with netns takes no interface or addresses (the gateway "
+			     "assigns them)%s",
+			     "");
+			goto out;
+		}
+		req->netns = true;
+	} else if (op == GW_CTL_REGISTER && !(seen & K_IF)) {
+		fail(why, why_size, -EINVAL, "missing keys for op `%s`", ops[op].name);
+		goto out;
+	} else if (op == GW_CTL_REGISTER) {
 		bool v4 = req->host4.family, s4 = req->sandbox4.family;
 		bool v6 = req->host6.family, s6 = req->sandbox6.family;
 

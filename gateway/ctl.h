@@ -35,6 +35,9 @@ enum gw_ctl_op {
  * @policy:	policy YAML (register, replace); points into @priv
  * @policy_len:	its length
  * @policy_name: name for messages and audit events (optional)
+ * @netns:	register: the run's network namespace is the descriptor sent with the
+ *		request ("netns": "fd"); the gateway plumbs it and assigns @ifname and the
+ *		addresses (then absent from the request)
  * @priv:	storage owned by the request (gw_ctl_req_clear())
  */
 struct gw_ctl_req {
@@ -45,6 +48,7 @@ struct gw_ctl_req {
 	const char *policy;
 	size_t policy_len;
 	char policy_name[256];
+	bool netns;
 	void *priv;
 };
 

@@ -10,7 +10,18 @@
  * (c->waiting: no further line of it is read) until the parent's reply comes
  * back; only then is the client answered. A register the parent refuses is
  * rolled back; an unregister takes the run out of the table first (its traffic
- * is refused at once) and then asks for its elements to be removed. */
+ * is refused at once) and then asks for its elements to be removed.
+ *
+ * A register with "netns" (an unprivileged launcher's, daemon mode) comes with the descriptor of
+ * the run's network namespace (SCM_RIGHTS, exactly one, attached to the request's bytes). The
+ * worker checks it (gw_netns_check(): a network namespace whose user namespace the client's uid
+ * owns, never the host's), parses the policy (its limits go to the run's cgroup), and sends it
+ * to the parent (struct gw_priv_netns), which makes the veth with its peer in that namespace,
+ * the addresses, routes, nft elements and the cgroup, and answers with the facts; only then is
+ * the run entered in the table (gw_run_register(): one call, where the host's ceiling hooks)
+ * and the client answered with its interface, addresses and cgroup folders. The connection
+ * then holds the run: when it closes (the launcher is gone, even killed) the run is
+ * unregistered and its plumbing undone. */
 #include "gateway/ctlsrv.h"
 
 #include <errno.h>
@@ -21,6 +32,8 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "policy/policy.h"
 
 #define GW_CTL_IDLE_NS 30000000000ull
 
@@ -90,15 +103,18 @@ struct ctl_op {
 	struct gw_privreq req; /* first: the channel's handle */
 	struct gw_ctl *ctl;
 	enum gw_priv_type type;
-	struct gw_ctlconn *c; /* the client waiting (NULL once it went away) */
-	struct gw_run *run;   /* a reference to the run concerned */
-	uid_t uid;	      /* who asked */
+	struct gw_ctlconn *c;	/* the client waiting (NULL once it went away, or none) */
+	struct gw_run *run;	/* a reference to the run concerned (NULL: none) */
+	uid_t uid;		/* who asked */
+	struct gw_ctl_req creq; /* a register with netns: the request, kept until the reply */
 };
 
 static void op_done(struct gw_privreq *q, const struct gw_priv_reply *rep);
 
-/* ask the parent to apply a run update for @c; Return: 0 or -errno */
-static int priv_send(struct gw_ctlconn *c, enum gw_priv_type type, struct gw_run *run)
+/* ask the parent to apply a run update (the facts of @run, else the given ones) for @c (NULL:
+ * nobody waits for the answer); Return: 0 or -errno */
+static int priv_op(struct gw_ctl *ctl, struct gw_ctlconn *c, enum gw_priv_type type,
+		   struct gw_run *run, const struct gw_ctl_req *facts, uid_t uid)
 {
 	struct ctl_op *op = calloc(1, sizeof(*op));
 	int r;
@@ -106,28 +122,131 @@ static int priv_send(struct gw_ctlconn *c, enum gw_priv_type type, struct gw_run
 	if (!op)
 		return -ENOMEM;
 	op->req.done = op_done;
-	r = gw_privchan_send(c->ctl->priv, &op->req, type, run->ifname, &run->sb4, &run->sb6,
-			     &run->host4, &run->host6);
+	if (run)
+		r = gw_privchan_send(ctl->priv, &op->req, type, run->ifname, &run->sb4, &run->sb6,
+				     &run->host4, &run->host6);
+	else
+		r = gw_privchan_send(ctl->priv, &op->req, type, facts->ifname, &facts->sandbox4,
+				     &facts->sandbox6, &facts->host4, &facts->host6);
 	if (r) {
 		free(op);
 		return r;
 	}
-	op->ctl = c->ctl;
+	op->ctl = ctl;
 	op->type = type;
 	op->c = c;
 	op->run = run;
-	op->uid = c->uid;
-	run->refs++;
-	c->waiting = op;
+	op->uid = uid;
+	if (run)
+		run->refs++;
+	if (c)
+		c->waiting = op;
 	return 0;
+}
+
+/* ask the parent to apply a run update for @c; Return: 0 or -errno */
+static int priv_send(struct gw_ctlconn *c, enum gw_priv_type type, struct gw_run *run)
+{
+	return priv_op(c->ctl, c, type, run, NULL, c->uid);
+}
+
+static void op_done_netns(struct gw_privreq *q, const struct gw_priv_netns_reply *rep);
+static void release_owned(struct gw_ctlconn *c);
+
+/* a register with "netns": the descriptor checked, the policy's limits read, the plumbing asked
+ * of the parent (the run enters the table when it answered: op_done_netns()) */
+static void op_register_netns(struct gw_ctlconn *c, const struct gw_ctl_req *req)
+{
+	struct gw_ctl *ctl = c->ctl;
+	struct gw_priv_netns m;
+	struct wd_policy *pol = NULL;
+	struct policy_diags d;
+	struct ctl_op *op = NULL;
+	char why[400];
+	int fd = c->netns_fd, r;
+
+	c->netns_fd = -1; /* this request's; closed here whatever comes of it */
+	if (fd < 0) {
+		put_error(c, -EBADF,
+			  "register with netns: no namespace descriptor came with the request "
+			  "(SCM_RIGHTS)");
+		return;
+	}
+	if (!ctl->priv->manage_nft) {
+		put_error(c, -EOPNOTSUPP,
+			  "this gateway does not plumb runs (start it as root with --manage-nft)");
+		goto out;
+	}
+	if (c->owned) {
+		snprintf(why, sizeof(why), "this connection holds run %s already: one run each",
+			 c->owned->id);
+		put_error(c, -EBUSY, why);
+		goto out;
+	}
+	if (gw_run_find_id(ctl->runs, req->id)) {
+		snprintf(why, sizeof(why), "run %s is already registered", req->id);
+		put_error(c, -EEXIST, why);
+		goto out;
+	}
+	r = gw_netns_check(fd, c->uid, why, sizeof(why));
+	if (r) {
+		put_error(c, r, why);
+		goto out;
+	}
+	/* a policy that does not parse is refused before anything is plumbed */
+	policy_diags_init(&d);
+	r = policy_parse(req->policy, req->policy_len,
+			 req->policy_name[0] ? req->policy_name : "policy", &pol, &d);
+	policy_diags_free(&d);
+	if (r) {
+		put_error(c, r, "invalid policy (`warden policy check` says where)");
+		goto out;
+	}
+	memset(&m, 0, sizeof(m));
+	m.uid = (uint32_t)c->uid;
+	m.gid = (uint32_t)c->gid;
+	snprintf(m.id, sizeof(m.id), "%s", req->id);
+	m.memory_mb = pol->limits.memory_mb;
+	m.pids = pol->limits.pids;
+	m.cpu_milli = pol->limits.cpu_milli;
+	policy_free(pol);
+	op = calloc(1, sizeof(*op));
+	if (!op) {
+		put_error(c, -ENOMEM, "out of memory");
+		goto out;
+	}
+	op->req.done_netns = op_done_netns;
+	r = gw_privchan_send_netns(ctl->priv, &op->req, &m, fd);
+	if (r) {
+		free(op);
+		snprintf(why, sizeof(why), "cannot reach the gateway's privileged side: %s",
+			 strerror(-r));
+		put_error(c, r, why);
+		goto out;
+	}
+	op->ctl = ctl;
+	op->type = GW_PRIV_NETNS_ADD;
+	op->c = c;
+	op->uid = c->uid;
+	/* the request is kept (its policy) until the parent answers */
+	op->creq = *req;
+	((struct gw_ctl_req *)req)->priv = NULL;
+	c->waiting = op;
+out:
+	close(fd);
 }
 
 static void op_register(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 {
 	char why[1200] = "";
-	int r = gw_run_register(c->ctl->runs, req, c->uid, why, sizeof(why));
 	struct gw_run *run;
+	int r;
 
+	if (req->netns) {
+		op_register_netns(c, req);
+		return;
+	}
+	r = gw_run_register(c->ctl->runs, req, c->uid, why, sizeof(why));
 	if (r) {
 		put_error(c, r, why[0] ? why : strerror(-r));
 		return;
@@ -284,6 +403,8 @@ void gw_ctlconn_close(struct gw_ctlconn *c)
 
 	if (c->waiting)
 		c->waiting->c = NULL; /* the parent's answer finds no client */
+	release_owned(c);
+	wd_closep(&c->netns_fd);
 	gw_disarm(ctl->ev, &c->timer);
 	gw_ep_del(ctl->ev, c->fd);
 	close(c->fd);
@@ -312,6 +433,12 @@ static void handle_lines(struct gw_ctlconn *c)
 		if (r) {
 			put_error(c, r, why);
 			c->closing = true; /* malformed: this connection ends */
+			return;
+		}
+		if (c->netns_fd >= 0 && !(req.op == GW_CTL_REGISTER && req.netns)) {
+			put_error(c, -EBADMSG, "a descriptor came with a request that takes none");
+			gw_ctl_req_clear(&req);
+			c->closing = true;
 			return;
 		}
 		handlers[req.op](c, &req);
@@ -353,7 +480,9 @@ static void ctl_output(struct gw_ctlconn *c)
 	gw_ep_mod(c->ctl->ev, c->fd,
 		  (c->closing || c->waiting ? 0 : EPOLLIN) | (c->out.len ? EPOLLOUT : 0),
 		  GW_REF(GW_REF_CTL, c));
-	gw_arm(c->ctl->ev, &c->timer, c->ctl->ev->now + GW_CTL_IDLE_NS);
+	/* a connection that holds a run lives as long as its launcher */
+	if (!c->owned)
+		gw_arm(c->ctl->ev, &c->timer, c->ctl->ev->now + GW_CTL_IDLE_NS);
 }
 
 /* the parent answered @q (@rep), or the channel went away first (@rep NULL,
@@ -373,7 +502,7 @@ static void op_done(struct gw_privreq *req, const struct gw_priv_reply *rep)
 		free(q);
 		return;
 	}
-	if (q->type == GW_PRIV_RUN_ADD) {
+	if (q->type == GW_PRIV_RUN_ADD && run) {
 		if (rep->status == 0 && !run->dead) {
 			audit_run(ctl, run, "run.gateway-register", q->uid,
 				  "registered with the gateway (nft elements added)");
@@ -387,7 +516,11 @@ static void op_done(struct gw_privreq *req, const struct gw_priv_reply *rep)
 			if (c)
 				put_error(c, rep->status ? rep->status : -ENOENT, why);
 		}
-	} else if (c) {
+	} else if (!c) {
+		if (rep->status)
+			wd_log(WD_LOG_WARN, "undoing the plumbing of a run on %s: %s",
+			       run ? run->ifname : "?", rep->msg);
+	} else {
 		if (rep->status == 0) {
 			put_ok(c);
 		} else {
@@ -407,6 +540,128 @@ static void op_done(struct gw_privreq *req, const struct gw_priv_reply *rep)
 	free(q);
 }
 
+static void put_facts(struct gw_ctlconn *c, const struct gw_run *run,
+		      const struct gw_priv_netns_reply *rep)
+{
+	json_t *cg = json_array();
+
+	for (int i = 0; cg && i < GW_PRIV_CGROUPS; i++)
+		if (rep->cgroup[i][0])
+			json_array_append_new(cg, json_string(rep->cgroup[i]));
+	put_json(c, json_pack("{s:b, s:s, s:o, s:o, s:o, s:o, s:o}", "ok", 1, "if", run->ifname,
+			      "host_v4", addr_json(&run->host4), "sandbox_v4", addr_json(&run->sb4),
+			      "host_v6", addr_json(&run->host6), "sandbox_v6", addr_json(&run->sb6),
+			      "cgroups", cg ? cg : json_array()));
+}
+
+/* the parent plumbed a namespace (or refused to, or the channel went away: @rep NULL): the run
+ * enters the table and the client is answered; a run that cannot be entered (its client went
+ * away meanwhile, its policy is refused) has its plumbing undone */
+static void op_done_netns(struct gw_privreq *req, const struct gw_priv_netns_reply *rep)
+{
+	struct ctl_op *q = (struct ctl_op *)req; /* its first member */
+	struct gw_ctlconn *c = q->c;
+	struct gw_ctl *ctl = q->ctl;
+	struct gw_ctl_req *f = &q->creq;
+	struct gw_run *run;
+	char why[1200] = "";
+	int r;
+
+	if (!rep) {
+		if (c)
+			c->waiting = NULL;
+		goto out;
+	}
+	if (rep->status) {
+		if (c)
+			put_error(c, rep->status, rep->msg);
+		goto answered;
+	}
+	snprintf(f->ifname, sizeof(f->ifname), "%s", rep->ifname);
+	if (rep->flags & GW_PRIV_HAS_V4) {
+		f->sandbox4.family = f->host4.family = AF_INET;
+		memcpy(f->sandbox4.a, rep->v4, 4);
+		memcpy(f->host4.a, rep->h4, 4);
+	}
+	if (rep->flags & GW_PRIV_HAS_V6) {
+		f->sandbox6.family = f->host6.family = AF_INET6;
+		memcpy(f->sandbox6.a, rep->v6, 16);
+		memcpy(f->host6.a, rep->h6, 16);
+	}
+	r = c ? gw_run_register(ctl->runs, f, q->uid, why, sizeof(why)) : -ECONNRESET;
+	if (r) {
+		/* undone by the parent; nobody waits for that answer */
+		priv_op(ctl, NULL, GW_PRIV_RUN_DEL, NULL, f, q->uid);
+		if (c)
+			put_error(c, r, why[0] ? why : strerror(-r));
+		goto answered;
+	}
+	run = gw_run_find_id(ctl->runs, f->id);
+	audit_run(ctl, run, "run.gateway-register", q->uid,
+		  "registered with the gateway (its network namespace plumbed by the gateway)");
+	run->refs++;
+	c->owned = run;
+	gw_disarm(ctl->ev, &c->timer);
+	put_facts(c, run, rep);
+answered:
+	if (c) {
+		c->waiting = NULL;
+		handle_lines(c);
+		ctl_output(c);
+	}
+out:
+	gw_ctl_req_clear(f);
+	free(q);
+}
+
+/* @c goes: the run it holds leaves with it (its launcher is gone), plumbing undone */
+static void release_owned(struct gw_ctlconn *c)
+{
+	struct gw_run *r = c->owned;
+
+	c->owned = NULL;
+	if (!r)
+		return;
+	if (!r->dead) {
+		gw_udplog_drain(c->ctl->udp);
+		audit_run(c->ctl, r, "run.gateway-unregister", c->uid,
+			  "unregistered: the launcher's control connection closed");
+		r->refs++;
+		gw_run_unregister(c->ctl->runs, r);
+		priv_op(c->ctl, NULL, GW_PRIV_RUN_DEL, r, NULL, c->uid);
+		gw_run_put(c->ctl->runs, r);
+	}
+	gw_run_put(c->ctl->runs, r);
+}
+
+/* the descriptors that came with @mh: at most one, kept in c->netns_fd for the request being
+ * read. Return: 0, or -EBADMSG (more than one, another kind of control data, truncated) */
+static int take_fds(struct gw_ctlconn *c, struct msghdr *mh)
+{
+	int bad = (mh->msg_flags & MSG_CTRUNC) ? -EBADMSG : 0;
+
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		size_t k;
+		int *v;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) {
+			bad = -EBADMSG;
+			continue;
+		}
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		v = (int *)(void *)CMSG_DATA(cm);
+		for (size_t i = 0; i < k; i++) {
+			if (c->netns_fd < 0 && !bad) {
+				c->netns_fd = v[i];
+				continue;
+			}
+			close(v[i]);
+			bad = -EBADMSG;
+		}
+	}
+	return bad;
+}
+
 void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events)
 {
 	char buf[65536];
@@ -416,9 +671,23 @@ void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events)
 		return;
 	}
 	if (!c->closing && !c->waiting && (events & (EPOLLIN | EPOLLHUP))) {
-		ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		union {
+			char b[CMSG_SPACE(sizeof(int) * 4)];
+			struct cmsghdr align;
+		} cbuf;
+		struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+		struct msghdr mh = {.msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = cbuf.b,
+				    .msg_controllen = sizeof(cbuf.b)};
+		ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 
-		if (n == 0 || (n < 0 && errno != EAGAIN)) {
+		if (n >= 0 && take_fds(c, &mh)) {
+			put_error(c, -EBADMSG,
+				  "one namespace descriptor per register, and nothing else as "
+				  "control data");
+			c->closing = true;
+		} else if (n == 0 || (n < 0 && errno != EAGAIN)) {
 			c->closing = true;
 		} else if (n > 0) {
 			if (wd_buf_append(&c->in, buf, (size_t)n))
@@ -451,7 +720,9 @@ void gw_ctl_accept(struct gw_ctl *ctl, struct gw_listener *l)
 		c->ctl = ctl;
 		c->fd = fd;
 		c->uid = cred.uid;
+		c->gid = cred.gid;
 		c->pid = cred.pid;
+		c->netns_fd = -1;
 		gw_timer_init(&c->timer, GW_T_CTLCONN, c);
 		if (gw_ep_add(ctl->ev, fd, EPOLLIN, GW_REF(GW_REF_CTL, c))) {
 			free(c);

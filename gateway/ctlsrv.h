@@ -49,7 +49,13 @@ struct gw_ctl {
  * @next:	the next connection
  * @prev:	the previous one
  * @uid:	the client's uid (SO_PEERCRED)
+ * @gid:	its gid
  * @pid:	its pid
+ * @netns_fd:	a descriptor that came with the request being read (SCM_RIGHTS), -1: none;
+ *		only a register with "netns" takes one
+ * @owned:	the run registered with a namespace over this connection (a reference): it is
+ *		unregistered when the connection closes (its launcher is gone); such a
+ *		connection has no idle timeout
  * @in:		what arrived and was not handled yet
  * @out:	what is to be sent
  * @outoff:	how much of @out went out
@@ -63,7 +69,10 @@ struct gw_ctlconn {
 	int fd;
 	struct gw_ctlconn *next, *prev;
 	uid_t uid;
+	gid_t gid;
 	pid_t pid;
+	int netns_fd;
+	struct gw_run *owned;
 	struct wd_buf in;
 	struct wd_buf out;
 	size_t outoff;

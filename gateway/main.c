@@ -43,6 +43,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <jansson.h>
+#include <grp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -51,6 +52,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,7 +64,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: warden-gateway [--config FILE] [--audit-log PATH] [--control PATH]\n"
 		"                      [--user NAME] [--no-privsep] [--manage-nft] [--no-nflog]\n"
-		"                      [--worker PATH] [--listen-fds N] [--verbose]\n"
+		"                      [--worker PATH] [--listen-fds N] [--control-group GROUP]\n"
+		"                      [--verbose]\n"
 		"       warden-gateway ctl [--socket PATH] register --id ID --if IFNAME\n"
 		"                      [--host-v4 A --sandbox-v4 B] [--host-v6 A --sandbox-v6 B]\n"
 		"                      --policy FILE\n"
@@ -277,13 +280,16 @@ int main(int argc, char **argv)
 	    {"manage-nft", no_argument, NULL, 'm'},
 	    {"no-nflog", no_argument, NULL, 'N'},
 	    {"listen-fds", required_argument, NULL, 'L'},
+	    {"control-group", required_argument, NULL, 'G'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *audit_path = NULL, *ctl_path = NULL, *user = NULL;
-	const char *worker_path = NULL;
+	const char *worker_path = NULL, *ctl_group = NULL;
+	struct group *grp = NULL, grp_buf;
+	char grp_text[4096];
 	char worker_bin[PATH_MAX], num[3][16];
 	char *wargv[16];
 	struct wd_gwconf conf;
@@ -319,6 +325,9 @@ int main(int argc, char **argv)
 			break;
 		case 'w':
 			worker_path = optarg;
+			break;
+		case 'G':
+			ctl_group = optarg;
 			break;
 		case 'n':
 			privsep = false;
@@ -400,6 +409,15 @@ int main(int argc, char **argv)
 				   "without --no-privsep)");
 		ret = 2;
 		goto out;
+	}
+	if (ctl_group && !privsep) {
+		wd_log(WD_LOG_ERR, "--control-group needs privilege separation (run as root)");
+		return 2;
+	}
+	if (ctl_group &&
+	    (getgrnam_r(ctl_group, &grp_buf, grp_text, sizeof(grp_text), &grp) || !grp)) {
+		wd_log(WD_LOG_ERR, "--control-group %s: no such group", ctl_group);
+		return 2;
 	}
 	if (privsep) {
 		pw = getpwnam(conf.user);
@@ -494,7 +512,13 @@ int main(int argc, char **argv)
 	close(sp[1]);
 	ret = gw_fds_open(&conf, conf.control_path, &fds, &err);
 	owns_ctl = !ret;
-	if (ret) {
+	/* --control-group: only that group's members (and root) may connect, 0660 root:GROUP */
+	if (!ret && grp &&
+	    (chown(conf.control_path, 0, grp->gr_gid) < 0 || chmod(conf.control_path, 0660) < 0)) {
+		ret = -errno;
+		wd_log(WD_LOG_ERR, "control socket %s: group %s: %s", conf.control_path, ctl_group,
+		       strerror(errno));
+	} else if (ret) {
 		wd_log(WD_LOG_ERR, "%s", err.msg);
 	} else if ((fds.audit = open_audit_for_worker(audit_path)) < 0) {
 		ret = -EIO;

@@ -15,11 +15,29 @@
  * the configured run pools, and a run may only be removed with exactly the
  * facts it was added with. Elements the parent added are removed again when
  * the worker is gone.
+ *
+ * Daemon mode (GW_PRIV_NETNS_ADD, docs/gateway.md "Runs in a user's namespace"): the worker
+ * forwards a user's network namespace (the descriptor attached). The parent checks it again
+ * (gw_netns_check() against the uid the worker names), adopts it (netns_run_adopt(): a slot of
+ * the shared allocator, the veth with its peer in that namespace, addresses and routes
+ * inside), adds the run's nft elements, makes the run's cgroup delegated to the user
+ * (cgroup.c), writes a record of it all under GW_PARENT_RUNS_DIR, and answers with the facts.
+ * RUN_DEL of such a run undoes every part. At start the parent reclaims the records of an
+ * earlier parent that is gone (elements, cgroups; netns_gc() the veths and slots).
  */
 #include "gateway/parent.h"
+#include "gateway/cgroup.h"
 #include "gateway/gw.h"
+#include "gateway/privsep.h"
+#include "netns/netns.h"
 #include "nft/nft.h"
 #include "plumb/plumb.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <poll.h>
@@ -32,14 +50,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+_Static_assert(GW_CGROUP_PATH == GW_PRIV_CGROUP_SIZE, "a cgroup folder fits the reply");
+
+/* one run the parent added: its nft elements, and in daemon mode its network and cgroup */
+struct pentry {
+	struct fw_run fr;
+	bool adopted; /* a user's namespace: @net and @cg are this run's too */
+	struct netns_run net;
+	struct gw_cgroup cg;
+};
+
 struct parent {
 	const struct wd_gwconf *conf;
 	struct fw_config fc;
 	struct fw_conn *nl;
-	struct fw_run *runs; /* what we added */
+	struct pentry *runs; /* what we added */
 	size_t n, cap;
 	struct gw_addr pool[2];
 	unsigned prefix[2];
+	struct netns_pool_config ncfg;
+	bool ncfg_ok;
+	const char *runs_dir; /* the records of daemon-mode runs */
 };
 
 /* copy @s into @why, cut to fit */
@@ -51,10 +82,10 @@ static void say(char *why, size_t size, const char *s)
 	why[n] = '\0';
 }
 
-static struct fw_run *find(struct parent *p, const char *ifname)
+static struct pentry *find(struct parent *p, const char *ifname)
 {
 	for (size_t i = 0; i < p->n; i++)
-		if (!strcmp(p->runs[i].ifname, ifname))
+		if (!strcmp(p->runs[i].fr.ifname, ifname))
 			return &p->runs[i];
 	return NULL;
 }
@@ -98,26 +129,40 @@ static int facts(struct parent *p, const struct gw_priv_run *m, struct fw_run *r
 	return 0;
 }
 
+/* room for one more entry; Return: 0 or -ENOMEM */
+static int grow(struct parent *p)
+{
+	size_t cap = p->cap ? p->cap * 2 : 16;
+	void *v;
+
+	if (p->n < p->cap)
+		return 0;
+	v = realloc(p->runs, cap * sizeof(*p->runs));
+	if (!v)
+		return -ENOMEM;
+	p->runs = v;
+	p->cap = cap;
+	return 0;
+}
+
 static int run_add(struct parent *p, const struct fw_run *r, char *why, size_t size)
 {
-	struct fw_run *old = find(p, r->ifname);
+	struct pentry *oe = find(p, r->ifname);
+	struct fw_run *old = oe ? &oe->fr : NULL;
 	struct wd_err err;
 	int ret;
 
+	if (oe && oe->adopted) {
+		snprintf(why, size, "interface %s belongs to a run the gateway plumbed", r->ifname);
+		return -EEXIST;
+	}
 	if (old && !same(old, r)) {
 		snprintf(why, size, "interface %s is already registered with other addresses",
 			 r->ifname);
 		return -EEXIST;
 	}
-	if (!old && p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 16;
-		void *v = realloc(p->runs, cap * sizeof(*p->runs));
-
-		if (!v)
-			return -ENOMEM;
-		p->runs = v;
-		p->cap = cap;
-	}
+	if (!old && grow(p))
+		return -ENOMEM;
 	wd_err_clear(&err);
 	if (!p->nl && (ret = fw_conn_open(&p->nl, &err))) {
 		say(why, size, err.msg);
@@ -128,18 +173,48 @@ static int run_add(struct parent *p, const struct fw_run *r, char *why, size_t s
 		say(why, size, err.msg[0] ? err.msg : strerror(-ret));
 		return ret;
 	}
-	if (!old)
-		p->runs[p->n++] = *r;
+	if (!old) {
+		memset(&p->runs[p->n], 0, sizeof(p->runs[p->n]));
+		p->runs[p->n++].fr = *r;
+	}
 	return 0;
+}
+
+/* the record of a daemon-mode run: where a later parent finds what to reclaim */
+static void record_path(const struct parent *p, const char *ifname, char *out, size_t size)
+{
+	snprintf(out, size, "%s/%s", p->runs_dir, ifname);
+}
+
+/* a daemon-mode run's network, cgroup and record go (its elements went already); Return: 0 or
+ * the first -errno (@why) */
+static int undo_adopted(struct parent *p, struct pentry *e, char *why, size_t size)
+{
+	struct wd_err err;
+	char path[PATH_MAX];
+	int ret, r;
+
+	wd_err_clear(&err);
+	ret = netns_run_destroy(&p->ncfg, &e->net, &err);
+	if (ret)
+		say(why, size, err.msg);
+	r = gw_cgroup_remove(&e->cg);
+	if (r && !ret) {
+		ret = r;
+		snprintf(why, size, "removing the run's cgroup: %s", strerror(-r));
+	}
+	record_path(p, e->fr.ifname, path, sizeof(path));
+	unlink(path);
+	return ret;
 }
 
 static int run_del(struct parent *p, const struct fw_run *r, char *why, size_t size)
 {
-	struct fw_run *old = find(p, r->ifname);
+	struct pentry *oe = find(p, r->ifname);
 	struct wd_err err;
 	int ret;
 
-	if (!old || !same(old, r)) {
+	if (!oe || !same(&oe->fr, r)) {
 		snprintf(why, size, "no run on %s with these addresses was added", r->ifname);
 		return -ENOENT;
 	}
@@ -147,10 +222,262 @@ static int run_del(struct parent *p, const struct fw_run *r, char *why, size_t s
 	ret = fw_conn_run_del(p->nl, &p->fc, r, &err);
 	if (ret) {
 		say(why, size, err.msg[0] ? err.msg : strerror(-ret));
+		if (!oe->adopted)
+			return ret;
+	}
+	/* a plumbed run's network and cgroup go even when its elements could not */
+	if (oe->adopted) {
+		int r2 = undo_adopted(p, oe, why, size);
+
+		ret = ret ? ret : r2;
+	}
+	*oe = p->runs[--p->n];
+	return ret;
+}
+
+/* the facts of an adopted network as nft elements (the launcher's run_network_facts()) */
+static void net_facts(const struct netns_run *net, struct fw_run *fr)
+{
+	memset(fr, 0, sizeof(*fr));
+	snprintf(fr->ifname, sizeof(fr->ifname), "%s", net->ifname);
+	fr->has_v4 = fr->has_gw4 = true;
+	fr->sbx4 = net->addr.sbx4;
+	fr->gw4 = net->addr.host4;
+	fr->has_v6 = fr->has_gw6 = true;
+	fr->sbx6 = net->addr.sbx6;
+	fr->gw6 = net->addr.host6;
+}
+
+/* write the record of @e (owner: this process); Return: 0 or -errno */
+static int record_write(const struct parent *p, const struct pentry *e)
+{
+	char path[PATH_MAX], a[4][INET6_ADDRSTRLEN];
+	unsigned long long start = 0;
+	struct wd_buf b = WD_BUF_INIT;
+	int fd, ret;
+
+	record_path(p, e->fr.ifname, path, sizeof(path));
+	ret = wd_proc_stat(0, &start, NULL);
+	if (ret)
+		return ret;
+	inet_ntop(AF_INET, &e->fr.sbx4, a[0], sizeof(a[0]));
+	inet_ntop(AF_INET, &e->fr.gw4, a[1], sizeof(a[1]));
+	inet_ntop(AF_INET6, &e->fr.sbx6, a[2], sizeof(a[2]));
+	inet_ntop(AF_INET6, &e->fr.gw6, a[3], sizeof(a[3]));
+	wd_buf_printf(&b, "%d %llu %s %s %s %s %s\n", (int)getpid(), start, e->fr.ifname, a[0],
+		      a[1], a[2], a[3]);
+	for (int i = 0; i < GW_CGROUP_MAX; i++)
+		wd_buf_printf(&b, "%s\n", e->cg.dir[i][0] ? e->cg.dir[i] : "-");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	ret = fd < 0 ? -errno : wd_write_all(fd, b.data, b.len);
+	if (fd >= 0)
+		close(fd);
+	wd_buf_free(&b);
+	return ret;
+}
+
+/* a user's namespace plumbed: the checks, the network, the elements, the cgroup, the record;
+ * @rep filled in. Return: 0, or a negative errno (@why; nothing is left) */
+static int netns_add(struct parent *p, const struct gw_priv_netns *m, int fd,
+		     struct gw_priv_netns_reply *rep, char *why, size_t size)
+{
+	struct pentry e;
+	struct policy_limits lim = {0};
+	struct wd_err err;
+	int ret;
+
+	memset(&e, 0, sizeof(e));
+	e.net.netns_fd = -1;
+	e.adopted = true;
+	if (!p->ncfg_ok) {
+		snprintf(why, size, "bad pools.runs_v4 / runs_v6 in the gateway's configuration");
+		return -EINVAL;
+	}
+	/* the worker checked it; so does the side with the privilege */
+	ret = gw_netns_check(fd, (uid_t)m->uid, why, size);
+	if (ret)
+		return ret;
+	if (grow(p))
+		return -ENOMEM;
+	wd_err_clear(&err);
+	ret = netns_run_adopt(&p->ncfg, fd, &e.net, &err);
+	if (ret) {
+		snprintf(why, size, "plumbing the run's namespace: %.200s",
+			 err.msg[0] ? err.msg : strerror(-ret));
 		return ret;
 	}
-	*old = p->runs[--p->n];
+	net_facts(&e.net, &e.fr);
+	if (!p->nl && (ret = fw_conn_open(&p->nl, &err))) {
+		say(why, size, err.msg);
+		goto fail_net;
+	}
+	ret = fw_conn_run_add(p->nl, &p->fc, &e.fr, &err);
+	if (ret) {
+		snprintf(why, size, "adding the run's nft elements: %.200s",
+			 err.msg[0] ? err.msg : strerror(-ret));
+		goto fail_net;
+	}
+	lim.memory_mb = m->memory_mb;
+	lim.pids = m->pids;
+	lim.cpu_milli = m->cpu_milli;
+	ret = gw_cgroup_create(&e.cg, m->id, &lim, (uid_t)m->uid, (gid_t)m->gid, why, size);
+	if (ret)
+		goto fail_fw;
+	ret = record_write(p, &e);
+	if (ret) {
+		snprintf(why, size, "recording the run in %s: %s", p->runs_dir, strerror(-ret));
+		gw_cgroup_remove(&e.cg);
+		goto fail_fw;
+	}
+	p->runs[p->n++] = e;
+	snprintf(rep->ifname, sizeof(rep->ifname), "%s", e.fr.ifname);
+	rep->flags = GW_PRIV_HAS_V4 | GW_PRIV_HAS_V6;
+	memcpy(rep->v4, &e.fr.sbx4, 4);
+	memcpy(rep->h4, &e.fr.gw4, 4);
+	memcpy(rep->v6, &e.fr.sbx6, 16);
+	memcpy(rep->h6, &e.fr.gw6, 16);
+	for (int i = 0; i < GW_CGROUP_MAX && i < GW_PRIV_CGROUPS; i++)
+		memcpy(rep->cgroup[i], e.cg.dir[i], sizeof(rep->cgroup[i])); /* zero-filled */
 	return 0;
+fail_fw:
+	fw_conn_run_del(p->nl, &p->fc, &e.fr, &err);
+fail_net:
+	netns_run_destroy(&p->ncfg, &e.net, &err);
+	return ret;
+}
+
+/* the first line of a record: "PID START IFNAME SBX4 GW4 SBX6 GW6"; *@off: where the cgroup
+ * lines begin. Return: 0, or -EINVAL */
+static int parse_record(char *text, int *pid, unsigned long long *start, char ifname[16],
+			char a[4][INET6_ADDRSTRLEN], int *off)
+{
+	char *nl = strchr(text, '\n'), *save = NULL, *tok;
+	unsigned long long v;
+
+	if (!nl)
+		return -EINVAL;
+	*nl = '\0';
+	*off = (int)(nl + 1 - text);
+	tok = strtok_r(text, " ", &save);
+	if (!tok || wd_parse_uint(tok, INT_MAX, &v))
+		return -EINVAL;
+	*pid = (int)v;
+	tok = strtok_r(NULL, " ", &save);
+	if (!tok || wd_parse_uint(tok, ULLONG_MAX, start))
+		return -EINVAL;
+	tok = strtok_r(NULL, " ", &save);
+	if (!tok || strlen(tok) >= 16)
+		return -EINVAL;
+	strcpy(ifname, tok);
+	for (int i = 0; i < 4; i++) {
+		tok = strtok_r(NULL, " ", &save);
+		if (!tok || strlen(tok) >= INET6_ADDRSTRLEN)
+			return -EINVAL;
+		strcpy(a[i], tok);
+	}
+	return strtok_r(NULL, " ", &save) ? -EINVAL : 0;
+}
+
+/* one record of an earlier parent's: reclaimed when that parent is gone */
+static void reclaim_one(struct parent *p, const char *name)
+{
+	char path[PATH_MAX], *text = NULL, ifname[16], a[4][INET6_ADDRSTRLEN];
+	unsigned long long start = 0, now = 0;
+	struct gw_cgroup cg;
+	struct wd_err err;
+	struct fw_run fr;
+	size_t len = 0;
+	int pid, off = 0;
+
+	record_path(p, name, path, sizeof(path));
+	if (wd_read_file(path, 8192, &text, &len))
+		return;
+	if (parse_record(text, &pid, &start, ifname, a, &off) || strcmp(ifname, name)) {
+		wd_log(WD_LOG_WARN, "%s: not a run record; left alone", path);
+		free(text);
+		return;
+	}
+	if (!wd_proc_stat(pid, &now, NULL) && now == start) {
+		free(text); /* its parent lives (another gateway): its own */
+		return;
+	}
+	memset(&fr, 0, sizeof(fr));
+	snprintf(fr.ifname, sizeof(fr.ifname), "%s", ifname);
+	fr.has_v4 = fr.has_gw4 =
+	    inet_pton(AF_INET, a[0], &fr.sbx4) == 1 && inet_pton(AF_INET, a[1], &fr.gw4) == 1;
+	fr.has_v6 = fr.has_gw6 =
+	    inet_pton(AF_INET6, a[2], &fr.sbx6) == 1 && inet_pton(AF_INET6, a[3], &fr.gw6) == 1;
+	wd_err_clear(&err);
+	if ((p->nl || !fw_conn_open(&p->nl, &err)) && fw_conn_run_del(p->nl, &p->fc, &fr, &err) &&
+	    err.msg[0])
+		wd_log(WD_LOG_DEBUG, "reclaiming %s: %s", ifname, err.msg);
+	memset(&cg, 0, sizeof(cg));
+	{
+		char *line = text + off, *nl;
+
+		for (int i = 0; i < GW_CGROUP_MAX && line && *line;
+		     i++, line = nl ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			if (nl)
+				*nl = '\0';
+			if (strcmp(line, "-"))
+				snprintf(cg.dir[i], sizeof(cg.dir[i]), "%s", line);
+		}
+	}
+	gw_cgroup_remove(&cg);
+	unlink(path);
+	wd_log(WD_LOG_INFO, "reclaimed run %s of a gateway that is gone", ifname);
+	free(text);
+}
+
+/* at start: every record of a parent that is gone is reclaimed, then the stale slots
+ * (netns_gc() deletes their veths) */
+static void reclaim(struct parent *p)
+{
+	struct wd_err err;
+	struct dirent *de;
+	DIR *d;
+
+	if (wd_mkdir_p(p->runs_dir, 0700))
+		return;
+	d = opendir(p->runs_dir);
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			reclaim_one(p, de->d_name);
+	if (d)
+		closedir(d);
+	wd_err_clear(&err);
+	if (p->ncfg_ok && netns_gc(&p->ncfg, NULL, &err))
+		wd_log(WD_LOG_WARN, "reclaiming the networks of runs that are gone: %s", err.msg);
+}
+
+/* a request's descriptors (@mh): *@fd the one, -1 none; Return: 0, or -EBADMSG (more than
+ * one, other control data, truncated; each closed) */
+static int take_fd(struct msghdr *mh, int *fd)
+{
+	int bad = (mh->msg_flags & MSG_CTRUNC) ? -EBADMSG : 0;
+
+	*fd = -1;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		size_t k = cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS
+			       ? (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int)
+			       : 0;
+		int *v = (int *)(void *)CMSG_DATA(cm);
+
+		if (!k)
+			bad = -EBADMSG;
+		for (size_t i = 0; i < k; i++) {
+			if (*fd < 0) {
+				*fd = v[i];
+				continue;
+			}
+			close(v[i]);
+			bad = -EBADMSG;
+		}
+	}
+	if (bad)
+		wd_closep(fd);
+	return bad;
 }
 
 /* one request from the worker; Return: 0, or -EBADMSG (fatal) / -errno (channel) */
@@ -158,23 +485,57 @@ static int serve_one(struct parent *p, int sock, bool manage)
 {
 	union {
 		struct gw_priv_run run;
+		struct gw_priv_netns ns;
 		/* b is never read: it makes room past the message, so that a longer one
 		 * shows as n > sizeof(its struct) and is refused */
 		// cppcheck-suppress unusedStructMember ; read by no one on purpose (above)
-		uint8_t b[sizeof(struct gw_priv_run) + 64];
+		uint8_t b[sizeof(struct gw_priv_netns) + 64];
 	} m;
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 2)];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf.buf,
+			    .msg_controllen = sizeof(cbuf.buf)};
 	struct gw_priv_reply rep;
+	struct gw_priv_netns_reply nrep;
 	struct fw_run r;
 	char why[sizeof(rep.msg)] = "";
-	ssize_t n = recv(sock, &m, sizeof(m), MSG_DONTWAIT);
-	int ret;
+	ssize_t n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	int ret, fd;
 
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 	if (n == 0)
 		return -EPIPE;
-	if (!manage || gw_priv_run_check(&m.run, (size_t)n))
-		return -EBADMSG;
+	if (take_fd(&mh, &fd) || !manage)
+		goto bad;
+	if ((size_t)n >= 8 && m.run.type == GW_PRIV_NETNS_ADD) {
+		/* daemon mode: exactly one descriptor, the namespace */
+		if (fd < 0 || gw_priv_netns_check(&m.ns, (size_t)n))
+			goto bad;
+		memset(&nrep, 0, sizeof(nrep));
+		ret = netns_add(p, &m.ns, fd, &nrep, why, sizeof(why));
+		close(fd);
+		if (ret < -4095 || ret > 0)
+			ret = -EIO;
+		if (ret)
+			memset(&nrep, 0, sizeof(nrep));
+		nrep.magic = GW_PRIV_MAGIC;
+		nrep.version = GW_PRIV_VERSION;
+		nrep.type = GW_PRIV_NETNS_REPLY;
+		nrep.seq = m.ns.seq;
+		nrep.status = ret;
+		snprintf(nrep.msg, sizeof(nrep.msg), "%s", ret ? why : "");
+		if (send(sock, &nrep, sizeof(nrep), MSG_NOSIGNAL) != (ssize_t)sizeof(nrep))
+			return errno ? -errno : -EIO;
+		return 0;
+	}
+	if (fd >= 0 || gw_priv_run_check(&m.run, (size_t)n))
+		goto bad;
 	ret = facts(p, &m.run, &r, why, sizeof(why));
 	if (!ret)
 		ret = m.run.type == GW_PRIV_RUN_ADD ? run_add(p, &r, why, sizeof(why))
@@ -185,11 +546,14 @@ static int serve_one(struct parent *p, int sock, bool manage)
 	if (send(sock, &rep, sizeof(rep), MSG_NOSIGNAL) != (ssize_t)sizeof(rep))
 		return errno ? -errno : -EIO;
 	return 0;
+bad:
+	wd_closep(&fd);
+	return -EBADMSG;
 }
 
 int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool manage_nft)
 {
-	struct parent p = {.conf = conf};
+	struct parent p = {.conf = conf, .runs_dir = GW_PARENT_RUNS_DIR};
 	sigset_t mask;
 	int sfd, status = 0, ret = -1;
 	bool fatal = false, alive = true;
@@ -198,6 +562,16 @@ int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool ma
 	if (gw_cidr_parse(conf->pool_v4, &p.pool[0], &p.prefix[0]) ||
 	    gw_cidr_parse(conf->pool_v6, &p.pool[1], &p.prefix[1]))
 		manage_nft = false; /* cannot check addresses: refuse every update */
+	/* the run networks the gateway plumbs: the launchers' allocator, no bind mount (the
+	 * parent holds each namespace until the run is unregistered) */
+	netns_pool_config_defaults(&p.ncfg);
+	p.ncfg.bind_mount = false;
+	snprintf(p.ncfg.ifname_prefix, sizeof(p.ncfg.ifname_prefix), "%s", conf->if_prefix);
+	p.ncfg_ok = !netns_parse_prefix(conf->pool_v4, &p.ncfg.pool4) &&
+		    !netns_parse_prefix(conf->pool_v6, &p.ncfg.pool6) &&
+		    !netns_pool_check(&p.ncfg, NULL, NULL);
+	if (manage_nft)
+		reclaim(&p);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -256,11 +630,13 @@ int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool ma
 	/* the worker is gone: its runs' elements go too */
 	while (p.n) {
 		char why[256];
+		struct fw_run last = p.runs[p.n - 1].fr;
 
-		if (run_del(&p, &p.runs[p.n - 1], why, sizeof(why))) {
-			wd_log(WD_LOG_WARN, "removing the nft elements of %s: %s",
-			       p.runs[p.n - 1].ifname, why);
-			p.n--;
+		if (run_del(&p, &last, why, sizeof(why))) {
+			wd_log(WD_LOG_WARN, "removing the nft elements of %s: %s", last.ifname,
+			       why);
+			if (p.n && !strcmp(p.runs[p.n - 1].fr.ifname, last.ifname))
+				p.n--;
 		}
 	}
 	fw_conn_close(p.nl);

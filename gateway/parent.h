@@ -9,6 +9,10 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+/* Where the parent records the runs it plumbed in users' namespaces (daemon mode), one file
+ * each, so that a parent started after one that died reclaims them. */
+#define GW_PARENT_RUNS_DIR "/run/warden/gateway-runs"
+
 /**
  * gw_parent_serve() - serve the worker's run updates until it exits
  * @sock:	the parent's end of the socketpair (closed on return)

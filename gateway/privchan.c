@@ -35,10 +35,24 @@ void gw_privchan_free(struct gw_privchan *p)
 		struct gw_privreq *q = p->head;
 
 		p->head = q->next;
-		q->done(q, NULL);
+		if (q->netns)
+			q->done_netns(q, NULL);
+		else
+			q->done(q, NULL);
 	}
 	p->tail = NULL;
 	wd_closep(&p->fd);
+}
+
+/* @q waits for its reply, after the others */
+static void link_req(struct gw_privchan *p, struct gw_privreq *q)
+{
+	q->next = NULL;
+	if (p->tail)
+		p->tail->next = q;
+	else
+		p->head = q;
+	p->tail = q;
 }
 
 int gw_privchan_send(struct gw_privchan *p, struct gw_privreq *q, enum gw_priv_type type,
@@ -56,12 +70,30 @@ int gw_privchan_send(struct gw_privchan *p, struct gw_privreq *q, enum gw_priv_t
 	if (send(p->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(m))
 		return errno ? -errno : -EIO;
 	q->seq = ++p->seq;
-	q->next = NULL;
-	if (p->tail)
-		p->tail->next = q;
-	else
-		p->head = q;
-	p->tail = q;
+	q->netns = false;
+	link_req(p, q);
+	return 0;
+}
+
+int gw_privchan_send_netns(struct gw_privchan *p, struct gw_privreq *q, struct gw_priv_netns *m,
+			   int fd)
+{
+	int r;
+
+	if (p->fd < 0)
+		return -ENOTCONN;
+	m->magic = GW_PRIV_MAGIC;
+	m->version = GW_PRIV_VERSION;
+	m->type = GW_PRIV_NETNS_ADD;
+	m->seq = p->seq + 1;
+	if (gw_priv_netns_check(m, sizeof(*m)))
+		return -EINVAL;
+	r = gw_priv_send_netns(p->fd, m, fd);
+	if (r)
+		return r;
+	q->seq = ++p->seq;
+	q->netns = true;
+	link_req(p, q);
 	return 0;
 }
 
@@ -77,10 +109,11 @@ void gw_privchan_event(struct gw_privchan *p, unsigned events)
 {
 	union {
 		struct gw_priv_reply rep;
+		struct gw_priv_netns_reply nrep;
 		/* b is never read: it makes room past the message, so that a longer one
 		 * shows as n > sizeof(its struct) and is refused */
 		// cppcheck-suppress unusedStructMember ; read by no one on purpose (above)
-		uint8_t b[sizeof(struct gw_priv_reply) + 64];
+		uint8_t b[sizeof(struct gw_priv_netns_reply) + 64];
 	} m;
 
 	for (;;) {
@@ -100,13 +133,17 @@ void gw_privchan_event(struct gw_privchan *p, unsigned events)
 			fatal(p, -EPIPE, "the parent closed it");
 			return;
 		}
-		if (!q || gw_priv_reply_check(&m.rep, (size_t)n, q->seq)) {
+		if (!q || (q->netns ? gw_priv_netns_reply_check(&m.nrep, (size_t)n, q->seq)
+				    : gw_priv_reply_check(&m.rep, (size_t)n, q->seq))) {
 			fatal(p, -EBADMSG, q ? "malformed reply" : "unexpected message");
 			return;
 		}
 		p->head = q->next;
 		if (!p->head)
 			p->tail = NULL;
-		q->done(q, &m.rep);
+		if (q->netns)
+			q->done_netns(q, &m.nrep);
+		else
+			q->done(q, &m.rep);
 	}
 }

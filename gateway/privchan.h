@@ -17,13 +17,17 @@
  * struct gw_privreq - one run update waiting for the parent, embedded in its owner
  * @next:	the next one sent
  * @seq:	its request number
+ * @netns:	a GW_PRIV_NETNS_ADD (its reply is a struct gw_priv_netns_reply)
  * @done:	called once: with the parent's (checked) reply, or with NULL when
  *		the channel goes away first
+ * @done_netns:	the same for a GW_PRIV_NETNS_ADD
  */
 struct gw_privreq {
 	struct gw_privreq *next;
 	uint32_t seq;
+	bool netns;
 	void (*done)(struct gw_privreq *q, const struct gw_priv_reply *rep);
+	void (*done_netns)(struct gw_privreq *q, const struct gw_priv_netns_reply *rep);
 };
 
 /**
@@ -73,6 +77,17 @@ void gw_privchan_free(struct gw_privchan *p);
 int gw_privchan_send(struct gw_privchan *p, struct gw_privreq *q, enum gw_priv_type type,
 		     const char *ifname, const struct gw_addr *sb4, const struct gw_addr *sb6,
 		     const struct gw_addr *h4, const struct gw_addr *h6);
+
+/**
+ * gw_privchan_send_netns() - ask the parent to plumb a run in a user's network namespace
+ * @p:		the channel
+ * @q:		the request (its @done_netns set; linked until it is called)
+ * @m:		the request's message (its seq is filled in here)
+ * @fd:		the namespace (sent along; the caller keeps and closes its own)
+ * Return: 0, or a negative errno (-ENOTCONN: no channel; @q is not linked).
+ */
+int gw_privchan_send_netns(struct gw_privchan *p, struct gw_privreq *q, struct gw_priv_netns *m,
+			   int fd);
 
 /** gw_privchan_event() - an epoll event on the channel (a reply, or its end). */
 void gw_privchan_event(struct gw_privchan *p, unsigned events);

@@ -11,6 +11,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
+#include <linux/nsfs.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -296,4 +299,141 @@ int gw_priv_reply_check(const struct gw_priv_reply *m, size_t len, uint32_t seq)
 	if (n == sizeof(m->msg) || !all_zero((const uint8_t *)m->msg + n, sizeof(m->msg) - n))
 		return -EBADMSG;
 	return 0;
+}
+
+/* ------------------------------------------------------------ namespaces (daemon mode) */
+
+/* a token: printable ASCII without spaces, quotes or backslashes, NUL-terminated and
+ * zero-filled within @size bytes */
+static bool token_ok(const char *f, size_t size)
+{
+	size_t n = strnlen(f, size);
+
+	if (n == 0 || n == size)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (f[i] <= ' ' || f[i] > '~' || f[i] == '"' || f[i] == '\\')
+			return false;
+	return all_zero((const uint8_t *)f + n, size - n);
+}
+
+/* a string of @size bytes: NUL-terminated, zero-filled after the NUL */
+static bool cstr_ok(const char *f, size_t size)
+{
+	size_t n = strnlen(f, size);
+
+	return n < size && all_zero((const uint8_t *)f + n, size - n);
+}
+
+int gw_priv_netns_check(const struct gw_priv_netns *m, size_t len)
+{
+	if (len != sizeof(*m) || m->magic != GW_PRIV_MAGIC || m->version != GW_PRIV_VERSION ||
+	    m->type != GW_PRIV_NETNS_ADD)
+		return -EBADMSG;
+	return token_ok(m->id, sizeof(m->id)) ? 0 : -EBADMSG;
+}
+
+int gw_priv_netns_reply_check(const struct gw_priv_netns_reply *m, size_t len, uint32_t seq)
+{
+	struct gw_priv_run run;
+
+	if (len != sizeof(*m) || m->magic != GW_PRIV_MAGIC || m->version != GW_PRIV_VERSION ||
+	    m->type != GW_PRIV_NETNS_REPLY || m->seq != seq || m->status > 0 || m->status < -4095 ||
+	    !cstr_ok(m->msg, sizeof(m->msg)) || !all_zero(m->pad, 3))
+		return -EBADMSG;
+	for (int i = 0; i < GW_PRIV_CGROUPS; i++)
+		if (!cstr_ok(m->cgroup[i], sizeof(m->cgroup[i])) || (m->status && m->cgroup[i][0]))
+			return -EBADMSG;
+	if (m->status)
+		return all_zero((const uint8_t *)m->ifname, sizeof(m->ifname)) && !m->flags &&
+			       all_zero(m->v4, 4) && all_zero(m->v6, 16) && all_zero(m->h4, 4) &&
+			       all_zero(m->h6, 16)
+			   ? 0
+			   : -EBADMSG;
+	/* the facts of a success are those of a run update */
+	memset(&run, 0, sizeof(run));
+	run.magic = GW_PRIV_MAGIC;
+	run.version = GW_PRIV_VERSION;
+	run.type = GW_PRIV_RUN_ADD;
+	run.flags = m->flags;
+	memcpy(run.ifname, m->ifname, sizeof(run.ifname));
+	memcpy(run.v4, m->v4, 4);
+	memcpy(run.v6, m->v6, 16);
+	memcpy(run.h4, m->h4, 4);
+	memcpy(run.h6, m->h6, 16);
+	return gw_priv_run_check(&run, sizeof(run));
+}
+
+int gw_priv_send_netns(int sock, const struct gw_priv_netns *m, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf.buf,
+			    .msg_controllen = sizeof(cbuf.buf)};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	memset(&cbuf, 0, sizeof(cbuf));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	n = sendmsg(sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)sizeof(*m) ? 0 : -EIO;
+}
+
+int gw_netns_check(int fd, uid_t uid, char *why, size_t size)
+{
+	struct stat given, own;
+	uid_t owner = (uid_t)-1;
+	int type, userns, ret = 0;
+
+	type = ioctl(fd, NS_GET_NSTYPE);
+	if (type < 0) {
+		snprintf(why, size, "the descriptor sent is not a namespace (%s)", strerror(errno));
+		return -EINVAL;
+	}
+	if (type != CLONE_NEWNET) {
+		snprintf(why, size,
+			 "the descriptor sent is a namespace, but not a network namespace");
+		return -EINVAL;
+	}
+	/* the user namespace that owns it, and that one's owner */
+	userns = ioctl(fd, NS_GET_USERNS);
+	if (userns < 0) {
+		snprintf(why, size,
+			 "the network namespace sent is not owned by uid %u (its user namespace "
+			 "is out of the gateway's reach: %s)",
+			 (unsigned)uid, strerror(errno));
+		return -EPERM;
+	}
+	if (ioctl(userns, NS_GET_OWNER_UID, &owner) < 0 || fstat(userns, &given) < 0 ||
+	    stat("/proc/self/ns/user", &own) < 0) {
+		ret = -errno;
+		snprintf(why, size, "reading the owner of the namespace sent: %s", strerror(errno));
+		goto out;
+	}
+	/* root may hand over any namespace; a user only one of a user namespace of their own,
+	 * never the host's (whose owner is root anyway) */
+	if (uid != 0 &&
+	    (owner != uid || (given.st_dev == own.st_dev && given.st_ino == own.st_ino))) {
+		snprintf(why, size,
+			 "the network namespace sent is not owned by uid %u (its user namespace "
+			 "belongs to uid %u%s): the gateway plumbs a user's own namespaces only",
+			 (unsigned)uid, (unsigned)owner,
+			 given.st_dev == own.st_dev && given.st_ino == own.st_ino ? ", the host's"
+										  : "");
+		ret = -EPERM;
+	}
+out:
+	close(userns);
+	return ret;
 }

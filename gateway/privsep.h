@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /*
  * The privileged parent and its worker share one SOCK_SEQPACKET socketpair.
@@ -21,16 +22,20 @@
  *   parent -> worker  GW_PRIV_LISTENERS  once, descriptors attached
  *   worker -> parent  GW_PRIV_RUN_ADD / GW_PRIV_RUN_DEL  (only with --manage-nft)
  *   parent -> worker  GW_PRIV_RUN_REPLY  one per request, in order
+ *   worker -> parent  GW_PRIV_NETNS_ADD  a user's network namespace attached (daemon mode)
+ *   parent -> worker  GW_PRIV_NETNS_REPLY  its outcome and the run's facts, in order
  */
 #define GW_PRIV_MAGIC 0x57444757u /* "WDGW" */
 #define GW_PRIV_VERSION 3
 #define GW_PRIV_KINDS 11 /* slots of struct gw_fds */
 
 enum gw_priv_type {
-	GW_PRIV_LISTENERS = 1, /* the listening sockets etc., attached with SCM_RIGHTS */
-	GW_PRIV_RUN_ADD = 2,   /* add a run's nft set elements */
-	GW_PRIV_RUN_DEL = 3,   /* remove them */
-	GW_PRIV_RUN_REPLY = 4, /* the outcome of one RUN_ADD / RUN_DEL */
+	GW_PRIV_LISTENERS = 1,	 /* the listening sockets etc., attached with SCM_RIGHTS */
+	GW_PRIV_RUN_ADD = 2,	 /* add a run's nft set elements */
+	GW_PRIV_RUN_DEL = 3,	 /* remove them */
+	GW_PRIV_RUN_REPLY = 4,	 /* the outcome of one RUN_ADD / RUN_DEL */
+	GW_PRIV_NETNS_ADD = 5,	 /* plumb a run in the network namespace attached (SCM_RIGHTS) */
+	GW_PRIV_NETNS_REPLY = 6, /* the outcome of one NETNS_ADD, with the run's facts */
 };
 
 /**
@@ -193,5 +198,120 @@ int gw_priv_reply_encode(struct gw_priv_reply *m, uint32_t seq, int status, cons
  * status out of range, @msg unterminated or not zero-filled).
  */
 int gw_priv_reply_check(const struct gw_priv_reply *m, size_t len, uint32_t seq);
+
+/* Longest run id in a namespace request (gateway/ctl.h GW_RUN_ID_MAX), with its NUL. */
+#define GW_PRIV_ID_SIZE 72
+/* cgroup folders a namespace reply names (cgroup v1: memory, pids, cpu; v2: one) */
+#define GW_PRIV_CGROUPS 3
+/* longest such folder, with its NUL */
+#define GW_PRIV_CGROUP_SIZE 128
+
+/**
+ * struct gw_priv_netns - plumb a run in a user's network namespace (the descriptor comes
+ * with the message, SCM_RIGHTS; exactly one)
+ * @magic:	GW_PRIV_MAGIC
+ * @version:	GW_PRIV_VERSION
+ * @type:	GW_PRIV_NETNS_ADD
+ * @seq:	request number
+ * @uid:	the control client's uid (SO_PEERCRED): the namespace's user namespace must be
+ *		owned by it (the parent checks again)
+ * @gid:	its gid (the run's cgroup is delegated to @uid:@gid)
+ * @id:		the run id, NUL-terminated, zero-filled, printable ASCII without spaces
+ * @memory_mb:	the run's memory limit for its cgroup (0: none)
+ * @pids:	its pids limit (0: none)
+ * @cpu_milli:	its CPU limit in thousandths of a core (0: none)
+ */
+struct gw_priv_netns {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t seq;
+	uint32_t uid;
+	uint32_t gid;
+	char id[GW_PRIV_ID_SIZE];
+	uint64_t memory_mb;
+	uint32_t pids;
+	uint32_t cpu_milli;
+};
+
+/**
+ * struct gw_priv_netns_reply - the parent's answer to one struct gw_priv_netns
+ * @magic:	GW_PRIV_MAGIC
+ * @version:	GW_PRIV_VERSION
+ * @type:	GW_PRIV_NETNS_REPLY
+ * @seq:	the request's @seq
+ * @status:	0, or a negative errno (-4095..-1); on error every fact below is zero
+ * @msg:	why it failed; NUL-terminated, zero-filled
+ * @ifname:	the host side of the run's veth (as in struct gw_priv_run)
+ * @flags:	GW_PRIV_HAS_V4 and/or GW_PRIV_HAS_V6
+ * @pad:	zero
+ * @v4:		the sandbox's IPv4 address
+ * @v6:		the sandbox's IPv6 address
+ * @h4:		the run's own gateway IPv4 address
+ * @h6:		the run's own gateway IPv6 address
+ * @cgroup:	the run's cgroup folders, delegated to the user (empty strings: none),
+ *		NUL-terminated and zero-filled
+ */
+struct gw_priv_netns_reply {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t seq;
+	int32_t status;
+	char msg[240];
+	char ifname[16];
+	uint8_t flags;
+	uint8_t pad[3];
+	uint8_t v4[4];
+	uint8_t v6[16];
+	uint8_t h4[4];
+	uint8_t h6[16];
+	char cgroup[GW_PRIV_CGROUPS][GW_PRIV_CGROUP_SIZE];
+};
+
+/**
+ * gw_priv_netns_check() - validate a received namespace request (pure; the parent's side)
+ * @m:		the message
+ * @len:	bytes received
+ *
+ * Return: 0, or -EBADMSG (size, magic, version, type, an id that is empty, unterminated,
+ * not zero-filled or not a token).
+ */
+int gw_priv_netns_check(const struct gw_priv_netns *m, size_t len);
+
+/**
+ * gw_priv_netns_reply_check() - validate a received namespace reply (pure; the worker's side)
+ * @m:		the message
+ * @len:	bytes received
+ * @seq:	the request number the worker waits for
+ *
+ * Return: 0, or -EBADMSG (size, magic, version, type, another @seq, a status out of range,
+ * strings unterminated or not zero-filled, facts with an error, or on success what
+ * gw_priv_run_check() refuses of the interface and addresses).
+ */
+int gw_priv_netns_reply_check(const struct gw_priv_netns_reply *m, size_t len, uint32_t seq);
+
+/**
+ * gw_priv_send_netns() - send @m with the namespace descriptor @fd attached
+ * @sock:	the channel
+ * @m:		the request
+ * @fd:		the namespace
+ * Return: 0, or a negative errno.
+ */
+int gw_priv_send_netns(int sock, const struct gw_priv_netns *m, int fd);
+
+/**
+ * gw_netns_check() - whether @fd is a network namespace that @uid may hand the gateway: of type
+ * CLONE_NEWNET (NS_GET_NSTYPE), its owning user namespace (NS_GET_USERNS) owned by @uid
+ * (NS_GET_OWNER_UID) and, unless @uid is 0, not the caller's own user namespace (the host's)
+ * @fd:		the descriptor a client sent
+ * @uid:	the client (SO_PEERCRED)
+ * @why:	on refusal, a reason for the client
+ * @size:	size of @why
+ *
+ * Return: 0; -EINVAL not a namespace, or not a network namespace; -EPERM a namespace of
+ * someone else's (or the host's); another negative errno.
+ */
+int gw_netns_check(int fd, uid_t uid, char *why, size_t size);
 
 #endif /* WARDEN_GATEWAY_PRIVSEP_H */

@@ -70,8 +70,10 @@ void run_usage(FILE *f)
 	    "      --timeout SEC     wall-clock limit (overrides limits.timeout)\n"
 	    "      --mode MODE       root: the run's network on the host (needs root);\n"
 	    "                        rootless: in a user namespace of the caller's own (no\n"
-	    "                        root, no daemon); daemon: not available yet (default:\n"
-	    "                        root as root, else rootless)\n"
+	    "                        root, no daemon); daemon: that namespace plumbed by the\n"
+	    "                        host's gateway daemon (a user; --gateway names its\n"
+	    "                        socket). Default: root as root; as a user the daemon\n"
+	    "                        if it answers, else rootless\n"
 	    "      --sandbox-user U  started by root (not through sudo): run the program as\n"
 	    "                        user U (name or uid; default $WARDEN_SANDBOX_USER, else\n"
 	    "                        nobody); the program never runs as root\n"
@@ -209,8 +211,28 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 	return 0;
 }
 
-/* The mode (--mode, else root as root and rootless as a user); a forced mode that cannot be
- * had fails closed with the fix. */
+/* A user's run through the daemon on @socket, when it answers and plumbs runs: daemon mode.
+ * Return: 1 chosen, 0 not (rootless then), or 125 (said) when it was forced. */
+static int pick_daemon(struct run *r, bool forced)
+{
+	const char *sock = r->o.gateway ? r->o.gateway : r->gwc.control_path;
+	char why[300];
+
+	if (!run_daemon_answers(sock, why, sizeof(why))) {
+		if (forced)
+			return run_fail(r, "prerequisites",
+					"start the host's gateway (as root: warden-gateway "
+					"--manage-nft; docs/deploy.md), or use --mode rootless",
+					"--mode daemon: %s", why);
+		return 0;
+	}
+	snprintf(r->gw.socket, sizeof(r->gw.socket), "%s", sock);
+	r->gw_daemon = true;
+	return 1;
+}
+
+/* The mode (--mode, else root as root; as a user the daemon when it answers, else rootless); a
+ * forced mode that cannot be had fails closed with the fix. */
 static int stage_mode(struct run *r)
 {
 	const char *m = r->o.mode;
@@ -219,11 +241,11 @@ static int stage_mode(struct run *r)
 	struct wd_err err;
 	int ret;
 
-	if (m && !strcmp(m, "daemon"))
+	if (m && !strcmp(m, "daemon") && root)
 		return run_fail(r, "prerequisites",
-				"drop --mode daemon (root mode as root, rootless mode as a user)",
-				"--mode daemon: runs served by a gateway daemon without root come "
-				"with issue 14 and are not available yet");
+				"drop --mode daemon: as root, runs use root mode (which registers "
+				"with a daemon that answers, too)",
+				"daemon mode is for a user who is not root");
 	if (m && !strcmp(m, "root") && !root)
 		return run_fail(
 		    r, "prerequisites",
@@ -240,12 +262,18 @@ static int stage_mode(struct run *r)
 		snprintf(r->runs_dir, sizeof(r->runs_dir), "%s", RUN_STATE_DIR);
 		return 0;
 	}
-	if (r->o.gateway)
-		return run_fail(
-		    r, "prerequisites",
-		    "drop --gateway: a rootless run starts its own embedded gateway",
-		    "--gateway needs root mode: a daemon cannot serve a rootless run yet "
-		    "(issue 14)");
+	if (m && !strcmp(m, "rootless") && r->o.gateway)
+		return run_fail(r, "prerequisites",
+				"drop --gateway: a rootless run starts its own embedded gateway",
+				"--gateway names a daemon, and --mode rootless uses none");
+	if (!m || !strcmp(m, "daemon")) {
+		/* --gateway SOCKET as a user: that daemon, forced */
+		ret = pick_daemon(r, (m && !strcmp(m, "daemon")) || r->o.gateway);
+		if (ret > 1)
+			return ret;
+		if (ret == 1)
+			r->mode = RUN_MODE_DAEMON;
+	}
 	r->pool_size = 0; /* a rootless network is cheap, and nothing of it is shared */
 	wd_err_clear(&err);
 	ret = run_rootless_dir(dir, sizeof(dir), &err);
@@ -266,8 +294,9 @@ static int stage_prereq(struct run *r)
 	if (ret)
 		return ret;
 	/* rootless: no cgroup of the caller's (cgroup v2 delegation comes later): RSS sampling,
-	 * RLIMIT_NPROC in the run's user namespace, the timeout */
-	r->lkind = r->mode == RUN_MODE_ROOTLESS ? LIMITS_SAMPLING : limits_probe();
+	 * RLIMIT_NPROC in the run's user namespace, the timeout; daemon mode: until the daemon
+	 * names the run's cgroup (the network stage) */
+	r->lkind = r->mode != RUN_MODE_ROOT ? LIMITS_SAMPLING : limits_probe();
 	return 0;
 }
 
@@ -363,6 +392,14 @@ static int stage_limits(struct run *r)
 	struct wd_err err;
 	int ret;
 
+	if (r->mode == RUN_MODE_DAEMON) {
+		/* the daemon made and delegated them (run_daemon_facts()), or none: sampling;
+		 * not in the record: they are the daemon's to remove */
+		if (r->lim.kind != LIMITS_SAMPLING)
+			run_note(r, "limits: the run's %s cgroup, made by the gateway daemon",
+				 limits_kind_name(r->lim.kind));
+		return 0;
+	}
 	if (r->mode == RUN_MODE_ROOTLESS) {
 		memset(&r->lim, 0, sizeof(r->lim));
 		r->lim.kind = LIMITS_SAMPLING;
@@ -444,6 +481,11 @@ static int finish(struct run *r, struct run_outcome *o)
 	struct run_counts counts;
 
 	o->status = run_exit_status(o->wstatus, o->timed_out, &o->sig);
+	if (o->gw_gone) {
+		/* the daemon went away: the run was ended, not the program's own end */
+		o->status = RUN_EXIT_WARDEN;
+		o->sig = 0;
+	}
 	/* bwrap reports a program killed by signal N as exit 128+N, which an exit(128+N)
 	 * also gives: run.exit names a signal only when it is known (bwrap itself was
 	 * signalled, or the memory limit killed the program) */
@@ -462,6 +504,15 @@ static int finish(struct run *r, struct run_outcome *o)
 		run_gwclient_unregister(r);
 		if (r->gw.pid > 0)
 			kill(r->gw.pid, SIGTERM);
+	}
+	if (r->mode == RUN_MODE_DAEMON) {
+		/* the daemon removes the cgroups; it would unregister the run when the held
+		 * connection closes anyway: done now, in order */
+		if (!o->gw_gone)
+			run_gwclient_unregister(r);
+		r->registered = false;
+		wd_closep(&r->gw_hold);
+		memset(&r->lim, 0, sizeof(r->lim));
 	}
 	/* the status is known: record it now, durably once the teardown is done */
 	run_audit_exit(r, o->status, o->sig, &counts, 0);
@@ -487,6 +538,7 @@ int cmd_run(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	r.net.netns_fd = -1;
 	r.sigfd = -1;
+	r.gw_hold = -1;
 	run_rootless_init(&r.rl);
 	run_sandbox_init(&r);
 	r.pool_size = run_pool_size();

@@ -21,7 +21,9 @@ static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
 	ev->has |= AUDIT_HAS_PID | AUDIT_HAS_UID;
 	ev->pid = getpid();
 	ev->uid = r->caller_uid;
-	ev->mode = r->mode == RUN_MODE_ROOTLESS ? "rootless" : "root";
+	ev->mode = r->mode == RUN_MODE_ROOTLESS ? "rootless"
+		   : r->mode == RUN_MODE_DAEMON ? "daemon"
+						: "root";
 	wd_err_clear(&err);
 	ret = audit_log_write(r->log, ev, flags, &err);
 	if (ret)
@@ -35,7 +37,14 @@ static void isolation_text(struct run *r, char *out, size_t size)
 	char sb[192];
 
 	run_sandbox_describe(r, sb, sizeof(sb));
-	if (r->mode == RUN_MODE_ROOTLESS)
+	if (r->mode == RUN_MODE_DAEMON)
+		/* the daemon plumbs the network and makes the cgroup (when its mount namespace
+		 * shows one: else RSS sampling, as rootless; run.exit's limit events say which) */
+		snprintf(out, size,
+			 "userns+netns+veth(daemon)+nft(host),%s,uid=%u,limits=cgroup-by-daemon"
+			 "|memory:rss-sampling+pids:rlimit-nproc(userns)+time:wall-clock",
+			 sb, (unsigned)r->uid);
+	else if (r->mode == RUN_MODE_ROOTLESS)
 		/* no cgroup of the user's: which mechanism holds each limit */
 		snprintf(out, size,
 			 "userns+netns+nft(own),%s,uid=%u,limits=memory:rss-sampling+"
@@ -65,7 +74,9 @@ int run_audit_start(struct run *r)
 				err.msg[0] ? err.msg : strerror(-ret));
 	isolation_text(r, iso, sizeof(iso));
 	snprintf(reason, sizeof(reason), "gateway: %s",
-		 r->o.gateway ? r->o.gateway : "embedded unless a daemon answers");
+		 r->mode == RUN_MODE_DAEMON ? r->gw.socket
+		 : r->o.gateway		    ? r->o.gateway
+					    : "embedded unless a daemon answers");
 	ev.type = AUDIT_TYPE_RUN;
 	ev.action = "run.start";
 	ev.resource = r->exe;

@@ -22,6 +22,8 @@ int run_gwclient_pick(struct run *r)
 	const char *daemon = r->o.gateway;
 	int ret;
 
+	if (r->mode == RUN_MODE_DAEMON)
+		return 0; /* chosen by the mode, registered by the network stage */
 	/* --gateway: no "stats" round trip, register is the first request and says the same when
 	 * nobody answers; rootless: always embedded, on the sockets made inside the run's
 	 * namespace; else the daemon when it answers */
@@ -69,7 +71,8 @@ int run_gwclient_ready(struct run *r)
 	return 0;
 }
 
-int run_gwclient_register(struct run *r)
+/* register with the interface and addresses the launcher made (root, rootless) */
+static int register_made(struct run *r)
 {
 	const char *slash = strrchr(r->policy_abs, '/');
 	json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:s%}", "op", "register", "id", r->id, "if",
@@ -109,6 +112,13 @@ int run_gwclient_register(struct run *r)
 				"registering run %s: %s", r->id, why);
 	r->registered = true;
 	return 0;
+}
+
+int run_gwclient_register(struct run *r)
+{
+	if (r->mode == RUN_MODE_DAEMON)
+		return 0; /* the network stage registered it with its namespace */
+	return register_made(r);
 }
 
 bool run_gwclient_find(const struct json_t *ans, const char *id, struct run_counts *ret)

@@ -39,7 +39,8 @@
  * @audit:		--audit-log PATH, or NULL
  * @sandbox_user:	--sandbox-user, or NULL
  * @timeout_s:		--timeout, 0 when not given
- * @mode:		--mode: "root", "rootless", "daemon", or NULL (root as root, else rootless)
+ * @mode:		--mode: "root", "rootless", "daemon", or NULL (root as root; as a user the
+ *			daemon when one answers, else rootless)
  * @quiet:		-q
  * @print_seccomp:	--print-seccomp
  */
@@ -59,6 +60,7 @@ struct run_opts {
 enum run_mode {
 	RUN_MODE_ROOT,	   /* as root: netns + veth + the host's nft table */
 	RUN_MODE_ROOTLESS, /* as a user: a user + network namespace of its own (run_rootless.c) */
+	RUN_MODE_DAEMON,   /* as a user: that namespace plumbed by the daemon (run_daemon.c) */
 };
 
 struct run;
@@ -80,13 +82,20 @@ enum {
  * @gid:	the caller's gid, mapped onto itself
  * @fc:		the run's own table (FW_MODE_RUN, run_rootless_fw_config())
  * @addr:	the run's addresses (the gateway's at the host end)
+ * @bare:	daemon mode: only the namespaces and an unbound probe socket (no addresses, no
+ *		table, no gateway sockets: the daemon plumbs the network, the host's table
+ *		enforces); @fc and @addr unused
  */
 struct run_rootless_plan {
 	uid_t uid;
 	gid_t gid;
 	struct fw_config fc;
 	struct netns_addrs addr;
+	bool bare;
 };
+
+/* The descriptors a bare maker (daemon mode) hands over: userns, netns, probe. */
+#define RUN_ROOTLESS_NBARE 3
 
 /**
  * struct run_rootless - a rootless run's namespaces and sockets (-1 when absent)
@@ -189,6 +198,9 @@ struct run {
 	struct run_gw gw;
 	bool gw_daemon; /* run_gwclient_pick() chose a daemon (else an embedded one was spawned) */
 	bool registered;
+	/* daemon mode: the connection the run was registered over, held for the run's life (its
+	 * end: the daemon is gone), -1: none */
+	int gw_hold;
 	bool gw_lost;	       /* the gateway died or forgot the run: its counts are incomplete */
 	char gw_lost_why[300]; /* ... and how, for run.exit */
 	/* run_sandbox.c */
@@ -205,10 +217,12 @@ struct run {
  * @rss_peak_kb: the largest RSS sampled, in KiB
  * @status:	what `warden run` exits with (run_exit_status())
  * @sig:	the signal that ended the program when known, else 0
+ * @gw_gone:	the gateway daemon went away during the run: it was ended, the status is 125
  */
 struct run_outcome {
 	int wstatus;
 	bool timed_out;
+	bool gw_gone;
 	bool rss_hit;
 	uint64_t rss_peak_kb;
 	int status;
@@ -400,6 +414,36 @@ void run_gwclient_unregister(struct run *r);
  * @st:	its wait status
  */
 void run_gwclient_died(struct run *r, int st);
+
+/* ------------------------------------------------------------ run_daemon.c */
+
+/**
+ * run_daemon_answers() - whether a gateway daemon answers on @socket and plumbs runs in users'
+ * namespaces (its `stats` says "manage_nft": true)
+ * @socket:	the control socket
+ * @why:	when it does not, why (for a forced --mode daemon's message)
+ * @size:	size of @why
+ */
+bool run_daemon_answers(const char *socket, char *why, size_t size);
+
+/**
+ * run_daemon_up() - the network stage of daemon mode: the run's user and network namespaces
+ * (a bare maker), sent to the daemon with `register` (the descriptor, the policy); the daemon's
+ * answer (interface, addresses, cgroup folders) recorded; the connection held in r->gw_hold
+ * Return: 0, or 125 (said).
+ */
+int run_daemon_up(struct run *r);
+
+/**
+ * run_daemon_facts() - the daemon's answer to a register with netns, into the run (pure but for
+ * @r): interface, addresses (r->host4, r->host6, the record's sandbox addresses), cgroup
+ * folders (r->lim: v1 memory/pids/cpu or one v2 folder)
+ * @r:		the run
+ * @ans:	the answer ({"ok": true, "if", "host_v4", "sandbox_v4", "host_v6", "sandbox_v6",
+ *		"cgroups": [...]})
+ * Return: 0, or -EBADMSG (a fact missing or malformed).
+ */
+int run_daemon_facts(struct run *r, const struct json_t *ans);
 
 /* ------------------------------------------------------------ run_liveness.c */
 

@@ -65,8 +65,9 @@ static int dns_probe(struct run *r, char *why, size_t wsize)
 	uint16_t id;
 	int qlen, ret = -ETIMEDOUT;
 
-	if (r->mode == RUN_MODE_ROOTLESS) {
-		/* made inside by the namespace maker, bound to the program's address */
+	if (r->mode != RUN_MODE_ROOT) {
+		/* made inside by the namespace maker, bound to the program's address (daemon
+		 * mode: unbound, the route picks it) */
 		p.fd = r->rl.probe_fd;
 		p.family = AF_INET;
 	} else if (pthread_create(&t, NULL, probe_thread, &p) || pthread_join(t, NULL)) {

@@ -282,9 +282,9 @@ static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 		goto out;
 	}
 	ret = map_ids(p->uid, p->gid, &err);
-	if (!ret)
+	if (!ret && !p->bare)
 		ret = netns_rootless_up(a, &err);
-	if (!ret)
+	if (!ret && !p->bare)
 		ret = table_up(&p->fc, &err);
 	if (ret)
 		goto out;
@@ -294,29 +294,37 @@ static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 		ret = wd_err_set(&err, -errno, "opening the run's namespaces: %s", strerror(errno));
 		goto out;
 	}
-	/* the liveness probe asks from the program's own address, as the program would */
-	fds[RUN_ROOTLESS_PROBE] = bound_socket(AF_INET, &a->sbx4, 0, SOCK_DGRAM, &err);
+	/* the liveness probe asks from the program's own address, as the program would (bare:
+	 * the address the daemon will give it, chosen by the route when the probe sends) */
+	if (p->bare) {
+		fds[RUN_ROOTLESS_PROBE] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fds[RUN_ROOTLESS_PROBE] < 0)
+			wd_err_set(&err, -errno, "socket: %s", strerror(errno));
+	} else {
+		fds[RUN_ROOTLESS_PROBE] = bound_socket(AF_INET, &a->sbx4, 0, SOCK_DGRAM, &err);
+	}
 	ret = fds[RUN_ROOTLESS_PROBE] < 0 ? fds[RUN_ROOTLESS_PROBE] : 0;
-	for (int i = 0; !ret && i < RUN_ROOTLESS_NLISTEN; i++) {
+	for (int i = 0; !ret && !p->bare && i < RUN_ROOTLESS_NLISTEN; i++) {
 		fds[RUN_ROOTLESS_LISTEN + i] = bound_socket(socks[i].family, socks[i].addr,
 							    socks[i].port, socks[i].type, &err);
 		ret = fds[RUN_ROOTLESS_LISTEN + i] < 0 ? fds[RUN_ROOTLESS_LISTEN + i] : 0;
 	}
-	if (!ret) {
+	if (!ret && !p->bare) {
 		fds[RUN_ROOTLESS_NFLOG] = nflog_socket(p->fc.nflog_group, &err);
 		ret = fds[RUN_ROOTLESS_NFLOG] < 0 ? fds[RUN_ROOTLESS_NFLOG] : 0;
 	}
 	if (ret)
 		goto out;
-	m.nfds = RUN_ROOTLESS_NFDS;
+	m.nfds = p->bare ? RUN_ROOTLESS_NBARE : RUN_ROOTLESS_NFDS;
 	memset(&cbuf, 0, sizeof(cbuf));
 	mh.msg_control = cbuf.buf;
 	mh.msg_controllen = sizeof(cbuf.buf);
 	cm = CMSG_FIRSTHDR(&mh);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)m.nfds);
+	mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)m.nfds);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)m.nfds);
 out:
 	m.err = -ret;
 	if (ret) {
@@ -359,7 +367,8 @@ int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p
 			    .msg_control = cbuf.buf,
 			    .msg_controllen = sizeof(cbuf.buf)};
 	struct timeval tv = {.tv_sec = 10};
-	int sp[2], st, fds[RUN_ROOTLESS_NFDS], ret;
+	int sp[2], st, fds[RUN_ROOTLESS_NFDS], ret,
+	    want = p->bare ? RUN_ROOTLESS_NBARE : RUN_ROOTLESS_NFDS;
 	struct cmsghdr *cm;
 	ssize_t n;
 	pid_t pid;
@@ -391,15 +400,16 @@ int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p
 		;
 	cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
 	if (n == (ssize_t)sizeof(m) && !m.err && cm && cm->cmsg_level == SOL_SOCKET &&
-	    cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(fds)) &&
-	    m.nfds == RUN_ROOTLESS_NFDS && !(mh.msg_flags & MSG_CTRUNC)) {
-		memcpy(fds, CMSG_DATA(cm), sizeof(fds));
+	    cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int) * (size_t)want) &&
+	    m.nfds == want && !(mh.msg_flags & MSG_CTRUNC)) {
+		memcpy(fds, CMSG_DATA(cm), sizeof(int) * (size_t)want);
 		rl->userns_fd = fds[RUN_ROOTLESS_USERNS];
 		rl->netns_fd = fds[RUN_ROOTLESS_NETNS];
 		rl->probe_fd = fds[RUN_ROOTLESS_PROBE];
-		for (int i = 0; i < RUN_ROOTLESS_NLISTEN; i++)
+		for (int i = 0; !p->bare && i < RUN_ROOTLESS_NLISTEN; i++)
 			rl->listen[i] = fds[RUN_ROOTLESS_LISTEN + i];
-		rl->listen[RUN_ROOTLESS_NLISTEN] = fds[RUN_ROOTLESS_NFLOG];
+		if (!p->bare)
+			rl->listen[RUN_ROOTLESS_NLISTEN] = fds[RUN_ROOTLESS_NFLOG];
 		rl->addr = p->addr;
 		return 0;
 	}

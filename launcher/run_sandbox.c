@@ -161,7 +161,8 @@ static const struct sandbox_spec *spec_of(struct run *r)
 	s->limits = &r->lim;
 	s->allow = run_sandbox_allow(r->pol);
 	s->seccomp = !r->no_seccomp;
-	s->rootless = r->mode == RUN_MODE_ROOTLESS;
+	/* daemon mode: the same user and network namespaces, the daemon plumbed the network */
+	s->rootless = r->mode != RUN_MODE_ROOT;
 	s->userns_fd = s->rootless ? r->rl.userns_fd : -1;
 	s->nproc = s->rootless ? r->pol->limits.pids : 0;
 	s->empty_file = s->rootless ? r->empty_file : NULL;

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,7 +32,7 @@ static void arm(int tfd, uint64_t ms, uint64_t interval_ms)
 
 void run_wait(struct run *r, struct run_outcome *o)
 {
-	enum { FD_SIG, FD_EVENT, FD_TIMEOUT, FD_KILL, FD_SAMPLE, FD_N };
+	enum { FD_SIG, FD_EVENT, FD_GW, FD_TIMEOUT, FD_KILL, FD_SAMPLE, FD_N };
 	struct pollfd pfd[FD_N];
 	unsigned timeout_s = r->o.timeout_s ? r->o.timeout_s : r->pol->limits.timeout_s;
 	uint64_t mem_kb = r->pol->limits.memory_mb * 1024;
@@ -42,6 +43,9 @@ void run_wait(struct run *r, struct run_outcome *o)
 		pfd[i] = (struct pollfd){-1, POLLIN, 0};
 	pfd[FD_SIG].fd = r->sigfd;
 	pfd[FD_EVENT].fd = run_sandbox_event_fd(r);
+	/* daemon mode: the connection the run is registered over ends when the daemon does */
+	pfd[FD_GW].fd = r->gw_hold;
+	pfd[FD_GW].events = POLLIN | POLLRDHUP;
 	pfd[FD_TIMEOUT].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	pfd[FD_KILL].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	if (r->lkind == LIMITS_SAMPLING && mem_kb) {
@@ -58,6 +62,33 @@ void run_wait(struct run *r, struct run_outcome *o)
 		}
 		if (pfd[FD_EVENT].revents && run_sandbox_event(r))
 			pfd[FD_EVENT].fd = -1;
+		if (pfd[FD_GW].revents && !o->gw_gone) {
+			char b[256];
+			ssize_t n = recv(r->gw_hold, b, sizeof(b), MSG_DONTWAIT);
+
+			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+				/* fail closed: nothing routes around the daemon, and the program
+				 * does not go on without it */
+				fprintf(stderr,
+					"warden run: the gateway daemon on %s went away: "
+					"ending the run\n",
+					r->gw.socket);
+				snprintf(
+				    r->gw_lost_why, sizeof(r->gw_lost_why),
+				    "the gateway daemon on %s went away during the run: the run "
+				    "was ended (its traffic had stopped); connections open then "
+				    "have no net.close and the counts are incomplete",
+				    r->gw.socket);
+				snprintf(r->fail_reason, sizeof(r->fail_reason), "gateway: %s",
+					 r->gw_lost_why);
+				r->gw_lost = true;
+				o->gw_gone = true;
+				pfd[FD_GW].fd = -1;
+				run_sandbox_signal(r, SANDBOX_INSIDE, SIGKILL);
+				limits_signal(&r->lim, SIGKILL);
+				kill(pid, SIGKILL);
+			}
+		}
 		if (pfd[FD_TIMEOUT].revents & POLLIN) {
 			uint64_t x;
 

@@ -22,14 +22,13 @@ lab_user || { echo "FAIL: no unprivileged test user (useradd failed)"; exit 1; }
 KNOWN=$(
 	cat <<'EOF'
 run_basic|a run's embedded gateway: the worker maps no libnftnl/libmnl/libnl, the parent does|a rootless run's embedded gateway is one process (the worker image replaces warden-gateway): no privileged parent whose maps show libnftnl
-run_basic|no gateway on --gateway SOCKET: 125, for that reason|rootless runs refuse --gateway (issue 14): 125, for that reason instead
 run_escape|a SUDO_UID past 2^32 stops the run (no wrap to another user)|SUDO_UID is read only when root starts warden: as the user it is ignored and the run starts as the user
 run_basic|root mode without root (no CAP_NET_ADMIN): 125|the check makes itself uid 65534 before calling warden; the user's wrapper cannot change uid again (127): a check of root mode's refusal
 run_basic|... naming the step and a fix|the same check, its message
-run_basic|--mode daemon (issue 14): 125|the same: the check is uid 65534 already, the wrapper cannot switch
+run_basic|--mode daemon with no daemon answering: 125|the same: the check is uid 65534 already, the wrapper cannot switch
 run_basic|--mode rootless as root: 125|as the user, --mode rootless is the user's own mode: it runs (0)
-run_basic|refused runs that started are audited with exit 125|a user's refusals come before run.start: --gateway is refused at the prerequisites in rootless mode (a daemon cannot serve it until issue 14), so no refused run wrote run.start
-run_basic|the daemon holds no run once the teardowns are done|no run registered with the daemon (the same)
+run_basic|refused runs that started are audited with exit 125|a user's refusals come before run.start: a user's --gateway is daemon mode, and a daemon that does not answer (or does not plumb runs) fails it at the prerequisites, so no refused run wrote run.start
+run_basic|the daemon holds no run once the teardowns are done|no run registered with the daemon: the test's daemon runs without --manage-nft, so a user's daemon-mode run is refused (run_daemon.sh tests daemon mode with one that plumbs)
 run_escape|started by root, the program is the sandbox user (uid 65534), never kuid 0|a user's program runs as that user (the launcher's caller), never as nobody
 run_escape|started under sudo, the program is the invoking user|the same: no sudo, the program is the caller
 run_escape|WARDEN_SANDBOX_USER picks another one|the same: a user cannot run the program as someone else
@@ -41,13 +40,13 @@ run_limits|... with a limit.pids event|RLIMIT_NPROC refuses forks without a coun
 run_limits|no nft set element is left|it asks `warden nft audit` of the host's table, which needs root
 run_audit|control: the plain UDP datagram of the same run is audited|a datagram the run's table drops fails the program's send (EPERM: the drop is in the program's own namespace), so the check's `probe && probe && socat` chain stops before this datagram
 run_audit|the UDP-lite datagram (v6) is audited, proto udplite|the same chain: the v4 probe's failed send stops it
-run_audit|with a daemon too: the last datagram has a net.udp event|rootless runs refuse --gateway (issue 14)
+run_audit|with a daemon too: the last datagram has a net.udp event|the test's daemon runs without --manage-nft: a user's --gateway (daemon mode) is refused by it
 run_audit|the daemon relays the download|the same
 run_hostaddr|TCP to 203.0.113.1:15080: a net.host event of that run|a rootless run's namespace holds no host address: a connection to one is DNATed to the gateway like any other and refused as a literal address (net.connect), not dropped by a host table (net.host)
 run_hostaddr|TCP to [2001:db8:0:1::1]:15080: a net.host event of that run|the same
 run_hostaddr|UDP to 203.0.113.1:15053: a net.host event of that run|the same for UDP: dropped by the run's own table as any datagram (net.udp)
 run_hostaddr|UDP to [2001:db8:0:1::1]:15053: a net.host event of that run|the same
-run_hostaddr|run B is up|runs A and B share a daemon (--gateway), refused in rootless mode; each rootless run has its own gateway in its own namespace, so A cannot see B's at all
+run_hostaddr|run B is up|runs A and B share a daemon (--gateway) that runs without --manage-nft, which refuses a user's daemon-mode runs; each rootless run has its own gateway in its own namespace, so A cannot see B's at all
 run_hostaddr|control: run A's own v4 proxy address relays (daemon)|the same
 run_hostaddr|run A cannot connect to run B's gateway address :15080|the same: no run B (it passes in run_rootless.sh's terms: another run's gateway is in another namespace)
 run_hostaddr|run A cannot connect to run B's gateway address []:15080|the same
@@ -65,7 +64,7 @@ SKIP=$(
 	cat <<'EOF'
 run_pool|the pool of ready-made networks is root mode's (a rootless run makes its own namespace, docs/run.md)
 run_conntrack|the per-run conntrack limits live in the host's table in root mode; the rootless table has none yet
-run_flood|it drives a warden-gateway daemon (--gateway), which rootless runs refuse until issue 14
+run_flood|it drives a warden-gateway daemon (--gateway) without --manage-nft, which a user's daemon-mode run needs
 EOF
 )
 
@@ -87,7 +86,7 @@ EOF
 chmod 0755 "$D/warden"
 
 scripts=${RUN_AS_USER_ONLY:-$(cd "$SRC/tests/integration" && ls run_*.sh | sed 's/\.sh$//' |
-	grep -vx -e run_rootless -e run_as_user)}
+	grep -vx -e run_rootless -e run_as_user -e run_daemon)}
 for s in $scripts; do
 	why=$(grep "^$s|" <<<"$SKIP" | cut -d'|' -f2-)
 	if [[ -n $why ]]; then

@@ -249,7 +249,7 @@ if command -v setpriv >/dev/null; then
 	check "... naming the step and a fix" bash -c 'setpriv --reuid=65534 --regid=65534 \
 		--clear-groups "$0" run --mode root -- true 2>&1 |
 		grep -q "prerequisites:.*needs root"' "$W"
-	check_eq "--mode daemon (issue 14): 125" 125 status_of setpriv --reuid=65534 \
+	check_eq "--mode daemon with no daemon answering: 125" 125 status_of setpriv --reuid=65534 \
 		--regid=65534 --clear-groups "$W" run -q --mode daemon -- true
 	check_eq "--mode rootless as root: 125" 125 status_of "$W" run -q --mode rootless -- true
 fi

@@ -47,6 +47,44 @@ static void test_register(void **state)
 	gw_ctl_req_clear(&r);
 }
 
+/* daemon mode: the namespace comes as a descriptor, the gateway assigns interface and addresses */
+static void test_register_netns(void **state)
+{
+	struct gw_ctl_req r;
+	char why[256] = "";
+
+	(void)state;
+	assert_int_equal(parse("{\"op\":\"register\",\"id\":\"r1\",\"netns\":\"fd\","
+			       "\"policy\":\"version: 1\\n\",\"policy_name\":\"p.yaml\"}",
+			       &r, why),
+			 0);
+	assert_true(r.netns);
+	assert_string_equal(r.ifname, "");
+	assert_int_equal(r.host4.family, 0);
+	gw_ctl_req_clear(&r);
+	assert_int_equal(parse("{\"op\":\"register\",\"id\":\"r1\",\"netns\":\"yes\","
+			       "\"policy\":\"\"}",
+			       &r, why),
+			 -EINVAL);
+	assert_non_null(strstr(why, "`netns` must be"));
+	assert_int_equal(parse("{\"op\":\"register\",\"id\":\"r1\",\"netns\":\"fd\","
+			       "\"if\":\"wd-1\",\"policy\":\"\"}",
+			       &r, why),
+			 -EINVAL);
+	assert_non_null(strstr(why, "takes no interface"));
+	assert_int_equal(parse("{\"op\":\"register\",\"id\":\"r1\",\"netns\":\"fd\","
+			       "\"host_v4\":\"10.213.0.1\",\"policy\":\"\"}",
+			       &r, why),
+			 -EINVAL);
+	/* neither an interface nor a namespace */
+	assert_int_equal(parse("{\"op\":\"register\",\"id\":\"r1\",\"policy\":\"\"}", &r, why),
+			 -EINVAL);
+	assert_non_null(strstr(why, "missing keys"));
+	/* other ops do not take it */
+	assert_int_equal(parse("{\"op\":\"unregister\",\"id\":\"r1\",\"netns\":\"fd\"}", &r, why),
+			 -EINVAL);
+}
+
 static void test_simple_ops(void **state)
 {
 	struct gw_ctl_req r;
@@ -130,9 +168,8 @@ static void test_too_big(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_register),
-	    cmocka_unit_test(test_simple_ops),
-	    cmocka_unit_test(test_bad),
+	    cmocka_unit_test(test_register),   cmocka_unit_test(test_register_netns),
+	    cmocka_unit_test(test_simple_ops), cmocka_unit_test(test_bad),
 	    cmocka_unit_test(test_too_big),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -290,6 +290,99 @@ static void test_reply(void **state)
 	assert_int_equal(gw_priv_reply_check(&bad, sizeof(bad), 1), -EBADMSG);
 }
 
+/* daemon mode: the namespace request and its reply */
+static void test_netns_msgs(void **state)
+{
+	struct gw_priv_netns m, bad;
+	struct gw_priv_netns_reply r, rb;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.magic = GW_PRIV_MAGIC;
+	m.version = GW_PRIV_VERSION;
+	m.type = GW_PRIV_NETNS_ADD;
+	m.uid = 1500;
+	strcpy(m.id, "0123abcd");
+	assert_int_equal(gw_priv_netns_check(&m, sizeof(m)), 0);
+	assert_int_equal(gw_priv_netns_check(&m, sizeof(m) - 1), -EBADMSG);
+	bad = m;
+	bad.type = GW_PRIV_RUN_ADD;
+	assert_int_equal(gw_priv_netns_check(&bad, sizeof(bad)), -EBADMSG);
+	bad = m;
+	bad.id[0] = '\0';
+	assert_int_equal(gw_priv_netns_check(&bad, sizeof(bad)), -EBADMSG);
+	bad = m;
+	bad.id[20] = 'x'; /* garbage after the NUL */
+	assert_int_equal(gw_priv_netns_check(&bad, sizeof(bad)), -EBADMSG);
+	bad = m;
+	bad.id[2] = ' ';
+	assert_int_equal(gw_priv_netns_check(&bad, sizeof(bad)), -EBADMSG);
+
+	memset(&r, 0, sizeof(r));
+	r.magic = GW_PRIV_MAGIC;
+	r.version = GW_PRIV_VERSION;
+	r.type = GW_PRIV_NETNS_REPLY;
+	r.seq = 3;
+	strcpy(r.ifname, "wd-0123abcd");
+	r.flags = GW_PRIV_HAS_V4 | GW_PRIV_HAS_V6;
+	memcpy(r.v4, (uint8_t[]){10, 213, 0, 2}, 4);
+	memcpy(r.h4, (uint8_t[]){10, 213, 0, 1}, 4);
+	r.v6[0] = r.h6[0] = 0xfd;
+	r.v6[15] = 2;
+	r.h6[15] = 1;
+	strcpy(r.cgroup[0], "/sys/fs/cgroup/warden/0123abcd");
+	assert_int_equal(gw_priv_netns_reply_check(&r, sizeof(r), 3), 0);
+	assert_int_equal(gw_priv_netns_reply_check(&r, sizeof(r), 4), -EBADMSG);
+	assert_int_equal(gw_priv_netns_reply_check(&r, sizeof(r) + 1, 3), -EBADMSG);
+	rb = r;
+	rb.ifname[0] = '\0'; /* a success names its interface */
+	assert_int_equal(gw_priv_netns_reply_check(&rb, sizeof(rb), 3), -EBADMSG);
+	rb = r;
+	memset(rb.v4, 0, 4); /* ... and its addresses */
+	assert_int_equal(gw_priv_netns_reply_check(&rb, sizeof(rb), 3), -EBADMSG);
+	rb = r;
+	memset(rb.cgroup[1], 'a', sizeof(rb.cgroup[1])); /* unterminated */
+	assert_int_equal(gw_priv_netns_reply_check(&rb, sizeof(rb), 3), -EBADMSG);
+	rb = r;
+	rb.status = -EPERM; /* an error carries no facts */
+	assert_int_equal(gw_priv_netns_reply_check(&rb, sizeof(rb), 3), -EBADMSG);
+	memset(&rb, 0, sizeof(rb));
+	rb.magic = GW_PRIV_MAGIC;
+	rb.version = GW_PRIV_VERSION;
+	rb.type = GW_PRIV_NETNS_REPLY;
+	rb.seq = 3;
+	rb.status = -EPERM;
+	strcpy(rb.msg, "not owned");
+	assert_int_equal(gw_priv_netns_reply_check(&rb, sizeof(rb), 3), 0);
+}
+
+/* what a client may hand over: checked without any privilege (the unit test's own namespaces;
+ * the lab test, run_daemon.sh, sends other users' and the host's) */
+static void test_netns_check(void **state)
+{
+	char why[300];
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int user = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	int net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	uid_t other = getuid() == 4242 ? 4243 : 4242;
+
+	(void)state;
+	assert_true(null >= 0 && user >= 0 && net >= 0);
+	assert_int_equal(gw_netns_check(null, getuid(), why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "not a namespace"));
+	assert_int_equal(gw_netns_check(user, getuid(), why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "not a network namespace"));
+	/* this process's network namespace belongs to its user namespace: a user other than its
+	 * owner may not hand it over, and nor may its owner when that is the host's */
+	assert_int_equal(gw_netns_check(net, other, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "not owned by uid"));
+	/* root may hand over any */
+	assert_int_equal(gw_netns_check(net, 0, why, sizeof(why)), 0);
+	close(null);
+	close(user);
+	close(net);
+}
+
 /* the worker's side of the channel: garbage from the parent, or its end, stops the loop */
 static void test_worker_channel_fatal(void **state)
 {
@@ -336,6 +429,8 @@ int main(void)
 	    cmocka_unit_test(test_run_encode),
 	    cmocka_unit_test(test_run_check),
 	    cmocka_unit_test(test_reply),
+	    cmocka_unit_test(test_netns_msgs),
+	    cmocka_unit_test(test_netns_check),
 	    cmocka_unit_test(test_worker_channel_fatal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

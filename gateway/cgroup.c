@@ -1,0 +1,270 @@
+/* cgroup.c - a daemon-mode run's cgroup, made by the gateway's privileged parent: the policy's
+ * limits written as root, the folder and the files that move processes chowned to the run's
+ * user (delegation: the launcher, as that user, moves the sandbox's first process in; it
+ * cannot change the limits, whose files stay root's), removed at unregister after whatever is
+ * still in it is killed.
+ *
+ * cgroup v2 (/sys/fs/cgroup/cgroup.controllers): <root>/warden/<id>, the memory, pids and cpu
+ * controllers enabled in <root>/warden. cgroup v1: "warden-<id>" below the gateway's own cgroup
+ * in each of the memory, pids and cpu hierarchies, so limits on the gateway hold for its runs.
+ * A hierarchy this mount namespace does not show (`ip netns exec` remounts /sys) is skipped:
+ * no cgroup then, and the launcher limits by sampling, as a rootless run does. */
+#include "gateway/cgroup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CG_ROOT "/sys/fs/cgroup"
+#ifndef CGROUP_SUPER_MAGIC
+#define CGROUP_SUPER_MAGIC 0x27e0eb
+#endif
+
+static const char *const v1_ctrl[GW_CGROUP_MAX] = {"memory", "pids", "cpu"};
+
+size_t gw_cgroup_limit_files(enum gw_cgroup_kind kind, int slot, const struct policy_limits *lim,
+			     struct gw_cgroup_file out[GW_CGROUP_FILES])
+{
+	size_t n = 0;
+
+#define PUT(nm, ...)                                                                               \
+	do {                                                                                       \
+		out[n].name = (nm);                                                                \
+		snprintf(out[n].value, sizeof(out[n].value), __VA_ARGS__);                         \
+		n++;                                                                               \
+	} while (0)
+	if (kind == GW_CGROUP_V2 && slot == 0) {
+		if (lim->memory_mb) {
+			PUT("memory.max", "%llu", (unsigned long long)lim->memory_mb << 20);
+			PUT("memory.swap.max", "0");
+		}
+		if (lim->pids)
+			PUT("pids.max", "%u", lim->pids);
+		if (lim->cpu_milli)
+			PUT("cpu.max", "%u 100000", lim->cpu_milli * 100);
+	} else if (kind == GW_CGROUP_V1) {
+		if (slot == 0 && lim->memory_mb)
+			PUT("memory.limit_in_bytes", "%llu",
+			    (unsigned long long)lim->memory_mb << 20);
+		if (slot == 1 && lim->pids)
+			PUT("pids.max", "%u", lim->pids);
+		if (slot == 2 && lim->cpu_milli) {
+			PUT("cpu.cfs_period_us", "100000");
+			PUT("cpu.cfs_quota_us", "%u", lim->cpu_milli * 100);
+		}
+	}
+#undef PUT
+	return n;
+}
+
+const char *const *gw_cgroup_delegated(enum gw_cgroup_kind kind, size_t *ret_n)
+{
+	static const char *const v2[] = {"cgroup.procs", "cgroup.threads",
+					 "cgroup.subtree_control"};
+	static const char *const v1[] = {"cgroup.procs", "tasks"};
+
+	*ret_n = kind == GW_CGROUP_V2 ? 3 : kind == GW_CGROUP_V1 ? 2 : 0;
+	return kind == GW_CGROUP_V2 ? v2 : v1;
+}
+
+static int write_file(const char *dir, const char *name, const char *val)
+{
+	char p[PATH_MAX];
+	int fd, r = 0;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/* the gateway's own cgroup in v1 hierarchy @ctrl (from /proc/self/cgroup); Return: 0 or -errno */
+static int self_v1(const char *ctrl, char *out, size_t size)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[1024];
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (ret && fgets(line, sizeof(line), f)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *tok, *save;
+
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		line[strcspn(line, "\n")] = '\0';
+		c2[1 + strcspn(c2 + 1, "\n")] = '\0';
+		for (tok = strtok_r(c1 + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			if (!strcmp(tok, ctrl)) {
+				snprintf(out, size, "%s", strcmp(c2 + 1, "/") ? c2 + 1 : "");
+				ret = 0;
+			}
+	}
+	fclose(f);
+	return ret;
+}
+
+static bool is_cgroup_mount(const char *dir, long magic)
+{
+	struct statfs sf;
+
+	return !statfs(dir, &sf) && (long)sf.f_type == magic;
+}
+
+/* the limit files and delegation of one folder; Return: 0 or -errno (@why) */
+static int setup_dir(const char *dir, enum gw_cgroup_kind kind, int slot,
+		     const struct policy_limits *lim, uid_t uid, gid_t gid, char *why, size_t size)
+{
+	struct gw_cgroup_file f[GW_CGROUP_FILES];
+	size_t n = gw_cgroup_limit_files(kind, slot, lim, f), nd;
+	const char *const *del = gw_cgroup_delegated(kind, &nd);
+	char p[PATH_MAX];
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		r = write_file(dir, f[i].name, f[i].value);
+		if (r) {
+			snprintf(why, size, "writing %s to %s/%s: %s", f[i].value, dir, f[i].name,
+				 strerror(-r));
+			return r;
+		}
+	}
+	if (chown(dir, uid, gid) < 0)
+		goto fail;
+	for (size_t i = 0; i < nd; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, del[i]);
+		if (chown(p, uid, gid) < 0 && errno != ENOENT)
+			goto fail;
+	}
+	return 0;
+fail:
+	r = -errno;
+	snprintf(why, size, "delegating %s to uid %u: %s", dir, (unsigned)uid, strerror(errno));
+	return r;
+}
+
+int gw_cgroup_create(struct gw_cgroup *cg, const char *id, const struct policy_limits *lim,
+		     uid_t uid, gid_t gid, char *why, size_t size)
+{
+	char base[PATH_MAX], self[512];
+	int r = 0;
+
+	memset(cg, 0, sizeof(*cg));
+	if (!access(CG_ROOT "/cgroup.controllers", F_OK)) {
+		snprintf(base, sizeof(base), CG_ROOT "/warden");
+		if (mkdir(base, 0755) < 0 && errno != EEXIST)
+			return snprintf(why, size, "mkdir %s: %s", base, strerror(errno)), -errno;
+		write_file(CG_ROOT, "cgroup.subtree_control", "+memory +pids +cpu");
+		write_file(base, "cgroup.subtree_control", "+memory +pids +cpu");
+		cg->kind = GW_CGROUP_V2;
+		if (snprintf(cg->dir[0], GW_CGROUP_PATH, "%s/%s", base, id) >= GW_CGROUP_PATH)
+			return snprintf(why, size, "cgroup path too long"), -ENAMETOOLONG;
+		if (mkdir(cg->dir[0], 0755) < 0) {
+			r = -errno;
+			snprintf(why, size, "mkdir %s: %s", cg->dir[0], strerror(errno));
+			cg->dir[0][0] = '\0';
+			return r;
+		}
+		r = setup_dir(cg->dir[0], GW_CGROUP_V2, 0, lim, uid, gid, why, size);
+		if (r)
+			gw_cgroup_remove(cg);
+		return r;
+	}
+	/* v1: the three hierarchies, or none (the launcher then samples) */
+	for (int i = 0; i < GW_CGROUP_MAX; i++) {
+		char mnt[PATH_MAX];
+
+		snprintf(mnt, sizeof(mnt), CG_ROOT "/%s", v1_ctrl[i]);
+		if (!is_cgroup_mount(mnt, CGROUP_SUPER_MAGIC) ||
+		    self_v1(v1_ctrl[i], self, sizeof(self)))
+			return 0;
+	}
+	for (int i = 0; i < GW_CGROUP_MAX; i++) {
+		char mnt[PATH_MAX];
+
+		snprintf(mnt, sizeof(mnt), CG_ROOT "/%s", v1_ctrl[i]);
+		self_v1(v1_ctrl[i], self, sizeof(self));
+		if (snprintf(cg->dir[i], GW_CGROUP_PATH, "%s%s/warden-%s", mnt, self, id) >=
+		    GW_CGROUP_PATH) {
+			cg->dir[i][0] = '\0';
+			r = -ENAMETOOLONG;
+			snprintf(why, size, "cgroup path too long below %s%s", mnt, self);
+			break;
+		}
+		if (mkdir(cg->dir[i], 0755) < 0) {
+			r = -errno;
+			snprintf(why, size, "mkdir %s: %s", cg->dir[i], strerror(errno));
+			cg->dir[i][0] = '\0';
+			break;
+		}
+		cg->kind = GW_CGROUP_V1;
+		r = setup_dir(cg->dir[i], GW_CGROUP_V1, i, lim, uid, gid, why, size);
+		if (r)
+			break;
+	}
+	if (r)
+		gw_cgroup_remove(cg);
+	return r;
+}
+
+/* SIGKILL to every process listed in @dir; Return: how many */
+static int kill_all(const char *dir)
+{
+	char p[PATH_MAX], line[32];
+	FILE *f;
+	int n = 0;
+
+	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
+	f = fopen(p, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *end;
+		long pid = strtol(line, &end, 10);
+
+		if (end != line && pid > 1 && pid <= INT_MAX && !kill((pid_t)pid, SIGKILL))
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
+int gw_cgroup_remove(struct gw_cgroup *cg)
+{
+	int ret = 0;
+
+	for (int i = 0; i < GW_CGROUP_MAX; i++) {
+		int r = -EBUSY;
+
+		if (!cg->dir[i][0])
+			continue;
+		/* what the run left (its launcher was killed) goes first; rmdir waits for the
+		 * kernel to let go of the dead */
+		for (int tries = 0; tries < 100 && r == -EBUSY; tries++) {
+			kill_all(cg->dir[i]);
+			r = rmdir(cg->dir[i]) < 0 ? -errno : 0;
+			if (r == -EBUSY)
+				nanosleep(&(struct timespec){0, 10000000}, NULL);
+		}
+		if (r == -ENOENT)
+			r = 0;
+		if (r && !ret)
+			ret = r;
+		cg->dir[i][0] = '\0';
+	}
+	cg->kind = GW_CGROUP_NONE;
+	return ret;
+}

@@ -1,0 +1,243 @@
+/* run_daemon.c - daemon mode (`warden run` as a user, through the host's warden-gateway): the
+ * run's user and network namespaces are made as in rootless mode, but bare (no addresses, no
+ * table of their own, no gateway sockets: a "bare" maker, run_rootless.c), and handed to the
+ * daemon with `register` over its control socket: the namespace's descriptor (SCM_RIGHTS) and
+ * the policy's text. The daemon checks that the namespace is the caller's, plumbs it (the veth,
+ * addresses, routes, the host table's elements, a cgroup delegated to the caller) and answers
+ * with the facts, which become the run's network. The connection stays open for the run's
+ * life: the daemon unregisters the run when it closes (the launcher is gone), and its end tells
+ * the launcher that the daemon is gone (run_wait.c ends the run with 125). */
+#include "launcher/run_internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* Longest wait for the daemon's answer to register (it plumbs a namespace meanwhile). */
+#define DAEMON_REGISTER_MS 10000
+
+bool run_daemon_answers(const char *socket, char *why, size_t size)
+{
+	json_t *ans = NULL;
+	int ret = run_gw_call_op(socket, "stats", 1000, &ans);
+	bool plumbs;
+
+	if (ret) {
+		snprintf(why, size, "no gateway answers on %s (%s)", socket, strerror(-ret));
+		return false;
+	}
+	plumbs = json_is_true(json_object_get(ans, "manage_nft"));
+	json_decref(ans);
+	if (!plumbs)
+		snprintf(why, size,
+			 "the gateway on %s does not plumb runs (it was started without "
+			 "--manage-nft, or not as root)",
+			 socket);
+	return plumbs;
+}
+
+static int addr_fact(const json_t *ans, const char *key, int family, char *out, size_t size)
+{
+	const char *s = json_string_value(json_object_get(ans, key));
+	unsigned char b[16];
+
+	if (!s || inet_pton(family, s, b) != 1 || strlen(s) >= size)
+		return -EBADMSG;
+	strcpy(out, s);
+	return 0;
+}
+
+int run_daemon_facts(struct run *r, const json_t *ans)
+{
+	const char *ifname = json_string_value(json_object_get(ans, "if"));
+	json_t *cg = json_object_get(ans, "cgroups"), *v;
+	size_t i, n;
+
+	if (!ifname || !ifname[0] || strlen(ifname) >= sizeof(r->net.ifname) ||
+	    addr_fact(ans, "host_v4", AF_INET, r->host4, sizeof(r->host4)) ||
+	    addr_fact(ans, "sandbox_v4", AF_INET, r->rec.sbx4, sizeof(r->rec.sbx4)) ||
+	    addr_fact(ans, "host_v6", AF_INET6, r->host6, sizeof(r->host6)) ||
+	    addr_fact(ans, "sandbox_v6", AF_INET6, r->rec.sbx6, sizeof(r->rec.sbx6)) ||
+	    !json_is_array(cg))
+		return -EBADMSG;
+	snprintf(r->net.ifname, sizeof(r->net.ifname), "%s", ifname);
+	memset(&r->lim, 0, sizeof(r->lim));
+	r->lim.lim = r->pol->limits;
+	n = json_array_size(cg);
+	if (n != 0 && n != 1 && n != LIMITS_V1_COUNT)
+		return -EBADMSG;
+	json_array_foreach(cg, i, v)
+	{
+		const char *d = json_string_value(v);
+
+		if (!d || d[0] != '/' || strlen(d) >= sizeof(r->lim.dir[i]))
+			return -EBADMSG;
+		snprintf(r->lim.dir[i], sizeof(r->lim.dir[i]), "%s", d);
+	}
+	r->lim.kind = n == 1 ? LIMITS_CGROUP2 : n ? LIMITS_CGROUP1 : LIMITS_SAMPLING;
+	r->lkind = r->lim.kind;
+	return 0;
+}
+
+/* connect to @path; Return: the socket, or a negative errno */
+static int connect_to(const char *path)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd, ret;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/* the request line with @netns_fd attached to its bytes, then the answer line; Return: 0 or
+ * -errno; *@ret_ans malloc'd */
+static int call_with_fd(int fd, const char *line, int netns_fd, char **ret_ans)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
+	size_t len = strlen(line);
+	struct iovec iov = {.iov_base = (void *)line, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf.buf,
+			    .msg_controllen = sizeof(cbuf.buf)};
+	struct wd_buf in = WD_BUF_INIT;
+	struct cmsghdr *cm;
+	char buf[4096];
+	ssize_t n;
+	int ret = 0;
+
+	memset(&cbuf, 0, sizeof(cbuf));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &netns_fd, sizeof(int));
+	n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n < len && wd_write_all(fd, line + n, len - (size_t)n))
+		return -EIO;
+	if (wd_write_all(fd, "\n", 1))
+		return -EIO;
+	for (;;) {
+		struct pollfd p = {fd, POLLIN, 0};
+
+		if (poll(&p, 1, DAEMON_REGISTER_MS) != 1) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n < 0 ? -errno : -ECONNRESET;
+			break;
+		}
+		if (wd_buf_append(&in, buf, (size_t)n)) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (memchr(buf, '\n', (size_t)n))
+			break;
+	}
+	if (!ret && in.len) {
+		*ret_ans = in.data;
+		in.data = NULL;
+	} else if (!ret) {
+		ret = -ECONNRESET;
+	}
+	wd_buf_free(&in);
+	return ret;
+}
+
+int run_daemon_up(struct run *r)
+{
+	struct run_rootless_plan p = {.uid = getuid(), .gid = getgid(), .bare = true};
+	const char *slash = strrchr(r->policy_abs, '/');
+	char *line = NULL, *ans_text = NULL;
+	json_t *req, *ans = NULL;
+	struct wd_err err;
+	int fd, ret;
+
+	wd_err_clear(&err);
+	ret = run_rootless_make(&r->rl, &p, &err);
+	if (ret)
+		return run_fail(r, "network", "`warden doctor` checks what a user's run needs",
+				"%s", err.msg[0] ? err.msg : strerror(-ret));
+	r->net.netns_fd = r->rl.netns_fd;
+	req = json_pack("{s:s, s:s, s:s, s:s, s:s%}", "op", "register", "id", r->id, "netns", "fd",
+			"policy_name", slash ? slash + 1 : r->policy_abs, "policy", r->policy_text,
+			r->policy_len);
+	line = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	json_decref(req);
+	if (!line)
+		return run_fail(r, "network", NULL, "out of memory");
+	/* recorded first: a crash from here on still gets the run unregistered (the daemon
+	 * also does it when this connection closes) */
+	snprintf(r->rec.gw_socket, sizeof(r->rec.gw_socket), "%s", r->gw.socket);
+	run_state_save(r);
+	fd = connect_to(r->gw.socket);
+	if (fd < 0) {
+		free(line);
+		return run_fail(r, "network",
+				"start warden-gateway (as root: warden-gateway --manage-nft), or "
+				"use --mode rootless",
+				"no gateway daemon answers on %s (%s)", r->gw.socket,
+				strerror(-fd));
+	}
+	ret = call_with_fd(fd, line, r->rl.netns_fd, &ans_text);
+	free(line);
+	if (!ret) {
+		ans = json_loads(ans_text, 0, NULL);
+		ret = ans ? 0 : -EBADMSG;
+	}
+	free(ans_text);
+	if (ret) {
+		close(fd);
+		return run_fail(r, "network", "check the gateway daemon's log",
+				"registering with the gateway daemon on %s: %s", r->gw.socket,
+				strerror(-ret));
+	}
+	if (!json_is_true(json_object_get(ans, "ok"))) {
+		const char *e = json_string_value(json_object_get(ans, "error"));
+
+		ret = run_fail(r, "network", "see the daemon's reason",
+			       "the gateway daemon on %s refused the run: %s", r->gw.socket,
+			       e ? e : "no reason given");
+		json_decref(ans);
+		close(fd);
+		return ret;
+	}
+	r->gw_hold = fd;
+	r->registered = true;
+	ret = run_daemon_facts(r, ans);
+	json_decref(ans);
+	if (ret)
+		return run_fail(r, "network", "check the gateway daemon's version",
+				"the gateway daemon's answer lacks the run's facts");
+	/* the interface and the cgroups are the daemon's to remove: not in the record */
+	run_state_save(r);
+	run_note(r, "network: %s, plumbed by the gateway daemon on %s (uid %u's namespace)",
+		 r->net.ifname, r->gw.socket, (unsigned)p.uid);
+	return 0;
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""ctl_client.py - a small control-socket client for run_daemon.sh: crafted `register`
+requests a real launcher never sends, and the other operations, as a chosen uid.
+
+    ctl_client.py SOCKET UID GID WHAT [ARG]
+
+Started as root: it opens what it sends (a namespace of another user's process, a file)
+first, then drops to UID:GID before it connects, so that SO_PEERCRED names UID. It prints the
+daemon's answer line (or "no answer") and exits 0 when it got one.
+
+WHAT: netns-of PID (the network namespace of process PID), userns-of PID (its user
+namespace: not a network namespace), fd PATH (any file), nofd (no descriptor attached),
+twofds PID, truncated (half a request, then the connection closes), oversize (a policy over
+1 MiB), list, unregister ID, replace ID.
+"""
+import json
+import os
+import pwd
+import socket
+import sys
+
+GOOD_POLICY = "version: 1\nnetwork:\n  allow:\n    - {host: allowed.test, ports: [443]}\n"
+
+
+def register(rid, policy=GOOD_POLICY):
+    return (json.dumps({"op": "register", "id": rid, "netns": "fd", "policy": policy}) +
+            "\n").encode()
+
+
+def main():
+    sock_path, uid, gid, what = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    arg = sys.argv[5] if len(sys.argv) > 5 else None
+    fds = []
+    if what in ("netns-of", "twofds"):
+        fds = [os.open(f"/proc/{arg}/ns/net", os.O_RDONLY)]
+        if what == "twofds":
+            fds.append(os.open("/dev/null", os.O_RDONLY))
+    elif what == "userns-of":
+        fds = [os.open(f"/proc/{arg}/ns/user", os.O_RDONLY)]
+    elif what == "fd":
+        fds = [os.open(arg, os.O_RDONLY)]
+    os.initgroups(pwd.getpwuid(uid).pw_name, gid)
+    os.setgid(gid)
+    os.setuid(uid)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(15)
+    s.connect(sock_path)
+    rid = f"crafted{os.getpid()}"
+    if what in ("netns-of", "userns-of", "fd", "twofds"):
+        socket.send_fds(s, [register(rid)], fds)
+    elif what == "nofd":
+        s.sendall(register(rid))
+    elif what == "truncated":
+        s.sendall(register(rid)[:40])
+        s.close()
+        print("sent half a request")
+        return 0
+    elif what == "oversize":
+        s.sendall(register(rid, "#" * (1024 * 1024 + 100) + "\n" + GOOD_POLICY))
+    elif what == "list":
+        s.sendall(b'{"op":"list"}\n')
+    elif what == "unregister":
+        s.sendall((json.dumps({"op": "unregister", "id": arg}) + "\n").encode())
+    elif what == "replace":
+        s.sendall((json.dumps({"op": "replace", "id": arg, "policy": GOOD_POLICY}) +
+                   "\n").encode())
+    else:
+        print(f"unknown WHAT {what}", file=sys.stderr)
+        return 2
+    buf = b""
+    try:
+        while b"\n" not in buf:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    except OSError as e:
+        print(f"no answer ({e})")
+        return 1
+    if not buf:
+        print("no answer")
+        return 1
+    print(buf.decode(errors="replace").strip())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

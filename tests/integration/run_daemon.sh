@@ -1,0 +1,322 @@
+#!/usr/bin/env bash
+# run_daemon.sh - unprivileged runs through the host's gateway daemon (daemon mode, issue 14) in
+# the lab: warden-gateway --manage-nft started as root in lab-host; two unprivileged users. As
+# user A: real clients allowed and denied as in root mode, the run in the central log with A's
+# uid, its cgroup made and delegated by the daemon. As user B: A's runs are invisible and
+# untouchable. Crafted registers (another user's namespace, the host's, a descriptor that is no
+# network namespace, none, two, a truncated request, an oversize policy) are refused with a
+# clear error while the daemon keeps serving (a good run right after each). kill -9 of the
+# daemon mid-transfer stops the transfer and ends A's run with 125; a restart reclaims what the
+# dead daemon left (veth, nft elements, cgroup); kill -9 of the launcher is reclaimed at once.
+set -u
+SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/lab/lib.sh"
+
+if [[ ${LAB_AS_USER:-} == 1 ]]; then
+	echo "SKIP: run_daemon.sh runs its users itself"
+	exit 77
+fi
+lab_require_root
+lab_need_run_tools
+for tool in setpriv nsenter python3 jq pgrep; do
+	command -v "$tool" >/dev/null || { echo "FAIL: $tool is missing"; exit 1; }
+done
+lab_user || { echo "FAIL: no unprivileged test user (useradd failed)"; exit 1; }
+A_UID=$LAB_USER_UID A_GID=$LAB_USER_GID A_HOME=$LAB_USER_HOME A_NAME=$LAB_USER
+# user B, made the same way
+B_NAME=warden-test2
+if ! id -u "$B_NAME" >/dev/null 2>&1; then
+	useradd -m -u 1501 "$B_NAME" >/dev/null 2>&1 || useradd -m "$B_NAME" >/dev/null 2>&1 ||
+		{ echo "FAIL: no second test user"; exit 1; }
+fi
+B_UID=$(id -u "$B_NAME") B_GID=$(id -g "$B_NAME") B_HOME=$(getent passwd "$B_NAME" | cut -d: -f6)
+if [[ ! -d /tmp/warden-$B_UID ]]; then
+	install -d -m 0700 -o "$B_UID" -g "$B_GID" "/tmp/warden-$B_UID" || exit 1
+fi
+mountpoint -q "/tmp/warden-$B_UID" ||
+	mount -t tmpfs -o "mode=0700,uid=$B_UID,gid=$B_GID" warden-lab-user2 "/tmp/warden-$B_UID" ||
+	exit 1
+# the control socket's group: the daemon's users are in it
+# (it stays, as the test users do: other suites may use it at the same time)
+getent group warden >/dev/null || groupadd -r warden || getent group warden >/dev/null ||
+	{ echo "FAIL: groupadd warden"; exit 1; }
+usermod -a -G warden "$A_NAME" && usermod -a -G warden "$B_NAME" || exit 1
+lab_up
+
+T=$(mktemp -d /tmp/wd-run-daemon-XXXXXX)
+lab_on_exit rm -rf "$T"
+chmod 0755 "$T"
+CENTRAL=$T/central.jsonl
+AA=$T/a/audit.jsonl
+BA=$T/b/audit.jsonl
+install -d -o "$A_UID" -g "$A_GID" "$T/a"
+install -d -o "$B_UID" -g "$B_GID" "$T/b"
+SOCK=/run/warden/gateway.sock
+CLIENT=$SRC/tests/integration/ctl_client.py
+
+cat >"$T/gateway.yaml" <<EOF
+version: 1
+resolvers: ["$LAB_DNS_V4"]
+control: {path: "$SOCK"}
+audit: {path: "$CENTRAL"}
+EOF
+cat >"$T/net.yaml" <<EOF
+version: 1
+filesystem:
+  read: ["$LAB_CA"]
+network:
+  allow:
+    - {host: allowed.test, ports: [80, 443, 7]}
+limits: {memory_mb: 256, pids: 200}
+EOF
+chmod 0644 "$T/net.yaml"
+
+# hostns CMD...: CMD in lab-host's network namespace only (nsenter: unlike `ip netns exec` it
+# keeps this mount namespace's /sys, so the daemon and the launcher see the same cgroup folders)
+hostns() { nsenter --net="/run/netns/$LAB_HOST_NS" "$@"; }
+# as A / as B inside lab-host, a clean environment
+asu() {
+	local uid=$1 gid=$2 home=$3 name=$4
+	shift 4
+	hostns setpriv --reuid="$uid" --regid="$gid" --init-groups env -i HOME="$home" USER="$name" \
+		LOGNAME="$name" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+		WARDEN_GATEWAY_BIN="$GW" "$@"
+}
+as_a() { asu "$A_UID" "$A_GID" "$A_HOME" "$A_NAME" "$@"; }
+as_b() { asu "$B_UID" "$B_GID" "$B_HOME" "$B_NAME" "$@"; }
+ra() { as_a "$W" run -q --audit-log "$AA" "$@"; }
+rb() { as_b "$W" run -q --audit-log "$BA" "$@"; }
+curl_a() { ra -p "$T/net.yaml" -- curl -sS --fail --max-time 10 --cacert "$LAB_CA" "$@"; }
+status_of() { "$@" >/dev/null 2>&1; echo $?; }
+# client UID GID WHAT [ARG]: the crafted client (it drops to UID:GID itself)
+client() { hostns python3 "$CLIENT" "$SOCK" "$@"; }
+client_a() { client "$A_UID" "$A_GID" "$@"; }
+client_b() { client "$B_UID" "$B_GID" "$@"; }
+# refused TEXT CMD...: CMD's answer is "ok": false and names TEXT
+refused() {
+	local text=$1 out
+	shift
+	out=$("$@") || return 2
+	printf '%s\n' "$out"
+	jq -e '.ok == false' <<<"$out" >/dev/null && grep -qF -- "$text" <<<"$out"
+}
+good_run() { [[ $(curl_a --noproxy '*' https://allowed.test/) == "hello from allowed.test" ]]; }
+wd_links() { ip -n "$LAB_HOST_NS" -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' |
+	grep '^wd-' || true; }
+no_wd_links() { [[ -z $(wd_links) ]]; }
+have_wd_links() { [[ -n $(wd_links) ]]; }
+# the run sets of the host's table (the conntrack meters are filled by packets and time out)
+host_table() {
+	local set
+	for set in runs_if runs_v4 runs_v6 gw_v4 gw_v6; do
+		ip netns exec "$LAB_HOST_NS" nft list set inet warden "$set" || return 1
+	done
+}
+# the cgroups of the runs the daemon registered (v1: "warden-<id>" below its own cgroup; only
+# these ids: other suites' root-mode runs name theirs the same way)
+cg_dirs() {
+	local id
+	for id in $(jq -r -s '.[] | select(.action == "run.gateway-register") | .run' "$CENTRAL" |
+		sort -u); do
+		find /sys/fs/cgroup/memory /sys/fs/cgroup/pids /sys/fs/cgroup/cpu -maxdepth 4 \
+			-type d -name "warden-$id" 2>/dev/null
+	done
+	return 0
+}
+no_cg() { [[ -z $(cg_dirs) ]]; }
+# the helpers above, for the checks' `bash -c` children
+export -f hostns asu as_a as_b ra rb client client_a client_b
+export LAB_HOST_NS A_UID A_GID A_HOME A_NAME B_UID B_GID B_HOME B_NAME W GW AA BA SOCK CLIENT T
+# daemon_start: the daemon as root in lab-host, in the background (GWPID); daemon_ready waits
+daemon_start() {
+	setsid nsenter --net="/run/netns/$LAB_HOST_NS" "$GW" --config "$T/gateway.yaml" \
+		--manage-nft --control-group warden </dev/null >>"$T/daemon.log" 2>&1 &
+	GWPID=$!
+}
+daemon_ready() {
+	lab_wait 10 test -S "$SOCK" && lab_wait 10 hostns "$GW" ctl --socket "$SOCK" stats && return 0
+	tail -n 20 "$T/daemon.log"
+	return 1
+}
+daemon_stop() {
+	[[ -n ${GWPID:-} ]] && kill "$GWPID" 2>/dev/null && wait "$GWPID" 2>/dev/null
+	GWPID=
+}
+lab_on_exit daemon_stop
+lab_on_exit bash -c 'for p in $(pgrep -u "$0"; pgrep -u "$1"); do kill -9 "$p"; done' \
+	"$A_UID" "$B_UID"
+
+check "the host's nft table is installed" in_host "$W" nft install
+daemon_start
+check "the daemon starts as root in lab-host (--manage-nft)" daemon_ready
+check "its control socket is root:warden 0660" bash -c \
+	'[[ $(stat -c %U:%G:%a "$0") == root:warden:660 ]]' "$SOCK"
+check "stats says it plumbs runs" bash -c '"$@" | jq -e ".manage_nft == true"' _ \
+	hostns "$GW" ctl --socket "$SOCK" stats
+
+echo "# user A through the daemon: the same decisions as root mode"
+check_eq "HTTPS (transparent)" "hello from allowed.test" curl_a --noproxy '*' https://allowed.test/
+check_eq "HTTPS through the proxy variables" "hello from allowed.test" curl_a https://allowed.test/
+check_eq "HTTP" "hello from allowed.test" curl_a --noproxy '*' http://allowed.test/
+check_eq "HTTPS over IPv6" "hello from allowed.test" curl_a -6 --noproxy '*' https://allowed.test/
+s_client() {
+	echo | ra -p "$T/net.yaml" -- openssl s_client -connect allowed.test:443 \
+		-servername allowed.test -CAfile "$LAB_CA" 2>&1 | grep -q "Verify return code: 0"
+}
+check "openssl s_client to an allowed name" s_client
+echo_by_name() { echo daemon-echo | ra -p "$T/net.yaml" -- socat -T5 - TCP:allowed.test:7; }
+check_eq "raw TCP by name (echo)" "daemon-echo" echo_by_name
+check_fails "a name the policy does not allow is refused" curl_a --noproxy '*' https://other.test/
+check_fails "... through the proxy too" curl_a https://other.test/
+check_fails "a literal address is refused" curl_a --noproxy '*' "https://$LAB_ALLOWED_V4/"
+check "the denied name was never asked upstream" lab_dns_never_asked other.test
+check "control: the allowed one was" lab_dns_asked allowed.test
+check "A's runs are daemon mode with A's uid in A's log" jq -e -s --argjson u "$A_UID" \
+	'[.[] | select(.action == "run.start")] | length > 0 and
+	 all(.mode == "daemon" and .uid == $u)' "$AA"
+check "the central log has A's runs, registered with A's uid" jq -e -s --argjson u "$A_UID" \
+	'any(.[]; .action == "run.gateway-register" and .uid == $u)' "$CENTRAL"
+check "... and the denial, under one of A's runs" jq -e -s \
+	'[.[] | select(.action == "run.gateway-register") | .run] as $ids |
+	 any(.[]; .allowed == false and ((.resource // "") | test("other.test")) and
+	     (.run as $r | $ids | index($r)))' "$CENTRAL"
+
+echo "# limits: the daemon's cgroup, delegated to A"
+ra -p "$T/net.yaml" -- sleep 12 &
+RUN_A=$!
+check "A's long run is listed by the daemon" lab_wait 10 bash -c \
+	'[[ $("$@" | jq ".runs | length") == 1 ]]' _ client_a list
+IDA=$(client_a list | jq -r '.runs[0].id')
+IFA=$(client_a list | jq -r '.runs[0].if')
+check "its veth is in lab-host" lab_match "^$IFA\$" wd_links
+check "its nft elements are in the host's table" lab_match "$IFA" host_table
+CG_MEM=$(cg_dirs | grep "/memory/.*warden-$IDA\$" | head -1)
+check "its memory cgroup exists" test -d "${CG_MEM:-/nonexistent}"
+check_eq "... delegated to A (the folder and tasks)" "$A_UID $A_UID" \
+	bash -c 'echo $(stat -c %u "$0" "$0/tasks")' "${CG_MEM:-/nonexistent}"
+check_eq "... with the policy's limit, root's file" "268435456 0" \
+	bash -c 'echo $(cat "$0/memory.limit_in_bytes") $(stat -c %u "$0/memory.limit_in_bytes")' \
+	"${CG_MEM:-/nonexistent}"
+check "... holding the run's sleep" bash -c \
+	'for p in $(cat "$0/cgroup.procs"); do grep -q sleep "/proc/$p/comm" && exit 0; done; exit 1' \
+	"${CG_MEM:-/nonexistent}"
+
+echo "# user B cannot see or touch A's run"
+check "B's list shows no run" bash -c '"$@" | jq -e ".ok and (.runs | length) == 0"' _ \
+	client_b list
+check "control: A's list shows it" bash -c '"$@" | jq -e --arg i "$0" "any(.runs[]; .id == \$i)"' \
+	"$IDA" client_a list
+check "B cannot unregister it: no such run" refused "no such run" client_b unregister "$IDA"
+check "B cannot replace its policy: no such run" refused "no such run" client_b replace "$IDA"
+check "A's run still holds its veth after B's attempts" lab_match "^$IFA\$" wd_links
+check "B's own run works meanwhile" bash -c '[[ $("$@") == "hello from allowed.test" ]]' _ \
+	rb -p "$T/net.yaml" -- curl -sS --fail --max-time 10 --cacert "$LAB_CA" \
+	--noproxy '*' https://allowed.test/
+check "B's run is in the central log with B's uid" jq -e -s --argjson u "$B_UID" \
+	'any(.[]; .action == "run.gateway-register" and .uid == $u)' "$CENTRAL"
+wait "$RUN_A"
+check_eq "A's run ends with its program's status" 0 echo $?
+check "A's run gone: its veth goes" lab_wait 10 no_wd_links
+check "... its nft elements" lab_wait 10 lab_no_match "$IFA" host_table
+check "... its cgroup" lab_wait 10 no_cg
+
+echo "# crafted registers: refused with a reason, and the daemon keeps serving"
+# B's own user and network namespace, held by a process of B's
+as_b unshare -Urn sleep 60 &
+BNS_PID=$!
+lab_on_exit bash -c 'kill "$0" 2>/dev/null; true' "$BNS_PID"
+lab_wait 5 bash -c '[[ $(readlink /proc/$0/ns/user) != $(readlink /proc/1/ns/user) ]]' "$BNS_PID"
+UNS_PID=$(pgrep -P "$BNS_PID" || echo "$BNS_PID")
+[[ $(readlink "/proc/$UNS_PID/ns/user") != "$(readlink /proc/1/ns/user)" ]] || UNS_PID=$BNS_PID
+check "another user's namespace (B's, sent as A): refused as not A's" \
+	refused "not owned by uid $A_UID" client_a netns-of "$UNS_PID"
+check "... nothing was plumbed" no_wd_links
+check "control: a good register right after (a run of A's)" good_run
+check "control: B may send B's own namespace" bash -c \
+	'"$@" | jq -e ".ok == true"' _ client_b netns-of "$UNS_PID"
+check "... and it is plumbed until that connection closes" lab_wait 10 no_wd_links
+check "the host's network namespace (lab-host's, as A): refused" \
+	refused "not owned by uid $A_UID" client_a netns-of "$GWPID"
+check "control: a good register right after" good_run
+check "a descriptor that is no namespace (/dev/null): refused" \
+	refused "not a namespace" client_a fd /dev/null
+check "control: a good register right after" good_run
+check "a user namespace, not a network one (B's own, as B): refused" \
+	refused "not a network namespace" client_b userns-of "$UNS_PID"
+check "control: a good register right after" good_run
+check "no descriptor at all: refused" refused "no namespace descriptor" client_a nofd
+check "two descriptors: refused" refused "one namespace descriptor" client_b twofds "$UNS_PID"
+check "control: a good register right after" good_run
+check "a truncated request: the connection just ends" client_a truncated
+check "control: a good register right after" good_run
+check "an oversize policy: refused" refused "policy larger than" client_a oversize
+check "control: a good register right after" good_run
+check "none of them left a veth" no_wd_links
+check "the daemon is the same process all along" kill -0 "$GWPID"
+kill "$UNS_PID" "$BNS_PID" 2>/dev/null
+
+echo "# the launcher killed (-9): the daemon reclaims its run at once"
+ra -p "$T/net.yaml" -- sleep 60 &
+check "a run is up" lab_wait 10 have_wd_links
+LAUNCHER=$(pgrep -u "$A_UID" -f "warden run -q --audit-log $AA -p $T/net.yaml -- sleep 60" | head -1)
+check "its launcher is found" test -n "$LAUNCHER"
+kill -9 "$LAUNCHER" 2>/dev/null
+check "its veth goes" lab_wait 10 no_wd_links
+check "the daemon unregistered it (the connection closed)" lab_wait 5 jq -e -s \
+	'any(.[]; .action == "run.gateway-unregister" and ((.reason // "") | test("connection closed")))' \
+	"$CENTRAL"
+check "no cgroup of a run is left" lab_wait 10 no_cg
+
+echo "# kill -9 of the daemon mid-transfer: the transfer stops, the run ends with 125"
+check_eq "control: the whole file comes through the daemon" "$LAB_BIGFILE_SIZE" \
+	curl_a --noproxy '*' -o /dev/null -w '%{size_download}' "https://allowed.test$LAB_BIGFILE_PATH"
+as_a bash -c 'exec "$@" >"$0" 2>&1' "$T/a/transfer.log" "$W" run -q --audit-log "$AA" \
+	-p "$T/net.yaml" -- curl -sS --limit-rate 2M --max-time 60 --cacert "$LAB_CA" \
+	--noproxy '*' -o /dev/null -w 'downloaded %{size_download}\n' \
+	"https://allowed.test$LAB_BIGFILE_PATH" &
+RUN_T=$!
+check "the transfer runs" lab_wait 15 have_wd_links
+sleep 2
+IFT=$(wd_links | head -1)
+WORKER=$(pgrep -P "$GWPID" | head -1)
+kill -9 "$GWPID"
+wait "$RUN_T"
+RC=$?
+check_eq "A's warden run exits 125" 125 echo "$RC"
+check "... saying the daemon went away" grep -q "gateway daemon .* went away" "$T/a/transfer.log"
+check_fails --denied 1 "the transfer did not complete" grep -q "downloaded $LAB_BIGFILE_SIZE" "$T/a/transfer.log"
+check "its run.exit is 125 with the reason" jq -e -s \
+	'any(.[]; .action == "run.exit" and .exit == 125 and ((.reason // "") | test("went away")))' "$AA"
+check "the worker died with the daemon" lab_wait 5 bash -c '! kill -0 "$0" 2>/dev/null' "${WORKER:-0}"
+check "the dead daemon left the run's nft elements (fail closed: they lead nowhere)" \
+	lab_match "${IFT:-none}" host_table
+check "a run with no daemon fails closed" bash -c \
+	'[[ $("$@" >/dev/null 2>&1; echo $?) == 125 ]]' _ ra --mode daemon -p "$T/net.yaml" -- true
+check "control: without --mode it runs rootless" bash -c \
+	'"$@" && jq -e -s "last(.[] | select(.action == \"run.start\")).mode == \"rootless\"" "$0"' \
+	"$AA" ra -p "$T/net.yaml" -- true
+daemon_start
+check "the daemon restarts" daemon_ready
+check "the restart reclaimed the veth" lab_wait 10 no_wd_links
+check "... the nft elements" lab_no_match "${IFT:-none}" host_table
+check "... the cgroups" no_cg
+check "... its records" bash -c '[[ -z $(ls -A /run/warden/gateway-runs) ]]'
+check "control: a run through the restarted daemon works" good_run
+
+echo "# a daemon stopped (SIGTERM) with a live run: the run ends cleanly with 125"
+ra -p "$T/net.yaml" -- sleep 60 &
+RUN_S=$!
+check "a run is up" lab_wait 10 have_wd_links
+IFS_=$(wd_links | head -1)
+daemon_stop
+wait "$RUN_S"
+check_eq "... it exits 125" 125 echo $?
+check "the stopped daemon removed the veth" lab_wait 10 no_wd_links
+check "... and the nft elements" lab_no_match "${IFS_:-none}" host_table
+check "the daemon's log has no sanitizer report (both runs of it)" bash -c \
+	'! grep -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$0"' "$T/daemon.log"
+check "control: the daemon's log is there and says it served" \
+	grep -q "managing nft run elements" "$T/daemon.log"
+check "no process of A or B is left" lab_wait 10 bash -c \
+	'[[ -z $(pgrep -u "$0"; pgrep -u "$1") ]]' "$A_UID" "$B_UID"
+lab_finish
