@@ -37,6 +37,7 @@
 #include "gateway/gw.h"
 #include "gateway/handoff.h"
 #include "gateway/parent.h"
+#include "gateway/sdnotify.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -284,7 +285,7 @@ int main(int argc, char **argv)
 	};
 	const char *config = NULL, *audit_path = NULL, *ctl_path = NULL, *user = NULL;
 	const char *worker_path = NULL;
-	char worker_bin[PATH_MAX], num[3][16];
+	char worker_bin[PATH_MAX], num[3][16], notify[GW_NOTIFY_MAX];
 	char *wargv[16];
 	struct wd_gwconf conf;
 	struct policy_diags d;
@@ -355,6 +356,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* readiness goes to the service manager from this process alone (sdnotify.h) */
+	if (gw_notify_take(notify, sizeof(notify)) < 0)
+		wd_log(WD_LOG_WARN, "NOTIFY_SOCKET is not an AF_UNIX path or @name: no readiness "
+				    "notification will be sent");
 	policy_diags_init(&d);
 	if (config) {
 		ret = policy_gwconf_load(config, &conf, &d);
@@ -508,6 +513,10 @@ int main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
+	/* ready: every socket is bound and listening and the worker has them (what arrives
+	 * before its loop runs waits in the backlog) */
+	if ((ret = gw_notify_send(notify, "READY=1\nSTATUS=serving")) < 0)
+		wd_log(WD_LOG_WARN, "readiness notification to %s: %s", notify, strerror(-ret));
 	ret = gw_parent_serve(sp[0], child, &conf, manage_nft);
 out:
 	if (owns_ctl)
