@@ -99,10 +99,10 @@ static int put_field(struct wd_buf *b, const char *s, size_t max)
 	size_t n = 0;
 	int ret = 0;
 
-	for (; s && s[n] && n < max; n++)
+	for (; s && n < max && s[n]; n++)
 		if ((unsigned char)s[n] < 33 || (unsigned char)s[n] > 126)
 			break;
-	if (!n || (s[n] && n < max))
+	if (!n || (n < max && s[n]))
 		return wd_buf_append(b, "-", 1); /* empty, or something RFC 5424 cannot carry */
 	ret = wd_buf_append(b, s, n);
 	return ret;
@@ -323,9 +323,17 @@ static bool ship_one(struct audit_shipper *sh, const char *m, size_t n, uint64_t
 	ssize_t w;
 
 	if (sh->sink.kind == WD_SINK_TCP) {
-		if (sh->out.len + n + 16 > SHIP_TCP_BUF)
+		size_t was = sh->out.len;
+
+		if (sh->out.len + n + 16 > SHIP_TCP_BUF) {
+			outage(sh, ENOBUFS); /* the receiver is away too long, or too slow */
 			return false;
-		return !wd_buf_printf(&sh->out, "%zu ", n) && !wd_buf_append(&sh->out, m, n);
+		}
+		if (wd_buf_printf(&sh->out, "%zu ", n) || wd_buf_append(&sh->out, m, n)) {
+			sh->out.len = was; /* no half frame */
+			return false;
+		}
+		return true;
 	}
 	if (sh->state != SHIP_UP)
 		return false;

@@ -96,10 +96,14 @@ static int parse_hostport(const char *s, size_t base, struct wd_sink *out, size_
 
 int wd_sink_parse(const char *spec, struct wd_sink *out, size_t *ret_off, const char **ret_why)
 {
-	struct wd_sink s = {.kind = WD_SINK_NONE, .facility = out->facility};
+	struct wd_sink s;
 	const char *rest = NULL;
 	size_t base = 0;
 	int ret;
+
+	memset(&s, 0, sizeof(s)); /* padding too: configs are compared with memcmp() */
+	s.kind = WD_SINK_NONE;
+	s.facility = out->facility;
 
 	if (!strcmp(spec, "journald")) {
 		s.kind = WD_SINK_JOURNALD;
