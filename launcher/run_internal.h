@@ -180,8 +180,8 @@ struct run {
 	struct fw_run fr;
 	bool fw_added;
 	struct run_rootless rl; /* rootless: the namespaces and the sockets made inside */
-	unsigned pool_size; /* ready networks to keep ($WARDEN_POOL) */
-	bool pooled;	    /* the network came from the pool */
+	unsigned pool_size;	/* ready networks to keep ($WARDEN_POOL) */
+	bool pooled;		/* the network came from the pool */
 	/* limits (cmd_run.c) */
 	enum limits_kind lkind;
 	struct limits lim;
