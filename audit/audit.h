@@ -312,6 +312,35 @@ int audit_log_write(struct audit_log *log, const struct audit_event *ev, unsigne
 		    struct wd_err *err);
 
 /**
+ * audit_log_ship() - also send every line this writer writes to syslog or journald
+ * @log:	writer
+ * @sink:	where (struct wd_sink from wd_sink_parse(): unix, udp, tcp, journald) and
+ *		the syslog facility
+ * @app:	the sender's name in each message (RFC 5424 APP-NAME, SYSLOG_IDENTIFIER)
+ * @err:	filled on error; may be NULL
+ *
+ * A line is sent once the local write() of its batch succeeded; a line the file did not
+ * take is never sent. Sending never blocks and never fails a write: a message the sink
+ * does not take is counted as not shipped (the TCP sink first keeps up to 4 MiB of
+ * frames while it is away). When shipping fails and when it works again, an
+ * "audit.ship" event (type "audit") saying so, and how many events were not shipped, is
+ * written into the file (the second one is shipped too). docs/audit.md, "Shipping".
+ *
+ * Return: 0 (also when the sink cannot be reached now: that is an outage, retried once a
+ * second at the next event); -EALREADY, -EINVAL (no sink) or -ENOMEM.
+ */
+int audit_log_ship(struct audit_log *log, const struct wd_sink *sink, const char *app,
+		   struct wd_err *err);
+
+/**
+ * audit_log_ship_stats() - how many events went to the sink, and how many did not
+ * @log:	writer
+ * @ret_sent:	sent (TCP: sent or waiting in the writer's buffer); 0 when not shipped
+ * @ret_dropped: not shipped (the sink was away or full, a datagram too long)
+ */
+void audit_log_ship_stats(const struct audit_log *log, uint64_t *ret_sent, uint64_t *ret_dropped);
+
+/**
  * audit_log_flush() - write the lines queued with AUDIT_WRITE_DEFER
  * @log:	writer
  * @err:	filled on error; may be NULL

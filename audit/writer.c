@@ -1,6 +1,7 @@
 /* writer.c - the audit log writer: safe open (or adoption of a passed descriptor), one locked
  * write() per event or per batch of deferred events, durable events. */
 #include "audit/audit.h"
+#include "audit/ship_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,18 +29,23 @@
  *    fragment), our line is preceded by '\n' so that it stays whole; the
  *    fragment becomes one corrupt line that readers skip and count.
  *
+ * With a shipper (audit_log_ship()), each line also goes to syslog or journald once the
+ * local write() of its batch succeeded (ship.c): the file stays the record, and a sink
+ * that is away costs no local line; its outages are written into the file.
+ *
  * Opening fails closed: a log we cannot trust (a symlink, a FIFO, a file or
  * folder others can write, a file owned by someone else) is refused with a
  * message that says how to fix it, and the caller does not run unaudited.
  */
 
 struct audit_log {
-	int fd;		     /* O_WRONLY|O_APPEND, for the lines */
-	int rfd;	     /* O_RDONLY on the same inode, to look at the last byte */
-	off_t end;	     /* where our last line ended, -1 when unknown */
-	struct wd_buf buf;   /* one encoded line (scratch) */
-	struct wd_buf queue; /* '\n' + the lines not written yet (AUDIT_WRITE_DEFER) */
-	size_t nqueued;	     /* events in @queue */
+	int fd;			    /* O_WRONLY|O_APPEND, for the lines */
+	int rfd;		    /* O_RDONLY on the same inode, to look at the last byte */
+	off_t end;		    /* where our last line ended, -1 when unknown */
+	struct wd_buf buf;	    /* one encoded line (scratch) */
+	struct wd_buf queue;	    /* '\n' + the lines not written yet (AUDIT_WRITE_DEFER) */
+	size_t nqueued;		    /* events in @queue */
+	struct audit_shipper *ship; /* a copy of each line for syslog/journald; NULL: none */
 	char path[];
 };
 
@@ -236,19 +242,47 @@ static int write_line(struct audit_log *log, const char *p, size_t n, unsigned f
 	return 0;
 }
 
-/* queue_line() - append the encoded line in log->buf to the queue. */
-static int queue_line(struct audit_log *log, struct wd_err *err)
+/* queue_buf() - append the encoded line in @b to the queue. */
+static int queue_buf(struct audit_log *log, const struct wd_buf *b, struct wd_err *err)
 {
 	int ret = 0;
 
 	if (!log->queue.len)
 		ret = wd_buf_append(&log->queue, "\n", 1); /* room for a repair newline */
 	if (!ret)
-		ret = wd_buf_append(&log->queue, log->buf.data, log->buf.len);
+		ret = wd_buf_append(&log->queue, b->data, b->len);
 	if (ret < 0)
 		return wd_err_set(err, ret, "out of memory");
 	log->nqueued++;
 	return 0;
+}
+
+/* queue_line() - append the encoded line in log->buf to the queue. */
+static int queue_line(struct audit_log *log, struct wd_err *err)
+{
+	return queue_buf(log, &log->buf, err);
+}
+
+/* queue_ship_notices() - the shipper's "audit.ship" events (an outage began or ended) join
+ * the queue: they go with the next batch (best effort: they are about the copy, the file
+ * keeps every event either way) */
+static void queue_ship_notices(struct audit_log *log)
+{
+	struct wd_buf b = WD_BUF_INIT; /* not log->buf: it holds the caller's last line */
+	struct audit_event ev;
+	char reason[512];
+	bool ship;
+
+	while (ship_notice(log->ship, &ev, reason, sizeof(reason), &ship) == 1) {
+		ev.reason = reason;
+		clock_gettime(CLOCK_REALTIME, &ev.ts);
+		wd_buf_reset(&b);
+		if (audit_event_encode(&ev, &b, NULL) < 0 || queue_buf(log, &b, NULL) < 0)
+			continue;
+		if (ship)
+			ship_queue(log->ship, &ev, b.data, b.len);
+	}
+	wd_buf_free(&b);
 }
 
 /* flush_queue() - write the queue in one locked write(); empties it. */
@@ -273,6 +307,10 @@ static int flush_queue(struct audit_log *log, unsigned flags, struct wd_err *err
 out:
 	wd_buf_reset(&log->queue);
 	log->nqueued = 0;
+	if (log->ship) {
+		ship_commit(log->ship, ret >= 0);
+		queue_ship_notices(log);
+	}
 	return ret < 0 ? ret : (int)(n > INT32_MAX ? INT32_MAX : n);
 }
 
@@ -298,9 +336,13 @@ int audit_log_write(struct audit_log *log, const struct audit_event *ev, unsigne
 			if (ret < 0)
 				return ret;
 		}
+		if (log->ship) /* after that flush: the sink gets it with its own batch */
+			ship_queue(log->ship, ev, log->buf.data, log->buf.len);
 		return queue_line(log, err);
 	}
 	/* an immediate write carries the queued lines with it, in order */
+	if (log->ship)
+		ship_queue(log->ship, ev, log->buf.data, log->buf.len);
 	ret = queue_line(log, err);
 	if (ret < 0)
 		return ret;
@@ -375,11 +417,36 @@ int audit_log_from_fd(int fd, const char *label, struct audit_log **ret_log, str
 	return 0;
 }
 
+int audit_log_ship(struct audit_log *log, const struct wd_sink *sink, const char *app,
+		   struct wd_err *err)
+{
+	struct audit_shipper *sh = NULL;
+	int ret;
+
+	if (log->ship)
+		return wd_err_set(err, -EALREADY, "audit log %s is shipped already", log->path);
+	ret = ship_open(sink, app, &sh, err);
+	if (ret < 0)
+		return ret;
+	log->ship = sh;
+	return 0;
+}
+
+void audit_log_ship_stats(const struct audit_log *log, uint64_t *ret_sent, uint64_t *ret_dropped)
+{
+	*ret_sent = *ret_dropped = 0;
+	if (log->ship)
+		ship_stats(log->ship, ret_sent, ret_dropped);
+}
+
 void audit_log_close(struct audit_log *log)
 {
 	if (!log)
 		return;
 	(void)flush_queue(log, 0, NULL);
+	if (log->nqueued) /* the shipper's last notices */
+		(void)flush_queue(log, 0, NULL);
+	ship_close(log->ship);
 	wd_closep(&log->fd);
 	wd_closep(&log->rfd);
 	wd_buf_free(&log->buf);

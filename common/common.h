@@ -192,6 +192,77 @@ int wd_proc_stat(pid_t pid, unsigned long long *ret_start, char *ret_state);
  */
 int wd_parse_uint(const char *s, unsigned long long max, unsigned long long *ret);
 
+/* ----------------------------------------------------- audit shipping sinks (sink.c) */
+
+/** Where journald's native protocol listens (systemd.journal-fields(7), sd_journal_send). */
+#define WD_SINK_JOURNALD_SOCKET "/run/systemd/journal/socket"
+/** Syslog facility of shipped audit events when none is configured (RFC 5424: authpriv). */
+#define WD_SINK_FACILITY_DEFAULT 10
+
+/**
+ * enum wd_sink_kind - how a copy of the audit log is shipped (docs/audit.md, "Shipping")
+ * @WD_SINK_NONE:	not shipped
+ * @WD_SINK_UNIX:	RFC 5424 datagrams to an AF_UNIX datagram socket (/dev/log)
+ * @WD_SINK_UDP:	RFC 5424 datagrams over UDP (RFC 5426)
+ * @WD_SINK_TCP:	RFC 5424 messages over TCP, octet-counted (RFC 6587, 3.4.1)
+ * @WD_SINK_JOURNALD:	journald's native protocol (datagrams of FIELD=value lines)
+ */
+enum wd_sink_kind {
+	WD_SINK_NONE,
+	WD_SINK_UNIX,
+	WD_SINK_UDP,
+	WD_SINK_TCP,
+	WD_SINK_JOURNALD,
+};
+
+/**
+ * struct wd_sink - one audit shipping destination
+ * @kind:	the transport
+ * @family:	udp/tcp: AF_INET or AF_INET6
+ * @addr:	udp/tcp: the address (4 or 16 bytes, network order)
+ * @port:	udp/tcp: the port
+ * @path:	unix/journald: the socket's path
+ * @facility:	the syslog facility, 0..23 (WD_SINK_FACILITY_DEFAULT)
+ */
+struct wd_sink {
+	enum wd_sink_kind kind;
+	int family;
+	uint8_t addr[16];
+	uint16_t port;
+	char path[108];
+	int facility;
+};
+
+/**
+ * wd_sink_parse() - "unix:PATH", "udp:ADDR:PORT", "tcp:ADDR:PORT", "journald" or
+ * "journald:PATH", strictly
+ * @spec:	the text; ADDR is an IPv4 address or an IPv6 one in brackets (names are not
+ *		resolved), PORT 1..65535, PATH absolute and shorter than 108 bytes
+ * @out:	on success the sink (its @facility kept as it was)
+ * @ret_off:	on error, the offset in @spec where the problem is
+ * @ret_why:	on error, what was expected (a static string)
+ *
+ * Pure: no I/O, no allocation.
+ * Return: 0, or -EINVAL with @ret_off and @ret_why set.
+ */
+int wd_sink_parse(const char *spec, struct wd_sink *out, size_t *ret_off, const char **ret_why);
+
+/**
+ * wd_sink_format() - the text wd_sink_parse() reads back to @s
+ * @s:		the sink
+ * @out:	the text ("" for WD_SINK_NONE)
+ * @outlen:	its size (128 always suffices)
+ * Return: 0, -EINVAL (a bad sink), or -ENOSPC.
+ */
+int wd_sink_format(const struct wd_sink *s, char *out, size_t outlen);
+
+/** wd_sink_facility() - a syslog facility's number by name ("authpriv", "local0", ...).
+ * Return: 0..23, or -EINVAL for a name RFC 5424 does not list. */
+int wd_sink_facility(const char *name);
+
+/** wd_sink_facility_name() - the name of facility 0..23. Return: it, or NULL. */
+const char *wd_sink_facility_name(int facility);
+
 /* ---------------------------------------------------------------- hashing (hash.c) */
 
 /**

@@ -37,6 +37,7 @@
 #include "gateway/gw.h"
 #include "gateway/handoff.h"
 #include "gateway/parent.h"
+#include "gateway/sdnotify.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -290,7 +291,7 @@ int main(int argc, char **argv)
 	const char *worker_path = NULL, *ctl_group = NULL;
 	struct group *grp = NULL, grp_buf;
 	char grp_text[4096];
-	char worker_bin[PATH_MAX], num[3][16];
+	char worker_bin[PATH_MAX], num[3][16], notify[GW_NOTIFY_MAX];
 	char *wargv[16];
 	struct wd_gwconf conf;
 	struct policy_diags d;
@@ -364,6 +365,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* readiness goes to the service manager from this process alone (sdnotify.h) */
+	if (gw_notify_take(notify, sizeof(notify)) < 0)
+		wd_log(WD_LOG_WARN, "NOTIFY_SOCKET is not an AF_UNIX path or @name: no readiness "
+				    "notification will be sent");
 	policy_diags_init(&d);
 	if (config) {
 		ret = policy_gwconf_load(config, &conf, &d);
@@ -536,6 +541,10 @@ int main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
+	/* ready: every socket is bound and listening and the worker has them (what arrives
+	 * before its loop runs waits in the backlog) */
+	if ((ret = gw_notify_send(notify, "READY=1\nSTATUS=serving")) < 0)
+		wd_log(WD_LOG_WARN, "readiness notification to %s: %s", notify, strerror(-ret));
 	ret = gw_parent_serve(sp[0], child, &conf, manage_nft);
 out:
 	if (owns_ctl)

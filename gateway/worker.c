@@ -161,6 +161,22 @@ static bool is_channel(int fd)
 	       family == AF_UNIX;
 }
 
+/* audit.ship: a copy of every line to syslog or journald (an unreachable sink is an
+ * outage the log records, not a reason to stop) */
+static int ship(const struct wd_gwconf *conf, struct audit_log *log)
+{
+	struct wd_err err;
+
+	wd_err_clear(&err);
+	if (conf->audit_ship.kind == WD_SINK_NONE)
+		return 0;
+	if (audit_log_ship(log, &conf->audit_ship, "warden-gateway", &err)) {
+		wd_log(WD_LOG_ERR, "%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
 static int serve(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *log, int priv,
 		 bool manage_nft)
 {
@@ -215,6 +231,10 @@ static int standalone(const struct wd_gwconf *conf, bool nflog, int listen_fds)
 		wd_log(WD_LOG_ERR, "%s", err.msg);
 		return 1;
 	}
+	if (ship(conf, log)) {
+		audit_log_close(log);
+		return 1;
+	}
 	if (listen_fds)
 		own.listen_v4[0] = own.listen_v6[0] = '\0';
 	ret = gw_fds_open(&own, conf->control_path, &fds, &err);
@@ -263,6 +283,12 @@ static int separated(const struct wd_gwconf *conf, int chan, bool manage_nft)
 		return 1;
 	}
 	fds.audit = -1; /* the log owns it now */
+	if (ship(conf, log)) {
+		audit_log_close(log);
+		gw_fds_close(&fds);
+		close(chan);
+		return 1;
+	}
 	ret = serve(conf, &fds, log, chan, manage_nft);
 	audit_log_close(log);
 	return ret;

@@ -37,6 +37,7 @@ void policy_gwconf_defaults(struct wd_gwconf *c)
 	c->dns_ttl_floor_s = 5;
 	c->dns_ttl_ceiling_s = 300;
 	c->audit_kib_per_run = 16384;
+	c->audit_ship.facility = WD_SINK_FACILITY_DEFAULT;
 	c->socket_buffer_kib = 1024;
 	c->run_buffer_kib = 16384;
 }
@@ -102,8 +103,8 @@ static const char *const nft_keys[NFT_N] = {"table", "interface_prefix", "nflog_
 enum { POOL_RUNS4, POOL_RUNS6, POOL_SYN4, POOL_SYN6, POOL_N };
 static const char *const pool_keys[POOL_N] = {"runs_v4", "runs_v6", "synthetic_v4", "synthetic_v6"};
 
-enum { AUDIT_PATH, AUDIT_N };
-static const char *const audit_keys[AUDIT_N] = {"path"};
+enum { AUDIT_PATH, AUDIT_SHIP, AUDIT_FACILITY, AUDIT_N };
+static const char *const audit_keys[AUDIT_N] = {"path", "ship", "facility"};
 
 /* allowed sizes of each pool: [family, min prefix, max prefix] */
 static const struct {
@@ -285,12 +286,54 @@ static int parse_pools(struct policy_diags *d, const struct yt_node *n, struct w
 	return ret;
 }
 
+/* audit.ship ("unix:PATH", "udp:ADDR:PORT", ...) and audit.facility ("authpriv", ...); the
+ * position of a mistake inside the ship string is its column */
+static int parse_audit_ship(struct policy_diags *d, const struct yt_node *ship,
+			    const struct yt_node *fac, struct wd_gwconf *c)
+{
+	const char *s, *why;
+	size_t off;
+	int f, ret = 0;
+
+	if (fac) {
+		s = yt_str(d, fac, "audit.facility");
+		f = s ? wd_sink_facility(s) : -EINVAL;
+		if (!s) {
+			ret = -EINVAL;
+		} else if (f < 0) {
+			diag_err(
+			    d, fac,
+			    "audit.facility: found `%.40s`; expected a syslog facility: kern, "
+			    "user, mail, daemon, auth, syslog, lpr, news, uucp, cron, authpriv, "
+			    "ftp, ntp, audit, alert, clock, local0 ... local7",
+			    s);
+			ret = -EINVAL;
+		} else {
+			c->audit_ship.facility = f;
+		}
+	}
+	if (!ship)
+		return ret;
+	s = yt_str(d, ship, "audit.ship");
+	if (!s)
+		return -EINVAL;
+	if (wd_sink_parse(s, &c->audit_ship, &off, &why)) {
+		diag_add(d, POLICY_DIAG_ERROR, ship->line,
+			 ship->col + (int)off + (ship->plain ? 0 : 1),
+			 "audit.ship: found `%.120s`; %s", s, why);
+		return -EINVAL;
+	}
+	return ret;
+}
+
 static int parse_audit(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
 {
 	const struct yt_node *v[AUDIT_N];
 	const char *s;
 
 	if (yt_map_keys(d, n, "`audit`", audit_keys, AUDIT_N, v))
+		return -EINVAL;
+	if (parse_audit_ship(d, v[AUDIT_SHIP], v[AUDIT_FACILITY], c))
 		return -EINVAL;
 	if (!v[AUDIT_PATH])
 		return 0;
@@ -622,9 +665,20 @@ int policy_gwconf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
 			     "pools:\n  runs_v4: \"%s\"\n  runs_v6: \"%s\"\n"
 			     "  synthetic_v4: \"%s\"\n  synthetic_v6: \"%s\"\n",
 			     c->pool_v4, c->pool_v6, c->synth_v4, c->synth_v6);
+	if (c->audit_path[0] || c->audit_ship.kind != WD_SINK_NONE)
+		ret |= wd_buf_printf(out, "audit:\n  facility: %s\n",
+				     wd_sink_facility_name(c->audit_ship.facility));
 	if (c->audit_path[0]) {
-		ret |= wd_buf_puts(out, "audit:\n  path: ");
+		ret |= wd_buf_puts(out, "  path: ");
 		ret |= yaml_put_str(out, c->audit_path);
+		ret |= wd_buf_puts(out, "\n");
+	}
+	if (c->audit_ship.kind != WD_SINK_NONE) {
+		char ship[160];
+
+		ret |= wd_sink_format(&c->audit_ship, ship, sizeof(ship));
+		ret |= wd_buf_puts(out, "  ship: ");
+		ret |= yaml_put_str(out, ship);
 		ret |= wd_buf_puts(out, "\n");
 	}
 	ret |= wd_buf_printf(out, "user: \"%s\"\n", c->user);

@@ -447,6 +447,8 @@ int policy_json_string(struct wd_buf *out, const char *s);
  * @synth_v4:		synthetic DNS answers (pools.synthetic_v4)
  * @synth_v6:		(pools.synthetic_v6)
  * @audit_path:		audit log (audit.path); "" = the launcher's default
+ * @audit_ship:		where a copy of each event is shipped (audit.ship, audit.facility);
+ *			kind WD_SINK_NONE: nowhere
  * @user:		unprivileged user of the data plane (user)
  * @resolvers:		upstream DNS servers, "ADDR" or "ADDR:PORT" / "[V6]:PORT"
  *			(resolvers); none: the host's /etc/resolv.conf
@@ -486,6 +488,7 @@ struct wd_gwconf {
 	char synth_v4[64];	    /* synthetic answers, default "100.96.0.0/12" */
 	char synth_v6[64];	    /* default "fd77:7764:5300::/48" */
 	char audit_path[4096];	    /* default "" = the launcher's default */
+	struct wd_sink audit_ship;  /* default: none, facility authpriv */
 	char user[64];		    /* default "nobody" */
 	char resolvers[4][64];	    /* default: none (/etc/resolv.conf) */
 	uint32_t nresolvers;
