@@ -42,6 +42,7 @@
  * @mode:		--mode: "root", "rootless", "daemon", or NULL (root as root, else rootless)
  * @quiet:		-q
  * @print_seccomp:	--print-seccomp
+ * @print_bwrap:	--print-bwrap
  */
 struct run_opts {
 	const char *policy;
@@ -53,6 +54,7 @@ struct run_opts {
 	const char *mode;
 	bool quiet;
 	bool print_seccomp;
+	bool print_bwrap;
 };
 
 /* How a run is built (warden(1) --mode). */
@@ -180,8 +182,8 @@ struct run {
 	struct fw_run fr;
 	bool fw_added;
 	struct run_rootless rl; /* rootless: the namespaces and the sockets made inside */
-	unsigned pool_size; /* ready networks to keep ($WARDEN_POOL) */
-	bool pooled;	    /* the network came from the pool */
+	unsigned pool_size;	/* ready networks to keep ($WARDEN_POOL) */
+	bool pooled;		/* the network came from the pool */
 	/* limits (cmd_run.c) */
 	enum limits_kind lkind;
 	struct limits lim;
@@ -447,6 +449,14 @@ bool run_sandbox_unsafe(void);
  * Return: 0, or 125 (said).
  */
 int run_sandbox_print_seccomp(struct run *r);
+
+/**
+ * run_sandbox_print_bwrap() - `warden run --print-bwrap`: the sandbox backend's command line
+ * for this run as one shell line on stdout (its descriptors' contents in a new folder under
+ * $TMPDIR, said on stderr); nothing runs. After the config, policy, command and prerequisites.
+ * Return: 0, or 125 (said).
+ */
+int run_sandbox_print_bwrap(struct run *r);
 
 /** run_sandbox_init() - pick the sandbox backend (nothing is held yet). */
 void run_sandbox_init(struct run *r);
