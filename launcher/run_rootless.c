@@ -281,11 +281,15 @@ static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 		    strerror(errno));
 		goto out;
 	}
+	/* WARDEN_TIMING: the network stage's parts (the fork counts into the first) */
+	run_stamp("ns.unshare");
 	ret = map_ids(p->uid, p->gid, &err);
 	if (!ret)
 		ret = netns_rootless_up(a, &err);
+	run_stamp("ns.up");
 	if (!ret)
 		ret = table_up(&p->fc, &err);
+	run_stamp("ns.nft");
 	if (ret)
 		goto out;
 	fds[RUN_ROOTLESS_USERNS] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
@@ -306,6 +310,7 @@ static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 		fds[RUN_ROOTLESS_NFLOG] = nflog_socket(p->fc.nflog_group, &err);
 		ret = fds[RUN_ROOTLESS_NFLOG] < 0 ? fds[RUN_ROOTLESS_NFLOG] : 0;
 	}
+	run_stamp("ns.sockets");
 	if (ret)
 		goto out;
 	m.nfds = RUN_ROOTLESS_NFDS;
