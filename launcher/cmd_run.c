@@ -276,6 +276,8 @@ static int stage_prereq(struct run *r)
 	/* rootless: no cgroup of the caller's (cgroup v2 delegation comes later): RSS sampling,
 	 * RLIMIT_NPROC in the run's user namespace, the timeout */
 	r->lkind = r->mode == RUN_MODE_ROOTLESS ? LIMITS_SAMPLING : limits_probe();
+	if (r->mode == RUN_MODE_ROOTLESS)
+		run_rootless_scope_pick(r);
 	return 0;
 }
 
@@ -556,6 +558,7 @@ int cmd_run(int argc, char **argv)
 	status = finish(&r, &o);
 out:
 	run_sandbox_release(&r);
+	run_rootless_scope_free(&r);
 	audit_log_close(r.log);
 	policy_free(r.pol);
 	free(r.policy_text);

@@ -107,6 +107,23 @@ struct run_rootless {
 	struct netns_addrs addr;
 };
 
+/**
+ * run_rootless_scope_pick() - whether a rootless run's limits go into a systemd user scope:
+ * run_rootless_scope_usable() of the caller's $XDG_RUNTIME_DIR, RUN_SYSTEMD_RUN and
+ * /sys/fs/cgroup; sets r->scope. WARDEN_NO_SYSTEMD_SCOPE=1 keeps the fallback (to compare).
+ */
+void run_rootless_scope_pick(struct run *r);
+
+/**
+ * run_rootless_scope_prepare() - r->scope_argv (run_rootless_scope_argv() for the run's id and
+ * limits, running `env -i` ahead of the sandbox's command line) and r->scope_env
+ * Return: 0, or -ENOMEM.
+ */
+int run_rootless_scope_prepare(struct run *r);
+
+/** run_rootless_scope_free() - release what run_rootless_scope_prepare() made. */
+void run_rootless_scope_free(struct run *r);
+
 /** run_rootless_init() - mark every descriptor of @rl absent. */
 void run_rootless_init(struct run_rootless *rl);
 
@@ -187,6 +204,12 @@ struct run {
 	/* limits (cmd_run.c) */
 	enum limits_kind lkind;
 	struct limits lim;
+	/* rootless, where the user's systemd delegates cgroup v2 (run_rootless.c): the limits in a
+	 * `systemd-run --user --scope`, its command line ahead of the sandbox's and its
+	 * environment (the user manager's socket); scope_argv is NULL until the fork stage */
+	bool scope;
+	char **scope_argv;
+	char *scope_env[3];
 	/* run_gwclient.c */
 	struct run_gw gw;
 	bool gw_daemon; /* run_gwclient_pick() chose a daemon (else an embedded one was spawned) */

@@ -552,6 +552,61 @@ char **run_rootless_scope_argv(const char *id, const struct policy_limits *lim, 
 	return v;
 }
 
+bool run_rootless_scope_usable(const char *runtime_dir, const char *systemd_run,
+			       const char *cgroup_root)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	if (!runtime_dir || runtime_dir[0] != '/' ||
+	    snprintf(p, sizeof(p), "%s/systemd/private", runtime_dir) >= (int)sizeof(p) ||
+	    lstat(p, &st) || !S_ISSOCK(st.st_mode) || st.st_uid != getuid())
+		return false;
+	if (stat(systemd_run, &st) || !S_ISREG(st.st_mode) || access(systemd_run, X_OK))
+		return false;
+	return snprintf(p, sizeof(p), "%s/cgroup.controllers", cgroup_root) < (int)sizeof(p) &&
+	       !access(p, R_OK);
+}
+
+void run_rootless_scope_pick(struct run *r)
+{
+	const char *off = getenv("WARDEN_NO_SYSTEMD_SCOPE");
+
+	r->scope =
+	    !(off && !strcmp(off, "1")) &&
+	    run_rootless_scope_usable(getenv("XDG_RUNTIME_DIR"), RUN_SYSTEMD_RUN, "/sys/fs/cgroup");
+}
+
+int run_rootless_scope_prepare(struct run *r)
+{
+	static char *const env_i[] = {"/usr/bin/env", "-i", NULL};
+	const char *bus = getenv("DBUS_SESSION_BUS_ADDRESS");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	run_rootless_scope_free(r);
+	/* the scope's command: bwrap with an empty environment, as without a scope */
+	r->scope_argv = run_rootless_scope_argv(r->id, &r->pol->limits, env_i);
+	if (asprintf(&r->scope_env[0], "XDG_RUNTIME_DIR=%s", xdg ? xdg : "") < 0)
+		r->scope_env[0] = NULL;
+	if (bus && asprintf(&r->scope_env[1], "DBUS_SESSION_BUS_ADDRESS=%s", bus) < 0)
+		r->scope_env[1] = NULL;
+	if (!r->scope_argv || !r->scope_env[0] || (bus && !r->scope_env[1])) {
+		run_rootless_scope_free(r);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void run_rootless_scope_free(struct run *r)
+{
+	run_strv_free(r->scope_argv);
+	r->scope_argv = NULL;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(r->scope_env); i++) {
+		free(r->scope_env[i]);
+		r->scope_env[i] = NULL;
+	}
+}
+
 void run_strv_free(char **v)
 {
 	for (size_t i = 0; v && v[i]; i++)

@@ -213,6 +213,10 @@ static const struct sandbox_spec *spec_of(struct run *r)
 	s->userns_fd = s->rootless ? r->rl.userns_fd : -1;
 	s->nproc = s->rootless ? r->pol->limits.pids : 0;
 	s->empty_file = s->rootless ? r->empty_file : NULL;
+	/* rootless with a systemd user scope: it holds the limits and runs the sandbox */
+	s->wrap = s->rootless && r->scope ? r->scope_argv : NULL;
+	s->wrap_bin = RUN_SYSTEMD_RUN;
+	s->wrap_env = r->scope_env;
 	return s;
 }
 
@@ -242,6 +246,10 @@ void run_sandbox_describe(struct run *r, char *out, size_t size)
 int run_sandbox_prepare(struct run *r)
 {
 	struct sandbox_err e = {0};
+
+	if (r->scope && run_rootless_scope_prepare(r))
+		return run_fail(r, "limits", NULL,
+				"the systemd scope's command line: out of memory");
 
 	return r->sb.be->prepare(&r->sb, spec_of(r), &e) ? failed(r, &e) : 0;
 }

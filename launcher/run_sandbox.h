@@ -115,6 +115,9 @@ struct sandbox_spec {
 	int userns_fd;
 	uint64_t nproc;
 	const char *empty_file;
+	char *const *wrap;
+	const char *wrap_bin;
+	char *const *wrap_env;
 };
 
 /**

@@ -331,6 +331,9 @@ static int bwrap_prepare(struct sandbox *sb, const struct sandbox_spec *sp, stru
 	plan.groups = sp->groups;
 	plan.ngroups = sp->ngroups;
 	plan.fsize = sp->policy->limits.disk_mb << 20;
+	plan.wrap = sp->wrap;
+	plan.wrap_bin = sp->wrap_bin;
+	plan.wrap_env = sp->wrap_env;
 	plan.prepare_exec = prepare_exec;
 	plan.arg = b;
 	ret = run_child_fork(&b->child, &plan, e);
