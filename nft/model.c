@@ -123,12 +123,21 @@ void fw_config_rootless(struct fw_config *c, const struct in_addr *gw4, const st
  * gateway's address, the gateway's ports there are reachable, loopback stays loopback, and
  * everything else is dropped and logged. No anti-spoof set (the program has no raw sockets:
  * its capabilities live in a nested user namespace), no forward (nothing to forward to).
+ * The run's conntrack entries are bounded as a root-mode run's are in the host's table (open
+ * flows, new ones a second, closed TCP flows gone soon), by plain expressions: the whole
+ * namespace is the one run, so no set keyed by interface.
  */
 static void model_run(const struct fw_config *c, struct fw_model *m)
 {
 	struct fw_chain_def *ch;
 
-	m->nobjs = 0;
+	m->nobjs = 1;
+	m->objs[0] = (struct fw_obj_def){
+	    .name = FW_OBJ_RUN_TCP,
+	    .time_wait = FW_CT_CLOSED_S,
+	    .close = FW_CT_CLOSED_S,
+	    .why = "the run's closed TCP flows leave conntrack soon: the kernel's count skips "
+		   "them, the rate limit bounds them"};
 	m->nsets = 2;
 	m->nchains = 2;
 	set_def(&m->sets[0], FW_SET_GW_TCP, FW_KEY_PORT, 1,
@@ -198,6 +207,17 @@ static void model_run(const struct fw_config *c, struct fw_model *m)
 		 (struct fw_rule)R(NULL, S(FW_DADDR6_LOOPBACK, 0, NULL), S(FW_ACCEPT, 0, NULL)));
 	add_rule(ch, (struct fw_rule)R("replies of the gateway's sockets, which live here too",
 				       S(FW_CT_EST_REL, 0, NULL), S(FW_ACCEPT, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(
+			 "bounded conntrack entries of the run: open flows, and "
+			 "new ones a second; beyond, dropped and logged",
+			 S(FW_CT_NEW, 0, NULL), S(FW_CT_COUNT_OVER, c->conns_per_run, NULL),
+			 LOG(c->nflog_group, FW_NFLOG_PREFIX_CONNS), S(FW_DROP, 0, NULL)));
+	add_rule(
+	    ch, (struct fw_rule)R(NULL, S(FW_CT_NEW, 0, NULL), S(FW_RATE_OVER, c->new_per_s, NULL),
+				  LOG(c->nflog_group, FW_NFLOG_PREFIX_CONNS), S(FW_DROP, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(
+			 NULL, S(FW_CT_NEW, 0, NULL), S(FW_L4PROTO, IPPROTO_TCP, NULL),
+			 (struct fw_stmt){.kind = FW_CT_TIMEOUT_SET, .text = FW_OBJ_RUN_TCP}));
 	add_rule(ch, (struct fw_rule)R("the gateway's ports at its address (after the DNAT)",
 				       S(FW_DADDR4_GW, 0, NULL),
 				       S(FW_TCP_DPORT_IN_SET, 0, FW_SET_GW_TCP),
@@ -502,8 +522,13 @@ static int stmt_text(const struct fw_model *m, const struct fw_stmt *s, struct w
 	case FW_CT_NEW:
 		return wd_buf_puts(out, "ct state new");
 	case FW_CT_COUNT_OVER:
+		if (!s->set)
+			return wd_buf_printf(out, "ct count over %u", s->arg);
 		return wd_buf_printf(out, "add @%s { iifname ct count over %u }", s->set, s->arg);
 	case FW_RATE_OVER:
+		if (!s->set)
+			return wd_buf_printf(out, "limit rate over %u/second burst %u packets",
+					     s->arg, s->arg * 10);
 		return wd_buf_printf(
 		    out, "add @%s { iifname limit rate over %u/second burst %u packets }", s->set,
 		    s->arg, s->arg * 10);
