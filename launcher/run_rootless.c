@@ -154,6 +154,7 @@ static int table_up(const struct fw_config *fc, struct wd_err *err)
 		    "is not loaded. fix: as root, once: modprobe nf_nat (and add "
 		    "nf_nat to /etc/modules-load.d/warden.conf)",
 		    strerror(-ret));
+	run_stamp("ns.nft");
 	if (ret)
 		return ret;
 	ret = fw_audit(fc, &rep, err);
@@ -289,7 +290,7 @@ static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 	run_stamp("ns.up");
 	if (!ret)
 		ret = table_up(&p->fc, &err);
-	run_stamp("ns.nft");
+	run_stamp("ns.audit");
 	if (ret)
 		goto out;
 	fds[RUN_ROOTLESS_USERNS] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);

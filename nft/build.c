@@ -634,11 +634,17 @@ int fw_build_install(const struct fw_model *m, struct fw_batch *b)
 	struct nlmsghdr *nlh;
 	int ret;
 
-	/* "table; delete table; table {...}": create-or-replace in one transaction */
-	ret = add_table_msg(b, m, NFT_MSG_NEWTABLE, NLM_F_CREATE, "create");
-	if (!ret)
+	/* "table; delete table; table {...}": create-or-replace in one transaction. A rootless
+	 * run's table goes into the namespace made for it a moment ago: created, never replaced
+	 * (one already there fails the batch, EEXIST), and without the delete, whose commit
+	 * waits for an RCU grace period (~12 ms of a rootless launch) */
+	if (m->cfg.mode == FW_MODE_RUN)
+		ret = add_table_msg(b, m, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL, "create");
+	else
+		ret = add_table_msg(b, m, NFT_MSG_NEWTABLE, NLM_F_CREATE, "create");
+	if (!ret && m->cfg.mode != FW_MODE_RUN)
 		ret = add_table_msg(b, m, NFT_MSG_DELTABLE, 0, "delete");
-	if (!ret)
+	if (!ret && m->cfg.mode != FW_MODE_RUN)
 		ret = add_table_msg(b, m, NFT_MSG_NEWTABLE, NLM_F_CREATE, "create");
 	for (unsigned i = 0; !ret && i < m->nsets; i++) {
 		const struct fw_set_def *sd = &m->sets[i];

@@ -223,9 +223,10 @@ def markdown(meta, res, rows, errors, tg):
                  'per-round medians')
         L.append('')
         L.append('`ns.*` are the parts of a rootless run\'s `network` stage (its maker: '
-                 'fork + user and network namespaces, lo and routes, the run\'s nft table '
-                 'installed and audited, the sockets made inside); a pool of ready namespaces '
-                 'could save at most that stage.')
+                 '`ns.unshare` fork + user and network namespaces, `ns.up` lo, addresses and '
+                 'routes, `ns.nft` the run\'s nft table installed, `ns.audit` it audited, '
+                 '`ns.sockets` the sockets made inside); a pool of ready namespaces could save '
+                 'at most that stage.')
         L.append('')
         cs = sorted({o['contender'] for o in stg}, key=lambda c: ORDER.index(c)
                     if c in ORDER else 99)

@@ -210,6 +210,7 @@ static void test_payload_golden(void **state)
 struct walk {
 	unsigned by_type[NFT_MSG_MAX + 1];
 	unsigned begin, end, total, rules_checked;
+	unsigned excl_tables; /* NEWTABLE with NLM_F_EXCL: created, never replaced */
 	uint32_t last_seq;
 	const struct fw_model *m;
 };
@@ -240,6 +241,8 @@ static void walk_batch(const struct fw_batch *b, struct walk *w)
 		assert_true(nlh->nlmsg_flags & NLM_F_ACK);
 		assert_true(nlh->nlmsg_flags & NLM_F_REQUEST);
 		w->by_type[type & 0xff]++;
+		if ((type & 0xff) == NFT_MSG_NEWTABLE && (nlh->nlmsg_flags & NLM_F_EXCL))
+			w->excl_tables++;
 		if ((type & 0xff) == NFT_MSG_NEWRULE && w->m) {
 			struct nftnl_rule *got = nftnl_rule_alloc(), *want = NULL;
 			struct wd_buf sg = WD_BUF_INIT, sw = WD_BUF_INIT;
@@ -366,6 +369,11 @@ static void test_rootless(void **state)
 	walk_batch(&b, &w);
 	assert_int_equal(w.by_type[NFT_MSG_NEWSET], 2);
 	assert_int_equal(w.by_type[NFT_MSG_NEWOBJ], 1);
+	/* the run's namespace is new: one exclusive create, no delete (its commit would wait
+	 * for an RCU grace period) */
+	assert_int_equal(w.by_type[NFT_MSG_NEWTABLE], 1);
+	assert_int_equal(w.by_type[NFT_MSG_DELTABLE], 0);
+	assert_int_equal(w.excl_tables, 1);
 	assert_int_equal(w.by_type[NFT_MSG_NEWCHAIN], 2);
 	assert_int_equal(w.rules_checked, nrules);
 	fw_batch_free(&b);
