@@ -22,6 +22,7 @@ int run_gwclient_pick(struct run *r)
 	const char *daemon = r->o.gateway;
 	int ret;
 
+	/* NOLINTNEXTLINE(bugprone-branch-clone): the two empty branches say why each skips it */
 	if (daemon) {
 		/* --gateway: no "stats" round trip here, register is the first request and
 		 * says the same when nobody answers */
