@@ -393,6 +393,21 @@ int bwrap_args_text(const struct bwrap_argv *a, struct wd_buf *out)
 	return 0;
 }
 
+int bwrap_shell_word(const char *s, struct wd_buf *out)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789_-./=:,+@%";
+
+	if (*s && strspn(s, plain) == strlen(s))
+		return wd_buf_puts(out, s);
+	if (wd_buf_puts(out, "'"))
+		return -ENOMEM;
+	for (const char *q; (q = strchr(s, '\'')); s = q + 1)
+		if (wd_buf_append(out, s, (size_t)(q - s)) || wd_buf_puts(out, "'\\''"))
+			return -ENOMEM;
+	return wd_buf_puts(out, s) || wd_buf_puts(out, "'") ? -ENOMEM : 0;
+}
+
 int bwrap_file_text(int which, const struct bwrap_spec *s, uid_t uid, gid_t gid, struct wd_buf *out)
 {
 	const char *name = uid == 0 ? "root" : uid == 65534 ? "nobody" : "user";

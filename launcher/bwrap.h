@@ -127,6 +127,16 @@ void bwrap_argv_free(struct bwrap_argv *a);
 int bwrap_args_text(const struct bwrap_argv *a, struct wd_buf *out);
 
 /**
+ * bwrap_shell_word() - @s as one word of a POSIX shell command line: as it is when it holds
+ * only characters no shell treats specially, else in single quotes (a quote inside as '\'')
+ * @s:		the word
+ * @out:	buffer to append to
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int bwrap_shell_word(const char *s, struct wd_buf *out);
+
+/**
  * bwrap_file_text() - the text of a generated file
  * @which:	0 resolv.conf, 1 hosts, 2 passwd, 3 group, 4 boot_id (random)
  * @s:		the sandbox (addresses)

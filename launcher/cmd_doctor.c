@@ -473,10 +473,17 @@ static void check_rootless_net(struct finding *f)
 
 static void check_limits_user(struct finding *f)
 {
-	set(f, DOC_OK, NULL,
-	    "rootless limits: memory by RSS sampling of the run's processes, pids by "
-	    "RLIMIT_NPROC in the run's user namespace, the wall-clock timeout (no cgroup of "
-	    "yours: cgroup v2 delegation through systemd is not used yet)");
+	if (run_rootless_scope_usable(getenv("XDG_RUNTIME_DIR"), RUN_SYSTEMD_RUN, "/sys/fs/cgroup"))
+		set(f, DOC_OK, NULL,
+		    "rootless limits: a systemd user scope of your user manager (cgroup v2: "
+		    "MemoryMax, TasksMax, CPUQuota), and RSS sampling, RLIMIT_NPROC in the run's "
+		    "user namespace and the wall-clock timeout as well");
+	else
+		set(f, DOC_OK, NULL,
+		    "rootless limits: memory by RSS sampling of the run's processes, pids by "
+		    "RLIMIT_NPROC in the run's user namespace, the wall-clock timeout (no systemd "
+		    "user manager of yours answers on $XDG_RUNTIME_DIR/systemd/private with "
+		    "cgroup v2: with one, runs also get a systemd user scope)");
 }
 
 static void check_gateway_user(struct finding *f)

@@ -55,6 +55,7 @@ void run_usage(FILE *f)
 	    "                  [--audit-log PATH] [--timeout SECONDS] [--mode MODE] [-q]\n"
 	    "                  [-- COMMAND ARGS...]\n"
 	    "       warden run [-p POLICY] --print-seccomp\n"
+	    "       warden run [-p POLICY] [--mode MODE] --print-bwrap [-- COMMAND ARGS...]\n"
 	    "\n"
 	    "Run COMMAND (else the policy's `command`) in a sandbox: its own network namespace\n"
 	    "whose every DNS query and TCP connection goes to a gateway that decides by name,\n"
@@ -80,6 +81,9 @@ void run_usage(FILE *f)
 	    "  -q, --quiet           no progress messages\n"
 	    "      --print-seccomp   print the seccomp filter the policy gives every process\n"
 	    "                        of the run (no root needed, nothing runs) and exit 0\n"
+	    "      --print-bwrap     print the bubblewrap command line of this run as one\n"
+	    "                        shell line (its descriptors' files in a new folder,\n"
+	    "                        named on stderr) and exit 0; nothing runs\n"
 	    "\n"
 	    "Exit: the program's status; 128+N when it died of signal N; 124 timeout;\n"
 	    "125 Warden failed before the program started (the message names the step);\n"
@@ -151,6 +155,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 	    {"sandbox-user", required_argument, NULL, 'u'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"print-seccomp", no_argument, NULL, 'S'},
+	    {"print-bwrap", no_argument, NULL, 'B'},
 	    {"mode", required_argument, NULL, 'm'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -198,6 +203,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 			break;
 		case 'S':
 			o->print_seccomp = true;
+			break;
+		case 'B':
+			o->print_bwrap = true;
 			break;
 		case 'h':
 			run_usage(stdout);
@@ -297,6 +305,8 @@ static int stage_prereq(struct run *r)
 	 * RLIMIT_NPROC in the run's user namespace, the timeout; daemon mode: until the daemon
 	 * names the run's cgroup (the network stage) */
 	r->lkind = r->mode != RUN_MODE_ROOT ? LIMITS_SAMPLING : limits_probe();
+	if (r->mode == RUN_MODE_ROOTLESS)
+		run_rootless_scope_pick(r);
 	return 0;
 }
 
@@ -474,6 +484,18 @@ static int setup(struct run *r)
 	return ret;
 }
 
+/* `warden run --print-bwrap`: the stages that say what the sandbox is, then its line. */
+static int print_bwrap(struct run *r)
+{
+	int (*const steps[])(struct run * r) = {run_config_load, run_policy_load, stage_command,
+						stage_prereq, run_sandbox_print_bwrap};
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < WD_ARRAY_SIZE(steps); i++)
+		ret = steps[i](r);
+	return ret;
+}
+
 /* The program ended: the status, the limit events, no process of the run left, the gateway's
  * counters, run.exit (durable once the teardown is done), the teardown handed off. */
 static int finish(struct run *r, struct run_outcome *o)
@@ -552,6 +574,12 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	r.no_seccomp = run_sandbox_unsafe();
+	if (r.o.print_bwrap) {
+		r.cmd_argc = argc - first;
+		r.cmd_argv = argv + first;
+		status = print_bwrap(&r);
+		goto out;
+	}
 	if (r.no_seccomp)
 		fprintf(stderr,
 			"warden run: WARDEN_UNSAFE_NO_SECCOMP=1: no seccomp filter for this "
@@ -582,6 +610,7 @@ int cmd_run(int argc, char **argv)
 	status = finish(&r, &o);
 out:
 	run_sandbox_release(&r);
+	run_rootless_scope_free(&r);
 	audit_log_close(r.log);
 	policy_free(r.pol);
 	free(r.policy_text);

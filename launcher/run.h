@@ -505,8 +505,8 @@ int run_rootless_dir_path(char *out, size_t size);
 /**
  * run_rootless_scope_argv() - the command line that holds a rootless run's limits in a cgroup v2
  * scope of the user's systemd (`systemd-run --user --scope`), for machines whose systemd
- * delegates the user's subtree (pure; not used yet: this machine has cgroup v1 and no systemd,
- * so rootless runs take the fallback, docs/run.md "Rootless mode")
+ * delegates the user's subtree (pure; used when run_rootless_scope_usable(), else rootless runs
+ * take the fallback, docs/run.md "Rootless mode")
  * @id:		the run id (the unit is warden-<id>.scope)
  * @lim:	the policy's limits: memory (MemoryMax, no swap), pids (TasksMax), cpu
  *		(CPUQuota); unset ones are left out
@@ -515,6 +515,22 @@ int run_rootless_dir_path(char *out, size_t size);
  * Return: a NULL-terminated vector (run_strv_free()), or NULL when out of memory.
  */
 char **run_rootless_scope_argv(const char *id, const struct policy_limits *lim, char *const *cmd);
+
+/* systemd-run, whose --user --scope holds a rootless run's limits where it can */
+#define RUN_SYSTEMD_RUN "/usr/bin/systemd-run"
+
+/**
+ * run_rootless_scope_usable() - whether a rootless run's limits can be held by a systemd user
+ * scope here: a user manager of the caller's answers (its private socket
+ * @runtime_dir/systemd/private is a socket of the caller's: what `systemctl --user` and
+ * `systemd-run --user` connect to), @systemd_run is an executable file, and @cgroup_root is a
+ * cgroup v2 hierarchy (it has cgroup.controllers), where a scope's MemoryMax and TasksMax hold
+ * @runtime_dir:	$XDG_RUNTIME_DIR, or NULL (then: no)
+ * @systemd_run:	RUN_SYSTEMD_RUN
+ * @cgroup_root:	/sys/fs/cgroup
+ */
+bool run_rootless_scope_usable(const char *runtime_dir, const char *systemd_run,
+			       const char *cgroup_root);
 
 /** run_strv_free() - free a vector run_rootless_scope_argv() returned; NULL is fine. */
 void run_strv_free(char **v);

@@ -44,6 +44,13 @@ static void isolation_text(struct run *r, char *out, size_t size)
 			 "userns+netns+veth(daemon)+nft(host),%s,uid=%u,limits=cgroup-by-daemon"
 			 "|memory:rss-sampling+pids:rlimit-nproc(userns)+time:wall-clock",
 			 sb, (unsigned)r->uid);
+	else if (r->mode == RUN_MODE_ROOTLESS && r->scope)
+		/* the user's systemd scope (cgroup v2) holds them; the fallback's stay on */
+		snprintf(out, size,
+			 "userns+netns+nft(own),%s,uid=%u,limits=systemd-scope(memory:MemoryMax+"
+			 "pids:TasksMax+cpu:CPUQuota)+memory:rss-sampling+pids:rlimit-nproc(userns)"
+			 "+time:wall-clock",
+			 sb, (unsigned)r->uid);
 	else if (r->mode == RUN_MODE_ROOTLESS)
 		/* no cgroup of the user's: which mechanism holds each limit */
 		snprintf(out, size,

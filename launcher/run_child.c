@@ -124,6 +124,23 @@ static _Noreturn void child_main(const struct run_child_plan *p, int errfd, int 
 		;
 	if (e != 1)
 		_exit(RUN_EXIT_WARDEN);
+	if (p->wrap) {
+		/* the wrapper runs the backend's command line: WRAP... ARGV... */
+		size_t nw = 0, na = 0;
+		char **v;
+
+		while (p->wrap[nw])
+			nw++;
+		while (x.argv[na])
+			na++;
+		v = calloc(nw + na + 1, sizeof(*v));
+		if (!v)
+			child_fail(errfd, RUN_CHILD_EXEC, 0, ENOMEM);
+		memcpy(v, p->wrap, nw * sizeof(*v));
+		memcpy(v + nw, x.argv, na * sizeof(*v));
+		execve(p->wrap_bin, v, p->wrap_env);
+		child_fail(errfd, RUN_CHILD_EXEC, 0, errno);
+	}
 	execve(x.argv[0], x.argv, x.envp);
 	child_fail(errfd, RUN_CHILD_EXEC, 0, errno);
 }

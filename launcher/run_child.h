@@ -81,6 +81,10 @@ struct run_child_exec {
  * @groups:	its supplementary groups
  * @ngroups:	how many
  * @fsize:	RLIMIT_FSIZE in bytes, 0 for none
+ * @wrap:	NULL, or a command line that runs the backend's (a systemd user scope: its
+ *		options up to "--" and what it runs ahead of the backend's argv); NULL-terminated
+ * @wrap_bin:	the binary @wrap execs (an absolute path)
+ * @wrap_env:	@wrap's environment (the backend's own is then @wrap's to give)
  * @prepare_exec: in the child, as the program's user: fill @x, or fill @rep (stage
  *		RUN_CHILD_BACKEND and up, positive errno) and return non-zero. It may allocate
  *		(the child execs or exits)
@@ -96,6 +100,9 @@ struct run_child_plan {
 	const gid_t *groups;
 	int ngroups;
 	uint64_t fsize;
+	char *const *wrap;
+	const char *wrap_bin;
+	char *const *wrap_env;
 	int (*prepare_exec)(void *arg, struct run_child_exec *x, struct run_child_report *rep);
 	void *arg;
 };

@@ -43,6 +43,7 @@
  *			daemon when one answers, else rootless)
  * @quiet:		-q
  * @print_seccomp:	--print-seccomp
+ * @print_bwrap:	--print-bwrap
  */
 struct run_opts {
 	const char *policy;
@@ -54,6 +55,7 @@ struct run_opts {
 	const char *mode;
 	bool quiet;
 	bool print_seccomp;
+	bool print_bwrap;
 };
 
 /* How a run is built (warden(1) --mode). */
@@ -113,6 +115,23 @@ struct run_rootless {
 	int listen[RUN_ROOTLESS_NLISTEN + 1];
 	struct netns_addrs addr;
 };
+
+/**
+ * run_rootless_scope_pick() - whether a rootless run's limits go into a systemd user scope:
+ * run_rootless_scope_usable() of the caller's $XDG_RUNTIME_DIR, RUN_SYSTEMD_RUN and
+ * /sys/fs/cgroup; sets r->scope. WARDEN_NO_SYSTEMD_SCOPE=1 keeps the fallback (to compare).
+ */
+void run_rootless_scope_pick(struct run *r);
+
+/**
+ * run_rootless_scope_prepare() - r->scope_argv (run_rootless_scope_argv() for the run's id and
+ * limits, running `env -i` ahead of the sandbox's command line) and r->scope_env
+ * Return: 0, or -ENOMEM.
+ */
+int run_rootless_scope_prepare(struct run *r);
+
+/** run_rootless_scope_free() - release what run_rootless_scope_prepare() made. */
+void run_rootless_scope_free(struct run *r);
 
 /** run_rootless_init() - mark every descriptor of @rl absent. */
 void run_rootless_init(struct run_rootless *rl);
@@ -194,6 +213,12 @@ struct run {
 	/* limits (cmd_run.c) */
 	enum limits_kind lkind;
 	struct limits lim;
+	/* rootless, where the user's systemd delegates cgroup v2 (run_rootless.c): the limits in a
+	 * `systemd-run --user --scope`, its command line ahead of the sandbox's and its
+	 * environment (the user manager's socket); scope_argv is NULL until the fork stage */
+	bool scope;
+	char **scope_argv;
+	char *scope_env[3];
 	/* run_gwclient.c */
 	struct run_gw gw;
 	bool gw_daemon; /* run_gwclient_pick() chose a daemon (else an embedded one was spawned) */
@@ -491,6 +516,14 @@ bool run_sandbox_unsafe(void);
  * Return: 0, or 125 (said).
  */
 int run_sandbox_print_seccomp(struct run *r);
+
+/**
+ * run_sandbox_print_bwrap() - `warden run --print-bwrap`: the sandbox backend's command line
+ * for this run as one shell line on stdout (its descriptors' contents in a new folder under
+ * $TMPDIR, said on stderr); nothing runs. After the config, policy, command and prerequisites.
+ * Return: 0, or 125 (said).
+ */
+int run_sandbox_print_bwrap(struct run *r);
 
 /** run_sandbox_init() - pick the sandbox backend (nothing is held yet). */
 void run_sandbox_init(struct run *r);

@@ -154,6 +154,7 @@ static int table_up(const struct fw_config *fc, struct wd_err *err)
 		    "is not loaded. fix: as root, once: modprobe nf_nat (and add "
 		    "nf_nat to /etc/modules-load.d/warden.conf)",
 		    strerror(-ret));
+	run_stamp("ns.nft");
 	if (ret)
 		return ret;
 	ret = fw_audit(fc, &rep, err);
@@ -281,11 +282,15 @@ static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 		    strerror(errno));
 		goto out;
 	}
+	/* WARDEN_TIMING: the network stage's parts (the fork counts into the first) */
+	run_stamp("ns.unshare");
 	ret = map_ids(p->uid, p->gid, &err);
 	if (!ret && !p->bare)
 		ret = netns_rootless_up(a, &err);
+	run_stamp("ns.up");
 	if (!ret && !p->bare)
 		ret = table_up(&p->fc, &err);
+	run_stamp("ns.audit");
 	if (ret)
 		goto out;
 	fds[RUN_ROOTLESS_USERNS] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
@@ -313,6 +318,7 @@ static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 		fds[RUN_ROOTLESS_NFLOG] = nflog_socket(p->fc.nflog_group, &err);
 		ret = fds[RUN_ROOTLESS_NFLOG] < 0 ? fds[RUN_ROOTLESS_NFLOG] : 0;
 	}
+	run_stamp("ns.sockets");
 	if (ret)
 		goto out;
 	m.nfds = p->bare ? RUN_ROOTLESS_NBARE : RUN_ROOTLESS_NFDS;
@@ -555,6 +561,61 @@ char **run_rootless_scope_argv(const char *id, const struct policy_limits *lim, 
 		return NULL;
 	}
 	return v;
+}
+
+bool run_rootless_scope_usable(const char *runtime_dir, const char *systemd_run,
+			       const char *cgroup_root)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	if (!runtime_dir || runtime_dir[0] != '/' ||
+	    snprintf(p, sizeof(p), "%s/systemd/private", runtime_dir) >= (int)sizeof(p) ||
+	    lstat(p, &st) || !S_ISSOCK(st.st_mode) || st.st_uid != getuid())
+		return false;
+	if (stat(systemd_run, &st) || !S_ISREG(st.st_mode) || access(systemd_run, X_OK))
+		return false;
+	return snprintf(p, sizeof(p), "%s/cgroup.controllers", cgroup_root) < (int)sizeof(p) &&
+	       !access(p, R_OK);
+}
+
+void run_rootless_scope_pick(struct run *r)
+{
+	const char *off = getenv("WARDEN_NO_SYSTEMD_SCOPE");
+
+	r->scope =
+	    !(off && !strcmp(off, "1")) &&
+	    run_rootless_scope_usable(getenv("XDG_RUNTIME_DIR"), RUN_SYSTEMD_RUN, "/sys/fs/cgroup");
+}
+
+int run_rootless_scope_prepare(struct run *r)
+{
+	static char *const env_i[] = {"/usr/bin/env", "-i", NULL};
+	const char *bus = getenv("DBUS_SESSION_BUS_ADDRESS");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	run_rootless_scope_free(r);
+	/* the scope's command: bwrap with an empty environment, as without a scope */
+	r->scope_argv = run_rootless_scope_argv(r->id, &r->pol->limits, env_i);
+	if (asprintf(&r->scope_env[0], "XDG_RUNTIME_DIR=%s", xdg ? xdg : "") < 0)
+		r->scope_env[0] = NULL;
+	if (bus && asprintf(&r->scope_env[1], "DBUS_SESSION_BUS_ADDRESS=%s", bus) < 0)
+		r->scope_env[1] = NULL;
+	if (!r->scope_argv || !r->scope_env[0] || (bus && !r->scope_env[1])) {
+		run_rootless_scope_free(r);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void run_rootless_scope_free(struct run *r)
+{
+	run_strv_free(r->scope_argv);
+	r->scope_argv = NULL;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(r->scope_env); i++) {
+		free(r->scope_env[i]);
+		r->scope_env[i] = NULL;
+	}
 }
 
 void run_strv_free(char **v)

@@ -6,8 +6,10 @@
 #include "launcher/run_internal.h"
 #include "sandbox/sandbox.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,52 @@ int run_sandbox_print_seccomp(struct run *r)
 	}
 	fputs(wd_buf_cstr(&b), stdout);
 	wd_buf_free(&b);
+	return fflush(stdout) ? RUN_EXIT_WARDEN : WD_EXIT_OK;
+}
+
+static const struct sandbox_spec *spec_of(struct run *r);
+
+/*
+ * `warden run --print-bwrap`: the sandbox's command line for this policy and command, as a
+ * shell line on stdout, the files its descriptors would carry in a new folder (said on
+ * stderr). The addresses are those of the run pools' slot 0 (a rootless run's; a root-mode
+ * run gets the slot it leases). Return: 0 or 125 (said).
+ */
+int run_sandbox_print_bwrap(struct run *r)
+{
+	struct wd_buf line = WD_BUF_INIT;
+	struct sandbox_err e = {0};
+	struct netns_addrs a;
+	struct fw_config fc;
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX];
+	int ret;
+
+	if (run_rootless_fw_config(&r->gwc, &fc, &a))
+		return run_fail(r, "network", "correct pools.runs_v4 / runs_v6",
+				"bad run pool %s or %s", r->gwc.pool_v4, r->gwc.pool_v6);
+	inet_ntop(AF_INET, &a.host4, r->host4, sizeof(r->host4));
+	inet_ntop(AF_INET6, &a.host6, r->host6, sizeof(r->host6));
+	if (!tmp || tmp[0] != '/')
+		tmp = "/tmp";
+	if (snprintf(dir, sizeof(dir), "%s/warden-bwrap.XXXXXX", tmp) >= (int)sizeof(dir) ||
+	    !mkdtemp(dir))
+		return run_fail(r, "exec", "set TMPDIR to a folder you may write",
+				"a folder for the descriptors' files under %s: %s", tmp,
+				strerror(errno ? errno : ENAMETOOLONG));
+	ret = r->sb.be->print(&r->sb, spec_of(r), dir, &line, &e);
+	if (ret) {
+		wd_buf_free(&line);
+		return run_fail(r, e.step ? e.step : "exec", e.fix, "%s", e.msg);
+	}
+	printf("%s\n", wd_buf_cstr(&line));
+	wd_buf_free(&line);
+	if (!r->o.quiet)
+		fprintf(stderr,
+			"warden run: the descriptors' files are in %s (remove it when done); the "
+			"line runs in the caller's network namespace, not the run's, and without "
+			"the run's limits\n",
+			dir);
 	return fflush(stdout) ? RUN_EXIT_WARDEN : WD_EXIT_OK;
 }
 
@@ -166,6 +214,10 @@ static const struct sandbox_spec *spec_of(struct run *r)
 	s->userns_fd = s->rootless ? r->rl.userns_fd : -1;
 	s->nproc = s->rootless ? r->pol->limits.pids : 0;
 	s->empty_file = s->rootless ? r->empty_file : NULL;
+	/* rootless with a systemd user scope: it holds the limits and runs the sandbox */
+	s->wrap = s->rootless && r->scope ? r->scope_argv : NULL;
+	s->wrap_bin = RUN_SYSTEMD_RUN;
+	s->wrap_env = r->scope_env;
 	return s;
 }
 
@@ -195,6 +247,10 @@ void run_sandbox_describe(struct run *r, char *out, size_t size)
 int run_sandbox_prepare(struct run *r)
 {
 	struct sandbox_err e = {0};
+
+	if (r->scope && run_rootless_scope_prepare(r))
+		return run_fail(r, "limits", NULL,
+				"the systemd scope's command line: out of memory");
 
 	return r->sb.be->prepare(&r->sb, spec_of(r), &e) ? failed(r, &e) : 0;
 }

@@ -21,6 +21,9 @@
  *             sandbox_target); sb->pid, the process whose wait status is the run's, is the
  *             orchestrator's to wait for and to kill
  *   release   free what the backend holds; after the wait, or instead of it
+ *   print     instead of all the above (`warden run --print-bwrap`): the command line the
+ *             backend would run, as a shell line, with what its descriptors would carry
+ *             written into files of a folder the caller gives
  *
  * A verb that fails fills a struct sandbox_err (the step a person reads, a fix, the cause):
  * the backend never prints; the orchestrator says it and records it for run.exit.
@@ -112,6 +115,9 @@ struct sandbox_spec {
 	int userns_fd;
 	uint64_t nproc;
 	const char *empty_file;
+	char *const *wrap;
+	const char *wrap_bin;
+	char *const *wrap_env;
 };
 
 /**
@@ -147,6 +153,9 @@ struct sandbox {
  * @event:	sb->event_fd is readable. Return: true when it need not be polled any more
  * @signal:	send @sig to @to of the sandbox (nothing when that part is not known)
  * @release:	free sb->priv and close what it holds; harmless twice
+ * @print:	the command line prepare and spawn would run for @s, as one shell line in
+ *		@out, its descriptors' contents written into files in folder @dir. Return: 0,
+ *		or a negative errno with @e filled
  */
 struct sandbox_backend {
 	const char *name;
@@ -158,6 +167,8 @@ struct sandbox_backend {
 	bool (*event)(struct sandbox *sb);
 	void (*signal)(struct sandbox *sb, enum sandbox_target to, int sig);
 	void (*release)(struct sandbox *sb);
+	int (*print)(struct sandbox *sb, const struct sandbox_spec *s, const char *dir,
+		     struct wd_buf *out, struct sandbox_err *e);
 };
 
 /* bubblewrap (run_sandbox_bwrap.c): $WARDEN_BWRAP, default /usr/bin/bwrap. */

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,6 +39,11 @@
 #include <unistd.h>
 
 #define BWRAP_DEFAULT "/usr/bin/bwrap"
+
+/* The generated files' names, in the order of bwrap_spec.data_fd (memfds; --print-bwrap's
+ * files). */
+static const char *const data_names[BWRAP_NDATA] = {"resolv.conf", "hosts", "passwd", "group",
+						    "boot_id"};
 
 /* The child's own stages (struct run_child_report.stage). */
 enum {
@@ -234,25 +240,12 @@ static void close_data(struct bwrap_spec *s)
 	wd_closep(&s->info_fd);
 }
 
-/*
- * Fork the child that becomes bubblewrap, early: it enters the netns and the cgroups (a
- * cgroup v1 attach waits for an RCU grace period, ~10 ms) while the parent starts and checks
- * the gateway, then waits on the "go" pipe. Closing that pipe instead makes it exit.
- */
-static int bwrap_prepare(struct sandbox *sb, const struct sandbox_spec *sp, struct sandbox_err *e)
+/* What the sandbox is made of, from the run's spec (no descriptor yet); the masked /proc files'
+ * empty file made sure of. Return: 0, or a negative errno with @e filled. */
+static int fill_spec(struct bwrap_spec *s, const struct sandbox_spec *sp, struct sandbox_err *e)
 {
-	static const char *const names[BWRAP_NDATA] = {"resolv.conf", "hosts", "passwd", "group",
-						       "boot_id"};
-	struct bwrap_sandbox *b = sb->priv;
-	struct bwrap_spec *s = &b->spec;
-	struct run_child_plan plan = {0};
-	int info[2] = {-1, -1};
-	struct wd_err err;
 	int ret;
 
-	sb->spec = sp;
-	wd_closep(&sb->event_fd);
-	close_data(s);
 	memset(s, 0, sizeof(*s));
 	no_data(s);
 	s->policy = sp->policy;
@@ -268,12 +261,33 @@ static int bwrap_prepare(struct sandbox *sb, const struct sandbox_spec *sp, stru
 		s->etc_base = RUN_ETC_DIR;
 	s->empty_file = sp->rootless ? sp->empty_file : RUN_EMPTY_FILE;
 	ret = run_empty_file_owned(s->empty_file, sp->rootless ? getuid() : 0);
-	if (ret) {
-		say(e, ret, "exec", "remove what is at that path and run again",
-		    "preparing %s (bound over the /proc files a sandbox does not see): %s",
-		    s->empty_file, strerror(-ret));
+	if (ret)
+		return say(e, ret, "exec", "remove what is at that path and run again",
+			   "preparing %s (bound over the /proc files a sandbox does not see): %s",
+			   s->empty_file, strerror(-ret));
+	return 0;
+}
+
+/*
+ * Fork the child that becomes bubblewrap, early: it enters the netns and the cgroups (a
+ * cgroup v1 attach waits for an RCU grace period, ~10 ms) while the parent starts and checks
+ * the gateway, then waits on the "go" pipe. Closing that pipe instead makes it exit.
+ */
+static int bwrap_prepare(struct sandbox *sb, const struct sandbox_spec *sp, struct sandbox_err *e)
+{
+	struct bwrap_sandbox *b = sb->priv;
+	struct bwrap_spec *s = &b->spec;
+	struct run_child_plan plan = {0};
+	int info[2] = {-1, -1};
+	struct wd_err err;
+	int ret;
+
+	sb->spec = sp;
+	wd_closep(&sb->event_fd);
+	close_data(s);
+	ret = fill_spec(s, sp, e);
+	if (ret)
 		goto out;
-	}
 	free(b->grants);
 	b->grants = NULL;
 	ret = bwrap_grants(sp->policy, &b->grants, &b->ngrants);
@@ -299,11 +313,11 @@ static int bwrap_prepare(struct sandbox *sb, const struct sandbox_spec *sp, stru
 		struct wd_buf t = WD_BUF_INIT;
 
 		ret = bwrap_file_text(i, s, sp->uid, sp->gid, &t);
-		s->data_fd[i] = ret ? ret : run_child_memfd(names[i], t.data, t.len);
+		s->data_fd[i] = ret ? ret : run_child_memfd(data_names[i], t.data, t.len);
 		wd_buf_free(&t);
 		if (s->data_fd[i] < 0) {
-			ret = say(e, s->data_fd[i], "exec", NULL, "generating %s: %s", names[i],
-				  strerror(-s->data_fd[i]));
+			ret = say(e, s->data_fd[i], "exec", NULL, "generating %s: %s",
+				  data_names[i], strerror(-s->data_fd[i]));
 			s->data_fd[i] = -1;
 			goto out;
 		}
@@ -317,6 +331,9 @@ static int bwrap_prepare(struct sandbox *sb, const struct sandbox_spec *sp, stru
 	plan.groups = sp->groups;
 	plan.ngroups = sp->ngroups;
 	plan.fsize = sp->policy->limits.disk_mb << 20;
+	plan.wrap = sp->wrap;
+	plan.wrap_bin = sp->wrap_bin;
+	plan.wrap_env = sp->wrap_env;
 	plan.prepare_exec = prepare_exec;
 	plan.arg = b;
 	ret = run_child_fork(&b->child, &plan, e);
@@ -512,6 +529,149 @@ static void bwrap_release(struct sandbox *sb)
 	sb->priv = NULL;
 }
 
+/* @len bytes of @data into a new file @dir/@name (0600; the shell that runs the printed line
+ * opens it). Return: 0, or a negative errno. */
+static int dump_file(const char *dir, const char *name, const void *data, size_t len, char *path,
+		     size_t size)
+{
+	int fd, ret;
+
+	if (snprintf(path, size, "%s/%s", dir, name) >= (int)size)
+		return -ENAMETOOLONG;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	ret = wd_write_all(fd, data ? data : "", len);
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/* The whole content of @fd, from offset 0, appended to @out. Return: 0 or a negative errno. */
+static int fd_content(int fd, struct wd_buf *out)
+{
+	char buf[4096];
+	off_t off = 0;
+	ssize_t n;
+
+	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+		if (wd_buf_append(out, buf, (size_t)n))
+			return -ENOMEM;
+		off += n;
+	}
+	return n < 0 ? -errno : 0;
+}
+
+/* " N<WORD" (or N>) for the printed line's redirections. Return: 0 or -ENOMEM. */
+static int redirect(struct wd_buf *r, int fd, const char *op, const char *path)
+{
+	if (wd_buf_printf(r, " %d%s", fd, op))
+		return -ENOMEM;
+	return bwrap_shell_word(path, r);
+}
+
+/*
+ * `warden run --print-bwrap`: bwrap's command line as prepare_exec() builds it, the --args
+ * memfd's options written out in place. The descriptors it names are the shell's
+ * redirections at the end of the line: the generated files and the seccomp filter from files
+ * in @dir, each grant opened by its real path (the launcher's child opens it without
+ * following links; a shell cannot), the info pipe to /dev/null. The environment is emptied
+ * (`env -i`) as for bwrap itself, and the ids are set (`setpriv`) when the program's user is
+ * not the caller.
+ */
+static int bwrap_print(struct sandbox *sb, const struct sandbox_spec *sp, const char *dir,
+		       struct wd_buf *out, struct sandbox_err *e)
+{
+	struct bwrap_sandbox *b = sb->priv;
+	struct wd_buf redir = WD_BUF_INIT, t = WD_BUF_INIT;
+	struct bwrap_grant *grants = NULL;
+	struct bwrap_argv av = {0};
+	struct bwrap_spec s;
+	char path[PATH_MAX];
+	struct wd_err err;
+	size_t ngrants = 0;
+	int *gfd = NULL, next = 3, ret, fd = -1;
+
+	ret = fill_spec(&s, sp, e);
+	if (ret)
+		return ret;
+	ret = bwrap_grants(sp->policy, &grants, &ngrants);
+	if (ret)
+		return say(e, ret, "exec", NULL, "listing the grants: %s", strerror(-ret));
+	if (sp->seccomp) {
+		wd_err_clear(&err);
+		ret = sandbox_seccomp_fd(sp->allow, &fd, NULL, &err);
+		if (ret) {
+			say(e, ret, "sandbox", "check `warden doctor`", "%s", err.msg);
+			goto out;
+		}
+		ret = fd_content(fd, &t);
+		if (!ret)
+			ret = dump_file(dir, "seccomp.bpf", t.data, t.len, path, sizeof(path));
+		if (ret)
+			goto failed;
+		s.seccomp_fd = next++;
+		ret = redirect(&redir, s.seccomp_fd, "<", path);
+		if (ret)
+			goto failed;
+	}
+	s.info_fd = next++;
+	ret = redirect(&redir, s.info_fd, ">", "/dev/null");
+	for (int i = 0; !ret && i < BWRAP_NDATA; i++) {
+		t.len = 0;
+		ret = bwrap_file_text(i, &s, sp->uid, sp->gid, &t);
+		if (!ret)
+			ret = dump_file(dir, data_names[i], t.data, t.len, path, sizeof(path));
+		if (!ret) {
+			s.data_fd[i] = next++;
+			ret = redirect(&redir, s.data_fd[i], "<", path);
+		}
+	}
+	if (ret)
+		goto failed;
+	gfd = calloc(ngrants + 1, sizeof(*gfd));
+	if (!gfd) {
+		ret = -ENOMEM;
+		goto failed;
+	}
+	for (size_t i = 0; !ret && i < ngrants; i++) {
+		gfd[i] = next++;
+		ret = redirect(&redir, gfd[i], "<", grants[i].path);
+	}
+	s.grants = grants;
+	s.ngrants = ngrants;
+	s.grant_fd = gfd;
+	if (!ret)
+		ret = bwrap_build(b->bin, &s, &av);
+	if (!ret && (uid_t)sp->uid != geteuid()) {
+		ret = wd_buf_printf(out, "setpriv --reuid=%u --regid=%u ", (unsigned)sp->uid,
+				    (unsigned)sp->gid);
+		for (int i = 0; !ret && i < sp->ngroups; i++)
+			ret = wd_buf_printf(out, "%s%u",
+					    i ? "," : "--groups=", (unsigned)sp->groups[i]);
+		if (!ret)
+			ret = wd_buf_puts(out, sp->ngroups ? " " : "--clear-groups ");
+	}
+	if (!ret)
+		ret = wd_buf_puts(out, "env -i");
+	for (size_t i = 0; !ret && i < av.n; i++)
+		ret = wd_buf_puts(out, " ") ? -ENOMEM : bwrap_shell_word(av.v[i], out);
+	if (!ret)
+		ret = wd_buf_append(out, redir.data, redir.len) ? -ENOMEM : 0;
+failed:
+	if (ret)
+		say(e, ret, "exec", NULL, "printing bwrap's command line into %s: %s", dir,
+		    strerror(-ret));
+out:
+	wd_closep(&fd);
+	bwrap_argv_free(&av);
+	wd_buf_free(&redir);
+	wd_buf_free(&t);
+	free(gfd);
+	free(grants);
+	return ret;
+}
+
 const struct sandbox_backend sandbox_backend_bwrap = {
     .name = "bwrap",
     .probe = bwrap_probe,
@@ -522,4 +682,5 @@ const struct sandbox_backend sandbox_backend_bwrap = {
     .event = bwrap_event,
     .signal = bwrap_signal,
     .release = bwrap_release,
+    .print = bwrap_print,
 };

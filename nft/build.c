@@ -222,7 +222,8 @@ static int e_dynset_iif(struct nftnl_rule *r, const struct fw_model *m, const ch
 	return add_expr(r, e);
 }
 
-/* add @set { iifname ct count over <limit> } */
+/* add @set { iifname ct count over <limit> }, or with no @set the rule's own count: ct count
+ * over <limit> (a rootless run's table, whose namespace is the one run) */
 static int e_ct_count_over(struct nftnl_rule *r, const struct fw_model *m, const char *set,
 			   uint32_t limit)
 {
@@ -232,6 +233,8 @@ static int e_ct_count_over(struct nftnl_rule *r, const struct fw_model *m, const
 		nftnl_expr_set_u32(cl, NFTNL_EXPR_CONNLIMIT_COUNT, limit);
 		nftnl_expr_set_u32(cl, NFTNL_EXPR_CONNLIMIT_FLAGS, NFT_CONNLIMIT_F_INV);
 	}
+	if (!set)
+		return add_expr(r, cl);
 	return e_dynset_iif(r, m, set, cl);
 }
 
@@ -248,6 +251,8 @@ static int e_rate_over(struct nftnl_rule *r, const struct fw_model *m, const cha
 		nftnl_expr_set_u32(l, NFTNL_EXPR_LIMIT_TYPE, NFT_LIMIT_PKTS);
 		nftnl_expr_set_u32(l, NFTNL_EXPR_LIMIT_FLAGS, NFT_LIMIT_F_INV);
 	}
+	if (!set)
+		return add_expr(r, l);
 	return e_dynset_iif(r, m, set, l);
 }
 
@@ -629,11 +634,17 @@ int fw_build_install(const struct fw_model *m, struct fw_batch *b)
 	struct nlmsghdr *nlh;
 	int ret;
 
-	/* "table; delete table; table {...}": create-or-replace in one transaction */
-	ret = add_table_msg(b, m, NFT_MSG_NEWTABLE, NLM_F_CREATE, "create");
-	if (!ret)
+	/* "table; delete table; table {...}": create-or-replace in one transaction. A rootless
+	 * run's table goes into the namespace made for it a moment ago: created, never replaced
+	 * (one already there fails the batch, EEXIST), and without the delete, whose commit
+	 * waits for an RCU grace period (~12 ms of a rootless launch) */
+	if (m->cfg.mode == FW_MODE_RUN)
+		ret = add_table_msg(b, m, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL, "create");
+	else
+		ret = add_table_msg(b, m, NFT_MSG_NEWTABLE, NLM_F_CREATE, "create");
+	if (!ret && m->cfg.mode != FW_MODE_RUN)
 		ret = add_table_msg(b, m, NFT_MSG_DELTABLE, 0, "delete");
-	if (!ret)
+	if (!ret && m->cfg.mode != FW_MODE_RUN)
 		ret = add_table_msg(b, m, NFT_MSG_NEWTABLE, NLM_F_CREATE, "create");
 	for (unsigned i = 0; !ret && i < m->nsets; i++) {
 		const struct fw_set_def *sd = &m->sets[i];

@@ -7,20 +7,22 @@ import sys
 
 # metric -> (title, higher_is_better, reference contenders for pair-by-pair ratios)
 METRICS = {
-    ('bulk', 'gbps'): ('bulk TCP (iperf3), Gbit/s', True, ['direct', 'haproxy']),
+    ('bulk', 'gbps'): ('bulk TCP (iperf3), Gbit/s', True, ['direct', 'haproxy', 'run-root']),
     ('bulk', 'cpu_s_per_gb'): ('relay CPU seconds per GB (user+sys)', False, ['haproxy']),
     ('conn', 'new_conn_per_s'): ('new HTTP connections/s (wrk -c32, Connection: close)', True,
-                                 ['direct', 'haproxy', 'sniproxy']),
+                                 ['direct', 'haproxy', 'sniproxy', 'run-root']),
     ('latency', 'mean_us'): ('one-connection request latency, mean µs (wrk -c1)', False,
-                             ['direct', 'haproxy']),
+                             ['direct', 'haproxy', 'run-root']),
+    ('latency', 'p50_us'): ('one-connection request latency, p50 µs (wrk -c1)', False,
+                            ['direct', 'haproxy', 'run-root']),
     ('latency', 'p99_us'): ('one-connection request latency, p99 µs (wrk -c1)', False,
-                            ['direct', 'haproxy']),
+                            ['direct', 'haproxy', 'run-root']),
     ('tls', 'new_tls_per_s'): ('new TLS connections/s, full handshakes (wrk -c32 https)', True,
                                ['direct', 'haproxy']),
     ('dns', 'qps'): ('DNS queries/s, allowed names (dnsperf -c4 -q200)', True, ['dnsmasq']),
     ('dns', 'mean_latency_us'): ('DNS mean latency µs', False, ['dnsmasq']),
     ('launch', 'median_ms'): ('launch `... true`, ms (hyperfine median per round)', False,
-                              ['bwrap']),
+                              ['bwrap', 'bwrap-rootless', 'firejail']),
     ('seccomp', 'launch_ms'): ('seccomp filter: `warden run -- /bin/true`, ms (hyperfine median, '
                                'running gateway)', False, ['warden-noseccomp']),
     ('seccomp', 'git_ms'): ('seccomp filter: `warden run -- git status` in a generated tree '
@@ -29,14 +31,19 @@ METRICS = {
     ('idle', 'bytes_per_conn'): ('relay memory per idle relayed connection, bytes '
                                  '(worker RSS growth / connections)', False, ['haproxy']),
 }
-ORDER = ['direct', 'warden', 'haproxy', 'sniproxy', 'nginx', 'dnsmasq', 'warden-daemon',
-         'warden-embedded', 'bwrap', 'unshare', 'firejail', 'warden-seccomp', 'warden-noseccomp',
+ORDER = ['direct', 'warden', 'haproxy', 'sniproxy', 'nginx', 'run-root', 'run-rootless',
+         'dnsmasq', 'warden-daemon', 'warden-embedded', 'warden-rootless', 'bwrap-rootless',
+         'bwrap', 'unshare', 'firejail', 'warden-seccomp', 'warden-noseccomp',
          'warden-userns']
 NAMES = {
     'direct': 'direct (kernel forwarding)', 'warden': '**warden-gateway**',
     'haproxy': 'HAProxy 2.6 tcp+splice', 'sniproxy': 'sniproxy 0.6', 'nginx': 'nginx stream',
     'dnsmasq': 'dnsmasq (cache)', 'warden-daemon': '**warden run** (running gateway)',
     'warden-embedded': '**warden run** (embedded gateway)', 'bwrap': 'bwrap --unshare-all',
+    'run-root': '**warden run** root mode (client in the sandbox)',
+    'run-rootless': '**warden run** rootless (client in the sandbox)',
+    'warden-rootless': '**warden run** rootless (as a user)',
+    'bwrap-rootless': 'its bwrap line (`--print-bwrap`, as the user)',
     'unshare': 'unshare -n', 'firejail': 'firejail --net=none',
     'warden-seccomp': '**warden run**, seccomp filter (default)',
     'warden-noseccomp': 'warden run, no filter (WARDEN_UNSAFE_NO_SECCOMP=1)',
@@ -143,6 +150,10 @@ def targets(res, rows):
         ratio(res, 'launch.median_ms', 'warden-daemon', 'bwrap'), lambda v: v <= 1.5)
     add('`warden run -- true` embedded vs bare bwrap', '≤ 3.0',
         ratio(res, 'launch.median_ms', 'warden-embedded', 'bwrap'), lambda v: v <= 3.0)
+    add('rootless `warden run -- true` vs the bwrap line it builds', '≤ 1.5 (goal 1.25)',
+        ratio(res, 'launch.median_ms', 'warden-rootless', 'bwrap-rootless'), lambda v: v <= 1.5)
+    add('rootless `warden run -- true` vs firejail --net=none', '< 1',
+        ratio(res, 'launch.median_ms', 'warden-rootless', 'firejail'), lambda v: v < 1)
     sc = {o['metric']: o['value'] for o in rows if o['workload'] == 'scale'}
     last = max((int(k[3:].split('_')[0]) for k in sc if k.startswith('run') and
                 k.endswith('_total_ms')), default=None)
@@ -205,6 +216,33 @@ def markdown(meta, res, rows, errors, tg):
             cells = [NAMES.get(c, c), fmt(d['median']), fmt(d['min']), fmt(d['max'])]
             cells += [fmt(d['ratios'].get(r)) if r != c else '1' for r in refs]
             L.append('| ' + ' | '.join(cells) + ' |')
+        L.append('')
+    stg = [o for o in rows if o['workload'] == 'launch' and o['metric'].startswith('stage_')]
+    if stg:
+        L.append('### launch stages (`WARDEN_TIMING=1`), ms: median over rounds of the '
+                 'per-round medians')
+        L.append('')
+        L.append('`ns.*` are the parts of a rootless run\'s `network` stage (its maker: '
+                 '`ns.unshare` fork + user and network namespaces, `ns.up` lo, addresses and '
+                 'routes, `ns.nft` the run\'s nft table installed, `ns.audit` it audited, '
+                 '`ns.sockets` the sockets made inside); a pool of ready namespaces could save '
+                 'at most that stage.')
+        L.append('')
+        cs = sorted({o['contender'] for o in stg}, key=lambda c: ORDER.index(c)
+                    if c in ORDER else 99)
+        names = []
+        for o in stg:
+            n = o['metric'][6:-3]
+            if n not in names:
+                names.append(n)
+        L.append('| stage | ' + ' | '.join(NAMES.get(c, c) for c in cs) + ' |')
+        L.append('|---|' + '---|' * len(cs))
+        for n in names:
+            cells = []
+            for c in cs:
+                v = [o['value'] for o in stg if o['contender'] == c and o['metric'][6:-3] == n]
+                cells.append(fmt(statistics.median(v)) if v else '–')
+            L.append(f'| {n} | ' + ' | '.join(cells) + ' |')
         L.append('')
     sc = [o for o in rows if o['workload'] == 'scale']
     if sc:

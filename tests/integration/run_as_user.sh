@@ -63,7 +63,6 @@ EOF
 SKIP=$(
 	cat <<'EOF'
 run_pool|the pool of ready-made networks is root mode's (a rootless run makes its own namespace, docs/run.md)
-run_conntrack|the per-run conntrack limits live in the host's table in root mode; the rootless table has none yet
 run_flood|it drives a warden-gateway daemon (--gateway) without --manage-nft, which a user's daemon-mode run needs
 EOF
 )

@@ -91,8 +91,27 @@ EOF
 chmod 0644 "$T/flood.py"
 
 last_run() { jq -r -s '[.[] | select(.action == "run.start")] | last | .run' "$A"; }
-# entries SRC: conntrack entries in lab-host whose original source is SRC
-entries() { in_host grep -c " src=$1 " /proc/net/nf_conntrack; }
+# in_flows CMD...: CMD where the run's flows are: lab-host for a root-mode run; a rootless
+# run's own network namespace (its program's, the flood's: LAB_AS_USER=1, run_as_user.sh)
+in_flows()
+{
+	local pid
+	if [[ ${LAB_AS_USER:-} == 1 ]]; then
+		pid=$(pgrep -f -n "^$PY $T/flood.py") || { echo "no flood process" >&2; return 1; }
+		nsenter -t "$pid" -n "$@"
+	else
+		in_host "$@"
+	fi
+}
+# entries SRC: conntrack entries where the run's flows are whose original source is SRC
+entries() { in_flows grep -c " src=$1 " /proc/net/nf_conntrack; }
+# install_table CONFIG: root mode's runs take their limits from the host's table, installed
+# with CONFIG; a rootless run's own table takes them from the run's --config
+install_table()
+{
+	[[ ${LAB_AS_USER:-} == 1 ]] && return 0
+	check "the table is installed with limit $1" in_host "$W" nft install --config "$T/gw$1.yaml"
+}
 # flood CONFIG UDP TCP HOLD: runs the flood in a run with gateway config CONFIG, leaves the
 # run's conntrack entries in $n once it is done (the run waits until then), its id in $R
 flood() {
@@ -118,13 +137,13 @@ refused() { # events and summaries of limit.connections for $R: how many flows t
 }
 
 echo "# open flows: at most $N per run (nft.conntrack_per_run)"
-check "the table is installed with limit A" in_host "$W" nft install --config "$T/gwA.yaml"
+install_table A
 flood "$T/gwA.yaml" 3000 600 1
 check "the flood was real: the run reached its limit ($n >= $((N * 9 / 10)))" \
 	test "$n" -ge $((N * 9 / 10))
 check "... and holds no more than its limit ($n <= $N + 16)" test "$n" -le $((N + 16))
-check "the lab's conntrack table holds far fewer than the run opened" \
-	test "$(in_host cat /proc/sys/net/netfilter/nf_conntrack_count)" -lt 3000
+check "the conntrack table the run's flows are in holds far fewer than the run opened" \
+	test "$(in_flows cat /proc/sys/net/netfilter/nf_conntrack_count)" -lt 3000
 check_eq "control: another run still reaches allowed.test meanwhile" "hello from allowed.test" \
 	in_host "$W" run -q --audit-log "$A" --config "$T/gwA.yaml" -p "$T/net.yaml" -- \
 	curl -fsS --max-time 8 --cacert "$LAB_CA" https://allowed.test/
@@ -148,7 +167,7 @@ check "run.exit counts every refused flow as a denial (>= $got)" jq -e -s --arg 
 echo "# closed TCP flows: bounded by the rate of new ones (50 a second, burst 500)"
 # closed flows leave conntrack after 10 s (not 120) and are not counted as open: what one run
 # can leave behind is the burst plus 10 s of the rate, 500 + 500, whatever the time taken
-check "the table is installed with limit B" in_host "$W" nft install --config "$T/gwB.yaml"
+install_table B
 flood "$T/gwB.yaml" 0 3000 0
 check "the flood was real: the burst got through ($n >= 450)" test "$n" -ge 450
 check "... and the run holds no more than burst + 10 s of its rate ($n <= 1000 + 16)" \

@@ -523,6 +523,37 @@ static void test_netns_config(void **state)
 	assert_int_equal(run_netns_config(&g, &c), -EINVAL);
 }
 
+/* --print-bwrap's words: plain ones as they are, the rest single-quoted so a shell gives them
+ * back unchanged */
+static void test_shell_word(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+	    {"--ro-bind", "--ro-bind"},
+	    {"/usr/bin/true", "/usr/bin/true"},
+	    {"localhost,127.0.0.1,::1", "localhost,127.0.0.1,::1"},
+	    {"http://warden-proxy:15080", "http://warden-proxy:15080"},
+	    {"", "''"},
+	    {"a b", "'a b'"},
+	    {"it's", "'it'\\''s'"},
+	    {"$HOME", "'$HOME'"},
+	    {"a;rm -rf /", "'a;rm -rf /'"},
+	    {"`id`", "'`id`'"},
+	    {"~", "'~'"},
+	    {"x\ny", "'x\ny'"},
+	    {"''", "''\\'''\\'''"},
+	};
+	(void)state;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(cases); i++) {
+		struct wd_buf b = WD_BUF_INIT;
+
+		assert_int_equal(bwrap_shell_word(cases[i].in, &b), 0);
+		assert_string_equal(wd_buf_cstr(&b), cases[i].out);
+		wd_buf_free(&b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -532,6 +563,7 @@ int main(void)
 	    cmocka_unit_test(test_files),	 cmocka_unit_test(test_record),
 	    cmocka_unit_test(test_gc_dir),	 cmocka_unit_test(test_sandbox_user),
 	    cmocka_unit_test(test_limits_names), cmocka_unit_test(test_netns_config),
+	    cmocka_unit_test(test_shell_word),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,12 +11,14 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -231,6 +233,93 @@ static void test_rootless_scope_argv(void **state)
 	run_strv_free(v);
 }
 
+/* a systemd user scope is used only where a user manager of the caller's answers, systemd-run
+ * is there and the cgroup hierarchy is v2; each missing part alone means the fallback */
+static void test_rootless_scope_usable(void **state)
+{
+	char d[] = "/tmp/wd-scope-XXXXXX", p[320], run[64], cg[64];
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(d));
+	snprintf(p, sizeof(p), "%s/systemd", d);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(run, sizeof(run), "%s/systemd-run", d);
+	snprintf(cg, sizeof(cg), "%s/cgroup", d);
+	assert_int_equal(mkdir(cg, 0755), 0);
+	/* nothing yet: no manager */
+	assert_false(run_rootless_scope_usable(d, run, cg));
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/systemd/private", d);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	/* a manager, but no systemd-run */
+	assert_false(run_rootless_scope_usable(d, run, cg));
+	close(open(run, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	/* systemd-run not executable */
+	assert_false(run_rootless_scope_usable(d, run, cg));
+	assert_int_equal(chmod(run, 0755), 0);
+	/* cgroup v1 (no cgroup.controllers at the root) */
+	assert_false(run_rootless_scope_usable(d, run, cg));
+	snprintf(p, sizeof(p), "%s/cgroup.controllers", cg);
+	close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	/* all three: the scope */
+	assert_true(run_rootless_scope_usable(d, run, cg));
+	assert_false(run_rootless_scope_usable(NULL, run, cg));
+	assert_false(run_rootless_scope_usable("relative", run, cg));
+	/* a regular file where the manager's socket should be is no manager */
+	close(fd);
+	assert_int_equal(unlink(sa.sun_path), 0);
+	close(open(sa.sun_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+	assert_false(run_rootless_scope_usable(d, run, cg));
+	unlink(sa.sun_path);
+	unlink(p);
+	unlink(run);
+	snprintf(p, sizeof(p), "%s/systemd", d);
+	rmdir(p);
+	rmdir(cg);
+	rmdir(d);
+}
+
+/* the run's scope: its limits, then `env -i` ahead of the sandbox's command line; the user
+ * manager's address in its environment */
+static void test_rootless_scope_prepare(void **state)
+{
+	struct wd_policy pol = {0};
+	struct run r;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.id, sizeof(r.id), "%s", "abc123");
+	pol.limits.memory_mb = 64;
+	pol.limits.pids = 32;
+	r.pol = &pol;
+	setenv("XDG_RUNTIME_DIR", "/run/user/1500", 1);
+	unsetenv("DBUS_SESSION_BUS_ADDRESS");
+	assert_int_equal(run_rootless_scope_prepare(&r), 0);
+	assert_string_equal(r.scope_argv[0], "systemd-run");
+	assert_string_equal(r.scope_argv[5], "--unit=warden-abc123");
+	assert_string_equal(r.scope_argv[7], "MemoryMax=67108864");
+	assert_string_equal(r.scope_argv[11], "TasksMax=32");
+	assert_string_equal(r.scope_argv[12], "--");
+	assert_string_equal(r.scope_argv[13], "/usr/bin/env");
+	assert_string_equal(r.scope_argv[14], "-i");
+	assert_null(r.scope_argv[15]);
+	assert_string_equal(r.scope_env[0], "XDG_RUNTIME_DIR=/run/user/1500");
+	assert_null(r.scope_env[1]);
+	setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1500/bus", 1);
+	assert_int_equal(run_rootless_scope_prepare(&r), 0);
+	assert_string_equal(r.scope_env[1],
+			    "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1500/bus");
+	assert_null(r.scope_env[2]);
+	run_rootless_scope_free(&r);
+	assert_null(r.scope_argv);
+	unsetenv("DBUS_SESSION_BUS_ADDRESS");
+	unsetenv("XDG_RUNTIME_DIR");
+}
+
 /* the rootless run's addresses and table: slot 0 of the pools, FW_MODE_RUN */
 static void test_rootless_fw_config(void **state)
 {
@@ -255,9 +344,14 @@ static void test_rootless_fw_config(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_liveness_query),	cmocka_unit_test(test_gwclient_find),
-	    cmocka_unit_test(test_network_facts),	cmocka_unit_test(test_gw_call),
-	    cmocka_unit_test(test_rootless_scope_argv), cmocka_unit_test(test_rootless_fw_config),
+	    cmocka_unit_test(test_liveness_query),
+	    cmocka_unit_test(test_gwclient_find),
+	    cmocka_unit_test(test_network_facts),
+	    cmocka_unit_test(test_gw_call),
+	    cmocka_unit_test(test_rootless_scope_argv),
+	    cmocka_unit_test(test_rootless_fw_config),
+	    cmocka_unit_test(test_rootless_scope_usable),
+	    cmocka_unit_test(test_rootless_scope_prepare),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -210,6 +210,7 @@ static void test_payload_golden(void **state)
 struct walk {
 	unsigned by_type[NFT_MSG_MAX + 1];
 	unsigned begin, end, total, rules_checked;
+	unsigned excl_tables; /* NEWTABLE with NLM_F_EXCL: created, never replaced */
 	uint32_t last_seq;
 	const struct fw_model *m;
 };
@@ -240,6 +241,8 @@ static void walk_batch(const struct fw_batch *b, struct walk *w)
 		assert_true(nlh->nlmsg_flags & NLM_F_ACK);
 		assert_true(nlh->nlmsg_flags & NLM_F_REQUEST);
 		w->by_type[type & 0xff]++;
+		if ((type & 0xff) == NFT_MSG_NEWTABLE && (nlh->nlmsg_flags & NLM_F_EXCL))
+			w->excl_tables++;
 		if ((type & 0xff) == NFT_MSG_NEWRULE && w->m) {
 			struct nftnl_rule *got = nftnl_rule_alloc(), *want = NULL;
 			struct wd_buf sg = WD_BUF_INIT, sw = WD_BUF_INIT;
@@ -344,12 +347,17 @@ static void test_rootless(void **state)
 	assert_non_null(strstr(wd_buf_cstr(&out),
 			       "meta nfproto ipv4 meta l4proto tcp dnat ip to 10.213.0.1:15001"));
 	assert_null(strstr(wd_buf_cstr(&out), "wd-*"));
+	/* the run's conntrack limits, as root mode's in the host table but for the whole table */
+	assert_non_null(strstr(wd_buf_cstr(&out), "ct state new ct count over 4096 log prefix"));
+	assert_non_null(strstr(wd_buf_cstr(&out), "ct state new limit rate over 200/second burst "
+						  "2000 packets log prefix"));
 	compare_golden("rootless.nft", wd_buf_cstr(&out));
 	wd_buf_reset(&out);
 	assert_int_equal(fw_model_build(&c, &m, NULL), 0);
 	assert_int_equal(m.nchains, 2);
 	assert_int_equal(m.nsets, 2);
-	assert_int_equal(m.nobjs, 0);
+	/* the closed TCP flows' timeout object of the run's conntrack limits */
+	assert_int_equal(m.nobjs, 1);
 	payload_text(&m, &out);
 	compare_golden("rootless.payload", wd_buf_cstr(&out));
 	for (unsigned i = 0; i < m.nchains; i++)
@@ -360,7 +368,12 @@ static void test_rootless(void **state)
 	w.m = &m;
 	walk_batch(&b, &w);
 	assert_int_equal(w.by_type[NFT_MSG_NEWSET], 2);
-	assert_int_equal(w.by_type[NFT_MSG_NEWOBJ], 0);
+	assert_int_equal(w.by_type[NFT_MSG_NEWOBJ], 1);
+	/* the run's namespace is new: one exclusive create, no delete (its commit would wait
+	 * for an RCU grace period) */
+	assert_int_equal(w.by_type[NFT_MSG_NEWTABLE], 1);
+	assert_int_equal(w.by_type[NFT_MSG_DELTABLE], 0);
+	assert_int_equal(w.excl_tables, 1);
 	assert_int_equal(w.by_type[NFT_MSG_NEWCHAIN], 2);
 	assert_int_equal(w.rules_checked, nrules);
 	fw_batch_free(&b);
