@@ -202,6 +202,14 @@ static void op_register_netns(struct gw_ctlconn *c, const struct gw_ctl_req *req
 		put_error(c, r, "invalid policy (`warden policy check` says where)");
 		goto out;
 	}
+	/* the cgroup's limits are the effective policy's: the host's ceiling lowers them (and
+	 * sets those the policy leaves unset) before the parent writes them */
+	r = gw_run_policy_bound(ctl->runs, c->uid, &pol, why, sizeof(why));
+	if (r) {
+		policy_free(pol);
+		put_error(c, r, why);
+		goto out;
+	}
 	memset(&m, 0, sizeof(m));
 	m.uid = (uint32_t)c->uid;
 	m.gid = (uint32_t)c->gid;

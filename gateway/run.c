@@ -136,7 +136,8 @@ static int who_of(uid_t uid, struct policy_who *who, char (*names)[64], const ch
 }
 
 /* @p bounded by @r's ceiling: *@p becomes the effective policy. Return: 0 or -errno (@why) */
-static int bound(struct gw_run *r, struct wd_policy **p, char *why, size_t why_size)
+static int bound_for(const struct policy_ceiling *ceiling, uid_t uid, struct wd_policy **p,
+		     char *why, size_t why_size)
 {
 	char names[WHO_GROUPS + 1][64];
 	const char *groups[WHO_GROUPS];
@@ -144,11 +145,11 @@ static int bound(struct gw_run *r, struct wd_policy **p, char *why, size_t why_s
 	struct wd_policy *e = NULL;
 	int ret;
 
-	if (!r->ceiling)
+	if (!ceiling)
 		return 0;
-	ret = who_of(r->uid, &who, names, groups, why, why_size);
+	ret = who_of(uid, &who, names, groups, why, why_size);
 	if (!ret) {
-		ret = policy_ceiling_apply(r->ceiling, &who, *p, &e);
+		ret = policy_ceiling_apply(ceiling, &who, *p, &e);
 		if (ret == -E2BIG)
 			snprintf(why, why_size,
 				 "the host's ceiling: the policy's rules and the ceiling's overlap "
@@ -162,6 +163,17 @@ static int bound(struct gw_run *r, struct wd_policy **p, char *why, size_t why_s
 	policy_free(*p);
 	*p = e;
 	return 0;
+}
+
+static int bound(struct gw_run *r, struct wd_policy **p, char *why, size_t why_size)
+{
+	return bound_for(r->ceiling, r->uid, p, why, why_size);
+}
+
+int gw_run_policy_bound(const struct gw_runs *t, uid_t uid, struct wd_policy **p, char *why,
+			size_t why_size)
+{
+	return bound_for(t->conf->ceiling, uid, p, why, why_size);
 }
 
 int gw_run_set_policy(struct gw_run *r, const struct gw_ctl_req *req, char *why, size_t why_size)

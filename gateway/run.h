@@ -193,6 +193,16 @@ int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, 
  */
 int gw_run_set_policy(struct gw_run *r, const struct gw_ctl_req *req, char *why, size_t why_size);
 
+/**
+ * gw_run_policy_bound() - replace @p by the effective policy the ceiling of @t's
+ * config gives @uid's runs (unchanged without a ceiling), before any run exists:
+ * what a daemon-mode register plumbs (its cgroup's limits) must be bounded too
+ *
+ * Return: 0, or as gw_run_set_policy() (@p unchanged, @why says why).
+ */
+int gw_run_policy_bound(const struct gw_runs *t, uid_t uid, struct wd_policy **p, char *why,
+			size_t why_size);
+
 /** gw_run_unregister() - remove @r from the table; it is freed with its last reference. */
 void gw_run_unregister(struct gw_runs *t, struct gw_run *r);
 
