@@ -148,6 +148,13 @@ void gw_audit(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event 
 	ev->run = run ? run->id : "";
 	if (run && run->policy[0] && !ev->policy)
 		ev->policy = run->policy;
+	/* every event of a run names whose run it is (a shared daemon's log holds many users') */
+	if (run && run->uid >= 0 && !(ev->has & AUDIT_HAS_UID)) {
+		ev->has |= AUDIT_HAS_UID;
+		ev->uid = run->uid;
+	}
+	if (run && run->mode && !ev->mode)
+		ev->mode = run->mode;
 	if (!a->ev->log)
 		return;
 	if (run && run->audit_bytes >= a->budget && !exempt(ev)) {

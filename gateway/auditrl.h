@@ -25,6 +25,8 @@ struct gw_flood;
 struct gw_audit_acct {
 	const char *id;
 	const char *policy;
+	int64_t uid;	  /* whose run it is (the register's SO_PEERCRED uid); -1: none */
+	const char *mode; /* "daemon" for a namespace a user handed over; NULL: not said */
 	uint64_t denied;
 	struct gw_bucket deny_bucket;
 	uint64_t audit_bytes;

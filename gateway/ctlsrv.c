@@ -605,6 +605,7 @@ static void op_done_netns(struct gw_privreq *req, const struct gw_priv_netns_rep
 		goto answered;
 	}
 	run = gw_run_find_id(ctl->runs, f->id);
+	run->acct.mode = "daemon"; /* a user's namespace, plumbed by this daemon */
 	audit_run(ctl, run, "run.gateway-register", q->uid,
 		  "registered with the gateway (its network namespace plumbed by the gateway)");
 	run->refs++;

@@ -306,6 +306,7 @@ int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, 
 	r->refs = 1;
 	r->acct.id = r->id;
 	r->acct.policy = r->policy_name;
+	r->acct.uid = (int64_t)uid;
 	r->ceiling = t->conf->ceiling;
 	ret = gw_synth_init(&r->synth, t->conf->synth_v4, t->conf->synth_v6, t->lim->synth_per_run,
 			    gw_rng_next(&t->ev->rng));

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# run_daemon_users.sh - two unprivileged users through one gateway daemon under the operator's
+# ceiling (issue 14): user A's daemon-mode run gets its policy intersected with the ceiling (a
+# name A allows and the ceiling does not is refused, citing the ceiling's file:line; one both
+# allow is served), the cgroup the daemon makes holds the ceiling's memory limit, not the
+# higher one A's policy asks for; user B's flood of 5,000 connections is held to B's
+# per-user cap (the rest refused and audited with that reason) while A's transfer and A's
+# connections go on. A's throughput alone and during the flood is printed, not asserted.
+set -u
+SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/lab/lib.sh"
+
+if [[ ${LAB_AS_USER:-} == 1 ]]; then
+	echo "SKIP: run_daemon_users.sh runs its users itself"
+	exit 77
+fi
+lab_require_root
+. "$SRC/tests/integration/daemon/fixture.sh"
+
+cat >"$T/gateway.yaml" <<EOF
+version: 1
+resolvers: ["$LAB_DNS_V4"]
+control: {path: "$SOCK"}
+audit: {path: "$CENTRAL"}
+limits: {connections: 400, connections_per_run: 400}
+ceiling:
+  allow:
+    - {host: allowed.test, ports: [443, 7]}
+    - {host: other.test, ports: [443]}
+  limits: {memory_mb: 128, connections: 300}
+  users:
+    $B_NAME:
+      limits: {connections: 50}
+EOF
+CEIL_AT="$T/gateway.yaml:$(grep -n '^  allow:$' "$T/gateway.yaml" | cut -d: -f1)"
+B_CAP_AT="$T/gateway.yaml:$(grep -n 'connections: 50' "$T/gateway.yaml" | cut -d: -f1)"
+cat >"$T/a.yaml" <<EOF
+version: 1
+filesystem:
+  read: ["$LAB_CA", "$T/flood.py"]
+network:
+  allow:
+    - {host: allowed.test, ports: [443, 7]}
+    - {host: other.test, ports: [443]}
+    - {host: multi.test, ports: [443]}
+limits: {memory_mb: 512}
+EOF
+cat >"$T/b.yaml" <<EOF
+version: 1
+filesystem:
+  read: ["$T/flood.py"]
+network:
+  allow:
+    - {host: allowed.test, ports: [7]}
+EOF
+# flood.py N HOST PORT: opens N connections at once, asks each for an echo (a line: one
+# byte alone could still begin an HTTP request, which the gateway waits to see whole), prints how many
+# were served, then holds them all until its stdin ends (at most 120 s)
+cat >"$T/flood.py" <<'EOF'
+import resource, select, socket, sys, time
+n, host, port = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 64), hard))
+addr = socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_STREAM)[0][4]
+socks = []
+for _ in range(n):
+    s = socket.socket()
+    s.setblocking(False)
+    try:
+        s.connect(addr)
+    except BlockingIOError:
+        pass
+    except OSError:
+        s.close()
+        continue
+    socks.append(s)
+time.sleep(3)
+p = select.poll()
+by_fd = {}
+for s in socks:
+    try:
+        s.send(b"ping\n")
+    except OSError:
+        continue
+    by_fd[s.fileno()] = s
+    p.register(s, select.POLLIN)
+served, end = 0, time.time() + 8
+while by_fd and time.time() < end:
+    for fd, ev in p.poll(200):
+        s = by_fd.pop(fd, None)
+        p.unregister(fd)
+        try:
+            if s and s.recv(5) == b"ping\n":
+                served += 1
+        except OSError:
+            pass
+print("served %d of %d" % (served, n), flush=True)
+select.select([sys.stdin], [], [], 120)
+EOF
+chmod 0644 "$T/gateway.yaml" "$T/a.yaml" "$T/b.yaml" "$T/flood.py"
+
+check "the host's nft table is installed" in_host "$W" nft install
+daemon_start
+check "the daemon starts with the ceiling" daemon_ready
+
+curl_a() { ra -p "$T/a.yaml" -- curl -sS --fail --max-time 20 --cacert "$LAB_CA" "$@"; }
+echo "# A's policy under the ceiling (daemon mode)"
+check_eq "control: other.test, which both allow, is served" "hello from other.test" \
+	curl_a --noproxy '*' https://other.test/
+check_fails "multi.test, which A allows and the ceiling does not, is refused" \
+	curl_a --noproxy '*' https://multi.test/
+check "... and the central log says the host's ceiling refused it, with its file:line" \
+	jq -e -s --arg at "$CEIL_AT" --argjson u "$A_UID" 'any(.[]; .uid == $u and
+	 .allowed == false and .resource == "multi.test" and
+	 ((.reason // "") | contains("not allowed by the host'"'"'s ceiling " + $at)))' "$CENTRAL"
+check "the denied name was never asked upstream" lab_dns_never_asked multi.test
+check "control: the allowed one was" lab_dns_asked other.test
+
+echo "# the ceiling's memory limit holds the cgroup the daemon makes"
+cat_daemon_cg() { # the memory limit of the daemon's cgroup of a run of A's that is up
+	local d
+	d=$(find /sys/fs/cgroup/memory -maxdepth 4 -type d -name 'warden-*' -user "$A_UID" | head -1)
+	[[ -n $d ]] && cat "$d/memory.limit_in_bytes"
+}
+ra -p "$T/a.yaml" -- sleep 8 &
+SLEEPER=$!
+lab_wait 10 cat_daemon_cg >/dev/null
+check_eq "A's run's memory cgroup holds 128 MiB (the ceiling), not A's 512" 134217728 \
+	cat_daemon_cg
+wait "$SLEEPER"
+
+echo "# B floods, A goes on"
+big_a() { # A downloads the 64 MiB file; prints its sha256 and the milliseconds it took
+	local t0 h
+	t0=$(date +%s%N)
+	h=$(ra -p "$T/a.yaml" -- sh -c 'curl -sS --fail --max-time 60 --noproxy "*" --cacert "$0" \
+		https://allowed.test/big.bin | sha256sum' "$LAB_CA" | cut -d' ' -f1)
+	echo "$h $((($(date +%s%N) - t0) / 1000000))"
+}
+ALONE=$(big_a)
+check_eq "control: A's download alone is whole" "$LAB_BIGFILE_SHA256" cut -d' ' -f1 <<<"$ALONE"
+mkfifo "$T/flood.in"
+(rb -p "$T/b.yaml" -- python3 "$T/flood.py" 5000 allowed.test 7 <"$T/flood.in" \
+	>"$T/flood.out" 2>&1) &
+FLOOD=$!
+exec 7>"$T/flood.in"
+check "B's flood reports what was served" lab_wait 60 grep -q '^served' "$T/flood.out"
+SERVED=$(sed -n 's/^served \([0-9]*\) of.*/\1/p' "$T/flood.out")
+check "B got some connections served (control: the flood reached the gateway)" \
+	test "${SERVED:-0}" -ge 1
+check "... and at most B's cap of 50" test "${SERVED:-999}" -le 50
+DURING=$(big_a)
+check_eq "A's download during B's flood is whole" "$LAB_BIGFILE_SHA256" cut -d' ' -f1 <<<"$DURING"
+check_eq "A's connections are served while B holds its cap" "ok ok ok" bash -c \
+	'for i in 1 2 3; do echo -n "$(echo ok | ra -p "$0" -- socat -T5 - TCP:allowed.test:7) "; done | sed "s/ $//"' \
+	"$T/a.yaml"
+exec 7>&-
+wait "$FLOOD"
+check "B's refusals are audited with B's per-user cap, citing the ceiling" \
+	jq -e -s --arg at "$B_CAP_AT" --argjson u "$B_UID" 'any(.[]; .uid == $u and
+	 .allowed == false and ((.reason // "") | test("user connection limit reached: uid [0-9]+ has")) and
+	 ((.reason // "") | contains($at)))' "$CENTRAL"
+check "B's gateway events carry B's uid and mode daemon (a shared log holds many users')" \
+	jq -e -s --argjson u "$B_UID" '[.[] | select(.action == "net.connect" and
+	 ((.reason // "") | test("user connection limit")))] | length > 0 and
+	 all(.uid == $u and .mode == "daemon")' "$CENTRAL"
+check "none of A's connections was refused for a user cap" jq -e -s --argjson u "$A_UID" \
+	'all(.[]; .uid != $u or ((.reason // "") | test("user connection limit") | not))' "$CENTRAL"
+echo "# info: A's 64 MiB download: $(cut -d' ' -f2 <<<"$ALONE") ms alone, $(cut -d' ' -f2 <<<"$DURING") ms during B's flood of 5,000 connections (B served: ${SERVED:-?})"
+lab_finish
