@@ -43,7 +43,6 @@ had_user warden-gateway && BEFORE[u:warden-gateway]=1
 # there is none, the test makes one, as an operator who set it up before installing would
 if [[ -z ${BEFORE[g:warden]:-} ]]; then
 	groupadd --system warden || { echo "FAIL - groupadd warden (test error)"; exit 2; }
-	MADE_WARDEN=1
 fi
 TMP=$(mktemp -d /tmp/wd-package-XXXXXX)
 restore() {
