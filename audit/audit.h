@@ -142,6 +142,7 @@ struct audit_event {
 	const char *policy_hash;
 	const char *isolation;
 	const char *mode;
+	const char *user; /* the uid's user name, when it has one */
 	const char *dst;
 	const char *proto;
 	const char *sni;

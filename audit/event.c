@@ -43,6 +43,7 @@ const struct opt_field audit_opt_fields[] = {
 	{"command", FK_ARGV, OFF(command), 0, 0},
 	NUM("pid", pid, AUDIT_HAS_PID, INT32_MAX),
 	NUM("uid", uid, AUDIT_HAS_UID, UINT32_MAX),
+	STR("user", user),
 	STR("dst", dst),
 	NUM("port", port, AUDIT_HAS_PORT, 65535),
 	STR("proto", proto),

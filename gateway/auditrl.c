@@ -155,6 +155,8 @@ void gw_audit(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event 
 	}
 	if (run && run->mode && !ev->mode)
 		ev->mode = run->mode;
+	if (run && run->user && !ev->user)
+		ev->user = run->user;
 	if (!a->ev->log)
 		return;
 	if (run && run->audit_bytes >= a->budget && !exempt(ev)) {

@@ -27,6 +27,7 @@ struct gw_audit_acct {
 	const char *policy;
 	int64_t uid;	  /* whose run it is (the register's SO_PEERCRED uid); -1: none */
 	const char *mode; /* "daemon" for a namespace a user handed over; NULL: not said */
+	const char *user; /* @uid's user name; NULL: none */
 	uint64_t denied;
 	struct gw_bucket deny_bucket;
 	uint64_t audit_bytes;

@@ -90,6 +90,17 @@ struct gw_run *gw_run_find_id(struct gw_runs *t, const char *id)
 /* @uid as the ceiling sees it: its name and its groups' names (passwd and group
  * databases), in @names (room for WHO_GROUPS + 1 names of 64 bytes). Return: 0, or a
  * negative errno with @why set (a lookup that failed: the caller refuses) */
+/* @uid's user name into @out ("" when it has none, or the lookup fails) */
+static void user_name_of(uid_t uid, char *out, size_t size)
+{
+	struct passwd pw, *pwr = NULL;
+	char buf[1024];
+
+	out[0] = '\0';
+	if (!getpwuid_r(uid, &pw, buf, sizeof(buf), &pwr) && pwr)
+		snprintf(out, size, "%s", pw.pw_name);
+}
+
 static int who_of(uid_t uid, struct policy_who *who, char (*names)[64], const char **groups,
 		  char *why, size_t why_size)
 {
@@ -307,6 +318,8 @@ int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, 
 	r->acct.id = r->id;
 	r->acct.policy = r->policy_name;
 	r->acct.uid = (int64_t)uid;
+	user_name_of(uid, r->user_name, sizeof(r->user_name));
+	r->acct.user = r->user_name[0] ? r->user_name : NULL;
 	r->ceiling = t->conf->ceiling;
 	ret = gw_synth_init(&r->synth, t->conf->synth_v4, t->conf->synth_v6, t->lim->synth_per_run,
 			    gw_rng_next(&t->ev->rng));

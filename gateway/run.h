@@ -78,6 +78,7 @@ struct gw_run {
 	unsigned refs;
 	bool dead;
 	struct gw_audit_acct acct;
+	char user_name[64]; /* the uid's name for the audit events (acct.user), or "" */
 	unsigned conns;
 	uint64_t conns_total, dns_queries, bytes_up, bytes_down;
 	struct gw_droplog drops[GW_DROP_N];

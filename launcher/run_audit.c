@@ -5,6 +5,7 @@
 #include "launcher/cli.h"
 #include "launcher/run_internal.h"
 
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 
 static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
 {
+	struct passwd pw, *pwr = NULL;
+	char pwbuf[1024];
 	struct wd_err err;
 	int ret;
 
@@ -21,6 +24,8 @@ static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
 	ev->has |= AUDIT_HAS_PID | AUDIT_HAS_UID;
 	ev->pid = getpid();
 	ev->uid = r->caller_uid;
+	if (!getpwuid_r(r->caller_uid, &pw, pwbuf, sizeof(pwbuf), &pwr) && pwr)
+		ev->user = pw.pw_name;
 	ev->mode = r->mode == RUN_MODE_ROOTLESS ? "rootless"
 		   : r->mode == RUN_MODE_DAEMON ? "daemon"
 						: "root";

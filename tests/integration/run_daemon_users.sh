@@ -160,10 +160,12 @@ check "B's refusals are audited with B's per-user cap, citing the ceiling" \
 	jq -e -s --arg at "$B_CAP_AT" --argjson u "$B_UID" 'any(.[]; .uid == $u and
 	 .allowed == false and ((.reason // "") | test("user connection limit reached: uid [0-9]+ has")) and
 	 ((.reason // "") | contains($at)))' "$CENTRAL"
-check "B's gateway events carry B's uid and mode daemon (a shared log holds many users')" \
-	jq -e -s --argjson u "$B_UID" '[.[] | select(.action == "net.connect" and
+check "B's gateway events carry B's uid, name and mode daemon (a shared log holds many users')" \
+	jq -e -s --argjson u "$B_UID" --arg n "$B_NAME" '[.[] | select(.action == "net.connect" and
 	 ((.reason // "") | test("user connection limit")))] | length > 0 and
-	 all(.uid == $u and .mode == "daemon")' "$CENTRAL"
+	 all(.uid == $u and .user == $n and .mode == "daemon")' "$CENTRAL"
+check "A's own log's run events name A" jq -e -s --arg n "$A_NAME" \
+	'[.[] | select(.action == "run.start")] | length > 0 and all(.user == $n)' "$AA"
 check "none of A's connections was refused for a user cap" jq -e -s --argjson u "$A_UID" \
 	'all(.[]; .uid != $u or ((.reason // "") | test("user connection limit") | not))' "$CENTRAL"
 echo "# info: A's 64 MiB download: $(cut -d' ' -f2 <<<"$ALONE") ms alone, $(cut -d' ' -f2 <<<"$DURING") ms during B's flood of 5,000 connections (B served: ${SERVED:-?})"
