@@ -210,7 +210,7 @@ int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds
 		int type = 0, fam = 0, acc = 0, v6only = 0, fl, *slot;
 		socklen_t l1 = sizeof(type), l2 = sizeof(fam), l3 = sizeof(acc),
 			  l4 = sizeof(v6only);
-		struct sockaddr_storage ss;
+		struct sockaddr_storage ss = {0};
 		socklen_t sl = sizeof(ss);
 		uint16_t port;
 
@@ -254,11 +254,8 @@ int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds
 					  "inherited descriptor %d is an IPv6 socket without "
 					  "IPV6_V6ONLY",
 					  fd);
-		/* getsockname() succeeded above and filled ss for this family, which the analyzer
-		 * does not model */
-		/* NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage) */
-		port = ntohs(fam == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-					    : ((struct sockaddr_in6 *)&ss)->sin6_port);
+		if (gw_addr_from_sa(&ss, &(struct gw_addr){0}, &port))
+			return wd_err_set(err, -EBADF, "inherited descriptor %d: no address", fd);
 		slot = inherited_slot(conf, fds, type, fam, port);
 		if (!slot || *slot >= 0)
 			return wd_err_set(err, -EINVAL,

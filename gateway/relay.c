@@ -102,7 +102,7 @@ int gw_copy_out(struct gw_half *h, int dst, struct gw_ready *dr, const uint8_t *
 			return -errno;
 		}
 		off += (size_t)k;
-		h->bytes += (uint64_t)k;
+		gw_half_count(h, (uint64_t)k);
 	}
 	if (off < n) {
 		h->stash = malloc(n - off);
@@ -137,7 +137,7 @@ int gw_drain_half(struct gw_half *h, int dst, struct gw_ready *dr)
 				continue;
 			return -errno;
 		}
-		h->bytes += (uint64_t)k;
+		gw_half_count(h, (uint64_t)k);
 		if (h->slen) {
 			h->soff += (uint32_t)k;
 			if (h->soff == h->slen) {

@@ -29,6 +29,7 @@ struct gw_half {
 	uint8_t *stash;	 /* copied bytes the destination did not take yet (heap) */
 	uint32_t slen, soff;
 	uint64_t bytes;
+	uint64_t *total; /* the run's counter these bytes are added to as they pass, or NULL */
 };
 
 /* what the edge-triggered events said about one socket; a flag is cleared
@@ -80,6 +81,14 @@ uint8_t *gw_buf_get(struct gw_pool *p);
 
 /** gw_buf_put() - give a peek buffer back (NULL is fine). */
 void gw_buf_put(struct gw_pool *p, uint8_t *b);
+
+/* gw_half_count() - @n more bytes passed in direction @h (and in its run's total). */
+static inline void gw_half_count(struct gw_half *h, uint64_t n)
+{
+	h->bytes += n;
+	if (h->total)
+		*h->total += n;
+}
 
 /**
  * gw_copy_out() - send @n bytes of @b to @dst for half @h

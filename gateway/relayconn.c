@@ -94,10 +94,6 @@ void gw_conn_close(struct gw_conn *c, const char *end)
 	}
 	if (c->decided) {
 		gw_conn_audit(c, "net.close", true, end);
-		if (c->run) {
-			c->run->bytes_up += c->c2u.bytes;
-			c->run->bytes_down += c->u2c.bytes;
-		}
 	}
 	gw_conn_account(c, true); /* its pipes and stashes go with it */
 	c->st = GW_C_CLOSED;
@@ -124,6 +120,7 @@ void gw_conn_close(struct gw_conn *c, const char *end)
 		t->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
+	c->c2u.total = c->u2c.total = NULL; /* the run may go with the next line */
 	if (c->run) {
 		gw_runs_conn_close(t->runs, c->run);
 		c->run = NULL;
@@ -222,7 +219,7 @@ void gw_conn_flush_peeked(struct gw_conn *c)
 			return;
 		}
 		c->boff += (size_t)n;
-		c->c2u.bytes += (uint64_t)n;
+		gw_half_count(&c->c2u, (uint64_t)n);
 	}
 	if (c->budget >= 0) {
 		c->budget -= (int64_t)c->blen;

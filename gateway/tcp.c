@@ -114,6 +114,10 @@ static void accept_one(struct gw_tcp *t, struct gw_listener *l, int fd,
 	c->cfd = fd;
 	c->ufd = -1;
 	c->c2u.pipe[0] = c->c2u.pipe[1] = c->u2c.pipe[0] = c->u2c.pipe[1] = -1;
+	/* the run's byte counts grow as bytes pass, not when the connection closes: a run that
+	 * ends while a server still holds its connection open is asked for them before that */
+	c->c2u.total = &run->bytes_up;
+	c->u2c.total = &run->bytes_down;
 	c->kind = l->kind == GW_L_PROXY ? GW_K_PROXY : GW_K_TRANSPARENT;
 	c->orig = orig;
 	c->oport = oport;

@@ -22,15 +22,12 @@ int run_gwclient_pick(struct run *r)
 	const char *daemon = r->o.gateway;
 	int ret;
 
-	/* NOLINTNEXTLINE(bugprone-branch-clone): the two empty branches say why each skips it */
-	if (daemon) {
-		/* --gateway: no "stats" round trip here, register is the first request and
-		 * says the same when nobody answers */
-	} else if (r->mode == RUN_MODE_ROOTLESS) {
-		/* always embedded, on the sockets made inside the run's namespace */
-	} else if (!run_gw_call_op(r->gwc.control_path, "stats", GW_TIMEOUT_MS, NULL)) {
+	/* --gateway: no "stats" round trip, register is the first request and says the same when
+	 * nobody answers; rootless: always embedded, on the sockets made inside the run's
+	 * namespace; else the daemon when it answers */
+	if (!daemon && r->mode != RUN_MODE_ROOTLESS &&
+	    !run_gw_call_op(r->gwc.control_path, "stats", GW_TIMEOUT_MS, NULL))
 		daemon = r->gwc.control_path;
-	}
 	if (daemon) {
 		snprintf(r->gw.socket, sizeof(r->gw.socket), "%s", daemon);
 		r->gw_daemon = true;

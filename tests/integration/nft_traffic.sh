@@ -41,11 +41,11 @@ tcp_fails() { ! tcp_read "$@" | grep -q gateway && ! tcp_read "$@" | grep -q ser
 # udp_ask ADDR PORT: sends one datagram, prints the first answer (if any)
 udp_ask() { echo q | timeout 6 ip netns exec "$RUN" socat -T3 - "UDP:$1:$2" 2>/dev/null; }
 # a forked socat UDP child may still swallow a datagram meant for the next client: ask
-# up to 3 times, a second apart
+# up to 5 times, a second apart (more than -T1 leaves a child idle on a loaded machine)
 udp_says() {
 	local want=$1 i
 	shift
-	for i in 1 2 3; do
+	for i in 1 2 3 4 5; do
 		[[ $(udp_ask "$@") == "$want" ]] && return 0
 		sleep 1
 	done

@@ -28,7 +28,7 @@ filesystem:
   read: ["$LAB_CA", "$T/probe.py"]
 network:
   allow:
-    - {host: allowed.test, ports: [443]}
+    - {host: allowed.test, ports: [443, 15999]}
 EOF
 cat >"$T/gw.yaml" <<EOF
 version: 1
@@ -65,6 +65,25 @@ check "the UDP-lite datagram (v6) is audited, proto udplite" \
 check_eq "nothing of it reached lab-wan" 0 lab_wan_count udp
 in_host bash -c "echo x | socat -u - UDP4:$LAB_WAN_V4:9"
 check_eq "control: the same counter counts a datagram from lab-host itself" 1 lab_wan_count udp
+
+echo "# bytes of a connection still open when the program ends are in run.exit"
+# The server sends 64 KiB, then ignores the client's end and holds the connection for 20 s:
+# the gateway still relays it when the launcher asks for the run's counters.
+lab_spawn wan holder $PY -c '
+import socket, time
+s = socket.socket(socket.AF_INET6); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); s.bind(("::", 15999)); s.listen(8)
+held = []
+while True:
+    c, _ = s.accept(); c.sendall(b"x" * 65536); held.append((c, time.time()))
+    held = [h for h in held if time.time() - h[1] < 20 or h[0].close()]
+'
+lab_wait_listen wan 15999
+check "control: a connection to the holder relays its 64 KiB" wr -- bash -c \
+	'exec 3<>/dev/tcp/allowed.test/15999; test "$(head -c 65536 <&3 | wc -c)" = 65536'
+r=$(last_run)
+check "run.exit counts the bytes of the connection the server still holds open" bash -c \
+	'jq -e ".bytes_down >= 65536" <<<"$0"' "$(exit_of "$r")"
 
 echo "# the gateway dies during the run"
 slow() { # a download that is still going when the gateway is killed

@@ -68,9 +68,9 @@ const env = await client.callTool({ name: "get-env", arguments: {} });
 console.log(env.content?.[0]?.text ?? "");
 await client.close();
 EOF
-cp "$T/probe.mjs" "$MCP/.probe-$$.mjs"
-lab_on_exit rm -f "$MCP/.probe-$$.mjs"
-envout=$(AWS_SECRET_ACCESS_KEY=hunter2 "$NODE" "$MCP/.probe-$$.mjs" ip netns exec \
+cp "$T/probe.mjs" "$MCP/.probe-$LAB_NAME.mjs"
+lab_on_exit rm -f "$MCP/.probe-$LAB_NAME.mjs"
+envout=$(AWS_SECRET_ACCESS_KEY=hunter2 "$NODE" "$MCP/.probe-$LAB_NAME.mjs" ip netns exec \
 	"$LAB_HOST_NS" "$W" run -q --audit-log "$A" -p "$T/mcp.yaml" 2>/dev/null)
 check "the server's environment was readable over MCP" grep -q PATH <<<"$envout"
 check_fails "the parent's AWS_SECRET_ACCESS_KEY is not in the server's environment" \

@@ -50,23 +50,27 @@ lab_require_root()
 	return 0
 }
 
-# _lab_private_run: re-executes the script, once, in a mount namespace of its own with an
-# empty tmpfs on /run/warden (LAB_PRIVATE_RUN=1 marks it, and its children inherit both).
-# Warden keeps machine-wide state there (run records, the pool, address slots, a daemon's
-# control socket) and under /run/netns: without this, two suites running at once reclaim
-# each other's runs and find each other's daemon. The namespaces the run mounts under
-# /run/netns stay in the script's mount namespace, so they go when it ends.
-# LAB_SHARED_RUN=1 keeps the machine's /run/warden (to debug a lab from outside).
+# _lab_private_run: re-executes the script, once, in a mount and a pid namespace of its own
+# (LAB_PRIVATE_RUN=1 marks it, and its children inherit both), with empty tmpfs on
+# /run/warden (run records, the pool, address slots, a daemon's control socket), /run/netns
+# (the lab's and the runs' namespaces), /run/warden-lab (the labs' state) and /etc/netns
+# (the runs' resolv.conf). Without this, two suites running at once reclaim each other's
+# runs and labs, find each other's daemon, and `pgrep -u` of the test user finds (and a test
+# would kill) the other suite's processes. The script is the pid namespace's init: orphans
+# of its runs come back to it, and when it ends (or unshare is killed: --kill-child) every
+# process it started ends too, and the mounts go with the last of them.
+# LAB_SHARED_RUN=1 keeps the machine's folders and pids (to debug a lab from outside).
 _lab_private_run()
 {
 	[[ -n ${LAB_PRIVATE_RUN:-} || -n ${LAB_SHARED_RUN:-} ]] && return 0
 	command -v unshare >/dev/null || { echo "SKIP: missing unshare"; exit 77; }
-	mkdir -p /run/warden /run/netns || exit 1
+	mkdir -p /run/warden /run/netns /run/warden-lab /etc/netns || exit 1
 	export LAB_PRIVATE_RUN=1
-	exec unshare --mount --propagation private -- bash -c \
-		'mount -t tmpfs -o mode=0755 warden-lab /run/warden &&
-		 mount -t tmpfs -o mode=0755 warden-lab-netns /run/netns && exec bash "$@"' \
-		lab "$0" "${LAB_SCRIPT_ARGS[@]}"
+	exec unshare --mount --propagation private --pid --fork --kill-child --mount-proc -- \
+		bash -c 'for d in /run/warden /run/netns /run/warden-lab /etc/netns; do
+			mount -t tmpfs -o mode=0755 warden-lab "$d" || exit 1
+		done
+		exec bash "$@"' lab "$0" "${LAB_SCRIPT_ARGS[@]}"
 }
 
 # lab_on_exit CMD...: runs CMD at exit, before the lab goes down (last

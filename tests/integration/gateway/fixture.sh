@@ -30,8 +30,11 @@ gw_setup()
 	lab_up
 	RUN=wdgw-run$$
 	IF=wd-g$$
-	H4=10.213.0.1 S4=10.213.0.2
-	H6=fd77:7764:6e00::1 S6=fd77:7764:6e00::2
+	# the pool's last slot (16383 of 10.213.0.0/16 in /30s): a `warden run` of the same test
+	# takes the first free one from the allocator's cursor, which starts at 0 in the lab's
+	# own /run/warden
+	H4=10.213.255.253 S4=10.213.255.254
+	H6=fd77:7764:6e00:3fff::1 S6=fd77:7764:6e00:3fff::2
 	GWSOCK=$LAB_DIR/gw.sock
 	AUDIT=$LAB_DIR/audit.jsonl
 	GWCONF=$LAB_DIR/gateway.yaml
