@@ -39,7 +39,27 @@ status_of() { "$@" >/dev/null 2>&1; echo $?; }
 curl_in() { ur -p "$T/net.yaml" -- curl -sS --fail --max-time 10 --cacert "$LAB_CA" "$@"; }
 # the user's processes (none may outlive a run)
 user_procs() { pgrep -u "$LAB_USER_UID" -l || true; }
-no_user_procs() { [[ -z $(pgrep -u "$LAB_USER_UID") ]]; }
+# Other suites may run rootless tests as the same user at the same time: this script's
+# processes are found as descendants of its own, never by a machine-wide pgrep of the user.
+# tree PID: PID's descendants, depth first
+tree()
+{
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		echo "$c"
+		tree "$c"
+	done
+}
+# of_user PID...: those of PID that are the test user's (and alive)
+of_user() { local p; for p in "$@"; do [[ $(stat -c %u "/proc/$p" 2>/dev/null) == "$LAB_USER_UID" ]] && echo "$p"; done; return 0; }
+# no_user_procs: no process of the user in lab-host (launchers, embedded gateways, teardowns;
+# a run's sandbox dies with its launcher), none of this script's children's trees either
+no_user_procs()
+{
+	local p
+	p=$(ip netns pids "$LAB_HOST_NS") || return 1
+	[[ -z $(of_user $p) && -z $(of_user $(tree $$)) ]]
+}
 host_ruleset() { in_host nft list ruleset; }
 host_links() { ip -n "$LAB_HOST_NS" -o link show | awk -F': ' '{print $2}' | sort; }
 
@@ -167,14 +187,17 @@ check "inside: no capability at all" no_caps
 # the program, in a nested user namespace, may not change them)
 ur -p "$T/net.yaml" -- sleep 20 &
 RUNPID=$!
-lab_wait 10 pgrep -u "$LAB_USER_UID" -x sleep
-L=$(pgrep -u "$LAB_USER_UID" -x warden | head -1)
+# named_in NAME PID: the first process called NAME in PID's tree (itself included)
+named_in() { local p; for p in "$2" $(tree "$2"); do [[ $(cat /proc/"$p"/comm 2>/dev/null) == "$1" ]] && { echo "$p"; return 0; }; done; return 1; }
+lab_wait 10 named_in sleep "$RUNPID"
+L=$(named_in warden "$RUNPID")
 # bwrap as the launcher's child is in the run's user namespace (the program is in a nested one)
 SB=$(pgrep -u "$LAB_USER_UID" -P "${L:-0}" -x bwrap | head -1)
+RUN_TREE=$(of_user ${L:-} $(tree "${L:-0}"))
 check "warden nft audit --rootless in a live run's namespaces: clean" \
 	in_host_user "$W" nft audit --rootless --pid "${SB:-0}"
 check_fails --denied 2 "... and the program's own process cannot enter them (nested user namespace)" \
-	in_host_user "$W" nft audit --rootless --pid "$(pgrep -u "$LAB_USER_UID" -x sleep | head -1)"
+	in_host_user "$W" nft audit --rootless --pid "$(named_in sleep "$RUNPID")"
 check_fails --denied 2 "... and another user cannot either" in_host setpriv --reuid=65534 --regid=65534 \
 	--clear-groups "$W" nft audit --rootless --pid "${SB:-0}"
 
@@ -182,7 +205,11 @@ check_fails --denied 2 "... and another user cannot either" in_host setpriv --re
 check "the launcher of the live run was found" test -n "$L"
 kill -9 "${L:-0}" 2>/dev/null
 wait "$RUNPID" 2>/dev/null
-check "after kill -9 of the launcher no process of the run is left" lab_wait 10 no_user_procs
+# every process of that run's tree (launcher, gateway, bwrap, the program), gone
+none_alive() { [[ -z $(of_user $RUN_TREE) ]]; }
+check "control: the run's tree had its processes (launcher, gateway, bwrap, program)" \
+	test "$(wc -w <<<"$RUN_TREE")" -ge 4
+check "after kill -9 of the launcher no process of the run is left" lab_wait 10 none_alive
 gc_says() { as_user "$W" gc | grep -q "$1"; }
 check "a state folder of the killed run is left (control)" bash -c \
 	'[[ -n $(ls -A "$0") ]]' "/tmp/warden-$LAB_USER_UID/runs"
