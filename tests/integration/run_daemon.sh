@@ -80,8 +80,19 @@ asu() {
 	shift 4
 	hostns setpriv --reuid="$uid" --regid="$gid" --init-groups env -i HOME="$home" USER="$name" \
 		LOGNAME="$name" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
-		WARDEN_GATEWAY_BIN="$GW" "$@"
+		WARDEN_GATEWAY_BIN="$GW" WD_DAEMON_TEST_MARK="$T" "$@"
 }
+# ours_left: the processes of A and B this script started (marked in their environment: other
+# suites run as the same test users at the same time); a sandbox's program, whose environment
+# is filtered, lives in its run's cgroup, checked empty and gone separately
+ours_left() {
+	local p
+	for p in $(pgrep -u "$A_UID"; pgrep -u "$B_UID"); do
+		grep -qz "^WD_DAEMON_TEST_MARK=$T\$" "/proc/$p/environ" 2>/dev/null && echo "$p"
+	done
+	return 0
+}
+none_of_ours_left() { [[ -z $(ours_left) ]]; }
 as_a() { asu "$A_UID" "$A_GID" "$A_HOME" "$A_NAME" "$@"; }
 as_b() { asu "$B_UID" "$B_GID" "$B_HOME" "$B_NAME" "$@"; }
 ra() { as_a "$W" run -q --audit-log "$AA" "$@"; }
@@ -125,7 +136,7 @@ cg_dirs() {
 }
 no_cg() { [[ -z $(cg_dirs) ]]; }
 # the helpers above, for the checks' `bash -c` children
-export -f hostns asu as_a as_b ra rb client client_a client_b
+export -f hostns asu as_a as_b ra rb client client_a client_b ours_left
 export LAB_HOST_NS A_UID A_GID A_HOME A_NAME B_UID B_GID B_HOME B_NAME W GW AA BA SOCK CLIENT T
 # daemon_start: the daemon as root in lab-host, in the background (GWPID); daemon_ready waits
 daemon_start() {
@@ -143,8 +154,7 @@ daemon_stop() {
 	GWPID=
 }
 lab_on_exit daemon_stop
-lab_on_exit bash -c 'for p in $(pgrep -u "$0"; pgrep -u "$1"); do kill -9 "$p"; done' \
-	"$A_UID" "$B_UID"
+lab_on_exit bash -c 'for p in $("$0"); do kill -9 "$p"; done' ours_left
 
 check "the host's nft table is installed" in_host "$W" nft install
 daemon_start
@@ -186,6 +196,7 @@ ra -p "$T/net.yaml" -- sleep 12 &
 RUN_A=$!
 check "A's long run is listed by the daemon" lab_wait 10 bash -c \
 	'[[ $("$@" | jq ".runs | length") == 1 ]]' _ client_a list
+check "control: the process check finds A's running launcher" bash -c '[[ -n $(ours_left) ]]'
 IDA=$(client_a list | jq -r '.runs[0].id')
 IFA=$(client_a list | jq -r '.runs[0].if')
 check "its veth is in lab-host" lab_match "^$IFA\$" wd_links
@@ -317,6 +328,5 @@ check "the daemon's log has no sanitizer report (both runs of it)" bash -c \
 	'! grep -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$0"' "$T/daemon.log"
 check "control: the daemon's log is there and says it served" \
 	grep -q "managing nft run elements" "$T/daemon.log"
-check "no process of A or B is left" lab_wait 10 bash -c \
-	'[[ -z $(pgrep -u "$0"; pgrep -u "$1") ]]' "$A_UID" "$B_UID"
+check "no process of A or B this test started is left" lab_wait 10 none_of_ours_left
 lab_finish
