@@ -421,10 +421,10 @@ int gw_netns_check(int fd, uid_t uid, char *why, size_t size)
 		snprintf(why, size, "reading the owner of the namespace sent: %s", strerror(errno));
 		goto out;
 	}
-	/* root may hand over any namespace; a user only one of a user namespace of their own,
-	 * never the host's (whose owner is root anyway) */
-	if (uid != 0 &&
-	    (owner != uid || (given.st_dev == own.st_dev && given.st_ino == own.st_ino))) {
+	/* only one of a user namespace of the caller's own, never the host's, whoever asks:
+	 * daemon mode is a user's (root's runs build their own network), and the parent checks
+	 * again with the uid the worker names, so a worker that claims uid 0 gets no more */
+	if (owner != uid || (given.st_dev == own.st_dev && given.st_ino == own.st_ino)) {
 		snprintf(why, size,
 			 "the network namespace sent is not owned by uid %u (its user namespace "
 			 "belongs to uid %u%s): the gateway plumbs a user's own namespaces only",

@@ -303,7 +303,7 @@ int gw_priv_send_netns(int sock, const struct gw_priv_netns *m, int fd);
 /**
  * gw_netns_check() - whether @fd is a network namespace that @uid may hand the gateway: of type
  * CLONE_NEWNET (NS_GET_NSTYPE), its owning user namespace (NS_GET_USERNS) owned by @uid
- * (NS_GET_OWNER_UID) and, unless @uid is 0, not the caller's own user namespace (the host's)
+ * (NS_GET_OWNER_UID) and not the caller's own user namespace (the host's), for every @uid, 0 too
  * @fd:		the descriptor a client sent
  * @uid:	the client (SO_PEERCRED)
  * @why:	on refusal, a reason for the client
