@@ -486,10 +486,29 @@ static void check_limits_user(struct finding *f)
 		    "cgroup v2: with one, runs also get a systemd user scope)");
 }
 
+/* A user's gateway: the host's daemon when it answers and plumbs runs (daemon mode), else an
+ * embedded one (rootless); a daemon's socket the user may not use is said, with the fix. */
 static void check_gateway_user(struct finding *f)
 {
-	char bin[PATH_MAX];
+	char bin[PATH_MAX], why[300];
+	struct stat st;
 
+	if (run_daemon_answers(RUN_DAEMON_SOCKET, why, sizeof(why))) {
+		set(f, DOC_OK, NULL,
+		    "the warden-gateway daemon on %s plumbs your runs (daemon mode)",
+		    RUN_DAEMON_SOCKET);
+		return;
+	}
+	if (!stat(RUN_DAEMON_SOCKET, &st) && S_ISSOCK(st.st_mode) &&
+	    access(RUN_DAEMON_SOCKET, R_OK | W_OK)) {
+		set(f, DOC_WARN,
+		    "ask the operator to add you to the socket's group (usermod -a -G GROUP USER), "
+		    "then log in again",
+		    "a gateway daemon's socket %s is there, but you may not use it: your runs are "
+		    "rootless, not the host's daemon mode",
+		    RUN_DAEMON_SOCKET);
+		return;
+	}
 	if (run_gw_find_binary(bin, sizeof(bin)))
 		set(f, DOC_FAIL, "install warden-gateway next to warden, or set WARDEN_GATEWAY_BIN",
 		    "no warden-gateway binary for a rootless run's embedded gateway");

@@ -163,6 +163,16 @@ check "its control socket is root:warden 0660" bash -c \
 	'[[ $(stat -c %U:%G:%a "$0") == root:warden:660 ]]' "$SOCK"
 check "stats says it plumbs runs" bash -c '"$@" | jq -e ".manage_nft == true"' _ \
 	hostns "$GW" ctl --socket "$SOCK" stats
+check "warden doctor as A says A's runs go through the daemon" lab_match \
+	"^ok +gateway +the warden-gateway daemon on $SOCK plumbs your runs" as_a "$W" doctor
+# A without the group `warden` (the socket is root:warden 0660)
+nogroup_doctor() {
+	hostns setpriv --reuid="$A_UID" --regid="$A_GID" --clear-groups env -i HOME="$A_HOME" \
+		PATH=/usr/bin:/bin WARDEN_GATEWAY_BIN="$GW" "$W" doctor
+}
+check "... and as A outside the group, that it may not use the socket, and the fix" lab_match \
+	"^warn +gateway +a gateway daemon's socket $SOCK is there, but you may not use it" \
+	nogroup_doctor
 
 echo "# user A through the daemon: the same decisions as root mode"
 check_eq "HTTPS (transparent)" "hello from allowed.test" curl_a --noproxy '*' https://allowed.test/
