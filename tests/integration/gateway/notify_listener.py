@@ -6,7 +6,8 @@ Usage: notify_listener.py SOCKET OUT CTL_SOCKET TCP_PORT
 Binds an AF_UNIX datagram socket at SOCKET ("/path" or "@abstract") with SO_PASSCRED and
 writes one JSON line per datagram to OUT: the sender's pid and uid (from the kernel, as
 systemd reads them), the text, and, for a READY=1, whether the control socket CTL_SOCKET
-and 127.0.0.1:TCP_PORT accepted a connection at that moment (what "ready" promises).
+and 127.0.0.1:TCP_PORT accepted a connection at that moment (what "ready" promises; a
+reset by the gateway counts: it answered, and a port nothing listens on refuses).
 Runs until killed.
 """
 import json
@@ -29,8 +30,13 @@ def answers_unix(path):
 
 
 def answers_tcp(port):
+    """True when something listens on the port: the handshake completes, or the gateway
+    resets the connection at once (127.0.0.1 is no run's address, and on loopback its reset
+    can beat connect()'s return); a refusal or a timeout is the error's text."""
     try:
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        return True
+    except ConnectionResetError:
         return True
     except OSError as e:
         return str(e)
