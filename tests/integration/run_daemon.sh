@@ -17,42 +17,7 @@ if [[ ${LAB_AS_USER:-} == 1 ]]; then
 	exit 77
 fi
 lab_require_root
-lab_need_run_tools
-for tool in setpriv nsenter python3 jq pgrep; do
-	command -v "$tool" >/dev/null || { echo "FAIL: $tool is missing"; exit 1; }
-done
-lab_user || { echo "FAIL: no unprivileged test user (useradd failed)"; exit 1; }
-A_UID=$LAB_USER_UID A_GID=$LAB_USER_GID A_HOME=$LAB_USER_HOME A_NAME=$LAB_USER
-# user B, made the same way
-B_NAME=warden-test2
-if ! id -u "$B_NAME" >/dev/null 2>&1; then
-	useradd -m -u 1501 "$B_NAME" >/dev/null 2>&1 || useradd -m "$B_NAME" >/dev/null 2>&1 ||
-		{ echo "FAIL: no second test user"; exit 1; }
-fi
-B_UID=$(id -u "$B_NAME") B_GID=$(id -g "$B_NAME") B_HOME=$(getent passwd "$B_NAME" | cut -d: -f6)
-if [[ ! -d /tmp/warden-$B_UID ]]; then
-	install -d -m 0700 -o "$B_UID" -g "$B_GID" "/tmp/warden-$B_UID" || exit 1
-fi
-mountpoint -q "/tmp/warden-$B_UID" ||
-	mount -t tmpfs -o "mode=0700,uid=$B_UID,gid=$B_GID" warden-lab-user2 "/tmp/warden-$B_UID" ||
-	exit 1
-# the control socket's group: the daemon's users are in it
-# (it stays, as the test users do: other suites may use it at the same time)
-getent group warden >/dev/null || groupadd -r warden || getent group warden >/dev/null ||
-	{ echo "FAIL: groupadd warden"; exit 1; }
-usermod -a -G warden "$A_NAME" && usermod -a -G warden "$B_NAME" || exit 1
-lab_up
-
-T=$(mktemp -d /tmp/wd-run-daemon-XXXXXX)
-lab_on_exit rm -rf "$T"
-chmod 0755 "$T"
-CENTRAL=$T/central.jsonl
-AA=$T/a/audit.jsonl
-BA=$T/b/audit.jsonl
-install -d -o "$A_UID" -g "$A_GID" "$T/a"
-install -d -o "$B_UID" -g "$B_GID" "$T/b"
-SOCK=/run/warden/gateway.sock
-CLIENT=$SRC/tests/integration/ctl_client.py
+. "$SRC/tests/integration/daemon/fixture.sh"
 
 cat >"$T/gateway.yaml" <<EOF
 version: 1
@@ -71,38 +36,8 @@ limits: {memory_mb: 256, pids: 200}
 EOF
 chmod 0644 "$T/net.yaml"
 
-# hostns CMD...: CMD in lab-host's network namespace only (nsenter: unlike `ip netns exec` it
-# keeps this mount namespace's /sys, so the daemon and the launcher see the same cgroup folders)
-hostns() { nsenter --net="/run/netns/$LAB_HOST_NS" "$@"; }
-# as A / as B inside lab-host, a clean environment
-asu() {
-	local uid=$1 gid=$2 home=$3 name=$4
-	shift 4
-	hostns setpriv --reuid="$uid" --regid="$gid" --init-groups env -i HOME="$home" USER="$name" \
-		LOGNAME="$name" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
-		WARDEN_GATEWAY_BIN="$GW" WD_DAEMON_TEST_MARK="$T" "$@"
-}
-# ours_left: the processes of A and B this script started (marked in their environment: other
-# suites run as the same test users at the same time); a sandbox's program, whose environment
-# is filtered, lives in its run's cgroup, checked empty and gone separately
-ours_left() {
-	local p
-	for p in $(pgrep -u "$A_UID"; pgrep -u "$B_UID"); do
-		grep -qz "^WD_DAEMON_TEST_MARK=$T\$" "/proc/$p/environ" 2>/dev/null && echo "$p"
-	done
-	return 0
-}
 none_of_ours_left() { [[ -z $(ours_left) ]]; }
-as_a() { asu "$A_UID" "$A_GID" "$A_HOME" "$A_NAME" "$@"; }
-as_b() { asu "$B_UID" "$B_GID" "$B_HOME" "$B_NAME" "$@"; }
-ra() { as_a "$W" run -q --audit-log "$AA" "$@"; }
-rb() { as_b "$W" run -q --audit-log "$BA" "$@"; }
 curl_a() { ra -p "$T/net.yaml" -- curl -sS --fail --max-time 10 --cacert "$LAB_CA" "$@"; }
-status_of() { "$@" >/dev/null 2>&1; echo $?; }
-# client UID GID WHAT [ARG]: the crafted client (it drops to UID:GID itself)
-client() { hostns python3 "$CLIENT" "$SOCK" "$@"; }
-client_a() { client "$A_UID" "$A_GID" "$@"; }
-client_b() { client "$B_UID" "$B_GID" "$@"; }
 # refused TEXT CMD...: CMD's answer is "ok": false and names TEXT
 refused() {
 	local text=$1 out
@@ -135,26 +70,6 @@ cg_dirs() {
 	return 0
 }
 no_cg() { [[ -z $(cg_dirs) ]]; }
-# the helpers above, for the checks' `bash -c` children
-export -f hostns asu as_a as_b ra rb client client_a client_b ours_left
-export LAB_HOST_NS A_UID A_GID A_HOME A_NAME B_UID B_GID B_HOME B_NAME W GW AA BA SOCK CLIENT T
-# daemon_start: the daemon as root in lab-host, in the background (GWPID); daemon_ready waits
-daemon_start() {
-	setsid nsenter --net="/run/netns/$LAB_HOST_NS" "$GW" --config "$T/gateway.yaml" \
-		--manage-nft --control-group warden </dev/null >>"$T/daemon.log" 2>&1 &
-	GWPID=$!
-}
-daemon_ready() {
-	lab_wait 10 test -S "$SOCK" && lab_wait 10 hostns "$GW" ctl --socket "$SOCK" stats && return 0
-	tail -n 20 "$T/daemon.log"
-	return 1
-}
-daemon_stop() {
-	[[ -n ${GWPID:-} ]] && kill "$GWPID" 2>/dev/null && wait "$GWPID" 2>/dev/null
-	GWPID=
-}
-lab_on_exit daemon_stop
-lab_on_exit bash -c 'for p in $("$0"); do kill -9 "$p"; done' ours_left
 
 check "the host's nft table is installed" in_host "$W" nft install
 daemon_start

@@ -49,7 +49,16 @@ asu() {
 	shift 4
 	hostns setpriv --reuid="$uid" --regid="$gid" --init-groups env -i HOME="$home" USER="$name" \
 		LOGNAME="$name" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
-		WARDEN_GATEWAY_BIN="$GW" "$@"
+		WARDEN_GATEWAY_BIN="$GW" WD_DAEMON_TEST_MARK="$T" "$@"
+}
+# ours_left: the processes of A and B this script started (marked in their environment); a
+# sandbox's program, whose environment is filtered, lives in its run's cgroup
+ours_left() {
+	local p
+	for p in $(pgrep -u "$A_UID"; pgrep -u "$B_UID"); do
+		grep -qz "^WD_DAEMON_TEST_MARK=$T\$" "/proc/$p/environ" 2>/dev/null && echo "$p"
+	done
+	return 0
 }
 as_a() { asu "$A_UID" "$A_GID" "$A_HOME" "$A_NAME" "$@"; }
 as_b() { asu "$B_UID" "$B_GID" "$B_HOME" "$B_NAME" "$@"; }
@@ -60,7 +69,7 @@ status_of() { "$@" >/dev/null 2>&1; echo $?; }
 client() { hostns python3 "$CLIENT" "$SOCK" "$@"; }
 client_a() { client "$A_UID" "$A_GID" "$@"; }
 client_b() { client "$B_UID" "$B_GID" "$@"; }
-export -f hostns asu as_a as_b ra rb client client_a client_b
+export -f hostns asu as_a as_b ra rb client client_a client_b ours_left
 export LAB_HOST_NS A_UID A_GID A_HOME A_NAME B_UID B_GID B_HOME B_NAME W GW AA BA SOCK CLIENT T
 
 # daemon_start: the daemon as root in lab-host, in the background (GWPID); daemon_ready waits
@@ -79,6 +88,4 @@ daemon_stop() {
 	GWPID=
 }
 lab_on_exit daemon_stop
-# the users' processes are this script's (its own pid namespace: lib.sh _lab_private_run)
-lab_on_exit bash -c 'for p in $(pgrep -u "$0"; pgrep -u "$1"); do kill -9 "$p"; done' \
-	"$A_UID" "$B_UID"
+lab_on_exit bash -c 'for p in $("$0"); do kill -9 "$p"; done' ours_left
