@@ -344,6 +344,16 @@ struct policy_ctx {
 int policy_validate(struct wd_policy *p, const struct policy_ctx *ctx, struct policy_diags *d);
 
 /**
+ * policy_credential_stores() - the credential stores policy_validate() knows
+ * @ret_n:	their number
+ *
+ * Paths under the home folder start with "~/"; the others are absolute. `warden init` uses
+ * the list so that a store a traced program read is never granted silently.
+ * Return: the list (static).
+ */
+const char *const *policy_credential_stores(size_t *ret_n);
+
+/**
  * policy_load() - read a policy file, parse it and validate it
  * @path:	file to read
  * @ctx:	as for policy_validate()

@@ -62,6 +62,12 @@ static const char *const cred_stores[] = {
     "/etc/sudoers.d",
 };
 
+const char *const *policy_credential_stores(size_t *ret_n)
+{
+	*ret_n = WD_ARRAY_SIZE(cred_stores);
+	return cred_stores;
+}
+
 /* Folders the sandbox sees read-only as its runtime base; never writable. */
 static const char *const runtime_base[] = {"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc"};
 

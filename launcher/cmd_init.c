@@ -1,0 +1,257 @@
+/* cmd_init.c - `warden init [--from TRACE] [-o FILE] [--force]`: a policy from a trace
+ * (init_infer.c), or a commented starter policy. What it writes must pass `warden policy
+ * check`: it is checked the same way before anything is written, and a file that fails is a
+ * bug in warden init (125), never written. An existing file is kept unless --force; then it is
+ * replaced atomically. */
+#include "launcher/bwrap.h"
+#include "launcher/cli.h"
+#include "launcher/init_infer.h"
+#include "launcher/trace_file.h"
+#include "common/common.h"
+#include "policy/policy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define INIT_DEFAULT_OUT "policy.yaml"
+#define INIT_MAX_CREDS 64
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: warden init [--from TRACE] [-o FILE] [--force]\n"
+		"       warden init [-o FILE] [--force] -- COMMAND ARGS...\n\n"
+		"Writes a policy (warden-policy(5)) to FILE (default " INIT_DEFAULT_OUT
+		"; - for stdout).\n"
+		"With --from: the least-privilege policy for what the trace recorded (`warden\n"
+		"trace` writes traces): the files read and written, folded to the narrowest\n"
+		"folders, the names and ports reached, the environment given, limits from what\n"
+		"was measured, each entry with a comment saying what used it. Credential stores\n"
+		"the program read are left out, commented, with a warning. Without --from: a\n"
+		"commented starter policy. An existing FILE is kept unless --force.\n\n"
+		"exit status: 0 written, 2 usage error, bad trace or FILE exists, 125 internal\n");
+}
+
+static bool path_exists(const char *path, void *ctx)
+{
+	struct stat st;
+
+	(void)ctx;
+	return !lstat(path, &st);
+}
+
+static void today(char *out, size_t size)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (!gmtime_r(&now, &tm) || !strftime(out, size, "%Y-%m-%d", &tm))
+		snprintf(out, size, "an unknown day");
+}
+
+/* the absolute folder @out goes to, and its file name */
+static int out_place(const char *out, char *dir, size_t dsize, char *base, size_t bsize)
+{
+	char copy[PATH_MAX], real[PATH_MAX];
+
+	if (!strcmp(out, "-")) {
+		if (!getcwd(dir, dsize))
+			return -errno;
+		snprintf(base, bsize, "%s", INIT_DEFAULT_OUT);
+		return 0;
+	}
+	if (strlen(out) >= sizeof(copy))
+		return -ENAMETOOLONG;
+	snprintf(copy, sizeof(copy), "%s", out);
+	snprintf(base, bsize, "%s", basename(copy));
+	snprintf(copy, sizeof(copy), "%s", out);
+	if (!realpath(dirname(copy), real))
+		return -errno;
+	snprintf(dir, dsize, "%s", real);
+	return 0;
+}
+
+/* what `warden policy check` would say about @text as @dir/@base; prints the diagnostics */
+static int self_check(const struct wd_buf *text, const char *dir, const char *base)
+{
+	struct policy_diags d;
+	struct wd_policy *p = NULL;
+	struct cli_protect pr;
+	struct policy_ctx ctx = {0};
+	struct wd_buf line = WD_BUF_INIT;
+	char name[PATH_MAX + NAME_MAX + 2];
+	int rc;
+
+	snprintf(name, sizeof(name), "%s/%s", strcmp(dir, "/") ? dir : "", base);
+	cli_protect_init(&pr, cli_audit_path(NULL), NULL);
+	ctx.protect = pr.v;
+	ctx.nprotect = pr.n;
+	policy_diags_init(&d);
+	rc = policy_parse(text->data, text->len, name, &p, &d);
+	if (!rc)
+		rc = policy_validate(p, &ctx, &d);
+	policy_diags_sort(&d);
+	for (size_t i = 0; i < d.n; i++) {
+		if (d.v[i].level != POLICY_DIAG_ERROR)
+			continue;
+		wd_buf_reset(&line);
+		if (!policy_diag_format(&d, i, &line))
+			fprintf(stderr, "warden init: the policy made fails its check: %s\n",
+				wd_buf_cstr(&line));
+	}
+	if (!rc && d.errors)
+		rc = -EINVAL;
+	wd_buf_free(&line);
+	policy_free(p);
+	policy_diags_free(&d);
+	return rc;
+}
+
+/* @text to @dir/@base: a new file, or with @force the old one replaced by rename */
+static int write_out(const struct wd_buf *text, const char *dir, const char *base, bool force)
+{
+	char tmp[PATH_MAX + NAME_MAX + 32], dst[PATH_MAX + NAME_MAX + 2];
+	int fd, rc;
+
+	snprintf(dst, sizeof(dst), "%s/%s", dir, base);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.warden-init.XXXXXX", dir, base);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return -errno;
+	rc = wd_write_all(fd, text->data, text->len);
+	if (!rc && fchmod(fd, 0644))
+		rc = -errno;
+	if (!rc && fsync(fd))
+		rc = -errno;
+	if (close(fd) && !rc)
+		rc = -errno;
+	if (!rc && force && rename(tmp, dst))
+		rc = -errno;
+	if (!rc && !force && link(tmp, dst))
+		rc = -errno; /* link() never replaces: a file made meanwhile is kept too */
+	if (rc || !force)
+		unlink(tmp);
+	return rc;
+}
+
+int cmd_init(int argc, char **argv)
+{
+	const char *from = NULL, *out = INIT_DEFAULT_OUT;
+	const char *creds[INIT_MAX_CREDS + 1] = {0}, *protect[CLI_PROTECT_MAX + 1] = {0};
+	char dir[PATH_MAX], base[NAME_MAX + 1], date[32];
+	struct infer_result res = {0};
+	struct wd_buf starter = WD_BUF_INIT;
+	const struct wd_buf *text = &starter;
+	struct trace t = {0};
+	struct cli_protect pr;
+	struct wd_err err = {0};
+	struct stat st;
+	bool force = false;
+	int i, rc, status = WD_EXIT_INTERNAL;
+	size_t ncreds;
+	const char *const *cs = policy_credential_stores(&ncreds);
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return WD_EXIT_OK;
+		} else if (!strcmp(argv[i], "--force")) {
+			force = true;
+		} else if ((!strcmp(argv[i], "--from") || !strcmp(argv[i], "-o")) && i + 1 < argc) {
+			*(argv[i][1] == 'o' ? &out : &from) = argv[i + 1];
+			i++;
+		} else if (!strcmp(argv[i], "--")) {
+			fprintf(stderr,
+				"warden init: -- COMMAND needs `warden trace`, which is not "
+				"built yet; write a starter policy (warden init) or use "
+				"--from TRACE\n");
+			return WD_EXIT_USAGE;
+		} else {
+			fprintf(stderr, "warden init: unexpected argument '%s'\n", argv[i]);
+			usage(stderr);
+			return WD_EXIT_USAGE;
+		}
+	}
+	rc = out_place(out, dir, sizeof(dir), base, sizeof(base));
+	if (rc) {
+		fprintf(stderr, "warden init: -o %s: its folder: %s\n", out, strerror(-rc));
+		return WD_EXIT_USAGE;
+	}
+	if (strcmp(out, "-") && !force && !lstat(out, &st)) {
+		fprintf(stderr, "warden init: %s exists; keeping it (--force replaces it)\n", out);
+		return WD_EXIT_USAGE;
+	}
+	today(date, sizeof(date));
+	if (!from) {
+		if (infer_starter(&starter, date))
+			goto oom;
+	} else {
+		rc = trace_load(from, &t, &err);
+		if (rc) {
+			fprintf(stderr, "warden init: %s\n", err.msg);
+			status = rc == -ENOMEM ? WD_EXIT_INTERNAL : WD_EXIT_USAGE;
+			goto out;
+		}
+		cli_protect_init(&pr, cli_audit_path(NULL), NULL);
+		for (size_t k = 0; k < pr.n; k++)
+			protect[k] = pr.v[k].path;
+		for (size_t k = 0; k < ncreds && k < INIT_MAX_CREDS; k++)
+			creds[k] = cs[k];
+		struct infer_opts o = {
+		    .policy_dir = dir,
+		    .home = getenv("HOME"),
+		    .cred_stores = creds,
+		    .base_dirs = bwrap_base_dirs,
+		    .base_files = bwrap_base_etc,
+		    .protect = protect,
+		    .exists = path_exists,
+		    .source = from,
+		    .now = date,
+		};
+		if (infer_policy(&t, &o, &res))
+			goto oom;
+		text = &res.yaml;
+	}
+	if (self_check(text, dir, base)) {
+		fprintf(stderr,
+			"warden init: nothing written (this is a bug in warden init: please "
+			"report it with the trace)\n");
+		goto out;
+	}
+	if (!strcmp(out, "-")) {
+		status = fwrite(text->data, 1, text->len, stdout) == text->len && !fflush(stdout)
+			     ? WD_EXIT_OK
+			     : WD_EXIT_INTERNAL;
+	} else if ((rc = write_out(text, dir, base, force))) {
+		fprintf(stderr, "warden init: cannot write %s: %s\n", out, strerror(-rc));
+		status = rc == -EEXIST ? WD_EXIT_USAGE : WD_EXIT_INTERNAL;
+		goto out;
+	} else {
+		status = WD_EXIT_OK;
+	}
+	fputs(wd_buf_cstr(&res.warnings), stderr);
+	if (from)
+		fprintf(stderr,
+			"warden init: %s: %u read grants, %u write grants, %u network rules, "
+			"%u warnings; check it with: warden policy check %s\n",
+			strcmp(out, "-") ? out : "stdout", res.nread, res.nwrite, res.nallow,
+			res.nwarnings, strcmp(out, "-") ? out : "FILE");
+	else if (strcmp(out, "-"))
+		fprintf(stderr, "warden init: wrote the starter policy %s\n", out);
+	goto out;
+oom:
+	fprintf(stderr, "warden init: out of memory\n");
+out:
+	trace_free(&t);
+	infer_result_free(&res);
+	wd_buf_free(&starter);
+	return status;
+}

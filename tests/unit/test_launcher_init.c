@@ -1,0 +1,472 @@
+/* test_launcher_init.c - the trace reader (trace_file.c) and the policy it infers
+ * (init_infer.c): strict errors with FILE:LINE, the folding rules, what is never granted,
+ * and that what comes out parses as a policy. The file system is a list the callback reads. */
+#include "launcher/init_infer.h"
+#include "launcher/trace_file.h"
+#include "policy/policy.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* ------------------------------------------------------------ helpers */
+
+/* the paths that "exist" */
+static const char *const *fake_fs;
+
+static bool fake_exists(const char *path, void *ctx)
+{
+	(void)ctx;
+	for (size_t i = 0; fake_fs && fake_fs[i]; i++) {
+		size_t n = strlen(path);
+
+		if (!strcmp(fake_fs[i], path) ||
+		    (!strncmp(fake_fs[i], path, n) && fake_fs[i][n] == '/'))
+			return true; /* a listed path or a folder above one */
+	}
+	return false;
+}
+
+static const char *const creds[] = {"~/.ssh", "~/.aws", "/etc/shadow", NULL};
+static const char *const base_dirs[] = {"/usr", "/lib", "/etc/ssl", NULL};
+static const char *const base_files[] = {"/etc/ld.so.cache", NULL};
+static const char *const protect[] = {"/run/warden", "/srv/home/u/.local/state/warden", NULL};
+
+static struct infer_opts opts(void)
+{
+	struct infer_opts o = {
+	    .policy_dir = "/srv/proj",
+	    .home = "/srv/home/u",
+	    .cred_stores = creds,
+	    .base_dirs = base_dirs,
+	    .base_files = base_files,
+	    .protect = protect,
+	    .exists = fake_exists,
+	    .source = "t.jsonl",
+	    .now = "2026-12-01",
+	};
+	return o;
+}
+
+#define HEAD                                                                                       \
+	"{\"type\":\"trace\",\"version\":1,\"command\":[\"node\",\"x.js\"],\"cwd\":\"/srv/"        \
+	"proj\"}\n"
+
+static void parse_ok(const char *text, struct trace *t)
+{
+	struct wd_err err = {0};
+	int rc = trace_parse(text, strlen(text), "t.jsonl", t, &err);
+
+	if (rc)
+		fprintf(stderr, "unexpected: %s\n", err.msg);
+	assert_int_equal(rc, 0);
+}
+
+static void parse_bad(const char *text, const char *want)
+{
+	struct trace t;
+	struct wd_err err = {0};
+
+	assert_int_equal(trace_parse(text, strlen(text), "t.jsonl", &t, &err), -EINVAL);
+	if (!strstr(err.msg, want))
+		fprintf(stderr, "got: %s\nwanted: %s\n", err.msg, want);
+	assert_non_null(strstr(err.msg, want));
+	trace_free(&t);
+}
+
+/* infer from @text; the YAML must parse as a policy without errors */
+static void infer(const char *text, struct infer_result *res)
+{
+	struct trace t;
+	struct infer_opts o = opts();
+	struct policy_diags d;
+	struct wd_policy *p = NULL;
+
+	parse_ok(text, &t);
+	assert_int_equal(infer_policy(&t, &o, res), 0);
+	policy_diags_init(&d);
+	if (policy_parse(res->yaml.data, res->yaml.len, "/srv/proj/policy.yaml", &p, &d) ||
+	    d.errors)
+		fprintf(stderr, "does not parse:\n%s\n", res->yaml.data);
+	assert_int_equal(d.errors, 0);
+	assert_non_null(p);
+	policy_free(p);
+	policy_diags_free(&d);
+	trace_free(&t);
+}
+
+static bool has_line(const struct infer_result *r, const char *want)
+{
+	const char *s = r->yaml.data;
+
+	for (;;) {
+		const char *nl = strchr(s, '\n');
+		size_t n = nl ? (size_t)(nl - s) : strlen(s);
+
+		if (n >= strlen(want) && !strncmp(s, want, strlen(want)))
+			return true;
+		if (!nl)
+			return false;
+		s = nl + 1;
+	}
+}
+
+#define assert_line(r, want)                                                                       \
+	do {                                                                                       \
+		if (!has_line(r, want))                                                            \
+			fprintf(stderr, "no line starting \"%s\" in:\n%s\n", want,                 \
+				(r)->yaml.data);                                                   \
+		assert_true(has_line(r, want));                                                    \
+	} while (0)
+#define assert_no(r, want)                                                                         \
+	do {                                                                                       \
+		if (strstr((r)->yaml.data, want))                                                  \
+			fprintf(stderr, "\"%s\" should not be in:\n%s\n", want, (r)->yaml.data);   \
+		assert_null(strstr((r)->yaml.data, want));                                         \
+	} while (0)
+
+/* ------------------------------------------------------------ the reader */
+
+static void test_trace_parse_good(void **state)
+{
+	struct trace t;
+
+	(void)state;
+	parse_ok(HEAD
+		 "{\"type\":\"file\",\"op\":\"read\",\"path\":\"/srv/a\",\"count\":3,"
+		 "\"comm\":\"cat\"}\n"
+		 "\n"
+		 "{\"type\":\"net\",\"host\":\"api.lab.test\",\"port\":443,\"proto\":\"tls\"}\n"
+		 "{\"type\":\"net\",\"host\":\"q.lab.test\",\"proto\":\"dns\"}\n"
+		 "{\"type\":\"env\",\"name\":\"PATH\"}\n"
+		 "{\"type\":\"limits\",\"peak_memory_kib\":2048,\"peak_pids\":3,\"wall_ms\":10}",
+		 &t);
+	assert_int_equal(t.ncommand, 2);
+	assert_string_equal(t.cwd, "/srv/proj");
+	assert_int_equal(t.nfiles, 1);
+	assert_int_equal(t.files[0].op, TRACE_READ);
+	assert_int_equal(t.files[0].count, 3);
+	assert_string_equal(t.files[0].comm, "cat");
+	assert_int_equal(t.nnets, 2);
+	assert_int_equal(t.nets[0].port, 443);
+	assert_int_equal(t.nets[1].proto, TRACE_PROTO_DNS);
+	assert_int_equal(t.nenv, 1);
+	assert_int_equal(t.peak_memory_kib, 2048);
+	trace_free(&t);
+}
+
+static void test_trace_parse_bad(void **state)
+{
+	(void)state;
+	parse_bad("", "t.jsonl:1: no \"trace\" line");
+	parse_bad("{\"type\":\"file\",\"op\":\"read\",\"path\":\"/a\"}\n",
+		  "t.jsonl:1: the first line must be the \"trace\" line");
+	parse_bad(HEAD HEAD, "t.jsonl:2: a second \"trace\" line");
+	parse_bad(HEAD "not json\n", "t.jsonl:2: not JSON");
+	parse_bad(HEAD "[1]\n", "t.jsonl:2: expected one JSON object");
+	parse_bad(HEAD "{\"type\":\"file\",\"op\":\"read\",\"path\":\"rel/a\"}\n",
+		  "t.jsonl:2: \"path\" must be an absolute path, not \"rel/a\"");
+	parse_bad(HEAD "{\"type\":\"file\",\"op\":\"peek\",\"path\":\"/a\"}\n",
+		  "t.jsonl:2: unknown \"op\" value \"peek\"");
+	parse_bad(HEAD "{\"type\":\"file\",\"op\":\"read\",\"path\":\"/a\",\"grant\":true}\n",
+		  "t.jsonl:2: unknown key \"grant\" in a \"file\" event");
+	parse_bad(HEAD "{\"type\":\"file\",\"op\":\"read\",\"path\":\"/a\",\"path\":\"/b\"}\n",
+		  "t.jsonl:2: not JSON");
+	parse_bad(HEAD "{\"type\":\"net\",\"host\":\"a.b\",\"port\":70000,\"proto\":\"tls\"}\n",
+		  "t.jsonl:2: \"port\" must be an integer");
+	parse_bad(HEAD "{\"type\":\"net\",\"host\":\"a.b\",\"proto\":\"tls\"}\n",
+		  "t.jsonl:2: \"port\" is missing");
+	parse_bad(HEAD "{\"type\":\"env\",\"name\":\"A=B\"}\n", "t.jsonl:2: an environment name");
+	parse_bad(HEAD "{\"type\":\"mount\"}\n", "t.jsonl:2: unknown event type \"mount\"");
+	parse_bad("{\"type\":\"trace\",\"version\":2,\"command\":[\"x\"],\"cwd\":\"/\"}\n",
+		  "t.jsonl:1: trace version 2 is not known");
+	parse_bad("{\"type\":\"trace\",\"version\":1,\"command\":[],\"cwd\":\"/\"}\n",
+		  "\"command\" must be a non-empty list");
+	parse_bad(HEAD "{\"type\":\"file\",\"op\":\"read\",\"path\":\"/a\\u0000b\"}\n",
+		  "t.jsonl:2: not JSON: \\u0000 is not allowed");
+}
+
+/* ------------------------------------------------------------ folding */
+
+#define READ(p) "{\"type\":\"file\",\"op\":\"read\",\"path\":\"" p "\",\"comm\":\"node\"}\n"
+
+static void test_fold_reads(void **state)
+{
+	static const char *const fs[] = {"/srv/proj/m/a/i.js",
+					 "/srv/proj/m/b/i.js",
+					 "/srv/proj/m/c/i.js",
+					 "/srv/proj/m/d/i.js",
+					 "/srv/proj/x.js",
+					 "/srv/other/one.txt",
+					 NULL};
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = fs;
+	infer(HEAD READ("/srv/proj/m/a/i.js") READ("/srv/proj/m/b/i.js") READ("/srv/proj/m/c/i.js")
+		  READ("/srv/proj/m/d/i.js") READ("/srv/proj/x.js") READ("/srv/other/one.txt"),
+	      &r);
+	/* four packages under ./m: one grant; x.js and a file elsewhere: themselves */
+	assert_line(&r, "    - \"./m\"   # read by node: 4 paths under ./m");
+	assert_line(&r, "    - \"./x.js\"   # read by node: ./x.js");
+	assert_line(&r, "    - \"/srv/other/one.txt\"");
+	assert_int_equal(r.nread, 3);
+	assert_no(&r, "m/a");
+	infer_result_free(&r);
+}
+
+static void test_fold_three_stay(void **state)
+{
+	static const char *const fs[] = {"/srv/proj/d/1", "/srv/proj/d/2", "/srv/proj/d/3", NULL};
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = fs;
+	infer(HEAD READ("/srv/proj/d/1") READ("/srv/proj/d/2") READ("/srv/proj/d/3"), &r);
+	assert_int_equal(r.nread, 3); /* fewer than INFER_FOLD_MIN: each alone */
+	assert_line(&r, "    - \"./d/1\"");
+	infer_result_free(&r);
+}
+
+static void test_never_fold_wide(void **state)
+{
+	static const char *const fs[] = {"/srv/home/u/a", "/srv/home/u/b",
+					 "/srv/home/u/c", "/srv/home/u/d",
+					 "/srv/home/u/e", "/opt/1",
+					 "/opt/2",	  "/opt/3",
+					 "/opt/4",	  "/etc/a",
+					 "/etc/b",	  "/etc/c",
+					 "/etc/d",	  NULL};
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = fs;
+	infer(HEAD READ("/srv/home/u/a") READ("/srv/home/u/b") READ("/srv/home/u/c")
+		  READ("/srv/home/u/d") READ("/srv/home/u/e") READ("/opt/1") READ("/opt/2")
+		      READ("/opt/3") READ("/opt/4") READ("/etc/a") READ("/etc/b") READ("/etc/c")
+			  READ("/etc/d"),
+	      &r);
+	/* the home folder, a top folder, and what holds the runtime base are never one grant */
+	assert_no(&r, "- \"~\"");
+	assert_no(&r, "- \"/opt\"");
+	assert_no(&r, "- \"/etc\"");
+	assert_line(&r, "    - \"~/a\"");
+	assert_line(&r, "    - \"/opt/1\"");
+	assert_line(&r, "    - \"/etc/d\"");
+	assert_int_equal(r.nread, 13);
+	infer_result_free(&r);
+}
+
+static void test_skipped_paths(void **state)
+{
+	static const char *const fs[] = {"/srv/proj/x", NULL};
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = fs;
+	infer(
+	    HEAD READ("/usr/lib/x.so") READ("/etc/ld.so.cache") READ("/proc/self/maps") READ(
+		"/tmp/scratch") READ("/dev/null") READ("/etc/resolv.conf") READ("/run/warden/etc/x")
+		READ(
+		    "/srv/proj/x") "{\"type\":\"file\",\"op\":\"missing\",\"path\":\"/srv/proj/"
+				   "nope\"}\n"
+				   "{\"type\":\"file\",\"op\":\"stat\",\"path\":\"/srv/home/u\"}\n",
+	    &r);
+	assert_int_equal(r.nread, 1);
+	assert_line(&r, "    - \"./x\"");
+	assert_no(&r, "/usr");
+	assert_no(&r, "nope");
+	assert_no(&r, "/proc");
+	infer_result_free(&r);
+}
+
+/* ------------------------------------------------------------ what is never granted */
+
+static void test_credentials_commented(void **state)
+{
+	static const char *const fs[] = {"/srv/home/u/.ssh/id_ed25519", "/srv/proj/x", NULL};
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = fs;
+	infer(HEAD READ("/srv/proj/x") "{\"type\":\"file\",\"op\":\"read\",\"path\":\"/srv/home/u/"
+				       ".ssh/id_ed25519\","
+				       "\"comm\":\"ssh\"}\n"
+				       "{\"type\":\"file\",\"op\":\"read\",\"path\":\"/etc/"
+				       "shadow\",\"comm\":\"x\"}\n",
+	      &r);
+	assert_line(&r, "    # - { path: \"~/.ssh/id_ed25519\", sensitive: true }   # read by ssh "
+			"(credential store ~/.ssh)");
+	assert_line(&r, "    # - { path: \"/etc/shadow\", sensitive: true }");
+	assert_line(&r, "    - \"./x\"");
+	assert_int_equal(r.nread, 1);
+	assert_non_null(strstr(r.warnings.data, "credential store was read and is not granted: "
+						"/srv/home/u/.ssh/id_ed25519 (by ssh)"));
+	infer_result_free(&r);
+}
+
+static void test_forged_paths(void **state)
+{
+	static const char *const fs[] = {"/srv/proj/x", NULL};
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = fs;
+	/* a path with a newline and one with a quote: neither becomes an extra YAML line or key */
+	infer(HEAD READ("/srv/proj/x") READ("/srv/proj/a\\n    - /") READ("/srv/proj/q\\\"x")
+		  READ("/srv/proj/../../etc/shadow"),
+	      &r);
+	assert_no(&r, "    - /\n");
+	assert_no(&r, "a\n");
+	assert_non_null(strstr(r.warnings.data, "control characters"));
+	/* the .. walk is undone before the checks: a credential store, not granted */
+	assert_line(&r, "    # - { path: \"/etc/shadow\"");
+	/* the quote is escaped (and the path is gone from the disk: not granted) */
+	assert_int_equal(r.nread, 1);
+	infer_result_free(&r);
+}
+
+/* ------------------------------------------------------------ writes */
+
+static void test_writes(void **state)
+{
+	static const char *const fs[] = {"/srv/proj/log.txt", "/srv/proj/src/a.c", NULL};
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = fs;
+	infer(HEAD READ("/srv/proj/src/a.c") "{\"type\":\"file\",\"op\":\"write\",\"path\":\"/srv/"
+					     "proj/log.txt\"}\n"
+					     "{\"type\":\"file\",\"op\":\"create\",\"path\":\"/srv/"
+					     "proj/build\"}\n"
+					     "{\"type\":\"file\",\"op\":\"create\",\"path\":\"/srv/"
+					     "proj/build/a.o\"}\n"
+					     "{\"type\":\"file\",\"op\":\"create\",\"path\":\"/srv/"
+					     "proj/build/obj/b.o\"}\n"
+					     "{\"type\":\"file\",\"op\":\"create\",\"path\":\"/srv/"
+					     "home/u/.hist\"}\n"
+					     "{\"type\":\"file\",\"op\":\"write\",\"path\":\"/usr/"
+					     "lib/x\"}\n",
+	      &r);
+	assert_line(&r, "  write:");
+	assert_line(&r, "    - \"./build\"");	/* made by the program, then used */
+	assert_line(&r, "    - \"./log.txt\""); /* only written: the file */
+	assert_line(&r, "    - \"./src/a.c\"");
+	assert_int_equal(r.nwrite, 2);
+	assert_no(&r, "obj");
+	assert_no(&r, "- \"~\"");
+	assert_non_null(
+	    strstr(r.warnings.data, "/srv/home/u/.hist needs the whole of /srv/home/u"));
+	assert_non_null(strstr(r.warnings.data, "/usr/lib/x lies in the runtime base"));
+	infer_result_free(&r);
+}
+
+/* ------------------------------------------------------------ network, env, limits */
+
+#define NET(h, p) "{\"type\":\"net\",\"host\":\"" h "\",\"port\":" #p ",\"proto\":\"tls\"}\n"
+
+static void test_network(void **state)
+{
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = NULL;
+	infer(HEAD NET("a.cdn.lab.test", 443) NET("b.cdn.lab.test", 443) NET("c.cdn.lab.test", 443)
+		  NET("d.cdn.lab.test", 443) NET("api.lab.test", 443) NET("api.lab.test", 80) NET(
+		      "db.lab.test", 5432) NET("db.lab.test", 5433) NET("x.co.uk", 443)
+		      NET("y.co.uk", 443) NET("z.co.uk", 443) NET("w.co.uk", 443) NET(
+			  "10.0.0.1",
+			  443) "{\"type\":\"net\",\"host\":\"169.254.169.254\",\"port\":80,"
+			       "\"proto\":\"http\","
+			       "\"refused\":\"link-local\"}\n"
+			       "{\"type\":\"net\",\"host\":\"only.lab.test\",\"proto\":\"dns\"}\n",
+	      &r);
+	assert_line(&r, "    - \"*.cdn.lab.test:443\"");
+	assert_line(&r, "    - \"api.lab.test\""); /* 80 and 443: the bare name */
+	assert_line(&r, "    - { host: \"db.lab.test\", ports: [5432, 5433] }");
+	assert_line(&r, "    - \"x.co.uk:443\""); /* never *.co.uk */
+	assert_no(&r, "*.co.uk");
+	assert_no(&r, "- \"a.cdn");
+	assert_no(&r, "- \"10.0.0.1");
+	assert_no(&r, "- \"169.254");
+	assert_no(&r, "- \"only.lab.test");
+	assert_line(&r, "  #   169.254.169.254:80 (link-local): refused during the trace");
+	assert_line(&r, "  #   only.lab.test: resolved, never connected to");
+	infer_result_free(&r);
+}
+
+static void test_env_limits(void **state)
+{
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = NULL;
+	infer(HEAD
+	      "{\"type\":\"env\",\"name\":\"PATH\"}\n{\"type\":\"env\",\"name\":\"GH_TOKEN\"}\n"
+	      "{\"type\":\"env\",\"name\":\"PATH\"}\n"
+	      "{\"type\":\"limits\",\"peak_memory_kib\":90000,\"peak_pids\":7,"
+	      "\"wall_ms\":12400}\n",
+	      &r);
+	assert_line(&r, "    - GH_TOKEN   # looks like a secret");
+	assert_line(&r, "    - PATH");
+	assert_line(&r, "  memory_mb: 200");
+	assert_line(&r, "  pids: 20");
+	assert_line(&r, "  timeout_s: 50");
+	infer_result_free(&r);
+}
+
+static void test_nice_up(void **state)
+{
+	(void)state;
+	assert_int_equal(infer_nice_up(0), 1);
+	assert_int_equal(infer_nice_up(1), 1);
+	assert_int_equal(infer_nice_up(3), 5);
+	assert_int_equal(infer_nice_up(14), 20);
+	assert_int_equal(infer_nice_up(176), 200);
+	assert_int_equal(infer_nice_up(201), 500);
+	assert_int_equal(infer_nice_up(501), 1000);
+}
+
+static void test_starter_parses(void **state)
+{
+	struct wd_buf b = WD_BUF_INIT;
+	struct policy_diags d;
+	struct wd_policy *p = NULL;
+
+	(void)state;
+	assert_int_equal(infer_starter(&b, "2026-12-01"), 0);
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(b.data, b.len, "policy.yaml", &p, &d), 0);
+	assert_int_equal(d.errors, 0);
+	policy_free(p);
+	policy_diags_free(&d);
+	wd_buf_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_trace_parse_good),
+	    cmocka_unit_test(test_trace_parse_bad),
+	    cmocka_unit_test(test_fold_reads),
+	    cmocka_unit_test(test_fold_three_stay),
+	    cmocka_unit_test(test_never_fold_wide),
+	    cmocka_unit_test(test_skipped_paths),
+	    cmocka_unit_test(test_credentials_commented),
+	    cmocka_unit_test(test_forged_paths),
+	    cmocka_unit_test(test_writes),
+	    cmocka_unit_test(test_network),
+	    cmocka_unit_test(test_env_limits),
+	    cmocka_unit_test(test_nice_up),
+	    cmocka_unit_test(test_starter_parses),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
