@@ -9,7 +9,10 @@
 #include <string.h>
 
 /* What every sandbox has of its own: never granted, never warned about. */
-static const char *const own_prefixes[] = {"/proc", "/sys", "/dev", "/tmp", "/run/warden", NULL};
+static const char *const own_prefixes[] = {"/proc", "/sys", "/dev", "/run/warden", NULL};
+/* Every sandbox has a /tmp of its own, writable: what the program made there needs no grant;
+ * what it read there and did not make was the host's, and does. */
+#define SCRATCH "/tmp"
 /* Files the launcher writes for every sandbox (bwrap.c's generated files). */
 static const char *const own_files[] = {"/etc/resolv.conf", "/etc/hosts", "/etc/passwd",
 					"/etc/group", NULL};
@@ -210,6 +213,18 @@ static bool holds_events(const struct ctx *c, const char *p)
 	for (; lo < c->nsorted && !strncmp(c->sorted[lo], p, n); lo++)
 		if (c->sorted[lo][n] == '/')
 			return true;
+	return false;
+}
+
+/* did the program make @p (or a folder above it) during the trace? */
+static bool made_here(const struct ctx *c, const char *p)
+{
+	for (size_t i = 0; i < c->t->nfiles; i++) {
+		const struct trace_file_ev *e = &c->t->files[i];
+
+		if ((e->op == TRACE_CREATE || e->op == TRACE_RENAME) && within(p, e->path))
+			return true;
+	}
 	return false;
 }
 
@@ -539,7 +554,7 @@ static int file_event(struct ctx *c, struct files *f, const struct trace_file_ev
 	}
 	snprintf(p, sizeof(p), "%s", e->path);
 	path_clean(p);
-	if (own_path(p))
+	if (own_path(p) || (within(p, SCRATCH) && (writes || made_here(c, p))))
 		return 0;
 	if ((store = cred_of(c, p)))
 		return cred_add(f, p, store, e->comm);

@@ -287,6 +287,27 @@ static void test_skipped_paths(void **state)
 	infer_result_free(&r);
 }
 
+static void test_tmp(void **state)
+{
+	static const char *const fs[] = {"/tmp/host-file", "/tmp/made/x", NULL};
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = fs;
+	/* the sandbox's /tmp is its own: what the program made there needs no grant, a host
+	 * file it read there does */
+	infer(HEAD READ("/tmp/host-file") "{\"type\":\"file\",\"op\":\"create\",\"path\":\"/tmp/"
+					  "made\"}\n" READ(
+					      "/tmp/made/x") "{\"type\":\"file\",\"op\":\"write\","
+							     "\"path\":\"/tmp/made/x\"}\n",
+	      &r);
+	assert_line(&r, "    - \"/tmp/host-file\"");
+	assert_no(&r, "/tmp/made");
+	assert_int_equal(r.nread, 1);
+	assert_int_equal(r.nwrite, 0);
+	infer_result_free(&r);
+}
+
 /* ------------------------------------------------------------ what is never granted */
 
 static void test_credentials_commented(void **state)
@@ -459,6 +480,7 @@ int main(void)
 	    cmocka_unit_test(test_fold_three_stay),
 	    cmocka_unit_test(test_never_fold_wide),
 	    cmocka_unit_test(test_skipped_paths),
+	    cmocka_unit_test(test_tmp),
 	    cmocka_unit_test(test_credentials_commented),
 	    cmocka_unit_test(test_forged_paths),
 	    cmocka_unit_test(test_writes),
