@@ -163,7 +163,8 @@ int cmd_init(int argc, char **argv)
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return WD_EXIT_OK;
-		} else if (!strcmp(argv[i], "--force")) {
+		}
+		if (!strcmp(argv[i], "--force")) {
 			force = true;
 		} else if ((!strcmp(argv[i], "--from") || !strcmp(argv[i], "-o")) && i + 1 < argc) {
 			*(argv[i][1] == 'o' ? &out : &from) = argv[i + 1];

@@ -270,7 +270,8 @@ static bool exists(const struct ctx *c, const char *p)
 	return !c->o->exists || c->o->exists(p, c->o->ctx);
 }
 
-/* A tree of the leaves' paths, one node per component, to fold them bottom-up. */
+/* A tree of the leaves' paths, one node per component, to fold them bottom-up. Every node is
+ * also in the tree's flat list, which frees them; the walks below use an explicit stack. */
 struct tnode {
 	char *name; /* one component; "" at the root */
 	struct tnode **kids;
@@ -278,28 +279,45 @@ struct tnode {
 	bool leaf;
 };
 
-static void tnode_free(struct tnode *n)
+struct tree {
+	struct tnode **all;
+	size_t n;
+};
+
+/* a path has at most this many components */
+#define TREE_DEPTH (PATH_MAX / 2 + 2)
+
+static void tree_free(struct tree *t)
 {
-	for (size_t i = 0; i < n->nkids; i++)
-		tnode_free(n->kids[i]);
-	free(n->kids);
-	free(n->name);
-	free(n);
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->all[i]->kids);
+		free(t->all[i]->name);
+		free(t->all[i]);
+	}
+	free(t->all);
+	memset(t, 0, sizeof(*t));
 }
 
-static struct tnode *tnode_new(const char *name, size_t len)
+static struct tnode *tnode_new(struct tree *t, const char *name, size_t len)
 {
-	struct tnode *n = calloc(1, sizeof(*n));
+	struct tnode **all = realloc(t->all, (t->n + 1) * sizeof(struct tnode *));
+	struct tnode *n;
 
+	if (!all)
+		return NULL;
+	t->all = all;
+	n = calloc(1, sizeof(*n));
 	if (n && !(n->name = strndup(name, len))) {
 		free(n);
 		n = NULL;
 	}
+	if (n)
+		t->all[t->n++] = n;
 	return n;
 }
 
-/* the node for the clean absolute @path, made as needed */
-static struct tnode *tnode_get(struct tnode *root, const char *path)
+/* the node for the clean absolute @path below @root, made as needed */
+static struct tnode *tnode_get(struct tree *t, struct tnode *root, const char *path)
 {
 	struct tnode *n = root;
 	const char *p = path;
@@ -309,19 +327,20 @@ static struct tnode *tnode_get(struct tnode *root, const char *path)
 	while (*p) {
 		const char *end = strchr(p, '/');
 		size_t len = end ? (size_t)(end - p) : strlen(p), i;
-		struct tnode **v, *k;
 
 		for (i = 0; i < n->nkids; i++)
 			if (strlen(n->kids[i]->name) == len && !memcmp(n->kids[i]->name, p, len))
 				break;
 		if (i == n->nkids) {
-			v = realloc(n->kids, (n->nkids + 1) * sizeof(*v));
-			if (!v || !(k = tnode_new(p, len))) {
-				if (v)
-					n->kids = v;
+			struct tnode **v =
+			    realloc(n->kids, (n->nkids + 1) * sizeof(struct tnode *));
+			struct tnode *k;
+
+			if (!v)
 				return NULL;
-			}
 			n->kids = v;
+			if (!(k = tnode_new(t, p, len)))
+				return NULL;
 			v[n->nkids++] = k;
 		}
 		n = n->kids[i];
@@ -332,46 +351,90 @@ static struct tnode *tnode_get(struct tnode *root, const char *path)
 	return n;
 }
 
-/* Does @n's subtree hold a leaf? Folds on the way up: a grantable folder with INFER_FOLD_MIN
- * or more entries that hold leaves becomes a leaf itself. @path is @n's path (PATH_MAX). */
-static bool tnode_fold(const struct ctx *c, struct tnode *n, char *path, size_t len)
+/* one node on a walk's stack: @next kid to visit, @len of its path, kids that hold leaves */
+struct frame {
+	struct tnode *n;
+	size_t next;
+	size_t len;
+	size_t holding;
+};
+
+/* @path (PATH_MAX) += "/" + @k's name, as a new frame on @st; false when it does not fit */
+static bool descend(struct frame *st, size_t *sp, struct tnode *k, char *path)
 {
-	size_t holding = 0;
+	size_t len = st[*sp].len, l2 = len + 1 + strlen(k->name);
 
-	if (n->leaf)
-		return true;
-	for (size_t i = 0; i < n->nkids; i++) {
-		size_t l2 = len + 1 + strlen(n->kids[i]->name);
+	if (l2 >= PATH_MAX || *sp + 1 >= TREE_DEPTH)
+		return false;
+	path[len] = '/';
+	memcpy(path + len + 1, k->name, l2 - len);
+	(*sp)++;
+	st[*sp] = (struct frame){.n = k, .len = l2};
+	return true;
+}
 
-		if (l2 >= PATH_MAX)
+/* Fold, from the deepest folders up: a grantable folder with INFER_FOLD_MIN or more entries
+ * that hold leaves becomes a leaf itself. */
+static int tree_fold(const struct ctx *c, struct tnode *root)
+{
+	struct frame *st = calloc(TREE_DEPTH, sizeof(*st));
+	char path[PATH_MAX] = "";
+	size_t sp = 0;
+
+	if (!st)
+		return -ENOMEM;
+	st[0].n = root;
+	for (;;) {
+		struct frame *f = &st[sp];
+		bool holds;
+
+		if (!f->n->leaf && f->next < f->n->nkids) {
+			descend(st, &sp, f->n->kids[f->next++], path);
 			continue;
-		path[len] = '/';
-		memcpy(path + len + 1, n->kids[i]->name, l2 - len);
-		holding += tnode_fold(c, n->kids[i], path, l2);
-		path[len] = 0;
+		}
+		if (!f->n->leaf && f->holding >= INFER_FOLD_MIN &&
+		    grantable_folder(c, f->len ? path : "/"))
+			f->n->leaf = true;
+		holds = f->n->leaf || f->holding;
+		if (!sp)
+			break;
+		sp--;
+		st[sp].holding += holds;
+		path[st[sp].len] = 0;
 	}
-	if (holding >= INFER_FOLD_MIN && grantable_folder(c, len ? path : "/"))
-		n->leaf = true;
-	return holding > 0;
+	free(st);
+	return 0;
 }
 
 /* the topmost leaves of the tree, in path order, into @l */
-static int tnode_collect(struct tnode *n, char *path, size_t len, struct leaves *l)
+static int tree_collect(struct tnode *root, struct leaves *l)
 {
+	struct frame *st = calloc(TREE_DEPTH, sizeof(*st));
+	char path[PATH_MAX] = "";
+	size_t sp = 0;
 	int rc = 0;
 
-	if (n->leaf)
-		return leaves_add(l, len ? path : "/");
-	for (size_t i = 0; !rc && i < n->nkids; i++) {
-		size_t l2 = len + 1 + strlen(n->kids[i]->name);
+	if (!st)
+		return -ENOMEM;
+	st[0].n = root;
+	while (!rc) {
+		struct frame *f = &st[sp];
 
-		if (l2 >= PATH_MAX)
+		if (f->n->leaf && f->next == 0) {
+			f->next = SIZE_MAX; /* below a leaf: nothing more */
+			rc = leaves_add(l, f->len ? path : "/");
 			continue;
-		path[len] = '/';
-		memcpy(path + len + 1, n->kids[i]->name, l2 - len);
-		rc = tnode_collect(n->kids[i], path, l2, l);
-		path[len] = 0;
+		}
+		if (f->next < f->n->nkids) {
+			descend(st, &sp, f->n->kids[f->next++], path);
+			continue;
+		}
+		if (!sp)
+			break;
+		sp--;
+		path[st[sp].len] = 0;
 	}
+	free(st);
 	return rc;
 }
 
@@ -384,35 +447,39 @@ static int cmp_leaf(const void *a, const void *b)
  * one grant in their place, from the deepest folders up. */
 static int fold(struct ctx *c, struct leaves *l)
 {
-	struct tnode *root = tnode_new("", 0);
+	struct tree t = {0};
+	struct tnode *root = tnode_new(&t, "", 0);
 	struct leaves out = {0};
-	char path[PATH_MAX] = "";
 	int rc = 0;
 
-	if (!root)
+	if (!root) {
+		tree_free(&t);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < l->n; i++) {
 		struct tnode *n;
 
 		if (l->v[i].dead)
 			continue;
-		if (!(n = tnode_get(root, l->v[i].path))) {
+		if (!(n = tnode_get(&t, root, l->v[i].path))) {
 			rc = -ENOMEM;
 			goto out;
 		}
 		n->leaf = true;
 	}
-	tnode_fold(c, root, path, 0);
-	rc = tnode_collect(root, path, 0, &out);
+	rc = tree_fold(c, root);
+	if (!rc)
+		rc = tree_collect(root, &out);
 	if (!rc) {
 		leaves_free(l);
 		*l = out;
 		memset(&out, 0, sizeof(out));
-		qsort(l->v, l->n, sizeof(*l->v), cmp_leaf);
+		if (l->n)
+			qsort(l->v, l->n, sizeof(*l->v), cmp_leaf);
 	}
 out:
 	leaves_free(&out);
-	tnode_free(root);
+	tree_free(&t);
 	return rc;
 }
 

@@ -329,11 +329,13 @@ int trace_parse(const char *buf, size_t len, const char *name, struct trace *t, 
 	while (at < len) {
 		const char *nl = memchr(buf + at, '\n', len - at);
 		size_t n = nl ? (size_t)(nl - (buf + at)) : len - at;
-		int rc;
+		/* a last line without its newline is never blank: at < len */
+		bool blank = nl && (!n || (n == 1 && buf[at] == '\r'));
 
 		r.line++;
-		if (n && !(n == 1 && buf[at] == '\r')) {
-			rc = one_line(&r, buf + at, n, t);
+		if (!blank) {
+			int rc = one_line(&r, buf + at, n, t);
+
 			if (rc)
 				return rc;
 		}
