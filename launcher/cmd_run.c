@@ -459,6 +459,7 @@ static const struct {
     {"gw.spawn", run_gwclient_pick},
     {NULL, stage_limits},
     {"limits", run_sandbox_grants},
+    {NULL, run_stdio_setup},
     {"fork", run_sandbox_prepare},
     {"gateway", run_gwclient_ready},
     {"register", run_gwclient_register},
@@ -518,6 +519,7 @@ static int finish(struct run *r, struct run_outcome *o)
 	if (limits_reap(&r->lim, 2000))
 		fprintf(stderr, "warden run: processes of the run survived SIGKILL for 2 s\n");
 	run_stamp("reap");
+	run_stdio_finish(r);
 	run_gwclient_counters(r, &counts);
 	run_stamp("counters");
 	if (r->gw.embedded) {
@@ -562,6 +564,7 @@ int cmd_run(int argc, char **argv)
 	r.sigfd = -1;
 	r.gw_hold = -1;
 	run_rootless_init(&r.rl);
+	run_stdio_plan(&r);
 	run_sandbox_init(&r);
 	r.pool_size = run_pool_size();
 	ret = parse_opts(argc, argv, &r.o, &first);
@@ -609,6 +612,7 @@ int cmd_run(int argc, char **argv)
 	run_stamp("program");
 	status = finish(&r, &o);
 out:
+	run_stdio_free(&r);
 	run_sandbox_release(&r);
 	run_rootless_scope_free(&r);
 	audit_log_close(r.log);
