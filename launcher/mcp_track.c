@@ -283,7 +283,7 @@ json_t *mcp_track_exit_json(const struct mcp_track *t, const json_t *denials)
 				    json_pack("{s:I, s:I}", "calls", (json_int_t)t->tools[i].calls,
 					      "denials", den));
 	}
-	j = json_pack("{s:I, s:o}", "calls", (json_int_t)t->total, "tools", tools);
+	j = json_pack("{s:I, s:o}", "calls_total", (json_int_t)t->total, "tools", tools);
 	if (j && t->off) {
 		char off[300];
 

@@ -122,7 +122,7 @@ struct json_t;
 struct json_t *mcp_track_calls_json(const struct mcp_track *t);
 
 /**
- * mcp_track_exit_json() - run.exit's `mcp`: {"calls": N, "tools": {NAME: {"calls": N,
+ * mcp_track_exit_json() - run.exit's `mcp`: {"calls_total": N, "tools": {NAME: {"calls": N,
  * "denials": N}}} with the denials the gateway counted per tool (@denials: an object NAME ->
  * integer, or NULL: none known), and "attribution": "off: WHY" when it went off
  * Return: a new reference, or NULL (out of memory).
