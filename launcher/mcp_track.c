@@ -189,7 +189,7 @@ static bool line_done(struct mcp_track *t, enum mcp_dir d, const char *s, size_t
 	t->lineno[d]++;
 	if (blank(s, n))
 		return false;
-	j = json_loadb(s, n, 0, NULL);
+	j = json_loadb(s, n, JSON_DECODE_ANY, NULL);
 	if (!j || !(json_is_object(j) || json_is_array(j))) {
 		snprintf(why, sizeof(why), "line %llu from %s is not %s",
 			 (unsigned long long)t->lineno[d], who,
