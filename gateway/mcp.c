@@ -113,7 +113,8 @@ json_t *gw_mcp_denials_json(const struct gw_mcp *m)
 	json_t *j = json_object();
 
 	for (unsigned i = 0; j && i < m->ntools; i++)
-		json_object_set_new(j, m->tool[i].name, json_integer((json_int_t)m->tool[i].denials));
+		json_object_set_new(j, m->tool[i].name,
+				    json_integer((json_int_t)m->tool[i].denials));
 	return j;
 }
 

@@ -83,7 +83,8 @@ static bool end_call(struct mcp_track *t, const json_t *id)
 	if (i < 0)
 		return false;
 	call_free(&t->calls[i]);
-	memmove(&t->calls[i], &t->calls[i + 1], (t->ncalls - (unsigned)i - 1) * sizeof(t->calls[0]));
+	memmove(&t->calls[i], &t->calls[i + 1],
+		(t->ncalls - (unsigned)i - 1) * sizeof(t->calls[0]));
 	t->ncalls--;
 	memset(&t->calls[t->ncalls], 0, sizeof(t->calls[0]));
 	return true;
@@ -127,8 +128,8 @@ static bool start_call(struct mcp_track *t, const json_t *id, const json_t *para
 		mcp_track_stop(t, "more than 64 MCP tool calls in flight at once");
 		return true;
 	}
-	canon = json_dumps(args ? args : json_null(),
-			   JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	canon =
+	    json_dumps(args ? args : json_null(), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 	c = &t->calls[t->ncalls];
 	c->key = key;
 	c->id_json = malloc(MCP_TRACK_NAME_MAX + 1);
@@ -262,9 +263,9 @@ json_t *mcp_track_calls_json(const struct mcp_track *t)
 			json_decref(id);
 			id = json_string(c->id_json);
 		}
-		if (json_array_append_new(a, json_pack("{s:s, s:o, s:s}", "tool", c->tool,
-						       "call_id", id, "args_sha256",
-						       c->args_sha256))) {
+		if (json_array_append_new(a,
+					  json_pack("{s:s, s:o, s:s}", "tool", c->tool, "call_id",
+						    id, "args_sha256", c->args_sha256))) {
 			json_decref(a);
 			return NULL;
 		}

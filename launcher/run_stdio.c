@@ -62,7 +62,8 @@ const char *run_stdio_start_json(const struct run *r, char *out, size_t size)
 	if (r->io.want)
 		snprintf(out, size, "{\"relay\":true}");
 	else
-		snprintf(out, size, "{\"relay\":false,\"reason\":\"%s: no relay, no MCP attribution\"}",
+		snprintf(out, size,
+			 "{\"relay\":false,\"reason\":\"%s: no relay, no MCP attribution\"}",
 			 r->io.why);
 	return out;
 }
@@ -120,8 +121,10 @@ static void say_off(struct run *r)
 	if (r->io.told_off || !r->io.track.off)
 		return;
 	r->io.told_off = true;
-	snprintf(why, sizeof(why), "MCP tool-call attribution off for the rest of the run: %s; "
-		 "stdio is still relayed unchanged", r->io.track.why);
+	snprintf(why, sizeof(why),
+		 "MCP tool-call attribution off for the rest of the run: %s; "
+		 "stdio is still relayed unchanged",
+		 r->io.track.why);
 	run_audit_mcp(r, why);
 }
 
@@ -137,8 +140,7 @@ static int tell_gateway(struct run *r, json_t **ret_ans)
 		json_decref(calls);
 		return 0;
 	}
-	req = calls ? json_pack("{s:s, s:s, s:o}", "op", "mcp", "id", r->id, "calls", calls)
-		    : NULL;
+	req = calls ? json_pack("{s:s, s:s, s:o}", "op", "mcp", "id", r->id, "calls", calls) : NULL;
 	if (!req)
 		return -ENOMEM;
 	ret = run_gw_call(r->gw.socket, req, RUN_STDIO_GW_MS, ret_ans, why, sizeof(why));
@@ -148,7 +150,8 @@ static int tell_gateway(struct run *r, json_t **ret_ans)
 	if (ret) {
 		char off[400];
 
-		snprintf(off, sizeof(off), "the gateway did not take the calls in flight (%s)", why);
+		snprintf(off, sizeof(off), "the gateway did not take the calls in flight (%s)",
+			 why);
 		mcp_track_stop(&r->io.track, off);
 	}
 	return ret;

@@ -278,9 +278,10 @@ static void test_mcp_field(void **state)
 				 .denial_id = "d-1",
 				 .mcp = mcp};
 	static const char *const bad[] = {"[1]", "{\"a\":\n1}", "", "{", "x"};
-	static const char bad_line[] = "{\"ts\":\"2026-11-29T10:14:15.000005Z\",\"run\":\"r\","
-				       "\"type\":\"net\",\"action\":\"net.connect\",\"allowed\":true,"
-				       "\"mcp\":[1]}\n";
+	static const char bad_line[] =
+	    "{\"ts\":\"2026-11-29T10:14:15.000005Z\",\"run\":\"r\","
+	    "\"type\":\"net\",\"action\":\"net.connect\",\"allowed\":true,"
+	    "\"mcp\":[1]}\n";
 	struct wd_buf b = WD_BUF_INIT;
 	struct audit_event back;
 

@@ -424,13 +424,15 @@ static void test_mcp(void **state)
 	json_decref(j);
 	assert_non_null(r->mcp.json);
 	/* the newest call on top, both listed */
-	assert_non_null(strstr(r->mcp.json, "{\"tool\":\"search\",\"call_id\":\"x-1\",\"in_flight\":2,"));
+	assert_non_null(
+	    strstr(r->mcp.json, "{\"tool\":\"search\",\"call_id\":\"x-1\",\"in_flight\":2,"));
 	assert_non_null(strstr(r->mcp.json, "\"calls\":[{\"tool\":\"fetch_url\",\"call_id\":7,"));
 	/* an event of the run gets it; a run event does not */
 	gw_audit(&s->audit, &r->acct, &ev);
 	assert_ptr_equal(ev.mcp, r->mcp.json);
 	{
-		struct audit_event rev = {.type = AUDIT_TYPE_RUN, .action = "run.x", .allowed = true};
+		struct audit_event rev = {
+		    .type = AUDIT_TYPE_RUN, .action = "run.x", .allowed = true};
 
 		gw_audit(&s->audit, &r->acct, &rev);
 		assert_null(rev.mcp);
@@ -447,9 +449,10 @@ static void test_mcp(void **state)
 	says(s, fd, line);
 	j = answer(s, fd, &closed);
 	assert_non_null(j);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "denials"), "fetch_url")), 1);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "denials"), "search")),
-			 1);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(j, "denials"), "fetch_url")), 1);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(j, "denials"), "search")), 1);
 	json_decref(j);
 	/* all ended: events carry none, later denials count for no tool */
 	says(s, fd, "{\"op\":\"mcp\",\"id\":\"r1\",\"calls\":[]}\n");
@@ -463,8 +466,8 @@ static void test_mcp(void **state)
 	}
 	says(s, fd, "{\"op\":\"mcp\",\"id\":\"r1\",\"calls\":[]}\n");
 	j = answer(s, fd, &closed);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "denials"), "search")),
-			 1);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(j, "denials"), "search")), 1);
 	json_decref(j);
 	/* another uid's connection: the run is not there for it, and nothing changes */
 	other = client(s);
@@ -506,10 +509,8 @@ static void test_mcp(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_good),
-	    cmocka_unit_test(test_pieces_and_pipelining),
-	    cmocka_unit_test(test_malformed),
-	    cmocka_unit_test(test_oversized),
+	    cmocka_unit_test(test_good),      cmocka_unit_test(test_pieces_and_pipelining),
+	    cmocka_unit_test(test_malformed), cmocka_unit_test(test_oversized),
 	    cmocka_unit_test(test_mcp),
 	};
 

@@ -43,35 +43,41 @@ static void test_call_and_response(void **state)
 
 	(void)state;
 	mcp_track_init(&t);
-	assert_int_equal(feed(&t, MCP_C2S, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
-					   "\"params\":{}}\n"),
+	assert_int_equal(feed(&t, MCP_C2S,
+			      "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+			      "\"params\":{}}\n"),
 			 0);
 	assert_int_equal(feed(&t, MCP_S2C, "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n"), 0);
-	assert_int_equal(feed(&t, MCP_C2S, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
-					   "\"params\":{\"name\":\"fetch_url\",\"arguments\":"
-					   "{\"url\":\"http://a.test/\"}}}\n"),
+	assert_int_equal(feed(&t, MCP_C2S,
+			      "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
+			      "\"params\":{\"name\":\"fetch_url\",\"arguments\":"
+			      "{\"url\":\"http://a.test/\"}}}\n"),
 			 1);
 	assert_int_equal(t.ncalls, 1);
 	assert_string_equal(t.calls[0].tool, "fetch_url");
 	assert_string_equal(t.calls[0].key, "7");
 	calls = mcp_track_calls_json(&t);
 	assert_int_equal(json_array_size(calls), 1);
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(calls, 0), "call_id")), 7);
-	assert_int_equal(strlen(json_string_value(
-			     json_object_get(json_array_get(calls, 0), "args_sha256"))),
-			 64);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(calls, 0), "call_id")),
+			 7);
+	assert_int_equal(
+	    strlen(json_string_value(json_object_get(json_array_get(calls, 0), "args_sha256"))),
+	    64);
 	json_decref(calls);
 	/* the string "7" is another id: nothing ends */
-	assert_int_equal(feed(&t, MCP_S2C, "{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"result\":{}}\n"), 0);
+	assert_int_equal(feed(&t, MCP_S2C, "{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"result\":{}}\n"),
+			 0);
 	assert_int_equal(t.ncalls, 1);
 	/* the client's own response to a server request with id 7 ends nothing either */
 	assert_int_equal(feed(&t, MCP_C2S, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n"), 0);
 	/* a server request that happens to use id 7 ends nothing */
-	assert_int_equal(feed(&t, MCP_S2C, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n"), 0);
+	assert_int_equal(feed(&t, MCP_S2C, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n"),
+			 0);
 	assert_int_equal(t.ncalls, 1);
 	/* the error response ends it */
-	assert_int_equal(feed(&t, MCP_S2C, "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-1,"
-					   "\"message\":\"x\"}}\n"),
+	assert_int_equal(feed(&t, MCP_S2C,
+			      "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-1,"
+			      "\"message\":\"x\"}}\n"),
 			 1);
 	assert_int_equal(t.ncalls, 0);
 	assert_false(t.off);
@@ -86,23 +92,26 @@ static void test_cancel_batch_and_ids(void **state)
 	(void)state;
 	mcp_track_init(&t);
 	/* a batch of two calls is one line: one change */
-	assert_int_equal(feed(&t, MCP_C2S, "[{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/call\","
-					   "\"params\":{\"name\":\"x\"}},{\"jsonrpc\":\"2.0\",\"id\":2,"
-					   "\"method\":\"tools/call\",\"params\":{\"name\":\"y\"}}]\n"),
+	assert_int_equal(feed(&t, MCP_C2S,
+			      "[{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/call\","
+			      "\"params\":{\"name\":\"x\"}},{\"jsonrpc\":\"2.0\",\"id\":2,"
+			      "\"method\":\"tools/call\",\"params\":{\"name\":\"y\"}}]\n"),
 			 1);
 	assert_int_equal(t.ncalls, 2);
 	assert_string_equal(t.calls[0].key, "\"a\"");
 	assert_string_equal(t.calls[1].tool, "y");
 	/* the client cancels "a" */
-	assert_int_equal(feed(&t, MCP_C2S, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
-					   "\"params\":{\"requestId\":\"a\",\"reason\":\"x\"}}\n"),
+	assert_int_equal(feed(&t, MCP_C2S,
+			      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+			      "\"params\":{\"requestId\":\"a\",\"reason\":\"x\"}}\n"),
 			 1);
 	assert_int_equal(t.ncalls, 1);
 	assert_string_equal(t.calls[0].tool, "y");
 	/* a cancel of an unknown id, a call without id (a notification): no change */
-	assert_int_equal(feed(&t, MCP_C2S, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
-					   "\"params\":{\"requestId\":99}}\n"
-					   "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{}}\n"),
+	assert_int_equal(feed(&t, MCP_C2S,
+			      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+			      "\"params\":{\"requestId\":99}}\n"
+			      "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{}}\n"),
 			 0);
 	/* a batch of responses */
 	assert_int_equal(feed(&t, MCP_S2C, "[{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}]\n"), 1);
@@ -120,8 +129,9 @@ static void test_cancel_batch_and_ids(void **state)
  * at a time, so the caller can tell the gateway between them */
 static void test_pieces(void **state)
 {
-	static const char two[] = "{\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\"}}\n"
-				  "{\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"b\"}}\n";
+	static const char two[] =
+	    "{\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\"}}\n"
+	    "{\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"b\"}}\n";
 	struct mcp_track t;
 	size_t half = 20, n;
 	bool ch;
@@ -167,8 +177,8 @@ static void test_off(void **state)
 	assert_int_equal(t.ncalls, 0);
 	assert_non_null(strstr(t.why, "line 1 from the server is not JSON"));
 	/* once off, bytes are consumed whole and nothing changes */
-	assert_int_equal(mcp_track_feed(&t, MCP_C2S, "{\"id\":2,\"method\":\"tools/call\"}\n", 33, &ch),
-			 33);
+	assert_int_equal(
+	    mcp_track_feed(&t, MCP_C2S, "{\"id\":2,\"method\":\"tools/call\"}\n", 33, &ch), 33);
 	assert_false(ch);
 	assert_int_equal(t.ncalls, 0);
 	mcp_track_free(&t);
@@ -212,12 +222,15 @@ static void test_hash_and_exit(void **state)
 
 	(void)state;
 	mcp_track_init(&t);
-	feed(&t, MCP_C2S, "{\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\","
-			  "\"arguments\":{\"x\":1,\"y\":[2,3]}}}\n");
-	feed(&t, MCP_C2S, "{\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"a\","
-			  "\"arguments\":{\"y\":[2,3],\"x\":1}}}\n");
-	feed(&t, MCP_C2S, "{\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"a\","
-			  "\"arguments\":{\"y\":[3,2],\"x\":1}}}\n");
+	feed(&t, MCP_C2S,
+	     "{\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\","
+	     "\"arguments\":{\"x\":1,\"y\":[2,3]}}}\n");
+	feed(&t, MCP_C2S,
+	     "{\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"a\","
+	     "\"arguments\":{\"y\":[2,3],\"x\":1}}}\n");
+	feed(&t, MCP_C2S,
+	     "{\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"a\","
+	     "\"arguments\":{\"y\":[3,2],\"x\":1}}}\n");
 	feed(&t, MCP_C2S, "{\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"b\"}}\n");
 	assert_int_equal(t.ncalls, 4);
 	/* the same arguments in another key order hash the same; other arguments do not */
