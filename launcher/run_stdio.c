@@ -14,9 +14,11 @@
  * held past the end of its line, and none is held at all while attribution is off.
  *
  * The client's descriptors are not ours to make non-blocking (their file description is the
- * client's): a read follows POLLIN (it returns what is there), a write follows POLLOUT and is
- * at most PIPE_BUF bytes, which a pipe with room takes whole without blocking; a socket gets
- * MSG_DONTWAIT instead. EOF goes through in each direction: the client closing stdin closes the
+ * client's): a read follows POLLIN (it returns what is there); the client's stdout, when it is a
+ * pipe, is opened again through /proc/self/fd (a file description of our own, non-blocking);
+ * a socket gets MSG_DONTWAIT; anything else (a file, or a pipe that cannot be opened again) is
+ * written at most PIPE_BUF bytes at a time after POLLOUT, which a pipe with room takes whole
+ * without blocking. EOF goes through in each direction: the client closing stdin closes the
  * program's stdin once the buffered bytes are written; the program closing stdout closes the
  * client's once they are delivered. A reader gone (EPIPE; SIGPIPE is ignored) closes the
  * other side of that direction, as a direct pipe would. After the program ended, what it wrote
@@ -75,6 +77,27 @@ static bool is_sock(int fd)
 	return !fstat(fd, &st) && S_ISSOCK(st.st_mode);
 }
 
+/* the client's stdout when it is a pipe: a file description of our own, opened through
+ * /proc/self/fd, may be non-blocking without touching the client's (writes of any size);
+ * else @fd as it is */
+static int own_fifo(int fd, bool *nb)
+{
+	struct stat st;
+	char path[64];
+	int o;
+
+	*nb = false;
+	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode))
+		return fd;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	o = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (o < 0)
+		return fd;
+	close(fd);
+	*nb = true;
+	return o;
+}
+
 int run_stdio_setup(struct run *r)
 {
 	struct run_stdio *io = &r->io;
@@ -100,9 +123,15 @@ int run_stdio_setup(struct run *r)
 	s2c->in = out[0];
 	fcntl(c2s->out, F_SETFL, O_NONBLOCK);
 	fcntl(s2c->in, F_SETFL, O_NONBLOCK);
+	/* bigger pipes: fewer wakeups for bulk (the default is 64 KiB; refused above the
+	 * user's limit, which is fine) */
+	fcntl(c2s->out, F_SETPIPE_SZ, 1 << 20);
+	fcntl(s2c->in, F_SETPIPE_SZ, 1 << 20);
 	c2s->out_nb = true;
 	c2s->in_sock = is_sock(c2s->in);
 	s2c->out_sock = is_sock(s2c->out);
+	if (!s2c->out_sock)
+		s2c->out = own_fifo(s2c->out, &s2c->out_nb);
 	io->on = true;
 	return 0;
 fail:
