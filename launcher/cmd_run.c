@@ -18,6 +18,8 @@
  *             child bound to this run's host-side addresses, started now  (run_gwclient.c)
  *   limits    cgroups (v2, else v1) with the policy's limits, else RSS sampling; missing
  *             write grants made                                           (run_sandbox.c)
+ *   stdio     stdin and stdout not terminals: the program gets pipes, relayed byte for byte
+ *             with the MCP tool calls in flight told to the gateway       (run_stdio.c)
  *   fork      the sandbox prepared, its process parked: it enters the netns and the cgroups
  *             and becomes the program's user meanwhile         (run_sandbox.c, backend)
  *   gateway   the embedded gateway answers; register the run              (run_gwclient.c)
@@ -25,7 +27,7 @@
  *             inside the run's namespace is answered                      (run_liveness.c)
  *   exec      the sandbox's process goes on and execs the sandbox; its failure comes back
  *             over a CLOEXEC pipe                                          (run_sandbox.c)
- *   wait      signals forwarded, the timeout, RSS sampling                (run_wait.c)
+ *   wait      signals forwarded, the timeout, RSS sampling, the stdio relay (run_wait.c)
  *   exit      limit events, the gateway's counters, "run.exit"; the teardown (netns, nft
  *             elements, cgroups, unregister, state) handed to a detached child (run_teardown.c)
  * A failure before exec tears down what exists, writes run.exit (status 125) once run.start

@@ -9,6 +9,7 @@
  *   run_sandbox.c    the sandbox step: write grants made, the backend (run_sandbox.h) driven;
  *                    bubblewrap is run_sandbox_bwrap.c, its parked child run_child.c
  *   run_wait.c       the wait: signals forwarded, the timeout, RSS sampling
+ *   run_stdio.c      the stdio relay (not a terminal: pipes) and the MCP tool calls in flight
  *   run_teardown.c   undoing the stages, in the foreground or in a detached child
  *
  * A stage returns 0, or the exit status of a failure (125) after run_fail() said which step

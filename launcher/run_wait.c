@@ -1,8 +1,9 @@
 /* run_wait.c - the wait stage of `warden run`: one poll loop over the signalfd (SIGCHLD of the
  * sandbox and of an embedded gateway; SIGINT/SIGTERM/SIGHUP forwarded to the program), the
  * sandbox backend's descriptor, the timeout's two timers (SIGTERM to the program's tree, then
- * SIGKILL to everything RUN_KILL_GRACE_MS later) and, when no cgroup limits memory, the RSS
- * sampling timer. */
+ * SIGKILL to everything RUN_KILL_GRACE_MS later), when no cgroup limits memory, the RSS
+ * sampling timer, and the stdio relay's descriptors (run_stdio.c); once the program ended, the
+ * relay delivers what it wrote. */
 #include "launcher/run_internal.h"
 
 #include <errno.h>
