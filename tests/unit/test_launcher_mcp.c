@@ -147,6 +147,7 @@ static void test_pieces(void **state)
 	assert_int_equal(t.ncalls, 1);
 	n = mcp_track_feed(&t, MCP_C2S, strchr(two, '\n') + 1, strlen(strchr(two, '\n') + 1), &ch);
 	assert_true(ch);
+	assert_int_equal(n, strlen(strchr(two, '\n') + 1));
 	assert_int_equal(t.ncalls, 2);
 	/* byte by byte */
 	for (const char *p = "{\"id\":1,\"result\":{}}\n"; *p; p++) {
