@@ -26,7 +26,7 @@ done
 lab_up
 
 T=$(lab_tmpdir wd-run-mcp-attr)
-[[ -n ${KEEP:-} ]] || lab_on_exit rm -rf "$T"
+lab_on_exit rm -rf "$T"
 A=$T/audit.jsonl
 export WARDEN_GATEWAY_BIN=$GW
 cat >"$T/fetch.yaml" <<EOF
