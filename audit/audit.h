@@ -121,6 +121,10 @@ struct audit_count {
  * @usage:	the measured value
  * @counts_incomplete: run.exit: the gateway died or lost the run during it, so its
  *		denial and byte counts are incomplete or absent (written with its bit)
+ * @mcp:	the MCP tool calls in flight (net, dns events), the relay's state (run.start)
+ *		or the per-tool counts (run.exit), as one compact JSON object's text
+ *		(docs/audit.md "mcp"); written as given: it must be valid UTF-8 JSON text
+ *		of an object on one line (jansson's compact dump); NULL when absent
  * @priv:	storage owned by a decoded event; NULL when built by a caller.
  *		Release with audit_event_clear().
  *
@@ -169,6 +173,7 @@ struct audit_event {
 	int64_t count;
 	const struct audit_count *names;
 	size_t names_len;
+	const char *mcp;
 
 	void *priv;
 };

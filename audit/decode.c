@@ -172,6 +172,14 @@ static int get_opt(json_t *root, const struct opt_field *f, struct audit_event *
 		ev->command = dec->argv;
 		ev->command_len = json_array_size(v);
 		return 0;
+	case FK_JSON:
+		if (!json_is_object(v))
+			return wd_err_set(err, -EBADMSG, "\"%s\" is not an object", f->key);
+		dec->mcp = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		if (!dec->mcp)
+			return -ENOMEM;
+		*(const char **)((char *)ev + f->off) = dec->mcp;
+		return 0;
 	case FK_BOOL:
 		if (!json_is_boolean(v))
 			return wd_err_set(err, -EBADMSG, "\"%s\" is not a boolean", f->key);
@@ -261,6 +269,7 @@ out:
 	json_decref(dec->root);
 	free(dec->argv);
 	free(dec->names);
+	free(dec->mcp);
 	free(dec);
 	return ret;
 }

@@ -261,6 +261,15 @@ static int check(const struct audit_event *ev, struct wd_err *err)
 					return wd_err_set(err, -EINVAL,
 							  "audit event: command[%zu] is NULL", k);
 	}
+	/* mcp is JSON text written as it is: one object on one line, valid UTF-8 */
+	if (ev->mcp) {
+		size_t n = strlen(ev->mcp);
+
+		if (n < 2 || ev->mcp[0] != '{' || ev->mcp[n - 1] != '}' ||
+		    memchr(ev->mcp, '\n', n) || !utf8_valid(ev->mcp))
+			return wd_err_set(err, -EINVAL, "audit event %s: mcp is not a JSON object",
+					  ev->action);
+	}
 	/* names are object keys: no raw copy, so valid UTF-8; no duplicates */
 	for (size_t k = 0; ev->names && k < ev->names_len; k++) {
 		const char *n = ev->names[k].name;
@@ -373,6 +382,14 @@ int audit_event_encode(const struct audit_event *ev, struct wd_buf *out, struct 
 				put_int(&e, ev->names[k].count);
 			}
 			PUTS(&e, "}");
+			break;
+		case FK_JSON:
+			if (!field_str(ev, f))
+				break;
+			PUTS(&e, ",\"");
+			put(&e, f->key, strlen(f->key));
+			PUTS(&e, "\":");
+			put(&e, field_str(ev, f), strlen(field_str(ev, f)));
 			break;
 		case FK_ARGV:
 			if (!ev->command)

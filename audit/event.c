@@ -63,6 +63,7 @@ const struct opt_field audit_opt_fields[] = {
 	NUM("usage", usage, AUDIT_HAS_USAGE, INT64_MAX),
 	BOOL("counts_incomplete", counts_incomplete, AUDIT_HAS_COUNTS_INCOMPLETE),
 	STR("denial_id", denial_id),
+	{"mcp", FK_JSON, OFF(mcp), 0, 0},
 };
 
 _Static_assert(WD_ARRAY_SIZE(audit_opt_fields) == AUDIT_N_OPT_FIELDS,
@@ -147,6 +148,7 @@ void audit_event_clear(struct audit_event *ev)
 		json_decref(dec->root);
 		free(dec->argv);
 		free(dec->names);
+		free(dec->mcp);
 		free(dec);
 	}
 	memset(ev, 0, sizeof(*ev));

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum field_kind { FK_STR, FK_NUM, FK_ARGV, FK_BOOL, FK_COUNTS };
+enum field_kind { FK_STR, FK_NUM, FK_ARGV, FK_BOOL, FK_COUNTS, FK_JSON };
 
 struct opt_field {
 	const char *key;
@@ -23,7 +23,7 @@ struct opt_field {
 
 /* The optional fields, in the order they are written (event.c, which checks at compile time
  * that the table holds exactly AUDIT_N_OPT_FIELDS: a field added there must count here). */
-#define AUDIT_N_OPT_FIELDS 28
+#define AUDIT_N_OPT_FIELDS 29
 extern const struct opt_field audit_opt_fields[];
 
 /* What a decoded event owns: the parsed tree (its strings) and the argv array. */
@@ -31,6 +31,7 @@ struct decoded {
 	json_t *root;
 	const char **argv;
 	struct audit_count *names;
+	char *mcp; /* FK_JSON: the value dumped compact again */
 };
 
 /* audit_type_from_name() - the type whose name is @name, or AUDIT_TYPE_OTHER (event.c). */

@@ -157,6 +157,10 @@ void gw_audit(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event 
 		ev->mode = run->mode;
 	if (run && run->user && !ev->user)
 		ev->user = run->user;
+	/* the MCP tool calls in flight when it happened (docs/audit.md "mcp") */
+	if (run && run->mcp && run->mcp->json && !ev->mcp &&
+	    (ev->type == AUDIT_TYPE_NET || ev->type == AUDIT_TYPE_DNS))
+		ev->mcp = run->mcp->json;
 	if (!a->ev->log)
 		return;
 	if (run && run->audit_bytes >= a->budget && !exempt(ev)) {
@@ -175,6 +179,8 @@ void gw_audit_denial(struct gw_audit *a, struct gw_audit_acct *run, struct audit
 
 	if (run)
 		run->denied++;
+	if (run && run->mcp)
+		gw_mcp_denial(run->mcp);
 	if (gw_bucket_take(b, a->ev->now, GW_DENY_BURST, GW_DENY_PER_S)) {
 		gw_audit(a, run, ev);
 		return;

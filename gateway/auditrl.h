@@ -8,6 +8,7 @@
 
 #include "audit/audit.h"
 #include "gateway/ev.h"
+#include "gateway/mcp.h"
 
 #include <stdint.h>
 
@@ -21,6 +22,8 @@ struct gw_flood;
  * @deny_bucket: denials written one by one: GW_DENY_BURST, then GW_DENY_PER_S a second
  * @audit_bytes: audit log bytes its events took
  * @flood:	events not written one by one, for the next summary (NULL: none)
+ * @mcp:	the run's MCP tool calls in flight: their `mcp` goes on its net and dns
+ *		events, its denials count per tool
  */
 struct gw_audit_acct {
 	const char *id;
@@ -32,6 +35,7 @@ struct gw_audit_acct {
 	struct gw_bucket deny_bucket;
 	uint64_t audit_bytes;
 	struct gw_flood *flood;
+	struct gw_mcp *mcp; /* its MCP tool calls in flight (owned by the run); NULL: none */
 };
 
 /**

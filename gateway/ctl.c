@@ -2,6 +2,7 @@
  * checked against a const table of the keys each operation takes. Pure
  * (allocates only what the request owns). The server side is in ctlsrv.c. */
 #include "gateway/ctl.h"
+#include "gateway/mcp.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -20,6 +21,7 @@ enum key {
 	K_POLICY = 1u << 7,
 	K_POLICY_NAME = 1u << 8,
 	K_NETNS = 1u << 9,
+	K_CALLS = 1u << 10, /* an array, not a string */
 };
 
 static const struct {
@@ -29,7 +31,7 @@ static const struct {
     {"op", K_OP},	   {"id", K_ID},	  {"if", K_IF},
     {"host_v4", K_HOST4},  {"sandbox_v4", K_SB4}, {"host_v6", K_HOST6},
     {"sandbox_v6", K_SB6}, {"policy", K_POLICY},  {"policy_name", K_POLICY_NAME},
-    {"netns", K_NETNS},
+    {"netns", K_NETNS},	   {"calls", K_CALLS},
 };
 
 /* for each op: keys it requires and keys it may have */
@@ -45,6 +47,7 @@ static const struct {
     [GW_CTL_REPLACE] = {"replace", K_OP | K_ID | K_POLICY, K_POLICY_NAME},
     [GW_CTL_LIST] = {"list", K_OP, 0},
     [GW_CTL_STATS] = {"stats", K_OP, 0},
+    [GW_CTL_MCP] = {"mcp", K_OP | K_ID | K_CALLS, 0},
 };
 
 const char *gw_ctl_op_name(enum gw_ctl_op op)
@@ -107,7 +110,10 @@ int gw_ctl_parse(const char *buf, size_t len, struct gw_ctl_req *req, char *why,
 			fail(why, why_size, -EINVAL, "unknown key `%.64s`", k);
 			goto out;
 		}
-		if (!json_is_string(v)) {
+		if (bit == K_CALLS) {
+			if (gw_mcp_calls_check(v, why, why_size))
+				goto out;
+		} else if (!json_is_string(v)) {
 			fail(why, why_size, -EINVAL, "`%s` must be a string", k);
 			goto out;
 		}
@@ -221,6 +227,8 @@ int gw_ctl_parse(const char *buf, size_t len, struct gw_ctl_req *req, char *why,
 		req->policy = req->priv;
 		req->policy_len = plen;
 	}
+	if ((v = json_object_get(root, "calls")))
+		req->calls = json_incref(v);
 	ret = 0;
 out:
 	json_decref(root);
@@ -235,4 +243,6 @@ void gw_ctl_req_clear(struct gw_ctl_req *req)
 	req->priv = NULL;
 	req->policy = NULL;
 	req->policy_len = 0;
+	json_decref(req->calls);
+	req->calls = NULL;
 }

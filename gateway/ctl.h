@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+struct json_t;
+
 /* Largest control request line (a policy is at most POLICY_MAX_BYTES). */
 #define GW_CTL_MAX (POLICY_MAX_BYTES + 65536)
 /* Longest run id. */
@@ -20,6 +22,7 @@ enum gw_ctl_op {
 	GW_CTL_REPLACE, /* replace a run's policy (allowlist) */
 	GW_CTL_LIST,
 	GW_CTL_STATS,
+	GW_CTL_MCP, /* a run's MCP tool calls in flight (its launcher's stdio relay) */
 	GW_CTL_N,
 };
 
@@ -38,6 +41,8 @@ enum gw_ctl_op {
  * @netns:	register: the run's network namespace is the descriptor sent with the
  *		request ("netns": "fd"); the gateway plumbs it and assigns @ifname and the
  *		addresses (then absent from the request)
+ * @calls:	mcp: the calls in flight (a JSON array, gw_mcp_calls_check()); a reference
+ *		owned by the request
  * @priv:	storage owned by the request (gw_ctl_req_clear())
  */
 struct gw_ctl_req {
@@ -49,6 +54,7 @@ struct gw_ctl_req {
 	size_t policy_len;
 	char policy_name[256];
 	bool netns;
+	struct json_t *calls;
 	void *priv;
 };
 

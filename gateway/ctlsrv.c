@@ -399,10 +399,27 @@ static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 		      gw_udplog_active(c->ctl->udp), "manage_nft", c->ctl->priv->manage_nft));
 }
 
+/* the run's MCP tool calls in flight (its launcher's relay, at every change); the answer
+ * has the denials per tool during calls so far */
+static void op_mcp(struct gw_ctlconn *c, const struct gw_ctl_req *req)
+{
+	struct gw_run *r = own_run(c, req->id);
+	json_t *den;
+
+	if (!r)
+		return;
+	if (gw_mcp_set(&r->mcp, req->calls)) {
+		put_error(c, -ENOMEM, "out of memory");
+		return;
+	}
+	den = gw_mcp_denials_json(&r->mcp);
+	put_json(c, den ? json_pack("{s:b, s:o}", "ok", 1, "denials", den) : NULL);
+}
+
 static void (*const handlers[GW_CTL_N])(struct gw_ctlconn *, const struct gw_ctl_req *) = {
     [GW_CTL_REGISTER] = op_register, [GW_CTL_UNREGISTER] = op_unregister,
     [GW_CTL_REPLACE] = op_replace,   [GW_CTL_LIST] = op_list,
-    [GW_CTL_STATS] = op_stats,
+    [GW_CTL_STATS] = op_stats,	     [GW_CTL_MCP] = op_mcp,
 };
 
 void gw_ctlconn_close(struct gw_ctlconn *c)

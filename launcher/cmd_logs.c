@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ struct logs_opts {
 	bool follow;
 	bool has_tail;
 	size_t tail;
+	const char *tool;
 };
 
 /* Keeps the last @cap matching lines (raw bytes) for --tail with filters. */
@@ -37,7 +39,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: warden logs [--tail N] [--follow] [--json] [--run ID] [--denied]\n"
-		"                   [--audit-log PATH]\n"
+		"                   [--audit-log PATH] [--tool NAME]\n"
 		"\n"
 		"Show the audit log: one row per event (time in UTC, run, type, action,\n"
 		"allow/DENY, resource, reason), or the raw JSON lines with --json.\n"
@@ -50,6 +52,8 @@ static void usage(FILE *f)
 		"      --denied          only denied events\n"
 		"      --audit-log PATH  read PATH (default: $WARDEN_AUDIT_LOG, else\n"
 		"                        ${XDG_STATE_HOME:-~/.local/state}/warden/audit.jsonl)\n"
+		"      --tool NAME       only events that happened while a call of the MCP\n"
+		"                        tool NAME was in flight (their `mcp` names it)\n"
 		"  -h, --help            show this help\n"
 		"\n"
 		"Filters combine. Corrupt or torn lines are skipped and counted on stderr.\n"
@@ -83,7 +87,7 @@ static int parse_count(const char *s, size_t *out)
 
 static int parse_args(int argc, char **argv, struct logs_opts *o)
 {
-	enum { OPT_JSON = 256, OPT_RUN, OPT_DENIED, OPT_LOG };
+	enum { OPT_JSON = 256, OPT_RUN, OPT_DENIED, OPT_LOG, OPT_TOOL };
 	static const struct option longopts[] = {
 	    {"tail", required_argument, NULL, 'n'},
 	    {"follow", no_argument, NULL, 'f'},
@@ -92,6 +96,7 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 	    {"denied", no_argument, NULL, OPT_DENIED},
 	    {"audit-log", required_argument, NULL, OPT_LOG},
 	    {"help", no_argument, NULL, 'h'},
+	    {"tool", required_argument, NULL, OPT_TOOL},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *override = NULL;
@@ -124,6 +129,11 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 				return usage_error("--audit-log wants a path%s", "");
 			override = optarg;
 			break;
+		case OPT_TOOL:
+			if (!*optarg)
+				return usage_error("--tool wants a tool name%s", "");
+			o->tool = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return -1;
@@ -149,8 +159,27 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 	return 0;
 }
 
+/* whether a call of MCP tool @tool was in flight when @ev happened (its mcp.calls name it) */
+static bool tool_in_flight(const struct audit_event *ev, const char *tool)
+{
+	json_t *m = ev->mcp ? json_loads(ev->mcp, 0, NULL) : NULL, *c;
+	bool found = false;
+	size_t i;
+
+	json_array_foreach(json_object_get(m, "calls"), i, c)
+	{
+		const char *t = json_string_value(json_object_get(c, "tool"));
+
+		found |= t && !strcmp(t, tool);
+	}
+	json_decref(m);
+	return found;
+}
+
 static bool matches(const struct logs_opts *o, const struct audit_event *ev)
 {
+	if (o->tool && !tool_in_flight(ev, o->tool))
+		return false;
 	if (o->run && strcmp(ev->run, o->run) != 0)
 		return false;
 	if (o->denied && ev->allowed)
@@ -378,7 +407,7 @@ int cmd_logs(int argc, char **argv)
 	}
 	if (o.has_tail) {
 		/* Without filters, start near the end instead of reading it all. */
-		if ((!o.run && !o.denied) || o.tail == 0)
+		if ((!o.run && !o.denied && !o.tool) || o.tail == 0)
 			ret = audit_reader_tail(r, o.tail);
 		if (ret == 0 && o.tail > 0) {
 			ring.cap = o.tail;

@@ -18,6 +18,8 @@
  *             child bound to this run's host-side addresses, started now  (run_gwclient.c)
  *   limits    cgroups (v2, else v1) with the policy's limits, else RSS sampling; missing
  *             write grants made                                           (run_sandbox.c)
+ *   stdio     stdin and stdout not terminals: the program gets pipes, relayed byte for byte
+ *             with the MCP tool calls in flight told to the gateway       (run_stdio.c)
  *   fork      the sandbox prepared, its process parked: it enters the netns and the cgroups
  *             and becomes the program's user meanwhile         (run_sandbox.c, backend)
  *   gateway   the embedded gateway answers; register the run              (run_gwclient.c)
@@ -25,7 +27,7 @@
  *             inside the run's namespace is answered                      (run_liveness.c)
  *   exec      the sandbox's process goes on and execs the sandbox; its failure comes back
  *             over a CLOEXEC pipe                                          (run_sandbox.c)
- *   wait      signals forwarded, the timeout, RSS sampling                (run_wait.c)
+ *   wait      signals forwarded, the timeout, RSS sampling, the stdio relay (run_wait.c)
  *   exit      limit events, the gateway's counters, "run.exit"; the teardown (netns, nft
  *             elements, cgroups, unregister, state) handed to a detached child (run_teardown.c)
  * A failure before exec tears down what exists, writes run.exit (status 125) once run.start
@@ -459,6 +461,7 @@ static const struct {
     {"gw.spawn", run_gwclient_pick},
     {NULL, stage_limits},
     {"limits", run_sandbox_grants},
+    {NULL, run_stdio_setup},
     {"fork", run_sandbox_prepare},
     {"gateway", run_gwclient_ready},
     {"register", run_gwclient_register},
@@ -518,6 +521,7 @@ static int finish(struct run *r, struct run_outcome *o)
 	if (limits_reap(&r->lim, 2000))
 		fprintf(stderr, "warden run: processes of the run survived SIGKILL for 2 s\n");
 	run_stamp("reap");
+	run_stdio_finish(r);
 	run_gwclient_counters(r, &counts);
 	run_stamp("counters");
 	if (r->gw.embedded) {
@@ -562,6 +566,7 @@ int cmd_run(int argc, char **argv)
 	r.sigfd = -1;
 	r.gw_hold = -1;
 	run_rootless_init(&r.rl);
+	run_stdio_plan(&r);
 	run_sandbox_init(&r);
 	r.pool_size = run_pool_size();
 	ret = parse_opts(argc, argv, &r.o, &first);
@@ -609,6 +614,7 @@ int cmd_run(int argc, char **argv)
 	run_stamp("program");
 	status = finish(&r, &o);
 out:
+	run_stdio_free(&r);
 	run_sandbox_release(&r);
 	run_rootless_scope_free(&r);
 	audit_log_close(r.log);

@@ -70,7 +70,7 @@ static void isolation_text(struct run *r, char *out, size_t size)
 int run_audit_start(struct run *r)
 {
 	struct audit_event ev = {0};
-	char iso[384], reason[256];
+	char iso[384], reason[256], mcp[256];
 	struct wd_err err;
 	const char *path = cli_audit_path(r->o.audit);
 	int ret;
@@ -95,6 +95,7 @@ int run_audit_start(struct run *r)
 	ev.allowed = true;
 	ev.reason = reason;
 	ev.isolation = iso;
+	ev.mcp = run_stdio_start_json(r, mcp, sizeof(mcp));
 	ev.command = (const char *const *)r->argv;
 	for (ev.command_len = 0; r->argv[ev.command_len]; ev.command_len++)
 		;
@@ -191,6 +192,7 @@ void run_audit_exit(struct run *r, int status, int sig, const struct run_counts 
 		ev.bytes_up = c->up;
 		ev.bytes_down = c->down;
 	}
+	ev.mcp = r->io.exit_mcp;
 	if (r->gw_lost) {
 		ev.has |= AUDIT_HAS_COUNTS_INCOMPLETE;
 		ev.counts_incomplete = true;
@@ -207,4 +209,16 @@ void run_audit_sync(const struct run *r)
 {
 	if (r->log)
 		audit_log_sync(r->log);
+}
+
+void run_audit_mcp(struct run *r, const char *reason)
+{
+	struct audit_event ev = {0};
+
+	ev.type = AUDIT_TYPE_RUN;
+	ev.action = "run.mcp";
+	ev.resource = r->exe;
+	ev.allowed = true;
+	ev.reason = reason;
+	write_event(r, &ev, 0);
 }

@@ -9,6 +9,7 @@
  *   run_sandbox.c    the sandbox step: write grants made, the backend (run_sandbox.h) driven;
  *                    bubblewrap is run_sandbox_bwrap.c, its parked child run_child.c
  *   run_wait.c       the wait: signals forwarded, the timeout, RSS sampling
+ *   run_stdio.c      the stdio relay (not a terminal: pipes) and the MCP tool calls in flight
  *   run_teardown.c   undoing the stages, in the foreground or in a detached child
  *
  * A stage returns 0, or the exit status of a failure (125) after run_fail() said which step
@@ -19,6 +20,7 @@
 
 #include "launcher/run.h"
 #include "launcher/run_sandbox.h"
+#include "launcher/run_stdio.h"
 #include "audit/audit.h"
 #include "netns/netns.h"
 #include "nft/nft.h"
@@ -232,6 +234,8 @@ struct run {
 	char cwd[PATH_MAX]; /* the folder the program starts in */
 	struct sandbox_spec spec;
 	struct sandbox sb;
+	/* run_stdio.c: the stdio relay and the MCP tool calls in flight */
+	struct run_stdio io;
 };
 
 /**
@@ -614,5 +618,58 @@ void run_teardown(struct run *r);
  * when the caller must tear down itself.
  */
 bool run_teardown_detached(struct run *r);
+
+/* ------------------------------------------------------------ run_stdio.c */
+
+/**
+ * run_stdio_plan() - whether stdio is relayed (r->io.want): stdin and stdout open, neither a
+ * terminal, WARDEN_STDIO_RELAY not "0"; else why not (r->io.why). First thing of a run.
+ */
+void run_stdio_plan(struct run *r);
+
+/**
+ * run_stdio_start_json() - run.start's `mcp`: {"relay": true}, or {"relay": false, "reason"}
+ * @r:		the run
+ * @out:	where to write it
+ * @size:	its size
+ * Return: @out.
+ */
+const char *run_stdio_start_json(const struct run *r, char *out, size_t size);
+
+/**
+ * run_stdio_setup() - the stage "stdio": when relayed, the program's stdin and stdout become
+ * pipes (at 0 and 1 for the sandbox's child to inherit), the client's kept by the relay
+ * Return: 0, or 125 (said).
+ */
+int run_stdio_setup(struct run *r);
+
+/** run_stdio_poll() - the relay's RUN_STDIO_NPOLL pollfds for the wait loop (-1: none now). */
+void run_stdio_poll(struct run *r, struct pollfd *p);
+
+/** run_stdio_io() - relay what run_stdio_poll()'s descriptors are ready for. */
+void run_stdio_io(struct run *r, const struct pollfd *p);
+
+/**
+ * run_stdio_drain() - the program ended: what it wrote reaches the client (at most 2 s
+ * without progress), then the client's stdout is closed
+ */
+void run_stdio_drain(struct run *r);
+
+/**
+ * run_stdio_finish() - the end of the relay: the calls still in flight end (the gateway is
+ * told, its answer has the denials per tool), r->io.exit_mcp for run.exit
+ */
+void run_stdio_finish(struct run *r);
+
+/** run_stdio_free() - release what the relay holds. */
+void run_stdio_free(struct run *r);
+
+/**
+ * run_audit_mcp() - the "run.mcp" event: attribution went off for the run, and why (the
+ * relay goes on)
+ * @r:		the run
+ * @reason:	why
+ */
+void run_audit_mcp(struct run *r, const char *reason);
 
 #endif /* WARDEN_LAUNCHER_RUN_INTERNAL_H */

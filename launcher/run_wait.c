@@ -1,8 +1,9 @@
 /* run_wait.c - the wait stage of `warden run`: one poll loop over the signalfd (SIGCHLD of the
  * sandbox and of an embedded gateway; SIGINT/SIGTERM/SIGHUP forwarded to the program), the
  * sandbox backend's descriptor, the timeout's two timers (SIGTERM to the program's tree, then
- * SIGKILL to everything RUN_KILL_GRACE_MS later) and, when no cgroup limits memory, the RSS
- * sampling timer. */
+ * SIGKILL to everything RUN_KILL_GRACE_MS later), when no cgroup limits memory, the RSS
+ * sampling timer, and the stdio relay's descriptors (run_stdio.c); once the program ended, the
+ * relay delivers what it wrote. */
 #include "launcher/run_internal.h"
 
 #include <errno.h>
@@ -33,7 +34,7 @@ static void arm(int tfd, uint64_t ms, uint64_t interval_ms)
 void run_wait(struct run *r, struct run_outcome *o)
 {
 	enum { FD_SIG, FD_EVENT, FD_GW, FD_TIMEOUT, FD_KILL, FD_SAMPLE, FD_N };
-	struct pollfd pfd[FD_N];
+	struct pollfd pfd[FD_N + RUN_STDIO_NPOLL];
 	unsigned timeout_s = r->o.timeout_s ? r->o.timeout_s : r->pol->limits.timeout_s;
 	uint64_t mem_kb = r->pol->limits.memory_mb * 1024;
 	bool tty = isatty(STDIN_FILENO);
@@ -55,11 +56,14 @@ void run_wait(struct run *r, struct run_outcome *o)
 	if (timeout_s)
 		arm(pfd[FD_TIMEOUT].fd, (uint64_t)timeout_s * 1000, 0);
 	for (;;) {
-		if (poll(pfd, FD_N, -1) < 0) {
+		/* the stdio relay's descriptors (none when stdio is inherited) */
+		run_stdio_poll(r, pfd + FD_N);
+		if (poll(pfd, FD_N + RUN_STDIO_NPOLL, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
+		run_stdio_io(r, pfd + FD_N);
 		if (pfd[FD_EVENT].revents && run_sandbox_event(r))
 			pfd[FD_EVENT].fd = -1;
 		if (pfd[FD_GW].revents && !o->gw_gone) {
@@ -151,4 +155,6 @@ done:
 	for (int i = FD_TIMEOUT; i < FD_N; i++)
 		if (pfd[i].fd >= 0)
 			close(pfd[i].fd);
+	/* what the program wrote reaches the client before the run ends */
+	run_stdio_drain(r);
 }

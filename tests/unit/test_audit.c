@@ -173,6 +173,7 @@ static void assert_events_equal(const struct audit_event *a, const struct audit_
 	if (a->has & AUDIT_HAS_COUNT)
 		assert_int_equal(a->count, b->count);
 	assert_int_equal(a->ech, b->ech);
+	assert_str_eq_or_null(a->mcp, b->mcp);
 	assert_int_equal(a->names_len, b->names_len);
 	assert_int_equal(!a->names, !b->names);
 	for (size_t i = 0; i < a->names_len; i++) {
@@ -258,6 +259,41 @@ static void test_counts_incomplete(void **state)
 	assert_true(back.counts_incomplete);
 	audit_event_clear(&back);
 	assert_int_equal(audit_event_decode(bad, sizeof(bad) - 1, &back, NULL), -EBADMSG);
+	wd_buf_free(&b);
+}
+
+/* `mcp` (issue 15): JSON text written as it is, after denial_id; decoded back compact; what
+ * is no object on one line is refused by the encoder, and a non-object by the decoder */
+static void test_mcp_field(void **state)
+{
+	static const char mcp[] = "{\"tool\":\"fetch_url\",\"call_id\":7,\"in_flight\":1,"
+				  "\"calls\":[{\"tool\":\"fetch_url\",\"call_id\":7,"
+				  "\"args_sha256\":\"ab\"}]}";
+	struct audit_event ev = {.ts = {1795947255, 5000},
+				 .run = "r1",
+				 .type = AUDIT_TYPE_NET,
+				 .action = "net.connect",
+				 .allowed = true,
+				 .resource = "a.test",
+				 .denial_id = "d-1",
+				 .mcp = mcp};
+	static const char *const bad[] = {"[1]", "{\"a\":\n1}", "", "{", "x"};
+	static const char bad_line[] =
+	    "{\"ts\":\"2026-11-29T10:14:15.000005Z\",\"run\":\"r\","
+	    "\"type\":\"net\",\"action\":\"net.connect\",\"allowed\":true,"
+	    "\"mcp\":[1]}\n";
+	struct wd_buf b = WD_BUF_INIT;
+	struct audit_event back;
+
+	(void)state;
+	assert_int_equal(audit_event_encode(&ev, &b, NULL), 0);
+	assert_non_null(strstr(b.data, "\"denial_id\":\"d-1\",\"mcp\":{\"tool\":\"fetch_url\""));
+	roundtrip(&ev);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ev.mcp = bad[i];
+		assert_int_equal(audit_event_encode(&ev, &b, NULL), -EINVAL);
+	}
+	assert_int_equal(audit_event_decode(bad_line, sizeof(bad_line) - 1, &back, NULL), -EBADMSG);
 	wd_buf_free(&b);
 }
 
@@ -1479,6 +1515,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_roundtrip_every_field),
 	    cmocka_unit_test(test_roundtrip_minimal),
+	    cmocka_unit_test(test_mcp_field),
 	    cmocka_unit_test(test_counts_incomplete),
 	    cmocka_unit_test(test_golden_key_order),
 	    cmocka_unit_test(test_golden_summary_fields),

@@ -390,13 +390,128 @@ static void test_oversized(void **state)
 	server_free(s);
 }
 
+/* the op `mcp` (issue 15): the calls in flight go on the run's net and dns events, a denial
+ * counts for each distinct tool in flight, the answer has the denials per tool; malformed calls
+ * are refused; another uid's connection cannot annotate the run (it is "no such run" there) */
+static void test_mcp(void **state)
+{
+	static const char call_a[] =
+	    "{\"tool\":\"fetch_url\",\"call_id\":7,\"args_sha256\":"
+	    "\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}";
+	static const char call_b[] =
+	    "{\"tool\":\"search\",\"call_id\":\"x-1\",\"args_sha256\":"
+	    "\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}";
+	struct server *s = server_new();
+	int fd = client(s), other;
+	struct gw_run *r;
+	struct audit_event ev = {.type = AUDIT_TYPE_NET, .action = "net.connect", .allowed = true};
+	char line[1024];
+	bool closed;
+	json_t *j;
+
+	(void)state;
+	say(s, fd, reg, strlen(reg));
+	expect(s, fd, true, NULL, NULL);
+	r = gw_run_find_id(&s->runs, "r1");
+	assert_non_null(r);
+	assert_null(r->mcp.json);
+	snprintf(line, sizeof(line), "{\"op\":\"mcp\",\"id\":\"r1\",\"calls\":[%s,%s]}\n", call_a,
+		 call_b);
+	says(s, fd, line);
+	j = answer(s, fd, &closed);
+	assert_non_null(j);
+	assert_true(json_is_true(json_object_get(j, "ok")));
+	json_decref(j);
+	assert_non_null(r->mcp.json);
+	/* the newest call on top, both listed */
+	assert_non_null(
+	    strstr(r->mcp.json, "{\"tool\":\"search\",\"call_id\":\"x-1\",\"in_flight\":2,"));
+	assert_non_null(strstr(r->mcp.json, "\"calls\":[{\"tool\":\"fetch_url\",\"call_id\":7,"));
+	/* an event of the run gets it; a run event does not */
+	gw_audit(&s->audit, &r->acct, &ev);
+	assert_ptr_equal(ev.mcp, r->mcp.json);
+	{
+		struct audit_event rev = {
+		    .type = AUDIT_TYPE_RUN, .action = "run.x", .allowed = true};
+
+		gw_audit(&s->audit, &r->acct, &rev);
+		assert_null(rev.mcp);
+	}
+	/* a denial during both calls counts for each tool */
+	{
+		struct audit_event d = {.type = AUDIT_TYPE_DNS, .action = "dns.query"};
+
+		gw_audit_denial(&s->audit, &r->acct, &d);
+		assert_ptr_equal(d.mcp, r->mcp.json);
+	}
+	/* one call ends: the answer counts the denial for both tools */
+	snprintf(line, sizeof(line), "{\"op\":\"mcp\",\"id\":\"r1\",\"calls\":[%s]}\n", call_b);
+	says(s, fd, line);
+	j = answer(s, fd, &closed);
+	assert_non_null(j);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(j, "denials"), "fetch_url")), 1);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(j, "denials"), "search")), 1);
+	json_decref(j);
+	/* all ended: events carry none, later denials count for no tool */
+	says(s, fd, "{\"op\":\"mcp\",\"id\":\"r1\",\"calls\":[]}\n");
+	expect(s, fd, true, NULL, NULL);
+	assert_null(r->mcp.json);
+	{
+		struct audit_event d = {.type = AUDIT_TYPE_DNS, .action = "dns.query"};
+
+		gw_audit_denial(&s->audit, &r->acct, &d);
+		assert_null(d.mcp);
+	}
+	says(s, fd, "{\"op\":\"mcp\",\"id\":\"r1\",\"calls\":[]}\n");
+	j = answer(s, fd, &closed);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(j, "denials"), "search")), 1);
+	json_decref(j);
+	/* another uid's connection: the run is not there for it, and nothing changes */
+	other = client(s);
+	assert_int_equal(s->ctl.conns->fd >= 0, 1);
+	s->ctl.conns->uid = getuid() + 1000;
+	snprintf(line, sizeof(line), "{\"op\":\"mcp\",\"id\":\"r1\",\"calls\":[%s]}\n", call_a);
+	says(s, other, line);
+	expect(s, other, false, "ENOENT", "no such run");
+	assert_null(r->mcp.json);
+	/* the control: the owner's connection sets the same line */
+	says(s, fd, line);
+	expect(s, fd, true, NULL, NULL);
+	assert_non_null(r->mcp.json);
+	close(other);
+	/* malformed calls: refused, the connection closed */
+	{
+		static const char *const bad[] = {
+		    "{\"op\":\"mcp\",\"id\":\"r1\",\"calls\":\"x\"}\n",
+		    "{\"op\":\"mcp\",\"id\":\"r1\",\"calls\":[{\"tool\":\"a\"}]}\n",
+		    "{\"op\":\"mcp\",\"id\":\"r1\",\"calls\":[{\"tool\":\"a\",\"call_id\":1.5,"
+		    "\"args_sha256\":\"00\"}]}\n",
+		    "{\"op\":\"mcp\",\"id\":\"r1\"}\n",
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			int b = client(s);
+
+			says(s, b, bad[i]);
+			expect(s, b, false, "EINVAL", NULL);
+			expect_closed(s, b);
+			close(b);
+		}
+	}
+	close(fd);
+	turn(s, 10);
+	server_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_good),
-	    cmocka_unit_test(test_pieces_and_pipelining),
-	    cmocka_unit_test(test_malformed),
-	    cmocka_unit_test(test_oversized),
+	    cmocka_unit_test(test_good),      cmocka_unit_test(test_pieces_and_pipelining),
+	    cmocka_unit_test(test_malformed), cmocka_unit_test(test_oversized),
+	    cmocka_unit_test(test_mcp),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

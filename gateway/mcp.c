@@ -1,0 +1,125 @@
+/* mcp.c - a run's MCP tool calls in flight and its denials per tool (mcp.h). Pure.
+ *
+ * The launcher's relay sends the whole set of calls in flight at every change (a call
+ * started, ended, cancelled; attribution off: none), so the gateway keeps no history: the set
+ * replaces the last one, and its JSON text is built once here and attached as it is to every
+ * network and DNS event of the run (auditrl.c) until the next change. A denial while calls are
+ * in flight counts once for each distinct tool among them: it happened during each. */
+#include "gateway/mcp.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool hex64(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+			return false;
+	return n == 64;
+}
+
+int gw_mcp_calls_check(const json_t *calls, char *why, size_t size)
+{
+	const json_t *c, *v;
+	size_t i;
+
+	if (!json_is_array(calls) || json_array_size(calls) > GW_MCP_CALLS) {
+		snprintf(why, size, "`calls` must be an array of at most %d calls", GW_MCP_CALLS);
+		return -EINVAL;
+	}
+	json_array_foreach(calls, i, c)
+	{
+		const char *tool = json_string_value(json_object_get(c, "tool"));
+		const char *sha = json_string_value(json_object_get(c, "args_sha256"));
+
+		v = json_object_get(c, "call_id");
+		if (!json_is_object(c) || json_object_size(c) != 3 || !tool ||
+		    json_string_length(json_object_get(c, "tool")) > GW_MCP_NAME_MAX || !sha ||
+		    !hex64(sha) ||
+		    !(json_is_integer(v) ||
+		      (json_is_string(v) && json_string_length(v) <= GW_MCP_NAME_MAX))) {
+			snprintf(why, size,
+				 "calls[%zu] must be {\"tool\": NAME, \"call_id\": ID, "
+				 "\"args_sha256\": HEX}",
+				 i);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static unsigned tool_slot(struct gw_mcp *m, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < m->ntools; i++)
+		if (!strcmp(m->tool[i].name, name))
+			return i;
+	if (m->ntools == GW_MCP_TOOLS)
+		return GW_MCP_TOOLS - 1; /* the last one counts for the tools past the table */
+	snprintf(m->tool[m->ntools].name, sizeof(m->tool[0].name), "%s", name);
+	return m->ntools++;
+}
+
+int gw_mcp_set(struct gw_mcp *m, const json_t *calls)
+{
+	size_t n = json_array_size(calls), i;
+	const json_t *c, *last;
+	json_t *j;
+
+	free(m->json);
+	m->json = NULL;
+	m->ninflight = 0;
+	if (!n)
+		return 0;
+	json_array_foreach(calls, i, c)
+	{
+		unsigned s = tool_slot(m, json_string_value(json_object_get(c, "tool")));
+		bool seen = false;
+
+		for (unsigned k = 0; k < m->ninflight; k++)
+			seen |= m->inflight[k] == s;
+		if (!seen)
+			m->inflight[m->ninflight++] = s;
+	}
+	last = json_array_get(calls, n - 1);
+	j = json_pack("{s:O, s:O, s:I, s:O}", "tool", json_object_get(last, "tool"), "call_id",
+		      json_object_get(last, "call_id"), "in_flight", (json_int_t)n, "calls",
+		      (json_t *)calls);
+	m->json = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!m->json) {
+		m->ninflight = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void gw_mcp_denial(struct gw_mcp *m)
+{
+	if (!m->json)
+		return;
+	for (unsigned k = 0; k < m->ninflight; k++)
+		m->tool[m->inflight[k]].denials++;
+}
+
+json_t *gw_mcp_denials_json(const struct gw_mcp *m)
+{
+	json_t *j = json_object();
+
+	for (unsigned i = 0; j && i < m->ntools; i++)
+		json_object_set_new(j, m->tool[i].name,
+				    json_integer((json_int_t)m->tool[i].denials));
+	return j;
+}
+
+void gw_mcp_free(struct gw_mcp *m)
+{
+	free(m->json);
+	memset(m, 0, sizeof(*m));
+}
