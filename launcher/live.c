@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <jansson.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +229,18 @@ int live_run_get(const char *id, struct live_run *out, struct wd_err *err)
 	return 0;
 }
 
+/* the owner's supplementary groups (a daemon's socket may be its group's), none when the uid has
+ * no passwd entry; Return: 0 or -1 */
+static int owner_groups(const struct live_run *lr)
+{
+	struct passwd pw, *pwr = NULL;
+	char buf[2048];
+
+	if (!getpwuid_r(lr->owner, &pw, buf, sizeof(buf), &pwr) && pwr)
+		return initgroups(pw.pw_name, lr->owner_gid);
+	return setgroups(0, NULL);
+}
+
 int live_as_owner(const struct live_run *lr,
 		  int (*fn)(const struct live_run *lr, void *arg, struct wd_buf *out), void *arg,
 		  struct wd_buf *out)
@@ -256,7 +269,7 @@ int live_as_owner(const struct live_run *lr,
 		struct wd_buf mine = WD_BUF_INIT;
 
 		close(p[0]);
-		if (setgroups(0, NULL) || setresgid(lr->owner_gid, lr->owner_gid, lr->owner_gid) ||
+		if (owner_groups(lr) || setresgid(lr->owner_gid, lr->owner_gid, lr->owner_gid) ||
 		    setresuid(lr->owner, lr->owner, lr->owner) || geteuid() != lr->owner)
 			_exit(EPERM);
 		ret = fn(lr, arg, &mine);
