@@ -47,10 +47,10 @@ aw() { as_a "$W" "$@"; }    # ... as A
 bw() { as_b "$W" "$@"; }    # ... as B
 # last_run LOG: the id of the last run.start in LOG
 last_run() { jq -r -s '[.[] | select(.action == "run.start")] | last | .run // empty' "$1"; }
-# count_lines FILE ERE: lines of FILE matching ERE
-count_lines() { grep -cE -- "$2" "$1" 2>/dev/null || true; }
-# more_echoes FILE NAME N: more than N "echo NAME" lines in FILE
-more_echoes() { (($(count_lines "$1" "^echo $2 ") > $3)); }
+# last_echo FILE NAME: the last echo count FILE has for NAME (0: none yet)
+last_echo() { awk -v n="$2" '$1 == "echo" && $2 == n { c = $3 } END { print c + 0 }' "$1"; }
+# more_echoes FILE NAME N: NAME's connection echoed more than N times
+more_echoes() { (($(last_echo "$1" "$2") > $3)); }
 # status_has WHO ID JQ: `warden status --json` as WHO lists run ID and JQ holds of it
 status_has() {
 	local who=$1 id=$2 q=$3
@@ -118,7 +118,7 @@ live_mode() {
 		allow_is "$who" "$id" "allowed.test:7"$'\n'"other.test:7"
 
 	# removal cuts the open connection to the name, the other one stays up
-	n=$(count_lines "$out" "^echo allowed.test ")
+	n=$(last_echo "$out" allowed.test)
 	check "$mode: allowlist RUN remove other.test" "$who" allowlist "$id" remove other.test
 	check "$mode: the open connection to other.test is cut" \
 		lab_wait 10 grep -q "^closed other.test" "$out"
@@ -165,7 +165,7 @@ live_mode() {
 			bw allowlist "$id" remove allowed.test
 		check_fails --denied 2 "$mode: B cannot read A's allowlist" bw allowlist "$id"
 		check "$mode: ... A's run is still running" alive_run "$id"
-		n=$(count_lines "$out" "^echo allowed.test ")
+		n=$(last_echo "$out" allowed.test)
 		check "$mode: ... and allowed.test still echoes" \
 			lab_wait 10 more_echoes "$out" allowed.test $((n + 5))
 		# root acts on A's run as A (its gateway, its audit log)
