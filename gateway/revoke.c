@@ -20,9 +20,8 @@ static bool still_allowed(struct gw_conn *c, char *why, size_t size)
 	gw_tcp_recheck(c->run->policy, c->name, dst, c->oport, &v);
 	if (v.action != GW_TCP_DENY)
 		return true;
-	snprintf(why, size, "revoked: the run's policy was replaced (%s): %s",
-		 c->run->policy_name, gw_tcp_reason_text(&v, c->run->policy_name, reason,
-							  sizeof(reason)));
+	snprintf(why, size, "revoked: the run's policy was replaced (%s): %s", c->run->policy_name,
+		 gw_tcp_reason_text(&v, c->run->policy_name, reason, sizeof(reason)));
 	return false;
 }
 

@@ -31,18 +31,19 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: warden allowlist [RUN]\n"
-		"       warden allowlist RUN add NAME...\n"
-		"       warden allowlist RUN remove NAME...\n"
-		"       warden allowlist approve|deny REQUEST-ID | pending\n"
-		"\n"
-		"Show a live run's network allowlist (every live run's without RUN), or change it\n"
-		"while it runs. NAME is a host (its ports 80 and 443), host:PORT, or *.suffix[:PORT];\n"
-		"remove also takes a rule as `warden allowlist RUN` prints it. Removing a name\n"
-		"closes the run's open connections to it and its DNS stops answering for it.\n"
-		"A run started by `warden mcp` may lose names here but gains one only through\n"
-		"a person's approval.\n");
+	fprintf(
+	    f,
+	    "usage: warden allowlist [RUN]\n"
+	    "       warden allowlist RUN add NAME...\n"
+	    "       warden allowlist RUN remove NAME...\n"
+	    "       warden allowlist approve|deny REQUEST-ID | pending\n"
+	    "\n"
+	    "Show a live run's network allowlist (every live run's without RUN), or change it\n"
+	    "while it runs. NAME is a host (its ports 80 and 443), host:PORT, or *.suffix[:PORT];\n"
+	    "remove also takes a rule as `warden allowlist RUN` prints it. Removing a name\n"
+	    "closes the run's open connections to it and its DNS stops answering for it.\n"
+	    "A run started by `warden mcp` may lose names here but gains one only through\n"
+	    "a person's approval.\n");
 }
 
 /* ------------------------------------------------------------ composing (pure) */
@@ -122,7 +123,10 @@ static int compose(const char *text, size_t len, const struct change *ch, struct
 		   struct wd_buf *before, struct wd_buf *after, char *why, size_t wsize)
 {
 	struct policy_diags d;
-	struct wd_policy *p = NULL, **add = NULL;
+	struct wd_policy *p = NULL;
+	struct {
+		struct wd_policy *p; /* NAME as a policy of one rule */
+	} *add = NULL;
 	struct policy_rule *v = NULL, *saved;
 	size_t nv = 0, nsaved, cap;
 	int ret = 0, changed = 0;
@@ -151,12 +155,12 @@ static int compose(const char *text, size_t len, const struct change *ch, struct
 		struct policy_rule *q;
 		size_t k = 0, removed = 0;
 
-		add[i] = name_rule(name, why, wsize);
-		if (!add[i] && (ch->op == CHANGE_ADD || !strchr(name, '/'))) {
+		add[i].p = name_rule(name, why, wsize);
+		if (!add[i].p && (ch->op == CHANGE_ADD || !strchr(name, '/'))) {
 			ret = -EINVAL;
 			goto out;
 		}
-		q = add[i] ? &add[i]->rules[0] : NULL;
+		q = add[i].p ? &add[i].p->rules[0] : NULL;
 		if (ch->op == CHANGE_ADD) {
 			bool have = false;
 
@@ -209,7 +213,7 @@ static int compose(const char *text, size_t len, const struct change *ch, struct
 		snprintf(why, wsize, "out of memory");
 out:
 	for (int i = 0; add && i < ch->n; i++)
-		policy_free(add[i]);
+		policy_free(add[i].p);
 	free(add);
 	free(v);
 	policy_free(p);
@@ -300,8 +304,8 @@ static int change_fn(const struct live_run *lr, void *arg, struct wd_buf *out)
 		/* nothing changed: the gateway keeps the old policy */
 		fprintf(stderr, "warden allowlist: run %s: the gateway refused: %s\n", lr->rec.id,
 			why);
-		wd_buf_printf(&reason, "uid %u: %s refused by the gateway: %s",
-			      (unsigned)ch->actor, ch->op == CHANGE_ADD ? "add" : "remove", why);
+		wd_buf_printf(&reason, "uid %u: %s refused by the gateway: %s", (unsigned)ch->actor,
+			      ch->op == CHANGE_ADD ? "add" : "remove", why);
 		audit_change(lr, ch, false, wd_buf_cstr(&reason));
 		goto out;
 	}

@@ -19,11 +19,12 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: warden kill RUN\n"
-		   "\n"
-		   "End live run RUN (its id from `warden status`, or a unique prefix of it): the\n"
-		   "program gets SIGTERM, SIGKILL %d ms later; the run exits 143 (137 when it\n"
-		   "needed SIGKILL) and run.kill / run.exit in its audit log name who killed it.\n",
+	fprintf(f,
+		"usage: warden kill RUN\n"
+		"\n"
+		"End live run RUN (its id from `warden status`, or a unique prefix of it): the\n"
+		"program gets SIGTERM, SIGKILL %d ms later; the run exits 143 (137 when it\n"
+		"needed SIGKILL) and run.kill / run.exit in its audit log name who killed it.\n",
 		RUN_KILL_GRACE_MS);
 }
 

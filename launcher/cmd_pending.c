@@ -17,5 +17,5 @@ PENDING(cmd_trace, "trace", "planned after `warden run`", "warden trace [-- COMM
 PENDING(cmd_init, "init", "planned after `warden run`", "warden init [FILE]")
 PENDING(cmd_mcp, "mcp", "planned after `warden run`", "warden mcp [-p POLICY] -- SERVER ARGS...")
 /* h/15mcp brings the approval store; until then approve|deny|pending say so */
-PENDING(cmd_allowlist_approval, "allowlist approve|deny|pending", "the approval store of `warden mcp`",
-	"warden allowlist approve|deny REQUEST-ID | pending")
+PENDING(cmd_allowlist_approval, "allowlist approve|deny|pending",
+	"the approval store of `warden mcp`", "warden allowlist approve|deny REQUEST-ID | pending")

@@ -49,17 +49,16 @@ static json_t *run_json(const struct live_run *lr, const json_t *e, const char *
 
 	if (getpwuid_r(lr->rec.uid, &pw, pwbuf, sizeof(pwbuf), &pwr))
 		pwr = NULL;
-	o = json_pack("{s:s, s:I, s:o, s:s, s:s, s:I, s:I, s:I, s:o, s:s, s:s, s:s, s:s}", "id",
-		      lr->rec.id, "uid", (json_int_t)lr->rec.uid, "user",
-		      pwr ? json_string(pw.pw_name) : json_null(), "mode", lr->rec.mode, "state",
-		      live_state_name(lr->state), "pid", (json_int_t)lr->rec.pid, "started",
-		      (json_int_t)lr->rec.created, "age_s",
-		      (json_int_t)(lr->rec.created && (unsigned long long)now >= lr->rec.created
-				       ? (unsigned long long)now - lr->rec.created
-				       : 0),
-		      "command", cmd ? cmd : json_array(), "policy", lr->rec.policy, "policy_name",
-		      lr->rec.policy_name, "gateway", lr->rec.gw_socket, "started_by",
-		      lr->rec.started_by);
+	o = json_pack(
+	    "{s:s, s:I, s:o, s:s, s:s, s:I, s:I, s:I, s:o, s:s, s:s, s:s, s:s}", "id", lr->rec.id,
+	    "uid", (json_int_t)lr->rec.uid, "user", pwr ? json_string(pw.pw_name) : json_null(),
+	    "mode", lr->rec.mode, "state", live_state_name(lr->state), "pid",
+	    (json_int_t)lr->rec.pid, "started", (json_int_t)lr->rec.created, "age_s",
+	    (json_int_t)(lr->rec.created && (unsigned long long)now >= lr->rec.created
+			     ? (unsigned long long)now - lr->rec.created
+			     : 0),
+	    "command", cmd ? cmd : json_array(), "policy", lr->rec.policy, "policy_name",
+	    lr->rec.policy_name, "gateway", lr->rec.gw_socket, "started_by", lr->rec.started_by);
 	if (!o)
 		return NULL;
 	json_object_set_new(o, "connections", num_or_null(e, "connections"));
@@ -76,14 +75,14 @@ static json_t *run_json(const struct live_run *lr, const json_t *e, const char *
 static void human(json_int_t v, char *out, size_t size)
 {
 	static const char units[] = "KMGTP";
-	double d = (double)v;
-	int u = -1;
+	double d = (double)v / 1024;
+	size_t u = 0;
 
 	if (v < 1024) {
 		snprintf(out, size, "%lld", (long long)v);
 		return;
 	}
-	while (d >= 1024 && u < 4) {
+	while (d >= 1024 && u + 1 < sizeof(units) - 1) {
 		d /= 1024;
 		u++;
 	}
@@ -197,9 +196,8 @@ int cmd_status(int argc, char **argv)
 		json_t *o;
 		size_t i;
 
-		printf("%-12s %-10s %-8s %-8s %5s %5s %15s %6s  %-16s %s\n", "RUN", "USER",
-		       "MODE", "STATE", "AGE", "CONNS", "BYTES UP/DOWN", "DENIED", "POLICY",
-		       "COMMAND");
+		printf("%-12s %-10s %-8s %-8s %5s %5s %15s %6s  %-16s %s\n", "RUN", "USER", "MODE",
+		       "STATE", "AGE", "CONNS", "BYTES UP/DOWN", "DENIED", "POLICY", "COMMAND");
 		json_array_foreach(runs, i, o) print_row(o);
 		json_array_foreach(runs, i, o)
 		{

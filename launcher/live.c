@@ -45,8 +45,7 @@ static bool private_folder(const char *path, uid_t uid, gid_t *ret_gid)
 }
 
 /* the record in @dir/@name, when it is a live run of @owner's: 1 found, 0 not */
-static int load_one(const char *dir, const char *name, uid_t owner, gid_t gid,
-		    struct live_run *out)
+static int load_one(const char *dir, const char *name, uid_t owner, gid_t gid, struct live_run *out)
 {
 	char d[PATH_MAX], sp[PATH_MAX + 8], proc[32], *text = NULL;
 	struct stat st;
@@ -79,7 +78,7 @@ static int load_one(const char *dir, const char *name, uid_t owner, gid_t gid,
 	snprintf(out->dir, sizeof(out->dir), "%s", d);
 	out->owner = owner;
 	out->owner_gid = gid;
-	out->state = out->rec.ending		? LIVE_ENDING
+	out->state = out->rec.ending	     ? LIVE_ENDING
 		     : out->rec.gw_socket[0] ? LIVE_RUNNING
 					     : LIVE_STARTING;
 	return 1;
@@ -223,9 +222,8 @@ int live_run_get(const char *id, struct live_run *out, struct wd_err *err)
 		return wd_err_set(err, -EINVAL, "'%s' names %zu runs: give more of the id", id,
 				  hit);
 	if (!hit)
-		return wd_err_set(err, -ENOENT,
-				  "no live run %s%s (`warden status` lists yours)", id,
-				  geteuid() ? " of yours" : "");
+		return wd_err_set(err, -ENOENT, "no live run %s%s (`warden status` lists yours)",
+				  id, geteuid() ? " of yours" : "");
 	return 0;
 }
 

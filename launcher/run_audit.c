@@ -222,10 +222,11 @@ void run_audit_kill(struct run *r, uid_t uid, pid_t pid)
 
 	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &pwr) || !pwr)
 		pwr = NULL;
-	snprintf(why, sizeof(why),
-		 "warden kill by uid %u%s%s%s (pid %d): SIGTERM to the program, SIGKILL after %d ms",
-		 (unsigned)uid, pwr ? " (" : "", pwr ? pw.pw_name : "", pwr ? ")" : "", (int)pid,
-		 RUN_KILL_GRACE_MS);
+	snprintf(
+	    why, sizeof(why),
+	    "warden kill by uid %u%s%s%s (pid %d): SIGTERM to the program, SIGKILL after %d ms",
+	    (unsigned)uid, pwr ? " (" : "", pwr ? pw.pw_name : "", pwr ? ")" : "", (int)pid,
+	    RUN_KILL_GRACE_MS);
 	snprintf(r->killed_by, sizeof(r->killed_by), "killed by uid %u (pid %d) with warden kill",
 		 (unsigned)uid, (int)pid);
 	ev.type = AUDIT_TYPE_RUN;

@@ -226,7 +226,7 @@ struct run {
 	/* daemon mode: the connection the run was registered over, held for the run's life (its
 	 * end: the daemon is gone), -1: none */
 	int gw_hold;
-	char killed_by[200]; /* `warden kill` ended it: who, for run.exit ("" otherwise) */
+	char killed_by[200];   /* `warden kill` ended it: who, for run.exit ("" otherwise) */
 	bool gw_lost;	       /* the gateway died or forgot the run: its counts are incomplete */
 	char gw_lost_why[300]; /* ... and how, for run.exit */
 	/* run_sandbox.c */

@@ -19,8 +19,8 @@
 /* The run's state folder and what the run put in it. */
 static void state_remove(struct run *r)
 {
-	static const char *const files[] = {"state",	    "state.tmp",	 "gateway.yaml",
-					    "gateway.log",  "gw.sock",		 RUN_POLICY_FILE,
+	static const char *const files[] = {"state",	      "state.tmp", "gateway.yaml",
+					    "gateway.log",    "gw.sock",   RUN_POLICY_FILE,
 					    "policy.yaml.tmp"};
 	char p[PATH_MAX + 16];
 
