@@ -107,13 +107,16 @@ static void rules_text(const struct policy_rule *v, size_t n, struct wd_buf *out
  * @names:	the names
  * @n:		how many
  * @actor:	who asks (the caller's uid, kept across live_as_owner())
- * @done:	filled in: what was changed, for the message
+ * @refused:	why the change is refused before it is composed (a run `warden mcp`
+ *		started gains no name here), or NULL
+ * @done:	scratch for live_as_owner()
  */
 struct change {
 	enum change_op op;
 	char **names;
 	int n;
 	uid_t actor;
+	const char *refused;
 	struct wd_buf done;
 };
 
@@ -332,6 +335,20 @@ out:
 	return ret;
 }
 
+/* a refusal decided before anything is composed, audited as the run's owner */
+static int refuse_fn(const struct live_run *lr, void *arg, struct wd_buf *out)
+{
+	const struct change *ch = arg;
+	struct wd_buf reason = WD_BUF_INIT;
+
+	(void)out;
+	wd_buf_printf(&reason, "uid %u: %s refused: %s", (unsigned)ch->actor,
+		      ch->op == CHANGE_ADD ? "add" : "remove", ch->refused);
+	audit_change(lr, ch, false, wd_buf_cstr(&reason));
+	wd_buf_free(&reason);
+	return 0;
+}
+
 /* ------------------------------------------------------------ show */
 
 /* the rules of @lr's policy, one a line, into @out (as the owner: its file) */
@@ -473,13 +490,9 @@ int cmd_allowlist(int argc, char **argv)
 			 "approval (warden allowlist approve REQUEST-ID), not this command",
 			 lr.rec.id, lr.rec.started_by);
 		fprintf(stderr, "warden allowlist: %s\n", why);
-		{
-			struct wd_buf reason = WD_BUF_INIT;
-
-			wd_buf_printf(&reason, "uid %u: add refused: %s", (unsigned)ch.actor, why);
-			audit_change(&lr, &ch, false, wd_buf_cstr(&reason));
-			wd_buf_free(&reason);
-		}
+		ch.refused = why;
+		live_as_owner(&lr, refuse_fn, &ch, &ch.done); /* audited in the run's log */
+		wd_buf_free(&ch.done);
 		return WD_EXIT_FOUND;
 	}
 	ret = live_as_owner(&lr, change_fn, &ch, &ch.done);
