@@ -41,6 +41,11 @@ unsigned gw_tcp_revoke(struct gw_tcp *t, struct gw_run *r)
 			continue;
 		if (still_allowed(c, why, sizeof(why)))
 			continue;
+		if (!c->decided && c->st == GW_C_RELAY && c->ufd >= 0) {
+			/* relayed before its client spoke (server-first): it was allowed */
+			c->decided = true;
+			gw_conn_audit(c, "net.connect", true, "allowed");
+		}
 		gw_conn_audit(c, "net.revoke", false, why);
 		gw_conn_reset(c, why);
 		n++;
