@@ -228,6 +228,20 @@ check "root kills it" rw kill "$mid"
 wait "$mpid"
 check_eq "... 143" 143 echo $?
 
+echo "# a program that ignores SIGTERM: SIGKILL after the grace"
+IA=$T/ignorer.jsonl
+in_host "$W" run -q --audit-log "$IA" -- /bin/sh -c 'trap "" TERM; while :; do sleep 1; done' \
+	>/dev/null 2>&1 &
+ipid=$!
+started() { [[ -n $(last_run "$IA") ]] && alive_run "$(last_run "$IA")"; }
+check "the run is up" lab_wait 20 started
+iid=$(last_run "$IA")
+check "warden kill RUN" rw kill "$iid"
+wait "$ipid"
+check_eq "... it exits 137 (SIGKILL after the grace)" 137 echo $?
+check "... run.exit says signal 9, killed" jq -e -s --arg id "$iid" 'any(.[]; .run == $id and
+	.action == "run.exit" and .exit == 137 and .signal == 9 and .allowed == false)' "$IA"
+
 echo "# daemon mode"
 daemon_start
 check "the daemon starts (--manage-nft)" daemon_ready
