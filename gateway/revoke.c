@@ -25,7 +25,7 @@ static bool still_allowed(struct gw_conn *c, char *why, size_t size)
 	return false;
 }
 
-unsigned gw_tcp_revoke(struct gw_tcp *t, struct gw_run *r)
+unsigned gw_tcp_revoke(struct gw_tcp *t, const struct gw_run *r)
 {
 	struct gw_conn *c, *next;
 	unsigned n = 0;

@@ -203,6 +203,6 @@ void gw_conn_reap(struct gw_tcp *t);
  * the new policy no longer allows
  * Return: how many were closed.
  */
-unsigned gw_tcp_revoke(struct gw_tcp *t, struct gw_run *r);
+unsigned gw_tcp_revoke(struct gw_tcp *t, const struct gw_run *r);
 
 #endif /* WARDEN_GATEWAY_TCP_H */

@@ -198,7 +198,10 @@ int cmd_status(int argc, char **argv)
 
 		printf("%-12s %-10s %-8s %-8s %5s %5s %15s %6s  %-16s %s\n", "RUN", "USER", "MODE",
 		       "STATE", "AGE", "CONNS", "BYTES UP/DOWN", "DENIED", "POLICY", "COMMAND");
-		json_array_foreach(runs, i, o) print_row(o);
+		json_array_foreach(runs, i, o)
+		{
+			print_row(o);
+		}
 		json_array_foreach(runs, i, o)
 		{
 			const json_t *w = json_object_get(o, "counts_error");
