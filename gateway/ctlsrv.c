@@ -333,6 +333,8 @@ static void op_replace(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 		return;
 	}
 	audit_run(c->ctl, r, "run.policy-replace", c->uid, "allowlist replaced");
+	/* what the run has open is decided again: the removed names' connections close */
+	gw_run_policy_changed(c->ctl->runs, r);
 	put_ok(c);
 }
 

@@ -301,6 +301,20 @@ void gw_tcp_decide(const struct gw_tcp_facts *f, struct gw_tcp_verdict *v)
 		by_addr(f->policy, f->dst, f->port, GW_TCP_DENY, v);
 }
 
+void gw_tcp_recheck(const struct wd_policy *policy, const char *name, const struct gw_addr *dst,
+		    uint16_t port, struct gw_tcp_verdict *v)
+{
+	struct gw_addr lit;
+
+	memset(v, 0, sizeof(*v));
+	v->rule = -1;
+	v->port = port;
+	if (name && gw_addr_parse(name, &lit))
+		by_name(policy, name, port, v);
+	else
+		by_addr(policy, dst, port, GW_TCP_DENY, v); /* a literal: where it connected */
+}
+
 void gw_tcp_decide_request(const char *bound, const struct http_request *req, unsigned request,
 			   struct gw_tcp_verdict *v)
 {

@@ -173,6 +173,20 @@ struct gw_tcp_verdict {
 void gw_tcp_decide(const struct gw_tcp_facts *f, struct gw_tcp_verdict *v);
 
 /**
+ * gw_tcp_recheck() - whether a connection the gateway let through is still allowed by
+ * @policy (a run's new one, after `replace`): by the name it was decided on (@name; an address
+ * literal counts as its address), else by the address it goes to (@dst, a cidr rule)
+ * @policy:	the policy now
+ * @name:	the name the connection was allowed for, or NULL
+ * @dst:	the destination address
+ * @port:	its port
+ * @v:		the verdict: ALLOW_NAME or ALLOW_ADDR when still allowed, else DENY with
+ *		the reason (NO_RULE, NO_NAME, CEILING) as at the first decision
+ */
+void gw_tcp_recheck(const struct wd_policy *policy, const char *name, const struct gw_addr *dst,
+		    uint16_t port, struct gw_tcp_verdict *v);
+
+/**
  * gw_tcp_decide_request() - a later request head on an HTTP connection bound to @bound
  * @bound:	the connection's name
  * @req:	the request head (HTTP_OK)

@@ -100,6 +100,12 @@ static void run_ended(void *ctx, struct gw_run *r)
 	gw_udplog_run_end(ctx, r);
 }
 
+/* the run table's policy hook: a replaced policy closes what it no longer allows */
+static void policy_replaced(void *ctx, struct gw_run *r)
+{
+	gw_tcp_revoke(ctx, r);
+}
+
 /* SIGTERM/SIGINT end the loop when the caller has blocked them */
 static void watch_signals(struct gw *g)
 {
@@ -143,6 +149,8 @@ int gw_new(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *l
 		goto fail;
 	g->runs.on_end = run_ended;
 	g->runs.on_end_ctx = &g->udp;
+	g->runs.on_policy = policy_replaced;
+	g->runs.on_policy_ctx = &g->tcp;
 	g->up |= GW_UP_TCP;
 	r = gw_tcp_init(&g->tcp, &g->ev, &g->runs, &g->res, &g->audit, &g->lim, fds->transparent,
 			fds->proxy, err);

@@ -220,6 +220,12 @@ int gw_run_set_policy(struct gw_run *r, const struct gw_ctl_req *req, char *why,
 	return 0;
 }
 
+void gw_run_policy_changed(struct gw_runs *t, struct gw_run *r)
+{
+	if (t->on_policy)
+		t->on_policy(t->on_policy_ctx, r);
+}
+
 /* @uid's account (made on first use), with one more reference; NULL: -ENOMEM */
 static struct gw_user *user_get(struct gw_runs *t, uid_t uid)
 {

@@ -107,6 +107,10 @@ struct gw_run {
  * @on_end:	called as a run leaves the table, before its summaries (set by gw.c:
  *		the drop log's summaries); may be NULL
  * @on_end_ctx:	its first argument
+ * @on_policy:	called after a run's policy was replaced (gw_run_policy_changed(); set by gw.c:
+ *		the TCP path closes the connections the new policy no longer allows); may be
+ *		NULL
+ * @on_policy_ctx: its first argument
  */
 struct gw_runs {
 	struct gw_ev *ev;
@@ -126,6 +130,8 @@ struct gw_runs {
 	uint64_t local_at;
 	void (*on_end)(void *ctx, struct gw_run *r);
 	void *on_end_ctx;
+	void (*on_policy)(void *ctx, struct gw_run *r);
+	void *on_policy_ctx;
 };
 
 /**
@@ -194,6 +200,12 @@ int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, 
  * closed); -ENOMEM.
  */
 int gw_run_set_policy(struct gw_run *r, const struct gw_ctl_req *req, char *why, size_t why_size);
+
+/**
+ * gw_run_policy_changed() - @r's policy was replaced (a `replace` that succeeded): the hook
+ * (@t->on_policy) re-decides what @r has open
+ */
+void gw_run_policy_changed(struct gw_runs *t, struct gw_run *r);
 
 /**
  * gw_run_policy_bound() - replace @p by the effective policy the ceiling of @t's

@@ -196,4 +196,13 @@ void gw_conn_reset(struct gw_conn *c, const char *end);
 /** gw_conn_reap() - free the connections closed during this loop round. */
 void gw_conn_reap(struct gw_tcp *t);
 
+/* revoke.c */
+/**
+ * gw_tcp_revoke() - @r's policy was replaced: decide again every connection of @r the gateway
+ * let through (resolving, connecting, relaying) and reset, audited as "net.revoke", each one
+ * the new policy no longer allows
+ * Return: how many were closed.
+ */
+unsigned gw_tcp_revoke(struct gw_tcp *t, const struct gw_run *r);
+
 #endif /* WARDEN_GATEWAY_TCP_H */

@@ -33,6 +33,14 @@ int cmd_doctor(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+int cmd_allowlist(int argc, char **argv);
+
+/**
+ * cmd_allowlist_approval() - `warden allowlist approve|deny REQUEST-ID` and `pending`: the
+ * approval store of additions `warden mcp` asked for (argv[1] is the word)
+ * Return: the exit status.
+ */
+int cmd_allowlist_approval(int argc, char **argv);
 
 /**
  * cli_wants_help() - true when argv holds -h or --help before any "--"

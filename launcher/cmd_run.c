@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,6 +48,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 void run_usage(FILE *f)
@@ -376,9 +378,57 @@ static int stage_command(struct run *r)
 	return run_command_resolve(r, r->cmd_argc, r->cmd_argv);
 }
 
-/* The run's state record: our pid and start time, the nft table it uses. */
+/* The command line for the record: a JSON array, cut to fit (then "..." last). */
+static void record_command(struct run *r)
+{
+	json_t *a = json_array();
+	char *s = NULL;
+
+	for (size_t i = 0; a && r->argv[i]; i++) {
+		json_t *w = json_string(r->argv[i]); /* NULL: not UTF-8 */
+
+		json_array_append_new(a, w ? w : json_string("?"));
+		free(s);
+		s = json_dumps(a, JSON_COMPACT);
+		if (!s || strlen(s) + 8 >= sizeof(r->rec.command)) {
+			json_array_remove(a, json_array_size(a) - 1);
+			json_array_append_new(a, json_string("..."));
+			break;
+		}
+	}
+	free(s);
+	s = a ? json_dumps(a, JSON_COMPACT) : NULL;
+	snprintf(r->rec.command, sizeof(r->rec.command), "%s",
+		 s && strlen(s) < sizeof(r->rec.command) ? s : "[]");
+	free(s);
+	json_decref(a);
+}
+
+/* The run's policy text beside its record (0600): what `warden allowlist` changes live. */
+static int save_policy_text(struct run *r)
+{
+	char p[PATH_MAX + 32], tmp[PATH_MAX + 40];
+	int fd, ret;
+
+	snprintf(p, sizeof(p), "%s/%s", r->state_dir, RUN_POLICY_FILE);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", p);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	ret = wd_write_all(fd, r->policy_text, r->policy_len);
+	close(fd);
+	if (!ret && rename(tmp, p) < 0)
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+/* The run's state record: our pid and start time, the nft table it uses, and what the
+ * live-run verbs show (mode, person, command, policy, audit log). */
 static int stage_state(struct run *r)
 {
+	const char *slash = strrchr(r->policy_abs, '/');
 	int ret;
 
 	r->t0 = wd_mono_ns();
@@ -386,6 +436,17 @@ static int stage_state(struct run *r)
 	snprintf(r->rec.id, sizeof(r->rec.id), "%s", r->id);
 	r->rec.pid = getpid();
 	r->rec.start = run_proc_start(r->rec.pid);
+	snprintf(r->rec.mode, sizeof(r->rec.mode), "%s",
+		 r->mode == RUN_MODE_ROOTLESS ? "rootless"
+		 : r->mode == RUN_MODE_DAEMON ? "daemon"
+					      : "root");
+	r->rec.uid = r->caller_uid;
+	r->rec.created = (unsigned long long)time(NULL);
+	snprintf(r->rec.policy, sizeof(r->rec.policy), "%s", r->policy_abs);
+	snprintf(r->rec.policy_name, sizeof(r->rec.policy_name), "%.255s",
+		 slash ? slash + 1 : r->policy_abs);
+	snprintf(r->rec.audit, sizeof(r->rec.audit), "%s", audit_log_path(r->log));
+	record_command(r);
 	/* rootless: the table lives in the run's own namespace and dies with it */
 	if (r->mode == RUN_MODE_ROOT) {
 		snprintf(r->rec.table, sizeof(r->rec.table), "%s", r->fcfg.table);
@@ -395,6 +456,11 @@ static int stage_state(struct run *r)
 	if (ret)
 		return run_fail(r, "state", "check that /run is writable",
 				"cannot record the run in %s: %s", r->state_dir, strerror(-ret));
+	ret = save_policy_text(r);
+	if (ret)
+		return run_fail(r, "state", "check that /run is writable",
+				"cannot keep the run's policy in %s: %s", r->state_dir,
+				strerror(-ret));
 	return 0;
 }
 
@@ -510,6 +576,13 @@ static int finish(struct run *r, struct run_outcome *o)
 		/* the daemon went away: the run was ended, not the program's own end */
 		o->status = RUN_EXIT_WARDEN;
 		o->sig = 0;
+	}
+	if (o->killed && !o->gw_gone) {
+		/* `warden kill`: the status says so even when the program caught SIGTERM and
+		 * exited on its own */
+		if (o->status <= 128 || o->status > 128 + 64)
+			o->status = 128 + SIGTERM;
+		o->sig = o->status - 128;
 	}
 	/* bwrap reports a program killed by signal N as exit 128+N, which an exit(128+N)
 	 * also gives: run.exit names a signal only when it is known (bwrap itself was

@@ -26,6 +26,7 @@ static const struct verb verbs[] = {
     {"gc", cmd_gc, "remove what crashed runs left behind"},
     {"version", cmd_version, "print the version"},
     {"help", cmd_help, "print this help"},
+    {"allowlist", cmd_allowlist, "show or change a live run's allowlist"},
 };
 
 static void usage(FILE *f)

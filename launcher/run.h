@@ -11,6 +11,7 @@
 #include "common/common.h"
 #include "policy/policy.h"
 
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,8 +26,13 @@ enum {
 	RUN_EXIT_NOTFOUND = 127,
 };
 
-/* SIGTERM first, SIGKILL this much later (timeout, teardown). */
+/* SIGTERM first, SIGKILL this much later (timeout, teardown, `warden kill`). */
 #define RUN_KILL_GRACE_MS 750
+
+/* `warden kill` sends the launcher SIGTERM with this value (sigqueue(3)): the launcher then
+ * ends the run as a timeout does and audits who (the kernel's sender uid and pid). A plain
+ * SIGTERM is still forwarded to the program. */
+#define RUN_KILL_SIGVAL 0x77646b6c /* "wdkl" */
 
 /* Where runs record themselves (one folder per run, see run_state.c). */
 #define RUN_STATE_DIR "/run/warden/runs"
@@ -294,6 +300,16 @@ void run_gw_stop(struct run_gw *gw);
  * @gw_pid:	embedded gateway pid (0 when none)
  * @gw_start:	its start time
  * @cg:		cgroup folders ("" when none)
+ * @mode:	"root", "rootless" or "daemon"
+ * @uid:	the person whose run it is (the audit events' uid)
+ * @created:	when the run started (seconds since the epoch)
+ * @ending:	1 once the program ended and the teardown child owns the record
+ * @policy:	the policy file's absolute path ("" for the empty policy)
+ * @policy_name: the name the gateway knows the policy by
+ * @audit:	the run's audit log
+ * @started_by:	"" for `warden run`; "mcp" for a run `warden mcp` started (additions to its
+ *		allowlist need a person's approval)
+ * @command:	the command line as a JSON array of strings (cut to fit, then "...")
  */
 struct run_record {
 	char id[32];
@@ -310,7 +326,20 @@ struct run_record {
 	pid_t gw_pid;
 	unsigned long long gw_start;
 	char cg[LIMITS_V1_COUNT][512];
+	char mode[12];
+	uid_t uid;
+	unsigned long long created;
+	unsigned long long ending;
+	char policy[PATH_MAX];
+	char policy_name[256];
+	char audit[PATH_MAX];
+	char started_by[16];
+	char command[1024];
 };
+
+/* The run's policy text as its gateway has it now, beside its state record (0600): what
+ * `warden allowlist` composes a live change from. */
+#define RUN_POLICY_FILE "policy.yaml"
 
 /**
  * run_proc_start() - start time of @pid (field 22 of /proc/<pid>/stat)

@@ -193,6 +193,11 @@ void run_audit_exit(struct run *r, int status, int sig, const struct run_counts 
 		ev.bytes_down = c->down;
 	}
 	ev.mcp = r->io.exit_mcp;
+	if (r->killed_by[0]) {
+		/* stopped by a person: not the program's own end */
+		ev.allowed = false;
+		ev.reason = r->killed_by;
+	}
 	if (r->gw_lost) {
 		ev.has |= AUDIT_HAS_COUNTS_INCOMPLETE;
 		ev.counts_incomplete = true;
@@ -220,5 +225,30 @@ void run_audit_mcp(struct run *r, const char *reason)
 	ev.resource = r->exe;
 	ev.allowed = true;
 	ev.reason = reason;
+	write_event(r, &ev, 0);
+}
+
+void run_audit_kill(struct run *r, uid_t uid, pid_t pid)
+{
+	struct audit_event ev = {0};
+	struct passwd pw, *pwr = NULL;
+	char why[400], pwbuf[1024];
+
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &pwr) || !pwr)
+		pwr = NULL;
+	snprintf(
+	    why, sizeof(why),
+	    "warden kill by uid %u%s%s%s (pid %d): SIGTERM to the program, SIGKILL after %d ms",
+	    (unsigned)uid, pwr ? " (" : "", pwr ? pw.pw_name : "", pwr ? ")" : "", (int)pid,
+	    RUN_KILL_GRACE_MS);
+	snprintf(r->killed_by, sizeof(r->killed_by), "killed by uid %u (pid %d) with warden kill",
+		 (unsigned)uid, (int)pid);
+	ev.type = AUDIT_TYPE_RUN;
+	ev.action = "run.kill";
+	ev.resource = r->exe;
+	ev.allowed = true;
+	ev.reason = why;
+	ev.has = AUDIT_HAS_SIGNAL;
+	ev.signal = SIGTERM;
 	write_event(r, &ev, 0);
 }

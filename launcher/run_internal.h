@@ -228,6 +228,7 @@ struct run {
 	/* daemon mode: the connection the run was registered over, held for the run's life (its
 	 * end: the daemon is gone), -1: none */
 	int gw_hold;
+	char killed_by[200];   /* `warden kill` ended it: who, for run.exit ("" otherwise) */
 	bool gw_lost;	       /* the gateway died or forgot the run: its counts are incomplete */
 	char gw_lost_why[300]; /* ... and how, for run.exit */
 	/* run_sandbox.c */
@@ -247,10 +248,12 @@ struct run {
  * @status:	what `warden run` exits with (run_exit_status())
  * @sig:	the signal that ended the program when known, else 0
  * @gw_gone:	the gateway daemon went away during the run: it was ended, the status is 125
+ * @killed:	`warden kill` ended it (RUN_KILL_SIGVAL): the status is 128 + the signal
  */
 struct run_outcome {
 	int wstatus;
 	bool timed_out;
+	bool killed;
 	bool gw_gone;
 	bool rss_hit;
 	uint64_t rss_peak_kb;
@@ -353,6 +356,14 @@ void run_audit_limits(struct run *r, struct run_outcome *o);
  * @flags:	AUDIT_WRITE_DURABLE or 0
  */
 void run_audit_exit(struct run *r, int status, int sig, const struct run_counts *c, unsigned flags);
+
+/**
+ * run_audit_kill() - write "run.kill": `warden kill` asked the launcher to end the run
+ * @r:		the run (r->killed_by is set: who asked)
+ * @uid:	the sender's uid, as the kernel reported it
+ * @pid:	the sender's pid
+ */
+void run_audit_kill(struct run *r, uid_t uid, pid_t pid);
 
 /**
  * run_audit_sync() - fdatasync the audit log through the descriptor run.exit was written with

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,24 +29,37 @@ unsigned long long run_proc_start(pid_t pid)
 	return start;
 }
 
+/* how a field is kept in struct run_record */
+enum field_kind {
+	F_STR, /* a NUL-terminated string of the member's size */
+	F_PID, /* pid_t */
+	F_UID, /* uid_t */
+	F_ULL, /* unsigned long long */
+};
+
 struct field {
 	const char *key;
 	size_t off;
-	size_t size; /* 0: a number */
+	size_t size;
+	enum field_kind kind;
 };
 
 #define STR(k, m)                                                                                  \
 	{                                                                                          \
-		k, offsetof(struct run_record, m), sizeof(((struct run_record *)0)->m)             \
+		k, offsetof(struct run_record, m), sizeof(((struct run_record *)0)->m), F_STR      \
 	}
-#define NUM(k, m)                                                                                  \
+#define NUM(k, m, kind)                                                                            \
 	{                                                                                          \
-		k, offsetof(struct run_record, m), 0                                               \
+		k, offsetof(struct run_record, m), sizeof(((struct run_record *)0)->m), kind       \
 	}
 
 /* one row a field, as the file has them (clang-format would pack them in columns) */
 /* clang-format off */
 static const struct field fields[] = {
+	NUM("pid", pid, F_PID),
+	NUM("start", start, F_ULL),
+	NUM("gw_pid", gw_pid, F_PID),
+	NUM("gw_start", gw_start, F_ULL),
 	STR("id", id),
 	STR("ifname", ifname),
 	STR("sbx4", sbx4),
@@ -58,17 +72,79 @@ static const struct field fields[] = {
 	STR("cg_memory", cg[0]),
 	STR("cg_pids", cg[1]),
 	STR("cg_cpu", cg[2]),
+	/* what `warden status`, `kill` and `allowlist` show and need (launcher/live.c) */
+	STR("mode", mode),
+	NUM("uid", uid, F_UID),
+	NUM("created", created, F_ULL),
+	NUM("ending", ending, F_ULL),
+	STR("policy", policy),
+	STR("policy_name", policy_name),
+	STR("audit", audit),
+	STR("started_by", started_by),
+	STR("command", command),
 };
 /* clang-format on */
 
 int run_record_format(const struct run_record *r, struct wd_buf *out)
 {
-	int ret = wd_buf_printf(out, "pid=%d\nstart=%llu\ngw_pid=%d\ngw_start=%llu\n", r->pid,
-				r->start, r->gw_pid, r->gw_start);
+	int ret = 0;
 
-	for (size_t i = 0; !ret && i < WD_ARRAY_SIZE(fields); i++)
-		ret = wd_buf_printf(out, "%s=%s\n", fields[i].key, (const char *)r + fields[i].off);
+	for (size_t i = 0; !ret && i < WD_ARRAY_SIZE(fields); i++) {
+		const char *m = (const char *)r + fields[i].off;
+
+		switch (fields[i].kind) {
+		case F_STR:
+			ret = wd_buf_printf(out, "%s=%s\n", fields[i].key, m);
+			break;
+		case F_PID:
+			ret = wd_buf_printf(out, "%s=%d\n", fields[i].key, *(const pid_t *)m);
+			break;
+		case F_UID:
+			ret = wd_buf_printf(out, "%s=%u\n", fields[i].key,
+					    (unsigned)*(const uid_t *)m);
+			break;
+		case F_ULL:
+			ret = wd_buf_printf(out, "%s=%llu\n", fields[i].key,
+					    *(const unsigned long long *)m);
+			break;
+		}
+	}
 	return ret;
+}
+
+/* @v (@vlen bytes, not terminated) into field @f of @r. Return: 0 or -EINVAL */
+static int field_set(const struct field *f, const char *v, size_t vlen, struct run_record *r)
+{
+	char *m = (char *)r + f->off, num[32], *end;
+	unsigned long long x;
+
+	if (f->kind == F_STR) {
+		if (vlen >= f->size)
+			return -EINVAL;
+		memcpy(m, v, vlen);
+		m[vlen] = '\0';
+		return 0;
+	}
+	if (vlen == 0 || vlen >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, v, vlen);
+	num[vlen] = '\0';
+	errno = 0;
+	x = strtoull(num, &end, 10);
+	if (errno || *end || num[0] == '-')
+		return -EINVAL;
+	if (f->kind == F_PID) {
+		if (x > INT_MAX)
+			return -EINVAL;
+		*(pid_t *)m = (pid_t)x;
+	} else if (f->kind == F_UID) {
+		if (x > UINT32_MAX)
+			return -EINVAL;
+		*(uid_t *)m = (uid_t)x;
+	} else {
+		*(unsigned long long *)m = x;
+	}
+	return 0;
 }
 
 int run_record_parse(const char *text, struct run_record *r)
@@ -78,8 +154,8 @@ int run_record_parse(const char *text, struct run_record *r)
 	memset(r, 0, sizeof(*r));
 	while (*p) {
 		const char *eq = strchr(p, '='), *nl = strchr(p, '\n');
-		size_t klen, vlen;
-		bool done = false;
+		const struct field *f = NULL;
+		size_t klen;
 
 		if (!nl)
 			nl = p + strlen(p);
@@ -90,39 +166,11 @@ int run_record_parse(const char *text, struct run_record *r)
 		if (!eq || eq > nl)
 			return -EINVAL;
 		klen = (size_t)(eq - p);
-		vlen = (size_t)(nl - eq - 1);
-		for (size_t i = 0; i < WD_ARRAY_SIZE(fields); i++) {
-			if (strlen(fields[i].key) != klen || strncmp(p, fields[i].key, klen))
-				continue;
-			if (vlen >= fields[i].size)
-				return -EINVAL;
-			memcpy((char *)r + fields[i].off, eq + 1, vlen);
-			((char *)r + fields[i].off)[vlen] = '\0';
-			done = true;
-		}
-		if (!done) {
-			char num[32], *end;
-			unsigned long long v;
-
-			if (vlen == 0 || vlen >= sizeof(num))
-				return -EINVAL;
-			memcpy(num, eq + 1, vlen);
-			num[vlen] = '\0';
-			errno = 0;
-			v = strtoull(num, &end, 10);
-			if (errno || *end)
-				return -EINVAL;
-			if (klen == 3 && !strncmp(p, "pid", 3))
-				r->pid = (pid_t)v;
-			else if (klen == 5 && !strncmp(p, "start", 5))
-				r->start = v;
-			else if (klen == 6 && !strncmp(p, "gw_pid", 6))
-				r->gw_pid = (pid_t)v;
-			else if (klen == 8 && !strncmp(p, "gw_start", 8))
-				r->gw_start = v;
-			else
-				return -EINVAL;
-		}
+		for (size_t i = 0; !f && i < WD_ARRAY_SIZE(fields); i++)
+			if (strlen(fields[i].key) == klen && !strncmp(p, fields[i].key, klen))
+				f = &fields[i];
+		if (!f || field_set(f, eq + 1, (size_t)(nl - eq - 1), r))
+			return -EINVAL;
 		p = *nl ? nl + 1 : nl;
 	}
 	return r->id[0] && r->pid > 0 ? 0 : -EINVAL;

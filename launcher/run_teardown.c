@@ -19,8 +19,9 @@
 /* The run's state folder and what the run put in it. */
 static void state_remove(struct run *r)
 {
-	static const char *const files[] = {"state", "state.tmp", "gateway.yaml", "gateway.log",
-					    "gw.sock"};
+	static const char *const files[] = {"state",	      "state.tmp", "gateway.yaml",
+					    "gateway.log",    "gw.sock",   RUN_POLICY_FILE,
+					    "policy.yaml.tmp"};
 	char p[PATH_MAX + 16];
 
 	if (!r->rec_saved)
@@ -150,6 +151,7 @@ bool run_teardown_detached(struct run *r)
 	r->rec.start = run_proc_start(pid);
 	r->rec.gw_pid = 0;
 	r->rec.gw_start = 0;
+	r->rec.ending = 1; /* `warden status` and `kill`: the program is done */
 	if (!r->rec.start || run_state_save(r) ||
 	    (r->net.live && netns_run_set_owner(&r->ncfg, &r->net, pid))) {
 		int st;
@@ -160,6 +162,7 @@ bool run_teardown_detached(struct run *r)
 		waitpid(pid, &st, 0);
 		r->rec.pid = getpid();
 		r->rec.start = run_proc_start(r->rec.pid);
+		r->rec.ending = 0;
 		run_state_save(r);
 		if (r->net.live)
 			netns_run_set_owner(&r->ncfg, &r->net, getpid());

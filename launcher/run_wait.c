@@ -144,6 +144,19 @@ void run_wait(struct run *r, struct run_outcome *o)
 						goto done;
 					continue;
 				}
+				/* `warden kill` (launcher/cmd_kill.c): end the run as a timeout
+				 * does, audited with the sender the kernel names */
+				if (si.ssi_signo == SIGTERM && si.ssi_code == SI_QUEUE &&
+				    si.ssi_int == RUN_KILL_SIGVAL) {
+					if (!o->killed) {
+						o->killed = true;
+						run_audit_kill(r, (uid_t)si.ssi_uid,
+							       (pid_t)si.ssi_pid);
+						run_sandbox_signal(r, SANDBOX_TREE, SIGTERM);
+						arm(pfd[FD_KILL].fd, RUN_KILL_GRACE_MS, 0);
+					}
+					continue;
+				}
 				/* a terminal's ^C already reached the program (same group) */
 				if (tty && si.ssi_code == SI_KERNEL)
 					continue;

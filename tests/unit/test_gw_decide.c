@@ -943,6 +943,52 @@ static void test_name_allowed(void **state)
 	assert_int_equal(gw_name_allowed(NULL, "allowed.test"), -ENOENT);
 }
 
+/* a connection let through, decided again after a replace (gw_tcp_recheck()) */
+static void test_recheck(void **state)
+{
+	static const char narrower[] = "version: 1\nnetwork:\n  allow:\n    - allowed.test\n";
+	struct gw_addr doc = addr("198.51.100.7"), other = addr("203.0.113.9");
+	struct gw_tcp_verdict v;
+	struct policy_diags d;
+	struct wd_policy *n = NULL;
+	char buf[600];
+
+	(void)state;
+	/* by the name it was allowed for */
+	gw_tcp_recheck(P, "allowed.test", &other, 443, &v);
+	assert_int_equal(v.action, GW_TCP_ALLOW_NAME);
+	assert_int_equal(v.rule, R_ALLOWED);
+	gw_tcp_recheck(P, "x.cdn.test", &other, 443, &v);
+	assert_int_equal(v.action, GW_TCP_ALLOW_NAME);
+	gw_tcp_recheck(P, "x.cdn.test", &other, 80, &v); /* another port */
+	assert_int_equal(v.action, GW_TCP_DENY);
+	assert_int_equal(v.reason, GW_TR_NO_RULE);
+	/* no name: its address, by the cidr rules; an address literal as a name: the same */
+	gw_tcp_recheck(P, NULL, &doc, 8080, &v);
+	assert_int_equal(v.action, GW_TCP_ALLOW_ADDR);
+	assert_int_equal(v.rule, R_DOC_NET);
+	gw_tcp_recheck(P, "198.51.100.7", &doc, 8080, &v);
+	assert_int_equal(v.action, GW_TCP_ALLOW_ADDR);
+	gw_tcp_recheck(P, NULL, &other, 8080, &v);
+	assert_int_equal(v.action, GW_TCP_DENY);
+	assert_int_equal(v.reason, GW_TR_NO_NAME);
+	/* the policy without the rules: what they allowed is denied, with the usual text */
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(narrower, strlen(narrower), "n.yaml", &n, &d), 0);
+	policy_diags_free(&d);
+	gw_tcp_recheck(n, "allowed.test", &other, 80, &v);
+	assert_int_equal(v.action, GW_TCP_ALLOW_NAME);
+	gw_tcp_recheck(n, "db.internal.test", &other, 5432, &v);
+	assert_int_equal(v.action, GW_TCP_DENY);
+	assert_int_equal(v.reason, GW_TR_NO_RULE);
+	assert_string_equal(v.name, "db.internal.test");
+	assert_non_null(
+	    strstr(gw_tcp_reason_text(&v, "n.yaml", buf, sizeof(buf)), "db.internal.test"));
+	gw_tcp_recheck(n, NULL, &doc, 8080, &v);
+	assert_int_equal(v.action, GW_TCP_DENY);
+	policy_free(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -952,7 +998,7 @@ int main(void)
 	    cmocka_unit_test(test_later_requests), cmocka_unit_test(test_ssrf_classes),
 	    cmocka_unit_test(test_upstream_pick),  cmocka_unit_test(test_dns_matrix),
 	    cmocka_unit_test(test_dns_malformed),  cmocka_unit_test(test_ceiling),
-	    cmocka_unit_test(test_name_allowed),
+	    cmocka_unit_test(test_name_allowed),   cmocka_unit_test(test_recheck),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

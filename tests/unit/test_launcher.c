@@ -402,6 +402,16 @@ static void test_record(void **state)
 	r.gw_pid = 77;
 	r.gw_start = 12;
 	snprintf(r.cg[1], sizeof(r.cg[1]), "/sys/fs/cgroup/pids/warden-0123456789ab");
+	/* what the live-run verbs read (launcher/live.c) */
+	snprintf(r.mode, sizeof(r.mode), "daemon");
+	r.uid = 1500;
+	r.created = 1764600000;
+	r.ending = 1;
+	snprintf(r.policy, sizeof(r.policy), "/home/u/p.yaml");
+	snprintf(r.policy_name, sizeof(r.policy_name), "p.yaml");
+	snprintf(r.audit, sizeof(r.audit), "/home/u/.local/state/warden/audit.jsonl");
+	snprintf(r.started_by, sizeof(r.started_by), "mcp");
+	snprintf(r.command, sizeof(r.command), "[\"curl\",\"a=b\",\"x y\"]");
 	assert_int_equal(run_record_format(&r, &b), 0);
 	assert_int_equal(run_record_parse(wd_buf_cstr(&b), &back), 0);
 	assert_memory_equal(&r, &back, sizeof(r));
@@ -415,6 +425,17 @@ static void test_record(void **state)
 	assert_int_equal(run_record_parse("id=x\n\n", &back), -EINVAL);
 	assert_int_equal(run_record_parse("\nid=x\n\npid=6\n", &back), 0);
 	assert_int_equal(back.pid, 6);
+	/* numbers: no sign, no junk, in range (a uid past 32 bits, a pid past INT_MAX) */
+	assert_int_equal(run_record_parse("id=x\npid=5\nuid=-1\n", &back), -EINVAL);
+	assert_int_equal(run_record_parse("id=x\npid=5\nuid=4294967296\n", &back), -EINVAL);
+	assert_int_equal(run_record_parse("id=x\npid=2147483648\n", &back), -EINVAL);
+	assert_int_equal(run_record_parse("id=x\npid=5\ncreated=1x\n", &back), -EINVAL);
+	assert_int_equal(run_record_parse("id=x\npid=5\nuid=1500\nmode=rootless\n", &back), 0);
+	assert_int_equal(back.uid, 1500);
+	assert_string_equal(back.mode, "rootless");
+	/* a string longer than its field is refused, not cut */
+	assert_int_equal(run_record_parse("id=x\npid=5\nstarted_by=0123456789abcdef\n", &back),
+			 -EINVAL);
 	wd_buf_free(&b);
 	/* our own start time is known, a dead pid has none */
 	assert_true(run_proc_start(getpid()) > 0);

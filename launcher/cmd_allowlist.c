@@ -1,0 +1,503 @@
+/* cmd_allowlist.c - `warden allowlist [RUN]` (a live run's network allowlist) and `warden
+ * allowlist RUN add|remove NAME...` (changed live through its gateway's `replace`).
+ *
+ * The new policy is composed from the run's current one (its state folder's RUN_POLICY_FILE,
+ * what the gateway has): parsed, its network rules changed, rendered again (the gateway reads
+ * only the rules; the rest of the sandbox is fixed at start). The change runs as the run's
+ * owner (live_as_owner()) under a lock of the run's folder, so two changes do not lose one
+ * another; the gateway replaces the policy and closes the run's connections that the new one
+ * no longer allows (docs/gateway.md); then the file is updated and the change audited in the
+ * run's audit log (run.allowlist: who, what, before and after). A refusal is audited too.
+ *
+ * A run `warden mcp` started (started_by "mcp", or anything but "") may lose names, never gain
+ * them here: an addition needs a person's approval (`warden allowlist approve|deny|pending`,
+ * cmd_allowlist_approval()). Fail closed.
+ */
+#include "launcher/cli.h"
+#include "launcher/live.h"
+#include "audit/audit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#define ALLOWLIST_GW_TIMEOUT_MS 5000
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: warden allowlist [RUN]\n"
+	    "       warden allowlist RUN add NAME...\n"
+	    "       warden allowlist RUN remove NAME...\n"
+	    "       warden allowlist approve|deny REQUEST-ID | pending\n"
+	    "\n"
+	    "Show a live run's network allowlist (every live run's without RUN), or change it\n"
+	    "while it runs. NAME is a host (its ports 80 and 443), host:PORT, or *.suffix[:PORT];\n"
+	    "remove also takes a rule as `warden allowlist RUN` prints it. Removing a name\n"
+	    "closes the run's open connections to it and its DNS stops answering for it.\n"
+	    "A run started by `warden mcp` may lose names here but gains one only through\n"
+	    "a person's approval.\n");
+}
+
+/* ------------------------------------------------------------ composing (pure) */
+
+enum change_op { CHANGE_ADD, CHANGE_REMOVE };
+
+/* NAME as one network.allow rule (parsed by the policy parser itself); NULL: said in @why */
+static struct wd_policy *name_rule(const char *name, char *why, size_t wsize)
+{
+	struct wd_buf doc = WD_BUF_INIT;
+	struct policy_diags d;
+	struct wd_policy *p = NULL;
+	int ret;
+
+	policy_diags_init(&d);
+	ret = wd_buf_puts(&doc, "version: 1\nnetwork:\n  allow:\n    - ") ||
+	      policy_json_string(&doc, name) || wd_buf_puts(&doc, "\n");
+	if (!ret)
+		ret = policy_parse(doc.data, doc.len, "NAME", &p, &d);
+	if (ret || !p || p->nrules != 1) {
+		struct wd_buf m = WD_BUF_INIT;
+
+		policy_diags_sort(&d);
+		if (d.n && !policy_diag_format(&d, 0, &m))
+			snprintf(why, wsize, "'%s' is not a name to allow: %s", name,
+				 wd_buf_cstr(&m));
+		else
+			snprintf(why, wsize, "'%s' is not a name to allow", name);
+		wd_buf_free(&m);
+		policy_free(p);
+		p = NULL;
+	}
+	policy_diags_free(&d);
+	wd_buf_free(&doc);
+	return p;
+}
+
+/* whether rule @r is what remove NAME (@name, parsed as @q) names */
+static bool named_by(const struct policy_rule *r, const char *name, const struct policy_rule *q)
+{
+	if (!strcmp(r->text, name))
+		return true;
+	if (!q || r->kind != q->kind || r->kind == POLICY_RULE_CIDR || strcmp(r->host, q->host))
+		return false;
+	/* host:PORT names that rule only; a bare host every rule of it */
+	return strchr(name, ':') ? !strcmp(r->text, q->text) : true;
+}
+
+/* the rules of @p as "a, b" (for the audit event) */
+static void rules_text(const struct policy_rule *v, size_t n, struct wd_buf *out)
+{
+	wd_buf_puts(out, "[");
+	for (size_t i = 0; i < n; i++)
+		wd_buf_printf(out, "%s%s", i ? ", " : "", v[i].text);
+	wd_buf_puts(out, "]");
+}
+
+/**
+ * struct change - one `add` or `remove` of names
+ * @op:		add or remove
+ * @names:	the names
+ * @n:		how many
+ * @actor:	who asks (the caller's uid, kept across live_as_owner())
+ * @refused:	why the change is refused before it is composed (a run `warden mcp`
+ *		started gains no name here), or NULL
+ * @done:	scratch for live_as_owner()
+ */
+struct change {
+	enum change_op op;
+	char **names;
+	int n;
+	uid_t actor;
+	const char *refused;
+	struct wd_buf done;
+};
+
+/* compose @text + @ch into @out; @before/@after the rules as text. Return: 0 (nothing to do
+ * is 0 with @out empty and @why saying so), or -EINVAL with @why */
+static int compose(const char *text, size_t len, const struct change *ch, struct wd_buf *out,
+		   struct wd_buf *before, struct wd_buf *after, char *why, size_t wsize)
+{
+	struct policy_diags d;
+	struct wd_policy *p = NULL;
+	struct {
+		struct wd_policy *p; /* NAME as a policy of one rule */
+	} *add = NULL;
+	struct policy_rule *v = NULL, *saved;
+	size_t nv = 0, nsaved, cap;
+	int ret = 0, changed = 0;
+
+	policy_diags_init(&d);
+	ret = policy_parse(text, len, "policy", &p, &d);
+	policy_diags_free(&d);
+	if (ret) {
+		snprintf(why, wsize, "the run's policy does not parse any more: %s",
+			 strerror(-ret));
+		return -EINVAL;
+	}
+	cap = p->nrules + (size_t)ch->n;
+	v = calloc(cap ? cap : 1, sizeof(*v));
+	add = calloc((size_t)ch->n, sizeof(*add));
+	if (!v || !add) {
+		ret = -ENOMEM;
+		snprintf(why, wsize, "out of memory");
+		goto out;
+	}
+	memcpy(v, p->rules, p->nrules * sizeof(*v));
+	nv = p->nrules;
+	rules_text(v, nv, before);
+	for (int i = 0; i < ch->n; i++) {
+		const char *name = ch->names[i];
+		struct policy_rule *q;
+		size_t k = 0, removed = 0;
+
+		add[i].p = name_rule(name, why, wsize);
+		if (!add[i].p && (ch->op == CHANGE_ADD || !strchr(name, '/'))) {
+			ret = -EINVAL;
+			goto out;
+		}
+		q = add[i].p ? &add[i].p->rules[0] : NULL;
+		if (ch->op == CHANGE_ADD) {
+			bool have = false;
+
+			for (size_t j = 0; j < nv; j++)
+				have |= !strcmp(v[j].text, q->text);
+			if (have)
+				continue;
+			v[nv++] = *q;
+			changed++;
+			continue;
+		}
+		for (size_t j = 0; j < nv; j++) {
+			if (named_by(&v[j], name, q))
+				removed++;
+			else
+				v[k++] = v[j];
+		}
+		nv = k;
+		if (!removed) {
+			/* still allowed by a wider rule? say which, and change nothing */
+			int at = q && q->kind != POLICY_RULE_CIDR
+				     ? policy_match(p, q->host, q->ports[0])
+				     : -1;
+
+			if (at >= 0)
+				snprintf(why, wsize,
+					 "%s is not a rule of the run's allowlist; it is allowed "
+					 "by `%s`: remove that",
+					 name, p->rules[at].text);
+			else
+				snprintf(why, wsize, "%s is not in the run's allowlist", name);
+			ret = -ENOENT;
+			goto out;
+		}
+		changed += (int)removed;
+	}
+	rules_text(v, nv, after);
+	if (!changed) {
+		snprintf(why, wsize, "nothing to change: already allowed");
+		goto out;
+	}
+	saved = p->rules;
+	nsaved = p->nrules;
+	p->rules = v;
+	p->nrules = nv;
+	ret = policy_render_yaml(p, out);
+	p->rules = saved;
+	p->nrules = nsaved;
+	if (ret)
+		snprintf(why, wsize, "out of memory");
+out:
+	for (int i = 0; add && i < ch->n; i++)
+		policy_free(add[i].p);
+	free(add);
+	free(v);
+	policy_free(p);
+	return ret;
+}
+
+/* ------------------------------------------------------------ the change, as the owner */
+
+static void audit_change(const struct live_run *lr, const struct change *ch, bool allowed,
+			 const char *reason)
+{
+	struct audit_event ev = {0};
+	struct audit_log *log = NULL;
+	struct passwd pw, *pwr = NULL;
+	struct wd_buf res = WD_BUF_INIT;
+	char pwbuf[1024];
+	struct wd_err err;
+
+	if (!lr->rec.audit[0])
+		return;
+	for (int i = 0; i < ch->n; i++)
+		wd_buf_printf(&res, "%s%s", i ? " " : "", ch->names[i]);
+	if (getpwuid_r(ch->actor, &pw, pwbuf, sizeof(pwbuf), &pwr) || !pwr)
+		pwr = NULL;
+	ev.run = lr->rec.id;
+	ev.type = AUDIT_TYPE_RUN;
+	ev.action = "run.allowlist";
+	ev.resource = wd_buf_cstr(&res);
+	ev.allowed = allowed;
+	ev.reason = reason;
+	ev.policy = lr->rec.policy;
+	ev.mode = lr->rec.mode;
+	ev.has = AUDIT_HAS_PID | AUDIT_HAS_UID;
+	ev.pid = getpid();
+	ev.uid = ch->actor;
+	ev.user = pwr ? pw.pw_name : NULL;
+	wd_err_clear(&err);
+	if (audit_log_open(lr->rec.audit, &log, &err) ||
+	    audit_log_write(log, &ev, AUDIT_WRITE_DURABLE, &err))
+		fprintf(stderr, "warden allowlist: audit: %s\n", err.msg);
+	audit_log_close(log);
+	wd_buf_free(&res);
+}
+
+/* the whole change, as the run's owner; its message on stdout/stderr. Return: 0 or -errno */
+static int change_fn(const struct live_run *lr, void *arg, struct wd_buf *out)
+{
+	struct change *ch = arg;
+	struct wd_buf pol = WD_BUF_INIT, before = WD_BUF_INIT, after = WD_BUF_INIT;
+	struct wd_buf reason = WD_BUF_INIT;
+	char why[1200] = "", *text = NULL;
+	json_t *req = NULL;
+	size_t len;
+	int dfd, ret;
+
+	(void)out;
+	dfd = open(lr->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0 || flock(dfd, LOCK_EX) < 0) {
+		ret = -errno;
+		fprintf(stderr, "warden allowlist: %s: %s\n", lr->dir, strerror(errno));
+		goto out;
+	}
+	ret = live_policy_read(lr, &text, &len);
+	if (ret) {
+		fprintf(stderr, "warden allowlist: run %s: its policy (%s/%s): %s\n", lr->rec.id,
+			lr->dir, RUN_POLICY_FILE, strerror(-ret));
+		goto out;
+	}
+	ret = compose(text, len, ch, &pol, &before, &after, why, sizeof(why));
+	if (!ret && !pol.len) {
+		printf("warden allowlist: run %s: %s\n", lr->rec.id, why);
+		goto out;
+	}
+	if (ret) {
+		fprintf(stderr, "warden allowlist: run %s: %s\n", lr->rec.id, why);
+		wd_buf_printf(&reason, "uid %u: %s refused: %s", (unsigned)ch->actor,
+			      ch->op == CHANGE_ADD ? "add" : "remove", why);
+		audit_change(lr, ch, false, wd_buf_cstr(&reason));
+		goto out;
+	}
+	req = json_pack("{s:s, s:s, s:s%, s:s}", "op", "replace", "id", lr->rec.id, "policy",
+			pol.data, pol.len, "policy_name",
+			lr->rec.policy_name[0] ? lr->rec.policy_name : "policy");
+	ret = req ? run_gw_call(lr->rec.gw_socket, req, ALLOWLIST_GW_TIMEOUT_MS, NULL, why,
+				sizeof(why))
+		  : -ENOMEM;
+	if (ret) {
+		/* nothing changed: the gateway keeps the old policy */
+		fprintf(stderr, "warden allowlist: run %s: the gateway refused: %s\n", lr->rec.id,
+			why);
+		wd_buf_printf(&reason, "uid %u: %s refused by the gateway: %s", (unsigned)ch->actor,
+			      ch->op == CHANGE_ADD ? "add" : "remove", why);
+		audit_change(lr, ch, false, wd_buf_cstr(&reason));
+		goto out;
+	}
+	ret = live_policy_write(lr, pol.data, pol.len);
+	if (ret)
+		fprintf(stderr,
+			"warden allowlist: run %s: the gateway has the new allowlist, but %s/%s "
+			"could not be updated: %s\n",
+			lr->rec.id, lr->dir, RUN_POLICY_FILE, strerror(-ret));
+	wd_buf_printf(&reason, "uid %u %s; before: %s; after: %s", (unsigned)ch->actor,
+		      ch->op == CHANGE_ADD ? "added" : "removed (its open connections closed)",
+		      wd_buf_cstr(&before), wd_buf_cstr(&after));
+	audit_change(lr, ch, true, wd_buf_cstr(&reason));
+	printf("warden allowlist: run %s: %s\n", lr->rec.id, wd_buf_cstr(&after));
+out:
+	json_decref(req);
+	free(text);
+	wd_buf_free(&pol);
+	wd_buf_free(&before);
+	wd_buf_free(&after);
+	wd_buf_free(&reason);
+	if (dfd >= 0)
+		close(dfd); /* the lock goes with it */
+	return ret;
+}
+
+/* a refusal decided before anything is composed, audited as the run's owner */
+static int refuse_fn(const struct live_run *lr, void *arg, struct wd_buf *out)
+{
+	const struct change *ch = arg;
+	struct wd_buf reason = WD_BUF_INIT;
+
+	(void)out;
+	wd_buf_printf(&reason, "uid %u: %s refused: %s", (unsigned)ch->actor,
+		      ch->op == CHANGE_ADD ? "add" : "remove", ch->refused);
+	audit_change(lr, ch, false, wd_buf_cstr(&reason));
+	wd_buf_free(&reason);
+	return 0;
+}
+
+/* ------------------------------------------------------------ show */
+
+/* the rules of @lr's policy, one a line, into @out (as the owner: its file) */
+static int show_fn(const struct live_run *lr, void *arg, struct wd_buf *out)
+{
+	struct policy_diags d;
+	struct wd_policy *p = NULL;
+	char *text = NULL;
+	size_t len;
+	int ret;
+
+	(void)arg;
+	ret = live_policy_read(lr, &text, &len);
+	if (ret)
+		return ret;
+	policy_diags_init(&d);
+	ret = policy_parse(text, len, "policy", &p, &d);
+	policy_diags_free(&d);
+	free(text);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < p->nrules && !ret; i++)
+		ret = wd_buf_printf(out, "%s\n", p->rules[i].text);
+	policy_free(p);
+	return ret;
+}
+
+static int show(const struct live_run *lr, bool header)
+{
+	struct wd_buf b = WD_BUF_INIT;
+	int ret = live_as_owner(lr, show_fn, NULL, &b);
+
+	if (ret) {
+		fprintf(stderr, "warden allowlist: run %s: its policy: %s\n", lr->rec.id,
+			strerror(-ret));
+		wd_buf_free(&b);
+		return WD_EXIT_INTERNAL;
+	}
+	if (header)
+		printf("run %s (%s):\n", lr->rec.id,
+		       lr->rec.policy_name[0] ? lr->rec.policy_name : "policy");
+	if (!b.len)
+		printf("%s(nothing: every name is denied)\n", header ? "  " : "");
+	for (char *l = b.data, *nl; l && *l; l = nl + 1) {
+		nl = strchr(l, '\n');
+		if (!nl)
+			break;
+		printf("%s%.*s\n", header ? "  " : "", (int)(nl - l), l);
+	}
+	wd_buf_free(&b);
+	return WD_EXIT_OK;
+}
+
+static int show_all(void)
+{
+	struct live_run *v = NULL;
+	struct wd_err err;
+	size_t n;
+	int ret = WD_EXIT_OK;
+
+	wd_err_clear(&err);
+	if (live_runs_find(&v, &n, &err)) {
+		fprintf(stderr, "warden allowlist: %s\n", err.msg);
+		return WD_EXIT_INTERNAL;
+	}
+	if (!n)
+		printf("no live runs\n");
+	for (size_t i = 0; i < n; i++)
+		if (v[i].state != LIVE_ENDING && show(&v[i], true))
+			ret = WD_EXIT_INTERNAL;
+	free(v);
+	return ret;
+}
+
+/* ------------------------------------------------------------ the verb */
+
+static const struct {
+	const char *word;
+	enum change_op op;
+} ops[] = {
+    {"add", CHANGE_ADD},
+    {"remove", CHANGE_REMOVE},
+};
+
+static const char *const approval_words[] = {"approve", "deny", "pending"};
+
+int cmd_allowlist(int argc, char **argv)
+{
+	struct change ch = {.actor = getuid(), .done = WD_BUF_INIT};
+	struct live_run lr;
+	struct wd_err err;
+	int ret, op = -1;
+
+	if (cli_wants_help(argc, argv)) {
+		usage(stdout);
+		return WD_EXIT_OK;
+	}
+	for (size_t i = 0; argc > 1 && i < WD_ARRAY_SIZE(approval_words); i++)
+		if (!strcmp(argv[1], approval_words[i]))
+			return cmd_allowlist_approval(argc, argv);
+	if (argc == 1)
+		return show_all();
+	if (argv[1][0] == '-' || argc == 3) {
+		usage(stderr);
+		return WD_EXIT_USAGE;
+	}
+	if (argc > 3) {
+		for (size_t i = 0; i < WD_ARRAY_SIZE(ops); i++)
+			if (!strcmp(argv[2], ops[i].word))
+				op = (int)ops[i].op;
+		if (op < 0) {
+			fprintf(stderr, "warden allowlist: '%s': add or remove\n", argv[2]);
+			usage(stderr);
+			return WD_EXIT_USAGE;
+		}
+	}
+	wd_err_clear(&err);
+	ret = live_run_get(argv[1], &lr, &err);
+	if (ret) {
+		fprintf(stderr, "warden allowlist: %s\n", err.msg);
+		return ret == -ENOENT || ret == -EINVAL ? WD_EXIT_USAGE : WD_EXIT_INTERNAL;
+	}
+	if (argc == 2)
+		return show(&lr, false);
+	if (lr.state != LIVE_RUNNING) {
+		fprintf(stderr, "warden allowlist: run %s is %s: nothing to change\n", lr.rec.id,
+			live_state_name(lr.state));
+		return WD_EXIT_USAGE;
+	}
+	ch.op = (enum change_op)op;
+	ch.names = argv + 3;
+	ch.n = argc - 3;
+	if (ch.op == CHANGE_ADD && lr.rec.started_by[0]) {
+		char why[400];
+
+		/* fail closed: an agent must not widen its own sandbox */
+		snprintf(why, sizeof(why),
+			 "run %s was started by `warden %s`: adding a name needs a person's "
+			 "approval (warden allowlist approve REQUEST-ID), not this command",
+			 lr.rec.id, lr.rec.started_by);
+		fprintf(stderr, "warden allowlist: %s\n", why);
+		ch.refused = why;
+		live_as_owner(&lr, refuse_fn, &ch, &ch.done); /* audited in the run's log */
+		wd_buf_free(&ch.done);
+		return WD_EXIT_FOUND;
+	}
+	ret = live_as_owner(&lr, change_fn, &ch, &ch.done);
+	wd_buf_free(&ch.done);
+	if (!ret)
+		return WD_EXIT_OK;
+	return ret == -EINVAL || ret == -ENOENT ? WD_EXIT_USAGE : WD_EXIT_FOUND;
+}

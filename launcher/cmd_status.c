@@ -1,0 +1,217 @@
+/* cmd_status.c - `warden status [--json]`: the caller's live runs (root: everyone's) with what
+ * their gateway counts of them (its `list`). The JSON keys are stable (warden(1)). */
+#include "launcher/cli.h"
+#include "launcher/live.h"
+
+#include <jansson.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: warden status [--json]\n"
+		   "\n"
+		   "List the live runs you may see (root: every run of this machine): id, user,\n"
+		   "mode, state, age, open connections, bytes, denials, policy and command. With\n"
+		   "--json, one JSON object {\"runs\": [...]} (keys in warden(1)).\n");
+}
+
+/* the counters of @lr from its gateway, or NULL (said in @why) */
+static json_t *counters(const struct live_run *lr, char *why, size_t wsize)
+{
+	json_t *e = NULL;
+
+	why[0] = '\0';
+	if (lr->state != LIVE_RUNNING)
+		return NULL;
+	if (live_gw_list(lr, &e, why, wsize))
+		return NULL;
+	return e;
+}
+
+static json_t *num_or_null(const json_t *e, const char *key)
+{
+	const json_t *v = e ? json_object_get(e, key) : NULL;
+
+	return json_is_integer(v) ? json_integer(json_integer_value(v)) : json_null();
+}
+
+/* one run as the JSON object warden(1) documents */
+static json_t *run_json(const struct live_run *lr, const json_t *e, const char *why, time_t now)
+{
+	struct passwd pw, *pwr = NULL;
+	char pwbuf[1024];
+	json_t *cmd = json_loads(lr->rec.command, 0, NULL);
+	json_t *o;
+
+	if (getpwuid_r(lr->rec.uid, &pw, pwbuf, sizeof(pwbuf), &pwr))
+		pwr = NULL;
+	o = json_pack(
+	    "{s:s, s:I, s:o, s:s, s:s, s:I, s:I, s:I, s:o, s:s, s:s, s:s, s:s}", "id", lr->rec.id,
+	    "uid", (json_int_t)lr->rec.uid, "user", pwr ? json_string(pw.pw_name) : json_null(),
+	    "mode", lr->rec.mode, "state", live_state_name(lr->state), "pid",
+	    (json_int_t)lr->rec.pid, "started", (json_int_t)lr->rec.created, "age_s",
+	    (json_int_t)(lr->rec.created && (unsigned long long)now >= lr->rec.created
+			     ? (unsigned long long)now - lr->rec.created
+			     : 0),
+	    "command", cmd ? cmd : json_array(), "policy", lr->rec.policy, "policy_name",
+	    lr->rec.policy_name, "gateway", lr->rec.gw_socket, "started_by", lr->rec.started_by);
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "connections", num_or_null(e, "connections"));
+	json_object_set_new(o, "connections_total", num_or_null(e, "connections_total"));
+	json_object_set_new(o, "bytes_up", num_or_null(e, "bytes_up"));
+	json_object_set_new(o, "bytes_down", num_or_null(e, "bytes_down"));
+	json_object_set_new(o, "denied", num_or_null(e, "denied"));
+	json_object_set_new(o, "dns_queries", num_or_null(e, "dns_queries"));
+	json_object_set_new(o, "counts_error", why[0] ? json_string(why) : json_null());
+	return o;
+}
+
+/* "1.2M" style byte counts for the table */
+static void human(json_int_t v, char *out, size_t size)
+{
+	static const char units[] = "KMGTP";
+	double d = (double)v / 1024;
+	size_t u = 0;
+
+	if (v < 1024) {
+		snprintf(out, size, "%lld", (long long)v);
+		return;
+	}
+	while (d >= 1024 && u + 1 < sizeof(units) - 1) {
+		d /= 1024;
+		u++;
+	}
+	snprintf(out, size, "%.1f%c", d, units[u]);
+}
+
+static void age_text(json_int_t s, char *out, size_t size)
+{
+	if (s < 120)
+		snprintf(out, size, "%llds", (long long)s);
+	else if (s < 7200)
+		snprintf(out, size, "%lldm", (long long)(s / 60));
+	else
+		snprintf(out, size, "%lldh", (long long)(s / 3600));
+}
+
+static void print_row(const json_t *o)
+{
+	char age[32], up[32], down[32], conns[32], den[32], cmd[256] = "";
+	const json_t *c = json_object_get(o, "command"), *w;
+	const json_t *user = json_object_get(o, "user");
+	size_t i, at = 0;
+
+	age_text(json_integer_value(json_object_get(o, "age_s")), age, sizeof(age));
+	if (json_is_integer(json_object_get(o, "bytes_up"))) {
+		human(json_integer_value(json_object_get(o, "bytes_up")), up, sizeof(up));
+		human(json_integer_value(json_object_get(o, "bytes_down")), down, sizeof(down));
+		snprintf(conns, sizeof(conns), "%lld",
+			 (long long)json_integer_value(json_object_get(o, "connections")));
+		snprintf(den, sizeof(den), "%lld",
+			 (long long)json_integer_value(json_object_get(o, "denied")));
+	} else {
+		snprintf(up, sizeof(up), "-");
+		snprintf(down, sizeof(down), "-");
+		snprintf(conns, sizeof(conns), "-");
+		snprintf(den, sizeof(den), "-");
+	}
+	json_array_foreach(c, i, w)
+	{
+		int n = snprintf(cmd + at, sizeof(cmd) - at, "%s%s", i ? " " : "",
+				 json_string_value(w) ? json_string_value(w) : "?");
+
+		if (n < 0 || (size_t)n >= sizeof(cmd) - at)
+			break;
+		at += (size_t)n;
+	}
+	printf("%-12s %-10s %-8s %-8s %5s %5s %7s/%-7s %6s  %-16s %s\n",
+	       json_string_value(json_object_get(o, "id")),
+	       json_is_string(user) ? json_string_value(user) : "?",
+	       json_string_value(json_object_get(o, "mode")),
+	       json_string_value(json_object_get(o, "state")), age, conns, up, down, den,
+	       json_string_value(json_object_get(o, "policy_name")), cmd);
+}
+
+int cmd_status(int argc, char **argv)
+{
+	struct live_run *v = NULL;
+	struct wd_err err;
+	bool json = false;
+	time_t now = time(NULL);
+	json_t *runs;
+	size_t n;
+	int ret;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return WD_EXIT_OK;
+		} else {
+			fprintf(stderr, "warden status: unknown argument '%s'\n", argv[i]);
+			usage(stderr);
+			return WD_EXIT_USAGE;
+		}
+	}
+	wd_err_clear(&err);
+	ret = live_runs_find(&v, &n, &err);
+	if (ret) {
+		fprintf(stderr, "warden status: %s\n", err.msg);
+		return WD_EXIT_INTERNAL;
+	}
+	runs = json_array();
+	for (size_t i = 0; runs && i < n; i++) {
+		char why[400];
+		json_t *e = counters(&v[i], why, sizeof(why));
+		json_t *o = run_json(&v[i], e, why, now);
+
+		json_decref(e);
+		if (o)
+			json_array_append_new(runs, o);
+	}
+	free(v);
+	if (!runs) {
+		fprintf(stderr, "warden status: out of memory\n");
+		return WD_EXIT_INTERNAL;
+	}
+	if (json) {
+		json_t *doc = json_pack("{s:o}", "runs", runs);
+		char *s = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		json_decref(doc);
+		return s ? WD_EXIT_OK : WD_EXIT_INTERNAL;
+	}
+	if (!json_array_size(runs)) {
+		printf("no live runs\n");
+	} else {
+		json_t *o;
+		size_t i;
+
+		printf("%-12s %-10s %-8s %-8s %5s %5s %15s %6s  %-16s %s\n", "RUN", "USER", "MODE",
+		       "STATE", "AGE", "CONNS", "BYTES UP/DOWN", "DENIED", "POLICY", "COMMAND");
+		json_array_foreach(runs, i, o)
+		{
+			print_row(o);
+		}
+		json_array_foreach(runs, i, o)
+		{
+			const json_t *w = json_object_get(o, "counts_error");
+
+			if (json_is_string(w))
+				fprintf(stderr, "warden status: run %s: %s\n",
+					json_string_value(json_object_get(o, "id")),
+					json_string_value(w));
+		}
+	}
+	json_decref(runs);
+	return WD_EXIT_OK;
+}
