@@ -38,6 +38,8 @@ enum gw_ctl_op {
  * @netns:	register: the run's network namespace is the descriptor sent with the
  *		request ("netns": "fd"); the gateway plumbs it and assigns @ifname and the
  *		addresses (then absent from the request)
+ * @stream:	register with netns: "stream": "events" -- the run's audit events are sent
+ *		on this connection as event lines (docs/gateway.md, "Control protocol")
  * @priv:	storage owned by the request (gw_ctl_req_clear())
  */
 struct gw_ctl_req {
@@ -49,6 +51,7 @@ struct gw_ctl_req {
 	size_t policy_len;
 	char policy_name[256];
 	bool netns;
+	bool stream;
 	void *priv;
 };
 
