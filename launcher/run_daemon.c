@@ -193,44 +193,63 @@ int run_daemon_up(struct run *r)
 		return run_fail(r, "network", "`warden doctor` checks what a user's run needs",
 				"%s", err.msg[0] ? err.msg : strerror(-ret));
 	r->net.netns_fd = r->rl.netns_fd;
-	/* "stream": the daemon sends the run's audit lines on this connection too, for the
-	 * user's own log (run_daemon_events()) */
-	req = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s%}", "op", "register", "id", r->id, "netns",
-			"fd", "stream", "events", "policy_name", slash ? slash + 1 : r->policy_abs,
-			"policy", r->policy_text, r->policy_len);
-	line = req ? json_dumps(req, JSON_COMPACT) : NULL;
-	json_decref(req);
-	if (!line)
-		return run_fail(r, "network", NULL, "out of memory");
 	/* recorded first: a crash from here on still gets the run unregistered (the daemon
 	 * also does it when this connection closes) */
 	snprintf(r->rec.gw_socket, sizeof(r->rec.gw_socket), "%s", r->gw.socket);
 	run_state_save(r);
-	fd = connect_to(r->gw.socket);
-	if (fd < 0) {
-		free(line);
-		return run_fail(r, "network",
-				"start warden-gateway (as root: warden-gateway --manage-nft), or "
-				"use --mode rootless",
-				"no gateway daemon answers on %s (%s)", r->gw.socket,
-				strerror(-fd));
-	}
-	ret = call_with_fd(fd, line, r->rl.netns_fd, &ans_text, &r->gw_in);
-	free(line);
-	if (!ret) {
-		ans = json_loads(ans_text, 0, NULL);
-		ret = ans ? 0 : -EBADMSG;
-	}
-	free(ans_text);
-	if (ret) {
-		close(fd);
-		return run_fail(r, "network", "check the gateway daemon's log",
-				"registering with the gateway daemon on %s: %s", r->gw.socket,
-				strerror(-ret));
-	}
-	if (!json_is_true(json_object_get(ans, "ok"))) {
-		const char *e = json_string_value(json_object_get(ans, "error"));
+	/* "stream": the daemon sends the run's audit lines on this connection too, for the
+	 * user's own log (run_daemon_events()); a daemon older than that refuses the key, and is
+	 * asked once more without it */
+	for (int stream = 1;; stream = 0) {
+		const char *e;
 
+		req = json_pack("{s:s, s:s, s:s, s:s, s:s%}", "op", "register", "id", r->id,
+				"netns", "fd", "policy_name", slash ? slash + 1 : r->policy_abs,
+				"policy", r->policy_text, r->policy_len);
+		if (req && stream)
+			json_object_set_new(req, "stream", json_string("events"));
+		line = req ? json_dumps(req, JSON_COMPACT) : NULL;
+		json_decref(req);
+		if (!line)
+			return run_fail(r, "network", NULL, "out of memory");
+		fd = connect_to(r->gw.socket);
+		if (fd < 0) {
+			free(line);
+			return run_fail(
+			    r, "network",
+			    "start warden-gateway (as root: warden-gateway --manage-nft), "
+			    "or use --mode rootless",
+			    "no gateway daemon answers on %s (%s)", r->gw.socket, strerror(-fd));
+		}
+		wd_buf_reset(&r->gw_in);
+		ret = call_with_fd(fd, line, r->rl.netns_fd, &ans_text, &r->gw_in);
+		free(line);
+		if (!ret) {
+			ans = json_loads(ans_text, 0, NULL);
+			ret = ans ? 0 : -EBADMSG;
+		}
+		free(ans_text);
+		ans_text = NULL;
+		if (ret) {
+			close(fd);
+			return run_fail(r, "network", "check the gateway daemon's log",
+					"registering with the gateway daemon on %s: %s",
+					r->gw.socket, strerror(-ret));
+		}
+		if (json_is_true(json_object_get(ans, "ok")))
+			break;
+		e = json_string_value(json_object_get(ans, "error"));
+		if (stream && e && strstr(e, "unknown key `stream`")) {
+			json_decref(ans);
+			close(fd);
+			if (!r->o.quiet)
+				fprintf(stderr,
+					"warden run: the gateway daemon on %s is older than "
+					"this warden: its events of the run stay in its "
+					"central log only\n",
+					r->gw.socket);
+			continue;
+		}
 		ret = run_fail(r, "network", "see the daemon's reason",
 			       "the gateway daemon on %s refused the run: %s", r->gw.socket,
 			       e ? e : "no reason given");

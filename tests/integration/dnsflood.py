@@ -60,6 +60,9 @@ def main():
             except socket.timeout:
                 counts["timeouts"] += 1
                 break
+            except OSError:  # an ICMP error for an earlier datagram: no answer to this one
+                counts["other"] += 1
+                break
             if len(ans) < 12 or struct.unpack(">H", ans[:2])[0] != qid:
                 continue  # a late answer to an earlier query
             answered += 1

@@ -244,6 +244,7 @@ check "the stalled launcher's run is registered with the stream" lab_wait 10 \
 STUCK_GW=$(jq -r '.host_v4 // empty' "$T/stuck/answer" 2>/dev/null)
 stuck_flood() {
 	local out
+	[[ -n $STUCK_GW ]] || { echo "no gateway address: the register failed"; return 2; }
 	out=$(nsenter --net="/proc/$UNA/ns/net" python3 "$SRC/tests/integration/dnsflood.py" \
 		"$STUCK_GW" 6000 A allowed.test) || return 2
 	echo "$out"
@@ -274,6 +275,7 @@ stuck_accounts() { # the central log's events of the run = those sent + those co
 	((central > 6000 && lost > 0 && central == sent + lost))
 }
 check "every event of the run is either sent or counted in that notice" stuck_accounts
+echo "# info: the stalled run's events: $(stuck_accounts)"
 check "every line it got is the central log's line, byte for byte" bash -c \
 	'! grep -vxFf "$1" "$0"' "$T/stuck/events.jsonl" "$CENTRAL"
 kill "$UNA" "$ANS_PID" 2>/dev/null
