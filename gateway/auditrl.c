@@ -154,20 +154,27 @@ arm:
 		gw_arm(a->ev, &a->timer, a->ev->now + GW_FLOOD_SUMMARY_NS);
 }
 
+/* every event of a run names whose run it is (a shared daemon's log holds many users'):
+ * summaries too */
+static void whose(const struct gw_audit_acct *run, struct audit_event *ev)
+{
+	if (run->uid >= 0 && !(ev->has & AUDIT_HAS_UID)) {
+		ev->has |= AUDIT_HAS_UID;
+		ev->uid = run->uid;
+	}
+	if (run->mode && !ev->mode)
+		ev->mode = run->mode;
+	if (run->user && !ev->user)
+		ev->user = run->user;
+}
+
 void gw_audit(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event *ev)
 {
 	ev->run = run ? run->id : "";
 	if (run && run->policy[0] && !ev->policy)
 		ev->policy = run->policy;
-	/* every event of a run names whose run it is (a shared daemon's log holds many users') */
-	if (run && run->uid >= 0 && !(ev->has & AUDIT_HAS_UID)) {
-		ev->has |= AUDIT_HAS_UID;
-		ev->uid = run->uid;
-	}
-	if (run && run->mode && !ev->mode)
-		ev->mode = run->mode;
-	if (run && run->user && !ev->user)
-		ev->user = run->user;
+	if (run)
+		whose(run, ev);
 	if (!a->ev->log)
 		return;
 	if (run && run->audit_bytes >= a->budget && !exempt(ev)) {
@@ -253,6 +260,8 @@ void gw_audit_summaries(struct gw_audit *a, struct gw_audit_acct *run)
 			 "counts by name in \"names\"%s",
 			 (unsigned long long)s->count, s->allowed ? "allowed" : "denied", s->action,
 			 why, other);
+		if (run)
+			whose(run, &ev);
 		if (a->ev->log)
 			write_event(a, run, &ev);
 		for (unsigned k = 0; k < s->nnames; k++)
