@@ -379,6 +379,16 @@ int audit_log_sync(struct audit_log *log);
 size_t audit_log_last_len(const struct audit_log *log);
 
 /**
+ * audit_log_last_line() - the line the last successful audit_log_write() encoded (its
+ * newline included), whether written or queued: exactly the bytes the log gets
+ * @log:	the writer
+ * @ret_len:	its length (0 before the first write)
+ *
+ * Return: the line (valid until the next write on @log), or NULL before the first write.
+ */
+const char *audit_log_last_line(const struct audit_log *log, size_t *ret_len);
+
+/**
  * audit_log_pending() - how many events are queued (AUDIT_WRITE_DEFER)
  */
 size_t audit_log_pending(const struct audit_log *log);

@@ -355,6 +355,12 @@ size_t audit_log_last_len(const struct audit_log *log)
 	return log->buf.len;
 }
 
+const char *audit_log_last_line(const struct audit_log *log, size_t *ret_len)
+{
+	*ret_len = log->buf.len;
+	return log->buf.len ? log->buf.data : NULL;
+}
+
 int audit_log_flush(struct audit_log *log, struct wd_err *err)
 {
 	return flush_queue(log, 0, err);

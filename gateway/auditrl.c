@@ -42,6 +42,7 @@ struct gw_flood_slot {
 	bool allowed;
 	uint64_t count;
 	uint64_t other; /* events whose name did not fit in @names */
+	char *why;	/* heap: why they were never written one by one (gw_audit_count()); NULL */
 	unsigned nnames;
 	struct gw_flood_name {
 		char *name; /* heap, printable ASCII */
@@ -65,25 +66,33 @@ void gw_audit_init(struct gw_audit *a, struct gw_ev *ev, uint64_t budget)
 	gw_timer_init(&a->timer, GW_T_FLOOD, a);
 }
 
-/* events always written: a run's lifecycle, and summaries (of NFLOG drops too) */
+/* events always written: a run's lifecycle, summaries (of NFLOG drops too), and the audit's
+ * own notices ("audit.stream": what a launcher's copy lacks) */
 static bool exempt(const struct audit_event *ev)
 {
 	if (ev->has & (AUDIT_HAS_COUNT | AUDIT_HAS_DENIALS))
 		return true;
+	if (ev->type == AUDIT_TYPE_OTHER && ev->type_name && !strcmp(ev->type_name, "audit"))
+		return true;
 	return ev->type == AUDIT_TYPE_RUN && strcmp(ev->action, "run.liveness") != 0;
 }
 
-/* one write; its bytes count against @run's budget */
+/* one write; its bytes count against @run's budget; the run's stream gets the same line */
 static void write_event(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event *ev)
 {
 	struct gw_ev *e = a->ev;
+	const char *line;
+	size_t len;
 
 	if (audit_log_write(e->log, ev, ev->allowed ? AUDIT_WRITE_DEFER : 0, NULL)) {
 		e->stats.audit_errors++;
 		return;
 	}
-	if (run)
-		run->audit_bytes += audit_log_last_len(e->log);
+	if (!run)
+		return;
+	run->audit_bytes += audit_log_last_len(e->log);
+	if (run->stream && (line = audit_log_last_line(e->log, &len)))
+		run->stream(run->stream_ctx, line, len);
 }
 
 /* the name an event is counted under: printable ASCII, at most 255 bytes, never "" */
@@ -101,8 +110,9 @@ static void count_name(const char *res, char *out, size_t size)
 	out[n] = '\0';
 }
 
-/* count @ev for @run's next summary instead of writing it */
-static void suppress(struct gw_audit *a, struct gw_audit_acct *run, const struct audit_event *ev)
+/* count @ev for @run's next summary instead of writing it (@why: the summary's own reason) */
+static void suppress(struct gw_audit *a, struct gw_audit_acct *run, const struct audit_event *ev,
+		     const char *why)
 {
 	struct gw_flood **fp = run ? &run->flood : &a->flood;
 	struct gw_flood *f = *fp;
@@ -126,6 +136,7 @@ static void suppress(struct gw_audit *a, struct gw_audit_acct *run, const struct
 		s->action = ev->action;
 		s->type = ev->type;
 		s->allowed = ev->allowed;
+		s->why = why ? strdup(why) : NULL;
 	}
 	s->count++;
 	count_name(ev->resource, name, sizeof(name));
@@ -143,20 +154,27 @@ arm:
 		gw_arm(a->ev, &a->timer, a->ev->now + GW_FLOOD_SUMMARY_NS);
 }
 
+/* every event of a run names whose run it is (a shared daemon's log holds many users'):
+ * summaries too */
+static void whose(const struct gw_audit_acct *run, struct audit_event *ev)
+{
+	if (run->uid >= 0 && !(ev->has & AUDIT_HAS_UID)) {
+		ev->has |= AUDIT_HAS_UID;
+		ev->uid = run->uid;
+	}
+	if (run->mode && !ev->mode)
+		ev->mode = run->mode;
+	if (run->user && !ev->user)
+		ev->user = run->user;
+}
+
 void gw_audit(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event *ev)
 {
 	ev->run = run ? run->id : "";
 	if (run && run->policy[0] && !ev->policy)
 		ev->policy = run->policy;
-	/* every event of a run names whose run it is (a shared daemon's log holds many users') */
-	if (run && run->uid >= 0 && !(ev->has & AUDIT_HAS_UID)) {
-		ev->has |= AUDIT_HAS_UID;
-		ev->uid = run->uid;
-	}
-	if (run && run->mode && !ev->mode)
-		ev->mode = run->mode;
-	if (run && run->user && !ev->user)
-		ev->user = run->user;
+	if (run)
+		whose(run, ev);
 	/* the MCP tool calls in flight when it happened (docs/audit.md "mcp") */
 	if (run && run->mcp && run->mcp->json && !ev->mcp &&
 	    (ev->type == AUDIT_TYPE_NET || ev->type == AUDIT_TYPE_DNS))
@@ -164,7 +182,7 @@ void gw_audit(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event 
 	if (!a->ev->log)
 		return;
 	if (run && run->audit_bytes >= a->budget && !exempt(ev)) {
-		suppress(a, run, ev);
+		suppress(a, run, ev, NULL);
 		return;
 	}
 	/* Allowed events are queued and written once per loop round (one locked
@@ -186,7 +204,16 @@ void gw_audit_denial(struct gw_audit *a, struct gw_audit_acct *run, struct audit
 		return;
 	}
 	ev->run = run ? run->id : "";
-	suppress(a, run, ev);
+	suppress(a, run, ev, NULL);
+}
+
+void gw_audit_count(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event *ev,
+		    const char *why)
+{
+	if (run)
+		run->denied++;
+	ev->run = run ? run->id : "";
+	suppress(a, run, ev, why);
 }
 
 /* one summary event per kind of event counted; frees @*fp */
@@ -201,7 +228,7 @@ void gw_audit_summaries(struct gw_audit *a, struct gw_audit_acct *run)
 	for (unsigned i = 0; i < f->nslots; i++) {
 		struct gw_flood_slot *s = &f->slot[i];
 		struct audit_count names[GW_FLOOD_NAMES];
-		char reason[512], why[96], other[96] = "";
+		char reason[768], why[400], other[96] = "";
 		bool budget = run && run->audit_bytes >= a->budget;
 		struct audit_event ev = {
 		    .run = run ? run->id : "",
@@ -225,7 +252,9 @@ void gw_audit_summaries(struct gw_audit *a, struct gw_audit_acct *run)
 		if (i == 0 && f->lost)
 			snprintf(other + strlen(other), sizeof(other) - strlen(other),
 				 "; %llu events of other kinds", (unsigned long long)f->lost);
-		if (budget || s->allowed)
+		if (s->why)
+			snprintf(why, sizeof(why), "%s", s->why);
+		else if (budget || s->allowed)
 			snprintf(why, sizeof(why), "the run's audit budget of %llu KiB is used up",
 				 (unsigned long long)(a->budget / 1024));
 		else
@@ -237,10 +266,13 @@ void gw_audit_summaries(struct gw_audit *a, struct gw_audit_acct *run)
 			 "counts by name in \"names\"%s",
 			 (unsigned long long)s->count, s->allowed ? "allowed" : "denied", s->action,
 			 why, other);
+		if (run)
+			whose(run, &ev);
 		if (a->ev->log)
 			write_event(a, run, &ev);
 		for (unsigned k = 0; k < s->nnames; k++)
 			free(s->names[k].name);
+		free(s->why);
 	}
 	free(f);
 }

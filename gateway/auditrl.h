@@ -24,6 +24,10 @@ struct gw_flood;
  * @flood:	events not written one by one, for the next summary (NULL: none)
  * @mcp:	the run's MCP tool calls in flight: their `mcp` goes on its net and dns
  *		events, its denials count per tool
+ * @stream:	called with each line written for the run, exactly as the log got it (its
+ *		newline included): daemon mode's copy for the launcher's own log (ctlsrv.c);
+ *		it must not block and must not write events itself. NULL: none
+ * @stream_ctx:	its argument
  */
 struct gw_audit_acct {
 	const char *id;
@@ -36,6 +40,8 @@ struct gw_audit_acct {
 	uint64_t audit_bytes;
 	struct gw_flood *flood;
 	struct gw_mcp *mcp; /* its MCP tool calls in flight (owned by the run); NULL: none */
+	void (*stream)(void *ctx, const char *line, size_t len);
+	void *stream_ctx;
 };
 
 /**
@@ -101,6 +107,14 @@ void gw_audit(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event 
  * see auditrl.c), else counted for the next summary
  */
 void gw_audit_denial(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event *ev);
+
+/**
+ * gw_audit_count() - a denial of @run that is never written one by one (a flood the gateway
+ * refuses by a cap: the per-user DNS query cap): counted in @run->denied and in the next
+ * summary of its kind, whose reason says @why (copied)
+ */
+void gw_audit_count(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event *ev,
+		    const char *why);
 
 /**
  * gw_audit_summaries() - write @run's pending summaries (NULL: those of no run),

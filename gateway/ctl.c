@@ -22,6 +22,7 @@ enum key {
 	K_POLICY_NAME = 1u << 8,
 	K_NETNS = 1u << 9,
 	K_CALLS = 1u << 10, /* an array, not a string */
+	K_STREAM = 1u << 11,
 };
 
 static const struct {
@@ -31,7 +32,7 @@ static const struct {
     {"op", K_OP},	   {"id", K_ID},	  {"if", K_IF},
     {"host_v4", K_HOST4},  {"sandbox_v4", K_SB4}, {"host_v6", K_HOST6},
     {"sandbox_v6", K_SB6}, {"policy", K_POLICY},  {"policy_name", K_POLICY_NAME},
-    {"netns", K_NETNS},	   {"calls", K_CALLS},
+    {"netns", K_NETNS},	   {"calls", K_CALLS},	  {"stream", K_STREAM},
 };
 
 /* for each op: keys it requires and keys it may have */
@@ -42,7 +43,8 @@ static const struct {
 } ops[GW_CTL_N] = {
     /* with an interface and addresses (root's plumbing), or with "netns" (the gateway's) */
     [GW_CTL_REGISTER] = {"register", K_OP | K_ID | K_POLICY,
-			 K_IF | K_HOST4 | K_SB4 | K_HOST6 | K_SB6 | K_POLICY_NAME | K_NETNS},
+			 K_IF | K_HOST4 | K_SB4 | K_HOST6 | K_SB6 | K_POLICY_NAME | K_NETNS |
+			     K_STREAM},
     [GW_CTL_UNREGISTER] = {"unregister", K_OP | K_ID, 0},
     [GW_CTL_REPLACE] = {"replace", K_OP | K_ID | K_POLICY, K_POLICY_NAME},
     [GW_CTL_LIST] = {"list", K_OP, 0},
@@ -188,6 +190,17 @@ int gw_ctl_parse(const char *buf, size_t len, struct gw_ctl_req *req, char *why,
 			goto out;
 		}
 		req->netns = true;
+		if (seen & K_STREAM) {
+			if (strcmp(json_string_value(json_object_get(root, "stream")), "events")) {
+				fail(why, why_size, -EINVAL, "`stream` must be \"events\"%s", "");
+				goto out;
+			}
+			req->stream = true;
+		}
+	} else if (op == GW_CTL_REGISTER && (seen & K_STREAM)) {
+		fail(why, why_size, -EINVAL,
+		     "`stream` is for a register with netns (its connection holds the run)%s", "");
+		goto out;
 	} else if (op == GW_CTL_REGISTER && !(seen & K_IF)) {
 		fail(why, why_size, -EINVAL, "missing keys for op `%s`", ops[op].name);
 		goto out;

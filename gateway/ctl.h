@@ -43,6 +43,8 @@ enum gw_ctl_op {
  *		addresses (then absent from the request)
  * @calls:	mcp: the calls in flight (a JSON array, gw_mcp_calls_check()); a reference
  *		owned by the request
+ * @stream:	register with netns: "stream": "events" -- the run's audit events are sent
+ *		on this connection as event lines (docs/gateway.md, "Control protocol")
  * @priv:	storage owned by the request (gw_ctl_req_clear())
  */
 struct gw_ctl_req {
@@ -55,6 +57,7 @@ struct gw_ctl_req {
 	char policy_name[256];
 	bool netns;
 	struct json_t *calls;
+	bool stream;
 	void *priv;
 };
 

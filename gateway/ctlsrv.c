@@ -44,7 +44,12 @@ static bool may_act(const struct gw_ctlconn *c, const struct gw_run *r)
 
 static void put_json(struct gw_ctlconn *c, json_t *j)
 {
-	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	char *s;
+
+	/* the event lines this connection lost are told before its next answer */
+	if (c->stream_lost)
+		gw_ctlstream_notice(c);
+	s = j ? json_dumps(j, JSON_COMPACT) : NULL;
 
 	if (!s || wd_buf_puts(&c->out, s) || wd_buf_puts(&c->out, "\n"))
 		c->closing = true;
@@ -295,6 +300,9 @@ static void op_unregister(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 		return;
 	/* what the nft table dropped of the run until now is its own, not "no run"'s */
 	gw_udplog_drain(c->ctl->udp);
+	/* a launcher's copy that lost lines says so before the run's last events */
+	if (r->acct.stream)
+		gw_ctlstream_notice(r->acct.stream_ctx);
 	audit_run(c->ctl, r, "run.gateway-unregister", c->uid, "unregistered from the gateway");
 	if (c->ctl->priv->manage_nft) {
 		int ret;
@@ -360,7 +368,7 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 		json_array_append_new(
 		    runs,
 		    json_pack("{s:s, s:I, s:s, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:I, s:I, "
-			      "s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			      "s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			      "id", r->id, "uid", (json_int_t)r->uid, "if", r->ifname, "host_v4",
 			      addr_json(&r->host4), "sandbox_v4", addr_json(&r->sb4), "host_v6",
 			      addr_json(&r->host6), "sandbox_v6", addr_json(&r->sb6), "policy",
@@ -374,7 +382,8 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 			      "conns_dropped", (json_int_t)r->drops[GW_DROP_CONNS].dropped,
 			      "dns_tcp", (json_int_t)r->dnsconns, "buffered",
 			      (json_int_t)r->buffered, "audit_bytes",
-			      (json_int_t)r->acct.audit_bytes));
+			      (json_int_t)r->acct.audit_bytes, "dns_limited",
+			      (json_int_t)r->dns_limited));
 	}
 	put_json(c, json_pack("{s:b, s:o}", "ok", 1, "runs", runs));
 }
@@ -382,11 +391,10 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 {
 	const struct gw_stats *s = &c->ctl->ev->stats;
+	json_t *j;
 
 	(void)req;
-	put_json(
-	    c,
-	    json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+	j = json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
 		      "s:I, s:I, s:I, s:I, s:b, s:b}",
 		      "ok", 1, "runs", (json_int_t)c->ctl->runs->n, "connections",
 		      (json_int_t)c->ctl->runs->nconns, "accepted", (json_int_t)s->accepted,
@@ -398,7 +406,13 @@ static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 		      "udp_suppressed", (json_int_t)s->udp_suppressed, "nflog_lost",
 		      (json_int_t)s->nflog_lost, "host_dropped", (json_int_t)s->host_dropped,
 		      "conns_dropped", (json_int_t)s->conns_dropped, "nflog",
-		      gw_udplog_active(c->ctl->udp), "manage_nft", c->ctl->priv->manage_nft));
+		      gw_udplog_active(c->ctl->udp), "manage_nft", c->ctl->priv->manage_nft);
+	/* daemon mode's streams (ctlstream.c) and the users' DNS caps */
+	if (j) {
+		json_object_set_new(j, "stream_lost", json_integer((json_int_t)s->stream_lost));
+		json_object_set_new(j, "dns_limited", json_integer((json_int_t)s->dns_limited));
+	}
+	put_json(c, j);
 }
 
 /* the run's MCP tool calls in flight (its launcher's relay, at every change); the answer
@@ -430,6 +444,8 @@ void gw_ctlconn_close(struct gw_ctlconn *c)
 
 	if (c->waiting)
 		c->waiting->c = NULL; /* the parent's answer finds no client */
+	c->closing = true;
+	gw_ctlstream_detach(c);
 	release_owned(c);
 	wd_closep(&c->netns_fd);
 	gw_disarm(ctl->ev, &c->timer);
@@ -496,6 +512,7 @@ static void ctl_output(struct gw_ctlconn *c)
 		}
 		c->outoff += (size_t)n;
 	}
+	gw_ctlstream_sent(c);
 	if (c->outoff == c->out.len) {
 		wd_buf_reset(&c->out);
 		c->outoff = 0;
@@ -625,12 +642,15 @@ static void op_done_netns(struct gw_privreq *req, const struct gw_priv_netns_rep
 	}
 	run = gw_run_find_id(ctl->runs, f->id);
 	run->acct.mode = "daemon"; /* a user's namespace, plumbed by this daemon */
-	audit_run(ctl, run, "run.gateway-register", q->uid,
-		  "registered with the gateway (its network namespace plumbed by the gateway)");
 	run->refs++;
 	c->owned = run;
 	gw_disarm(ctl->ev, &c->timer);
+	/* the answer first: a launcher reads it as the first line, event lines after it */
 	put_facts(c, run, rep);
+	if (f->stream)
+		gw_ctlstream_attach(c, run);
+	audit_run(ctl, run, "run.gateway-register", q->uid,
+		  "registered with the gateway (its network namespace plumbed by the gateway)");
 answered:
 	if (c) {
 		c->waiting = NULL;

@@ -63,6 +63,13 @@ struct gw_ctl {
  * @waiting:	a register/unregister the parent has not answered yet (no
  *		further line is read meanwhile)
  * @timer:	GW_T_CTLCONN: idle for 30 s
+ * @stream_run:	the run whose audit lines are sent on this connection (ctlstream.c; the
+ *		register asked with "stream"); NULL: none
+ * @stream_sent: event lines queued for sending
+ * @stream_lost: event lines dropped since the last "audit.stream" notice (output full)
+ * @stream_lost_total: all dropped
+ * @stream_notice: the notice is being written (it may use the reserve)
+ * @stream_armed: EPOLLOUT was asked for the queued lines
  */
 struct gw_ctlconn {
 	struct gw_ctl *ctl;
@@ -79,6 +86,10 @@ struct gw_ctlconn {
 	bool closing;
 	struct ctl_op *waiting;
 	struct gw_timer timer;
+	struct gw_run *stream_run;
+	uint64_t stream_sent, stream_lost, stream_lost_total;
+	bool stream_notice;
+	bool stream_armed;
 };
 
 /**
@@ -107,5 +118,32 @@ void gw_ctl_accept(struct gw_ctl *ctl, struct gw_listener *l);
 void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events);
 /** gw_ctlconn_close() - close and free a control connection. */
 void gw_ctlconn_close(struct gw_ctlconn *c);
+
+/* ------------------------------------------------------------ ctlstream.c */
+
+/**
+ * gw_ctlstream_attach() - send @run's audit lines on @c from now on, as event lines
+ * @c:		the connection that holds the run
+ * @run:	the run (@c holds a reference: c->owned)
+ */
+void gw_ctlstream_attach(struct gw_ctlconn *c, struct gw_run *run);
+
+/**
+ * gw_ctlstream_notice() - when event lines of @c's run were dropped, write one "audit.stream"
+ * event saying how many (central log, and into the stream's reserve); harmless otherwise
+ */
+void gw_ctlstream_notice(struct gw_ctlconn *c);
+
+/**
+ * gw_ctlstream_sent() - after @c's output was sent (in part): drop what went, and write the
+ * notice once the launcher has caught up to half the bound
+ */
+void gw_ctlstream_sent(struct gw_ctlconn *c);
+
+/**
+ * gw_ctlstream_detach() - no more lines on @c (it closes): the notice if lines were lost,
+ * then the run's account forgets the connection
+ */
+void gw_ctlstream_detach(struct gw_ctlconn *c);
 
 #endif /* WARDEN_GATEWAY_CTLSRV_H */

@@ -5,7 +5,9 @@
  * HTTPS/SVCB get an empty answer; other types of allowed names are forwarded
  * through c-ares and relayed with every address in them replaced by a synthetic
  * one (or zeroed) and the additional section dropped. Every query is one
- * "dns.query" audit event. */
+ * "dns.query" audit event -- but for those refused over their user's DNS cap (the ceiling's
+ * dns_queries_per_s, checked before anything is asked upstream), which are counted into
+ * "limit.dns" summaries. */
 #include "gateway/decide.h"
 #include "gateway/dns.h"
 
@@ -291,6 +293,36 @@ static void forward(struct gw_dns *dns, struct gw_run *run, const struct gw_repl
 	gw_resolver_forward(dns->res, q->qname, q->qtype, &dq->fwd);
 }
 
+/* an allowed query over its uid's DNS cap (the ceiling's dns_queries_per_s): REFUSED (with an
+ * Extended DNS Error that says why, where the client sent EDNS) without asking upstream, and
+ * counted for a summary event ("limit.dns"), never audited one by one: a flood is what it is for */
+static void refuse_over_cap(struct gw_dns *dns, struct gw_run *run, const struct gw_replyto *rt,
+			    const struct dns_query *q)
+{
+	/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): FORWARD only under a run */
+	const struct wd_policy *p = run->policy;
+	struct dns_reply r = {.rcode = DNS_RCODE_REFUSED, .ede = true, .ede_code = DNS_EDE_OTHER};
+	char why[400], tbuf[16];
+	struct audit_event ev = {
+	    .type = AUDIT_TYPE_LIMIT,
+	    .action = "limit.dns",
+	    .resource = q->qname,
+	    .allowed = false,
+	    .reason = why,
+	    .qtype = gw_dns_qtype_name(q->qtype, tbuf, sizeof(tbuf)),
+	};
+
+	snprintf(why, sizeof(why),
+		 "user DNS query limit reached: uid %u may have %llu queries a second asked "
+		 "upstream (the host's ceiling %s); refused",
+		 (unsigned)run->uid, (unsigned long long)p->caps[POLICY_CAP_DNS_QUERIES_PER_S],
+		 p->caps_from[POLICY_CAP_DNS_QUERIES_PER_S]);
+	r.ede_text = why;
+	reply(dns, rt, q, &r);
+	dns->ev->stats.dns_queries++;
+	gw_audit_count(dns->audit, gw_run_acct(run), &ev, why);
+}
+
 /* one query: decided (gw_dns_decide()), answered and audited */
 void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const struct gw_replyto *rt,
 		  const struct gw_addr *peer)
@@ -336,7 +368,11 @@ void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const stru
 		answer_synthetic(dns, run, rt, &q, why, rule_text);
 		return;
 	case GW_DNS_FORWARD:
-		forward(dns, run, rt, &q, why, rule_text);
+		/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): FORWARD only under a run */
+		if (!gw_runs_dns_take(dns->runs, run))
+			refuse_over_cap(dns, run, rt, &q);
+		else
+			forward(dns, run, rt, &q, why, rule_text);
 		return;
 	}
 	if (v.action == GW_DNS_LIVENESS)

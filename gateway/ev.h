@@ -127,6 +127,9 @@ struct gw_stats {
 	uint64_t accepted, refused, denied, relayed, dns_queries, emfile, audit_errors,
 	    upstream_failed, udp_dropped, udp_suppressed, nflog_lost, host_dropped, conns_dropped,
 	    audit_suppressed;
+	/* event lines daemon mode's launchers could not be sent (ctlstream.c); DNS queries
+	 * refused by a user's DNS cap (gw_runs_dns_take()) */
+	uint64_t stream_lost, dns_limited;
 };
 
 /* ------------------------------------------------------------ references and timers */

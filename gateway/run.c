@@ -472,6 +472,22 @@ enum gw_conn_limit gw_runs_conn_limit(const struct gw_runs *t, const struct gw_r
 	return GW_LIMIT_NONE;
 }
 
+bool gw_runs_dns_take(struct gw_runs *t, struct gw_run *r)
+{
+	uint64_t cap = r->policy ? r->policy->caps[POLICY_CAP_DNS_QUERIES_PER_S] : 0;
+	unsigned rate;
+
+	if (!cap || !r->user)
+		return true;
+	rate = (unsigned)(cap > 1000000u ? 1000000u : cap); /* the parser's bound */
+	if (gw_bucket_take(&r->user->dns_bucket, t->ev->now, rate, rate))
+		return true;
+	r->dns_limited++;
+	r->user->dns_limited++;
+	t->ev->stats.dns_limited++;
+	return false;
+}
+
 void gw_runs_conn_open(struct gw_runs *t, struct gw_run *r)
 {
 	r->refs++;

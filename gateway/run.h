@@ -28,6 +28,9 @@ struct gw_ssrf_env;
  * @runs:	its registered runs
  * @conns:	relayed and DNS-over-TCP connections of all its runs
  * @refs:	runs (registered or not yet freed) that point here
+ * @dns_bucket:	the DNS queries its runs may have asked upstream (the ceiling's
+ *		dns_queries_per_s: that many at once, then that many a second)
+ * @dns_limited: queries refused for it
  */
 struct gw_user {
 	struct gw_user *next;
@@ -35,6 +38,8 @@ struct gw_user {
 	unsigned runs;
 	unsigned conns;
 	unsigned refs;
+	struct gw_bucket dns_bucket;
+	uint64_t dns_limited;
 };
 
 /**
@@ -81,6 +86,7 @@ struct gw_run {
 	char user_name[64]; /* the uid's name for the audit events (acct.user), or "" */
 	unsigned conns;
 	uint64_t conns_total, dns_queries, bytes_up, bytes_down;
+	uint64_t dns_limited; /* queries refused by its uid's DNS cap (gw_runs_dns_take()) */
 	struct gw_droplog drops[GW_DROP_N];
 	uint64_t buffered;
 	unsigned dnsconns;
@@ -239,6 +245,14 @@ bool gw_runs_room(const struct gw_runs *t);
 
 /** gw_runs_conn_limit() - the connection limit one more connection of @r would pass, if any. */
 enum gw_conn_limit gw_runs_conn_limit(const struct gw_runs *t, const struct gw_run *r);
+
+/**
+ * gw_runs_dns_take() - may @r ask the resolvers one more query now? Takes a token of its uid's
+ * DNS bucket (the ceiling's dns_queries_per_s; no cap: always). A refusal is counted in the
+ * run's, the user's and the worker's dns_limited.
+ * Return: true (ask), false (refuse: the cap is reached).
+ */
+bool gw_runs_dns_take(struct gw_runs *t, struct gw_run *r);
 
 /** gw_runs_conn_open() - count a new connection of @r (it holds a reference from now on). */
 void gw_runs_conn_open(struct gw_runs *t, struct gw_run *r);

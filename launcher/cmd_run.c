@@ -611,6 +611,7 @@ static int finish(struct run *r, struct run_outcome *o)
 			run_gwclient_unregister(r);
 		r->registered = false;
 		wd_closep(&r->gw_hold);
+		wd_buf_free(&r->gw_in);
 		memset(&r->lim, 0, sizeof(r->lim));
 	}
 	/* the status is known: record it now, durably once the teardown is done */

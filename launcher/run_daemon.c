@@ -106,9 +106,10 @@ static int connect_to(const char *path)
 	return fd;
 }
 
-/* the request line with @netns_fd attached to its bytes, then the answer line; Return: 0 or
+/* the request line with @netns_fd attached to its bytes, then the answer line; what came
+ * after the answer's newline (the run's first event lines) is left in @rest. Return: 0 or
  * -errno; *@ret_ans malloc'd */
-static int call_with_fd(int fd, const char *line, int netns_fd, char **ret_ans)
+static int call_with_fd(int fd, const char *line, int netns_fd, char **ret_ans, struct wd_buf *rest)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -161,6 +162,13 @@ static int call_with_fd(int fd, const char *line, int netns_fd, char **ret_ans)
 			break;
 	}
 	if (!ret && in.len) {
+		char *nl = memchr(in.data, '\n', in.len);
+		size_t k = nl ? (size_t)(nl - in.data) + 1 : in.len;
+
+		if (k < in.len && wd_buf_append(rest, in.data + k, in.len - k))
+			ret = -ENOMEM;
+		in.data[k - 1 + !nl] = '\0';
+		in.len = k;
 		*ret_ans = in.data;
 		in.data = NULL;
 	} else if (!ret) {
@@ -185,42 +193,63 @@ int run_daemon_up(struct run *r)
 		return run_fail(r, "network", "`warden doctor` checks what a user's run needs",
 				"%s", err.msg[0] ? err.msg : strerror(-ret));
 	r->net.netns_fd = r->rl.netns_fd;
-	req = json_pack("{s:s, s:s, s:s, s:s, s:s%}", "op", "register", "id", r->id, "netns", "fd",
-			"policy_name", slash ? slash + 1 : r->policy_abs, "policy", r->policy_text,
-			r->policy_len);
-	line = req ? json_dumps(req, JSON_COMPACT) : NULL;
-	json_decref(req);
-	if (!line)
-		return run_fail(r, "network", NULL, "out of memory");
 	/* recorded first: a crash from here on still gets the run unregistered (the daemon
 	 * also does it when this connection closes) */
 	snprintf(r->rec.gw_socket, sizeof(r->rec.gw_socket), "%s", r->gw.socket);
 	run_state_save(r);
-	fd = connect_to(r->gw.socket);
-	if (fd < 0) {
-		free(line);
-		return run_fail(r, "network",
-				"start warden-gateway (as root: warden-gateway --manage-nft), or "
-				"use --mode rootless",
-				"no gateway daemon answers on %s (%s)", r->gw.socket,
-				strerror(-fd));
-	}
-	ret = call_with_fd(fd, line, r->rl.netns_fd, &ans_text);
-	free(line);
-	if (!ret) {
-		ans = json_loads(ans_text, 0, NULL);
-		ret = ans ? 0 : -EBADMSG;
-	}
-	free(ans_text);
-	if (ret) {
-		close(fd);
-		return run_fail(r, "network", "check the gateway daemon's log",
-				"registering with the gateway daemon on %s: %s", r->gw.socket,
-				strerror(-ret));
-	}
-	if (!json_is_true(json_object_get(ans, "ok"))) {
-		const char *e = json_string_value(json_object_get(ans, "error"));
+	/* "stream": the daemon sends the run's audit lines on this connection too, for the
+	 * user's own log (run_daemon_events()); a daemon older than that refuses the key, and is
+	 * asked once more without it */
+	for (int stream = 1;; stream = 0) {
+		const char *e;
 
+		req = json_pack("{s:s, s:s, s:s, s:s, s:s%}", "op", "register", "id", r->id,
+				"netns", "fd", "policy_name", slash ? slash + 1 : r->policy_abs,
+				"policy", r->policy_text, r->policy_len);
+		if (req && stream)
+			json_object_set_new(req, "stream", json_string("events"));
+		line = req ? json_dumps(req, JSON_COMPACT) : NULL;
+		json_decref(req);
+		if (!line)
+			return run_fail(r, "network", NULL, "out of memory");
+		fd = connect_to(r->gw.socket);
+		if (fd < 0) {
+			free(line);
+			return run_fail(
+			    r, "network",
+			    "start warden-gateway (as root: warden-gateway --manage-nft), "
+			    "or use --mode rootless",
+			    "no gateway daemon answers on %s (%s)", r->gw.socket, strerror(-fd));
+		}
+		wd_buf_reset(&r->gw_in);
+		ret = call_with_fd(fd, line, r->rl.netns_fd, &ans_text, &r->gw_in);
+		free(line);
+		if (!ret) {
+			ans = json_loads(ans_text, 0, NULL);
+			ret = ans ? 0 : -EBADMSG;
+		}
+		free(ans_text);
+		ans_text = NULL;
+		if (ret) {
+			close(fd);
+			return run_fail(r, "network", "check the gateway daemon's log",
+					"registering with the gateway daemon on %s: %s",
+					r->gw.socket, strerror(-ret));
+		}
+		if (json_is_true(json_object_get(ans, "ok")))
+			break;
+		e = json_string_value(json_object_get(ans, "error"));
+		if (stream && e && strstr(e, "unknown key `stream`")) {
+			json_decref(ans);
+			close(fd);
+			if (!r->o.quiet)
+				fprintf(stderr,
+					"warden run: the gateway daemon on %s is older than "
+					"this warden: its events of the run stay in its "
+					"central log only\n",
+					r->gw.socket);
+			continue;
+		}
 		ret = run_fail(r, "network", "see the daemon's reason",
 			       "the gateway daemon on %s refused the run: %s", r->gw.socket,
 			       e ? e : "no reason given");
@@ -240,4 +269,128 @@ int run_daemon_up(struct run *r)
 	run_note(r, "network: %s, plumbed by the gateway daemon on %s (uid %u's namespace)",
 		 r->net.ifname, r->gw.socket, (unsigned)p.uid);
 	return 0;
+}
+
+/* one line of the held connection (no newline): an event of this run into the user's log, else
+ * refused and counted. Return: 1 an event, 0 not one (an answer) */
+static int event_line(struct run *r, const char *line, size_t len)
+{
+	static const char open[] = "{\"event\":";
+	struct audit_event ev;
+	struct wd_err err;
+	int ret;
+
+	if (len < sizeof(open) || memcmp(line, open, sizeof(open) - 1) || line[len - 1] != '}')
+		return 0;
+	wd_err_clear(&err);
+	/* the daemon's line exactly, between the frame's braces: decoded (a line that is no
+	 * event is refused), then written by the same writer as the launcher's own events */
+	ret = audit_event_decode(line + sizeof(open) - 1, len - sizeof(open), &ev, &err);
+	if (ret || strcmp(ev.run, r->id)) {
+		r->gw_events_bad++;
+		if (!ret)
+			audit_event_clear(&ev);
+		return 1;
+	}
+	if (r->log) {
+		ret = audit_log_write(r->log, &ev, 0, &err);
+		if (ret)
+			fprintf(stderr, "warden run: audit: %s\n",
+				err.msg[0] ? err.msg : strerror(-ret));
+	}
+	r->gw_events++;
+	audit_event_clear(&ev);
+	return 1;
+}
+
+/* the whole lines in r->gw_in: events written; the first other line into *@ret_answer (or
+ * refused when @ret_answer is NULL). Return: true when an answer was taken */
+static bool take_lines(struct run *r, char **ret_answer)
+{
+	size_t off = 0;
+	bool answered = false;
+	char *nl;
+
+	while (!answered && off < r->gw_in.len &&
+	       (nl = memchr(r->gw_in.data + off, '\n', r->gw_in.len - off))) {
+		size_t len = (size_t)(nl - (r->gw_in.data + off));
+		const char *line = r->gw_in.data + off;
+
+		if (!event_line(r, line, len)) {
+			if (ret_answer) {
+				*ret_answer = strndup(line, len);
+				answered = true;
+			} else {
+				r->gw_events_bad++;
+			}
+		}
+		off += len + 1;
+	}
+	memmove(r->gw_in.data, r->gw_in.data + off, r->gw_in.len - off);
+	r->gw_in.len -= off;
+	return answered;
+}
+
+int run_daemon_events(struct run *r, char **ret_answer)
+{
+	char buf[65536];
+
+	for (;;) {
+		ssize_t n;
+
+		if (take_lines(r, ret_answer))
+			return 0;
+		n = recv(r->gw_hold, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		if (n == 0)
+			return -ECONNRESET;
+		/* an event line is at most an audit line and its frame */
+		if (wd_buf_append(&r->gw_in, buf, (size_t)n) || r->gw_in.len > 2 * AUDIT_LINE_MAX)
+			return -EBADMSG;
+	}
+}
+
+int run_daemon_unregister(struct run *r, int timeout_ms, char *why, size_t size)
+{
+	json_t *req = json_pack("{s:s, s:s}", "op", "unregister", "id", r->id), *ans;
+	char *line = req ? json_dumps(req, JSON_COMPACT) : NULL, *text = NULL;
+	uint64_t end = wd_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
+	int ret = line ? 0 : -ENOMEM;
+
+	json_decref(req);
+	if (!ret &&
+	    (wd_write_all(r->gw_hold, line, strlen(line)) || wd_write_all(r->gw_hold, "\n", 1)))
+		ret = -EPIPE;
+	free(line);
+	while (!ret && !text) {
+		struct pollfd p = {r->gw_hold, POLLIN, 0};
+		uint64_t now = wd_mono_ns();
+
+		if (now >= end) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		ret = run_daemon_events(r, &text);
+		if (ret || text)
+			break;
+		if (poll(&p, 1, (int)((end - now) / 1000000ull) + 1) < 0 && errno != EINTR)
+			ret = -errno;
+	}
+	if (ret) {
+		snprintf(why, size, "the daemon on %s: %s", r->gw.socket, strerror(-ret));
+		return ret;
+	}
+	ans = json_loads(text, 0, NULL);
+	free(text);
+	if (!json_is_true(json_object_get(ans, "ok"))) {
+		const char *e = json_string_value(json_object_get(ans, "error"));
+
+		snprintf(why, size, "the daemon on %s: %s", r->gw.socket, e ? e : "no answer");
+		ret = -EPROTO;
+	}
+	json_decref(ans);
+	return ret;
 }

@@ -193,6 +193,13 @@ void run_gwclient_unregister(struct run *r)
 
 	if (!r->registered)
 		return;
+	if (r->gw_hold >= 0) {
+		/* daemon mode: on the held connection, the run's last events drained before */
+		if (run_daemon_unregister(r, GW_TIMEOUT_MS, why, sizeof(why)))
+			fprintf(stderr, "warden run: teardown: unregister: %s\n", why);
+		r->registered = false;
+		return;
+	}
 	req = json_pack("{s:s, s:s}", "op", "unregister", "id", r->id);
 	if (req && run_gw_call(r->gw.socket, req, GW_TIMEOUT_MS, NULL, why, sizeof(why)))
 		fprintf(stderr, "warden run: teardown: unregister: %s\n", why);

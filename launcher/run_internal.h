@@ -229,6 +229,11 @@ struct run {
 	 * end: the daemon is gone), -1: none */
 	int gw_hold;
 	char killed_by[200];   /* `warden kill` ended it: who, for run.exit ("" otherwise) */
+	/* daemon mode: what came on gw_hold and is not a whole line yet (run_daemon.c); the
+	 * event lines copied into the user's log, and those refused (not of this run, not an
+	 * event) */
+	struct wd_buf gw_in;
+	uint64_t gw_events, gw_events_bad;
 	bool gw_lost;	       /* the gateway died or forgot the run: its counts are incomplete */
 	char gw_lost_why[300]; /* ... and how, for run.exit */
 	/* run_sandbox.c */
@@ -484,6 +489,30 @@ int run_daemon_up(struct run *r);
  * Return: 0, or -EBADMSG (a fact missing or malformed).
  */
 int run_daemon_facts(struct run *r, const struct json_t *ans);
+
+/**
+ * run_daemon_events() - read what the daemon sent on the held connection (r->gw_hold) without
+ * waiting, and append each whole event line (`{"event":LINE}`: one of the run's audit lines,
+ * exactly as the daemon's log has it) to the user's log with audit_log_write()
+ * @r:		the run (its log, its id: a line of another run is refused and counted)
+ * @ret_answer:	NULL: any other line is refused and counted; else the first answer line (not an
+ *		event) stops the reading, malloc'd into *@ret_answer (the bytes after it stay)
+ *
+ * Return: 0 (nothing more to read now, or an answer came), -ECONNRESET when the daemon closed
+ * the connection, or another negative errno from recv().
+ */
+int run_daemon_events(struct run *r, char **ret_answer);
+
+/**
+ * run_daemon_unregister() - unregister the run on its held connection, copying the event
+ * lines that come before the answer into the user's log (every event the daemon wrote for the
+ * run before it unregistered it); waits at most @timeout_ms
+ * @r:		the run
+ * @why:	the error, for the caller's message
+ * @size:	room in @why
+ * Return: 0, or a negative errno (the daemon refused, went away, or did not answer in time).
+ */
+int run_daemon_unregister(struct run *r, int timeout_ms, char *why, size_t size);
 
 /* ------------------------------------------------------------ run_liveness.c */
 

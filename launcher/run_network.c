@@ -156,6 +156,7 @@ void run_network_down(struct run *r)
 		/* the namespaces go once the gateway and the sandbox are gone too (daemon
 		 * mode: the daemon let go of its own at unregister) */
 		wd_closep(&r->gw_hold);
+		wd_buf_free(&r->gw_in);
 		run_rootless_close(&r->rl);
 		r->net.netns_fd = -1;
 		return;

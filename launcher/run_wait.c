@@ -67,10 +67,16 @@ void run_wait(struct run *r, struct run_outcome *o)
 		if (pfd[FD_EVENT].revents && run_sandbox_event(r))
 			pfd[FD_EVENT].fd = -1;
 		if (pfd[FD_GW].revents && !o->gw_gone) {
-			char b[256];
-			ssize_t n = recv(r->gw_hold, b, sizeof(b), MSG_DONTWAIT);
+			/* the run's audit lines into the user's log; its end: the daemon is gone */
+			int n = run_daemon_events(r, NULL);
 
-			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			if (n == -EBADMSG) {
+				fprintf(stderr,
+					"warden run: the gateway daemon on %s sent a line "
+					"too long for an event; ending the run\n",
+					r->gw.socket);
+			}
+			if (n < 0) {
 				/* fail closed: nothing routes around the daemon, and the program
 				 * does not go on without it */
 				fprintf(stderr,

@@ -8,8 +8,8 @@
  * scope that sets it (several groups: the union of their lists); `deny` entries of
  * every scope in force add up (a denial is never lifted by an override); each cap
  * comes from the user's override, else the largest one a group of theirs sets, else
- * the top level. No `allow` anywhere: nothing is allowed (fail closed); `allow: any`
- * bounds no name, the denials still apply.
+ * the top level (dns_queries_per_s, set nowhere: POLICY_DNS_QUERIES_PER_S_DEFAULT). No `allow`
+ * anywhere: nothing is allowed (fail closed); `allow: any` bounds no name, the denials still apply.
  *
  * Intersection: a name rule and an address range never overlap. Two name
  * patterns (an exact name or `*.suffix`) either nest or are disjoint, so the
@@ -47,6 +47,7 @@ static const struct {
     [POLICY_CAP_MEMORY_MB] = {"memory_mb", 1, 1048576},
     [POLICY_CAP_PIDS] = {"pids", 1, 4194304},
     [POLICY_CAP_TIMEOUT_S] = {"timeout_s", 1, 604800},
+    [POLICY_CAP_DNS_QUERIES_PER_S] = {"dns_queries_per_s", 1, 1000000},
 };
 
 /* the longest `from` */
@@ -668,6 +669,12 @@ static void apply_caps(struct eff *e, const struct policy_ceiling *c,
 					src = g[k];
 			if (!src && c->top.caps[i])
 				src = &c->top;
+		}
+		if (!src && i == POLICY_CAP_DNS_QUERIES_PER_S) {
+			/* the shared resolvers are never unbounded under a ceiling */
+			e->p->caps[i] = POLICY_DNS_QUERIES_PER_S_DEFAULT;
+			e->p->caps_from[i] = pctx_strdup(&e->c, "the default");
+			continue;
 		}
 		if (!src)
 			continue;

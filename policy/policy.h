@@ -196,10 +196,18 @@ enum policy_cap {
 	POLICY_CAP_MEMORY_MB,	/* the largest limits.memory_mb a run may have */
 	POLICY_CAP_PIDS,	/* the largest limits.pids */
 	POLICY_CAP_TIMEOUT_S,	/* the largest limits.timeout_s */
+	/* DNS queries a second the gateway asks its resolvers for all of one user's runs (a
+	 * token bucket: this many at once, then this many a second); unset under a ceiling:
+	 * POLICY_DNS_QUERIES_PER_S_DEFAULT */
+	POLICY_CAP_DNS_QUERIES_PER_S,
 	POLICY_CAP_N,
 };
 
-/** policy_cap_name() - "runs", "connections", "memory_mb", "pids", "timeout_s" (NULL past the end)
+/* the per-user DNS query cap in force when no scope of the ceiling sets one */
+#define POLICY_DNS_QUERIES_PER_S_DEFAULT 1000u
+
+/** policy_cap_name() - "runs", "connections", "memory_mb", "pids", "timeout_s",
+ * "dns_queries_per_s" (NULL past the end)
  */
 const char *policy_cap_name(enum policy_cap cap);
 

@@ -116,6 +116,42 @@ check "... and the denial, under one of A's runs" jq -e -s \
 	 any(.[]; .allowed == false and ((.resource // "") | test("other.test")) and
 	     (.run as $r | $ids | index($r)))' "$CENTRAL"
 
+echo "# A's own log has the gateway's events of A's runs, as root mode's has (the held connection's stream)"
+check "A's log has the allowed connection to allowed.test, from the daemon (mode daemon, A's uid)" \
+	jq -e -s --argjson u "$A_UID" 'any(.[]; .action == "net.connect" and .allowed == true and
+	 .resource == "allowed.test" and .mode == "daemon" and .uid == $u)' "$AA"
+check "... its net.close with the bytes" jq -e -s 'any(.[]; .action == "net.close" and
+	 .resource == "allowed.test" and (.bytes_down // 0) > 0)' "$AA"
+check "... the denied connection to the literal address, with its reason" \
+	jq -e -s --arg a "$LAB_ALLOWED_V4" 'any(.[]; .action == "net.connect" and .allowed == false and
+	 .resource == $a and ((.reason // "") | length) > 0)' "$AA"
+check "... the DNS events: allowed.test answered" jq -e -s 'any(.[]; .action == "dns.query" and
+	 .allowed == true and .resource == "allowed.test")' "$AA"
+check "... and other.test denied, with its reason" jq -e -s 'any(.[]; .action == "dns.query" and
+	 .allowed == false and .resource == "other.test" and ((.reason // "") | test("not allowed")))' "$AA"
+check "... and the daemon's register and unregister of the run" jq -e -s '
+	 any(.[]; .action == "run.gateway-register") and any(.[]; .action == "run.gateway-unregister")' "$AA"
+# every gateway line in A's log is a line of the central log, byte for byte
+gw_lines_central() {
+	local ids
+	ids=$(jq -r -s '[.[] | select(.action == "run.start") | .run] | unique | .[]' "$AA")
+	for id in $ids; do
+		# the launcher's own events carry its pid; the gateway's do not
+		jq -c --arg id "$id" 'select(.run == $id and (has("pid") | not))' "$AA"
+	done >"$T/a-gw.jsonl"
+	[[ -s $T/a-gw.jsonl ]] || return 1
+	grep -vxFf "$CENTRAL" "$T/a-gw.jsonl" && return 1
+	return 0
+}
+check "every gateway event in A's log is the central log's line, byte for byte" gw_lines_central
+check "warden logs as A shows the allowed connection and the denial" bash -c \
+	'out=$(as_a "$W" logs --audit-log "$AA" --tail 1000) && grep -q "net.connect.*allow.*allowed.test" <<<"$out" &&
+	 grep -q "DENY.*other.test" <<<"$out"'
+check "a launcher cannot write an event into the daemon's log: the line is refused" \
+	refused "unknown key" client_a inject
+check "... and the central log has no such event (control: it has A's own)" jq -e -s \
+	'(any(.[]; .resource == "injected.test") | not) and any(.[]; .resource == "allowed.test")' "$CENTRAL"
+
 echo "# limits: the daemon's cgroup, delegated to A"
 ra -p "$T/net.yaml" -- sleep 12 &
 RUN_A=$!
@@ -190,6 +226,59 @@ check "control: a good register right after" good_run
 check "none of them left a veth" no_wd_links
 check "the daemon is the same process all along" kill -0 "$GWPID"
 kill "$UNS_PID" "$BNS_PID" 2>/dev/null
+
+echo "# a launcher that reads nothing: the daemon goes on, what does not fit is counted, both logs say so"
+# A's own namespace, registered by a crafted client that asks for the stream, then reads nothing
+# until $T/stuck/go exists; meanwhile 6,000 DNS queries from inside it make 6,000 events
+as_a unshare -Urn sleep 120 &
+ANS_PID=$!
+lab_on_exit bash -c 'kill "$0" 2>/dev/null; true' "$ANS_PID"
+lab_wait 5 bash -c '[[ $(readlink /proc/$0/ns/user) != $(readlink /proc/1/ns/user) ]]' "$ANS_PID"
+UNA=$(pgrep -P "$ANS_PID" || echo "$ANS_PID")
+[[ $(readlink "/proc/$UNA/ns/user") != "$(readlink /proc/1/ns/user)" ]] || UNA=$ANS_PID
+install -d -o "$A_UID" -g "$A_GID" "$T/stuck"
+client_a stream-hold "$UNA" "$T/stuck" >"$T/stuck/out" 2>&1 &
+STUCK=$!
+check "the stalled launcher's run is registered with the stream" lab_wait 10 \
+	jq -e '.ok == true' "$T/stuck/answer"
+STUCK_GW=$(jq -r '.host_v4 // empty' "$T/stuck/answer" 2>/dev/null)
+stuck_flood() {
+	local out
+	[[ -n $STUCK_GW ]] || { echo "no gateway address: the register failed"; return 2; }
+	out=$(nsenter --net="/proc/$UNA/ns/net" python3 "$SRC/tests/integration/dnsflood.py" \
+		"$STUCK_GW" 6000 A allowed.test) || return 2
+	echo "$out"
+	[[ $(awk '{print $4}' <<<"$out") -ge 5900 ]]
+}
+check "6,000 queries from that run's namespace are answered while its launcher reads nothing" \
+	stuck_flood
+check "the daemon answers meanwhile, and counts what it could not send" bash -c \
+	'"$@" | jq -e ".stream_lost > 0"' _ hostns "$GW" ctl --socket "$SOCK" stats
+check "control: a run of A's is served meanwhile" good_run
+touch "$T/stuck/go"
+check "the launcher, reading again, gets everything up to the unregister's answer" lab_wait 30 \
+	jq -e '.ok == true' "$T/stuck/unregistered"
+wait "$STUCK"
+STUCK_ID=$(head -1 "$T/stuck/events.jsonl" | jq -r .run)
+check "what it got says how many events were not sent to it (audit.stream, count > 0)" \
+	jq -e -s 'any(.[]; .action == "audit.stream" and .count > 0 and
+	 (.reason | test("were not sent to its launcher")))' "$T/stuck/events.jsonl"
+check "... and the central log has that event, the same line" bash -c \
+	'grep "\"audit.stream\"" "$0" | grep -qxFf - "$1"' "$T/stuck/events.jsonl" "$CENTRAL"
+stuck_accounts() { # the central log's events of the run = those sent + those counted as not sent
+	local central sent lost
+	central=$(jq -s --arg id "$STUCK_ID" '[.[] | select(.run == $id)] | length' "$CENTRAL")
+	sent=$(wc -l <"$T/stuck/events.jsonl")
+	lost=$(jq -s '[.[] | select(.action == "audit.stream") | .count] | add // 0' \
+		"$T/stuck/events.jsonl")
+	echo "central $central sent $sent not sent $lost"
+	((central > 6000 && lost > 0 && central == sent + lost))
+}
+check "every event of the run is either sent or counted in that notice" stuck_accounts
+echo "# info: the stalled run's events: $(stuck_accounts)"
+check "every line it got is the central log's line, byte for byte" bash -c \
+	'! grep -vxFf "$1" "$0"' "$T/stuck/events.jsonl" "$CENTRAL"
+kill "$UNA" "$ANS_PID" 2>/dev/null
 
 echo "# the launcher killed (-9): the daemon reclaims its run at once"
 ra -p "$T/net.yaml" -- sleep 60 &

@@ -27,31 +27,35 @@ ceiling:
   allow:
     - {host: allowed.test, ports: [443, 7]}
     - {host: other.test, ports: [443]}
+    - {host: "*.wild.test", ports: [443]}
   limits: {memory_mb: 128, connections: 300}
   users:
     $B_NAME:
-      limits: {connections: 50}
+      limits: {connections: 50, dns_queries_per_s: 20}
 EOF
 CEIL_AT="$T/gateway.yaml:$(grep -n '^  allow:$' "$T/gateway.yaml" | cut -d: -f1)"
 B_CAP_AT="$T/gateway.yaml:$(grep -n 'connections: 50' "$T/gateway.yaml" | cut -d: -f1)"
+B_DNS_AT=$B_CAP_AT
 cat >"$T/a.yaml" <<EOF
 version: 1
 filesystem:
-  read: ["$LAB_CA", "$T/flood.py"]
+  read: ["$LAB_CA", "$T/flood.py", "$T/dnsflood.py"]
 network:
   allow:
     - {host: allowed.test, ports: [443, 7]}
     - {host: other.test, ports: [443]}
     - {host: multi.test, ports: [443]}
+    - {host: "*.wild.test", ports: [443]}
 limits: {memory_mb: 512}
 EOF
 cat >"$T/b.yaml" <<EOF
 version: 1
 filesystem:
-  read: ["$T/flood.py"]
+  read: ["$T/flood.py", "$T/dnsflood.py"]
 network:
   allow:
     - {host: allowed.test, ports: [7]}
+    - {host: "*.wild.test", ports: [443]}
 EOF
 # flood.py N HOST PORT: opens N connections at once, asks each for an echo (a line: one
 # byte alone could still begin an HTTP request, which the gateway waits to see whole), prints how many
@@ -97,7 +101,8 @@ while by_fd and time.time() < end:
 print("served %d of %d" % (served, n), flush=True)
 select.select([sys.stdin], [], [], 120)
 EOF
-chmod 0644 "$T/gateway.yaml" "$T/a.yaml" "$T/b.yaml" "$T/flood.py"
+cp "$SRC/tests/integration/dnsflood.py" "$T/dnsflood.py"
+chmod 0644 "$T/gateway.yaml" "$T/a.yaml" "$T/b.yaml" "$T/flood.py" "$T/dnsflood.py"
 
 check "the host's nft table is installed" in_host "$W" nft install
 daemon_start
@@ -168,5 +173,69 @@ check "A's own log's run events name A" jq -e -s --arg n "$A_NAME" \
 	'[.[] | select(.action == "run.start")] | length > 0 and all(.user == $n)' "$AA"
 check "none of A's connections was refused for a user cap" jq -e -s --argjson u "$A_UID" \
 	'all(.[]; .uid != $u or ((.reason // "") | test("user connection limit") | not))' "$CENTRAL"
+echo "# B floods the shared resolver with UDP DNS queries; A's are answered meanwhile"
+check "warden policy check --ceiling shows B's DNS query cap, with its place" lab_match \
+	"^#   dns_queries_per_s: 20  \\($B_DNS_AT\\)" "$W" policy check --ceiling "$T/gateway.yaml" \
+	--user "$B_UID" "$T/b.yaml"
+# TXT queries of names nobody asked before: each one the gateway lets through goes upstream
+(rb -p "$T/b.yaml" -- python3 "$T/dnsflood.py" resolv 1000000 TXT 'bflood-{i}.wild.test' 5 \
+	>"$T/bdns.out" 2>&1) &
+BDNS=$!
+check "B's flood is under way (its first queries reached the resolver)" lab_wait 20 \
+	lab_dns_asked bflood-0.wild.test TXT
+a_dns() { # 20 TXT queries of A's during B's flood: all answered, none refused (the lab
+	# resolver has no TXT records there: its answer is NXDOMAIN, relayed)
+	local out
+	out=$(ra -p "$T/a.yaml" -- python3 "$T/dnsflood.py" resolv 20 TXT 'aq-{i}.wild.test') ||
+		return 2
+	echo "$out"
+	[[ $out == "sent 20 answered 20 "* && $out == *" refused 0 "* ]]
+}
+check "A's queries during B's flood are answered (the positive control)" a_dns
+check "... by the lab resolver: A's were asked upstream" lab_dns_asked aq-19.wild.test TXT
+wait "$BDNS"
+cat "$T/bdns.out"
+B_SECS=$(awk '{print $NF}' "$T/bdns.out")
+B_SENT=$(awk '{print $2}' "$T/bdns.out")
+B_REFUSED=$(awk '{print $10}' "$T/bdns.out")
+B_UP=$(grep -c 'query\[TXT\] bflood-' "$LAB_DNS_LOG" || true)
+echo "# info: B sent ${B_SENT:-?} TXT queries in ${B_SECS:-?} s; the lab resolver saw ${B_UP:-?} of them; ${B_REFUSED:-?} were refused"
+check "B sent far more queries than B's cap lets through (control: a flood)" \
+	test "${B_SENT:-0}" -ge 500
+check "the resolver saw B's queries (control: some went upstream)" test "${B_UP:-0}" -ge 20
+check "... but no more than B's cap of 20 a second allows (20 x (seconds + 3))" bash -c \
+	'(( $0 <= 20 * (${1%.*} + 3) ))' "${B_UP:-999999}" "${B_SECS:-0}"
+check "B got REFUSED for the rest" test "${B_REFUSED:-0}" -ge 1
+limit_dns_summaries() { # every limit.dns event is a summary of B's, citing the cap
+	jq -c 'select(.action == "limit.dns")' "$CENTRAL" | head -3
+	jq -e -s --argjson u "$B_UID" --arg at "$B_DNS_AT" '[.[] | select(.action == "limit.dns")] |
+	 length > 0 and all(.uid == $u and (.count // 0) > 0 and .resource == "" and
+	 ((.reason // "") | contains($at)))' "$CENTRAL"
+}
+check "the refusals are audited in summaries with B's uid and the cap's place, never one by one" \
+	limit_dns_summaries
+check "... and they count every refused query (at least those B saw answered)" jq -e -s \
+	--argjson n "${B_REFUSED:-0}" '[.[] | select(.action == "limit.dns") | .count] | add >= $n' \
+	"$CENTRAL"
+
+echo "# each user's own log has their runs' gateway events, and never another user's"
+rb -p "$T/b.yaml" -- getent hosts b-secret.test >/dev/null 2>&1
+check "control: B's log has B's denied name" jq -e -s 'any(.[]; .action == "dns.query" and
+	 .allowed == false and .resource == "b-secret.test")' "$BA"
+check "control: B's log has B's flood's names" jq -e -s 'any(.[]; .action == "dns.query" and
+	 ((.resource // "") | startswith("bflood-")))' "$BA"
+check "control: A's log has A's allowed name (other.test, connected)" jq -e -s 'any(.[];
+	 .action == "net.connect" and .allowed == true and .resource == "other.test")' "$AA"
+check "control: ... and A's name the ceiling denied (multi.test), with the ceiling's reason" \
+	jq -e -s 'any(.[]; .allowed == false and .resource == "multi.test" and
+	 ((.reason // "") | contains("ceiling")))' "$AA"
+check "A's log has none of B's names" jq -e -s 'all(.[]; (.resource // "") as $r |
+	 ($r | startswith("bflood-") or . == "b-secret.test") | not)' "$AA"
+check "... and no event of B's uid, nor of B's runs" jq -e -s --argjson u "$B_UID" \
+	--slurpfile b "$BA" '([$b[] | .run] | unique) as $bruns |
+	 all(.[]; .uid != $u and (.run as $r | $bruns | index($r) | not))' "$AA"
+check "B's log has none of A's names" jq -e -s 'all(.[]; (.resource // "") as $r |
+	 ($r | startswith("aq-") or . == "multi.test" or . == "other.test") | not)' "$BA"
+
 echo "# info: A's 64 MiB download: $(cut -d' ' -f2 <<<"$ALONE") ms alone, $(cut -d' ' -f2 <<<"$DURING") ms during B's flood of 5,000 connections (B served: ${SERVED:-?})"
 lab_finish

@@ -83,6 +83,32 @@ static void test_register_netns(void **state)
 	/* other ops do not take it */
 	assert_int_equal(parse("{\"op\":\"unregister\",\"id\":\"r1\",\"netns\":\"fd\"}", &r, why),
 			 -EINVAL);
+	/* the event stream: asked with "stream": "events", on a register with netns only; an
+	 * old client that does not ask gets none */
+	assert_false(r.stream);
+	assert_int_equal(parse("{\"op\":\"register\",\"id\":\"r1\",\"netns\":\"fd\","
+			       "\"stream\":\"events\",\"policy\":\"\"}",
+			       &r, why),
+			 0);
+	assert_true(r.netns);
+	assert_true(r.stream);
+	gw_ctl_req_clear(&r);
+	assert_int_equal(parse("{\"op\":\"register\",\"id\":\"r1\",\"netns\":\"fd\","
+			       "\"stream\":\"all\",\"policy\":\"\"}",
+			       &r, why),
+			 -EINVAL);
+	assert_non_null(strstr(why, "`stream` must be"));
+	assert_int_equal(parse("{\"op\":\"register\",\"id\":\"r\",\"if\":\"wd-1\",\"host_v4\":"
+			       "\"10.213.0.1\",\"sandbox_v4\":\"10.213.0.2\",\"stream\":\"events\","
+			       "\"policy\":\"\"}",
+			       &r, why),
+			 -EINVAL);
+	assert_non_null(strstr(why, "`stream` is for a register with netns"));
+	assert_int_equal(parse("{\"op\":\"list\",\"stream\":\"events\"}", &r, why), -EINVAL);
+	/* an event line sent by a client is no request: nothing a launcher sends is an event */
+	assert_int_equal(parse("{\"event\":{\"run\":\"r1\",\"action\":\"net.connect\"}}", &r, why),
+			 -EINVAL);
+	assert_non_null(strstr(why, "unknown key `event`"));
 }
 
 static void test_simple_ops(void **state)

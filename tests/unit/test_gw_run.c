@@ -3,13 +3,15 @@
  * address, unregistration while references remain, policy replacement, the
  * connection limits of a run and of the worker, the end-of-run hook, and a flood of
  * sandbox addresses that collided under the former FNV-1a index staying cheap in
- * probes. No sockets, no root: the table needs the loop's services (an epoll
+ * probes; the ceiling's per-uid DNS query cap; a run's audit stream (daemon mode) getting
+ * the log's own lines. No sockets, no root: the table needs the loop's services (an epoll
  * instance), an audit front without a log, a config and its limits. */
 #include "gateway/auditrl.h"
 #include "gateway/ev.h"
 #include "gateway/run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -379,6 +382,138 @@ static void test_ceiling(void **state)
 	table_free(tb);
 }
 
+/* the ceiling's dns_queries_per_s: one token bucket per uid, shared by its runs, refilled by
+ * the loop's clock; another uid has its own; no ceiling: no cap */
+static void test_dns_cap(void **state)
+{
+	static const char gw[] = "version: 1\n"
+				 "ceiling:\n"
+				 "  allow: any\n"
+				 "  limits: { dns_queries_per_s: 3 }\n";
+	struct table *tb = table_new("10.213.0.0/16"), *open_tb;
+	struct gw_ctl_req a = req_for("a", "10.213.0.1", "10.213.0.2");
+	struct gw_ctl_req b = req_for("b", "10.213.0.5", "10.213.0.6");
+	struct gw_ctl_req c = req_for("c", "10.213.0.9", "10.213.0.10");
+	struct policy_diags dg;
+	struct gw_run *ra, *rb, *rc;
+	char why[1200];
+	int asked = 0;
+
+	(void)state;
+	policy_diags_init(&dg);
+	assert_int_equal(
+	    policy_gwconf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &tb->conf, &dg), 0);
+	policy_diags_free(&dg);
+	snprintf(tb->conf.pool_v4, sizeof(tb->conf.pool_v4), "10.213.0.0/16");
+	assert_int_equal(gw_run_register(&tb->t, &a, 70001, why, sizeof(why)), 0);
+	assert_int_equal(gw_run_register(&tb->t, &b, 70001, why, sizeof(why)), 0);
+	assert_int_equal(gw_run_register(&tb->t, &c, 70002, why, sizeof(why)), 0);
+	ra = gw_run_find_id(&tb->t, "a");
+	rb = gw_run_find_id(&tb->t, "b");
+	rc = gw_run_find_id(&tb->t, "c");
+	assert_int_equal(ra->policy->caps[POLICY_CAP_DNS_QUERIES_PER_S], 3);
+	tb->ev.now = 5000000000ull;
+	/* uid 70001: 3 at once, for both its runs together */
+	asked += gw_runs_dns_take(&tb->t, ra);
+	asked += gw_runs_dns_take(&tb->t, rb);
+	asked += gw_runs_dns_take(&tb->t, ra);
+	assert_int_equal(asked, 3);
+	assert_false(gw_runs_dns_take(&tb->t, rb));
+	assert_false(gw_runs_dns_take(&tb->t, ra));
+	assert_int_equal(rb->dns_limited, 1);
+	assert_int_equal(ra->dns_limited, 1);
+	assert_int_equal(ra->user->dns_limited, 2);
+	assert_int_equal(tb->ev.stats.dns_limited, 2);
+	/* another uid is not touched by it */
+	assert_true(gw_runs_dns_take(&tb->t, rc));
+	/* a third of a second later: one more token */
+	tb->ev.now += 334000000ull;
+	assert_true(gw_runs_dns_take(&tb->t, rb));
+	assert_false(gw_runs_dns_take(&tb->t, ra));
+	table_free(tb);
+	/* no ceiling: never refused */
+	open_tb = table_new("10.213.0.0/16");
+	assert_int_equal(gw_run_register(&open_tb->t, &a, 70001, why, sizeof(why)), 0);
+	ra = gw_run_find_id(&open_tb->t, "a");
+	for (int i = 0; i < 5000; i++)
+		assert_true(gw_runs_dns_take(&open_tb->t, ra));
+	assert_int_equal(ra->dns_limited, 0);
+	table_free(open_tb);
+}
+
+/* a run's stream (daemon mode) gets every line written for it, exactly as the log has it,
+ * deferred ones too; summaries and events of no run never reach it */
+struct captured {
+	struct wd_buf b;
+	unsigned n;
+};
+
+static void capture(void *ctx, const char *line, size_t len)
+{
+	struct captured *c = ctx;
+
+	assert_int_equal(wd_buf_append(&c->b, line, len), 0);
+	c->n++;
+}
+
+static void test_audit_stream(void **state)
+{
+	char dir[] = "/tmp/test_gw_run.XXXXXX", path[64], file[8192];
+	struct audit_log *log = NULL;
+	struct gw_ev ev;
+	struct gw_audit a;
+	struct captured cap = {WD_BUF_INIT, 0};
+	struct gw_audit_acct acct = {.id = "r1", .policy = "", .uid = 1500, .mode = "daemon"};
+	struct audit_event allowed = {.type = AUDIT_TYPE_DNS,
+				      .action = "dns.query",
+				      .resource = "allowed.test",
+				      .allowed = true,
+				      .reason = "ok"};
+	struct audit_event denied = {.type = AUDIT_TYPE_NET,
+				     .action = "net.connect",
+				     .resource = "evil.test",
+				     .reason = "no rule"};
+	struct audit_event other = {.type = AUDIT_TYPE_NET,
+				    .action = "net.connect",
+				    .resource = "noone.test",
+				    .reason = "no run"};
+	struct wd_err err;
+	ssize_t n;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	assert_int_equal(audit_log_open(path, &log, &err), 0);
+	assert_int_equal(gw_ev_init(&ev, log, &err), 0);
+	gw_audit_init(&a, &ev, 1 << 20);
+	acct.stream = capture;
+	acct.stream_ctx = &cap;
+	gw_audit(&a, &acct, &allowed);
+	gw_audit_denial(&a, &acct, &denied);
+	gw_audit(&a, NULL, &other);
+	gw_audit_flush(&ev);
+	assert_int_equal(cap.n, 2);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	n = read(fd, file, sizeof(file) - 1);
+	close(fd);
+	assert_true(n > 0);
+	file[n] = '\0';
+	/* the run's two lines are the log's first two, byte for byte; the third is no run's */
+	assert_true((size_t)n > cap.b.len);
+	assert_memory_equal(file, cap.b.data, cap.b.len);
+	assert_non_null(strstr(file + cap.b.len, "noone.test"));
+	assert_null(strstr(cap.b.data, "noone.test"));
+	assert_non_null(strstr(cap.b.data, "\"uid\":1500"));
+	gw_audit_free(&a);
+	gw_ev_free(&ev);
+	audit_log_close(log);
+	wd_buf_free(&cap.b);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_fnv_flood(void **state)
 {
 	enum { N = 1000 };
@@ -436,6 +571,8 @@ int main(void)
 	    cmocka_unit_test(test_replace),
 	    cmocka_unit_test(test_ceiling),
 	    cmocka_unit_test(test_fnv_flood),
+	    cmocka_unit_test(test_dns_cap),
+	    cmocka_unit_test(test_audit_stream),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -504,6 +504,76 @@ static void test_render_effective(void **state)
 	policy_free(e);
 }
 
+/* the per-user DNS query cap: parsed with its place, an override wins, the largest group's,
+ * the default when no scope sets it, rendered and shown; bad values with file:line:col */
+static void test_dns_cap(void **state)
+{
+	static const char *const ceil =
+	    "  allow: any\n"					   /* 3 */
+	    "  limits: { dns_queries_per_s: 200 }\n"		   /* 4 */
+	    "  users:\n"					   /* 5 */
+	    "    bob:\n"					   /* 6 */
+	    "      limits: { dns_queries_per_s: 5 }\n"		   /* 7 */
+	    "  groups:\n"					   /* 8 */
+	    "    ci: { limits: { dns_queries_per_s: 300 } }\n"	   /* 9 */
+	    "    build: { limits: { dns_queries_per_s: 400 } }\n"; /* 10 */
+	const char *ci_build[] = {"ci", "build"};
+	const struct policy_who bob = {.uid = 1001, .name = "bob"};
+	const struct policy_who carol = {
+	    .uid = 1002, .name = "carol", .groups = ci_build, .ngroups = 2};
+	struct wd_gwconf c;
+	struct policy_diags d;
+	struct wd_policy *e;
+	struct wd_buf b = WD_BUF_INIT;
+
+	(void)state;
+	assert_string_equal(policy_cap_name(POLICY_CAP_DNS_QUERIES_PER_S), "dns_queries_per_s");
+	e = eff(ceil, &alice, "    - a.example.com\n", "a.example.com:80,443");
+	assert_int_equal(e->caps[POLICY_CAP_DNS_QUERIES_PER_S], 200);
+	assert_string_equal(e->caps_from[POLICY_CAP_DNS_QUERIES_PER_S],
+			    "/etc/warden/gateway.yaml:4");
+	assert_int_equal(policy_render_effective(e, &b), 0);
+	assert_non_null(strstr(b.data, "dns_queries_per_s: 200  (/etc/warden/gateway.yaml:4)"));
+	wd_buf_free(&b);
+	policy_free(e);
+	e = eff(ceil, &bob, "    - a.example.com\n", "a.example.com:80,443");
+	assert_int_equal(e->caps[POLICY_CAP_DNS_QUERIES_PER_S], 5);
+	assert_string_equal(e->caps_from[POLICY_CAP_DNS_QUERIES_PER_S],
+			    "/etc/warden/gateway.yaml:7");
+	policy_free(e);
+	e = eff(ceil, &carol, "    - a.example.com\n", "a.example.com:80,443");
+	assert_int_equal(e->caps[POLICY_CAP_DNS_QUERIES_PER_S], 400);
+	assert_string_equal(e->caps_from[POLICY_CAP_DNS_QUERIES_PER_S],
+			    "/etc/warden/gateway.yaml:10");
+	policy_free(e);
+	/* set nowhere: the default, said so */
+	e = eff("  allow: any\n", &alice, "    - a.example.com\n", "a.example.com:80,443");
+	assert_int_equal(e->caps[POLICY_CAP_DNS_QUERIES_PER_S], POLICY_DNS_QUERIES_PER_S_DEFAULT);
+	assert_string_equal(e->caps_from[POLICY_CAP_DNS_QUERIES_PER_S], "the default");
+	policy_free(e);
+	/* rendered for the worker and parsed again: the same place */
+	assert_int_equal(conf(ceil, &c, &d), 0);
+	assert_int_equal(policy_gwconf_render_yaml(&c, &b), 0);
+	assert_non_null(
+	    strstr(b.data, "dns_queries_per_s: { max: 5, from: \"/etc/warden/gateway.yaml:7\" }"));
+	wd_buf_free(&b);
+	policy_gwconf_free(&c);
+	policy_diags_free(&d);
+	/* refused, with the place */
+	assert_int_equal(conf("  limits: { dns_queries_per_s: 0 }\n", &c, &d), -EINVAL);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 32, "ceiling.limits.dns_queries_per_s"));
+	policy_diags_free(&d);
+	assert_int_equal(conf("  limits: { dns_queries_per_s: 1000001 }\n", &c, &d), -EINVAL);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 32, "ceiling.limits.dns_queries_per_s"));
+	policy_diags_free(&d);
+	assert_int_equal(conf("  limits: { dns_queries_per_s: lots }\n", &c, &d), -EINVAL);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 32, "dns_queries_per_s"));
+	policy_diags_free(&d);
+	assert_int_equal(conf("  limits: { dns_query_per_s: 10 }\n", &c, &d), -EINVAL);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 13, "dns_query_per_s"));
+	policy_diags_free(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -512,7 +582,7 @@ int main(void)
 	    cmocka_unit_test(test_overrides),	     cmocka_unit_test(test_no_and_empty_ceiling),
 	    cmocka_unit_test(test_limits),	     cmocka_unit_test(test_too_big),
 	    cmocka_unit_test(test_parse_errors),     cmocka_unit_test(test_render_keeps_positions),
-	    cmocka_unit_test(test_render_effective),
+	    cmocka_unit_test(test_render_effective), cmocka_unit_test(test_dns_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
