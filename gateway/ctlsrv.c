@@ -16,7 +16,9 @@
  * the run's network namespace (SCM_RIGHTS, exactly one, attached to the request's bytes). The
  * worker checks it (gw_netns_check(): a network namespace whose user namespace the client's uid
  * owns, never the host's), parses the policy (its limits go to the run's cgroup), and sends it
- * to the parent (struct gw_priv_netns), which makes the veth with its peer in that namespace,
+ * to the parent (struct gw_priv_netns) together with the client's connection, whose
+ * credentials the parent reads itself (gw_priv_peer()), which makes the veth with its peer in
+ * that namespace,
  * the addresses, routes, nft elements and the cgroup, and answers with the facts; only then is
  * the run entered in the table (gw_run_register(): one call, where the host's ceiling hooks)
  * and the client answered with its interface, addresses and cgroup folders. The connection
@@ -188,6 +190,13 @@ static void op_register_netns(struct gw_ctlconn *c, const struct gw_ctl_req *req
 		put_error(c, -EEXIST, why);
 		goto out;
 	}
+	/* the id names the run's cgroup folder */
+	if (!gw_priv_id_ok(req->id)) {
+		put_error(c, -EINVAL,
+			  "register with netns: the run id must be letters, digits, '_', '.' and "
+			  "'-', not starting with '.'");
+		goto out;
+	}
 	r = gw_netns_check(fd, c->uid, why, sizeof(why));
 	if (r) {
 		put_error(c, r, why);
@@ -224,7 +233,7 @@ static void op_register_netns(struct gw_ctlconn *c, const struct gw_ctl_req *req
 		goto out;
 	}
 	op->req.done_netns = op_done_netns;
-	r = gw_privchan_send_netns(ctl->priv, &op->req, &m, fd);
+	r = gw_privchan_send_netns(ctl->priv, &op->req, &m, fd, c->fd);
 	if (r) {
 		free(op);
 		snprintf(why, sizeof(why), "cannot reach the gateway's privileged side: %s",

@@ -76,7 +76,7 @@ int gw_privchan_send(struct gw_privchan *p, struct gw_privreq *q, enum gw_priv_t
 }
 
 int gw_privchan_send_netns(struct gw_privchan *p, struct gw_privreq *q, struct gw_priv_netns *m,
-			   int fd)
+			   int fd, int client)
 {
 	int r;
 
@@ -88,7 +88,7 @@ int gw_privchan_send_netns(struct gw_privchan *p, struct gw_privreq *q, struct g
 	m->seq = p->seq + 1;
 	if (gw_priv_netns_check(m, sizeof(*m)))
 		return -EINVAL;
-	r = gw_priv_send_netns(p->fd, m, fd);
+	r = gw_priv_send_netns(p->fd, m, fd, client);
 	if (r)
 		return r;
 	q->seq = ++p->seq;

@@ -84,10 +84,13 @@ int gw_privchan_send(struct gw_privchan *p, struct gw_privreq *q, enum gw_priv_t
  * @q:		the request (its @done_netns set; linked until it is called)
  * @m:		the request's message (its seq is filled in here)
  * @fd:		the namespace (sent along; the caller keeps and closes its own)
- * Return: 0, or a negative errno (-ENOTCONN: no channel; @q is not linked).
+ * @client:	the client's control connection the register came on (sent along: the parent
+ *		reads its credentials itself; the caller keeps its own)
+ * Return: 0, or a negative errno (-ENOTCONN: no channel; -EINVAL: @m is not what the parent
+ * accepts; @q is not linked).
  */
 int gw_privchan_send_netns(struct gw_privchan *p, struct gw_privreq *q, struct gw_priv_netns *m,
-			   int fd);
+			   int fd, int client);
 
 /** gw_privchan_event() - an epoll event on the channel (a reply, or its end). */
 void gw_privchan_event(struct gw_privchan *p, unsigned events);

@@ -6,7 +6,8 @@
 # plumbs it only for a connection A itself made to the control socket: SO_PEERCRED read by the
 # parent on the client's socket (the worker hands it over with the namespace), never a uid
 # written in the request. Refused: the uid claimed alone, a socketpair the worker made, a
-# socket the worker connected itself, A's connection with B's namespace. Control: A's own
+# socket the worker connected itself, A's connection with B's namespace (B's uid claimed, or
+# A's), a run id that is a path (it names the run's cgroup folder). Control: A's own
 # connection with A's namespace is plumbed (a veth in lab-host), and undone when the worker
 # goes.
 set -u
@@ -58,7 +59,7 @@ check "B holds one of B's own" test -n "$BNS"
 liar() {
 	rm -f "$T/liar.out" "$T/liar.stop"
 	ANSWER=
-	setsid nsenter --net="/run/netns/$LAB_HOST_NS" env LIAR_MODE="$1" \
+	setsid nsenter --net="/run/netns/$LAB_HOST_NS" env ${LIAR_ID:+LIAR_ID="$LIAR_ID"} LIAR_MODE="$1" \
 		LIAR_NETNS="/proc/$2/ns/net" LIAR_UID="$3" LIAR_SOCK="$SOCK" LIAR_OUT="$T/liar.out" \
 		LIAR_STOP="$T/liar.stop" "$GW" --config "$T/gateway.yaml" --manage-nft \
 		--control-group warden --worker "$LIAR" </dev/null >>"$T/daemon.log" 2>&1 &
@@ -117,6 +118,17 @@ liar_end
 liar accepted "$BNS" "$B_UID"
 check "the lying worker gets an answer (accepted)" answered
 check "B's namespace with A's connection (B's uid claimed): refused" refused
+check "... nothing plumbed" no_wd_links
+liar_end
+liar accepted "$BNS" "$A_UID"
+check "the lying worker gets an answer (accepted)" answered
+check "B's namespace with A's connection (A's uid claimed): refused as not A's" \
+	grep -qF "not owned by uid $A_UID" "$T/liar.out"
+check "... nothing plumbed" no_wd_links
+liar_end
+LIAR_ID=x/../../escape liar accepted "$ANS" "$A_UID"
+check "the lying worker gets an answer (a run id with '/')" answered
+check "A's namespace and connection, run id x/../../escape (a cgroup path): refused" refused
 check "... nothing plumbed" no_wd_links
 liar_end
 check "the daemon's log has no sanitizer report" bash -c \

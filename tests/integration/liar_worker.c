@@ -12,6 +12,7 @@
  *                           socket the parent handed over (a real client's: the honest case)
  *   LIAR_NETNS  the namespace to send (e.g. /proc/PID/ns/net)
  *   LIAR_UID    the uid (and gid) the message claims
+ *   LIAR_ID     the run id the message names (default liarPID)
  *   LIAR_SOCK   the control socket's path (selfconnect)
  *   LIAR_OUT    where the answer goes: "status N IFNAME MSG", or "closed" when the parent ended
  *               the channel instead (a malformed request is fatal to it)
@@ -134,7 +135,8 @@ static int client_for(const char *mode, int ctl, int *client)
 int main(void)
 {
 	const char *mode = getenv("LIAR_MODE"), *ns = getenv("LIAR_NETNS"),
-		   *uid = getenv("LIAR_UID"), *out = getenv("LIAR_OUT"), *stop = getenv("LIAR_STOP");
+		   *uid = getenv("LIAR_UID"), *out = getenv("LIAR_OUT"), *stop = getenv("LIAR_STOP"),
+		   *id = getenv("LIAR_ID");
 	struct gw_priv_netns m;
 	struct gw_priv_netns_reply rep;
 	struct pollfd pf = {.fd = CHANNEL, .events = POLLIN};
@@ -159,7 +161,10 @@ int main(void)
 	m.seq = 1;
 	m.uid = (uint32_t)strtoul(uid, NULL, 10);
 	m.gid = m.uid;
-	snprintf(m.id, sizeof(m.id), "liar%d", (int)getpid());
+	if (id)
+		snprintf(m.id, sizeof(m.id), "%s", id);
+	else
+		snprintf(m.id, sizeof(m.id), "liar%d", (int)getpid());
 	if (send_fds(&m, fds, nfds))
 		return die("sendmsg");
 	f = fopen(out, "w");
