@@ -121,6 +121,17 @@ int wd_read_file(const char *path, size_t max, char **ret_data, size_t *ret_len)
  */
 int wd_write_all(int fd, const void *p, size_t n);
 
+/**
+ * wd_write_at() - write the string @val to the existing file @dir/@name, all of it, in one
+ * open (a cgroup's control files: no O_CREAT, no O_TRUNC, no O_APPEND)
+ * @dir:	the folder
+ * @name:	the file in it
+ * @val:	what to write (a kernel interface file takes one write(2) of it)
+ *
+ * Return: 0, or a negative errno (-ENAMETOOLONG: the path does not fit PATH_MAX).
+ */
+int wd_write_at(const char *dir, const char *name, const char *val);
+
 /** wd_closep() - close *@fd if it is open and set it to -1. */
 void wd_closep(int *fd);
 

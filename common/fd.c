@@ -83,6 +83,25 @@ int wd_write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+int wd_write_at(const char *dir, const char *name, const char *val)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(val);
+	ssize_t w;
+	int fd, r;
+
+	if (snprintf(p, sizeof(p), "%s/%s", dir, name) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* one write: a kernel interface file takes the value whole or not at all */
+	w = write(fd, val, n);
+	r = w < 0 ? -errno : (size_t)w == n ? 0 : -EIO;
+	close(fd);
+	return r;
+}
+
 void wd_closep(int *fd)
 {
 	if (*fd >= 0) {

@@ -75,21 +75,6 @@ const char *const *gw_cgroup_delegated(enum gw_cgroup_kind kind, size_t *ret_n)
 	return kind == GW_CGROUP_V2 ? v2 : v1;
 }
 
-static int write_file(const char *dir, const char *name, const char *val)
-{
-	char p[PATH_MAX];
-	int fd, r = 0;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		r = -errno;
-	close(fd);
-	return r;
-}
-
 /* the gateway's own cgroup in v1 hierarchy @ctrl (from /proc/self/cgroup); Return: 0 or -errno */
 static int self_v1(const char *ctrl, char *out, size_t size)
 {
@@ -135,7 +120,7 @@ static int setup_dir(const char *dir, enum gw_cgroup_kind kind, int slot,
 	int r;
 
 	for (size_t i = 0; i < n; i++) {
-		r = write_file(dir, f[i].name, f[i].value);
+		r = wd_write_at(dir, f[i].name, f[i].value);
 		if (r) {
 			snprintf(why, size, "writing %s to %s/%s: %s", f[i].value, dir, f[i].name,
 				 strerror(-r));
@@ -167,8 +152,8 @@ int gw_cgroup_create(struct gw_cgroup *cg, const char *id, const struct policy_l
 		snprintf(base, sizeof(base), CG_ROOT "/warden");
 		if (mkdir(base, 0755) < 0 && errno != EEXIST)
 			return snprintf(why, size, "mkdir %s: %s", base, strerror(errno)), -errno;
-		write_file(CG_ROOT, "cgroup.subtree_control", "+memory +pids +cpu");
-		write_file(base, "cgroup.subtree_control", "+memory +pids +cpu");
+		wd_write_at(CG_ROOT, "cgroup.subtree_control", "+memory +pids +cpu");
+		wd_write_at(base, "cgroup.subtree_control", "+memory +pids +cpu");
 		cg->kind = GW_CGROUP_V2;
 		if (snprintf(cg->dir[0], GW_CGROUP_PATH, "%s/%s", base, id) >= GW_CGROUP_PATH)
 			return snprintf(why, size, "cgroup path too long"), -ENAMETOOLONG;

@@ -1,5 +1,6 @@
 /* test_common_fd.c - the descriptor helpers a run's child relies on: closing every inherited
- * descriptor but a chosen few, and opening a path without following any link. */
+ * descriptor but a chosen few, opening a path without following any link, and writing a value
+ * into an existing file (a cgroup's). */
 #include "common/common.h"
 
 #include <errno.h>
@@ -81,11 +82,40 @@ static void test_open_nofollow(void **state)
 	rmdir(dir);
 }
 
+/* wd_write_at(): the value into an existing file, never one it would create */
+static void test_write_at(void **state)
+{
+	char dir[] = "/tmp/wd-write-at-XXXXXX", path[PATH_MAX], *text = NULL, longname[PATH_MAX];
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/pids.max", dir);
+	f = fopen(path, "we"); /* the file is there before, as a cgroup's are */
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(wd_write_at(dir, "pids.max", "200"), 0);
+	assert_int_equal(wd_read_file(path, 64, &text, &len), 0);
+	assert_string_equal(text, "200");
+	free(text);
+	assert_int_equal(wd_write_at(dir, "memory.max", "1"), -ENOENT); /* not created */
+	snprintf(path, sizeof(path), "%s/memory.max", dir);
+	assert_int_equal(access(path, F_OK), -1);
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_int_equal(wd_write_at(dir, longname, "1"), -ENAMETOOLONG);
+	snprintf(path, sizeof(path), "%s/pids.max", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_close_all_except),
 	    cmocka_unit_test(test_open_nofollow),
+	    cmocka_unit_test(test_write_at),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
