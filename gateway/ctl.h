@@ -20,6 +20,8 @@ enum gw_ctl_op {
 	GW_CTL_REPLACE, /* replace a run's policy (allowlist) */
 	GW_CTL_LIST,
 	GW_CTL_STATS,
+	GW_CTL_CGROUP_JOIN, /* daemon mode: the daemon moves the launcher's child into the run's
+			     * cgroup (cgroup v2's common-ancestor rule) */
 	GW_CTL_N,
 };
 
@@ -38,6 +40,7 @@ enum gw_ctl_op {
  * @netns:	register: the run's network namespace is the descriptor sent with the
  *		request ("netns": "fd"); the gateway plumbs it and assigns @ifname and the
  *		addresses (then absent from the request)
+ * @pid:	cgroup_join: the process to move ("pid": a decimal string, 2..INT_MAX)
  * @priv:	storage owned by the request (gw_ctl_req_clear())
  */
 struct gw_ctl_req {
@@ -49,6 +52,7 @@ struct gw_ctl_req {
 	size_t policy_len;
 	char policy_name[256];
 	bool netns;
+	pid_t pid;
 	void *priv;
 };
 

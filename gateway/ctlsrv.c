@@ -114,7 +114,8 @@ struct ctl_op {
 static void op_done(struct gw_privreq *q, const struct gw_priv_reply *rep);
 
 /* ask the parent to apply a run update (the facts of @run, else the given ones) for @c (NULL:
- * nobody waits for the answer); Return: 0 or -errno */
+ * nobody waits for the answer), or to move @facts->pid into @run's cgroup (GW_PRIV_CGROUP_JOIN);
+ * Return: 0 or -errno */
 static int priv_op(struct gw_ctl *ctl, struct gw_ctlconn *c, enum gw_priv_type type,
 		   struct gw_run *run, const struct gw_ctl_req *facts, uid_t uid)
 {
@@ -124,7 +125,9 @@ static int priv_op(struct gw_ctl *ctl, struct gw_ctlconn *c, enum gw_priv_type t
 	if (!op)
 		return -ENOMEM;
 	op->req.done = op_done;
-	if (run)
+	if (type == GW_PRIV_CGROUP_JOIN)
+		r = gw_privchan_send_join(ctl->priv, &op->req, run->ifname, facts->pid);
+	else if (run)
 		r = gw_privchan_send(ctl->priv, &op->req, type, run->ifname, &run->sb4, &run->sb6,
 				     &run->host4, &run->host6);
 	else
@@ -408,10 +411,34 @@ static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 		      gw_udplog_active(c->ctl->udp), "manage_nft", c->ctl->priv->manage_nft));
 }
 
+/* daemon mode: the launcher's child moved into the run's cgroup by the parent, asked on the
+ * connection that holds the run (the parent checks the process: the run's user's, in the run's
+ * namespace) */
+static void op_cgroup_join(struct gw_ctlconn *c, const struct gw_ctl_req *req)
+{
+	struct gw_run *r = c->owned;
+	char why[300];
+	int ret;
+
+	if (!r || r->dead || strcmp(r->id, req->id)) {
+		put_error(c, -ENOENT,
+			  "cgroup_join: only on the connection that registered the run (with "
+			  "netns), while it holds it");
+		return;
+	}
+	ret = priv_op(c->ctl, c, GW_PRIV_CGROUP_JOIN, r, req, c->uid);
+	if (ret) {
+		snprintf(why, sizeof(why), "cannot reach the gateway's privileged side: %s",
+			 strerror(-ret));
+		put_error(c, ret, why);
+	}
+}
+
 static void (*const handlers[GW_CTL_N])(struct gw_ctlconn *, const struct gw_ctl_req *) = {
     [GW_CTL_REGISTER] = op_register, [GW_CTL_UNREGISTER] = op_unregister,
     [GW_CTL_REPLACE] = op_replace,   [GW_CTL_LIST] = op_list,
     [GW_CTL_STATS] = op_stats,
+    [GW_CTL_CGROUP_JOIN] = op_cgroup_join,
 };
 
 void gw_ctlconn_close(struct gw_ctlconn *c)
@@ -533,6 +560,11 @@ static void op_done(struct gw_privreq *req, const struct gw_priv_reply *rep)
 			if (c)
 				put_error(c, rep->status ? rep->status : -ENOENT, why);
 		}
+	} else if (q->type == GW_PRIV_CGROUP_JOIN) {
+		if (c && rep->status == 0)
+			put_ok(c);
+		else if (c)
+			put_error(c, rep->status, rep->msg);
 	} else if (!c) {
 		if (rep->status)
 			wd_log(WD_LOG_WARN, "undoing the plumbing of a run on %s: %s",

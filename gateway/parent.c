@@ -62,6 +62,7 @@ struct pentry {
 	struct netns_run net;
 	struct gw_cgroup cg;
 	ino_t client; /* daemon mode: the control connection the run was plumbed for (its inode) */
+	uid_t uid;    /* daemon mode: its user, as read off that connection */
 };
 
 struct parent {
@@ -360,6 +361,7 @@ static int netns_add(struct parent *p, const struct gw_priv_netns *m, int fd, in
 	lim.memory_mb = m->memory_mb;
 	lim.pids = m->pids;
 	lim.cpu_milli = m->cpu_milli;
+	e.uid = cred.uid;
 	ret = gw_cgroup_create(&e.cg, m->id, &lim, cred.uid, cred.gid, why, size);
 	if (ret)
 		goto fail_fw;
@@ -384,6 +386,19 @@ fail_fw:
 fail_net:
 	netns_run_destroy(&p->ncfg, &e.net, &err);
 	return ret;
+}
+
+/* a process moved into a daemon-mode run's cgroup: the run's user's, in the run's namespace
+ * (gw_cgroup_join()); Return: 0, or a negative errno (@why) */
+static int cgroup_join(struct parent *p, const struct gw_priv_join *m, char *why, size_t size)
+{
+	struct pentry *e = find(p, m->ifname);
+
+	if (!e || !e->adopted) {
+		snprintf(why, size, "no run on %s was plumbed by the gateway", m->ifname);
+		return -ENOENT;
+	}
+	return gw_cgroup_join(&e->cg, (pid_t)m->pid, e->uid, e->net.netns_fd, why, size);
 }
 
 /* the first line of a record: "PID START IFNAME SBX4 GW4 SBX6 GW6"; *@off: where the cgroup
@@ -528,6 +543,7 @@ static int serve_one(struct parent *p, int sock, bool manage)
 	union {
 		struct gw_priv_run run;
 		struct gw_priv_netns ns;
+		struct gw_priv_join join;
 		/* b is never read: it makes room past the message, so that a longer one
 		 * shows as n > sizeof(its struct) and is refused */
 		// cppcheck-suppress unusedStructMember ; read by no one on purpose (above)
@@ -547,6 +563,7 @@ static int serve_one(struct parent *p, int sock, bool manage)
 	struct fw_run r;
 	char why[sizeof(rep.msg)] = "";
 	ssize_t n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	uint32_t seq;
 	int ret, fd[2];
 
 	if (n < 0)
@@ -577,15 +594,25 @@ static int serve_one(struct parent *p, int sock, bool manage)
 			return errno ? -errno : -EIO;
 		return 0;
 	}
-	if (fd[0] >= 0 || gw_priv_run_check(&m.run, (size_t)n))
+	if (fd[0] >= 0)
 		goto bad;
-	ret = facts(p, &m.run, &r, why, sizeof(why));
-	if (!ret)
-		ret = m.run.type == GW_PRIV_RUN_ADD ? run_add(p, &r, why, sizeof(why))
-						    : run_del(p, &r, why, sizeof(why));
+	if ((size_t)n >= 8 && m.run.type == GW_PRIV_CGROUP_JOIN) {
+		if (gw_priv_join_check(&m.join, (size_t)n))
+			goto bad;
+		ret = cgroup_join(p, &m.join, why, sizeof(why));
+		seq = m.join.seq;
+	} else {
+		if (gw_priv_run_check(&m.run, (size_t)n))
+			goto bad;
+		ret = facts(p, &m.run, &r, why, sizeof(why));
+		if (!ret)
+			ret = m.run.type == GW_PRIV_RUN_ADD ? run_add(p, &r, why, sizeof(why))
+							    : run_del(p, &r, why, sizeof(why));
+		seq = m.run.seq;
+	}
 	if (ret < -4095)
 		ret = -EIO;
-	gw_priv_reply_encode(&rep, m.run.seq, ret, why);
+	gw_priv_reply_encode(&rep, seq, ret, why);
 	if (send(sock, &rep, sizeof(rep), MSG_NOSIGNAL) != (ssize_t)sizeof(rep))
 		return errno ? -errno : -EIO;
 	return 0;

@@ -450,6 +450,28 @@ out:
 	return ret;
 }
 
+int gw_priv_join_encode(struct gw_priv_join *m, uint32_t seq, const char *ifname, pid_t pid)
+{
+	memset(m, 0, sizeof(*m));
+	m->magic = GW_PRIV_MAGIC;
+	m->version = GW_PRIV_VERSION;
+	m->type = GW_PRIV_CGROUP_JOIN;
+	m->seq = seq;
+	m->pid = (int32_t)pid;
+	if (strlen(ifname) >= sizeof(m->ifname))
+		return -EINVAL;
+	strcpy(m->ifname, ifname);
+	return gw_priv_join_check(m, sizeof(*m)) ? -EINVAL : 0;
+}
+
+int gw_priv_join_check(const struct gw_priv_join *m, size_t len)
+{
+	if (len != sizeof(*m) || m->magic != GW_PRIV_MAGIC || m->version != GW_PRIV_VERSION ||
+	    m->type != GW_PRIV_CGROUP_JOIN || m->pid < 2)
+		return -EBADMSG;
+	return ifname_ok(m->ifname, sizeof(m->ifname)) ? 0 : -EBADMSG;
+}
+
 int gw_priv_peer(int client, const char *ctl_path, struct ucred *cred, char *why, size_t size)
 {
 	struct sockaddr_un self;

@@ -26,6 +26,8 @@
  *   worker -> parent  GW_PRIV_NETNS_ADD  a user's network namespace and the client's
  *                                        connection attached (daemon mode)
  *   parent -> worker  GW_PRIV_NETNS_REPLY  its outcome and the run's facts, in order
+ *   worker -> parent  GW_PRIV_CGROUP_JOIN  move a process into a daemon-mode run's cgroup
+ *   parent -> worker  GW_PRIV_RUN_REPLY  its outcome, in order
  */
 #define GW_PRIV_MAGIC 0x57444757u /* "WDGW" */
 #define GW_PRIV_VERSION 4
@@ -38,6 +40,7 @@ enum gw_priv_type {
 	GW_PRIV_RUN_REPLY = 4,	 /* the outcome of one RUN_ADD / RUN_DEL */
 	GW_PRIV_NETNS_ADD = 5,	 /* plumb a run in the network namespace attached (SCM_RIGHTS) */
 	GW_PRIV_NETNS_REPLY = 6, /* the outcome of one NETNS_ADD, with the run's facts */
+	GW_PRIV_CGROUP_JOIN = 7, /* move a process into a plumbed run's cgroup (RUN_REPLY) */
 };
 
 /**
@@ -314,6 +317,44 @@ int gw_priv_netns_reply_check(const struct gw_priv_netns_reply *m, size_t len, u
  * Return: 0, or a negative errno.
  */
 int gw_priv_send_netns(int sock, const struct gw_priv_netns *m, int fd, int client);
+
+/**
+ * struct gw_priv_join - move process @pid into the cgroup of the daemon-mode run on @ifname (the
+ * parent checks that @pid is that run's user's and in that run's network namespace)
+ * @magic:	GW_PRIV_MAGIC
+ * @version:	GW_PRIV_VERSION
+ * @type:	GW_PRIV_CGROUP_JOIN
+ * @seq:	request number (a struct gw_priv_reply answers)
+ * @pid:	the process (2..INT32_MAX)
+ * @ifname:	the run's interface (as in struct gw_priv_run)
+ */
+struct gw_priv_join {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t seq;
+	int32_t pid;
+	char ifname[16];
+};
+
+/**
+ * gw_priv_join_encode() - fill @m (pure)
+ * @m:		the message
+ * @seq:	request number
+ * @ifname:	the run's interface
+ * @pid:	the process
+ * Return: 0, or -EINVAL (what gw_priv_join_check() would refuse).
+ */
+int gw_priv_join_encode(struct gw_priv_join *m, uint32_t seq, const char *ifname, pid_t pid);
+
+/**
+ * gw_priv_join_check() - validate a received join request (pure; the parent's side)
+ * @m:		the message
+ * @len:	bytes received
+ * Return: 0, or -EBADMSG (size, magic, version, type, a pid below 2, an interface name as
+ * gw_priv_run_check() refuses it).
+ */
+int gw_priv_join_check(const struct gw_priv_join *m, size_t len);
 
 /**
  * gw_priv_peer() - who is at the other end of @client, as the kernel says: the parent's own

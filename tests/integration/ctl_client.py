@@ -11,13 +11,17 @@ daemon's answer line (or "no answer") and exits 0 when it got one.
 WHAT: netns-of PID (the network namespace of process PID), userns-of PID (its user
 namespace: not a network namespace), fd PATH (any file), nofd (no descriptor attached),
 twofds PID, truncated (half a request, then the connection closes), oversize (a policy over
-1 MiB), list, unregister ID, replace ID.
+1 MiB), list, unregister ID, replace ID, join NSPID PID (register with the network namespace of
+NSPID, then on the same connection cgroup_join PID: both answers, one a line), join-only PID
+(cgroup_join with no run registered on the connection). With CTL_HOLD=N in its environment it
+keeps the connection (and so the run) N seconds after the answer.
 """
 import json
 import os
 import pwd
 import socket
 import sys
+import time
 
 GOOD_POLICY = "version: 1\nnetwork:\n  allow:\n    - {host: allowed.test, ports: [443]}\n"
 
@@ -27,10 +31,22 @@ def register(rid, policy=GOOD_POLICY):
             "\n").encode()
 
 
+def read_line(s):
+    buf = b""
+    while b"\n" not in buf:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    return buf.decode(errors="replace").strip() or "no answer"
+
+
 def main():
     sock_path, uid, gid, what = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     arg = sys.argv[5] if len(sys.argv) > 5 else None
     fds = []
+    if what == "join":
+        fds = [os.open(f"/proc/{arg}/ns/net", os.O_RDONLY)]
     if what in ("netns-of", "twofds"):
         fds = [os.open(f"/proc/{arg}/ns/net", os.O_RDONLY)]
         if what == "twofds":
@@ -48,6 +64,13 @@ def main():
     rid = f"crafted{os.getpid()}"
     if what in ("netns-of", "userns-of", "fd", "twofds"):
         socket.send_fds(s, [register(rid)], fds)
+    elif what == "join":
+        socket.send_fds(s, [register(rid)], fds)
+        print(read_line(s), flush=True)
+        s.sendall((json.dumps({"op": "cgroup_join", "id": rid, "pid": sys.argv[6]}) +
+                   "\n").encode())
+    elif what == "join-only":
+        s.sendall((json.dumps({"op": "cgroup_join", "id": rid, "pid": arg}) + "\n").encode())
     elif what == "nofd":
         s.sendall(register(rid))
     elif what == "truncated":
@@ -80,7 +103,8 @@ def main():
     if not buf:
         print("no answer")
         return 1
-    print(buf.decode(errors="replace").strip())
+    print(buf.decode(errors="replace").strip(), flush=True)
+    time.sleep(float(os.environ.get("CTL_HOLD", "0")))
     return 0
 
 

@@ -398,6 +398,31 @@ static void test_netns_check(void **state)
 	close(net);
 }
 
+/* a join request: a process and a run's interface, nothing else */
+static void test_join_msgs(void **state)
+{
+	struct gw_priv_join m, bad;
+
+	(void)state;
+	assert_int_equal(gw_priv_join_encode(&m, 7, "wd-abc", 4242), 0);
+	assert_int_equal(gw_priv_join_check(&m, sizeof(m)), 0);
+	assert_int_equal(m.seq, 7);
+	assert_int_equal(m.pid, 4242);
+	assert_int_equal(gw_priv_join_check(&m, sizeof(m) + 1), -EBADMSG);
+	assert_int_equal(gw_priv_join_encode(&bad, 7, "wd-abc", 1), -EINVAL);
+	assert_int_equal(gw_priv_join_encode(&bad, 7, "wd/../x", 4242), -EINVAL);
+	assert_int_equal(gw_priv_join_encode(&bad, 7, "wd-0123456789abcdef", 4242), -EINVAL);
+	bad = m;
+	bad.pid = 0;
+	assert_int_equal(gw_priv_join_check(&bad, sizeof(bad)), -EBADMSG);
+	bad = m;
+	bad.type = GW_PRIV_RUN_DEL;
+	assert_int_equal(gw_priv_join_check(&bad, sizeof(bad)), -EBADMSG);
+	bad = m;
+	bad.ifname[10] = 'x'; /* garbage after the NUL */
+	assert_int_equal(gw_priv_join_check(&bad, sizeof(bad)), -EBADMSG);
+}
+
 /* the parent's own reading of who asked: only a connection accepted on the control socket */
 static void test_peer(void **state)
 {
@@ -513,6 +538,7 @@ int main(void)
 	    cmocka_unit_test(test_netns_check),
 	    cmocka_unit_test(test_worker_channel_fatal),
 	    cmocka_unit_test(test_peer),
+	    cmocka_unit_test(test_join_msgs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
