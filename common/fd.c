@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -100,6 +101,32 @@ int wd_write_at(const char *dir, const char *name, const char *val)
 	r = w < 0 ? -errno : (size_t)w == n ? 0 : -EIO;
 	close(fd);
 	return r;
+}
+
+ssize_t wd_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds, int flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * WD_SEND_FDS_MAX)];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf.buf,
+			    .msg_controllen = CMSG_SPACE(sizeof(int) * nfds)};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	if (nfds == 0 || nfds > WD_SEND_FDS_MAX)
+		return -EINVAL;
+	memset(&cbuf, 0, sizeof(cbuf));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	n = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
+	return n < 0 ? -errno : n;
 }
 
 void wd_closep(int *fd)

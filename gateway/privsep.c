@@ -96,18 +96,10 @@ int gw_priv_send_fds(int sock, struct gw_fds *fds)
 {
 	struct gw_priv_msg m = {
 	    .magic = GW_PRIV_MAGIC, .version = GW_PRIV_VERSION, .type = GW_PRIV_LISTENERS};
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * GW_PRIV_KINDS)];
-		struct cmsghdr align;
-	} cbuf;
 	int v[GW_PRIV_KINDS];
-	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf};
-	struct cmsghdr *cm;
 	ssize_t sent;
 
 	memset(m.kinds, 0xff, sizeof(m.kinds));
-	memset(&cbuf, 0, sizeof(cbuf));
 	for (unsigned k = 0; k < GW_PRIV_KINDS; k++)
 		if (*slot(fds, k) >= 0) {
 			m.kinds[m.count] = (uint8_t)k;
@@ -115,15 +107,9 @@ int gw_priv_send_fds(int sock, struct gw_fds *fds)
 		}
 	if (!m.count)
 		return -EINVAL;
-	mh.msg_controllen = CMSG_SPACE(sizeof(int) * m.count);
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int) * m.count);
-	memcpy(CMSG_DATA(cm), v, sizeof(int) * m.count);
-	sent = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	sent = wd_send_fds(sock, &m, sizeof(m), v, m.count, 0);
 	if (sent < 0)
-		return -errno;
+		return (int)sent;
 	return sent == (ssize_t)sizeof(m) ? 0 : -EIO;
 }
 
@@ -378,27 +364,10 @@ int gw_priv_netns_reply_check(const struct gw_priv_netns_reply *m, size_t len, u
 int gw_priv_send_netns(int sock, const struct gw_priv_netns *m, int fd, int client)
 {
 	const int v[2] = {fd, client};
-	union {
-		char buf[CMSG_SPACE(sizeof(v))];
-		struct cmsghdr align;
-	} cbuf;
-	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = cbuf.buf,
-			    .msg_controllen = sizeof(cbuf.buf)};
-	struct cmsghdr *cm;
-	ssize_t n;
+	ssize_t n = wd_send_fds(sock, m, sizeof(*m), v, 2, MSG_DONTWAIT);
 
-	memset(&cbuf, 0, sizeof(cbuf));
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(v));
-	memcpy(CMSG_DATA(cm), v, sizeof(v));
-	n = sendmsg(sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	return n == (ssize_t)sizeof(*m) ? 0 : -EIO;
 }
 

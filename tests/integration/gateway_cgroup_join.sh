@@ -29,15 +29,6 @@ check "the host's nft table is installed" in_host "$W" nft install
 daemon_start
 check "the daemon starts as root in lab-host (--manage-nft)" daemon_ready
 
-# in_ns HOLDER: the process of HOLDER (an `unshare -Urn`) that is in the new namespaces
-in_ns() {
-	local pid=$1 c
-	lab_wait 5 bash -c '[[ $(readlink /proc/$0/ns/user) != $(readlink /proc/1/ns/user) ]]' \
-		"$pid" || return 1
-	c=$(pgrep -P "$pid" | head -1)
-	[[ -n $c && $(readlink "/proc/$c/ns/user") != "$(readlink /proc/1/ns/user)" ]] && pid=$c
-	echo "$pid"
-}
 as_a unshare -Urn sleep 120 &
 A_HOLDER=$!
 as_a bash -c 'echo $$ >"$0"; exec sleep 120' "$T/a/out.pid" &
@@ -48,7 +39,7 @@ lab_on_exit bash -c 'kill "$0" "$1" "$2" 2>/dev/null; true' "$A_HOLDER" "$A_OUT_
 lab_wait 5 test -s "$T/a/out.pid"
 A_OUT=$(cat "$T/a/out.pid" 2>/dev/null)
 [[ $A_OUT =~ ^[0-9]+$ ]] && lab_on_exit bash -c 'kill "$0" 2>/dev/null; true' "$A_OUT"
-ANS=$(in_ns "$A_HOLDER") BNS=$(in_ns "$B_HOLDER")
+ANS=$(ns_of "$A_HOLDER") BNS=$(ns_of "$B_HOLDER")
 check "A holds a namespace of A's own" test -n "$ANS"
 check "A's other process runs as A" lab_wait 5 bash -c \
 	'grep -Eq "^Uid:\s+$0\s" /proc/$1/status' "$A_UID" "$A_OUT"

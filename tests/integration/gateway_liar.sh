@@ -29,27 +29,15 @@ resolvers: ["$LAB_DNS_V4"]
 control: {path: "$SOCK"}
 audit: {path: "$CENTRAL"}
 EOF
-wd_links() { ip -n "$LAB_HOST_NS" -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' |
-	grep '^wd-' || true; }
-no_wd_links() { [[ -z $(wd_links) ]]; }
-have_wd_links() { [[ -n $(wd_links) ]]; }
 check "the host's nft table is installed" in_host "$W" nft install
 
 # a user and network namespace each of A and B, held by a process of theirs
-userns_of() {
-	local pid=$1 c
-	lab_wait 5 bash -c '[[ $(readlink /proc/$0/ns/user) != $(readlink /proc/1/ns/user) ]]' \
-		"$pid" || return 1
-	c=$(pgrep -P "$pid" | head -1)
-	[[ -n $c && $(readlink "/proc/$c/ns/user") != "$(readlink /proc/1/ns/user)" ]] && pid=$c
-	echo "$pid"
-}
 as_a unshare -Urn sleep 120 &
 ANS_HOLDER=$!
 as_b unshare -Urn sleep 120 &
 BNS_HOLDER=$!
 lab_on_exit bash -c 'kill "$0" "$1" 2>/dev/null; true' "$ANS_HOLDER" "$BNS_HOLDER"
-ANS=$(userns_of "$ANS_HOLDER") BNS=$(userns_of "$BNS_HOLDER")
+ANS=$(ns_of "$ANS_HOLDER") BNS=$(ns_of "$BNS_HOLDER")
 check "A holds a network namespace of A's own" test -n "$ANS"
 check "B holds one of B's own" test -n "$BNS"
 

@@ -76,24 +76,8 @@ static int take_handoff(void)
 
 static int send_fds(const struct gw_priv_netns *m, const int *fds, int nfds)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 2)];
-		struct cmsghdr align;
-	} cbuf;
-	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = cbuf.buf,
-			    .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds)};
-	struct cmsghdr *cm;
-
-	memset(&cbuf, 0, sizeof(cbuf));
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-	memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
-	return sendmsg(CHANNEL, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*m) ? 0 : -1;
+	return wd_send_fds(CHANNEL, m, sizeof(*m), fds, (size_t)nfds, 0) == (ssize_t)sizeof(*m) ? 0
+												: -1;
 }
 
 /* the client descriptor LIAR_MODE says to attach (-1: none); Return: 0, or -1 */
