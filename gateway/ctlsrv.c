@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,11 +393,14 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 {
 	const struct gw_stats *s = &c->ctl->ev->stats;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	json_t *j;
 
 	(void)req;
-	put_json(
-	    c,
-	    json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+	/* the worker's image as the kernel names it: " (deleted)" once an upgrade removed it */
+	exe[n > 0 ? n : 0] = '\0';
+	j = json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
 		      "s:I, s:I, s:I, s:I, s:b, s:b}",
 		      "ok", 1, "runs", (json_int_t)c->ctl->runs->n, "connections",
 		      (json_int_t)c->ctl->runs->nconns, "accepted", (json_int_t)s->accepted,
@@ -408,7 +412,10 @@ static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 		      "udp_suppressed", (json_int_t)s->udp_suppressed, "nflog_lost",
 		      (json_int_t)s->nflog_lost, "host_dropped", (json_int_t)s->host_dropped,
 		      "conns_dropped", (json_int_t)s->conns_dropped, "nflog",
-		      gw_udplog_active(c->ctl->udp), "manage_nft", c->ctl->priv->manage_nft));
+		      gw_udplog_active(c->ctl->udp), "manage_nft", c->ctl->priv->manage_nft);
+	if (j && exe[0])
+		json_object_set_new(j, "worker", json_string(exe));
+	put_json(c, j);
 }
 
 /* daemon mode: the launcher's child moved into the run's cgroup by the parent, asked on the
