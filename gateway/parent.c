@@ -25,7 +25,8 @@
  * the shared allocator, the veth with its peer in that namespace, addresses and routes
  * inside), adds the run's nft elements, makes the run's cgroup delegated to the user
  * (cgroup.c), writes a record of it all under GW_PARENT_RUNS_DIR, and answers with the facts.
- * RUN_DEL of such a run undoes every part. At start the parent reclaims the records of an
+ * RUN_DEL of such a run undoes every part. GW_PRIV_CGROUP_JOIN moves a process into such a run's
+ * cgroup (gw_cgroup_join(): the run's uid as read off its connection, the run's namespace). At start the parent reclaims the records of an
  * earlier parent that is gone (elements, cgroups; netns_gc() the veths and slots).
  */
 #include "gateway/parent.h"

@@ -129,31 +129,47 @@ static int worker_of(const char *bin, char *out, size_t size)
 }
 
 /* the daemon on @sock runs its worker from an image that is still installed? (its `stats` names
- * it: a restart would exec that path again). Return: true, or false with @why */
-static bool daemon_worker_ok(const char *sock, char *why, size_t size)
+ * it, " (deleted)" appended by the kernel once the file was removed or replaced; a restart
+ * execs that path again). Return: true, or false with @why (and *@gone: nothing is at the path
+ * any more, a restart would fail) */
+static bool daemon_worker_ok(const char *sock, char *why, size_t size, bool *gone)
 {
-	char *text = NULL;
+	static const char del[] = " (deleted)";
+	char *text = NULL, path[PATH_MAX];
 	json_t *ans;
 	const char *w;
 	struct stat st;
+	size_t n;
 	bool ok = true;
 
+	*gone = false;
 	if (run_gw_request(sock, "{\"op\":\"stats\"}", 1000, &text))
 		return true; /* said by the other checks */
 	ans = json_loads(text, 0, NULL);
 	free(text);
 	w = json_string_value(json_object_get(ans, "worker"));
-	if (!w) {
-		snprintf(why, size, "the daemon on %s does not say its worker image (an older "
-			 "warden-gateway)", sock);
-		ok = false;
-	} else if (strstr(w, " (deleted)") || stat(w, &st) || !S_ISREG(st.st_mode) ||
-		   !(st.st_mode & S_IXOTH)) {
+	n = w ? strlen(w) : 0;
+	if (!w || n >= sizeof(path)) {
 		snprintf(why, size,
-			 "the daemon on %s runs its worker from %s, which is no longer installed: "
-			 "a restart of the daemon would fail",
-			 sock, w);
+			 "the daemon on %s does not name its worker image (an older warden-gateway)",
+			 sock);
 		ok = false;
+	} else {
+		bool deleted = n > sizeof(del) - 1 && !strcmp(w + n - (sizeof(del) - 1), del);
+
+		snprintf(path, sizeof(path), "%.*s", (int)(deleted ? n - (sizeof(del) - 1) : n), w);
+		*gone = stat(path, &st) || !S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR);
+		if (*gone)
+			snprintf(why, size,
+				 "the daemon on %s runs its worker from %s, which is no longer "
+				 "installed: a restart of the daemon would fail",
+				 sock, w);
+		else if (deleted)
+			snprintf(why, size,
+				 "the daemon on %s runs an older worker than the one installed at %s "
+				 "(replaced since it started)",
+				 sock, path);
+		ok = !*gone && !deleted;
 	}
 	json_decref(ans);
 	return ok;
@@ -452,11 +468,12 @@ static void check_audit(struct finding *f)
 static void check_gateway(struct finding *f)
 {
 	char bin[PATH_MAX], *ans = NULL, why[PATH_MAX + 300];
+	bool gone;
 
 	if (!run_gw_request(RUN_DAEMON_SOCKET, "{\"op\":\"stats\"}", 1000, &ans)) {
 		free(ans);
-		if (!daemon_worker_ok(RUN_DAEMON_SOCKET, why, sizeof(why)))
-			set(f, DOC_WARN, WORKER_FIX, "%s", why);
+		if (!daemon_worker_ok(RUN_DAEMON_SOCKET, why, sizeof(why), &gone))
+			set(f, DOC_WARN, gone ? WORKER_FIX : "restart the daemon", "%s", why);
 		else
 			set(f, DOC_OK, NULL, "a warden-gateway daemon answers on %s",
 			    RUN_DAEMON_SOCKET);
@@ -574,10 +591,14 @@ static void check_gateway_user(struct finding *f)
 {
 	char bin[PATH_MAX], why[PATH_MAX + 300];
 	struct stat st;
+	bool gone;
 
 	if (run_daemon_answers(RUN_DAEMON_SOCKET, why, sizeof(why))) {
-		if (!daemon_worker_ok(RUN_DAEMON_SOCKET, why, sizeof(why)))
-			set(f, DOC_WARN, "ask the operator to " WORKER_FIX, "%s", why);
+		if (!daemon_worker_ok(RUN_DAEMON_SOCKET, why, sizeof(why), &gone))
+			set(f, DOC_WARN,
+			    gone ? "ask the operator to " WORKER_FIX
+				 : "ask the operator to restart the daemon",
+			    "%s", why);
 		else
 			set(f, DOC_OK, NULL,
 			    "the warden-gateway daemon on %s plumbs your runs (daemon mode)",

@@ -7,8 +7,8 @@
 # positive control next to the negative: the build's gateway (its worker beside it) is ok; a copy
 # of warden-gateway in a folder of its own, without the worker (the libexec folders hidden under
 # an empty tmpfs in this test's private mount namespace, never the machine's), fails with the
-# fix; a daemon started from a copy whose worker image was removed afterwards is a warning with
-# the fix.
+# fix; a daemon started from a copy whose worker image was replaced afterwards (an upgrade: restart
+# it), then removed (a restart would fail) is a warning with the fix.
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/lab/lib.sh"
@@ -83,6 +83,13 @@ check "its stats name the worker's image" bash -c \
 	hostns "$GW" ctl --socket "$SOCK" stats
 check "as A: ok, the daemon plumbs A's runs" lab_match \
 	"^ok +gateway +the warden-gateway daemon on $SOCK plumbs your runs" doctor_as a "$GW"
+# an upgrade replaces the file (a new inode at the same path): the daemon runs the old one
+install -m 0755 "$(dirname "$GW")/warden-gateway-worker" "$T/gwd/new-worker"
+mv -f "$T/gwd/new-worker" "$T/gwd/warden-gateway-worker"
+check "the worker image replaced: as A, a warning to restart the daemon" lab_match \
+	"^warn +gateway +the daemon on $SOCK runs an older worker than the one installed at $T/gwd/warden-gateway-worker" \
+	doctor_as a "$GW"
+check "... with the fix" lab_match "^ +fix: ask the operator to restart the daemon" doctor_as a "$GW"
 rm -f "$T/gwd/warden-gateway-worker"
 check "the worker image removed (an upgrade gone wrong): as A, a warning" lab_match \
 	"^warn +gateway +the daemon on $SOCK runs its worker from $T/gwd/warden-gateway-worker \\(deleted\\), which is no longer installed" \
