@@ -31,8 +31,7 @@ static const struct {
     {"op", K_OP},	   {"id", K_ID},	  {"if", K_IF},
     {"host_v4", K_HOST4},  {"sandbox_v4", K_SB4}, {"host_v6", K_HOST6},
     {"sandbox_v6", K_SB6}, {"policy", K_POLICY},  {"policy_name", K_POLICY_NAME},
-    {"netns", K_NETNS},
-    {"pid", K_PID},
+    {"netns", K_NETNS},	   {"pid", K_PID},
 };
 
 /* for each op: keys it requires and keys it may have */

@@ -21,13 +21,14 @@
  * attached). The parent trusts no uid the worker names: it reads the connection's credentials
  * itself (gw_priv_peer(): a connection accepted on the control socket, SO_PEERCRED), refuses a
  * request whose claimed uid or gid differ (a worker that lies) or whose connection holds a run
- * already, checks the namespace against that uid (gw_netns_check()), adopts it (netns_run_adopt(): a slot of
- * the shared allocator, the veth with its peer in that namespace, addresses and routes
+ * already, checks the namespace against that uid (gw_netns_check()), adopts it (netns_run_adopt():
+ * a slot of the shared allocator, the veth with its peer in that namespace, addresses and routes
  * inside), adds the run's nft elements, makes the run's cgroup delegated to the user
  * (cgroup.c), writes a record of it all under GW_PARENT_RUNS_DIR, and answers with the facts.
  * RUN_DEL of such a run undoes every part. GW_PRIV_CGROUP_JOIN moves a process into such a run's
- * cgroup (gw_cgroup_join(): the run's uid as read off its connection, the run's namespace). At start the parent reclaims the records of an
- * earlier parent that is gone (elements, cgroups; netns_gc() the veths and slots).
+ * cgroup (gw_cgroup_join(): the run's uid as read off its connection, the run's namespace). At
+ * start the parent reclaims the records of an earlier parent that is gone (elements, cgroups;
+ * netns_gc() the veths and slots).
  */
 #include "gateway/parent.h"
 #include "gateway/cgroup.h"
@@ -574,7 +575,8 @@ static int serve_one(struct parent *p, int sock, bool manage)
 	if (take_fds(&mh, fd) || !manage)
 		goto bad;
 	if ((size_t)n >= 8 && m.run.type == GW_PRIV_NETNS_ADD) {
-		/* daemon mode: exactly two descriptors, the namespace and the client's connection */
+		/* daemon mode: exactly two descriptors, the namespace and the client's connection
+		 */
 		if (fd[1] < 0 || gw_priv_netns_check(&m.ns, (size_t)n))
 			goto bad;
 		memset(&nrep, 0, sizeof(nrep));

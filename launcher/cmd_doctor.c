@@ -150,9 +150,10 @@ static bool daemon_worker_ok(const char *sock, char *why, size_t size, bool *gon
 	w = json_string_value(json_object_get(ans, "worker"));
 	n = w ? strlen(w) : 0;
 	if (!w || n >= sizeof(path)) {
-		snprintf(why, size,
-			 "the daemon on %s does not name its worker image (an older warden-gateway)",
-			 sock);
+		snprintf(
+		    why, size,
+		    "the daemon on %s does not name its worker image (an older warden-gateway)",
+		    sock);
 		ok = false;
 	} else {
 		bool deleted = n > sizeof(del) - 1 && !strcmp(w + n - (sizeof(del) - 1), del);
@@ -165,10 +166,11 @@ static bool daemon_worker_ok(const char *sock, char *why, size_t size, bool *gon
 				 "installed: a restart of the daemon would fail",
 				 sock, w);
 		else if (deleted)
-			snprintf(why, size,
-				 "the daemon on %s runs an older worker than the one installed at %s "
-				 "(replaced since it started)",
-				 sock, path);
+			snprintf(
+			    why, size,
+			    "the daemon on %s runs an older worker than the one installed at %s "
+			    "(replaced since it started)",
+			    sock, path);
 		ok = !*gone && !deleted;
 	}
 	json_decref(ans);
@@ -622,8 +624,8 @@ static void check_gateway_user(struct finding *f)
 		set(f, DOC_FAIL, WORKER_FIX, "the gateway %s cannot start its data plane: %s", bin,
 		    why);
 	else
-		set(f, DOC_OK, NULL, "rootless runs start an embedded gateway as you (%s, its worker %s)",
-		    bin, why);
+		set(f, DOC_OK, NULL,
+		    "rootless runs start an embedded gateway as you (%s, its worker %s)", bin, why);
 }
 
 /* A user's doctor: the rootless prerequisites. */

@@ -283,9 +283,10 @@ int run_daemon_join(struct run *r, pid_t pid)
 	if (!json_is_true(json_object_get(ans, "ok"))) {
 		const char *e = json_string_value(json_object_get(ans, "error"));
 
-		ret = run_fail(r, "limits", "see the daemon's reason",
-			       "the gateway daemon did not move the sandbox into the run's cgroup: %s",
-			       e ? e : "no reason given");
+		ret = run_fail(
+		    r, "limits", "see the daemon's reason",
+		    "the gateway daemon did not move the sandbox into the run's cgroup: %s",
+		    e ? e : "no reason given");
 		json_decref(ans);
 		return ret;
 	}

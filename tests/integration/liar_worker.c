@@ -76,8 +76,9 @@ static int take_handoff(void)
 
 static int send_fds(const struct gw_priv_netns *m, const int *fds, int nfds)
 {
-	return wd_send_fds(CHANNEL, m, sizeof(*m), fds, (size_t)nfds, 0) == (ssize_t)sizeof(*m) ? 0
-												: -1;
+	return wd_send_fds(CHANNEL, m, sizeof(*m), fds, (size_t)nfds, 0) == (ssize_t)sizeof(*m)
+		   ? 0
+		   : -1;
 }
 
 /* the client descriptor LIAR_MODE says to attach (-1: none); Return: 0, or -1 */
@@ -119,8 +120,8 @@ static int client_for(const char *mode, int ctl, int *client)
 int main(void)
 {
 	const char *mode = getenv("LIAR_MODE"), *ns = getenv("LIAR_NETNS"),
-		   *uid = getenv("LIAR_UID"), *out = getenv("LIAR_OUT"), *stop = getenv("LIAR_STOP"),
-		   *id = getenv("LIAR_ID");
+		   *uid = getenv("LIAR_UID"), *out = getenv("LIAR_OUT"),
+		   *stop = getenv("LIAR_STOP"), *id = getenv("LIAR_ID");
 	struct gw_priv_netns m;
 	struct gw_priv_netns_reply rep;
 	struct pollfd pf = {.fd = CHANNEL, .events = POLLIN};

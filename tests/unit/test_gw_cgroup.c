@@ -153,8 +153,8 @@ static void test_v2_join(void **state)
 	assert_true(S_ISDIR(st.st_mode));
 	assert_int_equal(st.st_uid, uid);
 	/* a second run of that id: refused, the first one's folder kept */
-	assert_int_equal(gw_cgroup_create_in(&empty, root, "run1", &none, uid, gid, why, sizeof(why)),
-			 -EEXIST);
+	assert_int_equal(
+	    gw_cgroup_create_in(&empty, root, "run1", &none, uid, gid, why, sizeof(why)), -EEXIST);
 	assert_int_equal(stat(cg.dir[0], &st), 0);
 	/* what the kernel makes in a new cgroup */
 	snprintf(p, sizeof(p), "%s/cgroup.procs", cg.dir[0]);
@@ -215,9 +215,8 @@ static void test_no_hierarchy(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(root));
-	assert_int_equal(gw_cgroup_create_in(&cg, root, "run1", &lim, getuid(), getgid(), why,
-					     sizeof(why)),
-			 0);
+	assert_int_equal(
+	    gw_cgroup_create_in(&cg, root, "run1", &lim, getuid(), getgid(), why, sizeof(why)), 0);
 	assert_int_equal(cg.kind, GW_CGROUP_NONE);
 	assert_string_equal(cg.dir[0], "");
 	assert_int_equal(rmdir(root), 0);
@@ -226,10 +225,8 @@ static void test_no_hierarchy(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_v2),
-	    cmocka_unit_test(test_v1),
-	    cmocka_unit_test(test_delegated),
-	    cmocka_unit_test(test_v2_join),
+	    cmocka_unit_test(test_v2),		 cmocka_unit_test(test_v1),
+	    cmocka_unit_test(test_delegated),	 cmocka_unit_test(test_v2_join),
 	    cmocka_unit_test(test_no_hierarchy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
