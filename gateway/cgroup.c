@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,7 +218,7 @@ int gw_cgroup_create_in(struct gw_cgroup *cg, const char *root, const char *id,
  * process's user namespace sees them); Return: 0 or -errno */
 static int proc_uids(int dir, uid_t *ruid, uid_t *euid)
 {
-	char buf[4096], *l;
+	char buf[4096], *l, *save = NULL, *tr, *te;
 	unsigned long long r, e;
 	ssize_t n;
 	int fd = openat(dir, "status", O_RDONLY | O_CLOEXEC), ret = -EINVAL;
@@ -232,12 +233,16 @@ static int proc_uids(int dir, uid_t *ruid, uid_t *euid)
 		return ret;
 	buf[n] = '\0';
 	l = strstr(buf, "\nUid:\t");
-	if (l && sscanf(l + 6, "%llu\t%llu", &r, &e) == 2) {
-		*ruid = (uid_t)r;
-		*euid = (uid_t)e;
-		ret = 0;
-	}
-	return ret;
+	if (!l)
+		return -EINVAL;
+	l[strcspn(l + 1, "\n") + 1] = '\0';
+	tr = strtok_r(l + 6, "\t", &save);
+	te = tr ? strtok_r(NULL, "\t", &save) : NULL;
+	if (!te || wd_parse_uint(tr, UINT32_MAX, &r) || wd_parse_uint(te, UINT32_MAX, &e))
+		return -EINVAL;
+	*ruid = (uid_t)r;
+	*euid = (uid_t)e;
+	return 0;
 }
 
 /* is the process of /proc folder @dir of @uid, in the network namespace @netns_fd? Return: 0,

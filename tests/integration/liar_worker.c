@@ -44,7 +44,7 @@ static int die(const char *what)
 /* the handoff: the control socket kept, every other descriptor closed; Return: it, or -1 */
 static int take_handoff(void)
 {
-	struct gw_priv_msg m;
+	struct gw_priv_msg m = {0};
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * GW_PRIV_KINDS)];
 		struct cmsghdr align;
