@@ -9,22 +9,7 @@
 # namespace it registered is moved (its /proc/PID/cgroup names the run's folder), and removing
 # the run when the connection closes ends it.
 set -u
-SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-. "$SRC/tests/lab/lib.sh"
-
-if [[ ${LAB_AS_USER:-} == 1 ]]; then
-	echo "SKIP: gateway_cgroup_join.sh runs its users itself"
-	exit 77
-fi
-lab_require_root
-. "$SRC/tests/integration/daemon/fixture.sh"
-
-cat >"$T/gateway.yaml" <<EOF2
-version: 1
-resolvers: ["$LAB_DNS_V4"]
-control: {path: "$SOCK"}
-audit: {path: "$CENTRAL"}
-EOF2
+. "$(dirname "$0")/daemon/prelude.sh"
 check "the host's nft table is installed" in_host "$W" nft install
 daemon_start
 check "the daemon starts as root in lab-host (--manage-nft)" daemon_ready

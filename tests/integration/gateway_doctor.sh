@@ -10,22 +10,7 @@
 # fix; a daemon started from a copy whose worker image was replaced afterwards (an upgrade: restart
 # it), then removed (a restart would fail) is a warning with the fix.
 set -u
-SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-. "$SRC/tests/lab/lib.sh"
-
-if [[ ${LAB_AS_USER:-} == 1 ]]; then
-	echo "SKIP: gateway_doctor.sh runs its users itself"
-	exit 77
-fi
-lab_require_root
-. "$SRC/tests/integration/daemon/fixture.sh"
-
-cat >"$T/gateway.yaml" <<EOF
-version: 1
-resolvers: ["$LAB_DNS_V4"]
-control: {path: "$SOCK"}
-audit: {path: "$CENTRAL"}
-EOF
+. "$(dirname "$0")/daemon/prelude.sh"
 # the folders a copied gateway would look in besides its own: hidden, in this mount namespace
 # (the copies' ../libexec/warden is $T/libexec/warden: not there)
 LIBEXEC=$(grep -aoE -m1 '/[[:alnum:]/._-]*/libexec/warden' "$GW" | head -1)

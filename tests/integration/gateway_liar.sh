@@ -11,24 +11,9 @@
 # connection with A's namespace is plumbed (a veth in lab-host), and undone when the worker
 # goes.
 set -u
-SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-. "$SRC/tests/lab/lib.sh"
-
-if [[ ${LAB_AS_USER:-} == 1 ]]; then
-	echo "SKIP: gateway_liar.sh runs its users itself"
-	exit 77
-fi
-lab_require_root
+. "$(dirname "$0")/daemon/prelude.sh"
 LIAR=${WD_LIAR_WORKER:-${WARDEN_BUILD_DIR:-$SRC/build}/tests/integration/liar_worker}
 [[ -x $LIAR ]] || { echo "FAIL: $LIAR is not built"; exit 1; }
-. "$SRC/tests/integration/daemon/fixture.sh"
-
-cat >"$T/gateway.yaml" <<EOF
-version: 1
-resolvers: ["$LAB_DNS_V4"]
-control: {path: "$SOCK"}
-audit: {path: "$CENTRAL"}
-EOF
 check "the host's nft table is installed" in_host "$W" nft install
 
 # a user and network namespace each of A and B, held by a process of theirs

@@ -33,7 +33,6 @@
 #include <unistd.h>
 
 #define CHANNEL 4
-#define CTL_SLOT 8 /* the control socket's slot in the handoff (privsep.c) */
 
 static int die(const char *what)
 {
@@ -41,36 +40,20 @@ static int die(const char *what)
 	return 1;
 }
 
-/* the handoff: the control socket kept, every other descriptor closed; Return: it, or -1 */
+/* the handoff, received and checked as the real worker does: the control socket kept, every
+ * other descriptor closed; Return: it, or -1 */
 static int take_handoff(void)
 {
-	struct gw_priv_msg m = {0};
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * GW_PRIV_KINDS)];
-		struct cmsghdr align;
-	} cbuf;
-	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = cbuf.buf,
-			    .msg_controllen = sizeof(cbuf.buf)};
-	struct cmsghdr *cm;
-	int fds[GW_PRIV_KINDS], ctl = -1;
-	size_t n = 0;
+	struct gw_fds fds;
+	struct wd_err err;
+	int ctl;
 
-	if (recvmsg(CHANNEL, &mh, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof(m))
+	wd_err_clear(&err);
+	if (gw_priv_recv_fds(CHANNEL, &fds, &err))
 		return -1;
-	cm = CMSG_FIRSTHDR(&mh);
-	if (cm && cm->cmsg_type == SCM_RIGHTS) {
-		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
-	}
-	for (size_t i = 0; i < n && i < m.count; i++) {
-		if (m.kinds[i] == CTL_SLOT)
-			ctl = fds[i];
-		else
-			close(fds[i]);
-	}
+	ctl = fds.ctl;
+	fds.ctl = -1;
+	gw_fds_close(&fds);
 	return ctl;
 }
 

@@ -90,6 +90,18 @@ static void test_delegated(void **state)
 	assert_int_equal(n, 0);
 }
 
+/* an empty file at @dir/@name, as the kernel makes a cgroup's */
+static void touch(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "we");
+	assert_non_null(f);
+	fclose(f);
+}
+
 /* a child that waits; with @own_netns in a user and network namespace of its own first.
  * Return: its pid, once it is there */
 static pid_t child(bool own_netns)
@@ -134,14 +146,11 @@ static void test_v2_join(void **state)
 	struct stat st;
 	size_t len = 0;
 	pid_t run, host;
-	int netns, fd;
+	int netns;
 
 	(void)state;
 	assert_non_null(mkdtemp(root));
-	snprintf(p, sizeof(p), "%s/cgroup.controllers", root);
-	fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	assert_true(fd >= 0);
-	close(fd);
+	touch(root, "cgroup.controllers");
 	/* the run's folder, delegated (no limits: the kernel's limit files are not there) */
 	assert_int_equal(gw_cgroup_create_in(&cg, root, "run1", &none, uid, gid, why, sizeof(why)),
 			 0);
@@ -157,10 +166,7 @@ static void test_v2_join(void **state)
 	    gw_cgroup_create_in(&empty, root, "run1", &none, uid, gid, why, sizeof(why)), -EEXIST);
 	assert_int_equal(stat(cg.dir[0], &st), 0);
 	/* what the kernel makes in a new cgroup */
-	snprintf(p, sizeof(p), "%s/cgroup.procs", cg.dir[0]);
-	fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	assert_true(fd >= 0);
-	close(fd);
+	touch(cg.dir[0], "cgroup.procs");
 
 	run = child(true);   /* the launcher's child, in the run's namespace */
 	host = child(false); /* a process of the same user outside it */

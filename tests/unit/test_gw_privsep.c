@@ -412,15 +412,17 @@ static void test_join_msgs(void **state)
 	assert_int_equal(gw_priv_join_encode(&bad, 7, "wd-abc", 1), -EINVAL);
 	assert_int_equal(gw_priv_join_encode(&bad, 7, "wd/../x", 4242), -EINVAL);
 	assert_int_equal(gw_priv_join_encode(&bad, 7, "wd-0123456789abcdef", 4242), -EINVAL);
-	bad = m;
-	bad.pid = 0;
-	assert_int_equal(gw_priv_join_check(&bad, sizeof(bad)), -EBADMSG);
-	bad = m;
-	bad.type = GW_PRIV_RUN_DEL;
-	assert_int_equal(gw_priv_join_check(&bad, sizeof(bad)), -EBADMSG);
-	bad = m;
-	bad.ifname[10] = 'x'; /* garbage after the NUL */
-	assert_int_equal(gw_priv_join_check(&bad, sizeof(bad)), -EBADMSG);
+	/* one field wrong at a time: no pid, another type, garbage after the interface's NUL */
+	for (int i = 0; i < 3; i++) {
+		bad = m;
+		if (i == 0)
+			bad.pid = 0;
+		else if (i == 1)
+			bad.type = GW_PRIV_RUN_DEL;
+		else
+			bad.ifname[10] = 'x';
+		assert_int_equal(gw_priv_join_check(&bad, sizeof(bad)), -EBADMSG);
+	}
 }
 
 /* the parent's own reading of who asked: only a connection accepted on the control socket */
