@@ -121,6 +121,35 @@ int wd_read_file(const char *path, size_t max, char **ret_data, size_t *ret_len)
  */
 int wd_write_all(int fd, const void *p, size_t n);
 
+/**
+ * wd_write_at() - write the string @val to the existing file @dir/@name, all of it, in one
+ * open (a cgroup's control files: no O_CREAT, no O_TRUNC, no O_APPEND)
+ * @dir:	the folder
+ * @name:	the file in it
+ * @val:	what to write (a kernel interface file takes one write(2) of it)
+ *
+ * Return: 0, or a negative errno (-ENAMETOOLONG: the path does not fit PATH_MAX).
+ */
+int wd_write_at(const char *dir, const char *name, const char *val);
+
+/* most descriptors wd_send_fds() attaches */
+#define WD_SEND_FDS_MAX 16
+
+/**
+ * wd_send_fds() - send @len bytes of @buf on the socket @sock in one message, with the
+ * descriptors @fds attached (one SCM_RIGHTS control message, in order)
+ * @sock:	a unix socket
+ * @buf:	the bytes
+ * @len:	how many
+ * @fds:	the descriptors (the caller keeps its own)
+ * @nfds:	how many (1..WD_SEND_FDS_MAX)
+ * @flags:	sendmsg(2) flags (MSG_NOSIGNAL is always added)
+ *
+ * Return: the bytes sent (fewer than @len only on a stream socket; the descriptors went with
+ * the first of them), or a negative errno (-EINVAL: @nfds out of range).
+ */
+ssize_t wd_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds, int flags);
+
 /** wd_closep() - close *@fd if it is open and set it to -1. */
 void wd_closep(int *fd);
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -81,6 +82,51 @@ int wd_write_all(int fd, const void *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+int wd_write_at(const char *dir, const char *name, const char *val)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(val);
+	ssize_t w;
+	int fd, r;
+
+	if (snprintf(p, sizeof(p), "%s/%s", dir, name) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* one write: a kernel interface file takes the value whole or not at all */
+	w = write(fd, val, n);
+	r = w < 0 ? -errno : (size_t)w == n ? 0 : -EIO;
+	close(fd);
+	return r;
+}
+
+ssize_t wd_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds, int flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * WD_SEND_FDS_MAX)];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf.buf,
+			    .msg_controllen = CMSG_SPACE(sizeof(int) * nfds)};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	if (nfds == 0 || nfds > WD_SEND_FDS_MAX)
+		return -EINVAL;
+	memset(&cbuf, 0, sizeof(cbuf));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	n = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
+	return n < 0 ? -errno : n;
 }
 
 void wd_closep(int *fd)

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,21 +76,6 @@ const char *const *gw_cgroup_delegated(enum gw_cgroup_kind kind, size_t *ret_n)
 	return kind == GW_CGROUP_V2 ? v2 : v1;
 }
 
-static int write_file(const char *dir, const char *name, const char *val)
-{
-	char p[PATH_MAX];
-	int fd, r = 0;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		r = -errno;
-	close(fd);
-	return r;
-}
-
 /* the gateway's own cgroup in v1 hierarchy @ctrl (from /proc/self/cgroup); Return: 0 or -errno */
 static int self_v1(const char *ctrl, char *out, size_t size)
 {
@@ -135,7 +121,7 @@ static int setup_dir(const char *dir, enum gw_cgroup_kind kind, int slot,
 	int r;
 
 	for (size_t i = 0; i < n; i++) {
-		r = write_file(dir, f[i].name, f[i].value);
+		r = wd_write_at(dir, f[i].name, f[i].value);
 		if (r) {
 			snprintf(why, size, "writing %s to %s/%s: %s", f[i].value, dir, f[i].name,
 				 strerror(-r));
@@ -159,16 +145,24 @@ fail:
 int gw_cgroup_create(struct gw_cgroup *cg, const char *id, const struct policy_limits *lim,
 		     uid_t uid, gid_t gid, char *why, size_t size)
 {
+	return gw_cgroup_create_in(cg, CG_ROOT, id, lim, uid, gid, why, size);
+}
+
+int gw_cgroup_create_in(struct gw_cgroup *cg, const char *root, const char *id,
+			const struct policy_limits *lim, uid_t uid, gid_t gid, char *why,
+			size_t size)
+{
 	char base[PATH_MAX], self[512];
 	int r = 0;
 
 	memset(cg, 0, sizeof(*cg));
-	if (!access(CG_ROOT "/cgroup.controllers", F_OK)) {
-		snprintf(base, sizeof(base), CG_ROOT "/warden");
+	snprintf(base, sizeof(base), "%s/cgroup.controllers", root);
+	if (!access(base, F_OK)) {
+		snprintf(base, sizeof(base), "%s/warden", root);
 		if (mkdir(base, 0755) < 0 && errno != EEXIST)
 			return snprintf(why, size, "mkdir %s: %s", base, strerror(errno)), -errno;
-		write_file(CG_ROOT, "cgroup.subtree_control", "+memory +pids +cpu");
-		write_file(base, "cgroup.subtree_control", "+memory +pids +cpu");
+		wd_write_at(root, "cgroup.subtree_control", "+memory +pids +cpu");
+		wd_write_at(base, "cgroup.subtree_control", "+memory +pids +cpu");
 		cg->kind = GW_CGROUP_V2;
 		if (snprintf(cg->dir[0], GW_CGROUP_PATH, "%s/%s", base, id) >= GW_CGROUP_PATH)
 			return snprintf(why, size, "cgroup path too long"), -ENAMETOOLONG;
@@ -187,7 +181,7 @@ int gw_cgroup_create(struct gw_cgroup *cg, const char *id, const struct policy_l
 	for (int i = 0; i < GW_CGROUP_MAX; i++) {
 		char mnt[PATH_MAX];
 
-		snprintf(mnt, sizeof(mnt), CG_ROOT "/%s", v1_ctrl[i]);
+		snprintf(mnt, sizeof(mnt), "%s/%s", root, v1_ctrl[i]);
 		if (!is_cgroup_mount(mnt, CGROUP_SUPER_MAGIC) ||
 		    self_v1(v1_ctrl[i], self, sizeof(self)))
 			return 0;
@@ -195,7 +189,7 @@ int gw_cgroup_create(struct gw_cgroup *cg, const char *id, const struct policy_l
 	for (int i = 0; i < GW_CGROUP_MAX; i++) {
 		char mnt[PATH_MAX];
 
-		snprintf(mnt, sizeof(mnt), CG_ROOT "/%s", v1_ctrl[i]);
+		snprintf(mnt, sizeof(mnt), "%s/%s", root, v1_ctrl[i]);
 		self_v1(v1_ctrl[i], self, sizeof(self));
 		if (snprintf(cg->dir[i], GW_CGROUP_PATH, "%s%s/warden-%s", mnt, self, id) >=
 		    GW_CGROUP_PATH) {
@@ -217,6 +211,99 @@ int gw_cgroup_create(struct gw_cgroup *cg, const char *id, const struct policy_l
 	}
 	if (r)
 		gw_cgroup_remove(cg);
+	return r;
+}
+
+/* the real and effective uid of the process whose /proc folder is @dir (its "Uid:" line, as this
+ * process's user namespace sees them); Return: 0 or -errno */
+static int proc_uids(int dir, uid_t *ruid, uid_t *euid)
+{
+	char buf[4096], *l, *save = NULL, *tr, *te;
+	unsigned long long r, e;
+	ssize_t n;
+	int fd = openat(dir, "status", O_RDONLY | O_CLOEXEC), ret = -EINVAL;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		ret = -errno;
+	close(fd);
+	if (n < 0)
+		return ret;
+	buf[n] = '\0';
+	l = strstr(buf, "\nUid:\t");
+	if (!l)
+		return -EINVAL;
+	l[strcspn(l + 1, "\n") + 1] = '\0';
+	tr = strtok_r(l + 6, "\t", &save);
+	te = tr ? strtok_r(NULL, "\t", &save) : NULL;
+	if (!te || wd_parse_uint(tr, UINT32_MAX, &r) || wd_parse_uint(te, UINT32_MAX, &e))
+		return -EINVAL;
+	*ruid = (uid_t)r;
+	*euid = (uid_t)e;
+	return 0;
+}
+
+/* is the process of /proc folder @dir of @uid, in the network namespace @netns_fd? Return: 0,
+ * -EPERM (@why), another -errno */
+static int join_check(int dir, pid_t pid, uid_t uid, int netns_fd, char *why, size_t size)
+{
+	struct stat want, got;
+	uid_t ruid = (uid_t)-1, euid = (uid_t)-1;
+	int r = proc_uids(dir, &ruid, &euid);
+
+	if (r)
+		return snprintf(why, size, "process %d: %s", (int)pid, strerror(-r)), r;
+	if (ruid != uid || euid != uid)
+		return snprintf(why, size, "process %d is not uid %u's (uid %u): refused", (int)pid,
+				(unsigned)uid, (unsigned)ruid),
+		       -EPERM;
+	if (fstat(netns_fd, &want) < 0 || fstatat(dir, "ns/net", &got, 0) < 0)
+		return r = -errno,
+		       snprintf(why, size, "process %d's network namespace: %s", (int)pid,
+				strerror(-r)),
+		       r;
+	if (want.st_dev != got.st_dev || want.st_ino != got.st_ino)
+		return snprintf(why, size,
+				"process %d is not in the run's network namespace: refused",
+				(int)pid),
+		       -EPERM;
+	return 0;
+}
+
+int gw_cgroup_join(const struct gw_cgroup *cg, pid_t pid, uid_t uid, int netns_fd, char *why,
+		   size_t size)
+{
+	char p[32], val[16];
+	int dir, r = 0;
+
+	if (pid <= 1)
+		return snprintf(why, size, "pid %d: not a run's process", (int)pid), -EINVAL;
+	if (cg->kind == GW_CGROUP_NONE || !cg->dir[0][0])
+		return snprintf(why, size, "the run has no cgroup"), -ENOENT;
+	/* the folder pins the process: if it ends meanwhile, what is read through it fails
+	 * (ESRCH) rather than describe another that got its pid */
+	snprintf(p, sizeof(p), "/proc/%d", (int)pid);
+	dir = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return r = -errno, snprintf(why, size, "process %d: %s", (int)pid, strerror(-r)), r;
+	r = join_check(dir, pid, uid, netns_fd, why, size);
+	snprintf(val, sizeof(val), "%d", (int)pid);
+	for (int i = 0; !r && i < GW_CGROUP_MAX; i++) {
+		if (!cg->dir[i][0])
+			continue;
+		r = wd_write_at(cg->dir[i], "cgroup.procs", val);
+		if (r)
+			snprintf(why, size, "writing %s to %s/cgroup.procs: %s", val, cg->dir[i],
+				 strerror(-r));
+	}
+	/* the same process still: the pid was not reused between the checks and the move */
+	if (!r && faccessat(dir, "status", F_OK, 0) < 0) {
+		r = -ESRCH;
+		snprintf(why, size, "process %d ended while it was moved", (int)pid);
+	}
+	close(dir);
 	return r;
 }
 

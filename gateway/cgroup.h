@@ -85,6 +85,46 @@ int gw_cgroup_create(struct gw_cgroup *cg, const char *id, const struct policy_l
 		     uid_t uid, gid_t gid, char *why, size_t size);
 
 /**
+ * gw_cgroup_create_in() - gw_cgroup_create() below the cgroup root @root (the unit tests' fake
+ * one; gw_cgroup_create() passes /sys/fs/cgroup)
+ * @cg:		as gw_cgroup_create()
+ * @root:	where the cgroup hierarchies are mounted: v2 when @root/cgroup.controllers is
+ *		there, else v1's @root/memory, @root/pids, @root/cpu (cgroup mounts only)
+ * @id:		as gw_cgroup_create()
+ * @lim:	as gw_cgroup_create()
+ * @uid:	as gw_cgroup_create()
+ * @gid:	as gw_cgroup_create()
+ * @why:	as gw_cgroup_create()
+ * @size:	as gw_cgroup_create()
+ *
+ * Return: 0, or a negative errno (nothing is left behind).
+ */
+int gw_cgroup_create_in(struct gw_cgroup *cg, const char *root, const char *id,
+			const struct policy_limits *lim, uid_t uid, gid_t gid, char *why,
+			size_t size);
+
+/**
+ * gw_cgroup_join() - move process @pid into @cg for the run's user (the daemon's part of
+ * delegation: on cgroup v2 the user may not move a process from the cgroup it is in to one below
+ * another branch, whose common ancestor the user cannot write)
+ * @cg:		the run's cgroup (v2: its folder; v1: each controller's)
+ * @pid:	the process (the launcher's child that becomes the sandbox)
+ * @uid:	the run's user (the uid the parent read off its control connection): the
+ *		process's real and effective uid must be it
+ * @netns_fd:	the run's network namespace: the process must be in it (/proc/@pid/ns/net)
+ * @why:	on refusal, a reason for the client
+ * @size:	size of @why
+ *
+ * @pid is written into each folder's cgroup.procs; /proc/@pid is held open from the checks to
+ * the end, and a process that ended meanwhile fails the call (-ESRCH).
+ *
+ * Return: 0; -EPERM another user's process or one outside the run's namespace; -EINVAL pid 0
+ * or 1; -ENOENT the run has no cgroup; another negative errno.
+ */
+int gw_cgroup_join(const struct gw_cgroup *cg, pid_t pid, uid_t uid, int netns_fd, char *why,
+		   size_t size);
+
+/**
  * gw_cgroup_remove() - kill what is left in @cg's folders, remove them
  * @cg:		the cgroup (its folders are cleared); empty: nothing to do
  * Return: 0, or the first negative errno.

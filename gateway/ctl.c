@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ enum key {
 	K_NETNS = 1u << 9,
 	K_CALLS = 1u << 10, /* an array, not a string */
 	K_STREAM = 1u << 11,
+	K_PID = 1u << 12,
 };
 
 static const struct {
@@ -33,6 +35,7 @@ static const struct {
     {"host_v4", K_HOST4},  {"sandbox_v4", K_SB4}, {"host_v6", K_HOST6},
     {"sandbox_v6", K_SB6}, {"policy", K_POLICY},  {"policy_name", K_POLICY_NAME},
     {"netns", K_NETNS},	   {"calls", K_CALLS},	  {"stream", K_STREAM},
+    {"pid", K_PID},
 };
 
 /* for each op: keys it requires and keys it may have */
@@ -50,6 +53,7 @@ static const struct {
     [GW_CTL_LIST] = {"list", K_OP, 0},
     [GW_CTL_STATS] = {"stats", K_OP, 0},
     [GW_CTL_MCP] = {"mcp", K_OP | K_ID | K_CALLS, 0},
+    [GW_CTL_CGROUP_JOIN] = {"cgroup_join", K_OP | K_ID | K_PID, 0},
 };
 
 const char *gw_ctl_op_name(enum gw_ctl_op op)
@@ -215,6 +219,15 @@ int gw_ctl_parse(const char *buf, size_t len, struct gw_ctl_req *req, char *why,
 			     "");
 			goto out;
 		}
+	}
+	if ((v = json_object_get(root, "pid"))) {
+		unsigned long long pid;
+
+		if (wd_parse_uint(json_string_value(v), INT_MAX, &pid) || pid < 2) {
+			fail(why, why_size, -EINVAL, "`pid` must be a process id above 1%s", "");
+			goto out;
+		}
+		req->pid = (pid_t)pid;
 	}
 	if ((v = json_object_get(root, "policy_name"))) {
 		if (!token_ok(json_string_value(v), sizeof(req->policy_name) - 1)) {

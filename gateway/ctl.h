@@ -23,6 +23,8 @@ enum gw_ctl_op {
 	GW_CTL_LIST,
 	GW_CTL_STATS,
 	GW_CTL_MCP, /* a run's MCP tool calls in flight (its launcher's stdio relay) */
+	GW_CTL_CGROUP_JOIN, /* daemon mode: the daemon moves the launcher's child into the run's
+			     * cgroup (cgroup v2's common-ancestor rule) */
 	GW_CTL_N,
 };
 
@@ -45,6 +47,7 @@ enum gw_ctl_op {
  *		owned by the request
  * @stream:	register with netns: "stream": "events" -- the run's audit events are sent
  *		on this connection as event lines (docs/gateway.md, "Control protocol")
+ * @pid:	cgroup_join: the process to move ("pid": a decimal string, 2..INT_MAX)
  * @priv:	storage owned by the request (gw_ctl_req_clear())
  */
 struct gw_ctl_req {
@@ -58,6 +61,7 @@ struct gw_ctl_req {
 	bool netns;
 	struct json_t *calls;
 	bool stream;
+	pid_t pid;
 	void *priv;
 };
 

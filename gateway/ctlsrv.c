@@ -16,7 +16,9 @@
  * the run's network namespace (SCM_RIGHTS, exactly one, attached to the request's bytes). The
  * worker checks it (gw_netns_check(): a network namespace whose user namespace the client's uid
  * owns, never the host's), parses the policy (its limits go to the run's cgroup), and sends it
- * to the parent (struct gw_priv_netns), which makes the veth with its peer in that namespace,
+ * to the parent (struct gw_priv_netns) together with the client's connection, whose
+ * credentials the parent reads itself (gw_priv_peer()), which makes the veth with its peer in
+ * that namespace,
  * the addresses, routes, nft elements and the cgroup, and answers with the facts; only then is
  * the run entered in the table (gw_run_register(): one call, where the host's ceiling hooks)
  * and the client answered with its interface, addresses and cgroup folders. The connection
@@ -26,6 +28,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,7 +120,8 @@ struct ctl_op {
 static void op_done(struct gw_privreq *q, const struct gw_priv_reply *rep);
 
 /* ask the parent to apply a run update (the facts of @run, else the given ones) for @c (NULL:
- * nobody waits for the answer); Return: 0 or -errno */
+ * nobody waits for the answer), or to move @facts->pid into @run's cgroup (GW_PRIV_CGROUP_JOIN);
+ * Return: 0 or -errno */
 static int priv_op(struct gw_ctl *ctl, struct gw_ctlconn *c, enum gw_priv_type type,
 		   struct gw_run *run, const struct gw_ctl_req *facts, uid_t uid)
 {
@@ -127,7 +131,9 @@ static int priv_op(struct gw_ctl *ctl, struct gw_ctlconn *c, enum gw_priv_type t
 	if (!op)
 		return -ENOMEM;
 	op->req.done = op_done;
-	if (run)
+	if (type == GW_PRIV_CGROUP_JOIN)
+		r = gw_privchan_send_join(ctl->priv, &op->req, run->ifname, facts->pid);
+	else if (run)
 		r = gw_privchan_send(ctl->priv, &op->req, type, run->ifname, &run->sb4, &run->sb6,
 				     &run->host4, &run->host6);
 	else
@@ -193,6 +199,13 @@ static void op_register_netns(struct gw_ctlconn *c, const struct gw_ctl_req *req
 		put_error(c, -EEXIST, why);
 		goto out;
 	}
+	/* the id names the run's cgroup folder */
+	if (!gw_priv_id_ok(req->id)) {
+		put_error(c, -EINVAL,
+			  "register with netns: the run id must be letters, digits, '_', '.' and "
+			  "'-', not starting with '.'");
+		goto out;
+	}
 	r = gw_netns_check(fd, c->uid, why, sizeof(why));
 	if (r) {
 		put_error(c, r, why);
@@ -229,7 +242,7 @@ static void op_register_netns(struct gw_ctlconn *c, const struct gw_ctl_req *req
 		goto out;
 	}
 	op->req.done_netns = op_done_netns;
-	r = gw_privchan_send_netns(ctl->priv, &op->req, &m, fd);
+	r = gw_privchan_send_netns(ctl->priv, &op->req, &m, fd, c->fd);
 	if (r) {
 		free(op);
 		snprintf(why, sizeof(why), "cannot reach the gateway's privileged side: %s",
@@ -391,9 +404,13 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 {
 	const struct gw_stats *s = &c->ctl->ev->stats;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	json_t *j;
 
 	(void)req;
+	/* the worker's image as the kernel names it: " (deleted)" once an upgrade removed it */
+	exe[n > 0 ? n : 0] = '\0';
 	j = json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
 		      "s:I, s:I, s:I, s:I, s:b, s:b}",
 		      "ok", 1, "runs", (json_int_t)c->ctl->runs->n, "connections",
@@ -412,6 +429,8 @@ static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 		json_object_set_new(j, "stream_lost", json_integer((json_int_t)s->stream_lost));
 		json_object_set_new(j, "dns_limited", json_integer((json_int_t)s->dns_limited));
 	}
+	if (j && exe[0])
+		json_object_set_new(j, "worker", json_string(exe));
 	put_json(c, j);
 }
 
@@ -432,10 +451,34 @@ static void op_mcp(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 	put_json(c, den ? json_pack("{s:b, s:o}", "ok", 1, "denials", den) : NULL);
 }
 
+/* daemon mode: the launcher's child moved into the run's cgroup by the parent, asked on the
+ * connection that holds the run (the parent checks the process: the run's user's, in the run's
+ * namespace) */
+static void op_cgroup_join(struct gw_ctlconn *c, const struct gw_ctl_req *req)
+{
+	struct gw_run *r = c->owned;
+	char why[300];
+	int ret;
+
+	if (!r || r->dead || strcmp(r->id, req->id)) {
+		put_error(c, -ENOENT,
+			  "cgroup_join: only on the connection that registered the run (with "
+			  "netns), while it holds it");
+		return;
+	}
+	ret = priv_op(c->ctl, c, GW_PRIV_CGROUP_JOIN, r, req, c->uid);
+	if (ret) {
+		snprintf(why, sizeof(why), "cannot reach the gateway's privileged side: %s",
+			 strerror(-ret));
+		put_error(c, ret, why);
+	}
+}
+
 static void (*const handlers[GW_CTL_N])(struct gw_ctlconn *, const struct gw_ctl_req *) = {
     [GW_CTL_REGISTER] = op_register, [GW_CTL_UNREGISTER] = op_unregister,
     [GW_CTL_REPLACE] = op_replace,   [GW_CTL_LIST] = op_list,
     [GW_CTL_STATS] = op_stats,	     [GW_CTL_MCP] = op_mcp,
+    [GW_CTL_CGROUP_JOIN] = op_cgroup_join,
 };
 
 void gw_ctlconn_close(struct gw_ctlconn *c)
@@ -560,6 +603,11 @@ static void op_done(struct gw_privreq *req, const struct gw_priv_reply *rep)
 			if (c)
 				put_error(c, rep->status ? rep->status : -ENOENT, why);
 		}
+	} else if (q->type == GW_PRIV_CGROUP_JOIN) {
+		if (c && rep->status == 0)
+			put_ok(c);
+		else if (c)
+			put_error(c, rep->status, rep->msg);
 	} else if (!c) {
 		if (rep->status)
 			wd_log(WD_LOG_WARN, "undoing the plumbing of a run on %s: %s",

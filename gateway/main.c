@@ -74,7 +74,31 @@ static void usage(FILE *f)
 		"       warden-gateway ctl [--socket PATH] unregister --id ID\n"
 		"       warden-gateway ctl [--socket PATH] list|stats\n"
 		"       warden-gateway ctl [--socket PATH] raw JSON\n"
+		"       warden-gateway check-worker [--worker PATH]\n"
 		"The transparent egress gateway; see warden-gateway(8).\n");
+}
+
+/* `warden-gateway check-worker [--worker PATH]`: the worker image this program would exec, found
+ * and checked as at start (gw_handoff_find_worker()): its path on stdout and 0, or why not on
+ * stderr and 1 (warden doctor asks) */
+static int cmd_check_worker(int argc, char **argv)
+{
+	char path[PATH_MAX];
+	struct wd_err err;
+	int fd = -1;
+
+	if (argc != 1 && (argc != 3 || strcmp(argv[1], "--worker"))) {
+		usage(stderr);
+		return 2;
+	}
+	wd_err_clear(&err);
+	if (gw_handoff_find_worker(argc == 3 ? argv[2] : NULL, &fd, path, sizeof(path), &err)) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
+	close(fd);
+	printf("%s\n", path);
+	return 0;
 }
 
 /* ------------------------------------------------------------ ctl client */
@@ -310,6 +334,8 @@ int main(int argc, char **argv)
 		policy_gwconf_defaults(&conf);
 		return cmd_ctl(argc - 1, argv + 1, conf.control_path);
 	}
+	if (argc > 1 && !strcmp(argv[1], "check-worker"))
+		return cmd_check_worker(argc - 1, argv + 1);
 	while ((c = getopt_long(argc, argv, "c:hv", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':

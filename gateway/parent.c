@@ -17,13 +17,18 @@
  * the worker is gone.
  *
  * Daemon mode (GW_PRIV_NETNS_ADD, docs/gateway.md "Runs in a user's namespace"): the worker
- * forwards a user's network namespace (the descriptor attached). The parent checks it again
- * (gw_netns_check() against the uid the worker names), adopts it (netns_run_adopt(): a slot of
- * the shared allocator, the veth with its peer in that namespace, addresses and routes
+ * forwards a user's network namespace and the client's control connection (both descriptors
+ * attached). The parent trusts no uid the worker names: it reads the connection's credentials
+ * itself (gw_priv_peer(): a connection accepted on the control socket, SO_PEERCRED), refuses a
+ * request whose claimed uid or gid differ (a worker that lies) or whose connection holds a run
+ * already, checks the namespace against that uid (gw_netns_check()), adopts it (netns_run_adopt():
+ * a slot of the shared allocator, the veth with its peer in that namespace, addresses and routes
  * inside), adds the run's nft elements, makes the run's cgroup delegated to the user
  * (cgroup.c), writes a record of it all under GW_PARENT_RUNS_DIR, and answers with the facts.
- * RUN_DEL of such a run undoes every part. At start the parent reclaims the records of an
- * earlier parent that is gone (elements, cgroups; netns_gc() the veths and slots).
+ * RUN_DEL of such a run undoes every part. GW_PRIV_CGROUP_JOIN moves a process into such a run's
+ * cgroup (gw_cgroup_join(): the run's uid as read off its connection, the run's namespace). At
+ * start the parent reclaims the records of an earlier parent that is gone (elements, cgroups;
+ * netns_gc() the veths and slots).
  */
 #include "gateway/parent.h"
 #include "gateway/cgroup.h"
@@ -58,6 +63,8 @@ struct pentry {
 	bool adopted; /* a user's namespace: @net and @cg are this run's too */
 	struct netns_run net;
 	struct gw_cgroup cg;
+	ino_t client; /* daemon mode: the control connection the run was plumbed for (its inode) */
+	uid_t uid;    /* daemon mode: its user, as read off that connection */
 };
 
 struct parent {
@@ -276,13 +283,45 @@ static int record_write(const struct parent *p, const struct pentry *e)
 	return ret;
 }
 
+/* who asked for @m: the credentials of the client's connection @client as the kernel says, the
+ * same the worker claims, and a connection that holds no run yet. Return: 0, or -EPERM (@why) */
+static int netns_client(struct parent *p, const struct gw_priv_netns *m, int client,
+			struct ucred *cred, ino_t *ino, char *why, size_t size)
+{
+	struct stat st;
+	int ret = gw_priv_peer(client, p->conf->control_path, cred, why, size);
+
+	if (ret)
+		return ret;
+	if (cred->uid != m->uid || cred->gid != m->gid) {
+		snprintf(why, size,
+			 "the worker named uid %u gid %u, but the client's connection is uid %u "
+			 "gid %u: refused",
+			 (unsigned)m->uid, (unsigned)m->gid, (unsigned)cred->uid,
+			 (unsigned)cred->gid);
+		wd_log(WD_LOG_WARN, "namespace request refused: %s", why);
+		return -EPERM;
+	}
+	if (fstat(client, &st) < 0)
+		return snprintf(why, size, "fstat: %s", strerror(errno)), -EPERM;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->runs[i].adopted && p->runs[i].client == st.st_ino) {
+			snprintf(why, size, "the client's connection holds run %s already",
+				 p->runs[i].fr.ifname);
+			return -EPERM;
+		}
+	*ino = st.st_ino;
+	return 0;
+}
+
 /* a user's namespace plumbed: the checks, the network, the elements, the cgroup, the record;
  * @rep filled in. Return: 0, or a negative errno (@why; nothing is left) */
-static int netns_add(struct parent *p, const struct gw_priv_netns *m, int fd,
+static int netns_add(struct parent *p, const struct gw_priv_netns *m, int fd, int client,
 		     struct gw_priv_netns_reply *rep, char *why, size_t size)
 {
 	struct pentry e;
 	struct policy_limits lim = {0};
+	struct ucred cred;
 	struct wd_err err;
 	int ret;
 
@@ -293,8 +332,12 @@ static int netns_add(struct parent *p, const struct gw_priv_netns *m, int fd,
 		snprintf(why, size, "bad pools.runs_v4 / runs_v6 in the gateway's configuration");
 		return -EINVAL;
 	}
+	/* the uid is the kernel's word on the client's connection, never the worker's */
+	ret = netns_client(p, m, client, &cred, &e.client, why, size);
+	if (ret)
+		return ret;
 	/* the worker checked it; so does the side with the privilege */
-	ret = gw_netns_check(fd, (uid_t)m->uid, why, size);
+	ret = gw_netns_check(fd, cred.uid, why, size);
 	if (ret)
 		return ret;
 	if (grow(p))
@@ -320,7 +363,8 @@ static int netns_add(struct parent *p, const struct gw_priv_netns *m, int fd,
 	lim.memory_mb = m->memory_mb;
 	lim.pids = m->pids;
 	lim.cpu_milli = m->cpu_milli;
-	ret = gw_cgroup_create(&e.cg, m->id, &lim, (uid_t)m->uid, (gid_t)m->gid, why, size);
+	e.uid = cred.uid;
+	ret = gw_cgroup_create(&e.cg, m->id, &lim, cred.uid, cred.gid, why, size);
 	if (ret)
 		goto fail_fw;
 	ret = record_write(p, &e);
@@ -344,6 +388,19 @@ fail_fw:
 fail_net:
 	netns_run_destroy(&p->ncfg, &e.net, &err);
 	return ret;
+}
+
+/* a process moved into a daemon-mode run's cgroup: the run's user's, in the run's namespace
+ * (gw_cgroup_join()); Return: 0, or a negative errno (@why) */
+static int cgroup_join(struct parent *p, const struct gw_priv_join *m, char *why, size_t size)
+{
+	struct pentry *e = find(p, m->ifname);
+
+	if (!e || !e->adopted) {
+		snprintf(why, size, "no run on %s was plumbed by the gateway", m->ifname);
+		return -ENOENT;
+	}
+	return gw_cgroup_join(&e->cg, (pid_t)m->pid, e->uid, e->net.netns_fd, why, size);
 }
 
 /* the first line of a record: "PID START IFNAME SBX4 GW4 SBX6 GW6"; *@off: where the cgroup
@@ -451,13 +508,13 @@ static void reclaim(struct parent *p)
 		wd_log(WD_LOG_WARN, "reclaiming the networks of runs that are gone: %s", err.msg);
 }
 
-/* a request's descriptors (@mh): *@fd the one, -1 none; Return: 0, or -EBADMSG (more than
- * one, other control data, truncated; each closed) */
-static int take_fd(struct msghdr *mh, int *fd)
+/* a request's descriptors (@mh), in order: fd[0], fd[1] (-1: none); Return: 0, or -EBADMSG
+ * (more than two, other control data, truncated; each closed) */
+static int take_fds(struct msghdr *mh, int fd[2])
 {
-	int bad = (mh->msg_flags & MSG_CTRUNC) ? -EBADMSG : 0;
+	int bad = (mh->msg_flags & MSG_CTRUNC) ? -EBADMSG : 0, n = 0;
 
-	*fd = -1;
+	fd[0] = fd[1] = -1;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
 		size_t k = cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS
 			       ? (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int)
@@ -467,16 +524,18 @@ static int take_fd(struct msghdr *mh, int *fd)
 		if (!k)
 			bad = -EBADMSG;
 		for (size_t i = 0; i < k; i++) {
-			if (*fd < 0) {
-				*fd = v[i];
+			if (n < 2) {
+				fd[n++] = v[i];
 				continue;
 			}
 			close(v[i]);
 			bad = -EBADMSG;
 		}
 	}
-	if (bad)
-		wd_closep(fd);
+	if (bad) {
+		wd_closep(&fd[0]);
+		wd_closep(&fd[1]);
+	}
 	return bad;
 }
 
@@ -486,13 +545,14 @@ static int serve_one(struct parent *p, int sock, bool manage)
 	union {
 		struct gw_priv_run run;
 		struct gw_priv_netns ns;
+		struct gw_priv_join join;
 		/* b is never read: it makes room past the message, so that a longer one
 		 * shows as n > sizeof(its struct) and is refused */
 		// cppcheck-suppress unusedStructMember ; read by no one on purpose (above)
 		uint8_t b[sizeof(struct gw_priv_netns) + 64];
 	} m;
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * 2)];
+		char buf[CMSG_SPACE(sizeof(int) * 3)]; /* room for one too many: refused */
 		struct cmsghdr align;
 	} cbuf;
 	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
@@ -505,21 +565,24 @@ static int serve_one(struct parent *p, int sock, bool manage)
 	struct fw_run r;
 	char why[sizeof(rep.msg)] = "";
 	ssize_t n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	int ret, fd;
+	uint32_t seq;
+	int ret, fd[2];
 
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 	if (n == 0)
 		return -EPIPE;
-	if (take_fd(&mh, &fd) || !manage)
+	if (take_fds(&mh, fd) || !manage)
 		goto bad;
 	if ((size_t)n >= 8 && m.run.type == GW_PRIV_NETNS_ADD) {
-		/* daemon mode: exactly one descriptor, the namespace */
-		if (fd < 0 || gw_priv_netns_check(&m.ns, (size_t)n))
+		/* daemon mode: exactly two descriptors, the namespace and the client's connection
+		 */
+		if (fd[1] < 0 || gw_priv_netns_check(&m.ns, (size_t)n))
 			goto bad;
 		memset(&nrep, 0, sizeof(nrep));
-		ret = netns_add(p, &m.ns, fd, &nrep, why, sizeof(why));
-		close(fd);
+		ret = netns_add(p, &m.ns, fd[0], fd[1], &nrep, why, sizeof(why));
+		close(fd[0]);
+		close(fd[1]);
 		if (ret < -4095 || ret > 0)
 			ret = -EIO;
 		if (ret)
@@ -534,20 +597,31 @@ static int serve_one(struct parent *p, int sock, bool manage)
 			return errno ? -errno : -EIO;
 		return 0;
 	}
-	if (fd >= 0 || gw_priv_run_check(&m.run, (size_t)n))
+	if (fd[0] >= 0)
 		goto bad;
-	ret = facts(p, &m.run, &r, why, sizeof(why));
-	if (!ret)
-		ret = m.run.type == GW_PRIV_RUN_ADD ? run_add(p, &r, why, sizeof(why))
-						    : run_del(p, &r, why, sizeof(why));
+	if ((size_t)n >= 8 && m.run.type == GW_PRIV_CGROUP_JOIN) {
+		if (gw_priv_join_check(&m.join, (size_t)n))
+			goto bad;
+		ret = cgroup_join(p, &m.join, why, sizeof(why));
+		seq = m.join.seq;
+	} else {
+		if (gw_priv_run_check(&m.run, (size_t)n))
+			goto bad;
+		ret = facts(p, &m.run, &r, why, sizeof(why));
+		if (!ret)
+			ret = m.run.type == GW_PRIV_RUN_ADD ? run_add(p, &r, why, sizeof(why))
+							    : run_del(p, &r, why, sizeof(why));
+		seq = m.run.seq;
+	}
 	if (ret < -4095)
 		ret = -EIO;
-	gw_priv_reply_encode(&rep, m.run.seq, ret, why);
+	gw_priv_reply_encode(&rep, seq, ret, why);
 	if (send(sock, &rep, sizeof(rep), MSG_NOSIGNAL) != (ssize_t)sizeof(rep))
 		return errno ? -errno : -EIO;
 	return 0;
 bad:
-	wd_closep(&fd);
+	wd_closep(&fd[0]);
+	wd_closep(&fd[1]);
 	return -EBADMSG;
 }
 

@@ -55,6 +55,17 @@ static void link_req(struct gw_privchan *p, struct gw_privreq *q)
 	p->tail = q;
 }
 
+/* @m (@len bytes) out, @q waiting for its reply; Return: 0 or -errno */
+static int send_linked(struct gw_privchan *p, struct gw_privreq *q, const void *m, size_t len)
+{
+	if (send(p->fd, m, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len)
+		return errno ? -errno : -EIO;
+	q->seq = ++p->seq;
+	q->netns = false;
+	link_req(p, q);
+	return 0;
+}
+
 int gw_privchan_send(struct gw_privchan *p, struct gw_privreq *q, enum gw_priv_type type,
 		     const char *ifname, const struct gw_addr *sb4, const struct gw_addr *sb6,
 		     const struct gw_addr *h4, const struct gw_addr *h6)
@@ -65,18 +76,11 @@ int gw_privchan_send(struct gw_privchan *p, struct gw_privreq *q, enum gw_priv_t
 	if (p->fd < 0)
 		return -ENOTCONN;
 	r = gw_priv_run_encode(&m, type, p->seq + 1, ifname, sb4, sb6, h4, h6);
-	if (r)
-		return r;
-	if (send(p->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(m))
-		return errno ? -errno : -EIO;
-	q->seq = ++p->seq;
-	q->netns = false;
-	link_req(p, q);
-	return 0;
+	return r ? r : send_linked(p, q, &m, sizeof(m));
 }
 
 int gw_privchan_send_netns(struct gw_privchan *p, struct gw_privreq *q, struct gw_priv_netns *m,
-			   int fd)
+			   int fd, int client)
 {
 	int r;
 
@@ -88,13 +92,25 @@ int gw_privchan_send_netns(struct gw_privchan *p, struct gw_privreq *q, struct g
 	m->seq = p->seq + 1;
 	if (gw_priv_netns_check(m, sizeof(*m)))
 		return -EINVAL;
-	r = gw_priv_send_netns(p->fd, m, fd);
+	r = gw_priv_send_netns(p->fd, m, fd, client);
 	if (r)
 		return r;
 	q->seq = ++p->seq;
 	q->netns = true;
 	link_req(p, q);
 	return 0;
+}
+
+int gw_privchan_send_join(struct gw_privchan *p, struct gw_privreq *q, const char *ifname,
+			  pid_t pid)
+{
+	struct gw_priv_join m;
+	int r;
+
+	if (p->fd < 0)
+		return -ENOTCONN;
+	r = gw_priv_join_encode(&m, p->seq + 1, ifname, pid);
+	return r ? r : send_linked(p, q, &m, sizeof(m));
 }
 
 /* the channel failed: the loop ends with @err (@what says why, for the reader) */

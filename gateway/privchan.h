@@ -84,10 +84,26 @@ int gw_privchan_send(struct gw_privchan *p, struct gw_privreq *q, enum gw_priv_t
  * @q:		the request (its @done_netns set; linked until it is called)
  * @m:		the request's message (its seq is filled in here)
  * @fd:		the namespace (sent along; the caller keeps and closes its own)
- * Return: 0, or a negative errno (-ENOTCONN: no channel; @q is not linked).
+ * @client:	the client's control connection the register came on (sent along: the parent
+ *		reads its credentials itself; the caller keeps its own)
+ * Return: 0, or a negative errno (-ENOTCONN: no channel; -EINVAL: @m is not what the parent
+ * accepts; @q is not linked).
  */
 int gw_privchan_send_netns(struct gw_privchan *p, struct gw_privreq *q, struct gw_priv_netns *m,
-			   int fd);
+			   int fd, int client);
+
+/**
+ * gw_privchan_send_join() - ask the parent to move process @pid into the cgroup of the
+ * daemon-mode run on @ifname (the reply is a struct gw_priv_reply, to @q->done)
+ * @p:		the channel
+ * @q:		the request (its @done set; linked until it is called)
+ * @ifname:	the run's interface
+ * @pid:	the process
+ * Return: 0, or a negative errno (-ENOTCONN: no channel; -EINVAL: a pid below 2; @q is not
+ * linked).
+ */
+int gw_privchan_send_join(struct gw_privchan *p, struct gw_privreq *q, const char *ifname,
+			  pid_t pid);
 
 /** gw_privchan_event() - an epoll event on the channel (a reply, or its end). */
 void gw_privchan_event(struct gw_privchan *p, unsigned events);

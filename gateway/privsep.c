@@ -9,6 +9,7 @@
 #include "gateway/privsep.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
 #include <linux/nsfs.h>
@@ -19,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 /* the slots of struct gw_fds, in message order */
@@ -94,18 +96,10 @@ int gw_priv_send_fds(int sock, struct gw_fds *fds)
 {
 	struct gw_priv_msg m = {
 	    .magic = GW_PRIV_MAGIC, .version = GW_PRIV_VERSION, .type = GW_PRIV_LISTENERS};
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * GW_PRIV_KINDS)];
-		struct cmsghdr align;
-	} cbuf;
 	int v[GW_PRIV_KINDS];
-	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf};
-	struct cmsghdr *cm;
 	ssize_t sent;
 
 	memset(m.kinds, 0xff, sizeof(m.kinds));
-	memset(&cbuf, 0, sizeof(cbuf));
 	for (unsigned k = 0; k < GW_PRIV_KINDS; k++)
 		if (*slot(fds, k) >= 0) {
 			m.kinds[m.count] = (uint8_t)k;
@@ -113,15 +107,9 @@ int gw_priv_send_fds(int sock, struct gw_fds *fds)
 		}
 	if (!m.count)
 		return -EINVAL;
-	mh.msg_controllen = CMSG_SPACE(sizeof(int) * m.count);
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int) * m.count);
-	memcpy(CMSG_DATA(cm), v, sizeof(int) * m.count);
-	sent = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	sent = wd_send_fds(sock, &m, sizeof(m), v, m.count, 0);
 	if (sent < 0)
-		return -errno;
+		return (int)sent;
 	return sent == (ssize_t)sizeof(m) ? 0 : -EIO;
 }
 
@@ -325,12 +313,21 @@ static bool cstr_ok(const char *f, size_t size)
 	return n < size && all_zero((const uint8_t *)f + n, size - n);
 }
 
+bool gw_priv_id_ok(const char *id)
+{
+	size_t n = strnlen(id, GW_PRIV_ID_SIZE);
+
+	if (n == 0 || n == GW_PRIV_ID_SIZE || id[0] == '.')
+		return false;
+	return strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
+}
+
 int gw_priv_netns_check(const struct gw_priv_netns *m, size_t len)
 {
 	if (len != sizeof(*m) || m->magic != GW_PRIV_MAGIC || m->version != GW_PRIV_VERSION ||
 	    m->type != GW_PRIV_NETNS_ADD)
 		return -EBADMSG;
-	return token_ok(m->id, sizeof(m->id)) ? 0 : -EBADMSG;
+	return token_ok(m->id, sizeof(m->id)) && gw_priv_id_ok(m->id) ? 0 : -EBADMSG;
 }
 
 int gw_priv_netns_reply_check(const struct gw_priv_netns_reply *m, size_t len, uint32_t seq)
@@ -364,29 +361,13 @@ int gw_priv_netns_reply_check(const struct gw_priv_netns_reply *m, size_t len, u
 	return gw_priv_run_check(&run, sizeof(run));
 }
 
-int gw_priv_send_netns(int sock, const struct gw_priv_netns *m, int fd)
+int gw_priv_send_netns(int sock, const struct gw_priv_netns *m, int fd, int client)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cbuf;
-	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = cbuf.buf,
-			    .msg_controllen = sizeof(cbuf.buf)};
-	struct cmsghdr *cm;
-	ssize_t n;
+	const int v[2] = {fd, client};
+	ssize_t n = wd_send_fds(sock, m, sizeof(*m), v, 2, MSG_DONTWAIT);
 
-	memset(&cbuf, 0, sizeof(cbuf));
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	n = sendmsg(sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	return n == (ssize_t)sizeof(*m) ? 0 : -EIO;
 }
 
@@ -422,8 +403,8 @@ int gw_netns_check(int fd, uid_t uid, char *why, size_t size)
 		goto out;
 	}
 	/* only one of a user namespace of the caller's own, never the host's, whoever asks:
-	 * daemon mode is a user's (root's runs build their own network), and the parent checks
-	 * again with the uid the worker names, so a worker that claims uid 0 gets no more */
+	 * daemon mode is a user's (root's runs build their own network); the parent checks again
+	 * with the uid it read itself off the client's connection (gw_priv_peer()) */
 	if (owner != uid || (given.st_dev == own.st_dev && given.st_ino == own.st_ino)) {
 		snprintf(why, size,
 			 "the network namespace sent is not owned by uid %u (its user namespace "
@@ -436,4 +417,63 @@ int gw_netns_check(int fd, uid_t uid, char *why, size_t size)
 out:
 	close(userns);
 	return ret;
+}
+
+int gw_priv_join_encode(struct gw_priv_join *m, uint32_t seq, const char *ifname, pid_t pid)
+{
+	memset(m, 0, sizeof(*m));
+	m->magic = GW_PRIV_MAGIC;
+	m->version = GW_PRIV_VERSION;
+	m->type = GW_PRIV_CGROUP_JOIN;
+	m->seq = seq;
+	m->pid = (int32_t)pid;
+	if (strlen(ifname) >= sizeof(m->ifname))
+		return -EINVAL;
+	strcpy(m->ifname, ifname);
+	return gw_priv_join_check(m, sizeof(*m)) ? -EINVAL : 0;
+}
+
+int gw_priv_join_check(const struct gw_priv_join *m, size_t len)
+{
+	if (len != sizeof(*m) || m->magic != GW_PRIV_MAGIC || m->version != GW_PRIV_VERSION ||
+	    m->type != GW_PRIV_CGROUP_JOIN || m->pid < 2)
+		return -EBADMSG;
+	return ifname_ok(m->ifname, sizeof(m->ifname)) ? 0 : -EBADMSG;
+}
+
+int gw_priv_peer(int client, const char *ctl_path, struct ucred *cred, char *why, size_t size)
+{
+	struct sockaddr_un self;
+	socklen_t sl = sizeof(self), cl = sizeof(*cred), il = sizeof(int);
+	int type = 0, listening = 0;
+
+	memset(&self, 0, sizeof(self));
+	if (getsockopt(client, SOL_SOCKET, SO_TYPE, &type, &il) < 0 || type != SOCK_STREAM ||
+	    getsockname(client, (struct sockaddr *)&self, &sl) < 0 || self.sun_family != AF_UNIX) {
+		snprintf(why, size, "the client's descriptor is not a unix stream socket");
+		return -EPERM;
+	}
+	il = sizeof(int);
+	if (getsockopt(client, SOL_SOCKET, SO_ACCEPTCONN, &listening, &il) < 0 || listening) {
+		snprintf(why, size, "the client's descriptor is a listening socket");
+		return -EPERM;
+	}
+	/* an accepted connection's own address is the listener's path; a socketpair's is empty,
+	 * a socket connected from elsewhere has its own (or none) */
+	if (sl <= offsetof(struct sockaddr_un, sun_path) || !self.sun_path[0] ||
+	    strnlen(self.sun_path, sizeof(self.sun_path)) == sizeof(self.sun_path) ||
+	    strcmp(self.sun_path, ctl_path)) {
+		snprintf(why, size,
+			 "the client's descriptor is not a connection accepted on the control "
+			 "socket %s",
+			 ctl_path);
+		return -EPERM;
+	}
+	if (getsockopt(client, SOL_SOCKET, SO_PEERCRED, cred, &cl) < 0) {
+		int r = -errno;
+
+		snprintf(why, size, "reading the client's credentials: %s", strerror(errno));
+		return r;
+	}
+	return 0;
 }

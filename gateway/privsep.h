@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 /*
@@ -22,11 +23,14 @@
  *   parent -> worker  GW_PRIV_LISTENERS  once, descriptors attached
  *   worker -> parent  GW_PRIV_RUN_ADD / GW_PRIV_RUN_DEL  (only with --manage-nft)
  *   parent -> worker  GW_PRIV_RUN_REPLY  one per request, in order
- *   worker -> parent  GW_PRIV_NETNS_ADD  a user's network namespace attached (daemon mode)
+ *   worker -> parent  GW_PRIV_NETNS_ADD  a user's network namespace and the client's
+ *                                        connection attached (daemon mode)
  *   parent -> worker  GW_PRIV_NETNS_REPLY  its outcome and the run's facts, in order
+ *   worker -> parent  GW_PRIV_CGROUP_JOIN  move a process into a daemon-mode run's cgroup
+ *   parent -> worker  GW_PRIV_RUN_REPLY  its outcome, in order
  */
 #define GW_PRIV_MAGIC 0x57444757u /* "WDGW" */
-#define GW_PRIV_VERSION 3
+#define GW_PRIV_VERSION 4
 #define GW_PRIV_KINDS 11 /* slots of struct gw_fds */
 
 enum gw_priv_type {
@@ -36,6 +40,7 @@ enum gw_priv_type {
 	GW_PRIV_RUN_REPLY = 4,	 /* the outcome of one RUN_ADD / RUN_DEL */
 	GW_PRIV_NETNS_ADD = 5,	 /* plumb a run in the network namespace attached (SCM_RIGHTS) */
 	GW_PRIV_NETNS_REPLY = 6, /* the outcome of one NETNS_ADD, with the run's facts */
+	GW_PRIV_CGROUP_JOIN = 7, /* move a process into a plumbed run's cgroup (RUN_REPLY) */
 };
 
 /**
@@ -207,15 +212,18 @@ int gw_priv_reply_check(const struct gw_priv_reply *m, size_t len, uint32_t seq)
 #define GW_PRIV_CGROUP_SIZE 128
 
 /**
- * struct gw_priv_netns - plumb a run in a user's network namespace (the descriptor comes
- * with the message, SCM_RIGHTS; exactly one)
+ * struct gw_priv_netns - plumb a run in a user's network namespace (two descriptors come with
+ * the message, SCM_RIGHTS, in this order: the namespace, and the client's connection to the
+ * control socket, whose SO_PEERCRED the parent reads itself)
  * @magic:	GW_PRIV_MAGIC
  * @version:	GW_PRIV_VERSION
  * @type:	GW_PRIV_NETNS_ADD
  * @seq:	request number
- * @uid:	the control client's uid (SO_PEERCRED): the namespace's user namespace must be
- *		owned by it (the parent checks again)
- * @gid:	its gid (the run's cgroup is delegated to @uid:@gid)
+ * @uid:	the control client's uid as the worker read it (SO_PEERCRED); the parent reads the
+ *		connection's credentials itself, refuses a request whose @uid or @gid differ from
+ *		them (a worker that lies) and uses only its own reading
+ * @gid:	its gid as the worker read it (the run's cgroup is delegated to the client's
+ *		uid:gid)
  * @id:		the run id, NUL-terminated, zero-filled, printable ASCII without spaces
  * @memory_mb:	the run's memory limit for its cgroup (0: none)
  * @pids:	its pids limit (0: none)
@@ -270,12 +278,20 @@ struct gw_priv_netns_reply {
 };
 
 /**
+ * gw_priv_id_ok() - whether @id may name a daemon-mode run (pure): 1..GW_PRIV_ID_SIZE-1 bytes of
+ * [A-Za-z0-9_.-], not starting with a dot (it becomes a cgroup folder's name: no "/", no "..")
+ * @id:		the run id, NUL-terminated
+ * Return: true when it may.
+ */
+bool gw_priv_id_ok(const char *id);
+
+/**
  * gw_priv_netns_check() - validate a received namespace request (pure; the parent's side)
  * @m:		the message
  * @len:	bytes received
  *
  * Return: 0, or -EBADMSG (size, magic, version, type, an id that is empty, unterminated,
- * not zero-filled or not a token).
+ * not zero-filled or not what gw_priv_id_ok() accepts).
  */
 int gw_priv_netns_check(const struct gw_priv_netns *m, size_t len);
 
@@ -292,13 +308,70 @@ int gw_priv_netns_check(const struct gw_priv_netns *m, size_t len);
 int gw_priv_netns_reply_check(const struct gw_priv_netns_reply *m, size_t len, uint32_t seq);
 
 /**
- * gw_priv_send_netns() - send @m with the namespace descriptor @fd attached
+ * gw_priv_send_netns() - send @m with the namespace @fd and the client's connection @client
+ * attached
  * @sock:	the channel
  * @m:		the request
  * @fd:		the namespace
+ * @client:	the control connection the register came on
  * Return: 0, or a negative errno.
  */
-int gw_priv_send_netns(int sock, const struct gw_priv_netns *m, int fd);
+int gw_priv_send_netns(int sock, const struct gw_priv_netns *m, int fd, int client);
+
+/**
+ * struct gw_priv_join - move process @pid into the cgroup of the daemon-mode run on @ifname (the
+ * parent checks that @pid is that run's user's and in that run's network namespace)
+ * @magic:	GW_PRIV_MAGIC
+ * @version:	GW_PRIV_VERSION
+ * @type:	GW_PRIV_CGROUP_JOIN
+ * @seq:	request number (a struct gw_priv_reply answers)
+ * @pid:	the process (2..INT32_MAX)
+ * @ifname:	the run's interface (as in struct gw_priv_run)
+ */
+struct gw_priv_join {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t seq;
+	int32_t pid;
+	char ifname[16];
+};
+
+/**
+ * gw_priv_join_encode() - fill @m (pure)
+ * @m:		the message
+ * @seq:	request number
+ * @ifname:	the run's interface
+ * @pid:	the process
+ * Return: 0, or -EINVAL (what gw_priv_join_check() would refuse).
+ */
+int gw_priv_join_encode(struct gw_priv_join *m, uint32_t seq, const char *ifname, pid_t pid);
+
+/**
+ * gw_priv_join_check() - validate a received join request (pure; the parent's side)
+ * @m:		the message
+ * @len:	bytes received
+ * Return: 0, or -EBADMSG (size, magic, version, type, a pid below 2, an interface name as
+ * gw_priv_run_check() refuses it).
+ */
+int gw_priv_join_check(const struct gw_priv_join *m, size_t len);
+
+/**
+ * gw_priv_peer() - who is at the other end of @client, as the kernel says: the parent's own
+ * reading of a daemon-mode register's credentials (never the worker's word)
+ * @client:	the descriptor the worker attached as the client's connection
+ * @ctl_path:	the control socket's path (the configuration's control.path)
+ * @cred:	on success the peer's pid, uid and gid (SO_PEERCRED: fixed when it connected)
+ * @why:	on refusal, a reason
+ * @size:	size of @why
+ *
+ * @client must be a connected AF_UNIX stream socket accepted on the control socket: its own
+ * address is @ctl_path. A socketpair, a socket the worker connected itself (its peer's
+ * credentials would be those of whoever listens there) or a listener are refused.
+ *
+ * Return: 0; -EPERM not such a connection; another negative errno.
+ */
+int gw_priv_peer(int client, const char *ctl_path, struct ucred *cred, char *why, size_t size);
 
 /**
  * gw_netns_check() - whether @fd is a network namespace that @uid may hand the gateway: of type

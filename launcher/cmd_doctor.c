@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <jansson.h>
 #include <limits.h>
 #include <pwd.h>
 #include <sched.h>
@@ -89,6 +90,91 @@ static int run_quiet(char *const *argv, uid_t uid, gid_t gid)
 	if (waitpid(pid, &st, 0) < 0)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* `BIN check-worker`: the worker image warden-gateway @bin would exec, found and checked by the
+ * gateway itself; Return: 0 with its path in @out, or non-zero with the gateway's reason there */
+static int worker_of(const char *bin, char *out, size_t size)
+{
+	char *const argv[] = {(char *)bin, "check-worker", NULL};
+	int p[2], st = -1;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	snprintf(out, size, "could not run %s check-worker", bin);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+
+		dup2(null, 0);
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while (pid > 0 && (size_t)got < size - 1 &&
+	       (n = read(p[0], out + got, size - 1 - (size_t)got)) > 0)
+		got += n;
+	close(p[0]);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	if (got > 0) {
+		out[got] = '\0';
+		out[strcspn(out, "\n")] = '\0';
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* the daemon on @sock runs its worker from an image that is still installed? (its `stats` names
+ * it, " (deleted)" appended by the kernel once the file was removed or replaced; a restart
+ * execs that path again). Return: true, or false with @why (and *@gone: nothing is at the path
+ * any more, a restart would fail) */
+static bool daemon_worker_ok(const char *sock, char *why, size_t size, bool *gone)
+{
+	static const char del[] = " (deleted)";
+	char *text = NULL, path[PATH_MAX];
+	json_t *ans;
+	const char *w;
+	struct stat st;
+	size_t n;
+	bool ok = true;
+
+	*gone = false;
+	if (run_gw_request(sock, "{\"op\":\"stats\"}", 1000, &text))
+		return true; /* said by the other checks */
+	ans = json_loads(text, 0, NULL);
+	free(text);
+	w = json_string_value(json_object_get(ans, "worker"));
+	n = w ? strlen(w) : 0;
+	if (!w || n >= sizeof(path)) {
+		snprintf(
+		    why, size,
+		    "the daemon on %s does not name its worker image (an older warden-gateway)",
+		    sock);
+		ok = false;
+	} else {
+		bool deleted = n > sizeof(del) - 1 && !strcmp(w + n - (sizeof(del) - 1), del);
+
+		snprintf(path, sizeof(path), "%.*s", (int)(deleted ? n - (sizeof(del) - 1) : n), w);
+		*gone = stat(path, &st) || !S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR);
+		if (*gone)
+			snprintf(why, size,
+				 "the daemon on %s runs its worker from %s, which is no longer "
+				 "installed: a restart of the daemon would fail",
+				 sock, w);
+		else if (deleted)
+			snprintf(
+			    why, size,
+			    "the daemon on %s runs an older worker than the one installed at %s "
+			    "(replaced since it started)",
+			    sock, path);
+		ok = !*gone && !deleted;
+	}
+	json_decref(ans);
+	return ok;
 }
 
 static const char *bwrap_path(void)
@@ -376,13 +462,23 @@ static void check_audit(struct finding *f)
 	set(f, DOC_OK, NULL, "audit log %s is writable", path);
 }
 
+/* the fix for a gateway installation without its worker image */
+#define WORKER_FIX                                                                                 \
+	"install warden-gateway-worker where warden-gateway looks for it (the message says "       \
+	"where: reinstall the warden package, or `cmake --install`), then restart the daemon"
+
 static void check_gateway(struct finding *f)
 {
-	char bin[PATH_MAX], *ans = NULL;
+	char bin[PATH_MAX], *ans = NULL, why[PATH_MAX + 300];
+	bool gone;
 
 	if (!run_gw_request(RUN_DAEMON_SOCKET, "{\"op\":\"stats\"}", 1000, &ans)) {
 		free(ans);
-		set(f, DOC_OK, NULL, "a warden-gateway daemon answers on %s", RUN_DAEMON_SOCKET);
+		if (!daemon_worker_ok(RUN_DAEMON_SOCKET, why, sizeof(why), &gone))
+			set(f, DOC_WARN, gone ? WORKER_FIX : "restart the daemon", "%s", why);
+		else
+			set(f, DOC_OK, NULL, "a warden-gateway daemon answers on %s",
+			    RUN_DAEMON_SOCKET);
 		return;
 	}
 	if (run_gw_find_binary(bin, sizeof(bin))) {
@@ -391,13 +487,18 @@ static void check_gateway(struct finding *f)
 		    RUN_DAEMON_SOCKET);
 		return;
 	}
+	if (worker_of(bin, why, sizeof(why))) {
+		set(f, DOC_FAIL, WORKER_FIX, "the gateway %s cannot start its data plane: %s", bin,
+		    why);
+		return;
+	}
 	if (!getpwnam("nobody")) {
 		set(f, DOC_FAIL, "create the user `nobody` (or set `user:` in the gateway config)",
 		    "the gateway's data plane user `nobody` does not exist");
 		return;
 	}
-	set(f, DOC_OK, NULL, "no daemon on %s: runs start an embedded gateway (%s)",
-	    RUN_DAEMON_SOCKET, bin);
+	set(f, DOC_OK, NULL, "no daemon on %s: runs start an embedded gateway (%s, its worker %s)",
+	    RUN_DAEMON_SOCKET, bin, why);
 }
 
 static void check_mode_user(struct finding *f)
@@ -490,13 +591,20 @@ static void check_limits_user(struct finding *f)
  * embedded one (rootless); a daemon's socket the user may not use is said, with the fix. */
 static void check_gateway_user(struct finding *f)
 {
-	char bin[PATH_MAX], why[300];
+	char bin[PATH_MAX], why[PATH_MAX + 300];
 	struct stat st;
+	bool gone;
 
 	if (run_daemon_answers(RUN_DAEMON_SOCKET, why, sizeof(why))) {
-		set(f, DOC_OK, NULL,
-		    "the warden-gateway daemon on %s plumbs your runs (daemon mode)",
-		    RUN_DAEMON_SOCKET);
+		if (!daemon_worker_ok(RUN_DAEMON_SOCKET, why, sizeof(why), &gone))
+			set(f, DOC_WARN,
+			    gone ? "ask the operator to " WORKER_FIX
+				 : "ask the operator to restart the daemon",
+			    "%s", why);
+		else
+			set(f, DOC_OK, NULL,
+			    "the warden-gateway daemon on %s plumbs your runs (daemon mode)",
+			    RUN_DAEMON_SOCKET);
 		return;
 	}
 	if (!stat(RUN_DAEMON_SOCKET, &st) && S_ISSOCK(st.st_mode) &&
@@ -512,8 +620,12 @@ static void check_gateway_user(struct finding *f)
 	if (run_gw_find_binary(bin, sizeof(bin)))
 		set(f, DOC_FAIL, "install warden-gateway next to warden, or set WARDEN_GATEWAY_BIN",
 		    "no warden-gateway binary for a rootless run's embedded gateway");
+	else if (worker_of(bin, why, sizeof(why)))
+		set(f, DOC_FAIL, WORKER_FIX, "the gateway %s cannot start its data plane: %s", bin,
+		    why);
 	else
-		set(f, DOC_OK, NULL, "rootless runs start an embedded gateway as you (%s)", bin);
+		set(f, DOC_OK, NULL,
+		    "rootless runs start an embedded gateway as you (%s, its worker %s)", bin, why);
 }
 
 /* A user's doctor: the rootless prerequisites. */

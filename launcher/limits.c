@@ -51,21 +51,6 @@ const char *limits_kind_name(enum limits_kind k)
 	return "?";
 }
 
-static int write_str(const char *dir, const char *file, const char *val)
-{
-	char p[PATH_MAX];
-	int fd, r = 0;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, file);
-	fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		r = -errno;
-	close(fd);
-	return r;
-}
-
 static int read_str(const char *dir, const char *file, char *buf, size_t size)
 {
 	char p[PATH_MAX];
@@ -273,25 +258,25 @@ static int set_v1(struct limits *l, struct wd_err *err)
 
 	if (lim->memory_mb) {
 		snprintf(val, sizeof(val), "%llu", (unsigned long long)lim->memory_mb << 20);
-		r = write_str(l->dir[LIMITS_V1_MEMORY], "memory.limit_in_bytes", val);
+		r = wd_write_at(l->dir[LIMITS_V1_MEMORY], "memory.limit_in_bytes", val);
 		if (r)
 			return wd_err_set(err, r, "%s/memory.limit_in_bytes: %s",
 					  l->dir[LIMITS_V1_MEMORY], strerror(-r));
 		/* no swap: memory+swap capped at the same value (needs swap accounting) */
-		write_str(l->dir[LIMITS_V1_MEMORY], "memory.memsw.limit_in_bytes", val);
-		write_str(l->dir[LIMITS_V1_MEMORY], "memory.swappiness", "0");
+		wd_write_at(l->dir[LIMITS_V1_MEMORY], "memory.memsw.limit_in_bytes", val);
+		wd_write_at(l->dir[LIMITS_V1_MEMORY], "memory.swappiness", "0");
 	}
 	if (lim->pids) {
 		snprintf(val, sizeof(val), "%u", lim->pids);
-		r = write_str(l->dir[LIMITS_V1_PIDS], "pids.max", val);
+		r = wd_write_at(l->dir[LIMITS_V1_PIDS], "pids.max", val);
 		if (r)
 			return wd_err_set(err, r, "%s/pids.max: %s", l->dir[LIMITS_V1_PIDS],
 					  strerror(-r));
 	}
 	if (lim->cpu_milli) {
-		write_str(l->dir[LIMITS_V1_CPU], "cpu.cfs_period_us", "100000");
+		wd_write_at(l->dir[LIMITS_V1_CPU], "cpu.cfs_period_us", "100000");
 		snprintf(val, sizeof(val), "%u", lim->cpu_milli * 100);
-		r = write_str(l->dir[LIMITS_V1_CPU], "cpu.cfs_quota_us", val);
+		r = wd_write_at(l->dir[LIMITS_V1_CPU], "cpu.cfs_quota_us", val);
 		if (r)
 			return wd_err_set(err, r, "%s/cpu.cfs_quota_us: %s", l->dir[LIMITS_V1_CPU],
 					  strerror(-r));
@@ -308,20 +293,20 @@ static int set_v2(struct limits *l, struct wd_err *err)
 
 	if (lim->memory_mb) {
 		snprintf(val, sizeof(val), "%llu", (unsigned long long)lim->memory_mb << 20);
-		r = write_str(d, "memory.max", val);
+		r = wd_write_at(d, "memory.max", val);
 		if (r)
 			return wd_err_set(err, r, "%s/memory.max: %s", d, strerror(-r));
-		write_str(d, "memory.swap.max", "0");
+		wd_write_at(d, "memory.swap.max", "0");
 	}
 	if (lim->pids) {
 		snprintf(val, sizeof(val), "%u", lim->pids);
-		r = write_str(d, "pids.max", val);
+		r = wd_write_at(d, "pids.max", val);
 		if (r)
 			return wd_err_set(err, r, "%s/pids.max: %s", d, strerror(-r));
 	}
 	if (lim->cpu_milli) {
 		snprintf(val, sizeof(val), "%u 100000", lim->cpu_milli * 100);
-		r = write_str(d, "cpu.max", val);
+		r = wd_write_at(d, "cpu.max", val);
 		if (r)
 			return wd_err_set(err, r, "%s/cpu.max: %s", d, strerror(-r));
 	}
@@ -344,12 +329,12 @@ int limits_create(struct limits *l, const char *id, const struct policy_limits *
 		char parent[PATH_MAX];
 
 		l->kind = LIMITS_CGROUP2;
-		write_str(base, "cgroup.subtree_control", "+memory +pids +cpu");
+		wd_write_at(base, "cgroup.subtree_control", "+memory +pids +cpu");
 		if (snprintf(parent, sizeof(parent), "%s/warden", base) >= (int)sizeof(parent))
 			return wd_err_set(err, -ENAMETOOLONG, "cgroup path too long: %s", base);
 		if (mkdir(parent, 0755) < 0 && errno != EEXIST)
 			return wd_err_set(err, -errno, "mkdir %s: %s", parent, strerror(errno));
-		write_str(parent, "cgroup.subtree_control", "+memory +pids +cpu");
+		wd_write_at(parent, "cgroup.subtree_control", "+memory +pids +cpu");
 		if (snprintf(l->dir[0], sizeof(l->dir[0]), "%s/%s", parent, id) >=
 		    (int)sizeof(l->dir[0])) {
 			l->dir[0][0] = '\0';
@@ -402,7 +387,7 @@ int limits_join(const struct limits *l)
 	for (int i = 0; i < LIMITS_V1_COUNT; i++) {
 		if (!l->dir[i][0])
 			continue;
-		r = write_str(l->dir[i], file, "0");
+		r = wd_write_at(l->dir[i], file, "0");
 		if (r)
 			return r;
 	}

@@ -16,8 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Longest wait for the daemon's answer to register (it plumbs a namespace meanwhile). */
@@ -106,40 +109,15 @@ static int connect_to(const char *path)
 	return fd;
 }
 
-/* the request line with @netns_fd attached to its bytes, then the answer line; what came
- * after the answer's newline (the run's first event lines) is left in @rest. Return: 0 or
- * -errno; *@ret_ans malloc'd */
-static int call_with_fd(int fd, const char *line, int netns_fd, char **ret_ans, struct wd_buf *rest)
+/* the answer line on @fd (up to DAEMON_REGISTER_MS); what came after its newline (the run's
+ * first event lines) is left in @rest. Return: 0 or -errno; *@ret_ans malloc'd */
+static int read_answer(int fd, char **ret_ans, struct wd_buf *rest)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cbuf;
-	size_t len = strlen(line);
-	struct iovec iov = {.iov_base = (void *)line, .iov_len = len};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = cbuf.buf,
-			    .msg_controllen = sizeof(cbuf.buf)};
 	struct wd_buf in = WD_BUF_INIT;
-	struct cmsghdr *cm;
 	char buf[4096];
 	ssize_t n;
 	int ret = 0;
 
-	memset(&cbuf, 0, sizeof(cbuf));
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &netns_fd, sizeof(int));
-	n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-	if (n < 0)
-		return -errno;
-	if ((size_t)n < len && wd_write_all(fd, line + n, len - (size_t)n))
-		return -EIO;
-	if (wd_write_all(fd, "\n", 1))
-		return -EIO;
 	for (;;) {
 		struct pollfd p = {fd, POLLIN, 0};
 
@@ -176,6 +154,22 @@ static int call_with_fd(int fd, const char *line, int netns_fd, char **ret_ans, 
 	}
 	wd_buf_free(&in);
 	return ret;
+}
+
+/* the request line with @netns_fd attached to its bytes, then the answer line (read_answer());
+ * Return: 0 or -errno; *@ret_ans malloc'd */
+static int call_with_fd(int fd, const char *line, int netns_fd, char **ret_ans, struct wd_buf *rest)
+{
+	size_t len = strlen(line);
+	ssize_t n = wd_send_fds(fd, line, len, &netns_fd, 1, 0);
+
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n < len && wd_write_all(fd, line + n, len - (size_t)n))
+		return -EIO;
+	if (wd_write_all(fd, "\n", 1))
+		return -EIO;
+	return read_answer(fd, ret_ans, rest);
 }
 
 int run_daemon_up(struct run *r)
@@ -353,6 +347,28 @@ int run_daemon_events(struct run *r, char **ret_answer)
 	}
 }
 
+/* the next answer line on the held connection, the event lines before it copied into the
+ * user's log, until @end (wd_mono_ns()). Return: 0 (*@text malloc'd) or -errno */
+static int await_answer(struct run *r, uint64_t end, char **text)
+{
+	int ret = 0;
+
+	*text = NULL;
+	while (!ret && !*text) {
+		struct pollfd p = {r->gw_hold, POLLIN, 0};
+		uint64_t now = wd_mono_ns();
+
+		if (now >= end)
+			return -ETIMEDOUT;
+		ret = run_daemon_events(r, text);
+		if (ret || *text)
+			break;
+		if (poll(&p, 1, (int)((end - now) / 1000000ull) + 1) < 0 && errno != EINTR)
+			ret = -errno;
+	}
+	return ret;
+}
+
 int run_daemon_unregister(struct run *r, int timeout_ms, char *why, size_t size)
 {
 	json_t *req = json_pack("{s:s, s:s}", "op", "unregister", "id", r->id), *ans;
@@ -365,20 +381,8 @@ int run_daemon_unregister(struct run *r, int timeout_ms, char *why, size_t size)
 	    (wd_write_all(r->gw_hold, line, strlen(line)) || wd_write_all(r->gw_hold, "\n", 1)))
 		ret = -EPIPE;
 	free(line);
-	while (!ret && !text) {
-		struct pollfd p = {r->gw_hold, POLLIN, 0};
-		uint64_t now = wd_mono_ns();
-
-		if (now >= end) {
-			ret = -ETIMEDOUT;
-			break;
-		}
-		ret = run_daemon_events(r, &text);
-		if (ret || text)
-			break;
-		if (poll(&p, 1, (int)((end - now) / 1000000ull) + 1) < 0 && errno != EINTR)
-			ret = -errno;
-	}
+	if (!ret)
+		ret = await_answer(r, end, &text);
 	if (ret) {
 		snprintf(why, size, "the daemon on %s: %s", r->gw.socket, strerror(-ret));
 		return ret;
@@ -393,4 +397,65 @@ int run_daemon_unregister(struct run *r, int timeout_ms, char *why, size_t size)
 	}
 	json_decref(ans);
 	return ret;
+}
+
+/* has @pid entered the namespace @netns_fd? */
+static bool in_netns(pid_t pid, int netns_fd)
+{
+	struct stat want, got;
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/%d/ns/net", (int)pid);
+	return !fstat(netns_fd, &want) && !stat(p, &got) && want.st_dev == got.st_dev &&
+	       want.st_ino == got.st_ino;
+}
+
+int run_daemon_join(struct run *r, pid_t pid)
+{
+	char line[160], *ans_text = NULL;
+	json_t *ans = NULL;
+	int ret = 0, i;
+
+	/* the child enters the run's namespaces first thing; the daemon moves it only once it
+	 * is there. A child that failed before has exited: its report is the spawn's to say */
+	for (i = 0; i < 2000 && !in_netns(pid, r->net.netns_fd); i++) {
+		siginfo_t si = {0};
+
+		if (!waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid)
+			return 0;
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	}
+	if (i == 2000)
+		return run_fail(r, "limits", "check `warden doctor`",
+				"the sandbox's first process did not enter the run's namespace");
+	snprintf(line, sizeof(line), "{\"op\":\"cgroup_join\",\"id\":\"%s\",\"pid\":\"%d\"}\n",
+		 r->id, (int)pid);
+	if (wd_write_all(r->gw_hold, line, strlen(line)))
+		ret = -EIO;
+	/* the run's event lines may come first on this connection: copied, then the answer */
+	if (!ret)
+		ret = await_answer(r, wd_mono_ns() + (uint64_t)DAEMON_REGISTER_MS * 1000000ull,
+				   &ans_text);
+	if (!ret) {
+		ans = json_loads(ans_text, 0, NULL);
+		ret = ans ? 0 : -EBADMSG;
+	}
+	free(ans_text);
+	if (ret)
+		return run_fail(r, "limits", "check the gateway daemon's log",
+				"asking the gateway daemon to move the sandbox into its cgroup: %s",
+				strerror(-ret));
+	if (!json_is_true(json_object_get(ans, "ok"))) {
+		const char *e = json_string_value(json_object_get(ans, "error"));
+
+		ret = run_fail(
+		    r, "limits", "see the daemon's reason",
+		    "the gateway daemon did not move the sandbox into the run's cgroup: %s",
+		    e ? e : "no reason given");
+		json_decref(ans);
+		return ret;
+	}
+	json_decref(ans);
+	run_note(r, "limits: the sandbox moved into %s by the gateway daemon", r->lim.dir[0]);
+	return 0;
 }

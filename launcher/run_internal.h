@@ -514,6 +514,17 @@ int run_daemon_events(struct run *r, char **ret_answer);
  */
 int run_daemon_unregister(struct run *r, int timeout_ms, char *why, size_t size);
 
+/**
+ * run_daemon_join() - daemon mode on cgroup v2: ask the daemon, on the held connection, to move
+ * the sandbox's first process @pid into the run's cgroup (cgroup_join; a user may not move a
+ * process across branches of the hierarchy, the common-ancestor rule), once @pid is in the
+ * run's network namespace (the daemon checks that, and that it is the caller's)
+ * @r:		the run (daemon mode, r->lim a v2 folder)
+ * @pid:	the launcher's child, before it is let go
+ * Return: 0, or 125 (said).
+ */
+int run_daemon_join(struct run *r, pid_t pid);
+
 /* ------------------------------------------------------------ run_liveness.c */
 
 /**

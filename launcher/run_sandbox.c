@@ -187,6 +187,16 @@ int run_sandbox_grants(struct run *r)
 	return 0;
 }
 
+/* daemon mode with the daemon's cgroup v2 folder: the user may not move the child there itself
+ * (the common-ancestor rule), the daemon does (cgroup_join) */
+static bool daemon_joins(const struct run *r)
+{
+	return r->mode == RUN_MODE_DAEMON && r->lim.kind == LIMITS_CGROUP2 && r->lim.dir[0][0];
+}
+
+/* what the child joins itself then: nothing */
+static const struct limits no_limits;
+
 /* What the sandbox is to be, from what the run knows by now. */
 static const struct sandbox_spec *spec_of(struct run *r)
 {
@@ -206,7 +216,8 @@ static const struct sandbox_spec *spec_of(struct run *r)
 	s->ngroups = r->ngroups;
 	s->user = r->user;
 	s->netns_fd = r->net.netns_fd;
-	s->limits = &r->lim;
+	/* daemon mode on cgroup v2: the daemon moves the child in (run_sandbox_spawn()) */
+	s->limits = daemon_joins(r) ? &no_limits : &r->lim;
 	s->allow = run_sandbox_allow(r->pol);
 	s->seccomp = !r->no_seccomp;
 	/* daemon mode: the same user and network namespaces, the daemon plumbed the network */
@@ -259,6 +270,8 @@ int run_sandbox_spawn(struct run *r)
 {
 	struct sandbox_err e = {0};
 
+	if (daemon_joins(r) && run_daemon_join(r, r->sb.pid))
+		return RUN_EXIT_WARDEN;
 	/* the run's duration counts from here */
 	r->t0 = wd_mono_ns();
 	return r->sb.be->spawn(&r->sb, &e) ? failed(r, &e) : 0;

@@ -141,7 +141,7 @@ def main():
         for what, mutate in (
             ("a mismatched selector", lambda ds: ds["spec"]["selector"]["matchLabels"].update(x="y")),
             ("an extra capability", lambda ds: ds["spec"]["template"]["spec"]["containers"][0]
-             ["securityContext"]["capabilities"]["add"].append("SYS_PTRACE")),
+             ["securityContext"]["capabilities"]["add"].append("SYS_MODULE")),
             ("a bad gateway.yaml", None),
         ):
             bad = copy.deepcopy(docs)

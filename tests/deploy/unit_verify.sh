@@ -3,7 +3,9 @@
 # complaint at all (verify exits 0 on unknown keys and bad values and only prints them, so
 # any output is a failure), and its hardening keeps `systemd-analyze security` at or below an
 # exposure of 5.0. The unit's binaries are pointed at this build's (verify checks that they
-# exist). No systemd needs to run. A checker that would pass a broken unit is a test error.
+# exist), and its gateway finds its worker image (`warden-gateway check-worker`). No systemd
+# needs to run: none can here (docs/deploy.md, "Checking the unit"). A checker that would pass
+# a broken unit is a test error.
 # Usage: unit_verify.sh UNIT BUILD_DIR
 set -u
 unit=$1 build=$2
@@ -47,10 +49,34 @@ for key in Type=notify NoNewPrivileges=yes ProtectSystem=strict ProtectHome=yes 
 	RuntimeDirectoryPreserve=yes; do
 	if grep -qx "$key" "$unit"; then ok "the unit sets $key"; else fail "the unit lacks $key"; fi
 done
+# the daemon makes the runs' cgroups and, on cgroup v2, moves their first processes in
+# (cgroup_join): its cgroup is delegated and the hierarchy stays writable for it
+for key in Delegate=yes KillMode=mixed; do
+	if grep -qx "$key" "$unit"; then ok "the unit sets $key"; else fail "the unit lacks $key"; fi
+done
+if grep -qxE 'ProtectControlGroups=(yes|true|1|on)' "$unit"; then
+	fail "the unit sets ProtectControlGroups: the daemon could not make the runs' cgroups"
+else
+	ok "the unit leaves /sys/fs/cgroup writable (no ProtectControlGroups)"
+fi
+# ExecStart's gateway starts its data plane: its worker image is found and safe to exec
+# (`warden-gateway check-worker`, the lookup of every start); control: a copy without one fails
+if wk=$("$build/gateway/warden-gateway" check-worker 2>&1); then
+	ok "ExecStart's warden-gateway finds its worker image ($wk)"
+else
+	fail "ExecStart's warden-gateway cannot start its data plane: $wk"
+fi
+install -d -m 0755 "$tmp/bare"
+install -m 0755 "$build/gateway/warden-gateway" "$tmp/bare/"
+if "$tmp/bare/warden-gateway" check-worker >/dev/null 2>&1 &&
+	[[ ! -e /usr/local/libexec/warden/warden-gateway-worker ]]; then
+	error "warden-gateway check-worker passed a gateway without its worker"
+fi
+ok "control: a gateway without its worker image fails check-worker"
 caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit")
 for cap in $caps; do
 	case $cap in
-	CAP_NET_ADMIN | CAP_SYS_ADMIN | CAP_SETUID | CAP_SETGID | CAP_CHOWN | CAP_FOWNER | CAP_KILL | CAP_DAC_OVERRIDE) ;;
+	CAP_NET_ADMIN | CAP_SYS_ADMIN | CAP_SETUID | CAP_SETGID | CAP_CHOWN | CAP_FOWNER | CAP_KILL | CAP_DAC_OVERRIDE | CAP_SYS_PTRACE) ;;
 	*) fail "CapabilityBoundingSet holds $cap, which the parent does not need (docs/deploy.md)" ;;
 	esac
 done

@@ -16,6 +16,10 @@ events into the daemon's log), stream-hold PID DIR (register the namespace of PI
 "stream": "events", write the answer to DIR/answer, then read nothing until DIR/go exists: a
 stuck launcher; then unregister on the same connection and write every event line that came
 before the answer to DIR/events.jsonl, the unregister's answer to DIR/unregistered).
+Also: join NSPID PID (register with the network namespace of
+NSPID, then on the same connection cgroup_join PID: both answers, one a line), join-only PID
+(cgroup_join with no run registered on the connection). With CTL_HOLD=N in its environment it
+keeps the connection (and so the run) N seconds after the answer.
 """
 import json
 import os
@@ -77,10 +81,22 @@ def stream_hold(s, rid, fd, out_dir):
             return 0
 
 
+def read_line(s):
+    buf = b""
+    while b"\n" not in buf:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    return buf.decode(errors="replace").strip() or "no answer"
+
+
 def main():
     sock_path, uid, gid, what = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     arg = sys.argv[5] if len(sys.argv) > 5 else None
     fds = []
+    if what == "join":
+        fds = [os.open(f"/proc/{arg}/ns/net", os.O_RDONLY)]
     if what in ("netns-of", "twofds", "stream-hold"):
         fds = [os.open(f"/proc/{arg}/ns/net", os.O_RDONLY)]
         if what == "twofds":
@@ -100,6 +116,13 @@ def main():
         return stream_hold(s, rid, fds[0], sys.argv[6])
     if what in ("netns-of", "userns-of", "fd", "twofds"):
         socket.send_fds(s, [register(rid)], fds)
+    elif what == "join":
+        socket.send_fds(s, [register(rid)], fds)
+        print(read_line(s), flush=True)
+        s.sendall((json.dumps({"op": "cgroup_join", "id": rid, "pid": sys.argv[6]}) +
+                   "\n").encode())
+    elif what == "join-only":
+        s.sendall((json.dumps({"op": "cgroup_join", "id": rid, "pid": arg}) + "\n").encode())
     elif what == "nofd":
         s.sendall(register(rid))
     elif what == "truncated":
@@ -137,7 +160,8 @@ def main():
     if not buf:
         print("no answer")
         return 1
-    print(buf.decode(errors="replace").strip())
+    print(buf.decode(errors="replace").strip(), flush=True)
+    time.sleep(float(os.environ.get("CTL_HOLD", "0")))
     return 0
 
 

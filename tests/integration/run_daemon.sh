@@ -47,10 +47,6 @@ refused() {
 	jq -e '.ok == false' <<<"$out" >/dev/null && grep -qF -- "$text" <<<"$out"
 }
 good_run() { [[ $(curl_a --noproxy '*' https://allowed.test/) == "hello from allowed.test" ]]; }
-wd_links() { ip -n "$LAB_HOST_NS" -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' |
-	grep '^wd-' || true; }
-no_wd_links() { [[ -z $(wd_links) ]]; }
-have_wd_links() { [[ -n $(wd_links) ]]; }
 # the run sets of the host's table (the conntrack meters are filled by packets and time out)
 host_table() {
 	local set

@@ -126,6 +126,12 @@ static void test_simple_ops(void **state)
 	assert_int_equal(r.op, GW_CTL_REPLACE);
 	gw_ctl_req_clear(&r);
 	assert_string_equal(gw_ctl_op_name(GW_CTL_REPLACE), "replace");
+	assert_int_equal(parse("{\"op\":\"cgroup_join\",\"id\":\"x\",\"pid\":\"4242\"}", &r, why),
+			 0);
+	assert_int_equal(r.op, GW_CTL_CGROUP_JOIN);
+	assert_string_equal(r.id, "x");
+	assert_int_equal(r.pid, 4242);
+	assert_string_equal(gw_ctl_op_name(GW_CTL_CGROUP_JOIN), "cgroup_join");
 }
 
 static const struct {
@@ -143,6 +149,12 @@ static const struct {
     {"{\"op\":\"unregister\"}", "missing keys"},
     {"{\"op\":\"unregister\",\"id\":\"a b\"}", "bad run id"},
     {"{\"op\":\"unregister\",\"id\":\"\"}", "bad run id"},
+    {"{\"op\":\"cgroup_join\",\"id\":\"x\"}", "missing keys"},
+    {"{\"op\":\"cgroup_join\",\"id\":\"x\",\"pid\":\"1\"}", "process id above 1"},
+    {"{\"op\":\"cgroup_join\",\"id\":\"x\",\"pid\":\"-5\"}", "process id above 1"},
+    {"{\"op\":\"cgroup_join\",\"id\":\"x\",\"pid\":\"12a\"}", "process id above 1"},
+    {"{\"op\":\"cgroup_join\",\"id\":\"x\",\"pid\":\"99999999999\"}", "process id above 1"},
+    {"{\"op\":\"list\",\"pid\":\"5\"}", "does not take"},
     {"{\"op\":\"register\",\"id\":\"r\",\"if\":\"wd-1\",\"policy\":\"\"}", "host_v4"},
     {"{\"op\":\"register\",\"id\":\"r\",\"if\":\"wd-1\",\"host_v4\":\"10.0.0.1\","
      "\"policy\":\"\"}",

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -317,6 +318,17 @@ static void test_netns_msgs(void **state)
 	bad = m;
 	bad.id[2] = ' ';
 	assert_int_equal(gw_priv_netns_check(&bad, sizeof(bad)), -EBADMSG);
+	/* the id names the run's cgroup folder ("warden-<id>", ".../warden/<id>"): no path */
+	static const char *const paths[] = {"x/../../escape", "..", ".hidden", "a/b", "../x"};
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		bad = m;
+		memset(bad.id, 0, sizeof(bad.id));
+		strcpy(bad.id, paths[i]);
+		assert_int_equal(gw_priv_netns_check(&bad, sizeof(bad)), -EBADMSG);
+	}
+	bad = m;
+	strcpy(bad.id, "a-b_c.d9"); /* control: what a launcher's ids are made of */
+	assert_int_equal(gw_priv_netns_check(&bad, sizeof(bad)), 0);
 
 	memset(&r, 0, sizeof(r));
 	r.magic = GW_PRIV_MAGIC;
@@ -386,6 +398,98 @@ static void test_netns_check(void **state)
 	close(net);
 }
 
+/* a join request: a process and a run's interface, nothing else */
+static void test_join_msgs(void **state)
+{
+	struct gw_priv_join m, bad;
+
+	(void)state;
+	assert_int_equal(gw_priv_join_encode(&m, 7, "wd-abc", 4242), 0);
+	assert_int_equal(gw_priv_join_check(&m, sizeof(m)), 0);
+	assert_int_equal(m.seq, 7);
+	assert_int_equal(m.pid, 4242);
+	assert_int_equal(gw_priv_join_check(&m, sizeof(m) + 1), -EBADMSG);
+	assert_int_equal(gw_priv_join_encode(&bad, 7, "wd-abc", 1), -EINVAL);
+	assert_int_equal(gw_priv_join_encode(&bad, 7, "wd/../x", 4242), -EINVAL);
+	assert_int_equal(gw_priv_join_encode(&bad, 7, "wd-0123456789abcdef", 4242), -EINVAL);
+	/* one field wrong at a time: no pid, another type, garbage after the interface's NUL */
+	for (int i = 0; i < 3; i++) {
+		bad = m;
+		if (i == 0)
+			bad.pid = 0;
+		else if (i == 1)
+			bad.type = GW_PRIV_RUN_DEL;
+		else
+			bad.ifname[10] = 'x';
+		assert_int_equal(gw_priv_join_check(&bad, sizeof(bad)), -EBADMSG);
+	}
+}
+
+/* the parent's own reading of who asked: only a connection accepted on the control socket */
+static void test_peer(void **state)
+{
+	char dir[] = "/tmp/wd-peer-XXXXXX", path[128], other[128], why[300];
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct ucred cred;
+	int lis, lis2, cli, acc, sp[2], null;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/gateway.sock", dir);
+	snprintf(other, sizeof(other), "%s/other.sock", dir);
+	lis = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	lis2 = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cli = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(lis >= 0 && lis2 >= 0 && cli >= 0);
+	strcpy(sa.sun_path, path);
+	assert_int_equal(bind(lis, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lis, 4), 0);
+	assert_int_equal(connect(cli, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	acc = accept4(lis, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(acc >= 0);
+	/* the connection accepted on the control socket: the connecting process's credentials */
+	memset(&cred, 0xff, sizeof(cred));
+	assert_int_equal(gw_priv_peer(acc, path, &cred, why, sizeof(why)), 0);
+	assert_int_equal(cred.uid, getuid());
+	assert_int_equal(cred.gid, getgid());
+	assert_int_equal(cred.pid, getpid());
+	/* the connecting side (its peer is whoever listens: root, for the daemon's socket) */
+	assert_int_equal(gw_priv_peer(cli, path, &cred, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "not a connection accepted on the control socket"));
+	/* the listener itself */
+	assert_int_equal(gw_priv_peer(lis, path, &cred, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "listening"));
+	/* a socketpair the worker made */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	assert_int_equal(gw_priv_peer(sp[0], path, &cred, why, sizeof(why)), -EPERM);
+	/* a connection accepted on another socket */
+	close(cli);
+	cli = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	strcpy(sa.sun_path, other);
+	assert_int_equal(bind(lis2, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lis2, 4), 0);
+	assert_int_equal(connect(cli, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(acc);
+	acc = accept4(lis2, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(acc >= 0);
+	assert_int_equal(gw_priv_peer(acc, path, &cred, why, sizeof(why)), -EPERM);
+	assert_int_equal(gw_priv_peer(acc, other, &cred, why, sizeof(why)), 0); /* control */
+	/* no socket at all */
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_int_equal(gw_priv_peer(null, path, &cred, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "not a unix stream socket"));
+	close(null);
+	close(sp[0]);
+	close(sp[1]);
+	close(acc);
+	close(cli);
+	close(lis);
+	close(lis2);
+	unlink(path);
+	unlink(other);
+	rmdir(dir);
+}
+
 /* the worker's side of the channel: garbage from the parent, or its end, stops the loop */
 static void test_worker_channel_fatal(void **state)
 {
@@ -435,6 +539,8 @@ int main(void)
 	    cmocka_unit_test(test_netns_msgs),
 	    cmocka_unit_test(test_netns_check),
 	    cmocka_unit_test(test_worker_channel_fatal),
+	    cmocka_unit_test(test_peer),
+	    cmocka_unit_test(test_join_msgs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

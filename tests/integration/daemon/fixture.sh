@@ -89,3 +89,19 @@ daemon_stop() {
 }
 lab_on_exit daemon_stop
 lab_on_exit bash -c 'for p in $("$0"); do kill -9 "$p"; done' ours_left
+
+# ns_of HOLDER: the pid of HOLDER's process (an `unshare -Urn CMD` started with as_a/as_b) that is
+# in the new user and network namespaces, once it is there; nothing when it never is
+ns_of() {
+	local pid=$1 c
+	lab_wait 5 bash -c '[[ $(readlink /proc/$0/ns/user) != $(readlink /proc/1/ns/user) ]]' \
+		"$pid" || return 1
+	c=$(pgrep -P "$pid" | head -1)
+	[[ -n $c && $(readlink "/proc/$c/ns/user") != "$(readlink /proc/1/ns/user)" ]] && pid=$c
+	echo "$pid"
+}
+# the runs' host-side veths in lab-host
+wd_links() { ip -n "$LAB_HOST_NS" -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' |
+	grep '^wd-' || true; }
+no_wd_links() { [[ -z $(wd_links) ]]; }
+have_wd_links() { [[ -n $(wd_links) ]]; }
