@@ -81,7 +81,8 @@ def stream_hold(s, rid, fd, out_dir):
             return 0
 
 
-def read_line(s):
+def answer_line(s):
+    """the next line of s as text, or the words no answer"""
     buf = b""
     while b"\n" not in buf:
         chunk = s.recv(65536)
@@ -118,7 +119,7 @@ def main():
         socket.send_fds(s, [register(rid)], fds)
     elif what == "join":
         socket.send_fds(s, [register(rid)], fds)
-        print(read_line(s), flush=True)
+        print(answer_line(s), flush=True)
         s.sendall((json.dumps({"op": "cgroup_join", "id": rid, "pid": sys.argv[6]}) +
                    "\n").encode())
     elif what == "join-only":
