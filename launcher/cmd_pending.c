@@ -17,4 +17,3 @@ PENDING(cmd_trace, "trace", "planned after `warden run`", "warden trace [-- COMM
 PENDING(cmd_init, "init", "planned after `warden run`", "warden init [FILE]")
 PENDING(cmd_status, "status", "needs the gateway's control socket", "warden status")
 PENDING(cmd_kill, "kill", "needs the gateway's control socket", "warden kill RUN")
-PENDING(cmd_mcp, "mcp", "planned after `warden run`", "warden mcp [-p POLICY] -- SERVER ARGS...")

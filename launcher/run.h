@@ -294,6 +294,7 @@ void run_gw_stop(struct run_gw *gw);
  * @gw_pid:	embedded gateway pid (0 when none)
  * @gw_start:	its start time
  * @cg:		cgroup folders ("" when none)
+ * @started_by:	"mcp" for a run `warden mcp` started (--started-by), else ""
  */
 struct run_record {
 	char id[32];
@@ -310,6 +311,7 @@ struct run_record {
 	pid_t gw_pid;
 	unsigned long long gw_start;
 	char cg[LIMITS_V1_COUNT][512];
+	char started_by[16];
 };
 
 /**

@@ -58,6 +58,7 @@ static const struct field fields[] = {
 	STR("cg_memory", cg[0]),
 	STR("cg_pids", cg[1]),
 	STR("cg_cpu", cg[2]),
+	STR("started_by", started_by),
 };
 /* clang-format on */
 
