@@ -163,6 +163,7 @@ int approval_read(int dfd, const char *id, struct approval_req *ret_req)
 	json_int_t created = 0;
 	int fd, spid = 0;
 	struct stat st;
+	bool bad;
 	ssize_t n;
 	json_t *j;
 
@@ -197,8 +198,9 @@ int approval_read(int dfd, const char *id, struct approval_req *ret_req)
 	req.state = !strcmp(state, "approved") ? APPROVAL_APPROVED
 		    : !strcmp(state, "denied") ? APPROVAL_DENIED
 					       : APPROVAL_PENDING;
+	bad = strcmp(state, approval_state_name(req.state)) != 0;
 	json_decref(j);
-	if (strcmp(state, approval_state_name(req.state)))
+	if (bad)
 		return -EINVAL;
 	*ret_req = req;
 	return 0;

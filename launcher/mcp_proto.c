@@ -444,7 +444,7 @@ int mcp_handle_line(struct mcp_session *s, const char *line, size_t len)
 	if (len > MCP_LINE_MAX)
 		return mcp_reply_error(s, NULL, MCP_ERR_INVALID_REQUEST,
 				       "the message is longer than 4 MiB");
-	m = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	m = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (!m) {
 		char msg[300];
 
