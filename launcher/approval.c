@@ -74,9 +74,9 @@ int approval_open(const char *dir, int *ret_fd, struct wd_err *err)
 			fd = -errno;
 	}
 	if (fd < 0)
-		return wd_err_set(err, fd, "approval store %s: %s%s", dir, strerror(-fd),
-				  fd == -ELOOP || fd == -ENOTDIR ? " (a link is in the way: refused)"
-								 : "");
+		return wd_err_set(
+		    err, fd, "approval store %s: %s%s", dir, strerror(-fd),
+		    fd == -ELOOP || fd == -ENOTDIR ? " (a link is in the way: refused)" : "");
 	if (fstat(fd, &st) < 0) {
 		ret = -errno;
 		close(fd);
@@ -182,9 +182,10 @@ int approval_read(int dfd, const char *id, struct approval_req *ret_req)
 	if (n <= 0)
 		return -EINVAL;
 	j = json_loadb(buf, (size_t)n, 0, NULL);
-	if (!j || json_unpack(j, "{s:s, s:s, s:s, s:i, s:I, s:s, s?s}", "id", &rid, "name", &name,
-			      "run", &run, "server_pid", &spid, "created", &created, "state",
-			      &state, "decided_by", &by) ||
+	if (!j ||
+	    json_unpack(j, "{s:s, s:s, s:s, s:i, s:I, s:s, s?s}", "id", &rid, "name", &name, "run",
+			&run, "server_pid", &spid, "created", &created, "state", &state,
+			"decided_by", &by) ||
 	    strcmp(rid, id)) {
 		json_decref(j);
 		return -EINVAL;

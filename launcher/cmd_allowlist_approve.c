@@ -15,13 +15,14 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: warden allowlist pending\n"
-		   "       warden allowlist approve REQUEST-ID\n"
-		   "       warden allowlist deny REQUEST-ID\n"
-		   "\n"
-		   "Decide the requests of `warden mcp`'s tool set_egress_allowlist to add names to\n"
-		   "its allowlist: nothing is added until a person approves. `pending` lists them\n"
-		   "(id, name, run, the asking server's pid, age).\n");
+	fprintf(f,
+		"usage: warden allowlist pending\n"
+		"       warden allowlist approve REQUEST-ID\n"
+		"       warden allowlist deny REQUEST-ID\n"
+		"\n"
+		"Decide the requests of `warden mcp`'s tool set_egress_allowlist to add names to\n"
+		"its allowlist: nothing is added until a person approves. `pending` lists them\n"
+		"(id, name, run, the asking server's pid, age).\n");
 }
 
 static int print_one(const struct approval_req *req, void *arg)
@@ -32,7 +33,8 @@ static int print_one(const struct approval_req *req, void *arg)
 	if (req->state != APPROVAL_PENDING)
 		return 0;
 	if (!(*n)++)
-		printf("%-32s  %-30s  %-12s  %-8s  %s\n", "REQUEST", "NAME", "RUN", "SERVER", "AGE");
+		printf("%-32s  %-30s  %-12s  %-8s  %s\n", "REQUEST", "NAME", "RUN", "SERVER",
+		       "AGE");
 	printf("%-32s  %-30s  %-12s  %-8d  %llds%s\n", req->id, req->name,
 	       req->run[0] ? req->run : "(new runs)", (int)req->server_pid,
 	       (long long)time(NULL) - req->created, live ? "" : "  (its server is gone)");
@@ -82,8 +84,9 @@ int cmd_allowlist_approval(int argc, char **argv)
 	approve = !strcmp(argv[0], "approve");
 	if (!approval_id_valid(argv[1])) {
 		close(fd);
-		fprintf(stderr, "warden allowlist: `%s` is not a request id (32 hex digits; "
-				"`warden allowlist pending` lists them)\n",
+		fprintf(stderr,
+			"warden allowlist: `%s` is not a request id (32 hex digits; "
+			"`warden allowlist pending` lists them)\n",
 			argv[1]);
 		return WD_EXIT_USAGE;
 	}
@@ -93,8 +96,9 @@ int cmd_allowlist_approval(int argc, char **argv)
 		ret = approval_decide(fd, argv[1], approve, by);
 	close(fd);
 	if (ret == -ENOENT) {
-		fprintf(stderr, "warden allowlist: no request %s is pending (decided already, or "
-				"its server ended)\n",
+		fprintf(stderr,
+			"warden allowlist: no request %s is pending (decided already, or "
+			"its server ended)\n",
 			argv[1]);
 		return WD_EXIT_FOUND;
 	}

@@ -28,22 +28,23 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: warden mcp [-p POLICY] [--config GATEWAY.yaml] [--audit-log PATH]\n"
-		"\n"
-		"Speak MCP (JSON-RPC 2.0, one message a line) on stdin and stdout: an MCP client\n"
-		"starts it as a server. Its tools run commands under POLICY exactly like\n"
-		"`warden run` (run_sandboxed), read the audit log (list_audit_log), list and stop\n"
-		"this server's runs (list_runs, kill_run), and change the network allowlist\n"
-		"(set_egress_allowlist): removals apply at once, an addition waits for a\n"
-		"person's approval (the client's elicitation, or `warden allowlist approve ID`).\n"
-		"\n"
-		"  -p, --policy FILE     the policy of every run (default: the empty policy)\n"
-		"      --config FILE     warden-gateway config given to each `warden run`\n"
-		"      --audit-log PATH  audit log (default: $WARDEN_AUDIT_LOG, else\n"
-		"                        ${XDG_STATE_HOME:-~/.local/state}/warden/audit.jsonl)\n"
-		"\n"
-		"Exit: 0 when the client closed stdin; 2 bad options or policy; 125 Warden failed.\n");
+	fprintf(
+	    f,
+	    "usage: warden mcp [-p POLICY] [--config GATEWAY.yaml] [--audit-log PATH]\n"
+	    "\n"
+	    "Speak MCP (JSON-RPC 2.0, one message a line) on stdin and stdout: an MCP client\n"
+	    "starts it as a server. Its tools run commands under POLICY exactly like\n"
+	    "`warden run` (run_sandboxed), read the audit log (list_audit_log), list and stop\n"
+	    "this server's runs (list_runs, kill_run), and change the network allowlist\n"
+	    "(set_egress_allowlist): removals apply at once, an addition waits for a\n"
+	    "person's approval (the client's elicitation, or `warden allowlist approve ID`).\n"
+	    "\n"
+	    "  -p, --policy FILE     the policy of every run (default: the empty policy)\n"
+	    "      --config FILE     warden-gateway config given to each `warden run`\n"
+	    "      --audit-log PATH  audit log (default: $WARDEN_AUDIT_LOG, else\n"
+	    "                        ${XDG_STATE_HOME:-~/.local/state}/warden/audit.jsonl)\n"
+	    "\n"
+	    "Exit: 0 when the client closed stdin; 2 bad options or policy; 125 Warden failed.\n");
 }
 
 static int send_line(void *ctx, json_t *msg)
@@ -187,7 +188,8 @@ static int setup(struct mcp_server *m, const char *policy, const char *config, c
 	wd_err_clear(&err);
 	ret = audit_log_open(m->audit_path, &m->log, &err);
 	if (ret) {
-		fprintf(stderr, "warden mcp: audit log: %s\n", err.msg[0] ? err.msg : strerror(-ret));
+		fprintf(stderr, "warden mcp: audit log: %s\n",
+			err.msg[0] ? err.msg : strerror(-ret));
 		return WD_EXIT_INTERNAL;
 	}
 	if (mcp_derive(m, why, sizeof(why))) {
@@ -255,7 +257,8 @@ static int loop(struct mcp_server *m, int sigfd)
 			}
 			for (int k = 0; k < 2; k++)
 				if (r->out[k].fd >= 0) {
-					pfd[n] = (struct pollfd){.fd = r->out[k].fd, .events = POLLIN};
+					pfd[n] =
+					    (struct pollfd){.fd = r->out[k].fd, .events = POLLIN};
 					owner[n++] = r;
 				}
 			pfd[n] = (struct pollfd){.fd = r->pidfd, .events = POLLIN};
@@ -355,8 +358,9 @@ int cmd_mcp(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "warden mcp: unexpected argument '%s' (to wrap a server, use "
-				"`warden run -p POLICY -- SERVER ARGS...`)\n",
+		fprintf(stderr,
+			"warden mcp: unexpected argument '%s' (to wrap a server, use "
+			"`warden run -p POLICY -- SERVER ARGS...`)\n",
 			argv[optind]);
 		return WD_EXIT_USAGE;
 	}
@@ -387,8 +391,7 @@ int cmd_mcp(int argc, char **argv)
 		fprintf(stderr, "warden mcp: %s\n", strerror(-ret));
 	ret = ret ? WD_EXIT_INTERNAL : WD_EXIT_OK;
 	mcp_shutdown(&m);
-	mcp_audit(&m, "mcp.exit", "", m.policy_path ? m.policy_path : "", true,
-		  "warden mcp ended");
+	mcp_audit(&m, "mcp.exit", "", m.policy_path ? m.policy_path : "", true, "warden mcp ended");
 	close(sigfd);
 out:
 	if (ret && m.state_dir[0]) {

@@ -19,8 +19,9 @@
 const char *const mcp_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
 const size_t mcp_nversions = sizeof(mcp_versions) / sizeof(mcp_versions[0]);
 
-void mcp_session_init(struct mcp_session *s, const struct mcp_ops *ops, const struct mcp_tool *tools,
-		      size_t ntools, const char *name, const char *version)
+void mcp_session_init(struct mcp_session *s, const struct mcp_ops *ops,
+		      const struct mcp_tool *tools, size_t ntools, const char *name,
+		      const char *version)
 {
 	memset(s, 0, sizeof(*s));
 	s->ops = *ops;
@@ -46,14 +47,15 @@ int mcp_reply(struct mcp_session *s, json_t *id, json_t *result)
 {
 	if (!result)
 		return mcp_reply_error(s, id, MCP_ERR_INTERNAL, "out of memory");
-	return send_steal(s, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result",
-				       result));
+	return send_steal(
+	    s, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));
 }
 
 int mcp_reply_error(struct mcp_session *s, json_t *id, int code, const char *msg)
 {
-	return send_steal(s, json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
-				       id ? id : json_null(), "error", "code", code, "message", msg));
+	return send_steal(s,
+			  json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+				    id ? id : json_null(), "error", "code", code, "message", msg));
 }
 
 int mcp_notify(struct mcp_session *s, const char *method, json_t *params)
@@ -132,7 +134,8 @@ static int check_strings(const struct mcp_arg *a, const json_t *v, char *why, si
 		snprintf(why, wsize, "`%s`: an empty list", a->name);
 		return -EINVAL;
 	}
-	json_array_foreach(v, i, item) {
+	json_array_foreach(v, i, item)
+	{
 		if (!json_is_string(item)) {
 			snprintf(why, wsize, "`%s`[%zu]: expected a string", a->name, i);
 			return -EINVAL;
@@ -213,7 +216,8 @@ int mcp_args_check(const struct mcp_tool *tool, const json_t *args, char *why, s
 		snprintf(why, wsize, "the arguments are not an object");
 		return -EINVAL;
 	}
-	json_object_foreach((json_t *)args, key, v) {
+	json_object_foreach((json_t *)args, key, v)
+	{
 		const struct mcp_arg *a = find_arg(tool, key);
 
 		if (!a) {
@@ -323,17 +327,18 @@ static int m_initialize(struct mcp_session *s, json_t *id, json_t *params)
 	s->proto = pick_version(json_string_value(v));
 	/* form mode: an empty elicitation object (the older revisions), or one naming form */
 	el = caps ? json_object_get(caps, "elicitation") : NULL;
-	s->elicitation = json_is_object(el) &&
-			 (!json_object_size(el) || json_object_get(el, "form") ||
-			  !json_object_get(el, "url"));
+	s->elicitation =
+	    json_is_object(el) &&
+	    (!json_object_size(el) || json_object_get(el, "form") || !json_object_get(el, "url"));
 	s->initialized = true;
-	return mcp_reply(s, id,
-			 json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s}, s:s}", "protocolVersion",
-				   s->proto, "capabilities", "tools", "listChanged", 0, "serverInfo",
-				   "name", s->name, "version", s->version, "instructions",
-				   "Runs commands in a Warden sandbox: network by host name only as "
-				   "the policy allows, files only as it grants. Adding a name to the "
-				   "allowlist waits for a person's approval."));
+	return mcp_reply(
+	    s, id,
+	    json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s}, s:s}", "protocolVersion", s->proto,
+		      "capabilities", "tools", "listChanged", 0, "serverInfo", "name", s->name,
+		      "version", s->version, "instructions",
+		      "Runs commands in a Warden sandbox: network by host name only as "
+		      "the policy allows, files only as it grants. Adding a name to the "
+		      "allowlist waits for a person's approval."));
 }
 
 static int m_ping(struct mcp_session *s, json_t *id, json_t *params)
@@ -419,8 +424,8 @@ static void on_notification(struct mcp_session *s, const char *method, json_t *p
 	rid = json_object_get(params, "requestId");
 	reason = json_object_get(params, "reason");
 	if (json_is_string(rid) || json_is_integer(rid))
-		s->ops.cancelled(s->ops.ctx, rid, json_is_string(reason) ? json_string_value(reason)
-									 : NULL);
+		s->ops.cancelled(s->ops.ctx, rid,
+				 json_is_string(reason) ? json_string_value(reason) : NULL);
 }
 
 static bool good_id(const json_t *id)

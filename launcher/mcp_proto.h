@@ -131,8 +131,9 @@ struct mcp_session {
  * @name:	serverInfo.name (kept)
  * @version:	serverInfo.version (kept)
  */
-void mcp_session_init(struct mcp_session *s, const struct mcp_ops *ops, const struct mcp_tool *tools,
-		      size_t ntools, const char *name, const char *version);
+void mcp_session_init(struct mcp_session *s, const struct mcp_ops *ops,
+		      const struct mcp_tool *tools, size_t ntools, const char *name,
+		      const char *version);
 
 /**
  * mcp_handle_line() - handle one line from the client

@@ -118,8 +118,8 @@ const struct mcp_tool mcp_tools[] = {
      "run) or asks to add names: an addition does nothing until a person approves it; the "
      "answer then says `pending approval REQUEST-ID`.",
      allow_args, WD_ARRAY_SIZE(allow_args), allow_out_schema},
-    {"list_runs", "List this server's live runs", "The runs of run_sandboxed still going on.",
-     NULL, 0, runs_out_schema},
+    {"list_runs", "List this server's live runs", "The runs of run_sandboxed still going on.", NULL,
+     0, runs_out_schema},
     {"kill_run", "Stop a live run",
      "Stops one of this server's live runs: TERM, then KILL after a grace period.", kill_args,
      WD_ARRAY_SIZE(kill_args), kill_out_schema},
@@ -403,7 +403,8 @@ static json_t *start_run(struct mcp_server *m, json_t *id, json_t *args, json_t 
 	} else {
 		json_t *w;
 
-		json_array_foreach(cmd, i, w) {
+		json_array_foreach(cmd, i, w)
+		{
 			size_t l = strlen(r->cmdline);
 
 			argv[n++] = json_string_value(w);
@@ -528,9 +529,9 @@ static json_t *run_denials(struct mcp_server *m, const char *run)
 	while (list && audit_reader_next(rd, &ev) == 1) {
 		if (ev.run && !strcmp(ev.run, run) && !ev.allowed &&
 		    (ev.type == AUDIT_TYPE_NET || ev.type == AUDIT_TYPE_DNS)) {
-			json_t *d = json_pack("{s:s, s:s, s:s}", "host",
-					      ev.resource ? ev.resource : "", "reason",
-					      ev.reason ? ev.reason : "", "action", ev.action);
+			json_t *d =
+			    json_pack("{s:s, s:s, s:s}", "host", ev.resource ? ev.resource : "",
+				      "reason", ev.reason ? ev.reason : "", "action", ev.action);
 
 			if (d && ev.denial_id)
 				json_object_set_new(d, "denial_id", json_string(ev.denial_id));
@@ -680,8 +681,8 @@ static json_t *list_audit_log(struct mcp_server *m, json_t *args)
 	free(ring);
 	n = audit_reader_skipped(rd);
 	audit_reader_close(rd);
-	return mcp_tool_result(json_pack("{s:o, s:I}", "events", list, "skipped_lines",
-					 (json_int_t)n));
+	return mcp_tool_result(
+	    json_pack("{s:o, s:I}", "events", list, "skipped_lines", (json_int_t)n));
 }
 
 static json_t *list_runs(struct mcp_server *m)
@@ -693,10 +694,11 @@ static json_t *list_runs(struct mcp_server *m)
 		const struct mcp_run *r = &m->runs[i];
 
 		if (r->used)
-			json_array_append_new(
-			    list, json_pack("{s:s, s:s, s:i, s:f, s:b}", "run", r->id, "command",
-					    r->cmdline, "pid", (int)r->pid, "age_s",
-					    (double)(now - r->t0) / 1e9, "stopping", r->term_at != 0));
+			json_array_append_new(list,
+					      json_pack("{s:s, s:s, s:i, s:f, s:b}", "run", r->id,
+							"command", r->cmdline, "pid", (int)r->pid,
+							"age_s", (double)(now - r->t0) / 1e9,
+							"stopping", r->term_at != 0));
 	}
 	return mcp_tool_result(json_pack("{s:o}", "runs", list));
 }
@@ -711,8 +713,8 @@ static json_t *kill_run(struct mcp_server *m, json_t *args)
 				      id);
 	r->killed = true;
 	stop_run(r);
-	mcp_audit(m, "mcp.kill", r->id, r->cmdline, true,
-		  "kill_run: TERM sent, KILL after %llu s", MCP_GRACE_NS / 1000000000ull);
+	mcp_audit(m, "mcp.kill", r->id, r->cmdline, true, "kill_run: TERM sent, KILL after %llu s",
+		  MCP_GRACE_NS / 1000000000ull);
 	return mcp_tool_result(json_pack("{s:s, s:s}", "run", r->id, "signal", "TERM"));
 }
 
@@ -812,8 +814,9 @@ static void decide(struct mcp_server *m, struct approval_req *req, bool yes, con
 		  "request %s: approved by %s; new runs of this server may reach %s", req->id, by,
 		  p->rules[0].text);
 	if (added)
-		json_array_append_new(added, json_pack("{s:s, s:s, s:s}", "name", req->name,
-						       "request", req->id, "rule", p->rules[0].text));
+		json_array_append_new(added,
+				      json_pack("{s:s, s:s, s:s}", "name", req->name, "request",
+						req->id, "rule", p->rules[0].text));
 }
 
 static void drop_add(struct mcp_add *a)
@@ -834,14 +837,16 @@ static json_t *set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 	size_t i;
 
 	if (!json_array_size(add) && !json_array_size(rem))
-		return mcp_tool_error("set_egress_allowlist: nothing to do: give `add` or `remove`");
+		return mcp_tool_error(
+		    "set_egress_allowlist: nothing to do: give `add` or `remove`");
 	if (jrun && !run_by_id(m, run))
 		return mcp_tool_error("set_egress_allowlist: `%s` is not a live run of this server "
 				      "(list_runs)",
 				      run);
 	/* every name is checked before anything changes */
 	for (int pass = 0; pass < 2; pass++)
-		json_array_foreach(pass ? rem : add, i, w) {
+		json_array_foreach(pass ? rem : add, i, w)
+		{
 			if (one_rule(json_string_value(w), &p, why, sizeof(why)))
 				return mcp_tool_error("set_egress_allowlist: %s[%zu] `%s`: %s",
 						      pass ? "remove" : "add", i,
@@ -860,7 +865,8 @@ static json_t *set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 	refused = json_array();
 
 	/* removals: at once */
-	json_array_foreach(rem, i, w) {
+	json_array_foreach(rem, i, w)
+	{
 		const char *name = json_string_value(w);
 		struct wd_policy **v;
 		json_t *e;
@@ -911,7 +917,8 @@ static json_t *set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 
 	/* additions: refused when locked; else requests that wait for a person */
 	if (json_array_size(add) && m->base->mcp_allowlist_locked) {
-		json_array_foreach(add, i, w) {
+		json_array_foreach(add, i, w)
+		{
 			mcp_audit(m, "mcp.allowlist.refuse", run, json_string_value(w), false,
 				  "the policy says mcp.allowlist: locked: no name can be added");
 			json_array_append_new(refused,
@@ -921,13 +928,15 @@ static json_t *set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 		json_decref(removed);
 		json_decref(pending);
 		json_decref(refused);
-		return mcp_tool_error("set_egress_allowlist: refused: the policy locks the allowlist "
-				      "(mcp.allowlist: locked); nothing was added%s",
-				      json_array_size(rem) ? " (the removals were applied)" : "");
+		return mcp_tool_error(
+		    "set_egress_allowlist: refused: the policy locks the allowlist "
+		    "(mcp.allowlist: locked); nothing was added%s",
+		    json_array_size(rem) ? " (the removals were applied)" : "");
 	}
 	if (a) {
 		memset(a, 0, sizeof(*a));
-		json_array_foreach(add, i, w) {
+		json_array_foreach(add, i, w)
+		{
 			struct approval_req *q = &a->req[a->n];
 			int ret;
 
@@ -939,18 +948,18 @@ static json_t *set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 				mcp_audit(m, "mcp.allowlist.refuse", run, q->name, false,
 					  "the request could not be stored: %s", strerror(-ret));
 				json_array_append_new(refused,
-						      json_pack("{s:s, s:s}", "name", q->name, "why",
-								strerror(-ret)));
+						      json_pack("{s:s, s:s}", "name", q->name,
+								"why", strerror(-ret)));
 				continue;
 			}
 			mcp_audit(m, "mcp.allowlist.request", run, q->name, false,
 				  "request %s: the agent asks to add %s; pending a person's "
 				  "approval",
 				  q->id, q->name);
-			json_array_append_new(pending, json_pack("{s:s, s:s}", "name", q->name,
-								 "request", q->id));
-			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%spending approval %s",
-				 a->n ? "; " : "", q->id);
+			json_array_append_new(
+			    pending, json_pack("{s:s, s:s}", "name", q->name, "request", q->id));
+			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+				 "%spending approval %s", a->n ? "; " : "", q->id);
 			a->n++;
 		}
 		if (a->n)
@@ -966,15 +975,14 @@ static json_t *set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 		for (i = 0; i < a->n && l < sizeof(text); i++)
 			l += (size_t)snprintf(text + l, sizeof(text) - l, " %s", a->req[i].name);
 		snprintf(text + (l < sizeof(text) ? l : sizeof(text) - 1),
-			 sizeof(text) - (l < sizeof(text) ? l : sizeof(text) - 1),
-			 ". Allow it?");
-		if (!mcp_request(&m->s, "elicitation/create",
-				 json_pack("{s:s, s:{s:s, s:{s:{s:s, s:s, s:s}}, s:[s]}}", "message",
-					   text, "requestedSchema", "type", "object", "properties",
-					   "approve", "type", "boolean", "title", "Allow",
-					   "description", "true allows the names for new runs",
-					   "required", "approve"),
-				 &a->elicit)) {
+			 sizeof(text) - (l < sizeof(text) ? l : sizeof(text) - 1), ". Allow it?");
+		if (!mcp_request(
+			&m->s, "elicitation/create",
+			json_pack("{s:s, s:{s:s, s:{s:{s:s, s:s, s:s}}, s:[s]}}", "message", text,
+				  "requestedSchema", "type", "object", "properties", "approve",
+				  "type", "boolean", "title", "Allow", "description",
+				  "true allows the names for new runs", "required", "approve"),
+			&a->elicit)) {
 			a->call = json_incref(id);
 			json_decref(removed);
 			json_decref(pending);
@@ -983,7 +991,8 @@ static json_t *set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 		}
 	}
 	if (!msg[0])
-		snprintf(msg, sizeof(msg), "%s", json_array_size(rem) ? "removed" : "nothing added");
+		snprintf(msg, sizeof(msg), "%s",
+			 json_array_size(rem) ? "removed" : "nothing added");
 	else
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
 			 ": a person runs `warden allowlist approve REQUEST-ID` (or deny) at a "
@@ -1013,11 +1022,11 @@ void mcp_tool_answer(void *ctx, json_t *id, json_t *result, json_t *error)
 		char msg[1024] = "";
 
 		for (size_t i = 0; i < a->n; i++) {
-			json_array_append_new(pending, json_pack("{s:s, s:s}", "name",
-								 a->req[i].name, "request",
-								 a->req[i].id));
-			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%spending approval %s",
-				 i ? "; " : "", a->req[i].id);
+			json_array_append_new(pending,
+					      json_pack("{s:s, s:s}", "name", a->req[i].name,
+							"request", a->req[i].id));
+			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+				 "%spending approval %s", i ? "; " : "", a->req[i].id);
 		}
 		reply(m, a->call,
 		      mcp_tool_result(json_pack("{s:[], s:o, s:[], s:s}", "removed", "pending",
@@ -1062,7 +1071,8 @@ static void poll_decisions(struct mcp_server *m)
 			ret = approval_read(m->approval_fd, a->req[k].id, &now);
 			if (ret == -ENOENT) {
 				mcp_audit(m, "mcp.allowlist.deny", a->req[k].run, a->req[k].name,
-					  false, "request %s: its file was removed; the name stays out",
+					  false,
+					  "request %s: its file was removed; the name stays out",
 					  a->req[k].id);
 				a->req[k].id[0] = '\0';
 				continue;
@@ -1203,11 +1213,11 @@ void mcp_shutdown(struct mcp_server *m)
 		for (size_t k = 0; a->used && k < a->n; k++)
 			if (a->req[k].id[0]) {
 				approval_remove(m->approval_fd, a->req[k].id);
-				mcp_audit(m, "mcp.allowlist.deny", a->req[k].run, a->req[k].name,
-					  false,
-					  "request %s: the server ended before a person decided; the "
-					  "name stays out",
-					  a->req[k].id);
+				mcp_audit(
+				    m, "mcp.allowlist.deny", a->req[k].run, a->req[k].name, false,
+				    "request %s: the server ended before a person decided; the "
+				    "name stays out",
+				    a->req[k].id);
 			}
 		if (a->used)
 			drop_add(a);

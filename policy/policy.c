@@ -13,9 +13,19 @@
 #include <string.h>
 #include <sys/socket.h>
 
-enum { TOP_VERSION, TOP_COMMAND, TOP_FS, TOP_NET, TOP_ENV, TOP_LIMITS, TOP_SANDBOX, TOP_MCP, TOP_N };
+enum {
+	TOP_VERSION,
+	TOP_COMMAND,
+	TOP_FS,
+	TOP_NET,
+	TOP_ENV,
+	TOP_LIMITS,
+	TOP_SANDBOX,
+	TOP_MCP,
+	TOP_N
+};
 static const char *const top_keys[TOP_N] = {"version", "command", "filesystem", "network",
-					    "env",     "limits",  "sandbox",    "mcp"};
+					    "env",     "limits",  "sandbox",	"mcp"};
 
 enum { FS_READ, FS_WRITE, FS_N };
 static const char *const fs_keys[FS_N] = {"read", "write"};

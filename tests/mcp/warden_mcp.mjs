@@ -146,15 +146,15 @@ try {
 			runs = (await call("list_runs", {})).structuredContent.runs;
 		}
 		out.run = runs[0]?.run;
-		for (let i = 0; i < 50 && !pgrep("^sleep 371$"); i++)
+		for (let i = 0; i < 50 && !pgrep("^[^ ]*sleep 371$"); i++)
 			await sleep(200);
-		out.before = pgrep("^sleep 371$");
+		out.before = pgrep("^[^ ]*sleep 371$");
 		ac.abort("test cancels");
 		out.call = await p;
 		let gone = false;
 		for (let i = 0; i < 75 && !gone; i++) {
 			await sleep(200);
-			gone = !pgrep("^sleep 371$");
+			gone = !pgrep("^[^ ]*sleep 371$");
 		}
 		out.gone = gone;
 		out.audited = await audit_until((e) => e.action === "mcp.cancel" && e.run === out.run);
@@ -171,15 +171,15 @@ try {
 			await sleep(200);
 			runs = (await call("list_runs", {})).structuredContent.runs;
 		}
-		for (let i = 0; i < 50 && !pgrep("^sleep 372$"); i++)
+		for (let i = 0; i < 50 && !pgrep("^[^ ]*sleep 372$"); i++)
 			await sleep(200);
-		out.kill_before = pgrep("^sleep 372$");
+		out.kill_before = pgrep("^[^ ]*sleep 372$");
 		out.kill = brief(await call("kill_run", { run: runs[0]?.run }));
 		const kr = await k;
 		out.killed = { killed: kr.structuredContent?.killed, exit: kr.structuredContent?.exit };
-		for (let i = 0; i < 75 && pgrep("^sleep 372$"); i++)
+		for (let i = 0; i < 75 && pgrep("^[^ ]*sleep 372$"); i++)
 			await sleep(200);
-		out.kill_gone = !pgrep("^sleep 372$");
+		out.kill_gone = !pgrep("^[^ ]*sleep 372$");
 	} else if (scenario === "allowlist") {
 		out.ok_before = brief(await curl(process.env.URL_OK));
 		out.remove = brief(await call("set_egress_allowlist", { remove: ["allowed.test"] }));

@@ -100,8 +100,9 @@ static void session(bool init)
 	rec_clear(&R);
 	mcp_session_init(&S, &ops, tools, 2, "warden", "9");
 	if (init) {
-		const char *l = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
-				"{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}";
+		const char *l =
+		    "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+		    "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}";
 
 		assert_int_equal(mcp_handle_line(&S, l, strlen(l)), 0);
 		rec_clear(&R);
@@ -119,9 +120,8 @@ static void want_error(int code, const char *id)
 	json_t *want = json_loads(id, JSON_DECODE_ANY, NULL);
 
 	assert_int_equal(R.nsent, 1);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(R.sent[0], "error"),
-							    "code")),
-			 code);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(R.sent[0], "error"), "code")), code);
 	assert_true(json_equal(json_object_get(R.sent[0], "id"), want));
 	assert_string_equal(json_string_value(json_object_get(R.sent[0], "jsonrpc")), "2.0");
 	json_decref(want);
@@ -194,12 +194,15 @@ static void test_error_codes(void **state)
 	    {"{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"resources/list\"}", MCP_ERR_METHOD,
 	     "\"x\""},
 	    {"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\"}", MCP_ERR_PARAMS, "8"},
-	    {"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"nope\"}}",
+	    {"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/"
+	     "call\",\"params\":{\"name\":\"nope\"}}",
 	     MCP_ERR_PARAMS, "9"},
-	    {"{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+	    {"{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/"
+	     "call\",\"params\":{\"name\":\"echo\","
 	     "\"arguments\":\"text\"}}",
 	     MCP_ERR_PARAMS, "10"},
-	    {"{\"jsonrpc\":\"2.0\",\"id\":11,\"id\":12,\"method\":\"ping\"}", MCP_ERR_PARSE, "null"},
+	    {"{\"jsonrpc\":\"2.0\",\"id\":11,\"id\":12,\"method\":\"ping\"}", MCP_ERR_PARSE,
+	     "null"},
 	    /* jansson refuses NUL in strings: no argument ever holds one */
 	    {"{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"ping\",\"params\":{\"a\":\"\\u0000\"}}",
 	     MCP_ERR_PARSE, "null"},
@@ -235,8 +238,9 @@ static void test_notifications(void **state)
 	feed("");
 	assert_int_equal(R.nsent, 0);
 	assert_null(R.cancelled);
-	feed("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":"
-	     "\"r1\",\"reason\":\"user\"}}");
+	feed(
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":"
+	    "\"r1\",\"reason\":\"user\"}}");
 	assert_int_equal(R.nsent, 0);
 	assert_string_equal(json_string_value(R.cancelled), "r1");
 	/* an answer to our request goes to ops->answer, unanswered */
@@ -274,9 +278,10 @@ static void test_tools_list(void **state)
 	assert_int_equal(json_array_size(json_object_get(words, "anyOf")), 2);
 	assert_true(json_is_false(
 	    json_object_get(json_object_get(echo, "inputSchema"), "additionalProperties")));
-	assert_string_equal(json_string_value(json_array_get(
-				json_object_get(json_object_get(echo, "inputSchema"), "required"), 0)),
-			    "text");
+	assert_string_equal(
+	    json_string_value(json_array_get(
+		json_object_get(json_object_get(echo, "inputSchema"), "required"), 0)),
+	    "text");
 	rec_clear(&R);
 }
 
@@ -313,26 +318,27 @@ static void test_tools_call(void **state)
 	/* the tool answers later */
 	assert_int_equal(mcp_reply(&S, R.call_id, mcp_tool_result(json_pack("{s:i}", "n", 1))), 0);
 	res = json_object_get(R.sent[0], "result");
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(res, "structuredContent"),
-							    "n")),
-			 1);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(res, "structuredContent"), "n")), 1);
 	assert_string_equal(json_string_value(json_object_get(
 				json_array_get(json_object_get(res, "content"), 0), "text")),
 			    "{\"n\":1}");
 	assert_true(json_is_false(json_object_get(res, "isError")));
 	/* no arguments at all for a tool that takes none */
 	session(true);
-	feed("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"none\"}}");
+	feed("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/"
+	     "call\",\"params\":{\"name\":\"none\"}}");
 	assert_ptr_equal(R.called, &tools[1]);
 	assert_int_equal(json_object_size(R.call_args), 0);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		const char *text;
 
 		session(true);
-		snprintf(line, sizeof(line),
-			 "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
-			 "\"echo\",\"arguments\":%s}}",
-			 bad[i].args);
+		snprintf(
+		    line, sizeof(line),
+		    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+		    "\"echo\",\"arguments\":%s}}",
+		    bad[i].args);
 		feed(line);
 		assert_null(R.called);
 		assert_int_equal(R.nsent, 1);
@@ -448,9 +454,9 @@ static void test_approval_store(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_initialize),	  cmocka_unit_test(test_error_codes),
-	    cmocka_unit_test(test_notifications), cmocka_unit_test(test_tools_list),
-	    cmocka_unit_test(test_tools_call),	  cmocka_unit_test(test_requests_out),
+	    cmocka_unit_test(test_initialize),	   cmocka_unit_test(test_error_codes),
+	    cmocka_unit_test(test_notifications),  cmocka_unit_test(test_tools_list),
+	    cmocka_unit_test(test_tools_call),	   cmocka_unit_test(test_requests_out),
 	    cmocka_unit_test(test_approval_store),
 	};
 
