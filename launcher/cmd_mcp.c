@@ -302,7 +302,7 @@ static int loop(struct mcp_server *m, int sigfd)
 				if (in.len && !over)
 					ret = mcp_handle_line(&m->s, in.data, in.len);
 				in.len = 0;
-			} else if (got > 0) {
+			} else {
 				if (wd_buf_append(&in, buf, (size_t)got)) {
 					ret = -ENOMEM;
 					break;

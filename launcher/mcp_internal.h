@@ -151,7 +151,7 @@ void mcp_tool_call(void *ctx, const struct mcp_tool *tool, json_t *id, json_t *a
 void mcp_tool_cancelled(void *ctx, json_t *id, const char *reason);
 
 /** mcp_tool_answer() - struct mcp_ops.answer: the client's answer to an elicitation */
-void mcp_tool_answer(void *ctx, json_t *id, json_t *result, json_t *error);
+void mcp_tool_answer(void *ctx, json_t *id, const json_t *result, const json_t *error);
 
 /**
  * mcp_derive() - write the derived policy for new runs (@m->derived), validated

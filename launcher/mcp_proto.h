@@ -95,7 +95,7 @@ struct mcp_ops {
 	void (*call)(void *ctx, const struct mcp_tool *tool, json_t *id, json_t *args,
 		     json_t *progress);
 	void (*cancelled)(void *ctx, json_t *id, const char *reason);
-	void (*answer)(void *ctx, json_t *id, json_t *result, json_t *error);
+	void (*answer)(void *ctx, json_t *id, const json_t *result, const json_t *error);
 };
 
 /**

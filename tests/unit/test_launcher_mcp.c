@@ -58,7 +58,7 @@ static void rec_cancelled(void *ctx, json_t *id, const char *reason)
 	r->cancelled = json_incref(id);
 }
 
-static void rec_answer(void *ctx, json_t *id, json_t *result, json_t *error)
+static void rec_answer(void *ctx, json_t *id, const json_t *result, const json_t *error)
 {
 	struct rec *r = ctx;
 
