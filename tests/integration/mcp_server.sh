@@ -238,14 +238,21 @@ check "an unknown protocol revision gets the newest (2025-11-25)" \
 
 echo "# a policy that exposes the approval store is refused"
 check_fails "warden mcp refuses a policy with a write grant holding its state" \
-	bash -c 'printf "%s\n" "$3" | ip netns exec "$4" "$0" mcp --audit-log "$1" -p "$2" |
-	grep -q result' "$W" "$A" "$T/exposed.yaml" "$INIT" "$LAB_HOST_NS"
+	bash -c 'printf "%s\n" "$3" | ip netns exec "$4" "$0" mcp --audit-log "$1" -p "$2" \
+	2>>"$5" | grep -q result' "$W" "$A" "$T/exposed.yaml" "$INIT" "$LAB_HOST_NS" "$T/server.err"
+check "its reason names what the grant would expose" grep -q "warden mcp's state\|the approval store" \
+	"$T/server.err"
 check "control: the same start with the test's policy answers" \
 	bash -c 'printf "%s\n" "$3" | ip netns exec "$4" "$0" mcp --audit-log "$1" -p "$2" |
 	grep -q result' "$W" "$A" "$T/mcp.yaml" "$INIT" "$LAB_HOST_NS"
 
 echo "# server stderr (last lines):"
 sed 's/^/#   /' "$T/server.err" | tail -n 20
+# (in the ASan+UBSan build a leak or an error of any server is reported there)
+check_fails "no sanitizer report from any server" \
+	grep -E 'AddressSanitizer|LeakSanitizer|runtime error:' "$T/server.err"
+check "control: the same grep finds the refused policy's message there" \
+	grep -E 'AddressSanitizer|LeakSanitizer|runtime error:|the policy is not valid' "$T/server.err"
 check "the background teardowns finish" lab_wait 30 teardowns_quiet
 check "warden gc --pool drains the pool of ready networks" in_host "$W" gc -q --pool
 check "no server state is left" bash -c '[[ -z $(ls -A "$1/warden/mcp") ]]' _ "$XDG_STATE_HOME"
