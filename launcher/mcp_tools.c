@@ -740,7 +740,10 @@ static int live_remove(struct mcp_server *m, const char *run, const char *name, 
 	}
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		sigset_t none;
 
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		dup2(null, 0);
 		dup2(p[1], 1);
 		dup2(p[1], 2);

@@ -246,6 +246,42 @@ check "control: the same start with the test's policy answers" \
 	bash -c 'printf "%s\n" "$3" | ip netns exec "$4" "$0" mcp --audit-log "$1" -p "$2" |
 	grep -q result' "$W" "$A" "$T/mcp.yaml" "$INIT" "$LAB_HOST_NS"
 
+echo "# as an unprivileged user: rootless runs, the user's own approval store"
+if lab_user; then
+	U=$T/user
+	install -d -m 0700 -o "$LAB_USER_UID" -g "$LAB_USER_GID" "$U" "$U/rw"
+	chmod 0711 "$T"
+	printf '%s\n' "version: 1" "filesystem:" "  read: [\"$LAB_CA\"]" "  write: [\"$U/rw\"]" \
+		"network:" "  allow:" "    - {host: allowed.test, ports: [443]}" >"$U/mcp.yaml"
+	chown "$LAB_USER_UID" "$U/mcp.yaml"
+	# the user's environment: its own home's state folder, nothing of root's
+	as_u=(setpriv --reuid="$LAB_USER_UID" --regid="$LAB_USER_GID" --init-groups env -i
+		HOME="$LAB_USER_HOME" USER="$LAB_USER" LOGNAME="$LAB_USER" XDG_STATE_HOME="$U/state"
+		PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 WARDEN_GATEWAY_BIN="$GW")
+	printf '#!/bin/sh\nexec %s "$@"\n' "$(printf '%q ' "${as_u[@]}" "$W")" >"$U/warden-as-user"
+	chmod 0755 "$U/warden-as-user"
+	UO=$(WARDEN=$U/warden-as-user "$NODE" "$MCP/warden_mcp.mjs" allowlist ip netns exec \
+		"$LAB_HOST_NS" "${as_u[@]}" "$W" mcp --audit-log "$U/audit.jsonl" -p "$U/mcp.yaml" \
+		2>>"$T/server.err")
+	echo "# user allowlist: $(jq -c '{ok_before: .ok_before.exit, add: .add.text, approve,
+		denied_after_approve: .denied_after_approve.exit, error}' <<<"$UO")"
+	check "as the user: the runs are rootless" jq -e -s '[.[] | select(.action == "run.start")] |
+		length > 0 and all(.[]; .mode == "rootless" and .uid == '"$LAB_USER_UID"')' "$U/audit.jsonl"
+	check "as the user: an allowed name answers" \
+		jq -e '.ok_before.stdout == "hello from allowed.test\n"' <<<"$UO"
+	check "as the user: removal applies to the next run" jq -e '.ok_after_remove.exit != 0' <<<"$UO"
+	check "as the user: an addition stays denied while pending" \
+		jq -e '.denied_pending.exit != 0 and (.add.text | test("pending approval"))' <<<"$UO"
+	check "as the user: the user's warden allowlist approve lets it through" \
+		jq -e '.approve == 0 and .denied_after_approve.stdout == "hello from other.test\n"' <<<"$UO"
+	check "as the user: deny keeps the name out" jq -e '.deny == 0 and .multi_after_deny.exit != 0' <<<"$UO"
+	check "as the user: the store is the user's own" bash -c \
+		'[[ $(stat -c %u:%a "$1/state/warden/approvals") == "$2:700" ]]' _ "$U" "$LAB_USER_UID"
+	check "as the user: the teardowns finish" lab_wait 30 lab_teardowns_quiet "$U/audit.jsonl"
+else
+	check "an unprivileged test user can be made" false
+fi
+
 echo "# server stderr (last lines):"
 sed 's/^/#   /' "$T/server.err" | tail -n 20
 # (in the ASan+UBSan build a leak or an error of any server is reported there)
