@@ -363,6 +363,13 @@ static json_t *start_run(struct mcp_server *m, json_t *id, json_t *args, json_t 
 		return mcp_tool_error("run_sandboxed: `command` holds a NUL character");
 	if (in && strlen(json_string_value(in)) != json_string_length(in))
 		return mcp_tool_error("run_sandboxed: `stdin` holds a NUL character; give text");
+	/* the agent may shorten its run, never lengthen it past the policy's limit */
+	if (tmo && m->base->limits.timeout_s &&
+	    json_integer_value(tmo) > (json_int_t)m->base->limits.timeout_s)
+		return mcp_tool_error("run_sandboxed: `timeout_s` %lld is over the policy's "
+				      "limits.timeout_s (%u): a run may be shorter, never longer",
+				      (long long)json_integer_value(tmo),
+				      m->base->limits.timeout_s);
 	if (cwd && !cwd_granted(m, json_string_value(cwd), real))
 		return mcp_tool_error("run_sandboxed: `cwd` %s is not inside a write grant of the "
 				      "policy (or does not exist)",

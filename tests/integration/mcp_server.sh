@@ -32,7 +32,8 @@ export XDG_STATE_HOME=$T/state
 mkdir -p "$T/rw"
 chown "$(lab_program_ids)" "$T/rw"
 printf '%s\n' "version: 1" "filesystem:" "  read: [\"$LAB_CA\"]" "  write: [\"$T/rw\"]" \
-	"network:" "  allow:" "    - {host: allowed.test, ports: [443]}" >"$T/mcp.yaml"
+	"network:" "  allow:" "    - {host: allowed.test, ports: [443]}" "limits:" "  timeout_s: 600" \
+	>"$T/mcp.yaml"
 { cat "$T/mcp.yaml"; printf '%s\n' "mcp:" "  allowlist: locked"; } >"$T/locked.yaml"
 printf '%s\n' "version: 1" "filesystem:" "  write: [\"$XDG_STATE_HOME\"]" >"$T/exposed.yaml"
 export CA=$LAB_CA WARDEN=$W URL_OK=https://allowed.test/ URL_DENIED=https://other.test/
@@ -79,10 +80,14 @@ check "list_audit_log {denied_only}: only denials, other.test among them" jq -e 
 check "list_audit_log {tail: 3}: three events" jq -e '.log_tail == 3' <<<"$B"
 check "list_runs: none when idle" jq -e '.runs_idle == 0 and .runs_after == 0' <<<"$B"
 for k in wrong_type unknown_field missing oversize_stdin too_many_words timeout_range \
-	not_visible cwd_outside kill_unknown allow_bad_name allow_nothing log_tail_type; do
+	timeout_over_policy not_visible cwd_outside kill_unknown allow_bad_name allow_nothing log_tail_type; do
 	check "bad arguments ($k): a tool error with the reason" \
 		jq -e --arg k "$k" '.bad[$k].isError == true and (.bad[$k].text | length) > 10' <<<"$B"
 done
+check "timeout_s may not lengthen the run past the policy's limits.timeout_s" \
+	jq -e '.bad.timeout_over_policy.text | test("limits.timeout_s")' <<<"$B"
+check "control: a timeout_s under the policy's limit runs (the stdin call, 60 s)" \
+	jq -e '.stdin.exit == 0' <<<"$B"
 check "the unknown field is named" jq -e '.bad.unknown_field.text | test("evil")' <<<"$B"
 check "a command not visible in the sandbox: Warden's reason" \
 	jq -e '.bad.not_visible.text | test("did not start.*127")' <<<"$B"

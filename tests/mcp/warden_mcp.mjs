@@ -88,7 +88,8 @@ try {
 		out.with_output_schema = list.tools.filter((t) => t.outputSchema).map((t) => t.name);
 		out.allowed = brief(await curl(process.env.URL_OK));
 		out.denied = brief(await curl(process.env.URL_DENIED));
-		out.stdin = brief(await call("run_sandboxed", { command: ["cat"], stdin: "fed on stdin\n" }));
+		out.stdin = brief(await call("run_sandboxed",
+			{ command: ["cat"], stdin: "fed on stdin\n", timeout_s: 60 }));
 		out.shell = brief(await call("run_sandboxed", { command: "echo one; echo two >&2; exit 3" }));
 		const big = await call("run_sandboxed", { command: "head -c 600000 /dev/zero | tr '\\0' x" });
 		out.big = { len: big.structuredContent.stdout.length,
@@ -107,6 +108,7 @@ try {
 			oversize_stdin: ["run_sandboxed", { command: ["cat"], stdin: "x".repeat(1100000) }],
 			too_many_words: ["run_sandboxed", { command: Array(300).fill("a") }],
 			timeout_range: ["run_sandboxed", { command: ["true"], timeout_s: 0 }],
+			timeout_over_policy: ["run_sandboxed", { command: ["true"], timeout_s: 601 }],
 			not_visible: ["run_sandboxed", { command: ["/opt/warden-nowhere/prog"] }],
 			cwd_outside: ["run_sandboxed", { command: ["pwd"], cwd: "/etc" }],
 			kill_unknown: ["kill_run", { run: "000000000000" }],
