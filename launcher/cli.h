@@ -36,9 +36,10 @@ int cmd_help(int argc, char **argv);
 int cmd_allowlist(int argc, char **argv);
 
 /**
- * cmd_allowlist_approval() - `warden allowlist approve|deny REQUEST-ID` and `pending`: the
- * approval store of additions `warden mcp` asked for (argv[1] is the word)
- * Return: the exit status.
+ * cmd_allowlist_approval() - `warden allowlist approve|deny ID`, `warden allowlist pending`
+ * @argc:	arguments from the subcommand on
+ * @argv:	argv[0] is "approve", "deny" or "pending"
+ * Return: the exit status (0; 1 no such pending request; 2 usage; 125 the store failed).
  */
 int cmd_allowlist_approval(int argc, char **argv);
 

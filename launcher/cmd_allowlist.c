@@ -448,7 +448,7 @@ int cmd_allowlist(int argc, char **argv)
 	}
 	for (size_t i = 0; argc > 1 && i < WD_ARRAY_SIZE(approval_words); i++)
 		if (!strcmp(argv[1], approval_words[i]))
-			return cmd_allowlist_approval(argc, argv);
+			return cmd_allowlist_approval(argc - 1, argv + 1);
 	if (argc == 1)
 		return show_all();
 	if (argv[1][0] == '-' || argc == 3) {

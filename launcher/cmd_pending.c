@@ -14,7 +14,3 @@
 	}
 
 PENDING(cmd_trace, "trace", "planned after `warden run`", "warden trace [-- COMMAND ARGS...]")
-PENDING(cmd_mcp, "mcp", "planned after `warden run`", "warden mcp [-p POLICY] -- SERVER ARGS...")
-/* h/15mcp brings the approval store; until then approve|deny|pending say so */
-PENDING(cmd_allowlist_approval, "allowlist approve|deny|pending",
-	"the approval store of `warden mcp`", "warden allowlist approve|deny REQUEST-ID | pending")

@@ -161,6 +161,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 	    {"print-seccomp", no_argument, NULL, 'S'},
 	    {"print-bwrap", no_argument, NULL, 'B'},
 	    {"mode", required_argument, NULL, 'm'},
+	    {"run-id", required_argument, NULL, 'I'},
+	    {"started-by", required_argument, NULL, 'M'},
 	    {NULL, 0, NULL, 0},
 	};
 	char *end;
@@ -210,6 +212,20 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 			break;
 		case 'B':
 			o->print_bwrap = true;
+			break;
+		case 'I': /* hidden: `warden mcp` names its runs (12 lower-case hex digits) */
+			if (strlen(optarg) != 12 || strspn(optarg, "0123456789abcdef") != 12) {
+				fprintf(stderr, "warden run: --run-id: 12 lower-case hex digits\n");
+				return -EINVAL;
+			}
+			o->run_id = optarg;
+			break;
+		case 'M': /* hidden: who started the run; only `warden mcp` says so */
+			if (strcmp(optarg, "mcp")) {
+				fprintf(stderr, "warden run: --started-by: mcp\n");
+				return -EINVAL;
+			}
+			o->started_by = optarg;
 			break;
 		case 'h':
 			run_usage(stdout);
@@ -318,6 +334,10 @@ static int make_id(struct run *r)
 {
 	uint8_t b[6];
 
+	if (r->o.run_id) {
+		snprintf(r->id, sizeof(r->id), "%s", r->o.run_id);
+		return 0;
+	}
 	if (getrandom(b, sizeof(b), 0) != sizeof(b))
 		return -errno;
 	snprintf(r->id, sizeof(r->id), "%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
@@ -434,6 +454,8 @@ static int stage_state(struct run *r)
 	r->t0 = wd_mono_ns();
 	snprintf(r->state_dir, sizeof(r->state_dir), "%s/%s", r->runs_dir, r->id);
 	snprintf(r->rec.id, sizeof(r->rec.id), "%s", r->id);
+	if (r->o.started_by)
+		snprintf(r->rec.started_by, sizeof(r->rec.started_by), "%s", r->o.started_by);
 	r->rec.pid = getpid();
 	r->rec.start = run_proc_start(r->rec.pid);
 	snprintf(r->rec.mode, sizeof(r->rec.mode), "%s",

@@ -21,12 +21,12 @@ static const struct verb verbs[] = {
     {"init", cmd_init, "write a starter policy"},
     {"status", cmd_status, "list live runs"},
     {"kill", cmd_kill, "stop a live run"},
-    {"mcp", cmd_mcp, "wrap an MCP server"},
+    {"mcp", cmd_mcp, "be an MCP server whose tools run commands in sandboxes"},
     {"doctor", cmd_doctor, "check every prerequisite of `warden run` and say how to fix it"},
     {"gc", cmd_gc, "remove what crashed runs left behind"},
     {"version", cmd_version, "print the version"},
     {"help", cmd_help, "print this help"},
-    {"allowlist", cmd_allowlist, "show or change a live run's allowlist"},
+    {"allowlist", cmd_allowlist, "show or change a live run's allowlist; approve warden mcp's requests"},
 };
 
 static void usage(FILE *f)

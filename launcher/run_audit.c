@@ -85,10 +85,11 @@ int run_audit_start(struct run *r)
 				"fix the audit log's path or permissions (see --audit-log)", "%s",
 				err.msg[0] ? err.msg : strerror(-ret));
 	isolation_text(r, iso, sizeof(iso));
-	snprintf(reason, sizeof(reason), "gateway: %s",
+	snprintf(reason, sizeof(reason), "gateway: %s%s",
 		 r->mode == RUN_MODE_DAEMON ? r->gw.socket
 		 : r->o.gateway		    ? r->o.gateway
-					    : "embedded unless a daemon answers");
+					    : "embedded unless a daemon answers",
+		 r->o.started_by ? "; started by warden mcp" : "");
 	ev.type = AUDIT_TYPE_RUN;
 	ev.action = "run.start";
 	ev.resource = r->exe;

@@ -46,6 +46,8 @@
  * @quiet:		-q
  * @print_seccomp:	--print-seccomp
  * @print_bwrap:	--print-bwrap
+ * @run_id:		--run-id ID (hidden: `warden mcp` names its runs), or NULL (a random id)
+ * @started_by:		--started-by mcp (hidden): recorded in the run's state and run.start
  */
 struct run_opts {
 	const char *policy;
@@ -58,6 +60,8 @@ struct run_opts {
 	bool quiet;
 	bool print_seccomp;
 	bool print_bwrap;
+	const char *run_id;
+	const char *started_by;
 };
 
 /* How a run is built (warden(1) --mode). */

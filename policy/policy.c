@@ -13,9 +13,19 @@
 #include <string.h>
 #include <sys/socket.h>
 
-enum { TOP_VERSION, TOP_COMMAND, TOP_FS, TOP_NET, TOP_ENV, TOP_LIMITS, TOP_SANDBOX, TOP_N };
+enum {
+	TOP_VERSION,
+	TOP_COMMAND,
+	TOP_FS,
+	TOP_NET,
+	TOP_ENV,
+	TOP_LIMITS,
+	TOP_SANDBOX,
+	TOP_MCP,
+	TOP_N
+};
 static const char *const top_keys[TOP_N] = {"version", "command", "filesystem", "network",
-					    "env",     "limits",  "sandbox"};
+					    "env",     "limits",  "sandbox",	"mcp"};
 
 enum { FS_READ, FS_WRITE, FS_N };
 static const char *const fs_keys[FS_N] = {"read", "write"};
@@ -31,6 +41,9 @@ static const char *const limit_keys[LIM_N] = {"memory_mb", "pids", "cpu", "timeo
 
 enum { SBX_ALLOW, SBX_N };
 static const char *const sandbox_keys[SBX_N] = {"allow"};
+
+enum { MCP_ALLOWLIST, MCP_N };
+static const char *const mcp_keys[MCP_N] = {"allowlist"};
 
 /* sandbox.allow: the words, their bits, and what each costs (for the message) */
 static const struct {
@@ -500,6 +513,28 @@ static void parse_sandbox(struct pctx *c, const struct yt_node *n)
 	}
 }
 
+/* ------------------------------------------------------------ mcp */
+
+/* mcp: { allowlist: approval | locked } - what `warden mcp` does with a request to add a name */
+static void parse_mcp(struct pctx *c, const struct yt_node *n)
+{
+	const struct yt_node *v[MCP_N];
+	const char *s;
+
+	if (yt_map_keys(c->d, n, "`mcp`", mcp_keys, MCP_N, v) || !v[MCP_ALLOWLIST])
+		return;
+	s = yt_str(c->d, v[MCP_ALLOWLIST], "mcp.allowlist");
+	if (!s)
+		return;
+	if (!strcmp(s, "locked"))
+		c->p->mcp_allowlist_locked = true;
+	else if (strcmp(s, "approval"))
+		diag_err(c->d, v[MCP_ALLOWLIST],
+			 "mcp.allowlist: `%s` is not a mode; expected `approval` (additions wait "
+			 "for a person) or `locked` (additions are refused)",
+			 s);
+}
+
 /* ------------------------------------------------------------ entry point */
 
 int policy_parse(const char *buf, size_t len, const char *filename, struct wd_policy **ret,
@@ -545,6 +580,8 @@ int policy_parse(const char *buf, size_t len, const char *filename, struct wd_po
 		parse_limits(&c, v[TOP_LIMITS]);
 	if (v[TOP_SANDBOX])
 		parse_sandbox(&c, v[TOP_SANDBOX]);
+	if (v[TOP_MCP])
+		parse_mcp(&c, v[TOP_MCP]);
 out:
 	yt_free(root);
 	if (!c.oom && d->errors == errors && matcher_build(c.p) < 0)

@@ -241,6 +241,8 @@ struct policy_narrowing {
  * @env_set:	env.set entries, in file order
  * @limits:	limits
  * @sandbox_allow: sandbox.allow, enum policy_sandbox_allow bits (0: nothing loosened)
+ * @mcp_allowlist_locked: `mcp.allowlist: locked`: `warden mcp` refuses every request to add a
+ *		name (default `approval`: a request waits for a person)
  * @matcher:	compiled matcher (internal)
  * @validated:	policy_validate() succeeded on it
  *
@@ -277,6 +279,7 @@ struct wd_policy {
 	size_t nenv_set;
 	struct policy_limits limits;
 	unsigned sandbox_allow;
+	bool mcp_allowlist_locked;
 	struct policy_matcher *matcher;
 	bool validated;
 	bool bounded;

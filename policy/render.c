@@ -186,6 +186,8 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		}
 		ret |= wd_buf_puts(out, "]\n");
 	}
+	if (p->mcp_allowlist_locked)
+		ret |= wd_buf_puts(out, "mcp:\n  allowlist: \"locked\"\n");
 	return ret ? -ENOMEM : 0;
 }
 
@@ -289,6 +291,9 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 		ret |= wd_buf_puts(out, n++ ? "," : "");
 		ret |= put_quoted(out, name);
 	}
-	ret |= wd_buf_puts(out, "]}}");
+	ret |= wd_buf_puts(out, "]}");
+	if (p->mcp_allowlist_locked)
+		ret |= wd_buf_puts(out, ",\"mcp\":{\"allowlist\":\"locked\"}");
+	ret |= wd_buf_puts(out, "}");
 	return ret ? -ENOMEM : 0;
 }

@@ -176,6 +176,10 @@ static const struct bad_case bad_cases[] = {
      "expected a non-empty string"},
     {"sandbox.allow nested", V "sandbox:\n  allow: [[userns]]\n", 3, 11,
      "expected a non-empty string"},
+    {"mcp.allowlist unknown word", V "mcp:\n  allowlist: open\n", 3, 14,
+     "`open` is not a mode; expected `approval`"},
+    {"mcp misspelt allowlist", V "mcp:\n  allowlst: locked\n", 3, 3, "did you mean `allowlist`?"},
+    {"mcp scalar", V "mcp: locked\n", 2, 6, "expected a mapping"},
     {"anchor", "version: &v 1\n", 1, 10, "anchors and aliases are not allowed"},
     {"alias", V "command: *x\n", 2, 10, "found the alias `*x`"},
     {"tag", "version: !!int 1\n", 1, 10, "tags are not allowed"},
@@ -496,6 +500,41 @@ static void test_sandbox_allow(void **state)
 	assert_int_equal(p->sandbox_allow, POLICY_SANDBOX_USERNS);
 	assert_string_equal(policy_sandbox_allow_name(POLICY_SANDBOX_USERNS), "userns");
 	assert_null(policy_sandbox_allow_name(1u << 30));
+	policy_free(p);
+	policy_diags_free(&d);
+	wd_buf_free(&y);
+	wd_buf_free(&j);
+}
+
+/* mcp.allowlist: approval is the default, locked is kept through render and parse */
+static void test_mcp_allowlist(void **state)
+{
+	struct wd_buf y = WD_BUF_INIT, j = WD_BUF_INIT;
+	struct policy_diags d;
+	struct wd_policy *p, *q;
+
+	(void)state;
+	p = parse_ok("version: 1\n", &d);
+	assert_false(p->mcp_allowlist_locked);
+	policy_free(p);
+	policy_diags_free(&d);
+	p = parse_ok("version: 1\nmcp:\n  allowlist: approval\n", &d);
+	assert_false(p->mcp_allowlist_locked);
+	assert_int_equal(policy_render_yaml(p, &y), 0);
+	assert_null(strstr(wd_buf_cstr(&y), "mcp"));
+	policy_free(p);
+	policy_diags_free(&d);
+	wd_buf_reset(&y);
+	p = parse_ok("version: 1\nmcp: {allowlist: locked}\n", &d);
+	assert_true(p->mcp_allowlist_locked);
+	assert_int_equal(policy_render_yaml(p, &y), 0);
+	assert_non_null(strstr(wd_buf_cstr(&y), "mcp:\n  allowlist: \"locked\"\n"));
+	assert_int_equal(policy_render_json(p, &j), 0);
+	assert_non_null(strstr(wd_buf_cstr(&j), ",\"mcp\":{\"allowlist\":\"locked\"}}"));
+	policy_diags_free(&d);
+	q = parse_ok(wd_buf_cstr(&y), &d);
+	assert_true(q->mcp_allowlist_locked);
+	policy_free(q);
 	policy_free(p);
 	policy_diags_free(&d);
 	wd_buf_free(&y);
@@ -934,6 +973,7 @@ static const struct CMUnitTest fixed_tests[] = {
     cmocka_unit_test(test_duplicate_rule_warns),
     cmocka_unit_test(test_empty_lists_ok),
     cmocka_unit_test(test_sandbox_allow),
+    cmocka_unit_test(test_mcp_allowlist),
     cmocka_unit_test(test_render_roundtrip),
     cmocka_unit_test(test_match_exact),
     cmocka_unit_test(test_match_wildcard),

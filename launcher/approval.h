@@ -1,0 +1,104 @@
+/* approval.h - internal to launcher/: the approval store of `warden mcp`'s allowlist additions.
+ *
+ * A request to add a name (tool set_egress_allowlist) is a file REQUEST-ID.json in the user's
+ * state folder, ${XDG_STATE_HOME:-~/.local/state}/warden/approvals (0700, the user's own; a
+ * link or a folder others may enter is refused), each file 0600, opened without following
+ * links. The id is 128 random bits in hex. The server writes it "pending"; `warden allowlist
+ * approve|deny ID` (another process, a person at a terminal) rewrites it "approved" or
+ * "denied" (a new file renamed over it); the server notices, applies it, audits it and removes
+ * the file. docs/mcp.md describes the rule.
+ */
+#ifndef WARDEN_LAUNCHER_APPROVAL_H
+#define WARDEN_LAUNCHER_APPROVAL_H
+
+#include "common/common.h"
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define APPROVAL_ID_LEN 32
+
+enum approval_state {
+	APPROVAL_PENDING,
+	APPROVAL_APPROVED,
+	APPROVAL_DENIED,
+};
+
+/**
+ * struct approval_req - one request
+ * @id:		its id (APPROVAL_ID_LEN hex digits)
+ * @name:	the name asked for (a network.allow entry: "host", "*.suffix", "host:443")
+ * @run:	the live run it is for ("" for new runs)
+ * @server_pid:	the `warden mcp` that asked
+ * @created:	when (seconds since the epoch)
+ * @state:	pending, approved or denied
+ * @decided_by:	approved or denied: who ("terminal uid 1000", "elicitation")
+ */
+struct approval_req {
+	char id[APPROVAL_ID_LEN + 1];
+	char name[256];
+	char run[32];
+	pid_t server_pid;
+	long long created;
+	enum approval_state state;
+	char decided_by[64];
+};
+
+/**
+ * approval_dir() - the store's folder path
+ * @out:	filled in
+ * @size:	its size
+ * Return: 0, or -ENOENT when no home folder is known, -ENAMETOOLONG.
+ */
+int approval_dir(char *out, size_t size);
+
+/**
+ * approval_open() - open (creating it 0700 when missing) the store folder
+ * @dir:	approval_dir()'s path
+ * @ret_fd:	a CLOEXEC descriptor of the folder
+ * @err:	why not
+ * A link, a folder of another user or one that others may enter is refused.
+ * Return: 0, or a negative errno with @err set.
+ */
+int approval_open(const char *dir, int *ret_fd, struct wd_err *err);
+
+/** approval_id_valid() - true when @id has the shape of a request id */
+bool approval_id_valid(const char *id);
+
+/**
+ * approval_create() - write a new pending request
+ * @dfd:	the store
+ * @req:	name, run and server_pid set; id, created and state are filled in
+ * Return: 0, or a negative errno.
+ */
+int approval_create(int dfd, struct approval_req *req);
+
+/**
+ * approval_read() - read request @id
+ * Return: 0, -ENOENT (no such request), -EINVAL (malformed), or a negative errno.
+ */
+int approval_read(int dfd, const char *id, struct approval_req *ret_req);
+
+/**
+ * approval_decide() - approve or deny pending request @id
+ * @dfd:	the store
+ * @id:		the request
+ * @approve:	approve (else deny)
+ * @by:		who decided, for the audit event
+ * Return: 0, -ENOENT (no such request), -EALREADY (decided before), or a negative errno.
+ */
+int approval_decide(int dfd, const char *id, bool approve, const char *by);
+
+/** approval_remove() - remove request @id (done with). Return: 0 or a negative errno. */
+int approval_remove(int dfd, const char *id);
+
+/**
+ * approval_list() - call @fn for each readable request in the store
+ * Return: 0, or a negative errno (from reading the folder, or the first non-zero of @fn).
+ */
+int approval_list(int dfd, int (*fn)(const struct approval_req *req, void *arg), void *arg);
+
+/** approval_state_name() - "pending", "approved", "denied" */
+const char *approval_state_name(enum approval_state s);
+
+#endif
