@@ -177,17 +177,13 @@ check "locked: removal still applies" jq -e '.remove.isError == false' <<<"$K"
 check "locked: the refusal is audited" jq -e -s \
 	'any(.[]; .action == "mcp.allowlist.refuse" and .resource == "other.test")' "$A"
 
-echo "# removal from a live run (needs h/15live's warden allowlist RUN remove NAME)"
-if "$W" allowlist --help 2>&1 | grep -q 'not built yet'; then
-	echo "# SKIP: live removal needs h/15live's \`warden allowlist RUN remove\` (not merged)"
-else
-	V=$(scenario live-remove)
-	echo "# live-remove: $V"
-	check "control: the live run reached allowed.test before the removal" \
-		jq -e '.first == "ok"' <<<"$V"
-	check "the removal reached the live run" jq -e '.removed.live == true' <<<"$V"
-	check "after the removal the live run's fetches fail" jq -e '.last == "no"' <<<"$V"
-fi
+echo "# removal from a live run (warden allowlist RUN remove NAME)"
+V=$(scenario live-remove)
+echo "# live-remove: $V"
+check "control: the live run reached allowed.test before the removal" \
+	jq -e '.first == "ok"' <<<"$V"
+check "the removal reached the live run" jq -e '.removed.live == true' <<<"$V"
+check "after the removal the live run's fetches fail" jq -e '.last == "no"' <<<"$V"
 
 echo "# malformed frames (raw JSON-RPC lines)"
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}'

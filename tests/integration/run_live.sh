@@ -222,8 +222,8 @@ check "... audited as refused" jq -e -s --arg id "$mid" 'any(.[]; .run == $id an
 check "... wild.test stays refused" lab_no_match "^open wild.test" cat "$T/out.mcp"
 check "control: a removal from it works" rw allowlist "$mid" remove allowed.test
 check "... and cuts its connection" lab_wait 10 grep -q "^closed allowed.test" "$T/out.mcp"
-check "approve|deny|pending go to the approval store (not built here: says so)" lab_match \
-	"not built yet" both_out rw allowlist pending
+check "approve|deny|pending go to the approval store (pending runs)" rw allowlist pending
+check "... and it is the store, not a stub" lab_no_match "not built yet" both_out rw allowlist pending
 check "root kills it" rw kill "$mid"
 wait "$mpid"
 check_eq "... 143" 143 echo $?
