@@ -62,6 +62,7 @@ enum audit_has {
 	AUDIT_HAS_USAGE = 1u << 10,
 	AUDIT_HAS_COUNTS_INCOMPLETE = 1u << 11,
 	AUDIT_HAS_COUNT = 1u << 12,
+	AUDIT_HAS_PROC_PID = 1u << 13,
 };
 
 /**
@@ -121,6 +122,11 @@ struct audit_count {
  * @usage:	the measured value
  * @counts_incomplete: run.exit: the gateway died or lost the run during it, so its
  *		denial and byte counts are incomplete or absent (written with its bit)
+ * @op:		file: what the access did ("read", "write", "create", "exec", "stat",
+ *		"access", "readlink")
+ * @proc_pid:	file: the process of the run that made it, as the launcher's pid
+ *		namespace numbers it (AUDIT_HAS_PROC_PID)
+ * @comm:	file: that process's name (/proc/PID/comm, at most 15 bytes)
  * @priv:	storage owned by a decoded event; NULL when built by a caller.
  *		Release with audit_event_clear().
  *
@@ -169,6 +175,9 @@ struct audit_event {
 	int64_t count;
 	const struct audit_count *names;
 	size_t names_len;
+	const char *op;
+	int64_t proc_pid;
+	const char *comm;
 
 	void *priv;
 };

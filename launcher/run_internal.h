@@ -18,6 +18,7 @@
 #define WARDEN_LAUNCHER_RUN_INTERNAL_H
 
 #include "launcher/run.h"
+#include "launcher/run_files.h"
 #include "launcher/run_sandbox.h"
 #include "audit/audit.h"
 #include "netns/netns.h"
@@ -232,6 +233,8 @@ struct run {
 	char cwd[PATH_MAX]; /* the folder the program starts in */
 	struct sandbox_spec spec;
 	struct sandbox sb;
+	/* run_files.c: the file-access recorder (audit.files), NULL when off */
+	struct run_files *files;
 };
 
 /**
@@ -355,6 +358,13 @@ void run_audit_exit(struct run *r, int status, int sig, const struct run_counts 
  * (opening the path again could reach another file)
  */
 void run_audit_sync(const struct run *r);
+
+/**
+ * run_audit_files() - the `file` events of an ended run: one per (operation, path) the
+ * recorder kept, with its count, and one summary of what it could not keep
+ * @r:	the run (its recorder stopped; nothing when it has none)
+ */
+void run_audit_files(struct run *r);
 
 /* ------------------------------------------------------------ run_network.c */
 

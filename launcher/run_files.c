@@ -1,0 +1,504 @@
+/* run_files.c - the file-access recorder of a run: a thread of the launcher that answers the
+ * sandbox's seccomp notifications, lets every call go on unchanged, and counts which host
+ * paths the program tried to reach without a grant (run_files.h has the stages). */
+#include "launcher/run_files.h"
+#include "sandbox/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* The hash table's size: a power of two, at least twice the entries it may hold. */
+#define TABLE_SLOTS(max) ((max) * 2)
+
+struct run_files {
+	enum policy_audit_files mode;
+	size_t max;
+	/* entries in first-seen order; slots index them (+1, 0 = empty) */
+	struct run_files_entry *ent;
+	size_t nent;
+	uint32_t *slot;
+	size_t nslot;
+	uint64_t dropped;
+	uint64_t seen;
+	/* the supervision */
+	int listener;
+	int stop[2];
+	pid_t outer;
+	pid_t reaper;
+	int root_fd; /* the sandbox's root, from the first process of the program */
+	pthread_t thread;
+	bool running;
+};
+
+int run_files_new(enum policy_audit_files mode, struct run_files **ret)
+{
+	struct run_files *rf;
+
+	if (mode != POLICY_FILES_DENIED && mode != POLICY_FILES_ALL)
+		return -EINVAL;
+	rf = calloc(1, sizeof(*rf));
+	if (!rf)
+		return -ENOMEM;
+	rf->mode = mode;
+	rf->max = mode == POLICY_FILES_ALL ? RUN_FILES_MAX_ALL : RUN_FILES_MAX_DENIED;
+	rf->nslot = TABLE_SLOTS(rf->max);
+	rf->slot = calloc(rf->nslot, sizeof(*rf->slot));
+	if (!rf->slot) {
+		free(rf);
+		return -ENOMEM;
+	}
+	rf->listener = rf->stop[0] = rf->stop[1] = rf->root_fd = -1;
+	*ret = rf;
+	return 0;
+}
+
+/* ------------------------------------------------------------ the table (pure) */
+
+static uint64_t key_hash(int op, const char *path)
+{
+	return wd_hash_str(path) ^ ((uint64_t)(unsigned)op * 0x9e3779b97f4a7c15ull);
+}
+
+int run_files_record(struct run_files *rf, int op, const char *path,
+		     enum run_files_verdict verdict, pid_t pid, const char *comm)
+{
+	struct run_files_entry *e;
+	size_t i, mask = rf->nslot - 1;
+
+	if (verdict == RUN_FILES_MISSING || verdict == RUN_FILES_IGNORED)
+		return 0;
+	if (verdict == RUN_FILES_GRANTED && rf->mode != POLICY_FILES_ALL)
+		return 0;
+	for (i = key_hash(op, path) & mask; rf->slot[i]; i = (i + 1) & mask) {
+		e = &rf->ent[rf->slot[i] - 1];
+		if (e->op == op && !strcmp(e->path, path)) {
+			e->count++;
+			return 0;
+		}
+	}
+	if (rf->nent >= rf->max) {
+		rf->dropped++;
+		return 0;
+	}
+	if (!rf->ent) {
+		rf->ent = calloc(rf->max, sizeof(*rf->ent));
+		if (!rf->ent)
+			return -ENOMEM;
+	}
+	e = &rf->ent[rf->nent];
+	e->path = strdup(path);
+	if (!e->path)
+		return -ENOMEM;
+	e->op = op;
+	e->verdict = verdict;
+	e->count = 1;
+	e->pid = pid;
+	snprintf(e->comm, sizeof(e->comm), "%s", comm ? comm : "");
+	rf->slot[i] = (uint32_t)++rf->nent;
+	return 1;
+}
+
+size_t run_files_count(const struct run_files *rf)
+{
+	return rf ? rf->nent : 0;
+}
+
+const struct run_files_entry *run_files_get(const struct run_files *rf, size_t i)
+{
+	return i < rf->nent ? &rf->ent[i] : NULL;
+}
+
+uint64_t run_files_dropped(const struct run_files *rf, uint64_t *ret_seen)
+{
+	if (ret_seen)
+		*ret_seen = rf->seen;
+	return rf->dropped;
+}
+
+int run_files_join(const char *base, const char *rel, char *out, size_t size)
+{
+	char buf[PATH_MAX * 2];
+	size_t n = 0;
+	const char *s;
+	int len;
+
+	if (!rel[0])
+		return -EINVAL;
+	if (rel[0] == '/')
+		len = snprintf(buf, sizeof(buf), "%s", rel);
+	else if (base[0] == '/')
+		len = snprintf(buf, sizeof(buf), "%s/%s", base, rel);
+	else
+		return -EINVAL;
+	if (len < 0 || (size_t)len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	/* fold component by component into @out: "", "." dropped, ".." pops one */
+	if (size < 2)
+		return -ENAMETOOLONG;
+	out[0] = '\0';
+	for (s = buf; *s;) {
+		const char *c;
+		size_t clen;
+
+		while (*s == '/')
+			s++;
+		c = s;
+		while (*s && *s != '/')
+			s++;
+		clen = (size_t)(s - c);
+		if (!clen || (clen == 1 && c[0] == '.'))
+			continue;
+		if (clen == 2 && c[0] == '.' && c[1] == '.') {
+			while (n && out[n - 1] != '/')
+				n--;
+			if (n)
+				n--;
+			out[n] = '\0';
+			continue;
+		}
+		if (n + 1 + clen + 1 > size)
+			return -ENAMETOOLONG;
+		out[n++] = '/';
+		memcpy(out + n, c, clen);
+		n += clen;
+		out[n] = '\0';
+	}
+	if (!n) {
+		out[0] = '/';
+		out[1] = '\0';
+	}
+	return 0;
+}
+
+bool run_files_sandbox_own(const char *path)
+{
+	static const char *const own[] = {"/proc", "/dev"};
+
+	for (size_t i = 0; i < WD_ARRAY_SIZE(own); i++) {
+		size_t n = strlen(own[i]);
+
+		if (!strncmp(path, own[i], n) && (path[n] == '\0' || path[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------ the supervisor */
+
+/* A NUL-terminated string at @addr in @pid's memory, at most @size - 1 bytes. */
+static int read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
+{
+	struct iovec local = {buf, size - 1}, remote = {(void *)(uintptr_t)addr, size - 1};
+	ssize_t n;
+
+	if (!addr)
+		return -EFAULT;
+	/* one page at a time would be exact; a read that crosses into an unmapped page
+	 * returns what came before it */
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n <= 0)
+		return n < 0 ? -errno : -EFAULT;
+	buf[n] = '\0';
+	if (!memchr(buf, '\0', (size_t)n))
+		return (size_t)n == size - 1 ? -ENAMETOOLONG : -EFAULT;
+	return 0;
+}
+
+static int read_link(const char *fmt, pid_t pid, int n, char *out, size_t size)
+{
+	char p[64];
+	ssize_t len;
+
+	snprintf(p, sizeof(p), fmt, pid, n);
+	len = readlink(p, out, size - 1);
+	if (len < 0)
+		return -errno;
+	if ((size_t)len >= size - 1)
+		return -ENAMETOOLONG;
+	out[len] = '\0';
+	return 0;
+}
+
+/* The process's name (best effort: "" when it is gone). */
+static void read_comm(pid_t pid, char *out, size_t size)
+{
+	char p[48];
+	ssize_t n;
+	int fd;
+
+	out[0] = '\0';
+	snprintf(p, sizeof(p), "/proc/%d/comm", pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, out, size - 1);
+	close(fd);
+	if (n <= 0)
+		n = 0;
+	out[n] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* The innermost pid of @pid is 1: the sandbox's pid 1 (bubblewrap's setup, then its reaper). */
+static bool is_ns_init(pid_t pid)
+{
+	char p[48], buf[2048], *s, *last;
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/status", pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	s = strstr(buf, "\nNSpid:");
+	if (!s)
+		return false;
+	s += 7;
+	s[strcspn(s, "\n")] = '\0';
+	last = strrchr(s, '\t');
+	last = last ? last + 1 : s;
+	/* only an inner namespace's 1: the outer one (one field) is the host's init */
+	return strchr(s + strspn(s, "\t "), '\t') && !strcmp(last, "1");
+}
+
+/* Does the sandbox show @path, and how: 1 as itself, 2 as a mask (/dev/null over a file),
+ * 0 not at all, -errno when it cannot tell. */
+static int sandbox_shows(int root_fd, const char *path, struct stat *ret_st)
+{
+	struct open_how how = {
+	    .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, root_fd, path[1] ? path + 1 : ".", &how, sizeof(how));
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	if (fstat(fd, ret_st) < 0) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	if (S_ISCHR(ret_st->st_mode) && major(ret_st->st_rdev) == 1 && minor(ret_st->st_rdev) == 3)
+		return 2;
+	return 1;
+}
+
+/* GRANTED, DENIED or MISSING for an absolute, folded @path. */
+static enum run_files_verdict judge(struct run_files *rf, const char *path)
+{
+	struct stat in, host;
+	int shown;
+
+	if (run_files_sandbox_own(path))
+		return RUN_FILES_IGNORED;
+	shown = sandbox_shows(rf->root_fd, path, &in);
+	if (shown < 0)
+		return RUN_FILES_IGNORED;
+	if (shown == 1)
+		return RUN_FILES_GRANTED;
+	/* not inside (or only its mask): on the host, as the launcher sees it? */
+	if (fstatat(AT_FDCWD, path, &host, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0)
+		return shown == 2 ? RUN_FILES_GRANTED : RUN_FILES_MISSING;
+	if (shown == 2 && S_ISCHR(host.st_mode) && host.st_rdev == in.st_rdev)
+		return RUN_FILES_GRANTED; /* /dev/null itself */
+	return RUN_FILES_DENIED;
+}
+
+/* What one notification is about, read while its caller waits. */
+struct access {
+	int op;
+	char path[PATH_MAX];
+	bool ok;
+};
+
+static void read_access(const struct seccomp_notif *req, struct access *a)
+{
+	const struct sandbox_watch *w = sandbox_watch_find(req->data.nr);
+	char rel[PATH_MAX], base[PATH_MAX];
+	int dirfd = AT_FDCWD;
+
+	a->ok = false;
+	if (!w || read_string(req->pid, req->data.args[w->path_arg], rel, sizeof(rel)))
+		return;
+	a->op = w->op;
+	if (w->flags_arg >= 0 && (w->op == SANDBOX_OP_OPEN || w->op == SANDBOX_OP_CREATE) &&
+	    req->data.nr != 85)
+		a->op = sandbox_open_op(req->data.args[w->flags_arg]);
+	if (req->data.nr == 437) { /* openat2: the flags are in struct open_how */
+		struct open_how how;
+		struct iovec l = {&how, sizeof(how)},
+			     r = {(void *)(uintptr_t)req->data.args[2], sizeof(how)};
+
+		if (process_vm_readv(req->pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(how))
+			a->op = sandbox_open_op(how.flags);
+	}
+	if (rel[0] != '/') {
+		if (w->dirfd_arg >= 0)
+			dirfd = (int)req->data.args[w->dirfd_arg];
+		if (dirfd == AT_FDCWD ? read_link("/proc/%d/cwd", req->pid, 0, base, sizeof(base))
+				      : read_link("/proc/%d/fd/%d", req->pid, dirfd, base,
+						  sizeof(base)))
+			return;
+	} else {
+		base[0] = '\0';
+	}
+	if (run_files_join(base, rel, a->path, sizeof(a->path)))
+		return;
+	a->ok = true;
+}
+
+static void handle(struct run_files *rf, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp)
+{
+	struct access a;
+	char comm[16];
+	bool program;
+
+	rf->seen++;
+	program = (pid_t)req->pid != rf->outer && (pid_t)req->pid != rf->reaper;
+	if (program && !rf->reaper && is_ns_init((pid_t)req->pid)) {
+		rf->reaper = (pid_t)req->pid;
+		program = false;
+	}
+	if (program && rf->root_fd < 0) {
+		char p[48];
+
+		snprintf(p, sizeof(p), "/proc/%u/root", req->pid);
+		rf->root_fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	a.ok = false;
+	if (program && rf->root_fd >= 0) {
+		read_access(req, &a);
+		/* still in that call: what was read was its arguments (a hint: see above) */
+		if (a.ok && ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
+			a.ok = false;
+	}
+	resp->id = req->id;
+	resp->val = 0;
+	resp->error = 0;
+	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	/* ENOENT: the caller was interrupted or died meanwhile; nothing to answer */
+	(void)ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	if (!a.ok)
+		return;
+	{
+		enum run_files_verdict v = judge(rf, a.path);
+
+		if (v != RUN_FILES_DENIED && !(v == RUN_FILES_GRANTED && rf->mode == POLICY_FILES_ALL))
+			return;
+		read_comm((pid_t)req->pid, comm, sizeof(comm));
+		(void)run_files_record(rf, a.op, a.path, v, (pid_t)req->pid, comm);
+	}
+}
+
+static void *supervise(void *arg)
+{
+	struct run_files *rf = arg;
+	struct seccomp_notif_sizes sz = {0};
+	struct seccomp_notif *req = NULL;
+	struct seccomp_notif_resp *resp = NULL;
+
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
+		goto out;
+	req = calloc(1, sz.seccomp_notif > sizeof(*req) ? sz.seccomp_notif : sizeof(*req));
+	resp = calloc(1, sz.seccomp_notif_resp > sizeof(*resp) ? sz.seccomp_notif_resp
+							       : sizeof(*resp));
+	if (!req || !resp)
+		goto out;
+	for (;;) {
+		struct pollfd p[2] = {{rf->listener, POLLIN, 0}, {rf->stop[0], POLLIN, 0}};
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		if (!(p[0].revents & POLLIN)) {
+			if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+				break; /* no process of the run is left */
+			continue;
+		}
+		memset(req, 0, sz.seccomp_notif);
+		if (ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
+			if (errno == EINTR || errno == ENOENT)
+				continue;
+			break;
+		}
+		handle(rf, req, resp);
+	}
+out:
+	free(req);
+	free(resp);
+	/* the kernel answers ENOSYS to whatever waits or comes later: fail closed */
+	wd_closep(&rf->listener);
+	return NULL;
+}
+
+int run_files_start(struct run_files *rf, int listener, pid_t outer)
+{
+	sigset_t all, old;
+	int ret;
+
+	rf->listener = listener;
+	rf->outer = outer;
+	if (pipe2(rf->stop, O_CLOEXEC) < 0)
+		return -errno;
+	/* the launcher reads its signals from a signalfd: the thread takes none */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = -pthread_create(&rf->thread, NULL, supervise, rf);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		return ret;
+	rf->running = true;
+	return 0;
+}
+
+void run_files_stop(struct run_files *rf)
+{
+	if (!rf)
+		return;
+	if (rf->running) {
+		(void)!write(rf->stop[1], "s", 1);
+		pthread_join(rf->thread, NULL);
+		rf->running = false;
+	}
+	wd_closep(&rf->listener);
+	wd_closep(&rf->stop[0]);
+	wd_closep(&rf->stop[1]);
+	wd_closep(&rf->root_fd);
+}
+
+void run_files_free(struct run_files *rf)
+{
+	if (!rf)
+		return;
+	run_files_stop(rf);
+	for (size_t i = 0; i < rf->nent; i++)
+		free(rf->ent[i].path);
+	free(rf->ent);
+	free(rf->slot);
+	free(rf);
+}
