@@ -21,6 +21,7 @@ struct logs_opts {
 	const char *path;
 	const char *run;
 	bool denied;
+	const char *type;
 	bool json;
 	bool follow;
 	bool has_tail;
@@ -37,7 +38,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: warden logs [--tail N] [--follow] [--json] [--run ID] [--denied]\n"
-		"                   [--audit-log PATH]\n"
+		"                   [--audit-log PATH] [--type TYPE]\n"
 		"\n"
 		"Show the audit log: one row per event (time in UTC, run, type, action,\n"
 		"allow/DENY, resource, reason), or the raw JSON lines with --json.\n"
@@ -50,6 +51,7 @@ static void usage(FILE *f)
 		"      --denied          only denied events\n"
 		"      --audit-log PATH  read PATH (default: $WARDEN_AUDIT_LOG, else\n"
 		"                        ${XDG_STATE_HOME:-~/.local/state}/warden/audit.jsonl)\n"
+		"      --type TYPE       only events of TYPE: run, dns, net, file, limit, audit\n"
 		"  -h, --help            show this help\n"
 		"\n"
 		"Filters combine. Corrupt or torn lines are skipped and counted on stderr.\n"
@@ -83,7 +85,8 @@ static int parse_count(const char *s, size_t *out)
 
 static int parse_args(int argc, char **argv, struct logs_opts *o)
 {
-	enum { OPT_JSON = 256, OPT_RUN, OPT_DENIED, OPT_LOG };
+	enum { OPT_JSON = 256, OPT_RUN, OPT_DENIED, OPT_LOG, OPT_TYPE };
+	static const char *const types[] = {"run", "dns", "net", "file", "limit", "audit"};
 	static const struct option longopts[] = {
 	    {"tail", required_argument, NULL, 'n'},
 	    {"follow", no_argument, NULL, 'f'},
@@ -92,6 +95,7 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 	    {"denied", no_argument, NULL, OPT_DENIED},
 	    {"audit-log", required_argument, NULL, OPT_LOG},
 	    {"help", no_argument, NULL, 'h'},
+	    {"type", required_argument, NULL, OPT_TYPE},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *override = NULL;
@@ -124,6 +128,16 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 				return usage_error("--audit-log wants a path%s", "");
 			override = optarg;
 			break;
+		case OPT_TYPE:
+			o->type = NULL;
+			for (size_t i = 0; i < WD_ARRAY_SIZE(types); i++)
+				if (!strcmp(optarg, types[i]))
+					o->type = types[i];
+			if (!o->type)
+				return usage_error("--type wants run, dns, net, file, limit or audit, "
+						   "not '%s'",
+						   optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return -1;
@@ -152,6 +166,8 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 static bool matches(const struct logs_opts *o, const struct audit_event *ev)
 {
 	if (o->run && strcmp(ev->run, o->run) != 0)
+		return false;
+	if (o->type && strcmp(audit_event_type(ev), o->type) != 0)
 		return false;
 	if (o->denied && ev->allowed)
 		return false;
