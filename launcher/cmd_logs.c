@@ -251,7 +251,16 @@ static void print_row(const struct audit_event *ev)
 		snprintf(when, sizeof(when), "%04d-%02d-%02d %02d:%02d:%02d.%03ld",
 			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
 			 tm.tm_sec, (ev->ts.tv_nsec / 1000000) % 1000);
-	wd_buf_puts(&res, ev->resource);
+	if (ev->type == AUDIT_TYPE_FILE && strlen(ev->resource) > W_RESOURCE) {
+		/* a path's end names the file: cut its start (at a character's first byte) */
+		const char *t = ev->resource + strlen(ev->resource) - (W_RESOURCE - 3);
+
+		while (*t && ((unsigned char)*t & 0xc0) == 0x80)
+			t++;
+		wd_buf_printf(&res, "...%s", t);
+	} else {
+		wd_buf_puts(&res, ev->resource);
+	}
 	if ((ev->has & AUDIT_HAS_PORT) && ev->type == AUDIT_TYPE_NET)
 		wd_buf_printf(&res, ":%lld", (long long)ev->port);
 	put_cell(&row, when, W_TIME, true);
