@@ -9,9 +9,10 @@
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <limits.h>
-#include <poll.h>
+#include <time.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,21 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+/* Linux 6.6: wake the waiting caller on this CPU when the answer is sent, and the recorder when
+ * a call arrives (the uapi headers here are older) */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP 1UL
+#endif
+
+/* The signal run_files_stop() interrupts the recorder's blocking receive with. */
+#define RUN_FILES_WAKE SIGUSR2
+
+/* Folders whose sandbox view is (or is not) the host's, remembered per run. */
+#define DIR_CACHE_MAX 4096
 
 /* The hash table's size: a power of two, at least twice the entries it may hold. */
 #define TABLE_SLOTS(max) ((max) * 2)
@@ -37,15 +53,25 @@ struct run_files {
 	uint64_t seen;
 	/* the supervision */
 	int listener;
-	int stop[2];
+	atomic_bool stopping;
 	pid_t outer;
 	pid_t reaper;
 	int root_fd; /* the sandbox's root, from the first process of the program */
+	/* folder path -> 1: the sandbox shows the host's folder itself (same device and inode),
+	 * so a name in it resolves alike on both sides; 2: it does not (absent, a mask, the
+	 * sandbox's own); slots of DIR_CACHE_MAX * 2 */
+	char **dir_path;
+	uint8_t *dir_same;
+	size_t ndir;
+	/* the policy's masks (a file under /dev/null sits in a folder that is the host's) */
+	char **mask;
+	size_t nmask;
 	pthread_t thread;
 	bool running;
 };
 
-int run_files_new(enum policy_audit_files mode, struct run_files **ret)
+int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
+		  struct run_files **ret)
 {
 	struct run_files *rf;
 
@@ -54,15 +80,26 @@ int run_files_new(enum policy_audit_files mode, struct run_files **ret)
 	rf = calloc(1, sizeof(*rf));
 	if (!rf)
 		return -ENOMEM;
+	rf->listener = rf->root_fd = -1;
 	rf->mode = mode;
 	rf->max = mode == POLICY_FILES_ALL ? RUN_FILES_MAX_ALL : RUN_FILES_MAX_DENIED;
 	rf->nslot = TABLE_SLOTS(rf->max);
 	rf->slot = calloc(rf->nslot, sizeof(*rf->slot));
-	if (!rf->slot) {
-		free(rf);
+	rf->dir_path = calloc(DIR_CACHE_MAX * 2, sizeof(*rf->dir_path));
+	rf->dir_same = calloc(DIR_CACHE_MAX * 2, sizeof(*rf->dir_same));
+	rf->mask = calloc(nmask + 1, sizeof(*rf->mask));
+	if (!rf->slot || !rf->dir_path || !rf->dir_same || !rf->mask) {
+		run_files_free(rf);
 		return -ENOMEM;
 	}
-	rf->listener = rf->stop[0] = rf->stop[1] = rf->root_fd = -1;
+	for (size_t i = 0; i < nmask; i++) {
+		rf->mask[i] = strdup(mask[i]);
+		if (!rf->mask[i]) {
+			run_files_free(rf);
+			return -ENOMEM;
+		}
+		rf->nmask++;
+	}
 	*ret = rf;
 	return 0;
 }
@@ -303,6 +340,47 @@ static int sandbox_shows(int root_fd, const char *path, struct stat *ret_st)
 	return 1;
 }
 
+/* Is @dir (absolute, folded) in the sandbox the host's own folder? Remembered. */
+static bool dir_is_hosts(struct run_files *rf, const char *dir)
+{
+	size_t mask = DIR_CACHE_MAX * 2 - 1, i;
+	struct stat in, host;
+	bool same;
+
+	for (i = wd_hash_str(dir) & mask; rf->dir_path[i]; i = (i + 1) & mask)
+		if (!strcmp(rf->dir_path[i], dir))
+			return rf->dir_same[i] == 1;
+	same = sandbox_shows(rf->root_fd, dir, &in) == 1 && S_ISDIR(in.st_mode) &&
+	       !fstatat(AT_FDCWD, dir, &host, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) &&
+	       in.st_dev == host.st_dev && in.st_ino == host.st_ino;
+	if (rf->ndir < DIR_CACHE_MAX) {
+		rf->dir_path[i] = strdup(dir);
+		if (rf->dir_path[i]) {
+			rf->dir_same[i] = same ? 1 : 2;
+			rf->ndir++;
+		}
+	}
+	return same;
+}
+
+/* A name in a folder the sandbox shows as the host's resolves alike on both sides, unless a
+ * mask covers it: no attempt past the grants is possible there. */
+static bool resolves_alike(struct run_files *rf, const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (!slash || !slash[1] || n >= sizeof(dir))
+		return false;
+	for (size_t i = 0; i < rf->nmask; i++)
+		if (!strcmp(rf->mask[i], path))
+			return false;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	return dir_is_hosts(rf, n ? dir : "/");
+}
+
 /* GRANTED, DENIED or MISSING for an absolute, folded @path. */
 static enum run_files_verdict judge(struct run_files *rf, const char *path)
 {
@@ -311,6 +389,9 @@ static enum run_files_verdict judge(struct run_files *rf, const char *path)
 
 	if (run_files_sandbox_own(path))
 		return RUN_FILES_IGNORED;
+	/* denied mode asks one question: could this name be one the grants hide? */
+	if (rf->mode == POLICY_FILES_DENIED && resolves_alike(rf, path))
+		return RUN_FILES_GRANTED;
 	shown = sandbox_shows(rf->root_fd, path, &in);
 	if (shown < 0)
 		return RUN_FILES_IGNORED;
@@ -370,9 +451,10 @@ static void read_access(const struct seccomp_notif *req, struct access *a)
 static void handle(struct run_files *rf, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp)
 {
+	enum run_files_verdict v;
 	struct access a;
 	char comm[16];
-	bool program;
+	bool program, keep;
 
 	rf->seen++;
 	program = (pid_t)req->pid != rf->outer && (pid_t)req->pid != rf->reaper;
@@ -387,28 +469,24 @@ static void handle(struct run_files *rf, const struct seccomp_notif *req,
 		rf->root_fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	}
 	a.ok = false;
-	if (program && rf->root_fd >= 0) {
+	if (program && rf->root_fd >= 0)
 		read_access(req, &a);
-		/* still in that call: what was read was its arguments (a hint: see above) */
-		if (a.ok && ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
-			a.ok = false;
-	}
+	/* judged while the caller waits: the files are as its call will find them */
+	v = a.ok ? judge(rf, a.path) : RUN_FILES_IGNORED;
+	keep = v == RUN_FILES_DENIED || (v == RUN_FILES_GRANTED && rf->mode == POLICY_FILES_ALL);
+	/* still in that call: what was read was its arguments (a hint: see above) */
+	if (keep && ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
+		keep = false;
+	if (keep)
+		read_comm((pid_t)req->pid, comm, sizeof(comm));
 	resp->id = req->id;
 	resp->val = 0;
 	resp->error = 0;
 	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	/* ENOENT: the caller was interrupted or died meanwhile; nothing to answer */
 	(void)ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
-	if (!a.ok)
-		return;
-	{
-		enum run_files_verdict v = judge(rf, a.path);
-
-		if (v != RUN_FILES_DENIED && !(v == RUN_FILES_GRANTED && rf->mode == POLICY_FILES_ALL))
-			return;
-		read_comm((pid_t)req->pid, comm, sizeof(comm));
+	if (keep)
 		(void)run_files_record(rf, a.op, a.path, v, (pid_t)req->pid, comm);
-	}
 }
 
 static void *supervise(void *arg)
@@ -418,28 +496,23 @@ static void *supervise(void *arg)
 	struct seccomp_notif *req = NULL;
 	struct seccomp_notif_resp *resp = NULL;
 
+	sigset_t wake;
+
+	sigemptyset(&wake);
+	sigaddset(&wake, RUN_FILES_WAKE);
+	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
 		goto out;
+	/* a caller waits for each answer: hand the CPU over directly (EINVAL before 6.6) */
+	(void)ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+		    (__u64)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 	req = calloc(1, sz.seccomp_notif > sizeof(*req) ? sz.seccomp_notif : sizeof(*req));
 	resp = calloc(1, sz.seccomp_notif_resp > sizeof(*resp) ? sz.seccomp_notif_resp
 							       : sizeof(*resp));
 	if (!req || !resp)
 		goto out;
-	for (;;) {
-		struct pollfd p[2] = {{rf->listener, POLLIN, 0}, {rf->stop[0], POLLIN, 0}};
-
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (p[1].revents)
-			break;
-		if (!(p[0].revents & POLLIN)) {
-			if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
-				break; /* no process of the run is left */
-			continue;
-		}
+	/* one blocking call per notification; run_files_stop() interrupts it with a signal */
+	while (!atomic_load(&rf->stopping)) {
 		memset(req, 0, sz.seccomp_notif);
 		if (ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
 			if (errno == EINTR || errno == ENOENT)
@@ -456,16 +529,26 @@ out:
 	return NULL;
 }
 
+/* RUN_FILES_WAKE's handler: nothing; its arrival interrupts the blocking receive (EINTR) */
+static void on_wake(int sig)
+{
+	(void)sig;
+}
+
 int run_files_start(struct run_files *rf, int listener, pid_t outer)
 {
+	struct sigaction sa;
 	sigset_t all, old;
 	int ret;
 
 	rf->listener = listener;
 	rf->outer = outer;
-	if (pipe2(rf->stop, O_CLOEXEC) < 0)
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_wake; /* no SA_RESTART */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(RUN_FILES_WAKE, &sa, NULL) < 0)
 		return -errno;
-	/* the launcher reads its signals from a signalfd: the thread takes none */
+	/* the launcher reads its signals from a signalfd: the thread takes only its wake-up */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ret = -pthread_create(&rf->thread, NULL, supervise, rf);
@@ -481,13 +564,19 @@ void run_files_stop(struct run_files *rf)
 	if (!rf)
 		return;
 	if (rf->running) {
-		(void)!write(rf->stop[1], "s", 1);
-		pthread_join(rf->thread, NULL);
+		atomic_store(&rf->stopping, true);
+		/* a signal sent just before the thread blocks would be lost: again until it ends */
+		for (;;) {
+			struct timespec ts = {0, 2000000};
+
+			pthread_kill(rf->thread, RUN_FILES_WAKE);
+			if (pthread_tryjoin_np(rf->thread, NULL) == 0)
+				break;
+			nanosleep(&ts, NULL);
+		}
 		rf->running = false;
 	}
 	wd_closep(&rf->listener);
-	wd_closep(&rf->stop[0]);
-	wd_closep(&rf->stop[1]);
 	wd_closep(&rf->root_fd);
 }
 
@@ -498,6 +587,13 @@ void run_files_free(struct run_files *rf)
 	run_files_stop(rf);
 	for (size_t i = 0; i < rf->nent; i++)
 		free(rf->ent[i].path);
+	for (size_t i = 0; rf->dir_path && i < DIR_CACHE_MAX * 2; i++)
+		free(rf->dir_path[i]);
+	for (size_t i = 0; i < rf->nmask; i++)
+		free(rf->mask[i]);
+	free(rf->mask);
+	free(rf->dir_path);
+	free(rf->dir_same);
 	free(rf->ent);
 	free(rf->slot);
 	free(rf);

@@ -15,9 +15,12 @@
  *             was its (its other threads may change the memory: a HINT, never a grant)
  *   answer    SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel runs the call as it would have,
  *             under every other filter; the recorder never answers for the kernel
- *   judge     after the answer: the path inside the sandbox (openat2 RESOLVE_IN_ROOT from the
- *             sandbox's root) and on the host; there on the host but not inside (or only as a
- *             mask) is a denied attempt
+ *   judge     after the answer. In denied mode first: is the path's folder in the sandbox the
+ *             host's own folder (same device and inode, remembered per folder) and the path
+ *             no mask? Then the name resolves alike on both sides and nothing can be out of
+ *             reach: done, no system call. Else the path inside the sandbox (openat2
+ *             RESOLVE_IN_ROOT from the sandbox's root) and on the host; there on the host but
+ *             not inside (or only as a mask) is a denied attempt
  *   count     one entry per (operation, path) with a count, bounded; the events are written
  *             when the run ends (run_audit_files()), one per entry
  *
@@ -77,11 +80,14 @@ struct run_files;
 /**
  * run_files_new() - an empty recorder (nothing runs yet)
  * @mode:	POLICY_FILES_DENIED or POLICY_FILES_ALL
+ * @mask:	the policy's masks (struct wd_policy.mask: absolute real paths), copied
+ * @nmask:	how many
  * @ret:	on success, the recorder (run_files_free())
  *
  * Return: 0, -EINVAL for another @mode, or -ENOMEM.
  */
-int run_files_new(enum policy_audit_files mode, struct run_files **ret);
+int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
+		  struct run_files **ret);
 
 /**
  * run_files_start() - supervise @listener in a thread of the caller
