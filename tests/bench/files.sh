@@ -95,9 +95,18 @@ cmd()
 run_in() { if ((AS_USER)); then in_host_user "$@"; else in_host "$@"; fi; }
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 declare -A WALL LOOP
 CANDS="off denied all strace fanotify"
 ((AS_USER)) && CANDS="off denied all strace"
+# the program's own loop time: the candidates but fanotify interleaved run by run (the
+# machine is shared: a drift in its load then falls on all of them alike)
+for ((i = 0; i < RUNS; i++)); do
+	for c in off denied all strace; do
+		run_in $(cmd "$c" open) | awk '{print $1}' >>"$D/loop-$c"
+	done
+done
+for c in off denied all strace; do LOOP[$c]=$(median <"$D/loop-$c"); done
 for c in $CANDS; do
 	fpid=
 	if [[ $c == fanotify ]]; then
@@ -105,16 +114,18 @@ for c in $CANDS; do
 		fpid=$FAN_PID
 		read -r ready <&"${FAN[0]}"
 		[[ $ready == ready ]] || { echo "fanotify_count did not start" >&2; exit 1; }
+		# fanotify's loop time, each run next to one without it (the listener marks the
+		# whole filesystem, so it cannot be interleaved with the others)
+		for ((i = 0; i < RUNS; i++)); do
+			run_in $(cmd fanotify open) | awk '{print $1}' >>"$D/loop-fanotify"
+		done
+		LOOP[fanotify]=$(median <"$D/loop-fanotify")
 	fi
 	for w in open git; do
 		line=$(cmd "$c" "$w")
 		run_in hyperfine -N --warmup 2 --runs "$RUNS" --export-json "$D/hf.json" "$line" >/dev/null 2>"$D/hf.err" ||
 			{ echo "hyperfine failed for $c/$w: $(tail -n 3 "$D/hf.err")" >&2; exit 1; }
 		WALL[$c/$w]=$(jq -r '.results[0].median * 1000' "$D/hf.json")
-		if [[ $w == open ]]; then
-			for ((i = 0; i < RUNS; i++)); do run_in $line; done | awk '{print $1}' | median >"$D/loop"
-			LOOP[$c]=$(cat "$D/loop")
-		fi
 	done
 	if [[ -n $fpid ]]; then
 		kill -TERM "$fpid"
@@ -125,7 +136,7 @@ done
 
 mode=root
 ((AS_USER)) && mode=rootless
-echo "files.sh: $N files, $RUNS runs per candidate, $mode mode, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), commit $(git -C "$SRC" rev-parse --short HEAD)"
+echo "files.sh: $N files, $RUNS runs per candidate, $mode mode, $(nproc) CPUs, load $LOAD0 before, $(cut -d' ' -f1-3 /proc/loadavg) after, commit $(git -C "$SRC" rev-parse --short HEAD)"
 echo
 echo "| candidate | open.py loop ms (× off) | warden run open.py ms (× off) | warden run git status ms (× off) |"
 echo "|---|---|---|---|"
