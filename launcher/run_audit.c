@@ -274,6 +274,23 @@ void run_audit_files(struct run *r)
 		ev.count = (int64_t)dropped;
 		write_event(r, &ev, AUDIT_WRITE_DEFER);
 	}
+	if (run_files_unreadable(r->files)) {
+		struct audit_event ev = {0};
+
+		ev.type = AUDIT_TYPE_FILE;
+		ev.action = "file.open";
+		ev.resource = "";
+		ev.allowed = false;
+		snprintf(reason, sizeof(reason),
+			 "incomplete: the kernel did not let the recorder read the path of %llu "
+			 "calls (ptrace restrictions, e.g. kernel.yama.ptrace_scope >= 2); their "
+			 "attempts are not in the log",
+			 (unsigned long long)run_files_unreadable(r->files));
+		ev.reason = reason;
+		ev.has |= AUDIT_HAS_COUNT;
+		ev.count = (int64_t)run_files_unreadable(r->files);
+		write_event(r, &ev, AUDIT_WRITE_DEFER);
+	}
 	wd_err_clear(&err);
 	if (audit_log_flush(r->log, &err) < 0)
 		fprintf(stderr, "warden run: audit: %s\n", err.msg[0] ? err.msg : "file events");

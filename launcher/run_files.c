@@ -51,6 +51,7 @@ struct run_files {
 	size_t nslot;
 	uint64_t dropped;
 	uint64_t seen;
+	uint64_t unreadable;
 	/* the supervision */
 	int listener;
 	atomic_bool stopping;
@@ -165,6 +166,11 @@ uint64_t run_files_dropped(const struct run_files *rf, uint64_t *ret_seen)
 	if (ret_seen)
 		*ret_seen = rf->seen;
 	return rf->dropped;
+}
+
+uint64_t run_files_unreadable(const struct run_files *rf)
+{
+	return rf->unreadable;
 }
 
 int run_files_join(const char *base, const char *rel, char *out, size_t size)
@@ -412,14 +418,20 @@ struct access {
 	bool ok;
 };
 
-static void read_access(const struct seccomp_notif *req, struct access *a)
+static void read_access(struct run_files *rf, const struct seccomp_notif *req, struct access *a)
 {
 	const struct sandbox_watch *w = sandbox_watch_find(req->data.nr);
 	char rel[PATH_MAX], base[PATH_MAX];
-	int dirfd = AT_FDCWD;
+	int dirfd = AT_FDCWD, e;
 
 	a->ok = false;
-	if (!w || read_string(req->pid, req->data.args[w->path_arg], rel, sizeof(rel)))
+	if (!w)
+		return;
+	e = read_string(req->pid, req->data.args[w->path_arg], rel, sizeof(rel));
+	/* the kernel refused the read (ptrace restrictions): said at the end of the run */
+	if (e == -EPERM || e == -EACCES)
+		rf->unreadable++;
+	if (e)
 		return;
 	a->op = w->op;
 	if (w->flags_arg >= 0 && (w->op == SANDBOX_OP_OPEN || w->op == SANDBOX_OP_CREATE) &&
@@ -470,7 +482,7 @@ static void handle(struct run_files *rf, const struct seccomp_notif *req,
 	}
 	a.ok = false;
 	if (program && rf->root_fd >= 0)
-		read_access(req, &a);
+		read_access(rf, req, &a);
 	/* judged while the caller waits: the files are as its call will find them */
 	v = a.ok ? judge(rf, a.path) : RUN_FILES_IGNORED;
 	keep = v == RUN_FILES_DENIED || (v == RUN_FILES_GRANTED && rf->mode == POLICY_FILES_ALL);

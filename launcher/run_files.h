@@ -149,6 +149,14 @@ const struct run_files_entry *run_files_get(const struct run_files *rf, size_t i
 uint64_t run_files_dropped(const struct run_files *rf, uint64_t *ret_seen);
 
 /**
+ * run_files_unreadable() - calls whose path the kernel did not let the recorder read (EPERM:
+ * kernel.yama.ptrace_scope 2 or 3, or a program that made itself undumpable): their attempts
+ * are missing from the events, and run_audit_files() says how many
+ * @rf:		the recorder
+ */
+uint64_t run_files_unreadable(const struct run_files *rf);
+
+/**
  * run_files_join() - @rel made absolute against @base, "." and ".." and doubled slashes
  * folded lexically (pure)
  * @base:	an absolute folder (used when @rel is relative)
