@@ -134,9 +134,10 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 				if (!strcmp(optarg, types[i]))
 					o->type = types[i];
 			if (!o->type)
-				return usage_error("--type wants run, dns, net, file, limit or audit, "
-						   "not '%s'",
-						   optarg);
+				return usage_error(
+				    "--type wants run, dns, net, file, limit or audit, "
+				    "not '%s'",
+				    optarg);
 			break;
 		case 'h':
 			usage(stdout);

@@ -322,7 +322,8 @@ static const struct {
     [RUN_CHILD_FDS] = {"exec", NULL},
     [RUN_CHILD_LIMIT] = {"limits", NULL},
     [RUN_CHILD_EXEC] = {"exec", "check `warden doctor`"},
-    [RUN_CHILD_FILES] = {"sandbox", "set `audit.files: off` in the policy, or check `warden doctor`"},
+    [RUN_CHILD_FILES] = {"sandbox",
+			 "set `audit.files: off` in the policy, or check `warden doctor`"},
 };
 
 bool run_child_explain(const struct run_child_report *rep, const char *what, const char *binary,

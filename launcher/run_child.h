@@ -132,8 +132,7 @@ struct run_child {
 	int notify_fd;
 };
 
-#define RUN_CHILD_INIT                                                                            \
-	((struct run_child){.pid = 0, .err_fd = -1, .go_fd = -1, .notify_fd = -1})
+#define RUN_CHILD_INIT ((struct run_child){.pid = 0, .err_fd = -1, .go_fd = -1, .notify_fd = -1})
 
 /**
  * run_child_fork() - fork the parked child of @p

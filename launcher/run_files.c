@@ -39,7 +39,7 @@
 #define DIR_CACHE_MAX 4096
 
 /* The hash table's size: a power of two, at least twice the entries it may hold. */
-#define TABLE_SLOTS(max) ((max) * 2)
+#define TABLE_SLOTS(max) ((max)*2)
 
 struct run_files {
 	enum policy_audit_files mode;
@@ -112,8 +112,8 @@ static uint64_t key_hash(int op, const char *path)
 	return wd_hash_str(path) ^ ((uint64_t)(unsigned)op * 0x9e3779b97f4a7c15ull);
 }
 
-int run_files_record(struct run_files *rf, int op, const char *path,
-		     enum run_files_verdict verdict, pid_t pid, const char *comm)
+int run_files_record(struct run_files *rf, int op, const char *path, enum run_files_verdict verdict,
+		     pid_t pid, const char *comm)
 {
 	struct run_files_entry *e;
 	size_t i, mask = rf->nslot - 1;
@@ -448,9 +448,9 @@ static void read_access(struct run_files *rf, const struct seccomp_notif *req, s
 	if (rel[0] != '/') {
 		if (w->dirfd_arg >= 0)
 			dirfd = (int)req->data.args[w->dirfd_arg];
-		if (dirfd == AT_FDCWD ? read_link("/proc/%d/cwd", req->pid, 0, base, sizeof(base))
-				      : read_link("/proc/%d/fd/%d", req->pid, dirfd, base,
-						  sizeof(base)))
+		if (dirfd == AT_FDCWD
+			? read_link("/proc/%d/cwd", req->pid, 0, base, sizeof(base))
+			: read_link("/proc/%d/fd/%d", req->pid, dirfd, base, sizeof(base)))
 			return;
 	} else {
 		base[0] = '\0';

@@ -123,8 +123,8 @@ void run_files_free(struct run_files *rf);
  * Return: 1 for a new entry, 0 when counted in an entry or dropped (the table is full), or
  * -ENOMEM.
  */
-int run_files_record(struct run_files *rf, int op, const char *path,
-		     enum run_files_verdict verdict, pid_t pid, const char *comm);
+int run_files_record(struct run_files *rf, int op, const char *path, enum run_files_verdict verdict,
+		     pid_t pid, const char *comm);
 
 /**
  * run_files_count() - how many entries @rf holds

@@ -263,7 +263,8 @@ int run_sandbox_prepare(struct run *r)
 	if (r->scope && run_rootless_scope_prepare(r))
 		return run_fail(r, "limits", NULL,
 				"the systemd scope's command line: out of memory");
-	if (files != POLICY_FILES_OFF && !r->files && run_files_new(files, r->pol->mask, r->pol->nmask, &r->files))
+	if (files != POLICY_FILES_OFF && !r->files &&
+	    run_files_new(files, r->pol->mask, r->pol->nmask, &r->files))
 		return run_fail(r, "sandbox", NULL, "the file-access recorder: out of memory");
 
 	return r->sb.be->prepare(&r->sb, spec_of(r), &e) ? failed(r, &e) : 0;

@@ -423,8 +423,7 @@ static int bwrap_spawn(struct sandbox *sb, struct sandbox_err *e)
 				sb->pid = 0;
 				wd_closep(&sb->event_fd);
 				return say(e, ret, "sandbox", NULL,
-					   "starting the file-access recorder: %s",
-					   strerror(-ret));
+					   "starting the file-access recorder: %s", strerror(-ret));
 			}
 		} else if (ret != -ECHILD) {
 			run_child_cancel(&b->child);

@@ -25,7 +25,7 @@ enum {
 	TOP_N
 };
 static const char *const top_keys[TOP_N] = {"version", "command", "filesystem", "network",
-					    "env",     "limits",  "sandbox",    "audit"};
+					    "env",     "limits",  "sandbox",	"audit"};
 
 enum { FS_READ, FS_WRITE, FS_N };
 static const char *const fs_keys[FS_N] = {"read", "write"};

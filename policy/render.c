@@ -187,8 +187,9 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		ret |= wd_buf_puts(out, "]\n");
 	}
 	if (p->audit_files != POLICY_FILES_UNSET)
-		ret |= wd_buf_printf(out, "audit:\n  files: %s\n",
-				     policy_audit_files_name((enum policy_audit_files)p->audit_files));
+		ret |=
+		    wd_buf_printf(out, "audit:\n  files: %s\n",
+				  policy_audit_files_name((enum policy_audit_files)p->audit_files));
 	return ret ? -ENOMEM : 0;
 }
 

@@ -60,9 +60,9 @@ static int add_watch(scmp_filter_ctx ctx, const struct sandbox_watch *w, struct 
 	int nr = resolve(w), ret;
 
 	if (w->skip_empty_path)
-		ret = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 1,
-				       SCMP_CMP((unsigned)w->flags_arg, SCMP_CMP_MASKED_EQ,
-						AT_EMPTY_PATH, 0));
+		ret = seccomp_rule_add(
+		    ctx, SCMP_ACT_NOTIFY, nr, 1,
+		    SCMP_CMP((unsigned)w->flags_arg, SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, 0));
 	else
 		ret = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
 	if (ret)
@@ -128,8 +128,9 @@ out:
 }
 
 static const char *const op_names[] = {
-    [SANDBOX_OP_OPEN] = "open",	    [SANDBOX_OP_READ] = "read",	    [SANDBOX_OP_WRITE] = "write",
-    [SANDBOX_OP_CREATE] = "create", [SANDBOX_OP_EXEC] = "exec",	    [SANDBOX_OP_STAT] = "stat",
+    [SANDBOX_OP_OPEN] = "open",	    [SANDBOX_OP_READ] = "read",
+    [SANDBOX_OP_WRITE] = "write",   [SANDBOX_OP_CREATE] = "create",
+    [SANDBOX_OP_EXEC] = "exec",	    [SANDBOX_OP_STAT] = "stat",
     [SANDBOX_OP_ACCESS] = "access", [SANDBOX_OP_READLINK] = "readlink",
 };
 

@@ -111,7 +111,8 @@ static _Noreturn void child_stacked(int sock, int (*probe)(void))
 	int lfd;
 
 	wd_err_clear(&err);
-	if (sandbox_seccomp_bpf(0, &deny, &ndeny, &err) || sandbox_notify_bpf(&watch, &nwatch, &err))
+	if (sandbox_seccomp_bpf(0, &deny, &ndeny, &err) ||
+	    sandbox_notify_bpf(&watch, &nwatch, &err))
 		_exit(100);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		_exit(101);
@@ -255,17 +256,15 @@ static void test_record_dedupes_and_counts(void **state)
 	(void)state;
 	assert_int_equal(run_files_new(POLICY_FILES_OFF, NULL, 0, &rf), -EINVAL);
 	assert_int_equal(run_files_new(POLICY_FILES_DENIED, NULL, 0, &rf), 0);
-	assert_int_equal(run_files_record(rf, SANDBOX_OP_READ, "/h/.ssh/id", RUN_FILES_DENIED, 7,
-					  "cat"),
-			 1);
+	assert_int_equal(
+	    run_files_record(rf, SANDBOX_OP_READ, "/h/.ssh/id", RUN_FILES_DENIED, 7, "cat"), 1);
 	for (int i = 0; i < 499; i++)
-		assert_int_equal(run_files_record(rf, SANDBOX_OP_READ, "/h/.ssh/id",
-						  RUN_FILES_DENIED, 8, "cat"),
-				 0);
+		assert_int_equal(
+		    run_files_record(rf, SANDBOX_OP_READ, "/h/.ssh/id", RUN_FILES_DENIED, 8, "cat"),
+		    0);
 	/* another operation on the same path is another entry */
-	assert_int_equal(run_files_record(rf, SANDBOX_OP_STAT, "/h/.ssh/id", RUN_FILES_DENIED, 7,
-					  "ls"),
-			 1);
+	assert_int_equal(
+	    run_files_record(rf, SANDBOX_OP_STAT, "/h/.ssh/id", RUN_FILES_DENIED, 7, "ls"), 1);
 	/* denied mode keeps no granted access, and nothing missing or ignored */
 	assert_int_equal(run_files_record(rf, SANDBOX_OP_READ, "/g", RUN_FILES_GRANTED, 7, "cat"),
 			 0);
@@ -303,13 +302,15 @@ static void test_record_is_bounded(void **state)
 	assert_int_equal(run_files_new(POLICY_FILES_DENIED, NULL, 0, &rf), 0);
 	for (int i = 0; i < RUN_FILES_MAX_DENIED + 100; i++) {
 		snprintf(p, sizeof(p), "/x/%d", i);
-		assert_true(run_files_record(rf, SANDBOX_OP_READ, p, RUN_FILES_DENIED, 1, "a") >= 0);
+		assert_true(run_files_record(rf, SANDBOX_OP_READ, p, RUN_FILES_DENIED, 1, "a") >=
+			    0);
 	}
 	assert_int_equal(run_files_count(rf), RUN_FILES_MAX_DENIED);
 	assert_int_equal(run_files_dropped(rf, &seen), 100);
 	assert_int_equal(seen, 0); /* no notification was received: these came from the test */
 	/* a kept path is still counted when the table is full */
-	assert_int_equal(run_files_record(rf, SANDBOX_OP_READ, "/x/0", RUN_FILES_DENIED, 1, "a"), 0);
+	assert_int_equal(run_files_record(rf, SANDBOX_OP_READ, "/x/0", RUN_FILES_DENIED, 1, "a"),
+			 0);
 	assert_int_equal(run_files_get(rf, 0)->count, 2);
 	run_files_free(rf);
 }
@@ -357,7 +358,8 @@ static void test_policy_audit_files(void **state)
 	static const struct {
 		const char *word;
 		enum policy_audit_files v;
-	} ok[] = {{"off", POLICY_FILES_OFF}, {"denied", POLICY_FILES_DENIED}, {"all", POLICY_FILES_ALL}};
+	} ok[] = {
+	    {"off", POLICY_FILES_OFF}, {"denied", POLICY_FILES_DENIED}, {"all", POLICY_FILES_ALL}};
 	struct policy_diags d;
 	struct wd_policy *p = NULL;
 	char yaml[128];
@@ -412,7 +414,8 @@ static void test_event_fields_round_trip(void **state)
 	/* one line: the newline in the path is escaped */
 	assert_non_null(memchr(b.data, '\n', b.len));
 	assert_ptr_equal(memchr(b.data, '\n', b.len), b.data + b.len - 1);
-	assert_non_null(strstr(wd_buf_cstr(&b), "\"op\":\"read\",\"proc_pid\":4242,\"comm\":\"cat\""));
+	assert_non_null(
+	    strstr(wd_buf_cstr(&b), "\"op\":\"read\",\"proc_pid\":4242,\"comm\":\"cat\""));
 	assert_int_equal(audit_event_decode(b.data, b.len, &back, NULL), 0);
 	assert_int_equal(back.type, AUDIT_TYPE_FILE);
 	assert_string_equal(back.resource, ev.resource);
