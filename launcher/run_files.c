@@ -230,12 +230,14 @@ int run_files_join(const char *base, const char *rel, char *out, size_t size)
 
 bool run_files_sandbox_own(const char *path)
 {
-	static const char *const own[] = {"/proc", "/dev"};
+	static const char *const own[] = {"/proc/", "/dev/"};
+	size_t len = strlen(path);
 
 	for (size_t i = 0; i < WD_ARRAY_SIZE(own); i++) {
 		size_t n = strlen(own[i]);
 
-		if (!strncmp(path, own[i], n) && (path[n] == '\0' || path[n] == '/'))
+		/* the folder itself, or anything in it */
+		if (!strncmp(path, own[i], n) || (len == n - 1 && !strncmp(path, own[i], n - 1)))
 			return true;
 	}
 	return false;
@@ -246,6 +248,7 @@ bool run_files_sandbox_own(const char *path)
 /* A NUL-terminated string at @addr in @pid's memory, at most @size - 1 bytes. */
 static int read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
 {
+	/* NOLINTNEXTLINE(performance-no-int-to-ptr): an address in the caller's memory */
 	struct iovec local = {buf, size - 1}, remote = {(void *)(uintptr_t)addr, size - 1};
 	ssize_t n;
 
@@ -262,12 +265,17 @@ static int read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
 	return 0;
 }
 
-static int read_link(const char *fmt, pid_t pid, int n, char *out, size_t size)
+/* The folder a relative path of @pid starts from: its current folder (@dirfd AT_FDCWD) or the
+ * one its descriptor @dirfd names, as the sandbox names it. */
+static int read_base(pid_t pid, int dirfd, char *out, size_t size)
 {
 	char p[64];
 	ssize_t len;
 
-	snprintf(p, sizeof(p), fmt, pid, n);
+	if (dirfd == AT_FDCWD)
+		snprintf(p, sizeof(p), "/proc/%d/cwd", pid);
+	else
+		snprintf(p, sizeof(p), "/proc/%d/fd/%d", pid, dirfd);
 	len = readlink(p, out, size - 1);
 	if (len < 0)
 		return -errno;
@@ -390,7 +398,7 @@ static bool resolves_alike(struct run_files *rf, const char *path)
 /* GRANTED, DENIED or MISSING for an absolute, folded @path. */
 static enum run_files_verdict judge(struct run_files *rf, const char *path)
 {
-	struct stat in, host;
+	struct stat in = {0}, host;
 	int shown;
 
 	if (run_files_sandbox_own(path))
@@ -422,12 +430,14 @@ static void read_access(struct run_files *rf, const struct seccomp_notif *req, s
 {
 	const struct sandbox_watch *w = sandbox_watch_find(req->data.nr);
 	char rel[PATH_MAX], base[PATH_MAX];
+	pid_t pid = (pid_t)req->pid;
 	int dirfd = AT_FDCWD, e;
 
 	a->ok = false;
+	a->path[0] = '\0';
 	if (!w)
 		return;
-	e = read_string(req->pid, req->data.args[w->path_arg], rel, sizeof(rel));
+	e = read_string(pid, req->data.args[w->path_arg], rel, sizeof(rel));
 	/* the kernel refused the read (ptrace restrictions): said at the end of the run */
 	if (e == -EPERM || e == -EACCES)
 		rf->unreadable++;
@@ -439,18 +449,17 @@ static void read_access(struct run_files *rf, const struct seccomp_notif *req, s
 		a->op = sandbox_open_op(req->data.args[w->flags_arg]);
 	if (req->data.nr == 437) { /* openat2: the flags are in struct open_how */
 		struct open_how how;
-		struct iovec l = {&how, sizeof(how)},
-			     r = {(void *)(uintptr_t)req->data.args[2], sizeof(how)};
+		struct iovec l = {&how, sizeof(how)};
+		/* NOLINTNEXTLINE(performance-no-int-to-ptr): an address in the caller's memory */
+		struct iovec r = {(void *)(uintptr_t)req->data.args[2], sizeof(how)};
 
-		if (process_vm_readv(req->pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(how))
+		if (process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(how))
 			a->op = sandbox_open_op(how.flags);
 	}
 	if (rel[0] != '/') {
 		if (w->dirfd_arg >= 0)
 			dirfd = (int)req->data.args[w->dirfd_arg];
-		if (dirfd == AT_FDCWD
-			? read_link("/proc/%d/cwd", req->pid, 0, base, sizeof(base))
-			: read_link("/proc/%d/fd/%d", req->pid, dirfd, base, sizeof(base)))
+		if (read_base(pid, dirfd, base, sizeof(base)))
 			return;
 	} else {
 		base[0] = '\0';
@@ -507,7 +516,7 @@ static void *supervise(void *arg)
 	struct seccomp_notif_sizes sz = {0};
 	struct seccomp_notif *req = NULL;
 	struct seccomp_notif_resp *resp = NULL;
-
+	size_t reqsz;
 	sigset_t wake;
 
 	sigemptyset(&wake);
@@ -518,14 +527,15 @@ static void *supervise(void *arg)
 	/* a caller waits for each answer: hand the CPU over directly (EINVAL before 6.6) */
 	(void)ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
 		    (__u64)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
-	req = calloc(1, sz.seccomp_notif > sizeof(*req) ? sz.seccomp_notif : sizeof(*req));
+	reqsz = sz.seccomp_notif > sizeof(*req) ? sz.seccomp_notif : sizeof(*req);
+	req = calloc(1, reqsz);
 	resp = calloc(1, sz.seccomp_notif_resp > sizeof(*resp) ? sz.seccomp_notif_resp
 							       : sizeof(*resp));
 	if (!req || !resp)
 		goto out;
 	/* one blocking call per notification; run_files_stop() interrupts it with a signal */
 	while (!atomic_load(&rf->stopping)) {
-		memset(req, 0, sz.seccomp_notif);
+		memset(req, 0, reqsz);
 		if (ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
 			if (errno == EINTR || errno == ENOENT)
 				continue;
