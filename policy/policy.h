@@ -417,8 +417,8 @@ bool policy_allows_addr(const struct wd_policy *p, int family, const void *addr,
 const char *policy_sandbox_allow_name(unsigned bit);
 
 /**
- * policy_audit_files() - the audit.files a run of @p records (the default when unset)
- * @p:	the policy
+ * policy_audit_files() - the audit.files a run of @p records (the default when unset: off)
+ * @p:	the policy; may be NULL (the default)
  *
  * Return: POLICY_FILES_OFF, POLICY_FILES_DENIED or POLICY_FILES_ALL.
  */

@@ -4,8 +4,8 @@
 # in a tree of N committed files (an lstat per file), under `warden run` with each candidate
 # mechanism:
 #
-#   off        audit.files: off (no recorder: the baseline)
-#   denied     audit.files: denied (seccomp user notification, the default)
+#   off        audit.files: off (no recorder, the default: the baseline)
+#   denied     audit.files: denied (seccomp user notification)
 #   all        audit.files: all (the same mechanism, every access kept)
 #   strace     audit.files: off, the program under `strace -f -qq -e trace=%file -o /dev/null`
 #              inside the sandbox (the Go seed's mechanism)

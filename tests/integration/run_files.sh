@@ -3,7 +3,7 @@
 # reach a host path the grants do not expose is one event with the path, the operation and the
 # process; a granted file is read and makes none; 10,000 granted files make none; the
 # credential stores masked in a home grant are denied attempts; a loop over one such path is
-# one event with a count; `audit.files: off` records nothing and `all` records the granted
+# one event with a count; `audit.files: off` (the default) records nothing and `all` the granted
 # reads too; the program cannot forge events (fake lines on stderr, paths with newlines, quotes
 # and bytes that are not UTF-8 are escaped into their one event); `warden logs --type file`.
 # Every negative check has its control next to it. run_as_user.sh runs it as a user.
@@ -68,28 +68,28 @@ files() { jq -s --arg r "$1" "[.[] | select(.run == \$r and .type == \"file\" an
 one() { jq -c -s --arg r "$1" "[.[] | select(.run == \$r and .type == \"file\" and ($2))][0]" "$A"; }
 
 echo "# a not-granted file that exists on the host: exactly one event"
-check_eq "control: the granted file is read" "granted text" wr default cat "$T/granted/file"
+check_eq "control: the granted file is read" "granted text" wr denied cat "$T/granted/file"
 r=$(last_run)
 check_eq "... and makes no file event" 0 files "$r"
-check_fails "the not-granted file is not readable" wr default cat "$T/secret/file"
+check_fails "the not-granted file is not readable" wr denied cat "$T/secret/file"
 r=$(last_run)
 check_eq "... and makes exactly one file event" 1 files "$r"
 ev=$(one "$r" "true")
 check "... with its path, denied, op read, the process cat" \
 	jq -e --arg p "$T/secret/file" '.resource == $p and .allowed == false and .op == "read" and .comm == "cat" and .action == "file.open" and (.proc_pid | type) == "number"' <<<"$ev"
 check "... saying the policy did not grant it" \
-	jq -e '.reason | test("not granted by policy default.yaml")' <<<"$ev"
+	jq -e '.reason | test("not granted by policy denied.yaml")' <<<"$ev"
 check_eq "both in one run: the granted one read, one event (the other's)" "granted text" \
-	wr default sh -c "cat '$T/granted/file'; cat '$T/secret/file' 2>/dev/null; exit 0"
+	wr denied sh -c "cat '$T/granted/file'; cat '$T/secret/file' 2>/dev/null; exit 0"
 r=$(last_run)
 check_eq "... one file event" 1 files "$r"
 check_eq "... for the not-granted path" 1 files "$r" ".resource == \"$T/secret/file\""
-check_fails "a path that is nowhere: ENOENT" wr default cat "$T/secret/nowhere"
+check_fails "a path that is nowhere: ENOENT" wr denied cat "$T/secret/nowhere"
 r=$(last_run)
 check_eq "... and no file event (nothing on the host was out of reach)" 0 files "$r"
 
 echo "# 10,000 granted files: no event"
-check_eq "the program reads 10,000 granted files" 10000 wr default $PY -c '
+check_eq "the program reads 10,000 granted files" 10000 wr denied $PY -c '
 import os, sys
 d = sys.argv[1]; n = 0
 for name in os.listdir(d):
@@ -102,18 +102,18 @@ check "control: run.exit of that run is there" \
 	jq -e -s --arg r "$r" '[.[] | select(.run == $r and .action == "run.exit")] | length == 1' "$A"
 
 echo "# credential stores in a home grant are denied attempts"
-check_eq "control: the home grant is visible" "project" wr default cat "$T/home/proj/readme"
-check_fails "~/.ssh/id_ed25519 is hidden" wr default cat "$T/home/.ssh/id_ed25519"
+check_eq "control: the home grant is visible" "project" wr denied cat "$T/home/proj/readme"
+check_fails "~/.ssh/id_ed25519 is hidden" wr denied cat "$T/home/.ssh/id_ed25519"
 r=$(last_run)
 check_eq "... and is one denied file event" 1 files "$r" \
 	".resource == \"$T/home/.ssh/id_ed25519\" and .allowed == false"
-check_fails "a python program reading it fails too" wr default $PY -c "open('$T/home/.ssh/id_ed25519').read()"
+check_fails "a python program reading it fails too" wr denied $PY -c "open('$T/home/.ssh/id_ed25519').read()"
 r=$(last_run)
 check_eq "... and it is in the log with the process python3" 1 files "$r" \
 	".resource == \"$T/home/.ssh/id_ed25519\" and (.comm | startswith(\"python3\"))"
 
 echo "# a loop over one not-granted path is one event with a count"
-check_eq "the program tries 500 times" 500 wr default $PY -c "
+check_eq "the program tries 500 times" 500 wr denied $PY -c "
 n = 0
 for i in range(500):
     try: open('$T/secret/file')
@@ -123,7 +123,10 @@ r=$(last_run)
 check_eq "... one file event" 1 files "$r"
 check_eq "... counting 500" 500 jq -r -s --arg r "$r" '[.[] | select(.run == $r and .type == "file")][0].count' "$A"
 
-echo "# audit.files: off, denied, all"
+echo "# audit.files: off, denied, all; the default is off (docs/files.md, Cost)"
+check_fails "no audit.files in the policy: the not-granted file is not readable" wr default cat "$T/secret/file"
+r=$(last_run)
+check_eq "... and no file event (the default is off)" 0 files "$r"
 check_fails "off: the not-granted file is not readable" wr off cat "$T/secret/file"
 r=$(last_run)
 check_eq "... and no file event" 0 files "$r"
@@ -144,22 +147,22 @@ check "... naming the line and the choices" bash -c \
 check "control: audit.files: all passes policy check" "$W" policy check "$T/all.yaml"
 
 echo "# the program cannot forge events"
-check_fails "a run that prints a fake file event on stderr" wr default sh -c \
+check_fails "a run that prints a fake file event on stderr" wr denied sh -c \
 	"echo '{\"ts\":\"2026-01-01T00:00:00.000000Z\",\"run\":\"forged\",\"type\":\"file\",\"action\":\"file.open\",\"allowed\":true,\"resource\":\"/forged\",\"reason\":\"\"}' >&2; cat '$T/secret/file'"
 r=$(last_run)
 check_eq "... has one file event (its real attempt)" 1 files "$r"
 check_eq "... and nothing of run 'forged' is in the log" 0 jq -s '[.[] | select(.run == "forged" or .resource == "/forged")] | length' "$A"
-check_fails "a path with a newline and a forged event in its name" wr default cat "$T/secret/$NL_NAME"
+check_fails "a path with a newline and a forged event in its name" wr denied cat "$T/secret/$NL_NAME"
 r=$(last_run)
 check_eq "... is one file event" 1 files "$r"
 check "... whose path is the exact name (the newline escaped)" \
 	jq -e -s --arg r "$r" --arg p "$T/secret/$NL_NAME" '[.[] | select(.run == $r and .type == "file")][0].resource == $p' "$A"
 check_eq "... and no event of run 'x' appeared" 0 jq -s '[.[] | select(.run == "x")] | length' "$A"
-check_fails "a path with quotes and a tab" wr default cat "$T/secret/$Q_NAME"
+check_fails "a path with quotes and a tab" wr denied cat "$T/secret/$Q_NAME"
 r=$(last_run)
 check "... is one file event with the exact name" \
 	jq -e -s --arg r "$r" --arg p "$T/secret/$Q_NAME" '[.[] | select(.run == $r and .type == "file")] | length == 1 and .[0].resource == $p' "$A"
-check_fails "a path that is not UTF-8" wr default cat "$T/secret/$BAD_NAME"
+check_fails "a path that is not UTF-8" wr denied cat "$T/secret/$BAD_NAME"
 r=$(last_run)
 check_eq "... is one file event" 1 files "$r"
 check_eq "... whose exact bytes are kept under raw (hex)" \

@@ -376,7 +376,8 @@ static void test_policy_audit_files(void **state)
 	/* absent: the default */
 	assert_int_equal(parse("version: 1\n", &p, &d), 0);
 	assert_int_equal(p->audit_files, POLICY_FILES_UNSET);
-	assert_int_equal(policy_audit_files(p), POLICY_FILES_DENIED);
+	assert_int_equal(policy_audit_files(p), POLICY_FILES_OFF);
+	assert_int_equal(policy_audit_files(NULL), POLICY_FILES_OFF);
 	policy_free(p);
 	policy_diags_free(&d);
 	/* a wrong word, a wrong key: errors with line and column */
