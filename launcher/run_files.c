@@ -334,10 +334,10 @@ static bool is_ns_init(pid_t pid)
 
 /* Does the sandbox show @path, and how: 1 as itself, 2 as a mask (/dev/null over a file),
  * 0 not at all, -errno when it cannot tell. */
-static int sandbox_shows(int root_fd, const char *path, struct stat *ret_st)
+static int sandbox_shows(int root_fd, const char *path, bool follow, struct stat *ret_st)
 {
 	struct open_how how = {
-	    .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+	    .flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
 	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	int fd = (int)syscall(SYS_openat2, root_fd, path[1] ? path + 1 : ".", &how, sizeof(how));
@@ -364,7 +364,7 @@ static bool dir_is_hosts(struct run_files *rf, const char *dir)
 	for (i = wd_hash_str(dir) & mask; rf->dir_path[i]; i = (i + 1) & mask)
 		if (!strcmp(rf->dir_path[i], dir))
 			return rf->dir_same[i] == 1;
-	same = sandbox_shows(rf->root_fd, dir, &in) == 1 && S_ISDIR(in.st_mode) &&
+	same = sandbox_shows(rf->root_fd, dir, false, &in) == 1 && S_ISDIR(in.st_mode) &&
 	       !fstatat(AT_FDCWD, dir, &host, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) &&
 	       in.st_dev == host.st_dev && in.st_ino == host.st_ino;
 	if (rf->ndir < DIR_CACHE_MAX) {
@@ -378,12 +378,14 @@ static bool dir_is_hosts(struct run_files *rf, const char *dir)
 }
 
 /* A name in a folder the sandbox shows as the host's resolves alike on both sides, unless a
- * mask covers it: no attempt past the grants is possible there. */
-static bool resolves_alike(struct run_files *rf, const char *path)
+ * mask covers it or it is a symbolic link the call follows (its target may lie outside the
+ * grants): no attempt past the grants is possible there. */
+static bool resolves_alike(struct run_files *rf, const char *path, bool follow)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 	size_t n = slash ? (size_t)(slash - path) : 0;
+	struct stat st;
 
 	if (!slash || !slash[1] || n >= sizeof(dir))
 		return false;
@@ -392,11 +394,16 @@ static bool resolves_alike(struct run_files *rf, const char *path)
 			return false;
 	memcpy(dir, path, n);
 	dir[n] = '\0';
-	return dir_is_hosts(rf, n ? dir : "/");
+	if (!dir_is_hosts(rf, n ? dir : "/"))
+		return false;
+	/* the same folder: a missing name is missing on the host too, a present one shown */
+	return !follow || fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0 ||
+	       !S_ISLNK(st.st_mode);
 }
 
-/* GRANTED, DENIED or MISSING for an absolute, folded @path. */
-static enum run_files_verdict judge(struct run_files *rf, const char *path)
+/* GRANTED, DENIED or MISSING for an absolute, folded @path (@follow: the call follows a
+ * symbolic link at its end). */
+static enum run_files_verdict judge(struct run_files *rf, const char *path, bool follow)
 {
 	struct stat in = {0}, host;
 	int shown;
@@ -404,15 +411,16 @@ static enum run_files_verdict judge(struct run_files *rf, const char *path)
 	if (run_files_sandbox_own(path))
 		return RUN_FILES_IGNORED;
 	/* denied mode asks one question: could this name be one the grants hide? */
-	if (rf->mode == POLICY_FILES_DENIED && resolves_alike(rf, path))
+	if (rf->mode == POLICY_FILES_DENIED && resolves_alike(rf, path, follow))
 		return RUN_FILES_GRANTED;
-	shown = sandbox_shows(rf->root_fd, path, &in);
+	shown = sandbox_shows(rf->root_fd, path, follow, &in);
 	if (shown < 0)
 		return RUN_FILES_IGNORED;
 	if (shown == 1)
 		return RUN_FILES_GRANTED;
 	/* not inside (or only its mask): on the host, as the launcher sees it? */
-	if (fstatat(AT_FDCWD, path, &host, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0)
+	if (fstatat(AT_FDCWD, path, &host, (follow ? 0 : AT_SYMLINK_NOFOLLOW) | AT_NO_AUTOMOUNT) <
+	    0)
 		return shown == 2 ? RUN_FILES_GRANTED : RUN_FILES_MISSING;
 	if (shown == 2 && S_ISCHR(host.st_mode) && host.st_rdev == in.st_rdev)
 		return RUN_FILES_GRANTED; /* /dev/null itself */
@@ -422,6 +430,7 @@ static enum run_files_verdict judge(struct run_files *rf, const char *path)
 /* What one notification is about, read while its caller waits. */
 struct access {
 	int op;
+	bool follow; /* the call follows a symbolic link at the end of the path */
 	char path[PATH_MAX];
 	bool ok;
 };
@@ -444,6 +453,13 @@ static void read_access(struct run_files *rf, const struct seccomp_notif *req, s
 	if (e)
 		return;
 	a->op = w->op;
+	{
+		uint64_t args[6];
+
+		for (size_t i = 0; i < 6; i++)
+			args[i] = req->data.args[i];
+		a->follow = sandbox_watch_follows(w, args);
+	}
 	if (w->flags_arg >= 0 && (w->op == SANDBOX_OP_OPEN || w->op == SANDBOX_OP_CREATE) &&
 	    req->data.nr != 85)
 		a->op = sandbox_open_op(req->data.args[w->flags_arg]);
@@ -453,8 +469,10 @@ static void read_access(struct run_files *rf, const struct seccomp_notif *req, s
 		/* NOLINTNEXTLINE(performance-no-int-to-ptr): an address in the caller's memory */
 		struct iovec r = {(void *)(uintptr_t)req->data.args[2], sizeof(how)};
 
-		if (process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(how))
+		if (process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(how)) {
 			a->op = sandbox_open_op(how.flags);
+			a->follow = !(how.flags & O_NOFOLLOW);
+		}
 	}
 	if (rel[0] != '/') {
 		if (w->dirfd_arg >= 0)
@@ -493,7 +511,7 @@ static void handle(struct run_files *rf, const struct seccomp_notif *req,
 	if (program && rf->root_fd >= 0)
 		read_access(rf, req, &a);
 	/* judged while the caller waits: the files are as its call will find them */
-	v = a.ok ? judge(rf, a.path) : RUN_FILES_IGNORED;
+	v = a.ok ? judge(rf, a.path, a.follow) : RUN_FILES_IGNORED;
 	keep = v == RUN_FILES_DENIED || (v == RUN_FILES_GRANTED && rf->mode == POLICY_FILES_ALL);
 	/* still in that call: what was read was its arguments (a hint: see above) */
 	if (keep && ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)

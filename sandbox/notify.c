@@ -127,6 +127,31 @@ out:
 	return ret;
 }
 
+bool sandbox_watch_follows(const struct sandbox_watch *w, const uint64_t *args)
+{
+	switch (w->op) {
+	case SANDBOX_OP_READLINK:
+		return false;
+	case SANDBOX_OP_STAT:
+		/* lstat; newfstatat and statx with AT_SYMLINK_NOFOLLOW */
+		if (w->nr_x86_64 == 6)
+			return false;
+		return w->flags_arg < 0 || !(args[w->flags_arg] & AT_SYMLINK_NOFOLLOW);
+	case SANDBOX_OP_OPEN:
+	case SANDBOX_OP_READ:
+	case SANDBOX_OP_WRITE:
+	case SANDBOX_OP_CREATE:
+		return w->flags_arg < 0 || !(args[w->flags_arg] & O_NOFOLLOW);
+	case SANDBOX_OP_EXEC:
+		/* execveat's flags are its fifth argument */
+		return w->nr_x86_64 != 322 || !(args[4] & AT_SYMLINK_NOFOLLOW);
+	case SANDBOX_OP_ACCESS:
+		/* faccessat2's flags are its fourth */
+		return w->nr_x86_64 != 439 || !(args[3] & AT_SYMLINK_NOFOLLOW);
+	}
+	return true;
+}
+
 static const char *const op_names[] = {
     [SANDBOX_OP_OPEN] = "open",	    [SANDBOX_OP_READ] = "read",
     [SANDBOX_OP_WRITE] = "write",   [SANDBOX_OP_CREATE] = "create",

@@ -235,6 +235,16 @@ extern const size_t sandbox_nwatched;
 const struct sandbox_watch *sandbox_watch_find(int nr);
 
 /**
+ * sandbox_watch_follows() - does the call follow a symbolic link at the end of its path (pure)
+ * @w:		its row
+ * @args:	its six arguments (struct seccomp_data.args)
+ *
+ * Return: false for lstat, readlink and the calls whose flags say O_NOFOLLOW or
+ * AT_SYMLINK_NOFOLLOW (openat2's are in memory: the caller reads them), else true.
+ */
+bool sandbox_watch_follows(const struct sandbox_watch *w, const uint64_t *args);
+
+/**
  * sandbox_notify_bpf() - the recorder's filter: every watched call returns
  * SECCOMP_RET_USER_NOTIF, everything else (other ABIs too) SECCOMP_RET_ALLOW
  * @ret_prog:	on success the instructions (free() them); loaded with

@@ -27,6 +27,8 @@ export WARDEN_GATEWAY_BIN=$GW WARDEN_POOL=0
 mkdir -p "$T/granted/many" "$T/secret" "$T/home/.ssh" "$T/home/proj"
 echo "granted text" >"$T/granted/file"
 echo "top secret" >"$T/secret/file"
+ln -s "$T/secret/file" "$T/granted/escape"
+ln -s file "$T/granted/inside"
 echo "PRIVATE KEY" >"$T/home/.ssh/id_ed25519"
 echo "project" >"$T/home/proj/readme"
 # names a program could use to break a log line: a newline and a forged event, quotes, and
@@ -87,6 +89,19 @@ check_eq "... for the not-granted path" 1 files "$r" ".resource == \"$T/secret/f
 check_fails "a path that is nowhere: ENOENT" wr denied cat "$T/secret/nowhere"
 r=$(last_run)
 check_eq "... and no file event (nothing on the host was out of reach)" 0 files "$r"
+
+echo "# a symbolic link in a grant"
+check_eq "control: a link to a granted file is followed" "granted text" wr denied cat "$T/granted/inside"
+r=$(last_run)
+check_eq "... and makes no file event" 0 files "$r"
+check_fails "a link in a grant to a not-granted file leads nowhere" wr denied cat "$T/granted/escape"
+r=$(last_run)
+check_eq "... and is one denied file event, the path as the program named it" 1 files "$r" \
+	".resource == \"$T/granted/escape\" and .allowed == false"
+check_eq "control: lstat of that link (not followed) makes none" 0 bash -c \
+	'HOME=$0/home ip netns exec "$1" "$2" run -q --audit-log "$3" -p "$0/denied.yaml" -- stat -c %F "$0/granted/escape" >/dev/null &&
+	jq -s --arg r "$(jq -r -s "[.[] | select(.action == \"run.start\")] | last | .run" "$3")" \
+	"[.[] | select(.run == \$r and .type == \"file\")] | length" "$3"' "$T" "$LAB_HOST_NS" "$W" "$A"
 
 echo "# 10,000 granted files: no event"
 check_eq "the program reads 10,000 granted files" 10000 wr denied $PY -c '

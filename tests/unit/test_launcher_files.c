@@ -78,6 +78,27 @@ static void test_filter_watches_its_table(void **state)
 	free(p);
 }
 
+static void test_follows(void **state)
+{
+	uint64_t a[6] = {0};
+
+	(void)state;
+	assert_true(sandbox_watch_follows(sandbox_watch_find(257), a)); /* openat */
+	a[2] = O_NOFOLLOW;
+	assert_false(sandbox_watch_follows(sandbox_watch_find(257), a));
+	assert_false(sandbox_watch_follows(sandbox_watch_find(6), a)); /* lstat */
+	assert_false(sandbox_watch_follows(sandbox_watch_find(89), a)); /* readlink */
+	memset(a, 0, sizeof(a));
+	assert_true(sandbox_watch_follows(sandbox_watch_find(4), a)); /* stat */
+	assert_true(sandbox_watch_follows(sandbox_watch_find(262), a));
+	a[3] = AT_SYMLINK_NOFOLLOW; /* newfstatat's flags */
+	assert_false(sandbox_watch_follows(sandbox_watch_find(262), a));
+	memset(a, 0, sizeof(a));
+	a[4] = AT_SYMLINK_NOFOLLOW; /* execveat's */
+	assert_false(sandbox_watch_follows(sandbox_watch_find(322), a));
+	assert_true(sandbox_watch_follows(sandbox_watch_find(59), a));
+}
+
 static void test_open_ops(void **state)
 {
 	(void)state;
@@ -434,6 +455,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_filter_watches_its_table),
 	    cmocka_unit_test(test_open_ops),
+	    cmocka_unit_test(test_follows),
 	    cmocka_unit_test(test_recorder_gone_fails_closed),
 	    cmocka_unit_test(test_stacked_loosens_nothing),
 	    cmocka_unit_test(test_record_dedupes_and_counts),
