@@ -2,6 +2,7 @@
  * sandbox's seccomp notifications, lets every call go on unchanged, and counts which host
  * paths the program tried to reach without a grant (run_files.h has the stages). */
 #include "launcher/run_files.h"
+#include "launcher/bwrap.h"
 #include "sandbox/sandbox.h"
 
 #include <errno.h>
@@ -243,6 +244,17 @@ bool run_files_sandbox_own(const char *path)
 	return false;
 }
 
+bool run_files_in_base(const char *path)
+{
+	for (size_t i = 0; bwrap_base_dirs[i]; i++) {
+		size_t n = strlen(bwrap_base_dirs[i]);
+
+		if (!strncmp(path, bwrap_base_dirs[i], n) && (path[n] == '\0' || path[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
 /* ------------------------------------------------------------ the supervisor */
 
 /* A NUL-terminated string at @addr in @pid's memory, at most @size - 1 bytes. */
@@ -410,8 +422,11 @@ static enum run_files_verdict judge(struct run_files *rf, const char *path, bool
 
 	if (run_files_sandbox_own(path))
 		return RUN_FILES_IGNORED;
-	/* denied mode asks one question: could this name be one the grants hide? */
-	if (rf->mode == POLICY_FILES_DENIED && resolves_alike(rf, path, follow))
+	/* denied mode asks one question: could this name be one the grants hide? Not in the
+	 * runtime base, which is Warden's and whole (a link there into a hidden /etc file, as
+	 * Debian's sitecustomize.py is, is the base's edge, not the policy's) */
+	if (rf->mode == POLICY_FILES_DENIED &&
+	    (run_files_in_base(path) || resolves_alike(rf, path, follow)))
 		return RUN_FILES_GRANTED;
 	shown = sandbox_shows(rf->root_fd, path, follow, &in);
 	if (shown < 0)

@@ -176,4 +176,12 @@ int run_files_join(const char *base, const char *rel, char *out, size_t size);
  */
 bool run_files_sandbox_own(const char *path);
 
+/**
+ * run_files_in_base() - @path lies in a folder of the sandbox's runtime base (bwrap_base_dirs:
+ * /usr, /bin, /lib..., /etc/ssl...): denied mode records nothing there, since the base is
+ * Warden's and not the policy's to grant (pure)
+ * @path:	absolute, folded
+ */
+bool run_files_in_base(const char *path);
+
 #endif /* WARDEN_LAUNCHER_RUN_FILES_H */

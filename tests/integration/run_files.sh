@@ -20,7 +20,7 @@ lab_up
 
 T=$(lab_tmpdir wd-run-files)
 chmod 0755 "$T"
-lab_on_exit rm -rf "$T"
+[[ -n ${KEEP_T:-} ]] || lab_on_exit rm -rf "$T"
 A=$T/audit.jsonl
 export WARDEN_GATEWAY_BIN=$GW WARDEN_POOL=0
 

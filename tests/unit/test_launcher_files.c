@@ -364,6 +364,12 @@ static void test_join(void **state)
 	assert_false(run_files_sandbox_own("/devices"));
 	assert_false(run_files_sandbox_own("/sys/devices"));
 	assert_false(run_files_sandbox_own("/home/u/proc"));
+	assert_true(run_files_in_base("/usr/lib/python3.11/sitecustomize.py"));
+	assert_true(run_files_in_base("/etc/ssl/certs"));
+	assert_true(run_files_in_base("/lib"));
+	assert_false(run_files_in_base("/library"));
+	assert_false(run_files_in_base("/etc/gitconfig"));
+	assert_false(run_files_in_base("/home/u/.ssh/id_ed25519"));
 }
 
 /* ------------------------------------------------------------ the policy key, the event */
