@@ -1,7 +1,6 @@
 /* fanotify_count.c - the benchmark's fanotify candidate (tests/bench/files.sh): marks the
  * filesystem of PATH for FAN_OPEN | FAN_OPEN_EXEC with FAN_REPORT_DFID_NAME, counts the events
  * until SIGTERM, prints the count. Needs CAP_SYS_ADMIN in the initial user namespace. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -47,7 +47,12 @@ export WARDEN_POOL=0
 D=$(mktemp -d /tmp/warden-bench-files.XXXXXX)
 [[ -n ${KEEP_BENCH:-} ]] || lab_on_exit rm -rf "$D"
 chmod 0755 "$D"
-cc -O2 -o "$D/fanotify_count" "$SRC/tests/bench/fanotify_count.c" || exit 1
+# the helper from the build tree (tests/bench/CMakeLists.txt), else compiled here
+if [[ -x $BUILD/tests/bench/fanotify_count ]]; then
+	cp "$BUILD/tests/bench/fanotify_count" "$D/fanotify_count"
+else
+	cc -O2 -D_GNU_SOURCE -o "$D/fanotify_count" "$SRC/tests/bench/fanotify_count.c" || exit 1
+fi
 
 python3 -c '
 import os, sys
