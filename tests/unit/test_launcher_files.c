@@ -86,7 +86,7 @@ static void test_follows(void **state)
 	assert_true(sandbox_watch_follows(sandbox_watch_find(257), a)); /* openat */
 	a[2] = O_NOFOLLOW;
 	assert_false(sandbox_watch_follows(sandbox_watch_find(257), a));
-	assert_false(sandbox_watch_follows(sandbox_watch_find(6), a)); /* lstat */
+	assert_false(sandbox_watch_follows(sandbox_watch_find(6), a));	/* lstat */
 	assert_false(sandbox_watch_follows(sandbox_watch_find(89), a)); /* readlink */
 	memset(a, 0, sizeof(a));
 	assert_true(sandbox_watch_follows(sandbox_watch_find(4), a)); /* stat */
