@@ -52,6 +52,7 @@ struct run_files {
 	size_t nslot;
 	uint64_t dropped;
 	uint64_t seen;
+	size_t bytes; /* of the kept paths */
 	uint64_t unreadable;
 	/* the supervision */
 	int listener;
@@ -130,7 +131,9 @@ int run_files_record(struct run_files *rf, int op, const char *path, enum run_fi
 			return 0;
 		}
 	}
-	if (rf->nent >= rf->max) {
+	/* bounded in entries and in bytes: a program naming 65,536 long paths on purpose does
+	 * not make the launcher hold 256 MiB */
+	if (rf->nent >= rf->max || rf->bytes + strlen(path) + 1 > RUN_FILES_MAX_BYTES) {
 		rf->dropped++;
 		return 0;
 	}
@@ -143,6 +146,7 @@ int run_files_record(struct run_files *rf, int op, const char *path, enum run_fi
 	e->path = strdup(path);
 	if (!e->path)
 		return -ENOMEM;
+	rf->bytes += strlen(path) + 1;
 	e->op = op;
 	e->verdict = verdict;
 	e->count = 1;

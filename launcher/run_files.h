@@ -41,6 +41,8 @@
 /* Entries a run keeps: past it, accesses are only counted (run_files_dropped()). */
 #define RUN_FILES_MAX_DENIED 4096
 #define RUN_FILES_MAX_ALL 65536
+/* ... and bytes of their paths */
+#define RUN_FILES_MAX_BYTES (8u << 20)
 
 /**
  * enum run_files_verdict - what one access was, by what the sandbox and the host show

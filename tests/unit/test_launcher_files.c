@@ -334,6 +334,27 @@ static void test_record_is_bounded(void **state)
 			 0);
 	assert_int_equal(run_files_get(rf, 0)->count, 2);
 	run_files_free(rf);
+
+	/* and in bytes: 65,536 paths of 4 KiB would be 256 MiB */
+	{
+		static char big[4000];
+		size_t kept;
+
+		memset(big, 'a', sizeof(big) - 1);
+		big[0] = '/';
+		assert_int_equal(run_files_new(POLICY_FILES_ALL, NULL, 0, &rf), 0);
+		for (int i = 0; i < 4000; i++) {
+			snprintf(big + 1, 12, "%010d", i);
+			big[11] = 'a';
+			assert_true(run_files_record(rf, SANDBOX_OP_READ, big, RUN_FILES_GRANTED, 1,
+						     "a") >= 0);
+		}
+		kept = run_files_count(rf);
+		assert_true(kept < 4000);
+		assert_true(kept * sizeof(big) <= RUN_FILES_MAX_BYTES);
+		assert_int_equal(run_files_dropped(rf, NULL), 4000 - kept);
+		run_files_free(rf);
+	}
 }
 
 static void join_is(const char *base, const char *rel, const char *want)
