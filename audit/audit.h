@@ -62,6 +62,7 @@ enum audit_has {
 	AUDIT_HAS_USAGE = 1u << 10,
 	AUDIT_HAS_COUNTS_INCOMPLETE = 1u << 11,
 	AUDIT_HAS_COUNT = 1u << 12,
+	AUDIT_HAS_PROC_PID = 1u << 13,
 };
 
 /**
@@ -125,6 +126,11 @@ struct audit_count {
  *		or the per-tool counts (run.exit), as one compact JSON object's text
  *		(docs/audit.md "mcp"); written as given: it must be valid UTF-8 JSON text
  *		of an object on one line (jansson's compact dump); NULL when absent
+ * @op:		file: what the access did ("read", "write", "create", "exec", "stat",
+ *		"access", "readlink")
+ * @proc_pid:	file: the process of the run that made it, as the launcher's pid
+ *		namespace numbers it (AUDIT_HAS_PROC_PID)
+ * @comm:	file: that process's name (/proc/PID/comm, at most 15 bytes)
  * @priv:	storage owned by a decoded event; NULL when built by a caller.
  *		Release with audit_event_clear().
  *
@@ -174,6 +180,9 @@ struct audit_event {
 	const struct audit_count *names;
 	size_t names_len;
 	const char *mcp;
+	const char *op;
+	int64_t proc_pid;
+	const char *comm;
 
 	void *priv;
 };

@@ -64,6 +64,9 @@ const struct opt_field audit_opt_fields[] = {
 	BOOL("counts_incomplete", counts_incomplete, AUDIT_HAS_COUNTS_INCOMPLETE),
 	STR("denial_id", denial_id),
 	{"mcp", FK_JSON, OFF(mcp), 0, 0},
+	STR("op", op),
+	NUM("proc_pid", proc_pid, AUDIT_HAS_PROC_PID, INT32_MAX),
+	STR("comm", comm),
 };
 
 _Static_assert(WD_ARRAY_SIZE(audit_opt_fields) == AUDIT_N_OPT_FIELDS,

@@ -22,6 +22,7 @@ struct logs_opts {
 	const char *path;
 	const char *run;
 	bool denied;
+	const char *type;
 	bool json;
 	bool follow;
 	bool has_tail;
@@ -39,7 +40,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: warden logs [--tail N] [--follow] [--json] [--run ID] [--denied]\n"
-		"                   [--audit-log PATH] [--tool NAME]\n"
+		"                   [--audit-log PATH] [--tool NAME] [--type TYPE]\n"
 		"\n"
 		"Show the audit log: one row per event (time in UTC, run, type, action,\n"
 		"allow/DENY, resource, reason), or the raw JSON lines with --json.\n"
@@ -54,6 +55,7 @@ static void usage(FILE *f)
 		"                        ${XDG_STATE_HOME:-~/.local/state}/warden/audit.jsonl)\n"
 		"      --tool NAME       only events that happened while a call of the MCP\n"
 		"                        tool NAME was in flight (their `mcp` names it)\n"
+		"      --type TYPE       only events of TYPE: run, dns, net, file, limit, audit\n"
 		"  -h, --help            show this help\n"
 		"\n"
 		"Filters combine. Corrupt or torn lines are skipped and counted on stderr.\n"
@@ -87,7 +89,8 @@ static int parse_count(const char *s, size_t *out)
 
 static int parse_args(int argc, char **argv, struct logs_opts *o)
 {
-	enum { OPT_JSON = 256, OPT_RUN, OPT_DENIED, OPT_LOG, OPT_TOOL };
+	enum { OPT_JSON = 256, OPT_RUN, OPT_DENIED, OPT_LOG, OPT_TOOL, OPT_TYPE };
+	static const char *const types[] = {"run", "dns", "net", "file", "limit", "audit"};
 	static const struct option longopts[] = {
 	    {"tail", required_argument, NULL, 'n'},
 	    {"follow", no_argument, NULL, 'f'},
@@ -97,6 +100,7 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 	    {"audit-log", required_argument, NULL, OPT_LOG},
 	    {"help", no_argument, NULL, 'h'},
 	    {"tool", required_argument, NULL, OPT_TOOL},
+	    {"type", required_argument, NULL, OPT_TYPE},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *override = NULL;
@@ -133,6 +137,17 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 			if (!*optarg)
 				return usage_error("--tool wants a tool name%s", "");
 			o->tool = optarg;
+			break;
+		case OPT_TYPE:
+			o->type = NULL;
+			for (size_t i = 0; i < WD_ARRAY_SIZE(types); i++)
+				if (!strcmp(optarg, types[i]))
+					o->type = types[i];
+			if (!o->type)
+				return usage_error(
+				    "--type wants run, dns, net, file, limit or audit, "
+				    "not '%s'",
+				    optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -181,6 +196,8 @@ static bool matches(const struct logs_opts *o, const struct audit_event *ev)
 	if (o->tool && !tool_in_flight(ev, o->tool))
 		return false;
 	if (o->run && strcmp(ev->run, o->run) != 0)
+		return false;
+	if (o->type && strcmp(audit_event_type(ev), o->type) != 0)
 		return false;
 	if (o->denied && ev->allowed)
 		return false;
@@ -264,7 +281,16 @@ static void print_row(const struct audit_event *ev)
 		snprintf(when, sizeof(when), "%04d-%02d-%02d %02d:%02d:%02d.%03ld",
 			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
 			 tm.tm_sec, (ev->ts.tv_nsec / 1000000) % 1000);
-	wd_buf_puts(&res, ev->resource);
+	if (ev->type == AUDIT_TYPE_FILE && strlen(ev->resource) > W_RESOURCE) {
+		/* a path's end names the file: cut its start (at a character's first byte) */
+		const char *t = ev->resource + strlen(ev->resource) - (W_RESOURCE - 3);
+
+		while (*t && ((unsigned char)*t & 0xc0) == 0x80)
+			t++;
+		wd_buf_printf(&res, "...%s", t);
+	} else {
+		wd_buf_puts(&res, ev->resource);
+	}
 	if ((ev->has & AUDIT_HAS_PORT) && ev->type == AUDIT_TYPE_NET)
 		wd_buf_printf(&res, ":%lld", (long long)ev->port);
 	put_cell(&row, when, W_TIME, true);

@@ -611,6 +611,7 @@ static int finish(struct run *r, struct run_outcome *o)
 	 * signalled, or the memory limit killed the program) */
 	run_sandbox_signal(r, SANDBOX_INSIDE, SIGKILL);
 	run_sandbox_release(r);
+	run_audit_files(r);
 	run_audit_limits(r, o);
 	/* no process of the run outlives `warden run` (the cgroups go in the background) */
 	if (limits_reap(&r->lim, 2000))
@@ -712,6 +713,7 @@ int cmd_run(int argc, char **argv)
 out:
 	run_stdio_free(&r);
 	run_sandbox_release(&r);
+	run_files_free(r.files);
 	run_rootless_scope_free(&r);
 	audit_log_close(r.log);
 	policy_free(r.pol);

@@ -4,7 +4,9 @@
  * policy and its hash, the launcher's pid and the person's uid. */
 #include "launcher/cli.h"
 #include "launcher/run_internal.h"
+#include "sandbox/sandbox.h"
 
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -252,4 +254,89 @@ void run_audit_kill(struct run *r, uid_t uid, pid_t pid)
 	ev.has = AUDIT_HAS_SIGNAL;
 	ev.signal = SIGTERM;
 	write_event(r, &ev, 0);
+}
+
+void run_audit_files(struct run *r)
+{
+	char reason[PATH_MAX + 160], rule[64];
+	uint64_t dropped, seen;
+	const char *name;
+	struct wd_err err;
+
+	if (!r->files || !r->started)
+		return;
+	/* the policy as a person knows it: its file's name */
+	name = strrchr(r->policy_abs, '/');
+	name = name && name[1] ? name + 1 : r->policy_abs;
+	for (size_t i = 0; i < run_files_count(r->files); i++) {
+		const struct run_files_entry *f = run_files_get(r->files, i);
+		struct audit_event ev = {0};
+		bool denied = f->verdict == RUN_FILES_DENIED;
+
+		ev.type = AUDIT_TYPE_FILE;
+		ev.action = f->op == SANDBOX_OP_EXEC ? "file.exec"
+			    : f->op == SANDBOX_OP_STAT || f->op == SANDBOX_OP_ACCESS ||
+				    f->op == SANDBOX_OP_READLINK
+				? "file.stat"
+				: "file.open";
+		ev.resource = f->path;
+		ev.allowed = !denied;
+		snprintf(rule, sizeof(rule), "audit.files: %s",
+			 policy_audit_files_name(policy_audit_files(r->pol)));
+		ev.rule = rule;
+		if (denied)
+			snprintf(reason, sizeof(reason),
+				 "not granted by policy %s: the path exists on the host, the "
+				 "sandbox does not show it",
+				 name);
+		else
+			snprintf(reason, sizeof(reason), "granted by policy %s", name);
+		ev.reason = reason;
+		ev.op = sandbox_op_name((enum sandbox_op)f->op);
+		ev.has |= AUDIT_HAS_PROC_PID;
+		ev.proc_pid = f->pid;
+		ev.comm = f->comm[0] ? f->comm : NULL;
+		if (f->count > 1) {
+			ev.has |= AUDIT_HAS_COUNT;
+			ev.count = (int64_t)f->count;
+		}
+		write_event(r, &ev, AUDIT_WRITE_DEFER);
+	}
+	dropped = run_files_dropped(r->files, &seen);
+	if (dropped) {
+		struct audit_event ev = {0};
+
+		ev.type = AUDIT_TYPE_FILE;
+		ev.action = "file.open";
+		ev.resource = "";
+		ev.allowed = false;
+		snprintf(reason, sizeof(reason),
+			 "rate limit: %llu more accesses of paths beyond the first %zu were only "
+			 "counted",
+			 (unsigned long long)dropped, run_files_count(r->files));
+		ev.reason = reason;
+		ev.has |= AUDIT_HAS_COUNT;
+		ev.count = (int64_t)dropped;
+		write_event(r, &ev, AUDIT_WRITE_DEFER);
+	}
+	if (run_files_unreadable(r->files)) {
+		struct audit_event ev = {0};
+
+		ev.type = AUDIT_TYPE_FILE;
+		ev.action = "file.open";
+		ev.resource = "";
+		ev.allowed = false;
+		snprintf(reason, sizeof(reason),
+			 "incomplete: the kernel did not let the recorder read the path of %llu "
+			 "calls (ptrace restrictions, e.g. kernel.yama.ptrace_scope >= 2); their "
+			 "attempts are not in the log",
+			 (unsigned long long)run_files_unreadable(r->files));
+		ev.reason = reason;
+		ev.has |= AUDIT_HAS_COUNT;
+		ev.count = (int64_t)run_files_unreadable(r->files);
+		write_event(r, &ev, AUDIT_WRITE_DEFER);
+	}
+	wd_err_clear(&err);
+	if (audit_log_flush(r->log, &err) < 0)
+		fprintf(stderr, "warden run: audit: %s\n", err.msg[0] ? err.msg : "file events");
 }

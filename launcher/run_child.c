@@ -18,7 +18,9 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <linux/seccomp.h>
 #include <unistd.h>
 
 int run_child_memfd(const char *name, const void *data, size_t len)
@@ -53,7 +55,48 @@ static _Noreturn void child_fail(int errfd, int stage, int index, int err)
 }
 
 /* Runs in the child after fork and never returns: the stages of run_child.h. */
-static _Noreturn void child_main(const struct run_child_plan *p, int errfd, int gofd)
+/* One byte with one descriptor attached (SCM_RIGHTS). */
+static int send_fd(int sock, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {"l", 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *cm;
+
+	memset(&u, 0, sizeof(u));
+	mh.msg_control = u.buf;
+	mh.msg_controllen = sizeof(u.buf);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+/* The file-access filter with a listener, which goes to the parent and is closed here. */
+static int load_notify(const struct run_child_plan *p, int sock)
+{
+	struct sock_fprog fp = {(unsigned short)p->notify_len, (struct sock_filter *)p->notify};
+	int lfd, ret = 0;
+
+	/* the child is an ordinary user by now: a filter needs no_new_privs (bwrap sets it
+	 * too, for its own filter) */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+			   &fp);
+	if (lfd < 0)
+		return -errno;
+	ret = send_fd(sock, lfd);
+	close(lfd);
+	return ret;
+}
+
+static _Noreturn void child_main(const struct run_child_plan *p, int errfd, int gofd, int nsock)
 {
 	struct run_child_exec x = {0};
 	struct run_child_report rep = {0, RUN_CHILD_BACKEND, -1};
@@ -89,7 +132,7 @@ static _Noreturn void child_main(const struct run_child_plan *p, int errfd, int 
 		_exit(RUN_EXIT_WARDEN);
 	if (p->prepare_exec(p->arg, &x, &rep))
 		child_fail(errfd, rep.stage, rep.index, rep.err);
-	keep = calloc(x.nkeep + 2, sizeof(*keep));
+	keep = calloc(x.nkeep + 3, sizeof(*keep));
 	if (!keep)
 		child_fail(errfd, RUN_CHILD_FDS, 0, ENOMEM);
 	/* the binary inherits these; the error and go pipes are CLOEXEC and go at exec */
@@ -102,6 +145,8 @@ static _Noreturn void child_main(const struct run_child_plan *p, int errfd, int 
 	}
 	keep[nkeep++] = errfd;
 	keep[nkeep++] = gofd;
+	if (nsock >= 0)
+		keep[nkeep++] = nsock;
 	e = wd_close_all_except(keep, (size_t)nkeep);
 	if (e)
 		child_fail(errfd, RUN_CHILD_FDS, 0, -e);
@@ -118,6 +163,13 @@ static _Noreturn void child_main(const struct run_child_plan *p, int errfd, int 
 		rl.rlim_cur = rl.rlim_max = (rlim_t)p->nproc;
 		if (setrlimit(RLIMIT_NPROC, &rl) < 0)
 			child_fail(errfd, RUN_CHILD_LIMIT, 1, errno);
+	}
+	/* last: from here on every path call waits for the parent's recorder */
+	if (nsock >= 0) {
+		e = load_notify(p, nsock);
+		if (e)
+			child_fail(errfd, RUN_CHILD_FILES, 0, -e);
+		close(nsock);
 	}
 	/* wait for the parent's checks; EOF means "do not run" */
 	while ((e = (int)read(gofd, &go, 1)) < 0 && errno == EINTR)
@@ -147,10 +199,11 @@ static _Noreturn void child_main(const struct run_child_plan *p, int errfd, int 
 
 int run_child_fork(struct run_child *c, const struct run_child_plan *p, struct sandbox_err *e)
 {
-	int errp[2] = {-1, -1}, go[2] = {-1, -1}, ret;
+	int errp[2] = {-1, -1}, go[2] = {-1, -1}, ns[2] = {-1, -1}, ret;
 
 	*c = RUN_CHILD_INIT;
-	if (pipe2(errp, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
+	if (pipe2(errp, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0 ||
+	    (p->notify && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ns) < 0)) {
 		ret = -errno;
 		e->step = "exec";
 		e->fix = NULL;
@@ -169,18 +222,56 @@ int run_child_fork(struct run_child *c, const struct run_child_plan *p, struct s
 	if (c->pid == 0) {
 		close(errp[0]);
 		close(go[1]);
-		child_main(p, errp[1], go[0]);
+		if (ns[0] >= 0)
+			close(ns[0]);
+		child_main(p, errp[1], go[0], ns[1]);
 	}
 	c->err_fd = errp[0];
 	c->go_fd = go[1];
-	errp[0] = go[1] = -1;
+	c->notify_fd = ns[0];
+	errp[0] = go[1] = ns[0] = -1;
 	ret = 0;
 out:
 	wd_closep(&errp[0]);
 	wd_closep(&errp[1]);
 	wd_closep(&go[0]);
 	wd_closep(&go[1]);
+	wd_closep(&ns[0]);
+	wd_closep(&ns[1]);
 	return ret;
+}
+
+int run_child_listener(struct run_child *c, int *ret_fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	char b;
+	struct iovec iov = {&b, 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *cm;
+	int fd = -1;
+	ssize_t n;
+
+	if (c->notify_fd < 0)
+		return -EBADF;
+	mh.msg_control = u.buf;
+	mh.msg_controllen = sizeof(u.buf);
+	do
+		n = recvmsg(c->notify_fd, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		n = -errno;
+	wd_closep(&c->notify_fd);
+	cm = n == 1 ? CMSG_FIRSTHDR(&mh) : NULL;
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+	    cm->cmsg_len == CMSG_LEN(sizeof(int)) && !(mh.msg_flags & MSG_CTRUNC))
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	if (fd < 0)
+		return n < 0 ? (int)n : -ECHILD;
+	*ret_fd = fd;
+	return 0;
 }
 
 int run_child_go(struct run_child *c, struct run_child_report *ret)
@@ -211,6 +302,7 @@ void run_child_cancel(struct run_child *c)
 
 	wd_closep(&c->go_fd);
 	wd_closep(&c->err_fd);
+	wd_closep(&c->notify_fd);
 	if (c->pid > 0)
 		waitpid(c->pid, &st, 0);
 	c->pid = 0;
@@ -230,6 +322,8 @@ static const struct {
     [RUN_CHILD_FDS] = {"exec", NULL},
     [RUN_CHILD_LIMIT] = {"limits", NULL},
     [RUN_CHILD_EXEC] = {"exec", "check `warden doctor`"},
+    [RUN_CHILD_FILES] = {"sandbox",
+			 "set `audit.files: off` in the policy, or check `warden doctor`"},
 };
 
 bool run_child_explain(const struct run_child_report *rep, const char *what, const char *binary,
@@ -270,6 +364,9 @@ bool run_child_explain(const struct run_child_report *rep, const char *what, con
 		break;
 	case RUN_CHILD_EXEC:
 		snprintf(m, n, "starting %s: %s", binary, err);
+		break;
+	case RUN_CHILD_FILES:
+		snprintf(m, n, "loading the file-access recorder's seccomp filter: %s", err);
 		break;
 	case RUN_CHILD_BACKEND:
 	default:

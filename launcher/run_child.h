@@ -15,6 +15,9 @@
  *   fds       every descriptor but those closed (whatever the caller of `warden run` left
  *             open stays out); the kept ones lose FD_CLOEXEC
  *   limit     RLIMIT_FSIZE (limits.disk_mb)
+ *   files     with a recorder (audit.files): no_new_privs, the file-access filter loaded with
+ *             a listener (sandbox_notify_bpf()), the listener sent to the parent and closed:
+ *             no process of the sandbox ever holds it (run_files.h)
  *   exec      on the parent's word ("go" pipe; EOF means "do not run") the binary
  *
  * A stage that fails writes a struct run_child_report on a CLOEXEC pipe and exits; a
@@ -24,6 +27,8 @@
 #define WARDEN_LAUNCHER_RUN_CHILD_H
 
 #include "launcher/run_sandbox.h"
+
+#include <linux/filter.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,6 +44,7 @@ enum run_child_stage {
 	RUN_CHILD_FDS,
 	RUN_CHILD_LIMIT,
 	RUN_CHILD_EXEC,
+	RUN_CHILD_FILES,
 	RUN_CHILD_BACKEND = 16, /* the backend's hook's own stages start here */
 };
 
@@ -89,6 +95,9 @@ struct run_child_exec {
  *		RUN_CHILD_BACKEND and up, positive errno) and return non-zero. It may allocate
  *		(the child execs or exits)
  * @arg:	passed to @prepare_exec
+ * @notify:	NULL, or the file-access recorder's filter (loaded last, before the exec; its
+ *		listener comes back through run_child_listener())
+ * @notify_len:	its number of instructions
  */
 struct run_child_plan {
 	int netns_fd;
@@ -105,6 +114,8 @@ struct run_child_plan {
 	char *const *wrap_env;
 	int (*prepare_exec)(void *arg, struct run_child_exec *x, struct run_child_report *rep);
 	void *arg;
+	const struct sock_filter *notify;
+	size_t notify_len;
 };
 
 /**
@@ -112,14 +123,16 @@ struct run_child_plan {
  * @pid:	the child, 0 when none
  * @err_fd:	the read end of its error pipe, or -1
  * @go_fd:	the write end of its "go" pipe, or -1
+ * @notify_fd:	the parent's end of the socket the recorder's listener comes over, or -1
  */
 struct run_child {
 	pid_t pid;
 	int err_fd;
 	int go_fd;
+	int notify_fd;
 };
 
-#define RUN_CHILD_INIT ((struct run_child){.pid = 0, .err_fd = -1, .go_fd = -1})
+#define RUN_CHILD_INIT ((struct run_child){.pid = 0, .err_fd = -1, .go_fd = -1, .notify_fd = -1})
 
 /**
  * run_child_fork() - fork the parked child of @p
@@ -139,6 +152,17 @@ int run_child_fork(struct run_child *c, const struct run_child_plan *p, struct s
  * Return: 0 when it exec'd; -ECHILD when it did not (@ret says where and why).
  */
 int run_child_go(struct run_child *c, struct run_child_report *ret);
+
+/**
+ * run_child_listener() - the file-access recorder's listener, which the parked child sends
+ * once it has loaded the filter (before "go": it waits for that word afterwards)
+ * @c:		the child, forked with a &run_child_plan.notify
+ * @ret_fd:	on success the descriptor (CLOEXEC), the caller's to supervise
+ *
+ * Return: 0; -ECHILD when the child ended without sending one (it failed a stage: its report
+ * is for run_child_go()); -EBADF without a recorder; another negative errno.
+ */
+int run_child_listener(struct run_child *c, int *ret_fd);
 
 /** run_child_cancel() - the child will not run: close its pipes (it exits) and reap it. */
 void run_child_cancel(struct run_child *c);

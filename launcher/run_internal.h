@@ -19,6 +19,7 @@
 #define WARDEN_LAUNCHER_RUN_INTERNAL_H
 
 #include "launcher/run.h"
+#include "launcher/run_files.h"
 #include "launcher/run_sandbox.h"
 #include "launcher/run_stdio.h"
 #include "audit/audit.h"
@@ -246,6 +247,8 @@ struct run {
 	struct sandbox sb;
 	/* run_stdio.c: the stdio relay and the MCP tool calls in flight */
 	struct run_stdio io;
+	/* run_files.c: the file-access recorder (audit.files), NULL when off */
+	struct run_files *files;
 };
 
 /**
@@ -379,6 +382,13 @@ void run_audit_kill(struct run *r, uid_t uid, pid_t pid);
  * (opening the path again could reach another file)
  */
 void run_audit_sync(const struct run *r);
+
+/**
+ * run_audit_files() - the `file` events of an ended run: one per (operation, path) the
+ * recorder kept, with its count, and one summary of what it could not keep
+ * @r:	the run (its recorder stopped; nothing when it has none)
+ */
+void run_audit_files(struct run *r);
 
 /* ------------------------------------------------------------ run_network.c */
 

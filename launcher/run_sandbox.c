@@ -197,6 +197,14 @@ static bool daemon_joins(const struct run *r)
 /* what the child joins itself then: nothing */
 static const struct limits no_limits;
 
+/* sandbox_spec.files_start: the recorder's thread takes the listener */
+static int files_start(void *arg, int listener, pid_t outer)
+{
+	struct run *r = arg;
+
+	return run_files_start(r->files, listener, outer);
+}
+
 /* What the sandbox is to be, from what the run knows by now. */
 static const struct sandbox_spec *spec_of(struct run *r)
 {
@@ -229,6 +237,8 @@ static const struct sandbox_spec *spec_of(struct run *r)
 	s->wrap = s->rootless && r->scope ? r->scope_argv : NULL;
 	s->wrap_bin = RUN_SYSTEMD_RUN;
 	s->wrap_env = r->scope_env;
+	s->files_start = r->files ? files_start : NULL;
+	s->files_arg = r;
 	return s;
 }
 
@@ -259,9 +269,14 @@ int run_sandbox_prepare(struct run *r)
 {
 	struct sandbox_err e = {0};
 
+	enum policy_audit_files files = policy_audit_files(r->pol);
+
 	if (r->scope && run_rootless_scope_prepare(r))
 		return run_fail(r, "limits", NULL,
 				"the systemd scope's command line: out of memory");
+	if (files != POLICY_FILES_OFF && !r->files &&
+	    run_files_new(files, r->pol->mask, r->pol->nmask, &r->files))
+		return run_fail(r, "sandbox", NULL, "the file-access recorder: out of memory");
 
 	return r->sb.be->prepare(&r->sb, spec_of(r), &e) ? failed(r, &e) : 0;
 }
@@ -285,6 +300,8 @@ void run_sandbox_cancel(struct run *r)
 void run_sandbox_release(struct run *r)
 {
 	r->sb.be->release(&r->sb);
+	/* the recorder ends with the sandbox (its entries stay for run_audit_files()) */
+	run_files_stop(r->files);
 }
 
 pid_t run_sandbox_pid(const struct run *r)

@@ -92,6 +92,13 @@ struct sandbox_err {
  *		namespace), 0 for none
  * @empty_file:	the empty file bound over the /proc files a sandbox does not see (NULL:
  *		RUN_EMPTY_FILE, root's)
+ * @wrap:	see struct run_child_plan
+ * @wrap_bin:	see struct run_child_plan
+ * @wrap_env:	see struct run_child_plan
+ * @files_start: NULL, or the file-access recorder (audit.files): the backend loads its filter
+ *		in the sandbox's first process and hands the listener to this, with that
+ *		process's pid, before the program may start; non-zero stops the run
+ * @files_arg:	passed to @files_start
  */
 struct sandbox_spec {
 	const struct wd_policy *policy;
@@ -118,6 +125,8 @@ struct sandbox_spec {
 	char *const *wrap;
 	const char *wrap_bin;
 	char *const *wrap_env;
+	int (*files_start)(void *arg, int listener, pid_t outer);
+	void *files_arg;
 };
 
 /**

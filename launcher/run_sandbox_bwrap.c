@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define BWRAP_DEFAULT "/usr/bin/bwrap"
@@ -72,6 +73,8 @@ struct bwrap_sandbox {
 	char info[512];
 	size_t info_len;
 	pid_t ns_init;
+	struct sock_filter *notify;
+	size_t notify_len;
 };
 
 static int say(struct sandbox_err *e, int code, const char *step, const char *fix, const char *fmt,
@@ -336,6 +339,17 @@ static int bwrap_prepare(struct sandbox *sb, const struct sandbox_spec *sp, stru
 	plan.wrap_env = sp->wrap_env;
 	plan.prepare_exec = prepare_exec;
 	plan.arg = b;
+	/* the file-access recorder's filter: loaded by the child, last before bwrap */
+	if (sp->files_start && !b->notify) {
+		ret = sandbox_notify_bpf(&b->notify, &b->notify_len, &err);
+		if (ret) {
+			say(e, ret, "sandbox", "set `audit.files: off` in the policy", "%s",
+			    err.msg);
+			goto out;
+		}
+	}
+	plan.notify = sp->files_start ? b->notify : NULL;
+	plan.notify_len = b->notify_len;
 	ret = run_child_fork(&b->child, &plan, e);
 	if (ret)
 		goto out;
@@ -397,9 +411,42 @@ static int bwrap_spawn(struct sandbox *sb, struct sandbox_err *e)
 {
 	struct bwrap_sandbox *b = sb->priv;
 	struct run_child_report rep;
+	int lfd = -1, ret;
 
-	if (!run_child_go(&b->child, &rep))
+	if (b->child.notify_fd >= 0) {
+		/* the recorder runs before the program may: its first exec waits for it */
+		ret = run_child_listener(&b->child, &lfd);
+		if (!ret) {
+			ret = sb->spec->files_start(sb->spec->files_arg, lfd, b->child.pid);
+			if (ret) {
+				run_child_cancel(&b->child);
+				sb->pid = 0;
+				wd_closep(&sb->event_fd);
+				return say(e, ret, "sandbox", NULL,
+					   "starting the file-access recorder: %s", strerror(-ret));
+			}
+		} else if (ret != -ECHILD) {
+			run_child_cancel(&b->child);
+			sb->pid = 0;
+			wd_closep(&sb->event_fd);
+			return say(e, ret, "sandbox", NULL,
+				   "receiving the file-access recorder's descriptor: %s",
+				   strerror(-ret));
+		}
+		/* -ECHILD: the child failed a stage; run_child_go() has its report */
+	}
+	if (!run_child_go(&b->child, &rep)) {
+		if (b->child.notify_fd < 0 && sb->spec->files_start && lfd < 0) {
+			/* exec'd without a recorder although one was asked for: fail closed */
+			kill(b->child.pid, SIGKILL);
+			waitpid(b->child.pid, &(int){0}, 0);
+			b->child.pid = sb->pid = 0;
+			wd_closep(&sb->event_fd);
+			return say(e, -EPROTO, "sandbox", NULL,
+				   "the file-access recorder's descriptor never came");
+		}
 		return 0;
+	}
 	sb->pid = 0;
 	wd_closep(&sb->event_fd);
 	explain(b, sb->spec, &rep, e);
@@ -524,6 +571,8 @@ static void bwrap_release(struct sandbox *sb)
 	close_data(&b->spec);
 	wd_closep(&b->child.go_fd);
 	wd_closep(&b->child.err_fd);
+	wd_closep(&b->child.notify_fd);
+	free(b->notify);
 	free(b->grants);
 	free(b);
 	sb->priv = NULL;

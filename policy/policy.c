@@ -22,10 +22,12 @@ enum {
 	TOP_LIMITS,
 	TOP_SANDBOX,
 	TOP_MCP,
+	TOP_AUDIT,
 	TOP_N
 };
 static const char *const top_keys[TOP_N] = {"version", "command", "filesystem", "network",
-					    "env",     "limits",  "sandbox",	"mcp"};
+					    "env",     "limits",  "sandbox",	"mcp",
+					    "audit"};
 
 enum { FS_READ, FS_WRITE, FS_N };
 static const char *const fs_keys[FS_N] = {"read", "write"};
@@ -44,6 +46,15 @@ static const char *const sandbox_keys[SBX_N] = {"allow"};
 
 enum { MCP_ALLOWLIST, MCP_N };
 static const char *const mcp_keys[MCP_N] = {"allowlist"};
+enum { AUD_FILES, AUD_N };
+static const char *const audit_keys[AUD_N] = {"files"};
+
+/* audit.files: the words (index = enum policy_audit_files) */
+static const char *const audit_files_words[] = {
+    [POLICY_FILES_OFF] = "off",
+    [POLICY_FILES_DENIED] = "denied",
+    [POLICY_FILES_ALL] = "all",
+};
 
 /* sandbox.allow: the words, their bits, and what each costs (for the message) */
 static const struct {
@@ -535,6 +546,44 @@ static void parse_mcp(struct pctx *c, const struct yt_node *n)
 			 s);
 }
 
+/* ------------------------------------------------------------ audit */
+
+const char *policy_audit_files_name(enum policy_audit_files v)
+{
+	if ((unsigned)v >= WD_ARRAY_SIZE(audit_files_words))
+		return NULL;
+	return audit_files_words[v];
+}
+
+enum policy_audit_files policy_audit_files(const struct wd_policy *p)
+{
+	/* the default: off, since recording costs more than the 10 % it was allowed on a run
+	 * that opens 10,000 granted files (docs/files.md, "Cost") */
+	if (!p || p->audit_files == POLICY_FILES_UNSET)
+		return POLICY_FILES_OFF;
+	return (enum policy_audit_files)p->audit_files;
+}
+
+/* audit: { files: off | denied | all } - which file accesses become `file` events */
+static void parse_audit(struct pctx *c, const struct yt_node *n)
+{
+	const struct yt_node *v[AUD_N];
+	const char *s;
+
+	if (yt_map_keys(c->d, n, "`audit`", audit_keys, AUD_N, v) || !v[AUD_FILES])
+		return;
+	s = yt_str(c->d, v[AUD_FILES], "audit.files");
+	if (!s)
+		return;
+	for (size_t i = 1; i < WD_ARRAY_SIZE(audit_files_words); i++)
+		if (!strcmp(s, audit_files_words[i])) {
+			c->p->audit_files = (unsigned)i;
+			return;
+		}
+	diag_err(c->d, v[AUD_FILES],
+		 "audit.files: `%s` is not a choice; expected one of: off, denied, all", s);
+}
+
 /* ------------------------------------------------------------ entry point */
 
 int policy_parse(const char *buf, size_t len, const char *filename, struct wd_policy **ret,
@@ -582,6 +631,8 @@ int policy_parse(const char *buf, size_t len, const char *filename, struct wd_po
 		parse_sandbox(&c, v[TOP_SANDBOX]);
 	if (v[TOP_MCP])
 		parse_mcp(&c, v[TOP_MCP]);
+	if (v[TOP_AUDIT])
+		parse_audit(&c, v[TOP_AUDIT]);
 out:
 	yt_free(root);
 	if (!c.oom && d->errors == errors && matcher_build(c.p) < 0)

@@ -187,6 +187,14 @@ enum policy_sandbox_allow {
 	POLICY_SANDBOX_USERNS = 1u << 0,
 };
 
+/* audit.files: which file accesses of a run become `file` events (warden-policy(5)). */
+enum policy_audit_files {
+	POLICY_FILES_UNSET = 0, /* not in the policy: policy_audit_files() gives the default */
+	POLICY_FILES_OFF,	/* none */
+	POLICY_FILES_DENIED,	/* attempts at host paths the grants do not expose */
+	POLICY_FILES_ALL,	/* every access of a path (forensics) */
+};
+
 struct policy_matcher;
 
 /* per-user caps and run limits a ceiling sets (warden-gateway(8), "Ceiling") */
@@ -243,6 +251,7 @@ struct policy_narrowing {
  * @sandbox_allow: sandbox.allow, enum policy_sandbox_allow bits (0: nothing loosened)
  * @mcp_allowlist_locked: `mcp.allowlist: locked`: `warden mcp` refuses every request to add a
  *		name (default `approval`: a request waits for a person)
+ * @audit_files: audit.files, enum policy_audit_files (POLICY_FILES_UNSET when absent)
  * @matcher:	compiled matcher (internal)
  * @validated:	policy_validate() succeeded on it
  *
@@ -280,6 +289,7 @@ struct wd_policy {
 	struct policy_limits limits;
 	unsigned sandbox_allow;
 	bool mcp_allowlist_locked;
+	unsigned audit_files;
 	struct policy_matcher *matcher;
 	bool validated;
 	bool bounded;
@@ -426,6 +436,20 @@ bool policy_allows_addr(const struct wd_policy *p, int family, const void *addr,
  * Return: "userns", or NULL for anything else.
  */
 const char *policy_sandbox_allow_name(unsigned bit);
+
+/**
+ * policy_audit_files() - the audit.files a run of @p records (the default when unset: off)
+ * @p:	the policy; may be NULL (the default)
+ *
+ * Return: POLICY_FILES_OFF, POLICY_FILES_DENIED or POLICY_FILES_ALL.
+ */
+enum policy_audit_files policy_audit_files(const struct wd_policy *p);
+
+/**
+ * policy_audit_files_name() - "off", "denied", "all" (NULL for anything else)
+ * @v:	the value
+ */
+const char *policy_audit_files_name(enum policy_audit_files v);
 
 /**
  * policy_render_yaml() - append the normalised policy as YAML (deterministic)

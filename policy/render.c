@@ -188,6 +188,10 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 	}
 	if (p->mcp_allowlist_locked)
 		ret |= wd_buf_puts(out, "mcp:\n  allowlist: \"locked\"\n");
+	if (p->audit_files != POLICY_FILES_UNSET)
+		ret |=
+		    wd_buf_printf(out, "audit:\n  files: %s\n",
+				  policy_audit_files_name((enum policy_audit_files)p->audit_files));
 	return ret ? -ENOMEM : 0;
 }
 

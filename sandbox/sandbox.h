@@ -174,4 +174,106 @@ int sandbox_rule_text(const struct sandbox_rule *r, struct wd_buf *out);
  */
 int sandbox_describe(unsigned allow, struct wd_buf *out);
 
+/* ------------------------------------------------------------ the file-access recorder */
+
+/**
+ * enum sandbox_op - what a watched call does to its path (the `op` of a `file` event)
+ * @SANDBOX_OP_OPEN:	an open whose flags are not known yet (openat2: they are in memory)
+ * @SANDBOX_OP_READ:	an open for reading
+ * @SANDBOX_OP_WRITE:	an open for writing (or truncating)
+ * @SANDBOX_OP_CREATE:	an open with O_CREAT, creat()
+ * @SANDBOX_OP_EXEC:	execve, execveat
+ * @SANDBOX_OP_STAT:	stat, lstat, newfstatat, statx with a path
+ * @SANDBOX_OP_ACCESS:	access, faccessat, faccessat2
+ * @SANDBOX_OP_READLINK: readlink, readlinkat
+ */
+enum sandbox_op {
+	SANDBOX_OP_OPEN,
+	SANDBOX_OP_READ,
+	SANDBOX_OP_WRITE,
+	SANDBOX_OP_CREATE,
+	SANDBOX_OP_EXEC,
+	SANDBOX_OP_STAT,
+	SANDBOX_OP_ACCESS,
+	SANDBOX_OP_READLINK,
+};
+
+/**
+ * struct sandbox_watch - one system call the recorder is told about (a row of its table)
+ * @syscall:	its name, as libseccomp knows it
+ * @nr_x86_64:	its x86_64 number (used when libseccomp does not know the name, and to find
+ *		the row of a notification)
+ * @path_arg:	the argument that points to the path
+ * @dirfd_arg:	the argument holding the directory descriptor a relative path starts from, or
+ *		-1 (the current directory)
+ * @flags_arg:	the argument with open(2) flags (open, openat) or the AT_ flags (newfstatat,
+ *		statx), or -1
+ * @op:		what it does
+ * @skip_empty_path: calls with AT_EMPTY_PATH in @flags_arg are not watched (fstat through
+ *		newfstatat/statx on a descriptor)
+ */
+struct sandbox_watch {
+	const char *syscall;
+	int nr_x86_64;
+	int path_arg;
+	int dirfd_arg;
+	int flags_arg;
+	enum sandbox_op op;
+	bool skip_empty_path;
+};
+
+/* The recorder's table (notify.c). */
+extern const struct sandbox_watch sandbox_watched[];
+extern const size_t sandbox_nwatched;
+
+/**
+ * sandbox_watch_find() - the row of a system call number
+ * @nr:	x86_64 number (struct seccomp_notif's data.nr)
+ *
+ * Return: the row, or NULL when the call is not watched.
+ */
+const struct sandbox_watch *sandbox_watch_find(int nr);
+
+/**
+ * sandbox_watch_follows() - does the call follow a symbolic link at the end of its path (pure)
+ * @w:		its row
+ * @args:	its six arguments (struct seccomp_data.args)
+ *
+ * Return: false for lstat, readlink and the calls whose flags say O_NOFOLLOW or
+ * AT_SYMLINK_NOFOLLOW (openat2's are in memory: the caller reads them), else true.
+ */
+bool sandbox_watch_follows(const struct sandbox_watch *w, const uint64_t *args);
+
+/**
+ * sandbox_notify_bpf() - the recorder's filter: every watched call returns
+ * SECCOMP_RET_USER_NOTIF, everything else (other ABIs too) SECCOMP_RET_ALLOW
+ * @ret_prog:	on success the instructions (free() them); loaded with
+ *		SECCOMP_FILTER_FLAG_NEW_LISTENER it gives the supervisor's descriptor
+ * @ret_len:	on success their number
+ * @err:	what failed
+ *
+ * It only adds a stop: stacked with the refusing filter, the kernel's strictest verdict wins,
+ * so nothing that filter refuses gets through.
+ *
+ * Return: 0, or a negative errno from libseccomp or memfd_create(), -ENOMEM, -EIO.
+ */
+int sandbox_notify_bpf(struct sock_filter **ret_prog, size_t *ret_len, struct wd_err *err);
+
+/**
+ * sandbox_op_name() - the word of @op in a `file` event ("read", "exec", ...)
+ * @op:	the operation
+ *
+ * Return: a static string ("?" out of range).
+ */
+const char *sandbox_op_name(enum sandbox_op op);
+
+/**
+ * sandbox_open_op() - what an open with @flags does (pure)
+ * @flags:	open(2) flags
+ *
+ * Return: SANDBOX_OP_CREATE with O_CREAT, SANDBOX_OP_WRITE for write access or O_TRUNC, else
+ * SANDBOX_OP_READ.
+ */
+enum sandbox_op sandbox_open_op(uint64_t flags);
+
 #endif /* WARDEN_SANDBOX_H */

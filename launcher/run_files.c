@@ -1,0 +1,659 @@
+/* run_files.c - the file-access recorder of a run: a thread of the launcher that answers the
+ * sandbox's seccomp notifications, lets every call go on unchanged, and counts which host
+ * paths the program tried to reach without a grant (run_files.h has the stages). */
+#include "launcher/run_files.h"
+#include "launcher/bwrap.h"
+#include "sandbox/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <limits.h>
+#include <time.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* Linux 6.6: wake the waiting caller on this CPU when the answer is sent, and the recorder when
+ * a call arrives (the uapi headers here are older) */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP 1UL
+#endif
+
+/* The signal run_files_stop() interrupts the recorder's blocking receive with. */
+#define RUN_FILES_WAKE SIGUSR2
+
+/* Folders whose sandbox view is (or is not) the host's, remembered per run. */
+#define DIR_CACHE_MAX 4096
+
+/* The hash table's size: a power of two, at least twice the entries it may hold. */
+#define TABLE_SLOTS(max) ((max)*2)
+
+struct run_files {
+	enum policy_audit_files mode;
+	size_t max;
+	/* entries in first-seen order; slots index them (+1, 0 = empty) */
+	struct run_files_entry *ent;
+	size_t nent;
+	uint32_t *slot;
+	size_t nslot;
+	uint64_t dropped;
+	uint64_t seen;
+	size_t bytes; /* of the kept paths */
+	uint64_t unreadable;
+	/* the supervision */
+	int listener;
+	atomic_bool stopping;
+	pid_t outer;
+	pid_t reaper;
+	int root_fd; /* the sandbox's root, from the first process of the program */
+	/* folder path -> 1: the sandbox shows the host's folder itself (same device and inode),
+	 * so a name in it resolves alike on both sides; 2: it does not (absent, a mask, the
+	 * sandbox's own); slots of DIR_CACHE_MAX * 2 */
+	char **dir_path;
+	uint8_t *dir_same;
+	size_t ndir;
+	/* the policy's masks (a file under /dev/null sits in a folder that is the host's) */
+	char **mask;
+	size_t nmask;
+	pthread_t thread;
+	bool running;
+};
+
+int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
+		  struct run_files **ret)
+{
+	struct run_files *rf;
+
+	if (mode != POLICY_FILES_DENIED && mode != POLICY_FILES_ALL)
+		return -EINVAL;
+	rf = calloc(1, sizeof(*rf));
+	if (!rf)
+		return -ENOMEM;
+	rf->listener = rf->root_fd = -1;
+	rf->mode = mode;
+	rf->max = mode == POLICY_FILES_ALL ? RUN_FILES_MAX_ALL : RUN_FILES_MAX_DENIED;
+	rf->nslot = TABLE_SLOTS(rf->max);
+	rf->slot = calloc(rf->nslot, sizeof(*rf->slot));
+	rf->dir_path = calloc(DIR_CACHE_MAX * 2, sizeof(*rf->dir_path));
+	rf->dir_same = calloc(DIR_CACHE_MAX * 2, sizeof(*rf->dir_same));
+	rf->mask = calloc(nmask + 1, sizeof(*rf->mask));
+	if (!rf->slot || !rf->dir_path || !rf->dir_same || !rf->mask) {
+		run_files_free(rf);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nmask; i++) {
+		rf->mask[i] = strdup(mask[i]);
+		if (!rf->mask[i]) {
+			run_files_free(rf);
+			return -ENOMEM;
+		}
+		rf->nmask++;
+	}
+	*ret = rf;
+	return 0;
+}
+
+/* ------------------------------------------------------------ the table (pure) */
+
+static uint64_t key_hash(int op, const char *path)
+{
+	return wd_hash_str(path) ^ ((uint64_t)(unsigned)op * 0x9e3779b97f4a7c15ull);
+}
+
+int run_files_record(struct run_files *rf, int op, const char *path, enum run_files_verdict verdict,
+		     pid_t pid, const char *comm)
+{
+	struct run_files_entry *e;
+	size_t i, mask = rf->nslot - 1;
+
+	if (verdict == RUN_FILES_MISSING || verdict == RUN_FILES_IGNORED)
+		return 0;
+	if (verdict == RUN_FILES_GRANTED && rf->mode != POLICY_FILES_ALL)
+		return 0;
+	for (i = key_hash(op, path) & mask; rf->slot[i]; i = (i + 1) & mask) {
+		e = &rf->ent[rf->slot[i] - 1];
+		if (e->op == op && !strcmp(e->path, path)) {
+			e->count++;
+			return 0;
+		}
+	}
+	/* bounded in entries and in bytes: a program naming 65,536 long paths on purpose does
+	 * not make the launcher hold 256 MiB */
+	if (rf->nent >= rf->max || rf->bytes + strlen(path) + 1 > RUN_FILES_MAX_BYTES) {
+		rf->dropped++;
+		return 0;
+	}
+	if (!rf->ent) {
+		rf->ent = calloc(rf->max, sizeof(*rf->ent));
+		if (!rf->ent)
+			return -ENOMEM;
+	}
+	e = &rf->ent[rf->nent];
+	e->path = strdup(path);
+	if (!e->path)
+		return -ENOMEM;
+	rf->bytes += strlen(path) + 1;
+	e->op = op;
+	e->verdict = verdict;
+	e->count = 1;
+	e->pid = pid;
+	snprintf(e->comm, sizeof(e->comm), "%s", comm ? comm : "");
+	rf->slot[i] = (uint32_t)++rf->nent;
+	return 1;
+}
+
+size_t run_files_count(const struct run_files *rf)
+{
+	return rf ? rf->nent : 0;
+}
+
+const struct run_files_entry *run_files_get(const struct run_files *rf, size_t i)
+{
+	return i < rf->nent ? &rf->ent[i] : NULL;
+}
+
+uint64_t run_files_dropped(const struct run_files *rf, uint64_t *ret_seen)
+{
+	if (ret_seen)
+		*ret_seen = rf->seen;
+	return rf->dropped;
+}
+
+uint64_t run_files_unreadable(const struct run_files *rf)
+{
+	return rf->unreadable;
+}
+
+int run_files_join(const char *base, const char *rel, char *out, size_t size)
+{
+	char buf[PATH_MAX * 2];
+	size_t n = 0;
+	const char *s;
+	int len;
+
+	if (!rel[0])
+		return -EINVAL;
+	if (rel[0] == '/')
+		len = snprintf(buf, sizeof(buf), "%s", rel);
+	else if (base[0] == '/')
+		len = snprintf(buf, sizeof(buf), "%s/%s", base, rel);
+	else
+		return -EINVAL;
+	if (len < 0 || (size_t)len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	/* fold component by component into @out: "", "." dropped, ".." pops one */
+	if (size < 2)
+		return -ENAMETOOLONG;
+	out[0] = '\0';
+	for (s = buf; *s;) {
+		const char *c;
+		size_t clen;
+
+		while (*s == '/')
+			s++;
+		c = s;
+		while (*s && *s != '/')
+			s++;
+		clen = (size_t)(s - c);
+		if (!clen || (clen == 1 && c[0] == '.'))
+			continue;
+		if (clen == 2 && c[0] == '.' && c[1] == '.') {
+			while (n && out[n - 1] != '/')
+				n--;
+			if (n)
+				n--;
+			out[n] = '\0';
+			continue;
+		}
+		if (n + 1 + clen + 1 > size)
+			return -ENAMETOOLONG;
+		out[n++] = '/';
+		memcpy(out + n, c, clen);
+		n += clen;
+		out[n] = '\0';
+	}
+	if (!n) {
+		out[0] = '/';
+		out[1] = '\0';
+	}
+	return 0;
+}
+
+bool run_files_sandbox_own(const char *path)
+{
+	static const char *const own[] = {"/proc/", "/dev/"};
+	size_t len = strlen(path);
+
+	for (size_t i = 0; i < WD_ARRAY_SIZE(own); i++) {
+		size_t n = strlen(own[i]);
+
+		/* the folder itself, or anything in it */
+		if (!strncmp(path, own[i], n) || (len == n - 1 && !strncmp(path, own[i], n - 1)))
+			return true;
+	}
+	return false;
+}
+
+bool run_files_in_base(const char *path)
+{
+	for (size_t i = 0; bwrap_base_dirs[i]; i++) {
+		size_t n = strlen(bwrap_base_dirs[i]);
+
+		if (!strncmp(path, bwrap_base_dirs[i], n) && (path[n] == '\0' || path[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------ the supervisor */
+
+/* A NUL-terminated string at @addr in @pid's memory, at most @size - 1 bytes. */
+static int read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
+{
+	/* NOLINTNEXTLINE(performance-no-int-to-ptr): an address in the caller's memory */
+	struct iovec local = {buf, size - 1}, remote = {(void *)(uintptr_t)addr, size - 1};
+	ssize_t n;
+
+	if (!addr)
+		return -EFAULT;
+	/* one page at a time would be exact; a read that crosses into an unmapped page
+	 * returns what came before it */
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n <= 0)
+		return n < 0 ? -errno : -EFAULT;
+	buf[n] = '\0';
+	if (!memchr(buf, '\0', (size_t)n))
+		return (size_t)n == size - 1 ? -ENAMETOOLONG : -EFAULT;
+	return 0;
+}
+
+/* The folder a relative path of @pid starts from: its current folder (@dirfd AT_FDCWD) or the
+ * one its descriptor @dirfd names, as the sandbox names it. */
+static int read_base(pid_t pid, int dirfd, char *out, size_t size)
+{
+	char p[64];
+	ssize_t len;
+
+	if (dirfd == AT_FDCWD)
+		snprintf(p, sizeof(p), "/proc/%d/cwd", pid);
+	else
+		snprintf(p, sizeof(p), "/proc/%d/fd/%d", pid, dirfd);
+	len = readlink(p, out, size - 1);
+	if (len < 0)
+		return -errno;
+	if ((size_t)len >= size - 1)
+		return -ENAMETOOLONG;
+	out[len] = '\0';
+	return 0;
+}
+
+/* The process's name (best effort: "" when it is gone). */
+static void read_comm(pid_t pid, char *out, size_t size)
+{
+	char p[48];
+	ssize_t n;
+	int fd;
+
+	out[0] = '\0';
+	snprintf(p, sizeof(p), "/proc/%d/comm", pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, out, size - 1);
+	close(fd);
+	if (n <= 0)
+		n = 0;
+	out[n] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* The innermost pid of @pid is 1: the sandbox's pid 1 (bubblewrap's setup, then its reaper). */
+static bool is_ns_init(pid_t pid)
+{
+	char p[48], buf[2048], *s, *last;
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/status", pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	s = strstr(buf, "\nNSpid:");
+	if (!s)
+		return false;
+	s += 7;
+	s[strcspn(s, "\n")] = '\0';
+	last = strrchr(s, '\t');
+	last = last ? last + 1 : s;
+	/* only an inner namespace's 1: the outer one (one field) is the host's init */
+	return strchr(s + strspn(s, "\t "), '\t') && !strcmp(last, "1");
+}
+
+/* Does the sandbox show @path, and how: 1 as itself, 2 as a mask (/dev/null over a file),
+ * 0 not at all, -errno when it cannot tell. */
+static int sandbox_shows(int root_fd, const char *path, bool follow, struct stat *ret_st)
+{
+	struct open_how how = {
+	    .flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
+	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, root_fd, path[1] ? path + 1 : ".", &how, sizeof(how));
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	if (fstat(fd, ret_st) < 0) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	if (S_ISCHR(ret_st->st_mode) && major(ret_st->st_rdev) == 1 && minor(ret_st->st_rdev) == 3)
+		return 2;
+	return 1;
+}
+
+/* Is @dir (absolute, folded) in the sandbox the host's own folder? Remembered. */
+static bool dir_is_hosts(struct run_files *rf, const char *dir)
+{
+	size_t mask = DIR_CACHE_MAX * 2 - 1, i;
+	struct stat in, host;
+	bool same;
+
+	for (i = wd_hash_str(dir) & mask; rf->dir_path[i]; i = (i + 1) & mask)
+		if (!strcmp(rf->dir_path[i], dir))
+			return rf->dir_same[i] == 1;
+	same = sandbox_shows(rf->root_fd, dir, false, &in) == 1 && S_ISDIR(in.st_mode) &&
+	       !fstatat(AT_FDCWD, dir, &host, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) &&
+	       in.st_dev == host.st_dev && in.st_ino == host.st_ino;
+	if (rf->ndir < DIR_CACHE_MAX) {
+		rf->dir_path[i] = strdup(dir);
+		if (rf->dir_path[i]) {
+			rf->dir_same[i] = same ? 1 : 2;
+			rf->ndir++;
+		}
+	}
+	return same;
+}
+
+/* A name in a folder the sandbox shows as the host's resolves alike on both sides, unless a
+ * mask covers it or it is a symbolic link the call follows (its target may lie outside the
+ * grants): no attempt past the grants is possible there. */
+static bool resolves_alike(struct run_files *rf, const char *path, bool follow)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	struct stat st;
+
+	if (!slash || !slash[1] || n >= sizeof(dir))
+		return false;
+	for (size_t i = 0; i < rf->nmask; i++)
+		if (!strcmp(rf->mask[i], path))
+			return false;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	if (!dir_is_hosts(rf, n ? dir : "/"))
+		return false;
+	/* the same folder: a missing name is missing on the host too, a present one shown */
+	return !follow || fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0 ||
+	       !S_ISLNK(st.st_mode);
+}
+
+/* GRANTED, DENIED or MISSING for an absolute, folded @path (@follow: the call follows a
+ * symbolic link at its end). */
+static enum run_files_verdict judge(struct run_files *rf, const char *path, bool follow)
+{
+	struct stat in = {0}, host;
+	int shown;
+
+	if (run_files_sandbox_own(path))
+		return RUN_FILES_IGNORED;
+	/* denied mode asks one question: could this name be one the grants hide? Not in the
+	 * runtime base, which is Warden's and whole (a link there into a hidden /etc file, as
+	 * Debian's sitecustomize.py is, is the base's edge, not the policy's) */
+	if (rf->mode == POLICY_FILES_DENIED &&
+	    (run_files_in_base(path) || resolves_alike(rf, path, follow)))
+		return RUN_FILES_GRANTED;
+	shown = sandbox_shows(rf->root_fd, path, follow, &in);
+	if (shown < 0)
+		return RUN_FILES_IGNORED;
+	if (shown == 1)
+		return RUN_FILES_GRANTED;
+	/* not inside (or only its mask): on the host, as the launcher sees it? */
+	if (fstatat(AT_FDCWD, path, &host, (follow ? 0 : AT_SYMLINK_NOFOLLOW) | AT_NO_AUTOMOUNT) <
+	    0)
+		return shown == 2 ? RUN_FILES_GRANTED : RUN_FILES_MISSING;
+	if (shown == 2 && S_ISCHR(host.st_mode) && host.st_rdev == in.st_rdev)
+		return RUN_FILES_GRANTED; /* /dev/null itself */
+	return RUN_FILES_DENIED;
+}
+
+/* What one notification is about, read while its caller waits. */
+struct access {
+	int op;
+	bool follow; /* the call follows a symbolic link at the end of the path */
+	char path[PATH_MAX];
+	bool ok;
+};
+
+static void read_access(struct run_files *rf, const struct seccomp_notif *req, struct access *a)
+{
+	const struct sandbox_watch *w = sandbox_watch_find(req->data.nr);
+	char rel[PATH_MAX], base[PATH_MAX];
+	pid_t pid = (pid_t)req->pid;
+	int dirfd = AT_FDCWD, e;
+
+	a->ok = false;
+	a->path[0] = '\0';
+	if (!w)
+		return;
+	e = read_string(pid, req->data.args[w->path_arg], rel, sizeof(rel));
+	/* the kernel refused the read (ptrace restrictions): said at the end of the run */
+	if (e == -EPERM || e == -EACCES)
+		rf->unreadable++;
+	if (e)
+		return;
+	a->op = w->op;
+	{
+		uint64_t args[6];
+
+		for (size_t i = 0; i < 6; i++)
+			args[i] = req->data.args[i];
+		a->follow = sandbox_watch_follows(w, args);
+	}
+	if (w->flags_arg >= 0 && (w->op == SANDBOX_OP_OPEN || w->op == SANDBOX_OP_CREATE) &&
+	    req->data.nr != 85)
+		a->op = sandbox_open_op(req->data.args[w->flags_arg]);
+	if (req->data.nr == 437) { /* openat2: the flags are in struct open_how */
+		struct open_how how;
+		struct iovec l = {&how, sizeof(how)};
+		/* NOLINTNEXTLINE(performance-no-int-to-ptr): an address in the caller's memory */
+		struct iovec r = {(void *)(uintptr_t)req->data.args[2], sizeof(how)};
+
+		if (process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(how)) {
+			a->op = sandbox_open_op(how.flags);
+			a->follow = !(how.flags & O_NOFOLLOW);
+		}
+	}
+	if (rel[0] != '/') {
+		if (w->dirfd_arg >= 0)
+			dirfd = (int)req->data.args[w->dirfd_arg];
+		if (read_base(pid, dirfd, base, sizeof(base)))
+			return;
+	} else {
+		base[0] = '\0';
+	}
+	if (run_files_join(base, rel, a->path, sizeof(a->path)))
+		return;
+	a->ok = true;
+}
+
+static void handle(struct run_files *rf, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp)
+{
+	enum run_files_verdict v;
+	struct access a;
+	char comm[16];
+	bool program, keep;
+
+	rf->seen++;
+	program = (pid_t)req->pid != rf->outer && (pid_t)req->pid != rf->reaper;
+	if (program && !rf->reaper && is_ns_init((pid_t)req->pid)) {
+		rf->reaper = (pid_t)req->pid;
+		program = false;
+	}
+	if (program && rf->root_fd < 0) {
+		char p[48];
+
+		snprintf(p, sizeof(p), "/proc/%u/root", req->pid);
+		rf->root_fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	a.ok = false;
+	if (program && rf->root_fd >= 0)
+		read_access(rf, req, &a);
+	/* judged while the caller waits: the files are as its call will find them */
+	v = a.ok ? judge(rf, a.path, a.follow) : RUN_FILES_IGNORED;
+	keep = v == RUN_FILES_DENIED || (v == RUN_FILES_GRANTED && rf->mode == POLICY_FILES_ALL);
+	/* still in that call: what was read was its arguments (a hint: see above) */
+	if (keep && ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
+		keep = false;
+	if (keep)
+		read_comm((pid_t)req->pid, comm, sizeof(comm));
+	resp->id = req->id;
+	resp->val = 0;
+	resp->error = 0;
+	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	/* ENOENT: the caller was interrupted or died meanwhile; nothing to answer */
+	(void)ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	if (keep)
+		(void)run_files_record(rf, a.op, a.path, v, (pid_t)req->pid, comm);
+}
+
+static void *supervise(void *arg)
+{
+	struct run_files *rf = arg;
+	struct seccomp_notif_sizes sz = {0};
+	struct seccomp_notif *req = NULL;
+	struct seccomp_notif_resp *resp = NULL;
+	size_t reqsz;
+	sigset_t wake;
+
+	sigemptyset(&wake);
+	sigaddset(&wake, RUN_FILES_WAKE);
+	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
+		goto out;
+	/* a caller waits for each answer: hand the CPU over directly (EINVAL before 6.6) */
+	(void)ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+		    (__u64)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	reqsz = sz.seccomp_notif > sizeof(*req) ? sz.seccomp_notif : sizeof(*req);
+	req = calloc(1, reqsz);
+	resp = calloc(1, sz.seccomp_notif_resp > sizeof(*resp) ? sz.seccomp_notif_resp
+							       : sizeof(*resp));
+	if (!req || !resp)
+		goto out;
+	/* one blocking call per notification; run_files_stop() interrupts it with a signal */
+	while (!atomic_load(&rf->stopping)) {
+		memset(req, 0, reqsz);
+		if (ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
+			if (errno == EINTR || errno == ENOENT)
+				continue;
+			break;
+		}
+		handle(rf, req, resp);
+	}
+out:
+	free(req);
+	free(resp);
+	/* the kernel answers ENOSYS to whatever waits or comes later: fail closed */
+	wd_closep(&rf->listener);
+	return NULL;
+}
+
+/* RUN_FILES_WAKE's handler: nothing; its arrival interrupts the blocking receive (EINTR) */
+static void on_wake(int sig)
+{
+	(void)sig;
+}
+
+int run_files_start(struct run_files *rf, int listener, pid_t outer)
+{
+	struct sigaction sa;
+	sigset_t all, old;
+	int ret;
+
+	rf->listener = listener;
+	rf->outer = outer;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_wake; /* no SA_RESTART */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(RUN_FILES_WAKE, &sa, NULL) < 0)
+		return -errno;
+	/* the launcher reads its signals from a signalfd: the thread takes only its wake-up */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = -pthread_create(&rf->thread, NULL, supervise, rf);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		return ret;
+	rf->running = true;
+	return 0;
+}
+
+void run_files_stop(struct run_files *rf)
+{
+	if (!rf)
+		return;
+	if (rf->running) {
+		atomic_store(&rf->stopping, true);
+		/* a signal sent just before the thread blocks would be lost: again until it ends */
+		for (;;) {
+			struct timespec ts = {0, 2000000};
+
+			pthread_kill(rf->thread, RUN_FILES_WAKE);
+			if (pthread_tryjoin_np(rf->thread, NULL) == 0)
+				break;
+			nanosleep(&ts, NULL);
+		}
+		rf->running = false;
+	}
+	wd_closep(&rf->listener);
+	wd_closep(&rf->root_fd);
+}
+
+void run_files_free(struct run_files *rf)
+{
+	if (!rf)
+		return;
+	run_files_stop(rf);
+	for (size_t i = 0; i < rf->nent; i++)
+		free(rf->ent[i].path);
+	for (size_t i = 0; rf->dir_path && i < DIR_CACHE_MAX * 2; i++)
+		free(rf->dir_path[i]);
+	for (size_t i = 0; i < rf->nmask; i++)
+		free(rf->mask[i]);
+	free(rf->mask);
+	free(rf->dir_path);
+	free(rf->dir_same);
+	free(rf->ent);
+	free(rf->slot);
+	free(rf);
+}

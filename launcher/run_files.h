@@ -1,0 +1,189 @@
+/* run_files.h - internal to launcher/: the file-access recorder of a run, the supervisor of the
+ * sandbox's seccomp notification descriptor (docs/files.md).
+ *
+ * Theory of operation. The sandbox's child loads sandbox/'s notify filter with a listener
+ * just before it execs bubblewrap and hands the listener to the launcher (run_child.c); from
+ * then on every watched path call of every process of the run stops until the recorder
+ * answers. run_files_start() runs the recorder in a thread of the launcher:
+ *
+ *   receive   SECCOMP_IOCTL_NOTIF_RECV: pid, call, arguments
+ *   skip      bubblewrap's own process and the sandbox's pid 1 (its setup, then the reaper):
+ *             not the program
+ *   read      the path from the caller's memory (process_vm_readv), the caller's current or
+ *             descriptor folder for a relative one (/proc/PID/cwd, /proc/PID/fd/N); then
+ *             SECCOMP_IOCTL_NOTIF_ID_VALID: the caller is still in that call, so what was read
+ *             was its (its other threads may change the memory: a HINT, never a grant)
+ *   answer    SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel runs the call as it would have,
+ *             under every other filter; the recorder never answers for the kernel
+ *   judge     after the answer. In denied mode first: is the path's folder in the sandbox the
+ *             host's own folder (same device and inode, remembered per folder) and the path
+ *             no mask? Then the name resolves alike on both sides and nothing can be out of
+ *             reach: done, no system call. Else the path inside the sandbox (openat2
+ *             RESOLVE_IN_ROOT from the sandbox's root) and on the host; there on the host but
+ *             not inside (or only as a mask) is a denied attempt
+ *   count     one entry per (operation, path) with a count, bounded; the events are written
+ *             when the run ends (run_audit_files()), one per entry
+ *
+ * If the recorder stops (the launcher dies), the kernel answers every waiting and later
+ * watched call with ENOSYS: the program fails closed, it never hangs, and the launcher's death
+ * kills the sandbox anyway (PR_SET_PDEATHSIG).
+ */
+#ifndef WARDEN_LAUNCHER_RUN_FILES_H
+#define WARDEN_LAUNCHER_RUN_FILES_H
+
+#include "policy/policy.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Entries a run keeps: past it, accesses are only counted (run_files_dropped()). */
+#define RUN_FILES_MAX_DENIED 4096
+#define RUN_FILES_MAX_ALL 65536
+/* ... and bytes of their paths */
+#define RUN_FILES_MAX_BYTES (8u << 20)
+
+/**
+ * enum run_files_verdict - what one access was, by what the sandbox and the host show
+ * @RUN_FILES_GRANTED:	the sandbox shows the path (a grant, the runtime base, its own /tmp)
+ * @RUN_FILES_DENIED:	the host has it and the sandbox does not, or shows only a mask
+ * @RUN_FILES_MISSING:	neither has it (a program probing for a file that is nowhere)
+ * @RUN_FILES_IGNORED:	not a host path (the sandbox's own /proc and /dev, an empty path, a
+ *			descriptor that is no folder), or unreadable
+ */
+enum run_files_verdict {
+	RUN_FILES_GRANTED,
+	RUN_FILES_DENIED,
+	RUN_FILES_MISSING,
+	RUN_FILES_IGNORED,
+};
+
+/**
+ * struct run_files_entry - one (operation, path) of a run
+ * @path:	the absolute path, as the program named it (after joining a relative one)
+ * @op:		enum sandbox_op
+ * @verdict:	RUN_FILES_GRANTED or RUN_FILES_DENIED
+ * @count:	how many times
+ * @pid:	the first process that made it (the launcher's pid namespace)
+ * @comm:	that process's name
+ */
+struct run_files_entry {
+	char *path;
+	int op;
+	enum run_files_verdict verdict;
+	uint64_t count;
+	pid_t pid;
+	char comm[16];
+};
+
+struct run_files;
+
+/**
+ * run_files_new() - an empty recorder (nothing runs yet)
+ * @mode:	POLICY_FILES_DENIED or POLICY_FILES_ALL
+ * @mask:	the policy's masks (struct wd_policy.mask: absolute real paths), copied
+ * @nmask:	how many
+ * @ret:	on success, the recorder (run_files_free())
+ *
+ * Return: 0, -EINVAL for another @mode, or -ENOMEM.
+ */
+int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
+		  struct run_files **ret);
+
+/**
+ * run_files_start() - supervise @listener in a thread of the caller
+ * @rf:		the recorder
+ * @listener:	the seccomp notification descriptor; the recorder owns it from now on (also
+ *		on failure)
+ * @outer:	bubblewrap's process (its calls and its pid 1's are not the program's)
+ *
+ * Return: 0, or a negative errno (the thread could not start: the caller must not let the
+ * program run, since its calls would wait for nobody... until the descriptor closes).
+ */
+int run_files_start(struct run_files *rf, int listener, pid_t outer);
+
+/**
+ * run_files_stop() - end the supervision (the program has ended) and join the thread
+ * @rf:		the recorder; may be NULL. The entries stay for run_files_get().
+ */
+void run_files_stop(struct run_files *rf);
+
+/** run_files_free() - stop and free @rf (may be NULL). */
+void run_files_free(struct run_files *rf);
+
+/**
+ * run_files_record() - count one access (the thread's, and the unit tests')
+ * @rf:		the recorder
+ * @op:		enum sandbox_op
+ * @path:	absolute path
+ * @verdict:	what it was; only those the mode records are kept (denied: DENIED; all: GRANTED
+ *		and DENIED)
+ * @pid:	the process
+ * @comm:	its name, or NULL
+ *
+ * Return: 1 for a new entry, 0 when counted in an entry or dropped (the table is full), or
+ * -ENOMEM.
+ */
+int run_files_record(struct run_files *rf, int op, const char *path, enum run_files_verdict verdict,
+		     pid_t pid, const char *comm);
+
+/**
+ * run_files_count() - how many entries @rf holds
+ * @rf:		the recorder; may be NULL (0)
+ */
+size_t run_files_count(const struct run_files *rf);
+
+/**
+ * run_files_get() - entry @i, in the order they were first seen
+ * @rf:		the recorder (stopped)
+ * @i:		below run_files_count()
+ */
+const struct run_files_entry *run_files_get(const struct run_files *rf, size_t i);
+
+/**
+ * run_files_dropped() - accesses not kept because the table was full, and how many were seen
+ * @rf:		the recorder
+ * @ret_seen:	every notification received; may be NULL
+ *
+ * Return: the number dropped.
+ */
+uint64_t run_files_dropped(const struct run_files *rf, uint64_t *ret_seen);
+
+/**
+ * run_files_unreadable() - calls whose path the kernel did not let the recorder read (EPERM:
+ * kernel.yama.ptrace_scope 2 or 3, or a program that made itself undumpable): their attempts
+ * are missing from the events, and run_audit_files() says how many
+ * @rf:		the recorder
+ */
+uint64_t run_files_unreadable(const struct run_files *rf);
+
+/**
+ * run_files_join() - @rel made absolute against @base, "." and ".." and doubled slashes
+ * folded lexically (pure)
+ * @base:	an absolute folder (used when @rel is relative)
+ * @rel:	the path the program gave
+ * @out:	the result
+ * @size:	its size
+ *
+ * Return: 0, -EINVAL when @base is not absolute and @rel is relative or @rel is empty,
+ * -ENAMETOOLONG.
+ */
+int run_files_join(const char *base, const char *rel, char *out, size_t size);
+
+/**
+ * run_files_sandbox_own() - @path lies in a filesystem the sandbox makes for itself and the
+ * host's files are not behind it (/proc, /dev) (pure)
+ * @path:	absolute, folded
+ */
+bool run_files_sandbox_own(const char *path);
+
+/**
+ * run_files_in_base() - @path lies in a folder of the sandbox's runtime base (bwrap_base_dirs:
+ * /usr, /bin, /lib..., /etc/ssl...): denied mode records nothing there, since the base is
+ * Warden's and not the policy's to grant (pure)
+ * @path:	absolute, folded
+ */
+bool run_files_in_base(const char *path);
+
+#endif /* WARDEN_LAUNCHER_RUN_FILES_H */
