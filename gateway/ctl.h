@@ -22,7 +22,7 @@ enum gw_ctl_op {
 	GW_CTL_REPLACE, /* replace a run's policy (allowlist) */
 	GW_CTL_LIST,
 	GW_CTL_STATS,
-	GW_CTL_MCP, /* a run's MCP tool calls in flight (its launcher's stdio relay) */
+	GW_CTL_MCP,	    /* a run's MCP tool calls in flight (its launcher's stdio relay) */
 	GW_CTL_CGROUP_JOIN, /* daemon mode: the daemon moves the launcher's child into the run's
 			     * cgroup (cgroup v2's common-ancestor rule) */
 	GW_CTL_N,

@@ -475,9 +475,12 @@ static void op_cgroup_join(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 }
 
 static void (*const handlers[GW_CTL_N])(struct gw_ctlconn *, const struct gw_ctl_req *) = {
-    [GW_CTL_REGISTER] = op_register, [GW_CTL_UNREGISTER] = op_unregister,
-    [GW_CTL_REPLACE] = op_replace,   [GW_CTL_LIST] = op_list,
-    [GW_CTL_STATS] = op_stats,	     [GW_CTL_MCP] = op_mcp,
+    [GW_CTL_REGISTER] = op_register,
+    [GW_CTL_UNREGISTER] = op_unregister,
+    [GW_CTL_REPLACE] = op_replace,
+    [GW_CTL_LIST] = op_list,
+    [GW_CTL_STATS] = op_stats,
+    [GW_CTL_MCP] = op_mcp,
     [GW_CTL_CGROUP_JOIN] = op_cgroup_join,
 };
 

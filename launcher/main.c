@@ -26,7 +26,8 @@ static const struct verb verbs[] = {
     {"gc", cmd_gc, "remove what crashed runs left behind"},
     {"version", cmd_version, "print the version"},
     {"help", cmd_help, "print this help"},
-    {"allowlist", cmd_allowlist, "show or change a live run's allowlist; approve warden mcp's requests"},
+    {"allowlist", cmd_allowlist,
+     "show or change a live run's allowlist; approve warden mcp's requests"},
 };
 
 static void usage(FILE *f)

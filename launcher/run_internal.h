@@ -233,7 +233,7 @@ struct run {
 	/* daemon mode: the connection the run was registered over, held for the run's life (its
 	 * end: the daemon is gone), -1: none */
 	int gw_hold;
-	char killed_by[200];   /* `warden kill` ended it: who, for run.exit ("" otherwise) */
+	char killed_by[200]; /* `warden kill` ended it: who, for run.exit ("" otherwise) */
 	/* daemon mode: what came on gw_hold and is not a whole line yet (run_daemon.c); the
 	 * event lines copied into the user's log, and those refused (not of this run, not an
 	 * event) */

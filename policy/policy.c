@@ -25,9 +25,8 @@ enum {
 	TOP_AUDIT,
 	TOP_N
 };
-static const char *const top_keys[TOP_N] = {"version", "command", "filesystem", "network",
-					    "env",     "limits",  "sandbox",	"mcp",
-					    "audit"};
+static const char *const top_keys[TOP_N] = {"version", "command", "filesystem", "network", "env",
+					    "limits",  "sandbox", "mcp",	"audit"};
 
 enum { FS_READ, FS_WRITE, FS_N };
 static const char *const fs_keys[FS_N] = {"read", "write"};
