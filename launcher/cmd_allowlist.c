@@ -13,6 +13,7 @@
  * them here: an addition needs a person's approval (`warden allowlist approve|deny|pending`,
  * cmd_allowlist_approval()). Fail closed.
  */
+#include "launcher/approval.h"
 #include "launcher/cli.h"
 #include "launcher/live.h"
 #include "audit/audit.h"
@@ -433,6 +434,85 @@ static const struct {
     {"remove", CHANGE_REMOVE},
 };
 
+/* the caller's approval store, open; Return: 0 or -errno (@why says) */
+static int store_open(int *fd, char *why, size_t size)
+{
+	char dir[4096];
+	struct wd_err err;
+	int ret;
+
+	if (approval_dir(dir, sizeof(dir))) {
+		snprintf(why, size,
+			 "no state folder for the approval store: set HOME or XDG_STATE_HOME");
+		return -ENOENT;
+	}
+	wd_err_clear(&err);
+	ret = approval_open(dir, fd, &err);
+	if (ret)
+		snprintf(why, size, "%.300s", err.msg);
+	return ret;
+}
+
+/* an addition to a run `warden mcp` started, without an approval: each name becomes a pending
+ * request of the caller's approval store. Return: -EINPROGRESS (@why: the requests), or -errno */
+static int ask_approval(const struct live_run *lr, const struct change *ch, char *why, size_t size)
+{
+	size_t off;
+	int fd, ret = store_open(&fd, why, size);
+
+	if (ret)
+		return ret;
+	off = (size_t)snprintf(why, size,
+			       "run %s was started by `warden %s`: an addition needs a person's "
+			       "approval; pending:",
+			       lr->rec.id, lr->rec.started_by);
+	for (int i = 0; i < ch->n && !ret; i++) {
+		struct approval_req q = {0};
+
+		snprintf(q.name, sizeof(q.name), "%s", ch->names[i]);
+		snprintf(q.run, sizeof(q.run), "%s", lr->rec.id);
+		ret = approval_create(fd, &q);
+		if (!ret && off < size)
+			off += (size_t)snprintf(why + off, size - off,
+						" %s (warden allowlist approve %s, then again with "
+						"--approved %s)",
+						q.name, q.id, q.id);
+	}
+	close(fd);
+	if (ret) {
+		snprintf(why, size, "the approval store: %s", strerror(-ret));
+		return ret;
+	}
+	return -EINPROGRESS;
+}
+
+/* --approved ID: the request is approved, for this run and this one name. Return: 0 or -errno */
+static int check_approved(const struct live_run *lr, const struct change *ch, const char *id,
+			  char *why, size_t size)
+{
+	struct approval_req q;
+	int fd, ret;
+
+	if (!approval_id_valid(id) || ch->n != 1) {
+		snprintf(why, size, "--approved takes one request id and one name");
+		return -EINVAL;
+	}
+	ret = store_open(&fd, why, size);
+	if (ret)
+		return ret;
+	ret = approval_read(fd, id, &q);
+	close(fd);
+	if (ret || q.state != APPROVAL_APPROVED || strcmp(q.run, lr->rec.id) ||
+	    strcmp(q.name, ch->names[0])) {
+		snprintf(why, size,
+			 "request %s is not an approved request to add %s to run %s (a person "
+			 "approves with warden allowlist approve)",
+			 id, ch->names[0], lr->rec.id);
+		return -EPERM;
+	}
+	return 0;
+}
+
 static const char *const approval_words[] = {"approve", "deny", "pending"};
 
 int cmd_allowlist(int argc, char **argv)
@@ -440,11 +520,17 @@ int cmd_allowlist(int argc, char **argv)
 	struct change ch = {.actor = getuid(), .done = WD_BUF_INIT};
 	struct live_run lr;
 	struct wd_err err;
+	const char *approved = NULL;
 	int ret, op = -1;
 
 	if (cli_wants_help(argc, argv)) {
 		usage(stdout);
 		return WD_EXIT_OK;
+	}
+	/* RUN add NAME --approved REQUEST-ID: an approved request of the approval store */
+	if (argc >= 6 && !strcmp(argv[argc - 2], "--approved")) {
+		approved = argv[argc - 1];
+		argc -= 2;
 	}
 	for (size_t i = 0; argc > 1 && i < WD_ARRAY_SIZE(approval_words); i++)
 		if (!strcmp(argv[1], approval_words[i]))
@@ -484,16 +570,17 @@ int cmd_allowlist(int argc, char **argv)
 	if (ch.op == CHANGE_ADD && lr.rec.started_by[0]) {
 		char why[400];
 
-		/* fail closed: an agent must not widen its own sandbox */
-		snprintf(why, sizeof(why),
-			 "run %s was started by `warden %s`: adding a name needs a person's "
-			 "approval (warden allowlist approve REQUEST-ID), not this command",
-			 lr.rec.id, lr.rec.started_by);
-		fprintf(stderr, "warden allowlist: %s\n", why);
-		ch.refused = why;
-		live_as_owner(&lr, refuse_fn, &ch, &ch.done); /* audited in the run's log */
-		wd_buf_free(&ch.done);
-		return WD_EXIT_FOUND;
+		/* an agent must not widen its own sandbox: a name reaches such a run only with a
+		 * person's approval from the approval store (approval.c) */
+		ret = approved ? check_approved(&lr, &ch, approved, why, sizeof(why))
+			       : ask_approval(&lr, &ch, why, sizeof(why));
+		if (ret) {
+			fprintf(stderr, "warden allowlist: %s\n", why);
+			ch.refused = why;
+			live_as_owner(&lr, refuse_fn, &ch, &ch.done); /* audited in the run's log */
+			wd_buf_free(&ch.done);
+			return ret == -EINPROGRESS || ret == -EPERM ? WD_EXIT_FOUND : WD_EXIT_USAGE;
+		}
 	}
 	ret = live_as_owner(&lr, change_fn, &ch, &ch.done);
 	wd_buf_free(&ch.done);

@@ -110,8 +110,26 @@ int cmd_allowlist_approval(int argc, char **argv)
 		fprintf(stderr, "warden allowlist: request %s: %s\n", argv[1], strerror(-ret));
 		return WD_EXIT_INTERNAL;
 	}
-	printf("%s %s for %s; the server applies it within a second\n",
-	       approve ? "approved" : "denied", req.name,
-	       req.run[0] ? req.run : "new runs of its warden mcp");
-	return WD_EXIT_OK;
+	if (req.server_pid > 0) {
+		printf("%s %s for %s; the server applies it within a second\n",
+		       approve ? "approved" : "denied", req.name,
+		       req.run[0] ? req.run : "new runs of its warden mcp");
+		return WD_EXIT_OK;
+	}
+	/* asked by `warden allowlist RUN add` (no server): the decision is applied here */
+	ret = WD_EXIT_OK;
+	if (approve && req.run[0]) {
+		char *args[] = {"allowlist", req.run, "add", req.name, "--approved", req.id, NULL};
+
+		ret = cmd_allowlist(6, args);
+		if (!ret)
+			printf("approved %s: run %s may reach it now\n", req.name, req.run);
+	} else {
+		printf("denied %s for run %s\n", req.name, req.run);
+	}
+	if (approval_dir(dir, sizeof(dir)) == 0 && approval_open(dir, &fd, &err) == 0) {
+		approval_remove(fd, req.id);
+		close(fd);
+	}
+	return ret;
 }

@@ -728,9 +728,10 @@ static json_t *kill_run(struct mcp_server *m, json_t *args)
 
 /* ------------------------------------------------------------ set_egress_allowlist */
 
-/* `warden allowlist RUN remove NAME` (h/15live's verb): 0, or the reason in @why */
-static int live_remove(struct mcp_server *m, const char *run, const char *name, char *why,
-		       size_t wsize)
+/* `warden allowlist RUN remove NAME`, or with @approved `RUN add NAME --approved ID`
+ * (cmd_allowlist.c): 0, or the reason in @why */
+static int live_change(struct mcp_server *m, const char *run, const char *name,
+		       const char *approved, char *why, size_t wsize)
 {
 	int p[2], st = 0;
 	ssize_t n;
@@ -754,7 +755,11 @@ static int live_remove(struct mcp_server *m, const char *run, const char *name, 
 		dup2(null, 0);
 		dup2(p[1], 1);
 		dup2(p[1], 2);
-		execl(m->self, m->self, "allowlist", run, "remove", name, (char *)NULL);
+		if (approved)
+			execl(m->self, m->self, "allowlist", run, "add", name, "--approved",
+			      approved, (char *)NULL);
+		else
+			execl(m->self, m->self, "allowlist", run, "remove", name, (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
@@ -784,6 +789,18 @@ static void decide(struct mcp_server *m, struct approval_req *req, bool yes, con
 	struct wd_policy *p = NULL, **v;
 	char why[512];
 
+	/* a live run gets an approved name through `warden allowlist RUN add NAME --approved ID`,
+	 * which checks the store: the request approved (by elicitation: recorded so first) */
+	if (yes && req->run[0]) {
+		int ret = approval_decide(m->approval_fd, req->id, true, by);
+
+		if (!ret || ret == -EALREADY)
+			ret = live_change(m, req->run, req->name, req->id, why, sizeof(why));
+		mcp_audit(m, "mcp.allowlist.approve", req->run, req->name, !ret,
+			  ret ? "request %s: approved by %s, but the live run did not take it: %s"
+			      : "request %s: approved by %s; the live run may reach it now%s",
+			  req->id, by, ret ? why : "");
+	}
 	approval_remove(m->approval_fd, req->id);
 	if (!yes) {
 		mcp_audit(m, "mcp.allowlist.deny", req->run, req->name, false,
@@ -904,7 +921,7 @@ static json_t *set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 		mcp_audit(m, "mcp.allowlist.remove", run, name, true,
 			  "removed by the agent: new runs of this server do not get %s", name);
 		if (*run) {
-			int ret = live_remove(m, run, name, why, sizeof(why));
+			int ret = live_change(m, run, name, NULL, why, sizeof(why));
 
 			json_object_set_new(e, "live", json_boolean(!ret));
 			if (ret) {

@@ -185,6 +185,15 @@ check "control: the live run reached allowed.test before the removal" \
 check "the removal reached the live run" jq -e '.removed.live == true' <<<"$V"
 check "after the removal the live run's fetches fail" jq -e '.last == "no"' <<<"$V"
 
+echo "# an addition to a live run: pending, then a person approves it at a terminal"
+V=$(scenario live-add)
+echo "# live-add: $V"
+check "control: the live run was refused other.test before" jq -e '.first == "no"' <<<"$V"
+check "the addition is a pending request" jq -e '.request | test("^[0-9a-f]{32}$")' <<<"$V"
+check "warden allowlist approve exits 0" jq -e '.approve == 0' <<<"$V"
+check "the approval reached the live run (audited)" jq -e '.approved_audited == true' <<<"$V"
+check "after the approval the live run's fetches get through" jq -e '.last == "ok"' <<<"$V"
+
 echo "# malformed frames (raw JSON-RPC lines)"
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}'
 raw() {

@@ -214,12 +214,27 @@ check "... root's run is still up" alive_run "$mid"
 sed -i 's/^started_by=.*/started_by=mcp/' "/run/warden/runs/$mid/state"
 check "status says started_by mcp" status_has rw "$mid" '.started_by == "mcp"'
 check_fails --denied 1 "an addition to a run started by warden mcp is refused" \
-	rw allowlist "$mid" add wild.test:7
+	env XDG_STATE_HOME="$T/state" "$W" allowlist "$mid" add wild.test:7
 check "... with the reason" lab_match "needs a person's approval" \
-	both_out rw allowlist "$mid" add wild.test:7
+	both_out env XDG_STATE_HOME="$T/state" "$W" allowlist "$mid" add wild.test:7
 check "... audited as refused" jq -e -s --arg id "$mid" 'any(.[]; .run == $id and
 	.action == "run.allowlist" and .allowed == false and (.reason | test("approval")))' "$RA"
 check "... wild.test stays refused" lab_no_match "^open wild.test" cat "$T/out.mcp"
+# the same approval rule as warden mcp's: the refused addition is a pending request of the
+# caller's approval store (here: $T/state, not root's home), applied once a person approves it
+req=$(XDG_STATE_HOME=$T/state rw allowlist pending 2>/dev/null |
+	awk -v r="$mid" '$2 == "wild.test:7" && $3 == r {print $1; exit}')
+check "the refused addition is a pending request" test -n "$req"
+check_fails --denied 1 "... --approved with the request still pending is refused" \
+	env XDG_STATE_HOME="$T/state" "$W" allowlist "$mid" add wild.test:7 --approved "${req:-0}"
+check_fails --denied 1 "... --approved with an id that is no request is refused" env \
+	XDG_STATE_HOME="$T/state" "$W" allowlist "$mid" add wild.test:7 --approved 0123456789abcdef0123456789abcdef
+check "... wild.test still refused" lab_no_match "^open wild.test" cat "$T/out.mcp"
+check "a person approves it: warden allowlist approve ID" \
+	env XDG_STATE_HOME="$T/state" "$W" allowlist approve "${req:-0}"
+check "... and the run reaches wild.test now" lab_wait 10 grep -q "^open wild.test" "$T/out.mcp"
+check "... audited with the approval" jq -e -s --arg id "$mid" 'any(.[]; .run == $id and
+	.action == "run.allowlist" and .allowed == true and (.resource | test("wild.test")))' "$RA"
 check "control: a removal from it works" rw allowlist "$mid" remove allowed.test
 check "... and cuts its connection" lab_wait 10 grep -q "^closed allowed.test" "$T/out.mcp"
 check "approve|deny|pending go to the approval store (pending runs)" rw allowlist pending

@@ -237,6 +237,31 @@ try {
 		const lines = r.structuredContent.stdout.trim().split("\n");
 		out.first = lines[0];
 		out.last = lines[lines.length - 1];
+	} else if (scenario === "live-add") {
+		// one live run fetches other.test (not allowed) every 0.3 s; adding it for that run is
+		// a request; once a person approves it at a terminal, the run's fetches get through
+		const loop = `for i in $(seq 1 60); do if curl -fsS --max-time 2 --cacert ${CA} ` +
+			`${process.env.URL_DENIED} >/dev/null 2>&1; then echo ok; else echo no; fi; sleep 0.3; done`;
+		const p = call("run_sandboxed", { command: loop });
+		let runs = [];
+		for (let i = 0; i < 50 && !runs.length; i++) {
+			await sleep(200);
+			runs = (await call("list_runs", {})).structuredContent.runs;
+		}
+		await sleep(2000);
+		const add = await call("set_egress_allowlist", { add: ["other.test"], run: runs[0]?.run });
+		out.add = brief(add);
+		const id = add.structuredContent?.pending?.[0]?.request;
+		out.request = id;
+		await sleep(2000);
+		out.approve = spawnSync(WARDEN, ["allowlist", "approve", id]).status;
+		out.approved_audited = await audit_until((e) =>
+			e.action === "mcp.allowlist.approve" && e.reason.includes(id) &&
+			e.reason.includes("live run"));
+		const r = await p;
+		const lines = r.structuredContent.stdout.trim().split("\n");
+		out.first = lines[0];
+		out.last = lines[lines.length - 1];
 	}
 } catch (e) {
 	out.error = String(e?.stack ?? e);
