@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mcp_examples.sh DIR WARDEN - deploy/examples/mcp/ holds what its README says: every policy
 # passes `warden policy check`, and every MCP client config (.mcp.json,
-# claude_desktop_config.json) is JSON whose servers each run `warden run -p POLICY` with a
+# claude_desktop_config.json) is JSON whose servers each run `warden run -p POLICY` (or
+# `warden mcp -p POLICY`, Warden as the server) with a
 # policy of that folder. Prints a closing line for CTest; exit 1 on a failure, 2 on a test error.
 set -u
 dir=${1:?usage: mcp_examples.sh DIR WARDEN}
@@ -24,7 +25,7 @@ for p in "$dir"/*.yaml; do
 		bad "$(basename "$p") fails warden policy check: $out"
 	fi
 done
-((n >= 6)) || bad "expected at least 6 policies in $dir, found $n"
+((n >= 7)) || bad "expected at least 7 policies in $dir, found $n"
 for f in .mcp.json claude_desktop_config.json; do
 	if out=$(python3 - "$dir" "$dir/$f" <<'EOF'
 import json, os, sys
@@ -34,13 +35,13 @@ assert servers, "no servers"
 for name, s in servers.items():
     assert os.path.basename(s["command"]) == "warden", f"{name}: the command is not warden"
     a = s["args"]
-    assert a[0] == "run" and "-p" in a, f"{name}: not `warden run -p POLICY`"
+    assert a[0] in ("run", "mcp") and "-p" in a, f"{name}: not `warden run|mcp -p POLICY`"
     pol = os.path.basename(a[a.index("-p") + 1])
     assert os.path.exists(os.path.join(d, pol)), f"{name}: {pol} is not in {d}"
 print(len(servers))
 EOF
 	); then
-		ok "$f: $out servers, each wrapped with warden run -p and a policy of this folder"
+		ok "$f: $out servers, each warden run -p or warden mcp -p with a policy of this folder"
 	else
 		bad "$f: $out"
 	fi

@@ -185,6 +185,21 @@ check "control: the live run reached allowed.test before the removal" \
 check "the removal reached the live run" jq -e '.removed.live == true' <<<"$V"
 check "after the removal the live run's fetches fail" jq -e '.last == "no"' <<<"$V"
 
+echo "# the example configs' warden mcp entry (deploy/examples/mcp/.mcp.json) answers"
+mkdir -p "$T/cfghome/projects"
+chown -R "$(lab_program_ids)" "$T/cfghome" 2>/dev/null || true
+mapfile -t CFG < <(jq -r '.mcpServers.warden.args[]' "$SRC/deploy/examples/mcp/.mcp.json")
+check_eq "the .mcp.json entry is warden mcp -p agent.yaml" "mcp -p agent.yaml" \
+	bash -c 'echo "$1 $2 $(basename "$3")"' _ "${CFG[@]}"
+V=$(HOME=$T/cfghome XDG_STATE_HOME=$T/cfgstate "$NODE" "$MCP/warden_mcp.mjs" hello \
+	ip netns exec "$LAB_HOST_NS" "$W" "${CFG[0]}" "${CFG[1]}" \
+	"$SRC/deploy/examples/mcp/agent.yaml" 2>>"$T/server.err")
+echo "# hello: $V"
+check_eq "... it answers initialize as warden" "warden" jq -r .server <<<"$V"
+check "... lists its five tools" jq -e '.tools | length == 5' <<<"$V"
+check_eq "... and runs a command in its sandbox" "hello" \
+	jq -r '.hello.stdout | rtrimstr("\n")' <<<"$V"
+
 echo "# an addition to a live run: pending, then a person approves it at a terminal"
 V=$(scenario live-add)
 echo "# live-add: $V"

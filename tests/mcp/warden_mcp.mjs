@@ -237,6 +237,12 @@ try {
 		const lines = r.structuredContent.stdout.trim().split("\n");
 		out.first = lines[0];
 		out.last = lines[lines.length - 1];
+	} else if (scenario === "hello") {
+		// a server started exactly as an example config says: it answers, lists its tools
+		// and runs a command in its sandbox
+		out.server = client.getServerVersion()?.name;
+		out.tools = (await client.listTools()).tools.map((t) => t.name);
+		out.hello = brief(await call("run_sandboxed", { command: ["echo", "hello"] }));
 	} else if (scenario === "live-add") {
 		// one live run fetches other.test (not allowed) every 0.3 s; adding it for that run is
 		// a request; once a person approves it at a terminal, the run's fetches get through
