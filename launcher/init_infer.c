@@ -1,5 +1,6 @@
 /* init_infer.c - a trace in, a least-privilege policy out (the rules: docs/trace.md). */
 #include "launcher/init_infer.h"
+#include "policy/policy.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -960,17 +961,6 @@ static int emit_network(struct ctx *c, struct wd_buf *b)
 
 /* ------------------------------------------------------------ the rest */
 
-static bool env_name_ok(const char *s)
-{
-	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
-		return false;
-	for (s++; *s; s++)
-		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_'))
-			return false;
-	return strlen(s) <= 255;
-}
-
 /* names that usually carry a secret: granted, but with a word */
 static bool secretish(const char *s)
 {
@@ -1000,7 +990,7 @@ static int emit_env(struct ctx *c, struct wd_buf *b)
 	for (size_t i = 0; i < n; i++) {
 		if (i && !strcmp(v[i], v[i - 1]))
 			continue;
-		if (!env_name_ok(v[i])) {
+		if (!policy_env_name_ok(v[i])) {
 			wd_buf_puts(b, "    # (a variable whose name a policy cannot hold)\n");
 			continue;
 		}

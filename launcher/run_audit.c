@@ -256,6 +256,21 @@ void run_audit_kill(struct run *r, uid_t uid, pid_t pid)
 	write_event(r, &ev, 0);
 }
 
+/* a file event that stands for @count accesses not written one by one: why in @reason */
+static void files_summary(struct run *r, const char *reason, uint64_t count)
+{
+	struct audit_event ev = {0};
+
+	ev.type = AUDIT_TYPE_FILE;
+	ev.action = "file.open";
+	ev.resource = "";
+	ev.allowed = false;
+	ev.reason = reason;
+	ev.has |= AUDIT_HAS_COUNT;
+	ev.count = (int64_t)count;
+	write_event(r, &ev, AUDIT_WRITE_DEFER);
+}
+
 void run_audit_files(struct run *r)
 {
 	char reason[PATH_MAX + 160], rule[64];
@@ -304,37 +319,19 @@ void run_audit_files(struct run *r)
 	}
 	dropped = run_files_dropped(r->files, &seen);
 	if (dropped) {
-		struct audit_event ev = {0};
-
-		ev.type = AUDIT_TYPE_FILE;
-		ev.action = "file.open";
-		ev.resource = "";
-		ev.allowed = false;
 		snprintf(reason, sizeof(reason),
 			 "rate limit: %llu more accesses of paths beyond the first %zu were only "
 			 "counted",
 			 (unsigned long long)dropped, run_files_count(r->files));
-		ev.reason = reason;
-		ev.has |= AUDIT_HAS_COUNT;
-		ev.count = (int64_t)dropped;
-		write_event(r, &ev, AUDIT_WRITE_DEFER);
+		files_summary(r, reason, dropped);
 	}
 	if (run_files_unreadable(r->files)) {
-		struct audit_event ev = {0};
-
-		ev.type = AUDIT_TYPE_FILE;
-		ev.action = "file.open";
-		ev.resource = "";
-		ev.allowed = false;
 		snprintf(reason, sizeof(reason),
 			 "incomplete: the kernel did not let the recorder read the path of %llu "
 			 "calls (ptrace restrictions, e.g. kernel.yama.ptrace_scope >= 2); their "
 			 "attempts are not in the log",
 			 (unsigned long long)run_files_unreadable(r->files));
-		ev.reason = reason;
-		ev.has |= AUDIT_HAS_COUNT;
-		ev.count = (int64_t)run_files_unreadable(r->files);
-		write_event(r, &ev, AUDIT_WRITE_DEFER);
+		files_summary(r, reason, run_files_unreadable(r->files));
 	}
 	wd_err_clear(&err);
 	if (audit_log_flush(r->log, &err) < 0)

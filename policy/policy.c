@@ -269,15 +269,17 @@ static void parse_filesystem(struct pctx *c, const struct yt_node *n)
 
 /* ------------------------------------------------------------ env */
 
-static bool env_name_ok(const char *s)
+bool policy_env_name_ok(const char *s)
 {
-	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+	const char *p = s;
+
+	if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_'))
 		return false;
-	for (s++; *s; s++)
-		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_'))
+	for (p++; *p; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= '0' && *p <= '9') || *p == '_'))
 			return false;
-	return true;
+	return p - s <= 255;
 }
 
 static const char *env_name(struct pctx *c, const struct yt_node *n, const char *what)
@@ -286,7 +288,7 @@ static const char *env_name(struct pctx *c, const struct yt_node *n, const char 
 
 	if (!s)
 		return NULL;
-	if (!env_name_ok(s) || strlen(s) > 255) {
+	if (!policy_env_name_ok(s)) {
 		diag_err(c->d, n,
 			 "%s: `%s` is not a valid variable name; expected letters, digits "
 			 "and `_`, not starting with a digit",

@@ -375,6 +375,12 @@ int policy_validate(struct wd_policy *p, const struct policy_ctx *ctx, struct po
 const char *const *policy_credential_stores(size_t *ret_n);
 
 /**
+ * policy_env_name_ok() - @s is a name env.allow and env.set accept: a letter or `_`, then
+ * letters, digits and `_`, at most 255 bytes
+ */
+bool policy_env_name_ok(const char *s);
+
+/**
  * policy_load() - read a policy file, parse it and validate it
  * @path:	file to read
  * @ctx:	as for policy_validate()
