@@ -84,8 +84,7 @@ static int set_refused(struct gw_learn_entry *e, const char *why)
 }
 
 /* a new entry for @k, in both indexes. Return: it, or NULL (-ENOMEM) */
-static struct gw_learn_entry *add(struct gw_learn *l, const struct key *k, size_t hlen,
-				  uint64_t h)
+static struct gw_learn_entry *add(struct gw_learn *l, const struct key *k, size_t hlen, uint64_t h)
 {
 	struct gw_learn_entry *e;
 

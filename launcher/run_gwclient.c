@@ -208,7 +208,8 @@ int run_gw_learned(struct run *r, json_t **ret)
 	json_decref(req);
 	if (err) {
 		if (!r->o.quiet)
-			fprintf(stderr, "warden: asking the gateway what the run reached: %s\n", why);
+			fprintf(stderr, "warden: asking the gateway what the run reached: %s\n",
+				why);
 		return err;
 	}
 	arr = json_object_get(ans, "learned");
