@@ -203,12 +203,62 @@ static void test_too_big(void **state)
 	free(s);
 }
 
+/* learn mode: "learn" is a boolean of register (both forms), and `learned` takes an id */
+static void test_learn(void **state)
+{
+	static const char *const refused[][2] = {
+	    {"{\"op\":\"register\",\"id\":\"r\",\"netns\":\"fd\",\"learn\":\"true\","
+	     "\"policy\":\"\"}",
+	     "`learn` must be true or false"},
+	    {"{\"op\":\"register\",\"id\":\"r\",\"netns\":\"fd\",\"learn\":1,\"policy\":\"\"}",
+	     "`learn` must be true or false"},
+	    {"{\"op\":\"replace\",\"id\":\"r\",\"learn\":true,\"policy\":\"\"}", "does not take"},
+	    {"{\"op\":\"list\",\"learn\":true}", "does not take"},
+	    {"{\"op\":\"learned\"}", "missing keys"},
+	    {"{\"op\":\"learned\",\"id\":\"r\",\"policy\":\"\"}", "does not take"},
+	    {"{\"op\":\"learned\",\"id\":\"a b\"}", "bad run id"},
+	};
+	struct gw_ctl_req r;
+	char why[256] = "";
+
+	(void)state;
+	assert_int_equal(parse("{\"op\":\"register\",\"id\":\"r\",\"if\":\"wd-1\",\"host_v4\":"
+			       "\"10.213.0.1\",\"sandbox_v4\":\"10.213.0.2\",\"policy\":\"\","
+			       "\"learn\":true}",
+			       &r, why),
+			 0);
+	assert_true(r.learn);
+	gw_ctl_req_clear(&r);
+	assert_int_equal(parse("{\"op\":\"register\",\"id\":\"r\",\"netns\":\"fd\","
+			       "\"learn\":true,\"policy\":\"\"}",
+			       &r, why),
+			 0);
+	assert_true(r.learn);
+	assert_true(r.netns);
+	gw_ctl_req_clear(&r);
+	assert_int_equal(parse("{\"op\":\"register\",\"id\":\"r\",\"netns\":\"fd\","
+			       "\"learn\":false,\"policy\":\"\"}",
+			       &r, why),
+			 0);
+	assert_false(r.learn);
+	gw_ctl_req_clear(&r);
+	assert_int_equal(parse("{\"op\":\"learned\",\"id\":\"r1\"}", &r, why), 0);
+	assert_int_equal(r.op, GW_CTL_LEARNED);
+	assert_string_equal(r.id, "r1");
+	assert_string_equal(gw_ctl_op_name(GW_CTL_LEARNED), "learned");
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		why[0] = '\0';
+		if (parse(refused[i][0], &r, why) != -EINVAL || !strstr(why, refused[i][1]))
+			fail_msg("`%s`: got `%s`, want `%s`", refused[i][0], why, refused[i][1]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_register),   cmocka_unit_test(test_register_netns),
 	    cmocka_unit_test(test_simple_ops), cmocka_unit_test(test_bad),
-	    cmocka_unit_test(test_too_big),
+	    cmocka_unit_test(test_too_big),    cmocka_unit_test(test_learn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

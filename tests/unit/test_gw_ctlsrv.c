@@ -506,12 +506,97 @@ static void test_mcp(void **state)
 	server_free(s);
 }
 
+/* learn mode (issue 16): a run registered with "learn": true keeps it through `replace`, its
+ * events say so, and `learned` answers its table to its own uid only (another uid's connection
+ * finds no such run and learns nothing); a run not in learn mode is refused */
+static void test_learned(void **state)
+{
+	static const char reg_learn[] =
+	    "{\"op\":\"register\",\"id\":\"r2\",\"if\":\"wd-r2\",\"host_v4\":\"10.213.0.5\","
+	    "\"sandbox_v4\":\"10.213.0.6\",\"policy\":\"version: 1\\n\",\"learn\":true}\n";
+	struct server *s = server_new();
+	int fd = client(s), other;
+	struct gw_run *r;
+	struct audit_event ev = {.type = AUDIT_TYPE_NET, .action = "net.connect", .allowed = true};
+	bool closed;
+	json_t *j, *a;
+
+	(void)state;
+	say(s, fd, reg, strlen(reg)); /* r1: a normal run */
+	expect(s, fd, true, NULL, NULL);
+	assert_false(gw_run_find_id(&s->runs, "r1")->learn);
+	says(s, fd, reg_learn);
+	expect(s, fd, true, NULL, NULL);
+	r = gw_run_find_id(&s->runs, "r2");
+	assert_non_null(r);
+	assert_true(r->learn);
+	gw_audit(&s->audit, &r->acct, &ev);
+	assert_true(ev.learn);
+	{
+		struct audit_event nev = {
+		    .type = AUDIT_TYPE_NET, .action = "net.connect", .allowed = true};
+
+		gw_audit(&s->audit, &gw_run_find_id(&s->runs, "r1")->acct, &nev);
+		assert_false(nev.learn);
+	}
+	/* a replace keeps learn mode */
+	says(s, fd, "{\"op\":\"replace\",\"id\":\"r2\",\"policy\":\"version: 1\\n\"}\n");
+	expect(s, fd, true, NULL, NULL);
+	assert_true(r->learn);
+	/* what the data plane noted */
+	assert_int_equal(gw_learn_note(&r->learned, "other.test", 443, GW_LEARN_TLS, NULL), 0);
+	assert_int_equal(gw_learn_note(&r->learned, "other.test", 443, GW_LEARN_TLS, NULL), 0);
+	assert_int_equal(
+	    gw_learn_note(&r->learned, "loopback.test", 80, GW_LEARN_HTTP, "a loopback address"),
+	    0);
+	assert_int_equal(gw_learn_note(&r->learned, "only.test", 0, GW_LEARN_DNS, NULL), 0);
+	r->learned.dropped = 3;
+	says(s, fd, "{\"op\":\"learned\",\"id\":\"r2\"}\n");
+	j = answer(s, fd, &closed);
+	assert_non_null(j);
+	assert_true(json_is_true(json_object_get(j, "ok")));
+	assert_int_equal(json_integer_value(json_object_get(j, "dropped")), 3);
+	a = json_object_get(j, "learned");
+	assert_int_equal(json_array_size(a), 3);
+	{
+		char *txt = json_dumps(a, JSON_COMPACT);
+
+		assert_string_equal(
+		    txt, "[{\"host\":\"other.test\",\"port\":443,\"proto\":\"tls\",\"count\":2},"
+			 "{\"host\":\"loopback.test\",\"port\":80,\"proto\":\"http\",\"count\":1,"
+			 "\"refused\":\"a loopback address\"},"
+			 "{\"host\":\"only.test\",\"port\":0,\"proto\":\"dns\",\"count\":1}]");
+		free(txt);
+	}
+	json_decref(j);
+	/* another uid's connection: no such run, nothing of the table */
+	other = client(s);
+	s->ctl.conns->uid = getuid() + 1000;
+	says(s, other, "{\"op\":\"learned\",\"id\":\"r2\"}\n");
+	j = answer(s, other, &closed);
+	assert_non_null(j);
+	assert_false(json_is_true(json_object_get(j, "ok")));
+	assert_string_equal(json_string_value(json_object_get(j, "errno")), "ENOENT");
+	assert_string_equal(json_string_value(json_object_get(j, "error")), "no such run");
+	assert_null(json_object_get(j, "learned"));
+	json_decref(j);
+	close(other);
+	/* not in learn mode; not there */
+	says(s, fd, "{\"op\":\"learned\",\"id\":\"r1\"}\n");
+	expect(s, fd, false, "EINVAL", "not in learn mode");
+	says(s, fd, "{\"op\":\"learned\",\"id\":\"r9\"}\n");
+	expect(s, fd, false, "ENOENT", "no such run");
+	close(fd);
+	turn(s, 10);
+	server_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_good),      cmocka_unit_test(test_pieces_and_pipelining),
 	    cmocka_unit_test(test_malformed), cmocka_unit_test(test_oversized),
-	    cmocka_unit_test(test_mcp),
+	    cmocka_unit_test(test_mcp),	      cmocka_unit_test(test_learned),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
