@@ -604,7 +604,7 @@ const char *gw_tcp_reason_text(const struct gw_tcp_verdict *v, const char *polic
 		return "allowed: learn mode";
 	case GW_TR_LEARN_CLASS:
 		snprintf(buf, size,
-			 "%s:%u is a %s address: refused in learn mode as in any run (SSRF guard)",
+			 "%s:%u is refused in learn mode as in any run (SSRF guard: %s address)",
 			 gw_addr_str(v->dst, at, sizeof(at)), v->port,
 			 gw_addr_class_name((enum gw_addr_class)v->cls));
 		return buf;

@@ -165,8 +165,8 @@ static void test_tcp_literals(void **state)
 	    {"203.0.113.10", 80, true, NULL},
 	    {"2001:db8:0:1::10", 22, true, NULL},
 	    {"127.0.0.1", 80, false,
-	     "127.0.0.1:80 is a loopback address: refused in learn mode as in any run (SSRF "
-	     "guard)"},
+	     "127.0.0.1:80 is refused in learn mode as in any run (SSRF guard: loopback "
+	     "address)"},
 	    {"169.254.169.254", 80, false, NULL},
 	    {"10.1.2.3", 80, false, NULL},
 	    {"192.168.7.7", 80, false, NULL},
