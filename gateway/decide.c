@@ -267,10 +267,8 @@ bool gw_learn_allows(const struct wd_policy *p, const char *name, uint16_t port,
 		w.denied = true;
 		w.from = p->denied->rules[m].from;
 		w.rule = p->denied->rules[m].text;
-	} else if (!p->ceiling_allow) {
-		return true;
-	} else if ((port ? policy_match(p->ceiling_allow, name, port)
-			 : policy_match_name(p->ceiling_allow, name)) >= 0) {
+	} else if (!p->ceiling_allow || (port ? policy_match(p->ceiling_allow, name, port)
+					      : policy_match_name(p->ceiling_allow, name)) >= 0) {
 		return true;
 	} else if ((m = policy_match_name(p->ceiling_allow, name)) >= 0) {
 		w.from = p->ceiling_allow->rules[m].from;

@@ -90,7 +90,7 @@ static struct gw_learn_entry *add(struct gw_learn *l, const struct key *k, size_
 
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 16;
-		struct gw_learn_entry **v = realloc(l->v, cap * sizeof(*v));
+		struct gw_learn_entry **v = realloc(l->v, cap * sizeof(struct gw_learn_entry *));
 
 		if (!v)
 			return NULL;

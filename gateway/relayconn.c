@@ -37,22 +37,19 @@ int gw_str_set(char **dst, const char *src)
 	return 0;
 }
 
-/* learn mode: a connection's decision in the run's table (its name, else the address literal
- * it went to or asked for; a proxy request understood no further than its form has neither) */
+/* learn mode: a connection's decision in the run's table (its name, else the address literal it
+ * went to; a proxy request is noted once its target's name and port are known: c->name) */
 static void learn_note(struct gw_conn *c, bool allowed, const char *reason, const char *addr)
 {
 	enum gw_learn_proto p = GW_LEARN_RAW;
 	const char *host = c->name;
 
-	if (c->kind == GW_K_PROXY)
-		p = GW_LEARN_HTTP; /* CONNECT or an absolute-form request */
+	/* a proxy request (CONNECT or absolute-form) counts as HTTP, whatever its tunnel carries */
+	if (c->kind == GW_K_PROXY || (c->proto && !strcmp(c->proto, "http")))
+		p = GW_LEARN_HTTP;
 	else if (c->proto && !strcmp(c->proto, "tls"))
 		p = GW_LEARN_TLS;
-	else if (c->proto && !strcmp(c->proto, "http"))
-		p = GW_LEARN_HTTP;
-	if (!host && c->kind == GW_K_PROXY)
-		host = c->host;
-	else if (!host)
+	if (!host && c->kind != GW_K_PROXY)
 		host = addr;
 	if (host)
 		(void)gw_learn_note(&c->run->learned, host, c->oport, p, allowed ? NULL : reason);

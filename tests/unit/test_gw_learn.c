@@ -83,6 +83,14 @@ static struct gw_first first_http(const char *host)
 
 /* ------------------------------------------------------------ TCP */
 
+/* @facts decided once the client said @f */
+static void decide_first(struct gw_tcp_facts *facts, struct gw_first f, struct gw_tcp_verdict *v)
+{
+	facts->first = &f;
+	gw_tcp_decide(facts, v);
+	facts->first = NULL;
+}
+
 /* a name not in the policy: allowed on any port in learn mode, denied without (the control) */
 static void test_tcp_names(void **state)
 {
@@ -108,18 +116,15 @@ static void test_tcp_names(void **state)
 	assert_string_equal(gw_tcp_reason_text(&v, "p.yaml", buf, sizeof(buf)),
 			    "allowed: learn mode");
 	/* its first bytes must still agree with the bound name (fronting) */
-	f = first_tls("allowed.test");
-	facts.first = &f;
-	gw_tcp_decide(&facts, &v);
+	decide_first(&facts, first_tls("allowed.test"), &v);
 	assert_int_equal(v.action, GW_TCP_DENY);
 	assert_int_equal(v.reason, GW_TR_FRONTING_SNI);
-	f = first_tls("other.test");
-	gw_tcp_decide(&facts, &v);
+	decide_first(&facts, first_tls("other.test"), &v);
 	assert_int_equal(v.action, GW_TCP_ALLOW_BYTES);
 	/* malformed bytes are denied as in any run */
 	f = first_tls(NULL);
 	f.why = "malformed TLS ClientHello";
-	gw_tcp_decide(&facts, &v);
+	decide_first(&facts, f, &v);
 	assert_int_equal(v.action, GW_TCP_DENY);
 	assert_int_equal(v.reason, GW_TR_MALFORMED);
 
@@ -127,28 +132,22 @@ static void test_tcp_names(void **state)
 	facts.dst = &lit;
 	facts.port = 443;
 	facts.bound = NULL;
-	facts.first = NULL;
 	gw_tcp_decide(&facts, &v);
 	assert_int_equal(v.action, GW_TCP_NEED_BYTES);
-	f = first_tls("sni.example");
-	facts.first = &f;
-	gw_tcp_decide(&facts, &v);
+	decide_first(&facts, first_tls("sni.example"), &v);
 	assert_int_equal(v.action, GW_TCP_ALLOW_NAME);
 	assert_string_equal(v.name, "sni.example");
-	f = first_http("host.example");
-	gw_tcp_decide(&facts, &v);
+	decide_first(&facts, first_http("host.example"), &v);
 	assert_int_equal(v.action, GW_TCP_ALLOW_NAME);
 	assert_string_equal(v.name, "host.example");
 	/* the control: without learn mode the same SNI is denied */
 	facts.learn = NULL;
-	f = first_tls("sni.example");
-	gw_tcp_decide(&facts, &v);
+	decide_first(&facts, first_tls("sni.example"), &v);
 	assert_int_equal(v.action, GW_TCP_DENY);
 	assert_int_equal(v.reason, GW_TR_NO_RULE);
 	/* a name learn mode takes must be a host name */
 	facts.learn = &ENV;
-	f = first_http("bad name!");
-	gw_tcp_decide(&facts, &v);
+	decide_first(&facts, first_http("bad name!"), &v);
 	assert_int_equal(v.action, GW_TCP_DENY);
 }
 
@@ -277,6 +276,14 @@ static void test_proxy(void **state)
 
 /* ------------------------------------------------------------ DNS */
 
+/* @f decided for a query of @type (its other facts as they are) */
+static void decide_type(const struct gw_dns_facts *f, struct dns_query *q, uint16_t type,
+			struct gw_dns_verdict *v)
+{
+	q->qtype = type;
+	gw_dns_decide(f, v);
+}
+
 static void test_dns(void **state)
 {
 	struct dns_query q = {
@@ -299,20 +306,16 @@ static void test_dns(void **state)
 	assert_true(v.learn);
 	assert_string_equal(gw_dns_reason_text(&v, &q, "p.yaml", &peer, buf, sizeof(buf)),
 			    "synthetic address (learn mode)");
-	q.qtype = DNS_TYPE_TXT;
-	gw_dns_decide(&f, &v);
+	decide_type(&f, &q, DNS_TYPE_TXT, &v);
 	assert_int_equal(v.action, GW_DNS_FORWARD);
 	/* refused types and HTTPS stay as they are */
-	q.qtype = DNS_TYPE_AXFR;
-	gw_dns_decide(&f, &v);
+	decide_type(&f, &q, DNS_TYPE_AXFR, &v);
 	assert_int_equal(v.rcode, DNS_RCODE_REFUSED);
-	q.qtype = DNS_TYPE_HTTPS;
-	gw_dns_decide(&f, &v);
+	decide_type(&f, &q, DNS_TYPE_HTTPS, &v);
 	assert_int_equal(v.action, GW_DNS_EMPTY);
 	/* no host name: NXDOMAIN */
-	q.qtype = DNS_TYPE_A;
 	snprintf(q.qname, sizeof(q.qname), "a b.test");
-	gw_dns_decide(&f, &v);
+	decide_type(&f, &q, DNS_TYPE_A, &v);
 	assert_int_equal(v.rcode, DNS_RCODE_NXDOMAIN);
 }
 
