@@ -196,6 +196,77 @@ static void test_gw_call(void **state)
 	assert_int_equal(run_gw_call_op("/nonexistent-wd/gw.sock", "stats", 200, NULL), -ENOENT);
 }
 
+/* run_gw_learned() (warden trace): the `learned` request for the run, the array handed over;
+ * a run not registered, or not in learn mode, asks nothing; a refusal is the call's error */
+static int learned_from(const char *answer, bool learn, bool registered, char *request,
+			json_t **ret)
+{
+	struct server s = {.answer = answer};
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	char dir[] = "/tmp/wd-test-learned-XXXXXX";
+	struct run *r = calloc(1, sizeof(*r));
+	pthread_t t;
+	int ret_code;
+
+	assert_non_null(r);
+	assert_non_null(mkdtemp(dir));
+	snprintf(s.path, sizeof(s.path), "%s/gw.sock", dir);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", s.path);
+	s.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(s.fd >= 0);
+	assert_int_equal(bind(s.fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	assert_int_equal(listen(s.fd, 1), 0);
+	snprintf(r->id, sizeof(r->id), "aaaaaaaaaaaa");
+	snprintf(r->gw.socket, sizeof(r->gw.socket), "%s", s.path);
+	r->o.quiet = true;
+	r->learn = learn;
+	r->registered = registered;
+	if (learn && registered)
+		assert_int_equal(pthread_create(&t, NULL, serve, &s), 0);
+	ret_code = run_gw_learned(r, ret);
+	if (learn && registered)
+		assert_int_equal(pthread_join(t, NULL), 0);
+	snprintf(request, 256, "%s", s.request);
+	close(s.fd);
+	unlink(s.path);
+	rmdir(dir);
+	free(r);
+	return ret_code;
+}
+
+static void test_gw_learned(void **state)
+{
+	char request[256];
+	json_t *a = NULL;
+
+	(void)state;
+	assert_int_equal(learned_from("{\"ok\":true,\"learned\":[{\"host\":\"other.test\","
+				      "\"port\":443,\"proto\":\"tls\",\"count\":2}],"
+				      "\"dropped\":0}\n",
+				      true, true, request, &a),
+			 0);
+	assert_string_equal(request, "{\"op\":\"learned\",\"id\":\"aaaaaaaaaaaa\"}");
+	assert_true(json_is_array(a));
+	assert_int_equal(json_array_size(a), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "host")),
+			    "other.test");
+	json_decref(a);
+	a = NULL;
+	/* the gateway refuses (an old one, another uid's run): the call's error, no array */
+	assert_int_equal(
+	    learned_from("{\"ok\":false,\"error\":\"no such run\"}\n", true, true, request, &a),
+	    -EPERM);
+	assert_null(a);
+	/* an answer without the array */
+	assert_int_equal(learned_from("{\"ok\":true}\n", true, true, request, &a), -EINVAL);
+	assert_null(a);
+	/* nothing asked of a run not in learn mode, or not registered */
+	assert_int_equal(learned_from("", false, true, request, &a), -EINVAL);
+	assert_int_equal(learned_from("", true, false, request, &a), -ENOTCONN);
+	assert_string_equal(request, "");
+	assert_null(a);
+}
+
 /* the systemd scope of a rootless run's limits: its exact command line */
 static void test_rootless_scope_argv(void **state)
 {
@@ -348,6 +419,7 @@ int main(void)
 	    cmocka_unit_test(test_gwclient_find),
 	    cmocka_unit_test(test_network_facts),
 	    cmocka_unit_test(test_gw_call),
+	    cmocka_unit_test(test_gw_learned),
 	    cmocka_unit_test(test_rootless_scope_argv),
 	    cmocka_unit_test(test_rootless_fw_config),
 	    cmocka_unit_test(test_rootless_scope_usable),
