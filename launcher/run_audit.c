@@ -72,7 +72,7 @@ static void isolation_text(struct run *r, char *out, size_t size)
 int run_audit_start(struct run *r)
 {
 	struct audit_event ev = {0};
-	char iso[384], reason[256], mcp[256];
+	char iso[384], reason[400], mcp[256];
 	struct wd_err err;
 	const char *path = cli_audit_path(r->o.audit);
 	int ret;
@@ -87,10 +87,13 @@ int run_audit_start(struct run *r)
 				"fix the audit log's path or permissions (see --audit-log)", "%s",
 				err.msg[0] ? err.msg : strerror(-ret));
 	isolation_text(r, iso, sizeof(iso));
-	snprintf(reason, sizeof(reason), "gateway: %s%s",
+	snprintf(reason, sizeof(reason), "gateway: %s%s%s",
 		 r->mode == RUN_MODE_DAEMON ? r->gw.socket
 		 : r->o.gateway		    ? r->o.gateway
 					    : "embedded unless a daemon answers",
+		 r->learn ? ", in learn mode (any name on any port allowed and recorded, the SSRF "
+			    "classes refused)"
+			  : "",
 		 r->o.started_by ? "; started by warden mcp" : "");
 	ev.type = AUDIT_TYPE_RUN;
 	ev.action = "run.start";
@@ -98,6 +101,7 @@ int run_audit_start(struct run *r)
 	ev.allowed = true;
 	ev.reason = reason;
 	ev.isolation = iso;
+	ev.learn = r->learn;
 	ev.mcp = run_stdio_start_json(r, mcp, sizeof(mcp));
 	ev.command = (const char *const *)r->argv;
 	for (ev.command_len = 0; r->argv[ev.command_len]; ev.command_len++)
@@ -175,6 +179,7 @@ void run_audit_exit(struct run *r, int status, int sig, const struct run_counts 
 	ev.type = AUDIT_TYPE_RUN;
 	ev.action = "run.exit";
 	ev.resource = r->exe;
+	ev.learn = r->learn;
 	ev.allowed = status != RUN_EXIT_WARDEN || !r->fail_reason[0];
 	ev.reason = r->fail_reason[0] ? r->fail_reason : NULL;
 	ev.has = AUDIT_HAS_EXIT | AUDIT_HAS_DURATION;
