@@ -340,7 +340,7 @@ static int read_base(const struct rf_emul_ctx *c, int dirfd, char *base)
 	struct stat want, got;
 	char p[64];
 	size_t len;
-	int fd;
+	int fd = -1;
 
 	if (dirfd == AT_FDCWD) {
 		if (!c->cwd || snprintf(base, PATH_MAX, "%s", c->cwd) >= PATH_MAX)
@@ -505,7 +505,7 @@ static int do_stat(const struct rf_emul_ctx *c, const struct emul_call *k, const
 	struct epath ep;
 	struct stat st;
 	bool by_name;
-	int r, fd;
+	int r, fd = -1;
 
 	if (flags & ~(unsigned)(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH))
 		return 0;
@@ -539,7 +539,7 @@ static int do_statx(const struct rf_emul_ctx *c, const struct emul_call *k, cons
 	struct statx stx;
 	struct epath ep;
 	bool by_name;
-	int r, fd;
+	int r, fd = -1;
 
 	if (flags &
 	    ~(unsigned)(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH | AT_STATX_SYNC_TYPE))
@@ -582,7 +582,7 @@ static int do_access(const struct rf_emul_ctx *c, const struct emul_call *k, con
 	unsigned mode = (unsigned)args[k->arg];
 	struct epath ep;
 	bool by_name;
-	int r, fd;
+	int r, fd = -1;
 
 	if (flags & ~(unsigned)(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return 0;
@@ -619,7 +619,7 @@ static int do_readlink(const struct rf_emul_ctx *c, const struct emul_call *k,
 	char target[PATH_MAX];
 	struct epath ep;
 	ssize_t n;
-	int r, fd;
+	int r, fd = -1;
 
 	if (size <= 0)
 		return 0;
@@ -651,7 +651,7 @@ static int do_mkdir(const struct rf_emul_ctx *c, const struct emul_call *k, cons
 {
 	struct epath ep;
 	mode_t old;
-	int r, fd;
+	int r, fd = -1;
 
 	r = prep(c, dirfd_arg(k, 1, args), args[k->path], &ep, out->path);
 	if (r)
@@ -673,7 +673,7 @@ static int do_unlink(const struct rf_emul_ctx *c, const struct emul_call *k, con
 {
 	unsigned flags = (k->flags >= 0 ? (unsigned)args[k->flags] : 0) | k->fixed;
 	struct epath ep;
-	int r, fd;
+	int r, fd = -1;
 
 	if (flags & ~(unsigned)AT_REMOVEDIR)
 		return 0;
@@ -821,7 +821,7 @@ static int do_symlink(const struct rf_emul_ctx *c, const struct emul_call *k,
 	char target[PATH_MAX];
 	struct epath ep;
 	mode_t old;
-	int r, fd;
+	int r, fd = -1;
 
 	/* the target is the link's content, not a path looked at: not recorded */
 	r = rf_read_string(c->pid, args[k->path2], target, sizeof(target));
@@ -851,7 +851,7 @@ static int do_truncate(const struct rf_emul_ctx *c, const struct emul_call *k,
 	struct rlimit lim;
 	struct epath ep;
 	char p[64];
-	int r, fd;
+	int r, fd = -1;
 
 	if (len < 0)
 		return 0;
@@ -876,7 +876,7 @@ static int do_chmod(const struct rf_emul_ctx *c, const struct emul_call *k, cons
 {
 	struct epath ep;
 	char p[64];
-	int r, fd;
+	int r, fd = -1;
 
 	r = prep(c, dirfd_arg(k, 1, args), args[k->path], &ep, out->path);
 	if (r)
@@ -890,11 +890,29 @@ static int do_chmod(const struct rf_emul_ctx *c, const struct emul_call *k, cons
 	return answer(out, r, TRACE_WRITE);
 }
 
+/* The second (effective) number of line @key ("\nUid:") of a /proc/PID/status text. */
+static int status_id(const char *status, const char *key, unsigned long *ret)
+{
+	const char *s = strstr(status, key);
+	char *end;
+
+	if (!s)
+		return -EIO;
+	s += strlen(key);
+	(void)strtoul(s, &end, 10); /* the real one */
+	if (end == s)
+		return -EIO;
+	s = end;
+	errno = 0;
+	*ret = strtoul(s, &end, 10);
+	return end == s || errno ? -EIO : 0;
+}
+
 /* The caller's effective uid and gid as the launcher sees them (/proc/PID/status). */
 static int read_ids(pid_t pid, uid_t *uid, gid_t *gid)
 {
-	char p[48], buf[4096], *s;
-	unsigned long r, e;
+	char p[48], buf[4096];
+	unsigned long e;
 	ssize_t n;
 	int fd;
 
@@ -907,12 +925,10 @@ static int read_ids(pid_t pid, uid_t *uid, gid_t *gid)
 	if (n <= 0)
 		return -EIO;
 	buf[n] = '\0';
-	s = strstr(buf, "\nUid:");
-	if (!s || sscanf(s + 5, "%lu %lu", &r, &e) != 2)
+	if (status_id(buf, "\nUid:", &e))
 		return -EIO;
 	*uid = (uid_t)e;
-	s = strstr(buf, "\nGid:");
-	if (!s || sscanf(s + 5, "%lu %lu", &r, &e) != 2)
+	if (status_id(buf, "\nGid:", &e))
 		return -EIO;
 	*gid = (gid_t)e;
 	return 0;
@@ -923,7 +939,7 @@ static int connect_as(const struct rf_emul_ctx *c, int sfd, const struct epath *
 		      struct rf_emul_out *out)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	int r, fd, fl, domain = 0;
+	int r, fd = -1, fl, domain = 0;
 	socklen_t dl = sizeof(domain);
 	bool set_nb = false;
 

@@ -198,6 +198,7 @@ static void test_read_string(void **state)
 	assert_string_equal(buf, "/a/b");
 	assert_int_equal(rf_read_string(me, 0, buf, sizeof(buf)), -EFAULT);
 	/* a string that ends at the end of a page, the next one unmapped: read whole */
+	// cppcheck-suppress invalidFunctionArg ; -1 is the descriptor MAP_ANONYMOUS wants
 	m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(m != MAP_FAILED);
 	assert_int_equal(munmap(m + pg, (size_t)pg), 0);
@@ -275,7 +276,7 @@ static void test_resolve_deleted_dirfd(void **state)
 /* stat of @path in the child (emulated) and here: the same answer, the same bytes. */
 static void same_stat(int nr, const char *path, int flags)
 {
-	struct stat mine, theirs;
+	struct stat mine, theirs = {0};
 	int want;
 
 	kid_clear();
@@ -341,7 +342,7 @@ static void test_stat_like_the_kernel(void **state)
 
 static void test_stat_dirfd(void **state)
 {
-	struct stat mine, theirs;
+	struct stat mine, theirs = {0};
 
 	(void)state;
 	kid_clear();
@@ -373,7 +374,7 @@ static void test_stat_buffer_fault(void **state)
 
 static void test_statx(void **state)
 {
-	struct statx mine, theirs;
+	struct statx mine, theirs = {0};
 
 	(void)state;
 	kid_clear();
@@ -432,7 +433,7 @@ static void test_access(void **state)
 
 static void test_readlink(void **state)
 {
-	char theirs[64], want[PATH_MAX];
+	char theirs[64] = {0}, want[PATH_MAX];
 	ssize_t n;
 
 	(void)state;
@@ -742,7 +743,7 @@ static void test_connect_unix(void **state)
 	conn = accept4(srv, NULL, NULL, SOCK_CLOEXEC);
 	assert_true(conn >= 0);
 	assert_int_equal(getpeername(kid.sock, (struct sockaddr *)&peer, &plen), 0);
-	assert_string_equal(peer.sun_path, "sock"); /* the name the server bound */
+	assert_string_equal(peer.sun_path, "sock");		    /* the name the server bound */
 	assert_int_equal(fcntl(kid.sock, F_GETFL) & O_NONBLOCK, 0); /* left as it was */
 	/* again: EISCONN, as connect here says */
 	assert_int_equal(
