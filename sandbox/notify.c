@@ -211,11 +211,11 @@ bool sandbox_watch_follows(const struct sandbox_watch *w, const uint64_t *args)
 }
 
 static const char *const op_names[] = {
-    [SANDBOX_OP_OPEN] = "open",	    [SANDBOX_OP_READ] = "read",
-    [SANDBOX_OP_WRITE] = "write",   [SANDBOX_OP_CREATE] = "create",
-    [SANDBOX_OP_EXEC] = "exec",	    [SANDBOX_OP_STAT] = "stat",
-    [SANDBOX_OP_ACCESS] = "access", [SANDBOX_OP_READLINK] = "readlink",
-    [SANDBOX_OP_REMOVE] = "remove", [SANDBOX_OP_RENAME] = "rename",
+    [SANDBOX_OP_OPEN] = "open",	      [SANDBOX_OP_READ] = "read",
+    [SANDBOX_OP_WRITE] = "write",     [SANDBOX_OP_CREATE] = "create",
+    [SANDBOX_OP_EXEC] = "exec",	      [SANDBOX_OP_STAT] = "stat",
+    [SANDBOX_OP_ACCESS] = "access",   [SANDBOX_OP_READLINK] = "readlink",
+    [SANDBOX_OP_REMOVE] = "remove",   [SANDBOX_OP_RENAME] = "rename",
     [SANDBOX_OP_CONNECT] = "connect",
 };
 
