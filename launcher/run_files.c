@@ -1,6 +1,7 @@
 /* run_files.c - the file-access recorder of a run: a thread of the launcher that answers the
  * sandbox's seccomp notifications, lets every call go on unchanged, and counts which host
- * paths the program tried to reach without a grant (run_files.h has the stages). */
+ * paths the program tried to reach without a grant (run_files.h has the stages); in trace
+ * mode it carries the calls out itself and records what it did. */
 #include "launcher/run_files.h"
 #include "launcher/bwrap.h"
 #include "launcher/run_files_emul.h"

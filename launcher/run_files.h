@@ -24,6 +24,12 @@
  *   count     one entry per (operation, path) with a count, bounded; the events are written
  *             when the run ends (run_audit_files()), one per entry
  *
+ * Trace mode (POLICY_FILES_TRACE, warden trace; docs/files.md "Trace mode") does not answer
+ * CONTINUE and read: the trace filter's calls are carried out by the recorder on its own copy
+ * of the path, inside the caller's view (opens here, handed in with SECCOMP_IOCTL_NOTIF_ADDFD;
+ * the rest by rf_emulate(), run_files_emul.h), exec is read from /proc/PID/exe afterwards, and
+ * what is recorded is what was done (enum trace_op), so a program cannot forge its trace.
+ *
  * If the recorder stops (the launcher dies), the kernel answers every waiting and later
  * watched call with ENOSYS: the program fails closed, it never hangs, and the launcher's death
  * kills the sandbox anyway (PR_SET_PDEATHSIG).
