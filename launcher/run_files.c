@@ -1042,6 +1042,9 @@ static int trace_open(struct run_files *rf, const struct seccomp_notif *req,
 	}
 	name_ok = !has_dotdot(raw) || (!r && same_object(x.c.root, folded, flags, fd));
 	op = r ? (r == -ENOENT ? TRACE_MISSING : -1) : open_op(flags, created);
+	/* before the answer: the caller still waits, its name is readable */
+	if (name_ok)
+		trace_record(rf, op, folded, pid);
 	if (!r) {
 		struct seccomp_notif_addfd add = {
 		    .id = req->id,
@@ -1066,8 +1069,6 @@ static int trace_open(struct run_files *rf, const struct seccomp_notif *req,
 		resp->error = r;
 		(void)ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 	}
-	if (name_ok)
-		trace_record(rf, op, folded, pid);
 	ctx_close(&x);
 	return 1;
 }

@@ -275,21 +275,30 @@ static int probe_ops(void *p)
 	/* read: the bytes of the file */
 	snprintf(path, sizeof(path), "%s/read.txt", a->dir);
 	fd = open(path, O_RDONLY);
-	if (fd < 0 || read(fd, buf, 5) != 5 || memcmp(buf, "hello", 5))
+	if (fd < 0)
 		return 10;
+	k = read(fd, buf, 5);
 	/* not O_CLOEXEC: the descriptor stays across exec */
-	if (fcntl(fd, F_GETFD) != 0)
-		return 11;
+	n = fcntl(fd, F_GETFD);
 	close(fd);
+	if (k != 5 || memcmp(buf, "hello", 5))
+		return 10;
+	if (n != 0)
+		return 11;
 	/* write (an existing file) through a relative path from the current folder */
 	if (chdir(a->dir) < 0)
 		return 12;
 	fd = openat(AT_FDCWD, "write.txt", O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0 || write(fd, "x", 1) != 1)
+	if (fd < 0)
 		return 13;
-	if (fcntl(fd, F_GETFD) != FD_CLOEXEC)
-		return 14;
+	k = write(fd, "x", 1);
+	n = fcntl(fd, F_GETFD);
 	close(fd);
+	if (k != 1)
+		return 13;
+	if (n != FD_CLOEXEC)
+		return 14;
+	n = 0;
 	/* create, with this umask */
 	umask(027);
 	fd = open("new.txt", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -323,9 +332,12 @@ static int probe_ops(void *p)
 		return 21;
 	/* an existing file's O_CREAT without O_EXCL is a write of it, not a create */
 	fd = open("write.txt", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size != 1)
+	if (fd < 0)
 		return 22;
+	k = fstat(fd, &st);
 	close(fd);
+	if (k < 0 || st.st_size != 1)
+		return 22;
 	/* exec: a child runs /bin/true (its next watched call shows its exe) */
 	kid = fork();
 	if (kid == 0) {
