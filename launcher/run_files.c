@@ -672,7 +672,7 @@ static int ctx_open(pid_t pid, bool umask_needed, struct call_ctx *x)
 		x->c.cwd = x->cwd;
 	}
 	if (umask_needed) {
-		unsigned long m;
+		unsigned long m = 0;
 
 		if (status_field(pid, "Umask:", 8, &m) || m > 0777) {
 			wd_closep(&x->c.root);

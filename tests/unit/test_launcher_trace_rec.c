@@ -307,7 +307,11 @@ static int probe_ops(void *p)
 	close(fd);
 	/* missing */
 	fd = open("nowhere.txt", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 || errno != ENOENT)
+	if (fd >= 0) {
+		close(fd);
+		return 16;
+	}
+	if (errno != ENOENT)
 		return 16;
 	/* a folder listed */
 	snprintf(path, sizeof(path), "%s/sub", a->dir);
