@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -786,6 +787,91 @@ static void test_connect_unix(void **state)
 	close(srv);
 }
 
+/* ------------------------------------------------------------ another root */
+
+/* A child in a root of its own (a user namespace's chroot into tree/root), as a sandbox's
+ * program is: absolute links and ".." resolve in it, never in the launcher's. */
+static void test_own_root(void **state)
+{
+	char p[PATH_MAX + 32], c;
+	struct stat mine, theirs = {0};
+	struct rf_emul_ctx ctx = {.cwd = "/", .umask = 022};
+	uint64_t args[6] = {0};
+	int ready[2], wake[2];
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(mkdir("root", 0755), 0);
+	assert_int_equal(mkdir("root/inside", 0755), 0);
+	put("root/inside/x", "inner");
+	assert_int_equal(symlink("/inside/x", "root/abs2"), 0);
+	assert_int_equal(symlink("/inside", "root/dlink"), 0);
+	/* the launcher's root has no /inside: a call resolved there would fail */
+	assert_int_equal(stat("/inside", &mine), -1);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(wake, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		/* only the parent may hold what ends the other child and this one */
+		close(kid.wake);
+		close(ready[0]);
+		close(wake[1]);
+		if (unshare(CLONE_NEWUSER) < 0 || chroot("root") < 0 || chdir("/") < 0)
+			_exit(1);
+		(void)!write(ready[1], "r", 1);
+		(void)!read(wake[0], &c, 1);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(wake[0]);
+	/* a child that could not make its root is a test error, not a pass */
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	snprintf(p, sizeof(p), "/proc/%d/root", (int)pid);
+	ctx.pid = pid;
+	ctx.root = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(ctx.root >= 0);
+
+	assert_int_equal(stat("root/inside/x", &mine), 0);
+	static const char *const names[] = {"/abs2", "abs2", "/../../../abs2", "dlink/x",
+					    "/dlink/../dlink/x"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct iovec l = {(void *)names[i], strlen(names[i]) + 1},
+			     r = {g_path[0], l.iov_len};
+
+		assert_int_equal(process_vm_writev(pid, &l, 1, &r, 1, 0), (ssize_t)l.iov_len);
+		args[0] = P0;
+		args[1] = BUF;
+		assert_int_equal(rf_emulate(&ctx, SYS_stat, args, &out), 1);
+		assert_int_equal(out.ret, 0);
+		assert_int_equal(out.op, TRACE_STAT);
+		l.iov_base = &theirs;
+		l.iov_len = sizeof(theirs);
+		r.iov_base = g_buf;
+		r.iov_len = sizeof(theirs);
+		assert_int_equal(process_vm_readv(pid, &l, 1, &r, 1, 0), (ssize_t)sizeof(theirs));
+		assert_memory_equal(&mine, &theirs, sizeof(mine));
+	}
+	assert_string_equal(out.path, "/dlink/x"); /* as the child names it */
+	/* a folder made through an absolute link: inside the child's root */
+	{
+		struct iovec l = {"/dlink/new", 11}, r = {g_path[0], 11};
+
+		assert_int_equal(process_vm_writev(pid, &l, 1, &r, 1, 0), 11);
+	}
+	args[0] = P0;
+	args[1] = 0755;
+	assert_int_equal(rf_emulate(&ctx, SYS_mkdir, args, &out), 1);
+	assert_int_equal(out.ret, 0);
+	assert_string_equal(out.path, "/dlink/new");
+	assert_int_equal(stat("root/inside/new", &mine), 0);
+	assert_true(S_ISDIR(mine.st_mode));
+	close(wake[1]);
+	waitpid(pid, NULL, 0);
+	close(ready[0]);
+	close(ctx.root);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -807,6 +893,7 @@ int main(void)
 	    T(test_link_symlink),
 	    T(test_truncate_chmod),
 	    T(test_connect_unix),
+	    T(test_own_root),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
