@@ -1,17 +1,21 @@
 /* run_files.c - the file-access recorder of a run: a thread of the launcher that answers the
  * sandbox's seccomp notifications, lets every call go on unchanged, and counts which host
- * paths the program tried to reach without a grant (run_files.h has the stages). */
+ * paths the program tried to reach without a grant (run_files.h has the stages); in trace
+ * mode it carries the calls out itself and records what it did. */
 #include "launcher/run_files.h"
 #include "launcher/bwrap.h"
+#include "launcher/run_files_emul.h"
+#include "launcher/trace_file.h"
 #include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <limits.h>
-#include <time.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -19,9 +23,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Linux 6.6: wake the waiting caller on this CPU when the answer is sent, and the recorder when
@@ -38,6 +44,9 @@
 
 /* Folders whose sandbox view is (or is not) the host's, remembered per run. */
 #define DIR_CACHE_MAX 4096
+
+/* Trace mode: processes whose exec is read from /proc/PID/exe at their next call. */
+#define EXEC_PENDING_MAX 64
 
 /* The hash table's size: a power of two, at least twice the entries it may hold. */
 #define TABLE_SLOTS(max) ((max)*2)
@@ -71,6 +80,16 @@ struct run_files {
 	size_t nmask;
 	pthread_t thread;
 	bool running;
+	/* root mode: the file system ids the thread takes (run_files_set_user()) */
+	bool as_user;
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[RUN_FILES_MAX_GROUPS];
+	int ngroups;
+	/* trace mode: pids (and their thread group leaders) that called execve/execveat */
+	pid_t exec_pending[EXEC_PENDING_MAX];
+	size_t nexec;
+	struct rf_emul_out emul_out; /* 8 KiB: not on the thread's stack */
 };
 
 int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
@@ -78,14 +97,14 @@ int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
 {
 	struct run_files *rf;
 
-	if (mode != POLICY_FILES_DENIED && mode != POLICY_FILES_ALL)
+	if (mode != POLICY_FILES_DENIED && mode != POLICY_FILES_ALL && mode != POLICY_FILES_TRACE)
 		return -EINVAL;
 	rf = calloc(1, sizeof(*rf));
 	if (!rf)
 		return -ENOMEM;
 	rf->listener = rf->root_fd = -1;
 	rf->mode = mode;
-	rf->max = mode == POLICY_FILES_ALL ? RUN_FILES_MAX_ALL : RUN_FILES_MAX_DENIED;
+	rf->max = mode == POLICY_FILES_DENIED ? RUN_FILES_MAX_DENIED : RUN_FILES_MAX_ALL;
 	rf->nslot = TABLE_SLOTS(rf->max);
 	rf->slot = calloc(rf->nslot, sizeof(*rf->slot));
 	rf->dir_path = calloc(DIR_CACHE_MAX * 2, sizeof(*rf->dir_path));
@@ -107,11 +126,42 @@ int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
 	return 0;
 }
 
+int run_files_set_user(struct run_files *rf, uid_t uid, gid_t gid, const gid_t *groups, int ngroups)
+{
+	if (ngroups < 0 || ngroups > RUN_FILES_MAX_GROUPS)
+		return -EINVAL;
+	rf->as_user = true;
+	rf->uid = uid;
+	rf->gid = gid;
+	if (ngroups)
+		memcpy(rf->groups, groups, (size_t)ngroups * sizeof(*groups));
+	rf->ngroups = ngroups;
+	return 0;
+}
+
 /* ------------------------------------------------------------ the table (pure) */
 
 static uint64_t key_hash(int op, const char *path)
 {
 	return wd_hash_str(path) ^ ((uint64_t)(unsigned)op * 0x9e3779b97f4a7c15ull);
+}
+
+/* The verdicts a mode keeps: denied DENIED; all GRANTED and DENIED; trace GRANTED and MISSING
+ * (what the recorder did, and a path it looked for that was not there). */
+static bool keeps(enum policy_audit_files mode, enum run_files_verdict v)
+{
+	switch (mode) {
+	case POLICY_FILES_DENIED:
+		return v == RUN_FILES_DENIED;
+	case POLICY_FILES_ALL:
+		return v == RUN_FILES_GRANTED || v == RUN_FILES_DENIED;
+	case POLICY_FILES_TRACE:
+		return v == RUN_FILES_GRANTED || v == RUN_FILES_MISSING;
+	case POLICY_FILES_UNSET:
+	case POLICY_FILES_OFF:
+		break;
+	}
+	return false;
 }
 
 int run_files_record(struct run_files *rf, int op, const char *path, enum run_files_verdict verdict,
@@ -120,9 +170,7 @@ int run_files_record(struct run_files *rf, int op, const char *path, enum run_fi
 	struct run_files_entry *e;
 	size_t i, mask = rf->nslot - 1;
 
-	if (verdict == RUN_FILES_MISSING || verdict == RUN_FILES_IGNORED)
-		return 0;
-	if (verdict == RUN_FILES_GRANTED && rf->mode != POLICY_FILES_ALL)
+	if (!keeps(rf->mode, verdict))
 		return 0;
 	for (i = key_hash(op, path) & mask; rf->slot[i]; i = (i + 1) & mask) {
 		e = &rf->ent[rf->slot[i] - 1];
@@ -547,6 +595,583 @@ static void handle(struct run_files *rf, const struct seccomp_notif *req,
 		(void)run_files_record(rf, a.op, a.path, v, (pid_t)req->pid, comm);
 }
 
+/* ------------------------------------------------------------ trace mode */
+
+/* What open_exact() cannot carry out exactly as the kernel would: answer CONTINUE. */
+#define RF_SKIP 1
+
+/* The bits open() and openat() keep (the kernel drops the rest); __O_TMPFILE less
+ * O_DIRECTORY is its own bit. */
+#define OPEN_VALID                                                                                 \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_SYNC |      \
+	 O_DSYNC | FASYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME |        \
+	 O_CLOEXEC | O_PATH | __O_TMPFILE)
+#define OPEN_PATH_FLAGS (O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC)
+#define OPEN_TMPFILE_BIT (__O_TMPFILE & ~O_DIRECTORY)
+
+/* The sandbox's pid 1 and bubblewrap's own process are not the program (found once). */
+static bool is_program(struct run_files *rf, pid_t pid)
+{
+	if (pid == rf->outer || pid == rf->reaper)
+		return false;
+	if (!rf->reaper && is_ns_init(pid)) {
+		rf->reaper = pid;
+		return false;
+	}
+	return true;
+}
+
+/* A number field ("Umask:", "Tgid:") of /proc/PID/status, in @base. */
+static int status_field(pid_t pid, const char *key, int base, unsigned long *ret)
+{
+	char p[48], buf[2048], *s, *end;
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/status", pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	s = strstr(buf, key);
+	if (!s || (s != buf && s[-1] != '\n'))
+		return -ENOENT;
+	s += strlen(key);
+	errno = 0;
+	*ret = strtoul(s, &end, base);
+	return end == s || errno ? -EIO : 0;
+}
+
+/* Who calls and where its paths start: the caller's root (O_PATH, closed by ctx_close()),
+ * its current folder, its umask when the call creates (@umask). */
+struct call_ctx {
+	struct rf_emul_ctx c;
+	char cwd[PATH_MAX];
+};
+
+static int ctx_open(pid_t pid, bool umask_needed, struct call_ctx *x)
+{
+	char p[48];
+	ssize_t n;
+
+	memset(&x->c, 0, sizeof(x->c));
+	x->c.pid = pid;
+	x->c.umask = 022;
+	snprintf(p, sizeof(p), "/proc/%d/root", pid);
+	x->c.root = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (x->c.root < 0)
+		return -errno;
+	snprintf(p, sizeof(p), "/proc/%d/cwd", pid);
+	n = readlink(p, x->cwd, sizeof(x->cwd) - 1);
+	if (n > 0 && n < (ssize_t)sizeof(x->cwd) - 1 && x->cwd[0] == '/') {
+		x->cwd[n] = '\0';
+		x->c.cwd = x->cwd;
+	}
+	if (umask_needed) {
+		unsigned long m = 0;
+
+		if (status_field(pid, "Umask:", 8, &m) || m > 0777) {
+			wd_closep(&x->c.root);
+			return -EIO;
+		}
+		x->c.umask = (mode_t)m;
+	}
+	return 0;
+}
+
+static void ctx_close(struct call_ctx *x)
+{
+	wd_closep(&x->c.root);
+}
+
+/* Remember that @pid (and its thread group: after an exec by another thread the process
+ * continues as its leader) called exec; a full table forgets the oldest (unrecorded). */
+static void exec_pending_add(struct run_files *rf, pid_t pid)
+{
+	unsigned long tgid = 0;
+	pid_t add[2] = {pid, 0};
+
+	if (!status_field(pid, "Tgid:", 10, &tgid) && (pid_t)tgid != pid)
+		add[1] = (pid_t)tgid;
+	for (size_t k = 0; k < 2 && add[k]; k++) {
+		bool have = false;
+
+		for (size_t i = 0; i < rf->nexec && !have; i++)
+			have = rf->exec_pending[i] == add[k];
+		if (have)
+			continue;
+		if (rf->nexec == EXEC_PENDING_MAX) {
+			memmove(rf->exec_pending, rf->exec_pending + 1,
+				(EXEC_PENDING_MAX - 1) * sizeof(*rf->exec_pending));
+			rf->nexec--;
+		}
+		rf->exec_pending[rf->nexec++] = add[k];
+	}
+}
+
+static bool exec_pending_take(struct run_files *rf, pid_t pid)
+{
+	for (size_t i = 0; i < rf->nexec; i++)
+		if (rf->exec_pending[i] == pid) {
+			rf->exec_pending[i] = rf->exec_pending[--rf->nexec];
+			return true;
+		}
+	return false;
+}
+
+/* Count (@op, @path) in its entry if it has one. */
+static bool count_existing(struct run_files *rf, int op, const char *path)
+{
+	size_t mask = rf->nslot - 1;
+
+	for (size_t i = key_hash(op, path) & mask; rf->slot[i]; i = (i + 1) & mask) {
+		struct run_files_entry *e = &rf->ent[rf->slot[i] - 1];
+
+		if (e->op == op && !strcmp(e->path, path)) {
+			e->count++;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* One trace entry: enum trace_op @op (-1: none) on @path, the process's name read only for
+ * a new entry. */
+static void trace_record(struct run_files *rf, int op, const char *path, pid_t pid)
+{
+	char comm[16];
+
+	if (op < 0 || op >= TRACE_OP_N || path[0] != '/' || run_files_sandbox_own(path))
+		return;
+	if (count_existing(rf, op, path))
+		return;
+	read_comm(pid, comm, sizeof(comm));
+	(void)run_files_record(
+	    rf, op, path, op == TRACE_MISSING ? RUN_FILES_MISSING : RUN_FILES_GRANTED, pid, comm);
+}
+
+/* exec, from the kernel's truth: the binary the process runs now (never the path bytes). */
+static void record_exe(struct run_files *rf, pid_t pid)
+{
+	static const char deleted[] = " (deleted)";
+	char p[48], exe[PATH_MAX];
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%d/exe", pid);
+	n = readlink(p, exe, sizeof(exe) - 1);
+	if (n <= 0 || n >= (ssize_t)sizeof(exe) - 1)
+		return;
+	exe[n] = '\0';
+	if ((size_t)n >= sizeof(deleted) - 1 && !strcmp(exe + n - (sizeof(deleted) - 1), deleted))
+		return;
+	trace_record(rf, TRACE_EXEC, exe, pid);
+}
+
+static int openat2_in(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve)
+{
+	struct open_how how = {
+	    .flags = flags | O_CLOEXEC,
+	    .mode = mode,
+	    .resolve = resolve | RESOLVE_NO_MAGICLINKS,
+	};
+	const char *rel = path + strspn(path, "/");
+
+	return (int)syscall(SYS_openat2, dirfd, *rel ? rel : ".", &how, sizeof(how));
+}
+
+/* The errors a walk without symbolic links gives exactly as the caller's own would. */
+static bool exact_errno(int e)
+{
+	switch (e) {
+	case ENOENT:
+	case ENOTDIR:
+	case EACCES:
+	case EPERM:
+	case ENAMETOOLONG:
+	case EEXIST:
+	case EISDIR:
+	case EROFS:
+	case ETXTBSY:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool on_procfs(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) < 0 || sf.f_type == PROC_SUPER_MAGIC;
+}
+
+/*
+ * Open @upath (absolute, as the caller's walk goes: not folded) inside @root with @flags,
+ * @mode and the caller's @cres. A walk with no symbolic link is the caller's own, its error
+ * too. With links on the way: the folder (links allowed, not in a procfs, whose /proc/self is
+ * the recorder's) then the last name without links; a link at the end: only a success
+ * counts. Return: 0 and *@ret_fd, a negative errno for the caller, or RF_SKIP.
+ */
+static int open_exact(int root, const char *upath, uint64_t flags, uint64_t mode, uint64_t cres,
+		      int *ret_fd)
+{
+	uint64_t in = RESOLVE_IN_ROOT | cres;
+	char dir[PATH_MAX];
+	const char *last;
+	int fd, dfd, e;
+
+	fd = openat2_in(root, upath, flags, mode, in | RESOLVE_NO_SYMLINKS);
+	if (fd >= 0)
+		goto done;
+	e = errno;
+	if (e != ELOOP)
+		return exact_errno(e) ? -e : RF_SKIP;
+	if (cres & RESOLVE_NO_SYMLINKS)
+		return -ELOOP;
+	last = strrchr(upath, '/');
+	if (!last || !last[1] || !strcmp(last + 1, ".") || !strcmp(last + 1, "..") ||
+	    (size_t)(last - upath) >= sizeof(dir))
+		return RF_SKIP;
+	memcpy(dir, upath, (size_t)(last - upath));
+	dir[last - upath] = '\0';
+	dfd = openat2_in(root, dir[0] ? dir : "/", O_PATH | O_DIRECTORY, 0, in);
+	if (dfd < 0)
+		return RF_SKIP;
+	if (on_procfs(dfd)) {
+		close(dfd);
+		return RF_SKIP;
+	}
+	fd = openat2_in(dfd, last + 1, flags, mode, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | cres);
+	e = errno;
+	close(dfd);
+	if (fd >= 0)
+		goto done;
+	if (e != ELOOP)
+		return exact_errno(e) ? -e : RF_SKIP;
+	if (flags & O_NOFOLLOW)
+		return -ELOOP; /* a link at the end, not to be followed */
+	fd = openat2_in(root, upath, flags, mode, in);
+	if (fd < 0)
+		return RF_SKIP;
+done:
+	if (on_procfs(fd)) {
+		close(fd);
+		return RF_SKIP;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+/* O_CREAT without O_EXCL: an existing file is opened (write), else made (create), told
+ * apart by O_EXCL; a name that keeps changing between the two is skipped. */
+static int open_creat(int root, const char *upath, uint64_t flags, uint64_t mode, uint64_t cres,
+		      int *ret_fd, bool *created)
+{
+	for (int tries = 0; tries < 3; tries++) {
+		int r = open_exact(root, upath, flags & ~(uint64_t)O_CREAT, 0, cres, ret_fd);
+
+		if (r != -ENOENT)
+			return r;
+		r = open_exact(root, upath, flags | O_EXCL, mode, cres, ret_fd);
+		if (r != -EEXIST) {
+			*created = !r;
+			return r;
+		}
+	}
+	return RF_SKIP;
+}
+
+/* A ".." component in @raw (the folded name may then not be what the walk reached). */
+static bool has_dotdot(const char *raw)
+{
+	for (const char *s = raw; (s = strstr(s, "..")); s += 2)
+		if ((s == raw || s[-1] == '/') && (s[2] == '\0' || s[2] == '/'))
+			return true;
+	return false;
+}
+
+/* Does @folded reach the object @fd is (".." in the caller's path)? */
+static bool same_object(int root, const char *folded, uint64_t flags, int fd)
+{
+	struct stat a, b;
+	int f = openat2_in(root, folded, O_PATH | (flags & O_NOFOLLOW), 0, RESOLVE_IN_ROOT);
+	bool same;
+
+	if (f < 0)
+		return false;
+	same = !fstat(f, &a) && !fstat(fd, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	close(f);
+	return same;
+}
+
+/* An open's arguments, as the kernel takes them (build_open_how()). Return: false for what is
+ * not carried out (O_TMPFILE: an unnamed file; FASYNC; O_ACCMODE 3; openat2 with another
+ * struct size or resolve flags beyond NO_SYMLINKS/NO_MAGICLINKS). */
+static bool open_args(const struct seccomp_notif *req, int *dirfd, uint64_t *paddr, uint64_t *flags,
+		      uint64_t *mode, uint64_t *cres)
+{
+	const __u64 *a = req->data.args;
+
+	*dirfd = AT_FDCWD;
+	*cres = 0;
+	switch (req->data.nr) {
+	case 2: /* open */
+		*paddr = a[0], *flags = (unsigned)a[1], *mode = (unsigned)a[2];
+		break;
+	case 85: /* creat */
+		*paddr = a[0], *flags = O_CREAT | O_WRONLY | O_TRUNC, *mode = (unsigned)a[1];
+		break;
+	case 257: /* openat */
+		*dirfd = (int)a[0], *paddr = a[1], *flags = (unsigned)a[2], *mode = (unsigned)a[3];
+		break;
+	case 437: { /* openat2: read once; the kernel's own copy no longer matters */
+		struct open_how how;
+		struct iovec l = {&how, sizeof(how)};
+		/* NOLINTNEXTLINE(performance-no-int-to-ptr): an address in the caller's memory */
+		struct iovec r = {(void *)(uintptr_t)a[2], sizeof(how)};
+
+		if (a[3] != sizeof(how) ||
+		    process_vm_readv((pid_t)req->pid, &l, 1, &r, 1, 0) != (ssize_t)sizeof(how))
+			return false;
+		if (how.resolve & ~(uint64_t)(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS))
+			return false;
+		*dirfd = (int)a[0], *paddr = a[1], *flags = how.flags, *mode = how.mode;
+		*cres = how.resolve & RESOLVE_NO_SYMLINKS;
+		return !(*flags & (OPEN_TMPFILE_BIT | FASYNC)) && (*flags & O_ACCMODE) != O_ACCMODE;
+	}
+	default:
+		return false;
+	}
+	*flags &= OPEN_VALID;
+	if (!(*flags & (O_CREAT | OPEN_TMPFILE_BIT)))
+		*mode = 0;
+	*mode &= 07777;
+	if (*flags & O_PATH)
+		*flags &= OPEN_PATH_FLAGS;
+	return !(*flags & (OPEN_TMPFILE_BIT | FASYNC)) && (*flags & O_ACCMODE) != O_ACCMODE;
+}
+
+/* What an open that succeeded did. */
+static int open_op(uint64_t flags, bool created)
+{
+	if (flags & O_PATH)
+		return TRACE_STAT;
+	if (created)
+		return TRACE_CREATE;
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
+		return TRACE_WRITE;
+	return TRACE_READ; /* a file read, a folder listed */
+}
+
+/*
+ * An open carried out by the recorder on its own copy of the path, inside the caller's view,
+ * with its umask and the thread's file system ids; the descriptor handed in
+ * (SECCOMP_ADDFD_FLAG_SEND answers the call with it). Return: 1 answered (or to be answered
+ * with @resp's error), 0 answer CONTINUE (nothing recorded).
+ */
+static int trace_open(struct run_files *rf, const struct seccomp_notif *req,
+		      struct seccomp_notif_resp *resp)
+{
+	char raw[PATH_MAX], folded[PATH_MAX], upath[PATH_MAX * 2 + 2];
+	uint64_t paddr, flags, mode, cres;
+	pid_t pid = (pid_t)req->pid;
+	struct call_ctx x;
+	bool created = false, name_ok, nonblock;
+	int dirfd, fd = -1, r, op;
+	mode_t old = 0;
+
+	if (!open_args(req, &dirfd, &paddr, &flags, &mode, &cres))
+		return 0;
+	r = rf_read_string(pid, paddr, raw, sizeof(raw));
+	if (r == -EPERM || r == -EACCES)
+		rf->unreadable++;
+	if (r <= 0)
+		return 0; /* unreadable or empty: the kernel answers it */
+	if (ctx_open(pid, flags & O_CREAT, &x))
+		return 0;
+	r = rf_resolve(&x.c, dirfd, raw, folded);
+	if (!r && run_files_sandbox_own(folded))
+		r = RF_SKIP;
+	if (!r) {
+		/* the walk the caller's kernel would make: the base, then its bytes unfolded */
+		char base[PATH_MAX];
+
+		if (raw[0] == '/')
+			r = snprintf(upath, sizeof(upath), "%s", raw) >= (int)sizeof(upath);
+		else
+			r = rf_resolve(&x.c, dirfd, ".", base) ||
+			    snprintf(upath, sizeof(upath), "%s/%s", base, raw) >=
+				(int)sizeof(upath);
+		if (!r && strlen(upath) >= PATH_MAX)
+			r = RF_SKIP;
+	}
+	/* still in that call: what we carry out is its */
+	if (r || ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0) {
+		ctx_close(&x);
+		return 0;
+	}
+	if (flags & O_CREAT)
+		old = umask(x.c.umask);
+	/* FIFOs and devices are the kernel's: our open must not block or take a terminal */
+	nonblock = flags & O_NONBLOCK;
+	if (!(flags & O_PATH))
+		flags |= O_NONBLOCK | O_NOCTTY;
+	if ((flags & O_CREAT) && !(flags & O_EXCL))
+		r = open_creat(x.c.root, upath, flags, mode, cres, &fd, &created);
+	else {
+		r = open_exact(x.c.root, upath, flags, mode, cres, &fd);
+		created = !r && (flags & O_CREAT);
+	}
+	if (flags & O_CREAT)
+		umask(old);
+	if (!r && !(flags & O_PATH)) {
+		struct stat st;
+
+		if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			r = RF_SKIP; /* opened again by the kernel: nothing happened to it */
+	}
+	if (r == RF_SKIP) {
+		if (fd >= 0)
+			close(fd);
+		ctx_close(&x);
+		return 0;
+	}
+	name_ok = !has_dotdot(raw) || (!r && same_object(x.c.root, folded, flags, fd));
+	op = r ? (r == -ENOENT ? TRACE_MISSING : -1) : open_op(flags, created);
+	/* before the answer: the caller still waits, its name is readable */
+	if (name_ok)
+		trace_record(rf, op, folded, pid);
+	if (!r) {
+		struct seccomp_notif_addfd add = {
+		    .id = req->id,
+		    .flags = SECCOMP_ADDFD_FLAG_SEND,
+		    .srcfd = (__u32)fd,
+		    .newfd = 0,
+		    .newfd_flags = (__u32)(flags & O_CLOEXEC),
+		};
+
+		if (!nonblock)
+			(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		r = ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0 ? -errno : 0;
+		close(fd);
+		/* the caller got the descriptor and its answer; else tell it why (EMFILE) */
+		if (r && r != -ENOENT) {
+			resp->flags = 0;
+			resp->error = r;
+			(void)ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+		}
+	} else {
+		resp->flags = 0;
+		resp->error = r;
+		(void)ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	}
+	ctx_close(&x);
+	return 1;
+}
+
+/* Any other call of the trace table: rf_emulate() carries it out (run_files_emul.c). Return:
+ * 1 answered in @resp (not sent yet), 0 answer CONTINUE. */
+static int trace_emulate(struct run_files *rf, const struct seccomp_notif *req,
+			 struct seccomp_notif_resp *resp)
+{
+	struct rf_emul_out *out = &rf->emul_out;
+	/* mkdir, mkdirat: the caller's umask applies */
+	bool creates = req->data.nr == 83 || req->data.nr == 258;
+	struct call_ctx x;
+	uint64_t args[6];
+	int r;
+
+	if (ctx_open((pid_t)req->pid, creates, &x))
+		return 0;
+	if (ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0) {
+		ctx_close(&x);
+		return 0;
+	}
+	for (size_t i = 0; i < 6; i++)
+		args[i] = req->data.args[i];
+	r = rf_emulate(&x.c, req->data.nr, args, out);
+	ctx_close(&x);
+	if (r < 0)
+		rf->unreadable++; /* the recorder's own failure: missing from the trace */
+	if (r != 1)
+		return 0;
+	resp->flags = 0;
+	if (out->ret < 0)
+		resp->error = (__s32)out->ret;
+	else
+		resp->val = out->ret;
+	if (out->op >= 0)
+		trace_record(rf, out->op, out->path, (pid_t)req->pid);
+	if (out->op2 >= 0)
+		trace_record(rf, out->op2, out->path2, (pid_t)req->pid);
+	return 1;
+}
+
+/* One notification in trace mode: the recorder carries the call out (opens, rf_emulate()),
+ * or lets the kernel run it (exec, the rest) and records only what the kernel shows. */
+static void handle_trace(struct run_files *rf, const struct seccomp_notif *req,
+			 struct seccomp_notif_resp *resp)
+{
+	pid_t pid = (pid_t)req->pid;
+
+	rf->seen++;
+	resp->id = req->id;
+	resp->val = 0;
+	resp->error = 0;
+	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	if (!is_program(rf, pid))
+		goto send;
+	/* its exec went through (or failed): the binary it runs now is the kernel's truth */
+	if (rf->nexec && exec_pending_take(rf, pid))
+		record_exe(rf, pid);
+	switch (req->data.nr) {
+	case 59:  /* execve */
+	case 322: /* execveat */
+		exec_pending_add(rf, pid);
+		goto send;
+	case 2:	  /* open */
+	case 85:  /* creat */
+	case 257: /* openat */
+	case 437: /* openat2 */
+		if (trace_open(rf, req, resp))
+			return; /* answered */
+		goto send;
+	default:
+		if (trace_emulate(rf, req, resp))
+			goto send;
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		resp->val = 0;
+		resp->error = 0;
+		goto send;
+	}
+send:
+	/* ENOENT: the caller was interrupted or died meanwhile; nothing to answer */
+	(void)ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+}
+
+/* The thread's own file system context (cwd, umask) and, in root mode, the user's file system
+ * ids, set with raw system calls: glibc's would change every thread of the launcher. */
+static int trace_thread_setup(struct run_files *rf)
+{
+	if (unshare(CLONE_FS) < 0)
+		return -errno;
+	if (!rf->as_user)
+		return 0;
+	if (syscall(SYS_setgroups, (size_t)rf->ngroups, rf->groups) < 0)
+		return -errno;
+	(void)syscall(SYS_setfsgid, rf->gid);
+	(void)syscall(SYS_setfsuid, rf->uid);
+	/* setfsuid/setfsgid say nothing on failure: ask back (an invalid id changes nothing) */
+	if ((gid_t)syscall(SYS_setfsgid, (gid_t)-1) != rf->gid ||
+	    (uid_t)syscall(SYS_setfsuid, (uid_t)-1) != rf->uid)
+		return -EPERM;
+	return 0;
+}
+
 static void *supervise(void *arg)
 {
 	struct run_files *rf = arg;
@@ -560,6 +1185,10 @@ static void *supervise(void *arg)
 	sigaddset(&wake, RUN_FILES_WAKE);
 	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
+		goto out;
+	/* trace mode carries calls out: a thread that cannot act as the program fails closed
+	 * (the listener closes, the program's watched calls get ENOSYS) */
+	if (rf->mode == POLICY_FILES_TRACE && trace_thread_setup(rf))
 		goto out;
 	/* a caller waits for each answer: hand the CPU over directly (EINVAL before 6.6) */
 	(void)ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
@@ -578,7 +1207,10 @@ static void *supervise(void *arg)
 				continue;
 			break;
 		}
-		handle(rf, req, resp);
+		if (rf->mode == POLICY_FILES_TRACE)
+			handle_trace(rf, req, resp);
+		else
+			handle(rf, req, resp);
 	}
 out:
 	free(req);
