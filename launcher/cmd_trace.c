@@ -310,6 +310,8 @@ int run_trace_policy(struct run *r)
 	if (ret)
 		return run_fail(r, "policy", NULL, "the learning sandbox: out of memory");
 	p->audit_files = RUN_TRACE_FILES;
+	/* the gateway lets every name through and records it (the SSRF classes stay refused) */
+	r->learn = true;
 	if (!t->cwd_rw)
 		run_note(r, "trace: the current folder %s stays read-only: %s", t->cwd, t->why_ro);
 	run_note(r,
@@ -333,15 +335,6 @@ void run_trace_sample(struct run *r, int pid)
 }
 
 /* ------------------------------------------------------------ collecting */
-
-/* TEMPORARY until h/learn is merged: the gateway's learned list (run_gwclient.c there). */
-int run_gw_learned(struct run *r, json_t **ret);
-__attribute__((weak)) int run_gw_learned(struct run *r, json_t **ret)
-{
-	(void)r;
-	*ret = NULL;
-	return -ENOSYS;
-}
 
 /* What a recorder entry was, as a trace operation (-1: not one). */
 static int entry_op(const struct run_files_entry *e)
