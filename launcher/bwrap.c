@@ -16,7 +16,13 @@
  *      /proc/sys/kernel/random/boot_id;
  *   5. the credential stores and protected folders the policy must hide (an empty tmpfs over
  *      a folder, /dev/null over a file), last so no grant uncovers them.
- * Everything else of the host is absent (ENOENT): the root is bwrap's own tmpfs. The seccomp
+ * Everything else of the host is absent (ENOENT): the root is bwrap's own tmpfs.
+ *
+ * `warden trace`'s learning sandbox (bwrap_spec.learn) replaces step 1 by the host's whole `/`
+ * read-only, adds after step 2 an empty read-only /sys and empty tmpfs over bwrap_learn_own
+ * (the user's and the system's service sockets), and keeps steps 3 to 5: its write grant (the
+ * current folder), the generated files, the masks (every credential store and Warden's own
+ * folders, which cmd_trace.c puts in the policy's masks). The seccomp
  * filter (bwrap_spec.seccomp_fd, built by sandbox/) and --disable-userns apply to every
  * process of the run, bwrap's pid 1 included.
  *
@@ -53,6 +59,13 @@ const char *const bwrap_base_etc[] = {
     "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/nsswitch.conf", "/etc/localtime",
     "/etc/timezone",	"/etc/host.conf",  "/etc/gai.conf",	 "/etc/protocols",
     "/etc/services",	"/etc/os-release", "/etc/mime.types",	 NULL,
+};
+
+const char *const bwrap_learn_own[] = {
+    "/run/user",
+    "/run/dbus",
+    "/run/systemd",
+    NULL,
 };
 
 /* The generated files, in the order of bwrap_spec.data_fd. */
@@ -286,6 +299,21 @@ static int push_proc(struct bwrap_argv *a, const char *empty)
 	return r;
 }
 
+/* The learning sandbox's own /sys (empty, read-only: a run has none) and the host folders
+ * of bwrap_learn_own covered. */
+static int push_learn_own(struct bwrap_argv *a)
+{
+	struct stat st;
+	int r = push2(a, "--tmpfs", "/sys");
+
+	if (!r)
+		r = push2(a, "--remount-ro", "/sys");
+	for (size_t i = 0; !r && bwrap_learn_own[i]; i++)
+		if (lstat(bwrap_learn_own[i], &st) == 0 && S_ISDIR(st.st_mode))
+			r = push2(a, "--tmpfs", bwrap_learn_own[i]);
+	return r;
+}
+
 static int push_masks(struct bwrap_argv *a, const struct wd_policy *p)
 {
 	struct stat st;
@@ -331,7 +359,11 @@ int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv
 		snprintf(num, sizeof(num), "%d", s->info_fd);
 		r = push2(out, "--info-fd", num);
 	}
-	if (s->etc_base) {
+	if (s->learn) {
+		/* the learning sandbox: the whole host, read-only; what follows covers it */
+		if (!r)
+			r = push3(out, "--ro-bind", "/", "/");
+	} else if (s->etc_base) {
 		/* the single /etc files come in one mount: a folder of copies made for this,
 		 * with empty mount points for the /etc folders and the generated files */
 		for (size_t i = 0; !r && bwrap_base_dirs[i]; i++)
@@ -361,6 +393,8 @@ int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv
 	}
 	if (!r)
 		r = push2(out, "--tmpfs", "/tmp");
+	if (!r && s->learn)
+		r = push_learn_own(out);
 	if (!r)
 		r = push_grants(out, s);
 	for (int i = 0; !r && i < BWRAP_NDATA; i++)

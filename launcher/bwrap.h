@@ -65,6 +65,11 @@ int bwrap_grants(const struct wd_policy *p, struct bwrap_grant **ret, size_t *re
  *		(none: only WARDEN_UNSAFE_NO_SECCOMP, for measurements). Independently,
  *		--disable-userns --assert-userns-disabled are added unless the policy's
  *		sandbox.allow has `userns`.
+ * @learn:	`warden trace`'s learning sandbox instead of the runtime base: the host's `/`
+ *		read-only, with the sandbox's own /dev, /proc, /tmp and an empty read-only /sys,
+ *		the policy's write grants (the current folder) bound writable over it, the
+ *		generated /etc files, and the masks last (bwrap_learn_own lists the host folders
+ *		of /run that are covered with an empty tmpfs too); @etc_base is not used
  */
 struct bwrap_spec {
 	const struct wd_policy *policy;
@@ -83,6 +88,7 @@ struct bwrap_spec {
 	const char *empty_file;
 	const char *etc_base;
 	int seccomp_fd;
+	bool learn;
 };
 
 /* The name the proxy variables give the gateway; the run's /etc/hosts maps it to the run's
@@ -152,6 +158,10 @@ int bwrap_file_text(int which, const struct bwrap_spec *s, uid_t uid, gid_t gid,
 /* The runtime base every sandbox sees read-only (folders, then single /etc files). */
 extern const char *const bwrap_base_dirs[];
 extern const char *const bwrap_base_etc[];
+/* The host folders a learning sandbox (bwrap_spec.learn) covers with an empty tmpfs: the
+ * sockets of the user's and the system's service managers and buses live there, through which
+ * a program could have something started outside the sandbox. */
+extern const char *const bwrap_learn_own[];
 
 /* ------------------------------------------------------------ /etc in one mount (run_etc.c) */
 

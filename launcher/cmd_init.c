@@ -1,11 +1,13 @@
-/* cmd_init.c - `warden init [--from TRACE] [-o FILE] [--force]`: a policy from a trace
- * (init_infer.c), or a commented starter policy. What it writes must pass `warden policy
+/* cmd_init.c - `warden init [--from TRACE | -- COMMAND] [-o FILE] [--force]`: a policy from a
+ * trace (init_infer.c; `-- COMMAND` traces it first with `warden trace`), or a commented starter
+ * policy. What it writes must pass `warden policy
  * check`: it is checked the same way before anything is written, and a file that fails is a
  * bug in warden init (125), never written. An existing file is kept unless --force; then it is
  * replaced atomically. */
 #include "launcher/bwrap.h"
 #include "launcher/cli.h"
 #include "launcher/init_infer.h"
+#include "launcher/run_trace.h"
 #include "launcher/trace_file.h"
 #include "common/common.h"
 #include "policy/policy.h"
@@ -36,7 +38,9 @@ static void usage(FILE *f)
 		"folders, the names and ports reached, the environment given, limits from what\n"
 		"was measured, each entry with a comment saying what used it. Credential stores\n"
 		"the program read are left out, commented, with a warning. Without --from: a\n"
-		"commented starter policy. An existing FILE is kept unless --force.\n\n"
+		"commented starter policy. With -- COMMAND: `warden trace -- COMMAND` first (the\n"
+		"trace goes to the default folder), then the policy from that trace. An existing\n"
+		"FILE is kept unless --force (checked before anything runs).\n\n"
 		"exit status: 0 written, 2 usage error, bad trace or FILE exists, 125 internal\n");
 }
 
@@ -142,9 +146,50 @@ static int write_out(const struct wd_buf *text, const char *dir, const char *bas
 	return rc;
 }
 
+/*
+ * `warden init -- COMMAND`: `warden trace -- COMMAND` to the default path first. The run makes
+ * our stdout /dev/null once the program has it (cmd_run.c); with `-o -` the policy still goes
+ * to the caller's. Return: 0 (@path is the trace), or the exit status to end with.
+ */
+static int trace_then(int n, char **words, bool to_stdout, char *path, size_t size)
+{
+	char **av = calloc((size_t)n + 3, sizeof(char *));
+	int saved = to_stdout ? fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3) : -1, status;
+
+	if (!av) {
+		fprintf(stderr, "warden init: out of memory\n");
+		return WD_EXIT_INTERNAL;
+	}
+	av[0] = "trace";
+	av[1] = "--";
+	for (int i = 0; i < n; i++)
+		av[i + 2] = words[i];
+	status = trace_command(n + 2, av, path, size);
+	free(av);
+	if (saved >= 0) {
+		dup2(saved, STDOUT_FILENO);
+		close(saved);
+	}
+	if (!path[0]) {
+		fprintf(stderr,
+			"warden init: no trace was written; nothing to make a policy from\n");
+		return status == WD_EXIT_USAGE ? WD_EXIT_USAGE : WD_EXIT_INTERNAL;
+	}
+	if (status == WD_EXIT_INTERNAL)
+		return WD_EXIT_INTERNAL;
+	if (status)
+		fprintf(stderr,
+			"warden init: the program exited with status %d; the policy covers what it "
+			"did until then\n",
+			status);
+	return 0;
+}
+
 int cmd_init(int argc, char **argv)
 {
 	const char *from = NULL, *out = INIT_DEFAULT_OUT;
+	char traced[PATH_MAX];
+	int cmd = 0;
 	const char *creds[INIT_MAX_CREDS + 1] = {0}, *protect[CLI_PROTECT_MAX + 1] = {0};
 	char dir[PATH_MAX], base[NAME_MAX + 1], date[32];
 	struct infer_result res = {0};
@@ -170,11 +215,8 @@ int cmd_init(int argc, char **argv)
 			*(argv[i][1] == 'o' ? &out : &from) = argv[i + 1];
 			i++;
 		} else if (!strcmp(argv[i], "--")) {
-			fprintf(stderr,
-				"warden init: -- COMMAND needs `warden trace`, which is not "
-				"built yet; write a starter policy (warden init) or use "
-				"--from TRACE\n");
-			return WD_EXIT_USAGE;
+			cmd = i + 1;
+			break;
 		} else {
 			fprintf(stderr, "warden init: unexpected argument '%s'\n", argv[i]);
 			usage(stderr);
@@ -189,6 +231,19 @@ int cmd_init(int argc, char **argv)
 	if (strcmp(out, "-") && !force && !lstat(out, &st)) {
 		fprintf(stderr, "warden init: %s exists; keeping it (--force replaces it)\n", out);
 		return WD_EXIT_USAGE;
+	}
+	if (cmd) {
+		if (from || cmd >= argc) {
+			fprintf(stderr, "warden init: %s\n",
+				from ? "--from TRACE and -- COMMAND: one or the other"
+				     : "-- needs a COMMAND");
+			usage(stderr);
+			return WD_EXIT_USAGE;
+		}
+		rc = trace_then(argc - cmd, argv + cmd, !strcmp(out, "-"), traced, sizeof(traced));
+		if (rc)
+			return rc;
+		from = traced;
 	}
 	today(date, sizeof(date));
 	if (!from) {

@@ -35,6 +35,7 @@
  */
 #include "launcher/cli.h"
 #include "launcher/run_internal.h"
+#include "launcher/run_trace.h"
 #include "common/common.h"
 
 #include <errno.h>
@@ -540,6 +541,7 @@ static const struct {
     /* the gateway config first: its audit log is one the policy must keep away from */
     {NULL, run_config_load},
     {NULL, run_policy_load},
+    {NULL, run_trace_policy},
     {NULL, stage_command},
     {NULL, stage_prereq},
     {"policy", stage_id},
@@ -611,13 +613,18 @@ static int finish(struct run *r, struct run_outcome *o)
 	 * signalled, or the memory limit killed the program) */
 	run_sandbox_signal(r, SANDBOX_INSIDE, SIGKILL);
 	run_sandbox_release(r);
-	run_audit_files(r);
+	/* a trace's accesses go to the trace, not the audit log */
+	if (!r->trace)
+		run_audit_files(r);
 	run_audit_limits(r, o);
 	/* no process of the run outlives `warden run` (the cgroups go in the background) */
 	if (limits_reap(&r->lim, 2000))
 		fprintf(stderr, "warden run: processes of the run survived SIGKILL for 2 s\n");
 	run_stamp("reap");
 	run_stdio_finish(r);
+	/* before the gateway forgets the run: what it learned */
+	if (r->trace)
+		run_trace_collect(r, o);
 	run_gwclient_counters(r, &counts);
 	run_stamp("counters");
 	if (r->gw.embedded) {
@@ -654,11 +661,17 @@ static int finish(struct run *r, struct run_outcome *o)
 
 int cmd_run(int argc, char **argv)
 {
+	return run_main(argc, argv, NULL);
+}
+
+int run_main(int argc, char **argv, struct run_trace *trace)
+{
 	struct run r;
 	struct run_outcome o = {0};
 	int ret, first, status, null;
 
 	memset(&r, 0, sizeof(r));
+	r.trace = trace;
 	r.net.netns_fd = -1;
 	r.sigfd = -1;
 	r.gw_hold = -1;
@@ -710,6 +723,8 @@ int cmd_run(int argc, char **argv)
 	run_wait(&r, &o);
 	run_stamp("program");
 	status = finish(&r, &o);
+	if (r.trace)
+		status = run_trace_finish(&r, status);
 out:
 	run_stdio_free(&r);
 	run_sandbox_release(&r);

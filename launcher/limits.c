@@ -552,3 +552,65 @@ uint64_t limits_rss_kb(pid_t pid)
 {
 	return pid > 0 ? rss_tree(pid, 0) : 0;
 }
+
+/* Tasks of @pid plus those of its descendants (every thread's children). */
+/* NOLINTNEXTLINE(misc-no-recursion): at most 64 deep, the frame is 4 KiB */
+static uint64_t tasks_tree(pid_t pid, int depth)
+{
+	char p[64], buf[4096];
+	uint64_t n = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (depth > 64)
+		return 0;
+	snprintf(p, sizeof(p), "/proc/%d/task", pid);
+	d = opendir(p);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char cp[96];
+		ssize_t len;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		n++;
+		snprintf(cp, sizeof(cp), "/proc/%d/task/%.16s/children", pid, de->d_name);
+		fd = open(cp, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		for (char *s = buf, *e; *s; s = e) {
+			long c = strtol(s, &e, 10);
+
+			if (e == s)
+				break;
+			if (c > 0)
+				n += tasks_tree((pid_t)c, depth + 1);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+uint64_t limits_pids_now(const struct limits *l, pid_t pid)
+{
+	const char *d = NULL;
+
+	if (l && l->kind == LIMITS_CGROUP2 && l->dir[0][0])
+		d = l->dir[0];
+	else if (l && l->kind == LIMITS_CGROUP1 && l->dir[LIMITS_V1_PIDS][0])
+		d = l->dir[LIMITS_V1_PIDS];
+	if (d) {
+		char buf[64];
+
+		if (!read_str(d, "pids.current", buf, sizeof(buf)))
+			return strtoull(buf, NULL, 10);
+	}
+	return pid > 0 ? tasks_tree(pid, 0) : 0;
+}

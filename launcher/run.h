@@ -188,6 +188,14 @@ int limits_destroy(struct limits *l);
  */
 uint64_t limits_rss_kb(pid_t pid);
 
+/**
+ * limits_pids_now() - how many processes and threads the run has now: its pids cgroup's
+ * pids.current (v2 or v1), else the tasks of @pid and all its descendants (sampling)
+ * @l:		the run's cgroups; may be NULL
+ * @pid:	the sandbox's process (when no pids cgroup counts)
+ */
+uint64_t limits_pids_now(const struct limits *l, pid_t pid);
+
 /* ------------------------------------------------------------ the gateway (run_gw.c) */
 
 /**

@@ -189,6 +189,8 @@ struct run {
 	gid_t groups[64];
 	int ngroups;
 	bool no_seccomp; /* WARDEN_UNSAFE_NO_SECCOMP=1: measurements only (docs/seccomp.md) */
+	/* `warden trace` (run_trace.h): the learning sandbox, what is measured; NULL for a run */
+	struct run_trace *trace;
 	/* cmd_run.c: the mode, where the run's state lives */
 	enum run_mode mode;
 	char runs_dir[256];   /* RUN_STATE_DIR, or the caller's own (run_rootless_dir()) */
@@ -289,6 +291,18 @@ struct run_counts {
 
 /** run_usage() - the usage text of `warden run` on @f. */
 void run_usage(FILE *f);
+
+struct run_trace;
+
+/**
+ * run_main() - `warden run` with @argv, or `warden trace`'s run of it
+ * @argc:	number of arguments
+ * @argv:	`warden run`'s options and the command (argv[0] the verb's name)
+ * @trace:	NULL for `warden run`; else the trace this run is (run_trace.h)
+ *
+ * Return: the exit status (warden(1)).
+ */
+int run_main(int argc, char **argv, struct run_trace *trace);
 
 /**
  * run_fail() - say "warden run: STEP: CAUSE" and a fix on stderr; remember it for run.exit

@@ -99,6 +99,8 @@ struct sandbox_err {
  *		in the sandbox's first process and hands the listener to this, with that
  *		process's pid, before the program may start; non-zero stops the run
  * @files_arg:	passed to @files_start
+ * @learn:	`warden trace`'s learning sandbox: the host visible read-only (struct bwrap_spec
+ *		.learn), the policy's write grants (the current folder) writable over it
  */
 struct sandbox_spec {
 	const struct wd_policy *policy;
@@ -127,6 +129,7 @@ struct sandbox_spec {
 	char *const *wrap_env;
 	int (*files_start)(void *arg, int listener, pid_t outer);
 	void *files_arg;
+	bool learn;
 };
 
 /**

@@ -259,8 +259,10 @@ static int fill_spec(struct bwrap_spec *s, const struct sandbox_spec *sp, struct
 	s->proxy_port = sp->proxy_port;
 	s->new_session = !sp->tty;
 	s->cwd = sp->cwd;
-	/* /etc in one mount when nothing of the policy lies under it; else file by file */
-	if (run_etc_usable(sp->policy) && !run_etc_base(RUN_ETC_DIR))
+	s->learn = sp->learn;
+	/* /etc in one mount when nothing of the policy lies under it; else file by file (the
+	 * learning sandbox shows the host's) */
+	if (!sp->learn && run_etc_usable(sp->policy) && !run_etc_base(RUN_ETC_DIR))
 		s->etc_base = RUN_ETC_DIR;
 	s->empty_file = sp->rootless ? sp->empty_file : RUN_EMPTY_FILE;
 	ret = run_empty_file_owned(s->empty_file, sp->rootless ? getuid() : 0);

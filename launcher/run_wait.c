@@ -5,6 +5,7 @@
  * sampling timer, and the stdio relay's descriptors (run_stdio.c); once the program ended, the
  * relay delivers what it wrote. */
 #include "launcher/run_internal.h"
+#include "launcher/run_trace.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -49,9 +50,10 @@ void run_wait(struct run *r, struct run_outcome *o)
 	pfd[FD_GW].events = POLLIN | POLLRDHUP;
 	pfd[FD_TIMEOUT].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	pfd[FD_KILL].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	if (r->lkind == LIMITS_SAMPLING && mem_kb) {
+	/* a trace measures the peaks whatever limits the run */
+	if ((r->lkind == LIMITS_SAMPLING && mem_kb) || r->trace) {
 		pfd[FD_SAMPLE].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-		arm(pfd[FD_SAMPLE].fd, RSS_SAMPLE_MS, RSS_SAMPLE_MS);
+		arm(pfd[FD_SAMPLE].fd, r->trace ? 10 : RSS_SAMPLE_MS, RSS_SAMPLE_MS);
 	}
 	if (timeout_s)
 		arm(pfd[FD_TIMEOUT].fd, (uint64_t)timeout_s * 1000, 0);
@@ -121,10 +123,12 @@ void run_wait(struct run *r, struct run_outcome *o)
 			uint64_t x, kb;
 
 			if (read(pfd[FD_SAMPLE].fd, &x, sizeof(x)) > 0) {
-				kb = limits_rss_kb(pid);
+				if (r->trace)
+					run_trace_sample(r, pid);
+				kb = r->lkind == LIMITS_SAMPLING && mem_kb ? limits_rss_kb(pid) : 0;
 				if (kb > o->rss_peak_kb)
 					o->rss_peak_kb = kb;
-				if (kb > mem_kb && !o->rss_hit) {
+				if (kb > mem_kb && mem_kb && !o->rss_hit) {
 					o->rss_hit = true;
 					run_sandbox_signal(r, SANDBOX_INSIDE, SIGKILL);
 					kill(pid, SIGKILL);

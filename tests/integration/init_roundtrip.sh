@@ -3,8 +3,9 @@
 # policy that `warden run` enforces in the lab: the traced program runs under the policy made
 # from its trace; a variant that reads one more file or reaches one more name is denied, and
 # the audit log says so; a credential store the program read is not granted.
-# The trace is written here by hand in the format `warden trace` writes (docs/trace.md):
-# `warden trace` itself is not built yet, so this tests init and run, not the recorder.
+# The trace is written here by hand in the format `warden trace` writes (docs/trace.md), so
+# this tests init and run, not the recorder (tests of `warden trace` itself are in their own
+# scripts).
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/lab/lib.sh"
@@ -66,7 +67,12 @@ check "warden init writes a starter policy" wi -o "$T/starter.yaml"
 check "the starter policy passes warden policy check" "$W" policy check "$T/starter.yaml"
 check_fails --denied 2 "warden init keeps an existing file" wi -o "$T/starter.yaml"
 check "... and replaces it with --force" wi --force -o "$T/starter.yaml"
-check_fails --denied 2 "warden init -- COMMAND says trace is not built (exit 2)" wi -- true
+check_fails --denied 2 "warden init --from TRACE -- COMMAND is a usage error (exit 2)" \
+	wi --from "$P/data.txt" -o "$T/y.yaml" -- true
+check "... and nothing was written" test ! -e "$T/y.yaml"
+check_fails --denied 2 "warden init -- with no command is a usage error (exit 2)" wi -o "$T/y.yaml" --
+check_fails --denied 2 "warden init -- COMMAND keeps an existing file before anything runs" \
+	wi -o "$T/starter.yaml" -- "$P/prog.sh"
 check_fails --denied 2 "a trace that is not one is refused" wi --from "$P/data.txt" -o "$T/x.yaml"
 check "... and nothing was written" test ! -e "$T/x.yaml"
 check "the refusal names the file and line" bash -c \
