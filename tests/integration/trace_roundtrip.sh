@@ -27,7 +27,12 @@ for t in jq git node; do
 done
 lab_up
 
-T=$(lab_tmpdir wd-trace-rt)
+# not in /tmp: a trace's sandbox has a /tmp of its own (empty, as every run's), so the host's
+# /tmp is not visible there (docs/trace.md); lab_tmpdir's rules otherwise (the user's, as one)
+T=$(mktemp -d /var/tmp/wd-trace-rt-XXXXXX) || exit 1
+if [[ ${LAB_AS_USER:-} == 1 ]]; then
+	lab_user && chown "$LAB_USER_UID:$LAB_USER_GID" "$T" || exit 1
+fi
 chmod 0755 "$T"
 [[ -n ${KEEP_T:-} ]] || lab_on_exit rm -rf "$T"
 A=$T/audit.jsonl
@@ -53,6 +58,11 @@ curl -fsS --max-time 8 --noproxy '*' http://other.test/ >>out.txt || exit 3
 [ -z "${1:-}" ] || cat "$1" >>out.txt || exit 4
 [ -z "${2:-}" ] || curl -fsS --max-time 8 --noproxy '*' --cacert "$CA" "$2" >>out.txt || exit 5
 cat out.txt
+EOF
+# warden init -- COMMAND passes no -e: this one needs no environment
+cat >"$T/bin/onestep.sh" <<EOF
+#!/bin/sh
+cat "$T/data/a.txt" && curl -fsS --max-time 8 --noproxy '*' http://other.test/
 EOF
 cat >"$T/nodeproj/config.json" <<'EOF'
 { "url": "https://allowed.test/", "greeting": "node here" }
@@ -87,7 +97,7 @@ cat "$HOME/.ssh/id_ed25519" 2>/dev/null || echo "no key"
 cat "$(dirname "$0")/notes.txt" || exit 3
 [ -z "${1:-}" ] || cat "$1" || exit 4
 EOF
-chmod 0755 "$T/bin/tour.sh" "$T/sshprog/peek.sh"
+chmod 0755 "$T/bin/tour.sh" "$T/bin/onestep.sh" "$T/sshprog/peek.sh"
 chmod -R a+rX "$T"
 # the folders the programs write in belong to whom the program runs as
 chown "$IDS" "$T/shell" "$T/gitwork"
@@ -281,6 +291,8 @@ echo "# peek.sh: reads ~/.ssh/id_ed25519"
 TS=$T/traces/peek.jsonl P=$T/pol/peek.yaml
 check "control: the key is readable on the host by whom the program runs as" \
 	setpriv --reuid="${IDS%%:*}" --regid="${IDS##*:}" --clear-groups cat "$H/.ssh/id_ed25519"
+# the program is given HOME (every run's is /tmp otherwise), so that ~ is the test's home
+ENVS+=(-e HOME)
 check "warden trace runs peek.sh" wt "$T/sshprog" "$TS" "$T/sshprog/peek.sh"
 check "the trace has the attempt at the key" in_trace "$TS" \
 	'.type == "file" and .path == ($t + "/home/.ssh/id_ed25519")'
@@ -289,7 +301,7 @@ check "the policy passes warden policy check" pc "$P"
 check "the key is not granted" not_granted "$P" ".ssh"
 check "... it is there commented out" grep -qE '^[[:space:]]*# .*(~/\.ssh/id_ed25519|\.ssh)' "$P"
 check "... and init warned on stderr" grep -qi 'ssh' "$P.err"
-check "the notes are granted" granted "$P" "notes.txt"
+check "the notes are granted (the file or its folder)" granted "$P" "$T/sshprog"
 : >"$A"
 check_eq "warden run: the key is not readable, the rest works" "no key
 notes of the project" wr "$T/sshprog" "$P" "$T/sshprog/peek.sh"
@@ -301,15 +313,16 @@ check "... while the same probe on notes.txt passes" \
 echo "# warden init -- COMMAND: trace and init in one step"
 P=$T/pol/onestep.yaml
 rm -f "$T/shell/out.txt"
-check "warden init -o FILE -- tour.sh writes a policy" bash -c \
+check "warden init -o FILE -- onestep.sh writes a policy" bash -c \
 	'cd "$0/shell" && HOME=$0/home XDG_STATE_HOME=$0/state WARDEN_AUDIT_LOG=$1 ip netns exec "$2" \
-	 "$3" init -o "$4" -e DATA -e CA -- "$0/bin/tour.sh" >/dev/null' "$T" "$A" "$LAB_HOST_NS" "$W" "$P"
+	 "$3" init -o "$4" -- "$0/bin/onestep.sh" >/dev/null' "$T" "$A" "$LAB_HOST_NS" "$W" "$P"
 check "... it passes warden policy check" pc "$P"
-check "... it allows allowed.test:443" grep -q "allowed.test:443" "$P"
+check "... it grants a.txt" granted "$P" "$T/data/a.txt"
+check "... it allows other.test:80" grep -q "other.test:80" "$P"
 check_fails --denied 2 "... and is kept without --force" bash -c \
 	'cd "$0/shell" && HOME=$0/home XDG_STATE_HOME=$0/state WARDEN_AUDIT_LOG=$1 ip netns exec "$2" \
-	 "$3" init -o "$4" -e DATA -e CA -- "$0/bin/tour.sh" >/dev/null 2>&1' "$T" "$A" "$LAB_HOST_NS" "$W" "$P"
-rm -f "$T/shell/out.txt"
-check "... then warden run runs tour.sh under it" wr "$T/shell" "$P" "$T/bin/tour.sh"
+	 "$3" init -o "$4" -- "$0/bin/onestep.sh" >/dev/null 2>&1' "$T" "$A" "$LAB_HOST_NS" "$W" "$P"
+check_eq "... then warden run runs the program under it" "alpha
+hello from other.test" wr "$T/shell" "$P" "$T/bin/onestep.sh"
 
 lab_finish

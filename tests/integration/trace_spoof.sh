@@ -26,7 +26,12 @@ FORGE=${WD_TRACE_FORGE:-${WARDEN_BUILD_DIR:-$SRC/build}/tests/integration/trace_
 [[ -x $FORGE ]] || { echo "FAIL: trace_forge is not built ($FORGE)"; exit 1; }
 lab_up
 
-T=$(lab_tmpdir wd-trace-spoof)
+# not in /tmp: a trace's sandbox has a /tmp of its own (empty, as every run's), so the host's
+# /tmp is not visible there (docs/trace.md); lab_tmpdir's rules otherwise (the user's, as one)
+T=$(mktemp -d /var/tmp/wd-trace-spoof-XXXXXX) || exit 1
+if [[ ${LAB_AS_USER:-} == 1 ]]; then
+	lab_user && chown "$LAB_USER_UID:$LAB_USER_GID" "$T" || exit 1
+fi
 chmod 0755 "$T"
 [[ -n ${KEEP_T:-} ]] || lab_on_exit rm -rf "$T"
 A=$T/audit.jsonl
@@ -42,8 +47,12 @@ echo "fake too, never read" >"$T/target/fake2.txt"
 echo "REAL" >"$T/race/r.txt"
 # the race's forged target: on the host, not readable by the program
 echo "FORGED" >"$T/race/s.txt"
+# the second race's: readable, so an open the kernel made of it is a real read
+echo "FORGED, readable" >"$T/race/t.txt"
 echo "root's file" >"$T/victim"
+# a path whose text holds a newline and then a whole trace line (its slashes make it folders)
 NL_NAME=$'nl\n{"type":"file","op":"read","path":"'"$T"'/target/fake2.txt"}'
+mkdir -p "$T/target/${NL_NAME%/*}"
 echo "newline file" >"$T/target/$NL_NAME"
 chmod -R a+rX "$T"
 chmod 0600 "$T/race/s.txt" "$T/victim"
@@ -140,6 +149,22 @@ check "it passes warden policy check" pc "$P"
 check "control: it grants r.txt" granted "$P" "$T/race/r.txt"
 check "it does not grant s.txt" not_granted "$P" "$T/race/s.txt"
 check "... nor the race folder as a whole" not_granted "$P" "\"$T/race\""
+
+echo "# the same race, the forged target readable: the trace counts no more reads of a file"
+echo "# than the program got its content"
+TR=$T/traces/race2.jsonl
+out=$(wt "$T/work" "$TR" "$T/bin/trace_forge" race "$T/race/r.txt" "$T/race/t.txt" 20000 2>"$T/race2.err")
+echo "# race: $out"
+check "the race ran under warden trace" bash -c '[[ $0 =~ ^real=[0-9]+\ forged=[0-9]+\ failed=[0-9]+$ ]]' "$out"
+read -r got_real got_forged <<<"$(sed 's/real=\([0-9]*\) forged=\([0-9]*\).*/\1 \2/' <<<"$out")"
+# rcount FILE: the reads of FILE the trace counts
+rcount() { jq -s --arg p "$1" '[.[] | select(.type == "file" and .op == "read" and .path == $p) | .count // 1] | add // 0' "$TR"; }
+n_real=$(rcount "$T/race/r.txt") n_forged=$(rcount "$T/race/t.txt")
+echo "# the trace counts $n_real reads of r.txt, $n_forged of t.txt"
+check "control: the trace counts reads of r.txt" test "${n_real:-0}" -gt 0
+check "the trace counts no more reads of t.txt than the program got its content ($got_forged)" \
+	test "${n_forged:-x}" -le "${got_forged:-0}"
+check "... nor of r.txt than it got r.txt's ($got_real)" test "${n_real:-x}" -le "${got_real:-0}"
 
 echo "# a file name with a newline and a trace line in it"
 TN=$T/traces/nl.jsonl P=$T/pol/nl.yaml
