@@ -131,6 +131,8 @@ struct audit_count {
  * @proc_pid:	file: the process of the run that made it, as the launcher's pid
  *		namespace numbers it (AUDIT_HAS_PROC_PID)
  * @comm:	file: that process's name (/proc/PID/comm, at most 15 bytes)
+ * @learn:	the event is of a run in learn mode (`warden trace`'s gateway: any name
+ *		allowed and recorded); written only when true
  * @priv:	storage owned by a decoded event; NULL when built by a caller.
  *		Release with audit_event_clear().
  *
@@ -183,6 +185,7 @@ struct audit_event {
 	const char *op;
 	int64_t proc_pid;
 	const char *comm;
+	bool learn;
 
 	void *priv;
 };

@@ -67,6 +67,7 @@ const struct opt_field audit_opt_fields[] = {
 	STR("op", op),
 	NUM("proc_pid", proc_pid, AUDIT_HAS_PROC_PID, INT32_MAX),
 	STR("comm", comm),
+	{"learn", FK_BOOL, OFF(learn), 0, 0},
 };
 
 _Static_assert(WD_ARRAY_SIZE(audit_opt_fields) == AUDIT_N_OPT_FIELDS,

@@ -166,6 +166,9 @@ static void whose(const struct gw_audit_acct *run, struct audit_event *ev)
 		ev->mode = run->mode;
 	if (run->user && !ev->user)
 		ev->user = run->user;
+	/* a learn-mode run's every event says so (docs/audit.md "learn") */
+	if (run->learn)
+		ev->learn = true;
 }
 
 void gw_audit(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event *ev)

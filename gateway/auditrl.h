@@ -40,6 +40,7 @@ struct gw_audit_acct {
 	uint64_t audit_bytes;
 	struct gw_flood *flood;
 	struct gw_mcp *mcp; /* its MCP tool calls in flight (owned by the run); NULL: none */
+	bool learn;	    /* the run is in learn mode: its net and dns events say so */
 	void (*stream)(void *ctx, const char *line, size_t len);
 	void *stream_ctx;
 };

@@ -102,10 +102,20 @@ static const char *reason_of(const struct gw_conn *c, const struct gw_tcp_verdic
 	return gw_tcp_reason_text(v, c->run->policy_name, buf, size);
 }
 
-/* c->rule = the text of @v's allowing rule. Return: 0 or -ENOMEM */
+/* c->rule = the text of @v's allowing rule (none: learn mode allowed it). Return: 0 or -ENOMEM */
 static int set_rule(struct gw_conn *c, const struct gw_tcp_verdict *v)
 {
-	return gw_str_set(&c->rule, c->run->policy->rules[v->rule].text);
+	return gw_str_set(&c->rule, v->rule >= 0 ? c->run->policy->rules[v->rule].text : NULL);
+}
+
+/* learn mode: the SSRF guard's environment in @env for the decision (the facts' `learn`);
+ * NULL for any other run */
+static const struct gw_ssrf_env *learn_env(struct gw_conn *c, struct gw_ssrf_env *env)
+{
+	if (!c->run->learn)
+		return NULL;
+	gw_ssrf_env(c->t->runs, env);
+	return env;
 }
 
 /* act on the verdict on the client's first bytes (gw_tcp_decide() with them) */
@@ -169,7 +179,13 @@ static void proxy_request(struct gw_conn *c, bool final)
 	}
 	if (r == HTTP_NEED_MORE && !final && c->blen < GW_PEEK_MAX)
 		return;
-	gw_proxy_decide(c->run->policy, r, &req, &pv);
+	if (c->run->learn) {
+		struct gw_ssrf_env env;
+
+		gw_proxy_decide_learn(c->run->policy, learn_env(c, &env), r, &req, &pv);
+	} else {
+		gw_proxy_decide(c->run->policy, r, &req, &pv);
+	}
 	c->proto = pv.proto;
 	/* the event names what was asked for: the target, and once its form
 	 * was understood its port and name (and the rule that allowed it) */
@@ -249,6 +265,7 @@ static void first_bytes(struct gw_conn *c, bool final)
 {
 	struct gw_tcp_verdict v;
 	struct gw_first f;
+	struct gw_ssrf_env env;
 	struct gw_tcp_facts facts = {
 	    .policy = c->run->policy,
 	    .dst = &c->orig,
@@ -269,6 +286,7 @@ static void first_bytes(struct gw_conn *c, bool final)
 	}
 	if (!c->synthetic)
 		gw_disarm(c->t->ev, &c->timer);
+	facts.learn = learn_env(c, &env);
 	gw_tcp_decide(&facts, &v);
 	first_verdict(c, &v);
 }
@@ -332,8 +350,9 @@ static void resolved(struct gw_waiter *w, const struct gw_cache_entry *e)
 		return;
 	}
 	gw_ssrf_env(c->t->runs, &env);
-	n = gw_upstream_pick(&env, c->run->policy, e->addrs, e->n, c->oport, cand, all,
-			     sizeof(all));
+	/* in learn mode no cidr rule of the policy lifts the guard */
+	n = gw_upstream_pick(&env, c->run->learn ? NULL : c->run->policy, e->addrs, e->n, c->oport,
+			     cand, all, sizeof(all));
 	if (!n) {
 		snprintf(reason, sizeof(reason), "%s resolves only to refused addresses (%s)",
 			 c->name, all);
@@ -606,6 +625,7 @@ void gw_conn_start(struct gw_conn *c)
 	struct gw_tcp *t = c->t;
 	struct gw_tcp_facts facts = {0};
 	struct gw_tcp_verdict v;
+	struct gw_ssrf_env env;
 	const char *name;
 
 	c->st = GW_C_PEEK;
@@ -625,6 +645,7 @@ void gw_conn_start(struct gw_conn *c)
 	facts.dst = &c->orig;
 	facts.port = c->oport;
 	facts.bound = c->name;
+	facts.learn = learn_env(c, &env);
 	gw_tcp_decide(&facts, &v);
 	switch (v.action) {
 	case GW_TCP_ALLOW_NAME:

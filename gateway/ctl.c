@@ -25,6 +25,7 @@ enum key {
 	K_CALLS = 1u << 10, /* an array, not a string */
 	K_STREAM = 1u << 11,
 	K_PID = 1u << 12,
+	K_LEARN = 1u << 13, /* a boolean, not a string */
 };
 
 static const struct {
@@ -35,7 +36,7 @@ static const struct {
     {"host_v4", K_HOST4},  {"sandbox_v4", K_SB4}, {"host_v6", K_HOST6},
     {"sandbox_v6", K_SB6}, {"policy", K_POLICY},  {"policy_name", K_POLICY_NAME},
     {"netns", K_NETNS},	   {"calls", K_CALLS},	  {"stream", K_STREAM},
-    {"pid", K_PID},
+    {"pid", K_PID},	   {"learn", K_LEARN},
 };
 
 /* for each op: keys it requires and keys it may have */
@@ -47,13 +48,14 @@ static const struct {
     /* with an interface and addresses (root's plumbing), or with "netns" (the gateway's) */
     [GW_CTL_REGISTER] = {"register", K_OP | K_ID | K_POLICY,
 			 K_IF | K_HOST4 | K_SB4 | K_HOST6 | K_SB6 | K_POLICY_NAME | K_NETNS |
-			     K_STREAM},
+			     K_STREAM | K_LEARN},
     [GW_CTL_UNREGISTER] = {"unregister", K_OP | K_ID, 0},
     [GW_CTL_REPLACE] = {"replace", K_OP | K_ID | K_POLICY, K_POLICY_NAME},
     [GW_CTL_LIST] = {"list", K_OP, 0},
     [GW_CTL_STATS] = {"stats", K_OP, 0},
     [GW_CTL_MCP] = {"mcp", K_OP | K_ID | K_CALLS, 0},
     [GW_CTL_CGROUP_JOIN] = {"cgroup_join", K_OP | K_ID | K_PID, 0},
+    [GW_CTL_LEARNED] = {"learned", K_OP | K_ID, 0},
 };
 
 const char *gw_ctl_op_name(enum gw_ctl_op op)
@@ -119,6 +121,12 @@ int gw_ctl_parse(const char *buf, size_t len, struct gw_ctl_req *req, char *why,
 		if (bit == K_CALLS) {
 			if (gw_mcp_calls_check(v, why, why_size))
 				goto out;
+		} else if (bit == K_LEARN) {
+			if (!json_is_boolean(v)) {
+				fail(why, why_size, -EINVAL, "`%s` must be true or false", k);
+				goto out;
+			}
+			req->learn = json_is_true(v);
 		} else if (!json_is_string(v)) {
 			fail(why, why_size, -EINVAL, "`%s` must be a string", k);
 			goto out;

@@ -25,6 +25,7 @@ enum gw_ctl_op {
 	GW_CTL_MCP,	    /* a run's MCP tool calls in flight (its launcher's stdio relay) */
 	GW_CTL_CGROUP_JOIN, /* daemon mode: the daemon moves the launcher's child into the run's
 			     * cgroup (cgroup v2's common-ancestor rule) */
+	GW_CTL_LEARNED,	    /* what a learn-mode run reached (gateway/learn.h) */
 	GW_CTL_N,
 };
 
@@ -48,6 +49,9 @@ enum gw_ctl_op {
  * @stream:	register with netns: "stream": "events" -- the run's audit events are sent
  *		on this connection as event lines (docs/gateway.md, "Control protocol")
  * @pid:	cgroup_join: the process to move ("pid": a decimal string, 2..INT_MAX)
+ * @learn:	register: "learn": true -- the run is in learn mode for its life (any name on
+ *		any port within the host's ceiling, the SSRF classes refused, what it reached
+ *		recorded for the `learned` op)
  * @priv:	storage owned by the request (gw_ctl_req_clear())
  */
 struct gw_ctl_req {
@@ -62,6 +66,7 @@ struct gw_ctl_req {
 	struct json_t *calls;
 	bool stream;
 	pid_t pid;
+	bool learn;
 	void *priv;
 };
 

@@ -93,6 +93,7 @@ static void put_registered(struct gw_ctlconn *c, const struct gw_run *r)
 static void audit_run(struct gw_ctl *ctl, struct gw_run *r, const char *action, uid_t uid,
 		      const char *reason)
 {
+	char learn[400];
 	struct audit_event ev = {
 	    .type = AUDIT_TYPE_RUN,
 	    .action = action,
@@ -103,6 +104,14 @@ static void audit_run(struct gw_ctl *ctl, struct gw_run *r, const char *action, 
 	    .uid = uid,
 	};
 
+	/* a learn-mode run's registration says what that means (and the event has `learn`) */
+	if (r->learn && !strcmp(action, "run.gateway-register")) {
+		snprintf(learn, sizeof(learn),
+			 "%s, in learn mode: any name on any port is allowed and recorded (within "
+			 "the host's ceiling; the SSRF classes stay refused)",
+			 reason);
+		ev.reason = learn;
+	}
 	gw_audit(ctl->audit, gw_run_acct(r), &ev);
 }
 
@@ -474,6 +483,30 @@ static void op_cgroup_join(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 	}
 }
 
+/* what a learn-mode run reached: the run's own user (or root) only, like the other per-run ops */
+static void op_learned(struct gw_ctlconn *c, const struct gw_ctl_req *req)
+{
+	struct gw_run *r = own_run(c, req->id);
+	char why[200];
+	json_t *a;
+
+	if (!r)
+		return;
+	if (!r->learn) {
+		snprintf(why, sizeof(why),
+			 "run %s is not in learn mode (register it with \"learn\": true)", r->id);
+		put_error(c, -EINVAL, why);
+		return;
+	}
+	a = gw_learn_json(&r->learned);
+	if (!a) {
+		put_error(c, -ENOMEM, "out of memory");
+		return;
+	}
+	put_json(c, json_pack("{s:b, s:o, s:I}", "ok", 1, "learned", a, "dropped",
+			      (json_int_t)r->learned.dropped));
+}
+
 static void (*const handlers[GW_CTL_N])(struct gw_ctlconn *, const struct gw_ctl_req *) = {
     [GW_CTL_REGISTER] = op_register,
     [GW_CTL_UNREGISTER] = op_unregister,
@@ -482,6 +515,7 @@ static void (*const handlers[GW_CTL_N])(struct gw_ctlconn *, const struct gw_ctl
     [GW_CTL_STATS] = op_stats,
     [GW_CTL_MCP] = op_mcp,
     [GW_CTL_CGROUP_JOIN] = op_cgroup_join,
+    [GW_CTL_LEARNED] = op_learned,
 };
 
 void gw_ctlconn_close(struct gw_ctlconn *c)

@@ -20,7 +20,11 @@
  *   - a resolved address in a special-purpose range, the gateway's own pools
  *     or the host's own addresses is refused unless a cidr rule names it;
  *   - a DNS query for a name no rule allows gets NXDOMAIN and never goes
- *     upstream; refused types get REFUSED for every name. */
+ *     upstream; refused types get REFUSED for every name;
+ *   - learn mode (a run registered with "learn": true, for `warden trace`) replaces
+ *     the run's rules by "any name on any port" within the host's ceiling; an address
+ *     literal is decided by its class alone (no cidr rule lifts the SSRF guard), and
+ *     fronting and malformed bytes are denied as in any run. */
 #include "gateway/decide.h"
 #include "common/common.h"
 
@@ -218,6 +222,80 @@ const char *gw_first_named(const struct gw_first *f)
 	return NULL;
 }
 
+/* ------------------------------------------------------------ learn mode */
+
+/* a name learn mode may allow: labels of letters, digits, '-' and '_' (1..63 bytes each), at most
+ * PROTO_NAME_MAX in all; anything else (and an address literal) is no name */
+static bool learn_name_ok(const char *s)
+{
+	size_t n = s ? strlen(s) : 0, label = 0;
+	struct gw_addr a;
+
+	if (!n || n > PROTO_NAME_MAX || !gw_addr_parse(s, &a))
+		return false;
+	for (size_t i = 0; i <= n; i++) {
+		char c = s[i];
+
+		if (c == '.' || !c) {
+			if (!label || label > 63)
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '_'))
+			return false;
+		label++;
+	}
+	return true;
+}
+
+bool gw_learn_allows(const struct wd_policy *p, const char *name, uint16_t port,
+		     struct policy_why *why)
+{
+	struct policy_why w;
+	int m;
+
+	if (!learn_name_ok(name))
+		return false;
+	if (!p || !p->bounded)
+		return true;
+	memset(&w, 0, sizeof(w));
+	/* the ceiling exactly as it bounds a normal run: its denied names first, then the allow
+	 * list in force for the user (none: `allow: any`) */
+	if (p->denied && (m = policy_match(p->denied, name, 0)) >= 0) {
+		w.denied = true;
+		w.from = p->denied->rules[m].from;
+		w.rule = p->denied->rules[m].text;
+	} else if (!p->ceiling_allow) {
+		return true;
+	} else if ((port ? policy_match(p->ceiling_allow, name, port)
+			 : policy_match_name(p->ceiling_allow, name)) >= 0) {
+		return true;
+	} else if ((m = policy_match_name(p->ceiling_allow, name)) >= 0) {
+		w.from = p->ceiling_allow->rules[m].from;
+		w.rule = p->ceiling_allow->rules[m].text;
+	} else {
+		w.from = p->ceiling_from;
+	}
+	if (why)
+		*why = w;
+	return false;
+}
+
+bool gw_learn_allows_addr(const struct wd_policy *p, const struct gw_addr *a, uint16_t port,
+			  struct policy_why *why)
+{
+	if (!p || !p->bounded || !p->ceiling_allow ||
+	    policy_match_addr(p->ceiling_allow, a->family, a->a, port) >= 0)
+		return true;
+	if (why) {
+		memset(why, 0, sizeof(*why));
+		why->from = p->ceiling_from;
+	}
+	return false;
+}
+
 /* ------------------------------------------------------------ TCP */
 
 static void verdict(struct gw_tcp_verdict *v, enum gw_tcp_action action, enum gw_tcp_reason reason)
@@ -264,6 +342,58 @@ static void by_addr(const struct wd_policy *p, const struct gw_addr *dst, uint16
 		verdict(v, otherwise, GW_TR_ALLOWED);
 }
 
+/* learn mode: @name:@port within the ceiling: ALLOW_NAME (LEARN), else DENY CEILING (NO_RULE for
+ * what is no host name) */
+static void learn_by_name(const struct wd_policy *p, const char *name, uint16_t port,
+			  struct gw_tcp_verdict *v)
+{
+	v->name = name;
+	v->port = port;
+	v->rule = -1;
+	if (gw_learn_allows(p, name, port, &v->ceiling))
+		verdict(v, GW_TCP_ALLOW_NAME, GW_TR_LEARN);
+	else
+		verdict(v, GW_TCP_DENY, learn_name_ok(name) ? GW_TR_CEILING : GW_TR_NO_RULE);
+}
+
+/* learn mode: the address @dst:@port by its class and the ceiling's cidr rules: ALLOW_ADDR
+ * (LEARN), else DENY LEARN_CLASS or CEILING */
+static void learn_by_addr(const struct wd_policy *p, const struct gw_ssrf_env *env,
+			  const struct gw_addr *dst, uint16_t port, struct gw_tcp_verdict *v)
+{
+	enum gw_addr_class c = gw_upstream_class(env, NULL, dst, port);
+
+	v->dst = dst;
+	v->port = port;
+	v->rule = -1;
+	if (c != GW_ADDR_PUBLIC) {
+		v->cls = (int)c;
+		verdict(v, GW_TCP_DENY, GW_TR_LEARN_CLASS);
+	} else if (!gw_learn_allows_addr(p, dst, port, &v->ceiling)) {
+		verdict(v, GW_TCP_DENY, GW_TR_CEILING);
+	} else {
+		verdict(v, GW_TCP_ALLOW_ADDR, GW_TR_LEARN);
+	}
+}
+
+static void tcp_decide_learn(const struct gw_tcp_facts *f, struct gw_tcp_verdict *v)
+{
+	const char *n;
+
+	if (!f->first) {
+		if (f->bound)
+			learn_by_name(f->policy, f->bound, f->port, v);
+		else
+			verdict(v, GW_TCP_NEED_BYTES, GW_TR_LEARN); /* the bytes may name it */
+		return;
+	}
+	n = gw_first_named(f->first);
+	if (n)
+		learn_by_name(f->policy, n, f->port, v);
+	else
+		learn_by_addr(f->policy, f->learn, f->dst, f->port, v);
+}
+
 void gw_tcp_decide(const struct gw_tcp_facts *f, struct gw_tcp_verdict *v)
 {
 	const char *n;
@@ -271,6 +401,10 @@ void gw_tcp_decide(const struct gw_tcp_facts *f, struct gw_tcp_verdict *v)
 	memset(v, 0, sizeof(*v));
 	v->rule = -1;
 	v->port = f->port;
+	if (f->learn && !f->first) {
+		tcp_decide_learn(f, v);
+		return;
+	}
 	if (!f->first) {
 		if (f->bound)
 			by_name(f->policy, f->bound, f->port, v);
@@ -284,6 +418,10 @@ void gw_tcp_decide(const struct gw_tcp_facts *f, struct gw_tcp_verdict *v)
 		return;
 	}
 	n = gw_first_named(f->first);
+	if (f->learn && !f->bound) {
+		tcp_decide_learn(f, v);
+		return;
+	}
 	if (f->bound) {
 		if (n && !dns_name_equal(n, f->bound)) {
 			v->name = n;
@@ -331,8 +469,10 @@ void gw_tcp_decide_request(const char *bound, const struct http_request *req, un
 	verdict(v, GW_TCP_DENY, GW_TR_FRONTING_REQUEST);
 }
 
-void gw_proxy_decide(const struct wd_policy *policy, enum http_result r,
-		     const struct http_request *req, struct gw_proxy_verdict *out)
+/* the proxy's verdict; @learn: NULL, or learn mode with the SSRF guard's environment */
+static void proxy_decide(const struct wd_policy *policy, const struct gw_ssrf_env *learn,
+			 enum http_result r, const struct http_request *req,
+			 struct gw_proxy_verdict *out)
 {
 	struct gw_tcp_verdict *v = &out->v;
 	uint16_t port;
@@ -370,6 +510,18 @@ void gw_proxy_decide(const struct wd_policy *policy, enum http_result r,
 		verdict(v, GW_TCP_DENY, GW_TR_PROXY_FORM);
 		return;
 	}
+	if (learn) {
+		if (req->host_kind == PROTO_HOST_NAME) {
+			learn_by_name(policy, req->host, port, v);
+			return;
+		}
+		if (gw_addr_parse(req->host, &out->literal)) {
+			verdict(v, GW_TCP_DENY, GW_TR_PROXY_LITERAL);
+			return;
+		}
+		learn_by_addr(policy, learn, &out->literal, port, v);
+		return;
+	}
 	by_name(policy, req->host, port, v); /* a literal is matched against the cidr rules */
 	if (v->action == GW_TCP_DENY || req->host_kind == PROTO_HOST_NAME)
 		return;
@@ -379,6 +531,19 @@ void gw_proxy_decide(const struct wd_policy *policy, enum http_result r,
 	}
 	v->dst = &out->literal;
 	verdict(v, GW_TCP_ALLOW_ADDR, GW_TR_ALLOWED);
+}
+
+void gw_proxy_decide(const struct wd_policy *policy, enum http_result r,
+		     const struct http_request *req, struct gw_proxy_verdict *out)
+{
+	proxy_decide(policy, NULL, r, req, out);
+}
+
+void gw_proxy_decide_learn(const struct wd_policy *policy, const struct gw_ssrf_env *env,
+			   enum http_result r, const struct http_request *req,
+			   struct gw_proxy_verdict *out)
+{
+	proxy_decide(policy, env, r, req, out);
 }
 
 const char *gw_tcp_reason_text(const struct gw_tcp_verdict *v, const char *policy_name, char *buf,
@@ -435,6 +600,14 @@ const char *gw_tcp_reason_text(const struct gw_tcp_verdict *v, const char *polic
 		return "the proxy port takes CONNECT or absolute-form requests";
 	case GW_TR_PROXY_LITERAL:
 		return "bad address literal";
+	case GW_TR_LEARN:
+		return "allowed: learn mode";
+	case GW_TR_LEARN_CLASS:
+		snprintf(buf, size,
+			 "%s:%u is a %s address: refused in learn mode as in any run (SSRF guard)",
+			 gw_addr_str(v->dst, at, sizeof(at)), v->port,
+			 gw_addr_class_name((enum gw_addr_class)v->cls));
+		return buf;
 	}
 	return "denied";
 }
@@ -646,8 +819,19 @@ void gw_dns_decide(const struct gw_dns_facts *f, struct gw_dns_verdict *v)
 			dns_verdict(v, GW_DNS_EMPTY, GW_DR_EMPTY_TYPE, true, DNS_RCODE_NOERROR);
 		return;
 	}
-	v->rule = gw_name_allowed(f->policy, decided_name(q));
-	if (v->rule < 0) {
+	if (f->learn) {
+		/* any name, within the host's ceiling; allowed by no rule of the policy */
+		v->learn = true;
+		if (!gw_learn_allows(f->policy, decided_name(q), 0, &v->ceiling)) {
+			dns_verdict(v, GW_DNS_RCODE,
+				    learn_name_ok(decided_name(q)) ? GW_DR_CEILING
+								   : GW_DR_NOT_ALLOWED,
+				    false, DNS_RCODE_NXDOMAIN);
+			v->ede = true;
+			v->ede_code = DNS_EDE_BLOCKED;
+			return;
+		}
+	} else if ((v->rule = gw_name_allowed(f->policy, decided_name(q))) < 0) {
 		v->rule = -1;
 		dns_verdict(v, GW_DNS_RCODE,
 			    policy_ceiling_why(f->policy, decided_name(q), 0, &v->ceiling)
@@ -707,11 +891,12 @@ const char *gw_dns_reason_text(const struct gw_dns_verdict *v, const struct dns_
 		return buf;
 	}
 	case GW_DR_SYNTHETIC:
-		return "synthetic address";
+		return v->learn ? "synthetic address (learn mode)" : "synthetic address";
 	case GW_DR_NOT_ANSWERED:
 		return "ANY queries are not answered";
 	case GW_DR_FORWARDED:
-		return "forwarded upstream (addresses replaced)";
+		return v->learn ? "forwarded upstream (addresses replaced; learn mode)"
+				: "forwarded upstream (addresses replaced)";
 	}
 	return "denied";
 }

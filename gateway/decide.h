@@ -102,7 +102,11 @@ enum gw_tcp_reason {
 	GW_TR_PROXY_CHUNKED,	 /* an absolute-form request with a chunked body */
 	GW_TR_PROXY_FORM,	 /* origin-form (or asterisk-form) on the proxy port */
 	GW_TR_PROXY_LITERAL,	 /* a target address literal that does not parse */
+	GW_TR_LEARN,		 /* learn mode: any name on any port, an address by its class */
+	GW_TR_LEARN_CLASS,	 /* learn mode: the address literal @dst is of class @cls */
 };
+
+struct gw_ssrf_env;
 
 /**
  * struct gw_tcp_facts - what the gateway knows about a TCP connection
@@ -113,6 +117,10 @@ enum gw_tcp_reason {
  *		CONNECT tunnel's target after the 200; NULL when none
  * @first:	what the client's first bytes said (gw_sniff() DONE or MALFORMED);
  *		NULL while the client has not spoken
+ * @learn:	NULL, or the run is in learn mode and this is the SSRF guard's environment:
+ *		the policy's rules are replaced by any name on any port within the host's
+ *		ceiling (gw_learn_allows()), and an address literal is decided by its class
+ *		(gw_upstream_class() without the policy: no cidr rule lifts a refusal)
  */
 struct gw_tcp_facts {
 	const struct wd_policy *policy;
@@ -120,6 +128,7 @@ struct gw_tcp_facts {
 	uint16_t port;
 	const char *bound;
 	const struct gw_first *first;
+	const struct gw_ssrf_env *learn;
 };
 
 /**
@@ -135,6 +144,7 @@ struct gw_tcp_facts {
  * @request:	FRONTING_REQUEST: the request's number on the connection
  * @why:	MALFORMED, PROXY_NOT_REQUEST: the parser's words
  * @ceiling:	CEILING: where the ceiling refuses it (pointers into the policy)
+ * @cls:	LEARN_CLASS: the class of @dst (gw_addr_class_name())
  *
  * The pointers point into the facts (or the request, or the policy) the verdict
  * was made from.
@@ -150,6 +160,7 @@ struct gw_tcp_verdict {
 	unsigned request;
 	const char *why;
 	struct policy_why ceiling;
+	int cls;
 };
 
 /**
@@ -169,6 +180,13 @@ struct gw_tcp_verdict {
  * ALLOW_BYTES. On an unbound one the name the bytes give is decided by its
  * rule (ALLOW_NAME or DENY NO_RULE); without a name a cidr rule may still
  * allow the address (ALLOW_ADDR), else DENY NO_NAME.
+ *
+ * In learn mode (@f->learn) a name (bound, SNI, Host) is allowed on any port within the
+ * host's ceiling (ALLOW_NAME, reason LEARN; else DENY CEILING); an unbound address waits for
+ * the client's first bytes (NEED_BYTES) so that a name in them is what is recorded; without
+ * a name the address itself is allowed when gw_upstream_class() finds it public and the
+ * ceiling allows it (ALLOW_ADDR, reason LEARN), else DENY LEARN_CLASS (or CEILING). Malformed
+ * bytes and domain fronting are denied as in any run.
  */
 void gw_tcp_decide(const struct gw_tcp_facts *f, struct gw_tcp_verdict *v);
 
@@ -230,6 +248,43 @@ struct gw_proxy_verdict {
  */
 void gw_proxy_decide(const struct wd_policy *policy, enum http_result r,
 		     const struct http_request *req, struct gw_proxy_verdict *out);
+
+/**
+ * gw_proxy_decide_learn() - gw_proxy_decide() for a run in learn mode
+ * @policy:	the run's policy (only its ceiling counts)
+ * @env:	the SSRF guard's environment (a literal target is decided by its class)
+ * @r:		as for gw_proxy_decide()
+ * @req:	as for gw_proxy_decide()
+ * @out:	as for gw_proxy_decide()
+ *
+ * The same forms are refused; a target name is allowed on any port within the host's
+ * ceiling (gw_learn_allows()), a literal when it is public (gw_upstream_class() without the
+ * policy) and the ceiling allows it.
+ */
+void gw_proxy_decide_learn(const struct wd_policy *policy, const struct gw_ssrf_env *env,
+			   enum http_result r, const struct http_request *req,
+			   struct gw_proxy_verdict *out);
+
+/**
+ * gw_learn_allows() - learn mode's rule for @name:@port: any name on any port, within the
+ * host's ceiling as a normal run's rules are (its denied names, its allow list in force)
+ * @policy:	the run's effective policy (its own rules do not count; NULL: allowed)
+ * @name:	a host name
+ * @port:	the port; 0: on some port (a DNS question)
+ * @why:	on refusal, where the ceiling says so (pointers into @policy); may be NULL
+ *
+ * Return: true when allowed.
+ */
+bool gw_learn_allows(const struct wd_policy *policy, const char *name, uint16_t port,
+		     struct policy_why *why);
+
+/**
+ * gw_learn_allows_addr() - gw_learn_allows() for an address (the ceiling's cidr rules; the
+ * SSRF guard is the caller's)
+ * Return: true when allowed.
+ */
+bool gw_learn_allows_addr(const struct wd_policy *policy, const struct gw_addr *a, uint16_t port,
+			  struct policy_why *why);
 
 /**
  * gw_tcp_reason_text() - the audit text of @v's reason
@@ -332,12 +387,15 @@ enum gw_dns_reason {
  * @q:		the parsed query
  * @policy:	the policy of the run that owns the query's ingress; NULL: no run
  * @upstream:	a resolver is there to forward to
+ * @learn:	the run is in learn mode: any name is answered within the host's ceiling
+ *		(gw_learn_allows() on any port)
  */
 struct gw_dns_facts {
 	enum dns_result parsed;
 	const struct dns_query *q;
 	const struct wd_policy *policy;
 	bool upstream;
+	bool learn;
 };
 
 /**
@@ -351,6 +409,7 @@ struct gw_dns_facts {
  * @rule:	the allowing rule (NOT_ANSWERED, SYNTHETIC, FORWARDED), or -1
  * @detail:	TYPE_REFUSED: why that type is never forwarded
  * @ceiling:	CEILING: where the ceiling refuses the name
+ * @learn:	decided in learn mode (SYNTHETIC and FORWARDED say so; @rule is -1)
  */
 struct gw_dns_verdict {
 	enum gw_dns_action action;
@@ -362,6 +421,7 @@ struct gw_dns_verdict {
 	int rule;
 	const char *detail;
 	struct policy_why ceiling;
+	bool learn;
 };
 
 /**
@@ -376,6 +436,8 @@ struct gw_dns_verdict {
  * SRV service name "_svc._proto.NAME" is decided by NAME): NXDOMAIN + EDE 15
  * (CEILING when only the host's ceiling refuses it);
  * A/AAAA: SYNTHETIC; ANY, or nothing to forward to: NOTIMP; the rest FORWARD.
+ * In learn mode (@f->learn) every name passes the name check unless the host's ceiling
+ * refuses it (gw_learn_allows() with port 0).
  */
 void gw_dns_decide(const struct gw_dns_facts *f, struct gw_dns_verdict *v);
 

@@ -171,7 +171,8 @@ static size_t scrub(struct gw_run *run, const struct dns_query *q, uint8_t *m, s
 			int fam = rr.type == DNS_TYPE_A ? AF_INET : AF_INET6;
 			struct gw_addr a = {0};
 
-			if (gw_name_allowed(run->policy, rr.name) < 0 ||
+			if ((run->learn ? !gw_learn_allows(run->policy, rr.name, 0, NULL)
+					: gw_name_allowed(run->policy, rr.name) < 0) ||
 			    gw_synth_get(&run->synth, fam, rr.name, &a) < 0)
 				memset(a.a, 0, sizeof(a.a));
 			memcpy(m + rr.rdata.off, a.a, fam == AF_INET ? 4 : 16);
@@ -323,6 +324,20 @@ static void refuse_over_cap(struct gw_dns *dns, struct gw_run *run, const struct
 	gw_audit_count(dns->audit, gw_run_acct(run), &ev, why);
 }
 
+/* learn mode: a name the run resolved (answered or forwarded), or was refused by the host's
+ * ceiling, in the run's table (proto dns: reported only if it is never connected to) */
+static void learn_note(struct gw_run *run, const struct dns_query *q,
+		       const struct gw_dns_verdict *v, const char *why)
+{
+	/* an SRV service name (_svc._proto.NAME) is no host name: NAME's own queries say it */
+	if (q->qtype == DNS_TYPE_SRV)
+		return;
+	if (v->action == GW_DNS_SYNTHETIC || v->action == GW_DNS_FORWARD)
+		(void)gw_learn_note(&run->learned, q->qname, 0, GW_LEARN_DNS, NULL);
+	else if (v->reason == GW_DR_CEILING)
+		(void)gw_learn_note(&run->learned, q->qname, 0, GW_LEARN_DNS, why);
+}
+
 /* one query: decided (gw_dns_decide()), answered and audited */
 void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const struct gw_replyto *rt,
 		  const struct gw_addr *peer)
@@ -337,10 +352,14 @@ void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const stru
 
 	f.policy = run ? run->policy : NULL;
 	f.upstream = gw_resolver_ok(dns->res);
+	f.learn = run && run->learn;
 	gw_dns_decide(&f, &v);
 	if (run)
 		run->dns_queries++;
 	why = gw_dns_reason_text(&v, &q, run ? run->policy_name : "", peer, reason, sizeof(reason));
+	if (f.learn && v.learn)
+		/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): f.learn only with a run */
+		learn_note(run, &q, &v, why);
 	/* gw_dns_decide() names a rule, and allows, only under f.policy, the run's (decide.h:
 	 * "no run: REFUSED" comes first; test_gw_decide's "no run" case) */
 	if (v.rule >= 0)

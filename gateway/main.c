@@ -69,8 +69,9 @@ static void usage(FILE *f)
 		"                      [--verbose]\n"
 		"       warden-gateway ctl [--socket PATH] register --id ID --if IFNAME\n"
 		"                      [--host-v4 A --sandbox-v4 B] [--host-v6 A --sandbox-v6 B]\n"
-		"                      --policy FILE\n"
+		"                      --policy FILE [--learn]\n"
 		"       warden-gateway ctl [--socket PATH] replace --id ID --policy FILE\n"
+		"       warden-gateway ctl [--socket PATH] learned --id ID\n"
 		"       warden-gateway ctl [--socket PATH] unregister --id ID\n"
 		"       warden-gateway ctl [--socket PATH] list|stats\n"
 		"       warden-gateway ctl [--socket PATH] raw JSON\n"
@@ -163,12 +164,14 @@ static int cmd_ctl(int argc, char **argv, const char *sock)
 	    {"host-v6", required_argument, NULL, '6'},
 	    {"sandbox-v6", required_argument, NULL, 'b'},
 	    {"policy", required_argument, NULL, 'p'},
+	    {"learn", no_argument, NULL, 'l'},
 	    {NULL, 0, NULL, 0},
 	};
 	static const char *const fields[] = {"",	   "id",      "if",	   "host_v4",
 					     "sandbox_v4", "host_v6", "sandbox_v6"};
 	const char *val[WD_ARRAY_SIZE(fields)] = {0};
 	const char *policy = NULL, *op;
+	bool learn = false;
 	json_t *req;
 	char *line;
 	int c, ret;
@@ -200,6 +203,9 @@ static int cmd_ctl(int argc, char **argv, const char *sock)
 		case 'p':
 			policy = optarg;
 			break;
+		case 'l':
+			learn = true;
+			break;
 		default:
 			usage(stderr);
 			return 2;
@@ -221,6 +227,8 @@ static int cmd_ctl(int argc, char **argv, const char *sock)
 	for (size_t i = 1; i < WD_ARRAY_SIZE(fields); i++)
 		if (val[i])
 			json_object_set_new(req, fields[i], json_string(val[i]));
+	if (learn)
+		json_object_set_new(req, "learn", json_true());
 	if (policy) {
 		char *data = NULL;
 		size_t len = 0;

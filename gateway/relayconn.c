@@ -37,6 +37,27 @@ int gw_str_set(char **dst, const char *src)
 	return 0;
 }
 
+/* learn mode: a connection's decision in the run's table (its name, else the address literal
+ * it went to or asked for; a proxy request understood no further than its form has neither) */
+static void learn_note(struct gw_conn *c, bool allowed, const char *reason, const char *addr)
+{
+	enum gw_learn_proto p = GW_LEARN_RAW;
+	const char *host = c->name;
+
+	if (c->kind == GW_K_PROXY)
+		p = GW_LEARN_HTTP; /* CONNECT or an absolute-form request */
+	else if (c->proto && !strcmp(c->proto, "tls"))
+		p = GW_LEARN_TLS;
+	else if (c->proto && !strcmp(c->proto, "http"))
+		p = GW_LEARN_HTTP;
+	if (!host && c->kind == GW_K_PROXY)
+		host = c->host;
+	else if (!host)
+		host = addr;
+	if (host)
+		(void)gw_learn_note(&c->run->learned, host, c->oport, p, allowed ? NULL : reason);
+}
+
 void gw_conn_audit(struct gw_conn *c, const char *action, bool allowed, const char *reason)
 {
 	char dst[INET6_ADDRSTRLEN];
@@ -58,6 +79,12 @@ void gw_conn_audit(struct gw_conn *c, const char *action, bool allowed, const ch
 	char dtxt[INET6_ADDRSTRLEN];
 	struct gw_addr lit;
 
+	if (c->run && c->run->learn && !strcmp(action, "net.connect")) {
+		/* recorded before the event, which the audit budget may suppress */
+		learn_note(c, allowed, reason, gw_addr_str(&c->orig, dst, sizeof(dst)));
+		if (allowed && !strcmp(reason, "allowed"))
+			ev.reason = "allowed: learn mode";
+	}
 	ev.ech = c->ech;
 	if (c->kind == GW_K_PROXY && !c->up.family && c->host) {
 		/* a proxy request not connected (denied, or failed before): the

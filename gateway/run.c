@@ -327,6 +327,8 @@ int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, 
 	user_name_of(uid, r->user_name, sizeof(r->user_name));
 	r->acct.user = r->user_name[0] ? r->user_name : NULL;
 	r->acct.mcp = &r->mcp;
+	r->learn = req->learn;
+	r->acct.learn = req->learn;
 	r->ceiling = t->conf->ceiling;
 	ret = gw_synth_init(&r->synth, t->conf->synth_v4, t->conf->synth_v6, t->lim->synth_per_run,
 			    gw_rng_next(&t->ev->rng));
@@ -370,6 +372,7 @@ int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, 
 static void run_free(struct gw_runs *t, struct gw_run *r)
 {
 	gw_mcp_free(&r->mcp);
+	gw_learn_free(&r->learned);
 	user_put(t, r->user);
 	policy_free(r->policy);
 	gw_synth_free(&r->synth);

@@ -12,6 +12,7 @@
 #include "gateway/auditrl.h"
 #include "gateway/ctl.h"
 #include "gateway/ev.h"
+#include "gateway/learn.h"
 #include "gateway/synth.h"
 #include "policy/policy.h"
 
@@ -68,6 +69,9 @@ struct gw_user {
  * @drops:	what the nft table dropped of it (udplog.c)
  * @buffered:	bytes its connections hold in pipes and stashes
  * @dnsconns:	DNS-over-TCP connections (counted in @conns too)
+ * @learn:	registered with "learn": true: in learn mode for its life (its policy's rules
+ *		are replaced by any name on any port within the host's ceiling; `replace` keeps it)
+ * @learned:	learn mode: what it reached and was refused (the `learned` op)
  */
 struct gw_run {
 	struct gw_run *next;
@@ -91,6 +95,8 @@ struct gw_run {
 	uint64_t buffered;
 	unsigned dnsconns;
 	struct gw_mcp mcp; /* its MCP tool calls in flight, denials per tool (acct.mcp) */
+	bool learn;
+	struct gw_learn learned;
 };
 
 /**

@@ -223,9 +223,7 @@ static int learn_cwd(struct run *r, const struct cli_protect *pr)
 	ret = policy_parse(yaml.data, yaml.len, "(warden trace: the current folder)", &p, &d);
 	if (!ret)
 		ret = policy_validate(p, &ctx, &d);
-	if (ret == -ENOMEM) {
-		ret = -ENOMEM;
-	} else if (ret || !p->nwrite || !p->write[0].real) {
+	if (ret != -ENOMEM && (ret || !p->nwrite || !p->write[0].real)) {
 		const char *msg = "the policy validator refuses it";
 
 		for (size_t i = 0; i < d.n; i++)
@@ -235,7 +233,7 @@ static int learn_cwd(struct run *r, const struct cli_protect *pr)
 			}
 		snprintf(t->why_ro, sizeof(t->why_ro), "%.600s", msg);
 		ret = 0;
-	} else {
+	} else if (!ret) {
 		/* the grant moves into the run's policy, with the masks it needs */
 		r->pol->write = p->write;
 		r->pol->nwrite = p->nwrite;
@@ -312,6 +310,8 @@ int run_trace_policy(struct run *r)
 	if (ret)
 		return run_fail(r, "policy", NULL, "the learning sandbox: out of memory");
 	p->audit_files = RUN_TRACE_FILES;
+	/* the gateway lets every name through and records it (the SSRF classes stay refused) */
+	r->learn = true;
 	if (!t->cwd_rw)
 		run_note(r, "trace: the current folder %s stays read-only: %s", t->cwd, t->why_ro);
 	run_note(r,
@@ -335,15 +335,6 @@ void run_trace_sample(struct run *r, int pid)
 }
 
 /* ------------------------------------------------------------ collecting */
-
-/* TEMPORARY until h/learn is merged: the gateway's learned list (run_gwclient.c there). */
-int run_gw_learned(struct run *r, json_t **ret);
-__attribute__((weak)) int run_gw_learned(struct run *r, json_t **ret)
-{
-	(void)r;
-	*ret = NULL;
-	return -ENOSYS;
-}
 
 /* What a recorder entry was, as a trace operation (-1: not one). */
 static int entry_op(const struct run_files_entry *e)
@@ -594,12 +585,12 @@ static void say_files(const struct run_trace *rt)
 
 static void say_nets(const struct run_trace *rt)
 {
-	size_t shown = 0, refused = 0;
+	size_t shown = 0, refused = 0, reached;
 
 	for (size_t i = 0; i < rt->t.nnets; i++)
 		refused += rt->t.nets[i].refused != NULL;
-	fprintf(stderr, "warden trace: names: %zu reached or tried%s", rt->t.nnets - refused,
-		rt->t.nnets - refused ? ":" : "");
+	reached = rt->t.nnets - refused;
+	fprintf(stderr, "warden trace: names: %zu reached or tried%s", reached, reached ? ":" : "");
 	for (size_t i = 0; i < rt->t.nnets && shown < SUMMARY_NAMES; i++) {
 		const struct trace_net_ev *e = &rt->t.nets[i];
 
@@ -611,7 +602,7 @@ static void say_nets(const struct run_trace *rt)
 			fprintf(stderr, " %s:%u", e->host, e->port);
 		shown++;
 	}
-	fprintf(stderr, "%s\n", rt->t.nnets - refused > shown ? " ..." : "");
+	fprintf(stderr, "%s\n", reached > shown ? " ..." : "");
 	for (size_t i = 0; i < rt->t.nnets; i++)
 		if (rt->t.nets[i].refused)
 			fprintf(stderr, "warden trace: refused even while learning: %s:%u (%s)\n",

@@ -202,6 +202,8 @@ int run_daemon_up(struct run *r)
 				"policy", r->policy_text, r->policy_len);
 		if (req && stream)
 			json_object_set_new(req, "stream", json_string("events"));
+		if (req && r->learn)
+			json_object_set_new(req, "learn", json_true());
 		line = req ? json_dumps(req, JSON_COMPACT) : NULL;
 		json_decref(req);
 		if (!line)

@@ -93,6 +93,8 @@ static int register_made(struct run *r)
 		json_object_set_new(req, "host_v6", json_string(r->host6));
 		json_object_set_new(req, "sandbox_v6", json_string(r->rec.sbx6));
 	}
+	if (r->learn)
+		json_object_set_new(req, "learn", json_true());
 	/* record first: a crash between the two still gets the run unregistered */
 	snprintf(r->rec.gw_socket, sizeof(r->rec.gw_socket), "%s", r->gw.socket);
 	run_state_save(r);
@@ -184,6 +186,46 @@ bool run_gwclient_lists(struct run *r)
 	found = run_gwclient_find(ans, r->id, NULL);
 	json_decref(ans);
 	return found;
+}
+
+int run_gw_learned(struct run *r, json_t **ret)
+{
+	json_t *req, *ans = NULL, *arr;
+	json_int_t dropped;
+	char why[512];
+	int err;
+
+	if (!r->registered)
+		return -ENOTCONN;
+	if (!r->learn)
+		return -EINVAL;
+	/* a fresh connection, also in daemon mode: the daemon answers for its caller's own runs
+	 * (SO_PEERCRED), and the held one carries event lines */
+	req = json_pack("{s:s, s:s}", "op", "learned", "id", r->id);
+	if (!req)
+		return -ENOMEM;
+	err = run_gw_call(r->gw.socket, req, GW_TIMEOUT_MS, &ans, why, sizeof(why));
+	json_decref(req);
+	if (err) {
+		if (!r->o.quiet)
+			fprintf(stderr, "warden: asking the gateway what the run reached: %s\n",
+				why);
+		return err;
+	}
+	arr = json_object_get(ans, "learned");
+	if (!json_is_array(arr)) {
+		json_decref(ans);
+		return -EINVAL;
+	}
+	dropped = json_integer_value(json_object_get(ans, "dropped"));
+	if (dropped > 0 && !r->o.quiet)
+		fprintf(stderr,
+			"warden: the gateway recorded at most 4096 names and ports; %lld more "
+			"attempts are not in the trace\n",
+			(long long)dropped);
+	*ret = json_incref(arr);
+	json_decref(ans);
+	return 0;
 }
 
 void run_gwclient_unregister(struct run *r)

@@ -251,6 +251,10 @@ struct run {
 	struct run_stdio io;
 	/* run_files.c: the file-access recorder (audit.files), NULL when off */
 	struct run_files *files;
+	/* warden trace: the run registers with "learn": true (run_gwclient.c, run_daemon.c): its
+	 * gateway allows any name on any port (the SSRF classes refused) and records what it
+	 * reached (run_gw_learned()) */
+	bool learn;
 };
 
 /**
@@ -477,6 +481,21 @@ struct json_t;
  * Return: whether the answer lists the run.
  */
 bool run_gwclient_find(const struct json_t *ans, const char *id, struct run_counts *ret);
+
+/**
+ * run_gw_learned() - what the run reached, as its gateway recorded it in learn mode (the
+ * control op `learned`; call it before run_gwclient_unregister())
+ * @r:		a run registered with @r->learn set
+ * @ret:	on success, the array of {"host", "port", "proto": "tls"|"http"|"raw"|"dns",
+ *		"count"[, "refused"]} (port 0 for dns); the caller json_decref()s it
+ *
+ * Entries past the gateway's 4,096 are not in the array; how many attempts they stand for
+ * is said on stderr (warden: ...) unless r->o.quiet.
+ *
+ * Return: 0; -ENOTCONN (the run is not registered); -EINVAL (not in learn mode, or an
+ * answer without the array); the errors of run_gw_call().
+ */
+int run_gw_learned(struct run *r, struct json_t **ret);
 
 /** run_gwclient_unregister() - unregister a registered run (a failure is said on stderr). */
 void run_gwclient_unregister(struct run *r);

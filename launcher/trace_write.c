@@ -314,7 +314,7 @@ static int limits_line(const struct trace *t, struct wd_buf *out)
 int trace_format(const struct trace *t, const char *started, struct wd_buf *out,
 		 struct trace_write_info *info)
 {
-	struct trace_write_info own;
+	struct trace_write_info own = {0};
 	int ret;
 
 	info = info ? info : &own;
@@ -362,11 +362,13 @@ int trace_file_name(const char *argv0, time_t now, char *out, size_t size)
 
 	base = base ? base + 1 : argv0 ? argv0 : "";
 	for (; *base && n < sizeof(name) - 1; base++) {
-		unsigned char c = (unsigned char)*base;
+		char c = *base;
 		bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 			     (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
 
-		name[n++] = plain ? (char)c : '_';
+		if (!plain)
+			c = '_';
+		name[n++] = c;
 	}
 	name[n] = '\0';
 	if (!n)
