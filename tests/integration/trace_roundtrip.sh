@@ -99,7 +99,9 @@ cat "$(dirname "$0")/notes.txt" || exit 3
 EOF
 chmod 0755 "$T/bin/tour.sh" "$T/bin/onestep.sh" "$T/sshprog/peek.sh"
 chmod -R a+rX "$T"
-# the folders the programs write in belong to whom the program runs as
+# the folders the programs write in belong to whom the program runs as; as the user
+# (run_as_user.sh), every file is the user's
+[[ ${LAB_AS_USER:-} != 1 ]] || chown -R "$IDS" "$T"
 chown "$IDS" "$T/shell" "$T/gitwork"
 
 # the environment the programs are given (and which their policies' env.allow then name)

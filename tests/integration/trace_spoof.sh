@@ -55,6 +55,9 @@ NL_NAME=$'nl\n{"type":"file","op":"read","path":"'"$T"'/target/fake2.txt"}'
 mkdir -p "$T/target/${NL_NAME%/*}"
 echo "newline file" >"$T/target/$NL_NAME"
 chmod -R a+rX "$T"
+# as the user (run_as_user.sh), the user's files but the two of root's
+[[ ${LAB_AS_USER:-} != 1 ]] || chown -R "$IDS" "$T"
+chown 0:0 "$T/race/s.txt" "$T/victim"
 chmod 0600 "$T/race/s.txt" "$T/victim"
 chown "$IDS" "$T/work"
 
