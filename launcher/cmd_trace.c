@@ -22,6 +22,7 @@
 #include "launcher/trace_write.h"
 #include "sandbox/sandbox.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -37,6 +38,10 @@
 
 /* The recorder's mode for a trace. */
 #define RUN_TRACE_FILES POLICY_FILES_ALL
+
+/* How far the learning sandbox looks for the host's sockets under /run to mask them. */
+#define TRACE_SOCK_DEPTH 5
+#define TRACE_SOCK_BUDGET 20000
 
 /* At most this many names are listed by the summary (the trace has all). */
 #define SUMMARY_NAMES 12
@@ -124,7 +129,42 @@ static void store_path(const char *store, const char *home, char *out, size_t si
 		snprintf(out, size, "%s", store);
 }
 
-/* Every credential store (of @home), Warden's own folders and files. Return: 0 or -ENOMEM. */
+/* Sockets under @dir (not following links, at most @depth folders down, @budget entries
+ * looked at), each masked: a program must not reach a host service through the read-only
+ * view (bwrap_learn_own covers the usual folders; this the rest of /run). Return: 0 or
+ * -ENOMEM. */
+/* NOLINTNEXTLINE(misc-no-recursion): at most TRACE_SOCK_DEPTH deep */
+static int mask_sockets(struct wd_policy *p, const char *dir, int depth, unsigned *budget)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int ret = 0;
+
+	if (depth < 0 || !*budget)
+		return 0;
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (!ret && *budget && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		(*budget)--;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path) ||
+		    lstat(path, &st) < 0)
+			continue;
+		if (S_ISSOCK(st.st_mode))
+			ret = mask_add(p, path);
+		else if (S_ISDIR(st.st_mode))
+			ret = mask_sockets(p, path, depth - 1, budget);
+	}
+	closedir(d);
+	return ret;
+}
+
+/* Every credential store (of @home), Warden's own folders and files, the sockets of /run.
+ * Return: 0 or -ENOMEM. */
 static int learn_masks(struct run *r, const struct cli_protect *pr)
 {
 	struct wd_policy *p = r->pol;
@@ -153,6 +193,11 @@ static int learn_masks(struct run *r, const struct cli_protect *pr)
 	if (!ret && r->trace->home[0]) {
 		snprintf(path, sizeof(path), "%s/.local/state/warden", r->trace->home);
 		ret = mask_add(p, path);
+	}
+	if (!ret) {
+		unsigned budget = TRACE_SOCK_BUDGET;
+
+		ret = mask_sockets(p, "/run", TRACE_SOCK_DEPTH, &budget);
 	}
 	return ret;
 }

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# trace_sandbox.sh - the shape of `warden trace`'s learning sandbox (docs/trace.md): the host
+# read-only, the current folder writable, the home folder read-only, the credential stores
+# and Warden's own files hidden, no /sys, a /tmp of its own, and no host service reachable
+# through a unix socket under /run (the read-only view must not become a way out). Each
+# negative probe has its positive control next to it: the same probe pointed at something the
+# sandbox shows. Root mode under sudo (the lab user's program) and rootless mode (as the lab
+# user).
+set -u
+SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/lab/lib.sh"
+
+lab_require_root
+lab_need_run_tools
+PY=/usr/bin/python3
+[[ -x $PY ]] || { echo "SKIP: python3 missing"; exit 77; }
+lab_up
+lab_user || { echo "FAIL: no lab user"; exit 1; }
+
+# not in /tmp: the trace's /tmp is its own
+T=$(mktemp -d /var/tmp/wd-trace-sbx-XXXXXX) || exit 1
+[[ -n ${KEEP_T:-} ]] || lab_on_exit rm -rf "$T"
+chmod 0755 "$T"
+export WARDEN_GATEWAY_BIN=$GW WARDEN_POOL=0
+U=$LAB_USER_UID:$LAB_USER_GID
+H=$T/home
+mkdir -p "$T/proj" "$T/outside" "$H/.local/state/warden" "$T/logs" "$T/ulogs"
+echo "readable" >"$T/outside/open.txt"
+echo "an approval" >"$H/.local/state/warden/approval"
+HOSTTMP=$(mktemp /tmp/wd-trace-sbx-host.XXXXXX) || exit 1
+lab_on_exit rm -f "$HOSTTMP"
+echo "host tmp" >"$HOSTTMP"
+chmod 0644 "$HOSTTMP"
+chmod -R a+rX "$T"
+chown -R "$U" "$T/proj" "$H" "$T/ulogs"
+
+# a host service on a unix socket under /run, and a client for it
+SOCKD=$(mktemp -d /run/wd-trace-sbx.XXXXXX) || exit 1
+chmod 0755 "$SOCKD"
+lab_on_exit rm -rf "$SOCKD"
+$PY -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o777)
+s.listen(8)
+while True:
+    c, _ = s.accept()
+    c.sendall(b"HOSTSERVICE\n")
+    c.close()
+' "$SOCKD/s" &
+srv=$!
+lab_on_exit kill "$srv"
+for _ in $(seq 50); do [[ -S $SOCKD/s ]] && break; sleep 0.1; done
+cat >"$T/client.py" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except OSError as e:
+    print("refused:", e.strerror)
+    sys.exit(3)
+print(s.recv(100).decode().strip())
+EOF
+chmod 0644 "$T/client.py"
+
+# tr MODE CMD...: CMD under warden trace from $T/proj, as the lab user (root mode through
+# SUDO_UID, or rootless), the trace under $T; its stdout is the program's
+tr()
+{
+	local mode=$1
+	shift
+	if [[ $mode == root ]]; then
+		(cd "$T/proj" && SUDO_UID=$LAB_USER_UID SUDO_GID=$LAB_USER_GID HOME=$H \
+			in_host "$W" trace -q --audit-log "$T/logs/audit.jsonl" \
+			-o "$T/trace-root.jsonl" -- "$@" 2>/dev/null)
+	else
+		in_host_user sh -c 'cd "$1" && shift && exec "$@" 2>>"$0"' "$T/ulogs/err" "$T/proj" \
+			"$W" trace -q --audit-log "$T/ulogs/audit.jsonl" -o "$T/ulogs/trace.jsonl" -- "$@"
+	fi
+}
+
+echo "# the service answers on the host (the control of the socket probes)"
+check_eq "the client reaches the host service outside any sandbox" "HOSTSERVICE" \
+	"$PY" "$T/client.py" "$SOCKD/s"
+
+# the lab user's own home names `~` in both modes (under sudo: the user's passwd entry)
+mkdir -p "$LAB_USER_HOME/.ssh"
+echo "FAKE PRIVATE KEY" >"$LAB_USER_HOME/.ssh/wd_trace_sbx_key"
+echo "in the home folder" >"$LAB_USER_HOME/wd_trace_sbx_notes"
+chown "$U" "$LAB_USER_HOME/.ssh" "$LAB_USER_HOME/.ssh/wd_trace_sbx_key" \
+	"$LAB_USER_HOME/wd_trace_sbx_notes"
+lab_on_exit rm -f "$LAB_USER_HOME/.ssh/wd_trace_sbx_key" "$LAB_USER_HOME/wd_trace_sbx_notes" \
+	"$LAB_USER_HOME/wd_trace_sbx_new"
+KEY=$LAB_USER_HOME/.ssh/wd_trace_sbx_key
+NOTES=$LAB_USER_HOME/wd_trace_sbx_notes
+
+for mode in root rootless; do
+	echo "# $mode mode"
+	check_eq "[$mode] the program runs and its status is passed on" "ran" \
+		tr "$mode" /bin/sh -c 'echo ran'
+	check_fails --denied 7 "[$mode] ... a status of 7 comes back as 7" \
+		tr "$mode" /bin/sh -c 'exit 7'
+	check "[$mode] the current folder is writable" tr "$mode" /bin/sh -c 'echo w >written.txt'
+	check "[$mode] ... and the write landed on the host" test -s "$T/proj/written.txt"
+	check_eq "[$mode] a host file outside the current folder is readable" "readable" \
+		tr "$mode" /bin/cat "$T/outside/open.txt"
+	check_fails --denied 1,2 "[$mode] ... but not writable" \
+		tr "$mode" /bin/sh -c "echo x >'$T/outside/new.txt'"
+	check "[$mode] ... and nothing was made there" test ! -e "$T/outside/new.txt"
+	check_eq "[$mode] a file of the home folder is readable" "in the home folder" \
+		tr "$mode" /bin/cat "$NOTES"
+	check_fails --denied 1,2 "[$mode] ... but the home folder is read-only (no scratch overlay in bubblewrap 0.8)" \
+		tr "$mode" /bin/sh -c "echo x >'$LAB_USER_HOME/wd_trace_sbx_new'"
+	check_fails --denied 1 "[$mode] the credential store ~/.ssh is hidden" \
+		tr "$mode" /bin/cat "$KEY"
+	check "[$mode] ... while it is there on the host" test -s "$KEY"
+	log=$T/logs/audit.jsonl
+	[[ $mode == root ]] || log=$T/ulogs/audit.jsonl
+	check_eq "[$mode] the audit log reads as empty (masked)" "" tr "$mode" /bin/cat "$log"
+	check "[$mode] ... while it is there on the host" grep -q '"run.start"' "$log"
+	if [[ $mode == root ]]; then
+		check_fails --denied 1 "[$mode] Warden's state folder in the home is hidden" \
+			tr "$mode" /bin/cat "$H/.local/state/warden/approval"
+	fi
+	check_eq "[$mode] /run/warden is empty" "" tr "$mode" /bin/ls -A /run/warden
+	check_eq "[$mode] /sys is empty" "" tr "$mode" /bin/ls -A /sys
+	check_fails --denied 1 "[$mode] the host's /tmp is not visible (a /tmp of its own)" \
+		tr "$mode" /bin/cat "$HOSTTMP"
+	check_eq "[$mode] ... the same file is there on the host" "host tmp" cat "$HOSTTMP"
+	check_eq "[$mode] /run is visible read-only otherwise (its folders listed)" "yes" \
+		tr "$mode" /bin/sh -c "test -d '$SOCKD' && echo yes"
+	check_fails --denied 3 "[$mode] a host service on a socket under /run is not reachable" \
+		tr "$mode" "$PY" "$T/client.py" "$SOCKD/s"
+	check "[$mode] the trace was written" test -s "$([[ $mode == root ]] && echo "$T/trace-root.jsonl" || echo "$T/ulogs/trace.jsonl")"
+done
+
+lab_finish
