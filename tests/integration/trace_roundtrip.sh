@@ -307,10 +307,12 @@ check "the notes are granted (the file or its folder)" granted "$P" "$T/sshprog"
 : >"$A"
 check_eq "warden run: the key is not readable, the rest works" "no key
 notes of the project" wr "$T/sshprog" "$P" "$T/sshprog/peek.sh"
+PA=$(audited "$P")
 check_fails --denied 4 "the key read directly is denied" \
-	wr "$T/sshprog" "$P" "$T/sshprog/peek.sh" "$H/.ssh/id_ed25519"
+	wr "$T/sshprog" "$PA" "$T/sshprog/peek.sh" "$H/.ssh/id_ed25519"
+check "... the audit log has the file denial of the key" denied_file "$H/.ssh/id_ed25519"
 check "... while the same probe on notes.txt passes" \
-	wr "$T/sshprog" "$P" "$T/sshprog/peek.sh" "$T/sshprog/notes.txt"
+	wr "$T/sshprog" "$PA" "$T/sshprog/peek.sh" "$T/sshprog/notes.txt"
 
 echo "# warden init -- COMMAND: trace and init in one step"
 P=$T/pol/onestep.yaml
