@@ -13,9 +13,10 @@
 #
 # Reported: the median wall time of the whole command (hyperfine, --runs N after 2 warm-ups),
 # run and trace side by side in one hyperfine call per workload, and the ratio. Never a test:
-# speed is measured here, asserted nowhere.
+# speed is measured here, asserted nowhere. --as-user: the same as the lab's unprivileged
+# user (rootless mode).
 #
-# Usage: tests/bench/trace.sh [--files N] [--packages N] [--runs N]   (as root; prints markdown)
+# Usage: tests/bench/trace.sh [--files N] [--packages N] [--runs N] [--as-user]   (as root)
 set -u
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${WARDEN_BUILD_DIR:-$SRC/build/bench}
@@ -24,12 +25,14 @@ export WARDEN_GATEWAY_BIN=${WARDEN_GATEWAY_BIN:-$BUILD/gateway/warden-gateway}
 N=3000
 NPKG=300
 RUNS=10
+AS_USER=0
 ARGS=("$@")
 while (($#)); do
 	case $1 in
 	--files) N=${2:?}; shift ;;
 	--packages) NPKG=${2:?}; shift ;;
 	--runs) RUNS=${2:?}; shift ;;
+	--as-user) AS_USER=1 ;;
 	*) sed -n '19p' "$0" | sed 's/^# //'; exit 2 ;;
 	esac
 	shift
@@ -79,6 +82,23 @@ with open(os.path.join(root, "package.json"), "w") as f:
 chmod -R a+rX "$D"
 # the cwd of every command is writable by the program (the trace's is, a run's is its grant)
 chown 65534:65534 "$D/out"
+if ((AS_USER)); then
+	lab_user || exit 1
+	chown -R "$LAB_USER_UID:$LAB_USER_GID" "$D"
+fi
+# in_lab CMD...: CMD in lab-host, as root or (--as-user) as the lab's user; HOME and
+# XDG_STATE_HOME the bench's
+in_lab()
+{
+	if ((AS_USER)); then
+		ip netns exec "$LAB_HOST_NS" setpriv --reuid="$LAB_USER_UID" --regid="$LAB_USER_GID" \
+			--init-groups env -i HOME="$D/home" XDG_STATE_HOME="$D/state" USER="$LAB_USER" \
+			PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 WARDEN_POOL=0 \
+			WARDEN_GATEWAY_BIN="$WARDEN_GATEWAY_BIN" "$@"
+	else
+		HOME=$D/home XDG_STATE_HOME=$D/state in_host "$@"
+	fi
+}
 cat >"$D/run.yaml" <<EOF
 version: 1
 filesystem:
@@ -103,7 +123,7 @@ cmdline()
 # a control that each workload works under both (a benchmark of a failing command is nothing)
 for w in $WORK; do
 	for m in run trace; do
-		(cd "$D/out" && eval "HOME=$D/home XDG_STATE_HOME=$D/state in_host $(cmdline "$m" "$w")") \
+		(cd "$D/out" && eval "in_lab $(cmdline "$m" "$w")") \
 			>/dev/null 2>"$D/err" ||
 			{ echo "trace.sh: $w under warden $m fails: $(tail -n 5 "$D/err")" >&2; exit 1; }
 	done
@@ -114,7 +134,7 @@ declare -A MED
 for w in $WORK; do
 	# one hyperfine call per workload: the runs of `warden run` in a block, then those of
 	# `warden trace` (the machine is shared: the load is given before and after)
-	(cd "$D/out" && HOME=$D/home XDG_STATE_HOME=$D/state in_host hyperfine -N --warmup 2 \
+	(cd "$D/out" && in_lab hyperfine -N --warmup 2 \
 		--runs "$RUNS" --export-json "$D/hf-$w.json" \
 		"$(cmdline run "$w")" "$(cmdline trace "$w")") >/dev/null 2>"$D/hf.err" ||
 		{ echo "hyperfine failed for $w: $(tail -n 3 "$D/hf.err")" >&2; exit 1; }
@@ -127,7 +147,9 @@ for w in $WORK; do
 	EV[$w]=$(jq -s '[.[] | select(.type == "file")] | length' "$D/out/$w.jsonl")
 done
 
-echo "trace.sh: git $N files, npm $NPKG packages, $RUNS runs each, root mode, $(nproc) CPUs, load $LOAD0 before, $(cut -d' ' -f1-3 /proc/loadavg) after, commit $(git -C "$SRC" rev-parse --short HEAD)"
+mode=root
+((AS_USER)) && mode=rootless
+echo "trace.sh: git $N files, npm $NPKG packages, $RUNS runs each, $mode mode, $(nproc) CPUs, load $LOAD0 before, $(cut -d' ' -f1-3 /proc/loadavg) after, commit $(git -C "$SRC" rev-parse --short HEAD)"
 echo
 echo "| workload | \`warden run\` ms | \`warden trace\` ms | × run | file lines in the trace |"
 echo "|---|---|---|---|---|"
