@@ -36,8 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The recorder's mode for a trace. */
-#define RUN_TRACE_FILES POLICY_FILES_ALL
+/* The recorder's mode for a trace: it carries every path call out itself (docs/files.md). */
+#define RUN_TRACE_FILES POLICY_FILES_TRACE
 
 /* How far the learning sandbox looks for the host's sockets under /run to mask them. */
 #define TRACE_SOCK_DEPTH 5
@@ -381,8 +381,9 @@ void run_trace_sample(struct run *r, int pid)
 
 /* ------------------------------------------------------------ collecting */
 
-/* What a recorder entry was, as a trace operation (-1: not one). */
-static int entry_op(const struct run_files_entry *e)
+/* What a recorder entry was, as a trace operation (-1: not one). In trace mode the entries'
+ * op is an enum trace_op already; a recorder in another mode (audit.files all) is mapped. */
+static int entry_op(const struct run *r, const struct run_files_entry *e)
 {
 	static const int map[] = {
 	    [SANDBOX_OP_OPEN] = TRACE_READ,   [SANDBOX_OP_READ] = TRACE_READ,
@@ -391,6 +392,14 @@ static int entry_op(const struct run_files_entry *e)
 	    [SANDBOX_OP_ACCESS] = TRACE_STAT, [SANDBOX_OP_READLINK] = TRACE_STAT,
 	};
 
+	if (policy_audit_files(r->pol) == POLICY_FILES_TRACE) {
+		if (e->op < 0 || e->op >= TRACE_OP_N)
+			return -1;
+		if (e->verdict != RUN_FILES_GRANTED && e->verdict != RUN_FILES_MISSING)
+			return -1;
+		/* a missing path is only ever "missing", whatever the call was */
+		return e->verdict == RUN_FILES_MISSING ? TRACE_MISSING : e->op;
+	}
 	if (e->op < 0 || (size_t)e->op >= WD_ARRAY_SIZE(map))
 		return -1;
 	if (e->verdict != RUN_FILES_GRANTED && e->verdict != RUN_FILES_DENIED)
@@ -408,7 +417,7 @@ static int collect_files(struct run *r, struct trace *t)
 	for (size_t i = 0; i < n; i++) {
 		const struct run_files_entry *e = run_files_get(r->files, i);
 		struct trace_file_ev *f = &t->files[t->nfiles];
-		int op = entry_op(e);
+		int op = entry_op(r, e);
 
 		if (op < 0 || !e->path || e->path[0] != '/')
 			continue;

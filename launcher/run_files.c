@@ -71,6 +71,12 @@ struct run_files {
 	size_t nmask;
 	pthread_t thread;
 	bool running;
+	/* root mode: the file system ids the thread takes (run_files_set_user()) */
+	bool as_user;
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[RUN_FILES_MAX_GROUPS];
+	int ngroups;
 };
 
 int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
@@ -78,14 +84,14 @@ int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
 {
 	struct run_files *rf;
 
-	if (mode != POLICY_FILES_DENIED && mode != POLICY_FILES_ALL)
+	if (mode != POLICY_FILES_DENIED && mode != POLICY_FILES_ALL && mode != POLICY_FILES_TRACE)
 		return -EINVAL;
 	rf = calloc(1, sizeof(*rf));
 	if (!rf)
 		return -ENOMEM;
 	rf->listener = rf->root_fd = -1;
 	rf->mode = mode;
-	rf->max = mode == POLICY_FILES_ALL ? RUN_FILES_MAX_ALL : RUN_FILES_MAX_DENIED;
+	rf->max = mode == POLICY_FILES_DENIED ? RUN_FILES_MAX_DENIED : RUN_FILES_MAX_ALL;
 	rf->nslot = TABLE_SLOTS(rf->max);
 	rf->slot = calloc(rf->nslot, sizeof(*rf->slot));
 	rf->dir_path = calloc(DIR_CACHE_MAX * 2, sizeof(*rf->dir_path));
@@ -107,11 +113,43 @@ int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
 	return 0;
 }
 
+int run_files_set_user(struct run_files *rf, uid_t uid, gid_t gid, const gid_t *groups,
+		       int ngroups)
+{
+	if (ngroups < 0 || ngroups > RUN_FILES_MAX_GROUPS)
+		return -EINVAL;
+	rf->as_user = true;
+	rf->uid = uid;
+	rf->gid = gid;
+	if (ngroups)
+		memcpy(rf->groups, groups, (size_t)ngroups * sizeof(*groups));
+	rf->ngroups = ngroups;
+	return 0;
+}
+
 /* ------------------------------------------------------------ the table (pure) */
 
 static uint64_t key_hash(int op, const char *path)
 {
 	return wd_hash_str(path) ^ ((uint64_t)(unsigned)op * 0x9e3779b97f4a7c15ull);
+}
+
+/* The verdicts a mode keeps: denied DENIED; all GRANTED and DENIED; trace GRANTED and MISSING
+ * (what the recorder did, and a path it looked for that was not there). */
+static bool keeps(enum policy_audit_files mode, enum run_files_verdict v)
+{
+	switch (mode) {
+	case POLICY_FILES_DENIED:
+		return v == RUN_FILES_DENIED;
+	case POLICY_FILES_ALL:
+		return v == RUN_FILES_GRANTED || v == RUN_FILES_DENIED;
+	case POLICY_FILES_TRACE:
+		return v == RUN_FILES_GRANTED || v == RUN_FILES_MISSING;
+	case POLICY_FILES_UNSET:
+	case POLICY_FILES_OFF:
+		break;
+	}
+	return false;
 }
 
 int run_files_record(struct run_files *rf, int op, const char *path, enum run_files_verdict verdict,
@@ -120,9 +158,7 @@ int run_files_record(struct run_files *rf, int op, const char *path, enum run_fi
 	struct run_files_entry *e;
 	size_t i, mask = rf->nslot - 1;
 
-	if (verdict == RUN_FILES_MISSING || verdict == RUN_FILES_IGNORED)
-		return 0;
-	if (verdict == RUN_FILES_GRANTED && rf->mode != POLICY_FILES_ALL)
+	if (!keeps(rf->mode, verdict))
 		return 0;
 	for (i = key_hash(op, path) & mask; rf->slot[i]; i = (i + 1) & mask) {
 		e = &rf->ent[rf->slot[i] - 1];

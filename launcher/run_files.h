@@ -38,11 +38,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Entries a run keeps: past it, accesses are only counted (run_files_dropped()). */
+/* Entries a run keeps: past it, accesses are only counted (run_files_dropped()); trace mode
+ * keeps as many as all */
 #define RUN_FILES_MAX_DENIED 4096
 #define RUN_FILES_MAX_ALL 65536
 /* ... and bytes of their paths */
 #define RUN_FILES_MAX_BYTES (8u << 20)
+/* The supplementary groups run_files_set_user() keeps. */
+#define RUN_FILES_MAX_GROUPS 64
 
 /**
  * enum run_files_verdict - what one access was, by what the sandbox and the host show
@@ -61,9 +64,11 @@ enum run_files_verdict {
 
 /**
  * struct run_files_entry - one (operation, path) of a run
- * @path:	the absolute path, as the program named it (after joining a relative one)
- * @op:		enum sandbox_op
- * @verdict:	RUN_FILES_GRANTED or RUN_FILES_DENIED
+ * @path:	the absolute path, as the program named it (after joining a relative one); in
+ *		trace mode the path the recorder itself used
+ * @op:		enum sandbox_op; in trace mode enum trace_op (launcher/trace_file.h)
+ * @verdict:	RUN_FILES_GRANTED or RUN_FILES_DENIED; in trace mode RUN_FILES_GRANTED, or
+ *		RUN_FILES_MISSING for TRACE_MISSING
  * @count:	how many times
  * @pid:	the first process that made it (the launcher's pid namespace)
  * @comm:	that process's name
@@ -81,7 +86,8 @@ struct run_files;
 
 /**
  * run_files_new() - an empty recorder (nothing runs yet)
- * @mode:	POLICY_FILES_DENIED or POLICY_FILES_ALL
+ * @mode:	POLICY_FILES_DENIED, POLICY_FILES_ALL or POLICY_FILES_TRACE (warden trace: the
+ *		recorder carries the calls out itself, entries are enum trace_op)
  * @mask:	the policy's masks (struct wd_policy.mask: absolute real paths), copied
  * @nmask:	how many
  * @ret:	on success, the recorder (run_files_free())
@@ -104,6 +110,21 @@ int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
 int run_files_start(struct run_files *rf, int listener, pid_t outer);
 
 /**
+ * run_files_set_user() - root mode: the recorder's thread takes the program's file system ids
+ * when it starts (trace mode carries calls out; what it creates is the user's, and it may do
+ * only what the user may). Rootless and daemon mode: not called (the launcher is the user).
+ * @rf:		the recorder (not started)
+ * @uid:	the program's user
+ * @gid:	its group
+ * @groups:	its supplementary groups, copied (at most 64)
+ * @ngroups:	how many
+ *
+ * Return: 0, or -EINVAL (too many groups).
+ */
+int run_files_set_user(struct run_files *rf, uid_t uid, gid_t gid, const gid_t *groups,
+		       int ngroups);
+
+/**
  * run_files_stop() - end the supervision (the program has ended) and join the thread
  * @rf:		the recorder; may be NULL. The entries stay for run_files_get().
  */
@@ -118,7 +139,7 @@ void run_files_free(struct run_files *rf);
  * @op:		enum sandbox_op
  * @path:	absolute path
  * @verdict:	what it was; only those the mode records are kept (denied: DENIED; all: GRANTED
- *		and DENIED)
+ *		and DENIED; trace: GRANTED and MISSING)
  * @pid:	the process
  * @comm:	its name, or NULL
  *

@@ -75,7 +75,8 @@ struct rf_emul_out {
  * (answer CONTINUE, record nothing), or a negative errno (the recorder's own failure, e.g.
  * -ENOMEM: answer CONTINUE, record nothing, count it).
  */
-int rf_emulate(const struct rf_emul_ctx *c, int nr, const uint64_t args[6], struct rf_emul_out *out);
+int rf_emulate(const struct rf_emul_ctx *c, int nr, const uint64_t args[6],
+	       struct rf_emul_out *out);
 
 /**
  * rf_read_string() - copy the NUL-terminated string at @addr of process @pid into @buf

@@ -204,7 +204,15 @@ static const struct limits no_limits;
 static int files_start(void *arg, int listener, pid_t outer)
 {
 	struct run *r = arg;
+	int ret = 0;
 
+	/* root mode: what trace mode carries out is done as the program's user */
+	if (r->mode == RUN_MODE_ROOT)
+		ret = run_files_set_user(r->files, r->uid, r->gid, r->groups, r->ngroups);
+	if (ret) {
+		close(listener);
+		return ret;
+	}
 	return run_files_start(r->files, listener, outer);
 }
 

@@ -343,7 +343,11 @@ static int bwrap_prepare(struct sandbox *sb, const struct sandbox_spec *sp, stru
 	plan.arg = b;
 	/* the file-access recorder's filter: loaded by the child, last before bwrap */
 	if (sp->files_start && !b->notify) {
-		ret = sandbox_notify_bpf(&b->notify, &b->notify_len, &err);
+		/* warden trace's recorder carries the path calls out itself: the wider table */
+		if (policy_audit_files(sp->policy) == POLICY_FILES_TRACE)
+			ret = sandbox_notify_bpf_trace(&b->notify, &b->notify_len, &err);
+		else
+			ret = sandbox_notify_bpf(&b->notify, &b->notify_len, &err);
 		if (ret) {
 			say(e, ret, "sandbox", "set `audit.files: off` in the policy", "%s",
 			    err.msg);

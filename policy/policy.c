@@ -53,6 +53,7 @@ static const char *const audit_files_words[] = {
     [POLICY_FILES_OFF] = "off",
     [POLICY_FILES_DENIED] = "denied",
     [POLICY_FILES_ALL] = "all",
+    [POLICY_FILES_TRACE] = "trace",
 };
 
 /* sandbox.allow: the words, their bits, and what each costs (for the message) */
@@ -576,7 +577,8 @@ static void parse_audit(struct pctx *c, const struct yt_node *n)
 	s = yt_str(c->d, v[AUD_FILES], "audit.files");
 	if (!s)
 		return;
-	for (size_t i = 1; i < WD_ARRAY_SIZE(audit_files_words); i++)
+	/* up to `all`: `trace` is warden trace's own, never a policy's */
+	for (size_t i = POLICY_FILES_OFF; i <= POLICY_FILES_ALL; i++)
 		if (!strcmp(s, audit_files_words[i])) {
 			c->p->audit_files = (unsigned)i;
 			return;

@@ -193,6 +193,9 @@ enum policy_audit_files {
 	POLICY_FILES_OFF,	/* none */
 	POLICY_FILES_DENIED,	/* attempts at host paths the grants do not expose */
 	POLICY_FILES_ALL,	/* every access of a path (forensics) */
+	/* internal to `warden trace`, never from YAML: what the program reached, carried out by
+	 * the recorder itself (docs/files.md, "Trace mode") */
+	POLICY_FILES_TRACE,
 };
 
 struct policy_matcher;
@@ -447,12 +450,14 @@ const char *policy_sandbox_allow_name(unsigned bit);
  * policy_audit_files() - the audit.files a run of @p records (the default when unset: off)
  * @p:	the policy; may be NULL (the default)
  *
- * Return: POLICY_FILES_OFF, POLICY_FILES_DENIED or POLICY_FILES_ALL.
+ * Return: POLICY_FILES_OFF, POLICY_FILES_DENIED, POLICY_FILES_ALL, or POLICY_FILES_TRACE (set
+ * by `warden trace` on its own policy, never parsed).
  */
 enum policy_audit_files policy_audit_files(const struct wd_policy *p);
 
 /**
- * policy_audit_files_name() - "off", "denied", "all" (NULL for anything else)
+ * policy_audit_files_name() - "off", "denied", "all", "trace" (for messages: the parser does not
+ * accept "trace") (NULL for anything else)
  * @v:	the value
  */
 const char *policy_audit_files_name(enum policy_audit_files v);

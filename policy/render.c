@@ -188,7 +188,8 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 	}
 	if (p->mcp_allowlist_locked)
 		ret |= wd_buf_puts(out, "mcp:\n  allowlist: \"locked\"\n");
-	if (p->audit_files != POLICY_FILES_UNSET)
+	/* `trace` is internal (warden trace's own policy): never written into a policy file */
+	if (p->audit_files != POLICY_FILES_UNSET && p->audit_files != POLICY_FILES_TRACE)
 		ret |=
 		    wd_buf_printf(out, "audit:\n  files: %s\n",
 				  policy_audit_files_name((enum policy_audit_files)p->audit_files));

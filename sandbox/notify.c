@@ -38,12 +38,47 @@ const struct sandbox_watch sandbox_watched[] = {
 /* clang-format on */
 const size_t sandbox_nwatched = WD_ARRAY_SIZE(sandbox_watched);
 
+/* warden trace's filter watches these too: the recorder carries them out itself (connect: every
+ * one; the recorder handles a unix socket by path and answers the rest CONTINUE) */
+/* clang-format off */
+const struct sandbox_watch sandbox_watched_trace[] = {
+	/* name          nr   path dirfd flags op                         */
+	{"mkdir",         83, 0, -1, -1, SANDBOX_OP_CREATE,   false},
+	{"mkdirat",      258, 1,  0, -1, SANDBOX_OP_CREATE,   false},
+	{"unlink",        87, 0, -1, -1, SANDBOX_OP_REMOVE,   false},
+	{"unlinkat",     263, 1,  0,  2, SANDBOX_OP_REMOVE,   false},
+	{"rmdir",         84, 0, -1, -1, SANDBOX_OP_REMOVE,   false},
+	{"rename",        82, 0, -1, -1, SANDBOX_OP_RENAME,   false},
+	{"renameat",     264, 1,  0, -1, SANDBOX_OP_RENAME,   false},
+	{"renameat2",    316, 1,  0,  4, SANDBOX_OP_RENAME,   false},
+	{"link",          86, 0, -1, -1, SANDBOX_OP_CREATE,   false},
+	{"linkat",       265, 1,  0,  4, SANDBOX_OP_CREATE,   false},
+	{"symlink",       88, 1, -1, -1, SANDBOX_OP_CREATE,   false},
+	{"symlinkat",    266, 2,  1, -1, SANDBOX_OP_CREATE,   false},
+	{"truncate",      76, 0, -1, -1, SANDBOX_OP_WRITE,    false},
+	{"chmod",         90, 0, -1, -1, SANDBOX_OP_WRITE,    false},
+	{"fchmodat",     268, 1,  0, -1, SANDBOX_OP_WRITE,    false},
+	{"connect",       42, 1, -1, -1, SANDBOX_OP_CONNECT,  false},
+};
+/* clang-format on */
+const size_t sandbox_nwatched_trace = WD_ARRAY_SIZE(sandbox_watched_trace);
+
 const struct sandbox_watch *sandbox_watch_find(int nr)
 {
 	for (size_t i = 0; i < sandbox_nwatched; i++)
 		if (sandbox_watched[i].nr_x86_64 == nr)
 			return &sandbox_watched[i];
 	return NULL;
+}
+
+const struct sandbox_watch *sandbox_watch_find_trace(int nr)
+{
+	const struct sandbox_watch *w = sandbox_watch_find(nr);
+
+	for (size_t i = 0; !w && i < sandbox_nwatched_trace; i++)
+		if (sandbox_watched_trace[i].nr_x86_64 == nr)
+			w = &sandbox_watched_trace[i];
+	return w;
 }
 
 static int resolve(const struct sandbox_watch *w)
@@ -70,7 +105,9 @@ static int add_watch(scmp_filter_ctx ctx, const struct sandbox_watch *w, struct 
 	return 0;
 }
 
-int sandbox_notify_bpf(struct sock_filter **ret_prog, size_t *ret_len, struct wd_err *err)
+/* The filter of @ntab tables of watched calls, exported as BPF. */
+static int notify_bpf(const struct sandbox_watch *const *tab, const size_t *ntab, size_t n,
+		      struct sock_filter **ret_prog, size_t *ret_len, struct wd_err *err)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	struct sock_filter *prog = NULL;
@@ -87,8 +124,9 @@ int sandbox_notify_bpf(struct sock_filter **ret_prog, size_t *ret_len, struct wd
 		wd_err_set(err, ret, "seccomp notify: attributes: %s", strerror(-ret));
 		goto out;
 	}
-	for (size_t i = 0; i < sandbox_nwatched && !ret; i++)
-		ret = add_watch(ctx, &sandbox_watched[i], err);
+	for (size_t t = 0; t < n && !ret; t++)
+		for (size_t i = 0; i < ntab[t] && !ret; i++)
+			ret = add_watch(ctx, &tab[t][i], err);
 	if (ret)
 		goto out;
 	fd = memfd_create("warden-notify", MFD_CLOEXEC);
@@ -127,6 +165,22 @@ out:
 	return ret;
 }
 
+int sandbox_notify_bpf(struct sock_filter **ret_prog, size_t *ret_len, struct wd_err *err)
+{
+	const struct sandbox_watch *const tab[] = {sandbox_watched};
+	const size_t ntab[] = {sandbox_nwatched};
+
+	return notify_bpf(tab, ntab, 1, ret_prog, ret_len, err);
+}
+
+int sandbox_notify_bpf_trace(struct sock_filter **ret_prog, size_t *ret_len, struct wd_err *err)
+{
+	const struct sandbox_watch *const tab[] = {sandbox_watched, sandbox_watched_trace};
+	const size_t ntab[] = {sandbox_nwatched, sandbox_nwatched_trace};
+
+	return notify_bpf(tab, ntab, 2, ret_prog, ret_len, err);
+}
+
 bool sandbox_watch_follows(const struct sandbox_watch *w, const uint64_t *args)
 {
 	switch (w->op) {
@@ -148,6 +202,10 @@ bool sandbox_watch_follows(const struct sandbox_watch *w, const uint64_t *args)
 	case SANDBOX_OP_ACCESS:
 		/* faccessat2's flags are its fourth */
 		return w->nr_x86_64 != 439 || !(args[3] & AT_SYMLINK_NOFOLLOW);
+	case SANDBOX_OP_REMOVE:
+	case SANDBOX_OP_RENAME:
+	case SANDBOX_OP_CONNECT:
+		return false;
 	}
 	return true;
 }
@@ -157,6 +215,8 @@ static const char *const op_names[] = {
     [SANDBOX_OP_WRITE] = "write",   [SANDBOX_OP_CREATE] = "create",
     [SANDBOX_OP_EXEC] = "exec",	    [SANDBOX_OP_STAT] = "stat",
     [SANDBOX_OP_ACCESS] = "access", [SANDBOX_OP_READLINK] = "readlink",
+    [SANDBOX_OP_REMOVE] = "remove", [SANDBOX_OP_RENAME] = "rename",
+    [SANDBOX_OP_CONNECT] = "connect",
 };
 
 const char *sandbox_op_name(enum sandbox_op op)

@@ -186,6 +186,12 @@ int sandbox_describe(unsigned allow, struct wd_buf *out);
  * @SANDBOX_OP_STAT:	stat, lstat, newfstatat, statx with a path
  * @SANDBOX_OP_ACCESS:	access, faccessat, faccessat2
  * @SANDBOX_OP_READLINK: readlink, readlinkat
+ * @SANDBOX_OP_REMOVE:	unlink, unlinkat, rmdir (the trace filter's)
+ * @SANDBOX_OP_RENAME:	rename, renameat, renameat2 (the trace filter's)
+ * @SANDBOX_OP_CONNECT:	connect (the trace filter's; a unix socket by path)
+ *
+ * The trace filter's mkdir, link, symlink are SANDBOX_OP_CREATE, truncate and chmod
+ * SANDBOX_OP_WRITE.
  */
 enum sandbox_op {
 	SANDBOX_OP_OPEN,
@@ -196,6 +202,9 @@ enum sandbox_op {
 	SANDBOX_OP_STAT,
 	SANDBOX_OP_ACCESS,
 	SANDBOX_OP_READLINK,
+	SANDBOX_OP_REMOVE,
+	SANDBOX_OP_RENAME,
+	SANDBOX_OP_CONNECT,
 };
 
 /**
@@ -225,6 +234,11 @@ struct sandbox_watch {
 /* The recorder's table (notify.c). */
 extern const struct sandbox_watch sandbox_watched[];
 extern const size_t sandbox_nwatched;
+/* What the trace filter watches besides (notify.c): mkdir, mkdirat, unlink, unlinkat, rmdir,
+ * rename, renameat, renameat2, link, linkat, symlink, symlinkat, truncate, chmod, fchmodat,
+ * connect (@path_arg of connect is its struct sockaddr, of symlink/symlinkat the new link). */
+extern const struct sandbox_watch sandbox_watched_trace[];
+extern const size_t sandbox_nwatched_trace;
 
 /**
  * sandbox_watch_find() - the row of a system call number
@@ -233,6 +247,15 @@ extern const size_t sandbox_nwatched;
  * Return: the row, or NULL when the call is not watched.
  */
 const struct sandbox_watch *sandbox_watch_find(int nr);
+
+/**
+ * sandbox_watch_find_trace() - the row of a system call number in the trace filter's tables
+ * (sandbox_watched, then sandbox_watched_trace)
+ * @nr:	x86_64 number
+ *
+ * Return: the row, or NULL when the trace filter does not watch the call.
+ */
+const struct sandbox_watch *sandbox_watch_find_trace(int nr);
 
 /**
  * sandbox_watch_follows() - does the call follow a symbolic link at the end of its path (pure)
@@ -258,6 +281,18 @@ bool sandbox_watch_follows(const struct sandbox_watch *w, const uint64_t *args);
  * Return: 0, or a negative errno from libseccomp or memfd_create(), -ENOMEM, -EIO.
  */
 int sandbox_notify_bpf(struct sock_filter **ret_prog, size_t *ret_len, struct wd_err *err);
+
+/**
+ * sandbox_notify_bpf_trace() - warden trace's filter: sandbox_notify_bpf()'s calls (the same
+ * AT_EMPTY_PATH forms left out) and those of sandbox_watched_trace return
+ * SECCOMP_RET_USER_NOTIF, everything else SECCOMP_RET_ALLOW
+ * @ret_prog:	on success the instructions (free() them)
+ * @ret_len:	on success their number
+ * @err:	what failed
+ *
+ * Return: as sandbox_notify_bpf().
+ */
+int sandbox_notify_bpf_trace(struct sock_filter **ret_prog, size_t *ret_len, struct wd_err *err);
 
 /**
  * sandbox_op_name() - the word of @op in a `file` event ("read", "exec", ...)
