@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_as_user.sh - the run_* integration tests a second time, with `warden` run by an
+# run_as_user.sh - the run_* and trace_* integration tests a second time, with `warden` run by an
 # unprivileged user (rootless mode, issue 13): every script runs unchanged with WARDEN_BIN
 # pointing at a wrapper that starts the real warden as LAB_USER (setpriv, HOME the user's), its
 # folder of files owned by that user (lab_tmpdir) and LAB_RUNS_DIR the user's run state.
@@ -8,7 +8,8 @@
 # KNOWN below, each with its reason; one of those that passes after all is a failure too (the
 # list must stay true). A script that dies before its closing line is a failure.
 #
-#   RUN_AS_USER_ONLY="run_basic run_escape" limits the scripts (default: all run_*.sh).
+#   RUN_AS_USER_ONLY="run_basic run_escape" limits the scripts (default: all run_*.sh and
+#   trace_*.sh).
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/lab/lib.sh"
@@ -65,6 +66,7 @@ SKIP=$(
 run_pool|the pool of ready-made networks is root mode's (a rootless run makes its own namespace, docs/run.md)
 run_flood|it drives a warden-gateway daemon (--gateway) without --manage-nft, which a user's daemon-mode run needs
 run_live|it runs its users itself: root mode as root, rootless and daemon mode as LAB_USER, another user against them
+trace_sandbox|it runs its users itself: root mode under sudo for LAB_USER, rootless mode as LAB_USER
 EOF
 )
 
@@ -85,7 +87,7 @@ exec setpriv --reuid=$LAB_USER_UID --regid=$LAB_USER_GID --init-groups \\
 EOF
 chmod 0755 "$D/warden"
 
-scripts=${RUN_AS_USER_ONLY:-$(cd "$SRC/tests/integration" && ls run_*.sh | sed 's/\.sh$//' |
+scripts=${RUN_AS_USER_ONLY:-$(cd "$SRC/tests/integration" && ls run_*.sh trace_*.sh | sed 's/\.sh$//' |
 	grep -vx -e run_rootless -e run_as_user -e run_daemon)}
 for s in $scripts; do
 	why=$(grep "^$s|" <<<"$SKIP" | cut -d'|' -f2-)
