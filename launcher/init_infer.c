@@ -613,8 +613,17 @@ static int file_event(struct ctx *c, struct files *f, const struct trace_file_ev
 	const char *store;
 	bool writes = trace_op_writes(e->op);
 
-	if (e->op == TRACE_MISSING)
+	if (e->op == TRACE_MISSING) {
+		/* the learning sandbox masks the credential stores, so a program that reached for
+		 * a key the host has saw it missing: that is a credential store read, said so */
+		if (strlen(e->path) >= sizeof(p) || !printable_utf8(e->path))
+			return 0;
+		snprintf(p, sizeof(p), "%s", e->path);
+		path_clean(p);
+		if ((store = cred_of(c, p)) && exists(c, p))
+			return cred_add(f, p, store, e->comm);
 		return 0;
+	}
 	if (strlen(e->path) >= sizeof(p) || !printable_utf8(e->path)) {
 		warn(c, "not granted: a path with control characters or invalid UTF-8 (%s by %s)",
 		     trace_op_name(e->op), e->comm[0] ? e->comm : "the program");
@@ -641,6 +650,11 @@ static int file_event(struct ctx *c, struct files *f, const struct trace_file_ev
 			return 0;
 		}
 	if (!writes) {
+		/* a stat of a folder other events lie in: the grants inside it make it a folder
+		 * of the sandbox's tree, which answers the stat (the cwd of `git clone repo` needs
+		 * no read grant of its own) */
+		if (e->op == TRACE_STAT && holds_events(c, p))
+			return 0;
 		if (!grantable_folder(c, p) && e->op != TRACE_READ && e->op != TRACE_EXEC &&
 		    e->op != TRACE_CONNECT)
 			return 0; /* a stat of a folder that holds grants: the tree answers it */

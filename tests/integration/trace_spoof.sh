@@ -107,7 +107,9 @@ not_in_trace() { lab_negate in_trace "$@"; }
 # names TRACE TEXT: some event of TRACE has TEXT in a path or host
 names() { in_trace "$1" "((.path // .host // .name // \"\") | contains(\"$2\"))"; }
 not_names() { lab_negate names "$@"; }
-granted() { grep -v '^[[:space:]]*#' "$1" | grep -qF -- "$2"; }
+# granted POLICY PATH: a line of the policy other than a comment and the traced `command:`
+# (whose arguments may name the path) names PATH
+granted() { grep -v -e '^[[:space:]]*#' -e '^command:' "$1" | grep -qF -- "$2"; }
 not_granted() { lab_negate granted "$@"; }
 mentions() { grep -qF -- "$2" "$1"; }
 not_mentions() { lab_negate mentions "$@"; }
@@ -167,7 +169,9 @@ echo "# the trace counts $n_real reads of r.txt, $n_forged of t.txt"
 check "control: the trace counts reads of r.txt" test "${n_real:-0}" -gt 0
 check "the trace counts no more reads of t.txt than the program got its content ($got_forged)" \
 	test "${n_forged:-x}" -le "${got_forged:-0}"
-check "... nor of r.txt than it got r.txt's ($got_real)" test "${n_real:-x}" -le "${got_real:-0}"
+# trace_forge reads r.txt once before the race, to know its content: one read more
+check "... nor of r.txt than it got r.txt's ($got_real, and its one read before the race)" \
+	test "${n_real:-x}" -le "$((${got_real:-0} + 1))"
 
 echo "# a file name with a newline and a trace line in it"
 TN=$T/traces/nl.jsonl P=$T/pol/nl.yaml

@@ -333,6 +333,49 @@ static void test_credentials_commented(void **state)
 	infer_result_free(&r);
 }
 
+/* the learning sandbox masks credential stores: a key the host has looked missing there; a
+ * key the host has not is a probe, and says nothing */
+static void test_credentials_masked(void **state)
+{
+	static const char *const fs[] = {"/srv/home/u/.ssh/id_ed25519", "/srv/proj/x", NULL};
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = fs;
+	infer(HEAD READ("/srv/proj/x") "{\"type\":\"file\",\"op\":\"missing\",\"path\":"
+				       "\"/srv/home/u/.ssh/id_ed25519\",\"comm\":\"cat\"}\n"
+				       "{\"type\":\"file\",\"op\":\"missing\",\"path\":"
+				       "\"/srv/home/u/.aws/credentials\",\"comm\":\"aws\"}\n",
+	      &r);
+	assert_line(&r, "    # - { path: \"~/.ssh/id_ed25519\", sensitive: true }   # read by cat "
+			"(credential store ~/.ssh)");
+	assert_no(&r, ".aws");
+	assert_int_equal(r.nread, 1);
+	assert_non_null(strstr(r.warnings.data, "credential store was read and is not granted: "
+						"/srv/home/u/.ssh/id_ed25519 (by cat)"));
+	infer_result_free(&r);
+}
+
+/* a stat of a folder other events lie in needs no grant (the sandbox's tree answers it): the
+ * cwd of `git clone repo` gets no read grant beside the write grant of ./repo */
+static void test_stat_of_holder(void **state)
+{
+	static const char *const fs[] = {"/srv/proj", "/srv/proj/repo", "/srv/proj/repo/f", NULL};
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = fs;
+	infer(HEAD "{\"type\":\"file\",\"op\":\"stat\",\"path\":\"/srv/proj\"}\n"
+		   "{\"type\":\"file\",\"op\":\"stat\",\"path\":\"/srv/proj/repo\"}\n"
+		   "{\"type\":\"file\",\"op\":\"create\",\"path\":\"/srv/proj/repo\"}\n"
+		   "{\"type\":\"file\",\"op\":\"create\",\"path\":\"/srv/proj/repo/f\"}\n",
+	      &r);
+	assert_int_equal(r.nwrite, 1);
+	assert_int_equal(r.nread, 0);
+	assert_line(&r, "    - \"./repo\"");
+	infer_result_free(&r);
+}
+
 static void test_forged_paths(void **state)
 {
 	static const char *const fs[] = {"/srv/proj/x", NULL};
@@ -482,7 +525,9 @@ int main(void)
 	    cmocka_unit_test(test_skipped_paths),
 	    cmocka_unit_test(test_tmp),
 	    cmocka_unit_test(test_credentials_commented),
-	    cmocka_unit_test(test_forged_paths),
+	    cmocka_unit_test(test_credentials_masked),
+		cmocka_unit_test(test_stat_of_holder),
+		cmocka_unit_test(test_forged_paths),
 	    cmocka_unit_test(test_writes),
 	    cmocka_unit_test(test_network),
 	    cmocka_unit_test(test_env_limits),
