@@ -650,11 +650,6 @@ static int file_event(struct ctx *c, struct files *f, const struct trace_file_ev
 			return 0;
 		}
 	if (!writes) {
-		/* a stat of a folder other events lie in: the grants inside it make it a folder
-		 * of the sandbox's tree, which answers the stat (the cwd of `git clone repo` needs
-		 * no read grant of its own) */
-		if (e->op == TRACE_STAT && holds_events(c, p))
-			return 0;
 		if (!grantable_folder(c, p) && e->op != TRACE_READ && e->op != TRACE_EXEC &&
 		    e->op != TRACE_CONNECT)
 			return 0; /* a stat of a folder that holds grants: the tree answers it */

@@ -239,9 +239,12 @@ check "the trace has the clone's files under ./repo" in_trace "$TG" \
 	'.type == "file" and (.path | startswith($t + "/gitwork/repo/"))'
 check "warden init --from writes the policy" wi "$TG" "$P"
 check "the policy passes warden policy check" pc "$P"
+# (the cwd itself is a read grant: `warden run` starts the program in its cwd only when a grant
+# shows it; the writes are the point here)
+writes_of() { awk '/^  write:/ {w = 1; next} /^  [a-z]|^[a-z]/ {w = 0} w && !/^[[:space:]]*#/' "$1"; }
 check "it grants writes in ./repo, not the whole cwd" bash -c \
-	'grep -v "^[[:space:]]*#" "$0" | grep -q "gitwork/repo\|\./repo" &&
-	 ! grep -v "^[[:space:]]*#" "$0" | grep -qE "\"($1/gitwork|\.)\""' "$P" "$T"
+	'grep -q "gitwork/repo\|\./repo" <<<"$1" && ! grep -qE "\"($0/gitwork|\.)\"" <<<"$1"' \
+	"$T" "$(writes_of "$P")"
 # The second clone starts where the first did: no repo (a clone into a folder that is not
 # empty fails whatever the policy says). The policy's write grant ./repo is then missing, its
 # parent there: the launcher makes it, empty, and git clones into it.

@@ -356,26 +356,6 @@ static void test_credentials_masked(void **state)
 	infer_result_free(&r);
 }
 
-/* a stat of a folder other events lie in needs no grant (the sandbox's tree answers it): the
- * cwd of `git clone repo` gets no read grant beside the write grant of ./repo */
-static void test_stat_of_holder(void **state)
-{
-	static const char *const fs[] = {"/srv/proj", "/srv/proj/repo", "/srv/proj/repo/f", NULL};
-	struct infer_result r;
-
-	(void)state;
-	fake_fs = fs;
-	infer(HEAD "{\"type\":\"file\",\"op\":\"stat\",\"path\":\"/srv/proj\"}\n"
-		   "{\"type\":\"file\",\"op\":\"stat\",\"path\":\"/srv/proj/repo\"}\n"
-		   "{\"type\":\"file\",\"op\":\"create\",\"path\":\"/srv/proj/repo\"}\n"
-		   "{\"type\":\"file\",\"op\":\"create\",\"path\":\"/srv/proj/repo/f\"}\n",
-	      &r);
-	assert_int_equal(r.nwrite, 1);
-	assert_int_equal(r.nread, 0);
-	assert_line(&r, "    - \"./repo\"");
-	infer_result_free(&r);
-}
-
 static void test_forged_paths(void **state)
 {
 	static const char *const fs[] = {"/srv/proj/x", NULL};
@@ -526,7 +506,6 @@ int main(void)
 	    cmocka_unit_test(test_tmp),
 	    cmocka_unit_test(test_credentials_commented),
 	    cmocka_unit_test(test_credentials_masked),
-	    cmocka_unit_test(test_stat_of_holder),
 	    cmocka_unit_test(test_forged_paths),
 	    cmocka_unit_test(test_writes),
 	    cmocka_unit_test(test_network),
