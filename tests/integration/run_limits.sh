@@ -83,6 +83,10 @@ check "limit.time events: sleeper, TERM-ignorer, override (and the bomb's, if it
 check "no program of these runs is left" none_left "^(/usr/bin/)?sleep 60 $MARK_RE\$"
 /usr/bin/sleep 60 "$MARK" &
 ctl=$!
+# the probe is only a control once the child has become sleep: on a loaded machine the fork
+# still runs this shell's image for a while (its command line is then bash's)
+check "control: the started sleep has exec'd" lab_wait 30 \
+	bash -c '[[ $(readlink "/proc/$0/exe") == /usr/bin/sleep ]]' "$ctl"
 check_fails "control: the same probe finds a /usr/bin/sleep 60 $MARK that runs" \
 	none_left "^(/usr/bin/)?sleep 60 $MARK_RE\$"
 kill "$ctl"

@@ -4,7 +4,10 @@
  * Usage: seccomp_probe PROBE ARGS...
  *   sys NR [ARG...]          syscall(NR, ARG...) on the native ABI (x86_64); an ARG
  *                            `str:TEXT` passes a pointer to TEXT
- *   i386 NR [ARG...]         the same through `int $0x80` (the i386 ABI; x86_64 only)
+ *   i386 NR [ARG...]         the same through `int $0x80` (the i386 ABI; x86_64 only), made
+ *                            in a child: prints SIGSEGV when the instruction faulted (a
+ *                            kernel without the i386 entry: ia32_emulation=0, some FRED
+ *                            machines)
  *   x32 NR [ARG...]          NR | __X32_SYSCALL_BIT through `syscall` (the x32 ABI)
  *   clone FLAGS              raw clone(FLAGS | SIGCHLD): the child exits 0 at once
  *   unshare FLAGS            unshare(FLAGS) in a forked child (the probe itself stays put)
@@ -103,6 +106,40 @@ static long raw_i386(long nr, const long *a)
 			 : "memory");
 	return ret;
 }
+
+/* The i386 call in a child of its own: a kernel without the entry kills it with SIGSEGV. */
+static int probe_i386(long nr, const long *a)
+{
+	int fds[2], st;
+	long ret = 0;
+	pid_t pid;
+
+	if (pipe(fds))
+		return 2;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return 2;
+	if (pid == 0) {
+		close(fds[0]);
+		ret = raw_i386(nr, a);
+		_exit(write(fds[1], &ret, sizeof(ret)) == (ssize_t)sizeof(ret) ? 0 : 2);
+	}
+	close(fds[1]);
+	if (read(fds[0], &ret, sizeof(ret)) != (ssize_t)sizeof(ret))
+		ret = 0;
+	close(fds[0]);
+	if (waitpid(pid, &st, 0) != pid)
+		return 2;
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV) {
+		puts("SIGSEGV");
+		return 0;
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		return 2;
+	/* the raw instruction returns -errno itself */
+	return report(ret < 0 && ret > -4096 ? -1 : ret, (int)-ret);
+}
 #endif
 
 /* NR and up to six arguments from argv; the ABI picks the instruction. */
@@ -120,7 +157,7 @@ static int probe_raw(const char *abi, int argc, char **argv)
 		a[i - 1] = strncmp(argv[i], "str:", 4) ? num(argv[i]) : (long)(argv[i] + 4);
 #if defined(__x86_64__)
 	if (!strcmp(abi, "i386"))
-		ret = raw_i386(nr, a);
+		return probe_i386(nr, a);
 	else
 		ret = raw6(!strcmp(abi, "x32") ? nr | X32_BIT : nr, a);
 	/* the raw instruction returns -errno itself */

@@ -11,6 +11,8 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <setjmp.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -431,59 +433,273 @@ static void test_describe(void **state)
 
 /* ------------------------------------------------------------ the kernel */
 
-/* In a child: load the program, then the refused calls fail and the others work. */
-static void test_kernel_enforces(void **state)
-{
-	struct prog p;
-	pid_t pid;
-	int st;
+/*
+ * Each probe runs in a child of its own, twice: once without any filter (the control: what
+ * this kernel answers by itself) and once under the program. One kernel difference (an i386
+ * entry that is absent, keyrings compiled out, TIOCSTI refused by sysctl) then cannot hide the
+ * probes after it, and a refusal is credited to the filter only where the kernel alone would
+ * have answered something else; where the kernel refuses the same way, the test says so and
+ * still asserts that the call cannot succeed under the filter (the filter's own answer is
+ * proved on every kernel by the BPF runs above, test_program_abis among them).
+ */
 
-	(void)state;
-	build(&p, 0);
+/* What one probe did in its child: the call's return and errno, or the signal that ended it. */
+struct outcome {
+	bool ran; /* the child reported (else: it died or could not load the filter) */
+	int sig;  /* the signal that ended the child, or 0 */
+	long ret;
+	int err;
+};
+
+static long probe_keyctl(void)
+{
+	return syscall(SYS_keyctl, 0L, -3L, 0L); /* KEYCTL_GET_KEYRING_ID, @s */
+}
+
+static long probe_unshare_user(void)
+{
+	return syscall(SYS_unshare, (long)CLONE_NEWUSER);
+}
+
+static long probe_clone3(void)
+{
+	return syscall(SYS_clone3, NULL, 0L);
+}
+
+static long probe_personality_rie(void)
+{
+	return syscall(SYS_personality, 0x0400000L); /* READ_IMPLIES_EXEC */
+}
+
+static long probe_personality_query(void)
+{
+	return syscall(SYS_personality, 0xffffffffL);
+}
+
+static long probe_vsock(void)
+{
+	long r = syscall(SYS_socket, 40L, 1L, 0L); /* AF_VSOCK */
+
+	if (r >= 0)
+		close((int)r);
+	return r;
+}
+
+static long probe_unix(void)
+{
+	long r = syscall(SYS_socket, 1L, 1L, 0L);
+
+	if (r >= 0)
+		close((int)r);
+	return r;
+}
+
+static long probe_tiocsti_high(void)
+{
+	return syscall(SYS_ioctl, 0L, 0x100005412L, "x");
+}
+
+static long probe_getppid(void)
+{
+	return syscall(SYS_getppid);
+}
+
+#if defined(__x86_64__)
+/* getpid through the i386 entry (int $0x80): on a kernel without that entry (ia32_emulation=0,
+ * some FRED machines) the instruction faults and the child dies of SIGSEGV, filter or not. */
+static long probe_i386_getpid(void)
+{
+	long ret;
+
+	__asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory");
+	if (ret < 0 && ret > -4096) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+}
+#endif
+
+/* Runs @fn in a child, under @fp when it is not NULL. */
+static struct outcome run_probe(long (*fn)(void), const struct sock_fprog *fp)
+{
+	struct outcome o = {0};
+	struct {
+		long ret;
+		int err;
+	} msg = {0};
+	int fds[2], st;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct sock_fprog fp = {.len = (unsigned short)p.n, .filter = p.v};
-		long r;
-
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp))
+		close(fds[0]);
+		/* cmocka catches these in the test process: a probe's fault must end its child */
+		signal(SIGSEGV, SIG_DFL);
+		signal(SIGBUS, SIG_DFL);
+		signal(SIGILL, SIG_DFL);
+		if (fp && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+			   prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, fp)))
 			_exit(10);
-		r = syscall(SYS_keyctl, 0L, -3L, 0L);
-		if (r != -1 || errno != EPERM)
-			_exit(11);
-		if (syscall(SYS_unshare, (long)CLONE_NEWUSER) != -1 || errno != EPERM)
-			_exit(12);
-		if (syscall(SYS_clone3, NULL, 0L) != -1 || errno != ENOSYS)
-			_exit(13);
-		if (syscall(SYS_personality, 0x0400000L) != -1 || errno != EPERM)
-			_exit(14);
-		if (syscall(SYS_personality, 0xffffffffL) < 0)
-			_exit(15);
-		if (syscall(SYS_socket, 40L, 1L, 0L) != -1 || errno != EAFNOSUPPORT)
-			_exit(16);
-		r = syscall(SYS_socket, 1L, 1L, 0L);
-		if (r < 0)
-			_exit(17);
-		close((int)r);
-		if (syscall(SYS_ioctl, 0L, 0x100005412L, "x") != -1 || errno != EPERM)
-			_exit(18);
-#if defined(__x86_64__)
-		{
-			long ret;
-
-			/* getpid through the i386 ABI */
-			__asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory");
-			if (ret != -EPERM)
-				_exit(19);
-		}
-#endif
-		_exit(syscall(SYS_getppid) > 0 ? 0 : 20);
+		errno = 0;
+		msg.ret = fn();
+		msg.err = errno;
+		_exit(write(fds[1], &msg, sizeof(msg)) == (ssize_t)sizeof(msg) ? 0 : 11);
 	}
+	close(fds[1]);
+	o.ran = read(fds[0], &msg, sizeof(msg)) == (ssize_t)sizeof(msg);
+	close(fds[0]);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	if (WIFSIGNALED(st))
+		o.sig = WTERMSIG(st);
+	o.ran = o.ran && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	o.ret = msg.ret;
+	o.err = msg.err;
+	return o;
+}
+
+/* "ok", "EPERM", "killed by signal 11", ... for a test's own output. */
+static const char *outcome_str(const struct outcome *o, char *buf, size_t len)
+{
+	if (o->sig)
+		snprintf(buf, len, "killed by signal %d", o->sig);
+	else if (!o->ran)
+		snprintf(buf, len, "the child failed");
+	else if (o->ret >= 0)
+		snprintf(buf, len, "ok (%ld)", o->ret);
+	else
+		snprintf(buf, len, "%s", strerrorname_np(o->err) ? strerrorname_np(o->err) : "?");
+	return buf;
+}
+
+static bool refused_with(const struct outcome *o, int err)
+{
+	return o->ran && !o->sig && o->ret == -1 && o->err == err;
+}
+
+/* A call the filter refuses with @err: checked against the kernel's own answer first.
+ * @absent_sig: a signal that, without the filter, means "this kernel has no such entry"
+ * (SIGSEGV for int $0x80), or 0. Returns false (and says why) when the check fails. */
+static bool check_refused(const struct sock_fprog *fp, const char *name, long (*fn)(void), int err,
+			  int absent_sig)
+{
+	struct outcome out = run_probe(fn, NULL), in = run_probe(fn, fp);
+	char a[64], b[64];
+
+	outcome_str(&out, a, sizeof(a));
+	outcome_str(&in, b, sizeof(b));
+	if (absent_sig && out.sig == absent_sig) {
+		/* no entry at all: under the filter it must not succeed either */
+		printf("# %s: this kernel has no such entry (without a filter: %s): the refusal is "
+		       "the kernel's; under the filter: %s\n",
+		       name, a, b);
+		if (in.sig == absent_sig || refused_with(&in, err))
+			return true;
+		printf("# FAIL %s: under the filter: %s\n", name, b);
+		return false;
+	}
+	if (!out.ran) {
+		printf("# FAIL %s: the control without a filter could not run (%s)\n", name, a);
+		return false;
+	}
+	if (refused_with(&out, err))
+		printf("# %s: this kernel refuses it by itself (%s): the filter's own %s is proved "
+		       "by the BPF runs; under the filter: %s\n",
+		       name, a, strerrorname_np(err), b);
+	else
+		printf("# %s: without a filter %s, under the filter %s\n", name, a, b);
+	if (refused_with(&in, err))
+		return true;
+	printf("# FAIL %s: wanted %s under the filter, got %s\n", name, strerrorname_np(err), b);
+	return false;
+}
+
+/* A call the filter lets through: it works under the filter as it does without. */
+static bool check_allowed(const struct sock_fprog *fp, const char *name, long (*fn)(void))
+{
+	struct outcome out = run_probe(fn, NULL), in = run_probe(fn, fp);
+	char a[64], b[64];
+
+	if (in.ran && !in.sig && in.ret >= 0)
+		return true;
+	printf("# FAIL control %s: without a filter %s, under the filter %s\n", name,
+	       outcome_str(&out, a, sizeof(a)), outcome_str(&in, b, sizeof(b)));
+	return false;
+}
+
+/* Stand-ins for kernels this machine is not: they tell an outside run (no filter) from one
+ * under the filter by PR_GET_SECCOMP, so the checker's verdicts can be seen on any kernel. */
+static long fake_absent_entry(void)
+{
+	raise(SIGSEGV); /* what int $0x80 does where the kernel has no i386 entry */
+	return 0;
+}
+
+static long fake_absent_but_leaks(void)
+{
+	if (prctl(PR_GET_SECCOMP) != 2)
+		raise(SIGSEGV);
+	return 1; /* a filter that let the call through, where the entry exists */
+}
+
+static long fake_kernel_refuses(void)
+{
+	errno = EPERM;
+	return -1;
+}
+
+static long fake_filter_misses(void)
+{
+	return 0;
+}
+
+/* The checker itself: an absent entry and a kernel that refuses by itself are said and pass;
+ * a call that succeeds under the filter fails, whatever the kernel answered outside. */
+static void test_kernel_checker(void **state)
+{
+	struct prog p;
+	struct sock_fprog fp;
+
+	(void)state;
+	build(&p, 0);
+	fp = (struct sock_fprog){.len = (unsigned short)p.n, .filter = p.v};
+	assert_true(check_refused(&fp, "fake: no entry", fake_absent_entry, EPERM, SIGSEGV));
+	assert_false(
+	    check_refused(&fp, "fake: no entry, leaks", fake_absent_but_leaks, EPERM, SIGSEGV));
+	assert_true(check_refused(&fp, "fake: the kernel refuses", fake_kernel_refuses, EPERM, 0));
+	assert_false(check_refused(&fp, "fake: the filter misses", fake_filter_misses, EPERM, 0));
+	/* a signal that is not the "absent" one is a failure, never a pass */
+	assert_false(check_refused(&fp, "fake: dies", fake_absent_entry, EPERM, 0));
+	assert_false(check_allowed(&fp, "fake: refused control", fake_kernel_refuses));
 	free(p.v);
+}
+
+/* In children: the kernel enforces the program; each refusal beside the kernel's own answer. */
+static void test_kernel_enforces(void **state)
+{
+	struct prog p;
+	struct sock_fprog fp;
+	bool ok = true;
+
+	(void)state;
+	build(&p, 0);
+	fp = (struct sock_fprog){.len = (unsigned short)p.n, .filter = p.v};
+	ok &= check_refused(&fp, "keyctl(KEYCTL_GET_KEYRING_ID)", probe_keyctl, EPERM, 0);
+	ok &= check_refused(&fp, "unshare(CLONE_NEWUSER)", probe_unshare_user, EPERM, 0);
+	ok &= check_refused(&fp, "clone3", probe_clone3, ENOSYS, 0);
+	ok &= check_refused(&fp, "personality(READ_IMPLIES_EXEC)", probe_personality_rie, EPERM, 0);
+	ok &= check_refused(&fp, "socket(AF_VSOCK)", probe_vsock, EAFNOSUPPORT, 0);
+	ok &= check_refused(&fp, "ioctl(TIOCSTI, high bits)", probe_tiocsti_high, EPERM, 0);
+#if defined(__x86_64__)
+	ok &= check_refused(&fp, "i386 getpid (int $0x80)", probe_i386_getpid, EPERM, SIGSEGV);
+#endif
+	ok &= check_allowed(&fp, "personality(query)", probe_personality_query);
+	ok &= check_allowed(&fp, "socket(AF_UNIX)", probe_unix);
+	ok &= check_allowed(&fp, "getppid", probe_getppid);
+	free(p.v);
+	assert_true(ok);
 }
 
 int main(void)
@@ -494,7 +710,7 @@ int main(void)
 	    cmocka_unit_test(test_program_abis),	 cmocka_unit_test(test_program_userns),
 	    cmocka_unit_test(test_unknown_allow_bits),	 cmocka_unit_test(test_memfd),
 	    cmocka_unit_test(test_bpf_run_malformed),	 cmocka_unit_test(test_describe),
-	    cmocka_unit_test(test_kernel_enforces),
+	    cmocka_unit_test(test_kernel_enforces),	 cmocka_unit_test(test_kernel_checker),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
