@@ -1030,6 +1030,22 @@ uint64_t infer_nice_up(uint64_t v)
 	return UINT64_MAX;
 }
 
+/* A value measured in one short trace, times @mul, rounded up, within [@floor, @cap]. */
+static uint64_t limit_from(uint64_t measured, uint64_t mul, uint64_t floor, uint64_t cap)
+{
+	uint64_t v = infer_nice_up(measured > UINT64_MAX / mul ? UINT64_MAX : measured * mul);
+
+	return v < floor ? floor : v > cap ? cap : v;
+}
+
+/*
+ * The limits: what one trace measured is a lower bound, not a budget. Its memory peak is
+ * sampled (a child that lived between two samples, curl's 11 MiB beside a shell's 2, is never
+ * seen), and the same program on a loaded machine or with other input takes longer and more:
+ * a limit cut close to one trace kills the program later (SIGKILL, exit 137). So each limit is
+ * the measurement times a margin, and never under a floor (INFER_FLOOR_*); the comment keeps
+ * what was measured.
+ */
 static void emit_limits(const struct ctx *c, struct wd_buf *b)
 {
 	const struct trace *t = c->t;
@@ -1038,31 +1054,30 @@ static void emit_limits(const struct ctx *c, struct wd_buf *b)
 		return;
 	wd_buf_puts(b, "limits:\n");
 	if (t->peak_memory_kib) {
-		uint64_t mb = infer_nice_up((t->peak_memory_kib * 2 + 1023) / 1024);
+		uint64_t mib = (t->peak_memory_kib + 1023) / 1024;
 
-		wd_buf_printf(b, "  memory_mb: %llu   # peak %llu MiB seen, times 2, rounded up\n",
-			      (unsigned long long)(mb > 1048576 ? 1048576 : mb),
-			      (unsigned long long)((t->peak_memory_kib + 1023) / 1024));
+		wd_buf_printf(
+		    b,
+		    "  memory_mb: %llu   # peak %llu MiB seen, times 2, rounded up, at "
+		    "least %u\n",
+		    (unsigned long long)limit_from(mib, 2, INFER_FLOOR_MEMORY_MB, 1048576),
+		    (unsigned long long)mib, INFER_FLOOR_MEMORY_MB);
 	}
-	if (t->peak_pids) {
-		uint64_t n = infer_nice_up(t->peak_pids * 2);
-
-		wd_buf_printf(b, "  pids: %llu   # %llu processes and threads at most, times 2\n",
-			      (unsigned long long)(n < 16	 ? 16
-						   : n > 4194304 ? 4194304
-								 : n),
-			      (unsigned long long)t->peak_pids);
-	}
-	if (t->wall_ms) {
-		uint64_t s = infer_nice_up((t->wall_ms * 3 + 999) / 1000);
-
-		wd_buf_printf(b, "  timeout_s: %llu   # ran %llu.%01llu s, times 3, rounded up\n",
-			      (unsigned long long)(s < 10	? 10
-						   : s > 604800 ? 604800
-								: s),
+	if (t->peak_pids)
+		wd_buf_printf(
+		    b,
+		    "  pids: %llu   # %llu processes and threads at most, times 2, at "
+		    "least %u\n",
+		    (unsigned long long)limit_from(t->peak_pids, 2, INFER_FLOOR_PIDS, 4194304),
+		    (unsigned long long)t->peak_pids, INFER_FLOOR_PIDS);
+	if (t->wall_ms)
+		wd_buf_printf(b,
+			      "  timeout_s: %llu   # ran %llu.%01llu s, times 3, rounded up, at "
+			      "least %u\n",
+			      (unsigned long long)limit_from((t->wall_ms * 3 + 999) / 1000, 1,
+							     INFER_FLOOR_TIMEOUT_S, 604800),
 			      (unsigned long long)(t->wall_ms / 1000),
-			      (unsigned long long)(t->wall_ms % 1000 / 100));
-	}
+			      (unsigned long long)(t->wall_ms % 1000 / 100), INFER_FLOOR_TIMEOUT_S);
 }
 
 static int ctx_init(struct ctx *c, const struct trace *t, const struct infer_opts *o,

@@ -20,6 +20,11 @@
 #define INFER_FOLD_MIN 4
 /* A wildcard `*.PARENT` replaces exact names once this many siblings under PARENT were seen. */
 #define INFER_WILDCARD_MIN 4
+/* The least limits init writes, whatever one trace measured (a trace's peak is a lower bound:
+ * init_infer.c, emit_limits()). */
+#define INFER_FLOOR_MEMORY_MB 256u
+#define INFER_FLOOR_PIDS 64u
+#define INFER_FLOOR_TIMEOUT_S 60u
 
 /**
  * struct infer_opts - what infer_policy() knows besides the trace

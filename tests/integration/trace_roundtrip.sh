@@ -207,6 +207,12 @@ check "it does not grant c.txt nor the data folder (two files stay two)" bash -c
 	'! grep -v "^[[:space:]]*#" "$0" | grep -qF -e "$1/data/c.txt" -e "\"$1/data\""' "$P" "$T"
 check "it allows allowed.test:443 and other.test:80" bash -c \
 	'grep -q "allowed.test:443" "$0" && grep -q "other.test:80" "$0"' "$P"
+# one short trace measures a lower bound (the sampler of a rootless trace never saw curl's
+# 11 MiB beside the shell's 2), so the limits are floors above it: a limit cut close to the
+# trace was hit on a loaded machine (the run SIGKILLed, 137; issue 24)
+check "its limits are at least init's floors (memory_mb 256, pids 64, timeout_s 60)" bash -c \
+	'grep -Eq "^  memory_mb: [0-9]{3,}" "$0" && grep -Eq "^  pids: ([6-9][0-9]|[0-9]{3,})" "$0" &&
+	grep -Eq "^  timeout_s: ([6-9][0-9]|[0-9]{3,})" "$0" && grep -q "peak [0-9]* MiB seen" "$0"' "$P"
 rm -f "$T/shell/out.txt"
 : >"$A"
 check_eq "warden run runs tour.sh under its policy" "alpha

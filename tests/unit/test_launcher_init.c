@@ -460,9 +460,19 @@ static void test_env_limits(void **state)
 	      &r);
 	assert_line(&r, "    - GH_TOKEN   # looks like a secret");
 	assert_line(&r, "    - PATH");
-	assert_line(&r, "  memory_mb: 200");
-	assert_line(&r, "  pids: 20");
-	assert_line(&r, "  timeout_s: 50");
+	/* a short trace's figures times the margin are under the floors: the floors win, the
+	 * comment keeps what was measured */
+	assert_line(&r, "  memory_mb: 256   # peak 88 MiB seen, times 2, rounded up, at least 256");
+	assert_line(&r, "  pids: 64   # 7 processes and threads at most, times 2, at least 64");
+	assert_line(&r, "  timeout_s: 60   # ran 12.4 s, times 3, rounded up, at least 60");
+	infer_result_free(&r);
+	infer(HEAD "{\"type\":\"limits\",\"peak_memory_kib\":400000,\"peak_pids\":50,"
+		   "\"wall_ms\":40000}\n",
+	      &r);
+	assert_line(&r,
+		    "  memory_mb: 1000   # peak 391 MiB seen, times 2, rounded up, at least 256");
+	assert_line(&r, "  pids: 100   # 50 processes and threads at most, times 2, at least 64");
+	assert_line(&r, "  timeout_s: 200   # ran 40.0 s, times 3, rounded up, at least 60");
 	infer_result_free(&r);
 }
 
