@@ -7,6 +7,7 @@
 #include "sandbox/sandbox.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <jansson.h>
@@ -274,6 +275,34 @@ static int seccomp_selftest(const struct sock_filter *prog, size_t len)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* Whether this kernel has the i386 entry (int $0x80), a fact for the seccomp line: asked in a
+ * child without a filter, where a kernel without the entry (ia32_emulation=0, some FRED
+ * machines) kills the child with SIGSEGV. The filter refuses that ABI either way. */
+static const char *i386_entry(void)
+{
+#if defined(__x86_64__)
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return "";
+	if (pid == 0) {
+		long ret;
+
+		signal(SIGSEGV, SIG_DFL);
+		__asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory"); /* getpid */
+		_exit(ret > 0 ? 0 : 1);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return "";
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV)
+		return "; this kernel has no i386 entry (int $0x80 faults)";
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return "; the kernel's i386 entry (int $0x80) is refused by it";
+#endif
+	return "";
+}
+
 /* The filter builds, the kernel loads it and it refuses; bwrap takes it with --disable-userns. */
 static void check_seccomp(struct finding *f)
 {
@@ -320,8 +349,8 @@ static void check_seccomp(struct finding *f)
 	/* without root (or bwrap: its own check says so) the filter alone is checked */
 	if (geteuid() != 0 || access(argv[0], X_OK)) {
 		set(f, DOC_OK, NULL,
-		    "the seccomp filter builds (%zu BPF instructions) and refuses what it should",
-		    len);
+		    "the seccomp filter builds (%zu BPF instructions) and refuses what it should%s",
+		    len, i386_entry());
 		return;
 	}
 	if (sandbox_seccomp_fd(0, &fd, &len, &err)) {
@@ -337,8 +366,8 @@ static void check_seccomp(struct finding *f)
 	if (st == 0)
 		set(f, DOC_OK, NULL,
 		    "the seccomp filter builds (%zu BPF instructions), refuses what it should, and "
-		    "bubblewrap applies it with --disable-userns",
-		    len);
+		    "bubblewrap applies it with --disable-userns%s",
+		    len, i386_entry());
 	else
 		set(f, DOC_FAIL, "bubblewrap 0.8 or later (--seccomp, --disable-userns)",
 		    "bubblewrap refused the seccomp filter or --disable-userns (exit %d)", st);
