@@ -158,8 +158,7 @@ static int probe_raw(const char *abi, int argc, char **argv)
 #if defined(__x86_64__)
 	if (!strcmp(abi, "i386"))
 		return probe_i386(nr, a);
-	else
-		ret = raw6(!strcmp(abi, "x32") ? nr | X32_BIT : nr, a);
+	ret = raw6(!strcmp(abi, "x32") ? nr | X32_BIT : nr, a);
 	/* the raw instruction returns -errno itself */
 	return report(ret < 0 && ret > -4096 ? -1 : ret, (int)-ret);
 #else

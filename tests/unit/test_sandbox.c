@@ -480,18 +480,20 @@ static long probe_vsock(void)
 {
 	long r = syscall(SYS_socket, 40L, 1L, 0L); /* AF_VSOCK */
 
-	if (r >= 0)
-		close((int)r);
-	return r;
+	if (r < 0)
+		return r;
+	close((int)r);
+	return 0;
 }
 
 static long probe_unix(void)
 {
 	long r = syscall(SYS_socket, 1L, 1L, 0L);
 
-	if (r >= 0)
-		close((int)r);
-	return r;
+	if (r < 0)
+		return r;
+	close((int)r);
+	return 0;
 }
 
 static long probe_tiocsti_high(void)
