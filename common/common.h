@@ -239,8 +239,8 @@ int wd_utf8_seqlen(const char *p, size_t n);
  * tool names, and error messages that quote them)
  * @b:		the buffer
  * @s:		the text, NUL-terminated
- * @width:	at most this many columns, cut with "..." past it (one per character shown as
- *		it is, one per byte of an escape); 0: no limit
+ * @width:	at most this many columns (3 or more), cut with "..." past it (one per
+ *		character shown as it is, one per byte of an escape); 0: no limit
  *
  * C0 controls (ESC, BEL, CR, BS, tab, newline, ...), DEL and bytes that are not UTF-8
  * become "\xNN", a backslash "\\", and C1 controls written as UTF-8 (U+0080..U+009F), the

@@ -77,6 +77,10 @@ static json_t *run_json(const struct live_run *lr, const json_t *e, const char *
 	json_t *cmd = json_loads(lr->rec.command, 0, NULL);
 	json_t *o;
 
+	if (cmd && !json_is_array(cmd)) { /* a record is its user's file: anything may be there */
+		json_decref(cmd);
+		cmd = NULL;
+	}
 	if (getpwuid_r(lr->rec.uid, &pw, pwbuf, sizeof(pwbuf), &pwr))
 		pwr = NULL;
 	o = json_pack("{s:o, s:I, s:o, s:o, s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}", "id",
@@ -87,9 +91,9 @@ static json_t *run_json(const struct live_run *lr, const json_t *e, const char *
 		      (json_int_t)(lr->rec.created && (unsigned long long)now >= lr->rec.created
 				       ? (unsigned long long)now - lr->rec.created
 				       : 0),
-		      "command", json_is_array(cmd) ? cmd : json_array(), "policy",
-		      jstr(lr->rec.policy), "policy_name", jstr(lr->rec.policy_name), "gateway",
-		      jstr(lr->rec.gw_socket), "started_by", jstr(lr->rec.started_by));
+		      "command", cmd ? cmd : json_array(), "policy", jstr(lr->rec.policy),
+		      "policy_name", jstr(lr->rec.policy_name), "gateway", jstr(lr->rec.gw_socket),
+		      "started_by", jstr(lr->rec.started_by));
 	if (!o)
 		return NULL;
 	json_object_set_new(o, "connections", num_or_null(e, "connections"));
