@@ -249,16 +249,6 @@ int audit_event_decode(const char *line, size_t len, struct audit_event *ret_ev,
  */
 void audit_event_clear(struct audit_event *ev);
 
-/**
- * audit_utf8_seqlen() - length of the valid UTF-8 sequence at @p
- * @p:	bytes
- * @n:	bytes available (> 0)
- *
- * Strict: no overlong forms, no surrogates, nothing above U+10FFFF.
- * Return: 1..4, or 0 when the bytes at @p are not valid UTF-8.
- */
-int audit_utf8_seqlen(const char *p, size_t n);
-
 /* Flags for audit_log_write(). */
 enum audit_write_flags {
 	AUDIT_WRITE_DURABLE = 1u << 0, /* fdatasync before returning */

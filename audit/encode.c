@@ -90,7 +90,7 @@ static char *escape(char *o, const char *s, size_t n, bool *bad)
 			continue;
 		}
 		if (c >= 0x80) {
-			l = audit_utf8_seqlen((const char *)p, (size_t)(end - p));
+			l = wd_utf8_seqlen((const char *)p, (size_t)(end - p));
 			if (l > 0) {
 				memcpy(o, p, (size_t)l);
 				o += l;
@@ -167,7 +167,7 @@ static bool utf8_valid(const char *s)
 			i++;
 			continue;
 		}
-		l = audit_utf8_seqlen(s + i, n - i);
+		l = wd_utf8_seqlen(s + i, n - i);
 		if (l <= 0)
 			return false;
 		i += (size_t)l;

@@ -106,41 +106,6 @@ const char *audit_event_type(const struct audit_event *ev)
 	return ev->type_name ? ev->type_name : "?";
 }
 
-int audit_utf8_seqlen(const char *p, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)p;
-	unsigned char lo = 0x80, hi = 0xbf;
-	int len;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (n < (size_t)len)
-		return 0;
-	/* The second byte's range rules out overlongs, surrogates and > U+10FFFF. */
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (int i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
-
 void audit_event_clear(struct audit_event *ev)
 {
 	struct decoded *dec;

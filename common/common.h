@@ -221,6 +221,46 @@ int wd_proc_stat(pid_t pid, unsigned long long *ret_start, char *ret_state);
  */
 int wd_parse_uint(const char *s, unsigned long long max, unsigned long long *ret);
 
+/* ------------------------------------------------------------ terminal text (esc.c) */
+
+/**
+ * wd_utf8_seqlen() - length of the valid UTF-8 sequence at @p
+ * @p:	bytes
+ * @n:	bytes available (> 0)
+ *
+ * Strict: no overlong forms, no surrogates, nothing above U+10FFFF (pure).
+ * Return: 1..4, or 0 when the bytes at @p are not valid UTF-8.
+ */
+int wd_utf8_seqlen(const char *p, size_t n);
+
+/**
+ * wd_esc_append() - append @s to @b as a person's terminal may be sent it: the one escaper
+ * for text a run controls (command words, policy names and paths, file paths, host names,
+ * tool names, and error messages that quote them)
+ * @b:		the buffer
+ * @s:		the text, NUL-terminated
+ * @width:	at most this many columns (3 or more), cut with "..." past it (one per
+ *		character shown as it is, one per byte of an escape); 0: no limit
+ *
+ * C0 controls (ESC, BEL, CR, BS, tab, newline, ...), DEL and bytes that are not UTF-8
+ * become "\xNN", a backslash "\\", and C1 controls written as UTF-8 (U+0080..U+009F), the
+ * bidi controls (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069) and the line and
+ * paragraph separators (U+2028, U+2029) "\u{NNNN}"; a raw C1 byte is not UTF-8, so "\x9b".
+ * Nothing else changes. Pure but for @b's allocation.
+ *
+ * Return: the columns appended, or -ENOMEM (then @b is as it was).
+ */
+int wd_esc_append(struct wd_buf *b, const char *s, size_t width);
+
+/**
+ * wd_esc() - @s escaped by wd_esc_append(), in @b (emptied first), for a printf argument
+ * @b:	scratch buffer the caller owns and frees; one per argument printed together
+ * @s:	the text; NULL reads "(null)"
+ *
+ * Return: the escaped text (valid until @b changes), or "(out of memory)".
+ */
+const char *wd_esc(struct wd_buf *b, const char *s);
+
 /* ----------------------------------------------------- audit shipping sinks (sink.c) */
 
 /** Where journald's native protocol listens (systemd.journal-fields(7), sd_journal_send). */

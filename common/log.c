@@ -1,4 +1,5 @@
-/* log.c - one-line diagnostics on stderr, for the edges only (STYLE.md rule 5). */
+/* log.c - one-line diagnostics on stderr, for the edges only (STYLE.md rule 5); a line is sent
+ * through wd_esc_append(): what it quotes (a host name, a path) cannot drive a terminal. */
 #include "common/common.h"
 
 #include <errno.h>
@@ -19,6 +20,7 @@ void wd_log(enum wd_log_level level, const char *fmt, ...)
 	    [WD_LOG_INFO] = "info",
 	    [WD_LOG_DEBUG] = "debug",
 	};
+	struct wd_buf esc = WD_BUF_INIT;
 	char line[2048];
 	va_list ap;
 	int saved = errno;
@@ -28,6 +30,8 @@ void wd_log(enum wd_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, names[level], line);
+	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, names[level],
+		wd_esc(&esc, line));
+	wd_buf_free(&esc);
 	errno = saved;
 }

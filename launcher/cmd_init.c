@@ -108,7 +108,7 @@ static int self_check(const struct wd_buf *text, const char *dir, const char *ba
 			continue;
 		wd_buf_reset(&line);
 		if (!policy_diag_format(&d, i, &line))
-			fprintf(stderr, "warden init: the policy made fails its check: %s\n",
+			cli_say(stderr, "warden init: the policy made fails its check: %s",
 				wd_buf_cstr(&line));
 	}
 	if (!rc && d.errors)
@@ -178,9 +178,9 @@ static int trace_then(int n, char **words, bool to_stdout, char *path, size_t si
 	if (status == WD_EXIT_INTERNAL)
 		return WD_EXIT_INTERNAL;
 	if (status)
-		fprintf(stderr,
+		cli_say(stderr,
 			"warden init: the program exited with status %d; the policy covers what it "
-			"did until then\n",
+			"did until then",
 			status);
 	return 0;
 }
@@ -218,23 +218,23 @@ int cmd_init(int argc, char **argv)
 			cmd = i + 1;
 			break;
 		} else {
-			fprintf(stderr, "warden init: unexpected argument '%s'\n", argv[i]);
+			cli_say(stderr, "warden init: unexpected argument '%s'", argv[i]);
 			usage(stderr);
 			return WD_EXIT_USAGE;
 		}
 	}
 	rc = out_place(out, dir, sizeof(dir), base, sizeof(base));
 	if (rc) {
-		fprintf(stderr, "warden init: -o %s: its folder: %s\n", out, strerror(-rc));
+		cli_say(stderr, "warden init: -o %s: its folder: %s", out, strerror(-rc));
 		return WD_EXIT_USAGE;
 	}
 	if (strcmp(out, "-") && !force && !lstat(out, &st)) {
-		fprintf(stderr, "warden init: %s exists; keeping it (--force replaces it)\n", out);
+		cli_say(stderr, "warden init: %s exists; keeping it (--force replaces it)", out);
 		return WD_EXIT_USAGE;
 	}
 	if (cmd) {
 		if (from || cmd >= argc) {
-			fprintf(stderr, "warden init: %s\n",
+			cli_say(stderr, "warden init: %s",
 				from ? "--from TRACE and -- COMMAND: one or the other"
 				     : "-- needs a COMMAND");
 			usage(stderr);
@@ -252,7 +252,7 @@ int cmd_init(int argc, char **argv)
 	} else {
 		rc = trace_load(from, &t, &err);
 		if (rc) {
-			fprintf(stderr, "warden init: %s\n", err.msg);
+			cli_say(stderr, "warden init: %s", err.msg);
 			status = rc == -ENOMEM ? WD_EXIT_INTERNAL : WD_EXIT_USAGE;
 			goto out;
 		}
@@ -287,21 +287,22 @@ int cmd_init(int argc, char **argv)
 			     ? WD_EXIT_OK
 			     : WD_EXIT_INTERNAL;
 	} else if ((rc = write_out(text, dir, base, force))) {
-		fprintf(stderr, "warden init: cannot write %s: %s\n", out, strerror(-rc));
+		cli_say(stderr, "warden init: cannot write %s: %s", out, strerror(-rc));
 		status = rc == -EEXIST ? WD_EXIT_USAGE : WD_EXIT_INTERNAL;
 		goto out;
 	} else {
 		status = WD_EXIT_OK;
 	}
+	/* one line a warning, each escaped already (init_infer.c's warn()) */
 	fputs(wd_buf_cstr(&res.warnings), stderr);
 	if (from)
-		fprintf(stderr,
+		cli_say(stderr,
 			"warden init: %s: %u read grants, %u write grants, %u network rules, "
-			"%u warnings; check it with: warden policy check %s\n",
+			"%u warnings; check it with: warden policy check %s",
 			strcmp(out, "-") ? out : "stdout", res.nread, res.nwrite, res.nallow,
 			res.nwarnings, strcmp(out, "-") ? out : "FILE");
 	else if (strcmp(out, "-"))
-		fprintf(stderr, "warden init: wrote the starter policy %s\n", out);
+		cli_say(stderr, "warden init: wrote the starter policy %s", out);
 	goto out;
 oom:
 	fprintf(stderr, "warden init: out of memory\n");

@@ -66,9 +66,12 @@ static void usage(FILE *f)
 
 static int usage_error(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "warden logs: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'warden logs --help'.\n");
+	struct wd_buf b = WD_BUF_INIT;
+
+	wd_buf_printf(&b, fmt, arg);
+	cli_say(stderr, "warden logs: %s", wd_buf_cstr(&b));
+	fprintf(stderr, "Try 'warden logs --help'.\n");
+	wd_buf_free(&b);
 	return WD_EXIT_USAGE;
 }
 
@@ -204,71 +207,24 @@ static bool matches(const struct logs_opts *o, const struct audit_event *ev)
 	return true;
 }
 
-/* is_bidi_control() - code points that reorder text on a terminal. */
-static bool is_bidi_control(unsigned cp)
-{
-	return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
-	       cp == 0x200f || cp == 0x061c;
-}
-
-static unsigned decode_cp(const unsigned char *s, int len)
-{
-	static const unsigned char lead_mask[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
-	unsigned cp = s[0] & lead_mask[len];
-
-	for (int i = 1; i < len; i++)
-		cp = cp << 6 | (s[i] & 0x3f);
-	return cp;
-}
-
 /*
- * put_cell() - append @s for a terminal: control bytes, invalid UTF-8 and
- * bidi controls become \xNN / \u{NNNN} (a hostile hostname cannot move the
- * cursor or recolour the screen); cut to @width columns with "...", and padded
- * to @width when @pad. A @width of 0 means no limit.
+ * put_cell() - append @s for a terminal through the one escaper (wd_esc_append(): a hostile
+ * hostname cannot move the cursor or recolour the screen), cut to @width columns with "...",
+ * and padded to @width when @pad. A @width of 0 means no limit.
  */
 static void put_cell(struct wd_buf *b, const char *s, size_t width, bool pad)
 {
-	struct wd_buf cell = WD_BUF_INIT;
-	size_t cols = 0, n = strlen(s), cut_len = 0, cut_cols = 0;
+	int cols = wd_esc_append(b, s, width);
 
-	for (size_t i = 0; i < n;) {
-		int l = audit_utf8_seqlen(s + i, n - i);
-		unsigned cp = l > 0 ? decode_cp((const unsigned char *)s + i, l) : 0;
-		size_t before = cell.len;
-
-		if (width && cols + 3 <= width) {
-			cut_len = cell.len;
-			cut_cols = cols;
-		}
-		if (l == 0 || cp < 0x20 || cp == 0x7f) {
-			wd_buf_printf(&cell, "\\x%02x", (unsigned char)s[i]);
-			i++;
-		} else if ((cp >= 0x80 && cp < 0xa0) || is_bidi_control(cp)) {
-			wd_buf_printf(&cell, "\\u{%04x}", cp);
-			i += (size_t)l;
-		} else {
-			wd_buf_append(&cell, s + i, (size_t)l);
-			i += (size_t)l;
-		}
-		cols += l > 0 && cell.len - before == (size_t)l ? 1 : cell.len - before;
-		if (width && cols > width) {
-			cell.len = cut_len;
-			wd_buf_append(&cell, "...", 3);
-			cols = cut_cols + 3;
-			break;
-		}
-	}
-	wd_buf_append(b, wd_buf_cstr(&cell), cell.len);
-	for (; pad && cols < width; cols++)
+	for (size_t c = cols > 0 ? (size_t)cols : 0; pad && c < width; c++)
 		wd_buf_append(b, " ", 1);
-	wd_buf_free(&cell);
 }
 
 static void print_header(void)
 {
-	printf("%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s\n", W_TIME, "TIME (UTC)", W_RUN, "RUN",
-	       W_TYPE, "TYPE", W_ACTION, "ACTION", W_VERDICT, "", W_RESOURCE, "RESOURCE", "REASON");
+	cli_say(stdout, "%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s", W_TIME, "TIME (UTC)", W_RUN,
+		"RUN", W_TYPE, "TYPE", W_ACTION, "ACTION", W_VERDICT, "", W_RESOURCE, "RESOURCE",
+		"REASON");
 }
 
 static void print_row(const struct audit_event *ev)
@@ -363,7 +319,7 @@ static void report_skipped(unsigned long now, unsigned long *reported)
 	if (!n)
 		return;
 	fflush(stdout);
-	fprintf(stderr, "warden logs: skipped %lu %scorrupt line%s\n", n, *reported ? "more " : "",
+	cli_say(stderr, "warden logs: skipped %lu %scorrupt line%s", n, *reported ? "more " : "",
 		n == 1 ? "" : "s");
 	*reported = now;
 }
@@ -421,14 +377,14 @@ int cmd_logs(int argc, char **argv)
 	if (ret)
 		return ret < 0 ? WD_EXIT_OK : ret;
 	if (stat(o.path, &st) < 0 && errno == ENOENT) {
-		fprintf(stderr, "warden logs: no audit log at %s yet%s\n", o.path,
+		cli_say(stderr, "warden logs: no audit log at %s yet%s", o.path,
 			o.follow ? "; waiting for it" : "");
 		if (!o.follow)
 			return WD_EXIT_OK;
 	}
 	ret = audit_reader_open(o.path, o.follow ? AUDIT_READER_FOLLOW : 0, &r, &err);
 	if (ret < 0) {
-		fprintf(stderr, "warden logs: %s\n", err.msg);
+		cli_say(stderr, "warden logs: %s", err.msg);
 		return WD_EXIT_USAGE;
 	}
 	if (o.has_tail) {
@@ -452,7 +408,7 @@ int cmd_logs(int argc, char **argv)
 		ret = follow(&o, r, &reported);
 	if (ret < 0) {
 		fflush(stdout);
-		fprintf(stderr, "warden logs: reading %s: %s\n", o.path, strerror(-ret));
+		cli_say(stderr, "warden logs: reading %s: %s", o.path, strerror(-ret));
 		status = WD_EXIT_USAGE;
 	}
 	free(ring.lines);

@@ -129,7 +129,7 @@ static int load_policy(struct mcp_server *m)
 		struct wd_buf line = WD_BUF_INIT;
 
 		if (!policy_diag_format(&d, i, &line))
-			fprintf(stderr, "%s\n", wd_buf_cstr(&line));
+			cli_say(stderr, "%s", wd_buf_cstr(&line));
 		wd_buf_free(&line);
 	}
 	policy_diags_free(&d);
@@ -146,7 +146,7 @@ static int setup(struct mcp_server *m, const char *policy, const char *config, c
 
 	n = readlink("/proc/self/exe", m->self, sizeof(m->self) - 1);
 	if (n <= 0) {
-		fprintf(stderr, "warden mcp: cannot find this program: %s\n", strerror(errno));
+		cli_say(stderr, "warden mcp: cannot find this program: %s", strerror(errno));
 		return WD_EXIT_INTERNAL;
 	}
 	m->self[n] = '\0';
@@ -173,12 +173,12 @@ static int setup(struct mcp_server *m, const char *policy, const char *config, c
 	wd_err_clear(&err);
 	ret = approval_open(m->approval_dir, &m->approval_fd, &err);
 	if (ret) {
-		fprintf(stderr, "warden mcp: %s\n", err.msg);
+		cli_say(stderr, "warden mcp: %s", err.msg);
 		return WD_EXIT_INTERNAL;
 	}
 	ret = make_state_dir(m);
 	if (ret) {
-		fprintf(stderr, "warden mcp: cannot make its folder: %s\n", strerror(-ret));
+		cli_say(stderr, "warden mcp: cannot make its folder: %s", strerror(-ret));
 		return WD_EXIT_INTERNAL;
 	}
 	if (load_policy(m)) {
@@ -188,12 +188,11 @@ static int setup(struct mcp_server *m, const char *policy, const char *config, c
 	wd_err_clear(&err);
 	ret = audit_log_open(m->audit_path, &m->log, &err);
 	if (ret) {
-		fprintf(stderr, "warden mcp: audit log: %s\n",
-			err.msg[0] ? err.msg : strerror(-ret));
+		cli_say(stderr, "warden mcp: audit log: %s", err.msg[0] ? err.msg : strerror(-ret));
 		return WD_EXIT_INTERNAL;
 	}
 	if (mcp_derive(m, why, sizeof(why))) {
-		fprintf(stderr, "warden mcp: %s\n", why);
+		cli_say(stderr, "warden mcp: %s", why);
 		return WD_EXIT_INTERNAL;
 	}
 	return 0;
@@ -358,9 +357,9 @@ int cmd_mcp(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr,
+		cli_say(stderr,
 			"warden mcp: unexpected argument '%s' (to wrap a server, use "
-			"`warden run -p POLICY -- SERVER ARGS...`)\n",
+			"`warden run -p POLICY -- SERVER ARGS...`)",
 			argv[optind]);
 		return WD_EXIT_USAGE;
 	}
@@ -388,7 +387,7 @@ int cmd_mcp(int argc, char **argv)
 		  "warden mcp started: runs use %s", m.derived);
 	ret = loop(&m, sigfd);
 	if (ret)
-		fprintf(stderr, "warden mcp: %s\n", strerror(-ret));
+		cli_say(stderr, "warden mcp: %s", strerror(-ret));
 	ret = ret ? WD_EXIT_INTERNAL : WD_EXIT_OK;
 	mcp_shutdown(&m);
 	mcp_audit(&m, "mcp.exit", "", m.policy_path ? m.policy_path : "", true, "warden mcp ended");

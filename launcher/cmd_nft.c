@@ -88,23 +88,23 @@ static int parse_opts(int argc, char **argv, struct nft_opts *o, const char **po
 			o->rootless = true;
 			continue;
 		} else if (a[0] == '-') {
-			fprintf(stderr, "warden nft %s: unknown option %s\n", argv[1], a);
+			cli_say(stderr, "warden nft %s: unknown option %s", argv[1], a);
 			return -EINVAL;
 		} else if (got < npos) {
 			pos[got++] = a;
 			continue;
 		} else {
-			fprintf(stderr, "warden nft %s: unexpected argument %s\n", argv[1], a);
+			cli_say(stderr, "warden nft %s: unexpected argument %s", argv[1], a);
 			return -EINVAL;
 		}
 		if (i + 1 >= argc) {
-			fprintf(stderr, "warden nft %s: %s needs a value\n", argv[1], a);
+			cli_say(stderr, "warden nft %s: %s needs a value", argv[1], a);
 			return -EINVAL;
 		}
 		*dst = argv[++i];
 	}
 	if (got < npos) {
-		fprintf(stderr, "warden nft %s: missing argument\n", argv[1]);
+		cli_say(stderr, "warden nft %s: missing argument", argv[1]);
 		return -EINVAL;
 	}
 	return 0;
@@ -130,10 +130,10 @@ static int load_config(const char *path, bool rootless, struct fw_config *c)
 		for (size_t i = 0; i < d.n; i++) {
 			wd_buf_reset(&line);
 			if (!policy_diag_format(&d, i, &line))
-				fprintf(stderr, "%s\n", wd_buf_cstr(&line));
+				cli_say(stderr, "%s", wd_buf_cstr(&line));
 		}
 		if (!d.n)
-			fprintf(stderr, "warden nft: %s: %s\n", path, strerror(-ret));
+			cli_say(stderr, "warden nft: %s: %s", path, strerror(-ret));
 		wd_buf_free(&line);
 		policy_diags_free(&d);
 		return ret;
@@ -142,19 +142,19 @@ static int load_config(const char *path, bool rootless, struct fw_config *c)
 	policy_gwconf_free(&g); /* the ruleset needs no ceiling */
 	plumb_fw_config(&g, c);
 	if (rootless && run_rootless_fw_config(&g, c, NULL)) {
-		fprintf(stderr, "warden nft: %s: bad pools.runs_v4 / runs_v6\n", path);
+		cli_say(stderr, "warden nft: %s: bad pools.runs_v4 / runs_v6", path);
 		return -EINVAL;
 	}
 	wd_err_clear(&err);
 	ret = fw_config_check(c, &err);
 	if (ret < 0)
-		fprintf(stderr, "warden nft: %s: %s\n", path, err.msg);
+		cli_say(stderr, "warden nft: %s: %s", path, err.msg);
 	return ret;
 }
 
 static int fail(const char *what, const struct wd_err *err, int code)
 {
-	fprintf(stderr, "warden nft %s: %s\n", what, err->msg[0] ? err->msg : strerror(-code));
+	cli_say(stderr, "warden nft %s: %s", what, err->msg[0] ? err->msg : strerror(-code));
 	return code == -ENOMEM ? WD_EXIT_INTERNAL : WD_EXIT_USAGE;
 }
 
@@ -165,7 +165,7 @@ static int do_render(const struct fw_config *c)
 
 	if (ret < 0) {
 		wd_buf_free(&out);
-		fprintf(stderr, "warden nft render: %s\n", strerror(-ret));
+		cli_say(stderr, "warden nft render: %s", strerror(-ret));
 		return ret == -ENOMEM ? WD_EXIT_INTERNAL : WD_EXIT_USAGE;
 	}
 	fputs(wd_buf_cstr(&out), stdout);
@@ -214,7 +214,7 @@ static int enter_run(const char *pid)
 	long p = strtol(pid, &end, 10);
 
 	if (*end || p < 1 || p > INT32_MAX) {
-		fprintf(stderr, "warden nft audit: --pid: not a process id: %s\n", pid);
+		cli_say(stderr, "warden nft audit: --pid: not a process id: %s", pid);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < WD_ARRAY_SIZE(order); i++) {
@@ -227,7 +227,7 @@ static int enter_run(const char *pid)
 		if (fd >= 0)
 			close(fd);
 		if (ret) {
-			fprintf(stderr, "warden nft audit: entering the %s namespace of %ld: %s\n",
+			cli_say(stderr, "warden nft audit: entering the %s namespace of %ld: %s",
 				order[i].ns, p, strerror(-ret));
 			return ret;
 		}
@@ -254,14 +254,15 @@ static int do_audit(const struct fw_config *c, bool json)
 		}
 	} else {
 		for (size_t i = 0; i < rep.n; i++)
-			printf("%s: %s: %s\n",
-			       rep.items[i].level == FW_VIOLATION ? "violation" : "note",
-			       rep.items[i].object, rep.items[i].msg);
-		printf("table inet %s: %zu violation%s, %zu note%s; runs: %u interfaces, %u v4, "
-		       "%u v6 (gateway addresses: %u v4, %u v6)\n",
-		       c->table, rep.violations, rep.violations == 1 ? "" : "s", rep.notes,
-		       rep.notes == 1 ? "" : "s", rep.runs_if, rep.runs_v4, rep.runs_v6, rep.gw_v4,
-		       rep.gw_v6);
+			cli_say(stdout, "%s: %s: %s",
+				rep.items[i].level == FW_VIOLATION ? "violation" : "note",
+				rep.items[i].object, rep.items[i].msg);
+		cli_say(stdout,
+			"table inet %s: %zu violation%s, %zu note%s; runs: %u interfaces, %u v4, "
+			"%u v6 (gateway addresses: %u v4, %u v6)",
+			c->table, rep.violations, rep.violations == 1 ? "" : "s", rep.notes,
+			rep.notes == 1 ? "" : "s", rep.runs_if, rep.runs_v4, rep.runs_v6, rep.gw_v4,
+			rep.gw_v6);
 	}
 	ret = rep.violations ? WD_EXIT_FOUND : WD_EXIT_OK;
 	fw_audit_report_free(&rep);
@@ -272,24 +273,24 @@ static int parse_run(const struct nft_opts *o, struct fw_run *r)
 {
 	memset(r, 0, sizeof(*r));
 	if (strlen(o->ifname) >= sizeof(r->ifname)) {
-		fprintf(stderr, "warden nft: interface name %s is too long\n", o->ifname);
+		cli_say(stderr, "warden nft: interface name %s is too long", o->ifname);
 		return -EINVAL;
 	}
 	snprintf(r->ifname, sizeof(r->ifname), "%s", o->ifname);
 	if (o->v4 && inet_pton(AF_INET, o->v4, &r->sbx4) != 1) {
-		fprintf(stderr, "warden nft: %s is not an IPv4 address\n", o->v4);
+		cli_say(stderr, "warden nft: %s is not an IPv4 address", o->v4);
 		return -EINVAL;
 	}
 	if (o->v6 && inet_pton(AF_INET6, o->v6, &r->sbx6) != 1) {
-		fprintf(stderr, "warden nft: %s is not an IPv6 address\n", o->v6);
+		cli_say(stderr, "warden nft: %s is not an IPv6 address", o->v6);
 		return -EINVAL;
 	}
 	if (o->gw4 && inet_pton(AF_INET, o->gw4, &r->gw4) != 1) {
-		fprintf(stderr, "warden nft: %s is not an IPv4 address\n", o->gw4);
+		cli_say(stderr, "warden nft: %s is not an IPv4 address", o->gw4);
 		return -EINVAL;
 	}
 	if (o->gw6 && inet_pton(AF_INET6, o->gw6, &r->gw6) != 1) {
-		fprintf(stderr, "warden nft: %s is not an IPv6 address\n", o->gw6);
+		cli_say(stderr, "warden nft: %s is not an IPv6 address", o->gw6);
 		return -EINVAL;
 	}
 	if ((o->gw4 && !o->v4) || (o->gw6 && !o->v6)) {
@@ -403,7 +404,7 @@ int cmd_nft(int argc, char **argv)
 		if (!strcmp(argv[1], nft_verbs[i].name))
 			idx = (int)i;
 	if (idx < 0) {
-		fprintf(stderr, "warden nft: unknown command %s\n", argv[1]);
+		cli_say(stderr, "warden nft: unknown command %s", argv[1]);
 		usage(stderr);
 		return WD_EXIT_USAGE;
 	}
@@ -412,24 +413,24 @@ int cmd_nft(int argc, char **argv)
 	o.ifname = o.count = pos[0];
 	if ((o.v4 || o.v6 || o.gw4 || o.gw6) && nft_verbs[idx].verb != V_RUN_ADD &&
 	    nft_verbs[idx].verb != V_RUN_DEL) {
-		fprintf(stderr,
-			"warden nft %s: --v4/--v6/--gw4/--gw6 only apply to run-add and run-del\n",
+		cli_say(stderr,
+			"warden nft %s: --v4/--v6/--gw4/--gw6 only apply to run-add and run-del",
 			argv[1]);
 		return WD_EXIT_USAGE;
 	}
 	if (o.json && nft_verbs[idx].verb != V_AUDIT) {
-		fprintf(stderr, "warden nft %s: --json only applies to audit\n", argv[1]);
+		cli_say(stderr, "warden nft %s: --json only applies to audit", argv[1]);
 		return WD_EXIT_USAGE;
 	}
 	if (o.rootless && nft_verbs[idx].verb != V_AUDIT && nft_verbs[idx].verb != V_RENDER) {
-		fprintf(stderr,
+		cli_say(stderr,
 			"warden nft %s: --rootless only applies to render and audit "
-			"(`warden run` installs a rootless run's table itself)\n",
+			"(`warden run` installs a rootless run's table itself)",
 			argv[1]);
 		return WD_EXIT_USAGE;
 	}
 	if (o.pid && (!o.rootless || nft_verbs[idx].verb != V_AUDIT)) {
-		fprintf(stderr, "warden nft %s: --pid only applies to audit --rootless\n", argv[1]);
+		cli_say(stderr, "warden nft %s: --pid only applies to audit --rootless", argv[1]);
 		return WD_EXIT_USAGE;
 	}
 	ret = load_config(o.config, o.rootless, &c);

@@ -57,7 +57,7 @@ static int who_of(const char *user, struct who *o)
 		if (!pw && end && !*end && *user)
 			pw = getpwuid((uid_t)uid);
 		else if (!pw) {
-			fprintf(stderr, "warden policy check: --user %s: no such user\n", user);
+			cli_say(stderr, "warden policy check: --user %s: no such user", user);
 			return -ENOENT;
 		}
 	}
@@ -67,7 +67,7 @@ static int who_of(const char *user, struct who *o)
 	snprintf(o->name, sizeof(o->name), "%s", pw->pw_name);
 	o->w.name = o->name;
 	if (getgrouplist(o->name, pw->pw_gid, gids, &n) < 0) {
-		fprintf(stderr, "warden policy check: %s is in more than %d groups\n", o->name,
+		cli_say(stderr, "warden policy check: %s is in more than %d groups", o->name,
 			WHO_GROUPS);
 		return -E2BIG;
 	}
@@ -100,19 +100,19 @@ static int check_ceiling(const struct wd_policy *p, const char *gwpath, const ch
 	for (size_t i = 0; i < d.n; i++) {
 		wd_buf_reset(&out);
 		if (!policy_diag_format(&d, i, &out))
-			fprintf(stderr, "%s\n", wd_buf_cstr(&out));
+			cli_say(stderr, "%s", wd_buf_cstr(&out));
 	}
 	wd_buf_reset(&out);
 	policy_diags_free(&d);
 	if (ret) {
-		fprintf(stderr, "warden policy check: %s: not a valid gateway config (%s)\n",
-			gwpath, strerror(-ret));
+		cli_say(stderr, "warden policy check: %s: not a valid gateway config (%s)", gwpath,
+			strerror(-ret));
 		return WD_EXIT_USAGE;
 	}
 	if (!c.ceiling) {
-		fprintf(stderr,
+		cli_say(stderr,
 			"warden policy check: %s has no `ceiling`: runs get their policy as "
-			"written\n",
+			"written",
 			gwpath);
 		status = WD_EXIT_OK;
 		goto out;
@@ -121,9 +121,9 @@ static int check_ceiling(const struct wd_policy *p, const char *gwpath, const ch
 		goto out;
 	ret = policy_ceiling_apply(c.ceiling, &who.w, p, &e);
 	if (ret == -E2BIG) {
-		fprintf(stderr,
+		cli_say(stderr,
 			"warden policy check: the policy's rules and the ceiling's overlap in more "
-			"than %d pairs: a gateway refuses this run\n",
+			"than %d pairs: a gateway refuses this run",
 			POLICY_CEILING_MAX_PAIRS);
 		goto out;
 	}
@@ -134,8 +134,8 @@ static int check_ceiling(const struct wd_policy *p, const char *gwpath, const ch
 		status = WD_EXIT_INTERNAL;
 		goto out;
 	}
-	printf("# for uid %u%s%s\n", who.w.uid, who.w.name ? " " : "",
-	       who.w.name ? who.w.name : "");
+	cli_say(stdout, "# for uid %u%s%s", who.w.uid, who.w.name ? " " : "",
+		who.w.name ? who.w.name : "");
 	fputs(wd_buf_cstr(&out), stdout);
 	status = fflush(stdout) ? WD_EXIT_INTERNAL : WD_EXIT_OK;
 out:
@@ -157,10 +157,10 @@ static int print_diags(struct policy_diags *d)
 		ret = policy_diag_format(d, i, &line);
 		if (ret)
 			break;
-		fprintf(stderr, "%s\n", wd_buf_cstr(&line));
+		cli_say(stderr, "%s", wd_buf_cstr(&line));
 	}
 	if (d->dropped)
-		fprintf(stderr, "%s: %zu more diagnostics not shown\n", d->file, d->dropped);
+		cli_say(stderr, "%s: %zu more diagnostics not shown", d->file, d->dropped);
 	wd_buf_free(&line);
 	return ret;
 }
@@ -218,7 +218,7 @@ static int check(const char *path, bool json, const char *gwpath, const char *us
 	}
 	if (ret) {
 		if (d.errors)
-			fprintf(stderr, "%s: %zu error%s\n", d.file, d.errors,
+			cli_say(stderr, "%s: %zu error%s", d.file, d.errors,
 				d.errors == 1 ? "" : "s");
 		if (json && !json_diags(&d, &out))
 			fputs(wd_buf_cstr(&out), stdout);
@@ -255,7 +255,7 @@ int cmd_policy(int argc, char **argv)
 	}
 	if (argc < 2 || strcmp(argv[1], "check")) {
 		if (argc >= 2)
-			fprintf(stderr, "warden policy: unknown sub-command `%s`\n", argv[1]);
+			cli_say(stderr, "warden policy: unknown sub-command `%s`", argv[1]);
 		usage(stderr);
 		return WD_EXIT_USAGE;
 	}
@@ -278,13 +278,13 @@ int cmd_policy(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--") && i + 1 < argc && !file) {
 			file = argv[++i];
 		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "warden policy check: unknown option `%s`\n", argv[i]);
+			cli_say(stderr, "warden policy check: unknown option `%s`", argv[i]);
 			usage(stderr);
 			return WD_EXIT_USAGE;
 		} else if (!file) {
 			file = argv[i];
 		} else {
-			fprintf(stderr, "warden policy check: expected one FILE, got `%s` too\n",
+			cli_say(stderr, "warden policy check: expected one FILE, got `%s` too",
 				argv[i]);
 			return WD_EXIT_USAGE;
 		}

@@ -106,7 +106,7 @@ void run_stamp(const char *stage)
 	if (on < 0)
 		on = getenv("WARDEN_TIMING") != NULL;
 	if (on && last)
-		fprintf(stderr, "warden run: timing: %-10s %7.2f ms\n", stage,
+		cli_say(stderr, "warden run: timing: %-10s %7.2f ms", stage,
 			(double)(now - last) / 1e6);
 	last = now;
 }
@@ -119,24 +119,25 @@ int run_fail(struct run *r, const char *step, const char *fix, const char *fmt, 
 	va_start(ap, fmt);
 	vsnprintf(cause, sizeof(cause), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "warden run: %s: %s\n", step, cause);
+	cli_say(stderr, "warden run: %s: %s", step, cause);
 	if (fix)
-		fprintf(stderr, "  fix: %s\n", fix);
+		cli_say(stderr, "  fix: %s", fix);
 	snprintf(r->fail_reason, sizeof(r->fail_reason), "%s: %s", step, cause);
 	return RUN_EXIT_WARDEN;
 }
 
 void run_note(const struct run *r, const char *fmt, ...)
 {
+	struct wd_buf b = WD_BUF_INIT;
 	va_list ap;
 
 	if (r->o.quiet)
 		return;
 	va_start(ap, fmt);
-	fputs("warden run: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	wd_buf_vprintf(&b, fmt, ap);
 	va_end(ap);
+	cli_say(stderr, "warden run: %s", wd_buf_cstr(&b));
+	wd_buf_free(&b);
 }
 
 int run_state_save(struct run *r)
@@ -387,7 +388,7 @@ static int stage_id(struct run *r)
 		return run_fail(r, "prerequisites", NULL, "no randomness for the run id");
 	wd_err_clear(&err);
 	if (run_gc(r->runs_dir, &n, &err))
-		fprintf(stderr, "warden run: gc: %s\n", err.msg);
+		cli_say(stderr, "warden run: gc: %s", err.msg);
 	else if (n)
 		run_note(r, "removed the leftovers of %u crashed run%s", n, n == 1 ? "" : "s");
 	return 0;

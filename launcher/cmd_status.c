@@ -1,5 +1,9 @@
 /* cmd_status.c - `warden status [--json]`: the caller's live runs (root: everyone's) with what
- * their gateway counts of them (its `list`). The JSON keys are stable (warden(1)). */
+ * their gateway counts of them (its `list`). The JSON keys are stable (warden(1)).
+ *
+ * Every string of a row is the run's to choose (its command, its policy's name; a rootless
+ * run's record is its user's file): the table prints each through wd_esc(), and the JSON
+ * is ASCII with \u escapes, a string that is not UTF-8 mended (U+FFFD), never dropped. */
 #include "launcher/cli.h"
 #include "launcher/live.h"
 
@@ -9,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* bytes of the COMMAND column past which the words are left out (the old table cut there) */
+#define STATUS_CMD_COLS 255
 
 static void usage(FILE *f)
 {
@@ -39,6 +46,29 @@ static json_t *num_or_null(const json_t *e, const char *key)
 	return json_is_integer(v) ? json_integer(json_integer_value(v)) : json_null();
 }
 
+/* @s as a JSON string; bytes that are not UTF-8 become U+FFFD (the run is listed still) */
+static json_t *jstr(const char *s)
+{
+	struct wd_buf b = WD_BUF_INIT;
+	json_t *j = json_string(s);
+	size_t n = strlen(s);
+
+	if (j)
+		return j;
+	for (size_t i = 0; i < n;) {
+		int l = wd_utf8_seqlen(s + i, n - i);
+
+		if (l > 0)
+			wd_buf_append(&b, s + i, (size_t)l);
+		else
+			wd_buf_puts(&b, "\xef\xbf\xbd");
+		i += l > 0 ? (size_t)l : 1;
+	}
+	j = json_string(wd_buf_cstr(&b));
+	wd_buf_free(&b);
+	return j;
+}
+
 /* one run as the JSON object warden(1) documents */
 static json_t *run_json(const struct live_run *lr, const json_t *e, const char *why, time_t now)
 {
@@ -47,18 +77,23 @@ static json_t *run_json(const struct live_run *lr, const json_t *e, const char *
 	json_t *cmd = json_loads(lr->rec.command, 0, NULL);
 	json_t *o;
 
+	if (cmd && !json_is_array(cmd)) { /* a record is its user's file: anything may be there */
+		json_decref(cmd);
+		cmd = NULL;
+	}
 	if (getpwuid_r(lr->rec.uid, &pw, pwbuf, sizeof(pwbuf), &pwr))
 		pwr = NULL;
-	o = json_pack(
-	    "{s:s, s:I, s:o, s:s, s:s, s:I, s:I, s:I, s:o, s:s, s:s, s:s, s:s}", "id", lr->rec.id,
-	    "uid", (json_int_t)lr->rec.uid, "user", pwr ? json_string(pw.pw_name) : json_null(),
-	    "mode", lr->rec.mode, "state", live_state_name(lr->state), "pid",
-	    (json_int_t)lr->rec.pid, "started", (json_int_t)lr->rec.created, "age_s",
-	    (json_int_t)(lr->rec.created && (unsigned long long)now >= lr->rec.created
-			     ? (unsigned long long)now - lr->rec.created
-			     : 0),
-	    "command", cmd ? cmd : json_array(), "policy", lr->rec.policy, "policy_name",
-	    lr->rec.policy_name, "gateway", lr->rec.gw_socket, "started_by", lr->rec.started_by);
+	o = json_pack("{s:o, s:I, s:o, s:o, s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}", "id",
+		      jstr(lr->rec.id), "uid", (json_int_t)lr->rec.uid, "user",
+		      pwr ? jstr(pw.pw_name) : json_null(), "mode", jstr(lr->rec.mode), "state",
+		      live_state_name(lr->state), "pid", (json_int_t)lr->rec.pid, "started",
+		      (json_int_t)lr->rec.created, "age_s",
+		      (json_int_t)(lr->rec.created && (unsigned long long)now >= lr->rec.created
+				       ? (unsigned long long)now - lr->rec.created
+				       : 0),
+		      "command", cmd ? cmd : json_array(), "policy", jstr(lr->rec.policy),
+		      "policy_name", jstr(lr->rec.policy_name), "gateway", jstr(lr->rec.gw_socket),
+		      "started_by", jstr(lr->rec.started_by));
 	if (!o)
 		return NULL;
 	json_object_set_new(o, "connections", num_or_null(e, "connections"));
@@ -99,12 +134,15 @@ static void age_text(json_int_t s, char *out, size_t size)
 		snprintf(out, size, "%lldh", (long long)(s / 3600));
 }
 
-static void print_row(const json_t *o)
+/* one row of the table: @o's counters, @lr's own strings, each escaped (wd_esc()) */
+static void print_row(const struct live_run *lr, const json_t *o)
 {
-	char age[32], up[32], down[32], conns[32], den[32], cmd[256] = "";
+	struct wd_buf id = WD_BUF_INIT, user = WD_BUF_INIT, mode = WD_BUF_INIT, pol = WD_BUF_INIT;
+	struct wd_buf cmd = WD_BUF_INIT;
+	char age[32], up[32], down[32], conns[32], den[32];
 	const json_t *c = json_object_get(o, "command"), *w;
-	const json_t *user = json_object_get(o, "user");
-	size_t i, at = 0;
+	const json_t *u = json_object_get(o, "user");
+	size_t i;
 
 	age_text(json_integer_value(json_object_get(o, "age_s")), age, sizeof(age));
 	if (json_is_integer(json_object_get(o, "bytes_up"))) {
@@ -120,21 +158,24 @@ static void print_row(const json_t *o)
 		snprintf(conns, sizeof(conns), "-");
 		snprintf(den, sizeof(den), "-");
 	}
+	/* the words as the run gave them, escaped one by one, cut at STATUS_CMD_COLS */
 	json_array_foreach(c, i, w)
 	{
-		int n = snprintf(cmd + at, sizeof(cmd) - at, "%s%s", i ? " " : "",
-				 json_string_value(w) ? json_string_value(w) : "?");
-
-		if (n < 0 || (size_t)n >= sizeof(cmd) - at)
+		if (i)
+			wd_buf_puts(&cmd, " ");
+		if (wd_esc_append(&cmd, json_string_value(w) ? json_string_value(w) : "?", 0) < 0 ||
+		    cmd.len > STATUS_CMD_COLS)
 			break;
-		at += (size_t)n;
 	}
-	printf("%-12s %-10s %-8s %-8s %5s %5s %7s/%-7s %6s  %-16s %s\n",
-	       json_string_value(json_object_get(o, "id")),
-	       json_is_string(user) ? json_string_value(user) : "?",
-	       json_string_value(json_object_get(o, "mode")),
-	       json_string_value(json_object_get(o, "state")), age, conns, up, down, den,
-	       json_string_value(json_object_get(o, "policy_name")), cmd);
+	printf("%-12s %-10s %-8s %-8s %5s %5s %7s/%-7s %6s  %-16s %s\n", wd_esc(&id, lr->rec.id),
+	       json_is_string(u) ? wd_esc(&user, json_string_value(u)) : "?",
+	       wd_esc(&mode, lr->rec.mode), live_state_name(lr->state), age, conns, up, down, den,
+	       wd_esc(&pol, lr->rec.policy_name), wd_buf_cstr(&cmd));
+	wd_buf_free(&id);
+	wd_buf_free(&user);
+	wd_buf_free(&mode);
+	wd_buf_free(&pol);
+	wd_buf_free(&cmd);
 }
 
 int cmd_status(int argc, char **argv)
@@ -154,7 +195,7 @@ int cmd_status(int argc, char **argv)
 			usage(stdout);
 			return WD_EXIT_OK;
 		} else {
-			fprintf(stderr, "warden status: unknown argument '%s'\n", argv[i]);
+			cli_say(stderr, "warden status: unknown argument '%s'", argv[i]);
 			usage(stderr);
 			return WD_EXIT_USAGE;
 		}
@@ -162,7 +203,7 @@ int cmd_status(int argc, char **argv)
 	wd_err_clear(&err);
 	ret = live_runs_find(&v, &n, &err);
 	if (ret) {
-		fprintf(stderr, "warden status: %s\n", err.msg);
+		cli_say(stderr, "warden status: %s", err.msg);
 		return WD_EXIT_INTERNAL;
 	}
 	runs = json_array();
@@ -172,46 +213,49 @@ int cmd_status(int argc, char **argv)
 		json_t *o = run_json(&v[i], e, why, now);
 
 		json_decref(e);
-		if (o)
-			json_array_append_new(runs, o);
+		/* one object a run, in @v's order: a run left out would be a run hidden */
+		if (!o || json_array_append_new(runs, o)) {
+			json_decref(runs);
+			runs = NULL;
+		}
 	}
-	free(v);
 	if (!runs) {
+		free(v);
 		fprintf(stderr, "warden status: out of memory\n");
 		return WD_EXIT_INTERNAL;
 	}
 	if (json) {
 		json_t *doc = json_pack("{s:o}", "runs", runs);
-		char *s = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+		char *s = doc ? json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 
 		if (s)
 			printf("%s\n", s);
 		free(s);
 		json_decref(doc);
+		free(v);
 		return s ? WD_EXIT_OK : WD_EXIT_INTERNAL;
 	}
-	if (!json_array_size(runs)) {
+	if (!n) {
 		printf("no live runs\n");
 	} else {
-		json_t *o;
-		size_t i;
-
-		printf("%-12s %-10s %-8s %-8s %5s %5s %15s %6s  %-16s %s\n", "RUN", "USER", "MODE",
-		       "STATE", "AGE", "CONNS", "BYTES UP/DOWN", "DENIED", "POLICY", "COMMAND");
-		json_array_foreach(runs, i, o)
-		{
-			print_row(o);
-		}
-		json_array_foreach(runs, i, o)
-		{
-			const json_t *w = json_object_get(o, "counts_error");
+		cli_say(stdout, "%-12s %-10s %-8s %-8s %5s %5s %15s %6s  %-16s %s", "RUN", "USER",
+			"MODE", "STATE", "AGE", "CONNS", "BYTES UP/DOWN", "DENIED", "POLICY",
+			"COMMAND");
+		for (size_t i = 0; i < n; i++)
+			print_row(&v[i], json_array_get(runs, i));
+		for (size_t i = 0; i < n; i++) {
+			const json_t *w = json_object_get(json_array_get(runs, i), "counts_error");
+			struct wd_buf id = WD_BUF_INIT, why = WD_BUF_INIT;
 
 			if (json_is_string(w))
 				fprintf(stderr, "warden status: run %s: %s\n",
-					json_string_value(json_object_get(o, "id")),
-					json_string_value(w));
+					wd_esc(&id, v[i].rec.id),
+					wd_esc(&why, json_string_value(w)));
+			wd_buf_free(&id);
+			wd_buf_free(&why);
 		}
 	}
 	json_decref(runs);
+	free(v);
 	return WD_EXIT_OK;
 }

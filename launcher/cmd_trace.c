@@ -536,7 +536,7 @@ void run_trace_collect(struct run *r, const struct run_outcome *o)
 		ret = collect_env(r, t);
 	json_decref(learned);
 	if (ret)
-		fprintf(stderr, "warden trace: collecting the trace: %s\n", strerror(-ret));
+		cli_say(stderr, "warden trace: collecting the trace: %s", strerror(-ret));
 }
 
 /* ------------------------------------------------------------ writing, the summary */
@@ -553,7 +553,7 @@ static int open_trace(struct run *r)
 	if (rt->out) {
 		fd = trace_open_out(rt->out);
 		if (fd < 0)
-			fprintf(stderr, "warden trace: cannot write the trace to %s: %s\n", rt->out,
+			cli_say(stderr, "warden trace: cannot write the trace to %s: %s", rt->out,
 				fd == -ELOOP ? "a symbolic link is in the way" : strerror(-fd));
 		else
 			snprintf(rt->path, sizeof(rt->path), "%s", rt->out);
@@ -563,7 +563,7 @@ static int open_trace(struct run *r)
 	if (!fd)
 		fd = trace_file_name(rt->t.command[0], rt->started_t, name, sizeof(name));
 	if (fd) {
-		fprintf(stderr, "warden trace: the traces folder: %s (use -o TRACE)\n",
+		cli_say(stderr, "warden trace: the traces folder: %s (use -o TRACE)",
 			strerror(-fd));
 		return fd;
 	}
@@ -572,8 +572,8 @@ static int open_trace(struct run *r)
 		owner = r->caller_uid;
 	fd = trace_create(dir, name, owner, r->gid, rt->path, sizeof(rt->path));
 	if (fd < 0)
-		fprintf(stderr, "warden trace: cannot make the trace in %s: %s (use -o TRACE)\n",
-			dir, fd == -ELOOP ? "a symbolic link is in the way" : strerror(-fd));
+		cli_say(stderr, "warden trace: cannot make the trace in %s: %s (use -o TRACE)", dir,
+			fd == -ELOOP ? "a symbolic link is in the way" : strerror(-fd));
 	return fd;
 }
 
@@ -609,11 +609,11 @@ static void say_stores(const struct run_trace *rt)
 				hits++;
 			}
 		if (first)
-			fprintf(
+			cli_say(
 			    stderr,
 			    "warden trace: warning: the program tried the credential store %s "
 			    "(%s by %s%s%s); it was hidden in the trace and warden init will not "
-			    "grant it\n",
+			    "grant it",
 			    cs[i], short_path(first->path, rt->home, sp, sizeof(sp)),
 			    first->comm[0] ? first->comm : "?", hits > 1 ? ", and more" : "", "");
 	}
@@ -629,51 +629,58 @@ static void say_files(const struct run_trace *rt)
 		    run_path_within(rt->t.files[i].path, rt->cwd))
 			in_cwd++;
 	}
-	fprintf(stderr,
+	cli_say(stderr,
 		"warden trace: files: %zu read, %zu executed, %zu looked at, %zu written, %zu "
 		"created, %zu removed, %zu renamed (%zu of these changes in the current folder), "
-		"%zu unix sockets\n",
+		"%zu unix sockets",
 		n[TRACE_READ], n[TRACE_EXEC], n[TRACE_STAT] + n[TRACE_MISSING], n[TRACE_WRITE],
 		n[TRACE_CREATE], n[TRACE_REMOVE], n[TRACE_RENAME], in_cwd, n[TRACE_CONNECT]);
 }
 
+/* the names the program reached, on one line (escaped: a name is the program's choice) */
 static void say_nets(const struct run_trace *rt)
 {
+	struct wd_buf line = WD_BUF_INIT;
 	size_t shown = 0, refused = 0, reached;
 
 	for (size_t i = 0; i < rt->t.nnets; i++)
 		refused += rt->t.nets[i].refused != NULL;
 	reached = rt->t.nnets - refused;
-	fprintf(stderr, "warden trace: names: %zu reached or tried%s", reached, reached ? ":" : "");
+	wd_buf_printf(&line, "warden trace: names: %zu reached or tried%s", reached,
+		      reached ? ":" : "");
 	for (size_t i = 0; i < rt->t.nnets && shown < SUMMARY_NAMES; i++) {
 		const struct trace_net_ev *e = &rt->t.nets[i];
 
 		if (e->refused)
 			continue;
 		if (e->proto == TRACE_PROTO_DNS)
-			fprintf(stderr, " %s (resolved only)", e->host);
+			wd_buf_printf(&line, " %s (resolved only)", e->host);
 		else
-			fprintf(stderr, " %s:%u", e->host, e->port);
+			wd_buf_printf(&line, " %s:%u", e->host, e->port);
 		shown++;
 	}
-	fprintf(stderr, "%s\n", reached > shown ? " ..." : "");
+	cli_say(stderr, "%s%s", wd_buf_cstr(&line), reached > shown ? " ..." : "");
+	wd_buf_free(&line);
 	for (size_t i = 0; i < rt->t.nnets; i++)
 		if (rt->t.nets[i].refused)
-			fprintf(stderr, "warden trace: refused even while learning: %s:%u (%s)\n",
+			cli_say(stderr, "warden trace: refused even while learning: %s:%u (%s)",
 				rt->t.nets[i].host, rt->t.nets[i].port, rt->t.nets[i].refused);
 }
 
 static void say_env(const struct run *r, const struct run_trace *rt)
 {
-	fprintf(stderr, "warden trace: environment given%s", rt->t.nenv ? ":" : ": none");
+	struct wd_buf line = WD_BUF_INIT;
+
+	wd_buf_printf(&line, "warden trace: environment given%s", rt->t.nenv ? ":" : ": none");
 	for (size_t i = 0; i < rt->t.nenv; i++)
-		fprintf(stderr, " %s", rt->t.env[i]);
+		wd_buf_printf(&line, " %s", rt->t.env[i]);
 	if (r->pol->nenv_set) {
-		fprintf(stderr, "; set by the base policy (copy its env.set):");
+		wd_buf_puts(&line, "; set by the base policy (copy its env.set):");
 		for (size_t i = 0; i < r->pol->nenv_set; i++)
-			fprintf(stderr, " %s", r->pol->env_set[i].name);
+			wd_buf_printf(&line, " %s", r->pol->env_set[i].name);
 	}
-	fprintf(stderr, "\n");
+	cli_say(stderr, "%s", wd_buf_cstr(&line));
+	wd_buf_free(&line);
 }
 
 static void summary(const struct run *r, const struct run_trace *rt, int status,
@@ -682,46 +689,46 @@ static void summary(const struct run *r, const struct run_trace *rt, int status,
 	const struct trace *t = &rt->t;
 
 	if (!rt->quiet) {
-		fprintf(stderr, "warden trace: %s exited with status %d after %.1f s\n",
+		cli_say(stderr, "warden trace: %s exited with status %d after %.1f s",
 			t->ncommand ? t->command[0] : "the program", status,
 			(double)t->wall_ms / 1000.0);
 		say_files(rt);
 		say_nets(rt);
 		say_env(r, rt);
-		fprintf(stderr,
+		cli_say(stderr,
 			"warden trace: measured: peak memory %llu KiB, %llu processes and threads "
-			"at most, %llu ms\n",
+			"at most, %llu ms",
 			(unsigned long long)t->peak_memory_kib, (unsigned long long)t->peak_pids,
 			(unsigned long long)t->wall_ms);
-		fprintf(stderr,
+		cli_say(stderr,
 			"warden trace: the current folder was %s; the home folder was read-only "
-			"(bubblewrap 0.8 has no --tmp-overlay: writes there failed)\n",
+			"(bubblewrap 0.8 has no --tmp-overlay: writes there failed)",
 			rt->cwd_rw ? "writable" : "read-only");
 	}
 	say_stores(rt);
 	if (wi->bad_utf8)
-		fprintf(stderr,
+		cli_say(stderr,
 			"warden trace: warning: %zu paths are not valid UTF-8 and were left out (a "
-			"policy cannot name them)\n",
+			"policy cannot name them)",
 			wi->bad_utf8);
 	if (wi->too_big)
-		fprintf(stderr,
+		cli_say(stderr,
 			"warden trace: warning: %zu file events were left out to keep the trace "
-			"under 64 MiB\n",
+			"under 64 MiB",
 			wi->too_big);
 	if (r->files && run_files_dropped(r->files, NULL))
-		fprintf(stderr,
+		cli_say(stderr,
 			"warden trace: warning: %llu accesses were not kept (the recorder's table "
-			"was full): the trace is incomplete\n",
+			"was full): the trace is incomplete",
 			(unsigned long long)run_files_dropped(r->files, NULL));
 	if (r->files && run_files_unreadable(r->files))
-		fprintf(stderr,
+		cli_say(stderr,
 			"warden trace: warning: %llu paths could not be read from the program: "
-			"the trace is incomplete\n",
+			"the trace is incomplete",
 			(unsigned long long)run_files_unreadable(r->files));
-	fprintf(stderr, "warden: trace written to %s\n", rt->path);
+	cli_say(stderr, "warden: trace written to %s", rt->path);
 	if (!rt->quiet)
-		fprintf(stderr, "warden trace: next: warden init --from %s -o policy.yaml\n",
+		cli_say(stderr, "warden trace: next: warden init --from %s -o policy.yaml",
 			rt->path);
 }
 
@@ -738,7 +745,7 @@ int run_trace_finish(struct run *r, int status)
 	}
 	ret = trace_format(&rt->t, rt->started, &b, &wi);
 	if (ret) {
-		fprintf(stderr, "warden trace: the trace: %s\n", strerror(-ret));
+		cli_say(stderr, "warden trace: the trace: %s", strerror(-ret));
 		wd_buf_free(&b);
 		return RUN_EXIT_WARDEN;
 	}
@@ -754,7 +761,7 @@ int run_trace_finish(struct run *r, int status)
 		ret = -errno;
 	wd_buf_free(&b);
 	if (ret) {
-		fprintf(stderr, "warden trace: writing %s: %s\n", rt->path, strerror(-ret));
+		cli_say(stderr, "warden trace: writing %s: %s", rt->path, strerror(-ret));
 		return RUN_EXIT_WARDEN;
 	}
 	summary(r, rt, status, &wi);
@@ -804,10 +811,10 @@ int trace_command(int argc, char **argv, char *ret_path, size_t size)
 			break;
 		case 'e':
 			if (!policy_env_name_ok(optarg)) {
-				fprintf(
+				cli_say(
 				    stderr,
 				    "warden trace: -e %s: a variable's name (a letter or _, then "
-				    "letters, digits and _)\n",
+				    "letters, digits and _)",
 				    optarg);
 				goto out;
 			}
@@ -848,7 +855,7 @@ int trace_command(int argc, char **argv, char *ret_path, size_t size)
 		char copy[PATH_MAX], *slash;
 
 		if (snprintf(copy, sizeof(copy), "%s", rt->out) >= (int)sizeof(copy)) {
-			fprintf(stderr, "warden trace: -o %s: too long\n", rt->out);
+			cli_say(stderr, "warden trace: -o %s: too long", rt->out);
 			goto out;
 		}
 		slash = strrchr(copy, '/');
@@ -859,7 +866,7 @@ int trace_command(int argc, char **argv, char *ret_path, size_t size)
 			     slash ? slash + 1 : copy) >=
 			(int)(sizeof(out_abs) - strlen(out_abs)) ||
 		    (slash && !slash[1])) {
-			fprintf(stderr, "warden trace: -o %s: not a file in a folder that exists\n",
+			cli_say(stderr, "warden trace: -o %s: not a file in a folder that exists",
 				rt->out);
 			goto out;
 		}

@@ -176,12 +176,17 @@ struct ctx {
 static void warn(struct ctx *c, const char *fmt, ...) WD_PRINTF(2, 3);
 static void warn(struct ctx *c, const char *fmt, ...)
 {
+	struct wd_buf line = WD_BUF_INIT;
 	va_list ap;
 
+	/* a path or a process name in it is the program's choice: escaped (wd_esc_append()),
+	 * so the warning is one line a terminal only shows */
 	va_start(ap, fmt);
-	wd_buf_vprintf(&c->res->warnings, fmt, ap);
+	wd_buf_vprintf(&line, fmt, ap);
 	va_end(ap);
+	wd_esc_append(&c->res->warnings, wd_buf_cstr(&line), 0);
 	wd_buf_puts(&c->res->warnings, "\n");
+	wd_buf_free(&line);
 	c->res->nwarnings++;
 }
 
@@ -625,8 +630,9 @@ static int file_event(struct ctx *c, struct files *f, const struct trace_file_ev
 		return 0;
 	}
 	if (strlen(e->path) >= sizeof(p) || !printable_utf8(e->path)) {
-		warn(c, "not granted: a path with control characters or invalid UTF-8 (%s by %s)",
-		     trace_op_name(e->op), e->comm[0] ? e->comm : "the program");
+		warn(c,
+		     "not granted: a path with control characters or invalid UTF-8 (%s by %s): %s",
+		     trace_op_name(e->op), e->comm[0] ? e->comm : "the program", e->path);
 		return 0;
 	}
 	snprintf(p, sizeof(p), "%s", e->path);
@@ -1139,16 +1145,20 @@ int infer_policy(const struct trace *t, const struct infer_opts *o, struct infer
 	rc = ctx_init(&c, t, o, res);
 	if (rc)
 		goto out;
-	wd_buf_printf(b, "# Made by `warden init` from %s%s%s.\n",
-		      o->source ? o->source : "a trace", o->now ? " on " : "",
-		      o->now ? o->now : "");
+	/* the header's comments quote the trace's path, command and folder escaped
+	 * (wd_esc()): a control character is no YAML, a bidi control would hide text */
+	wd_buf_puts(b, "# Made by `warden init` from ");
+	wd_esc_append(b, o->source ? o->source : "a trace", 0);
+	wd_buf_printf(b, "%s%s.\n", o->now ? " on " : "", o->now ? o->now : "");
 	wd_buf_puts(b, "# The traced command:");
-	for (size_t i = 0; i < t->ncommand; i++)
-		wd_buf_printf(b, " %s", printable_utf8(t->command[i]) ? t->command[i] : "?");
-	wd_buf_printf(b,
-		      "\n# It ran in %s. Each entry says what used it; read them before you "
-		      "use this\n# policy (its format: warden-policy(5)).\n",
-		      printable_utf8(t->cwd) ? t->cwd : "?");
+	for (size_t i = 0; i < t->ncommand; i++) {
+		wd_buf_puts(b, " ");
+		wd_esc_append(b, t->command[i], 0);
+	}
+	wd_buf_puts(b, "\n# It ran in ");
+	wd_esc_append(b, t->cwd, 0);
+	wd_buf_puts(b, ". Each entry says what used it; read them before you use this\n# policy "
+		       "(its format: warden-policy(5)).\n");
 	wd_buf_puts(b, "version: 1\n");
 	if (t->ncommand) {
 		bool ok = true;

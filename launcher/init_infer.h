@@ -58,7 +58,8 @@ struct infer_opts {
  * struct infer_result - what infer_policy() made
  * @yaml:	the policy text
  * @warnings:	one line per warning a person should read (credential stores read, writes
- *		into the runtime base, names refused during the trace), each ending in '\n'
+ *		into the runtime base, names refused during the trace), each ending in '\n',
+ *		escaped for a terminal already (wd_esc_append())
  * @nwarnings:	their number
  * @nread:	read grants written
  * @nwrite:	write grants written

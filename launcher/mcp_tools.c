@@ -152,7 +152,7 @@ void mcp_audit(struct mcp_server *m, const char *action, const char *run, const 
 	ev.uid = getuid();
 	wd_err_clear(&err);
 	if (m->log && audit_log_write(m->log, &ev, AUDIT_WRITE_DURABLE, &err))
-		fprintf(stderr, "warden mcp: audit: %s\n", err.msg);
+		cli_say(stderr, "warden mcp: audit: %s", err.msg);
 }
 
 static int reply(struct mcp_server *m, json_t *id, json_t *result)
@@ -560,7 +560,7 @@ static json_t *string_of(const struct wd_buf *b)
 	size_t i = 0;
 
 	while (i < b->len) {
-		int n = audit_utf8_seqlen(b->data + i, b->len - i);
+		int n = wd_utf8_seqlen(b->data + i, b->len - i);
 
 		if (n > 0) {
 			wd_buf_append(&t, b->data + i, (size_t)n);
@@ -998,14 +998,18 @@ static json_t *set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 			a->used = true;
 	}
 	if (a && a->used && m->s.elicitation) {
-		/* the client asks its user; the call is answered with the decision */
+		/* the client asks its user; the call is answered with the decision (the names
+		 * are the agent's: escaped, wd_esc(), as every text a person reads) */
+		struct wd_buf esc = WD_BUF_INIT;
 		char text[2048];
 		size_t l;
 
 		l = (size_t)snprintf(text, sizeof(text),
 				     "The agent asks Warden to let its sandboxed commands reach:");
 		for (i = 0; i < a->n && l < sizeof(text); i++)
-			l += (size_t)snprintf(text + l, sizeof(text) - l, " %s", a->req[i].name);
+			l += (size_t)snprintf(text + l, sizeof(text) - l, " %s",
+					      wd_esc(&esc, a->req[i].name));
+		wd_buf_free(&esc);
 		snprintf(text + (l < sizeof(text) ? l : sizeof(text) - 1),
 			 sizeof(text) - (l < sizeof(text) ? l : sizeof(text) - 1), ". Allow it?");
 		if (!mcp_request(

@@ -7,6 +7,7 @@
  * with the facts, which become the run's network. The connection stays open for the run's
  * life: the daemon unregisters the run when it closes (the launcher is gone), and its end tells
  * the launcher that the daemon is gone (run_wait.c ends the run with 125). */
+#include "launcher/cli.h"
 #include "launcher/run_internal.h"
 
 #include <arpa/inet.h>
@@ -239,10 +240,10 @@ int run_daemon_up(struct run *r)
 			json_decref(ans);
 			close(fd);
 			if (!r->o.quiet)
-				fprintf(stderr,
+				cli_say(stderr,
 					"warden run: the gateway daemon on %s is older than "
 					"this warden: its events of the run stay in its "
-					"central log only\n",
+					"central log only",
 					r->gw.socket);
 			continue;
 		}
@@ -291,7 +292,7 @@ static int event_line(struct run *r, const char *line, size_t len)
 	if (r->log) {
 		ret = audit_log_write(r->log, &ev, 0, &err);
 		if (ret)
-			fprintf(stderr, "warden run: audit: %s\n",
+			cli_say(stderr, "warden run: audit: %s",
 				err.msg[0] ? err.msg : strerror(-ret));
 	}
 	r->gw_events++;

@@ -1,6 +1,7 @@
 /* run_network.c - the network stage of `warden run`: the run's network namespace and veth pair
  * (leased ready-made from the pool, else made now, netns/) and its nft set elements (nft/);
  * the table is installed when it is missing. And its undoing. */
+#include "launcher/cli.h"
 #include "launcher/run_internal.h"
 
 #include <arpa/inet.h>
@@ -166,12 +167,12 @@ void run_network_down(struct run *r)
 		wd_err_clear(&err);
 		if ((!r->fw && fw_conn_open(&r->fw, &err)) ||
 		    fw_conn_run_del(r->fw, &r->fcfg, &r->fr, &err))
-			fprintf(stderr, "warden run: teardown: nft: %s\n", err.msg);
+			cli_say(stderr, "warden run: teardown: nft: %s", err.msg);
 		r->fw_added = false;
 	}
 	if (r->net.live) {
 		wd_err_clear(&err);
 		if (netns_run_destroy(&r->ncfg, &r->net, &err))
-			fprintf(stderr, "warden run: teardown: network: %s\n", err.msg);
+			cli_say(stderr, "warden run: teardown: network: %s", err.msg);
 	}
 }

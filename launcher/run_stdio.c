@@ -23,6 +23,7 @@
  * client's once they are delivered. A reader gone (EPIPE; SIGPIPE is ignored) closes the
  * other side of that direction, as a direct pipe would. After the program ended, what it wrote
  * is delivered (bounded by RUN_STDIO_DRAIN_MS without progress). */
+#include "launcher/cli.h"
 #include "launcher/run_internal.h"
 
 #include <errno.h>
@@ -350,7 +351,7 @@ void run_stdio_finish(struct run *r)
 	io->exit_mcp = ex ? json_dumps(ex, JSON_COMPACT) : NULL;
 	json_decref(ex);
 	if (io->updates && getenv("WARDEN_TIMING"))
-		fprintf(stderr, "warden run: timing: mcp updates %llu, %.1f us each\n",
+		cli_say(stderr, "warden run: timing: mcp updates %llu, %.1f us each",
 			(unsigned long long)io->updates,
 			(double)io->update_ns / 1e3 / (double)io->updates);
 }

@@ -4,6 +4,7 @@
  * SIGKILL to everything RUN_KILL_GRACE_MS later), when no cgroup limits memory, the RSS
  * sampling timer, and the stdio relay's descriptors (run_stdio.c); once the program ended, the
  * relay delivers what it wrote. */
+#include "launcher/cli.h"
 #include "launcher/run_internal.h"
 #include "launcher/run_trace.h"
 
@@ -73,17 +74,17 @@ void run_wait(struct run *r, struct run_outcome *o)
 			int n = run_daemon_events(r, NULL);
 
 			if (n == -EBADMSG) {
-				fprintf(stderr,
+				cli_say(stderr,
 					"warden run: the gateway daemon on %s sent a line "
-					"too long for an event; ending the run\n",
+					"too long for an event; ending the run",
 					r->gw.socket);
 			}
 			if (n < 0) {
 				/* fail closed: nothing routes around the daemon, and the program
 				 * does not go on without it */
-				fprintf(stderr,
+				cli_say(stderr,
 					"warden run: the gateway daemon on %s went away: "
-					"ending the run\n",
+					"ending the run",
 					r->gw.socket);
 				snprintf(
 				    r->gw_lost_why, sizeof(r->gw_lost_why),

@@ -195,7 +195,7 @@ static void roundtrip(const struct audit_event *ev)
 	assert_int_equal(b.data[b.len - 1], '\n');
 	assert_null(memchr(b.data, '\n', b.len - 1));
 	for (size_t i = 0; i < b.len;) {
-		int l = audit_utf8_seqlen(b.data + i, b.len - i);
+		int l = wd_utf8_seqlen(b.data + i, b.len - i);
 
 		assert_true(l > 0);
 		if (i < b.len - 1)
