@@ -1059,11 +1059,12 @@ static long connect_as_caller(pid_t pid, int sfd, const void *addr, socklen_t le
  * the caller's view): one the person named (the same file as a named path reaches now in
  * the caller's view, with no symbolic link on the way: a link the program made in its
  * writable folder does not turn a named path into another socket), or one in the sandbox's
- * own /tmp (a tmpfs of its own that no host service can have a socket in).
+ * own /tmp (a tmpfs of its own that no host service can have a socket in; never the host's
+ * /tmp, on another device).
  */
 static bool socket_allowed(const struct rf_emul_ctx *c, int fd)
 {
-	struct stat st, nst;
+	struct stat st, nst, host;
 	bool ok = false;
 	int nfd;
 
@@ -1078,10 +1079,13 @@ static bool socket_allowed(const struct rf_emul_ctx *c, int fd)
 	}
 	if (ok)
 		return true;
+	/* the sandbox's own /tmp: not the host's (the launcher's), which holds other programs'
+	 * sockets (an X server's) */
 	nfd = openat2_in(c->root, "/tmp", O_DIRECTORY, RESOLVE_NO_SYMLINKS);
 	if (nfd < 0)
 		return false;
-	ok = !fstat(nfd, &nst) && nst.st_dev == st.st_dev;
+	ok = !fstat(nfd, &nst) && nst.st_dev == st.st_dev && !stat("/tmp", &host) &&
+	     host.st_dev != nst.st_dev;
 	close(nfd);
 	return ok;
 }

@@ -210,8 +210,6 @@ static int ev_file(struct rd *r, json_t *o, struct trace *t)
 		return rc;
 	if (refused && which != TRACE_CONNECT)
 		return bad(r, "\"refused\" is only for a \"connect\", not a \"%s\"%s", op, "");
-	if (refused && !refused[0])
-		return bad(r, "\"refused\" must say why%s%s", "", "");
 	if ((rc = push((void **)&t->files, &t->nfiles, sizeof(*t->files))))
 		return rc;
 	e = &t->files[t->nfiles - 1];

@@ -32,7 +32,7 @@ chmod 0755 "$T"
 export WARDEN_GATEWAY_BIN=$GW WARDEN_POOL=0
 U=$LAB_USER_UID:$LAB_USER_GID
 H=$T/home
-mkdir -p "$T/proj" "$T/marks" "$T/named" "$T/logs" "$T/ulogs" "$H"
+mkdir -p "$T/proj" "$T/bin" "$T/marks" "$T/named" "$T/logs" "$T/ulogs" "$H"
 chmod -R a+rX "$T"
 chown -R "$U" "$T/proj" "$H" "$T/ulogs" "$T/named"
 # the markers' folder: the services (root) write there, nobody else may
@@ -61,7 +61,7 @@ while True:
     c.close()
 EOF
 # the client: connect, tell it to touch MARKER; 3 when the connect is refused
-cat >"$T/client.py" <<'EOF'
+cat >"$T/bin/client.py" <<'EOF'
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
 addr = sys.argv[1]
@@ -73,7 +73,7 @@ except OSError as e:
 s.sendall(("touch %s\n" % sys.argv[2]).encode())
 print(s.recv(100).decode().strip())
 EOF
-chmod 0644 "$T/service.py" "$T/client.py"
+chmod 0644 "$T/service.py" "$T/bin/client.py"
 
 # the services' sockets: in the lab user's home (theirs, 0600, as an engine run by the user
 # makes it), under /var/lib (root's, 0666 as a group socket would be to its members), one the
@@ -146,10 +146,10 @@ connected_in()
 		'[.[] | select(.type == "file" and .op == "connect" and .path == $p and (has("refused") | not))] | length == 1' \
 		"$1" >/dev/null
 }
-# granted POLICY TEXT: an uncommented line of POLICY holds TEXT
+# granted POLICY TEXT: a grant of POLICY (an uncommented list item) holds TEXT
 granted()
 {
-	grep -v '^[[:space:]]*#' "$1" | grep -qF -- "$2"
+	grep -E '^[[:space:]]*- ' "$1" | grep -qF -- "$2"
 }
 # init_policy TRACE POLICY: warden init --from TRACE (as root: it reads only the trace)
 init_policy()
@@ -161,7 +161,7 @@ echo "# the services answer on the host, outside any sandbox (the controls of th
 for s in "$HOMESOCK" "$RDSOCK" "$VARSOCK" "$NAMED" "$ABSTRACT"; do
 	m=$T/marks/host-$(basename "$s")
 	check_eq "from the host, the lab user reaches $s (the service writes a host file)" "DONE" \
-		in_host_user "$PY" "$T/client.py" "$s" "$m"
+		in_host_user "$PY" "$T/bin/client.py" "$s" "$m"
 	check "... and the file is there" test -s "$m"
 	rm -f "$m"
 done
@@ -175,7 +175,7 @@ for mode in root rootless; do
 		trace=$T/$([[ $mode == root ]] && echo logs || echo ulogs)/t-$mode-$n.jsonl
 		m=$T/marks/$mode-$n
 		check_fails --denied 3 "[$mode] the traced program cannot connect to the host service on $s" \
-			tr "$mode" "$trace" "$PY" "$T/client.py" "$s" "$m"
+			tr "$mode" "$trace" "$PY" "$T/bin/client.py" "$s" "$m"
 		check "[$mode] ... and the service wrote nothing on the host" test ! -e "$m"
 		check "[$mode] ... the trace records the attempt as refused" refused_in "$trace" "$s"
 		pol=$T/logs/p-$mode-$n.yaml
@@ -184,13 +184,13 @@ for mode in root rootless; do
 		check "[$mode] ... and says why in a comment" \
 			grep -qE "^[[:space:]]*#.*$(basename "$s").*unix socket" "$pol"
 		check "[$mode] ... while the service is still up (the host reaches it)" \
-			in_host_user "$PY" "$T/client.py" "$s" "$T/marks/ctl-$mode-$n"
+			in_host_user "$PY" "$T/bin/client.py" "$s" "$T/marks/ctl-$mode-$n"
 	done
 
 	n=$((n + 1))
 	trace=$T/$([[ $mode == root ]] && echo logs || echo ulogs)/t-$mode-$n.jsonl
 	check_fails --denied 3 "[$mode] a host service on an abstract socket is out of reach (the sandbox's own network namespace)" \
-		tr "$mode" "$trace" "$PY" "$T/client.py" "$ABSTRACT" "$T/marks/$mode-abstract"
+		tr "$mode" "$trace" "$PY" "$T/bin/client.py" "$ABSTRACT" "$T/marks/$mode-abstract"
 	check "[$mode] ... and it wrote nothing" test ! -e "$T/marks/$mode-abstract"
 
 	n=$((n + 1))
@@ -198,17 +198,18 @@ for mode in root rootless; do
 	m=$T/marks/$mode-named
 	TR_OPTS=(--allow-socket "$NAMED")
 	check_eq "[$mode] control: a socket named with --allow-socket is reached in the trace" "DONE" \
-		tr "$mode" "$trace" "$PY" "$T/client.py" "$NAMED" "$m"
+		tr "$mode" "$trace" "$PY" "$T/bin/client.py" "$NAMED" "$m"
 	check "[$mode] ... the service ran what it was told" test -s "$m"
 	check "[$mode] ... the trace records the connect, not refused" connected_in "$trace" "$NAMED"
 	pol=$T/logs/p-$mode-$n.yaml
 	check "[$mode] ... warden init makes a policy from it" init_policy "$trace" "$pol"
 	check "[$mode] ... which grants the named socket" granted "$pol" "$NAMED"
 	check "[$mode] ... saying in its comment that it is a unix socket" \
-		grep -qE "app\.sock.*#.*unix socket" "$pol"
+		grep -qE "^[[:space:]]*- .*app\.sock.*#.*unix socket" "$pol"
 	check_fails --denied 3 "[$mode] ... while in the same trace an unnamed one stays refused" \
-		tr "$mode" "$trace" "$PY" "$T/client.py" "$VARSOCK" "$T/marks/$mode-named-var"
+		tr "$mode" "$trace.2" "$PY" "$T/bin/client.py" "$VARSOCK" "$T/marks/$mode-named-var"
 	check "[$mode] ... and its service wrote nothing" test ! -e "$T/marks/$mode-named-var"
+	check "[$mode] ... and that trace records it as refused" refused_in "$trace.2" "$VARSOCK"
 	TR_OPTS=()
 done
 

@@ -83,6 +83,7 @@ static void test_round_trip(void **state)
 	    {"/home/u/proj/b", TRACE_REMOVE, 1, "node", NULL},
 	    {"/home/u/proj/c", TRACE_WRITE, 4, "node", NULL},
 	    {"/etc/hosts", TRACE_STAT, 1, "node", NULL},
+	    {"/var/lib/lxd/unix.socket", TRACE_CONNECT, 2, "curl", "not named"},
 	};
 	struct trace_net_ev nets[] = {
 	    {"registry.npmjs.org", 443, TRACE_PROTO_TLS, 3, NULL},
@@ -95,21 +96,26 @@ static void test_round_trip(void **state)
 	struct trace_write_info wi;
 
 	(void)state;
-	make(&t, files, 9, nets, 4, env, 2);
+	make(&t, files, 10, nets, 4, env, 2);
 	round_trip(&t, &back, &wi);
 	assert_int_equal(back.ncommand, 3);
 	for (size_t i = 0; i < 3; i++)
 		assert_string_equal(back.command[i], cmd_words[i]);
 	assert_string_equal(back.cwd, t.cwd);
 	assert_string_equal(back.home, t.home);
-	assert_int_equal(back.nfiles, 9);
-	assert_int_equal(wi.files, 9);
-	for (size_t i = 0; i < 9; i++) {
+	assert_int_equal(back.nfiles, 10);
+	assert_int_equal(wi.files, 10);
+	for (size_t i = 0; i < 10; i++) {
 		const struct trace_file_ev *f = find_file(&back, files[i].op, files[i].path);
 
 		assert_non_null(f);
 		assert_int_equal(f->count, files[i].count);
 		assert_string_equal(f->comm, files[i].comm);
+		/* a refused connect reads back refused, a done one not */
+		if (files[i].refused)
+			assert_string_equal(f->refused, files[i].refused);
+		else
+			assert_null(f->refused);
 	}
 	assert_int_equal(back.nnets, 4);
 	for (size_t i = 0; i < 4; i++) {
