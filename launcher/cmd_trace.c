@@ -644,11 +644,34 @@ static void say_stores(const struct run_trace *rt)
 	}
 }
 
-static void say_files(const struct run_trace *rt)
+/* One warning per unix socket the learning sandbox refused. */
+static void say_sockets(const struct run_trace *rt)
 {
-	size_t n[TRACE_OP_N] = {0}, in_cwd = 0;
+	char sp[PATH_MAX + 2];
 
 	for (size_t i = 0; i < rt->t.nfiles; i++) {
+		const struct trace_file_ev *e = &rt->t.files[i];
+
+		if (e->op != TRACE_CONNECT || !e->refused)
+			continue;
+		fprintf(stderr,
+			"warden trace: warning: %s tried to connect to the unix socket %s; it was "
+			"refused (a service outside the sandbox) and warden init will not grant "
+			"it: trace again with --allow-socket %s if the program must reach it\n",
+			e->comm[0] ? e->comm : "the program",
+			short_path(e->path, rt->home, sp, sizeof(sp)), e->path);
+	}
+}
+
+static void say_files(const struct run_trace *rt)
+{
+	size_t n[TRACE_OP_N] = {0}, in_cwd = 0, refused = 0;
+
+	for (size_t i = 0; i < rt->t.nfiles; i++) {
+		if (rt->t.files[i].refused) {
+			refused++;
+			continue;
+		}
 		n[rt->t.files[i].op]++;
 		if (trace_op_writes(rt->t.files[i].op) &&
 		    run_path_within(rt->t.files[i].path, rt->cwd))
@@ -657,9 +680,10 @@ static void say_files(const struct run_trace *rt)
 	fprintf(stderr,
 		"warden trace: files: %zu read, %zu executed, %zu looked at, %zu written, %zu "
 		"created, %zu removed, %zu renamed (%zu of these changes in the current folder), "
-		"%zu unix sockets\n",
+		"%zu unix sockets connected to, %zu refused\n",
 		n[TRACE_READ], n[TRACE_EXEC], n[TRACE_STAT] + n[TRACE_MISSING], n[TRACE_WRITE],
-		n[TRACE_CREATE], n[TRACE_REMOVE], n[TRACE_RENAME], in_cwd, n[TRACE_CONNECT]);
+		n[TRACE_CREATE], n[TRACE_REMOVE], n[TRACE_RENAME], in_cwd, n[TRACE_CONNECT],
+		refused);
 }
 
 static void say_nets(const struct run_trace *rt)
@@ -724,6 +748,7 @@ static void summary(const struct run *r, const struct run_trace *rt, int status,
 			rt->cwd_rw ? "writable" : "read-only");
 	}
 	say_stores(rt);
+	say_sockets(rt);
 	if (wi->bad_utf8)
 		fprintf(stderr,
 			"warden trace: warning: %zu paths are not valid UTF-8 and were left out (a "

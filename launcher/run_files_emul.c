@@ -899,6 +899,9 @@ static int do_chmod(const struct rf_emul_ctx *c, const struct emul_call *k, cons
 #define CONNECT_WAIT_MS 10000
 #define CONNECT_RETRY_MS 10
 
+/* pidfd_open()'s flag for a thread's own pidfd (Linux 6.9; O_EXCL) */
+#define RF_PIDFD_THREAD O_EXCL
+
 /* The second (effective) number of line @key ("\nUid:") of a /proc/PID/status text. */
 static int status_id(const char *status, const char *key, unsigned long *ret)
 {
@@ -1041,6 +1044,38 @@ static long connect_here(int sfd, const void *addr, socklen_t len)
 	return err ? -err : 0;
 }
 
+/* A pidfd of the calling thread (its descriptor table: a thread that unshared its own has
+ * another), PIDFD_THREAD (Linux 6.9); before that, of its thread group's leader. */
+static int caller_pidfd(pid_t tid)
+{
+	char p[48], buf[2048], *s;
+	long tgid;
+	ssize_t n;
+	int fd;
+
+	fd = (int)syscall(SYS_pidfd_open, tid, RF_PIDFD_THREAD);
+	if (fd >= 0 || errno != EINVAL)
+		return fd;
+	fd = (int)syscall(SYS_pidfd_open, tid, 0);
+	if (fd >= 0 || errno != EINVAL)
+		return fd;
+	/* not a leader, on a kernel without PIDFD_THREAD */
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)tid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	s = strstr(buf, "\nTgid:");
+	if (!s)
+		return -1;
+	tgid = strtol(s + 6, NULL, 10);
+	return tgid > 0 ? (int)syscall(SYS_pidfd_open, (pid_t)tgid, 0) : -1;
+}
+
 /* connect_here() as the caller. */
 static long connect_as_caller(pid_t pid, int sfd, const void *addr, socklen_t len)
 {
@@ -1098,7 +1133,9 @@ static int connect_path(const struct rf_emul_ctx *c, int sfd, const struct socka
 	struct sockaddr_un to = {.sun_family = AF_UNIX};
 	size_t plen = len - offsetof(struct sockaddr_un, sun_path);
 	struct epath ep;
+	struct statfs sf;
 	struct stat st;
+	bool exact = true;
 	int fd = -1, r;
 
 	memcpy(ep.raw, sun->sun_path, plen);
@@ -1109,8 +1146,21 @@ static int connect_path(const struct rf_emul_ctx *c, int sfd, const struct socka
 	if (r || !ep.name || ep.must_dir)
 		goto refuse; /* a path the recorder cannot follow exactly */
 	r = open_path(c, &ep, false, &fd);
-	if (r == SKIP)
-		goto refuse;
+	if (r == SKIP) {
+		/* links on the way the fold may not follow (/var/run/nscd/socket): what they
+		 * reach is judged all the same, but recorded as nothing when it is let through
+		 * (its name is not sure); a miss is answered as the kernel would */
+		exact = false;
+		fd = openat2_in(c->root, ep.abs, 0, 0);
+		if (fd < 0)
+			return answer(out, errno == ENOENT || errno == ENOTDIR ? -errno : -EACCES,
+				      -1);
+		if (fstatfs(fd, &sf) < 0 || sf.f_type == PROC_SUPER_MAGIC) {
+			close(fd);
+			goto refuse;
+		}
+		r = 0;
+	}
 	if (r)
 		return answer(out, r, -1); /* ENOENT, EACCES, ...: the caller's own error */
 	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
@@ -1124,7 +1174,7 @@ static int connect_path(const struct rf_emul_ctx *c, int sfd, const struct socka
 	snprintf(to.sun_path, sizeof(to.sun_path), "/proc/self/fd/%d", fd);
 	r = (int)connect_as_caller(c->pid, sfd, &to, sizeof(to));
 	close(fd);
-	return answer(out, r, TRACE_CONNECT);
+	return answer(out, r, exact ? TRACE_CONNECT : -1);
 refuse:
 	out->ret = -EACCES;
 	out->op = out->path[0] == '/' ? TRACE_CONNECT : -1;
@@ -1159,7 +1209,7 @@ static int do_connect(const struct rf_emul_ctx *c, const struct emul_call *k,
 		if (process_vm_readv(c->pid, &l, 1, &rr, 1, 0) != (ssize_t)len)
 			return answer(out, -EFAULT, -1);
 	}
-	pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	pidfd = caller_pidfd(c->pid);
 	if (pidfd < 0) {
 		ret = answer(out, -EACCES, -1);
 		goto out;

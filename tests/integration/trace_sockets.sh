@@ -170,6 +170,7 @@ for mode in root rootless; do
 	echo "# $mode mode"
 	TR_OPTS=()
 	n=0
+	errf=$T/$([[ $mode == root ]] && echo logs || echo ulogs)/err
 	for s in "$HOMESOCK" "$RDSOCK" "$VARSOCK"; do
 		n=$((n + 1))
 		trace=$T/$([[ $mode == root ]] && echo logs || echo ulogs)/t-$mode-$n.jsonl
@@ -178,6 +179,8 @@ for mode in root rootless; do
 			tr "$mode" "$trace" "$PY" "$T/bin/client.py" "$s" "$m"
 		check "[$mode] ... and the service wrote nothing on the host" test ! -e "$m"
 		check "[$mode] ... the trace records the attempt as refused" refused_in "$trace" "$s"
+		check "[$mode] ... and the summary warns of it" \
+			grep -qF -- "refused (a service outside the sandbox) and warden init will not grant it: trace again with --allow-socket $s" "$errf"
 		pol=$T/logs/p-$mode-$n.yaml
 		check "[$mode] ... warden init makes a policy from the trace" init_policy "$trace" "$pol"
 		check_fails "[$mode] ... which does not grant the socket" granted "$pol" "$(basename "$(dirname "$s")")/$(basename "$s")"
@@ -187,11 +190,45 @@ for mode in root rootless; do
 			in_host_user "$PY" "$T/bin/client.py" "$s" "$T/marks/ctl-$mode-$n"
 	done
 
+	trace=$T/$([[ $mode == root ]] && echo logs || echo ulogs)/t-$mode-thread.jsonl
+	check_fails --denied 3 "[$mode] ... nor from a second thread of the program (its own pidfd)" \
+		tr "$mode" "$trace" "$PY" -c '
+import runpy, sys, threading
+sys.argv = sys.argv[1:]
+r = []
+def go():
+    try:
+        runpy.run_path(sys.argv[0], run_name="__main__")
+    except SystemExit as e:
+        r.append(e.code)
+t = threading.Thread(target=go)
+t.start()
+t.join()
+sys.exit(r[0] if r else 0)' "$T/bin/client.py" "$VARSOCK" "$T/marks/$mode-thread"
+	check "[$mode] ... and the service wrote nothing" test ! -e "$T/marks/$mode-thread"
+	check "[$mode] ... the trace records it as refused" refused_in "$trace" "$VARSOCK"
+
 	n=$((n + 1))
 	trace=$T/$([[ $mode == root ]] && echo logs || echo ulogs)/t-$mode-$n.jsonl
 	check_fails --denied 3 "[$mode] a host service on an abstract socket is out of reach (the sandbox's own network namespace)" \
 		tr "$mode" "$trace" "$PY" "$T/bin/client.py" "$ABSTRACT" "$T/marks/$mode-abstract"
 	check "[$mode] ... and it wrote nothing" test ! -e "$T/marks/$mode-abstract"
+
+	trace=$T/$([[ $mode == root ]] && echo logs || echo ulogs)/t-$mode-own.jsonl
+	check_eq "[$mode] control: the program's own service on a socket in its own /tmp is reached" \
+		"OWN" tr "$mode" "$trace" "$PY" -c '
+import socket
+s = socket.socket(socket.AF_UNIX)
+s.bind("/tmp/own.sock")
+s.listen(1)
+c = socket.socket(socket.AF_UNIX)
+c.connect("/tmp/own.sock")
+a, _ = s.accept()
+a.sendall(b"OWN")
+print(c.recv(3).decode())'
+	check_eq "[$mode] ... and a TCP connection through the learning gateway works (the recorder carries it out)" \
+		"200" tr "$mode" "$T/$([[ $mode == root ]] && echo logs || echo ulogs)/t-$mode-tcp.jsonl" \
+		curl -sS --max-time 8 --noproxy '*' -o /dev/null -w "%{http_code}" http://other.test/
 
 	n=$((n + 1))
 	trace=$T/$([[ $mode == root ]] && echo logs || echo ulogs)/t-$mode-$n.jsonl
