@@ -519,7 +519,7 @@ static void test_not_handled(void **state)
 	/* "dlnk/../f" reaches sub/f, which is not there; the fold says f */
 	kid_path(0, "dlnk/../g");
 	assert_int_equal(emul(SYS_stat, P0, BUF, 0, 0, 0), 0);
-	/* calls it does not know, and unix sockets with no path */
+	/* calls it does not know */
 	assert_int_equal(emul(SYS_getpid, 0, 0, 0, 0, 0), 0);
 	assert_int_equal(emul(SYS_openat, FDCWD, P0, 0, 0, 0), 0);
 }
