@@ -969,8 +969,8 @@ struct as_caller {
  */
 static int become_caller(pid_t pid, struct as_caller *a)
 {
-	uid_t uid;
-	gid_t gid;
+	uid_t uid = (uid_t)-1;
+	gid_t gid = (gid_t)-1;
 
 	a->switched = false;
 	if (read_ids(pid, &uid, &gid))

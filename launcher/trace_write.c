@@ -154,7 +154,8 @@ static bool file_eq(const void *item, const void *key)
 
 static uint64_t file_hash(const struct trace_file_ev *e)
 {
-	return wd_hash_str(e->path) ^ ((uint64_t)e->op * 0x9e3779b97f4a7c15ull) ^ !!e->refused;
+	return wd_hash_str(e->path) ^ ((uint64_t)e->op * 0x9e3779b97f4a7c15ull) ^
+	       (uint64_t)(e->refused != NULL);
 }
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
