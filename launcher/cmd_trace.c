@@ -49,14 +49,16 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: warden trace [-p BASE] [-o TRACE] [-e NAME]... [--mode MODE] [-q]\n"
-		"                    [--audit-log PATH] [--timeout SECONDS] -- COMMAND ARGS...\n"
+		"usage: warden trace [-p BASE] [-o TRACE] [-e NAME]... [--allow-socket PATH]...\n"
+		"                    [--mode MODE] [-q] [--audit-log PATH] [--timeout SECONDS]\n"
+		"                    -- COMMAND ARGS...\n"
 		"\n"
 		"Run COMMAND in a learning sandbox and record what it did: the host visible\n"
 		"read-only (credential stores and Warden's own folders hidden), the current\n"
-		"folder writable, the home folder read-only; its own network namespace whose\n"
-		"gateway lets every name through (the SSRF classes stay refused) and records\n"
-		"it. The trace (docs/trace.md) goes to\n"
+		"folder writable, the home folder read-only, no unix socket of the host\n"
+		"reachable but those named with --allow-socket; its own network namespace\n"
+		"whose gateway lets every name through (the SSRF classes stay refused) and\n"
+		"records it. The trace (docs/trace.md) goes to\n"
 		"${XDG_STATE_HOME:-~/.local/state}/warden/traces/TIME-NAME.jsonl, or -o TRACE;\n"
 		"`warden init --from TRACE` makes the policy from it.\n"
 		"\n"
@@ -65,6 +67,9 @@ static void usage(FILE *f)
 		"  -o, --output TRACE    write the trace there (replaced if it exists; never\n"
 		"                        through a symbolic link)\n"
 		"  -e, --env NAME        pass the variable NAME to the program (recorded)\n"
+		"      --allow-socket PATH  let the program connect to the unix socket PATH (a\n"
+		"                        service it needs: the policy will grant it, saying so);\n"
+		"                        every other one is refused and recorded as refused\n"
 		"      --mode MODE       root, rootless or daemon, as for warden run\n"
 		"      --audit-log PATH  the audit log of the run\n"
 		"      --timeout SEC     wall-clock limit\n"
@@ -129,12 +134,22 @@ static void store_path(const char *store, const char *home, char *out, size_t si
 		snprintf(out, size, "%s", store);
 }
 
+/* Whether the person named @path with --allow-socket (it is not masked then). */
+static bool named_socket(const struct run_trace *t, const char *path)
+{
+	for (size_t i = 0; i < t->nsockets; i++)
+		if (!strcmp(t->sockets[i], path))
+			return true;
+	return false;
+}
+
 /* Sockets under @dir (not following links, at most @depth folders down, @budget entries
  * looked at), each masked: a program must not reach a host service through the read-only
  * view (bwrap_learn_own covers the usual folders; this the rest of /run). Return: 0 or
  * -ENOMEM. */
 /* NOLINTNEXTLINE(misc-no-recursion): at most TRACE_SOCK_DEPTH deep */
-static int mask_sockets(struct wd_policy *p, const char *dir, int depth, unsigned *budget)
+static int mask_sockets(struct wd_policy *p, const struct run_trace *t, const char *dir, int depth,
+			unsigned *budget)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
@@ -154,10 +169,10 @@ static int mask_sockets(struct wd_policy *p, const char *dir, int depth, unsigne
 		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path) ||
 		    lstat(path, &st) < 0)
 			continue;
-		if (S_ISSOCK(st.st_mode))
+		if (S_ISSOCK(st.st_mode) && !named_socket(t, path))
 			ret = mask_add(p, path);
 		else if (S_ISDIR(st.st_mode))
-			ret = mask_sockets(p, path, depth - 1, budget);
+			ret = mask_sockets(p, t, path, depth - 1, budget);
 	}
 	closedir(d);
 	return ret;
@@ -197,7 +212,7 @@ static int learn_masks(struct run *r, const struct cli_protect *pr)
 	if (!ret) {
 		unsigned budget = TRACE_SOCK_BUDGET;
 
-		ret = mask_sockets(p, "/run", TRACE_SOCK_DEPTH, &budget);
+		ret = mask_sockets(p, r->trace, "/run", TRACE_SOCK_DEPTH, &budget);
 	}
 	return ret;
 }
@@ -407,6 +422,9 @@ static int entry_op(const struct run *r, const struct run_files_entry *e)
 	return map[e->op];
 }
 
+/* Why a refused connect was refused, in the trace. */
+#define TRACE_SOCKET_REFUSED "a unix socket not named with --allow-socket"
+
 static int collect_files(struct run *r, struct trace *t)
 {
 	size_t n = run_files_count(r->files);
@@ -417,13 +435,20 @@ static int collect_files(struct run *r, struct trace *t)
 	for (size_t i = 0; i < n; i++) {
 		const struct run_files_entry *e = run_files_get(r->files, i);
 		struct trace_file_ev *f = &t->files[t->nfiles];
-		int op = entry_op(r, e);
+		bool refused = policy_audit_files(r->pol) == POLICY_FILES_TRACE &&
+			       e->op == RUN_FILES_REFUSED_CONNECT && e->verdict == RUN_FILES_DENIED;
+		int op = refused ? TRACE_CONNECT : entry_op(r, e);
 
 		if (op < 0 || !e->path || e->path[0] != '/')
 			continue;
 		f->path = strdup(e->path);
 		if (!f->path)
 			return -ENOMEM;
+		if (refused && !(f->refused = strdup(TRACE_SOCKET_REFUSED))) {
+			free(f->path);
+			f->path = NULL;
+			return -ENOMEM;
+		}
 		f->op = (enum trace_op)op;
 		f->count = e->count;
 		snprintf(f->comm, sizeof(f->comm), "%s", e->comm);
@@ -619,11 +644,34 @@ static void say_stores(const struct run_trace *rt)
 	}
 }
 
-static void say_files(const struct run_trace *rt)
+/* One warning per unix socket the learning sandbox refused. */
+static void say_sockets(const struct run_trace *rt)
 {
-	size_t n[TRACE_OP_N] = {0}, in_cwd = 0;
+	char sp[PATH_MAX + 2];
 
 	for (size_t i = 0; i < rt->t.nfiles; i++) {
+		const struct trace_file_ev *e = &rt->t.files[i];
+
+		if (e->op != TRACE_CONNECT || !e->refused)
+			continue;
+		cli_say(stderr,
+			"warden trace: warning: %s tried to connect to the unix socket %s; it was "
+			"refused (a service outside the sandbox) and warden init will not grant "
+			"it: trace again with --allow-socket %s if the program must reach it",
+			e->comm[0] ? e->comm : "the program",
+			short_path(e->path, rt->home, sp, sizeof(sp)), e->path);
+	}
+}
+
+static void say_files(const struct run_trace *rt)
+{
+	size_t n[TRACE_OP_N] = {0}, in_cwd = 0, refused = 0;
+
+	for (size_t i = 0; i < rt->t.nfiles; i++) {
+		if (rt->t.files[i].refused) {
+			refused++;
+			continue;
+		}
 		n[rt->t.files[i].op]++;
 		if (trace_op_writes(rt->t.files[i].op) &&
 		    run_path_within(rt->t.files[i].path, rt->cwd))
@@ -632,9 +680,10 @@ static void say_files(const struct run_trace *rt)
 	cli_say(stderr,
 		"warden trace: files: %zu read, %zu executed, %zu looked at, %zu written, %zu "
 		"created, %zu removed, %zu renamed (%zu of these changes in the current folder), "
-		"%zu unix sockets",
+		"%zu unix sockets connected to, %zu refused",
 		n[TRACE_READ], n[TRACE_EXEC], n[TRACE_STAT] + n[TRACE_MISSING], n[TRACE_WRITE],
-		n[TRACE_CREATE], n[TRACE_REMOVE], n[TRACE_RENAME], in_cwd, n[TRACE_CONNECT]);
+		n[TRACE_CREATE], n[TRACE_REMOVE], n[TRACE_RENAME], in_cwd, n[TRACE_CONNECT],
+		refused);
 }
 
 /* the names the program reached, on one line (escaped: a name is the program's choice) */
@@ -706,6 +755,7 @@ static void summary(const struct run *r, const struct run_trace *rt, int status,
 			rt->cwd_rw ? "writable" : "read-only");
 	}
 	say_stores(rt);
+	say_sockets(rt);
 	if (wi->bad_utf8)
 		cli_say(stderr,
 			"warden trace: warning: %zu paths are not valid UTF-8 and were left out (a "
@@ -770,12 +820,39 @@ int run_trace_finish(struct run *r, int status)
 
 /* ------------------------------------------------------------ the verb */
 
+/* --allow-socket @arg as the recorder compares it: absolute, without symbolic links (its
+ * real path; one not there yet: its folder's real path and its name). Return: a new string,
+ * or NULL (its folder is not there, or no memory). */
+static char *socket_path(const char *arg)
+{
+	char real[PATH_MAX], copy[PATH_MAX], *slash, *out;
+	const char *name;
+
+	if (!arg[0] || snprintf(copy, sizeof(copy), "%s", arg) >= (int)sizeof(copy))
+		return NULL;
+	if (realpath(copy, real))
+		return strdup(real);
+	if (errno != ENOENT)
+		return NULL;
+	slash = strrchr(copy, '/');
+	name = slash ? slash + 1 : copy;
+	if (slash)
+		*slash = '\0';
+	if (!name[0] || !strcmp(name, ".") || !strcmp(name, "..") ||
+	    !realpath(slash ? (copy[0] ? copy : "/") : ".", real))
+		return NULL;
+	if (asprintf(&out, "%s%s%s", real, strcmp(real, "/") ? "/" : "", name) < 0)
+		return NULL;
+	return out;
+}
+
 int trace_command(int argc, char **argv, char *ret_path, size_t size)
 {
 	static const struct option opts[] = {
 	    {"policy", required_argument, NULL, 'p'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"env", required_argument, NULL, 'e'},
+	    {"allow-socket", required_argument, NULL, 'S'},
 	    {"mode", required_argument, NULL, 'm'},
 	    {"audit-log", required_argument, NULL, 'a'},
 	    {"timeout", required_argument, NULL, 't'},
@@ -786,6 +863,7 @@ int trace_command(int argc, char **argv, char *ret_path, size_t size)
 	struct run_trace *rt = calloc(1, sizeof(*rt));
 	char **env = calloc((size_t)argc + 1, sizeof(char *));
 	char **rargv = calloc((size_t)argc * 2 + 4, sizeof(char *));
+	char **socks = calloc((size_t)argc + 1, sizeof(char *));
 	char out_abs[PATH_MAX];
 	struct timespec now;
 	size_t nenv = 0;
@@ -793,7 +871,7 @@ int trace_command(int argc, char **argv, char *ret_path, size_t size)
 
 	if (ret_path && size)
 		ret_path[0] = '\0';
-	if (!rt || !env || !rargv) {
+	if (!rt || !env || !rargv || !socks) {
 		fprintf(stderr, "warden trace: out of memory\n");
 		status = RUN_EXIT_WARDEN;
 		goto out;
@@ -819,6 +897,18 @@ int trace_command(int argc, char **argv, char *ret_path, size_t size)
 				goto out;
 			}
 			env[nenv++] = optarg;
+			break;
+		case 'S':
+			socks[rt->nsockets] = socket_path(optarg);
+			if (!socks[rt->nsockets]) {
+				cli_say(
+				    stderr,
+				    "warden trace: --allow-socket %s: not a path in a folder that "
+				    "exists",
+				    optarg);
+				goto out;
+			}
+			rt->nsockets++;
 			break;
 		case 'm':
 			rargv[rargc++] = "--mode";
@@ -878,6 +968,7 @@ int trace_command(int argc, char **argv, char *ret_path, size_t size)
 	rargv[rargc] = NULL;
 	rt->env = env;
 	rt->nenv = nenv;
+	rt->sockets = socks;
 	clock_gettime(CLOCK_REALTIME, &now);
 	rt->started_t = now.tv_sec;
 	now.tv_nsec = 0;
@@ -892,6 +983,9 @@ out:
 	free(rt);
 	free(env);
 	free(rargv);
+	for (size_t i = 0; socks && socks[i]; i++)
+		free(socks[i]);
+	free(socks);
 	return status;
 }
 

@@ -171,6 +171,8 @@ struct ctx {
 	size_t ncreds;
 	char **sorted; /* every event's path, clean, sorted (to tell folders the program made) */
 	size_t nsorted;
+	char **socks; /* every unix socket the program connected to or tried, clean */
+	size_t nsocks;
 };
 
 static void warn(struct ctx *c, const char *fmt, ...) WD_PRINTF(2, 3);
@@ -232,6 +234,33 @@ static bool made_here(const struct ctx *c, const char *p)
 			return true;
 	}
 	return false;
+}
+
+/* does @p hold (or is it) a unix socket the trace saw a connect to? */
+static bool holds_socket(const struct ctx *c, const char *p)
+{
+	for (size_t i = 0; i < c->nsocks; i++)
+		if (within(c->socks[i], p))
+			return true;
+	return false;
+}
+
+/* the connect events' paths, clean, into c->socks */
+static int socket_paths(struct ctx *c)
+{
+	c->socks = calloc(c->t->nfiles + 1, sizeof(*c->socks));
+	if (!c->socks)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->t->nfiles; i++) {
+		const struct trace_file_ev *e = &c->t->files[i];
+
+		if (e->op != TRACE_CONNECT || strlen(e->path) >= PATH_MAX)
+			continue;
+		if (!(c->socks[c->nsocks] = strdup(e->path)))
+			return -ENOMEM;
+		path_clean(c->socks[c->nsocks++]);
+	}
+	return 0;
 }
 
 static int sorted_paths(struct ctx *c)
@@ -398,8 +427,11 @@ static int tree_fold(const struct ctx *c, struct tnode *root)
 			descend(st, &sp, f->n->kids[f->next++], path);
 			continue;
 		}
+		/* a folder holding a unix socket the program reached is never one grant: the
+		 * socket stays its own line, with its own comment */
 		if (!f->n->leaf && f->holding >= INFER_FOLD_MIN &&
-		    grantable_folder(c, f->len ? path : "/"))
+		    grantable_folder(c, f->len ? path : "/") &&
+		    !holds_socket(c, f->len ? path : "/"))
 			f->n->leaf = true;
 		holds = f->n->leaf || f->holding;
 		if (!sp)
@@ -569,7 +601,56 @@ static void why_files(const struct ctx *c, const char *grant, bool writes, struc
 	} else if (nops[TRACE_EXEC]) {
 		wd_buf_printf(b, " (%zu executed)", nops[TRACE_EXEC]);
 	}
+	/* a grant never takes in a socket silently */
+	for (size_t i = 0; i < c->t->nfiles; i++) {
+		const struct trace_file_ev *e = &c->t->files[i];
+
+		if (e->op == TRACE_CONNECT && !e->refused && within(e->path, grant)) {
+			shown_path(c, e->path, shown, sizeof(shown));
+			wd_buf_printf(b, "; it holds the unix socket %s, which %s connected to",
+				      shown, e->comm[0] ? e->comm : "the program");
+		}
+	}
 	wd_buf_puts(b, "\n");
+}
+
+/* is @p itself a unix socket the program connected to (let through: named)? */
+static bool is_socket(const struct ctx *c, const char *p)
+{
+	for (size_t i = 0; i < c->t->nfiles; i++) {
+		const struct trace_file_ev *e = &c->t->files[i];
+		char q[PATH_MAX];
+
+		if (e->op != TRACE_CONNECT || e->refused || strlen(e->path) >= sizeof(q))
+			continue;
+		snprintf(q, sizeof(q), "%s", e->path);
+		path_clean(q);
+		if (!strcmp(q, p))
+			return true;
+	}
+	return false;
+}
+
+/* "# a unix socket: connected to by curl (...)" for the grant of socket @p */
+static void why_socket(const struct ctx *c, const char *p, struct wd_buf *b)
+{
+	const char *comm = NULL;
+
+	for (size_t i = 0; i < c->t->nfiles && !comm; i++) {
+		const struct trace_file_ev *e = &c->t->files[i];
+		char q[PATH_MAX];
+
+		if (e->op != TRACE_CONNECT || e->refused || strlen(e->path) >= sizeof(q))
+			continue;
+		snprintf(q, sizeof(q), "%s", e->path);
+		path_clean(q);
+		if (!strcmp(q, p) && e->comm[0])
+			comm = e->comm;
+	}
+	wd_buf_printf(b,
+		      "   # a unix socket: connected to by %s (named with warden trace "
+		      "--allow-socket): the service behind it acts for the program\n",
+		      comm ? comm : "the program");
 }
 
 /* ------------------------------------------------------------ files */
@@ -589,7 +670,29 @@ struct files {
 	struct leaves read, write;
 	struct cred_hit *cred;
 	size_t ncred;
+	struct cred_hit *sock; /* unix sockets the trace refused (.store unused) */
+	size_t nsock;
 };
+
+static int sock_add(struct files *f, const char *path, const char *comm)
+{
+	struct cred_hit *v;
+
+	for (size_t i = 0; i < f->nsock; i++)
+		if (!strcmp(f->sock[i].path, path))
+			return 0;
+	v = realloc(f->sock, (f->nsock + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	f->sock = v;
+	v[f->nsock].path = strdup(path);
+	v[f->nsock].store = NULL;
+	snprintf(v[f->nsock].comm, sizeof(v[f->nsock].comm), "%s", comm);
+	if (!v[f->nsock].path)
+		return -ENOMEM;
+	f->nsock++;
+	return 0;
+}
 
 static int cred_add(struct files *f, const char *path, const char *store, const char *comm)
 {
@@ -637,6 +740,9 @@ static int file_event(struct ctx *c, struct files *f, const struct trace_file_ev
 	}
 	snprintf(p, sizeof(p), "%s", e->path);
 	path_clean(p);
+	/* a unix socket the learning sandbox refused: a service outside it, never granted */
+	if (e->op == TRACE_CONNECT && e->refused)
+		return own_path(p) ? 0 : sock_add(f, p, e->comm);
 	if (own_path(p) || (within(p, SCRATCH) && (writes || made_here(c, p))))
 		return 0;
 	if ((store = cred_of(c, p)))
@@ -706,6 +812,8 @@ static int emit_files(struct ctx *c, struct wd_buf *b)
 	bool any_r = false, any_w = false;
 
 	rc = sorted_paths(c);
+	if (!rc)
+		rc = socket_paths(c);
 	for (size_t i = 0; !rc && i < c->t->nfiles; i++)
 		rc = file_event(c, &f, &c->t->files[i]);
 	if (!rc)
@@ -729,7 +837,7 @@ static int emit_files(struct ctx *c, struct wd_buf *b)
 		any_r |= !f.read.v[i].dead;
 	for (size_t i = 0; i < f.write.n; i++)
 		any_w |= !f.write.v[i].dead;
-	if (rc || (!any_r && !any_w && !f.ncred))
+	if (rc || (!any_r && !any_w && !f.ncred && !f.nsock))
 		goto out;
 	wd_buf_puts(b, "filesystem:\n");
 	for (int w = 0; w < 2; w++) {
@@ -744,7 +852,10 @@ static int emit_files(struct ctx *c, struct wd_buf *b)
 			shown_path(c, l->v[i].path, shown, sizeof(shown));
 			wd_buf_puts(b, "    - ");
 			yaml_str(b, shown);
-			why_files(c, l->v[i].path, w, b);
+			if (!w && is_socket(c, l->v[i].path))
+				why_socket(c, l->v[i].path, b);
+			else
+				why_files(c, l->v[i].path, w, b);
 			if (w)
 				c->res->nwrite++;
 			else
@@ -772,12 +883,39 @@ static int emit_files(struct ctx *c, struct wd_buf *b)
 			     f.cred[i].path, f.cred[i].comm[0] ? f.cred[i].comm : "the program");
 		}
 	}
+	if (f.nsock) {
+		wd_buf_puts(b,
+			    "  # Unix sockets the program tried to connect to, which the learning "
+			    "sandbox refused\n  # (a service outside the sandbox: whoever reaches "
+			    "it can have it act for them).\n  # NOT granted. To let the program "
+			    "reach one, trace it again with\n  # `warden trace --allow-socket "
+			    "PATH` and read what the service can do first.\n");
+		if (!any_r)
+			wd_buf_puts(b, "  # read:\n");
+		for (size_t i = 0; i < f.nsock; i++) {
+			shown_path(c, f.sock[i].path, shown, sizeof(shown));
+			wd_buf_puts(b, "    # - ");
+			yaml_str(b, shown);
+			wd_buf_printf(b,
+				      "   # a unix socket %s tried to connect to: refused in the "
+				      "trace, not granted\n",
+				      f.sock[i].comm[0] ? f.sock[i].comm : "the program");
+			warn(c,
+			     "a unix socket was refused in the trace and is not granted: %s (by "
+			     "%s); name it with warden trace --allow-socket if the program must "
+			     "reach its service",
+			     f.sock[i].path, f.sock[i].comm[0] ? f.sock[i].comm : "the program");
+		}
+	}
 out:
 	leaves_free(&f.read);
 	leaves_free(&f.write);
 	for (size_t i = 0; i < f.ncred; i++)
 		free(f.cred[i].path);
 	free(f.cred);
+	for (size_t i = 0; i < f.nsock; i++)
+		free(f.sock[i].path);
+	free(f.sock);
 	return rc;
 }
 
@@ -1125,6 +1263,9 @@ static int ctx_init(struct ctx *c, const struct trace *t, const struct infer_opt
 
 static void ctx_free(struct ctx *c)
 {
+	for (size_t i = 0; i < c->nsocks; i++)
+		free(c->socks[i]);
+	free(c->socks);
 	for (size_t i = 0; i < c->ncreds; i++)
 		free(c->creds[i]);
 	free(c->creds);

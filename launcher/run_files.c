@@ -86,6 +86,9 @@ struct run_files {
 	gid_t gid;
 	gid_t groups[RUN_FILES_MAX_GROUPS];
 	int ngroups;
+	/* trace mode: the unix sockets the person named (run_files_allow_sockets()) */
+	char **sockets;
+	size_t nsockets;
 	/* trace mode: pids (and their thread group leaders) that called execve/execveat */
 	pid_t exec_pending[EXEC_PENDING_MAX];
 	size_t nexec;
@@ -139,6 +142,29 @@ int run_files_set_user(struct run_files *rf, uid_t uid, gid_t gid, const gid_t *
 	return 0;
 }
 
+int run_files_allow_sockets(struct run_files *rf, char *const *paths, size_t n)
+{
+	char **v = calloc(n + 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = strdup(paths[i]);
+		if (!v[i]) {
+			while (i--)
+				free(v[i]);
+			free(v);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < rf->nsockets; i++)
+		free(rf->sockets[i]);
+	free(rf->sockets);
+	rf->sockets = v;
+	rf->nsockets = n;
+	return 0;
+}
+
 /* ------------------------------------------------------------ the table (pure) */
 
 static uint64_t key_hash(int op, const char *path)
@@ -146,8 +172,9 @@ static uint64_t key_hash(int op, const char *path)
 	return wd_hash_str(path) ^ ((uint64_t)(unsigned)op * 0x9e3779b97f4a7c15ull);
 }
 
-/* The verdicts a mode keeps: denied DENIED; all GRANTED and DENIED; trace GRANTED and MISSING
- * (what the recorder did, and a path it looked for that was not there). */
+/* The verdicts a mode keeps: denied DENIED; all GRANTED and DENIED; trace GRANTED, MISSING and
+ * DENIED (what the recorder did, a path it looked for that was not there, a unix socket it
+ * refused). */
 static bool keeps(enum policy_audit_files mode, enum run_files_verdict v)
 {
 	switch (mode) {
@@ -156,7 +183,7 @@ static bool keeps(enum policy_audit_files mode, enum run_files_verdict v)
 	case POLICY_FILES_ALL:
 		return v == RUN_FILES_GRANTED || v == RUN_FILES_DENIED;
 	case POLICY_FILES_TRACE:
-		return v == RUN_FILES_GRANTED || v == RUN_FILES_MISSING;
+		return v == RUN_FILES_GRANTED || v == RUN_FILES_MISSING || v == RUN_FILES_DENIED;
 	case POLICY_FILES_UNSET:
 	case POLICY_FILES_OFF:
 		break;
@@ -739,19 +766,24 @@ static bool count_existing(struct run_files *rf, int op, const char *path)
 	return false;
 }
 
-/* One trace entry: enum trace_op @op (-1: none) on @path, the process's name read only for
- * a new entry. */
-static void trace_record(struct run_files *rf, int op, const char *path, pid_t pid)
+/* One trace entry: enum trace_op @op (-1: none) on @path, done (or @refused: a unix socket's
+ * connect the recorder refused: its own entry, RUN_FILES_REFUSED_CONNECT), the process's name
+ * read only for a new entry. */
+static void trace_record(struct run_files *rf, int op, const char *path, bool refused, pid_t pid)
 {
+	enum run_files_verdict v = refused		 ? RUN_FILES_DENIED
+				   : op == TRACE_MISSING ? RUN_FILES_MISSING
+							 : RUN_FILES_GRANTED;
 	char comm[16];
 
 	if (op < 0 || op >= TRACE_OP_N || path[0] != '/' || run_files_sandbox_own(path))
 		return;
+	if (refused)
+		op = RUN_FILES_REFUSED_CONNECT;
 	if (count_existing(rf, op, path))
 		return;
 	read_comm(pid, comm, sizeof(comm));
-	(void)run_files_record(
-	    rf, op, path, op == TRACE_MISSING ? RUN_FILES_MISSING : RUN_FILES_GRANTED, pid, comm);
+	(void)run_files_record(rf, op, path, v, pid, comm);
 }
 
 /* exec, from the kernel's truth: the binary the process runs now (never the path bytes). */
@@ -768,7 +800,7 @@ static void record_exe(struct run_files *rf, pid_t pid)
 	exe[n] = '\0';
 	if ((size_t)n >= sizeof(deleted) - 1 && !strcmp(exe + n - (sizeof(deleted) - 1), deleted))
 		return;
-	trace_record(rf, TRACE_EXEC, exe, pid);
+	trace_record(rf, TRACE_EXEC, exe, false, pid);
 }
 
 static int openat2_in(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve)
@@ -1044,7 +1076,7 @@ static int trace_open(struct run_files *rf, const struct seccomp_notif *req,
 	op = r ? (r == -ENOENT ? TRACE_MISSING : -1) : open_op(flags, created);
 	/* before the answer: the caller still waits, its name is readable */
 	if (name_ok)
-		trace_record(rf, op, folded, pid);
+		trace_record(rf, op, folded, false, pid);
 	if (!r) {
 		struct seccomp_notif_addfd add = {
 		    .id = req->id,
@@ -1093,6 +1125,8 @@ static int trace_emulate(struct run_files *rf, const struct seccomp_notif *req,
 	}
 	for (size_t i = 0; i < 6; i++)
 		args[i] = req->data.args[i];
+	x.c.sockets = rf->sockets;
+	x.c.nsockets = rf->nsockets;
 	r = rf_emulate(&x.c, req->data.nr, args, out);
 	ctx_close(&x);
 	if (r < 0)
@@ -1105,9 +1139,9 @@ static int trace_emulate(struct run_files *rf, const struct seccomp_notif *req,
 	else
 		resp->val = out->ret;
 	if (out->op >= 0)
-		trace_record(rf, out->op, out->path, (pid_t)req->pid);
+		trace_record(rf, out->op, out->path, out->refused, (pid_t)req->pid);
 	if (out->op2 >= 0)
-		trace_record(rf, out->op2, out->path2, (pid_t)req->pid);
+		trace_record(rf, out->op2, out->path2, false, (pid_t)req->pid);
 	return 1;
 }
 
@@ -1146,6 +1180,12 @@ static void handle_trace(struct run_files *rf, const struct seccomp_notif *req,
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		resp->val = 0;
 		resp->error = 0;
+		/* a connect the recorder could not take on (its own failure): refused, never
+		 * the kernel's, which would read the address anew (a host service's socket) */
+		if (req->data.nr == 42) {
+			resp->flags = 0;
+			resp->error = -EACCES;
+		}
 		goto send;
 	}
 send:
@@ -1283,6 +1323,9 @@ void run_files_free(struct run_files *rf)
 	for (size_t i = 0; i < rf->nmask; i++)
 		free(rf->mask[i]);
 	free(rf->mask);
+	for (size_t i = 0; i < rf->nsockets; i++)
+		free(rf->sockets[i]);
+	free(rf->sockets);
 	free(rf->dir_path);
 	free(rf->dir_same);
 	free(rf->ent);

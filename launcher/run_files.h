@@ -37,6 +37,7 @@
 #ifndef WARDEN_LAUNCHER_RUN_FILES_H
 #define WARDEN_LAUNCHER_RUN_FILES_H
 
+#include "launcher/trace_file.h"
 #include "policy/policy.h"
 
 #include <stdbool.h>
@@ -72,9 +73,10 @@ enum run_files_verdict {
  * struct run_files_entry - one (operation, path) of a run
  * @path:	the absolute path, as the program named it (after joining a relative one); in
  *		trace mode the path the recorder itself used
- * @op:		enum sandbox_op; in trace mode enum trace_op (launcher/trace_file.h)
- * @verdict:	RUN_FILES_GRANTED or RUN_FILES_DENIED; in trace mode RUN_FILES_GRANTED, or
- *		RUN_FILES_MISSING for TRACE_MISSING
+ * @op:		enum sandbox_op; in trace mode enum trace_op (launcher/trace_file.h), or
+ *		RUN_FILES_REFUSED_CONNECT for a unix socket's connect the recorder refused
+ * @verdict:	RUN_FILES_GRANTED or RUN_FILES_DENIED; in trace mode RUN_FILES_GRANTED,
+ *		RUN_FILES_MISSING for TRACE_MISSING, RUN_FILES_DENIED for a refused connect
  * @count:	how many times
  * @pid:	the first process that made it (the launcher's pid namespace)
  * @comm:	that process's name
@@ -87,6 +89,10 @@ struct run_files_entry {
 	pid_t pid;
 	char comm[16];
 };
+
+/* Trace mode: the op of a refused connect's entry (its own entry, never counted with a
+ * connect that was done). */
+#define RUN_FILES_REFUSED_CONNECT (TRACE_OP_N + TRACE_CONNECT)
 
 struct run_files;
 
@@ -129,6 +135,18 @@ int run_files_start(struct run_files *rf, int listener, pid_t outer);
  */
 int run_files_set_user(struct run_files *rf, uid_t uid, gid_t gid, const gid_t *groups,
 		       int ngroups);
+
+/**
+ * run_files_allow_sockets() - trace mode: the unix sockets the person named (`warden trace
+ * --allow-socket`), which the program may connect to; every other unix socket by path but
+ * the sandbox's own /tmp's is refused and recorded so (docs/files.md)
+ * @rf:		the recorder, not started
+ * @paths:	absolute paths without symbolic links, copied
+ * @n:		how many
+ *
+ * Return: 0, -ENOMEM.
+ */
+int run_files_allow_sockets(struct run_files *rf, char *const *paths, size_t n);
 
 /**
  * run_files_stop() - end the supervision (the program has ended) and join the thread

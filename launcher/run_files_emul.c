@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -890,6 +891,17 @@ static int do_chmod(const struct rf_emul_ctx *c, const struct emul_call *k, cons
 	return answer(out, r, TRACE_WRITE);
 }
 
+/* ------------------------------------------------------------ connect */
+
+/* How long the recorder waits for a blocking connect that did not complete at once (a TCP
+ * handshake; through the gateway it completes at once). Every other watched call of the
+ * program waits behind it; past it the caller gets ETIMEDOUT. */
+#define CONNECT_WAIT_MS 10000
+#define CONNECT_RETRY_MS 10
+
+/* pidfd_open()'s flag for a thread's own pidfd (Linux 6.9; O_EXCL) */
+#define RF_PIDFD_THREAD O_EXCL
+
 /* The second (effective) number of line @key ("\nUid:") of a /proc/PID/status text. */
 static int status_id(const char *status, const char *key, unsigned long *ret)
 {
@@ -934,86 +946,289 @@ static int read_ids(pid_t pid, uid_t *uid, gid_t *gid)
 	return 0;
 }
 
-/* connect(2) of the caller's socket, made here: 1 handled, 0 not. */
-static int connect_as(const struct rf_emul_ctx *c, int sfd, const struct epath *ep,
-		      struct rf_emul_out *out)
-{
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	int r, fd = -1, fl, domain = 0;
-	socklen_t dl = sizeof(domain);
-	bool set_nb = false;
+/**
+ * struct as_caller - the thread's identity while it connects for the caller
+ * @switched:	the effective ids were changed (root mode) and must be put back
+ * @fsuid:	the file system ids to put back then (setresuid resets them)
+ * @fsgid:	the same for the group
+ */
+struct as_caller {
+	bool switched;
+	uid_t fsuid;
+	gid_t fsgid;
+};
 
-	if (getsockopt(sfd, SOL_SOCKET, SO_DOMAIN, &domain, &dl) < 0 || domain != AF_UNIX)
+/*
+ * Take the caller's effective uid and gid for a connect: the server reads them
+ * (SO_PEERCRED), and the kernel checks capabilities and the socket file's permission with
+ * them. The recorder is the caller already (rootless, daemon mode), or root (root mode):
+ * then only this thread's effective ids change (raw system calls; the real and saved ids stay
+ * 0, so they can be put back), which also clears its effective capabilities; the thread's
+ * groups are the user's already. Return: 0, or -EACCES (the caller is someone the recorder
+ * cannot be).
+ */
+static int become_caller(pid_t pid, struct as_caller *a)
+{
+	uid_t uid = (uid_t)-1;
+	gid_t gid = (gid_t)-1;
+
+	a->switched = false;
+	if (read_ids(pid, &uid, &gid))
+		return -EACCES;
+	if (uid == geteuid() && gid == getegid())
 		return 0;
-	r = open_path(c, ep, false, &fd);
-	if (r)
-		return r == SKIP ? 0 : answer(out, r, -1);
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "/proc/self/fd/%d", fd);
-	/* a full backlog would make a blocking connect wait here, and every call of the
-	 * sandbox behind it: that one is the kernel's (in the caller) */
-	fl = fcntl(sfd, F_GETFL);
-	if (fl < 0) {
-		close(fd);
-		return 0;
-	}
-	if (!(fl & O_NONBLOCK)) {
-		if (fcntl(sfd, F_SETFL, fl | O_NONBLOCK) < 0) {
-			close(fd);
-			return 0;
-		}
-		set_nb = true;
-	}
-	r = connect(sfd, (struct sockaddr *)&sun, sizeof(sun)) ? -errno : 0;
-	if (set_nb)
-		(void)fcntl(sfd, F_SETFL, fl);
-	close(fd);
-	if (set_nb && (r == -EAGAIN || r == -EINPROGRESS))
-		return 0;
-	return answer(out, r, TRACE_CONNECT);
+	if (geteuid() != 0)
+		return -EACCES;
+	a->fsuid = (uid_t)syscall(SYS_setfsuid, (uid_t)-1);
+	a->fsgid = (gid_t)syscall(SYS_setfsgid, (gid_t)-1);
+	if (syscall(SYS_setresgid, (gid_t)-1, gid, (gid_t)-1) < 0)
+		return -EACCES;
+	a->switched = true;
+	if (syscall(SYS_setresuid, (uid_t)-1, uid, (uid_t)-1) < 0)
+		return -EACCES;
+	return 0;
 }
 
+/* Root again, with the file system ids the thread had. Return: 0, or -EPERM (the thread is
+ * left as the caller: what it does next fails, never wider). */
+static int become_recorder(const struct as_caller *a)
+{
+	if (!a->switched)
+		return 0;
+	if (syscall(SYS_setresuid, (uid_t)-1, (uid_t)0, (uid_t)-1) < 0 ||
+	    syscall(SYS_setresgid, (gid_t)-1, (gid_t)0, (gid_t)-1) < 0)
+		return -EPERM;
+	(void)syscall(SYS_setfsgid, a->fsgid);
+	(void)syscall(SYS_setfsuid, a->fsuid);
+	return 0;
+}
+
+/*
+ * connect(2) of @sfd (the caller's socket, taken with pidfd_getfd: the same open file) to
+ * @addr, here, as the caller would have it: without waiting longer than CONNECT_WAIT_MS when
+ * the caller's socket blocks (the recorder never hangs the sandbox behind one connect).
+ * Return: 0, or the negative errno for the caller.
+ */
+static long connect_here(int sfd, const void *addr, socklen_t len)
+{
+	struct pollfd pfd = {.fd = sfd, .events = POLLOUT};
+	int fl = fcntl(sfd, F_GETFL), err = 0, waited = 0;
+	socklen_t el = sizeof(err);
+	long r;
+
+	if (fl < 0)
+		return -EBADF;
+	if (fl & O_NONBLOCK)
+		return connect(sfd, addr, len) ? -errno : 0;
+	if (fcntl(sfd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	for (;;) {
+		r = connect(sfd, addr, len) ? -errno : 0;
+		/* a unix socket whose listener's backlog is full: the caller would wait */
+		if (r != -EAGAIN || waited >= CONNECT_WAIT_MS)
+			break;
+		poll(NULL, 0, CONNECT_RETRY_MS);
+		waited += CONNECT_RETRY_MS;
+	}
+	(void)fcntl(sfd, F_SETFL, fl);
+	if (r == -EAGAIN)
+		return -ETIMEDOUT;
+	if (r != -EINPROGRESS)
+		return r;
+	/* a handshake under way: the caller would wait for it */
+	r = poll(&pfd, 1, CONNECT_WAIT_MS);
+	if (r <= 0)
+		return -ETIMEDOUT;
+	if (getsockopt(sfd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
+		return -errno;
+	return err ? -err : 0;
+}
+
+/* A pidfd of the calling thread (its descriptor table: a thread that unshared its own has
+ * another), PIDFD_THREAD (Linux 6.9); before that, of its thread group's leader. */
+static int caller_pidfd(pid_t tid)
+{
+	char p[48], buf[2048], *s;
+	long tgid;
+	ssize_t n;
+	int fd;
+
+	fd = (int)syscall(SYS_pidfd_open, tid, RF_PIDFD_THREAD);
+	if (fd >= 0 || errno != EINVAL)
+		return fd;
+	fd = (int)syscall(SYS_pidfd_open, tid, 0);
+	if (fd >= 0 || errno != EINVAL)
+		return fd;
+	/* not a leader, on a kernel without PIDFD_THREAD */
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)tid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	s = strstr(buf, "\nTgid:");
+	if (!s)
+		return -1;
+	tgid = strtol(s + 6, NULL, 10);
+	return tgid > 0 ? (int)syscall(SYS_pidfd_open, (pid_t)tgid, 0) : -1;
+}
+
+/* connect_here() as the caller. */
+static long connect_as_caller(pid_t pid, int sfd, const void *addr, socklen_t len)
+{
+	struct as_caller a;
+	long r = become_caller(pid, &a);
+
+	if (!r)
+		r = connect_here(sfd, addr, len);
+	if (become_recorder(&a))
+		return -EACCES;
+	return r;
+}
+
+/*
+ * Whether the learning sandbox lets a program reach the socket file @fd (O_PATH, opened in
+ * the caller's view): one the person named (the same file as a named path reaches now in
+ * the caller's view, with no symbolic link on the way: a link the program made in its
+ * writable folder does not turn a named path into another socket), or one in the sandbox's
+ * own /tmp (a tmpfs of its own that no host service can have a socket in; never the host's
+ * /tmp, on another device).
+ */
+static bool socket_allowed(const struct rf_emul_ctx *c, int fd)
+{
+	struct stat st, nst, host;
+	bool ok = false;
+	int nfd;
+
+	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return false;
+	for (size_t i = 0; !ok && i < c->nsockets; i++) {
+		nfd = openat2_in(c->root, c->sockets[i], 0, RESOLVE_NO_SYMLINKS);
+		if (nfd < 0)
+			continue;
+		ok = !fstat(nfd, &nst) && nst.st_dev == st.st_dev && nst.st_ino == st.st_ino;
+		close(nfd);
+	}
+	if (ok)
+		return true;
+	/* the sandbox's own /tmp: not the host's (the launcher's), which holds other programs'
+	 * sockets (an X server's) */
+	nfd = openat2_in(c->root, "/tmp", O_DIRECTORY, RESOLVE_NO_SYMLINKS);
+	if (nfd < 0)
+		return false;
+	ok = !fstat(nfd, &nst) && nst.st_dev == st.st_dev && !stat("/tmp", &host) &&
+	     host.st_dev != nst.st_dev;
+	close(nfd);
+	return ok;
+}
+
+/* A unix socket by path: refused (and recorded so) unless socket_allowed(), else connected
+ * here to the file opened in the caller's view. 1 (handled) always. */
+static int connect_path(const struct rf_emul_ctx *c, int sfd, const struct sockaddr_un *sun,
+			size_t len, struct rf_emul_out *out)
+{
+	struct sockaddr_un to = {.sun_family = AF_UNIX};
+	size_t plen = len - offsetof(struct sockaddr_un, sun_path);
+	struct epath ep;
+	struct statfs sf;
+	struct stat st;
+	bool exact = true;
+	int fd = -1, r;
+
+	memcpy(ep.raw, sun->sun_path, plen);
+	ep.raw[plen] = '\0';
+	r = prep_str(c, AT_FDCWD, &ep, out->path);
+	if (r == -ENOENT)
+		return answer(out, r, -1);
+	if (r || !ep.name || ep.must_dir)
+		goto refuse; /* a path the recorder cannot follow exactly */
+	r = open_path(c, &ep, false, &fd);
+	if (r == SKIP) {
+		/* links on the way the fold may not follow (/var/run/nscd/socket): what they
+		 * reach is judged all the same, but recorded as nothing when it is let through
+		 * (its name is not sure); a miss is answered as the kernel would */
+		exact = false;
+		fd = openat2_in(c->root, ep.abs, 0, 0);
+		if (fd < 0)
+			return answer(out, errno == ENOENT || errno == ENOTDIR ? -errno : -EACCES,
+				      -1);
+		if (fstatfs(fd, &sf) < 0 || sf.f_type == PROC_SUPER_MAGIC) {
+			close(fd);
+			goto refuse;
+		}
+		r = 0;
+	}
+	if (r)
+		return answer(out, r, -1); /* ENOENT, EACCES, ...: the caller's own error */
+	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		close(fd);
+		return answer(out, -ECONNREFUSED, -1); /* the kernel's answer for a file */
+	}
+	if (!socket_allowed(c, fd)) {
+		close(fd);
+		goto refuse;
+	}
+	snprintf(to.sun_path, sizeof(to.sun_path), "/proc/self/fd/%d", fd);
+	r = (int)connect_as_caller(c->pid, sfd, &to, sizeof(to));
+	close(fd);
+	return answer(out, r, exact ? TRACE_CONNECT : -1);
+refuse:
+	out->ret = -EACCES;
+	out->op = out->path[0] == '/' ? TRACE_CONNECT : -1;
+	out->refused = true;
+	return 1;
+}
+
+/*
+ * connect(2), every one (the trace filter watches them all): the recorder carries it out on
+ * the caller's own socket (pidfd_getfd) with the address read once, so the kernel never reads
+ * the address or looks the descriptor up again (CONTINUE would: a second thread could swap
+ * either in between). A unix socket by path goes through connect_path(); everything else (an
+ * inet socket, an abstract or unnamed unix address, which name only the sandbox's own
+ * network namespace) is connected as given.
+ */
 static int do_connect(const struct rf_emul_ctx *c, const struct emul_call *k,
 		      const uint64_t args[6], struct rf_emul_out *out)
 {
-	int sockfd = (int)args[0], pidfd = -1, sfd = -1, r, ret = 0;
-	size_t len = (size_t)(int)args[2], plen;
-	struct sockaddr_un sun;
-	uid_t uid = (uid_t)-1;
-	gid_t gid = (gid_t)-1;
-	struct epath ep;
+	int sockfd = (int)args[0], pidfd = -1, sfd = -1, domain = 0, ret;
+	long len = (long)(int)args[2];
+	struct sockaddr_storage ss;
+	socklen_t dl = sizeof(domain);
 
 	(void)k;
-	/* a path (no abstract name, no other family), and a size the kernel takes */
-	if (len <= offsetof(struct sockaddr_un, sun_path) + 1 || len > sizeof(sun))
-		return 0;
-	{
+	/* move_addr_to_kernel()'s checks, then the bytes, once */
+	if (len < 0 || len > (long)sizeof(ss))
+		return answer(out, -EINVAL, -1);
+	if (len) {
 		/* NOLINTNEXTLINE(performance-no-int-to-ptr): an address in the caller's memory */
-		struct iovec l = {&sun, len}, rr = {(void *)(uintptr_t)args[1], len};
+		struct iovec l = {&ss, (size_t)len}, rr = {(void *)(uintptr_t)args[1], (size_t)len};
 
 		if (process_vm_readv(c->pid, &l, 1, &rr, 1, 0) != (ssize_t)len)
-			return 0;
+			return answer(out, -EFAULT, -1);
 	}
-	if (sun.sun_family != AF_UNIX || !sun.sun_path[0])
-		return 0;
-	plen = len - offsetof(struct sockaddr_un, sun_path);
-	memcpy(ep.raw, sun.sun_path, plen);
-	ep.raw[plen] = '\0';
-	/* the server reads the connecting side's credentials (SO_PEERCRED) from here: only
-	 * when they are the caller's own */
-	if (read_ids(c->pid, &uid, &gid) || uid != geteuid() || gid != getegid())
-		return 0;
-	r = prep_str(c, AT_FDCWD, &ep, out->path);
-	if (r)
-		return 0;
-	if (!ep.name || ep.must_dir)
-		return 0;
-	pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
-	if (pidfd < 0)
+	pidfd = caller_pidfd(c->pid);
+	if (pidfd < 0) {
+		ret = answer(out, -EACCES, -1);
 		goto out;
+	}
 	sfd = (int)syscall(SYS_pidfd_getfd, pidfd, sockfd, 0);
-	if (sfd < 0)
+	if (sfd < 0) {
+		ret = answer(out, errno == EBADF ? -EBADF : -EACCES, -1);
 		goto out;
-	ret = connect_as(c, sfd, &ep, out);
+	}
+	if (getsockopt(sfd, SOL_SOCKET, SO_DOMAIN, &domain, &dl) < 0) {
+		ret = answer(out, errno == ENOTSOCK ? -ENOTSOCK : -EACCES, -1);
+		goto out;
+	}
+	if (domain == AF_UNIX && len > (long)offsetof(struct sockaddr_un, sun_path) &&
+	    len <= (long)sizeof(struct sockaddr_un) && ss.ss_family == AF_UNIX &&
+	    ((struct sockaddr_un *)&ss)->sun_path[0])
+		ret = connect_path(c, sfd, (struct sockaddr_un *)&ss, (size_t)len, out);
+	else
+		ret = answer(out, connect_as_caller(c->pid, sfd, &ss, (socklen_t)len), -1);
 out:
 	if (sfd >= 0)
 		close(sfd);
@@ -1029,6 +1244,7 @@ int rf_emulate(const struct rf_emul_ctx *c, int nr, const uint64_t args[6], stru
 	out->ret = 0;
 	out->op = out->op2 = -1;
 	out->path[0] = out->path2[0] = '\0';
+	out->refused = false;
 	for (size_t i = 0; i < WD_ARRAY_SIZE(emul_calls); i++)
 		if (emul_calls[i].nr == nr)
 			k = &emul_calls[i];

@@ -13,7 +13,8 @@
  * ADDFD). Everything else on a path is rf_emulate()'s: stat, lstat, newfstatat, statx,
  * access, faccessat, faccessat2, readlink, readlinkat, mkdir, mkdirat, unlink, unlinkat, rmdir,
  * rename, renameat, renameat2, link, linkat, symlink, symlinkat, truncate, chmod, fchmodat,
- * connect (a unix socket by path).
+ * connect (every one: a unix socket by path only when the person named it or it is the
+ * sandbox's own, docs/files.md "Unix sockets in a trace").
  *
  * Failing closed. A call rf_emulate() cannot carry out exactly as the kernel would for the
  * caller (a path in the sandbox's own /proc or /dev, a magic link on the way, an argument it
@@ -29,6 +30,8 @@
 #define WARDEN_LAUNCHER_RUN_FILES_EMUL_H
 
 #include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -40,12 +43,17 @@
  * @cwd:	the caller's current folder as the sandbox names it (readlink /proc/PID/cwd),
  *		absolute
  * @umask:	the caller's umask (/proc/PID/status)
+ * @sockets:	the unix sockets the person named (`warden trace --allow-socket`), absolute
+ *		paths without symbolic links, as the sandbox names them
+ * @nsockets:	how many
  */
 struct rf_emul_ctx {
 	pid_t pid;
 	int root;
 	const char *cwd;
 	mode_t umask;
+	char *const *sockets;
+	size_t nsockets;
 };
 
 /**
@@ -55,6 +63,8 @@ struct rf_emul_ctx {
  * @path:	absolute, folded: the path the recorder itself used (as the sandbox names it)
  * @op2:	enum trace_op for @path2 (rename, link, symlink: the second path), or -1
  * @path2:	the second path
+ * @refused:	@op (TRACE_CONNECT) was refused, not done: a unix socket the person did not
+ *		name (the learning sandbox reaches no host service)
  */
 struct rf_emul_out {
 	long ret;
@@ -62,6 +72,7 @@ struct rf_emul_out {
 	char path[PATH_MAX];
 	int op2;
 	char path2[PATH_MAX];
+	bool refused;
 };
 
 /**
@@ -73,7 +84,8 @@ struct rf_emul_out {
  *
  * Return: 1 handled (answer the caller with @out->ret and record @out's paths), 0 not handled
  * (answer CONTINUE, record nothing), or a negative errno (the recorder's own failure, e.g.
- * -ENOMEM: answer CONTINUE, record nothing, count it).
+ * -ENOMEM: answer CONTINUE, record nothing, count it). connect is always handled (1): the
+ * kernel never runs a connect of the program again, where it would read the address anew.
  */
 int rf_emulate(const struct rf_emul_ctx *c, int nr, const uint64_t args[6],
 	       struct rf_emul_out *out);

@@ -4,6 +4,7 @@
  * every stage says them. The backend is the first of a table: bubblewrap, the only one yet. */
 #include "launcher/cli.h"
 #include "launcher/run_internal.h"
+#include "launcher/run_trace.h"
 #include "sandbox/sandbox.h"
 
 #include <arpa/inet.h>
@@ -288,6 +289,10 @@ int run_sandbox_prepare(struct run *r)
 				"the systemd scope's command line: out of memory");
 	if (files != POLICY_FILES_OFF && !r->files &&
 	    run_files_new(files, r->pol->mask, r->pol->nmask, &r->files))
+		return run_fail(r, "sandbox", NULL, "the file-access recorder: out of memory");
+	/* warden trace --allow-socket: the unix sockets the program may reach */
+	if (r->trace && r->files && r->trace->nsockets &&
+	    run_files_allow_sockets(r->files, r->trace->sockets, r->trace->nsockets))
 		return run_fail(r, "sandbox", NULL, "the file-access recorder: out of memory");
 
 	return r->sb.be->prepare(&r->sb, spec_of(r), &e) ? failed(r, &e) : 0;

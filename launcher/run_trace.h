@@ -33,6 +33,8 @@ struct run_outcome;
  * @out:	-o TRACE, or NULL: the default path (trace_default_dir())
  * @env:	the -e names
  * @nenv:	how many
+ * @sockets:	the --allow-socket paths, absolute, without symbolic links
+ * @nsockets:	how many
  * @quiet:	-q: the summary is the warnings and the trace's path only
  * @cwd:	the folder the program started in (real path)
  * @home:	the home folder of the person tracing
@@ -49,6 +51,8 @@ struct run_trace {
 	const char *out;
 	char *const *env;
 	size_t nenv;
+	char **sockets;
+	size_t nsockets;
 	bool quiet;
 	char cwd[PATH_MAX];
 	char home[PATH_MAX];

@@ -197,22 +197,27 @@ static int ev_trace(struct rd *r, json_t *o, struct trace *t)
 
 static int ev_file(struct rd *r, json_t *o, struct trace *t)
 {
-	static const char *const keys[] = {"type", "op", "path", "count", "comm", NULL};
+	static const char *const keys[] = {"type", "op", "path", "count", "comm", "refused", NULL};
 	struct trace_file_ev *e;
-	const char *op, *comm;
+	const char *op, *comm, *refused;
 	unsigned which = 0;
 	int rc;
 
 	if ((rc = keys_known(r, o, "file", keys)) || (rc = get_str(r, o, "op", true, &op)) ||
 	    (rc = lookup(r, op_names, TRACE_OP_N, "op", op, &which)) ||
-	    (rc = get_str(r, o, "comm", false, &comm)))
+	    (rc = get_str(r, o, "comm", false, &comm)) ||
+	    (rc = get_str(r, o, "refused", false, &refused)))
 		return rc;
+	if (refused && which != TRACE_CONNECT)
+		return bad(r, "\"refused\" is only for a \"connect\", not a \"%s\"%s", op, "");
 	if ((rc = push((void **)&t->files, &t->nfiles, sizeof(*t->files))))
 		return rc;
 	e = &t->files[t->nfiles - 1];
 	e->op = (enum trace_op)which;
 	e->count = 1;
 	snprintf(e->comm, sizeof(e->comm), "%s", comm ? comm : "");
+	if (refused && !(e->refused = strdup(refused)))
+		return -ENOMEM;
 	if ((rc = get_abs_path(r, o, "path", &e->path)) ||
 	    (rc = get_uint(r, o, "count", false, UINT64_MAX >> 1, &e->count)))
 		return rc;
@@ -371,8 +376,10 @@ void trace_free(struct trace *t)
 	for (size_t i = 0; i < t->ncommand; i++)
 		free(t->command[i]);
 	free(t->command);
-	for (size_t i = 0; i < t->nfiles; i++)
+	for (size_t i = 0; i < t->nfiles; i++) {
 		free(t->files[i].path);
+		free(t->files[i].refused);
+	}
 	free(t->files);
 	for (size_t i = 0; i < t->nnets; i++) {
 		free(t->nets[i].host);

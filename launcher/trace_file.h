@@ -3,7 +3,7 @@
  * A trace is JSON Lines, one object per line, each with a "type" (docs/trace.md has the
  * format with examples):
  *   trace   {"type":"trace","version":1,"command":[...],"cwd":"/abs","home":"/abs"} first line
- *   file    {"type":"file","op":"read","path":"/abs","count":N,"comm":"node"}
+ *   file    {"type":"file","op":"read","path":"/abs","count":N,"comm":"node"[,"refused":"why"]}
  *   net     {"type":"net","host":"name","port":443,"proto":"tls","count":N[,"refused":"why"]}
  *   env     {"type":"env","name":"PATH"}
  *   limits  {"type":"limits","peak_memory_kib":N,"peak_pids":N,"wall_ms":N}
@@ -52,12 +52,15 @@ bool trace_op_writes(enum trace_op op);
  * @op:		the operation
  * @count:	how often (deduplicated by the recorder)
  * @comm:	the process name that did it most ("" when unknown)
+ * @refused:	NULL, or why the learning sandbox refused it (only a `connect`: a unix socket
+ *		the person did not name)
  */
 struct trace_file_ev {
 	char *path;
 	enum trace_op op;
 	uint64_t count;
 	char comm[16];
+	char *refused;
 };
 
 /* The protocol a connection's name was read from. */

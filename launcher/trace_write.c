@@ -149,12 +149,13 @@ static bool file_eq(const void *item, const void *key)
 {
 	const struct trace_file_ev *a = ((const struct file_agg *)item)->first, *b = key;
 
-	return a->op == b->op && !strcmp(a->path, b->path);
+	return a->op == b->op && !a->refused == !b->refused && !strcmp(a->path, b->path);
 }
 
 static uint64_t file_hash(const struct trace_file_ev *e)
 {
-	return wd_hash_str(e->path) ^ ((uint64_t)e->op * 0x9e3779b97f4a7c15ull);
+	return wd_hash_str(e->path) ^ ((uint64_t)e->op * 0x9e3779b97f4a7c15ull) ^
+	       (uint64_t)(e->refused != NULL);
 }
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
@@ -175,6 +176,11 @@ static int file_line(const struct file_agg *a, struct wd_buf *out)
 		ret = set(o, "path", json_string(a->first->path));
 	if (!ret && a->count != 1)
 		ret = set(o, "count", json_integer((json_int_t)a->count));
+	if (!ret && a->first->refused && a->first->op == TRACE_CONNECT)
+		ret = set(o, "refused",
+			  json_string(a->first->refused[0] && utf8_ok(a->first->refused)
+					  ? a->first->refused
+					  : "refused"));
 	/* a comm that is not UTF-8 (prctl can set any bytes) is left out: it is a label */
 	if (!ret && a->first->comm[0] && utf8_ok(a->first->comm))
 		ret = set(o, "comm", json_string(a->first->comm));

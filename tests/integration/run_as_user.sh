@@ -67,6 +67,7 @@ run_pool|the pool of ready-made networks is root mode's (a rootless run makes it
 run_flood|it drives a warden-gateway daemon (--gateway) without --manage-nft, which a user's daemon-mode run needs
 run_live|it runs its users itself: root mode as root, rootless and daemon mode as LAB_USER, another user against them
 trace_sandbox|it runs its users itself: root mode under sudo for LAB_USER, rootless mode as LAB_USER
+trace_sockets|it runs its users itself: root mode under sudo for LAB_USER, rootless mode as LAB_USER
 EOF
 )
 

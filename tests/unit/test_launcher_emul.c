@@ -21,6 +21,8 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -47,6 +49,7 @@ struct kid {
 	int dirfd;  /* the child's (and our) descriptor of tree/sub */
 	int pipefd; /* the child's pipe end: a descriptor that is no folder */
 	int sock;   /* a unix socket the child holds (and we, the same one) */
+	int tcp;    /* a TCP socket the child holds */
 };
 
 static struct kid kid;
@@ -80,7 +83,8 @@ static int setup(void **state)
 		return -1;
 	kid.dirfd = open("sub", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	kid.sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (kid.dirfd < 0 || kid.sock < 0 || pipe2(pp, O_CLOEXEC) < 0)
+	kid.tcp = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (kid.dirfd < 0 || kid.sock < 0 || kid.tcp < 0 || pipe2(pp, O_CLOEXEC) < 0)
 		return -1;
 	memset(g_buf, 'X', sizeof(g_buf));
 	kid.pid = fork();
@@ -117,6 +121,7 @@ static int teardown(void **state)
 	close(kid.root);
 	close(kid.dirfd);
 	close(kid.sock);
+	close(kid.tcp);
 	if (chdir(oldcwd) < 0)
 		return -1;
 	return nftw(tree, rm_one, 16, FTW_DEPTH | FTW_PHYS);
@@ -151,9 +156,18 @@ static void kid_clear(void)
 	kid_put(g_buf, x, sizeof(x));
 }
 
+/* the sockets named (warden trace --allow-socket) for emul() */
+static char *g_named[2];
+static size_t g_nnamed;
+
 static int emul(int nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
 {
-	struct rf_emul_ctx c = {.pid = kid.pid, .root = kid.root, .cwd = tree, .umask = 022};
+	struct rf_emul_ctx c = {.pid = kid.pid,
+				.root = kid.root,
+				.cwd = tree,
+				.umask = 022,
+				.sockets = g_named,
+				.nsockets = g_nnamed};
 	uint64_t args[6] = {a0, a1, a2, a3, a4, 0};
 
 	return rf_emulate(&c, nr, args, &out);
@@ -505,7 +519,7 @@ static void test_not_handled(void **state)
 	/* "dlnk/../f" reaches sub/f, which is not there; the fold says f */
 	kid_path(0, "dlnk/../g");
 	assert_int_equal(emul(SYS_stat, P0, BUF, 0, 0, 0), 0);
-	/* calls it does not know, and unix sockets with no path */
+	/* calls it does not know */
 	assert_int_equal(emul(SYS_getpid, 0, 0, 0, 0, 0), 0);
 	assert_int_equal(emul(SYS_openat, FDCWD, P0, 0, 0, 0), 0);
 }
@@ -722,11 +736,21 @@ static void test_truncate_chmod(void **state)
 
 /* ------------------------------------------------------------ connect */
 
+/* connect(@fd, @sun of @len) of the child, carried out */
+static void kid_connect(int fd, const struct sockaddr_un *sun, size_t len)
+{
+	kid_put(&g_sun, sun, sizeof(*sun));
+	assert_int_equal(emul(SYS_connect, (uint64_t)fd, (uint64_t)(uintptr_t)&g_sun, len, 0, 0),
+			 1);
+}
+
 static void test_connect_unix(void **state)
 {
 	struct sockaddr_un peer = {0}, sun = {.sun_family = AF_UNIX};
 	socklen_t plen = sizeof(peer);
-	int srv, conn, other;
+	char named[PATH_MAX + 8], linked[PATH_MAX + 8];
+	size_t len = offsetof(struct sockaddr_un, sun_path) + 5;
+	int srv, conn;
 
 	(void)state;
 	srv = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -734,56 +758,107 @@ static void test_connect_unix(void **state)
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "sock");
 	assert_int_equal(bind(srv, (struct sockaddr *)&sun, sizeof(sun)), 0);
 	assert_int_equal(listen(srv, 4), 0);
-	/* the child's socket (the same one as ours) connected by its relative path */
-	kid_put(&g_sun, &sun, sizeof(sun));
-	assert_int_equal(emul(SYS_connect, (uint64_t)kid.sock, (uint64_t)(uintptr_t)&g_sun,
-			      offsetof(struct sockaddr_un, sun_path) + 5, 0, 0),
-			 1);
+	assert_int_equal(symlink("sock", "slnk"), 0);
+	snprintf(named, sizeof(named), "%s/sock", tree);
+	snprintf(linked, sizeof(linked), "%s/slnk", tree);
+
+	/* not named: refused (EACCES), recorded as refused, the socket left unconnected */
+	g_nnamed = 0;
+	kid_connect(kid.sock, &sun, len);
+	assert_int_equal(out.ret, -EACCES);
+	assert_true(out.refused);
+	assert_recorded(TRACE_CONNECT, "sock");
+	assert_int_equal(getpeername(kid.sock, (struct sockaddr *)&peer, &plen), -1);
+	assert_int_equal(errno, ENOTCONN);
+	/* a named path that is a symbolic link names nothing (the program could have made it) */
+	g_named[0] = linked;
+	g_nnamed = 1;
+	kid_connect(kid.sock, &sun, len);
+	assert_int_equal(out.ret, -EACCES);
+	assert_true(out.refused);
+
+	/* named: the child's socket (the same one as ours) connected by its relative path */
+	g_named[0] = named;
+	kid_connect(kid.sock, &sun, len);
 	assert_int_equal(out.ret, 0);
+	assert_false(out.refused);
 	assert_recorded(TRACE_CONNECT, "sock");
 	conn = accept4(srv, NULL, NULL, SOCK_CLOEXEC);
 	assert_true(conn >= 0);
+	plen = sizeof(peer);
 	assert_int_equal(getpeername(kid.sock, (struct sockaddr *)&peer, &plen), 0);
 	assert_string_equal(peer.sun_path, "sock");		    /* the name the server bound */
 	assert_int_equal(fcntl(kid.sock, F_GETFL) & O_NONBLOCK, 0); /* left as it was */
 	/* again: EISCONN, as connect here says */
-	assert_int_equal(
-	    emul(SYS_connect, (uint64_t)kid.sock, (uint64_t)(uintptr_t)&g_sun, sizeof(sun), 0, 0),
-	    1);
+	kid_connect(kid.sock, &sun, sizeof(sun));
 	assert_int_equal(out.ret, -EISCONN);
 	assert_int_equal(out.op, -1);
 	close(conn);
-	/* a path with nothing there */
+	/* through a link to the named socket: the same file, let through (EISCONN here) */
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "slnk");
+	kid_connect(kid.sock, &sun, sizeof(sun));
+	assert_int_equal(out.ret, -EISCONN);
+	assert_false(out.refused);
+	/* a path with nothing there: the kernel's ENOENT */
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "nosock");
-	kid_put(&g_sun, &sun, sizeof(sun));
-	assert_int_equal(
-	    emul(SYS_connect, (uint64_t)kid.sock, (uint64_t)(uintptr_t)&g_sun, sizeof(sun), 0, 0),
-	    1);
+	kid_connect(kid.sock, &sun, sizeof(sun));
 	assert_int_equal(out.ret, -ENOENT);
 	assert_int_equal(out.op, -1);
-	/* an abstract name is no path: not handled */
-	memset(sun.sun_path, 0, sizeof(sun.sun_path));
-	memcpy(sun.sun_path + 1, "wd-emul", 7);
-	kid_put(&g_sun, &sun, sizeof(sun));
-	assert_int_equal(emul(SYS_connect, (uint64_t)kid.sock, (uint64_t)(uintptr_t)&g_sun,
-			      offsetof(struct sockaddr_un, sun_path) + 8, 0, 0),
-			 0);
-	/* nor another family, nor a descriptor that is no unix socket */
+	/* a file that is no socket: ECONNREFUSED, as the kernel says */
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "f");
+	kid_connect(kid.sock, &sun, sizeof(sun));
+	assert_int_equal(out.ret, -ECONNREFUSED);
+	g_nnamed = 0;
+	unlink("slnk");
+	close(srv);
+}
+
+/* Everything else is carried out too, never left to the kernel (CONTINUE would read the
+ * address and look the descriptor up again): the kernel's own answers. */
+static void test_connect_other(void **state)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sin);
+	int srv, conn;
+
+	(void)state;
+	/* an abstract name (the socket's own network namespace): nobody listens there */
+	memcpy(sun.sun_path + 1, "wd-emul-none", 12);
+	kid_connect(kid.sock, &sun, offsetof(struct sockaddr_un, sun_path) + 13);
+	assert_int_equal(out.ret, -ECONNREFUSED);
+	assert_int_equal(out.op, -1);
+	/* another family on a unix socket, a descriptor that is no socket, one not there */
 	sun.sun_family = AF_INET;
-	kid_put(&g_sun, &sun, sizeof(sun));
-	assert_int_equal(
-	    emul(SYS_connect, (uint64_t)kid.sock, (uint64_t)(uintptr_t)&g_sun, sizeof(sun), 0, 0),
-	    0);
+	kid_connect(kid.sock, &sun, sizeof(sun));
+	assert_int_equal(out.ret, -EINVAL);
 	sun.sun_family = AF_UNIX;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "sock");
+	kid_connect(kid.pipefd, &sun, sizeof(sun));
+	assert_int_equal(out.ret, -ENOTSOCK);
+	kid_connect(999, &sun, sizeof(sun));
+	assert_int_equal(out.ret, -EBADF);
+	/* a size the kernel refuses */
 	kid_put(&g_sun, &sun, sizeof(sun));
 	assert_int_equal(
-	    emul(SYS_connect, (uint64_t)kid.pipefd, (uint64_t)(uintptr_t)&g_sun, sizeof(sun), 0, 0),
-	    0);
-	/* a descriptor the child does not have */
-	other = 999;
+	    emul(SYS_connect, (uint64_t)kid.sock, (uint64_t)(uintptr_t)&g_sun, 4096, 0, 0), 1);
+	assert_int_equal(out.ret, -EINVAL);
+	/* TCP on loopback, from the child's blocking socket: connected here, left blocking */
+	srv = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(srv >= 0);
+	assert_int_equal(bind(srv, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(srv, 4), 0);
+	assert_int_equal(getsockname(srv, (struct sockaddr *)&sin, &sl), 0);
+	kid_put(&g_sun, &sin, sizeof(sin));
 	assert_int_equal(
-	    emul(SYS_connect, (uint64_t)other, (uint64_t)(uintptr_t)&g_sun, sizeof(sun), 0, 0), 0);
+	    emul(SYS_connect, (uint64_t)kid.tcp, (uint64_t)(uintptr_t)&g_sun, sizeof(sin), 0, 0),
+	    1);
+	assert_int_equal(out.ret, 0);
+	assert_int_equal(out.op, -1);
+	assert_int_equal(fcntl(kid.tcp, F_GETFL) & O_NONBLOCK, 0);
+	conn = accept4(srv, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(conn >= 0);
+	close(conn);
 	close(srv);
 }
 
@@ -893,6 +968,7 @@ int main(void)
 	    T(test_link_symlink),
 	    T(test_truncate_chmod),
 	    T(test_connect_unix),
+	    T(test_connect_other),
 	    T(test_own_root),
 	};
 

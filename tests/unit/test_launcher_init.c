@@ -191,6 +191,13 @@ static void test_trace_parse_bad(void **state)
 		  "\"command\" must be a non-empty list");
 	parse_bad(HEAD "{\"type\":\"file\",\"op\":\"read\",\"path\":\"/a\\u0000b\"}\n",
 		  "t.jsonl:2: not JSON: \\u0000 is not allowed");
+	/* "refused" only on a connect, and saying why */
+	parse_bad(HEAD "{\"type\":\"file\",\"op\":\"read\",\"path\":\"/a\",\"refused\":\"x\"}\n",
+		  "t.jsonl:2: \"refused\" is only for a \"connect\", not a \"read\"");
+	parse_bad(HEAD "{\"type\":\"file\",\"op\":\"connect\",\"path\":\"/a\",\"refused\":\"\"}\n",
+		  "t.jsonl:2: \"refused\" must be a non-empty string");
+	parse_bad(HEAD "{\"type\":\"file\",\"op\":\"connect\",\"path\":\"/a\",\"refused\":true}\n",
+		  "t.jsonl:2: \"refused\"");
 }
 
 /* ------------------------------------------------------------ folding */
@@ -330,6 +337,58 @@ static void test_credentials_commented(void **state)
 	assert_int_equal(r.nread, 1);
 	assert_non_null(strstr(r.warnings.data, "credential store was read and is not granted: "
 						"/srv/home/u/.ssh/id_ed25519 (by ssh)"));
+	infer_result_free(&r);
+}
+
+/* unix sockets: one the learning sandbox refused is never granted (commented, with a warning);
+ * one the person named is granted with a comment saying it is a socket; a folder holding a
+ * socket the program reached is never folded into one grant; a write grant that holds one
+ * says so */
+#define CONNECT(p, why)                                                                            \
+	"{\"type\":\"file\",\"op\":\"connect\",\"path\":\"" p "\",\"comm\":\"docker\"" why "}\n"
+
+static void test_sockets(void **state)
+{
+	static const char *const fs[] = {"/srv/home/u/.rd/docker.sock",
+					 "/var/lib/incus/unix.socket",
+					 "/srv/svc/app.sock",
+					 "/srv/svc/a",
+					 "/srv/svc/b",
+					 "/srv/svc/c",
+					 "/srv/svc/d",
+					 "/srv/proj/dev.sock",
+					 NULL};
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = fs;
+	infer(HEAD CONNECT("/srv/home/u/.rd/docker.sock", ",\"refused\":\"not named\"")
+		  CONNECT("/var/lib/incus/unix.socket",
+			  ",\"refused\":\"not named\"") CONNECT("/srv/svc/app.sock", "")
+		      READ("/srv/svc/a") READ("/srv/svc/b") READ("/srv/svc/c") READ("/srv/svc/d")
+			  CONNECT("/srv/proj/dev.sock",
+				  "") "{\"type\":\"file\",\"op\":\"create\",\"path\":\"/srv/proj/"
+				      "out\",\"comm\":\"sh\"}\n",
+	      &r);
+	/* refused: commented out, never a grant, a warning each */
+	assert_line(&r,
+		    "    # - \"~/.rd/docker.sock\"   # a unix socket docker tried to connect to: "
+		    "refused in the trace, not granted");
+	assert_line(&r, "    # - \"/var/lib/incus/unix.socket\"   # a unix socket docker");
+	assert_no(&r, "    - \"~/.rd");
+	assert_no(&r, "    - \"/var/lib/incus");
+	assert_non_null(strstr(r.warnings.data,
+			       "a unix socket was refused in the trace and is not "
+			       "granted: /srv/home/u/.rd/docker.sock (by docker)"));
+	assert_non_null(strstr(r.warnings.data, "/var/lib/incus/unix.socket"));
+	/* named: its own line, saying it is a socket; its four neighbours are not folded with it */
+	assert_line(&r, "    - \"/srv/svc/app.sock\"   # a unix socket: connected to by docker");
+	assert_line(&r, "    - \"/srv/svc/a\"");
+	assert_no(&r, "    - \"/srv/svc\"");
+	/* the current folder's write grant holds the socket there: said */
+	assert_line(&r,
+		    "    - \".\"   # written by sh: 1 path under . (create 1); it holds the unix "
+		    "socket ./dev.sock, which docker connected to");
 	infer_result_free(&r);
 }
 
@@ -516,6 +575,7 @@ int main(void)
 	    cmocka_unit_test(test_tmp),
 	    cmocka_unit_test(test_credentials_commented),
 	    cmocka_unit_test(test_credentials_masked),
+	    cmocka_unit_test(test_sockets),
 	    cmocka_unit_test(test_forged_paths),
 	    cmocka_unit_test(test_writes),
 	    cmocka_unit_test(test_network),

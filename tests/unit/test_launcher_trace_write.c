@@ -74,15 +74,16 @@ static const struct trace_file_ev *find_file(const struct trace *t, enum trace_o
 static void test_round_trip(void **state)
 {
 	struct trace_file_ev files[] = {
-	    {"/home/u/proj/index.js", TRACE_READ, 2, "node"},
-	    {"/usr/bin/node", TRACE_EXEC, 1, "bash"},
-	    {"/home/u/proj/out", TRACE_CREATE, 1, "node"},
-	    {"/home/u/.curlrc", TRACE_MISSING, 3, ""},
-	    {"/run/user/1000/bus", TRACE_CONNECT, 1, "node"},
-	    {"/home/u/proj/a", TRACE_RENAME, 1, "node"},
-	    {"/home/u/proj/b", TRACE_REMOVE, 1, "node"},
-	    {"/home/u/proj/c", TRACE_WRITE, 4, "node"},
-	    {"/etc/hosts", TRACE_STAT, 1, "node"},
+	    {"/home/u/proj/index.js", TRACE_READ, 2, "node", NULL},
+	    {"/usr/bin/node", TRACE_EXEC, 1, "bash", NULL},
+	    {"/home/u/proj/out", TRACE_CREATE, 1, "node", NULL},
+	    {"/home/u/.curlrc", TRACE_MISSING, 3, "", NULL},
+	    {"/run/user/1000/bus", TRACE_CONNECT, 1, "node", NULL},
+	    {"/home/u/proj/a", TRACE_RENAME, 1, "node", NULL},
+	    {"/home/u/proj/b", TRACE_REMOVE, 1, "node", NULL},
+	    {"/home/u/proj/c", TRACE_WRITE, 4, "node", NULL},
+	    {"/etc/hosts", TRACE_STAT, 1, "node", NULL},
+	    {"/var/lib/lxd/unix.socket", TRACE_CONNECT, 2, "curl", "not named"},
 	};
 	struct trace_net_ev nets[] = {
 	    {"registry.npmjs.org", 443, TRACE_PROTO_TLS, 3, NULL},
@@ -95,21 +96,26 @@ static void test_round_trip(void **state)
 	struct trace_write_info wi;
 
 	(void)state;
-	make(&t, files, 9, nets, 4, env, 2);
+	make(&t, files, 10, nets, 4, env, 2);
 	round_trip(&t, &back, &wi);
 	assert_int_equal(back.ncommand, 3);
 	for (size_t i = 0; i < 3; i++)
 		assert_string_equal(back.command[i], cmd_words[i]);
 	assert_string_equal(back.cwd, t.cwd);
 	assert_string_equal(back.home, t.home);
-	assert_int_equal(back.nfiles, 9);
-	assert_int_equal(wi.files, 9);
-	for (size_t i = 0; i < 9; i++) {
+	assert_int_equal(back.nfiles, 10);
+	assert_int_equal(wi.files, 10);
+	for (size_t i = 0; i < 10; i++) {
 		const struct trace_file_ev *f = find_file(&back, files[i].op, files[i].path);
 
 		assert_non_null(f);
 		assert_int_equal(f->count, files[i].count);
 		assert_string_equal(f->comm, files[i].comm);
+		/* a refused connect reads back refused, a done one not */
+		if (files[i].refused)
+			assert_string_equal(f->refused, files[i].refused);
+		else
+			assert_null(f->refused);
 	}
 	assert_int_equal(back.nnets, 4);
 	for (size_t i = 0; i < 4; i++) {
@@ -134,9 +140,9 @@ static void test_round_trip(void **state)
 static void test_dedup(void **state)
 {
 	struct trace_file_ev files[] = {
-	    {"/p/a", TRACE_READ, 2, "cat"}, {"/p/b", TRACE_READ, 1, "cat"},
-	    {"/p/a", TRACE_READ, 5, "sh"},  {"/p/a", TRACE_WRITE, 1, "sh"},
-	    {"/p/a", TRACE_READ, 0, "x"}, /* a count of 0 is one access */
+	    {"/p/a", TRACE_READ, 2, "cat", NULL}, {"/p/b", TRACE_READ, 1, "cat", NULL},
+	    {"/p/a", TRACE_READ, 5, "sh", NULL},  {"/p/a", TRACE_WRITE, 1, "sh", NULL},
+	    {"/p/a", TRACE_READ, 0, "x", NULL}, /* a count of 0 is one access */
 	};
 	struct trace_net_ev nets[] = {
 	    {"a.test", 443, TRACE_PROTO_TLS, 1, NULL},
@@ -180,14 +186,14 @@ static void test_forged_paths(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < 6; i++)
-		files[i] = (struct trace_file_ev){(char *)odd[i], TRACE_READ, 1, "sh"};
+		files[i] = (struct trace_file_ev){(char *)odd[i], TRACE_READ, 1, "sh", NULL};
 	/* not UTF-8: a lone continuation byte, and an overlong '/' */
 	files[6] = (struct trace_file_ev){"/p/bad\x80"
 					  "name",
-					  TRACE_READ, 1, "sh"};
+					  TRACE_READ, 1, "sh", NULL};
 	files[7] = (struct trace_file_ev){"/p/over\xc0\xaf"
 					  "etc",
-					  TRACE_READ, 1, "sh"};
+					  TRACE_READ, 1, "sh", NULL};
 	make(&t, files, 8, NULL, 0, NULL, 0);
 	round_trip(&t, &back, &wi);
 	assert_int_equal(wi.bad_utf8, 2);
@@ -201,7 +207,7 @@ static void test_forged_paths(void **state)
 static void test_odd_command_and_comm(void **state)
 {
 	char *cmd[] = {"/bin/sh", "-c", "echo \xff\xfe"};
-	struct trace_file_ev files[] = {{"/p/a", TRACE_READ, 1, "bad\xff"}};
+	struct trace_file_ev files[] = {{"/p/a", TRACE_READ, 1, "bad\xff", NULL}};
 	struct trace t, back;
 
 	(void)state;
