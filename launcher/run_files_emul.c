@@ -22,8 +22,9 @@
  *             (AT_EMPTY_PATH, /proc/self/fd/N); a result buffer is written into the caller
  *   record    what it did, on the path we used: out->op/path, out->op2/path2
  *
- * Identity: the recorder's thread acts with its file system ids (the sandbox user's,
- * run_files.c sets them) and the caller's umask; access checks use those ids (AT_EACCESS).
+ * Identity: the recorder is a process with the sandbox user's whole identity (real, effective,
+ * saved and file system ids, groups, no capability: run_files.c) and the caller's umask;
+ * access checks use those ids (AT_EACCESS).
  */
 #include "launcher/run_files_emul.h"
 #include "common/common.h"
@@ -597,7 +598,8 @@ static int do_access(const struct rf_emul_ctx *c, const struct emul_call *k, con
 	if (r == SKIP)
 		return 0;
 	if (!r) {
-		/* the thread's file system ids (the sandbox user's), not its real ones */
+		/* the recorder's effective ids (the sandbox user's: AT_EACCESS, as the kernel
+		 * checks) */
 		if (by_name)
 			r = syscall(SYS_faccessat2, fd, ep.name, mode,
 				    AT_SYMLINK_NOFOLLOW | AT_EACCESS)
@@ -1007,7 +1009,8 @@ static int do_connect(const struct rf_emul_ctx *c, const struct emul_call *k,
 		return 0;
 	if (!ep.name || ep.must_dir)
 		return 0;
-	pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	/* the caller's pidfd, opened before its call was checked to be still waiting */
+	pidfd = c->pidfd;
 	if (pidfd < 0)
 		goto out;
 	sfd = (int)syscall(SYS_pidfd_getfd, pidfd, sockfd, 0);
@@ -1017,8 +1020,6 @@ static int do_connect(const struct rf_emul_ctx *c, const struct emul_call *k,
 out:
 	if (sfd >= 0)
 		close(sfd);
-	if (pidfd >= 0)
-		close(pidfd);
 	return ret;
 }
 

@@ -40,9 +40,12 @@
  * @cwd:	the caller's current folder as the sandbox names it (readlink /proc/PID/cwd),
  *		absolute
  * @umask:	the caller's umask (/proc/PID/status)
+ * @pidfd:	a pidfd of the caller, opened before its notification was checked valid (connect;
+ *		-1 for the other calls)
  */
 struct rf_emul_ctx {
 	pid_t pid;
+	int pidfd;
 	int root;
 	const char *cwd;
 	mode_t umask;

@@ -123,6 +123,29 @@ check "... because the program's user may not open it" \
 	grep -qE "opening grant $T/mnt/secret as uid 65534 .*Permission denied" "$T/r2.err"
 check_fails --denied 1 "... the secret is not in its output" grep -qF "$SECRET" "$T/r2"
 
+echo "# audit.files: denied judges as the program's user: what it may not look up is denied"
+mkdir -m 0700 "$T/rootonly"
+echo "root only" >"$T/rootonly/f"
+printf 'version: 1\nfilesystem:\n  read: ["%s"]\naudit:\n  files: denied\n' "$T/rd.py" \
+	>"$T/pol-denied.yaml"
+A=$T/logs/audit.jsonl
+# denied RUN PATH: the file events of RUN on PATH that say denied
+denied() { jq -s --arg r "$1" --arg p "$2" '[.[] | select(.run == $r and .type == "file" and .resource == $p and .allowed == false)] | length' "$A"; }
+last_run() { jq -r -s '[.[] | select(.action == "run.start")] | last | .run' "$A"; }
+check_fails --denied 1 "a run without grants cannot read a root-only folder's file" \
+	wr "$T/pol-denied.yaml" "$T/r3" "$PY3" "$T/rd.py" "$T/rootonly/f"
+run3=$(last_run)
+check_eq "... and its attempt is recorded as denied (the user cannot even look it up)" 1 \
+	denied "$run3" "$T/rootonly/f"
+check_fails --denied 1 "a run without grants cannot read the FUSE secret" \
+	wr "$T/pol-denied.yaml" "$T/r4" "$PY3" "$T/rd.py" "$T/mnt/secret"
+run4=$(last_run)
+check_eq "... and its attempt is recorded as denied" 1 denied "$run4" "$T/mnt/secret"
+check_fails --denied 1 "a run's attempt on a missing file fails too (the control)" \
+	wr "$T/pol-denied.yaml" "$T/r5" "$PY3" "$T/rd.py" "$T/nowhere"
+run5=$(last_run)
+check_eq "... not recorded as denied" 0 denied "$run5" "$T/nowhere"
+
 check "the FUSE server is still serving (the probes above met the mount)" kill -0 "$fpid"
 check_eq "... and root still reads the secret" "$SECRET" "$PY3" "$T/rd.py" "$T/mnt/secret"
 lab_finish

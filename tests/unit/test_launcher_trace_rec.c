@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -120,6 +121,9 @@ static enum policy_audit_files spoof_mode(void)
 	return m && !strcmp(m, "all") ? POLICY_FILES_ALL : POLICY_FILES_TRACE;
 }
 
+/* The user the traced child becomes (0: it stays who the test is). */
+static uid_t g_child_uid;
+
 /* In a child: the trace filter (or the normal one for mode all) with a listener sent to the
  * parent over @sock; then @probe(@arg) is the exit status. */
 static _Noreturn void child_traced(int sock, bool trace, int (*probe)(void *), void *arg)
@@ -137,6 +141,13 @@ static _Noreturn void child_traced(int sock, bool trace, int (*probe)(void *), v
 	struct cmsghdr *cm;
 	int lfd;
 
+	/* root mode: the program runs as the user the recorder becomes (and is dumpable, as
+	 * after its exec) */
+	if (g_child_uid &&
+	    (setgroups(0, NULL) < 0 || setresgid(g_child_uid, g_child_uid, g_child_uid) < 0 ||
+	     setresuid(g_child_uid, g_child_uid, g_child_uid) < 0 ||
+	     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0))
+		_exit(104);
 	wd_err_clear(&err);
 	if (trace ? sandbox_notify_bpf_trace(&watch, &nwatch, &err)
 		  : sandbox_notify_bpf(&watch, &nwatch, &err))
@@ -191,6 +202,11 @@ static int run_traced(struct run_files *rf, bool trace, int (*probe)(void *), vo
 	int sv[2], lfd, st = 0;
 	pid_t pid;
 
+	/* as root: root mode, the program and the recorder both nobody (a recorder without
+	 * capabilities may not read the memory of a process that has them) */
+	g_child_uid = getuid() == 0 ? 65534 : 0;
+	if (g_child_uid)
+		assert_int_equal(run_files_set_user(rf, 65534, 65534, NULL, 0), 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -374,9 +390,7 @@ static void test_trace_ops(void **state)
 	write_file(path, "");
 
 	assert_int_equal(run_files_new(POLICY_FILES_TRACE, NULL, 0, &rf), 0);
-	/* as root: the files it creates are the user's (nobody here) */
-	if (getuid() == 0)
-		assert_int_equal(run_files_set_user(rf, 65534, 65534, NULL, 0), 0);
+	/* as root (run_traced()): the files it creates are the user's (nobody here) */
 	assert_int_equal(run_traced(rf, true, probe_ops, &a), 0);
 
 	snprintf(path, sizeof(path), "%s/read.txt", a.dir);
