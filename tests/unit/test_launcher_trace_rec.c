@@ -425,8 +425,75 @@ static void test_trace_ops(void **state)
 		assert_true(e->comm[0] != '\0');
 		assert_false(run_files_sandbox_own(e->path));
 	}
+	/* the recorder's results came whole */
+	assert_false(run_files_lost(rf));
 	run_files_free(rf);
 	rmtree(a.dir);
+}
+
+/* ------------------------------------------------------------ the recorder's process */
+
+/* In the traced child: find the recorder (the test's other child), kill it, wait until it is
+ * gone; then a watched call fails with ENOSYS (the listener closed with it). */
+static int probe_kill_recorder(void *p)
+{
+	pid_t self = getpid(), parent = getppid(), rec = 0;
+	char path[96], buf[512];
+
+	(void)p;
+	/* the parent starts the recorder after it has the listener: until it is there */
+	for (int tries = 0; !rec && tries < 5000; tries++) {
+		int fd;
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", parent, parent);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 30;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		for (char *s = buf, *e; *s; s = e) {
+			long c = strtol(s, &e, 10);
+
+			if (e == s)
+				break;
+			if (c != self)
+				rec = (pid_t)c;
+		}
+		if (!rec)
+			usleep(1000);
+	}
+	if (!rec)
+		return 31;
+	if (kill(rec, SIGKILL) < 0)
+		return 32;
+	/* the listener closes when the recorder is gone (reaped or not: its files are) */
+	for (int tries = 0; tries < 5000; tries++) {
+		int fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			close(fd);
+			usleep(1000);
+			continue;
+		}
+		return errno == ENOSYS ? 0 : 33;
+	}
+	return 34;
+}
+
+/* A recorder that dies before it reports: nothing of it is kept, and run_files_lost() says so;
+ * the program's watched calls fail closed (ENOSYS) meanwhile. */
+static void test_recorder_lost(void **state)
+{
+	struct run_files *rf = NULL;
+
+	(void)state;
+	assert_int_equal(run_files_new(POLICY_FILES_TRACE, NULL, 0, &rf), 0);
+	assert_int_equal(run_traced(rf, true, probe_kill_recorder, NULL), 0);
+	assert_true(run_files_lost(rf));
+	assert_int_equal(run_files_count(rf), 0);
+	run_files_free(rf);
 }
 
 /* ------------------------------------------------------------ spoofing */
@@ -631,6 +698,7 @@ int main(void)
 	    cmocka_unit_test(test_trace_filter_watches_its_tables),
 	    cmocka_unit_test(test_trace_not_from_yaml),
 	    cmocka_unit_test(test_trace_ops),
+	    cmocka_unit_test(test_recorder_lost),
 	    cmocka_unit_test(test_spoof_open),
 	    cmocka_unit_test(test_spoof_exec),
 	};
