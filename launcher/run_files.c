@@ -1355,14 +1355,26 @@ static int drop_caps(void)
  * file systems' checks of any of them then see the user: a FUSE mount without allow_other,
  * a capability, a real uid); in every mode no capability, no_new_privs, not dumpable (a
  * process of the same user may not ptrace it: it holds the listener), no descriptor but
- * @keep. Return: 0 or a negative errno.
+ * @keep (0, 1 and 2 are /dev/null). Return: 0 or a negative errno.
  */
 static int become_user(const struct run_files *rf, const int *keep, size_t nkeep)
 {
-	int e = wd_close_all_except(keep, nkeep);
+	int e = wd_close_all_except(keep, nkeep), nul;
 
 	if (e)
 		return e;
+	/* not even the launcher's stdio (a root-owned file, a terminal): /dev/null */
+	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (nul < 0)
+		return -errno;
+	for (int fd = 0; fd <= 2; fd++)
+		if (dup2(nul, fd) < 0) {
+			e = -errno;
+			close(nul);
+			return e;
+		}
+	if (nul > 2)
+		close(nul);
 	if (chdir("/") < 0)
 		return -errno;
 	/* while root may: an empty bounding set (EINVAL past the last one the kernel has) */
@@ -1412,6 +1424,12 @@ static _Noreturn void recorder_main(struct run_files *rf, pid_t parent, int wfd)
 	sigdelset(&mask, RUN_FILES_WAKE);
 	if (sigaction(RUN_FILES_WAKE, &sa, NULL) < 0 || sigprocmask(SIG_SETMASK, &mask, NULL) < 0)
 		_exit(RUN_FILES_EXIT_SETUP);
+	/* above 2, which become /dev/null */
+	for (size_t i = 0; i < WD_ARRAY_SIZE(keep); i++)
+		if (keep[i] <= 2 && (keep[i] = fcntl(keep[i], F_DUPFD_CLOEXEC, 3)) < 0)
+			_exit(RUN_FILES_EXIT_SETUP);
+	rf->listener = keep[0];
+	wfd = keep[1];
 	/* fail closed: a recorder that cannot be the user answers nothing (the listener
 	 * closes, the program's watched calls get ENOSYS) */
 	if (become_user(rf, keep, WD_ARRAY_SIZE(keep)))
