@@ -1217,9 +1217,8 @@ struct rf_wire {
 	uint32_t len;
 	int32_t op;
 	int32_t verdict;
-	int32_t pid;
-	uint32_t pad;
-	uint64_t count;			    /* ENTRY: the entry's count; END: the entries sent */
+	int32_t pid;	/* 4 bytes of padding follow: memset() before each use */
+	uint64_t count; /* ENTRY: the entry's count; END: the entries sent */
 	uint64_t seen, dropped, unreadable; /* END */
 	char comm[16];
 };
