@@ -596,7 +596,9 @@ static int finish(struct run *r, struct run_outcome *o)
 {
 	struct run_counts counts;
 
-	o->status = run_exit_status(o->wstatus, o->timed_out, &o->sig);
+	/* the program's own status when the run was ended at its end (run_wait.c) */
+	o->status =
+	    run_exit_status(o->prog_ended ? o->prog_wstatus : o->wstatus, o->timed_out, &o->sig);
 	if (o->gw_gone) {
 		/* the daemon went away: the run was ended, not the program's own end */
 		o->status = RUN_EXIT_WARDEN;

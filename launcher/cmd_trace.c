@@ -771,6 +771,9 @@ static void summary(const struct run *r, const struct run_trace *rt, int status,
 			"warden trace: warning: %llu accesses were not kept (the recorder's table "
 			"was full): the trace is incomplete",
 			(unsigned long long)run_files_dropped(r->files, NULL));
+	if (run_files_lost(r->files))
+		fprintf(stderr, "warden trace: warning: the file-access recorder died or sent "
+				"malformed results: the trace has no file accesses\n");
 	if (r->files && run_files_unreadable(r->files))
 		cli_say(stderr,
 			"warden trace: warning: %llu paths could not be read from the program: "

@@ -330,6 +330,12 @@ void run_audit_files(struct run *r)
 			 (unsigned long long)dropped, run_files_count(r->files));
 		files_summary(r, reason, dropped);
 	}
+	if (run_files_lost(r->files)) {
+		snprintf(reason, sizeof(reason),
+			 "incomplete: the file-access recorder died or sent malformed results; "
+			 "none of this run's file accesses are in the log");
+		files_summary(r, reason, 0);
+	}
 	if (run_files_unreadable(r->files)) {
 		snprintf(reason, sizeof(reason),
 			 "incomplete: the kernel did not let the recorder read the path of %llu "

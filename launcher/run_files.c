@@ -1,7 +1,7 @@
-/* run_files.c - the file-access recorder of a run: a thread of the launcher that answers the
- * sandbox's seccomp notifications, lets every call go on unchanged, and counts which host
- * paths the program tried to reach without a grant (run_files.h has the stages); in trace
- * mode it carries the calls out itself and records what it did. */
+/* run_files.c - the file-access recorder of a run: a process of its own, holding the program's
+ * identity, that answers the sandbox's seccomp notifications, lets every call go on unchanged,
+ * and counts which host paths the program tried to reach without a grant (run_files.h has the
+ * stages); in trace mode it carries the calls out itself and records what it did. */
 #include "launcher/run_files.h"
 #include "launcher/bwrap.h"
 #include "launcher/run_files_emul.h"
@@ -14,19 +14,22 @@
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <limits.h>
-#include <pthread.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +44,11 @@
 
 /* The signal run_files_stop() interrupts the recorder's blocking receive with. */
 #define RUN_FILES_WAKE SIGUSR2
+
+/* The recorder's process's exit statuses: it could not become the user (or start), it could
+ * not send its results. */
+#define RUN_FILES_EXIT_SETUP 125
+#define RUN_FILES_EXIT_SEND 126
 
 /* Folders whose sandbox view is (or is not) the host's, remembered per run. */
 #define DIR_CACHE_MAX 4096
@@ -64,8 +72,7 @@ struct run_files {
 	size_t bytes; /* of the kept paths */
 	uint64_t unreadable;
 	/* the supervision */
-	int listener;
-	atomic_bool stopping;
+	int listener; /* the launcher's until run_files_start(), then the recorder's alone */
 	pid_t outer;
 	pid_t reaper;
 	int root_fd; /* the sandbox's root, from the first process of the program */
@@ -78,9 +85,13 @@ struct run_files {
 	/* the policy's masks (a file under /dev/null sits in a folder that is the host's) */
 	char **mask;
 	size_t nmask;
-	pthread_t thread;
+	/* the recorder's process (run_files_start()) and its results' pipe; lost: what it sent
+	 * was malformed, or it died before its end */
+	pid_t pid;
+	int res_fd;
 	bool running;
-	/* root mode: the file system ids the thread takes (run_files_set_user()) */
+	bool lost;
+	/* root mode: the identity the recorder's process takes (run_files_set_user()) */
 	bool as_user;
 	uid_t uid;
 	gid_t gid;
@@ -92,7 +103,7 @@ struct run_files {
 	/* trace mode: pids (and their thread group leaders) that called execve/execveat */
 	pid_t exec_pending[EXEC_PENDING_MAX];
 	size_t nexec;
-	struct rf_emul_out emul_out; /* 8 KiB: not on the thread's stack */
+	struct rf_emul_out emul_out; /* 8 KiB: not on the stack */
 };
 
 int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
@@ -105,7 +116,7 @@ int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
 	rf = calloc(1, sizeof(*rf));
 	if (!rf)
 		return -ENOMEM;
-	rf->listener = rf->root_fd = -1;
+	rf->listener = rf->root_fd = rf->res_fd = -1;
 	rf->mode = mode;
 	rf->max = mode == POLICY_FILES_DENIED ? RUN_FILES_MAX_DENIED : RUN_FILES_MAX_ALL;
 	rf->nslot = TABLE_SLOTS(rf->max);
@@ -512,10 +523,18 @@ static enum run_files_verdict judge(struct run_files *rf, const char *path, bool
 		return RUN_FILES_IGNORED;
 	if (shown == 1)
 		return RUN_FILES_GRANTED;
-	/* not inside (or only its mask): on the host, as the launcher sees it? */
+	/* not inside (or only its mask): on the host, as the program's user sees it? A path the
+	 * user may not even look up (EACCES: under /root) is one the grants keep from it: an
+	 * attempt is never hidden for lack of a view */
 	if (fstatat(AT_FDCWD, path, &host, (follow ? 0 : AT_SYMLINK_NOFOLLOW) | AT_NO_AUTOMOUNT) <
-	    0)
-		return shown == 2 ? RUN_FILES_GRANTED : RUN_FILES_MISSING;
+	    0) {
+		if (shown == 2)
+			return RUN_FILES_GRANTED;
+		return errno == ENOENT || errno == ENOTDIR || errno == ENAMETOOLONG ||
+			       errno == ELOOP
+			   ? RUN_FILES_MISSING
+			   : RUN_FILES_DENIED;
+	}
 	if (shown == 2 && S_ISCHR(host.st_mode) && host.st_rdev == in.st_rdev)
 		return RUN_FILES_GRANTED; /* /dev/null itself */
 	return RUN_FILES_DENIED;
@@ -600,6 +619,10 @@ static void handle(struct run_files *rf, const struct seccomp_notif *req,
 
 		snprintf(p, sizeof(p), "/proc/%u/root", req->pid);
 		rf->root_fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		/* opened, then checked: the pid was still the caller's (not a reused one) */
+		if (rf->root_fd >= 0 &&
+		    ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
+			wd_closep(&rf->root_fd);
 	}
 	a.ok = false;
 	if (program && rf->root_fd >= 0)
@@ -674,24 +697,37 @@ static int status_field(pid_t pid, const char *key, int base, unsigned long *ret
 }
 
 /* Who calls and where its paths start: the caller's root (O_PATH, closed by ctx_close()),
- * its current folder, its umask when the call creates (@umask). */
+ * its current folder, its umask when the call creates (@umask), a pidfd of it when the call
+ * needs one (@pidfd: connect takes the caller's socket). Opened BEFORE the caller's
+ * SECCOMP_IOCTL_NOTIF_ID_VALID check: a pid reused by then is caught by that check, while
+ * anything opened by pid after it could be another process's. */
 struct call_ctx {
 	struct rf_emul_ctx c;
 	char cwd[PATH_MAX];
 };
 
-static int ctx_open(pid_t pid, bool umask_needed, struct call_ctx *x)
+static int ctx_open(pid_t pid, bool umask_needed, bool pidfd, struct call_ctx *x)
 {
 	char p[48];
 	ssize_t n;
 
 	memset(&x->c, 0, sizeof(x->c));
 	x->c.pid = pid;
+	x->c.pidfd = -1;
 	x->c.umask = 022;
+	if (pidfd) {
+		x->c.pidfd = rf_caller_pidfd(pid);
+		if (x->c.pidfd < 0)
+			return -errno;
+	}
 	snprintf(p, sizeof(p), "/proc/%d/root", pid);
 	x->c.root = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (x->c.root < 0)
-		return -errno;
+	if (x->c.root < 0) {
+		int e = -errno;
+
+		wd_closep(&x->c.pidfd);
+		return e;
+	}
 	snprintf(p, sizeof(p), "/proc/%d/cwd", pid);
 	n = readlink(p, x->cwd, sizeof(x->cwd) - 1);
 	if (n > 0 && n < (ssize_t)sizeof(x->cwd) - 1 && x->cwd[0] == '/') {
@@ -703,6 +739,7 @@ static int ctx_open(pid_t pid, bool umask_needed, struct call_ctx *x)
 
 		if (status_field(pid, "Umask:", 8, &m) || m > 0777) {
 			wd_closep(&x->c.root);
+			wd_closep(&x->c.pidfd);
 			return -EIO;
 		}
 		x->c.umask = (mode_t)m;
@@ -713,6 +750,7 @@ static int ctx_open(pid_t pid, bool umask_needed, struct call_ctx *x)
 static void ctx_close(struct call_ctx *x)
 {
 	wd_closep(&x->c.root);
+	wd_closep(&x->c.pidfd);
 }
 
 /* Remember that @pid (and its thread group: after an exec by another thread the process
@@ -1001,7 +1039,7 @@ static int open_op(uint64_t flags, bool created)
 
 /*
  * An open carried out by the recorder on its own copy of the path, inside the caller's view,
- * with its umask and the thread's file system ids; the descriptor handed in
+ * with its umask and the recorder's identity (the user's); the descriptor handed in
  * (SECCOMP_ADDFD_FLAG_SEND answers the call with it). Return: 1 answered (or to be answered
  * with @resp's error), 0 answer CONTINUE (nothing recorded).
  */
@@ -1023,7 +1061,7 @@ static int trace_open(struct run_files *rf, const struct seccomp_notif *req,
 		rf->unreadable++;
 	if (r <= 0)
 		return 0; /* unreadable or empty: the kernel answers it */
-	if (ctx_open(pid, flags & O_CREAT, &x))
+	if (ctx_open(pid, flags & O_CREAT, false, &x))
 		return 0;
 	r = rf_resolve(&x.c, dirfd, raw, folded);
 	if (!r && run_files_sandbox_own(folded))
@@ -1117,7 +1155,8 @@ static int trace_emulate(struct run_files *rf, const struct seccomp_notif *req,
 	uint64_t args[6];
 	int r;
 
-	if (ctx_open((pid_t)req->pid, creates, &x))
+	/* connect: its socket is taken from the caller by pidfd */
+	if (ctx_open((pid_t)req->pid, creates, req->data.nr == 42, &x))
 		return 0;
 	if (ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0) {
 		ctx_close(&x);
@@ -1193,43 +1232,252 @@ send:
 	(void)ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 }
 
-/* The thread's own file system context (cwd, umask) and, in root mode, the user's file system
- * ids, set with raw system calls: glibc's would change every thread of the launcher. */
-static int trace_thread_setup(struct run_files *rf)
+/* ------------------------------------------------------------ the recorder's process */
+
+/* Set by RUN_FILES_WAKE's handler in the recorder's process: leave the loop. */
+static volatile sig_atomic_t rf_stop;
+
+/* RUN_FILES_WAKE's handler: its arrival also interrupts the blocking receive (EINTR). */
+static void on_wake(int sig)
 {
-	if (unshare(CLONE_FS) < 0)
-		return -errno;
-	if (!rf->as_user)
-		return 0;
-	if (syscall(SYS_setgroups, (size_t)rf->ngroups, rf->groups) < 0)
-		return -errno;
-	(void)syscall(SYS_setfsgid, rf->gid);
-	(void)syscall(SYS_setfsuid, rf->uid);
-	/* setfsuid/setfsgid say nothing on failure: ask back (an invalid id changes nothing) */
-	if ((gid_t)syscall(SYS_setfsgid, (gid_t)-1) != rf->gid ||
-	    (uid_t)syscall(SYS_setfsuid, (uid_t)-1) != rf->uid)
-		return -EPERM;
+	(void)sig;
+	rf_stop = 1;
+}
+
+/*
+ * The recorder's results, from its process to the launcher over a pipe: one struct rf_wire per
+ * entry (RF_WIRE_ENTRY, @len bytes of path after it), then one RF_WIRE_END with the counters
+ * and how many entries came. Anything else, or an end that does not add up, is malformed: the
+ * launcher keeps nothing of it (run_files_lost()).
+ */
+enum { RF_WIRE_ENTRY = 0x52460001, RF_WIRE_END = 0x52460002 };
+
+struct rf_wire {
+	uint32_t kind;
+	uint32_t len;
+	int32_t op;
+	int32_t verdict;
+	int32_t pid;	/* 4 bytes of padding follow: memset() before each use */
+	uint64_t count; /* ENTRY: the entry's count; END: the entries sent */
+	uint64_t seen, dropped, unreadable; /* END */
+	char comm[16];
+};
+
+static int wire_write(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
 	return 0;
 }
 
-static void *supervise(void *arg)
+/* In the recorder's process: every entry, then the end. */
+static int wire_send(const struct run_files *rf, int fd)
 {
-	struct run_files *rf = arg;
+	struct rf_wire w;
+
+	for (size_t i = 0; i < rf->nent; i++) {
+		const struct run_files_entry *e = &rf->ent[i];
+
+		memset(&w, 0, sizeof(w));
+		w.kind = RF_WIRE_ENTRY;
+		w.len = (uint32_t)strlen(e->path);
+		w.op = e->op;
+		w.verdict = (int32_t)e->verdict;
+		w.pid = e->pid;
+		w.count = e->count;
+		memcpy(w.comm, e->comm, sizeof(w.comm));
+		if (wire_write(fd, &w, sizeof(w)) || wire_write(fd, e->path, w.len))
+			return -EIO;
+	}
+	memset(&w, 0, sizeof(w));
+	w.kind = RF_WIRE_END;
+	w.count = rf->nent;
+	w.seen = rf->seen;
+	w.dropped = rf->dropped;
+	w.unreadable = rf->unreadable;
+	return wire_write(fd, &w, sizeof(w));
+}
+
+/* Exactly @len bytes, or 0 at a clean end of file before the first byte. Return: 1, 0, or
+ * -EPROTO (an end inside a message, a read error). */
+static int wire_read(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, p + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -EPROTO;
+		if (n == 0)
+			return got ? -EPROTO : 0;
+		got += (size_t)n;
+	}
+	return 1;
+}
+
+/* In the launcher: the recorder's results into @rf, checked. Return: 0, or -EPROTO (malformed,
+ * or no end: the recorder died). */
+static int wire_recv(struct run_files *rf, int fd)
+{
+	char path[PATH_MAX];
+	struct rf_wire w;
+	uint64_t n = 0;
+	int r;
+
+	for (;;) {
+		r = wire_read(fd, &w, sizeof(w));
+		if (r <= 0)
+			return -EPROTO; /* no end */
+		if (w.kind == RF_WIRE_END)
+			break;
+		if (w.kind != RF_WIRE_ENTRY || !w.len || w.len >= sizeof(path) || !w.count ||
+		    w.op < 0 || w.op > 255 || w.verdict < RUN_FILES_GRANTED ||
+		    w.verdict > RUN_FILES_MISSING ||
+		    !keeps(rf->mode, (enum run_files_verdict)w.verdict))
+			return -EPROTO;
+		if (wire_read(fd, path, w.len) != 1)
+			return -EPROTO;
+		path[w.len] = '\0';
+		w.comm[sizeof(w.comm) - 1] = '\0';
+		if (path[0] != '/' || strlen(path) != w.len)
+			return -EPROTO;
+		/* a new entry each time: the recorder sends none twice, and no more than a run
+		 * keeps */
+		r = run_files_record(rf, w.op, path, (enum run_files_verdict)w.verdict, w.pid,
+				     w.comm);
+		if (r != 1)
+			return r < 0 ? r : -EPROTO;
+		rf->ent[rf->nent - 1].count = w.count;
+		n++;
+	}
+	if (w.count != n || w.dropped > w.seen || w.unreadable > w.seen || n > w.seen)
+		return -EPROTO;
+	/* nothing after the end */
+	if (wire_read(fd, &w, 1) != 0)
+		return -EPROTO;
+	rf->seen = w.seen;
+	rf->dropped = w.dropped;
+	rf->unreadable = w.unreadable;
+	return 0;
+}
+
+/* Every capability set emptied, the bounding set too, and none to be had again. */
+static int drop_caps(void)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2] = {{0, 0, 0}, {0, 0, 0}};
+
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -errno;
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : 0;
+}
+
+/*
+ * The recorder's process becomes the program's user, whole: in root mode the program's real,
+ * effective, saved and file system uid and gid and its supplementary groups (the kernel's and
+ * file systems' checks of any of them then see the user: a FUSE mount without allow_other,
+ * a capability, a real uid); in every mode no capability, no_new_privs, not dumpable (a
+ * process of the same user may not ptrace it: it holds the listener), no descriptor but
+ * @keep (0, 1 and 2 are /dev/null). Return: 0 or a negative errno.
+ */
+static int become_user(const struct run_files *rf, const int *keep, size_t nkeep)
+{
+	int e = wd_close_all_except(keep, nkeep), nul;
+
+	if (e)
+		return e;
+	/* not even the launcher's stdio (a root-owned file, a terminal): /dev/null */
+	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (nul < 0)
+		return -errno;
+	for (int fd = 0; fd <= 2; fd++)
+		if (dup2(nul, fd) < 0) {
+			e = -errno;
+			close(nul);
+			return e;
+		}
+	if (nul > 2)
+		close(nul);
+	if (chdir("/") < 0)
+		return -errno;
+	/* while root may: an empty bounding set (EINVAL past the last one the kernel has) */
+	for (int c = 0; rf->as_user && c <= 63; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+			return -errno;
+	if (rf->as_user &&
+	    (setgroups((size_t)rf->ngroups, rf->groups) < 0 ||
+	     setresgid(rf->gid, rf->gid, rf->gid) < 0 || setresuid(rf->uid, rf->uid, rf->uid) < 0))
+		return -errno;
+	if (rf->as_user) {
+		/* ask back: a partial change must not pass */
+		uid_t ru, eu, su;
+		gid_t rg, eg, sg;
+
+		if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0 || ru != rf->uid ||
+		    eu != rf->uid || su != rf->uid || rg != rf->gid || eg != rf->gid ||
+		    sg != rf->gid || (uid_t)syscall(SYS_setfsuid, (uid_t)-1) != rf->uid ||
+		    (gid_t)syscall(SYS_setfsgid, (gid_t)-1) != rf->gid)
+			return -EPERM;
+	}
+	e = drop_caps();
+	if (e)
+		return e;
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* The recorder's process: the identity, then one blocking receive per notification until
+ * run_files_stop()'s signal, then the results to the launcher. Never returns. */
+static _Noreturn void recorder_main(struct run_files *rf, pid_t parent, int wfd)
+{
 	struct seccomp_notif_sizes sz = {0};
 	struct seccomp_notif *req = NULL;
 	struct seccomp_notif_resp *resp = NULL;
+	int keep[2] = {rf->listener, wfd};
+	struct sigaction sa;
+	sigset_t mask;
 	size_t reqsz;
-	sigset_t wake;
 
-	sigemptyset(&wake);
-	sigaddset(&wake, RUN_FILES_WAKE);
-	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+	/* the launcher's signals are its own: only the wake-up comes through */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_wake; /* no SA_RESTART */
+	sigemptyset(&sa.sa_mask);
+	sigfillset(&mask);
+	sigdelset(&mask, RUN_FILES_WAKE);
+	if (sigaction(RUN_FILES_WAKE, &sa, NULL) < 0 || sigprocmask(SIG_SETMASK, &mask, NULL) < 0)
+		_exit(RUN_FILES_EXIT_SETUP);
+	/* above 2, which become /dev/null */
+	for (size_t i = 0; i < WD_ARRAY_SIZE(keep); i++)
+		if (keep[i] <= 2 && (keep[i] = fcntl(keep[i], F_DUPFD_CLOEXEC, 3)) < 0)
+			_exit(RUN_FILES_EXIT_SETUP);
+	rf->listener = keep[0];
+	wfd = keep[1];
+	/* fail closed: a recorder that cannot be the user answers nothing (the listener
+	 * closes, the program's watched calls get ENOSYS) */
+	if (become_user(rf, keep, WD_ARRAY_SIZE(keep)))
+		_exit(RUN_FILES_EXIT_SETUP);
+	/* after the uid change, which clears it: the recorder dies with the launcher */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+		_exit(RUN_FILES_EXIT_SETUP);
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
-		goto out;
-	/* trace mode carries calls out: a thread that cannot act as the program fails closed
-	 * (the listener closes, the program's watched calls get ENOSYS) */
-	if (rf->mode == POLICY_FILES_TRACE && trace_thread_setup(rf))
-		goto out;
+		_exit(RUN_FILES_EXIT_SETUP);
 	/* a caller waits for each answer: hand the CPU over directly (EINVAL before 6.6) */
 	(void)ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
 		    (__u64)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
@@ -1238,9 +1486,9 @@ static void *supervise(void *arg)
 	resp = calloc(1, sz.seccomp_notif_resp > sizeof(*resp) ? sz.seccomp_notif_resp
 							       : sizeof(*resp));
 	if (!req || !resp)
-		goto out;
+		_exit(RUN_FILES_EXIT_SETUP);
 	/* one blocking call per notification; run_files_stop() interrupts it with a signal */
-	while (!atomic_load(&rf->stopping)) {
+	while (!rf_stop) {
 		memset(req, 0, reqsz);
 		if (ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
 			if (errno == EINTR || errno == ENOENT)
@@ -1252,63 +1500,88 @@ static void *supervise(void *arg)
 		else
 			handle(rf, req, resp);
 	}
-out:
-	free(req);
-	free(resp);
 	/* the kernel answers ENOSYS to whatever waits or comes later: fail closed */
 	wd_closep(&rf->listener);
-	return NULL;
-}
-
-/* RUN_FILES_WAKE's handler: nothing; its arrival interrupts the blocking receive (EINTR) */
-static void on_wake(int sig)
-{
-	(void)sig;
+	sigfillset(&mask);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
+	_exit(wire_send(rf, wfd) ? RUN_FILES_EXIT_SEND : 0);
 }
 
 int run_files_start(struct run_files *rf, int listener, pid_t outer)
 {
-	struct sigaction sa;
-	sigset_t all, old;
-	int ret;
+	int p[2];
+	pid_t self = getpid(), pid;
 
 	rf->listener = listener;
 	rf->outer = outer;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_wake; /* no SA_RESTART */
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(RUN_FILES_WAKE, &sa, NULL) < 0)
-		return -errno;
-	/* the launcher reads its signals from a signalfd: the thread takes only its wake-up */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = -pthread_create(&rf->thread, NULL, supervise, rf);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (ret)
-		return ret;
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		int e = -errno;
+
+		wd_closep(&rf->listener);
+		return e;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int e = -errno;
+
+		close(p[0]);
+		close(p[1]);
+		wd_closep(&rf->listener);
+		return e;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		recorder_main(rf, self, p[1]);
+	}
+	close(p[1]);
+	/* the listener is the recorder's alone: when it ends, the kernel answers ENOSYS */
+	wd_closep(&rf->listener);
+	rf->res_fd = p[0];
+	rf->pid = pid;
 	rf->running = true;
 	return 0;
 }
 
 void run_files_stop(struct run_files *rf)
 {
+	int st;
+
 	if (!rf)
 		return;
 	if (rf->running) {
-		atomic_store(&rf->stopping, true);
-		/* a signal sent just before the thread blocks would be lost: again until it ends */
-		for (;;) {
-			struct timespec ts = {0, 2000000};
+		struct pollfd pfd = {rf->res_fd, POLLIN, 0};
 
-			pthread_kill(rf->thread, RUN_FILES_WAKE);
-			if (pthread_tryjoin_np(rf->thread, NULL) == 0)
+		/* a signal sent just before the recorder blocks would be lost: again until it
+		 * answers (its results, or its end) */
+		for (;;) {
+			if (kill(rf->pid, RUN_FILES_WAKE) < 0 && errno == ESRCH)
 				break;
-			nanosleep(&ts, NULL);
+			if (poll(&pfd, 1, 2) > 0)
+				break;
 		}
+		if (wire_recv(rf, rf->res_fd)) {
+			/* malformed, or it died: nothing it said counts */
+			(void)kill(rf->pid, SIGKILL);
+			for (size_t i = 0; i < rf->nent; i++)
+				free(rf->ent[i].path);
+			memset(rf->slot, 0, rf->nslot * sizeof(*rf->slot));
+			rf->nent = 0;
+			rf->bytes = 0;
+			rf->lost = true;
+		}
+		while (waitpid(rf->pid, &st, 0) < 0 && errno == EINTR)
+			;
 		rf->running = false;
+		rf->pid = 0;
 	}
+	wd_closep(&rf->res_fd);
 	wd_closep(&rf->listener);
 	wd_closep(&rf->root_fd);
+}
+
+bool run_files_lost(const struct run_files *rf)
+{
+	return rf && rf->lost;
 }
 
 void run_files_free(struct run_files *rf)

@@ -4,8 +4,17 @@
  * Theory of operation. The sandbox's child loads sandbox/'s notify filter with a listener
  * just before it execs bubblewrap and hands the listener to the launcher (run_child.c); from
  * then on every watched path call of every process of the run stops until the recorder
- * answers. run_files_start() runs the recorder in a thread of the launcher:
+ * answers. run_files_start() forks the recorder, a process of its own that holds the program's
+ * identity and nothing of root's:
  *
+ *   become    in root mode the program's user, whole: real, effective, saved and file system
+ *             uid and gid, its supplementary groups (not only the file system ids: FUSE
+ *             without allow_other, capabilities and security modules look at the others); in
+ *             every mode no capability (bounding set, ambient, capset), no_new_privs, not
+ *             dumpable (another process of that user must not ptrace it), every descriptor
+ *             closed but the listener and its results' pipe, PR_SET_PDEATHSIG. What it reads
+ *             of the program (/proc/PID/root, cwd, fd, memory) it may read as that user: the
+ *             sandbox's user namespace is the user's own (bwrap made it as the user)
  *   receive   SECCOMP_IOCTL_NOTIF_RECV: pid, call, arguments
  *   skip      bubblewrap's own process and the sandbox's pid 1 (its setup, then the reaper):
  *             not the program
@@ -21,8 +30,12 @@
  *             reach: done, no system call. Else the path inside the sandbox (openat2
  *             RESOLVE_IN_ROOT from the sandbox's root) and on the host; there on the host but
  *             not inside (or only as a mask) is a denied attempt
- *   count     one entry per (operation, path) with a count, bounded; the events are written
- *             when the run ends (run_audit_files()), one per entry
+ *   count     one entry per (operation, path) with a count, bounded
+ *   report    run_files_stop() wakes it with a signal; it closes the listener and sends its
+ *             entries and counts to the launcher over a pipe (fixed-size records, each
+ *             checked; anything malformed, or a recorder that died first, and the launcher
+ *             keeps nothing: run_files_lost()); the events are written when the run ends
+ *             (run_audit_files()), one per entry
  *
  * Trace mode (POLICY_FILES_TRACE, warden trace; docs/files.md "Trace mode") does not answer
  * CONTINUE and read: the trace filter's calls are carried out by the recorder on its own copy
@@ -110,21 +123,25 @@ int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
 		  struct run_files **ret);
 
 /**
- * run_files_start() - supervise @listener in a thread of the caller
+ * run_files_start() - supervise @listener in a process of its own (the theory above): forked
+ * from the caller, it takes the identity run_files_set_user() gave (none given: the caller's
+ * uid, without capabilities)
  * @rf:		the recorder
- * @listener:	the seccomp notification descriptor; the recorder owns it from now on (also
- *		on failure)
+ * @listener:	the seccomp notification descriptor; the recorder's process owns it from now
+ *		on, the caller's copy is closed (also on failure)
  * @outer:	bubblewrap's process (its calls and its pid 1's are not the program's)
  *
- * Return: 0, or a negative errno (the thread could not start: the caller must not let the
- * program run, since its calls would wait for nobody... until the descriptor closes).
+ * Return: 0, or a negative errno (the process could not start: the caller must not let the
+ * program run). A recorder that cannot take its identity exits at once: its listener closes
+ * and the program's watched calls fail with ENOSYS.
  */
 int run_files_start(struct run_files *rf, int listener, pid_t outer);
 
 /**
- * run_files_set_user() - root mode: the recorder's thread takes the program's file system ids
- * when it starts (trace mode carries calls out; what it creates is the user's, and it may do
- * only what the user may). Rootless and daemon mode: not called (the launcher is the user).
+ * run_files_set_user() - root mode: the recorder's process becomes the program's user when it
+ * starts (all of its uids and gids, its groups): trace mode carries calls out, so what it
+ * creates is the user's and it may do only what the user may; the host lookups of denied and
+ * all are the user's view. Rootless and daemon mode: not called (the launcher is the user).
  * @rf:		the recorder (not started)
  * @uid:	the program's user
  * @gid:	its group
@@ -149,7 +166,8 @@ int run_files_set_user(struct run_files *rf, uid_t uid, gid_t gid, const gid_t *
 int run_files_allow_sockets(struct run_files *rf, char *const *paths, size_t n);
 
 /**
- * run_files_stop() - end the supervision (the program has ended) and join the thread
+ * run_files_stop() - end the supervision (the program has ended): wake the recorder's process,
+ * take its results (checked), reap it
  * @rf:		the recorder; may be NULL. The entries stay for run_files_get().
  */
 void run_files_stop(struct run_files *rf);
@@ -158,7 +176,7 @@ void run_files_stop(struct run_files *rf);
 void run_files_free(struct run_files *rf);
 
 /**
- * run_files_record() - count one access (the thread's, and the unit tests')
+ * run_files_record() - count one access (the recorder's, and the unit tests')
  * @rf:		the recorder
  * @op:		enum sandbox_op
  * @path:	absolute path
@@ -194,6 +212,13 @@ const struct run_files_entry *run_files_get(const struct run_files *rf, size_t i
  * Return: the number dropped.
  */
 uint64_t run_files_dropped(const struct run_files *rf, uint64_t *ret_seen);
+
+/**
+ * run_files_lost() - the recorder's process died, or sent its results malformed: the run's
+ * entries and counts are not known (none are kept), and run_audit_files() says so
+ * @rf:		the recorder (stopped); may be NULL (false)
+ */
+bool run_files_lost(const struct run_files *rf);
 
 /**
  * run_files_unreadable() - calls whose path the kernel did not let the recorder read (EPERM:

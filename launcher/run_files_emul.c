@@ -22,8 +22,9 @@
  *             (AT_EMPTY_PATH, /proc/self/fd/N); a result buffer is written into the caller
  *   record    what it did, on the path we used: out->op/path, out->op2/path2
  *
- * Identity: the recorder's thread acts with its file system ids (the sandbox user's,
- * run_files.c sets them) and the caller's umask; access checks use those ids (AT_EACCESS).
+ * Identity: the recorder is a process with the sandbox user's whole identity (real, effective,
+ * saved and file system ids, groups, no capability: run_files.c) and the caller's umask;
+ * access checks use those ids (AT_EACCESS).
  */
 #include "launcher/run_files_emul.h"
 #include "common/common.h"
@@ -598,7 +599,8 @@ static int do_access(const struct rf_emul_ctx *c, const struct emul_call *k, con
 	if (r == SKIP)
 		return 0;
 	if (!r) {
-		/* the thread's file system ids (the sandbox user's), not its real ones */
+		/* the recorder's effective ids (the sandbox user's: AT_EACCESS, as the kernel
+		 * checks) */
 		if (by_name)
 			r = syscall(SYS_faccessat2, fd, ep.name, mode,
 				    AT_SYMLINK_NOFOLLOW | AT_EACCESS)
@@ -961,11 +963,11 @@ struct as_caller {
 /*
  * Take the caller's effective uid and gid for a connect: the server reads them
  * (SO_PEERCRED), and the kernel checks capabilities and the socket file's permission with
- * them. The recorder is the caller already (rootless, daemon mode), or root (root mode):
- * then only this thread's effective ids change (raw system calls; the real and saved ids stay
- * 0, so they can be put back), which also clears its effective capabilities; the thread's
- * groups are the user's already. Return: 0, or -EACCES (the caller is someone the recorder
- * cannot be).
+ * them. The recorder is a process of its own holding the program's whole identity in every
+ * mode (run_files.c, docs/files.md "Identity"), so the caller is the recorder already; the
+ * switch below is for a recorder that is root, which none is now (it fails closed: the
+ * recorder has no capability to switch with). Return: 0, or -EACCES (the caller is someone
+ * the recorder cannot be).
  */
 static int become_caller(pid_t pid, struct as_caller *a)
 {
@@ -1045,8 +1047,9 @@ static long connect_here(int sfd, const void *addr, socklen_t len)
 }
 
 /* A pidfd of the calling thread (its descriptor table: a thread that unshared its own has
- * another), PIDFD_THREAD (Linux 6.9); before that, of its thread group's leader. */
-static int caller_pidfd(pid_t tid)
+ * another), PIDFD_THREAD (Linux 6.9); before that, of its thread group's leader (the
+ * declaration in run_files_emul.h). */
+int rf_caller_pidfd(pid_t tid)
 {
 	char p[48], buf[2048], *s;
 	long tgid;
@@ -1209,7 +1212,10 @@ static int do_connect(const struct rf_emul_ctx *c, const struct emul_call *k,
 		if (process_vm_readv(c->pid, &l, 1, &rr, 1, 0) != (ssize_t)len)
 			return answer(out, -EFAULT, -1);
 	}
-	pidfd = caller_pidfd(c->pid);
+	/* the caller's pidfd (its thread's), opened before its call was checked to be still
+	 * waiting (run_files.c, ctx_open()): a pid reused since cannot hand over another
+	 * process's socket; the context owns it */
+	pidfd = c->pidfd;
 	if (pidfd < 0) {
 		ret = answer(out, -EACCES, -1);
 		goto out;
@@ -1232,8 +1238,6 @@ static int do_connect(const struct rf_emul_ctx *c, const struct emul_call *k,
 out:
 	if (sfd >= 0)
 		close(sfd);
-	if (pidfd >= 0)
-		close(pidfd);
 	return ret;
 }
 

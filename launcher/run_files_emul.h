@@ -43,12 +43,15 @@
  * @cwd:	the caller's current folder as the sandbox names it (readlink /proc/PID/cwd),
  *		absolute
  * @umask:	the caller's umask (/proc/PID/status)
+ * @pidfd:	a pidfd of the calling thread (rf_caller_pidfd()), opened before its
+ *		notification was checked valid (connect; -1 for the other calls)
  * @sockets:	the unix sockets the person named (`warden trace --allow-socket`), absolute
  *		paths without symbolic links, as the sandbox names them
  * @nsockets:	how many
  */
 struct rf_emul_ctx {
 	pid_t pid;
+	int pidfd;
 	int root;
 	const char *cwd;
 	mode_t umask;
@@ -113,5 +116,14 @@ int rf_read_string(pid_t pid, uint64_t addr, char *buf, size_t size);
  * has a path for (a socket, a pipe, an anonymous inode), -ENAMETOOLONG.
  */
 int rf_resolve(const struct rf_emul_ctx *c, int dirfd, const char *path, char out[PATH_MAX]);
+
+/**
+ * rf_caller_pidfd() - a pidfd of the thread @tid (PIDFD_THREAD, Linux 6.9), else of its
+ * thread group's leader: the descriptor table a connect's socket is taken from
+ * @tid:	the calling thread, as the notification names it
+ *
+ * Return: the pidfd (O_CLOEXEC), or -1 with errno set.
+ */
+int rf_caller_pidfd(pid_t tid);
 
 #endif /* WARDEN_LAUNCHER_RUN_FILES_EMUL_H */

@@ -267,9 +267,15 @@ struct run {
  * @sig:	the signal that ended the program when known, else 0
  * @gw_gone:	the gateway daemon went away during the run: it was ended, the status is 125
  * @killed:	`warden kill` ended it (RUN_KILL_SIGVAL): the status is 128 + the signal
+ * @prog_ended:	the program's own process ended while the sandbox's init had not reaped it:
+ *		its wait status is @prog_wstatus (read from the zombie), and the run was ended
+ *		then (the init may be held stopped: a run ends when its program does)
+ * @prog_wstatus: that status (the run's, instead of bwrap's)
  */
 struct run_outcome {
 	int wstatus;
+	bool prog_ended;
+	int prog_wstatus;
 	bool timed_out;
 	bool killed;
 	bool gw_gone;
@@ -681,6 +687,16 @@ int run_sandbox_event_fd(const struct run *r);
  * Return: true when the wait need not poll it any more.
  */
 bool run_sandbox_event(struct run *r);
+
+/**
+ * run_sandbox_program() - the program's own process (struct sandbox_backend.program)
+ * @r:		the run
+ * @ret_pidfd:	on success, a pidfd of it
+ * @ret_procfd:	on success, its /proc folder
+ *
+ * Return: 0, -EAGAIN (not yet), or another negative errno (never).
+ */
+int run_sandbox_program(struct run *r, int *ret_pidfd, int *ret_procfd);
 
 /**
  * run_sandbox_signal() - send @sig to a part of the sandbox (enum sandbox_target)

@@ -336,6 +336,11 @@ bool run_sandbox_event(struct run *r)
 	return r->sb.be->event(&r->sb);
 }
 
+int run_sandbox_program(struct run *r, int *ret_pidfd, int *ret_procfd)
+{
+	return r->sb.be->program ? r->sb.be->program(&r->sb, ret_pidfd, ret_procfd) : -ENOSYS;
+}
+
 void run_sandbox_signal(struct run *r, enum sandbox_target to, int sig)
 {
 	r->sb.be->signal(&r->sb, to, sig);

@@ -17,6 +17,9 @@
  *   cancel    instead of spawn, when a later stage failed: the parked process goes away
  *   event     during the wait, when sb->event_fd is readable (the backend learns about its
  *             sandbox, e.g. the pid of its init)
+ *   program   during the wait: the program's own process once it exists, as a pidfd and a
+ *             /proc folder descriptor (both opened while it was the program), so that the run
+ *             ends when the program does even if the sandbox's init cannot reap it
  *   signal    during the wait: forwarded signals, the timeout, the kill (enum
  *             sandbox_target); sb->pid, the process whose wait status is the run's, is the
  *             orchestrator's to wait for and to kill
@@ -163,6 +166,10 @@ struct sandbox {
  *		errno with @e filled when it could not (its process is reaped, sb->pid is 0)
  * @cancel:	the parked process goes away (reaped); harmless when there is none
  * @event:	sb->event_fd is readable. Return: true when it need not be polled any more
+ * @program:	the program's process, once there: a pidfd in *@ret_pidfd and its /proc
+ *		folder (O_DIRECTORY) in *@ret_procfd, the folder checked to be the pidfd's
+ *		process and the program. Return: 0, -EAGAIN (not there yet: ask again later), or
+ *		another negative errno (it cannot be known: do not ask again)
  * @signal:	send @sig to @to of the sandbox (nothing when that part is not known)
  * @release:	free sb->priv and close what it holds; harmless twice
  * @print:	the command line prepare and spawn would run for @s, as one shell line in
@@ -177,6 +184,7 @@ struct sandbox_backend {
 	int (*spawn)(struct sandbox *sb, struct sandbox_err *e);
 	void (*cancel)(struct sandbox *sb);
 	bool (*event)(struct sandbox *sb);
+	int (*program)(struct sandbox *sb, int *ret_pidfd, int *ret_procfd);
 	void (*signal)(struct sandbox *sb, enum sandbox_target to, int sig);
 	void (*release)(struct sandbox *sb);
 	int (*print)(struct sandbox *sb, const struct sandbox_spec *s, const char *dir,

@@ -17,6 +17,7 @@
  *   spawn     "go"; a failure of a child stage comes back over the error pipe
  *   event     bwrap's --info-fd: a JSON object with "child-pid", the sandbox's pid-1 reaper;
  *             "the program" is the reaper's first child
+ *   program   that first child, as a pidfd and its /proc folder (bwrap_program())
  *   signal    the program, every descendant of the reaper (not the reaper: bwrap must stay to
  *             report the status), or the reaper (the kernel ends the pid namespace with it)
  */
@@ -36,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -567,6 +569,53 @@ static void bwrap_signal(struct sandbox *sb, enum sandbox_target to, int sig)
 	}
 }
 
+/* The PPid: line of the status file in the /proc folder @procfd, or -1. */
+static pid_t parent_of(int procfd)
+{
+	char buf[2048], *s;
+	ssize_t n;
+	int fd = openat(procfd, "status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	s = strstr(buf, "\nPPid:");
+	return s ? (pid_t)strtol(s + 6, NULL, 10) : -1;
+}
+
+/* The program: the first child of bwrap's pid-1 reaper (it forks nothing before it), a pidfd
+ * and its /proc folder. The folder is opened after the pidfd and checked against it: the pid
+ * still names the pidfd's process (a signal 0 reaches it; a zombie's pid is not reused), and
+ * that process is the reaper's child. */
+static int bwrap_program(struct sandbox *sb, int *ret_pidfd, int *ret_procfd)
+{
+	struct bwrap_sandbox *b = sb->priv;
+	int pidfd = -1, procfd = -1;
+	pid_t kids[4];
+	char p[48];
+
+	if (!b || b->ns_init <= 0 || children_of(b->ns_init, kids, 4) == 0)
+		return -EAGAIN;
+	pidfd = (int)syscall(SYS_pidfd_open, kids[0], 0);
+	if (pidfd < 0)
+		return errno == ENOSYS ? -ENOSYS : -EAGAIN;
+	snprintf(p, sizeof(p), "/proc/%d", (int)kids[0]);
+	procfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (procfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 ||
+	    parent_of(procfd) != b->ns_init) {
+		wd_closep(&procfd);
+		close(pidfd);
+		return -EAGAIN;
+	}
+	*ret_pidfd = pidfd;
+	*ret_procfd = procfd;
+	return 0;
+}
+
 static void bwrap_release(struct sandbox *sb)
 {
 	struct bwrap_sandbox *b = sb->priv;
@@ -735,6 +784,7 @@ const struct sandbox_backend sandbox_backend_bwrap = {
     .spawn = bwrap_spawn,
     .cancel = bwrap_cancel,
     .event = bwrap_event,
+    .program = bwrap_program,
     .signal = bwrap_signal,
     .release = bwrap_release,
     .print = bwrap_print,

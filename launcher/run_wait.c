@@ -9,9 +9,12 @@
 #include "launcher/run_trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -33,14 +36,76 @@ static void arm(int tfd, uint64_t ms, uint64_t interval_ms)
 	timerfd_settime(tfd, 0, &it, NULL);
 }
 
+/* How often the wait asks the backend for the program's process until it has it. */
+#define PROGRAM_FIND_MS 5
+
+/* Field 52 of /proc/PID/stat in the folder @procfd: the wait status of a process that has
+ * exited and is not reaped yet (a zombie). Return: 0, -ENOENT (reaped: gone), or -EIO. */
+static int zombie_status(int procfd, int *ret)
+{
+	char buf[4096], *s, *end;
+	ssize_t n;
+	long v = 0;
+	int fd = openat(procfd, "stat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ESRCH || errno == ENOENT ? -ENOENT : -EIO;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return errno == ESRCH ? -ENOENT : -EIO;
+	if (n == 0)
+		return -EIO;
+	buf[n] = '\0';
+	/* after the name (which may hold anything) come fields 3 (state) to 52 */
+	s = strrchr(buf, ')');
+	if (!s || s[1] != ' ' || s[2] != 'Z')
+		return s && s[1] == ' ' && s[2] == 'X' ? -ENOENT : -EIO;
+	s += 2;
+	/* field 3 is the state; 4 to 52 are numbers (some unsigned and as large as 2^64 - 1,
+	 * RLIM_INFINITY: skipped as text), 52 the exit code */
+	s = strchr(s, ' ');
+	for (int field = 4; s && field <= 52; field++) {
+		s += strspn(s, " ");
+		if (field == 52) {
+			errno = 0;
+			v = strtol(s, &end, 10);
+			if (end == s || errno || (*end && *end != ' ' && *end != '\n'))
+				return -EIO;
+			break;
+		}
+		s = strchr(s, ' ');
+	}
+	if (!s || v < 0 || v > 0xffff)
+		return -EIO;
+	*ret = (int)v;
+	return 0;
+}
+
+/* The program's pidfd is readable: it has ended. Its status, if its zombie is still there
+ * (the sandbox's init did not reap it: a program that holds the init stopped would otherwise
+ * hold the run), and the run ends now: the init killed, the kernel ends the pid namespace. */
+static void program_ended(struct run *r, struct run_outcome *o, int procfd)
+{
+	int st, ret = zombie_status(procfd, &st);
+
+	if (ret == -ENOENT)
+		return; /* reaped: the init goes on to its own end, bwrap reports the status */
+	o->prog_ended = true;
+	/* a status that cannot be read is Warden's failure, not the program's: 125 */
+	o->prog_wstatus = ret ? W_EXITCODE(RUN_EXIT_WARDEN, 0) : st;
+	run_sandbox_signal(r, SANDBOX_INSIDE, SIGKILL);
+}
+
 void run_wait(struct run *r, struct run_outcome *o)
 {
-	enum { FD_SIG, FD_EVENT, FD_GW, FD_TIMEOUT, FD_KILL, FD_SAMPLE, FD_N };
+	enum { FD_SIG, FD_EVENT, FD_GW, FD_TIMEOUT, FD_KILL, FD_SAMPLE, FD_FIND, FD_PROG, FD_N };
 	struct pollfd pfd[FD_N + RUN_STDIO_NPOLL];
 	unsigned timeout_s = r->o.timeout_s ? r->o.timeout_s : r->pol->limits.timeout_s;
 	uint64_t mem_kb = r->pol->limits.memory_mb * 1024;
 	bool tty = isatty(STDIN_FILENO);
 	pid_t pid = run_sandbox_pid(r);
+	int procfd = -1;
 
 	for (int i = 0; i < FD_N; i++)
 		pfd[i] = (struct pollfd){-1, POLLIN, 0};
@@ -58,6 +123,9 @@ void run_wait(struct run *r, struct run_outcome *o)
 	}
 	if (timeout_s)
 		arm(pfd[FD_TIMEOUT].fd, (uint64_t)timeout_s * 1000, 0);
+	/* the program's own process, asked for until the backend has it; its end is the run's */
+	pfd[FD_FIND].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	arm(pfd[FD_FIND].fd, PROGRAM_FIND_MS, PROGRAM_FIND_MS);
 	for (;;) {
 		/* the stdio relay's descriptors (none when stdio is inherited) */
 		run_stdio_poll(r, pfd + FD_N);
@@ -101,6 +169,21 @@ void run_wait(struct run *r, struct run_outcome *o)
 				limits_signal(&r->lim, SIGKILL);
 				kill(pid, SIGKILL);
 			}
+		}
+		if (pfd[FD_FIND].fd >= 0 && (pfd[FD_FIND].revents & POLLIN)) {
+			uint64_t x;
+			int ret;
+
+			if (read(pfd[FD_FIND].fd, &x, sizeof(x)) > 0) {
+				ret = run_sandbox_program(r, &pfd[FD_PROG].fd, &procfd);
+				if (ret != -EAGAIN)
+					wd_closep(&pfd[FD_FIND].fd);
+			}
+		}
+		if (pfd[FD_PROG].fd >= 0 && (pfd[FD_PROG].revents & POLLIN)) {
+			program_ended(r, o, procfd);
+			wd_closep(&pfd[FD_PROG].fd);
+			wd_closep(&procfd);
 		}
 		if (pfd[FD_TIMEOUT].revents & POLLIN) {
 			uint64_t x;
@@ -179,6 +262,7 @@ done:
 	for (int i = FD_TIMEOUT; i < FD_N; i++)
 		if (pfd[i].fd >= 0)
 			close(pfd[i].fd);
+	wd_closep(&procfd);
 	/* what the program wrote reaches the client before the run ends */
 	run_stdio_drain(r);
 }

@@ -162,15 +162,22 @@ static size_t g_nnamed;
 
 static int emul(int nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
 {
+	/* the recorder opens the caller's pidfd before it checks the call (run_files.c) */
 	struct rf_emul_ctx c = {.pid = kid.pid,
+				.pidfd = -1,
 				.root = kid.root,
 				.cwd = tree,
 				.umask = 022,
 				.sockets = g_named,
 				.nsockets = g_nnamed};
 	uint64_t args[6] = {a0, a1, a2, a3, a4, 0};
+	int r;
 
-	return rf_emulate(&c, nr, args, &out);
+	c.pidfd = rf_caller_pidfd(kid.pid);
+	assert_true(c.pidfd >= 0);
+	r = rf_emulate(&c, nr, args, &out);
+	close(c.pidfd);
+	return r;
 }
 
 #define P0 ((uint64_t)(uintptr_t)g_path[0])
@@ -238,7 +245,8 @@ static void test_read_string(void **state)
 
 static void test_resolve(void **state)
 {
-	struct rf_emul_ctx c = {.pid = kid.pid, .root = kid.root, .cwd = tree, .umask = 022};
+	struct rf_emul_ctx c = {
+	    .pid = kid.pid, .pidfd = -1, .root = kid.root, .cwd = tree, .umask = 022};
 	char got[PATH_MAX], want[PATH_MAX * 2];
 
 	(void)state;
@@ -266,7 +274,8 @@ static void test_resolve(void **state)
 
 static void test_resolve_deleted_dirfd(void **state)
 {
-	struct rf_emul_ctx c = {.pid = kid.pid, .root = kid.root, .cwd = tree, .umask = 022};
+	struct rf_emul_ctx c = {
+	    .pid = kid.pid, .pidfd = -1, .root = kid.root, .cwd = tree, .umask = 022};
 	char got[PATH_MAX];
 	struct stat st;
 
@@ -870,7 +879,7 @@ static void test_own_root(void **state)
 {
 	char p[PATH_MAX + 32], c;
 	struct stat mine, theirs = {0};
-	struct rf_emul_ctx ctx = {.cwd = "/", .umask = 022};
+	struct rf_emul_ctx ctx = {.pidfd = -1, .cwd = "/", .umask = 022};
 	uint64_t args[6] = {0};
 	int ready[2], wake[2];
 	pid_t pid;

@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -120,6 +121,9 @@ static enum policy_audit_files spoof_mode(void)
 	return m && !strcmp(m, "all") ? POLICY_FILES_ALL : POLICY_FILES_TRACE;
 }
 
+/* The user the traced child becomes (0: it stays who the test is). */
+static uid_t g_child_uid;
+
 /* In a child: the trace filter (or the normal one for mode all) with a listener sent to the
  * parent over @sock; then @probe(@arg) is the exit status. */
 static _Noreturn void child_traced(int sock, bool trace, int (*probe)(void *), void *arg)
@@ -137,6 +141,13 @@ static _Noreturn void child_traced(int sock, bool trace, int (*probe)(void *), v
 	struct cmsghdr *cm;
 	int lfd;
 
+	/* root mode: the program runs as the user the recorder becomes (and is dumpable, as
+	 * after its exec) */
+	if (g_child_uid &&
+	    (setgroups(0, NULL) < 0 || setresgid(g_child_uid, g_child_uid, g_child_uid) < 0 ||
+	     setresuid(g_child_uid, g_child_uid, g_child_uid) < 0 ||
+	     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0))
+		_exit(104);
 	wd_err_clear(&err);
 	if (trace ? sandbox_notify_bpf_trace(&watch, &nwatch, &err)
 		  : sandbox_notify_bpf(&watch, &nwatch, &err))
@@ -191,6 +202,11 @@ static int run_traced(struct run_files *rf, bool trace, int (*probe)(void *), vo
 	int sv[2], lfd, st = 0;
 	pid_t pid;
 
+	/* as root: root mode, the program and the recorder both nobody (a recorder without
+	 * capabilities may not read the memory of a process that has them) */
+	g_child_uid = getuid() == 0 ? 65534 : 0;
+	if (g_child_uid)
+		assert_int_equal(run_files_set_user(rf, 65534, 65534, NULL, 0), 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -374,9 +390,7 @@ static void test_trace_ops(void **state)
 	write_file(path, "");
 
 	assert_int_equal(run_files_new(POLICY_FILES_TRACE, NULL, 0, &rf), 0);
-	/* as root: the files it creates are the user's (nobody here) */
-	if (getuid() == 0)
-		assert_int_equal(run_files_set_user(rf, 65534, 65534, NULL, 0), 0);
+	/* as root (run_traced()): the files it creates are the user's (nobody here) */
 	assert_int_equal(run_traced(rf, true, probe_ops, &a), 0);
 
 	snprintf(path, sizeof(path), "%s/read.txt", a.dir);
@@ -411,8 +425,75 @@ static void test_trace_ops(void **state)
 		assert_true(e->comm[0] != '\0');
 		assert_false(run_files_sandbox_own(e->path));
 	}
+	/* the recorder's results came whole */
+	assert_false(run_files_lost(rf));
 	run_files_free(rf);
 	rmtree(a.dir);
+}
+
+/* ------------------------------------------------------------ the recorder's process */
+
+/* In the traced child: find the recorder (the test's other child), kill it, wait until it is
+ * gone; then a watched call fails with ENOSYS (the listener closed with it). */
+static int probe_kill_recorder(void *p)
+{
+	pid_t self = getpid(), parent = getppid(), rec = 0;
+	char path[96], buf[512];
+
+	(void)p;
+	/* the parent starts the recorder after it has the listener: until it is there */
+	for (int tries = 0; !rec && tries < 5000; tries++) {
+		int fd;
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", parent, parent);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 30;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		for (char *s = buf, *e; *s; s = e) {
+			long c = strtol(s, &e, 10);
+
+			if (e == s)
+				break;
+			if (c != self)
+				rec = (pid_t)c;
+		}
+		if (!rec)
+			usleep(1000);
+	}
+	if (!rec)
+		return 31;
+	if (kill(rec, SIGKILL) < 0)
+		return 32;
+	/* the listener closes when the recorder is gone (reaped or not: its files are) */
+	for (int tries = 0; tries < 5000; tries++) {
+		int fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			close(fd);
+			usleep(1000);
+			continue;
+		}
+		return errno == ENOSYS ? 0 : 33;
+	}
+	return 34;
+}
+
+/* A recorder that dies before it reports: nothing of it is kept, and run_files_lost() says so;
+ * the program's watched calls fail closed (ENOSYS) meanwhile. */
+static void test_recorder_lost(void **state)
+{
+	struct run_files *rf = NULL;
+
+	(void)state;
+	assert_int_equal(run_files_new(POLICY_FILES_TRACE, NULL, 0, &rf), 0);
+	assert_int_equal(run_traced(rf, true, probe_kill_recorder, NULL), 0);
+	assert_true(run_files_lost(rf));
+	assert_int_equal(run_files_count(rf), 0);
+	run_files_free(rf);
 }
 
 /* ------------------------------------------------------------ spoofing */
@@ -617,6 +698,7 @@ int main(void)
 	    cmocka_unit_test(test_trace_filter_watches_its_tables),
 	    cmocka_unit_test(test_trace_not_from_yaml),
 	    cmocka_unit_test(test_trace_ops),
+	    cmocka_unit_test(test_recorder_lost),
 	    cmocka_unit_test(test_spoof_open),
 	    cmocka_unit_test(test_spoof_exec),
 	};
