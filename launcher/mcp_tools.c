@@ -9,7 +9,11 @@
  * after MCP_GRACE_NS. The agent cannot widen its own sandbox: removing a name applies at once,
  * adding one only makes a request in the approval store (approval.c) that a person decides,
  * through the client's elicitation or `warden allowlist approve|deny` at a terminal; a policy
- * with `mcp.allowlist: locked` refuses additions. Every request and decision is audited.
+ * with `mcp.allowlist: locked` refuses additions. Every request and decision is audited. A
+ * call asks for few names (MCP_ASK_MAX_NAMES, MCP_ASK_MAX_BYTES), and its question is made
+ * from exactly the requests an acceptance decides (ask_text()), so the person sees all that
+ * is added. list_audit_log shows the agent the events of this server's runs and its own
+ * (in_scope()), unless the policy says `mcp.audit_log: all`.
  */
 #include "launcher/cli.h"
 #include "launcher/mcp_internal.h"
@@ -393,8 +397,11 @@ static json_t *start_run(struct mcp_server *m, json_t *id, json_t *args, json_t 
 	memset(r, 0, sizeof(*r));
 	snprintf(r->id, sizeof(r->id), "%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
 		 b[5]);
-	/* list_audit_log's scope: the runs of this server */
-	memcpy(m->session_runs[m->nsession_runs++], r->id, sizeof(r->id));
+	/* list_audit_log's scope: the runs of this server, sorted */
+	for (i = m->nsession_runs; i && strcmp(ids[i - 1], r->id) > 0; i--)
+		memcpy(ids[i], ids[i - 1], sizeof(ids[i]));
+	memcpy(ids[i], r->id, sizeof(r->id));
+	m->nsession_runs++;
 	argv[n++] = m->self;
 	argv[n++] = "run";
 	argv[n++] = "-q";
@@ -652,22 +659,26 @@ void mcp_run_check(struct mcp_server *m, struct mcp_run *r)
 
 /* ------------------------------------------------------------ list_audit_log, list_runs */
 
+static int cmp_id(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* @run is one this server started (m->session_runs is kept sorted) */
 static bool session_run(const struct mcp_server *m, const char *run)
 {
-	for (size_t i = 0; run && *run && i < m->nsession_runs; i++)
-		if (!strcmp(m->session_runs[i], run))
-			return true;
-	return false;
+	return run && *run && m->nsession_runs &&
+	       bsearch(run, m->session_runs, m->nsession_runs, sizeof(*m->session_runs), cmp_id);
 }
 
 /* list_audit_log's scope: with `mcp.audit_log: all` the whole log; else the events of this
  * server's runs, and its own (type mcp, its pid, written since it started) */
-static bool in_scope(const struct mcp_server *m, const struct audit_event *ev)
+static bool in_scope(const struct mcp_server *m, pid_t self, const struct audit_event *ev)
 {
 	if (m->base->mcp_audit_log_all || session_run(m, ev->run))
 		return true;
 	return !strcmp(audit_event_type(ev), "mcp") && (ev->has & AUDIT_HAS_PID) &&
-	       ev->pid == (int64_t)getpid() && ev->ts.tv_sec >= m->started.tv_sec;
+	       ev->pid == (int64_t)self && ev->ts.tv_sec >= m->started.tv_sec;
 }
 
 static json_t *list_audit_log(struct mcp_server *m, json_t *args)
@@ -679,6 +690,7 @@ static json_t *list_audit_log(struct mcp_server *m, json_t *args)
 	struct audit_event ev;
 	json_t **ring, *list;
 	size_t *size, first;
+	pid_t self = getpid();
 	struct wd_err err;
 	int ret;
 
@@ -710,7 +722,7 @@ static json_t *list_audit_log(struct mcp_server *m, json_t *args)
 		size_t len;
 		const char *line;
 
-		if (in_scope(m, &ev) &&
+		if (in_scope(m, self, &ev) &&
 		    (!jr || (ev.run && !strcmp(ev.run, json_string_value(jr)))) &&
 		    (!denied || !ev.allowed)) {
 			line = audit_reader_line(rd, &len);

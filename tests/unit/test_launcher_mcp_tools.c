@@ -505,14 +505,23 @@ static json_t *log_events(json_t *args, json_t **ret_result)
  */
 static void test_log_scope(void **state)
 {
-	char mine[16];
+	char mine[16], ids[3][16];
 	json_t *ev, *res, *e;
 	bool start = false, deny = false, own = false;
 	size_t i;
 
 	(void)state;
 	server_up("version: 1\n");
-	session_run(mine, sizeof(mine));
+	/* three runs of this session (their ids kept in order, looked up by bisection) */
+	for (int k = 0; k < 3; k++)
+		session_run(ids[k], sizeof(ids[k]));
+	snprintf(mine, sizeof(mine), "%s", ids[1]);
+	for (int k = 0; k < 3; k++) {
+		json_t *args = json_pack("{s:s}", "run", ids[k]);
+
+		log_events(args, &res);
+		assert_false(json_is_true(json_object_get(res, "isError")));
+	}
 	write_event("0123456789ab", "run", "run.start", 4242, "another project's run");
 	write_event("0123456789ab", "net", "deny", 4242, "another project's secret.test");
 	write_event("", "mcp", "mcp.allowlist.request", 1, "another server's request");
