@@ -150,6 +150,8 @@ static int setup(struct mcp_server *m, const char *policy, const char *config, c
 		return WD_EXIT_INTERNAL;
 	}
 	m->self[n] = '\0';
+	/* list_audit_log: the server's own events are those of its pid written since */
+	clock_gettime(CLOCK_REALTIME, &m->started);
 	if (!ap) {
 		fprintf(stderr, "warden mcp: no audit log path: set HOME or give --audit-log\n");
 		return WD_EXIT_USAGE;

@@ -13,13 +13,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define MCP_MAX_RUNS 16		   /* runs of one server at once */
 #define MCP_MAX_ADDS 64		   /* additions waiting for a person at once */
 #define MCP_OUT_CAP (256u << 10)   /* stdout and stderr kept of a run, each */
 #define MCP_STDIN_MAX (1u << 20)   /* the stdin argument's bytes */
 #define MCP_GRACE_NS 3000000000ull /* TERM, then KILL after this */
-#define MCP_MAX_NAMES 64	   /* names in one set_egress_allowlist call */
+#define MCP_MAX_NAMES 64	   /* names to remove in one set_egress_allowlist call */
+#define MCP_ASK_MAX_NAMES 8	   /* names to add in one call: one question shows them all */
+#define MCP_ASK_MAX_BYTES 512	   /* and their bytes in all */
+#define MCP_LOG_CAP (1u << 20)	   /* list_audit_log: bytes of events in one answer */
 
 /**
  * struct mcp_out - one captured stream of a run
@@ -90,7 +94,7 @@ struct mcp_add {
 	json_t *call;
 	long long elicit;
 	size_t n;
-	struct approval_req req[MCP_MAX_NAMES];
+	struct approval_req req[MCP_ASK_MAX_NAMES];
 };
 
 /**
@@ -113,6 +117,10 @@ struct mcp_add {
  * @approval_fd: its descriptor
  * @runs:	the live runs
  * @adds:	the additions waiting for a person
+ * @started:	when the server started (CLOCK_REALTIME): its own audit events are the ones of
+ *		its pid written since
+ * @session_runs: the ids of every run this server started (list_audit_log's scope)
+ * @nsession_runs: how many
  * @eof:	the client closed stdin
  */
 struct mcp_server {
@@ -134,6 +142,9 @@ struct mcp_server {
 	int approval_fd;
 	struct mcp_run runs[MCP_MAX_RUNS];
 	struct mcp_add adds[MCP_MAX_ADDS];
+	struct timespec started;
+	char (*session_runs)[16];
+	size_t nsession_runs;
 	bool eof;
 };
 

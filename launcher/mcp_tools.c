@@ -9,7 +9,11 @@
  * after MCP_GRACE_NS. The agent cannot widen its own sandbox: removing a name applies at once,
  * adding one only makes a request in the approval store (approval.c) that a person decides,
  * through the client's elicitation or `warden allowlist approve|deny` at a terminal; a policy
- * with `mcp.allowlist: locked` refuses additions. Every request and decision is audited.
+ * with `mcp.allowlist: locked` refuses additions. Every request and decision is audited. A
+ * call asks for few names (MCP_ASK_MAX_NAMES, MCP_ASK_MAX_BYTES), and its question is made
+ * from exactly the requests an acceptance decides (ask_text()), so the person sees all that
+ * is added. list_audit_log shows the agent the events of this server's runs and its own
+ * (in_scope()), unless the policy says `mcp.audit_log: all`.
  */
 #include "launcher/cli.h"
 #include "launcher/mcp_internal.h"
@@ -46,14 +50,18 @@ static const struct mcp_arg log_args[] = {
     {"denied_only", MCP_ARG_BOOL, false, 0, 0, 0, "only denials"},
 };
 
+_Static_assert(MCP_ASK_MAX_NAMES == 8 && MCP_ASK_MAX_BYTES == 512,
+	       "set_egress_allowlist's description of `add` says 8 names and 512 bytes");
+
 static const struct mcp_arg kill_args[] = {
     {"run", MCP_ARG_STRING, true, 64, 0, 0, "the run id (list_runs)"},
 };
 
 static const struct mcp_arg allow_args[] = {
-    {"add", MCP_ARG_STRINGS, false, MCP_MAX_NAMES, 0, 255,
-     "names to allow (network.allow entries: host, *.suffix, host:port): each is a request "
-     "that waits for a person's approval"},
+    {"add", MCP_ARG_STRINGS, false, MCP_ASK_MAX_NAMES, 0, 255,
+     "names to allow (network.allow entries: host, *.suffix, host:port): a "
+     "request that waits for a person's approval; at most 8 names of at most 512 bytes in all "
+     "(the person is shown every one)"},
     {"remove", MCP_ARG_STRINGS, false, MCP_MAX_NAMES, 0, 255,
      "names to take out of the allowlist: applies at once"},
     {"run", MCP_ARG_STRING, false, 64, 0, 0,
@@ -80,7 +88,8 @@ static const char run_out_schema[] =
 static const char log_out_schema[] =
     "{\"type\":\"object\",\"properties\":{"
     "\"events\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
-    "\"skipped_lines\":{\"type\":\"integer\"}},\"required\":[\"events\"]}";
+    "\"skipped_lines\":{\"type\":\"integer\"},"
+    "\"cut_events\":{\"type\":\"integer\"}},\"required\":[\"events\"]}";
 
 static const char runs_out_schema[] =
     "{\"type\":\"object\",\"properties\":{\"runs\":{\"type\":\"array\",\"items\":"
@@ -110,8 +119,10 @@ const struct mcp_tool mcp_tools[] = {
      "how much was cut is said), the exit status, the run id and the run's network denials.",
      run_args, WD_ARRAY_SIZE(run_args), run_out_schema},
     {"list_audit_log", "Read the audit log",
-     "The last events of the Warden audit log, structured; optionally of one run, or only "
-     "denials.",
+     "The last events of the Warden audit log of this server's runs (and its own events; the "
+     "policy's mcp.audit_log: all widens it to the whole log), structured; optionally of one "
+     "run, or only denials. At most 1 MiB of events: the newest; cut_events says how many "
+     "older ones were left out.",
      log_args, WD_ARRAY_SIZE(log_args), log_out_schema},
     {"set_egress_allowlist", "Change the network allowlist",
      "Removes names from the allowlist (at once, for new runs and with `run` for that live "
@@ -344,6 +355,7 @@ static json_t *start_run(struct mcp_server *m, json_t *id, json_t *args, json_t 
 	char real[PATH_MAX], tbuf[16];
 	int inp[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1};
 	struct mcp_run *r = NULL;
+	char(*ids)[16];
 	uint8_t b[6];
 	size_t n = 0, i;
 	pid_t pid;
@@ -378,9 +390,18 @@ static json_t *start_run(struct mcp_server *m, json_t *id, json_t *args, json_t 
 		return mcp_tool_error("run_sandboxed: no valid policy for new runs");
 	if (getrandom(b, sizeof(b), 0) != sizeof(b))
 		return mcp_tool_error("run_sandboxed: no randomness for the run id");
+	ids = realloc(m->session_runs, (m->nsession_runs + 1) * sizeof(*ids));
+	if (!ids)
+		return mcp_tool_error("run_sandboxed: no memory");
+	m->session_runs = ids;
 	memset(r, 0, sizeof(*r));
 	snprintf(r->id, sizeof(r->id), "%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
 		 b[5]);
+	/* list_audit_log's scope: the runs of this server, sorted */
+	for (i = m->nsession_runs; i && strcmp(ids[i - 1], r->id) > 0; i--)
+		memcpy(ids[i], ids[i - 1], sizeof(ids[i]));
+	memcpy(ids[i], r->id, sizeof(r->id));
+	m->nsession_runs++;
 	argv[n++] = m->self;
 	argv[n++] = "run";
 	argv[n++] = "-q";
@@ -638,47 +659,92 @@ void mcp_run_check(struct mcp_server *m, struct mcp_run *r)
 
 /* ------------------------------------------------------------ list_audit_log, list_runs */
 
+static int cmp_id(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* @run is one this server started (m->session_runs is kept sorted) */
+static bool session_run(const struct mcp_server *m, const char *run)
+{
+	return run && *run && m->nsession_runs &&
+	       bsearch(run, m->session_runs, m->nsession_runs, sizeof(*m->session_runs), cmp_id);
+}
+
+/* list_audit_log's scope: with `mcp.audit_log: all` the whole log; else the events of this
+ * server's runs, and its own (type mcp, its pid, written since it started) */
+static bool in_scope(const struct mcp_server *m, pid_t self, const struct audit_event *ev)
+{
+	if (m->base->mcp_audit_log_all || session_run(m, ev->run))
+		return true;
+	return !strcmp(audit_event_type(ev), "mcp") && (ev->has & AUDIT_HAS_PID) &&
+	       ev->pid == (int64_t)self && ev->ts.tv_sec >= m->started.tv_sec;
+}
+
 static json_t *list_audit_log(struct mcp_server *m, json_t *args)
 {
 	json_t *jt = json_object_get(args, "tail"), *jr = json_object_get(args, "run");
 	bool denied = json_is_true(json_object_get(args, "denied_only"));
-	size_t tail = jt ? (size_t)json_integer_value(jt) : 100, n = 0;
+	size_t tail = jt ? (size_t)json_integer_value(jt) : 100, n = 0, bytes = 0, cut = 0;
 	struct audit_reader *rd = NULL;
 	struct audit_event ev;
 	json_t **ring, *list;
+	size_t *size, first;
+	pid_t self = getpid();
 	struct wd_err err;
 	int ret;
 
+	if (jr && !m->base->mcp_audit_log_all && !session_run(m, json_string_value(jr)))
+		return mcp_tool_error("list_audit_log: `%s` is not a run of this server; the agent "
+				      "reads only the events of its own runs (the policy's "
+				      "`mcp.audit_log: all` widens it to the whole log)",
+				      json_string_value(jr));
 	wd_err_clear(&err);
 	ret = audit_reader_open(m->audit_path, 0, &rd, &err);
 	if (ret == -ENOENT)
-		return mcp_tool_result(json_pack("{s:[], s:i}", "events", "skipped_lines", 0));
+		return mcp_tool_result(
+		    json_pack("{s:[], s:i, s:i}", "events", "skipped_lines", 0, "cut_events", 0));
 	if (ret)
 		return mcp_tool_error("list_audit_log: %s", err.msg[0] ? err.msg : strerror(-ret));
 	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	ring = calloc(tail, sizeof(*ring));
-	if (!ring) {
+	size = calloc(tail, sizeof(*size));
+	if (!ring || !size) {
+		free(ring);
+		free(size);
 		audit_reader_close(rd);
 		return NULL;
 	}
-	/* without a filter only the last @tail lines are read */
-	if (!jr && !denied)
+	/* without a filter (and the whole log in scope) only the last @tail lines are read */
+	if (!jr && !denied && m->base->mcp_audit_log_all)
 		audit_reader_tail(rd, tail);
 	while (audit_reader_next(rd, &ev) == 1) {
 		size_t len;
 		const char *line;
 
-		if ((!jr || (ev.run && !strcmp(ev.run, json_string_value(jr)))) &&
+		if (in_scope(m, self, &ev) &&
+		    (!jr || (ev.run && !strcmp(ev.run, json_string_value(jr)))) &&
 		    (!denied || !ev.allowed)) {
 			line = audit_reader_line(rd, &len);
 			json_decref(ring[n % tail]);
 			ring[n % tail] = json_loadb(line, len, 0, NULL);
+			size[n % tail] = len;
 			n++;
 		}
 		audit_event_clear(&ev);
 	}
+	/* the newest events that fit MCP_LOG_CAP bytes (each one's JSON line) */
+	first = n > tail ? n - tail : 0;
+	for (size_t i = n; i > first; i--) {
+		if (bytes + size[(i - 1) % tail] > MCP_LOG_CAP) {
+			cut = i - first;
+			first = i;
+			break;
+		}
+		bytes += size[(i - 1) % tail];
+	}
 	list = json_array();
-	for (size_t i = n > tail ? n - tail : 0; list && i < n; i++) {
+	for (size_t i = first; list && i < n; i++) {
 		json_t *e = ring[i % tail];
 
 		if (e)
@@ -687,10 +753,11 @@ static json_t *list_audit_log(struct mcp_server *m, json_t *args)
 	for (size_t i = 0; i < tail; i++)
 		json_decref(ring[i]);
 	free(ring);
+	free(size);
 	n = audit_reader_skipped(rd);
 	audit_reader_close(rd);
-	return mcp_tool_result(
-	    json_pack("{s:o, s:I}", "events", list, "skipped_lines", (json_int_t)n));
+	return mcp_tool_result(json_pack("{s:o, s:I, s:I}", "events", list, "skipped_lines",
+					 (json_int_t)n, "cut_events", (json_int_t)cut));
 }
 
 static json_t *list_runs(struct mcp_server *m)
@@ -848,6 +915,73 @@ static void decide(struct mcp_server *m, struct approval_req *req, bool yes, con
 						req->id, "rule", p->rules[0].text));
 }
 
+/* The question for the additions @a waits on, built from exactly the requests an acceptance
+ * decides (a->req[0..n-1]), each shown as the rule decide() adds: wildcards first, then address
+ * ranges, each marked, then plain names; numbered, and their count said at the start and the
+ * end, so a display that cuts the text shows that it does. docs/mcp.md gives the form. */
+static int ask_text(const struct mcp_add *a, struct wd_buf *out, char *why, size_t wsize)
+{
+	static const struct {
+		enum policy_rule_kind kind;
+		const char *mark;
+	} order[] = {
+	    {POLICY_RULE_WILDCARD, "WILDCARD "},
+	    {POLICY_RULE_CIDR, "IP RANGE "},
+	    {POLICY_RULE_HOST, ""},
+	};
+	struct wd_policy *p[MCP_ASK_MAX_NAMES] = {0};
+	struct wd_buf esc = WD_BUF_INIT;
+	size_t shown = 0;
+	int ret = 0;
+
+	if (a->n > MCP_ASK_MAX_NAMES)
+		return -E2BIG;
+	for (size_t i = 0; i < a->n && !ret; i++)
+		ret = one_rule(a->req[i].name, &p[i], why, wsize);
+	if (!ret)
+		ret = wd_buf_printf(out,
+				    "The agent asks Warden to let its sandboxed commands reach %zu "
+				    "network %s. Accepting adds exactly %s, for new runs of this "
+				    "server, and nothing else:\n",
+				    a->n, a->n == 1 ? "entry" : "entries",
+				    a->n == 1 ? "this one" : "these");
+	for (size_t o = 0; o < WD_ARRAY_SIZE(order) && !ret; o++)
+		for (size_t i = 0; i < a->n && !ret; i++) {
+			const struct policy_rule *r = &p[i]->rules[0];
+			const char *mark = order[o].mark;
+			bool one = r->kind == POLICY_RULE_CIDR &&
+				   r->prefix == (r->family == AF_INET ? 32u : 128u);
+
+			if (r->kind != order[o].kind)
+				continue;
+			if (one)
+				mark = "IP ADDRESS ";
+			/* a rule's text passed the policy's name syntax; escaped all the same, as
+			 * every text from an agent that a person reads (wd_esc()) */
+			ret =
+			    wd_buf_printf(out, "  %zu. %s%s", ++shown, mark, wd_esc(&esc, r->text));
+			if (!ret && r->kind == POLICY_RULE_WILDCARD)
+				ret = wd_buf_printf(out, " (any name under %s)",
+						    wd_esc(&esc, r->host));
+			else if (!ret && r->kind == POLICY_RULE_CIDR && !one)
+				ret = wd_buf_puts(out, " (any address in it)");
+			if (!ret)
+				ret = wd_buf_puts(out, "\n");
+		}
+	if (!ret && shown != a->n) {
+		snprintf(why, wsize, "%zu of %zu entries placed", shown, a->n);
+		ret = -EINVAL;
+	}
+	if (!ret)
+		ret = wd_buf_printf(out, "Allow %s%zu?", a->n == 1 ? "this " : "all ", a->n);
+	for (size_t i = 0; i < a->n; i++)
+		policy_free(p[i]);
+	wd_buf_free(&esc);
+	if (ret == -ENOMEM)
+		snprintf(why, wsize, "no memory");
+	return ret;
+}
+
 static void drop_add(struct mcp_add *a)
 {
 	json_decref(a->call);
@@ -863,7 +997,7 @@ static json_t *set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 	struct wd_policy *p;
 	struct mcp_add *a = NULL;
 	char why[512], msg[1024] = "";
-	size_t i;
+	size_t i, ask_bytes = 0;
 
 	if (!json_array_size(add) && !json_array_size(rem))
 		return mcp_tool_error(
@@ -872,7 +1006,16 @@ static json_t *set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 		return mcp_tool_error("set_egress_allowlist: `%s` is not a live run of this server "
 				      "(list_runs)",
 				      run);
-	/* every name is checked before anything changes */
+	/* every name is checked before anything changes; the names to add fit one question that
+	 * shows every one of them (their number is bounded by the argument table) */
+	json_array_foreach(add, i, w) ask_bytes += json_string_length(w);
+	if (ask_bytes > MCP_ASK_MAX_BYTES)
+		return mcp_tool_error(
+		    "set_egress_allowlist: `add` holds %zu bytes of names; one request may ask for "
+		    "at most %d names of at most %d bytes in all, so that the person is shown "
+		    "every "
+		    "one of them: ask in smaller requests. Nothing was changed",
+		    ask_bytes, MCP_ASK_MAX_NAMES, MCP_ASK_MAX_BYTES);
 	for (int pass = 0; pass < 2; pass++)
 		json_array_foreach(pass ? rem : add, i, w)
 		{
@@ -998,33 +1141,33 @@ static json_t *set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 			a->used = true;
 	}
 	if (a && a->used && m->s.elicitation) {
-		/* the client asks its user; the call is answered with the decision (the names
-		 * are the agent's: escaped, wd_esc(), as every text a person reads) */
-		struct wd_buf esc = WD_BUF_INIT;
-		char text[2048];
-		size_t l;
+		/* the client asks its user; the call is answered with the decision */
+		struct wd_buf text = WD_BUF_INIT;
+		int ret;
 
-		l = (size_t)snprintf(text, sizeof(text),
-				     "The agent asks Warden to let its sandboxed commands reach:");
-		for (i = 0; i < a->n && l < sizeof(text); i++)
-			l += (size_t)snprintf(text + l, sizeof(text) - l, " %s",
-					      wd_esc(&esc, a->req[i].name));
-		wd_buf_free(&esc);
-		snprintf(text + (l < sizeof(text) ? l : sizeof(text) - 1),
-			 sizeof(text) - (l < sizeof(text) ? l : sizeof(text) - 1), ". Allow it?");
-		if (!mcp_request(
-			&m->s, "elicitation/create",
-			json_pack("{s:s, s:{s:s, s:{s:{s:s, s:s, s:s}}, s:[s]}}", "message", text,
-				  "requestedSchema", "type", "object", "properties", "approve",
-				  "type", "boolean", "title", "Allow", "description",
-				  "true allows the names for new runs", "required", "approve"),
-			&a->elicit)) {
+		ret = ask_text(a, &text, why, sizeof(why));
+		if (ret)
+			mcp_audit(m, "mcp.allowlist.request", run, "", false,
+				  "the question could not be made (%s): the requests stay pending "
+				  "for a terminal",
+				  why);
+		if (!ret &&
+		    !mcp_request(&m->s, "elicitation/create",
+				 json_pack("{s:s, s:{s:s, s:{s:{s:s, s:s, s:s}}, s:[s]}}",
+					   "message", wd_buf_cstr(&text), "requestedSchema", "type",
+					   "object", "properties", "approve", "type", "boolean",
+					   "title", "Allow all", "description",
+					   "true allows exactly the entries listed, for new runs",
+					   "required", "approve"),
+				 &a->elicit)) {
+			wd_buf_free(&text);
 			a->call = json_incref(id);
 			json_decref(removed);
 			json_decref(pending);
 			json_decref(refused);
 			return NULL;
 		}
+		wd_buf_free(&text);
 	}
 	if (!msg[0])
 		snprintf(msg, sizeof(msg), "%s",
@@ -1262,4 +1405,7 @@ void mcp_shutdown(struct mcp_server *m)
 		unlink(m->derived);
 	if (m->state_dir[0])
 		rmdir(m->state_dir);
+	free(m->session_runs);
+	m->session_runs = NULL;
+	m->nsession_runs = 0;
 }

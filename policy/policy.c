@@ -43,8 +43,8 @@ static const char *const limit_keys[LIM_N] = {"memory_mb", "pids", "cpu", "timeo
 enum { SBX_ALLOW, SBX_N };
 static const char *const sandbox_keys[SBX_N] = {"allow"};
 
-enum { MCP_ALLOWLIST, MCP_N };
-static const char *const mcp_keys[MCP_N] = {"allowlist"};
+enum { MCP_ALLOWLIST, MCP_AUDIT_LOG, MCP_N };
+static const char *const mcp_keys[MCP_N] = {"allowlist", "audit_log"};
 enum { AUD_FILES, AUD_N };
 static const char *const audit_keys[AUD_N] = {"files"};
 
@@ -528,23 +528,30 @@ static void parse_sandbox(struct pctx *c, const struct yt_node *n)
 
 /* ------------------------------------------------------------ mcp */
 
-/* mcp: { allowlist: approval | locked } - what `warden mcp` does with a request to add a name */
+/* mcp: { allowlist: approval | locked, audit_log: session | all } - what `warden mcp` does with a
+ * request to add a name, and which events list_audit_log shows the agent */
 static void parse_mcp(struct pctx *c, const struct yt_node *n)
 {
 	const struct yt_node *v[MCP_N];
 	const char *s;
 
-	if (yt_map_keys(c->d, n, "`mcp`", mcp_keys, MCP_N, v) || !v[MCP_ALLOWLIST])
+	if (yt_map_keys(c->d, n, "`mcp`", mcp_keys, MCP_N, v))
 		return;
-	s = yt_str(c->d, v[MCP_ALLOWLIST], "mcp.allowlist");
-	if (!s)
-		return;
-	if (!strcmp(s, "locked"))
+	s = v[MCP_ALLOWLIST] ? yt_str(c->d, v[MCP_ALLOWLIST], "mcp.allowlist") : NULL;
+	if (s && !strcmp(s, "locked"))
 		c->p->mcp_allowlist_locked = true;
-	else if (strcmp(s, "approval"))
+	else if (s && strcmp(s, "approval"))
 		diag_err(c->d, v[MCP_ALLOWLIST],
 			 "mcp.allowlist: `%s` is not a mode; expected `approval` (additions wait "
 			 "for a person) or `locked` (additions are refused)",
+			 s);
+	s = v[MCP_AUDIT_LOG] ? yt_str(c->d, v[MCP_AUDIT_LOG], "mcp.audit_log") : NULL;
+	if (s && !strcmp(s, "all"))
+		c->p->mcp_audit_log_all = true;
+	else if (s && strcmp(s, "session"))
+		diag_err(c->d, v[MCP_AUDIT_LOG],
+			 "mcp.audit_log: `%s` is not a scope; expected `session` (the events of "
+			 "this server's runs) or `all` (the whole audit log)",
 			 s);
 }
 

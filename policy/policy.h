@@ -254,6 +254,8 @@ struct policy_narrowing {
  * @sandbox_allow: sandbox.allow, enum policy_sandbox_allow bits (0: nothing loosened)
  * @mcp_allowlist_locked: `mcp.allowlist: locked`: `warden mcp` refuses every request to add a
  *		name (default `approval`: a request waits for a person)
+ * @mcp_audit_log_all: `mcp.audit_log: all`: `warden mcp`'s list_audit_log reads the whole log
+ *		(default `session`: only the events of that server's runs and its own)
  * @audit_files: audit.files, enum policy_audit_files (POLICY_FILES_UNSET when absent)
  * @matcher:	compiled matcher (internal)
  * @validated:	policy_validate() succeeded on it
@@ -292,6 +294,7 @@ struct wd_policy {
 	struct policy_limits limits;
 	unsigned sandbox_allow;
 	bool mcp_allowlist_locked;
+	bool mcp_audit_log_all;
 	unsigned audit_files;
 	struct policy_matcher *matcher;
 	bool validated;

@@ -186,8 +186,12 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		}
 		ret |= wd_buf_puts(out, "]\n");
 	}
+	if (p->mcp_allowlist_locked || p->mcp_audit_log_all)
+		ret |= wd_buf_puts(out, "mcp:\n");
 	if (p->mcp_allowlist_locked)
-		ret |= wd_buf_puts(out, "mcp:\n  allowlist: \"locked\"\n");
+		ret |= wd_buf_puts(out, "  allowlist: \"locked\"\n");
+	if (p->mcp_audit_log_all)
+		ret |= wd_buf_puts(out, "  audit_log: \"all\"\n");
 	/* `trace` is internal (warden trace's own policy): never written into a policy file */
 	if (p->audit_files != POLICY_FILES_UNSET && p->audit_files != POLICY_FILES_TRACE)
 		ret |=
@@ -297,8 +301,11 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 		ret |= put_quoted(out, name);
 	}
 	ret |= wd_buf_puts(out, "]}");
-	if (p->mcp_allowlist_locked)
-		ret |= wd_buf_puts(out, ",\"mcp\":{\"allowlist\":\"locked\"}");
+	if (p->mcp_allowlist_locked || p->mcp_audit_log_all)
+		ret |= wd_buf_printf(out, ",\"mcp\":{%s%s%s}",
+				     p->mcp_allowlist_locked ? "\"allowlist\":\"locked\"" : "",
+				     p->mcp_allowlist_locked && p->mcp_audit_log_all ? "," : "",
+				     p->mcp_audit_log_all ? "\"audit_log\":\"all\"" : "");
 	ret |= wd_buf_puts(out, "}");
 	return ret ? -ENOMEM : 0;
 }

@@ -152,8 +152,15 @@ echo "# elicitation"
 E=$(scenario elicit-accept)
 echo "# elicit-accept: $E"
 check "control: other.test denied before" jq -e '.denied_before.exit != 0' <<<"$E"
+check "over the bounds (11 long names and *.wild.test last): a tool error, nobody asked" \
+	jq -e '.over.isError == true and (.over.text | test("at most 8")) and
+	.asked_after_over == 0' <<<"$E"
 check "the server asked the client's user (elicitation/create) naming other.test" \
-	jq -e '.asked | length == 1 and (.[0] | test("other.test"))' <<<"$E"
+	jq -e '.asked | length == 1 and (.[0] | test("1[.] other[.]test:80,443"))' <<<"$E"
+check "list_audit_log: the runs of this session only (the basic scenario's are in the log)" \
+	jq -e '(.log_runs | length) > 0 and (.log_runs - .my_runs | length) == 0' <<<"$E"
+check "control: the log does hold other sessions' runs" \
+	jq -e --slurp '[.[] | select(.type == "run") | .run] | unique | length > 2' "$A"
 check "accepted: the call says approved" jq -e '.add.isError == false and
 	(.add.text | test("approved"))' <<<"$E"
 check "accepted: a new run reaches other.test" \

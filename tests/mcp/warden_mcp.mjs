@@ -208,10 +208,22 @@ try {
 		out.multi_after_deny = brief(await curl(process.env.URL_MULTI));
 	} else if (scenario === "elicit-accept" || scenario === "elicit-decline") {
 		out.denied_before = brief(await curl(process.env.URL_DENIED));
+		// issue 25: eleven names of ~200 bytes and a wildcard last (the old 2 KiB question
+		// was cut before it, and an acceptance added it): over the bounds, refused whole,
+		// nobody asked
+		const label = "abcdefghij".repeat(6);
+		const many = [...Array(11).keys()]
+			.map((k) => `cdn-assets-${k}.${label}.${label}.${label}.test`);
+		out.over = brief(await call("set_egress_allowlist", { add: [...many, "*.wild.test"] }));
+		out.asked_after_over = out.asked.length;
 		out.add = brief(await call("set_egress_allowlist", { add: ["other.test"] }));
 		out.added = (await call("list_audit_log", { tail: 20 })).structuredContent.events
 			.filter((e) => e.type === "mcp").map((e) => e.action);
 		out.after = brief(await curl(process.env.URL_DENIED));
+		// list_audit_log: only this session's runs (earlier scenarios' runs are in the log too)
+		const log = (await call("list_audit_log", { tail: 10000 })).structuredContent;
+		out.log_runs = [...new Set(log.events.map((e) => e.run).filter((r) => r))];
+		out.my_runs = [out.denied_before.run, out.after.run];
 	} else if (scenario === "locked") {
 		out.add = brief(await call("set_egress_allowlist", { add: ["other.test"] }));
 		out.after = brief(await curl(process.env.URL_DENIED));

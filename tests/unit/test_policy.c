@@ -180,6 +180,8 @@ static const struct bad_case bad_cases[] = {
      "`open` is not a mode; expected `approval`"},
     {"mcp misspelt allowlist", V "mcp:\n  allowlst: locked\n", 3, 3, "did you mean `allowlist`?"},
     {"mcp scalar", V "mcp: locked\n", 2, 6, "expected a mapping"},
+    {"mcp.audit_log unknown word", V "mcp:\n  audit_log: everything\n", 3, 14,
+     "`everything` is not a scope; expected `session`"},
     {"anchor", "version: &v 1\n", 1, 10, "anchors and aliases are not allowed"},
     {"alias", V "command: *x\n", 2, 10, "found the alias `*x`"},
     {"tag", "version: !!int 1\n", 1, 10, "tags are not allowed"},
@@ -506,7 +508,8 @@ static void test_sandbox_allow(void **state)
 	wd_buf_free(&j);
 }
 
-/* mcp.allowlist: approval is the default, locked is kept through render and parse */
+/* mcp.allowlist: approval is the default, locked is kept through render and parse; the same
+ * for mcp.audit_log's session and all */
 static void test_mcp_allowlist(void **state)
 {
 	struct wd_buf y = WD_BUF_INIT, j = WD_BUF_INIT;
@@ -534,6 +537,28 @@ static void test_mcp_allowlist(void **state)
 	policy_diags_free(&d);
 	q = parse_ok(wd_buf_cstr(&y), &d);
 	assert_true(q->mcp_allowlist_locked);
+	assert_false(q->mcp_audit_log_all);
+	policy_free(q);
+	policy_free(p);
+	policy_diags_free(&d);
+	/* mcp.audit_log: session is the default, all is kept through render and parse */
+	p = parse_ok("version: 1\nmcp:\n  audit_log: session\n", &d);
+	assert_false(p->mcp_audit_log_all);
+	policy_free(p);
+	policy_diags_free(&d);
+	wd_buf_reset(&y);
+	wd_buf_reset(&j);
+	p = parse_ok("version: 1\nmcp: {allowlist: locked, audit_log: all}\n", &d);
+	assert_true(p->mcp_audit_log_all);
+	assert_int_equal(policy_render_yaml(p, &y), 0);
+	assert_non_null(
+	    strstr(wd_buf_cstr(&y), "mcp:\n  allowlist: \"locked\"\n  audit_log: \"all\"\n"));
+	assert_int_equal(policy_render_json(p, &j), 0);
+	assert_non_null(
+	    strstr(wd_buf_cstr(&j), ",\"mcp\":{\"allowlist\":\"locked\",\"audit_log\":\"all\"}}"));
+	policy_diags_free(&d);
+	q = parse_ok(wd_buf_cstr(&y), &d);
+	assert_true(q->mcp_allowlist_locked && q->mcp_audit_log_all);
 	policy_free(q);
 	policy_free(p);
 	policy_diags_free(&d);
