@@ -175,7 +175,9 @@ static int create(const struct job *j, const char *file)
 	int fd =
 	    openat(j->d->dfd, file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 
-	return fd < 0 ? -errno : fd;
+	if (fd < 0)
+		return -errno;
+	return fd;
 }
 
 /* OUTDIR_SUFFIX: @name, else "-2" ... "-99" before ".jsonl" (or at the end). */
@@ -232,7 +234,7 @@ static int job_write(const struct job *j, struct reply *rep, int *ret_fd)
 	struct stat st;
 	int fd;
 
-	(void)ret_fd;
+	*ret_fd = -1; /* no descriptor to hand back */
 	/* the path must still lead to the folder opened before the program ran */
 	fd = walk(j->d->path, false);
 	if (fd == -ENOENT || fd == -ELOOP || fd == -ENOTDIR)
