@@ -7,6 +7,7 @@
 #include "launcher/bwrap.h"
 #include "launcher/cli.h"
 #include "launcher/init_infer.h"
+#include "launcher/outdir.h"
 #include "launcher/run_trace.h"
 #include "launcher/trace_file.h"
 #include "common/common.h"
@@ -119,33 +120,6 @@ static int self_check(const struct wd_buf *text, const char *dir, const char *ba
 	return rc;
 }
 
-/* @text to @dir/@base: a new file, or with @force the old one replaced by rename */
-static int write_out(const struct wd_buf *text, const char *dir, const char *base, bool force)
-{
-	char tmp[PATH_MAX + NAME_MAX + 32], dst[PATH_MAX + NAME_MAX + 2];
-	int fd, rc;
-
-	snprintf(dst, sizeof(dst), "%s/%s", dir, base);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.warden-init.XXXXXX", dir, base);
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return -errno;
-	rc = wd_write_all(fd, text->data, text->len);
-	if (!rc && fchmod(fd, 0644))
-		rc = -errno;
-	if (!rc && fsync(fd))
-		rc = -errno;
-	if (close(fd) && !rc)
-		rc = -errno;
-	if (!rc && force && rename(tmp, dst))
-		rc = -errno;
-	if (!rc && !force && link(tmp, dst))
-		rc = -errno; /* link() never replaces: a file made meanwhile is kept too */
-	if (rc || !force)
-		unlink(tmp);
-	return rc;
-}
-
 /*
  * `warden init -- COMMAND`: `warden trace -- COMMAND` to the default path first. The run makes
  * our stdout /dev/null once the program has it (cmd_run.c); with `-o -` the policy still goes
@@ -198,6 +172,8 @@ int cmd_init(int argc, char **argv)
 	struct trace t = {0};
 	struct cli_protect pr;
 	struct wd_err err = {0};
+	struct outdir od;
+	struct outdir_who who;
 	struct stat st;
 	bool force = false;
 	int i, rc, status = WD_EXIT_INTERNAL;
@@ -232,17 +208,34 @@ int cmd_init(int argc, char **argv)
 		cli_say(stderr, "warden init: %s exists; keeping it (--force replaces it)", out);
 		return WD_EXIT_USAGE;
 	}
+	/* -o's folder, opened and kept before a traced program can replace it (outdir.h); under
+	 * sudo as the invoking user, whose file the policy is */
+	outdir_init(&od);
+	rc = outdir_who_sudo(&who);
+	if (!rc && strcmp(out, "-"))
+		rc = outdir_open(&od, dir, false, &who);
+	if (rc) {
+		cli_say(stderr, "warden init: -o %s: cannot write in %s: %s%s", out, dir,
+			rc == -ELOOP	? "a symbolic link is on the way"
+			: rc == -EINVAL ? "SUDO_UID or SUDO_GID is not a number"
+					: strerror(-rc),
+			who.drop ? " (the policy is written as the invoking user)" : "");
+		return WD_EXIT_USAGE;
+	}
 	if (cmd) {
 		if (from || cmd >= argc) {
 			cli_say(stderr, "warden init: %s",
 				from ? "--from TRACE and -- COMMAND: one or the other"
 				     : "-- needs a COMMAND");
 			usage(stderr);
-			return WD_EXIT_USAGE;
+			status = WD_EXIT_USAGE;
+			goto out;
 		}
 		rc = trace_then(argc - cmd, argv + cmd, !strcmp(out, "-"), traced, sizeof(traced));
-		if (rc)
-			return rc;
+		if (rc) {
+			status = rc;
+			goto out;
+		}
 		from = traced;
 	}
 	today(date, sizeof(date));
@@ -286,8 +279,17 @@ int cmd_init(int argc, char **argv)
 		status = fwrite(text->data, 1, text->len, stdout) == text->len && !fflush(stdout)
 			     ? WD_EXIT_OK
 			     : WD_EXIT_INTERNAL;
-	} else if ((rc = write_out(text, dir, base, force))) {
-		cli_say(stderr, "warden init: cannot write %s: %s", out, strerror(-rc));
+	} else if ((rc = outdir_write(&od, base, force ? OUTDIR_REPLACE : OUTDIR_KEEP, 0644,
+				      text->data, text->len, NULL, 0))) {
+		if (rc == -ESTALE)
+			cli_say(
+			    stderr,
+			    "warden init: nothing written: the folder %s of %s was replaced or "
+			    "moved while the program ran (something now at that path is not the "
+			    "folder opened before it started)",
+			    dir, out);
+		else
+			cli_say(stderr, "warden init: cannot write %s: %s", out, strerror(-rc));
 		status = rc == -EEXIST ? WD_EXIT_USAGE : WD_EXIT_INTERNAL;
 		goto out;
 	} else {
@@ -307,6 +309,7 @@ int cmd_init(int argc, char **argv)
 oom:
 	fprintf(stderr, "warden init: out of memory\n");
 out:
+	outdir_close(&od);
 	trace_free(&t);
 	infer_result_free(&res);
 	wd_buf_free(&starter);

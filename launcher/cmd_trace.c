@@ -337,6 +337,53 @@ static void grants_free(struct policy_grant *g, size_t n)
 	free(g);
 }
 
+/*
+ * The folder the trace goes to, opened and kept before the program runs (outdir.h): -o's, or
+ * the default one (its missing folders made). Whom as: root tracing for a sudo user opens it
+ * as the user (it must be a folder the user may write; the file will be theirs), except the
+ * default folder outside the user's home folder (sudo's HOME, root's); anyone else as
+ * themselves. Return: 0, or 125 (said).
+ */
+static int trace_dest_open(struct run *r)
+{
+	struct run_trace *rt = r->trace;
+	struct outdir_who who = {0};
+	char dir[PATH_MAX];
+	const char *slash;
+	int ret;
+
+	if (rt->out) {
+		slash = strrchr(rt->out, '/');
+		if (strlen(slash + 1) > NAME_MAX)
+			return run_fail(r, "trace", NULL, "-o %s: %s", rt->out,
+					strerror(ENAMETOOLONG));
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - rt->out), rt->out);
+		if (!dir[0])
+			snprintf(dir, sizeof(dir), "/");
+	} else {
+		ret = trace_default_dir(dir, sizeof(dir));
+		if (ret)
+			return run_fail(r, "trace", "use -o TRACE", "the traces folder: %s",
+					strerror(-ret));
+	}
+	if (geteuid() == 0 && r->caller_uid != 0 &&
+	    (rt->out || (rt->home[0] && run_path_within(dir, rt->home)))) {
+		who.drop = true;
+		who.uid = r->caller_uid;
+		who.gid = r->gid;
+		who.ngroups = r->ngroups < OUTDIR_GROUPS_MAX ? r->ngroups : OUTDIR_GROUPS_MAX;
+		memcpy(who.groups, r->groups, (size_t)who.ngroups * sizeof(gid_t));
+	}
+	ret = outdir_open(&rt->dir, dir, !rt->out, &who);
+	if (ret)
+		return run_fail(r, "trace",
+				rt->out ? "name a file in a folder you may write" : "use -o TRACE",
+				"cannot write the trace in %s: %s%s", dir,
+				ret == -ELOOP ? "a symbolic link is on the way" : strerror(-ret),
+				who.drop ? " (the trace is written as the invoking user)" : "");
+	return 0;
+}
+
 int run_trace_policy(struct run *r)
 {
 	struct run_trace *t = r->trace;
@@ -361,6 +408,10 @@ int run_trace_policy(struct run *r)
 	free(p->mask);
 	p->mask = NULL;
 	p->nmask = 0;
+	/* before anything runs, and before the masks: a default folder made now is hidden */
+	ret = trace_dest_open(r);
+	if (ret)
+		return ret;
 	cli_protect_init(&pr, cli_audit_path(r->o.audit), r->gwc.audit_path);
 	ret = learn_cwd(r, &pr);
 	if (!ret)
@@ -566,40 +617,40 @@ void run_trace_collect(struct run *r, const struct run_outcome *o)
 
 /* ------------------------------------------------------------ writing, the summary */
 
-/* Where the trace goes: -o, else a new file in the default folder. Return: the descriptor,
- * or a negative errno (said). */
-static int open_trace(struct run *r)
+/* The trace into the folder opened before the program ran: -o's name replaced, else a new
+ * file in the default folder. Return: 0, or a negative errno (said). */
+static int write_trace(struct run *r, const struct wd_buf *b)
 {
 	struct run_trace *rt = r->trace;
-	char dir[PATH_MAX], name[NAME_MAX + 1];
-	uid_t owner = (uid_t)-1;
-	int fd;
+	char name[NAME_MAX + 1], got[NAME_MAX + 1];
+	const char *dir = rt->dir.path;
+	int ret;
 
-	if (rt->out) {
-		fd = trace_open_out(rt->out);
-		if (fd < 0)
-			cli_say(stderr, "warden trace: cannot write the trace to %s: %s", rt->out,
-				fd == -ELOOP ? "a symbolic link is in the way" : strerror(-fd));
-		else
-			snprintf(rt->path, sizeof(rt->path), "%s", rt->out);
-		return fd;
-	}
-	fd = trace_default_dir(dir, sizeof(dir));
-	if (!fd)
-		fd = trace_file_name(rt->t.command[0], rt->started_t, name, sizeof(name));
-	if (fd) {
-		cli_say(stderr, "warden trace: the traces folder: %s (use -o TRACE)",
-			strerror(-fd));
-		return fd;
-	}
-	/* root tracing for a sudo user, into the user's own state folder: the user's files */
-	if (geteuid() == 0 && r->caller_uid != 0 && rt->home[0] && run_path_within(dir, rt->home))
-		owner = r->caller_uid;
-	fd = trace_create(dir, name, owner, r->gid, rt->path, sizeof(rt->path));
-	if (fd < 0)
-		cli_say(stderr, "warden trace: cannot make the trace in %s: %s (use -o TRACE)", dir,
-			fd == -ELOOP ? "a symbolic link is in the way" : strerror(-fd));
-	return fd;
+	if (rt->out)
+		ret = snprintf(name, sizeof(name), "%s", strrchr(rt->out, '/') + 1) >=
+			      (int)sizeof(name)
+			  ? -ENAMETOOLONG
+			  : 0;
+	else
+		ret = trace_file_name(rt->t.command[0], rt->started_t, name, sizeof(name));
+	if (!ret)
+		ret = outdir_write(&rt->dir, name, rt->out ? OUTDIR_REPLACE : OUTDIR_SUFFIX, 0600,
+				   b->data, b->len, got, sizeof(got));
+	if (!ret && snprintf(rt->path, sizeof(rt->path), "%s%s%s", dir, strcmp(dir, "/") ? "/" : "",
+			     got) >= (int)sizeof(rt->path))
+		ret = -ENAMETOOLONG;
+	if (ret == -ESTALE)
+		cli_say(stderr,
+			"warden trace: the trace was not written: the folder %s was replaced or "
+			"moved while the program ran (something now at that path is not the folder "
+			"opened before it started; the program could change it)",
+			dir);
+	else if (ret)
+		cli_say(stderr, "warden trace: cannot write the trace in %s: %s%s", dir,
+			strerror(-ret), rt->out ? "" : " (use -o TRACE)");
+	if (ret)
+		rt->path[0] = '\0';
+	return ret;
 }
 
 /* "~/x" for a path in the home folder, for the summary */
@@ -790,7 +841,7 @@ int run_trace_finish(struct run *r, int status)
 	struct run_trace *rt = r->trace;
 	struct wd_buf b = WD_BUF_INIT;
 	struct trace_write_info wi = {0};
-	int fd, ret;
+	int ret;
 
 	if (!rt->t.ncommand) {
 		fprintf(stderr, "warden trace: nothing to write: the trace was not collected\n");
@@ -802,21 +853,10 @@ int run_trace_finish(struct run *r, int status)
 		wd_buf_free(&b);
 		return RUN_EXIT_WARDEN;
 	}
-	fd = open_trace(r);
-	if (fd < 0) {
-		wd_buf_free(&b);
-		return RUN_EXIT_WARDEN;
-	}
-	ret = wd_write_all(fd, b.data, b.len);
-	if (!ret && fsync(fd) < 0)
-		ret = -errno;
-	if (close(fd) < 0 && !ret)
-		ret = -errno;
+	ret = write_trace(r, &b);
 	wd_buf_free(&b);
-	if (ret) {
-		cli_say(stderr, "warden trace: writing %s: %s", rt->path, strerror(-ret));
+	if (ret)
 		return RUN_EXIT_WARDEN;
-	}
 	summary(r, rt, status, &wi);
 	return status;
 }
@@ -879,6 +919,7 @@ int trace_command(int argc, char **argv, char *ret_path, size_t size)
 		status = RUN_EXIT_WARDEN;
 		goto out;
 	}
+	outdir_init(&rt->dir);
 	rargv[rargc++] = "trace";
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+p:o:e:qh", opts, NULL)) != -1) {
@@ -944,7 +985,8 @@ int trace_command(int argc, char **argv, char *ret_path, size_t size)
 		goto out;
 	}
 	if (rt->out) {
-		/* the folder must be there before anything runs; the file is made at the end */
+		/* the folder must be there before anything runs (run_trace_policy() opens it and
+		 * keeps it); the file is made at the end */
 		char copy[PATH_MAX], *slash;
 
 		if (snprintf(copy, sizeof(copy), "%s", rt->out) >= (int)sizeof(copy)) {
@@ -981,8 +1023,10 @@ int trace_command(int argc, char **argv, char *ret_path, size_t size)
 	if (ret_path && size)
 		snprintf(ret_path, size, "%s", rt->path);
 out:
-	if (rt)
+	if (rt) {
+		outdir_close(&rt->dir);
 		trace_free(&rt->t);
+	}
 	free(rt);
 	free(env);
 	free(rargv);

@@ -1,15 +1,19 @@
 /* run_trace.h - internal to launcher/: `warden trace`'s part of a run (cmd_trace.c). A trace is
  * a `warden run` (cmd_run.c's stages, run_main()) whose struct run has a struct run_trace:
  *
- *   policy    after the policy stage, BASE's policy becomes the learning sandbox's: no read
- *             grants (the host is visible read-only), the current folder as the one write
+ *   policy    after the policy stage, the trace's folder (-o's, else the default one, made)
+ *             opened and kept as the person who asked (outdir.h: the program can replace
+ *             folders in its cwd during the run); BASE's policy becomes the learning
+ *             sandbox's: no read grants (the host is visible read-only), the current folder
+ *             as the one write
  *             grant, every credential store and Warden's own folders masked, BASE's env and
  *             limits kept, -e names added to env.allow, the recorder in trace mode
  *             (run_trace_policy())
  *   wait      peak memory and pids sampled in the wait loop (run_trace_sample())
  *   exit      before the gateway forgets the run: what it learned (names, ports, refusals),
  *             the recorder's entries, the measured peaks and wall time (run_trace_collect())
- *   after     the trace written (trace_write.c), the summary on stderr (run_trace_finish())
+ *   after     the trace written (trace_write.c, outdir.c), the summary on stderr
+ *             (run_trace_finish())
  *
  * The gateway runs in learn mode (r->learn, the `learn` register key): every name is allowed
  * and recorded but the SSRF classes, which stay refused and are recorded as such.
@@ -17,6 +21,7 @@
 #ifndef WARDEN_LAUNCHER_RUN_TRACE_H
 #define WARDEN_LAUNCHER_RUN_TRACE_H
 
+#include "launcher/outdir.h"
 #include "launcher/trace_file.h"
 
 #include <limits.h>
@@ -30,7 +35,8 @@ struct run_outcome;
 
 /**
  * struct run_trace - one `warden trace`
- * @out:	-o TRACE, or NULL: the default path (trace_default_dir())
+ * @out:	-o TRACE (absolute, its folder's real path), or NULL: the default folder
+ *		(trace_default_dir())
  * @env:	the -e names
  * @nenv:	how many
  * @sockets:	the --allow-socket paths, absolute, without symbolic links
@@ -44,6 +50,7 @@ struct run_outcome;
  * @started_t:	the same, for the file name
  * @peak_pids:	the most processes and threads seen at once (sampled)
  * @peak_rss_kib: the largest resident memory sampled (KiB)
+ * @dir:	the folder the trace goes to, opened by run_trace_policy() (outdir_init()'d)
  * @t:		the trace, filled by run_trace_collect()
  * @path:	where it was written ("" before)
  */
@@ -62,6 +69,7 @@ struct run_trace {
 	time_t started_t;
 	uint64_t peak_pids;
 	uint64_t peak_rss_kib;
+	struct outdir dir;
 	struct trace t;
 	char path[PATH_MAX];
 };

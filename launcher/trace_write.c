@@ -1,9 +1,8 @@
 /* trace_write.c - the trace writer of `warden trace` (trace_write.h): lines through jansson,
- * deduplicated, and the trace's file made without following links. */
+ * deduplicated, and where the default file goes (outdir.c makes it). */
 #include "launcher/trace_write.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <pwd.h>
@@ -11,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* Room kept for the net, env and limits lines when file lines are cut to fit the reader. */
@@ -405,91 +403,4 @@ int trace_default_dir(char *out, size_t size)
 		n = snprintf(out, size, "%s/.local/state/warden/traces", home);
 	}
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
-/* @dir's missing components made 0700 (given to @owner), then @dir opened without following a
- * link. Return: the O_PATH|O_DIRECTORY descriptor, or a negative errno. */
-static int make_dirs(const char *dir, uid_t owner, gid_t group)
-{
-	char tmp[PATH_MAX];
-	size_t len = strlen(dir);
-
-	if (dir[0] != '/' || len >= sizeof(tmp))
-		return -EINVAL;
-	memcpy(tmp, dir, len + 1);
-	for (char *p = tmp + 1;; p++) {
-		bool end = !*p;
-
-		if (*p && *p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0700) == 0) {
-			if (owner != (uid_t)-1 && lchown(tmp, owner, group) < 0)
-				return -errno;
-		} else if (errno != EEXIST) {
-			return -errno;
-		}
-		if (end)
-			break;
-		*p = '/';
-	}
-	return wd_open_nofollow(dir, O_PATH | O_DIRECTORY);
-}
-
-int trace_create(const char *dir, const char *name, uid_t owner, gid_t group, char *ret_path,
-		 size_t size)
-{
-	const char *ext = strstr(name, ".jsonl");
-	int dfd = make_dirs(dir, owner, group), fd = -EEXIST;
-	size_t stem = ext ? (size_t)(ext - name) : strlen(name);
-	char file[NAME_MAX + 1];
-
-	if (dfd < 0)
-		return dfd;
-	for (unsigned i = 1; i < 100 && fd == -EEXIST; i++) {
-		int n = i == 1 ? snprintf(file, sizeof(file), "%s", name)
-			       : snprintf(file, sizeof(file), "%.*s-%u%s", (int)stem, name, i,
-					  ext ? ext : "");
-
-		if (n < 0 || (size_t)n >= sizeof(file)) {
-			fd = -ENAMETOOLONG;
-			break;
-		}
-		fd = openat(dfd, file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0)
-			fd = -errno;
-	}
-	if (fd >= 0 && owner != (uid_t)-1 && fchown(fd, owner, group) < 0) {
-		fd = -errno;
-		unlinkat(dfd, file, 0);
-	}
-	if (fd >= 0 && snprintf(ret_path, size, "%s/%s", dir, file) >= (int)size) {
-		close(fd);
-		unlinkat(dfd, file, 0);
-		fd = -ENAMETOOLONG;
-	}
-	close(dfd);
-	return fd;
-}
-
-int trace_open_out(const char *path)
-{
-	struct stat st;
-	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int e = S_ISREG(st.st_mode) ? errno : EINVAL;
-
-		close(fd);
-		return -e;
-	}
-	if (ftruncate(fd, 0) < 0 || fcntl(fd, F_SETFL, 0) < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	return fd;
 }

@@ -6,8 +6,9 @@
  * as a JSON string at all: it is left out and counted (the policy made from the trace then
  * lacks it, and the run under that policy is refused it: fail closed), never written as
  * another path. The default file is
- * ${XDG_STATE_HOME:-$HOME/.local/state}/warden/traces/<UTC yyyymmddTHHMMSSZ>-<name>.jsonl, made
- * with O_EXCL|O_NOFOLLOW (0600, its folders 0700), with a suffix -2, -3, ... when taken.
+ * ${XDG_STATE_HOME:-$HOME/.local/state}/warden/traces/<UTC yyyymmddTHHMMSSZ>-<name>.jsonl (a
+ * suffix -2, -3, ... when taken); outdir.h opens its folder before the program runs and makes
+ * the file (O_EXCL, never through a link, 0600, the folders 0700).
  */
 #ifndef WARDEN_LAUNCHER_TRACE_WRITE_H
 #define WARDEN_LAUNCHER_TRACE_WRITE_H
@@ -74,31 +75,5 @@ int trace_file_name(const char *argv0, time_t now, char *out, size_t size);
  * Return: 0, -ENOENT (no home folder), or -ENAMETOOLONG.
  */
 int trace_default_dir(char *out, size_t size);
-
-/**
- * trace_create() - make @dir (missing components 0700) and a new file in it named @name, or
- * @name with "-2", "-3", ... before ".jsonl" when taken (up to 99), 0600, never through a link
- * @dir:	an absolute folder
- * @name:	the file name (trace_file_name())
- * @owner:	(uid_t)-1, or whom the folders made and the file are given to (root tracing for
- *		a sudo user: the user's own state folder)
- * @group:	its group
- * @ret_path:	the file's path
- * @size:	size of @ret_path
- *
- * Return: the open descriptor (O_WRONLY, close-on-exec), or a negative errno (-ELOOP: a link
- * is in the way; -EEXIST: every name is taken).
- */
-int trace_create(const char *dir, const char *name, uid_t owner, gid_t group, char *ret_path,
-		 size_t size);
-
-/**
- * trace_open_out() - open the file a person named with `-o` for writing: created 0600 or
- * truncated, never through a symbolic link in its last component, only a regular file
- * @path:	the path
- *
- * Return: the descriptor, or a negative errno (-ELOOP a link, -EINVAL not a regular file).
- */
-int trace_open_out(const char *path);
 
 #endif /* WARDEN_LAUNCHER_TRACE_WRITE_H */

@@ -24,7 +24,7 @@ chmod 0755 "$T"
 export WARDEN_GATEWAY_BIN=$GW WARDEN_POOL=0
 U=$LAB_USER_UID:$LAB_USER_GID
 H=$T/home
-mkdir -p "$T/proj" "$T/outside" "$H/.local/state/warden" "$T/logs" "$T/ulogs"
+mkdir -p "$T/proj" "$T/outside" "$H/.local/state/warden" "$T/logs" "$T/ulogs" "$T/rtrace"
 echo "readable" >"$T/outside/open.txt"
 echo "an approval" >"$H/.local/state/warden/approval"
 HOSTTMP=$(mktemp /tmp/wd-trace-sbx-host.XXXXXX) || exit 1
@@ -32,7 +32,8 @@ lab_on_exit rm -f "$HOSTTMP"
 echo "host tmp" >"$HOSTTMP"
 chmod 0644 "$HOSTTMP"
 chmod -R a+rX "$T"
-chown -R "$U" "$T/proj" "$H" "$T/ulogs"
+# under sudo the trace is written as the invoking user (docs/trace.md): a folder of theirs
+chown -R "$U" "$T/proj" "$H" "$T/ulogs" "$T/rtrace"
 
 # a host service on a unix socket under /run, and a client for it
 SOCKD=$(mktemp -d /run/wd-trace-sbx.XXXXXX) || exit 1
@@ -73,7 +74,7 @@ tr()
 	if [[ $mode == root ]]; then
 		(cd "$T/proj" && SUDO_UID=$LAB_USER_UID SUDO_GID=$LAB_USER_GID HOME=$H \
 			in_host "$W" trace -q --audit-log "$T/logs/audit.jsonl" \
-			-o "$T/trace-root.jsonl" -- "$@" 2>/dev/null)
+			-o "$T/rtrace/trace.jsonl" -- "$@" 2>/dev/null)
 	else
 		in_host_user sh -c 'cd "$1" && shift && exec "$@" 2>>"$0"' "$T/ulogs/err" "$T/proj" \
 			"$W" trace -q --audit-log "$T/ulogs/audit.jsonl" -o "$T/ulogs/trace.jsonl" -- "$@"
@@ -132,7 +133,7 @@ for mode in root rootless; do
 		tr "$mode" /bin/sh -c "test -d '$SOCKD' && echo yes"
 	check_fails --denied 3 "[$mode] a host service on a socket under /run is not reachable" \
 		tr "$mode" "$PY" "$T/client.py" "$SOCKD/s"
-	check "[$mode] the trace was written" test -s "$([[ $mode == root ]] && echo "$T/trace-root.jsonl" || echo "$T/ulogs/trace.jsonl")"
+	check "[$mode] the trace was written" test -s "$([[ $mode == root ]] && echo "$T/rtrace/trace.jsonl" || echo "$T/ulogs/trace.jsonl")"
 done
 
 lab_finish

@@ -1,13 +1,12 @@
 /* test_launcher_trace_write.c - the trace writer (trace_write.c): what it writes parses with the
  * strict reader (trace_parse()) and reads back as the same trace; duplicates are folded with
  * their counts; a path with a newline, a quote or a control character reads back exactly, one
- * that is not UTF-8 is left out (never written as another path); the file name; the file made
- * 0600 in 0700 folders, never through a link, with a suffix when taken. */
+ * that is not UTF-8 is left out (never written as another path); the file name (the file itself:
+ * test_launcher_outdir.c). */
 #include "launcher/trace_file.h"
 #include "launcher/trace_write.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,8 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -268,70 +265,13 @@ static void test_file_name(void **state)
 	assert_int_equal(trace_file_name("node", 1796158800, out, 10), -ENAMETOOLONG);
 }
 
-static void test_create(void **state)
-{
-	char base[] = "/tmp/wd-trace-write.XXXXXX", dir[256], path[PATH_MAX], link_dir[256],
-	     p2[PATH_MAX];
-	struct stat st;
-	int fd;
-
-	(void)state;
-	assert_non_null(mkdtemp(base));
-	snprintf(dir, sizeof(dir), "%s/state/warden/traces", base);
-	fd = trace_create(dir, "20261201T210000Z-node.jsonl", (uid_t)-1, (gid_t)-1, path,
-			  sizeof(path));
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(st.st_mode & 0777, 0600);
-	close(fd);
-	assert_int_equal(stat(dir, &st), 0);
-	assert_int_equal(st.st_mode & 0777, 0700);
-	snprintf(p2, sizeof(p2), "%s/state/warden", base);
-	assert_int_equal(stat(p2, &st), 0);
-	assert_int_equal(st.st_mode & 0777, 0700);
-	/* taken: a suffix */
-	fd = trace_create(dir, "20261201T210000Z-node.jsonl", (uid_t)-1, (gid_t)-1, p2, sizeof(p2));
-	assert_true(fd >= 0);
-	close(fd);
-	assert_non_null(strstr(p2, "20261201T210000Z-node-2.jsonl"));
-	/* a link planted as the file: the next name is taken, the link never followed */
-	snprintf(p2, sizeof(p2), "%s/20261201T210000Z-node-3.jsonl", dir);
-	assert_int_equal(symlink("/etc/passwd", p2), 0);
-	fd = trace_create(dir, "20261201T210000Z-node.jsonl", (uid_t)-1, (gid_t)-1, path,
-			  sizeof(path));
-	assert_true(fd >= 0);
-	close(fd);
-	assert_non_null(strstr(path, "-node-4.jsonl"));
-	/* a link as a folder on the way: refused */
-	snprintf(link_dir, sizeof(link_dir), "%s/linked", base);
-	assert_int_equal(symlink(dir, link_dir), 0);
-	fd = trace_create(link_dir, "x.jsonl", (uid_t)-1, (gid_t)-1, path, sizeof(path));
-	assert_int_equal(fd, -ELOOP);
-	/* -o: a link is refused, a regular file replaced */
-	assert_int_equal(trace_open_out(link_dir), -ELOOP);
-	snprintf(p2, sizeof(p2), "%s/out.jsonl", base);
-	fd = trace_open_out(p2);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, "old old old", 11), 11);
-	close(fd);
-	fd = trace_open_out(p2);
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(st.st_size, 0);
-	assert_int_equal(st.st_mode & 0777, 0600);
-	close(fd);
-	assert_int_equal(trace_open_out(base), -EISDIR);
-	snprintf(p2, sizeof(p2), "rm -rf '%s'", base);
-	assert_int_equal(system(p2), 0);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trip),	  cmocka_unit_test(test_dedup),
 	    cmocka_unit_test(test_forged_paths),  cmocka_unit_test(test_odd_command_and_comm),
 	    cmocka_unit_test(test_refused_input), cmocka_unit_test(test_no_limits_line),
-	    cmocka_unit_test(test_file_name),	  cmocka_unit_test(test_create),
+	    cmocka_unit_test(test_file_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
