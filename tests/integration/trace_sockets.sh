@@ -32,9 +32,10 @@ chmod 0755 "$T"
 export WARDEN_GATEWAY_BIN=$GW WARDEN_POOL=0
 U=$LAB_USER_UID:$LAB_USER_GID
 H=$T/home
-mkdir -p "$T/proj" "$T/bin" "$T/marks" "$T/named" "$T/logs" "$T/ulogs" "$H"
+# rtr: root-mode traces (through SUDO_UID, the trace is written as that user: a folder of theirs)
+mkdir -p "$T/proj" "$T/bin" "$T/marks" "$T/named" "$T/logs" "$T/ulogs" "$T/rtr" "$H"
 chmod -R a+rX "$T"
-chown -R "$U" "$T/proj" "$H" "$T/ulogs" "$T/named"
+chown -R "$U" "$T/proj" "$H" "$T/ulogs" "$T/rtr" "$T/named"
 # the markers' folder: the services (root) write there, nobody else may
 chmod 0755 "$T/marks"
 
@@ -173,7 +174,7 @@ for mode in root rootless; do
 	errf=$T/$([[ $mode == root ]] && echo logs || echo ulogs)/err
 	for s in "$HOMESOCK" "$RDSOCK" "$VARSOCK"; do
 		n=$((n + 1))
-		trace=$T/$([[ $mode == root ]] && echo logs || echo ulogs)/t-$mode-$n.jsonl
+		trace=$T/$([[ $mode == root ]] && echo rtr || echo ulogs)/t-$mode-$n.jsonl
 		m=$T/marks/$mode-$n
 		check_fails --denied 3 "[$mode] the traced program cannot connect to the host service on $s" \
 			tr "$mode" "$trace" "$PY" "$T/bin/client.py" "$s" "$m"
@@ -190,7 +191,7 @@ for mode in root rootless; do
 			in_host_user "$PY" "$T/bin/client.py" "$s" "$T/marks/ctl-$mode-$n"
 	done
 
-	trace=$T/$([[ $mode == root ]] && echo logs || echo ulogs)/t-$mode-thread.jsonl
+	trace=$T/$([[ $mode == root ]] && echo rtr || echo ulogs)/t-$mode-thread.jsonl
 	check_fails --denied 3 "[$mode] ... nor from a second thread of the program (its own pidfd)" \
 		tr "$mode" "$trace" "$PY" -c '
 import runpy, sys, threading
@@ -209,12 +210,12 @@ sys.exit(r[0] if r else 0)' "$T/bin/client.py" "$VARSOCK" "$T/marks/$mode-thread
 	check "[$mode] ... the trace records it as refused" refused_in "$trace" "$VARSOCK"
 
 	n=$((n + 1))
-	trace=$T/$([[ $mode == root ]] && echo logs || echo ulogs)/t-$mode-$n.jsonl
+	trace=$T/$([[ $mode == root ]] && echo rtr || echo ulogs)/t-$mode-$n.jsonl
 	check_fails --denied 3 "[$mode] a host service on an abstract socket is out of reach (the sandbox's own network namespace)" \
 		tr "$mode" "$trace" "$PY" "$T/bin/client.py" "$ABSTRACT" "$T/marks/$mode-abstract"
 	check "[$mode] ... and it wrote nothing" test ! -e "$T/marks/$mode-abstract"
 
-	trace=$T/$([[ $mode == root ]] && echo logs || echo ulogs)/t-$mode-own.jsonl
+	trace=$T/$([[ $mode == root ]] && echo rtr || echo ulogs)/t-$mode-own.jsonl
 	check_eq "[$mode] control: the program's own service on a socket in its own /tmp is reached" \
 		"OWN" tr "$mode" "$trace" "$PY" -c '
 import socket
@@ -227,11 +228,11 @@ a, _ = s.accept()
 a.sendall(b"OWN")
 print(c.recv(3).decode())'
 	check_eq "[$mode] ... and a TCP connection through the learning gateway works (the recorder carries it out)" \
-		"200" tr "$mode" "$T/$([[ $mode == root ]] && echo logs || echo ulogs)/t-$mode-tcp.jsonl" \
+		"200" tr "$mode" "$T/$([[ $mode == root ]] && echo rtr || echo ulogs)/t-$mode-tcp.jsonl" \
 		curl -sS --max-time 8 --noproxy '*' -o /dev/null -w "%{http_code}" http://other.test/
 
 	n=$((n + 1))
-	trace=$T/$([[ $mode == root ]] && echo logs || echo ulogs)/t-$mode-$n.jsonl
+	trace=$T/$([[ $mode == root ]] && echo rtr || echo ulogs)/t-$mode-$n.jsonl
 	m=$T/marks/$mode-named
 	TR_OPTS=(--allow-socket "$NAMED")
 	check_eq "[$mode] control: a socket named with --allow-socket is reached in the trace" "DONE" \
