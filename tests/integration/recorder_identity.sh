@@ -16,7 +16,12 @@ lab_need_run_tools
 PY3=/usr/bin/python3
 [[ -x $PY3 ]] || { echo "SKIP: python3 missing"; exit 77; }
 FS=${WD_FUSE_SECRET:-}
-[[ -n $FS && -x $FS ]] || { echo "SKIP: fuse_secret not built (libfuse3-dev missing)"; exit 77; }
+# deploy/debian-packages brings libfuse3-dev: a helper that is missing is an error, never a skip
+[[ -n $FS && -x $FS ]] || {
+	echo "FAIL - fuse_secret is not built (libfuse3-dev missing: deploy/install-deps)"
+	echo "0 passed, 1 failed"
+	exit 1
+}
 [[ -c /dev/fuse ]] || { echo "SKIP: no /dev/fuse"; exit 77; }
 lab_up
 
