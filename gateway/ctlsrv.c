@@ -23,7 +23,18 @@
  * the run entered in the table (gw_run_register(): one call, where the host's ceiling hooks)
  * and the client answered with its interface, addresses and cgroup folders. The connection
  * then holds the run: when it closes (the launcher is gone, even killed) the run is
- * unregistered and its plumbing undone. */
+ * unregistered and its plumbing undone.
+ *
+ * Bounds (issue 25): every member of the socket's group may connect, so a connection is
+ * accepted only within the control socket's share of the worker's descriptors (gw_fd_share():
+ * the relays' share is kept apart, control can never take it) and within its owner's share of
+ * that (SO_PEERCRED's uid; a run held in daemon mode counts). One past either bound is told
+ * why in one line and closed at once (stats: control_refused). A connection has
+ * ctl->request_ns to send each whole request, counted from its accept or from the end of the
+ * request before; a byte that comes does not move that deadline, so a line that never ends
+ * (one byte now and then) is closed when it is due (control_expired). No deadline runs while
+ * the parent works on a request (it is ours to answer) nor while a connection holds a run (it
+ * lives as long as its launcher). */
 #include "gateway/ctlsrv.h"
 
 #include <errno.h>
@@ -37,8 +48,6 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
-
-#define GW_CTL_IDLE_NS 30000000000ull
 
 static bool may_act(const struct gw_ctlconn *c, const struct gw_run *r)
 {
@@ -410,6 +419,29 @@ static void op_list(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 	put_json(c, json_pack("{s:b, s:o}", "ok", 1, "runs", runs));
 }
 
+/* how many control connections each uid holds: [{"uid": U, "connections": N}, ...] */
+static json_t *ctl_users_json(const struct gw_ctl *ctl)
+{
+	json_t *by = json_object(), *a = json_array(), *v;
+	const char *k;
+	char key[16];
+
+	for (const struct gw_ctlconn *o = ctl->conns; by && o; o = o->next) {
+		snprintf(key, sizeof(key), "%u", (unsigned)o->uid);
+		v = json_object_get(by, key);
+		json_object_set_new(by, key, json_integer(v ? json_integer_value(v) + 1 : 1));
+	}
+	json_object_foreach(by, k, v)
+	{
+		if (a)
+			json_array_append_new(a, json_pack("{s:I, s:I}", "uid",
+							   (json_int_t)strtoul(k, NULL, 10),
+							   "connections", json_integer_value(v)));
+	}
+	json_decref(by);
+	return a ? a : json_null();
+}
+
 static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 {
 	const struct gw_stats *s = &c->ctl->ev->stats;
@@ -437,6 +469,20 @@ static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 	if (j) {
 		json_object_set_new(j, "stream_lost", json_integer((json_int_t)s->stream_lost));
 		json_object_set_new(j, "dns_limited", json_integer((json_int_t)s->dns_limited));
+	}
+	/* the control socket's bounds and what it holds; root sees who holds them */
+	if (j) {
+		struct gw_ctl *ctl = c->ctl;
+
+		json_object_set_new(j, "control_connections", json_integer(ctl->nconns));
+		json_object_set_new(j, "control_max", json_integer(ctl->runs->ctl_max));
+		json_object_set_new(j, "control_per_user", json_integer(ctl->runs->ctl_per_uid));
+		json_object_set_new(j, "control_request_ms",
+				    json_integer((json_int_t)(ctl->request_ns / 1000000)));
+		json_object_set_new(j, "control_refused", json_integer((json_int_t)s->ctl_refused));
+		json_object_set_new(j, "control_expired", json_integer((json_int_t)s->ctl_expired));
+		if (c->uid == 0)
+			json_object_set_new(j, "control_users", ctl_users_json(ctl));
 	}
 	if (j && exe[0])
 		json_object_set_new(j, "worker", json_string(exe));
@@ -531,6 +577,7 @@ void gw_ctlconn_close(struct gw_ctlconn *c)
 	gw_disarm(ctl->ev, &c->timer);
 	gw_ep_del(ctl->ev, c->fd);
 	close(c->fd);
+	ctl->nconns--;
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -568,11 +615,28 @@ static void handle_lines(struct gw_ctlconn *c)
 		gw_ctl_req_clear(&req);
 		memmove(c->in.data, nl + 1, c->in.len - len - 1);
 		c->in.len -= len + 1;
+		c->timed = false; /* read whole: the next request's time starts now */
 	}
 	if (!c->waiting && c->in.len > GW_CTL_MAX) {
 		put_error(c, -E2BIG, "request too long");
 		c->closing = true;
 	}
+}
+
+/* the deadline of @c's request: set once when its time starts (the accept, the end of the
+ * request before, the parent's answer), never moved by the bytes that come; none while the
+ * parent works on a request or while @c holds a run (it lives as long as its launcher) */
+static void ctl_deadline(struct gw_ctlconn *c)
+{
+	if (c->owned || c->waiting) {
+		gw_disarm(c->ctl->ev, &c->timer);
+		c->timed = false;
+		return;
+	}
+	if (c->timed)
+		return;
+	gw_arm(c->ctl->ev, &c->timer, c->ctl->ev->now + c->ctl->request_ns);
+	c->timed = true;
 }
 
 /* send what is queued, close when done and asked to, set the epoll interest */
@@ -604,9 +668,7 @@ static void ctl_output(struct gw_ctlconn *c)
 	gw_ep_mod(c->ctl->ev, c->fd,
 		  (c->closing || c->waiting ? 0 : EPOLLIN) | (c->out.len ? EPOLLOUT : 0),
 		  GW_REF(GW_REF_CTL, c));
-	/* a connection that holds a run lives as long as its launcher */
-	if (!c->owned)
-		gw_arm(c->ctl->ev, &c->timer, c->ctl->ev->now + GW_CTL_IDLE_NS);
+	ctl_deadline(c);
 }
 
 /* the parent answered @q (@rep), or the channel went away first (@rep NULL,
@@ -730,6 +792,7 @@ static void op_done_netns(struct gw_privreq *req, const struct gw_priv_netns_rep
 	run->refs++;
 	c->owned = run;
 	gw_disarm(ctl->ev, &c->timer);
+	c->timed = false;
 	/* the answer first: a launcher reads it as the first line, event lines after it */
 	put_facts(c, run, rep);
 	if (f->stream)
@@ -832,6 +895,72 @@ void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events)
 	ctl_output(c);
 }
 
+/* one JSON error line on a connection about to close, sent if its buffer takes it (a fresh or
+ * idle connection's does) */
+static void say_once(int fd, int code, const char *why)
+{
+	json_t *j = json_pack("{s:b, s:s, s:s}", "ok", 0, "error", why, "errno",
+			      strerrorname_np(-code) ? strerrorname_np(-code) : "EINVAL");
+	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	struct iovec iov[2] = {{s, s ? strlen(s) : 0}, {(void *)"\n", 1}};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+
+	if (s)
+		(void)sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	free(s);
+	json_decref(j);
+}
+
+void gw_ctlconn_expired(struct gw_ctlconn *c)
+{
+	char why[160];
+
+	c->ctl->ev->stats.ctl_expired++;
+	if (!c->out.len) {
+		snprintf(why, sizeof(why),
+			 "request not whole within %llu ms (control.request_timeout_ms): closed",
+			 (unsigned long long)(c->ctl->request_ns / 1000000));
+		say_once(c->fd, -ETIMEDOUT, why);
+	}
+	gw_ctlconn_close(c);
+}
+
+/* the control connections @uid holds */
+static unsigned uid_conns(const struct gw_ctl *ctl, uid_t uid)
+{
+	unsigned n = 0;
+
+	for (const struct gw_ctlconn *o = ctl->conns; o; o = o->next)
+		n += o->uid == uid;
+	return n;
+}
+
+/* Refuse a connection past a bound: told why, closed at once, counted. Return: true refused */
+static bool ctl_refuse(struct gw_ctl *ctl, int fd, uid_t uid)
+{
+	char why[300];
+	unsigned held;
+
+	if (ctl->nconns >= ctl->runs->ctl_max) {
+		snprintf(why, sizeof(why),
+			 "too many control connections: the gateway holds its bound of %u "
+			 "(control.connections, within its descriptor limit); try again later",
+			 ctl->runs->ctl_max);
+		say_once(fd, -ENFILE, why);
+	} else if ((held = uid_conns(ctl, uid)) >= ctl->runs->ctl_per_uid) {
+		snprintf(why, sizeof(why),
+			 "too many control connections: uid %u holds %u, its bound "
+			 "(control.connections_per_user; each daemon-mode run holds one)",
+			 (unsigned)uid, held);
+		say_once(fd, -EUSERS, why);
+	} else {
+		return false;
+	}
+	ctl->ev->stats.ctl_refused++;
+	close(fd);
+	return true;
+}
+
 void gw_ctl_accept(struct gw_ctl *ctl, struct gw_listener *l)
 {
 	for (int i = 0; i < 16; i++) {
@@ -841,12 +970,20 @@ void gw_ctl_accept(struct gw_ctl *ctl, struct gw_listener *l)
 		struct gw_ctlconn *c;
 
 		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE)
+			if (errno == EMFILE || errno == ENFILE) {
+				ctl->ev->stats.emfile++;
 				gw_pause_listener(l);
+			}
 			return;
 		}
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
-		    !(c = calloc(1, sizeof(*c)))) {
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
+			close(fd);
+			continue;
+		}
+		if (ctl_refuse(ctl, fd, cred.uid))
+			continue;
+		c = calloc(1, sizeof(*c));
+		if (!c) {
 			close(fd);
 			continue;
 		}
@@ -866,7 +1003,9 @@ void gw_ctl_accept(struct gw_ctl *ctl, struct gw_listener *l)
 		if (ctl->conns)
 			ctl->conns->prev = c;
 		ctl->conns = c;
-		gw_arm(ctl->ev, &c->timer, ctl->ev->now + GW_CTL_IDLE_NS);
+		ctl->nconns++;
+		/* the first request's time starts now */
+		ctl_deadline(c);
 	}
 }
 
@@ -883,6 +1022,7 @@ int gw_ctl_init(struct gw_ctl *ctl, struct gw_ev *ev, struct gw_runs *runs, stru
 	ctl->dns = dns;
 	ctl->udp = udp;
 	ctl->priv = priv;
+	ctl->request_ns = (uint64_t)runs->lim->ctl_request_ms * 1000000ull;
 	ctl->lis.fd = -1;
 	r = gw_listener_add(ev, &ctl->lis, fd, GW_L_CTL, ctl);
 	if (r)

@@ -30,6 +30,11 @@ struct ctl_op;
  * @priv:	the parent channel (--manage-nft)
  * @lis:	the control socket
  * @conns:	open control connections
+ * @nconns:	how many
+ * @request_ns:	the time a connection has to send one whole request (limits.ctl_request_ms)
+ *
+ * The bounds (the run table's ctl_max and ctl_per_uid, gw_fd_share()) are checked at accept:
+ * a connection past either is told why in one line and closed at once.
  */
 struct gw_ctl {
 	struct gw_ev *ev;
@@ -40,6 +45,8 @@ struct gw_ctl {
 	struct gw_privchan *priv;
 	struct gw_listener lis;
 	struct gw_ctlconn *conns;
+	unsigned nconns;
+	uint64_t request_ns;
 };
 
 /**
@@ -62,7 +69,11 @@ struct gw_ctl {
  * @closing:	close once @out is sent
  * @waiting:	a register/unregister the parent has not answered yet (no
  *		further line is read meanwhile)
- * @timer:	GW_T_CTLCONN: idle for 30 s
+ * @timer:	GW_T_CTLCONN: the deadline of the request being read (@ctl->request_ns after
+ *		the accept, or after the previous request was read whole); never moved by a
+ *		byte that comes; not armed while the parent works on a request or while the
+ *		connection holds a run
+ * @timed:	@timer is the deadline of the request being read
  * @stream_run:	the run whose audit lines are sent on this connection (ctlstream.c; the
  *		register asked with "stream"); NULL: none
  * @stream_sent: event lines queued for sending
@@ -86,6 +97,7 @@ struct gw_ctlconn {
 	bool closing;
 	struct ctl_op *waiting;
 	struct gw_timer timer;
+	bool timed;
 	struct gw_run *stream_run;
 	uint64_t stream_sent, stream_lost, stream_lost_total;
 	bool stream_notice;
@@ -118,6 +130,11 @@ void gw_ctl_accept(struct gw_ctl *ctl, struct gw_listener *l);
 void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events);
 /** gw_ctlconn_close() - close and free a control connection. */
 void gw_ctlconn_close(struct gw_ctlconn *c);
+/**
+ * gw_ctlconn_expired() - @c's request was not whole by its deadline (its GW_T_CTLCONN timer):
+ * counted (stats ctl_expired), told so in one line when it can be, and closed
+ */
+void gw_ctlconn_expired(struct gw_ctlconn *c);
 
 /* ------------------------------------------------------------ ctlstream.c */
 

@@ -102,6 +102,10 @@ bool gw_bucket_take(struct gw_bucket *b, uint64_t now, unsigned burst, unsigned 
  * @audit_bytes:	audit bytes a run's events may take (then summaries only)
  * @sockbuf:		SO_RCVBUF / SO_SNDBUF of relayed sockets, bytes
  * @run_buffer:		bytes a run's connections may hold in pipes and stashes
+ * @ctl_total:		most control connections at once (before the descriptor share:
+ *			gw_fd_share())
+ * @ctl_per_uid:	most one uid may hold (likewise)
+ * @ctl_request_ms:	time a control connection has to send one whole request
  */
 struct gw_limits {
 	unsigned conns_total;
@@ -115,6 +119,9 @@ struct gw_limits {
 	uint64_t audit_bytes;
 	int sockbuf;
 	uint64_t run_buffer;
+	unsigned ctl_total;
+	unsigned ctl_per_uid;
+	unsigned ctl_request_ms;
 };
 
 /**
@@ -130,6 +137,9 @@ struct gw_stats {
 	/* event lines daemon mode's launchers could not be sent (ctlstream.c); DNS queries
 	 * refused by a user's DNS cap (gw_runs_dns_take()) */
 	uint64_t stream_lost, dns_limited;
+	/* control connections refused at accept (a bound was reached), and closed because their
+	 * request was not whole by its deadline (ctlsrv.c) */
+	uint64_t ctl_refused, ctl_expired;
 };
 
 /* ------------------------------------------------------------ references and timers */

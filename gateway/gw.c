@@ -92,6 +92,9 @@ void gw_limits_from_conf(const struct wd_gwconf *conf, struct gw_limits *l)
 	l->audit_bytes = (uint64_t)conf->audit_kib_per_run * 1024;
 	l->sockbuf = (int)conf->socket_buffer_kib * 1024;
 	l->run_buffer = (uint64_t)conf->run_buffer_kib * 1024;
+	l->ctl_total = conf->ctl_conns;
+	l->ctl_per_uid = conf->ctl_conns_per_user;
+	l->ctl_request_ms = conf->ctl_request_ms;
 }
 
 /* a run leaves the table: the NFLOG reader writes its pending summaries */
@@ -209,7 +212,7 @@ static void fire_timer(struct gw *g, struct gw_timer *t)
 		gw_dnsconn_timeout(t->owner);
 		break;
 	case GW_T_CTLCONN:
-		gw_ctlconn_close(t->owner);
+		gw_ctlconn_expired(t->owner);
 		break;
 	case GW_T_UDPLOG:
 		gw_udplog_flush(t->owner);

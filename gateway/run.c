@@ -509,11 +509,42 @@ void gw_runs_conn_close(struct gw_runs *t, struct gw_run *r)
 	gw_run_put(t, r);
 }
 
+static unsigned min_u(uint64_t a, uint64_t b)
+{
+	return (unsigned)(a < b ? a : b);
+}
+
+void gw_fd_share(uint64_t nofile, const struct gw_limits *lim, struct gw_fd_share *out)
+{
+	uint64_t room, ctl;
+
+	if (!nofile) {
+		out->conns = lim->conns_total;
+		out->ctl = lim->ctl_total;
+	} else {
+		room = nofile > GW_FD_BASE ? nofile - GW_FD_BASE : 0;
+		/* control: at most a quarter of the room */
+		ctl = min_u(lim->ctl_total, room / 4 / GW_FD_PER_CTL);
+		out->ctl = ctl < 2 ? 2 : (unsigned)ctl;
+		/* the relays: what control can never take */
+		room = room > ctl * GW_FD_PER_CTL ? room - ctl * GW_FD_PER_CTL : 0;
+		out->conns = min_u(lim->conns_total, room / GW_FD_PER_CONN);
+	}
+	if (!out->conns)
+		out->conns = 1;
+	/* one uid: at most half of the control connections */
+	out->ctl_per_uid = min_u(lim->ctl_per_uid, out->ctl / 2);
+	if (!out->ctl_per_uid)
+		out->ctl_per_uid = 1;
+}
+
 int gw_runs_init(struct gw_runs *t, struct gw_ev *ev, struct gw_audit *audit,
 		 const struct wd_gwconf *conf, const struct gw_limits *lim, struct wd_err *err)
 {
 	const char *pools[4] = {conf->pool_v4, conf->pool_v6, conf->synth_v4, conf->synth_v6};
+	struct gw_fd_share share;
 	struct rlimit rl;
+	uint64_t nofile;
 
 	memset(t, 0, sizeof(*t));
 	t->ev = ev;
@@ -523,15 +554,12 @@ int gw_runs_init(struct gw_runs *t, struct gw_ev *ev, struct gw_audit *audit,
 	for (int i = 0; i < 4; i++)
 		if (gw_cidr_parse(pools[i], &t->own_net[i], &t->own_prefix[i]))
 			return wd_err_set(err, -EINVAL, "bad pool %s", pools[i]);
-	/* each relayed connection may hold 6 descriptors (2 sockets, 2
-	 * pipes); keep 32 for listeners, DNS, control and c-ares */
-	t->fd_conns = lim->conns_total;
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY) {
-		uint64_t room = rl.rlim_cur > 38 ? (rl.rlim_cur - 32) / 6 : 1;
-
-		if (room < t->fd_conns)
-			t->fd_conns = (unsigned)room;
-	}
+	/* the descriptors shared out: the relays' room, the control socket's bounds */
+	nofile = !getrlimit(RLIMIT_NOFILE, &rl) ? (uint64_t)rl.rlim_cur : 0;
+	gw_fd_share(nofile == (uint64_t)RLIM_INFINITY ? 0 : nofile, lim, &share);
+	t->fd_conns = share.conns;
+	t->ctl_max = share.ctl;
+	t->ctl_per_uid = share.ctl_per_uid;
 	return 0;
 }
 

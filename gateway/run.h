@@ -113,6 +113,8 @@ struct gw_run {
  * @index:	runs by sandbox address: [0] v4, [1] v6
  * @nconns:	relayed and DNS-over-TCP connections of every run now
  * @fd_conns:	connections the descriptor limit leaves room for
+ * @ctl_max:	control connections the descriptor share leaves room for (gw_fd_share())
+ * @ctl_per_uid: of which one uid may hold this many
  * @local:	the host's own addresses (for the SSRF guard), @nlocal of them
  * @nlocal:	see @local
  * @local_at:	when they were read (monotonic ns)
@@ -137,6 +139,8 @@ struct gw_runs {
 	struct wd_htable index[2];
 	unsigned nconns;
 	unsigned fd_conns;
+	unsigned ctl_max;
+	unsigned ctl_per_uid;
 	struct gw_addr *local;
 	size_t nlocal;
 	uint64_t local_at;
@@ -155,14 +159,48 @@ struct gw_runs {
  * @lim:	the limits (borrowed)
  * @err:	what failed
  *
- * The descriptor room (@t->fd_conns) is read from RLIMIT_NOFILE: each relayed
- * connection may hold 6 descriptors; 32 stay for listeners, DNS, control and
- * c-ares.
+ * The descriptors (RLIMIT_NOFILE) are shared out once by gw_fd_share(): @t->fd_conns for
+ * relayed connections, @t->ctl_max and @t->ctl_per_uid for control connections.
  *
  * Return: 0, or -EINVAL (a pool does not parse).
  */
 int gw_runs_init(struct gw_runs *t, struct gw_ev *ev, struct gw_audit *audit,
 		 const struct wd_gwconf *conf, const struct gw_limits *lim, struct wd_err *err);
+
+/* descriptors kept for the listeners, the DNS front, the audit log, NFLOG, c-ares and a
+ * control request's passing descriptors */
+#define GW_FD_BASE 32
+/* descriptors one relayed (or DNS-over-TCP) connection may hold: 2 sockets, 2 pipes */
+#define GW_FD_PER_CONN 6
+/* descriptors one control connection may hold: its socket and a namespace passed with a
+ * register (until it is handed to the parent) */
+#define GW_FD_PER_CTL 2
+
+/**
+ * struct gw_fd_share - what each kind of connection may hold of the worker's descriptors
+ * @conns:	relayed and DNS-over-TCP connections at once
+ * @ctl:	control connections at once
+ * @ctl_per_uid: control connections one uid may hold
+ */
+struct gw_fd_share {
+	unsigned conns;
+	unsigned ctl;
+	unsigned ctl_per_uid;
+};
+
+/**
+ * gw_fd_share() - share a descriptor limit out between the relays and the control socket (pure)
+ * @nofile:	RLIMIT_NOFILE's soft limit; RLIM_INFINITY (or 0: unknown) bounds nothing
+ * @lim:	the configured bounds (conns_total, ctl_total, ctl_per_uid)
+ * @out:	the share
+ *
+ * GW_FD_BASE descriptors stay for the worker itself. Control connections may take at most a
+ * quarter of the rest (GW_FD_PER_CTL each), and one uid at most half of what control has; the
+ * relays get what the control connections can never take (GW_FD_PER_CONN each). So no number
+ * of control connections, of one user or of all, can take a descriptor a relay needs, and one
+ * user cannot take every control connection. Each share is at least 1 (2 for control).
+ */
+void gw_fd_share(uint64_t nofile, const struct gw_limits *lim, struct gw_fd_share *out);
 
 /** gw_runs_free() - unregister every run (its end is written) and free the table. */
 void gw_runs_free(struct gw_runs *t);

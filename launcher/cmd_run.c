@@ -241,14 +241,35 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 	return 0;
 }
 
-/* A user's run through the daemon on @socket, when it answers and plumbs runs: daemon mode.
- * Return: 1 chosen, 0 not (rootless then), or 125 (said) when it was forced. */
+/* A user's run through the daemon on @socket, when it answers and plumbs runs: daemon mode. With
+ * no daemon there (none, one this user may not use, a gateway that plumbs no runs) the run is
+ * rootless; a daemon that is there and refuses or fails fails the run, unless rootless mode
+ * was asked for (then this is not called): a run's mode, and with it the host's ceiling and
+ * central log, never changes silently.
+ * Return: 1 chosen, 0 not (rootless then), or 125 (said). */
 static int pick_daemon(struct run *r, bool forced)
 {
 	const char *sock = r->o.gateway ? r->o.gateway : r->gwc.control_path;
-	char why[300];
+	char why[600];
 
-	if (!run_daemon_answers(sock, why, sizeof(why))) {
+	switch (run_daemon_probe(sock, why, sizeof(why))) {
+	case RUN_DAEMON_OK:
+		break;
+	case RUN_DAEMON_FAILED:
+		if (forced)
+			return run_fail(r, "prerequisites",
+					"try again; if it goes on, the daemon's log says why (ask "
+					"the operator)",
+					"--mode daemon: %s", why);
+		return run_fail(r, "prerequisites",
+				"try again; if it goes on, the daemon's log says why (ask the "
+				"operator), or run it without the daemon: --mode rootless",
+				"%s; not falling back to rootless mode on its own (the host's "
+				"ceiling and central log would not apply)",
+				why);
+	case RUN_DAEMON_NONE:
+	case RUN_DAEMON_DENIED:
+	case RUN_DAEMON_NO_PLUMB:
 		if (forced)
 			return run_fail(r, "prerequisites",
 					"start the host's gateway (as root: warden-gateway "

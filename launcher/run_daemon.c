@@ -27,24 +27,53 @@
 /* Longest wait for the daemon's answer to register (it plumbs a namespace meanwhile). */
 #define DAEMON_REGISTER_MS 10000
 
-bool run_daemon_answers(const char *socket, char *why, size_t size)
+enum run_daemon_found run_daemon_probe(const char *socket, char *why, size_t size)
 {
-	json_t *ans = NULL;
-	int ret = run_gw_call_op(socket, "stats", 1000, &ans);
+	json_t *req = json_pack("{s:s}", "op", "stats"), *ans = NULL;
+	char e[300] = "";
 	bool plumbs;
+	int ret;
 
-	if (ret) {
+	ret = req ? run_gw_call(socket, req, 1000, &ans, e, sizeof(e)) : -ENOMEM;
+	json_decref(req);
+	switch (-ret) {
+	case 0:
+		break;
+	case ENOENT:
+	case ENOTDIR:
+	case ECONNREFUSED:
+		/* no socket, or one nobody listens on (a stopped daemon's) */
 		snprintf(why, size, "no gateway answers on %s (%s)", socket, strerror(-ret));
-		return false;
+		return RUN_DAEMON_NONE;
+	case EACCES:
+		snprintf(why, size,
+			 "a gateway daemon's socket %s is there, but you may not use it (not in "
+			 "its group)",
+			 socket);
+		return RUN_DAEMON_DENIED;
+	case EPERM:
+		/* it answered "ok": false: its reason */
+		snprintf(why, size, "the gateway daemon on %s refused: %s", socket, e);
+		return RUN_DAEMON_FAILED;
+	default:
+		snprintf(why, size, "the gateway daemon on %s did not answer: %s", socket,
+			 strerror(-ret));
+		return RUN_DAEMON_FAILED;
 	}
 	plumbs = json_is_true(json_object_get(ans, "manage_nft"));
 	json_decref(ans);
-	if (!plumbs)
-		snprintf(why, size,
-			 "the gateway on %s does not plumb runs (it was started without "
-			 "--manage-nft, or not as root)",
-			 socket);
-	return plumbs;
+	if (plumbs)
+		return RUN_DAEMON_OK;
+	snprintf(why, size,
+		 "the gateway on %s does not plumb runs (it was started without "
+		 "--manage-nft, or not as root)",
+		 socket);
+	return RUN_DAEMON_NO_PLUMB;
+}
+
+bool run_daemon_answers(const char *socket, char *why, size_t size)
+{
+	return run_daemon_probe(socket, why, size) == RUN_DAEMON_OK;
 }
 
 static int addr_fact(const json_t *ans, const char *key, int family, char *out, size_t size)
@@ -163,13 +192,18 @@ static int call_with_fd(int fd, const char *line, int netns_fd, char **ret_ans, 
 {
 	size_t len = strlen(line);
 	ssize_t n = wd_send_fds(fd, line, len, &netns_fd, 1, 0);
+	int ret = n < 0 ? (int)n : 0;
 
-	if (n < 0)
-		return (int)n;
-	if ((size_t)n < len && wd_write_all(fd, line + n, len - (size_t)n))
-		return -EIO;
-	if (wd_write_all(fd, "\n", 1))
-		return -EIO;
+	if (!ret && (size_t)n < len)
+		ret = wd_write_all(fd, line + n, len - (size_t)n);
+	if (!ret)
+		ret = wd_write_all(fd, "\n", 1);
+	/* a daemon that refuses the connection at once (a bound reached) says why in a line and
+	 * closes it, maybe before the request was sent: that line is the answer */
+	if (ret == -EPIPE || ret == -ECONNRESET)
+		return read_answer(fd, ret_ans, rest) ? ret : 0;
+	if (ret)
+		return ret;
 	return read_answer(fd, ret_ans, rest);
 }
 

@@ -27,7 +27,7 @@ int run_gw_request(const char *socket_path, const char *req, int timeout_ms, cha
 	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
 	struct wd_buf in = WD_BUF_INIT;
 	char buf[65536];
-	int fd, ret;
+	int fd, ret, werr;
 	ssize_t n;
 
 	if (strlen(socket_path) >= sizeof(sun.sun_path))
@@ -45,26 +45,33 @@ int run_gw_request(const char *socket_path, const char *req, int timeout_ms, cha
 	ret = wd_write_all(fd, req, strlen(req));
 	if (!ret)
 		ret = wd_write_all(fd, "\n", 1);
-	if (ret)
+	/* a gateway that refuses a connection at once (a bound reached) says why in a line and
+	 * closes it, maybe before the request was sent: that line is still read */
+	if (ret && ret != -EPIPE && ret != -ECONNRESET)
 		goto out;
+	werr = ret;
 	for (;;) {
 		n = read(fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			ret = errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
+			ret = werr					? werr
+			      : errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT
+									: -errno;
 			goto out;
 		}
 		if (n == 0) {
-			ret = in.len ? 0 : -ECONNRESET;
+			ret = in.len ? 0 : werr ? werr : -ECONNRESET;
 			break;
 		}
 		if (wd_buf_append(&in, buf, (size_t)n)) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		if (memchr(buf, '\n', (size_t)n))
+		if (memchr(buf, '\n', (size_t)n)) {
+			ret = 0;
 			break;
+		}
 	}
 	if (!ret) {
 		char *nl = memchr(in.data, '\n', in.len);

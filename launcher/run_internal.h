@@ -515,9 +515,31 @@ void run_gwclient_died(struct run *r, int st);
 
 /* ------------------------------------------------------------ run_daemon.c */
 
+/* what a user's run finds on the daemon's control socket (run_daemon_probe()) */
+enum run_daemon_found {
+	RUN_DAEMON_OK,	     /* a daemon answers and plumbs users' runs: daemon mode */
+	RUN_DAEMON_NONE,     /* no daemon there: no socket, or nobody listens on it */
+	RUN_DAEMON_DENIED,   /* a socket this user may not connect to (not in its group) */
+	RUN_DAEMON_NO_PLUMB, /* a gateway answers, but does not plumb runs (no --manage-nft) */
+	RUN_DAEMON_FAILED,   /* a daemon is there and refused, failed or did not answer in time */
+};
+
+/**
+ * run_daemon_probe() - what answers on @socket: its `stats`, asked once (1 s)
+ * @socket:	the control socket
+ * @why:	unless RUN_DAEMON_OK, why (the socket and the cause, or the daemon's own reason)
+ * @size:	size of @why
+ *
+ * Only RUN_DAEMON_NONE, RUN_DAEMON_DENIED and RUN_DAEMON_NO_PLUMB mean that there is no daemon
+ * for this user; RUN_DAEMON_FAILED means there is one that would not serve this run now.
+ *
+ * Return: what was found.
+ */
+enum run_daemon_found run_daemon_probe(const char *socket, char *why, size_t size);
+
 /**
  * run_daemon_answers() - whether a gateway daemon answers on @socket and plumbs runs in users'
- * namespaces (its `stats` says "manage_nft": true)
+ * namespaces (run_daemon_probe() found RUN_DAEMON_OK)
  * @socket:	the control socket
  * @why:	when it does not, why (for a forced --mode daemon's message)
  * @size:	size of @why

@@ -27,6 +27,9 @@ void policy_gwconf_defaults(struct wd_gwconf *c)
 	c->user[0] = '\0';
 	snprintf(c->user, sizeof(c->user), "nobody");
 	snprintf(c->control_path, sizeof(c->control_path), "/run/warden/gateway.sock");
+	c->ctl_conns = 1024;
+	c->ctl_conns_per_user = 64;
+	c->ctl_request_ms = 5000;
 	snprintf(c->listen_v4, sizeof(c->listen_v4), "0.0.0.0");
 	snprintf(c->listen_v6, sizeof(c->listen_v6), "::");
 	c->max_conns = 4096;
@@ -60,8 +63,9 @@ static const char *const top_keys[TOP_N] = {"version", "ports",	 "nft",	      "p
 					    "audit",   "user",	 "resolvers", "control",
 					    "listen",  "limits", "ceiling"};
 
-enum { CONTROL_PATH, CONTROL_N };
-static const char *const control_keys[CONTROL_N] = {"path"};
+enum { CONTROL_PATH, CONTROL_CONNS, CONTROL_CONNS_USER, CONTROL_REQUEST, CONTROL_N };
+static const char *const control_keys[CONTROL_N] = {"path", "connections", "connections_per_user",
+						    "request_timeout_ms"};
 
 enum { LISTEN_V4, LISTEN_V6, LISTEN_N };
 static const char *const listen_keys[LISTEN_N] = {"v4", "v6"};
@@ -430,13 +434,45 @@ static int parse_resolvers(struct policy_diags *d, const struct yt_node *n, stru
 
 static int parse_control(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
 {
+	static const struct {
+		uint32_t min, max;
+	} range[CONTROL_N] = {
+	    [CONTROL_CONNS] = {2, 1000000},
+	    [CONTROL_CONNS_USER] = {1, 1000000},
+	    [CONTROL_REQUEST] = {100, 600000},
+	};
+	uint32_t *dst[CONTROL_N] = {NULL, &c->ctl_conns, &c->ctl_conns_per_user,
+				    &c->ctl_request_ms};
 	const struct yt_node *v[CONTROL_N];
 	const char *s;
+	int ret = 0;
 
 	if (yt_map_keys(d, n, "`control`", control_keys, CONTROL_N, v))
 		return -EINVAL;
+	for (int i = CONTROL_CONNS; i < CONTROL_N; i++) {
+		char what[64];
+		uint64_t val;
+
+		if (!v[i])
+			continue;
+		snprintf(what, sizeof(what), "control.%s", control_keys[i]);
+		if (yt_uint(d, v[i], what, range[i].min, range[i].max, &val))
+			ret = -EINVAL;
+		else
+			*dst[i] = (uint32_t)val;
+	}
+	if (!ret && c->ctl_conns_per_user >= c->ctl_conns) {
+		const struct yt_node *at = v[CONTROL_CONNS_USER] ? v[CONTROL_CONNS_USER] : n;
+
+		diag_err(d, at,
+			 "control.connections_per_user (%u) is not below control.connections "
+			 "(%u); expected less than the total, so that one user cannot take "
+			 "every control connection",
+			 c->ctl_conns_per_user, c->ctl_conns);
+		ret = -EINVAL;
+	}
 	if (!v[CONTROL_PATH])
-		return 0;
+		return ret;
 	s = yt_str(d, v[CONTROL_PATH], "control.path");
 	if (!s)
 		return -EINVAL;
@@ -448,7 +484,7 @@ static int parse_control(struct policy_diags *d, const struct yt_node *n, struct
 		return -EINVAL;
 	}
 	memcpy(c->control_path, s, strlen(s) + 1);
-	return 0;
+	return ret;
 }
 
 static int parse_listen(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
@@ -689,6 +725,10 @@ int policy_gwconf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
 	}
 	ret |= wd_buf_puts(out, "control:\n  path: ");
 	ret |= yaml_put_str(out, c->control_path);
+	ret |= wd_buf_printf(out,
+			     "\n  connections: %u\n  connections_per_user: %u\n"
+			     "  request_timeout_ms: %u",
+			     c->ctl_conns, c->ctl_conns_per_user, c->ctl_request_ms);
 	ret |= wd_buf_printf(out, "\nlisten:\n  v4: \"%s\"\n  v6: \"%s\"\n", c->listen_v4,
 			     c->listen_v6);
 	ret |= wd_buf_printf(out,

@@ -513,6 +513,12 @@ int policy_json_string(struct wd_buf *out, const char *s);
  *			(resolvers); none: the host's /etc/resolv.conf
  * @nresolvers:		how many of @resolvers are set
  * @control_path:	the control socket (control.path)
+ * @ctl_conns:		control connections open at once, every user's (control.connections)
+ * @ctl_conns_per_user:	control connections one uid may hold open (control.connections_per_user);
+ *			a daemon-mode run holds one for its life
+ * @ctl_request_ms:	time a control connection has to send a whole request, counted from
+ *			its accept or the end of its previous request, never re-armed by a
+ *			byte (control.request_timeout_ms)
  * @listen_v4:		IPv4 address the gateway's sockets bind (listen.v4);
  *			"" (written `""`): no IPv4 sockets
  * @listen_v6:		IPv6 address (listen.v6); "": no IPv6 sockets
@@ -552,6 +558,9 @@ struct wd_gwconf {
 	char resolvers[4][64];	    /* default: none (/etc/resolv.conf) */
 	uint32_t nresolvers;
 	char control_path[108];	     /* default "/run/warden/gateway.sock" */
+	uint32_t ctl_conns;	     /* default 1024 */
+	uint32_t ctl_conns_per_user; /* default 64 */
+	uint32_t ctl_request_ms;     /* default 5000 */
 	char listen_v4[16];	     /* default "0.0.0.0" */
 	char listen_v6[48];	     /* default "::" */
 	uint32_t max_conns;	     /* default 4096 */

@@ -5,8 +5,10 @@
  * and its client. Covered: good requests of every operation, a request that comes in
  * pieces (nothing is answered until its line is complete), pipelined requests
  * answered in order, malformed and unknown operations (an error, then the connection
- * closes), a request over GW_CTL_MAX without a newline (E2BIG, closed), and requests
- * about a run that is not there. */
+ * closes), a request over GW_CTL_MAX without a newline (E2BIG, closed), requests
+ * about a run that is not there, and the bounds (issue 25): the descriptor share, the
+ * per-uid and total bounds on connections (refused with a line, counted), and the request
+ * deadline that a byte does not move. */
 #include "gateway/auditrl.h"
 #include "gateway/ctlsrv.h"
 #include "gateway/dns.h"
@@ -113,7 +115,7 @@ static void turn(struct server *s, int ms)
 	}
 	while ((t = gw_timer_expired(&s->ev.timers, s->ev.now)))
 		if (t->kind == GW_T_CTLCONN)
-			gw_ctlconn_close(t->owner);
+			gw_ctlconn_expired(t->owner);
 	gw_audit_flush(&s->ev);
 }
 
@@ -591,12 +593,232 @@ static void test_learned(void **state)
 	server_free(s);
 }
 
+/* the descriptor share: control never takes what the relays have, one uid never all of
+ * control's; without a limit the configured bounds stand */
+static void test_fd_share(void **state)
+{
+	struct wd_gwconf conf;
+	struct gw_limits lim;
+	struct gw_fd_share sh;
+
+	(void)state;
+	policy_gwconf_defaults(&conf);
+	gw_limits_from_conf(&conf, &lim);
+	assert_int_equal(lim.ctl_total, 1024);
+	assert_int_equal(lim.ctl_per_uid, 64);
+	assert_int_equal(lim.ctl_request_ms, 5000);
+	gw_fd_share(0, &lim, &sh);
+	assert_int_equal(sh.conns, 4096);
+	assert_int_equal(sh.ctl, 1024);
+	assert_int_equal(sh.ctl_per_uid, 64);
+	/* 512 descriptors: 480 past the base, a quarter (120) for 60 control connections, 360
+	 * for 60 relayed ones; one uid may hold 30 */
+	gw_fd_share(512, &lim, &sh);
+	assert_int_equal(sh.ctl, 60);
+	assert_int_equal(sh.conns, 60);
+	assert_int_equal(sh.ctl_per_uid, 30);
+	/* the usual limits: the configured bounds */
+	gw_fd_share(1048576, &lim, &sh);
+	assert_int_equal(sh.ctl, 1024);
+	assert_int_equal(sh.conns, 4096);
+	assert_int_equal(sh.ctl_per_uid, 64);
+	for (uint64_t n = 40; n < 70000; n = n * 5 / 4) {
+		gw_fd_share(n, &lim, &sh);
+		/* every share fits beside the others */
+		assert_true(GW_FD_BASE + (uint64_t)sh.ctl * GW_FD_PER_CTL +
+				(uint64_t)sh.conns * GW_FD_PER_CONN <=
+			    n + GW_FD_PER_CONN + 2 * GW_FD_PER_CTL); /* the floors of 1 and 2 */
+		assert_true(sh.ctl * GW_FD_PER_CTL * 4 <= (n - GW_FD_BASE) || sh.ctl == 2);
+		assert_true(sh.ctl_per_uid * 2 <= sh.ctl);
+		assert_true(sh.ctl_per_uid >= 1 && sh.conns >= 1);
+	}
+}
+
+/* control.* in the gateway config: parsed, bounded, rendered back */
+static void test_conf(void **state)
+{
+	static const char good[] = "version: 1\ncontrol:\n  path: /run/x.sock\n  connections: 100\n"
+				   "  connections_per_user: 10\n  request_timeout_ms: 2000\n";
+	static const char *const bad[] = {
+	    "version: 1\ncontrol: {connections: 10, connections_per_user: 10}\n",
+	    "version: 1\ncontrol: {connections_per_user: 2000}\n",
+	    "version: 1\ncontrol: {connections: 1}\n",
+	    "version: 1\ncontrol: {request_timeout_ms: 10}\n",
+	    "version: 1\ncontrol: {per_user: 3}\n",
+	};
+	struct wd_gwconf c, back;
+	struct policy_diags d;
+	struct wd_buf b = WD_BUF_INIT;
+
+	(void)state;
+	policy_diags_init(&d);
+	assert_int_equal(policy_gwconf_parse(good, strlen(good), "g.yaml", &c, &d), 0);
+	assert_int_equal(c.ctl_conns, 100);
+	assert_int_equal(c.ctl_conns_per_user, 10);
+	assert_int_equal(c.ctl_request_ms, 2000);
+	assert_string_equal(c.control_path, "/run/x.sock");
+	assert_int_equal(policy_gwconf_render_yaml(&c, &b), 0);
+	assert_int_equal(policy_gwconf_parse(b.data, b.len, "rendered", &back, &d), 0);
+	assert_int_equal(back.ctl_conns, 100);
+	assert_int_equal(back.ctl_conns_per_user, 10);
+	assert_int_equal(back.ctl_request_ms, 2000);
+	policy_gwconf_free(&c);
+	policy_gwconf_free(&back);
+	wd_buf_free(&b);
+	policy_diags_free(&d);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		policy_diags_init(&d);
+		assert_int_not_equal(policy_gwconf_parse(bad[i], strlen(bad[i]), "g.yaml", &c, &d),
+				     0);
+		assert_true(d.n > 0);
+		policy_gwconf_free(&c);
+		policy_diags_free(&d);
+	}
+}
+
+/* the connection's stats answer */
+static json_t *stats_of(struct server *s, int fd)
+{
+	bool closed;
+	json_t *j;
+
+	says(s, fd, "{\"op\":\"stats\"}\n");
+	j = answer(s, fd, &closed);
+	assert_non_null(j);
+	assert_true(json_is_true(json_object_get(j, "ok")));
+	return j;
+}
+
+/* a uid holds at most its bound, the gateway at most its own: one past is told why in a
+ * line, closed at once and counted; the others are served as before */
+static void test_bounds(void **state)
+{
+	struct server *s = server_new();
+	int a1, a2, a3, b1, b2, b3, c;
+	json_t *j;
+
+	(void)state;
+	s->runs.ctl_max = 4;
+	s->runs.ctl_per_uid = 2;
+	a1 = client(s);
+	a2 = client(s);
+	assert_int_equal(s->ctl.nconns, 2);
+	a3 = client(s); /* a third of this uid's */
+	expect(s, a3, false, "EUSERS", "too many control connections: uid ");
+	expect_closed(s, a3);
+	close(a3);
+	assert_int_equal(s->ctl.nconns, 2);
+	assert_int_equal(s->ev.stats.ctl_refused, 1);
+	/* the control: this uid's two are served */
+	j = stats_of(s, a1);
+	assert_int_equal(json_integer_value(json_object_get(j, "control_connections")), 2);
+	assert_int_equal(json_integer_value(json_object_get(j, "control_max")), 4);
+	assert_int_equal(json_integer_value(json_object_get(j, "control_per_user")), 2);
+	assert_int_equal(json_integer_value(json_object_get(j, "control_refused")), 1);
+	assert_int_equal(json_integer_value(json_object_get(j, "control_request_ms")), 5000);
+	json_decref(j);
+	j = stats_of(s, a2);
+	json_decref(j);
+	close(a2);
+	turn(s, 10);
+	assert_int_equal(s->ctl.nconns, 1);
+	/* other uids' (the connections are relabelled: one test process plays them all) */
+	b1 = client(s);
+	s->ctl.conns->uid = getuid() + 1000;
+	b2 = client(s);
+	s->ctl.conns->uid = getuid() + 1000;
+	b3 = client(s);
+	s->ctl.conns->uid = getuid() + 2000;
+	assert_int_equal(s->ctl.nconns, 4);
+	/* the gateway's bound: refused for every uid */
+	c = client(s);
+	expect(s, c, false, "ENFILE", "the gateway holds its bound of 4");
+	expect_closed(s, c);
+	close(c);
+	assert_int_equal(s->ev.stats.ctl_refused, 2);
+	assert_int_equal(s->ctl.nconns, 4);
+	/* the control: one closes, a new one is served */
+	close(b3);
+	turn(s, 10);
+	c = client(s);
+	j = stats_of(s, c);
+	assert_int_equal(json_integer_value(json_object_get(j, "control_connections")), 4);
+	if (getuid() == 0) {
+		/* root sees who holds them */
+		json_t *u = json_object_get(j, "control_users");
+
+		assert_int_equal(json_array_size(u), 2);
+	}
+	json_decref(j);
+	close(c);
+	close(a1);
+	close(b1);
+	close(b2);
+	turn(s, 10);
+	assert_int_equal(s->ctl.nconns, 0);
+	assert_null(s->ctl.conns);
+	server_free(s);
+}
+
+/* the request deadline is set at accept and not moved by a byte; a line that never ends is
+ * closed when it is due (told so, counted); a whole request moves it to its own end */
+static void test_deadline(void **state)
+{
+	struct server *s = server_new();
+	int fd, ok;
+	uint64_t when, t0;
+	bool closed = false;
+	json_t *j;
+
+	(void)state;
+	s->ctl.request_ns = 400000000ull; /* 400 ms */
+	fd = client(s);
+	assert_int_equal(s->ctl.nconns, 1);
+	when = s->ctl.conns->timer.when;
+	assert_true(s->ctl.conns->timer.pos != GW_TIMER_IDLE);
+	says(s, fd, "{");
+	assert_int_equal(s->ctl.conns->timer.when, when); /* not moved */
+	says(s, fd, "\"op\"");
+	assert_int_equal(s->ctl.conns->timer.when, when);
+	/* one byte every 20 ms: closed at the deadline, not kept alive (waited for 5 s at most) */
+	t0 = wd_mono_ns();
+	while (s->ctl.conns && wd_mono_ns() - t0 < 5000000000ull) {
+		(void)send(fd, " ", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+		usleep(20000);
+		turn(s, 0);
+	}
+	assert_null(s->ctl.conns);
+	assert_true(wd_mono_ns() - t0 < 5000000000ull);
+	assert_int_equal(s->ev.stats.ctl_expired, 1);
+	j = answer(s, fd, &closed);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "errno")), "ETIMEDOUT");
+	assert_non_null(strstr(json_string_value(json_object_get(j, "error")),
+			       "request not whole within 400 ms"));
+	json_decref(j);
+	close(fd);
+	/* the control: a whole request is answered, and the next one's time starts at its end */
+	fd = client(s);
+	when = s->ctl.conns->timer.when;
+	turn(s, 30);
+	j = stats_of(s, fd);
+	json_decref(j);
+	assert_true(s->ctl.conns->timer.when > when);
+	ok = s->ctl.conns != NULL;
+	assert_true(ok);
+	close(fd);
+	turn(s, 10);
+	server_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_good),      cmocka_unit_test(test_pieces_and_pipelining),
 	    cmocka_unit_test(test_malformed), cmocka_unit_test(test_oversized),
 	    cmocka_unit_test(test_mcp),	      cmocka_unit_test(test_learned),
+	    cmocka_unit_test(test_fd_share),  cmocka_unit_test(test_conf),
+	    cmocka_unit_test(test_bounds),    cmocka_unit_test(test_deadline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
