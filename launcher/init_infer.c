@@ -674,44 +674,37 @@ struct files {
 	size_t nsock;
 };
 
+/* @path (once) in the list @v of @n hits, with the credential store it is in (or NULL) and
+ * the program that used it. Return: 0, -ENOMEM. */
+static int hit_add(struct cred_hit **v, size_t *n, const char *path, const char *store,
+		   const char *comm)
+{
+	struct cred_hit *nv;
+
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*v)[i].path, path))
+			return 0;
+	nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	nv[*n].path = strdup(path);
+	nv[*n].store = store;
+	snprintf(nv[*n].comm, sizeof(nv[*n].comm), "%s", comm);
+	if (!nv[*n].path)
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
 static int sock_add(struct files *f, const char *path, const char *comm)
 {
-	struct cred_hit *v;
-
-	for (size_t i = 0; i < f->nsock; i++)
-		if (!strcmp(f->sock[i].path, path))
-			return 0;
-	v = realloc(f->sock, (f->nsock + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	f->sock = v;
-	v[f->nsock].path = strdup(path);
-	v[f->nsock].store = NULL;
-	snprintf(v[f->nsock].comm, sizeof(v[f->nsock].comm), "%s", comm);
-	if (!v[f->nsock].path)
-		return -ENOMEM;
-	f->nsock++;
-	return 0;
+	return hit_add(&f->sock, &f->nsock, path, NULL, comm);
 }
 
 static int cred_add(struct files *f, const char *path, const char *store, const char *comm)
 {
-	struct cred_hit *v;
-
-	for (size_t i = 0; i < f->ncred; i++)
-		if (!strcmp(f->cred[i].path, path))
-			return 0;
-	v = realloc(f->cred, (f->ncred + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	f->cred = v;
-	v[f->ncred].path = strdup(path);
-	v[f->ncred].store = store;
-	snprintf(v[f->ncred].comm, sizeof(v[f->ncred].comm), "%s", comm);
-	if (!v[f->ncred].path)
-		return -ENOMEM;
-	f->ncred++;
-	return 0;
+	return hit_add(&f->cred, &f->ncred, path, store, comm);
 }
 
 /* one event: into the read or write leaves, the credential hits, or nowhere (with a reason) */
