@@ -2,7 +2,7 @@
  * escaped message line (cli_say()), the audit log's path, and what no policy grant may
  * expose. */
 #include "launcher/cli.h"
-#include "launcher/run.h"
+#include "run/run.h"
 
 #include <limits.h>
 #include <pwd.h>

@@ -13,9 +13,9 @@
  * them here: an addition needs a person's approval (`warden allowlist approve|deny|pending`,
  * cmd_allowlist_approval()). Fail closed.
  */
-#include "launcher/approval.h"
+#include "mcp/approval.h"
 #include "launcher/cli.h"
-#include "launcher/live.h"
+#include "run/live.h"
 #include "audit/audit.h"
 
 #include <errno.h>

@@ -2,9 +2,9 @@
  * pending`: a person at a terminal decides the requests `warden mcp`'s agent made to add names
  * (the approval store, approval.h). The server that asked notices the decision, applies it and
  * audits it; this verb only writes the decision into the store. */
-#include "launcher/approval.h"
+#include "mcp/approval.h"
 #include "launcher/cli.h"
-#include "launcher/run.h"
+#include "run/run.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 /* cmd_doctor.c - `warden doctor`: checks every prerequisite of `warden run` for real (a
  * throwaway namespace, a real bubblewrap start) and prints a fix for each failure. */
 #include "launcher/cli.h"
-#include "launcher/run_internal.h"
+#include "run/internal.h"
 #include "audit/audit.h"
 #include "nft/nft.h"
 #include "sandbox/sandbox.h"

@@ -2,7 +2,7 @@
  * cgroups, nft elements, registrations, namespaces, veths, address slots), and the pool of
  * ready-made run networks' broken or foreign entries (all of them with --pool). */
 #include "launcher/cli.h"
-#include "launcher/run.h"
+#include "run/run.h"
 #include "netns/netns.h"
 #include "nft/nft.h"
 #include "plumb/plumb.h"

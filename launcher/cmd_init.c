@@ -4,12 +4,12 @@
  * check`: it is checked the same way before anything is written, and a file that fails is a
  * bug in warden init (125), never written. An existing file is kept unless --force; then it is
  * replaced atomically. */
-#include "launcher/bwrap.h"
+#include "run/bwrap.h"
 #include "launcher/cli.h"
-#include "launcher/init_infer.h"
-#include "launcher/outdir.h"
-#include "launcher/run_trace.h"
-#include "launcher/trace_file.h"
+#include "trace/infer.h"
+#include "run/outdir.h"
+#include "run/learn.h"
+#include "trace/file.h"
 #include "common/common.h"
 #include "policy/policy.h"
 

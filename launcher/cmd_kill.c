@@ -5,7 +5,7 @@
  * leftovers are `warden gc`'s). Only the run's owner or root may: the kernel refuses the
  * signal to anyone else, and another user's run is not even found. */
 #include "launcher/cli.h"
-#include "launcher/live.h"
+#include "run/live.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -10,8 +10,8 @@
  * are dropped (audited) and the server's folder removed.
  */
 #include "launcher/cli.h"
-#include "launcher/mcp_internal.h"
-#include "launcher/run.h"
+#include "mcp/internal.h"
+#include "run/run.h"
 
 #include <errno.h>
 #include <fcntl.h>

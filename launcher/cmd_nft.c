@@ -1,7 +1,7 @@
 /* cmd_nft.c - `warden nft render|audit|install|uninstall|run-add|run-del|bench-runs`: the
  * nftables table as text, checked live, and the low-level admin/test tools around it. */
 #include "launcher/cli.h"
-#include "launcher/run.h"
+#include "run/run.h"
 #include "common/common.h"
 #include "nft/nft.h"
 #include "plumb/plumb.h"

@@ -34,8 +34,8 @@
  * was written, and exits 125 with the stage, the cause and a fix.
  */
 #include "launcher/cli.h"
-#include "launcher/run_internal.h"
-#include "launcher/run_trace.h"
+#include "run/internal.h"
+#include "run/learn.h"
 #include "common/common.h"
 
 #include <errno.h>

@@ -5,7 +5,7 @@
  * run's record is its user's file): the table prints each through wd_esc(), and the JSON
  * is ASCII with \u escapes, a string that is not UTF-8 mended (U+FFFD), never dropped. */
 #include "launcher/cli.h"
-#include "launcher/live.h"
+#include "run/live.h"
 
 #include <jansson.h>
 #include <pwd.h>

@@ -17,9 +17,9 @@
  * --tmp-overlay: it is read-only, and the summary says so.
  */
 #include "launcher/cli.h"
-#include "launcher/run_internal.h"
-#include "launcher/run_trace.h"
-#include "launcher/trace_write.h"
+#include "run/internal.h"
+#include "run/learn.h"
+#include "trace/write.h"
 #include "sandbox/sandbox.h"
 
 #include <dirent.h>

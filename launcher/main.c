@@ -1,6 +1,6 @@
 /* main.c - `warden`: the launcher sidecar and command line; dispatches verbs from a table. */
 #include "launcher/cli.h"
-#include "launcher/run.h"
+#include "run/run.h"
 #include "common/common.h"
 
 #include <stdio.h>

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "launcher/bwrap.h"
-#include "launcher/run.h"
+#include "run/bwrap.h"
+#include "run/run.h"
 #include "netns/netns.h"
 
 #include <errno.h>

@@ -4,9 +4,9 @@
  * tree afterwards are the kernel's own for the same call made here on the same tree; what is
  * recorded is the path used. What cannot be carried out exactly (the sandbox's own /proc, a
  * magic link or a loop on the way, a ".." after a link, an abstract socket) is not handled. */
-#include "launcher/run_files.h"
-#include "launcher/run_files_emul.h"
-#include "launcher/trace_file.h"
+#include "recorder/recorder.h"
+#include "recorder/emul.h"
+#include "trace/file.h"
 
 #include <errno.h>
 #include <fcntl.h>

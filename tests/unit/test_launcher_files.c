@@ -6,7 +6,7 @@
  * counts, keeps only what the mode records and is bounded; paths are joined and folded;
  * audit.files parses with its errors; the `file` event's new fields round-trip. */
 #include "audit/audit.h"
-#include "launcher/run_files.h"
+#include "recorder/recorder.h"
 #include "policy/policy.h"
 #include "sandbox/sandbox.h"
 

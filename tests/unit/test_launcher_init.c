@@ -1,8 +1,8 @@
 /* test_launcher_init.c - the trace reader (trace_file.c) and the policy it infers
  * (init_infer.c): strict errors with FILE:LINE, the folding rules, what is never granted,
  * and that what comes out parses as a policy. The file system is a list the callback reads. */
-#include "launcher/init_infer.h"
-#include "launcher/trace_file.h"
+#include "trace/infer.h"
+#include "trace/file.h"
 #include "policy/policy.h"
 
 #include <errno.h>

@@ -6,7 +6,7 @@
  * turns attribution off (not JSON, not an object or batch, a line over the cap, too many calls
  * in flight) without an error; the arguments' hash independent of key order; run.exit's
  * counts per tool. */
-#include "launcher/mcp_track.h"
+#include "run/mcp_track.h"
 
 #include <jansson.h>
 #include <setjmp.h>

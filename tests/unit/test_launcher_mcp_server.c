@@ -3,8 +3,8 @@
  * schemas made from the argument tables, tools/call hand-off and bad arguments, each JSON-RPC
  * error code, notifications never answered, cancellations and answers handed on; and the
  * approval store (launcher/approval.c): modes, ids, decisions, links refused. */
-#include "launcher/approval.h"
-#include "launcher/mcp_proto.h"
+#include "mcp/approval.h"
+#include "mcp/proto.h"
 
 #include <errno.h>
 #include <fcntl.h>

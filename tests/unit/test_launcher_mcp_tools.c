@@ -12,7 +12,7 @@
  * eleventh name, no question mark), and test_log_scope with "another run's event was
  * returned: another project's run". */
 #include "launcher/cli.h"
-#include "launcher/mcp_internal.h"
+#include "mcp/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
  * replaced, never followed nor opened), linked when it must not replace, suffixed when taken;
  * as root for another user, that user's identity (a folder they may not write is refused, the
  * file is theirs). */
-#include "launcher/outdir.h"
+#include "run/outdir.h"
 
 #include <errno.h>
 #include <fcntl.h>

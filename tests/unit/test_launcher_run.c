@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "launcher/run_internal.h"
+#include "run/internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

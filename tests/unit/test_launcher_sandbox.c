@@ -12,10 +12,10 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "launcher/bwrap.h"
-#include "launcher/run.h"
-#include "launcher/run_child.h"
-#include "launcher/run_sandbox.h"
+#include "run/bwrap.h"
+#include "run/run.h"
+#include "run/child.h"
+#include "run/sandbox.h"
 #include "sandbox/sandbox.h"
 
 #include <errno.h>

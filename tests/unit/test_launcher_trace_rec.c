@@ -11,8 +11,8 @@
  *
  * WD_TEST_SPOOF_MODE=all runs the spoof tests on the recorder's old design (mode all: read the
  * path, answer CONTINUE): there they fail, which is why trace mode carries the calls out. */
-#include "launcher/run_files.h"
-#include "launcher/trace_file.h"
+#include "recorder/recorder.h"
+#include "trace/file.h"
 #include "policy/policy.h"
 #include "sandbox/sandbox.h"
 

@@ -3,8 +3,8 @@
  * their counts; a path with a newline, a quote or a control character reads back exactly, one
  * that is not UTF-8 is left out (never written as another path); the file name (the file itself:
  * test_launcher_outdir.c). */
-#include "launcher/trace_file.h"
-#include "launcher/trace_write.h"
+#include "trace/file.h"
+#include "trace/write.h"
 
 #include <errno.h>
 #include <limits.h>

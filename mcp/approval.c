@@ -1,0 +1,264 @@
+/* approval.c - the approval store of `warden mcp`'s allowlist additions (approval.h): one
+ * 0600 JSON file a request in a 0700 folder of the user's, opened relative to the folder's
+ * descriptor with O_NOFOLLOW, rewritten by rename so a reader never sees half a file. */
+#include "mcp/approval.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const state_names[] = {
+    [APPROVAL_PENDING] = "pending",
+    [APPROVAL_APPROVED] = "approved",
+    [APPROVAL_DENIED] = "denied",
+};
+
+const char *approval_state_name(enum approval_state s)
+{
+	return (unsigned)s < WD_ARRAY_SIZE(state_names) ? state_names[s] : "?";
+}
+
+int approval_dir(char *out, size_t size)
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (state && *state == '/') {
+		n = snprintf(out, size, "%s/warden/approvals", state);
+	} else {
+		if (!home || *home != '/') {
+			struct passwd *pw = getpwuid(geteuid());
+
+			home = pw ? pw->pw_dir : NULL;
+		}
+		if (!home)
+			return -ENOENT;
+		n = snprintf(out, size, "%s/.local/state/warden/approvals", home);
+	}
+	return n > 0 && (size_t)n < size ? 0 : -ENAMETOOLONG;
+}
+
+int approval_open(const char *dir, int *ret_fd, struct wd_err *err)
+{
+	char parent[4096];
+	struct stat st;
+	char *slash;
+	int fd, ret;
+
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		return wd_err_set(err, -EINVAL, "approval store %s: not an absolute path", dir);
+	*slash = '\0';
+	ret = wd_mkdir_p(parent, 0700);
+	if (ret)
+		return wd_err_set(err, ret, "approval store: cannot make %s: %s", parent,
+				  strerror(-ret));
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return wd_err_set(err, -errno, "approval store: cannot make %s: %s", dir,
+				  strerror(errno));
+	fd = wd_open_nofollow(dir, O_RDONLY | O_DIRECTORY);
+	if (fd == -ENOSYS) {
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+	}
+	if (fd < 0)
+		return wd_err_set(
+		    err, fd, "approval store %s: %s%s", dir, strerror(-fd),
+		    fd == -ELOOP || fd == -ENOTDIR ? " (a link is in the way: refused)" : "");
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		close(fd);
+		return wd_err_set(err, ret, "approval store %s: %s", dir, strerror(-ret));
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 077)) {
+		close(fd);
+		return wd_err_set(err, -EPERM,
+				  "approval store %s: owned by uid %u with mode %04o; it must be "
+				  "yours (uid %u) and 0700",
+				  dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+				  (unsigned)geteuid());
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+bool approval_id_valid(const char *id)
+{
+	size_t i;
+
+	for (i = 0; id[i]; i++)
+		if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+			return false;
+	return i == APPROVAL_ID_LEN;
+}
+
+static int write_req(int dfd, const struct approval_req *req, bool fresh)
+{
+	char file[64], tmp[80];
+	json_t *j;
+	char *text;
+	int fd, ret;
+
+	j = json_pack("{s:s, s:s, s:s, s:i, s:I, s:s, s:s}", "id", req->id, "name", req->name,
+		      "run", req->run, "server_pid", (int)req->server_pid, "created",
+		      (json_int_t)req->created, "state", approval_state_name(req->state),
+		      "decided_by", req->decided_by);
+	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!text)
+		return -ENOMEM;
+	snprintf(file, sizeof(file), "%s.json", req->id);
+	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", req->id, (int)getpid());
+	fd = openat(dfd, fresh ? file : tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	if (fd < 0) {
+		free(text);
+		return -errno;
+	}
+	ret = wd_write_all(fd, text, strlen(text));
+	if (!ret)
+		ret = wd_write_all(fd, "\n", 1);
+	if (!ret && fsync(fd) < 0)
+		ret = -errno;
+	close(fd);
+	free(text);
+	if (!ret && !fresh && renameat(dfd, tmp, dfd, file) < 0)
+		ret = -errno;
+	if (ret && !fresh)
+		unlinkat(dfd, tmp, 0);
+	return ret;
+}
+
+int approval_create(int dfd, struct approval_req *req)
+{
+	uint8_t b[APPROVAL_ID_LEN / 2];
+
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		return -EIO;
+	for (size_t i = 0; i < sizeof(b); i++)
+		snprintf(req->id + 2 * i, 3, "%02x", b[i]);
+	req->created = (long long)time(NULL);
+	req->state = APPROVAL_PENDING;
+	req->decided_by[0] = '\0';
+	return write_req(dfd, req, true);
+}
+
+int approval_read(int dfd, const char *id, struct approval_req *ret_req)
+{
+	const char *name = NULL, *run = NULL, *state = NULL, *rid = NULL, *by = "";
+	struct approval_req req = {0};
+	char file[64], buf[2048];
+	json_int_t created = 0;
+	int fd, spid = 0;
+	struct stat st;
+	bool bad;
+	ssize_t n;
+	json_t *j;
+
+	if (!approval_id_valid(id))
+		return -EINVAL;
+	snprintf(file, sizeof(file), "%s.json", id);
+	fd = openat(dfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		close(fd);
+		return -EINVAL;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EINVAL;
+	j = json_loadb(buf, (size_t)n, 0, NULL);
+	if (!j ||
+	    json_unpack(j, "{s:s, s:s, s:s, s:i, s:I, s:s, s?s}", "id", &rid, "name", &name, "run",
+			&run, "server_pid", &spid, "created", &created, "state", &state,
+			"decided_by", &by) ||
+	    strcmp(rid, id)) {
+		json_decref(j);
+		return -EINVAL;
+	}
+	snprintf(req.id, sizeof(req.id), "%s", rid);
+	snprintf(req.name, sizeof(req.name), "%s", name);
+	snprintf(req.run, sizeof(req.run), "%s", run);
+	snprintf(req.decided_by, sizeof(req.decided_by), "%s", by);
+	req.server_pid = spid;
+	req.created = created;
+	req.state = !strcmp(state, "approved") ? APPROVAL_APPROVED
+		    : !strcmp(state, "denied") ? APPROVAL_DENIED
+					       : APPROVAL_PENDING;
+	bad = strcmp(state, approval_state_name(req.state)) != 0;
+	json_decref(j);
+	if (bad)
+		return -EINVAL;
+	*ret_req = req;
+	return 0;
+}
+
+int approval_decide(int dfd, const char *id, bool approve, const char *by)
+{
+	struct approval_req req;
+	int ret = approval_read(dfd, id, &req);
+
+	if (ret)
+		return ret;
+	if (req.state != APPROVAL_PENDING)
+		return -EALREADY;
+	req.state = approve ? APPROVAL_APPROVED : APPROVAL_DENIED;
+	snprintf(req.decided_by, sizeof(req.decided_by), "%s", by);
+	return write_req(dfd, &req, false);
+}
+
+int approval_remove(int dfd, const char *id)
+{
+	char file[64];
+
+	if (!approval_id_valid(id))
+		return -EINVAL;
+	snprintf(file, sizeof(file), "%s.json", id);
+	return unlinkat(dfd, file, 0) < 0 ? -errno : 0;
+}
+
+int approval_list(int dfd, int (*fn)(const struct approval_req *req, void *arg), void *arg)
+{
+	int fd = dup(dfd);
+	struct dirent *de;
+	DIR *d;
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	rewinddir(d);
+	while (!ret && (de = readdir(d))) {
+		char id[APPROVAL_ID_LEN + 1];
+		struct approval_req req;
+		size_t len = strlen(de->d_name);
+
+		if (len != APPROVAL_ID_LEN + 5 || strcmp(de->d_name + APPROVAL_ID_LEN, ".json"))
+			continue;
+		memcpy(id, de->d_name, APPROVAL_ID_LEN);
+		id[APPROVAL_ID_LEN] = '\0';
+		if (!approval_read(dfd, id, &req))
+			ret = fn(&req, arg);
+	}
+	closedir(d);
+	return ret;
+}

@@ -1,0 +1,350 @@
+/* run_audit.c - the events `warden run` writes itself: "run.start" (durable, before anything
+ * runs), the limit events of an ended run, and "run.exit" (written when the status is known,
+ * made durable once the teardown child is on its own). Every event carries the run id, the
+ * policy and its hash, the launcher's pid and the person's uid. */
+#include "launcher/cli.h"
+#include "run/internal.h"
+#include "sandbox/sandbox.h"
+
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
+{
+	struct passwd pw, *pwr = NULL;
+	char pwbuf[1024];
+	struct wd_err err;
+	int ret;
+
+	ev->run = r->id;
+	ev->policy = r->policy_abs;
+	ev->policy_hash = r->policy_hash;
+	ev->has |= AUDIT_HAS_PID | AUDIT_HAS_UID;
+	ev->pid = getpid();
+	ev->uid = r->caller_uid;
+	if (!getpwuid_r(r->caller_uid, &pw, pwbuf, sizeof(pwbuf), &pwr) && pwr)
+		ev->user = pw.pw_name;
+	ev->mode = r->mode == RUN_MODE_ROOTLESS ? "rootless"
+		   : r->mode == RUN_MODE_DAEMON ? "daemon"
+						: "root";
+	wd_err_clear(&err);
+	ret = audit_log_write(r->log, ev, flags, &err);
+	if (ret)
+		cli_say(stderr, "warden run: audit: %s", err.msg[0] ? err.msg : strerror(-ret));
+	return ret;
+}
+
+/* run.start's `isolation`: the network, the sandbox backend's words, the uid, the limits. */
+static void isolation_text(struct run *r, char *out, size_t size)
+{
+	char sb[192];
+
+	run_sandbox_describe(r, sb, sizeof(sb));
+	if (r->mode == RUN_MODE_DAEMON)
+		/* the daemon plumbs the network and makes the cgroup (when its mount namespace
+		 * shows one: else RSS sampling, as rootless; run.exit's limit events say which) */
+		snprintf(out, size,
+			 "userns+netns+veth(daemon)+nft(host),%s,uid=%u,limits=cgroup-by-daemon"
+			 "|memory:rss-sampling+pids:rlimit-nproc(userns)+time:wall-clock",
+			 sb, (unsigned)r->uid);
+	else if (r->mode == RUN_MODE_ROOTLESS && r->scope)
+		/* the user's systemd scope (cgroup v2) holds them; the fallback's stay on */
+		snprintf(out, size,
+			 "userns+netns+nft(own),%s,uid=%u,limits=systemd-scope(memory:MemoryMax+"
+			 "pids:TasksMax+cpu:CPUQuota)+memory:rss-sampling+pids:rlimit-nproc(userns)"
+			 "+time:wall-clock",
+			 sb, (unsigned)r->uid);
+	else if (r->mode == RUN_MODE_ROOTLESS)
+		/* no cgroup of the user's: which mechanism holds each limit */
+		snprintf(out, size,
+			 "userns+netns+nft(own),%s,uid=%u,limits=memory:rss-sampling+"
+			 "pids:rlimit-nproc(userns)+time:wall-clock",
+			 sb, (unsigned)r->uid);
+	else
+		snprintf(out, size, "netns+veth+nft,%s,uid=%u,limits=%s", sb, (unsigned)r->uid,
+			 limits_kind_name(r->lkind));
+}
+
+int run_audit_start(struct run *r)
+{
+	struct audit_event ev = {0};
+	char iso[384], reason[400], mcp[256];
+	struct wd_err err;
+	const char *path = cli_audit_path(r->o.audit);
+	int ret;
+
+	if (!path)
+		return run_fail(r, "audit", "set WARDEN_AUDIT_LOG or pass --audit-log PATH",
+				"no audit log path (no home folder)");
+	wd_err_clear(&err);
+	ret = audit_log_open(path, &r->log, &err);
+	if (ret)
+		return run_fail(r, "audit",
+				"fix the audit log's path or permissions (see --audit-log)", "%s",
+				err.msg[0] ? err.msg : strerror(-ret));
+	isolation_text(r, iso, sizeof(iso));
+	snprintf(reason, sizeof(reason), "gateway: %s%s%s",
+		 r->mode == RUN_MODE_DAEMON ? r->gw.socket
+		 : r->o.gateway		    ? r->o.gateway
+					    : "embedded unless a daemon answers",
+		 r->learn ? ", in learn mode (any name on any port allowed and recorded, the SSRF "
+			    "classes refused)"
+			  : "",
+		 r->o.started_by ? "; started by warden mcp" : "");
+	ev.type = AUDIT_TYPE_RUN;
+	ev.action = "run.start";
+	ev.resource = r->exe;
+	ev.allowed = true;
+	ev.reason = reason;
+	ev.isolation = iso;
+	ev.learn = r->learn;
+	ev.mcp = run_stdio_start_json(r, mcp, sizeof(mcp));
+	ev.command = (const char *const *)r->argv;
+	for (ev.command_len = 0; r->argv[ev.command_len]; ev.command_len++)
+		;
+	ret = write_event(r, &ev, AUDIT_WRITE_DURABLE);
+	if (ret)
+		return run_fail(r, "audit", "free space or fix permissions of the audit log",
+				"run.start could not be written durably to %s: %s", path,
+				strerror(-ret));
+	r->started = true;
+	return 0;
+}
+
+static void audit_limit(struct run *r, const char *action, const char *why, int64_t limit,
+			int64_t usage)
+{
+	struct audit_event ev = {0};
+
+	ev.type = AUDIT_TYPE_LIMIT;
+	ev.action = action;
+	ev.resource = r->exe;
+	ev.allowed = false;
+	ev.reason = why;
+	if (limit >= 0) {
+		ev.has |= AUDIT_HAS_LIMIT;
+		ev.limit = limit;
+	}
+	if (usage >= 0) {
+		ev.has |= AUDIT_HAS_USAGE;
+		ev.usage = usage;
+	}
+	write_event(r, &ev, 0);
+}
+
+void run_audit_limits(struct run *r, struct run_outcome *o)
+{
+	const struct policy_limits *l = &r->pol->limits;
+	bool mem_hit = false, pids_hit = false;
+	uint64_t mem_peak = 0;
+	char why[128];
+
+	limits_breaches(&r->lim, &mem_hit, &pids_hit, &mem_peak);
+	if ((mem_hit || o->rss_hit) && !o->sig && o->status == 128 + SIGKILL)
+		o->sig = SIGKILL;
+	if (mem_hit || o->rss_hit) {
+		snprintf(why, sizeof(why), "memory limit of %llu MiB reached (%s)",
+			 (unsigned long long)l->memory_mb, limits_kind_name(r->lkind));
+		audit_limit(r, "limit.memory", why, (int64_t)(l->memory_mb << 20),
+			    o->rss_hit ? (int64_t)o->rss_peak_kb * 1024 : (int64_t)mem_peak);
+		cli_say(stderr, "warden run: %s", why);
+	}
+	if (pids_hit) {
+		snprintf(why, sizeof(why), "process limit of %u reached: a fork was refused",
+			 l->pids);
+		audit_limit(r, "limit.pids", why, l->pids, -1);
+	}
+	if (o->timed_out) {
+		unsigned t = r->o.timeout_s ? r->o.timeout_s : l->timeout_s;
+
+		snprintf(why, sizeof(why), "timeout of %u s: SIGTERM, then SIGKILL after %d ms", t,
+			 RUN_KILL_GRACE_MS);
+		audit_limit(r, "limit.time", why, (int64_t)t * 1000,
+			    (int64_t)((wd_mono_ns() - r->t0) / 1000000));
+		cli_say(stderr, "warden run: %s", why);
+	}
+}
+
+void run_audit_exit(struct run *r, int status, int sig, const struct run_counts *c, unsigned flags)
+{
+	static const struct run_counts unknown = {-1, -1, -1};
+	struct audit_event ev = {0};
+
+	if (!r->started)
+		return;
+	ev.type = AUDIT_TYPE_RUN;
+	ev.action = "run.exit";
+	ev.resource = r->exe;
+	ev.learn = r->learn;
+	ev.allowed = status != RUN_EXIT_WARDEN || !r->fail_reason[0];
+	ev.reason = r->fail_reason[0] ? r->fail_reason : NULL;
+	ev.has = AUDIT_HAS_EXIT | AUDIT_HAS_DURATION;
+	ev.exit = status;
+	ev.duration_ms = (int64_t)((wd_mono_ns() - r->t0) / 1000000);
+	if (sig) {
+		ev.has |= AUDIT_HAS_SIGNAL;
+		ev.signal = sig;
+	}
+	if (!c)
+		c = &unknown;
+	if (c->denied >= 0) {
+		ev.has |= AUDIT_HAS_DENIALS;
+		ev.denials = c->denied;
+	}
+	if (c->up >= 0) {
+		ev.has |= AUDIT_HAS_BYTES_UP | AUDIT_HAS_BYTES_DOWN;
+		ev.bytes_up = c->up;
+		ev.bytes_down = c->down;
+	}
+	ev.mcp = r->io.exit_mcp;
+	if (r->killed_by[0]) {
+		/* stopped by a person: not the program's own end */
+		ev.allowed = false;
+		ev.reason = r->killed_by;
+	}
+	if (r->gw_lost) {
+		ev.has |= AUDIT_HAS_COUNTS_INCOMPLETE;
+		ev.counts_incomplete = true;
+		if (!ev.reason)
+			ev.reason = r->gw_lost_why;
+	}
+	write_event(r, &ev, flags);
+}
+
+/* fdatasync the audit log (run.exit was written without it), through the descriptor it was
+ * written with: opening the path again could reach another file (renamed, replaced by a
+ * FIFO that blocks the open) */
+void run_audit_sync(const struct run *r)
+{
+	if (r->log)
+		audit_log_sync(r->log);
+}
+
+void run_audit_mcp(struct run *r, const char *reason)
+{
+	struct audit_event ev = {0};
+
+	ev.type = AUDIT_TYPE_RUN;
+	ev.action = "run.mcp";
+	ev.resource = r->exe;
+	ev.allowed = true;
+	ev.reason = reason;
+	write_event(r, &ev, 0);
+}
+
+void run_audit_kill(struct run *r, uid_t uid, pid_t pid)
+{
+	struct audit_event ev = {0};
+	struct passwd pw, *pwr = NULL;
+	char why[400], pwbuf[1024];
+
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &pwr) || !pwr)
+		pwr = NULL;
+	snprintf(
+	    why, sizeof(why),
+	    "warden kill by uid %u%s%s%s (pid %d): SIGTERM to the program, SIGKILL after %d ms",
+	    (unsigned)uid, pwr ? " (" : "", pwr ? pw.pw_name : "", pwr ? ")" : "", (int)pid,
+	    RUN_KILL_GRACE_MS);
+	snprintf(r->killed_by, sizeof(r->killed_by), "killed by uid %u (pid %d) with warden kill",
+		 (unsigned)uid, (int)pid);
+	ev.type = AUDIT_TYPE_RUN;
+	ev.action = "run.kill";
+	ev.resource = r->exe;
+	ev.allowed = true;
+	ev.reason = why;
+	ev.has = AUDIT_HAS_SIGNAL;
+	ev.signal = SIGTERM;
+	write_event(r, &ev, 0);
+}
+
+/* a file event that stands for @count accesses not written one by one: why in @reason */
+static void files_summary(struct run *r, const char *reason, uint64_t count)
+{
+	struct audit_event ev = {0};
+
+	ev.type = AUDIT_TYPE_FILE;
+	ev.action = "file.open";
+	ev.resource = "";
+	ev.allowed = false;
+	ev.reason = reason;
+	ev.has |= AUDIT_HAS_COUNT;
+	ev.count = (int64_t)count;
+	write_event(r, &ev, AUDIT_WRITE_DEFER);
+}
+
+void run_audit_files(struct run *r)
+{
+	char reason[PATH_MAX + 160], rule[64];
+	uint64_t dropped, seen;
+	const char *name;
+	struct wd_err err;
+
+	if (!r->files || !r->started)
+		return;
+	/* the policy as a person knows it: its file's name */
+	name = strrchr(r->policy_abs, '/');
+	name = name && name[1] ? name + 1 : r->policy_abs;
+	for (size_t i = 0; i < run_files_count(r->files); i++) {
+		const struct run_files_entry *f = run_files_get(r->files, i);
+		struct audit_event ev = {0};
+		bool denied = f->verdict == RUN_FILES_DENIED;
+
+		ev.type = AUDIT_TYPE_FILE;
+		ev.action = f->op == SANDBOX_OP_EXEC ? "file.exec"
+			    : f->op == SANDBOX_OP_STAT || f->op == SANDBOX_OP_ACCESS ||
+				    f->op == SANDBOX_OP_READLINK
+				? "file.stat"
+				: "file.open";
+		ev.resource = f->path;
+		ev.allowed = !denied;
+		snprintf(rule, sizeof(rule), "audit.files: %s",
+			 policy_audit_files_name(policy_audit_files(r->pol)));
+		ev.rule = rule;
+		if (denied)
+			snprintf(reason, sizeof(reason),
+				 "not granted by policy %s: the path exists on the host, the "
+				 "sandbox does not show it",
+				 name);
+		else
+			snprintf(reason, sizeof(reason), "granted by policy %s", name);
+		ev.reason = reason;
+		ev.op = sandbox_op_name((enum sandbox_op)f->op);
+		ev.has |= AUDIT_HAS_PROC_PID;
+		ev.proc_pid = f->pid;
+		ev.comm = f->comm[0] ? f->comm : NULL;
+		if (f->count > 1) {
+			ev.has |= AUDIT_HAS_COUNT;
+			ev.count = (int64_t)f->count;
+		}
+		write_event(r, &ev, AUDIT_WRITE_DEFER);
+	}
+	dropped = run_files_dropped(r->files, &seen);
+	if (dropped) {
+		snprintf(reason, sizeof(reason),
+			 "rate limit: %llu more accesses of paths beyond the first %zu were only "
+			 "counted",
+			 (unsigned long long)dropped, run_files_count(r->files));
+		files_summary(r, reason, dropped);
+	}
+	if (run_files_lost(r->files)) {
+		snprintf(reason, sizeof(reason),
+			 "incomplete: the file-access recorder died or sent malformed results; "
+			 "none of this run's file accesses are in the log");
+		files_summary(r, reason, 0);
+	}
+	if (run_files_unreadable(r->files)) {
+		snprintf(reason, sizeof(reason),
+			 "incomplete: the kernel did not let the recorder read the path of %llu "
+			 "calls (ptrace restrictions, e.g. kernel.yama.ptrace_scope >= 2); their "
+			 "attempts are not in the log",
+			 (unsigned long long)run_files_unreadable(r->files));
+		files_summary(r, reason, run_files_unreadable(r->files));
+	}
+	wd_err_clear(&err);
+	if (audit_log_flush(r->log, &err) < 0)
+		cli_say(stderr, "warden run: audit: %s", err.msg[0] ? err.msg : "file events");
+}

@@ -1,0 +1,373 @@
+/* run_gw.c - `warden run`'s side of the gateway: the control-socket client (one request, one
+ * answer line; JSON calls on top) and the embedded gateway (a `warden-gateway` child started
+ * for one run with a generated config). run_gwclient.c says what a run asks. */
+#include "run/run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int run_gw_request(const char *socket_path, const char *req, int timeout_ms, char **ret_answer)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+	struct wd_buf in = WD_BUF_INIT;
+	char buf[65536];
+	int fd, ret, werr;
+	ssize_t n;
+
+	if (strlen(socket_path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sun.sun_path, socket_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	ret = wd_write_all(fd, req, strlen(req));
+	if (!ret)
+		ret = wd_write_all(fd, "\n", 1);
+	/* a gateway that refuses a connection at once (a bound reached) says why in a line and
+	 * closes it, maybe before the request was sent: that line is still read */
+	if (ret && ret != -EPIPE && ret != -ECONNRESET)
+		goto out;
+	werr = ret;
+	for (;;) {
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = werr					? werr
+			      : errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT
+									: -errno;
+			goto out;
+		}
+		if (n == 0) {
+			ret = in.len ? 0 : werr ? werr : -ECONNRESET;
+			break;
+		}
+		if (wd_buf_append(&in, buf, (size_t)n)) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (memchr(buf, '\n', (size_t)n)) {
+			ret = 0;
+			break;
+		}
+	}
+	if (!ret) {
+		char *nl = memchr(in.data, '\n', in.len);
+
+		if (nl)
+			*nl = '\0';
+		*ret_answer = in.data;
+		in.data = NULL;
+	}
+out:
+	wd_buf_free(&in);
+	close(fd);
+	return ret;
+}
+
+int run_gw_call(const char *socket_path, struct json_t *req, int timeout_ms,
+		struct json_t **ret_ans, char *why, size_t wsize)
+{
+	char *line = json_dumps(req, JSON_COMPACT), *ans = NULL;
+	json_t *j;
+	int ret;
+
+	if (!line)
+		return -ENOMEM;
+	ret = run_gw_request(socket_path, line, timeout_ms, &ans);
+	free(line);
+	if (ret) {
+		snprintf(why, wsize, "%s: %s", socket_path, strerror(-ret));
+		return ret;
+	}
+	j = json_loads(ans, 0, NULL);
+	free(ans);
+	if (!j) {
+		snprintf(why, wsize, "%s: the answer is not JSON", socket_path);
+		return -EBADMSG;
+	}
+	if (!json_is_true(json_object_get(j, "ok"))) {
+		const char *e = json_string_value(json_object_get(j, "error"));
+
+		snprintf(why, wsize, "%s", e ? e : "refused");
+		json_decref(j);
+		return -EPERM;
+	}
+	if (ret_ans)
+		*ret_ans = j;
+	else
+		json_decref(j);
+	return 0;
+}
+
+int run_gw_call_op(const char *socket_path, const char *op, int timeout_ms, struct json_t **ret_ans)
+{
+	json_t *req = json_pack("{s:s}", "op", op);
+	char why[256];
+	int ret;
+
+	if (!req)
+		return -ENOMEM;
+	ret = run_gw_call(socket_path, req, timeout_ms, ret_ans, why, sizeof(why));
+	json_decref(req);
+	return ret;
+}
+
+static bool executable(const char *p)
+{
+	struct stat st;
+
+	return !stat(p, &st) && S_ISREG(st.st_mode) && !access(p, X_OK);
+}
+
+int run_gw_find_binary(char *out, size_t outlen)
+{
+	static const char *const rel[] = {"warden-gateway", "../gateway/warden-gateway",
+					  "../sbin/warden-gateway"};
+	const char *env = getenv("WARDEN_GATEWAY_BIN");
+	char self[PATH_MAX], cand[PATH_MAX + 64];
+	ssize_t n;
+
+	if (env && *env) {
+		if (!executable(env) || strlen(env) >= outlen)
+			return -ENOENT;
+		strcpy(out, env);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		char *slash;
+
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash)
+			*slash = '\0';
+		for (size_t i = 0; i < WD_ARRAY_SIZE(rel); i++) {
+			snprintf(cand, sizeof(cand), "%s/%s", self, rel[i]);
+			if (executable(cand) && realpath(cand, self) && strlen(self) < outlen) {
+				strcpy(out, self);
+				return 0;
+			}
+		}
+	}
+	return run_resolve_command("warden-gateway",
+				   "/usr/local/sbin:/usr/sbin:/sbin:/usr/local/bin:/usr/bin:/bin",
+				   out, outlen)
+		   ? -ENOENT
+		   : 0;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* The last line of the embedded gateway's output, for an error message. */
+static void log_tail(const char *path, char *out, size_t size)
+{
+	char *data = NULL, *p;
+	size_t len = 0;
+
+	out[0] = '\0';
+	if (wd_read_file(path, 1 << 20, &data, &len) || !len) {
+		free(data);
+		return;
+	}
+	while (len && data[len - 1] == '\n')
+		data[--len] = '\0';
+	p = strrchr(data, '\n');
+	snprintf(out, size, "%s", p ? p + 1 : data);
+	free(data);
+}
+
+int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
+		 const char *audit_path, const int *listen, int nlisten, struct wd_err *err)
+{
+	char bin[PATH_MAX], cfgpath[PATH_MAX], nfds[8];
+	char *argv[] = {bin, "--config", cfgpath, NULL, NULL, NULL};
+	struct wd_gwconf c = *conf;
+	struct wd_buf yaml = WD_BUF_INIT;
+	int r, fd, null, high[9];
+	sigset_t none;
+	pid_t pid;
+
+	memset(gw, 0, sizeof(*gw));
+	if (nlisten < 0 || nlisten > (int)WD_ARRAY_SIZE(high))
+		return wd_err_set(err, -EINVAL, "%d listening sockets for the gateway", nlisten);
+	if (nlisten) {
+		snprintf(nfds, sizeof(nfds), "%d", nlisten);
+		argv[3] = "--listen-fds";
+		argv[4] = nfds;
+	}
+	r = run_gw_find_binary(bin, sizeof(bin));
+	if (r)
+		return wd_err_set(err, r,
+				  "warden-gateway not found next to warden nor in PATH "
+				  "(set WARDEN_GATEWAY_BIN, or pass --gateway SOCKET)");
+	if (snprintf(gw->socket, sizeof(gw->socket), "%s/gw.sock", dir) >= (int)sizeof(gw->socket))
+		return wd_err_set(err, -ENAMETOOLONG, "control socket path too long in %s", dir);
+	snprintf(c.control_path, sizeof(c.control_path), "%s", gw->socket);
+	snprintf(c.audit_path, sizeof(c.audit_path), "%s", audit_path);
+	snprintf(cfgpath, sizeof(cfgpath), "%s/gateway.yaml", dir);
+	snprintf(gw->log_path, sizeof(gw->log_path), "%s/gateway.log", dir);
+	r = policy_gwconf_render_yaml(&c, &yaml);
+	if (r) {
+		wd_buf_free(&yaml);
+		return wd_err_set(err, r, "rendering the gateway config: %s", strerror(-r));
+	}
+	fd = open(cfgpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	r = fd < 0 ? -errno : wd_write_all(fd, yaml.data, yaml.len);
+	if (fd >= 0)
+		close(fd);
+	wd_buf_free(&yaml);
+	if (r)
+		return wd_err_set(err, r, "writing %s: %s", cfgpath, strerror(-r));
+	fd = open(gw->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return wd_err_set(err, -errno, "creating %s: %s", gw->log_path, strerror(errno));
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0) {
+		r = -errno;
+		close(fd);
+		return wd_err_set(err, r, "opening /dev/null: %s", strerror(-r));
+	}
+	/* the sockets it adopts: above the range they are moved to (3..), so no dup2() below
+	 * overwrites one that is still to be moved */
+	for (int i = 0; i < nlisten; i++) {
+		high[i] = fcntl(listen[i], F_DUPFD_CLOEXEC, 64);
+		if (high[i] < 0) {
+			r = -errno;
+			while (i--)
+				close(high[i]);
+			close(null);
+			close(fd);
+			return wd_err_set(err, r, "duplicating the gateway's sockets: %s",
+					  strerror(-r));
+		}
+	}
+	sigemptyset(&none);
+	/* vfork: the launcher is large and the child only sets a few process attributes
+	 * (plain system calls, no memory written) before exec; a copy would cost more */
+	/* NOLINTBEGIN(clang-analyzer-unix.Vfork,clang-analyzer-security.insecureAPI.vfork) */
+	pid = vfork(); // cppcheck-suppress vforkCalled ; the reason is above
+	if (pid == 0) {
+		/* SIGKILL, not SIGTERM: a launcher that dies must not leave a gateway that
+		 * is slow to stop; its worker follows through its own PR_SET_PDEATHSIG */
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* its own process group: a terminal's ^C reaches the run, not the gateway */
+		setpgid(0, 0);
+		if (dup2(null, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(127);
+		for (int i = 0; i < nlisten; i++)
+			if (dup2(high[i], 3 + i) < 0) /* without FD_CLOEXEC: it is inherited */
+				_exit(127);
+		/* nothing the caller of `warden run` left open reaches the process that reads
+		 * the sandbox's bytes (ours are CLOEXEC; a kernel without close_range has them
+		 * closed at exec all the same) */
+		syscall(SYS_close_range, 3U + (unsigned)nlisten, ~0U, 0U);
+		execv(bin, argv);
+		_exit(127);
+	}
+	/* NOLINTEND(clang-analyzer-unix.Vfork,clang-analyzer-security.insecureAPI.vfork) */
+	r = pid < 0 ? -errno : 0;
+	close(null);
+	close(fd);
+	for (int i = 0; i < nlisten; i++)
+		close(high[i]);
+	if (r)
+		return wd_err_set(err, r, "vfork: %s", strerror(-r));
+	gw->pid = pid;
+	gw->embedded = true;
+	return 0;
+}
+
+int run_gw_wait(struct run_gw *gw, struct wd_err *err)
+{
+	char tail[512];
+	pid_t pid = gw->pid;
+	int status;
+
+	if (!gw->embedded || pid <= 0)
+		return wd_err_set(err, -ECHILD, "no embedded gateway was started");
+	/* ready = the control socket answers a request (the loop is running); polled often:
+	 * the launcher has nothing else to do meanwhile */
+	for (uint64_t end = wd_mono_ns() + 5000000000ull; wd_mono_ns() < end;) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			gw->pid = 0;
+			log_tail(gw->log_path, tail, sizeof(tail));
+			return wd_err_set(err, -ECHILD, "the embedded gateway exited at start: %s",
+					  tail[0] ? tail : "(no output)");
+		}
+		if (!run_gw_call_op(gw->socket, "stats", 200, NULL))
+			return 0;
+		nanosleep(&(struct timespec){0, 200000L}, NULL);
+	}
+	run_gw_stop(gw);
+	return wd_err_set(err, -ETIMEDOUT, "the embedded gateway did not answer on %s within 5 s",
+			  gw->socket);
+}
+
+int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
+		 const char *audit_path, struct wd_err *err)
+{
+	int r = run_gw_spawn(gw, dir, conf, audit_path, NULL, 0, err);
+
+	return r ? r : run_gw_wait(gw, err);
+}
+
+void run_gw_stop(struct run_gw *gw)
+{
+	int status, pfd;
+
+	if (!gw || !gw->embedded || gw->pid <= 0)
+		return;
+	kill(gw->pid, SIGTERM);
+	/* wait for its exit without polling (a pidfd is readable once it exited) */
+	pfd = (int)syscall(SYS_pidfd_open, gw->pid, 0);
+	if (pfd >= 0) {
+		struct pollfd p = {pfd, POLLIN, 0};
+
+		while (poll(&p, 1, 2000) < 0 && errno == EINTR)
+			;
+		close(pfd);
+		if (waitpid(gw->pid, &status, WNOHANG) == gw->pid) {
+			gw->pid = 0;
+			return;
+		}
+	}
+	for (int i = 0; pfd < 0 && i < 2000; i++) { /* no pidfd: poll every millisecond */
+		if (waitpid(gw->pid, &status, WNOHANG) == gw->pid) {
+			gw->pid = 0;
+			return;
+		}
+		sleep_ms(1);
+	}
+	kill(gw->pid, SIGKILL);
+	waitpid(gw->pid, &status, 0);
+	gw->pid = 0;
+}

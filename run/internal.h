@@ -1,0 +1,811 @@
+/* run_internal.h - internal to `warden run`: the run's state (struct run) and the stages that
+ * cmd_run.c calls in order, each in its own file (docs/run.md has the map):
+ *
+ *   run_policy.c     the gateway config, the program's user, the policy, the command
+ *   run_audit.c      run.start, limit.*, run.exit
+ *   run_network.c    netns + veth (leased from the pool, else made) and the nft elements
+ *   run_gwclient.c   which gateway, register, list, the run's counters, unregister
+ *   run_liveness.c   the end-to-end check: a DNS query from inside the run is answered
+ *   run_sandbox.c    the sandbox step: write grants made, the backend (run_sandbox.h) driven;
+ *                    bubblewrap is run_sandbox_bwrap.c, its parked child run_child.c
+ *   run_wait.c       the wait: signals forwarded, the timeout, RSS sampling
+ *   run_stdio.c      the stdio relay (not a terminal: pipes) and the MCP tool calls in flight
+ *   run_teardown.c   undoing the stages, in the foreground or in a detached child
+ *
+ * A stage returns 0, or the exit status of a failure (125) after run_fail() said which step
+ * failed, why and how to fix it; it never exits.
+ */
+#ifndef WARDEN_LAUNCHER_RUN_INTERNAL_H
+#define WARDEN_LAUNCHER_RUN_INTERNAL_H
+
+#include "run/run.h"
+#include "recorder/recorder.h"
+#include "run/sandbox.h"
+#include "run/stdio_relay.h"
+#include "audit/audit.h"
+#include "netns/netns.h"
+#include "nft/nft.h"
+#include "policy/policy.h"
+
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/**
+ * struct run_opts - the options of `warden run` (warden(1))
+ * @policy:		-p FILE, or NULL (the empty policy)
+ * @gateway:		--gateway SOCKET, or NULL
+ * @config:		--config GATEWAY.yaml, or NULL (the defaults)
+ * @audit:		--audit-log PATH, or NULL
+ * @sandbox_user:	--sandbox-user, or NULL
+ * @timeout_s:		--timeout, 0 when not given
+ * @mode:		--mode: "root", "rootless", "daemon", or NULL (root as root; as a user the
+ *			daemon when one answers, else rootless)
+ * @quiet:		-q
+ * @print_seccomp:	--print-seccomp
+ * @print_bwrap:	--print-bwrap
+ * @run_id:		--run-id ID (hidden: `warden mcp` names its runs), or NULL (a random id)
+ * @started_by:		--started-by mcp (hidden): recorded in the run's state and run.start
+ */
+struct run_opts {
+	const char *policy;
+	const char *gateway;
+	const char *config;
+	const char *audit;
+	const char *sandbox_user;
+	unsigned timeout_s;
+	const char *mode;
+	bool quiet;
+	bool print_seccomp;
+	bool print_bwrap;
+	const char *run_id;
+	const char *started_by;
+};
+
+/* How a run is built (warden(1) --mode). */
+enum run_mode {
+	RUN_MODE_ROOT,	   /* as root: netns + veth + the host's nft table */
+	RUN_MODE_ROOTLESS, /* as a user: a user + network namespace of its own (run_rootless.c) */
+	RUN_MODE_DAEMON,   /* as a user: that namespace plumbed by the daemon (run_daemon.c) */
+};
+
+struct run;
+
+/* The descriptors a rootless run's maker hands over (run_rootless.c), in this order. */
+enum {
+	RUN_ROOTLESS_USERNS,
+	RUN_ROOTLESS_NETNS,
+	RUN_ROOTLESS_PROBE,
+	RUN_ROOTLESS_NFLOG,
+	RUN_ROOTLESS_LISTEN,
+	RUN_ROOTLESS_NLISTEN = 8, /* transparent, proxy, DNS UDP, DNS TCP; IPv4, IPv6 each */
+	RUN_ROOTLESS_NFDS = RUN_ROOTLESS_LISTEN + RUN_ROOTLESS_NLISTEN,
+};
+
+/**
+ * struct run_rootless_plan - what the maker of a rootless run's namespaces builds
+ * @uid:	the caller's uid, mapped onto itself
+ * @gid:	the caller's gid, mapped onto itself
+ * @fc:		the run's own table (FW_MODE_RUN, run_rootless_fw_config())
+ * @addr:	the run's addresses (the gateway's at the host end)
+ * @bare:	daemon mode: only the namespaces and an unbound probe socket (no addresses, no
+ *		table, no gateway sockets: the daemon plumbs the network, the host's table
+ *		enforces); @fc and @addr unused
+ */
+struct run_rootless_plan {
+	uid_t uid;
+	gid_t gid;
+	struct fw_config fc;
+	struct netns_addrs addr;
+	bool bare;
+};
+
+/* The descriptors a bare maker (daemon mode) hands over: userns, netns, probe. */
+#define RUN_ROOTLESS_NBARE 3
+
+/**
+ * struct run_rootless - a rootless run's namespaces and sockets (-1 when absent)
+ * @userns_fd:	its user namespace
+ * @netns_fd:	its network namespace
+ * @probe_fd:	a UDP socket inside, bound to the program's IPv4 address (the liveness probe)
+ * @listen:	what the gateway gets: its listening sockets inside, at the gateway's addresses,
+ *		then the NFLOG socket bound to the table's group inside
+ * @addr:	the addresses
+ */
+struct run_rootless {
+	int userns_fd;
+	int netns_fd;
+	int probe_fd;
+	int listen[RUN_ROOTLESS_NLISTEN + 1];
+	struct netns_addrs addr;
+};
+
+/**
+ * run_rootless_scope_pick() - whether a rootless run's limits go into a systemd user scope:
+ * run_rootless_scope_usable() of the caller's $XDG_RUNTIME_DIR, RUN_SYSTEMD_RUN and
+ * /sys/fs/cgroup; sets r->scope. WARDEN_NO_SYSTEMD_SCOPE=1 keeps the fallback (to compare).
+ */
+void run_rootless_scope_pick(struct run *r);
+
+/**
+ * run_rootless_scope_prepare() - r->scope_argv (run_rootless_scope_argv() for the run's id and
+ * limits, running `env -i` ahead of the sandbox's command line) and r->scope_env
+ * Return: 0, or -ENOMEM.
+ */
+int run_rootless_scope_prepare(struct run *r);
+
+/** run_rootless_scope_free() - release what run_rootless_scope_prepare() made. */
+void run_rootless_scope_free(struct run *r);
+
+/** run_rootless_init() - mark every descriptor of @rl absent. */
+void run_rootless_init(struct run_rootless *rl);
+
+/**
+ * run_rootless_make() - a rootless run's user and network namespaces, made by a short-lived
+ * child (run_rootless.c's theory of operation): lo, addresses, routes, the run's own nft table
+ * (audited clean), the gateway's listening sockets and the probe's socket
+ * @rl:		filled in (run_rootless_close() releases it)
+ * @p:		what to build
+ * @err:	what failed (nf_nat missing, user namespaces refused, ...), with the fix
+ *
+ * Return: 0, or a negative errno (nothing is left: the namespaces die with the child).
+ */
+int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p,
+		      struct wd_err *err);
+
+/** run_rootless_close() - close what @rl holds (the namespaces go once nothing else holds them). */
+void run_rootless_close(struct run_rootless *rl);
+
+/**
+ * run_rootless_up() - the network stage of a rootless run: run_rootless_make() with the run's
+ * config and addresses; the addresses recorded as text (r->host4, r->host6, the state's)
+ * Return: 0, or 125 (said).
+ */
+int run_rootless_up(struct run *r);
+
+/*
+ * struct run - one run, from the options to the teardown. Each group of members belongs to the
+ * stage that fills it; later stages read them. A member that says a thing exists (rec_saved,
+ * fw_added, net.live, registered, ...) is what the teardown undoes.
+ */
+struct run {
+	struct run_opts o;
+	/* run_policy.c: the inputs */
+	struct wd_gwconf gwc;
+	struct wd_policy *pol;
+	char *policy_text;
+	size_t policy_len;
+	char policy_hash[72];
+	char policy_abs[PATH_MAX];
+	char **argv; /* argv[0] resolved */
+	char exe[PATH_MAX];
+	uid_t uid; /* the program's user (never 0) */
+	gid_t gid;
+	uid_t caller_uid; /* the person: the audit events' uid (SUDO_UID under sudo) */
+	const char *user;
+	gid_t groups[64];
+	int ngroups;
+	bool no_seccomp; /* WARDEN_UNSAFE_NO_SECCOMP=1: measurements only (docs/seccomp.md) */
+	/* `warden trace` (run_trace.h): the learning sandbox, what is measured; NULL for a run */
+	struct run_trace *trace;
+	/* cmd_run.c: the mode, where the run's state lives */
+	enum run_mode mode;
+	char runs_dir[256];   /* RUN_STATE_DIR, or the caller's own (run_rootless_dir()) */
+	char empty_file[256]; /* rootless: the caller's empty file for the sandbox's /proc */
+	/* cmd_run.c: the command line after `--`, identity, state record, signals */
+	int cmd_argc;
+	char **cmd_argv;
+	char id[16];
+	struct run_record rec;
+	bool rec_saved;
+	char state_dir[PATH_MAX];
+	int sigfd;
+	/* run_audit.c */
+	struct audit_log *log;
+	bool started; /* run.start written */
+	uint64_t t0;
+	char fail_reason[1200];
+	/* run_network.c */
+	struct netns_pool_config ncfg;
+	struct netns_run net;
+	char host4[INET_ADDRSTRLEN], host6[INET6_ADDRSTRLEN];
+	struct fw_config fcfg;
+	struct fw_conn *fw;
+	struct fw_run fr;
+	bool fw_added;
+	struct run_rootless rl; /* rootless: the namespaces and the sockets made inside */
+	unsigned pool_size;	/* ready networks to keep ($WARDEN_POOL) */
+	bool pooled;		/* the network came from the pool */
+	/* limits (cmd_run.c) */
+	enum limits_kind lkind;
+	struct limits lim;
+	/* rootless, where the user's systemd delegates cgroup v2 (run_rootless.c): the limits in a
+	 * `systemd-run --user --scope`, its command line ahead of the sandbox's and its
+	 * environment (the user manager's socket); scope_argv is NULL until the fork stage */
+	bool scope;
+	char **scope_argv;
+	char *scope_env[3];
+	/* run_gwclient.c */
+	struct run_gw gw;
+	bool gw_daemon; /* run_gwclient_pick() chose a daemon (else an embedded one was spawned) */
+	bool registered;
+	/* daemon mode: the connection the run was registered over, held for the run's life (its
+	 * end: the daemon is gone), -1: none */
+	int gw_hold;
+	char killed_by[200]; /* `warden kill` ended it: who, for run.exit ("" otherwise) */
+	/* daemon mode: what came on gw_hold and is not a whole line yet (run_daemon.c); the
+	 * event lines copied into the user's log, and those refused (not of this run, not an
+	 * event) */
+	struct wd_buf gw_in;
+	uint64_t gw_events, gw_events_bad;
+	bool gw_lost;	       /* the gateway died or forgot the run: its counts are incomplete */
+	char gw_lost_why[300]; /* ... and how, for run.exit */
+	/* run_sandbox.c */
+	char cwd[PATH_MAX]; /* the folder the program starts in */
+	struct sandbox_spec spec;
+	struct sandbox sb;
+	/* run_stdio.c: the stdio relay and the MCP tool calls in flight */
+	struct run_stdio io;
+	/* run_files.c: the file-access recorder (audit.files), NULL when off */
+	struct run_files *files;
+	/* warden trace: the run registers with "learn": true (run_gwclient.c, run_daemon.c): its
+	 * gateway allows any name on any port (the SSRF classes refused) and records what it
+	 * reached (run_gw_learned()) */
+	bool learn;
+};
+
+/**
+ * struct run_outcome - how the program ended, for run.exit and the limit events
+ * @wstatus:	bwrap's wait status
+ * @timed_out:	the timeout fired
+ * @rss_hit:	RSS sampling killed the run over the memory limit
+ * @rss_peak_kb: the largest RSS sampled, in KiB
+ * @status:	what `warden run` exits with (run_exit_status())
+ * @sig:	the signal that ended the program when known, else 0
+ * @gw_gone:	the gateway daemon went away during the run: it was ended, the status is 125
+ * @killed:	`warden kill` ended it (RUN_KILL_SIGVAL): the status is 128 + the signal
+ * @prog_ended:	the program's own process ended while the sandbox's init had not reaped it:
+ *		its wait status is @prog_wstatus (read from the zombie), and the run was ended
+ *		then (the init may be held stopped: a run ends when its program does)
+ * @prog_wstatus: that status (the run's, instead of bwrap's)
+ */
+struct run_outcome {
+	int wstatus;
+	bool prog_ended;
+	int prog_wstatus;
+	bool timed_out;
+	bool killed;
+	bool gw_gone;
+	bool rss_hit;
+	uint64_t rss_peak_kb;
+	int status;
+	int sig;
+};
+
+/**
+ * struct run_counts - what the gateway counted of a run (-1: unknown)
+ * @denied:	connections and queries denied
+ * @up:		bytes from the sandbox
+ * @down:	bytes to it
+ */
+struct run_counts {
+	int64_t denied;
+	int64_t up;
+	int64_t down;
+};
+
+/* ------------------------------------------------------------ cmd_run.c */
+
+/** run_usage() - the usage text of `warden run` on @f. */
+void run_usage(FILE *f);
+
+struct run_trace;
+
+/**
+ * run_main() - `warden run` with @argv, or `warden trace`'s run of it
+ * @argc:	number of arguments
+ * @argv:	`warden run`'s options and the command (argv[0] the verb's name)
+ * @trace:	NULL for `warden run`; else the trace this run is (run_trace.h)
+ *
+ * Return: the exit status (warden(1)).
+ */
+int run_main(int argc, char **argv, struct run_trace *trace);
+
+/**
+ * run_fail() - say "warden run: STEP: CAUSE" and a fix on stderr; remember it for run.exit
+ * @r:		the run
+ * @step:	the step that failed (docs/run.md's stage names)
+ * @fix:	one line telling the person what to do, or NULL
+ * @fmt:	the cause
+ *
+ * Return: RUN_EXIT_WARDEN (125).
+ */
+int run_fail(struct run *r, const char *step, const char *fix, const char *fmt, ...)
+    WD_PRINTF(4, 5);
+
+/** run_note() - a progress message on stderr ("warden run: ..."), unless -q. */
+void run_note(const struct run *r, const char *fmt, ...) WD_PRINTF(2, 3);
+
+/** run_stamp() - with WARDEN_TIMING=1, print how long it was since the last stamp. */
+void run_stamp(const char *stage);
+
+/**
+ * run_state_save() - write r->rec to the run's state folder (RUN_STATE_DIR/<id>/state)
+ * Return: 0, or a negative errno.
+ */
+int run_state_save(struct run *r);
+
+/* ------------------------------------------------------------ run_policy.c */
+
+/**
+ * run_config_load() - the gateway configuration (--config, else the defaults) and from it the
+ * nft table's and the run networks' configuration
+ * Return: 0, or 125 (said).
+ */
+int run_config_load(struct run *r);
+
+/**
+ * run_policy_load() - whom the program runs as, then the policy (-p, else the empty policy),
+ * validated against what no grant may expose, with its text and hash for the audit events
+ * Return: 0, or 125 (said).
+ */
+int run_policy_load(struct run *r);
+
+/**
+ * run_command_resolve() - the command (@argv, else the policy's `command`) with argv[0]
+ * resolved through $PATH; it must be visible inside the sandbox
+ * @r:		the run (r->argv, r->exe are set)
+ * @argc:	number of words after `--`
+ * @argv:	the words
+ *
+ * Return: 0; 125 no command; 126 not executable; 127 not found or not visible (said).
+ */
+int run_command_resolve(struct run *r, int argc, char **argv);
+
+/* ------------------------------------------------------------ run_audit.c */
+
+/**
+ * run_audit_start() - open the audit log and write "run.start" durably (nothing runs when it
+ * cannot be written)
+ * Return: 0, or 125 (said).
+ */
+int run_audit_start(struct run *r);
+
+/**
+ * run_audit_limits() - the limit events of an ended run (limit.memory, limit.pids,
+ * limit.time), said on stderr too for memory and time; sets @o->sig to SIGKILL when the memory
+ * limit killed the program
+ * @r:	the run
+ * @o:	how it ended
+ */
+void run_audit_limits(struct run *r, struct run_outcome *o);
+
+/**
+ * run_audit_exit() - write "run.exit" (nothing when run.start was not written)
+ * @r:		the run (its failure reason, the gateway's loss)
+ * @status:	the exit status
+ * @sig:	the signal that ended the program, or 0
+ * @c:		the gateway's counters (-1: unknown), or NULL (all unknown)
+ * @flags:	AUDIT_WRITE_DURABLE or 0
+ */
+void run_audit_exit(struct run *r, int status, int sig, const struct run_counts *c, unsigned flags);
+
+/**
+ * run_audit_kill() - write "run.kill": `warden kill` asked the launcher to end the run
+ * @r:		the run (r->killed_by is set: who asked)
+ * @uid:	the sender's uid, as the kernel reported it
+ * @pid:	the sender's pid
+ */
+void run_audit_kill(struct run *r, uid_t uid, pid_t pid);
+
+/**
+ * run_audit_sync() - fdatasync the audit log through the descriptor run.exit was written with
+ * (opening the path again could reach another file)
+ */
+void run_audit_sync(const struct run *r);
+
+/**
+ * run_audit_files() - the `file` events of an ended run: one per (operation, path) the
+ * recorder kept, with its count, and one summary of what it could not keep
+ * @r:	the run (its recorder stopped; nothing when it has none)
+ */
+void run_audit_files(struct run *r);
+
+/* ------------------------------------------------------------ run_network.c */
+
+/**
+ * run_network_up() - the run's network: a ready one leased from the pool, else one made now
+ * and its nft elements added (the table installed first when it is missing)
+ * Return: 0, or 125 (said).
+ */
+int run_network_up(struct run *r);
+
+/**
+ * run_network_facts() - the run's network is known (r->net): its addresses as text (r->host4,
+ * r->host6 and the state record's), its nft elements (r->fr: the interface, the sandbox
+ * addresses, and the veth's host side as the run's only gateway address per family) (pure)
+ */
+void run_network_facts(struct run *r);
+
+/**
+ * run_network_refresh() - add a pooled network's nft elements again (the table may have been
+ * replaced since it was made); once
+ * Return: 0, or 125 (said).
+ */
+int run_network_refresh(struct run *r);
+
+/**
+ * run_network_down() - delete the run's nft elements and destroy its network (what exists);
+ * failures are said on stderr
+ */
+void run_network_down(struct run *r);
+
+/* ------------------------------------------------------------ run_gwclient.c */
+
+/**
+ * run_gwclient_pick() - which gateway: --gateway, else the daemon if it answers, else an
+ * embedded one spawned now on the run's host-side addresses (run_gwclient_ready() waits)
+ * Return: 0, or 125 (said).
+ */
+int run_gwclient_pick(struct run *r);
+
+/**
+ * run_gwclient_ready() - wait until an embedded gateway answers (a daemon was asked already)
+ * Return: 0, or 125 (said).
+ */
+int run_gwclient_ready(struct run *r);
+
+/**
+ * run_gwclient_register() - register the run (id, interface, addresses, policy) with its
+ * gateway, recorded in the state first so that a crash still gets it unregistered
+ * Return: 0, or 125 (said).
+ */
+int run_gwclient_register(struct run *r);
+
+/** run_gwclient_lists() - whether the gateway's `list` names the run. */
+bool run_gwclient_lists(struct run *r);
+
+/**
+ * run_gwclient_counters() - the gateway's counters for the run; a gateway that no longer
+ * answers for a registered run sets r->gw_lost (run.exit says the counts are incomplete)
+ * @r:		the run
+ * @ret:	filled in; all -1 when unknown
+ */
+void run_gwclient_counters(struct run *r, struct run_counts *ret);
+
+struct json_t;
+
+/**
+ * run_gwclient_find() - look for run @id in the answer to `list` (pure)
+ * @ans:	the answer ({"ok": true, "runs": [{"id", "denied", "bytes_up", "bytes_down"}]})
+ * @id:		the run id
+ * @ret:	its counters when found (a missing one is 0); may be NULL
+ *
+ * Return: whether the answer lists the run.
+ */
+bool run_gwclient_find(const struct json_t *ans, const char *id, struct run_counts *ret);
+
+/**
+ * run_gw_learned() - what the run reached, as its gateway recorded it in learn mode (the
+ * control op `learned`; call it before run_gwclient_unregister())
+ * @r:		a run registered with @r->learn set
+ * @ret:	on success, the array of {"host", "port", "proto": "tls"|"http"|"raw"|"dns",
+ *		"count"[, "refused"]} (port 0 for dns); the caller json_decref()s it
+ *
+ * Entries past the gateway's 4,096 are not in the array; how many attempts they stand for
+ * is said on stderr (warden: ...) unless r->o.quiet.
+ *
+ * Return: 0; -ENOTCONN (the run is not registered); -EINVAL (not in learn mode, or an
+ * answer without the array); the errors of run_gw_call().
+ */
+int run_gw_learned(struct run *r, struct json_t **ret);
+
+/** run_gwclient_unregister() - unregister a registered run (a failure is said on stderr). */
+void run_gwclient_unregister(struct run *r);
+
+/**
+ * run_gwclient_died() - the embedded gateway ended during the run: record it for run.exit
+ * @r:	the run
+ * @st:	its wait status
+ */
+void run_gwclient_died(struct run *r, int st);
+
+/* ------------------------------------------------------------ run_daemon.c */
+
+/* what a user's run finds on the daemon's control socket (run_daemon_probe()) */
+enum run_daemon_found {
+	RUN_DAEMON_OK,	     /* a daemon answers and plumbs users' runs: daemon mode */
+	RUN_DAEMON_NONE,     /* no daemon there: no socket, or nobody listens on it */
+	RUN_DAEMON_DENIED,   /* a socket this user may not connect to (not in its group) */
+	RUN_DAEMON_NO_PLUMB, /* a gateway answers, but does not plumb runs (no --manage-nft) */
+	RUN_DAEMON_FAILED,   /* a daemon is there and refused, failed or did not answer in time */
+};
+
+/**
+ * run_daemon_probe() - what answers on @socket: its `stats`, asked once (1 s)
+ * @socket:	the control socket
+ * @why:	unless RUN_DAEMON_OK, why (the socket and the cause, or the daemon's own reason)
+ * @size:	size of @why
+ *
+ * Only RUN_DAEMON_NONE, RUN_DAEMON_DENIED and RUN_DAEMON_NO_PLUMB mean that there is no daemon
+ * for this user; RUN_DAEMON_FAILED means there is one that would not serve this run now.
+ *
+ * Return: what was found.
+ */
+enum run_daemon_found run_daemon_probe(const char *socket, char *why, size_t size);
+
+/**
+ * run_daemon_answers() - whether a gateway daemon answers on @socket and plumbs runs in users'
+ * namespaces (run_daemon_probe() found RUN_DAEMON_OK)
+ * @socket:	the control socket
+ * @why:	when it does not, why (for a forced --mode daemon's message)
+ * @size:	size of @why
+ */
+bool run_daemon_answers(const char *socket, char *why, size_t size);
+
+/**
+ * run_daemon_up() - the network stage of daemon mode: the run's user and network namespaces
+ * (a bare maker), sent to the daemon with `register` (the descriptor, the policy); the daemon's
+ * answer (interface, addresses, cgroup folders) recorded; the connection held in r->gw_hold
+ * Return: 0, or 125 (said).
+ */
+int run_daemon_up(struct run *r);
+
+/**
+ * run_daemon_facts() - the daemon's answer to a register with netns, into the run (pure but for
+ * @r): interface, addresses (r->host4, r->host6, the record's sandbox addresses), cgroup
+ * folders (r->lim: v1 memory/pids/cpu or one v2 folder)
+ * @r:		the run
+ * @ans:	the answer ({"ok": true, "if", "host_v4", "sandbox_v4", "host_v6", "sandbox_v6",
+ *		"cgroups": [...]})
+ * Return: 0, or -EBADMSG (a fact missing or malformed).
+ */
+int run_daemon_facts(struct run *r, const struct json_t *ans);
+
+/**
+ * run_daemon_events() - read what the daemon sent on the held connection (r->gw_hold) without
+ * waiting, and append each whole event line (`{"event":LINE}`: one of the run's audit lines,
+ * exactly as the daemon's log has it) to the user's log with audit_log_write()
+ * @r:		the run (its log, its id: a line of another run is refused and counted)
+ * @ret_answer:	NULL: any other line is refused and counted; else the first answer line (not an
+ *		event) stops the reading, malloc'd into *@ret_answer (the bytes after it stay)
+ *
+ * Return: 0 (nothing more to read now, or an answer came), -ECONNRESET when the daemon closed
+ * the connection, or another negative errno from recv().
+ */
+int run_daemon_events(struct run *r, char **ret_answer);
+
+/**
+ * run_daemon_unregister() - unregister the run on its held connection, copying the event
+ * lines that come before the answer into the user's log (every event the daemon wrote for the
+ * run before it unregistered it); waits at most @timeout_ms
+ * @r:		the run
+ * @why:	the error, for the caller's message
+ * @size:	room in @why
+ * Return: 0, or a negative errno (the daemon refused, went away, or did not answer in time).
+ */
+int run_daemon_unregister(struct run *r, int timeout_ms, char *why, size_t size);
+
+/**
+ * run_daemon_join() - daemon mode on cgroup v2: ask the daemon, on the held connection, to move
+ * the sandbox's first process @pid into the run's cgroup (cgroup_join; a user may not move a
+ * process across branches of the hierarchy, the common-ancestor rule), once @pid is in the
+ * run's network namespace (the daemon checks that, and that it is the caller's)
+ * @r:		the run (daemon mode, r->lim a v2 folder)
+ * @pid:	the launcher's child, before it is let go
+ * Return: 0, or 125 (said).
+ */
+int run_daemon_join(struct run *r, pid_t pid);
+
+/* ------------------------------------------------------------ run_liveness.c */
+
+/**
+ * run_liveness_check() - enforcement is live: the gateway lists the run, and a DNS query sent
+ * from inside the run's namespace is answered (a pooled network gets its nft elements again
+ * once if not)
+ * Return: 0, or 125 (said).
+ */
+int run_liveness_check(struct run *r);
+
+/* The DNS query of the check: HTTPS (type 65) for this reserved name, which the gateway answers
+ * empty without asking upstream or counting a denial, and audits as "run.liveness"
+ * (gateway/decide.h GW_LIVENESS_NAME; keep the two in step). */
+#define RUN_LIVENESS_NAME "warden-liveness.check.invalid"
+
+/**
+ * run_liveness_query() - the check's DNS query (pure: gateway/proto's dns_query_compose())
+ * @id:		the query id
+ * @out:	where to write it
+ * @size:	size of @out
+ *
+ * Return: its length, or -ENOSPC.
+ */
+int run_liveness_query(uint16_t id, uint8_t *out, size_t size);
+
+/**
+ * run_liveness_answers() - whether @ans (@len bytes) is a response to the query @q (pure)
+ */
+bool run_liveness_answers(const uint8_t *q, const uint8_t *ans, size_t len);
+
+/* ------------------------------------------------------------ run_sandbox.c */
+
+/** run_sandbox_allow() - the policy's sandbox.allow as sandbox/'s SANDBOX_ALLOW_* bits. */
+unsigned run_sandbox_allow(const struct wd_policy *p);
+
+/**
+ * run_sandbox_unsafe() - WARDEN_UNSAFE_NO_SECCOMP=1: the filter is left out (the benchmark's
+ * "without" column only; said on stderr even with -q, recorded in run.start)
+ */
+bool run_sandbox_unsafe(void);
+
+/**
+ * run_sandbox_print_seccomp() - `warden run --print-seccomp`: the policy's filter as text
+ * Return: 0, or 125 (said).
+ */
+int run_sandbox_print_seccomp(struct run *r);
+
+/**
+ * run_sandbox_print_bwrap() - `warden run --print-bwrap`: the sandbox backend's command line
+ * for this run as one shell line on stdout (its descriptors' contents in a new folder under
+ * $TMPDIR, said on stderr); nothing runs. After the config, policy, command and prerequisites.
+ * Return: 0, or 125 (said).
+ */
+int run_sandbox_print_bwrap(struct run *r);
+
+/** run_sandbox_init() - pick the sandbox backend (nothing is held yet). */
+void run_sandbox_init(struct run *r);
+
+/**
+ * run_sandbox_probe() - the prerequisites of the sandbox backend (its tool is there)
+ * Return: 0, or 125 (said).
+ */
+int run_sandbox_probe(struct run *r);
+
+/**
+ * run_sandbox_describe() - the backend's part of run.start's `isolation`
+ * @r:		the run
+ * @out:	where to write it
+ * @size:	size of @out
+ */
+void run_sandbox_describe(struct run *r, char *out, size_t size);
+
+/**
+ * run_sandbox_grants() - write grants that do not exist yet are made, owned by the program's
+ * user, never through a link
+ * Return: 0, or 125 (said).
+ */
+int run_sandbox_grants(struct run *r);
+
+/**
+ * run_sandbox_prepare() - everything the sandbox needs before the program may start, its
+ * process parked (run_sandbox_spawn() lets it go, run_sandbox_cancel() ends it)
+ * Return: 0, or 125 (said).
+ */
+int run_sandbox_prepare(struct run *r);
+
+/**
+ * run_sandbox_spawn() - the program starts; whether it could is known on return
+ * Return: 0, or 125 (said).
+ */
+int run_sandbox_spawn(struct run *r);
+
+/** run_sandbox_cancel() - a prepared sandbox that will not run: its process goes away. */
+void run_sandbox_cancel(struct run *r);
+
+/** run_sandbox_release() - free what the backend holds (after the wait, or a failure). */
+void run_sandbox_release(struct run *r);
+
+/** run_sandbox_pid() - the process whose end is the run's end (0 before it was prepared). */
+pid_t run_sandbox_pid(const struct run *r);
+
+/** run_sandbox_event_fd() - a descriptor the wait polls for the backend, or -1. */
+int run_sandbox_event_fd(const struct run *r);
+
+/**
+ * run_sandbox_event() - run_sandbox_event_fd() is readable: the backend reads it
+ * Return: true when the wait need not poll it any more.
+ */
+bool run_sandbox_event(struct run *r);
+
+/**
+ * run_sandbox_program() - the program's own process (struct sandbox_backend.program)
+ * @r:		the run
+ * @ret_pidfd:	on success, a pidfd of it
+ * @ret_procfd:	on success, its /proc folder
+ *
+ * Return: 0, -EAGAIN (not yet), or another negative errno (never).
+ */
+int run_sandbox_program(struct run *r, int *ret_pidfd, int *ret_procfd);
+
+/**
+ * run_sandbox_signal() - send @sig to a part of the sandbox (enum sandbox_target)
+ * @r:		the run
+ * @to:		which part
+ * @sig:	the signal
+ */
+void run_sandbox_signal(struct run *r, enum sandbox_target to, int sig);
+
+/* ------------------------------------------------------------ run_wait.c */
+
+/**
+ * run_wait() - wait for the program: signals forwarded, the timeout (SIGTERM to the tree,
+ * SIGKILL RUN_KILL_GRACE_MS later), RSS sampling when no cgroup limits memory, the embedded
+ * gateway's death noticed
+ * @r:	the run (its sandbox runs)
+ * @o:	zeroed on entry; wstatus, timed_out, rss_hit, rss_peak_kb are filled in
+ */
+void run_wait(struct run *r, struct run_outcome *o);
+
+/* ------------------------------------------------------------ run_teardown.c */
+
+/**
+ * run_teardown() - undo what the run made, in the foreground: unregister, cgroups, nft
+ * elements, network, the embedded gateway, the state folder
+ */
+void run_teardown(struct run *r);
+
+/**
+ * run_teardown_detached() - hand the teardown to a detached child that owns the run from now
+ * on, so that the caller gets the program's status at once
+ * Return: true when the child took over (nothing of the run is this process's any more), false
+ * when the caller must tear down itself.
+ */
+bool run_teardown_detached(struct run *r);
+
+/* ------------------------------------------------------------ run_stdio.c */
+
+/**
+ * run_stdio_plan() - whether stdio is relayed (r->io.want): stdin and stdout open, neither a
+ * terminal, WARDEN_STDIO_RELAY not "0"; else why not (r->io.why). First thing of a run.
+ */
+void run_stdio_plan(struct run *r);
+
+/**
+ * run_stdio_start_json() - run.start's `mcp`: {"relay": true}, or {"relay": false, "reason"}
+ * @r:		the run
+ * @out:	where to write it
+ * @size:	its size
+ * Return: @out.
+ */
+const char *run_stdio_start_json(const struct run *r, char *out, size_t size);
+
+/**
+ * run_stdio_setup() - the stage "stdio": when relayed, the program's stdin and stdout become
+ * pipes (at 0 and 1 for the sandbox's child to inherit), the client's kept by the relay
+ * Return: 0, or 125 (said).
+ */
+int run_stdio_setup(struct run *r);
+
+/** run_stdio_poll() - the relay's RUN_STDIO_NPOLL pollfds for the wait loop (-1: none now). */
+void run_stdio_poll(struct run *r, struct pollfd *p);
+
+/** run_stdio_io() - relay what run_stdio_poll()'s descriptors are ready for. */
+void run_stdio_io(struct run *r, const struct pollfd *p);
+
+/**
+ * run_stdio_drain() - the program ended: what it wrote reaches the client (at most 2 s
+ * without progress), then the client's stdout is closed
+ */
+void run_stdio_drain(struct run *r);
+
+/**
+ * run_stdio_finish() - the end of the relay: the calls still in flight end (the gateway is
+ * told, its answer has the denials per tool), r->io.exit_mcp for run.exit
+ */
+void run_stdio_finish(struct run *r);
+
+/** run_stdio_free() - release what the relay holds. */
+void run_stdio_free(struct run *r);
+
+/**
+ * run_audit_mcp() - the "run.mcp" event: attribution went off for the run, and why (the
+ * relay goes on)
+ * @r:		the run
+ * @reason:	why
+ */
+void run_audit_mcp(struct run *r, const char *reason);
+
+#endif /* WARDEN_LAUNCHER_RUN_INTERNAL_H */

@@ -1,0 +1,295 @@
+/* mcp_track.c - which MCP tool calls are in flight, from the newline-delimited JSON-RPC that
+ * `warden run`'s stdio relay (run_stdio.c) passes through (mcp_track.h). Pure: no I/O.
+ *
+ * Theory of operation. Each direction has its own line buffer. A line is complete at its '\n';
+ * it is parsed with jansson (a blank line is skipped). A JSON object is one message, a JSON
+ * array a batch of them. Client to server: `tools/call` with an id starts a call (replacing one
+ * with the same id), `notifications/cancelled` ends the call its params.requestId names. Server
+ * to client: a response (no method, an id, result or error) ends the call of that id. Ids are
+ * compared as compact JSON text, so 7 and "7" stay apart, as JSON-RPC says. Anything else is
+ * relayed without a look. What is not JSON-RPC turns attribution off for the run: its calls
+ * end, and the reason is kept for the one event the relay writes. */
+#include "run/mcp_track.h"
+#include "run/run.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void mcp_track_init(struct mcp_track *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (int d = 0; d < 2; d++)
+		t->line[d] = (struct wd_buf)WD_BUF_INIT;
+}
+
+static void call_free(struct mcp_call *c)
+{
+	free(c->key);
+	free(c->id_json);
+	memset(c, 0, sizeof(*c));
+}
+
+void mcp_track_free(struct mcp_track *t)
+{
+	for (unsigned i = 0; i < t->ncalls; i++)
+		call_free(&t->calls[i]);
+	t->ncalls = 0;
+	for (int d = 0; d < 2; d++)
+		wd_buf_free(&t->line[d]);
+}
+
+void mcp_track_stop(struct mcp_track *t, const char *why)
+{
+	if (!t->off)
+		snprintf(t->why, sizeof(t->why), "%s", why);
+	t->off = true;
+	for (unsigned i = 0; i < t->ncalls; i++)
+		call_free(&t->calls[i]);
+	t->ncalls = 0;
+	for (int d = 0; d < 2; d++)
+		wd_buf_free(&t->line[d]);
+}
+
+/* @s cut to at most @max bytes at a UTF-8 boundary (jansson's strings are valid UTF-8) */
+static void copy_cut(char *out, const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n > max) {
+		n = max;
+		while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
+static int find(const struct mcp_track *t, const char *key)
+{
+	for (unsigned i = 0; i < t->ncalls; i++)
+		if (!strcmp(t->calls[i].key, key))
+			return (int)i;
+	return -1;
+}
+
+static bool end_call(struct mcp_track *t, const json_t *id)
+{
+	char *key = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+	int i = key ? find(t, key) : -1;
+
+	free(key);
+	if (i < 0)
+		return false;
+	call_free(&t->calls[i]);
+	memmove(&t->calls[i], &t->calls[i + 1],
+		(t->ncalls - (unsigned)i - 1) * sizeof(t->calls[0]));
+	t->ncalls--;
+	memset(&t->calls[t->ncalls], 0, sizeof(t->calls[0]));
+	return true;
+}
+
+static void count_tool(struct mcp_track *t, const char *name)
+{
+	unsigned i;
+
+	t->total++;
+	for (i = 0; i < t->ntools; i++)
+		if (!strcmp(t->tools[i].name, name))
+			break;
+	if (i == t->ntools) {
+		if (t->ntools == MCP_TRACK_TOOLS - 1 && strcmp(name, MCP_TRACK_OTHER))
+			name = MCP_TRACK_OTHER; /* the last slot counts all the others */
+		for (i = 0; i < t->ntools; i++)
+			if (!strcmp(t->tools[i].name, name))
+				break;
+		if (i == t->ntools)
+			copy_cut(t->tools[t->ntools++].name, name, MCP_TRACK_NAME_MAX);
+	}
+	t->tools[i].calls++;
+}
+
+/* a tools/call with @id: in flight until its response */
+static bool start_call(struct mcp_track *t, const json_t *id, const json_t *params)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	json_t *args = json_object_get(params, "arguments");
+	char *key, *canon, hex[72];
+	struct mcp_call *c;
+
+	key = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (!key)
+		return false;
+	if (find(t, key) >= 0)
+		end_call(t, id); /* an id used again: the newer request is the one in flight */
+	if (t->ncalls == MCP_TRACK_CALLS) {
+		free(key);
+		mcp_track_stop(t, "more than 64 MCP tool calls in flight at once");
+		return true;
+	}
+	canon =
+	    json_dumps(args ? args : json_null(), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	c = &t->calls[t->ncalls];
+	c->key = key;
+	c->id_json = malloc(MCP_TRACK_NAME_MAX + 1);
+	if (!canon || !c->id_json) {
+		free(canon);
+		call_free(c);
+		mcp_track_stop(t, "out of memory");
+		return true;
+	}
+	copy_cut(c->id_json, key, MCP_TRACK_NAME_MAX);
+	copy_cut(c->tool, name ? name : "", MCP_TRACK_NAME_MAX);
+	run_sha256_hex(canon, strlen(canon), hex);
+	memcpy(c->args_sha256, hex + 7, 65);
+	free(canon);
+	t->ncalls++;
+	count_tool(t, c->tool);
+	return true;
+}
+
+/* one message; true when the calls in flight changed */
+static bool message(struct mcp_track *t, enum mcp_dir d, const json_t *m)
+{
+	const char *method = json_string_value(json_object_get(m, "method"));
+	json_t *id = json_object_get(m, "id");
+	json_t *params = json_object_get(m, "params");
+	bool id_ok = json_is_string(id) || json_is_integer(id);
+
+	if (d == MCP_C2S && method && !strcmp(method, "tools/call") && id_ok)
+		return start_call(t, id, params);
+	if (d == MCP_C2S && method && !strcmp(method, "notifications/cancelled")) {
+		json_t *rid = json_object_get(params, "requestId");
+
+		return (json_is_string(rid) || json_is_integer(rid)) && end_call(t, rid);
+	}
+	if (d == MCP_S2C && !method && id_ok &&
+	    (json_object_get(m, "result") || json_object_get(m, "error")))
+		return end_call(t, id);
+	return false;
+}
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+/* a complete line; true when the calls in flight changed */
+static bool line_done(struct mcp_track *t, enum mcp_dir d, const char *s, size_t n)
+{
+	const char *who = d == MCP_C2S ? "the client" : "the server";
+	char why[256];
+	json_t *j, *m;
+	bool changed = false;
+	size_t i;
+
+	t->lineno[d]++;
+	if (blank(s, n))
+		return false;
+	j = json_loadb(s, n, JSON_DECODE_ANY, NULL);
+	if (!j || !(json_is_object(j) || json_is_array(j))) {
+		snprintf(why, sizeof(why), "line %llu from %s is not %s",
+			 (unsigned long long)t->lineno[d], who,
+			 j ? "a JSON-RPC message (neither an object nor a batch)" : "JSON");
+		json_decref(j);
+		changed = t->ncalls > 0;
+		mcp_track_stop(t, why);
+		return changed;
+	}
+	if (json_is_object(j))
+		changed = message(t, d, j);
+	else
+		json_array_foreach(j, i, m)
+		{
+			if (json_is_object(m) && !t->off)
+				changed |= message(t, d, m);
+		}
+	json_decref(j);
+	return changed;
+}
+
+size_t mcp_track_feed(struct mcp_track *t, enum mcp_dir d, const char *buf, size_t len,
+		      bool *changed)
+{
+	struct wd_buf *lb = &t->line[d];
+	const char *nl;
+	size_t take, used = 0;
+
+	*changed = false;
+	while (used < len && !t->off) {
+		nl = memchr(buf + used, '\n', len - used);
+		take = nl ? (size_t)(nl - (buf + used)) : len - used;
+		if (lb->len + take > MCP_TRACK_LINE_MAX) {
+			char why[128];
+
+			snprintf(why, sizeof(why), "a line from %s is longer than %u MiB",
+				 d == MCP_C2S ? "the client" : "the server",
+				 MCP_TRACK_LINE_MAX >> 20);
+			*changed = t->ncalls > 0;
+			mcp_track_stop(t, why);
+			return nl ? used + take + 1 : len;
+		}
+		if (wd_buf_append(lb, buf + used, take)) {
+			*changed = t->ncalls > 0;
+			mcp_track_stop(t, "out of memory");
+			return len;
+		}
+		used += take;
+		if (!nl)
+			break;
+		used++; /* the newline */
+		*changed = line_done(t, d, lb->data ? lb->data : "", lb->len);
+		if (!t->off)
+			lb->len = 0;
+		if (*changed)
+			return used;
+	}
+	return len;
+}
+
+json_t *mcp_track_calls_json(const struct mcp_track *t)
+{
+	json_t *a = json_array();
+
+	for (unsigned i = 0; a && i < t->ncalls; i++) {
+		const struct mcp_call *c = &t->calls[i];
+		json_t *id = json_loads(c->key, JSON_DECODE_ANY, NULL);
+
+		if (!id || strlen(c->key) > MCP_TRACK_NAME_MAX) {
+			json_decref(id);
+			id = json_string(c->id_json);
+		}
+		if (json_array_append_new(a,
+					  json_pack("{s:s, s:o, s:s}", "tool", c->tool, "call_id",
+						    id, "args_sha256", c->args_sha256))) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+json_t *mcp_track_exit_json(const struct mcp_track *t, const json_t *denials)
+{
+	json_t *tools = json_object(), *j;
+
+	for (unsigned i = 0; tools && i < t->ntools; i++) {
+		json_int_t den = json_integer_value(json_object_get(denials, t->tools[i].name));
+
+		json_object_set_new(tools, t->tools[i].name,
+				    json_pack("{s:I, s:I}", "calls", (json_int_t)t->tools[i].calls,
+					      "denials", den));
+	}
+	j = json_pack("{s:I, s:o}", "calls_total", (json_int_t)t->total, "tools", tools);
+	if (j && t->off) {
+		char off[300];
+
+		snprintf(off, sizeof(off), "off: %s", t->why);
+		json_object_set_new(j, "attribution", json_string(off));
+	}
+	return j;
+}

@@ -1,0 +1,626 @@
+/* run_rootless.c - the network of a rootless run (`warden run --mode rootless`): a user
+ * namespace and a network namespace of the caller's own, made without any privilege.
+ *
+ * Theory of operation (docs/run.md "Rootless mode"). A short-lived child (the "maker")
+ * unshares a user and a network namespace, maps the caller's uid and gid onto themselves
+ * (so it holds every capability over the new namespaces, and over nothing else), and in
+ * the new network namespace:
+ *
+ *   net       lo up; the gateway's and the program's addresses (slot 0 of the pools) on lo;
+ *             default routes via lo from the program's addresses     (netns_rootless_up())
+ *   nft       the run's own table (FW_MODE_RUN: every TCP connection and DNS query DNATed
+ *             to the gateway's address, the gateway's ports there, loopback; everything else
+ *             dropped and logged), installed and audited clean       (nft/)
+ *   sockets   the gateway's listening sockets (transparent, proxy, DNS over UDP and TCP,
+ *             IPv4 and IPv6) bound to the gateway's address, the liveness probe's UDP
+ *             socket bound to the program's IPv4 address, and the NFLOG socket of the
+ *             table's group (what it drops, for the gateway's audit log)
+ *   hand-off  those sockets and the two namespaces' descriptors sent to the launcher
+ *             (SCM_RIGHTS), then the maker exits
+ *
+ * The namespaces live as long as something holds them: the launcher's descriptors, the
+ * embedded gateway's listening sockets, the sandbox. Nothing of a rootless run exists on the
+ * host: no veth, no host nft table, no mount; when the launcher dies (even SIGKILL) its
+ * gateway and sandbox die with it (PR_SET_PDEATHSIG) and the kernel frees the namespaces.
+ */
+#include "run/internal.h"
+#include "plumb/plumb.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_log.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int run_rootless_fw_config(const struct wd_gwconf *g, struct fw_config *fc,
+			   struct netns_addrs *ret_addrs)
+{
+	struct netns_pool_config nc;
+	struct netns_addrs a;
+
+	if (run_netns_config(g, &nc) || netns_slot_addrs(&nc, 0, &a))
+		return -EINVAL;
+	plumb_fw_config(g, fc);
+	fw_config_rootless(fc, &a.host4, &a.host6);
+	if (ret_addrs)
+		*ret_addrs = a;
+	return 0;
+}
+
+/* What the maker says besides its descriptors. */
+struct maker_msg {
+	int err; /* 0, or a positive errno */
+	int nfds;
+	char msg[sizeof(((struct wd_err *)0)->msg)];
+};
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = wd_write_all(fd, text, strlen(text));
+	close(fd);
+	return ret;
+}
+
+/* The caller's uid and gid mapped onto themselves: the maker holds every capability over the
+ * new namespaces, and the program's files stay the caller's. */
+static int map_ids(uid_t uid, gid_t gid, struct wd_err *err)
+{
+	char line[64];
+	int ret = write_file("/proc/self/setgroups", "deny");
+
+	if (!ret) {
+		snprintf(line, sizeof(line), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+		ret = write_file("/proc/self/uid_map", line);
+	}
+	if (!ret) {
+		snprintf(line, sizeof(line), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+		ret = write_file("/proc/self/gid_map", line);
+	}
+	if (ret)
+		return wd_err_set(err, ret,
+				  "mapping uid %u and gid %u in the run's user namespace: %s",
+				  (unsigned)uid, (unsigned)gid, strerror(-ret));
+	return 0;
+}
+
+/* One socket bound at @a:@port (@type), listening when a stream: CLOEXEC, blocking (the gateway
+ * makes it non-blocking and tunes it). Return: the descriptor, or a negative errno. */
+static int bound_socket(int family, const void *a, uint16_t port, int type, struct wd_err *err)
+{
+	struct sockaddr_storage ss = {0};
+	socklen_t sl;
+	int fd = socket(family, type | SOCK_CLOEXEC, 0), one = 1, ret;
+	char s[INET6_ADDRSTRLEN];
+
+	if (fd < 0)
+		return wd_err_set(err, -errno, "socket: %s", strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		memcpy(&s4->sin_addr, a, 4);
+		sl = sizeof(*s4);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		/* the gateway's IPv6 address is a local route, not an address of lo */
+		setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof(one));
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		memcpy(&s6->sin6_addr, a, 16);
+		sl = sizeof(*s6);
+	}
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 4096) < 0)) {
+		ret = -errno;
+		close(fd);
+		return wd_err_set(err, ret, "binding %s port %u in the run's namespace: %s",
+				  inet_ntop(family, a, s, sizeof(s)) ? s : "?", port,
+				  strerror(-ret));
+	}
+	return fd;
+}
+
+/* The run's table, installed and audited clean. */
+static int table_up(const struct fw_config *fc, struct wd_err *err)
+{
+	struct fw_audit_report rep = {0};
+	int ret = fw_install(fc, err);
+
+	if (ret == -EOPNOTSUPP || ret == -ENOENT || ret == -EAFNOSUPPORT)
+		return wd_err_set(
+		    err, ret,
+		    "the kernel refuses a NAT chain in the run's namespace (%s): nf_nat "
+		    "is not loaded. fix: as root, once: modprobe nf_nat (and add "
+		    "nf_nat to /etc/modules-load.d/warden.conf)",
+		    strerror(-ret));
+	run_stamp("ns.nft");
+	if (ret)
+		return ret;
+	ret = fw_audit(fc, &rep, err);
+	if (!ret && rep.violations) {
+		size_t i = 0;
+
+		while (i < rep.n && rep.items[i].level != FW_VIOLATION)
+			i++;
+		ret = wd_err_set(err, -EPROTO, "the run's nft table does not audit clean: %s: %s",
+				 i < rep.n ? rep.items[i].object : "?",
+				 i < rep.n ? rep.items[i].msg : "?");
+	}
+	fw_audit_report_free(&rep);
+	return ret;
+}
+
+/* One NFULNL_MSG_CONFIG request for @group with one attribute, and its ack (packets of the
+ * group that arrive meanwhile are skipped). Return: 0, or a negative errno. */
+static int nflog_config(int fd, uint16_t group, uint32_t seq, uint16_t type, const void *a,
+			size_t alen)
+{
+	char req[256], ans[8192];
+	struct nlmsghdr *h = mnl_nlmsg_put_header(req);
+	struct nfgenmsg *g;
+
+	h->nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG;
+	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	h->nlmsg_seq = seq;
+	g = mnl_nlmsg_put_extra_header(h, sizeof(*g));
+	g->nfgen_family = AF_UNSPEC;
+	g->version = NFNETLINK_V0;
+	g->res_id = htons(group);
+	mnl_attr_put(h, type, alen, a);
+	if (send(fd, h, h->nlmsg_len, 0) != (ssize_t)h->nlmsg_len)
+		return -errno;
+	for (int tries = 0; tries < 64; tries++) {
+		ssize_t n = recv(fd, ans, sizeof(ans), 0);
+		const struct nlmsghdr *r = (const struct nlmsghdr *)ans;
+		int left = (int)n;
+
+		if (n < 0)
+			return -errno;
+		for (; mnl_nlmsg_ok(r, left); r = mnl_nlmsg_next(r, &left))
+			if (r->nlmsg_type == NLMSG_ERROR && r->nlmsg_seq == seq &&
+			    r->nlmsg_len >= NLMSG_HDRLEN + sizeof(int))
+				return ((const struct nlmsgerr *)mnl_nlmsg_get_payload(r))->error;
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * The run's NFLOG group, bound inside its namespace (binding needs CAP_NET_ADMIN there, which
+ * only the maker has), for the gateway to read what the run's table drops: the settings of the
+ * gateway's own socket (gateway/nflog.c gw_nflog_open(): keep them in step), every packet at
+ * once, its first 128 bytes. Return: the descriptor, or a negative errno.
+ */
+static int nflog_socket(uint16_t group, struct wd_err *err)
+{
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
+	struct nfulnl_msg_config_cmd cmd = {.command = NFULNL_CFG_CMD_BIND};
+	struct nfulnl_msg_config_mode mode = {.copy_range = htonl(128),
+					      .copy_mode = NFULNL_COPY_PACKET};
+	uint32_t one = htonl(1);
+	struct timeval tv = {.tv_sec = 2};
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER), ret,
+	    buf = 16 << 20;
+
+	if (fd < 0)
+		return wd_err_set(err, -errno, "NFLOG socket in the run's namespace: %s",
+				  strerror(errno));
+	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	ret = ret ? ret : nflog_config(fd, group, 1, NFULA_CFG_CMD, &cmd, sizeof(cmd));
+	ret = ret ? ret : nflog_config(fd, group, 2, NFULA_CFG_MODE, &mode, sizeof(mode));
+	ret = ret ? ret : nflog_config(fd, group, 3, NFULA_CFG_QTHRESH, &one, sizeof(one));
+	ret = ret ? ret : nflog_config(fd, group, 4, NFULA_CFG_TIMEOUT, &one, sizeof(one));
+	if (ret) {
+		close(fd);
+		return wd_err_set(err, ret, "binding NFLOG group %u in the run's namespace: %s",
+				  group, strerror(-ret));
+	}
+	tv.tv_sec = 0;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* The maker: the stages of the theory of operation, then its descriptors sent on @sock. */
+static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
+{
+	struct maker_msg m = {0};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * RUN_ROOTLESS_NFDS)];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = {&m, sizeof(m)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	const struct netns_addrs *a = &p->addr;
+	const struct {
+		int family;
+		const void *addr;
+		uint16_t port;
+		int type;
+	} socks[RUN_ROOTLESS_NLISTEN] = {
+	    {AF_INET, &a->host4, p->fc.port_transparent, SOCK_STREAM},
+	    {AF_INET6, &a->host6, p->fc.port_transparent, SOCK_STREAM},
+	    {AF_INET, &a->host4, p->fc.port_proxy, SOCK_STREAM},
+	    {AF_INET6, &a->host6, p->fc.port_proxy, SOCK_STREAM},
+	    {AF_INET, &a->host4, p->fc.port_dns, SOCK_DGRAM},
+	    {AF_INET6, &a->host6, p->fc.port_dns, SOCK_DGRAM},
+	    {AF_INET, &a->host4, p->fc.port_dns, SOCK_STREAM},
+	    {AF_INET6, &a->host6, p->fc.port_dns, SOCK_STREAM},
+	};
+	int fds[RUN_ROOTLESS_NFDS], ret = 0;
+	struct wd_err err;
+	struct cmsghdr *cm;
+
+	wd_err_clear(&err);
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) {
+		ret = wd_err_set(
+		    &err, -errno,
+		    "creating a user and a network namespace: %s (`warden doctor` checks "
+		    "unprivileged user namespaces)",
+		    strerror(errno));
+		goto out;
+	}
+	/* WARDEN_TIMING: the network stage's parts (the fork counts into the first) */
+	run_stamp("ns.unshare");
+	ret = map_ids(p->uid, p->gid, &err);
+	if (!ret && !p->bare)
+		ret = netns_rootless_up(a, &err);
+	run_stamp("ns.up");
+	if (!ret && !p->bare)
+		ret = table_up(&p->fc, &err);
+	run_stamp("ns.audit");
+	if (ret)
+		goto out;
+	fds[RUN_ROOTLESS_USERNS] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	fds[RUN_ROOTLESS_NETNS] = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (fds[RUN_ROOTLESS_USERNS] < 0 || fds[RUN_ROOTLESS_NETNS] < 0) {
+		ret = wd_err_set(&err, -errno, "opening the run's namespaces: %s", strerror(errno));
+		goto out;
+	}
+	/* the liveness probe asks from the program's own address, as the program would (bare:
+	 * the address the daemon will give it, chosen by the route when the probe sends) */
+	if (p->bare) {
+		fds[RUN_ROOTLESS_PROBE] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fds[RUN_ROOTLESS_PROBE] < 0)
+			wd_err_set(&err, -errno, "socket: %s", strerror(errno));
+	} else {
+		fds[RUN_ROOTLESS_PROBE] = bound_socket(AF_INET, &a->sbx4, 0, SOCK_DGRAM, &err);
+	}
+	ret = fds[RUN_ROOTLESS_PROBE] < 0 ? fds[RUN_ROOTLESS_PROBE] : 0;
+	for (int i = 0; !ret && !p->bare && i < RUN_ROOTLESS_NLISTEN; i++) {
+		fds[RUN_ROOTLESS_LISTEN + i] = bound_socket(socks[i].family, socks[i].addr,
+							    socks[i].port, socks[i].type, &err);
+		ret = fds[RUN_ROOTLESS_LISTEN + i] < 0 ? fds[RUN_ROOTLESS_LISTEN + i] : 0;
+	}
+	if (!ret && !p->bare) {
+		fds[RUN_ROOTLESS_NFLOG] = nflog_socket(p->fc.nflog_group, &err);
+		ret = fds[RUN_ROOTLESS_NFLOG] < 0 ? fds[RUN_ROOTLESS_NFLOG] : 0;
+	}
+	run_stamp("ns.sockets");
+	if (ret)
+		goto out;
+	m.nfds = p->bare ? RUN_ROOTLESS_NBARE : RUN_ROOTLESS_NFDS;
+	memset(&cbuf, 0, sizeof(cbuf));
+	mh.msg_control = cbuf.buf;
+	mh.msg_controllen = sizeof(cbuf.buf);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)m.nfds);
+	mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)m.nfds);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)m.nfds);
+out:
+	m.err = -ret;
+	if (ret) {
+		const char *t = err.msg[0] ? err.msg : strerror(-ret);
+		size_t l = strnlen(t, sizeof(m.msg) - 1);
+
+		memcpy(m.msg, t, l);
+		m.msg[l] = '\0';
+	}
+	_exit(sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(m) && !ret ? 0 : 1);
+}
+
+void run_rootless_init(struct run_rootless *rl)
+{
+	rl->userns_fd = rl->netns_fd = rl->probe_fd = -1;
+	for (int i = 0; i <= RUN_ROOTLESS_NLISTEN; i++)
+		rl->listen[i] = -1;
+}
+
+void run_rootless_close(struct run_rootless *rl)
+{
+	wd_closep(&rl->userns_fd);
+	wd_closep(&rl->netns_fd);
+	wd_closep(&rl->probe_fd);
+	for (int i = 0; i <= RUN_ROOTLESS_NLISTEN; i++)
+		wd_closep(&rl->listen[i]);
+}
+
+int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p,
+		      struct wd_err *err)
+{
+	struct maker_msg m = {0};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * RUN_ROOTLESS_NFDS)];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = {&m, sizeof(m)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf.buf,
+			    .msg_controllen = sizeof(cbuf.buf)};
+	struct timeval tv = {.tv_sec = 10};
+	int sp[2], st, fds[RUN_ROOTLESS_NFDS], ret,
+	    want = p->bare ? RUN_ROOTLESS_NBARE : RUN_ROOTLESS_NFDS;
+	struct cmsghdr *cm;
+	ssize_t n;
+	pid_t pid;
+
+	run_rootless_init(rl);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return wd_err_set(err, -errno, "socketpair: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		close(sp[0]);
+		close(sp[1]);
+		return wd_err_set(err, ret, "fork: %s", strerror(-ret));
+	}
+	if (pid == 0) {
+		close(sp[0]);
+		maker(sp[1], p);
+	}
+	close(sp[1]);
+	setsockopt(sp[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	do
+		n = recvmsg(sp[0], &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	ret = n < 0 ? -errno : 0;
+	close(sp[0]);
+	if (n < 0)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+	if (n == (ssize_t)sizeof(m) && !m.err && cm && cm->cmsg_level == SOL_SOCKET &&
+	    cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int) * (size_t)want) &&
+	    m.nfds == want && !(mh.msg_flags & MSG_CTRUNC)) {
+		memcpy(fds, CMSG_DATA(cm), sizeof(int) * (size_t)want);
+		rl->userns_fd = fds[RUN_ROOTLESS_USERNS];
+		rl->netns_fd = fds[RUN_ROOTLESS_NETNS];
+		rl->probe_fd = fds[RUN_ROOTLESS_PROBE];
+		for (int i = 0; !p->bare && i < RUN_ROOTLESS_NLISTEN; i++)
+			rl->listen[i] = fds[RUN_ROOTLESS_LISTEN + i];
+		if (!p->bare)
+			rl->listen[RUN_ROOTLESS_NLISTEN] = fds[RUN_ROOTLESS_NFLOG];
+		rl->addr = p->addr;
+		return 0;
+	}
+	/* descriptors that came with a malformed message are closed */
+	if (cm && cm->cmsg_type == SCM_RIGHTS)
+		for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++)
+			close(((int *)CMSG_DATA(cm))[i]);
+	if (n == (ssize_t)sizeof(m) && m.err) {
+		m.msg[sizeof(m.msg) - 1] = '\0';
+		return wd_err_set(err, -m.err, "%s", m.msg);
+	}
+	return wd_err_set(
+	    err, ret ? ret : -EPROTO, "the namespace maker %s without saying why (%s)",
+	    WIFSIGNALED(st) ? "was killed" : "exited", ret ? strerror(-ret) : "no message");
+}
+
+/* @d: a folder of the caller's that nobody else may write, made (0700) when missing. */
+static int private_dir(const char *d, struct wd_err *err)
+{
+	struct stat st;
+
+	if (mkdir(d, 0700) < 0 && errno != EEXIST)
+		return wd_err_set(err, -errno, "cannot create %s: %s", d, strerror(errno));
+	if (lstat(d, &st) < 0)
+		return wd_err_set(err, -errno, "%s: %s", d, strerror(errno));
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022))
+		return wd_err_set(err, -EPERM,
+				  "%s is not a folder of uid %u's that only it may write: remove "
+				  "it (someone may have planted it) and run again",
+				  d, (unsigned)getuid());
+	return 0;
+}
+
+int run_rootless_dir_path(char *out, size_t size)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	int ret;
+
+	if (xdg && xdg[0] == '/' && !lstat(xdg, &st) && S_ISDIR(st.st_mode) &&
+	    st.st_uid == getuid() && !(st.st_mode & 077))
+		ret = snprintf(out, size, "%s/warden", xdg);
+	else
+		ret = snprintf(out, size, "/tmp/warden-%u", (unsigned)getuid());
+	return ret < 0 || (size_t)ret >= size ? -ENAMETOOLONG : 0;
+}
+
+int run_rootless_dir(char *out, size_t size, struct wd_err *err)
+{
+	char runs[PATH_MAX];
+	int ret;
+
+	if (run_rootless_dir_path(out, size))
+		return wd_err_set(err, -ENAMETOOLONG, "the run state folder's path is too long");
+	ret = private_dir(out, err);
+	if (ret)
+		return ret;
+	if (snprintf(runs, sizeof(runs), "%s/runs", out) >= (int)sizeof(runs))
+		return wd_err_set(err, -ENAMETOOLONG, "the run state folder's path is too long");
+	return private_dir(runs, err);
+}
+
+int run_rootless_up(struct run *r)
+{
+	struct run_rootless_plan p = {.uid = getuid(), .gid = getgid()};
+	struct wd_err err;
+	int ret;
+
+	if (run_rootless_fw_config(&r->gwc, &p.fc, &p.addr))
+		return run_fail(r, "network", "correct pools.runs_v4 / runs_v6",
+				"bad run pool %s or %s", r->gwc.pool_v4, r->gwc.pool_v6);
+	r->fcfg = p.fc;
+	wd_err_clear(&err);
+	ret = run_rootless_make(&r->rl, &p, &err);
+	if (ret)
+		return run_fail(r, "network", "`warden doctor` checks what a rootless run needs",
+				"%s", err.msg[0] ? err.msg : strerror(-ret));
+	r->net.netns_fd = r->rl.netns_fd;
+	snprintf(r->net.ifname, sizeof(r->net.ifname), "lo");
+	inet_ntop(AF_INET, &p.addr.host4, r->host4, sizeof(r->host4));
+	inet_ntop(AF_INET6, &p.addr.host6, r->host6, sizeof(r->host6));
+	inet_ntop(AF_INET, &p.addr.sbx4, r->rec.sbx4, sizeof(r->rec.sbx4));
+	inet_ntop(AF_INET6, &p.addr.sbx6, r->rec.sbx6, sizeof(r->rec.sbx6));
+	/* no interface and no table in the record: nothing of the run's network is on the host
+	 * for `warden gc` to remove */
+	run_state_save(r);
+	run_note(r, "network: a user and network namespace of uid %u's own (rootless)",
+		 (unsigned)p.uid);
+	return 0;
+}
+
+/* Appends a copy of @s to @v (@n used, room for it and the NULL checked by the caller). */
+static int push_dup(char **v, size_t *n, const char *s)
+{
+	v[*n] = strdup(s);
+	return v[*n] ? (int)++*n : -ENOMEM;
+}
+
+char **run_rootless_scope_argv(const char *id, const struct policy_limits *lim, char *const *cmd)
+{
+	char buf[96];
+	size_t n = 0, ncmd = 0;
+	char **v;
+	int r = 0;
+
+	while (cmd[ncmd])
+		ncmd++;
+	v = calloc(16 + ncmd + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	static const char *const head[] = {"systemd-run", "--user", "--scope", "--quiet",
+					   "--collect"};
+	for (size_t i = 0; r >= 0 && i < WD_ARRAY_SIZE(head); i++)
+		r = push_dup(v, &n, head[i]);
+	snprintf(buf, sizeof(buf), "--unit=warden-%s", id);
+	if (r >= 0)
+		r = push_dup(v, &n, buf);
+	if (r >= 0 && lim->memory_mb) {
+		snprintf(buf, sizeof(buf), "MemoryMax=%llu",
+			 (unsigned long long)lim->memory_mb << 20);
+		r = push_dup(v, &n, "-p");
+		r = r < 0 ? r : push_dup(v, &n, buf);
+		r = r < 0 ? r : push_dup(v, &n, "-p");
+		r = r < 0 ? r : push_dup(v, &n, "MemorySwapMax=0");
+	}
+	if (r >= 0 && lim->pids) {
+		snprintf(buf, sizeof(buf), "TasksMax=%u", lim->pids);
+		r = push_dup(v, &n, "-p");
+		r = r < 0 ? r : push_dup(v, &n, buf);
+	}
+	if (r >= 0 && lim->cpu_milli) {
+		/* thousandths of a core -> percent of one core (CPUQuota=150% is 1.5 cores) */
+		snprintf(buf, sizeof(buf), "CPUQuota=%u%%", (lim->cpu_milli + 9) / 10);
+		r = push_dup(v, &n, "-p");
+		r = r < 0 ? r : push_dup(v, &n, buf);
+	}
+	if (r >= 0)
+		r = push_dup(v, &n, "--");
+	for (size_t i = 0; r >= 0 && i < ncmd; i++)
+		r = push_dup(v, &n, cmd[i]);
+	if (r < 0) {
+		run_strv_free(v);
+		return NULL;
+	}
+	return v;
+}
+
+bool run_rootless_scope_usable(const char *runtime_dir, const char *systemd_run,
+			       const char *cgroup_root)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	if (!runtime_dir || runtime_dir[0] != '/' ||
+	    snprintf(p, sizeof(p), "%s/systemd/private", runtime_dir) >= (int)sizeof(p) ||
+	    lstat(p, &st) || !S_ISSOCK(st.st_mode) || st.st_uid != getuid())
+		return false;
+	if (stat(systemd_run, &st) || !S_ISREG(st.st_mode) || access(systemd_run, X_OK))
+		return false;
+	return snprintf(p, sizeof(p), "%s/cgroup.controllers", cgroup_root) < (int)sizeof(p) &&
+	       !access(p, R_OK);
+}
+
+void run_rootless_scope_pick(struct run *r)
+{
+	const char *off = getenv("WARDEN_NO_SYSTEMD_SCOPE");
+
+	r->scope =
+	    !(off && !strcmp(off, "1")) &&
+	    run_rootless_scope_usable(getenv("XDG_RUNTIME_DIR"), RUN_SYSTEMD_RUN, "/sys/fs/cgroup");
+}
+
+int run_rootless_scope_prepare(struct run *r)
+{
+	static char *const env_i[] = {"/usr/bin/env", "-i", NULL};
+	const char *bus = getenv("DBUS_SESSION_BUS_ADDRESS");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	run_rootless_scope_free(r);
+	/* the scope's command: bwrap with an empty environment, as without a scope */
+	r->scope_argv = run_rootless_scope_argv(r->id, &r->pol->limits, env_i);
+	if (asprintf(&r->scope_env[0], "XDG_RUNTIME_DIR=%s", xdg ? xdg : "") < 0)
+		r->scope_env[0] = NULL;
+	if (bus && asprintf(&r->scope_env[1], "DBUS_SESSION_BUS_ADDRESS=%s", bus) < 0)
+		r->scope_env[1] = NULL;
+	if (!r->scope_argv || !r->scope_env[0] || (bus && !r->scope_env[1])) {
+		run_rootless_scope_free(r);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void run_rootless_scope_free(struct run *r)
+{
+	run_strv_free(r->scope_argv);
+	r->scope_argv = NULL;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(r->scope_env); i++) {
+		free(r->scope_env[i]);
+		r->scope_env[i] = NULL;
+	}
+}
+
+void run_strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}

@@ -1,0 +1,178 @@
+/* run_network.c - the network stage of `warden run`: the run's network namespace and veth pair
+ * (leased ready-made from the pool, else made now, netns/) and its nft set elements (nft/);
+ * the table is installed when it is missing. And its undoing. */
+#include "launcher/cli.h"
+#include "run/internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+/* Two launchers that find the table missing install it one after the other. */
+#define NFT_LOCK "/run/warden/nft.lock"
+
+int run_netns_config(const struct wd_gwconf *conf, struct netns_pool_config *ret)
+{
+	netns_pool_config_defaults(ret);
+	if (netns_parse_prefix(conf->pool_v4, &ret->pool4) ||
+	    netns_parse_prefix(conf->pool_v6, &ret->pool6))
+		return -EINVAL;
+	snprintf(ret->ifname_prefix, sizeof(ret->ifname_prefix), "%s", conf->if_prefix);
+	return 0;
+}
+
+static int nft_add(struct run *r)
+{
+	struct wd_err err;
+	int ret;
+
+	wd_err_clear(&err);
+	ret = fw_conn_open(&r->fw, &err);
+	if (ret)
+		return run_fail(r, "network", "run as root (CAP_NET_ADMIN); `warden doctor`",
+				"nftables: %s", err.msg);
+	ret = fw_conn_run_add(r->fw, &r->fcfg, &r->fr, &err);
+	if (ret == -ENOENT) {
+		/* the table is missing: install it, under a lock so two launchers do not
+		 * replace each other's fresh table (replacing drops every run's elements) */
+		int lock;
+
+		wd_mkdir_p("/run/warden", 0755);
+		lock = open(NFT_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (lock >= 0)
+			flock(lock, LOCK_EX);
+		wd_err_clear(&err);
+		ret = fw_conn_run_add(r->fw, &r->fcfg, &r->fr, &err);
+		if (ret == -ENOENT) {
+			wd_err_clear(&err);
+			ret = fw_install(&r->fcfg, &err);
+			if (!ret)
+				ret = fw_conn_run_add(r->fw, &r->fcfg, &r->fr, &err);
+		}
+		if (lock >= 0)
+			close(lock);
+	}
+	if (ret)
+		return run_fail(r, "network", "`warden nft audit` and `warden doctor`",
+				"adding the run's nft elements: %s",
+				err.msg[0] ? err.msg : strerror(-ret));
+	r->fw_added = true;
+	return 0;
+}
+
+void run_network_facts(struct run *r)
+{
+	inet_ntop(AF_INET, &r->net.addr.host4, r->host4, sizeof(r->host4));
+	inet_ntop(AF_INET6, &r->net.addr.host6, r->host6, sizeof(r->host6));
+	inet_ntop(AF_INET, &r->net.addr.sbx4, r->rec.sbx4, sizeof(r->rec.sbx4));
+	inet_ntop(AF_INET6, &r->net.addr.sbx6, r->rec.sbx6, sizeof(r->rec.sbx6));
+	snprintf(r->rec.ifname, sizeof(r->rec.ifname), "%s", r->net.ifname);
+	memset(&r->fr, 0, sizeof(r->fr));
+	snprintf(r->fr.ifname, sizeof(r->fr.ifname), "%s", r->net.ifname);
+	r->fr.has_v4 = r->rec.sbx4[0] != '\0';
+	r->fr.sbx4 = r->net.addr.sbx4;
+	r->fr.has_v6 = r->rec.sbx6[0] != '\0';
+	r->fr.sbx6 = r->net.addr.sbx6;
+	/* the run reaches the host only at these: the gateway's ports there */
+	snprintf(r->rec.host4, sizeof(r->rec.host4), "%s", r->host4);
+	snprintf(r->rec.host6, sizeof(r->rec.host6), "%s", r->host6);
+	r->fr.has_gw4 = r->fr.has_v4;
+	r->fr.gw4 = r->net.addr.host4;
+	r->fr.has_gw6 = r->fr.has_v6;
+	r->fr.gw6 = r->net.addr.host6;
+}
+
+/* The network is known: its facts, recorded in the run's state. */
+static int network_known(struct run *r)
+{
+	run_network_facts(r);
+	return run_state_save(r);
+}
+
+/* run_pool_lease()'s callback: the leased network goes into the run's state before it
+ * leaves the pool, so that a crash from here on is cleaned up like any dead run's. */
+static int record_leased(void *arg, const struct netns_run *net)
+{
+	struct run *r = arg;
+
+	(void)net; /* it is r->net */
+	return network_known(r);
+}
+
+int run_network_up(struct run *r)
+{
+	struct wd_err err;
+	int ret;
+
+	if (r->mode == RUN_MODE_ROOTLESS)
+		return run_rootless_up(r);
+	if (r->mode == RUN_MODE_DAEMON)
+		return run_daemon_up(r);
+	if (r->pool_size) {
+		wd_err_clear(&err);
+		ret = run_pool_lease(RUN_POOL_DIR, &r->ncfg, &r->fcfg, record_leased, r, &r->net,
+				     &err);
+		if (!ret) {
+			/* its nft elements were added when it was made */
+			r->pooled = true;
+			r->fw_added = true;
+			run_note(r, "network: %s, ready-made (from the pool)", r->net.ifname);
+			return 0;
+		}
+		if (ret != -ENOENT)
+			run_note(r, "network: a pooled network was refused (%s); building one",
+				 err.msg[0] ? err.msg : strerror(-ret));
+	}
+	wd_err_clear(&err);
+	ret = netns_run_create(&r->ncfg, &r->net, &err);
+	if (ret)
+		return run_fail(r, "network",
+				"run as root; `warden doctor` checks namespaces and veth", "%s",
+				err.msg[0] ? err.msg : strerror(-ret));
+	network_known(r);
+	run_note(r, "network: %s, made for this run", r->net.ifname);
+	return nft_add(r);
+}
+
+/* A pooled network failed the end-to-end check: its elements may be gone (the table was
+ * replaced since it was made). Add them again (adding an existing element is no error);
+ * the caller checks once more. Return: 0, or 125 (printed). */
+int run_network_refresh(struct run *r)
+{
+	run_note(r, "network: the pooled %s failed the check; adding its nft elements again",
+		 r->net.ifname);
+	r->pooled = false; /* once */
+	return nft_add(r);
+}
+
+void run_network_down(struct run *r)
+{
+	struct wd_err err;
+
+	if (r->mode != RUN_MODE_ROOT) {
+		/* the namespaces go once the gateway and the sandbox are gone too (daemon
+		 * mode: the daemon let go of its own at unregister) */
+		wd_closep(&r->gw_hold);
+		wd_buf_free(&r->gw_in);
+		run_rootless_close(&r->rl);
+		r->net.netns_fd = -1;
+		return;
+	}
+
+	if (r->fw_added) {
+		wd_err_clear(&err);
+		if ((!r->fw && fw_conn_open(&r->fw, &err)) ||
+		    fw_conn_run_del(r->fw, &r->fcfg, &r->fr, &err))
+			cli_say(stderr, "warden run: teardown: nft: %s", err.msg);
+		r->fw_added = false;
+	}
+	if (r->net.live) {
+		wd_err_clear(&err);
+		if (netns_run_destroy(&r->ncfg, &r->net, &err))
+			cli_say(stderr, "warden run: teardown: network: %s", err.msg);
+	}
+}

@@ -1,0 +1,220 @@
+/* run_policy.c - the inputs of `warden run`, its first stages: the gateway configuration (and
+ * from it the nft table's and the run networks' configuration), whom the program runs as, the
+ * policy, and the command resolved to a file the sandbox can see. */
+#include "launcher/cli.h"
+#include "run/internal.h"
+#include "plumb/plumb.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void print_diags(struct policy_diags *d)
+{
+	struct wd_buf line = WD_BUF_INIT;
+
+	policy_diags_sort(d);
+	for (size_t i = 0; i < d->n; i++) {
+		wd_buf_reset(&line);
+		if (!policy_diag_format(d, i, &line))
+			cli_say(stderr, "%s", wd_buf_cstr(&line));
+	}
+	wd_buf_free(&line);
+}
+
+int run_config_load(struct run *r)
+{
+	struct policy_diags d;
+	int ret;
+
+	policy_diags_init(&d);
+	if (r->o.config) {
+		ret = policy_gwconf_load(r->o.config, &r->gwc, &d);
+		if (ret) {
+			print_diags(&d);
+			policy_diags_free(&d);
+			return run_fail(r, "gateway", "correct the gateway config",
+					"%s is not valid (%s)", r->o.config, strerror(-ret));
+		}
+	} else {
+		policy_gwconf_defaults(&r->gwc);
+	}
+	policy_diags_free(&d);
+	plumb_fw_config(&r->gwc, &r->fcfg);
+	if (run_netns_config(&r->gwc, &r->ncfg))
+		return run_fail(r, "gateway", "correct pools.runs_v4 / runs_v6",
+				"bad run pool %s or %s", r->gwc.pool_v4, r->gwc.pool_v6);
+	return 0;
+}
+
+/*
+ * Who the program runs as, never uid 0: under sudo the invoking user (SUDO_UID/SUDO_GID, with
+ * their groups, and their home for `~` and the credential stores); started by root directly,
+ * the sandbox user (--sandbox-user, $WARDEN_SANDBOX_USER, else nobody) with no supplementary
+ * groups, root's home still naming `~`. Return: 0, or 125 after saying why.
+ */
+static int invoking_user(struct run *r, const char **ret_home)
+{
+	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+	const char *want = r->o.sandbox_user;
+	unsigned long long id_u = 0, id_g = 0;
+	struct passwd *pw;
+	char name[64];
+	int ret;
+
+	r->uid = r->caller_uid = getuid();
+	r->gid = getgid();
+	*ret_home = NULL;
+	if (r->uid != 0)
+		return 0;
+	if (su && sg &&
+	    (wd_parse_uint(su, UINT32_MAX - 1, &id_u) || wd_parse_uint(sg, UINT32_MAX - 1, &id_g)))
+		return run_fail(r, "user",
+				"run warden through sudo, or unset SUDO_UID and SUDO_GID",
+				"SUDO_UID `%s` and SUDO_GID `%s` are not a uid and a gid", su, sg);
+	if (su && sg && id_u > 0) {
+		r->uid = r->caller_uid = (uid_t)id_u;
+		r->gid = (gid_t)id_g;
+		pw = getpwuid(r->uid);
+		if (pw) {
+			int n = (int)WD_ARRAY_SIZE(r->groups);
+
+			r->user = strdup(pw->pw_name);
+			*ret_home = pw->pw_dir;
+			if (getgrouplist(pw->pw_name, r->gid, r->groups, &n) >= 0)
+				r->ngroups = n;
+		}
+		return 0;
+	}
+	ret = run_sandbox_user(want, &r->uid, &r->gid, name, sizeof(name));
+	if (ret == -ENOENT)
+		return run_fail(r, "user", "name an existing user, or a uid",
+				"no sandbox user `%s`", name);
+	if (ret)
+		return run_fail(r, "user", "pick an unprivileged user for --sandbox-user",
+				"the sandbox user `%s` is root: a program never runs as root",
+				name);
+	r->user = strdup(name);
+	r->ngroups = 0;
+	return 0;
+}
+
+int run_policy_load(struct run *r)
+{
+	static const char empty[] = "version: 1\n";
+	struct policy_diags d;
+	struct policy_ctx ctx = {0};
+	struct cli_protect pr;
+	int ret;
+
+	ret = invoking_user(r, &ctx.home);
+	if (ret)
+		return ret;
+	cli_protect_init(&pr, cli_audit_path(r->o.audit), r->gwc.audit_path);
+	ctx.protect = pr.v;
+	ctx.nprotect = pr.n;
+	policy_diags_init(&d);
+	if (r->o.policy) {
+		ret = policy_load(r->o.policy, &ctx, &r->pol, &d);
+		if (ret) {
+			print_diags(&d);
+			policy_diags_free(&d);
+			return run_fail(r, "policy",
+					"correct the policy (warden policy check FILE)",
+					"%s is not valid (%s)", r->o.policy, strerror(-ret));
+		}
+		ret = wd_read_file(r->o.policy, POLICY_MAX_BYTES, &r->policy_text, &r->policy_len);
+		if (ret) {
+			policy_diags_free(&d);
+			return run_fail(r, "policy", NULL, "%s: %s", r->o.policy, strerror(-ret));
+		}
+		if (!realpath(r->o.policy, r->policy_abs))
+			snprintf(r->policy_abs, sizeof(r->policy_abs), "%s", r->o.policy);
+	} else {
+		ret = policy_parse(empty, sizeof(empty) - 1, "(empty policy)", &r->pol, &d);
+		ret = ret ? ret : policy_validate(r->pol, &ctx, &d);
+		r->policy_text = strdup(empty);
+		r->policy_len = sizeof(empty) - 1;
+		snprintf(r->policy_abs, sizeof(r->policy_abs), "(none)");
+		if (ret || !r->policy_text) {
+			policy_diags_free(&d);
+			return run_fail(r, "policy", NULL, "the empty policy: %s", strerror(-ret));
+		}
+	}
+	/* warnings are worth seeing */
+	if (d.n && !r->o.quiet)
+		print_diags(&d);
+	policy_diags_free(&d);
+	run_sha256_hex(r->policy_text, r->policy_len, r->policy_hash);
+	return 0;
+}
+
+/* Is @path (canonical) visible inside the sandbox? */
+static bool visible(const struct run *r, const char *path)
+{
+	static const char *const base[] = {"/usr",   "/bin",   "/sbin",	  "/lib",
+					   "/lib32", "/lib64", "/libx32", "/etc/alternatives"};
+
+	/* `warden trace`: the learning sandbox shows the host read-only, but its own /tmp (and
+	 * its write grant, the current folder, over it) */
+	if (r->trace && !run_path_within(path, "/tmp"))
+		return true;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(base); i++)
+		if (run_path_within(path, base[i]))
+			return true;
+	for (size_t i = 0; i < r->pol->nread; i++)
+		if (r->pol->read[i].real && run_path_within(path, r->pol->read[i].real))
+			return true;
+	for (size_t i = 0; i < r->pol->nwrite; i++)
+		if (r->pol->write[i].real && run_path_within(path, r->pol->write[i].real))
+			return true;
+	return false;
+}
+
+int run_command_resolve(struct run *r, int argc, char **argv)
+{
+	char real[PATH_MAX];
+	size_t n;
+	int ret;
+
+	if (argc > 0) {
+		n = (size_t)argc;
+		r->argv = calloc(n + 1, sizeof(char *));
+		for (size_t i = 0; r->argv && i < n; i++)
+			r->argv[i] = argv[i];
+	} else if (r->pol->command && r->pol->ncommand) {
+		n = r->pol->ncommand;
+		r->argv = calloc(n + 1, sizeof(char *));
+		for (size_t i = 0; r->argv && i < n; i++)
+			r->argv[i] = r->pol->command[i];
+	} else {
+		fprintf(stderr, "warden run: no command: give one after `--` or set `command` in "
+				"the policy\n");
+		run_usage(stderr);
+		return RUN_EXIT_WARDEN;
+	}
+	if (!r->argv)
+		return run_fail(r, "policy", NULL, "out of memory");
+	ret = run_resolve_command(r->argv[0], getenv("PATH"), r->exe, sizeof(r->exe));
+	if (ret == -EACCES) {
+		cli_say(stderr, "warden run: %s: not an executable file", r->argv[0]);
+		return RUN_EXIT_NOEXEC;
+	}
+	if (ret) {
+		cli_say(stderr, "warden run: %s: command not found", r->argv[0]);
+		return RUN_EXIT_NOTFOUND;
+	}
+	if (!realpath(r->exe, real) || !visible(r, real)) {
+		cli_say(stderr, "warden run: %s (%s) is not visible inside the sandbox", r->exe,
+			realpath(r->exe, real) ? real : r->exe);
+		cli_say(stderr, "  fix: add its folder to filesystem.read in the policy");
+		return RUN_EXIT_NOTFOUND;
+	}
+	r->argv[0] = r->exe;
+	return 0;
+}

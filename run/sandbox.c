@@ -1,0 +1,347 @@
+/* run_sandbox.c - the sandbox stages of `warden run`, whatever the backend: the policy's
+ * seccomp allowances, --print-seccomp, the write grants made, and the calls into the sandbox
+ * backend (run_sandbox.h) with what the run knows (struct sandbox_spec), its failures said as
+ * every stage says them. The backend is the first of a table: bubblewrap, the only one yet. */
+#include "launcher/cli.h"
+#include "run/internal.h"
+#include "run/learn.h"
+#include "sandbox/sandbox.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The backends, the one used first. */
+static const struct sandbox_backend *const backends[] = {
+    &sandbox_backend_bwrap,
+};
+
+/* sandbox.allow words of the policy -> the sandbox module's bits */
+static const struct {
+	unsigned policy_bit, sandbox_bit;
+} allow_map[] = {
+    {POLICY_SANDBOX_USERNS, SANDBOX_ALLOW_USERNS},
+};
+
+unsigned run_sandbox_allow(const struct wd_policy *p)
+{
+	unsigned bits = 0;
+
+	for (size_t i = 0; i < WD_ARRAY_SIZE(allow_map); i++)
+		if (p->sandbox_allow & allow_map[i].policy_bit)
+			bits |= allow_map[i].sandbox_bit;
+	return bits;
+}
+
+/*
+ * WARDEN_UNSAFE_NO_SECCOMP=1 leaves the filter out, for the benchmark's "without" column only:
+ * no policy can ask for it, it is said on stderr even with -q, and run.start records it.
+ */
+bool run_sandbox_unsafe(void)
+{
+	const char *v = getenv("WARDEN_UNSAFE_NO_SECCOMP");
+
+	return v && !strcmp(v, "1");
+}
+
+/* `warden run --print-seccomp`: the filter as text; Return: 0 or 125 */
+int run_sandbox_print_seccomp(struct run *r)
+{
+	struct wd_buf b = WD_BUF_INIT;
+	struct wd_err err;
+	unsigned allow = run_sandbox_allow(r->pol);
+	size_t insns = 0;
+	int fd = -1, ret;
+
+	wd_err_clear(&err);
+	ret = sandbox_seccomp_fd(allow, &fd, &insns, &err);
+	if (ret)
+		return run_fail(r, "sandbox", "check `warden doctor`", "%s", err.msg);
+	close(fd);
+	ret = sandbox_describe(allow, &b);
+	if (!ret)
+		ret =
+		    wd_buf_printf(&b, "# policy: %s; BPF: %zu instructions (libseccomp), x86_64\n",
+				  r->policy_abs, insns);
+	if (ret) {
+		wd_buf_free(&b);
+		return run_fail(r, "sandbox", NULL, "out of memory");
+	}
+	fputs(wd_buf_cstr(&b), stdout);
+	wd_buf_free(&b);
+	return fflush(stdout) ? RUN_EXIT_WARDEN : WD_EXIT_OK;
+}
+
+static const struct sandbox_spec *spec_of(struct run *r);
+
+/*
+ * `warden run --print-bwrap`: the sandbox's command line for this policy and command, as a
+ * shell line on stdout, the files its descriptors would carry in a new folder (said on
+ * stderr). The addresses are those of the run pools' slot 0 (a rootless run's; a root-mode
+ * run gets the slot it leases). Return: 0 or 125 (said).
+ */
+int run_sandbox_print_bwrap(struct run *r)
+{
+	struct wd_buf line = WD_BUF_INIT;
+	struct sandbox_err e = {0};
+	struct netns_addrs a;
+	struct fw_config fc;
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX];
+	int ret;
+
+	if (run_rootless_fw_config(&r->gwc, &fc, &a))
+		return run_fail(r, "network", "correct pools.runs_v4 / runs_v6",
+				"bad run pool %s or %s", r->gwc.pool_v4, r->gwc.pool_v6);
+	inet_ntop(AF_INET, &a.host4, r->host4, sizeof(r->host4));
+	inet_ntop(AF_INET6, &a.host6, r->host6, sizeof(r->host6));
+	if (!tmp || tmp[0] != '/')
+		tmp = "/tmp";
+	if (snprintf(dir, sizeof(dir), "%s/warden-bwrap.XXXXXX", tmp) >= (int)sizeof(dir) ||
+	    !mkdtemp(dir))
+		return run_fail(r, "exec", "set TMPDIR to a folder you may write",
+				"a folder for the descriptors' files under %s: %s", tmp,
+				strerror(errno ? errno : ENAMETOOLONG));
+	ret = r->sb.be->print(&r->sb, spec_of(r), dir, &line, &e);
+	if (ret) {
+		wd_buf_free(&line);
+		return run_fail(r, e.step ? e.step : "exec", e.fix, "%s", e.msg);
+	}
+	printf("%s\n", wd_buf_cstr(&line));
+	wd_buf_free(&line);
+	if (!r->o.quiet)
+		cli_say(stderr,
+			"warden run: the descriptors' files are in %s (remove it when done); the "
+			"line runs in the caller's network namespace, not the run's, and without "
+			"the run's limits",
+			dir);
+	return fflush(stdout) ? RUN_EXIT_WARDEN : WD_EXIT_OK;
+}
+
+/* The folder the program starts in: the current one when a grant makes it visible. */
+static const char *inner_cwd(const struct run *r, char *buf, size_t size)
+{
+	if (!getcwd(buf, size))
+		return "/";
+	/* the learning sandbox shows the whole host */
+	if (r->trace)
+		return buf;
+	for (size_t i = 0; i < r->pol->nread; i++)
+		if (r->pol->read[i].real && run_path_within(buf, r->pol->read[i].real))
+			return buf;
+	for (size_t i = 0; i < r->pol->nwrite; i++)
+		if (r->pol->write[i].real && run_path_within(buf, r->pol->write[i].real))
+			return buf;
+	return "/";
+}
+
+/*
+ * Write grants that do not exist yet are created, owned by the program's user. The folder is
+ * made inside its parent opened without following links, and never through a link: a link
+ * planted where the grant should be (after the validator looked) fails the run.
+ */
+int run_sandbox_grants(struct run *r)
+{
+	for (size_t i = 0; i < r->pol->nwrite; i++) {
+		const struct policy_grant *g = &r->pol->write[i];
+		char parent[PATH_MAX], *name;
+		struct stat st;
+		int pfd;
+
+		if (!g->missing || !g->real)
+			continue;
+		snprintf(parent, sizeof(parent), "%s", g->real);
+		name = strrchr(parent, '/');
+		if (!name || !name[1])
+			return run_fail(r, "filesystem", NULL, "write grant %s: no parent folder",
+					g->real);
+		*name++ = '\0';
+		pfd = wd_open_nofollow(parent[0] ? parent : "/", O_PATH | O_DIRECTORY);
+		if (pfd < 0)
+			return run_fail(
+			    r, "filesystem", "write the grant's real path in the policy",
+			    "creating write grant %s: its parent %s: %s", g->real,
+			    parent[0] ? parent : "/",
+			    pfd == -ELOOP ? "a symbolic link is in the way" : strerror(-pfd));
+		if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST) {
+			int e = errno;
+
+			close(pfd);
+			return run_fail(r, "filesystem", "create the folder's parent",
+					"creating write grant %s: %s", g->real, strerror(e));
+		}
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+		    fchownat(pfd, name, r->uid, r->gid, AT_SYMLINK_NOFOLLOW) < 0) {
+			int e = S_ISLNK(st.st_mode) ? ELOOP : errno ? errno : ENOTDIR;
+
+			close(pfd);
+			return run_fail(r, "filesystem",
+					"write the grant's real path in the policy",
+					"creating write grant %s: %s", g->real,
+					e == ELOOP ? "a symbolic link is in the way" : strerror(e));
+		}
+		close(pfd);
+	}
+	return 0;
+}
+
+/* daemon mode with the daemon's cgroup v2 folder: the user may not move the child there itself
+ * (the common-ancestor rule), the daemon does (cgroup_join) */
+static bool daemon_joins(const struct run *r)
+{
+	return r->mode == RUN_MODE_DAEMON && r->lim.kind == LIMITS_CGROUP2 && r->lim.dir[0][0];
+}
+
+/* what the child joins itself then: nothing */
+static const struct limits no_limits;
+
+/* sandbox_spec.files_start: the recorder's thread takes the listener */
+static int files_start(void *arg, int listener, pid_t outer)
+{
+	struct run *r = arg;
+	int ret = 0;
+
+	/* root mode: what trace mode carries out is done as the program's user */
+	if (r->mode == RUN_MODE_ROOT)
+		ret = run_files_set_user(r->files, r->uid, r->gid, r->groups, r->ngroups);
+	if (ret) {
+		close(listener);
+		return ret;
+	}
+	return run_files_start(r->files, listener, outer);
+}
+
+/* What the sandbox is to be, from what the run knows by now. */
+static const struct sandbox_spec *spec_of(struct run *r)
+{
+	struct sandbox_spec *s = &r->spec;
+
+	s->policy = r->pol;
+	s->argv = r->argv;
+	s->environ = environ;
+	s->cwd = inner_cwd(r, r->cwd, sizeof(r->cwd));
+	s->tty = isatty(STDIN_FILENO);
+	s->host4 = r->host4;
+	s->host6 = r->host6;
+	s->proxy_port = r->gwc.port_proxy;
+	s->uid = r->uid;
+	s->gid = r->gid;
+	s->groups = r->groups;
+	s->ngroups = r->ngroups;
+	s->user = r->user;
+	s->netns_fd = r->net.netns_fd;
+	/* daemon mode on cgroup v2: the daemon moves the child in (run_sandbox_spawn()) */
+	s->limits = daemon_joins(r) ? &no_limits : &r->lim;
+	s->allow = run_sandbox_allow(r->pol);
+	s->seccomp = !r->no_seccomp;
+	/* daemon mode: the same user and network namespaces, the daemon plumbed the network */
+	s->rootless = r->mode != RUN_MODE_ROOT;
+	s->userns_fd = s->rootless ? r->rl.userns_fd : -1;
+	s->nproc = s->rootless ? r->pol->limits.pids : 0;
+	s->empty_file = s->rootless ? r->empty_file : NULL;
+	/* rootless with a systemd user scope: it holds the limits and runs the sandbox */
+	s->wrap = s->rootless && r->scope ? r->scope_argv : NULL;
+	s->wrap_bin = RUN_SYSTEMD_RUN;
+	s->wrap_env = r->scope_env;
+	s->files_start = r->files ? files_start : NULL;
+	s->files_arg = r;
+	s->learn = r->trace != NULL;
+	return s;
+}
+
+/* A backend's failure, said like every stage's. Return: 125. */
+static int failed(struct run *r, const struct sandbox_err *e)
+{
+	return run_fail(r, e->step ? e->step : "exec", e->fix, "%s", e->msg);
+}
+
+void run_sandbox_init(struct run *r)
+{
+	r->sb = SANDBOX_INIT(backends[0]);
+}
+
+int run_sandbox_probe(struct run *r)
+{
+	struct sandbox_err e = {0};
+
+	return r->sb.be->probe(&r->sb, &e) ? failed(r, &e) : 0;
+}
+
+void run_sandbox_describe(struct run *r, char *out, size_t size)
+{
+	r->sb.be->describe(spec_of(r), out, size);
+}
+
+int run_sandbox_prepare(struct run *r)
+{
+	struct sandbox_err e = {0};
+
+	enum policy_audit_files files = policy_audit_files(r->pol);
+
+	if (r->scope && run_rootless_scope_prepare(r))
+		return run_fail(r, "limits", NULL,
+				"the systemd scope's command line: out of memory");
+	if (files != POLICY_FILES_OFF && !r->files &&
+	    run_files_new(files, r->pol->mask, r->pol->nmask, &r->files))
+		return run_fail(r, "sandbox", NULL, "the file-access recorder: out of memory");
+	/* warden trace --allow-socket: the unix sockets the program may reach */
+	if (r->trace && r->files && r->trace->nsockets &&
+	    run_files_allow_sockets(r->files, r->trace->sockets, r->trace->nsockets))
+		return run_fail(r, "sandbox", NULL, "the file-access recorder: out of memory");
+
+	return r->sb.be->prepare(&r->sb, spec_of(r), &e) ? failed(r, &e) : 0;
+}
+
+int run_sandbox_spawn(struct run *r)
+{
+	struct sandbox_err e = {0};
+
+	if (daemon_joins(r) && run_daemon_join(r, r->sb.pid))
+		return RUN_EXIT_WARDEN;
+	/* the run's duration counts from here */
+	r->t0 = wd_mono_ns();
+	return r->sb.be->spawn(&r->sb, &e) ? failed(r, &e) : 0;
+}
+
+void run_sandbox_cancel(struct run *r)
+{
+	r->sb.be->cancel(&r->sb);
+}
+
+void run_sandbox_release(struct run *r)
+{
+	r->sb.be->release(&r->sb);
+	/* the recorder ends with the sandbox (its entries stay for run_audit_files()) */
+	run_files_stop(r->files);
+}
+
+pid_t run_sandbox_pid(const struct run *r)
+{
+	return r->sb.pid;
+}
+
+int run_sandbox_event_fd(const struct run *r)
+{
+	return r->sb.event_fd;
+}
+
+bool run_sandbox_event(struct run *r)
+{
+	return r->sb.be->event(&r->sb);
+}
+
+int run_sandbox_program(struct run *r, int *ret_pidfd, int *ret_procfd)
+{
+	return r->sb.be->program ? r->sb.be->program(&r->sb, ret_pidfd, ret_procfd) : -ENOSYS;
+}
+
+void run_sandbox_signal(struct run *r, enum sandbox_target to, int sig)
+{
+	r->sb.be->signal(&r->sb, to, sig);
+}

@@ -1,0 +1,372 @@
+/* run_stdio.c - `warden run`'s stdio relay and MCP tool-call attribution (run_stdio.h).
+ *
+ * Theory of operation. When stdin and stdout are open and neither is a terminal (an MCP
+ * client's pipes, `out=$(warden run ...)`), the stage "stdio" (before "fork") gives the program
+ * two pipes: the launcher keeps the client's descriptors (moved above 2, CLOEXEC) and its own
+ * ends of the pipes (non-blocking, CLOEXEC), and puts the program's ends at 0 and 1, which the
+ * sandbox's child inherits; cmd_run.c points 0 and 1 at /dev/null once the program runs. The
+ * wait loop (run_wait.c) polls the four descriptors. Each direction reads into its buffer,
+ * hands the new bytes to the tracker (mcp_track.c) and writes them on, unchanged and in order.
+ * The tracker consumes up to the newline of a line that changed the calls in flight; the
+ * relay then tells the run's gateway (`{"op": "mcp", "id", "calls"}` on its control socket,
+ * answered before the relay goes on) and only then writes that newline: a server that acts on
+ * a tools/call as soon as it has the line acts after its gateway knows the call. No byte is
+ * held past the end of its line, and none is held at all while attribution is off.
+ *
+ * The client's descriptors are not ours to make non-blocking (their file description is the
+ * client's): a read follows POLLIN (it returns what is there); the client's stdout, when it is a
+ * pipe, is opened again through /proc/self/fd (a file description of our own, non-blocking);
+ * a socket gets MSG_DONTWAIT; anything else (a file, or a pipe that cannot be opened again) is
+ * written at most PIPE_BUF bytes at a time after POLLOUT, which a pipe with room takes whole
+ * without blocking. EOF goes through in each direction: the client closing stdin closes the
+ * program's stdin once the buffered bytes are written; the program closing stdout closes the
+ * client's once they are delivered. A reader gone (EPIPE; SIGPIPE is ignored) closes the
+ * other side of that direction, as a direct pipe would. After the program ended, what it wrote
+ * is delivered (bounded by RUN_STDIO_DRAIN_MS without progress). */
+#include "launcher/cli.h"
+#include "run/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* How long the gateway may take to acknowledge an update. */
+#define RUN_STDIO_GW_MS 2000
+/* After the program ended: how long the relay waits for the client to take its output. */
+#define RUN_STDIO_DRAIN_MS 2000
+
+void run_stdio_plan(struct run *r)
+{
+	struct run_stdio *io = &r->io;
+	const char *env = getenv("WARDEN_STDIO_RELAY");
+
+	for (int d = 0; d < 2; d++)
+		io->dir[d].in = io->dir[d].out = -1;
+	mcp_track_init(&io->track);
+	if (env && !strcmp(env, "0"))
+		snprintf(io->why, sizeof(io->why), "WARDEN_STDIO_RELAY=0");
+	else if (fcntl(STDIN_FILENO, F_GETFD) < 0 || fcntl(STDOUT_FILENO, F_GETFD) < 0)
+		snprintf(io->why, sizeof(io->why), "stdin or stdout is closed");
+	else if (isatty(STDIN_FILENO) || isatty(STDOUT_FILENO))
+		snprintf(io->why, sizeof(io->why), "stdin or stdout is a terminal");
+	else
+		io->want = true;
+}
+
+const char *run_stdio_start_json(const struct run *r, char *out, size_t size)
+{
+	if (r->io.want)
+		snprintf(out, size, "{\"relay\":true}");
+	else
+		snprintf(out, size,
+			 "{\"relay\":false,\"reason\":\"%s: no relay, no MCP attribution\"}",
+			 r->io.why);
+	return out;
+}
+
+static bool is_sock(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISSOCK(st.st_mode);
+}
+
+/* the client's stdout when it is a pipe: a file description of our own, opened through
+ * /proc/self/fd, may be non-blocking without touching the client's (writes of any size);
+ * else @fd as it is */
+static int own_fifo(int fd, bool *nb)
+{
+	struct stat st;
+	char path[64];
+	int o;
+
+	*nb = false;
+	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode))
+		return fd;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	o = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (o < 0)
+		return fd;
+	close(fd);
+	*nb = true;
+	return o;
+}
+
+int run_stdio_setup(struct run *r)
+{
+	struct run_stdio *io = &r->io;
+	struct run_stdio_dir *c2s = &io->dir[MCP_C2S], *s2c = &io->dir[MCP_S2C];
+	int in[2] = {-1, -1}, out[2] = {-1, -1};
+
+	if (!io->want)
+		return 0;
+	c2s->buf = malloc(RUN_STDIO_BUF);
+	s2c->buf = malloc(RUN_STDIO_BUF);
+	if (!c2s->buf || !s2c->buf)
+		return run_fail(r, "stdio", NULL, "out of memory");
+	c2s->in = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	s2c->out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (c2s->in < 0 || s2c->out < 0 || pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
+		goto fail;
+	/* the program's ends at 0 and 1 (dup2 clears CLOEXEC: the sandbox's child inherits them) */
+	if (dup2(in[0], STDIN_FILENO) < 0 || dup2(out[1], STDOUT_FILENO) < 0)
+		goto fail;
+	close(in[0]);
+	close(out[1]);
+	c2s->out = in[1];
+	s2c->in = out[0];
+	fcntl(c2s->out, F_SETFL, O_NONBLOCK);
+	fcntl(s2c->in, F_SETFL, O_NONBLOCK);
+	/* bigger pipes: fewer wakeups for bulk (the default is 64 KiB; refused above the
+	 * user's limit, which is fine) */
+	fcntl(c2s->out, F_SETPIPE_SZ, 1 << 20);
+	fcntl(s2c->in, F_SETPIPE_SZ, 1 << 20);
+	c2s->out_nb = true;
+	c2s->in_sock = is_sock(c2s->in);
+	s2c->out_sock = is_sock(s2c->out);
+	if (!s2c->out_sock)
+		s2c->out = own_fifo(s2c->out, &s2c->out_nb);
+	io->on = true;
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		wd_closep(&in[i]);
+		wd_closep(&out[i]);
+	}
+	return run_fail(r, "stdio", NULL, "the program's stdio pipes: %s", strerror(errno));
+}
+
+/* the event that attribution is off for the run (once), relaying unaffected */
+static void say_off(struct run *r)
+{
+	char why[400];
+
+	if (r->io.told_off || !r->io.track.off)
+		return;
+	r->io.told_off = true;
+	snprintf(why, sizeof(why),
+		 "MCP tool-call attribution off for the rest of the run: %s; "
+		 "stdio is still relayed unchanged",
+		 r->io.track.why);
+	run_audit_mcp(r, why);
+}
+
+/* tell the gateway which calls are in flight; @ret_ans: its answer (NULL: not wanted) */
+static int tell_gateway(struct run *r, json_t **ret_ans)
+{
+	json_t *calls = mcp_track_calls_json(&r->io.track), *req;
+	uint64_t t0 = wd_mono_ns();
+	char why[300];
+	int ret;
+
+	if (!r->registered || !r->gw.socket[0]) {
+		json_decref(calls);
+		return 0;
+	}
+	req = calls ? json_pack("{s:s, s:s, s:o}", "op", "mcp", "id", r->id, "calls", calls) : NULL;
+	if (!req)
+		return -ENOMEM;
+	ret = run_gw_call(r->gw.socket, req, RUN_STDIO_GW_MS, ret_ans, why, sizeof(why));
+	json_decref(req);
+	r->io.updates++;
+	r->io.update_ns += wd_mono_ns() - t0;
+	if (ret) {
+		char off[400];
+
+		snprintf(off, sizeof(off), "the gateway did not take the calls in flight (%s)",
+			 why);
+		mcp_track_stop(&r->io.track, off);
+	}
+	return ret;
+}
+
+/* new bytes of @d, read into its buffer from @from: tracked, the gateway told, releasable */
+static void track(struct run *r, enum mcp_dir d, size_t from)
+{
+	struct run_stdio_dir *x = &r->io.dir[d];
+	bool changed;
+
+	while (from < x->len && !r->io.track.off) {
+		from += mcp_track_feed(&r->io.track, d, x->buf + from, x->len - from, &changed);
+		/* a call started or ended, or attribution went off (the gateway forgets them) */
+		if (changed)
+			tell_gateway(r, NULL);
+	}
+	say_off(r);
+}
+
+static void dir_close_in(struct run_stdio_dir *x)
+{
+	wd_closep(&x->in);
+}
+
+static void dir_close_out(struct run_stdio_dir *x)
+{
+	wd_closep(&x->out);
+	x->len = x->off = 0;
+}
+
+static void dir_read(struct run *r, enum mcp_dir d)
+{
+	struct run_stdio_dir *x = &r->io.dir[d];
+	size_t from;
+	ssize_t n;
+
+	if (x->off == x->len)
+		x->off = x->len = 0;
+	else if (x->off > RUN_STDIO_BUF / 2) {
+		memmove(x->buf, x->buf + x->off, x->len - x->off);
+		x->len -= x->off;
+		x->off = 0;
+	}
+	if (x->len == RUN_STDIO_BUF)
+		return;
+	if (x->in_sock)
+		n = recv(x->in, x->buf + x->len, RUN_STDIO_BUF - x->len, MSG_DONTWAIT);
+	else
+		n = read(x->in, x->buf + x->len, RUN_STDIO_BUF - x->len);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return;
+	if (n <= 0) {
+		dir_close_in(x); /* EOF (or an error: the same for the reader) */
+		return;
+	}
+	if (x->out < 0)
+		return; /* nobody reads this direction any more: dropped, as a closed pipe would */
+	from = x->len;
+	x->len += (size_t)n;
+	track(r, d, from);
+}
+
+static void dir_write(struct run_stdio_dir *x)
+{
+	size_t n = x->len - x->off;
+	ssize_t w;
+
+	if (!n)
+		return;
+	if (x->out_sock)
+		w = send(x->out, x->buf + x->off, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	else
+		w = write(x->out, x->buf + x->off, x->out_nb || n < PIPE_BUF ? n : PIPE_BUF);
+	if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return;
+	if (w < 0) {
+		/* the reader is gone (EPIPE): this direction ends, its writer is told by its
+		 * pipe closing; the other direction goes on */
+		dir_close_out(x);
+		dir_close_in(x);
+		return;
+	}
+	x->off += (size_t)w;
+	x->bytes += (uint64_t)w;
+	if (x->off == x->len)
+		x->off = x->len = 0;
+}
+
+void run_stdio_poll(struct run *r, struct pollfd *p)
+{
+	for (int d = 0; d < 2; d++) {
+		struct run_stdio_dir *x = &r->io.dir[d];
+
+		p[2 * d] = (struct pollfd){-1, POLLIN, 0};
+		p[2 * d + 1] = (struct pollfd){-1, POLLOUT, 0};
+		if (!r->io.on)
+			continue;
+		/* EOF in, everything written: the reader sees EOF */
+		if (x->in < 0 && x->len == x->off && x->out >= 0)
+			dir_close_out(x);
+		if (x->in >= 0 && (x->len < RUN_STDIO_BUF || x->off))
+			p[2 * d].fd = x->in;
+		if (x->out >= 0 && x->len > x->off)
+			p[2 * d + 1].fd = x->out;
+	}
+}
+
+void run_stdio_io(struct run *r, const struct pollfd *p)
+{
+	for (int d = 0; d < 2 && r->io.on; d++) {
+		struct run_stdio_dir *x = &r->io.dir[d];
+
+		if (p[2 * d + 1].fd >= 0 && p[2 * d + 1].revents)
+			dir_write(x);
+		if (p[2 * d].fd >= 0 && p[2 * d].revents && x->in >= 0)
+			dir_read(r, (enum mcp_dir)d);
+	}
+}
+
+void run_stdio_drain(struct run *r)
+{
+	struct run_stdio *io = &r->io;
+	struct pollfd p[RUN_STDIO_NPOLL];
+	uint64_t last = wd_mono_ns(), moved;
+
+	if (!io->on)
+		return;
+	/* the program is gone: what the client still sends has no reader */
+	dir_close_in(&io->dir[MCP_C2S]);
+	dir_close_out(&io->dir[MCP_C2S]);
+	for (;;) {
+		moved = io->dir[MCP_S2C].bytes + io->dir[MCP_S2C].len;
+		run_stdio_poll(r, p);
+		if (p[2].fd < 0 && p[3].fd < 0)
+			break;
+		if (poll(p, RUN_STDIO_NPOLL, 100) < 0 && errno != EINTR)
+			break;
+		run_stdio_io(r, p);
+		if (io->dir[MCP_S2C].bytes + io->dir[MCP_S2C].len != moved)
+			last = wd_mono_ns();
+		else if (wd_mono_ns() - last > (uint64_t)RUN_STDIO_DRAIN_MS * 1000000)
+			break;
+	}
+}
+
+void run_stdio_finish(struct run *r)
+{
+	struct run_stdio *io = &r->io;
+	json_t *ans = NULL, *ex;
+
+	if (!io->on)
+		return;
+	for (int d = 0; d < 2; d++) {
+		dir_close_in(&io->dir[d]);
+		dir_close_out(&io->dir[d]);
+	}
+	/* the calls still in flight end with the program; the answer has the gateway's
+	 * denials per tool during calls */
+	if (!io->track.off) {
+		mcp_track_free(&io->track);
+		tell_gateway(r, &ans);
+	}
+	ex = mcp_track_exit_json(&io->track, ans ? json_object_get(ans, "denials") : NULL);
+	json_decref(ans);
+	free(io->exit_mcp);
+	io->exit_mcp = ex ? json_dumps(ex, JSON_COMPACT) : NULL;
+	json_decref(ex);
+	if (io->updates && getenv("WARDEN_TIMING"))
+		cli_say(stderr, "warden run: timing: mcp updates %llu, %.1f us each",
+			(unsigned long long)io->updates,
+			(double)io->update_ns / 1e3 / (double)io->updates);
+}
+
+void run_stdio_free(struct run *r)
+{
+	struct run_stdio *io = &r->io;
+
+	for (int d = 0; d < 2; d++) {
+		dir_close_in(&io->dir[d]);
+		dir_close_out(&io->dir[d]);
+		free(io->dir[d].buf);
+		io->dir[d].buf = NULL;
+	}
+	mcp_track_free(&io->track);
+	free(io->exit_mcp);
+	io->exit_mcp = NULL;
+}

@@ -1,0 +1,64 @@
+/* run_stdio.h - `warden run`'s stdio relay (run_stdio.c; internal to `warden run`): when
+ * neither stdin nor stdout is a terminal (an MCP client's pipes), the program gets pipes and
+ * the launcher relays both directions byte for byte, while the MCP tracker (mcp_track.h) reads
+ * along and the run's gateway is told which tool calls are in flight (the `mcp` op). A
+ * terminal keeps the direct inheritance of stdin/stdout (no relay, no attribution). */
+#ifndef WARDEN_LAUNCHER_RUN_STDIO_H
+#define WARDEN_LAUNCHER_RUN_STDIO_H
+
+#include "run/mcp_track.h"
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Bytes a direction buffers between reading and writing. */
+#define RUN_STDIO_BUF (256u << 10)
+/* The pollfds the relay adds to the wait loop. */
+#define RUN_STDIO_NPOLL 4
+
+/**
+ * struct run_stdio_dir - one direction: from @in to @out through @buf
+ * @in:		where bytes come from (-1: closed, at EOF)
+ * @out:	where they go (-1: closed)
+ * @in_sock:	@in is a socket (recv with MSG_DONTWAIT; else read after poll)
+ * @out_sock:	@out is a socket (send with MSG_DONTWAIT; else writes of at most PIPE_BUF
+ *		after poll, which a blocking pipe takes without blocking)
+ * @out_nb:	@out is ours and non-blocking (the program's pipe)
+ * @buf:	RUN_STDIO_BUF bytes: @len read, of which @off written already
+ * @len:	see @buf
+ * @off:	see @buf
+ * @bytes:	relayed in all
+ */
+struct run_stdio_dir {
+	int in, out;
+	bool in_sock, out_sock, out_nb;
+	char *buf;
+	size_t len, off;
+	uint64_t bytes;
+};
+
+/**
+ * struct run_stdio - the relay
+ * @want:	relay (stdin and stdout open and not terminals, WARDEN_STDIO_RELAY not 0)
+ * @why:	when not, why (run.start's `mcp`)
+ * @on:		the program's stdio are the relay's pipes
+ * @dir:	client to server (enum mcp_dir MCP_C2S), server to client (MCP_S2C)
+ * @track:	the tool calls in flight
+ * @told_off:	the event that attribution went off was written
+ * @exit_mcp:	run.exit's `mcp` (run_stdio_finish()), or NULL
+ * @updates:	`mcp` ops sent to the gateway
+ * @update_ns:	their round trips, summed (WARDEN_TIMING prints the mean)
+ */
+struct run_stdio {
+	bool want;
+	char why[128];
+	bool on;
+	struct run_stdio_dir dir[2];
+	struct mcp_track track;
+	bool told_off;
+	char *exit_mcp;
+	uint64_t updates, update_ns;
+};
+
+#endif /* WARDEN_LAUNCHER_RUN_STDIO_H */
