@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -260,6 +261,22 @@ int wd_esc_append(struct wd_buf *b, const char *s, size_t width);
  * Return: the escaped text (valid until @b changes), or "(out of memory)".
  */
 const char *wd_esc(struct wd_buf *b, const char *s);
+
+/**
+ * wd_say() - print one line to @f: @fmt formatted, the whole of it escaped (wd_esc_append():
+ * what an argument quotes, a run's command word, a path, a host name, cannot drive the
+ * terminal), then a newline
+ * @f:		stdout or stderr
+ * @fmt:	printf-style message without the trailing newline; ours, so it holds no
+ *		control character of its own
+ *
+ * Every message of a verb that may quote text a run or an argument chose goes through this
+ * (warden(1), "Text from runs").
+ */
+void wd_say(FILE *f, const char *fmt, ...) WD_PRINTF(2, 3);
+
+/** wd_vsay() - wd_say() with a va_list. */
+void wd_vsay(FILE *f, const char *fmt, va_list ap) WD_PRINTF(2, 0);
 
 /* ----------------------------------------------------- audit shipping sinks (sink.c) */
 

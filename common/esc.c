@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 int wd_utf8_seqlen(const char *p, size_t n)
@@ -126,4 +127,27 @@ const char *wd_esc(struct wd_buf *b, const char *s)
 	if (wd_esc_append(b, s ? s : "(null)", 0) < 0)
 		return "(out of memory)";
 	return wd_buf_cstr(b);
+}
+
+void wd_vsay(FILE *f, const char *fmt, va_list ap)
+{
+	struct wd_buf raw = WD_BUF_INIT, esc = WD_BUF_INIT;
+
+	if (wd_buf_vprintf(&raw, fmt, ap) < 0 || wd_esc_append(&esc, wd_buf_cstr(&raw), 0) < 0 ||
+	    wd_buf_append(&esc, "\n", 1) < 0) {
+		fputs("warden: out of memory writing a message\n", f);
+	} else {
+		fwrite(esc.data, 1, esc.len, f);
+	}
+	wd_buf_free(&raw);
+	wd_buf_free(&esc);
+}
+
+void wd_say(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	wd_vsay(f, fmt, ap);
+	va_end(ap);
 }

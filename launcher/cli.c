@@ -1,5 +1,5 @@
 /* cli.c - the helpers the `warden` verbs share: --help detection, verbs not built yet, the
- * escaped message line (cli_say()), the audit log's path, and what no policy grant may
+ * audit log's path, and what no policy grant may
  * expose. */
 #include "launcher/cli.h"
 #include "run/run.h"
@@ -22,32 +22,9 @@ bool cli_wants_help(int argc, char **argv)
 	return false;
 }
 
-void cli_vsay(FILE *f, const char *fmt, va_list ap)
-{
-	struct wd_buf raw = WD_BUF_INIT, esc = WD_BUF_INIT;
-
-	if (wd_buf_vprintf(&raw, fmt, ap) < 0 || wd_esc_append(&esc, wd_buf_cstr(&raw), 0) < 0 ||
-	    wd_buf_append(&esc, "\n", 1) < 0) {
-		fputs("warden: out of memory writing a message\n", f);
-	} else {
-		fwrite(esc.data, 1, esc.len, f);
-	}
-	wd_buf_free(&raw);
-	wd_buf_free(&esc);
-}
-
-void cli_say(FILE *f, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	cli_vsay(f, fmt, ap);
-	va_end(ap);
-}
-
 int cli_not_built(const char *verb, const char *what)
 {
-	cli_say(stderr, "warden %s: not built yet (%s)", verb, what);
+	wd_say(stderr, "warden %s: not built yet (%s)", verb, what);
 	return WD_EXIT_USAGE;
 }
 

@@ -57,22 +57,6 @@ bool cli_wants_help(int argc, char **argv);
 int cli_not_built(const char *verb, const char *what);
 
 /**
- * cli_say() - print one line to @f: @fmt formatted, the whole of it escaped (wd_esc_append():
- * what an argument quotes, a run's command word, a path, a host name, cannot drive the
- * terminal), then a newline
- * @f:		stdout or stderr
- * @fmt:	printf-style message without the trailing newline; ours, so it holds no
- *		control character of its own
- *
- * Every message of a verb that may quote text a run or an argument chose goes through this
- * (warden(1), "Text from runs").
- */
-void cli_say(FILE *f, const char *fmt, ...) WD_PRINTF(2, 3);
-
-/** cli_vsay() - cli_say() with a va_list. */
-void cli_vsay(FILE *f, const char *fmt, va_list ap) WD_PRINTF(2, 0);
-
-/**
  * cli_audit_path() - the audit log path the verbs use
  * @override:	a --audit-log argument, or NULL
  *

@@ -257,7 +257,7 @@ static void audit_change(const struct live_run *lr, const struct change *ch, boo
 	wd_err_clear(&err);
 	if (audit_log_open(lr->rec.audit, &log, &err) ||
 	    audit_log_write(log, &ev, AUDIT_WRITE_DURABLE, &err))
-		cli_say(stderr, "warden allowlist: audit: %s", err.msg);
+		wd_say(stderr, "warden allowlist: audit: %s", err.msg);
 	audit_log_close(log);
 	wd_buf_free(&res);
 }
@@ -277,22 +277,22 @@ static int change_fn(const struct live_run *lr, void *arg, struct wd_buf *out)
 	dfd = open(lr->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (dfd < 0 || flock(dfd, LOCK_EX) < 0) {
 		ret = -errno;
-		cli_say(stderr, "warden allowlist: %s: %s", lr->dir, strerror(errno));
+		wd_say(stderr, "warden allowlist: %s: %s", lr->dir, strerror(errno));
 		goto out;
 	}
 	ret = live_policy_read(lr, &text, &len);
 	if (ret) {
-		cli_say(stderr, "warden allowlist: run %s: its policy (%s/%s): %s", lr->rec.id,
-			lr->dir, RUN_POLICY_FILE, strerror(-ret));
+		wd_say(stderr, "warden allowlist: run %s: its policy (%s/%s): %s", lr->rec.id,
+		       lr->dir, RUN_POLICY_FILE, strerror(-ret));
 		goto out;
 	}
 	ret = compose(text, len, ch, &pol, &before, &after, why, sizeof(why));
 	if (!ret && !pol.len) {
-		cli_say(stdout, "warden allowlist: run %s: %s", lr->rec.id, why);
+		wd_say(stdout, "warden allowlist: run %s: %s", lr->rec.id, why);
 		goto out;
 	}
 	if (ret) {
-		cli_say(stderr, "warden allowlist: run %s: %s", lr->rec.id, why);
+		wd_say(stderr, "warden allowlist: run %s: %s", lr->rec.id, why);
 		wd_buf_printf(&reason, "uid %u: %s refused: %s", (unsigned)ch->actor,
 			      ch->op == CHANGE_ADD ? "add" : "remove", why);
 		audit_change(lr, ch, false, wd_buf_cstr(&reason));
@@ -306,8 +306,8 @@ static int change_fn(const struct live_run *lr, void *arg, struct wd_buf *out)
 		  : -ENOMEM;
 	if (ret) {
 		/* nothing changed: the gateway keeps the old policy */
-		cli_say(stderr, "warden allowlist: run %s: the gateway refused: %s", lr->rec.id,
-			why);
+		wd_say(stderr, "warden allowlist: run %s: the gateway refused: %s", lr->rec.id,
+		       why);
 		wd_buf_printf(&reason, "uid %u: %s refused by the gateway: %s", (unsigned)ch->actor,
 			      ch->op == CHANGE_ADD ? "add" : "remove", why);
 		audit_change(lr, ch, false, wd_buf_cstr(&reason));
@@ -315,15 +315,15 @@ static int change_fn(const struct live_run *lr, void *arg, struct wd_buf *out)
 	}
 	ret = live_policy_write(lr, pol.data, pol.len);
 	if (ret)
-		cli_say(stderr,
-			"warden allowlist: run %s: the gateway has the new allowlist, but %s/%s "
-			"could not be updated: %s",
-			lr->rec.id, lr->dir, RUN_POLICY_FILE, strerror(-ret));
+		wd_say(stderr,
+		       "warden allowlist: run %s: the gateway has the new allowlist, but %s/%s "
+		       "could not be updated: %s",
+		       lr->rec.id, lr->dir, RUN_POLICY_FILE, strerror(-ret));
 	wd_buf_printf(&reason, "uid %u %s; before: %s; after: %s", (unsigned)ch->actor,
 		      ch->op == CHANGE_ADD ? "added" : "removed (its open connections closed)",
 		      wd_buf_cstr(&before), wd_buf_cstr(&after));
 	audit_change(lr, ch, true, wd_buf_cstr(&reason));
-	cli_say(stdout, "warden allowlist: run %s: %s", lr->rec.id, wd_buf_cstr(&after));
+	wd_say(stdout, "warden allowlist: run %s: %s", lr->rec.id, wd_buf_cstr(&after));
 out:
 	json_decref(req);
 	free(text);
@@ -383,21 +383,21 @@ static int show(const struct live_run *lr, bool header)
 	int ret = live_as_owner(lr, show_fn, NULL, &b);
 
 	if (ret) {
-		cli_say(stderr, "warden allowlist: run %s: its policy: %s", lr->rec.id,
-			strerror(-ret));
+		wd_say(stderr, "warden allowlist: run %s: its policy: %s", lr->rec.id,
+		       strerror(-ret));
 		wd_buf_free(&b);
 		return WD_EXIT_INTERNAL;
 	}
 	if (header)
-		cli_say(stdout, "run %s (%s):", lr->rec.id,
-			lr->rec.policy_name[0] ? lr->rec.policy_name : "policy");
+		wd_say(stdout, "run %s (%s):", lr->rec.id,
+		       lr->rec.policy_name[0] ? lr->rec.policy_name : "policy");
 	if (!b.len)
-		cli_say(stdout, "%s(nothing: every name is denied)", header ? "  " : "");
+		wd_say(stdout, "%s(nothing: every name is denied)", header ? "  " : "");
 	for (char *l = b.data, *nl; l && *l; l = nl + 1) {
 		nl = strchr(l, '\n');
 		if (!nl)
 			break;
-		cli_say(stdout, "%s%.*s", header ? "  " : "", (int)(nl - l), l);
+		wd_say(stdout, "%s%.*s", header ? "  " : "", (int)(nl - l), l);
 	}
 	wd_buf_free(&b);
 	return WD_EXIT_OK;
@@ -412,7 +412,7 @@ static int show_all(void)
 
 	wd_err_clear(&err);
 	if (live_runs_find(&v, &n, &err)) {
-		cli_say(stderr, "warden allowlist: %s", err.msg);
+		wd_say(stderr, "warden allowlist: %s", err.msg);
 		return WD_EXIT_INTERNAL;
 	}
 	if (!n)
@@ -546,7 +546,7 @@ int cmd_allowlist(int argc, char **argv)
 			if (!strcmp(argv[2], ops[i].word))
 				op = (int)ops[i].op;
 		if (op < 0) {
-			cli_say(stderr, "warden allowlist: '%s': add or remove", argv[2]);
+			wd_say(stderr, "warden allowlist: '%s': add or remove", argv[2]);
 			usage(stderr);
 			return WD_EXIT_USAGE;
 		}
@@ -554,14 +554,14 @@ int cmd_allowlist(int argc, char **argv)
 	wd_err_clear(&err);
 	ret = live_run_get(argv[1], &lr, &err);
 	if (ret) {
-		cli_say(stderr, "warden allowlist: %s", err.msg);
+		wd_say(stderr, "warden allowlist: %s", err.msg);
 		return ret == -ENOENT || ret == -EINVAL ? WD_EXIT_USAGE : WD_EXIT_INTERNAL;
 	}
 	if (argc == 2)
 		return show(&lr, false);
 	if (lr.state != LIVE_RUNNING) {
-		cli_say(stderr, "warden allowlist: run %s is %s: nothing to change", lr.rec.id,
-			live_state_name(lr.state));
+		wd_say(stderr, "warden allowlist: run %s is %s: nothing to change", lr.rec.id,
+		       live_state_name(lr.state));
 		return WD_EXIT_USAGE;
 	}
 	ch.op = (enum change_op)op;
@@ -575,7 +575,7 @@ int cmd_allowlist(int argc, char **argv)
 		ret = approved ? check_approved(&lr, &ch, approved, why, sizeof(why))
 			       : ask_approval(&lr, &ch, why, sizeof(why));
 		if (ret) {
-			cli_say(stderr, "warden allowlist: %s", why);
+			wd_say(stderr, "warden allowlist: %s", why);
 			ch.refused = why;
 			live_as_owner(&lr, refuse_fn, &ch, &ch.done); /* audited in the run's log */
 			wd_buf_free(&ch.done);

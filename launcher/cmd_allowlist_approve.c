@@ -33,11 +33,11 @@ static int print_one(const struct approval_req *req, void *arg)
 	if (req->state != APPROVAL_PENDING)
 		return 0;
 	if (!(*n)++)
-		cli_say(stdout, "%-32s  %-30s  %-12s  %-8s  %s", "REQUEST", "NAME", "RUN", "SERVER",
-			"AGE");
-	cli_say(stdout, "%-32s  %-30s  %-12s  %-8d  %llds%s", req->id, req->name,
-		req->run[0] ? req->run : "(new runs)", (int)req->server_pid,
-		(long long)time(NULL) - req->created, live ? "" : "  (its server is gone)");
+		wd_say(stdout, "%-32s  %-30s  %-12s  %-8s  %s", "REQUEST", "NAME", "RUN", "SERVER",
+		       "AGE");
+	wd_say(stdout, "%-32s  %-30s  %-12s  %-8d  %llds%s", req->id, req->name,
+	       req->run[0] ? req->run : "(new runs)", (int)req->server_pid,
+	       (long long)time(NULL) - req->created, live ? "" : "  (its server is gone)");
 	return 0;
 }
 
@@ -60,7 +60,7 @@ int cmd_allowlist_approval(int argc, char **argv)
 	wd_err_clear(&err);
 	ret = approval_open(dir, &fd, &err);
 	if (ret) {
-		cli_say(stderr, "warden allowlist: %s", err.msg);
+		wd_say(stderr, "warden allowlist: %s", err.msg);
 		return WD_EXIT_INTERNAL;
 	}
 	if (!strcmp(argv[0], "pending") && argc == 1) {
@@ -69,7 +69,7 @@ int cmd_allowlist_approval(int argc, char **argv)
 		ret = approval_list(fd, print_one, &n);
 		close(fd);
 		if (ret) {
-			cli_say(stderr, "warden allowlist: %s: %s", dir, strerror(-ret));
+			wd_say(stderr, "warden allowlist: %s: %s", dir, strerror(-ret));
 			return WD_EXIT_INTERNAL;
 		}
 		if (!n)
@@ -84,10 +84,10 @@ int cmd_allowlist_approval(int argc, char **argv)
 	approve = !strcmp(argv[0], "approve");
 	if (!approval_id_valid(argv[1])) {
 		close(fd);
-		cli_say(stderr,
-			"warden allowlist: `%s` is not a request id (32 hex digits; "
-			"`warden allowlist pending` lists them)",
-			argv[1]);
+		wd_say(stderr,
+		       "warden allowlist: `%s` is not a request id (32 hex digits; "
+		       "`warden allowlist pending` lists them)",
+		       argv[1]);
 		return WD_EXIT_USAGE;
 	}
 	snprintf(by, sizeof(by), "a terminal (uid %u, pid %d)", (unsigned)getuid(), (int)getpid());
@@ -96,24 +96,24 @@ int cmd_allowlist_approval(int argc, char **argv)
 		ret = approval_decide(fd, argv[1], approve, by);
 	close(fd);
 	if (ret == -ENOENT) {
-		cli_say(stderr,
-			"warden allowlist: no request %s is pending (decided already, or "
-			"its server ended)",
-			argv[1]);
+		wd_say(stderr,
+		       "warden allowlist: no request %s is pending (decided already, or "
+		       "its server ended)",
+		       argv[1]);
 		return WD_EXIT_FOUND;
 	}
 	if (ret == -EALREADY) {
-		cli_say(stderr, "warden allowlist: request %s was decided already", argv[1]);
+		wd_say(stderr, "warden allowlist: request %s was decided already", argv[1]);
 		return WD_EXIT_FOUND;
 	}
 	if (ret) {
-		cli_say(stderr, "warden allowlist: request %s: %s", argv[1], strerror(-ret));
+		wd_say(stderr, "warden allowlist: request %s: %s", argv[1], strerror(-ret));
 		return WD_EXIT_INTERNAL;
 	}
 	if (req.server_pid > 0) {
-		cli_say(stdout, "%s %s for %s; the server applies it within a second",
-			approve ? "approved" : "denied", req.name,
-			req.run[0] ? req.run : "new runs of its warden mcp");
+		wd_say(stdout, "%s %s for %s; the server applies it within a second",
+		       approve ? "approved" : "denied", req.name,
+		       req.run[0] ? req.run : "new runs of its warden mcp");
 		return WD_EXIT_OK;
 	}
 	/* asked by `warden allowlist RUN add` (no server): the decision is applied here */
@@ -123,9 +123,9 @@ int cmd_allowlist_approval(int argc, char **argv)
 
 		ret = cmd_allowlist(6, args);
 		if (!ret)
-			cli_say(stdout, "approved %s: run %s may reach it now", req.name, req.run);
+			wd_say(stdout, "approved %s: run %s may reach it now", req.name, req.run);
 	} else {
-		cli_say(stdout, "denied %s for run %s", req.name, req.run);
+		wd_say(stdout, "denied %s for run %s", req.name, req.run);
 	}
 	if (approval_dir(dir, sizeof(dir)) == 0 && approval_open(dir, &fd, &err) == 0) {
 		approval_remove(fd, req.id);

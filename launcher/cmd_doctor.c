@@ -697,12 +697,12 @@ int cmd_doctor(int argc, char **argv)
 		const char *name = root ? checks[i].name : user_checks[i].name;
 
 		(root ? checks[i].fn : user_checks[i].fn)(&f);
-		cli_say(stdout, "%s %-8s %s", tag[f.v], name, f.what);
+		wd_say(stdout, "%s %-8s %s", tag[f.v], name, f.what);
 		if (f.v != DOC_OK && f.fix[0])
-			cli_say(stdout, "              fix: %s", f.fix);
+			wd_say(stdout, "              fix: %s", f.fix);
 		if (f.v == DOC_FAIL)
 			fails++;
 	}
-	cli_say(stdout, "%d problem%s found", fails, fails == 1 ? "" : "s");
+	wd_say(stdout, "%d problem%s found", fails, fails == 1 ? "" : "s");
 	return fails ? WD_EXIT_FOUND : WD_EXIT_OK;
 }

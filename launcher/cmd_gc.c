@@ -38,17 +38,17 @@ static int gc_rootless(bool quiet)
 
 	wd_err_clear(&err);
 	if (run_rootless_dir(dir, sizeof(dir), &err)) {
-		cli_say(stderr, "warden gc: %s", err.msg);
+		wd_say(stderr, "warden gc: %s", err.msg);
 		return WD_EXIT_FOUND;
 	}
 	snprintf(runs_dir, sizeof(runs_dir), "%s/runs", dir);
 	if (run_gc(runs_dir, &runs, &err)) {
-		cli_say(stderr, "warden gc: %s", err.msg);
+		wd_say(stderr, "warden gc: %s", err.msg);
 		return WD_EXIT_FOUND;
 	}
 	if (!quiet)
-		cli_say(stdout, "warden gc: %u crashed rootless run%s of uid %u cleaned up", runs,
-			runs == 1 ? "" : "s", (unsigned)getuid());
+		wd_say(stdout, "warden gc: %u crashed rootless run%s of uid %u cleaned up", runs,
+		       runs == 1 ? "" : "s", (unsigned)getuid());
 	return WD_EXIT_OK;
 }
 
@@ -91,7 +91,7 @@ int cmd_gc(int argc, char **argv)
 		policy_diags_init(&d);
 		if (policy_gwconf_load(config, &gwc, &d)) {
 			policy_diags_free(&d);
-			cli_say(stderr, "warden gc: %s is not a valid gateway config", config);
+			wd_say(stderr, "warden gc: %s is not a valid gateway config", config);
 			return WD_EXIT_USAGE;
 		}
 		policy_diags_free(&d);
@@ -101,29 +101,29 @@ int cmd_gc(int argc, char **argv)
 	}
 	wd_err_clear(&err);
 	if (run_gc(RUN_STATE_DIR, &runs, &err)) {
-		cli_say(stderr, "warden gc: %s", err.msg);
+		wd_say(stderr, "warden gc: %s", err.msg);
 		ret = WD_EXIT_FOUND;
 	}
 	plumb_fw_config(&gwc, &fc);
 	if (run_netns_config(&gwc, &cfg)) {
-		cli_say(stderr, "warden gc: bad run pool %s or %s", gwc.pool_v4, gwc.pool_v6);
+		wd_say(stderr, "warden gc: bad run pool %s or %s", gwc.pool_v4, gwc.pool_v6);
 		return WD_EXIT_USAGE;
 	}
 	wd_err_clear(&err);
 	if (run_pool_gc(RUN_POOL_DIR, &cfg, &fc, drain, &pooled, &err)) {
-		cli_say(stderr, "warden gc: pool: %s", err.msg);
+		wd_say(stderr, "warden gc: pool: %s", err.msg);
 		ret = WD_EXIT_FOUND;
 	}
 	wd_err_clear(&err);
 	if (netns_gc(&cfg, &slots, &err)) {
-		cli_say(stderr, "warden gc: network: %s", err.msg);
+		wd_say(stderr, "warden gc: network: %s", err.msg);
 		ret = WD_EXIT_FOUND;
 	}
 	if (!quiet)
-		cli_say(stdout,
-			"warden gc: %u crashed run%s cleaned up, %u pooled network%s removed, "
-			"%u address slot%s reclaimed",
-			runs, runs == 1 ? "" : "s", pooled, pooled == 1 ? "" : "s", slots,
-			slots == 1 ? "" : "s");
+		wd_say(stdout,
+		       "warden gc: %u crashed run%s cleaned up, %u pooled network%s removed, "
+		       "%u address slot%s reclaimed",
+		       runs, runs == 1 ? "" : "s", pooled, pooled == 1 ? "" : "s", slots,
+		       slots == 1 ? "" : "s");
 	return ret;
 }

@@ -109,8 +109,8 @@ static int self_check(const struct wd_buf *text, const char *dir, const char *ba
 			continue;
 		wd_buf_reset(&line);
 		if (!policy_diag_format(&d, i, &line))
-			cli_say(stderr, "warden init: the policy made fails its check: %s",
-				wd_buf_cstr(&line));
+			wd_say(stderr, "warden init: the policy made fails its check: %s",
+			       wd_buf_cstr(&line));
 	}
 	if (!rc && d.errors)
 		rc = -EINVAL;
@@ -152,10 +152,10 @@ static int trace_then(int n, char **words, bool to_stdout, char *path, size_t si
 	if (status == WD_EXIT_INTERNAL)
 		return WD_EXIT_INTERNAL;
 	if (status)
-		cli_say(stderr,
-			"warden init: the program exited with status %d; the policy covers what it "
-			"did until then",
-			status);
+		wd_say(stderr,
+		       "warden init: the program exited with status %d; the policy covers what it "
+		       "did until then",
+		       status);
 	return 0;
 }
 
@@ -194,18 +194,18 @@ int cmd_init(int argc, char **argv)
 			cmd = i + 1;
 			break;
 		} else {
-			cli_say(stderr, "warden init: unexpected argument '%s'", argv[i]);
+			wd_say(stderr, "warden init: unexpected argument '%s'", argv[i]);
 			usage(stderr);
 			return WD_EXIT_USAGE;
 		}
 	}
 	rc = out_place(out, dir, sizeof(dir), base, sizeof(base));
 	if (rc) {
-		cli_say(stderr, "warden init: -o %s: its folder: %s", out, strerror(-rc));
+		wd_say(stderr, "warden init: -o %s: its folder: %s", out, strerror(-rc));
 		return WD_EXIT_USAGE;
 	}
 	if (strcmp(out, "-") && !force && !lstat(out, &st)) {
-		cli_say(stderr, "warden init: %s exists; keeping it (--force replaces it)", out);
+		wd_say(stderr, "warden init: %s exists; keeping it (--force replaces it)", out);
 		return WD_EXIT_USAGE;
 	}
 	/* -o's folder, opened and kept before a traced program can replace it (outdir.h); under
@@ -215,18 +215,18 @@ int cmd_init(int argc, char **argv)
 	if (!rc && strcmp(out, "-"))
 		rc = outdir_open(&od, dir, false, &who);
 	if (rc) {
-		cli_say(stderr, "warden init: -o %s: cannot write in %s: %s%s", out, dir,
-			rc == -ELOOP	? "a symbolic link is on the way"
-			: rc == -EINVAL ? "SUDO_UID or SUDO_GID is not a number"
-					: strerror(-rc),
-			who.drop ? " (the policy is written as the invoking user)" : "");
+		wd_say(stderr, "warden init: -o %s: cannot write in %s: %s%s", out, dir,
+		       rc == -ELOOP    ? "a symbolic link is on the way"
+		       : rc == -EINVAL ? "SUDO_UID or SUDO_GID is not a number"
+				       : strerror(-rc),
+		       who.drop ? " (the policy is written as the invoking user)" : "");
 		return WD_EXIT_USAGE;
 	}
 	if (cmd) {
 		if (from || cmd >= argc) {
-			cli_say(stderr, "warden init: %s",
-				from ? "--from TRACE and -- COMMAND: one or the other"
-				     : "-- needs a COMMAND");
+			wd_say(stderr, "warden init: %s",
+			       from ? "--from TRACE and -- COMMAND: one or the other"
+				    : "-- needs a COMMAND");
 			usage(stderr);
 			status = WD_EXIT_USAGE;
 			goto out;
@@ -245,7 +245,7 @@ int cmd_init(int argc, char **argv)
 	} else {
 		rc = trace_load(from, &t, &err);
 		if (rc) {
-			cli_say(stderr, "warden init: %s", err.msg);
+			wd_say(stderr, "warden init: %s", err.msg);
 			status = rc == -ENOMEM ? WD_EXIT_INTERNAL : WD_EXIT_USAGE;
 			goto out;
 		}
@@ -282,14 +282,13 @@ int cmd_init(int argc, char **argv)
 	} else if ((rc = outdir_write(&od, base, force ? OUTDIR_REPLACE : OUTDIR_KEEP, 0644,
 				      text->data, text->len, NULL, 0))) {
 		if (rc == -ESTALE)
-			cli_say(
-			    stderr,
-			    "warden init: nothing written: the folder %s of %s was replaced or "
-			    "moved while the program ran (something now at that path is not the "
-			    "folder opened before it started)",
-			    dir, out);
+			wd_say(stderr,
+			       "warden init: nothing written: the folder %s of %s was replaced or "
+			       "moved while the program ran (something now at that path is not the "
+			       "folder opened before it started)",
+			       dir, out);
 		else
-			cli_say(stderr, "warden init: cannot write %s: %s", out, strerror(-rc));
+			wd_say(stderr, "warden init: cannot write %s: %s", out, strerror(-rc));
 		status = rc == -EEXIST ? WD_EXIT_USAGE : WD_EXIT_INTERNAL;
 		goto out;
 	} else {
@@ -298,13 +297,13 @@ int cmd_init(int argc, char **argv)
 	/* one line a warning, each escaped already (init_infer.c's warn()) */
 	fputs(wd_buf_cstr(&res.warnings), stderr);
 	if (from)
-		cli_say(stderr,
-			"warden init: %s: %u read grants, %u write grants, %u network rules, "
-			"%u warnings; check it with: warden policy check %s",
-			strcmp(out, "-") ? out : "stdout", res.nread, res.nwrite, res.nallow,
-			res.nwarnings, strcmp(out, "-") ? out : "FILE");
+		wd_say(stderr,
+		       "warden init: %s: %u read grants, %u write grants, %u network rules, "
+		       "%u warnings; check it with: warden policy check %s",
+		       strcmp(out, "-") ? out : "stdout", res.nread, res.nwrite, res.nallow,
+		       res.nwarnings, strcmp(out, "-") ? out : "FILE");
 	else if (strcmp(out, "-"))
-		cli_say(stderr, "warden init: wrote the starter policy %s", out);
+		wd_say(stderr, "warden init: wrote the starter policy %s", out);
 	goto out;
 oom:
 	fprintf(stderr, "warden init: out of memory\n");

@@ -60,19 +60,19 @@ int cmd_kill(int argc, char **argv)
 	wd_err_clear(&err);
 	ret = live_run_get(argv[1], &lr, &err);
 	if (ret) {
-		cli_say(stderr, "warden kill: %s", err.msg);
+		wd_say(stderr, "warden kill: %s", err.msg);
 		return ret == -ENOENT || ret == -EINVAL ? WD_EXIT_USAGE : WD_EXIT_INTERNAL;
 	}
 	if (lr.state == LIVE_ENDING) {
-		cli_say(stdout, "warden kill: run %s has ended already (its teardown is running)",
-			lr.rec.id);
+		wd_say(stdout, "warden kill: run %s has ended already (its teardown is running)",
+		       lr.rec.id);
 		return WD_EXIT_OK;
 	}
 	if (sigqueue(lr.rec.pid, SIGTERM, sv) < 0) {
-		cli_say(stderr, "warden kill: run %s (launcher pid %d): %s", lr.rec.id,
-			(int)lr.rec.pid,
-			errno == EPERM ? "not yours: only its owner and root may end it"
-				       : strerror(errno));
+		wd_say(stderr, "warden kill: run %s (launcher pid %d): %s", lr.rec.id,
+		       (int)lr.rec.pid,
+		       errno == EPERM ? "not yours: only its owner and root may end it"
+				      : strerror(errno));
 		return errno == ESRCH ? WD_EXIT_OK : WD_EXIT_FOUND;
 	}
 	/* the launcher ends the program (TERM, then KILL after the grace) and exits */
@@ -88,12 +88,12 @@ int cmd_kill(int argc, char **argv)
 	if (waited >= KILL_WAIT_MS && alive(&lr)) {
 		/* fail closed: the run must end; what it leaves, `warden gc` removes */
 		kill(lr.rec.pid, SIGKILL);
-		cli_say(stderr,
-			"warden kill: run %s: its launcher (pid %d) did not end within %d ms: "
-			"killed it (SIGKILL); `warden gc` removes what it left",
-			lr.rec.id, (int)lr.rec.pid, KILL_WAIT_MS);
+		wd_say(stderr,
+		       "warden kill: run %s: its launcher (pid %d) did not end within %d ms: "
+		       "killed it (SIGKILL); `warden gc` removes what it left",
+		       lr.rec.id, (int)lr.rec.pid, KILL_WAIT_MS);
 		return WD_EXIT_FOUND;
 	}
-	cli_say(stdout, "warden kill: run %s ended", lr.rec.id);
+	wd_say(stdout, "warden kill: run %s ended", lr.rec.id);
 	return WD_EXIT_OK;
 }

@@ -69,7 +69,7 @@ static int usage_error(const char *fmt, const char *arg)
 	struct wd_buf b = WD_BUF_INIT;
 
 	wd_buf_printf(&b, fmt, arg);
-	cli_say(stderr, "warden logs: %s", wd_buf_cstr(&b));
+	wd_say(stderr, "warden logs: %s", wd_buf_cstr(&b));
 	fprintf(stderr, "Try 'warden logs --help'.\n");
 	wd_buf_free(&b);
 	return WD_EXIT_USAGE;
@@ -222,9 +222,8 @@ static void put_cell(struct wd_buf *b, const char *s, size_t width, bool pad)
 
 static void print_header(void)
 {
-	cli_say(stdout, "%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s", W_TIME, "TIME (UTC)", W_RUN,
-		"RUN", W_TYPE, "TYPE", W_ACTION, "ACTION", W_VERDICT, "", W_RESOURCE, "RESOURCE",
-		"REASON");
+	wd_say(stdout, "%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s", W_TIME, "TIME (UTC)", W_RUN, "RUN",
+	       W_TYPE, "TYPE", W_ACTION, "ACTION", W_VERDICT, "", W_RESOURCE, "RESOURCE", "REASON");
 }
 
 static void print_row(const struct audit_event *ev)
@@ -319,8 +318,8 @@ static void report_skipped(unsigned long now, unsigned long *reported)
 	if (!n)
 		return;
 	fflush(stdout);
-	cli_say(stderr, "warden logs: skipped %lu %scorrupt line%s", n, *reported ? "more " : "",
-		n == 1 ? "" : "s");
+	wd_say(stderr, "warden logs: skipped %lu %scorrupt line%s", n, *reported ? "more " : "",
+	       n == 1 ? "" : "s");
 	*reported = now;
 }
 
@@ -377,14 +376,14 @@ int cmd_logs(int argc, char **argv)
 	if (ret)
 		return ret < 0 ? WD_EXIT_OK : ret;
 	if (stat(o.path, &st) < 0 && errno == ENOENT) {
-		cli_say(stderr, "warden logs: no audit log at %s yet%s", o.path,
-			o.follow ? "; waiting for it" : "");
+		wd_say(stderr, "warden logs: no audit log at %s yet%s", o.path,
+		       o.follow ? "; waiting for it" : "");
 		if (!o.follow)
 			return WD_EXIT_OK;
 	}
 	ret = audit_reader_open(o.path, o.follow ? AUDIT_READER_FOLLOW : 0, &r, &err);
 	if (ret < 0) {
-		cli_say(stderr, "warden logs: %s", err.msg);
+		wd_say(stderr, "warden logs: %s", err.msg);
 		return WD_EXIT_USAGE;
 	}
 	if (o.has_tail) {
@@ -408,7 +407,7 @@ int cmd_logs(int argc, char **argv)
 		ret = follow(&o, r, &reported);
 	if (ret < 0) {
 		fflush(stdout);
-		cli_say(stderr, "warden logs: reading %s: %s", o.path, strerror(-ret));
+		wd_say(stderr, "warden logs: reading %s: %s", o.path, strerror(-ret));
 		status = WD_EXIT_USAGE;
 	}
 	free(ring.lines);

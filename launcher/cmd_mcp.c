@@ -129,7 +129,7 @@ static int load_policy(struct mcp_server *m)
 		struct wd_buf line = WD_BUF_INIT;
 
 		if (!policy_diag_format(&d, i, &line))
-			cli_say(stderr, "%s", wd_buf_cstr(&line));
+			wd_say(stderr, "%s", wd_buf_cstr(&line));
 		wd_buf_free(&line);
 	}
 	policy_diags_free(&d);
@@ -146,7 +146,7 @@ static int setup(struct mcp_server *m, const char *policy, const char *config, c
 
 	n = readlink("/proc/self/exe", m->self, sizeof(m->self) - 1);
 	if (n <= 0) {
-		cli_say(stderr, "warden mcp: cannot find this program: %s", strerror(errno));
+		wd_say(stderr, "warden mcp: cannot find this program: %s", strerror(errno));
 		return WD_EXIT_INTERNAL;
 	}
 	m->self[n] = '\0';
@@ -175,12 +175,12 @@ static int setup(struct mcp_server *m, const char *policy, const char *config, c
 	wd_err_clear(&err);
 	ret = approval_open(m->approval_dir, &m->approval_fd, &err);
 	if (ret) {
-		cli_say(stderr, "warden mcp: %s", err.msg);
+		wd_say(stderr, "warden mcp: %s", err.msg);
 		return WD_EXIT_INTERNAL;
 	}
 	ret = make_state_dir(m);
 	if (ret) {
-		cli_say(stderr, "warden mcp: cannot make its folder: %s", strerror(-ret));
+		wd_say(stderr, "warden mcp: cannot make its folder: %s", strerror(-ret));
 		return WD_EXIT_INTERNAL;
 	}
 	if (load_policy(m)) {
@@ -190,11 +190,11 @@ static int setup(struct mcp_server *m, const char *policy, const char *config, c
 	wd_err_clear(&err);
 	ret = audit_log_open(m->audit_path, &m->log, &err);
 	if (ret) {
-		cli_say(stderr, "warden mcp: audit log: %s", err.msg[0] ? err.msg : strerror(-ret));
+		wd_say(stderr, "warden mcp: audit log: %s", err.msg[0] ? err.msg : strerror(-ret));
 		return WD_EXIT_INTERNAL;
 	}
 	if (mcp_derive(m, why, sizeof(why))) {
-		cli_say(stderr, "warden mcp: %s", why);
+		wd_say(stderr, "warden mcp: %s", why);
 		return WD_EXIT_INTERNAL;
 	}
 	return 0;
@@ -359,10 +359,10 @@ int cmd_mcp(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		cli_say(stderr,
-			"warden mcp: unexpected argument '%s' (to wrap a server, use "
-			"`warden run -p POLICY -- SERVER ARGS...`)",
-			argv[optind]);
+		wd_say(stderr,
+		       "warden mcp: unexpected argument '%s' (to wrap a server, use "
+		       "`warden run -p POLICY -- SERVER ARGS...`)",
+		       argv[optind]);
 		return WD_EXIT_USAGE;
 	}
 	memset(&m, 0, sizeof(m));
@@ -389,7 +389,7 @@ int cmd_mcp(int argc, char **argv)
 		  "warden mcp started: runs use %s", m.derived);
 	ret = loop(&m, sigfd);
 	if (ret)
-		cli_say(stderr, "warden mcp: %s", strerror(-ret));
+		wd_say(stderr, "warden mcp: %s", strerror(-ret));
 	ret = ret ? WD_EXIT_INTERNAL : WD_EXIT_OK;
 	mcp_shutdown(&m);
 	mcp_audit(&m, "mcp.exit", "", m.policy_path ? m.policy_path : "", true, "warden mcp ended");

@@ -88,23 +88,23 @@ static int parse_opts(int argc, char **argv, struct nft_opts *o, const char **po
 			o->rootless = true;
 			continue;
 		} else if (a[0] == '-') {
-			cli_say(stderr, "warden nft %s: unknown option %s", argv[1], a);
+			wd_say(stderr, "warden nft %s: unknown option %s", argv[1], a);
 			return -EINVAL;
 		} else if (got < npos) {
 			pos[got++] = a;
 			continue;
 		} else {
-			cli_say(stderr, "warden nft %s: unexpected argument %s", argv[1], a);
+			wd_say(stderr, "warden nft %s: unexpected argument %s", argv[1], a);
 			return -EINVAL;
 		}
 		if (i + 1 >= argc) {
-			cli_say(stderr, "warden nft %s: %s needs a value", argv[1], a);
+			wd_say(stderr, "warden nft %s: %s needs a value", argv[1], a);
 			return -EINVAL;
 		}
 		*dst = argv[++i];
 	}
 	if (got < npos) {
-		cli_say(stderr, "warden nft %s: missing argument", argv[1]);
+		wd_say(stderr, "warden nft %s: missing argument", argv[1]);
 		return -EINVAL;
 	}
 	return 0;
@@ -130,10 +130,10 @@ static int load_config(const char *path, bool rootless, struct fw_config *c)
 		for (size_t i = 0; i < d.n; i++) {
 			wd_buf_reset(&line);
 			if (!policy_diag_format(&d, i, &line))
-				cli_say(stderr, "%s", wd_buf_cstr(&line));
+				wd_say(stderr, "%s", wd_buf_cstr(&line));
 		}
 		if (!d.n)
-			cli_say(stderr, "warden nft: %s: %s", path, strerror(-ret));
+			wd_say(stderr, "warden nft: %s: %s", path, strerror(-ret));
 		wd_buf_free(&line);
 		policy_diags_free(&d);
 		return ret;
@@ -142,19 +142,19 @@ static int load_config(const char *path, bool rootless, struct fw_config *c)
 	policy_gwconf_free(&g); /* the ruleset needs no ceiling */
 	plumb_fw_config(&g, c);
 	if (rootless && run_rootless_fw_config(&g, c, NULL)) {
-		cli_say(stderr, "warden nft: %s: bad pools.runs_v4 / runs_v6", path);
+		wd_say(stderr, "warden nft: %s: bad pools.runs_v4 / runs_v6", path);
 		return -EINVAL;
 	}
 	wd_err_clear(&err);
 	ret = fw_config_check(c, &err);
 	if (ret < 0)
-		cli_say(stderr, "warden nft: %s: %s", path, err.msg);
+		wd_say(stderr, "warden nft: %s: %s", path, err.msg);
 	return ret;
 }
 
 static int fail(const char *what, const struct wd_err *err, int code)
 {
-	cli_say(stderr, "warden nft %s: %s", what, err->msg[0] ? err->msg : strerror(-code));
+	wd_say(stderr, "warden nft %s: %s", what, err->msg[0] ? err->msg : strerror(-code));
 	return code == -ENOMEM ? WD_EXIT_INTERNAL : WD_EXIT_USAGE;
 }
 
@@ -165,7 +165,7 @@ static int do_render(const struct fw_config *c)
 
 	if (ret < 0) {
 		wd_buf_free(&out);
-		cli_say(stderr, "warden nft render: %s", strerror(-ret));
+		wd_say(stderr, "warden nft render: %s", strerror(-ret));
 		return ret == -ENOMEM ? WD_EXIT_INTERNAL : WD_EXIT_USAGE;
 	}
 	fputs(wd_buf_cstr(&out), stdout);
@@ -214,7 +214,7 @@ static int enter_run(const char *pid)
 	long p = strtol(pid, &end, 10);
 
 	if (*end || p < 1 || p > INT32_MAX) {
-		cli_say(stderr, "warden nft audit: --pid: not a process id: %s", pid);
+		wd_say(stderr, "warden nft audit: --pid: not a process id: %s", pid);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < WD_ARRAY_SIZE(order); i++) {
@@ -227,8 +227,8 @@ static int enter_run(const char *pid)
 		if (fd >= 0)
 			close(fd);
 		if (ret) {
-			cli_say(stderr, "warden nft audit: entering the %s namespace of %ld: %s",
-				order[i].ns, p, strerror(-ret));
+			wd_say(stderr, "warden nft audit: entering the %s namespace of %ld: %s",
+			       order[i].ns, p, strerror(-ret));
 			return ret;
 		}
 	}
@@ -254,15 +254,15 @@ static int do_audit(const struct fw_config *c, bool json)
 		}
 	} else {
 		for (size_t i = 0; i < rep.n; i++)
-			cli_say(stdout, "%s: %s: %s",
-				rep.items[i].level == FW_VIOLATION ? "violation" : "note",
-				rep.items[i].object, rep.items[i].msg);
-		cli_say(stdout,
-			"table inet %s: %zu violation%s, %zu note%s; runs: %u interfaces, %u v4, "
-			"%u v6 (gateway addresses: %u v4, %u v6)",
-			c->table, rep.violations, rep.violations == 1 ? "" : "s", rep.notes,
-			rep.notes == 1 ? "" : "s", rep.runs_if, rep.runs_v4, rep.runs_v6, rep.gw_v4,
-			rep.gw_v6);
+			wd_say(stdout, "%s: %s: %s",
+			       rep.items[i].level == FW_VIOLATION ? "violation" : "note",
+			       rep.items[i].object, rep.items[i].msg);
+		wd_say(stdout,
+		       "table inet %s: %zu violation%s, %zu note%s; runs: %u interfaces, %u v4, "
+		       "%u v6 (gateway addresses: %u v4, %u v6)",
+		       c->table, rep.violations, rep.violations == 1 ? "" : "s", rep.notes,
+		       rep.notes == 1 ? "" : "s", rep.runs_if, rep.runs_v4, rep.runs_v6, rep.gw_v4,
+		       rep.gw_v6);
 	}
 	ret = rep.violations ? WD_EXIT_FOUND : WD_EXIT_OK;
 	fw_audit_report_free(&rep);
@@ -273,24 +273,24 @@ static int parse_run(const struct nft_opts *o, struct fw_run *r)
 {
 	memset(r, 0, sizeof(*r));
 	if (strlen(o->ifname) >= sizeof(r->ifname)) {
-		cli_say(stderr, "warden nft: interface name %s is too long", o->ifname);
+		wd_say(stderr, "warden nft: interface name %s is too long", o->ifname);
 		return -EINVAL;
 	}
 	snprintf(r->ifname, sizeof(r->ifname), "%s", o->ifname);
 	if (o->v4 && inet_pton(AF_INET, o->v4, &r->sbx4) != 1) {
-		cli_say(stderr, "warden nft: %s is not an IPv4 address", o->v4);
+		wd_say(stderr, "warden nft: %s is not an IPv4 address", o->v4);
 		return -EINVAL;
 	}
 	if (o->v6 && inet_pton(AF_INET6, o->v6, &r->sbx6) != 1) {
-		cli_say(stderr, "warden nft: %s is not an IPv6 address", o->v6);
+		wd_say(stderr, "warden nft: %s is not an IPv6 address", o->v6);
 		return -EINVAL;
 	}
 	if (o->gw4 && inet_pton(AF_INET, o->gw4, &r->gw4) != 1) {
-		cli_say(stderr, "warden nft: %s is not an IPv4 address", o->gw4);
+		wd_say(stderr, "warden nft: %s is not an IPv4 address", o->gw4);
 		return -EINVAL;
 	}
 	if (o->gw6 && inet_pton(AF_INET6, o->gw6, &r->gw6) != 1) {
-		cli_say(stderr, "warden nft: %s is not an IPv6 address", o->gw6);
+		wd_say(stderr, "warden nft: %s is not an IPv6 address", o->gw6);
 		return -EINVAL;
 	}
 	if ((o->gw4 && !o->v4) || (o->gw6 && !o->v6)) {
@@ -404,7 +404,7 @@ int cmd_nft(int argc, char **argv)
 		if (!strcmp(argv[1], nft_verbs[i].name))
 			idx = (int)i;
 	if (idx < 0) {
-		cli_say(stderr, "warden nft: unknown command %s", argv[1]);
+		wd_say(stderr, "warden nft: unknown command %s", argv[1]);
 		usage(stderr);
 		return WD_EXIT_USAGE;
 	}
@@ -413,24 +413,24 @@ int cmd_nft(int argc, char **argv)
 	o.ifname = o.count = pos[0];
 	if ((o.v4 || o.v6 || o.gw4 || o.gw6) && nft_verbs[idx].verb != V_RUN_ADD &&
 	    nft_verbs[idx].verb != V_RUN_DEL) {
-		cli_say(stderr,
-			"warden nft %s: --v4/--v6/--gw4/--gw6 only apply to run-add and run-del",
-			argv[1]);
+		wd_say(stderr,
+		       "warden nft %s: --v4/--v6/--gw4/--gw6 only apply to run-add and run-del",
+		       argv[1]);
 		return WD_EXIT_USAGE;
 	}
 	if (o.json && nft_verbs[idx].verb != V_AUDIT) {
-		cli_say(stderr, "warden nft %s: --json only applies to audit", argv[1]);
+		wd_say(stderr, "warden nft %s: --json only applies to audit", argv[1]);
 		return WD_EXIT_USAGE;
 	}
 	if (o.rootless && nft_verbs[idx].verb != V_AUDIT && nft_verbs[idx].verb != V_RENDER) {
-		cli_say(stderr,
-			"warden nft %s: --rootless only applies to render and audit "
-			"(`warden run` installs a rootless run's table itself)",
-			argv[1]);
+		wd_say(stderr,
+		       "warden nft %s: --rootless only applies to render and audit "
+		       "(`warden run` installs a rootless run's table itself)",
+		       argv[1]);
 		return WD_EXIT_USAGE;
 	}
 	if (o.pid && (!o.rootless || nft_verbs[idx].verb != V_AUDIT)) {
-		cli_say(stderr, "warden nft %s: --pid only applies to audit --rootless", argv[1]);
+		wd_say(stderr, "warden nft %s: --pid only applies to audit --rootless", argv[1]);
 		return WD_EXIT_USAGE;
 	}
 	ret = load_config(o.config, o.rootless, &c);

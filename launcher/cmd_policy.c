@@ -57,7 +57,7 @@ static int who_of(const char *user, struct who *o)
 		if (!pw && end && !*end && *user)
 			pw = getpwuid((uid_t)uid);
 		else if (!pw) {
-			cli_say(stderr, "warden policy check: --user %s: no such user", user);
+			wd_say(stderr, "warden policy check: --user %s: no such user", user);
 			return -ENOENT;
 		}
 	}
@@ -67,8 +67,8 @@ static int who_of(const char *user, struct who *o)
 	snprintf(o->name, sizeof(o->name), "%s", pw->pw_name);
 	o->w.name = o->name;
 	if (getgrouplist(o->name, pw->pw_gid, gids, &n) < 0) {
-		cli_say(stderr, "warden policy check: %s is in more than %d groups", o->name,
-			WHO_GROUPS);
+		wd_say(stderr, "warden policy check: %s is in more than %d groups", o->name,
+		       WHO_GROUPS);
 		return -E2BIG;
 	}
 	for (int i = 0; i < n; i++) {
@@ -100,20 +100,20 @@ static int check_ceiling(const struct wd_policy *p, const char *gwpath, const ch
 	for (size_t i = 0; i < d.n; i++) {
 		wd_buf_reset(&out);
 		if (!policy_diag_format(&d, i, &out))
-			cli_say(stderr, "%s", wd_buf_cstr(&out));
+			wd_say(stderr, "%s", wd_buf_cstr(&out));
 	}
 	wd_buf_reset(&out);
 	policy_diags_free(&d);
 	if (ret) {
-		cli_say(stderr, "warden policy check: %s: not a valid gateway config (%s)", gwpath,
-			strerror(-ret));
+		wd_say(stderr, "warden policy check: %s: not a valid gateway config (%s)", gwpath,
+		       strerror(-ret));
 		return WD_EXIT_USAGE;
 	}
 	if (!c.ceiling) {
-		cli_say(stderr,
-			"warden policy check: %s has no `ceiling`: runs get their policy as "
-			"written",
-			gwpath);
+		wd_say(stderr,
+		       "warden policy check: %s has no `ceiling`: runs get their policy as "
+		       "written",
+		       gwpath);
 		status = WD_EXIT_OK;
 		goto out;
 	}
@@ -121,10 +121,10 @@ static int check_ceiling(const struct wd_policy *p, const char *gwpath, const ch
 		goto out;
 	ret = policy_ceiling_apply(c.ceiling, &who.w, p, &e);
 	if (ret == -E2BIG) {
-		cli_say(stderr,
-			"warden policy check: the policy's rules and the ceiling's overlap in more "
-			"than %d pairs: a gateway refuses this run",
-			POLICY_CEILING_MAX_PAIRS);
+		wd_say(stderr,
+		       "warden policy check: the policy's rules and the ceiling's overlap in more "
+		       "than %d pairs: a gateway refuses this run",
+		       POLICY_CEILING_MAX_PAIRS);
 		goto out;
 	}
 	if (!ret)
@@ -134,8 +134,8 @@ static int check_ceiling(const struct wd_policy *p, const char *gwpath, const ch
 		status = WD_EXIT_INTERNAL;
 		goto out;
 	}
-	cli_say(stdout, "# for uid %u%s%s", who.w.uid, who.w.name ? " " : "",
-		who.w.name ? who.w.name : "");
+	wd_say(stdout, "# for uid %u%s%s", who.w.uid, who.w.name ? " " : "",
+	       who.w.name ? who.w.name : "");
 	fputs(wd_buf_cstr(&out), stdout);
 	status = fflush(stdout) ? WD_EXIT_INTERNAL : WD_EXIT_OK;
 out:
@@ -157,10 +157,10 @@ static int print_diags(struct policy_diags *d)
 		ret = policy_diag_format(d, i, &line);
 		if (ret)
 			break;
-		cli_say(stderr, "%s", wd_buf_cstr(&line));
+		wd_say(stderr, "%s", wd_buf_cstr(&line));
 	}
 	if (d->dropped)
-		cli_say(stderr, "%s: %zu more diagnostics not shown", d->file, d->dropped);
+		wd_say(stderr, "%s: %zu more diagnostics not shown", d->file, d->dropped);
 	wd_buf_free(&line);
 	return ret;
 }
@@ -218,8 +218,8 @@ static int check(const char *path, bool json, const char *gwpath, const char *us
 	}
 	if (ret) {
 		if (d.errors)
-			cli_say(stderr, "%s: %zu error%s", d.file, d.errors,
-				d.errors == 1 ? "" : "s");
+			wd_say(stderr, "%s: %zu error%s", d.file, d.errors,
+			       d.errors == 1 ? "" : "s");
 		if (json && !json_diags(&d, &out))
 			fputs(wd_buf_cstr(&out), stdout);
 		status = WD_EXIT_USAGE;
@@ -255,7 +255,7 @@ int cmd_policy(int argc, char **argv)
 	}
 	if (argc < 2 || strcmp(argv[1], "check")) {
 		if (argc >= 2)
-			cli_say(stderr, "warden policy: unknown sub-command `%s`", argv[1]);
+			wd_say(stderr, "warden policy: unknown sub-command `%s`", argv[1]);
 		usage(stderr);
 		return WD_EXIT_USAGE;
 	}
@@ -278,14 +278,14 @@ int cmd_policy(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--") && i + 1 < argc && !file) {
 			file = argv[++i];
 		} else if (argv[i][0] == '-' && argv[i][1]) {
-			cli_say(stderr, "warden policy check: unknown option `%s`", argv[i]);
+			wd_say(stderr, "warden policy check: unknown option `%s`", argv[i]);
 			usage(stderr);
 			return WD_EXIT_USAGE;
 		} else if (!file) {
 			file = argv[i];
 		} else {
-			cli_say(stderr, "warden policy check: expected one FILE, got `%s` too",
-				argv[i]);
+			wd_say(stderr, "warden policy check: expected one FILE, got `%s` too",
+			       argv[i]);
 			return WD_EXIT_USAGE;
 		}
 	}

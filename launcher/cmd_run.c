@@ -106,8 +106,8 @@ void run_stamp(const char *stage)
 	if (on < 0)
 		on = getenv("WARDEN_TIMING") != NULL;
 	if (on && last)
-		cli_say(stderr, "warden run: timing: %-10s %7.2f ms", stage,
-			(double)(now - last) / 1e6);
+		wd_say(stderr, "warden run: timing: %-10s %7.2f ms", stage,
+		       (double)(now - last) / 1e6);
 	last = now;
 }
 
@@ -119,9 +119,9 @@ int run_fail(struct run *r, const char *step, const char *fix, const char *fmt, 
 	va_start(ap, fmt);
 	vsnprintf(cause, sizeof(cause), fmt, ap);
 	va_end(ap);
-	cli_say(stderr, "warden run: %s: %s", step, cause);
+	wd_say(stderr, "warden run: %s: %s", step, cause);
 	if (fix)
-		cli_say(stderr, "  fix: %s", fix);
+		wd_say(stderr, "  fix: %s", fix);
 	snprintf(r->fail_reason, sizeof(r->fail_reason), "%s: %s", step, cause);
 	return RUN_EXIT_WARDEN;
 }
@@ -136,7 +136,7 @@ void run_note(const struct run *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	wd_buf_vprintf(&b, fmt, ap);
 	va_end(ap);
-	cli_say(stderr, "warden run: %s", wd_buf_cstr(&b));
+	wd_say(stderr, "warden run: %s", wd_buf_cstr(&b));
 	wd_buf_free(&b);
 }
 
@@ -409,7 +409,7 @@ static int stage_id(struct run *r)
 		return run_fail(r, "prerequisites", NULL, "no randomness for the run id");
 	wd_err_clear(&err);
 	if (run_gc(r->runs_dir, &n, &err))
-		cli_say(stderr, "warden run: gc: %s", err.msg);
+		wd_say(stderr, "warden run: gc: %s", err.msg);
 	else if (n)
 		run_note(r, "removed the leftovers of %u crashed run%s", n, n == 1 ? "" : "s");
 	return 0;

@@ -195,7 +195,7 @@ int cmd_status(int argc, char **argv)
 			usage(stdout);
 			return WD_EXIT_OK;
 		} else {
-			cli_say(stderr, "warden status: unknown argument '%s'", argv[i]);
+			wd_say(stderr, "warden status: unknown argument '%s'", argv[i]);
 			usage(stderr);
 			return WD_EXIT_USAGE;
 		}
@@ -203,7 +203,7 @@ int cmd_status(int argc, char **argv)
 	wd_err_clear(&err);
 	ret = live_runs_find(&v, &n, &err);
 	if (ret) {
-		cli_say(stderr, "warden status: %s", err.msg);
+		wd_say(stderr, "warden status: %s", err.msg);
 		return WD_EXIT_INTERNAL;
 	}
 	runs = json_array();
@@ -238,9 +238,9 @@ int cmd_status(int argc, char **argv)
 	if (!n) {
 		printf("no live runs\n");
 	} else {
-		cli_say(stdout, "%-12s %-10s %-8s %-8s %5s %5s %15s %6s  %-16s %s", "RUN", "USER",
-			"MODE", "STATE", "AGE", "CONNS", "BYTES UP/DOWN", "DENIED", "POLICY",
-			"COMMAND");
+		wd_say(stdout, "%-12s %-10s %-8s %-8s %5s %5s %15s %6s  %-16s %s", "RUN", "USER",
+		       "MODE", "STATE", "AGE", "CONNS", "BYTES UP/DOWN", "DENIED", "POLICY",
+		       "COMMAND");
 		for (size_t i = 0; i < n; i++)
 			print_row(&v[i], json_array_get(runs, i));
 		for (size_t i = 0; i < n; i++) {

@@ -612,7 +612,7 @@ void run_trace_collect(struct run *r, const struct run_outcome *o)
 		ret = collect_env(r, t);
 	json_decref(learned);
 	if (ret)
-		cli_say(stderr, "warden trace: collecting the trace: %s", strerror(-ret));
+		wd_say(stderr, "warden trace: collecting the trace: %s", strerror(-ret));
 }
 
 /* ------------------------------------------------------------ writing, the summary */
@@ -640,14 +640,14 @@ static int write_trace(struct run *r, const struct wd_buf *b)
 			     got) >= (int)sizeof(rt->path))
 		ret = -ENAMETOOLONG;
 	if (ret == -ESTALE)
-		cli_say(stderr,
-			"warden trace: the trace was not written: the folder %s was replaced or "
-			"moved while the program ran (something now at that path is not the folder "
-			"opened before it started; the program could change it)",
-			dir);
+		wd_say(stderr,
+		       "warden trace: the trace was not written: the folder %s was replaced or "
+		       "moved while the program ran (something now at that path is not the folder "
+		       "opened before it started; the program could change it)",
+		       dir);
 	else if (ret)
-		cli_say(stderr, "warden trace: cannot write the trace in %s: %s%s", dir,
-			strerror(-ret), rt->out ? "" : " (use -o TRACE)");
+		wd_say(stderr, "warden trace: cannot write the trace in %s: %s%s", dir,
+		       strerror(-ret), rt->out ? "" : " (use -o TRACE)");
 	if (ret)
 		rt->path[0] = '\0';
 	return ret;
@@ -685,7 +685,7 @@ static void say_stores(const struct run_trace *rt)
 				hits++;
 			}
 		if (first)
-			cli_say(
+			wd_say(
 			    stderr,
 			    "warden trace: warning: the program tried the credential store %s "
 			    "(%s by %s%s%s); it was hidden in the trace and warden init will not "
@@ -705,12 +705,12 @@ static void say_sockets(const struct run_trace *rt)
 
 		if (e->op != TRACE_CONNECT || !e->refused)
 			continue;
-		cli_say(stderr,
-			"warden trace: warning: %s tried to connect to the unix socket %s; it was "
-			"refused (a service outside the sandbox) and warden init will not grant "
-			"it: trace again with --allow-socket %s if the program must reach it",
-			e->comm[0] ? e->comm : "the program",
-			short_path(e->path, rt->home, sp, sizeof(sp)), e->path);
+		wd_say(stderr,
+		       "warden trace: warning: %s tried to connect to the unix socket %s; it was "
+		       "refused (a service outside the sandbox) and warden init will not grant "
+		       "it: trace again with --allow-socket %s if the program must reach it",
+		       e->comm[0] ? e->comm : "the program",
+		       short_path(e->path, rt->home, sp, sizeof(sp)), e->path);
 	}
 }
 
@@ -728,13 +728,13 @@ static void say_files(const struct run_trace *rt)
 		    run_path_within(rt->t.files[i].path, rt->cwd))
 			in_cwd++;
 	}
-	cli_say(stderr,
-		"warden trace: files: %zu read, %zu executed, %zu looked at, %zu written, %zu "
-		"created, %zu removed, %zu renamed (%zu of these changes in the current folder), "
-		"%zu unix sockets connected to, %zu refused",
-		n[TRACE_READ], n[TRACE_EXEC], n[TRACE_STAT] + n[TRACE_MISSING], n[TRACE_WRITE],
-		n[TRACE_CREATE], n[TRACE_REMOVE], n[TRACE_RENAME], in_cwd, n[TRACE_CONNECT],
-		refused);
+	wd_say(stderr,
+	       "warden trace: files: %zu read, %zu executed, %zu looked at, %zu written, %zu "
+	       "created, %zu removed, %zu renamed (%zu of these changes in the current folder), "
+	       "%zu unix sockets connected to, %zu refused",
+	       n[TRACE_READ], n[TRACE_EXEC], n[TRACE_STAT] + n[TRACE_MISSING], n[TRACE_WRITE],
+	       n[TRACE_CREATE], n[TRACE_REMOVE], n[TRACE_RENAME], in_cwd, n[TRACE_CONNECT],
+	       refused);
 }
 
 /* the names the program reached, on one line (escaped: a name is the program's choice) */
@@ -759,12 +759,12 @@ static void say_nets(const struct run_trace *rt)
 			wd_buf_printf(&line, " %s:%u", e->host, e->port);
 		shown++;
 	}
-	cli_say(stderr, "%s%s", wd_buf_cstr(&line), reached > shown ? " ..." : "");
+	wd_say(stderr, "%s%s", wd_buf_cstr(&line), reached > shown ? " ..." : "");
 	wd_buf_free(&line);
 	for (size_t i = 0; i < rt->t.nnets; i++)
 		if (rt->t.nets[i].refused)
-			cli_say(stderr, "warden trace: refused even while learning: %s:%u (%s)",
-				rt->t.nets[i].host, rt->t.nets[i].port, rt->t.nets[i].refused);
+			wd_say(stderr, "warden trace: refused even while learning: %s:%u (%s)",
+			       rt->t.nets[i].host, rt->t.nets[i].port, rt->t.nets[i].refused);
 }
 
 static void say_env(const struct run *r, const struct run_trace *rt)
@@ -779,7 +779,7 @@ static void say_env(const struct run *r, const struct run_trace *rt)
 		for (size_t i = 0; i < r->pol->nenv_set; i++)
 			wd_buf_printf(&line, " %s", r->pol->env_set[i].name);
 	}
-	cli_say(stderr, "%s", wd_buf_cstr(&line));
+	wd_say(stderr, "%s", wd_buf_cstr(&line));
 	wd_buf_free(&line);
 }
 
@@ -789,51 +789,51 @@ static void summary(const struct run *r, const struct run_trace *rt, int status,
 	const struct trace *t = &rt->t;
 
 	if (!rt->quiet) {
-		cli_say(stderr, "warden trace: %s exited with status %d after %.1f s",
-			t->ncommand ? t->command[0] : "the program", status,
-			(double)t->wall_ms / 1000.0);
+		wd_say(stderr, "warden trace: %s exited with status %d after %.1f s",
+		       t->ncommand ? t->command[0] : "the program", status,
+		       (double)t->wall_ms / 1000.0);
 		say_files(rt);
 		say_nets(rt);
 		say_env(r, rt);
-		cli_say(stderr,
-			"warden trace: measured: peak memory %llu KiB, %llu processes and threads "
-			"at most, %llu ms",
-			(unsigned long long)t->peak_memory_kib, (unsigned long long)t->peak_pids,
-			(unsigned long long)t->wall_ms);
-		cli_say(stderr,
-			"warden trace: the current folder was %s; the home folder was read-only "
-			"(bubblewrap 0.8 has no --tmp-overlay: writes there failed)",
-			rt->cwd_rw ? "writable" : "read-only");
+		wd_say(stderr,
+		       "warden trace: measured: peak memory %llu KiB, %llu processes and threads "
+		       "at most, %llu ms",
+		       (unsigned long long)t->peak_memory_kib, (unsigned long long)t->peak_pids,
+		       (unsigned long long)t->wall_ms);
+		wd_say(stderr,
+		       "warden trace: the current folder was %s; the home folder was read-only "
+		       "(bubblewrap 0.8 has no --tmp-overlay: writes there failed)",
+		       rt->cwd_rw ? "writable" : "read-only");
 	}
 	say_stores(rt);
 	say_sockets(rt);
 	if (wi->bad_utf8)
-		cli_say(stderr,
-			"warden trace: warning: %zu paths are not valid UTF-8 and were left out (a "
-			"policy cannot name them)",
-			wi->bad_utf8);
+		wd_say(stderr,
+		       "warden trace: warning: %zu paths are not valid UTF-8 and were left out (a "
+		       "policy cannot name them)",
+		       wi->bad_utf8);
 	if (wi->too_big)
-		cli_say(stderr,
-			"warden trace: warning: %zu file events were left out to keep the trace "
-			"under 64 MiB",
-			wi->too_big);
+		wd_say(stderr,
+		       "warden trace: warning: %zu file events were left out to keep the trace "
+		       "under 64 MiB",
+		       wi->too_big);
 	if (r->files && run_files_dropped(r->files, NULL))
-		cli_say(stderr,
-			"warden trace: warning: %llu accesses were not kept (the recorder's table "
-			"was full): the trace is incomplete",
-			(unsigned long long)run_files_dropped(r->files, NULL));
+		wd_say(stderr,
+		       "warden trace: warning: %llu accesses were not kept (the recorder's table "
+		       "was full): the trace is incomplete",
+		       (unsigned long long)run_files_dropped(r->files, NULL));
 	if (run_files_lost(r->files))
 		fprintf(stderr, "warden trace: warning: the file-access recorder died or sent "
 				"malformed results: the trace has no file accesses\n");
 	if (r->files && run_files_unreadable(r->files))
-		cli_say(stderr,
-			"warden trace: warning: %llu paths could not be read from the program: "
-			"the trace is incomplete",
-			(unsigned long long)run_files_unreadable(r->files));
-	cli_say(stderr, "warden: trace written to %s", rt->path);
+		wd_say(stderr,
+		       "warden trace: warning: %llu paths could not be read from the program: "
+		       "the trace is incomplete",
+		       (unsigned long long)run_files_unreadable(r->files));
+	wd_say(stderr, "warden: trace written to %s", rt->path);
 	if (!rt->quiet)
-		cli_say(stderr, "warden trace: next: warden init --from %s -o policy.yaml",
-			rt->path);
+		wd_say(stderr, "warden trace: next: warden init --from %s -o policy.yaml",
+		       rt->path);
 }
 
 int run_trace_finish(struct run *r, int status)
@@ -849,7 +849,7 @@ int run_trace_finish(struct run *r, int status)
 	}
 	ret = trace_format(&rt->t, rt->started, &b, &wi);
 	if (ret) {
-		cli_say(stderr, "warden trace: the trace: %s", strerror(-ret));
+		wd_say(stderr, "warden trace: the trace: %s", strerror(-ret));
 		wd_buf_free(&b);
 		return RUN_EXIT_WARDEN;
 	}
@@ -933,7 +933,7 @@ int trace_command(int argc, char **argv, char *ret_path, size_t size)
 			break;
 		case 'e':
 			if (!policy_env_name_ok(optarg)) {
-				cli_say(
+				wd_say(
 				    stderr,
 				    "warden trace: -e %s: a variable's name (a letter or _, then "
 				    "letters, digits and _)",
@@ -945,7 +945,7 @@ int trace_command(int argc, char **argv, char *ret_path, size_t size)
 		case 'S':
 			socks[rt->nsockets] = socket_path(optarg);
 			if (!socks[rt->nsockets]) {
-				cli_say(
+				wd_say(
 				    stderr,
 				    "warden trace: --allow-socket %s: not a path in a folder that "
 				    "exists",
@@ -990,7 +990,7 @@ int trace_command(int argc, char **argv, char *ret_path, size_t size)
 		char copy[PATH_MAX], *slash;
 
 		if (snprintf(copy, sizeof(copy), "%s", rt->out) >= (int)sizeof(copy)) {
-			cli_say(stderr, "warden trace: -o %s: too long", rt->out);
+			wd_say(stderr, "warden trace: -o %s: too long", rt->out);
 			goto out;
 		}
 		slash = strrchr(copy, '/');
@@ -1001,8 +1001,8 @@ int trace_command(int argc, char **argv, char *ret_path, size_t size)
 			     slash ? slash + 1 : copy) >=
 			(int)(sizeof(out_abs) - strlen(out_abs)) ||
 		    (slash && !slash[1])) {
-			cli_say(stderr, "warden trace: -o %s: not a file in a folder that exists",
-				rt->out);
+			wd_say(stderr, "warden trace: -o %s: not a file in a folder that exists",
+			       rt->out);
 			goto out;
 		}
 		rt->out = out_abs;

@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < WD_ARRAY_SIZE(verbs); i++)
 		if (!strcmp(argv[1], verbs[i].name))
 			return verbs[i].fn(argc - 1, argv + 1);
-	cli_say(stderr, "warden: unknown verb '%s'", argv[1]);
+	wd_say(stderr, "warden: unknown verb '%s'", argv[1]);
 	usage(stderr);
 	return WD_EXIT_USAGE;
 }

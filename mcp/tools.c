@@ -163,7 +163,7 @@ void mcp_audit(struct mcp_server *m, const char *action, const char *run, const 
 	ev.uid = getuid();
 	wd_err_clear(&err);
 	if (m->log && audit_log_write(m->log, &ev, AUDIT_WRITE_DURABLE, &err))
-		cli_say(stderr, "warden mcp: audit: %s", err.msg);
+		wd_say(stderr, "warden mcp: audit: %s", err.msg);
 }
 
 static int reply(struct mcp_server *m, json_t *id, json_t *result)

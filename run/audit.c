@@ -34,7 +34,7 @@ static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
 	wd_err_clear(&err);
 	ret = audit_log_write(r->log, ev, flags, &err);
 	if (ret)
-		cli_say(stderr, "warden run: audit: %s", err.msg[0] ? err.msg : strerror(-ret));
+		wd_say(stderr, "warden run: audit: %s", err.msg[0] ? err.msg : strerror(-ret));
 	return ret;
 }
 
@@ -151,7 +151,7 @@ void run_audit_limits(struct run *r, struct run_outcome *o)
 			 (unsigned long long)l->memory_mb, limits_kind_name(r->lkind));
 		audit_limit(r, "limit.memory", why, (int64_t)(l->memory_mb << 20),
 			    o->rss_hit ? (int64_t)o->rss_peak_kb * 1024 : (int64_t)mem_peak);
-		cli_say(stderr, "warden run: %s", why);
+		wd_say(stderr, "warden run: %s", why);
 	}
 	if (pids_hit) {
 		snprintf(why, sizeof(why), "process limit of %u reached: a fork was refused",
@@ -165,7 +165,7 @@ void run_audit_limits(struct run *r, struct run_outcome *o)
 			 RUN_KILL_GRACE_MS);
 		audit_limit(r, "limit.time", why, (int64_t)t * 1000,
 			    (int64_t)((wd_mono_ns() - r->t0) / 1000000));
-		cli_say(stderr, "warden run: %s", why);
+		wd_say(stderr, "warden run: %s", why);
 	}
 }
 
@@ -346,5 +346,5 @@ void run_audit_files(struct run *r)
 	}
 	wd_err_clear(&err);
 	if (audit_log_flush(r->log, &err) < 0)
-		cli_say(stderr, "warden run: audit: %s", err.msg[0] ? err.msg : "file events");
+		wd_say(stderr, "warden run: audit: %s", err.msg[0] ? err.msg : "file events");
 }

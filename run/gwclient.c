@@ -104,7 +104,7 @@ static int register_made(struct run *r)
 	/* what the host's ceiling changed in the policy (a gateway with a ceiling says) */
 	narrowed = ans ? json_object_get(ans, "narrowed") : NULL;
 	json_array_foreach(narrowed, i, it) if (!r->o.quiet && json_is_string(it))
-	    cli_say(stderr, "warden run: the host's ceiling: %s", json_string_value(it));
+	    wd_say(stderr, "warden run: the host's ceiling: %s", json_string_value(it));
 	json_decref(ans);
 	if (ret && r->o.gateway && ret != -EPERM && ret != -EBADMSG)
 		return run_fail(r, "gateway",
@@ -209,7 +209,7 @@ int run_gw_learned(struct run *r, json_t **ret)
 	json_decref(req);
 	if (err) {
 		if (!r->o.quiet)
-			cli_say(stderr, "warden: asking the gateway what the run reached: %s", why);
+			wd_say(stderr, "warden: asking the gateway what the run reached: %s", why);
 		return err;
 	}
 	arr = json_object_get(ans, "learned");
@@ -219,10 +219,10 @@ int run_gw_learned(struct run *r, json_t **ret)
 	}
 	dropped = json_integer_value(json_object_get(ans, "dropped"));
 	if (dropped > 0 && !r->o.quiet)
-		cli_say(stderr,
-			"warden: the gateway recorded at most 4096 names and ports; %lld more "
-			"attempts are not in the trace",
-			(long long)dropped);
+		wd_say(stderr,
+		       "warden: the gateway recorded at most 4096 names and ports; %lld more "
+		       "attempts are not in the trace",
+		       (long long)dropped);
 	*ret = json_incref(arr);
 	json_decref(ans);
 	return 0;
@@ -238,13 +238,13 @@ void run_gwclient_unregister(struct run *r)
 	if (r->gw_hold >= 0) {
 		/* daemon mode: on the held connection, the run's last events drained before */
 		if (run_daemon_unregister(r, GW_TIMEOUT_MS, why, sizeof(why)))
-			cli_say(stderr, "warden run: teardown: unregister: %s", why);
+			wd_say(stderr, "warden run: teardown: unregister: %s", why);
 		r->registered = false;
 		return;
 	}
 	req = json_pack("{s:s, s:s}", "op", "unregister", "id", r->id);
 	if (req && run_gw_call(r->gw.socket, req, GW_TIMEOUT_MS, NULL, why, sizeof(why)))
-		cli_say(stderr, "warden run: teardown: unregister: %s", why);
+		wd_say(stderr, "warden run: teardown: unregister: %s", why);
 	json_decref(req);
 	r->registered = false;
 }

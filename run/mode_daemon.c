@@ -274,11 +274,11 @@ int run_daemon_up(struct run *r)
 			json_decref(ans);
 			close(fd);
 			if (!r->o.quiet)
-				cli_say(stderr,
-					"warden run: the gateway daemon on %s is older than "
-					"this warden: its events of the run stay in its "
-					"central log only",
-					r->gw.socket);
+				wd_say(stderr,
+				       "warden run: the gateway daemon on %s is older than "
+				       "this warden: its events of the run stay in its "
+				       "central log only",
+				       r->gw.socket);
 			continue;
 		}
 		ret = run_fail(r, "network", "see the daemon's reason",
@@ -326,8 +326,8 @@ static int event_line(struct run *r, const char *line, size_t len)
 	if (r->log) {
 		ret = audit_log_write(r->log, &ev, 0, &err);
 		if (ret)
-			cli_say(stderr, "warden run: audit: %s",
-				err.msg[0] ? err.msg : strerror(-ret));
+			wd_say(stderr, "warden run: audit: %s",
+			       err.msg[0] ? err.msg : strerror(-ret));
 	}
 	r->gw_events++;
 	audit_event_clear(&ev);

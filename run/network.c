@@ -167,12 +167,12 @@ void run_network_down(struct run *r)
 		wd_err_clear(&err);
 		if ((!r->fw && fw_conn_open(&r->fw, &err)) ||
 		    fw_conn_run_del(r->fw, &r->fcfg, &r->fr, &err))
-			cli_say(stderr, "warden run: teardown: nft: %s", err.msg);
+			wd_say(stderr, "warden run: teardown: nft: %s", err.msg);
 		r->fw_added = false;
 	}
 	if (r->net.live) {
 		wd_err_clear(&err);
 		if (netns_run_destroy(&r->ncfg, &r->net, &err))
-			cli_say(stderr, "warden run: teardown: network: %s", err.msg);
+			wd_say(stderr, "warden run: teardown: network: %s", err.msg);
 	}
 }

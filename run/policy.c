@@ -22,7 +22,7 @@ static void print_diags(struct policy_diags *d)
 	for (size_t i = 0; i < d->n; i++) {
 		wd_buf_reset(&line);
 		if (!policy_diag_format(d, i, &line))
-			cli_say(stderr, "%s", wd_buf_cstr(&line));
+			wd_say(stderr, "%s", wd_buf_cstr(&line));
 	}
 	wd_buf_free(&line);
 }
@@ -202,17 +202,17 @@ int run_command_resolve(struct run *r, int argc, char **argv)
 		return run_fail(r, "policy", NULL, "out of memory");
 	ret = run_resolve_command(r->argv[0], getenv("PATH"), r->exe, sizeof(r->exe));
 	if (ret == -EACCES) {
-		cli_say(stderr, "warden run: %s: not an executable file", r->argv[0]);
+		wd_say(stderr, "warden run: %s: not an executable file", r->argv[0]);
 		return RUN_EXIT_NOEXEC;
 	}
 	if (ret) {
-		cli_say(stderr, "warden run: %s: command not found", r->argv[0]);
+		wd_say(stderr, "warden run: %s: command not found", r->argv[0]);
 		return RUN_EXIT_NOTFOUND;
 	}
 	if (!realpath(r->exe, real) || !visible(r, real)) {
-		cli_say(stderr, "warden run: %s (%s) is not visible inside the sandbox", r->exe,
-			realpath(r->exe, real) ? real : r->exe);
-		cli_say(stderr, "  fix: add its folder to filesystem.read in the policy");
+		wd_say(stderr, "warden run: %s (%s) is not visible inside the sandbox", r->exe,
+		       realpath(r->exe, real) ? real : r->exe);
+		wd_say(stderr, "  fix: add its folder to filesystem.read in the policy");
 		return RUN_EXIT_NOTFOUND;
 	}
 	r->argv[0] = r->exe;

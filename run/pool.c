@@ -570,8 +570,8 @@ int run_pool_holder(int argc, char **argv)
 	if (argc != 2 || strlen(argv[1]) >= IFNAMSIZ ||
 	    readlink("/proc/self/fd/3", link, sizeof(link) - 1) < 4 || strncmp(link, "net:", 4) ||
 	    fstat(4, &st) < 0 || !S_ISFIFO(st.st_mode)) {
-		cli_say(stderr, "%s: run only by warden, which hands it a network namespace",
-			RUN_POOL_HOLDER_NAME);
+		wd_say(stderr, "%s: run only by warden, which hands it a network namespace",
+		       RUN_POOL_HOLDER_NAME);
 		return WD_EXIT_USAGE;
 	}
 	/* until the maker recorded us as the entry's holder, we go when it goes (EOF) */

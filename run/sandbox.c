@@ -116,11 +116,11 @@ int run_sandbox_print_bwrap(struct run *r)
 	printf("%s\n", wd_buf_cstr(&line));
 	wd_buf_free(&line);
 	if (!r->o.quiet)
-		cli_say(stderr,
-			"warden run: the descriptors' files are in %s (remove it when done); the "
-			"line runs in the caller's network namespace, not the run's, and without "
-			"the run's limits",
-			dir);
+		wd_say(stderr,
+		       "warden run: the descriptors' files are in %s (remove it when done); the "
+		       "line runs in the caller's network namespace, not the run's, and without "
+		       "the run's limits",
+		       dir);
 	return fflush(stdout) ? RUN_EXIT_WARDEN : WD_EXIT_OK;
 }
 

@@ -351,9 +351,9 @@ void run_stdio_finish(struct run *r)
 	io->exit_mcp = ex ? json_dumps(ex, JSON_COMPACT) : NULL;
 	json_decref(ex);
 	if (io->updates && getenv("WARDEN_TIMING"))
-		cli_say(stderr, "warden run: timing: mcp updates %llu, %.1f us each",
-			(unsigned long long)io->updates,
-			(double)io->update_ns / 1e3 / (double)io->updates);
+		wd_say(stderr, "warden run: timing: mcp updates %llu, %.1f us each",
+		       (unsigned long long)io->updates,
+		       (double)io->update_ns / 1e3 / (double)io->updates);
 }
 
 void run_stdio_free(struct run *r)

@@ -142,18 +142,18 @@ void run_wait(struct run *r, struct run_outcome *o)
 			int n = run_daemon_events(r, NULL);
 
 			if (n == -EBADMSG) {
-				cli_say(stderr,
-					"warden run: the gateway daemon on %s sent a line "
-					"too long for an event; ending the run",
-					r->gw.socket);
+				wd_say(stderr,
+				       "warden run: the gateway daemon on %s sent a line "
+				       "too long for an event; ending the run",
+				       r->gw.socket);
 			}
 			if (n < 0) {
 				/* fail closed: nothing routes around the daemon, and the program
 				 * does not go on without it */
-				cli_say(stderr,
-					"warden run: the gateway daemon on %s went away: "
-					"ending the run",
-					r->gw.socket);
+				wd_say(stderr,
+				       "warden run: the gateway daemon on %s went away: "
+				       "ending the run",
+				       r->gw.socket);
 				snprintf(
 				    r->gw_lost_why, sizeof(r->gw_lost_why),
 				    "the gateway daemon on %s went away during the run: the run "
