@@ -179,6 +179,53 @@ int wd_close_all_except(const int *keep, size_t n);
  */
 int wd_open_nofollow(const char *path, int flags);
 
+/* ------------------------------------------------------- replacing a file whole (atomic.c) */
+
+/* wd_atomic_open() flags */
+#define WD_ATOMIC_SYNC 0x1u /* fsync the new content before the rename */
+
+/**
+ * struct wd_atomic - a file being written beside the name it will replace
+ * @fd:		the new content goes here (0600; fchmod/fchown/futimens it before the commit)
+ * @dfd:	the folder of the name (O_PATH), -1 once committed or aborted
+ * @flags:	WD_ATOMIC_*
+ * @dir:	the folder part of the path given
+ * @name:	the final name in it
+ * @tmp:	the hidden temporary name beside it: ".NAME.PID.tmp"
+ */
+struct wd_atomic {
+	int fd;
+	int dfd;
+	unsigned flags;
+	char dir[4096];
+	char name[256];
+	char tmp[320];
+};
+
+/**
+ * wd_atomic_open() - start replacing @path (relative to @dfd, or AT_FDCWD) whole
+ * @a:		filled in; write to @a->fd, then wd_atomic_commit() or wd_atomic_abort()
+ * @dfd:	the folder @path is relative to (ignored when @path is absolute)
+ * @path:	the file to replace or create; its folder must exist
+ * @flags:	WD_ATOMIC_*
+ *
+ * The temporary file is made with O_EXCL|O_NOFOLLOW, mode 0600, beside the final name.
+ * Return: 0, or a negative errno (nothing is left behind).
+ */
+int wd_atomic_open(struct wd_atomic *a, int dfd, const char *path, unsigned flags);
+/**
+ * wd_atomic_commit() - close the new content and rename it onto the final name
+ * Return: 0, or a negative errno (the old file stays and the temporary one is removed).
+ */
+int wd_atomic_commit(struct wd_atomic *a);
+/** wd_atomic_abort() - drop the new content: close and remove the temporary file. */
+void wd_atomic_abort(struct wd_atomic *a);
+/**
+ * wd_write_file_atomic() - replace @path (relative to @dfd) with @len bytes of @data, whole
+ * Return: 0, or a negative errno (the old file, if any, is unchanged).
+ */
+int wd_write_file_atomic(int dfd, const char *path, const void *data, size_t len, unsigned flags);
+
 /**
  * wd_mkdir_p() - create @path and its missing parents with @mode
  * Return: 0 (also when it already exists as a directory), or a negative errno.

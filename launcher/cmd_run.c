@@ -450,21 +450,10 @@ static void record_command(struct run *r)
 /* The run's policy text beside its record (0600): what `warden allowlist` changes live. */
 static int save_policy_text(struct run *r)
 {
-	char p[PATH_MAX + 32], tmp[PATH_MAX + 40];
-	int fd, ret;
+	char p[PATH_MAX + 32];
 
 	snprintf(p, sizeof(p), "%s/%s", r->state_dir, RUN_POLICY_FILE);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", p);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -errno;
-	ret = wd_write_all(fd, r->policy_text, r->policy_len);
-	close(fd);
-	if (!ret && rename(tmp, p) < 0)
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	return ret;
+	return wd_write_file_atomic(AT_FDCWD, p, r->policy_text, r->policy_len, 0);
 }
 
 /* The run's state record: our pid and start time, the nft table it uses, and what the

@@ -106,7 +106,7 @@ bool approval_id_valid(const char *id)
 
 static int write_req(int dfd, const struct approval_req *req, bool fresh)
 {
-	char file[64], tmp[80];
+	char file[64];
 	json_t *j;
 	char *text;
 	int fd, ret;
@@ -120,9 +120,19 @@ static int write_req(int dfd, const struct approval_req *req, bool fresh)
 	if (!text)
 		return -ENOMEM;
 	snprintf(file, sizeof(file), "%s.json", req->id);
-	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", req->id, (int)getpid());
-	fd = openat(dfd, fresh ? file : tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    0600);
+	if (!fresh) {
+		/* a decision replaces the request whole: a reader sees one or the other */
+		struct wd_buf b = WD_BUF_INIT;
+
+		ret = wd_buf_printf(&b, "%s\n", text) < 0 ? -ENOMEM : 0;
+		free(text);
+		if (!ret)
+			ret = wd_write_file_atomic(dfd, file, b.data, b.len, WD_ATOMIC_SYNC);
+		wd_buf_free(&b);
+		return ret;
+	}
+	/* a new request: O_EXCL on the name itself, so two never share an id */
+	fd = openat(dfd, file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		free(text);
 		return -errno;
@@ -134,10 +144,6 @@ static int write_req(int dfd, const struct approval_req *req, bool fresh)
 		ret = -errno;
 	close(fd);
 	free(text);
-	if (!ret && !fresh && renameat(dfd, tmp, dfd, file) < 0)
-		ret = -errno;
-	if (ret && !fresh)
-		unlinkat(dfd, tmp, 0);
 	return ret;
 }
 

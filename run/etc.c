@@ -45,37 +45,32 @@ static bool fresh(const struct stat *host, const struct stat *copy)
  * so a host file only root may read does not become readable by others here. */
 static int copy_file(const char *src, const char *dst, const struct stat *st)
 {
-	char tmp[PATH_MAX], buf[65536];
+	char buf[65536];
 	struct timespec times[2] = {st->st_atim, st->st_mtim};
-	int in, out, ret = 0;
+	struct wd_atomic out;
+	int in, ret = 0;
 	ssize_t n;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", dst) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
 	in = open(src, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -errno;
-	unlink(tmp); /* a leftover of a crash keeps its mode under O_TRUNC: start afresh */
-	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (out < 0) {
-		ret = -errno;
+	ret = wd_atomic_open(&out, AT_FDCWD, dst, 0);
+	if (ret) {
 		close(in);
 		return ret;
 	}
 	while ((n = read(in, buf, sizeof(buf))) > 0 && !ret)
-		ret = wd_write_all(out, buf, (size_t)n);
+		ret = wd_write_all(out.fd, buf, (size_t)n);
 	if (n < 0 && !ret)
 		ret = -errno;
-	if (!ret && (fchmod(out, st->st_mode & 0644) < 0 || futimens(out, times) < 0))
+	if (!ret && (fchmod(out.fd, st->st_mode & 0644) < 0 || futimens(out.fd, times) < 0))
 		ret = -errno;
 	close(in);
-	if (close(out) < 0 && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, dst) < 0)
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	return ret;
+	if (ret) {
+		wd_atomic_abort(&out);
+		return ret;
+	}
+	return wd_atomic_commit(&out);
 }
 
 /* One pass over the copies; with @fix, bring them up to date. Return: 1 when something is

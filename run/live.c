@@ -365,22 +365,20 @@ int live_policy_read(const struct live_run *lr, char **ret, size_t *ret_len)
 
 int live_policy_write(const struct live_run *lr, const char *text, size_t len)
 {
-	char p[PATH_MAX + 32], tmp[PATH_MAX + 40];
-	int fd, ret;
+	char p[PATH_MAX + 32];
+	struct wd_atomic a;
+	int ret;
 
 	snprintf(p, sizeof(p), "%s/%s", lr->dir, RUN_POLICY_FILE);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", p);
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -errno;
-	ret = wd_write_all(fd, text, len);
-	if (!ret && geteuid() != lr->owner && fchown(fd, lr->owner, lr->owner_gid) < 0)
-		ret = -errno;
-	close(fd);
-	if (!ret && rename(tmp, p) < 0)
-		ret = -errno;
+	ret = wd_atomic_open(&a, AT_FDCWD, p, 0);
 	if (ret)
-		unlink(tmp);
-	return ret;
+		return ret;
+	ret = wd_write_all(a.fd, text, len);
+	if (!ret && geteuid() != lr->owner && fchown(a.fd, lr->owner, lr->owner_gid) < 0)
+		ret = -errno;
+	if (ret) {
+		wd_atomic_abort(&a);
+		return ret;
+	}
+	return wd_atomic_commit(&a);
 }

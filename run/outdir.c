@@ -204,7 +204,9 @@ static int write_suffix(const struct job *j, struct reply *rep)
 	return ret;
 }
 
-/* OUTDIR_REPLACE, OUTDIR_KEEP: a hidden new file, renamed (or linked) onto @name. */
+/* OUTDIR_REPLACE, OUTDIR_KEEP: a hidden new file, renamed (or linked) onto @name. Not
+ * wd_atomic_open(): the file is made by create() as the person, in a folder opened before the
+ * run, and KEEP links instead of renaming. */
 static int write_swap(const struct job *j, struct reply *rep)
 {
 	char tmp[NAME_MAX + 1];

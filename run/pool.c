@@ -186,26 +186,15 @@ static int entry_path(const char *dir, const char *id, char *out, size_t size)
 /* Write @e to its file, replacing it atomically. */
 static int entry_save(const char *dir, const struct entry *e)
 {
-	char line[640], tmp[PATH_MAX], path[PATH_MAX];
-	int fd, n, ret;
+	char line[640], path[PATH_MAX];
+	int n;
 
 	n = entry_format(e, line, sizeof(line));
 	if (n < 0)
 		return n;
-	if (entry_path(dir, e->id, path, sizeof(path)) ||
-	    snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, e->id) >= (int)sizeof(tmp))
+	if (entry_path(dir, e->id, path, sizeof(path)))
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -errno;
-	ret = wd_write_all(fd, line, (size_t)n);
-	if (close(fd) < 0 && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path) < 0)
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	return ret;
+	return wd_write_file_atomic(AT_FDCWD, path, line, (size_t)n, 0);
 }
 
 static int entry_load(const char *path, struct entry *e)

@@ -178,29 +178,18 @@ int run_record_parse(const char *text, struct run_record *r)
 
 int run_record_save(const char *dir, const struct run_record *r)
 {
-	char d[PATH_MAX], tmp[PATH_MAX + 16], final[PATH_MAX + 16];
+	char d[PATH_MAX], final[PATH_MAX + 16];
 	struct wd_buf b = WD_BUF_INIT;
-	int fd, ret;
+	int ret;
 
 	snprintf(d, sizeof(d), "%s/%s", dir, r->id);
 	ret = wd_mkdir_p(d, 0700);
 	if (ret)
 		return ret;
-	snprintf(tmp, sizeof(tmp), "%s/state.tmp", d);
 	snprintf(final, sizeof(final), "%s/state", d);
 	ret = run_record_format(r, &b);
-	if (ret)
-		goto out;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		ret = -errno;
-		goto out;
-	}
-	ret = wd_write_all(fd, b.data, b.len);
-	close(fd);
-	if (!ret && rename(tmp, final) < 0)
-		ret = -errno;
-out:
+	if (!ret)
+		ret = wd_write_file_atomic(AT_FDCWD, final, b.data, b.len, 0);
 	wd_buf_free(&b);
 	return ret;
 }
