@@ -185,35 +185,77 @@ static const char *bwrap_path(void)
 	return b && *b ? b : "/usr/bin/bwrap";
 }
 
+/* What a probe asks of bubblewrap beyond the smallest sandbox. */
+enum {
+	PROBE_ALL_NS = 1,   /* ipc, uts and net namespaces too */
+	PROBE_PROC_DEV = 2, /* /proc and /dev mounted, /bin linked */
+	PROBE_SECCOMP = 4,  /* --disable-userns and the filter on the fd given */
+};
+
+/**
+ * struct probe - the bwrap command line of one doctor probe
+ * @argv:	bwrap, user and pid namespaces, no capabilities, /usr read-only with the merged-/usr
+ *		links, what the flags add, then /usr/bin/true
+ * @fd:		the seccomp filter's descriptor as text (PROBE_SECCOMP)
+ */
+struct probe {
+	char *argv[40];
+	char fd[16];
+};
+
+static char **probe_argv(struct probe *p, unsigned flags, int seccomp_fd)
+{
+	size_t n = 0;
+
+#define ARG(x) (p->argv[n++] = (char *)(x))
+	ARG(bwrap_path());
+	ARG("--unshare-user");
+	ARG("--unshare-pid");
+	if (flags & PROBE_ALL_NS) {
+		ARG("--unshare-ipc");
+		ARG("--unshare-uts");
+		ARG("--unshare-net");
+	}
+	ARG("--die-with-parent");
+	ARG("--cap-drop");
+	ARG("ALL");
+	if (flags & PROBE_SECCOMP) {
+		snprintf(p->fd, sizeof(p->fd), "%d", seccomp_fd);
+		ARG("--disable-userns");
+		ARG("--assert-userns-disabled");
+		ARG("--seccomp");
+		ARG(p->fd);
+	}
+	ARG("--ro-bind");
+	ARG("/usr");
+	ARG("/usr");
+	if (flags & PROBE_PROC_DEV) {
+		ARG("--symlink");
+		ARG("usr/bin");
+		ARG("/bin");
+	}
+	ARG("--symlink");
+	ARG("usr/lib");
+	ARG("/lib");
+	ARG("--symlink");
+	ARG("usr/lib64");
+	ARG("/lib64");
+	if (flags & PROBE_PROC_DEV) {
+		ARG("--proc");
+		ARG("/proc");
+		ARG("--dev");
+		ARG("/dev");
+	}
+	ARG("/usr/bin/true");
+	ARG(NULL);
+#undef ARG
+	return p->argv;
+}
+
 static void check_bwrap(struct finding *f)
 {
-	char *argv[] = {(char *)bwrap_path(),
-			"--unshare-user",
-			"--unshare-pid",
-			"--unshare-ipc",
-			"--unshare-uts",
-			"--unshare-net",
-			"--die-with-parent",
-			"--cap-drop",
-			"ALL",
-			"--ro-bind",
-			"/usr",
-			"/usr",
-			"--symlink",
-			"usr/bin",
-			"/bin",
-			"--symlink",
-			"usr/lib",
-			"/lib",
-			"--symlink",
-			"usr/lib64",
-			"/lib64",
-			"--proc",
-			"/proc",
-			"--dev",
-			"/dev",
-			"/usr/bin/true",
-			NULL};
+	struct probe pr;
+	char **argv = probe_argv(&pr, PROBE_ALL_NS | PROBE_PROC_DEV, -1);
 	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
 	char who[128] = "", name[64];
 	unsigned long long id_u = 0, id_g = 0;
@@ -306,30 +348,10 @@ static const char *i386_entry(void)
 /* The filter builds, the kernel loads it and it refuses; bwrap takes it with --disable-userns. */
 static void check_seccomp(struct finding *f)
 {
-	char *argv[] = {(char *)bwrap_path(),
-			"--unshare-user",
-			"--unshare-pid",
-			"--die-with-parent",
-			"--cap-drop",
-			"ALL",
-			"--disable-userns",
-			"--assert-userns-disabled",
-			"--seccomp",
-			NULL, /* the fd, below */
-			"--ro-bind",
-			"/usr",
-			"/usr",
-			"--symlink",
-			"usr/lib",
-			"/lib",
-			"--symlink",
-			"usr/lib64",
-			"/lib64",
-			"/usr/bin/true",
-			NULL};
+	struct probe pr;
+	char **argv = probe_argv(&pr, 0, -1);
 	struct sock_filter *prog = NULL;
 	struct wd_err err;
-	char num[16];
 	size_t len = 0;
 	int st, fd = -1;
 
@@ -357,8 +379,7 @@ static void check_seccomp(struct finding *f)
 		set(f, DOC_FAIL, NULL, "the seccomp filter cannot be exported: %s", err.msg);
 		return;
 	}
-	snprintf(num, sizeof(num), "%d", fd);
-	argv[9] = num;
+	argv = probe_argv(&pr, PROBE_SECCOMP, fd);
 	/* run_quiet() execs bwrap in a child, which must see the fd */
 	fcntl(fd, F_SETFD, 0);
 	st = run_quiet(argv, 0, 0);
@@ -542,23 +563,8 @@ static void check_mode_user(struct finding *f)
  * nft table with its NAT chain, audited clean), then bwrap nesting its user namespace there. */
 static void check_rootless_net(struct finding *f)
 {
-	char *argv[] = {(char *)bwrap_path(),
-			"--unshare-user",
-			"--unshare-pid",
-			"--die-with-parent",
-			"--cap-drop",
-			"ALL",
-			"--ro-bind",
-			"/usr",
-			"/usr",
-			"--symlink",
-			"usr/lib",
-			"/lib",
-			"--symlink",
-			"usr/lib64",
-			"/lib64",
-			"/usr/bin/true",
-			NULL};
+	struct probe pr;
+	char **argv = probe_argv(&pr, 0, -1);
 	struct run_rootless_plan p = {.uid = getuid(), .gid = getgid()};
 	struct run_rootless rl;
 	struct wd_gwconf g;
