@@ -68,7 +68,14 @@ check "a fork bomb ends (pids.max, then the timeout)" bash -c \
 	"$LAB_HOST_NS" "$W" "$A" "$T/limits.yaml" "$MARK"
 check "... with a limit.pids event" jq -e -s \
 	'[.[] | select(.action == "limit.pids" and .limit == 32)] | length == 1' "$A"
-check "... and the host survives (it can still fork)" /bin/true
+# the host survives: nothing of the bomb outlives its run (its shells' command line ends in
+# "b; sleep 60 MARK"), and lab-host can still start 64 processes at once (twice the run's
+# pids.max) as the user the bomb ran as
+check "... and no process of the bomb is left" lab_wait 10 none_left "b; sleep 60 $MARK_RE\$"
+prog_ids=$(lab_program_ids)
+check "... and the host survives (it can still fork 64 processes at once as ${prog_ids%%:*})" \
+	in_host setpriv --reuid="${prog_ids%%:*}" --regid="${prog_ids##*:}" --clear-groups \
+	bash -c 'p=(); for i in $(seq 64); do sleep 10 & p+=("$!"); done; kill "${p[@]}"'
 check_eq "a sleeper is stopped by the timeout: 124" 124 status_of wr -p "$T/limits.yaml" -- \
 	sleep 60 "$MARK"
 check_eq "a program ignoring SIGTERM is killed: 124" 124 status_of wr -p "$T/limits.yaml" -- \
