@@ -267,7 +267,9 @@ control: {path: "$T/gw.sock"}
 audit: {path: "$A"}
 EOF
 lab_spawn host gwd "$GW" --config "$T/gw.yaml"
-lab_wait 10 test -S "$T/gw.sock"
+# (a daemon that did not start says why under the check)
+check "setup: the gateway daemon answers on its control socket" lab_wait 10 test -S "$T/gw.sock" ||
+	sed 's/^/    | /' "$LAB_DIR/log/host-gwd.log"
 check_eq "HTTPS to an allowed name through the daemon" "hello from allowed.test" \
 	wr --gateway "$T/gw.sock" -p "$T/net.yaml" -- curl -sS --max-time 8 --cacert "$LAB_CA" \
 	https://allowed.test/
