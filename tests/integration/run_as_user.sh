@@ -27,7 +27,8 @@ lab_user || { echo "FAIL: no unprivileged test user (useradd failed)"; exit 1; }
 # What holds instead is one of:
 #   out:ERE     the check's own output (what was printed since the previous result line, its
 #               result line and the detail lines under it), its lines joined by spaces, matches
-#               the extended regex ERE; @UID@ stands for the user's uid
+#               the extended regex ERE (no "|" in it: it ends the field); @UID@ stands for
+#               the user's uid
 #   ok:DESC     the script's check DESC passed: a check the script makes for the user
 #               (LAB_AS_USER=1) that shows what a rootless run does instead
 #   after:DESC  the check follows from the known difference DESC of the same script (itself
@@ -39,7 +40,7 @@ run_basic|FAIL|root mode without root (no CAP_NET_ADMIN): 125|out:wanted '125', 
 run_basic|FAIL|... naming the step and a fix|after:root mode without root (no CAP_NET_ADMIN): 125|the same check, its message
 run_basic|FAIL|--mode daemon with no daemon answering: 125|out:wanted '125', got '127'|the same: the check is uid 65534 already, the wrapper cannot switch (127)
 run_basic|FAIL|--mode rootless as root: 125|out:wanted '125', got '0'|as the user, --mode rootless is the user's own mode: it runs (0)
-run_basic|FAIL|refused runs that started are audited with exit 125|out:audit.jsonl +\| false$|no run.exit with exit 125 (jq says false): a user's refusals come before run.start, so no refused run wrote one
+run_basic|FAIL|refused runs that started are audited with exit 125|out:audit.jsonl +. false$|no run.exit with exit 125 (jq says false): a user's refusals come before run.start, so no refused run wrote one
 run_basic|FAIL|setup: the gateway daemon answers on its control socket|out:audit log [^ ]*/audit.jsonl belongs to uid @UID@, not to you \(uid 0\) or root; refusing|the daemon (root) shares the test's audit log, which is the user's file as the user: it refuses to write it and does not start
 run_basic|ERROR|HTTPS to an allowed name through the daemon|out:exit 125;.*no gateway answers on [^ ]*/gw.sock|no daemon (above): the user's daemon-mode run is refused at its prerequisites (125)
 run_basic|ERROR|a denied name through the daemon|out:exit 125;.*no gateway answers on [^ ]*/gw.sock|the same
