@@ -123,13 +123,11 @@ up() {
 	id=$(last_run 2>/dev/null)
 	[[ -n $id ]] && listed "$id" >/dev/null
 }
-if ! lab_wait 60 up; then
-	check "A's run is up and root's status lists it" false
+if ! check "A's run is up and root's status lists it" lab_wait 60 up; then
 	sed 's/^/    | /' "$T/run.err" | tail -n 20
 	lab_finish
 fi
 ID=$(last_run)
-check "A's run is up and root's status lists it" true
 both "$T/status.plain" in_host "$W" status
 verb_checks "status (root, A's run)" "$T/status.plain" "$EVIL_SHOWN"
 

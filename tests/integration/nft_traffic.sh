@@ -20,8 +20,10 @@ in_run() { ip netns exec "$RUN" "$@"; }
 
 # --- fixture: the run's namespace and veth, the table, forwarding ON in lab-host --------
 lab_run_netns "$RUN" "$IF" "$H4" "$S4" "$H6" "$S6" || { echo "run fixture failed"; exit 1; }
-# forwarding on, so only the table stands between a run and lab-wan
-in_host sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+# forwarding on, so only the table stands between a run and lab-wan (the negative checks below
+# would pass with it off: a setup step that fails is a failure)
+check "setup: forwarding is on in lab-host" \
+	in_host sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 in_host "$W" nft install || { echo "install failed"; exit 1; }
 check "run-add registers the run" \
 	in_host "$W" nft run-add "$IF" --v4 "$S4" --gw4 "$H4" --v6 "$S6" --gw6 "$H6"
@@ -38,8 +40,34 @@ tcp_read() {
 tcp_refused() { tcp_read "$@" | grep -q "Connection refused"; }
 tcp_says() { local want=$1; shift; [[ $(tcp_read "$@") == "$want" ]]; }
 tcp_fails() { ! tcp_read "$@" | grep -q gateway && ! tcp_read "$@" | grep -q service; }
-# udp_ask ADDR PORT: sends one datagram, prints the first answer (if any)
-udp_ask() { echo q | timeout 6 ip netns exec "$RUN" socat -T3 - "UDP:$1:$2" 2>/dev/null; }
+# tcp_spoofed ADDR PORT BIND: a connection from source BIND gets no service (0); one that gets
+# an answer is 1; a socat that could not bind BIND (the address is not there: the probe did not
+# run) is 2, a probe error, never "no connection"
+tcp_spoofed() {
+	local out
+	out=$(tcp_read "$@")
+	if grep -q 'bind(' <<<"$out"; then
+		lab_probe_error "socat could not bind $3: $out"
+		return 2
+	fi
+	! grep -qE 'gateway|service' <<<"$out"
+}
+# udp_ask ADDR PORT [BIND]: sends one datagram (from BIND), prints the first answer (if any)
+udp_ask() {
+	local bind=${3:+,bind=$3}
+	echo q | timeout 6 ip netns exec "$RUN" socat -T3 - "UDP:$1:$2$bind" 2>/dev/null
+}
+# udp_spoofed ADDR PORT BIND: a datagram from source BIND gets no answer (0), one that does is 1;
+# a socat that could not bind BIND is 2 (a probe error)
+udp_spoofed() {
+	local out rc=0
+	out=$(echo q | timeout 6 ip netns exec "$RUN" socat -T3 - "UDP:$1:$2,bind=$3" 2>&1) || rc=$?
+	if grep -q 'bind(' <<<"$out" || ((rc != 0)); then
+		lab_probe_error "socat from $3 could not run (exit $rc): $out"
+		return 2
+	fi
+	[[ -z $out ]]
+}
 # a forked socat UDP child may still swallow a datagram meant for the next client: ask
 # up to 5 times, a second apart (more than -T1 leaves a child idle on a loaded machine)
 udp_says() {
@@ -86,7 +114,9 @@ listen host-service TCP6-LISTEN:8080,ipv6only=0,reuseaddr,fork
 ip netns exec "$LAB_HOST_NS" socat -u UDP6-RECVFROM:5353,ipv6only=0,reuseaddr,fork \
 	"OPEN:$TMP/udp-service,creat,append" 2>/dev/null &
 lab_on_exit kill "$!"
-for p in 15001 15053 15080 8080; do wait_port "$p" || echo "listener on $p did not start"; done
+for p in 15001 15053 15080 8080; do
+	check "setup: the stand-in listener on lab-host port $p is up" wait_port "$p"
+done
 
 lab_wan_reset_counters
 check "v4 TCP to lab-wan:80 lands on the transparent port" \
@@ -122,15 +152,15 @@ check "the DNS port at lab-host's lab address gets no datagram (v6)" \
 check "control: the DNS port at the run's own gateway address answers (v4)" \
 	udp_says gateway-dns-udp "$H4" 15053
 # the gateway's NFLOG group sees the dropped UDP (helper built from nft_nflog.c)
+# (a helper that is missing is an error, and the NFLOG checks below then fail: never a skip)
 NFLOG=${WD_NFT_NFLOG:-${WARDEN_BUILD_DIR:-$SRC/build}/tests/integration/nft_nflog}
 nflog_pid=
-if [[ -x $NFLOG ]]; then
+: >"$TMP/nflog"
+if check "setup: the nft_nflog helper is built ($NFLOG)" test -x "$NFLOG"; then
 	ip netns exec "$LAB_HOST_NS" "$NFLOG" 7000 15 5 >"$TMP/nflog" 2>&1 &
 	nflog_pid=$!
-	for ((i = 0; i < 50; i++)); do
-		grep -q ready "$TMP/nflog" && break
-		sleep 0.1
-	done
+	check "setup: the nft_nflog helper listens on NFLOG group 7000" \
+		lab_wait 5 grep -q ready "$TMP/nflog"
 fi
 check "UDP echo on lab-wan (v4) gets no answer" udp_silent "$LAB_UDP_ECHO_V4" 7
 check "UDP echo on lab-wan (v6) gets no answer" udp_silent "[$LAB_UDP_ECHO_V6]" 7
@@ -141,22 +171,18 @@ check "the DNS port at lab-host's lab address is dropped again (logged)" \
 	udp_silent "$LAB_HOST_V4" 15053
 check "the proxy port at lab-host's lab address is dropped again (logged)" \
 	tcp_fails "$LAB_HOST_V4" 15080
-if [[ -n $nflog_pid ]]; then
-	wait "$nflog_pid"
-	sed "s/^/    nflog: /" "$TMP/nflog"
-	check "the dropped v4 UDP was logged to NFLOG group 7000" \
-		grep -q "family=4 proto=17 dport=7$" "$TMP/nflog"
-	check "the dropped v6 UDP was logged to NFLOG group 7000" \
-		grep -q "family=6 proto=17 dport=7$" "$TMP/nflog"
-	check "the dropped UDP-lite was logged to NFLOG group 7000" \
-		grep -q "family=4 proto=136 dport=7$" "$TMP/nflog"
-	check "TCP to the proxy port at lab-host's lab address was logged as a host attempt" \
-		grep -q "family=4 proto=6 dport=15080 prefix=warden-host$" "$TMP/nflog"
-	check "UDP to the DNS port at lab-host's lab address was logged as a host attempt" \
-		grep -q "family=4 proto=17 dport=15053 prefix=warden-host$" "$TMP/nflog"
-else
-	echo "# no nft_nflog helper at $NFLOG: NFLOG not checked"
-fi
+[[ -z $nflog_pid ]] || wait "$nflog_pid"
+sed "s/^/    nflog: /" "$TMP/nflog"
+check "the dropped v4 UDP was logged to NFLOG group 7000" \
+	grep -q "family=4 proto=17 dport=7$" "$TMP/nflog"
+check "the dropped v6 UDP was logged to NFLOG group 7000" \
+	grep -q "family=6 proto=17 dport=7$" "$TMP/nflog"
+check "the dropped UDP-lite was logged to NFLOG group 7000" \
+	grep -q "family=4 proto=136 dport=7$" "$TMP/nflog"
+check "TCP to the proxy port at lab-host's lab address was logged as a host attempt" \
+	grep -q "family=4 proto=6 dport=15080 prefix=warden-host$" "$TMP/nflog"
+check "UDP to the DNS port at lab-host's lab address was logged as a host attempt" \
+	grep -q "family=4 proto=17 dport=15053 prefix=warden-host$" "$TMP/nflog"
 udp_ask "$H4" 5353 >/dev/null
 udp_ask "[$H6]" 5353 >/dev/null
 check "lab-host's own UDP service never got a datagram" \
@@ -187,18 +213,26 @@ check "IPv6 neighbour discovery works on the veth" \
 	"$RUN" "$H6"
 
 # --- anti-spoofing ---------------------------------------------------------------
-in_run ip addr add "$SPOOF4/32" dev eth0
-in_run ip addr add "$SPOOF6/128" dev eth0 nodad
-check "a spoofed v4 source gets no connection" tcp_fails "$LAB_ALLOWED_V4" 80 "$SPOOF4"
-check "a spoofed v6 source gets no connection" tcp_fails "[$LAB_ALLOWED_V6]" 80 "[$SPOOF6]"
-check "a spoofed v4 source gets no DNS answer" \
-	bash -c 'echo q | timeout 6 ip netns exec "$0" socat -T3 - "UDP:$1:53,bind=$2" 2>/dev/null | grep -q . && exit 1; exit 0' \
-	"$RUN" "$LAB_WAN_V4" "$SPOOF4"
-check "the real source still works" tcp_says gateway-transparent "$LAB_ALLOWED_V4" 80
+# the run takes a second address of its own choosing; each probe from it has a control beside
+# it: the same probe bound to the run's registered address gets its answer
+check "setup: the run's namespace holds a spoofed v4 address" \
+	in_run ip addr add "$SPOOF4/32" dev eth0
+check "setup: ... and a spoofed v6 one" in_run ip addr add "$SPOOF6/128" dev eth0 nodad
+check "a spoofed v4 source gets no connection" tcp_spoofed "$LAB_ALLOWED_V4" 80 "$SPOOF4"
+check "control: the same connection from the run's own v4 address lands" \
+	tcp_says gateway-transparent "$LAB_ALLOWED_V4" 80 "$S4"
+check "a spoofed v6 source gets no connection" tcp_spoofed "[$LAB_ALLOWED_V6]" 80 "[$SPOOF6]"
+check "control: the same connection from the run's own v6 address lands" \
+	tcp_says gateway-transparent "[$LAB_ALLOWED_V6]" 80 "[$S6]"
+check "a spoofed v4 source gets no DNS answer" udp_spoofed "$LAB_WAN_V4" 53 "$SPOOF4"
+check "control: the same datagram from the run's own v4 address is answered" \
+	udp_says gateway-dns-udp "$LAB_WAN_V4" 53 "$S4"
+check "the real source still works (no bind)" tcp_says gateway-transparent "$LAB_ALLOWED_V4" 80
 
 # --- forwarding, the other way -----------------------------------------------------
-in_wan ip route add 10.213.0.0/30 via "$LAB_HOST_V4"
-in_wan ip -6 route add fd77:7764:6e00::/64 via "$LAB_HOST_V6"
+check "setup: lab-wan routes the run's v4 prefix via lab-host" \
+	in_wan ip route add 10.213.0.0/30 via "$LAB_HOST_V4"
+check "setup: ... and its v6 prefix" in_wan ip -6 route add fd77:7764:6e00::/64 via "$LAB_HOST_V6"
 check_fails --denied 1 "lab-wan cannot reach the run through lab-host (v4)" in_wan ping -c1 -W1 "$S4"
 check_fails --denied 1 "lab-wan cannot reach the run through lab-host (v6)" in_wan ping -6 -c1 -W1 "$S6"
 check "control: lab-wan reaches lab-host itself (v4)" in_wan ping -c1 -W1 "$LAB_HOST_V4"

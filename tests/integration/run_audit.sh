@@ -122,7 +122,9 @@ check "... the run itself ran (allowed)" bash -c 'jq -e ".allowed == true" <<<"$
 echo "# with a daemon (embedded gateways cannot bind its ports meanwhile)"
 wd_gw() { in_host "$W" run -q --audit-log "$A" -p "$T/net.yaml" --gateway "$T/gw.sock" "$@"; }
 lab_spawn host gwd "$GW" --config "$T/gw.yaml" --manage-nft
-lab_wait 10 test -S "$T/gw.sock"
+# (a daemon that did not start says why under the check)
+check "setup: the gateway daemon answers on its control socket" lab_wait 10 test -S "$T/gw.sock" ||
+	sed 's/^/    | /' "$LAB_DIR/log/host-gwd.log"
 wd_gw -- sh -c "echo x | socat -u - UDP4:$LAB_WAN_V4:9994"
 r=$(last_run)
 check "with a daemon too: the last datagram has a net.udp event" \

@@ -241,7 +241,8 @@ WARDEN_BWRAP=/nonexistent/bwrap check "bubblewrap missing: 125, for that reason"
 	refused /nonexistent/bwrap --audit-log "$A" -- true
 check "an invalid policy: 125, for that reason" refused broken.yaml --audit-log "$A" \
 	-p "$SRC/deploy/examples/broken.yaml" -- true
-if command -v setpriv >/dev/null; then
+# (setpriv is util-linux's: missing, these checks fail, never vanish)
+if check "setup: setpriv is installed" command -v setpriv; then
 	# (a user's runs are rootless by default: run_rootless.sh; root mode is forced here)
 	check_eq "root mode without root (no CAP_NET_ADMIN): 125" 125 status_of setpriv \
 		--reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent "$W" run -q \
@@ -267,7 +268,9 @@ control: {path: "$T/gw.sock"}
 audit: {path: "$A"}
 EOF
 lab_spawn host gwd "$GW" --config "$T/gw.yaml"
-lab_wait 10 test -S "$T/gw.sock"
+# (a daemon that did not start says why under the check)
+check "setup: the gateway daemon answers on its control socket" lab_wait 10 test -S "$T/gw.sock" ||
+	sed 's/^/    | /' "$LAB_DIR/log/host-gwd.log"
 check_eq "HTTPS to an allowed name through the daemon" "hello from allowed.test" \
 	wr --gateway "$T/gw.sock" -p "$T/net.yaml" -- curl -sS --max-time 8 --cacert "$LAB_CA" \
 	https://allowed.test/

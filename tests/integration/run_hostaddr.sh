@@ -139,6 +139,27 @@ check "... its reason names the run's own gateway address" jq -e -s --arg r "$R4
 	 test("only its own gateway address")' "$A"
 check "run.exit counts the attempt as a denial" jq -e -s --arg r "$R4" \
 	'[.[] | select(.run == $r and .action == "run.exit")][0].denials >= 1' "$A"
+# As a user (run_as_user.sh), a rootless run's namespace holds no host address: a connection to
+# one is DNATed to the run's own gateway like any other and refused as a literal address
+# (net.connect), a datagram to one is dropped by the run's own table like any other (net.udp).
+# run_as_user.sh's rows for the net.host checks above want these.
+if [[ ${LAB_AS_USER:-} == 1 ]]; then
+	# refused RUN ACTION DST PORT WHY: RUN has a refused ACTION event to DST:PORT whose reason
+	# matches WHY (0), or not (1)
+	refused() {
+		jq -e -s --arg r "$1" --arg a "$2" --arg d "$3" --argjson p "$4" --arg why "$5" \
+			'any(.[]; .run == $r and .action == $a and .allowed == false and .dst == $d and
+			.port == $p and (.reason | test($why)))' "$A" >/dev/null
+	}
+	check "as the user: TCP to $LAB_HOST_V4:15080 is refused as a literal address (net.connect)" \
+		refused "$R4" net.connect "$LAB_HOST_V4" 15080 "no cidr rule allows"
+	check "as the user: TCP to [$LAB_HOST_V6]:15080 is refused as a literal address (net.connect)" \
+		refused "$R6" net.connect "$LAB_HOST_V6" 15080 "no cidr rule allows"
+	check "as the user: UDP to $LAB_HOST_V4:15053 is dropped by the run's table (net.udp)" \
+		refused "$U4" net.udp "$LAB_HOST_V4" 15053 "dropped by the nft table"
+	check "as the user: UDP to [$LAB_HOST_V6]:15053 is dropped by the run's table (net.udp)" \
+		refused "$U6" net.udp "$LAB_HOST_V6" 15053 "dropped by the nft table"
+fi
 
 echo "# the gateway's own service still works (positive controls)"
 curl_in() { wr -- curl -fsS --max-time 8 --cacert "$LAB_CA" "$@"; }
@@ -155,7 +176,9 @@ lab_stop host udp6
 
 echo "# another run's gateway address (one daemon, two runs)"
 lab_spawn host gwd "$GW" --config "$T/gw.yaml" --manage-nft
-lab_wait 10 test -S "$T/gw.sock"
+# (a daemon that did not start says why under the check)
+check "setup: the gateway daemon answers on its control socket" lab_wait 10 test -S "$T/gw.sock" ||
+	sed 's/^/    | /' "$LAB_DIR/log/host-gwd.log"
 in_host "$W" run -q --audit-log "$A" --gateway "$T/gw.sock" -- sleep 60 &
 bpid=$!
 lab_on_exit bash -c 'kill "$0" 2>/dev/null' "$bpid"

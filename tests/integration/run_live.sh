@@ -91,9 +91,9 @@ live_mode() {
 			>"$out" 2>"$err" &
 	fi
 	pid=$!
-	if ! lab_wait 30 bash -c '[[ -n $(jq -r -s "[.[] | select(.action == \"run.start\")] | last | .run // empty" "$0") ]] &&
+	if ! check "$mode: the run is up, both connections open (allowed.test, other.test)" \
+		lab_wait 30 bash -c '[[ -n $(jq -r -s "[.[] | select(.action == \"run.start\")] | last | .run // empty" "$0") ]] &&
 		grep -q "^open allowed.test" "$1" && grep -q "^open other.test" "$1"' "$log" "$out"; then
-		check "the $mode run is up and both connections are open" false
 		tail -n 20 "$out" "$err" | sed 's/^/    | /'
 		id=$(last_run "$log")
 		[[ -z $id ]] || rw kill "$id"
@@ -102,7 +102,6 @@ live_mode() {
 		return
 	fi
 	id=$(last_run "$log")
-	check "$mode: the run is up, both connections open (allowed.test, other.test)" true
 	check "$mode: wild.test, not allowed, is refused" grep -q "^refused-dns wild.test" "$out"
 	check "$mode: warden status lists the run: its mode, uid, state, command, policy" \
 		status_has "$who" "$id" ".mode == \"$mode\" and .uid == $uid and .state == \"running\"

@@ -102,7 +102,9 @@ check "... and its teardown refills the pool" lab_wait 20 refilled
 
 echo "# an idle pooled network is closed"
 lab_spawn host gwd "$GW" --config "$T/gw.yaml" --manage-nft
-lab_wait 10 test -S "$T/gw.sock"
+# (a daemon that did not start says why under the check)
+check "setup: the gateway daemon answers on its control socket" lab_wait 10 test -S "$T/gw.sock" ||
+	sed 's/^/    | /' "$LAB_DIR/log/host-gwd.log"
 read -r _ holder ifn < <(entries | head -n 1)
 inside() { nsenter --net="/proc/$holder/fd/3" "$@"; }
 gw_addr=$(ip -n "$LAB_HOST_NS" -4 -o addr show dev "$ifn" | awk '{print $4}' | cut -d/ -f1)
