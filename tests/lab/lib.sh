@@ -221,6 +221,16 @@ lab_need_run_tools()
 	[[ -x /usr/bin/bwrap ]] || { echo "SKIP: bubblewrap not installed"; exit 77; }
 }
 
+# lab_accounts CMD...: CMD holding the labs' lock on the machine's user and group files
+# (useradd, groupadd, usermod). Suites running at once (ctest -j) would otherwise race to
+# create the same user, or find /etc/passwd or /etc/group locked by the other and fail.
+lab_accounts()
+{
+	local d=/run/lock
+	[[ -d $d ]] || d=/tmp
+	flock -w 120 "$d/warden-lab-accounts.lock" "$@"
+}
+
 # lab_user: an unprivileged user for the rootless tests (LAB_USER, default warden-test; made
 # with uid LAB_USER_UID, default 1500, when it does not exist). Sets LAB_USER_UID, LAB_USER_GID,
 # LAB_USER_HOME. Returns 1 when no such user can be had (a test error, not a skip).
@@ -228,8 +238,9 @@ lab_user()
 {
 	LAB_USER=${LAB_USER:-warden-test}
 	if ! id -u "$LAB_USER" >/dev/null 2>&1; then
-		useradd -m -u "${LAB_USER_UID:-1500}" "$LAB_USER" >/dev/null 2>&1 ||
-			useradd -m "$LAB_USER" >/dev/null 2>&1 || return 1
+		lab_accounts sh -c 'id -u "$0" >/dev/null 2>&1 ||
+			useradd -m -u "$1" "$0" >/dev/null 2>&1 || useradd -m "$0" >/dev/null 2>&1' \
+			"$LAB_USER" "${LAB_USER_UID:-1500}" || return 1
 	fi
 	LAB_USER_UID=$(id -u "$LAB_USER") LAB_USER_GID=$(id -g "$LAB_USER")
 	LAB_USER_HOME=$(getent passwd "$LAB_USER" | cut -d: -f6)

@@ -13,8 +13,8 @@ lab_user || { echo "FAIL: no unprivileged test user (useradd failed)"; exit 1; }
 A_UID=$LAB_USER_UID A_GID=$LAB_USER_GID A_HOME=$LAB_USER_HOME A_NAME=$LAB_USER
 B_NAME=warden-test2
 if ! id -u "$B_NAME" >/dev/null 2>&1; then
-	useradd -m -u 1501 "$B_NAME" >/dev/null 2>&1 || useradd -m "$B_NAME" >/dev/null 2>&1 ||
-		{ echo "FAIL: no second test user"; exit 1; }
+	lab_accounts sh -c 'id -u "$0" >/dev/null 2>&1 || useradd -m -u 1501 "$0" >/dev/null 2>&1 ||
+		useradd -m "$0" >/dev/null 2>&1' "$B_NAME" || { echo "FAIL: no second test user"; exit 1; }
 fi
 B_UID=$(id -u "$B_NAME") B_GID=$(id -g "$B_NAME") B_HOME=$(getent passwd "$B_NAME" | cut -d: -f6)
 if [[ ! -d /tmp/warden-$B_UID ]]; then
@@ -24,9 +24,11 @@ mountpoint -q "/tmp/warden-$B_UID" ||
 	mount -t tmpfs -o "mode=0700,uid=$B_UID,gid=$B_GID" warden-lab-user2 "/tmp/warden-$B_UID" ||
 	exit 1
 # the control socket's group: the daemon's users are in it (it stays, as the test users do)
-getent group warden >/dev/null || groupadd -r warden || getent group warden >/dev/null ||
-	{ echo "FAIL: groupadd warden"; exit 1; }
-usermod -a -G warden "$A_NAME" && usermod -a -G warden "$B_NAME" || exit 1
+# (under lab_accounts: usermod locks /etc/group, and another suite may hold it)
+lab_accounts sh -c 'getent group warden >/dev/null || groupadd -r warden ||
+	getent group warden >/dev/null' || { echo "FAIL: groupadd warden"; exit 1; }
+lab_accounts usermod -a -G warden "$A_NAME" && lab_accounts usermod -a -G warden "$B_NAME" ||
+	exit 1
 lab_up
 
 T=$(mktemp -d /tmp/wd-daemon-XXXXXX)
