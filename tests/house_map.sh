@@ -6,7 +6,7 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 map=$src/docs/house.md
 [[ -r $map ]] || { echo "FAIL - $map is missing"; echo "0 passed, 1 failed (test error)"; exit 2; }
-dirs=(common policy audit nft netns sandbox plumb gateway launcher)
+dirs=(common policy conf audit nft netns sandbox gateway launcher)
 have=$(cd "$src" && find "${dirs[@]}" -type f \( -name '*.c' -o -name '*.h' \) | LC_ALL=C sort)
 named=$(grep -oE '^\| `[a-z]+(/[A-Za-z0-9_.-]+)+\.[ch]`' "$map" | sed -E 's/^\| `//; s/`$//' |
 	LC_ALL=C sort)

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "plumb/plumb.h"
+#include "conf/host.h"
 
 #include <string.h>
 
@@ -16,9 +16,9 @@ static void test_defaults(void **state)
 	struct fw_config c, want;
 
 	(void)state;
-	policy_gwconf_defaults(&g);
+	conf_defaults(&g);
 	memset(&c, 0x5a, sizeof(c)); /* every byte is written */
-	plumb_fw_config(&g, &c);
+	conf_fw_config(&g, &c);
 	fw_config_defaults(&want);
 	assert_memory_equal(&c, &want, sizeof(c));
 	assert_int_equal(fw_config_check(&c, NULL), 0);
@@ -42,9 +42,9 @@ static void test_fields(void **state)
 
 	(void)state;
 	policy_diags_init(&d);
-	assert_int_equal(policy_gwconf_parse(y, sizeof(y) - 1, "gw.yaml", &g, &d), 0);
+	assert_int_equal(conf_parse(y, sizeof(y) - 1, "gw.yaml", &g, &d), 0);
 	policy_diags_free(&d);
-	plumb_fw_config(&g, &c);
+	conf_fw_config(&g, &c);
 	assert_string_equal(c.table, "wdtest");
 	assert_string_equal(c.if_prefix, "wt-");
 	assert_int_equal(c.port_transparent, 16001);
