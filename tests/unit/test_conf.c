@@ -1,5 +1,6 @@
-/* test_plumb.c - unit tests of plumb/: the nft table's configuration from a gateway
- * configuration, every field that shapes the table, from the defaults and from a file. */
+/* test_conf.c - unit tests of conf/'s translations (conf/host.h): the nft table's
+ * configuration from a gateway configuration, every field that shapes the table, from the
+ * defaults and from a file; the run networks' configuration; conf_load() without a file. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +8,8 @@
 
 #include "conf/host.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The defaults of both sides agree: the default gateway config gives the default table. */
@@ -56,11 +59,41 @@ static void test_fields(void **state)
 	assert_int_equal(fw_config_check(&c, NULL), 0);
 }
 
+/* conf_load(NULL) is the defaults; conf_pool_config() takes the pools and the prefix */
+static void test_pool_config(void **state)
+{
+	struct wd_gwconf g, def;
+	struct netns_pool_config nc, want;
+	struct policy_diags d;
+
+	(void)state;
+	policy_diags_init(&d);
+	memset(&g, 0x5a, sizeof(g));
+	assert_int_equal(conf_load(NULL, &g, &d), 0);
+	assert_int_equal(d.n, 0);
+	conf_defaults(&def);
+	assert_memory_equal(&g, &def, sizeof(g));
+	netns_pool_config_defaults(&want);
+	assert_int_equal(conf_pool_config(&g, &nc), 0);
+	assert_memory_equal(&nc.pool4, &want.pool4, sizeof(want.pool4));
+	assert_memory_equal(&nc.pool6, &want.pool6, sizeof(want.pool6));
+	assert_string_equal(nc.ifname_prefix, "wd-");
+	snprintf(g.if_prefix, sizeof(g.if_prefix), "x-");
+	snprintf(g.pool_v4, sizeof(g.pool_v4), "10.9.0.0/16");
+	assert_int_equal(conf_pool_config(&g, &nc), 0);
+	assert_string_equal(nc.ifname_prefix, "x-");
+	assert_int_not_equal(memcmp(&nc.pool4, &want.pool4, sizeof(want.pool4)), 0);
+	snprintf(g.pool_v6, sizeof(g.pool_v6), "not a prefix");
+	assert_int_equal(conf_pool_config(&g, &nc), -EINVAL);
+	policy_diags_free(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_fields),
+	    cmocka_unit_test(test_pool_config),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
