@@ -173,7 +173,7 @@ void ship_queue(struct audit_shipper *sh, const struct audit_event *ev, const ch
 	if (len && line[len - 1] == '\n')
 		len--;
 	ret = sh->sink.kind == AUDIT_SINK_JOURNALD ? frame_journald(sh, ev, line, len, &msg)
-						: frame_syslog(sh, ev, line, len, &msg);
+						   : frame_syslog(sh, ev, line, len, &msg);
 	/* pending holds [size_t length][bytes] records */
 	if (!ret)
 		ret = wd_buf_append(&sh->pending, &msg.len, sizeof(msg.len));

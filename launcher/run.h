@@ -392,7 +392,6 @@ int run_gc(const char *dir, unsigned *ret_reclaimed, struct wd_err *err);
 
 struct netns_pool_config;
 
-
 /* ------------------------------------------------------------ the network pool (run_pool.c) */
 
 struct netns_run;

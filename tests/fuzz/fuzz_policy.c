@@ -60,8 +60,7 @@ static void ceiling(const struct wd_gwconf *c, struct wd_buf *b)
 	policy_free(p);
 	/* what the gateway hands its worker parses again */
 	policy_diags_init(&d);
-	if (conf_render_yaml(c, &r) ||
-	    conf_parse(r.data, r.len, "(again)", &again, &d))
+	if (conf_render_yaml(c, &r) || conf_parse(r.data, r.len, "(again)", &again, &d))
 		abort();
 	conf_free(&again);
 	policy_diags_free(&d);

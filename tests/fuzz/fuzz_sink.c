@@ -25,8 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
-	if (audit_sink_format(&s, text, sizeof(text)) || audit_sink_parse(text, &back, &off, &why) ||
-	    back.kind != s.kind || back.port != s.port || strcmp(back.path, s.path) ||
+	if (audit_sink_format(&s, text, sizeof(text)) ||
+	    audit_sink_parse(text, &back, &off, &why) || back.kind != s.kind ||
+	    back.port != s.port || strcmp(back.path, s.path) ||
 	    memcmp(back.addr, s.addr, sizeof(s.addr)))
 		abort();
 	(void)audit_sink_facility(spec);

@@ -669,8 +669,7 @@ static void test_conf(void **state)
 	policy_diags_free(&d);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		policy_diags_init(&d);
-		assert_int_not_equal(conf_parse(bad[i], strlen(bad[i]), "g.yaml", &c, &d),
-				     0);
+		assert_int_not_equal(conf_parse(bad[i], strlen(bad[i]), "g.yaml", &c, &d), 0);
 		assert_true(d.n > 0);
 		conf_free(&c);
 		policy_diags_free(&d);

@@ -836,8 +836,7 @@ static void test_ceiling(void **state)
 
 	(void)state;
 	policy_diags_init(&d);
-	assert_int_equal(conf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &c, &d),
-			 0);
+	assert_int_equal(conf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &c, &d), 0);
 	assert_int_equal(policy_ceiling_apply(c.ceiling, &who, P, &e), 0);
 	facts.policy = e;
 	df.policy = e;

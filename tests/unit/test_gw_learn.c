@@ -350,8 +350,7 @@ static void test_ceiling(void **state)
 
 	(void)state;
 	policy_diags_init(&d);
-	assert_int_equal(conf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &c, &d),
-			 0);
+	assert_int_equal(conf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &c, &d), 0);
 	policy_diags_free(&d);
 	assert_int_equal(policy_ceiling_apply(c.ceiling, &who, P, &e), 0);
 	facts.policy = e;
@@ -422,8 +421,8 @@ static void test_ceiling(void **state)
 					  "  deny: [\"bad.test\"]\n";
 
 		policy_diags_init(&d);
-		assert_int_equal(
-		    conf_parse(any, strlen(any), "/etc/warden/gateway.yaml", &c, &d), 0);
+		assert_int_equal(conf_parse(any, strlen(any), "/etc/warden/gateway.yaml", &c, &d),
+				 0);
 		policy_diags_free(&d);
 		assert_int_equal(policy_ceiling_apply(c.ceiling, &who, P, &e), 0);
 		assert_true(gw_learn_allows(e, "other.test", 22, NULL));

@@ -343,8 +343,7 @@ static void test_ceiling(void **state)
 
 	(void)state;
 	policy_diags_init(&dg);
-	assert_int_equal(
-	    conf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &tb->conf, &dg), 0);
+	assert_int_equal(conf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &tb->conf, &dg), 0);
 	policy_diags_free(&dg);
 	snprintf(tb->conf.pool_v4, sizeof(tb->conf.pool_v4), "10.213.0.0/16");
 	a.policy = wide;
@@ -402,8 +401,7 @@ static void test_dns_cap(void **state)
 
 	(void)state;
 	policy_diags_init(&dg);
-	assert_int_equal(
-	    conf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &tb->conf, &dg), 0);
+	assert_int_equal(conf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &tb->conf, &dg), 0);
 	policy_diags_free(&dg);
 	snprintf(tb->conf.pool_v4, sizeof(tb->conf.pool_v4), "10.213.0.0/16");
 	assert_int_equal(gw_run_register(&tb->t, &a, 70001, why, sizeof(why)), 0);
