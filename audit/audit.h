@@ -22,6 +22,78 @@
 #include <stdint.h>
 #include <time.h>
 
+/* ----------------------------------------------------- audit shipping sinks (sink.c) */
+
+/** Where journald's native protocol listens (systemd.journal-fields(7), sd_journal_send). */
+#define AUDIT_SINK_JOURNALD_SOCKET "/run/systemd/journal/socket"
+/** Syslog facility of shipped audit events when none is configured (RFC 5424: authpriv). */
+#define AUDIT_SINK_FACILITY_DEFAULT 10
+
+/**
+ * enum audit_sink_kind - how a copy of the audit log is shipped (docs/audit.md, "Shipping")
+ * @AUDIT_SINK_NONE:	not shipped
+ * @AUDIT_SINK_UNIX:	RFC 5424 datagrams to an AF_UNIX datagram socket (/dev/log)
+ * @AUDIT_SINK_UDP:	RFC 5424 datagrams over UDP (RFC 5426)
+ * @AUDIT_SINK_TCP:	RFC 5424 messages over TCP, octet-counted (RFC 6587, 3.4.1)
+ * @AUDIT_SINK_JOURNALD:	journald's native protocol (datagrams of FIELD=value lines)
+ */
+enum audit_sink_kind {
+	AUDIT_SINK_NONE,
+	AUDIT_SINK_UNIX,
+	AUDIT_SINK_UDP,
+	AUDIT_SINK_TCP,
+	AUDIT_SINK_JOURNALD,
+};
+
+/**
+ * struct audit_sink - one audit shipping destination
+ * @kind:	the transport
+ * @family:	udp/tcp: AF_INET or AF_INET6
+ * @addr:	udp/tcp: the address (4 or 16 bytes, network order)
+ * @port:	udp/tcp: the port
+ * @path:	unix/journald: the socket's path
+ * @facility:	the syslog facility, 0..23 (AUDIT_SINK_FACILITY_DEFAULT)
+ */
+struct audit_sink {
+	enum audit_sink_kind kind;
+	int family;
+	uint8_t addr[16];
+	uint16_t port;
+	char path[108];
+	int facility;
+};
+
+/**
+ * audit_sink_parse() - "unix:PATH", "udp:ADDR:PORT", "tcp:ADDR:PORT", "journald" or
+ * "journald:PATH", strictly
+ * @spec:	the text; ADDR is an IPv4 address or an IPv6 one in brackets (names are not
+ *		resolved), PORT 1..65535, PATH absolute and shorter than 108 bytes
+ * @out:	on success the sink (its @facility kept as it was)
+ * @ret_off:	on error, the offset in @spec where the problem is
+ * @ret_why:	on error, what was expected (a static string)
+ *
+ * Pure: no I/O, no allocation.
+ * Return: 0, or -EINVAL with @ret_off and @ret_why set.
+ */
+int audit_sink_parse(const char *spec, struct audit_sink *out, size_t *ret_off,
+		     const char **ret_why);
+
+/**
+ * audit_sink_format() - the text audit_sink_parse() reads back to @s
+ * @s:		the sink
+ * @out:	the text ("" for AUDIT_SINK_NONE)
+ * @outlen:	its size (128 always suffices)
+ * Return: 0, -EINVAL (a bad sink), or -ENOSPC.
+ */
+int audit_sink_format(const struct audit_sink *s, char *out, size_t outlen);
+
+/** audit_sink_facility() - a syslog facility's number by name ("authpriv", "local0", ...).
+ * Return: 0..23, or -EINVAL for a name RFC 5424 does not list. */
+int audit_sink_facility(const char *name);
+
+/** audit_sink_facility_name() - the name of facility 0..23. Return: it, or NULL. */
+const char *audit_sink_facility_name(int facility);
+
 /* Longest line (with its newline) the writer writes and the reader accepts. */
 #define AUDIT_LINE_MAX (1u << 20)
 
@@ -322,7 +394,7 @@ int audit_log_write(struct audit_log *log, const struct audit_event *ev, unsigne
 /**
  * audit_log_ship() - also send every line this writer writes to syslog or journald
  * @log:	writer
- * @sink:	where (struct wd_sink from wd_sink_parse(): unix, udp, tcp, journald) and
+ * @sink:	where (struct audit_sink from audit_sink_parse(): unix, udp, tcp, journald) and
  *		the syslog facility
  * @app:	the sender's name in each message (RFC 5424 APP-NAME, SYSLOG_IDENTIFIER)
  * @err:	filled on error; may be NULL
@@ -337,7 +409,7 @@ int audit_log_write(struct audit_log *log, const struct audit_event *ev, unsigne
  * Return: 0 (also when the sink cannot be reached now: that is an outage, retried once a
  * second at the next event); -EALREADY, -EINVAL (no sink) or -ENOMEM.
  */
-int audit_log_ship(struct audit_log *log, const struct wd_sink *sink, const char *app,
+int audit_log_ship(struct audit_log *log, const struct audit_sink *sink, const char *app,
 		   struct wd_err *err);
 
 /**

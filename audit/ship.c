@@ -49,7 +49,7 @@ enum ship_state {
 };
 
 struct audit_shipper {
-	struct wd_sink sink;
+	struct audit_sink sink;
 	char name[160]; /* the sink as text, for messages */
 	char host[256]; /* RFC 5424 HOSTNAME */
 	char app[49];	/* APP-NAME / SYSLOG_IDENTIFIER */
@@ -172,8 +172,8 @@ void ship_queue(struct audit_shipper *sh, const struct audit_event *ev, const ch
 
 	if (len && line[len - 1] == '\n')
 		len--;
-	ret = sh->sink.kind == WD_SINK_JOURNALD ? frame_journald(sh, ev, line, len, &msg)
-						: frame_syslog(sh, ev, line, len, &msg);
+	ret = sh->sink.kind == AUDIT_SINK_JOURNALD ? frame_journald(sh, ev, line, len, &msg)
+						   : frame_syslog(sh, ev, line, len, &msg);
 	/* pending holds [size_t length][bytes] records */
 	if (!ret)
 		ret = wd_buf_append(&sh->pending, &msg.len, sizeof(msg.len));
@@ -191,20 +191,20 @@ void ship_queue(struct audit_shipper *sh, const struct audit_event *ev, const ch
 
 /* ------------------------------------------------------------------ sockets */
 
-static socklen_t sink_addr(const struct wd_sink *s, struct sockaddr_storage *ss)
+static socklen_t sink_addr(const struct audit_sink *s, struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof(*ss));
 	switch (s->kind) {
-	case WD_SINK_UNIX:
-	case WD_SINK_JOURNALD: {
+	case AUDIT_SINK_UNIX:
+	case AUDIT_SINK_JOURNALD: {
 		struct sockaddr_un *un = (struct sockaddr_un *)ss;
 
 		un->sun_family = AF_UNIX;
 		memcpy(un->sun_path, s->path, strlen(s->path) + 1);
 		return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(s->path) + 1);
 	}
-	case WD_SINK_UDP:
-	case WD_SINK_TCP:
+	case AUDIT_SINK_UDP:
+	case AUDIT_SINK_TCP:
 		if (s->family == AF_INET6) {
 			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
 
@@ -220,7 +220,7 @@ static socklen_t sink_addr(const struct wd_sink *s, struct sockaddr_storage *ss)
 			memcpy(&in->sin_addr, s->addr, 4);
 			return sizeof(*in);
 		}
-	case WD_SINK_NONE:
+	case AUDIT_SINK_NONE:
 		break;
 	}
 	return 0;
@@ -241,7 +241,7 @@ static int ship_connect(struct audit_shipper *sh, uint64_t now)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sink_addr(&sh->sink, &ss);
-	int type = sh->sink.kind == WD_SINK_TCP ? SOCK_STREAM : SOCK_DGRAM;
+	int type = sh->sink.kind == AUDIT_SINK_TCP ? SOCK_STREAM : SOCK_DGRAM;
 	int fd = socket(ss.ss_family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), r;
 
 	if (fd < 0) {
@@ -322,7 +322,7 @@ static bool ship_one(struct audit_shipper *sh, const char *m, size_t n, uint64_t
 {
 	ssize_t w;
 
-	if (sh->sink.kind == WD_SINK_TCP) {
+	if (sh->sink.kind == AUDIT_SINK_TCP) {
 		size_t was = sh->out.len;
 
 		if (sh->out.len + n + 16 > SHIP_TCP_BUF) {
@@ -380,7 +380,7 @@ void ship_commit(struct audit_shipper *sh, bool written)
 		}
 		pos += n;
 	}
-	if (sh->sink.kind == WD_SINK_TCP)
+	if (sh->sink.kind == AUDIT_SINK_TCP)
 		ship_tcp_drain(sh, now);
 out:
 	wd_buf_reset(&sh->pending);
@@ -425,19 +425,19 @@ int ship_notice(struct audit_shipper *sh, struct audit_event *ev, char *reason, 
 	return 1;
 }
 
-int ship_open(const struct wd_sink *sink, const char *app, struct audit_shipper **ret,
+int ship_open(const struct audit_sink *sink, const char *app, struct audit_shipper **ret,
 	      struct wd_err *err)
 {
 	struct audit_shipper *sh;
 
-	if (sink->kind == WD_SINK_NONE || sink->facility < 0 || sink->facility > 23)
+	if (sink->kind == AUDIT_SINK_NONE || sink->facility < 0 || sink->facility > 23)
 		return wd_err_set(err, -EINVAL, "no audit shipping sink");
 	sh = calloc(1, sizeof(*sh));
 	if (!sh)
 		return wd_err_set(err, -ENOMEM, "out of memory");
 	sh->sink = *sink;
 	sh->fd = -1;
-	if (wd_sink_format(sink, sh->name, sizeof(sh->name)) < 0)
+	if (audit_sink_format(sink, sh->name, sizeof(sh->name)) < 0)
 		snprintf(sh->name, sizeof(sh->name), "(sink)");
 	if (gethostname(sh->host, sizeof(sh->host) - 1) < 0)
 		sh->host[0] = '\0';
@@ -464,7 +464,7 @@ void ship_close(struct audit_shipper *sh)
 		return;
 	/* TCP: give what is left a moment to go */
 	until = wd_mono_ns() + SHIP_CLOSE_MS * 1000000ull;
-	while (sh->sink.kind == WD_SINK_TCP && sh->out.len && sh->state != SHIP_DOWN) {
+	while (sh->sink.kind == AUDIT_SINK_TCP && sh->out.len && sh->state != SHIP_DOWN) {
 		uint64_t now = wd_mono_ns();
 		struct pollfd p = {.fd = sh->fd, .events = POLLOUT};
 

@@ -9,7 +9,7 @@ struct audit_shipper;
 
 /**
  * ship_open() - a shipper for @sink; the socket is opened (a TCP connect started) now
- * @sink:	where to (not WD_SINK_NONE)
+ * @sink:	where to (not AUDIT_SINK_NONE)
  * @app:	APP-NAME / SYSLOG_IDENTIFIER ("warden-gateway")
  * @ret:	on success, the shipper
  * @err:	on error, why; may be NULL
@@ -18,7 +18,7 @@ struct audit_shipper;
  * ship_notice() and retried.
  * Return: 0, -EINVAL (no sink, a facility out of range) or -ENOMEM.
  */
-int ship_open(const struct wd_sink *sink, const char *app, struct audit_shipper **ret,
+int ship_open(const struct audit_sink *sink, const char *app, struct audit_shipper **ret,
 	      struct wd_err *err);
 
 /**

@@ -423,7 +423,7 @@ int audit_log_from_fd(int fd, const char *label, struct audit_log **ret_log, str
 	return 0;
 }
 
-int audit_log_ship(struct audit_log *log, const struct wd_sink *sink, const char *app,
+int audit_log_ship(struct audit_log *log, const struct audit_sink *sink, const char *app,
 		   struct wd_err *err)
 {
 	struct audit_shipper *sh = NULL;

@@ -325,77 +325,6 @@ void wd_say(FILE *f, const char *fmt, ...) WD_PRINTF(2, 3);
 /** wd_vsay() - wd_say() with a va_list. */
 void wd_vsay(FILE *f, const char *fmt, va_list ap) WD_PRINTF(2, 0);
 
-/* ----------------------------------------------------- audit shipping sinks (sink.c) */
-
-/** Where journald's native protocol listens (systemd.journal-fields(7), sd_journal_send). */
-#define WD_SINK_JOURNALD_SOCKET "/run/systemd/journal/socket"
-/** Syslog facility of shipped audit events when none is configured (RFC 5424: authpriv). */
-#define WD_SINK_FACILITY_DEFAULT 10
-
-/**
- * enum wd_sink_kind - how a copy of the audit log is shipped (docs/audit.md, "Shipping")
- * @WD_SINK_NONE:	not shipped
- * @WD_SINK_UNIX:	RFC 5424 datagrams to an AF_UNIX datagram socket (/dev/log)
- * @WD_SINK_UDP:	RFC 5424 datagrams over UDP (RFC 5426)
- * @WD_SINK_TCP:	RFC 5424 messages over TCP, octet-counted (RFC 6587, 3.4.1)
- * @WD_SINK_JOURNALD:	journald's native protocol (datagrams of FIELD=value lines)
- */
-enum wd_sink_kind {
-	WD_SINK_NONE,
-	WD_SINK_UNIX,
-	WD_SINK_UDP,
-	WD_SINK_TCP,
-	WD_SINK_JOURNALD,
-};
-
-/**
- * struct wd_sink - one audit shipping destination
- * @kind:	the transport
- * @family:	udp/tcp: AF_INET or AF_INET6
- * @addr:	udp/tcp: the address (4 or 16 bytes, network order)
- * @port:	udp/tcp: the port
- * @path:	unix/journald: the socket's path
- * @facility:	the syslog facility, 0..23 (WD_SINK_FACILITY_DEFAULT)
- */
-struct wd_sink {
-	enum wd_sink_kind kind;
-	int family;
-	uint8_t addr[16];
-	uint16_t port;
-	char path[108];
-	int facility;
-};
-
-/**
- * wd_sink_parse() - "unix:PATH", "udp:ADDR:PORT", "tcp:ADDR:PORT", "journald" or
- * "journald:PATH", strictly
- * @spec:	the text; ADDR is an IPv4 address or an IPv6 one in brackets (names are not
- *		resolved), PORT 1..65535, PATH absolute and shorter than 108 bytes
- * @out:	on success the sink (its @facility kept as it was)
- * @ret_off:	on error, the offset in @spec where the problem is
- * @ret_why:	on error, what was expected (a static string)
- *
- * Pure: no I/O, no allocation.
- * Return: 0, or -EINVAL with @ret_off and @ret_why set.
- */
-int wd_sink_parse(const char *spec, struct wd_sink *out, size_t *ret_off, const char **ret_why);
-
-/**
- * wd_sink_format() - the text wd_sink_parse() reads back to @s
- * @s:		the sink
- * @out:	the text ("" for WD_SINK_NONE)
- * @outlen:	its size (128 always suffices)
- * Return: 0, -EINVAL (a bad sink), or -ENOSPC.
- */
-int wd_sink_format(const struct wd_sink *s, char *out, size_t outlen);
-
-/** wd_sink_facility() - a syslog facility's number by name ("authpriv", "local0", ...).
- * Return: 0..23, or -EINVAL for a name RFC 5424 does not list. */
-int wd_sink_facility(const char *name);
-
-/** wd_sink_facility_name() - the name of facility 0..23. Return: it, or NULL. */
-const char *wd_sink_facility_name(int facility);
-
 /* ---------------------------------------------------------------- hashing (hash.c) */
 
 /**
@@ -585,6 +514,84 @@ int wd_rfc3339_parse(const char *s, struct timespec *out);
  * Return: the distance, capped at 255.
  */
 unsigned wd_levenshtein(const char *a, const char *b);
+
+/* --------------------------------------------------------- host names (name.c) */
+
+/** Longest host name (no trailing dot), and longest label. */
+#define WD_NAME_MAX 253
+#define WD_NAME_LABEL_MAX 63
+
+/* flags for wd_name_fold() */
+/* a name read off the wire (DNS question, TLS SNI, HTTP Host): `_` is a label character and a
+ * label may start or end with `-` (what resolvers take); without it, the strict syntax of a
+ * name a person writes in a policy (RFC 1123 labels) */
+#define WD_NAME_WIRE 0x1u
+
+enum wd_name_check {
+	WD_NAME_OK,
+	WD_NAME_EMPTY,
+	WD_NAME_TOO_LONG,
+	WD_NAME_LABEL_EMPTY,
+	WD_NAME_LABEL_TOO_LONG,
+	WD_NAME_BAD_CHAR,
+	WD_NAME_HYPHEN_EDGE,
+};
+
+/**
+ * wd_name_fold() - check a host name's syntax and write its lower-case form (pure)
+ * @in:		the name as read (need not be NUL-terminated)
+ * @len:	its length in bytes
+ * @flags:	0 or WD_NAME_WIRE
+ * @out:	the name lower-cased, one trailing dot dropped, NUL-terminated; "" on failure
+ * @outlen:	size of @out (WD_NAME_MAX + 1 holds every valid name)
+ * @ret_last:	when non-NULL and the name is valid: the offset in @out of its last label
+ *		(callers decide what an all-numeric last label means)
+ *
+ * Checks, in one pass from the left: empty, longer than WD_NAME_MAX (or than @outlen - 1),
+ * and per label: empty, longer than WD_NAME_LABEL_MAX, a character other than a letter, digit
+ * or `-` (and `_` with WD_NAME_WIRE), `-` at either end (not with WD_NAME_WIRE).
+ *
+ * Return: WD_NAME_OK or the first problem found.
+ */
+enum wd_name_check wd_name_fold(const char *in, size_t len, unsigned flags, char *out,
+				size_t outlen, size_t *ret_last);
+
+/** wd_name_check_text() - a person's description of a wd_name_fold() result. */
+const char *wd_name_check_text(enum wd_name_check c);
+
+/** wd_name_is_ip_literal() - true for a dotted-quad IPv4 or any IPv6 text (brackets allowed). */
+bool wd_name_is_ip_literal(const char *s);
+
+/* ------------------------------------------------------------- paths (path.c) */
+
+/**
+ * wd_path_fold() - fold an absolute path lexically (pure: symbolic links are not looked at)
+ * @in:		an absolute path, NUL-terminated
+ * @out:	the folded path; may be @in itself (folding in place), not otherwise overlapping
+ * @outlen:	size of @out: at least strlen(@in) + 1 (the folded path is never longer)
+ *
+ * Runs of `/` become one, `.` components go, `..` drops the component before it (at the
+ * root it stays the root: "/../a" is "/a"), a trailing `/` goes; "/" stays "/". Names such as
+ * `...` or `..a` are kept as they are.
+ *
+ * Return: 0; -EINVAL when @in is NULL, empty or relative; -ENAMETOOLONG when @outlen is
+ * under strlen(@in) + 1 (@out untouched in both cases).
+ */
+int wd_path_fold(const char *in, char *out, size_t outlen);
+
+/* ----------------------------------------------------------- quoting (quote.c) */
+
+/**
+ * wd_yaml_quote() - append @s as one double-quoted string that is valid YAML and valid JSON
+ * @out:	buffer to append to
+ * @s:		the text (NUL-terminated; bytes from 0x80 up pass unchanged)
+ *
+ * `"` and `\` are escaped with a backslash, newline, CR and tab as \n \r \t, every other
+ * control character and DEL as \u00XX. A reader of either format gets @s back.
+ *
+ * Return: 0, or -ENOMEM (@out then holds a partial string).
+ */
+int wd_yaml_quote(struct wd_buf *out, const char *s);
 
 enum wd_log_level { WD_LOG_ERR, WD_LOG_WARN, WD_LOG_INFO, WD_LOG_DEBUG };
 

@@ -10,7 +10,7 @@
 #include "audit/audit.h"
 #include "common/common.h"
 #include "gateway/addr.h"
-#include "policy/policy.h"
+#include "conf/conf.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,7 +4,7 @@
 #define WARDEN_GATEWAY_FDS_H
 
 #include "common/common.h"
-#include "policy/policy.h"
+#include "conf/conf.h"
 
 /**
  * struct gw_fds - the sockets a privileged parent opens for a worker

@@ -12,7 +12,7 @@
 #include "gateway/fds.h"
 #include "gateway/nflog.h"
 #include "gateway/privsep.h"
-#include "policy/policy.h"
+#include "conf/conf.h"
 
 #include <stdbool.h>
 #include <stdint.h>

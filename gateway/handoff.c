@@ -123,7 +123,7 @@ int gw_handoff_conf_fd(const struct wd_gwconf *conf, int *ret_fd, struct wd_err 
 	struct wd_buf y = WD_BUF_INIT;
 	int fd = -1, r;
 
-	r = policy_gwconf_render_yaml(conf, &y);
+	r = conf_render_yaml(conf, &y);
 	if (r) {
 		wd_err_set(err, r, "rendering the configuration for the worker: %s", strerror(-r));
 		goto out;
@@ -187,7 +187,7 @@ int gw_handoff_conf_read(int fd, struct wd_gwconf *conf, struct wd_err *err)
 		len += (size_t)n;
 	}
 	policy_diags_init(&d);
-	r = policy_gwconf_parse(data, len, "(from warden-gateway)", conf, &d);
+	r = conf_parse(data, len, "(from warden-gateway)", conf, &d);
 	if (r) {
 		if (d.n)
 			policy_diag_format(&d, 0, &b);

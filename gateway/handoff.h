@@ -7,11 +7,11 @@
  * The worker is a separate executable so that the process that reads sandbox
  * bytes never has libnftnl, libmnl or libnl mapped (ARCHITECTURE.md §1): it
  * links wd_gateway, wd_policy, wd_audit and wd_common, never wd_nft or
- * wd_plumb. The parent execs it with exactly these descriptors open besides
+ * wd_conf_host. The parent execs it with exactly these descriptors open besides
  * 0, 1 and 2 (everything else is close-on-exec):
  *
  *   GW_WORKER_FD_CONFIG (3)   a sealed memfd holding the effective gateway
- *                             configuration as YAML (policy_gwconf_render_yaml)
+ *                             configuration as YAML (conf_render_yaml)
  *   GW_WORKER_FD_CHANNEL (4)  with privilege separation: the worker's end of
  *                             the SOCK_SEQPACKET channel (privsep.c)
  *   GW_WORKER_FD_LISTEN (4..) without it, with --listen-fds N: the N listening
@@ -26,6 +26,7 @@
 #define WARDEN_GATEWAY_HANDOFF_H
 
 #include "common/common.h"
+#include "conf/conf.h"
 #include "policy/policy.h"
 
 #include <stddef.h>

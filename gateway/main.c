@@ -339,7 +339,7 @@ int main(int argc, char **argv)
 	char *end;
 
 	if (argc > 1 && !strcmp(argv[1], "ctl")) {
-		policy_gwconf_defaults(&conf);
+		conf_defaults(&conf);
 		return cmd_ctl(argc - 1, argv + 1, conf.control_path);
 	}
 	if (argc > 1 && !strcmp(argv[1], "check-worker"))
@@ -405,7 +405,7 @@ int main(int argc, char **argv)
 				    "notification will be sent");
 	policy_diags_init(&d);
 	if (config) {
-		ret = policy_gwconf_load(config, &conf, &d);
+		ret = conf_load(config, &conf, &d);
 		if (ret) {
 			for (size_t i = 0; i < d.n; i++) {
 				struct wd_buf b = WD_BUF_INIT;
@@ -418,7 +418,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	} else {
-		policy_gwconf_defaults(&conf);
+		conf_defaults(&conf);
 	}
 	policy_diags_free(&d);
 	if (ctl_path)
@@ -586,6 +586,6 @@ out:
 	wd_closep(&cfd);
 	wd_closep(&exe);
 	audit_log_close(log);
-	policy_gwconf_free(&conf);
+	conf_free(&conf);
 	return ret;
 }

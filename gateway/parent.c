@@ -36,7 +36,7 @@
 #include "gateway/privsep.h"
 #include "netns/netns.h"
 #include "nft/nft.h"
-#include "plumb/plumb.h"
+#include "conf/host.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -632,18 +632,15 @@ int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool ma
 	int sfd, status = 0, ret = -1;
 	bool fatal = false, alive = true;
 
-	plumb_fw_config(conf, &p.fc);
+	conf_fw_config(conf, &p.fc);
 	if (gw_cidr_parse(conf->pool_v4, &p.pool[0], &p.prefix[0]) ||
 	    gw_cidr_parse(conf->pool_v6, &p.pool[1], &p.prefix[1]))
 		manage_nft = false; /* cannot check addresses: refuse every update */
 	/* the run networks the gateway plumbs: the launchers' allocator, no bind mount (the
 	 * parent holds each namespace until the run is unregistered) */
-	netns_pool_config_defaults(&p.ncfg);
+	p.ncfg_ok = !conf_pool_config(conf, &p.ncfg);
 	p.ncfg.bind_mount = false;
-	snprintf(p.ncfg.ifname_prefix, sizeof(p.ncfg.ifname_prefix), "%s", conf->if_prefix);
-	p.ncfg_ok = !netns_parse_prefix(conf->pool_v4, &p.ncfg.pool4) &&
-		    !netns_parse_prefix(conf->pool_v6, &p.ncfg.pool6) &&
-		    !netns_pool_check(&p.ncfg, NULL, NULL);
+	p.ncfg_ok = p.ncfg_ok && !netns_pool_check(&p.ncfg, NULL, NULL);
 	if (manage_nft)
 		reclaim(&p);
 	sigemptyset(&mask);

@@ -4,7 +4,7 @@
 #ifndef WARDEN_GATEWAY_PARENT_H
 #define WARDEN_GATEWAY_PARENT_H
 
-#include "policy/policy.h"
+#include "conf/conf.h"
 
 #include <stdbool.h>
 #include <sys/types.h>

@@ -8,7 +8,7 @@
 #include "common/common.h"
 #include "gateway/cache.h"
 #include "gateway/ev.h"
-#include "policy/policy.h"
+#include "conf/conf.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -14,6 +14,7 @@
 #include "gateway/ev.h"
 #include "gateway/learn.h"
 #include "gateway/synth.h"
+#include "conf/conf.h"
 #include "policy/policy.h"
 
 #include <stdbool.h>

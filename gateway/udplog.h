@@ -8,7 +8,7 @@
 #include "gateway/auditrl.h"
 #include "gateway/ev.h"
 #include "gateway/run.h"
-#include "policy/policy.h"
+#include "conf/conf.h"
 
 #include <stdbool.h>
 #include <stdint.h>

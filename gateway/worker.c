@@ -3,7 +3,7 @@
  * by hand and never looked up in $PATH (handoff.h: descriptors and argv).
  *
  * Its image links no libnftnl, libmnl or libnl (it is built without wd_nft
- * and wd_plumb), so none of them is mapped in the process that parses what a
+ * and wd_conf_host), so none of them is mapped in the process that parses what a
  * sandbox sends (ARCHITECTURE.md §1, tests/integration/gateway_privsep.sh).
  *
  * Stages, with privilege separation (--channel-fd):
@@ -168,7 +168,7 @@ static int ship(const struct wd_gwconf *conf, struct audit_log *log)
 	struct wd_err err;
 
 	wd_err_clear(&err);
-	if (conf->audit_ship.kind == WD_SINK_NONE)
+	if (conf->audit_ship.kind == AUDIT_SINK_NONE)
 		return 0;
 	if (audit_log_ship(log, &conf->audit_ship, "warden-gateway", &err)) {
 		wd_log(WD_LOG_ERR, "%s", err.msg);
@@ -344,6 +344,6 @@ int main(int argc, char **argv)
 		r = standalone(&conf, a.nflog, a.listen_fds);
 	else
 		r = separated(&conf, a.channel_fd, a.manage_nft);
-	policy_gwconf_free(&conf);
+	conf_free(&conf);
 	return r;
 }

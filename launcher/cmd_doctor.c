@@ -572,7 +572,7 @@ static void check_rootless_net(struct finding *f)
 	pid_t pid;
 	int st = -1;
 
-	policy_gwconf_defaults(&g);
+	conf_defaults(&g);
 	if (run_rootless_fw_config(&g, &p.fc, &p.addr)) {
 		set(f, DOC_FAIL, NULL, "the default run pools are invalid");
 		return;

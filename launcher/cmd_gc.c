@@ -5,7 +5,7 @@
 #include "run/run.h"
 #include "netns/netns.h"
 #include "nft/nft.h"
-#include "plumb/plumb.h"
+#include "conf/host.h"
 #include "policy/policy.h"
 
 #include <stdio.h>
@@ -89,23 +89,23 @@ int cmd_gc(int argc, char **argv)
 		struct policy_diags d;
 
 		policy_diags_init(&d);
-		if (policy_gwconf_load(config, &gwc, &d)) {
+		if (conf_load(config, &gwc, &d)) {
 			policy_diags_free(&d);
 			wd_say(stderr, "warden gc: %s is not a valid gateway config", config);
 			return WD_EXIT_USAGE;
 		}
 		policy_diags_free(&d);
-		policy_gwconf_free(&gwc); /* gc needs its pools, not its ceiling */
+		conf_free(&gwc); /* gc needs its pools, not its ceiling */
 	} else {
-		policy_gwconf_defaults(&gwc);
+		conf_defaults(&gwc);
 	}
 	wd_err_clear(&err);
 	if (run_gc(RUN_STATE_DIR, &runs, &err)) {
 		wd_say(stderr, "warden gc: %s", err.msg);
 		ret = WD_EXIT_FOUND;
 	}
-	plumb_fw_config(&gwc, &fc);
-	if (run_netns_config(&gwc, &cfg)) {
+	conf_fw_config(&gwc, &fc);
+	if (conf_pool_config(&gwc, &cfg)) {
 		wd_say(stderr, "warden gc: bad run pool %s or %s", gwc.pool_v4, gwc.pool_v6);
 		return WD_EXIT_USAGE;
 	}

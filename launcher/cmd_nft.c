@@ -4,7 +4,7 @@
 #include "run/run.h"
 #include "common/common.h"
 #include "nft/nft.h"
-#include "plumb/plumb.h"
+#include "conf/host.h"
 #include "policy/policy.h"
 
 #include <arpa/inet.h>
@@ -120,11 +120,11 @@ static int load_config(const char *path, bool rootless, struct fw_config *c)
 
 	fw_config_defaults(c);
 	if (!path) {
-		policy_gwconf_defaults(&g);
+		conf_defaults(&g);
 		return rootless ? run_rootless_fw_config(&g, c, NULL) : 0;
 	}
 	policy_diags_init(&d);
-	ret = policy_gwconf_load(path, &g, &d);
+	ret = conf_load(path, &g, &d);
 	if (ret < 0) {
 		policy_diags_sort(&d);
 		for (size_t i = 0; i < d.n; i++) {
@@ -139,8 +139,8 @@ static int load_config(const char *path, bool rootless, struct fw_config *c)
 		return ret;
 	}
 	policy_diags_free(&d);
-	policy_gwconf_free(&g); /* the ruleset needs no ceiling */
-	plumb_fw_config(&g, c);
+	conf_free(&g); /* the ruleset needs no ceiling */
+	conf_fw_config(&g, c);
 	if (rootless && run_rootless_fw_config(&g, c, NULL)) {
 		wd_say(stderr, "warden nft: %s: bad pools.runs_v4 / runs_v6", path);
 		return -EINVAL;

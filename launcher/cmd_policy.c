@@ -4,6 +4,7 @@
  * where each narrowing came from. */
 #include "launcher/cli.h"
 #include "common/common.h"
+#include "conf/conf.h"
 #include "policy/policy.h"
 
 #include <errno.h>
@@ -95,7 +96,7 @@ static int check_ceiling(const struct wd_policy *p, const char *gwpath, const ch
 	int ret, status = WD_EXIT_USAGE;
 
 	policy_diags_init(&d);
-	ret = policy_gwconf_load(gwpath, &c, &d);
+	ret = conf_load(gwpath, &c, &d);
 	policy_diags_sort(&d);
 	for (size_t i = 0; i < d.n; i++) {
 		wd_buf_reset(&out);
@@ -141,7 +142,7 @@ static int check_ceiling(const struct wd_policy *p, const char *gwpath, const ch
 out:
 	wd_buf_free(&out);
 	policy_free(e);
-	policy_gwconf_free(&c);
+	conf_free(&c);
 	return status;
 }
 

@@ -75,7 +75,7 @@ static int64_t mtable_find(const struct wd_policy *p, struct wd_htable *t, const
 	return best;
 }
 
-void matcher_free(struct policy_matcher *m)
+void policy_matcher_free(struct policy_matcher *m)
 {
 	if (!m)
 		return;
@@ -87,7 +87,7 @@ void matcher_free(struct policy_matcher *m)
 	free(m);
 }
 
-int matcher_build(struct wd_policy *p)
+int policy_matcher_build(struct wd_policy *p)
 {
 	struct policy_matcher *m = calloc(1, sizeof(*m));
 	size_t len;
@@ -121,11 +121,11 @@ int matcher_build(struct wd_policy *p)
 			break;
 		}
 	}
-	matcher_free(p->matcher);
+	policy_matcher_free(p->matcher);
 	p->matcher = m;
 	return 0;
 oom:
-	matcher_free(m);
+	policy_matcher_free(m);
 	return -ENOMEM;
 }
 
@@ -137,7 +137,7 @@ static int mentry_cmp(const void *a, const void *b)
 	return c ? c : (x->rule > y->rule) - (x->rule < y->rule);
 }
 
-int matcher_build_below(struct wd_policy *p)
+int policy_matcher_build_below(struct wd_policy *p)
 {
 	struct policy_matcher *m = p->matcher;
 	size_t n = 0;
@@ -195,8 +195,8 @@ static size_t collect(struct wd_htable *t, const char *key, size_t len, uint32_t
 	return n;
 }
 
-size_t matcher_overlapping(const struct wd_policy *p, bool wild, const char *name, uint32_t *out,
-			   size_t max)
+size_t policy_matcher_overlapping(const struct wd_policy *p, bool wild, const char *name,
+				  uint32_t *out, size_t max)
 {
 	struct policy_matcher *m = p ? p->matcher : NULL;
 	size_t len, n = 0;
@@ -216,9 +216,9 @@ size_t matcher_overlapping(const struct wd_policy *p, bool wild, const char *nam
 	return n;
 }
 
-int matcher_build_anyport(struct wd_policy *p)
+int policy_matcher_build_anyport(struct wd_policy *p)
 {
-	int ret = matcher_build(p);
+	int ret = policy_matcher_build(p);
 
 	if (!ret)
 		p->matcher->anyport = true;
@@ -272,7 +272,7 @@ int policy_match(const struct wd_policy *p, const char *host, uint16_t port)
 	if (!m || !host)
 		return -ENOENT;
 	/* an address never passes as a name (last label all digits, or a `:`) */
-	if (host_normalise(host, name, sizeof(name)) != HOST_OK)
+	if (policy_host_fold(host, name, sizeof(name)))
 		return match_literal(p, host, port);
 	if (p->denied && policy_match(p->denied, name, port) >= 0)
 		return -EACCES; /* a ceiling's denied name: before any rule */

@@ -1,7 +1,7 @@
 /* network.c - the policy's `network` section: each `network.allow` item (a host name, a
  * "host:port" string, or a { host | cidr, ports } map) -> struct policy_rule, checked and
  * normalised, ports sorted and deduplicated, its text made for the audit log (pure: no
- * I/O). A part of the parser in policy.c, which calls parse_network().
+ * I/O). A part of the parser in policy.c, which calls policy_parse_network().
  */
 #include "policy/policy_internal.h"
 
@@ -14,87 +14,49 @@
 enum { NET_ALLOW, NET_N };
 static const char *const net_keys[NET_N] = {"allow"};
 
-/* RULE_FROM last: only a ceiling's rules take it (rule_item() with @from) */
+/* RULE_FROM last: only a ceiling's rules take it (policy_rule_item() with @from) */
 enum { RULE_HOST, RULE_CIDR, RULE_PORTS, RULE_FROM, RULE_N };
 static const char *const rule_keys[RULE_N] = {"host", "cidr", "ports", "from"};
 
 static const uint16_t default_ports[] = {80, 443};
 
-static int port_cmp(const void *a, const void *b)
-{
-	return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
-}
-
-/* sort and deduplicate @r's ports, then make its text */
-void rule_finish(struct pctx *c, struct policy_rule *r)
-{
-	struct wd_buf t = WD_BUF_INIT;
-	size_t k = 0;
-	int ret = 0;
-
-	qsort(r->ports, r->nports, sizeof(uint16_t), port_cmp);
-	for (size_t i = 0; i < r->nports; i++)
-		if (!k || r->ports[k - 1] != r->ports[i])
-			r->ports[k++] = r->ports[i];
-	r->nports = k;
-	if (r->kind == POLICY_RULE_CIDR) {
-		char cidr[64];
-
-		ret |= wd_cidr_format(r->family, r->addr, r->prefix, cidr, sizeof(cidr));
-		ret |= wd_buf_puts(&t, cidr);
-	} else {
-		ret |=
-		    wd_buf_printf(&t, "%s%s", r->kind == POLICY_RULE_WILDCARD ? "*." : "", r->host);
-	}
-	for (size_t i = 0; i < r->nports; i++)
-		ret |= wd_buf_printf(&t, "%c%u", i ? ',' : ':', r->ports[i]);
-	if (ret) {
-		c->oom = 1;
-		wd_buf_free(&t);
-		return;
-	}
-	r->text = t.data;
-}
-
 /*
  * Check a host pattern (exact or `*.suffix`) and fill @r's kind and host.
  * Return: 0, or -EINVAL after reporting at @at.
  */
-static int parse_host(struct pctx *c, const struct yt_node *at, const char *what, const char *text,
-		      struct policy_rule *r)
+static int parse_host(struct pctx *c, const struct policy_yt_node *at, const char *what,
+		      const char *text, struct policy_rule *r)
 {
 	char norm[256];
-	const char *name = text;
-	enum host_check hc;
+	const char *name = text, *why;
 
-	if (net_is_ip_literal(text) || text[0] == '[') {
-		diag_err(c->d, at,
-			 "%s: `%s` is an IP address; expected a host name (allow "
-			 "addresses with { cidr: \"ADDRESS/PREFIX\", ports: [PORT] })",
-			 what, text);
+	if (wd_name_is_ip_literal(text) || text[0] == '[') {
+		policy_diag_err(c->d, at,
+				"%s: `%s` is an IP address; expected a host name (allow "
+				"addresses with { cidr: \"ADDRESS/PREFIX\", ports: [PORT] })",
+				what, text);
 		return -EINVAL;
 	}
 	if (strchr(text, '*')) {
 		if (strncmp(text, "*.", 2) || strchr(text + 2, '*')) {
-			diag_err(c->d, at,
-				 "%s: found `%s`; a wildcard must be the whole leftmost "
-				 "label, like `*.example.com`",
-				 what, text);
+			policy_diag_err(c->d, at,
+					"%s: found `%s`; a wildcard must be the whole leftmost "
+					"label, like `*.example.com`",
+					what, text);
 			return -EINVAL;
 		}
 		name = text + 2;
 	}
-	hc = host_normalise(name, norm, sizeof(norm));
-	if (hc != HOST_OK) {
-		diag_err(c->d, at, "%s: `%s` is not a valid host name: %s", what, text,
-			 host_check_text(hc));
+	why = policy_host_fold(name, norm, sizeof(norm));
+	if (why) {
+		policy_diag_err(c->d, at, "%s: `%s` is not a valid host name: %s", what, text, why);
 		return -EINVAL;
 	}
 	if (name != text && !strchr(norm, '.')) {
-		diag_err(c->d, at,
-			 "%s: `%s` covers a whole top-level domain; expected a wildcard "
-			 "over a registered name, like `*.example.%s`",
-			 what, text, norm);
+		policy_diag_err(c->d, at,
+				"%s: `%s` covers a whole top-level domain; expected a wildcard "
+				"over a registered name, like `*.example.%s`",
+				what, text, norm);
 		return -EINVAL;
 	}
 	r->kind = name != text ? POLICY_RULE_WILDCARD : POLICY_RULE_HOST;
@@ -113,28 +75,29 @@ static int set_default_ports(struct pctx *c, struct policy_rule *r)
 }
 
 /* "host", "host:port", "*.suffix", "*.suffix:port" */
-static int parse_rule_string(struct pctx *c, const struct yt_node *n, struct policy_rule *r,
+static int parse_rule_string(struct pctx *c, const struct policy_yt_node *n, struct policy_rule *r,
 			     const char *where)
 {
 	char host[300];
-	const char *s = yt_str(c->d, n, where), *colon;
+	const char *s = policy_yt_str(c->d, n, where), *colon;
 	uint64_t port = 0;
 
 	if (!s)
 		return -EINVAL;
 	colon = strchr(s, ':');
 	if (colon && (strchr(colon + 1, ':') || s[0] == '[')) {
-		diag_err(c->d, n,
-			 "%s: `%s` looks like an IPv6 address; expected a host "
-			 "name (allow addresses with { cidr: \"ADDRESS/PREFIX\", ports: [PORT] })",
-			 where, s);
+		policy_diag_err(
+		    c->d, n,
+		    "%s: `%s` looks like an IPv6 address; expected a host "
+		    "name (allow addresses with { cidr: \"ADDRESS/PREFIX\", ports: [PORT] })",
+		    where, s);
 		return -EINVAL;
 	}
 	if (strlen(s) >= sizeof(host)) {
-		diag_err(c->d, n,
-			 "%s: the entry is %zu characters long; expected a "
-			 "host name of at most 253",
-			 where, strlen(s));
+		policy_diag_err(c->d, n,
+				"%s: the entry is %zu characters long; expected a "
+				"host name of at most 253",
+				where, strlen(s));
 		return -EINVAL;
 	}
 	snprintf(host, sizeof(host), "%s", s);
@@ -144,10 +107,10 @@ static int parse_rule_string(struct pctx *c, const struct yt_node *n, struct pol
 		host[colon - s] = '\0';
 		if (!*ps || strlen(ps) > 5 || strspn(ps, "0123456789") != strlen(ps) ||
 		    (port = strtoull(ps, NULL, 10)) < 1 || port > 65535) {
-			diag_err(c->d, n,
-				 "%s: `%s` has the port `%s`; expected a port "
-				 "from 1 to 65535",
-				 where, s, ps);
+			policy_diag_err(c->d, n,
+					"%s: `%s` has the port `%s`; expected a port "
+					"from 1 to 65535",
+					where, s, ps);
 			return -EINVAL;
 		}
 	}
@@ -163,14 +126,14 @@ static int parse_rule_string(struct pctx *c, const struct yt_node *n, struct pol
 	return 0;
 }
 
-static int parse_ports(struct pctx *c, const struct yt_node *n, struct policy_rule *r)
+static int parse_ports(struct pctx *c, const struct policy_yt_node *n, struct policy_rule *r)
 {
 	int ret = 0;
 
-	if (yt_want_seq(c->d, n, "ports"))
+	if (policy_yt_want_seq(c->d, n, "ports"))
 		return -EINVAL;
 	if (n->nkids == 0) {
-		diag_err(c->d, n, "ports: found an empty list; expected at least one port");
+		policy_diag_err(c->d, n, "ports: found an empty list; expected at least one port");
 		return -EINVAL;
 	}
 	r->ports = pctx_calloc(c, n->nkids, sizeof(uint16_t));
@@ -179,22 +142,22 @@ static int parse_ports(struct pctx *c, const struct yt_node *n, struct policy_ru
 	for (size_t i = 0; i < n->nkids; i++) {
 		uint64_t port;
 
-		if (yt_uint(c->d, n->kids[i], "ports", 1, 65535, &port)) {
+		if (policy_yt_uint(c->d, n->kids[i], "ports", 1, 65535, &port)) {
 			ret = -EINVAL;
 			continue;
 		}
 		for (size_t k = 0; k < r->nports; k++)
 			if (r->ports[k] == port)
-				diag_warn(c->d, n->kids[i], "ports: %llu is listed twice",
-					  (unsigned long long)port);
+				policy_diag_warn(c->d, n->kids[i], "ports: %llu is listed twice",
+						 (unsigned long long)port);
 		r->ports[r->nports++] = (uint16_t)port;
 	}
 	return ret;
 }
 
-static int parse_cidr(struct pctx *c, const struct yt_node *n, struct policy_rule *r)
+static int parse_cidr(struct pctx *c, const struct policy_yt_node *n, struct policy_rule *r)
 {
-	const char *s = yt_str(c->d, n, "cidr");
+	const char *s = policy_yt_str(c->d, n, "cidr");
 	struct wd_cidr net;
 	char canon[64];
 
@@ -205,62 +168,63 @@ static int parse_cidr(struct pctx *c, const struct yt_node *n, struct policy_rul
 		break;
 	case WD_CIDR_HOST_BITS:
 		wd_cidr_format(net.family, net.addr, net.prefix, canon, sizeof(canon));
-		diag_err(c->d, n,
-			 "cidr: `%s` has host bits set; expected the network address "
-			 "`%s` (or a /%u for one address)",
-			 s, canon, net.family == AF_INET ? 32 : 128);
+		policy_diag_err(c->d, n,
+				"cidr: `%s` has host bits set; expected the network address "
+				"`%s` (or a /%u for one address)",
+				s, canon, net.family == AF_INET ? 32 : 128);
 		return -EINVAL;
 	case WD_CIDR_MALFORMED:
-		diag_err(c->d, n,
-			 "cidr: found `%s`; expected an address range like "
-			 "`10.20.0.0/16` or `fd00:1::/64`",
-			 s);
+		policy_diag_err(c->d, n,
+				"cidr: found `%s`; expected an address range like "
+				"`10.20.0.0/16` or `fd00:1::/64`",
+				s);
 		return -EINVAL;
 	}
 	r->family = net.family;
 	memcpy(r->addr, net.addr, sizeof(r->addr));
 	r->prefix = net.prefix;
 	if (r->prefix == 0) {
-		diag_err(c->d, n, "cidr: `%s` covers every address; expected a narrower range", s);
+		policy_diag_err(c->d, n,
+				"cidr: `%s` covers every address; expected a narrower range", s);
 		return -EINVAL;
 	}
 	r->kind = POLICY_RULE_CIDR;
 	return 0;
 }
 
-static int parse_rule_map(struct pctx *c, const struct yt_node *n, struct policy_rule *r,
-			  const char *where, const struct yt_node **from)
+static int parse_rule_map(struct pctx *c, const struct policy_yt_node *n, struct policy_rule *r,
+			  const char *where, const struct policy_yt_node **from)
 {
-	const struct yt_node *v[RULE_N] = {NULL};
+	const struct policy_yt_node *v[RULE_N] = {NULL};
 	char what[96];
 	int ret = 0;
 
 	snprintf(what, sizeof(what), "a `%s` rule", where);
-	yt_map_keys(c->d, n, what, rule_keys, from ? RULE_N : RULE_FROM, v);
+	policy_yt_map_keys(c->d, n, what, rule_keys, from ? RULE_N : RULE_FROM, v);
 	if (from)
 		*from = v[RULE_FROM];
 	if (v[RULE_HOST] && v[RULE_CIDR]) {
-		diag_err(c->d, yt_key_of(n, v[RULE_CIDR]),
-			 "%s: a rule has both `host` "
-			 "and `cidr`; expected one of them (write two rules)",
-			 where);
+		policy_diag_err(c->d, policy_yt_key_of(n, v[RULE_CIDR]),
+				"%s: a rule has both `host` "
+				"and `cidr`; expected one of them (write two rules)",
+				where);
 		return -EINVAL;
 	}
 	if (!v[RULE_HOST] && !v[RULE_CIDR]) {
-		diag_err(c->d, n,
-			 "%s: a rule has neither `host` nor `cidr`; expected "
-			 "{ host: NAME, ports: [...] } or { cidr: RANGE, ports: [...] }",
-			 where);
+		policy_diag_err(c->d, n,
+				"%s: a rule has neither `host` nor `cidr`; expected "
+				"{ host: NAME, ports: [...] } or { cidr: RANGE, ports: [...] }",
+				where);
 		return -EINVAL;
 	}
 	if (v[RULE_HOST]) {
-		const char *s = yt_str(c->d, v[RULE_HOST], "host");
+		const char *s = policy_yt_str(c->d, v[RULE_HOST], "host");
 
-		if (s && strchr(s, ':') && !net_is_ip_literal(s) && s[0] != '[') {
-			diag_err(c->d, v[RULE_HOST],
-				 "host: found `%s`; expected a name without a "
-				 "port (put ports in `ports`)",
-				 s);
+		if (s && strchr(s, ':') && !wd_name_is_ip_literal(s) && s[0] != '[') {
+			policy_diag_err(c->d, v[RULE_HOST],
+					"host: found `%s`; expected a name without a "
+					"port (put ports in `ports`)",
+					s);
 			ret = -EINVAL;
 		} else if (!s || parse_host(c, v[RULE_HOST], "host", s, r)) {
 			ret = -EINVAL;
@@ -272,10 +236,10 @@ static int parse_rule_map(struct pctx *c, const struct yt_node *n, struct policy
 		if (parse_ports(c, v[RULE_PORTS], r))
 			ret = -EINVAL;
 	} else if (v[RULE_CIDR]) {
-		diag_err(c->d, n,
-			 "%s: a `cidr` rule has no `ports`; expected explicit "
-			 "ports, like ports: [443]",
-			 where);
+		policy_diag_err(c->d, n,
+				"%s: a `cidr` rule has no `ports`; expected explicit "
+				"ports, like ports: [443]",
+				where);
 		ret = -EINVAL;
 	} else if (!ret) {
 		ret = set_default_ports(c, r);
@@ -283,23 +247,23 @@ static int parse_rule_map(struct pctx *c, const struct yt_node *n, struct policy
 	return ret;
 }
 
-int rule_item(struct pctx *c, const struct yt_node *item, const char *where, struct policy_rule *r,
-	      const struct yt_node **from)
+int policy_rule_item(struct pctx *c, const struct policy_yt_node *item, const char *where,
+		     struct policy_rule *r, const struct policy_yt_node **from)
 {
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	if (from)
 		*from = NULL;
-	if (item->type == YT_SCALAR) {
+	if (item->type == POLICY_YT_SCALAR) {
 		ret = parse_rule_string(c, item, r, where);
-	} else if (item->type == YT_MAP) {
+	} else if (item->type == POLICY_YT_MAP) {
 		ret = parse_rule_map(c, item, r, where, from);
 	} else {
-		diag_err(c->d, item,
-			 "%s: found a list; expected a host name or "
-			 "{ host: ..., ports: [...] } / { cidr: ..., ports: [...] }",
-			 where);
+		policy_diag_err(c->d, item,
+				"%s: found a list; expected a host name or "
+				"{ host: ..., ports: [...] } / { cidr: ..., ports: [...] }",
+				where);
 		ret = -EINVAL;
 	}
 	if (ret) {
@@ -310,7 +274,7 @@ int rule_item(struct pctx *c, const struct yt_node *item, const char *where, str
 	}
 	r->line = item->line;
 	r->col = item->col;
-	rule_finish(c, r);
+	policy_rule_finish(c, r);
 	return 0;
 }
 
@@ -319,16 +283,16 @@ static bool same_text(const void *item, const void *key)
 	return !strcmp(((const struct policy_rule *)item)->text, key);
 }
 
-void parse_network(struct pctx *c, const struct yt_node *n)
+void policy_parse_network(struct pctx *c, const struct policy_yt_node *n)
 {
-	const struct yt_node *v[NET_N], *allow;
+	const struct policy_yt_node *v[NET_N], *allow;
 	struct wd_policy *p = c->p;
 	struct wd_htable seen = {0};
 
-	if (yt_map_keys(c->d, n, "`network`", net_keys, NET_N, v) || !v[NET_ALLOW])
+	if (policy_yt_map_keys(c->d, n, "`network`", net_keys, NET_N, v) || !v[NET_ALLOW])
 		return;
 	allow = v[NET_ALLOW];
-	if (yt_want_seq(c->d, allow, "network.allow"))
+	if (policy_yt_want_seq(c->d, allow, "network.allow"))
 		return;
 	p->rules = pctx_calloc(c, allow->nkids, sizeof(*p->rules));
 	if (!p->rules)
@@ -338,12 +302,12 @@ void parse_network(struct pctx *c, const struct yt_node *n)
 	 * traffic wait for (without memory for the table the warning is only skipped) */
 	(void)wd_htable_init(&seen, allow->nkids);
 	for (size_t i = 0; i < allow->nkids; i++) {
-		const struct yt_node *item = allow->kids[i];
+		const struct policy_yt_node *item = allow->kids[i];
 		struct policy_rule *r = &p->rules[p->nrules];
 		const struct policy_rule *first;
 		uint64_t h;
 
-		if (rule_item(c, item, "network.allow", r, NULL))
+		if (policy_rule_item(c, item, "network.allow", r, NULL))
 			continue;
 		p->nrules++;
 		if (!r->text)
@@ -351,8 +315,9 @@ void parse_network(struct pctx *c, const struct yt_node *n)
 		h = wd_hash_str(r->text);
 		first = wd_htable_find(&seen, h, same_text, r->text);
 		if (first)
-			diag_warn(c->d, item, "network.allow: `%s` repeats the rule at line %d",
-				  r->text, first->line);
+			policy_diag_warn(c->d, item,
+					 "network.allow: `%s` repeats the rule at line %d", r->text,
+					 first->line);
 		else
 			(void)wd_htable_insert(&seen, h, r);
 	}

@@ -1,7 +1,7 @@
 /* policy.c - the policy parser: YAML tree -> struct wd_policy through key
  * tables, reporting every problem with its position (pure: no I/O).
  *
- * Stages: yt_parse() (syntax, refusals, limits) -> the schema walk below
+ * Stages: policy_yt_parse() (syntax, refusals, limits) -> the schema walk below
  * (keys, types, ranges, host names, address ranges, env names) -> the matcher
  * is compiled when no error was found. Filesystem checks live in validate.c.
  */
@@ -73,109 +73,46 @@ static const struct {
     [LIM_TIMEOUT] = {1, 604800}, [LIM_DISK] = {1, 16777216},
 };
 
-char *pctx_strdup(struct pctx *c, const char *s)
-{
-	char *r = strdup(s);
-
-	if (!r)
-		c->oom = 1;
-	return r;
-}
-
-void *pctx_calloc(struct pctx *c, size_t n, size_t size)
-{
-	void *r = calloc(n ? n : 1, size);
-
-	if (!r)
-		c->oom = 1;
-	return r;
-}
-
-/* NOLINTNEXTLINE(misc-no-recursion): one level: an effective policy's parts are plain ones */
-void policy_free(struct wd_policy *p)
-{
-	if (!p)
-		return;
-	free(p->file);
-	for (size_t i = 0; i < p->ncommand; i++)
-		free(p->command[i]);
-	free(p->command);
-	for (size_t i = 0; i < p->nread; i++) {
-		free(p->read[i].path);
-		free(p->read[i].real);
-	}
-	free(p->read);
-	for (size_t i = 0; i < p->nwrite; i++) {
-		free(p->write[i].path);
-		free(p->write[i].real);
-	}
-	free(p->write);
-	for (size_t i = 0; i < p->nmask; i++)
-		free(p->mask[i]);
-	free(p->mask);
-	for (size_t i = 0; i < p->nrules; i++)
-		rule_clear(&p->rules[i]);
-	free(p->rules);
-	policy_free(p->denied);
-	policy_free(p->unbounded);
-	policy_free(p->ceiling_allow);
-	free(p->ceiling_from);
-	for (int i = 0; i < POLICY_CAP_N; i++)
-		free(p->caps_from[i]);
-	for (size_t i = 0; i < p->nnarrowed; i++)
-		free(p->narrowed[i].msg);
-	free(p->narrowed);
-	for (size_t i = 0; i < p->nenv_allow; i++)
-		free(p->env_allow[i]);
-	free(p->env_allow);
-	for (size_t i = 0; i < p->nenv_set; i++) {
-		free(p->env_set[i].name);
-		free(p->env_set[i].value);
-	}
-	free(p->env_set);
-	matcher_free(p->matcher);
-	free(p);
-}
-
 /* ------------------------------------------------------------ top level */
 
-static void parse_version(struct pctx *c, const struct yt_node *root, const struct yt_node *v)
+static void parse_version(struct pctx *c, const struct policy_yt_node *root,
+			  const struct policy_yt_node *v)
 {
 	uint64_t version;
 
 	if (!v) {
-		diag_err(c->d, root,
-			 "missing key `version`; expected `version: %d` at the top level",
-			 POLICY_VERSION);
+		policy_diag_err(c->d, root,
+				"missing key `version`; expected `version: %d` at the top level",
+				POLICY_VERSION);
 		return;
 	}
-	if (yt_uint(c->d, v, "version", 0, UINT32_MAX, &version))
+	if (policy_yt_uint(c->d, v, "version", 0, UINT32_MAX, &version))
 		return;
 	if (version != POLICY_VERSION) {
-		diag_err(c->d, v, "version %llu is not supported; expected %d",
-			 (unsigned long long)version, POLICY_VERSION);
+		policy_diag_err(c->d, v, "version %llu is not supported; expected %d",
+				(unsigned long long)version, POLICY_VERSION);
 		return;
 	}
 	c->p->version = (int)version;
 }
 
-static void parse_command(struct pctx *c, const struct yt_node *n)
+static void parse_command(struct pctx *c, const struct policy_yt_node *n)
 {
 	struct wd_policy *p = c->p;
 
-	if (yt_want_seq(c->d, n, "command"))
+	if (policy_yt_want_seq(c->d, n, "command"))
 		return;
 	if (n->nkids == 0) {
-		diag_err(c->d, n,
-			 "command: found an empty list; expected the program and its "
-			 "arguments, like [\"/usr/bin/node\", \"server.js\"]");
+		policy_diag_err(c->d, n,
+				"command: found an empty list; expected the program and its "
+				"arguments, like [\"/usr/bin/node\", \"server.js\"]");
 		return;
 	}
 	p->command = pctx_calloc(c, n->nkids + 1, sizeof(char *));
 	if (!p->command)
 		return;
 	for (size_t i = 0; i < n->nkids; i++) {
-		const char *s = yt_str(c->d, n->kids[i], "command");
+		const char *s = policy_yt_str(c->d, n->kids[i], "command");
 
 		if (s)
 			p->command[p->ncommand++] = pctx_strdup(c, s);
@@ -185,67 +122,67 @@ static void parse_command(struct pctx *c, const struct yt_node *n)
 /* ------------------------------------------------------------ filesystem */
 
 /* a grant's path: any non-empty string; a plain `~` (YAML's null) means the home folder */
-static const char *grant_str(struct pctx *c, const struct yt_node *n, const char *what)
+static const char *grant_str(struct pctx *c, const struct policy_yt_node *n, const char *what)
 {
-	if (n->type == YT_SCALAR && n->plain && !strcmp(n->str, "~"))
+	if (n->type == POLICY_YT_SCALAR && n->plain && !strcmp(n->str, "~"))
 		return n->str;
-	return yt_str(c->d, n, what);
+	return policy_yt_str(c->d, n, what);
 }
 
-static void parse_grants(struct pctx *c, const struct yt_node *n, const char *what,
+static void parse_grants(struct pctx *c, const struct policy_yt_node *n, const char *what,
 			 struct policy_grant **ret, size_t *nret)
 {
 	struct policy_grant *g;
 
-	if (yt_want_seq(c->d, n, what))
+	if (policy_yt_want_seq(c->d, n, what))
 		return;
 	g = pctx_calloc(c, n->nkids, sizeof(*g));
 	if (!g)
 		return;
 	*ret = g;
 	for (size_t i = 0; i < n->nkids; i++) {
-		const struct yt_node *item = n->kids[i], *v[GRANT_N];
+		const struct policy_yt_node *item = n->kids[i], *v[GRANT_N];
 		const char *path = NULL;
 		bool sensitive = false;
 		char where[64];
 
-		if (item->type == YT_MAP) {
+		if (item->type == POLICY_YT_MAP) {
 			snprintf(where, sizeof(where), "a `%s` grant", what);
-			yt_map_keys(c->d, item, where, grant_keys, GRANT_N, v);
+			policy_yt_map_keys(c->d, item, where, grant_keys, GRANT_N, v);
 			if (!v[GRANT_PATH]) {
-				diag_err(c->d, item,
-					 "%s: missing key `path`; expected "
-					 "{ path: \"...\", sensitive: true }",
-					 what);
+				policy_diag_err(c->d, item,
+						"%s: missing key `path`; expected "
+						"{ path: \"...\", sensitive: true }",
+						what);
 				continue;
 			}
 			path = grant_str(c, v[GRANT_PATH], what);
 			if (v[GRANT_SENSITIVE] &&
-			    yt_bool(c->d, v[GRANT_SENSITIVE], "sensitive", &sensitive))
+			    policy_yt_bool(c->d, v[GRANT_SENSITIVE], "sensitive", &sensitive))
 				continue;
 			item = v[GRANT_PATH];
-		} else if (item->type == YT_SCALAR) {
+		} else if (item->type == POLICY_YT_SCALAR) {
 			path = grant_str(c, item, what);
 		} else {
-			diag_err(c->d, item,
-				 "%s: found a list; expected a path or "
-				 "{ path: \"...\", sensitive: true }",
-				 what);
+			policy_diag_err(c->d, item,
+					"%s: found a list; expected a path or "
+					"{ path: \"...\", sensitive: true }",
+					what);
 			continue;
 		}
 		if (!path)
 			continue;
 		if (strlen(path) >= 4096) {
-			diag_err(c->d, item,
-				 "%s: the path is %zu bytes long; expected less than 4096", what,
-				 strlen(path));
+			policy_diag_err(c->d, item,
+					"%s: the path is %zu bytes long; expected less than 4096",
+					what, strlen(path));
 			continue;
 		}
 		if (path[0] == '~' && path[1] && path[1] != '/') {
-			diag_err(c->d, item,
-				 "%s: found `%s`; only `~` and `~/...` (the invoking "
-				 "user's home) are supported",
-				 what, path);
+			policy_diag_err(c->d, item,
+					"%s: found `%s`; only `~` and `~/...` (the invoking "
+					"user's home) are supported",
+					what, path);
 			continue;
 		}
 		g[*nret].path = pctx_strdup(c, path);
@@ -256,11 +193,11 @@ static void parse_grants(struct pctx *c, const struct yt_node *n, const char *wh
 	}
 }
 
-static void parse_filesystem(struct pctx *c, const struct yt_node *n)
+static void parse_filesystem(struct pctx *c, const struct policy_yt_node *n)
 {
-	const struct yt_node *v[FS_N];
+	const struct policy_yt_node *v[FS_N];
 
-	if (yt_map_keys(c->d, n, "`filesystem`", fs_keys, FS_N, v))
+	if (policy_yt_map_keys(c->d, n, "`filesystem`", fs_keys, FS_N, v))
 		return;
 	if (v[FS_READ])
 		parse_grants(c, v[FS_READ], "filesystem.read", &c->p->read, &c->p->nread);
@@ -283,31 +220,31 @@ bool policy_env_name_ok(const char *s)
 	return p - s <= 255;
 }
 
-static const char *env_name(struct pctx *c, const struct yt_node *n, const char *what)
+static const char *env_name(struct pctx *c, const struct policy_yt_node *n, const char *what)
 {
-	const char *s = yt_str(c->d, n, what);
+	const char *s = policy_yt_str(c->d, n, what);
 
 	if (!s)
 		return NULL;
 	if (!policy_env_name_ok(s)) {
-		diag_err(c->d, n,
-			 "%s: `%s` is not a valid variable name; expected letters, digits "
-			 "and `_`, not starting with a digit",
-			 what, s);
+		policy_diag_err(c->d, n,
+				"%s: `%s` is not a valid variable name; expected letters, digits "
+				"and `_`, not starting with a digit",
+				what, s);
 		return NULL;
 	}
 	return s;
 }
 
-static void parse_env(struct pctx *c, const struct yt_node *n)
+static void parse_env(struct pctx *c, const struct policy_yt_node *n)
 {
-	const struct yt_node *v[ENV_N], *set, *allow;
+	const struct policy_yt_node *v[ENV_N], *set, *allow;
 	struct wd_policy *p = c->p;
 
-	if (yt_map_keys(c->d, n, "`env`", env_keys, ENV_N, v))
+	if (policy_yt_map_keys(c->d, n, "`env`", env_keys, ENV_N, v))
 		return;
 	allow = v[ENV_ALLOW];
-	if (allow && !yt_want_seq(c->d, allow, "env.allow")) {
+	if (allow && !policy_yt_want_seq(c->d, allow, "env.allow")) {
 		p->env_allow = pctx_calloc(c, allow->nkids, sizeof(char *));
 		for (size_t i = 0; p->env_allow && i < allow->nkids; i++) {
 			const char *s = env_name(c, allow->kids[i], "env.allow");
@@ -318,8 +255,8 @@ static void parse_env(struct pctx *c, const struct yt_node *n)
 			for (size_t k = 0; k < p->nenv_allow && !dup; k++)
 				dup = p->env_allow[k] && !strcmp(p->env_allow[k], s);
 			if (dup) {
-				diag_warn(c->d, allow->kids[i], "env.allow: `%s` is listed twice",
-					  s);
+				policy_diag_warn(c->d, allow->kids[i],
+						 "env.allow: `%s` is listed twice", s);
 				continue;
 			}
 			p->env_allow[p->nenv_allow++] = pctx_strdup(c, s);
@@ -328,16 +265,17 @@ static void parse_env(struct pctx *c, const struct yt_node *n)
 	set = v[ENV_SET];
 	if (!set)
 		return;
-	if (set->type != YT_MAP) {
+	if (set->type != POLICY_YT_MAP) {
 		char found[96];
 
-		yt_describe(set, found, sizeof(found));
-		diag_err(c->d, set, "env.set: found %s; expected a mapping of NAME: value", found);
+		policy_yt_describe(set, found, sizeof(found));
+		policy_diag_err(c->d, set, "env.set: found %s; expected a mapping of NAME: value",
+				found);
 		return;
 	}
 	p->env_set = pctx_calloc(c, set->nkids / 2, sizeof(*p->env_set));
 	for (size_t i = 0; p->env_set && i + 1 < set->nkids; i += 2) {
-		const struct yt_node *key = set->kids[i], *val = set->kids[i + 1];
+		const struct policy_yt_node *key = set->kids[i], *val = set->kids[i + 1];
 		const char *name = env_name(c, key, "env.set"), *value;
 		bool dup = false;
 		char found[96];
@@ -347,19 +285,19 @@ static void parse_env(struct pctx *c, const struct yt_node *n)
 		for (size_t k = 0; k < p->nenv_set && !dup; k++) {
 			dup = !strcmp(p->env_set[k].name, name);
 			if (dup)
-				diag_err(c->d, key,
-					 "duplicate key `%s` in `env.set` (first given at "
-					 "line %d)",
-					 name, p->env_set[k].line);
+				policy_diag_err(c->d, key,
+						"duplicate key `%s` in `env.set` (first given at "
+						"line %d)",
+						name, p->env_set[k].line);
 		}
 		if (dup)
 			continue;
-		if (val->type != YT_SCALAR || yt_is_null(val)) {
-			yt_describe(val, found, sizeof(found));
-			diag_err(c->d, val,
-				 "env.set.%s: found %s; expected a string (write \"\" for "
-				 "an empty value)",
-				 name, found);
+		if (val->type != POLICY_YT_SCALAR || policy_yt_is_null(val)) {
+			policy_yt_describe(val, found, sizeof(found));
+			policy_diag_err(c->d, val,
+					"env.set.%s: found %s; expected a string (write \"\" for "
+					"an empty value)",
+					name, found);
 			continue;
 		}
 		value = val->str;
@@ -379,13 +317,13 @@ static void parse_env(struct pctx *c, const struct yt_node *n)
 /* ------------------------------------------------------------ limits */
 
 /* "1", "1.5", "0.25": a plain decimal with at most three decimals, in thousandths */
-static int parse_milli(const struct yt_node *n, uint64_t *ret)
+static int parse_milli(const struct policy_yt_node *n, uint64_t *ret)
 {
 	uint64_t whole = 0, frac = 0;
 	const char *s = n->str;
 	int digits = 0, fd = 0;
 
-	if (n->type != YT_SCALAR || !n->plain || !n->len)
+	if (n->type != POLICY_YT_SCALAR || !n->plain || !n->len)
 		return -EINVAL;
 	for (; *s >= '0' && *s <= '9'; s++, digits++) {
 		whole = whole * 10 + (uint64_t)(*s - '0');
@@ -409,15 +347,15 @@ static int parse_milli(const struct yt_node *n, uint64_t *ret)
 	return 0;
 }
 
-static void parse_limits(struct pctx *c, const struct yt_node *n)
+static void parse_limits(struct pctx *c, const struct policy_yt_node *n)
 {
-	const struct yt_node *v[LIM_N];
+	const struct policy_yt_node *v[LIM_N];
 	struct policy_limits *l = &c->p->limits;
 	uint64_t val;
 	char found[96];
 	int ret;
 
-	if (yt_map_keys(c->d, n, "`limits`", limit_keys, LIM_N, v))
+	if (policy_yt_map_keys(c->d, n, "`limits`", limit_keys, LIM_N, v))
 		return;
 	for (int i = 0; i < LIM_N; i++) {
 		char what[32];
@@ -426,26 +364,26 @@ static void parse_limits(struct pctx *c, const struct yt_node *n)
 			continue;
 		snprintf(what, sizeof(what), "limits.%s", limit_keys[i]);
 		if (i == LIM_CPU) {
-			yt_describe(v[i], found, sizeof(found));
+			policy_yt_describe(v[i], found, sizeof(found));
 			ret = parse_milli(v[i], &val);
 			if (ret == -EINVAL) {
-				diag_err(c->d, v[i],
-					 "limits.cpu: found %s; expected a number of cores "
-					 "like 1 or 1.5 (at most three decimals)",
-					 found);
+				policy_diag_err(c->d, v[i],
+						"limits.cpu: found %s; expected a number of cores "
+						"like 1 or 1.5 (at most three decimals)",
+						found);
 				continue;
 			}
 			if (ret || val < limit_range[i].min || val > limit_range[i].max) {
-				diag_err(c->d, v[i],
-					 "limits.cpu: %s is out of range; expected 0.01 to "
-					 "1024 cores",
-					 found);
+				policy_diag_err(c->d, v[i],
+						"limits.cpu: %s is out of range; expected 0.01 to "
+						"1024 cores",
+						found);
 				continue;
 			}
 			l->cpu_milli = (uint32_t)val;
 			continue;
 		}
-		if (yt_uint(c->d, v[i], what, limit_range[i].min, limit_range[i].max, &val))
+		if (policy_yt_uint(c->d, v[i], what, limit_range[i].min, limit_range[i].max, &val))
 			continue;
 		switch (i) {
 		case LIM_MEMORY:
@@ -477,22 +415,22 @@ const char *policy_sandbox_allow_name(unsigned bit)
 }
 
 /* sandbox: { allow: [userns] } - what the seccomp filter and bwrap loosen on purpose */
-static void parse_sandbox(struct pctx *c, const struct yt_node *n)
+static void parse_sandbox(struct pctx *c, const struct policy_yt_node *n)
 {
-	const struct yt_node *v[SBX_N], *allow;
+	const struct policy_yt_node *v[SBX_N], *allow;
 	char list[128] = "";
 
-	if (yt_map_keys(c->d, n, "`sandbox`", sandbox_keys, SBX_N, v) || !v[SBX_ALLOW])
+	if (policy_yt_map_keys(c->d, n, "`sandbox`", sandbox_keys, SBX_N, v) || !v[SBX_ALLOW])
 		return;
 	allow = v[SBX_ALLOW];
-	if (yt_want_seq(c->d, allow, "sandbox.allow"))
+	if (policy_yt_want_seq(c->d, allow, "sandbox.allow"))
 		return;
 	for (size_t i = 0; i < WD_ARRAY_SIZE(sandbox_allow_words); i++)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
 			 sandbox_allow_words[i].name);
 	for (size_t i = 0; i < allow->nkids; i++) {
-		const struct yt_node *item = allow->kids[i];
-		const char *s = yt_str(c->d, item, "sandbox.allow"), *near = NULL;
+		const struct policy_yt_node *item = allow->kids[i];
+		const char *s = policy_yt_str(c->d, item, "sandbox.allow"), *near = NULL;
 		unsigned best = 3, bit = 0;
 
 		if (!s)
@@ -509,19 +447,21 @@ static void parse_sandbox(struct pctx *c, const struct yt_node *n)
 		}
 		if (!bit) {
 			if (near)
-				diag_err(c->d, item,
-					 "sandbox.allow: `%s` is not something the sandbox can "
-					 "allow; did you mean `%s`? (expected one of: %s)",
-					 s, near, list);
+				policy_diag_err(
+				    c->d, item,
+				    "sandbox.allow: `%s` is not something the sandbox can "
+				    "allow; did you mean `%s`? (expected one of: %s)",
+				    s, near, list);
 			else
-				diag_err(c->d, item,
-					 "sandbox.allow: `%s` is not something the sandbox can "
-					 "allow; expected one of: %s",
-					 s, list);
+				policy_diag_err(
+				    c->d, item,
+				    "sandbox.allow: `%s` is not something the sandbox can "
+				    "allow; expected one of: %s",
+				    s, list);
 			continue;
 		}
 		if (c->p->sandbox_allow & bit)
-			diag_warn(c->d, item, "sandbox.allow: `%s` is listed twice", s);
+			policy_diag_warn(c->d, item, "sandbox.allow: `%s` is listed twice", s);
 		c->p->sandbox_allow |= bit;
 	}
 }
@@ -530,29 +470,31 @@ static void parse_sandbox(struct pctx *c, const struct yt_node *n)
 
 /* mcp: { allowlist: approval | locked, audit_log: session | all } - what `warden mcp` does with a
  * request to add a name, and which events list_audit_log shows the agent */
-static void parse_mcp(struct pctx *c, const struct yt_node *n)
+static void parse_mcp(struct pctx *c, const struct policy_yt_node *n)
 {
-	const struct yt_node *v[MCP_N];
+	const struct policy_yt_node *v[MCP_N];
 	const char *s;
 
-	if (yt_map_keys(c->d, n, "`mcp`", mcp_keys, MCP_N, v))
+	if (policy_yt_map_keys(c->d, n, "`mcp`", mcp_keys, MCP_N, v))
 		return;
-	s = v[MCP_ALLOWLIST] ? yt_str(c->d, v[MCP_ALLOWLIST], "mcp.allowlist") : NULL;
+	s = v[MCP_ALLOWLIST] ? policy_yt_str(c->d, v[MCP_ALLOWLIST], "mcp.allowlist") : NULL;
 	if (s && !strcmp(s, "locked"))
 		c->p->mcp_allowlist_locked = true;
 	else if (s && strcmp(s, "approval"))
-		diag_err(c->d, v[MCP_ALLOWLIST],
-			 "mcp.allowlist: `%s` is not a mode; expected `approval` (additions wait "
-			 "for a person) or `locked` (additions are refused)",
-			 s);
-	s = v[MCP_AUDIT_LOG] ? yt_str(c->d, v[MCP_AUDIT_LOG], "mcp.audit_log") : NULL;
+		policy_diag_err(
+		    c->d, v[MCP_ALLOWLIST],
+		    "mcp.allowlist: `%s` is not a mode; expected `approval` (additions wait "
+		    "for a person) or `locked` (additions are refused)",
+		    s);
+	s = v[MCP_AUDIT_LOG] ? policy_yt_str(c->d, v[MCP_AUDIT_LOG], "mcp.audit_log") : NULL;
 	if (s && !strcmp(s, "all"))
 		c->p->mcp_audit_log_all = true;
 	else if (s && strcmp(s, "session"))
-		diag_err(c->d, v[MCP_AUDIT_LOG],
-			 "mcp.audit_log: `%s` is not a scope; expected `session` (the events of "
-			 "this server's runs) or `all` (the whole audit log)",
-			 s);
+		policy_diag_err(
+		    c->d, v[MCP_AUDIT_LOG],
+		    "mcp.audit_log: `%s` is not a scope; expected `session` (the events of "
+		    "this server's runs) or `all` (the whole audit log)",
+		    s);
 }
 
 /* ------------------------------------------------------------ audit */
@@ -574,14 +516,14 @@ enum policy_audit_files policy_audit_files(const struct wd_policy *p)
 }
 
 /* audit: { files: off | denied | all } - which file accesses become `file` events */
-static void parse_audit(struct pctx *c, const struct yt_node *n)
+static void parse_audit(struct pctx *c, const struct policy_yt_node *n)
 {
-	const struct yt_node *v[AUD_N];
+	const struct policy_yt_node *v[AUD_N];
 	const char *s;
 
-	if (yt_map_keys(c->d, n, "`audit`", audit_keys, AUD_N, v) || !v[AUD_FILES])
+	if (policy_yt_map_keys(c->d, n, "`audit`", audit_keys, AUD_N, v) || !v[AUD_FILES])
 		return;
-	s = yt_str(c->d, v[AUD_FILES], "audit.files");
+	s = policy_yt_str(c->d, v[AUD_FILES], "audit.files");
 	if (!s)
 		return;
 	/* up to `all`: `trace` is warden trace's own, never a policy's */
@@ -590,8 +532,8 @@ static void parse_audit(struct pctx *c, const struct yt_node *n)
 			c->p->audit_files = (unsigned)i;
 			return;
 		}
-	diag_err(c->d, v[AUD_FILES],
-		 "audit.files: `%s` is not a choice; expected one of: off, denied, all", s);
+	policy_diag_err(c->d, v[AUD_FILES],
+			"audit.files: `%s` is not a choice; expected one of: off, denied, all", s);
 }
 
 /* ------------------------------------------------------------ entry point */
@@ -599,8 +541,8 @@ static void parse_audit(struct pctx *c, const struct yt_node *n)
 int policy_parse(const char *buf, size_t len, const char *filename, struct wd_policy **ret,
 		 struct policy_diags *d)
 {
-	const struct yt_node *v[TOP_N];
-	struct yt_node *root = NULL;
+	const struct policy_yt_node *v[TOP_N];
+	struct policy_yt_node *root = NULL;
 	struct pctx c = {.d = d};
 	size_t errors = d->errors;
 	int r;
@@ -609,22 +551,22 @@ int policy_parse(const char *buf, size_t len, const char *filename, struct wd_po
 		filename = "<input>";
 	if (!d->file[0])
 		snprintf(d->file, sizeof(d->file), "%s", filename);
-	r = yt_parse(buf, len, d, &root);
+	r = policy_yt_parse(buf, len, d, &root);
 	if (r)
 		return r;
 	if (!root) {
-		diag_add(d, POLICY_DIAG_ERROR, 1, 1,
-			 "the file is empty; expected a mapping with at least `version: %d`",
-			 POLICY_VERSION);
+		policy_diag_add(d, POLICY_DIAG_ERROR, 1, 1,
+				"the file is empty; expected a mapping with at least `version: %d`",
+				POLICY_VERSION);
 		return -EINVAL;
 	}
 	c.p = calloc(1, sizeof(*c.p));
 	if (!c.p) {
-		yt_free(root);
+		policy_yt_free(root);
 		return -ENOMEM;
 	}
 	c.p->file = pctx_strdup(&c, filename);
-	if (yt_map_keys(d, root, "the top level", top_keys, TOP_N, v))
+	if (policy_yt_map_keys(d, root, "the top level", top_keys, TOP_N, v))
 		goto out;
 	parse_version(&c, root, v[TOP_VERSION]);
 	if (v[TOP_COMMAND])
@@ -632,7 +574,7 @@ int policy_parse(const char *buf, size_t len, const char *filename, struct wd_po
 	if (v[TOP_FS])
 		parse_filesystem(&c, v[TOP_FS]);
 	if (v[TOP_NET])
-		parse_network(&c, v[TOP_NET]);
+		policy_parse_network(&c, v[TOP_NET]);
 	if (v[TOP_ENV])
 		parse_env(&c, v[TOP_ENV]);
 	if (v[TOP_LIMITS])
@@ -644,8 +586,8 @@ int policy_parse(const char *buf, size_t len, const char *filename, struct wd_po
 	if (v[TOP_AUDIT])
 		parse_audit(&c, v[TOP_AUDIT]);
 out:
-	yt_free(root);
-	if (!c.oom && d->errors == errors && matcher_build(c.p) < 0)
+	policy_yt_free(root);
+	if (!c.oom && d->errors == errors && policy_matcher_build(c.p) < 0)
 		c.oom = 1;
 	if (c.oom || d->errors > errors) {
 		policy_free(c.p);
@@ -667,8 +609,8 @@ int policy_load(const char *path, const struct policy_ctx *ctx, struct wd_policy
 		snprintf(d->file, sizeof(d->file), "%s", path);
 	r = wd_read_file(path, POLICY_MAX_BYTES, &data, &len);
 	if (r < 0) {
-		diag_add(d, POLICY_DIAG_ERROR, 0, 0, "cannot read the policy: %s%s", strerror(-r),
-			 r == -EFBIG ? " (the limit is 1 MiB)" : "");
+		policy_diag_add(d, POLICY_DIAG_ERROR, 0, 0, "cannot read the policy: %s%s",
+				strerror(-r), r == -EFBIG ? " (the limit is 1 MiB)" : "");
 		return r;
 	}
 	r = policy_parse(data, len, path, &p, d);

@@ -6,47 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* one double-quoted string; the escapes chosen are valid in YAML and JSON */
-static int put_quoted(struct wd_buf *out, const char *s)
-{
-	int ret = wd_buf_puts(out, "\"");
-
-	for (const unsigned char *c = (const unsigned char *)s; *c && !ret; c++) {
-		switch (*c) {
-		case '"':
-			ret = wd_buf_puts(out, "\\\"");
-			break;
-		case '\\':
-			ret = wd_buf_puts(out, "\\\\");
-			break;
-		case '\n':
-			ret = wd_buf_puts(out, "\\n");
-			break;
-		case '\r':
-			ret = wd_buf_puts(out, "\\r");
-			break;
-		case '\t':
-			ret = wd_buf_puts(out, "\\t");
-			break;
-		default:
-			if (*c < 0x20 || *c == 0x7f)
-				ret = wd_buf_printf(out, "\\u%04x", *c);
-			else
-				ret = wd_buf_append(out, c, 1);
-			break;
-		}
-	}
-	return ret ? ret : wd_buf_puts(out, "\"");
-}
-
-int yaml_put_str(struct wd_buf *out, const char *s)
-{
-	return put_quoted(out, s);
-}
-
 int policy_json_string(struct wd_buf *out, const char *s)
 {
-	return put_quoted(out, s);
+	return wd_yaml_quote(out, s);
 }
 
 static int put_cpu(struct wd_buf *out, uint32_t milli)
@@ -73,7 +35,7 @@ static int yaml_grants(struct wd_buf *out, const char *key, const struct policy_
 
 	for (size_t i = 0; i < n && !ret; i++) {
 		ret |= wd_buf_puts(out, g[i].sensitive ? "    - { path: " : "    - ");
-		ret |= put_quoted(out, grant_path(&g[i]));
+		ret |= wd_yaml_quote(out, grant_path(&g[i]));
 		ret |= wd_buf_puts(out, g[i].sensitive ? ", sensitive: true }\n" : "\n");
 	}
 	return ret;
@@ -97,7 +59,7 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		ret |= wd_buf_puts(out, "command: [");
 		for (size_t i = 0; i < p->ncommand; i++) {
 			ret |= wd_buf_puts(out, i ? ", " : "");
-			ret |= put_quoted(out, p->command[i]);
+			ret |= wd_yaml_quote(out, p->command[i]);
 		}
 		ret |= wd_buf_puts(out, "]\n");
 	}
@@ -107,7 +69,7 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		ret |= yaml_grants(out, "write", p->write, p->nwrite);
 		for (size_t i = 0; i < p->nmask; i++) {
 			ret |= wd_buf_puts(out, "  # masked (credential store inside a grant): ");
-			ret |= put_quoted(out, p->mask[i]);
+			ret |= wd_yaml_quote(out, p->mask[i]);
 			ret |= wd_buf_puts(out, "\n");
 		}
 	}
@@ -136,7 +98,7 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 			ret |= wd_buf_printf(out, "  allow: [");
 			for (size_t i = 0; i < p->nenv_allow; i++) {
 				ret |= wd_buf_puts(out, i ? ", " : "");
-				ret |= put_quoted(out, p->env_allow[i]);
+				ret |= wd_yaml_quote(out, p->env_allow[i]);
 			}
 			ret |= wd_buf_puts(out, "]\n");
 		}
@@ -144,9 +106,9 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 			ret |= wd_buf_printf(out, "  set:%s\n", p->nenv_set ? "" : " {}");
 			for (size_t i = 0; i < p->nenv_set; i++) {
 				ret |= wd_buf_puts(out, "    ");
-				ret |= put_quoted(out, p->env_set[i].name);
+				ret |= wd_yaml_quote(out, p->env_set[i].name);
 				ret |= wd_buf_puts(out, ": ");
-				ret |= put_quoted(out, p->env_set[i].value);
+				ret |= wd_yaml_quote(out, p->env_set[i].value);
 				ret |= wd_buf_puts(out, "\n");
 			}
 		}
@@ -181,7 +143,7 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 			if (!name)
 				continue;
 			ret |= wd_buf_puts(out, first ? "" : ", ");
-			ret |= put_quoted(out, name);
+			ret |= wd_yaml_quote(out, name);
 			first = false;
 		}
 		ret |= wd_buf_puts(out, "]\n");
@@ -206,7 +168,7 @@ static int json_strings(struct wd_buf *out, char *const *v, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		ret |= wd_buf_puts(out, i ? "," : "");
-		ret |= put_quoted(out, v[i]);
+		ret |= wd_yaml_quote(out, v[i]);
 	}
 	return ret | wd_buf_puts(out, "]");
 }
@@ -217,9 +179,9 @@ static int json_grants(struct wd_buf *out, const struct policy_grant *g, size_t 
 
 	for (size_t i = 0; i < n; i++) {
 		ret |= wd_buf_puts(out, i ? ",{\"path\":" : "{\"path\":");
-		ret |= put_quoted(out, g[i].path);
+		ret |= wd_yaml_quote(out, g[i].path);
 		ret |= wd_buf_puts(out, ",\"real\":");
-		ret |= g[i].real ? put_quoted(out, g[i].real) : wd_buf_puts(out, "null");
+		ret |= g[i].real ? wd_yaml_quote(out, g[i].real) : wd_buf_puts(out, "null");
 		ret |= wd_buf_printf(out, ",\"sensitive\":%s,\"missing\":%s,\"line\":%d}",
 				     g[i].sensitive ? "true" : "false",
 				     g[i].missing ? "true" : "false", g[i].line);
@@ -238,7 +200,7 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 	int ret = 0;
 
 	ret |= wd_buf_printf(out, "{\"version\":%d,\"file\":", p->version);
-	ret |= put_quoted(out, p->file ? p->file : "");
+	ret |= wd_yaml_quote(out, p->file ? p->file : "");
 	ret |=
 	    wd_buf_printf(out, ",\"validated\":%s,\"command\":", p->validated ? "true" : "false");
 	ret |= p->command ? json_strings(out, p->command, p->ncommand) : wd_buf_puts(out, "null");
@@ -265,7 +227,7 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 		for (size_t k = 0; k < r->nports; k++)
 			ret |= wd_buf_printf(out, "%s%u", k ? "," : "", r->ports[k]);
 		ret |= wd_buf_puts(out, "],\"text\":");
-		ret |= put_quoted(out, r->text ? r->text : "");
+		ret |= wd_yaml_quote(out, r->text ? r->text : "");
 		ret |= wd_buf_printf(out, ",\"line\":%d}", r->line);
 	}
 	ret |= wd_buf_puts(out, "]},\"env\":{\"allow\":");
@@ -273,9 +235,9 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 	ret |= wd_buf_puts(out, ",\"set\":{");
 	for (size_t i = 0; i < p->nenv_set; i++) {
 		ret |= wd_buf_puts(out, i ? "," : "");
-		ret |= put_quoted(out, p->env_set[i].name);
+		ret |= wd_yaml_quote(out, p->env_set[i].name);
 		ret |= wd_buf_puts(out, ":");
-		ret |= put_quoted(out, p->env_set[i].value);
+		ret |= wd_yaml_quote(out, p->env_set[i].value);
 	}
 	ret |= wd_buf_puts(out, "}},\"limits\":{\"memory_mb\":");
 	if (p->limits.memory_mb)
@@ -298,7 +260,7 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 		if (!name)
 			continue;
 		ret |= wd_buf_puts(out, n++ ? "," : "");
-		ret |= put_quoted(out, name);
+		ret |= wd_yaml_quote(out, name);
 	}
 	ret |= wd_buf_puts(out, "]}");
 	if (p->mcp_allowlist_locked || p->mcp_audit_log_all)

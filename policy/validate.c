@@ -82,35 +82,6 @@ static bool path_within(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
 }
 
-/* Fold "//", "/./", "/../" and a trailing "/" of an absolute path, in place. */
-static void lexical_clean(char *path)
-{
-	char *out = path, *in = path;
-
-	while (*in) {
-		while (*in == '/')
-			in++;
-		if (!*in)
-			break;
-		if (in[0] == '.' && (in[1] == '/' || !in[1])) {
-			in += 1;
-			continue;
-		}
-		if (in[0] == '.' && in[1] == '.' && (in[2] == '/' || !in[2])) {
-			in += 2;
-			while (out > path && *--out != '/')
-				;
-			continue;
-		}
-		*out++ = '/';
-		while (*in && *in != '/')
-			*out++ = *in++;
-	}
-	if (out == path)
-		*out++ = '/';
-	*out = '\0';
-}
-
 /* "~/x" -> home/x, "x" -> base/x, then folded. Return: 0 or -ENAMETOOLONG. */
 static int expand(const char *written, const char *home, const char *base, char *out, size_t outlen)
 {
@@ -124,8 +95,8 @@ static int expand(const char *written, const char *home, const char *base, char 
 		n = snprintf(out, outlen, "%s/%s", base, written);
 	if (n < 0 || (size_t)n >= outlen)
 		return -ENAMETOOLONG;
-	lexical_clean(out);
-	return 0;
+	/* absolute (home and base are, setup()) and short enough (above): the fold cannot fail */
+	return wd_path_fold(out, out, outlen) ? -ENAMETOOLONG : 0;
 }
 
 struct vctx {
@@ -311,7 +282,7 @@ static int resolve(struct vctx *v, struct policy_grant *g, const char *what, boo
 			snprintf(whose, sizeof(whose), "owned by uid %u", (unsigned)wi.owner);
 		else
 			snprintf(whose, sizeof(whose), "in a folder others than root can change");
-		diag_add(
+		policy_diag_add(
 		    v->d, POLICY_DIAG_ERROR, g->line, g->col,
 		    "%s: `%s` passes through the symbolic link %s (-> %s), %s: a link that "
 		    "someone other than root could have made (a sandboxed program, for one) is "
@@ -325,7 +296,7 @@ static int resolve(struct vctx *v, struct policy_grant *g, const char *what, boo
 		return 0;
 	}
 	if (r == 1 || r == -ENOENT) {
-		diag_add(
+		policy_diag_add(
 		    v->d, POLICY_DIAG_ERROR, g->line, g->col,
 		    r == 1 ? "%s: `%s` (%s) does not exist; expected an existing path"
 			   : "%s: `%s` (%s) does not exist and neither does its parent folder %s; "
@@ -333,10 +304,11 @@ static int resolve(struct vctx *v, struct policy_grant *g, const char *what, boo
 		    what, g->path, lex, wi.at);
 		return -EINVAL;
 	}
-	diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col,
-		 "%s: `%s` (%s): %s%s%s; expected an "
-		 "existing path",
-		 what, g->path, lex, wi.at[0] ? wi.at : "", wi.at[0] ? ": " : "", strerror(-r));
+	policy_diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col,
+			"%s: `%s` (%s): %s%s%s; expected an "
+			"existing path",
+			what, g->path, lex, wi.at[0] ? wi.at : "", wi.at[0] ? ": " : "",
+			strerror(-r));
 	return -EINVAL;
 }
 
@@ -349,31 +321,32 @@ static void check_grant(struct vctx *v, struct policy_grant *g, bool write)
 	g->real = NULL;
 	g->missing = false;
 	if (expand(g->path, v->home, v->base, lex, sizeof(lex))) {
-		diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col, "%s: `%s` is too long", what,
-			 g->path);
+		policy_diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col, "%s: `%s` is too long",
+				what, g->path);
 		return;
 	}
 	if (resolve(v, g, what, write, lex, real))
 		return;
 	if (strcmp(lex, real) && !g->missing)
-		diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col,
-			 "%s: `%s` resolves to %s "
-			 "(through a symbolic link); the real path is what is granted",
-			 what, g->path, real);
+		policy_diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col,
+				"%s: `%s` resolves to %s "
+				"(through a symbolic link); the real path is what is granted",
+				what, g->path, real);
 	if (!strcmp(real, "/")) {
-		diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col,
-			 "%s: `%s` grants the whole "
-			 "filesystem (/); expected a narrower folder",
-			 what, g->path);
+		policy_diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col,
+				"%s: `%s` grants the whole "
+				"filesystem (/); expected a narrower folder",
+				what, g->path);
 		return;
 	}
 	for (size_t i = 0; write && i < WD_ARRAY_SIZE(runtime_base); i++) {
 		if (path_within(real, runtime_base[i]) || path_within(lex, runtime_base[i])) {
-			diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col,
-				 "%s: `%s` (%s) is inside "
-				 "the runtime base %s, which stays read-only; expected a folder "
-				 "outside /usr, /lib, /lib64, /bin, /sbin and /etc",
-				 what, g->path, real, runtime_base[i]);
+			policy_diag_add(
+			    v->d, POLICY_DIAG_ERROR, g->line, g->col,
+			    "%s: `%s` (%s) is inside "
+			    "the runtime base %s, which stays read-only; expected a folder "
+			    "outside /usr, /lib, /lib64, /bin, /sbin and /etc",
+			    what, g->path, real, runtime_base[i]);
 			return;
 		}
 	}
@@ -385,27 +358,30 @@ static void check_grant(struct vctx *v, struct policy_grant *g, bool write)
 		if (!slex[0] || g->sensitive)
 			continue;
 		if (on) {
-			diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col,
-				 "%s: `%s` (%s) is the "
-				 "credential store %s or lies inside it; write { path: \"%s\", "
-				 "sensitive: true } if the program really needs it",
-				 what, g->path, real, cred_stores[i], g->path);
+			policy_diag_add(
+			    v->d, POLICY_DIAG_ERROR, g->line, g->col,
+			    "%s: `%s` (%s) is the "
+			    "credential store %s or lies inside it; write { path: \"%s\", "
+			    "sensitive: true } if the program really needs it",
+			    what, g->path, real, cred_stores[i], g->path);
 			return;
 		}
 		if (holds && !sreal[0] && write) {
-			diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col,
-				 "%s: `%s` contains where the credential store %s would be; the "
-				 "program could create it",
-				 what, g->path, cred_stores[i]);
+			policy_diag_add(
+			    v->d, POLICY_DIAG_WARNING, g->line, g->col,
+			    "%s: `%s` contains where the credential store %s would be; the "
+			    "program could create it",
+			    what, g->path, cred_stores[i]);
 			continue;
 		}
 		if (holds && sreal[0]) {
 			add_mask(v, sreal);
-			diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col,
-				 "%s: `%s` contains the "
-				 "credential store %s; it will be hidden in the sandbox (write "
-				 "sensitive: true to expose it)",
-				 what, g->path, cred_stores[i]);
+			policy_diag_add(
+			    v->d, POLICY_DIAG_WARNING, g->line, g->col,
+			    "%s: `%s` contains the "
+			    "credential store %s; it will be hidden in the sandbox (write "
+			    "sensitive: true to expose it)",
+			    what, g->path, cred_stores[i]);
 		}
 	}
 	for (size_t i = 0; i < v->nprot; i++) {
@@ -416,11 +392,12 @@ static void check_grant(struct vctx *v, struct policy_grant *g, bool write)
 		char folder[PATH_MAX], *slash;
 
 		if (on || (holds && write)) {
-			diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col,
-				 "%s: `%s` (%s) %s %s: the program could change or remove it; "
-				 "expected a grant that %s it",
-				 what, g->path, real, on ? "lies in" : "holds", v->prot[i].what,
-				 on ? "lies outside" : "does not hold");
+			policy_diag_add(
+			    v->d, POLICY_DIAG_ERROR, g->line, g->col,
+			    "%s: `%s` (%s) %s %s: the program could change or remove it; "
+			    "expected a grant that %s it",
+			    what, g->path, real, on ? "lies in" : "holds", v->prot[i].what,
+			    on ? "lies outside" : "does not hold");
 			return;
 		}
 		if (!holds)
@@ -435,15 +412,15 @@ static void check_grant(struct vctx *v, struct policy_grant *g, bool write)
 				pp = folder;
 		}
 		add_mask(v, pp);
-		diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col,
-			 "%s: `%s` holds %s; %s will be hidden in the sandbox", what, g->path,
-			 v->prot[i].what, pp);
+		policy_diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col,
+				"%s: `%s` holds %s; %s will be hidden in the sandbox", what,
+				g->path, v->prot[i].what, pp);
 	}
 	if (g->missing)
-		diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col,
-			 "%s: `%s` does not exist yet; "
-			 "it will be created as an empty folder (%s)",
-			 what, g->path, real);
+		policy_diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col,
+				"%s: `%s` does not exist yet; "
+				"it will be created as an empty folder (%s)",
+				what, g->path, real);
 	g->real = strdup(real);
 	if (!g->real)
 		v->oom = 1;
@@ -466,7 +443,8 @@ static int setup_protected(struct vctx *v, const struct policy_ctx *ctx)
 		if (!path || path[0] != '/' || strlen(path) >= PATH_MAX)
 			return -EINVAL;
 		snprintf(v->prot_lex[i], PATH_MAX, "%s", path);
-		lexical_clean(v->prot_lex[i]);
+		if (wd_path_fold(v->prot_lex[i], v->prot_lex[i], PATH_MAX))
+			return -EINVAL;
 		if (realpath(v->prot_lex[i], v->prot_real[i]))
 			continue;
 		/* not there yet (a log made at the first run): where it will be */
@@ -502,8 +480,9 @@ static int setup(struct vctx *v, const char *home)
 		home = pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
 	}
 	if (!home) {
-		diag_add(v->d, POLICY_DIAG_ERROR, 0, 0,
-			 "cannot find the home folder (set HOME) to check the credential stores");
+		policy_diag_add(
+		    v->d, POLICY_DIAG_ERROR, 0, 0,
+		    "cannot find the home folder (set HOME) to check the credential stores");
 		return -EINVAL;
 	}
 	v->home = home;
@@ -514,10 +493,10 @@ static int setup(struct vctx *v, const char *home)
 	else {
 		if (!getcwd(cwd, sizeof(cwd))) {
 			n = -errno;
-			diag_add(v->d, POLICY_DIAG_ERROR, 0, 0,
-				 "cannot resolve relative paths: "
-				 "the current folder is unknown (%s)",
-				 strerror(-n));
+			policy_diag_add(v->d, POLICY_DIAG_ERROR, 0, 0,
+					"cannot resolve relative paths: "
+					"the current folder is unknown (%s)",
+					strerror(-n));
 			return n;
 		}
 		if (slash)
@@ -528,7 +507,8 @@ static int setup(struct vctx *v, const char *home)
 	}
 	if (n < 0 || (size_t)n >= sizeof(v->base))
 		return -ENAMETOOLONG;
-	lexical_clean(v->base);
+	if (wd_path_fold(v->base, v->base, sizeof(v->base)))
+		return -ENAMETOOLONG;
 	for (size_t i = 0; i < WD_ARRAY_SIZE(cred_stores); i++) {
 		if (expand(cred_stores[i], home, "/", v->store_lex[i], PATH_MAX))
 			v->store_lex[i][0] = '\0';
@@ -552,7 +532,7 @@ static void check_env(struct vctx *v)
 			const struct policy_grant *g = &v->p->read[k];
 
 			if (g->real && path_within(home_real, g->real))
-				diag_add(
+				policy_diag_add(
 				    v->d, POLICY_DIAG_WARNING, g->line, g->col,
 				    "filesystem.read: `%s` covers the home folder and env.allow "
 				    "passes HOME: the program can find every dotfile there",

@@ -6,7 +6,7 @@
  * stream; each event becomes a node or closes one. Anything that would let a
  * document mean more than it says is refused here, before any schema sees it:
  * anchors and aliases (billion laughs, shared nodes), tags, a second document,
- * nesting deeper than POLICY_MAX_DEPTH, more than YT_MAX_NODES nodes, NUL
+ * nesting deeper than POLICY_MAX_DEPTH, more than POLICY_YT_MAX_NODES nodes, NUL
  * bytes inside scalars. A syntax error stops the parse and is reported at
  * libyaml's problem position.
  */
@@ -75,8 +75,8 @@ int policy_diag_format(const struct policy_diags *d, size_t i, struct wd_buf *ou
 	return wd_buf_printf(out, "%s: %s: %s", d->file, lvl, g->msg);
 }
 
-int diag_add(struct policy_diags *d, enum policy_diag_level level, int line, int col,
-	     const char *fmt, ...)
+int policy_diag_add(struct policy_diags *d, enum policy_diag_level level, int line, int col,
+		    const char *fmt, ...)
 {
 	struct policy_diag *g;
 	va_list ap;
@@ -113,20 +113,20 @@ int diag_add(struct policy_diags *d, enum policy_diag_level level, int line, int
 /* ---------------------------------------------------------------- the tree */
 
 /* NOLINTNEXTLINE(misc-no-recursion): a tree is at most POLICY_MAX_DEPTH deep (yt_event) */
-void yt_free(struct yt_node *n)
+void policy_yt_free(struct policy_yt_node *n)
 {
 	if (!n)
 		return;
 	for (size_t i = 0; i < n->nkids; i++)
-		yt_free(n->kids[i]);
+		policy_yt_free(n->kids[i]);
 	free(n->kids);
 	free(n->str);
 	free(n);
 }
 
-static struct yt_node *yt_new(enum yt_type type, const yaml_mark_t *m)
+static struct policy_yt_node *yt_new(enum policy_yt_type type, const yaml_mark_t *m)
 {
-	struct yt_node *n = calloc(1, sizeof(*n));
+	struct policy_yt_node *n = calloc(1, sizeof(*n));
 
 	if (!n)
 		return NULL;
@@ -136,12 +136,12 @@ static struct yt_node *yt_new(enum yt_type type, const yaml_mark_t *m)
 	return n;
 }
 
-static int yt_add_kid(struct yt_node *parent, struct yt_node *kid)
+static int yt_add_kid(struct policy_yt_node *parent, struct policy_yt_node *kid)
 {
 	if (parent->nkids == parent->cap) {
 		size_t cap = parent->cap ? parent->cap * 2 : 4;
 		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-		struct yt_node **k = realloc(parent->kids, cap * sizeof(*k));
+		struct policy_yt_node **k = realloc(parent->kids, cap * sizeof(*k));
 
 		if (!k)
 			return -ENOMEM;
@@ -197,16 +197,16 @@ static void event_props(const yaml_event_t *ev, const char **anchor, const char 
 }
 
 struct yt_state {
-	struct yt_node *stack[POLICY_MAX_DEPTH + 1];
+	struct policy_yt_node *stack[POLICY_MAX_DEPTH + 1];
 	int depth;
-	struct yt_node *root;
+	struct policy_yt_node *root;
 	size_t nodes;
 	int docs;
 	bool done;
 };
 
 /* Attach a finished or opened node to its parent (or make it the root). */
-static int yt_attach(struct yt_state *st, struct yt_node *n)
+static int yt_attach(struct yt_state *st, struct policy_yt_node *n)
 {
 	if (st->depth == 0) {
 		if (st->root) /* one document has one root; libyaml never sends a second */
@@ -222,41 +222,43 @@ static int yt_event(struct yt_state *st, const yaml_event_t *ev, struct policy_d
 {
 	int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
 	const char *anchor, *tag;
-	struct yt_node *n;
+	struct policy_yt_node *n;
 	int ret;
 
 	event_props(ev, &anchor, &tag);
 	if (ev->type == YAML_ALIAS_EVENT) {
-		diag_add(d, POLICY_DIAG_ERROR, line, col,
-			 "found the alias `*%s`; anchors and aliases are not allowed",
-			 (const char *)ev->data.alias.anchor);
+		policy_diag_add(d, POLICY_DIAG_ERROR, line, col,
+				"found the alias `*%s`; anchors and aliases are not allowed",
+				(const char *)ev->data.alias.anchor);
 		return 1;
 	}
 	if (anchor) {
-		diag_add(d, POLICY_DIAG_ERROR, line, col,
-			 "found the anchor `&%s`; anchors and aliases are not allowed", anchor);
+		policy_diag_add(d, POLICY_DIAG_ERROR, line, col,
+				"found the anchor `&%s`; anchors and aliases are not allowed",
+				anchor);
 		return 1;
 	}
 	if (tag) {
-		diag_add(d, POLICY_DIAG_ERROR, line, col,
-			 "found the tag `%s`; tags are not allowed, write plain values", tag);
+		policy_diag_add(d, POLICY_DIAG_ERROR, line, col,
+				"found the tag `%s`; tags are not allowed, write plain values",
+				tag);
 		return 1;
 	}
 	switch (ev->type) {
 	case YAML_DOCUMENT_START_EVENT:
 		if (++st->docs > 1) {
-			diag_add(d, POLICY_DIAG_ERROR, line, col,
-				 "found a second YAML document; expected exactly one");
+			policy_diag_add(d, POLICY_DIAG_ERROR, line, col,
+					"found a second YAML document; expected exactly one");
 			return 1;
 		}
 		return 0;
 	case YAML_SCALAR_EVENT:
 	case YAML_SEQUENCE_START_EVENT:
 	case YAML_MAPPING_START_EVENT:
-		if (++st->nodes > YT_MAX_NODES) {
-			diag_add(d, POLICY_DIAG_ERROR, line, col,
-				 "too many values (more than %d); expected a small document",
-				 YT_MAX_NODES);
+		if (++st->nodes > POLICY_YT_MAX_NODES) {
+			policy_diag_add(d, POLICY_DIAG_ERROR, line, col,
+					"too many values (more than %d); expected a small document",
+					POLICY_YT_MAX_NODES);
 			return 1;
 		}
 		break;
@@ -276,13 +278,13 @@ static int yt_event(struct yt_state *st, const yaml_event_t *ev, struct policy_d
 	}
 
 	if (ev->type == YAML_SCALAR_EVENT) {
-		n = yt_new(YT_SCALAR, &ev->start_mark);
+		n = yt_new(POLICY_YT_SCALAR, &ev->start_mark);
 		if (!n)
 			return -ENOMEM;
 		if (memchr(ev->data.scalar.value, '\0', ev->data.scalar.length)) {
 			free(n);
-			diag_add(d, POLICY_DIAG_ERROR, line, col,
-				 "found a NUL character in a value; expected text");
+			policy_diag_add(d, POLICY_DIAG_ERROR, line, col,
+					"found a NUL character in a value; expected text");
 			return 1;
 		}
 		n->str = strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
@@ -294,29 +296,31 @@ static int yt_event(struct yt_state *st, const yaml_event_t *ev, struct policy_d
 		n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 		ret = yt_attach(st, n);
 		if (ret < 0)
-			yt_free(n);
+			policy_yt_free(n);
 		return ret;
 	}
 
 	if (st->depth >= POLICY_MAX_DEPTH) {
-		diag_add(d, POLICY_DIAG_ERROR, line, col,
-			 "found a %s nested %d levels deep; expected at most %d levels",
-			 event_name[ev->type], st->depth + 1, POLICY_MAX_DEPTH);
+		policy_diag_add(d, POLICY_DIAG_ERROR, line, col,
+				"found a %s nested %d levels deep; expected at most %d levels",
+				event_name[ev->type], st->depth + 1, POLICY_MAX_DEPTH);
 		return 1;
 	}
-	n = yt_new(ev->type == YAML_SEQUENCE_START_EVENT ? YT_SEQ : YT_MAP, &ev->start_mark);
+	n = yt_new(ev->type == YAML_SEQUENCE_START_EVENT ? POLICY_YT_SEQ : POLICY_YT_MAP,
+		   &ev->start_mark);
 	if (!n)
 		return -ENOMEM;
 	ret = yt_attach(st, n);
 	if (ret < 0) {
-		yt_free(n);
+		policy_yt_free(n);
 		return ret;
 	}
 	st->stack[st->depth++] = n;
 	return 0;
 }
 
-int yt_parse(const char *buf, size_t len, struct policy_diags *d, struct yt_node **ret)
+int policy_yt_parse(const char *buf, size_t len, struct policy_diags *d,
+		    struct policy_yt_node **ret)
 {
 	struct yt_state st = {0};
 	yaml_parser_t parser;
@@ -324,8 +328,9 @@ int yt_parse(const char *buf, size_t len, struct policy_diags *d, struct yt_node
 	int r = 0;
 
 	if (len > POLICY_MAX_BYTES) {
-		diag_add(d, POLICY_DIAG_ERROR, 0, 0, "the file has %zu bytes; expected at most %d",
-			 len, POLICY_MAX_BYTES);
+		policy_diag_add(d, POLICY_DIAG_ERROR, 0, 0,
+				"the file has %zu bytes; expected at most %d", len,
+				POLICY_MAX_BYTES);
 		return -EINVAL;
 	}
 	if (!yaml_parser_initialize(&parser))
@@ -337,10 +342,11 @@ int yt_parse(const char *buf, size_t len, struct policy_diags *d, struct yt_node
 				r = -ENOMEM;
 				break;
 			}
-			diag_add(d, POLICY_DIAG_ERROR, (int)parser.problem_mark.line + 1,
-				 (int)parser.problem_mark.column + 1, "YAML syntax error: %s%s%s",
-				 parser.problem ? parser.problem : "malformed document",
-				 parser.context ? " " : "", parser.context ? parser.context : "");
+			policy_diag_add(
+			    d, POLICY_DIAG_ERROR, (int)parser.problem_mark.line + 1,
+			    (int)parser.problem_mark.column + 1, "YAML syntax error: %s%s%s",
+			    parser.problem ? parser.problem : "malformed document",
+			    parser.context ? " " : "", parser.context ? parser.context : "");
 			r = -EINVAL;
 			break;
 		}
@@ -353,7 +359,7 @@ int yt_parse(const char *buf, size_t len, struct policy_diags *d, struct yt_node
 	}
 	yaml_parser_delete(&parser);
 	if (r) {
-		yt_free(st.root);
+		policy_yt_free(st.root);
 		return r;
 	}
 	*ret = st.root;
@@ -362,31 +368,31 @@ int yt_parse(const char *buf, size_t len, struct policy_diags *d, struct yt_node
 
 /* ---------------------------------------------------------- schema helpers */
 
-bool yt_is_null(const struct yt_node *n)
+bool policy_yt_is_null(const struct policy_yt_node *n)
 {
-	if (!n || n->type != YT_SCALAR || !n->plain)
+	if (!n || n->type != POLICY_YT_SCALAR || !n->plain)
 		return false;
 	return n->len == 0 || !strcmp(n->str, "~") || !strcmp(n->str, "null") ||
 	       !strcmp(n->str, "Null") || !strcmp(n->str, "NULL");
 }
 
-void yt_describe(const struct yt_node *n, char *out, size_t outlen)
+void policy_yt_describe(const struct policy_yt_node *n, char *out, size_t outlen)
 {
 	if (!n) {
 		snprintf(out, outlen, "nothing");
 		return;
 	}
 	switch (n->type) {
-	case YT_MAP:
+	case POLICY_YT_MAP:
 		snprintf(out, outlen, "a mapping");
 		return;
-	case YT_SEQ:
+	case POLICY_YT_SEQ:
 		snprintf(out, outlen, "a sequence");
 		return;
-	case YT_SCALAR:
+	case POLICY_YT_SCALAR:
 		break;
 	}
-	if (yt_is_null(n)) {
+	if (policy_yt_is_null(n)) {
 		snprintf(out, outlen, "an empty value");
 		return;
 	}
@@ -414,19 +420,19 @@ static const char *nearest(const char *word, const char *const *keys, size_t nke
 	return best <= limit ? hit : NULL;
 }
 
-int yt_map_keys(struct policy_diags *d, const struct yt_node *n, const char *where,
-		const char *const *keys, size_t nkeys, const struct yt_node **vals)
+int policy_yt_map_keys(struct policy_diags *d, const struct policy_yt_node *n, const char *where,
+		       const char *const *keys, size_t nkeys, const struct policy_yt_node **vals)
 {
 	char found[96], list[512];
 	size_t off = 0;
 
 	for (size_t k = 0; k < nkeys; k++)
 		vals[k] = NULL;
-	if (!n || n->type != YT_MAP) {
-		yt_describe(n, found, sizeof(found));
+	if (!n || n->type != POLICY_YT_MAP) {
+		policy_yt_describe(n, found, sizeof(found));
 		if (n)
-			diag_err(d, n, "%s: found %s; expected a mapping (key: value)", where,
-				 found);
+			policy_diag_err(d, n, "%s: found %s; expected a mapping (key: value)",
+					where, found);
 		return -EINVAL;
 	}
 	list[0] = '\0';
@@ -438,35 +444,35 @@ int yt_map_keys(struct policy_diags *d, const struct yt_node *n, const char *whe
 		off += (size_t)w;
 	}
 	for (size_t i = 0; i + 1 < n->nkids; i += 2) {
-		const struct yt_node *key = n->kids[i];
+		const struct policy_yt_node *key = n->kids[i];
 		const char *hint;
 		size_t k;
 
-		if (key->type != YT_SCALAR || yt_is_null(key)) {
-			yt_describe(key, found, sizeof(found));
-			diag_err(d, key, "%s: found %s as a key; expected one of: %s", where, found,
-				 list);
+		if (key->type != POLICY_YT_SCALAR || policy_yt_is_null(key)) {
+			policy_yt_describe(key, found, sizeof(found));
+			policy_diag_err(d, key, "%s: found %s as a key; expected one of: %s", where,
+					found, list);
 			continue;
 		}
 		for (k = 0; k < nkeys; k++)
 			if (!strcmp(key->str, keys[k]))
 				break;
 		if (k == nkeys) {
-			yt_describe(key, found, sizeof(found));
+			policy_yt_describe(key, found, sizeof(found));
 			hint = nearest(key->str, keys, nkeys);
 			if (hint)
-				diag_err(d, key, "unknown key %s in %s; did you mean `%s`?", found,
-					 where, hint);
+				policy_diag_err(d, key, "unknown key %s in %s; did you mean `%s`?",
+						found, where, hint);
 			else
-				diag_err(d, key, "unknown key %s in %s; expected one of: %s", found,
-					 where, list);
+				policy_diag_err(d, key, "unknown key %s in %s; expected one of: %s",
+						found, where, list);
 			continue;
 		}
 		if (vals[k]) {
-			const struct yt_node *first = yt_key_of(n, vals[k]);
+			const struct policy_yt_node *first = policy_yt_key_of(n, vals[k]);
 
-			diag_err(d, key, "duplicate key `%s` in %s (first given at line %d)",
-				 keys[k], where, first ? first->line : 0);
+			policy_diag_err(d, key, "duplicate key `%s` in %s (first given at line %d)",
+					keys[k], where, first ? first->line : 0);
 			continue;
 		}
 		vals[k] = n->kids[i + 1];
@@ -474,7 +480,8 @@ int yt_map_keys(struct policy_diags *d, const struct yt_node *n, const char *whe
 	return 0;
 }
 
-const struct yt_node *yt_key_of(const struct yt_node *map, const struct yt_node *val)
+const struct policy_yt_node *policy_yt_key_of(const struct policy_yt_node *map,
+					      const struct policy_yt_node *val)
 {
 	for (size_t i = 0; map && i + 1 < map->nkids; i += 2)
 		if (map->kids[i + 1] == val)
@@ -482,38 +489,38 @@ const struct yt_node *yt_key_of(const struct yt_node *map, const struct yt_node 
 	return NULL;
 }
 
-int yt_want_seq(struct policy_diags *d, const struct yt_node *n, const char *what)
+int policy_yt_want_seq(struct policy_diags *d, const struct policy_yt_node *n, const char *what)
 {
 	char found[96];
 
-	if (n->type == YT_SEQ)
+	if (n->type == POLICY_YT_SEQ)
 		return 0;
-	yt_describe(n, found, sizeof(found));
-	diag_err(d, n, "%s: found %s; expected a list ([a, b] or one `- item` per line)", what,
-		 found);
+	policy_yt_describe(n, found, sizeof(found));
+	policy_diag_err(d, n, "%s: found %s; expected a list ([a, b] or one `- item` per line)",
+			what, found);
 	return -EINVAL;
 }
 
-const char *yt_str(struct policy_diags *d, const struct yt_node *n, const char *what)
+const char *policy_yt_str(struct policy_diags *d, const struct policy_yt_node *n, const char *what)
 {
 	char found[96];
 
-	if (n->type == YT_SCALAR && !yt_is_null(n) && n->len > 0)
+	if (n->type == POLICY_YT_SCALAR && !policy_yt_is_null(n) && n->len > 0)
 		return n->str;
-	yt_describe(n, found, sizeof(found));
-	diag_err(d, n, "%s: found %s; expected a non-empty string", what, found);
+	policy_yt_describe(n, found, sizeof(found));
+	policy_diag_err(d, n, "%s: found %s; expected a non-empty string", what, found);
 	return NULL;
 }
 
-int yt_uint(struct policy_diags *d, const struct yt_node *n, const char *what, uint64_t min,
-	    uint64_t max, uint64_t *ret)
+int policy_yt_uint(struct policy_diags *d, const struct policy_yt_node *n, const char *what,
+		   uint64_t min, uint64_t max, uint64_t *ret)
 {
 	char found[96];
 	uint64_t v = 0;
 	size_t i;
 
-	yt_describe(n, found, sizeof(found));
-	if (n->type != YT_SCALAR || !n->plain || n->len == 0 || yt_is_null(n))
+	policy_yt_describe(n, found, sizeof(found));
+	if (n->type != POLICY_YT_SCALAR || !n->plain || n->len == 0 || policy_yt_is_null(n))
 		goto bad;
 	for (i = 0; i < n->len; i++) {
 		unsigned digit;
@@ -528,23 +535,24 @@ int yt_uint(struct policy_diags *d, const struct yt_node *n, const char *what, u
 		v = v * 10 + digit;
 	}
 	if (v < min || v > max) {
-		diag_err(d, n, "%s: %s is out of range; expected %llu to %llu", what, found,
-			 (unsigned long long)min, (unsigned long long)max);
+		policy_diag_err(d, n, "%s: %s is out of range; expected %llu to %llu", what, found,
+				(unsigned long long)min, (unsigned long long)max);
 		return -EINVAL;
 	}
 	*ret = v;
 	return 0;
 bad:
-	diag_err(d, n, "%s: found %s; expected a whole number from %llu to %llu", what, found,
-		 (unsigned long long)min, (unsigned long long)max);
+	policy_diag_err(d, n, "%s: found %s; expected a whole number from %llu to %llu", what,
+			found, (unsigned long long)min, (unsigned long long)max);
 	return -EINVAL;
 }
 
-int yt_bool(struct policy_diags *d, const struct yt_node *n, const char *what, bool *ret)
+int policy_yt_bool(struct policy_diags *d, const struct policy_yt_node *n, const char *what,
+		   bool *ret)
 {
 	char found[96];
 
-	if (n->type == YT_SCALAR && n->plain) {
+	if (n->type == POLICY_YT_SCALAR && n->plain) {
 		if (!strcmp(n->str, "true")) {
 			*ret = true;
 			return 0;
@@ -554,7 +562,7 @@ int yt_bool(struct policy_diags *d, const struct yt_node *n, const char *what, b
 			return 0;
 		}
 	}
-	yt_describe(n, found, sizeof(found));
-	diag_err(d, n, "%s: found %s; expected true or false", what, found);
+	policy_yt_describe(n, found, sizeof(found));
+	policy_diag_err(d, n, "%s: found %s; expected true or false", what, found);
 	return -EINVAL;
 }

@@ -234,7 +234,7 @@ int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 	snprintf(c.audit_path, sizeof(c.audit_path), "%s", audit_path);
 	snprintf(cfgpath, sizeof(cfgpath), "%s/gateway.yaml", dir);
 	snprintf(gw->log_path, sizeof(gw->log_path), "%s/gateway.log", dir);
-	r = policy_gwconf_render_yaml(&c, &yaml);
+	r = conf_render_yaml(&c, &yaml);
 	if (r) {
 		wd_buf_free(&yaml);
 		return wd_err_set(err, r, "rendering the gateway config: %s", strerror(-r));

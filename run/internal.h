@@ -25,6 +25,7 @@
 #include "audit/audit.h"
 #include "netns/netns.h"
 #include "nft/nft.h"
+#include "conf/conf.h"
 #include "policy/policy.h"
 
 #include <limits.h>

@@ -24,7 +24,7 @@
  * gateway and sandbox die with it (PR_SET_PDEATHSIG) and the kernel frees the namespaces.
  */
 #include "run/internal.h"
-#include "plumb/plumb.h"
+#include "conf/host.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -50,9 +50,9 @@ int run_rootless_fw_config(const struct wd_gwconf *g, struct fw_config *fc,
 	struct netns_pool_config nc;
 	struct netns_addrs a;
 
-	if (run_netns_config(g, &nc) || netns_slot_addrs(&nc, 0, &a))
+	if (conf_pool_config(g, &nc) || netns_slot_addrs(&nc, 0, &a))
 		return -EINVAL;
-	plumb_fw_config(g, fc);
+	conf_fw_config(g, fc);
 	fw_config_rootless(fc, &a.host4, &a.host6);
 	if (ret_addrs)
 		*ret_addrs = a;

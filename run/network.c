@@ -15,16 +15,6 @@
 /* Two launchers that find the table missing install it one after the other. */
 #define NFT_LOCK "/run/warden/nft.lock"
 
-int run_netns_config(const struct wd_gwconf *conf, struct netns_pool_config *ret)
-{
-	netns_pool_config_defaults(ret);
-	if (netns_parse_prefix(conf->pool_v4, &ret->pool4) ||
-	    netns_parse_prefix(conf->pool_v6, &ret->pool6))
-		return -EINVAL;
-	snprintf(ret->ifname_prefix, sizeof(ret->ifname_prefix), "%s", conf->if_prefix);
-	return 0;
-}
-
 static int nft_add(struct run *r)
 {
 	struct wd_err err;

@@ -3,7 +3,7 @@
  * policy, and the command resolved to a file the sandbox can see. */
 #include "launcher/cli.h"
 #include "run/internal.h"
-#include "plumb/plumb.h"
+#include "conf/host.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -34,7 +34,7 @@ int run_config_load(struct run *r)
 
 	policy_diags_init(&d);
 	if (r->o.config) {
-		ret = policy_gwconf_load(r->o.config, &r->gwc, &d);
+		ret = conf_load(r->o.config, &r->gwc, &d);
 		if (ret) {
 			print_diags(&d);
 			policy_diags_free(&d);
@@ -42,11 +42,11 @@ int run_config_load(struct run *r)
 					"%s is not valid (%s)", r->o.config, strerror(-ret));
 		}
 	} else {
-		policy_gwconf_defaults(&r->gwc);
+		conf_defaults(&r->gwc);
 	}
 	policy_diags_free(&d);
-	plumb_fw_config(&r->gwc, &r->fcfg);
-	if (run_netns_config(&r->gwc, &r->ncfg))
+	conf_fw_config(&r->gwc, &r->fcfg);
+	if (conf_pool_config(&r->gwc, &r->ncfg))
 		return run_fail(r, "gateway", "correct pools.runs_v4 / runs_v6",
 				"bad run pool %s or %s", r->gwc.pool_v4, r->gwc.pool_v6);
 	return 0;

@@ -9,6 +9,7 @@
 #define WARDEN_LAUNCHER_RUN_H
 
 #include "common/common.h"
+#include "conf/conf.h"
 #include "policy/policy.h"
 
 #include <limits.h>
@@ -391,17 +392,6 @@ int run_gc(const char *dir, unsigned *ret_reclaimed, struct wd_err *err);
 
 struct netns_pool_config;
 
-/**
- * run_netns_config() - the run networks' configuration for a gateway configuration (pure):
- * netns_pool_config_defaults(), then its pools (pools.runs_v4, .runs_v6) and interface prefix
- * (nft.interface_prefix)
- * @conf:	the gateway configuration
- * @ret:	filled in
- *
- * Return: 0, or -EINVAL when a pool is not a prefix.
- */
-int run_netns_config(const struct wd_gwconf *conf, struct netns_pool_config *ret);
-
 /* ------------------------------------------------------------ the network pool (run_pool.c) */
 
 struct netns_run;
@@ -509,7 +499,7 @@ struct netns_addrs;
 /**
  * run_rootless_fw_config() - the nft config of a rootless run's own table, and its addresses
  * @g:		the gateway config
- * @fc:		filled in: plumb_fw_config() of @g in FW_MODE_RUN, with the gateway's addresses
+ * @fc:		filled in: conf_fw_config() of @g in FW_MODE_RUN, with the gateway's addresses
  * @ret_addrs:	the run's addresses, or NULL: slot 0 of @g's pools (the namespace is the run's
  *		own, so every rootless run uses the same ones): the gateway at the host end, the
  *		program at the sandbox end, both on lo

@@ -51,7 +51,7 @@ void run_teardown(struct run *r)
 	run_stamp("t.gateway");
 	fw_conn_close(r->fw);
 	r->fw = NULL;
-	policy_gwconf_free(&r->gwc); /* its ceiling (the embedded gateway has its own copy) */
+	conf_free(&r->gwc); /* its ceiling (the embedded gateway has its own copy) */
 	run_stamp("t.nftclose");
 	state_remove(r);
 }

@@ -1,6 +1,8 @@
 /* name.c - host name and IPv4 literal validation shared by the TLS, HTTP and
- * DNS parsers (pure). */
+ * DNS parsers (pure); the name syntax itself is common/name.c's (wd_name_fold()). */
 #include "gateway/proto/proto_internal.h"
+
+#include "common/common.h"
 
 #include <string.h>
 
@@ -53,51 +55,30 @@ static bool numeric_label(const uint8_t *p, size_t n)
 enum proto_host_kind proto_host_parse(const uint8_t *p, size_t n, unsigned flags, char *out,
 				      const char **why)
 {
-	size_t label = 0, last_start = 0;
+	enum wd_name_check nc;
+	size_t last = 0;
 	uint8_t addr[4];
+	bool numeric;
 
-	out[0] = '\0';
-	if (n > 0 && p[n - 1] == '.')
-		n--;
-	if (n == 0) {
-		*why = "empty host name";
+	/* the syntax is common/name.c's (the names on the wire: `_` allowed, `-` anywhere) */
+	nc = wd_name_fold((const char *)p, n, WD_NAME_WIRE, out, PROTO_NAME_MAX + 1, &last);
+	if (nc != WD_NAME_OK) {
+		*why = wd_name_check_text(nc);
 		return PROTO_HOST_NONE;
 	}
-	if (n > PROTO_NAME_MAX) {
-		*why = "host name longer than 253";
-		return PROTO_HOST_NONE;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] == '.') {
-			if (label == 0) {
-				*why = "empty label in host name";
-				return PROTO_HOST_NONE;
-			}
-			label = 0;
-			last_start = i + 1;
-			continue;
-		}
-		if (!proto_host_char(p[i])) {
-			*why = "invalid character in host name";
-			return PROTO_HOST_NONE;
-		}
-		if (++label > DNS_LABEL_MAX) {
-			*why = "host name label longer than 63";
-			return PROTO_HOST_NONE;
-		}
-	}
-	if (numeric_label(p + last_start, n - last_start)) {
-		if (!proto_ipv4_parse(p, n, addr)) {
+	n = strlen(out);
+	numeric = numeric_label((const uint8_t *)out + last, n - last);
+	if (numeric) {
+		if (!proto_ipv4_parse((const uint8_t *)out, n, addr)) {
 			*why = "numeric host that is not a dotted quad";
+			out[0] = '\0';
 			return PROTO_HOST_NONE;
 		}
 		if (!(flags & PROTO_HOST_ALLOW_IPV4)) {
 			*why = "IP literal where a host name is required";
+			out[0] = '\0';
 			return PROTO_HOST_NONE;
 		}
 	}
-	for (size_t i = 0; i < n; i++)
-		out[i] = (char)proto_lower(p[i]);
-	out[n] = '\0';
-	return numeric_label(p + last_start, n - last_start) ? PROTO_HOST_IPV4 : PROTO_HOST_NAME;
+	return numeric ? PROTO_HOST_IPV4 : PROTO_HOST_NAME;
 }

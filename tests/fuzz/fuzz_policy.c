@@ -1,6 +1,7 @@
 /* fuzz_policy.c - libFuzzer harness: arbitrary bytes through the policy parser,
  * the renderers, the matcher and the gateway config parser, and a config's ceiling
  * applied to a fixed policy for a few users, rendered and parsed again (no I/O). */
+#include "conf/conf.h"
 #include "policy/policy.h"
 
 #include <stdint.h>
@@ -59,10 +60,9 @@ static void ceiling(const struct wd_gwconf *c, struct wd_buf *b)
 	policy_free(p);
 	/* what the gateway hands its worker parses again */
 	policy_diags_init(&d);
-	if (policy_gwconf_render_yaml(c, &r) ||
-	    policy_gwconf_parse(r.data, r.len, "(again)", &again, &d))
+	if (conf_render_yaml(c, &r) || conf_parse(r.data, r.len, "(again)", &again, &d))
 		abort();
-	policy_gwconf_free(&again);
+	conf_free(&again);
 	policy_diags_free(&d);
 	wd_buf_free(&r);
 }
@@ -103,11 +103,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	policy_diags_free(&d);
 
 	policy_diags_init(&d);
-	if (policy_gwconf_parse((const char *)data, size, "fuzz.yaml", &c, &d) == 0) {
-		policy_gwconf_render_yaml(&c, &b);
+	if (conf_parse((const char *)data, size, "fuzz.yaml", &c, &d) == 0) {
+		conf_render_yaml(&c, &b);
 		if (c.ceiling)
 			ceiling(&c, &b);
-		policy_gwconf_free(&c);
+		conf_free(&c);
 	}
 	policy_diags_free(&d);
 	wd_buf_free(&b);

@@ -1,7 +1,7 @@
 /* fuzz_sink.c - libFuzzer harness: arbitrary bytes through the audit shipping sink parser
- * (common/sink.c). A sink it accepts must format back to text it parses to the same sink,
+ * (audit/sink.c). A sink it accepts must format back to text it parses to the same sink,
  * and an error's offset must lie within the input. */
-#include "common/common.h"
+#include "audit/audit.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct wd_sink s = {.facility = 10}, back = {.facility = 10};
+	struct audit_sink s = {.facility = 10}, back = {.facility = 10};
 	char spec[512], text[160];
 	const char *why = NULL;
 	size_t off = 0;
@@ -20,15 +20,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(spec, data, size);
 	spec[size] = '\0';
-	if (wd_sink_parse(spec, &s, &off, &why)) {
+	if (audit_sink_parse(spec, &s, &off, &why)) {
 		if (!why || off > strlen(spec))
 			abort();
 		return 0;
 	}
-	if (wd_sink_format(&s, text, sizeof(text)) || wd_sink_parse(text, &back, &off, &why) ||
-	    back.kind != s.kind || back.port != s.port || strcmp(back.path, s.path) ||
+	if (audit_sink_format(&s, text, sizeof(text)) ||
+	    audit_sink_parse(text, &back, &off, &why) || back.kind != s.kind ||
+	    back.port != s.port || strcmp(back.path, s.path) ||
 	    memcmp(back.addr, s.addr, sizeof(s.addr)))
 		abort();
-	(void)wd_sink_facility(spec);
+	(void)audit_sink_facility(spec);
 	return 0;
 }

@@ -2,6 +2,7 @@
  * gateway.yaml): the sink parser and its positions, RFC 5424 framing over a unix datagram
  * socket and octet-counted TCP on loopback, journald's fields, and what an unreachable sink
  * does: the local line is written anyway, the outage and its end are recorded. */
+#include "conf/conf.h"
 #include "audit/audit.h"
 #include "policy/policy.h"
 
@@ -69,15 +70,15 @@ static void test_parse(void **state)
 {
 	static const struct {
 		const char *spec;
-		enum wd_sink_kind kind;
-		const char *back; /* wd_sink_format() */
+		enum audit_sink_kind kind;
+		const char *back; /* audit_sink_format() */
 	} ok[] = {
-	    {"unix:/dev/log", WD_SINK_UNIX, "unix:/dev/log"},
-	    {"udp:127.0.0.1:514", WD_SINK_UDP, "udp:127.0.0.1:514"},
-	    {"tcp:[::1]:6514", WD_SINK_TCP, "tcp:[::1]:6514"},
-	    {"tcp:[2001:db8::1]:1", WD_SINK_TCP, "tcp:[2001:db8::1]:1"},
-	    {"journald", WD_SINK_JOURNALD, "journald"},
-	    {"journald:/run/x.sock", WD_SINK_JOURNALD, "journald:/run/x.sock"},
+	    {"unix:/dev/log", AUDIT_SINK_UNIX, "unix:/dev/log"},
+	    {"udp:127.0.0.1:514", AUDIT_SINK_UDP, "udp:127.0.0.1:514"},
+	    {"tcp:[::1]:6514", AUDIT_SINK_TCP, "tcp:[::1]:6514"},
+	    {"tcp:[2001:db8::1]:1", AUDIT_SINK_TCP, "tcp:[2001:db8::1]:1"},
+	    {"journald", AUDIT_SINK_JOURNALD, "journald"},
+	    {"journald:/run/x.sock", AUDIT_SINK_JOURNALD, "journald:/run/x.sock"},
 	};
 	static const struct {
 		const char *spec;
@@ -102,34 +103,34 @@ static void test_parse(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		struct wd_sink s = {.facility = 3};
+		struct audit_sink s = {.facility = 3};
 		size_t off = 99;
 		const char *why = NULL;
 
-		assert_int_equal(wd_sink_parse(ok[i].spec, &s, &off, &why), 0);
+		assert_int_equal(audit_sink_parse(ok[i].spec, &s, &off, &why), 0);
 		assert_int_equal(s.kind, ok[i].kind);
 		assert_int_equal(s.facility, 3); /* kept */
-		assert_int_equal(wd_sink_format(&s, text, sizeof(text)), 0);
+		assert_int_equal(audit_sink_format(&s, text, sizeof(text)), 0);
 		assert_string_equal(text, ok[i].back);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct wd_sink s = {0};
+		struct audit_sink s = {0};
 		size_t off = 99;
 		const char *why = NULL;
 
-		if (wd_sink_parse(bad[i].spec, &s, &off, &why) != -EINVAL)
+		if (audit_sink_parse(bad[i].spec, &s, &off, &why) != -EINVAL)
 			fail_msg("accepted: %s", bad[i].spec);
 		assert_non_null(why);
 		if (off != bad[i].off)
 			fail_msg("%s: offset %zu, wanted %zu (%s)", bad[i].spec, off, bad[i].off,
 				 why);
 	}
-	assert_int_equal(wd_sink_facility("authpriv"), 10);
-	assert_int_equal(wd_sink_facility("local7"), 23);
-	assert_int_equal(wd_sink_facility("kern"), 0);
-	assert_int_equal(wd_sink_facility("local8"), -EINVAL);
-	assert_string_equal(wd_sink_facility_name(4), "auth");
-	assert_null(wd_sink_facility_name(24));
+	assert_int_equal(audit_sink_facility("authpriv"), 10);
+	assert_int_equal(audit_sink_facility("local7"), 23);
+	assert_int_equal(audit_sink_facility("kern"), 0);
+	assert_int_equal(audit_sink_facility("local8"), -EINVAL);
+	assert_string_equal(audit_sink_facility_name(4), "auth");
+	assert_null(audit_sink_facility_name(24));
 }
 
 /* audit.ship and audit.facility in gateway.yaml: file:line:col of a mistake, and the effective
@@ -146,15 +147,15 @@ static void test_gwconf(void **state)
 
 	(void)state;
 	policy_diags_init(&d);
-	assert_int_equal(policy_gwconf_parse(good, strlen(good), "g.yaml", &c, &d), 0);
-	assert_int_equal(c.audit_ship.kind, WD_SINK_TCP);
+	assert_int_equal(conf_parse(good, strlen(good), "g.yaml", &c, &d), 0);
+	assert_int_equal(c.audit_ship.kind, AUDIT_SINK_TCP);
 	assert_int_equal(c.audit_ship.port, 6514);
 	assert_int_equal(c.audit_ship.facility, 19);
-	assert_int_equal(policy_gwconf_render_yaml(&c, &b), 0);
+	assert_int_equal(conf_render_yaml(&c, &b), 0);
 	policy_diags_free(&d);
 	policy_diags_init(&d);
-	assert_int_equal(policy_gwconf_parse(b.data, b.len, "rendered", &back, &d), 0);
-	assert_int_equal(back.audit_ship.kind, WD_SINK_TCP);
+	assert_int_equal(conf_parse(b.data, b.len, "rendered", &back, &d), 0);
+	assert_int_equal(back.audit_ship.kind, AUDIT_SINK_TCP);
 	assert_int_equal(back.audit_ship.facility, 19);
 	assert_memory_equal(back.audit_ship.addr, c.audit_ship.addr, 16);
 	assert_string_equal(back.audit_path, "/x/a.jsonl");
@@ -162,7 +163,7 @@ static void test_gwconf(void **state)
 	wd_buf_free(&b);
 
 	policy_diags_init(&d);
-	assert_int_not_equal(policy_gwconf_parse(bad, strlen(bad), "g.yaml", &c, &d), 0);
+	assert_int_not_equal(conf_parse(bad, strlen(bad), "g.yaml", &c, &d), 0);
 	assert_true(d.errors >= 3);
 	policy_diags_sort(&d);
 	/* the port of the ship string: line 3, column 9 ('), + 1, + 13 into the string */
@@ -176,9 +177,9 @@ static void test_gwconf(void **state)
 	assert_non_null(strstr(d.v[2].msg, "shipp"));
 	policy_diags_free(&d);
 
-	policy_gwconf_defaults(&c);
-	assert_int_equal(c.audit_ship.kind, WD_SINK_NONE);
-	assert_int_equal(c.audit_ship.facility, WD_SINK_FACILITY_DEFAULT);
+	conf_defaults(&c);
+	assert_int_equal(c.audit_ship.kind, AUDIT_SINK_NONE);
+	assert_int_equal(c.audit_ship.facility, AUDIT_SINK_FACILITY_DEFAULT);
 }
 
 /* ------------------------------------------------------------------ framing */
@@ -244,7 +245,7 @@ static size_t read_lines(const char *path, char lines[][2048], size_t max)
 static void test_unix_rfc5424(void **state)
 {
 	struct fx *f = *state;
-	struct wd_sink s = {.facility = WD_SINK_FACILITY_DEFAULT};
+	struct audit_sink s = {.facility = AUDIT_SINK_FACILITY_DEFAULT};
 	struct audit_log *log = NULL;
 	struct audit_event a = event("net.connect", true), b = event("net.connect", false);
 	char host[256] = "", want[4096], got[4096], lines[4][2048];
@@ -255,7 +256,7 @@ static void test_unix_rfc5424(void **state)
 
 	lfd = dgram_listener(f->sock);
 	snprintf(want, sizeof(want), "unix:%s", f->sock);
-	assert_int_equal(wd_sink_parse(want, &s, &off, &why), 0);
+	assert_int_equal(audit_sink_parse(want, &s, &off, &why), 0);
 	assert_int_equal(audit_log_open(f->log, &log, NULL), 0);
 	assert_int_equal(audit_log_ship(log, &s, "warden-test", NULL), 0);
 	assert_int_equal(audit_log_ship(log, &s, "warden-test", NULL), -EALREADY);
@@ -292,7 +293,7 @@ static void test_unix_rfc5424(void **state)
 static void test_unreachable(void **state)
 {
 	struct fx *f = *state;
-	struct wd_sink s = {.facility = 4};
+	struct audit_sink s = {.facility = 4};
 	struct audit_log *log = NULL;
 	struct audit_event a = event("dns.query", true);
 	char spec[160], got[4096], lines[8][2048];
@@ -302,7 +303,7 @@ static void test_unreachable(void **state)
 	int lfd;
 
 	snprintf(spec, sizeof(spec), "unix:%s", f->sock);
-	assert_int_equal(wd_sink_parse(spec, &s, &off, &why), 0);
+	assert_int_equal(audit_sink_parse(spec, &s, &off, &why), 0);
 	assert_int_equal(audit_log_open(f->log, &log, NULL), 0);
 	assert_int_equal(audit_log_ship(log, &s, "warden-test", NULL), 0); /* not an error */
 	assert_int_equal(audit_log_write(log, &a, 0, NULL), 0);
@@ -346,7 +347,7 @@ static void test_tcp(void **state)
 	struct fx *f = *state;
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t sl = sizeof(sa);
-	struct wd_sink s = {.facility = 16};
+	struct audit_sink s = {.facility = 16};
 	struct audit_log *log = NULL;
 	struct audit_event a = event("net.close", true);
 	char spec[64], buf[65536], lines[8][2048];
@@ -363,7 +364,7 @@ static void test_tcp(void **state)
 	port = ntohs(sa.sin_port);
 	close(lfd); /* the port is known; nobody listens yet */
 	snprintf(spec, sizeof(spec), "tcp:127.0.0.1:%u", port);
-	assert_int_equal(wd_sink_parse(spec, &s, &off, &why), 0);
+	assert_int_equal(audit_sink_parse(spec, &s, &off, &why), 0);
 	assert_int_equal(audit_log_open(f->log, &log, NULL), 0);
 	assert_int_equal(audit_log_ship(log, &s, "warden-test", NULL), 0);
 	assert_int_equal(audit_log_write(log, &a, 0, NULL), 0); /* refused: kept */
@@ -428,7 +429,7 @@ static void test_tcp(void **state)
 static void test_not_in_file_not_shipped(void **state)
 {
 	struct fx *f = *state;
-	struct wd_sink s = {.facility = WD_SINK_FACILITY_DEFAULT};
+	struct audit_sink s = {.facility = AUDIT_SINK_FACILITY_DEFAULT};
 	char spec[160], got[8192];
 	size_t off;
 	const char *why;
@@ -437,7 +438,7 @@ static void test_not_in_file_not_shipped(void **state)
 
 	lfd = dgram_listener(f->sock);
 	snprintf(spec, sizeof(spec), "unix:%s", f->sock);
-	assert_int_equal(wd_sink_parse(spec, &s, &off, &why), 0);
+	assert_int_equal(audit_sink_parse(spec, &s, &off, &why), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -474,7 +475,7 @@ static void test_not_in_file_not_shipped(void **state)
 static void test_journald(void **state)
 {
 	struct fx *f = *state;
-	struct wd_sink s = {.facility = WD_SINK_FACILITY_DEFAULT};
+	struct audit_sink s = {.facility = AUDIT_SINK_FACILITY_DEFAULT};
 	struct audit_log *log = NULL;
 	struct audit_event a = event("net.connect", false);
 	char spec[160], got[4096], lines[2][2048], want[4096];
@@ -486,7 +487,7 @@ static void test_journald(void **state)
 	a.uid = 1000;
 	lfd = dgram_listener(f->sock);
 	snprintf(spec, sizeof(spec), "journald:%s", f->sock);
-	assert_int_equal(wd_sink_parse(spec, &s, &off, &why), 0);
+	assert_int_equal(audit_sink_parse(spec, &s, &off, &why), 0);
 	assert_int_equal(audit_log_open(f->log, &log, NULL), 0);
 	assert_int_equal(audit_log_ship(log, &s, "warden-test", NULL), 0);
 	assert_int_equal(audit_log_write(log, &a, 0, NULL), 0);

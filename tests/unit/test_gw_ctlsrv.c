@@ -9,6 +9,7 @@
  * about a run that is not there, and the bounds (issue 25): the descriptor share, the
  * per-uid and total bounds on connections (refused with a line, counted), and the request
  * deadline that a byte does not move. */
+#include "conf/conf.h"
 #include "gateway/auditrl.h"
 #include "gateway/ctlsrv.h"
 #include "gateway/dns.h"
@@ -55,7 +56,7 @@ static struct server *server_new(void)
 	struct wd_err err;
 
 	assert_non_null(s);
-	policy_gwconf_defaults(&s->conf);
+	conf_defaults(&s->conf);
 	snprintf(s->conf.pool_v4, sizeof(s->conf.pool_v4), "10.213.0.0/16");
 	gw_limits_from_conf(&s->conf, &s->lim);
 	snprintf(s->dir, sizeof(s->dir), "/tmp/wd-ctlsrv-XXXXXX");
@@ -602,7 +603,7 @@ static void test_fd_share(void **state)
 	struct gw_fd_share sh;
 
 	(void)state;
-	policy_gwconf_defaults(&conf);
+	conf_defaults(&conf);
 	gw_limits_from_conf(&conf, &lim);
 	assert_int_equal(lim.ctl_total, 1024);
 	assert_int_equal(lim.ctl_per_uid, 64);
@@ -652,26 +653,25 @@ static void test_conf(void **state)
 
 	(void)state;
 	policy_diags_init(&d);
-	assert_int_equal(policy_gwconf_parse(good, strlen(good), "g.yaml", &c, &d), 0);
+	assert_int_equal(conf_parse(good, strlen(good), "g.yaml", &c, &d), 0);
 	assert_int_equal(c.ctl_conns, 100);
 	assert_int_equal(c.ctl_conns_per_user, 10);
 	assert_int_equal(c.ctl_request_ms, 2000);
 	assert_string_equal(c.control_path, "/run/x.sock");
-	assert_int_equal(policy_gwconf_render_yaml(&c, &b), 0);
-	assert_int_equal(policy_gwconf_parse(b.data, b.len, "rendered", &back, &d), 0);
+	assert_int_equal(conf_render_yaml(&c, &b), 0);
+	assert_int_equal(conf_parse(b.data, b.len, "rendered", &back, &d), 0);
 	assert_int_equal(back.ctl_conns, 100);
 	assert_int_equal(back.ctl_conns_per_user, 10);
 	assert_int_equal(back.ctl_request_ms, 2000);
-	policy_gwconf_free(&c);
-	policy_gwconf_free(&back);
+	conf_free(&c);
+	conf_free(&back);
 	wd_buf_free(&b);
 	policy_diags_free(&d);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		policy_diags_init(&d);
-		assert_int_not_equal(policy_gwconf_parse(bad[i], strlen(bad[i]), "g.yaml", &c, &d),
-				     0);
+		assert_int_not_equal(conf_parse(bad[i], strlen(bad[i]), "g.yaml", &c, &d), 0);
 		assert_true(d.n > 0);
-		policy_gwconf_free(&c);
+		conf_free(&c);
 		policy_diags_free(&d);
 	}
 }

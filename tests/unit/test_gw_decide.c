@@ -5,6 +5,7 @@
  * request forms, later requests on a keep-alive connection, the SSRF classes of
  * resolved addresses, wildcard apexes, ports, and the DNS front's answers (refused
  * types included). Every case checks the verdict, the rule and the exact audit text. */
+#include "conf/conf.h"
 #include "gateway/decide.h"
 
 #include <errno.h>
@@ -835,8 +836,7 @@ static void test_ceiling(void **state)
 
 	(void)state;
 	policy_diags_init(&d);
-	assert_int_equal(policy_gwconf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &c, &d),
-			 0);
+	assert_int_equal(conf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &c, &d), 0);
 	assert_int_equal(policy_ceiling_apply(c.ceiling, &who, P, &e), 0);
 	facts.policy = e;
 	df.policy = e;
@@ -889,7 +889,7 @@ static void test_ceiling(void **state)
 	gw_dns_decide(&df, &dv);
 	assert_int_equal(dv.reason, GW_DR_NOT_ALLOWED);
 	policy_free(e);
-	policy_gwconf_free(&c);
+	conf_free(&c);
 	policy_diags_free(&d);
 }
 

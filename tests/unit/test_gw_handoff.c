@@ -2,6 +2,7 @@
  * (gateway/handoff.c): the configuration through a sealed memfd (round trip, refusal of
  * anything else), the choice of the worker executable (refused when unsafe), and the exec
  * with exactly descriptors 3 and 4 inherited. */
+#include "conf/conf.h"
 #include "gateway/handoff.h"
 
 #include <errno.h>
@@ -21,7 +22,7 @@
 
 static void render(const struct wd_gwconf *c, struct wd_buf *b)
 {
-	assert_int_equal(policy_gwconf_render_yaml(c, b), 0);
+	assert_int_equal(conf_render_yaml(c, b), 0);
 }
 
 /* every field survives: the worker's rendering of what it read equals the parent's */
@@ -33,7 +34,7 @@ static void test_conf_roundtrip(void **state)
 	int fd = -1, seals;
 
 	(void)state;
-	policy_gwconf_defaults(&a);
+	conf_defaults(&a);
 	snprintf(a.control_path, sizeof(a.control_path), "/tmp/some dir/gw.sock");
 	snprintf(a.audit_path, sizeof(a.audit_path), "/var/log/warden/a \"quoted\" log.jsonl");
 	snprintf(a.user, sizeof(a.user), "warden-gw");

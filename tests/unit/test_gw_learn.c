@@ -4,6 +4,7 @@
  * normal run, fronting and malformed bytes still denied) each beside the same facts without
  * learn mode, and the learned table (gateway/learn.c: dedup, counts, refusals, names resolved
  * and never connected to, the bound of GW_LEARN_MAX entries). */
+#include "conf/conf.h"
 #include "gateway/decide.h"
 #include "gateway/learn.h"
 
@@ -349,8 +350,7 @@ static void test_ceiling(void **state)
 
 	(void)state;
 	policy_diags_init(&d);
-	assert_int_equal(policy_gwconf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &c, &d),
-			 0);
+	assert_int_equal(conf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &c, &d), 0);
 	policy_diags_free(&d);
 	assert_int_equal(policy_ceiling_apply(c.ceiling, &who, P, &e), 0);
 	facts.policy = e;
@@ -411,7 +411,7 @@ static void test_ceiling(void **state)
 	gw_dns_decide(&df, &dv);
 	assert_int_equal(dv.reason, GW_DR_CEILING);
 	policy_free(e);
-	policy_gwconf_free(&c);
+	conf_free(&c);
 
 	/* `allow: any` bounds no name; its denials still apply */
 	{
@@ -421,15 +421,15 @@ static void test_ceiling(void **state)
 					  "  deny: [\"bad.test\"]\n";
 
 		policy_diags_init(&d);
-		assert_int_equal(
-		    policy_gwconf_parse(any, strlen(any), "/etc/warden/gateway.yaml", &c, &d), 0);
+		assert_int_equal(conf_parse(any, strlen(any), "/etc/warden/gateway.yaml", &c, &d),
+				 0);
 		policy_diags_free(&d);
 		assert_int_equal(policy_ceiling_apply(c.ceiling, &who, P, &e), 0);
 		assert_true(gw_learn_allows(e, "other.test", 22, NULL));
 		assert_false(gw_learn_allows(e, "bad.test", 443, NULL));
 		assert_true(gw_learn_allows_addr(e, &lit, 80, NULL));
 		policy_free(e);
-		policy_gwconf_free(&c);
+		conf_free(&c);
 	}
 }
 

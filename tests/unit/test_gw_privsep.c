@@ -1,5 +1,6 @@
 /* test_gw_privsep.c - unit tests for the parent <-> worker channel (gateway/privsep.c): the
  * descriptor handoff, and the run update / reply messages' encoding and validation. */
+#include "conf/conf.h"
 #include "gateway/gw.h"
 #include "gateway/privsep.h"
 
@@ -506,7 +507,7 @@ static void test_worker_channel_fatal(void **state)
 		struct gw *g = NULL;
 		int sp[2];
 
-		policy_gwconf_defaults(&conf);
+		conf_defaults(&conf);
 		snprintf(conf.resolvers[0], sizeof(conf.resolvers[0]), "127.0.0.1");
 		conf.nresolvers = 1;
 		gw_fds_init(&fds);

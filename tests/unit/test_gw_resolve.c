@@ -7,6 +7,7 @@
  * of waiters, waiters answered in order of arrival, cancel, the AAAA/A rcode merge,
  * the shortest TTL, the address cap, the cache (and a failed lookup answered from it
  * for the TTL floor), forwarding for the DNS front. */
+#include "conf/conf.h"
 #include "gateway/ev.h"
 #include "gateway/proto/proto.h"
 #include "gateway/resolve.h"
@@ -66,7 +67,7 @@ static struct fixture *fixture_new(void)
 	struct wd_err err;
 
 	assert_non_null(f);
-	policy_gwconf_defaults(&f->conf);
+	conf_defaults(&f->conf);
 	f->server = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	assert_true(f->server >= 0);
 	assert_int_equal(bind(f->server, (struct sockaddr *)&sa, sizeof(sa)), 0);

@@ -6,6 +6,7 @@
  * probes; the ceiling's per-uid DNS query cap; a run's audit stream (daemon mode) getting
  * the log's own lines. No sockets, no root: the table needs the loop's services (an epoll
  * instance), an audit front without a log, a config and its limits. */
+#include "conf/conf.h"
 #include "gateway/auditrl.h"
 #include "gateway/ev.h"
 #include "gateway/run.h"
@@ -50,7 +51,7 @@ static struct table *table_new(const char *runs_v4)
 	struct wd_err err;
 
 	assert_non_null(tb);
-	policy_gwconf_defaults(&tb->conf);
+	conf_defaults(&tb->conf);
 	snprintf(tb->conf.pool_v4, sizeof(tb->conf.pool_v4), "%s", runs_v4);
 	gw_limits_from_conf(&tb->conf, &tb->lim);
 	assert_int_equal(gw_ev_init(&tb->ev, NULL, &err), 0);
@@ -66,7 +67,7 @@ static void table_free(struct table *tb)
 	gw_runs_free(&tb->t);
 	gw_audit_free(&tb->audit);
 	gw_ev_free(&tb->ev);
-	policy_gwconf_free(&tb->conf);
+	conf_free(&tb->conf);
 	free(tb);
 }
 
@@ -342,8 +343,7 @@ static void test_ceiling(void **state)
 
 	(void)state;
 	policy_diags_init(&dg);
-	assert_int_equal(
-	    policy_gwconf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &tb->conf, &dg), 0);
+	assert_int_equal(conf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &tb->conf, &dg), 0);
 	policy_diags_free(&dg);
 	snprintf(tb->conf.pool_v4, sizeof(tb->conf.pool_v4), "10.213.0.0/16");
 	a.policy = wide;
@@ -401,8 +401,7 @@ static void test_dns_cap(void **state)
 
 	(void)state;
 	policy_diags_init(&dg);
-	assert_int_equal(
-	    policy_gwconf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &tb->conf, &dg), 0);
+	assert_int_equal(conf_parse(gw, strlen(gw), "/etc/warden/gateway.yaml", &tb->conf, &dg), 0);
 	policy_diags_free(&dg);
 	snprintf(tb->conf.pool_v4, sizeof(tb->conf.pool_v4), "10.213.0.0/16");
 	assert_int_equal(gw_run_register(&tb->t, &a, 70001, why, sizeof(why)), 0);

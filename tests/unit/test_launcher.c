@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "conf/conf.h"
+#include "conf/host.h"
 #include "run/bwrap.h"
 #include "run/run.h"
 #include "netns/netns.h"
@@ -525,11 +527,11 @@ static void test_netns_config(void **state)
 	char text[INET6_ADDRSTRLEN + 8];
 
 	(void)state;
-	policy_gwconf_defaults(&g);
+	conf_defaults(&g);
 	snprintf(g.pool_v4, sizeof(g.pool_v4), "10.99.0.0/16");
 	snprintf(g.pool_v6, sizeof(g.pool_v6), "fd00:99::/48");
 	snprintf(g.if_prefix, sizeof(g.if_prefix), "wt-");
-	assert_int_equal(run_netns_config(&g, &c), 0);
+	assert_int_equal(conf_pool_config(&g, &c), 0);
 	assert_int_equal(netns_format_prefix(&c.pool4, text, sizeof(text)), 0);
 	assert_string_equal(text, "10.99.0.0/16");
 	assert_int_equal(netns_format_prefix(&c.pool6, text, sizeof(text)), 0);
@@ -538,10 +540,10 @@ static void test_netns_config(void **state)
 	/* the rest are the defaults */
 	assert_int_equal(c.run4_len, 30);
 	snprintf(g.pool_v6, sizeof(g.pool_v6), "fd00:99::1/48"); /* host bits set */
-	assert_int_equal(run_netns_config(&g, &c), -EINVAL);
+	assert_int_equal(conf_pool_config(&g, &c), -EINVAL);
 	snprintf(g.pool_v6, sizeof(g.pool_v6), "fd00:99::/48");
 	snprintf(g.pool_v4, sizeof(g.pool_v4), "not-a-prefix");
-	assert_int_equal(run_netns_config(&g, &c), -EINVAL);
+	assert_int_equal(conf_pool_config(&g, &c), -EINVAL);
 }
 
 /* --print-bwrap's words: plain ones as they are, the rest single-quoted so a shell gives them

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "conf/conf.h"
 #include "run/internal.h"
 
 #include <arpa/inet.h>
@@ -400,7 +401,7 @@ static void test_rootless_fw_config(void **state)
 	char s4[INET_ADDRSTRLEN], s6[INET6_ADDRSTRLEN];
 
 	(void)state;
-	policy_gwconf_defaults(&g);
+	conf_defaults(&g);
 	assert_int_equal(run_rootless_fw_config(&g, &fc, &a), 0);
 	assert_int_equal(fc.mode, FW_MODE_RUN);
 	assert_int_equal(fc.gw4.s_addr, a.host4.s_addr);

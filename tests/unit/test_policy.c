@@ -1,5 +1,6 @@
 /* test_policy.c - the policy parser (every bad input with its exact position),
  * the matcher's tricky cases, rendering, and the gateway config loader. */
+#include "conf/conf.h"
 #include "flood.h"
 #include "policy/policy.h"
 #include "policy/policy_internal.h"
@@ -785,7 +786,7 @@ static void test_match_fnv_flood(void **state)
 static int gw(const char *yaml, struct wd_gwconf *c, struct policy_diags *d)
 {
 	policy_diags_init(d);
-	return policy_gwconf_parse(yaml, strlen(yaml), "gw.yaml", c, d);
+	return conf_parse(yaml, strlen(yaml), "gw.yaml", c, d);
 }
 
 static void test_gw_defaults(void **state)
@@ -847,7 +848,7 @@ static void test_gw_gateway_values(void **state)
 	assert_int_equal(c.peek_timeout_ms, 100);
 	assert_int_equal(c.dns_ttl_floor_s, 0);
 	assert_int_equal(c.dns_ttl_ceiling_s, 9);
-	assert_int_equal(policy_gwconf_render_yaml(&c, &b), 0);
+	assert_int_equal(conf_render_yaml(&c, &b), 0);
 	policy_diags_free(&d);
 	assert_int_equal(gw(b.data, &c2, &d), 0);
 	assert_memory_equal(&c, &c2, sizeof(c));
@@ -857,7 +858,7 @@ static void test_gw_gateway_values(void **state)
 	assert_int_equal(gw("version: 1\nlisten: {v4: 10.213.0.1, v6: \"\"}\n", &c, &d), 0);
 	assert_string_equal(c.listen_v4, "10.213.0.1");
 	assert_string_equal(c.listen_v6, "");
-	assert_int_equal(policy_gwconf_render_yaml(&c, &b), 0);
+	assert_int_equal(conf_render_yaml(&c, &b), 0);
 	policy_diags_free(&d);
 	assert_int_equal(gw(b.data, &c2, &d), 0);
 	assert_memory_equal(&c, &c2, sizeof(c));
@@ -873,10 +874,9 @@ static void test_gw_example(void **state)
 
 	(void)state;
 	policy_diags_init(&d);
-	assert_int_equal(policy_gwconf_load(WD_SOURCE_DIR "/deploy/examples/gateway.yaml", &c, &d),
-			 0);
+	assert_int_equal(conf_load(WD_SOURCE_DIR "/deploy/examples/gateway.yaml", &c, &d), 0);
 	assert_string_equal(c.audit_path, "/var/log/warden/audit.jsonl");
-	assert_int_equal(policy_gwconf_render_yaml(&c, &b), 0);
+	assert_int_equal(conf_render_yaml(&c, &b), 0);
 	policy_diags_free(&d);
 	assert_int_equal(gw(b.data, &c2, &d), 0);
 	assert_memory_equal(&c, &c2, sizeof(c));
@@ -979,7 +979,7 @@ static void test_gw_missing_file(void **state)
 
 	(void)state;
 	policy_diags_init(&d);
-	assert_int_equal(policy_gwconf_load("/nonexistent/gw.yaml", &c, &d), -ENOENT);
+	assert_int_equal(conf_load("/nonexistent/gw.yaml", &c, &d), -ENOENT);
 	assert_int_equal(d.errors, 1);
 	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 0, 0, "cannot read"));
 	policy_diags_free(&d);

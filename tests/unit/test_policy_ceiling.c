@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "conf/conf.h"
 #include "policy/policy.h"
 #include "policy_diags.h"
 
@@ -26,7 +27,7 @@ static int conf(const char *body, struct wd_gwconf *c, struct policy_diags *d)
 
 	snprintf(buf, sizeof(buf), "version: 1\nceiling:\n%s", body);
 	policy_diags_init(d);
-	return policy_gwconf_parse(buf, strlen(buf), "/etc/warden/gateway.yaml", c, d);
+	return conf_parse(buf, strlen(buf), "/etc/warden/gateway.yaml", c, d);
 }
 
 static struct wd_policy *pol(const char *allow_items)
@@ -82,7 +83,7 @@ static struct wd_policy *eff(const char *ceiling, const struct policy_who *who,
 	texts(e, got, sizeof(got));
 	assert_string_equal(got, want);
 	policy_free(u);
-	policy_gwconf_free(&c);
+	conf_free(&c);
 	policy_diags_free(&d);
 	return e;
 }
@@ -301,15 +302,15 @@ static void test_no_and_empty_ceiling(void **state)
 	(void)state;
 	/* no ceiling section: nothing to apply (the gateway leaves policies as they are) */
 	policy_diags_init(&d);
-	assert_int_equal(policy_gwconf_parse("version: 1\n", 11, "gw.yaml", &c, &d), 0);
+	assert_int_equal(conf_parse("version: 1\n", 11, "gw.yaml", &c, &d), 0);
 	assert_null(c.ceiling);
 	policy_diags_free(&d);
 	/* an empty ceiling: nothing is allowed, with a warning */
 	policy_diags_init(&d);
-	assert_int_equal(policy_gwconf_parse("version: 1\nceiling:\n", 20, "gw.yaml", &c, &d), 0);
+	assert_int_equal(conf_parse("version: 1\nceiling:\n", 20, "gw.yaml", &c, &d), 0);
 	assert_non_null(c.ceiling);
 	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 2, 9, "users' runs may reach nothing"));
-	policy_gwconf_free(&c);
+	conf_free(&c);
 	policy_diags_free(&d);
 	e = eff("  limits: { runs: 1 }\n", &alice, "    - example.com\n", "");
 	assert_true(has_note(e, "`example.com:80,443` is dropped: not allowed by the host's "
@@ -352,7 +353,7 @@ static void test_limits(void **state)
 				"/etc/warden/gateway.yaml:4 sets 100"));
 	policy_free(e);
 	policy_free(u);
-	policy_gwconf_free(&c);
+	conf_free(&c);
 	policy_diags_free(&d);
 }
 
@@ -375,7 +376,7 @@ static void test_too_big(void **state)
 		assert_int_equal(wd_buf_printf(&u, "    - \"*.example.com:%d\"\n", i + 1), 0);
 	assert_int_equal(wd_buf_puts(&u, "    - x.c7.example.com\n"), 0);
 	policy_diags_init(&d);
-	assert_int_equal(policy_gwconf_parse(g.data, g.len, "g.yaml", &c, &d), 0);
+	assert_int_equal(conf_parse(g.data, g.len, "g.yaml", &c, &d), 0);
 	policy_diags_free(&d);
 	policy_diags_init(&d);
 	assert_int_equal(policy_parse(u.data, u.len, "u.yaml", &p, &d), 0);
@@ -389,7 +390,7 @@ static void test_too_big(void **state)
 	assert_int_equal(e->nrules, 1);
 	policy_free(e);
 	policy_free(p);
-	policy_gwconf_free(&c);
+	conf_free(&c);
 	wd_buf_free(&g);
 	wd_buf_free(&u);
 }
@@ -432,7 +433,7 @@ static void test_parse_errors(void **state)
 	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 11, "expected a mapping of names"));
 	policy_diags_free(&d);
 	assert_int_equal(conf("  allow: [{ host: a.example.com, from: 7 }]\n", &c, &d), 0);
-	policy_gwconf_free(&c);
+	conf_free(&c);
 	policy_diags_free(&d);
 	/* `from` belongs to ceilings only */
 	{
@@ -466,12 +467,12 @@ static void test_render_keeps_positions(void **state)
 	(void)state;
 	assert_int_equal(conf(ceil, &c, &d), 0);
 	policy_diags_free(&d);
-	assert_int_equal(policy_gwconf_render_yaml(&c, &b), 0);
+	assert_int_equal(conf_render_yaml(&c, &b), 0);
 	policy_diags_init(&d);
-	if (policy_gwconf_parse(b.data, b.len, "(from warden-gateway)", &c2, &d))
+	if (conf_parse(b.data, b.len, "(from warden-gateway)", &c2, &d))
 		dump(&d);
 	assert_non_null(c2.ceiling);
-	assert_int_equal(policy_gwconf_render_yaml(&c2, &b2), 0);
+	assert_int_equal(conf_render_yaml(&c2, &b2), 0);
 	assert_string_equal(b.data, b2.data);
 	assert_int_equal(policy_ceiling_apply(c2.ceiling, &alice, u, &e), 0);
 	assert_true(policy_ceiling_why(e, "api.example.com", 80, &w));
@@ -480,8 +481,8 @@ static void test_render_keeps_positions(void **state)
 	assert_true(has_note(e, "/etc/warden/gateway.yaml:6 denies `*.internal.example.com`"));
 	policy_free(e);
 	policy_free(u);
-	policy_gwconf_free(&c);
-	policy_gwconf_free(&c2);
+	conf_free(&c);
+	conf_free(&c2);
 	policy_diags_free(&d);
 	wd_buf_free(&b);
 	wd_buf_free(&b2);
@@ -553,11 +554,11 @@ static void test_dns_cap(void **state)
 	policy_free(e);
 	/* rendered for the worker and parsed again: the same place */
 	assert_int_equal(conf(ceil, &c, &d), 0);
-	assert_int_equal(policy_gwconf_render_yaml(&c, &b), 0);
+	assert_int_equal(conf_render_yaml(&c, &b), 0);
 	assert_non_null(
 	    strstr(b.data, "dns_queries_per_s: { max: 5, from: \"/etc/warden/gateway.yaml:7\" }"));
 	wd_buf_free(&b);
-	policy_gwconf_free(&c);
+	conf_free(&c);
 	policy_diags_free(&d);
 	/* refused, with the place */
 	assert_int_equal(conf("  limits: { dns_queries_per_s: 0 }\n", &c, &d), -EINVAL);

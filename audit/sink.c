@@ -1,6 +1,6 @@
 /* sink.c - where a copy of the audit log is shipped: the pure parser of a sink ("unix:PATH",
  * "udp:ADDR:PORT", "tcp:ADDR:PORT", "journald[:PATH]") and of syslog facility names. */
-#include "common/common.h"
+#include "audit/audit.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,7 +15,7 @@ static const char *const facility_names[24] = {
     "local0", "local1", "local2",   "local3", "local4", "local5", "local6", "local7",
 };
 
-int wd_sink_facility(const char *name)
+int audit_sink_facility(const char *name)
 {
 	for (int i = 0; i < 24; i++)
 		if (!strcmp(name, facility_names[i]))
@@ -23,19 +23,19 @@ int wd_sink_facility(const char *name)
 	return -EINVAL;
 }
 
-const char *wd_sink_facility_name(int facility)
+const char *audit_sink_facility_name(int facility)
 {
 	return facility >= 0 && facility < 24 ? facility_names[facility] : NULL;
 }
 
 static const struct {
 	const char *prefix;
-	enum wd_sink_kind kind;
+	enum audit_sink_kind kind;
 } kinds[] = {
-    {"unix:", WD_SINK_UNIX},
-    {"udp:", WD_SINK_UDP},
-    {"tcp:", WD_SINK_TCP},
-    {"journald:", WD_SINK_JOURNALD},
+    {"unix:", AUDIT_SINK_UNIX},
+    {"udp:", AUDIT_SINK_UDP},
+    {"tcp:", AUDIT_SINK_TCP},
+    {"journald:", AUDIT_SINK_JOURNALD},
 };
 
 static int fail(size_t *ret_off, size_t off, const char **ret_why, const char *why)
@@ -46,7 +46,7 @@ static int fail(size_t *ret_off, size_t off, const char **ret_why, const char *w
 }
 
 /* "ADDR:PORT" with ADDR dotted IPv4 or "[IPv6]" */
-static int parse_hostport(const char *s, size_t base, struct wd_sink *out, size_t *ret_off,
+static int parse_hostport(const char *s, size_t base, struct audit_sink *out, size_t *ret_off,
 			  const char **ret_why)
 {
 	char addr[INET6_ADDRSTRLEN + 1];
@@ -94,20 +94,21 @@ static int parse_hostport(const char *s, size_t base, struct wd_sink *out, size_
 	return 0;
 }
 
-int wd_sink_parse(const char *spec, struct wd_sink *out, size_t *ret_off, const char **ret_why)
+int audit_sink_parse(const char *spec, struct audit_sink *out, size_t *ret_off,
+		     const char **ret_why)
 {
-	struct wd_sink s;
+	struct audit_sink s;
 	const char *rest = NULL;
 	size_t base = 0;
 	int ret;
 
 	memset(&s, 0, sizeof(s)); /* padding too: configs are compared with memcmp() */
-	s.kind = WD_SINK_NONE;
+	s.kind = AUDIT_SINK_NONE;
 	s.facility = out->facility;
 
 	if (!strcmp(spec, "journald")) {
-		s.kind = WD_SINK_JOURNALD;
-		snprintf(s.path, sizeof(s.path), "%s", WD_SINK_JOURNALD_SOCKET);
+		s.kind = AUDIT_SINK_JOURNALD;
+		snprintf(s.path, sizeof(s.path), "%s", AUDIT_SINK_JOURNALD_SOCKET);
 		*out = s;
 		return 0;
 	}
@@ -126,8 +127,8 @@ int wd_sink_parse(const char *spec, struct wd_sink *out, size_t *ret_off, const 
 			    "expected unix:PATH, udp:ADDR:PORT, tcp:ADDR:PORT, journald or "
 			    "journald:PATH");
 	switch (s.kind) {
-	case WD_SINK_UNIX:
-	case WD_SINK_JOURNALD:
+	case AUDIT_SINK_UNIX:
+	case AUDIT_SINK_JOURNALD:
 		if (rest[0] != '/')
 			return fail(ret_off, base, ret_why, "expected an absolute path");
 		if (strlen(rest) >= sizeof(s.path))
@@ -135,42 +136,42 @@ int wd_sink_parse(const char *spec, struct wd_sink *out, size_t *ret_off, const 
 				    "the path is too long for a unix socket (at most 107 bytes)");
 		memcpy(s.path, rest, strlen(rest) + 1);
 		break;
-	case WD_SINK_UDP:
-	case WD_SINK_TCP:
+	case AUDIT_SINK_UDP:
+	case AUDIT_SINK_TCP:
 		ret = parse_hostport(rest, base, &s, ret_off, ret_why);
 		if (ret)
 			return ret;
 		break;
-	case WD_SINK_NONE:
+	case AUDIT_SINK_NONE:
 		return fail(ret_off, 0, ret_why, "no sink");
 	}
 	*out = s;
 	return 0;
 }
 
-int wd_sink_format(const struct wd_sink *s, char *out, size_t outlen)
+int audit_sink_format(const struct audit_sink *s, char *out, size_t outlen)
 {
 	char a[INET6_ADDRSTRLEN];
 	int n;
 
 	switch (s->kind) {
-	case WD_SINK_NONE:
+	case AUDIT_SINK_NONE:
 		n = snprintf(out, outlen, "%s", "");
 		break;
-	case WD_SINK_UNIX:
+	case AUDIT_SINK_UNIX:
 		n = snprintf(out, outlen, "unix:%s", s->path);
 		break;
-	case WD_SINK_JOURNALD:
-		n = strcmp(s->path, WD_SINK_JOURNALD_SOCKET)
+	case AUDIT_SINK_JOURNALD:
+		n = strcmp(s->path, AUDIT_SINK_JOURNALD_SOCKET)
 			? snprintf(out, outlen, "journald:%s", s->path)
 			: snprintf(out, outlen, "journald");
 		break;
-	case WD_SINK_UDP:
-	case WD_SINK_TCP:
+	case AUDIT_SINK_UDP:
+	case AUDIT_SINK_TCP:
 		if (!inet_ntop(s->family, s->addr, a, sizeof(a)))
 			return -EINVAL;
 		n = snprintf(out, outlen, s->family == AF_INET6 ? "%s:[%s]:%u" : "%s:%s:%u",
-			     s->kind == WD_SINK_UDP ? "udp" : "tcp", a, (unsigned)s->port);
+			     s->kind == AUDIT_SINK_UDP ? "udp" : "tcp", a, (unsigned)s->port);
 		break;
 	default:
 		return -EINVAL;

@@ -1,6 +1,7 @@
 /* gwconf.c - the warden-gateway configuration file: strict YAML -> struct
  * wd_gwconf, with the same file:line:col diagnostics as policies. */
-#include "policy/policy_internal.h"
+#include "conf/conf.h"
+#include "policy/yaml.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +10,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
-void policy_gwconf_defaults(struct wd_gwconf *c)
+void conf_defaults(struct wd_gwconf *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->port_transparent = 15001;
@@ -40,7 +41,7 @@ void policy_gwconf_defaults(struct wd_gwconf *c)
 	c->dns_ttl_floor_s = 5;
 	c->dns_ttl_ceiling_s = 300;
 	c->audit_kib_per_run = 16384;
-	c->audit_ship.facility = WD_SINK_FACILITY_DEFAULT;
+	c->audit_ship.facility = AUDIT_SINK_FACILITY_DEFAULT;
 	c->socket_buffer_kib = 1024;
 	c->run_buffer_kib = 16384;
 }
@@ -122,34 +123,34 @@ static const struct {
 };
 
 /* a name made of the characters in @set, 1..@max bytes; reports otherwise */
-static int want_name(struct policy_diags *d, const struct yt_node *n, const char *what,
+static int want_name(struct policy_diags *d, const struct policy_yt_node *n, const char *what,
 		     const char *set, const char *set_text, size_t max, char *out)
 {
-	const char *s = yt_str(d, n, what);
+	const char *s = policy_yt_str(d, n, what);
 
 	if (!s)
 		return -EINVAL;
 	if (strlen(s) > max) {
-		diag_err(d, n, "%s: `%s` is %zu characters long; expected at most %zu", what, s,
-			 strlen(s), max);
+		policy_diag_err(d, n, "%s: `%s` is %zu characters long; expected at most %zu", what,
+				s, strlen(s), max);
 		return -EINVAL;
 	}
 	if (strspn(s, set) != strlen(s)) {
-		diag_err(d, n, "%s: `%s` has the character `%c`; expected only %s", what, s,
-			 s[strspn(s, set)], set_text);
+		policy_diag_err(d, n, "%s: `%s` has the character `%c`; expected only %s", what, s,
+				s[strspn(s, set)], set_text);
 		return -EINVAL;
 	}
 	memcpy(out, s, strlen(s) + 1);
 	return 0;
 }
 
-static int parse_ports(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+static int parse_ports(struct policy_diags *d, const struct policy_yt_node *n, struct wd_gwconf *c)
 {
-	const struct yt_node *v[PORT_N];
+	const struct policy_yt_node *v[PORT_N];
 	uint16_t *dst[PORT_N] = {&c->port_transparent, &c->port_dns, &c->port_proxy};
 	int ret = 0;
 
-	if (yt_map_keys(d, n, "`ports`", port_keys, PORT_N, v))
+	if (policy_yt_map_keys(d, n, "`ports`", port_keys, PORT_N, v))
 		return -EINVAL;
 	for (int i = 0; i < PORT_N; i++) {
 		char what[64];
@@ -158,7 +159,7 @@ static int parse_ports(struct policy_diags *d, const struct yt_node *n, struct w
 		if (!v[i])
 			continue;
 		snprintf(what, sizeof(what), "ports.%s", port_keys[i]);
-		if (yt_uint(d, v[i], what, 1, 65535, &port))
+		if (policy_yt_uint(d, v[i], what, 1, 65535, &port))
 			ret = -EINVAL;
 		else
 			*dst[i] = (uint16_t)port;
@@ -166,24 +167,25 @@ static int parse_ports(struct policy_diags *d, const struct yt_node *n, struct w
 	for (int i = 0; i < PORT_N; i++)
 		for (int j = i + 1; j < PORT_N; j++)
 			if (*dst[i] == *dst[j]) {
-				const struct yt_node *at = v[j] ? v[j] : (v[i] ? v[i] : n);
+				const struct policy_yt_node *at = v[j] ? v[j] : (v[i] ? v[i] : n);
 
-				diag_err(d, at,
-					 "ports.%s and ports.%s are both %u; expected distinct "
-					 "ports",
-					 port_keys[i], port_keys[j], *dst[i]);
+				policy_diag_err(
+				    d, at,
+				    "ports.%s and ports.%s are both %u; expected distinct "
+				    "ports",
+				    port_keys[i], port_keys[j], *dst[i]);
 				ret = -EINVAL;
 			}
 	return ret;
 }
 
-static int parse_nft(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+static int parse_nft(struct policy_diags *d, const struct policy_yt_node *n, struct wd_gwconf *c)
 {
-	const struct yt_node *v[NFT_N];
+	const struct policy_yt_node *v[NFT_N];
 	uint64_t group, conns, rate;
 	int ret = 0;
 
-	if (yt_map_keys(d, n, "`nft`", nft_keys, NFT_N, v))
+	if (policy_yt_map_keys(d, n, "`nft`", nft_keys, NFT_N, v))
 		return -EINVAL;
 	if (v[NFT_TABLE] && want_name(d, v[NFT_TABLE], "nft.table",
 				      "abcdefghijklmnopqrstuvwxyz"
@@ -196,20 +198,20 @@ static int parse_nft(struct policy_diags *d, const struct yt_node *n, struct wd_
 		      sizeof(c->if_prefix) - 1, c->if_prefix))
 		ret = -EINVAL;
 	if (v[NFT_NFLOG]) {
-		if (yt_uint(d, v[NFT_NFLOG], "nft.nflog_group", 0, 65535, &group))
+		if (policy_yt_uint(d, v[NFT_NFLOG], "nft.nflog_group", 0, 65535, &group))
 			ret = -EINVAL;
 		else
 			c->nflog_group = (uint16_t)group;
 	}
 	if (v[NFT_CONNS]) {
 		/* the bounds of fw_config_check() (nft/ is not a dependency of policy/) */
-		if (yt_uint(d, v[NFT_CONNS], "nft.conntrack_per_run", 16, 1048576, &conns))
+		if (policy_yt_uint(d, v[NFT_CONNS], "nft.conntrack_per_run", 16, 1048576, &conns))
 			ret = -EINVAL;
 		else
 			c->nft_conns_per_run = (uint32_t)conns;
 	}
 	if (v[NFT_NEW]) {
-		if (yt_uint(d, v[NFT_NEW], "nft.conntrack_new_per_s", 1, 100000, &rate))
+		if (policy_yt_uint(d, v[NFT_NEW], "nft.conntrack_new_per_s", 1, 100000, &rate))
 			ret = -EINVAL;
 		else
 			c->nft_new_per_s = (uint32_t)rate;
@@ -217,14 +219,14 @@ static int parse_nft(struct policy_diags *d, const struct yt_node *n, struct wd_
 	return ret;
 }
 
-static int parse_pools(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+static int parse_pools(struct policy_diags *d, const struct policy_yt_node *n, struct wd_gwconf *c)
 {
-	const struct yt_node *v[POOL_N];
+	const struct policy_yt_node *v[POOL_N];
 	char *dst[POOL_N] = {c->pool_v4, c->pool_v6, c->synth_v4, c->synth_v6};
 	struct wd_cidr net[POOL_N];
 	int ret = 0;
 
-	if (yt_map_keys(d, n, "`pools`", pool_keys, POOL_N, v))
+	if (policy_yt_map_keys(d, n, "`pools`", pool_keys, POOL_N, v))
 		return -EINVAL;
 	for (int i = 0; i < POOL_N; i++) {
 		enum wd_cidr_result r;
@@ -233,7 +235,7 @@ static int parse_pools(struct policy_diags *d, const struct yt_node *n, struct w
 
 		if (!v[i])
 			continue;
-		s = yt_str(d, v[i], pool_keys[i]);
+		s = policy_yt_str(d, v[i], pool_keys[i]);
 		if (!s) {
 			ret = -EINVAL;
 			continue;
@@ -242,25 +244,26 @@ static int parse_pools(struct policy_diags *d, const struct yt_node *n, struct w
 		if (r == WD_CIDR_HOST_BITS) {
 			wd_cidr_format(net[i].family, net[i].addr, net[i].prefix, canon,
 				       sizeof(canon));
-			diag_err(d, v[i],
-				 "pools.%s: `%s` has host bits set; expected the network "
-				 "address `%s`",
-				 pool_keys[i], s, canon);
+			policy_diag_err(d, v[i],
+					"pools.%s: `%s` has host bits set; expected the network "
+					"address `%s`",
+					pool_keys[i], s, canon);
 			ret = -EINVAL;
 			continue;
 		}
 		if (r != WD_CIDR_OK || net[i].family != pool_rules[i].family) {
-			diag_err(d, v[i], "pools.%s: found `%s`; expected an %s range like `%s`",
-				 pool_keys[i], s, pool_rules[i].family == AF_INET ? "IPv4" : "IPv6",
-				 pool_rules[i].family == AF_INET ? "10.213.0.0/16"
-								 : "fd77:7764:6e00::/48");
+			policy_diag_err(
+			    d, v[i], "pools.%s: found `%s`; expected an %s range like `%s`",
+			    pool_keys[i], s, pool_rules[i].family == AF_INET ? "IPv4" : "IPv6",
+			    pool_rules[i].family == AF_INET ? "10.213.0.0/16"
+							    : "fd77:7764:6e00::/48");
 			ret = -EINVAL;
 			continue;
 		}
 		if (net[i].prefix < pool_rules[i].min || net[i].prefix > pool_rules[i].max) {
-			diag_err(d, v[i],
-				 "pools.%s: prefix /%u is out of range; expected /%u to /%u",
-				 pool_keys[i], net[i].prefix, pool_rules[i].min, pool_rules[i].max);
+			policy_diag_err(
+			    d, v[i], "pools.%s: prefix /%u is out of range; expected /%u to /%u",
+			    pool_keys[i], net[i].prefix, pool_rules[i].min, pool_rules[i].max);
 			ret = -EINVAL;
 			continue;
 		}
@@ -276,15 +279,15 @@ static int parse_pools(struct policy_diags *d, const struct yt_node *n, struct w
 	for (int i = 0; i < POOL_N; i++)
 		for (int j = i + 1; j < POOL_N; j++) {
 			unsigned p = net[i].prefix < net[j].prefix ? net[i].prefix : net[j].prefix;
-			const struct yt_node *at = v[j] ? v[j] : (v[i] ? v[i] : n);
+			const struct policy_yt_node *at = v[j] ? v[j] : (v[i] ? v[i] : n);
 
 			if (net[i].family != net[j].family ||
 			    !wd_prefix_contains(net[i].family, net[i].addr, p, net[j].addr))
 				continue;
-			diag_err(d, at,
-				 "pools.%s (%s) and pools.%s (%s) overlap; expected "
-				 "separate ranges",
-				 pool_keys[i], dst[i], pool_keys[j], dst[j]);
+			policy_diag_err(d, at,
+					"pools.%s (%s) and pools.%s (%s) overlap; expected "
+					"separate ranges",
+					pool_keys[i], dst[i], pool_keys[j], dst[j]);
 			ret = -EINVAL;
 		}
 	return ret;
@@ -292,20 +295,20 @@ static int parse_pools(struct policy_diags *d, const struct yt_node *n, struct w
 
 /* audit.ship ("unix:PATH", "udp:ADDR:PORT", ...) and audit.facility ("authpriv", ...); the
  * position of a mistake inside the ship string is its column */
-static int parse_audit_ship(struct policy_diags *d, const struct yt_node *ship,
-			    const struct yt_node *fac, struct wd_gwconf *c)
+static int parse_audit_ship(struct policy_diags *d, const struct policy_yt_node *ship,
+			    const struct policy_yt_node *fac, struct wd_gwconf *c)
 {
 	const char *s, *why;
 	size_t off;
 	int f, ret = 0;
 
 	if (fac) {
-		s = yt_str(d, fac, "audit.facility");
-		f = s ? wd_sink_facility(s) : -EINVAL;
+		s = policy_yt_str(d, fac, "audit.facility");
+		f = s ? audit_sink_facility(s) : -EINVAL;
 		if (!s) {
 			ret = -EINVAL;
 		} else if (f < 0) {
-			diag_err(
+			policy_diag_err(
 			    d, fac,
 			    "audit.facility: found `%.40s`; expected a syslog facility: kern, "
 			    "user, mail, daemon, auth, syslog, lpr, news, uucp, cron, authpriv, "
@@ -318,37 +321,37 @@ static int parse_audit_ship(struct policy_diags *d, const struct yt_node *ship,
 	}
 	if (!ship)
 		return ret;
-	s = yt_str(d, ship, "audit.ship");
+	s = policy_yt_str(d, ship, "audit.ship");
 	if (!s)
 		return -EINVAL;
-	if (wd_sink_parse(s, &c->audit_ship, &off, &why)) {
-		diag_add(d, POLICY_DIAG_ERROR, ship->line,
-			 ship->col + (int)off + (ship->plain ? 0 : 1),
-			 "audit.ship: found `%.120s`; %s", s, why);
+	if (audit_sink_parse(s, &c->audit_ship, &off, &why)) {
+		policy_diag_add(d, POLICY_DIAG_ERROR, ship->line,
+				ship->col + (int)off + (ship->plain ? 0 : 1),
+				"audit.ship: found `%.120s`; %s", s, why);
 		return -EINVAL;
 	}
 	return ret;
 }
 
-static int parse_audit(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+static int parse_audit(struct policy_diags *d, const struct policy_yt_node *n, struct wd_gwconf *c)
 {
-	const struct yt_node *v[AUDIT_N];
+	const struct policy_yt_node *v[AUDIT_N];
 	const char *s;
 
-	if (yt_map_keys(d, n, "`audit`", audit_keys, AUDIT_N, v))
+	if (policy_yt_map_keys(d, n, "`audit`", audit_keys, AUDIT_N, v))
 		return -EINVAL;
 	if (parse_audit_ship(d, v[AUDIT_SHIP], v[AUDIT_FACILITY], c))
 		return -EINVAL;
 	if (!v[AUDIT_PATH])
 		return 0;
-	s = yt_str(d, v[AUDIT_PATH], "audit.path");
+	s = policy_yt_str(d, v[AUDIT_PATH], "audit.path");
 	if (!s)
 		return -EINVAL;
 	if (s[0] != '/' || strlen(s) >= sizeof(c->audit_path)) {
-		diag_err(d, v[AUDIT_PATH],
-			 "audit.path: found `%.80s`; expected an absolute path "
-			 "shorter than %zu bytes",
-			 s, sizeof(c->audit_path));
+		policy_diag_err(d, v[AUDIT_PATH],
+				"audit.path: found `%.80s`; expected an absolute path "
+				"shorter than %zu bytes",
+				s, sizeof(c->audit_path));
 		return -EINVAL;
 	}
 	memcpy(c->audit_path, s, strlen(s) + 1);
@@ -400,26 +403,27 @@ static bool resolver_ok(const char *s)
 	return true;
 }
 
-static int parse_resolvers(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+static int parse_resolvers(struct policy_diags *d, const struct policy_yt_node *n,
+			   struct wd_gwconf *c)
 {
 	int ret = 0;
 
-	if (yt_want_seq(d, n, "resolvers"))
+	if (policy_yt_want_seq(d, n, "resolvers"))
 		return -EINVAL;
 	if (n->nkids > WD_ARRAY_SIZE(c->resolvers)) {
-		diag_err(d, n, "resolvers: %zu entries; expected at most %zu", n->nkids,
-			 WD_ARRAY_SIZE(c->resolvers));
+		policy_diag_err(d, n, "resolvers: %zu entries; expected at most %zu", n->nkids,
+				WD_ARRAY_SIZE(c->resolvers));
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < n->nkids; i++) {
-		const char *s = yt_str(d, n->kids[i], "resolvers entry");
+		const char *s = policy_yt_str(d, n->kids[i], "resolvers entry");
 
 		if (!s) {
 			ret = -EINVAL;
 			continue;
 		}
 		if (!resolver_ok(s)) {
-			diag_err(
+			policy_diag_err(
 			    d, n->kids[i],
 			    "resolvers: found `%.80s`; expected an IP address, optionally "
 			    "with a port (`192.0.2.53`, `192.0.2.53:5353`, `[2001:db8::53]:53`)",
@@ -432,7 +436,8 @@ static int parse_resolvers(struct policy_diags *d, const struct yt_node *n, stru
 	return ret;
 }
 
-static int parse_control(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+static int parse_control(struct policy_diags *d, const struct policy_yt_node *n,
+			 struct wd_gwconf *c)
 {
 	static const struct {
 		uint32_t min, max;
@@ -443,11 +448,11 @@ static int parse_control(struct policy_diags *d, const struct yt_node *n, struct
 	};
 	uint32_t *dst[CONTROL_N] = {NULL, &c->ctl_conns, &c->ctl_conns_per_user,
 				    &c->ctl_request_ms};
-	const struct yt_node *v[CONTROL_N];
+	const struct policy_yt_node *v[CONTROL_N];
 	const char *s;
 	int ret = 0;
 
-	if (yt_map_keys(d, n, "`control`", control_keys, CONTROL_N, v))
+	if (policy_yt_map_keys(d, n, "`control`", control_keys, CONTROL_N, v))
 		return -EINVAL;
 	for (int i = CONTROL_CONNS; i < CONTROL_N; i++) {
 		char what[64];
@@ -456,46 +461,47 @@ static int parse_control(struct policy_diags *d, const struct yt_node *n, struct
 		if (!v[i])
 			continue;
 		snprintf(what, sizeof(what), "control.%s", control_keys[i]);
-		if (yt_uint(d, v[i], what, range[i].min, range[i].max, &val))
+		if (policy_yt_uint(d, v[i], what, range[i].min, range[i].max, &val))
 			ret = -EINVAL;
 		else
 			*dst[i] = (uint32_t)val;
 	}
 	if (!ret && c->ctl_conns_per_user >= c->ctl_conns) {
-		const struct yt_node *at = v[CONTROL_CONNS_USER] ? v[CONTROL_CONNS_USER] : n;
+		const struct policy_yt_node *at = v[CONTROL_CONNS_USER] ? v[CONTROL_CONNS_USER] : n;
 
-		diag_err(d, at,
-			 "control.connections_per_user (%u) is not below control.connections "
-			 "(%u); expected less than the total, so that one user cannot take "
-			 "every control connection",
-			 c->ctl_conns_per_user, c->ctl_conns);
+		policy_diag_err(
+		    d, at,
+		    "control.connections_per_user (%u) is not below control.connections "
+		    "(%u); expected less than the total, so that one user cannot take "
+		    "every control connection",
+		    c->ctl_conns_per_user, c->ctl_conns);
 		ret = -EINVAL;
 	}
 	if (!v[CONTROL_PATH])
 		return ret;
-	s = yt_str(d, v[CONTROL_PATH], "control.path");
+	s = policy_yt_str(d, v[CONTROL_PATH], "control.path");
 	if (!s)
 		return -EINVAL;
 	if (s[0] != '/' || strlen(s) >= sizeof(c->control_path)) {
-		diag_err(d, v[CONTROL_PATH],
-			 "control.path: found `%.80s`; expected an absolute path "
-			 "shorter than %zu bytes",
-			 s, sizeof(c->control_path));
+		policy_diag_err(d, v[CONTROL_PATH],
+				"control.path: found `%.80s`; expected an absolute path "
+				"shorter than %zu bytes",
+				s, sizeof(c->control_path));
 		return -EINVAL;
 	}
 	memcpy(c->control_path, s, strlen(s) + 1);
 	return ret;
 }
 
-static int parse_listen(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+static int parse_listen(struct policy_diags *d, const struct policy_yt_node *n, struct wd_gwconf *c)
 {
-	const struct yt_node *v[LISTEN_N];
+	const struct policy_yt_node *v[LISTEN_N];
 	char *dst[LISTEN_N] = {c->listen_v4, c->listen_v6};
 	const size_t size[LISTEN_N] = {sizeof(c->listen_v4), sizeof(c->listen_v6)};
 	int fam[LISTEN_N] = {AF_INET, AF_INET6};
 	int ret = 0;
 
-	if (yt_map_keys(d, n, "`listen`", listen_keys, LISTEN_N, v))
+	if (policy_yt_map_keys(d, n, "`listen`", listen_keys, LISTEN_N, v))
 		return -EINVAL;
 	for (int i = 0; i < LISTEN_N; i++) {
 		uint8_t a[16];
@@ -503,31 +509,32 @@ static int parse_listen(struct policy_diags *d, const struct yt_node *n, struct 
 
 		if (!v[i])
 			continue;
-		if (v[i]->type == YT_SCALAR && !v[i]->plain && v[i]->len == 0) {
+		if (v[i]->type == POLICY_YT_SCALAR && !v[i]->plain && v[i]->len == 0) {
 			dst[i][0] = '\0'; /* "": no sockets of this family */
 			continue;
 		}
-		s = yt_str(d, v[i], listen_keys[i]);
+		s = policy_yt_str(d, v[i], listen_keys[i]);
 		if (!s || strlen(s) >= size[i] || inet_pton(fam[i], s, a) != 1) {
 			if (s)
-				diag_err(d, v[i],
-					 "listen.%s: found `%.80s`; expected an %s address",
-					 listen_keys[i], s, i == LISTEN_V4 ? "IPv4" : "IPv6");
+				policy_diag_err(
+				    d, v[i], "listen.%s: found `%.80s`; expected an %s address",
+				    listen_keys[i], s, i == LISTEN_V4 ? "IPv4" : "IPv6");
 			ret = -EINVAL;
 			continue;
 		}
 		memcpy(dst[i], s, strlen(s) + 1);
 	}
 	if (!ret && !c->listen_v4[0] && !c->listen_v6[0]) {
-		diag_err(d, n, "listen: both families are off; expected at least one address");
+		policy_diag_err(d, n,
+				"listen: both families are off; expected at least one address");
 		ret = -EINVAL;
 	}
 	return ret;
 }
 
-static int parse_limits(struct policy_diags *d, const struct yt_node *n, struct wd_gwconf *c)
+static int parse_limits(struct policy_diags *d, const struct policy_yt_node *n, struct wd_gwconf *c)
 {
-	const struct yt_node *v[LIM_N];
+	const struct policy_yt_node *v[LIM_N];
 	uint32_t *dst[LIM_N] = {&c->max_conns,	       &c->max_conns_per_run,
 				&c->peek_timeout_ms,   &c->connect_timeout_ms,
 				&c->idle_timeout_s,    &c->dns_ttl_floor_s,
@@ -535,7 +542,7 @@ static int parse_limits(struct policy_diags *d, const struct yt_node *n, struct 
 				&c->socket_buffer_kib, &c->run_buffer_kib};
 	int ret = 0;
 
-	if (yt_map_keys(d, n, "`limits`", limit_keys, LIM_N, v))
+	if (policy_yt_map_keys(d, n, "`limits`", limit_keys, LIM_N, v))
 		return -EINVAL;
 	for (int i = 0; i < LIM_N; i++) {
 		char what[64];
@@ -544,73 +551,75 @@ static int parse_limits(struct policy_diags *d, const struct yt_node *n, struct 
 		if (!v[i])
 			continue;
 		snprintf(what, sizeof(what), "limits.%s", limit_keys[i]);
-		if (yt_uint(d, v[i], what, limit_range[i].min, limit_range[i].max, &val))
+		if (policy_yt_uint(d, v[i], what, limit_range[i].min, limit_range[i].max, &val))
 			ret = -EINVAL;
 		else
 			*dst[i] = (uint32_t)val;
 	}
 	if (!ret && c->dns_ttl_floor_s > c->dns_ttl_ceiling_s) {
-		const struct yt_node *at = v[LIM_TTL_FLOOR] ? v[LIM_TTL_FLOOR] : n;
+		const struct policy_yt_node *at = v[LIM_TTL_FLOOR] ? v[LIM_TTL_FLOOR] : n;
 
-		diag_err(d, at,
-			 "limits.dns_ttl_floor_s (%u) is above limits.dns_ttl_ceiling_s (%u); "
-			 "expected floor <= ceiling",
-			 c->dns_ttl_floor_s, c->dns_ttl_ceiling_s);
+		policy_diag_err(
+		    d, at,
+		    "limits.dns_ttl_floor_s (%u) is above limits.dns_ttl_ceiling_s (%u); "
+		    "expected floor <= ceiling",
+		    c->dns_ttl_floor_s, c->dns_ttl_ceiling_s);
 		ret = -EINVAL;
 	}
 	if (!ret && c->max_conns_per_run > c->max_conns) {
-		const struct yt_node *at = v[LIM_CONNS_RUN] ? v[LIM_CONNS_RUN] : n;
+		const struct policy_yt_node *at = v[LIM_CONNS_RUN] ? v[LIM_CONNS_RUN] : n;
 
-		diag_err(d, at,
-			 "limits.connections_per_run (%u) is above limits.connections (%u); "
-			 "expected at most the total",
-			 c->max_conns_per_run, c->max_conns);
+		policy_diag_err(d, at,
+				"limits.connections_per_run (%u) is above limits.connections (%u); "
+				"expected at most the total",
+				c->max_conns_per_run, c->max_conns);
 		ret = -EINVAL;
 	}
 	return ret;
 }
 
-static int check_version(struct policy_diags *d, const struct yt_node *root,
-			 const struct yt_node *v)
+static int check_version(struct policy_diags *d, const struct policy_yt_node *root,
+			 const struct policy_yt_node *v)
 {
 	uint64_t version;
 
 	if (!v) {
-		diag_err(d, root, "missing key `version`; expected `version: %d` at the top level",
-			 POLICY_VERSION);
+		policy_diag_err(d, root,
+				"missing key `version`; expected `version: %d` at the top level",
+				POLICY_VERSION);
 		return -EINVAL;
 	}
-	if (yt_uint(d, v, "version", 0, UINT32_MAX, &version))
+	if (policy_yt_uint(d, v, "version", 0, UINT32_MAX, &version))
 		return -EINVAL;
 	if (version != POLICY_VERSION) {
-		diag_err(d, v, "version %llu is not supported; expected %d",
-			 (unsigned long long)version, POLICY_VERSION);
+		policy_diag_err(d, v, "version %llu is not supported; expected %d",
+				(unsigned long long)version, POLICY_VERSION);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-int policy_gwconf_parse(const char *buf, size_t len, const char *filename, struct wd_gwconf *c,
-			struct policy_diags *d)
+int conf_parse(const char *buf, size_t len, const char *filename, struct wd_gwconf *c,
+	       struct policy_diags *d)
 {
-	const struct yt_node *v[TOP_N];
-	struct yt_node *root = NULL;
+	const struct policy_yt_node *v[TOP_N];
+	struct policy_yt_node *root = NULL;
 	size_t errors = d->errors;
 	int ret;
 
 	if (!d->file[0])
 		snprintf(d->file, sizeof(d->file), "%s", filename ? filename : "<input>");
-	policy_gwconf_defaults(c);
-	ret = yt_parse(buf, len, d, &root);
+	conf_defaults(c);
+	ret = policy_yt_parse(buf, len, d, &root);
 	if (ret)
 		return ret;
 	if (!root) {
-		diag_add(d, POLICY_DIAG_ERROR, 1, 1,
-			 "the file is empty; expected a mapping with at least `version: %d`",
-			 POLICY_VERSION);
+		policy_diag_add(d, POLICY_DIAG_ERROR, 1, 1,
+				"the file is empty; expected a mapping with at least `version: %d`",
+				POLICY_VERSION);
 		return -EINVAL;
 	}
-	if (yt_map_keys(d, root, "the top level", top_keys, TOP_N, v))
+	if (policy_yt_map_keys(d, root, "the top level", top_keys, TOP_N, v))
 		goto out;
 	check_version(d, root, v[TOP_VERSION]);
 	if (v[TOP_PORTS])
@@ -634,30 +643,31 @@ int policy_gwconf_parse(const char *buf, size_t len, const char *filename, struc
 	if (v[TOP_LIMITS])
 		parse_limits(d, v[TOP_LIMITS], c);
 	if (v[TOP_USER] && c->user[0] == '-') {
-		diag_err(d, v[TOP_USER], "user: `%s` starts with `-`; expected a user name",
-			 c->user);
+		policy_diag_err(d, v[TOP_USER], "user: `%s` starts with `-`; expected a user name",
+				c->user);
 	}
 	if (v[TOP_CEILING]) {
-		struct pctx pc = {.d = d};
+		int err;
 
-		c->ceiling = parse_ceiling(&pc, yt_key_of(root, v[TOP_CEILING]), v[TOP_CEILING],
-					   filename ? filename : "<input>");
-		if (pc.oom) {
-			yt_free(root);
-			policy_gwconf_free(c);
+		c->ceiling =
+		    policy_ceiling_parse(d, policy_yt_key_of(root, v[TOP_CEILING]), v[TOP_CEILING],
+					 filename ? filename : "<input>", &err);
+		if (err == -ENOMEM) {
+			policy_yt_free(root);
+			conf_free(c);
 			return -ENOMEM;
 		}
 	}
 out:
-	yt_free(root);
+	policy_yt_free(root);
 	if (d->errors > errors) {
-		policy_gwconf_free(c);
+		conf_free(c);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-void policy_gwconf_free(struct wd_gwconf *c)
+void conf_free(struct wd_gwconf *c)
 {
 	if (!c)
 		return;
@@ -665,25 +675,30 @@ void policy_gwconf_free(struct wd_gwconf *c)
 	c->ceiling = NULL;
 }
 
-int policy_gwconf_load(const char *path, struct wd_gwconf *c, struct policy_diags *d)
+int conf_load(const char *path, struct wd_gwconf *c, struct policy_diags *d)
 {
 	char *data = NULL;
 	size_t len = 0;
 	int ret;
 
+	if (!path) {
+		conf_defaults(c);
+		return 0;
+	}
 	if (!d->file[0])
 		snprintf(d->file, sizeof(d->file), "%s", path);
 	ret = wd_read_file(path, POLICY_MAX_BYTES, &data, &len);
 	if (ret < 0) {
-		diag_add(d, POLICY_DIAG_ERROR, 0, 0, "cannot read the file: %s", strerror(-ret));
+		policy_diag_add(d, POLICY_DIAG_ERROR, 0, 0, "cannot read the file: %s",
+				strerror(-ret));
 		return ret;
 	}
-	ret = policy_gwconf_parse(data, len, path, c, d);
+	ret = conf_parse(data, len, path, c, d);
 	free(data);
 	return ret;
 }
 
-int policy_gwconf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
+int conf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
 {
 	int ret = 0;
 
@@ -701,20 +716,20 @@ int policy_gwconf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
 			     "pools:\n  runs_v4: \"%s\"\n  runs_v6: \"%s\"\n"
 			     "  synthetic_v4: \"%s\"\n  synthetic_v6: \"%s\"\n",
 			     c->pool_v4, c->pool_v6, c->synth_v4, c->synth_v6);
-	if (c->audit_path[0] || c->audit_ship.kind != WD_SINK_NONE)
+	if (c->audit_path[0] || c->audit_ship.kind != AUDIT_SINK_NONE)
 		ret |= wd_buf_printf(out, "audit:\n  facility: %s\n",
-				     wd_sink_facility_name(c->audit_ship.facility));
+				     audit_sink_facility_name(c->audit_ship.facility));
 	if (c->audit_path[0]) {
 		ret |= wd_buf_puts(out, "  path: ");
-		ret |= yaml_put_str(out, c->audit_path);
+		ret |= wd_yaml_quote(out, c->audit_path);
 		ret |= wd_buf_puts(out, "\n");
 	}
-	if (c->audit_ship.kind != WD_SINK_NONE) {
+	if (c->audit_ship.kind != AUDIT_SINK_NONE) {
 		char ship[160];
 
-		ret |= wd_sink_format(&c->audit_ship, ship, sizeof(ship));
+		ret |= audit_sink_format(&c->audit_ship, ship, sizeof(ship));
 		ret |= wd_buf_puts(out, "  ship: ");
-		ret |= yaml_put_str(out, ship);
+		ret |= wd_yaml_quote(out, ship);
 		ret |= wd_buf_puts(out, "\n");
 	}
 	ret |= wd_buf_printf(out, "user: \"%s\"\n", c->user);
@@ -724,7 +739,7 @@ int policy_gwconf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
 			ret |= wd_buf_printf(out, "  - \"%s\"\n", c->resolvers[i]);
 	}
 	ret |= wd_buf_puts(out, "control:\n  path: ");
-	ret |= yaml_put_str(out, c->control_path);
+	ret |= wd_yaml_quote(out, c->control_path);
 	ret |= wd_buf_printf(out,
 			     "\n  connections: %u\n  connections_per_user: %u\n"
 			     "  request_timeout_ms: %u",
@@ -741,6 +756,6 @@ int policy_gwconf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
 			     c->connect_timeout_ms, c->idle_timeout_s, c->dns_ttl_floor_s,
 			     c->dns_ttl_ceiling_s, c->audit_kib_per_run, c->socket_buffer_kib,
 			     c->run_buffer_kib);
-	ret |= render_ceiling(c->ceiling, out);
+	ret |= policy_ceiling_render(c->ceiling, out);
 	return ret ? -ENOMEM : 0;
 }

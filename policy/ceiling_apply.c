@@ -1,6 +1,6 @@
-/* ceiling.c - the operator's ceiling (the gateway config's `ceiling` section): its
- * strict parse and its rendering with positions, and policy_ceiling_apply(), the pure
- * function that bounds a run's policy by it.
+/* ceiling_apply.c - policy_ceiling_apply(), the pure function that bounds a run's policy by
+ * the operator's ceiling (parsed by ceiling_parse.c), and policy_ceiling_why(), which tells
+ * a denial the ceiling caused from one the policy did.
  *
  * Theory of operation. The ceiling has a top level and per-user and per-group
  * overrides ("scopes"). For one user the scopes in force are their own override,
@@ -30,446 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-
-enum { CEIL_ALLOW, CEIL_DENY, CEIL_LIMITS, CEIL_FROM, CEIL_USERS, CEIL_GROUPS, CEIL_N };
-/* a user's or group's override takes the first CEIL_USERS keys */
-static const char *const ceil_keys[CEIL_N] = {"allow", "deny", "limits", "from", "users", "groups"};
-
-enum { CAPV_MAX, CAPV_FROM, CAPV_N };
-static const char *const capv_keys[CAPV_N] = {"max", "from"};
-
-static const struct {
-	const char *name;
-	uint64_t min, max;
-} caps[POLICY_CAP_N] = {
-    [POLICY_CAP_RUNS] = {"runs", 1, 100000},
-    [POLICY_CAP_CONNECTIONS] = {"connections", 1, 1000000},
-    [POLICY_CAP_MEMORY_MB] = {"memory_mb", 1, 1048576},
-    [POLICY_CAP_PIDS] = {"pids", 1, 4194304},
-    [POLICY_CAP_TIMEOUT_S] = {"timeout_s", 1, 604800},
-    [POLICY_CAP_DNS_QUERIES_PER_S] = {"dns_queries_per_s", 1, 1000000},
-};
-
-/* the longest `from` */
-#define FROM_MAX 256
-/* the most users or groups in a ceiling */
-#define SCOPES_MAX 4096
-
-const char *policy_cap_name(enum policy_cap cap)
-{
-	return (unsigned)cap < POLICY_CAP_N ? caps[cap].name : NULL;
-}
-
-void rule_clear(struct policy_rule *r)
-{
-	free(r->host);
-	free(r->ports);
-	free(r->text);
-	free(r->from);
-	memset(r, 0, sizeof(*r));
-}
-
-static void scope_clear(struct policy_ceil_scope *s)
-{
-	free(s->name);
-	for (size_t i = 0; i < s->nallow; i++)
-		rule_clear(&s->allow[i]);
-	free(s->allow);
-	for (size_t i = 0; i < s->ndeny; i++)
-		rule_clear(&s->deny[i]);
-	free(s->deny);
-	for (int i = 0; i < POLICY_CAP_N; i++)
-		free(s->caps_from[i]);
-	free(s->from);
-	memset(s, 0, sizeof(*s));
-}
-
-void policy_ceiling_free(struct policy_ceiling *c)
-{
-	if (!c)
-		return;
-	scope_clear(&c->top);
-	for (size_t i = 0; i < c->nusers; i++)
-		scope_clear(&c->users[i]);
-	free(c->users);
-	for (size_t i = 0; i < c->ngroups; i++)
-		scope_clear(&c->groups[i]);
-	free(c->groups);
-	free(c);
-}
-
-/* ------------------------------------------------------------ parse */
-
-/* "FILE:LINE" of @n */
-static char *pos_of(struct pctx *c, const char *file, const struct yt_node *n)
-{
-	char buf[FROM_MAX + 32];
-
-	snprintf(buf, sizeof(buf), "%s:%d", file, n->line);
-	return pctx_strdup(c, buf);
-}
-
-/* a `from` value: 1..FROM_MAX printable characters. Return: a copy, or NULL (reported) */
-static char *from_value(struct pctx *c, const struct yt_node *n, const char *what)
-{
-	const char *s = yt_str(c->d, n, what);
-
-	if (!s)
-		return NULL;
-	for (const char *p = s; *p; p++)
-		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e) {
-			diag_err(c->d, n,
-				 "%s: a control or non-ASCII character; expected text "
-				 "like \"/etc/warden/gateway.yaml:12\"",
-				 what);
-			return NULL;
-		}
-	if (strlen(s) > FROM_MAX) {
-		diag_err(c->d, n, "%s: %zu characters; expected at most %d", what, strlen(s),
-			 FROM_MAX);
-		return NULL;
-	}
-	return pctx_strdup(c, s);
-}
-
-static void parse_allow(struct pctx *c, struct policy_ceil_scope *s, const struct yt_node *n,
-			const char *file, const char *where)
-{
-	s->has_allow = true;
-	if (n->type == YT_SCALAR && n->plain && !strcmp(n->str, "any")) {
-		s->allow_any = true;
-		return;
-	}
-	if (n->type != YT_SEQ) {
-		char desc[96];
-
-		yt_describe(n, desc, sizeof(desc));
-		diag_err(c->d, n,
-			 "%s: found %s; expected a list of rules (network.allow syntax) or "
-			 "`any`",
-			 where, desc);
-		return;
-	}
-	s->allow = pctx_calloc(c, n->nkids, sizeof(*s->allow));
-	if (!s->allow)
-		return;
-	for (size_t i = 0; i < n->nkids; i++) {
-		struct policy_rule *r = &s->allow[s->nallow];
-		const struct yt_node *from;
-
-		if (rule_item(c, n->kids[i], where, r, &from))
-			continue;
-		r->from = from ? from_value(c, from, "from") : pos_of(c, file, n->kids[i]);
-		if (!r->from) {
-			rule_clear(r);
-			continue;
-		}
-		s->nallow++;
-	}
-}
-
-static void parse_deny(struct pctx *c, struct policy_ceil_scope *s, const struct yt_node *n,
-		       const char *file, const char *where)
-{
-	if (yt_want_seq(c->d, n, where))
-		return;
-	s->deny = pctx_calloc(c, n->nkids, sizeof(*s->deny));
-	if (!s->deny)
-		return;
-	for (size_t i = 0; i < n->nkids; i++) {
-		const struct yt_node *item = n->kids[i], *from = NULL, *ports = NULL;
-		struct policy_rule *r = &s->deny[s->ndeny];
-
-		if (item->type == YT_MAP) {
-			for (size_t k = 0; k + 1 < item->nkids; k += 2)
-				if (item->kids[k]->type == YT_SCALAR &&
-				    !strcmp(item->kids[k]->str, "ports"))
-					ports = item->kids[k];
-		}
-		if (rule_item(c, item, where, r, &from))
-			continue;
-		if (r->kind == POLICY_RULE_CIDR || ports ||
-		    (item->type == YT_SCALAR && strchr(item->str, ':'))) {
-			diag_err(c->d, ports ? ports : item,
-				 "%s: found `%s`; expected a host name or pattern without ports "
-				 "(a denied name is denied on every port; leave address ranges out "
-				 "of `allow` instead)",
-				 where, r->text ? r->text : "?");
-			rule_clear(r);
-			continue;
-		}
-		r->nports = 0; /* every port */
-		free(r->text);
-		r->text = NULL;
-		rule_finish(c, r); /* the text without ports */
-		r->from = from ? from_value(c, from, "from") : pos_of(c, file, item);
-		if (!r->from) {
-			rule_clear(r);
-			continue;
-		}
-		s->ndeny++;
-	}
-}
-
-static void parse_caps(struct pctx *c, struct policy_ceil_scope *s, const struct yt_node *n,
-		       const char *file, const char *where)
-{
-	const char *names[POLICY_CAP_N];
-	const struct yt_node *v[POLICY_CAP_N];
-	char what[160];
-
-	for (int i = 0; i < POLICY_CAP_N; i++)
-		names[i] = caps[i].name;
-	snprintf(what, sizeof(what), "`%.120s`", where);
-	if (yt_map_keys(c->d, n, what, names, POLICY_CAP_N, v))
-		return;
-	for (int i = 0; i < POLICY_CAP_N; i++) {
-		const struct yt_node *val = v[i], *from = NULL;
-		uint64_t x;
-
-		if (!val)
-			continue;
-		snprintf(what, sizeof(what), "%.120s.%s", where, caps[i].name);
-		if (val->type == YT_MAP) {
-			const struct yt_node *cv[CAPV_N];
-			char inner[200];
-
-			snprintf(inner, sizeof(inner), "`%.160s`", what);
-			if (yt_map_keys(c->d, val, inner, capv_keys, CAPV_N, cv))
-				continue;
-			if (!cv[CAPV_MAX]) {
-				diag_err(c->d, val, "%s: no `max`; expected { max: N, from: TEXT }",
-					 what);
-				continue;
-			}
-			from = cv[CAPV_FROM];
-			val = cv[CAPV_MAX];
-		}
-		if (yt_uint(c->d, val, what, caps[i].min, caps[i].max, &x))
-			continue;
-		s->caps[i] = x;
-		s->caps_from[i] = from ? from_value(c, from, "from") : pos_of(c, file, val);
-		if (!s->caps_from[i])
-			s->caps[i] = 0;
-	}
-}
-
-/* one scope: the top level (@top) or an override; @key is the node its position is at */
-static void parse_scope(struct pctx *c, struct policy_ceil_scope *s, const struct yt_node *key,
-			const struct yt_node *n, const char *file, const char *where, bool top,
-			const struct yt_node **v)
-{
-	char what[160];
-
-	snprintf(what, sizeof(what), "`%.120s`", where);
-	for (int i = 0; i < CEIL_N; i++)
-		v[i] = NULL;
-	if (yt_map_keys(c->d, n, what, ceil_keys, top ? CEIL_N : CEIL_USERS, v))
-		return;
-	if (v[CEIL_ALLOW]) {
-		snprintf(what, sizeof(what), "%.120s.allow", where);
-		parse_allow(c, s, v[CEIL_ALLOW], file, what);
-	}
-	if (v[CEIL_DENY]) {
-		snprintf(what, sizeof(what), "%.120s.deny", where);
-		parse_deny(c, s, v[CEIL_DENY], file, what);
-	}
-	if (v[CEIL_LIMITS]) {
-		snprintf(what, sizeof(what), "%.120s.limits", where);
-		parse_caps(c, s, v[CEIL_LIMITS], file, what);
-	}
-	if (v[CEIL_FROM])
-		s->from = from_value(c, v[CEIL_FROM], "from");
-	else
-		s->from = pos_of(c, file, v[CEIL_ALLOW] ? yt_key_of(n, v[CEIL_ALLOW]) : key);
-}
-
-/* a user or group name (or a uid in digits for a user) */
-static bool scope_name_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n && n <= 64 && s[0] != '-' &&
-	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
-}
-
-static void parse_scopes(struct pctx *c, const struct yt_node *n, const char *file,
-			 const char *where, struct policy_ceil_scope **ret, size_t *nret)
-{
-	const struct yt_node *v[CEIL_N];
-	struct policy_ceil_scope *s;
-
-	if (n->type != YT_MAP) {
-		char desc[96];
-
-		yt_describe(n, desc, sizeof(desc));
-		diag_err(c->d, n, "%s: found %s; expected a mapping of names to overrides", where,
-			 desc);
-		return;
-	}
-	if (n->nkids / 2 > SCOPES_MAX) {
-		diag_err(c->d, n, "%s: %zu entries; expected at most %d", where, n->nkids / 2,
-			 SCOPES_MAX);
-		return;
-	}
-	s = pctx_calloc(c, n->nkids / 2, sizeof(*s));
-	if (!s)
-		return;
-	*ret = s;
-	for (size_t i = 0; i + 1 < n->nkids; i += 2) {
-		const struct yt_node *k = n->kids[i];
-		char sub[200];
-		bool dup = false;
-
-		if (k->type != YT_SCALAR || !scope_name_ok(k->str)) {
-			diag_err(c->d, k,
-				 "%s: a key is not a name; expected a %s name (letters, digits, "
-				 "`.`, `_`, `-`)%s",
-				 where, strcmp(where, "ceiling.users") ? "group" : "user",
-				 strcmp(where, "ceiling.users") ? "" : " or a uid");
-			continue;
-		}
-		for (size_t j = 0; j < *nret; j++)
-			dup |= !strcmp(s[j].name, k->str);
-		if (dup) {
-			diag_err(c->d, k, "%s: `%s` is listed twice; expected each name once",
-				 where, k->str);
-			continue;
-		}
-		snprintf(sub, sizeof(sub), "%.60s.%.64s", where, k->str);
-		s[*nret].name = pctx_strdup(c, k->str);
-		parse_scope(c, &s[*nret], k, n->kids[i + 1], file, sub, false, v);
-		(*nret)++;
-	}
-}
-
-struct policy_ceiling *parse_ceiling(struct pctx *c, const struct yt_node *key,
-				     const struct yt_node *n, const char *file)
-{
-	struct policy_ceiling *ceil = pctx_calloc(c, 1, sizeof(*ceil));
-	const struct yt_node *v[CEIL_N];
-	size_t errors = c->d->errors;
-
-	if (!ceil)
-		return NULL;
-	if (yt_is_null(n)) {
-		/* `ceiling:` with nothing: nothing is allowed (fail closed), said out loud */
-		diag_warn(c->d, n,
-			  "ceiling: empty; users' runs may reach nothing (write `allow: [...]`, "
-			  "or `allow: any` with `deny`)");
-		ceil->top.from = pos_of(c, file, key);
-		return ceil;
-	}
-	ceil->top.name = pctx_strdup(c, "");
-	parse_scope(c, &ceil->top, key, n, file, "ceiling", true, v);
-	if (v[CEIL_USERS])
-		parse_scopes(c, v[CEIL_USERS], file, "ceiling.users", &ceil->users, &ceil->nusers);
-	if (v[CEIL_GROUPS])
-		parse_scopes(c, v[CEIL_GROUPS], file, "ceiling.groups", &ceil->groups,
-			     &ceil->ngroups);
-	if (c->oom || c->d->errors > errors) {
-		policy_ceiling_free(ceil);
-		return NULL;
-	}
-	if (!ceil->top.has_allow)
-		diag_warn(c->d, n,
-			  "ceiling: no `allow`; users' runs may reach nothing unless an override "
-			  "allows it (write `allow: [...]`, or `allow: any`)");
-	return ceil;
-}
-
-/* ------------------------------------------------------------ render */
-
-static int render_rule(struct wd_buf *out, const char *indent, const struct policy_rule *r,
-		       bool ports)
-{
-	int ret = 0;
-
-	ret |=
-	    wd_buf_printf(out, "%s- { %s: ", indent, r->kind == POLICY_RULE_CIDR ? "cidr" : "host");
-	if (r->kind == POLICY_RULE_CIDR) {
-		char cidr[64];
-
-		wd_cidr_format(r->family, r->addr, r->prefix, cidr, sizeof(cidr));
-		ret |= yaml_put_str(out, cidr);
-	} else {
-		char h[300];
-
-		snprintf(h, sizeof(h), "%s%s", r->kind == POLICY_RULE_WILDCARD ? "*." : "",
-			 r->host);
-		ret |= yaml_put_str(out, h);
-	}
-	if (ports) {
-		ret |= wd_buf_puts(out, ", ports: [");
-		for (size_t i = 0; i < r->nports; i++)
-			ret |= wd_buf_printf(out, "%s%u", i ? ", " : "", r->ports[i]);
-		ret |= wd_buf_puts(out, "]");
-	}
-	ret |= wd_buf_puts(out, ", from: ");
-	ret |= yaml_put_str(out, r->from ? r->from : "");
-	ret |= wd_buf_puts(out, " }\n");
-	return ret;
-}
-
-static int render_scope(const struct policy_ceil_scope *s, const char *ind, struct wd_buf *out)
-{
-	char sub[16];
-	int ret = 0;
-
-	snprintf(sub, sizeof(sub), "%s  ", ind);
-	ret |= wd_buf_printf(out, "%sfrom: ", ind);
-	ret |= yaml_put_str(out, s->from ? s->from : "");
-	ret |= wd_buf_puts(out, "\n");
-	if (s->has_allow && s->allow_any) {
-		ret |= wd_buf_printf(out, "%sallow: any\n", ind);
-	} else if (s->has_allow) {
-		ret |= wd_buf_printf(out, "%sallow:%s\n", ind, s->nallow ? "" : " []");
-		for (size_t i = 0; i < s->nallow; i++)
-			ret |= render_rule(out, sub, &s->allow[i], true);
-	}
-	if (s->ndeny) {
-		ret |= wd_buf_printf(out, "%sdeny:\n", ind);
-		for (size_t i = 0; i < s->ndeny; i++)
-			ret |= render_rule(out, sub, &s->deny[i], false);
-	}
-	for (int i = 0, first = 1; i < POLICY_CAP_N; i++) {
-		if (!s->caps[i])
-			continue;
-		if (first)
-			ret |= wd_buf_printf(out, "%slimits:\n", ind);
-		first = 0;
-		ret |= wd_buf_printf(out, "%s%s: { max: %llu, from: ", sub, caps[i].name,
-				     (unsigned long long)s->caps[i]);
-		ret |= yaml_put_str(out, s->caps_from[i] ? s->caps_from[i] : "");
-		ret |= wd_buf_puts(out, " }\n");
-	}
-	return ret;
-}
-
-int render_ceiling(const struct policy_ceiling *c, struct wd_buf *out)
-{
-	int ret = 0;
-
-	if (!c)
-		return 0;
-	ret |= wd_buf_puts(out, "ceiling:\n");
-	ret |= render_scope(&c->top, "  ", out);
-	for (int g = 0; g < 2; g++) {
-		const struct policy_ceil_scope *v = g ? c->groups : c->users;
-		size_t n = g ? c->ngroups : c->nusers;
-
-		if (!n)
-			continue;
-		ret |= wd_buf_printf(out, "  %s:\n", g ? "groups" : "users");
-		for (size_t i = 0; i < n; i++) {
-			ret |= wd_buf_printf(out, "    \"%s\":\n", v[i].name);
-			ret |= render_scope(&v[i], "      ", out);
-		}
-	}
-	return ret ? -ENOMEM : 0;
-}
-
-/* ------------------------------------------------------------ apply */
 
 /* @h lies strictly below @s ("a.b.c" below "b.c") */
 static bool below(const char *h, const char *s)
@@ -521,7 +81,7 @@ static int rule_copy(struct policy_rule *dst, const struct policy_rule *src)
 		memcpy(dst->ports, src->ports, src->nports * sizeof(uint16_t));
 	if ((src->host && !dst->host) || (src->text && !dst->text) || (src->from && !dst->from) ||
 	    !dst->ports) {
-		rule_clear(dst);
+		policy_rule_clear(dst);
 		return -ENOMEM;
 	}
 	return 0;
@@ -603,8 +163,8 @@ static struct wd_policy *rules_policy(struct pctx *c, const struct policy_rule *
 		}
 		p->nrules++;
 	}
-	if (!c->oom && ((anyport ? matcher_build_anyport(p) : matcher_build(p)) ||
-			(below && matcher_build_below(p))))
+	if (!c->oom && ((anyport ? policy_matcher_build_anyport(p) : policy_matcher_build(p)) ||
+			(below && policy_matcher_build_below(p))))
 		c->oom = 1;
 	if (c->oom) {
 		policy_free(p);
@@ -704,11 +264,11 @@ static void apply_limits(struct eff *e, const struct wd_policy *user)
 			continue;
 		if (asked)
 			note(e, 0, 0, "limits.%s %llu is lowered to %llu by the host's ceiling %s",
-			     caps[k].name, (unsigned long long)asked, (unsigned long long)cap,
+			     policy_cap_name(k), (unsigned long long)asked, (unsigned long long)cap,
 			     e->p->caps_from[k]);
 		else
 			note(e, 0, 0, "limits.%s is not set; the host's ceiling %s sets %llu",
-			     caps[k].name, e->p->caps_from[k], (unsigned long long)cap);
+			     policy_cap_name(k), e->p->caps_from[k], (unsigned long long)cap);
 		if (k == POLICY_CAP_MEMORY_MB)
 			l->memory_mb = cap;
 		else if (k == POLICY_CAP_PIDS)
@@ -766,7 +326,7 @@ static int intersect(struct eff *e, const struct policy_rule *u, const struct po
 	r->line = u->line;
 	r->col = u->col;
 	r->from = pctx_strdup(&e->c, cr->from ? cr->from : "");
-	rule_finish(&e->c, r);
+	policy_rule_finish(&e->c, r);
 	e->p->nrules++;
 	return 1;
 }
@@ -779,7 +339,7 @@ static int idx_cmp(const void *a, const void *b)
 }
 
 /*
- * The rules of @p (a policy of ceiling rules: allow or deny, matcher_build_below()) that
+ * The rules of @p (a policy of ceiling rules: allow or deny, policy_matcher_build_below()) that
  * may overlap @u, ascending, each once: for a name rule, found through the matcher's
  * tables (a few lookups per label, whatever the number of rules); for a range, @p's
  * ranges. Return: a new array (free()), *@n set; NULL with *@n 0 when there are none
@@ -809,7 +369,7 @@ static uint32_t *overlapping(struct eff *e, const struct wd_policy *p, const str
 		*n = v ? m->ncidr : 0;
 		return v; /* in order already */
 	}
-	k = matcher_overlapping(p, u->kind == POLICY_RULE_WILDCARD, u->host, NULL, 0);
+	k = policy_matcher_overlapping(p, u->kind == POLICY_RULE_WILDCARD, u->host, NULL, 0);
 	e->pairs += k;
 	if (e->pairs > POLICY_CEILING_MAX_PAIRS) {
 		e->too_big = true; /* the time and the rules it would take are bounded */
@@ -820,7 +380,7 @@ static uint32_t *overlapping(struct eff *e, const struct wd_policy *p, const str
 	v = pctx_calloc(&e->c, k, sizeof(*v));
 	if (!v)
 		return NULL;
-	k = matcher_overlapping(p, u->kind == POLICY_RULE_WILDCARD, u->host, v, k);
+	k = policy_matcher_overlapping(p, u->kind == POLICY_RULE_WILDCARD, u->host, v, k);
 	qsort(v, k, sizeof(*v), idx_cmp);
 	for (size_t i = 0; i < k; i++)
 		if (!*n || v[*n - 1] != v[i])
@@ -1017,7 +577,7 @@ int policy_ceiling_apply(const struct policy_ceiling *c, const struct policy_who
 	}
 	apply_caps(&e, c, u, g, ng);
 	apply_limits(&e, user);
-	if (!e.c.oom && matcher_build(e.p))
+	if (!e.c.oom && policy_matcher_build(e.p))
 		e.c.oom = 1;
 	if (e.c.oom)
 		goto oom;
@@ -1100,65 +660,4 @@ const char *policy_ceiling_reason(const struct policy_why *w, char *buf, size_t 
 	else
 		snprintf(buf, size, "not allowed by the host's ceiling %s", w->from);
 	return buf;
-}
-
-/* ------------------------------------------------------------ effective, for a person */
-
-int policy_render_effective(const struct wd_policy *p, struct wd_buf *out)
-{
-	int ret = 0;
-
-	ret |= wd_buf_printf(out, "# the effective policy of %s under the host's ceiling\n",
-			     p->file ? p->file : "the policy");
-	ret |= wd_buf_printf(out, "network:\n  allow:%s\n", p->nrules ? "" : " []");
-	for (size_t i = 0; i < p->nrules; i++) {
-		ret |= wd_buf_puts(out, "    - ");
-		ret |= yaml_put_str(out, p->rules[i].text ? p->rules[i].text : "");
-		if (p->rules[i].from)
-			ret |= wd_buf_printf(out, "  # within the ceiling's rule at %s",
-					     p->rules[i].from);
-		ret |= wd_buf_puts(out, "\n");
-	}
-	if (p->denied && p->denied->nrules) {
-		ret |= wd_buf_puts(out, "  # denied by the ceiling, on every port:\n");
-		for (size_t i = 0; i < p->denied->nrules; i++)
-			ret |= wd_buf_printf(out, "  #   %s  (%s)\n", p->denied->rules[i].text,
-					     p->denied->rules[i].from);
-	}
-	if (p->ceiling_allow)
-		ret |= wd_buf_printf(out, "  # the ceiling's allow list in force: %s\n",
-				     p->ceiling_from ? p->ceiling_from : "?");
-	else
-		ret |= wd_buf_printf(out, "  # the ceiling's allow list in force: any (%s)\n",
-				     p->ceiling_from ? p->ceiling_from : "?");
-	if (p->limits.memory_mb || p->limits.pids || p->limits.timeout_s) {
-		ret |= wd_buf_puts(out, "limits:\n");
-		if (p->limits.memory_mb)
-			ret |= wd_buf_printf(out, "  memory_mb: %llu\n",
-					     (unsigned long long)p->limits.memory_mb);
-		if (p->limits.pids)
-			ret |= wd_buf_printf(out, "  pids: %u\n", p->limits.pids);
-		if (p->limits.timeout_s)
-			ret |= wd_buf_printf(out, "  timeout_s: %u\n", p->limits.timeout_s);
-	}
-	for (int i = 0, first = 1; i < POLICY_CAP_N; i++) {
-		if (!p->caps[i])
-			continue;
-		if (first)
-			ret |= wd_buf_puts(out, "# per-user caps in force:\n");
-		first = 0;
-		ret |= wd_buf_printf(out, "#   %s: %llu  (%s)\n", caps[i].name,
-				     (unsigned long long)p->caps[i], p->caps_from[i]);
-	}
-	if (p->nnarrowed)
-		ret |= wd_buf_puts(out, "# what the ceiling changed:\n");
-	for (size_t i = 0; i < p->nnarrowed; i++) {
-		if (p->narrowed[i].line)
-			ret |=
-			    wd_buf_printf(out, "#   %s:%d:%d: %s\n", p->file, p->narrowed[i].line,
-					  p->narrowed[i].col, p->narrowed[i].msg);
-		else
-			ret |= wd_buf_printf(out, "#   %s\n", p->narrowed[i].msg);
-	}
-	return ret ? -ENOMEM : 0;
 }
