@@ -523,15 +523,49 @@ out:
 
 /* ------------------------------------------------------------ writing YAML */
 
-static void yaml_str(struct wd_buf *b, const char *s)
+/* @s as a YAML double-quoted scalar: `"` and `\\` escaped, and every byte YAML would read as
+ * anything but itself escaped too: C0 controls and DEL ("\\xNN"), and the line breaks NEL,
+ * LS and PS ("\\N", "\\L", "\\P"), which would fold into a space or end a comment the
+ * scalar sits in. TODO(issue 26): common/ has this once */
+static void yaml_quote(struct wd_buf *b, const char *s)
 {
+	const unsigned char *u = (const unsigned char *)s;
+
 	wd_buf_puts(b, "\"");
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
+	for (; *u; u++) {
+		if (*u == '"' || *u == '\\') {
 			wd_buf_puts(b, "\\");
-		wd_buf_append(b, s, 1);
+			wd_buf_append(b, u, 1);
+		} else if (*u < 0x20 || *u == 0x7f) {
+			wd_buf_printf(b, "\\x%02x", *u);
+		} else if (u[0] == 0xc2 && u[1] == 0x85) {
+			wd_buf_puts(b, "\\N");
+			u++;
+		} else if (u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9)) {
+			wd_buf_puts(b, u[2] == 0xa8 ? "\\L" : "\\P");
+			u += 2;
+		} else {
+			wd_buf_append(b, u, 1);
+		}
 	}
 	wd_buf_puts(b, "\"");
+}
+
+/* @s as a comment may hold it: what a trace chose (a process name, a path, a refusal) ends
+ * no comment and starts no YAML line (wd_esc(): every line break YAML knows, \\n \\r NEL LS
+ * PS, becomes an escape); @scratch is the caller's, one per argument printed together */
+static const char *said(struct wd_buf *scratch, const char *s)
+{
+	return wd_esc(scratch, s);
+}
+
+/* @line, a comment made of what a trace chose, onto @out escaped as said() does, then "\n";
+ * @line is emptied */
+static void said_line(struct wd_buf *out, struct wd_buf *line)
+{
+	wd_esc_append(out, line->data ? wd_buf_cstr(line) : "", 0);
+	wd_buf_puts(out, "\n");
+	wd_buf_free(line);
 }
 
 /* @p as the policy should say it: relative to its folder, ~/..., or absolute */
@@ -550,8 +584,9 @@ static void shown_path(const struct ctx *c, const char *p, char *out, size_t siz
 }
 
 /* "read by node, sh: 412 files under ./node_modules" */
-static void why_files(const struct ctx *c, const char *grant, bool writes, struct wd_buf *b)
+static void why_files(const struct ctx *c, const char *grant, bool writes, struct wd_buf *out)
 {
+	struct wd_buf line = WD_BUF_INIT, *b = &line;
 	const char *comm[3] = {0};
 	uint64_t ccount[3] = {0};
 	size_t nfiles = 0, nops[TRACE_OP_N] = {0};
@@ -611,7 +646,7 @@ static void why_files(const struct ctx *c, const char *grant, bool writes, struc
 				      shown, e->comm[0] ? e->comm : "the program");
 		}
 	}
-	wd_buf_puts(b, "\n");
+	said_line(out, b);
 }
 
 /* is @p itself a unix socket the program connected to (let through: named)? */
@@ -632,8 +667,9 @@ static bool is_socket(const struct ctx *c, const char *p)
 }
 
 /* "# a unix socket: connected to by curl (...)" for the grant of socket @p */
-static void why_socket(const struct ctx *c, const char *p, struct wd_buf *b)
+static void why_socket(const struct ctx *c, const char *p, struct wd_buf *out)
 {
+	struct wd_buf line = WD_BUF_INIT;
 	const char *comm = NULL;
 
 	for (size_t i = 0; i < c->t->nfiles && !comm; i++) {
@@ -647,10 +683,11 @@ static void why_socket(const struct ctx *c, const char *p, struct wd_buf *b)
 		if (!strcmp(q, p) && e->comm[0])
 			comm = e->comm;
 	}
-	wd_buf_printf(b,
+	wd_buf_printf(&line,
 		      "   # a unix socket: connected to by %s (named with warden trace "
-		      "--allow-socket): the service behind it acts for the program\n",
+		      "--allow-socket): the service behind it acts for the program",
 		      comm ? comm : "the program");
+	said_line(out, &line);
 }
 
 /* ------------------------------------------------------------ files */
@@ -844,7 +881,7 @@ static int emit_files(struct ctx *c, struct wd_buf *b)
 				continue;
 			shown_path(c, l->v[i].path, shown, sizeof(shown));
 			wd_buf_puts(b, "    - ");
-			yaml_str(b, shown);
+			yaml_quote(b, shown);
 			if (!w && is_socket(c, l->v[i].path))
 				why_socket(c, l->v[i].path, b);
 			else
@@ -863,15 +900,19 @@ static int emit_files(struct ctx *c, struct wd_buf *b)
 		if (!any_r)
 			wd_buf_puts(b, "  # read:\n");
 		for (size_t i = 0; i < f.ncred; i++) {
+			struct wd_buf e1 = WD_BUF_INIT, e2 = WD_BUF_INIT;
 			char store[PATH_MAX];
 
 			shown_path(c, f.cred[i].path, shown, sizeof(shown));
 			shown_path(c, f.cred[i].store, store, sizeof(store));
 			wd_buf_puts(b, "    # - { path: ");
-			yaml_str(b, shown);
+			yaml_quote(b, shown);
 			wd_buf_printf(b,
 				      ", sensitive: true }   # read by %s (credential store %s)\n",
-				      f.cred[i].comm[0] ? f.cred[i].comm : "the program", store);
+				      said(&e1, f.cred[i].comm[0] ? f.cred[i].comm : "the program"),
+				      said(&e2, store));
+			wd_buf_free(&e1);
+			wd_buf_free(&e2);
 			warn(c, "a credential store was read and is not granted: %s (by %s)",
 			     f.cred[i].path, f.cred[i].comm[0] ? f.cred[i].comm : "the program");
 		}
@@ -886,13 +927,17 @@ static int emit_files(struct ctx *c, struct wd_buf *b)
 		if (!any_r)
 			wd_buf_puts(b, "  # read:\n");
 		for (size_t i = 0; i < f.nsock; i++) {
+			struct wd_buf e1 = WD_BUF_INIT;
+
 			shown_path(c, f.sock[i].path, shown, sizeof(shown));
 			wd_buf_puts(b, "    # - ");
-			yaml_str(b, shown);
-			wd_buf_printf(b,
-				      "   # a unix socket %s tried to connect to: refused in the "
-				      "trace, not granted\n",
-				      f.sock[i].comm[0] ? f.sock[i].comm : "the program");
+			yaml_quote(b, shown);
+			wd_buf_printf(
+			    b,
+			    "   # a unix socket %s tried to connect to: refused in the "
+			    "trace, not granted\n",
+			    said(&e1, f.sock[i].comm[0] ? f.sock[i].comm : "the program"));
+			wd_buf_free(&e1);
 			warn(c,
 			     "a unix socket was refused in the trace and is not granted: %s (by "
 			     "%s); name it with warden trace --allow-socket if the program must "
@@ -978,12 +1023,12 @@ static void rule_text(struct wd_buf *b, const char *name, uint16_t *ports, unsig
 {
 	qsort(ports, n, sizeof(*ports), cmp_u16);
 	if (n == 2 && ports[0] == 80 && ports[1] == 443) {
-		yaml_str(b, name);
+		yaml_quote(b, name);
 	} else if (n == 1) {
 		wd_buf_printf(b, "\"%s:%u\"", name, ports[0]);
 	} else {
 		wd_buf_puts(b, "{ host: ");
-		yaml_str(b, name);
+		yaml_quote(b, name);
 		wd_buf_puts(b, ", ports: [");
 		for (unsigned i = 0; i < n; i++)
 			wd_buf_printf(b, "%s%u", i ? ", " : "", ports[i]);
@@ -1004,11 +1049,15 @@ static int emit_network(struct ctx *c, struct wd_buf *b)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->t->nnets; i++) {
 		const struct trace_net_ev *e = &c->t->nets[i];
+		struct wd_buf e1 = WD_BUF_INIT, e2 = WD_BUF_INIT;
 		size_t k = 0;
 
 		if (e->refused) {
 			wd_buf_printf(&notes, "  #   %s:%u (%s): refused during the trace\n",
-				      printable_utf8(e->host) ? e->host : "?", e->port, e->refused);
+				      said(&e1, printable_utf8(e->host) ? e->host : "?"), e->port,
+				      said(&e2, e->refused));
+			wd_buf_free(&e1);
+			wd_buf_free(&e2);
 			warn(c, "not granted: %s:%u was refused during the trace (%s)",
 			     printable_utf8(e->host) ? e->host : "?", e->port, e->refused);
 			continue;
@@ -1017,7 +1066,8 @@ static int emit_network(struct ctx *c, struct wd_buf *b)
 			wd_buf_printf(&notes,
 				      "  #   %s:%u: an address or not a host name; write a "
 				      "{ cidr: ..., ports: [...] } rule if it is meant\n",
-				      printable_utf8(e->host) ? e->host : "?", e->port);
+				      said(&e1, printable_utf8(e->host) ? e->host : "?"), e->port);
+			wd_buf_free(&e1);
 			continue;
 		}
 		if (e->proto == TRACE_PROTO_DNS) {
@@ -1303,7 +1353,7 @@ int infer_policy(const struct trace *t, const struct infer_opts *o, struct infer
 			wd_buf_puts(b, "command: [");
 			for (size_t i = 0; i < t->ncommand; i++) {
 				wd_buf_puts(b, i ? ", " : "");
-				yaml_str(b, t->command[i]);
+				yaml_quote(b, t->command[i]);
 			}
 			wd_buf_puts(b, "]\n");
 		}
