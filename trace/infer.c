@@ -28,6 +28,7 @@ static int emit_env(struct infer_ctx *c, struct wd_buf *b)
 {
 	const char **v;
 	size_t n = 0;
+	bool any = false;
 
 	if (!c->t->nenv)
 		return 0;
@@ -37,7 +38,10 @@ static int emit_env(struct infer_ctx *c, struct wd_buf *b)
 	for (size_t i = 0; i < c->t->nenv; i++)
 		v[n++] = c->t->env[i];
 	qsort(v, n, sizeof(*v), infer_cmp_str);
-	wd_buf_puts(b, "env:\n  allow:\n");
+	for (size_t i = 0; i < n && !any; i++)
+		any = policy_env_name_ok(v[i]);
+	/* none a policy can hold: an empty list, not a key with only comments below it */
+	wd_buf_puts(b, any ? "env:\n  allow:\n" : "env:\n  allow: []\n");
 	for (size_t i = 0; i < n; i++) {
 		if (i && !strcmp(v[i], v[i - 1]))
 			continue;

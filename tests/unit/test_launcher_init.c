@@ -663,6 +663,23 @@ static void test_env_limits(void **state)
 	infer_result_free(&r);
 }
 
+/* a trace whose every env name is one a policy cannot hold: the policy still parses (found by
+ * fuzz_trace_file: "env:\n  allow:\n" with only comments below is an empty value) */
+static void test_env_none_valid(void **state)
+{
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = NULL;
+	infer(HEAD "{\"type\":\"env\",\"name\":\"-X\"}\n{\"type\":\"env\",\"name\":\"1Y\"}\n", &r);
+	assert_line(&r, "    # (a variable whose name a policy cannot hold)");
+	infer_result_free(&r);
+	/* positive control: one valid name beside them */
+	infer(HEAD "{\"type\":\"env\",\"name\":\"-X\"}\n{\"type\":\"env\",\"name\":\"OK\"}\n", &r);
+	assert_line(&r, "    - OK");
+	infer_result_free(&r);
+}
+
 static void test_nice_up(void **state)
 {
 	(void)state;
@@ -710,6 +727,7 @@ int main(void)
 	    cmocka_unit_test(test_writes),
 	    cmocka_unit_test(test_network),
 	    cmocka_unit_test(test_env_limits),
+	    cmocka_unit_test(test_env_none_valid),
 	    cmocka_unit_test(test_nice_up),
 	    cmocka_unit_test(test_starter_parses),
 	};
