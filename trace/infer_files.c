@@ -310,7 +310,8 @@ int infer_emit_files(struct infer_ctx *c, struct wd_buf *b)
 		any_w |= !f.write.v[i].dead;
 	if (rc || (!any_r && !any_w && !f.ncred && !f.nsock))
 		goto out;
-	wd_buf_puts(b, "filesystem:\n");
+	/* only commented entries (refused sockets, credential stores): no key with nothing below */
+	wd_buf_puts(b, any_r || any_w ? "filesystem:\n" : "# filesystem:\n");
 	for (int w = 0; w < 2; w++) {
 		struct leaves *l = w ? &f.write : &f.read;
 

@@ -680,6 +680,30 @@ static void test_env_none_valid(void **state)
 	infer_result_free(&r);
 }
 
+/* a trace whose only file events are refused sockets or credential stores: the
+ * `filesystem:` section holds only comments, and the policy still parses (found by
+ * fuzz_trace_file: "filesystem:" with only comments below is an empty value) */
+static void test_files_only_comments(void **state)
+{
+	static const char *const fs[] = {"/srv/home/u/.ssh/id_ed25519", "/srv/proj/x", NULL};
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = fs;
+	infer(HEAD CONNECT("/srv/home/u/.rd/docker.sock", ",\"refused\":\"not named\""), &r);
+	assert_line(&r, "    # - \"~/.rd/docker.sock\"");
+	assert_int_equal(r.nread, 0);
+	infer_result_free(&r);
+	infer(HEAD READ("/srv/home/u/.ssh/id_ed25519"), &r);
+	assert_line(&r, "    # - { path: \"~/.ssh/id_ed25519\"");
+	infer_result_free(&r);
+	/* positive control: with a grant beside them, the section is a mapping as before */
+	infer(HEAD READ("/srv/home/u/.ssh/id_ed25519") READ("/srv/proj/x"), &r);
+	assert_line(&r, "filesystem:");
+	assert_line(&r, "    - \"./x\"");
+	infer_result_free(&r);
+}
+
 static void test_nice_up(void **state)
 {
 	(void)state;
@@ -728,6 +752,7 @@ int main(void)
 	    cmocka_unit_test(test_network),
 	    cmocka_unit_test(test_env_limits),
 	    cmocka_unit_test(test_env_none_valid),
+	    cmocka_unit_test(test_files_only_comments),
 	    cmocka_unit_test(test_nice_up),
 	    cmocka_unit_test(test_starter_parses),
 	};
