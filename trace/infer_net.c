@@ -19,20 +19,30 @@ struct host {
 	bool folded;
 };
 
-/* @s has the syntax of a host name a policy rule may hold: lower-case letters, digits, `-`,
- * `_` and dots, two labels at least, the last not all digits (an address).
- * TODO(issue 26): common/ has this once */
+/* @s has the syntax of a host name a policy rule may hold (policy/hostname.c's rules): lower-case
+ * letters, digits and `-`, labels of 1 to 63 with no `-` at either end, two labels at least,
+ * the last not all digits (an address). TODO(issue 26): common/ has this once */
 static bool host_name_ok(const char *s)
 {
 	bool digits_only_last = true;
-	const char *last = strrchr(s, '.');
+	const char *last = strrchr(s, '.'), *label = s;
 
 	if (!*s || strlen(s) > 253 || !last || last == s)
 		return false;
-	for (const char *p = s; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' ||
-		      *p == '_' || *p == '.'))
+	for (const char *p = s;; p++) {
+		if (*p == '.' || !*p) {
+			size_t n = (size_t)(p - label);
+
+			if (!n || n > 63 || label[0] == '-' || p[-1] == '-')
+				return false;
+			if (!*p)
+				break;
+			label = p + 1;
+			continue;
+		}
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
 			return false;
+	}
 	for (const char *p = last + 1; *p; p++)
 		digits_only_last &= *p >= '0' && *p <= '9';
 	return !digits_only_last; /* a last label of digits: an address */

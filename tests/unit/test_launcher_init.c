@@ -633,6 +633,28 @@ static void test_network(void **state)
 	infer_result_free(&r);
 }
 
+/* names the policy's host syntax refuses are notes, not rules (found by fuzz_trace_file:
+ * `b..dn.lab.test` became a rule the policy parser refused: an empty label) */
+static void test_network_bad_names(void **state)
+{
+	struct infer_result r;
+	struct wd_policy *p;
+
+	(void)state;
+	fake_fs = NULL;
+	p = infer_parsed(HEAD NET("b..dn.lab.test", 443) NET(".x.lab.test", 443)
+			     NET("-a.lab.test", 443) NET("a-.lab.test", 443)
+				 NET("a_b.lab.test", 443) NET("ok-1.lab.test", 443),
+			 &r);
+	/* positive control: the one good name is the one rule */
+	assert_int_equal(p->nrules, 1);
+	assert_line(&r, "    - \"ok-1.lab.test:443\"");
+	assert_line(&r, "  #   b..dn.lab.test:443: an address or not a host name");
+	assert_line(&r, "  #   a_b.lab.test:443: an address or not a host name");
+	policy_free(p);
+	infer_result_free(&r);
+}
+
 static void test_env_limits(void **state)
 {
 	struct infer_result r;
@@ -750,6 +772,7 @@ int main(void)
 	    cmocka_unit_test(test_names_stay_quoted),
 	    cmocka_unit_test(test_writes),
 	    cmocka_unit_test(test_network),
+	    cmocka_unit_test(test_network_bad_names),
 	    cmocka_unit_test(test_env_limits),
 	    cmocka_unit_test(test_env_none_valid),
 	    cmocka_unit_test(test_files_only_comments),
