@@ -24,6 +24,24 @@ static bool secretish(const char *s)
 	return false;
 }
 
+/* a name YAML reads as null or a boolean when it is not quoted (`Null`, `yes`, `off`, ...) */
+static bool yaml_word(const char *s)
+{
+	static const char *const words[] = {"null", "true", "false", "yes", "no",
+					    "on",   "off",  "y",     "n"};
+	char low[8];
+	size_t n = strlen(s);
+
+	if (n >= sizeof(low))
+		return false;
+	for (size_t i = 0; i <= n; i++)
+		low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+	for (size_t i = 0; i < WD_ARRAY_SIZE(words); i++)
+		if (!strcmp(low, words[i]))
+			return true;
+	return false;
+}
+
 static int emit_env(struct infer_ctx *c, struct wd_buf *b)
 {
 	const char **v;
@@ -49,7 +67,12 @@ static int emit_env(struct infer_ctx *c, struct wd_buf *b)
 			wd_buf_puts(b, "    # (a variable whose name a policy cannot hold)\n");
 			continue;
 		}
-		wd_buf_printf(b, "    - %s%s\n", v[i],
+		wd_buf_puts(b, "    - ");
+		if (yaml_word(v[i]))
+			infer_yaml_quote(b, v[i]);
+		else
+			wd_buf_puts(b, v[i]);
+		wd_buf_printf(b, "%s\n",
 			      secretish(v[i]) ? "   # looks like a secret: keep it only if the "
 						"program needs it"
 					      : "");

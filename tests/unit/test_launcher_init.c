@@ -726,6 +726,35 @@ static void test_files_only_comments(void **state)
 	infer_result_free(&r);
 }
 
+/* env names YAML reads as null or a boolean unquoted stay names (found by fuzz_trace_file:
+ * `- Null` is an empty value) */
+static void test_env_yaml_words(void **state)
+{
+	static const char *const words[] = {"NULL", "Null", "OK",   "n",
+					    "null", "off",  "true", "yes"};
+	struct infer_result r;
+	struct wd_policy *p;
+
+	(void)state;
+	fake_fs = NULL;
+	p = infer_parsed(HEAD "{\"type\":\"env\",\"name\":\"Null\"}\n"
+			      "{\"type\":\"env\",\"name\":\"NULL\"}\n"
+			      "{\"type\":\"env\",\"name\":\"null\"}\n"
+			      "{\"type\":\"env\",\"name\":\"true\"}\n"
+			      "{\"type\":\"env\",\"name\":\"yes\"}\n"
+			      "{\"type\":\"env\",\"name\":\"off\"}\n"
+			      "{\"type\":\"env\",\"name\":\"n\"}\n"
+			      "{\"type\":\"env\",\"name\":\"OK\"}\n",
+			 &r);
+	assert_int_equal(p->nenv_allow, 8);
+	for (size_t i = 0; i < 8; i++)
+		assert_string_equal(p->env_allow[i], words[i]);
+	/* positive control: a plain name is written as before */
+	assert_line(&r, "    - OK");
+	policy_free(p);
+	infer_result_free(&r);
+}
+
 static void test_nice_up(void **state)
 {
 	(void)state;
@@ -776,6 +805,7 @@ int main(void)
 	    cmocka_unit_test(test_env_limits),
 	    cmocka_unit_test(test_env_none_valid),
 	    cmocka_unit_test(test_files_only_comments),
+	    cmocka_unit_test(test_env_yaml_words),
 	    cmocka_unit_test(test_nice_up),
 	    cmocka_unit_test(test_starter_parses),
 	};
