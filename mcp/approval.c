@@ -290,7 +290,7 @@ int approval_open_mine(int *ret_fd, char *why, size_t size)
 int approval_ask(const char *run, const char *by, char *const *names, int n, char *why, size_t size)
 {
 	size_t off;
-	int fd, ret = approval_open_mine(&fd, why, size);
+	int fd = -1, ret = approval_open_mine(&fd, why, size);
 
 	if (ret)
 		return ret;
@@ -320,8 +320,8 @@ int approval_ask(const char *run, const char *by, char *const *names, int n, cha
 
 int approval_check(const char *id, const char *run, const char *name, int n, char *why, size_t size)
 {
-	struct approval_req q;
-	int fd, ret;
+	struct approval_req q = {0};
+	int fd = -1, ret;
 
 	if (!approval_id_valid(id) || n != 1) {
 		snprintf(why, size, "--approved takes one request id and one name");

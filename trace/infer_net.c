@@ -21,7 +21,8 @@ struct host {
 
 /* @s has the syntax of a host name a policy rule may hold (policy/hostname.c's rules): lower-case
  * letters, digits and `-`, labels of 1 to 63 with no `-` at either end, two labels at least,
- * the last not all digits (an address). TODO(issue 26): common/ has this once */
+ * the last not all digits (an address). */
+/* TODO(issue 26): common/ has this once */
 static bool host_name_ok(const char *s)
 {
 	bool digits_only_last = true;

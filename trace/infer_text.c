@@ -37,8 +37,8 @@ bool infer_equal_any(const char *p, const char *const *files)
 	return false;
 }
 
-/* lexical clean-up of an absolute path: "//", "/./", "/../", a trailing "/" (in place).
- * TODO(issue 26): common/ has this once */
+/* lexical clean-up of an absolute path: "//", "/./", "/../", a trailing "/" (in place). */
+/* TODO(issue 26): common/ has this once */
 void infer_path_clean(char *p)
 {
 	char *out = p, *in = p;
@@ -147,7 +147,8 @@ void infer_leaves_drop_covered(struct leaves *l, const struct leaves *by)
 /* @s as a YAML double-quoted scalar: `"` and `\\` escaped, and every byte YAML would read as
  * anything but itself escaped too: C0 controls and DEL ("\\xNN"), and the line breaks NEL,
  * LS and PS ("\\N", "\\L", "\\P"), which would fold into a space or end a comment the
- * scalar sits in. TODO(issue 26): common/ has this once */
+ * scalar sits in. */
+/* TODO(issue 26): common/ has this once */
 void infer_yaml_quote(struct wd_buf *b, const char *s)
 {
 	const unsigned char *u = (const unsigned char *)s;
