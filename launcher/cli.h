@@ -38,14 +38,6 @@ int cmd_help(int argc, char **argv);
 int cmd_allowlist(int argc, char **argv);
 
 /**
- * cmd_allowlist_approval() - `warden allowlist approve|deny ID`, `warden allowlist pending`
- * @argc:	arguments from the subcommand on
- * @argv:	argv[0] is "approve", "deny" or "pending"
- * Return: the exit status (0; 1 no such pending request; 2 usage; 125 the store failed).
- */
-int cmd_allowlist_approval(int argc, char **argv);
-
-/**
  * cli_wants_help() - true when argv holds -h or --help before any "--"
  */
 bool cli_wants_help(int argc, char **argv);

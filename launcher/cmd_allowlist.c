@@ -1,5 +1,7 @@
-/* cmd_allowlist.c - `warden allowlist [RUN]` (a live run's network allowlist) and `warden
- * allowlist RUN add|remove NAME...` (changed live through its gateway's `replace`).
+/* cmd_allowlist.c - `warden allowlist [RUN]` (a live run's network allowlist), `warden
+ * allowlist RUN add|remove NAME...` (changed live through its gateway's `replace`), and
+ * `warden allowlist approve|deny REQUEST-ID | pending` (a person decides the approval store's
+ * requests): one verb, its sub-verbs dispatched by cmd_allowlist() at the bottom.
  *
  * The new policy is composed from the run's current one (its state folder's RUN_POLICY_FILE,
  * what the gateway has): parsed, its network rules changed, rendered again (the gateway reads
@@ -11,7 +13,7 @@
  *
  * A run `warden mcp` started (started_by "mcp", or anything but "") may lose names, never gain
  * them here: an addition needs a person's approval (`warden allowlist approve|deny|pending`,
- * cmd_allowlist_approval()). Fail closed.
+ * approval_verb() below; the approval store is mcp/approval.c). Fail closed.
  */
 #include "mcp/approval.h"
 #include "launcher/cli.h"
@@ -22,10 +24,12 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ALLOWLIST_GW_TIMEOUT_MS 5000
@@ -424,7 +428,7 @@ static int show_all(void)
 	return ret;
 }
 
-/* ------------------------------------------------------------ the verb */
+/* ------------------------------------------------------------ one run */
 
 static const struct {
 	const char *word;
@@ -434,94 +438,192 @@ static const struct {
     {"remove", CHANGE_REMOVE},
 };
 
-/* the caller's approval store, open; Return: 0 or -errno (@why says) */
-static int store_open(int *fd, char *why, size_t size)
-{
-	char dir[4096];
-	struct wd_err err;
-	int ret;
-
-	if (approval_dir(dir, sizeof(dir))) {
-		snprintf(why, size,
-			 "no state folder for the approval store: set HOME or XDG_STATE_HOME");
-		return -ENOENT;
-	}
-	wd_err_clear(&err);
-	ret = approval_open(dir, fd, &err);
-	if (ret)
-		snprintf(why, size, "%.300s", err.msg);
-	return ret;
-}
-
-/* an addition to a run `warden mcp` started, without an approval: each name becomes a pending
- * request of the caller's approval store. Return: -EINPROGRESS (@why: the requests), or -errno */
-static int ask_approval(const struct live_run *lr, const struct change *ch, char *why, size_t size)
-{
-	size_t off;
-	int fd, ret = store_open(&fd, why, size);
-
-	if (ret)
-		return ret;
-	off = (size_t)snprintf(why, size,
-			       "run %s was started by `warden %s`: an addition needs a person's "
-			       "approval; pending:",
-			       lr->rec.id, lr->rec.started_by);
-	for (int i = 0; i < ch->n && !ret; i++) {
-		struct approval_req q = {0};
-
-		snprintf(q.name, sizeof(q.name), "%s", ch->names[i]);
-		snprintf(q.run, sizeof(q.run), "%s", lr->rec.id);
-		ret = approval_create(fd, &q);
-		if (!ret && off < size)
-			off += (size_t)snprintf(why + off, size - off,
-						" %s (warden allowlist approve %s, then again with "
-						"--approved %s)",
-						q.name, q.id, q.id);
-	}
-	close(fd);
-	if (ret) {
-		snprintf(why, size, "the approval store: %s", strerror(-ret));
-		return ret;
-	}
-	return -EINPROGRESS;
-}
-
-/* --approved ID: the request is approved, for this run and this one name. Return: 0 or -errno */
-static int check_approved(const struct live_run *lr, const struct change *ch, const char *id,
-			  char *why, size_t size)
-{
-	struct approval_req q;
-	int fd, ret;
-
-	if (!approval_id_valid(id) || ch->n != 1) {
-		snprintf(why, size, "--approved takes one request id and one name");
-		return -EINVAL;
-	}
-	ret = store_open(&fd, why, size);
-	if (ret)
-		return ret;
-	ret = approval_read(fd, id, &q);
-	close(fd);
-	if (ret || q.state != APPROVAL_APPROVED || strcmp(q.run, lr->rec.id) ||
-	    strcmp(q.name, ch->names[0])) {
-		snprintf(why, size,
-			 "request %s is not an approved request to add %s to run %s (a person "
-			 "approves with warden allowlist approve)",
-			 id, ch->names[0], lr->rec.id);
-		return -EPERM;
-	}
-	return 0;
-}
-
 static const char *const approval_words[] = {"approve", "deny", "pending"};
 
-int cmd_allowlist(int argc, char **argv)
+/* show run @id's allowlist (@op < 0), or change it: @op on @names (@n), @approved the approval
+ * store's request that allows an addition to a run `warden mcp` started (or NULL). Return: the
+ * exit status */
+static int change_run(const char *id, int op, char **names, int n, const char *approved)
 {
 	struct change ch = {.actor = getuid(), .done = WD_BUF_INIT};
 	struct live_run lr;
 	struct wd_err err;
+	int ret;
+
+	wd_err_clear(&err);
+	ret = live_run_get(id, &lr, &err);
+	if (ret) {
+		wd_say(stderr, "warden allowlist: %s", err.msg);
+		return ret == -ENOENT || ret == -EINVAL ? WD_EXIT_USAGE : WD_EXIT_INTERNAL;
+	}
+	if (op < 0)
+		return show(&lr, false);
+	if (lr.state != LIVE_RUNNING) {
+		wd_say(stderr, "warden allowlist: run %s is %s: nothing to change", lr.rec.id,
+		       live_state_name(lr.state));
+		return WD_EXIT_USAGE;
+	}
+	ch.op = (enum change_op)op;
+	ch.names = names;
+	ch.n = n;
+	if (ch.op == CHANGE_ADD && lr.rec.started_by[0]) {
+		char why[400];
+
+		/* an agent must not widen its own sandbox: a name reaches such a run only with a
+		 * person's approval from the approval store (approval.c) */
+		ret = approved
+			  ? approval_check(approved, lr.rec.id, ch.names[0], ch.n, why, sizeof(why))
+			  : approval_ask(lr.rec.id, lr.rec.started_by, ch.names, ch.n, why,
+					 sizeof(why));
+		if (ret) {
+			wd_say(stderr, "warden allowlist: %s", why);
+			ch.refused = why;
+			live_as_owner(&lr, refuse_fn, &ch, &ch.done); /* audited in the run's log */
+			wd_buf_free(&ch.done);
+			return ret == -EINPROGRESS || ret == -EPERM ? WD_EXIT_FOUND : WD_EXIT_USAGE;
+		}
+	}
+	ret = live_as_owner(&lr, change_fn, &ch, &ch.done);
+	wd_buf_free(&ch.done);
+	if (!ret)
+		return WD_EXIT_OK;
+	return ret == -EINVAL || ret == -ENOENT ? WD_EXIT_USAGE : WD_EXIT_FOUND;
+}
+
+/* ------------------------------------------------------------ approve, deny, pending */
+
+static void approval_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: warden allowlist pending\n"
+		"       warden allowlist approve REQUEST-ID\n"
+		"       warden allowlist deny REQUEST-ID\n"
+		"\n"
+		"Decide the requests of `warden mcp`'s tool set_egress_allowlist to add names to\n"
+		"its allowlist: nothing is added until a person approves. `pending` lists them\n"
+		"(id, name, run, the asking server's pid, age).\n");
+}
+
+static int print_one(const struct approval_req *req, void *arg)
+{
+	unsigned *n = arg;
+	bool live = req->server_pid > 0 && kill(req->server_pid, 0) == 0;
+
+	if (req->state != APPROVAL_PENDING)
+		return 0;
+	if (!(*n)++)
+		wd_say(stdout, "%-32s  %-30s  %-12s  %-8s  %s", "REQUEST", "NAME", "RUN", "SERVER",
+		       "AGE");
+	wd_say(stdout, "%-32s  %-30s  %-12s  %-8d  %llds%s", req->id, req->name,
+	       req->run[0] ? req->run : "(new runs)", (int)req->server_pid,
+	       (long long)time(NULL) - req->created, live ? "" : "  (its server is gone)");
+	return 0;
+}
+
+/* `warden allowlist approve|deny ID`, `warden allowlist pending`: a person at a terminal decides
+ * the requests `warden mcp`'s agent made to add names. The server that asked notices the
+ * decision, applies it and audits it; without a server (`warden allowlist RUN add` of a run
+ * `warden mcp` started) an approval is applied here (change_run()). @argv[0] is the sub-verb.
+ * Return: the exit status (0; 1 no such pending request; 2 usage; 125 the store failed) */
+static int approval_verb(int argc, char **argv)
+{
+	char dir[4096], by[64];
+	struct approval_req req;
+	struct wd_err err;
+	bool approve;
+	int fd, ret;
+
+	if (argc < 1 || cli_wants_help(argc, argv)) {
+		approval_usage(argc < 1 ? stderr : stdout);
+		return argc < 1 ? WD_EXIT_USAGE : WD_EXIT_OK;
+	}
+	if (approval_dir(dir, sizeof(dir))) {
+		fprintf(stderr, "warden allowlist: no state folder: set HOME or XDG_STATE_HOME\n");
+		return WD_EXIT_USAGE;
+	}
+	wd_err_clear(&err);
+	ret = approval_open(dir, &fd, &err);
+	if (ret) {
+		wd_say(stderr, "warden allowlist: %s", err.msg);
+		return WD_EXIT_INTERNAL;
+	}
+	if (!strcmp(argv[0], "pending") && argc == 1) {
+		unsigned n = 0;
+
+		ret = approval_list(fd, print_one, &n);
+		close(fd);
+		if (ret) {
+			wd_say(stderr, "warden allowlist: %s: %s", dir, strerror(-ret));
+			return WD_EXIT_INTERNAL;
+		}
+		if (!n)
+			printf("no request is pending\n");
+		return WD_EXIT_OK;
+	}
+	if ((strcmp(argv[0], "approve") && strcmp(argv[0], "deny")) || argc != 2) {
+		close(fd);
+		approval_usage(stderr);
+		return WD_EXIT_USAGE;
+	}
+	approve = !strcmp(argv[0], "approve");
+	if (!approval_id_valid(argv[1])) {
+		close(fd);
+		wd_say(stderr,
+		       "warden allowlist: `%s` is not a request id (32 hex digits; "
+		       "`warden allowlist pending` lists them)",
+		       argv[1]);
+		return WD_EXIT_USAGE;
+	}
+	snprintf(by, sizeof(by), "a terminal (uid %u, pid %d)", (unsigned)getuid(), (int)getpid());
+	ret = approval_read(fd, argv[1], &req);
+	if (!ret)
+		ret = approval_decide(fd, argv[1], approve, by);
+	close(fd);
+	if (ret == -ENOENT) {
+		wd_say(stderr,
+		       "warden allowlist: no request %s is pending (decided already, or "
+		       "its server ended)",
+		       argv[1]);
+		return WD_EXIT_FOUND;
+	}
+	if (ret == -EALREADY) {
+		wd_say(stderr, "warden allowlist: request %s was decided already", argv[1]);
+		return WD_EXIT_FOUND;
+	}
+	if (ret) {
+		wd_say(stderr, "warden allowlist: request %s: %s", argv[1], strerror(-ret));
+		return WD_EXIT_INTERNAL;
+	}
+	if (req.server_pid > 0) {
+		wd_say(stdout, "%s %s for %s; the server applies it within a second",
+		       approve ? "approved" : "denied", req.name,
+		       req.run[0] ? req.run : "new runs of its warden mcp");
+		return WD_EXIT_OK;
+	}
+	/* asked by `warden allowlist RUN add` (no server): the decision is applied here */
+	ret = WD_EXIT_OK;
+	if (approve && req.run[0]) {
+		char *names[] = {req.name, NULL};
+
+		ret = change_run(req.run, CHANGE_ADD, names, 1, req.id);
+		if (!ret)
+			wd_say(stdout, "approved %s: run %s may reach it now", req.name, req.run);
+	} else {
+		wd_say(stdout, "denied %s for run %s", req.name, req.run);
+	}
+	if (approval_dir(dir, sizeof(dir)) == 0 && approval_open(dir, &fd, &err) == 0) {
+		approval_remove(fd, req.id);
+		close(fd);
+	}
+	return ret;
+}
+
+/* ------------------------------------------------------------ the verb */
+
+int cmd_allowlist(int argc, char **argv)
+{
 	const char *approved = NULL;
-	int ret, op = -1;
+	int op = -1;
 
 	if (cli_wants_help(argc, argv)) {
 		usage(stdout);
@@ -534,7 +636,7 @@ int cmd_allowlist(int argc, char **argv)
 	}
 	for (size_t i = 0; argc > 1 && i < WD_ARRAY_SIZE(approval_words); i++)
 		if (!strcmp(argv[1], approval_words[i]))
-			return cmd_allowlist_approval(argc - 1, argv + 1);
+			return approval_verb(argc - 1, argv + 1);
 	if (argc == 1)
 		return show_all();
 	if (argv[1][0] == '-' || argc == 3) {
@@ -551,40 +653,5 @@ int cmd_allowlist(int argc, char **argv)
 			return WD_EXIT_USAGE;
 		}
 	}
-	wd_err_clear(&err);
-	ret = live_run_get(argv[1], &lr, &err);
-	if (ret) {
-		wd_say(stderr, "warden allowlist: %s", err.msg);
-		return ret == -ENOENT || ret == -EINVAL ? WD_EXIT_USAGE : WD_EXIT_INTERNAL;
-	}
-	if (argc == 2)
-		return show(&lr, false);
-	if (lr.state != LIVE_RUNNING) {
-		wd_say(stderr, "warden allowlist: run %s is %s: nothing to change", lr.rec.id,
-		       live_state_name(lr.state));
-		return WD_EXIT_USAGE;
-	}
-	ch.op = (enum change_op)op;
-	ch.names = argv + 3;
-	ch.n = argc - 3;
-	if (ch.op == CHANGE_ADD && lr.rec.started_by[0]) {
-		char why[400];
-
-		/* an agent must not widen its own sandbox: a name reaches such a run only with a
-		 * person's approval from the approval store (approval.c) */
-		ret = approved ? check_approved(&lr, &ch, approved, why, sizeof(why))
-			       : ask_approval(&lr, &ch, why, sizeof(why));
-		if (ret) {
-			wd_say(stderr, "warden allowlist: %s", why);
-			ch.refused = why;
-			live_as_owner(&lr, refuse_fn, &ch, &ch.done); /* audited in the run's log */
-			wd_buf_free(&ch.done);
-			return ret == -EINPROGRESS || ret == -EPERM ? WD_EXIT_FOUND : WD_EXIT_USAGE;
-		}
-	}
-	ret = live_as_owner(&lr, change_fn, &ch, &ch.done);
-	wd_buf_free(&ch.done);
-	if (!ret)
-		return WD_EXIT_OK;
-	return ret == -EINVAL || ret == -ENOENT ? WD_EXIT_USAGE : WD_EXIT_FOUND;
+	return change_run(argv[1], argc == 2 ? -1 : op, argv + 3, argc - 3, approved);
 }

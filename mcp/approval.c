@@ -268,3 +268,76 @@ int approval_list(int dfd, int (*fn)(const struct approval_req *req, void *arg),
 	closedir(d);
 	return ret;
 }
+
+int approval_open_mine(int *ret_fd, char *why, size_t size)
+{
+	char dir[4096];
+	struct wd_err err;
+	int ret;
+
+	if (approval_dir(dir, sizeof(dir))) {
+		snprintf(why, size,
+			 "no state folder for the approval store: set HOME or XDG_STATE_HOME");
+		return -ENOENT;
+	}
+	wd_err_clear(&err);
+	ret = approval_open(dir, ret_fd, &err);
+	if (ret)
+		snprintf(why, size, "%.300s", err.msg);
+	return ret;
+}
+
+int approval_ask(const char *run, const char *by, char *const *names, int n, char *why, size_t size)
+{
+	size_t off;
+	int fd = -1, ret = approval_open_mine(&fd, why, size);
+
+	if (ret)
+		return ret;
+	off = (size_t)snprintf(why, size,
+			       "run %s was started by `warden %s`: an addition needs a person's "
+			       "approval; pending:",
+			       run, by);
+	for (int i = 0; i < n && !ret; i++) {
+		struct approval_req q = {0};
+
+		snprintf(q.name, sizeof(q.name), "%s", names[i]);
+		snprintf(q.run, sizeof(q.run), "%s", run);
+		ret = approval_create(fd, &q);
+		if (!ret && off < size)
+			off += (size_t)snprintf(why + off, size - off,
+						" %s (warden allowlist approve %s, then again with "
+						"--approved %s)",
+						q.name, q.id, q.id);
+	}
+	close(fd);
+	if (ret) {
+		snprintf(why, size, "the approval store: %s", strerror(-ret));
+		return ret;
+	}
+	return -EINPROGRESS;
+}
+
+int approval_check(const char *id, const char *run, const char *name, int n, char *why, size_t size)
+{
+	struct approval_req q = {0};
+	int fd = -1, ret;
+
+	if (!approval_id_valid(id) || n != 1) {
+		snprintf(why, size, "--approved takes one request id and one name");
+		return -EINVAL;
+	}
+	ret = approval_open_mine(&fd, why, size);
+	if (ret)
+		return ret;
+	ret = approval_read(fd, id, &q);
+	close(fd);
+	if (ret || q.state != APPROVAL_APPROVED || strcmp(q.run, run) || strcmp(q.name, name)) {
+		snprintf(why, size,
+			 "request %s is not an approved request to add %s to run %s (a person "
+			 "approves with warden allowlist approve)",
+			 id, name, run);
+		return -EPERM;
+	}
+	return 0;
+}

@@ -1,4 +1,4 @@
-/* approval.h - internal to launcher/: the approval store of `warden mcp`'s allowlist additions.
+/* approval.h - the approval store of `warden mcp`'s allowlist additions.
  *
  * A request to add a name (tool set_egress_allowlist) is a file REQUEST-ID.json in the user's
  * state folder, ${XDG_STATE_HOME:-~/.local/state}/warden/approvals (0700, the user's own; a
@@ -8,8 +8,8 @@
  * "denied" (a new file renamed over it); the server notices, applies it, audits it and removes
  * the file. docs/mcp.md describes the rule.
  */
-#ifndef WARDEN_LAUNCHER_APPROVAL_H
-#define WARDEN_LAUNCHER_APPROVAL_H
+#ifndef WARDEN_MCP_APPROVAL_H
+#define WARDEN_MCP_APPROVAL_H
 
 #include "common/common.h"
 
@@ -97,6 +97,35 @@ int approval_remove(int dfd, const char *id);
  * Return: 0, or a negative errno (from reading the folder, or the first non-zero of @fn).
  */
 int approval_list(int dfd, int (*fn)(const struct approval_req *req, void *arg), void *arg);
+
+/**
+ * approval_open_mine() - the caller's own store (approval_dir()), opened (approval_open())
+ * @ret_fd:	its descriptor, on success (the caller closes it)
+ * @why:	what failed, on failure (@size bytes)
+ * Return: 0, -ENOENT (no state folder: HOME and XDG_STATE_HOME unset), or a negative errno.
+ */
+int approval_open_mine(int *ret_fd, char *why, size_t size);
+
+/**
+ * approval_ask() - one pending request per name in the caller's store, for run @run (no
+ * server: `warden allowlist RUN add` of a run `warden mcp` started)
+ * @run:	the run's id
+ * @by:		what started the run (its started_by), for @why
+ * @names:	the names, @n of them
+ * @why:	on -EINPROGRESS, the requests and how to approve them; else what failed
+ * Return: -EINPROGRESS (the requests were made), or a negative errno.
+ */
+int approval_ask(const char *run, const char *by, char *const *names, int n, char *why,
+		 size_t size);
+
+/**
+ * approval_check() - request @id of the caller's store approves adding @name to run @run
+ * @why:	why not, on failure
+ * Return: 0, -EINVAL (not one id and one name), -EPERM (not such an approved request), or a
+ * negative errno of the store.
+ */
+int approval_check(const char *id, const char *run, const char *name, int n, char *why,
+		   size_t size);
 
 /** approval_state_name() - "pending", "approved", "denied" */
 const char *approval_state_name(enum approval_state s);

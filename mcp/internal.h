@@ -1,7 +1,17 @@
-/* mcp_internal.h - internal to `warden mcp`: the server's state, shared by cmd_mcp.c (the verb,
- * the event loop) and mcp_tools.c (the tools). docs/mcp.md has the theory of operation. */
-#ifndef WARDEN_LAUNCHER_MCP_INTERNAL_H
-#define WARDEN_LAUNCHER_MCP_INTERNAL_H
+/* internal.h - internal to `warden mcp`: the server's state, shared by cmd_mcp.c (the verb,
+ * the event loop) and the tools. docs/mcp.md has the theory of operation.
+ *
+ * The files, bottom first (each calls only those above it; proto.c and approval.c are APIs of
+ * their own below them all):
+ *   server.c	audit events, answers, a run found by id and stopped
+ *   derive.c	the derived policy new runs get
+ *   child.c	run_sandboxed: the `warden run` child, its pipes, its answer
+ *   query.c	list_audit_log, list_runs, kill_run
+ *   allowlist.c	set_egress_allowlist and the approvals glue
+ *   tools.c	the tools' table, the dispatch of a call, the timers, the end
+ */
+#ifndef WARDEN_MCP_INTERNAL_H
+#define WARDEN_MCP_INTERNAL_H
 
 #include "mcp/approval.h"
 #include "mcp/proto.h"
@@ -148,7 +158,66 @@ struct mcp_server {
 	bool eof;
 };
 
-/* the tools (mcp_tools.c) */
+/* ------------------------------------------------------------ server.c */
+
+/** mcp_answer() - answer the call @id with @result (taken). Return: as mcp_reply(). */
+int mcp_answer(struct mcp_server *m, json_t *id, json_t *result);
+
+/** mcp_run_by_id() - the live run @id of this server, or NULL */
+struct mcp_run *mcp_run_by_id(struct mcp_server *m, const char *id);
+
+/** mcp_run_stop() - send @r TERM once (mcp_tick() sends the KILL after MCP_GRACE_NS) */
+void mcp_run_stop(struct mcp_run *r);
+
+/* ------------------------------------------------------------ derive.c */
+
+/**
+ * mcp_one_rule() - @text (a network rule as a policy writes it) as a one-rule policy
+ * @ret:	the policy, on success
+ * @why:	the reason on failure
+ * Return: 0, -EINVAL (@why says why), or -ENOMEM.
+ */
+int mcp_one_rule(const char *text, struct wd_policy **ret, char *why, size_t wsize);
+
+/** mcp_same_target() - @a and @b name the same host, pattern or address range (ports aside) */
+bool mcp_same_target(const struct policy_rule *a, const struct policy_rule *b);
+
+/** mcp_is_removed() - @r's target was removed by set_egress_allowlist */
+bool mcp_is_removed(const struct mcp_server *m, const struct policy_rule *r);
+
+/* ------------------------------------------------------------ the tools */
+
+/**
+ * mcp_run_start() - run_sandboxed (child.c): start the run of @args for the call @id
+ * Return: an error result to answer now, or NULL (answered when the run ends).
+ */
+json_t *mcp_run_start(struct mcp_server *m, json_t *id, json_t *args, json_t *progress);
+
+/** mcp_run_finish() - answer @r's call from its end and free its slot (child.c) */
+void mcp_run_finish(struct mcp_server *m, struct mcp_run *r);
+
+/** mcp_list_audit_log() - list_audit_log (query.c). Return: the result to answer. */
+json_t *mcp_list_audit_log(struct mcp_server *m, json_t *args);
+
+/** mcp_list_runs() - list_runs (query.c). Return: the result to answer. */
+json_t *mcp_list_runs(struct mcp_server *m);
+
+/** mcp_kill_run() - kill_run (query.c). Return: the result to answer. */
+json_t *mcp_kill_run(struct mcp_server *m, json_t *args);
+
+/**
+ * mcp_set_allowlist() - set_egress_allowlist (allowlist.c)
+ * Return: the result to answer now, or NULL (answered when the person's answer comes).
+ */
+json_t *mcp_set_allowlist(struct mcp_server *m, json_t *id, json_t *args);
+
+/** mcp_poll_decisions() - decide the waiting additions a person decided at a terminal */
+void mcp_poll_decisions(struct mcp_server *m);
+
+/** mcp_add_drop() - release the slot @a */
+void mcp_add_drop(struct mcp_add *a);
+
+/* the tools (tools.c) */
 extern const struct mcp_tool mcp_tools[];
 extern const size_t mcp_ntools;
 

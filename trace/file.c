@@ -1,4 +1,4 @@
-/* trace_file.c - the strict reader of trace files (format: trace_file.h, docs/trace.md). */
+/* file.c - the strict reader of trace files (format: file.h, docs/trace.md). */
 #include "trace/file.h"
 
 #include <errno.h>

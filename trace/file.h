@@ -1,4 +1,4 @@
-/* trace_file.h - the trace file `warden trace` writes and `warden init --from` reads.
+/* file.h - the trace file `warden trace` writes and `warden init --from` reads.
  *
  * A trace is JSON Lines, one object per line, each with a "type" (docs/trace.md has the
  * format with examples):
@@ -11,8 +11,8 @@
  * "trace" line are errors with FILE:LINE), because what it accepts becomes a policy. The
  * parser is pure: bytes in, a struct out; trace_load() adds the read of the file.
  */
-#ifndef WARDEN_LAUNCHER_TRACE_FILE_H
-#define WARDEN_LAUNCHER_TRACE_FILE_H
+#ifndef WARDEN_TRACE_FILE_H
+#define WARDEN_TRACE_FILE_H
 
 #include "common/common.h"
 

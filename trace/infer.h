@@ -1,6 +1,6 @@
-/* init_infer.h - from a trace to a least-privilege policy (`warden init --from TRACE`).
+/* infer.h - from a trace to a least-privilege policy (`warden init --from TRACE`).
  *
- * infer_policy() turns what a traced program did (trace_file.h) into policy YAML a person can
+ * infer_policy() turns what a traced program did (file.h) into policy YAML a person can
  * read: read grants folded to the narrowest folders that cover what was read, write grants only
  * where it wrote, the names and ports it reached, the environment it was given, limits from
  * what was measured, and a comment on each entry saying what used it. What it must never do,
@@ -8,8 +8,8 @@
  * through a callback (does this path exist on the host now?), so the unit tests give it any
  * file system they like.
  */
-#ifndef WARDEN_LAUNCHER_INIT_INFER_H
-#define WARDEN_LAUNCHER_INIT_INFER_H
+#ifndef WARDEN_TRACE_INFER_H
+#define WARDEN_TRACE_INFER_H
 
 #include "common/common.h"
 #include "trace/file.h"
@@ -21,7 +21,7 @@
 /* A wildcard `*.PARENT` replaces exact names once this many siblings under PARENT were seen. */
 #define INFER_WILDCARD_MIN 4
 /* The least limits init writes, whatever one trace measured (a trace's peak is a lower bound:
- * init_infer.c, emit_limits()). */
+ * infer.c, emit_limits()). */
 #define INFER_FLOOR_MEMORY_MB 256u
 #define INFER_FLOOR_PIDS 64u
 #define INFER_FLOOR_TIMEOUT_S 60u

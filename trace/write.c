@@ -1,4 +1,4 @@
-/* trace_write.c - the trace writer of `warden trace` (trace_write.h): lines through jansson,
+/* write.c - the trace writer of `warden trace` (write.h): lines through jansson,
  * deduplicated, and where the default file goes (outdir.c makes it). */
 #include "trace/write.h"
 

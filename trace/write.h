@@ -1,4 +1,4 @@
-/* trace_write.h - the trace writer of `warden trace`: a struct trace (trace_file.h) as the JSON
+/* write.h - the trace writer of `warden trace`: a struct trace (file.h) as the JSON
  * Lines that trace_parse() reads back, and the file it goes to.
  *
  * Every string goes through jansson, so a quote, a newline or a control character in a path is
@@ -10,8 +10,8 @@
  * suffix -2, -3, ... when taken); outdir.h opens its folder before the program runs and makes
  * the file (O_EXCL, never through a link, 0600, the folders 0700).
  */
-#ifndef WARDEN_LAUNCHER_TRACE_WRITE_H
-#define WARDEN_LAUNCHER_TRACE_WRITE_H
+#ifndef WARDEN_TRACE_WRITE_H
+#define WARDEN_TRACE_WRITE_H
 
 #include "trace/file.h"
 #include "common/common.h"
@@ -76,4 +76,4 @@ int trace_file_name(const char *argv0, time_t now, char *out, size_t size);
  */
 int trace_default_dir(char *out, size_t size);
 
-#endif /* WARDEN_LAUNCHER_TRACE_WRITE_H */
+#endif /* WARDEN_TRACE_WRITE_H */

@@ -436,6 +436,134 @@ static void test_forged_paths(void **state)
 	infer_result_free(&r);
 }
 
+/* ------------------------------------------------------------ names that are not plain YAML */
+
+/* what a trace can choose (a path, a process name, a host, a refusal, an env name) never
+ * becomes a policy line of its own: @text's policy parses, and holds exactly these grants */
+static struct wd_policy *infer_parsed(const char *text, struct infer_result *res)
+{
+	struct trace t;
+	struct infer_opts o = opts();
+	struct policy_diags d;
+	struct wd_policy *p = NULL;
+
+	parse_ok(text, &t);
+	assert_int_equal(infer_policy(&t, &o, res), 0);
+	policy_diags_init(&d);
+	if (policy_parse(res->yaml.data, res->yaml.len, "/srv/proj/policy.yaml", &p, &d) ||
+	    d.errors) {
+		fprintf(stderr, "does not parse:\n%s\n", res->yaml.data);
+		for (size_t i = 0; i < d.n; i++)
+			fprintf(stderr, "%d:%d: %s\n", d.v[i].line, d.v[i].col, d.v[i].msg);
+	}
+	assert_int_equal(d.errors, 0);
+	assert_non_null(p);
+	policy_diags_free(&d);
+	trace_free(&t);
+	return p;
+}
+
+static bool granted(const struct policy_grant *g, size_t n, const char *path)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(g[i].path, path))
+			return true;
+	return false;
+}
+
+#define FILE_EV(op, p, comm)                                                                       \
+	"{\"type\":\"file\",\"op\":\"" op "\",\"path\":\"" p "\",\"comm\":\"" comm "\"}\n"
+
+/* a process name is the program's to choose (prctl(PR_SET_NAME)); it is written in a comment,
+ * and a line break in it (\n in a forged trace; \r and U+2028 even from the recorder, which
+ * cuts /proc/PID/comm at its first \n) must not end that comment */
+static void test_comm_stays_comment(void **state)
+{
+	static const char *const fs[] = {"/srv/proj/x",	  "/srv/proj/y",    "/srv/proj/z",
+					 "/srv/proj/log", "/srv/proj/log2", NULL};
+	struct infer_result r;
+	struct wd_policy *p;
+
+	(void)state;
+	fake_fs = fs;
+	p = infer_parsed(HEAD FILE_EV("read", "/srv/proj/x", "\\n    - /srv\\n#")
+			     FILE_EV("read", "/srv/proj/y", "\\r    - /etc\\r#")
+				 FILE_EV("read", "/srv/proj/z", "\\u2028    - /o\\u2028#")
+				     FILE_EV("write", "/srv/proj/log", "\\n    - /srv\\n#")
+					 FILE_EV("write", "/srv/proj/log2", "\\r    - /home\\r#"),
+			 &r);
+	assert_int_equal(p->nread, 3);
+	assert_true(granted(p->read, p->nread, "./x"));
+	assert_true(granted(p->read, p->nread, "./y"));
+	assert_true(granted(p->read, p->nread, "./z"));
+	assert_int_equal(p->nwrite, 2);
+	assert_true(granted(p->write, p->nwrite, "./log"));
+	assert_true(granted(p->write, p->nwrite, "./log2"));
+	policy_free(p);
+	infer_result_free(&r);
+	/* positive control: a plain name is in its comment */
+	p = infer_parsed(HEAD FILE_EV("read", "/srv/proj/x", "sh"), &r);
+	assert_int_equal(p->nread, 1);
+	assert_line(&r, "    - \"./x\"   # read by sh: ./x");
+	policy_free(p);
+	infer_result_free(&r);
+}
+
+static void test_names_stay_quoted(void **state)
+{
+	static const char *const fs[] = {
+	    "/srv/a/#x", "/srv/a/a: b",		  "/srv/a/*s",	       "/srv/b/&a",    "/srv/b/!t",
+	    "/srv/b/-d", "/srv/c/l\xe2\x80\xa8m", "/srv/c/n\xc2\x85o", "/srv/c/t\tab", NULL};
+	struct infer_result r;
+	struct wd_policy *p;
+
+	(void)state;
+	fake_fs = fs;
+	/* grants whose names YAML reads specially unquoted (#, ": ", a leading *, &, !, -, the
+	 * line breaks U+2028 and U+0085, a tab); a refusal and a host that would end their
+	 * comment; env names a policy cannot hold */
+	p = infer_parsed(
+	    HEAD FILE_EV("read", "/srv/a/#x", "sh") FILE_EV("read", "/srv/a/a: b", "sh") FILE_EV(
+		"read", "/srv/a/*s",
+		"sh") FILE_EV("read", "/srv/b/&a",
+			      "sh") FILE_EV("read", "/srv/b/!t",
+					    "sh") FILE_EV("read", "/srv/b/-d",
+							  "sh") FILE_EV("read", "/srv/c/l\\u2028m",
+									"sh")
+		FILE_EV("read", "/srv/c/n\\u0085o", "sh") FILE_EV(
+		    "read", "/srv/c/t\\tab",
+		    "sh") "{\"type\":\"net\",\"host\":\"api.lab.test\",\"port\":443,\"proto\":"
+			  "\"tls\"}\n"
+			  "{\"type\":\"net\",\"host\":\"10.1.1.1\",\"port\":80,\"proto\":\"http\","
+			  "\"refused\":\"x\\n    - evil.test\\n#\"}\n"
+			  "{\"type\":\"net\",\"host\":\"x\\u2028    - "
+			  "evil2.test\\u2028#\",\"port\":80,"
+			  "\"proto\":\"http\"}\n"
+			  "{\"type\":\"env\",\"name\":\"-X\"}\n{\"type\":\"env\",\"name\":\"*Y\"}\n"
+			  "{\"type\":\"env\",\"name\":\"#Z\"}\n{\"type\":\"env\",\"name\":"
+			  "\"A\\nB\"}\n"
+			  "{\"type\":\"env\",\"name\":\"OK\"}\n",
+	    &r);
+	/* the grants are the traced paths, whole, and nothing else */
+	assert_int_equal(p->nread, 8);
+	assert_true(granted(p->read, p->nread, "/srv/a/#x"));
+	assert_true(granted(p->read, p->nread, "/srv/a/a: b"));
+	assert_true(granted(p->read, p->nread, "/srv/a/*s"));
+	assert_true(granted(p->read, p->nread, "/srv/b/&a"));
+	assert_true(granted(p->read, p->nread, "/srv/b/!t"));
+	assert_true(granted(p->read, p->nread, "/srv/b/-d"));
+	assert_true(granted(p->read, p->nread, "/srv/c/l\xe2\x80\xa8m"));
+	assert_true(granted(p->read, p->nread, "/srv/c/n\xc2\x85o"));
+	assert_int_equal(p->nwrite, 0);
+	assert_int_equal(p->nrules, 1);
+	assert_int_equal(p->nenv_allow, 1);
+	assert_string_equal(p->env_allow[0], "OK");
+	/* the tab is no grant, and said so */
+	assert_non_null(strstr(r.warnings.data, "control characters"));
+	policy_free(p);
+	infer_result_free(&r);
+}
+
 /* ------------------------------------------------------------ writes */
 
 static void test_writes(void **state)
@@ -505,6 +633,28 @@ static void test_network(void **state)
 	infer_result_free(&r);
 }
 
+/* names the policy's host syntax refuses are notes, not rules (found by fuzz_trace_file:
+ * `b..dn.lab.test` became a rule the policy parser refused: an empty label) */
+static void test_network_bad_names(void **state)
+{
+	struct infer_result r;
+	struct wd_policy *p;
+
+	(void)state;
+	fake_fs = NULL;
+	p = infer_parsed(HEAD NET("b..dn.lab.test", 443) NET(".x.lab.test", 443)
+			     NET("-a.lab.test", 443) NET("a-.lab.test", 443)
+				 NET("a_b.lab.test", 443) NET("ok-1.lab.test", 443),
+			 &r);
+	/* positive control: the one good name is the one rule */
+	assert_int_equal(p->nrules, 1);
+	assert_line(&r, "    - \"ok-1.lab.test:443\"");
+	assert_line(&r, "  #   b..dn.lab.test:443: an address or not a host name");
+	assert_line(&r, "  #   a_b.lab.test:443: an address or not a host name");
+	policy_free(p);
+	infer_result_free(&r);
+}
+
 static void test_env_limits(void **state)
 {
 	struct infer_result r;
@@ -532,6 +682,76 @@ static void test_env_limits(void **state)
 		    "  memory_mb: 1000   # peak 391 MiB seen, times 2, rounded up, at least 256");
 	assert_line(&r, "  pids: 100   # 50 processes and threads at most, times 2, at least 64");
 	assert_line(&r, "  timeout_s: 200   # ran 40.0 s, times 3, rounded up, at least 60");
+	infer_result_free(&r);
+}
+
+/* a trace whose every env name is one a policy cannot hold: the policy still parses (found by
+ * fuzz_trace_file: "env:\n  allow:\n" with only comments below is an empty value) */
+static void test_env_none_valid(void **state)
+{
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = NULL;
+	infer(HEAD "{\"type\":\"env\",\"name\":\"-X\"}\n{\"type\":\"env\",\"name\":\"1Y\"}\n", &r);
+	assert_line(&r, "    # (a variable whose name a policy cannot hold)");
+	infer_result_free(&r);
+	/* positive control: one valid name beside them */
+	infer(HEAD "{\"type\":\"env\",\"name\":\"-X\"}\n{\"type\":\"env\",\"name\":\"OK\"}\n", &r);
+	assert_line(&r, "    - OK");
+	infer_result_free(&r);
+}
+
+/* a trace whose only file events are refused sockets or credential stores: the
+ * `filesystem:` section holds only comments, and the policy still parses (found by
+ * fuzz_trace_file: "filesystem:" with only comments below is an empty value) */
+static void test_files_only_comments(void **state)
+{
+	static const char *const fs[] = {"/srv/home/u/.ssh/id_ed25519", "/srv/proj/x", NULL};
+	struct infer_result r;
+
+	(void)state;
+	fake_fs = fs;
+	infer(HEAD CONNECT("/srv/home/u/.rd/docker.sock", ",\"refused\":\"not named\""), &r);
+	assert_line(&r, "    # - \"~/.rd/docker.sock\"");
+	assert_int_equal(r.nread, 0);
+	infer_result_free(&r);
+	infer(HEAD READ("/srv/home/u/.ssh/id_ed25519"), &r);
+	assert_line(&r, "    # - { path: \"~/.ssh/id_ed25519\"");
+	infer_result_free(&r);
+	/* positive control: with a grant beside them, the section is a mapping as before */
+	infer(HEAD READ("/srv/home/u/.ssh/id_ed25519") READ("/srv/proj/x"), &r);
+	assert_line(&r, "filesystem:");
+	assert_line(&r, "    - \"./x\"");
+	infer_result_free(&r);
+}
+
+/* env names YAML reads as null or a boolean unquoted stay names (found by fuzz_trace_file:
+ * `- Null` is an empty value) */
+static void test_env_yaml_words(void **state)
+{
+	static const char *const words[] = {"NULL", "Null", "OK",   "n",
+					    "null", "off",  "true", "yes"};
+	struct infer_result r;
+	struct wd_policy *p;
+
+	(void)state;
+	fake_fs = NULL;
+	p = infer_parsed(HEAD "{\"type\":\"env\",\"name\":\"Null\"}\n"
+			      "{\"type\":\"env\",\"name\":\"NULL\"}\n"
+			      "{\"type\":\"env\",\"name\":\"null\"}\n"
+			      "{\"type\":\"env\",\"name\":\"true\"}\n"
+			      "{\"type\":\"env\",\"name\":\"yes\"}\n"
+			      "{\"type\":\"env\",\"name\":\"off\"}\n"
+			      "{\"type\":\"env\",\"name\":\"n\"}\n"
+			      "{\"type\":\"env\",\"name\":\"OK\"}\n",
+			 &r);
+	assert_int_equal(p->nenv_allow, 8);
+	for (size_t i = 0; i < 8; i++)
+		assert_string_equal(p->env_allow[i], words[i]);
+	/* positive control: a plain name is written as before */
+	assert_line(&r, "    - OK");
+	policy_free(p);
 	infer_result_free(&r);
 }
 
@@ -577,9 +797,15 @@ int main(void)
 	    cmocka_unit_test(test_credentials_masked),
 	    cmocka_unit_test(test_sockets),
 	    cmocka_unit_test(test_forged_paths),
+	    cmocka_unit_test(test_comm_stays_comment),
+	    cmocka_unit_test(test_names_stay_quoted),
 	    cmocka_unit_test(test_writes),
 	    cmocka_unit_test(test_network),
+	    cmocka_unit_test(test_network_bad_names),
 	    cmocka_unit_test(test_env_limits),
+	    cmocka_unit_test(test_env_none_valid),
+	    cmocka_unit_test(test_files_only_comments),
+	    cmocka_unit_test(test_env_yaml_words),
 	    cmocka_unit_test(test_nice_up),
 	    cmocka_unit_test(test_starter_parses),
 	};
