@@ -2,7 +2,6 @@
  * runs), the limit events of an ended run, and "run.exit" (written when the status is known,
  * made durable once the teardown child is on its own). Every event carries the run id, the
  * policy and its hash, the launcher's pid and the person's uid. */
-#include "launcher/cli.h"
 #include "run/internal.h"
 #include "sandbox/sandbox.h"
 
@@ -69,12 +68,24 @@ static void isolation_text(struct run *r, char *out, size_t size)
 			 limits_kind_name(r->lkind));
 }
 
+/* run.start's `mcp`: {"relay": true}, or {"relay": false, "reason"} (run_stdio_plan() decided) */
+static const char *stdio_start_json(const struct run *r, char *out, size_t size)
+{
+	if (r->io.want)
+		snprintf(out, size, "{\"relay\":true}");
+	else
+		snprintf(out, size,
+			 "{\"relay\":false,\"reason\":\"%s: no relay, no MCP attribution\"}",
+			 r->io.why);
+	return out;
+}
+
 int run_audit_start(struct run *r)
 {
 	struct audit_event ev = {0};
 	char iso[384], reason[400], mcp[256];
 	struct wd_err err;
-	const char *path = cli_audit_path(r->o.audit);
+	const char *path = run_audit_path(r->o.audit);
 	int ret;
 
 	if (!path)
@@ -102,7 +113,7 @@ int run_audit_start(struct run *r)
 	ev.reason = reason;
 	ev.isolation = iso;
 	ev.learn = r->learn;
-	ev.mcp = run_stdio_start_json(r, mcp, sizeof(mcp));
+	ev.mcp = stdio_start_json(r, mcp, sizeof(mcp));
 	ev.command = (const char *const *)r->argv;
 	for (ev.command_len = 0; r->argv[ev.command_len]; ev.command_len++)
 		;

@@ -2,7 +2,6 @@
  * client): which gateway it uses (a daemon, else an embedded one), register, whether the
  * gateway lists it, its counters at the end (denials, bytes), unregister; and what run.exit
  * says when the gateway died during the run. */
-#include "launcher/cli.h"
 #include "run/internal.h"
 
 #include <errno.h>

@@ -34,37 +34,6 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/**
- * struct run_opts - the options of `warden run` (warden(1))
- * @policy:		-p FILE, or NULL (the empty policy)
- * @gateway:		--gateway SOCKET, or NULL
- * @config:		--config GATEWAY.yaml, or NULL (the defaults)
- * @audit:		--audit-log PATH, or NULL
- * @sandbox_user:	--sandbox-user, or NULL
- * @timeout_s:		--timeout, 0 when not given
- * @mode:		--mode: "root", "rootless", "daemon", or NULL (root as root; as a user the
- *			daemon when one answers, else rootless)
- * @quiet:		-q
- * @print_seccomp:	--print-seccomp
- * @print_bwrap:	--print-bwrap
- * @run_id:		--run-id ID (hidden: `warden mcp` names its runs), or NULL (a random id)
- * @started_by:		--started-by mcp (hidden): recorded in the run's state and run.start
- */
-struct run_opts {
-	const char *policy;
-	const char *gateway;
-	const char *config;
-	const char *audit;
-	const char *sandbox_user;
-	unsigned timeout_s;
-	const char *mode;
-	bool quiet;
-	bool print_seccomp;
-	bool print_bwrap;
-	const char *run_id;
-	const char *started_by;
-};
-
 /* How a run is built (warden(1) --mode). */
 enum run_mode {
 	RUN_MODE_ROOT,	   /* as root: netns + veth + the host's nft table */
@@ -189,7 +158,9 @@ struct run {
 	gid_t groups[64];
 	int ngroups;
 	bool no_seccomp; /* WARDEN_UNSAFE_NO_SECCOMP=1: measurements only (docs/seccomp.md) */
-	/* `warden trace` (run_trace.h): the learning sandbox, what is measured; NULL for a run */
+	/* `warden trace` (learn.h): its hooks, called by the stage table, the wait and the end
+	 * (NULL for a run), and the trace's own state */
+	const struct run_learn *learner;
 	struct run_trace *trace;
 	/* cmd_run.c: the mode, where the run's state lives */
 	enum run_mode mode;
@@ -297,22 +268,8 @@ struct run_counts {
 	int64_t down;
 };
 
-/* ------------------------------------------------------------ cmd_run.c */
-
-/** run_usage() - the usage text of `warden run` on @f. */
-void run_usage(FILE *f);
-
-struct run_trace;
-
-/**
- * run_main() - `warden run` with @argv, or `warden trace`'s run of it
- * @argc:	number of arguments
- * @argv:	`warden run`'s options and the command (argv[0] the verb's name)
- * @trace:	NULL for `warden run`; else the trace this run is (run_trace.h)
- *
- * Return: the exit status (warden(1)).
+/* ------------------------------------------------------------ report.c: what every stage may use
  */
-int run_main(int argc, char **argv, struct run_trace *trace);
 
 /**
  * run_fail() - say "warden run: STEP: CAUSE" and a fix on stderr; remember it for run.exit
@@ -762,15 +719,6 @@ bool run_teardown_detached(struct run *r);
  * terminal, WARDEN_STDIO_RELAY not "0"; else why not (r->io.why). First thing of a run.
  */
 void run_stdio_plan(struct run *r);
-
-/**
- * run_stdio_start_json() - run.start's `mcp`: {"relay": true}, or {"relay": false, "reason"}
- * @r:		the run
- * @out:	where to write it
- * @size:	its size
- * Return: @out.
- */
-const char *run_stdio_start_json(const struct run *r, char *out, size_t size);
 
 /**
  * run_stdio_setup() - the stage "stdio": when relayed, the program's stdin and stdout become

@@ -7,7 +7,6 @@
  * with the facts, which become the run's network. The connection stays open for the run's
  * life: the daemon unregisters the run when it closes (the launcher is gone), and its end tells
  * the launcher that the daemon is gone (run_wait.c ends the run with 125). */
-#include "launcher/cli.h"
 #include "run/internal.h"
 
 #include <arpa/inet.h>

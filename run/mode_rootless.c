@@ -432,52 +432,6 @@ int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p
 	    WIFSIGNALED(st) ? "was killed" : "exited", ret ? strerror(-ret) : "no message");
 }
 
-/* @d: a folder of the caller's that nobody else may write, made (0700) when missing. */
-static int private_dir(const char *d, struct wd_err *err)
-{
-	struct stat st;
-
-	if (mkdir(d, 0700) < 0 && errno != EEXIST)
-		return wd_err_set(err, -errno, "cannot create %s: %s", d, strerror(errno));
-	if (lstat(d, &st) < 0)
-		return wd_err_set(err, -errno, "%s: %s", d, strerror(errno));
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022))
-		return wd_err_set(err, -EPERM,
-				  "%s is not a folder of uid %u's that only it may write: remove "
-				  "it (someone may have planted it) and run again",
-				  d, (unsigned)getuid());
-	return 0;
-}
-
-int run_rootless_dir_path(char *out, size_t size)
-{
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	struct stat st;
-	int ret;
-
-	if (xdg && xdg[0] == '/' && !lstat(xdg, &st) && S_ISDIR(st.st_mode) &&
-	    st.st_uid == getuid() && !(st.st_mode & 077))
-		ret = snprintf(out, size, "%s/warden", xdg);
-	else
-		ret = snprintf(out, size, "/tmp/warden-%u", (unsigned)getuid());
-	return ret < 0 || (size_t)ret >= size ? -ENAMETOOLONG : 0;
-}
-
-int run_rootless_dir(char *out, size_t size, struct wd_err *err)
-{
-	char runs[PATH_MAX];
-	int ret;
-
-	if (run_rootless_dir_path(out, size))
-		return wd_err_set(err, -ENAMETOOLONG, "the run state folder's path is too long");
-	ret = private_dir(out, err);
-	if (ret)
-		return ret;
-	if (snprintf(runs, sizeof(runs), "%s/runs", out) >= (int)sizeof(runs))
-		return wd_err_set(err, -ENAMETOOLONG, "the run state folder's path is too long");
-	return private_dir(runs, err);
-}
-
 int run_rootless_up(struct run *r)
 {
 	struct run_rootless_plan p = {.uid = getuid(), .gid = getgid()};

@@ -1,7 +1,6 @@
 /* run_network.c - the network stage of `warden run`: the run's network namespace and veth pair
  * (leased ready-made from the pool, else made now, netns/) and its nft set elements (nft/);
  * the table is installed when it is missing. And its undoing. */
-#include "launcher/cli.h"
 #include "run/internal.h"
 
 #include <arpa/inet.h>
@@ -14,16 +13,6 @@
 
 /* Two launchers that find the table missing install it one after the other. */
 #define NFT_LOCK "/run/warden/nft.lock"
-
-int run_netns_config(const struct wd_gwconf *conf, struct netns_pool_config *ret)
-{
-	netns_pool_config_defaults(ret);
-	if (netns_parse_prefix(conf->pool_v4, &ret->pool4) ||
-	    netns_parse_prefix(conf->pool_v6, &ret->pool6))
-		return -EINVAL;
-	snprintf(ret->ifname_prefix, sizeof(ret->ifname_prefix), "%s", conf->if_prefix);
-	return 0;
-}
 
 static int nft_add(struct run *r)
 {

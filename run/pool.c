@@ -39,7 +39,6 @@
  * rest (dead makers or holders, other configurations, holders of a host namespace that is
  * gone); with @drain every entry of this host namespace too.
  */
-#include "launcher/cli.h"
 #include "run/run.h"
 #include "netns/netns.h"
 #include "nft/nft.h"
@@ -561,7 +560,7 @@ int run_pool_holder(int argc, char **argv)
 	    fstat(4, &st) < 0 || !S_ISFIFO(st.st_mode)) {
 		wd_say(stderr, "%s: run only by warden, which hands it a network namespace",
 		       RUN_POOL_HOLDER_NAME);
-		return WD_EXIT_USAGE;
+		return RUN_EXIT_USAGE;
 	}
 	/* until the maker recorded us as the entry's holder, we go when it goes (EOF) */
 	do

@@ -16,10 +16,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Exit statuses of `warden run` besides the program's own (warden(1)). */
 enum {
+	RUN_EXIT_USAGE = 2, /* a usage error (the verbs' WD_EXIT_USAGE) */
 	RUN_EXIT_TIMEOUT = 124,
 	RUN_EXIT_WARDEN = 125,
 	RUN_EXIT_NOEXEC = 126,
@@ -43,6 +45,71 @@ enum {
 
 /* The shared gateway daemon's control socket. */
 #define RUN_DAEMON_SOCKET "/run/warden/gateway.sock"
+
+/* ------------------------------------------------------------ the run (run.c) */
+
+/**
+ * struct run_opts - the options of `warden run` (warden(1))
+ * @policy:		-p FILE, or NULL (the empty policy)
+ * @gateway:		--gateway SOCKET, or NULL
+ * @config:		--config GATEWAY.yaml, or NULL (the defaults)
+ * @audit:		--audit-log PATH, or NULL
+ * @sandbox_user:	--sandbox-user, or NULL
+ * @timeout_s:		--timeout, 0 when not given
+ * @mode:		--mode: "root", "rootless", "daemon", or NULL (root as root; as a user the
+ *			daemon when one answers, else rootless)
+ * @quiet:		-q
+ * @print_seccomp:	--print-seccomp
+ * @print_bwrap:	--print-bwrap
+ * @run_id:		--run-id ID (hidden: `warden mcp` names its runs), or NULL (a random id)
+ * @started_by:		--started-by mcp (hidden): recorded in the run's state and run.start
+ * @usage:		the verb's usage text, said when there is no command; or NULL
+ */
+struct run_opts {
+	const char *policy;
+	const char *gateway;
+	const char *config;
+	const char *audit;
+	const char *sandbox_user;
+	unsigned timeout_s;
+	const char *mode;
+	bool quiet;
+	bool print_seccomp;
+	bool print_bwrap;
+	const char *run_id;
+	const char *started_by;
+	void (*usage)(FILE *f);
+};
+
+/* The longest --timeout: a week. */
+#define RUN_TIMEOUT_MAX_S 604800
+
+/** run_opts_mode_ok() - whether @arg names a mode for --mode: root, rootless or daemon. */
+bool run_opts_mode_ok(const char *arg);
+
+/**
+ * run_opts_timeout() - a --timeout argument: 1 to RUN_TIMEOUT_MAX_S seconds
+ * @arg:	the argument
+ * @ret:	on success, the seconds
+ * Return: 0, or -EINVAL.
+ */
+int run_opts_timeout(const char *arg, unsigned *ret);
+
+struct run_learn;
+struct run_trace;
+
+/**
+ * run_main() - one run: the stages up to a started program, the wait, the end (run.c)
+ * @o:		the options (copied)
+ * @argc:	number of words of the command after `--` (0: the policy's `command`)
+ * @argv:	the words
+ * @learner:	NULL for `warden run`; a trace's learn hooks (learn.h)
+ * @trace:	NULL, or the trace the hooks fill
+ *
+ * Return: the exit status (warden(1)).
+ */
+int run_main(const struct run_opts *o, int argc, char **argv, const struct run_learn *learner,
+	     struct run_trace *trace);
 
 /* ------------------------------------------------------------ pure helpers (run_util.c) */
 
@@ -387,7 +454,7 @@ int run_record_save(const char *dir, const struct run_record *r);
  */
 int run_gc(const char *dir, unsigned *ret_reclaimed, struct wd_err *err);
 
-/* ------------------------------------------------------------ the run's network (run_network.c) */
+/* ------------------------------------------------------------ the run's network (util.c) */
 
 struct netns_pool_config;
 
@@ -438,7 +505,7 @@ unsigned run_pool_idle_s(void);
  * @argc:	2
  * @argv:	RUN_POOL_HOLDER_NAME, the network's name (its host-side interface)
  *
- * Return: WD_EXIT_USAGE when not started that way; otherwise it does not return.
+ * Return: RUN_EXIT_USAGE when not started that way; otherwise it does not return.
  */
 int run_pool_holder(int argc, char **argv);
 
@@ -502,22 +569,45 @@ int run_pool_fill(const char *dir, const struct netns_pool_config *nc, const str
 int run_pool_gc(const char *dir, const struct netns_pool_config *nc, const struct fw_config *fc,
 		bool drain, unsigned *ret_reclaimed, struct wd_err *err);
 
-/* ------------------------------------------------------------ rootless (run_rootless.c) */
-
-struct netns_addrs;
+/* ------------------------------------------------------------ paths (paths.c) */
 
 /**
- * run_rootless_fw_config() - the nft config of a rootless run's own table, and its addresses
- * @g:		the gateway config
- * @fc:		filled in: plumb_fw_config() of @g in FW_MODE_RUN, with the gateway's addresses
- * @ret_addrs:	the run's addresses, or NULL: slot 0 of @g's pools (the namespace is the run's
- *		own, so every rootless run uses the same ones): the gateway at the host end, the
- *		program at the sandbox end, both on lo
+ * run_audit_path() - the audit log path of a run, and the verbs' default
+ * @override:	a --audit-log argument, or NULL
  *
- * Return: 0, or -EINVAL (bad pools).
+ * Order: @override, $WARDEN_AUDIT_LOG, ${XDG_STATE_HOME:-~/.local/state}/warden/audit.jsonl.
+ * Return: a static buffer, or NULL when no home folder can be found.
  */
-int run_rootless_fw_config(const struct wd_gwconf *g, struct fw_config *fc,
-			   struct netns_addrs *ret_addrs);
+const char *run_audit_path(const char *override);
+
+/* What no policy grant may expose: the audit logs and the run state. */
+#define RUN_PROTECT_MAX 5
+
+/**
+ * struct run_protect - what a run's grants must keep away from
+ * @v:		entries for struct policy_ctx (point into @path and @what)
+ * @n:		number of entries
+ * @path:	their paths, absolute
+ * @what:	their descriptions
+ */
+struct run_protect {
+	struct policy_protect v[RUN_PROTECT_MAX];
+	size_t n;
+	char path[RUN_PROTECT_MAX][PATH_MAX];
+	char what[RUN_PROTECT_MAX][PATH_MAX + 32];
+};
+
+/**
+ * run_protect_init() - what is protected for one run or one `policy check`
+ * @pr:		filled in
+ * @audit_path:	the audit log the run writes (run_audit_path()), or NULL
+ * @gw_audit:	the gateway's own audit log from its config, "" or NULL when none
+ *
+ * Relative paths are made absolute against the current folder. /run/warden (run state,
+ * the shared /etc copies, the pool) and /var/log/warden (a daemon's default log folder)
+ * are always protected, and as a user the caller's own run state (run_rootless_dir_path()).
+ */
+void run_protect_init(struct run_protect *pr, const char *audit_path, const char *gw_audit);
 
 /**
  * run_rootless_dir() - the caller's own folder for Warden's run state (rootless mode):
@@ -534,10 +624,27 @@ int run_rootless_dir(char *out, size_t size, struct wd_err *err);
 
 /**
  * run_rootless_dir_path() - the path run_rootless_dir() uses, nothing made or checked beyond
- * whether $XDG_RUNTIME_DIR qualifies (what no grant may expose, cli.c)
+ * whether $XDG_RUNTIME_DIR qualifies (what no grant may expose, run_protect_init())
  * Return: 0, or -ENAMETOOLONG.
  */
 int run_rootless_dir_path(char *out, size_t size);
+
+/* ------------------------------------------------------------ rootless (run_rootless.c) */
+
+struct netns_addrs;
+
+/**
+ * run_rootless_fw_config() - the nft config of a rootless run's own table, and its addresses
+ * @g:		the gateway config
+ * @fc:		filled in: plumb_fw_config() of @g in FW_MODE_RUN, with the gateway's addresses
+ * @ret_addrs:	the run's addresses, or NULL: slot 0 of @g's pools (the namespace is the run's
+ *		own, so every rootless run uses the same ones): the gateway at the host end, the
+ *		program at the sandbox end, both on lo
+ *
+ * Return: 0, or -EINVAL (bad pools).
+ */
+int run_rootless_fw_config(const struct wd_gwconf *g, struct fw_config *fc,
+			   struct netns_addrs *ret_addrs);
 
 /**
  * run_rootless_scope_argv() - the command line that holds a rootless run's limits in a cgroup v2

@@ -2,7 +2,6 @@
  * seccomp allowances, --print-seccomp, the write grants made, and the calls into the sandbox
  * backend (run_sandbox.h) with what the run knows (struct sandbox_spec), its failures said as
  * every stage says them. The backend is the first of a table: bubblewrap, the only one yet. */
-#include "launcher/cli.h"
 #include "run/internal.h"
 #include "run/learn.h"
 #include "sandbox/sandbox.h"
@@ -75,7 +74,7 @@ int run_sandbox_print_seccomp(struct run *r)
 	}
 	fputs(wd_buf_cstr(&b), stdout);
 	wd_buf_free(&b);
-	return fflush(stdout) ? RUN_EXIT_WARDEN : WD_EXIT_OK;
+	return fflush(stdout) ? RUN_EXIT_WARDEN : 0;
 }
 
 static const struct sandbox_spec *spec_of(struct run *r);
@@ -121,7 +120,7 @@ int run_sandbox_print_bwrap(struct run *r)
 		       "line runs in the caller's network namespace, not the run's, and without "
 		       "the run's limits",
 		       dir);
-	return fflush(stdout) ? RUN_EXIT_WARDEN : WD_EXIT_OK;
+	return fflush(stdout) ? RUN_EXIT_WARDEN : 0;
 }
 
 /* The folder the program starts in: the current one when a grant makes it visible. */

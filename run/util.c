@@ -1,6 +1,7 @@
-/* run_util.c - small pure helpers of `warden run`: command lookup, exit statuses, SHA-256 of
- * the policy file, path containment. */
+/* util.c - small pure helpers of `warden run`: command lookup, exit statuses, SHA-256 of
+ * the policy file, path containment, the run networks' configuration from the gateway's. */
 #include "run/run.h"
+#include "netns/netns.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -201,4 +202,14 @@ int run_sandbox_user(const char *want, uid_t *ret_uid, gid_t *ret_gid, char *nam
 		*ret_gid = (gid_t)v;
 	}
 	return *ret_uid == 0 || *ret_gid == 0 ? -EPERM : 0;
+}
+
+int run_netns_config(const struct wd_gwconf *conf, struct netns_pool_config *ret)
+{
+	netns_pool_config_defaults(ret);
+	if (netns_parse_prefix(conf->pool_v4, &ret->pool4) ||
+	    netns_parse_prefix(conf->pool_v6, &ret->pool6))
+		return -EINVAL;
+	snprintf(ret->ifname_prefix, sizeof(ret->ifname_prefix), "%s", conf->if_prefix);
+	return 0;
 }
