@@ -1,16 +1,18 @@
-/* run_internal.h - internal to `warden run`: the run's state (struct run) and the stages that
- * cmd_run.c calls in order, each in its own file (docs/run.md has the map):
+/* internal.h - internal to run/: the run's state (struct run) and the stages that run.c's
+ * stage table calls in order, each in its own file (docs/run.md walks them), and report.c's
+ * fail/note/stamp/state save that every stage may use:
  *
- *   run_policy.c     the gateway config, the program's user, the policy, the command
- *   run_audit.c      run.start, limit.*, run.exit
- *   run_network.c    netns + veth (leased from the pool, else made) and the nft elements
- *   run_gwclient.c   which gateway, register, list, the run's counters, unregister
- *   run_liveness.c   the end-to-end check: a DNS query from inside the run is answered
- *   run_sandbox.c    the sandbox step: write grants made, the backend (run_sandbox.h) driven;
- *                    bubblewrap is run_sandbox_bwrap.c, its parked child run_child.c
- *   run_wait.c       the wait: signals forwarded, the timeout, RSS sampling
- *   run_stdio.c      the stdio relay (not a terminal: pipes) and the MCP tool calls in flight
- *   run_teardown.c   undoing the stages, in the foreground or in a detached child
+ *   policy.c         the gateway config, the program's user, the policy, the command
+ *   audit.c          run.start, limit.*, run.exit
+ *   network.c        netns + veth (leased from the pool, else made) and the nft elements;
+ *                    mode_rootless.c and mode_daemon.c for the other two modes
+ *   gwclient.c       which gateway, register, list, the run's counters, unregister
+ *   liveness.c       the end-to-end check: a DNS query from inside the run is answered
+ *   sandbox.c        the sandbox step: write grants made, the backend (sandbox.h) driven;
+ *                    bubblewrap is sandbox_bwrap.c, its parked child child.c
+ *   wait.c           the wait: signals forwarded, the timeout, RSS sampling
+ *   stdio_relay.c    the stdio relay (not a terminal: pipes) and the MCP tool calls in flight
+ *   teardown.c       undoing the stages, in the foreground or in a detached child
  *
  * A stage returns 0, or the exit status of a failure (125) after run_fail() said which step
  * failed, why and how to fix it; it never exits.
@@ -162,11 +164,11 @@ struct run {
 	 * (NULL for a run), and the trace's own state */
 	const struct run_learn *learner;
 	struct run_trace *trace;
-	/* cmd_run.c: the mode, where the run's state lives */
+	/* run.c: the mode, where the run's state lives */
 	enum run_mode mode;
 	char runs_dir[256];   /* RUN_STATE_DIR, or the caller's own (run_rootless_dir()) */
 	char empty_file[256]; /* rootless: the caller's empty file for the sandbox's /proc */
-	/* cmd_run.c: the command line after `--`, identity, state record, signals */
+	/* run.c: the command line after `--`, identity, state record, signals */
 	int cmd_argc;
 	char **cmd_argv;
 	char id[16];
@@ -190,7 +192,7 @@ struct run {
 	struct run_rootless rl; /* rootless: the namespaces and the sockets made inside */
 	unsigned pool_size;	/* ready networks to keep ($WARDEN_POOL) */
 	bool pooled;		/* the network came from the pool */
-	/* limits (cmd_run.c) */
+	/* limits (run.c) */
 	enum limits_kind lkind;
 	struct limits lim;
 	/* rootless, where the user's systemd delegates cgroup v2 (run_rootless.c): the limits in a
@@ -295,7 +297,7 @@ void run_stamp(const char *stage);
  */
 int run_state_save(struct run *r);
 
-/* ------------------------------------------------------------ run_policy.c */
+/* ------------------------------------------------------------ policy.c */
 
 /**
  * run_config_load() - the gateway configuration (--config, else the defaults) and from it the
@@ -322,7 +324,7 @@ int run_policy_load(struct run *r);
  */
 int run_command_resolve(struct run *r, int argc, char **argv);
 
-/* ------------------------------------------------------------ run_audit.c */
+/* ------------------------------------------------------------ audit.c */
 
 /**
  * run_audit_start() - open the audit log and write "run.start" durably (nothing runs when it
@@ -371,7 +373,7 @@ void run_audit_sync(const struct run *r);
  */
 void run_audit_files(struct run *r);
 
-/* ------------------------------------------------------------ run_network.c */
+/* ------------------------------------------------------------ network.c */
 
 /**
  * run_network_up() - the run's network: a ready one leased from the pool, else one made now
@@ -400,7 +402,7 @@ int run_network_refresh(struct run *r);
  */
 void run_network_down(struct run *r);
 
-/* ------------------------------------------------------------ run_gwclient.c */
+/* ------------------------------------------------------------ gwclient.c */
 
 /**
  * run_gwclient_pick() - which gateway: --gateway, else the daemon if it answers, else an
@@ -470,7 +472,7 @@ void run_gwclient_unregister(struct run *r);
  */
 void run_gwclient_died(struct run *r, int st);
 
-/* ------------------------------------------------------------ run_daemon.c */
+/* ------------------------------------------------------------ mode_daemon.c */
 
 /* what a user's run finds on the daemon's control socket (run_daemon_probe()) */
 enum run_daemon_found {
@@ -557,7 +559,7 @@ int run_daemon_unregister(struct run *r, int timeout_ms, char *why, size_t size)
  */
 int run_daemon_join(struct run *r, pid_t pid);
 
-/* ------------------------------------------------------------ run_liveness.c */
+/* ------------------------------------------------------------ liveness.c */
 
 /**
  * run_liveness_check() - enforcement is live: the gateway lists the run, and a DNS query sent
@@ -587,7 +589,7 @@ int run_liveness_query(uint16_t id, uint8_t *out, size_t size);
  */
 bool run_liveness_answers(const uint8_t *q, const uint8_t *ans, size_t len);
 
-/* ------------------------------------------------------------ run_sandbox.c */
+/* ------------------------------------------------------------ sandbox.c */
 
 /** run_sandbox_allow() - the policy's sandbox.allow as sandbox/'s SANDBOX_ALLOW_* bits. */
 unsigned run_sandbox_allow(const struct wd_policy *p);
@@ -685,7 +687,7 @@ int run_sandbox_program(struct run *r, int *ret_pidfd, int *ret_procfd);
  */
 void run_sandbox_signal(struct run *r, enum sandbox_target to, int sig);
 
-/* ------------------------------------------------------------ run_wait.c */
+/* ------------------------------------------------------------ wait.c */
 
 /**
  * run_wait() - wait for the program: signals forwarded, the timeout (SIGTERM to the tree,
@@ -696,7 +698,7 @@ void run_sandbox_signal(struct run *r, enum sandbox_target to, int sig);
  */
 void run_wait(struct run *r, struct run_outcome *o);
 
-/* ------------------------------------------------------------ run_teardown.c */
+/* ------------------------------------------------------------ teardown.c */
 
 /**
  * run_teardown() - undo what the run made, in the foreground: unregister, cgroups, nft
@@ -712,7 +714,7 @@ void run_teardown(struct run *r);
  */
 bool run_teardown_detached(struct run *r);
 
-/* ------------------------------------------------------------ run_stdio.c */
+/* ------------------------------------------------------------ stdio_relay.c */
 
 /**
  * run_stdio_plan() - whether stdio is relayed (r->io.want): stdin and stdout open, neither a

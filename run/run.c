@@ -244,7 +244,7 @@ static int stage_id(struct run *r)
 	return 0;
 }
 
-/* The command after `--` (kept in the run by cmd_run()), resolved. */
+/* The command after `--` (kept in the run by run_main()), resolved. */
 static int stage_command(struct run *r)
 {
 	return run_command_resolve(r, r->cmd_argc, r->cmd_argv);

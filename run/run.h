@@ -1,7 +1,7 @@
-/* run.h - internal to launcher/: the pieces of `warden run` that other verbs and the unit
- * tests share (limits, the gateway client, the run state folder, the network pool, small pure
- * helpers): cmd_run.c's stages, cmd_doctor.c, cmd_gc.c. The stages' own header is
- * run_internal.h; the bubblewrap backend's pieces are in bwrap.h.
+/* run.h - run/'s header for the verbs and the unit tests: the options and run_main(), and the
+ * pieces other verbs share (limits, the gateway client, the run state folder, the network
+ * pool, the paths, small pure helpers). The stages' own header is internal.h; a trace's hooks
+ * are in learn.h; the bubblewrap backend's pieces are in bwrap.h.
  *
  * docs/run.md is the theory of operation of a run.
  */

@@ -4,7 +4,7 @@
  * client's pipes, `out=$(warden run ...)`), the stage "stdio" (before "fork") gives the program
  * two pipes: the launcher keeps the client's descriptors (moved above 2, CLOEXEC) and its own
  * ends of the pipes (non-blocking, CLOEXEC), and puts the program's ends at 0 and 1, which the
- * sandbox's child inherits; cmd_run.c points 0 and 1 at /dev/null once the program runs. The
+ * sandbox's child inherits; run.c points 0 and 1 at /dev/null once the program runs. The
  * wait loop (run_wait.c) polls the four descriptors. Each direction reads into its buffer,
  * hands the new bytes to the tracker (mcp_track.c) and writes them on, unchanged and in order.
  * The tracker consumes up to the newline of a line that changed the calls in flight; the
