@@ -36,14 +36,46 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/* How a run is built (warden(1) --mode). */
-enum run_mode {
-	RUN_MODE_ROOT,	   /* as root: netns + veth + the host's nft table */
-	RUN_MODE_ROOTLESS, /* as a user: a user + network namespace of its own (run_rootless.c) */
-	RUN_MODE_DAEMON,   /* as a user: that namespace plumbed by the daemon (run_daemon.c) */
+struct run;
+struct run_outcome;
+
+/**
+ * struct run_mode_ops - how a run is built (warden(1) --mode): one table per mode, as
+ * struct sandbox_backend is for the sandbox step. The driver (run.c) picks the table in the
+ * prerequisites stage and calls it; the stages read its facts instead of comparing modes.
+ * @name:	"root", "rootless" or "daemon" (the state record, run.start)
+ * @own_userns:	the run has a user and network namespace of its own, made by a short-lived
+ *		maker (mode_rootless.c): the sandbox joins it, the liveness probe's socket was made
+ *		inside; false: root mode, the launcher is root, the run's network is on the host
+ *		(veth, the host's nft table, the pool) and recorded for gc
+ * @by_daemon:	the host's gateway daemon plumbs the network, registers the run with it and
+ *		makes its cgroups (mode_daemon.c); they are the daemon's to undo
+ * @gateway_inside: the run's gateway is always an embedded one, listening on sockets made
+ *		inside the run's namespace (rootless)
+ * @prereq:	the limits mechanism (r->lkind) and what the mode needs besides; Return: 0
+ * @net_up:	the network stage; Return: 0, or 125 (said)
+ * @net_down:	the network undone (what exists)
+ * @limits:	the limits stage: the run's cgroups, or sampling; Return: 0, or 125 (said)
+ * @isolation:	run.start's `isolation` from the sandbox backend's words @sb
+ * @finish:	the program ended, before run.exit: what the mode ends itself; may be NULL
+ */
+struct run_mode_ops {
+	const char *name;
+	bool own_userns;
+	bool by_daemon;
+	bool gateway_inside;
+	int (*prereq)(struct run *r);
+	int (*net_up)(struct run *r);
+	void (*net_down)(struct run *r);
+	int (*limits)(struct run *r);
+	void (*isolation)(const struct run *r, const char *sb, char *out, size_t size);
+	void (*finish)(struct run *r, const struct run_outcome *o);
 };
 
-struct run;
+/* The three modes: mode_root.c, mode_rootless.c, mode_daemon.c. */
+extern const struct run_mode_ops run_mode_root;
+extern const struct run_mode_ops run_mode_rootless;
+extern const struct run_mode_ops run_mode_daemon;
 
 /* The descriptors a rootless run's maker hands over (run_rootless.c), in this order. */
 enum {
@@ -127,6 +159,12 @@ void run_rootless_init(struct run_rootless *rl);
 int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p,
 		      struct wd_err *err);
 
+/**
+ * run_rootless_down() - the network stage undone for a run with its own namespaces (rootless
+ * and daemon modes): the held connection, the namespaces' descriptors
+ */
+void run_rootless_down(struct run *r);
+
 /** run_rootless_close() - close what @rl holds (the namespaces go once nothing else holds them). */
 void run_rootless_close(struct run_rootless *rl);
 
@@ -165,7 +203,7 @@ struct run {
 	const struct run_learn *learner;
 	struct run_trace *trace;
 	/* run.c: the mode, where the run's state lives */
-	enum run_mode mode;
+	const struct run_mode_ops *mode;
 	char runs_dir[256];   /* RUN_STATE_DIR, or the caller's own (run_rootless_dir()) */
 	char empty_file[256]; /* rootless: the caller's empty file for the sandbox's /proc */
 	/* run.c: the command line after `--`, identity, state record, signals */
@@ -376,8 +414,8 @@ void run_audit_files(struct run *r);
 /* ------------------------------------------------------------ network.c */
 
 /**
- * run_network_up() - the run's network: a ready one leased from the pool, else one made now
- * and its nft elements added (the table installed first when it is missing)
+ * run_network_up() - root mode's network stage (run_mode_root.net_up): a ready one leased from the
+ * pool, else one made now and its nft elements added (the table installed first when it is missing)
  * Return: 0, or 125 (said).
  */
 int run_network_up(struct run *r);
@@ -397,8 +435,8 @@ void run_network_facts(struct run *r);
 int run_network_refresh(struct run *r);
 
 /**
- * run_network_down() - delete the run's nft elements and destroy its network (what exists);
- * failures are said on stderr
+ * run_network_down() - root mode's (run_mode_root.net_down): delete the run's nft elements and
+ * destroy its network (what exists); failures are said on stderr
  */
 void run_network_down(struct run *r);
 

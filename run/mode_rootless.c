@@ -578,3 +578,60 @@ void run_strv_free(char **v)
 		free(v[i]);
 	free(v);
 }
+
+void run_rootless_down(struct run *r)
+{
+	/* the namespaces go once the gateway and the sandbox are gone too (daemon mode: the
+	 * daemon let go of its own at unregister) */
+	wd_closep(&r->gw_hold);
+	wd_buf_free(&r->gw_in);
+	run_rootless_close(&r->rl);
+	r->net.netns_fd = -1;
+}
+
+/* No cgroup of the caller's: RSS sampling, RLIMIT_NPROC in the run's user namespace, the
+ * timeout; or the user's systemd scope where it delegates cgroup v2. */
+static int rootless_prereq(struct run *r)
+{
+	r->lkind = LIMITS_SAMPLING;
+	run_rootless_scope_pick(r);
+	return 0;
+}
+
+static int rootless_limits(struct run *r)
+{
+	memset(&r->lim, 0, sizeof(r->lim));
+	r->lim.kind = LIMITS_SAMPLING;
+	r->lim.lim = r->pol->limits;
+	return 0;
+}
+
+static void rootless_isolation(const struct run *r, const char *sb, char *out, size_t size)
+{
+	if (r->scope)
+		/* the user's systemd scope (cgroup v2) holds them; the fallback's stay on */
+		snprintf(out, size,
+			 "userns+netns+nft(own),%s,uid=%u,limits=systemd-scope(memory:MemoryMax+"
+			 "pids:TasksMax+cpu:CPUQuota)+memory:rss-sampling+pids:rlimit-nproc(userns)"
+			 "+time:wall-clock",
+			 sb, (unsigned)r->uid);
+	else
+		/* no cgroup of the user's: which mechanism holds each limit */
+		snprintf(out, size,
+			 "userns+netns+nft(own),%s,uid=%u,limits=memory:rss-sampling+"
+			 "pids:rlimit-nproc(userns)+time:wall-clock",
+			 sb, (unsigned)r->uid);
+}
+
+const struct run_mode_ops run_mode_rootless = {
+    .name = "rootless",
+    .own_userns = true,
+    .by_daemon = false,
+    .gateway_inside = true,
+    .prereq = rootless_prereq,
+    .net_up = run_rootless_up,
+    .net_down = run_rootless_down,
+    .limits = rootless_limits,
+    .isolation = rootless_isolation,
+    .finish = NULL,
+};

@@ -137,8 +137,8 @@ static int stage_mode(struct run *r)
 		return run_fail(r, "prerequisites",
 				"drop --mode rootless: as root, runs use root mode",
 				"rootless mode is for a user who is not root");
-	r->mode = root ? RUN_MODE_ROOT : RUN_MODE_ROOTLESS;
-	if (r->mode == RUN_MODE_ROOT) {
+	r->mode = root ? &run_mode_root : &run_mode_rootless;
+	if (root) {
 		snprintf(r->runs_dir, sizeof(r->runs_dir), "%s", RUN_STATE_DIR);
 		return 0;
 	}
@@ -152,7 +152,7 @@ static int stage_mode(struct run *r)
 		if (ret > 1)
 			return ret;
 		if (ret == 1)
-			r->mode = RUN_MODE_DAEMON;
+			r->mode = &run_mode_daemon;
 	}
 	r->pool_size = 0; /* a rootless network is cheap, and nothing of it is shared */
 	wd_err_clear(&err);
@@ -173,13 +173,7 @@ static int stage_prereq(struct run *r)
 	ret = run_sandbox_probe(r);
 	if (ret)
 		return ret;
-	/* rootless: no cgroup of the caller's (cgroup v2 delegation comes later): RSS sampling,
-	 * RLIMIT_NPROC in the run's user namespace, the timeout; daemon mode: until the daemon
-	 * names the run's cgroup (the network stage) */
-	r->lkind = r->mode != RUN_MODE_ROOT ? LIMITS_SAMPLING : limits_probe();
-	if (r->mode == RUN_MODE_ROOTLESS)
-		run_rootless_scope_pick(r);
-	return 0;
+	return r->mode->prereq(r);
 }
 
 static int make_id(struct run *r)
@@ -299,10 +293,7 @@ static int stage_state(struct run *r)
 		snprintf(r->rec.started_by, sizeof(r->rec.started_by), "%s", r->o.started_by);
 	r->rec.pid = getpid();
 	r->rec.start = run_proc_start(r->rec.pid);
-	snprintf(r->rec.mode, sizeof(r->rec.mode), "%s",
-		 r->mode == RUN_MODE_ROOTLESS ? "rootless"
-		 : r->mode == RUN_MODE_DAEMON ? "daemon"
-					      : "root");
+	snprintf(r->rec.mode, sizeof(r->rec.mode), "%s", r->mode->name);
 	r->rec.uid = r->caller_uid;
 	r->rec.created = (unsigned long long)time(NULL);
 	snprintf(r->rec.policy, sizeof(r->rec.policy), "%s", r->policy_abs);
@@ -311,7 +302,7 @@ static int stage_state(struct run *r)
 	snprintf(r->rec.audit, sizeof(r->rec.audit), "%s", audit_log_path(r->log));
 	record_command(r);
 	/* rootless: the table lives in the run's own namespace and dies with it */
-	if (r->mode == RUN_MODE_ROOT) {
+	if (!r->mode->own_userns) {
 		snprintf(r->rec.table, sizeof(r->rec.table), "%s", r->fcfg.table);
 		snprintf(r->rec.if_prefix, sizeof(r->rec.if_prefix), "%s", r->fcfg.if_prefix);
 	}
@@ -327,36 +318,17 @@ static int stage_state(struct run *r)
 	return 0;
 }
 
-/* The run's cgroups with the policy's limits (recorded for the teardown and gc). */
+/* The network stage, as the mode builds it (network.c for root mode). */
+static int stage_network(struct run *r)
+{
+	return r->mode->net_up(r);
+}
+
+/* The limits stage, as the mode holds them: the run's cgroups (recorded for the teardown and
+ * gc), the daemon's, or sampling. */
 static int stage_limits(struct run *r)
 {
-	struct wd_err err;
-	int ret;
-
-	if (r->mode == RUN_MODE_DAEMON) {
-		/* the daemon made and delegated them (run_daemon_facts()), or none: sampling;
-		 * not in the record: they are the daemon's to remove */
-		if (r->lim.kind != LIMITS_SAMPLING)
-			run_note(r, "limits: the run's %s cgroup, made by the gateway daemon",
-				 limits_kind_name(r->lim.kind));
-		return 0;
-	}
-	if (r->mode == RUN_MODE_ROOTLESS) {
-		memset(&r->lim, 0, sizeof(r->lim));
-		r->lim.kind = LIMITS_SAMPLING;
-		r->lim.lim = r->pol->limits;
-		return 0;
-	}
-	wd_err_clear(&err);
-	ret = limits_create(&r->lim, r->id, &r->pol->limits, &err);
-	if (ret)
-		return run_fail(r, "limits", "`warden doctor` checks cgroups", "%s", err.msg);
-	if (r->lim.kind != r->lkind)
-		r->lkind = r->lim.kind;
-	for (int i = 0; i < LIMITS_V1_COUNT; i++)
-		snprintf(r->rec.cg[i], sizeof(r->rec.cg[i]), "%s", r->lim.dir[i]);
-	run_state_save(r);
-	return 0;
+	return r->mode->limits(r);
 }
 
 /* A trace's policy becomes the learning sandbox's (its learn hook); nothing for a run. */
@@ -393,7 +365,7 @@ static const struct {
     {"policy", stage_id},
     {"audit", run_audit_start},
     {"state", stage_state},
-    {"network", run_network_up},
+    {"network", stage_network},
     {"gw.spawn", run_gwclient_pick},
     {NULL, stage_limits},
     {"limits", run_sandbox_grants},
@@ -482,16 +454,12 @@ static int finish(struct run *r, struct run_outcome *o)
 		if (r->gw.pid > 0)
 			kill(r->gw.pid, SIGTERM);
 	}
-	if (r->mode == RUN_MODE_DAEMON) {
-		/* the daemon removes the cgroups; it would unregister the run when the held
-		 * connection closes anyway: done now, in order */
-		if (!o->gw_gone)
-			run_gwclient_unregister(r);
-		r->registered = false;
-		wd_closep(&r->gw_hold);
-		wd_buf_free(&r->gw_in);
-		memset(&r->lim, 0, sizeof(r->lim));
-	}
+	/* daemon mode: the daemon would unregister the run when the held connection closes
+	 * anyway: done now, in order */
+	if (r->mode->by_daemon && !o->gw_gone)
+		run_gwclient_unregister(r);
+	if (r->mode->finish)
+		r->mode->finish(r, o);
 	/* the status is known: record it now, durably once the teardown is done */
 	run_audit_exit(r, o->status, o->sig, &counts, 0);
 	run_stamp("run.exit");
@@ -516,6 +484,7 @@ int run_main(const struct run_opts *opts, int argc, char **argv, const struct ru
 
 	memset(&r, 0, sizeof(r));
 	r.o = *opts;
+	r.mode = &run_mode_root; /* until the prerequisites pick it (a zeroed run was root's) */
 	r.learner = learner;
 	r.trace = trace;
 	r.net.netns_fd = -1;

@@ -194,7 +194,7 @@ int run_sandbox_grants(struct run *r)
  * (the common-ancestor rule), the daemon does (cgroup_join) */
 static bool daemon_joins(const struct run *r)
 {
-	return r->mode == RUN_MODE_DAEMON && r->lim.kind == LIMITS_CGROUP2 && r->lim.dir[0][0];
+	return r->mode->by_daemon && r->lim.kind == LIMITS_CGROUP2 && r->lim.dir[0][0];
 }
 
 /* what the child joins itself then: nothing */
@@ -207,7 +207,7 @@ static int files_start(void *arg, int listener, pid_t outer)
 	int ret = 0;
 
 	/* root mode: what trace mode carries out is done as the program's user */
-	if (r->mode == RUN_MODE_ROOT)
+	if (!r->mode->own_userns)
 		ret = run_files_set_user(r->files, r->uid, r->gid, r->groups, r->ngroups);
 	if (ret) {
 		close(listener);
@@ -240,7 +240,7 @@ static const struct sandbox_spec *spec_of(struct run *r)
 	s->allow = run_sandbox_allow(r->pol);
 	s->seccomp = !r->no_seccomp;
 	/* daemon mode: the same user and network namespaces, the daemon plumbed the network */
-	s->rootless = r->mode != RUN_MODE_ROOT;
+	s->rootless = r->mode->own_userns;
 	s->userns_fd = s->rootless ? r->rl.userns_fd : -1;
 	s->nproc = s->rootless ? r->pol->limits.pids : 0;
 	s->empty_file = s->rootless ? r->empty_file : NULL;
