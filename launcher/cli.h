@@ -8,8 +8,6 @@
 #ifndef WARDEN_LAUNCHER_CLI_H
 #define WARDEN_LAUNCHER_CLI_H
 
-#include "policy/policy.h"
-
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -47,43 +45,5 @@ bool cli_wants_help(int argc, char **argv);
  * Return: WD_EXIT_USAGE.
  */
 int cli_not_built(const char *verb, const char *what);
-
-/**
- * cli_audit_path() - the audit log path the verbs use
- * @override:	a --audit-log argument, or NULL
- *
- * Order: @override, $WARDEN_AUDIT_LOG, ${XDG_STATE_HOME:-~/.local/state}/warden/audit.jsonl.
- * Return: a static buffer, or NULL when no home folder can be found.
- */
-const char *cli_audit_path(const char *override);
-
-/* What no policy grant may expose: the audit logs and the run state. */
-#define CLI_PROTECT_MAX 5
-
-/**
- * struct cli_protect - what a run's grants must keep away from
- * @v:		entries for struct policy_ctx (point into @path and @what)
- * @n:		number of entries
- * @path:	their paths, absolute
- * @what:	their descriptions
- */
-struct cli_protect {
-	struct policy_protect v[CLI_PROTECT_MAX];
-	size_t n;
-	char path[CLI_PROTECT_MAX][PATH_MAX];
-	char what[CLI_PROTECT_MAX][PATH_MAX + 32];
-};
-
-/**
- * cli_protect_init() - what is protected for one run or one `policy check`
- * @pr:		filled in
- * @audit_path:	the audit log the run writes (cli_audit_path()), or NULL
- * @gw_audit:	the gateway's own audit log from its config, "" or NULL when none
- *
- * Relative paths are made absolute against the current folder. /run/warden (run state,
- * the shared /etc copies, the pool) and /var/log/warden (a daemon's default log folder)
- * are always protected.
- */
-void cli_protect_init(struct cli_protect *pr, const char *audit_path, const char *gw_audit);
 
 #endif

@@ -494,7 +494,7 @@ static void check_cgroups(struct finding *f)
 
 static void check_audit(struct finding *f)
 {
-	const char *path = cli_audit_path(NULL);
+	const char *path = run_audit_path(NULL);
 	struct audit_log *log = NULL;
 	struct wd_err err;
 

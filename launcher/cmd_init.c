@@ -8,6 +8,7 @@
 #include "launcher/cli.h"
 #include "trace/infer.h"
 #include "run/outdir.h"
+#include "run/run.h"
 #include "run/learn.h"
 #include "trace/file.h"
 #include "common/common.h"
@@ -89,14 +90,14 @@ static int self_check(const struct wd_buf *text, const char *dir, const char *ba
 {
 	struct policy_diags d;
 	struct wd_policy *p = NULL;
-	struct cli_protect pr;
+	struct run_protect pr;
 	struct policy_ctx ctx = {0};
 	struct wd_buf line = WD_BUF_INIT;
 	char name[PATH_MAX + NAME_MAX + 2];
 	int rc;
 
 	snprintf(name, sizeof(name), "%s/%s", strcmp(dir, "/") ? dir : "", base);
-	cli_protect_init(&pr, cli_audit_path(NULL), NULL);
+	run_protect_init(&pr, run_audit_path(NULL), NULL);
 	ctx.protect = pr.v;
 	ctx.nprotect = pr.n;
 	policy_diags_init(&d);
@@ -121,25 +122,24 @@ static int self_check(const struct wd_buf *text, const char *dir, const char *ba
 }
 
 /*
- * `warden init -- COMMAND`: `warden trace -- COMMAND` to the default path first. The run makes
- * our stdout /dev/null once the program has it (cmd_run.c); with `-o -` the policy still goes
- * to the caller's. Return: 0 (@path is the trace), or the exit status to end with.
+ * `warden init -- COMMAND`: `warden trace -- COMMAND` to the default path first (run_trace_main()).
+ * The run makes our stdout /dev/null once the program has it (run/run.c); with `-o -` the policy
+ * still goes to the caller's. Return: 0 (@path is the trace), or the exit status to end with.
  */
 static int trace_then(int n, char **words, bool to_stdout, char *path, size_t size)
 {
-	char **av = calloc((size_t)n + 3, sizeof(char *));
-	int saved = to_stdout ? fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3) : -1, status;
+	struct run_opts o = {0};
+	struct run_trace *rt = calloc(1, sizeof(*rt));
+	int saved = -1, status;
 
-	if (!av) {
+	if (!rt) {
 		fprintf(stderr, "warden init: out of memory\n");
 		return WD_EXIT_INTERNAL;
 	}
-	av[0] = "trace";
-	av[1] = "--";
-	for (int i = 0; i < n; i++)
-		av[i + 2] = words[i];
-	status = trace_command(n + 2, av, path, size);
-	free(av);
+	saved = to_stdout ? fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3) : -1;
+	status = run_trace_main(&o, rt, n, words);
+	snprintf(path, size, "%s", rt->path);
+	free(rt);
 	if (saved >= 0) {
 		dup2(saved, STDOUT_FILENO);
 		close(saved);
@@ -164,13 +164,13 @@ int cmd_init(int argc, char **argv)
 	const char *from = NULL, *out = INIT_DEFAULT_OUT;
 	char traced[PATH_MAX];
 	int cmd = 0;
-	const char *creds[INIT_MAX_CREDS + 1] = {0}, *protect[CLI_PROTECT_MAX + 1] = {0};
+	const char *creds[INIT_MAX_CREDS + 1] = {0}, *protect[RUN_PROTECT_MAX + 1] = {0};
 	char dir[PATH_MAX], base[NAME_MAX + 1], date[32];
 	struct infer_result res = {0};
 	struct wd_buf starter = WD_BUF_INIT;
 	const struct wd_buf *text = &starter;
 	struct trace t = {0};
-	struct cli_protect pr;
+	struct run_protect pr;
 	struct wd_err err = {0};
 	struct outdir od;
 	struct outdir_who who;
@@ -249,7 +249,7 @@ int cmd_init(int argc, char **argv)
 			status = rc == -ENOMEM ? WD_EXIT_INTERNAL : WD_EXIT_USAGE;
 			goto out;
 		}
-		cli_protect_init(&pr, cli_audit_path(NULL), NULL);
+		run_protect_init(&pr, run_audit_path(NULL), NULL);
 		for (size_t k = 0; k < pr.n; k++)
 			protect[k] = pr.v[k].path;
 		for (size_t k = 0; k < ncreds && k < INIT_MAX_CREDS; k++)

@@ -1,6 +1,7 @@
 /* cmd_logs.c - `warden logs`: show the audit log as a table or raw JSON lines, filter, tail,
  * follow. */
 #include "launcher/cli.h"
+#include "run/run.h"
 #include "audit/audit.h"
 #include "common/common.h"
 
@@ -167,7 +168,7 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 		o->tail = FOLLOW_DEFAULT_TAIL;
 		o->has_tail = true;
 	}
-	o->path = cli_audit_path(override);
+	o->path = run_audit_path(override);
 	if (!o->path) {
 		fprintf(stderr,
 			"warden logs: cannot find a home folder for the audit log; set HOME "

@@ -107,7 +107,7 @@ static int make_state_dir(struct mcp_server *m)
 
 static int load_policy(struct mcp_server *m)
 {
-	struct policy_protect prot[CLI_PROTECT_MAX + 2];
+	struct policy_protect prot[RUN_PROTECT_MAX + 2];
 	struct policy_ctx ctx = {0};
 	struct policy_diags d;
 	int ret;
@@ -138,7 +138,7 @@ static int load_policy(struct mcp_server *m)
 
 static int setup(struct mcp_server *m, const char *policy, const char *config, const char *audit)
 {
-	const char *ap = cli_audit_path(audit);
+	const char *ap = run_audit_path(audit);
 	char why[1024];
 	struct wd_err err;
 	ssize_t n;

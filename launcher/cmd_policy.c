@@ -3,6 +3,7 @@
  * [GATEWAY.yaml] [--user NAME]`, the effective policy under a gateway's ceiling and
  * where each narrowing came from. */
 #include "launcher/cli.h"
+#include "run/run.h"
 #include "common/common.h"
 #include "conf/conf.h"
 #include "policy/policy.h"
@@ -198,12 +199,12 @@ static int check(const char *path, bool json, const char *gwpath, const char *us
 	struct policy_diags d;
 	struct wd_policy *p = NULL;
 	struct wd_buf out = WD_BUF_INIT;
-	struct cli_protect pr;
+	struct run_protect pr;
 	struct policy_ctx ctx = {0};
 	int ret, status;
 
 	/* the grants are checked against what a `warden run` would write to */
-	cli_protect_init(&pr, cli_audit_path(NULL), NULL);
+	run_protect_init(&pr, run_audit_path(NULL), NULL);
 	ctx.protect = pr.v;
 	ctx.nprotect = pr.n;
 	policy_diags_init(&d);

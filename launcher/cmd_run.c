@@ -1,58 +1,17 @@
 /* cmd_run.c - `warden run`: one program in a sandbox that reaches only what its policy grants.
- *
- * Theory of operation (docs/run.md has the long form). This file is the orchestrator: it runs
- * the stages of a run in order, each in its own file (run_internal.h lists them), and ends the
- * run. Each stage that creates something records it in the run's state folder first, so a
- * crash at any point leaves enough behind for `warden gc` (or the next run) to undo it:
- *
- *   config    the gateway config: ports, nft table, pools                 (run_policy.c)
- *   policy    the program's user; load + validate the policy; the command
- *             resolved to an absolute path, visible inside the sandbox     (run_policy.c)
- *   prereq    root, the sandbox backend's tool, the limits mechanism; the run id, and the
- *             leftovers of crashed runs removed
- *   audit     a durable "run.start" event; if it cannot be written nothing runs (run_audit.c)
- *   state     /run/warden/runs/<id>/state with our pid and start time
- *   network   netns + veth, leased from the pool or made, and the run's nft set elements
- *             (the table is installed first when it is missing)           (run_network.c)
- *   gw.spawn  a daemon answering on the control socket, else an embedded warden-gateway
- *             child bound to this run's host-side addresses, started now  (run_gwclient.c)
- *   limits    cgroups (v2, else v1) with the policy's limits, else RSS sampling; missing
- *             write grants made                                           (run_sandbox.c)
- *   stdio     stdin and stdout not terminals: the program gets pipes, relayed byte for byte
- *             with the MCP tool calls in flight told to the gateway       (run_stdio.c)
- *   fork      the sandbox prepared, its process parked: it enters the netns and the cgroups
- *             and becomes the program's user meanwhile         (run_sandbox.c, backend)
- *   gateway   the embedded gateway answers; register the run              (run_gwclient.c)
- *   check     enforcement is live: the gateway lists the run and a DNS query sent from
- *             inside the run's namespace is answered                      (run_liveness.c)
- *   exec      the sandbox's process goes on and execs the sandbox; its failure comes back
- *             over a CLOEXEC pipe                                          (run_sandbox.c)
- *   wait      signals forwarded, the timeout, RSS sampling, the stdio relay (run_wait.c)
- *   exit      limit events, the gateway's counters, "run.exit"; the teardown (netns, nft
- *             elements, cgroups, unregister, state) handed to a detached child (run_teardown.c)
- * A failure before exec tears down what exists, writes run.exit (status 125) once run.start
- * was written, and exits 125 with the stage, the cause and a fix.
+ * This file is the verb: its usage and its options; the run itself is run/'s (run_main(), whose
+ * file run/run.c has the theory of operation, and docs/run.md the long form).
  */
 #include "launcher/cli.h"
-#include "run/internal.h"
-#include "run/learn.h"
-#include "common/common.h"
+#include "run/run.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <jansson.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/signalfd.h>
-#include <time.h>
-#include <unistd.h>
 
-void run_usage(FILE *f)
+static void usage(FILE *f)
 {
 	fprintf(
 	    f,
@@ -96,59 +55,6 @@ void run_usage(FILE *f)
 	    RUN_DAEMON_SOCKET);
 }
 
-/* WARDEN_TIMING=1: print how long each stage took (for docs/run.md's measurements). */
-void run_stamp(const char *stage)
-{
-	static uint64_t last;
-	static int on = -1;
-	uint64_t now = wd_mono_ns();
-
-	if (on < 0)
-		on = getenv("WARDEN_TIMING") != NULL;
-	if (on && last)
-		wd_say(stderr, "warden run: timing: %-10s %7.2f ms", stage,
-		       (double)(now - last) / 1e6);
-	last = now;
-}
-
-int run_fail(struct run *r, const char *step, const char *fix, const char *fmt, ...)
-{
-	char cause[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cause, sizeof(cause), fmt, ap);
-	va_end(ap);
-	wd_say(stderr, "warden run: %s: %s", step, cause);
-	if (fix)
-		wd_say(stderr, "  fix: %s", fix);
-	snprintf(r->fail_reason, sizeof(r->fail_reason), "%s: %s", step, cause);
-	return RUN_EXIT_WARDEN;
-}
-
-void run_note(const struct run *r, const char *fmt, ...)
-{
-	struct wd_buf b = WD_BUF_INIT;
-	va_list ap;
-
-	if (r->o.quiet)
-		return;
-	va_start(ap, fmt);
-	wd_buf_vprintf(&b, fmt, ap);
-	va_end(ap);
-	wd_say(stderr, "warden run: %s", wd_buf_cstr(&b));
-	wd_buf_free(&b);
-}
-
-int run_state_save(struct run *r)
-{
-	int ret = run_record_save(r->runs_dir, &r->rec);
-
-	if (!ret)
-		r->rec_saved = true;
-	return ret;
-}
-
 static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind)
 {
 	static const struct option opts[] = {
@@ -167,8 +73,6 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 	    {"started-by", required_argument, NULL, 'M'},
 	    {NULL, 0, NULL, 0},
 	};
-	char *end;
-	long v;
 	int c;
 
 	optind = 1;
@@ -190,20 +94,16 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 			o->sandbox_user = optarg;
 			break;
 		case 't':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v < 1 || v > 604800) {
+			if (run_opts_timeout(optarg, &o->timeout_s)) {
 				fprintf(stderr, "warden run: --timeout: 1 to 604800 seconds\n");
 				return -EINVAL;
 			}
-			o->timeout_s = (unsigned)v;
 			break;
 		case 'q':
 			o->quiet = true;
 			break;
 		case 'm':
-			if (strcmp(optarg, "root") && strcmp(optarg, "rootless") &&
-			    strcmp(optarg, "daemon")) {
+			if (!run_opts_mode_ok(optarg)) {
 				fprintf(stderr, "warden run: --mode: root, rootless or daemon\n");
 				return -EINVAL;
 			}
@@ -230,10 +130,10 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 			o->started_by = optarg;
 			break;
 		case 'h':
-			run_usage(stdout);
+			usage(stdout);
 			return 1;
 		default:
-			run_usage(stderr);
+			usage(stderr);
 			return -EINVAL;
 		}
 	}
@@ -241,514 +141,13 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 	return 0;
 }
 
-/* A user's run through the daemon on @socket, when it answers and plumbs runs: daemon mode. With
- * no daemon there (none, one this user may not use, a gateway that plumbs no runs) the run is
- * rootless; a daemon that is there and refuses or fails fails the run, unless rootless mode
- * was asked for (then this is not called): a run's mode, and with it the host's ceiling and
- * central log, never changes silently.
- * Return: 1 chosen, 0 not (rootless then), or 125 (said). */
-static int pick_daemon(struct run *r, bool forced)
-{
-	const char *sock = r->o.gateway ? r->o.gateway : r->gwc.control_path;
-	char why[600];
-
-	switch (run_daemon_probe(sock, why, sizeof(why))) {
-	case RUN_DAEMON_OK:
-		break;
-	case RUN_DAEMON_FAILED:
-		if (forced)
-			return run_fail(r, "prerequisites",
-					"try again; if it goes on, the daemon's log says why (ask "
-					"the operator)",
-					"--mode daemon: %s", why);
-		return run_fail(r, "prerequisites",
-				"try again; if it goes on, the daemon's log says why (ask the "
-				"operator), or run it without the daemon: --mode rootless",
-				"%s; not falling back to rootless mode on its own (the host's "
-				"ceiling and central log would not apply)",
-				why);
-	case RUN_DAEMON_NONE:
-	case RUN_DAEMON_DENIED:
-	case RUN_DAEMON_NO_PLUMB:
-		if (forced)
-			return run_fail(r, "prerequisites",
-					"start the host's gateway (as root: warden-gateway "
-					"--manage-nft; docs/deploy.md), or use --mode rootless",
-					"--mode daemon: %s", why);
-		return 0;
-	}
-	snprintf(r->gw.socket, sizeof(r->gw.socket), "%s", sock);
-	r->gw_daemon = true;
-	return 1;
-}
-
-/* The mode (--mode, else root as root; as a user the daemon when it answers, else rootless); a
- * forced mode that cannot be had fails closed with the fix. */
-static int stage_mode(struct run *r)
-{
-	const char *m = r->o.mode;
-	bool root = geteuid() == 0;
-	char dir[200];
-	struct wd_err err;
-	int ret;
-
-	if (m && !strcmp(m, "daemon") && root)
-		return run_fail(r, "prerequisites",
-				"drop --mode daemon: as root, runs use root mode (which registers "
-				"with a daemon that answers, too)",
-				"daemon mode is for a user who is not root");
-	if (m && !strcmp(m, "root") && !root)
-		return run_fail(
-		    r, "prerequisites",
-		    "run it as root (sudo warden run ...), or drop --mode root: a user's "
-		    "runs are rootless",
-		    "root mode builds the run's network on the host and needs root "
-		    "(CAP_NET_ADMIN, CAP_SYS_ADMIN)");
-	if (m && !strcmp(m, "rootless") && root)
-		return run_fail(r, "prerequisites",
-				"drop --mode rootless: as root, runs use root mode",
-				"rootless mode is for a user who is not root");
-	r->mode = root ? RUN_MODE_ROOT : RUN_MODE_ROOTLESS;
-	if (r->mode == RUN_MODE_ROOT) {
-		snprintf(r->runs_dir, sizeof(r->runs_dir), "%s", RUN_STATE_DIR);
-		return 0;
-	}
-	if (m && !strcmp(m, "rootless") && r->o.gateway)
-		return run_fail(r, "prerequisites",
-				"drop --gateway: a rootless run starts its own embedded gateway",
-				"--gateway names a daemon, and --mode rootless uses none");
-	if (!m || !strcmp(m, "daemon")) {
-		/* --gateway SOCKET as a user: that daemon, forced */
-		ret = pick_daemon(r, (m && !strcmp(m, "daemon")) || r->o.gateway);
-		if (ret > 1)
-			return ret;
-		if (ret == 1)
-			r->mode = RUN_MODE_DAEMON;
-	}
-	r->pool_size = 0; /* a rootless network is cheap, and nothing of it is shared */
-	wd_err_clear(&err);
-	ret = run_rootless_dir(dir, sizeof(dir), &err);
-	if (ret)
-		return run_fail(r, "prerequisites", NULL, "run state folder: %s", err.msg);
-	snprintf(r->runs_dir, sizeof(r->runs_dir), "%s/runs", dir);
-	snprintf(r->empty_file, sizeof(r->empty_file), "%s/empty", dir);
-	return 0;
-}
-
-static int stage_prereq(struct run *r)
-{
-	int ret = stage_mode(r);
-
-	if (ret)
-		return ret;
-	ret = run_sandbox_probe(r);
-	if (ret)
-		return ret;
-	/* rootless: no cgroup of the caller's (cgroup v2 delegation comes later): RSS sampling,
-	 * RLIMIT_NPROC in the run's user namespace, the timeout; daemon mode: until the daemon
-	 * names the run's cgroup (the network stage) */
-	r->lkind = r->mode != RUN_MODE_ROOT ? LIMITS_SAMPLING : limits_probe();
-	if (r->mode == RUN_MODE_ROOTLESS)
-		run_rootless_scope_pick(r);
-	return 0;
-}
-
-static int make_id(struct run *r)
-{
-	uint8_t b[6];
-
-	if (r->o.run_id) {
-		snprintf(r->id, sizeof(r->id), "%s", r->o.run_id);
-		return 0;
-	}
-	if (getrandom(b, sizeof(b), 0) != sizeof(b))
-		return -errno;
-	snprintf(r->id, sizeof(r->id), "%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
-		 b[5]);
-	return 0;
-}
-
-static int setup_signals(struct run *r)
-{
-	sigset_t set;
-
-	/* a signal ignored at entry (a background job's SIGINT) would never reach signalfd */
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		return -errno;
-	r->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	signal(SIGPIPE, SIG_IGN);
-	return r->sigfd < 0 ? -errno : 0;
-}
-
-/* A terminating signal that arrived during setup: 0 or the signal. */
-static int pending_stop(struct run *r)
-{
-	struct signalfd_siginfo si;
-
-	while (read(r->sigfd, &si, sizeof(si)) == sizeof(si))
-		if (si.ssi_signo != SIGCHLD)
-			return (int)si.ssi_signo;
-	return 0;
-}
-
-/* The run's id, and the leftovers of crashed runs removed (what `warden gc` does). */
-static int stage_id(struct run *r)
-{
-	unsigned n = 0;
-	struct wd_err err;
-
-	if (make_id(r))
-		return run_fail(r, "prerequisites", NULL, "no randomness for the run id");
-	wd_err_clear(&err);
-	if (run_gc(r->runs_dir, &n, &err))
-		wd_say(stderr, "warden run: gc: %s", err.msg);
-	else if (n)
-		run_note(r, "removed the leftovers of %u crashed run%s", n, n == 1 ? "" : "s");
-	return 0;
-}
-
-/* The command after `--` (kept in the run by cmd_run()), resolved. */
-static int stage_command(struct run *r)
-{
-	return run_command_resolve(r, r->cmd_argc, r->cmd_argv);
-}
-
-/* The command line for the record: a JSON array, cut to fit (then "..." last). */
-static void record_command(struct run *r)
-{
-	json_t *a = json_array();
-	char *s = NULL;
-
-	for (size_t i = 0; a && r->argv[i]; i++) {
-		json_t *w = json_string(r->argv[i]); /* NULL: not UTF-8 */
-
-		json_array_append_new(a, w ? w : json_string("?"));
-		free(s);
-		s = json_dumps(a, JSON_COMPACT);
-		if (!s || strlen(s) + 8 >= sizeof(r->rec.command)) {
-			json_array_remove(a, json_array_size(a) - 1);
-			json_array_append_new(a, json_string("..."));
-			break;
-		}
-	}
-	free(s);
-	s = a ? json_dumps(a, JSON_COMPACT) : NULL;
-	snprintf(r->rec.command, sizeof(r->rec.command), "%s",
-		 s && strlen(s) < sizeof(r->rec.command) ? s : "[]");
-	free(s);
-	json_decref(a);
-}
-
-/* The run's policy text beside its record (0600): what `warden allowlist` changes live. */
-static int save_policy_text(struct run *r)
-{
-	char p[PATH_MAX + 32];
-
-	snprintf(p, sizeof(p), "%s/%s", r->state_dir, RUN_POLICY_FILE);
-	return wd_write_file_atomic(AT_FDCWD, p, r->policy_text, r->policy_len, 0);
-}
-
-/* The run's state record: our pid and start time, the nft table it uses, and what the
- * live-run verbs show (mode, person, command, policy, audit log). */
-static int stage_state(struct run *r)
-{
-	const char *slash = strrchr(r->policy_abs, '/');
-	int ret;
-
-	r->t0 = wd_mono_ns();
-	snprintf(r->state_dir, sizeof(r->state_dir), "%s/%s", r->runs_dir, r->id);
-	snprintf(r->rec.id, sizeof(r->rec.id), "%s", r->id);
-	if (r->o.started_by)
-		snprintf(r->rec.started_by, sizeof(r->rec.started_by), "%s", r->o.started_by);
-	r->rec.pid = getpid();
-	r->rec.start = run_proc_start(r->rec.pid);
-	snprintf(r->rec.mode, sizeof(r->rec.mode), "%s",
-		 r->mode == RUN_MODE_ROOTLESS ? "rootless"
-		 : r->mode == RUN_MODE_DAEMON ? "daemon"
-					      : "root");
-	r->rec.uid = r->caller_uid;
-	r->rec.created = (unsigned long long)time(NULL);
-	snprintf(r->rec.policy, sizeof(r->rec.policy), "%s", r->policy_abs);
-	snprintf(r->rec.policy_name, sizeof(r->rec.policy_name), "%.255s",
-		 slash ? slash + 1 : r->policy_abs);
-	snprintf(r->rec.audit, sizeof(r->rec.audit), "%s", audit_log_path(r->log));
-	record_command(r);
-	/* rootless: the table lives in the run's own namespace and dies with it */
-	if (r->mode == RUN_MODE_ROOT) {
-		snprintf(r->rec.table, sizeof(r->rec.table), "%s", r->fcfg.table);
-		snprintf(r->rec.if_prefix, sizeof(r->rec.if_prefix), "%s", r->fcfg.if_prefix);
-	}
-	ret = run_state_save(r);
-	if (ret)
-		return run_fail(r, "state", "check that /run is writable",
-				"cannot record the run in %s: %s", r->state_dir, strerror(-ret));
-	ret = save_policy_text(r);
-	if (ret)
-		return run_fail(r, "state", "check that /run is writable",
-				"cannot keep the run's policy in %s: %s", r->state_dir,
-				strerror(-ret));
-	return 0;
-}
-
-/* The run's cgroups with the policy's limits (recorded for the teardown and gc). */
-static int stage_limits(struct run *r)
-{
-	struct wd_err err;
-	int ret;
-
-	if (r->mode == RUN_MODE_DAEMON) {
-		/* the daemon made and delegated them (run_daemon_facts()), or none: sampling;
-		 * not in the record: they are the daemon's to remove */
-		if (r->lim.kind != LIMITS_SAMPLING)
-			run_note(r, "limits: the run's %s cgroup, made by the gateway daemon",
-				 limits_kind_name(r->lim.kind));
-		return 0;
-	}
-	if (r->mode == RUN_MODE_ROOTLESS) {
-		memset(&r->lim, 0, sizeof(r->lim));
-		r->lim.kind = LIMITS_SAMPLING;
-		r->lim.lim = r->pol->limits;
-		return 0;
-	}
-	wd_err_clear(&err);
-	ret = limits_create(&r->lim, r->id, &r->pol->limits, &err);
-	if (ret)
-		return run_fail(r, "limits", "`warden doctor` checks cgroups", "%s", err.msg);
-	if (r->lim.kind != r->lkind)
-		r->lkind = r->lim.kind;
-	for (int i = 0; i < LIMITS_V1_COUNT; i++)
-		snprintf(r->rec.cg[i], sizeof(r->rec.cg[i]), "%s", r->lim.dir[i]);
-	run_state_save(r);
-	return 0;
-}
-
-/* A terminating signal that arrived during setup stops the run before the program starts. */
-static int stage_interrupted(struct run *r)
-{
-	int sig = pending_stop(r);
-
-	if (sig)
-		return run_fail(r, "setup", NULL,
-				"interrupted by signal %d before the program started", sig);
-	return 0;
-}
-
-/*
- * The stages up to a started program, in order (ARCHITECTURE.md §2). @stamp names the time
- * since the previous stamp for WARDEN_TIMING (NULL: it counts into the next one).
- */
-static const struct {
-	const char *stamp;
-	int (*fn)(struct run *r);
-} stages[] = {
-    /* the gateway config first: its audit log is one the policy must keep away from */
-    {NULL, run_config_load},
-    {NULL, run_policy_load},
-    {NULL, run_trace_policy},
-    {NULL, stage_command},
-    {NULL, stage_prereq},
-    {"policy", stage_id},
-    {"audit", run_audit_start},
-    {"state", stage_state},
-    {"network", run_network_up},
-    {"gw.spawn", run_gwclient_pick},
-    {NULL, stage_limits},
-    {"limits", run_sandbox_grants},
-    {NULL, run_stdio_setup},
-    {"fork", run_sandbox_prepare},
-    {"gateway", run_gwclient_ready},
-    {"register", run_gwclient_register},
-    {"check", run_liveness_check},
-    {NULL, stage_interrupted},
-    {"exec", run_sandbox_spawn},
-};
-
-/* Everything up to a started program. Return: 0, or the exit status of a failure (a prepared
- * sandbox is cancelled; the caller tears down the rest). */
-static int setup(struct run *r)
-{
-	int ret = 0;
-
-	run_stamp("begin");
-	for (size_t i = 0; !ret && i < WD_ARRAY_SIZE(stages); i++) {
-		ret = stages[i].fn(r);
-		if (stages[i].stamp)
-			run_stamp(stages[i].stamp);
-	}
-	if (ret)
-		run_sandbox_cancel(r);
-	return ret;
-}
-
-/* `warden run --print-bwrap`: the stages that say what the sandbox is, then its line. */
-static int print_bwrap(struct run *r)
-{
-	int (*const steps[])(struct run * r) = {run_config_load, run_policy_load, stage_command,
-						stage_prereq, run_sandbox_print_bwrap};
-	int ret = 0;
-
-	for (size_t i = 0; !ret && i < WD_ARRAY_SIZE(steps); i++)
-		ret = steps[i](r);
-	return ret;
-}
-
-/* The program ended: the status, the limit events, no process of the run left, the gateway's
- * counters, run.exit (durable once the teardown is done), the teardown handed off. */
-static int finish(struct run *r, struct run_outcome *o)
-{
-	struct run_counts counts;
-
-	/* the program's own status when the run was ended at its end (run_wait.c) */
-	o->status =
-	    run_exit_status(o->prog_ended ? o->prog_wstatus : o->wstatus, o->timed_out, &o->sig);
-	if (o->gw_gone) {
-		/* the daemon went away: the run was ended, not the program's own end */
-		o->status = RUN_EXIT_WARDEN;
-		o->sig = 0;
-	}
-	if (o->killed && !o->gw_gone) {
-		/* `warden kill`: the status says so even when the program caught SIGTERM and
-		 * exited on its own */
-		if (o->status <= 128 || o->status > 128 + 64)
-			o->status = 128 + SIGTERM;
-		o->sig = o->status - 128;
-	}
-	/* bwrap reports a program killed by signal N as exit 128+N, which an exit(128+N)
-	 * also gives: run.exit names a signal only when it is known (bwrap itself was
-	 * signalled, or the memory limit killed the program) */
-	run_sandbox_signal(r, SANDBOX_INSIDE, SIGKILL);
-	run_sandbox_release(r);
-	/* a trace's accesses go to the trace, not the audit log */
-	if (!r->trace)
-		run_audit_files(r);
-	run_audit_limits(r, o);
-	/* no process of the run outlives `warden run` (the cgroups go in the background) */
-	if (limits_reap(&r->lim, 2000))
-		fprintf(stderr, "warden run: processes of the run survived SIGKILL for 2 s\n");
-	run_stamp("reap");
-	run_stdio_finish(r);
-	/* before the gateway forgets the run: what it learned */
-	if (r->trace)
-		run_trace_collect(r, o);
-	run_gwclient_counters(r, &counts);
-	run_stamp("counters");
-	if (r->gw.embedded) {
-		/* it dies with us (PR_SET_PDEATHSIG): stop it cleanly now, while run.exit is
-		 * written, after its unregister event */
-		run_gwclient_unregister(r);
-		if (r->gw.pid > 0)
-			kill(r->gw.pid, SIGTERM);
-	}
-	if (r->mode == RUN_MODE_DAEMON) {
-		/* the daemon removes the cgroups; it would unregister the run when the held
-		 * connection closes anyway: done now, in order */
-		if (!o->gw_gone)
-			run_gwclient_unregister(r);
-		r->registered = false;
-		wd_closep(&r->gw_hold);
-		wd_buf_free(&r->gw_in);
-		memset(&r->lim, 0, sizeof(r->lim));
-	}
-	/* the status is known: record it now, durably once the teardown is done */
-	run_audit_exit(r, o->status, o->sig, &counts, 0);
-	run_stamp("run.exit");
-	run_gw_stop(&r->gw);
-	snprintf(r->rec.gw_socket, sizeof(r->rec.gw_socket), "%s",
-		 r->gw_daemon ? r->gw.socket : "");
-	run_stamp("t.gateway");
-	if (!run_teardown_detached(r)) {
-		run_teardown(r);
-		run_audit_sync(r);
-	}
-	run_stamp("handoff");
-	return o->status;
-}
-
 int cmd_run(int argc, char **argv)
 {
-	return run_main(argc, argv, NULL);
-}
+	struct run_opts o = {.usage = usage};
+	int ret, first;
 
-int run_main(int argc, char **argv, struct run_trace *trace)
-{
-	struct run r;
-	struct run_outcome o = {0};
-	int ret, first, status, null;
-
-	memset(&r, 0, sizeof(r));
-	r.trace = trace;
-	r.net.netns_fd = -1;
-	r.sigfd = -1;
-	r.gw_hold = -1;
-	run_rootless_init(&r.rl);
-	run_stdio_plan(&r);
-	run_sandbox_init(&r);
-	r.pool_size = run_pool_size();
-	ret = parse_opts(argc, argv, &r.o, &first);
+	ret = parse_opts(argc, argv, &o, &first);
 	if (ret)
 		return ret > 0 ? WD_EXIT_OK : RUN_EXIT_WARDEN;
-	if (r.o.print_seccomp) {
-		status = run_policy_load(&r);
-		if (!status)
-			status = run_sandbox_print_seccomp(&r);
-		goto out;
-	}
-	r.no_seccomp = run_sandbox_unsafe();
-	if (r.o.print_bwrap) {
-		r.cmd_argc = argc - first;
-		r.cmd_argv = argv + first;
-		status = print_bwrap(&r);
-		goto out;
-	}
-	if (r.no_seccomp)
-		fprintf(stderr,
-			"warden run: WARDEN_UNSAFE_NO_SECCOMP=1: no seccomp filter for this "
-			"run (measurements only; recorded in run.start)\n");
-	if (setup_signals(&r))
-		return run_fail(&r, "setup", NULL, "signals: %s", strerror(errno));
-	r.t0 = wd_mono_ns();
-	r.cmd_argc = argc - first;
-	r.cmd_argv = argv + first;
-	status = setup(&r);
-	if (status || run_sandbox_pid(&r) <= 0) {
-		/* failed before the program started */
-		if (!status)
-			status = RUN_EXIT_WARDEN;
-		run_teardown(&r);
-		run_audit_exit(&r, status, 0, NULL, AUDIT_WRITE_DURABLE);
-		goto out;
-	}
-	/* the program owns stdin/stdout now: ours must not hold a pipe open past its end */
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null >= 0) {
-		dup2(null, STDIN_FILENO);
-		dup2(null, STDOUT_FILENO);
-		close(null);
-	}
-	run_wait(&r, &o);
-	run_stamp("program");
-	status = finish(&r, &o);
-	if (r.trace)
-		status = run_trace_finish(&r, status);
-out:
-	run_stdio_free(&r);
-	run_sandbox_release(&r);
-	run_files_free(r.files);
-	run_rootless_scope_free(&r);
-	audit_log_close(r.log);
-	policy_free(r.pol);
-	free(r.policy_text);
-	free(r.argv);
-	free((void *)r.user);
-	if (r.sigfd >= 0)
-		close(r.sigfd);
-	return status;
+	return run_main(&o, argc - first, argv + first, NULL, NULL);
 }

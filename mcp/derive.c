@@ -1,7 +1,6 @@
 /* derive.c - the derived policy new runs of `warden mcp` get: the configured one minus the
  * names removed, plus the names a person approved, validated, and what its grants must keep
  * away from. */
-#include "launcher/cli.h"
 #include "mcp/internal.h"
 #include "run/run.h"
 
@@ -68,9 +67,9 @@ bool mcp_is_removed(const struct mcp_server *m, const struct policy_rule *r)
 
 void mcp_protect(const struct mcp_server *m, struct policy_protect *v, size_t *n, size_t max)
 {
-	static struct cli_protect pr;
+	static struct run_protect pr;
 
-	cli_protect_init(&pr, m->audit_path, NULL);
+	run_protect_init(&pr, m->audit_path, NULL);
 	*n = 0;
 	for (size_t i = 0; i < pr.n && *n < max; i++)
 		v[(*n)++] = pr.v[i];
@@ -84,7 +83,7 @@ int mcp_derive(struct mcp_server *m, char *why, size_t wsize)
 {
 	struct policy_rule *rules = NULL, none;
 	struct wd_buf y = WD_BUF_INIT;
-	struct policy_protect prot[CLI_PROTECT_MAX + 2];
+	struct policy_protect prot[RUN_PROTECT_MAX + 2];
 	struct policy_ctx ctx = {0};
 	struct policy_diags d;
 	struct wd_policy p, *check = NULL;

@@ -2,7 +2,6 @@
  * runs), the limit events of an ended run, and "run.exit" (written when the status is known,
  * made durable once the teardown child is on its own). Every event carries the run id, the
  * policy and its hash, the launcher's pid and the person's uid. */
-#include "launcher/cli.h"
 #include "run/internal.h"
 #include "sandbox/sandbox.h"
 
@@ -28,9 +27,7 @@ static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
 	ev->uid = r->caller_uid;
 	if (!getpwuid_r(r->caller_uid, &pw, pwbuf, sizeof(pwbuf), &pwr) && pwr)
 		ev->user = pw.pw_name;
-	ev->mode = r->mode == RUN_MODE_ROOTLESS ? "rootless"
-		   : r->mode == RUN_MODE_DAEMON ? "daemon"
-						: "root";
+	ev->mode = r->mode->name;
 	wd_err_clear(&err);
 	ret = audit_log_write(r->log, ev, flags, &err);
 	if (ret)
@@ -44,29 +41,19 @@ static void isolation_text(struct run *r, char *out, size_t size)
 	char sb[192];
 
 	run_sandbox_describe(r, sb, sizeof(sb));
-	if (r->mode == RUN_MODE_DAEMON)
-		/* the daemon plumbs the network and makes the cgroup (when its mount namespace
-		 * shows one: else RSS sampling, as rootless; run.exit's limit events say which) */
-		snprintf(out, size,
-			 "userns+netns+veth(daemon)+nft(host),%s,uid=%u,limits=cgroup-by-daemon"
-			 "|memory:rss-sampling+pids:rlimit-nproc(userns)+time:wall-clock",
-			 sb, (unsigned)r->uid);
-	else if (r->mode == RUN_MODE_ROOTLESS && r->scope)
-		/* the user's systemd scope (cgroup v2) holds them; the fallback's stay on */
-		snprintf(out, size,
-			 "userns+netns+nft(own),%s,uid=%u,limits=systemd-scope(memory:MemoryMax+"
-			 "pids:TasksMax+cpu:CPUQuota)+memory:rss-sampling+pids:rlimit-nproc(userns)"
-			 "+time:wall-clock",
-			 sb, (unsigned)r->uid);
-	else if (r->mode == RUN_MODE_ROOTLESS)
-		/* no cgroup of the user's: which mechanism holds each limit */
-		snprintf(out, size,
-			 "userns+netns+nft(own),%s,uid=%u,limits=memory:rss-sampling+"
-			 "pids:rlimit-nproc(userns)+time:wall-clock",
-			 sb, (unsigned)r->uid);
+	r->mode->isolation(r, sb, out, size);
+}
+
+/* run.start's `mcp`: {"relay": true}, or {"relay": false, "reason"} (run_stdio_plan() decided) */
+static const char *stdio_start_json(const struct run *r, char *out, size_t size)
+{
+	if (r->io.want)
+		snprintf(out, size, "{\"relay\":true}");
 	else
-		snprintf(out, size, "netns+veth+nft,%s,uid=%u,limits=%s", sb, (unsigned)r->uid,
-			 limits_kind_name(r->lkind));
+		snprintf(out, size,
+			 "{\"relay\":false,\"reason\":\"%s: no relay, no MCP attribution\"}",
+			 r->io.why);
+	return out;
 }
 
 int run_audit_start(struct run *r)
@@ -74,7 +61,7 @@ int run_audit_start(struct run *r)
 	struct audit_event ev = {0};
 	char iso[384], reason[400], mcp[256];
 	struct wd_err err;
-	const char *path = cli_audit_path(r->o.audit);
+	const char *path = run_audit_path(r->o.audit);
 	int ret;
 
 	if (!path)
@@ -88,9 +75,9 @@ int run_audit_start(struct run *r)
 				err.msg[0] ? err.msg : strerror(-ret));
 	isolation_text(r, iso, sizeof(iso));
 	snprintf(reason, sizeof(reason), "gateway: %s%s%s",
-		 r->mode == RUN_MODE_DAEMON ? r->gw.socket
-		 : r->o.gateway		    ? r->o.gateway
-					    : "embedded unless a daemon answers",
+		 r->mode->by_daemon ? r->gw.socket
+		 : r->o.gateway	    ? r->o.gateway
+				    : "embedded unless a daemon answers",
 		 r->learn ? ", in learn mode (any name on any port allowed and recorded, the SSRF "
 			    "classes refused)"
 			  : "",
@@ -102,7 +89,7 @@ int run_audit_start(struct run *r)
 	ev.reason = reason;
 	ev.isolation = iso;
 	ev.learn = r->learn;
-	ev.mcp = run_stdio_start_json(r, mcp, sizeof(mcp));
+	ev.mcp = stdio_start_json(r, mcp, sizeof(mcp));
 	ev.command = (const char *const *)r->argv;
 	for (ev.command_len = 0; r->argv[ev.command_len]; ev.command_len++)
 		;

@@ -22,7 +22,7 @@
  * read-only, adds after step 2 an empty read-only /sys and empty tmpfs over bwrap_learn_own
  * (the user's and the system's service sockets), and keeps steps 3 to 5: its write grant (the
  * current folder), the generated files, the masks (every credential store and Warden's own
- * folders, which cmd_trace.c puts in the policy's masks). The seccomp
+ * folders, which learn_policy.c puts in the policy's masks). The seccomp
  * filter (bwrap_spec.seccomp_fd, built by sandbox/) and --disable-userns apply to every
  * process of the run, bwrap's pid 1 included.
  *

@@ -2,7 +2,6 @@
  * client): which gateway it uses (a daemon, else an embedded one), register, whether the
  * gateway lists it, its counters at the end (denials, bytes), unregister; and what run.exit
  * says when the gateway died during the run. */
-#include "launcher/cli.h"
 #include "run/internal.h"
 
 #include <errno.h>
@@ -23,12 +22,12 @@ int run_gwclient_pick(struct run *r)
 	const char *daemon = r->o.gateway;
 	int ret;
 
-	if (r->mode == RUN_MODE_DAEMON)
+	if (r->mode->by_daemon)
 		return 0; /* chosen by the mode, registered by the network stage */
 	/* --gateway: no "stats" round trip, register is the first request and says the same when
 	 * nobody answers; rootless: always embedded, on the sockets made inside the run's
 	 * namespace; else the daemon when it answers */
-	if (!daemon && r->mode != RUN_MODE_ROOTLESS &&
+	if (!daemon && !r->mode->gateway_inside &&
 	    !run_gw_call_op(r->gwc.control_path, "stats", GW_TIMEOUT_MS, NULL))
 		daemon = r->gwc.control_path;
 	if (daemon) {
@@ -42,7 +41,7 @@ int run_gwclient_pick(struct run *r)
 	snprintf(c.listen_v4, sizeof(c.listen_v4), "%s", r->host4);
 	snprintf(c.listen_v6, sizeof(c.listen_v6), "%s", r->host6);
 	wd_err_clear(&err);
-	if (r->mode == RUN_MODE_ROOTLESS)
+	if (r->mode->gateway_inside)
 		ret = run_gw_spawn(&r->gw, r->state_dir, &c, audit_log_path(r->log), r->rl.listen,
 				   RUN_ROOTLESS_NLISTEN + 1, &err);
 	else
@@ -119,7 +118,7 @@ static int register_made(struct run *r)
 
 int run_gwclient_register(struct run *r)
 {
-	if (r->mode == RUN_MODE_DAEMON)
+	if (r->mode->by_daemon)
 		return 0; /* the network stage registered it with its namespace */
 	return register_made(r);
 }

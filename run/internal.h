@@ -1,16 +1,18 @@
-/* run_internal.h - internal to `warden run`: the run's state (struct run) and the stages that
- * cmd_run.c calls in order, each in its own file (docs/run.md has the map):
+/* internal.h - internal to run/: the run's state (struct run) and the stages that run.c's
+ * stage table calls in order, each in its own file (docs/run.md walks them), and report.c's
+ * fail/note/stamp/state save that every stage may use:
  *
- *   run_policy.c     the gateway config, the program's user, the policy, the command
- *   run_audit.c      run.start, limit.*, run.exit
- *   run_network.c    netns + veth (leased from the pool, else made) and the nft elements
- *   run_gwclient.c   which gateway, register, list, the run's counters, unregister
- *   run_liveness.c   the end-to-end check: a DNS query from inside the run is answered
- *   run_sandbox.c    the sandbox step: write grants made, the backend (run_sandbox.h) driven;
- *                    bubblewrap is run_sandbox_bwrap.c, its parked child run_child.c
- *   run_wait.c       the wait: signals forwarded, the timeout, RSS sampling
- *   run_stdio.c      the stdio relay (not a terminal: pipes) and the MCP tool calls in flight
- *   run_teardown.c   undoing the stages, in the foreground or in a detached child
+ *   policy.c         the gateway config, the program's user, the policy, the command
+ *   audit.c          run.start, limit.*, run.exit
+ *   network.c        netns + veth (leased from the pool, else made) and the nft elements;
+ *                    mode_rootless.c and mode_daemon.c for the other two modes
+ *   gwclient.c       which gateway, register, list, the run's counters, unregister
+ *   liveness.c       the end-to-end check: a DNS query from inside the run is answered
+ *   sandbox.c        the sandbox step: write grants made, the backend (sandbox.h) driven;
+ *                    bubblewrap is sandbox_bwrap.c, its parked child child.c
+ *   wait.c           the wait: signals forwarded, the timeout, RSS sampling
+ *   stdio_relay.c    the stdio relay (not a terminal: pipes) and the MCP tool calls in flight
+ *   teardown.c       undoing the stages, in the foreground or in a detached child
  *
  * A stage returns 0, or the exit status of a failure (125) after run_fail() said which step
  * failed, why and how to fix it; it never exits.
@@ -35,45 +37,46 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/**
- * struct run_opts - the options of `warden run` (warden(1))
- * @policy:		-p FILE, or NULL (the empty policy)
- * @gateway:		--gateway SOCKET, or NULL
- * @config:		--config GATEWAY.yaml, or NULL (the defaults)
- * @audit:		--audit-log PATH, or NULL
- * @sandbox_user:	--sandbox-user, or NULL
- * @timeout_s:		--timeout, 0 when not given
- * @mode:		--mode: "root", "rootless", "daemon", or NULL (root as root; as a user the
- *			daemon when one answers, else rootless)
- * @quiet:		-q
- * @print_seccomp:	--print-seccomp
- * @print_bwrap:	--print-bwrap
- * @run_id:		--run-id ID (hidden: `warden mcp` names its runs), or NULL (a random id)
- * @started_by:		--started-by mcp (hidden): recorded in the run's state and run.start
- */
-struct run_opts {
-	const char *policy;
-	const char *gateway;
-	const char *config;
-	const char *audit;
-	const char *sandbox_user;
-	unsigned timeout_s;
-	const char *mode;
-	bool quiet;
-	bool print_seccomp;
-	bool print_bwrap;
-	const char *run_id;
-	const char *started_by;
-};
-
-/* How a run is built (warden(1) --mode). */
-enum run_mode {
-	RUN_MODE_ROOT,	   /* as root: netns + veth + the host's nft table */
-	RUN_MODE_ROOTLESS, /* as a user: a user + network namespace of its own (run_rootless.c) */
-	RUN_MODE_DAEMON,   /* as a user: that namespace plumbed by the daemon (run_daemon.c) */
-};
-
 struct run;
+struct run_outcome;
+
+/**
+ * struct run_mode_ops - how a run is built (warden(1) --mode): one table per mode, as
+ * struct sandbox_backend is for the sandbox step. The driver (run.c) picks the table in the
+ * prerequisites stage and calls it; the stages read its facts instead of comparing modes.
+ * @name:	"root", "rootless" or "daemon" (the state record, run.start)
+ * @own_userns:	the run has a user and network namespace of its own, made by a short-lived
+ *		maker (mode_rootless.c): the sandbox joins it, the liveness probe's socket was made
+ *		inside; false: root mode, the launcher is root, the run's network is on the host
+ *		(veth, the host's nft table, the pool) and recorded for gc
+ * @by_daemon:	the host's gateway daemon plumbs the network, registers the run with it and
+ *		makes its cgroups (mode_daemon.c); they are the daemon's to undo
+ * @gateway_inside: the run's gateway is always an embedded one, listening on sockets made
+ *		inside the run's namespace (rootless)
+ * @prereq:	the limits mechanism (r->lkind) and what the mode needs besides; Return: 0
+ * @net_up:	the network stage; Return: 0, or 125 (said)
+ * @net_down:	the network undone (what exists)
+ * @limits:	the limits stage: the run's cgroups, or sampling; Return: 0, or 125 (said)
+ * @isolation:	run.start's `isolation` from the sandbox backend's words @sb
+ * @finish:	the program ended, before run.exit: what the mode ends itself; may be NULL
+ */
+struct run_mode_ops {
+	const char *name;
+	bool own_userns;
+	bool by_daemon;
+	bool gateway_inside;
+	int (*prereq)(struct run *r);
+	int (*net_up)(struct run *r);
+	void (*net_down)(struct run *r);
+	int (*limits)(struct run *r);
+	void (*isolation)(const struct run *r, const char *sb, char *out, size_t size);
+	void (*finish)(struct run *r, const struct run_outcome *o);
+};
+
+/* The three modes: mode_root.c, mode_rootless.c, mode_daemon.c. */
+extern const struct run_mode_ops run_mode_root;
+extern const struct run_mode_ops run_mode_rootless;
+extern const struct run_mode_ops run_mode_daemon;
 
 /* The descriptors a rootless run's maker hands over (run_rootless.c), in this order. */
 enum {
@@ -157,6 +160,12 @@ void run_rootless_init(struct run_rootless *rl);
 int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p,
 		      struct wd_err *err);
 
+/**
+ * run_rootless_down() - the network stage undone for a run with its own namespaces (rootless
+ * and daemon modes): the held connection, the namespaces' descriptors
+ */
+void run_rootless_down(struct run *r);
+
 /** run_rootless_close() - close what @rl holds (the namespaces go once nothing else holds them). */
 void run_rootless_close(struct run_rootless *rl);
 
@@ -190,13 +199,15 @@ struct run {
 	gid_t groups[64];
 	int ngroups;
 	bool no_seccomp; /* WARDEN_UNSAFE_NO_SECCOMP=1: measurements only (docs/seccomp.md) */
-	/* `warden trace` (run_trace.h): the learning sandbox, what is measured; NULL for a run */
+	/* `warden trace` (learn.h): its hooks, called by the stage table, the wait and the end
+	 * (NULL for a run), and the trace's own state */
+	const struct run_learn *learner;
 	struct run_trace *trace;
-	/* cmd_run.c: the mode, where the run's state lives */
-	enum run_mode mode;
+	/* run.c: the mode, where the run's state lives */
+	const struct run_mode_ops *mode;
 	char runs_dir[256];   /* RUN_STATE_DIR, or the caller's own (run_rootless_dir()) */
 	char empty_file[256]; /* rootless: the caller's empty file for the sandbox's /proc */
-	/* cmd_run.c: the command line after `--`, identity, state record, signals */
+	/* run.c: the command line after `--`, identity, state record, signals */
 	int cmd_argc;
 	char **cmd_argv;
 	char id[16];
@@ -220,7 +231,7 @@ struct run {
 	struct run_rootless rl; /* rootless: the namespaces and the sockets made inside */
 	unsigned pool_size;	/* ready networks to keep ($WARDEN_POOL) */
 	bool pooled;		/* the network came from the pool */
-	/* limits (cmd_run.c) */
+	/* limits (run.c) */
 	enum limits_kind lkind;
 	struct limits lim;
 	/* rootless, where the user's systemd delegates cgroup v2 (run_rootless.c): the limits in a
@@ -298,22 +309,8 @@ struct run_counts {
 	int64_t down;
 };
 
-/* ------------------------------------------------------------ cmd_run.c */
-
-/** run_usage() - the usage text of `warden run` on @f. */
-void run_usage(FILE *f);
-
-struct run_trace;
-
-/**
- * run_main() - `warden run` with @argv, or `warden trace`'s run of it
- * @argc:	number of arguments
- * @argv:	`warden run`'s options and the command (argv[0] the verb's name)
- * @trace:	NULL for `warden run`; else the trace this run is (run_trace.h)
- *
- * Return: the exit status (warden(1)).
+/* ------------------------------------------------------------ report.c: what every stage may use
  */
-int run_main(int argc, char **argv, struct run_trace *trace);
 
 /**
  * run_fail() - say "warden run: STEP: CAUSE" and a fix on stderr; remember it for run.exit
@@ -339,7 +336,7 @@ void run_stamp(const char *stage);
  */
 int run_state_save(struct run *r);
 
-/* ------------------------------------------------------------ run_policy.c */
+/* ------------------------------------------------------------ policy.c */
 
 /**
  * run_config_load() - the gateway configuration (--config, else the defaults) and from it the
@@ -366,7 +363,7 @@ int run_policy_load(struct run *r);
  */
 int run_command_resolve(struct run *r, int argc, char **argv);
 
-/* ------------------------------------------------------------ run_audit.c */
+/* ------------------------------------------------------------ audit.c */
 
 /**
  * run_audit_start() - open the audit log and write "run.start" durably (nothing runs when it
@@ -415,11 +412,11 @@ void run_audit_sync(const struct run *r);
  */
 void run_audit_files(struct run *r);
 
-/* ------------------------------------------------------------ run_network.c */
+/* ------------------------------------------------------------ network.c */
 
 /**
- * run_network_up() - the run's network: a ready one leased from the pool, else one made now
- * and its nft elements added (the table installed first when it is missing)
+ * run_network_up() - root mode's network stage (run_mode_root.net_up): a ready one leased from the
+ * pool, else one made now and its nft elements added (the table installed first when it is missing)
  * Return: 0, or 125 (said).
  */
 int run_network_up(struct run *r);
@@ -439,12 +436,12 @@ void run_network_facts(struct run *r);
 int run_network_refresh(struct run *r);
 
 /**
- * run_network_down() - delete the run's nft elements and destroy its network (what exists);
- * failures are said on stderr
+ * run_network_down() - root mode's (run_mode_root.net_down): delete the run's nft elements and
+ * destroy its network (what exists); failures are said on stderr
  */
 void run_network_down(struct run *r);
 
-/* ------------------------------------------------------------ run_gwclient.c */
+/* ------------------------------------------------------------ gwclient.c */
 
 /**
  * run_gwclient_pick() - which gateway: --gateway, else the daemon if it answers, else an
@@ -514,7 +511,7 @@ void run_gwclient_unregister(struct run *r);
  */
 void run_gwclient_died(struct run *r, int st);
 
-/* ------------------------------------------------------------ run_daemon.c */
+/* ------------------------------------------------------------ mode_daemon.c */
 
 /* what a user's run finds on the daemon's control socket (run_daemon_probe()) */
 enum run_daemon_found {
@@ -601,7 +598,7 @@ int run_daemon_unregister(struct run *r, int timeout_ms, char *why, size_t size)
  */
 int run_daemon_join(struct run *r, pid_t pid);
 
-/* ------------------------------------------------------------ run_liveness.c */
+/* ------------------------------------------------------------ liveness.c */
 
 /**
  * run_liveness_check() - enforcement is live: the gateway lists the run, and a DNS query sent
@@ -631,7 +628,7 @@ int run_liveness_query(uint16_t id, uint8_t *out, size_t size);
  */
 bool run_liveness_answers(const uint8_t *q, const uint8_t *ans, size_t len);
 
-/* ------------------------------------------------------------ run_sandbox.c */
+/* ------------------------------------------------------------ sandbox.c */
 
 /** run_sandbox_allow() - the policy's sandbox.allow as sandbox/'s SANDBOX_ALLOW_* bits. */
 unsigned run_sandbox_allow(const struct wd_policy *p);
@@ -729,7 +726,7 @@ int run_sandbox_program(struct run *r, int *ret_pidfd, int *ret_procfd);
  */
 void run_sandbox_signal(struct run *r, enum sandbox_target to, int sig);
 
-/* ------------------------------------------------------------ run_wait.c */
+/* ------------------------------------------------------------ wait.c */
 
 /**
  * run_wait() - wait for the program: signals forwarded, the timeout (SIGTERM to the tree,
@@ -740,7 +737,7 @@ void run_sandbox_signal(struct run *r, enum sandbox_target to, int sig);
  */
 void run_wait(struct run *r, struct run_outcome *o);
 
-/* ------------------------------------------------------------ run_teardown.c */
+/* ------------------------------------------------------------ teardown.c */
 
 /**
  * run_teardown() - undo what the run made, in the foreground: unregister, cgroups, nft
@@ -756,22 +753,13 @@ void run_teardown(struct run *r);
  */
 bool run_teardown_detached(struct run *r);
 
-/* ------------------------------------------------------------ run_stdio.c */
+/* ------------------------------------------------------------ stdio_relay.c */
 
 /**
  * run_stdio_plan() - whether stdio is relayed (r->io.want): stdin and stdout open, neither a
  * terminal, WARDEN_STDIO_RELAY not "0"; else why not (r->io.why). First thing of a run.
  */
 void run_stdio_plan(struct run *r);
-
-/**
- * run_stdio_start_json() - run.start's `mcp`: {"relay": true}, or {"relay": false, "reason"}
- * @r:		the run
- * @out:	where to write it
- * @size:	its size
- * Return: @out.
- */
-const char *run_stdio_start_json(const struct run *r, char *out, size_t size);
 
 /**
  * run_stdio_setup() - the stage "stdio": when relayed, the program's stdin and stdout become

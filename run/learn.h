@@ -1,5 +1,6 @@
-/* run_trace.h - internal to launcher/: `warden trace`'s part of a run (cmd_trace.c). A trace is
- * a `warden run` (cmd_run.c's stages, run_main()) whose struct run has a struct run_trace:
+/* learn.h - `warden trace`'s part of a run (learn.c, learn_policy.c; the verbs are
+ * launcher/cmd_trace.c and cmd_init.c). A trace is a run (run_main()) with learn hooks (struct
+ * run_learn) and a struct run_trace:
  *
  *   policy    after the policy stage, the trace's folder (-o's, else the default one, made)
  *             opened and kept as the person who asked (outdir.h: the program can replace
@@ -8,18 +9,18 @@
  *             as the one write
  *             grant, every credential store and Warden's own folders masked, BASE's env and
  *             limits kept, -e names added to env.allow, the recorder in trace mode
- *             (run_trace_policy())
- *   wait      peak memory and pids sampled in the wait loop (run_trace_sample())
+ *             (run_learn_policy())
+ *   wait      peak memory and pids sampled in the wait loop (the sample hook)
  *   exit      before the gateway forgets the run: what it learned (names, ports, refusals),
- *             the recorder's entries, the measured peaks and wall time (run_trace_collect())
- *   after     the trace written (trace_write.c, outdir.c), the summary on stderr
- *             (run_trace_finish())
+ *             the recorder's entries, the measured peaks and wall time (the collect hook)
+ *   after     the trace written (trace/write.c, outdir.c), the summary on stderr
+ *             (the finish hook)
  *
  * The gateway runs in learn mode (r->learn, the `learn` register key): every name is allowed
  * and recorded but the SSRF classes, which stay refused and are recorded as such.
  */
-#ifndef WARDEN_LAUNCHER_RUN_TRACE_H
-#define WARDEN_LAUNCHER_RUN_TRACE_H
+#ifndef WARDEN_RUN_LEARN_H
+#define WARDEN_RUN_LEARN_H
 
 #include "run/outdir.h"
 #include "trace/file.h"
@@ -31,6 +32,7 @@
 #include <time.h>
 
 struct run;
+struct run_opts;
 struct run_outcome;
 
 /**
@@ -50,8 +52,8 @@ struct run_outcome;
  * @started_t:	the same, for the file name
  * @peak_pids:	the most processes and threads seen at once (sampled)
  * @peak_rss_kib: the largest resident memory sampled (KiB)
- * @dir:	the folder the trace goes to, opened by run_trace_policy() (outdir_init()'d)
- * @t:		the trace, filled by run_trace_collect()
+ * @dir:	the folder the trace goes to, opened by run_learn_policy() (outdir_init()'d)
+ * @t:		the trace, filled by the collect hook
  * @path:	where it was written ("" before)
  */
 struct run_trace {
@@ -75,45 +77,49 @@ struct run_trace {
 };
 
 /**
- * run_trace_policy() - the stage after the policy's: a trace's policy becomes the learning
- * sandbox's (the theory of operation above); nothing for a run that is no trace
- * @r:	the run
+ * struct run_learn - the hooks that make a run learn (a trace): run.c's stage table, wait.c's
+ * loop and run.c's end call them, each only when set, without knowing what they do
+ * @policy:	after the policy stage: the learning sandbox's policy (Return: 0, or 125 said)
+ * @sample:	in the wait loop, with the sandbox's process: measure the run now
+ * @collect:	the program ended, the gateway still has the run: what it did
+ * @finish:	after the run's end: the result written (Return: the status to exit with)
+ */
+struct run_learn {
+	int (*policy)(struct run *r);
+	void (*sample)(struct run *r, int pid);
+	void (*collect)(struct run *r, const struct run_outcome *o);
+	int (*finish)(struct run *r, int status);
+};
+
+/**
+ * run_learn_policy() - a trace's policy hook (learn_policy.c): its policy becomes the learning
+ * sandbox's (the theory of operation above)
+ * @r:	the run (a trace)
  * Return: 0, or 125 (said).
  */
-int run_trace_policy(struct run *r);
+int run_learn_policy(struct run *r);
 
 /**
- * run_trace_sample() - the wait loop's sample: memory and pids of the run now, peaks kept
- * @r:		the run (a trace)
- * @pid:	the sandbox's process
+ * run_learn_store_path() - a credential store's path (policy_credential_stores()) for the
+ * person tracing: "~/x" in @home (an empty @home: under /nonexistent), else @store itself
+ * @store:	the store
+ * @home:	the person's home folder, or ""
+ * @out:	where to write the path
+ * @size:	size of @out
  */
-void run_trace_sample(struct run *r, int pid);
+void run_learn_store_path(const char *store, const char *home, char *out, size_t size);
 
 /**
- * run_trace_collect() - the program ended, the gateway still has the run: what it learned,
- * the recorder's entries, the peaks and the wall time into r->trace->t
- * @r:	the run (a trace; its recorder stopped)
- * @o:	how the program ended
- */
-void run_trace_collect(struct run *r, const struct run_outcome *o);
-
-/**
- * run_trace_finish() - write the trace and say the summary on stderr
- * @r:		the run (a trace, after run_trace_collect())
- * @status:	the run's exit status
- * Return: @status, or 125 when the trace could not be written.
- */
-int run_trace_finish(struct run *r, int status);
-
-/**
- * trace_command() - `warden trace [OPTIONS] -- COMMAND`, also for `warden init -- COMMAND`
- * @argc:	number of arguments
- * @argv:	argv[0] is the verb's name
- * @ret_path:	where the trace was written ("" when none); may be NULL
- * @size:	size of @ret_path
+ * run_trace_main() - `warden trace`'s run of a command, also `warden init -- COMMAND`'s: the
+ * run with the trace's learn hooks, the trace written and its summary said on stderr
+ * @o:		the run's options (the verb's --policy, --mode, --audit-log, --timeout, -q)
+ * @rt:		the trace's own options (@out, @env, @sockets, @quiet), zeroed otherwise; on
+ *		return @rt->path is where the trace was written ("" when it was not)
+ * @argc:	number of words of the command (at least one)
+ * @argv:	the command
  *
- * Return: the exit status: the program's, 125 Warden failed, 2 a usage error.
+ * Return: the exit status: the program's, or 125 Warden failed.
  */
-int trace_command(int argc, char **argv, char *ret_path, size_t size);
+int run_trace_main(const struct run_opts *o, struct run_trace *rt, int argc, char **argv);
 
-#endif /* WARDEN_LAUNCHER_RUN_TRACE_H */
+#endif /* WARDEN_RUN_LEARN_H */

@@ -13,6 +13,7 @@
  *     in them from the start; killing "the whole tree" is signalling every pid they list,
  *     repeated until they are empty (v1 has no cgroup.kill), then rmdir.
  */
+#include "run/limits.h"
 #include "run/run.h"
 
 #include <dirent.h>

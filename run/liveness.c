@@ -65,7 +65,7 @@ static int dns_probe(struct run *r, char *why, size_t wsize)
 	uint16_t id;
 	int qlen, ret = -ETIMEDOUT;
 
-	if (r->mode != RUN_MODE_ROOT) {
+	if (r->mode->own_userns) {
 		/* made inside by the namespace maker, bound to the program's address (daemon
 		 * mode: unbound, the route picks it) */
 		p.fd = r->rl.probe_fd;

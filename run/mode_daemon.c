@@ -7,7 +7,6 @@
  * with the facts, which become the run's network. The connection stays open for the run's
  * life: the daemon unregisters the run when it closes (the launcher is gone), and its end tells
  * the launcher that the daemon is gone (run_wait.c ends the run with 125). */
-#include "launcher/cli.h"
 #include "run/internal.h"
 
 #include <arpa/inet.h>
@@ -496,3 +495,54 @@ int run_daemon_join(struct run *r, pid_t pid)
 	run_note(r, "limits: the sandbox moved into %s by the gateway daemon", r->lim.dir[0]);
 	return 0;
 }
+
+/* Until the daemon names the run's cgroup (the network stage): sampling. */
+static int daemon_prereq(struct run *r)
+{
+	r->lkind = LIMITS_SAMPLING;
+	return 0;
+}
+
+/* The daemon made and delegated them (run_daemon_facts()), or none: sampling; not in the
+ * record: they are the daemon's to remove. */
+static int daemon_limits(struct run *r)
+{
+	if (r->lim.kind != LIMITS_SAMPLING)
+		run_note(r, "limits: the run's %s cgroup, made by the gateway daemon",
+			 limits_kind_name(r->lim.kind));
+	return 0;
+}
+
+static void daemon_isolation(const struct run *r, const char *sb, char *out, size_t size)
+{
+	/* the daemon plumbs the network and makes the cgroup (when its mount namespace shows
+	 * one: else RSS sampling, as rootless; run.exit's limit events say which) */
+	snprintf(out, size,
+		 "userns+netns+veth(daemon)+nft(host),%s,uid=%u,limits=cgroup-by-daemon"
+		 "|memory:rss-sampling+pids:rlimit-nproc(userns)+time:wall-clock",
+		 sb, (unsigned)r->uid);
+}
+
+/* After the unregister (run.c): the held connection closed, the cgroups left to the daemon,
+ * which removes them. */
+static void daemon_finish(struct run *r, const struct run_outcome *o)
+{
+	(void)o;
+	r->registered = false;
+	wd_closep(&r->gw_hold);
+	wd_buf_free(&r->gw_in);
+	memset(&r->lim, 0, sizeof(r->lim));
+}
+
+const struct run_mode_ops run_mode_daemon = {
+    .name = "daemon",
+    .own_userns = true,
+    .by_daemon = true,
+    .gateway_inside = false,
+    .prereq = daemon_prereq,
+    .net_up = run_daemon_up,
+    .net_down = run_rootless_down,
+    .limits = daemon_limits,
+    .isolation = daemon_isolation,
+    .finish = daemon_finish,
+};

@@ -432,52 +432,6 @@ int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p
 	    WIFSIGNALED(st) ? "was killed" : "exited", ret ? strerror(-ret) : "no message");
 }
 
-/* @d: a folder of the caller's that nobody else may write, made (0700) when missing. */
-static int private_dir(const char *d, struct wd_err *err)
-{
-	struct stat st;
-
-	if (mkdir(d, 0700) < 0 && errno != EEXIST)
-		return wd_err_set(err, -errno, "cannot create %s: %s", d, strerror(errno));
-	if (lstat(d, &st) < 0)
-		return wd_err_set(err, -errno, "%s: %s", d, strerror(errno));
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022))
-		return wd_err_set(err, -EPERM,
-				  "%s is not a folder of uid %u's that only it may write: remove "
-				  "it (someone may have planted it) and run again",
-				  d, (unsigned)getuid());
-	return 0;
-}
-
-int run_rootless_dir_path(char *out, size_t size)
-{
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	struct stat st;
-	int ret;
-
-	if (xdg && xdg[0] == '/' && !lstat(xdg, &st) && S_ISDIR(st.st_mode) &&
-	    st.st_uid == getuid() && !(st.st_mode & 077))
-		ret = snprintf(out, size, "%s/warden", xdg);
-	else
-		ret = snprintf(out, size, "/tmp/warden-%u", (unsigned)getuid());
-	return ret < 0 || (size_t)ret >= size ? -ENAMETOOLONG : 0;
-}
-
-int run_rootless_dir(char *out, size_t size, struct wd_err *err)
-{
-	char runs[PATH_MAX];
-	int ret;
-
-	if (run_rootless_dir_path(out, size))
-		return wd_err_set(err, -ENAMETOOLONG, "the run state folder's path is too long");
-	ret = private_dir(out, err);
-	if (ret)
-		return ret;
-	if (snprintf(runs, sizeof(runs), "%s/runs", out) >= (int)sizeof(runs))
-		return wd_err_set(err, -ENAMETOOLONG, "the run state folder's path is too long");
-	return private_dir(runs, err);
-}
-
 int run_rootless_up(struct run *r)
 {
 	struct run_rootless_plan p = {.uid = getuid(), .gid = getgid()};
@@ -624,3 +578,60 @@ void run_strv_free(char **v)
 		free(v[i]);
 	free(v);
 }
+
+void run_rootless_down(struct run *r)
+{
+	/* the namespaces go once the gateway and the sandbox are gone too (daemon mode: the
+	 * daemon let go of its own at unregister) */
+	wd_closep(&r->gw_hold);
+	wd_buf_free(&r->gw_in);
+	run_rootless_close(&r->rl);
+	r->net.netns_fd = -1;
+}
+
+/* No cgroup of the caller's: RSS sampling, RLIMIT_NPROC in the run's user namespace, the
+ * timeout; or the user's systemd scope where it delegates cgroup v2. */
+static int rootless_prereq(struct run *r)
+{
+	r->lkind = LIMITS_SAMPLING;
+	run_rootless_scope_pick(r);
+	return 0;
+}
+
+static int rootless_limits(struct run *r)
+{
+	memset(&r->lim, 0, sizeof(r->lim));
+	r->lim.kind = LIMITS_SAMPLING;
+	r->lim.lim = r->pol->limits;
+	return 0;
+}
+
+static void rootless_isolation(const struct run *r, const char *sb, char *out, size_t size)
+{
+	if (r->scope)
+		/* the user's systemd scope (cgroup v2) holds them; the fallback's stay on */
+		snprintf(out, size,
+			 "userns+netns+nft(own),%s,uid=%u,limits=systemd-scope(memory:MemoryMax+"
+			 "pids:TasksMax+cpu:CPUQuota)+memory:rss-sampling+pids:rlimit-nproc(userns)"
+			 "+time:wall-clock",
+			 sb, (unsigned)r->uid);
+	else
+		/* no cgroup of the user's: which mechanism holds each limit */
+		snprintf(out, size,
+			 "userns+netns+nft(own),%s,uid=%u,limits=memory:rss-sampling+"
+			 "pids:rlimit-nproc(userns)+time:wall-clock",
+			 sb, (unsigned)r->uid);
+}
+
+const struct run_mode_ops run_mode_rootless = {
+    .name = "rootless",
+    .own_userns = true,
+    .by_daemon = false,
+    .gateway_inside = true,
+    .prereq = rootless_prereq,
+    .net_up = run_rootless_up,
+    .net_down = run_rootless_down,
+    .limits = rootless_limits,
+    .isolation = rootless_isolation,
+    .finish = NULL,
+};

@@ -1,7 +1,6 @@
 /* run_network.c - the network stage of `warden run`: the run's network namespace and veth pair
  * (leased ready-made from the pool, else made now, netns/) and its nft set elements (nft/);
  * the table is installed when it is missing. And its undoing. */
-#include "launcher/cli.h"
 #include "run/internal.h"
 
 #include <arpa/inet.h>
@@ -98,10 +97,6 @@ int run_network_up(struct run *r)
 	struct wd_err err;
 	int ret;
 
-	if (r->mode == RUN_MODE_ROOTLESS)
-		return run_rootless_up(r);
-	if (r->mode == RUN_MODE_DAEMON)
-		return run_daemon_up(r);
 	if (r->pool_size) {
 		wd_err_clear(&err);
 		ret = run_pool_lease(RUN_POOL_DIR, &r->ncfg, &r->fcfg, record_leased, r, &r->net,
@@ -142,16 +137,6 @@ int run_network_refresh(struct run *r)
 void run_network_down(struct run *r)
 {
 	struct wd_err err;
-
-	if (r->mode != RUN_MODE_ROOT) {
-		/* the namespaces go once the gateway and the sandbox are gone too (daemon
-		 * mode: the daemon let go of its own at unregister) */
-		wd_closep(&r->gw_hold);
-		wd_buf_free(&r->gw_in);
-		run_rootless_close(&r->rl);
-		r->net.netns_fd = -1;
-		return;
-	}
 
 	if (r->fw_added) {
 		wd_err_clear(&err);

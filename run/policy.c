@@ -1,7 +1,6 @@
 /* run_policy.c - the inputs of `warden run`, its first stages: the gateway configuration (and
  * from it the nft table's and the run networks' configuration), whom the program runs as, the
  * policy, and the command resolved to a file the sandbox can see. */
-#include "launcher/cli.h"
 #include "run/internal.h"
 #include "conf/host.h"
 
@@ -109,13 +108,13 @@ int run_policy_load(struct run *r)
 	static const char empty[] = "version: 1\n";
 	struct policy_diags d;
 	struct policy_ctx ctx = {0};
-	struct cli_protect pr;
+	struct run_protect pr;
 	int ret;
 
 	ret = invoking_user(r, &ctx.home);
 	if (ret)
 		return ret;
-	cli_protect_init(&pr, cli_audit_path(r->o.audit), r->gwc.audit_path);
+	run_protect_init(&pr, run_audit_path(r->o.audit), r->gwc.audit_path);
 	ctx.protect = pr.v;
 	ctx.nprotect = pr.n;
 	policy_diags_init(&d);
@@ -195,7 +194,8 @@ int run_command_resolve(struct run *r, int argc, char **argv)
 	} else {
 		fprintf(stderr, "warden run: no command: give one after `--` or set `command` in "
 				"the policy\n");
-		run_usage(stderr);
+		if (r->o.usage)
+			r->o.usage(stderr);
 		return RUN_EXIT_WARDEN;
 	}
 	if (!r->argv)

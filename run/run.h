@@ -1,7 +1,7 @@
-/* run.h - internal to launcher/: the pieces of `warden run` that other verbs and the unit
- * tests share (limits, the gateway client, the run state folder, the network pool, small pure
- * helpers): cmd_run.c's stages, cmd_doctor.c, cmd_gc.c. The stages' own header is
- * run_internal.h; the bubblewrap backend's pieces are in bwrap.h.
+/* run.h - run/'s header for the verbs and the unit tests: the options and run_main(), and the
+ * pieces other verbs share (limits, the gateway client, the run state folder, the network
+ * pool, the paths, small pure helpers). The stages' own header is internal.h; a trace's hooks
+ * are in learn.h; the bubblewrap backend's pieces are in bwrap.h.
  *
  * docs/run.md is the theory of operation of a run.
  */
@@ -11,16 +11,19 @@
 #include "common/common.h"
 #include "conf/conf.h"
 #include "policy/policy.h"
+#include "run/limits.h"
 
 #include <limits.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Exit statuses of `warden run` besides the program's own (warden(1)). */
 enum {
+	RUN_EXIT_USAGE = 2, /* a usage error (the verbs' WD_EXIT_USAGE) */
 	RUN_EXIT_TIMEOUT = 124,
 	RUN_EXIT_WARDEN = 125,
 	RUN_EXIT_NOEXEC = 126,
@@ -44,6 +47,71 @@ enum {
 
 /* The shared gateway daemon's control socket. */
 #define RUN_DAEMON_SOCKET "/run/warden/gateway.sock"
+
+/* ------------------------------------------------------------ the run (run.c) */
+
+/**
+ * struct run_opts - the options of `warden run` (warden(1))
+ * @policy:		-p FILE, or NULL (the empty policy)
+ * @gateway:		--gateway SOCKET, or NULL
+ * @config:		--config GATEWAY.yaml, or NULL (the defaults)
+ * @audit:		--audit-log PATH, or NULL
+ * @sandbox_user:	--sandbox-user, or NULL
+ * @timeout_s:		--timeout, 0 when not given
+ * @mode:		--mode: "root", "rootless", "daemon", or NULL (root as root; as a user the
+ *			daemon when one answers, else rootless)
+ * @quiet:		-q
+ * @print_seccomp:	--print-seccomp
+ * @print_bwrap:	--print-bwrap
+ * @run_id:		--run-id ID (hidden: `warden mcp` names its runs), or NULL (a random id)
+ * @started_by:		--started-by mcp (hidden): recorded in the run's state and run.start
+ * @usage:		the verb's usage text, said when there is no command; or NULL
+ */
+struct run_opts {
+	const char *policy;
+	const char *gateway;
+	const char *config;
+	const char *audit;
+	const char *sandbox_user;
+	unsigned timeout_s;
+	const char *mode;
+	bool quiet;
+	bool print_seccomp;
+	bool print_bwrap;
+	const char *run_id;
+	const char *started_by;
+	void (*usage)(FILE *f);
+};
+
+/* The longest --timeout: a week. */
+#define RUN_TIMEOUT_MAX_S 604800
+
+/** run_opts_mode_ok() - whether @arg names a mode for --mode: root, rootless or daemon. */
+bool run_opts_mode_ok(const char *arg);
+
+/**
+ * run_opts_timeout() - a --timeout argument: 1 to RUN_TIMEOUT_MAX_S seconds
+ * @arg:	the argument
+ * @ret:	on success, the seconds
+ * Return: 0, or -EINVAL.
+ */
+int run_opts_timeout(const char *arg, unsigned *ret);
+
+struct run_learn;
+struct run_trace;
+
+/**
+ * run_main() - one run: the stages up to a started program, the wait, the end (run.c)
+ * @o:		the options (copied)
+ * @argc:	number of words of the command after `--` (0: the policy's `command`)
+ * @argv:	the words
+ * @learner:	NULL for `warden run`; a trace's learn hooks (learn.h)
+ * @trace:	NULL, or the trace the hooks fill
+ *
+ * Return: the exit status (warden(1)).
+ */
+int run_main(const struct run_opts *o, int argc, char **argv, const struct run_learn *learner,
+	     struct run_trace *trace);
 
 /* ------------------------------------------------------------ pure helpers (run_util.c) */
 
@@ -95,107 +163,7 @@ void run_sha256_hex(const void *data, size_t len, char out[72]);
  */
 bool run_path_within(const char *path, const char *dir);
 
-/* ------------------------------------------------------------ limits (limits.c) */
-
-enum limits_kind {
-	LIMITS_NONE,	 /* no limit asked for */
-	LIMITS_CGROUP2,	 /* cgroup v2 */
-	LIMITS_CGROUP1,	 /* cgroup v1: memory, pids, cpu hierarchies */
-	LIMITS_SAMPLING, /* no usable cgroup: resident memory sampled, no pids/cpu limit */
-};
-
-/* cgroup v1 controllers Warden uses, in this order everywhere. */
-enum { LIMITS_V1_MEMORY, LIMITS_V1_PIDS, LIMITS_V1_CPU, LIMITS_V1_COUNT };
-
-/**
- * struct limits - one run's cgroups
- * @kind:	mechanism in use
- * @dir:	cgroup folders (v2: dir[0] only), "" when absent
- * @lim:	the limits asked for
- */
-struct limits {
-	enum limits_kind kind;
-	char dir[LIMITS_V1_COUNT][512];
-	struct policy_limits lim;
-};
-
-/**
- * limits_probe() - which mechanism this machine offers (mounting cgroup v1 hierarchies under
- * /run/warden/cgroup when the caller's mount namespace lacks them)
- * Return: LIMITS_CGROUP2, LIMITS_CGROUP1 or LIMITS_SAMPLING.
- */
-enum limits_kind limits_probe(void);
-
-/** limits_kind_name() - "cgroup2", "cgroup1", "rss-sampling", "none". */
-const char *limits_kind_name(enum limits_kind k);
-
-/**
- * limits_create() - create the run's cgroups (one per controller) and write the limits
- * @l:		zeroed on entry; filled in
- * @id:		the run id (cgroup name "warden-<id>")
- * @lim:	the policy's limits (always create the cgroups: they also let teardown find
- *		every process of the run)
- * @err:	names the file that failed
- *
- * Return: 0 (with l->kind LIMITS_SAMPLING when no cgroup can be made), or a negative errno
- * when a cgroup exists but a limit cannot be written (nothing is left behind).
- */
-int limits_create(struct limits *l, const char *id, const struct policy_limits *lim,
-		  struct wd_err *err);
-
-/**
- * limits_join() - move the calling process into @l's cgroups (called by the child)
- * Return: 0, or a negative errno.
- */
-int limits_join(const struct limits *l);
-
-/**
- * limits_signal() - send @sig to every process in @l's cgroups
- * Return: the number of processes signalled (0 when the cgroups are empty or absent).
- */
-int limits_signal(const struct limits *l, int sig);
-
-/**
- * limits_breaches() - which limits were hit
- * @l:		the cgroups
- * @ret_mem:	set when the memory limit was hit (OOM kill or failcnt)
- * @ret_pids:	set when pids.max refused a fork
- * @ret_mem_peak: peak memory in bytes (0 when unknown)
- */
-void limits_breaches(const struct limits *l, bool *ret_mem, bool *ret_pids, uint64_t *ret_mem_peak);
-
-/**
- * limits_reap() - kill what is left in @l's cgroups and wait until they are empty
- * @l:		the cgroups; NULL or without cgroups (sampling) is fine
- * @max_ms:	how long to wait at most
- *
- * Called before `warden run` returns the status, so that no process of the run outlives
- * it; removing the cgroups is left to limits_destroy() in the background teardown. An
- * empty cgroup costs one read of its cgroup.procs.
- *
- * Return: 0 when the cgroups are empty, -ETIMEDOUT when processes were left after @max_ms.
- */
-int limits_reap(const struct limits *l, unsigned max_ms);
-
-/**
- * limits_destroy() - kill what is left in @l's cgroups and remove them
- * @l:	the cgroups; NULL or empty is fine
- * Return: 0, or -EBUSY when a cgroup could not be removed.
- */
-int limits_destroy(struct limits *l);
-
-/**
- * limits_rss_kb() - resident memory of @pid and all its descendants, in KiB (sampling fallback)
- */
-uint64_t limits_rss_kb(pid_t pid);
-
-/**
- * limits_pids_now() - how many processes and threads the run has now: its pids cgroup's
- * pids.current (v2 or v1), else the tasks of @pid and all its descendants (sampling)
- * @l:		the run's cgroups; may be NULL
- * @pid:	the sandbox's process (when no pids cgroup counts)
- */
-uint64_t limits_pids_now(const struct limits *l, pid_t pid);
+/* limits: run/limits.h (included above) */
 
 /* ------------------------------------------------------------ the gateway (run_gw.c) */
 
@@ -388,9 +356,10 @@ int run_record_save(const char *dir, const struct run_record *r);
  */
 int run_gc(const char *dir, unsigned *ret_reclaimed, struct wd_err *err);
 
-/* ------------------------------------------------------------ the run's network (run_network.c) */
+/* ------------------------------------------------------------ the run's network (util.c) */
 
 struct netns_pool_config;
+
 
 /* ------------------------------------------------------------ the network pool (run_pool.c) */
 
@@ -428,7 +397,7 @@ unsigned run_pool_idle_s(void);
  * @argc:	2
  * @argv:	RUN_POOL_HOLDER_NAME, the network's name (its host-side interface)
  *
- * Return: WD_EXIT_USAGE when not started that way; otherwise it does not return.
+ * Return: RUN_EXIT_USAGE when not started that way; otherwise it does not return.
  */
 int run_pool_holder(int argc, char **argv);
 
@@ -492,22 +461,45 @@ int run_pool_fill(const char *dir, const struct netns_pool_config *nc, const str
 int run_pool_gc(const char *dir, const struct netns_pool_config *nc, const struct fw_config *fc,
 		bool drain, unsigned *ret_reclaimed, struct wd_err *err);
 
-/* ------------------------------------------------------------ rootless (run_rootless.c) */
-
-struct netns_addrs;
+/* ------------------------------------------------------------ paths (paths.c) */
 
 /**
- * run_rootless_fw_config() - the nft config of a rootless run's own table, and its addresses
- * @g:		the gateway config
- * @fc:		filled in: conf_fw_config() of @g in FW_MODE_RUN, with the gateway's addresses
- * @ret_addrs:	the run's addresses, or NULL: slot 0 of @g's pools (the namespace is the run's
- *		own, so every rootless run uses the same ones): the gateway at the host end, the
- *		program at the sandbox end, both on lo
+ * run_audit_path() - the audit log path of a run, and the verbs' default
+ * @override:	a --audit-log argument, or NULL
  *
- * Return: 0, or -EINVAL (bad pools).
+ * Order: @override, $WARDEN_AUDIT_LOG, ${XDG_STATE_HOME:-~/.local/state}/warden/audit.jsonl.
+ * Return: a static buffer, or NULL when no home folder can be found.
  */
-int run_rootless_fw_config(const struct wd_gwconf *g, struct fw_config *fc,
-			   struct netns_addrs *ret_addrs);
+const char *run_audit_path(const char *override);
+
+/* What no policy grant may expose: the audit logs and the run state. */
+#define RUN_PROTECT_MAX 5
+
+/**
+ * struct run_protect - what a run's grants must keep away from
+ * @v:		entries for struct policy_ctx (point into @path and @what)
+ * @n:		number of entries
+ * @path:	their paths, absolute
+ * @what:	their descriptions
+ */
+struct run_protect {
+	struct policy_protect v[RUN_PROTECT_MAX];
+	size_t n;
+	char path[RUN_PROTECT_MAX][PATH_MAX];
+	char what[RUN_PROTECT_MAX][PATH_MAX + 32];
+};
+
+/**
+ * run_protect_init() - what is protected for one run or one `policy check`
+ * @pr:		filled in
+ * @audit_path:	the audit log the run writes (run_audit_path()), or NULL
+ * @gw_audit:	the gateway's own audit log from its config, "" or NULL when none
+ *
+ * Relative paths are made absolute against the current folder. /run/warden (run state,
+ * the shared /etc copies, the pool) and /var/log/warden (a daemon's default log folder)
+ * are always protected, and as a user the caller's own run state (run_rootless_dir_path()).
+ */
+void run_protect_init(struct run_protect *pr, const char *audit_path, const char *gw_audit);
 
 /**
  * run_rootless_dir() - the caller's own folder for Warden's run state (rootless mode):
@@ -524,10 +516,27 @@ int run_rootless_dir(char *out, size_t size, struct wd_err *err);
 
 /**
  * run_rootless_dir_path() - the path run_rootless_dir() uses, nothing made or checked beyond
- * whether $XDG_RUNTIME_DIR qualifies (what no grant may expose, cli.c)
+ * whether $XDG_RUNTIME_DIR qualifies (what no grant may expose, run_protect_init())
  * Return: 0, or -ENAMETOOLONG.
  */
 int run_rootless_dir_path(char *out, size_t size);
+
+/* ------------------------------------------------------------ rootless (run_rootless.c) */
+
+struct netns_addrs;
+
+/**
+ * run_rootless_fw_config() - the nft config of a rootless run's own table, and its addresses
+ * @g:		the gateway config
+ * @fc:		filled in: conf_fw_config() of @g in FW_MODE_RUN, with the gateway's addresses
+ * @ret_addrs:	the run's addresses, or NULL: slot 0 of @g's pools (the namespace is the run's
+ *		own, so every rootless run uses the same ones): the gateway at the host end, the
+ *		program at the sandbox end, both on lo
+ *
+ * Return: 0, or -EINVAL (bad pools).
+ */
+int run_rootless_fw_config(const struct wd_gwconf *g, struct fw_config *fc,
+			   struct netns_addrs *ret_addrs);
 
 /**
  * run_rootless_scope_argv() - the command line that holds a rootless run's limits in a cgroup v2

@@ -2,7 +2,6 @@
  * seccomp allowances, --print-seccomp, the write grants made, and the calls into the sandbox
  * backend (run_sandbox.h) with what the run knows (struct sandbox_spec), its failures said as
  * every stage says them. The backend is the first of a table: bubblewrap, the only one yet. */
-#include "launcher/cli.h"
 #include "run/internal.h"
 #include "run/learn.h"
 #include "sandbox/sandbox.h"
@@ -75,7 +74,7 @@ int run_sandbox_print_seccomp(struct run *r)
 	}
 	fputs(wd_buf_cstr(&b), stdout);
 	wd_buf_free(&b);
-	return fflush(stdout) ? RUN_EXIT_WARDEN : WD_EXIT_OK;
+	return fflush(stdout) ? RUN_EXIT_WARDEN : 0;
 }
 
 static const struct sandbox_spec *spec_of(struct run *r);
@@ -121,7 +120,7 @@ int run_sandbox_print_bwrap(struct run *r)
 		       "line runs in the caller's network namespace, not the run's, and without "
 		       "the run's limits",
 		       dir);
-	return fflush(stdout) ? RUN_EXIT_WARDEN : WD_EXIT_OK;
+	return fflush(stdout) ? RUN_EXIT_WARDEN : 0;
 }
 
 /* The folder the program starts in: the current one when a grant makes it visible. */
@@ -195,7 +194,7 @@ int run_sandbox_grants(struct run *r)
  * (the common-ancestor rule), the daemon does (cgroup_join) */
 static bool daemon_joins(const struct run *r)
 {
-	return r->mode == RUN_MODE_DAEMON && r->lim.kind == LIMITS_CGROUP2 && r->lim.dir[0][0];
+	return r->mode->by_daemon && r->lim.kind == LIMITS_CGROUP2 && r->lim.dir[0][0];
 }
 
 /* what the child joins itself then: nothing */
@@ -208,7 +207,7 @@ static int files_start(void *arg, int listener, pid_t outer)
 	int ret = 0;
 
 	/* root mode: what trace mode carries out is done as the program's user */
-	if (r->mode == RUN_MODE_ROOT)
+	if (!r->mode->own_userns)
 		ret = run_files_set_user(r->files, r->uid, r->gid, r->groups, r->ngroups);
 	if (ret) {
 		close(listener);
@@ -241,7 +240,7 @@ static const struct sandbox_spec *spec_of(struct run *r)
 	s->allow = run_sandbox_allow(r->pol);
 	s->seccomp = !r->no_seccomp;
 	/* daemon mode: the same user and network namespaces, the daemon plumbed the network */
-	s->rootless = r->mode != RUN_MODE_ROOT;
+	s->rootless = r->mode->own_userns;
 	s->userns_fd = s->rootless ? r->rl.userns_fd : -1;
 	s->nproc = s->rootless ? r->pol->limits.pids : 0;
 	s->empty_file = s->rootless ? r->empty_file : NULL;

@@ -2,7 +2,7 @@
  * that another way to confine the program (macOS Seatbelt, a container engine, Windows
  * AppContainer) is a new backend, not an edit of the stages.
  *
- * Theory of operation. The orchestrator (cmd_run.c, through run_sandbox.c) drives one backend
+ * Theory of operation. The driver (run.c, through sandbox.c) drives one backend
  * through its verbs, in this order:
  *
  *   probe     prerequisites: the backend's tool is there; nothing is made

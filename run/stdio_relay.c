@@ -4,7 +4,7 @@
  * client's pipes, `out=$(warden run ...)`), the stage "stdio" (before "fork") gives the program
  * two pipes: the launcher keeps the client's descriptors (moved above 2, CLOEXEC) and its own
  * ends of the pipes (non-blocking, CLOEXEC), and puts the program's ends at 0 and 1, which the
- * sandbox's child inherits; cmd_run.c points 0 and 1 at /dev/null once the program runs. The
+ * sandbox's child inherits; run.c points 0 and 1 at /dev/null once the program runs. The
  * wait loop (run_wait.c) polls the four descriptors. Each direction reads into its buffer,
  * hands the new bytes to the tracker (mcp_track.c) and writes them on, unchanged and in order.
  * The tracker consumes up to the newline of a line that changed the calls in flight; the
@@ -23,7 +23,6 @@
  * client's once they are delivered. A reader gone (EPIPE; SIGPIPE is ignored) closes the
  * other side of that direction, as a direct pipe would. After the program ended, what it wrote
  * is delivered (bounded by RUN_STDIO_DRAIN_MS without progress). */
-#include "launcher/cli.h"
 #include "run/internal.h"
 
 #include <errno.h>
@@ -58,17 +57,6 @@ void run_stdio_plan(struct run *r)
 		snprintf(io->why, sizeof(io->why), "stdin or stdout is a terminal");
 	else
 		io->want = true;
-}
-
-const char *run_stdio_start_json(const struct run *r, char *out, size_t size)
-{
-	if (r->io.want)
-		snprintf(out, size, "{\"relay\":true}");
-	else
-		snprintf(out, size,
-			 "{\"relay\":false,\"reason\":\"%s: no relay, no MCP attribution\"}",
-			 r->io.why);
-	return out;
 }
 
 static bool is_sock(int fd)

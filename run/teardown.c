@@ -41,11 +41,11 @@ void run_teardown(struct run *r)
 	if (r->gw.embedded && r->gw.pid > 0)
 		kill(r->gw.pid, SIGTERM);
 	run_stamp("t.unreg");
-	if (r->mode == RUN_MODE_DAEMON)
+	if (r->mode->by_daemon)
 		memset(&r->lim, 0, sizeof(r->lim)); /* the daemon's to remove */
 	limits_destroy(&r->lim);
 	run_stamp("t.cgroups");
-	run_network_down(r);
+	r->mode->net_down(r);
 	run_stamp("t.net");
 	run_gw_stop(&r->gw);
 	run_stamp("t.gateway");

@@ -1,6 +1,7 @@
-/* run_util.c - small pure helpers of `warden run`: command lookup, exit statuses, SHA-256 of
- * the policy file, path containment. */
+/* util.c - small pure helpers of `warden run`: command lookup, exit statuses, SHA-256 of
+ * the policy file, path containment, the run networks' configuration from the gateway's. */
 #include "run/run.h"
+#include "netns/netns.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -4,7 +4,6 @@
  * SIGKILL to everything RUN_KILL_GRACE_MS later), when no cgroup limits memory, the RSS
  * sampling timer, and the stdio relay's descriptors (run_stdio.c); once the program ended, the
  * relay delivers what it wrote. */
-#include "launcher/cli.h"
 #include "run/internal.h"
 #include "run/learn.h"
 
@@ -104,6 +103,7 @@ void run_wait(struct run *r, struct run_outcome *o)
 	unsigned timeout_s = r->o.timeout_s ? r->o.timeout_s : r->pol->limits.timeout_s;
 	uint64_t mem_kb = r->pol->limits.memory_mb * 1024;
 	bool tty = isatty(STDIN_FILENO);
+	bool learn_samples = r->learner && r->learner->sample; /* a trace measures */
 	pid_t pid = run_sandbox_pid(r);
 	int procfd = -1;
 
@@ -117,9 +117,9 @@ void run_wait(struct run *r, struct run_outcome *o)
 	pfd[FD_TIMEOUT].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	pfd[FD_KILL].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	/* a trace measures the peaks whatever limits the run */
-	if ((r->lkind == LIMITS_SAMPLING && mem_kb) || r->trace) {
+	if ((r->lkind == LIMITS_SAMPLING && mem_kb) || learn_samples) {
 		pfd[FD_SAMPLE].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-		arm(pfd[FD_SAMPLE].fd, r->trace ? 10 : RSS_SAMPLE_MS, RSS_SAMPLE_MS);
+		arm(pfd[FD_SAMPLE].fd, learn_samples ? 10 : RSS_SAMPLE_MS, RSS_SAMPLE_MS);
 	}
 	if (timeout_s)
 		arm(pfd[FD_TIMEOUT].fd, (uint64_t)timeout_s * 1000, 0);
@@ -207,8 +207,8 @@ void run_wait(struct run *r, struct run_outcome *o)
 			uint64_t x, kb;
 
 			if (read(pfd[FD_SAMPLE].fd, &x, sizeof(x)) > 0) {
-				if (r->trace)
-					run_trace_sample(r, pid);
+				if (learn_samples)
+					r->learner->sample(r, pid);
 				kb = r->lkind == LIMITS_SAMPLING && mem_kb ? limits_rss_kb(pid) : 0;
 				if (kb > o->rss_peak_kb)
 					o->rss_peak_kb = kb;

@@ -13,6 +13,7 @@
  * returned: another project's run". */
 #include "launcher/cli.h"
 #include "mcp/internal.h"
+#include "run/run.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -112,7 +113,7 @@ static void server_up(const char *policy_text)
 			      .call = mcp_tool_call,
 			      .cancelled = mcp_tool_cancelled,
 			      .answer = mcp_tool_answer};
-	struct policy_protect prot[CLI_PROTECT_MAX + 2];
+	struct policy_protect prot[RUN_PROTECT_MAX + 2];
 	struct policy_ctx ctx = {0};
 	struct policy_diags d;
 	struct wd_err err;

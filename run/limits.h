@@ -1,0 +1,115 @@
+/* limits.h - a run's resource limits (limits.c): cgroup v2, else v1, else RSS sampling; the
+ * run's processes killed, reaped and counted; the breaches read back for the limit events.
+ * Used by the stages, `warden doctor` and the unit tests (through run.h).
+ */
+#ifndef WARDEN_RUN_LIMITS_H
+#define WARDEN_RUN_LIMITS_H
+
+#include "policy/policy.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum limits_kind {
+	LIMITS_NONE,	 /* no limit asked for */
+	LIMITS_CGROUP2,	 /* cgroup v2 */
+	LIMITS_CGROUP1,	 /* cgroup v1: memory, pids, cpu hierarchies */
+	LIMITS_SAMPLING, /* no usable cgroup: resident memory sampled, no pids/cpu limit */
+};
+
+/* cgroup v1 controllers Warden uses, in this order everywhere. */
+enum { LIMITS_V1_MEMORY, LIMITS_V1_PIDS, LIMITS_V1_CPU, LIMITS_V1_COUNT };
+
+/**
+ * struct limits - one run's cgroups
+ * @kind:	mechanism in use
+ * @dir:	cgroup folders (v2: dir[0] only), "" when absent
+ * @lim:	the limits asked for
+ */
+struct limits {
+	enum limits_kind kind;
+	char dir[LIMITS_V1_COUNT][512];
+	struct policy_limits lim;
+};
+
+/**
+ * limits_probe() - which mechanism this machine offers (mounting cgroup v1 hierarchies under
+ * /run/warden/cgroup when the caller's mount namespace lacks them)
+ * Return: LIMITS_CGROUP2, LIMITS_CGROUP1 or LIMITS_SAMPLING.
+ */
+enum limits_kind limits_probe(void);
+
+/** limits_kind_name() - "cgroup2", "cgroup1", "rss-sampling", "none". */
+const char *limits_kind_name(enum limits_kind k);
+
+/**
+ * limits_create() - create the run's cgroups (one per controller) and write the limits
+ * @l:		zeroed on entry; filled in
+ * @id:		the run id (cgroup name "warden-<id>")
+ * @lim:	the policy's limits (always create the cgroups: they also let teardown find
+ *		every process of the run)
+ * @err:	names the file that failed
+ *
+ * Return: 0 (with l->kind LIMITS_SAMPLING when no cgroup can be made), or a negative errno
+ * when a cgroup exists but a limit cannot be written (nothing is left behind).
+ */
+int limits_create(struct limits *l, const char *id, const struct policy_limits *lim,
+		  struct wd_err *err);
+
+/**
+ * limits_join() - move the calling process into @l's cgroups (called by the child)
+ * Return: 0, or a negative errno.
+ */
+int limits_join(const struct limits *l);
+
+/**
+ * limits_signal() - send @sig to every process in @l's cgroups
+ * Return: the number of processes signalled (0 when the cgroups are empty or absent).
+ */
+int limits_signal(const struct limits *l, int sig);
+
+/**
+ * limits_breaches() - which limits were hit
+ * @l:		the cgroups
+ * @ret_mem:	set when the memory limit was hit (OOM kill or failcnt)
+ * @ret_pids:	set when pids.max refused a fork
+ * @ret_mem_peak: peak memory in bytes (0 when unknown)
+ */
+void limits_breaches(const struct limits *l, bool *ret_mem, bool *ret_pids, uint64_t *ret_mem_peak);
+
+/**
+ * limits_reap() - kill what is left in @l's cgroups and wait until they are empty
+ * @l:		the cgroups; NULL or without cgroups (sampling) is fine
+ * @max_ms:	how long to wait at most
+ *
+ * Called before `warden run` returns the status, so that no process of the run outlives
+ * it; removing the cgroups is left to limits_destroy() in the background teardown. An
+ * empty cgroup costs one read of its cgroup.procs.
+ *
+ * Return: 0 when the cgroups are empty, -ETIMEDOUT when processes were left after @max_ms.
+ */
+int limits_reap(const struct limits *l, unsigned max_ms);
+
+/**
+ * limits_destroy() - kill what is left in @l's cgroups and remove them
+ * @l:	the cgroups; NULL or empty is fine
+ * Return: 0, or -EBUSY when a cgroup could not be removed.
+ */
+int limits_destroy(struct limits *l);
+
+/**
+ * limits_rss_kb() - resident memory of @pid and all its descendants, in KiB (sampling fallback)
+ */
+uint64_t limits_rss_kb(pid_t pid);
+
+/**
+ * limits_pids_now() - how many processes and threads the run has now: its pids cgroup's
+ * pids.current (v2 or v1), else the tasks of @pid and all its descendants (sampling)
+ * @l:		the run's cgroups; may be NULL
+ * @pid:	the sandbox's process (when no pids cgroup counts)
+ */
+uint64_t limits_pids_now(const struct limits *l, pid_t pid);
+
+#endif /* WARDEN_RUN_LIMITS_H */
