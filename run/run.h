@@ -356,13 +356,9 @@ int run_record_save(const char *dir, const struct run_record *r);
  */
 int run_gc(const char *dir, unsigned *ret_reclaimed, struct wd_err *err);
 
-/* ------------------------------------------------------------ the run's network (util.c) */
+/* ------------------------------------------------------------ the network pool (pool.c) */
 
 struct netns_pool_config;
-
-
-/* ------------------------------------------------------------ the network pool (run_pool.c) */
-
 struct netns_run;
 struct fw_config;
 
