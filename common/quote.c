@@ -26,10 +26,20 @@ int wd_yaml_quote(struct wd_buf *out, const char *s)
 			ret = wd_buf_puts(out, "\\t");
 			break;
 		default:
-			if (*c < 0x20 || *c == 0x7f)
+			if (*c < 0x20 || *c == 0x7f) {
 				ret = wd_buf_printf(out, "\\u%04x", *c);
-			else
+			} else if (c[0] == 0xc2 && c[1] == 0x85) {
+				/* NEL, LS, PS: line breaks to a YAML 1.1 reader (libyaml), which
+				 * would fold them inside the quotes; escaped, they read back as
+				 * themselves */
+				ret = wd_buf_puts(out, "\\u0085");
+				c++;
+			} else if (c[0] == 0xe2 && c[1] == 0x80 && (c[2] == 0xa8 || c[2] == 0xa9)) {
+				ret = wd_buf_puts(out, c[2] == 0xa8 ? "\\u2028" : "\\u2029");
+				c += 2;
+			} else {
 				ret = wd_buf_append(out, c, 1);
+			}
 			break;
 		}
 	}

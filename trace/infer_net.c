@@ -22,31 +22,21 @@ struct host {
 /* @s has the syntax of a host name a policy rule may hold (policy/hostname.c's rules): lower-case
  * letters, digits and `-`, labels of 1 to 63 with no `-` at either end, two labels at least,
  * the last not all digits (an address). */
-/* TODO(issue 26): common/ has this once */
+/* a name init may write as a host rule: common/'s syntax (wd_name_fold()), already in the
+ * lower-case form a policy keeps, with two labels at least and a last label that is not all
+ * digits (that is an address) */
 static bool host_name_ok(const char *s)
 {
-	bool digits_only_last = true;
-	const char *last = strrchr(s, '.'), *label = s;
+	char low[WD_NAME_MAX + 1];
+	size_t last = 0;
+	bool digits = true;
 
-	if (!*s || strlen(s) > 253 || !last || last == s)
+	if (!strchr(s, '.') ||
+	    wd_name_fold(s, strlen(s), 0, low, sizeof(low), &last) != WD_NAME_OK || strcmp(low, s))
 		return false;
-	for (const char *p = s;; p++) {
-		if (*p == '.' || !*p) {
-			size_t n = (size_t)(p - label);
-
-			if (!n || n > 63 || label[0] == '-' || p[-1] == '-')
-				return false;
-			if (!*p)
-				break;
-			label = p + 1;
-			continue;
-		}
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
-			return false;
-	}
-	for (const char *p = last + 1; *p; p++)
-		digits_only_last &= *p >= '0' && *p <= '9';
-	return !digits_only_last; /* a last label of digits: an address */
+	for (const char *p = low + last; *p; p++)
+		digits &= *p >= '0' && *p <= '9';
+	return !digits;
 }
 
 static int labels(const char *s)

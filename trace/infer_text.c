@@ -38,34 +38,11 @@ bool infer_equal_any(const char *p, const char *const *files)
 }
 
 /* lexical clean-up of an absolute path: "//", "/./", "/../", a trailing "/" (in place). */
-/* TODO(issue 26): common/ has this once */
+/* common/'s one lexical folding (wd_path_fold()), in place; a path that is not absolute is
+ * left as it is (the trace reader admits absolute paths only) */
 void infer_path_clean(char *p)
 {
-	char *out = p, *in = p;
-
-	while (*in) {
-		while (*in == '/')
-			in++;
-		if (!*in)
-			break;
-		char *end = strchr(in, '/');
-		size_t n = end ? (size_t)(end - in) : strlen(in);
-
-		if (n == 1 && in[0] == '.') {
-			/* nothing */
-		} else if (n == 2 && in[0] == '.' && in[1] == '.') {
-			while (out > p && *--out != '/')
-				;
-		} else {
-			*out++ = '/';
-			memmove(out, in, n);
-			out += n;
-		}
-		in += n;
-	}
-	if (out == p)
-		*out++ = '/';
-	*out = 0;
+	(void)wd_path_fold(p, p, strlen(p) + 1);
 }
 
 int infer_depth(const char *p)
@@ -148,29 +125,11 @@ void infer_leaves_drop_covered(struct leaves *l, const struct leaves *by)
  * anything but itself escaped too: C0 controls and DEL ("\\xNN"), and the line breaks NEL,
  * LS and PS ("\\N", "\\L", "\\P"), which would fold into a space or end a comment the
  * scalar sits in. */
-/* TODO(issue 26): common/ has this once */
+/* common/'s one YAML/JSON quoting (wd_yaml_quote(): every control character, NEL, LS and PS
+ * escaped); an allocation failure shows in @b (wd_buf's own state) */
 void infer_yaml_quote(struct wd_buf *b, const char *s)
 {
-	const unsigned char *u = (const unsigned char *)s;
-
-	wd_buf_puts(b, "\"");
-	for (; *u; u++) {
-		if (*u == '"' || *u == '\\') {
-			wd_buf_puts(b, "\\");
-			wd_buf_append(b, u, 1);
-		} else if (*u < 0x20 || *u == 0x7f) {
-			wd_buf_printf(b, "\\x%02x", *u);
-		} else if (u[0] == 0xc2 && u[1] == 0x85) {
-			wd_buf_puts(b, "\\N");
-			u++;
-		} else if (u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9)) {
-			wd_buf_puts(b, u[2] == 0xa8 ? "\\L" : "\\P");
-			u += 2;
-		} else {
-			wd_buf_append(b, u, 1);
-		}
-	}
-	wd_buf_puts(b, "\"");
+	(void)wd_yaml_quote(b, s);
 }
 
 /* @s as a comment may hold it: what a trace chose (a process name, a path, a refusal) ends
