@@ -281,6 +281,8 @@ void gw_dns_tcp_accept(struct gw_dns *dns, struct gw_listener *l)
 		struct gw_addr local, peer;
 		struct gw_run *run;
 		struct gw_dnsconn *d;
+		char whybuf[400];
+		const char *why;
 		int fd;
 
 		if (!gw_runs_room(dns->runs)) {
@@ -310,23 +312,11 @@ void gw_dns_tcp_accept(struct gw_dns *dns, struct gw_listener *l)
 				       "no run owns this ingress address pair (DNS over TCP)");
 			continue;
 		}
-		switch (gw_runs_conn_limit(dns->runs, run)) {
-		case GW_LIMIT_GATEWAY:
-			dns_tcp_refuse(dns, fd, run, &local, &peer,
-				       "gateway connection limit reached (DNS over TCP)");
+		why =
+		    gw_runs_conn_refusal(dns->runs, run, " (DNS over TCP)", whybuf, sizeof(whybuf));
+		if (why) {
+			dns_tcp_refuse(dns, fd, run, &local, &peer, why);
 			continue;
-		case GW_LIMIT_RUN:
-			dns_tcp_refuse(dns, fd, run, &local, &peer,
-				       "run connection limit reached (DNS over TCP)");
-			continue;
-		case GW_LIMIT_USER:
-			dns_tcp_refuse(
-			    dns, fd, run, &local, &peer,
-			    "user connection limit reached: the host's ceiling (DNS over "
-			    "TCP)");
-			continue;
-		case GW_LIMIT_NONE:
-			break;
 		}
 		d = calloc(1, sizeof(*d));
 		if (!d) {

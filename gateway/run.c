@@ -475,6 +475,30 @@ enum gw_conn_limit gw_runs_conn_limit(const struct gw_runs *t, const struct gw_r
 	return GW_LIMIT_NONE;
 }
 
+const char *gw_runs_conn_refusal(const struct gw_runs *t, const struct gw_run *r, const char *via,
+				 char *buf, size_t size)
+{
+	switch (gw_runs_conn_limit(t, r)) {
+	case GW_LIMIT_GATEWAY:
+		snprintf(buf, size, "gateway connection limit reached%s", via);
+		return buf;
+	case GW_LIMIT_RUN:
+		snprintf(buf, size, "run connection limit reached%s", via);
+		return buf;
+	case GW_LIMIT_USER:
+		snprintf(buf, size,
+			 "user connection limit reached: uid %u has %u connections, the host's "
+			 "ceiling %s allows %llu%s",
+			 (unsigned)r->uid, r->user->conns,
+			 r->policy->caps_from[POLICY_CAP_CONNECTIONS],
+			 (unsigned long long)r->policy->caps[POLICY_CAP_CONNECTIONS], via);
+		return buf;
+	case GW_LIMIT_NONE:
+		break;
+	}
+	return NULL;
+}
+
 bool gw_runs_dns_take(struct gw_runs *t, struct gw_run *r)
 {
 	uint64_t cap = r->policy ? r->policy->caps[POLICY_CAP_DNS_QUERIES_PER_S] : 0;

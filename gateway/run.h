@@ -291,6 +291,19 @@ bool gw_runs_room(const struct gw_runs *t);
 enum gw_conn_limit gw_runs_conn_limit(const struct gw_runs *t, const struct gw_run *r);
 
 /**
+ * gw_runs_conn_refusal() - why one more connection of @r is refused, if it is: the one switch
+ * over gw_runs_conn_limit() that the TCP path and DNS over TCP share
+ * @t:		the run table
+ * @r:		the run
+ * @via:	appended to the reason ("" for TCP, " (DNS over TCP)")
+ * @buf:	room for the reason
+ * @size:	its size
+ * Return: NULL (no limit is reached), or @buf holding the audit reason.
+ */
+const char *gw_runs_conn_refusal(const struct gw_runs *t, const struct gw_run *r, const char *via,
+				 char *buf, size_t size);
+
+/**
  * gw_runs_dns_take() - may @r ask the resolvers one more query now? Takes a token of its uid's
  * DNS bucket (the ceiling's dns_queries_per_s; no cap: always). A refusal is counted in the
  * run's, the user's and the worker's dns_limited.
