@@ -167,34 +167,6 @@ void gw_ctlconn_resume(struct gw_ctlconn *c)
 	ctl_output(c);
 }
 
-/* the descriptors that came with @mh: at most one, kept in c->netns_fd for the request being
- * read. Return: 0, or -EBADMSG (more than one, another kind of control data, truncated) */
-static int take_fds(struct gw_ctlconn *c, struct msghdr *mh)
-{
-	int bad = (mh->msg_flags & MSG_CTRUNC) ? -EBADMSG : 0;
-
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
-		size_t k;
-		int *v;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) {
-			bad = -EBADMSG;
-			continue;
-		}
-		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		v = (int *)(void *)CMSG_DATA(cm);
-		for (size_t i = 0; i < k; i++) {
-			if (c->netns_fd < 0 && !bad) {
-				c->netns_fd = v[i];
-				continue;
-			}
-			close(v[i]);
-			bad = -EBADMSG;
-		}
-	}
-	return bad;
-}
-
 void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events)
 {
 	char buf[65536];
@@ -215,7 +187,7 @@ void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events)
 				    .msg_controllen = sizeof(cbuf.b)};
 		ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 
-		if (n >= 0 && take_fds(c, &mh)) {
+		if (n >= 0 && gw_priv_take_fds(&mh, &c->netns_fd, 1) < 0) {
 			gw_ctlconn_put_error(
 			    c, -EBADMSG,
 			    "one namespace descriptor per register, and nothing else as "

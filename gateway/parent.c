@@ -455,38 +455,6 @@ static void reclaim(struct parent *p)
 		wd_log(WD_LOG_WARN, "reclaiming the networks of runs that are gone: %s", err.msg);
 }
 
-/* a request's descriptors (@mh), in order: fd[0], fd[1] (-1: none); Return: 0, or -EBADMSG
- * (more than two, other control data, truncated; each closed) */
-static int take_fds(struct msghdr *mh, int fd[2])
-{
-	int bad = (mh->msg_flags & MSG_CTRUNC) ? -EBADMSG : 0, n = 0;
-
-	fd[0] = fd[1] = -1;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
-		size_t k = cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS
-			       ? (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int)
-			       : 0;
-		int *v = (int *)(void *)CMSG_DATA(cm);
-
-		if (!k)
-			bad = -EBADMSG;
-		for (size_t i = 0; i < k; i++) {
-			if (n < 2) {
-				fd[n++] = v[i];
-				continue;
-			}
-			close(v[i]);
-			bad = -EBADMSG;
-		}
-	}
-	if (bad) {
-		wd_closep(&fd[0]);
-		wd_closep(&fd[1]);
-	}
-	return bad;
-}
-
-/* one request from the worker; Return: 0, or -EBADMSG (fatal) / -errno (channel) */
 static int serve_one(struct parent *p, int sock, bool manage)
 {
 	union {
@@ -519,7 +487,8 @@ static int serve_one(struct parent *p, int sock, bool manage)
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 	if (n == 0)
 		return -EPIPE;
-	if (take_fds(&mh, fd) || !manage)
+	fd[0] = fd[1] = -1;
+	if (gw_priv_take_fds(&mh, fd, 2) < 0 || !manage)
 		goto bad;
 	if ((size_t)n >= 8 && m.run.type == GW_PRIV_NETNS_ADD) {
 		/* daemon mode: exactly two descriptors, the namespace and the client's connection

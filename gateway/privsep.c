@@ -113,6 +113,49 @@ int gw_priv_send_fds(int sock, struct gw_fds *fds)
 	return sent == (ssize_t)sizeof(m) ? 0 : -EIO;
 }
 
+int gw_priv_take_fds(struct msghdr *mh, int *fd, size_t max)
+{
+	bool bad = mh->msg_flags & MSG_CTRUNC;
+	size_t took = 0, at = 0;
+
+	if (max > sizeof(took) * 8)
+		return -EINVAL;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		size_t k = cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS
+			       ? (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int)
+			       : 0;
+		const uint8_t *data = CMSG_DATA(cm);
+
+		if (!k)
+			bad = true;
+		for (size_t i = 0; i < k; i++) {
+			int v;
+
+			memcpy(&v, data + i * sizeof(int), sizeof(int));
+			while (at < max && fd[at] >= 0)
+				at++;
+			if (at == max) {
+				close(v);
+				bad = true;
+				continue;
+			}
+			fd[at] = v;
+			took |= (size_t)1 << at; /* max is small: a bit a slot */
+		}
+	}
+	if (!bad) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < max; i++)
+			n += (took >> i) & 1;
+		return (int)n;
+	}
+	for (size_t i = 0; i < max; i++)
+		if ((took >> i) & 1)
+			wd_closep(&fd[i]);
+	return -EBADMSG;
+}
+
 int gw_priv_recv_fds(int sock, struct gw_fds *fds, struct wd_err *err)
 {
 	struct gw_priv_msg m;
@@ -140,18 +183,14 @@ int gw_priv_recv_fds(int sock, struct gw_fds *fds, struct wd_err *err)
 	if (n == 0) /* the parent gave up (it says why) and closed the channel */
 		return wd_err_set(err, -EPIPE,
 				  "the parent stopped before handing over the sockets");
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-		size_t k;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || nfds)
-			goto bad;
-		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		if (k > GW_PRIV_KINDS)
-			goto bad;
-		memcpy(v, CMSG_DATA(cm), k * sizeof(int));
-		nfds = (unsigned)k;
-	}
-	if ((mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) || gw_priv_check(&m, (size_t)n, nfds))
+	for (unsigned i = 0; i < GW_PRIV_KINDS; i++)
+		v[i] = -1;
+	r = gw_priv_take_fds(&mh, v, GW_PRIV_KINDS);
+	if (r < 0)
+		return wd_err_set(err, r, "malformed message from the parent");
+	nfds = (unsigned)r;
+	r = -EBADMSG;
+	if ((mh.msg_flags & MSG_TRUNC) || gw_priv_check(&m, (size_t)n, nfds))
 		goto bad;
 	for (unsigned i = 0; i < nfds; i++)
 		if (!fits(v[i], m.kinds[i]))

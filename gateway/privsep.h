@@ -83,6 +83,22 @@ int gw_priv_check(const struct gw_priv_msg *m, size_t len, unsigned nfds);
 int gw_priv_send_fds(int sock, struct gw_fds *fds);
 
 /**
+ * gw_priv_take_fds() - the descriptors that came with a received message, into the free slots of
+ * @fd (the one collector of SCM_RIGHTS: the worker's start, the parent's requests, a control
+ * connection's register with a namespace)
+ * @mh:		the message as recvmsg() filled it (with MSG_CMSG_CLOEXEC)
+ * @fd:		@max slots, taken in order; a slot that is not -1 (a descriptor kept from an earlier
+ *		message) is not free
+ * @max:	how many slots (at most 64)
+ *
+ * Return: how many descriptors this message brought, or -EBADMSG when its control data was
+ * truncated, was anything but SCM_RIGHTS, or brought more than the free slots: then every
+ * descriptor it brought is closed (its slots -1 again), the earlier ones are kept; -EINVAL when
+ * @max is too large.
+ */
+int gw_priv_take_fds(struct msghdr *mh, int *fd, size_t max);
+
+/**
  * gw_priv_recv_fds() - receive and check the parent's descriptors
  * @sock:	the worker's end (waits up to 30 s)
  * @fds:	filled with the descriptors (CLOEXEC); the unset slots are -1
