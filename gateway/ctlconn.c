@@ -271,6 +271,9 @@ static bool ctl_refuse(struct gw_ctl *ctl, int fd, uid_t uid)
 	return true;
 }
 
+/* Not gw_listener_accept() (the data listeners' accept): the control socket is not in the runs'
+ * descriptor room (its bounds are its own share, ctl_refuse()), and an accept that fails for
+ * another reason than running out of descriptors ends this wake-up instead of trying again. */
 void gw_ctl_accept(struct gw_ctl *ctl, struct gw_listener *l)
 {
 	for (int i = 0; i < 16; i++) {

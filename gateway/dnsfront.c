@@ -285,22 +285,11 @@ void gw_dns_tcp_accept(struct gw_dns *dns, struct gw_listener *l)
 		const char *why;
 		int fd;
 
-		if (!gw_runs_room(dns->runs)) {
-			ev->stats.emfile++;
-			gw_pause_listener(l); /* the rest waits in the backlog */
+		fd = gw_listener_accept(l, gw_runs_room(dns->runs), &pss, &pl);
+		if (fd == -EINTR)
+			continue;
+		if (fd < 0)
 			return;
-		}
-		fd = accept4(l->fd, (struct sockaddr *)&pss, &pl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-			    errno == ENOMEM) {
-				ev->stats.emfile++;
-				gw_pause_listener(l);
-			}
-			if (errno == ECONNABORTED || errno == EINTR)
-				continue;
-			return;
-		}
 		if (getsockname(fd, (struct sockaddr *)&lss, &ll) ||
 		    gw_addr_from_sa(&lss, &local, NULL) || gw_addr_from_sa(&pss, &peer, NULL)) {
 			close(fd);

@@ -135,27 +135,14 @@ static void accept_one(struct gw_tcp *t, struct gw_listener *l, int fd,
 void gw_tcp_accept(struct gw_tcp *t, struct gw_listener *l)
 {
 	for (int i = 0; i < 64; i++) {
-		if (!gw_runs_room(t->runs)) {
-			/* out of descriptor room: leave the rest in the backlog */
-			t->ev->stats.emfile++;
-			gw_pause_listener(l);
-			return;
-		}
 		struct sockaddr_storage peer;
 		socklen_t pl = sizeof(peer);
-		int fd =
-		    accept4(l->fd, (struct sockaddr *)&peer, &pl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = gw_listener_accept(l, gw_runs_room(t->runs), &peer, &pl);
 
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-			    errno == ENOMEM) {
-				t->ev->stats.emfile++;
-				gw_pause_listener(l);
-			}
-			if (errno == ECONNABORTED || errno == EINTR)
-				continue;
+		if (fd == -EINTR)
+			continue;
+		if (fd < 0)
 			return;
-		}
 		accept_one(t, l, fd, &peer);
 	}
 }
