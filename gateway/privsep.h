@@ -1,6 +1,6 @@
 /* privsep.h - the privileged parent <-> worker channel's messages (internal
- * header; privsep.c): the descriptor handoff, run updates and their replies,
- * fixed-size structs each checked by a pure function. The worker's side of run
+ * header; privsep.c the messages, privio.c their I/O): the descriptor handoff, run updates and
+ * their replies, fixed-size structs each checked by a pure function. The worker's side of run
  * updates is privchan.c, the parent's parent.c. */
 #ifndef WARDEN_GATEWAY_PRIVSEP_H
 #define WARDEN_GATEWAY_PRIVSEP_H
