@@ -307,6 +307,9 @@ void gw_dns_tcp_accept(struct gw_dns *dns, struct gw_listener *l)
 			dns_tcp_refuse(dns, fd, run, &local, &peer, why);
 			continue;
 		}
+		/* the steps of tcp.c's accept_one() (the limits' refusal, then the connection's own
+		 * struct linked into its component's list), kept apart: the structs, their lists
+		 * and their refusals' audit events differ */
 		d = calloc(1, sizeof(*d));
 		if (!d) {
 			close(fd);

@@ -466,6 +466,9 @@ static int serve_one(struct parent *p, int sock, bool manage)
 		// cppcheck-suppress unusedStructMember ; read by no one on purpose (above)
 		uint8_t b[sizeof(struct gw_priv_netns) + 64];
 	} m;
+	/* the msghdr is set up as in gw_priv_recv_fds() (privio.c) around other buffers: the
+	 * request union and the room for descriptors differ; what came is collected by the same
+	 * gw_priv_take_fds() */
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * 3)]; /* room for one too many: refused */
 		struct cmsghdr align;

@@ -276,6 +276,8 @@ struct gw_priv_netns {
  * @cgroup:	the run's cgroup folders, delegated to the user (empty strings: none),
  *		NUL-terminated and zero-filled
  */
+/* its first six members are struct gw_priv_reply's, spelled out on purpose: each message is one
+ * fixed wire layout, checked member by member, never a nesting of others */
 struct gw_priv_netns_reply {
 	uint32_t magic;
 	uint16_t version;

@@ -125,6 +125,9 @@ int gw_conn_pump_http(struct gw_conn *c, bool lean)
 
 			if ((uint64_t)want > c->hs.left)
 				want = (size_t)c->hs.left;
+			/* gw_move_once()'s result is read as gw_pump() (relay.c) reads it; here
+			 * each byte moved is also a body byte of the framed stream
+			 * (http_stream_body()) */
 			n = gw_move_once(&t->pool, h, c->cfd, &c->cr, c->ufd, &c->ur, want, lean);
 			if (n == -EINTR)
 				continue;
