@@ -1,8 +1,8 @@
-/* ctlsrv.h - the control socket's server (internal header; ctlsrv.c): one
- * request per line (ctl.c parses it), one JSON line back, a uid acting on its own
- * runs only. It reads the run table, the DNS front's and the NFLOG reader's
- * queues (drained before counters are reported) and, with --manage-nft, sends
- * run updates through the parent channel. */
+/* ctlsrv.h - the control socket's server (internal header; ctlsrv.c, ctlconn.c, ctlops.c,
+ * ctlnetns.c, ctlstream.c): one request per line (ctl.c parses it), one JSON line back, a uid
+ * acting on its own runs only. It reads the run table, the DNS front's and the NFLOG reader's
+ * queues (drained before counters are reported) and, with --manage-nft, sends run updates
+ * through the parent channel. */
 #ifndef WARDEN_GATEWAY_CTLSRV_H
 #define WARDEN_GATEWAY_CTLSRV_H
 
@@ -14,10 +14,12 @@
 #include "gateway/run.h"
 #include "gateway/udplog.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
 struct ctl_op;
+struct gw_ctlconn;
 
 /**
  * struct gw_ctl - the control server
@@ -32,6 +34,9 @@ struct ctl_op;
  * @conns:	open control connections
  * @nconns:	how many
  * @request_ns:	the time a connection has to send one whole request (limits.ctl_request_ms)
+ * @handle:	what a whole request does (set by gw_ctl_init(): ctlops.c or ctlnetns.c); the
+ *		connections (ctlconn.c) reach the operations only through it
+ * @release:	a closing connection's run leaves with it (ctlnetns.c)
  *
  * The bounds (the run table's ctl_max and ctl_per_uid, gw_fd_share()) are checked at accept:
  * a connection past either is told why in one line and closed at once.
@@ -47,6 +52,8 @@ struct gw_ctl {
 	struct gw_ctlconn *conns;
 	unsigned nconns;
 	uint64_t request_ns;
+	void (*handle)(struct gw_ctlconn *c, const struct gw_ctl_req *req);
+	void (*release)(struct gw_ctlconn *c);
 };
 
 /**
@@ -135,6 +142,77 @@ void gw_ctlconn_close(struct gw_ctlconn *c);
  * counted (stats ctl_expired), told so in one line when it can be, and closed
  */
 void gw_ctlconn_expired(struct gw_ctlconn *c);
+
+/* ------------------------------------------------------------ ctlconn.c */
+
+/**
+ * gw_ctlconn_put_json() - queue @j (taken; NULL: out of memory) as @c's answer line; a
+ * connection whose answer cannot be queued is closed once its output is sent
+ */
+void gw_ctlconn_put_json(struct gw_ctlconn *c, json_t *j);
+/** gw_ctlconn_put_error() - queue an error answer: @why and the errno name of @code (< 0). */
+void gw_ctlconn_put_error(struct gw_ctlconn *c, int code, const char *why);
+/** gw_ctlconn_put_ok() - queue {"ok":true}. */
+void gw_ctlconn_put_ok(struct gw_ctlconn *c);
+/**
+ * gw_ctlconn_resume() - the parent answered @c's parked request (its answer is queued): read
+ * the lines that came meanwhile, send, rearm (@c may be closed and freed on return)
+ */
+void gw_ctlconn_resume(struct gw_ctlconn *c);
+
+/* ------------------------------------------------------------ ctlops.c */
+
+/**
+ * struct ctl_op - a request waiting for the parent's answer (a register or unregister under
+ * --manage-nft, a cgroup_join, a register with netns)
+ * @req:	first: the channel's handle
+ * @ctl:	the server
+ * @type:	what was asked
+ * @c:		the client waiting (NULL once it went away, or none)
+ * @run:	a reference to the run concerned (NULL: none)
+ * @uid:	who asked
+ * @creq:	a register with netns: the request, kept until the reply
+ */
+struct ctl_op {
+	struct gw_privreq req;
+	struct gw_ctl *ctl;
+	enum gw_priv_type type;
+	struct gw_ctlconn *c;
+	struct gw_run *run;
+	uid_t uid;
+	struct gw_ctl_req creq;
+};
+
+/** gw_ctlops_handle() - carry out @req (any but a register with "netns") for @c. */
+void gw_ctlops_handle(struct gw_ctlconn *c, const struct gw_ctl_req *req);
+
+/**
+ * gw_ctlop_send() - ask the parent to apply a run update (the facts of @run, else those of
+ * @facts) for @c (NULL: nobody waits for the answer), or to move @facts->pid into @run's cgroup
+ * (GW_PRIV_CGROUP_JOIN); @c is parked until the answer
+ * Return: 0, or a negative errno.
+ */
+int gw_ctlop_send(struct gw_ctl *ctl, struct gw_ctlconn *c, enum gw_priv_type type,
+		  struct gw_run *run, const struct gw_ctl_req *facts, uid_t uid);
+
+/** gw_ctl_audit_run() - a run.* event of @r (@action, @reason) asked by @uid. */
+void gw_ctl_audit_run(struct gw_ctl *ctl, struct gw_run *r, const char *action, uid_t uid,
+		      const char *reason);
+
+/** gw_ctl_addr_json() - @a as a JSON string, null when unset. */
+json_t *gw_ctl_addr_json(const struct gw_addr *a);
+
+/* ------------------------------------------------------------ ctlnetns.c */
+
+/**
+ * gw_ctlnetns_register() - a register with "netns": the descriptor that came with it checked,
+ * the policy's limits read, the plumbing asked of the parent; the run enters the table and @c
+ * is answered when the parent has answered
+ */
+void gw_ctlnetns_register(struct gw_ctlconn *c, const struct gw_ctl_req *req);
+
+/** gw_ctlnetns_release() - @c goes: the run it holds leaves with it, its plumbing undone. */
+void gw_ctlnetns_release(struct gw_ctlconn *c);
 
 /* ------------------------------------------------------------ ctlstream.c */
 

@@ -1,7 +1,8 @@
 /* decide.h - the gateway's decisions as pure functions (internal header): what a
  * client's first bytes say, the verdict on a TCP connection, a proxy request, a
  * later HTTP request, an upstream address (SSRF guard) and a DNS query, each with a
- * reason code, and the audit text of every reason. No I/O, no clock, no globals,
+ * reason code, and the audit text of every reason (decide.c: TCP, learn mode, upstream
+ * addresses; sniff.c: the first bytes; dnsdecide.c: DNS queries). No I/O, no clock, no globals,
  * no gateway state: the callers (conn.c, relayconn.c, dnsanswer.c) gather the
  * facts and act on the verdict; tests/unit/test_gw_decide.c walks the matrix. */
 #ifndef WARDEN_GATEWAY_DECIDE_H
@@ -264,6 +265,13 @@ void gw_proxy_decide(const struct wd_policy *policy, enum http_result r,
 void gw_proxy_decide_learn(const struct wd_policy *policy, const struct gw_ssrf_env *env,
 			   enum http_result r, const struct http_request *req,
 			   struct gw_proxy_verdict *out);
+
+/**
+ * gw_learn_name_ok() - @s is a name learn mode may allow: labels of letters, digits, '-' and '_'
+ * (1..63 bytes each), at most PROTO_NAME_MAX in all; anything else (and an address literal) is
+ * no name
+ */
+bool gw_learn_name_ok(const char *s);
 
 /**
  * gw_learn_allows() - learn mode's rule for @name:@port: any name on any port, within the

@@ -281,24 +281,15 @@ void gw_dns_tcp_accept(struct gw_dns *dns, struct gw_listener *l)
 		struct gw_addr local, peer;
 		struct gw_run *run;
 		struct gw_dnsconn *d;
+		char whybuf[400];
+		const char *why;
 		int fd;
 
-		if (!gw_runs_room(dns->runs)) {
-			ev->stats.emfile++;
-			gw_pause_listener(l); /* the rest waits in the backlog */
+		fd = gw_listener_accept(l, gw_runs_room(dns->runs), &pss, &pl);
+		if (fd == -EINTR)
+			continue;
+		if (fd < 0)
 			return;
-		}
-		fd = accept4(l->fd, (struct sockaddr *)&pss, &pl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-			    errno == ENOMEM) {
-				ev->stats.emfile++;
-				gw_pause_listener(l);
-			}
-			if (errno == ECONNABORTED || errno == EINTR)
-				continue;
-			return;
-		}
 		if (getsockname(fd, (struct sockaddr *)&lss, &ll) ||
 		    gw_addr_from_sa(&lss, &local, NULL) || gw_addr_from_sa(&pss, &peer, NULL)) {
 			close(fd);
@@ -310,24 +301,15 @@ void gw_dns_tcp_accept(struct gw_dns *dns, struct gw_listener *l)
 				       "no run owns this ingress address pair (DNS over TCP)");
 			continue;
 		}
-		switch (gw_runs_conn_limit(dns->runs, run)) {
-		case GW_LIMIT_GATEWAY:
-			dns_tcp_refuse(dns, fd, run, &local, &peer,
-				       "gateway connection limit reached (DNS over TCP)");
+		why =
+		    gw_runs_conn_refusal(dns->runs, run, " (DNS over TCP)", whybuf, sizeof(whybuf));
+		if (why) {
+			dns_tcp_refuse(dns, fd, run, &local, &peer, why);
 			continue;
-		case GW_LIMIT_RUN:
-			dns_tcp_refuse(dns, fd, run, &local, &peer,
-				       "run connection limit reached (DNS over TCP)");
-			continue;
-		case GW_LIMIT_USER:
-			dns_tcp_refuse(
-			    dns, fd, run, &local, &peer,
-			    "user connection limit reached: the host's ceiling (DNS over "
-			    "TCP)");
-			continue;
-		case GW_LIMIT_NONE:
-			break;
 		}
+		/* the steps of tcp.c's accept_one() (the limits' refusal, then the connection's own
+		 * struct linked into its component's list), kept apart: the structs, their lists
+		 * and their refusals' audit events differ */
 		d = calloc(1, sizeof(*d));
 		if (!d) {
 			close(fd);

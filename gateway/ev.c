@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 int gw_ev_init(struct gw_ev *ev, struct audit_log *log, struct wd_err *err)
@@ -140,6 +141,26 @@ void gw_pause_listener(struct gw_listener *l)
 	l->paused = true;
 	gw_ep_mod(l->ev, l->fd, 0, GW_REF(GW_REF_LISTEN, l));
 	gw_arm(l->ev, &l->resume, l->ev->now + 100000000ull);
+}
+
+int gw_listener_accept(struct gw_listener *l, bool room, struct sockaddr_storage *peer,
+		       socklen_t *plen)
+{
+	int fd;
+
+	if (!room) {
+		l->ev->stats.emfile++;
+		gw_pause_listener(l);
+		return -EAGAIN;
+	}
+	fd = accept4(l->fd, (struct sockaddr *)peer, plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+		l->ev->stats.emfile++;
+		gw_pause_listener(l);
+	}
+	return errno == ECONNABORTED || errno == EINTR ? -EINTR : -EAGAIN;
 }
 
 void gw_resume_listener(struct gw_listener *l)

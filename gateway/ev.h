@@ -13,6 +13,7 @@
 #include "conf/conf.h"
 
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/epoll.h>
@@ -286,5 +287,20 @@ void gw_listener_close(struct gw_listener *l);
 void gw_pause_listener(struct gw_listener *l);
 /** gw_resume_listener() - accept on @l again (its GW_T_RESUME timer). */
 void gw_resume_listener(struct gw_listener *l);
+/**
+ * gw_listener_accept() - accept one connection on a data listener of @l (TCP, DNS over TCP):
+ * non-blocking and CLOEXEC, within the descriptor room
+ * @l:		the listener
+ * @room:	the descriptor limit leaves room for one more (gw_runs_room())
+ * @peer:	the client's address
+ * @plen:	its length (in: the room, out: what was written)
+ *
+ * Out of room or out of descriptors or memory, the listener pauses (gw_pause_listener()) and
+ * the stats count it (emfile): the rest waits in the backlog.
+ * Return: the descriptor; -EINTR: try the next (aborted before it was taken, a signal); or
+ * -EAGAIN: stop for this wake-up (nothing more waits, out of room, any other error).
+ */
+int gw_listener_accept(struct gw_listener *l, bool room, struct sockaddr_storage *peer,
+		       socklen_t *plen);
 
 #endif /* WARDEN_GATEWAY_EV_H */

@@ -34,6 +34,7 @@
 #include "gateway/cgroup.h"
 #include "gateway/gw.h"
 #include "gateway/privsep.h"
+#include "gateway/runrec.h"
 #include "netns/netns.h"
 #include "nft/nft.h"
 #include "conf/host.h"
@@ -255,32 +256,24 @@ static void net_facts(const struct netns_run *net, struct fw_run *fr)
 	fr->gw6 = net->addr.host6;
 }
 
-/* write the record of @e (owner: this process); Return: 0 or -errno */
+/* write the record of @e (owner: this process; runrec.h); Return: 0 or -errno */
 static int record_write(const struct parent *p, const struct pentry *e)
 {
-	char path[PATH_MAX], a[4][INET6_ADDRSTRLEN];
-	unsigned long long start = 0;
-	struct wd_buf b = WD_BUF_INIT;
-	int fd, ret;
+	struct gw_runrec rec;
+	int ret;
 
-	record_path(p, e->fr.ifname, path, sizeof(path));
-	ret = wd_proc_stat(0, &start, NULL);
+	memset(&rec, 0, sizeof(rec));
+	ret = wd_proc_stat(0, &rec.start, NULL);
 	if (ret)
 		return ret;
-	inet_ntop(AF_INET, &e->fr.sbx4, a[0], sizeof(a[0]));
-	inet_ntop(AF_INET, &e->fr.gw4, a[1], sizeof(a[1]));
-	inet_ntop(AF_INET6, &e->fr.sbx6, a[2], sizeof(a[2]));
-	inet_ntop(AF_INET6, &e->fr.gw6, a[3], sizeof(a[3]));
-	wd_buf_printf(&b, "%d %llu %s %s %s %s %s\n", (int)getpid(), start, e->fr.ifname, a[0],
-		      a[1], a[2], a[3]);
-	for (int i = 0; i < GW_CGROUP_MAX; i++)
-		wd_buf_printf(&b, "%s\n", e->cg.dir[i][0] ? e->cg.dir[i] : "-");
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	ret = fd < 0 ? -errno : wd_write_all(fd, b.data, b.len);
-	if (fd >= 0)
-		close(fd);
-	wd_buf_free(&b);
-	return ret;
+	rec.pid = getpid();
+	snprintf(rec.ifname, sizeof(rec.ifname), "%s", e->fr.ifname);
+	rec.sbx4 = e->fr.sbx4;
+	rec.gw4 = e->fr.gw4;
+	rec.sbx6 = e->fr.sbx6;
+	rec.gw6 = e->fr.gw6;
+	memcpy(rec.cg, e->cg.dir, sizeof(rec.cg));
+	return gw_runrec_save(p->runs_dir, &rec);
 }
 
 /* who asked for @m: the credentials of the client's connection @client as the kernel says, the
@@ -403,88 +396,42 @@ static int cgroup_join(struct parent *p, const struct gw_priv_join *m, char *why
 	return gw_cgroup_join(&e->cg, (pid_t)m->pid, e->uid, e->net.netns_fd, why, size);
 }
 
-/* the first line of a record: "PID START IFNAME SBX4 GW4 SBX6 GW6"; *@off: where the cgroup
- * lines begin. Return: 0, or -EINVAL */
-static int parse_record(char *text, int *pid, unsigned long long *start, char ifname[16],
-			char a[4][INET6_ADDRSTRLEN], int *off)
-{
-	char *nl = strchr(text, '\n'), *save = NULL, *tok;
-	unsigned long long v;
-
-	if (!nl)
-		return -EINVAL;
-	*nl = '\0';
-	*off = (int)(nl + 1 - text);
-	tok = strtok_r(text, " ", &save);
-	if (!tok || wd_parse_uint(tok, INT_MAX, &v))
-		return -EINVAL;
-	*pid = (int)v;
-	tok = strtok_r(NULL, " ", &save);
-	if (!tok || wd_parse_uint(tok, ULLONG_MAX, start))
-		return -EINVAL;
-	tok = strtok_r(NULL, " ", &save);
-	if (!tok || strlen(tok) >= 16)
-		return -EINVAL;
-	strcpy(ifname, tok);
-	for (int i = 0; i < 4; i++) {
-		tok = strtok_r(NULL, " ", &save);
-		if (!tok || strlen(tok) >= INET6_ADDRSTRLEN)
-			return -EINVAL;
-		strcpy(a[i], tok);
-	}
-	return strtok_r(NULL, " ", &save) ? -EINVAL : 0;
-}
-
-/* one record of an earlier parent's: reclaimed when that parent is gone */
+/* one record of an earlier parent's: reclaimed when that parent is gone; a record that is not
+ * whole and well-formed (gw_runrec_load()) is left alone, never reclaimed in part */
 static void reclaim_one(struct parent *p, const char *name)
 {
-	char path[PATH_MAX], *text = NULL, ifname[16], a[4][INET6_ADDRSTRLEN];
-	unsigned long long start = 0, now = 0;
+	char path[PATH_MAX];
+	unsigned long long now = 0;
+	struct gw_runrec rec;
 	struct gw_cgroup cg;
 	struct wd_err err;
 	struct fw_run fr;
-	size_t len = 0;
-	int pid, off = 0;
+	int r;
 
 	record_path(p, name, path, sizeof(path));
-	if (wd_read_file(path, 8192, &text, &len))
-		return;
-	if (parse_record(text, &pid, &start, ifname, a, &off) || strcmp(ifname, name)) {
+	r = gw_runrec_load(p->runs_dir, name, &rec);
+	if (r == -EINVAL)
 		wd_log(WD_LOG_WARN, "%s: not a run record; left alone", path);
-		free(text);
+	if (r)
 		return;
-	}
-	if (!wd_proc_stat(pid, &now, NULL) && now == start) {
-		free(text); /* its parent lives (another gateway): its own */
-		return;
-	}
+	if (!wd_proc_stat(rec.pid, &now, NULL) && now == rec.start)
+		return; /* its parent lives (another gateway): its own */
 	memset(&fr, 0, sizeof(fr));
-	snprintf(fr.ifname, sizeof(fr.ifname), "%s", ifname);
-	fr.has_v4 = fr.has_gw4 =
-	    inet_pton(AF_INET, a[0], &fr.sbx4) == 1 && inet_pton(AF_INET, a[1], &fr.gw4) == 1;
-	fr.has_v6 = fr.has_gw6 =
-	    inet_pton(AF_INET6, a[2], &fr.sbx6) == 1 && inet_pton(AF_INET6, a[3], &fr.gw6) == 1;
+	snprintf(fr.ifname, sizeof(fr.ifname), "%s", rec.ifname);
+	fr.has_v4 = fr.has_gw4 = fr.has_v6 = fr.has_gw6 = true;
+	fr.sbx4 = rec.sbx4;
+	fr.gw4 = rec.gw4;
+	fr.sbx6 = rec.sbx6;
+	fr.gw6 = rec.gw6;
 	wd_err_clear(&err);
 	if ((p->nl || !fw_conn_open(&p->nl, &err)) && fw_conn_run_del(p->nl, &p->fc, &fr, &err) &&
 	    err.msg[0])
-		wd_log(WD_LOG_DEBUG, "reclaiming %s: %s", ifname, err.msg);
+		wd_log(WD_LOG_DEBUG, "reclaiming %s: %s", rec.ifname, err.msg);
 	memset(&cg, 0, sizeof(cg));
-	{
-		char *line = text + off, *nl;
-
-		for (int i = 0; i < GW_CGROUP_MAX && line && *line;
-		     i++, line = nl ? nl + 1 : NULL) {
-			nl = strchr(line, '\n');
-			if (nl)
-				*nl = '\0';
-			if (strcmp(line, "-"))
-				snprintf(cg.dir[i], sizeof(cg.dir[i]), "%s", line);
-		}
-	}
+	memcpy(cg.dir, rec.cg, sizeof(cg.dir));
 	gw_cgroup_remove(&cg);
 	unlink(path);
-	wd_log(WD_LOG_INFO, "reclaimed run %s of a gateway that is gone", ifname);
-	free(text);
+	wd_log(WD_LOG_INFO, "reclaimed run %s of a gateway that is gone", rec.ifname);
 }
 
 /* at start: every record of a parent that is gone is reclaimed, then the stale slots
@@ -508,38 +455,6 @@ static void reclaim(struct parent *p)
 		wd_log(WD_LOG_WARN, "reclaiming the networks of runs that are gone: %s", err.msg);
 }
 
-/* a request's descriptors (@mh), in order: fd[0], fd[1] (-1: none); Return: 0, or -EBADMSG
- * (more than two, other control data, truncated; each closed) */
-static int take_fds(struct msghdr *mh, int fd[2])
-{
-	int bad = (mh->msg_flags & MSG_CTRUNC) ? -EBADMSG : 0, n = 0;
-
-	fd[0] = fd[1] = -1;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
-		size_t k = cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS
-			       ? (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int)
-			       : 0;
-		int *v = (int *)(void *)CMSG_DATA(cm);
-
-		if (!k)
-			bad = -EBADMSG;
-		for (size_t i = 0; i < k; i++) {
-			if (n < 2) {
-				fd[n++] = v[i];
-				continue;
-			}
-			close(v[i]);
-			bad = -EBADMSG;
-		}
-	}
-	if (bad) {
-		wd_closep(&fd[0]);
-		wd_closep(&fd[1]);
-	}
-	return bad;
-}
-
-/* one request from the worker; Return: 0, or -EBADMSG (fatal) / -errno (channel) */
 static int serve_one(struct parent *p, int sock, bool manage)
 {
 	union {
@@ -551,6 +466,9 @@ static int serve_one(struct parent *p, int sock, bool manage)
 		// cppcheck-suppress unusedStructMember ; read by no one on purpose (above)
 		uint8_t b[sizeof(struct gw_priv_netns) + 64];
 	} m;
+	/* the msghdr is set up as in gw_priv_recv_fds() (privio.c) around other buffers: the
+	 * request union and the room for descriptors differ; what came is collected by the same
+	 * gw_priv_take_fds() */
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * 3)]; /* room for one too many: refused */
 		struct cmsghdr align;
@@ -572,7 +490,8 @@ static int serve_one(struct parent *p, int sock, bool manage)
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 	if (n == 0)
 		return -EPIPE;
-	if (take_fds(&mh, fd) || !manage)
+	fd[0] = fd[1] = -1;
+	if (gw_priv_take_fds(&mh, fd, 2) < 0 || !manage)
 		goto bad;
 	if ((size_t)n >= 8 && m.run.type == GW_PRIV_NETNS_ADD) {
 		/* daemon mode: exactly two descriptors, the namespace and the client's connection

@@ -1,6 +1,6 @@
 /* privsep.h - the privileged parent <-> worker channel's messages (internal
- * header; privsep.c): the descriptor handoff, run updates and their replies,
- * fixed-size structs each checked by a pure function. The worker's side of run
+ * header; privsep.c the messages, privio.c their I/O): the descriptor handoff, run updates and
+ * their replies, fixed-size structs each checked by a pure function. The worker's side of run
  * updates is privchan.c, the parent's parent.c. */
 #ifndef WARDEN_GATEWAY_PRIVSEP_H
 #define WARDEN_GATEWAY_PRIVSEP_H
@@ -81,6 +81,22 @@ int gw_priv_check(const struct gw_priv_msg *m, size_t len, unsigned nfds);
  * Return: 0, or a negative errno.
  */
 int gw_priv_send_fds(int sock, struct gw_fds *fds);
+
+/**
+ * gw_priv_take_fds() - the descriptors that came with a received message, into the free slots of
+ * @fd (the one collector of SCM_RIGHTS: the worker's start, the parent's requests, a control
+ * connection's register with a namespace)
+ * @mh:		the message as recvmsg() filled it (with MSG_CMSG_CLOEXEC)
+ * @fd:		@max slots, taken in order; a slot that is not -1 (a descriptor kept from an earlier
+ *		message) is not free
+ * @max:	how many slots (at most 64)
+ *
+ * Return: how many descriptors this message brought, or -EBADMSG when its control data was
+ * truncated, was anything but SCM_RIGHTS, or brought more than the free slots: then every
+ * descriptor it brought is closed (its slots -1 again), the earlier ones are kept; -EINVAL when
+ * @max is too large.
+ */
+int gw_priv_take_fds(struct msghdr *mh, int *fd, size_t max);
 
 /**
  * gw_priv_recv_fds() - receive and check the parent's descriptors
@@ -260,6 +276,8 @@ struct gw_priv_netns {
  * @cgroup:	the run's cgroup folders, delegated to the user (empty strings: none),
  *		NUL-terminated and zero-filled
  */
+/* its first six members are struct gw_priv_reply's, spelled out on purpose: each message is one
+ * fixed wire layout, checked member by member, never a nesting of others */
 struct gw_priv_netns_reply {
 	uint32_t magic;
 	uint16_t version;

@@ -1,7 +1,8 @@
 /* run.c - the gateway's table of runs: registration from the control socket,
  * attribution of a connection or query by its ingress address pair, the
- * run's compiled policy and synthetic addresses, the connection budget, and what
- * the SSRF guard (decide.c) needs to know of this host. Runs are
+ * run's synthetic addresses, its users' accounts, and what the SSRF guard (decide.c) needs
+ * to know of this host. The run's policy under the host's ceiling is runpolicy.c's, the
+ * budgets (connections, descriptors, DNS queries) runlimit.c's. Runs are
  * indexed by sandbox address (a wd_htable per family, under the keyed hash) for
  * attribution. Runs are reference-counted: an unregistered run lives on until its
  * last connection or pending query lets go of it. */
@@ -82,142 +83,6 @@ struct gw_run *gw_run_find_id(struct gw_runs *t, const char *id)
 		if (!strcmp(r->id, id))
 			return r;
 	return NULL;
-}
-
-/* the most groups of a user the ceiling looks at */
-#define WHO_GROUPS 64
-
-/* @uid as the ceiling sees it: its name and its groups' names (passwd and group
- * databases), in @names (room for WHO_GROUPS + 1 names of 64 bytes). Return: 0, or a
- * negative errno with @why set (a lookup that failed: the caller refuses) */
-/* @uid's user name into @out ("" when it has none, or the lookup fails) */
-static void user_name_of(uid_t uid, char *out, size_t size)
-{
-	struct passwd pw, *pwr = NULL;
-	char buf[1024];
-
-	out[0] = '\0';
-	if (!getpwuid_r(uid, &pw, buf, sizeof(buf), &pwr) && pwr)
-		snprintf(out, size, "%s", pw.pw_name);
-}
-
-static int who_of(uid_t uid, struct policy_who *who, char (*names)[64], const char **groups,
-		  char *why, size_t why_size)
-{
-	struct passwd pw, *pwr = NULL;
-	gid_t gids[WHO_GROUPS];
-	char buf[4096];
-	int n = WHO_GROUPS, e;
-
-	memset(who, 0, sizeof(*who));
-	who->uid = (uint32_t)uid;
-	who->groups = groups;
-	e = getpwuid_r(uid, &pw, buf, sizeof(buf), &pwr);
-	if (e) {
-		snprintf(why, why_size, "the host's ceiling: cannot look up uid %u: %s",
-			 (unsigned)uid, strerror(e));
-		return -e;
-	}
-	if (!pwr)
-		return 0; /* no name, no groups: users.UID and the top level */
-	snprintf(names[0], 64, "%s", pw.pw_name);
-	who->name = names[0];
-	if (getgrouplist(pw.pw_name, pw.pw_gid, gids, &n) < 0) {
-		snprintf(why, why_size,
-			 "the host's ceiling: user %s is in more than %d groups; refused",
-			 pw.pw_name, WHO_GROUPS);
-		return -E2BIG;
-	}
-	for (int i = 0; i < n; i++) {
-		struct group gr, *grr = NULL;
-
-		e = getgrgid_r(gids[i], &gr, buf, sizeof(buf), &grr);
-		if (e) {
-			snprintf(why, why_size, "the host's ceiling: cannot look up group %u: %s",
-				 (unsigned)gids[i], strerror(e));
-			return -e;
-		}
-		if (!grr)
-			continue;
-		snprintf(names[1 + who->ngroups], 64, "%s", gr.gr_name);
-		groups[who->ngroups] = names[1 + who->ngroups];
-		who->ngroups++;
-	}
-	return 0;
-}
-
-/* @p bounded by @r's ceiling: *@p becomes the effective policy. Return: 0 or -errno (@why) */
-static int bound_for(const struct policy_ceiling *ceiling, uid_t uid, struct wd_policy **p,
-		     char *why, size_t why_size)
-{
-	char names[WHO_GROUPS + 1][64];
-	const char *groups[WHO_GROUPS];
-	struct policy_who who;
-	struct wd_policy *e = NULL;
-	int ret;
-
-	if (!ceiling)
-		return 0;
-	ret = who_of(uid, &who, names, groups, why, why_size);
-	if (!ret) {
-		ret = policy_ceiling_apply(ceiling, &who, *p, &e);
-		if (ret == -E2BIG)
-			snprintf(why, why_size,
-				 "the host's ceiling: the policy's rules and the ceiling's overlap "
-				 "in more than %d pairs; refused (narrow the policy)",
-				 POLICY_CEILING_MAX_PAIRS);
-		else if (ret)
-			snprintf(why, why_size, "the host's ceiling: %s", strerror(-ret));
-	}
-	if (ret)
-		return ret;
-	policy_free(*p);
-	*p = e;
-	return 0;
-}
-
-static int bound(struct gw_run *r, struct wd_policy **p, char *why, size_t why_size)
-{
-	return bound_for(r->ceiling, r->uid, p, why, why_size);
-}
-
-int gw_run_policy_bound(const struct gw_runs *t, uid_t uid, struct wd_policy **p, char *why,
-			size_t why_size)
-{
-	return bound_for(t->conf->ceiling, uid, p, why, why_size);
-}
-
-int gw_run_set_policy(struct gw_run *r, const struct gw_ctl_req *req, char *why, size_t why_size)
-{
-	struct policy_diags d;
-	struct wd_policy *p = NULL;
-	const char *name = req->policy_name[0] ? req->policy_name : "policy";
-	int ret;
-
-	policy_diags_init(&d);
-	ret = policy_parse(req->policy, req->policy_len, name, &p, &d);
-	if (ret) {
-		struct wd_buf b = WD_BUF_INIT;
-
-		policy_diags_sort(&d);
-		if (d.n && !policy_diag_format(&d, 0, &b))
-			snprintf(why, why_size, "invalid policy: %s", wd_buf_cstr(&b));
-		else
-			snprintf(why, why_size, "invalid policy: %s", strerror(-ret));
-		wd_buf_free(&b);
-		policy_diags_free(&d);
-		return ret;
-	}
-	policy_diags_free(&d);
-	ret = bound(r, &p, why, why_size);
-	if (ret) {
-		policy_free(p);
-		return ret;
-	}
-	policy_free(r->policy);
-	r->policy = p;
-	snprintf(r->policy_name, sizeof(r->policy_name), "%s", name);
-	return 0;
 }
 
 void gw_run_policy_changed(struct gw_runs *t, struct gw_run *r)
@@ -324,7 +189,7 @@ int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, 
 	r->acct.id = r->id;
 	r->acct.policy = r->policy_name;
 	r->acct.uid = (int64_t)uid;
-	user_name_of(uid, r->user_name, sizeof(r->user_name));
+	gw_run_user_name(uid, r->user_name, sizeof(r->user_name));
 	r->acct.user = r->user_name[0] ? r->user_name : NULL;
 	r->acct.mcp = &r->mcp;
 	r->learn = req->learn;
@@ -458,39 +323,6 @@ void gw_runs_audit_summaries(struct gw_runs *t)
 	gw_audit_summaries(t->audit, NULL);
 }
 
-bool gw_runs_room(const struct gw_runs *t)
-{
-	return t->nconns < t->fd_conns;
-}
-
-enum gw_conn_limit gw_runs_conn_limit(const struct gw_runs *t, const struct gw_run *r)
-{
-	if (t->nconns >= t->lim->conns_total)
-		return GW_LIMIT_GATEWAY;
-	if (r->conns >= t->lim->conns_per_run)
-		return GW_LIMIT_RUN;
-	if (r->user && r->policy && r->policy->caps[POLICY_CAP_CONNECTIONS] &&
-	    r->user->conns >= r->policy->caps[POLICY_CAP_CONNECTIONS])
-		return GW_LIMIT_USER;
-	return GW_LIMIT_NONE;
-}
-
-bool gw_runs_dns_take(struct gw_runs *t, struct gw_run *r)
-{
-	uint64_t cap = r->policy ? r->policy->caps[POLICY_CAP_DNS_QUERIES_PER_S] : 0;
-	unsigned rate;
-
-	if (!cap || !r->user)
-		return true;
-	rate = (unsigned)(cap > 1000000u ? 1000000u : cap); /* the parser's bound */
-	if (gw_bucket_take(&r->user->dns_bucket, t->ev->now, rate, rate))
-		return true;
-	r->dns_limited++;
-	r->user->dns_limited++;
-	t->ev->stats.dns_limited++;
-	return false;
-}
-
 void gw_runs_conn_open(struct gw_runs *t, struct gw_run *r)
 {
 	r->refs++;
@@ -507,35 +339,6 @@ void gw_runs_conn_close(struct gw_runs *t, struct gw_run *r)
 	if (r->user)
 		r->user->conns--;
 	gw_run_put(t, r);
-}
-
-static unsigned min_u(uint64_t a, uint64_t b)
-{
-	return (unsigned)(a < b ? a : b);
-}
-
-void gw_fd_share(uint64_t nofile, const struct gw_limits *lim, struct gw_fd_share *out)
-{
-	uint64_t room, ctl;
-
-	if (!nofile) {
-		out->conns = lim->conns_total;
-		out->ctl = lim->ctl_total;
-	} else {
-		room = nofile > GW_FD_BASE ? nofile - GW_FD_BASE : 0;
-		/* control: at most a quarter of the room */
-		ctl = min_u(lim->ctl_total, room / 4 / GW_FD_PER_CTL);
-		out->ctl = ctl < 2 ? 2 : (unsigned)ctl;
-		/* the relays: what control can never take */
-		room = room > ctl * GW_FD_PER_CTL ? room - ctl * GW_FD_PER_CTL : 0;
-		out->conns = min_u(lim->conns_total, room / GW_FD_PER_CONN);
-	}
-	if (!out->conns)
-		out->conns = 1;
-	/* one uid: at most half of the control connections */
-	out->ctl_per_uid = min_u(lim->ctl_per_uid, out->ctl / 2);
-	if (!out->ctl_per_uid)
-		out->ctl_per_uid = 1;
 }
 
 int gw_runs_init(struct gw_runs *t, struct gw_ev *ev, struct gw_audit *audit,

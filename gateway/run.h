@@ -1,9 +1,9 @@
-/* run.h - the gateway's table of runs (internal header; run.c): registration
- * from the control socket, attribution of a connection or query by its ingress
- * address pair, each run's compiled policy, synthetic addresses, counters and
- * audit account, the connection budget of every run and of the worker, and what
- * the SSRF guard needs to know about this host. Runs are reference-counted: an
- * unregistered run lives on until its last connection or query lets go of it. */
+/* run.h - the gateway's table of runs (internal header; run.c, runpolicy.c, runlimit.c):
+ * registration from the control socket, attribution of a connection or query by its ingress address
+ * pair, each run's compiled policy, synthetic addresses, counters and audit account, the connection
+ * budget of every run and of the worker, and what the SSRF guard needs to know about this host.
+ * Runs are reference-counted: an unregistered run lives on until its last connection or query lets
+ * go of it. */
 #ifndef WARDEN_GATEWAY_RUN_H
 #define WARDEN_GATEWAY_RUN_H
 
@@ -168,41 +168,6 @@ struct gw_runs {
 int gw_runs_init(struct gw_runs *t, struct gw_ev *ev, struct gw_audit *audit,
 		 const struct wd_gwconf *conf, const struct gw_limits *lim, struct wd_err *err);
 
-/* descriptors kept for the listeners, the DNS front, the audit log, NFLOG, c-ares and a
- * control request's passing descriptors */
-#define GW_FD_BASE 32
-/* descriptors one relayed (or DNS-over-TCP) connection may hold: 2 sockets, 2 pipes */
-#define GW_FD_PER_CONN 6
-/* descriptors one control connection may hold: its socket and a namespace passed with a
- * register (until it is handed to the parent) */
-#define GW_FD_PER_CTL 2
-
-/**
- * struct gw_fd_share - what each kind of connection may hold of the worker's descriptors
- * @conns:	relayed and DNS-over-TCP connections at once
- * @ctl:	control connections at once
- * @ctl_per_uid: control connections one uid may hold
- */
-struct gw_fd_share {
-	unsigned conns;
-	unsigned ctl;
-	unsigned ctl_per_uid;
-};
-
-/**
- * gw_fd_share() - share a descriptor limit out between the relays and the control socket (pure)
- * @nofile:	RLIMIT_NOFILE's soft limit; RLIM_INFINITY (or 0: unknown) bounds nothing
- * @lim:	the configured bounds (conns_total, ctl_total, ctl_per_uid)
- * @out:	the share
- *
- * GW_FD_BASE descriptors stay for the worker itself. Control connections may take at most a
- * quarter of the rest (GW_FD_PER_CTL each), and one uid at most half of what control has; the
- * relays get what the control connections can never take (GW_FD_PER_CONN each). So no number
- * of control connections, of one user or of all, can take a descriptor a relay needs, and one
- * user cannot take every control connection. Each share is at least 1 (2 for control).
- */
-void gw_fd_share(uint64_t nofile, const struct gw_limits *lim, struct gw_fd_share *out);
-
 /** gw_runs_free() - unregister every run (its end is written) and free the table. */
 void gw_runs_free(struct gw_runs *t);
 
@@ -241,6 +206,39 @@ int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, 
 		    size_t why_size);
 
 /**
+ * gw_run_policy_changed() - @r's policy was replaced (a `replace` that succeeded): the hook
+ * (@t->on_policy) re-decides what @r has open
+ */
+void gw_run_policy_changed(struct gw_runs *t, struct gw_run *r);
+
+/** gw_run_unregister() - remove @r from the table; it is freed with its last reference. */
+void gw_run_unregister(struct gw_runs *t, struct gw_run *r);
+
+/** gw_run_put() - drop one reference to @r (NULL is fine). */
+void gw_run_put(struct gw_runs *t, struct gw_run *r);
+
+/** gw_runs_audit_summaries() - write every run's pending audit summaries, then no run's. */
+void gw_runs_audit_summaries(struct gw_runs *t);
+
+/** gw_runs_conn_open() - count a new connection of @r (it holds a reference from now on). */
+void gw_runs_conn_open(struct gw_runs *t, struct gw_run *r);
+
+/** gw_runs_conn_close() - the connection of @r is gone (its reference is dropped). */
+void gw_runs_conn_close(struct gw_runs *t, struct gw_run *r);
+
+/**
+ * gw_ssrf_env() - what the SSRF guard (gw_upstream_class()) needs besides the
+ * special ranges: the gateway's pools and the host's own addresses (read at
+ * most every 2 s)
+ */
+void gw_ssrf_env(struct gw_runs *t, struct gw_ssrf_env *env);
+
+/* ------------------------------------------------------------ runpolicy.c */
+
+/** gw_run_user_name() - @uid's user name into @out ("" when it has none, or the lookup fails). */
+void gw_run_user_name(uid_t uid, char *out, size_t size);
+
+/**
  * gw_run_set_policy() - compile @req's policy and make it @r's (the old one is freed)
  *
  * Under a ceiling (@r->ceiling) the policy installed is the effective one, so a
@@ -253,12 +251,6 @@ int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, 
 int gw_run_set_policy(struct gw_run *r, const struct gw_ctl_req *req, char *why, size_t why_size);
 
 /**
- * gw_run_policy_changed() - @r's policy was replaced (a `replace` that succeeded): the hook
- * (@t->on_policy) re-decides what @r has open
- */
-void gw_run_policy_changed(struct gw_runs *t, struct gw_run *r);
-
-/**
  * gw_run_policy_bound() - replace @p by the effective policy the ceiling of @t's
  * config gives @uid's runs (unchanged without a ceiling), before any run exists:
  * what a daemon-mode register plumbs (its cgroup's limits) must be bounded too
@@ -268,14 +260,42 @@ void gw_run_policy_changed(struct gw_runs *t, struct gw_run *r);
 int gw_run_policy_bound(const struct gw_runs *t, uid_t uid, struct wd_policy **p, char *why,
 			size_t why_size);
 
-/** gw_run_unregister() - remove @r from the table; it is freed with its last reference. */
-void gw_run_unregister(struct gw_runs *t, struct gw_run *r);
+/* ------------------------------------------------------------ runlimit.c */
 
-/** gw_run_put() - drop one reference to @r (NULL is fine). */
-void gw_run_put(struct gw_runs *t, struct gw_run *r);
+/* descriptors kept for the listeners, the DNS front, the audit log, NFLOG, c-ares and a
+ * control request's passing descriptors */
+#define GW_FD_BASE 32
+/* descriptors one relayed (or DNS-over-TCP) connection may hold: 2 sockets, 2 pipes */
+#define GW_FD_PER_CONN 6
+/* descriptors one control connection may hold: its socket and a namespace passed with a
+ * register (until it is handed to the parent) */
+#define GW_FD_PER_CTL 2
 
-/** gw_runs_audit_summaries() - write every run's pending audit summaries, then no run's. */
-void gw_runs_audit_summaries(struct gw_runs *t);
+/**
+ * struct gw_fd_share - what each kind of connection may hold of the worker's descriptors
+ * @conns:	relayed and DNS-over-TCP connections at once
+ * @ctl:	control connections at once
+ * @ctl_per_uid: control connections one uid may hold
+ */
+struct gw_fd_share {
+	unsigned conns;
+	unsigned ctl;
+	unsigned ctl_per_uid;
+};
+
+/**
+ * gw_fd_share() - share a descriptor limit out between the relays and the control socket (pure)
+ * @nofile:	RLIMIT_NOFILE's soft limit; RLIM_INFINITY (or 0: unknown) bounds nothing
+ * @lim:	the configured bounds (conns_total, ctl_total, ctl_per_uid)
+ * @out:	the share
+ *
+ * GW_FD_BASE descriptors stay for the worker itself. Control connections may take at most a
+ * quarter of the rest (GW_FD_PER_CTL each), and one uid at most half of what control has; the
+ * relays get what the control connections can never take (GW_FD_PER_CONN each). So no number
+ * of control connections, of one user or of all, can take a descriptor a relay needs, and one
+ * user cannot take every control connection. Each share is at least 1 (2 for control).
+ */
+void gw_fd_share(uint64_t nofile, const struct gw_limits *lim, struct gw_fd_share *out);
 
 /* what a new connection of a run meets (gw_runs_conn_limit()) */
 enum gw_conn_limit {
@@ -292,24 +312,24 @@ bool gw_runs_room(const struct gw_runs *t);
 enum gw_conn_limit gw_runs_conn_limit(const struct gw_runs *t, const struct gw_run *r);
 
 /**
+ * gw_runs_conn_refusal() - why one more connection of @r is refused, if it is: the one switch
+ * over gw_runs_conn_limit() that the TCP path and DNS over TCP share
+ * @t:		the run table
+ * @r:		the run
+ * @via:	appended to the reason ("" for TCP, " (DNS over TCP)")
+ * @buf:	room for the reason
+ * @size:	its size
+ * Return: NULL (no limit is reached), or @buf holding the audit reason.
+ */
+const char *gw_runs_conn_refusal(const struct gw_runs *t, const struct gw_run *r, const char *via,
+				 char *buf, size_t size);
+
+/**
  * gw_runs_dns_take() - may @r ask the resolvers one more query now? Takes a token of its uid's
  * DNS bucket (the ceiling's dns_queries_per_s; no cap: always). A refusal is counted in the
  * run's, the user's and the worker's dns_limited.
  * Return: true (ask), false (refuse: the cap is reached).
  */
 bool gw_runs_dns_take(struct gw_runs *t, struct gw_run *r);
-
-/** gw_runs_conn_open() - count a new connection of @r (it holds a reference from now on). */
-void gw_runs_conn_open(struct gw_runs *t, struct gw_run *r);
-
-/** gw_runs_conn_close() - the connection of @r is gone (its reference is dropped). */
-void gw_runs_conn_close(struct gw_runs *t, struct gw_run *r);
-
-/**
- * gw_ssrf_env() - what the SSRF guard (gw_upstream_class()) needs besides the
- * special ranges: the gateway's pools and the host's own addresses (read at
- * most every 2 s)
- */
-void gw_ssrf_env(struct gw_runs *t, struct gw_ssrf_env *env);
 
 #endif /* WARDEN_GATEWAY_RUN_H */

@@ -66,6 +66,8 @@ static void accept_one(struct gw_tcp *t, struct gw_listener *l, int fd,
 	uint16_t lport = 0, oport = 0;
 	struct gw_run *run;
 	struct gw_conn *c;
+	char whybuf[400];
+	const char *why;
 
 	t->ev->stats.accepted++;
 	if (getsockname(fd, (struct sockaddr *)&lss, &ll) < 0 ||
@@ -88,27 +90,10 @@ static void accept_one(struct gw_tcp *t, struct gw_listener *l, int fd,
 		orig = local;
 		oport = lport;
 	}
-	switch (gw_runs_conn_limit(t->runs, run)) {
-	case GW_LIMIT_GATEWAY:
-		refuse(t, fd, run, &orig, &peer, oport, "gateway connection limit reached");
-		return;
-	case GW_LIMIT_RUN:
-		refuse(t, fd, run, &orig, &peer, oport, "run connection limit reached");
-		return;
-	case GW_LIMIT_USER: {
-		char why[400];
-
-		snprintf(why, sizeof(why),
-			 "user connection limit reached: uid %u has %u connections, the host's "
-			 "ceiling %s allows %llu",
-			 (unsigned)run->uid, run->user->conns,
-			 run->policy->caps_from[POLICY_CAP_CONNECTIONS],
-			 (unsigned long long)run->policy->caps[POLICY_CAP_CONNECTIONS]);
+	why = gw_runs_conn_refusal(t->runs, run, "", whybuf, sizeof(whybuf));
+	if (why) {
 		refuse(t, fd, run, &orig, &peer, oport, why);
 		return;
-	}
-	case GW_LIMIT_NONE:
-		break;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -150,27 +135,14 @@ static void accept_one(struct gw_tcp *t, struct gw_listener *l, int fd,
 void gw_tcp_accept(struct gw_tcp *t, struct gw_listener *l)
 {
 	for (int i = 0; i < 64; i++) {
-		if (!gw_runs_room(t->runs)) {
-			/* out of descriptor room: leave the rest in the backlog */
-			t->ev->stats.emfile++;
-			gw_pause_listener(l);
-			return;
-		}
 		struct sockaddr_storage peer;
 		socklen_t pl = sizeof(peer);
-		int fd =
-		    accept4(l->fd, (struct sockaddr *)&peer, &pl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = gw_listener_accept(l, gw_runs_room(t->runs), &peer, &pl);
 
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-			    errno == ENOMEM) {
-				t->ev->stats.emfile++;
-				gw_pause_listener(l);
-			}
-			if (errno == ECONNABORTED || errno == EINTR)
-				continue;
+		if (fd == -EINTR)
+			continue;
+		if (fd < 0)
 			return;
-		}
 		accept_one(t, l, fd, &peer);
 	}
 }

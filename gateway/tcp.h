@@ -1,8 +1,9 @@
 /* tcp.h - the gateway's TCP path (internal header): the component's state
  * (struct gw_tcp: its listeners, connections and the relay's pools) and one
  * connection (struct gw_conn). Its files, from the top: tcp.c (listeners,
- * accept), conn.c (the state machine), relayconn.c (one connection's relay,
- * audit events, denials, end), relay.c (the mechanism), decide.c (the verdicts). */
+ * accept), conn.c (the state machine), relayconn.c (one connection's relay),
+ * relayhttp.c (an HTTP connection's requests, each checked), connend.c (audit events,
+ * throttling, denials, end), relay.c (the mechanism), decide.c (the verdicts). */
 #ifndef WARDEN_GATEWAY_TCP_H
 #define WARDEN_GATEWAY_TCP_H
 
@@ -159,7 +160,7 @@ void gw_conn_event(struct gw_conn *c, bool up, unsigned events);
 /** gw_conn_timeout() - @c's deadline passed (peek, resolve, connect, idle or drain). */
 void gw_conn_timeout(struct gw_conn *c);
 
-/* relayconn.c */
+/* connend.c */
 /**
  * gw_str_set() - *@dst = a heap copy of @src (at most 255 bytes; NULL or "" -> NULL)
  * Return: 0, or -ENOMEM (*@dst unchanged).
@@ -175,12 +176,14 @@ void gw_conn_audit(struct gw_conn *c, const char *action, bool allowed, const ch
  * @reason and a denial id and a drain of the client, else a reset
  */
 void gw_conn_deny(struct gw_conn *c, const char *reason);
+/**
+ * gw_conn_late_deny() - deny a request after the first on an allowed HTTP connection: audited
+ * now, the client no longer read, the upstream given end-of-stream; the 403 follows once it
+ * answered what it has (gw_conn_late_deny_say()), within a bound
+ */
+void gw_conn_late_deny(struct gw_conn *c, const char *reason);
 /** gw_conn_late_deny_say() - the 403 of a later request's denial, once the upstream finished. */
 void gw_conn_late_deny_say(struct gw_conn *c);
-/** gw_conn_flush_peeked() - once connected and checked, write the peeked bytes upstream. */
-void gw_conn_flush_peeked(struct gw_conn *c);
-/** gw_conn_relay() - move what @c's sockets have, both ways (closes @c at its end). */
-void gw_conn_relay(struct gw_conn *c);
 /**
  * gw_conn_account() - bring the run's buffered bytes up to date with what @c
  * holds (@gone: it closes and holds nothing from now on)
@@ -195,6 +198,26 @@ void gw_conn_close(struct gw_conn *c, const char *end);
 void gw_conn_reset(struct gw_conn *c, const char *end);
 /** gw_conn_reap() - free the connections closed during this loop round. */
 void gw_conn_reap(struct gw_tcp *t);
+
+/* relayhttp.c */
+/**
+ * gw_conn_pump_http() - move @c's client->upstream half request by request (@lean: the run
+ * holds too much, read only what goes on at once)
+ * Return: 1 when a round's budget ran out with more to move, 0, or a negative errno.
+ */
+int gw_conn_pump_http(struct gw_conn *c, bool lean);
+/**
+ * gw_conn_answer_peek() - @c holds its stream for the answer to an Upgrade or CONNECT: look at
+ * the status line (a tunnel from now on, or framed as before)
+ * Return: false while the status line is incomplete (wait for more).
+ */
+bool gw_conn_answer_peek(struct gw_conn *c);
+
+/* relayconn.c */
+/** gw_conn_flush_peeked() - once connected and checked, write the peeked bytes upstream. */
+void gw_conn_flush_peeked(struct gw_conn *c);
+/** gw_conn_relay() - move what @c's sockets have, both ways (closes @c at its end). */
+void gw_conn_relay(struct gw_conn *c);
 
 /* revoke.c */
 /**

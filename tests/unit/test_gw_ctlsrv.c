@@ -1,4 +1,5 @@
-/* test_gw_ctlsrv.c - unit tests for the control socket's server (gateway/ctlsrv.c)
+/* test_gw_ctlsrv.c - unit tests for the control socket's server (gateway/ctlsrv.c,
+ * ctlconn.c, ctlops.c, ctlnetns.c)
  * without root: the server runs on a Unix socket in a temporary folder, composed the
  * way gw.c composes it (the loop, the audit front, the run table, a DNS front and an
  * NFLOG reader without sockets, no parent channel), and this test is both its loop

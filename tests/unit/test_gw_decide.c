@@ -1,4 +1,5 @@
-/* test_gw_decide.c - unit tests for the gateway's decisions (gateway/decide.c): the
+/* test_gw_decide.c - unit tests for the gateway's decisions (gateway/decide.c,
+ * sniff.c, dnsdecide.c): the
  * whole policy matrix without sockets or root. The client's first bytes (real curl,
  * openssl and Chromium captures, crafted hellos and heads), a connection bound to a
  * synthetic address or not, SNI and Host fronting, cidr rules, the proxy port's

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -528,6 +529,68 @@ static void test_worker_channel_fatal(void **state)
 	}
 }
 
+/* receive one message of @sock into @fd[@max] through gw_priv_take_fds() */
+static int take(int sock, int *fd, size_t max)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} cbuf;
+	char byte;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf.b,
+			    .msg_controllen = sizeof(cbuf.b)};
+
+	assert_int_equal(recvmsg(sock, &mh, MSG_CMSG_CLOEXEC), 1);
+	return gw_priv_take_fds(&mh, fd, max);
+}
+
+/* is @fd an open descriptor? */
+static bool open_fd(int fd)
+{
+	return fd >= 0 && fcntl(fd, F_GETFD) >= 0;
+}
+
+static void test_take_fds(void **state)
+{
+	int sp[2], a = open("/dev/null", O_RDONLY | O_CLOEXEC), b = dup(a), fd[2] = {-1, -1};
+	int kept;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	/* two into two slots: in order */
+	assert_int_equal(wd_send_fds(sp[0], "x", 1, (int[]){a, b}, 2, 0), 1);
+	assert_int_equal(take(sp[1], fd, 2), 2);
+	assert_true(open_fd(fd[0]) && open_fd(fd[1]));
+	close(fd[0]);
+	close(fd[1]);
+	/* two into one slot: refused, both closed, the slot free again */
+	fd[0] = -1;
+	assert_int_equal(wd_send_fds(sp[0], "x", 1, (int[]){a, b}, 2, 0), 1);
+	assert_int_equal(take(sp[1], fd, 1), -EBADMSG);
+	assert_int_equal(fd[0], -1);
+	/* a slot held from an earlier message is not free: that one is kept, the new one closed */
+	assert_int_equal(wd_send_fds(sp[0], "x", 1, &a, 1, 0), 1);
+	assert_int_equal(take(sp[1], fd, 1), 1);
+	kept = fd[0];
+	assert_int_equal(wd_send_fds(sp[0], "x", 1, &b, 1, 0), 1);
+	assert_int_equal(take(sp[1], fd, 1), -EBADMSG);
+	assert_int_equal(fd[0], kept);
+	assert_true(open_fd(kept));
+	close(kept);
+	/* none: zero, the slots untouched */
+	fd[0] = fd[1] = -1;
+	assert_int_equal(send(sp[0], "x", 1, 0), 1);
+	assert_int_equal(take(sp[1], fd, 2), 0);
+	assert_int_equal(fd[0], -1);
+	close(a);
+	close(b);
+	close(sp[0]);
+	close(sp[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -542,6 +605,7 @@ int main(void)
 	    cmocka_unit_test(test_worker_channel_fatal),
 	    cmocka_unit_test(test_peer),
 	    cmocka_unit_test(test_join_msgs),
+	    cmocka_unit_test(test_take_fds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

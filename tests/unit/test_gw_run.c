@@ -257,9 +257,14 @@ static void test_limits(void **state)
 	gw_runs_conn_open(&tb->t, ra);
 	gw_runs_conn_open(&tb->t, ra);
 	assert_int_equal(gw_runs_conn_limit(&tb->t, ra), GW_LIMIT_RUN);
+	assert_string_equal(gw_runs_conn_refusal(&tb->t, ra, " (DNS over TCP)", why, sizeof(why)),
+			    "run connection limit reached (DNS over TCP)");
 	assert_int_equal(gw_runs_conn_limit(&tb->t, rb), GW_LIMIT_NONE); /* the control */
+	assert_null(gw_runs_conn_refusal(&tb->t, rb, "", why, sizeof(why)));
 	gw_runs_conn_open(&tb->t, rb);
 	assert_int_equal(gw_runs_conn_limit(&tb->t, rb), GW_LIMIT_GATEWAY);
+	assert_string_equal(gw_runs_conn_refusal(&tb->t, rb, "", why, sizeof(why)),
+			    "gateway connection limit reached");
 	assert_true(gw_runs_room(&tb->t));
 	tb->t.fd_conns = 3;
 	assert_false(gw_runs_room(&tb->t));
@@ -372,6 +377,9 @@ static void test_ceiling(void **state)
 	gw_runs_conn_open(&tb->t, ra);
 	gw_runs_conn_open(&tb->t, gw_run_find_id(&tb->t, "b"));
 	assert_int_equal(gw_runs_conn_limit(&tb->t, ra), GW_LIMIT_USER);
+	assert_string_equal(gw_runs_conn_refusal(&tb->t, ra, "", why, sizeof(why)),
+			    "user connection limit reached: uid 70001 has 2 connections, the "
+			    "host's ceiling /etc/warden/gateway.yaml:4 allows 2");
 	assert_int_equal(gw_runs_conn_limit(&tb->t, rd), GW_LIMIT_NONE);
 	gw_runs_conn_close(&tb->t, ra);
 	assert_int_equal(gw_runs_conn_limit(&tb->t, ra), GW_LIMIT_NONE);
