@@ -8,7 +8,7 @@
 
 #include "audit/audit.h"
 #include "gateway/ev.h"
-#include "gateway/mcp.h"
+#include "gateway/toolcalls.h"
 
 #include <stdint.h>
 
@@ -39,8 +39,8 @@ struct gw_audit_acct {
 	struct gw_bucket deny_bucket;
 	uint64_t audit_bytes;
 	struct gw_flood *flood;
-	struct gw_mcp *mcp; /* its MCP tool calls in flight (owned by the run); NULL: none */
-	bool learn;	    /* the run is in learn mode: its net and dns events say so */
+	struct gw_toolcalls *mcp; /* its MCP tool calls in flight (owned by the run); NULL: none */
+	bool learn;		  /* the run is in learn mode: its net and dns events say so */
 	void (*stream)(void *ctx, const char *line, size_t len);
 	void *stream_ctx;
 };

@@ -2,7 +2,7 @@
  * checked against a const table of the keys each operation takes. Pure
  * (allocates only what the request owns). The server side is in ctlsrv.c. */
 #include "gateway/ctl.h"
-#include "gateway/mcp.h"
+#include "gateway/toolcalls.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -119,7 +119,7 @@ int gw_ctl_parse(const char *buf, size_t len, struct gw_ctl_req *req, char *why,
 			goto out;
 		}
 		if (bit == K_CALLS) {
-			if (gw_mcp_calls_check(v, why, why_size))
+			if (gw_toolcalls_calls_check(v, why, why_size))
 				goto out;
 		} else if (bit == K_LEARN) {
 			if (!json_is_boolean(v)) {

@@ -44,7 +44,7 @@ enum gw_ctl_op {
  * @netns:	register: the run's network namespace is the descriptor sent with the
  *		request ("netns": "fd"); the gateway plumbs it and assigns @ifname and the
  *		addresses (then absent from the request)
- * @calls:	mcp: the calls in flight (a JSON array, gw_mcp_calls_check()); a reference
+ * @calls:	mcp: the calls in flight (a JSON array, gw_toolcalls_calls_check()); a reference
  *		owned by the request
  * @stream:	register with netns: "stream": "events" -- the run's audit events are sent
  *		on this connection as event lines (docs/gateway.md, "Control protocol")

@@ -329,11 +329,11 @@ static void op_mcp(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 
 	if (!r)
 		return;
-	if (gw_mcp_set(&r->mcp, req->calls)) {
+	if (gw_toolcalls_set(&r->mcp, req->calls)) {
 		gw_ctlconn_put_error(c, -ENOMEM, "out of memory");
 		return;
 	}
-	den = gw_mcp_denials_json(&r->mcp);
+	den = gw_toolcalls_denials_json(&r->mcp);
 	gw_ctlconn_put_json(c, den ? json_pack("{s:b, s:o}", "ok", 1, "denials", den) : NULL);
 }
 

@@ -236,7 +236,7 @@ int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, 
 
 static void run_free(struct gw_runs *t, struct gw_run *r)
 {
-	gw_mcp_free(&r->mcp);
+	gw_toolcalls_free(&r->mcp);
 	gw_learn_free(&r->learned);
 	user_put(t, r->user);
 	policy_free(r->policy);

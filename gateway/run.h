@@ -95,7 +95,7 @@ struct gw_run {
 	struct gw_droplog drops[GW_DROP_N];
 	uint64_t buffered;
 	unsigned dnsconns;
-	struct gw_mcp mcp; /* its MCP tool calls in flight, denials per tool (acct.mcp) */
+	struct gw_toolcalls mcp; /* its MCP tool calls in flight, denials per tool (acct.mcp) */
 	bool learn;
 	struct gw_learn learned;
 };

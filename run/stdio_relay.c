@@ -6,7 +6,7 @@
  * ends of the pipes (non-blocking, CLOEXEC), and puts the program's ends at 0 and 1, which the
  * sandbox's child inherits; run.c points 0 and 1 at /dev/null once the program runs. The
  * wait loop (run_wait.c) polls the four descriptors. Each direction reads into its buffer,
- * hands the new bytes to the tracker (mcp_track.c) and writes them on, unchanged and in order.
+ * hands the new bytes to the tracker (toolcalls.c) and writes them on, unchanged and in order.
  * The tracker consumes up to the newline of a line that changed the calls in flight; the
  * relay then tells the run's gateway (`{"op": "mcp", "id", "calls"}` on its control socket,
  * answered before the relay goes on) and only then writes that newline: a server that acts on
@@ -48,7 +48,7 @@ void run_stdio_plan(struct run *r)
 
 	for (int d = 0; d < 2; d++)
 		io->dir[d].in = io->dir[d].out = -1;
-	mcp_track_init(&io->track);
+	run_toolcalls_init(&io->track);
 	if (env && !strcmp(env, "0"))
 		snprintf(io->why, sizeof(io->why), "WARDEN_STDIO_RELAY=0");
 	else if (fcntl(STDIN_FILENO, F_GETFD) < 0 || fcntl(STDOUT_FILENO, F_GETFD) < 0)
@@ -149,7 +149,7 @@ static void say_off(struct run *r)
 /* tell the gateway which calls are in flight; @ret_ans: its answer (NULL: not wanted) */
 static int tell_gateway(struct run *r, json_t **ret_ans)
 {
-	json_t *calls = mcp_track_calls_json(&r->io.track), *req;
+	json_t *calls = run_toolcalls_calls_json(&r->io.track), *req;
 	uint64_t t0 = wd_mono_ns();
 	char why[300];
 	int ret;
@@ -170,7 +170,7 @@ static int tell_gateway(struct run *r, json_t **ret_ans)
 
 		snprintf(off, sizeof(off), "the gateway did not take the calls in flight (%s)",
 			 why);
-		mcp_track_stop(&r->io.track, off);
+		run_toolcalls_stop(&r->io.track, off);
 	}
 	return ret;
 }
@@ -182,7 +182,7 @@ static void track(struct run *r, enum mcp_dir d, size_t from)
 	bool changed;
 
 	while (from < x->len && !r->io.track.off) {
-		from += mcp_track_feed(&r->io.track, d, x->buf + from, x->len - from, &changed);
+		from += run_toolcalls_feed(&r->io.track, d, x->buf + from, x->len - from, &changed);
 		/* a call started or ended, or attribution went off (the gateway forgets them) */
 		if (changed)
 			tell_gateway(r, NULL);
@@ -330,10 +330,10 @@ void run_stdio_finish(struct run *r)
 	/* the calls still in flight end with the program; the answer has the gateway's
 	 * denials per tool during calls */
 	if (!io->track.off) {
-		mcp_track_free(&io->track);
+		run_toolcalls_free(&io->track);
 		tell_gateway(r, &ans);
 	}
-	ex = mcp_track_exit_json(&io->track, ans ? json_object_get(ans, "denials") : NULL);
+	ex = run_toolcalls_exit_json(&io->track, ans ? json_object_get(ans, "denials") : NULL);
 	json_decref(ans);
 	free(io->exit_mcp);
 	io->exit_mcp = ex ? json_dumps(ex, JSON_COMPACT) : NULL;
@@ -354,7 +354,7 @@ void run_stdio_free(struct run *r)
 		free(io->dir[d].buf);
 		io->dir[d].buf = NULL;
 	}
-	mcp_track_free(&io->track);
+	run_toolcalls_free(&io->track);
 	free(io->exit_mcp);
 	io->exit_mcp = NULL;
 }

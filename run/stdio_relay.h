@@ -1,12 +1,12 @@
 /* run_stdio.h - `warden run`'s stdio relay (run_stdio.c; internal to `warden run`): when
  * neither stdin nor stdout is a terminal (an MCP client's pipes), the program gets pipes and
- * the launcher relays both directions byte for byte, while the MCP tracker (mcp_track.h) reads
+ * the launcher relays both directions byte for byte, while the MCP tracker (toolcalls.h) reads
  * along and the run's gateway is told which tool calls are in flight (the `mcp` op). A
  * terminal keeps the direct inheritance of stdin/stdout (no relay, no attribution). */
 #ifndef WARDEN_LAUNCHER_RUN_STDIO_H
 #define WARDEN_LAUNCHER_RUN_STDIO_H
 
-#include "run/mcp_track.h"
+#include "run/toolcalls.h"
 
 #include <poll.h>
 #include <stdbool.h>
@@ -55,7 +55,7 @@ struct run_stdio {
 	char why[128];
 	bool on;
 	struct run_stdio_dir dir[2];
-	struct mcp_track track;
+	struct run_toolcalls track;
 	bool told_off;
 	char *exit_mcp;
 	uint64_t updates, update_ns;

@@ -1,12 +1,12 @@
 /* test_launcher_mcp.c - unit tests for the MCP tool-call tracker of `warden run`'s stdio relay
- * (launcher/mcp_track.c): tools/call in flight until its response (result or error) or the
+ * (launcher/toolcalls.c): tools/call in flight until its response (result or error) or the
  * client's notifications/cancelled; ids compared as JSON (7 and "7" apart); batches; lines in
  * pieces and many lines in one piece (the feed stops after a line that changed the calls);
  * requests and responses that change nothing; the server's own requests; blank lines; what
  * turns attribution off (not JSON, not an object or batch, a line over the cap, too many calls
  * in flight) without an error; the arguments' hash independent of key order; run.exit's
  * counts per tool. */
-#include "run/mcp_track.h"
+#include "run/toolcalls.h"
 
 #include <jansson.h>
 #include <setjmp.h>
@@ -20,14 +20,14 @@
 #include <cmocka.h>
 
 /* feed all of @s in direction @d; return how many times the calls changed */
-static int feed(struct mcp_track *t, enum mcp_dir d, const char *s)
+static int feed(struct run_toolcalls *t, enum mcp_dir d, const char *s)
 {
 	size_t len = strlen(s), used = 0;
 	int changes = 0;
 	bool ch;
 
 	while (used < len) {
-		size_t n = mcp_track_feed(t, d, s + used, len - used, &ch);
+		size_t n = run_toolcalls_feed(t, d, s + used, len - used, &ch);
 
 		assert_true(n >= 1 && n <= len - used);
 		used += n;
@@ -38,11 +38,11 @@ static int feed(struct mcp_track *t, enum mcp_dir d, const char *s)
 
 static void test_call_and_response(void **state)
 {
-	struct mcp_track t;
+	struct run_toolcalls t;
 	json_t *calls;
 
 	(void)state;
-	mcp_track_init(&t);
+	run_toolcalls_init(&t);
 	assert_int_equal(feed(&t, MCP_C2S,
 			      "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
 			      "\"params\":{}}\n"),
@@ -56,7 +56,7 @@ static void test_call_and_response(void **state)
 	assert_int_equal(t.ncalls, 1);
 	assert_string_equal(t.calls[0].tool, "fetch_url");
 	assert_string_equal(t.calls[0].key, "7");
-	calls = mcp_track_calls_json(&t);
+	calls = run_toolcalls_calls_json(&t);
 	assert_int_equal(json_array_size(calls), 1);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(calls, 0), "call_id")),
 			 7);
@@ -82,15 +82,15 @@ static void test_call_and_response(void **state)
 	assert_int_equal(t.ncalls, 0);
 	assert_false(t.off);
 	assert_int_equal(t.total, 1);
-	mcp_track_free(&t);
+	run_toolcalls_free(&t);
 }
 
 static void test_cancel_batch_and_ids(void **state)
 {
-	struct mcp_track t;
+	struct run_toolcalls t;
 
 	(void)state;
-	mcp_track_init(&t);
+	run_toolcalls_init(&t);
 	/* a batch of two calls is one line: one change */
 	assert_int_equal(feed(&t, MCP_C2S,
 			      "[{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/call\","
@@ -122,7 +122,7 @@ static void test_cancel_batch_and_ids(void **state)
 	assert_int_equal(t.ncalls, 1);
 	assert_string_equal(t.calls[0].tool, "q");
 	assert_false(t.off);
-	mcp_track_free(&t);
+	run_toolcalls_free(&t);
 }
 
 /* a line in pieces changes the calls at its newline; two lines in one piece are consumed one
@@ -132,26 +132,27 @@ static void test_pieces(void **state)
 	static const char two[] =
 	    "{\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\"}}\n"
 	    "{\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"b\"}}\n";
-	struct mcp_track t;
+	struct run_toolcalls t;
 	size_t half = 20, n;
 	bool ch;
 
 	(void)state;
-	mcp_track_init(&t);
-	n = mcp_track_feed(&t, MCP_C2S, two, half, &ch);
+	run_toolcalls_init(&t);
+	n = run_toolcalls_feed(&t, MCP_C2S, two, half, &ch);
 	assert_int_equal(n, half);
 	assert_false(ch);
-	n = mcp_track_feed(&t, MCP_C2S, two + half, sizeof(two) - 1 - half, &ch);
+	n = run_toolcalls_feed(&t, MCP_C2S, two + half, sizeof(two) - 1 - half, &ch);
 	assert_true(ch);
 	assert_int_equal(half + n, strchr(two, '\n') - two + 1);
 	assert_int_equal(t.ncalls, 1);
-	n = mcp_track_feed(&t, MCP_C2S, strchr(two, '\n') + 1, strlen(strchr(two, '\n') + 1), &ch);
+	n = run_toolcalls_feed(&t, MCP_C2S, strchr(two, '\n') + 1, strlen(strchr(two, '\n') + 1),
+			       &ch);
 	assert_true(ch);
 	assert_int_equal(n, strlen(strchr(two, '\n') + 1));
 	assert_int_equal(t.ncalls, 2);
 	/* byte by byte */
 	for (const char *p = "{\"id\":1,\"result\":{}}\n"; *p; p++) {
-		mcp_track_feed(&t, MCP_S2C, p, 1, &ch);
+		run_toolcalls_feed(&t, MCP_S2C, p, 1, &ch);
 		assert_int_equal(ch, *p == '\n');
 	}
 	assert_int_equal(t.ncalls, 1);
@@ -159,19 +160,19 @@ static void test_pieces(void **state)
 	assert_int_equal(feed(&t, MCP_S2C, "\n \r\n{\"id\":2,\"result\":{}}\r\n"), 1);
 	assert_int_equal(t.ncalls, 0);
 	assert_false(t.off);
-	mcp_track_free(&t);
+	run_toolcalls_free(&t);
 }
 
 static void test_off(void **state)
 {
-	struct mcp_track t;
+	struct run_toolcalls t;
 	char *big;
 	size_t n;
 	bool ch;
 
 	(void)state;
 	/* not JSON: off, the calls in flight end (a change), the reason kept */
-	mcp_track_init(&t);
+	run_toolcalls_init(&t);
 	feed(&t, MCP_C2S, "{\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\"}}\n");
 	assert_int_equal(feed(&t, MCP_S2C, "hello\n"), 1);
 	assert_true(t.off);
@@ -179,31 +180,31 @@ static void test_off(void **state)
 	assert_non_null(strstr(t.why, "line 1 from the server is not JSON"));
 	/* once off, bytes are consumed whole and nothing changes */
 	assert_int_equal(
-	    mcp_track_feed(&t, MCP_C2S, "{\"id\":2,\"method\":\"tools/call\"}\n", 33, &ch), 33);
+	    run_toolcalls_feed(&t, MCP_C2S, "{\"id\":2,\"method\":\"tools/call\"}\n", 33, &ch), 33);
 	assert_false(ch);
 	assert_int_equal(t.ncalls, 0);
-	mcp_track_free(&t);
+	run_toolcalls_free(&t);
 	/* JSON that is no message */
-	mcp_track_init(&t);
+	run_toolcalls_init(&t);
 	assert_int_equal(feed(&t, MCP_C2S, "42\n"), 0);
 	assert_true(t.off);
 	assert_non_null(strstr(t.why, "neither an object nor a batch"));
-	mcp_track_free(&t);
+	run_toolcalls_free(&t);
 	/* a line over the cap, fed in pieces */
-	mcp_track_init(&t);
+	run_toolcalls_init(&t);
 	big = malloc(1 << 20);
 	assert_non_null(big);
 	memset(big, ' ', 1 << 20);
 	for (n = 0; !t.off && n < 8; n++)
-		mcp_track_feed(&t, MCP_C2S, big, 1 << 20, &ch);
+		run_toolcalls_feed(&t, MCP_C2S, big, 1 << 20, &ch);
 	assert_true(t.off);
 	assert_int_equal(n, 5);
 	assert_non_null(strstr(t.why, "longer than 4 MiB"));
 	free(big);
-	mcp_track_free(&t);
+	run_toolcalls_free(&t);
 	/* too many calls in flight */
-	mcp_track_init(&t);
-	for (int i = 0; i <= MCP_TRACK_CALLS; i++) {
+	run_toolcalls_init(&t);
+	for (int i = 0; i <= RUN_TOOLCALLS_CALLS; i++) {
 		char line[128];
 
 		snprintf(line, sizeof(line),
@@ -213,16 +214,16 @@ static void test_off(void **state)
 	assert_true(t.off);
 	assert_int_equal(t.ncalls, 0);
 	assert_non_null(strstr(t.why, "more than 64"));
-	mcp_track_free(&t);
+	run_toolcalls_free(&t);
 }
 
 static void test_hash_and_exit(void **state)
 {
-	struct mcp_track t;
+	struct run_toolcalls t;
 	json_t *ex, *den;
 
 	(void)state;
-	mcp_track_init(&t);
+	run_toolcalls_init(&t);
 	feed(&t, MCP_C2S,
 	     "{\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\","
 	     "\"arguments\":{\"x\":1,\"y\":[2,3]}}}\n");
@@ -238,7 +239,7 @@ static void test_hash_and_exit(void **state)
 	assert_string_equal(t.calls[0].args_sha256, t.calls[1].args_sha256);
 	assert_string_not_equal(t.calls[0].args_sha256, t.calls[2].args_sha256);
 	den = json_pack("{s:i}", "a", 2);
-	ex = mcp_track_exit_json(&t, den);
+	ex = run_toolcalls_exit_json(&t, den);
 	assert_int_equal(json_integer_value(json_object_get(ex, "calls_total")), 4);
 	assert_int_equal(json_integer_value(json_object_get(
 			     json_object_get(json_object_get(ex, "tools"), "a"), "calls")),
@@ -252,11 +253,11 @@ static void test_hash_and_exit(void **state)
 	assert_null(json_object_get(ex, "attribution"));
 	json_decref(ex);
 	json_decref(den);
-	mcp_track_stop(&t, "because");
-	ex = mcp_track_exit_json(&t, NULL);
+	run_toolcalls_stop(&t, "because");
+	ex = run_toolcalls_exit_json(&t, NULL);
 	assert_string_equal(json_string_value(json_object_get(ex, "attribution")), "off: because");
 	json_decref(ex);
-	mcp_track_free(&t);
+	run_toolcalls_free(&t);
 }
 
 int main(void)

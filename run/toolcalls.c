@@ -1,5 +1,5 @@
-/* mcp_track.c - which MCP tool calls are in flight, from the newline-delimited JSON-RPC that
- * `warden run`'s stdio relay (run_stdio.c) passes through (mcp_track.h). Pure: no I/O.
+/* toolcalls.c - which MCP tool calls are in flight, from the newline-delimited JSON-RPC that
+ * `warden run`'s stdio relay (run_stdio.c) passes through (toolcalls.h). Pure: no I/O.
  *
  * Theory of operation. Each direction has its own line buffer. A line is complete at its '\n';
  * it is parsed with jansson (a blank line is skipped). A JSON object is one message, a JSON
@@ -9,7 +9,7 @@
  * compared as compact JSON text, so 7 and "7" stay apart, as JSON-RPC says. Anything else is
  * relayed without a look. What is not JSON-RPC turns attribution off for the run: its calls
  * end, and the reason is kept for the one event the relay writes. */
-#include "run/mcp_track.h"
+#include "run/toolcalls.h"
 #include "run/run.h"
 
 #include <jansson.h>
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void mcp_track_init(struct mcp_track *t)
+void run_toolcalls_init(struct run_toolcalls *t)
 {
 	memset(t, 0, sizeof(*t));
 	for (int d = 0; d < 2; d++)
@@ -31,7 +31,7 @@ static void call_free(struct mcp_call *c)
 	memset(c, 0, sizeof(*c));
 }
 
-void mcp_track_free(struct mcp_track *t)
+void run_toolcalls_free(struct run_toolcalls *t)
 {
 	for (unsigned i = 0; i < t->ncalls; i++)
 		call_free(&t->calls[i]);
@@ -40,7 +40,7 @@ void mcp_track_free(struct mcp_track *t)
 		wd_buf_free(&t->line[d]);
 }
 
-void mcp_track_stop(struct mcp_track *t, const char *why)
+void run_toolcalls_stop(struct run_toolcalls *t, const char *why)
 {
 	if (!t->off)
 		snprintf(t->why, sizeof(t->why), "%s", why);
@@ -66,7 +66,7 @@ static void copy_cut(char *out, const char *s, size_t max)
 	out[n] = '\0';
 }
 
-static int find(const struct mcp_track *t, const char *key)
+static int find(const struct run_toolcalls *t, const char *key)
 {
 	for (unsigned i = 0; i < t->ncalls; i++)
 		if (!strcmp(t->calls[i].key, key))
@@ -74,7 +74,7 @@ static int find(const struct mcp_track *t, const char *key)
 	return -1;
 }
 
-static bool end_call(struct mcp_track *t, const json_t *id)
+static bool end_call(struct run_toolcalls *t, const json_t *id)
 {
 	char *key = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
 	int i = key ? find(t, key) : -1;
@@ -90,7 +90,7 @@ static bool end_call(struct mcp_track *t, const json_t *id)
 	return true;
 }
 
-static void count_tool(struct mcp_track *t, const char *name)
+static void count_tool(struct run_toolcalls *t, const char *name)
 {
 	unsigned i;
 
@@ -99,19 +99,19 @@ static void count_tool(struct mcp_track *t, const char *name)
 		if (!strcmp(t->tools[i].name, name))
 			break;
 	if (i == t->ntools) {
-		if (t->ntools == MCP_TRACK_TOOLS - 1 && strcmp(name, MCP_TRACK_OTHER))
-			name = MCP_TRACK_OTHER; /* the last slot counts all the others */
+		if (t->ntools == RUN_TOOLCALLS_TOOLS - 1 && strcmp(name, RUN_TOOLCALLS_OTHER))
+			name = RUN_TOOLCALLS_OTHER; /* the last slot counts all the others */
 		for (i = 0; i < t->ntools; i++)
 			if (!strcmp(t->tools[i].name, name))
 				break;
 		if (i == t->ntools)
-			copy_cut(t->tools[t->ntools++].name, name, MCP_TRACK_NAME_MAX);
+			copy_cut(t->tools[t->ntools++].name, name, RUN_TOOLCALLS_NAME_MAX);
 	}
 	t->tools[i].calls++;
 }
 
 /* a tools/call with @id: in flight until its response */
-static bool start_call(struct mcp_track *t, const json_t *id, const json_t *params)
+static bool start_call(struct run_toolcalls *t, const json_t *id, const json_t *params)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *args = json_object_get(params, "arguments");
@@ -123,24 +123,24 @@ static bool start_call(struct mcp_track *t, const json_t *id, const json_t *para
 		return false;
 	if (find(t, key) >= 0)
 		end_call(t, id); /* an id used again: the newer request is the one in flight */
-	if (t->ncalls == MCP_TRACK_CALLS) {
+	if (t->ncalls == RUN_TOOLCALLS_CALLS) {
 		free(key);
-		mcp_track_stop(t, "more than 64 MCP tool calls in flight at once");
+		run_toolcalls_stop(t, "more than 64 MCP tool calls in flight at once");
 		return true;
 	}
 	canon =
 	    json_dumps(args ? args : json_null(), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 	c = &t->calls[t->ncalls];
 	c->key = key;
-	c->id_json = malloc(MCP_TRACK_NAME_MAX + 1);
+	c->id_json = malloc(RUN_TOOLCALLS_NAME_MAX + 1);
 	if (!canon || !c->id_json) {
 		free(canon);
 		call_free(c);
-		mcp_track_stop(t, "out of memory");
+		run_toolcalls_stop(t, "out of memory");
 		return true;
 	}
-	copy_cut(c->id_json, key, MCP_TRACK_NAME_MAX);
-	copy_cut(c->tool, name ? name : "", MCP_TRACK_NAME_MAX);
+	copy_cut(c->id_json, key, RUN_TOOLCALLS_NAME_MAX);
+	copy_cut(c->tool, name ? name : "", RUN_TOOLCALLS_NAME_MAX);
 	run_sha256_hex(canon, strlen(canon), hex);
 	memcpy(c->args_sha256, hex + 7, 65);
 	free(canon);
@@ -150,7 +150,7 @@ static bool start_call(struct mcp_track *t, const json_t *id, const json_t *para
 }
 
 /* one message; true when the calls in flight changed */
-static bool message(struct mcp_track *t, enum mcp_dir d, const json_t *m)
+static bool message(struct run_toolcalls *t, enum mcp_dir d, const json_t *m)
 {
 	const char *method = json_string_value(json_object_get(m, "method"));
 	json_t *id = json_object_get(m, "id");
@@ -179,7 +179,7 @@ static bool blank(const char *s, size_t n)
 }
 
 /* a complete line; true when the calls in flight changed */
-static bool line_done(struct mcp_track *t, enum mcp_dir d, const char *s, size_t n)
+static bool line_done(struct run_toolcalls *t, enum mcp_dir d, const char *s, size_t n)
 {
 	const char *who = d == MCP_C2S ? "the client" : "the server";
 	char why[256];
@@ -197,7 +197,7 @@ static bool line_done(struct mcp_track *t, enum mcp_dir d, const char *s, size_t
 			 j ? "a JSON-RPC message (neither an object nor a batch)" : "JSON");
 		json_decref(j);
 		changed = t->ncalls > 0;
-		mcp_track_stop(t, why);
+		run_toolcalls_stop(t, why);
 		return changed;
 	}
 	if (json_is_object(j))
@@ -212,8 +212,8 @@ static bool line_done(struct mcp_track *t, enum mcp_dir d, const char *s, size_t
 	return changed;
 }
 
-size_t mcp_track_feed(struct mcp_track *t, enum mcp_dir d, const char *buf, size_t len,
-		      bool *changed)
+size_t run_toolcalls_feed(struct run_toolcalls *t, enum mcp_dir d, const char *buf, size_t len,
+			  bool *changed)
 {
 	struct wd_buf *lb = &t->line[d];
 	const char *nl;
@@ -223,19 +223,19 @@ size_t mcp_track_feed(struct mcp_track *t, enum mcp_dir d, const char *buf, size
 	while (used < len && !t->off) {
 		nl = memchr(buf + used, '\n', len - used);
 		take = nl ? (size_t)(nl - (buf + used)) : len - used;
-		if (lb->len + take > MCP_TRACK_LINE_MAX) {
+		if (lb->len + take > RUN_TOOLCALLS_LINE_MAX) {
 			char why[128];
 
 			snprintf(why, sizeof(why), "a line from %s is longer than %u MiB",
 				 d == MCP_C2S ? "the client" : "the server",
-				 MCP_TRACK_LINE_MAX >> 20);
+				 RUN_TOOLCALLS_LINE_MAX >> 20);
 			*changed = t->ncalls > 0;
-			mcp_track_stop(t, why);
+			run_toolcalls_stop(t, why);
 			return nl ? used + take + 1 : len;
 		}
 		if (wd_buf_append(lb, buf + used, take)) {
 			*changed = t->ncalls > 0;
-			mcp_track_stop(t, "out of memory");
+			run_toolcalls_stop(t, "out of memory");
 			return len;
 		}
 		used += take;
@@ -251,7 +251,7 @@ size_t mcp_track_feed(struct mcp_track *t, enum mcp_dir d, const char *buf, size
 	return len;
 }
 
-json_t *mcp_track_calls_json(const struct mcp_track *t)
+json_t *run_toolcalls_calls_json(const struct run_toolcalls *t)
 {
 	json_t *a = json_array();
 
@@ -259,7 +259,7 @@ json_t *mcp_track_calls_json(const struct mcp_track *t)
 		const struct mcp_call *c = &t->calls[i];
 		json_t *id = json_loads(c->key, JSON_DECODE_ANY, NULL);
 
-		if (!id || strlen(c->key) > MCP_TRACK_NAME_MAX) {
+		if (!id || strlen(c->key) > RUN_TOOLCALLS_NAME_MAX) {
 			json_decref(id);
 			id = json_string(c->id_json);
 		}
@@ -273,7 +273,7 @@ json_t *mcp_track_calls_json(const struct mcp_track *t)
 	return a;
 }
 
-json_t *mcp_track_exit_json(const struct mcp_track *t, const json_t *denials)
+json_t *run_toolcalls_exit_json(const struct run_toolcalls *t, const json_t *denials)
 {
 	json_t *tools = json_object(), *j;
 

@@ -1,11 +1,13 @@
-/* mcp.c - a run's MCP tool calls in flight and its denials per tool (mcp.h). Pure.
+/* toolcalls.c - a run's MCP tool calls in flight and its denials per tool (toolcalls.h), as
+ * the launcher's stdio tracker reports them (run/toolcalls.c; the `warden mcp` server is mcp/).
+ * Pure.
  *
  * The launcher's relay sends the whole set of calls in flight at every change (a call
  * started, ended, cancelled; attribution off: none), so the gateway keeps no history: the set
  * replaces the last one, and its JSON text is built once here and attached as it is to every
  * network and DNS event of the run (auditrl.c) until the next change. A denial while calls are
  * in flight counts once for each distinct tool among them: it happened during each. */
-#include "gateway/mcp.h"
+#include "gateway/toolcalls.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -23,13 +25,14 @@ static bool hex64(const char *s)
 	return n == 64;
 }
 
-int gw_mcp_calls_check(const json_t *calls, char *why, size_t size)
+int gw_toolcalls_calls_check(const json_t *calls, char *why, size_t size)
 {
 	const json_t *c, *v;
 	size_t i;
 
-	if (!json_is_array(calls) || json_array_size(calls) > GW_MCP_CALLS) {
-		snprintf(why, size, "`calls` must be an array of at most %d calls", GW_MCP_CALLS);
+	if (!json_is_array(calls) || json_array_size(calls) > GW_TOOLCALLS_CALLS) {
+		snprintf(why, size, "`calls` must be an array of at most %d calls",
+			 GW_TOOLCALLS_CALLS);
 		return -EINVAL;
 	}
 	json_array_foreach(calls, i, c)
@@ -39,10 +42,10 @@ int gw_mcp_calls_check(const json_t *calls, char *why, size_t size)
 
 		v = json_object_get(c, "call_id");
 		if (!json_is_object(c) || json_object_size(c) != 3 || !tool ||
-		    json_string_length(json_object_get(c, "tool")) > GW_MCP_NAME_MAX || !sha ||
-		    !hex64(sha) ||
+		    json_string_length(json_object_get(c, "tool")) > GW_TOOLCALLS_NAME_MAX ||
+		    !sha || !hex64(sha) ||
 		    !(json_is_integer(v) ||
-		      (json_is_string(v) && json_string_length(v) <= GW_MCP_NAME_MAX))) {
+		      (json_is_string(v) && json_string_length(v) <= GW_TOOLCALLS_NAME_MAX))) {
 			snprintf(why, size,
 				 "calls[%zu] must be {\"tool\": NAME, \"call_id\": ID, "
 				 "\"args_sha256\": HEX}",
@@ -53,20 +56,21 @@ int gw_mcp_calls_check(const json_t *calls, char *why, size_t size)
 	return 0;
 }
 
-static unsigned tool_slot(struct gw_mcp *m, const char *name)
+static unsigned tool_slot(struct gw_toolcalls *m, const char *name)
 {
 	unsigned i;
 
 	for (i = 0; i < m->ntools; i++)
 		if (!strcmp(m->tool[i].name, name))
 			return i;
-	if (m->ntools == GW_MCP_TOOLS)
-		return GW_MCP_TOOLS - 1; /* the last one counts for the tools past the table */
+	if (m->ntools == GW_TOOLCALLS_TOOLS)
+		return GW_TOOLCALLS_TOOLS -
+		       1; /* the last one counts for the tools past the table */
 	snprintf(m->tool[m->ntools].name, sizeof(m->tool[0].name), "%s", name);
 	return m->ntools++;
 }
 
-int gw_mcp_set(struct gw_mcp *m, const json_t *calls)
+int gw_toolcalls_set(struct gw_toolcalls *m, const json_t *calls)
 {
 	size_t n = json_array_size(calls), i;
 	const json_t *c, *last;
@@ -100,7 +104,7 @@ int gw_mcp_set(struct gw_mcp *m, const json_t *calls)
 	return 0;
 }
 
-void gw_mcp_denial(struct gw_mcp *m)
+void gw_toolcalls_denial(struct gw_toolcalls *m)
 {
 	if (!m->json)
 		return;
@@ -108,7 +112,7 @@ void gw_mcp_denial(struct gw_mcp *m)
 		m->tool[m->inflight[k]].denials++;
 }
 
-json_t *gw_mcp_denials_json(const struct gw_mcp *m)
+json_t *gw_toolcalls_denials_json(const struct gw_toolcalls *m)
 {
 	json_t *j = json_object();
 
@@ -118,7 +122,7 @@ json_t *gw_mcp_denials_json(const struct gw_mcp *m)
 	return j;
 }
 
-void gw_mcp_free(struct gw_mcp *m)
+void gw_toolcalls_free(struct gw_toolcalls *m)
 {
 	free(m->json);
 	memset(m, 0, sizeof(*m));

@@ -1,7 +1,7 @@
-/* fuzz_mcp_track.c - libFuzzer harness: arbitrary bytes through the stdio MCP tracker of
- * `warden run` (run/mcp_track.c) in both directions, in chunks the input chooses, as the relay
+/* fuzz_toolcalls.c - libFuzzer harness: arbitrary bytes through the stdio MCP tracker of
+ * `warden run` (run/toolcalls.c) in both directions, in chunks the input chooses, as the relay
  * feeds it (again from where a feed stopped); the reports are made on the way and at the end. */
-#include "run/mcp_track.h"
+#include "run/toolcalls.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -11,11 +11,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct mcp_track t;
+	struct run_toolcalls t;
 	json_t *j, *denials = json_pack("{s:i}", "read_file", 2);
 	size_t i = 0;
 
-	mcp_track_init(&t);
+	run_toolcalls_init(&t);
 	/* each chunk: one byte (bit 0 the direction, the rest its length / 2 + 1), its bytes */
 	while (i < size) {
 		enum mcp_dir d = data[i] & 1 ? MCP_S2C : MCP_C2S;
@@ -26,25 +26,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			n = size - i;
 		while (n) {
 			bool changed = false;
-			size_t used = mcp_track_feed(&t, d, (const char *)data + i, n, &changed);
+			size_t used =
+			    run_toolcalls_feed(&t, d, (const char *)data + i, n, &changed);
 
 			if (!used || used > n)
 				abort(); /* the contract: 1..len */
 			if (changed) {
-				j = mcp_track_calls_json(&t);
+				j = run_toolcalls_calls_json(&t);
 				json_decref(j);
 			}
 			i += used;
 			n -= used;
 		}
 	}
-	j = mcp_track_exit_json(&t, denials);
+	j = run_toolcalls_exit_json(&t, denials);
 	json_decref(j);
 	if (size && data[0] == 'S')
-		mcp_track_stop(&t, "fuzz");
-	j = mcp_track_calls_json(&t);
+		run_toolcalls_stop(&t, "fuzz");
+	j = run_toolcalls_calls_json(&t);
 	json_decref(j);
 	json_decref(denials);
-	mcp_track_free(&t);
+	run_toolcalls_free(&t);
 	return 0;
 }

@@ -1,13 +1,13 @@
-/* mcp_track.h - the MCP tool-call tracker of `warden run`'s stdio relay (mcp_track.c, pure):
+/* toolcalls.h - the MCP tool-call tracker of `warden run`'s stdio relay (toolcalls.c, pure):
  * the bytes relayed in each direction are cut into lines, each line parsed as newline-delimited
  * JSON-RPC (jansson), and the client's `tools/call` requests are kept "in flight" until the
  * server's response with the same id (result or error) passes the other way, or the client's
  * `notifications/cancelled` names it. Anything that is not JSON-RPC (a line that is not JSON, a
- * line over MCP_TRACK_LINE_MAX, more than MCP_TRACK_CALLS calls in flight) turns attribution
- * off for the rest of the run, with the reason, and is never an error: the relay relays on.
- * The tracker only reads the bytes; it never changes them. */
-#ifndef WARDEN_LAUNCHER_MCP_TRACK_H
-#define WARDEN_LAUNCHER_MCP_TRACK_H
+ * line over RUN_TOOLCALLS_LINE_MAX, more than RUN_TOOLCALLS_CALLS calls in flight) turns
+ * attribution off for the rest of the run, with the reason, and is never an error: the relay relays
+ * on. The tracker only reads the bytes; it never changes them. */
+#ifndef WARDEN_RUN_TOOLCALLS_H
+#define WARDEN_RUN_TOOLCALLS_H
 
 #include "common/common.h"
 
@@ -16,14 +16,14 @@
 #include <stdint.h>
 
 /* Longest line the tracker parses (relaying goes on past it, attribution goes off). */
-#define MCP_TRACK_LINE_MAX (4u << 20)
+#define RUN_TOOLCALLS_LINE_MAX (4u << 20)
 /* Most calls in flight at once (more: attribution off). */
-#define MCP_TRACK_CALLS 64
-/* Most tools counted by name for run.exit (more: counted under MCP_TRACK_OTHER). */
-#define MCP_TRACK_TOOLS 64
+#define RUN_TOOLCALLS_CALLS 64
+/* Most tools counted by name for run.exit (more: counted under RUN_TOOLCALLS_OTHER). */
+#define RUN_TOOLCALLS_TOOLS 64
 /* Longest tool name and call id reported (longer ones are cut at a UTF-8 boundary). */
-#define MCP_TRACK_NAME_MAX 200
-#define MCP_TRACK_OTHER "(other tools)"
+#define RUN_TOOLCALLS_NAME_MAX 200
+#define RUN_TOOLCALLS_OTHER "(other tools)"
 
 /* Which way the bytes go. */
 enum mcp_dir {
@@ -34,15 +34,15 @@ enum mcp_dir {
 /**
  * struct mcp_call - one tools/call in flight
  * @key:	its id as compact JSON text (7 and "7" are different ids), for matching
- * @id_json:	the id as reported: the JSON text of the id, cut to MCP_TRACK_NAME_MAX
- * @tool:	params.name ("" when absent), cut to MCP_TRACK_NAME_MAX bytes
+ * @id_json:	the id as reported: the JSON text of the id, cut to RUN_TOOLCALLS_NAME_MAX
+ * @tool:	params.name ("" when absent), cut to RUN_TOOLCALLS_NAME_MAX bytes
  * @args_sha256: hex SHA-256 of params.arguments dumped compact with sorted keys ("null"
  *		when absent)
  */
 struct mcp_call {
 	char *key;
 	char *id_json;
-	char tool[MCP_TRACK_NAME_MAX + 1];
+	char tool[RUN_TOOLCALLS_NAME_MAX + 1];
 	char args_sha256[65];
 };
 
@@ -52,12 +52,12 @@ struct mcp_call {
  * @calls:	tools/call requests for it
  */
 struct mcp_tool_count {
-	char name[MCP_TRACK_NAME_MAX + 1];
+	char name[RUN_TOOLCALLS_NAME_MAX + 1];
 	uint64_t calls;
 };
 
 /**
- * struct mcp_track - the tracker's state (zero it, or mcp_track_init())
+ * struct run_toolcalls - the tracker's state (zero it, or run_toolcalls_init())
  * @off:	attribution is off for the rest of the run (@why says why)
  * @why:	the reason, for the one event that says so
  * @line:	the line being read in each direction (enum mcp_dir)
@@ -68,26 +68,26 @@ struct mcp_tool_count {
  * @ntools:	see @tools
  * @total:	tools/call requests seen
  */
-struct mcp_track {
+struct run_toolcalls {
 	bool off;
 	char why[256];
 	struct wd_buf line[2];
 	uint64_t lineno[2];
-	struct mcp_call calls[MCP_TRACK_CALLS];
+	struct mcp_call calls[RUN_TOOLCALLS_CALLS];
 	unsigned ncalls;
-	struct mcp_tool_count tools[MCP_TRACK_TOOLS];
+	struct mcp_tool_count tools[RUN_TOOLCALLS_TOOLS];
 	unsigned ntools;
 	uint64_t total;
 };
 
-/** mcp_track_init() - an empty tracker, attribution on. */
-void mcp_track_init(struct mcp_track *t);
+/** run_toolcalls_init() - an empty tracker, attribution on. */
+void run_toolcalls_init(struct run_toolcalls *t);
 
-/** mcp_track_free() - release what @t holds (the calls in flight, the line buffers). */
-void mcp_track_free(struct mcp_track *t);
+/** run_toolcalls_free() - release what @t holds (the calls in flight, the line buffers). */
+void run_toolcalls_free(struct run_toolcalls *t);
 
 /**
- * mcp_track_feed() - bytes relayed in direction @d
+ * run_toolcalls_feed() - bytes relayed in direction @d
  * @t:		the tracker
  * @d:		which way
  * @buf:	the bytes
@@ -101,32 +101,32 @@ void mcp_track_free(struct mcp_track *t);
  *
  * Return: how many bytes of @buf were consumed (1..@len).
  */
-size_t mcp_track_feed(struct mcp_track *t, enum mcp_dir d, const char *buf, size_t len,
-		      bool *changed);
+size_t run_toolcalls_feed(struct run_toolcalls *t, enum mcp_dir d, const char *buf, size_t len,
+			  bool *changed);
 
 /**
- * mcp_track_stop() - turn attribution off (the relay could not tell the gateway, ...): every
+ * run_toolcalls_stop() - turn attribution off (the relay could not tell the gateway, ...): every
  * call ends; a tracker already off keeps its first reason
  * @t:		the tracker
  * @why:	the reason
  */
-void mcp_track_stop(struct mcp_track *t, const char *why);
+void run_toolcalls_stop(struct run_toolcalls *t, const char *why);
 
 struct json_t;
 
 /**
- * mcp_track_calls_json() - the calls in flight as the gateway's `mcp` op takes them: an array
+ * run_toolcalls_calls_json() - the calls in flight as the gateway's `mcp` op takes them: an array
  * of {"tool", "call_id", "args_sha256"}, oldest first (call_id is the id's JSON value)
  * Return: a new reference, or NULL (out of memory).
  */
-struct json_t *mcp_track_calls_json(const struct mcp_track *t);
+struct json_t *run_toolcalls_calls_json(const struct run_toolcalls *t);
 
 /**
- * mcp_track_exit_json() - run.exit's `mcp`: {"calls_total": N, "tools": {NAME: {"calls": N,
+ * run_toolcalls_exit_json() - run.exit's `mcp`: {"calls_total": N, "tools": {NAME: {"calls": N,
  * "denials": N}}} with the denials the gateway counted per tool (@denials: an object NAME ->
  * integer, or NULL: none known), and "attribution": "off: WHY" when it went off
  * Return: a new reference, or NULL (out of memory).
  */
-struct json_t *mcp_track_exit_json(const struct mcp_track *t, const struct json_t *denials);
+struct json_t *run_toolcalls_exit_json(const struct run_toolcalls *t, const struct json_t *denials);
 
-#endif /* WARDEN_LAUNCHER_MCP_TRACK_H */
+#endif /* WARDEN_RUN_TOOLCALLS_H */

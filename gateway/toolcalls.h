@@ -1,0 +1,72 @@
+/* toolcalls.h - a run's MCP tool calls in flight, as its launcher's stdio relay tells them with the
+ * control op `mcp` (internal header; toolcalls.c, pure): the annotation every network and DNS event
+ * of the run carries while they are in flight (`mcp`, docs/audit.md), and the denials counted
+ * per tool during calls (the op's answer, for run.exit). */
+#ifndef WARDEN_GATEWAY_MCP_H
+#define WARDEN_GATEWAY_MCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Most calls a request may name; most tools counted by name per run. */
+#define GW_TOOLCALLS_CALLS 64
+#define GW_TOOLCALLS_TOOLS 64
+/* Longest tool name and call id (as text) a request may carry. */
+#define GW_TOOLCALLS_NAME_MAX 200
+
+struct json_t;
+
+/**
+ * struct gw_toolcalls - one run's calls in flight and its denials per tool
+ * @json:	the events' `mcp` object as compact JSON text ({"tool", "call_id" of the newest
+ *		call, "in_flight", "calls": [{"tool", "call_id", "args_sha256"}, ...] oldest
+ *		first}); NULL when no call is in flight
+ * @inflight:	the distinct tools in flight (indexes into @tool), @ninflight of them
+ * @ninflight:	see @inflight
+ * @tool:	tools seen in flight with their denials, @ntools of them
+ * @ntools:	see @tool
+ */
+struct gw_toolcalls {
+	char *json;
+	unsigned inflight[GW_TOOLCALLS_CALLS];
+	unsigned ninflight;
+	struct {
+		char name[GW_TOOLCALLS_NAME_MAX + 1];
+		uint64_t denials;
+	} tool[GW_TOOLCALLS_TOOLS];
+	unsigned ntools;
+};
+
+/**
+ * gw_toolcalls_calls_check() - whether @calls is what the `mcp` op takes (pure): an array of at
+ * most GW_TOOLCALLS_CALLS objects with exactly "tool" (a string of at most GW_TOOLCALLS_NAME_MAX
+ * bytes), "call_id" (a string of at most GW_TOOLCALLS_NAME_MAX bytes, or an integer) and
+ * "args_sha256" (64 lowercase hex digits)
+ * @calls:	the value
+ * @why:	on error, the reason
+ * @size:	its size
+ *
+ * Return: 0, or -EINVAL.
+ */
+int gw_toolcalls_calls_check(const struct json_t *calls, char *why, size_t size);
+
+/**
+ * gw_toolcalls_set() - the calls in flight are now @calls (checked by gw_toolcalls_calls_check())
+ * Return: 0, or -ENOMEM (then no call is in flight).
+ */
+int gw_toolcalls_set(struct gw_toolcalls *m, const struct json_t *calls);
+
+/** gw_toolcalls_denial() - a denial of the run: one more for each distinct tool in flight. */
+void gw_toolcalls_denial(struct gw_toolcalls *m);
+
+/**
+ * gw_toolcalls_denials_json() - the denials per tool during calls: {NAME: N, ...}
+ * Return: a new reference, or NULL (out of memory).
+ */
+struct json_t *gw_toolcalls_denials_json(const struct gw_toolcalls *m);
+
+/** gw_toolcalls_free() - release what @m holds. */
+void gw_toolcalls_free(struct gw_toolcalls *m);
+
+#endif /* WARDEN_GATEWAY_MCP_H */
