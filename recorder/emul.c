@@ -6,7 +6,7 @@
  *   check     the call's flags and numbers as the kernel checks them before it looks at a
  *             path; anything the kernel would refuse, or that we would do differently
  *             (RENAME_WHITEOUT, linkat AT_EMPTY_PATH, a negative length), is not handled
- *   read      each path once (rf_read_string()) into our buffer: the caller's other threads
+ *   read      each path once (recorder_read_string()) into our buffer: the caller's other threads
  *             may change its memory from now on, it no longer matters
  *   resolve   a relative path against the caller's current folder or its dirfd (checked to
  *             be the very folder that name reaches inside the sandbox), folded lexically;
@@ -144,7 +144,7 @@ struct epath {
 
 /* ------------------------------------------------------------ reading the caller */
 
-int rf_read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
+int recorder_read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
 {
 	const uint64_t page = 4096;
 	size_t got = 0;
@@ -269,7 +269,8 @@ static void dir_of(const char *abs, char *out, size_t size)
  * in the path, the caller's own walk (the path unfolded) must reach the same file, or fail
  * alike. Return: 0 and *@ret_fd, a negative errno for the caller, or SKIP.
  */
-static int open_path(const struct rf_emul_ctx *c, const struct epath *ep, bool parent, int *ret_fd)
+static int open_path(const struct recorder_emul_ctx *c, const struct epath *ep, bool parent,
+		     int *ret_fd)
 {
 	char dir[PATH_MAX], unf[PATH_MAX * 2 + 2];
 	int oflags = parent || ep->must_dir ? O_DIRECTORY : 0;
@@ -336,7 +337,7 @@ skip:
  * inside the sandbox (a folder deleted, renamed away from its name or mounted over would be
  * another one). Return: 0, -EBADF, -ENAMETOOLONG.
  */
-static int read_base(const struct rf_emul_ctx *c, int dirfd, char *base)
+static int read_base(const struct recorder_emul_ctx *c, int dirfd, char *base)
 {
 	static const char deleted[] = " (deleted)";
 	struct stat want, got;
@@ -378,7 +379,7 @@ static int read_base(const struct rf_emul_ctx *c, int dirfd, char *base)
 	return 0;
 }
 
-static int resolve(const struct rf_emul_ctx *c, int dirfd, const char *path, char *base,
+static int resolve(const struct recorder_emul_ctx *c, int dirfd, const char *path, char *base,
 		   char out[PATH_MAX])
 {
 	int ret;
@@ -391,11 +392,12 @@ static int resolve(const struct rf_emul_ctx *c, int dirfd, const char *path, cha
 		if (ret)
 			return ret;
 	}
-	ret = run_files_join(base[0] ? base : "/", path, out, PATH_MAX);
+	ret = recorder_join(base[0] ? base : "/", path, out, PATH_MAX);
 	return ret == -EINVAL ? -EBADF : ret;
 }
 
-int rf_resolve(const struct rf_emul_ctx *c, int dirfd, const char *path, char out[PATH_MAX])
+int recorder_resolve(const struct recorder_emul_ctx *c, int dirfd, const char *path,
+		     char out[PATH_MAX])
 {
 	char base[PATH_MAX];
 
@@ -406,7 +408,7 @@ int rf_resolve(const struct rf_emul_ctx *c, int dirfd, const char *path, char ou
  * @ep->raw (already read) resolved into @abs and taken apart. Return: 0, -ENOENT for an
  * empty path (the kernel's answer), or SKIP.
  */
-static int prep_str(const struct rf_emul_ctx *c, int dirfd, struct epath *ep, char *abs)
+static int prep_str(const struct recorder_emul_ctx *c, int dirfd, struct epath *ep, char *abs)
 {
 	const char *s, *last = NULL;
 	size_t n, lastlen = 0;
@@ -421,7 +423,7 @@ static int prep_str(const struct rf_emul_ctx *c, int dirfd, struct epath *ep, ch
 		return r;
 	if (r)
 		return SKIP;
-	if (run_files_sandbox_own(abs))
+	if (recorder_sandbox_own(abs))
 		return SKIP;
 	/* the components of the caller's bytes: a ".." anywhere, what is last, a slash after */
 	for (s = ep->raw; *s;) {
@@ -455,9 +457,10 @@ static int prep_str(const struct rf_emul_ctx *c, int dirfd, struct epath *ep, ch
 }
 
 /* Read the path at @addr and prepare it (prep_str()). */
-static int prep(const struct rf_emul_ctx *c, int dirfd, uint64_t addr, struct epath *ep, char *abs)
+static int prep(const struct recorder_emul_ctx *c, int dirfd, uint64_t addr, struct epath *ep,
+		char *abs)
 {
-	int r = rf_read_string(c->pid, addr, ep->raw, sizeof(ep->raw));
+	int r = recorder_read_string(c->pid, addr, ep->raw, sizeof(ep->raw));
 
 	ep->abs = abs;
 	abs[0] = '\0';
@@ -476,7 +479,7 @@ static int dirfd_arg(const struct emul_call *k, int which, const uint64_t args[6
 /* ------------------------------------------------------------ the calls */
 
 /* @out answered with @ret; a look (stat, access, readlink) records what it found. */
-static int answer_look(struct rf_emul_out *out, long ret)
+static int answer_look(struct recorder_emul_out *out, long ret)
 {
 	out->ret = ret;
 	out->op = ret >= 0 ? TRACE_STAT : ret == -ENOENT ? TRACE_MISSING : -1;
@@ -484,7 +487,7 @@ static int answer_look(struct rf_emul_out *out, long ret)
 }
 
 /* @out answered with @ret; on success @op recorded for the first path. */
-static int answer(struct rf_emul_out *out, long ret, int op)
+static int answer(struct recorder_emul_out *out, long ret, int op)
 {
 	out->ret = ret;
 	out->op = ret >= 0 ? op : -1;
@@ -493,15 +496,15 @@ static int answer(struct rf_emul_out *out, long ret, int op)
 
 /* Open the target of a look: the whole path (following its last link) or its parent (a call
  * that does not follow, about a name). Return as open_path(). */
-static int open_look(const struct rf_emul_ctx *c, const struct epath *ep, bool nofollow, int *fd,
-		     bool *by_name)
+static int open_look(const struct recorder_emul_ctx *c, const struct epath *ep, bool nofollow,
+		     int *fd, bool *by_name)
 {
 	*by_name = nofollow && ep->name && !ep->must_dir;
 	return open_path(c, ep, *by_name, fd);
 }
 
-static int do_stat(const struct rf_emul_ctx *c, const struct emul_call *k, const uint64_t args[6],
-		   struct rf_emul_out *out)
+static int do_stat(const struct recorder_emul_ctx *c, const struct emul_call *k,
+		   const uint64_t args[6], struct recorder_emul_out *out)
 {
 	unsigned flags = (k->flags >= 0 ? (unsigned)args[k->flags] : 0) | k->fixed;
 	struct epath ep;
@@ -534,8 +537,8 @@ static int do_stat(const struct rf_emul_ctx *c, const struct emul_call *k, const
 	return answer_look(out, r);
 }
 
-static int do_statx(const struct rf_emul_ctx *c, const struct emul_call *k, const uint64_t args[6],
-		    struct rf_emul_out *out)
+static int do_statx(const struct recorder_emul_ctx *c, const struct emul_call *k,
+		    const uint64_t args[6], struct recorder_emul_out *out)
 {
 	unsigned flags = (unsigned)args[k->flags], mask = (unsigned)args[k->arg2];
 	struct statx stx;
@@ -577,8 +580,8 @@ static int do_statx(const struct rf_emul_ctx *c, const struct emul_call *k, cons
 	return answer_look(out, r);
 }
 
-static int do_access(const struct rf_emul_ctx *c, const struct emul_call *k, const uint64_t args[6],
-		     struct rf_emul_out *out)
+static int do_access(const struct recorder_emul_ctx *c, const struct emul_call *k,
+		     const uint64_t args[6], struct recorder_emul_out *out)
 {
 	unsigned flags = k->flags >= 0 ? (unsigned)args[k->flags] : 0;
 	unsigned mode = (unsigned)args[k->arg];
@@ -615,8 +618,8 @@ static int do_access(const struct rf_emul_ctx *c, const struct emul_call *k, con
 	return answer_look(out, r);
 }
 
-static int do_readlink(const struct rf_emul_ctx *c, const struct emul_call *k,
-		       const uint64_t args[6], struct rf_emul_out *out)
+static int do_readlink(const struct recorder_emul_ctx *c, const struct emul_call *k,
+		       const uint64_t args[6], struct recorder_emul_out *out)
 {
 	int size = (int)args[k->arg2];
 	char target[PATH_MAX];
@@ -649,8 +652,8 @@ static int do_readlink(const struct rf_emul_ctx *c, const struct emul_call *k,
 	return answer_look(out, n);
 }
 
-static int do_mkdir(const struct rf_emul_ctx *c, const struct emul_call *k, const uint64_t args[6],
-		    struct rf_emul_out *out)
+static int do_mkdir(const struct recorder_emul_ctx *c, const struct emul_call *k,
+		    const uint64_t args[6], struct recorder_emul_out *out)
 {
 	struct epath ep;
 	mode_t old;
@@ -671,8 +674,8 @@ static int do_mkdir(const struct rf_emul_ctx *c, const struct emul_call *k, cons
 	return answer(out, r, TRACE_CREATE);
 }
 
-static int do_unlink(const struct rf_emul_ctx *c, const struct emul_call *k, const uint64_t args[6],
-		     struct rf_emul_out *out)
+static int do_unlink(const struct recorder_emul_ctx *c, const struct emul_call *k,
+		     const uint64_t args[6], struct recorder_emul_out *out)
 {
 	unsigned flags = (k->flags >= 0 ? (unsigned)args[k->flags] : 0) | k->fixed;
 	struct epath ep;
@@ -694,8 +697,8 @@ static int do_unlink(const struct rf_emul_ctx *c, const struct emul_call *k, con
 	return answer(out, r, TRACE_REMOVE);
 }
 
-static int do_rename(const struct rf_emul_ctx *c, const struct emul_call *k, const uint64_t args[6],
-		     struct rf_emul_out *out)
+static int do_rename(const struct recorder_emul_ctx *c, const struct emul_call *k,
+		     const uint64_t args[6], struct recorder_emul_out *out)
 {
 	unsigned flags = k->flags >= 0 ? (unsigned)args[k->flags] : 0;
 	struct epath *from = NULL, *to = NULL;
@@ -713,8 +716,8 @@ static int do_rename(const struct rf_emul_ctx *c, const struct emul_call *k, con
 		goto out;
 	}
 	/* both read before either is looked up, as the kernel does */
-	if (rf_read_string(c->pid, args[k->path], from->raw, sizeof(from->raw)) < 0 ||
-	    rf_read_string(c->pid, args[k->path2], to->raw, sizeof(to->raw)) < 0)
+	if (recorder_read_string(c->pid, args[k->path], from->raw, sizeof(from->raw)) < 0 ||
+	    recorder_read_string(c->pid, args[k->path2], to->raw, sizeof(to->raw)) < 0)
 		goto out;
 	r = prep_str(c, dirfd_arg(k, 1, args), from, out->path);
 	if (r == SKIP)
@@ -748,8 +751,8 @@ out:
 	return ret;
 }
 
-static int do_link(const struct rf_emul_ctx *c, const struct emul_call *k, const uint64_t args[6],
-		   struct rf_emul_out *out)
+static int do_link(const struct recorder_emul_ctx *c, const struct emul_call *k,
+		   const uint64_t args[6], struct recorder_emul_out *out)
 {
 	unsigned flags = k->flags >= 0 ? (unsigned)args[k->flags] : 0;
 	struct epath *from = NULL, *to = NULL;
@@ -764,8 +767,8 @@ static int do_link(const struct rf_emul_ctx *c, const struct emul_call *k, const
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (rf_read_string(c->pid, args[k->path], from->raw, sizeof(from->raw)) < 0 ||
-	    rf_read_string(c->pid, args[k->path2], to->raw, sizeof(to->raw)) < 0)
+	if (recorder_read_string(c->pid, args[k->path], from->raw, sizeof(from->raw)) < 0 ||
+	    recorder_read_string(c->pid, args[k->path2], to->raw, sizeof(to->raw)) < 0)
 		goto out;
 	/* the existing file is path2 (looked at), the new name path (created) */
 	r = prep_str(c, dirfd_arg(k, 1, args), from, out->path2);
@@ -818,8 +821,8 @@ out:
 	return ret;
 }
 
-static int do_symlink(const struct rf_emul_ctx *c, const struct emul_call *k,
-		      const uint64_t args[6], struct rf_emul_out *out)
+static int do_symlink(const struct recorder_emul_ctx *c, const struct emul_call *k,
+		      const uint64_t args[6], struct recorder_emul_out *out)
 {
 	char target[PATH_MAX];
 	struct epath ep;
@@ -827,7 +830,7 @@ static int do_symlink(const struct rf_emul_ctx *c, const struct emul_call *k,
 	int r, fd = -1;
 
 	/* the target is the link's content, not a path looked at: not recorded */
-	r = rf_read_string(c->pid, args[k->path2], target, sizeof(target));
+	r = recorder_read_string(c->pid, args[k->path2], target, sizeof(target));
 	if (r < 0)
 		return 0;
 	if (!r)
@@ -847,8 +850,8 @@ static int do_symlink(const struct rf_emul_ctx *c, const struct emul_call *k,
 	return answer(out, r, TRACE_CREATE);
 }
 
-static int do_truncate(const struct rf_emul_ctx *c, const struct emul_call *k,
-		       const uint64_t args[6], struct rf_emul_out *out)
+static int do_truncate(const struct recorder_emul_ctx *c, const struct emul_call *k,
+		       const uint64_t args[6], struct recorder_emul_out *out)
 {
 	int64_t len = (int64_t)args[k->arg];
 	struct rlimit lim;
@@ -874,8 +877,8 @@ static int do_truncate(const struct rf_emul_ctx *c, const struct emul_call *k,
 	return answer(out, r, TRACE_WRITE);
 }
 
-static int do_chmod(const struct rf_emul_ctx *c, const struct emul_call *k, const uint64_t args[6],
-		    struct rf_emul_out *out)
+static int do_chmod(const struct recorder_emul_ctx *c, const struct emul_call *k,
+		    const uint64_t args[6], struct recorder_emul_out *out)
 {
 	struct epath ep;
 	char p[64];
@@ -1049,7 +1052,7 @@ static long connect_here(int sfd, const void *addr, socklen_t len)
 /* A pidfd of the calling thread (its descriptor table: a thread that unshared its own has
  * another), PIDFD_THREAD (Linux 6.9); before that, of its thread group's leader (the
  * declaration in run_files_emul.h). */
-int rf_caller_pidfd(pid_t tid)
+int recorder_caller_pidfd(pid_t tid)
 {
 	char p[48], buf[2048], *s;
 	long tgid;
@@ -1100,7 +1103,7 @@ static long connect_as_caller(pid_t pid, int sfd, const void *addr, socklen_t le
  * own /tmp (a tmpfs of its own that no host service can have a socket in; never the host's
  * /tmp, on another device).
  */
-static bool socket_allowed(const struct rf_emul_ctx *c, int fd)
+static bool socket_allowed(const struct recorder_emul_ctx *c, int fd)
 {
 	struct stat st, nst, host;
 	bool ok = false;
@@ -1130,8 +1133,8 @@ static bool socket_allowed(const struct rf_emul_ctx *c, int fd)
 
 /* A unix socket by path: refused (and recorded so) unless socket_allowed(), else connected
  * here to the file opened in the caller's view. 1 (handled) always. */
-static int connect_path(const struct rf_emul_ctx *c, int sfd, const struct sockaddr_un *sun,
-			size_t len, struct rf_emul_out *out)
+static int connect_path(const struct recorder_emul_ctx *c, int sfd, const struct sockaddr_un *sun,
+			size_t len, struct recorder_emul_out *out)
 {
 	struct sockaddr_un to = {.sun_family = AF_UNIX};
 	size_t plen = len - offsetof(struct sockaddr_un, sun_path);
@@ -1193,8 +1196,8 @@ refuse:
  * inet socket, an abstract or unnamed unix address, which name only the sandbox's own
  * network namespace) is connected as given.
  */
-static int do_connect(const struct rf_emul_ctx *c, const struct emul_call *k,
-		      const uint64_t args[6], struct rf_emul_out *out)
+static int do_connect(const struct recorder_emul_ctx *c, const struct emul_call *k,
+		      const uint64_t args[6], struct recorder_emul_out *out)
 {
 	int sockfd = (int)args[0], pidfd = -1, sfd = -1, domain = 0, ret;
 	long len = (long)(int)args[2];
@@ -1241,7 +1244,8 @@ out:
 	return ret;
 }
 
-int rf_emulate(const struct rf_emul_ctx *c, int nr, const uint64_t args[6], struct rf_emul_out *out)
+int recorder_emulate(const struct recorder_emul_ctx *c, int nr, const uint64_t args[6],
+		     struct recorder_emul_out *out)
 {
 	const struct emul_call *k = NULL;
 

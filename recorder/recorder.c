@@ -3,7 +3,6 @@
  * and counts which host paths the program tried to reach without a grant (run_files.h has the
  * stages); in trace mode it carries the calls out itself and records what it did. */
 #include "recorder/recorder.h"
-#include "run/bwrap.h"
 #include "recorder/emul.h"
 #include "trace/file.h"
 #include "sandbox/sandbox.h"
@@ -42,13 +41,13 @@
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP 1UL
 #endif
 
-/* The signal run_files_stop() interrupts the recorder's blocking receive with. */
-#define RUN_FILES_WAKE SIGUSR2
+/* The signal recorder_stop() interrupts the recorder's blocking receive with. */
+#define RECORDER_WAKE SIGUSR2
 
 /* The recorder's process's exit statuses: it could not become the user (or start), it could
  * not send its results. */
-#define RUN_FILES_EXIT_SETUP 125
-#define RUN_FILES_EXIT_SEND 126
+#define RECORDER_EXIT_SETUP 125
+#define RECORDER_EXIT_SEND 126
 
 /* Folders whose sandbox view is (or is not) the host's, remembered per run. */
 #define DIR_CACHE_MAX 4096
@@ -59,11 +58,11 @@
 /* The hash table's size: a power of two, at least twice the entries it may hold. */
 #define TABLE_SLOTS(max) ((max)*2)
 
-struct run_files {
+struct recorder {
 	enum policy_audit_files mode;
 	size_t max;
 	/* entries in first-seen order; slots index them (+1, 0 = empty) */
-	struct run_files_entry *ent;
+	struct recorder_entry *ent;
 	size_t nent;
 	uint32_t *slot;
 	size_t nslot;
@@ -72,7 +71,7 @@ struct run_files {
 	size_t bytes; /* of the kept paths */
 	uint64_t unreadable;
 	/* the supervision */
-	int listener; /* the launcher's until run_files_start(), then the recorder's alone */
+	int listener; /* the launcher's until recorder_start(), then the recorder's alone */
 	pid_t outer;
 	pid_t reaper;
 	int root_fd; /* the sandbox's root, from the first process of the program */
@@ -85,31 +84,31 @@ struct run_files {
 	/* the policy's masks (a file under /dev/null sits in a folder that is the host's) */
 	char **mask;
 	size_t nmask;
-	/* the recorder's process (run_files_start()) and its results' pipe; lost: what it sent
+	/* the recorder's process (recorder_start()) and its results' pipe; lost: what it sent
 	 * was malformed, or it died before its end */
 	pid_t pid;
 	int res_fd;
 	bool running;
 	bool lost;
-	/* root mode: the identity the recorder's process takes (run_files_set_user()) */
+	/* root mode: the identity the recorder's process takes (recorder_set_user()) */
 	bool as_user;
 	uid_t uid;
 	gid_t gid;
-	gid_t groups[RUN_FILES_MAX_GROUPS];
+	gid_t groups[RECORDER_MAX_GROUPS];
 	int ngroups;
-	/* trace mode: the unix sockets the person named (run_files_allow_sockets()) */
+	/* trace mode: the unix sockets the person named (recorder_allow_sockets()) */
 	char **sockets;
 	size_t nsockets;
 	/* trace mode: pids (and their thread group leaders) that called execve/execveat */
 	pid_t exec_pending[EXEC_PENDING_MAX];
 	size_t nexec;
-	struct rf_emul_out emul_out; /* 8 KiB: not on the stack */
+	struct recorder_emul_out emul_out; /* 8 KiB: not on the stack */
 };
 
-int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
-		  struct run_files **ret)
+int recorder_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
+		 struct recorder **ret)
 {
-	struct run_files *rf;
+	struct recorder *rf;
 
 	if (mode != POLICY_FILES_DENIED && mode != POLICY_FILES_ALL && mode != POLICY_FILES_TRACE)
 		return -EINVAL;
@@ -118,20 +117,20 @@ int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
 		return -ENOMEM;
 	rf->listener = rf->root_fd = rf->res_fd = -1;
 	rf->mode = mode;
-	rf->max = mode == POLICY_FILES_DENIED ? RUN_FILES_MAX_DENIED : RUN_FILES_MAX_ALL;
+	rf->max = mode == POLICY_FILES_DENIED ? RECORDER_MAX_DENIED : RECORDER_MAX_ALL;
 	rf->nslot = TABLE_SLOTS(rf->max);
 	rf->slot = calloc(rf->nslot, sizeof(*rf->slot));
 	rf->dir_path = calloc(DIR_CACHE_MAX * 2, sizeof(*rf->dir_path));
 	rf->dir_same = calloc(DIR_CACHE_MAX * 2, sizeof(*rf->dir_same));
 	rf->mask = calloc(nmask + 1, sizeof(*rf->mask));
 	if (!rf->slot || !rf->dir_path || !rf->dir_same || !rf->mask) {
-		run_files_free(rf);
+		recorder_free(rf);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < nmask; i++) {
 		rf->mask[i] = strdup(mask[i]);
 		if (!rf->mask[i]) {
-			run_files_free(rf);
+			recorder_free(rf);
 			return -ENOMEM;
 		}
 		rf->nmask++;
@@ -140,9 +139,9 @@ int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
 	return 0;
 }
 
-int run_files_set_user(struct run_files *rf, uid_t uid, gid_t gid, const gid_t *groups, int ngroups)
+int recorder_set_user(struct recorder *rf, uid_t uid, gid_t gid, const gid_t *groups, int ngroups)
 {
-	if (ngroups < 0 || ngroups > RUN_FILES_MAX_GROUPS)
+	if (ngroups < 0 || ngroups > RECORDER_MAX_GROUPS)
 		return -EINVAL;
 	rf->as_user = true;
 	rf->uid = uid;
@@ -153,7 +152,7 @@ int run_files_set_user(struct run_files *rf, uid_t uid, gid_t gid, const gid_t *
 	return 0;
 }
 
-int run_files_allow_sockets(struct run_files *rf, char *const *paths, size_t n)
+int recorder_allow_sockets(struct recorder *rf, char *const *paths, size_t n)
 {
 	char **v = calloc(n + 1, sizeof(*v));
 
@@ -186,15 +185,15 @@ static uint64_t key_hash(int op, const char *path)
 /* The verdicts a mode keeps: denied DENIED; all GRANTED and DENIED; trace GRANTED, MISSING and
  * DENIED (what the recorder did, a path it looked for that was not there, a unix socket it
  * refused). */
-static bool keeps(enum policy_audit_files mode, enum run_files_verdict v)
+static bool keeps(enum policy_audit_files mode, enum recorder_verdict v)
 {
 	switch (mode) {
 	case POLICY_FILES_DENIED:
-		return v == RUN_FILES_DENIED;
+		return v == RECORDER_DENIED;
 	case POLICY_FILES_ALL:
-		return v == RUN_FILES_GRANTED || v == RUN_FILES_DENIED;
+		return v == RECORDER_GRANTED || v == RECORDER_DENIED;
 	case POLICY_FILES_TRACE:
-		return v == RUN_FILES_GRANTED || v == RUN_FILES_MISSING || v == RUN_FILES_DENIED;
+		return v == RECORDER_GRANTED || v == RECORDER_MISSING || v == RECORDER_DENIED;
 	case POLICY_FILES_UNSET:
 	case POLICY_FILES_OFF:
 		break;
@@ -202,10 +201,10 @@ static bool keeps(enum policy_audit_files mode, enum run_files_verdict v)
 	return false;
 }
 
-int run_files_record(struct run_files *rf, int op, const char *path, enum run_files_verdict verdict,
-		     pid_t pid, const char *comm)
+int recorder_record(struct recorder *rf, int op, const char *path, enum recorder_verdict verdict,
+		    pid_t pid, const char *comm)
 {
-	struct run_files_entry *e;
+	struct recorder_entry *e;
 	size_t i, mask = rf->nslot - 1;
 
 	if (!keeps(rf->mode, verdict))
@@ -219,7 +218,7 @@ int run_files_record(struct run_files *rf, int op, const char *path, enum run_fi
 	}
 	/* bounded in entries and in bytes: a program naming 65,536 long paths on purpose does
 	 * not make the launcher hold 256 MiB */
-	if (rf->nent >= rf->max || rf->bytes + strlen(path) + 1 > RUN_FILES_MAX_BYTES) {
+	if (rf->nent >= rf->max || rf->bytes + strlen(path) + 1 > RECORDER_MAX_BYTES) {
 		rf->dropped++;
 		return 0;
 	}
@@ -242,29 +241,29 @@ int run_files_record(struct run_files *rf, int op, const char *path, enum run_fi
 	return 1;
 }
 
-size_t run_files_count(const struct run_files *rf)
+size_t recorder_count(const struct recorder *rf)
 {
 	return rf ? rf->nent : 0;
 }
 
-const struct run_files_entry *run_files_get(const struct run_files *rf, size_t i)
+const struct recorder_entry *recorder_get(const struct recorder *rf, size_t i)
 {
 	return i < rf->nent ? &rf->ent[i] : NULL;
 }
 
-uint64_t run_files_dropped(const struct run_files *rf, uint64_t *ret_seen)
+uint64_t recorder_dropped(const struct recorder *rf, uint64_t *ret_seen)
 {
 	if (ret_seen)
 		*ret_seen = rf->seen;
 	return rf->dropped;
 }
 
-uint64_t run_files_unreadable(const struct run_files *rf)
+uint64_t recorder_unreadable(const struct recorder *rf)
 {
 	return rf->unreadable;
 }
 
-int run_files_join(const char *base, const char *rel, char *out, size_t size)
+int recorder_join(const char *base, const char *rel, char *out, size_t size)
 {
 	char buf[PATH_MAX * 2];
 	size_t n = 0;
@@ -319,7 +318,7 @@ int run_files_join(const char *base, const char *rel, char *out, size_t size)
 	return 0;
 }
 
-bool run_files_sandbox_own(const char *path)
+bool recorder_sandbox_own(const char *path)
 {
 	static const char *const own[] = {"/proc/", "/dev/"};
 	size_t len = strlen(path);
@@ -334,12 +333,12 @@ bool run_files_sandbox_own(const char *path)
 	return false;
 }
 
-bool run_files_in_base(const char *path)
+bool recorder_in_base(const char *path)
 {
-	for (size_t i = 0; bwrap_base_dirs[i]; i++) {
-		size_t n = strlen(bwrap_base_dirs[i]);
+	for (size_t i = 0; sandbox_base_dirs[i]; i++) {
+		size_t n = strlen(sandbox_base_dirs[i]);
 
-		if (!strncmp(path, bwrap_base_dirs[i], n) && (path[n] == '\0' || path[n] == '/'))
+		if (!strncmp(path, sandbox_base_dirs[i], n) && (path[n] == '\0' || path[n] == '/'))
 			return true;
 	}
 	return false;
@@ -457,7 +456,7 @@ static int sandbox_shows(int root_fd, const char *path, bool follow, struct stat
 }
 
 /* Is @dir (absolute, folded) in the sandbox the host's own folder? Remembered. */
-static bool dir_is_hosts(struct run_files *rf, const char *dir)
+static bool dir_is_hosts(struct recorder *rf, const char *dir)
 {
 	size_t mask = DIR_CACHE_MAX * 2 - 1, i;
 	struct stat in, host;
@@ -482,7 +481,7 @@ static bool dir_is_hosts(struct run_files *rf, const char *dir)
 /* A name in a folder the sandbox shows as the host's resolves alike on both sides, unless a
  * mask covers it or it is a symbolic link the call follows (its target may lie outside the
  * grants): no attempt past the grants is possible there. */
-static bool resolves_alike(struct run_files *rf, const char *path, bool follow)
+static bool resolves_alike(struct recorder *rf, const char *path, bool follow)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
@@ -505,39 +504,39 @@ static bool resolves_alike(struct run_files *rf, const char *path, bool follow)
 
 /* GRANTED, DENIED or MISSING for an absolute, folded @path (@follow: the call follows a
  * symbolic link at its end). */
-static enum run_files_verdict judge(struct run_files *rf, const char *path, bool follow)
+static enum recorder_verdict judge(struct recorder *rf, const char *path, bool follow)
 {
 	struct stat in = {0}, host;
 	int shown;
 
-	if (run_files_sandbox_own(path))
-		return RUN_FILES_IGNORED;
+	if (recorder_sandbox_own(path))
+		return RECORDER_IGNORED;
 	/* denied mode asks one question: could this name be one the grants hide? Not in the
 	 * runtime base, which is Warden's and whole (a link there into a hidden /etc file, as
 	 * Debian's sitecustomize.py is, is the base's edge, not the policy's) */
 	if (rf->mode == POLICY_FILES_DENIED &&
-	    (run_files_in_base(path) || resolves_alike(rf, path, follow)))
-		return RUN_FILES_GRANTED;
+	    (recorder_in_base(path) || resolves_alike(rf, path, follow)))
+		return RECORDER_GRANTED;
 	shown = sandbox_shows(rf->root_fd, path, follow, &in);
 	if (shown < 0)
-		return RUN_FILES_IGNORED;
+		return RECORDER_IGNORED;
 	if (shown == 1)
-		return RUN_FILES_GRANTED;
+		return RECORDER_GRANTED;
 	/* not inside (or only its mask): on the host, as the program's user sees it? A path the
 	 * user may not even look up (EACCES: under /root) is one the grants keep from it: an
 	 * attempt is never hidden for lack of a view */
 	if (fstatat(AT_FDCWD, path, &host, (follow ? 0 : AT_SYMLINK_NOFOLLOW) | AT_NO_AUTOMOUNT) <
 	    0) {
 		if (shown == 2)
-			return RUN_FILES_GRANTED;
+			return RECORDER_GRANTED;
 		return errno == ENOENT || errno == ENOTDIR || errno == ENAMETOOLONG ||
 			       errno == ELOOP
-			   ? RUN_FILES_MISSING
-			   : RUN_FILES_DENIED;
+			   ? RECORDER_MISSING
+			   : RECORDER_DENIED;
 	}
 	if (shown == 2 && S_ISCHR(host.st_mode) && host.st_rdev == in.st_rdev)
-		return RUN_FILES_GRANTED; /* /dev/null itself */
-	return RUN_FILES_DENIED;
+		return RECORDER_GRANTED; /* /dev/null itself */
+	return RECORDER_DENIED;
 }
 
 /* What one notification is about, read while its caller waits. */
@@ -548,7 +547,7 @@ struct access {
 	bool ok;
 };
 
-static void read_access(struct run_files *rf, const struct seccomp_notif *req, struct access *a)
+static void read_access(struct recorder *rf, const struct seccomp_notif *req, struct access *a)
 {
 	const struct sandbox_watch *w = sandbox_watch_find(req->data.nr);
 	char rel[PATH_MAX], base[PATH_MAX];
@@ -595,15 +594,15 @@ static void read_access(struct run_files *rf, const struct seccomp_notif *req, s
 	} else {
 		base[0] = '\0';
 	}
-	if (run_files_join(base, rel, a->path, sizeof(a->path)))
+	if (recorder_join(base, rel, a->path, sizeof(a->path)))
 		return;
 	a->ok = true;
 }
 
-static void handle(struct run_files *rf, const struct seccomp_notif *req,
+static void handle(struct recorder *rf, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp)
 {
-	enum run_files_verdict v;
+	enum recorder_verdict v;
 	struct access a;
 	char comm[16];
 	bool program, keep;
@@ -628,8 +627,8 @@ static void handle(struct run_files *rf, const struct seccomp_notif *req,
 	if (program && rf->root_fd >= 0)
 		read_access(rf, req, &a);
 	/* judged while the caller waits: the files are as its call will find them */
-	v = a.ok ? judge(rf, a.path, a.follow) : RUN_FILES_IGNORED;
-	keep = v == RUN_FILES_DENIED || (v == RUN_FILES_GRANTED && rf->mode == POLICY_FILES_ALL);
+	v = a.ok ? judge(rf, a.path, a.follow) : RECORDER_IGNORED;
+	keep = v == RECORDER_DENIED || (v == RECORDER_GRANTED && rf->mode == POLICY_FILES_ALL);
 	/* still in that call: what was read was its arguments (a hint: see above) */
 	if (keep && ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
 		keep = false;
@@ -642,7 +641,7 @@ static void handle(struct run_files *rf, const struct seccomp_notif *req,
 	/* ENOENT: the caller was interrupted or died meanwhile; nothing to answer */
 	(void)ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 	if (keep)
-		(void)run_files_record(rf, a.op, a.path, v, (pid_t)req->pid, comm);
+		(void)recorder_record(rf, a.op, a.path, v, (pid_t)req->pid, comm);
 }
 
 /* ------------------------------------------------------------ trace mode */
@@ -660,7 +659,7 @@ static void handle(struct run_files *rf, const struct seccomp_notif *req,
 #define OPEN_TMPFILE_BIT (__O_TMPFILE & ~O_DIRECTORY)
 
 /* The sandbox's pid 1 and bubblewrap's own process are not the program (found once). */
-static bool is_program(struct run_files *rf, pid_t pid)
+static bool is_program(struct recorder *rf, pid_t pid)
 {
 	if (pid == rf->outer || pid == rf->reaper)
 		return false;
@@ -702,7 +701,7 @@ static int status_field(pid_t pid, const char *key, int base, unsigned long *ret
  * SECCOMP_IOCTL_NOTIF_ID_VALID check: a pid reused by then is caught by that check, while
  * anything opened by pid after it could be another process's. */
 struct call_ctx {
-	struct rf_emul_ctx c;
+	struct recorder_emul_ctx c;
 	char cwd[PATH_MAX];
 };
 
@@ -716,7 +715,7 @@ static int ctx_open(pid_t pid, bool umask_needed, bool pidfd, struct call_ctx *x
 	x->c.pidfd = -1;
 	x->c.umask = 022;
 	if (pidfd) {
-		x->c.pidfd = rf_caller_pidfd(pid);
+		x->c.pidfd = recorder_caller_pidfd(pid);
 		if (x->c.pidfd < 0)
 			return -errno;
 	}
@@ -755,7 +754,7 @@ static void ctx_close(struct call_ctx *x)
 
 /* Remember that @pid (and its thread group: after an exec by another thread the process
  * continues as its leader) called exec; a full table forgets the oldest (unrecorded). */
-static void exec_pending_add(struct run_files *rf, pid_t pid)
+static void exec_pending_add(struct recorder *rf, pid_t pid)
 {
 	unsigned long tgid = 0;
 	pid_t add[2] = {pid, 0};
@@ -778,7 +777,7 @@ static void exec_pending_add(struct run_files *rf, pid_t pid)
 	}
 }
 
-static bool exec_pending_take(struct run_files *rf, pid_t pid)
+static bool exec_pending_take(struct recorder *rf, pid_t pid)
 {
 	for (size_t i = 0; i < rf->nexec; i++)
 		if (rf->exec_pending[i] == pid) {
@@ -789,12 +788,12 @@ static bool exec_pending_take(struct run_files *rf, pid_t pid)
 }
 
 /* Count (@op, @path) in its entry if it has one. */
-static bool count_existing(struct run_files *rf, int op, const char *path)
+static bool count_existing(struct recorder *rf, int op, const char *path)
 {
 	size_t mask = rf->nslot - 1;
 
 	for (size_t i = key_hash(op, path) & mask; rf->slot[i]; i = (i + 1) & mask) {
-		struct run_files_entry *e = &rf->ent[rf->slot[i] - 1];
+		struct recorder_entry *e = &rf->ent[rf->slot[i] - 1];
 
 		if (e->op == op && !strcmp(e->path, path)) {
 			e->count++;
@@ -805,27 +804,27 @@ static bool count_existing(struct run_files *rf, int op, const char *path)
 }
 
 /* One trace entry: enum trace_op @op (-1: none) on @path, done (or @refused: a unix socket's
- * connect the recorder refused: its own entry, RUN_FILES_REFUSED_CONNECT), the process's name
+ * connect the recorder refused: its own entry, RECORDER_REFUSED_CONNECT), the process's name
  * read only for a new entry. */
-static void trace_record(struct run_files *rf, int op, const char *path, bool refused, pid_t pid)
+static void trace_record(struct recorder *rf, int op, const char *path, bool refused, pid_t pid)
 {
-	enum run_files_verdict v = refused		 ? RUN_FILES_DENIED
-				   : op == TRACE_MISSING ? RUN_FILES_MISSING
-							 : RUN_FILES_GRANTED;
+	enum recorder_verdict v = refused		? RECORDER_DENIED
+				  : op == TRACE_MISSING ? RECORDER_MISSING
+							: RECORDER_GRANTED;
 	char comm[16];
 
-	if (op < 0 || op >= TRACE_OP_N || path[0] != '/' || run_files_sandbox_own(path))
+	if (op < 0 || op >= TRACE_OP_N || path[0] != '/' || recorder_sandbox_own(path))
 		return;
 	if (refused)
-		op = RUN_FILES_REFUSED_CONNECT;
+		op = RECORDER_REFUSED_CONNECT;
 	if (count_existing(rf, op, path))
 		return;
 	read_comm(pid, comm, sizeof(comm));
-	(void)run_files_record(rf, op, path, v, pid, comm);
+	(void)recorder_record(rf, op, path, v, pid, comm);
 }
 
 /* exec, from the kernel's truth: the binary the process runs now (never the path bytes). */
-static void record_exe(struct run_files *rf, pid_t pid)
+static void record_exe(struct recorder *rf, pid_t pid)
 {
 	static const char deleted[] = " (deleted)";
 	char p[48], exe[PATH_MAX];
@@ -1043,7 +1042,7 @@ static int open_op(uint64_t flags, bool created)
  * (SECCOMP_ADDFD_FLAG_SEND answers the call with it). Return: 1 answered (or to be answered
  * with @resp's error), 0 answer CONTINUE (nothing recorded).
  */
-static int trace_open(struct run_files *rf, const struct seccomp_notif *req,
+static int trace_open(struct recorder *rf, const struct seccomp_notif *req,
 		      struct seccomp_notif_resp *resp)
 {
 	char raw[PATH_MAX], folded[PATH_MAX], upath[PATH_MAX * 2 + 2];
@@ -1056,15 +1055,15 @@ static int trace_open(struct run_files *rf, const struct seccomp_notif *req,
 
 	if (!open_args(req, &dirfd, &paddr, &flags, &mode, &cres))
 		return 0;
-	r = rf_read_string(pid, paddr, raw, sizeof(raw));
+	r = recorder_read_string(pid, paddr, raw, sizeof(raw));
 	if (r == -EPERM || r == -EACCES)
 		rf->unreadable++;
 	if (r <= 0)
 		return 0; /* unreadable or empty: the kernel answers it */
 	if (ctx_open(pid, flags & O_CREAT, false, &x))
 		return 0;
-	r = rf_resolve(&x.c, dirfd, raw, folded);
-	if (!r && run_files_sandbox_own(folded))
+	r = recorder_resolve(&x.c, dirfd, raw, folded);
+	if (!r && recorder_sandbox_own(folded))
 		r = RF_SKIP;
 	if (!r) {
 		/* the walk the caller's kernel would make: the base, then its bytes unfolded */
@@ -1073,7 +1072,7 @@ static int trace_open(struct run_files *rf, const struct seccomp_notif *req,
 		if (raw[0] == '/')
 			r = snprintf(upath, sizeof(upath), "%s", raw) >= (int)sizeof(upath);
 		else
-			r = rf_resolve(&x.c, dirfd, ".", base) ||
+			r = recorder_resolve(&x.c, dirfd, ".", base) ||
 			    snprintf(upath, sizeof(upath), "%s/%s", base, raw) >=
 				(int)sizeof(upath);
 		if (!r && strlen(upath) >= PATH_MAX)
@@ -1143,12 +1142,12 @@ static int trace_open(struct run_files *rf, const struct seccomp_notif *req,
 	return 1;
 }
 
-/* Any other call of the trace table: rf_emulate() carries it out (run_files_emul.c). Return:
+/* Any other call of the trace table: recorder_emulate() carries it out (run_files_emul.c). Return:
  * 1 answered in @resp (not sent yet), 0 answer CONTINUE. */
-static int trace_emulate(struct run_files *rf, const struct seccomp_notif *req,
+static int trace_emulate(struct recorder *rf, const struct seccomp_notif *req,
 			 struct seccomp_notif_resp *resp)
 {
-	struct rf_emul_out *out = &rf->emul_out;
+	struct recorder_emul_out *out = &rf->emul_out;
 	/* mkdir, mkdirat: the caller's umask applies */
 	bool creates = req->data.nr == 83 || req->data.nr == 258;
 	struct call_ctx x;
@@ -1166,7 +1165,7 @@ static int trace_emulate(struct run_files *rf, const struct seccomp_notif *req,
 		args[i] = req->data.args[i];
 	x.c.sockets = rf->sockets;
 	x.c.nsockets = rf->nsockets;
-	r = rf_emulate(&x.c, req->data.nr, args, out);
+	r = recorder_emulate(&x.c, req->data.nr, args, out);
 	ctx_close(&x);
 	if (r < 0)
 		rf->unreadable++; /* the recorder's own failure: missing from the trace */
@@ -1184,9 +1183,9 @@ static int trace_emulate(struct run_files *rf, const struct seccomp_notif *req,
 	return 1;
 }
 
-/* One notification in trace mode: the recorder carries the call out (opens, rf_emulate()),
+/* One notification in trace mode: the recorder carries the call out (opens, recorder_emulate()),
  * or lets the kernel run it (exec, the rest) and records only what the kernel shows. */
-static void handle_trace(struct run_files *rf, const struct seccomp_notif *req,
+static void handle_trace(struct recorder *rf, const struct seccomp_notif *req,
 			 struct seccomp_notif_resp *resp)
 {
 	pid_t pid = (pid_t)req->pid;
@@ -1234,10 +1233,10 @@ send:
 
 /* ------------------------------------------------------------ the recorder's process */
 
-/* Set by RUN_FILES_WAKE's handler in the recorder's process: leave the loop. */
+/* Set by RECORDER_WAKE's handler in the recorder's process: leave the loop. */
 static volatile sig_atomic_t rf_stop;
 
-/* RUN_FILES_WAKE's handler: its arrival also interrupts the blocking receive (EINTR). */
+/* RECORDER_WAKE's handler: its arrival also interrupts the blocking receive (EINTR). */
 static void on_wake(int sig)
 {
 	(void)sig;
@@ -1248,7 +1247,7 @@ static void on_wake(int sig)
  * The recorder's results, from its process to the launcher over a pipe: one struct rf_wire per
  * entry (RF_WIRE_ENTRY, @len bytes of path after it), then one RF_WIRE_END with the counters
  * and how many entries came. Anything else, or an end that does not add up, is malformed: the
- * launcher keeps nothing of it (run_files_lost()).
+ * launcher keeps nothing of it (recorder_lost()).
  */
 enum { RF_WIRE_ENTRY = 0x52460001, RF_WIRE_END = 0x52460002 };
 
@@ -1281,12 +1280,12 @@ static int wire_write(int fd, const void *buf, size_t len)
 }
 
 /* In the recorder's process: every entry, then the end. */
-static int wire_send(const struct run_files *rf, int fd)
+static int wire_send(const struct recorder *rf, int fd)
 {
 	struct rf_wire w;
 
 	for (size_t i = 0; i < rf->nent; i++) {
-		const struct run_files_entry *e = &rf->ent[i];
+		const struct recorder_entry *e = &rf->ent[i];
 
 		memset(&w, 0, sizeof(w));
 		w.kind = RF_WIRE_ENTRY;
@@ -1331,7 +1330,7 @@ static int wire_read(int fd, void *buf, size_t len)
 
 /* In the launcher: the recorder's results into @rf, checked. Return: 0, or -EPROTO (malformed,
  * or no end: the recorder died). */
-static int wire_recv(struct run_files *rf, int fd)
+static int wire_recv(struct recorder *rf, int fd)
 {
 	char path[PATH_MAX];
 	struct rf_wire w;
@@ -1345,9 +1344,9 @@ static int wire_recv(struct run_files *rf, int fd)
 		if (w.kind == RF_WIRE_END)
 			break;
 		if (w.kind != RF_WIRE_ENTRY || !w.len || w.len >= sizeof(path) || !w.count ||
-		    w.op < 0 || w.op > 255 || w.verdict < RUN_FILES_GRANTED ||
-		    w.verdict > RUN_FILES_MISSING ||
-		    !keeps(rf->mode, (enum run_files_verdict)w.verdict))
+		    w.op < 0 || w.op > 255 || w.verdict < RECORDER_GRANTED ||
+		    w.verdict > RECORDER_MISSING ||
+		    !keeps(rf->mode, (enum recorder_verdict)w.verdict))
 			return -EPROTO;
 		if (wire_read(fd, path, w.len) != 1)
 			return -EPROTO;
@@ -1357,8 +1356,8 @@ static int wire_recv(struct run_files *rf, int fd)
 			return -EPROTO;
 		/* a new entry each time: the recorder sends none twice, and no more than a run
 		 * keeps */
-		r = run_files_record(rf, w.op, path, (enum run_files_verdict)w.verdict, w.pid,
-				     w.comm);
+		r = recorder_record(rf, w.op, path, (enum recorder_verdict)w.verdict, w.pid,
+				    w.comm);
 		if (r != 1)
 			return r < 0 ? r : -EPROTO;
 		rf->ent[rf->nent - 1].count = w.count;
@@ -1396,7 +1395,7 @@ static int drop_caps(void)
  * process of the same user may not ptrace it: it holds the listener), no descriptor but
  * @keep (0, 1 and 2 are /dev/null). Return: 0 or a negative errno.
  */
-static int become_user(const struct run_files *rf, const int *keep, size_t nkeep)
+static int become_user(const struct recorder *rf, const int *keep, size_t nkeep)
 {
 	int e = wd_close_all_except(keep, nkeep), nul;
 
@@ -1444,8 +1443,8 @@ static int become_user(const struct run_files *rf, const int *keep, size_t nkeep
 }
 
 /* The recorder's process: the identity, then one blocking receive per notification until
- * run_files_stop()'s signal, then the results to the launcher. Never returns. */
-static _Noreturn void recorder_main(struct run_files *rf, pid_t parent, int wfd)
+ * recorder_stop()'s signal, then the results to the launcher. Never returns. */
+static _Noreturn void recorder_main(struct recorder *rf, pid_t parent, int wfd)
 {
 	struct seccomp_notif_sizes sz = {0};
 	struct seccomp_notif *req = NULL;
@@ -1460,24 +1459,24 @@ static _Noreturn void recorder_main(struct run_files *rf, pid_t parent, int wfd)
 	sa.sa_handler = on_wake; /* no SA_RESTART */
 	sigemptyset(&sa.sa_mask);
 	sigfillset(&mask);
-	sigdelset(&mask, RUN_FILES_WAKE);
-	if (sigaction(RUN_FILES_WAKE, &sa, NULL) < 0 || sigprocmask(SIG_SETMASK, &mask, NULL) < 0)
-		_exit(RUN_FILES_EXIT_SETUP);
+	sigdelset(&mask, RECORDER_WAKE);
+	if (sigaction(RECORDER_WAKE, &sa, NULL) < 0 || sigprocmask(SIG_SETMASK, &mask, NULL) < 0)
+		_exit(RECORDER_EXIT_SETUP);
 	/* above 2, which become /dev/null */
 	for (size_t i = 0; i < WD_ARRAY_SIZE(keep); i++)
 		if (keep[i] <= 2 && (keep[i] = fcntl(keep[i], F_DUPFD_CLOEXEC, 3)) < 0)
-			_exit(RUN_FILES_EXIT_SETUP);
+			_exit(RECORDER_EXIT_SETUP);
 	rf->listener = keep[0];
 	wfd = keep[1];
 	/* fail closed: a recorder that cannot be the user answers nothing (the listener
 	 * closes, the program's watched calls get ENOSYS) */
 	if (become_user(rf, keep, WD_ARRAY_SIZE(keep)))
-		_exit(RUN_FILES_EXIT_SETUP);
+		_exit(RECORDER_EXIT_SETUP);
 	/* after the uid change, which clears it: the recorder dies with the launcher */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
-		_exit(RUN_FILES_EXIT_SETUP);
+		_exit(RECORDER_EXIT_SETUP);
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
-		_exit(RUN_FILES_EXIT_SETUP);
+		_exit(RECORDER_EXIT_SETUP);
 	/* a caller waits for each answer: hand the CPU over directly (EINVAL before 6.6) */
 	(void)ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
 		    (__u64)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
@@ -1486,8 +1485,8 @@ static _Noreturn void recorder_main(struct run_files *rf, pid_t parent, int wfd)
 	resp = calloc(1, sz.seccomp_notif_resp > sizeof(*resp) ? sz.seccomp_notif_resp
 							       : sizeof(*resp));
 	if (!req || !resp)
-		_exit(RUN_FILES_EXIT_SETUP);
-	/* one blocking call per notification; run_files_stop() interrupts it with a signal */
+		_exit(RECORDER_EXIT_SETUP);
+	/* one blocking call per notification; recorder_stop() interrupts it with a signal */
 	while (!rf_stop) {
 		memset(req, 0, reqsz);
 		if (ioctl(rf->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
@@ -1504,10 +1503,10 @@ static _Noreturn void recorder_main(struct run_files *rf, pid_t parent, int wfd)
 	wd_closep(&rf->listener);
 	sigfillset(&mask);
 	sigprocmask(SIG_SETMASK, &mask, NULL);
-	_exit(wire_send(rf, wfd) ? RUN_FILES_EXIT_SEND : 0);
+	_exit(wire_send(rf, wfd) ? RECORDER_EXIT_SEND : 0);
 }
 
-int run_files_start(struct run_files *rf, int listener, pid_t outer)
+int recorder_start(struct recorder *rf, int listener, pid_t outer)
 {
 	int p[2];
 	pid_t self = getpid(), pid;
@@ -1542,7 +1541,7 @@ int run_files_start(struct run_files *rf, int listener, pid_t outer)
 	return 0;
 }
 
-void run_files_stop(struct run_files *rf)
+void recorder_stop(struct recorder *rf)
 {
 	int st;
 
@@ -1554,7 +1553,7 @@ void run_files_stop(struct run_files *rf)
 		/* a signal sent just before the recorder blocks would be lost: again until it
 		 * answers (its results, or its end) */
 		for (;;) {
-			if (kill(rf->pid, RUN_FILES_WAKE) < 0 && errno == ESRCH)
+			if (kill(rf->pid, RECORDER_WAKE) < 0 && errno == ESRCH)
 				break;
 			if (poll(&pfd, 1, 2) > 0)
 				break;
@@ -1579,16 +1578,16 @@ void run_files_stop(struct run_files *rf)
 	wd_closep(&rf->root_fd);
 }
 
-bool run_files_lost(const struct run_files *rf)
+bool recorder_lost(const struct recorder *rf)
 {
 	return rf && rf->lost;
 }
 
-void run_files_free(struct run_files *rf)
+void recorder_free(struct recorder *rf)
 {
 	if (!rf)
 		return;
-	run_files_stop(rf);
+	recorder_stop(rf);
 	for (size_t i = 0; i < rf->nent; i++)
 		free(rf->ent[i].path);
 	for (size_t i = 0; rf->dir_path && i < DIR_CACHE_MAX * 2; i++)
