@@ -29,6 +29,7 @@
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -871,6 +872,88 @@ static void test_connect_other(void **state)
 	close(srv);
 }
 
+/* A caller whose ids are not the recorder's: its connect is refused (EACCES), never made
+ * with the recorder's identity (the server would read the recorder's ids, SO_PEERCRED) nor
+ * by switching to the caller's (a recorder is never root: it has nothing to switch with).
+ * The control: the same connect of a caller with the recorder's ids is made. As root only
+ * (a test that is not root cannot make a child of other ids). */
+static void test_connect_other_ids(void **state)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct recorder_emul_ctx c = {.pidfd = -1, .cwd = "/", .umask = 022};
+	struct sockaddr_in peer;
+	socklen_t sl = sizeof(sin), pl = sizeof(peer);
+	uint64_t args[6] = {0};
+	int srv, conn, sock, ready[2], wake[2];
+	char p[64], ch;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	srv = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(srv >= 0);
+	assert_int_equal(bind(srv, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(srv, 4), 0);
+	assert_int_equal(getsockname(srv, (struct sockaddr *)&sin, &sl), 0);
+
+	/* the control: the caller with the recorder's ids (the kid) is connected */
+	kid_put(&g_sun, &sin, sizeof(sin));
+	assert_int_equal(
+	    emul(SYS_connect, (uint64_t)kid.tcp, (uint64_t)(uintptr_t)&g_sun, sizeof(sin), 0, 0),
+	    1);
+	assert_int_equal(out.ret, 0);
+	conn = accept4(srv, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(conn >= 0);
+	close(conn);
+
+	/* a caller of other ids (nobody's), holding a socket of its own */
+	sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(sock >= 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(wake, O_CLOEXEC), 0);
+	memcpy(&g_sun, &sin, sizeof(sin));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		close(kid.wake);
+		close(ready[0]);
+		close(wake[1]);
+		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(1);
+		(void)!write(ready[1], "r", 1);
+		(void)!read(wake[0], &ch, 1);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(wake[0]);
+	/* a child that could not take the ids is a test error, not a pass */
+	assert_int_equal(read(ready[0], &ch, 1), 1);
+	snprintf(p, sizeof(p), "/proc/%d/root", (int)pid);
+	c.pid = pid;
+	c.root = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(c.root >= 0);
+	c.pidfd = recorder_caller_pidfd(pid);
+	assert_true(c.pidfd >= 0);
+	args[0] = (uint64_t)sock;
+	args[1] = (uint64_t)(uintptr_t)&g_sun;
+	args[2] = sizeof(sin);
+	assert_int_equal(recorder_emulate(&c, SYS_connect, args, &out), 1);
+	assert_int_equal(out.ret, -EACCES);
+	assert_int_equal(out.op, -1);
+	/* the socket (ours too: the same one) was left unconnected */
+	assert_int_equal(getpeername(sock, (struct sockaddr *)&peer, &pl), -1);
+	assert_int_equal(errno, ENOTCONN);
+	close(c.pidfd);
+	close(c.root);
+	close(wake[1]);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	close(ready[0]);
+	close(sock);
+	close(srv);
+}
+
 /* ------------------------------------------------------------ another root */
 
 /* A child in a root of its own (a user namespace's chroot into tree/root), as a sandbox's
@@ -978,6 +1061,7 @@ int main(void)
 	    T(test_truncate_chmod),
 	    T(test_connect_unix),
 	    T(test_connect_other),
+	    T(test_connect_other_ids),
 	    T(test_own_root),
 	};
 
