@@ -1,4 +1,4 @@
-/* run_files_emul.h - internal to launcher/: the trace recorder carries out a path call itself.
+/* emul.h - recorder/: the trace recorder carries out a path call itself.
  *
  * Why. `warden trace` turns what it records into grants (warden init), so what it records must
  * be what the program reached, not what the program's memory said at one instant: another
@@ -9,7 +9,7 @@
  * the caller with the result (a value, an errno, or for opens a descriptor handed in with
  * SECCOMP_IOCTL_NOTIF_ADDFD). What it records is the path it used and what the call did.
  *
- * Opens (open, openat, openat2, creat) are run_files.c's own (they need the listener for
+ * Opens (open, openat, openat2, creat) are open.c's own (they need the listener for
  * ADDFD). Everything else on a path is recorder_emulate()'s: stat, lstat, newfstatat, statx,
  * access, faccessat, faccessat2, readlink, readlinkat, mkdir, mkdirat, unlink, unlinkat, rmdir,
  * rename, renameat, renameat2, link, linkat, symlink, symlinkat, truncate, chmod, fchmodat,
@@ -26,8 +26,8 @@
  * user's file system ids (setfsuid/setfsgid), set once when it starts; recorder_emulate() sets the
  * caller's umask in it before a call that creates.
  */
-#ifndef WARDEN_LAUNCHER_RUN_FILES_EMUL_H
-#define WARDEN_LAUNCHER_RUN_FILES_EMUL_H
+#ifndef WARDEN_RECORDER_EMUL_H
+#define WARDEN_RECORDER_EMUL_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -127,4 +127,4 @@ int recorder_resolve(const struct recorder_emul_ctx *c, int dirfd, const char *p
  */
 int recorder_caller_pidfd(pid_t tid);
 
-#endif /* WARDEN_LAUNCHER_RUN_FILES_EMUL_H */
+#endif /* WARDEN_RECORDER_EMUL_H */

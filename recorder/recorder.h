@@ -1,5 +1,6 @@
-/* run_files.h - internal to launcher/: the file-access recorder of a run, the supervisor of the
- * sandbox's seccomp notification descriptor (docs/files.md).
+/* recorder.h - the recorder/ module (libwd_recorder, what run/ calls): the file-access
+ * recorder of a run, the supervisor of the sandbox's seccomp notification descriptor
+ * (docs/files.md).
  *
  * Theory of operation. The sandbox's child loads sandbox/'s notify filter with a listener
  * just before it execs bubblewrap and hands the listener to the launcher (run_child.c); from
@@ -40,15 +41,15 @@
  * Trace mode (POLICY_FILES_TRACE, warden trace; docs/files.md "Trace mode") does not answer
  * CONTINUE and read: the trace filter's calls are carried out by the recorder on its own copy
  * of the path, inside the caller's view (opens here, handed in with SECCOMP_IOCTL_NOTIF_ADDFD;
- * the rest by recorder_emulate(), run_files_emul.h), exec is read from /proc/PID/exe afterwards,
+ * the rest by recorder_emulate(), emul.h), exec is read from /proc/PID/exe afterwards,
  * and what is recorded is what was done (enum trace_op), so a program cannot forge its trace.
  *
  * If the recorder stops (the launcher dies), the kernel answers every waiting and later
  * watched call with ENOSYS: the program fails closed, it never hangs, and the launcher's death
  * kills the sandbox anyway (PR_SET_PDEATHSIG).
  */
-#ifndef WARDEN_LAUNCHER_RUN_FILES_H
-#define WARDEN_LAUNCHER_RUN_FILES_H
+#ifndef WARDEN_RECORDER_H
+#define WARDEN_RECORDER_H
 
 #include "trace/file.h"
 #include "policy/policy.h"
@@ -255,4 +256,4 @@ bool recorder_sandbox_own(const char *path);
  */
 bool recorder_in_base(const char *path);
 
-#endif /* WARDEN_LAUNCHER_RUN_FILES_H */
+#endif /* WARDEN_RECORDER_H */
