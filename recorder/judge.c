@@ -63,7 +63,7 @@ static int sandbox_shows(int root_fd, const char *path, bool follow, struct stat
 static bool dir_is_hosts(struct recorder *rf, const char *dir)
 {
 	size_t mask = RECORDER_DIR_CACHE_MAX * 2 - 1, i;
-	struct stat in, host;
+	struct stat in = {0}, host;
 	bool same;
 
 	for (i = wd_hash_str(dir) & mask; rf->dir_path[i]; i = (i + 1) & mask)
