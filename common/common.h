@@ -258,6 +258,87 @@ int wd_proc_stat_parse(const char *buf, size_t len, unsigned long long *ret_star
 int wd_proc_stat(pid_t pid, unsigned long long *ret_start, char *ret_state);
 
 /**
+ * wd_proc_status_parse() - the value of line @key of a /proc/<pid>/status text (pure)
+ * @text:	the text, NUL-terminated
+ * @key:	the field's name without its colon ("Uid", "NSpid", "Umask")
+ * @out:	on success, the value: what follows "@key:" and the blanks after it, up to the
+ *		end of that line
+ * @size:	@out's size
+ *
+ * Only a whole name at the start of a line matches ("Uid" is not "Ruid", nor "Uidx").
+ * Return: 0, -ENOENT (no such line), -EIO (a line without its colon), or -ERANGE (the value
+ * does not fit in @size).
+ */
+int wd_proc_status_parse(const char *text, const char *key, char *out, size_t size);
+
+/**
+ * wd_proc_status_num_parse() - a status value that is one number ("0022", "4242") (pure)
+ * @value:	the value (wd_proc_status_parse())
+ * @base:	8 for Umask, 10 for Tgid, PPid and the like
+ * @ret:	on success, the number
+ *
+ * Return: 0, or -EIO (empty, a sign, anything after the digits, out of range).
+ */
+int wd_proc_status_num_parse(const char *value, int base, unsigned long *ret);
+
+/**
+ * wd_proc_status_ids_parse() - the four ids of a Uid or Gid value (pure)
+ * @value:	the value: real, effective, saved and file system id, tab-separated
+ * @ret:	on success, those four, in that order
+ *
+ * Return: 0, or -EIO (not exactly four decimal ids).
+ */
+int wd_proc_status_ids_parse(const char *value, unsigned long ret[4]);
+
+/**
+ * wd_proc_status_field() - the value of line @key of /proc/<@pid>/status: the one reader of
+ * that file (the recorder's callers' umask, thread group, ids and pid namespaces; a
+ * sandbox's parent pids)
+ * @pid:	the process (0: the caller)
+ * @key:	the field's name without its colon
+ * @out:	on success, the value (wd_proc_status_parse())
+ * @size:	@out's size
+ *
+ * Return: 0, -ENOENT (no such process, or no such line), -EINVAL (negative @pid), -EIO
+ * (malformed, or a file too long to hold that line), -ERANGE, or another negative errno.
+ */
+int wd_proc_status_field(pid_t pid, const char *key, char *out, size_t size);
+
+/**
+ * wd_proc_status_field_at() - wd_proc_status_field() of the process whose /proc folder
+ * @procfd is (opened by the caller, who checked whose it is)
+ * @procfd:	an O_DIRECTORY descriptor of /proc/<pid>
+ * @key:	the field's name
+ * @out:	on success, the value
+ * @size:	@out's size
+ *
+ * Return: as wd_proc_status_field().
+ */
+int wd_proc_status_field_at(int procfd, const char *key, char *out, size_t size);
+
+/**
+ * wd_proc_status_num() - a status field that is one number, of /proc/<@pid>/status
+ * @pid:	the process (0: the caller)
+ * @key:	"Umask", "Tgid", "PPid", ...
+ * @base:	its base (8 for Umask)
+ * @ret:	on success, the number
+ *
+ * Return: 0, or a negative errno as wd_proc_status_field() and wd_proc_status_num_parse().
+ */
+int wd_proc_status_num(pid_t pid, const char *key, int base, unsigned long *ret);
+
+/**
+ * wd_proc_status_ids() - the real, effective, saved and file system uid ("Uid") or gid
+ * ("Gid") of @pid, as this process's user namespace sees them
+ * @pid:	the process (0: the caller)
+ * @key:	"Uid" or "Gid"
+ * @ret:	on success, the four ids in that order
+ *
+ * Return: 0, or a negative errno as wd_proc_status_field() and wd_proc_status_ids_parse().
+ */
+int wd_proc_status_ids(pid_t pid, const char *key, unsigned long ret[4]);
+
+/**
  * wd_parse_uint() - a decimal number as the kernel or sudo writes one (a pid, a uid, an fd)
  * @s:		the text: digits only, no sign, no space, no leading zero but "0" itself
  * @max:	the largest value accepted

@@ -5,6 +5,7 @@
  * bug in warden init (125), never written. An existing file is kept unless --force; then it is
  * replaced atomically. */
 #include "run/bwrap.h"
+#include "sandbox/sandbox.h"
 #include "launcher/cli.h"
 #include "trace/infer.h"
 #include "run/outdir.h"
@@ -258,7 +259,7 @@ int cmd_init(int argc, char **argv)
 		    .policy_dir = dir,
 		    .home = getenv("HOME"),
 		    .cred_stores = creds,
-		    .base_dirs = bwrap_base_dirs,
+		    .base_dirs = sandbox_base_dirs,
 		    .base_files = bwrap_base_etc,
 		    .protect = protect,
 		    .exists = path_exists,

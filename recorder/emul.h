@@ -1,4 +1,4 @@
-/* run_files_emul.h - internal to launcher/: the trace recorder carries out a path call itself.
+/* emul.h - recorder/: the trace recorder carries out a path call itself.
  *
  * Why. `warden trace` turns what it records into grants (warden init), so what it records must
  * be what the program reached, not what the program's memory said at one instant: another
@@ -9,25 +9,25 @@
  * the caller with the result (a value, an errno, or for opens a descriptor handed in with
  * SECCOMP_IOCTL_NOTIF_ADDFD). What it records is the path it used and what the call did.
  *
- * Opens (open, openat, openat2, creat) are run_files.c's own (they need the listener for
- * ADDFD). Everything else on a path is rf_emulate()'s: stat, lstat, newfstatat, statx,
+ * Opens (open, openat, openat2, creat) are open.c's own (they need the listener for
+ * ADDFD). Everything else on a path is recorder_emulate()'s: stat, lstat, newfstatat, statx,
  * access, faccessat, faccessat2, readlink, readlinkat, mkdir, mkdirat, unlink, unlinkat, rmdir,
  * rename, renameat, renameat2, link, linkat, symlink, symlinkat, truncate, chmod, fchmodat,
  * connect (every one: a unix socket by path only when the person named it or it is the
  * sandbox's own, docs/files.md "Unix sockets in a trace").
  *
- * Failing closed. A call rf_emulate() cannot carry out exactly as the kernel would for the
+ * Failing closed. A call recorder_emulate() cannot carry out exactly as the kernel would for the
  * caller (a path in the sandbox's own /proc or /dev, a magic link on the way, an argument it
  * cannot read, a call it does not know) is not handled: the recorder answers CONTINUE and
  * records nothing, so the policy made from the trace lacks it and the later run is denied,
  * never granted more.
  *
  * The recorder's thread has its own file system context (unshare(CLONE_FS)) and the sandbox
- * user's file system ids (setfsuid/setfsgid), set once when it starts; rf_emulate() sets the
+ * user's file system ids (setfsuid/setfsgid), set once when it starts; recorder_emulate() sets the
  * caller's umask in it before a call that creates.
  */
-#ifndef WARDEN_LAUNCHER_RUN_FILES_EMUL_H
-#define WARDEN_LAUNCHER_RUN_FILES_EMUL_H
+#ifndef WARDEN_RECORDER_EMUL_H
+#define WARDEN_RECORDER_EMUL_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -36,20 +36,20 @@
 #include <sys/types.h>
 
 /**
- * struct rf_emul_ctx - who is calling and where its paths start
+ * struct recorder_emul_ctx - who is calling and where its paths start
  * @pid:	the caller (the launcher's pid namespace: seccomp_notif.pid)
  * @root:	O_PATH|O_DIRECTORY descriptor of the caller's root (/proc/PID/root), held by the
  *		recorder for this call
  * @cwd:	the caller's current folder as the sandbox names it (readlink /proc/PID/cwd),
  *		absolute
  * @umask:	the caller's umask (/proc/PID/status)
- * @pidfd:	a pidfd of the calling thread (rf_caller_pidfd()), opened before its
+ * @pidfd:	a pidfd of the calling thread (recorder_caller_pidfd()), opened before its
  *		notification was checked valid (connect; -1 for the other calls)
  * @sockets:	the unix sockets the person named (`warden trace --allow-socket`), absolute
  *		paths without symbolic links, as the sandbox names them
  * @nsockets:	how many
  */
-struct rf_emul_ctx {
+struct recorder_emul_ctx {
 	pid_t pid;
 	int pidfd;
 	int root;
@@ -60,7 +60,7 @@ struct rf_emul_ctx {
 };
 
 /**
- * struct rf_emul_out - what rf_emulate() did
+ * struct recorder_emul_out - what recorder_emulate() did
  * @ret:	the answer for the caller: >= 0 the call's value, or -errno
  * @op:		enum trace_op recorded for @path, or -1: nothing recorded
  * @path:	absolute, folded: the path the recorder itself used (as the sandbox names it)
@@ -69,7 +69,7 @@ struct rf_emul_ctx {
  * @refused:	@op (TRACE_CONNECT) was refused, not done: a unix socket the person did not
  *		name (the learning sandbox reaches no host service)
  */
-struct rf_emul_out {
+struct recorder_emul_out {
 	long ret;
 	int op;
 	char path[PATH_MAX];
@@ -79,7 +79,7 @@ struct rf_emul_out {
 };
 
 /**
- * rf_emulate() - carry out system call @nr of @c->pid on its arguments, inside its view
+ * recorder_emulate() - carry out system call @nr of @c->pid on its arguments, inside its view
  * @c:		the caller
  * @nr:		the x86_64 system call number (seccomp_data.nr)
  * @args:	its six arguments (seccomp_data.args)
@@ -90,11 +90,11 @@ struct rf_emul_out {
  * -ENOMEM: answer CONTINUE, record nothing, count it). connect is always handled (1): the
  * kernel never runs a connect of the program again, where it would read the address anew.
  */
-int rf_emulate(const struct rf_emul_ctx *c, int nr, const uint64_t args[6],
-	       struct rf_emul_out *out);
+int recorder_emulate(const struct recorder_emul_ctx *c, int nr, const uint64_t args[6],
+		     struct recorder_emul_out *out);
 
 /**
- * rf_read_string() - copy the NUL-terminated string at @addr of process @pid into @buf
+ * recorder_read_string() - copy the NUL-terminated string at @addr of process @pid into @buf
  * @pid:	the process
  * @addr:	its address in that process
  * @buf:	where to
@@ -103,10 +103,10 @@ int rf_emulate(const struct rf_emul_ctx *c, int nr, const uint64_t args[6],
  * Return: its length, -EFAULT (unreadable), -ENAMETOOLONG (no NUL within @size), or the
  * negative errno of process_vm_readv (EPERM: not allowed to read that process).
  */
-int rf_read_string(pid_t pid, uint64_t addr, char *buf, size_t size);
+int recorder_read_string(pid_t pid, uint64_t addr, char *buf, size_t size);
 
 /**
- * rf_resolve() - the absolute, folded path a (dirfd, path) pair of @c->pid names
+ * recorder_resolve() - the absolute, folded path a (dirfd, path) pair of @c->pid names
  * @c:		the caller
  * @dirfd:	AT_FDCWD or one of its descriptors (named by readlink /proc/PID/fd/N)
  * @path:	the path it gave (relative or absolute)
@@ -115,15 +115,16 @@ int rf_read_string(pid_t pid, uint64_t addr, char *buf, size_t size);
  * Return: 0, -ENOENT for an empty @path, -EBADF for a @dirfd that names no folder the sandbox
  * has a path for (a socket, a pipe, an anonymous inode), -ENAMETOOLONG.
  */
-int rf_resolve(const struct rf_emul_ctx *c, int dirfd, const char *path, char out[PATH_MAX]);
+int recorder_resolve(const struct recorder_emul_ctx *c, int dirfd, const char *path,
+		     char out[PATH_MAX]);
 
 /**
- * rf_caller_pidfd() - a pidfd of the thread @tid (PIDFD_THREAD, Linux 6.9), else of its
+ * recorder_caller_pidfd() - a pidfd of the thread @tid (PIDFD_THREAD, Linux 6.9), else of its
  * thread group's leader: the descriptor table a connect's socket is taken from
  * @tid:	the calling thread, as the notification names it
  *
  * Return: the pidfd (O_CLOEXEC), or -1 with errno set.
  */
-int rf_caller_pidfd(pid_t tid);
+int recorder_caller_pidfd(pid_t tid);
 
-#endif /* WARDEN_LAUNCHER_RUN_FILES_EMUL_H */
+#endif /* WARDEN_RECORDER_EMUL_H */

@@ -1,10 +1,11 @@
-/* run_files.h - internal to launcher/: the file-access recorder of a run, the supervisor of the
- * sandbox's seccomp notification descriptor (docs/files.md).
+/* recorder.h - the recorder/ module (libwd_recorder, what run/ calls): the file-access
+ * recorder of a run, the supervisor of the sandbox's seccomp notification descriptor
+ * (docs/files.md).
  *
  * Theory of operation. The sandbox's child loads sandbox/'s notify filter with a listener
  * just before it execs bubblewrap and hands the listener to the launcher (run_child.c); from
  * then on every watched path call of every process of the run stops until the recorder
- * answers. run_files_start() forks the recorder, a process of its own that holds the program's
+ * answers. recorder_start() forks the recorder, a process of its own that holds the program's
  * identity and nothing of root's:
  *
  *   become    in root mode the program's user, whole: real, effective, saved and file system
@@ -31,24 +32,24 @@
  *             RESOLVE_IN_ROOT from the sandbox's root) and on the host; there on the host but
  *             not inside (or only as a mask) is a denied attempt
  *   count     one entry per (operation, path) with a count, bounded
- *   report    run_files_stop() wakes it with a signal; it closes the listener and sends its
+ *   report    recorder_stop() wakes it with a signal; it closes the listener and sends its
  *             entries and counts to the launcher over a pipe (fixed-size records, each
  *             checked; anything malformed, or a recorder that died first, and the launcher
- *             keeps nothing: run_files_lost()); the events are written when the run ends
+ *             keeps nothing: recorder_lost()); the events are written when the run ends
  *             (run_audit_files()), one per entry
  *
  * Trace mode (POLICY_FILES_TRACE, warden trace; docs/files.md "Trace mode") does not answer
  * CONTINUE and read: the trace filter's calls are carried out by the recorder on its own copy
  * of the path, inside the caller's view (opens here, handed in with SECCOMP_IOCTL_NOTIF_ADDFD;
- * the rest by rf_emulate(), run_files_emul.h), exec is read from /proc/PID/exe afterwards, and
- * what is recorded is what was done (enum trace_op), so a program cannot forge its trace.
+ * the rest by recorder_emulate(), emul.h), exec is read from /proc/PID/exe afterwards,
+ * and what is recorded is what was done (enum trace_op), so a program cannot forge its trace.
  *
  * If the recorder stops (the launcher dies), the kernel answers every waiting and later
  * watched call with ENOSYS: the program fails closed, it never hangs, and the launcher's death
  * kills the sandbox anyway (PR_SET_PDEATHSIG).
  */
-#ifndef WARDEN_LAUNCHER_RUN_FILES_H
-#define WARDEN_LAUNCHER_RUN_FILES_H
+#ifndef WARDEN_RECORDER_H
+#define WARDEN_RECORDER_H
 
 #include "trace/file.h"
 #include "policy/policy.h"
@@ -58,46 +59,46 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Entries a run keeps: past it, accesses are only counted (run_files_dropped()); trace mode
+/* Entries a run keeps: past it, accesses are only counted (recorder_dropped()); trace mode
  * keeps as many as all */
-#define RUN_FILES_MAX_DENIED 4096
-#define RUN_FILES_MAX_ALL 65536
+#define RECORDER_MAX_DENIED 4096
+#define RECORDER_MAX_ALL 65536
 /* ... and bytes of their paths */
-#define RUN_FILES_MAX_BYTES (8u << 20)
-/* The supplementary groups run_files_set_user() keeps. */
-#define RUN_FILES_MAX_GROUPS 64
+#define RECORDER_MAX_BYTES (8u << 20)
+/* The supplementary groups recorder_set_user() keeps. */
+#define RECORDER_MAX_GROUPS 64
 
 /**
- * enum run_files_verdict - what one access was, by what the sandbox and the host show
- * @RUN_FILES_GRANTED:	the sandbox shows the path (a grant, the runtime base, its own /tmp)
- * @RUN_FILES_DENIED:	the host has it and the sandbox does not, or shows only a mask
- * @RUN_FILES_MISSING:	neither has it (a program probing for a file that is nowhere)
- * @RUN_FILES_IGNORED:	not a host path (the sandbox's own /proc and /dev, an empty path, a
+ * enum recorder_verdict - what one access was, by what the sandbox and the host show
+ * @RECORDER_GRANTED:	the sandbox shows the path (a grant, the runtime base, its own /tmp)
+ * @RECORDER_DENIED:	the host has it and the sandbox does not, or shows only a mask
+ * @RECORDER_MISSING:	neither has it (a program probing for a file that is nowhere)
+ * @RECORDER_IGNORED:	not a host path (the sandbox's own /proc and /dev, an empty path, a
  *			descriptor that is no folder), or unreadable
  */
-enum run_files_verdict {
-	RUN_FILES_GRANTED,
-	RUN_FILES_DENIED,
-	RUN_FILES_MISSING,
-	RUN_FILES_IGNORED,
+enum recorder_verdict {
+	RECORDER_GRANTED,
+	RECORDER_DENIED,
+	RECORDER_MISSING,
+	RECORDER_IGNORED,
 };
 
 /**
- * struct run_files_entry - one (operation, path) of a run
+ * struct recorder_entry - one (operation, path) of a run
  * @path:	the absolute path, as the program named it (after joining a relative one); in
  *		trace mode the path the recorder itself used
  * @op:		enum sandbox_op; in trace mode enum trace_op (launcher/trace_file.h), or
- *		RUN_FILES_REFUSED_CONNECT for a unix socket's connect the recorder refused
- * @verdict:	RUN_FILES_GRANTED or RUN_FILES_DENIED; in trace mode RUN_FILES_GRANTED,
- *		RUN_FILES_MISSING for TRACE_MISSING, RUN_FILES_DENIED for a refused connect
+ *		RECORDER_REFUSED_CONNECT for a unix socket's connect the recorder refused
+ * @verdict:	RECORDER_GRANTED or RECORDER_DENIED; in trace mode RECORDER_GRANTED,
+ *		RECORDER_MISSING for TRACE_MISSING, RECORDER_DENIED for a refused connect
  * @count:	how many times
  * @pid:	the first process that made it (the launcher's pid namespace)
  * @comm:	that process's name
  */
-struct run_files_entry {
+struct recorder_entry {
 	char *path;
 	int op;
-	enum run_files_verdict verdict;
+	enum recorder_verdict verdict;
 	uint64_t count;
 	pid_t pid;
 	char comm[16];
@@ -105,26 +106,26 @@ struct run_files_entry {
 
 /* Trace mode: the op of a refused connect's entry (its own entry, never counted with a
  * connect that was done). */
-#define RUN_FILES_REFUSED_CONNECT (TRACE_OP_N + TRACE_CONNECT)
+#define RECORDER_REFUSED_CONNECT (TRACE_OP_N + TRACE_CONNECT)
 
-struct run_files;
+struct recorder;
 
 /**
- * run_files_new() - an empty recorder (nothing runs yet)
+ * recorder_new() - an empty recorder (nothing runs yet)
  * @mode:	POLICY_FILES_DENIED, POLICY_FILES_ALL or POLICY_FILES_TRACE (warden trace: the
  *		recorder carries the calls out itself, entries are enum trace_op)
  * @mask:	the policy's masks (struct wd_policy.mask: absolute real paths), copied
  * @nmask:	how many
- * @ret:	on success, the recorder (run_files_free())
+ * @ret:	on success, the recorder (recorder_free())
  *
  * Return: 0, -EINVAL for another @mode, or -ENOMEM.
  */
-int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
-		  struct run_files **ret);
+int recorder_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
+		 struct recorder **ret);
 
 /**
- * run_files_start() - supervise @listener in a process of its own (the theory above): forked
- * from the caller, it takes the identity run_files_set_user() gave (none given: the caller's
+ * recorder_start() - supervise @listener in a process of its own (the theory above): forked
+ * from the caller, it takes the identity recorder_set_user() gave (none given: the caller's
  * uid, without capabilities)
  * @rf:		the recorder
  * @listener:	the seccomp notification descriptor; the recorder's process owns it from now
@@ -135,10 +136,10 @@ int run_files_new(enum policy_audit_files mode, char *const *mask, size_t nmask,
  * program run). A recorder that cannot take its identity exits at once: its listener closes
  * and the program's watched calls fail with ENOSYS.
  */
-int run_files_start(struct run_files *rf, int listener, pid_t outer);
+int recorder_start(struct recorder *rf, int listener, pid_t outer);
 
 /**
- * run_files_set_user() - root mode: the recorder's process becomes the program's user when it
+ * recorder_set_user() - root mode: the recorder's process becomes the program's user when it
  * starts (all of its uids and gids, its groups): trace mode carries calls out, so what it
  * creates is the user's and it may do only what the user may; the host lookups of denied and
  * all are the user's view. Rootless and daemon mode: not called (the launcher is the user).
@@ -150,11 +151,10 @@ int run_files_start(struct run_files *rf, int listener, pid_t outer);
  *
  * Return: 0, or -EINVAL (too many groups).
  */
-int run_files_set_user(struct run_files *rf, uid_t uid, gid_t gid, const gid_t *groups,
-		       int ngroups);
+int recorder_set_user(struct recorder *rf, uid_t uid, gid_t gid, const gid_t *groups, int ngroups);
 
 /**
- * run_files_allow_sockets() - trace mode: the unix sockets the person named (`warden trace
+ * recorder_allow_sockets() - trace mode: the unix sockets the person named (`warden trace
  * --allow-socket`), which the program may connect to; every other unix socket by path but
  * the sandbox's own /tmp's is refused and recorded so (docs/files.md)
  * @rf:		the recorder, not started
@@ -163,20 +163,20 @@ int run_files_set_user(struct run_files *rf, uid_t uid, gid_t gid, const gid_t *
  *
  * Return: 0, -ENOMEM.
  */
-int run_files_allow_sockets(struct run_files *rf, char *const *paths, size_t n);
+int recorder_allow_sockets(struct recorder *rf, char *const *paths, size_t n);
 
 /**
- * run_files_stop() - end the supervision (the program has ended): wake the recorder's process,
+ * recorder_stop() - end the supervision (the program has ended): wake the recorder's process,
  * take its results (checked), reap it
- * @rf:		the recorder; may be NULL. The entries stay for run_files_get().
+ * @rf:		the recorder; may be NULL. The entries stay for recorder_get().
  */
-void run_files_stop(struct run_files *rf);
+void recorder_stop(struct recorder *rf);
 
-/** run_files_free() - stop and free @rf (may be NULL). */
-void run_files_free(struct run_files *rf);
+/** recorder_free() - stop and free @rf (may be NULL). */
+void recorder_free(struct recorder *rf);
 
 /**
- * run_files_record() - count one access (the recorder's, and the unit tests')
+ * recorder_record() - count one access (the recorder's, and the unit tests')
  * @rf:		the recorder
  * @op:		enum sandbox_op
  * @path:	absolute path
@@ -188,48 +188,48 @@ void run_files_free(struct run_files *rf);
  * Return: 1 for a new entry, 0 when counted in an entry or dropped (the table is full), or
  * -ENOMEM.
  */
-int run_files_record(struct run_files *rf, int op, const char *path, enum run_files_verdict verdict,
-		     pid_t pid, const char *comm);
+int recorder_record(struct recorder *rf, int op, const char *path, enum recorder_verdict verdict,
+		    pid_t pid, const char *comm);
 
 /**
- * run_files_count() - how many entries @rf holds
+ * recorder_count() - how many entries @rf holds
  * @rf:		the recorder; may be NULL (0)
  */
-size_t run_files_count(const struct run_files *rf);
+size_t recorder_count(const struct recorder *rf);
 
 /**
- * run_files_get() - entry @i, in the order they were first seen
+ * recorder_get() - entry @i, in the order they were first seen
  * @rf:		the recorder (stopped)
- * @i:		below run_files_count()
+ * @i:		below recorder_count()
  */
-const struct run_files_entry *run_files_get(const struct run_files *rf, size_t i);
+const struct recorder_entry *recorder_get(const struct recorder *rf, size_t i);
 
 /**
- * run_files_dropped() - accesses not kept because the table was full, and how many were seen
+ * recorder_dropped() - accesses not kept because the table was full, and how many were seen
  * @rf:		the recorder
  * @ret_seen:	every notification received; may be NULL
  *
  * Return: the number dropped.
  */
-uint64_t run_files_dropped(const struct run_files *rf, uint64_t *ret_seen);
+uint64_t recorder_dropped(const struct recorder *rf, uint64_t *ret_seen);
 
 /**
- * run_files_lost() - the recorder's process died, or sent its results malformed: the run's
+ * recorder_lost() - the recorder's process died, or sent its results malformed: the run's
  * entries and counts are not known (none are kept), and run_audit_files() says so
  * @rf:		the recorder (stopped); may be NULL (false)
  */
-bool run_files_lost(const struct run_files *rf);
+bool recorder_lost(const struct recorder *rf);
 
 /**
- * run_files_unreadable() - calls whose path the kernel did not let the recorder read (EPERM:
+ * recorder_unreadable() - calls whose path the kernel did not let the recorder read (EPERM:
  * kernel.yama.ptrace_scope 2 or 3, or a program that made itself undumpable): their attempts
  * are missing from the events, and run_audit_files() says how many
  * @rf:		the recorder
  */
-uint64_t run_files_unreadable(const struct run_files *rf);
+uint64_t recorder_unreadable(const struct recorder *rf);
 
 /**
- * run_files_join() - @rel made absolute against @base, "." and ".." and doubled slashes
+ * recorder_join() - @rel made absolute against @base, "." and ".." and doubled slashes
  * folded lexically (pure)
  * @base:	an absolute folder (used when @rel is relative)
  * @rel:	the path the program gave
@@ -239,21 +239,21 @@ uint64_t run_files_unreadable(const struct run_files *rf);
  * Return: 0, -EINVAL when @base is not absolute and @rel is relative or @rel is empty,
  * -ENAMETOOLONG.
  */
-int run_files_join(const char *base, const char *rel, char *out, size_t size);
+int recorder_join(const char *base, const char *rel, char *out, size_t size);
 
 /**
- * run_files_sandbox_own() - @path lies in a filesystem the sandbox makes for itself and the
+ * recorder_sandbox_own() - @path lies in a filesystem the sandbox makes for itself and the
  * host's files are not behind it (/proc, /dev) (pure)
  * @path:	absolute, folded
  */
-bool run_files_sandbox_own(const char *path);
+bool recorder_sandbox_own(const char *path);
 
 /**
- * run_files_in_base() - @path lies in a folder of the sandbox's runtime base (bwrap_base_dirs:
+ * recorder_in_base() - @path lies in a folder of the sandbox's runtime base (sandbox_base_dirs:
  * /usr, /bin, /lib..., /etc/ssl...): denied mode records nothing there, since the base is
  * Warden's and not the policy's to grant (pure)
  * @path:	absolute, folded
  */
-bool run_files_in_base(const char *path);
+bool recorder_in_base(const char *path);
 
-#endif /* WARDEN_LAUNCHER_RUN_FILES_H */
+#endif /* WARDEN_RECORDER_H */

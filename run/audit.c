@@ -275,10 +275,10 @@ void run_audit_files(struct run *r)
 	/* the policy as a person knows it: its file's name */
 	name = strrchr(r->policy_abs, '/');
 	name = name && name[1] ? name + 1 : r->policy_abs;
-	for (size_t i = 0; i < run_files_count(r->files); i++) {
-		const struct run_files_entry *f = run_files_get(r->files, i);
+	for (size_t i = 0; i < recorder_count(r->files); i++) {
+		const struct recorder_entry *f = recorder_get(r->files, i);
 		struct audit_event ev = {0};
-		bool denied = f->verdict == RUN_FILES_DENIED;
+		bool denied = f->verdict == RECORDER_DENIED;
 
 		ev.type = AUDIT_TYPE_FILE;
 		ev.action = f->op == SANDBOX_OP_EXEC ? "file.exec"
@@ -309,27 +309,27 @@ void run_audit_files(struct run *r)
 		}
 		write_event(r, &ev, AUDIT_WRITE_DEFER);
 	}
-	dropped = run_files_dropped(r->files, &seen);
+	dropped = recorder_dropped(r->files, &seen);
 	if (dropped) {
 		snprintf(reason, sizeof(reason),
 			 "rate limit: %llu more accesses of paths beyond the first %zu were only "
 			 "counted",
-			 (unsigned long long)dropped, run_files_count(r->files));
+			 (unsigned long long)dropped, recorder_count(r->files));
 		files_summary(r, reason, dropped);
 	}
-	if (run_files_lost(r->files)) {
+	if (recorder_lost(r->files)) {
 		snprintf(reason, sizeof(reason),
 			 "incomplete: the file-access recorder died or sent malformed results; "
 			 "none of this run's file accesses are in the log");
 		files_summary(r, reason, 0);
 	}
-	if (run_files_unreadable(r->files)) {
+	if (recorder_unreadable(r->files)) {
 		snprintf(reason, sizeof(reason),
 			 "incomplete: the kernel did not let the recorder read the path of %llu "
 			 "calls (ptrace restrictions, e.g. kernel.yama.ptrace_scope >= 2); their "
 			 "attempts are not in the log",
-			 (unsigned long long)run_files_unreadable(r->files));
-		files_summary(r, reason, run_files_unreadable(r->files));
+			 (unsigned long long)recorder_unreadable(r->files));
+		files_summary(r, reason, recorder_unreadable(r->files));
 	}
 	wd_err_clear(&err);
 	if (audit_log_flush(r->log, &err) < 0)

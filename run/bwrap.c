@@ -31,6 +31,7 @@
  * in any process's /proc/PID/cmdline.
  */
 #include "run/bwrap.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -39,21 +40,6 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-const char *const bwrap_base_dirs[] = {
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/etc/ssl",
-    "/etc/ca-certificates",
-    "/etc/alternatives",
-    "/etc/ld.so.conf.d",
-    NULL,
-};
 
 const char *const bwrap_base_etc[] = {
     "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/nsswitch.conf", "/etc/localtime",
@@ -366,17 +352,17 @@ int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv
 	} else if (s->etc_base) {
 		/* the single /etc files come in one mount: a folder of copies made for this,
 		 * with empty mount points for the /etc folders and the generated files */
-		for (size_t i = 0; !r && bwrap_base_dirs[i]; i++)
-			if (strncmp(bwrap_base_dirs[i], "/etc/", 5))
-				r = push_base(out, bwrap_base_dirs[i]);
+		for (size_t i = 0; !r && sandbox_base_dirs[i]; i++)
+			if (strncmp(sandbox_base_dirs[i], "/etc/", 5))
+				r = push_base(out, sandbox_base_dirs[i]);
 		if (!r)
 			r = push3(out, "--ro-bind", s->etc_base, "/etc");
-		for (size_t i = 0; !r && bwrap_base_dirs[i]; i++)
-			if (!strncmp(bwrap_base_dirs[i], "/etc/", 5))
-				r = push_base(out, bwrap_base_dirs[i]);
+		for (size_t i = 0; !r && sandbox_base_dirs[i]; i++)
+			if (!strncmp(sandbox_base_dirs[i], "/etc/", 5))
+				r = push_base(out, sandbox_base_dirs[i]);
 	} else {
-		for (size_t i = 0; !r && bwrap_base_dirs[i]; i++)
-			r = push_base(out, bwrap_base_dirs[i]);
+		for (size_t i = 0; !r && sandbox_base_dirs[i]; i++)
+			r = push_base(out, sandbox_base_dirs[i]);
 		for (size_t i = 0; !r && bwrap_base_etc[i]; i++)
 			r = push3(out, "--ro-bind-try", bwrap_base_etc[i], bwrap_base_etc[i]);
 	}

@@ -155,8 +155,8 @@ int bwrap_shell_word(const char *s, struct wd_buf *out);
 int bwrap_file_text(int which, const struct bwrap_spec *s, uid_t uid, gid_t gid,
 		    struct wd_buf *out);
 
-/* The runtime base every sandbox sees read-only (folders, then single /etc files). */
-extern const char *const bwrap_base_dirs[];
+/* The runtime base every sandbox sees read-only: the folders are sandbox_base_dirs
+ * (sandbox/base.c), these the single /etc files. */
 extern const char *const bwrap_base_etc[];
 /* The host folders a learning sandbox (bwrap_spec.learn) covers with an empty tmpfs: the
  * sockets of the user's and the system's service managers and buses live there, through which
@@ -172,7 +172,7 @@ extern const char *const bwrap_learn_own[];
  * run_etc_base() - bring @dir up to date: a copy of each existing bwrap_base_etc file (same
  * content, mode 0644, the host file's size and mtime, so a changed host file is seen and
  * copied again; a file gone from the host is removed), and empty mount points for the /etc
- * folders of bwrap_base_dirs and the generated files. Stale copies are replaced atomically
+ * folders of sandbox_base_dirs and the generated files. Stale copies are replaced atomically
  * (rename) under a lock, so concurrent runs see either version, never a torn one.
  * @dir:	the folder (RUN_ETC_DIR); created 0755; must be root's, not a symlink; its
  *		parent, root's and not writable by others, is made searchable by all (bwrap

@@ -262,7 +262,7 @@ struct run {
 	/* run_stdio.c: the stdio relay and the MCP tool calls in flight */
 	struct run_stdio io;
 	/* run_files.c: the file-access recorder (audit.files), NULL when off */
-	struct run_files *files;
+	struct recorder *files;
 	/* warden trace: the run registers with "learn": true (run_gwclient.c, run_daemon.c): its
 	 * gateway allows any name on any port (the SSRF classes refused) and records what it
 	 * reached (run_gw_learned()) */

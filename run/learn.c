@@ -38,7 +38,7 @@ static void learn_sample(struct run *r, int pid)
 
 /* What a recorder entry was, as a trace operation (-1: not one). In trace mode the entries'
  * op is an enum trace_op already; a recorder in another mode (audit.files all) is mapped. */
-static int entry_op(const struct run *r, const struct run_files_entry *e)
+static int entry_op(const struct run *r, const struct recorder_entry *e)
 {
 	static const int map[] = {
 	    [SANDBOX_OP_OPEN] = TRACE_READ,   [SANDBOX_OP_READ] = TRACE_READ,
@@ -50,14 +50,14 @@ static int entry_op(const struct run *r, const struct run_files_entry *e)
 	if (policy_audit_files(r->pol) == POLICY_FILES_TRACE) {
 		if (e->op < 0 || e->op >= TRACE_OP_N)
 			return -1;
-		if (e->verdict != RUN_FILES_GRANTED && e->verdict != RUN_FILES_MISSING)
+		if (e->verdict != RECORDER_GRANTED && e->verdict != RECORDER_MISSING)
 			return -1;
 		/* a missing path is only ever "missing", whatever the call was */
-		return e->verdict == RUN_FILES_MISSING ? TRACE_MISSING : e->op;
+		return e->verdict == RECORDER_MISSING ? TRACE_MISSING : e->op;
 	}
 	if (e->op < 0 || (size_t)e->op >= WD_ARRAY_SIZE(map))
 		return -1;
-	if (e->verdict != RUN_FILES_GRANTED && e->verdict != RUN_FILES_DENIED)
+	if (e->verdict != RECORDER_GRANTED && e->verdict != RECORDER_DENIED)
 		return -1;
 	return map[e->op];
 }
@@ -67,16 +67,16 @@ static int entry_op(const struct run *r, const struct run_files_entry *e)
 
 static int collect_files(struct run *r, struct trace *t)
 {
-	size_t n = run_files_count(r->files);
+	size_t n = recorder_count(r->files);
 
 	t->files = calloc(n ? n : 1, sizeof(*t->files));
 	if (!t->files)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		const struct run_files_entry *e = run_files_get(r->files, i);
+		const struct recorder_entry *e = recorder_get(r->files, i);
 		struct trace_file_ev *f = &t->files[t->nfiles];
 		bool refused = policy_audit_files(r->pol) == POLICY_FILES_TRACE &&
-			       e->op == RUN_FILES_REFUSED_CONNECT && e->verdict == RUN_FILES_DENIED;
+			       e->op == RECORDER_REFUSED_CONNECT && e->verdict == RECORDER_DENIED;
 		int op = refused ? TRACE_CONNECT : entry_op(r, e);
 
 		if (op < 0 || !e->path || e->path[0] != '/')
@@ -406,19 +406,19 @@ static void summary(const struct run *r, const struct run_trace *rt, int status,
 		       "warden trace: warning: %zu file events were left out to keep the trace "
 		       "under 64 MiB",
 		       wi->too_big);
-	if (r->files && run_files_dropped(r->files, NULL))
+	if (r->files && recorder_dropped(r->files, NULL))
 		wd_say(stderr,
 		       "warden trace: warning: %llu accesses were not kept (the recorder's table "
 		       "was full): the trace is incomplete",
-		       (unsigned long long)run_files_dropped(r->files, NULL));
-	if (run_files_lost(r->files))
+		       (unsigned long long)recorder_dropped(r->files, NULL));
+	if (recorder_lost(r->files))
 		fprintf(stderr, "warden trace: warning: the file-access recorder died or sent "
 				"malformed results: the trace has no file accesses\n");
-	if (r->files && run_files_unreadable(r->files))
+	if (r->files && recorder_unreadable(r->files))
 		wd_say(stderr,
 		       "warden trace: warning: %llu paths could not be read from the program: "
 		       "the trace is incomplete",
-		       (unsigned long long)run_files_unreadable(r->files));
+		       (unsigned long long)recorder_unreadable(r->files));
 	wd_say(stderr, "warden: trace written to %s", rt->path);
 	if (!rt->quiet)
 		wd_say(stderr, "warden trace: next: warden init --from %s -o policy.yaml",

@@ -540,7 +540,7 @@ int run_main(const struct run_opts *opts, int argc, char **argv, const struct ru
 out:
 	run_stdio_free(&r);
 	run_sandbox_release(&r);
-	run_files_free(r.files);
+	recorder_free(r.files);
 	run_rootless_scope_free(&r);
 	audit_log_close(r.log);
 	policy_free(r.pol);

@@ -208,12 +208,12 @@ static int files_start(void *arg, int listener, pid_t outer)
 
 	/* root mode: what trace mode carries out is done as the program's user */
 	if (!r->mode->own_userns)
-		ret = run_files_set_user(r->files, r->uid, r->gid, r->groups, r->ngroups);
+		ret = recorder_set_user(r->files, r->uid, r->gid, r->groups, r->ngroups);
 	if (ret) {
 		close(listener);
 		return ret;
 	}
-	return run_files_start(r->files, listener, outer);
+	return recorder_start(r->files, listener, outer);
 }
 
 /* What the sandbox is to be, from what the run knows by now. */
@@ -287,11 +287,11 @@ int run_sandbox_prepare(struct run *r)
 		return run_fail(r, "limits", NULL,
 				"the systemd scope's command line: out of memory");
 	if (files != POLICY_FILES_OFF && !r->files &&
-	    run_files_new(files, r->pol->mask, r->pol->nmask, &r->files))
+	    recorder_new(files, r->pol->mask, r->pol->nmask, &r->files))
 		return run_fail(r, "sandbox", NULL, "the file-access recorder: out of memory");
 	/* warden trace --allow-socket: the unix sockets the program may reach */
 	if (r->trace && r->files && r->trace->nsockets &&
-	    run_files_allow_sockets(r->files, r->trace->sockets, r->trace->nsockets))
+	    recorder_allow_sockets(r->files, r->trace->sockets, r->trace->nsockets))
 		return run_fail(r, "sandbox", NULL, "the file-access recorder: out of memory");
 
 	return r->sb.be->prepare(&r->sb, spec_of(r), &e) ? failed(r, &e) : 0;
@@ -317,7 +317,7 @@ void run_sandbox_release(struct run *r)
 {
 	r->sb.be->release(&r->sb);
 	/* the recorder ends with the sandbox (its entries stay for run_audit_files()) */
-	run_files_stop(r->files);
+	recorder_stop(r->files);
 }
 
 pid_t run_sandbox_pid(const struct run *r)

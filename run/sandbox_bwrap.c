@@ -572,19 +572,13 @@ static void bwrap_signal(struct sandbox *sb, enum sandbox_target to, int sig)
 /* The PPid: line of the status file in the /proc folder @procfd, or -1. */
 static pid_t parent_of(int procfd)
 {
-	char buf[2048], *s;
-	ssize_t n;
-	int fd = openat(procfd, "status", O_RDONLY | O_CLOEXEC);
+	char v[32];
+	unsigned long ppid;
 
-	if (fd < 0)
+	if (wd_proc_status_field_at(procfd, "PPid", v, sizeof(v)) ||
+	    wd_proc_status_num_parse(v, 10, &ppid) || ppid > INT_MAX)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	s = strstr(buf, "\nPPid:");
-	return s ? (pid_t)strtol(s + 6, NULL, 10) : -1;
+	return (pid_t)ppid;
 }
 
 /* The program: the first child of bwrap's pid-1 reaper (it forks nothing before it), a pidfd

@@ -311,4 +311,12 @@ const char *sandbox_op_name(enum sandbox_op op);
  */
 enum sandbox_op sandbox_open_op(uint64_t flags);
 
+/* ------------------------------------------------------------ the runtime base (base.c) */
+
+/* The host folders every sandbox sees read-only, whatever its policy (NULL-terminated): the
+ * runtime base is Warden's, not the policy's to grant (docs/files.md). run/bwrap.c binds
+ * them, the recorder (recorder/) records nothing there in denied mode, warden init leaves them
+ * out of a policy. */
+extern const char *const sandbox_base_dirs[];
+
 #endif /* WARDEN_SANDBOX_H */

@@ -1,6 +1,6 @@
-/* test_launcher_emul.c - the trace recorder's own path calls (launcher/run_files_emul.c): a
- * forked child that waits holds the arguments in its memory, rf_emulate() carries each call out
- * for it inside /proc/CHILD/root, and the answer, the bytes written into the child and the file
+/* test_launcher_emul.c - the trace recorder's own path calls (launcher/recorder_emul.c): a
+ * forked child that waits holds the arguments in its memory, recorder_emulate() carries each call
+ * out for it inside /proc/CHILD/root, and the answer, the bytes written into the child and the file
  * tree afterwards are the kernel's own for the same call made here on the same tree; what is
  * recorded is the path used. What cannot be carried out exactly (the sandbox's own /proc, a
  * magic link or a loop on the way, a ".." after a link, an abstract socket) is not handled. */
@@ -29,6 +29,7 @@
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -40,7 +41,7 @@ static struct sockaddr_un g_sun;
 
 static char tree[PATH_MAX]; /* the tmp tree, real path; the child's current folder */
 static char oldcwd[PATH_MAX];
-static struct rf_emul_out out;
+static struct recorder_emul_out out;
 
 struct kid {
 	pid_t pid;
@@ -163,19 +164,19 @@ static size_t g_nnamed;
 static int emul(int nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
 {
 	/* the recorder opens the caller's pidfd before it checks the call (run_files.c) */
-	struct rf_emul_ctx c = {.pid = kid.pid,
-				.pidfd = -1,
-				.root = kid.root,
-				.cwd = tree,
-				.umask = 022,
-				.sockets = g_named,
-				.nsockets = g_nnamed};
+	struct recorder_emul_ctx c = {.pid = kid.pid,
+				      .pidfd = -1,
+				      .root = kid.root,
+				      .cwd = tree,
+				      .umask = 022,
+				      .sockets = g_named,
+				      .nsockets = g_nnamed};
 	uint64_t args[6] = {a0, a1, a2, a3, a4, 0};
 	int r;
 
-	c.pidfd = rf_caller_pidfd(kid.pid);
+	c.pidfd = recorder_caller_pidfd(kid.pid);
 	assert_true(c.pidfd >= 0);
-	r = rf_emulate(&c, nr, args, &out);
+	r = recorder_emulate(&c, nr, args, &out);
 	close(c.pidfd);
 	return r;
 }
@@ -216,65 +217,65 @@ static void test_read_string(void **state)
 
 	(void)state;
 	strcpy(g_buf, "/a/b");
-	assert_int_equal(rf_read_string(me, (uint64_t)(uintptr_t)g_buf, buf, sizeof(buf)), 4);
+	assert_int_equal(recorder_read_string(me, (uint64_t)(uintptr_t)g_buf, buf, sizeof(buf)), 4);
 	assert_string_equal(buf, "/a/b");
-	assert_int_equal(rf_read_string(me, 0, buf, sizeof(buf)), -EFAULT);
+	assert_int_equal(recorder_read_string(me, 0, buf, sizeof(buf)), -EFAULT);
 	/* a string that ends at the end of a page, the next one unmapped: read whole */
 	// cppcheck-suppress invalidFunctionArg ; -1 is the descriptor MAP_ANONYMOUS wants
 	m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(m != MAP_FAILED);
 	assert_int_equal(munmap(m + pg, (size_t)pg), 0);
 	memcpy(m + pg - 4, "abc", 4);
-	assert_int_equal(rf_read_string(me, (uint64_t)(uintptr_t)(m + pg - 4), buf, sizeof(buf)),
-			 3);
+	assert_int_equal(
+	    recorder_read_string(me, (uint64_t)(uintptr_t)(m + pg - 4), buf, sizeof(buf)), 3);
 	assert_string_equal(buf, "abc");
 	/* no NUL before the unmapped page: unreadable */
 	memset(m + pg - 4, 'a', 4);
-	assert_int_equal(rf_read_string(me, (uint64_t)(uintptr_t)(m + pg - 4), buf, sizeof(buf)),
-			 -EFAULT);
-	assert_int_equal(rf_read_string(me, (uint64_t)(uintptr_t)(m + pg), buf, sizeof(buf)),
+	assert_int_equal(
+	    recorder_read_string(me, (uint64_t)(uintptr_t)(m + pg - 4), buf, sizeof(buf)), -EFAULT);
+	assert_int_equal(recorder_read_string(me, (uint64_t)(uintptr_t)(m + pg), buf, sizeof(buf)),
 			 -EFAULT);
 	/* no NUL within the size: too long (the kernel's PATH_MAX rule) */
 	memset(m, 'a', (size_t)pg);
-	assert_int_equal(rf_read_string(me, (uint64_t)(uintptr_t)m, buf, 16), -ENAMETOOLONG);
+	assert_int_equal(recorder_read_string(me, (uint64_t)(uintptr_t)m, buf, 16), -ENAMETOOLONG);
 	m[15] = '\0';
-	assert_int_equal(rf_read_string(me, (uint64_t)(uintptr_t)m, buf, 16), 15);
+	assert_int_equal(recorder_read_string(me, (uint64_t)(uintptr_t)m, buf, 16), 15);
 	munmap(m, (size_t)pg);
 	memset(g_buf, 'X', sizeof(g_buf));
 }
 
 static void test_resolve(void **state)
 {
-	struct rf_emul_ctx c = {
+	struct recorder_emul_ctx c = {
 	    .pid = kid.pid, .pidfd = -1, .root = kid.root, .cwd = tree, .umask = 022};
 	char got[PATH_MAX], want[PATH_MAX * 2];
 
 	(void)state;
-	assert_int_equal(rf_resolve(&c, AT_FDCWD, "sub/./deep/../g", got), 0);
+	assert_int_equal(recorder_resolve(&c, AT_FDCWD, "sub/./deep/../g", got), 0);
 	snprintf(want, sizeof(want), "%s/sub/g", tree);
 	assert_string_equal(got, want);
-	assert_int_equal(rf_resolve(&c, kid.dirfd, "deep//f", got), 0);
+	assert_int_equal(recorder_resolve(&c, kid.dirfd, "deep//f", got), 0);
 	snprintf(want, sizeof(want), "%s/sub/deep/f", tree);
 	assert_string_equal(got, want);
-	assert_int_equal(rf_resolve(&c, kid.dirfd, "/etc/../x", got), 0);
+	assert_int_equal(recorder_resolve(&c, kid.dirfd, "/etc/../x", got), 0);
 	assert_string_equal(got, "/x");
-	assert_int_equal(rf_resolve(&c, AT_FDCWD, "", got), -ENOENT);
+	assert_int_equal(recorder_resolve(&c, AT_FDCWD, "", got), -ENOENT);
 	/* descriptors that are no folder with a path */
-	assert_int_equal(rf_resolve(&c, kid.pipefd, "x", got), -EBADF);
-	assert_int_equal(rf_resolve(&c, kid.sock, "x", got), -EBADF);
-	assert_int_equal(rf_resolve(&c, 999, "x", got), -EBADF);
-	assert_int_equal(rf_resolve(&c, -5, "x", got), -EBADF);
+	assert_int_equal(recorder_resolve(&c, kid.pipefd, "x", got), -EBADF);
+	assert_int_equal(recorder_resolve(&c, kid.sock, "x", got), -EBADF);
+	assert_int_equal(recorder_resolve(&c, 999, "x", got), -EBADF);
+	assert_int_equal(recorder_resolve(&c, -5, "x", got), -EBADF);
 	/* the child's current folder must be the folder its name reaches */
 	c.cwd = "/";
-	assert_int_equal(rf_resolve(&c, AT_FDCWD, "x", got), -EBADF);
-	assert_int_equal(rf_resolve(&c, AT_FDCWD, "/x", got), 0);
+	assert_int_equal(recorder_resolve(&c, AT_FDCWD, "x", got), -EBADF);
+	assert_int_equal(recorder_resolve(&c, AT_FDCWD, "/x", got), 0);
 	c.cwd = "relative";
-	assert_int_equal(rf_resolve(&c, AT_FDCWD, "x", got), -EBADF);
+	assert_int_equal(recorder_resolve(&c, AT_FDCWD, "x", got), -EBADF);
 }
 
 static void test_resolve_deleted_dirfd(void **state)
 {
-	struct rf_emul_ctx c = {
+	struct recorder_emul_ctx c = {
 	    .pid = kid.pid, .pidfd = -1, .root = kid.root, .cwd = tree, .umask = 022};
 	char got[PATH_MAX];
 	struct stat st;
@@ -282,14 +283,14 @@ static void test_resolve_deleted_dirfd(void **state)
 	(void)state;
 	/* the child's descriptor of sub, then sub gone: a name for it no longer exists */
 	assert_int_equal(rename("sub", "sub2"), 0);
-	assert_int_equal(rf_resolve(&c, kid.dirfd, "g", got), 0); /* renamed: its new name */
+	assert_int_equal(recorder_resolve(&c, kid.dirfd, "g", got), 0); /* renamed: its new name */
 	assert_int_equal(stat(got, &st), 0);
 	assert_int_equal(rename("sub2", "sub"), 0);
 	assert_int_equal(unlink("sub/g"), 0);
 	assert_int_equal(unlink("sub/deep/f"), 0);
 	assert_int_equal(rmdir("sub/deep"), 0);
 	assert_int_equal(rmdir("sub"), 0);
-	assert_int_equal(rf_resolve(&c, kid.dirfd, "g", got), -EBADF);
+	assert_int_equal(recorder_resolve(&c, kid.dirfd, "g", got), -EBADF);
 	/* the caller's own call would fail too (ENOENT), but not ours to say */
 	kid_path(0, "g");
 	assert_int_equal(emul(SYS_newfstatat, (uint64_t)kid.dirfd, P0, BUF, 0, 0), 0);
@@ -871,6 +872,88 @@ static void test_connect_other(void **state)
 	close(srv);
 }
 
+/* A caller whose ids are not the recorder's: its connect is refused (EACCES), never made
+ * with the recorder's identity (the server would read the recorder's ids, SO_PEERCRED) nor
+ * by switching to the caller's (a recorder is never root: it has nothing to switch with).
+ * The control: the same connect of a caller with the recorder's ids is made. As root only
+ * (a test that is not root cannot make a child of other ids). */
+static void test_connect_other_ids(void **state)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct recorder_emul_ctx c = {.pidfd = -1, .cwd = "/", .umask = 022};
+	struct sockaddr_in peer;
+	socklen_t sl = sizeof(sin), pl = sizeof(peer);
+	uint64_t args[6] = {0};
+	int srv, conn, sock, ready[2], wake[2];
+	char p[64], ch;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	srv = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(srv >= 0);
+	assert_int_equal(bind(srv, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(srv, 4), 0);
+	assert_int_equal(getsockname(srv, (struct sockaddr *)&sin, &sl), 0);
+
+	/* the control: the caller with the recorder's ids (the kid) is connected */
+	kid_put(&g_sun, &sin, sizeof(sin));
+	assert_int_equal(
+	    emul(SYS_connect, (uint64_t)kid.tcp, (uint64_t)(uintptr_t)&g_sun, sizeof(sin), 0, 0),
+	    1);
+	assert_int_equal(out.ret, 0);
+	conn = accept4(srv, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(conn >= 0);
+	close(conn);
+
+	/* a caller of other ids (nobody's), holding a socket of its own */
+	sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(sock >= 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(wake, O_CLOEXEC), 0);
+	memcpy(&g_sun, &sin, sizeof(sin));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		close(kid.wake);
+		close(ready[0]);
+		close(wake[1]);
+		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(1);
+		(void)!write(ready[1], "r", 1);
+		(void)!read(wake[0], &ch, 1);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(wake[0]);
+	/* a child that could not take the ids is a test error, not a pass */
+	assert_int_equal(read(ready[0], &ch, 1), 1);
+	snprintf(p, sizeof(p), "/proc/%d/root", (int)pid);
+	c.pid = pid;
+	c.root = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(c.root >= 0);
+	c.pidfd = recorder_caller_pidfd(pid);
+	assert_true(c.pidfd >= 0);
+	args[0] = (uint64_t)sock;
+	args[1] = (uint64_t)(uintptr_t)&g_sun;
+	args[2] = sizeof(sin);
+	assert_int_equal(recorder_emulate(&c, SYS_connect, args, &out), 1);
+	assert_int_equal(out.ret, -EACCES);
+	assert_int_equal(out.op, -1);
+	/* the socket (ours too: the same one) was left unconnected */
+	assert_int_equal(getpeername(sock, (struct sockaddr *)&peer, &pl), -1);
+	assert_int_equal(errno, ENOTCONN);
+	close(c.pidfd);
+	close(c.root);
+	close(wake[1]);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	close(ready[0]);
+	close(sock);
+	close(srv);
+}
+
 /* ------------------------------------------------------------ another root */
 
 /* A child in a root of its own (a user namespace's chroot into tree/root), as a sandbox's
@@ -879,7 +962,7 @@ static void test_own_root(void **state)
 {
 	char p[PATH_MAX + 32], c;
 	struct stat mine, theirs = {0};
-	struct rf_emul_ctx ctx = {.pidfd = -1, .cwd = "/", .umask = 022};
+	struct recorder_emul_ctx ctx = {.pidfd = -1, .cwd = "/", .umask = 022};
 	uint64_t args[6] = {0};
 	int ready[2], wake[2];
 	pid_t pid;
@@ -926,7 +1009,7 @@ static void test_own_root(void **state)
 		assert_int_equal(process_vm_writev(pid, &l, 1, &r, 1, 0), (ssize_t)l.iov_len);
 		args[0] = P0;
 		args[1] = BUF;
-		assert_int_equal(rf_emulate(&ctx, SYS_stat, args, &out), 1);
+		assert_int_equal(recorder_emulate(&ctx, SYS_stat, args, &out), 1);
 		assert_int_equal(out.ret, 0);
 		assert_int_equal(out.op, TRACE_STAT);
 		l.iov_base = &theirs;
@@ -945,7 +1028,7 @@ static void test_own_root(void **state)
 	}
 	args[0] = P0;
 	args[1] = 0755;
-	assert_int_equal(rf_emulate(&ctx, SYS_mkdir, args, &out), 1);
+	assert_int_equal(recorder_emulate(&ctx, SYS_mkdir, args, &out), 1);
 	assert_int_equal(out.ret, 0);
 	assert_string_equal(out.path, "/dlink/new");
 	assert_int_equal(stat("root/inside/new", &mine), 0);
@@ -978,6 +1061,7 @@ int main(void)
 	    T(test_truncate_chmod),
 	    T(test_connect_unix),
 	    T(test_connect_other),
+	    T(test_connect_other_ids),
 	    T(test_own_root),
 	};
 

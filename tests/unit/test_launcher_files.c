@@ -271,69 +271,63 @@ static void test_stacked_loosens_nothing(void **state)
 
 static void test_record_dedupes_and_counts(void **state)
 {
-	struct run_files *rf = NULL;
-	const struct run_files_entry *e;
+	struct recorder *rf = NULL;
+	const struct recorder_entry *e;
 
 	(void)state;
-	assert_int_equal(run_files_new(POLICY_FILES_OFF, NULL, 0, &rf), -EINVAL);
-	assert_int_equal(run_files_new(POLICY_FILES_DENIED, NULL, 0, &rf), 0);
+	assert_int_equal(recorder_new(POLICY_FILES_OFF, NULL, 0, &rf), -EINVAL);
+	assert_int_equal(recorder_new(POLICY_FILES_DENIED, NULL, 0, &rf), 0);
 	assert_int_equal(
-	    run_files_record(rf, SANDBOX_OP_READ, "/h/.ssh/id", RUN_FILES_DENIED, 7, "cat"), 1);
+	    recorder_record(rf, SANDBOX_OP_READ, "/h/.ssh/id", RECORDER_DENIED, 7, "cat"), 1);
 	for (int i = 0; i < 499; i++)
 		assert_int_equal(
-		    run_files_record(rf, SANDBOX_OP_READ, "/h/.ssh/id", RUN_FILES_DENIED, 8, "cat"),
+		    recorder_record(rf, SANDBOX_OP_READ, "/h/.ssh/id", RECORDER_DENIED, 8, "cat"),
 		    0);
 	/* another operation on the same path is another entry */
 	assert_int_equal(
-	    run_files_record(rf, SANDBOX_OP_STAT, "/h/.ssh/id", RUN_FILES_DENIED, 7, "ls"), 1);
+	    recorder_record(rf, SANDBOX_OP_STAT, "/h/.ssh/id", RECORDER_DENIED, 7, "ls"), 1);
 	/* denied mode keeps no granted access, and nothing missing or ignored */
-	assert_int_equal(run_files_record(rf, SANDBOX_OP_READ, "/g", RUN_FILES_GRANTED, 7, "cat"),
-			 0);
-	assert_int_equal(run_files_record(rf, SANDBOX_OP_READ, "/m", RUN_FILES_MISSING, 7, "cat"),
-			 0);
-	assert_int_equal(run_files_record(rf, SANDBOX_OP_READ, "/i", RUN_FILES_IGNORED, 7, "cat"),
-			 0);
-	assert_int_equal(run_files_count(rf), 2);
-	e = run_files_get(rf, 0);
+	assert_int_equal(recorder_record(rf, SANDBOX_OP_READ, "/g", RECORDER_GRANTED, 7, "cat"), 0);
+	assert_int_equal(recorder_record(rf, SANDBOX_OP_READ, "/m", RECORDER_MISSING, 7, "cat"), 0);
+	assert_int_equal(recorder_record(rf, SANDBOX_OP_READ, "/i", RECORDER_IGNORED, 7, "cat"), 0);
+	assert_int_equal(recorder_count(rf), 2);
+	e = recorder_get(rf, 0);
 	assert_string_equal(e->path, "/h/.ssh/id");
 	assert_int_equal(e->count, 500);
 	assert_int_equal(e->pid, 7);
 	assert_string_equal(e->comm, "cat");
-	assert_int_equal(run_files_get(rf, 1)->op, SANDBOX_OP_STAT);
-	assert_null(run_files_get(rf, 2));
-	run_files_free(rf);
+	assert_int_equal(recorder_get(rf, 1)->op, SANDBOX_OP_STAT);
+	assert_null(recorder_get(rf, 2));
+	recorder_free(rf);
 
-	assert_int_equal(run_files_new(POLICY_FILES_ALL, NULL, 0, &rf), 0);
-	assert_int_equal(run_files_record(rf, SANDBOX_OP_READ, "/g", RUN_FILES_GRANTED, 7, NULL),
-			 1);
-	assert_int_equal(run_files_get(rf, 0)->verdict, RUN_FILES_GRANTED);
-	assert_string_equal(run_files_get(rf, 0)->comm, "");
-	run_files_free(rf);
-	run_files_free(NULL);
-	assert_int_equal(run_files_count(NULL), 0);
+	assert_int_equal(recorder_new(POLICY_FILES_ALL, NULL, 0, &rf), 0);
+	assert_int_equal(recorder_record(rf, SANDBOX_OP_READ, "/g", RECORDER_GRANTED, 7, NULL), 1);
+	assert_int_equal(recorder_get(rf, 0)->verdict, RECORDER_GRANTED);
+	assert_string_equal(recorder_get(rf, 0)->comm, "");
+	recorder_free(rf);
+	recorder_free(NULL);
+	assert_int_equal(recorder_count(NULL), 0);
 }
 
 static void test_record_is_bounded(void **state)
 {
-	struct run_files *rf = NULL;
+	struct recorder *rf = NULL;
 	char p[64];
 	uint64_t seen = 1;
 
 	(void)state;
-	assert_int_equal(run_files_new(POLICY_FILES_DENIED, NULL, 0, &rf), 0);
-	for (int i = 0; i < RUN_FILES_MAX_DENIED + 100; i++) {
+	assert_int_equal(recorder_new(POLICY_FILES_DENIED, NULL, 0, &rf), 0);
+	for (int i = 0; i < RECORDER_MAX_DENIED + 100; i++) {
 		snprintf(p, sizeof(p), "/x/%d", i);
-		assert_true(run_files_record(rf, SANDBOX_OP_READ, p, RUN_FILES_DENIED, 1, "a") >=
-			    0);
+		assert_true(recorder_record(rf, SANDBOX_OP_READ, p, RECORDER_DENIED, 1, "a") >= 0);
 	}
-	assert_int_equal(run_files_count(rf), RUN_FILES_MAX_DENIED);
-	assert_int_equal(run_files_dropped(rf, &seen), 100);
+	assert_int_equal(recorder_count(rf), RECORDER_MAX_DENIED);
+	assert_int_equal(recorder_dropped(rf, &seen), 100);
 	assert_int_equal(seen, 0); /* no notification was received: these came from the test */
 	/* a kept path is still counted when the table is full */
-	assert_int_equal(run_files_record(rf, SANDBOX_OP_READ, "/x/0", RUN_FILES_DENIED, 1, "a"),
-			 0);
-	assert_int_equal(run_files_get(rf, 0)->count, 2);
-	run_files_free(rf);
+	assert_int_equal(recorder_record(rf, SANDBOX_OP_READ, "/x/0", RECORDER_DENIED, 1, "a"), 0);
+	assert_int_equal(recorder_get(rf, 0)->count, 2);
+	recorder_free(rf);
 
 	/* and in bytes: 65,536 paths of 4 KiB would be 256 MiB */
 	{
@@ -342,18 +336,18 @@ static void test_record_is_bounded(void **state)
 
 		memset(big, 'a', sizeof(big) - 1);
 		big[0] = '/';
-		assert_int_equal(run_files_new(POLICY_FILES_ALL, NULL, 0, &rf), 0);
+		assert_int_equal(recorder_new(POLICY_FILES_ALL, NULL, 0, &rf), 0);
 		for (int i = 0; i < 4000; i++) {
 			snprintf(big + 1, 12, "%010d", i);
 			big[11] = 'a';
-			assert_true(run_files_record(rf, SANDBOX_OP_READ, big, RUN_FILES_GRANTED, 1,
-						     "a") >= 0);
+			assert_true(recorder_record(rf, SANDBOX_OP_READ, big, RECORDER_GRANTED, 1,
+						    "a") >= 0);
 		}
-		kept = run_files_count(rf);
+		kept = recorder_count(rf);
 		assert_true(kept < 4000);
-		assert_true(kept * sizeof(big) <= RUN_FILES_MAX_BYTES);
-		assert_int_equal(run_files_dropped(rf, NULL), 4000 - kept);
-		run_files_free(rf);
+		assert_true(kept * sizeof(big) <= RECORDER_MAX_BYTES);
+		assert_int_equal(recorder_dropped(rf, NULL), 4000 - kept);
+		recorder_free(rf);
 	}
 }
 
@@ -361,7 +355,7 @@ static void join_is(const char *base, const char *rel, const char *want)
 {
 	char out[256];
 
-	assert_int_equal(run_files_join(base, rel, out, sizeof(out)), 0);
+	assert_int_equal(recorder_join(base, rel, out, sizeof(out)), 0);
 	assert_string_equal(out, want);
 }
 
@@ -376,21 +370,21 @@ static void test_join(void **state)
 	join_is("/", "..", "/");
 	join_is("/a", "../../..//b/./", "/b");
 	join_is("/a/b", ".", "/a/b");
-	assert_int_equal(run_files_join("/a", "", out, sizeof(out)), -EINVAL);
-	assert_int_equal(run_files_join("rel", "x", out, sizeof(out)), -EINVAL);
-	assert_int_equal(run_files_join("/", "/a-long-name", out, sizeof(out)), -ENAMETOOLONG);
-	assert_true(run_files_sandbox_own("/proc/self/maps"));
-	assert_true(run_files_sandbox_own("/dev"));
-	assert_true(run_files_sandbox_own("/dev/null"));
-	assert_false(run_files_sandbox_own("/devices"));
-	assert_false(run_files_sandbox_own("/sys/devices"));
-	assert_false(run_files_sandbox_own("/home/u/proc"));
-	assert_true(run_files_in_base("/usr/lib/python3.11/sitecustomize.py"));
-	assert_true(run_files_in_base("/etc/ssl/certs"));
-	assert_true(run_files_in_base("/lib"));
-	assert_false(run_files_in_base("/library"));
-	assert_false(run_files_in_base("/etc/gitconfig"));
-	assert_false(run_files_in_base("/home/u/.ssh/id_ed25519"));
+	assert_int_equal(recorder_join("/a", "", out, sizeof(out)), -EINVAL);
+	assert_int_equal(recorder_join("rel", "x", out, sizeof(out)), -EINVAL);
+	assert_int_equal(recorder_join("/", "/a-long-name", out, sizeof(out)), -ENAMETOOLONG);
+	assert_true(recorder_sandbox_own("/proc/self/maps"));
+	assert_true(recorder_sandbox_own("/dev"));
+	assert_true(recorder_sandbox_own("/dev/null"));
+	assert_false(recorder_sandbox_own("/devices"));
+	assert_false(recorder_sandbox_own("/sys/devices"));
+	assert_false(recorder_sandbox_own("/home/u/proc"));
+	assert_true(recorder_in_base("/usr/lib/python3.11/sitecustomize.py"));
+	assert_true(recorder_in_base("/etc/ssl/certs"));
+	assert_true(recorder_in_base("/lib"));
+	assert_false(recorder_in_base("/library"));
+	assert_false(recorder_in_base("/etc/gitconfig"));
+	assert_false(recorder_in_base("/home/u/.ssh/id_ed25519"));
 }
 
 /* ------------------------------------------------------------ the policy key, the event */

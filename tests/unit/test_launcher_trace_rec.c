@@ -197,7 +197,7 @@ static int recv_listener(int sock)
 }
 
 /* Run @probe(@arg) in a child supervised by @rf; its exit status. */
-static int run_traced(struct run_files *rf, bool trace, int (*probe)(void *), void *arg)
+static int run_traced(struct recorder *rf, bool trace, int (*probe)(void *), void *arg)
 {
 	int sv[2], lfd, st = 0;
 	pid_t pid;
@@ -206,7 +206,7 @@ static int run_traced(struct run_files *rf, bool trace, int (*probe)(void *), vo
 	 * capabilities may not read the memory of a process that has them) */
 	g_child_uid = getuid() == 0 ? 65534 : 0;
 	if (g_child_uid)
-		assert_int_equal(run_files_set_user(rf, 65534, 65534, NULL, 0), 0);
+		assert_int_equal(recorder_set_user(rf, 65534, 65534, NULL, 0), 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -219,23 +219,23 @@ static int run_traced(struct run_files *rf, bool trace, int (*probe)(void *), vo
 	close(sv[0]);
 	assert_true(lfd >= 0);
 	/* outer: nobody (the child is the program) */
-	assert_int_equal(run_files_start(rf, lfd, 0), 0);
+	assert_int_equal(recorder_start(rf, lfd, 0), 0);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
-	run_files_stop(rf);
+	recorder_stop(rf);
 	assert_true(WIFEXITED(st));
 	return WEXITSTATUS(st);
 }
 
 /* The entry (@op, @path), or NULL; @op -1: the sum over every op of @path into *@count. */
-static const struct run_files_entry *find(const struct run_files *rf, int op, const char *path,
-					  uint64_t *count)
+static const struct recorder_entry *find(const struct recorder *rf, int op, const char *path,
+					 uint64_t *count)
 {
-	const struct run_files_entry *hit = NULL;
+	const struct recorder_entry *hit = NULL;
 
 	if (count)
 		*count = 0;
-	for (size_t i = 0; i < run_files_count(rf); i++) {
-		const struct run_files_entry *e = run_files_get(rf, i);
+	for (size_t i = 0; i < recorder_count(rf); i++) {
+		const struct recorder_entry *e = recorder_get(rf, i);
 
 		if (strcmp(e->path, path) || (op >= 0 && e->op != op))
 			continue;
@@ -371,7 +371,7 @@ static int probe_ops(void *p)
 
 static void test_trace_ops(void **state)
 {
-	struct run_files *rf = NULL;
+	struct recorder *rf = NULL;
 	struct ops_arg a;
 	char path[PATH_MAX + 32];
 	uid_t uid = getuid() == 0 ? 65534 : getuid();
@@ -389,7 +389,7 @@ static void test_trace_ops(void **state)
 	snprintf(path, sizeof(path), "%s/sub/f", a.dir);
 	write_file(path, "");
 
-	assert_int_equal(run_files_new(POLICY_FILES_TRACE, NULL, 0, &rf), 0);
+	assert_int_equal(recorder_new(POLICY_FILES_TRACE, NULL, 0, &rf), 0);
 	/* as root (run_traced()): the files it creates are the user's (nobody here) */
 	assert_int_equal(run_traced(rf, true, probe_ops, &a), 0);
 
@@ -405,29 +405,29 @@ static void test_trace_ops(void **state)
 	assert_int_equal(st.st_mode & 0777, 0640);
 	snprintf(path, sizeof(path), "%s/nowhere.txt", a.dir);
 	{
-		const struct run_files_entry *e = find(rf, TRACE_MISSING, path, NULL);
+		const struct recorder_entry *e = find(rf, TRACE_MISSING, path, NULL);
 
 		assert_non_null(e);
-		assert_int_equal(e->verdict, RUN_FILES_MISSING);
+		assert_int_equal(e->verdict, RECORDER_MISSING);
 	}
 	snprintf(path, sizeof(path), "%s/sub", a.dir);
 	assert_non_null(find(rf, TRACE_READ, path, NULL));
 	assert_non_null(find(rf, TRACE_EXEC, "/usr/bin/true", NULL));
 	/* every entry: an enum trace_op, GRANTED (MISSING for missing), a count, a comm; nothing
 	 * of /proc */
-	for (size_t i = 0; i < run_files_count(rf); i++) {
-		const struct run_files_entry *e = run_files_get(rf, i);
+	for (size_t i = 0; i < recorder_count(rf); i++) {
+		const struct recorder_entry *e = recorder_get(rf, i);
 
 		assert_true(e->op >= 0 && e->op < TRACE_OP_N);
 		assert_int_equal(e->verdict,
-				 e->op == TRACE_MISSING ? RUN_FILES_MISSING : RUN_FILES_GRANTED);
+				 e->op == TRACE_MISSING ? RECORDER_MISSING : RECORDER_GRANTED);
 		assert_true(e->count >= 1);
 		assert_true(e->comm[0] != '\0');
-		assert_false(run_files_sandbox_own(e->path));
+		assert_false(recorder_sandbox_own(e->path));
 	}
 	/* the recorder's results came whole */
-	assert_false(run_files_lost(rf));
-	run_files_free(rf);
+	assert_false(recorder_lost(rf));
+	recorder_free(rf);
 	rmtree(a.dir);
 }
 
@@ -482,18 +482,18 @@ static int probe_kill_recorder(void *p)
 	return 34;
 }
 
-/* A recorder that dies before it reports: nothing of it is kept, and run_files_lost() says so;
+/* A recorder that dies before it reports: nothing of it is kept, and recorder_lost() says so;
  * the program's watched calls fail closed (ENOSYS) meanwhile. */
 static void test_recorder_lost(void **state)
 {
-	struct run_files *rf = NULL;
+	struct recorder *rf = NULL;
 
 	(void)state;
-	assert_int_equal(run_files_new(POLICY_FILES_TRACE, NULL, 0, &rf), 0);
+	assert_int_equal(recorder_new(POLICY_FILES_TRACE, NULL, 0, &rf), 0);
 	assert_int_equal(run_traced(rf, true, probe_kill_recorder, NULL), 0);
-	assert_true(run_files_lost(rf));
-	assert_int_equal(run_files_count(rf), 0);
-	run_files_free(rf);
+	assert_true(recorder_lost(rf));
+	assert_int_equal(recorder_count(rf), 0);
+	recorder_free(rf);
 }
 
 /* ------------------------------------------------------------ spoofing */
@@ -554,7 +554,7 @@ static int probe_spoof_open(void *p)
 static void test_spoof_open(void **state)
 {
 	enum policy_audit_files mode = spoof_mode();
-	struct run_files *rf = NULL;
+	struct recorder *rf = NULL;
 	struct spoof *s = calloc(1, sizeof(*s));
 	uint64_t got[2] = {0, 0}, rec_forged = 0, rec_real = 0;
 	char dir[256];
@@ -576,7 +576,7 @@ static void test_spoof_open(void **state)
 	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
 	s->report = pfd[1];
 
-	assert_int_equal(run_files_new(mode, NULL, 0, &rf), 0);
+	assert_int_equal(recorder_new(mode, NULL, 0, &rf), 0);
 	assert_int_equal(run_traced(rf, mode == POLICY_FILES_TRACE, probe_spoof_open, s), 0);
 	close(pfd[1]);
 	assert_int_equal(read(pfd[0], got, sizeof(got)), (ssize_t)sizeof(got));
@@ -596,7 +596,7 @@ static void test_spoof_open(void **state)
 	assert_true(rec_real <= got[0]);
 	assert_int_equal(rec_forged, got[1]);
 	assert_int_equal(rec_real, got[0]);
-	run_files_free(rf);
+	recorder_free(rf);
 	rmtree(dir);
 	free(s);
 }
@@ -651,7 +651,7 @@ static int probe_spoof_exec(void *p)
 static void test_spoof_exec(void **state)
 {
 	enum policy_audit_files mode = spoof_mode();
-	struct run_files *rf = NULL;
+	struct recorder *rf = NULL;
 	struct spoof *s = calloc(1, sizeof(*s));
 	uint64_t ran[2] = {0, 0}, rec_b = 0, rec_a = 0;
 	int pfd[2];
@@ -662,13 +662,13 @@ static void test_spoof_exec(void **state)
 	s->bin_b = "/usr/bin/false";
 	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
 	s->report = pfd[1];
-	assert_int_equal(run_files_new(mode, NULL, 0, &rf), 0);
+	assert_int_equal(recorder_new(mode, NULL, 0, &rf), 0);
 	assert_int_equal(run_traced(rf, mode == POLICY_FILES_TRACE, probe_spoof_exec, s), 0);
 	close(pfd[1]);
 	assert_int_equal(read(pfd[0], ran, sizeof(ran)), (ssize_t)sizeof(ran));
 	close(pfd[0]);
-	for (size_t i = 0; i < run_files_count(rf); i++) {
-		const struct run_files_entry *e = run_files_get(rf, i);
+	for (size_t i = 0; i < recorder_count(rf); i++) {
+		const struct recorder_entry *e = recorder_get(rf, i);
 		int exec_op = mode == POLICY_FILES_TRACE ? TRACE_EXEC : SANDBOX_OP_EXEC;
 
 		if (e->op != exec_op)
@@ -688,7 +688,7 @@ static void test_spoof_exec(void **state)
 	/* never a binary more often than it ran */
 	assert_true(rec_b <= ran[1]);
 	assert_true(rec_a <= ran[0]);
-	run_files_free(rf);
+	recorder_free(rf);
 	free(s);
 }
 
