@@ -149,7 +149,7 @@ int gw_priv_recv_fds(int sock, struct gw_fds *fds, struct wd_err *err)
 	int v[GW_PRIV_KINDS];
 	unsigned nfds = 0;
 	ssize_t n;
-	int r = -EBADMSG;
+	int r;
 
 	gw_fds_init(fds);
 	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));

@@ -20,16 +20,16 @@ static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
 	int ret;
 
 	ev->run = r->id;
-	ev->policy = r->policy_abs;
-	ev->policy_hash = r->policy_hash;
+	ev->policy = r->input.policy_abs;
+	ev->policy_hash = r->input.policy_hash;
 	ev->has |= AUDIT_HAS_PID | AUDIT_HAS_UID;
 	ev->pid = getpid();
-	ev->uid = r->caller_uid;
-	if (!getpwuid_r(r->caller_uid, &pw, pwbuf, sizeof(pwbuf), &pwr) && pwr)
+	ev->uid = r->input.caller_uid;
+	if (!getpwuid_r(r->input.caller_uid, &pw, pwbuf, sizeof(pwbuf), &pwr) && pwr)
 		ev->user = pw.pw_name;
 	ev->mode = r->mode->name;
 	wd_err_clear(&err);
-	ret = audit_log_write(r->log, ev, flags, &err);
+	ret = audit_log_write(r->audit.log, ev, flags, &err);
 	if (ret)
 		wd_say(stderr, "warden run: audit: %s", err.msg[0] ? err.msg : strerror(-ret));
 	return ret;
@@ -47,12 +47,12 @@ static void isolation_text(struct run *r, char *out, size_t size)
 /* run.start's `mcp`: {"relay": true}, or {"relay": false, "reason"} (run_stdio_plan() decided) */
 static const char *stdio_start_json(const struct run *r, char *out, size_t size)
 {
-	if (r->io.want)
+	if (r->sandbox.io.want)
 		snprintf(out, size, "{\"relay\":true}");
 	else
 		snprintf(out, size,
 			 "{\"relay\":false,\"reason\":\"%s: no relay, no MCP attribution\"}",
-			 r->io.why);
+			 r->sandbox.io.why);
 	return out;
 }
 
@@ -68,14 +68,14 @@ int run_audit_start(struct run *r)
 		return run_fail(r, "audit", "set WARDEN_AUDIT_LOG or pass --audit-log PATH",
 				"no audit log path (no home folder)");
 	wd_err_clear(&err);
-	ret = audit_log_open(path, &r->log, &err);
+	ret = audit_log_open(path, &r->audit.log, &err);
 	if (ret)
 		return run_fail(r, "audit",
 				"fix the audit log's path or permissions (see --audit-log)", "%s",
 				err.msg[0] ? err.msg : strerror(-ret));
 	isolation_text(r, iso, sizeof(iso));
 	snprintf(reason, sizeof(reason), "gateway: %s%s%s",
-		 r->mode->by_daemon ? r->gw.socket
+		 r->mode->by_daemon ? r->gateway.gw.socket
 		 : r->o.gateway	    ? r->o.gateway
 				    : "embedded unless a daemon answers",
 		 r->learn ? ", in learn mode (any name on any port allowed and recorded, the SSRF "
@@ -84,21 +84,21 @@ int run_audit_start(struct run *r)
 		 r->o.started_by ? "; started by warden mcp" : "");
 	ev.type = AUDIT_TYPE_RUN;
 	ev.action = "run.start";
-	ev.resource = r->exe;
+	ev.resource = r->input.exe;
 	ev.allowed = true;
 	ev.reason = reason;
 	ev.isolation = iso;
 	ev.learn = r->learn;
 	ev.mcp = stdio_start_json(r, mcp, sizeof(mcp));
-	ev.command = (const char *const *)r->argv;
-	for (ev.command_len = 0; r->argv[ev.command_len]; ev.command_len++)
+	ev.command = (const char *const *)r->input.argv;
+	for (ev.command_len = 0; r->input.argv[ev.command_len]; ev.command_len++)
 		;
 	ret = write_event(r, &ev, AUDIT_WRITE_DURABLE);
 	if (ret)
 		return run_fail(r, "audit", "free space or fix permissions of the audit log",
 				"run.start could not be written durably to %s: %s", path,
 				strerror(-ret));
-	r->started = true;
+	r->audit.started = true;
 	return 0;
 }
 
@@ -109,7 +109,7 @@ static void audit_limit(struct run *r, const char *action, const char *why, int6
 
 	ev.type = AUDIT_TYPE_LIMIT;
 	ev.action = action;
-	ev.resource = r->exe;
+	ev.resource = r->input.exe;
 	ev.allowed = false;
 	ev.reason = why;
 	if (limit >= 0) {
@@ -125,17 +125,17 @@ static void audit_limit(struct run *r, const char *action, const char *why, int6
 
 void run_audit_limits(struct run *r, struct run_outcome *o)
 {
-	const struct policy_limits *l = &r->pol->limits;
+	const struct policy_limits *l = &r->input.pol->limits;
 	bool mem_hit = false, pids_hit = false;
 	uint64_t mem_peak = 0;
 	char why[128];
 
-	limits_breaches(&r->lim, &mem_hit, &pids_hit, &mem_peak);
+	limits_breaches(&r->limits.lim, &mem_hit, &pids_hit, &mem_peak);
 	if ((mem_hit || o->rss_hit) && !o->sig && o->status == 128 + SIGKILL)
 		o->sig = SIGKILL;
 	if (mem_hit || o->rss_hit) {
 		snprintf(why, sizeof(why), "memory limit of %llu MiB reached (%s)",
-			 (unsigned long long)l->memory_mb, limits_kind_name(r->lkind));
+			 (unsigned long long)l->memory_mb, limits_kind_name(r->limits.lkind));
 		audit_limit(r, "limit.memory", why, (int64_t)(l->memory_mb << 20),
 			    o->rss_hit ? (int64_t)o->rss_peak_kb * 1024 : (int64_t)mem_peak);
 		wd_say(stderr, "warden run: %s", why);
@@ -151,7 +151,7 @@ void run_audit_limits(struct run *r, struct run_outcome *o)
 		snprintf(why, sizeof(why), "timeout of %u s: SIGTERM, then SIGKILL after %d ms", t,
 			 RUN_KILL_GRACE_MS);
 		audit_limit(r, "limit.time", why, (int64_t)t * 1000,
-			    (int64_t)((wd_mono_ns() - r->t0) / 1000000));
+			    (int64_t)((wd_mono_ns() - r->audit.t0) / 1000000));
 		wd_say(stderr, "warden run: %s", why);
 	}
 }
@@ -161,17 +161,17 @@ void run_audit_exit(struct run *r, int status, int sig, const struct run_counts 
 	static const struct run_counts unknown = {-1, -1, -1};
 	struct audit_event ev = {0};
 
-	if (!r->started)
+	if (!r->audit.started)
 		return;
 	ev.type = AUDIT_TYPE_RUN;
 	ev.action = "run.exit";
-	ev.resource = r->exe;
+	ev.resource = r->input.exe;
 	ev.learn = r->learn;
-	ev.allowed = status != RUN_EXIT_WARDEN || !r->fail_reason[0];
-	ev.reason = r->fail_reason[0] ? r->fail_reason : NULL;
+	ev.allowed = status != RUN_EXIT_WARDEN || !r->audit.fail_reason[0];
+	ev.reason = r->audit.fail_reason[0] ? r->audit.fail_reason : NULL;
 	ev.has = AUDIT_HAS_EXIT | AUDIT_HAS_DURATION;
 	ev.exit = status;
-	ev.duration_ms = (int64_t)((wd_mono_ns() - r->t0) / 1000000);
+	ev.duration_ms = (int64_t)((wd_mono_ns() - r->audit.t0) / 1000000);
 	if (sig) {
 		ev.has |= AUDIT_HAS_SIGNAL;
 		ev.signal = sig;
@@ -187,17 +187,17 @@ void run_audit_exit(struct run *r, int status, int sig, const struct run_counts 
 		ev.bytes_up = c->up;
 		ev.bytes_down = c->down;
 	}
-	ev.mcp = r->io.exit_mcp;
-	if (r->killed_by[0]) {
+	ev.mcp = r->sandbox.io.exit_mcp;
+	if (r->gateway.killed_by[0]) {
 		/* stopped by a person: not the program's own end */
 		ev.allowed = false;
-		ev.reason = r->killed_by;
+		ev.reason = r->gateway.killed_by;
 	}
-	if (r->gw_lost) {
+	if (r->gateway.gw_lost) {
 		ev.has |= AUDIT_HAS_COUNTS_INCOMPLETE;
 		ev.counts_incomplete = true;
 		if (!ev.reason)
-			ev.reason = r->gw_lost_why;
+			ev.reason = r->gateway.gw_lost_why;
 	}
 	write_event(r, &ev, flags);
 }
@@ -207,8 +207,8 @@ void run_audit_exit(struct run *r, int status, int sig, const struct run_counts 
  * FIFO that blocks the open) */
 void run_audit_sync(const struct run *r)
 {
-	if (r->log)
-		audit_log_sync(r->log);
+	if (r->audit.log)
+		audit_log_sync(r->audit.log);
 }
 
 void run_audit_mcp(struct run *r, const char *reason)
@@ -217,7 +217,7 @@ void run_audit_mcp(struct run *r, const char *reason)
 
 	ev.type = AUDIT_TYPE_RUN;
 	ev.action = "run.mcp";
-	ev.resource = r->exe;
+	ev.resource = r->input.exe;
 	ev.allowed = true;
 	ev.reason = reason;
 	write_event(r, &ev, 0);
@@ -236,11 +236,11 @@ void run_audit_kill(struct run *r, uid_t uid, pid_t pid)
 	    "warden kill by uid %u%s%s%s (pid %d): SIGTERM to the program, SIGKILL after %d ms",
 	    (unsigned)uid, pwr ? " (" : "", pwr ? pw.pw_name : "", pwr ? ")" : "", (int)pid,
 	    RUN_KILL_GRACE_MS);
-	snprintf(r->killed_by, sizeof(r->killed_by), "killed by uid %u (pid %d) with warden kill",
-		 (unsigned)uid, (int)pid);
+	snprintf(r->gateway.killed_by, sizeof(r->gateway.killed_by),
+		 "killed by uid %u (pid %d) with warden kill", (unsigned)uid, (int)pid);
 	ev.type = AUDIT_TYPE_RUN;
 	ev.action = "run.kill";
-	ev.resource = r->exe;
+	ev.resource = r->input.exe;
 	ev.allowed = true;
 	ev.reason = why;
 	ev.has = AUDIT_HAS_SIGNAL;
@@ -270,13 +270,13 @@ void run_audit_files(struct run *r)
 	const char *name;
 	struct wd_err err;
 
-	if (!r->files || !r->started)
+	if (!r->sandbox.files || !r->audit.started)
 		return;
 	/* the policy as a person knows it: its file's name */
-	name = strrchr(r->policy_abs, '/');
-	name = name && name[1] ? name + 1 : r->policy_abs;
-	for (size_t i = 0; i < recorder_count(r->files); i++) {
-		const struct recorder_entry *f = recorder_get(r->files, i);
+	name = strrchr(r->input.policy_abs, '/');
+	name = name && name[1] ? name + 1 : r->input.policy_abs;
+	for (size_t i = 0; i < recorder_count(r->sandbox.files); i++) {
+		const struct recorder_entry *f = recorder_get(r->sandbox.files, i);
 		struct audit_event ev = {0};
 		bool denied = f->verdict == RECORDER_DENIED;
 
@@ -289,7 +289,7 @@ void run_audit_files(struct run *r)
 		ev.resource = f->path;
 		ev.allowed = !denied;
 		snprintf(rule, sizeof(rule), "audit.files: %s",
-			 policy_audit_files_name(policy_audit_files(r->pol)));
+			 policy_audit_files_name(policy_audit_files(r->input.pol)));
 		ev.rule = rule;
 		if (denied)
 			snprintf(reason, sizeof(reason),
@@ -309,29 +309,29 @@ void run_audit_files(struct run *r)
 		}
 		write_event(r, &ev, AUDIT_WRITE_DEFER);
 	}
-	dropped = recorder_dropped(r->files, &seen);
+	dropped = recorder_dropped(r->sandbox.files, &seen);
 	if (dropped) {
 		snprintf(reason, sizeof(reason),
 			 "rate limit: %llu more accesses of paths beyond the first %zu were only "
 			 "counted",
-			 (unsigned long long)dropped, recorder_count(r->files));
+			 (unsigned long long)dropped, recorder_count(r->sandbox.files));
 		files_summary(r, reason, dropped);
 	}
-	if (recorder_lost(r->files)) {
+	if (recorder_lost(r->sandbox.files)) {
 		snprintf(reason, sizeof(reason),
 			 "incomplete: the file-access recorder died or sent malformed results; "
 			 "none of this run's file accesses are in the log");
 		files_summary(r, reason, 0);
 	}
-	if (recorder_unreadable(r->files)) {
+	if (recorder_unreadable(r->sandbox.files)) {
 		snprintf(reason, sizeof(reason),
 			 "incomplete: the kernel did not let the recorder read the path of %llu "
 			 "calls (ptrace restrictions, e.g. kernel.yama.ptrace_scope >= 2); their "
 			 "attempts are not in the log",
-			 (unsigned long long)recorder_unreadable(r->files));
-		files_summary(r, reason, recorder_unreadable(r->files));
+			 (unsigned long long)recorder_unreadable(r->sandbox.files));
+		files_summary(r, reason, recorder_unreadable(r->sandbox.files));
 	}
 	wd_err_clear(&err);
-	if (audit_log_flush(r->log, &err) < 0)
+	if (audit_log_flush(r->audit.log, &err) < 0)
 		wd_say(stderr, "warden run: audit: %s", err.msg[0] ? err.msg : "file events");
 }

@@ -17,7 +17,7 @@
  * spawned now (it starts while the rest of the setup runs; run_gwclient_ready() waits for it). */
 int run_gwclient_pick(struct run *r)
 {
-	struct wd_gwconf c = r->gwc;
+	struct wd_gwconf c = r->input.gwc;
 	struct wd_err err;
 	const char *daemon = r->o.gateway;
 	int ret;
@@ -28,29 +28,30 @@ int run_gwclient_pick(struct run *r)
 	 * nobody answers; rootless: always embedded, on the sockets made inside the run's
 	 * namespace; else the daemon when it answers */
 	if (!daemon && !r->mode->gateway_inside &&
-	    !run_gw_call_op(r->gwc.control_path, "stats", GW_TIMEOUT_MS, NULL))
-		daemon = r->gwc.control_path;
+	    !run_gw_call_op(r->input.gwc.control_path, "stats", GW_TIMEOUT_MS, NULL))
+		daemon = r->input.gwc.control_path;
 	if (daemon) {
-		snprintf(r->gw.socket, sizeof(r->gw.socket), "%s", daemon);
-		r->gw_daemon = true;
+		snprintf(r->gateway.gw.socket, sizeof(r->gateway.gw.socket), "%s", daemon);
+		r->gateway.gw_daemon = true;
 		run_note(r, "gateway: the daemon on %s", daemon);
 		return 0;
 	}
 	/* embedded: listen only on this run's host-side addresses, so embedded gateways of
 	 * concurrent runs share the ports without clashing */
-	snprintf(c.listen_v4, sizeof(c.listen_v4), "%s", r->host4);
-	snprintf(c.listen_v6, sizeof(c.listen_v6), "%s", r->host6);
+	snprintf(c.listen_v4, sizeof(c.listen_v4), "%s", r->network.host4);
+	snprintf(c.listen_v6, sizeof(c.listen_v6), "%s", r->network.host6);
 	wd_err_clear(&err);
 	if (r->mode->gateway_inside)
-		ret = run_gw_spawn(&r->gw, r->state_dir, &c, audit_log_path(r->log), r->rl.listen,
-				   RUN_ROOTLESS_NLISTEN + 1, &err);
+		ret = run_gw_spawn(&r->gateway.gw, r->state_dir, &c, audit_log_path(r->audit.log),
+				   r->network.rl.listen, RUN_ROOTLESS_NLISTEN + 1, &err);
 	else
-		ret = run_gw_spawn(&r->gw, r->state_dir, &c, audit_log_path(r->log), NULL, 0, &err);
+		ret = run_gw_spawn(&r->gateway.gw, r->state_dir, &c, audit_log_path(r->audit.log),
+				   NULL, 0, &err);
 	if (ret)
 		return run_fail(r, "gateway", "check the gateway's message above; `warden doctor`",
 				"embedded gateway: %s", err.msg);
-	r->rec.gw_pid = r->gw.pid;
-	r->rec.gw_start = run_proc_start(r->gw.pid);
+	r->rec.gw_pid = r->gateway.gw.pid;
+	r->rec.gw_start = run_proc_start(r->gateway.gw.pid);
 	run_state_save(r);
 	return 0;
 }
@@ -61,10 +62,10 @@ int run_gwclient_ready(struct run *r)
 	struct wd_err err;
 	int ret;
 
-	if (r->gw_daemon)
+	if (r->gateway.gw_daemon)
 		return 0;
 	wd_err_clear(&err);
-	ret = run_gw_wait(&r->gw, &err);
+	ret = run_gw_wait(&r->gateway.gw, &err);
 	if (ret)
 		return run_fail(r, "gateway", "check the gateway's message above; `warden doctor`",
 				"embedded gateway: %s", err.msg);
@@ -74,10 +75,11 @@ int run_gwclient_ready(struct run *r)
 /* register with the interface and addresses the launcher made (root, rootless) */
 static int register_made(struct run *r)
 {
-	const char *slash = strrchr(r->policy_abs, '/');
-	json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:s%}", "op", "register", "id", r->id, "if",
-				r->net.ifname, "policy_name", slash ? slash + 1 : r->policy_abs,
-				"policy", r->policy_text, r->policy_len);
+	const char *slash = strrchr(r->input.policy_abs, '/');
+	json_t *req =
+	    json_pack("{s:s, s:s, s:s, s:s, s:s%}", "op", "register", "id", r->id, "if",
+		      r->network.net.ifname, "policy_name", slash ? slash + 1 : r->input.policy_abs,
+		      "policy", r->input.policy_text, r->input.policy_len);
 	json_t *ans = NULL, *narrowed, *it;
 	char why[512];
 	size_t i;
@@ -85,20 +87,20 @@ static int register_made(struct run *r)
 
 	if (!req)
 		return run_fail(r, "gateway", NULL, "out of memory");
-	if (r->host4[0]) {
-		json_object_set_new(req, "host_v4", json_string(r->host4));
+	if (r->network.host4[0]) {
+		json_object_set_new(req, "host_v4", json_string(r->network.host4));
 		json_object_set_new(req, "sandbox_v4", json_string(r->rec.sbx4));
 	}
-	if (r->host6[0]) {
-		json_object_set_new(req, "host_v6", json_string(r->host6));
+	if (r->network.host6[0]) {
+		json_object_set_new(req, "host_v6", json_string(r->network.host6));
 		json_object_set_new(req, "sandbox_v6", json_string(r->rec.sbx6));
 	}
 	if (r->learn)
 		json_object_set_new(req, "learn", json_true());
 	/* record first: a crash between the two still gets the run unregistered */
-	snprintf(r->rec.gw_socket, sizeof(r->rec.gw_socket), "%s", r->gw.socket);
+	snprintf(r->rec.gw_socket, sizeof(r->rec.gw_socket), "%s", r->gateway.gw.socket);
 	run_state_save(r);
-	ret = run_gw_call(r->gw.socket, req, GW_TIMEOUT_MS, &ans, why, sizeof(why));
+	ret = run_gw_call(r->gateway.gw.socket, req, GW_TIMEOUT_MS, &ans, why, sizeof(why));
 	json_decref(req);
 	/* what the host's ceiling changed in the policy (a gateway with a ceiling says) */
 	narrowed = ans ? json_object_get(ans, "narrowed") : NULL;
@@ -112,7 +114,7 @@ static int register_made(struct run *r)
 	if (ret)
 		return run_fail(r, "gateway", "see the gateway's reason; pools.runs_* must match",
 				"registering run %s: %s", r->id, why);
-	r->registered = true;
+	r->gateway.registered = true;
 	return 0;
 }
 
@@ -146,32 +148,32 @@ bool run_gwclient_find(const struct json_t *ans, const char *id, struct run_coun
 }
 
 /* A registered run the gateway does not answer for (it died, or a daemon restarted and forgot
- * it) is recorded as r->gw_lost: run.exit then says its counts are incomplete. */
+ * it) is recorded as r->gateway.gw_lost: run.exit then says its counts are incomplete. */
 void run_gwclient_counters(struct run *r, struct run_counts *ret)
 {
 	json_t *ans = NULL;
 	int err;
 
 	*ret = (struct run_counts){-1, -1, -1};
-	if (!r->registered)
+	if (!r->gateway.registered)
 		return;
-	err = run_gw_call_op(r->gw.socket, "list", GW_TIMEOUT_MS, &ans);
+	err = run_gw_call_op(r->gateway.gw.socket, "list", GW_TIMEOUT_MS, &ans);
 	if (err) {
-		if (!r->gw_lost)
-			snprintf(r->gw_lost_why, sizeof(r->gw_lost_why),
+		if (!r->gateway.gw_lost)
+			snprintf(r->gateway.gw_lost_why, sizeof(r->gateway.gw_lost_why),
 				 "the gateway on %s no longer answers (%s): it died during the "
 				 "run, so connections open then have no net.close and the "
 				 "denial and byte counts are incomplete",
-				 r->gw.socket, strerror(-err));
-		r->gw_lost = true;
+				 r->gateway.gw.socket, strerror(-err));
+		r->gateway.gw_lost = true;
 		return;
 	}
-	if (!run_gwclient_find(ans, r->id, ret) && !r->gw_lost) {
-		snprintf(r->gw_lost_why, sizeof(r->gw_lost_why),
+	if (!run_gwclient_find(ans, r->id, ret) && !r->gateway.gw_lost) {
+		snprintf(r->gateway.gw_lost_why, sizeof(r->gateway.gw_lost_why),
 			 "the gateway on %s no longer lists the run (it restarted during it?): "
 			 "the denial and byte counts are incomplete",
-			 r->gw.socket);
-		r->gw_lost = true;
+			 r->gateway.gw.socket);
+		r->gateway.gw_lost = true;
 	}
 	json_decref(ans);
 }
@@ -181,7 +183,7 @@ bool run_gwclient_lists(struct run *r)
 	json_t *ans = NULL;
 	bool found;
 
-	if (run_gw_call_op(r->gw.socket, "list", GW_TIMEOUT_MS, &ans))
+	if (run_gw_call_op(r->gateway.gw.socket, "list", GW_TIMEOUT_MS, &ans))
 		return false;
 	found = run_gwclient_find(ans, r->id, NULL);
 	json_decref(ans);
@@ -195,7 +197,7 @@ int run_gw_learned(struct run *r, json_t **ret)
 	char why[512];
 	int err;
 
-	if (!r->registered)
+	if (!r->gateway.registered)
 		return -ENOTCONN;
 	if (!r->learn)
 		return -EINVAL;
@@ -204,7 +206,7 @@ int run_gw_learned(struct run *r, json_t **ret)
 	req = json_pack("{s:s, s:s}", "op", "learned", "id", r->id);
 	if (!req)
 		return -ENOMEM;
-	err = run_gw_call(r->gw.socket, req, GW_TIMEOUT_MS, &ans, why, sizeof(why));
+	err = run_gw_call(r->gateway.gw.socket, req, GW_TIMEOUT_MS, &ans, why, sizeof(why));
 	json_decref(req);
 	if (err) {
 		if (!r->o.quiet)
@@ -232,20 +234,20 @@ void run_gwclient_unregister(struct run *r)
 	json_t *req;
 	char why[256];
 
-	if (!r->registered)
+	if (!r->gateway.registered)
 		return;
-	if (r->gw_hold >= 0) {
+	if (r->gateway.gw_hold >= 0) {
 		/* daemon mode: on the held connection, the run's last events drained before */
 		if (run_daemon_unregister(r, GW_TIMEOUT_MS, why, sizeof(why)))
 			wd_say(stderr, "warden run: teardown: unregister: %s", why);
-		r->registered = false;
+		r->gateway.registered = false;
 		return;
 	}
 	req = json_pack("{s:s, s:s}", "op", "unregister", "id", r->id);
-	if (req && run_gw_call(r->gw.socket, req, GW_TIMEOUT_MS, NULL, why, sizeof(why)))
+	if (req && run_gw_call(r->gateway.gw.socket, req, GW_TIMEOUT_MS, NULL, why, sizeof(why)))
 		wd_say(stderr, "warden run: teardown: unregister: %s", why);
 	json_decref(req);
-	r->registered = false;
+	r->gateway.registered = false;
 }
 
 /* The embedded gateway ended during the run (wait status @st): what run.exit will say. */
@@ -257,9 +259,9 @@ void run_gwclient_died(struct run *r, int st)
 		snprintf(how, sizeof(how), "killed by signal %d", WTERMSIG(st));
 	else
 		snprintf(how, sizeof(how), "exit status %d", WEXITSTATUS(st));
-	snprintf(r->gw_lost_why, sizeof(r->gw_lost_why),
+	snprintf(r->gateway.gw_lost_why, sizeof(r->gateway.gw_lost_why),
 		 "the embedded gateway (pid %d) died during the run (%s): connections open "
 		 "then have no net.close, and the denial and byte counts are incomplete",
-		 (int)r->gw.pid, how);
-	r->gw_lost = true;
+		 (int)r->gateway.gw.pid, how);
+	r->gateway.gw_lost = true;
 }

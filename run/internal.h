@@ -24,6 +24,7 @@
 #include "recorder/recorder.h"
 #include "run/sandbox.h"
 #include "run/stdio_relay.h"
+#include "run/mode_rootless.h"
 #include "audit/audit.h"
 #include "netns/netns.h"
 #include "nft/nft.h"
@@ -53,7 +54,7 @@ struct run_outcome;
  *		makes its cgroups (mode_daemon.c); they are the daemon's to undo
  * @gateway_inside: the run's gateway is always an embedded one, listening on sockets made
  *		inside the run's namespace (rootless)
- * @prereq:	the limits mechanism (r->lkind) and what the mode needs besides; Return: 0
+ * @prereq:	the limits mechanism (r->limits.lkind) and what the mode needs besides; Return: 0
  * @net_up:	the network stage; Return: 0, or 125 (said)
  * @net_down:	the network undone (what exists)
  * @limits:	the limits stage: the run's cgroups, or sampling; Return: 0, or 125 (said)
@@ -78,112 +79,13 @@ extern const struct run_mode_ops run_mode_root;
 extern const struct run_mode_ops run_mode_rootless;
 extern const struct run_mode_ops run_mode_daemon;
 
-/* The descriptors a rootless run's maker hands over (run_rootless.c), in this order. */
-enum {
-	RUN_ROOTLESS_USERNS,
-	RUN_ROOTLESS_NETNS,
-	RUN_ROOTLESS_PROBE,
-	RUN_ROOTLESS_NFLOG,
-	RUN_ROOTLESS_LISTEN,
-	RUN_ROOTLESS_NLISTEN = 8, /* transparent, proxy, DNS UDP, DNS TCP; IPv4, IPv6 each */
-	RUN_ROOTLESS_NFDS = RUN_ROOTLESS_LISTEN + RUN_ROOTLESS_NLISTEN,
-};
-
-/**
- * struct run_rootless_plan - what the maker of a rootless run's namespaces builds
- * @uid:	the caller's uid, mapped onto itself
- * @gid:	the caller's gid, mapped onto itself
- * @fc:		the run's own table (FW_MODE_RUN, run_rootless_fw_config())
- * @addr:	the run's addresses (the gateway's at the host end)
- * @bare:	daemon mode: only the namespaces and an unbound probe socket (no addresses, no
- *		table, no gateway sockets: the daemon plumbs the network, the host's table
- *		enforces); @fc and @addr unused
- */
-struct run_rootless_plan {
-	uid_t uid;
-	gid_t gid;
-	struct fw_config fc;
-	struct netns_addrs addr;
-	bool bare;
-};
-
-/* The descriptors a bare maker (daemon mode) hands over: userns, netns, probe. */
-#define RUN_ROOTLESS_NBARE 3
-
-/**
- * struct run_rootless - a rootless run's namespaces and sockets (-1 when absent)
- * @userns_fd:	its user namespace
- * @netns_fd:	its network namespace
- * @probe_fd:	a UDP socket inside, bound to the program's IPv4 address (the liveness probe)
- * @listen:	what the gateway gets: its listening sockets inside, at the gateway's addresses,
- *		then the NFLOG socket bound to the table's group inside
- * @addr:	the addresses
- */
-struct run_rootless {
-	int userns_fd;
-	int netns_fd;
-	int probe_fd;
-	int listen[RUN_ROOTLESS_NLISTEN + 1];
-	struct netns_addrs addr;
-};
-
-/**
- * run_rootless_scope_pick() - whether a rootless run's limits go into a systemd user scope:
- * run_rootless_scope_usable() of the caller's $XDG_RUNTIME_DIR, RUN_SYSTEMD_RUN and
- * /sys/fs/cgroup; sets r->scope. WARDEN_NO_SYSTEMD_SCOPE=1 keeps the fallback (to compare).
- */
-void run_rootless_scope_pick(struct run *r);
-
-/**
- * run_rootless_scope_prepare() - r->scope_argv (run_rootless_scope_argv() for the run's id and
- * limits, running `env -i` ahead of the sandbox's command line) and r->scope_env
- * Return: 0, or -ENOMEM.
- */
-int run_rootless_scope_prepare(struct run *r);
-
-/** run_rootless_scope_free() - release what run_rootless_scope_prepare() made. */
-void run_rootless_scope_free(struct run *r);
-
-/** run_rootless_init() - mark every descriptor of @rl absent. */
-void run_rootless_init(struct run_rootless *rl);
-
-/**
- * run_rootless_make() - a rootless run's user and network namespaces, made by a short-lived
- * child (run_rootless.c's theory of operation): lo, addresses, routes, the run's own nft table
- * (audited clean), the gateway's listening sockets and the probe's socket
- * @rl:		filled in (run_rootless_close() releases it)
- * @p:		what to build
- * @err:	what failed (nf_nat missing, user namespaces refused, ...), with the fix
- *
- * Return: 0, or a negative errno (nothing is left: the namespaces die with the child).
- */
-int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p,
-		      struct wd_err *err);
-
-/**
- * run_rootless_down() - the network stage undone for a run with its own namespaces (rootless
- * and daemon modes): the held connection, the namespaces' descriptors
- */
-void run_rootless_down(struct run *r);
-
-/** run_rootless_close() - close what @rl holds (the namespaces go once nothing else holds them). */
-void run_rootless_close(struct run_rootless *rl);
-
-/**
- * run_rootless_up() - the network stage of a rootless run: run_rootless_make() with the run's
- * config and addresses; the addresses recorded as text (r->host4, r->host6, the state's)
- * Return: 0, or 125 (said).
- */
-int run_rootless_up(struct run *r);
-
 /*
  * struct run - one run, from the options to the teardown. Each group of members belongs to the
  * stage that fills it; later stages read them. A member that says a thing exists (rec_saved,
  * fw_added, net.live, registered, ...) is what the teardown undoes.
  */
-struct run {
-	struct run_opts o;
-	/* run_policy.c: the inputs */
+/* policy.c: the inputs */
+struct run_input {
 	struct wd_gwconf gwc;
 	struct wd_policy *pol;
 	char *policy_text;
@@ -199,10 +101,84 @@ struct run {
 	gid_t groups[64];
 	int ngroups;
 	bool no_seccomp; /* WARDEN_UNSAFE_NO_SECCOMP=1: measurements only (docs/seccomp.md) */
+};
+
+/* audit.c: the run's own events */
+struct run_audit {
+	struct audit_log *log;
+	bool started; /* run.start written */
+	uint64_t t0;
+	char fail_reason[1200];
+};
+
+/* network.c (root), mode_rootless.c, mode_daemon.c, pool.c: the run's network */
+struct run_network {
+	struct netns_pool_config ncfg;
+	struct netns_run net;
+	char host4[INET_ADDRSTRLEN], host6[INET6_ADDRSTRLEN];
+	struct fw_config fcfg;
+	struct fw_conn *fw;
+	struct fw_run fr;
+	bool fw_added;
+	struct run_rootless rl; /* rootless: the namespaces and the sockets made inside */
+	unsigned pool_size;	/* ready networks to keep ($WARDEN_POOL) */
+	bool pooled;		/* the network came from the pool */
+};
+
+/* run.c's limits stage (limits.c) */
+struct run_limits {
+	enum limits_kind lkind;
+	struct limits lim;
+	/* rootless, where the user's systemd delegates cgroup v2 (mode_rootless.c): the limits in
+	 * a `systemd-run --user --scope`, its command line ahead of the sandbox's and its
+	 * environment (the user manager's socket); scope_argv is NULL until the fork stage */
+	bool scope;
+	char **scope_argv;
+	char *scope_env[3];
+};
+
+/* gwclient.c, mode_daemon.c: the run's gateway */
+struct run_gateway {
+	struct run_gw gw;
+	bool gw_daemon; /* run_gwclient_pick() chose a daemon (else an embedded one was spawned) */
+	bool registered;
+	/* daemon mode: the connection the run was registered over, held for the run's life (its
+	 * end: the daemon is gone), -1: none */
+	int gw_hold;
+	char killed_by[200]; /* `warden kill` ended it: who, for run.exit ("" otherwise) */
+	/* daemon mode: what came on gw_hold and is not a whole line yet (mode_daemon.c); the
+	 * event lines copied into the user's log, and those refused (not of this run, not an
+	 * event) */
+	struct wd_buf gw_in;
+	uint64_t gw_events, gw_events_bad;
+	bool gw_lost;	       /* the gateway died or forgot the run: its counts are incomplete */
+	char gw_lost_why[300]; /* ... and how, for run.exit */
+};
+
+/* sandbox.c, stdio_relay.c, the recorder: what confines and watches the program */
+struct run_box {
+	char cwd[PATH_MAX]; /* the folder the program starts in */
+	struct sandbox_spec spec;
+	struct sandbox sb;
+	struct run_stdio io;	/* the stdio relay and the MCP tool calls in flight */
+	struct recorder *files; /* the file-access recorder (audit.files), NULL when off */
+};
+
+/*
+ * struct run - one `warden run`, built from the parts each stage owns: the driver's own
+ * fields (run.c) first, then one part a stage, in the stage table's order. A stage writes its
+ * part and reads the parts of the stages before it.
+ */
+struct run {
+	struct run_opts o;
 	/* `warden trace` (learn.h): its hooks, called by the stage table, the wait and the end
 	 * (NULL for a run), and the trace's own state */
 	const struct run_learn *learner;
 	struct run_trace *trace;
+	/* warden trace: the run registers with "learn": true (gwclient.c, mode_daemon.c): its
+	 * gateway allows any name on any port (the SSRF classes refused) and records what it
+	 * reached (run_gw_learned()) */
+	bool learn;
 	/* run.c: the mode, where the run's state lives */
 	const struct run_mode_ops *mode;
 	char runs_dir[256];   /* RUN_STATE_DIR, or the caller's own (run_rootless_dir()) */
@@ -215,58 +191,13 @@ struct run {
 	bool rec_saved;
 	char state_dir[PATH_MAX];
 	int sigfd;
-	/* run_audit.c */
-	struct audit_log *log;
-	bool started; /* run.start written */
-	uint64_t t0;
-	char fail_reason[1200];
-	/* run_network.c */
-	struct netns_pool_config ncfg;
-	struct netns_run net;
-	char host4[INET_ADDRSTRLEN], host6[INET6_ADDRSTRLEN];
-	struct fw_config fcfg;
-	struct fw_conn *fw;
-	struct fw_run fr;
-	bool fw_added;
-	struct run_rootless rl; /* rootless: the namespaces and the sockets made inside */
-	unsigned pool_size;	/* ready networks to keep ($WARDEN_POOL) */
-	bool pooled;		/* the network came from the pool */
-	/* limits (run.c) */
-	enum limits_kind lkind;
-	struct limits lim;
-	/* rootless, where the user's systemd delegates cgroup v2 (run_rootless.c): the limits in a
-	 * `systemd-run --user --scope`, its command line ahead of the sandbox's and its
-	 * environment (the user manager's socket); scope_argv is NULL until the fork stage */
-	bool scope;
-	char **scope_argv;
-	char *scope_env[3];
-	/* run_gwclient.c */
-	struct run_gw gw;
-	bool gw_daemon; /* run_gwclient_pick() chose a daemon (else an embedded one was spawned) */
-	bool registered;
-	/* daemon mode: the connection the run was registered over, held for the run's life (its
-	 * end: the daemon is gone), -1: none */
-	int gw_hold;
-	char killed_by[200]; /* `warden kill` ended it: who, for run.exit ("" otherwise) */
-	/* daemon mode: what came on gw_hold and is not a whole line yet (run_daemon.c); the
-	 * event lines copied into the user's log, and those refused (not of this run, not an
-	 * event) */
-	struct wd_buf gw_in;
-	uint64_t gw_events, gw_events_bad;
-	bool gw_lost;	       /* the gateway died or forgot the run: its counts are incomplete */
-	char gw_lost_why[300]; /* ... and how, for run.exit */
-	/* run_sandbox.c */
-	char cwd[PATH_MAX]; /* the folder the program starts in */
-	struct sandbox_spec spec;
-	struct sandbox sb;
-	/* run_stdio.c: the stdio relay and the MCP tool calls in flight */
-	struct run_stdio io;
-	/* run_files.c: the file-access recorder (audit.files), NULL when off */
-	struct recorder *files;
-	/* warden trace: the run registers with "learn": true (run_gwclient.c, run_daemon.c): its
-	 * gateway allows any name on any port (the SSRF classes refused) and records what it
-	 * reached (run_gw_learned()) */
-	bool learn;
+	/* the stages' parts */
+	struct run_input input;
+	struct run_audit audit;
+	struct run_network network;
+	struct run_limits limits;
+	struct run_gateway gateway;
+	struct run_box sandbox;
 };
 
 /**
@@ -355,7 +286,7 @@ int run_policy_load(struct run *r);
 /**
  * run_command_resolve() - the command (@argv, else the policy's `command`) with argv[0]
  * resolved through $PATH; it must be visible inside the sandbox
- * @r:		the run (r->argv, r->exe are set)
+ * @r:		the run (r->input.argv, r->input.exe are set)
  * @argc:	number of words after `--`
  * @argv:	the words
  *
@@ -393,7 +324,7 @@ void run_audit_exit(struct run *r, int status, int sig, const struct run_counts 
 
 /**
  * run_audit_kill() - write "run.kill": `warden kill` asked the launcher to end the run
- * @r:		the run (r->killed_by is set: who asked)
+ * @r:		the run (r->gateway.killed_by is set: who asked)
  * @uid:	the sender's uid, as the kernel reported it
  * @pid:	the sender's pid
  */
@@ -422,9 +353,10 @@ void run_audit_files(struct run *r);
 int run_network_up(struct run *r);
 
 /**
- * run_network_facts() - the run's network is known (r->net): its addresses as text (r->host4,
- * r->host6 and the state record's), its nft elements (r->fr: the interface, the sandbox
- * addresses, and the veth's host side as the run's only gateway address per family) (pure)
+ * run_network_facts() - the run's network is known (r->network.net): its addresses as text
+ * (r->network.host4, r->network.host6 and the state record's), its nft elements (r->network.fr: the
+ * interface, the sandbox addresses, and the veth's host side as the run's only gateway address per
+ * family) (pure)
  */
 void run_network_facts(struct run *r);
 
@@ -468,7 +400,7 @@ bool run_gwclient_lists(struct run *r);
 
 /**
  * run_gwclient_counters() - the gateway's counters for the run; a gateway that no longer
- * answers for a registered run sets r->gw_lost (run.exit says the counts are incomplete)
+ * answers for a registered run sets r->gateway.gw_lost (run.exit says the counts are incomplete)
  * @r:		the run
  * @ret:	filled in; all -1 when unknown
  */
@@ -547,15 +479,15 @@ bool run_daemon_answers(const char *socket, char *why, size_t size);
 /**
  * run_daemon_up() - the network stage of daemon mode: the run's user and network namespaces
  * (a bare maker), sent to the daemon with `register` (the descriptor, the policy); the daemon's
- * answer (interface, addresses, cgroup folders) recorded; the connection held in r->gw_hold
+ * answer (interface, addresses, cgroup folders) recorded; the connection held in r->gateway.gw_hold
  * Return: 0, or 125 (said).
  */
 int run_daemon_up(struct run *r);
 
 /**
  * run_daemon_facts() - the daemon's answer to a register with netns, into the run (pure but for
- * @r): interface, addresses (r->host4, r->host6, the record's sandbox addresses), cgroup
- * folders (r->lim: v1 memory/pids/cpu or one v2 folder)
+ * @r): interface, addresses (r->network.host4, r->network.host6, the record's sandbox addresses),
+ *cgroup folders (r->limits.lim: v1 memory/pids/cpu or one v2 folder)
  * @r:		the run
  * @ans:	the answer ({"ok": true, "if", "host_v4", "sandbox_v4", "host_v6", "sandbox_v6",
  *		"cgroups": [...]})
@@ -564,8 +496,8 @@ int run_daemon_up(struct run *r);
 int run_daemon_facts(struct run *r, const struct json_t *ans);
 
 /**
- * run_daemon_events() - read what the daemon sent on the held connection (r->gw_hold) without
- * waiting, and append each whole event line (`{"event":LINE}`: one of the run's audit lines,
+ * run_daemon_events() - read what the daemon sent on the held connection (r->gateway.gw_hold)
+ *without waiting, and append each whole event line (`{"event":LINE}`: one of the run's audit lines,
  * exactly as the daemon's log has it) to the user's log with audit_log_write()
  * @r:		the run (its log, its id: a line of another run is refused and counted)
  * @ret_answer:	NULL: any other line is refused and counted; else the first answer line (not an
@@ -592,7 +524,7 @@ int run_daemon_unregister(struct run *r, int timeout_ms, char *why, size_t size)
  * the sandbox's first process @pid into the run's cgroup (cgroup_join; a user may not move a
  * process across branches of the hierarchy, the common-ancestor rule), once @pid is in the
  * run's network namespace (the daemon checks that, and that it is the caller's)
- * @r:		the run (daemon mode, r->lim a v2 folder)
+ * @r:		the run (daemon mode, r->limits.lim a v2 folder)
  * @pid:	the launcher's child, before it is let go
  * Return: 0, or 125 (said).
  */
@@ -756,8 +688,8 @@ bool run_teardown_detached(struct run *r);
 /* ------------------------------------------------------------ stdio_relay.c */
 
 /**
- * run_stdio_plan() - whether stdio is relayed (r->io.want): stdin and stdout open, neither a
- * terminal, WARDEN_STDIO_RELAY not "0"; else why not (r->io.why). First thing of a run.
+ * run_stdio_plan() - whether stdio is relayed (r->sandbox.io.want): stdin and stdout open, neither
+ * a terminal, WARDEN_STDIO_RELAY not "0"; else why not (r->sandbox.io.why). First thing of a run.
  */
 void run_stdio_plan(struct run *r);
 
@@ -782,7 +714,7 @@ void run_stdio_drain(struct run *r);
 
 /**
  * run_stdio_finish() - the end of the relay: the calls still in flight end (the gateway is
- * told, its answer has the denials per tool), r->io.exit_mcp for run.exit
+ * told, its answer has the denials per tool), r->sandbox.io.exit_mcp for run.exit
  */
 void run_stdio_finish(struct run *r);
 

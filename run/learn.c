@@ -26,7 +26,7 @@
 static void learn_sample(struct run *r, int pid)
 {
 	struct run_trace *t = r->trace;
-	uint64_t n = limits_pids_now(&r->lim, pid), kb = limits_rss_kb(pid);
+	uint64_t n = limits_pids_now(&r->limits.lim, pid), kb = limits_rss_kb(pid);
 
 	if (n > t->peak_pids)
 		t->peak_pids = n;
@@ -47,7 +47,7 @@ static int entry_op(const struct run *r, const struct recorder_entry *e)
 	    [SANDBOX_OP_ACCESS] = TRACE_STAT, [SANDBOX_OP_READLINK] = TRACE_STAT,
 	};
 
-	if (policy_audit_files(r->pol) == POLICY_FILES_TRACE) {
+	if (policy_audit_files(r->input.pol) == POLICY_FILES_TRACE) {
 		if (e->op < 0 || e->op >= TRACE_OP_N)
 			return -1;
 		if (e->verdict != RECORDER_GRANTED && e->verdict != RECORDER_MISSING)
@@ -67,15 +67,15 @@ static int entry_op(const struct run *r, const struct recorder_entry *e)
 
 static int collect_files(struct run *r, struct trace *t)
 {
-	size_t n = recorder_count(r->files);
+	size_t n = recorder_count(r->sandbox.files);
 
 	t->files = calloc(n ? n : 1, sizeof(*t->files));
 	if (!t->files)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		const struct recorder_entry *e = recorder_get(r->files, i);
+		const struct recorder_entry *e = recorder_get(r->sandbox.files, i);
 		struct trace_file_ev *f = &t->files[t->nfiles];
-		bool refused = policy_audit_files(r->pol) == POLICY_FILES_TRACE &&
+		bool refused = policy_audit_files(r->input.pol) == POLICY_FILES_TRACE &&
 			       e->op == RECORDER_REFUSED_CONNECT && e->verdict == RECORDER_DENIED;
 		int op = refused ? TRACE_CONNECT : entry_op(r, e);
 
@@ -150,7 +150,7 @@ static int collect_nets(const json_t *arr, struct trace *t)
 /* The env.allow names the program was given (those the launcher's environment has). */
 static int collect_env(const struct run *r, struct trace *t)
 {
-	const struct wd_policy *p = r->pol;
+	const struct wd_policy *p = r->input.pol;
 
 	t->env = calloc(p->nenv_allow ? p->nenv_allow : 1, sizeof(*t->env));
 	if (!t->env)
@@ -176,10 +176,10 @@ static void learn_collect(struct run *r, const struct run_outcome *o)
 	int ret;
 
 	(void)o;
-	t->wall_ms = (wd_mono_ns() - r->t0) / 1000000u;
+	t->wall_ms = (wd_mono_ns() - r->audit.t0) / 1000000u;
 	if (!t->wall_ms)
 		t->wall_ms = 1;
-	limits_breaches(&r->lim, &mem, &pids, &peak);
+	limits_breaches(&r->limits.lim, &mem, &pids, &peak);
 	t->peak_memory_kib = peak ? peak / 1024 : rt->peak_rss_kib;
 	t->peak_pids = rt->peak_pids;
 	t->command = calloc((size_t)r->cmd_argc + 1, sizeof(char *));
@@ -195,7 +195,7 @@ static void learn_collect(struct run *r, const struct run_outcome *o)
 		ret = -ENOMEM;
 	if (!ret)
 		ret = collect_files(r, t);
-	if (!ret && r->registered && !run_gw_learned(r, &learned))
+	if (!ret && r->gateway.registered && !run_gw_learned(r, &learned))
 		ret = collect_nets(learned, t);
 	if (!ret)
 		ret = collect_env(r, t);
@@ -363,10 +363,10 @@ static void say_env(const struct run *r, const struct run_trace *rt)
 	wd_buf_printf(&line, "warden trace: environment given%s", rt->t.nenv ? ":" : ": none");
 	for (size_t i = 0; i < rt->t.nenv; i++)
 		wd_buf_printf(&line, " %s", rt->t.env[i]);
-	if (r->pol->nenv_set) {
+	if (r->input.pol->nenv_set) {
 		wd_buf_puts(&line, "; set by the base policy (copy its env.set):");
-		for (size_t i = 0; i < r->pol->nenv_set; i++)
-			wd_buf_printf(&line, " %s", r->pol->env_set[i].name);
+		for (size_t i = 0; i < r->input.pol->nenv_set; i++)
+			wd_buf_printf(&line, " %s", r->input.pol->env_set[i].name);
 	}
 	wd_say(stderr, "%s", wd_buf_cstr(&line));
 	wd_buf_free(&line);
@@ -406,19 +406,19 @@ static void summary(const struct run *r, const struct run_trace *rt, int status,
 		       "warden trace: warning: %zu file events were left out to keep the trace "
 		       "under 64 MiB",
 		       wi->too_big);
-	if (r->files && recorder_dropped(r->files, NULL))
+	if (r->sandbox.files && recorder_dropped(r->sandbox.files, NULL))
 		wd_say(stderr,
 		       "warden trace: warning: %llu accesses were not kept (the recorder's table "
 		       "was full): the trace is incomplete",
-		       (unsigned long long)recorder_dropped(r->files, NULL));
-	if (recorder_lost(r->files))
+		       (unsigned long long)recorder_dropped(r->sandbox.files, NULL));
+	if (recorder_lost(r->sandbox.files))
 		fprintf(stderr, "warden trace: warning: the file-access recorder died or sent "
 				"malformed results: the trace has no file accesses\n");
-	if (r->files && recorder_unreadable(r->files))
+	if (r->sandbox.files && recorder_unreadable(r->sandbox.files))
 		wd_say(stderr,
 		       "warden trace: warning: %llu paths could not be read from the program: "
 		       "the trace is incomplete",
-		       (unsigned long long)recorder_unreadable(r->files));
+		       (unsigned long long)recorder_unreadable(r->sandbox.files));
 	wd_say(stderr, "warden: trace written to %s", rt->path);
 	if (!rt->quiet)
 		wd_say(stderr, "warden trace: next: warden init --from %s -o policy.yaml",

@@ -34,8 +34,8 @@ static void person_home(const struct run *r, char *out, size_t size)
 	const char *h = NULL;
 	struct passwd *pw;
 
-	if (getuid() == 0 && r->caller_uid != 0) {
-		pw = getpwuid(r->caller_uid);
+	if (getuid() == 0 && r->input.caller_uid != 0) {
+		pw = getpwuid(r->input.caller_uid);
 		h = pw ? pw->pw_dir : NULL;
 	} else {
 		h = getenv("HOME");
@@ -127,7 +127,7 @@ static int mask_sockets(struct wd_policy *p, const struct run_trace *t, const ch
  * Return: 0 or -ENOMEM. */
 static int learn_masks(struct run *r, const struct run_protect *pr)
 {
-	struct wd_policy *p = r->pol;
+	struct wd_policy *p = r->input.pol;
 	const char *const *cs;
 	char path[PATH_MAX + 64];
 	size_t n;
@@ -172,12 +172,12 @@ static bool user_may_write(const struct run *r, const char *path)
 		return !access(path, W_OK | X_OK);
 	if (stat(path, &st) < 0)
 		return false;
-	if (st.st_uid == r->uid)
+	if (st.st_uid == r->input.uid)
 		return (st.st_mode & 0300) == 0300;
-	if (st.st_gid == r->gid)
+	if (st.st_gid == r->input.gid)
 		return (st.st_mode & 0030) == 0030;
-	for (int i = 0; i < r->ngroups; i++)
-		if (st.st_gid == r->groups[i])
+	for (int i = 0; i < r->input.ngroups; i++)
+		if (st.st_gid == r->input.groups[i])
 			return (st.st_mode & 0030) == 0030;
 	return (st.st_mode & 0003) == 0003;
 }
@@ -206,7 +206,7 @@ static int learn_cwd(struct run *r, const struct run_protect *pr)
 	}
 	if (!user_may_write(r, t->cwd)) {
 		snprintf(t->why_ro, sizeof(t->why_ro), "%s may not write there",
-			 r->user ? r->user : "the program's user");
+			 r->input.user ? r->input.user : "the program's user");
 		return 0;
 	}
 	for (const char *c = t->cwd; *c; c++)
@@ -240,12 +240,12 @@ static int learn_cwd(struct run *r, const struct run_protect *pr)
 		ret = 0;
 	} else if (!ret) {
 		/* the grant moves into the run's policy, with the masks it needs */
-		r->pol->write = p->write;
-		r->pol->nwrite = p->nwrite;
+		r->input.pol->write = p->write;
+		r->input.pol->nwrite = p->nwrite;
 		p->write = NULL;
 		p->nwrite = 0;
 		for (size_t i = 0; !ret && i < p->nmask; i++)
-			ret = mask_add(r->pol, p->mask[i]);
+			ret = mask_add(r->input.pol, p->mask[i]);
 		t->cwd_rw = true;
 	}
 	policy_free(p);
@@ -311,13 +311,14 @@ static int trace_dest_open(struct run *r)
 			return run_fail(r, "trace", "use -o TRACE", "the traces folder: %s",
 					strerror(-ret));
 	}
-	if (geteuid() == 0 && r->caller_uid != 0 &&
+	if (geteuid() == 0 && r->input.caller_uid != 0 &&
 	    (rt->out || (rt->home[0] && run_path_within(dir, rt->home)))) {
 		who.drop = true;
-		who.uid = r->caller_uid;
-		who.gid = r->gid;
-		who.ngroups = r->ngroups < OUTDIR_GROUPS_MAX ? r->ngroups : OUTDIR_GROUPS_MAX;
-		memcpy(who.groups, r->groups, (size_t)who.ngroups * sizeof(gid_t));
+		who.uid = r->input.caller_uid;
+		who.gid = r->input.gid;
+		who.ngroups =
+		    r->input.ngroups < OUTDIR_GROUPS_MAX ? r->input.ngroups : OUTDIR_GROUPS_MAX;
+		memcpy(who.groups, r->input.groups, (size_t)who.ngroups * sizeof(gid_t));
 	}
 	ret = outdir_open(&rt->dir, dir, !rt->out, &who);
 	if (ret)
@@ -332,7 +333,7 @@ static int trace_dest_open(struct run *r)
 int run_learn_policy(struct run *r)
 {
 	struct run_trace *t = r->trace;
-	struct wd_policy *p = r->pol;
+	struct wd_policy *p = r->input.pol;
 	struct run_protect pr;
 	char cwd[PATH_MAX];
 	int ret;
@@ -355,7 +356,7 @@ int run_learn_policy(struct run *r)
 	ret = trace_dest_open(r);
 	if (ret)
 		return ret;
-	run_protect_init(&pr, run_audit_path(r->o.audit), r->gwc.audit_path);
+	run_protect_init(&pr, run_audit_path(r->o.audit), r->input.gwc.audit_path);
 	ret = learn_cwd(r, &pr);
 	if (!ret)
 		ret = learn_masks(r, &pr);

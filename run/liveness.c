@@ -57,7 +57,7 @@ static void *probe_thread(void *arg)
 /* One DNS query from inside the run to its host-side address, port 53. Return: 0 answered. */
 static int dns_probe(struct run *r, char *why, size_t wsize)
 {
-	struct probe p = {r->net.netns_fd, r->host4[0] ? AF_INET : AF_INET6, -1, 0};
+	struct probe p = {r->network.net.netns_fd, r->network.host4[0] ? AF_INET : AF_INET6, -1, 0};
 	struct sockaddr_storage ss = {0};
 	uint8_t q[512], ans[1500];
 	socklen_t sl;
@@ -68,7 +68,7 @@ static int dns_probe(struct run *r, char *why, size_t wsize)
 	if (r->mode->own_userns) {
 		/* made inside by the namespace maker, bound to the program's address (daemon
 		 * mode: unbound, the route picks it) */
-		p.fd = r->rl.probe_fd;
+		p.fd = r->network.rl.probe_fd;
 		p.family = AF_INET;
 	} else if (pthread_create(&t, NULL, probe_thread, &p) || pthread_join(t, NULL)) {
 		snprintf(why, wsize, "cannot start the probe thread");
@@ -91,14 +91,14 @@ static int dns_probe(struct run *r, char *why, size_t wsize)
 
 		s4->sin_family = AF_INET;
 		s4->sin_port = htons(53);
-		inet_pton(AF_INET, r->host4, &s4->sin_addr);
+		inet_pton(AF_INET, r->network.host4, &s4->sin_addr);
 		sl = sizeof(*s4);
 	} else {
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 
 		s6->sin6_family = AF_INET6;
 		s6->sin6_port = htons(53);
-		inet_pton(AF_INET6, r->host6, &s6->sin6_addr);
+		inet_pton(AF_INET6, r->network.host6, &s6->sin6_addr);
 		sl = sizeof(*s6);
 	}
 	for (int attempt = 0; attempt < 4 && ret; attempt++) {
@@ -123,9 +123,9 @@ static int dns_probe(struct run *r, char *why, size_t wsize)
 		}
 		if (ret == -ETIMEDOUT)
 			snprintf(why, wsize, "no DNS answer from inside the run (port 53 of %s)",
-				 p.family == AF_INET ? r->host4 : r->host6);
+				 p.family == AF_INET ? r->network.host4 : r->network.host6);
 	}
-	if (p.fd != r->rl.probe_fd)
+	if (p.fd != r->network.rl.probe_fd)
 		close(p.fd);
 	return ret;
 }
@@ -138,7 +138,7 @@ int run_liveness_check(struct run *r)
 		return run_fail(r, "check", "see the gateway's log",
 				"the gateway does not list run %s after registering it", r->id);
 	if (dns_probe(r, why, sizeof(why)) &&
-	    (!r->pooled || run_network_refresh(r) || dns_probe(r, why, sizeof(why))))
+	    (!r->network.pooled || run_network_refresh(r) || dns_probe(r, why, sizeof(why))))
 		return run_fail(r, "check",
 				"`warden nft audit`; is the gateway's DNS port reachable?",
 				"enforcement is not live: %s", why);

@@ -92,16 +92,16 @@ int run_daemon_facts(struct run *r, const json_t *ans)
 	json_t *cg = json_object_get(ans, "cgroups"), *v;
 	size_t i, n;
 
-	if (!ifname || !ifname[0] || strlen(ifname) >= sizeof(r->net.ifname) ||
-	    addr_fact(ans, "host_v4", AF_INET, r->host4, sizeof(r->host4)) ||
+	if (!ifname || !ifname[0] || strlen(ifname) >= sizeof(r->network.net.ifname) ||
+	    addr_fact(ans, "host_v4", AF_INET, r->network.host4, sizeof(r->network.host4)) ||
 	    addr_fact(ans, "sandbox_v4", AF_INET, r->rec.sbx4, sizeof(r->rec.sbx4)) ||
-	    addr_fact(ans, "host_v6", AF_INET6, r->host6, sizeof(r->host6)) ||
+	    addr_fact(ans, "host_v6", AF_INET6, r->network.host6, sizeof(r->network.host6)) ||
 	    addr_fact(ans, "sandbox_v6", AF_INET6, r->rec.sbx6, sizeof(r->rec.sbx6)) ||
 	    !json_is_array(cg))
 		return -EBADMSG;
-	snprintf(r->net.ifname, sizeof(r->net.ifname), "%s", ifname);
-	memset(&r->lim, 0, sizeof(r->lim));
-	r->lim.lim = r->pol->limits;
+	snprintf(r->network.net.ifname, sizeof(r->network.net.ifname), "%s", ifname);
+	memset(&r->limits.lim, 0, sizeof(r->limits.lim));
+	r->limits.lim.lim = r->input.pol->limits;
 	n = json_array_size(cg);
 	if (n != 0 && n != 1 && n != LIMITS_V1_COUNT)
 		return -EBADMSG;
@@ -109,12 +109,12 @@ int run_daemon_facts(struct run *r, const json_t *ans)
 	{
 		const char *d = json_string_value(v);
 
-		if (!d || d[0] != '/' || strlen(d) >= sizeof(r->lim.dir[i]))
+		if (!d || d[0] != '/' || strlen(d) >= sizeof(r->limits.lim.dir[i]))
 			return -EBADMSG;
-		snprintf(r->lim.dir[i], sizeof(r->lim.dir[i]), "%s", d);
+		snprintf(r->limits.lim.dir[i], sizeof(r->limits.lim.dir[i]), "%s", d);
 	}
-	r->lim.kind = n == 1 ? LIMITS_CGROUP2 : n ? LIMITS_CGROUP1 : LIMITS_SAMPLING;
-	r->lkind = r->lim.kind;
+	r->limits.lim.kind = n == 1 ? LIMITS_CGROUP2 : n ? LIMITS_CGROUP1 : LIMITS_SAMPLING;
+	r->limits.lkind = r->limits.lim.kind;
 	return 0;
 }
 
@@ -209,21 +209,21 @@ static int call_with_fd(int fd, const char *line, int netns_fd, char **ret_ans, 
 int run_daemon_up(struct run *r)
 {
 	struct run_rootless_plan p = {.uid = getuid(), .gid = getgid(), .bare = true};
-	const char *slash = strrchr(r->policy_abs, '/');
+	const char *slash = strrchr(r->input.policy_abs, '/');
 	char *line = NULL, *ans_text = NULL;
 	json_t *req, *ans = NULL;
 	struct wd_err err;
 	int fd, ret;
 
 	wd_err_clear(&err);
-	ret = run_rootless_make(&r->rl, &p, &err);
+	ret = run_rootless_make(&r->network.rl, &p, &err);
 	if (ret)
 		return run_fail(r, "network", "`warden doctor` checks what a user's run needs",
 				"%s", err.msg[0] ? err.msg : strerror(-ret));
-	r->net.netns_fd = r->rl.netns_fd;
+	r->network.net.netns_fd = r->network.rl.netns_fd;
 	/* recorded first: a crash from here on still gets the run unregistered (the daemon
 	 * also does it when this connection closes) */
-	snprintf(r->rec.gw_socket, sizeof(r->rec.gw_socket), "%s", r->gw.socket);
+	snprintf(r->rec.gw_socket, sizeof(r->rec.gw_socket), "%s", r->gateway.gw.socket);
 	run_state_save(r);
 	/* "stream": the daemon sends the run's audit lines on this connection too, for the
 	 * user's own log (run_daemon_events()); a daemon older than that refuses the key, and is
@@ -231,9 +231,10 @@ int run_daemon_up(struct run *r)
 	for (int stream = 1;; stream = 0) {
 		const char *e;
 
-		req = json_pack("{s:s, s:s, s:s, s:s, s:s%}", "op", "register", "id", r->id,
-				"netns", "fd", "policy_name", slash ? slash + 1 : r->policy_abs,
-				"policy", r->policy_text, r->policy_len);
+		req =
+		    json_pack("{s:s, s:s, s:s, s:s, s:s%}", "op", "register", "id", r->id, "netns",
+			      "fd", "policy_name", slash ? slash + 1 : r->input.policy_abs,
+			      "policy", r->input.policy_text, r->input.policy_len);
 		if (req && stream)
 			json_object_set_new(req, "stream", json_string("events"));
 		if (req && r->learn)
@@ -242,17 +243,18 @@ int run_daemon_up(struct run *r)
 		json_decref(req);
 		if (!line)
 			return run_fail(r, "network", NULL, "out of memory");
-		fd = connect_to(r->gw.socket);
+		fd = connect_to(r->gateway.gw.socket);
 		if (fd < 0) {
 			free(line);
 			return run_fail(
 			    r, "network",
 			    "start warden-gateway (as root: warden-gateway --manage-nft), "
 			    "or use --mode rootless",
-			    "no gateway daemon answers on %s (%s)", r->gw.socket, strerror(-fd));
+			    "no gateway daemon answers on %s (%s)", r->gateway.gw.socket,
+			    strerror(-fd));
 		}
-		wd_buf_reset(&r->gw_in);
-		ret = call_with_fd(fd, line, r->rl.netns_fd, &ans_text, &r->gw_in);
+		wd_buf_reset(&r->gateway.gw_in);
+		ret = call_with_fd(fd, line, r->network.rl.netns_fd, &ans_text, &r->gateway.gw_in);
 		free(line);
 		if (!ret) {
 			ans = json_loads(ans_text, 0, NULL);
@@ -264,7 +266,7 @@ int run_daemon_up(struct run *r)
 			close(fd);
 			return run_fail(r, "network", "check the gateway daemon's log",
 					"registering with the gateway daemon on %s: %s",
-					r->gw.socket, strerror(-ret));
+					r->gateway.gw.socket, strerror(-ret));
 		}
 		if (json_is_true(json_object_get(ans, "ok")))
 			break;
@@ -277,18 +279,18 @@ int run_daemon_up(struct run *r)
 				       "warden run: the gateway daemon on %s is older than "
 				       "this warden: its events of the run stay in its "
 				       "central log only",
-				       r->gw.socket);
+				       r->gateway.gw.socket);
 			continue;
 		}
 		ret = run_fail(r, "network", "see the daemon's reason",
-			       "the gateway daemon on %s refused the run: %s", r->gw.socket,
+			       "the gateway daemon on %s refused the run: %s", r->gateway.gw.socket,
 			       e ? e : "no reason given");
 		json_decref(ans);
 		close(fd);
 		return ret;
 	}
-	r->gw_hold = fd;
-	r->registered = true;
+	r->gateway.gw_hold = fd;
+	r->gateway.registered = true;
 	ret = run_daemon_facts(r, ans);
 	json_decref(ans);
 	if (ret)
@@ -297,7 +299,7 @@ int run_daemon_up(struct run *r)
 	/* the interface and the cgroups are the daemon's to remove: not in the record */
 	run_state_save(r);
 	run_note(r, "network: %s, plumbed by the gateway daemon on %s (uid %u's namespace)",
-		 r->net.ifname, r->gw.socket, (unsigned)p.uid);
+		 r->network.net.ifname, r->gateway.gw.socket, (unsigned)p.uid);
 	return 0;
 }
 
@@ -317,23 +319,23 @@ static int event_line(struct run *r, const char *line, size_t len)
 	 * event is refused), then written by the same writer as the launcher's own events */
 	ret = audit_event_decode(line + sizeof(open) - 1, len - sizeof(open), &ev, &err);
 	if (ret || strcmp(ev.run, r->id)) {
-		r->gw_events_bad++;
+		r->gateway.gw_events_bad++;
 		if (!ret)
 			audit_event_clear(&ev);
 		return 1;
 	}
-	if (r->log) {
-		ret = audit_log_write(r->log, &ev, 0, &err);
+	if (r->audit.log) {
+		ret = audit_log_write(r->audit.log, &ev, 0, &err);
 		if (ret)
 			wd_say(stderr, "warden run: audit: %s",
 			       err.msg[0] ? err.msg : strerror(-ret));
 	}
-	r->gw_events++;
+	r->gateway.gw_events++;
 	audit_event_clear(&ev);
 	return 1;
 }
 
-/* the whole lines in r->gw_in: events written; the first other line into *@ret_answer (or
+/* the whole lines in r->gateway.gw_in: events written; the first other line into *@ret_answer (or
  * refused when @ret_answer is NULL). Return: true when an answer was taken */
 static bool take_lines(struct run *r, char **ret_answer)
 {
@@ -341,23 +343,23 @@ static bool take_lines(struct run *r, char **ret_answer)
 	bool answered = false;
 	char *nl;
 
-	while (!answered && off < r->gw_in.len &&
-	       (nl = memchr(r->gw_in.data + off, '\n', r->gw_in.len - off))) {
-		size_t len = (size_t)(nl - (r->gw_in.data + off));
-		const char *line = r->gw_in.data + off;
+	while (!answered && off < r->gateway.gw_in.len &&
+	       (nl = memchr(r->gateway.gw_in.data + off, '\n', r->gateway.gw_in.len - off))) {
+		size_t len = (size_t)(nl - (r->gateway.gw_in.data + off));
+		const char *line = r->gateway.gw_in.data + off;
 
 		if (!event_line(r, line, len)) {
 			if (ret_answer) {
 				*ret_answer = strndup(line, len);
 				answered = true;
 			} else {
-				r->gw_events_bad++;
+				r->gateway.gw_events_bad++;
 			}
 		}
 		off += len + 1;
 	}
-	memmove(r->gw_in.data, r->gw_in.data + off, r->gw_in.len - off);
-	r->gw_in.len -= off;
+	memmove(r->gateway.gw_in.data, r->gateway.gw_in.data + off, r->gateway.gw_in.len - off);
+	r->gateway.gw_in.len -= off;
 	return answered;
 }
 
@@ -370,7 +372,7 @@ int run_daemon_events(struct run *r, char **ret_answer)
 
 		if (take_lines(r, ret_answer))
 			return 0;
-		n = recv(r->gw_hold, buf, sizeof(buf), MSG_DONTWAIT);
+		n = recv(r->gateway.gw_hold, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -378,7 +380,8 @@ int run_daemon_events(struct run *r, char **ret_answer)
 		if (n == 0)
 			return -ECONNRESET;
 		/* an event line is at most an audit line and its frame */
-		if (wd_buf_append(&r->gw_in, buf, (size_t)n) || r->gw_in.len > 2 * AUDIT_LINE_MAX)
+		if (wd_buf_append(&r->gateway.gw_in, buf, (size_t)n) ||
+		    r->gateway.gw_in.len > 2 * AUDIT_LINE_MAX)
 			return -EBADMSG;
 	}
 }
@@ -391,7 +394,7 @@ static int await_answer(struct run *r, uint64_t end, char **text)
 
 	*text = NULL;
 	while (!ret && !*text) {
-		struct pollfd p = {r->gw_hold, POLLIN, 0};
+		struct pollfd p = {r->gateway.gw_hold, POLLIN, 0};
 		uint64_t now = wd_mono_ns();
 
 		if (now >= end)
@@ -413,14 +416,14 @@ int run_daemon_unregister(struct run *r, int timeout_ms, char *why, size_t size)
 	int ret = line ? 0 : -ENOMEM;
 
 	json_decref(req);
-	if (!ret &&
-	    (wd_write_all(r->gw_hold, line, strlen(line)) || wd_write_all(r->gw_hold, "\n", 1)))
+	if (!ret && (wd_write_all(r->gateway.gw_hold, line, strlen(line)) ||
+		     wd_write_all(r->gateway.gw_hold, "\n", 1)))
 		ret = -EPIPE;
 	free(line);
 	if (!ret)
 		ret = await_answer(r, end, &text);
 	if (ret) {
-		snprintf(why, size, "the daemon on %s: %s", r->gw.socket, strerror(-ret));
+		snprintf(why, size, "the daemon on %s: %s", r->gateway.gw.socket, strerror(-ret));
 		return ret;
 	}
 	ans = json_loads(text, 0, NULL);
@@ -428,7 +431,8 @@ int run_daemon_unregister(struct run *r, int timeout_ms, char *why, size_t size)
 	if (!json_is_true(json_object_get(ans, "ok"))) {
 		const char *e = json_string_value(json_object_get(ans, "error"));
 
-		snprintf(why, size, "the daemon on %s: %s", r->gw.socket, e ? e : "no answer");
+		snprintf(why, size, "the daemon on %s: %s", r->gateway.gw.socket,
+			 e ? e : "no answer");
 		ret = -EPROTO;
 	}
 	json_decref(ans);
@@ -454,7 +458,7 @@ int run_daemon_join(struct run *r, pid_t pid)
 
 	/* the child enters the run's namespaces first thing; the daemon moves it only once it
 	 * is there. A child that failed before has exited: its report is the spawn's to say */
-	for (i = 0; i < 2000 && !in_netns(pid, r->net.netns_fd); i++) {
+	for (i = 0; i < 2000 && !in_netns(pid, r->network.net.netns_fd); i++) {
 		siginfo_t si = {0};
 
 		if (!waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid)
@@ -466,7 +470,7 @@ int run_daemon_join(struct run *r, pid_t pid)
 				"the sandbox's first process did not enter the run's namespace");
 	snprintf(line, sizeof(line), "{\"op\":\"cgroup_join\",\"id\":\"%s\",\"pid\":\"%d\"}\n",
 		 r->id, (int)pid);
-	if (wd_write_all(r->gw_hold, line, strlen(line)))
+	if (wd_write_all(r->gateway.gw_hold, line, strlen(line)))
 		ret = -EIO;
 	/* the run's event lines may come first on this connection: copied, then the answer */
 	if (!ret)
@@ -492,14 +496,15 @@ int run_daemon_join(struct run *r, pid_t pid)
 		return ret;
 	}
 	json_decref(ans);
-	run_note(r, "limits: the sandbox moved into %s by the gateway daemon", r->lim.dir[0]);
+	run_note(r, "limits: the sandbox moved into %s by the gateway daemon",
+		 r->limits.lim.dir[0]);
 	return 0;
 }
 
 /* Until the daemon names the run's cgroup (the network stage): sampling. */
 static int daemon_prereq(struct run *r)
 {
-	r->lkind = LIMITS_SAMPLING;
+	r->limits.lkind = LIMITS_SAMPLING;
 	return 0;
 }
 
@@ -507,9 +512,9 @@ static int daemon_prereq(struct run *r)
  * record: they are the daemon's to remove. */
 static int daemon_limits(struct run *r)
 {
-	if (r->lim.kind != LIMITS_SAMPLING)
+	if (r->limits.lim.kind != LIMITS_SAMPLING)
 		run_note(r, "limits: the run's %s cgroup, made by the gateway daemon",
-			 limits_kind_name(r->lim.kind));
+			 limits_kind_name(r->limits.lim.kind));
 	return 0;
 }
 
@@ -520,7 +525,7 @@ static void daemon_isolation(const struct run *r, const char *sb, char *out, siz
 	snprintf(out, size,
 		 "userns+netns+veth(daemon)+nft(host),%s,uid=%u,limits=cgroup-by-daemon"
 		 "|memory:rss-sampling+pids:rlimit-nproc(userns)+time:wall-clock",
-		 sb, (unsigned)r->uid);
+		 sb, (unsigned)r->input.uid);
 }
 
 /* After the unregister (run.c): the held connection closed, the cgroups left to the daemon,
@@ -528,10 +533,10 @@ static void daemon_isolation(const struct run *r, const char *sb, char *out, siz
 static void daemon_finish(struct run *r, const struct run_outcome *o)
 {
 	(void)o;
-	r->registered = false;
-	wd_closep(&r->gw_hold);
-	wd_buf_free(&r->gw_in);
-	memset(&r->lim, 0, sizeof(r->lim));
+	r->gateway.registered = false;
+	wd_closep(&r->gateway.gw_hold);
+	wd_buf_free(&r->gateway.gw_in);
+	memset(&r->limits.lim, 0, sizeof(r->limits.lim));
 }
 
 const struct run_mode_ops run_mode_daemon = {

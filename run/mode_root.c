@@ -9,7 +9,7 @@
 /* The limits mechanism, probed so that run.start can name it. */
 static int root_prereq(struct run *r)
 {
-	r->lkind = limits_probe();
+	r->limits.lkind = limits_probe();
 	return 0;
 }
 
@@ -20,21 +20,21 @@ static int root_limits(struct run *r)
 	int ret;
 
 	wd_err_clear(&err);
-	ret = limits_create(&r->lim, r->id, &r->pol->limits, &err);
+	ret = limits_create(&r->limits.lim, r->id, &r->input.pol->limits, &err);
 	if (ret)
 		return run_fail(r, "limits", "`warden doctor` checks cgroups", "%s", err.msg);
-	if (r->lim.kind != r->lkind)
-		r->lkind = r->lim.kind;
+	if (r->limits.lim.kind != r->limits.lkind)
+		r->limits.lkind = r->limits.lim.kind;
 	for (int i = 0; i < LIMITS_V1_COUNT; i++)
-		snprintf(r->rec.cg[i], sizeof(r->rec.cg[i]), "%s", r->lim.dir[i]);
+		snprintf(r->rec.cg[i], sizeof(r->rec.cg[i]), "%s", r->limits.lim.dir[i]);
 	run_state_save(r);
 	return 0;
 }
 
 static void root_isolation(const struct run *r, const char *sb, char *out, size_t size)
 {
-	snprintf(out, size, "netns+veth+nft,%s,uid=%u,limits=%s", sb, (unsigned)r->uid,
-		 limits_kind_name(r->lkind));
+	snprintf(out, size, "netns+veth+nft,%s,uid=%u,limits=%s", sb, (unsigned)r->input.uid,
+		 limits_kind_name(r->limits.lkind));
 }
 
 const struct run_mode_ops run_mode_root = {

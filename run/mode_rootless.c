@@ -438,19 +438,20 @@ int run_rootless_up(struct run *r)
 	struct wd_err err;
 	int ret;
 
-	if (run_rootless_fw_config(&r->gwc, &p.fc, &p.addr))
+	if (run_rootless_fw_config(&r->input.gwc, &p.fc, &p.addr))
 		return run_fail(r, "network", "correct pools.runs_v4 / runs_v6",
-				"bad run pool %s or %s", r->gwc.pool_v4, r->gwc.pool_v6);
-	r->fcfg = p.fc;
+				"bad run pool %s or %s", r->input.gwc.pool_v4,
+				r->input.gwc.pool_v6);
+	r->network.fcfg = p.fc;
 	wd_err_clear(&err);
-	ret = run_rootless_make(&r->rl, &p, &err);
+	ret = run_rootless_make(&r->network.rl, &p, &err);
 	if (ret)
 		return run_fail(r, "network", "`warden doctor` checks what a rootless run needs",
 				"%s", err.msg[0] ? err.msg : strerror(-ret));
-	r->net.netns_fd = r->rl.netns_fd;
-	snprintf(r->net.ifname, sizeof(r->net.ifname), "lo");
-	inet_ntop(AF_INET, &p.addr.host4, r->host4, sizeof(r->host4));
-	inet_ntop(AF_INET6, &p.addr.host6, r->host6, sizeof(r->host6));
+	r->network.net.netns_fd = r->network.rl.netns_fd;
+	snprintf(r->network.net.ifname, sizeof(r->network.net.ifname), "lo");
+	inet_ntop(AF_INET, &p.addr.host4, r->network.host4, sizeof(r->network.host4));
+	inet_ntop(AF_INET6, &p.addr.host6, r->network.host6, sizeof(r->network.host6));
 	inet_ntop(AF_INET, &p.addr.sbx4, r->rec.sbx4, sizeof(r->rec.sbx4));
 	inet_ntop(AF_INET6, &p.addr.sbx6, r->rec.sbx6, sizeof(r->rec.sbx6));
 	/* no interface and no table in the record: nothing of the run's network is on the host
@@ -537,7 +538,7 @@ void run_rootless_scope_pick(struct run *r)
 {
 	const char *off = getenv("WARDEN_NO_SYSTEMD_SCOPE");
 
-	r->scope =
+	r->limits.scope =
 	    !(off && !strcmp(off, "1")) &&
 	    run_rootless_scope_usable(getenv("XDG_RUNTIME_DIR"), RUN_SYSTEMD_RUN, "/sys/fs/cgroup");
 }
@@ -550,12 +551,12 @@ int run_rootless_scope_prepare(struct run *r)
 
 	run_rootless_scope_free(r);
 	/* the scope's command: bwrap with an empty environment, as without a scope */
-	r->scope_argv = run_rootless_scope_argv(r->id, &r->pol->limits, env_i);
-	if (asprintf(&r->scope_env[0], "XDG_RUNTIME_DIR=%s", xdg ? xdg : "") < 0)
-		r->scope_env[0] = NULL;
-	if (bus && asprintf(&r->scope_env[1], "DBUS_SESSION_BUS_ADDRESS=%s", bus) < 0)
-		r->scope_env[1] = NULL;
-	if (!r->scope_argv || !r->scope_env[0] || (bus && !r->scope_env[1])) {
+	r->limits.scope_argv = run_rootless_scope_argv(r->id, &r->input.pol->limits, env_i);
+	if (asprintf(&r->limits.scope_env[0], "XDG_RUNTIME_DIR=%s", xdg ? xdg : "") < 0)
+		r->limits.scope_env[0] = NULL;
+	if (bus && asprintf(&r->limits.scope_env[1], "DBUS_SESSION_BUS_ADDRESS=%s", bus) < 0)
+		r->limits.scope_env[1] = NULL;
+	if (!r->limits.scope_argv || !r->limits.scope_env[0] || (bus && !r->limits.scope_env[1])) {
 		run_rootless_scope_free(r);
 		return -ENOMEM;
 	}
@@ -564,11 +565,11 @@ int run_rootless_scope_prepare(struct run *r)
 
 void run_rootless_scope_free(struct run *r)
 {
-	run_strv_free(r->scope_argv);
-	r->scope_argv = NULL;
-	for (size_t i = 0; i < WD_ARRAY_SIZE(r->scope_env); i++) {
-		free(r->scope_env[i]);
-		r->scope_env[i] = NULL;
+	run_strv_free(r->limits.scope_argv);
+	r->limits.scope_argv = NULL;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(r->limits.scope_env); i++) {
+		free(r->limits.scope_env[i]);
+		r->limits.scope_env[i] = NULL;
 	}
 }
 
@@ -583,44 +584,44 @@ void run_rootless_down(struct run *r)
 {
 	/* the namespaces go once the gateway and the sandbox are gone too (daemon mode: the
 	 * daemon let go of its own at unregister) */
-	wd_closep(&r->gw_hold);
-	wd_buf_free(&r->gw_in);
-	run_rootless_close(&r->rl);
-	r->net.netns_fd = -1;
+	wd_closep(&r->gateway.gw_hold);
+	wd_buf_free(&r->gateway.gw_in);
+	run_rootless_close(&r->network.rl);
+	r->network.net.netns_fd = -1;
 }
 
 /* No cgroup of the caller's: RSS sampling, RLIMIT_NPROC in the run's user namespace, the
  * timeout; or the user's systemd scope where it delegates cgroup v2. */
 static int rootless_prereq(struct run *r)
 {
-	r->lkind = LIMITS_SAMPLING;
+	r->limits.lkind = LIMITS_SAMPLING;
 	run_rootless_scope_pick(r);
 	return 0;
 }
 
 static int rootless_limits(struct run *r)
 {
-	memset(&r->lim, 0, sizeof(r->lim));
-	r->lim.kind = LIMITS_SAMPLING;
-	r->lim.lim = r->pol->limits;
+	memset(&r->limits.lim, 0, sizeof(r->limits.lim));
+	r->limits.lim.kind = LIMITS_SAMPLING;
+	r->limits.lim.lim = r->input.pol->limits;
 	return 0;
 }
 
 static void rootless_isolation(const struct run *r, const char *sb, char *out, size_t size)
 {
-	if (r->scope)
+	if (r->limits.scope)
 		/* the user's systemd scope (cgroup v2) holds them; the fallback's stay on */
 		snprintf(out, size,
 			 "userns+netns+nft(own),%s,uid=%u,limits=systemd-scope(memory:MemoryMax+"
 			 "pids:TasksMax+cpu:CPUQuota)+memory:rss-sampling+pids:rlimit-nproc(userns)"
 			 "+time:wall-clock",
-			 sb, (unsigned)r->uid);
+			 sb, (unsigned)r->input.uid);
 	else
 		/* no cgroup of the user's: which mechanism holds each limit */
 		snprintf(out, size,
 			 "userns+netns+nft(own),%s,uid=%u,limits=memory:rss-sampling+"
 			 "pids:rlimit-nproc(userns)+time:wall-clock",
-			 sb, (unsigned)r->uid);
+			 sb, (unsigned)r->input.uid);
 }
 
 const struct run_mode_ops run_mode_rootless = {

@@ -33,7 +33,7 @@ int run_config_load(struct run *r)
 
 	policy_diags_init(&d);
 	if (r->o.config) {
-		ret = conf_load(r->o.config, &r->gwc, &d);
+		ret = conf_load(r->o.config, &r->input.gwc, &d);
 		if (ret) {
 			print_diags(&d);
 			policy_diags_free(&d);
@@ -41,13 +41,14 @@ int run_config_load(struct run *r)
 					"%s is not valid (%s)", r->o.config, strerror(-ret));
 		}
 	} else {
-		conf_defaults(&r->gwc);
+		conf_defaults(&r->input.gwc);
 	}
 	policy_diags_free(&d);
-	conf_fw_config(&r->gwc, &r->fcfg);
-	if (conf_pool_config(&r->gwc, &r->ncfg))
+	conf_fw_config(&r->input.gwc, &r->network.fcfg);
+	if (conf_pool_config(&r->input.gwc, &r->network.ncfg))
 		return run_fail(r, "gateway", "correct pools.runs_v4 / runs_v6",
-				"bad run pool %s or %s", r->gwc.pool_v4, r->gwc.pool_v6);
+				"bad run pool %s or %s", r->input.gwc.pool_v4,
+				r->input.gwc.pool_v6);
 	return 0;
 }
 
@@ -66,10 +67,10 @@ static int invoking_user(struct run *r, const char **ret_home)
 	char name[64];
 	int ret;
 
-	r->uid = r->caller_uid = getuid();
-	r->gid = getgid();
+	r->input.uid = r->input.caller_uid = getuid();
+	r->input.gid = getgid();
 	*ret_home = NULL;
-	if (r->uid != 0)
+	if (r->input.uid != 0)
 		return 0;
 	if (su && sg &&
 	    (wd_parse_uint(su, UINT32_MAX - 1, &id_u) || wd_parse_uint(sg, UINT32_MAX - 1, &id_g)))
@@ -77,20 +78,20 @@ static int invoking_user(struct run *r, const char **ret_home)
 				"run warden through sudo, or unset SUDO_UID and SUDO_GID",
 				"SUDO_UID `%s` and SUDO_GID `%s` are not a uid and a gid", su, sg);
 	if (su && sg && id_u > 0) {
-		r->uid = r->caller_uid = (uid_t)id_u;
-		r->gid = (gid_t)id_g;
-		pw = getpwuid(r->uid);
+		r->input.uid = r->input.caller_uid = (uid_t)id_u;
+		r->input.gid = (gid_t)id_g;
+		pw = getpwuid(r->input.uid);
 		if (pw) {
-			int n = (int)WD_ARRAY_SIZE(r->groups);
+			int n = (int)WD_ARRAY_SIZE(r->input.groups);
 
-			r->user = strdup(pw->pw_name);
+			r->input.user = strdup(pw->pw_name);
 			*ret_home = pw->pw_dir;
-			if (getgrouplist(pw->pw_name, r->gid, r->groups, &n) >= 0)
-				r->ngroups = n;
+			if (getgrouplist(pw->pw_name, r->input.gid, r->input.groups, &n) >= 0)
+				r->input.ngroups = n;
 		}
 		return 0;
 	}
-	ret = run_sandbox_user(want, &r->uid, &r->gid, name, sizeof(name));
+	ret = run_sandbox_user(want, &r->input.uid, &r->input.gid, name, sizeof(name));
 	if (ret == -ENOENT)
 		return run_fail(r, "user", "name an existing user, or a uid",
 				"no sandbox user `%s`", name);
@@ -98,8 +99,8 @@ static int invoking_user(struct run *r, const char **ret_home)
 		return run_fail(r, "user", "pick an unprivileged user for --sandbox-user",
 				"the sandbox user `%s` is root: a program never runs as root",
 				name);
-	r->user = strdup(name);
-	r->ngroups = 0;
+	r->input.user = strdup(name);
+	r->input.ngroups = 0;
 	return 0;
 }
 
@@ -114,12 +115,12 @@ int run_policy_load(struct run *r)
 	ret = invoking_user(r, &ctx.home);
 	if (ret)
 		return ret;
-	run_protect_init(&pr, run_audit_path(r->o.audit), r->gwc.audit_path);
+	run_protect_init(&pr, run_audit_path(r->o.audit), r->input.gwc.audit_path);
 	ctx.protect = pr.v;
 	ctx.nprotect = pr.n;
 	policy_diags_init(&d);
 	if (r->o.policy) {
-		ret = policy_load(r->o.policy, &ctx, &r->pol, &d);
+		ret = policy_load(r->o.policy, &ctx, &r->input.pol, &d);
 		if (ret) {
 			print_diags(&d);
 			policy_diags_free(&d);
@@ -127,20 +128,22 @@ int run_policy_load(struct run *r)
 					"correct the policy (warden policy check FILE)",
 					"%s is not valid (%s)", r->o.policy, strerror(-ret));
 		}
-		ret = wd_read_file(r->o.policy, POLICY_MAX_BYTES, &r->policy_text, &r->policy_len);
+		ret = wd_read_file(r->o.policy, POLICY_MAX_BYTES, &r->input.policy_text,
+				   &r->input.policy_len);
 		if (ret) {
 			policy_diags_free(&d);
 			return run_fail(r, "policy", NULL, "%s: %s", r->o.policy, strerror(-ret));
 		}
-		if (!realpath(r->o.policy, r->policy_abs))
-			snprintf(r->policy_abs, sizeof(r->policy_abs), "%s", r->o.policy);
+		if (!realpath(r->o.policy, r->input.policy_abs))
+			snprintf(r->input.policy_abs, sizeof(r->input.policy_abs), "%s",
+				 r->o.policy);
 	} else {
-		ret = policy_parse(empty, sizeof(empty) - 1, "(empty policy)", &r->pol, &d);
-		ret = ret ? ret : policy_validate(r->pol, &ctx, &d);
-		r->policy_text = strdup(empty);
-		r->policy_len = sizeof(empty) - 1;
-		snprintf(r->policy_abs, sizeof(r->policy_abs), "(none)");
-		if (ret || !r->policy_text) {
+		ret = policy_parse(empty, sizeof(empty) - 1, "(empty policy)", &r->input.pol, &d);
+		ret = ret ? ret : policy_validate(r->input.pol, &ctx, &d);
+		r->input.policy_text = strdup(empty);
+		r->input.policy_len = sizeof(empty) - 1;
+		snprintf(r->input.policy_abs, sizeof(r->input.policy_abs), "(none)");
+		if (ret || !r->input.policy_text) {
 			policy_diags_free(&d);
 			return run_fail(r, "policy", NULL, "the empty policy: %s", strerror(-ret));
 		}
@@ -149,7 +152,7 @@ int run_policy_load(struct run *r)
 	if (d.n && !r->o.quiet)
 		print_diags(&d);
 	policy_diags_free(&d);
-	run_sha256_hex(r->policy_text, r->policy_len, r->policy_hash);
+	run_sha256_hex(r->input.policy_text, r->input.policy_len, r->input.policy_hash);
 	return 0;
 }
 
@@ -166,11 +169,12 @@ static bool visible(const struct run *r, const char *path)
 	for (size_t i = 0; i < WD_ARRAY_SIZE(base); i++)
 		if (run_path_within(path, base[i]))
 			return true;
-	for (size_t i = 0; i < r->pol->nread; i++)
-		if (r->pol->read[i].real && run_path_within(path, r->pol->read[i].real))
+	for (size_t i = 0; i < r->input.pol->nread; i++)
+		if (r->input.pol->read[i].real && run_path_within(path, r->input.pol->read[i].real))
 			return true;
-	for (size_t i = 0; i < r->pol->nwrite; i++)
-		if (r->pol->write[i].real && run_path_within(path, r->pol->write[i].real))
+	for (size_t i = 0; i < r->input.pol->nwrite; i++)
+		if (r->input.pol->write[i].real &&
+		    run_path_within(path, r->input.pol->write[i].real))
 			return true;
 	return false;
 }
@@ -183,14 +187,14 @@ int run_command_resolve(struct run *r, int argc, char **argv)
 
 	if (argc > 0) {
 		n = (size_t)argc;
-		r->argv = calloc(n + 1, sizeof(char *));
-		for (size_t i = 0; r->argv && i < n; i++)
-			r->argv[i] = argv[i];
-	} else if (r->pol->command && r->pol->ncommand) {
-		n = r->pol->ncommand;
-		r->argv = calloc(n + 1, sizeof(char *));
-		for (size_t i = 0; r->argv && i < n; i++)
-			r->argv[i] = r->pol->command[i];
+		r->input.argv = calloc(n + 1, sizeof(char *));
+		for (size_t i = 0; r->input.argv && i < n; i++)
+			r->input.argv[i] = argv[i];
+	} else if (r->input.pol->command && r->input.pol->ncommand) {
+		n = r->input.pol->ncommand;
+		r->input.argv = calloc(n + 1, sizeof(char *));
+		for (size_t i = 0; r->input.argv && i < n; i++)
+			r->input.argv[i] = r->input.pol->command[i];
 	} else {
 		fprintf(stderr, "warden run: no command: give one after `--` or set `command` in "
 				"the policy\n");
@@ -198,23 +202,24 @@ int run_command_resolve(struct run *r, int argc, char **argv)
 			r->o.usage(stderr);
 		return RUN_EXIT_WARDEN;
 	}
-	if (!r->argv)
+	if (!r->input.argv)
 		return run_fail(r, "policy", NULL, "out of memory");
-	ret = run_resolve_command(r->argv[0], getenv("PATH"), r->exe, sizeof(r->exe));
+	ret = run_resolve_command(r->input.argv[0], getenv("PATH"), r->input.exe,
+				  sizeof(r->input.exe));
 	if (ret == -EACCES) {
-		wd_say(stderr, "warden run: %s: not an executable file", r->argv[0]);
+		wd_say(stderr, "warden run: %s: not an executable file", r->input.argv[0]);
 		return RUN_EXIT_NOEXEC;
 	}
 	if (ret) {
-		wd_say(stderr, "warden run: %s: command not found", r->argv[0]);
+		wd_say(stderr, "warden run: %s: command not found", r->input.argv[0]);
 		return RUN_EXIT_NOTFOUND;
 	}
-	if (!realpath(r->exe, real) || !visible(r, real)) {
-		wd_say(stderr, "warden run: %s (%s) is not visible inside the sandbox", r->exe,
-		       realpath(r->exe, real) ? real : r->exe);
+	if (!realpath(r->input.exe, real) || !visible(r, real)) {
+		wd_say(stderr, "warden run: %s (%s) is not visible inside the sandbox",
+		       r->input.exe, realpath(r->input.exe, real) ? real : r->input.exe);
 		wd_say(stderr, "  fix: add its folder to filesystem.read in the policy");
 		return RUN_EXIT_NOTFOUND;
 	}
-	r->argv[0] = r->exe;
+	r->input.argv[0] = r->input.exe;
 	return 0;
 }

@@ -35,7 +35,7 @@ int run_fail(struct run *r, const char *step, const char *fix, const char *fmt, 
 	wd_say(stderr, "warden run: %s: %s", step, cause);
 	if (fix)
 		wd_say(stderr, "  fix: %s", fix);
-	snprintf(r->fail_reason, sizeof(r->fail_reason), "%s: %s", step, cause);
+	snprintf(r->audit.fail_reason, sizeof(r->audit.fail_reason), "%s: %s", step, cause);
 	return RUN_EXIT_WARDEN;
 }
 

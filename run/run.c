@@ -78,7 +78,7 @@ int run_opts_timeout(const char *arg, unsigned *ret)
  * Return: 1 chosen, 0 not (rootless then), or 125 (said). */
 static int pick_daemon(struct run *r, bool forced)
 {
-	const char *sock = r->o.gateway ? r->o.gateway : r->gwc.control_path;
+	const char *sock = r->o.gateway ? r->o.gateway : r->input.gwc.control_path;
 	char why[600];
 
 	switch (run_daemon_probe(sock, why, sizeof(why))) {
@@ -106,8 +106,8 @@ static int pick_daemon(struct run *r, bool forced)
 					"--mode daemon: %s", why);
 		return 0;
 	}
-	snprintf(r->gw.socket, sizeof(r->gw.socket), "%s", sock);
-	r->gw_daemon = true;
+	snprintf(r->gateway.gw.socket, sizeof(r->gateway.gw.socket), "%s", sock);
+	r->gateway.gw_daemon = true;
 	return 1;
 }
 
@@ -154,7 +154,7 @@ static int stage_mode(struct run *r)
 		if (ret == 1)
 			r->mode = &run_mode_daemon;
 	}
-	r->pool_size = 0; /* a rootless network is cheap, and nothing of it is shared */
+	r->network.pool_size = 0; /* a rootless network is cheap, and nothing of it is shared */
 	wd_err_clear(&err);
 	ret = run_rootless_dir(dir, sizeof(dir), &err);
 	if (ret)
@@ -250,8 +250,8 @@ static void record_command(struct run *r)
 	json_t *a = json_array();
 	char *s = NULL;
 
-	for (size_t i = 0; a && r->argv[i]; i++) {
-		json_t *w = json_string(r->argv[i]); /* NULL: not UTF-8 */
+	for (size_t i = 0; a && r->input.argv[i]; i++) {
+		json_t *w = json_string(r->input.argv[i]); /* NULL: not UTF-8 */
 
 		json_array_append_new(a, w ? w : json_string("?"));
 		free(s);
@@ -276,17 +276,17 @@ static int save_policy_text(struct run *r)
 	char p[PATH_MAX + 32];
 
 	snprintf(p, sizeof(p), "%s/%s", r->state_dir, RUN_POLICY_FILE);
-	return wd_write_file_atomic(AT_FDCWD, p, r->policy_text, r->policy_len, 0);
+	return wd_write_file_atomic(AT_FDCWD, p, r->input.policy_text, r->input.policy_len, 0);
 }
 
 /* The run's state record: our pid and start time, the nft table it uses, and what the
  * live-run verbs show (mode, person, command, policy, audit log). */
 static int stage_state(struct run *r)
 {
-	const char *slash = strrchr(r->policy_abs, '/');
+	const char *slash = strrchr(r->input.policy_abs, '/');
 	int ret;
 
-	r->t0 = wd_mono_ns();
+	r->audit.t0 = wd_mono_ns();
 	snprintf(r->state_dir, sizeof(r->state_dir), "%s/%s", r->runs_dir, r->id);
 	snprintf(r->rec.id, sizeof(r->rec.id), "%s", r->id);
 	if (r->o.started_by)
@@ -294,17 +294,18 @@ static int stage_state(struct run *r)
 	r->rec.pid = getpid();
 	r->rec.start = run_proc_start(r->rec.pid);
 	snprintf(r->rec.mode, sizeof(r->rec.mode), "%s", r->mode->name);
-	r->rec.uid = r->caller_uid;
+	r->rec.uid = r->input.caller_uid;
 	r->rec.created = (unsigned long long)time(NULL);
-	snprintf(r->rec.policy, sizeof(r->rec.policy), "%s", r->policy_abs);
+	snprintf(r->rec.policy, sizeof(r->rec.policy), "%s", r->input.policy_abs);
 	snprintf(r->rec.policy_name, sizeof(r->rec.policy_name), "%.255s",
-		 slash ? slash + 1 : r->policy_abs);
-	snprintf(r->rec.audit, sizeof(r->rec.audit), "%s", audit_log_path(r->log));
+		 slash ? slash + 1 : r->input.policy_abs);
+	snprintf(r->rec.audit, sizeof(r->rec.audit), "%s", audit_log_path(r->audit.log));
 	record_command(r);
 	/* rootless: the table lives in the run's own namespace and dies with it */
 	if (!r->mode->own_userns) {
-		snprintf(r->rec.table, sizeof(r->rec.table), "%s", r->fcfg.table);
-		snprintf(r->rec.if_prefix, sizeof(r->rec.if_prefix), "%s", r->fcfg.if_prefix);
+		snprintf(r->rec.table, sizeof(r->rec.table), "%s", r->network.fcfg.table);
+		snprintf(r->rec.if_prefix, sizeof(r->rec.if_prefix), "%s",
+			 r->network.fcfg.if_prefix);
 	}
 	ret = run_state_save(r);
 	if (ret)
@@ -438,7 +439,7 @@ static int finish(struct run *r, struct run_outcome *o)
 		run_audit_files(r);
 	run_audit_limits(r, o);
 	/* no process of the run outlives `warden run` (the cgroups go in the background) */
-	if (limits_reap(&r->lim, 2000))
+	if (limits_reap(&r->limits.lim, 2000))
 		fprintf(stderr, "warden run: processes of the run survived SIGKILL for 2 s\n");
 	run_stamp("reap");
 	run_stdio_finish(r);
@@ -447,12 +448,12 @@ static int finish(struct run *r, struct run_outcome *o)
 		r->learner->collect(r, o);
 	run_gwclient_counters(r, &counts);
 	run_stamp("counters");
-	if (r->gw.embedded) {
+	if (r->gateway.gw.embedded) {
 		/* it dies with us (PR_SET_PDEATHSIG): stop it cleanly now, while run.exit is
 		 * written, after its unregister event */
 		run_gwclient_unregister(r);
-		if (r->gw.pid > 0)
-			kill(r->gw.pid, SIGTERM);
+		if (r->gateway.gw.pid > 0)
+			kill(r->gateway.gw.pid, SIGTERM);
 	}
 	/* daemon mode: the daemon would unregister the run when the held connection closes
 	 * anyway: done now, in order */
@@ -463,9 +464,9 @@ static int finish(struct run *r, struct run_outcome *o)
 	/* the status is known: record it now, durably once the teardown is done */
 	run_audit_exit(r, o->status, o->sig, &counts, 0);
 	run_stamp("run.exit");
-	run_gw_stop(&r->gw);
+	run_gw_stop(&r->gateway.gw);
 	snprintf(r->rec.gw_socket, sizeof(r->rec.gw_socket), "%s",
-		 r->gw_daemon ? r->gw.socket : "");
+		 r->gateway.gw_daemon ? r->gateway.gw.socket : "");
 	run_stamp("t.gateway");
 	if (!run_teardown_detached(r)) {
 		run_teardown(r);
@@ -487,33 +488,33 @@ int run_main(const struct run_opts *opts, int argc, char **argv, const struct ru
 	r.mode = &run_mode_root; /* until the prerequisites pick it (a zeroed run was root's) */
 	r.learner = learner;
 	r.trace = trace;
-	r.net.netns_fd = -1;
+	r.network.net.netns_fd = -1;
 	r.sigfd = -1;
-	r.gw_hold = -1;
-	run_rootless_init(&r.rl);
+	r.gateway.gw_hold = -1;
+	run_rootless_init(&r.network.rl);
 	run_stdio_plan(&r);
 	run_sandbox_init(&r);
-	r.pool_size = run_pool_size();
+	r.network.pool_size = run_pool_size();
 	if (r.o.print_seccomp) {
 		status = run_policy_load(&r);
 		if (!status)
 			status = run_sandbox_print_seccomp(&r);
 		goto out;
 	}
-	r.no_seccomp = run_sandbox_unsafe();
+	r.input.no_seccomp = run_sandbox_unsafe();
 	if (r.o.print_bwrap) {
 		r.cmd_argc = argc;
 		r.cmd_argv = argv;
 		status = print_bwrap(&r);
 		goto out;
 	}
-	if (r.no_seccomp)
+	if (r.input.no_seccomp)
 		fprintf(stderr,
 			"warden run: WARDEN_UNSAFE_NO_SECCOMP=1: no seccomp filter for this "
 			"run (measurements only; recorded in run.start)\n");
 	if (setup_signals(&r))
 		return run_fail(&r, "setup", NULL, "signals: %s", strerror(errno));
-	r.t0 = wd_mono_ns();
+	r.audit.t0 = wd_mono_ns();
 	r.cmd_argc = argc;
 	r.cmd_argv = argv;
 	status = setup(&r);
@@ -540,13 +541,13 @@ int run_main(const struct run_opts *opts, int argc, char **argv, const struct ru
 out:
 	run_stdio_free(&r);
 	run_sandbox_release(&r);
-	recorder_free(r.files);
+	recorder_free(r.sandbox.files);
 	run_rootless_scope_free(&r);
-	audit_log_close(r.log);
-	policy_free(r.pol);
-	free(r.policy_text);
-	free(r.argv);
-	free((void *)r.user);
+	audit_log_close(r.audit.log);
+	policy_free(r.input.pol);
+	free(r.input.policy_text);
+	free(r.input.argv);
+	free((void *)r.input.user);
 	if (r.sigfd >= 0)
 		close(r.sigfd);
 	return status;

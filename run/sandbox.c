@@ -54,7 +54,7 @@ int run_sandbox_print_seccomp(struct run *r)
 {
 	struct wd_buf b = WD_BUF_INIT;
 	struct wd_err err;
-	unsigned allow = run_sandbox_allow(r->pol);
+	unsigned allow = run_sandbox_allow(r->input.pol);
 	size_t insns = 0;
 	int fd = -1, ret;
 
@@ -67,7 +67,7 @@ int run_sandbox_print_seccomp(struct run *r)
 	if (!ret)
 		ret =
 		    wd_buf_printf(&b, "# policy: %s; BPF: %zu instructions (libseccomp), x86_64\n",
-				  r->policy_abs, insns);
+				  r->input.policy_abs, insns);
 	if (ret) {
 		wd_buf_free(&b);
 		return run_fail(r, "sandbox", NULL, "out of memory");
@@ -95,11 +95,12 @@ int run_sandbox_print_bwrap(struct run *r)
 	char dir[PATH_MAX];
 	int ret;
 
-	if (run_rootless_fw_config(&r->gwc, &fc, &a))
+	if (run_rootless_fw_config(&r->input.gwc, &fc, &a))
 		return run_fail(r, "network", "correct pools.runs_v4 / runs_v6",
-				"bad run pool %s or %s", r->gwc.pool_v4, r->gwc.pool_v6);
-	inet_ntop(AF_INET, &a.host4, r->host4, sizeof(r->host4));
-	inet_ntop(AF_INET6, &a.host6, r->host6, sizeof(r->host6));
+				"bad run pool %s or %s", r->input.gwc.pool_v4,
+				r->input.gwc.pool_v6);
+	inet_ntop(AF_INET, &a.host4, r->network.host4, sizeof(r->network.host4));
+	inet_ntop(AF_INET6, &a.host6, r->network.host6, sizeof(r->network.host6));
 	if (!tmp || tmp[0] != '/')
 		tmp = "/tmp";
 	if (snprintf(dir, sizeof(dir), "%s/warden-bwrap.XXXXXX", tmp) >= (int)sizeof(dir) ||
@@ -107,7 +108,7 @@ int run_sandbox_print_bwrap(struct run *r)
 		return run_fail(r, "exec", "set TMPDIR to a folder you may write",
 				"a folder for the descriptors' files under %s: %s", tmp,
 				strerror(errno ? errno : ENAMETOOLONG));
-	ret = r->sb.be->print(&r->sb, spec_of(r), dir, &line, &e);
+	ret = r->sandbox.sb.be->print(&r->sandbox.sb, spec_of(r), dir, &line, &e);
 	if (ret) {
 		wd_buf_free(&line);
 		return run_fail(r, e.step ? e.step : "exec", e.fix, "%s", e.msg);
@@ -131,11 +132,12 @@ static const char *inner_cwd(const struct run *r, char *buf, size_t size)
 	/* the learning sandbox shows the whole host */
 	if (r->trace)
 		return buf;
-	for (size_t i = 0; i < r->pol->nread; i++)
-		if (r->pol->read[i].real && run_path_within(buf, r->pol->read[i].real))
+	for (size_t i = 0; i < r->input.pol->nread; i++)
+		if (r->input.pol->read[i].real && run_path_within(buf, r->input.pol->read[i].real))
 			return buf;
-	for (size_t i = 0; i < r->pol->nwrite; i++)
-		if (r->pol->write[i].real && run_path_within(buf, r->pol->write[i].real))
+	for (size_t i = 0; i < r->input.pol->nwrite; i++)
+		if (r->input.pol->write[i].real &&
+		    run_path_within(buf, r->input.pol->write[i].real))
 			return buf;
 	return "/";
 }
@@ -147,8 +149,8 @@ static const char *inner_cwd(const struct run *r, char *buf, size_t size)
  */
 int run_sandbox_grants(struct run *r)
 {
-	for (size_t i = 0; i < r->pol->nwrite; i++) {
-		const struct policy_grant *g = &r->pol->write[i];
+	for (size_t i = 0; i < r->input.pol->nwrite; i++) {
+		const struct policy_grant *g = &r->input.pol->write[i];
 		char parent[PATH_MAX], *name;
 		struct stat st;
 		int pfd;
@@ -176,7 +178,7 @@ int run_sandbox_grants(struct run *r)
 					"creating write grant %s: %s", g->real, strerror(e));
 		}
 		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
-		    fchownat(pfd, name, r->uid, r->gid, AT_SYMLINK_NOFOLLOW) < 0) {
+		    fchownat(pfd, name, r->input.uid, r->input.gid, AT_SYMLINK_NOFOLLOW) < 0) {
 			int e = S_ISLNK(st.st_mode) ? ELOOP : errno ? errno : ENOTDIR;
 
 			close(pfd);
@@ -194,7 +196,8 @@ int run_sandbox_grants(struct run *r)
  * (the common-ancestor rule), the daemon does (cgroup_join) */
 static bool daemon_joins(const struct run *r)
 {
-	return r->mode->by_daemon && r->lim.kind == LIMITS_CGROUP2 && r->lim.dir[0][0];
+	return r->mode->by_daemon && r->limits.lim.kind == LIMITS_CGROUP2 &&
+	       r->limits.lim.dir[0][0];
 }
 
 /* what the child joins itself then: nothing */
@@ -208,47 +211,48 @@ static int files_start(void *arg, int listener, pid_t outer)
 
 	/* root mode: what trace mode carries out is done as the program's user */
 	if (!r->mode->own_userns)
-		ret = recorder_set_user(r->files, r->uid, r->gid, r->groups, r->ngroups);
+		ret = recorder_set_user(r->sandbox.files, r->input.uid, r->input.gid,
+					r->input.groups, r->input.ngroups);
 	if (ret) {
 		close(listener);
 		return ret;
 	}
-	return recorder_start(r->files, listener, outer);
+	return recorder_start(r->sandbox.files, listener, outer);
 }
 
 /* What the sandbox is to be, from what the run knows by now. */
 static const struct sandbox_spec *spec_of(struct run *r)
 {
-	struct sandbox_spec *s = &r->spec;
+	struct sandbox_spec *s = &r->sandbox.spec;
 
-	s->policy = r->pol;
-	s->argv = r->argv;
+	s->policy = r->input.pol;
+	s->argv = r->input.argv;
 	s->environ = environ;
-	s->cwd = inner_cwd(r, r->cwd, sizeof(r->cwd));
+	s->cwd = inner_cwd(r, r->sandbox.cwd, sizeof(r->sandbox.cwd));
 	s->tty = isatty(STDIN_FILENO);
-	s->host4 = r->host4;
-	s->host6 = r->host6;
-	s->proxy_port = r->gwc.port_proxy;
-	s->uid = r->uid;
-	s->gid = r->gid;
-	s->groups = r->groups;
-	s->ngroups = r->ngroups;
-	s->user = r->user;
-	s->netns_fd = r->net.netns_fd;
+	s->host4 = r->network.host4;
+	s->host6 = r->network.host6;
+	s->proxy_port = r->input.gwc.port_proxy;
+	s->uid = r->input.uid;
+	s->gid = r->input.gid;
+	s->groups = r->input.groups;
+	s->ngroups = r->input.ngroups;
+	s->user = r->input.user;
+	s->netns_fd = r->network.net.netns_fd;
 	/* daemon mode on cgroup v2: the daemon moves the child in (run_sandbox_spawn()) */
-	s->limits = daemon_joins(r) ? &no_limits : &r->lim;
-	s->allow = run_sandbox_allow(r->pol);
-	s->seccomp = !r->no_seccomp;
+	s->limits = daemon_joins(r) ? &no_limits : &r->limits.lim;
+	s->allow = run_sandbox_allow(r->input.pol);
+	s->seccomp = !r->input.no_seccomp;
 	/* daemon mode: the same user and network namespaces, the daemon plumbed the network */
 	s->rootless = r->mode->own_userns;
-	s->userns_fd = s->rootless ? r->rl.userns_fd : -1;
-	s->nproc = s->rootless ? r->pol->limits.pids : 0;
+	s->userns_fd = s->rootless ? r->network.rl.userns_fd : -1;
+	s->nproc = s->rootless ? r->input.pol->limits.pids : 0;
 	s->empty_file = s->rootless ? r->empty_file : NULL;
 	/* rootless with a systemd user scope: it holds the limits and runs the sandbox */
-	s->wrap = s->rootless && r->scope ? r->scope_argv : NULL;
+	s->wrap = s->rootless && r->limits.scope ? r->limits.scope_argv : NULL;
 	s->wrap_bin = RUN_SYSTEMD_RUN;
-	s->wrap_env = r->scope_env;
-	s->files_start = r->files ? files_start : NULL;
+	s->wrap_env = r->limits.scope_env;
+	s->files_start = r->sandbox.files ? files_start : NULL;
 	s->files_arg = r;
 	s->learn = r->trace != NULL;
 	return s;
@@ -262,85 +266,87 @@ static int failed(struct run *r, const struct sandbox_err *e)
 
 void run_sandbox_init(struct run *r)
 {
-	r->sb = SANDBOX_INIT(backends[0]);
+	r->sandbox.sb = SANDBOX_INIT(backends[0]);
 }
 
 int run_sandbox_probe(struct run *r)
 {
 	struct sandbox_err e = {0};
 
-	return r->sb.be->probe(&r->sb, &e) ? failed(r, &e) : 0;
+	return r->sandbox.sb.be->probe(&r->sandbox.sb, &e) ? failed(r, &e) : 0;
 }
 
 void run_sandbox_describe(struct run *r, char *out, size_t size)
 {
-	r->sb.be->describe(spec_of(r), out, size);
+	r->sandbox.sb.be->describe(spec_of(r), out, size);
 }
 
 int run_sandbox_prepare(struct run *r)
 {
 	struct sandbox_err e = {0};
 
-	enum policy_audit_files files = policy_audit_files(r->pol);
+	enum policy_audit_files files = policy_audit_files(r->input.pol);
 
-	if (r->scope && run_rootless_scope_prepare(r))
+	if (r->limits.scope && run_rootless_scope_prepare(r))
 		return run_fail(r, "limits", NULL,
 				"the systemd scope's command line: out of memory");
-	if (files != POLICY_FILES_OFF && !r->files &&
-	    recorder_new(files, r->pol->mask, r->pol->nmask, &r->files))
+	if (files != POLICY_FILES_OFF && !r->sandbox.files &&
+	    recorder_new(files, r->input.pol->mask, r->input.pol->nmask, &r->sandbox.files))
 		return run_fail(r, "sandbox", NULL, "the file-access recorder: out of memory");
 	/* warden trace --allow-socket: the unix sockets the program may reach */
-	if (r->trace && r->files && r->trace->nsockets &&
-	    recorder_allow_sockets(r->files, r->trace->sockets, r->trace->nsockets))
+	if (r->trace && r->sandbox.files && r->trace->nsockets &&
+	    recorder_allow_sockets(r->sandbox.files, r->trace->sockets, r->trace->nsockets))
 		return run_fail(r, "sandbox", NULL, "the file-access recorder: out of memory");
 
-	return r->sb.be->prepare(&r->sb, spec_of(r), &e) ? failed(r, &e) : 0;
+	return r->sandbox.sb.be->prepare(&r->sandbox.sb, spec_of(r), &e) ? failed(r, &e) : 0;
 }
 
 int run_sandbox_spawn(struct run *r)
 {
 	struct sandbox_err e = {0};
 
-	if (daemon_joins(r) && run_daemon_join(r, r->sb.pid))
+	if (daemon_joins(r) && run_daemon_join(r, r->sandbox.sb.pid))
 		return RUN_EXIT_WARDEN;
 	/* the run's duration counts from here */
-	r->t0 = wd_mono_ns();
-	return r->sb.be->spawn(&r->sb, &e) ? failed(r, &e) : 0;
+	r->audit.t0 = wd_mono_ns();
+	return r->sandbox.sb.be->spawn(&r->sandbox.sb, &e) ? failed(r, &e) : 0;
 }
 
 void run_sandbox_cancel(struct run *r)
 {
-	r->sb.be->cancel(&r->sb);
+	r->sandbox.sb.be->cancel(&r->sandbox.sb);
 }
 
 void run_sandbox_release(struct run *r)
 {
-	r->sb.be->release(&r->sb);
+	r->sandbox.sb.be->release(&r->sandbox.sb);
 	/* the recorder ends with the sandbox (its entries stay for run_audit_files()) */
-	recorder_stop(r->files);
+	recorder_stop(r->sandbox.files);
 }
 
 pid_t run_sandbox_pid(const struct run *r)
 {
-	return r->sb.pid;
+	return r->sandbox.sb.pid;
 }
 
 int run_sandbox_event_fd(const struct run *r)
 {
-	return r->sb.event_fd;
+	return r->sandbox.sb.event_fd;
 }
 
 bool run_sandbox_event(struct run *r)
 {
-	return r->sb.be->event(&r->sb);
+	return r->sandbox.sb.be->event(&r->sandbox.sb);
 }
 
 int run_sandbox_program(struct run *r, int *ret_pidfd, int *ret_procfd)
 {
-	return r->sb.be->program ? r->sb.be->program(&r->sb, ret_pidfd, ret_procfd) : -ENOSYS;
+	return r->sandbox.sb.be->program
+		   ? r->sandbox.sb.be->program(&r->sandbox.sb, ret_pidfd, ret_procfd)
+		   : -ENOSYS;
 }
 
 void run_sandbox_signal(struct run *r, enum sandbox_target to, int sig)
 {
-	r->sb.be->signal(&r->sb, to, sig);
+	r->sandbox.sb.be->signal(&r->sandbox.sb, to, sig);
 }

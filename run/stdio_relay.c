@@ -43,7 +43,7 @@
 
 void run_stdio_plan(struct run *r)
 {
-	struct run_stdio *io = &r->io;
+	struct run_stdio *io = &r->sandbox.io;
 	const char *env = getenv("WARDEN_STDIO_RELAY");
 
 	for (int d = 0; d < 2; d++)
@@ -89,7 +89,7 @@ static int own_fifo(int fd, bool *nb)
 
 int run_stdio_setup(struct run *r)
 {
-	struct run_stdio *io = &r->io;
+	struct run_stdio *io = &r->sandbox.io;
 	struct run_stdio_dir *c2s = &io->dir[MCP_C2S], *s2c = &io->dir[MCP_S2C];
 	int in[2] = {-1, -1}, out[2] = {-1, -1};
 
@@ -136,41 +136,41 @@ static void say_off(struct run *r)
 {
 	char why[400];
 
-	if (r->io.told_off || !r->io.track.off)
+	if (r->sandbox.io.told_off || !r->sandbox.io.track.off)
 		return;
-	r->io.told_off = true;
+	r->sandbox.io.told_off = true;
 	snprintf(why, sizeof(why),
 		 "MCP tool-call attribution off for the rest of the run: %s; "
 		 "stdio is still relayed unchanged",
-		 r->io.track.why);
+		 r->sandbox.io.track.why);
 	run_audit_mcp(r, why);
 }
 
 /* tell the gateway which calls are in flight; @ret_ans: its answer (NULL: not wanted) */
 static int tell_gateway(struct run *r, json_t **ret_ans)
 {
-	json_t *calls = run_toolcalls_calls_json(&r->io.track), *req;
+	json_t *calls = run_toolcalls_calls_json(&r->sandbox.io.track), *req;
 	uint64_t t0 = wd_mono_ns();
 	char why[300];
 	int ret;
 
-	if (!r->registered || !r->gw.socket[0]) {
+	if (!r->gateway.registered || !r->gateway.gw.socket[0]) {
 		json_decref(calls);
 		return 0;
 	}
 	req = calls ? json_pack("{s:s, s:s, s:o}", "op", "mcp", "id", r->id, "calls", calls) : NULL;
 	if (!req)
 		return -ENOMEM;
-	ret = run_gw_call(r->gw.socket, req, RUN_STDIO_GW_MS, ret_ans, why, sizeof(why));
+	ret = run_gw_call(r->gateway.gw.socket, req, RUN_STDIO_GW_MS, ret_ans, why, sizeof(why));
 	json_decref(req);
-	r->io.updates++;
-	r->io.update_ns += wd_mono_ns() - t0;
+	r->sandbox.io.updates++;
+	r->sandbox.io.update_ns += wd_mono_ns() - t0;
 	if (ret) {
 		char off[400];
 
 		snprintf(off, sizeof(off), "the gateway did not take the calls in flight (%s)",
 			 why);
-		run_toolcalls_stop(&r->io.track, off);
+		run_toolcalls_stop(&r->sandbox.io.track, off);
 	}
 	return ret;
 }
@@ -178,11 +178,12 @@ static int tell_gateway(struct run *r, json_t **ret_ans)
 /* new bytes of @d, read into its buffer from @from: tracked, the gateway told, releasable */
 static void track(struct run *r, enum mcp_dir d, size_t from)
 {
-	struct run_stdio_dir *x = &r->io.dir[d];
+	struct run_stdio_dir *x = &r->sandbox.io.dir[d];
 	bool changed;
 
-	while (from < x->len && !r->io.track.off) {
-		from += run_toolcalls_feed(&r->io.track, d, x->buf + from, x->len - from, &changed);
+	while (from < x->len && !r->sandbox.io.track.off) {
+		from += run_toolcalls_feed(&r->sandbox.io.track, d, x->buf + from, x->len - from,
+					   &changed);
 		/* a call started or ended, or attribution went off (the gateway forgets them) */
 		if (changed)
 			tell_gateway(r, NULL);
@@ -203,7 +204,7 @@ static void dir_close_out(struct run_stdio_dir *x)
 
 static void dir_read(struct run *r, enum mcp_dir d)
 {
-	struct run_stdio_dir *x = &r->io.dir[d];
+	struct run_stdio_dir *x = &r->sandbox.io.dir[d];
 	size_t from;
 	ssize_t n;
 
@@ -262,11 +263,11 @@ static void dir_write(struct run_stdio_dir *x)
 void run_stdio_poll(struct run *r, struct pollfd *p)
 {
 	for (int d = 0; d < 2; d++) {
-		struct run_stdio_dir *x = &r->io.dir[d];
+		struct run_stdio_dir *x = &r->sandbox.io.dir[d];
 
 		p[2 * d] = (struct pollfd){-1, POLLIN, 0};
 		p[2 * d + 1] = (struct pollfd){-1, POLLOUT, 0};
-		if (!r->io.on)
+		if (!r->sandbox.io.on)
 			continue;
 		/* EOF in, everything written: the reader sees EOF */
 		if (x->in < 0 && x->len == x->off && x->out >= 0)
@@ -280,8 +281,8 @@ void run_stdio_poll(struct run *r, struct pollfd *p)
 
 void run_stdio_io(struct run *r, const struct pollfd *p)
 {
-	for (int d = 0; d < 2 && r->io.on; d++) {
-		struct run_stdio_dir *x = &r->io.dir[d];
+	for (int d = 0; d < 2 && r->sandbox.io.on; d++) {
+		struct run_stdio_dir *x = &r->sandbox.io.dir[d];
 
 		if (p[2 * d + 1].fd >= 0 && p[2 * d + 1].revents)
 			dir_write(x);
@@ -292,7 +293,7 @@ void run_stdio_io(struct run *r, const struct pollfd *p)
 
 void run_stdio_drain(struct run *r)
 {
-	struct run_stdio *io = &r->io;
+	struct run_stdio *io = &r->sandbox.io;
 	struct pollfd p[RUN_STDIO_NPOLL];
 	uint64_t last = wd_mono_ns(), moved;
 
@@ -318,7 +319,7 @@ void run_stdio_drain(struct run *r)
 
 void run_stdio_finish(struct run *r)
 {
-	struct run_stdio *io = &r->io;
+	struct run_stdio *io = &r->sandbox.io;
 	json_t *ans = NULL, *ex;
 
 	if (!io->on)
@@ -346,7 +347,7 @@ void run_stdio_finish(struct run *r)
 
 void run_stdio_free(struct run *r)
 {
-	struct run_stdio *io = &r->io;
+	struct run_stdio *io = &r->sandbox.io;
 
 	for (int d = 0; d < 2; d++) {
 		dir_close_in(&io->dir[d]);

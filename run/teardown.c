@@ -38,20 +38,20 @@ void run_teardown(struct run *r)
 {
 	run_gwclient_unregister(r);
 	/* the embedded gateway stops while the rest is torn down; reaped below */
-	if (r->gw.embedded && r->gw.pid > 0)
-		kill(r->gw.pid, SIGTERM);
+	if (r->gateway.gw.embedded && r->gateway.gw.pid > 0)
+		kill(r->gateway.gw.pid, SIGTERM);
 	run_stamp("t.unreg");
 	if (r->mode->by_daemon)
-		memset(&r->lim, 0, sizeof(r->lim)); /* the daemon's to remove */
-	limits_destroy(&r->lim);
+		memset(&r->limits.lim, 0, sizeof(r->limits.lim)); /* the daemon's to remove */
+	limits_destroy(&r->limits.lim);
 	run_stamp("t.cgroups");
 	r->mode->net_down(r);
 	run_stamp("t.net");
-	run_gw_stop(&r->gw);
+	run_gw_stop(&r->gateway.gw);
 	run_stamp("t.gateway");
-	fw_conn_close(r->fw);
-	r->fw = NULL;
-	conf_free(&r->gwc); /* its ceiling (the embedded gateway has its own copy) */
+	fw_conn_close(r->network.fw);
+	r->network.fw = NULL;
+	conf_free(&r->input.gwc); /* its ceiling (the embedded gateway has its own copy) */
 	run_stamp("t.nftclose");
 	state_remove(r);
 }
@@ -141,9 +141,10 @@ bool run_teardown_detached(struct run *r)
 		run_audit_sync(r);
 		run_teardown(r);
 		wd_err_clear(&err);
-		if (r->pool_size)
-			run_pool_fill(RUN_POOL_DIR, &r->ncfg, &r->fcfg, r->pool_size, NULL, &err);
-		fw_conn_close(r->fw);
+		if (r->network.pool_size)
+			run_pool_fill(RUN_POOL_DIR, &r->network.ncfg, &r->network.fcfg,
+				      r->network.pool_size, NULL, &err);
+		fw_conn_close(r->network.fw);
 		_exit(0);
 	}
 	close(go[0]);
@@ -153,7 +154,7 @@ bool run_teardown_detached(struct run *r)
 	r->rec.gw_start = 0;
 	r->rec.ending = 1; /* `warden status` and `kill`: the program is done */
 	if (!r->rec.start || run_state_save(r) ||
-	    (r->net.live && netns_run_set_owner(&r->ncfg, &r->net, pid))) {
+	    (r->network.net.live && netns_run_set_owner(&r->network.ncfg, &r->network.net, pid))) {
 		int st;
 
 		if (write(go[1], "x", 1) != 1)
@@ -164,8 +165,8 @@ bool run_teardown_detached(struct run *r)
 		r->rec.start = run_proc_start(r->rec.pid);
 		r->rec.ending = 0;
 		run_state_save(r);
-		if (r->net.live)
-			netns_run_set_owner(&r->ncfg, &r->net, getpid());
+		if (r->network.net.live)
+			netns_run_set_owner(&r->network.ncfg, &r->network.net, getpid());
 		return false;
 	}
 	if (write(go[1], "k", 1) != 1) {
@@ -174,12 +175,12 @@ bool run_teardown_detached(struct run *r)
 	close(go[1]);
 	/* the child holds the run now: nothing of it is ours to undo. Our copy of the nft
 	 * socket goes at once: the child's keeps it open, so this close waits for nothing */
-	fw_conn_close(r->fw);
-	r->fw = NULL;
-	r->registered = false;
-	r->fw_added = false;
-	r->net.live = false;
-	memset(&r->lim, 0, sizeof(r->lim));
+	fw_conn_close(r->network.fw);
+	r->network.fw = NULL;
+	r->gateway.registered = false;
+	r->network.fw_added = false;
+	r->network.net.live = false;
+	memset(&r->limits.lim, 0, sizeof(r->limits.lim));
 	r->rec_saved = false;
 	return true;
 }

@@ -100,8 +100,8 @@ void run_wait(struct run *r, struct run_outcome *o)
 {
 	enum { FD_SIG, FD_EVENT, FD_GW, FD_TIMEOUT, FD_KILL, FD_SAMPLE, FD_FIND, FD_PROG, FD_N };
 	struct pollfd pfd[FD_N + RUN_STDIO_NPOLL];
-	unsigned timeout_s = r->o.timeout_s ? r->o.timeout_s : r->pol->limits.timeout_s;
-	uint64_t mem_kb = r->pol->limits.memory_mb * 1024;
+	unsigned timeout_s = r->o.timeout_s ? r->o.timeout_s : r->input.pol->limits.timeout_s;
+	uint64_t mem_kb = r->input.pol->limits.memory_mb * 1024;
 	bool tty = isatty(STDIN_FILENO);
 	bool learn_samples = r->learner && r->learner->sample; /* a trace measures */
 	pid_t pid = run_sandbox_pid(r);
@@ -112,12 +112,12 @@ void run_wait(struct run *r, struct run_outcome *o)
 	pfd[FD_SIG].fd = r->sigfd;
 	pfd[FD_EVENT].fd = run_sandbox_event_fd(r);
 	/* daemon mode: the connection the run is registered over ends when the daemon does */
-	pfd[FD_GW].fd = r->gw_hold;
+	pfd[FD_GW].fd = r->gateway.gw_hold;
 	pfd[FD_GW].events = POLLIN | POLLRDHUP;
 	pfd[FD_TIMEOUT].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	pfd[FD_KILL].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	/* a trace measures the peaks whatever limits the run */
-	if ((r->lkind == LIMITS_SAMPLING && mem_kb) || learn_samples) {
+	if ((r->limits.lkind == LIMITS_SAMPLING && mem_kb) || learn_samples) {
 		pfd[FD_SAMPLE].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 		arm(pfd[FD_SAMPLE].fd, learn_samples ? 10 : RSS_SAMPLE_MS, RSS_SAMPLE_MS);
 	}
@@ -145,7 +145,7 @@ void run_wait(struct run *r, struct run_outcome *o)
 				wd_say(stderr,
 				       "warden run: the gateway daemon on %s sent a line "
 				       "too long for an event; ending the run",
-				       r->gw.socket);
+				       r->gateway.gw.socket);
 			}
 			if (n < 0) {
 				/* fail closed: nothing routes around the daemon, and the program
@@ -153,20 +153,20 @@ void run_wait(struct run *r, struct run_outcome *o)
 				wd_say(stderr,
 				       "warden run: the gateway daemon on %s went away: "
 				       "ending the run",
-				       r->gw.socket);
+				       r->gateway.gw.socket);
 				snprintf(
-				    r->gw_lost_why, sizeof(r->gw_lost_why),
+				    r->gateway.gw_lost_why, sizeof(r->gateway.gw_lost_why),
 				    "the gateway daemon on %s went away during the run: the run "
 				    "was ended (its traffic had stopped); connections open then "
 				    "have no net.close and the counts are incomplete",
-				    r->gw.socket);
-				snprintf(r->fail_reason, sizeof(r->fail_reason), "gateway: %s",
-					 r->gw_lost_why);
-				r->gw_lost = true;
+				    r->gateway.gw.socket);
+				snprintf(r->audit.fail_reason, sizeof(r->audit.fail_reason),
+					 "gateway: %s", r->gateway.gw_lost_why);
+				r->gateway.gw_lost = true;
 				o->gw_gone = true;
 				pfd[FD_GW].fd = -1;
 				run_sandbox_signal(r, SANDBOX_INSIDE, SIGKILL);
-				limits_signal(&r->lim, SIGKILL);
+				limits_signal(&r->limits.lim, SIGKILL);
 				kill(pid, SIGKILL);
 			}
 		}
@@ -199,7 +199,7 @@ void run_wait(struct run *r, struct run_outcome *o)
 
 			if (read(pfd[FD_KILL].fd, &x, sizeof(x)) > 0) {
 				run_sandbox_signal(r, SANDBOX_INSIDE, SIGKILL);
-				limits_signal(&r->lim, SIGKILL);
+				limits_signal(&r->limits.lim, SIGKILL);
 				kill(pid, SIGKILL);
 			}
 		}
@@ -209,7 +209,9 @@ void run_wait(struct run *r, struct run_outcome *o)
 			if (read(pfd[FD_SAMPLE].fd, &x, sizeof(x)) > 0) {
 				if (learn_samples)
 					r->learner->sample(r, pid);
-				kb = r->lkind == LIMITS_SAMPLING && mem_kb ? limits_rss_kb(pid) : 0;
+				kb = r->limits.lkind == LIMITS_SAMPLING && mem_kb
+					 ? limits_rss_kb(pid)
+					 : 0;
 				if (kb > o->rss_peak_kb)
 					o->rss_peak_kb = kb;
 				if (kb > mem_kb && mem_kb && !o->rss_hit) {
@@ -226,13 +228,14 @@ void run_wait(struct run *r, struct run_outcome *o)
 				if (si.ssi_signo == SIGCHLD) {
 					int gst;
 
-					if (r->gw.pid > 0 &&
-					    waitpid(r->gw.pid, &gst, WNOHANG) == r->gw.pid) {
+					if (r->gateway.gw.pid > 0 &&
+					    waitpid(r->gateway.gw.pid, &gst, WNOHANG) ==
+						r->gateway.gw.pid) {
 						fprintf(stderr,
 							"warden run: the embedded gateway "
 							"exited; the run's traffic is dropped\n");
 						run_gwclient_died(r, gst);
-						r->gw.pid = 0;
+						r->gateway.gw.pid = 0;
 					}
 					if (waitpid(pid, &o->wstatus, WNOHANG) == pid)
 						goto done;

@@ -89,26 +89,31 @@ static void test_network_facts(void **state)
 
 	(void)state;
 	assert_non_null(r);
-	snprintf(r->net.ifname, sizeof(r->net.ifname), "wd-3f9a1c2b7e01");
-	inet_pton(AF_INET, "10.213.0.1", &r->net.addr.host4);
-	inet_pton(AF_INET, "10.213.0.2", &r->net.addr.sbx4);
-	inet_pton(AF_INET6, "fd77:7764:6e00::1", &r->net.addr.host6);
-	inet_pton(AF_INET6, "fd77:7764:6e00::2", &r->net.addr.sbx6);
-	memset(&r->fr, 0x5a, sizeof(r->fr)); /* every field is written */
+	snprintf(r->network.net.ifname, sizeof(r->network.net.ifname), "wd-3f9a1c2b7e01");
+	inet_pton(AF_INET, "10.213.0.1", &r->network.net.addr.host4);
+	inet_pton(AF_INET, "10.213.0.2", &r->network.net.addr.sbx4);
+	inet_pton(AF_INET6, "fd77:7764:6e00::1", &r->network.net.addr.host6);
+	inet_pton(AF_INET6, "fd77:7764:6e00::2", &r->network.net.addr.sbx6);
+	memset(&r->network.fr, 0x5a, sizeof(r->network.fr)); /* every field is written */
 	run_network_facts(r);
-	assert_string_equal(r->host4, "10.213.0.1");
-	assert_string_equal(r->host6, "fd77:7764:6e00::1");
+	assert_string_equal(r->network.host4, "10.213.0.1");
+	assert_string_equal(r->network.host6, "fd77:7764:6e00::1");
 	assert_string_equal(r->rec.sbx4, "10.213.0.2");
 	assert_string_equal(r->rec.sbx6, "fd77:7764:6e00::2");
 	assert_string_equal(r->rec.host4, "10.213.0.1");
 	assert_string_equal(r->rec.host6, "fd77:7764:6e00::1");
 	assert_string_equal(r->rec.ifname, "wd-3f9a1c2b7e01");
-	assert_string_equal(r->fr.ifname, "wd-3f9a1c2b7e01");
-	assert_true(r->fr.has_v4 && r->fr.has_v6 && r->fr.has_gw4 && r->fr.has_gw6);
-	assert_memory_equal(&r->fr.sbx4, &r->net.addr.sbx4, sizeof(r->fr.sbx4));
-	assert_memory_equal(&r->fr.gw4, &r->net.addr.host4, sizeof(r->fr.gw4));
-	assert_memory_equal(&r->fr.sbx6, &r->net.addr.sbx6, sizeof(r->fr.sbx6));
-	assert_memory_equal(&r->fr.gw6, &r->net.addr.host6, sizeof(r->fr.gw6));
+	assert_string_equal(r->network.fr.ifname, "wd-3f9a1c2b7e01");
+	assert_true(r->network.fr.has_v4 && r->network.fr.has_v6 && r->network.fr.has_gw4 &&
+		    r->network.fr.has_gw6);
+	assert_memory_equal(&r->network.fr.sbx4, &r->network.net.addr.sbx4,
+			    sizeof(r->network.fr.sbx4));
+	assert_memory_equal(&r->network.fr.gw4, &r->network.net.addr.host4,
+			    sizeof(r->network.fr.gw4));
+	assert_memory_equal(&r->network.fr.sbx6, &r->network.net.addr.sbx6,
+			    sizeof(r->network.fr.sbx6));
+	assert_memory_equal(&r->network.fr.gw6, &r->network.net.addr.host6,
+			    sizeof(r->network.fr.gw6));
 	free(r);
 }
 
@@ -218,10 +223,10 @@ static int learned_from(const char *answer, bool learn, bool registered, char *r
 	assert_int_equal(bind(s.fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
 	assert_int_equal(listen(s.fd, 1), 0);
 	snprintf(r->id, sizeof(r->id), "aaaaaaaaaaaa");
-	snprintf(r->gw.socket, sizeof(r->gw.socket), "%s", s.path);
+	snprintf(r->gateway.gw.socket, sizeof(r->gateway.gw.socket), "%s", s.path);
 	r->o.quiet = true;
 	r->learn = learn;
-	r->registered = registered;
+	r->gateway.registered = registered;
 	if (learn && registered)
 		assert_int_equal(pthread_create(&t, NULL, serve, &s), 0);
 	ret_code = run_gw_learned(r, ret);
@@ -367,27 +372,27 @@ static void test_rootless_scope_prepare(void **state)
 	snprintf(r.id, sizeof(r.id), "%s", "abc123");
 	pol.limits.memory_mb = 64;
 	pol.limits.pids = 32;
-	r.pol = &pol;
+	r.input.pol = &pol;
 	setenv("XDG_RUNTIME_DIR", "/run/user/1500", 1);
 	unsetenv("DBUS_SESSION_BUS_ADDRESS");
 	assert_int_equal(run_rootless_scope_prepare(&r), 0);
-	assert_string_equal(r.scope_argv[0], "systemd-run");
-	assert_string_equal(r.scope_argv[5], "--unit=warden-abc123");
-	assert_string_equal(r.scope_argv[7], "MemoryMax=67108864");
-	assert_string_equal(r.scope_argv[11], "TasksMax=32");
-	assert_string_equal(r.scope_argv[12], "--");
-	assert_string_equal(r.scope_argv[13], "/usr/bin/env");
-	assert_string_equal(r.scope_argv[14], "-i");
-	assert_null(r.scope_argv[15]);
-	assert_string_equal(r.scope_env[0], "XDG_RUNTIME_DIR=/run/user/1500");
-	assert_null(r.scope_env[1]);
+	assert_string_equal(r.limits.scope_argv[0], "systemd-run");
+	assert_string_equal(r.limits.scope_argv[5], "--unit=warden-abc123");
+	assert_string_equal(r.limits.scope_argv[7], "MemoryMax=67108864");
+	assert_string_equal(r.limits.scope_argv[11], "TasksMax=32");
+	assert_string_equal(r.limits.scope_argv[12], "--");
+	assert_string_equal(r.limits.scope_argv[13], "/usr/bin/env");
+	assert_string_equal(r.limits.scope_argv[14], "-i");
+	assert_null(r.limits.scope_argv[15]);
+	assert_string_equal(r.limits.scope_env[0], "XDG_RUNTIME_DIR=/run/user/1500");
+	assert_null(r.limits.scope_env[1]);
 	setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1500/bus", 1);
 	assert_int_equal(run_rootless_scope_prepare(&r), 0);
-	assert_string_equal(r.scope_env[1],
+	assert_string_equal(r.limits.scope_env[1],
 			    "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1500/bus");
-	assert_null(r.scope_env[2]);
+	assert_null(r.limits.scope_env[2]);
 	run_rootless_scope_free(&r);
-	assert_null(r.scope_argv);
+	assert_null(r.limits.scope_argv);
 	unsetenv("DBUS_SESSION_BUS_ADDRESS");
 	unsetenv("XDG_RUNTIME_DIR");
 }
