@@ -269,7 +269,7 @@ static void parse_scopes(struct pctx *c, const struct policy_yt_node *n, const c
 			continue;
 		}
 		for (size_t j = 0; j < *nret; j++)
-			dup |= !strcmp(s[j].name, k->str);
+			dup |= s[j].name && !strcmp(s[j].name, k->str);
 		if (dup) {
 			policy_diag_err(c->d, k,
 					"%s: `%s` is listed twice; expected each name once", where,
@@ -278,6 +278,8 @@ static void parse_scopes(struct pctx *c, const struct policy_yt_node *n, const c
 		}
 		snprintf(sub, sizeof(sub), "%.60s.%.64s", where, k->str);
 		s[*nret].name = pctx_strdup(c, k->str);
+		if (!s[*nret].name)
+			return; /* out of memory: pctx says so */
 		parse_scope(c, &s[*nret], k, n->kids[i + 1], file, sub, false, v);
 		(*nret)++;
 	}
