@@ -1,8 +1,10 @@
 /* netns_internal.h - what netns/'s own files share: the slot records of the
- * allocator (alloc.c) that the run lifecycle (lifecycle.c) and the unit tests use. */
+ * allocator (alloc.c) that the run lifecycle (lifecycle.c) and the unit tests use, and the
+ * pieces of a run's network (link.c) that lifecycle.c's stages call. */
 #ifndef WARDEN_NETNS_INTERNAL_H
 #define WARDEN_NETNS_INTERNAL_H
 
+#include <limits.h>
 #include <sys/types.h>
 
 #include "netns/netns.h"
@@ -126,5 +128,30 @@ int netns_slot_set_owner(const struct netns_pool_config *cfg, uint32_t slot, con
  */
 int netns_slot_read(const struct netns_pool_config *cfg, uint32_t slot,
 		    struct netns_slot_rec *ret_rec);
+
+/* ------------------------------------------------------------ link.c: the stages' pieces */
+
+struct nl_sock;
+
+/* What the birth thread is given (@adopt_fd) and hands back. */
+struct netns_birth_arg {
+	int adopt_fd; /* an existing namespace to enter, or -1 for a new one */
+	int ns_fd;
+	struct nl_sock *sk;
+	int ret;
+	const char *step;
+	char detail[PATH_MAX];
+};
+
+int netns_birth(struct netns_birth_arg *b, int adopt_fd, struct wd_err *err);
+int netns_bind(const char *dir, const char *name, int ns_fd, struct wd_err *err);
+int netns_unbind(const char *dir, const char *name);
+int netns_ifindex_in(struct nl_sock *sk, const char *ifname);
+int netns_veth_create(struct nl_sock *sk, const char *ifname, int ns_fd, struct wd_err *err);
+int netns_host_harden(const char *ifname, struct wd_err *err);
+int netns_host_side(struct nl_sock *sk, const struct netns_run *run, struct wd_err *err);
+int netns_sandbox_side(struct nl_sock *sk, const struct netns_run *run, struct wd_err *err);
+int netns_link_delete_if_present(struct nl_sock *sk, const char *ifname);
+int netns_delete_link(const char *ifname);
 
 #endif /* WARDEN_NETNS_INTERNAL_H */
