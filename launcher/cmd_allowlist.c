@@ -19,6 +19,7 @@
 #include "launcher/cli.h"
 #include "run/live.h"
 #include "audit/audit.h"
+#include "run/gw.h"
 
 #include <errno.h>
 #include <fcntl.h>

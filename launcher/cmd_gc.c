@@ -3,6 +3,8 @@
  * ready-made run networks' broken or foreign entries (all of them with --pool). */
 #include "launcher/cli.h"
 #include "run/run.h"
+#include "run/state.h"
+#include "run/pool.h"
 #include "netns/netns.h"
 #include "nft/nft.h"
 #include "conf/host.h"

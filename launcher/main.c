@@ -1,6 +1,7 @@
 /* main.c - `warden`: the launcher sidecar and command line; dispatches verbs from a table. */
 #include "launcher/cli.h"
 #include "run/run.h"
+#include "run/pool.h"
 #include "common/common.h"
 
 #include <stdio.h>

@@ -2,6 +2,7 @@
  * answer line; JSON calls on top) and the embedded gateway (a `warden-gateway` child started
  * for one run with a generated config). run_gwclient.c says what a run asks. */
 #include "run/run.h"
+#include "run/gw.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -21,6 +21,9 @@
 #define WARDEN_LAUNCHER_RUN_INTERNAL_H
 
 #include "run/run.h"
+#include "run/gw.h"
+#include "run/pool.h"
+#include "run/state.h"
 #include "recorder/recorder.h"
 #include "run/sandbox.h"
 #include "run/stdio_relay.h"

@@ -1,6 +1,8 @@
 /* live.c - finding the live runs the caller may see (their state records), reaching their
  * gateway, and acting as a run's owner (live.h has the rules). */
 #include "run/live.h"
+#include "run/gw.h"
+#include "run/state.h"
 
 #include <dirent.h>
 #include <errno.h>

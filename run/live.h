@@ -16,6 +16,7 @@
 #define WARDEN_LAUNCHER_LIVE_H
 
 #include "run/run.h"
+#include "run/state.h"
 
 #include <limits.h>
 #include <stdbool.h>

@@ -40,6 +40,8 @@
  * gone); with @drain every entry of this host namespace too.
  */
 #include "run/pool_internal.h"
+#include "run/state.h"
+#include "run/pool.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>

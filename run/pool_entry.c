@@ -3,6 +3,8 @@
  * it was made for, its nft elements, whether its holder lives, and its undoing.
  */
 #include "run/pool_internal.h"
+#include "run/state.h"
+#include "run/pool.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>

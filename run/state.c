@@ -1,6 +1,8 @@
 /* run_state.c - the run state folder (/run/warden/runs/<id>/state): what each live run holds,
  * so that a later `warden run` or `warden gc` can undo the runs whose launcher died. */
 #include "run/run.h"
+#include "run/gw.h"
+#include "run/state.h"
 #include "netns/netns.h"
 #include "nft/nft.h"
 

@@ -10,6 +10,7 @@
 #include "conf/host.h"
 #include "run/bwrap.h"
 #include "run/run.h"
+#include "run/state.h"
 #include "netns/netns.h"
 
 #include <errno.h>
