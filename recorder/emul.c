@@ -326,6 +326,43 @@ static int do_unlink(const struct recorder_emul_ctx *c, const struct emul_call *
 	return emul_answer(out, r, TRACE_REMOVE);
 }
 
+/*
+ * The two paths of a rename or a link (@k->path, @k->path2 relative to the call's first and
+ * second folder arguments): both read from the caller before either is looked up, as the
+ * kernel does, then prepared, the first recorded in @rec_from, the second in @rec_to.
+ * @ret_from, @ret_to are the caller's to free either way. Return: 0 to go on; else 1 with
+ * *@ret what the caller returns (0: let the call through, or the answer made).
+ */
+static int two_paths(const struct recorder_emul_ctx *c, const struct emul_call *k,
+		     const uint64_t args[6], struct recorder_emul_out *out,
+		     struct recorder_epath **ret_from, struct recorder_epath **ret_to,
+		     char *rec_from, char *rec_to, int *ret)
+{
+	struct recorder_epath *from, *to;
+	int r;
+
+	*ret = 0;
+	from = *ret_from = malloc(sizeof(*from));
+	to = *ret_to = malloc(sizeof(*to));
+	if (!from || !to) {
+		*ret = -ENOMEM;
+		return 1;
+	}
+	if (recorder_read_string(c->pid, args[k->path], from->raw, sizeof(from->raw)) < 0 ||
+	    recorder_read_string(c->pid, args[k->path2], to->raw, sizeof(to->raw)) < 0)
+		return 1;
+	r = recorder_prep_str(c, dirfd_arg(k, 1, args), from, rec_from);
+	if (!r)
+		r = recorder_prep_str(c, dirfd_arg(k, 2, args), to, rec_to);
+	if (r == RECORDER_SKIP)
+		return 1;
+	if (r) {
+		*ret = emul_answer(out, r, -1);
+		return 1;
+	}
+	return 0;
+}
+
 static int do_rename(const struct recorder_emul_ctx *c, const struct emul_call *k,
 		     const uint64_t args[6], struct recorder_emul_out *out)
 {
@@ -338,27 +375,8 @@ static int do_rename(const struct recorder_emul_ctx *c, const struct emul_call *
 			     caller not */
 	if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))
 		return 0;
-	from = malloc(sizeof(*from));
-	to = malloc(sizeof(*to));
-	if (!from || !to) {
-		ret = -ENOMEM;
+	if (two_paths(c, k, args, out, &from, &to, out->path, out->path2, &ret))
 		goto out;
-	}
-	/* both read before either is looked up, as the kernel does */
-	if (recorder_read_string(c->pid, args[k->path], from->raw, sizeof(from->raw)) < 0 ||
-	    recorder_read_string(c->pid, args[k->path2], to->raw, sizeof(to->raw)) < 0)
-		goto out;
-	r = recorder_prep_str(c, dirfd_arg(k, 1, args), from, out->path);
-	if (r == RECORDER_SKIP)
-		goto out;
-	if (!r)
-		r = recorder_prep_str(c, dirfd_arg(k, 2, args), to, out->path2);
-	if (r == RECORDER_SKIP)
-		goto out;
-	if (r) {
-		ret = emul_answer(out, r, -1);
-		goto out;
-	}
 	if (!from->name || !to->name || from->must_dir || to->must_dir)
 		goto out;
 	r = recorder_open_path(c, from, true, &fd);
@@ -390,27 +408,9 @@ static int do_link(const struct recorder_emul_ctx *c, const struct emul_call *k,
 
 	if (flags & ~(unsigned)AT_SYMLINK_FOLLOW)
 		return 0; /* AT_EMPTY_PATH: a descriptor, and a privilege the caller may lack */
-	from = malloc(sizeof(*from));
-	to = malloc(sizeof(*to));
-	if (!from || !to) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	if (recorder_read_string(c->pid, args[k->path], from->raw, sizeof(from->raw)) < 0 ||
-	    recorder_read_string(c->pid, args[k->path2], to->raw, sizeof(to->raw)) < 0)
-		goto out;
 	/* the existing file is path2 (looked at), the new name path (created) */
-	r = recorder_prep_str(c, dirfd_arg(k, 1, args), from, out->path2);
-	if (r == RECORDER_SKIP)
+	if (two_paths(c, k, args, out, &from, &to, out->path2, out->path, &ret))
 		goto out;
-	if (!r)
-		r = recorder_prep_str(c, dirfd_arg(k, 2, args), to, out->path);
-	if (r == RECORDER_SKIP)
-		goto out;
-	if (r) {
-		ret = emul_answer(out, r, -1);
-		goto out;
-	}
 	if (!to->name || to->must_dir || (!follow && (!from->name || from->must_dir)))
 		goto out;
 	/* the kernel looks the existing file up whole before the new name's folder */
