@@ -1,7 +1,7 @@
 /* network.c - the policy's `network` section: each `network.allow` item (a host name, a
  * "host:port" string, or a { host | cidr, ports } map) -> struct policy_rule, checked and
  * normalised, ports sorted and deduplicated, its text made for the audit log (pure: no
- * I/O). A part of the parser in policy.c, which calls policy_parse_network().
+ * I/O). A part of the parser in parse.c, which calls policy_parse_network().
  */
 #include "policy/policy_internal.h"
 

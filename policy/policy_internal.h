@@ -6,7 +6,7 @@
  * with nm by tests/unit/policy_layers.py):
  *   render   render.c, ceiling_render.c       (policy and ceiling -> YAML / JSON)
  *   apply    ceiling_apply.c                  (a ceiling bounds a policy)
- *   parse    policy.c -> network.c, validate.c; ceiling_parse.c -> network.c
+ *   parse    parse.c -> network.c, validate.c; ceiling_parse.c -> network.c
  *   objects  base.c (free, a rule's normal form, names) -> match.c -> hostname.c
  *   bottom   yaml.c (the YAML tree, diagnostics)
  */
@@ -72,7 +72,7 @@ struct policy_matcher {
 	size_t nbelow;
 };
 
-/* The parser's state while it walks one policy (policy.c, network.c, ceiling_parse.c) or
+/* The parser's state while it walks one policy (parse.c, network.c, ceiling_parse.c) or
  * builds an effective one (ceiling_apply.c). */
 struct pctx {
 	struct policy_diags *d;

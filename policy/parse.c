@@ -1,4 +1,4 @@
-/* policy.c - the policy parser: YAML tree -> struct wd_policy through key
+/* parse.c - the policy parser: YAML tree -> struct wd_policy through key
  * tables, reporting every problem with its position (pure: no I/O).
  *
  * Stages: policy_yt_parse() (syntax, refusals, limits) -> the schema walk below
