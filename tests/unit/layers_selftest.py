@@ -11,7 +11,7 @@ exit status and a line naming what was planted:
   (a.o and b.o call each other) fails naming both files, a circle of includes, a folder that
   calls or includes one above it, an executable's object that calls a folder it may not, run/
   reaching a gateway internal (and run/ using gateway/proto/proto.h passes), gateway/ev.h
-  knowing a component, a waived circle that grows; and the check's own errors: an unknown
+  knowing a component, three verbs calling round; and the check's own errors: an unknown
   folder, an unknown library, nm missing are exit 2, never a pass.
 Exit 0 when every case behaves, 1 otherwise; the last line is PASS or FAIL.
 """
@@ -155,7 +155,7 @@ def main():
                               '#include "gateway/tcp.h"\nint gw_ev(void);\n#endif\n',
               "gateway/tcp.h": '#ifndef TCP\n#define TCP\n#include "gateway/ev.h"\n'
                                "int gw_tcp(void);\n#endif\n"}),
-        case("a waived circle that grows is not waived", 1,
+        case("three verbs calling round (launcher/) fail: no circle is waived", 1,
              ["launcher/: a circle of calls (3 files)"],
              {"launcher/cmd_allowlist.c": "int l_b(void);\nint l_a(void) { return l_b(); }\n",
               "launcher/cmd_allowlist_approve.c":
