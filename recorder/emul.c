@@ -363,6 +363,17 @@ static int two_paths(const struct recorder_emul_ctx *c, const struct emul_call *
 	return 0;
 }
 
+/* what two_paths() and the lookups after it hold, released (-1, NULL: nothing) */
+static void two_paths_free(struct recorder_epath *from, struct recorder_epath *to, int fd, int fd2)
+{
+	if (fd >= 0)
+		close(fd);
+	if (fd2 >= 0)
+		close(fd2);
+	free(from);
+	free(to);
+}
+
 static int do_rename(const struct recorder_emul_ctx *c, const struct emul_call *k,
 		     const uint64_t args[6], struct recorder_emul_out *out)
 {
@@ -389,12 +400,7 @@ static int do_rename(const struct recorder_emul_ctx *c, const struct emul_call *
 	ret = emul_answer(out, r, TRACE_RENAME);
 	out->op2 = r ? -1 : TRACE_RENAME;
 out:
-	if (fd >= 0)
-		close(fd);
-	if (fd2 >= 0)
-		close(fd2);
-	free(from);
-	free(to);
+	two_paths_free(from, to, fd, fd2);
 	return ret;
 }
 
@@ -441,12 +447,7 @@ static int do_link(const struct recorder_emul_ctx *c, const struct emul_call *k,
 	ret = emul_answer(out, r, TRACE_CREATE);
 	out->op2 = r ? -1 : TRACE_STAT;
 out:
-	if (fd >= 0)
-		close(fd);
-	if (fd2 >= 0)
-		close(fd2);
-	free(from);
-	free(to);
+	two_paths_free(from, to, fd, fd2);
 	return ret;
 }
 

@@ -84,40 +84,38 @@ static void why_files(const struct infer_ctx *c, const char *grant, bool writes,
 	infer_said_line(out, b);
 }
 
-/* is @p itself a unix socket the program connected to (let through: named)? */
-static bool is_socket(const struct infer_ctx *c, const char *p)
+/* the first connect of the program to the unix socket @p (let through: named), among those
+ * with a process name when @named; NULL: none */
+static const struct trace_file_ev *socket_ev(const struct infer_ctx *c, const char *p, bool named)
 {
 	for (size_t i = 0; i < c->t->nfiles; i++) {
 		const struct trace_file_ev *e = &c->t->files[i];
 		char q[PATH_MAX];
 
-		if (e->op != TRACE_CONNECT || e->refused || strlen(e->path) >= sizeof(q))
+		if (e->op != TRACE_CONNECT || e->refused || strlen(e->path) >= sizeof(q) ||
+		    (named && !e->comm[0]))
 			continue;
 		snprintf(q, sizeof(q), "%s", e->path);
 		infer_path_clean(q);
 		if (!strcmp(q, p))
-			return true;
+			return e;
 	}
-	return false;
+	return NULL;
+}
+
+/* is @p itself a unix socket the program connected to (let through: named)? */
+static bool is_socket(const struct infer_ctx *c, const char *p)
+{
+	return socket_ev(c, p, false) != NULL;
 }
 
 /* "# a unix socket: connected to by curl (...)" for the grant of socket @p */
 static void why_socket(const struct infer_ctx *c, const char *p, struct wd_buf *out)
 {
+	const struct trace_file_ev *e = socket_ev(c, p, true);
 	struct wd_buf line = WD_BUF_INIT;
-	const char *comm = NULL;
+	const char *comm = e ? e->comm : NULL;
 
-	for (size_t i = 0; i < c->t->nfiles && !comm; i++) {
-		const struct trace_file_ev *e = &c->t->files[i];
-		char q[PATH_MAX];
-
-		if (e->op != TRACE_CONNECT || e->refused || strlen(e->path) >= sizeof(q))
-			continue;
-		snprintf(q, sizeof(q), "%s", e->path);
-		infer_path_clean(q);
-		if (!strcmp(q, p) && e->comm[0])
-			comm = e->comm;
-	}
 	wd_buf_printf(&line,
 		      "   # a unix socket: connected to by %s (named with warden trace "
 		      "--allow-socket): the service behind it acts for the program",

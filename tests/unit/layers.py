@@ -16,7 +16,8 @@ uses only the folders below it. This checks, on a built tree:
                        rows are bottom first, and a row names only folders listed before
                        it), in both graphs: symbols one folder's objects take from another
                        folder's library, and #include "OTHER/..." lines;
-  per-folder rules     FOLDER_RULES (gateway/: ev.h and ev.c know no component).
+  per-folder rules     FOLDER_RULES (gateway/: ev.h and ev.c know no component);
+                       EXPORT_PREFIX (policy/ exports only policy_* names).
 
 Which libraries exist is read from BUILD_DIR (BUILD_DIR/<folder>/libwd_*.a, one per folder,
 LIBS names the others); a folder of the table that is not there yet is simply absent. A
@@ -114,6 +115,9 @@ def gateway_bottom(folder, calls, incs):
 
 
 FOLDER_RULES = {"gateway": [gateway_bottom]}
+
+# Folders whose libraries export only names with these prefixes (nm: every defined global).
+EXPORT_PREFIX = {"policy": ("policy_",)}
 
 NAME = "layers"
 
@@ -392,6 +396,13 @@ def main():
                     notes.append("WAIVED " + line)
         for rule in FOLDER_RULES.get(folder, []):
             bad += [f"{folder}/: {m}" for m in rule(folder, cg, ig)]
+    for u, rows in units.items():
+        want = EXPORT_PREFIX.get(owner[u])
+        if not want or not islib[u]:
+            continue
+        for f, k, sym in rows:
+            if k in "TDRB" and not sym.startswith(want):
+                bad.append(f"{owner[u]}/: {f} exports {sym} without the {'/'.join(want)} prefix")
     arrows = collections.defaultdict(set)
     used_arrow_waivers = set()
     for kind, g in (("calls", cg), ("includes", ig)):

@@ -140,6 +140,11 @@ def main():
              ["policy/ may not use run/: policy/p.c includes run/run.h"],
              {"policy/p.c": '#include "policy/policy.h"\n#include "run/run.h"\n'
                             "int policy_p(void) { return wd_b(); }\n"}),
+        case("policy/ exports a name without its prefix", 1,
+             ["policy/: policy/p.c exports p_extra without the policy_ prefix"],
+             {"policy/p.c": '#include "policy/policy.h"\n'
+                            "int p_extra(void) { return 1; }\n"
+                            "int policy_p(void) { return wd_b(); }\n"}),
         case("gateway/'s executable calls run/", 1,
              ["gateway/ may not use run/: gateway/main.c calls run/go.c"],
              {"gateway/main.c": "int run_go(void);\nint main(void) { return run_go(); }\n"}),
