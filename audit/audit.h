@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 /* ----------------------------------------------------- audit shipping sinks (sink.c) */
@@ -420,6 +421,47 @@ int audit_log_ship(struct audit_log *log, const struct audit_sink *sink, const c
  */
 void audit_log_ship_stats(const struct audit_log *log, uint64_t *ret_sent, uint64_t *ret_dropped);
 
+/* The one older file a capped log keeps: "<path>.1" (audit_log_set_max()). */
+#define AUDIT_ROTATED_SUFFIX ".1"
+
+/* The default cap of a person's own audit log (docs/audit.md, "Rotation"). */
+#define AUDIT_DEFAULT_MAX_BYTES (64ull << 20)
+
+/**
+ * audit_log_set_max() - rotate the log before it grows past @max_bytes
+ * @log:	writer from audit_log_open() (a writer adopted from a descriptor cannot rotate)
+ * @max_bytes:	the cap; 0: never rotate
+ *
+ * When a batch would take a non-empty file past the cap, the writer renames the file to
+ * "<path>.1" (replacing the older one) under the file's lock and goes on in a new file at
+ * the path. Every writer opened by path, capped or not, checks under the lock that the path
+ * still names its file and opens it again when not, so writers that hold the old file
+ * follow; a writer adopted from a descriptor (the gateway's worker) cannot and finishes in
+ * the ".1" file. A single batch larger than the cap still goes into one file.
+ */
+void audit_log_set_max(struct audit_log *log, uint64_t max_bytes);
+
+/**
+ * struct audit_log_pos - where a writer's last line ended: the file and the offset
+ * @dev, @ino:	the file (a rotation renames it to "<path>.1")
+ * @end:	the offset just past the line
+ */
+struct audit_log_pos {
+	dev_t dev;
+	ino_t ino;
+	off_t end;
+};
+
+/**
+ * audit_log_where() - where the last line this writer wrote ended
+ * @log:	writer
+ * @ret_pos:	the file and offset, set on success
+ *
+ * Return: 0; -ENODATA before the first line was written (or after a failed write); -errno
+ * from fstat().
+ */
+int audit_log_where(const struct audit_log *log, struct audit_log_pos *ret_pos);
+
 /**
  * audit_log_flush() - write the lines queued with AUDIT_WRITE_DEFER
  * @log:	writer
@@ -509,6 +551,16 @@ int audit_reader_open(const char *path, unsigned flags, struct audit_reader **re
  * Return: 0, or a negative errno.
  */
 int audit_reader_tail(struct audit_reader *r, size_t n);
+
+/**
+ * audit_reader_seek() - continue reading @r at @pos, when @r reads that file
+ * @r:		reader
+ * @pos:	a place from audit_log_where()
+ *
+ * Return: 0; -ESTALE when @r reads another file (the log was rotated since: @pos is in
+ * the ".1" file, or gone); -errno from lseek().
+ */
+int audit_reader_seek(struct audit_reader *r, const struct audit_log_pos *pos);
 
 /**
  * audit_reader_next() - the next valid event

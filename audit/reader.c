@@ -206,6 +206,17 @@ out:
 	return ret;
 }
 
+int audit_reader_seek(struct audit_reader *r, const struct audit_log_pos *pos)
+{
+	if (r->fd < 0 || r->dev != pos->dev || r->ino != pos->ino)
+		return -ESTALE;
+	if (lseek(r->fd, pos->end, SEEK_SET) < 0)
+		return -errno;
+	r->off = pos->end;
+	drop_buffer(r, false);
+	return 0;
+}
+
 /* take_line() - decode the line [p, p+len); 1 with an event, 0 when skipped. */
 static int take_line(struct audit_reader *r, const char *p, size_t len, struct audit_event *ev)
 {

@@ -33,6 +33,12 @@
  * local write() of its batch succeeded (ship.c): the file stays the record, and a sink
  * that is away costs no local line; its outages are written into the file.
  *
+ * A writer opened by path follows that path: under the lock it checks that the path still
+ * names the file its descriptor holds, and opens the path again when it does not (another
+ * writer rotated the log, see audit_log_set_max()), so no writer keeps appending to the
+ * rotated ".1" file; with a size cap it rotates the file itself (rename to ".1", under the
+ * old file's lock, then the same reopening).
+ *
  * Opening fails closed: a log we cannot trust (a symlink, a FIFO, a file or
  * folder others can write, a file owned by someone else) is refused with a
  * message that says how to fix it, and the caller does not run unaudited.
@@ -46,6 +52,9 @@ struct audit_log {
 	struct wd_buf queue;	    /* '\n' + the lines not written yet (AUDIT_WRITE_DEFER) */
 	size_t nqueued;		    /* events in @queue */
 	struct audit_shipper *ship; /* a copy of each line for syslog/journald; NULL: none */
+	bool by_path;		    /* opened by audit_log_open(): may follow @path (rotate.c) */
+	uint64_t max_bytes;	    /* rotate past this size; 0: never (audit_log_set_max()) */
+	char *rotated;		    /* @path + ".1" */
 	char path[];
 };
 
@@ -175,7 +184,13 @@ int audit_log_open(const char *path, struct audit_log **ret_log, struct wd_err *
 	log->fd = fd;
 	log->rfd = rfd;
 	log->end = -1;
+	log->by_path = true;
 	strcpy(log->path, path);
+	if (asprintf(&log->rotated, "%s" AUDIT_ROTATED_SUFFIX, path) < 0) {
+		free(log);
+		ret = wd_err_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
 	*ret_log = log;
 	return 0;
 out:
@@ -285,6 +300,81 @@ static void queue_ship_notices(struct audit_log *log)
 	wd_buf_free(&b);
 }
 
+/* same_file() - whether @st is the file @fd holds */
+static bool same_file(int fd, const struct stat *st)
+{
+	struct stat fst;
+
+	return fstat(fd, &fst) == 0 && fst.st_dev == st->st_dev && fst.st_ino == st->st_ino;
+}
+
+/*
+ * follow_path() - with @log's file locked: when the path names another file now (rotated
+ * by another writer, removed, replaced), or when @n more bytes would take a non-empty file
+ * past the cap (then it is renamed to ".1" first, under this lock), open the path again
+ * with audit_log_open()'s checks and drop the old lock. A path that cannot be opened again
+ * (or renamed) leaves the writer on its old file: a line in the ".1" file is better than a
+ * line lost. Return: 1 when the writer switched (nothing locked now), 0 when it stays (the
+ * lock held).
+ */
+static int follow_path(struct audit_log *log, size_t n)
+{
+	struct audit_log *fresh = NULL;
+	struct stat st;
+
+	if (stat(log->path, &st) < 0) {
+		if (errno != ENOENT)
+			return 0;
+	} else if (same_file(log->fd, &st)) {
+		if (!log->max_bytes || st.st_size == 0 ||
+		    (uint64_t)st.st_size + n <= log->max_bytes)
+			return 0;
+		if (rename(log->path, log->rotated) < 0)
+			return 0;
+	}
+	if (audit_log_open(log->path, &fresh, NULL) < 0)
+		return 0;
+	flock(log->fd, LOCK_UN);
+	wd_closep(&log->fd);
+	wd_closep(&log->rfd);
+	log->fd = fresh->fd;
+	log->rfd = fresh->rfd;
+	fresh->fd = fresh->rfd = -1;
+	log->end = -1;
+	audit_log_close(fresh);
+	return 1;
+}
+
+/* lock_one() - flock(LOCK_EX) the writer's descriptor. Return: 0 or -errno (in @err). */
+static int lock_one(struct audit_log *log, struct wd_err *err)
+{
+	while (flock(log->fd, LOCK_EX) < 0) {
+		if (errno != EINTR)
+			return wd_err_set(err, -errno, "cannot lock audit log %s: %s", log->path,
+					  strerror(errno));
+	}
+	return 0;
+}
+
+/*
+ * lock_current() - lock the file @n more bytes go to: the one the path names now (a writer
+ * opened by path follows a rotation, and rotates past its cap). Bounded: after a few
+ * switches (a path replaced over and over) the last file locked takes the line.
+ * Return: 0 with the lock held, or -errno (in @err).
+ */
+static int lock_current(struct audit_log *log, size_t n, struct wd_err *err)
+{
+	int ret;
+
+	for (int tries = 0;; tries++) {
+		ret = lock_one(log, err);
+		if (ret < 0 || !log->by_path || tries == 4)
+			return ret;
+		if (follow_path(log, n) <= 0)
+			return 0;
+	}
+}
+
 /* flush_queue() - write the queue in one locked write(); empties it. */
 static int flush_queue(struct audit_log *log, unsigned flags, struct wd_err *err)
 {
@@ -293,13 +383,9 @@ static int flush_queue(struct audit_log *log, unsigned flags, struct wd_err *err
 
 	if (!n)
 		return 0;
-	while (flock(log->fd, LOCK_EX) < 0) {
-		if (errno != EINTR) {
-			ret = wd_err_set(err, -errno, "cannot lock audit log %s: %s", log->path,
-					 strerror(errno));
-			goto out;
-		}
-	}
+	ret = lock_current(log, log->queue.len - 1, err);
+	if (ret < 0)
+		goto out;
 	ret = write_line(log, log->queue.data + 1, log->queue.len - 1, flags, err);
 	flock(log->fd, LOCK_UN);
 	if (ret < 0)
@@ -359,6 +445,25 @@ const char *audit_log_last_line(const struct audit_log *log, size_t *ret_len)
 {
 	*ret_len = log->buf.len;
 	return log->buf.len ? log->buf.data : NULL;
+}
+
+void audit_log_set_max(struct audit_log *log, uint64_t max_bytes)
+{
+	log->max_bytes = max_bytes;
+}
+
+int audit_log_where(const struct audit_log *log, struct audit_log_pos *ret_pos)
+{
+	struct stat st;
+
+	if (log->end < 0)
+		return -ENODATA;
+	if (fstat(log->fd, &st) < 0)
+		return -errno;
+	ret_pos->dev = st.st_dev;
+	ret_pos->ino = st.st_ino;
+	ret_pos->end = log->end;
+	return 0;
 }
 
 int audit_log_flush(struct audit_log *log, struct wd_err *err)
@@ -457,5 +562,6 @@ void audit_log_close(struct audit_log *log)
 	wd_closep(&log->rfd);
 	wd_buf_free(&log->buf);
 	wd_buf_free(&log->queue);
+	free(log->rotated);
 	free(log);
 }

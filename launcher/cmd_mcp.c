@@ -141,6 +141,7 @@ static int setup(struct mcp_server *m, const char *policy, const char *config, c
 	const char *ap = run_audit_path(audit);
 	char why[1024];
 	struct wd_err err;
+	uint64_t max;
 	ssize_t n;
 	int ret;
 
@@ -193,6 +194,12 @@ static int setup(struct mcp_server *m, const char *policy, const char *config, c
 		wd_say(stderr, "warden mcp: audit log: %s", err.msg[0] ? err.msg : strerror(-ret));
 		return WD_EXIT_INTERNAL;
 	}
+	if (run_audit_max_bytes(&max) < 0) {
+		fprintf(stderr, "warden mcp: WARDEN_AUDIT_MAX_BYTES is not a whole number of "
+				"bytes (0: never rotate)\n");
+		return WD_EXIT_USAGE;
+	}
+	audit_log_set_max(m->log, max);
 	if (mcp_derive(m, why, sizeof(why))) {
 		wd_say(stderr, "warden mcp: %s", why);
 		return WD_EXIT_INTERNAL;

@@ -5,7 +5,9 @@
 #include "run/internal.h"
 #include "sandbox/sandbox.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -56,12 +58,28 @@ static const char *stdio_start_json(const struct run *r, char *out, size_t size)
 	return out;
 }
 
+int run_audit_max_bytes(uint64_t *ret_max)
+{
+	const char *env = getenv("WARDEN_AUDIT_MAX_BYTES");
+	unsigned long long v;
+
+	if (!env || !*env) {
+		*ret_max = AUDIT_DEFAULT_MAX_BYTES;
+		return 0;
+	}
+	if (wd_parse_uint(env, UINT64_MAX, &v))
+		return -EINVAL;
+	*ret_max = v;
+	return 0;
+}
+
 int run_audit_start(struct run *r)
 {
 	struct audit_event ev = {0};
 	char iso[384], reason[400], mcp[256];
 	struct wd_err err;
 	const char *path = run_audit_path(r->o.audit);
+	uint64_t max;
 	int ret;
 
 	if (!path)
@@ -73,6 +91,10 @@ int run_audit_start(struct run *r)
 		return run_fail(r, "audit",
 				"fix the audit log's path or permissions (see --audit-log)", "%s",
 				err.msg[0] ? err.msg : strerror(-ret));
+	if (run_audit_max_bytes(&max) < 0)
+		return run_fail(r, "audit", "set it to a number of bytes (0: never rotate)",
+				"WARDEN_AUDIT_MAX_BYTES is not a whole number of bytes");
+	audit_log_set_max(r->audit.log, max);
 	isolation_text(r, iso, sizeof(iso));
 	snprintf(reason, sizeof(reason), "gateway: %s%s%s",
 		 r->mode->by_daemon ? r->gateway.gw.socket

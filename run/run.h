@@ -177,6 +177,15 @@ bool run_path_within(const char *path, const char *dir);
  */
 const char *run_audit_path(const char *override);
 
+/**
+ * run_audit_max_bytes() - the size cap of the audit log a launcher writes (run, mcp)
+ * @ret_max:	$WARDEN_AUDIT_MAX_BYTES (a number of bytes; 0: never rotate), else
+ *		AUDIT_DEFAULT_MAX_BYTES (64 MiB); set on success
+ *
+ * Return: 0, or -EINVAL when the variable is set but not a whole number of bytes.
+ */
+int run_audit_max_bytes(uint64_t *ret_max);
+
 /* What no policy grant may expose: the audit logs and the run state. */
 #define RUN_PROTECT_MAX 5
 
