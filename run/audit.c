@@ -121,6 +121,7 @@ int run_audit_start(struct run *r)
 				"run.start could not be written durably to %s: %s", path,
 				strerror(-ret));
 	r->audit.started = true;
+	r->audit.has_pos = audit_log_where(r->audit.log, &r->audit.start_pos) == 0;
 	return 0;
 }
 

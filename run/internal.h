@@ -110,6 +110,8 @@ struct run_input {
 struct run_audit {
 	struct audit_log *log;
 	bool started; /* run.start written */
+	bool has_pos; /* @start_pos is known */
+	struct audit_log_pos start_pos; /* where run.start ended: the denial block reads on */
 	uint64_t t0;
 	char fail_reason[1200];
 };
@@ -324,6 +326,16 @@ void run_audit_limits(struct run *r, struct run_outcome *o);
  * @flags:	AUDIT_WRITE_DURABLE or 0
  */
 void run_audit_exit(struct run *r, int status, int sig, const struct run_counts *c, unsigned flags);
+
+/**
+ * run_denials_report() - the end-of-run denial block on stderr (run/denials.c): the run's
+ * denials read back from the audit log, grouped, each with the policy line that would allow
+ * it; nothing with -q, in learn mode, or when nothing was denied
+ * @r:	the run, its run.exit written and its gateway stopped (its events are in the log)
+ * @c:	the gateway's counters (its denials count the ones a daemon wrote elsewhere); may be
+ *	NULL
+ */
+void run_denials_report(struct run *r, const struct run_counts *c);
 
 /**
  * run_audit_kill() - write "run.kill": `warden kill` asked the launcher to end the run

@@ -473,6 +473,7 @@ static int finish(struct run *r, struct run_outcome *o)
 		run_audit_sync(r);
 	}
 	run_stamp("handoff");
+	run_denials_report(r, &counts);
 	return o->status;
 }
 
