@@ -5,6 +5,7 @@
 #include "run/denials.h"
 #include "run/internal.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,14 @@
 
 /* is_host_name() - @s is a host name as network.allow takes it (folded, not an address) */
 static bool is_host_name(const char *s);
+
+/* an IPv4 or IPv6 address as text */
+static bool is_address(const char *s)
+{
+	unsigned char a[16];
+
+	return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
+}
 
 /* A path or name goes into a YAML "..." string as it is only without these. */
 static bool yaml_plain(const char *s)
@@ -57,13 +66,18 @@ static int net_facts(const struct audit_event *ev, struct facts *f)
 		   : wd_buf_puts(&f->what, ev->resource);
 	if (ret < 0 || !port || !ev->reason)
 		return ret;
-	if (strstr(ev->reason, "(no network.allow rule matches)") && is_host_name(ev->resource)) {
+	if (strstr(ev->reason, "(no network.allow rule matches)") && is_address(ev->resource)) {
+		ret = wd_buf_printf(&f->allow, "network.allow: [{cidr: \"%s/%d\", ports: [%lld]}]",
+				    ev->resource, strchr(ev->resource, ':') ? 128 : 32,
+				    (long long)ev->port);
+	} else if (strstr(ev->reason, "(no network.allow rule matches)") &&
+		   is_host_name(ev->resource)) {
 		ret = wd_buf_printf(&f->allow, "network.allow: [\"%s:%lld\"]", ev->resource,
 				    (long long)ev->port);
 		if (!ret)
 			ret = wd_buf_printf(&f->flag, "--allow %s:%lld", ev->resource,
 					    (long long)ev->port);
-	} else if (strstr(ev->reason, "no cidr rule allows") && ev->dst && yaml_plain(ev->dst)) {
+	} else if (strstr(ev->reason, "no cidr rule allows") && ev->dst && is_address(ev->dst)) {
 		ret = wd_buf_printf(&f->allow, "network.allow: [{cidr: \"%s/%d\", ports: [%lld]}]",
 				    ev->dst, strchr(ev->dst, ':') ? 128 : 32, (long long)ev->port);
 	}
