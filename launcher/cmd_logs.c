@@ -1,5 +1,5 @@
-/* cmd_logs.c - `warden logs`: show the audit log as a table or raw JSON lines, filter, tail,
- * follow. */
+/* cmd_logs.c - `warden logs`: show the audit log (its rotated ".1" file, then the current
+ * one) as a table or raw JSON lines; filter, then tail; follow. */
 #include "launcher/cli.h"
 #include "run/run.h"
 #include "audit/audit.h"
@@ -12,12 +12,36 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-/* Columns of the table (the last one, REASON, is not cut). */
-enum { W_TIME = 23, W_RUN = 16, W_TYPE = 5, W_ACTION = 14, W_VERDICT = 5, W_RESOURCE = 40 };
+/* Columns of the table. ACTION is as wide as the longest action we write and is never cut
+ * (a longer one from a newer writer pushes the row); REASON, the last, is cut only on
+ * housekeeping rows. */
+enum {
+	W_TIME = 23,
+	W_RUN = 16,
+	W_TYPE = 5,
+	W_ACTION = 22,
+	W_VERDICT = 8,
+	W_RESOURCE = 40,
+	W_HOUSEKEEPING_REASON = 60,
+};
 
 /* Lines shown before following when --tail is not given (as tail -f does). */
 #define FOLLOW_DEFAULT_TAIL 10
+/* Lines shown on a terminal when --tail is not given. */
+#define TERMINAL_DEFAULT_TAIL 50
+/* Runs an ambiguous --run prefix lists. */
+#define PREFIX_LIST_MAX 10
+
+/* Rows of a run's plumbing that the table hides unless --all (docs/audit.md, "Reading"):
+ * allowed events of type run that say how the run was built, not what it did. */
+static const char *const housekeeping[] = {
+    "run.gateway-register",
+    "run.gateway-unregister",
+    "run.liveness",
+    "run.mcp",
+};
 
 struct logs_opts {
 	const char *path;
@@ -28,7 +52,10 @@ struct logs_opts {
 	bool follow;
 	bool has_tail;
 	size_t tail;
+	bool tail_default; /* @tail is the terminal's default, not asked for */
 	const char *tool;
+	bool all;
+	size_t matched; /* events that passed the filters */
 };
 
 /* Keeps the last @cap matching lines (raw bytes) for --tail with filters. */
@@ -39,30 +66,37 @@ struct ring {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: warden logs [--tail N] [--follow] [--json] [--run ID] [--denied]\n"
-		"                   [--audit-log PATH] [--tool NAME] [--type TYPE]\n"
-		"\n"
-		"Show the audit log: one row per event (time in UTC, run, type, action,\n"
-		"allow/DENY, resource, reason), or the raw JSON lines with --json.\n"
-		"\n"
-		"  -n, --tail N          only the last N matching events\n"
-		"  -f, --follow          keep printing events as they are written (shows the\n"
-		"                        last %d first unless --tail is given)\n"
-		"      --json            print the log's own JSON lines\n"
-		"      --run ID          only events of run ID\n"
-		"      --denied          only denied events\n"
-		"      --audit-log PATH  read PATH (default: $WARDEN_AUDIT_LOG, else\n"
-		"                        ${XDG_STATE_HOME:-~/.local/state}/warden/audit.jsonl)\n"
-		"      --tool NAME       only events that happened while a call of the MCP\n"
-		"                        tool NAME was in flight (their `mcp` names it)\n"
-		"      --type TYPE       only events of TYPE: run, dns, net, file, limit, audit\n"
-		"  -h, --help            show this help\n"
-		"\n"
-		"Filters combine. Corrupt or torn lines are skipped and counted on stderr.\n"
-		"A log that does not exist yet is not an error. Exit: 0 ok, 2 usage error\n"
-		"or unreadable log.\n",
-		FOLLOW_DEFAULT_TAIL);
+	fprintf(
+	    f,
+	    "usage: warden logs [--tail N] [--follow] [--json] [--run ID] [--denied] [--all]\n"
+	    "                   [--audit-log PATH] [--tool NAME] [--type TYPE]\n"
+	    "\n"
+	    "Show the audit log: one row per event (time in UTC, run, type, action,\n"
+	    "allow/DENY or a run's exit status, resource, reason), or the raw JSON lines\n"
+	    "with --json. A rotated log's PATH.1 is read first, then PATH.\n"
+	    "\n"
+	    "  -n, --tail N          only the last N matching events (on a terminal, the\n"
+	    "                        last %d unless --tail is given)\n"
+	    "  -f, --follow          keep printing events as they are written (shows the\n"
+	    "                        last %d first unless --tail is given)\n"
+	    "      --json            print the log's own JSON lines (every event)\n"
+	    "      --run ID          only events of run ID, or of the one run whose id\n"
+	    "                        starts with ID\n"
+	    "      --denied          only denied events\n"
+	    "      --all             also the housekeeping rows the table hides (run.liveness,\n"
+	    "                        run.gateway-register, run.gateway-unregister, run.mcp)\n"
+	    "      --audit-log PATH  read PATH (default: $WARDEN_AUDIT_LOG, else\n"
+	    "                        ${XDG_STATE_HOME:-~/.local/state}/warden/audit.jsonl)\n"
+	    "      --tool NAME       only events that happened while a call of the MCP\n"
+	    "                        tool NAME was in flight (their `mcp` names it)\n"
+	    "      --type TYPE       only events of TYPE: run, dns, net, file, limit, mcp,\n"
+	    "                        audit\n"
+	    "  -h, --help            show this help\n"
+	    "\n"
+	    "Filters combine, and apply before --tail. Corrupt or torn lines are skipped\n"
+	    "and counted on stderr. A log that does not exist yet is not an error.\n"
+	    "Exit: 0 ok, 2 usage error, ambiguous --run or unreadable log.\n",
+	    TERMINAL_DEFAULT_TAIL, FOLLOW_DEFAULT_TAIL);
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -93,8 +127,8 @@ static int parse_count(const char *s, size_t *out)
 
 static int parse_args(int argc, char **argv, struct logs_opts *o)
 {
-	enum { OPT_JSON = 256, OPT_RUN, OPT_DENIED, OPT_LOG, OPT_TOOL, OPT_TYPE };
-	static const char *const types[] = {"run", "dns", "net", "file", "limit", "audit"};
+	enum { OPT_JSON = 256, OPT_RUN, OPT_DENIED, OPT_LOG, OPT_TOOL, OPT_TYPE, OPT_ALL };
+	static const char *const types[] = {"run", "dns", "net", "file", "limit", "mcp", "audit"};
 	static const struct option longopts[] = {
 	    {"tail", required_argument, NULL, 'n'},
 	    {"follow", no_argument, NULL, 'f'},
@@ -105,6 +139,7 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 	    {"help", no_argument, NULL, 'h'},
 	    {"tool", required_argument, NULL, OPT_TOOL},
 	    {"type", required_argument, NULL, OPT_TYPE},
+	    {"all", no_argument, NULL, OPT_ALL},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *override = NULL;
@@ -132,6 +167,9 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 		case OPT_DENIED:
 			o->denied = true;
 			break;
+		case OPT_ALL:
+			o->all = true;
+			break;
 		case OPT_LOG:
 			if (!*optarg)
 				return usage_error("--audit-log wants a path%s", "");
@@ -149,8 +187,8 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 					o->type = types[i];
 			if (!o->type)
 				return usage_error(
-				    "--type wants run, dns, net, file, limit or audit, "
-				    "not '%s'",
+				    "--type wants run, dns, net, file, limit, mcp or "
+				    "audit, not '%s'",
 				    optarg);
 			break;
 		case 'h':
@@ -167,6 +205,9 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 	if (o->follow && !o->has_tail) {
 		o->tail = FOLLOW_DEFAULT_TAIL;
 		o->has_tail = true;
+	} else if (!o->has_tail && !o->json && isatty(STDOUT_FILENO)) {
+		o->tail = TERMINAL_DEFAULT_TAIL;
+		o->has_tail = o->tail_default = true;
 	}
 	o->path = run_audit_path(override);
 	if (!o->path) {
@@ -195,6 +236,17 @@ static bool tool_in_flight(const struct audit_event *ev, const char *tool)
 	return found;
 }
 
+/* is_housekeeping() - an allowed event about the run's plumbing (the table hides it) */
+static bool is_housekeeping(const struct audit_event *ev)
+{
+	if (!ev->allowed || ev->type != AUDIT_TYPE_RUN)
+		return false;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(housekeeping); i++)
+		if (!strcmp(ev->action, housekeeping[i]))
+			return true;
+	return false;
+}
+
 static bool matches(const struct logs_opts *o, const struct audit_event *ev)
 {
 	if (o->tool && !tool_in_flight(ev, o->tool))
@@ -205,7 +257,15 @@ static bool matches(const struct logs_opts *o, const struct audit_event *ev)
 		return false;
 	if (o->denied && ev->allowed)
 		return false;
+	if (!o->all && !o->json && is_housekeeping(ev))
+		return false;
 	return true;
+}
+
+/* filtered() - whether any filter is set (else --tail may seek instead of reading all) */
+static bool filtered(const struct logs_opts *o)
+{
+	return o->run || o->denied || o->tool || o->type || (!o->all && !o->json);
 }
 
 /*
@@ -224,13 +284,34 @@ static void put_cell(struct wd_buf *b, const char *s, size_t width, bool pad)
 static void print_header(void)
 {
 	wd_say(stdout, "%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s", W_TIME, "TIME (UTC)", W_RUN, "RUN",
-	       W_TYPE, "TYPE", W_ACTION, "ACTION", W_VERDICT, "", W_RESOURCE, "RESOURCE", "REASON");
+	       W_TYPE, "TYPE", W_ACTION, "ACTION", W_VERDICT, "RESULT", W_RESOURCE, "RESOURCE",
+	       "REASON");
+}
+
+/* verdict() - the RESULT cell: allow or DENY; for run.exit the program's status ("exit 56",
+ * "SIGKILL"), and "FAIL 125" when warden itself ended the run */
+static const char *verdict(const struct audit_event *ev, char *buf, size_t size)
+{
+	const char *abbrev;
+
+	if (ev->type != AUDIT_TYPE_RUN || strcmp(ev->action, "run.exit") != 0 ||
+	    !(ev->has & AUDIT_HAS_EXIT))
+		return ev->allowed ? "allow" : "DENY";
+	if ((ev->has & AUDIT_HAS_SIGNAL) && ev->signal > 0 && ev->signal < 65 &&
+	    (abbrev = sigabbrev_np((int)ev->signal)))
+		snprintf(buf, size, "SIG%s", abbrev);
+	else if (ev->has & AUDIT_HAS_SIGNAL)
+		snprintf(buf, size, "sig %lld", (long long)ev->signal);
+	else
+		snprintf(buf, size, "%s %lld", ev->allowed ? "exit" : "FAIL", (long long)ev->exit);
+	return buf;
 }
 
 static void print_row(const struct audit_event *ev)
 {
 	struct wd_buf row = WD_BUF_INIT, res = WD_BUF_INIT;
-	char when[64] = "?";
+	char when[64] = "?", result[32];
+	int cols;
 	struct tm tm;
 
 	if (gmtime_r(&ev->ts.tv_sec, &tm))
@@ -255,13 +336,15 @@ static void print_row(const struct audit_event *ev)
 	wd_buf_puts(&row, "  ");
 	put_cell(&row, audit_event_type(ev), W_TYPE, true);
 	wd_buf_puts(&row, "  ");
-	put_cell(&row, ev->action, W_ACTION, true);
+	cols = wd_esc_append(&row, ev->action, 0); /* whole: never cut */
+	for (int c = cols > 0 ? cols : 0; c < W_ACTION; c++)
+		wd_buf_append(&row, " ", 1);
 	wd_buf_puts(&row, "  ");
-	put_cell(&row, ev->allowed ? "allow" : "DENY", W_VERDICT, true);
+	put_cell(&row, verdict(ev, result, sizeof(result)), W_VERDICT, true);
 	wd_buf_puts(&row, "  ");
 	put_cell(&row, wd_buf_cstr(&res), W_RESOURCE, true);
 	wd_buf_puts(&row, "  ");
-	put_cell(&row, ev->reason, 0, false);
+	put_cell(&row, ev->reason, is_housekeeping(ev) ? W_HOUSEKEEPING_REASON : 0, false);
 	while (row.len && row.data[row.len - 1] == ' ')
 		row.len--;
 	wd_buf_append(&row, "\n", 1);
@@ -325,7 +408,7 @@ static void report_skipped(unsigned long now, unsigned long *reported)
 }
 
 /* drain() - print (or keep for --tail) every event available now. Return: 0 or -errno. */
-static int drain(const struct logs_opts *o, struct audit_reader *r, struct ring *ring)
+static int drain(struct logs_opts *o, struct audit_reader *r, struct ring *ring)
 {
 	struct audit_event ev;
 	const char *line;
@@ -334,6 +417,7 @@ static int drain(const struct logs_opts *o, struct audit_reader *r, struct ring 
 
 	while ((ret = audit_reader_next(r, &ev)) == 1) {
 		if (matches(o, &ev)) {
+			o->matched++;
 			line = audit_reader_line(r, &len);
 			if (ring)
 				ret = ring_push(ring, line, len);
@@ -347,7 +431,7 @@ static int drain(const struct logs_opts *o, struct audit_reader *r, struct ring 
 	return ret;
 }
 
-static int follow(const struct logs_opts *o, struct audit_reader *r, unsigned long *reported)
+static int follow(struct logs_opts *o, struct audit_reader *r, unsigned long *reported)
 {
 	int ret;
 
@@ -363,34 +447,143 @@ static int follow(const struct logs_opts *o, struct audit_reader *r, unsigned lo
 	}
 }
 
+/* add_run() - note run id @id in @ids (distinct, at most PREFIX_LIST_MAX + 1 kept) */
+static void add_run(char **ids, size_t *n, const char *id)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp(ids[i], id))
+			return;
+	if (*n <= PREFIX_LIST_MAX && (ids[*n] = strdup(id)))
+		(*n)++;
+}
+
+/* scan_runs() - the run ids in @path that start with @prefix, into @ids. Return: 0 or -errno. */
+static int scan_runs(const char *path, const char *prefix, char **ids, size_t *n)
+{
+	struct audit_reader *r;
+	struct audit_event ev;
+	size_t plen = strlen(prefix);
+	int ret;
+
+	ret = audit_reader_open(path, 0, &r, NULL);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	while ((ret = audit_reader_next(r, &ev)) == 1) {
+		if (!strncmp(ev.run, prefix, plen) && *ev.run)
+			add_run(ids, n, ev.run);
+		audit_event_clear(&ev);
+	}
+	audit_reader_close(r);
+	return ret;
+}
+
+/*
+ * resolve_run() - --run ID as `warden kill` takes it: the run whose id is ID, else the one
+ * run whose id starts with ID; several: a usage error listing them. @o->run is replaced by
+ * the whole id (static storage). Return: 0, or WD_EXIT_USAGE.
+ */
+static int resolve_run(struct logs_opts *o, const char *old)
+{
+	static char whole[128];
+	char *ids[PREFIX_LIST_MAX + 1];
+	size_t n = 0;
+	bool exact = false;
+	int ret = 0;
+
+	if (!o->run)
+		return 0;
+	if (old)
+		ret = scan_runs(old, o->run, ids, &n);
+	if (ret == 0)
+		ret = scan_runs(o->path, o->run, ids, &n);
+	for (size_t i = 0; i < n; i++)
+		exact |= !strcmp(ids[i], o->run);
+	if (ret == 0 && n == 1 && !exact && strlen(ids[0]) < sizeof(whole)) {
+		strcpy(whole, ids[0]);
+		o->run = whole;
+	} else if (ret == 0 && n > 1 && !exact) {
+		wd_say(stderr, "warden logs: --run %s is ambiguous; it starts the ids of:", o->run);
+		for (size_t i = 0; i < n && i < PREFIX_LIST_MAX; i++)
+			wd_say(stderr, "  %s", ids[i]);
+		if (n > PREFIX_LIST_MAX)
+			fprintf(stderr, "  and more\n");
+		fprintf(stderr, "Give more of the id.\n");
+		ret = WD_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(ids[i]);
+	return ret < 0 ? 0 : ret; /* an unreadable log is reported when it is read */
+}
+
+/* read_rotated() - the events of the rotated file @old, into @ring (or printed) */
+static int read_rotated(struct logs_opts *o, const char *old, struct ring *ring,
+			unsigned long *skipped)
+{
+	struct audit_reader *r = NULL;
+	struct wd_err err = {0};
+	int ret;
+
+	ret = audit_reader_open(old, 0, &r, &err);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0) {
+		wd_say(stderr, "warden logs: %s", err.msg);
+		return ret;
+	}
+	ret = drain(o, r, ring);
+	*skipped = audit_reader_skipped(r);
+	audit_reader_close(r);
+	return ret;
+}
+
 int cmd_logs(int argc, char **argv)
 {
 	struct logs_opts o = {0};
 	struct audit_reader *r = NULL;
 	struct ring ring = {0};
-	unsigned long reported = 0;
+	unsigned long reported = 0, old_skipped = 0, old_reported = 0;
 	struct wd_err err = {0};
 	struct stat st;
+	char *old = NULL;
+	bool have_old;
 	int ret, status = WD_EXIT_OK;
 
 	ret = parse_args(argc, argv, &o);
 	if (ret)
 		return ret < 0 ? WD_EXIT_OK : ret;
-	if (stat(o.path, &st) < 0 && errno == ENOENT) {
+	if (asprintf(&old, "%s" AUDIT_ROTATED_SUFFIX, o.path) < 0)
+		return WD_EXIT_INTERNAL;
+	have_old = stat(old, &st) == 0;
+	ret = resolve_run(&o, have_old ? old : NULL);
+	if (ret) {
+		free(old);
+		return ret;
+	}
+	if (stat(o.path, &st) < 0 && errno == ENOENT && !have_old) {
 		wd_say(stderr, "warden logs: no audit log at %s yet%s", o.path,
 		       o.follow ? "; waiting for it" : "");
-		if (!o.follow)
+		if (!o.follow) {
+			free(old);
 			return WD_EXIT_OK;
+		}
 	}
 	ret = audit_reader_open(o.path, o.follow ? AUDIT_READER_FOLLOW : 0, &r, &err);
-	if (ret < 0) {
+	if (ret == -ENOENT && have_old) {
+		ret = 0; /* only the rotated file (the next writer makes the path again) */
+	} else if (ret < 0) {
 		wd_say(stderr, "warden logs: %s", err.msg);
+		free(old);
 		return WD_EXIT_USAGE;
 	}
 	if (o.has_tail) {
-		/* Without filters, start near the end instead of reading it all. */
-		if ((!o.run && !o.denied && !o.tool) || o.tail == 0)
-			ret = audit_reader_tail(r, o.tail);
+		/* Without filters and a rotated file, start near the end instead of reading all. */
+		if ((!filtered(&o) && !have_old) || o.tail == 0) {
+			if (r)
+				ret = audit_reader_tail(r, o.tail);
+			have_old = false;
+		}
 		if (ret == 0 && o.tail > 0) {
 			ring.cap = o.tail;
 			ring.lines = calloc(o.tail, sizeof(*ring.lines));
@@ -400,11 +593,22 @@ int cmd_logs(int argc, char **argv)
 	}
 	if (!o.json)
 		print_header();
-	if (ret == 0 && (!o.has_tail || ring.cap))
+	if (ret == 0 && have_old && (!o.has_tail || ring.cap))
+		ret = read_rotated(&o, old, o.has_tail ? &ring : NULL, &old_skipped);
+	if (ret == 0 && r && (!o.has_tail || ring.cap))
 		ret = drain(&o, r, o.has_tail ? &ring : NULL);
 	ring_flush(&o, &ring);
-	report_skipped(audit_reader_skipped(r), &reported);
-	if (ret == 0 && o.follow)
+	report_skipped(old_skipped, &old_reported);
+	if (r)
+		report_skipped(audit_reader_skipped(r), &reported);
+	if (ret == 0 && o.tail_default && o.matched > o.tail) {
+		fflush(stdout);
+		fprintf(stderr,
+			"warden logs: the last %zu of %zu events (all of them: --tail %zu, or pipe "
+			"the output)\n",
+			o.tail, o.matched, o.matched);
+	}
+	if (ret == 0 && o.follow && r)
 		ret = follow(&o, r, &reported);
 	if (ret < 0) {
 		fflush(stdout);
@@ -412,6 +616,7 @@ int cmd_logs(int argc, char **argv)
 		status = WD_EXIT_USAGE;
 	}
 	free(ring.lines);
+	free(old);
 	audit_reader_close(r);
 	return status;
 }

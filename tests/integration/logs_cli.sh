@@ -88,6 +88,72 @@ check "--tail with a filter counts matching events" bash -c 'grep -q "net.connec
 check "--tail 0 shows nothing" test ! -s "$T/tail0"
 check "control: --tail 2 showed something (the same test)" test -s "$T/tail"
 
+# issue 27, item 5: filters before the tail, the result column, whole action names,
+# housekeeping hidden unless --all, --run by prefix, --type mcp, a default tail on a terminal
+L5=$T/five.jsonl
+{
+	ev ab12 run run.start true /usr/bin/curl "" ',"command":["curl"]'
+	ev ab12 run run.gateway-register true wd-ab12 "registered with the gateway"
+	ev ab12 run run.liveness true warden-liveness.check.invalid "$(printf 'the liveness check %.0s' $(seq 1 12))"
+	ev ab12 run run.mcp true /usr/bin/curl "attribution off"
+	for i in $(seq 1 30); do
+		ev ab12 net net.connect false "n$i.test" "no rule" ',"port":443'
+		ev ab12 dns dns.query true "q$i.test" "allowed"
+	done
+	ev ab12 mcp mcp.allowlist.request false other.test "request 1: pending a person's approval"
+	ev ab12 run run.gateway-unregister true wd-ab12 "unregistered from the gateway"
+	ev ab12 run run.exit true /usr/bin/curl "" ',"exit":56,"duration_ms":3'
+	ev ab34 run run.start true /bin/sh "" ',"command":["sh"]'
+	ev ab34 run run.exit true /bin/sh "" ',"exit":137,"signal":9,"duration_ms":3'
+	ev cd56 run run.start true /bin/sh "" ',"command":["sh"]'
+} >"$L5"
+chmod 600 "$L5"
+"$W" logs --audit-log "$L5" --type net --tail 3 >"$T/t3" 2>&1
+check "--type net --tail 3: the last three net events (filters apply before the tail)" bash -c \
+	'[ "$(sed 1d "$1" | wc -l)" -eq 3 ] && sed -n 2p "$1" | grep -q "n28.test:443" && sed -n 4p "$1" | grep -q "n30.test:443"' _ "$T/t3"
+check "control: --type net alone has 30 rows" test "$("$W" logs --audit-log "$L5" --type net | sed 1d | wc -l)" -eq 30
+"$W" logs --audit-log "$L5" >"$T/five" 2>&1
+check "run.exit shows the program's exit status, not allow" grep -qE ' run\.exit +exit 56 ' "$T/five"
+check "run.exit of a signalled program shows the signal" grep -qE ' run\.exit +SIGKILL ' "$T/five"
+check "action names are whole (mcp.allowlist.request)" grep -q ' mcp\.allowlist\.request ' "$T/five"
+check "--type mcp is accepted and keeps mcp events" bash -c \
+	'"$1" logs --audit-log "$2" --type mcp | sed 1d | grep -c . | grep -qx 1' _ "$W" "$L5"
+for h in run.liveness run.gateway-register run.gateway-unregister run.mcp; do
+	check "housekeeping $h is hidden by default" bash -c '! grep -q " $1 " "$2"' _ "$h" "$T/five"
+done
+"$W" logs --audit-log "$L5" --all >"$T/all" 2>&1
+check "--all shows the housekeeping rows" test "$(grep -cE ' run\.(liveness|gateway-register|gateway-unregister|mcp) ' "$T/all")" -eq 4
+check "--all: no 200-character reason in the table (rows stay short)" \
+	test "$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$T/all")" -le 200
+check "control: the liveness reason in the log is that long" \
+	test "$(jq -r 'select(.action == "run.liveness") | .reason | length' "$L5")" -gt 200
+"$W" logs --audit-log "$L5" --run ab1 --json >"$T/pfx" 2>&1
+check "--run takes a unique prefix of a run id" bash -c \
+	'[ "$(wc -l <"$1")" -gt 30 ] && ! grep -qv "\"run\":\"ab12\"" "$1"' _ "$T/pfx"
+"$W" logs --audit-log "$L5" --run ab >"$T/amb.out" 2>"$T/amb.err"
+st=$?
+check "--run with an ambiguous prefix: exit 2, listing the runs" bash -c \
+	'[ $1 -eq 2 ] && grep -q "ambiguous" "$2" && grep -q "ab12" "$2" && grep -q "ab34" "$2"' _ $st "$T/amb.err"
+check "--run with an unknown id prints no row, exit 0" bash -c \
+	'"$1" logs --audit-log "$2" --run zz --json >"$3/zz" && ! [ -s "$3/zz" ]' _ "$W" "$L5" "$T"
+# a terminal gets the last 50 events unless --tail says otherwise
+script -qec "$W logs --audit-log $L5 --all" /dev/null >"$T/tty" 2>&1
+check "on a terminal: a default tail of 50 events" test "$(grep -c ' ab[0-9][0-9] \| cd56 ' "$T/tty")" -eq 50
+script -qec "$W logs --audit-log $L5 --all --tail 60" /dev/null >"$T/tty60" 2>&1
+check "control: --tail 60 on a terminal shows 60" test "$(grep -c ' ab[0-9][0-9] \| cd56 ' "$T/tty60")" -eq 60
+check "control: not a terminal: every event" test "$(sed 1d "$T/all" | wc -l)" -eq "$(wc -l <"$L5")"
+
+# rotation: the ".1" file is read first, then the current one
+ev rot1 run run.start true old.test "" >"$T/rot.jsonl.1"
+ev rot2 run run.start true new.test "" >"$T/rot.jsonl"
+chmod 600 "$T/rot.jsonl" "$T/rot.jsonl.1"
+"$W" logs --audit-log "$T/rot.jsonl" --json >"$T/rot" 2>&1
+check "logs reads LOG.1 then LOG" bash -c '[ "$(jq -r .run "$1" | tr "\n" " ")" = "rot1 rot2 " ]' _ "$T/rot"
+"$W" logs --audit-log "$T/rot.jsonl" --json --tail 1 >"$T/rot1" 2>&1
+check "--tail counts across both" bash -c '[ "$(jq -r .run "$1")" = rot2 ]' _ "$T/rot1"
+"$W" logs --audit-log "$T/rot.jsonl" --json --tail 2 >"$T/rot2" 2>&1
+check "--tail 2 reaches into LOG.1" bash -c '[ "$(jq -r .run "$1" | tr "\n" " ")" = "rot1 rot2 " ]' _ "$T/rot2"
+
 # the log path
 WARDEN_AUDIT_LOG=$L "$W" logs --json >"$T/env" 2>/dev/null
 check "WARDEN_AUDIT_LOG names the log" cmp -s "$T/env" "$T/json"
