@@ -351,6 +351,7 @@ json_t *mcp_set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 				  "request %s: the agent asks to add %s; pending a person's "
 				  "approval",
 				  q->id, q->name);
+			approval_announce(stderr, q);
 			json_array_append_new(
 			    pending, json_pack("{s:s, s:s}", "name", q->name, "request", q->id));
 			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),

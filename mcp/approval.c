@@ -287,6 +287,15 @@ int approval_open_mine(int *ret_fd, char *why, size_t size)
 	return ret;
 }
 
+void approval_announce(FILE *f, const struct approval_req *req)
+{
+	wd_say(f,
+	       "warden mcp: approval needed: the agent asks to add %s to %s%s (request %s); a "
+	       "person decides: warden allowlist approve %s, or warden allowlist deny %s",
+	       req->name, req->run[0] ? "run " : "the allowlist of new runs", req->run, req->id,
+	       req->id, req->id);
+}
+
 int approval_ask(const char *run, const char *by, char *const *names, int n, char *why, size_t size)
 {
 	size_t off;

@@ -13,6 +13,8 @@
 
 #include "common/common.h"
 
+#include <stdio.h>
+
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -105,6 +107,13 @@ int approval_list(int dfd, int (*fn)(const struct approval_req *req, void *arg),
  * Return: 0, -ENOENT (no state folder: HOME and XDG_STATE_HOME unset), or a negative errno.
  */
 int approval_open_mine(int *ret_fd, char *why, size_t size);
+
+/**
+ * approval_announce() - say on @f (the server's stderr: the person running it, not the model)
+ * that request @req waits for a person's approval, and the commands that decide it; the name
+ * and run are escaped (wd_say())
+ */
+void approval_announce(FILE *f, const struct approval_req *req);
 
 /**
  * approval_ask() - one pending request per name in the caller's store, for run @run (no

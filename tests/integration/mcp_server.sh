@@ -128,6 +128,12 @@ check "removal: a new run no longer reaches allowed.test (denial listed)" jq -e 
 check "control: other.test is denied before any request" jq -e '.denied_before.exit != 0' <<<"$L"
 check "the addition answers pending approval REQUEST-ID" jq -e \
 	'.add.text | test("pending approval [0-9a-f]{32}")' <<<"$L"
+req=$(jq -r .request <<<"$L")
+check "the server's stderr announces the pending request, its id and how to decide" grep -qE \
+	"^warden mcp: approval needed: the agent asks to add other\\.test to (run [0-9a-f]+|the allowlist of new runs) \\(request $req\\); a person decides: warden allowlist approve $req, or warden allowlist deny $req\$" \
+	"$T/server.err"
+check "... and the audit log has it (mcp.allowlist.request)" jq -e -s --arg q "$req" \
+	'any(.[]; .action == "mcp.allowlist.request" and .resource == "other.test" and (.reason | contains($q)))' "$A"
 check "while pending, other.test stays denied" jq -e '.denied_pending.exit != 0 and
 	any(.denied_pending.denials[]; .host == "other.test")' <<<"$L"
 check "warden allowlist pending lists the request" jq -e '.request as $id |
