@@ -131,7 +131,8 @@ fail:
 	return run_fail(r, "stdio", NULL, "the program's stdio pipes: %s", strerror(errno));
 }
 
-/* the event that attribution is off for the run (once), relaying unaffected */
+/* the event that attribution is off for the run (once, and only for a program that spoke
+ * JSON-RPC before), relaying unaffected */
 static void say_off(struct run *r)
 {
 	char why[400];
@@ -139,6 +140,8 @@ static void say_off(struct run *r)
 	if (r->sandbox.io.told_off || !r->sandbox.io.track.off)
 		return;
 	r->sandbox.io.told_off = true;
+	if (!r->sandbox.io.track.looked_mcp)
+		return; /* not an MCP program: nothing was attributed, nothing to say */
 	snprintf(why, sizeof(why),
 		 "MCP tool-call attribution off for the rest of the run: %s; "
 		 "stdio is still relayed unchanged",

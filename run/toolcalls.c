@@ -8,7 +8,8 @@
  * to client: a response (no method, an id, result or error) ends the call of that id. Ids are
  * compared as compact JSON text, so 7 and "7" stay apart, as JSON-RPC says. Anything else is
  * relayed without a look. What is not JSON-RPC turns attribution off for the run: its calls
- * end, and the reason is kept for the one event the relay writes. */
+ * end, and the reason is kept for the one event the relay writes, when an earlier line was
+ * JSON-RPC (looked_mcp): a program that never spoke it gets no event. */
 #include "run/toolcalls.h"
 #include "run/run.h"
 
@@ -178,6 +179,15 @@ static bool blank(const char *s, size_t n)
 	return true;
 }
 
+/* a JSON-RPC message ({"jsonrpc": "2.0", ...}) or a batch that starts with one: the program
+ * speaks MCP, so attribution going off later is news (a plain program's output is not) */
+static bool looks_rpc(const json_t *j)
+{
+	if (json_is_array(j))
+		j = json_array_get(j, 0);
+	return json_is_object(j) && json_is_string(json_object_get(j, "jsonrpc"));
+}
+
 /* a complete line; true when the calls in flight changed */
 static bool line_done(struct run_toolcalls *t, enum mcp_dir d, const char *s, size_t n)
 {
@@ -200,6 +210,7 @@ static bool line_done(struct run_toolcalls *t, enum mcp_dir d, const char *s, si
 		run_toolcalls_stop(t, why);
 		return changed;
 	}
+	t->looked_mcp |= looks_rpc(j);
 	if (json_is_object(j))
 		changed = message(t, d, j);
 	else

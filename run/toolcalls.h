@@ -70,6 +70,7 @@ struct mcp_tool_count {
  */
 struct run_toolcalls {
 	bool off;
+	bool looked_mcp; /* a line was a JSON-RPC message: "attribution off" is worth saying */
 	char why[256];
 	struct wd_buf line[2];
 	uint64_t lineno[2];

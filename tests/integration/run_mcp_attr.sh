@@ -110,8 +110,13 @@ check_eq "10 MiB of random bytes through cat: the status" 0 echo "$?"
 check_eq "10 MiB of random bytes through cat come back byte-identical" \
 	"$(sha256sum <"$T/random.bin")" sha256sum <"$T/random.out"
 RUN2=$(jq -r -s '[.[] | select(.action == "run.start")] | last | .run' "$A")
-check_eq "random bytes: attribution off, said once" 1 jq -s --arg r "$RUN2" \
+check_eq "random bytes: not an MCP program, so no run.mcp note (issue 27)" 0 jq -s --arg r "$RUN2" \
 	'[.[] | select(.run == $r and .action == "run.mcp")] | length' "$A"
+printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize"}' 'then plain text' >"$T/mixed.txt"
+in_run -p "$T/cat.yaml" -- /bin/cat <"$T/mixed.txt" >/dev/null
+RUN2B=$(jq -r -s '[.[] | select(.action == "run.start")] | last | .run' "$A")
+check_eq "JSON-RPC, then a line that is not: attribution off, said once" 1 jq -s --arg r "$RUN2B" \
+	'[.[] | select(.run == $r and .action == "run.mcp" and (.reason | test("line 2 .* is not JSON")))] | length' "$A"
 check "random bytes: run.exit says attribution was off" jq -e -s --arg r "$RUN2" \
 	'.[] | select(.run == $r and .action == "run.exit") | .mcp.attribution | startswith("off:")' "$A"
 

@@ -190,6 +190,24 @@ static void test_off(void **state)
 	assert_true(t.off);
 	assert_non_null(strstr(t.why, "neither an object nor a batch"));
 	run_toolcalls_free(&t);
+	/* a plain program (its first line is text) did not look like MCP: the relay says
+	 * nothing of attribution; one that spoke JSON-RPC first did (issue 27) */
+	run_toolcalls_init(&t);
+	assert_int_equal(feed(&t, MCP_S2C, "total 0\n"), 0);
+	assert_true(t.off);
+	assert_false(t.looked_mcp);
+	run_toolcalls_free(&t);
+	run_toolcalls_init(&t);
+	feed(&t, MCP_C2S, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\"}\n");
+	feed(&t, MCP_S2C, "not json\n");
+	assert_true(t.off);
+	assert_true(t.looked_mcp);
+	run_toolcalls_free(&t);
+	run_toolcalls_init(&t);
+	feed(&t, MCP_C2S, "[{\"jsonrpc\":\"2.0\",\"method\":\"n\"}]\n");
+	assert_true(t.looked_mcp);
+	assert_false(t.off);
+	run_toolcalls_free(&t);
 	/* a line over the cap, fed in pieces */
 	run_toolcalls_init(&t);
 	big = malloc(1 << 20);
