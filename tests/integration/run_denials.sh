@@ -82,6 +82,29 @@ check "at most 10 lines in the block" test "$(sed -n '/denials in this run/,$p' 
 check "the rest: and N more, with the command that lists them" \
 	grep -qE "^  and [0-9]+ more: warden logs --run $r --denied\$" "$T/err"
 
+echo "# the log rotates at WARDEN_AUDIT_MAX_BYTES; the block and warden logs read both files"
+R=$T/rot/audit.jsonl
+mkdir -m 0700 "$T/rot"
+# filler: one valid event of ~7000 bytes
+printf '{"ts":"2026-11-29T10:14:00Z","run":"filler","type":"run","action":"run.exit","allowed":true,"resource":"x","reason":"%s"}\n' \
+	"$(head -c 6900 /dev/zero | tr '\0' 'x')" >"$R"
+chmod 600 "$R"
+WARDEN_AUDIT_MAX_BYTES=8000 in_host "$W" run --audit-log "$R" -p "$T/net.yaml" -- \
+	sh -c "$(denied); $(denied); $(denied); true" >"$T/out" 2>"$T/err"
+check "control: the run succeeded" test $? -eq 0
+check "the log was rotated: LOG.1 holds the old part" test -s "$R.1"
+check "... and the new LOG stays under the cap" test "$(stat -c %s "$R")" -le 8000
+r=$(jq -r -s '[.[] | select(.action == "run.start")] | last | .run' "$R.1" "$R" 2>/dev/null)
+check "run.start is in LOG.1, run.exit in LOG (the run spans both)" bash -c \
+	'jq -e -s --arg r "$3" "any(.[]; .run == \$r and .action == \"run.start\")" "$1" &&
+	 jq -e -s --arg r "$3" "any(.[]; .run == \$r and .action == \"run.exit\")" "$2"' _ "$R.1" "$R" "$r" 2>/dev/null
+check "the block still counts the run's three denials" grep -qF "warden run: 3 denials in this run" "$T/err"
+check "warden logs --run shows the run from both files" bash -c \
+	'"$1" logs --audit-log "$2" --run "$3" --json | jq -e -s "(map(.action) | index(\"run.start\")) != null and (map(.action) | index(\"run.exit\")) != null"' _ "$W" "$R" "$r"
+WARDEN_AUDIT_MAX_BYTES=lots in_host "$W" run --audit-log "$R" -p "$T/net.yaml" -- true 2>"$T/err"
+check "a bad WARDEN_AUDIT_MAX_BYTES: the run does not start (exit 125) and says why" bash -c \
+	'[ $1 -eq 125 ] && grep -q "WARDEN_AUDIT_MAX_BYTES" "$2"' _ $? "$T/err"
+
 echo "# an address and a name with terminal escapes"
 wr -- sh -c "curl -sS --max-time 8 -o /dev/null --noproxy '*' http://203.0.113.11:8080/;
 	dig +short +tries=1 +time=3 \$'evil\\033[31m.test'; true" >"$T/out" 2>"$T/err"
