@@ -1,7 +1,7 @@
 /* denials.c - the end-of-run denial block of `warden run`: the run's denials read back from
  * the audit log (the gateway's and the launcher's, by run id, from just after run.start),
  * grouped by what was refused, each with how often, its denial id and the policy line that
- * would allow it; printed on stderr unless -q (docs/run.md, "The denial block"). */
+ * would allow it; printed on stderr unless -q (warden(1), THE RUN, step 8). */
 #include "run/denials.h"
 #include "run/internal.h"
 

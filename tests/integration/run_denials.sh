@@ -52,6 +52,20 @@ check "warden logs finds the denial id the block gave" bash -c \
 	'"$1" logs --audit-log "$2" --run "$3" --denied --json | grep -qF "\"denial_id\":\"$4\""' _ "$W" "$A" "$r" "$last_id"
 check "the block is short (at most 10 lines of warden's)" test "$(grep -c -v '^curl:' "$T/err")" -le 11
 
+echo "# a file the policy does not grant (audit.files: denied)"
+echo secret >"$T/secret.txt"
+chmod 0644 "$T/secret.txt"
+{ cat "$T/net.yaml"; printf '%s\n' "audit:" "  files: denied"; } >"$T/files.yaml"
+in_host "$W" run --audit-log "$A" -p "$T/files.yaml" -- sh -c "cat '$T/secret.txt'; true" >"$T/out" 2>"$T/err"
+check "control: the program could not read it" bash -c '! grep -q secret "$1"' _ "$T/out"
+check "the block names the file and the read" grep -qF "  $T/secret.txt  file read, " "$T/err"
+check "... with the filesystem.read line that grants it" \
+	grep -qF "    to allow it: filesystem.read: [\"$T/secret.txt\"]  (or warden run --read $T/secret.txt)" "$T/err"
+sed -i "s|^  read: \[\"$LAB_CA\"\]\$|  read: [\"$LAB_CA\", \"$T/secret.txt\"]|" "$T/files.yaml"
+check "setup: the line is in the policy" grep -qF "\"$T/secret.txt\"]" "$T/files.yaml"
+in_host "$W" run --audit-log "$A" -p "$T/files.yaml" -- cat "$T/secret.txt" >"$T/out" 2>"$T/err"
+check "with it, the program reads the file, and no block" bash -c 'grep -q secret "$1" && ! grep -q denial "$2"' _ "$T/out" "$T/err"
+
 echo "# the policy line it gives does allow the name"
 sed -i 's/^    - {host: allowed.test, ports: \[443\]}$/&\n    - "other.test:443"/' "$T/net.yaml"
 check "setup: the line is in the policy" grep -q '"other.test:443"' "$T/net.yaml"
