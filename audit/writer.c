@@ -332,16 +332,19 @@ static int follow_path(struct audit_log *log, size_t n)
 		if (rename(log->path, log->rotated) < 0)
 			return 0;
 	}
-	if (audit_log_open(log->path, &fresh, NULL) < 0)
+	if (audit_log_open(log->path, &fresh, NULL) < 0 || !fresh)
 		return 0;
 	flock(log->fd, LOCK_UN);
 	wd_closep(&log->fd);
 	wd_closep(&log->rfd);
 	log->fd = fresh->fd;
 	log->rfd = fresh->rfd;
-	fresh->fd = fresh->rfd = -1;
 	log->end = -1;
-	audit_log_close(fresh);
+	/* only its descriptors were wanted: nothing queued, nothing shipped, nothing to flush */
+	wd_buf_free(&fresh->buf);
+	wd_buf_free(&fresh->queue);
+	free(fresh->rotated);
+	free(fresh);
 	return 1;
 }
 

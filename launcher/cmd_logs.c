@@ -382,6 +382,8 @@ static int ring_push(struct ring *r, const char *line, size_t len)
 
 static void ring_flush(const struct logs_opts *o, struct ring *r)
 {
+	if (!r->cap)
+		return;
 	for (size_t i = 0; i < r->count; i++) {
 		char *line = r->lines[(r->head + i) % r->cap];
 		struct audit_event ev;

@@ -132,10 +132,12 @@ static int limit_facts(const struct audit_event *ev, struct facts *f)
 	f->kind = "limit";
 	ret = wd_buf_puts(&f->what, ev->action);
 	for (size_t i = 0; !ret && i < WD_ARRAY_SIZE(keys); i++)
-		if (!strcmp(ev->action, keys[i].action) && (ev->has & AUDIT_HAS_LIMIT))
+		if (!strcmp(ev->action, keys[i].action) && (ev->has & AUDIT_HAS_LIMIT)) {
+			long long now = ev->limit / keys[i].unit;
+
 			ret = wd_buf_printf(&f->allow, "limits.%s: %lld  (now %lld)", keys[i].key,
-					    (long long)(2 * (ev->limit / keys[i].unit)),
-					    (long long)(ev->limit / keys[i].unit));
+					    2 * now, now);
+		}
 	return ret;
 }
 
@@ -252,7 +254,7 @@ static int render_group(const struct run_denial *g, struct wd_buf *out)
 int run_denials_render(const struct run_denials *d, const char *run_id, int64_t gw_denied,
 		       struct wd_buf *out)
 {
-	uint64_t shown = 0, unseen;
+	uint64_t shown = 0, unseen, all, more;
 	size_t lines = 1, i;
 	int ret;
 
@@ -260,11 +262,11 @@ int run_denials_render(const struct run_denials *d, const char *run_id, int64_t 
 	    gw_denied > 0 && (uint64_t)gw_denied > d->total ? (uint64_t)gw_denied - d->total : 0;
 	if (!d->total && !unseen)
 		return 0;
+	all = d->total + unseen;
 	ret = wd_buf_printf(out,
 			    "warden run: %llu denial%s in this run (all of them: warden logs "
 			    "--run %s --denied)\n",
-			    (unsigned long long)(d->total + unseen),
-			    d->total + unseen == 1 ? "" : "s", run_id);
+			    (unsigned long long)all, all == 1 ? "" : "s", run_id);
 	/* two lines a group; the last line is kept for "and N more" when some do not fit */
 	for (i = 0; !ret && i < d->n; i++) {
 		size_t room = RUN_DENIALS_MAX_LINES - lines - (unseen ? 1 : 0);
@@ -275,9 +277,10 @@ int run_denials_render(const struct run_denials *d, const char *run_id, int64_t 
 		lines += 2;
 		shown += d->v[i].count;
 	}
-	if (!ret && d->total > shown) {
+	more = d->total > shown ? d->total - shown : 0;
+	if (!ret && more) {
 		ret = wd_buf_printf(out, "  and %llu more: warden logs --run %s --denied\n",
-				    (unsigned long long)(d->total - shown), run_id);
+				    (unsigned long long)more, run_id);
 		lines++;
 	}
 	if (!ret && unseen) {

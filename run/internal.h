@@ -109,8 +109,8 @@ struct run_input {
 /* audit.c: the run's own events */
 struct run_audit {
 	struct audit_log *log;
-	bool started; /* run.start written */
-	bool has_pos; /* @start_pos is known */
+	bool started;			/* run.start written */
+	bool has_pos;			/* @start_pos is known */
 	struct audit_log_pos start_pos; /* where run.start ended: the denial block reads on */
 	uint64_t t0;
 	char fail_reason[1200];

@@ -120,7 +120,7 @@ static void test_dns_file_limit_lines(void **state)
 				  .action = "limit.memory",
 				  .resource = "/bin/x",
 				  .has = AUDIT_HAS_LIMIT,
-				  .limit = 256ll << 20};
+				  .limit = 256LL << 20};
 	struct audit_event summary = {.run = "r1",
 				      .type = AUDIT_TYPE_FILE,
 				      .action = "file.open",
