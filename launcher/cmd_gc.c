@@ -44,6 +44,9 @@ static int gc_rootless(bool quiet)
 		return WD_EXIT_FOUND;
 	}
 	snprintf(runs_dir, sizeof(runs_dir), "%s/runs", dir);
+	if (run_crashed_log(runs_dir, NULL, &err))
+		wd_say(stderr, "warden gc: %s", err.msg);
+	wd_err_clear(&err);
 	if (run_gc(runs_dir, &runs, &err)) {
 		wd_say(stderr, "warden gc: %s", err.msg);
 		return WD_EXIT_FOUND;
@@ -100,6 +103,11 @@ int cmd_gc(int argc, char **argv)
 		conf_free(&gwc); /* gc needs its pools, not its ceiling */
 	} else {
 		conf_defaults(&gwc);
+	}
+	wd_err_clear(&err);
+	if (run_crashed_log(RUN_STATE_DIR, NULL, &err)) {
+		wd_say(stderr, "warden gc: %s", err.msg);
+		ret = WD_EXIT_FOUND;
 	}
 	wd_err_clear(&err);
 	if (run_gc(RUN_STATE_DIR, &runs, &err)) {

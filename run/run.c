@@ -230,6 +230,11 @@ static int stage_id(struct run *r)
 
 	if (make_id(r))
 		return run_fail(r, "prerequisites", NULL, "no randomness for the run id");
+	/* first the run.exit each dead launcher did not write (a long-lived `warden mcp` starts
+	 * runs without passing launcher/main.c's check again) */
+	wd_err_clear(&err);
+	if (run_crashed_log(r->runs_dir, NULL, &err))
+		wd_say(stderr, "warden run: crashed runs: %s", err.msg);
 	wd_err_clear(&err);
 	if (run_gc(r->runs_dir, &n, &err))
 		wd_say(stderr, "warden run: gc: %s", err.msg);
