@@ -119,6 +119,42 @@ for mode in root rootless; do
 	check_eq "$mode: ... and no other" 1 exits "$A" "$ID"
 done
 
+# --- what stays between runs by design (root mode, in the lab's host namespace): the pool's
+# networks with their holder processes, and the `inet warden` table
+check "a root run with a pool of 2 exits 0" in_host env WARDEN_POOL=2 "$W" run -q \
+	--audit-log "$T/root.jsonl" -p "$P" -- /bin/true
+holders() { in_host "$W" status --json | jq '[.pool[] | select(.alive)] | length'; }
+pool_ready() { [[ $(holders) -ge 2 ]]; }
+check "the pool fills: warden status --json lists two networks with live holders" lab_wait 30 pool_ready
+check "warden status shows the holders" lab_match '^pool: 2 networks, 2 held by warden-pool processes' \
+	in_host "$W" status
+check "... and the table" lab_match '^nft: table inet warden installed' in_host "$W" status
+check "control: the holders run" test -n "$(pgrep -x warden-pool)"
+check "control: the table is in the lab's host namespace" in_host nft list table inet warden
+# a live root-mode run: --all refuses and removes nothing
+MARK=$((5000 + RANDOM % 1000))
+in_host env WARDEN_POOL=0 "$W" run -q --audit-log "$T/root.jsonl" -p "$P" -- sleep "$MARK" \
+	</dev/null >/dev/null 2>&1 &
+BG=$!
+check "a live run's program is running" lab_wait 20 prog_pid "$MARK"
+check_fails --denied 1 "warden gc --all refuses while a root-mode run is live" in_host "$W" gc --all
+gc_all_says() { in_host "$W" gc --all 2>&1 | grep -q "$1"; }
+check "... and says why" gc_all_says "root-mode run is live"
+check "... the table is still there" in_host nft list table inet warden
+check "... holders too" test -n "$(pgrep -x warden-pool)"
+ID=$(id_of "$T/root.jsonl" "$MARK")
+check "the live run is stopped (warden kill)" in_host "$W" kill "$ID"
+wait "$BG" 2>/dev/null
+no_runs() { [[ $(in_host "$W" status --json | jq '.runs | length') == 0 ]]; }
+check "no run is live (its teardown done)" lab_wait 30 no_runs
+check "warden gc --all removes the rest" gc_all_says "nft table inet warden removed"
+pool_len() { in_host "$W" status --json | jq '.pool | length'; }
+check_eq "... the pool is empty" 0 pool_len
+no_holders() { [[ -z $(pgrep -x warden-pool) ]]; }
+check "... no holder process is left" lab_wait 10 no_holders
+check_fails "... the table is gone from the lab's host namespace" in_host nft list table inet warden
+check "... warden status shows neither" lab_no_match '^(pool|nft):' in_host "$W" status
+
 # the event as the schema says (the field is declared, a boolean)
 check_eq "the schema declares crashed as a boolean" boolean \
 	jq -r '.properties.crashed.type' "$SRC/docs/audit-event.schema.json"
