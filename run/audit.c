@@ -73,8 +73,11 @@ static int sync_start(struct run *r)
 	int ret;
 
 	if (pid == 0) {
+		/* the exit status carries the errno (1..255; a larger one says EIO) */
 		ret = audit_log_sync(r->audit.log);
-		_exit(ret < 0 && -ret < 256 ? -ret : ret < 0 ? EIO : 0);
+		if (ret >= 0)
+			_exit(0);
+		_exit(-ret < 256 ? -ret : EIO);
 	}
 	if (pid > 0) {
 		r->audit.sync_pid = pid;
