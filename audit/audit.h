@@ -136,6 +136,7 @@ enum audit_has {
 	AUDIT_HAS_COUNTS_INCOMPLETE = 1u << 11,
 	AUDIT_HAS_COUNT = 1u << 12,
 	AUDIT_HAS_PROC_PID = 1u << 13,
+	AUDIT_HAS_CRASHED = 1u << 14,
 };
 
 /**
@@ -195,6 +196,8 @@ struct audit_count {
  * @usage:	the measured value
  * @counts_incomplete: run.exit: the gateway died or lost the run during it, so its
  *		denial and byte counts are incomplete or absent (written with its bit)
+ * @crashed:	run.exit: the launcher died without writing run.exit (SIGKILL, a crash);
+ *		a later `warden` wrote it from the run's record (written with its bit)
  * @mcp:	the MCP tool calls in flight (net, dns events), the relay's state (run.start)
  *		or the per-tool counts (run.exit), as one compact JSON object's text
  *		(docs/audit.md "mcp"); written as given: it must be valid UTF-8 JSON text
@@ -251,6 +254,7 @@ struct audit_event {
 	int64_t limit;
 	int64_t usage;
 	bool counts_incomplete;
+	bool crashed;
 	int64_t count;
 	const struct audit_count *names;
 	size_t names_len;

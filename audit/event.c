@@ -62,6 +62,7 @@ const struct opt_field audit_opt_fields[] = {
 	NUM("limit", limit, AUDIT_HAS_LIMIT, INT64_MAX),
 	NUM("usage", usage, AUDIT_HAS_USAGE, INT64_MAX),
 	BOOL("counts_incomplete", counts_incomplete, AUDIT_HAS_COUNTS_INCOMPLETE),
+	BOOL("crashed", crashed, AUDIT_HAS_CRASHED),
 	STR("denial_id", denial_id),
 	{"mcp", FK_JSON, OFF(mcp), 0, 0},
 	STR("op", op),

@@ -1,11 +1,16 @@
 /* cmd_status.c - `warden status [--json]`: the caller's live runs (root: everyone's) with what
- * their gateway counts of them (its `list`). The JSON keys are stable (warden(1)).
+ * their gateway counts of them (its `list`); as root also what stays between runs by design
+ * (the pool's networks and their holders, the `inet warden` table). The JSON keys are stable
+ * (warden(1)).
  *
  * Every string of a row is the run's to choose (its command, its policy's name; a rootless
  * run's record is its user's file): the table prints each through wd_esc(), and the JSON
  * is ASCII with \u escapes, a string that is not UTF-8 mended (U+FFFD), never dropped. */
 #include "launcher/cli.h"
 #include "run/live.h"
+#include "run/pool.h"
+#include "conf/host.h"
+#include "nft/nft.h"
 
 #include <jansson.h>
 #include <pwd.h>
@@ -13,9 +18,62 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* bytes of the COMMAND column past which the words are left out (the old table cut there) */
 #define STATUS_CMD_COLS 255
+
+/* As root: the pool's networks (RUN_POOL_DIR) as [{id, state, pid, alive}], and the table's
+ * name when it is installed in this network namespace (JSON null when not; a string "?"
+ * when the ruleset cannot be read). Sets *@ret_pool and *@ret_table (new references). */
+static void kept_json(json_t **ret_pool, json_t **ret_table)
+{
+	struct run_pool_info p[RUN_POOL_MAX * 4];
+	struct wd_gwconf gwc;
+	struct fw_config fc;
+	json_t *a = json_array();
+	size_t n = 0;
+	int x;
+
+	if (!run_pool_list(RUN_POOL_DIR, p, WD_ARRAY_SIZE(p), &n))
+		for (size_t i = 0; a && i < n && i < WD_ARRAY_SIZE(p); i++)
+			json_array_append_new(
+			    a, json_pack("{s:s, s:s, s:I, s:b}", "id", p[i].id, "state", p[i].state,
+					 "pid", (json_int_t)p[i].pid, "alive", p[i].alive));
+	conf_defaults(&gwc);
+	conf_fw_config(&gwc, &fc);
+	x = fw_table_present(&fc, NULL);
+	*ret_pool = a;
+	*ret_table = x > 0 ? json_string(fc.table) : x == 0 ? json_null() : json_string("?");
+}
+
+/* the table view of kept_json()'s findings: a line each for the pool and the table */
+static void print_kept(const json_t *pool, const json_t *table)
+{
+	size_t i, ready = 0;
+	const json_t *e;
+	struct wd_buf pids = WD_BUF_INIT;
+
+	json_array_foreach(pool, i, e)
+	{
+		if (!json_is_true(json_object_get(e, "alive")))
+			continue;
+		ready++;
+		wd_buf_printf(&pids, "%s%lld", pids.len ? " " : "",
+			      (long long)json_integer_value(json_object_get(e, "pid")));
+	}
+	if (json_array_size(pool))
+		printf("pool: %zu network%s, %zu held by %s processes (pid%s %s); warden gc --all "
+		       "removes them\n",
+		       json_array_size(pool), json_array_size(pool) == 1 ? "" : "s", ready,
+		       RUN_POOL_HOLDER_NAME, ready == 1 ? "" : "s",
+		       ready ? wd_buf_cstr(&pids) : "-");
+	if (json_is_string(table))
+		printf("nft: table inet %s %s (kept between runs); warden gc --all removes it\n",
+		       json_string_value(table),
+		       strcmp(json_string_value(table), "?") ? "installed" : "unknown");
+	wd_buf_free(&pids);
+}
 
 static void usage(FILE *f)
 {
@@ -23,7 +81,10 @@ static void usage(FILE *f)
 		   "\n"
 		   "List the live runs you may see (root: every run of this machine): id, user,\n"
 		   "mode, state, age, open connections, bytes, denials, policy and command. With\n"
-		   "--json, one JSON object {\"runs\": [...]} (keys in warden(1)).\n");
+		   "--json, one JSON object {\"runs\": [...]} (keys in warden(1)).\n"
+		   "As root, also what stays between runs by design: the pool's ready networks\n"
+		   "and their holder processes, and the nft table inet warden (`warden gc --all`\n"
+		   "removes them); in the JSON, \"pool\" and \"nft_table\".\n");
 }
 
 /* the counters of @lr from its gateway, or NULL (said in @why) */
@@ -184,7 +245,7 @@ int cmd_status(int argc, char **argv)
 	struct wd_err err;
 	bool json = false;
 	time_t now = time(NULL);
-	json_t *runs;
+	json_t *runs, *pool = NULL, *table = NULL;
 	size_t n;
 	int ret;
 
@@ -224,14 +285,23 @@ int cmd_status(int argc, char **argv)
 		fprintf(stderr, "warden status: out of memory\n");
 		return WD_EXIT_INTERNAL;
 	}
+	if (geteuid() == 0)
+		kept_json(&pool, &table);
 	if (json) {
 		json_t *doc = json_pack("{s:o}", "runs", runs);
+
+		if (doc && pool) {
+			json_object_set(doc, "pool", pool);
+			json_object_set(doc, "nft_table", table);
+		}
 		char *s = doc ? json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 
 		if (s)
 			printf("%s\n", s);
 		free(s);
 		json_decref(doc);
+		json_decref(pool);
+		json_decref(table);
 		free(v);
 		return s ? WD_EXIT_OK : WD_EXIT_INTERNAL;
 	}
@@ -255,6 +325,10 @@ int cmd_status(int argc, char **argv)
 			wd_buf_free(&why);
 		}
 	}
+	if (pool)
+		print_kept(pool, table);
+	json_decref(pool);
+	json_decref(table);
 	json_decref(runs);
 	free(v);
 	return WD_EXIT_OK;

@@ -62,6 +62,8 @@ int main(int argc, char **argv)
 	/* a pooled network's holder is this program again, named so (launcher/run_pool.c) */
 	if (argc > 0 && !strcmp(base ? base + 1 : argv[0], RUN_POOL_HOLDER_NAME))
 		return run_pool_holder(argc, argv);
+	/* a launcher killed with SIGKILL left its run without run.exit: written now (crashed.c) */
+	run_crashed_check();
 	if (argc < 2) {
 		usage(stderr);
 		return WD_EXIT_USAGE;

@@ -694,6 +694,31 @@ static int check_foreign(const struct fw_model *m, struct fw_live *l, struct fw_
 	return ret;
 }
 
+int fw_table_present(const struct fw_config *c, struct wd_err *err)
+{
+	struct mnl_socket *nl = NULL;
+	struct fw_live l;
+	int ret;
+
+	memset(&l, 0, sizeof(l));
+	ret = fw_nl_open(&nl, err);
+	if (ret < 0)
+		return ret;
+	ret = fw_live_read_ruleset(nl, &l);
+	if (ret < 0)
+		wd_err_set(err, ret, "reading the nftables ruleset: %s", strerror(-ret));
+	for (size_t i = 0; ret >= 0 && i < l.tables.n; i++) {
+		const char *name = nftnl_table_get_str(l.tables.v[i], NFTNL_TABLE_NAME);
+
+		if (nftnl_table_get_u32(l.tables.v[i], NFTNL_TABLE_FAMILY) == NFPROTO_INET &&
+		    name && !strcmp(name, c->table))
+			ret = 1;
+	}
+	fw_live_free(&l);
+	mnl_socket_close(nl);
+	return ret < 0 ? ret : ret == 1;
+}
+
 int fw_audit(const struct fw_config *c, struct fw_audit_report *rep, struct wd_err *err)
 {
 	struct mnl_socket *nl = NULL;

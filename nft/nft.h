@@ -296,6 +296,15 @@ int fw_conn_run_del(struct fw_conn *conn, const struct fw_config *c, const struc
 int fw_audit(const struct fw_config *c, struct fw_audit_report *rep, struct wd_err *err);
 
 /**
+ * fw_table_present() - whether the table of @c exists in the current network namespace (what
+ * `warden status` shows of the table that stays between runs)
+ * @c:		config (only the table name is used)
+ * @err:	netlink errors; may be NULL
+ * Return: 1 present, 0 absent, or a negative errno (the ruleset could not be read).
+ */
+int fw_table_present(const struct fw_config *c, struct wd_err *err);
+
+/**
  * fw_audit_report_free() - release the findings in @rep and zero it; @rep may be NULL
  */
 void fw_audit_report_free(struct fw_audit_report *rep);

@@ -1,7 +1,8 @@
-/* run_audit.c - the events `warden run` writes itself: "run.start" (durable, before anything
- * runs), the limit events of an ended run, and "run.exit" (written when the status is known,
- * made durable once the teardown child is on its own). Every event carries the run id, the
- * policy and its hash, the launcher's pid and the person's uid. */
+/* run_audit.c - the events `warden run` writes itself: "run.start" (durable before the program
+ * runs: written first, its fdatasync done by a helper process while the network is built and
+ * waited for at the last stage before exec), the limit events of an ended run, and "run.exit"
+ * (written when the status is known, made durable once the teardown child is on its own). Every
+ * event carries the run id, the policy and its hash, the launcher's pid and the person's uid. */
 #include "run/internal.h"
 #include "sandbox/sandbox.h"
 
@@ -12,6 +13,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
@@ -73,6 +75,33 @@ int run_audit_max_bytes(uint64_t *ret_max)
 	return 0;
 }
 
+/*
+ * sync_start() - make run.start durable without making the run wait for it here: a helper
+ * process fdatasync()s the log through the descriptor it was written with (a child shares it)
+ * and exits with 0 or the errno, while the launcher builds the network (a rootless launcher
+ * unshares its own user namespace later, which a thread would forbid). run_audit_durable()
+ * reaps it before the program may run. When no process can be made, the sync is done here.
+ * Return: 0, or a negative errno (the sync itself failed).
+ */
+static int sync_start(struct run *r)
+{
+	pid_t pid = fork();
+	int ret;
+
+	if (pid == 0) {
+		/* the exit status carries the errno (1..255; a larger one says EIO) */
+		ret = audit_log_sync(r->audit.log);
+		if (ret >= 0)
+			_exit(0);
+		_exit(-ret < 256 ? -ret : EIO);
+	}
+	if (pid > 0) {
+		r->audit.sync_pid = pid;
+		return 0;
+	}
+	return audit_log_sync(r->audit.log);
+}
+
 int run_audit_start(struct run *r)
 {
 	struct audit_event ev = {0};
@@ -115,14 +144,53 @@ int run_audit_start(struct run *r)
 	ev.command = (const char *const *)r->input.argv;
 	for (ev.command_len = 0; r->input.argv[ev.command_len]; ev.command_len++)
 		;
-	ret = write_event(r, &ev, AUDIT_WRITE_DURABLE);
+	/* written now (not deferred), made durable by sync_start() meanwhile */
+	ret = write_event(r, &ev, 0);
 	if (ret)
 		return run_fail(r, "audit", "free space or fix permissions of the audit log",
+				"run.start could not be written to %s: %s", path, strerror(-ret));
+	r->audit.started = true;
+	ret = sync_start(r);
+	if (ret)
+		return run_fail(r, "audit", "free space or fix the audit log's file system",
 				"run.start could not be written durably to %s: %s", path,
 				strerror(-ret));
-	r->audit.started = true;
 	r->audit.has_pos = audit_log_where(r->audit.log, &r->audit.start_pos) == 0;
 	return 0;
+}
+
+/* sync_wait() - reap the sync helper. Return: 0 (synced), or a negative errno (its
+ * fdatasync's, or -EINTR when it was killed) */
+static int sync_wait(struct run *r)
+{
+	pid_t pid = r->audit.sync_pid;
+	int st;
+
+	if (pid <= 0)
+		return 0;
+	r->audit.sync_pid = 0;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFEXITED(st))
+		return -WEXITSTATUS(st);
+	return -EINTR;
+}
+
+int run_audit_durable(struct run *r)
+{
+	int ret = sync_wait(r);
+
+	if (ret)
+		return run_fail(r, "audit", "free space or fix the audit log's file system",
+				"run.start could not be made durable in %s (fdatasync): %s",
+				audit_log_path(r->audit.log), strerror(-ret));
+	return 0;
+}
+
+void run_audit_durable_reap(struct run *r)
+{
+	sync_wait(r);
 }
 
 static void audit_limit(struct run *r, const char *action, const char *why, int64_t limit,

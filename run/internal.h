@@ -112,6 +112,7 @@ struct run_audit {
 	bool started;			/* run.start written */
 	bool has_pos;			/* @start_pos is known */
 	struct audit_log_pos start_pos; /* where run.start ended: the denial block reads on */
+	pid_t sync_pid;			/* the helper making run.start durable (run_audit_durable() waits), or 0 */
 	uint64_t t0;
 	char fail_reason[1200];
 };
@@ -302,11 +303,25 @@ int run_command_resolve(struct run *r, int argc, char **argv);
 /* ------------------------------------------------------------ audit.c */
 
 /**
- * run_audit_start() - open the audit log and write "run.start" durably (nothing runs when it
- * cannot be written)
+ * run_audit_start() - open the audit log, write "run.start" and start making it durable: a
+ * helper process fdatasync()s the log while the next stages build the run (nothing runs when
+ * it cannot be written; run_audit_durable() waits for the sync before the program may start)
  * Return: 0, or 125 (said).
  */
 int run_audit_start(struct run *r);
+
+/**
+ * run_audit_durable() - wait for run.start's fdatasync (the last stage before exec): a sync
+ * that failed fails the run, so that no program runs whose start is not on disk
+ * Return: 0 (durable, or no helper), or 125 (said).
+ */
+int run_audit_durable(struct run *r);
+
+/**
+ * run_audit_durable_reap() - a run that failed before exec: reap the sync helper, if any,
+ * without judging its result (the run fails anyway; its run.exit is written durably)
+ */
+void run_audit_durable_reap(struct run *r);
 
 /**
  * run_audit_limits() - the limit events of an ended run (limit.memory, limit.pids,

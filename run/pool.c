@@ -503,3 +503,36 @@ int run_pool_gc(const char *dir, const struct netns_pool_config *nc, const struc
 		*ret_reclaimed = c.n;
 	return ret ? ret : c.ret;
 }
+
+struct list_ctx {
+	struct run_pool_info *out;
+	size_t max, n;
+};
+
+static int list_one(const char *path, const struct run_pool_entry *e, void *arg)
+{
+	struct list_ctx *c = arg;
+	struct run_pool_info *i;
+
+	(void)path;
+	if (!e)
+		return 0;
+	if (c->n < c->max) {
+		i = &c->out[c->n];
+		snprintf(i->id, sizeof(i->id), "%s", e->id);
+		snprintf(i->state, sizeof(i->state), "%s", e->state);
+		i->pid = e->pid;
+		i->alive = run_pool_holder_alive(e);
+	}
+	c->n++;
+	return 0;
+}
+
+int run_pool_list(const char *dir, struct run_pool_info *out, size_t max, size_t *ret_n)
+{
+	struct list_ctx c = {out, max, 0};
+	int ret = run_pool_for_each(dir, list_one, &c);
+
+	*ret_n = c.n;
+	return ret;
+}

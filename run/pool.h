@@ -57,6 +57,31 @@ int run_pool_holder(int argc, char **argv);
 bool run_pool_netns_in_use(unsigned long long ino);
 
 /**
+ * struct run_pool_info - one pooled network as `warden status` shows it (run_pool_list())
+ * @id:		the network's name (its host-side interface)
+ * @state:	"ready" (a holder keeps it) or "making"
+ * @pid:	the holder's (or maker's) pid
+ * @alive:	that process still runs
+ */
+struct run_pool_info {
+	char id[32];
+	char state[8];
+	pid_t pid;
+	bool alive;
+};
+
+/**
+ * run_pool_list() - the pooled networks in @dir, read without the pool's lock (entries are
+ * renamed into place), unparsable files left out
+ * @dir:	the pool folder (RUN_POOL_DIR)
+ * @out:	filled with up to @max entries
+ * @max:	room in @out
+ * @ret_n:	how many there are (may exceed @max: only @max are filled in)
+ * Return: 0, or a negative errno (the folder cannot be read; a missing one is empty).
+ */
+int run_pool_list(const char *dir, struct run_pool_info *out, size_t max, size_t *ret_n);
+
+/**
  * run_pool_lease() - take a ready network of this configuration out of the pool
  * @dir:	the pool folder (RUN_POOL_DIR)
  * @nc:		the run's network configuration (must bind-mount namespaces)

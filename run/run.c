@@ -13,7 +13,8 @@
  *             resolved to an absolute path, visible inside the sandbox     (policy.c)
  *   prereq    root, the sandbox backend's tool, the limits mechanism; the run id, and the
  *             leftovers of crashed runs removed
- *   audit     a durable "run.start" event; if it cannot be written nothing runs (audit.c)
+ *   audit     a "run.start" event; if it cannot be written nothing runs; a helper process
+ *             fdatasync()s it meanwhile                                     (audit.c)
  *   state     /run/warden/runs/<id>/state with our pid and start time
  *   network   netns + veth, leased from the pool or made, and the run's nft set elements
  *             (the table is installed first when it is missing)           (network.c)
@@ -28,6 +29,7 @@
  *   gateway   the embedded gateway answers; register the run              (gwclient.c)
  *   check     enforcement is live: the gateway lists the run and a DNS query sent from
  *             inside the run's namespace is answered                      (liveness.c)
+ *   durable   run.start's fdatasync is done (waited for); if it failed nothing runs (audit.c)
  *   exec      the sandbox's process goes on and execs the sandbox; its failure comes back
  *             over a CLOEXEC pipe                                          (sandbox.c)
  *   wait      signals forwarded, the timeout, RSS sampling, the stdio relay (wait.c)
@@ -230,6 +232,11 @@ static int stage_id(struct run *r)
 
 	if (make_id(r))
 		return run_fail(r, "prerequisites", NULL, "no randomness for the run id");
+	/* first the run.exit each dead launcher did not write (a long-lived `warden mcp` starts
+	 * runs without passing launcher/main.c's check again) */
+	wd_err_clear(&err);
+	if (run_crashed_log(r->runs_dir, NULL, &err))
+		wd_say(stderr, "warden run: crashed runs: %s", err.msg);
 	wd_err_clear(&err);
 	if (run_gc(r->runs_dir, &n, &err))
 		wd_say(stderr, "warden run: gc: %s", err.msg);
@@ -375,6 +382,8 @@ static const struct {
     {"gateway", run_gwclient_ready},
     {"register", run_gwclient_register},
     {"check", run_liveness_check},
+    /* run.start is on disk before the program runs: its sync overlapped the stages above */
+    {"durable", run_audit_durable},
     {NULL, stage_interrupted},
     {"exec", run_sandbox_spawn},
 };
@@ -523,6 +532,7 @@ int run_main(const struct run_opts *opts, int argc, char **argv, const struct ru
 		/* failed before the program started */
 		if (!status)
 			status = RUN_EXIT_WARDEN;
+		run_audit_durable_reap(&r);
 		run_teardown(&r);
 		run_audit_exit(&r, status, 0, NULL, AUDIT_WRITE_DURABLE);
 		goto out;

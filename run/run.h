@@ -229,6 +229,14 @@ void run_protect_init(struct run_protect *pr, const char *audit_path, const char
 int run_rootless_dir(char *out, size_t size, struct wd_err *err);
 
 /**
+ * run_crashed_check() - what every `warden` verb does first (launcher/main.c): the missing
+ * run.exit of the caller's runs whose launcher died (root: every run in RUN_STATE_DIR; a
+ * user: their own folder, when it exists), written once (crashed.c); silent
+ * Return: 0, or the first negative errno.
+ */
+int run_crashed_check(void);
+
+/**
  * run_rootless_dir_path() - the path run_rootless_dir() uses, nothing made or checked beyond
  * whether $XDG_RUNTIME_DIR qualifies (what no grant may expose, run_protect_init())
  * Return: 0, or -ENAMETOOLONG.

@@ -79,6 +79,7 @@ static const struct field fields[] = {
 	NUM("uid", uid, F_UID),
 	NUM("created", created, F_ULL),
 	NUM("ending", ending, F_ULL),
+	NUM("exit_logged", exit_logged, F_ULL),
 	STR("policy", policy),
 	STR("policy_name", policy_name),
 	STR("audit", audit),

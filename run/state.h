@@ -33,6 +33,8 @@
  * @uid:	the person whose run it is (the audit events' uid)
  * @created:	when the run started (seconds since the epoch)
  * @ending:	1 once the program ended and the teardown child owns the record
+ * @exit_logged: 1 once a later `warden` wrote the run.exit its dead launcher did not
+ *		(crashed.c)
  * @policy:	the policy file's absolute path ("" for the empty policy)
  * @policy_name: the name the gateway knows the policy by
  * @audit:	the run's audit log
@@ -59,6 +61,7 @@ struct run_record {
 	uid_t uid;
 	unsigned long long created;
 	unsigned long long ending;
+	unsigned long long exit_logged;
 	char policy[PATH_MAX];
 	char policy_name[256];
 	char audit[PATH_MAX];
@@ -104,8 +107,21 @@ int run_record_save(const char *dir, const struct run_record *r);
  * from a daemon, deletes its nft elements, removes its folder. Then netns_gc() reclaims the
  * namespaces and address slots of dead launchers.
  *
+ * Call run_crashed_log() first: it writes what the records say before they go.
+ *
  * Return: 0, or the first negative errno (the other runs are still cleaned up).
  */
 int run_gc(const char *dir, unsigned *ret_reclaimed, struct wd_err *err);
+
+/**
+ * run_crashed_log() - write the missing run.exit ("crashed": true) of each run in @dir whose
+ * launcher died without writing it (SIGKILL, a crash), once per run: under a lock on the
+ * run's folder, then marked in its record (crashed.c)
+ * @dir:	the state folder
+ * @ret_n:	how many were written; may be NULL
+ * @err:	the first failure
+ * Return: 0, or the first negative errno (the other runs are still done).
+ */
+int run_crashed_log(const char *dir, unsigned *ret_n, struct wd_err *err);
 
 #endif /* WARDEN_RUN_STATE_H */

@@ -232,6 +232,43 @@ static void test_roundtrip_every_field(void **state)
 	}
 }
 
+/* run.exit written for a launcher that died (issue 27): "crashed" is a JSON boolean, read back */
+static void test_crashed(void **state)
+{
+	struct audit_event ev = {.ts = {1795947255, 5000},
+				 .run = "r1",
+				 .type = AUDIT_TYPE_RUN,
+				 .action = "run.exit",
+				 .allowed = false,
+				 .has = AUDIT_HAS_PID | AUDIT_HAS_CRASHED,
+				 .pid = 42,
+				 .crashed = true};
+	struct audit_event back;
+	struct wd_buf b = WD_BUF_INIT;
+	static const char bad[] = "{\"ts\":\"2026-11-29T10:14:15.000005Z\",\"run\":\"r\","
+				  "\"type\":\"run\",\"action\":\"run.exit\",\"allowed\":false,"
+				  "\"crashed\":\"yes\"}\n";
+
+	(void)state;
+	assert_int_equal(audit_event_encode(&ev, &b, NULL), 0);
+	assert_non_null(strstr(b.data, ",\"crashed\":true"));
+	assert_int_equal(audit_event_decode(b.data, b.len, &back, NULL), 0);
+	assert_true(back.has & AUDIT_HAS_CRASHED);
+	assert_true(back.crashed);
+	assert_int_equal(back.pid, 42);
+	audit_event_clear(&back);
+	/* absent: no bit, false */
+	ev.has = AUDIT_HAS_PID;
+	wd_buf_reset(&b);
+	assert_int_equal(audit_event_encode(&ev, &b, NULL), 0);
+	assert_null(strstr(b.data, "crashed"));
+	assert_int_equal(audit_event_decode(b.data, b.len, &back, NULL), 0);
+	assert_false(back.has & AUDIT_HAS_CRASHED);
+	audit_event_clear(&back);
+	assert_int_equal(audit_event_decode(bad, sizeof(bad) - 1, &back, NULL), -EBADMSG);
+	wd_buf_free(&b);
+}
+
 /* run.exit of a run whose gateway died: the flag is a JSON boolean after "usage" */
 static void test_counts_incomplete(void **state)
 {
@@ -1517,6 +1554,7 @@ int main(void)
 	    cmocka_unit_test(test_roundtrip_minimal),
 	    cmocka_unit_test(test_mcp_field),
 	    cmocka_unit_test(test_counts_incomplete),
+	    cmocka_unit_test(test_crashed),
 	    cmocka_unit_test(test_golden_key_order),
 	    cmocka_unit_test(test_golden_summary_fields),
 	    cmocka_unit_test(test_golden_bytes),
