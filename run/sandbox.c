@@ -1,8 +1,7 @@
 /* run_sandbox.c - the sandbox stages of `warden run`, whatever the backend: the policy's
  * seccomp allowances, --print-seccomp, the write grants made, and the calls into the sandbox
  * backend (run_sandbox.h) with what the run knows (struct sandbox_spec), its failures said as
- * every stage says them (a grant the program may not use: its fix for whom it runs as). The backend
- * is the first of a table: bubblewrap, the only one yet. */
+ * every stage says them. The backend is the first of a table: bubblewrap, the only one yet. */
 #include "run/internal.h"
 #include "run/learn.h"
 #include "sandbox/sandbox.h"
@@ -350,34 +349,4 @@ int run_sandbox_program(struct run *r, int *ret_pidfd, int *ret_procfd)
 void run_sandbox_signal(struct run *r, enum sandbox_target to, int sig)
 {
 	r->sandbox.sb.be->signal(&r->sandbox.sb, to, sig);
-}
-
-void run_sandbox_grant_denied(const struct sandbox_spec *sp, const char *path, bool rw, int err,
-			      struct sandbox_err *e)
-{
-	const char *su = getenv("SUDO_UID"), *can = rw ? "writable" : "readable";
-	unsigned long long sudo_uid = 0;
-	char whom[96];
-
-	e->step = "filesystem";
-	if (sp->rootless) {
-		snprintf(whom, sizeof(whom), "you (uid %u)", (unsigned)sp->uid);
-		e->fix =
-		    rw ? "make it writable by you (chmod, or an ACL: see docs/run.md), or drop "
-			 "the grant"
-		       : "make it readable by you (chmod, or an ACL: see docs/run.md), or drop "
-			 "the grant";
-	} else {
-		snprintf(whom, sizeof(whom), "uid %u (%s)", (unsigned)sp->uid,
-			 sp->user ? sp->user : "the sandbox user");
-		if (su && !wd_parse_uint(su, UINT32_MAX - 1, &sudo_uid) && sudo_uid == sp->uid)
-			e->fix = "make it so for that user (chown, chmod, or an ACL: see "
-				 "docs/run.md)";
-		else
-			e->fix = "make it so for that user (chown, chmod, or an ACL: see "
-				 "docs/run.md), or run warden through sudo so the program runs as "
-				 "you";
-	}
-	snprintf(e->msg, sizeof(e->msg), "%s %s is not %s by %s, whom the program runs as: %s",
-		 rw ? "write grant" : "read grant", path, can, whom, strerror(err));
 }

@@ -191,20 +191,6 @@ struct sandbox_backend {
 		     struct wd_buf *out, struct sandbox_err *e);
 };
 
-/**
- * run_sandbox_grant_denied() - a backend's error for a grant whose file the program may not use,
- * with the fix for whom it runs as: a user's run (@sp->rootless: rootless, daemon mode) and
- * root's through sudo run it as the person who started warden, so sudo would change nothing;
- * root's direct run has it as the sandbox user, and sudo would make it the person
- * @sp:		the run's spec (uid, user, rootless)
- * @path:	the grant
- * @rw:		a write grant (else a read grant)
- * @err:	the errno of the access check
- * @e:		set: step "filesystem", the message, the fix (a static string)
- */
-void run_sandbox_grant_denied(const struct sandbox_spec *sp, const char *path, bool rw, int err,
-			      struct sandbox_err *e);
-
 /* bubblewrap (run_sandbox_bwrap.c): $WARDEN_BWRAP, default /usr/bin/bwrap. */
 extern const struct sandbox_backend sandbox_backend_bwrap;
 

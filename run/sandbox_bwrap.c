@@ -396,7 +396,7 @@ static void explain(const struct bwrap_sandbox *b, const struct sandbox_spec *sp
 			    g ? g->path : "?", uid, who, strerror(rep->err));
 		break;
 	case BWRAP_CHILD_GRANT_ACCESS:
-		run_sandbox_grant_denied(sp, g ? g->path : "?", g && g->rw, rep->err, e);
+		run_child_grant_denied(sp, g ? g->path : "?", g && g->rw, rep->err, e);
 		break;
 	case BWRAP_CHILD_ARGS:
 		say(e, 0, "exec", NULL, "preparing bwrap's arguments and descriptors: %s",
