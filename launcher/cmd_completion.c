@@ -327,7 +327,13 @@ int cli_completion(int argc, char **argv, const struct cli_verb *verbs, size_t n
 			print_zsh(f, verbs, n, w);
 		else
 			print_fish(f, verbs, n, w);
-		if ((f != stdout ? fclose(f) : fflush(f)) != 0) {
+		bool bad;
+
+		if (f == stdout)
+			bad = fflush(f) != 0;
+		else
+			bad = fclose(f) != 0;
+		if (bad) {
 			wd_say(stderr, "warden completion: writing %s: %s",
 			       argc == 3 ? argv[2] : "stdout", strerror(errno));
 			ret = WD_EXIT_INTERNAL;
