@@ -1,6 +1,7 @@
 # The .deb (CPack): `cpack -G DEB` in a build folder makes warden_<version>_<arch>.deb with
-# the binaries (warden-gateway-worker in /usr/libexec/warden), man pages, the service unit,
-# the examples and /etc/warden/gateway.yaml as a conffile; Depends come from the shared
+# the binaries (warden-gateway-worker in /usr/libexec/warden), man pages (gzipped), the service
+# unit, the examples, the shell completions, /usr/share/doc/warden/copyright and
+# /etc/warden/gateway.yaml as a conffile; Depends come from the shared
 # libraries the binaries link (dpkg-shlibdeps) plus the programs Warden runs.
 # docs/deploy.md; tests/deploy/package.sh installs, uses and purges it.
 set(CPACK_GENERATOR DEB)
@@ -27,4 +28,7 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
 	${PROJECT_SOURCE_DIR}/deploy/debian/postrm ${PROJECT_SOURCE_DIR}/deploy/debian/conffiles)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_STRIP_FILES ON)
+# Debian's layout: man pages gzip -9n'd in the package (deploy/package_man.cmake, run on the
+# staged files); the copyright file and the completions are installed by deploy/CMakeLists.txt
+set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/deploy/package_man.cmake)
 include(CPack)

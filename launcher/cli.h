@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "common/common.h"
+
 enum {
 	WD_EXIT_OK = 0,
 	WD_EXIT_FOUND = 1,
@@ -34,6 +36,40 @@ int cmd_gc(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_allowlist(int argc, char **argv);
+
+/**
+ * struct cli_verb - one row of `warden`'s verb table (launcher/main.c)
+ * @name:	the verb as typed
+ * @fn:		its cmd_<verb>()
+ * @summary:	one line for `warden help` and the shell completions
+ */
+struct cli_verb {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+/**
+ * cli_usage_error() - a verb's usage error: "warden VERB: MESSAGE", its one-line @synopsis and
+ * "see `warden VERB --help`", on stderr (the message escaped: it may quote an argument)
+ * @verb:	the verb's name
+ * @synopsis:	"warden VERB [OPTION...] ..." on one line
+ * @fmt:	printf-style message without the newline
+ *
+ * Return: WD_EXIT_USAGE.
+ */
+int cli_usage_error(const char *verb, const char *synopsis, const char *fmt, ...) WD_PRINTF(3, 4);
+
+/**
+ * cli_completion() - `warden completion bash|zsh|fish [FILE]` (hidden): print the completion
+ * script for that shell, generated from @verbs: every verb with its summary, and for each the
+ * options and sub-verbs its own `--help` names (read by running it in a child)
+ * @argc, @argv:	the verb's arguments (argv[0] is "completion")
+ * @verbs, @n:		the verb table
+ *
+ * Return: 0, WD_EXIT_USAGE on a bad shell name, WD_EXIT_INTERNAL when FILE cannot be written.
+ */
+int cli_completion(int argc, char **argv, const struct cli_verb *verbs, size_t n);
 
 /**
  * cli_wants_help() - true when argv holds -h or --help before any "--"

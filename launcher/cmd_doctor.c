@@ -252,6 +252,21 @@ static char **probe_argv(struct probe *p, unsigned flags, int seccomp_fd)
 	return p->argv;
 }
 
+/* the fix of a bwrap probe that failed: the userns check (printed before this one) first,
+ * else the probe by hand, @argv as one line (@who: as whom doctor ran it, or "") */
+static void probe_fix(char *out, size_t size, char **argv, const char *who)
+{
+	struct wd_buf b = WD_BUF_INIT;
+
+	for (size_t i = 0; argv[i]; i++)
+		wd_buf_printf(&b, "%s%s", i ? " " : "", argv[i]);
+	snprintf(out, size,
+		 "if the userns check above failed, fix that first; else run the probe by "
+		 "hand%s to see bubblewrap's message: %s",
+		 who, wd_buf_cstr(&b));
+	wd_buf_free(&b);
+}
+
 static void check_bwrap(struct finding *f)
 {
 	struct probe pr;
@@ -283,15 +298,17 @@ static void check_bwrap(struct finding *f)
 		snprintf(who, sizeof(who), " as the sandbox user %s (uid %u)", name, (unsigned)uid);
 	}
 	st = run_quiet(argv, uid, gid);
-	if (st == 0)
+	if (st == 0) {
 		set(f, DOC_OK, NULL,
 		    "bubblewrap %s starts a sandbox (user, pid, ipc, uts, net "
 		    "namespaces)%s",
 		    argv[0], who);
-	else
-		set(f, DOC_FAIL,
-		    "see the user-namespace check below; try the bwrap command by hand",
-		    "bubblewrap could not start a sandbox (exit %d)", st);
+	} else {
+		char fix[sizeof(f->fix)];
+
+		probe_fix(fix, sizeof(fix), argv, who);
+		set(f, DOC_FAIL, fix, "bubblewrap could not start a sandbox (exit %d)", st);
+	}
 }
 
 /* In a child: load @prog, then a refused call must fail with EPERM and an allowed one work. */
@@ -402,11 +419,12 @@ static void apparmor_rootless(struct finding *f)
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	self[n > 0 ? n : 0] = '\0';
+	/* no backslash: wd_say() would double it, and the command would no longer paste */
 	snprintf(fix, sizeof(fix),
-		 "as root, once: printf 'abi <abi/4.0>,\\ninclude <tunables/global>\\nprofile "
-		 "warden %.127s flags=(unconfined) {\\n  userns,\\n}\\n' >/etc/apparmor.d/warden; "
-		 "apparmor_parser -r /etc/apparmor.d/warden (bwrap: Ubuntu's "
-		 "bwrap-userns-restrict profile)",
+		 "once: { echo 'abi <abi/4.0>,'; echo 'include <tunables/global>'; echo 'profile "
+		 "warden %.127s flags=(unconfined) {'; echo '  userns,'; echo '}'; } | sudo tee "
+		 "/etc/apparmor.d/warden; sudo apparmor_parser -r /etc/apparmor.d/warden (bwrap: "
+		 "Ubuntu's bwrap-userns-restrict profile)",
 		 n > 0 ? self : "/usr/bin/warden");
 	set(f, DOC_FAIL, fix,
 	    "AppArmor restricts unprivileged user namespaces "
@@ -414,28 +432,49 @@ static void apparmor_rootless(struct finding *f)
 	    "that allows them for warden and bwrap");
 }
 
+/* The fix for the sysctl @key that must be @value: set now (through sudo unless doctor runs as
+ * root) and kept after a reboot by a file of /etc/sysctl.d named for it, whose one line is
+ * given exactly; @pre comes first (another way, or ""). No backslash in it: wd_say() would
+ * double it, and the command would no longer paste. */
+static void sysctl_fix(char *out, size_t size, const char *pre, const char *key, const char *value)
+{
+	const char *sudo = geteuid() ? "sudo " : "";
+
+	snprintf(out, size,
+		 "%s%ssysctl -w %s=%s; to keep it after a reboot, /etc/sysctl.d/60-warden-%s.conf "
+		 "holding the one line `%s = %s`: echo '%s = %s' | %stee "
+		 "/etc/sysctl.d/60-warden-%s.conf",
+		 pre, sudo, key, value, key, key, value, key, value, sudo, key);
+}
+
 static void check_userns(struct finding *f)
 {
 	long max = read_long("/proc/sys/user/max_user_namespaces", -1);
 	long deb = read_long("/proc/sys/kernel/unprivileged_userns_clone", 1);
 	long aa = read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 0);
+	char fix[sizeof(f->fix)];
 
-	if (max == 0)
-		set(f, DOC_FAIL, "sysctl -w user.max_user_namespaces=15000",
+	if (max == 0) {
+		sysctl_fix(fix, sizeof(fix), "", "user.max_user_namespaces", "15000");
+		set(f, DOC_FAIL, fix,
 		    "user namespaces are disabled (user.max_user_namespaces = 0)");
-	else if (deb == 0)
-		set(f, DOC_FAIL, "sysctl -w kernel.unprivileged_userns_clone=1",
-		    "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone)");
-	else if (aa == 1 && geteuid() != 0)
+	} else if (deb == 0) {
+		sysctl_fix(fix, sizeof(fix), "", "kernel.unprivileged_userns_clone", "1");
+		set(f, DOC_FAIL, fix,
+		    "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone "
+		    "= 0)");
+	} else if (aa == 1 && geteuid() != 0) {
 		apparmor_rootless(f);
-	else if (aa == 1)
-		set(f, DOC_WARN,
-		    "allow bwrap in AppArmor (an `userns,` profile for /usr/bin/bwrap) or "
-		    "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0",
+	} else if (aa == 1) {
+		sysctl_fix(fix, sizeof(fix),
+			   "allow bwrap in AppArmor (an `userns,` profile for /usr/bin/bwrap), or ",
+			   "kernel.apparmor_restrict_unprivileged_userns", "0");
+		set(f, DOC_WARN, fix,
 		    "AppArmor restricts unprivileged user namespaces (Ubuntu 24.04+): bwrap run by "
 		    "a user needs a profile");
-	else
+	} else {
 		set(f, DOC_OK, NULL, "user namespaces are available (max %ld)", max);
+	}
 }
 
 /* In a throwaway network namespace: unshare, install the ruleset, done (dies with it). */
@@ -532,9 +571,10 @@ static void check_gateway(struct finding *f)
 		return;
 	}
 	if (run_gw_find_binary(bin, sizeof(bin))) {
-		set(f, DOC_FAIL, "install warden-gateway next to warden, or set WARDEN_GATEWAY_BIN",
-		    "no gateway daemon on %s and no warden-gateway binary for an embedded one",
-		    RUN_DAEMON_SOCKET);
+		const char *fix = run_gw_find_problem(why, sizeof(why));
+
+		set(f, DOC_FAIL, fix, "no gateway daemon on %s, and for an embedded one: %s",
+		    RUN_DAEMON_SOCKET, why);
 		return;
 	}
 	if (worker_of(bin, why, sizeof(why))) {
@@ -551,12 +591,23 @@ static void check_gateway(struct finding *f)
 	    RUN_DAEMON_SOCKET, bin, why);
 }
 
+/* A user's mode, as `warden run` picks it (the daemon when it answers and plumbs runs, else
+ * rootless): the same test as the gateway check's at the end, so the two lines agree. */
 static void check_mode_user(struct finding *f)
 {
-	set(f, DOC_OK, NULL,
-	    "uid %u, not root: runs are rootless (a user and network namespace of your own, no "
-	    "daemon; `--mode root` needs root)",
-	    (unsigned)getuid());
+	char why[PATH_MAX + 300];
+
+	if (run_daemon_answers(RUN_DAEMON_SOCKET, why, sizeof(why)))
+		set(f, DOC_OK, NULL,
+		    "uid %u, not root: runs use daemon mode (a user and network namespace of your "
+		    "own, plumbed by the warden-gateway daemon on %s; `--mode rootless` runs "
+		    "without it, `--mode root` needs root)",
+		    (unsigned)getuid(), RUN_DAEMON_SOCKET);
+	else
+		set(f, DOC_OK, NULL,
+		    "uid %u, not root: runs are rootless (a user and network namespace of your "
+		    "own, no daemon; `--mode root` needs root)",
+		    (unsigned)getuid());
 }
 
 /* A rootless run's network for real (run_rootless_make(): the namespaces, lo, routes, the run's
@@ -579,7 +630,7 @@ static void check_rootless_net(struct finding *f)
 	}
 	wd_err_clear(&err);
 	if (run_rootless_make(&rl, &p, &err)) {
-		set(f, DOC_FAIL, "see the message; the userns check above", "%s", err.msg);
+		set(f, DOC_FAIL, "see the message, and the userns check above", "%s", err.msg);
 		return;
 	}
 	pid = fork();
@@ -597,7 +648,7 @@ static void check_rootless_net(struct finding *f)
 		st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	run_rootless_close(&rl);
 	if (st)
-		set(f, DOC_FAIL, "see the bwrap and userns checks",
+		set(f, DOC_FAIL, "see the userns and bwrap checks above",
 		    "bubblewrap could not nest its user namespace in a rootless run's (exit %d)",
 		    st);
 	else
@@ -653,8 +704,8 @@ static void check_gateway_user(struct finding *f)
 		return;
 	}
 	if (run_gw_find_binary(bin, sizeof(bin)))
-		set(f, DOC_FAIL, "install warden-gateway next to warden, or set WARDEN_GATEWAY_BIN",
-		    "no warden-gateway binary for a rootless run's embedded gateway");
+		set(f, DOC_FAIL, run_gw_find_problem(why, sizeof(why)),
+		    "a rootless run's embedded gateway: %s", why);
 	else if (worker_of(bin, why, sizeof(why)))
 		set(f, DOC_FAIL, WORKER_FIX, "the gateway %s cannot start its data plane: %s", bin,
 		    why);

@@ -55,6 +55,32 @@ static void usage(FILE *f)
 	    RUN_DAEMON_SOCKET);
 }
 
+/* the one line a usage error prints (cli_usage_error()) */
+static const char synopsis[] = "warden run [-p POLICY] [OPTION...] [-- COMMAND ARGS...]";
+
+/* a usage error: what was wrong, the short usage, exit 2 (warden(1)); Return: -EINVAL */
+static int usage_error(const char *what, const char *arg)
+{
+	cli_usage_error("run", synopsis, "%s%s%s%s", what, arg ? " `" : "", arg ? arg : "",
+			arg ? "`" : "");
+	return -EINVAL;
+}
+
+/* an option getopt_long() refused: @c is '?' (unknown) or ':' (its argument missing) */
+static int bad_option(int c, char **argv)
+{
+	char opt[3] = {'-', (char)optopt, '\0'};
+	const char *arg = c == '?' && optopt ? opt : argv[optind - 1];
+
+	return usage_error(c == ':' ? "missing argument for" : "unknown option", arg);
+}
+
+/* run/ says it when there is no command (run_main() then exits RUN_EXIT_USAGE) */
+static void short_usage(FILE *f)
+{
+	fprintf(f, "usage: %s\nsee `warden run --help`\n", synopsis);
+}
+
 static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind)
 {
 	static const struct option opts[] = {
@@ -76,7 +102,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:qh", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:p:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->policy = optarg;
@@ -94,19 +121,15 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 			o->sandbox_user = optarg;
 			break;
 		case 't':
-			if (run_opts_timeout(optarg, &o->timeout_s)) {
-				fprintf(stderr, "warden run: --timeout: 1 to 604800 seconds\n");
-				return -EINVAL;
-			}
+			if (run_opts_timeout(optarg, &o->timeout_s))
+				return usage_error("--timeout: 1 to 604800 seconds, not", optarg);
 			break;
 		case 'q':
 			o->quiet = true;
 			break;
 		case 'm':
-			if (!run_opts_mode_ok(optarg)) {
-				fprintf(stderr, "warden run: --mode: root, rootless or daemon\n");
-				return -EINVAL;
-			}
+			if (!run_opts_mode_ok(optarg))
+				return usage_error("--mode: root, rootless or daemon, not", optarg);
 			o->mode = optarg;
 			break;
 		case 'S':
@@ -116,25 +139,21 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 			o->print_bwrap = true;
 			break;
 		case 'I': /* hidden: `warden mcp` names its runs (12 lower-case hex digits) */
-			if (strlen(optarg) != 12 || strspn(optarg, "0123456789abcdef") != 12) {
-				fprintf(stderr, "warden run: --run-id: 12 lower-case hex digits\n");
-				return -EINVAL;
-			}
+			if (strlen(optarg) != 12 || strspn(optarg, "0123456789abcdef") != 12)
+				return usage_error("--run-id: 12 lower-case hex digits, not",
+						   optarg);
 			o->run_id = optarg;
 			break;
 		case 'M': /* hidden: who started the run; only `warden mcp` says so */
-			if (strcmp(optarg, "mcp")) {
-				fprintf(stderr, "warden run: --started-by: mcp\n");
-				return -EINVAL;
-			}
+			if (strcmp(optarg, "mcp"))
+				return usage_error("--started-by: mcp, not", optarg);
 			o->started_by = optarg;
 			break;
 		case 'h':
 			usage(stdout);
 			return 1;
 		default:
-			usage(stderr);
-			return -EINVAL;
+			return bad_option(c, argv);
 		}
 	}
 	*ret_optind = optind;
@@ -143,11 +162,11 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_opts o = {.usage = usage};
+	struct run_opts o = {.usage = short_usage};
 	int ret, first;
 
 	ret = parse_opts(argc, argv, &o, &first);
 	if (ret)
-		return ret > 0 ? WD_EXIT_OK : RUN_EXIT_WARDEN;
+		return ret > 0 ? WD_EXIT_OK : WD_EXIT_USAGE;
 	return run_main(&o, argc - first, argv + first, NULL, NULL);
 }

@@ -7,13 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-struct verb {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary;
-};
-
-static const struct verb verbs[] = {
+static const struct cli_verb verbs[] = {
     {"run", cmd_run, "run a program in a sandbox under a policy"},
     {"policy", cmd_policy, "check a policy file (policy check FILE)"},
     {"logs", cmd_logs, "read the audit log"},
@@ -26,7 +20,7 @@ static const struct verb verbs[] = {
     {"doctor", cmd_doctor, "check every prerequisite of `warden run` and say how to fix it"},
     {"gc", cmd_gc, "remove what crashed runs left behind"},
     {"version", cmd_version, "print the version"},
-    {"help", cmd_help, "print this help"},
+    {"help", cmd_help, "print this help, or a verb's (help VERB)"},
     {"allowlist", cmd_allowlist,
      "show or change a live run's allowlist; approve warden mcp's requests"},
 };
@@ -39,12 +33,24 @@ static void usage(FILE *f)
 	fprintf(f, "\n`warden VERB --help` describes each verb; see warden(1).\n");
 }
 
+/* `warden help [VERB]`: the verbs, or that verb's own help (as `warden VERB --help`) */
 int cmd_help(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	usage(stdout);
-	return WD_EXIT_OK;
+	char help[] = "--help";
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return WD_EXIT_OK;
+	}
+	if (argc > 2)
+		return cli_usage_error("help", "warden help [VERB]", "one verb at a time");
+	for (size_t i = 0; i < WD_ARRAY_SIZE(verbs); i++)
+		if (!strcmp(argv[1], verbs[i].name)) {
+			char *av[] = {argv[1], help, NULL};
+
+			return verbs[i].fn(2, av);
+		}
+	return cli_usage_error("help", "warden help [VERB]", "unknown verb '%s'", argv[1]);
 }
 
 int cmd_version(int argc, char **argv)
@@ -72,6 +78,9 @@ int main(int argc, char **argv)
 		return cmd_help(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--version"))
 		return cmd_version(argc - 1, argv + 1);
+	/* hidden: the shell completions, generated from the table (deploy/CMakeLists.txt) */
+	if (!strcmp(argv[1], "completion"))
+		return cli_completion(argc - 1, argv + 1, verbs, WD_ARRAY_SIZE(verbs));
 	for (size_t i = 0; i < WD_ARRAY_SIZE(verbs); i++)
 		if (!strcmp(argv[1], verbs[i].name))
 			return verbs[i].fn(argc - 1, argv + 1);

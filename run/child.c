@@ -1,6 +1,7 @@
 /* run_child.c - the parked child of a Linux sandbox backend: forked early, it enters the run's
  * network namespace and cgroups and becomes the program's user while the parent goes on, then
- * execs what the backend prepared on the parent's word (run_child.h has the stages). */
+ * execs what the backend prepared on the parent's word (run_child.h has the stages); and how a
+ * failed stage is said (run_child_explain(), run_child_grant_denied()). */
 #include "run/child.h"
 #include "run/run.h"
 
@@ -374,4 +375,34 @@ bool run_child_explain(const struct run_child_report *rep, const char *what, con
 		break;
 	}
 	return true;
+}
+
+void run_child_grant_denied(const struct sandbox_spec *sp, const char *path, bool rw, int err,
+			    struct sandbox_err *e)
+{
+	const char *su = getenv("SUDO_UID"), *can = rw ? "writable" : "readable";
+	unsigned long long sudo_uid = 0;
+	char whom[96];
+
+	e->step = "filesystem";
+	if (sp->rootless) {
+		snprintf(whom, sizeof(whom), "you (uid %u)", (unsigned)sp->uid);
+		e->fix =
+		    rw ? "make it writable by you (chmod, or an ACL: see docs/run.md), or drop "
+			 "the grant"
+		       : "make it readable by you (chmod, or an ACL: see docs/run.md), or drop "
+			 "the grant";
+	} else {
+		snprintf(whom, sizeof(whom), "uid %u (%s)", (unsigned)sp->uid,
+			 sp->user ? sp->user : "the sandbox user");
+		if (su && !wd_parse_uint(su, UINT32_MAX - 1, &sudo_uid) && sudo_uid == sp->uid)
+			e->fix = "make it so for that user (chown, chmod, or an ACL: see "
+				 "docs/run.md)";
+		else
+			e->fix = "make it so for that user (chown, chmod, or an ACL: see "
+				 "docs/run.md), or run warden through sudo so the program runs as "
+				 "you";
+	}
+	snprintf(e->msg, sizeof(e->msg), "%s %s is not %s by %s, whom the program runs as: %s",
+		 rw ? "write grant" : "read grant", path, can, whom, strerror(err));
 }

@@ -168,6 +168,20 @@ int run_child_listener(struct run_child *c, int *ret_fd);
 void run_child_cancel(struct run_child *c);
 
 /**
+ * run_child_grant_denied() - a backend's error (pure but for $SUDO_UID) for a grant whose file the
+ * program may not use, with the fix for whom it runs as: a user's run (@sp->rootless: rootless,
+ * daemon mode) and root's through sudo run it as the person who started warden, so sudo would
+ * change nothing; root's direct run has it as the sandbox user, and sudo would make it the person
+ * @sp:		the run's spec (uid, user, rootless)
+ * @path:	the grant
+ * @rw:		a write grant (else a read grant)
+ * @err:	the errno of the access check
+ * @e:		set: step "filesystem", the message, the fix (a static string)
+ */
+void run_child_grant_denied(const struct sandbox_spec *sp, const char *path, bool rw, int err,
+			    struct sandbox_err *e);
+
+/**
  * run_child_explain() - the report of a generic stage as `warden run` says it (pure)
  * @rep:	the report
  * @what:	the backend's name ("bwrap")

@@ -180,6 +180,26 @@ int run_gw_find_binary(char *out, size_t outlen)
 		   : 0;
 }
 
+const char *run_gw_find_problem(char *why, size_t size)
+{
+	const char *env = getenv("WARDEN_GATEWAY_BIN");
+	struct stat st;
+
+	if (env && *env) {
+		if (stat(env, &st))
+			snprintf(why, size, "WARDEN_GATEWAY_BIN=%s: %s", env, strerror(errno));
+		else if (!S_ISREG(st.st_mode) || access(env, X_OK))
+			snprintf(why, size, "WARDEN_GATEWAY_BIN=%s is not an executable file", env);
+		else
+			snprintf(why, size, "WARDEN_GATEWAY_BIN=%s: the path is too long", env);
+		return "point WARDEN_GATEWAY_BIN at the warden-gateway program, or unset it (then "
+		       "the one next to warden, or in PATH, is used)";
+	}
+	snprintf(why, size, "no warden-gateway next to warden nor in PATH");
+	return "install warden-gateway next to warden (the package and `cmake --install` do), "
+	       "or point WARDEN_GATEWAY_BIN at it";
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -225,10 +245,12 @@ int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 		argv[4] = nfds;
 	}
 	r = run_gw_find_binary(bin, sizeof(bin));
-	if (r)
-		return wd_err_set(err, r,
-				  "warden-gateway not found next to warden nor in PATH "
-				  "(set WARDEN_GATEWAY_BIN, or pass --gateway SOCKET)");
+	if (r) {
+		char why[PATH_MAX + 64];
+
+		run_gw_find_problem(why, sizeof(why));
+		return wd_err_set(err, r, "%s", why);
+	}
 	if (snprintf(gw->socket, sizeof(gw->socket), "%s/gw.sock", dir) >= (int)sizeof(gw->socket))
 		return wd_err_set(err, -ENAMETOOLONG, "control socket path too long in %s", dir);
 	snprintf(c.control_path, sizeof(c.control_path), "%s", gw->socket);
@@ -321,8 +343,13 @@ int run_gw_wait(struct run_gw *gw, struct wd_err *err)
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			gw->pid = 0;
 			log_tail(gw->log_path, tail, sizeof(tail));
+			if (!tail[0])
+				return wd_err_set(err, -ENODATA,
+						  "the embedded gateway exited at start without a "
+						  "word (%s)",
+						  gw->log_path);
 			return wd_err_set(err, -ECHILD, "the embedded gateway exited at start: %s",
-					  tail[0] ? tail : "(no output)");
+					  tail);
 		}
 		if (!run_gw_call_op(gw->socket, "stats", 200, NULL))
 			return 0;

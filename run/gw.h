@@ -67,6 +67,16 @@ int run_gw_call_op(const char *socket, const char *op, int timeout_ms, struct js
 int run_gw_find_binary(char *out, size_t outlen);
 
 /**
+ * run_gw_find_problem() - why run_gw_find_binary() found no warden-gateway, for a person
+ * @why:	set to the cause: WARDEN_GATEWAY_BIN's value and what is wrong with it (not there,
+ *		not an executable file), or that there is none next to warden nor in PATH
+ * @size:	size of @why
+ *
+ * Return: the fix for that cause (a static string).
+ */
+const char *run_gw_find_problem(char *why, size_t size);
+
+/**
  * run_gw_start() - start an embedded gateway for one run and wait until it answers
  * @gw:		filled in (socket, pid, log)
  * @dir:	the run's state folder (config, socket and log go there)
@@ -87,7 +97,8 @@ int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
  *		of binding its own, or NULL
  * @nlisten:	how many (at most 9)
  *
- * Return: 0, or a negative errno (nothing was started).
+ * Return: 0, or a negative errno (nothing was started; -ENOENT: no warden-gateway to start,
+ * run_gw_find_problem() says why).
  */
 int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
 		 const char *audit_path, const int *listen, int nlisten, struct wd_err *err);
@@ -95,7 +106,7 @@ int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 /**
  * run_gw_wait() - the second half: wait (5 s at most) until the spawned gateway answers
  * Return: 0, or a negative errno (-ECHILD it exited, with its last output line in @err;
- * -ETIMEDOUT it was stopped again).
+ * -ENODATA it exited without one; -ETIMEDOUT it was stopped again).
  */
 int run_gw_wait(struct run_gw *gw, struct wd_err *err);
 

@@ -47,9 +47,16 @@ int run_gwclient_pick(struct run *r)
 	else
 		ret = run_gw_spawn(&r->gateway.gw, r->state_dir, &c, audit_log_path(r->audit.log),
 				   NULL, 0, &err);
-	if (ret)
-		return run_fail(r, "gateway", "check the gateway's message above; `warden doctor`",
+	if (ret) {
+		char why[PATH_MAX + 64], bin[PATH_MAX];
+		bool none = ret == -ENOENT && run_gw_find_binary(bin, sizeof(bin));
+
+		/* nothing ran, so the gateway said nothing: the fix is for the cause */
+		return run_fail(r, "gateway",
+				none ? run_gw_find_problem(why, sizeof(why))
+				     : "`warden doctor` checks the gateway's installation",
 				"embedded gateway: %s", err.msg);
+	}
 	r->rec.gw_pid = r->gateway.gw.pid;
 	r->rec.gw_start = run_proc_start(r->gateway.gw.pid);
 	run_state_save(r);
@@ -66,8 +73,13 @@ int run_gwclient_ready(struct run *r)
 		return 0;
 	wd_err_clear(&err);
 	ret = run_gw_wait(&r->gateway.gw, &err);
+	/* only an exit with output has the gateway's own words: quoted at the end of the line */
 	if (ret)
-		return run_fail(r, "gateway", "check the gateway's message above; `warden doctor`",
+		return run_fail(r, "gateway",
+				ret == -ECHILD
+				    ? "the gateway's own message ends the line above; "
+				      "`warden doctor` checks its installation"
+				    : "`warden doctor` checks the gateway's installation",
 				"embedded gateway: %s", err.msg);
 	return 0;
 }

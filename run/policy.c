@@ -200,7 +200,7 @@ int run_command_resolve(struct run *r, int argc, char **argv)
 				"the policy\n");
 		if (r->o.usage)
 			r->o.usage(stderr);
-		return RUN_EXIT_WARDEN;
+		return RUN_EXIT_USAGE;
 	}
 	if (!r->input.argv)
 		return run_fail(r, "policy", NULL, "out of memory");

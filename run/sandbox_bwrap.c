@@ -396,12 +396,7 @@ static void explain(const struct bwrap_sandbox *b, const struct sandbox_spec *sp
 			    g ? g->path : "?", uid, who, strerror(rep->err));
 		break;
 	case BWRAP_CHILD_GRANT_ACCESS:
-		say(e, 0, "filesystem",
-		    "make it so for that user (chown, chmod, or an ACL: see docs/run.md), or run "
-		    "warden through sudo so the program runs as you",
-		    "%s %s is not %s by uid %u (%s), whom the program runs as: %s",
-		    g && g->rw ? "write grant" : "read grant", g ? g->path : "?",
-		    g && g->rw ? "writable" : "readable", uid, who, strerror(rep->err));
+		run_child_grant_denied(sp, g ? g->path : "?", g && g->rw, rep->err, e);
 		break;
 	case BWRAP_CHILD_ARGS:
 		say(e, 0, "exec", NULL, "preparing bwrap's arguments and descriptors: %s",

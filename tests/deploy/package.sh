@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # package.sh - the .deb an operator installs (deploy/package.cmake): built with cpack from this
 # (release) build, installed with `apt-get install ./warden_*.deb`, used from the installed
-# paths (warden --version, warden doctor, the installed warden-gateway serving in the lab with
-# its worker from /usr/libexec/warden as the package's user), then `apt-get purge`d: every
+# paths (warden --version, warden doctor, the man pages gzipped, the shell completions, the
+# copyright file, the installed warden-gateway serving in the lab with its worker from
+# /usr/libexec/warden as the package's user), then `apt-get purge`d: every
 # file dpkg -L listed is gone, and so are the package's folders, user and group `warden`; only
 # the central audit log (with the group warden-audit that may read it) is left, and then this
 # test removes those too. It changes the machine (dpkg, /etc, /usr, users): everything it adds
@@ -80,6 +81,27 @@ done
 check "Depends names bubblewrap and nftables (what it runs)" lab_match "bubblewrap.*nftables" field Depends
 check "the .deb holds the worker in /usr/libexec/warden" lab_match '^\./usr/libexec/warden/warden-gateway-worker$' \
 	bash -c 'dpkg-deb --fsys-tarfile "$0" | tar -t' "$DEB"
+# Debian's layout (issue 27): man pages gzip -9n'd (no name, no time stamp in the header), the
+# shell completions, the copyright file, one gateway.yaml (the conffile)
+debfiles() { dpkg-deb --fsys-tarfile "$DEB" | tar -t; }
+for m in man1/warden.1 man5/warden-policy.5 man8/warden-gateway.8; do
+	check "the .deb holds $m.gz" lab_match "^\./usr/share/man/$m\.gz\$" debfiles
+done
+check_eq "... and no man page uncompressed" "" bash -c 'dpkg-deb --fsys-tarfile "$0" | tar -t | grep -E "/share/man/.*\.[0-9]\$"; true' "$DEB"
+# gzip_n FILE: FILE (in the .deb) is gzip with no file name (FLG bit 3) and MTIME 0, as -n writes
+gzip_n() {
+	local h
+	h=$(dpkg-deb --fsys-tarfile "$DEB" | tar -xO "$1" | head -c 8 | od -An -tx1 | tr -d ' \n')
+	[[ $h == 1f8b08* ]] || { echo "not gzip: $h"; return 1; }
+	(( (0x${h:6:2} & 0x08) == 0 )) && [[ ${h:8:8} == 00000000 ]] || { echo "header $h"; return 1; }
+}
+check "warden.1.gz is gzip -n (no name, no time stamp)" gzip_n ./usr/share/man/man1/warden.1.gz
+for f in bash-completion/completions/warden zsh/vendor-completions/_warden \
+	fish/vendor_completions.d/warden.fish doc/warden/copyright; do
+	check "the .deb holds /usr/share/$f" lab_match "^\./usr/share/$f\$" debfiles
+done
+check_eq "the .deb holds one gateway.yaml: /etc/warden/gateway.yaml" "./etc/warden/gateway.yaml" \
+	bash -c 'dpkg-deb --fsys-tarfile "$0" | tar -t | grep "/gateway.yaml$"' "$DEB"
 # what the package holds, and which of those paths exist before it is installed (folders as
 # /usr/bin do): after the purge, none of the others may be left
 dpkg-deb --fsys-tarfile "$DEB" | tar -t | sed -e 's|^\./|/|' -e 's|/$||' | grep -v '^/\?$' >"$TMP/paths"
@@ -98,8 +120,12 @@ check_eq "/usr/bin/warden --version" "warden $VERSION" /usr/bin/warden --version
 check_eq "/usr/sbin/warden-gateway --version" "warden-gateway $VERSION" /usr/sbin/warden-gateway --version
 check "the worker is installed" test -x /usr/libexec/warden/warden-gateway-worker
 for m in man1/warden.1 man5/warden-policy.5 man8/warden-gateway.8; do
-	check "man page $m" test -s "/usr/share/man/$m"
+	check "man page $m.gz" test -s "/usr/share/man/$m.gz"
 done
+check "... and warden.1.gz reads as the man page" lab_match '^\.TH WARDEN 1' zcat /usr/share/man/man1/warden.1.gz
+check_eq "the installed bash completion loads" "complete -o bashdefault -o default -F _warden warden" \
+	bash -c 'source /usr/share/bash-completion/completions/warden && complete -p warden'
+check "/usr/share/doc/warden/copyright names the licence" grep -qx "License: MIT" /usr/share/doc/warden/copyright
 check "the unit is installed" test -s /usr/lib/systemd/system/warden-gateway.service
 check "the installed unit verifies (its binaries are the installed ones)" bash -c \
 	'out=$(systemd-analyze verify --man=no "$0" 2>&1) && [[ -z $out ]] || { echo "$out"; exit 1; }' \

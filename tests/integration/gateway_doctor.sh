@@ -8,7 +8,8 @@
 # of warden-gateway in a folder of its own, without the worker (the libexec folders hidden under
 # an empty tmpfs in this test's private mount namespace, never the machine's), fails with the
 # fix; a daemon started from a copy whose worker image was replaced afterwards (an upgrade: restart
-# it), then removed (a restart would fail) is a warning with the fix.
+# it), then removed (a restart would fail) is a warning with the fix. A user's first line (the
+# mode) and last (the gateway) agree: rootless without the daemon, daemon mode with it.
 set -u
 . "$(dirname "$0")/daemon/prelude.sh"
 # the folders a copied gateway would look in besides its own: hidden, in this mount namespace
@@ -50,6 +51,9 @@ check "as A: a gateway without its worker fails" lab_match \
 	doctor_as a "$T/bare/warden-gateway"
 check "... with the fix" lab_match "^ +fix: install warden-gateway-worker where warden-gateway looks for it" \
 	doctor_as a "$T/bare/warden-gateway"
+check "as A with no daemon: the first line says runs are rootless, as the last does" lab_match \
+	"^ok +mode +uid [0-9]+, not root: runs are rootless \\(a user and network namespace of your own, no daemon" \
+	doctor_as a "$GW"
 check_eq "... and doctor's exit status says so" 1 \
 	bash -c '"$@" >/dev/null 2>&1; echo $?' _ as_a env WARDEN_GATEWAY_BIN="$T/bare/warden-gateway" "$W" doctor
 check "as root: ok, with the worker's path" lab_match \
@@ -68,6 +72,11 @@ check "its stats name the worker's image" bash -c \
 	hostns "$GW" ctl --socket "$SOCK" stats
 check "as A: ok, the daemon plumbs A's runs" lab_match \
 	"^ok +gateway +the warden-gateway daemon on $SOCK plumbs your runs" doctor_as a "$GW"
+# the first line and the last agree (issue 27): both say daemon mode
+check "as A with the daemon: the first line says daemon mode too" lab_match \
+	"^ok +mode +uid [0-9]+, not root: runs use daemon mode \\(.*plumbed by the warden-gateway daemon on $SOCK" \
+	doctor_as a "$GW"
+check "... and not that runs are rootless" lab_no_match "runs are rootless|no daemon" doctor_as a "$GW"
 # an upgrade replaces the file (a new inode at the same path): the daemon runs the old one
 install -m 0755 "$(dirname "$GW")/warden-gateway-worker" "$T/gwd/new-worker"
 mv -f "$T/gwd/new-worker" "$T/gwd/warden-gateway-worker"

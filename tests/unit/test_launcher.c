@@ -9,6 +9,7 @@
 #include "conf/conf.h"
 #include "conf/host.h"
 #include "run/bwrap.h"
+#include "run/child.h"
 #include "run/run.h"
 #include "run/state.h"
 #include "netns/netns.h"
@@ -578,6 +579,43 @@ static void test_shell_word(void **state)
 	}
 }
 
+/* A grant the program may not use: the fix is for whom it runs as (issue 27): a user's run is
+ * never told sudo, nor is root's through sudo; root's direct run (the sandbox user) is. */
+static void test_grant_denied(void **state)
+{
+	struct sandbox_spec sp = {.uid = 1500, .user = "alice", .rootless = true};
+	struct sandbox_err e = {0};
+
+	(void)state;
+	unsetenv("SUDO_UID");
+	run_child_grant_denied(&sp, "/srv/x", false, EACCES, &e);
+	assert_string_equal(e.step, "filesystem");
+	assert_string_equal(e.msg, "read grant /srv/x is not readable by you (uid 1500), whom the "
+				   "program runs as: Permission denied");
+	assert_null(strstr(e.fix, "sudo"));
+	assert_non_null(strstr(e.fix, "make it readable by you"));
+	run_child_grant_denied(&sp, "/srv/out", true, EACCES, &e);
+	assert_non_null(strstr(e.fix, "make it writable by you"));
+	/* root's run through sudo: the program is the user already */
+	sp.rootless = false;
+	setenv("SUDO_UID", "1500", 1);
+	run_child_grant_denied(&sp, "/srv/x", false, EACCES, &e);
+	assert_string_equal(e.msg,
+			    "read grant /srv/x is not readable by uid 1500 (alice), whom the "
+			    "program runs as: Permission denied");
+	assert_null(strstr(e.fix, "sudo"));
+	/* root's direct run: the sandbox user; sudo would make it the person */
+	unsetenv("SUDO_UID");
+	sp.uid = 65534;
+	sp.user = "nobody";
+	run_child_grant_denied(&sp, "/srv/x", false, EACCES, &e);
+	assert_non_null(strstr(e.fix, "or run warden through sudo so the program runs as you"));
+	setenv("SUDO_UID", "1500", 1); /* another uid than the program's: still the sandbox user */
+	run_child_grant_denied(&sp, "/srv/x", false, EACCES, &e);
+	assert_non_null(strstr(e.fix, "through sudo"));
+	unsetenv("SUDO_UID");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -587,7 +625,7 @@ int main(void)
 	    cmocka_unit_test(test_files),	 cmocka_unit_test(test_record),
 	    cmocka_unit_test(test_gc_dir),	 cmocka_unit_test(test_sandbox_user),
 	    cmocka_unit_test(test_limits_names), cmocka_unit_test(test_netns_config),
-	    cmocka_unit_test(test_shell_word),
+	    cmocka_unit_test(test_shell_word),	 cmocka_unit_test(test_grant_denied),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
