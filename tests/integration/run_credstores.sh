@@ -22,7 +22,8 @@ A=$T/audit.jsonl
 H=$T/home
 export WARDEN_GATEWAY_BIN=$GW WARDEN_POOL=0
 
-# the stores: folders hold a secret file, files are the secret (the table of docs/files.md)
+# the stores: folders hold a secret file (.claude, .docker and .aws one more), files are the
+# secret (the table of docs/files.md)
 DIRS=(.ssh .gnupg .aws .config/gcloud .azure .kube .docker .config/gh .claude .codex
 	.config/anthropic .gemini .config/google-chrome .config/chromium .mozilla
 	.config/BraveSoftware .config/microsoft-edge snap/chromium snap/firefox .thunderbird
@@ -36,6 +37,7 @@ for d in "${DIRS[@]}"; do
 done
 echo "SECRET token" >"$H/.claude/.credentials.json"
 echo '{"auths":{"x":{"auth":"SECRET"}}}' >"$H/.docker/config.json"
+echo "SECRET aws config" >"$H/.aws/config"
 for f in "${FILES[@]}"; do
 	mkdir -p "$(dirname "$H/$f")"
 	echo "SECRET in $f" >"$H/$f"
@@ -54,6 +56,7 @@ chmod -R a+rX "$T"
 printf 'version: 1\nfilesystem:\n  read: ["~"]\n' >"$T/home.yaml"
 printf 'version: 1\nfilesystem:\n  read: ["~", { path: "~/.claude", sensitive: true }]\n' >"$T/optin.yaml"
 printf 'version: 1\nfilesystem:\n  write: ["~"]\n' >"$T/homew.yaml"
+printf 'version: 1\nfilesystem:\n  read: ["~", { path: "~/.aws/config", sensitive: true }]\n' >"$T/optfile.yaml"
 
 # wr POLICY ARGS...: warden run inside lab-host with the test's audit log and home
 wr() { local p=$1; shift; HOME=$H in_host "$W" run -q --audit-log "$A" -p "$T/$p.yaml" "$@"; }
@@ -95,7 +98,7 @@ check_eq "... it reads as nothing: no secret in what cat could give" "" \
 echo "# every store of the table"
 check_eq "a python program finds no secret in any of the ${#ALL[@]} stores" "${#ALL[@]}" \
 	wr home $PY "$H/bin/probe.py" "$H" "${ALL[@]}"
-check_eq "control: the same probe outside warden finds every secret file" "$((${#ALL[@]} + 2))" bash -c \
+check_eq "control: the same probe outside warden finds every secret file" "$((${#ALL[@]} + 3))" bash -c \
 	'"$0" "$1" "$2" "${@:3}" | grep -c "^LEAK "' "$PY" "$H/bin/probe.py" "$H" "${ALL[@]}"
 check_eq "control: ordinary files beside the file stores read" \
 	"ordinary config
@@ -111,6 +114,11 @@ check_eq "... and the probe finds only ~/.claude's two files" \
 LEAK $H/.claude/secret" bash -c \
 	'HOME=$0 ip netns exec "$1" "$2" run -q --audit-log "$3" -p "$4" -- "$5" "$6" "$0" "${@:7}" | grep "^LEAK " | sort' \
 	"$H" "$LAB_HOST_NS" "$W" "$A" "$T/optin.yaml" "$PY" "$H/bin/probe.py" "${ALL[@]}"
+
+echo "# one file of a store opted back in: { path: ~/.aws/config, sensitive: true }"
+check_eq "~/.aws/config reads" "SECRET aws config" wr optfile cat "$H/.aws/config"
+check_fails "... while the rest of ~/.aws stays hidden" wr optfile cat "$H/.aws/secret"
+check_fails "... and ~/.ssh too" wr optfile cat "$H/.ssh/secret"
 
 echo "# one warning per grant, listing the stores (issue 27 item 8)"
 check_eq "policy check of read: [~]: one credential-store warning" 1 bash -c \
