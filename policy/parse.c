@@ -31,8 +31,14 @@ static const char *const top_keys[TOP_N] = {"version", "command", "filesystem", 
 enum { FS_READ, FS_WRITE, FS_N };
 static const char *const fs_keys[FS_N] = {"read", "write"};
 
-enum { GRANT_PATH, GRANT_SENSITIVE, GRANT_N };
-static const char *const grant_keys[GRANT_N] = {"path", "sensitive"};
+enum { GRANT_PATH, GRANT_SENSITIVE, GRANT_TYPE, GRANT_N };
+static const char *const grant_keys[GRANT_N] = {"path", "sensitive", "type"};
+
+/* a grant's `type:` words (index = enum policy_grant_type) */
+static const char *const grant_types[] = {
+    [POLICY_GRANT_FILE] = "file",
+    [POLICY_GRANT_DIR] = "dir",
+};
 
 enum { ENV_ALLOW, ENV_SET, ENV_N };
 static const char *const env_keys[ENV_N] = {"allow", "set"};
@@ -129,6 +135,22 @@ static const char *grant_str(struct pctx *c, const struct policy_yt_node *n, con
 	return policy_yt_str(c->d, n, what);
 }
 
+/* a grant's `type: file | dir`. Return: 0, or -EINVAL after reporting. */
+static int parse_grant_type(struct pctx *c, const struct policy_yt_node *n, const char *what,
+			    enum policy_grant_type *ret)
+{
+	const char *s = n->type == POLICY_YT_SCALAR ? n->str : NULL;
+
+	for (size_t i = 0; s && i < WD_ARRAY_SIZE(grant_types); i++)
+		if (grant_types[i] && !strcmp(s, grant_types[i])) {
+			*ret = (enum policy_grant_type)i;
+			return 0;
+		}
+	policy_diag_err(c->d, n, "%s: `type` is %s%s%s; expected file or dir", what,
+			s ? "`" : "not a word", s ? s : "", s ? "`" : "");
+	return -EINVAL;
+}
+
 static void parse_grants(struct pctx *c, const struct policy_yt_node *n, const char *what,
 			 struct policy_grant **ret, size_t *nret)
 {
@@ -143,6 +165,7 @@ static void parse_grants(struct pctx *c, const struct policy_yt_node *n, const c
 	for (size_t i = 0; i < n->nkids; i++) {
 		const struct policy_yt_node *item = n->kids[i], *v[GRANT_N];
 		const char *path = NULL;
+		enum policy_grant_type type = POLICY_GRANT_ANY;
 		bool sensitive = false;
 		char where[64];
 
@@ -159,6 +182,8 @@ static void parse_grants(struct pctx *c, const struct policy_yt_node *n, const c
 			path = grant_str(c, v[GRANT_PATH], what);
 			if (v[GRANT_SENSITIVE] &&
 			    policy_yt_bool(c->d, v[GRANT_SENSITIVE], "sensitive", &sensitive))
+				continue;
+			if (v[GRANT_TYPE] && parse_grant_type(c, v[GRANT_TYPE], what, &type))
 				continue;
 			item = v[GRANT_PATH];
 		} else if (item->type == POLICY_YT_SCALAR) {
@@ -187,6 +212,7 @@ static void parse_grants(struct pctx *c, const struct policy_yt_node *n, const c
 		}
 		g[*nret].path = pctx_strdup(c, path);
 		g[*nret].sensitive = sensitive;
+		g[*nret].type = type;
 		g[*nret].line = item->line;
 		g[*nret].col = item->col;
 		(*nret)++;

@@ -93,14 +93,25 @@ int policy_diag_format(const struct policy_diags *d, size_t i, struct wd_buf *ou
 /** The only policy (and gateway config) format version this build accepts. */
 #define POLICY_VERSION 1
 
+/** enum policy_grant_type - what a grant's `type:` says its path is */
+enum policy_grant_type {
+	POLICY_GRANT_ANY = 0, /* no `type:` */
+	POLICY_GRANT_FILE,    /* `type: file` */
+	POLICY_GRANT_DIR,     /* `type: dir` */
+};
+
 /**
  * struct policy_grant - one filesystem grant (filesystem.read / .write)
  * @path:	the path as written in the file
  * @real:	after policy_validate(): the absolute canonical path (symlinks
  *		resolved); NULL before validation
  * @sensitive:	the grant said `sensitive: true` (may cover a credential store)
+ * @type:	the grant's `type:` (an existing path must be of that type)
  * @missing:	after validation: a write grant whose final component does not
- *		exist yet (its parent does); the launcher creates it as a folder
+ *		exist yet (its parent does); the launcher makes it
+ * @make_file:	after validation, with @missing: it is made as an empty regular
+ *		file (`type: file`, or a last component that looks like a file
+ *		name, `name.ext`), else as a folder (see policy_grant_make_file())
  * @line:	position of the grant in the file
  * @col:	position of the grant in the file
  */
@@ -108,7 +119,9 @@ struct policy_grant {
 	char *path;
 	char *real;
 	bool sensitive;
+	enum policy_grant_type type;
 	bool missing;
+	bool make_file;
 	int line;
 	int col;
 };
@@ -371,14 +384,30 @@ struct policy_ctx {
 int policy_validate(struct wd_policy *p, const struct policy_ctx *ctx, struct policy_diags *d);
 
 /**
- * policy_credential_stores() - the credential stores policy_validate() knows
+ * policy_credential_stores() - the credential stores policy_validate() knows (credstores.c,
+ * the one table; docs/files.md and warden-policy(5) list it)
  * @ret_n:	their number
  *
- * Paths under the home folder start with "~/"; the others are absolute. `warden init` uses
- * the list so that a store a traced program read is never granted silently.
+ * Paths under the home folder start with "~/"; the others are absolute. A grant that holds
+ * one gets it hidden unless a `sensitive: true` grant holds it too; `warden run`, `warden
+ * trace` (which hides every one) and `warden init` (which never grants one silently) use
+ * this list alike.
  * Return: the list (static).
  */
 const char *const *policy_credential_stores(size_t *ret_n);
+
+/**
+ * policy_grant_make_file() - how a write grant that does not exist yet is made
+ * @written:	the grant's path as written
+ * @type:	its `type:`
+ * @ret_sure:	set to false when nothing in @written or @type said it (a name with no
+ *		extension and no trailing `/`: a folder, and policy_validate() warns)
+ *
+ * `type:` decides; else a trailing `/` makes a folder and a last component that looks like
+ * a file name (a dot after its first character: result.txt, memory.jsonl) a file.
+ * Return: true for an empty regular file, false for a folder.
+ */
+bool policy_grant_make_file(const char *written, enum policy_grant_type type, bool *ret_sure);
 
 /**
  * policy_env_name_ok() - @s is a name env.allow and env.set accept: a letter or `_`, then

@@ -6,7 +6,8 @@
  * with nm by tests/unit/policy_layers.py):
  *   render   render.c, ceiling_render.c       (policy and ceiling -> YAML / JSON)
  *   apply    ceiling_apply.c                  (a ceiling bounds a policy)
- *   parse    parse.c -> network.c, validate.c; ceiling_parse.c -> network.c
+ *   parse    parse.c -> network.c, validate.c -> credstores.c (the credential stores);
+ *            ceiling_parse.c -> network.c
  *   objects  base.c (free, a rule's normal form, names) -> match.c -> hostname.c
  *   bottom   yaml.c (the YAML tree, diagnostics)
  */

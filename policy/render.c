@@ -29,14 +29,33 @@ static const char *grant_path(const struct policy_grant *g)
 	return g->real ? g->real : g->path;
 }
 
+/* a grant's type as rendered: the written one, else what a missing grant is made as (the real
+ * path has lost a trailing `/`, so the rendered policy says it); NULL: none */
+static const char *grant_type(const struct policy_grant *g)
+{
+	if (g->type == POLICY_GRANT_FILE ||
+	    (g->type == POLICY_GRANT_ANY && g->missing && g->make_file))
+		return "file";
+	if (g->type == POLICY_GRANT_DIR || (g->type == POLICY_GRANT_ANY && g->missing))
+		return "dir";
+	return NULL;
+}
+
 static int yaml_grants(struct wd_buf *out, const char *key, const struct policy_grant *g, size_t n)
 {
 	int ret = wd_buf_printf(out, "  %s:%s\n", key, n ? "" : " []");
 
 	for (size_t i = 0; i < n && !ret; i++) {
-		ret |= wd_buf_puts(out, g[i].sensitive ? "    - { path: " : "    - ");
+		const char *type = grant_type(&g[i]);
+		bool map = g[i].sensitive || type;
+
+		ret |= wd_buf_puts(out, map ? "    - { path: " : "    - ");
 		ret |= wd_yaml_quote(out, grant_path(&g[i]));
-		ret |= wd_buf_puts(out, g[i].sensitive ? ", sensitive: true }\n" : "\n");
+		if (g[i].sensitive)
+			ret |= wd_buf_puts(out, ", sensitive: true");
+		if (type)
+			ret |= wd_buf_printf(out, ", type: %s", type);
+		ret |= wd_buf_puts(out, map ? " }\n" : "\n");
 	}
 	return ret;
 }
@@ -182,9 +201,12 @@ static int json_grants(struct wd_buf *out, const struct policy_grant *g, size_t 
 		ret |= wd_yaml_quote(out, g[i].path);
 		ret |= wd_buf_puts(out, ",\"real\":");
 		ret |= g[i].real ? wd_yaml_quote(out, g[i].real) : wd_buf_puts(out, "null");
-		ret |= wd_buf_printf(out, ",\"sensitive\":%s,\"missing\":%s,\"line\":%d}",
+		ret |= wd_buf_printf(out, ",\"sensitive\":%s,\"missing\":%s,",
 				     g[i].sensitive ? "true" : "false",
-				     g[i].missing ? "true" : "false", g[i].line);
+				     g[i].missing ? "true" : "false");
+		ret |= grant_type(&g[i]) ? wd_buf_printf(out, "\"type\":\"%s\",", grant_type(&g[i]))
+					 : 0;
+		ret |= wd_buf_printf(out, "\"line\":%d}", g[i].line);
 	}
 	return ret | wd_buf_puts(out, "]");
 }

@@ -1,6 +1,6 @@
 /* validate.c - the filesystem side of a policy: grants made absolute, `~`
  * expanded, canonicalised, and checked against `/`, the runtime base, the
- * credential stores and the folders the caller protects (the audit log's).
+ * credential stores (credstores.c) and the folders the caller protects (the audit log's).
  *
  * Theory of operation, per grant:
  *   1. expand: `~` -> home, relative -> the policy file's folder;
@@ -12,15 +12,21 @@
  *      write grant is never followed, so one run cannot widen the next run's
  *      grants. A missing read grant is an error; a missing write grant whose
  *      parent exists is accepted with a warning and marked `missing` (the
- *      launcher creates it); otherwise an error;
+ *      launcher creates it, step 7); otherwise an error;
  *   4. real != lexical -> a warning (a trusted symlink is in the way);
  *   5. refusals: `/`; a write grant on or inside the runtime base; a grant on
  *      or inside a credential store unless `sensitive: true`; a grant on or
  *      inside a protected folder, or a write grant that contains one;
- *   6. a grant that contains a credential store is allowed, unless it is
- *      sensitive the store's real path is added to @mask (the launcher hides
- *      it) and a warning is reported; a read grant that contains a protected
- *      folder gets it masked the same way, sensitive or not.
+ *   6. a grant that contains credential stores (credstores.c) is allowed;
+ *      unless it is sensitive, or a sensitive grant holds the store too (the
+ *      person opted that one back in), each store's real path is added to
+ *      @mask (the launcher hides it), and ONE warning lists them; a read grant
+ *      that contains a protected folder gets it masked the same way,
+ *      sensitive or not.
+ *   7. a missing write grant is made as an empty file or as a folder
+ *      (policy_grant_make_file()): said in a warning, with the two spellings
+ *      when the name does not say which; an existing path must be what the
+ *      grant's `type:` or trailing `/` says.
  * The launcher binds the real path, opened without following any link
  * (openat2 RESOLVE_NO_SYMLINKS), so a link planted after this check fails the
  * run instead of redirecting it.
@@ -35,38 +41,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Credential stores: under the home folder ("~/...") or absolute. */
-static const char *const cred_stores[] = {
-    "~/.ssh",
-    "~/.gnupg",
-    "~/.aws",
-    "~/.azure",
-    "~/.config/gcloud",
-    "~/.config/gh",
-    "~/.kube",
-    "~/.docker",
-    "~/.netrc",
-    "~/.git-credentials",
-    "~/.npmrc",
-    "~/.pypirc",
-    "~/.password-store",
-    "~/.local/share/keyrings",
-    "/var/run/docker.sock",
-    "/run/docker.sock",
-    "/run/containerd/containerd.sock",
-    "/run/podman/podman.sock",
-    "/etc/shadow",
-    "/etc/gshadow",
-    "/etc/sudoers",
-    "/etc/sudoers.d",
-};
-
-const char *const *policy_credential_stores(size_t *ret_n)
-{
-	*ret_n = WD_ARRAY_SIZE(cred_stores);
-	return cred_stores;
-}
 
 /* Folders the sandbox sees read-only as its runtime base; never writable. */
 static const char *const runtime_base[] = {"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc"};
@@ -104,9 +78,16 @@ struct vctx {
 	struct policy_diags *d;
 	const char *home;
 	char base[PATH_MAX];
-	/* each store: its lexical path and (when it exists) its real path */
-	char store_lex[WD_ARRAY_SIZE(cred_stores)][PATH_MAX];
-	char store_real[WD_ARRAY_SIZE(cred_stores)][PATH_MAX];
+	/* the credential stores (credstores.c); each: its lexical path and (when it exists) its
+	 * real path; whether a sensitive grant holds it (it is not hidden then); and, for the
+	 * grant being checked, whether it hides it or could create it */
+	const char *const *stores;
+	size_t nstores;
+	char (*store_lex)[PATH_MAX];
+	char (*store_real)[PATH_MAX];
+	bool *opted;
+	bool *hides;
+	bool *creates;
 	/* the caller's protected folders: lexical and real (when they exist) */
 	const struct policy_protect *prot;
 	size_t nprot;
@@ -312,6 +293,167 @@ static int resolve(struct vctx *v, struct policy_grant *g, const char *what, boo
 	return -EINVAL;
 }
 
+/* @real (it exists) is what the grant's `type:` or trailing `/` says.
+ * Return: 0, or -EINVAL after reporting. */
+static int check_type(struct vctx *v, const struct policy_grant *g, const char *what,
+		      const char *real)
+{
+	size_t n = strlen(g->path);
+	bool slash = n > 1 && g->path[n - 1] == '/';
+	struct stat st;
+
+	if ((g->type == POLICY_GRANT_ANY && !slash) || stat(real, &st) < 0)
+		return 0;
+	if (g->type == POLICY_GRANT_FILE && !S_ISREG(st.st_mode)) {
+		policy_diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col,
+				"%s: `%s` (%s) is not a regular file; the grant says `type: "
+				"file`",
+				what, g->path, real);
+		return -EINVAL;
+	}
+	if ((g->type == POLICY_GRANT_DIR || (slash && g->type == POLICY_GRANT_ANY)) &&
+	    !S_ISDIR(st.st_mode)) {
+		policy_diag_add(v->d, POLICY_DIAG_ERROR, g->line, g->col,
+				"%s: `%s` (%s) is not a folder; the grant says %s", what, g->path,
+				real, slash ? "so with its trailing `/`" : "`type: dir`");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+bool policy_grant_make_file(const char *written, enum policy_grant_type type, bool *ret_sure)
+{
+	size_t n = strlen(written);
+	const char *last, *dot;
+
+	*ret_sure = true;
+	if (type != POLICY_GRANT_ANY)
+		return type == POLICY_GRANT_FILE;
+	if (n && written[n - 1] == '/')
+		return false;
+	last = strrchr(written, '/');
+	last = last ? last + 1 : written;
+	dot = strchr(last + (last[0] != '\0'), '.');
+	/* `name.ext`: a dot after the first character, and something after it */
+	if (dot && dot[1] && strcmp(last, "..") != 0)
+		return true;
+	*ret_sure = false;
+	return false;
+}
+
+/* A write grant that does not exist yet: what will be made, said (step 3). */
+static void say_missing(struct vctx *v, struct policy_grant *g, const char *what, const char *real)
+{
+	bool sure;
+
+	g->make_file = policy_grant_make_file(g->path, g->type, &sure);
+	if (sure) {
+		policy_diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col,
+				"%s: `%s` does not exist yet; it will be created as an empty %s "
+				"(%s)",
+				what, g->path, g->make_file ? "file" : "folder", real);
+		return;
+	}
+	policy_diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col,
+			"%s: `%s` does not exist yet; it will be created as an empty folder (%s): "
+			"its name does not say file or folder, so write `%s/` for a folder or "
+			"{ path: \"%s\", type: file } for an empty file",
+			what, g->path, real, g->path, g->path);
+}
+
+/*
+ * The names of the stores @on marks, ", "-separated, appended to @out as far as @room bytes
+ * allow, then "and N more".
+ */
+static void store_list(const struct vctx *v, const bool *on, char *out, size_t room)
+{
+	size_t len = strlen(out), shown = 0, total = 0;
+
+	for (size_t i = 0; i < v->nstores; i++)
+		total += on[i];
+	for (size_t i = 0; i < v->nstores; i++) {
+		size_t need = strlen(v->stores[i]) + (shown ? 2 : 0);
+
+		if (!on[i])
+			continue;
+		/* keep room for ", and NNN more" */
+		if (len + need + 16 >= room && shown + 1 < total)
+			break;
+		if (len + need >= room)
+			break;
+		len += (size_t)snprintf(out + len, room - len, "%s%s", shown ? ", " : "",
+					v->stores[i]);
+		shown++;
+	}
+	if (shown < total)
+		snprintf(out + len, room - len, ", and %zu more", total - shown);
+}
+
+/*
+ * Step 5 and 6 for the credential stores: a grant on or inside one is refused unless
+ * sensitive; one that holds some gets them hidden (but those a sensitive grant holds), said
+ * in ONE warning that lists them; a write grant that holds where some would be says so in one
+ * more. Return: 0, or -EINVAL after reporting.
+ */
+static int check_stores(struct vctx *v, const struct policy_grant *g, const char *what,
+			const char *real, bool write)
+{
+	size_t nhides = 0, ncreates = 0;
+	char head[256], list[512];
+
+	for (size_t i = 0; i < v->nstores; i++) {
+		const char *slex = v->store_lex[i], *sreal = v->store_real[i];
+		bool on = path_within(real, slex) || (sreal[0] && path_within(real, sreal));
+		bool holds = path_within(slex, real) || (sreal[0] && path_within(sreal, real));
+
+		v->hides[i] = v->creates[i] = false;
+		if (!slex[0] || g->sensitive)
+			continue;
+		if (on) {
+			policy_diag_add(
+			    v->d, POLICY_DIAG_ERROR, g->line, g->col,
+			    "%s: `%s` (%s) is the "
+			    "credential store %s or lies inside it; write { path: \"%s\", "
+			    "sensitive: true } if the program really needs it",
+			    what, g->path, real, v->stores[i], g->path);
+			return -EINVAL;
+		}
+		if (holds && !sreal[0] && write) {
+			v->creates[i] = true;
+			ncreates++;
+		} else if (holds && sreal[0] && !v->opted[i]) {
+			add_mask(v, sreal);
+			v->hides[i] = true;
+			nhides++;
+		}
+	}
+	if (nhides) {
+		snprintf(head, sizeof(head),
+			 "%s: `%s` contains %zu credential store%s, which will be hidden in the "
+			 "sandbox: ",
+			 what, g->path, nhides, nhides == 1 ? "" : "s");
+		list[0] = '\0';
+		store_list(v, v->hides, list,
+			   sizeof(((struct policy_diag *)0)->msg) - strlen(head) - 60);
+		policy_diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col,
+				"%s%s (to expose one, add { path: STORE, sensitive: true })", head,
+				list);
+	}
+	if (ncreates) {
+		snprintf(
+		    head, sizeof(head),
+		    "%s: `%s` contains where %zu credential store%s would be; the program could "
+		    "create %s: ",
+		    what, g->path, ncreates, ncreates == 1 ? "" : "s",
+		    ncreates == 1 ? "it" : "them");
+		list[0] = '\0';
+		store_list(v, v->creates, list,
+			   sizeof(((struct policy_diag *)0)->msg) - strlen(head) - 1);
+		policy_diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col, "%s%s", head, list);
+	}
+	return 0;
+}
+
 static void check_grant(struct vctx *v, struct policy_grant *g, bool write)
 {
 	const char *what = write ? "filesystem.write" : "filesystem.read";
@@ -326,6 +468,8 @@ static void check_grant(struct vctx *v, struct policy_grant *g, bool write)
 		return;
 	}
 	if (resolve(v, g, what, write, lex, real))
+		return;
+	if (!g->missing && check_type(v, g, what, real))
 		return;
 	if (strcmp(lex, real) && !g->missing)
 		policy_diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col,
@@ -350,40 +494,8 @@ static void check_grant(struct vctx *v, struct policy_grant *g, bool write)
 			return;
 		}
 	}
-	for (size_t i = 0; i < WD_ARRAY_SIZE(cred_stores); i++) {
-		const char *slex = v->store_lex[i], *sreal = v->store_real[i];
-		bool on = path_within(real, slex) || (sreal[0] && path_within(real, sreal));
-		bool holds = path_within(slex, real) || (sreal[0] && path_within(sreal, real));
-
-		if (!slex[0] || g->sensitive)
-			continue;
-		if (on) {
-			policy_diag_add(
-			    v->d, POLICY_DIAG_ERROR, g->line, g->col,
-			    "%s: `%s` (%s) is the "
-			    "credential store %s or lies inside it; write { path: \"%s\", "
-			    "sensitive: true } if the program really needs it",
-			    what, g->path, real, cred_stores[i], g->path);
-			return;
-		}
-		if (holds && !sreal[0] && write) {
-			policy_diag_add(
-			    v->d, POLICY_DIAG_WARNING, g->line, g->col,
-			    "%s: `%s` contains where the credential store %s would be; the "
-			    "program could create it",
-			    what, g->path, cred_stores[i]);
-			continue;
-		}
-		if (holds && sreal[0]) {
-			add_mask(v, sreal);
-			policy_diag_add(
-			    v->d, POLICY_DIAG_WARNING, g->line, g->col,
-			    "%s: `%s` contains the "
-			    "credential store %s; it will be hidden in the sandbox (write "
-			    "sensitive: true to expose it)",
-			    what, g->path, cred_stores[i]);
-		}
-	}
+	if (check_stores(v, g, what, real, write))
+		return;
 	for (size_t i = 0; i < v->nprot; i++) {
 		const char *plex = v->prot_lex[i], *preal = v->prot_real[i];
 		const char *pp = preal[0] ? preal : plex;
@@ -417,10 +529,7 @@ static void check_grant(struct vctx *v, struct policy_grant *g, bool write)
 				g->path, v->prot[i].what, pp);
 	}
 	if (g->missing)
-		policy_diag_add(v->d, POLICY_DIAG_WARNING, g->line, g->col,
-				"%s: `%s` does not exist yet; "
-				"it will be created as an empty folder (%s)",
-				what, g->path, real);
+		say_missing(v, g, what, real);
 	g->real = strdup(real);
 	if (!g->real)
 		v->oom = 1;
@@ -509,13 +618,48 @@ static int setup(struct vctx *v, const char *home)
 		return -ENAMETOOLONG;
 	if (wd_path_fold(v->base, v->base, sizeof(v->base)))
 		return -ENAMETOOLONG;
-	for (size_t i = 0; i < WD_ARRAY_SIZE(cred_stores); i++) {
-		if (expand(cred_stores[i], home, "/", v->store_lex[i], PATH_MAX))
+	v->stores = policy_credential_stores(&v->nstores);
+	v->store_lex = calloc(v->nstores, sizeof(*v->store_lex));
+	v->store_real = calloc(v->nstores, sizeof(*v->store_real));
+	v->opted = calloc(v->nstores, sizeof(*v->opted));
+	v->hides = calloc(v->nstores, sizeof(*v->hides));
+	v->creates = calloc(v->nstores, sizeof(*v->creates));
+	if (!v->store_lex || !v->store_real || !v->opted || !v->hides || !v->creates)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->nstores; i++) {
+		if (expand(v->stores[i], home, "/", v->store_lex[i], PATH_MAX))
 			v->store_lex[i][0] = '\0';
 		if (!v->store_lex[i][0] || !realpath(v->store_lex[i], v->store_real[i]))
 			v->store_real[i][0] = '\0';
 	}
 	return 0;
+}
+
+/* The stores a `sensitive: true` grant holds (or is): the person opted them back in, so no
+ * other grant hides them. The grant's own checks come later (check_grant()). */
+static void setup_optin(struct vctx *v, const struct policy_grant *g, size_t n)
+{
+	char lex[PATH_MAX], real[PATH_MAX];
+
+	for (size_t k = 0; k < n; k++) {
+		struct walk_info wi = {0};
+		int r;
+
+		if (!g[k].sensitive || expand(g[k].path, v->home, v->base, lex, sizeof(lex)))
+			continue;
+		r = walk(lex, real, &wi);
+		if (r < 0)
+			continue;
+		for (size_t i = 0; i < v->nstores; i++) {
+			const char *slex = v->store_lex[i], *sreal = v->store_real[i];
+
+			if (!slex[0])
+				continue;
+			if (path_within(slex, lex) || path_within(slex, real) ||
+			    (sreal[0] && (path_within(sreal, real) || path_within(sreal, lex))))
+				v->opted[i] = true;
+		}
+	}
 }
 
 /* HOME passed through while a read grant shows the whole home folder */
@@ -565,6 +709,8 @@ int policy_validate(struct wd_policy *p, const struct policy_ctx *ctx, struct po
 		ret = setup_protected(v, ctx);
 	if (ret)
 		goto out;
+	setup_optin(v, p->read, p->nread);
+	setup_optin(v, p->write, p->nwrite);
 	for (size_t i = 0; i < p->nread; i++)
 		check_grant(v, &p->read[i], false);
 	for (size_t i = 0; i < p->nwrite; i++)
@@ -573,6 +719,11 @@ int policy_validate(struct wd_policy *p, const struct policy_ctx *ctx, struct po
 	ret = v->oom ? -ENOMEM : (d->errors > errors ? -EINVAL : 0);
 	p->validated = ret == 0;
 out:
+	free(v->store_lex);
+	free(v->store_real);
+	free(v->opted);
+	free(v->hides);
+	free(v->creates);
 	free(v->prot_lex);
 	free(v->prot_real);
 	free(v);

@@ -15,7 +15,9 @@
  *   4. the generated /etc/resolv.conf, /etc/hosts, /etc/passwd, /etc/group and the run's own
  *      /proc/sys/kernel/random/boot_id;
  *   5. the credential stores and protected folders the policy must hide (an empty tmpfs over
- *      a folder, /dev/null over a file), last so no grant uncovers them.
+ *      a folder, /dev/null over a file), last so no grant uncovers them; but a `sensitive:
+ *      true` grant inside one (`{ path: ~/.aws/config, sensitive: true }` beside `~`) is
+ *      bound after them: the person opted that path back in.
  * Everything else of the host is absent (ENOENT): the root is bwrap's own tmpfs.
  *
  * `warden trace`'s learning sandbox (bwrap_spec.learn) replaces step 1 by the host's whole `/`
@@ -239,7 +241,34 @@ int bwrap_grants(const struct wd_policy *p, struct bwrap_grant **ret, size_t *re
 	return 0;
 }
 
-static int push_grants(struct bwrap_argv *a, const struct bwrap_spec *s)
+/* @path equals @dir or lies below it */
+static bool within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/* A `sensitive: true` grant inside a mask (`{ path: ~/.aws/config, sensitive: true }` beside
+ * `~`, which hides ~/.aws): bound after the masks (push_masks()), or the mask would cover what
+ * the person opted in. Any other grant never lies in a mask (the validator refuses it). */
+static bool grant_after_masks(const struct wd_policy *p, const char *path)
+{
+	bool masked = false, sensitive = false;
+
+	for (size_t i = 0; !masked && i < p->nmask; i++)
+		masked = within(path, p->mask[i]);
+	for (size_t i = 0; masked && !sensitive && i < p->nread; i++)
+		sensitive =
+		    p->read[i].sensitive && p->read[i].real && !strcmp(p->read[i].real, path);
+	for (size_t i = 0; masked && !sensitive && i < p->nwrite; i++)
+		sensitive =
+		    p->write[i].sensitive && p->write[i].real && !strcmp(p->write[i].real, path);
+	return masked && sensitive;
+}
+
+/* The grants (all, or with @late those grant_after_masks() puts after the masks), in order. */
+static int push_grants(struct bwrap_argv *a, const struct bwrap_spec *s, bool late)
 {
 	struct bwrap_grant *own = NULL;
 	const struct bwrap_grant *g = s->grants;
@@ -253,6 +282,8 @@ static int push_grants(struct bwrap_argv *a, const struct bwrap_spec *s)
 		g = own;
 	}
 	for (size_t i = 0; !r && i < n; i++) {
+		if (grant_after_masks(s->policy, g[i].path) != late)
+			continue;
 		if (s->grant_fd)
 			r = push_fd(a, g[i].rw ? "--bind-fd" : "--ro-bind-fd", s->grant_fd[i],
 				    g[i].path);
@@ -300,8 +331,10 @@ static int push_learn_own(struct bwrap_argv *a)
 	return r;
 }
 
-static int push_masks(struct bwrap_argv *a, const struct wd_policy *p)
+/* The masks, then the sensitive grants that lie in one (grant_after_masks()). */
+static int push_masks(struct bwrap_argv *a, const struct bwrap_spec *s)
 {
+	const struct wd_policy *p = s->policy;
 	struct stat st;
 	int r = 0;
 
@@ -313,7 +346,7 @@ static int push_masks(struct bwrap_argv *a, const struct wd_policy *p)
 		else
 			r = push3(a, "--ro-bind", "/dev/null", p->mask[i]);
 	}
-	return r;
+	return r ? r : push_grants(a, s, true);
 }
 
 int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv *out)
@@ -382,12 +415,12 @@ int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv
 	if (!r && s->learn)
 		r = push_learn_own(out);
 	if (!r)
-		r = push_grants(out, s);
+		r = push_grants(out, s, false);
 	for (int i = 0; !r && i < BWRAP_NDATA; i++)
 		if (s->data_fd[i] >= 0)
 			r = push_fd(out, "--ro-bind-data", s->data_fd[i], gen_files[i]);
 	if (!r)
-		r = push_masks(out, s->policy);
+		r = push_masks(out, s);
 	if (!r)
 		r = push_env(out, s);
 	if (!r)

@@ -162,8 +162,19 @@ struct run_gateway {
 };
 
 /* sandbox.c, stdio_relay.c, the recorder: what confines and watches the program */
+/* a write grant the run made (sandbox.c): removed again when the run fails before its program
+ * starts, if it is still that very file or folder (and empty) */
+struct run_made {
+	const char *path; /* the grant's real path (the policy's) */
+	bool dir;
+	dev_t dev;
+	ino_t ino;
+};
+
 struct run_box {
-	char cwd[PATH_MAX]; /* the folder the program starts in */
+	char cwd[PATH_MAX];    /* the folder the program starts in */
+	struct run_made *made; /* the write grants made, in order (run_sandbox_grants()) */
+	size_t nmade;
 	struct sandbox_spec spec;
 	struct sandbox sb;
 	struct run_stdio io;	/* the stdio relay and the MCP tool calls in flight */
@@ -634,10 +645,18 @@ void run_sandbox_describe(struct run *r, char *out, size_t size);
 
 /**
  * run_sandbox_grants() - write grants that do not exist yet are made, owned by the program's
- * user, never through a link
+ * user, never through a link: an empty regular file or a folder, as the policy decided
+ * (struct policy_grant.make_file); each one made is remembered
  * Return: 0, or 125 (said).
  */
 int run_sandbox_grants(struct run *r);
+
+/**
+ * run_sandbox_grants_undo() - the run failed before its program started: what
+ * run_sandbox_grants() made is removed again, each only if it is still the file or folder made
+ * and empty (the newest first); what cannot be removed is said on stderr
+ */
+void run_sandbox_grants_undo(struct run *r);
 
 /**
  * run_sandbox_prepare() - everything the sandbox needs before the program may start, its

@@ -21,7 +21,7 @@
  *   gw.spawn  a daemon answering on the control socket, else an embedded warden-gateway
  *             child bound to this run's host-side addresses, started now  (gwclient.c)
  *   limits    cgroups (v2, else v1) with the policy's limits, else RSS sampling; missing
- *             write grants made                                           (sandbox.c)
+ *             write grants made (an empty file or a folder)               (sandbox.c)
  *   stdio     stdin and stdout not terminals: the program gets pipes, relayed byte for byte
  *             with the MCP tool calls in flight told to the gateway       (stdio_relay.c)
  *   fork      the sandbox prepared, its process parked: it enters the netns and the cgroups
@@ -35,8 +35,9 @@
  *   wait      signals forwarded, the timeout, RSS sampling, the stdio relay (wait.c)
  *   exit      limit events, the gateway's counters, "run.exit"; the teardown (netns, nft
  *             elements, cgroups, unregister, state) handed to a detached child (teardown.c)
- * A failure before exec tears down what exists, writes run.exit (status 125) once run.start
- * was written, and exits 125 with the stage, the cause and a fix.
+ * A failure before exec removes the write grants it made, tears down what exists, writes
+ * run.exit (status 125) once run.start was written, and exits 125 with the stage, the cause
+ * and a fix.
  */
 #include "run/internal.h"
 #include "run/learn.h"
@@ -533,6 +534,7 @@ int run_main(const struct run_opts *opts, int argc, char **argv, const struct ru
 		if (!status)
 			status = RUN_EXIT_WARDEN;
 		run_audit_durable_reap(&r);
+		run_sandbox_grants_undo(&r);
 		run_teardown(&r);
 		run_audit_exit(&r, status, 0, NULL, AUDIT_WRITE_DURABLE);
 		goto out;

@@ -1,5 +1,6 @@
 /* run_sandbox.c - the sandbox stages of `warden run`, whatever the backend: the policy's
- * seccomp allowances, --print-seccomp, the write grants made, and the calls into the sandbox
+ * seccomp allowances, --print-seccomp, the write grants made (an empty file or a folder, removed
+ * again when the run fails before its program starts), and the calls into the sandbox
  * backend (run_sandbox.h) with what the run knows (struct sandbox_spec), its failures said as
  * every stage says them. The backend is the first of a table: bubblewrap, the only one yet. */
 #include "run/internal.h"
@@ -142,18 +143,84 @@ static const char *inner_cwd(const struct run *r, char *buf, size_t size)
 	return "/";
 }
 
+/* why making @path failed, for the message: a link in the way, or errno @e */
+static const char *made_why(int e)
+{
+	return e == ELOOP ? "a symbolic link is in the way" : strerror(e);
+}
+
 /*
- * Write grants that do not exist yet are created, owned by the program's user. The folder is
- * made inside its parent opened without following links, and never through a link: a link
- * planted where the grant should be (after the validator looked) fails the run.
+ * Make the missing write grant @g inside its parent @pfd (opened without following links) as
+ * @name: an empty regular file (O_EXCL, O_NOFOLLOW, mode 0666 less the umask) or a folder (0755
+ * less the umask), owned by the program's user; @m is filled when this call made it.
+ * Return: 0, or 125 (said).
+ */
+static int make_grant(struct run *r, const struct policy_grant *g, int pfd, const char *name,
+		      struct run_made *m)
+{
+	const char *kind = g->make_file ? "file" : "folder";
+	struct stat st;
+	int fd = -1, e;
+
+	if (g->make_file) {
+		fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd < 0 && errno != EEXIST)
+			goto fail;
+	} else if (mkdirat(pfd, name, 0755) == 0) {
+		fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			goto fail;
+	} else if (errno != EEXIST) {
+		goto fail;
+	}
+	if (fd < 0) {
+		/* there already (made since the policy was checked): used when it is what the grant
+		 * wants, and not a link; not ours to remove */
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			goto fail;
+		errno = S_ISLNK(st.st_mode)			? ELOOP
+			: g->make_file && !S_ISREG(st.st_mode)	? EISDIR
+			: !g->make_file && !S_ISDIR(st.st_mode) ? ENOTDIR
+								: 0;
+		if (errno ||
+		    fchownat(pfd, name, r->input.uid, r->input.gid, AT_SYMLINK_NOFOLLOW) < 0)
+			goto fail;
+		return 0;
+	}
+	if (fstat(fd, &st) < 0 || fchown(fd, r->input.uid, r->input.gid) < 0)
+		goto fail;
+	*m = (struct run_made){g->real, !g->make_file, st.st_dev, st.st_ino};
+	close(fd);
+	return 0;
+fail:
+	e = errno ? errno : EIO;
+	if (fd >= 0)
+		close(fd);
+	return run_fail(r, "filesystem", "create the grant's parent folder, or write its real path",
+			"creating write grant %s (an empty %s): %s", g->real, kind, made_why(e));
+}
+
+/*
+ * Write grants that do not exist yet are created, owned by the program's user: an empty file
+ * or a folder (policy_grant_make_file()). Each is made inside its parent opened without
+ * following links, and never through a link: a link planted where the grant should be (after
+ * the validator looked) fails the run. What is made is remembered for
+ * run_sandbox_grants_undo().
  */
 int run_sandbox_grants(struct run *r)
 {
-	for (size_t i = 0; i < r->input.pol->nwrite; i++) {
-		const struct policy_grant *g = &r->input.pol->write[i];
+	const struct wd_policy *p = r->input.pol;
+
+	if (p->nwrite && !r->sandbox.made) {
+		r->sandbox.made = calloc(p->nwrite, sizeof(*r->sandbox.made));
+		if (!r->sandbox.made)
+			return run_fail(r, "filesystem", NULL, "out of memory");
+	}
+	for (size_t i = 0; i < p->nwrite; i++) {
+		const struct policy_grant *g = &p->write[i];
+		struct run_made m = {0};
 		char parent[PATH_MAX], *name;
-		struct stat st;
-		int pfd;
+		int pfd, ret;
 
 		if (!g->missing || !g->real)
 			continue;
@@ -165,31 +232,49 @@ int run_sandbox_grants(struct run *r)
 		*name++ = '\0';
 		pfd = wd_open_nofollow(parent[0] ? parent : "/", O_PATH | O_DIRECTORY);
 		if (pfd < 0)
-			return run_fail(
-			    r, "filesystem", "write the grant's real path in the policy",
-			    "creating write grant %s: its parent %s: %s", g->real,
-			    parent[0] ? parent : "/",
-			    pfd == -ELOOP ? "a symbolic link is in the way" : strerror(-pfd));
-		if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST) {
-			int e = errno;
-
-			close(pfd);
-			return run_fail(r, "filesystem", "create the folder's parent",
-					"creating write grant %s: %s", g->real, strerror(e));
-		}
-		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
-		    fchownat(pfd, name, r->input.uid, r->input.gid, AT_SYMLINK_NOFOLLOW) < 0) {
-			int e = S_ISLNK(st.st_mode) ? ELOOP : errno ? errno : ENOTDIR;
-
-			close(pfd);
 			return run_fail(r, "filesystem",
 					"write the grant's real path in the policy",
-					"creating write grant %s: %s", g->real,
-					e == ELOOP ? "a symbolic link is in the way" : strerror(e));
-		}
+					"creating write grant %s: its parent %s: %s", g->real,
+					parent[0] ? parent : "/", made_why(-pfd));
+		ret = make_grant(r, g, pfd, name, &m);
 		close(pfd);
+		if (ret)
+			return ret;
+		if (m.path)
+			r->sandbox.made[r->sandbox.nmade++] = m;
 	}
 	return 0;
+}
+
+void run_sandbox_grants_undo(struct run *r)
+{
+	while (r->sandbox.nmade) {
+		const struct run_made *m = &r->sandbox.made[--r->sandbox.nmade];
+		char parent[PATH_MAX], *name;
+		struct stat st;
+		int pfd;
+
+		snprintf(parent, sizeof(parent), "%s", m->path);
+		name = strrchr(parent, '/');
+		if (!name)
+			continue;
+		*name++ = '\0';
+		pfd = wd_open_nofollow(parent[0] ? parent : "/", O_PATH | O_DIRECTORY);
+		if (pfd < 0)
+			continue;
+		/* only the very file or folder made, still empty (a folder: rmdir says) */
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == m->dev &&
+		    st.st_ino == m->ino && (m->dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) &&
+		    (m->dir || st.st_size == 0) &&
+		    unlinkat(pfd, name, m->dir ? AT_REMOVEDIR : 0) < 0)
+			wd_say(stderr,
+			       "warden run: could not remove the write grant %s made for "
+			       "this run: %s",
+			       m->path, strerror(errno));
+		close(pfd);
+	}
+	free(r->sandbox.made);
+	r->sandbox.made = NULL;
 }
 
 /* daemon mode with the daemon's cgroup v2 folder: the user may not move the child there itself
@@ -319,6 +404,10 @@ void run_sandbox_cancel(struct run *r)
 
 void run_sandbox_release(struct run *r)
 {
+	/* the grants made are the program's now (or were removed) */
+	free(r->sandbox.made);
+	r->sandbox.made = NULL;
+	r->sandbox.nmade = 0;
 	r->sandbox.sb.be->release(&r->sandbox.sb);
 	/* the recorder ends with the sandbox (its entries stay for run_audit_files()) */
 	recorder_stop(r->sandbox.files);

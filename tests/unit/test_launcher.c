@@ -326,6 +326,63 @@ static void test_bwrap(void **state)
 	cleanup_dir(dir);
 }
 
+/* A sensitive grant inside a hidden store is bound after the masks (issue 27 item 4):
+ * `read: [~, { path: ~/.aws/config, sensitive: true }]` shows that file and hides the rest. */
+static void test_bwrap_optin_after_masks(void **state)
+{
+	char home[PATH_MAX], aws[PATH_MAX + 8], cfg[PATH_MAX + 16], ssh[PATH_MAX + 8];
+	char *argv[] = {"/bin/true", NULL};
+	struct policy_diags d;
+	struct wd_policy *p = NULL;
+	struct wd_buf y = WD_BUF_INIT;
+	struct bwrap_spec s = {0};
+	struct bwrap_argv a = {0};
+	ssize_t mask, bind;
+	FILE *f;
+
+	(void)state;
+	snprintf(home, sizeof(home), "/tmp/wd-test-optin-XXXXXX");
+	assert_non_null(mkdtemp(home));
+	snprintf(aws, sizeof(aws), "%s/.aws", home);
+	snprintf(cfg, sizeof(cfg), "%s/config", aws);
+	snprintf(ssh, sizeof(ssh), "%s/.ssh", home);
+	assert_int_equal(mkdir(aws, 0700), 0);
+	assert_int_equal(mkdir(ssh, 0700), 0);
+	f = fopen(cfg, "we");
+	assert_non_null(f);
+	fclose(f);
+	wd_buf_printf(&y, "version: 1\nfilesystem:\n  read: [~, {path: ~/.aws/config, sensitive: "
+			  "true}]\n");
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(y.data, y.len, "t.yaml", &p, &d), 0);
+	assert_int_equal(policy_validate(p, &(struct policy_ctx){.home = home}, &d), 0);
+	assert_int_equal(p->nmask, 2);
+	s.policy = p;
+	s.argv = argv;
+	s.cwd = "/";
+	s.host4 = s.host6 = "";
+	s.info_fd = s.seccomp_fd = -1;
+	for (int k = 0; k < BWRAP_NDATA; k++)
+		s.data_fd[k] = -1;
+	assert_int_equal(bwrap_build("bwrap", &s, &a), 0);
+	mask = find(&a, aws, 0);
+	bind = find3(&a, "--ro-bind", cfg, cfg);
+	assert_true(mask > 0);
+	assert_string_equal(a.v[mask - 1], "--tmpfs");
+	assert_true(bind > mask);
+	/* bound once, and ~ itself before the masks */
+	assert_true(find3(&a, "--ro-bind", cfg, cfg) == find(&a, "--ro-bind", (size_t)bind));
+	assert_true(find3(&a, "--ro-bind", home, home) < find(&a, ssh, 0));
+	bwrap_argv_free(&a);
+	policy_free(p);
+	policy_diags_free(&d);
+	wd_buf_free(&y);
+	unlink(cfg);
+	rmdir(aws);
+	rmdir(ssh);
+	rmdir(home);
+}
+
 /* Whether /etc may be one mount: not with a grant or mask at or under /etc. */
 static void test_etc_usable(void **state)
 {
@@ -621,11 +678,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_resolve),	 cmocka_unit_test(test_exit_status),
 	    cmocka_unit_test(test_sha256),	 cmocka_unit_test(test_within),
-	    cmocka_unit_test(test_bwrap),	 cmocka_unit_test(test_etc_usable),
-	    cmocka_unit_test(test_files),	 cmocka_unit_test(test_record),
-	    cmocka_unit_test(test_gc_dir),	 cmocka_unit_test(test_sandbox_user),
-	    cmocka_unit_test(test_limits_names), cmocka_unit_test(test_netns_config),
-	    cmocka_unit_test(test_shell_word),	 cmocka_unit_test(test_grant_denied),
+	    cmocka_unit_test(test_bwrap),	 cmocka_unit_test(test_bwrap_optin_after_masks),
+	    cmocka_unit_test(test_etc_usable),	 cmocka_unit_test(test_files),
+	    cmocka_unit_test(test_record),	 cmocka_unit_test(test_gc_dir),
+	    cmocka_unit_test(test_sandbox_user), cmocka_unit_test(test_limits_names),
+	    cmocka_unit_test(test_netns_config), cmocka_unit_test(test_shell_word),
+	    cmocka_unit_test(test_grant_denied),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -304,6 +304,105 @@ static void test_missing_write(void **state)
 	done(p, &d);
 }
 
+/* What a missing write grant is made as, said by policy check (issue 27 item 2) */
+static void test_missing_kinds(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+	struct wd_buf b = WD_BUF_INIT;
+	char path[PATH_MAX + 64];
+
+	(void)state;
+	assert_int_equal(check("version: 1\nfilesystem:\n  write:\n    - out/result.txt\n"
+			       "    - {path: out/data, type: file}\n    - out/made/\n"
+			       "    - {path: out/d.2, type: dir}\n    - out/plain\n",
+			       &p, &d),
+			 -EINVAL);
+	/* out/ does not exist: none of them may be made */
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 4, 7, "neither does its parent"));
+	done(p, &d);
+	mk("proj/out", true);
+	assert_int_equal(check("version: 1\nfilesystem:\n  write:\n    - out/result.txt\n"
+			       "    - {path: out/data, type: file}\n    - out/made/\n"
+			       "    - {path: out/d.2, type: dir}\n    - out/plain\n",
+			       &p, &d),
+			 0);
+	for (size_t i = 0; i < 5; i++)
+		assert_true(p->write[i].missing);
+	assert_true(p->write[0].make_file);
+	assert_true(p->write[1].make_file);
+	assert_false(p->write[2].make_file);
+	assert_false(p->write[3].make_file);
+	assert_false(p->write[4].make_file);
+	expect_real(&p->write[2], "proj/out/made");
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 4, 7, "will be created as an empty file"));
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 5, 14, "will be created as an empty file"));
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 6, 7, "will be created as an empty folder"));
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 7, 14, "will be created as an empty folder"));
+	/* the ambiguous one: a folder, and the two spellings */
+	assert_true(
+	    has_diag(&d, POLICY_DIAG_WARNING, 8, 7,
+		     "write `out/plain/` for a folder or { path: \"out/plain\", type: file }"));
+	assert_int_equal(d.warnings, 5);
+	/* the rendered policy says what each is made as (its real path lost the `/`) */
+	assert_int_equal(policy_render_yaml(p, &b), 0);
+	assert_non_null(strstr(wd_buf_cstr(&b), "/proj/out/result.txt\", type: file }"));
+	assert_non_null(strstr(wd_buf_cstr(&b), "/proj/out/made\", type: dir }"));
+	assert_non_null(strstr(wd_buf_cstr(&b), "/proj/out/plain\", type: dir }"));
+	wd_buf_free(&b);
+	done(p, &d);
+	/* an existing path must be what the grant says */
+	mk("proj/out/file.txt", false);
+	mk("proj/out/dir", true);
+	assert_int_equal(
+	    check("version: 1\nfilesystem:\n  read:\n    - {path: out/dir, type: file}\n"
+		  "    - {path: out/file.txt, type: dir}\n    - out/file.txt/\n"
+		  "    - {path: out/file.txt, type: file}\n    - out/dir/\n",
+		  &p, &d),
+	    -EINVAL);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 4, 14, "is not a regular file"));
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 5, 14, "is not a folder"));
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 6, 7, "trailing `/`"));
+	assert_int_equal(d.errors, 3);
+	done(p, &d);
+	path_of(path, sizeof(path), "proj/out/file.txt");
+	assert_int_equal(unlink(path), 0);
+	path_of(path, sizeof(path), "proj/out/dir");
+	assert_int_equal(rmdir(path), 0);
+	path_of(path, sizeof(path), "proj/out");
+	assert_int_equal(rmdir(path), 0);
+}
+
+/* The rule itself: type: decides, then a trailing `/`, then `name.ext` */
+static void test_make_file_rule(void **state)
+{
+	static const struct {
+		const char *path;
+		enum policy_grant_type type;
+		bool file, sure;
+	} cases[] = {
+	    {"out/result.txt", POLICY_GRANT_ANY, true, true},
+	    {"memory.jsonl", POLICY_GRANT_ANY, true, true},
+	    {"/abs/.env.local", POLICY_GRANT_ANY, true, true},
+	    {"out/v1.2/", POLICY_GRANT_ANY, false, true},
+	    {"out/result.txt", POLICY_GRANT_DIR, false, true},
+	    {"out/data", POLICY_GRANT_FILE, true, true},
+	    {"./out", POLICY_GRANT_ANY, false, false},
+	    {"out/.cache", POLICY_GRANT_ANY, false, false},
+	    {"out/name.", POLICY_GRANT_ANY, false, false},
+	    {"..", POLICY_GRANT_ANY, false, false},
+	};
+	bool sure;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool is_file = policy_grant_make_file(cases[i].path, cases[i].type, &sure);
+
+		if (is_file != cases[i].file || sure != cases[i].sure)
+			fail_msg("%s: file %d sure %d", cases[i].path, is_file, sure);
+	}
+}
+
 static void test_root_refused(void **state)
 {
 	struct wd_policy *p;
@@ -392,15 +491,78 @@ static void test_home_masks_stores(void **state)
 	assert_int_equal(p->nmask, 2);
 	assert_string_equal(p->mask[0], ssh);
 	assert_string_equal(p->mask[1], aws);
+	/* one warning per grant, listing the stores it hides (issue 27 item 8) */
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 3, 10,
+			     "contains 2 credential stores, which will be hidden in the sandbox: "
+			     "~/.ssh, ~/.aws ("));
 	assert_true(
-	    has_diag(&d, POLICY_DIAG_WARNING, 3, 10, "contains the credential store ~/.ssh"));
-	assert_true(
-	    has_diag(&d, POLICY_DIAG_WARNING, 4, 11, "contains the credential store ~/.aws"));
-	/* ~/.gnupg does not exist: nothing to mask, but writing ~ could create it */
-	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 4, 11, "store ~/.gnupg would be"));
-	assert_false(has_diag(&d, POLICY_DIAG_WARNING, 3, 10, "store ~/.gnupg would be"));
+	    has_diag(&d, POLICY_DIAG_WARNING, 4, 11, "hidden in the sandbox: ~/.ssh, ~/.aws"));
+	/* ~/.gnupg does not exist: nothing to mask, but writing ~ could create it: one more */
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 4, 11, "the program could create them: "));
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 4, 11, "~/.gnupg, "));
+	assert_false(has_diag(&d, POLICY_DIAG_WARNING, 3, 10, "could create"));
+	assert_int_equal(d.errors, 0);
+	assert_int_equal(d.warnings, 3);
+	done(p, &d);
+}
+
+/* A home (its own: home2) with every store of the table: still one warning per grant, which
+ * fits its line ("and N more" when the names do not) */
+static void test_home_one_warning(void **state)
+{
+	struct wd_policy *p;
+	struct policy_diags d;
+	const char *const *cs;
+	char path[256], full[PATH_MAX + 512], was[sizeof(home)];
+	size_t n, made = 0;
+
+	(void)state;
+	snprintf(was, sizeof(was), "%s", home);
+	snprintf(home, sizeof(home), "%s/home2", root);
+	mk("home2", true);
+	cs = policy_credential_stores(&n);
+	for (size_t i = 0; i < n; i++) {
+		char *slash;
+
+		if (strncmp(cs[i], "~/", 2))
+			continue;
+		snprintf(path, sizeof(path), "home2/%s", cs[i] + 2);
+		/* the folders on the way (~/.config, ~/.local/share/fish ...) */
+		for (slash = strchr(path + 6, '/'); slash; slash = strchr(slash + 1, '/')) {
+			*slash = '\0';
+			path_of(full, sizeof(full), path);
+			assert_true(mkdir(full, 0700) == 0 || errno == EEXIST);
+			*slash = '/';
+		}
+		mk(path, false);
+		made++;
+	}
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [~]\n", &p, &d), 0);
+	assert_int_equal(d.warnings, 1);
+	assert_int_equal(p->nmask, made);
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 3, 10, "credential stores, which will be"));
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 3, 10, ": ~/.ssh, ~/.gnupg, ~/.aws, "));
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 3, 10, "~/.claude.json"));
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 3, 10, " more ("));
+	done(p, &d);
+	/* a sensitive grant opts ~/.claude back in: not hidden, and the others still are */
+	assert_int_equal(check("version: 1\nfilesystem:\n  read: [~, {path: ~/.claude, "
+			       "sensitive: true}]\n",
+			       &p, &d),
+			 0);
+	assert_int_equal(p->nmask, made - 1);
+	path_of(full, sizeof(full), "home2/.claude");
+	for (size_t i = 0; i < p->nmask; i++)
+		assert_string_not_equal(p->mask[i], full);
 	assert_int_equal(d.errors, 0);
 	done(p, &d);
+	/* ... and opting in the whole home hides none */
+	assert_int_equal(
+	    check("version: 1\nfilesystem:\n  read: [~, {path: ~/, sensitive: true}]\n", &p, &d),
+	    0);
+	assert_int_equal(p->nmask, 0);
+	done(p, &d);
+	snprintf(home, sizeof(home), "%s", was);
 }
 
 static void test_store_link_target_masked(void **state)
@@ -502,7 +664,8 @@ static void test_load_file(void **state)
 	assert_int_equal(policy_load(file, &(struct policy_ctx){.home = home}, &p, &d), 0);
 	assert_true(p->validated);
 	assert_int_equal(policy_render_yaml(p, &b), 0);
-	snprintf(want, sizeof(want), "  read:\n    - \"%s/src\"\n  write:\n    - \"%s/out\"\n",
+	snprintf(want, sizeof(want),
+		 "  read:\n    - \"%s/src\"\n  write:\n    - { path: \"%s/out\", type: dir }\n",
 		 proj, proj);
 	assert_non_null(strstr(wd_buf_cstr(&b), want));
 	unlink(file);
@@ -532,6 +695,9 @@ int main(void)
 	    cmocka_unit_test(test_store_refused),
 	    cmocka_unit_test(test_store_sensitive),
 	    cmocka_unit_test(test_home_masks_stores),
+	    cmocka_unit_test(test_home_one_warning),
+	    cmocka_unit_test(test_missing_kinds),
+	    cmocka_unit_test(test_make_file_rule),
 	    cmocka_unit_test(test_store_link_target_masked),
 	    cmocka_unit_test(test_etc_masks_shadow),
 	    cmocka_unit_test(test_home_env_warning),
