@@ -1,4 +1,4 @@
-/* cmd_policy.c - `warden policy check [--json] FILE`: load, validate and print a
+/* cmd_policy.c - `warden policy check [--json] FILE|-`: load, validate and print a
  * normalised policy, or every error in it with its file:line:column; with `--ceiling
  * [GATEWAY.yaml] [--user NAME]`, the effective policy under a gateway's ceiling and
  * where each narrowing came from. */
@@ -21,11 +21,13 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: warden policy check [--json] FILE\n"
+	fprintf(f, "usage: warden policy check [--json] FILE|-\n"
 		   "       warden policy check --ceiling [GATEWAY.yaml] [--user NAME] FILE\n\n"
 		   "Checks a policy file (see warden-policy(5)). On success prints the\n"
 		   "normalised policy (YAML, or JSON with --json) and any warnings; on\n"
-		   "failure prints every error as FILE:LINE:COLUMN: error: MESSAGE.\n\n"
+		   "failure prints every error as FILE:LINE:COLUMN: error: MESSAGE.\n"
+		   "FILE `-` reads the policy from standard input. --json prints\n"
+		   "one object whose key `valid` is the verdict, true or false.\n\n"
 		   "With --ceiling: the effective policy a gateway with that config\n"
 		   "(default " DEFAULT_GWCONF ") gives a run of NAME (a user name or\n"
 		   "uid; default: you), with where each narrowing came from.\n\n"
@@ -194,6 +196,64 @@ static int json_diags(const struct policy_diags *d, struct wd_buf *out)
 	return ret ? -ENOMEM : 0;
 }
 
+/* the policy on standard input (`policy check -`), at most POLICY_MAX_BYTES. Return: 0 or -errno */
+static int read_stdin(char **ret_data, size_t *ret_len)
+{
+	struct wd_buf b = WD_BUF_INIT;
+	int ret;
+
+	for (;;) {
+		ssize_t n;
+
+		ret = wd_buf_reserve(&b, 4096);
+		if (ret < 0)
+			goto fail;
+		n = read(STDIN_FILENO, b.data + b.len, b.cap - b.len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		b.len += (size_t)n;
+		if (b.len > POLICY_MAX_BYTES) {
+			ret = -EFBIG;
+			goto fail;
+		}
+	}
+	b.data[b.len] = '\0';
+	*ret_data = b.data;
+	*ret_len = b.len;
+	return 0;
+fail:
+	wd_buf_free(&b);
+	return ret;
+}
+
+/* policy_load(), or for @path `-` the same over standard input */
+static int load(const char *path, const struct policy_ctx *ctx, struct wd_policy **ret,
+		struct policy_diags *d)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int r;
+
+	if (strcmp(path, "-"))
+		return policy_load(path, ctx, ret, d);
+	snprintf(d->file, sizeof(d->file), "(stdin)");
+	r = read_stdin(&data, &len);
+	if (r) {
+		fprintf(stderr, "warden policy check: cannot read the policy from stdin: %s%s\n",
+			strerror(-r), r == -EFBIG ? " (the limit is 1 MiB)" : "");
+		return r == -ENOMEM ? r : -EINVAL;
+	}
+	r = policy_load_buf(data, len, "(stdin)", ctx, ret, d);
+	free(data);
+	return r;
+}
+
 static int check(const char *path, bool json, const char *gwpath, const char *user)
 {
 	struct policy_diags d;
@@ -208,7 +268,7 @@ static int check(const char *path, bool json, const char *gwpath, const char *us
 	ctx.protect = pr.v;
 	ctx.nprotect = pr.n;
 	policy_diags_init(&d);
-	ret = policy_load(path, &ctx, &p, &d);
+	ret = load(path, &ctx, &p, &d);
 	if (print_diags(&d)) {
 		status = WD_EXIT_INTERNAL;
 		goto out;

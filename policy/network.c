@@ -6,9 +6,11 @@
 #include "policy/policy_internal.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 enum { NET_ALLOW, NET_N };
@@ -21,6 +23,46 @@ static const char *const rule_keys[RULE_N] = {"host", "cidr", "ports", "from"};
 static const uint16_t default_ports[] = {80, 443};
 
 /*
+ * Is @text a URL (`scheme://host...`)? Then report at @at that a host name is expected and
+ * suggest the rule the URL meant: `host:PORT`, PORT being the URL's own or its scheme's (443 for
+ * https and wss, 80 for http and ws). Return: true when reported.
+ */
+static bool report_url(struct pctx *c, const struct policy_yt_node *at, const char *what,
+		       const char *text)
+{
+	const char *sep = strstr(text, "://"), *h, *end, *at_sign;
+	size_t slen, hlen;
+	const char *port = "";
+
+	if (!sep)
+		return false;
+	slen = (size_t)(sep - text);
+	h = sep + 3;
+	end = h + strcspn(h, "/?#");
+	at_sign = memchr(h, '@', (size_t)(end - h));
+	if (at_sign)
+		h = at_sign + 1;
+	hlen = (size_t)(end - h);
+	if (!memchr(h, ':', hlen)) {
+		if ((slen == 5 && !strncasecmp(text, "https", 5)) ||
+		    (slen == 3 && !strncasecmp(text, "wss", 3)))
+			port = ":443";
+		else if ((slen == 4 && !strncasecmp(text, "http", 4)) ||
+			 (slen == 2 && !strncasecmp(text, "ws", 2)))
+			port = ":80";
+	}
+	if (hlen == 0 || hlen > 253) {
+		policy_diag_err(c->d, at, "%s: `%s`: expected a host name, not a URL", what, text);
+		return true;
+	}
+	policy_diag_err(c->d, at,
+			"%s: `%s`: expected a host name, not a URL; did you mean "
+			"`%.*s%s`?",
+			what, text, (int)hlen, h, port);
+	return true;
+}
+
+/*
  * Check a host pattern (exact or `*.suffix`) and fill @r's kind and host.
  * Return: 0, or -EINVAL after reporting at @at.
  */
@@ -30,6 +72,8 @@ static int parse_host(struct pctx *c, const struct policy_yt_node *at, const cha
 	char norm[256];
 	const char *name = text, *why;
 
+	if (report_url(c, at, what, text))
+		return -EINVAL;
 	if (wd_name_is_ip_literal(text) || text[0] == '[') {
 		policy_diag_err(c->d, at,
 				"%s: `%s` is an IP address; expected a host name (allow "
@@ -83,6 +127,8 @@ static int parse_rule_string(struct pctx *c, const struct policy_yt_node *n, str
 	uint64_t port = 0;
 
 	if (!s)
+		return -EINVAL;
+	if (report_url(c, n, where, s))
 		return -EINVAL;
 	colon = strchr(s, ':');
 	if (colon && (strchr(colon + 1, ':') || s[0] == '[')) {
@@ -220,7 +266,9 @@ static int parse_rule_map(struct pctx *c, const struct policy_yt_node *n, struct
 	if (v[RULE_HOST]) {
 		const char *s = policy_yt_str(c->d, v[RULE_HOST], "host");
 
-		if (s && strchr(s, ':') && !wd_name_is_ip_literal(s) && s[0] != '[') {
+		if (s && report_url(c, v[RULE_HOST], "host", s)) {
+			ret = -EINVAL;
+		} else if (s && strchr(s, ':') && !wd_name_is_ip_literal(s) && s[0] != '[') {
 			policy_diag_err(c->d, v[RULE_HOST],
 					"host: found `%s`; expected a name without a "
 					"port (put ports in `ports`)",

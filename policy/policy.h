@@ -400,6 +400,20 @@ bool policy_env_name_ok(const char *s);
 int policy_load(const char *path, const struct policy_ctx *ctx, struct wd_policy **ret,
 		struct policy_diags *d);
 
+/**
+ * policy_load_buf() - parse and validate a policy held in memory (`policy check -` reads stdin)
+ * @buf:	the YAML, @len bytes
+ * @name:	what diagnostics and the policy call it (a file name, "(stdin)")
+ * @ctx:	as for policy_validate()
+ * @ret:	on success, the new policy
+ * @d:		diagnostics: when the YAML is well-formed, the parser's errors and the
+ *		validator's come in one pass
+ *
+ * Return: 0, -EINVAL (invalid; see @d), or -ENOMEM.
+ */
+int policy_load_buf(const char *buf, size_t len, const char *name, const struct policy_ctx *ctx,
+		    struct wd_policy **ret, struct policy_diags *d);
+
 /** policy_free() - release a policy; @p may be NULL. */
 void policy_free(struct wd_policy *p);
 
