@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# policy_check_cli.sh - `warden policy check` as a new user meets it (issue 27, item 8): a quoted
+# version says "a number, not a string"; a URL in network.allow suggests the host:port it meant;
+# a glob in a grant is said not to be one; the parser's and the validator's errors come in one
+# pass; `-` reads the policy from standard input; --json's verdict is the key `valid` on success
+# and on failure. Needs no root and no lab. WARDEN_BIN is the warden binary (CTest sets it).
+set -u
+# the lab's assertions (no lab is built): a probe that cannot run is an ERROR, not a pass
+. "$(dirname "$0")/../lab/lib.sh"
+W=${WARDEN_BIN:?WARDEN_BIN must point at the warden binary}
+command -v jq >/dev/null || { echo "FAIL: jq is missing"; exit 1; }
+T=$(mktemp -d /tmp/wd-policy-check-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+printf 'version: 1\n' >"$T/ok.yaml"
+printf 'version: "1"\n' >"$T/quoted.yaml"
+printf 'version: 1\nnetwork:\n  allow: ["https://api.github.com/"]\n' >"$T/url.yaml"
+printf 'version: 1\nnetwork:\n  allow: ["api.github.com:443"]\n' >"$T/host.yaml"
+mkdir "$T/logs"
+printf 'version: 1\nfilesystem:\n  read: ["%s/logs/*.log"]\n' "$T" >"$T/glob.yaml"
+printf 'version: 1\nfilesystem:\n  read: ["%s/none"]\nnetwork:\n  allow: ["a.com:99999"]\n' \
+	"$T" >"$T/two.yaml"
+
+echo "# messages"
+check "control: version: 1 is valid" "$W" policy check "$T/ok.yaml"
+check_fails --denied 2 "version: \"1\" is refused" "$W" policy check "$T/quoted.yaml"
+check "... as a number written as a string, at 1:10" bash -c \
+	'"$0" policy check "$1" 2>&1 | grep -F "quoted.yaml:1:10: error: version: found \`\"1\"\`; expected a number, not a string"' \
+	"$W" "$T/quoted.yaml"
+check "control: api.github.com:443 is valid" "$W" policy check "$T/host.yaml"
+check_fails --denied 2 "a URL in network.allow is refused" "$W" policy check "$T/url.yaml"
+check "... saying a host name, not a URL, and suggesting api.github.com:443" bash -c \
+	'"$0" policy check "$1" 2>&1 | grep -F "url.yaml:3:11: error: network.allow: \`https://api.github.com/\`: expected a host name, not a URL; did you mean \`api.github.com:443\`?"' \
+	"$W" "$T/url.yaml"
+check_fails --denied 2 "a glob grant that matches nothing literally is refused" \
+	"$W" policy check "$T/glob.yaml"
+check "... and the warning says globs are not supported" bash -c \
+	'"$0" policy check "$1" 2>&1 | grep -E "glob.yaml:3:[0-9]+: warning: .*globs are not supported"' \
+	"$W" "$T/glob.yaml"
+echo "# every error in one pass"
+check_eq "a missing grant (validator) and a bad port (parser): two errors at once" 2 bash -c \
+	'"$0" policy check "$1" 2>&1 | grep -c -E "two.yaml:(3:10: error: .*does not exist|5:11: error: .*99999)"' \
+	"$W" "$T/two.yaml"
+echo "# standard input"
+check "control: a file name still works" "$W" policy check "$T/ok.yaml"
+check_eq "policy check - reads the policy from stdin" "version: 1" bash -c \
+	'"$0" policy check - <"$1"' "$W" "$T/ok.yaml"
+check_fails --denied 2 "an invalid policy on stdin is refused" bash -c \
+	'"$0" policy check - <"$1"' "$W" "$T/quoted.yaml"
+check "... naming (stdin) and the position" bash -c \
+	'"$0" policy check - <"$1" 2>&1 | grep -F "(stdin):1:10: error: version"' "$W" "$T/quoted.yaml"
+echo "# --json: one key for the verdict"
+check_eq "valid: true on success" true bash -c '"$0" policy check --json "$1" | jq -c .valid' \
+	"$W" "$T/ok.yaml"
+check_eq "... and no old key" null bash -c '"$0" policy check --json "$1" | jq -c .validated' \
+	"$W" "$T/ok.yaml"
+check_eq "valid: false on failure" false bash -c \
+	'"$0" policy check --json "$1" 2>/dev/null | jq -c .valid' "$W" "$T/quoted.yaml"
+lab_finish
