@@ -70,7 +70,7 @@ static int parse_host(struct pctx *c, const struct policy_yt_node *at, const cha
 		      const char *text, struct policy_rule *r)
 {
 	char norm[256];
-	const char *name = text, *why;
+	const char *name = text, *why, *ssrf;
 
 	if (report_url(c, at, what, text))
 		return -EINVAL;
@@ -103,6 +103,13 @@ static int parse_host(struct pctx *c, const struct policy_yt_node *at, const cha
 				what, text, norm);
 		return -EINVAL;
 	}
+	ssrf = policy_host_ssrf_class(norm);
+	if (ssrf)
+		policy_diag_add(c->d, POLICY_DIAG_WARNING, at->line, at->col,
+				"%s: `%s` names %s; the gateway refuses those addresses (its SSRF "
+				"guard) unless a `cidr` rule names them too, so this rule alone "
+				"reaches nothing",
+				what, text, ssrf);
 	r->kind = name != text ? POLICY_RULE_WILDCARD : POLICY_RULE_HOST;
 	r->host = pctx_strdup(c, norm);
 	return r->host ? 0 : -ENOMEM;

@@ -2,7 +2,8 @@
 # policy_check_cli.sh - `warden policy check` as a new user meets it (issue 27, item 8): a quoted
 # version says "a number, not a string"; a URL in network.allow suggests the host:port it meant;
 # a glob in a grant is said not to be one; the parser's and the validator's errors come in one
-# pass; `-` reads the policy from standard input; --json's verdict is the key `valid` on success
+# pass; localhost and the cloud metadata names get a warning that the SSRF guard refuses them;
+# `-` reads the policy from standard input; --json's verdict is the key `valid` on success
 # and on failure. Needs no root and no lab. WARDEN_BIN is the warden binary (CTest sets it).
 set -u
 # the lab's assertions (no lab is built): a probe that cannot run is an ERROR, not a pass
@@ -37,6 +38,13 @@ check_fails --denied 2 "a glob grant that matches nothing literally is refused" 
 check "... and the warning says globs are not supported" bash -c \
 	'"$0" policy check "$1" 2>&1 | grep -E "glob.yaml:3:[0-9]+: warning: .*globs are not supported"' \
 	"$W" "$T/glob.yaml"
+printf 'version: 1\nnetwork:\n  allow: [localhost, metadata.google.internal]\n' >"$T/ssrf.yaml"
+check "names the SSRF guard refuses are valid (a warning, not an error)" "$W" policy check "$T/ssrf.yaml"
+check_eq "... with one warning each, at file:line:col" 2 bash -c \
+	'"$0" policy check "$1" 2>&1 >/dev/null | grep -c -E "ssrf.yaml:3:(11|22): warning: .*(loopback|link-local).*SSRF guard"' \
+	"$W" "$T/ssrf.yaml"
+check_eq "control: an ordinary name gets no warning" 0 bash -c \
+	'"$0" policy check "$1" 2>&1 >/dev/null | grep -c -F warning; true' "$W" "$T/host.yaml"
 echo "# every error in one pass"
 check_eq "a missing grant (validator) and a bad port (parser): two errors at once" 2 bash -c \
 	'"$0" policy check "$1" 2>&1 | grep -c -E "two.yaml:(3:10: error: .*does not exist|5:11: error: .*99999)"' \

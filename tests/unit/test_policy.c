@@ -309,6 +309,36 @@ static void test_every_error_reported(void **state)
 	policy_diags_free(&d);
 }
 
+/* names the SSRF guard refuses anyway are accepted with a warning that says so; others not */
+static void test_ssrf_names_warn(void **state)
+{
+	static const char yaml[] = "version: 1\n"
+				   "network:\n"
+				   "  allow:\n"
+				   "    - localhost:8080\n"
+				   "    - api.localhost\n"
+				   "    - metadata.google.internal\n"
+				   "    - {host: instance-data, ports: [80]}\n"
+				   "    - example.com\n"
+				   "    - notlocalhost.com\n";
+	struct wd_policy *p = NULL;
+	struct policy_diags d;
+
+	(void)state;
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(yaml, sizeof(yaml) - 1, "s.yaml", &p, &d), 0);
+	if (d.warnings != 4)
+		dump(&d);
+	assert_int_equal(d.warnings, 4);
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 4, 7, "`localhost` names this machine"));
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 5, 7, "SSRF"));
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 6, 7, "the cloud metadata service"));
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 7, 14, "unless a `cidr` rule names them"));
+	assert_int_equal(p->nrules, 6);
+	policy_free(p);
+	policy_diags_free(&d);
+}
+
 /* a glob in a grant is not one: a warning says so, and the path is kept as written */
 static void test_glob_grant_warns(void **state)
 {
@@ -1080,6 +1110,7 @@ static const struct CMUnitTest fixed_tests[] = {
     cmocka_unit_test(test_broken_example),
     cmocka_unit_test(test_every_error_reported),
     cmocka_unit_test(test_glob_grant_warns),
+    cmocka_unit_test(test_ssrf_names_warn),
     cmocka_unit_test(test_load_one_pass),
     cmocka_unit_test(test_json_valid_key),
     cmocka_unit_test(test_too_large),
