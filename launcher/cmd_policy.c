@@ -254,6 +254,60 @@ static int load(const char *path, const struct policy_ctx *ctx, struct wd_policy
 	return r;
 }
 
+/* the home folder `~` names, as the validator finds it for `policy check`: $HOME, else the
+ * password database's (under sudo: SUDO_USER's, as `warden run` does) */
+static const char *check_home(void)
+{
+	const char *su = getenv("SUDO_UID"), *home = getenv("HOME");
+	struct passwd *pw = NULL;
+
+	if (getuid() == 0 && su && *su)
+		pw = getpwuid((uid_t)strtoul(su, NULL, 10));
+	if (pw && pw->pw_dir && pw->pw_dir[0] == '/')
+		return pw->pw_dir;
+	if (home && home[0] == '/')
+		return home;
+	pw = getpwuid(getuid());
+	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+}
+
+/*
+ * `command`: `~` made the home folder, and its program found the way `warden run` finds it;
+ * one that is missing or not executable is a warning at its line:column (the run may give its
+ * own command after `--`). Return: 0, or -ENOMEM.
+ */
+static int check_command(struct wd_policy *p, const char *file)
+{
+	char exe[PATH_MAX];
+	int ret;
+
+	if (!p->command || !p->ncommand)
+		return 0;
+	ret = policy_command_expand(p, check_home());
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret) {
+		wd_say(stderr,
+		       "%s:%d:%d: warning: command: `%s` starts with `~` and the home folder is "
+		       "unknown (set HOME)",
+		       file, p->command_line, p->command_col, p->command[0]);
+		return 0;
+	}
+	ret = run_resolve_command(p->command[0], getenv("PATH"), exe, sizeof(exe));
+	if (ret == -EACCES)
+		wd_say(stderr,
+		       "%s:%d:%d: warning: command: `%s` is not an executable file; `warden run` "
+		       "would exit 126",
+		       file, p->command_line, p->command_col, p->command[0]);
+	else if (ret)
+		wd_say(stderr,
+		       "%s:%d:%d: warning: command: `%s` is not found%s; `warden run` would exit "
+		       "127",
+		       file, p->command_line, p->command_col, p->command[0],
+		       strchr(p->command[0], '/') ? "" : " in PATH");
+	return 0;
+}
+
 static int check(const char *path, bool json, const char *gwpath, const char *user)
 {
 	struct policy_diags d;
@@ -285,6 +339,11 @@ static int check(const char *path, bool json, const char *gwpath, const char *us
 		if (json && !json_diags(&d, &out))
 			fputs(wd_buf_cstr(&out), stdout);
 		status = WD_EXIT_USAGE;
+		goto out;
+	}
+	if (check_command(p, d.file) == -ENOMEM) {
+		fprintf(stderr, "warden policy: out of memory\n");
+		status = WD_EXIT_INTERNAL;
 		goto out;
 	}
 	if (gwpath) {

@@ -111,6 +111,8 @@ static void parse_command(struct pctx *c, const struct policy_yt_node *n)
 	p->command = pctx_calloc(c, n->nkids + 1, sizeof(char *));
 	if (!p->command)
 		return;
+	p->command_line = n->kids[0]->line;
+	p->command_col = n->kids[0]->col;
 	for (size_t i = 0; i < n->nkids; i++) {
 		const char *s = policy_yt_str(c->d, n->kids[i], "command");
 

@@ -3,7 +3,8 @@
 # version says "a number, not a string"; a URL in network.allow suggests the host:port it meant;
 # a glob in a grant is said not to be one; the parser's and the validator's errors come in one
 # pass; localhost and the cloud metadata names get a warning that the SSRF guard refuses them;
-# `-` reads the policy from standard input; --json's verdict is the key `valid` on success
+# `~` in `command` is the home folder (warden run and policy check), and policy check warns of
+# a command that is missing or not executable; `-` reads the policy from standard input; --json's verdict is the key `valid` on success
 # and on failure. Needs no root and no lab. WARDEN_BIN is the warden binary (CTest sets it).
 set -u
 # the lab's assertions (no lab is built): a probe that cannot run is an ERROR, not a pass
@@ -45,6 +46,36 @@ check_eq "... with one warning each, at file:line:col" 2 bash -c \
 	"$W" "$T/ssrf.yaml"
 check_eq "control: an ordinary name gets no warning" 0 bash -c \
 	'"$0" policy check "$1" 2>&1 >/dev/null | grep -c -F warning; true' "$W" "$T/host.yaml"
+echo "# ~ in command"
+mkdir -p "$T/home/bin"
+printf '#!/bin/sh\necho hi\n' >"$T/home/bin/hello"
+chmod +x "$T/home/bin/hello"
+printf 'version: 1\ncommand: ["~/bin/hello", "~/x"]\nfilesystem:\n  read: ["~/bin"]\n' >"$T/cmd.yaml"
+printf 'version: 1\ncommand: ["~/bin/nothere"]\n' >"$T/cmdbad.yaml"
+# bwrap_line POLICY: `warden run --print-bwrap`'s line (nothing runs); its descriptors' folder,
+# named on stderr, is removed
+bwrap_line() {
+	local out err rc dir
+	err=$(mktemp "$T/err.XXXXXX")
+	out=$(HOME=$T/home "$W" run -p "$1" --print-bwrap 2>"$err") && rc=0 || rc=$?
+	dir=$(grep -o '/tmp/warden-bwrap\.[A-Za-z0-9]*' "$err" | head -1)
+	[[ -n $dir ]] && rm -rf "$dir"
+	[[ $rc -eq 0 ]] || { cat "$err" >&2; return "$rc"; }
+	printf '%s\n' "$out"
+}
+check "warden run: ~ in command is the home folder, in the program and its arguments" bash -c \
+	"$(declare -f bwrap_line); T=\$0 W=\$1; bwrap_line \"\$T/cmd.yaml\" | grep -F -- \"-- \$T/home/bin/hello \$T/home/x \"" \
+	"$T" "$W"
+check "policy check: a command that resolves gets no warning" bash -c \
+	'! HOME=$1/home "$0" policy check "$1/cmd.yaml" 2>&1 >/dev/null | grep -F warning' "$W" "$T"
+check "policy check: a command that is not there is a warning at its line:col" bash -c \
+	'HOME=$1/home "$0" policy check "$1/cmdbad.yaml" 2>&1 >/dev/null | grep -F "cmdbad.yaml:2:11: warning: command: \`$1/home/bin/nothere\` is not found"' \
+	"$W" "$T"
+chmod -x "$T/home/bin/hello"
+check "... one that is not executable too" bash -c \
+	'HOME=$1/home "$0" policy check "$1/cmd.yaml" 2>&1 >/dev/null | grep -F "cmd.yaml:2:11: warning: command: \`$1/home/bin/hello\` is not an executable file"' \
+	"$W" "$T"
+chmod +x "$T/home/bin/hello"
 echo "# every error in one pass"
 check_eq "a missing grant (validator) and a bad port (parser): two errors at once" 2 bash -c \
 	'"$0" policy check "$1" 2>&1 | grep -c -E "two.yaml:(3:10: error: .*does not exist|5:11: error: .*99999)"' \
