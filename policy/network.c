@@ -62,6 +62,17 @@ static bool report_url(struct pctx *c, const struct policy_yt_node *at, const ch
 	return true;
 }
 
+/* `host:` with a port in it (not an IPv6 literal, which parse_host() reports): report at @at.
+ * Return: true when reported. */
+static bool report_host_port(struct pctx *c, const struct policy_yt_node *at, const char *s)
+{
+	if (!strchr(s, ':') || wd_name_is_ip_literal(s) || s[0] == '[')
+		return false;
+	policy_diag_err(
+	    c->d, at, "host: found `%s`; expected a name without a port (put ports in `ports`)", s);
+	return true;
+}
+
 /*
  * Check a host pattern (exact or `*.suffix`) and fill @r's kind and host.
  * Return: 0, or -EINVAL after reporting at @at.
@@ -273,17 +284,10 @@ static int parse_rule_map(struct pctx *c, const struct policy_yt_node *n, struct
 	if (v[RULE_HOST]) {
 		const char *s = policy_yt_str(c->d, v[RULE_HOST], "host");
 
-		if (s && report_url(c, v[RULE_HOST], "host", s)) {
+		if (!s || report_url(c, v[RULE_HOST], "host", s) ||
+		    report_host_port(c, v[RULE_HOST], s) ||
+		    parse_host(c, v[RULE_HOST], "host", s, r))
 			ret = -EINVAL;
-		} else if (s && strchr(s, ':') && !wd_name_is_ip_literal(s) && s[0] != '[') {
-			policy_diag_err(c->d, v[RULE_HOST],
-					"host: found `%s`; expected a name without a "
-					"port (put ports in `ports`)",
-					s);
-			ret = -EINVAL;
-		} else if (!s || parse_host(c, v[RULE_HOST], "host", s, r)) {
-			ret = -EINVAL;
-		}
 	} else if (parse_cidr(c, v[RULE_CIDR], r)) {
 		ret = -EINVAL;
 	}

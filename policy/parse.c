@@ -291,7 +291,7 @@ static void parse_env(struct pctx *c, const struct policy_yt_node *n)
 		if (!name)
 			continue;
 		for (size_t k = 0; k < p->nenv_set && !dup; k++) {
-			dup = !strcmp(p->env_set[k].name, name);
+			dup = p->env_set[k].name && !strcmp(p->env_set[k].name, name);
 			if (dup)
 				policy_diag_err(c->d, key,
 						"duplicate key `%s` in `env.set` (first given at "
