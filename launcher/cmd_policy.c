@@ -1,4 +1,4 @@
-/* cmd_policy.c - `warden policy check [--json] FILE`: load, validate and print a
+/* cmd_policy.c - `warden policy check [--json] FILE|-`: load, validate and print a
  * normalised policy, or every error in it with its file:line:column; with `--ceiling
  * [GATEWAY.yaml] [--user NAME]`, the effective policy under a gateway's ceiling and
  * where each narrowing came from. */
@@ -21,11 +21,13 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: warden policy check [--json] FILE\n"
+	fprintf(f, "usage: warden policy check [--json] FILE|-\n"
 		   "       warden policy check --ceiling [GATEWAY.yaml] [--user NAME] FILE\n\n"
 		   "Checks a policy file (see warden-policy(5)). On success prints the\n"
 		   "normalised policy (YAML, or JSON with --json) and any warnings; on\n"
-		   "failure prints every error as FILE:LINE:COLUMN: error: MESSAGE.\n\n"
+		   "failure prints every error as FILE:LINE:COLUMN: error: MESSAGE.\n"
+		   "FILE `-` reads the policy from standard input. --json prints\n"
+		   "one object whose key `valid` is the verdict, true or false.\n\n"
 		   "With --ceiling: the effective policy a gateway with that config\n"
 		   "(default " DEFAULT_GWCONF ") gives a run of NAME (a user name or\n"
 		   "uid; default: you), with where each narrowing came from.\n\n"
@@ -194,6 +196,118 @@ static int json_diags(const struct policy_diags *d, struct wd_buf *out)
 	return ret ? -ENOMEM : 0;
 }
 
+/* the policy on standard input (`policy check -`), at most POLICY_MAX_BYTES. Return: 0 or -errno */
+static int read_stdin(char **ret_data, size_t *ret_len)
+{
+	struct wd_buf b = WD_BUF_INIT;
+	int ret;
+
+	for (;;) {
+		ssize_t n;
+
+		ret = wd_buf_reserve(&b, 4096);
+		if (ret < 0)
+			goto fail;
+		n = read(STDIN_FILENO, b.data + b.len, b.cap - b.len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		b.len += (size_t)n;
+		if (b.len > POLICY_MAX_BYTES) {
+			ret = -EFBIG;
+			goto fail;
+		}
+	}
+	b.data[b.len] = '\0';
+	*ret_data = b.data;
+	*ret_len = b.len;
+	return 0;
+fail:
+	wd_buf_free(&b);
+	return ret;
+}
+
+/* policy_load(), or for @path `-` the same over standard input */
+static int load(const char *path, const struct policy_ctx *ctx, struct wd_policy **ret,
+		struct policy_diags *d)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int r;
+
+	if (strcmp(path, "-"))
+		return policy_load(path, ctx, ret, d);
+	snprintf(d->file, sizeof(d->file), "(stdin)");
+	r = read_stdin(&data, &len);
+	if (r) {
+		fprintf(stderr, "warden policy check: cannot read the policy from stdin: %s%s\n",
+			strerror(-r), r == -EFBIG ? " (the limit is 1 MiB)" : "");
+		return r == -ENOMEM ? r : -EINVAL;
+	}
+	r = policy_load_buf(data, len, "(stdin)", ctx, ret, d);
+	free(data);
+	return r;
+}
+
+/* the home folder `~` names, as the validator finds it for `policy check`: $HOME, else the
+ * password database's (under sudo: SUDO_USER's, as `warden run` does) */
+static const char *check_home(void)
+{
+	const char *su = getenv("SUDO_UID"), *home = getenv("HOME");
+	struct passwd *pw = NULL;
+
+	if (getuid() == 0 && su && *su)
+		pw = getpwuid((uid_t)strtoul(su, NULL, 10));
+	if (pw && pw->pw_dir && pw->pw_dir[0] == '/')
+		return pw->pw_dir;
+	if (home && home[0] == '/')
+		return home;
+	pw = getpwuid(getuid());
+	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+}
+
+/*
+ * `command`: `~` made the home folder, and its program found the way `warden run` finds it;
+ * one that is missing or not executable is a warning at its line:column (the run may give its
+ * own command after `--`). Return: 0, or -ENOMEM.
+ */
+static int check_command(struct wd_policy *p, const char *file)
+{
+	char exe[PATH_MAX];
+	int ret;
+
+	if (!p->command || !p->ncommand)
+		return 0;
+	ret = policy_command_expand(p, check_home());
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret) {
+		wd_say(stderr,
+		       "%s:%d:%d: warning: command: `%s` starts with `~` and the home folder is "
+		       "unknown (set HOME)",
+		       file, p->command_line, p->command_col, p->command[0]);
+		return 0;
+	}
+	ret = run_resolve_command(p->command[0], getenv("PATH"), exe, sizeof(exe));
+	if (ret == -EACCES)
+		wd_say(stderr,
+		       "%s:%d:%d: warning: command: `%s` is not an executable file; `warden run` "
+		       "would exit 126",
+		       file, p->command_line, p->command_col, p->command[0]);
+	else if (ret)
+		wd_say(stderr,
+		       "%s:%d:%d: warning: command: `%s` is not found%s; `warden run` would exit "
+		       "127",
+		       file, p->command_line, p->command_col, p->command[0],
+		       strchr(p->command[0], '/') ? "" : " in PATH");
+	return 0;
+}
+
 static int check(const char *path, bool json, const char *gwpath, const char *user)
 {
 	struct policy_diags d;
@@ -208,7 +322,7 @@ static int check(const char *path, bool json, const char *gwpath, const char *us
 	ctx.protect = pr.v;
 	ctx.nprotect = pr.n;
 	policy_diags_init(&d);
-	ret = policy_load(path, &ctx, &p, &d);
+	ret = load(path, &ctx, &p, &d);
 	if (print_diags(&d)) {
 		status = WD_EXIT_INTERNAL;
 		goto out;
@@ -225,6 +339,11 @@ static int check(const char *path, bool json, const char *gwpath, const char *us
 		if (json && !json_diags(&d, &out))
 			fputs(wd_buf_cstr(&out), stdout);
 		status = WD_EXIT_USAGE;
+		goto out;
+	}
+	if (check_command(p, d.file) == -ENOMEM) {
+		fprintf(stderr, "warden policy: out of memory\n");
+		status = WD_EXIT_INTERNAL;
 		goto out;
 	}
 	if (gwpath) {

@@ -1,8 +1,10 @@
 /* base.c - the policy's objects themselves, below every layer of policy/ (parse, apply,
  * render): freeing a policy, a rule and a ceiling, a rule's normal form (sorted ports and its
- * text), and the caps' names. */
+ * text), the caps' names, and `~` in `command` made the home folder. */
 #include "policy/policy_internal.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,4 +138,22 @@ void policy_ceiling_free(struct policy_ceiling *c)
 		scope_clear(&c->groups[i]);
 	free(c->groups);
 	free(c);
+}
+
+int policy_command_expand(struct wd_policy *p, const char *home)
+{
+	for (size_t i = 0; i < p->ncommand; i++) {
+		const char *s = p->command[i];
+		char *x;
+
+		if (strcmp(s, "~") && strncmp(s, "~/", 2))
+			continue;
+		if (!home || home[0] != '/')
+			return -EINVAL;
+		if (asprintf(&x, "%s%s", home, s + 1) < 0)
+			return -ENOMEM;
+		free(p->command[i]);
+		p->command[i] = x;
+	}
+	return 0;
 }

@@ -6,9 +6,11 @@
 #include "policy/policy_internal.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 enum { NET_ALLOW, NET_N };
@@ -21,6 +23,57 @@ static const char *const rule_keys[RULE_N] = {"host", "cidr", "ports", "from"};
 static const uint16_t default_ports[] = {80, 443};
 
 /*
+ * Is @text a URL (`scheme://host...`)? Then report at @at that a host name is expected and
+ * suggest the rule the URL meant: `host:PORT`, PORT being the URL's own or its scheme's (443 for
+ * https and wss, 80 for http and ws). Return: true when reported.
+ */
+static bool report_url(struct pctx *c, const struct policy_yt_node *at, const char *what,
+		       const char *text)
+{
+	const char *sep = strstr(text, "://"), *h, *end, *at_sign;
+	size_t slen, hlen;
+	const char *port = "";
+
+	if (!sep)
+		return false;
+	slen = (size_t)(sep - text);
+	h = sep + 3;
+	end = h + strcspn(h, "/?#");
+	at_sign = memchr(h, '@', (size_t)(end - h));
+	if (at_sign)
+		h = at_sign + 1;
+	hlen = (size_t)(end - h);
+	if (!memchr(h, ':', hlen)) {
+		if ((slen == 5 && !strncasecmp(text, "https", 5)) ||
+		    (slen == 3 && !strncasecmp(text, "wss", 3)))
+			port = ":443";
+		else if ((slen == 4 && !strncasecmp(text, "http", 4)) ||
+			 (slen == 2 && !strncasecmp(text, "ws", 2)))
+			port = ":80";
+	}
+	if (hlen == 0 || hlen > 253) {
+		policy_diag_err(c->d, at, "%s: `%s`: expected a host name, not a URL", what, text);
+		return true;
+	}
+	policy_diag_err(c->d, at,
+			"%s: `%s`: expected a host name, not a URL; did you mean "
+			"`%.*s%s`?",
+			what, text, (int)hlen, h, port);
+	return true;
+}
+
+/* `host:` with a port in it (not an IPv6 literal, which parse_host() reports): report at @at.
+ * Return: true when reported. */
+static bool report_host_port(struct pctx *c, const struct policy_yt_node *at, const char *s)
+{
+	if (!strchr(s, ':') || wd_name_is_ip_literal(s) || s[0] == '[')
+		return false;
+	policy_diag_err(
+	    c->d, at, "host: found `%s`; expected a name without a port (put ports in `ports`)", s);
+	return true;
+}
+
+/*
  * Check a host pattern (exact or `*.suffix`) and fill @r's kind and host.
  * Return: 0, or -EINVAL after reporting at @at.
  */
@@ -28,8 +81,10 @@ static int parse_host(struct pctx *c, const struct policy_yt_node *at, const cha
 		      const char *text, struct policy_rule *r)
 {
 	char norm[256];
-	const char *name = text, *why;
+	const char *name = text, *why, *ssrf;
 
+	if (report_url(c, at, what, text))
+		return -EINVAL;
 	if (wd_name_is_ip_literal(text) || text[0] == '[') {
 		policy_diag_err(c->d, at,
 				"%s: `%s` is an IP address; expected a host name (allow "
@@ -59,6 +114,13 @@ static int parse_host(struct pctx *c, const struct policy_yt_node *at, const cha
 				what, text, norm);
 		return -EINVAL;
 	}
+	ssrf = policy_host_ssrf_class(norm);
+	if (ssrf)
+		policy_diag_add(c->d, POLICY_DIAG_WARNING, at->line, at->col,
+				"%s: `%s` names %s; the gateway refuses those addresses (its SSRF "
+				"guard) unless a `cidr` rule names them too, so this rule alone "
+				"reaches nothing",
+				what, text, ssrf);
 	r->kind = name != text ? POLICY_RULE_WILDCARD : POLICY_RULE_HOST;
 	r->host = pctx_strdup(c, norm);
 	return r->host ? 0 : -ENOMEM;
@@ -83,6 +145,8 @@ static int parse_rule_string(struct pctx *c, const struct policy_yt_node *n, str
 	uint64_t port = 0;
 
 	if (!s)
+		return -EINVAL;
+	if (report_url(c, n, where, s))
 		return -EINVAL;
 	colon = strchr(s, ':');
 	if (colon && (strchr(colon + 1, ':') || s[0] == '[')) {
@@ -220,15 +284,10 @@ static int parse_rule_map(struct pctx *c, const struct policy_yt_node *n, struct
 	if (v[RULE_HOST]) {
 		const char *s = policy_yt_str(c->d, v[RULE_HOST], "host");
 
-		if (s && strchr(s, ':') && !wd_name_is_ip_literal(s) && s[0] != '[') {
-			policy_diag_err(c->d, v[RULE_HOST],
-					"host: found `%s`; expected a name without a "
-					"port (put ports in `ports`)",
-					s);
+		if (!s || report_url(c, v[RULE_HOST], "host", s) ||
+		    report_host_port(c, v[RULE_HOST], s) ||
+		    parse_host(c, v[RULE_HOST], "host", s, r))
 			ret = -EINVAL;
-		} else if (!s || parse_host(c, v[RULE_HOST], "host", s, r)) {
-			ret = -EINVAL;
-		}
 	} else if (parse_cidr(c, v[RULE_CIDR], r)) {
 		ret = -EINVAL;
 	}

@@ -117,6 +117,8 @@ static void parse_command(struct pctx *c, const struct policy_yt_node *n)
 	p->command = pctx_calloc(c, n->nkids + 1, sizeof(char *));
 	if (!p->command)
 		return;
+	p->command_line = n->kids[0]->line;
+	p->command_col = n->kids[0]->col;
 	for (size_t i = 0; i < n->nkids; i++) {
 		const char *s = policy_yt_str(c->d, n->kids[i], "command");
 
@@ -210,6 +212,12 @@ static void parse_grants(struct pctx *c, const struct policy_yt_node *n, const c
 					what, path);
 			continue;
 		}
+		if (strpbrk(path, "*?["))
+			policy_diag_add(c->d, POLICY_DIAG_WARNING, item->line, item->col,
+					"%s: `%s`: globs are not supported; `*`, `?` and `[` "
+					"are taken as they are written (to grant many files, "
+					"grant the folder that holds them)",
+					what, path);
 		g[*nret].path = pctx_strdup(c, path);
 		g[*nret].sensitive = sensitive;
 		g[*nret].type = type;
@@ -309,7 +317,7 @@ static void parse_env(struct pctx *c, const struct policy_yt_node *n)
 		if (!name)
 			continue;
 		for (size_t k = 0; k < p->nenv_set && !dup; k++) {
-			dup = !strcmp(p->env_set[k].name, name);
+			dup = p->env_set[k].name && !strcmp(p->env_set[k].name, name);
 			if (dup)
 				policy_diag_err(c->d, key,
 						"duplicate key `%s` in `env.set` (first given at "
@@ -564,8 +572,13 @@ static void parse_audit(struct pctx *c, const struct policy_yt_node *n)
 
 /* ------------------------------------------------------------ entry point */
 
-int policy_parse(const char *buf, size_t len, const char *filename, struct wd_policy **ret,
-		 struct policy_diags *d)
+/*
+ * Parse @buf into *@ret. With @keep, a policy whose YAML was well-formed but whose content had
+ * errors is still handed back in *@ret (for policy_load() to validate in the same pass, so every
+ * error comes at once); the caller frees it. Return: 0, -EINVAL, -ENOMEM.
+ */
+static int parse(const char *buf, size_t len, const char *filename, struct wd_policy **ret,
+		 struct policy_diags *d, bool keep)
 {
 	const struct policy_yt_node *v[TOP_N];
 	struct policy_yt_node *root = NULL;
@@ -616,10 +629,45 @@ out:
 	if (!c.oom && d->errors == errors && policy_matcher_build(c.p) < 0)
 		c.oom = 1;
 	if (c.oom || d->errors > errors) {
+		if (keep && !c.oom) {
+			*ret = c.p;
+			return -EINVAL;
+		}
 		policy_free(c.p);
 		return c.oom ? -ENOMEM : -EINVAL;
 	}
 	*ret = c.p;
+	return 0;
+}
+
+int policy_parse(const char *buf, size_t len, const char *filename, struct wd_policy **ret,
+		 struct policy_diags *d)
+{
+	return parse(buf, len, filename, ret, d, false);
+}
+
+int policy_load_buf(const char *buf, size_t len, const char *name, const struct policy_ctx *ctx,
+		    struct wd_policy **ret, struct policy_diags *d)
+{
+	struct wd_policy *p = NULL;
+	int r;
+
+	r = parse(buf, len, name, &p, d, true);
+	if (r == -EINVAL && p) {
+		/* the grants that parsed are checked too: all errors in one pass */
+		if (policy_validate(p, ctx, d) == -ENOMEM)
+			r = -ENOMEM;
+		policy_free(p);
+		return r;
+	}
+	if (r)
+		return r;
+	r = policy_validate(p, ctx, d);
+	if (r) {
+		policy_free(p);
+		return r;
+	}
+	*ret = p;
 	return 0;
 }
 
@@ -639,15 +687,10 @@ int policy_load(const char *path, const struct policy_ctx *ctx, struct wd_policy
 				strerror(-r), r == -EFBIG ? " (the limit is 1 MiB)" : "");
 		return r;
 	}
-	r = policy_parse(data, len, path, &p, d);
+	r = policy_load_buf(data, len, path, ctx, &p, d);
 	free(data);
 	if (r)
 		return r;
-	r = policy_validate(p, ctx, d);
-	if (r) {
-		policy_free(p);
-		return r;
-	}
 	*ret = p;
 	return 0;
 }

@@ -254,6 +254,8 @@ struct policy_narrowing {
  * @version:	format version (POLICY_VERSION)
  * @command:	argv from `command`, NULL-terminated; NULL when absent
  * @ncommand:	number of @command entries
+ * @command_line: where `command`'s first entry is (1-based), for messages
+ * @command_col: its column
  * @read:	filesystem.read grants
  * @write:	filesystem.write grants
  * @mask:	after policy_validate(): credential stores that lie inside a
@@ -292,6 +294,7 @@ struct wd_policy {
 	int version;
 	char **command;
 	size_t ncommand;
+	int command_line, command_col;
 	struct policy_grant *read;
 	size_t nread;
 	struct policy_grant *write;
@@ -428,6 +431,30 @@ bool policy_env_name_ok(const char *s);
  */
 int policy_load(const char *path, const struct policy_ctx *ctx, struct wd_policy **ret,
 		struct policy_diags *d);
+
+/**
+ * policy_load_buf() - parse and validate a policy held in memory (`policy check -` reads stdin)
+ * @buf:	the YAML, @len bytes
+ * @name:	what diagnostics and the policy call it (a file name, "(stdin)")
+ * @ctx:	as for policy_validate()
+ * @ret:	on success, the new policy
+ * @d:		diagnostics: when the YAML is well-formed, the parser's errors and the
+ *		validator's come in one pass
+ *
+ * Return: 0, -EINVAL (invalid; see @d), or -ENOMEM.
+ */
+int policy_load_buf(const char *buf, size_t len, const char *name, const struct policy_ctx *ctx,
+		    struct wd_policy **ret, struct policy_diags *d);
+
+/**
+ * policy_command_expand() - make a leading `~` of each `command` entry (`~` itself, `~/...`)
+ * the home folder, as a shell would and as grants do
+ * @p:		the policy (its @command is rewritten in place)
+ * @home:	the home folder `~` names (the invoking user's; under sudo SUDO_USER's)
+ *
+ * Return: 0; -EINVAL when an entry needs @home and it is NULL or not absolute; -ENOMEM.
+ */
+int policy_command_expand(struct wd_policy *p, const char *home);
 
 /** policy_free() - release a policy; @p may be NULL. */
 void policy_free(struct wd_policy *p);

@@ -37,6 +37,14 @@
  */
 const char *policy_host_fold(const char *in, char *out, size_t outlen);
 
+/**
+ * policy_host_ssrf_class() - what a folded host name @norm names when it is one of those that
+ * resolve, by convention, only into a range the gateway's SSRF guard refuses (`localhost` and
+ * names under it, the cloud metadata names)
+ * Return: a short description ("this machine: loopback, ..."), or NULL for any other name.
+ */
+const char *policy_host_ssrf_class(const char *norm);
+
 /* ------------------------------------------------------------------- matcher */
 
 /* one name rule (exact or wildcard) in a table of the matcher */

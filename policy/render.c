@@ -223,8 +223,7 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 
 	ret |= wd_buf_printf(out, "{\"version\":%d,\"file\":", p->version);
 	ret |= wd_yaml_quote(out, p->file ? p->file : "");
-	ret |=
-	    wd_buf_printf(out, ",\"validated\":%s,\"command\":", p->validated ? "true" : "false");
+	ret |= wd_buf_printf(out, ",\"valid\":%s,\"command\":", p->validated ? "true" : "false");
 	ret |= p->command ? json_strings(out, p->command, p->ncommand) : wd_buf_puts(out, "null");
 	ret |= wd_buf_puts(out, ",\"filesystem\":{\"read\":");
 	ret |= json_grants(out, p->read, p->nread);

@@ -512,6 +512,13 @@ const char *policy_yt_str(struct policy_diags *d, const struct policy_yt_node *n
 	return NULL;
 }
 
+/* a quoted scalar of decimal digits only (`"1"`): a number written as a string */
+static bool quoted_digits(const struct policy_yt_node *n)
+{
+	return n->type == POLICY_YT_SCALAR && !n->plain && n->len > 0 && n->len <= 20 &&
+	       strspn(n->str, "0123456789") == n->len;
+}
+
 int policy_yt_uint(struct policy_diags *d, const struct policy_yt_node *n, const char *what,
 		   uint64_t min, uint64_t max, uint64_t *ret)
 {
@@ -542,6 +549,13 @@ int policy_yt_uint(struct policy_diags *d, const struct policy_yt_node *n, const
 	*ret = v;
 	return 0;
 bad:
+	if (quoted_digits(n)) {
+		policy_diag_err(d, n,
+				"%s: found `\"%s\"`; expected a number, not a string "
+				"(write it without quotes: `%s`)",
+				what, n->str, n->str);
+		return -EINVAL;
+	}
 	policy_diag_err(d, n, "%s: found %s; expected a whole number from %llu to %llu", what,
 			found, (unsigned long long)min, (unsigned long long)max);
 	return -EINVAL;

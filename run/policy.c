@@ -104,6 +104,21 @@ static int invoking_user(struct run *r, const char **ret_home)
 	return 0;
 }
 
+/* the home folder `~` names in `command`: @home (the sudo user's), else $HOME, else the
+ * password database's; NULL when none is absolute */
+static const char *command_home(const char *home)
+{
+	struct passwd *pw;
+
+	if (home && home[0] == '/')
+		return home;
+	home = getenv("HOME");
+	if (home && home[0] == '/')
+		return home;
+	pw = getpwuid(getuid());
+	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+}
+
 int run_policy_load(struct run *r)
 {
 	static const char empty[] = "version: 1\n";
@@ -152,6 +167,12 @@ int run_policy_load(struct run *r)
 	if (d.n && !r->o.quiet)
 		print_diags(&d);
 	policy_diags_free(&d);
+	ret = policy_command_expand(r->input.pol, command_home(ctx.home));
+	if (ret == -EINVAL)
+		return run_fail(r, "policy", "set HOME, or write the command's path in full",
+				"`command` starts with `~` and the home folder is unknown");
+	if (ret)
+		return run_fail(r, "policy", NULL, "out of memory");
 	run_sha256_hex(r->input.policy_text, r->input.policy_len, r->input.policy_hash);
 	return 0;
 }

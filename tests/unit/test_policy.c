@@ -56,7 +56,9 @@ static const struct bad_case bad_cases[] = {
     {"version 2", "version: 2\n", 1, 10, "version 2 is not supported; expected 1"},
     {"version missing", "command: [a]\n", 1, 1, "missing key `version`"},
     {"version word", "version: one\n", 1, 10, "expected a whole number"},
-    {"version quoted", "version: \"1\"\n", 1, 10, "expected a whole number"},
+    {"version quoted", "version: \"1\"\n", 1, 10,
+     "version: found `\"1\"`; expected a number, not a string (write it without quotes: `1`)"},
+    {"pids quoted", V "limits:\n  pids: '64'\n", 3, 9, "expected a number, not a string"},
     {"version negative", "version: -1\n", 1, 10, "expected a whole number"},
     {"version empty", "version:\ncommand: [a]\n", 1, 9, "found an empty value"},
     {"misspelt filesystem", V "filesytem: {}\n", 2, 1, "did you mean `filesystem`?"},
@@ -106,6 +108,17 @@ static const struct bad_case bad_cases[] = {
     {"numeric tld", V "network:\n  allow: [a.123]\n", 3, 11, "all digits"},
     {"port zero", V "network:\n  allow: [\"a.com:0\"]\n", 3, 11, "expected a port from 1 to 65535"},
     {"port too big", V "network:\n  allow: [\"a.com:65536\"]\n", 3, 11, "from 1 to 65535"},
+    {"url https", V "network:\n  allow: [\"https://api.github.com/\"]\n", 3, 11,
+     "`https://api.github.com/`: expected a host name, not a URL; did you mean "
+     "`api.github.com:443`?"},
+    {"url http port path", V "network:\n  allow: [\"http://u@a.com:8080/x?y\"]\n", 3, 11,
+     "did you mean `a.com:8080`?"},
+    {"url plain http", V "network:\n  allow: [\"http://a.com\"]\n", 3, 11,
+     "did you mean `a.com:80`?"},
+    {"url in host key", V "network:\n  allow:\n    - {host: \"wss://a.com/s\", ports: [443]}\n", 4,
+     14, "not a URL; did you mean `a.com:443`?"},
+    {"url no host", V "network:\n  allow: [\"https:///x\"]\n", 3, 11,
+     "expected a host name, not a URL"},
     {"port name", V "network:\n  allow: [\"a.com:http\"]\n", 3, 11, "has the port `http`"},
     {"port empty", V "network:\n  allow: [\"a.com:\"]\n", 3, 11, "has the port ``"},
     {"ipv6 literal", V "network:\n  allow: [\"::1\"]\n", 3, 11, "looks like an IPv6 address"},
@@ -293,6 +306,113 @@ static void test_every_error_reported(void **state)
 	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 1, 10, "not supported"));
 	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 12, 1, "unknown key `extra`"));
 	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 6, 32, "99999"));
+	policy_diags_free(&d);
+}
+
+/* names the SSRF guard refuses anyway are accepted with a warning that says so; others not */
+static void test_ssrf_names_warn(void **state)
+{
+	static const char yaml[] = "version: 1\n"
+				   "network:\n"
+				   "  allow:\n"
+				   "    - localhost:8080\n"
+				   "    - api.localhost\n"
+				   "    - metadata.google.internal\n"
+				   "    - {host: instance-data, ports: [80]}\n"
+				   "    - example.com\n"
+				   "    - notlocalhost.com\n";
+	struct wd_policy *p = NULL;
+	struct policy_diags d;
+
+	(void)state;
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(yaml, sizeof(yaml) - 1, "s.yaml", &p, &d), 0);
+	if (d.warnings != 4)
+		dump(&d);
+	assert_int_equal(d.warnings, 4);
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 4, 7, "`localhost` names this machine"));
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 5, 7, "SSRF"));
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 6, 7, "the cloud metadata service"));
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 7, 14, "unless a `cidr` rule names them"));
+	assert_int_equal(p->nrules, 6);
+	policy_free(p);
+	policy_diags_free(&d);
+}
+
+/* a glob in a grant is not one: a warning says so, and the path is kept as written */
+static void test_glob_grant_warns(void **state)
+{
+	static const char yaml[] = "version: 1\nfilesystem:\n  read: [\"/srv/*.log\", /srv/a]\n";
+	struct wd_policy *p = NULL;
+	struct policy_diags d;
+
+	(void)state;
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(yaml, sizeof(yaml) - 1, "g.yaml", &p, &d), 0);
+	assert_true(has_diag(&d, POLICY_DIAG_WARNING, 3, 10, "globs are not supported"));
+	assert_int_equal(d.warnings, 1);
+	assert_int_equal(p->nread, 2);
+	assert_string_equal(p->read[0].path, "/srv/*.log");
+	policy_free(p);
+	policy_diags_free(&d);
+}
+
+/* the parser's errors and the validator's come in one pass (a missing read grant is the
+ * validator's; a bad port the parser's); a YAML syntax error stops before either */
+static void test_load_one_pass(void **state)
+{
+	static const char yaml[] = "version: 1\n"
+				   "filesystem:\n"
+				   "  read: [/nonexistent-warden-test/a]\n"
+				   "network:\n"
+				   "  allow: [\"a.com:99999\"]\n";
+	static const char broken[] = "version: 1\nfilesystem: [\n";
+	static const char ok[] = "version: 1\nfilesystem:\n  read: [/usr]\n";
+	struct wd_policy *p = NULL;
+	struct policy_diags d;
+
+	(void)state;
+	policy_diags_init(&d);
+	assert_int_equal(policy_load_buf(yaml, sizeof(yaml) - 1, "one.yaml", NULL, &p, &d),
+			 -EINVAL);
+	assert_null(p);
+	if (d.errors != 2)
+		dump(&d);
+	assert_int_equal(d.errors, 2);
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 5, 11, "99999"));
+	assert_true(has_diag(&d, POLICY_DIAG_ERROR, 3, 10, "does not exist"));
+	policy_diags_free(&d);
+	/* the positive control: the same file without the two mistakes loads */
+	policy_diags_init(&d);
+	assert_int_equal(policy_load_buf(ok, sizeof(ok) - 1, "ok.yaml", NULL, &p, &d), 0);
+	assert_non_null(p);
+	assert_true(p->validated);
+	policy_free(p);
+	p = NULL;
+	policy_diags_free(&d);
+	policy_diags_init(&d);
+	assert_int_equal(policy_load_buf(broken, sizeof(broken) - 1, "b.yaml", NULL, &p, &d),
+			 -EINVAL);
+	assert_null(p);
+	assert_true(d.errors >= 1);
+	policy_diags_free(&d);
+}
+
+/* `policy check --json` says `valid` (one key, on success as on failure) */
+static void test_json_valid_key(void **state)
+{
+	struct wd_policy *p = NULL;
+	struct policy_diags d;
+	struct wd_buf j = WD_BUF_INIT;
+
+	(void)state;
+	policy_diags_init(&d);
+	assert_int_equal(policy_load_buf("version: 1\n", 11, "v.yaml", NULL, &p, &d), 0);
+	assert_int_equal(policy_render_json(p, &j), 0);
+	assert_non_null(strstr(wd_buf_cstr(&j), ",\"valid\":true,"));
+	assert_null(strstr(wd_buf_cstr(&j), "validated"));
+	wd_buf_free(&j);
+	policy_free(p);
 	policy_diags_free(&d);
 }
 
@@ -989,6 +1109,10 @@ static const struct CMUnitTest fixed_tests[] = {
     cmocka_unit_test(test_three_mistakes),
     cmocka_unit_test(test_broken_example),
     cmocka_unit_test(test_every_error_reported),
+    cmocka_unit_test(test_glob_grant_warns),
+    cmocka_unit_test(test_ssrf_names_warn),
+    cmocka_unit_test(test_load_one_pass),
+    cmocka_unit_test(test_json_valid_key),
     cmocka_unit_test(test_too_large),
     cmocka_unit_test(test_many_errors_capped),
     cmocka_unit_test(test_full_policy),
