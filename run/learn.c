@@ -166,6 +166,17 @@ static int collect_env(const struct run *r, struct trace *t)
 	return 0;
 }
 
+/* Did the program speak JSON-RPC on its stdin and stdout (an MCP server over stdio)? The relay's
+ * tracker (toolcalls.h) read every line both ways as a JSON-RPC message or batch: at least one
+ * each way, and none that was not one (that turns it off). A terminal has no relay: not told. */
+static bool stdio_jsonrpc(const struct run *r)
+{
+	const struct run_stdio *io = &r->sandbox.io;
+
+	return io->on && !io->track.off && io->track.lineno[MCP_C2S] > 0 &&
+	       io->track.lineno[MCP_S2C] > 0;
+}
+
 static void learn_collect(struct run *r, const struct run_outcome *o)
 {
 	struct run_trace *rt = r->trace;
@@ -182,6 +193,7 @@ static void learn_collect(struct run *r, const struct run_outcome *o)
 	limits_breaches(&r->limits.lim, &mem, &pids, &peak);
 	t->peak_memory_kib = peak ? peak / 1024 : rt->peak_rss_kib;
 	t->peak_pids = rt->peak_pids;
+	t->stdio_jsonrpc = stdio_jsonrpc(r);
 	t->command = calloc((size_t)r->cmd_argc + 1, sizeof(char *));
 	ret = t->command ? 0 : -ENOMEM;
 	for (int i = 0; !ret && i < r->cmd_argc; i++) {
@@ -389,6 +401,10 @@ static void summary(const struct run *r, const struct run_trace *rt, int status,
 		       "at most, %llu ms",
 		       (unsigned long long)t->peak_memory_kib, (unsigned long long)t->peak_pids,
 		       (unsigned long long)t->wall_ms);
+		if (t->stdio_jsonrpc)
+			wd_say(stderr,
+			       "warden trace: it spoke JSON-RPC on stdin and stdout (an MCP "
+			       "server): warden init gives it no timeout");
 		wd_say(stderr,
 		       "warden trace: the current folder was %s; the home folder was read-only "
 		       "(bubblewrap 0.8 has no --tmp-overlay: writes there failed)",

@@ -685,6 +685,46 @@ static void test_env_limits(void **state)
 	infer_result_free(&r);
 }
 
+/* issue 27: a program that spoke JSON-RPC on its stdio (an MCP server) gets no timeout, with a
+ * comment saying why; memory and pids keep their floors. Control: the same trace without the
+ * flag gets the floor timeout. */
+static void test_limits_jsonrpc(void **state)
+{
+	struct infer_result r;
+	struct wd_policy *p;
+
+	(void)state;
+	fake_fs = NULL;
+	p = infer_parsed(HEAD "{\"type\":\"limits\",\"peak_memory_kib\":30000,\"peak_pids\":9,"
+			      "\"wall_ms\":800,\"stdio_jsonrpc\":true}\n",
+			 &r);
+	assert_int_equal(p->limits.timeout_s, 0);
+	assert_int_equal(p->limits.memory_mb, 256);
+	assert_int_equal(p->limits.pids, 64);
+	assert_no(&r, "\n  timeout_s:");
+	assert_line(&r,
+		    "  # timeout_s: none. It spoke JSON-RPC on stdin and stdout (an MCP server)");
+	assert_line(&r,
+		    "  # lives as long as its client, and the trace's 0.8 s say nothing of that.");
+	assert_line(&r, "  memory_mb: 256   # peak 30 MiB seen, times 2, rounded up, at least 256");
+	policy_free(p);
+	infer_result_free(&r);
+	p = infer_parsed(HEAD "{\"type\":\"limits\",\"peak_memory_kib\":30000,\"peak_pids\":9,"
+			      "\"wall_ms\":800,\"stdio_jsonrpc\":false}\n",
+			 &r);
+	assert_int_equal(p->limits.timeout_s, 60);
+	policy_free(p);
+	infer_result_free(&r);
+	/* only the flag and the wall time: the comment, and no empty `limits:` key */
+	p = infer_parsed(HEAD "{\"type\":\"limits\",\"wall_ms\":800,\"stdio_jsonrpc\":true}\n", &r);
+	assert_int_equal(p->limits.timeout_s, 0);
+	assert_line(&r, "# limits:");
+	policy_free(p);
+	infer_result_free(&r);
+	parse_bad(HEAD "{\"type\":\"limits\",\"stdio_jsonrpc\":1}\n",
+		  "\"stdio_jsonrpc\" must be true or false");
+}
+
 /* a trace whose every env name is one a policy cannot hold: the policy still parses (found by
  * fuzz_trace_file: "env:\n  allow:\n" with only comments below is an empty value) */
 static void test_env_none_valid(void **state)
@@ -803,6 +843,7 @@ int main(void)
 	    cmocka_unit_test(test_network),
 	    cmocka_unit_test(test_network_bad_names),
 	    cmocka_unit_test(test_env_limits),
+	    cmocka_unit_test(test_limits_jsonrpc),
 	    cmocka_unit_test(test_env_none_valid),
 	    cmocka_unit_test(test_files_only_comments),
 	    cmocka_unit_test(test_env_yaml_words),
