@@ -158,7 +158,6 @@ static int connect_path(const struct recorder_emul_ctx *c, int sfd, const struct
 		if (fd < 0)
 			return emul_answer(
 			    out, errno == ENOENT || errno == ENOTDIR ? -errno : -EACCES, -1);
-		r = 0;
 		goto have_fd;
 	}
 	if (r || !ep.name || ep.must_dir)
