@@ -32,8 +32,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: warden init [--from TRACE] [-o FILE] [--force]\n"
-		"       warden init [-o FILE] [--force] -- COMMAND ARGS...\n\n"
+		"usage: warden init [--from TRACE] [-o FILE] [--force] [-q]\n"
+		"       warden init [-o FILE] [--force] [-q] -- COMMAND ARGS...\n\n"
 		"Writes a policy (warden-policy(5)) to FILE (default " INIT_DEFAULT_OUT
 		"; - for stdout).\n"
 		"With --from: the least-privilege policy for what the trace recorded (`warden\n"
@@ -43,8 +43,11 @@ static void usage(FILE *f)
 		"the program read are left out, commented, with a warning. Without --from: a\n"
 		"commented starter policy. With -- COMMAND: `warden trace -- COMMAND` first (the\n"
 		"trace goes to the default folder), then the policy from that trace. An existing\n"
-		"FILE is kept unless --force (checked before anything runs).\n\n"
-		"exit status: 0 written, 2 usage error, bad trace or FILE exists, 125 internal\n");
+		"FILE is kept unless --force (checked before anything runs). -q, --quiet: no\n"
+		"progress or summary, only warnings and errors.\n\n"
+		"exit status: 0 written, 2 usage error, bad trace or FILE exists, 125 internal;\n"
+		"with -- COMMAND: 126 or 127 when it could not be run, 125 when the sandbox\n"
+		"failed before it ran (nothing written then)\n");
 }
 
 static bool path_exists(const char *path, void *ctx)
@@ -127,23 +130,32 @@ static int self_check(const struct wd_buf *text, const char *dir, const char *ba
  * The run makes our stdout /dev/null once the program has it (run/run.c); with `-o -` the policy
  * still goes to the caller's. Return: 0 (@path is the trace), or the exit status to end with.
  */
-static int trace_then(int n, char **words, bool to_stdout, char *path, size_t size)
+static int trace_then(int n, char **words, bool to_stdout, bool quiet, char *path, size_t size)
 {
-	struct run_opts o = {0};
+	struct run_opts o = {.quiet = quiet};
 	struct run_trace *rt = calloc(1, sizeof(*rt));
 	int saved = -1, status;
+	bool not_started;
 
 	if (!rt) {
 		fprintf(stderr, "warden init: out of memory\n");
 		return WD_EXIT_INTERNAL;
 	}
+	rt->quiet = quiet;
+	rt->init = true;
 	saved = to_stdout ? fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3) : -1;
 	status = run_trace_main(&o, rt, n, words);
 	snprintf(path, size, "%s", rt->path);
+	not_started = rt->not_started;
 	free(rt);
 	if (saved >= 0) {
 		dup2(saved, STDOUT_FILENO);
 		close(saved);
+	}
+	if (not_started) {
+		/* not found (127), not executable (126), the sandbox failed (125): said above */
+		fprintf(stderr, "warden init: the program did not start; no policy written\n");
+		return status ? status : WD_EXIT_INTERNAL;
 	}
 	if (!path[0]) {
 		fprintf(stderr,
@@ -152,7 +164,7 @@ static int trace_then(int n, char **words, bool to_stdout, char *path, size_t si
 	}
 	if (status == WD_EXIT_INTERNAL)
 		return WD_EXIT_INTERNAL;
-	if (status)
+	if (status && !quiet)
 		wd_say(stderr,
 		       "warden init: the program exited with status %d; the policy covers what it "
 		       "did until then",
@@ -176,7 +188,7 @@ int cmd_init(int argc, char **argv)
 	struct outdir od;
 	struct outdir_who who;
 	struct stat st;
-	bool force = false;
+	bool force = false, quiet = false;
 	int i, rc, status = WD_EXIT_INTERNAL;
 	size_t ncreds;
 	const char *const *cs = policy_credential_stores(&ncreds);
@@ -188,6 +200,8 @@ int cmd_init(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--force")) {
 			force = true;
+		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+			quiet = true;
 		} else if ((!strcmp(argv[i], "--from") || !strcmp(argv[i], "-o")) && i + 1 < argc) {
 			*(argv[i][1] == 'o' ? &out : &from) = argv[i + 1];
 			i++;
@@ -232,7 +246,8 @@ int cmd_init(int argc, char **argv)
 			status = WD_EXIT_USAGE;
 			goto out;
 		}
-		rc = trace_then(argc - cmd, argv + cmd, !strcmp(out, "-"), traced, sizeof(traced));
+		rc = trace_then(argc - cmd, argv + cmd, !strcmp(out, "-"), quiet, traced,
+				sizeof(traced));
 		if (rc) {
 			status = rc;
 			goto out;
@@ -297,6 +312,8 @@ int cmd_init(int argc, char **argv)
 	}
 	/* one line a warning, each escaped already (init_infer.c's warn()) */
 	fputs(wd_buf_cstr(&res.warnings), stderr);
+	if (quiet)
+		goto out;
 	if (from)
 		wd_say(stderr,
 		       "warden init: %s: %u read grants, %u write grants, %u network rules, "

@@ -7,10 +7,11 @@
  * is a learning one: the host's `/` read-only instead of the runtime base and the grants, the
  * current folder writable (unless it is the home folder or holds it, or the policy validator
  * refuses it as a write grant), every credential store and Warden's own folders masked, the
- * sandbox's own /dev, /proc, /tmp, and no /sys or service sockets. The gateway is in learn
- * mode: every name is let through and recorded, the SSRF classes still refused. The
- * file-access recorder records every access of the whole process tree. BASE (-p) gives the
- * environment, the limits and sandbox.allow; its grants and rules are not used.
+ * sandbox's own /dev, /proc, a scratch /dev/shm (TMPDIR; the host's /tmp is shown read-only),
+ * and no /sys or service sockets. The gateway is in learn mode: every name is let through
+ * and recorded, the SSRF classes still refused. The file-access recorder records every access
+ * of the whole process tree. BASE (-p) gives the environment, the limits and sandbox.allow;
+ * its grants and rules are not used.
  *
  * The home folder would be a scratch overlay (writes thrown away), but bubblewrap 0.8 has no
  * --tmp-overlay: it is read-only, and the summary says so.
@@ -59,7 +60,8 @@ static void usage(FILE *f)
 		"                        the trace's path\n"
 		"\n"
 		"Exit: the program's status; 125 Warden failed (also when the trace could not be\n"
-		"written); 2 usage error.\n");
+		"written, or the sandbox failed before the program ran); 126, 127 the program\n"
+		"could not be run; 2 usage error. A program that did not start writes no trace.\n");
 }
 
 /* --allow-socket @arg as the recorder compares it: absolute, without symbolic links (its

@@ -1,9 +1,10 @@
 /* connect.c - trace mode's connect(2), every one (the trace filter watches them all): the
  * recorder carries it out on the caller's own socket (pidfd_getfd) with the address read once,
  * so the kernel never reads the address or looks the descriptor up again. A unix socket by
- * path is let through only when the person named it or it lies in the sandbox's own /tmp
- * (docs/files.md "Unix sockets in a trace"), and only for a caller whose ids are the
- * recorder's own (the server reads them, SO_PEERCRED): never as anyone else. */
+ * path is let through only when the person named it or it lies in the sandbox's own scratch
+ * tmpfs (a learning sandbox's /dev/shm; docs/files.md "Unix sockets in a trace"), and only for a
+ * caller whose ids are the recorder's own (the server reads them, SO_PEERCRED): never as anyone
+ * else. */
 #include "recorder/internal.h"
 #include "trace/file.h"
 
@@ -93,11 +94,12 @@ static long connect_as_caller(pid_t pid, int sfd, const void *addr, socklen_t le
  * the caller's view): one the person named (the same file as a named path reaches now in
  * the caller's view, with no symbolic link on the way: a link the program made in its
  * writable folder does not turn a named path into another socket), or one in the sandbox's
- * own /tmp (a tmpfs of its own that no host service can have a socket in; never the host's
- * /tmp, on another device).
+ * own scratch, /tmp or /dev/shm (a tmpfs of its own that no host service can have a socket
+ * in; never the host's folder of that name, on another device).
  */
 static bool socket_allowed(const struct recorder_emul_ctx *c, int fd)
 {
+	static const char *const scratch[] = {"/tmp", "/dev/shm"};
 	struct stat st, nst, host;
 	bool ok = false;
 	int nfd;
@@ -114,15 +116,18 @@ static bool socket_allowed(const struct recorder_emul_ctx *c, int fd)
 	}
 	if (ok)
 		return true;
-	/* the sandbox's own /tmp: not the host's (the launcher's), which holds other programs'
-	 * sockets (an X server's) */
-	nfd = recorder_openat2(c->root, "/tmp", O_PATH | O_DIRECTORY, 0,
-			       RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
-	if (nfd < 0)
-		return false;
-	ok = !fstat(nfd, &nst) && nst.st_dev == st.st_dev && !stat("/tmp", &host) &&
-	     host.st_dev != nst.st_dev;
-	close(nfd);
+	/* the sandbox's own scratch (a learning sandbox's is /dev/shm, its /tmp the host's read
+	 * only; a run's /tmp is its own): a tmpfs of its own, on another device than the host's
+	 * folder of that name, which holds other programs' sockets (an X server's) */
+	for (size_t i = 0; !ok && i < WD_ARRAY_SIZE(scratch); i++) {
+		nfd = recorder_openat2(c->root, scratch[i], O_PATH | O_DIRECTORY, 0,
+				       RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
+		if (nfd < 0)
+			continue;
+		ok = !fstat(nfd, &nst) && nst.st_dev == st.st_dev && !stat(scratch[i], &host) &&
+		     host.st_dev != nst.st_dev;
+		close(nfd);
+	}
 	return ok;
 }
 
@@ -144,6 +149,17 @@ static int connect_path(const struct recorder_emul_ctx *c, int sfd, const struct
 	r = recorder_prep_str(c, AT_FDCWD, &ep, out->path);
 	if (r == -ENOENT)
 		return emul_answer(out, r, -1);
+	if (r == RECORDER_SKIP && out->path[0] == '/' && recorder_sandbox_own(out->path)) {
+		/* in the sandbox's own /dev (a learning sandbox's scratch is /dev/shm): never
+		 * recorded; reached with no link on the way, and judged as any other below */
+		exact = false;
+		fd = recorder_openat2(c->root, out->path, O_PATH, 0,
+				      RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
+		if (fd < 0)
+			return emul_answer(
+			    out, errno == ENOENT || errno == ENOTDIR ? -errno : -EACCES, -1);
+		goto have_fd;
+	}
 	if (r || !ep.name || ep.must_dir)
 		goto refuse; /* a path the recorder cannot follow exactly */
 	r = recorder_open_path(c, &ep, false, &fd);
@@ -164,6 +180,7 @@ static int connect_path(const struct recorder_emul_ctx *c, int sfd, const struct
 	}
 	if (r)
 		return emul_answer(out, r, -1); /* ENOENT, EACCES, ...: the caller's own error */
+have_fd:
 	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
 		close(fd);
 		return emul_answer(out, -ECONNREFUSED, -1); /* the kernel's answer for a file */

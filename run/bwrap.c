@@ -21,7 +21,10 @@
  * Everything else of the host is absent (ENOENT): the root is bwrap's own tmpfs.
  *
  * `warden trace`'s learning sandbox (bwrap_spec.learn) replaces step 1 by the host's whole `/`
- * read-only, adds after step 2 an empty read-only /sys and empty tmpfs over bwrap_learn_own
+ * read-only, its /tmp included (no fresh /tmp in step 2: a program or its current folder under
+ * the host's /tmp must be there), puts the program's own writable scratch tmpfs at
+ * BWRAP_LEARN_SCRATCH instead (TMPDIR and, unless the policy sets it, HOME point to it), adds
+ * after step 2 an empty read-only /sys and empty tmpfs over bwrap_learn_own
  * (the user's and the system's service sockets), and keeps steps 3 to 5: its write grant (the
  * current folder), the generated files, the masks (every credential store and Warden's own
  * folders, which learn_policy.c puts in the policy's masks). The seccomp
@@ -183,8 +186,11 @@ static int push_env(struct bwrap_argv *a, const struct bwrap_spec *s)
 
 	if (!r && !policy_sets(p, "PATH"))
 		r = push3(a, "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin");
+	/* a learning sandbox's /tmp is the host's, read-only: its scratch is elsewhere */
 	if (!r && !policy_sets(p, "HOME"))
-		r = push3(a, "--setenv", "HOME", "/tmp");
+		r = push3(a, "--setenv", "HOME", s->learn ? BWRAP_LEARN_SCRATCH : "/tmp");
+	if (!r && s->learn && !policy_sets(p, "TMPDIR"))
+		r = push3(a, "--setenv", "TMPDIR", BWRAP_LEARN_SCRATCH);
 	for (size_t i = 0; !r && i < p->nenv_allow; i++) {
 		const char *v = env_get(s->environ, p->env_allow[i]);
 
@@ -411,7 +417,7 @@ int bwrap_build(const char *bwrap, const struct bwrap_spec *s, struct bwrap_argv
 		r = push2(out, "--size", size);
 	}
 	if (!r)
-		r = push2(out, "--tmpfs", "/tmp");
+		r = push2(out, "--tmpfs", s->learn ? BWRAP_LEARN_SCRATCH : "/tmp");
 	if (!r && s->learn)
 		r = push_learn_own(out);
 	if (!r)

@@ -66,7 +66,9 @@ int bwrap_grants(const struct wd_policy *p, struct bwrap_grant **ret, size_t *re
  *		--disable-userns --assert-userns-disabled are added unless the policy's
  *		sandbox.allow has `userns`.
  * @learn:	`warden trace`'s learning sandbox instead of the runtime base: the host's `/`
- *		read-only, with the sandbox's own /dev, /proc, /tmp and an empty read-only /sys,
+ *		read-only (its /tmp too), with the sandbox's own /dev, /proc, a scratch
+ *		BWRAP_LEARN_SCRATCH (TMPDIR, and HOME unless the policy sets it) and an empty
+ *		read-only /sys,
  *		the policy's write grants (the current folder) bound writable over it, the
  *		generated /etc files, and the masks last (bwrap_learn_own lists the host folders
  *		of /run that are covered with an empty tmpfs too); @etc_base is not used
@@ -162,6 +164,11 @@ extern const char *const bwrap_base_etc[];
  * sockets of the user's and the system's service managers and buses live there, through which
  * a program could have something started outside the sandbox. */
 extern const char *const bwrap_learn_own[];
+/* A learning sandbox's scratch folder: the host's /tmp is shown read-only there (a program or
+ * its current folder under /tmp is traced), so the program's own writable tmpfs, the /tmp of
+ * every run, sits here, with TMPDIR (and HOME, unless the policy sets them) pointing to it.
+ * It lies in the sandbox's own /dev: nothing there is ever recorded or granted. */
+#define BWRAP_LEARN_SCRATCH "/dev/shm"
 
 /* ------------------------------------------------------------ /etc in one mount (run_etc.c) */
 

@@ -166,6 +166,17 @@ static int collect_env(const struct run *r, struct trace *t)
 	return 0;
 }
 
+/* Did the program speak JSON-RPC on its stdin and stdout (an MCP server over stdio)? The relay's
+ * tracker (toolcalls.h) read every line both ways as a JSON-RPC message or batch: at least one
+ * each way, and none that was not one (that turns it off). A terminal has no relay: not told. */
+static bool stdio_jsonrpc(const struct run *r)
+{
+	const struct run_stdio *io = &r->sandbox.io;
+
+	return io->on && !io->track.off && io->track.lineno[MCP_C2S] > 0 &&
+	       io->track.lineno[MCP_S2C] > 0;
+}
+
 static void learn_collect(struct run *r, const struct run_outcome *o)
 {
 	struct run_trace *rt = r->trace;
@@ -182,6 +193,7 @@ static void learn_collect(struct run *r, const struct run_outcome *o)
 	limits_breaches(&r->limits.lim, &mem, &pids, &peak);
 	t->peak_memory_kib = peak ? peak / 1024 : rt->peak_rss_kib;
 	t->peak_pids = rt->peak_pids;
+	t->stdio_jsonrpc = stdio_jsonrpc(r);
 	t->command = calloc((size_t)r->cmd_argc + 1, sizeof(char *));
 	ret = t->command ? 0 : -ENOMEM;
 	for (int i = 0; !ret && i < r->cmd_argc; i++) {
@@ -389,6 +401,10 @@ static void summary(const struct run *r, const struct run_trace *rt, int status,
 		       "at most, %llu ms",
 		       (unsigned long long)t->peak_memory_kib, (unsigned long long)t->peak_pids,
 		       (unsigned long long)t->wall_ms);
+		if (t->stdio_jsonrpc)
+			wd_say(stderr,
+			       "warden trace: it spoke JSON-RPC on stdin and stdout (an MCP "
+			       "server): warden init gives it no timeout");
 		wd_say(stderr,
 		       "warden trace: the current folder was %s; the home folder was read-only "
 		       "(bubblewrap 0.8 has no --tmp-overlay: writes there failed)",
@@ -419,10 +435,29 @@ static void summary(const struct run *r, const struct run_trace *rt, int status,
 		       "warden trace: warning: %llu paths could not be read from the program: "
 		       "the trace is incomplete",
 		       (unsigned long long)recorder_unreadable(r->sandbox.files));
-	wd_say(stderr, "warden: trace written to %s", rt->path);
-	if (!rt->quiet)
+	if (!rt->init || !rt->quiet)
+		wd_say(stderr, "warden: trace written to %s", rt->path);
+	/* the hint is `warden trace`'s: `warden init -- COMMAND` goes on to the policy */
+	if (!rt->quiet && !rt->init)
 		wd_say(stderr, "warden trace: next: warden init --from %s -o policy.yaml",
 		       rt->path);
+}
+
+/*
+ * Did the program start? A sandbox that failed before the exec (bwrap's "Can't chdir", a
+ * mount it could not make) exits non-zero with no program run: the recorder saw no exec,
+ * though the seccomp filter is in place from the program's own execve on (the command's
+ * exec is the first the trace records). A trace from it would be empty and the policy from it
+ * a lie. A recorder that died, or none, cannot tell: then the program is taken to have run.
+ */
+static bool program_started(const struct run *r, const struct trace *t, int status)
+{
+	if (!status || !r->sandbox.files || recorder_lost(r->sandbox.files))
+		return true;
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (t->files[i].op == TRACE_EXEC)
+			return true;
+	return false;
 }
 
 static int learn_finish(struct run *r, int status)
@@ -434,6 +469,14 @@ static int learn_finish(struct run *r, int status)
 
 	if (!rt->t.ncommand) {
 		fprintf(stderr, "warden trace: nothing to write: the trace was not collected\n");
+		return RUN_EXIT_WARDEN;
+	}
+	if (!program_started(r, &rt->t, status)) {
+		rt->not_started = true;
+		wd_say(stderr,
+		       "warden trace: the program did not start (the sandbox exited with status "
+		       "%d before it ran it; the message above says why): no trace written",
+		       status);
 		return RUN_EXIT_WARDEN;
 	}
 	ret = trace_format(&rt->t, rt->started, &b, &wi);
@@ -471,6 +514,11 @@ int run_trace_main(const struct run_opts *o, struct run_trace *rt, int argc, cha
 	if (wd_rfc3339(&now, rt->started, sizeof(rt->started)))
 		rt->started[0] = '\0';
 	status = run_main(o, argc, argv, &learn_trace, rt);
+	/* not found or not executable (said): refused before anything ran, no trace */
+	if (!rt->path[0] && (status == RUN_EXIT_NOTFOUND || status == RUN_EXIT_NOEXEC)) {
+		rt->not_started = true;
+		fprintf(stderr, "warden trace: the program did not start: no trace written\n");
+	}
 	outdir_close(&rt->dir);
 	trace_free(&rt->t);
 	return status;

@@ -44,6 +44,9 @@ struct run_outcome;
  * @sockets:	the --allow-socket paths, absolute, without symbolic links
  * @nsockets:	how many
  * @quiet:	-q: the summary is the warnings and the trace's path only
+ * @init:	`warden init -- COMMAND`'s trace: no "next: warden init" hint (init goes on)
+ * @not_started: set by the run: the program did not start (not found, not executable, the
+ *		sandbox failed before it ran): no trace was written from it
  * @cwd:	the folder the program started in (real path)
  * @home:	the home folder of the person tracing
  * @cwd_rw:	@cwd is bound writable (else read-only, @why_ro says why)
@@ -63,6 +66,8 @@ struct run_trace {
 	char **sockets;
 	size_t nsockets;
 	bool quiet;
+	bool init;
+	bool not_started;
 	char cwd[PATH_MAX];
 	char home[PATH_MAX];
 	bool cwd_rw;
@@ -113,8 +118,9 @@ void run_learn_store_path(const char *store, const char *home, char *out, size_t
  * run_trace_main() - `warden trace`'s run of a command, also `warden init -- COMMAND`'s: the
  * run with the trace's learn hooks, the trace written and its summary said on stderr
  * @o:		the run's options (the verb's --policy, --mode, --audit-log, --timeout, -q)
- * @rt:		the trace's own options (@out, @env, @sockets, @quiet), zeroed otherwise; on
- *		return @rt->path is where the trace was written ("" when it was not)
+ * @rt:		the trace's own options (@out, @env, @sockets, @quiet, @init), zeroed
+ *		otherwise; on return @rt->path is where the trace was written ("" when it was
+ *		not) and @rt->not_started says whether the program did not even start
  * @argc:	number of words of the command (at least one)
  * @argv:	the command
  *

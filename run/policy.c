@@ -183,9 +183,8 @@ static bool visible(const struct run *r, const char *path)
 	static const char *const base[] = {"/usr",   "/bin",   "/sbin",	  "/lib",
 					   "/lib32", "/lib64", "/libx32", "/etc/alternatives"};
 
-	/* `warden trace`: the learning sandbox shows the host read-only, but its own /tmp (and
-	 * its write grant, the current folder, over it) */
-	if (r->trace && !run_path_within(path, "/tmp"))
+	/* `warden trace`: the learning sandbox shows the whole host read-only, its /tmp too */
+	if (r->trace)
 		return true;
 	for (size_t i = 0; i < WD_ARRAY_SIZE(base); i++)
 		if (run_path_within(path, base[i]))

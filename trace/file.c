@@ -278,9 +278,14 @@ static int ev_env(struct rd *r, json_t *o, struct trace *t)
 
 static int ev_limits(struct rd *r, json_t *o, struct trace *t)
 {
-	static const char *const keys[] = {"type", "peak_memory_kib", "peak_pids", "wall_ms", NULL};
+	static const char *const keys[] = {"type",    "peak_memory_kib", "peak_pids",
+					   "wall_ms", "stdio_jsonrpc",	 NULL};
+	json_t *rpc = json_object_get(o, "stdio_jsonrpc");
 	int rc;
 
+	if (rpc && !json_is_boolean(rpc))
+		return bad(r, "\"stdio_jsonrpc\" must be true or false%s%s", "", "");
+	t->stdio_jsonrpc = json_is_true(rpc);
 	if ((rc = keys_known(r, o, "limits", keys)) ||
 	    (rc =
 		 get_uint(r, o, "peak_memory_kib", false, UINT64_MAX >> 12, &t->peak_memory_kib)) ||

@@ -6,7 +6,7 @@
  *   file    {"type":"file","op":"read","path":"/abs","count":N,"comm":"node"[,"refused":"why"]}
  *   net     {"type":"net","host":"name","port":443,"proto":"tls","count":N[,"refused":"why"]}
  *   env     {"type":"env","name":"PATH"}
- *   limits  {"type":"limits","peak_memory_kib":N,"peak_pids":N,"wall_ms":N}
+ *   limits  {"type":"limits","peak_memory_kib":N,"peak_pids":N,"wall_ms":N[,"stdio_jsonrpc":true]}
  * The reader is strict (unknown types, unknown keys, wrong types, relative paths, a second
  * "trace" line are errors with FILE:LINE), because what it accepts becomes a policy. The
  * parser is pure: bytes in, a struct out; trace_load() adds the read of the file.
@@ -99,6 +99,8 @@ struct trace_net_ev {
  * @peak_memory_kib: the largest memory use seen (0: not measured)
  * @peak_pids:	the most processes and threads at once (0: not measured)
  * @wall_ms:	how long it ran (0: not measured)
+ * @stdio_jsonrpc: its stdin and stdout carried newline-delimited JSON-RPC both ways (an MCP
+ *		server over stdio: it lives as long as its client, so init gives it no timeout)
  */
 struct trace {
 	char **command;
@@ -114,6 +116,7 @@ struct trace {
 	uint64_t peak_memory_kib;
 	uint64_t peak_pids;
 	uint64_t wall_ms;
+	bool stdio_jsonrpc;
 };
 
 /**

@@ -113,7 +113,9 @@ static uint64_t limit_from(uint64_t measured, uint64_t mul, uint64_t floor, uint
  * seen), and the same program on a loaded machine or with other input takes longer and more:
  * a limit cut close to one trace kills the program later (SIGKILL, exit 137). So each limit is
  * the measurement times a margin, and never under a floor (INFER_FLOOR_*); the comment keeps
- * what was measured.
+ * what was measured. A program that spoke JSON-RPC on its stdio (an MCP server) gets no
+ * timeout at all: it runs as long as its client, which one short trace cannot measure (a
+ * server killed 60 s into real use is what issue 27 saw); the comment says so.
  */
 static void emit_limits(const struct infer_ctx *c, struct wd_buf *b)
 {
@@ -121,7 +123,9 @@ static void emit_limits(const struct infer_ctx *c, struct wd_buf *b)
 
 	if (!t->peak_memory_kib && !t->peak_pids && !t->wall_ms)
 		return;
-	wd_buf_puts(b, "limits:\n");
+	/* only the comment on the timeout would be left: no `limits:` key with nothing below */
+	wd_buf_puts(b, t->peak_memory_kib || t->peak_pids || !t->stdio_jsonrpc ? "limits:\n"
+									       : "# limits:\n");
 	if (t->peak_memory_kib) {
 		uint64_t mib = (t->peak_memory_kib + 1023) / 1024;
 
@@ -139,7 +143,16 @@ static void emit_limits(const struct infer_ctx *c, struct wd_buf *b)
 		    "least %u\n",
 		    (unsigned long long)limit_from(t->peak_pids, 2, INFER_FLOOR_PIDS, 4194304),
 		    (unsigned long long)t->peak_pids, INFER_FLOOR_PIDS);
-	if (t->wall_ms)
+	if (t->stdio_jsonrpc)
+		wd_buf_printf(
+		    b,
+		    "  # timeout_s: none. It spoke JSON-RPC on stdin and stdout (an MCP "
+		    "server): it\n  # lives as long as its client, and the trace's %llu.%01llu "
+		    "s say nothing of that.\n  # A policy has no timeout when the key is "
+		    "absent; set one if you want it.\n",
+		    (unsigned long long)(t->wall_ms / 1000),
+		    (unsigned long long)(t->wall_ms % 1000 / 100));
+	else if (t->wall_ms)
 		wd_buf_printf(b,
 			      "  timeout_s: %llu   # ran %llu.%01llu s, times 3, rounded up, at "
 			      "least %u\n",

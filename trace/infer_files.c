@@ -11,8 +11,10 @@
 
 /* What every sandbox has of its own: never granted, never warned about. */
 static const char *const own_prefixes[] = {"/proc", "/sys", "/dev", "/run/warden", NULL};
-/* Every sandbox has a /tmp of its own, writable: what the program made there needs no grant;
- * what it read there and did not make was the host's, and does. */
+/* Every run has a /tmp of its own, writable. A learning sandbox shows the host's /tmp instead
+ * (read-only; its scratch is /dev/shm, an own path), so a write recorded under /tmp went to the
+ * host's, through the current folder's grant, and is granted as any other write; a read there
+ * of what the program made (an older trace's scratch) needs no grant. */
 #define SCRATCH "/tmp"
 /* Files the launcher writes for every sandbox (bwrap.c's generated files). */
 static const char *const own_files[] = {"/etc/resolv.conf", "/etc/hosts", "/etc/passwd",
@@ -208,7 +210,7 @@ static int file_event(struct infer_ctx *c, struct files *f, const struct trace_f
 	/* a unix socket the learning sandbox refused: a service outside it, never granted */
 	if (e->op == TRACE_CONNECT && e->refused)
 		return own_path(p) ? 0 : sock_add(f, p, e->comm);
-	if (own_path(p) || (infer_within(p, SCRATCH) && (writes || infer_made_here(c, p))))
+	if (own_path(p) || (infer_within(p, SCRATCH) && !writes && infer_made_here(c, p)))
 		return 0;
 	if ((store = infer_cred_of(c, p)))
 		return cred_add(f, p, store, e->comm);
@@ -320,6 +322,12 @@ int infer_emit_files(struct infer_ctx *c, struct wd_buf *b)
 			if (l->v[i].dead)
 				continue;
 			infer_shown_path(c, l->v[i].path, shown, sizeof(shown));
+			/* a write grant of a folder (it holds what the program made or changed)
+			 * says so with a trailing `/`: when it is missing at run time, the run
+			 * makes a folder of it, never an empty file of that name, or the reverse */
+			if (w && infer_holds_events(c, l->v[i].path) &&
+			    shown[strlen(shown) - 1] != '/' && strlen(shown) + 1 < sizeof(shown))
+				strcat(shown, "/");
 			wd_buf_puts(b, "    - ");
 			infer_yaml_quote(b, shown);
 			if (!w && is_socket(c, l->v[i].path))

@@ -296,7 +296,7 @@ static int limits_line(const struct trace *t, struct wd_buf *out)
 	json_t *o;
 	int ret;
 
-	if (!t->peak_memory_kib && !t->peak_pids && !t->wall_ms)
+	if (!t->peak_memory_kib && !t->peak_pids && !t->wall_ms && !t->stdio_jsonrpc)
 		return 0;
 	o = json_object();
 	ret = set(o, "type", json_string("limits"));
@@ -308,6 +308,8 @@ static int limits_line(const struct trace *t, struct wd_buf *out)
 			      (json_int_t)(t->peak_pids > (1u << 22) ? (1u << 22) : t->peak_pids)));
 	if (!ret && t->wall_ms)
 		ret = set(o, "wall_ms", json_integer((json_int_t)t->wall_ms));
+	if (!ret && t->stdio_jsonrpc)
+		ret = set(o, "stdio_jsonrpc", json_true());
 	if (ret) {
 		json_decref(o);
 		return ret;

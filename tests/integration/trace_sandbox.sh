@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # trace_sandbox.sh - the shape of `warden trace`'s learning sandbox (docs/trace.md): the host
 # read-only, the current folder writable, the home folder read-only, the credential stores
-# and Warden's own files hidden, no /sys, a /tmp of its own, and no host service reachable
+# and Warden's own files hidden, no /sys, the host's /tmp read-only with a scratch of its own
+# ($TMPDIR), and no host service reachable
 # through a unix socket under /run (the read-only view must not become a way out). Each
 # negative probe has its positive control next to it: the same probe pointed at something the
 # sandbox shows. Root mode under sudo (the lab user's program) and rootless mode (as the lab
@@ -17,7 +18,7 @@ PY=/usr/bin/python3
 lab_up
 lab_user || { echo "FAIL: no lab user"; exit 1; }
 
-# not in /tmp: the trace's /tmp is its own
+# not in /tmp (the tests of the trace's own /tmp, when it had one, were written so)
 T=$(mktemp -d /var/tmp/wd-trace-sbx-XXXXXX) || exit 1
 [[ -n ${KEEP_T:-} ]] || lab_on_exit rm -rf "$T"
 chmod 0755 "$T"
@@ -126,9 +127,13 @@ for mode in root rootless; do
 	fi
 	check_eq "[$mode] /run/warden is empty" "" tr "$mode" /bin/ls -A /run/warden
 	check_eq "[$mode] /sys is empty" "" tr "$mode" /bin/ls -A /sys
-	check_fails --denied 1 "[$mode] the host's /tmp is not visible (a /tmp of its own)" \
-		tr "$mode" /bin/cat "$HOSTTMP"
-	check_eq "[$mode] ... the same file is there on the host" "host tmp" cat "$HOSTTMP"
+	check_eq "[$mode] the host's /tmp is visible (read-only, as the rest of the host)" \
+		"host tmp" tr "$mode" /bin/cat "$HOSTTMP"
+	check_fails --denied 1,2 "[$mode] ... but not writable" \
+		tr "$mode" /bin/sh -c "echo x >'$HOSTTMP.new'"
+	check "[$mode] ... and nothing was made there" test ! -e "$HOSTTMP.new"
+	check_eq "[$mode] control: the program's own scratch (\$TMPDIR) is writable" "scratch" \
+		tr "$mode" /bin/sh -c 'echo scratch >"$TMPDIR/s" && cat "$TMPDIR/s"'
 	check_eq "[$mode] /run is visible read-only otherwise (its folders listed)" "yes" \
 		tr "$mode" /bin/sh -c "test -d '$SOCKD' && echo yes"
 	check_fails --denied 3 "[$mode] a host service on a socket under /run is not reachable" \

@@ -301,17 +301,18 @@ static void test_tmp(void **state)
 
 	(void)state;
 	fake_fs = fs;
-	/* the sandbox's /tmp is its own: what the program made there needs no grant, a host
-	 * file it read there does */
+	/* a learning sandbox shows the host's /tmp (issue 27): a host file read there is
+	 * granted, and so is a folder the program made there (through its current folder's
+	 * grant: it went to the host), as a folder */
 	infer(HEAD READ("/tmp/host-file") "{\"type\":\"file\",\"op\":\"create\",\"path\":\"/tmp/"
 					  "made\"}\n" READ(
 					      "/tmp/made/x") "{\"type\":\"file\",\"op\":\"write\","
 							     "\"path\":\"/tmp/made/x\"}\n",
 	      &r);
 	assert_line(&r, "    - \"/tmp/host-file\"");
-	assert_no(&r, "/tmp/made");
+	assert_line(&r, "    - \"/tmp/made/\"");
 	assert_int_equal(r.nread, 1);
-	assert_int_equal(r.nwrite, 0);
+	assert_int_equal(r.nwrite, 1);
 	infer_result_free(&r);
 }
 
@@ -387,7 +388,7 @@ static void test_sockets(void **state)
 	assert_no(&r, "    - \"/srv/svc\"");
 	/* the current folder's write grant holds the socket there: said */
 	assert_line(&r,
-		    "    - \".\"   # written by sh: 1 path under . (create 1); it holds the unix "
+		    "    - \"./\"   # written by sh: 1 path under . (create 1); it holds the unix "
 		    "socket ./dev.sock, which docker connected to");
 	infer_result_free(&r);
 }
@@ -587,7 +588,7 @@ static void test_writes(void **state)
 					     "lib/x\"}\n",
 	      &r);
 	assert_line(&r, "  write:");
-	assert_line(&r, "    - \"./build\"");	/* made by the program, then used */
+	assert_line(&r, "    - \"./build/\"");	/* made by the program, then used: a folder */
 	assert_line(&r, "    - \"./log.txt\""); /* only written: the file */
 	assert_line(&r, "    - \"./src/a.c\"");
 	assert_int_equal(r.nwrite, 2);
@@ -683,6 +684,46 @@ static void test_env_limits(void **state)
 	assert_line(&r, "  pids: 100   # 50 processes and threads at most, times 2, at least 64");
 	assert_line(&r, "  timeout_s: 200   # ran 40.0 s, times 3, rounded up, at least 60");
 	infer_result_free(&r);
+}
+
+/* issue 27: a program that spoke JSON-RPC on its stdio (an MCP server) gets no timeout, with a
+ * comment saying why; memory and pids keep their floors. Control: the same trace without the
+ * flag gets the floor timeout. */
+static void test_limits_jsonrpc(void **state)
+{
+	struct infer_result r;
+	struct wd_policy *p;
+
+	(void)state;
+	fake_fs = NULL;
+	p = infer_parsed(HEAD "{\"type\":\"limits\",\"peak_memory_kib\":30000,\"peak_pids\":9,"
+			      "\"wall_ms\":800,\"stdio_jsonrpc\":true}\n",
+			 &r);
+	assert_int_equal(p->limits.timeout_s, 0);
+	assert_int_equal(p->limits.memory_mb, 256);
+	assert_int_equal(p->limits.pids, 64);
+	assert_no(&r, "\n  timeout_s:");
+	assert_line(&r,
+		    "  # timeout_s: none. It spoke JSON-RPC on stdin and stdout (an MCP server)");
+	assert_line(&r,
+		    "  # lives as long as its client, and the trace's 0.8 s say nothing of that.");
+	assert_line(&r, "  memory_mb: 256   # peak 30 MiB seen, times 2, rounded up, at least 256");
+	policy_free(p);
+	infer_result_free(&r);
+	p = infer_parsed(HEAD "{\"type\":\"limits\",\"peak_memory_kib\":30000,\"peak_pids\":9,"
+			      "\"wall_ms\":800,\"stdio_jsonrpc\":false}\n",
+			 &r);
+	assert_int_equal(p->limits.timeout_s, 60);
+	policy_free(p);
+	infer_result_free(&r);
+	/* only the flag and the wall time: the comment, and no empty `limits:` key */
+	p = infer_parsed(HEAD "{\"type\":\"limits\",\"wall_ms\":800,\"stdio_jsonrpc\":true}\n", &r);
+	assert_int_equal(p->limits.timeout_s, 0);
+	assert_line(&r, "# limits:");
+	policy_free(p);
+	infer_result_free(&r);
+	parse_bad(HEAD "{\"type\":\"limits\",\"stdio_jsonrpc\":1}\n",
+		  "\"stdio_jsonrpc\" must be true or false");
 }
 
 /* a trace whose every env name is one a policy cannot hold: the policy still parses (found by
@@ -803,6 +844,7 @@ int main(void)
 	    cmocka_unit_test(test_network),
 	    cmocka_unit_test(test_network_bad_names),
 	    cmocka_unit_test(test_env_limits),
+	    cmocka_unit_test(test_limits_jsonrpc),
 	    cmocka_unit_test(test_env_none_valid),
 	    cmocka_unit_test(test_files_only_comments),
 	    cmocka_unit_test(test_env_yaml_words),

@@ -231,6 +231,25 @@ static void test_refused_input(void **state)
 	wd_buf_free(&b);
 }
 
+/* the JSON-RPC flag reads back as written, alone on the limits line too */
+static void test_stdio_jsonrpc(void **state)
+{
+	struct wd_buf b = WD_BUF_INIT;
+	struct trace t, back;
+	struct wd_err err = {0};
+
+	(void)state;
+	make(&t, NULL, 0, NULL, 0, NULL, 0);
+	t.peak_memory_kib = t.peak_pids = t.wall_ms = 0;
+	t.stdio_jsonrpc = true;
+	assert_int_equal(trace_format(&t, NULL, &b, NULL), 0);
+	assert_non_null(strstr(wd_buf_cstr(&b), "\"stdio_jsonrpc\":true"));
+	assert_int_equal(trace_parse(b.data, b.len, "t", &back, &err), 0);
+	assert_true(back.stdio_jsonrpc);
+	trace_free(&back);
+	wd_buf_free(&b);
+}
+
 static void test_no_limits_line(void **state)
 {
 	struct wd_buf b = WD_BUF_INIT;
@@ -271,7 +290,7 @@ int main(void)
 	    cmocka_unit_test(test_round_trip),	  cmocka_unit_test(test_dedup),
 	    cmocka_unit_test(test_forged_paths),  cmocka_unit_test(test_odd_command_and_comm),
 	    cmocka_unit_test(test_refused_input), cmocka_unit_test(test_no_limits_line),
-	    cmocka_unit_test(test_file_name),
+	    cmocka_unit_test(test_stdio_jsonrpc), cmocka_unit_test(test_file_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
