@@ -38,6 +38,10 @@ fi
 [[ ${LAB_PRIVATE_RUN:-} == 1 ]] ||
 	{ echo "ERROR: needs the private mount namespace (LAB_SHARED_RUN is set)"; exit 2; }
 lab_up
+# as the user (run_as_user.sh): LAB_USER_UID and LAB_USER_GID own the homes made below
+if [[ ${LAB_AS_USER:-} == 1 ]]; then
+	lab_user || { echo "ERROR: no unprivileged test user"; exit 2; }
+fi
 
 T=$(lab_tmpdir wd-mcp-examples)
 lab_on_exit rm -rf "$T"
@@ -171,11 +175,17 @@ check "control: no mcp-server-filesystem is found through PATH any more" \
 echo "# warden policy new --mcp on server-everything's bin shim (outside the runtime base)"
 EV=$T/everything.yaml
 [[ ${LAB_AS_USER:-} == 1 ]] && chown "$LAB_USER_UID:$LAB_USER_GID" "$T"
-check "policy new --mcp writes a policy" env PATH="$NM/.bin:$PATH" "$W" policy new --mcp \
-	-o "$EV" -- mcp-server-everything stdio
+if [[ ${LAB_AS_USER:-} == 1 ]]; then
+	# run_as_user.sh's wrapper sets the user's own PATH: the shim is named by its path
+	check "policy new --mcp writes a policy" "$W" policy new --mcp -o "$EV" -- \
+		"$NM/.bin/mcp-server-everything" stdio
+else
+	check "policy new --mcp writes a policy" env PATH="$NM/.bin:$PATH" "$W" policy new --mcp \
+		-o "$EV" -- mcp-server-everything stdio
+fi
 check "it passes warden policy check" "$W" policy check "$EV"
 "$W" policy check --json "$EV" >"$T/ev.json" 2>/dev/null
-check_eq "command: the shim, resolved through PATH, and its argument" \
+check_eq "command: the shim (found through PATH) and its argument" \
 	"[\"$NM/.bin/mcp-server-everything\",\"stdio\"]" jq -c .command "$T/ev.json"
 # one JSON document in ev.json, and FILTER holds for it (an empty file is no pass)
 evcheck()
