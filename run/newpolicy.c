@@ -71,14 +71,21 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-/* add a read grant of @path unless the sandbox shows it already or one grant holds it */
+/* add a read grant of @path unless the sandbox shows it already or one grant holds it; the
+ * grants it holds go (nvm: node's folder holds the node_modules of its global packages) */
 static void add_grant(struct np_facts *f, const char *path, const char *why)
 {
+	size_t kept = 0;
+
 	if (in_base(path))
 		return;
 	for (size_t i = 0; i < f->ng; i++)
 		if (run_path_within(path, f->g[i].path))
 			return;
+	for (size_t i = 0; i < f->ng; i++)
+		if (!run_path_within(f->g[i].path, path))
+			f->g[kept++] = f->g[i];
+	f->ng = kept;
 	if (f->ng == NP_MAX_GRANTS)
 		return;
 	snprintf(f->g[f->ng].path, sizeof(f->g[f->ng].path), "%s", path);

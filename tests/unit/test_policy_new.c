@@ -28,7 +28,10 @@ static void put(const char *rel, const char *text, mode_t mode)
 
 	snprintf(p, sizeof(p), "%s/%s", root, rel);
 	f = fopen(p, "w");
-	assert_non_null(f);
+	if (!f) {
+		fail_msg("%s: %s", p, strerror(errno));
+		return;
+	}
 	fputs(text, f);
 	fclose(f);
 	assert_int_equal(chmod(p, mode), 0);
@@ -65,7 +68,11 @@ static int setup(void **state)
 					   "venv/bin",
 					   "pyhome",
 					   "pyhome/bin",
-					   "bin"};
+					   "bin",
+					   "nodehome/lib",
+					   "nodehome/lib/node_modules",
+					   "nodehome/lib/node_modules/g",
+					   "nodehome/lib/node_modules/g/bin"};
 	char shebang[PATH_MAX * 2];
 
 	(void)state;
@@ -87,6 +94,10 @@ static int setup(void **state)
 	snprintf(shebang, sizeof(shebang), "#!%s/venv/bin/python\nimport sys\n", root);
 	put("venv/bin/tool", shebang, 0755);
 	put("bin/npx", "#!/bin/sh\n", 0755);
+	/* a global package of nvm's node: its node_modules lies in node's own folder */
+	put("nodehome/lib/node_modules/g/package.json", "{\"name\": \"g\"}\n", 0644);
+	put("nodehome/lib/node_modules/g/bin/g.js", "#!/usr/bin/env node\n", 0755);
+	link_to("../lib/node_modules/g/bin/g.js", "nodehome/bin/g");
 	return 0;
 }
 
@@ -157,6 +168,22 @@ static void test_node_shim_hoisted_nvm(void **state)
 	free(t);
 }
 
+static void test_nvm_global(void **state)
+{
+	char path[PATH_MAX + 16];
+	char *const argv[] = {"g"};
+	char *t;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/nodehome/bin", root);
+	t = made(1, argv, path);
+	/* one grant: node's folder, which holds the package's node_modules too */
+	has(t, "  read:\n    # the interpreter's installation\n    - \"%s/nodehome\"\n# No network",
+	    root);
+	assert_null(strstr(t, "lib/node_modules\"\n"));
+	free(t);
+}
+
 static void test_venv(void **state)
 {
 	char tool[PATH_MAX + 32];
@@ -221,6 +248,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_node_shim_hoisted_nvm),
+	    cmocka_unit_test(test_nvm_global),
 	    cmocka_unit_test(test_venv),
 	    cmocka_unit_test(test_npx),
 	    cmocka_unit_test(test_not_found),
