@@ -1,19 +1,23 @@
 /* cmd_policy.c - `warden policy check [--json] FILE|-`: load, validate and print a
  * normalised policy, or every error in it with its file:line:column; with `--ceiling
  * [GATEWAY.yaml] [--user NAME]`, the effective policy under a gateway's ceiling and
- * where each narrowing came from. */
+ * where each narrowing came from. `warden policy new --mcp [-o FILE] -- COMMAND...`: a
+ * starting policy for an MCP server (run/newpolicy.c), checked before it is written. */
 #include "launcher/cli.h"
+#include "run/newpolicy.h"
 #include "run/run.h"
 #include "common/common.h"
 #include "conf/conf.h"
 #include "policy/policy.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DEFAULT_GWCONF "/etc/warden/gateway.yaml"
@@ -31,7 +35,9 @@ static void usage(FILE *f)
 		   "With --ceiling: the effective policy a gateway with that config\n"
 		   "(default " DEFAULT_GWCONF ") gives a run of NAME (a user name or\n"
 		   "uid; default: you), with where each narrowing came from.\n\n"
-		   "exit status: 0 valid, 2 invalid or usage error, 125 internal error\n");
+		   "exit status: 0 valid, 2 invalid or usage error, 125 internal error\n\n"
+		   "       warden policy new --mcp [-o FILE] [--force] -- COMMAND ARGS...\n"
+		   "writes a starting policy for an MCP server (see warden policy new --help).\n");
 }
 
 /* the names a ceiling sees for @user (a name, a uid, or NULL: the caller) */
@@ -365,11 +371,148 @@ out:
 	return status;
 }
 
+/* ---------------------------------------------------------- warden policy new --mcp */
+
+static void new_usage(FILE *f)
+{
+	fprintf(f, "usage: warden policy new --mcp [-o FILE] [--force] -- COMMAND ARGS...\n\n"
+		   "Writes a starting policy for the MCP server COMMAND ARGS (see warden(1)):\n"
+		   "COMMAND is found through PATH and followed to its real file; what the\n"
+		   "sandbox would not show is granted read (a node package's node_modules\n"
+		   "folder, a Python virtual environment, an interpreter outside /usr);\n"
+		   "no network (npx: npm's cache and registry.npmjs.org:443), no timeout,\n"
+		   "`command:` set. The policy is checked before it is written, to FILE\n"
+		   "(kept if it exists, unless --force) or to stdout (-o - or no -o).\n\n"
+		   "exit status: 0 written, 2 usage error, COMMAND not found or FILE exists,\n"
+		   "125 internal error (the policy made fails its check)\n");
+}
+
+/* the policy made passes the checks `warden run` makes: print its diagnostics. Return: 0 */
+static int new_check(const struct wd_buf *text, const char *name)
+{
+	struct policy_diags d;
+	struct wd_policy *p = NULL;
+	struct run_protect pr;
+	struct policy_ctx ctx = {0};
+	struct wd_buf line = WD_BUF_INIT;
+	int rc;
+
+	run_protect_init(&pr, run_audit_path(NULL), NULL);
+	ctx.protect = pr.v;
+	ctx.nprotect = pr.n;
+	policy_diags_init(&d);
+	rc = policy_parse(text->data, text->len, name, &p, &d);
+	if (!rc)
+		rc = policy_validate(p, &ctx, &d);
+	policy_diags_sort(&d);
+	for (size_t i = 0; i < d.n; i++) {
+		wd_buf_reset(&line);
+		if (!policy_diag_format(&d, i, &line))
+			wd_say(stderr, "warden policy new: %s%s",
+			       d.v[i].level == POLICY_DIAG_ERROR
+				   ? "the policy made fails its check: "
+				   : "",
+			       wd_buf_cstr(&line));
+	}
+	if (!rc && d.errors)
+		rc = -EINVAL;
+	wd_buf_free(&line);
+	policy_free(p);
+	policy_diags_free(&d);
+	return rc;
+}
+
+/* @text to @out ("-": stdout), 0644, whole or not at all. Return: 0 or a negative errno */
+static int new_write(const struct wd_buf *text, const char *out)
+{
+	struct wd_atomic a;
+	int ret;
+
+	if (!strcmp(out, "-")) {
+		fputs(wd_buf_cstr(text), stdout);
+		return fflush(stdout) ? -EIO : 0;
+	}
+	ret = wd_atomic_open(&a, AT_FDCWD, out, WD_ATOMIC_SYNC);
+	if (ret)
+		return ret;
+	ret = fchmod(a.fd, 0644) < 0 ? -errno : wd_write_all(a.fd, text->data, text->len);
+	if (ret) {
+		wd_atomic_abort(&a);
+		return ret;
+	}
+	return wd_atomic_commit(&a);
+}
+
+/* `warden policy new --mcp [-o FILE] [--force] -- COMMAND ARGS...` (argv[0] is "new") */
+static int policy_new(int argc, char **argv)
+{
+	const char *out = "-";
+	struct wd_buf text = WD_BUF_INIT;
+	struct wd_err err = {0};
+	struct stat st;
+	bool mcp = false, force = false;
+	int i, ret, status = WD_EXIT_USAGE;
+
+	if (cli_wants_help(argc, argv)) {
+		new_usage(stdout);
+		return WD_EXIT_OK;
+	}
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--mcp")) {
+			mcp = true;
+		} else if (!strcmp(argv[i], "--force")) {
+			force = true;
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+			out = argv[++i];
+		} else {
+			wd_say(stderr, "warden policy new: unknown option `%s`", argv[i]);
+			new_usage(stderr);
+			return WD_EXIT_USAGE;
+		}
+	}
+	if (!mcp || i + 1 >= argc) {
+		fprintf(stderr, "warden policy new: %s\n",
+			mcp ? "missing `-- COMMAND`" : "say what the policy is for: --mcp");
+		new_usage(stderr);
+		return WD_EXIT_USAGE;
+	}
+	if (strcmp(out, "-") && !force && !lstat(out, &st)) {
+		wd_say(stderr, "warden policy new: %s exists; keeping it (--force replaces it)",
+		       out);
+		return WD_EXIT_USAGE;
+	}
+	ret = run_policy_new_mcp(argc - i - 1, argv + i + 1, getenv("PATH"), &text, &err);
+	if (ret) {
+		wd_say(stderr, "warden policy new: %s", err.msg);
+		status = ret == -ENOMEM ? WD_EXIT_INTERNAL : WD_EXIT_USAGE;
+		goto out;
+	}
+	if (new_check(&text, strcmp(out, "-") ? out : "<stdout>")) {
+		status = WD_EXIT_INTERNAL;
+		goto out;
+	}
+	ret = new_write(&text, out);
+	if (ret) {
+		wd_say(stderr, "warden policy new: %s: %s", out, strerror(-ret));
+		status = WD_EXIT_INTERNAL;
+		goto out;
+	}
+	if (strcmp(out, "-"))
+		wd_say(stderr, "warden policy new: wrote %s; next: warden policy check %s", out,
+		       out);
+	status = WD_EXIT_OK;
+out:
+	wd_buf_free(&text);
+	return status;
+}
+
 int cmd_policy(int argc, char **argv)
 {
 	const char *file = NULL, *gwpath = NULL, *user = NULL, *after_ceiling = NULL;
 	bool json = false, ceiling = false;
 
+	if (argc >= 2 && !strcmp(argv[1], "new"))
+		return policy_new(argc - 1, argv + 1);
 	if (cli_wants_help(argc, argv)) {
 		usage(stdout);
 		return WD_EXIT_OK;
