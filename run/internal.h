@@ -112,7 +112,7 @@ struct run_audit {
 	bool started;			/* run.start written */
 	bool has_pos;			/* @start_pos is known */
 	struct audit_log_pos start_pos; /* where run.start ended: the denial block reads on */
-	pid_t sync_pid;			/* the helper making run.start durable (run_audit_durable() waits), or 0 */
+	pid_t sync_pid; /* the helper making run.start durable (run_audit_durable() waits), or 0 */
 	uint64_t t0;
 	char fail_reason[1200];
 };
