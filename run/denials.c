@@ -242,9 +242,8 @@ static int render_group(const struct run_denial *g, struct wd_buf *out)
 	if (ret < 0)
 		return ret;
 	if (g->allow[0])
-		return wd_buf_printf(out, "    to allow it: %s%s%s%s\n", g->allow,
-				     g->flag[0] ? "  (or warden run " : "", g->flag,
-				     g->flag[0] ? ")" : "");
+		/* g->flag (the matching `warden run` flag) is printed once those flags exist */
+		return wd_buf_printf(out, "    to allow it: %s\n", g->allow);
 	if (!strcmp(g->kind, "udp"))
 		return wd_buf_puts(out, "    no policy line allows it: UDP other than DNS is "
 					"not relayed\n");

@@ -45,8 +45,8 @@ check "the block's head counts them and says where all of them are" \
 	grep -qF "warden run: 3 denials in this run (all of them: warden logs --run $r --denied)" "$T/err"
 check "the block names other.test:443, how often, and its (last) denial id" \
 	grep -qE "^  other\.test:443  network, 3 times, denial id $last_id\$" "$T/err"
-check "the block gives the exact policy line (and the flag)" grep -qF \
-	'    to allow it: network.allow: ["other.test:443"]  (or warden run --allow other.test:443)' "$T/err"
+check "the block gives the exact policy line" grep -qF \
+	'    to allow it: network.allow: ["other.test:443"]' "$T/err"
 check "the allowed name of the same run is not in the block" bash -c '! grep -q "allowed.test" "$1"' _ "$T/err"
 check "warden logs finds the denial id the block gave" bash -c \
 	'"$1" logs --audit-log "$2" --run "$3" --denied --json | grep -qF "\"denial_id\":\"$4\""' _ "$W" "$A" "$r" "$last_id"
@@ -60,7 +60,7 @@ in_host "$W" run --audit-log "$A" -p "$T/files.yaml" -- sh -c "cat '$T/secret.tx
 check "control: the program could not read it" bash -c '! grep -q secret "$1"' _ "$T/out"
 check "the block names the file and the read" grep -qF "  $T/secret.txt  file read, " "$T/err"
 check "... with the filesystem.read line that grants it" \
-	grep -qF "    to allow it: filesystem.read: [\"$T/secret.txt\"]  (or warden run --read $T/secret.txt)" "$T/err"
+	grep -qF "    to allow it: filesystem.read: [\"$T/secret.txt\"]" "$T/err"
 sed -i "s|^  read: \[\"$LAB_CA\"\]\$|  read: [\"$LAB_CA\", \"$T/secret.txt\"]|" "$T/files.yaml"
 check "setup: the line is in the policy" grep -qF "\"$T/secret.txt\"]" "$T/files.yaml"
 in_host "$W" run --audit-log "$A" -p "$T/files.yaml" -- cat "$T/secret.txt" >"$T/out" 2>"$T/err"
