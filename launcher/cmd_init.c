@@ -89,40 +89,13 @@ static int out_place(const char *out, char *dir, size_t dsize, char *base, size_
 	return 0;
 }
 
-/* what `warden policy check` would say about @text as @dir/@base; prints the diagnostics */
+/* what `warden policy check` would say about @text as @dir/@base; prints its errors */
 static int self_check(const struct wd_buf *text, const char *dir, const char *base)
 {
-	struct policy_diags d;
-	struct wd_policy *p = NULL;
-	struct run_protect pr;
-	struct policy_ctx ctx = {0};
-	struct wd_buf line = WD_BUF_INIT;
 	char name[PATH_MAX + NAME_MAX + 2];
-	int rc;
 
 	snprintf(name, sizeof(name), "%s/%s", strcmp(dir, "/") ? dir : "", base);
-	run_protect_init(&pr, run_audit_path(NULL), NULL);
-	ctx.protect = pr.v;
-	ctx.nprotect = pr.n;
-	policy_diags_init(&d);
-	rc = policy_parse(text->data, text->len, name, &p, &d);
-	if (!rc)
-		rc = policy_validate(p, &ctx, &d);
-	policy_diags_sort(&d);
-	for (size_t i = 0; i < d.n; i++) {
-		if (d.v[i].level != POLICY_DIAG_ERROR)
-			continue;
-		wd_buf_reset(&line);
-		if (!policy_diag_format(&d, i, &line))
-			wd_say(stderr, "warden init: the policy made fails its check: %s",
-			       wd_buf_cstr(&line));
-	}
-	if (!rc && d.errors)
-		rc = -EINVAL;
-	wd_buf_free(&line);
-	policy_free(p);
-	policy_diags_free(&d);
-	return rc;
+	return run_policy_self_check(text, name, "warden init", false);
 }
 
 /*

@@ -387,41 +387,6 @@ static void new_usage(FILE *f)
 		   "125 internal error (the policy made fails its check)\n");
 }
 
-/* the policy made passes the checks `warden run` makes: print its diagnostics. Return: 0 */
-static int new_check(const struct wd_buf *text, const char *name)
-{
-	struct policy_diags d;
-	struct wd_policy *p = NULL;
-	struct run_protect pr;
-	struct policy_ctx ctx = {0};
-	struct wd_buf line = WD_BUF_INIT;
-	int rc;
-
-	run_protect_init(&pr, run_audit_path(NULL), NULL);
-	ctx.protect = pr.v;
-	ctx.nprotect = pr.n;
-	policy_diags_init(&d);
-	rc = policy_parse(text->data, text->len, name, &p, &d);
-	if (!rc)
-		rc = policy_validate(p, &ctx, &d);
-	policy_diags_sort(&d);
-	for (size_t i = 0; i < d.n; i++) {
-		wd_buf_reset(&line);
-		if (!policy_diag_format(&d, i, &line))
-			wd_say(stderr, "warden policy new: %s%s",
-			       d.v[i].level == POLICY_DIAG_ERROR
-				   ? "the policy made fails its check: "
-				   : "",
-			       wd_buf_cstr(&line));
-	}
-	if (!rc && d.errors)
-		rc = -EINVAL;
-	wd_buf_free(&line);
-	policy_free(p);
-	policy_diags_free(&d);
-	return rc;
-}
-
 /* @text to @out ("-": stdout), 0644, whole or not at all. Return: 0 or a negative errno */
 static int new_write(const struct wd_buf *text, const char *out)
 {
@@ -487,7 +452,8 @@ static int policy_new(int argc, char **argv)
 		status = ret == -ENOMEM ? WD_EXIT_INTERNAL : WD_EXIT_USAGE;
 		goto out;
 	}
-	if (new_check(&text, strcmp(out, "-") ? out : "<stdout>")) {
+	if (run_policy_self_check(&text, strcmp(out, "-") ? out : "<stdout>", "warden policy new",
+				  true)) {
 		status = WD_EXIT_INTERNAL;
 		goto out;
 	}

@@ -26,6 +26,41 @@ static void print_diags(struct policy_diags *d)
 	wd_buf_free(&line);
 }
 
+int run_policy_self_check(const struct wd_buf *text, const char *name, const char *who, bool all)
+{
+	struct policy_diags d;
+	struct wd_policy *p = NULL;
+	struct run_protect pr;
+	struct policy_ctx ctx = {0};
+	struct wd_buf line = WD_BUF_INIT;
+	int rc;
+
+	run_protect_init(&pr, run_audit_path(NULL), NULL);
+	ctx.protect = pr.v;
+	ctx.nprotect = pr.n;
+	policy_diags_init(&d);
+	rc = policy_parse(text->data, text->len, name, &p, &d);
+	if (!rc)
+		rc = policy_validate(p, &ctx, &d);
+	policy_diags_sort(&d);
+	for (size_t i = 0; i < d.n; i++) {
+		bool err = d.v[i].level == POLICY_DIAG_ERROR;
+
+		if (!err && !all)
+			continue;
+		wd_buf_reset(&line);
+		if (!policy_diag_format(&d, i, &line))
+			wd_say(stderr, "%s: %s%s", who,
+			       err ? "the policy made fails its check: " : "", wd_buf_cstr(&line));
+	}
+	if (!rc && d.errors)
+		rc = -EINVAL;
+	wd_buf_free(&line);
+	policy_free(p);
+	policy_diags_free(&d);
+	return rc;
+}
+
 int run_config_load(struct run *r)
 {
 	struct policy_diags d;

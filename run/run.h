@@ -216,6 +216,17 @@ struct run_protect {
 void run_protect_init(struct run_protect *pr, const char *audit_path, const char *gw_audit);
 
 /**
+ * run_policy_self_check() - the checks `warden run` makes, on a policy a verb generated
+ * @text:	the policy's YAML
+ * @name:	the file name its diagnostics carry
+ * @who:	the verb saying them ("warden init")
+ * @all:	print warnings too (errors are always printed, as "the policy made fails its check")
+ *
+ * Return: 0 (it passes), or a negative errno (-EINVAL: it has errors)
+ */
+int run_policy_self_check(const struct wd_buf *text, const char *name, const char *who, bool all);
+
+/**
  * run_rootless_dir() - the caller's own folder for Warden's run state (rootless mode):
  * $XDG_RUNTIME_DIR/warden when that is the caller's private folder, else /tmp/warden-UID;
  * made 0700 when missing, with its `runs` folder; refused when it is a link, not the caller's,
