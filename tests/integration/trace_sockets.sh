@@ -252,4 +252,10 @@ print(c.recv(3).decode())'
 	TR_OPTS=()
 done
 
+# on a failure, what warden said (both modes' stderr) is the first thing to read
+if ((LAB_FAILED)); then
+	for f in "$T/logs/err" "$T/ulogs/err"; do
+		[[ -s $f ]] && tail -40 "$f" | sed "s#^#    | $(basename "$(dirname "$f")"): #"
+	done
+fi
 lab_finish
