@@ -16,10 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <linux/seccomp.h>
 #include <unistd.h>
@@ -53,6 +55,50 @@ static _Noreturn void child_fail(int errfd, int stage, int index, int err)
 	if (write(errfd, &rep, sizeof(rep)) < 0)
 		_exit(RUN_EXIT_WARDEN);
 	_exit(RUN_EXIT_WARDEN);
+}
+
+/* One socket of @p->premask covered: opened without following a link and checked to be a
+ * socket still, then /dev/null bound over that very file (through its descriptor: a link put
+ * in its place meanwhile is never followed). Return: 0 (covered, or no longer a socket: gone
+ * or replaced, skipped), or a positive errno. */
+static int premask_one(const char *path)
+{
+	char fdp[32];
+	struct stat st;
+	int fd, err = 0;
+
+	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? 0 : errno;
+	if (fstat(fd, &st) < 0)
+		err = errno;
+	else if (S_ISSOCK(st.st_mode)) {
+		snprintf(fdp, sizeof(fdp), "/proc/self/fd/%d", fd);
+		if (mount("/dev/null", fdp, NULL, MS_BIND, NULL) < 0)
+			err = errno;
+	}
+	close(fd);
+	return err;
+}
+
+/* The learning sandbox's socket masks (struct run_child_plan .premask), in a mount namespace
+ * of the child's own, private from here down: bwrap's view of the host (a recursive bind of
+ * `/`) carries them. Fails closed: a socket still there and not covered stops the run. */
+static void premask(const struct run_child_plan *p, int errfd)
+{
+	int e;
+
+	if (!p->npremask)
+		return;
+	if (unshare(CLONE_NEWNS) < 0)
+		child_fail(errfd, RUN_CHILD_MASK, -1, errno);
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		child_fail(errfd, RUN_CHILD_MASK, -1, errno);
+	for (size_t i = 0; i < p->npremask; i++) {
+		e = premask_one(p->premask[i]);
+		if (e)
+			child_fail(errfd, RUN_CHILD_MASK, (int)i, e);
+	}
 }
 
 /* Runs in the child after fork and never returns: the stages of run_child.h. */
@@ -114,6 +160,8 @@ static _Noreturn void child_main(const struct run_child_plan *p, int errfd, int 
 		child_fail(errfd, RUN_CHILD_NETNS, 1, errno);
 	if (setns(p->netns_fd, CLONE_NEWNET) < 0)
 		child_fail(errfd, RUN_CHILD_NETNS, 0, errno);
+	/* while it holds the capabilities it needs (root, or the run's user namespace's) */
+	premask(p, errfd);
 	if (p->userns_fd >= 0 && drop_caps() < 0)
 		child_fail(errfd, RUN_CHILD_USER, 0, errno);
 	e = limits_join(p->limits);
@@ -325,6 +373,7 @@ static const struct {
     [RUN_CHILD_EXEC] = {"exec", "check `warden doctor`"},
     [RUN_CHILD_FILES] = {"sandbox",
 			 "set `audit.files: off` in the policy, or check `warden doctor`"},
+    [RUN_CHILD_MASK] = {"sandbox", "check `warden doctor`"},
 };
 
 bool run_child_explain(const struct run_child_report *rep, const char *what, const char *binary,
@@ -368,6 +417,16 @@ bool run_child_explain(const struct run_child_report *rep, const char *what, con
 		break;
 	case RUN_CHILD_FILES:
 		snprintf(m, n, "loading the file-access recorder's seccomp filter: %s", err);
+		break;
+	case RUN_CHILD_MASK:
+		if (rep->index < 0)
+			snprintf(m, n, "a mount namespace to cover the host's unix sockets in: %s",
+				 err);
+		else
+			snprintf(m, n,
+				 "covering the host's unix socket number %d (of /run) in the "
+				 "sandbox's view: %s",
+				 rep->index + 1, err);
 		break;
 	case RUN_CHILD_BACKEND:
 	default:

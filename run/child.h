@@ -45,6 +45,7 @@ enum run_child_stage {
 	RUN_CHILD_LIMIT,
 	RUN_CHILD_EXEC,
 	RUN_CHILD_FILES,
+	RUN_CHILD_MASK,
 	RUN_CHILD_BACKEND = 16, /* the backend's hook's own stages start here */
 };
 
@@ -98,6 +99,12 @@ struct run_child_exec {
  * @notify:	NULL, or the file-access recorder's filter (loaded last, before the exec; its
  *		listener comes back through run_child_listener())
  * @notify_len:	its number of instructions
+ * @premask:	paths of unix sockets (absolute, no symbolic link) the child covers with
+ *		/dev/null in a mount namespace of its own, while it still may, before anything
+ *		else; the backend's view of the host then shows them covered. One that is no
+ *		longer a socket there (removed, replaced) is skipped: what the run was to be
+ *		kept from is gone. NULL for none
+ * @npremask:	how many
  */
 struct run_child_plan {
 	int netns_fd;
@@ -116,6 +123,8 @@ struct run_child_plan {
 	void *arg;
 	const struct sock_filter *notify;
 	size_t notify_len;
+	char *const *premask;
+	size_t npremask;
 };
 
 /**

@@ -521,5 +521,10 @@ int run_trace_main(const struct run_opts *o, struct run_trace *rt, int argc, cha
 	}
 	outdir_close(&rt->dir);
 	trace_free(&rt->t);
+	for (size_t i = 0; i < rt->nsock_masks; i++)
+		free(rt->sock_masks[i]);
+	free(rt->sock_masks);
+	rt->sock_masks = NULL;
+	rt->nsock_masks = 0;
 	return status;
 }

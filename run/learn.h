@@ -43,6 +43,11 @@ struct run_outcome;
  * @nenv:	how many
  * @sockets:	the --allow-socket paths, absolute, without symbolic links
  * @nsockets:	how many
+ * @sock_masks:	the host's other unix sockets under /run, found when the policy is made: the
+ *		sandbox's first process covers each that still exists then (run_child_plan
+ *		.premask; a socket gone by then is skipped, not an error); owned, freed by
+ *		run_trace_main()
+ * @nsock_masks: how many
  * @quiet:	-q: the summary is the warnings and the trace's path only
  * @init:	`warden init -- COMMAND`'s trace: no "next: warden init" hint (init goes on)
  * @not_started: set by the run: the program did not start (not found, not executable, the
@@ -65,6 +70,8 @@ struct run_trace {
 	size_t nenv;
 	char **sockets;
 	size_t nsockets;
+	char **sock_masks;
+	size_t nsock_masks;
 	bool quiet;
 	bool init;
 	bool not_started;

@@ -88,13 +88,30 @@ static bool named_socket(const struct run_trace *t, const char *path)
 	return false;
 }
 
+/* @path (a socket, already a real path: mask_sockets() follows no link) added to the trace's
+ * socket masks. Return: 0 or -ENOMEM. */
+static int sock_mask_add(struct run_trace *t, const char *path)
+{
+	char **m = realloc(t->sock_masks, (t->nsock_masks + 1) * sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	t->sock_masks = m;
+	m[t->nsock_masks] = strdup(path);
+	if (!m[t->nsock_masks])
+		return -ENOMEM;
+	t->nsock_masks++;
+	return 0;
+}
+
 /* Sockets under @dir (not following links, at most @depth folders down, @budget entries
- * looked at), each masked: a program must not reach a host service through the read-only
- * view (bwrap_learn_own covers the usual folders; this the rest of /run). Return: 0 or
- * -ENOMEM. */
+ * looked at), each to be masked: a program must not reach a host service through the
+ * read-only view (bwrap_learn_own covers the usual folders; this the rest of /run). They are
+ * not the policy's masks, which bwrap makes and must find in place: /run's sockets come and
+ * go, and one removed before the sandbox starts would stop it (the sandbox's first process
+ * covers those still there: run_child_plan .premask). Return: 0 or -ENOMEM. */
 /* NOLINTNEXTLINE(misc-no-recursion): at most TRACE_SOCK_DEPTH deep */
-static int mask_sockets(struct wd_policy *p, const struct run_trace *t, const char *dir, int depth,
-			unsigned *budget)
+static int mask_sockets(struct run_trace *t, const char *dir, int depth, unsigned *budget)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
@@ -115,9 +132,9 @@ static int mask_sockets(struct wd_policy *p, const struct run_trace *t, const ch
 		    lstat(path, &st) < 0)
 			continue;
 		if (S_ISSOCK(st.st_mode) && !named_socket(t, path))
-			ret = mask_add(p, path);
+			ret = sock_mask_add(t, path);
 		else if (S_ISDIR(st.st_mode))
-			ret = mask_sockets(p, t, path, depth - 1, budget);
+			ret = mask_sockets(t, path, depth - 1, budget);
 	}
 	closedir(d);
 	return ret;
@@ -157,7 +174,7 @@ static int learn_masks(struct run *r, const struct run_protect *pr)
 	if (!ret) {
 		unsigned budget = TRACE_SOCK_BUDGET;
 
-		ret = mask_sockets(p, r->trace, "/run", TRACE_SOCK_DEPTH, &budget);
+		ret = mask_sockets(r->trace, "/run", TRACE_SOCK_DEPTH, &budget);
 	}
 	return ret;
 }
@@ -372,6 +389,6 @@ int run_learn_policy(struct run *r)
 	run_note(r,
 		 "trace: a learning sandbox: the host read-only, %s%s, the home folder "
 		 "read-only; %zu paths hidden",
-		 t->cwd, t->cwd_rw ? " writable" : " read-only", p->nmask);
+		 t->cwd, t->cwd_rw ? " writable" : " read-only", p->nmask + t->nsock_masks);
 	return 0;
 }

@@ -340,6 +340,8 @@ static const struct sandbox_spec *spec_of(struct run *r)
 	s->files_start = r->sandbox.files ? files_start : NULL;
 	s->files_arg = r;
 	s->learn = r->trace != NULL;
+	s->premask = r->trace ? r->trace->sock_masks : NULL;
+	s->npremask = r->trace ? r->trace->nsock_masks : 0;
 	return s;
 }
 

@@ -104,6 +104,8 @@ struct sandbox_err {
  * @files_arg:	passed to @files_start
  * @learn:	`warden trace`'s learning sandbox: the host visible read-only (struct bwrap_spec
  *		.learn), the policy's write grants (the current folder) writable over it
+ * @premask:	see struct run_child_plan (the learning sandbox's socket masks), or NULL
+ * @npremask:	how many
  */
 struct sandbox_spec {
 	const struct wd_policy *policy;
@@ -133,6 +135,8 @@ struct sandbox_spec {
 	int (*files_start)(void *arg, int listener, pid_t outer);
 	void *files_arg;
 	bool learn;
+	char *const *premask;
+	size_t npremask;
 };
 
 /**

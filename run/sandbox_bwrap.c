@@ -343,6 +343,8 @@ static int bwrap_prepare(struct sandbox *sb, const struct sandbox_spec *sp, stru
 	plan.wrap_env = sp->wrap_env;
 	plan.prepare_exec = prepare_exec;
 	plan.arg = b;
+	plan.premask = sp->premask;
+	plan.npremask = sp->npremask;
 	/* the file-access recorder's filter: loaded by the child, last before bwrap */
 	if (sp->files_start && !b->notify) {
 		/* warden trace's recorder carries the path calls out itself: the wider table */

@@ -82,6 +82,79 @@ tr()
 	fi
 }
 
+# tr_vanish MODE DIR CMD...: tr with vanish.so preloaded: the sandbox's first process, about to
+# exec bwrap, waits while DIR (and its socket) is removed from the host
+cat >"$T/vanish.c" <<'EOF'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The sandbox's first process, about to exec bwrap (its mounts are made from the arguments
+ * the launcher built): tell the test (WD_VANISH_GO) and wait for its word (WD_VANISH_ACK). */
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+	int (*real)(const char *, char *const[], char *const[]) =
+		(int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execve");
+	const char *go = getenv("WD_VANISH_GO"), *ack = getenv("WD_VANISH_ACK");
+	const char *base = strrchr(path, '/');
+	char c;
+	int fd;
+
+	if (go && ack && !strcmp(base ? base + 1 : path, "bwrap")) {
+		fd = open(go, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			(void)!write(fd, "g", 1);
+			close(fd);
+		}
+		fd = open(ack, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			(void)!read(fd, &c, 1);
+			close(fd);
+		}
+	}
+	return real(path, argv, envp);
+}
+EOF
+mkdir -p "$T/vanish"
+mkfifo "$T/vanish/go" "$T/vanish/ack"
+chown -R "$U" "$T/vanish"
+cc -shared -fPIC -o "$T/vanish/vanish.so" "$T/vanish.c" -ldl || {
+	echo "FAIL: cannot build the test's vanish.so (cc)"
+	exit 1
+}
+chmod a+rx "$T/vanish" "$T/vanish/vanish.so"
+# an ASan launcher refuses a preload ahead of its runtime unless told
+VANISH_ASAN=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+tr_vanish()
+{
+	local mode=$1 dir=$2 rm_pid ret
+	shift 2
+	# the remover: on the word of the sandbox's first process, DIR goes; then its answer
+	(read -r -n1 _ <"$T/vanish/go" && rm -r "$dir" && echo "$dir/s" >"$T/vanish/done"
+	 echo a >"$T/vanish/ack") &
+	rm_pid=$!
+	if [[ $mode == root ]]; then
+		(cd "$T/proj" && SUDO_UID=$LAB_USER_UID SUDO_GID=$LAB_USER_GID HOME=$H \
+			LD_PRELOAD=$T/vanish/vanish.so WD_VANISH_GO=$T/vanish/go \
+			WD_VANISH_ACK=$T/vanish/ack ASAN_OPTIONS=$VANISH_ASAN \
+			in_host "$W" trace -q --audit-log "$T/logs/audit.jsonl" \
+			-o "$T/rtrace/vanish.jsonl" -- "$@" 2>>"$T/logs/vanish-err")
+	else
+		in_host_user sh -c 'cd "$1" && shift && exec "$@" 2>>"$0"' "$T/ulogs/vanish-err" \
+			"$T/proj" env LD_PRELOAD="$T/vanish/vanish.so" WD_VANISH_GO="$T/vanish/go" \
+			WD_VANISH_ACK="$T/vanish/ack" ASAN_OPTIONS="$VANISH_ASAN" \
+			"$W" trace -q --audit-log "$T/ulogs/audit.jsonl" -o "$T/ulogs/vanish.jsonl" -- "$@"
+	fi
+	ret=$?
+	# a run that never reached bwrap leaves the remover waiting: it is ours, by pid
+	kill "$rm_pid" 2>/dev/null
+	wait "$rm_pid" 2>/dev/null
+	return $ret
+}
+
 echo "# the service answers on the host (the control of the socket probes)"
 check_eq "the client reaches the host service outside any sandbox" "HOSTSERVICE" \
 	"$PY" "$T/client.py" "$SOCKD/s"
@@ -139,6 +212,29 @@ for mode in root rootless; do
 	check_fails --denied 3 "[$mode] a host service on a socket under /run is not reachable" \
 		tr "$mode" "$PY" "$T/client.py" "$SOCKD/s"
 	check "[$mode] the trace was written" test -s "$([[ $mode == root ]] && echo "$T/rtrace/trace.jsonl" || echo "$T/ulogs/trace.jsonl")"
+	check_eq "[$mode] ... the socket is covered in the sandbox's view, not only refused" \
+		"character special file" tr "$mode" /usr/bin/stat -c %F "$SOCKD/s"
+	check_eq "[$mode] ... while the host shows a socket there" "socket" stat -c %F "$SOCKD/s"
+
+	# /run's sockets come and go: one that is gone between the look at /run and the sandbox's
+	# start must not stop the trace (it did: bwrap could not make the mount point of its mask
+	# in the read-only view, "Can't mkdir parents"). It is removed while the sandbox's first
+	# process waits at its exec of bwrap (tr_vanish): a handshake, no timing involved.
+	vd=$(mktemp -d /run/wd-trace-vanish.XXXXXX) || exit 1
+	lab_on_exit rm -rf "$vd"
+	chmod 0755 "$vd"
+	"$PY" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$vd/s"
+	rm -f "$T/vanish/done"
+	check "[$mode] a socket under /run that will be gone is there when the trace starts" test -S "$vd/s"
+	check_eq "[$mode] ... the trace runs although it is removed before the sandbox starts" "ran" \
+		tr_vanish "$mode" "$vd" /bin/sh -c 'echo ran'
+	check "[$mode] ... (it was removed then: the probe ran)" grep -qx "$vd/s" "$T/vanish/done"
+	check "[$mode] ... and is gone from the host" test ! -e "$vd"
 done
 
+if ((LAB_FAILED)); then
+	for f in "$T/logs/vanish-err" "$T/ulogs/vanish-err" "$T/ulogs/err"; do
+		[[ -s $f ]] && tail -20 "$f" | sed "s#^#    | $(basename "$f"): #"
+	done
+fi
 lab_finish
