@@ -245,9 +245,9 @@ int run_flags_policy_load(struct run *r, const struct policy_ctx *ctx)
 	ret = policy_validate(file, ctx, &d);
 	say_diags(r, &d, offset, lines, !r->o.quiet);
 	if (ret) {
-		ret = run_fail(
-		    r, "policy", "correct the policy or the flags", "%s is not valid (%s)",
-		    r->o.policy ? "the policy with the flags" : "the flags", strerror(-ret));
+		ret = run_fail(r, "policy", "correct the policy or the flags", "%s not valid (%s)",
+			       r->o.policy ? "the policy with the flags is" : "the flags are",
+			       strerror(-ret));
 		goto out;
 	}
 	/* the effective policy is the run's text: what the gateway enforces, what is hashed */
