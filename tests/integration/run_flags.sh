@@ -145,6 +145,16 @@ check "... not a file:line:col that does not exist" bash -c '! grep -qF "a.yaml:
 bad "an escape in a flag" '^warden run: --allow .*: error: ' --allow $'x\e[31m.test'
 check "... printed escaped (no ESC byte reaches the terminal)" bash -c '! grep -q $'"'"'\e'"'"' "$0"' "$T/err"
 
+echo "# warden trace does not take them (not even as an abbreviation of --allow-socket)"
+check_eq "control: warden trace --allow-socket is its own option (a folder that is missing: 2)" 2 \
+	bash -c '"$0" trace --allow-socket /nonexistent/x -- true 2>/dev/null; echo $?' "$W"
+for f in --allow --read --write; do
+	check_eq "warden trace $f: a usage error (2), nothing traced" 2 \
+		bash -c '"$0" trace "$1" x -o "$2" -- true 2>"$3"; echo $?' "$W" "$f" "$T/tr.jsonl" "$T/err"
+	check "... saying $f is warden run's" grep -qF "warden trace: $f is warden run's" "$T/err"
+	check "... and no trace written" test ! -e "$T/tr.jsonl"
+done
+
 echo "# help and completions"
 check "warden run --help lists the flags" bash -c \
 	'"$0" run --help | grep -qE "^ +--allow HOST\[:PORT\]" && "$0" run --help | grep -qE "^ +--print-policy "' "$W"
