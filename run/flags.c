@@ -104,6 +104,8 @@ int run_flags_yaml(const struct run_flag *v, size_t n, const char *cwd, struct w
 
 int run_flags_which(const int *ret_line, size_t n, int line)
 {
+	if (!ret_line)
+		return -1;
 	for (size_t i = 0; i < n; i++)
 		if (ret_line[i] == line)
 			return (int)i;
@@ -112,7 +114,8 @@ int run_flags_which(const int *ret_line, size_t n, int line)
 
 /* the diagnostics, sorted: one at a line past @offset is the flag's at that line of its own
  * YAML, said as "warden run: --allow ARG: error: ..." (its list's name dropped from the
- * message: the flag says it); the others as the policy's. Warnings only when @warnings. */
+ * message: the flag says it); the others as the policy's (all of them when @lines is NULL: the
+ * file's own parse). Warnings only when @warnings. */
 static void say_diags(struct run *r, struct policy_diags *d, int offset, const int *lines,
 		      bool warnings)
 {
@@ -122,8 +125,9 @@ static void say_diags(struct run *r, struct policy_diags *d, int offset, const i
 	for (size_t i = 0; i < d->n; i++) {
 		const struct policy_diag *g = &d->v[i];
 		bool err = g->level == POLICY_DIAG_ERROR;
-		int k =
-		    g->line > offset ? run_flags_which(lines, r->o.nflags, g->line - offset) : -1;
+		int k = lines && g->line > offset
+			    ? run_flags_which(lines, r->o.nflags, g->line - offset)
+			    : -1;
 		const char *msg = g->msg, *list;
 
 		if (!err && !warnings)
