@@ -205,8 +205,7 @@ static int parse_flags(struct run *r, int *lines, struct wd_policy **ret)
 	snprintf(d.file, sizeof(d.file), "warden run");
 	ret_parse = policy_parse(yaml.data, yaml.len, "warden run", ret, &d);
 	wd_buf_free(&yaml);
-	if (ret_parse)
-		say_diags(r, &d, 0, lines, true);
+	say_diags(r, &d, 0, lines, !r->o.quiet);
 	policy_diags_free(&d);
 	if (ret_parse)
 		return run_fail(r, "policy", "correct the flags (warden run --help)",
@@ -257,6 +256,13 @@ int run_flags_policy_load(struct run *r, const struct policy_ctx *ctx)
 	/* the effective policy is the run's text: what the gateway enforces, what is hashed */
 	if (policy_render_yaml(file, &text) || !text.data) {
 		ret = run_fail(r, "policy", NULL, "out of memory");
+		goto out;
+	}
+	/* the gateway (a daemon's too) parses it again: it must fit what a policy may be */
+	if (text.len > POLICY_MAX_BYTES) {
+		ret = run_fail(r, "policy", "put fewer rules and grants in the policy",
+			       "the policy with the flags is %zu bytes as YAML; the limit is 1 MiB",
+			       text.len);
 		goto out;
 	}
 	r->input.policy_len = text.len;

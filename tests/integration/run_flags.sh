@@ -145,6 +145,13 @@ check "... not a file:line:col that does not exist" bash -c '! grep -qF "a.yaml:
 bad "an escape in a flag" '^warden run: --allow .*: error: ' --allow $'x\e[31m.test'
 check "... printed escaped (no ESC byte reaches the terminal)" bash -c '! grep -q $'"'"'\e'"'"' "$0"' "$T/err"
 
+echo "# a flag's warning is the policy's, naming the flag (not with -q)"
+"$W" run --allow localhost --print-policy >/dev/null 2>"$T/err"
+check_eq "--allow localhost --print-policy: exit 0" 0 echo $?
+check "... warns as the policy would (the SSRF guard refuses it)" \
+	grep -qE "^warden run: --allow localhost: warning: .*SSRF guard" "$T/err"
+check "... -q: no warning" bash -c '"$0" run -q --allow localhost --print-policy 2>&1 >/dev/null | wc -c | grep -qx 0' "$W"
+
 echo "# warden trace does not take them (not even as an abbreviation of --allow-socket)"
 check_eq "control: warden trace --allow-socket is its own option (a folder that is missing: 2)" 2 \
 	bash -c '"$0" trace --allow-socket /nonexistent/x -- true 2>/dev/null; echo $?' "$W"
