@@ -15,9 +15,12 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: warden run [-p POLICY] [--gateway SOCKET] [--config GATEWAY.yaml]\n"
+	    "usage: warden run [-p POLICY] [--allow HOST[:PORT]]... [--read PATH]...\n"
+	    "                  [--write PATH]... [--gateway SOCKET] [--config GATEWAY.yaml]\n"
 	    "                  [--audit-log PATH] [--timeout SECONDS] [--mode MODE] [-q]\n"
 	    "                  [-- COMMAND ARGS...]\n"
+	    "       warden run [-p POLICY] [--allow ...] [--read ...] [--write ...] "
+	    "--print-policy\n"
 	    "       warden run [-p POLICY] --print-seccomp\n"
 	    "       warden run [-p POLICY] [--mode MODE] --print-bwrap [-- COMMAND ARGS...]\n"
 	    "\n"
@@ -25,7 +28,18 @@ static void usage(FILE *f)
 	    "whose every DNS query and TCP connection goes to a gateway that decides by name,\n"
 	    "under bubblewrap with only the runtime base and the policy's grants visible.\n"
 	    "\n"
-	    "  -p, --policy FILE     the policy (default: an empty policy: no files, no network)\n"
+	    "  -p, --policy FILE     the policy (default: an empty policy: no files, no network,\n"
+	    "                        or the flags below alone)\n"
+	    "      --allow HOST[:PORT]  add HOST (a name or *.suffix; ports 80 and 443 unless\n"
+	    "                        :PORT) to network.allow, as the policy's entry would\n"
+	    "      --read PATH       add PATH to filesystem.read (relative to the current\n"
+	    "                        folder; ~ is your home; a trailing / means a folder)\n"
+	    "      --write PATH      add PATH to filesystem.write (the same; a missing PATH\n"
+	    "                        is made as for the policy's write grants)\n"
+	    "                        The three repeat, and add to -p's lists (no -p: they\n"
+	    "                        are the whole policy); the result is checked as one.\n"
+	    "      --print-policy    print the effective policy (-p and the flags) as YAML\n"
+	    "                        for -p or `warden policy check -`, and exit 0; nothing runs\n"
 	    "      --gateway SOCKET  use the warden-gateway daemon answering on SOCKET\n"
 	    "                        (default: %s if it answers, else an embedded\n"
 	    "                        gateway started for this run)\n"
@@ -81,7 +95,18 @@ static void short_usage(FILE *f)
 	fprintf(f, "usage: %s\nsee `warden run --help`\n", synopsis);
 }
 
-static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind)
+/* one --allow/--read/--write into @flags (room for every argument of the command line) */
+static void add_flag(struct run_opts *o, struct run_flag *flags, enum run_flag_kind kind,
+		     const char *arg)
+{
+	flags[o->nflags].kind = kind;
+	flags[o->nflags].arg = arg;
+	o->nflags++;
+	o->flags = flags;
+}
+
+static int parse_opts(int argc, char **argv, struct run_opts *o, struct run_flag *flags,
+		      int *ret_optind)
 {
 	static const struct option opts[] = {
 	    {"policy", required_argument, NULL, 'p'},
@@ -97,6 +122,10 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 	    {"mode", required_argument, NULL, 'm'},
 	    {"run-id", required_argument, NULL, 'I'},
 	    {"started-by", required_argument, NULL, 'M'},
+	    {"allow", required_argument, NULL, 'A'},
+	    {"read", required_argument, NULL, 'R'},
+	    {"write", required_argument, NULL, 'W'},
+	    {"print-policy", no_argument, NULL, 'P'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -132,6 +161,18 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 				return usage_error("--mode: root, rootless or daemon, not", optarg);
 			o->mode = optarg;
 			break;
+		case 'A':
+			add_flag(o, flags, RUN_FLAG_ALLOW, optarg);
+			break;
+		case 'R':
+			add_flag(o, flags, RUN_FLAG_READ, optarg);
+			break;
+		case 'W':
+			add_flag(o, flags, RUN_FLAG_WRITE, optarg);
+			break;
+		case 'P':
+			o->print_policy = true;
+			break;
 		case 'S':
 			o->print_seccomp = true;
 			break;
@@ -163,10 +204,18 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *ret_optind
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = {.usage = short_usage};
-	int ret, first;
+	struct run_flag *flags = calloc((size_t)argc + 1, sizeof(*flags));
+	int ret, first, status;
 
-	ret = parse_opts(argc, argv, &o, &first);
+	if (!flags) {
+		fprintf(stderr, "warden run: out of memory\n");
+		return WD_EXIT_USAGE;
+	}
+	ret = parse_opts(argc, argv, &o, flags, &first);
 	if (ret)
-		return ret > 0 ? WD_EXIT_OK : WD_EXIT_USAGE;
-	return run_main(&o, argc - first, argv + first, NULL, NULL);
+		status = ret > 0 ? WD_EXIT_OK : WD_EXIT_USAGE;
+	else
+		status = run_main(&o, argc - first, argv + first, NULL, NULL);
+	free(flags);
+	return status;
 }

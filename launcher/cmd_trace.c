@@ -102,6 +102,11 @@ int cmd_trace(int argc, char **argv)
 	    {"timeout", required_argument, NULL, 't'},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
+	    /* `warden run`'s policy flags: refused by name, not taken for an abbreviation of
+	     * --allow-socket */
+	    {"allow", required_argument, NULL, 'A'},
+	    {"read", required_argument, NULL, 'R'},
+	    {"write", required_argument, NULL, 'W'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct run_opts o = {0};
@@ -171,6 +176,18 @@ int cmd_trace(int argc, char **argv)
 			o.quiet = true;
 			rt->quiet = true;
 			break;
+		case 'A':
+		case 'R':
+		case 'W':
+			fprintf(
+			    stderr,
+			    "warden trace: --%s is warden run's: a trace shows the program the "
+			    "host read-only and records what it reaches; warden init writes the "
+			    "policy\n",
+			    c == 'A'   ? "allow"
+			    : c == 'R' ? "read"
+				       : "write");
+			goto out;
 		case 'h':
 			usage(stdout);
 			status = WD_EXIT_OK;

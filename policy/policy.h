@@ -456,6 +456,24 @@ int policy_load_buf(const char *buf, size_t len, const char *name, const struct 
  */
 int policy_command_expand(struct wd_policy *p, const char *home);
 
+/**
+ * policy_merge() - add @from's network rules and filesystem grants to @into's (the union), before
+ * either is validated (`warden run --allow/--read/--write` over `-p FILE`, merge.c)
+ * @into:	a parsed policy: its lists get @from's entries at their ends, in order, except a
+ *		rule whose text or a grant whose path, type and `sensitive` it already has; its
+ *		matcher is rebuilt
+ * @from:	a parsed policy: left with no rules, no grants and no matcher (policy_free() it);
+ *		its other sections are not looked at
+ * @line_offset: added to the lines of the entries moved, so that a diagnostic about one of
+ *		them can be told from one about @into's own (the caller picks a number past
+ *		@into's last line)
+ *
+ * Relative paths are resolved later against the folder of @into->file: give @from absolute
+ * ones. Validate @into afterwards (policy_validate()), as one policy.
+ * Return: 0; -EINVAL when either was validated already; -ENOMEM (then free both, use neither).
+ */
+int policy_merge(struct wd_policy *into, struct wd_policy *from, int line_offset);
+
 /** policy_free() - release a policy; @p may be NULL. */
 void policy_free(struct wd_policy *p);
 

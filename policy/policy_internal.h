@@ -7,7 +7,8 @@
  *   render   render.c, ceiling_render.c       (policy and ceiling -> YAML / JSON)
  *   apply    ceiling_apply.c                  (a ceiling bounds a policy)
  *   parse    parse.c -> network.c, validate.c -> credstores.c (the credential stores);
- *            ceiling_parse.c -> network.c
+ *            ceiling_parse.c -> network.c; merge.c (one parsed policy's lists added to
+ *            another's) -> base.c, match.c
  *   objects  base.c (free, a rule's normal form, names) -> match.c -> hostname.c
  *   bottom   yaml.c (the YAML tree, diagnostics)
  */

@@ -12,6 +12,13 @@
 #include <string.h>
 
 /* is_host_name() - @s is a host name as network.allow takes it (folded, not an address) */
+/* @s needs no quoting in a shell (the flag the block offers is pasted as it is) */
+static bool shell_plain(const char *s)
+{
+	return *s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+			       "_./,+:@%=-") == strlen(s);
+}
+
 static bool is_host_name(const char *s);
 
 /* an IPv4 or IPv6 address as text */
@@ -110,7 +117,7 @@ static int file_facts(const struct audit_event *ev, struct facts *f)
 	if (!ret && yaml_plain(ev->resource) && ev->resource[0] == '/') {
 		ret = wd_buf_printf(&f->allow, "filesystem.%s: [\"%s\"]", write ? "write" : "read",
 				    ev->resource);
-		if (!ret)
+		if (!ret && shell_plain(ev->resource))
 			ret = wd_buf_printf(&f->flag, "--%s %s", write ? "write" : "read",
 					    ev->resource);
 	}
@@ -241,8 +248,10 @@ static int render_group(const struct run_denial *g, struct wd_buf *out)
 			    g->id[0] ? ", denial id " : "", g->id);
 	if (ret < 0)
 		return ret;
+	if (g->allow[0] && g->flag && g->flag[0])
+		return wd_buf_printf(out, "    to allow it: %s (or warden run %s)\n", g->allow,
+				     g->flag);
 	if (g->allow[0])
-		/* g->flag (the matching `warden run` flag) is printed once those flags exist */
 		return wd_buf_printf(out, "    to allow it: %s\n", g->allow);
 	if (!strcmp(g->kind, "udp"))
 		return wd_buf_puts(out, "    no policy line allows it: UDP other than DNS is "

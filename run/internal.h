@@ -301,6 +301,16 @@ int run_config_load(struct run *r);
 int run_policy_load(struct run *r);
 
 /**
+ * run_flags_policy_load() - the policy of a run with --allow/--read/--write (run/flags.c): the
+ * flags' entries over -p FILE's (or alone), validated as one policy, errors naming the flag;
+ * sets r->input.pol, its text (the effective policy as YAML) and r->input.policy_abs
+ * @r:		the run (r->o.flags, r->o.nflags > 0)
+ * @ctx:	as for policy_validate()
+ * Return: 0, or 125 (said).
+ */
+int run_flags_policy_load(struct run *r, const struct policy_ctx *ctx);
+
+/**
  * run_command_resolve() - the command (@argv, else the policy's `command`) with argv[0]
  * resolved through $PATH; it must be visible inside the sandbox
  * @r:		the run (r->input.argv, r->input.exe are set)

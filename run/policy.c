@@ -1,6 +1,7 @@
 /* run_policy.c - the inputs of `warden run`, its first stages: the gateway configuration (and
  * from it the nft table's and the run networks' configuration), whom the program runs as, the
- * policy, and the command resolved to a file the sandbox can see. */
+ * policy (with --allow/--read/--write: flags.c's), and the command resolved to a file the
+ * sandbox can see. */
 #include "run/internal.h"
 #include "conf/host.h"
 
@@ -169,7 +170,13 @@ int run_policy_load(struct run *r)
 	ctx.protect = pr.v;
 	ctx.nprotect = pr.n;
 	policy_diags_init(&d);
-	if (r->o.policy) {
+	if (r->o.nflags) {
+		ret = run_flags_policy_load(r, &ctx);
+		if (ret) {
+			policy_diags_free(&d);
+			return ret;
+		}
+	} else if (r->o.policy) {
 		ret = policy_load(r->o.policy, &ctx, &r->input.pol, &d);
 		if (ret) {
 			print_diags(&d);

@@ -487,6 +487,32 @@ static int finish(struct run *r, struct run_outcome *o)
 	return o->status;
 }
 
+/* `warden run --print-policy`: the gateway config and the policy loaded as for a run (-p FILE
+ * and the flags), the effective policy printed on stdout as YAML that `warden policy check`
+ * accepts; nothing else happens. Return: 0, or 125 (said). */
+static int print_policy(struct run *r)
+{
+	struct wd_buf text = WD_BUF_INIT;
+	int ret;
+
+	ret = run_config_load(r);
+	if (!ret)
+		ret = run_policy_load(r);
+	if (ret)
+		return ret;
+	if (wd_buf_puts(&text, "# the effective policy of this `warden run` (warden run "
+			       "--print-policy); nothing ran\n") ||
+	    policy_render_yaml(r->input.pol, &text)) {
+		wd_buf_free(&text);
+		return run_fail(r, "policy", NULL, "out of memory");
+	}
+	ret = fwrite(text.data, 1, text.len, stdout) == text.len && fflush(stdout) == 0
+		  ? 0
+		  : run_fail(r, "policy", NULL, "writing the policy: %s", strerror(errno));
+	wd_buf_free(&text);
+	return ret;
+}
+
 int run_main(const struct run_opts *opts, int argc, char **argv, const struct run_learn *learner,
 	     struct run_trace *trace)
 {
@@ -506,6 +532,10 @@ int run_main(const struct run_opts *opts, int argc, char **argv, const struct ru
 	run_stdio_plan(&r);
 	run_sandbox_init(&r);
 	r.network.pool_size = run_pool_size();
+	if (r.o.print_policy) {
+		status = print_policy(&r);
+		goto out;
+	}
 	if (r.o.print_seccomp) {
 		status = run_policy_load(&r);
 		if (!status)

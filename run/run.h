@@ -12,6 +12,7 @@
 #include "common/common.h"
 #include "conf/conf.h"
 #include "policy/policy.h"
+#include "run/flags.h"
 #include "run/limits.h"
 
 #include <limits.h>
@@ -66,6 +67,10 @@ enum {
  * @print_bwrap:	--print-bwrap
  * @run_id:		--run-id ID (hidden: `warden mcp` names its runs), or NULL (a random id)
  * @started_by:		--started-by mcp (hidden): recorded in the run's state and run.start
+ * @flags:		--allow, --read, --write in command-line order (run/flags.h), or NULL
+ * @nflags:		how many: with none the policy is -p FILE's alone
+ * @print_policy:	--print-policy: print the effective policy (file + flags) as YAML, run
+ *nothing
  * @usage:		the verb's usage text, said when there is no command; or NULL
  */
 struct run_opts {
@@ -81,6 +86,9 @@ struct run_opts {
 	bool print_bwrap;
 	const char *run_id;
 	const char *started_by;
+	const struct run_flag *flags;
+	size_t nflags;
+	bool print_policy;
 	void (*usage)(FILE *f);
 };
 

@@ -2,7 +2,7 @@
 # run_denials.sh - the end-of-run denial block (issue 27, item 3): a run whose program was
 # refused something prints, on stderr, one short block naming what was denied (name:port),
 # how often, the denial id that `warden logs` finds, and the exact policy line that would
-# allow it. Controls: a run with no denials prints no block; -q prints none; the allowed
+# allow it, and the `warden run` flag that would (issue 27, item 7). Controls: a run with no denials prints no block; -q prints none; the allowed
 # name of the same run is not in the block.
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -45,8 +45,8 @@ check "the block's head counts them and says where all of them are" \
 	grep -qF "warden run: 3 denials in this run (all of them: warden logs --run $r --denied)" "$T/err"
 check "the block names other.test:443, how often, and its (last) denial id" \
 	grep -qE "^  other\.test:443  network, 3 times, denial id $last_id\$" "$T/err"
-check "the block gives the exact policy line" grep -qF \
-	'    to allow it: network.allow: ["other.test:443"]' "$T/err"
+check "the block gives the exact policy line, and the warden run flag" grep -qF \
+	'    to allow it: network.allow: ["other.test:443"] (or warden run --allow other.test:443)' "$T/err"
 check "the allowed name of the same run is not in the block" bash -c '! grep -q "allowed.test" "$1"' _ "$T/err"
 check "warden logs finds the denial id the block gave" bash -c \
 	'"$1" logs --audit-log "$2" --run "$3" --denied --json | grep -qF "\"denial_id\":\"$4\""' _ "$W" "$A" "$r" "$last_id"
@@ -59,8 +59,8 @@ chmod 0644 "$T/secret.txt"
 in_host "$W" run --audit-log "$A" -p "$T/files.yaml" -- sh -c "cat '$T/secret.txt'; true" >"$T/out" 2>"$T/err"
 check "control: the program could not read it" bash -c '! grep -q secret "$1"' _ "$T/out"
 check "the block names the file and the read" grep -qF "  $T/secret.txt  file read, " "$T/err"
-check "... with the filesystem.read line that grants it" \
-	grep -qF "    to allow it: filesystem.read: [\"$T/secret.txt\"]" "$T/err"
+check "... with the filesystem.read line that grants it, and the flag" \
+	grep -qF "    to allow it: filesystem.read: [\"$T/secret.txt\"] (or warden run --read $T/secret.txt)" "$T/err"
 sed -i "s|^  read: \[\"$LAB_CA\"\]\$|  read: [\"$LAB_CA\", \"$T/secret.txt\"]|" "$T/files.yaml"
 check "setup: the line is in the policy" grep -qF "\"$T/secret.txt\"]" "$T/files.yaml"
 in_host "$W" run --audit-log "$A" -p "$T/files.yaml" -- cat "$T/secret.txt" >"$T/out" 2>"$T/err"
@@ -71,6 +71,9 @@ sed -i 's/^    - {host: allowed.test, ports: \[443\]}$/&\n    - "other.test:443"
 check "setup: the line is in the policy" grep -q '"other.test:443"' "$T/net.yaml"
 check "with it, the same fetch of other.test works" wr -- sh -c "$(denied)"
 sed -i '/"other.test:443"/d' "$T/net.yaml"
+get_other() { wr -q "$@" -- curl -fsS --max-time 8 --cacert "$LAB_CA" -o /dev/null https://other.test/; }
+check_fails --denied 22 "control: without it, the fetch is denied again (the gateway's 403)" get_other
+check "the flag it gives allows the name too (--allow over -p)" get_other --allow other.test:443
 
 echo "# a run without denials prints no block"
 wr -- sh -c "$(fetch)" >"$T/out" 2>"$T/err"

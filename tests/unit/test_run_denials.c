@@ -61,7 +61,8 @@ static void test_network_groups_with_line(void **state)
 	    s, "warden run: 2 denials in this run (all of them: warden logs --run abc123 "
 	       "--denied)\n"
 	       "  other.test:443  network, 2 times, denial id dn-2\n"
-	       "    to allow it: network.allow: [\"other.test:443\"]\n");
+	       "    to allow it: network.allow: [\"other.test:443\"] (or warden run --allow "
+	       "other.test:443)\n");
 	free(s);
 	run_denials_free(&d);
 }
@@ -139,10 +140,13 @@ static void test_dns_file_limit_lines(void **state)
 	s = render(&d, -1, &lines);
 	assert_int_equal(lines, 10);
 	assert_non_null(strstr(s, "  api.example.test  dns, 1 time\n    to allow it: "
-				  "network.allow: [\"api.example.test\"]"));
+				  "network.allow: [\"api.example.test\"] (or warden run --allow "
+				  "api.example.test)\n"));
 	assert_non_null(strstr(s, "  /etc/shadow  file read, 4 times\n    to allow it: "
-				  "filesystem.read: [\"/etc/shadow\"]\n"));
-	assert_non_null(strstr(s, "filesystem.write: [\"/srv/out.txt\"]"));
+				  "filesystem.read: [\"/etc/shadow\"] (or warden run --read "
+				  "/etc/shadow)\n"));
+	assert_non_null(strstr(s, "filesystem.write: [\"/srv/out.txt\"] (or warden run --write "
+				  "/srv/out.txt)\n"));
 	/* the summary without a name is counted, and the block says more are in the log */
 	assert_non_null(strstr(s, "  and 10 more: warden logs --run abc123 --denied\n"));
 	free(s);
@@ -151,6 +155,27 @@ static void test_dns_file_limit_lines(void **state)
 	assert_int_equal(run_denials_add(&d, &mem), 0);
 	s = render(&d, -1, &lines);
 	assert_non_null(strstr(s, "to allow it: limits.memory_mb: 512  (now 256)"));
+	free(s);
+	run_denials_free(&d);
+}
+
+/* a path a shell would split or expand gets its policy line (quoted) but no flag to paste */
+static void test_no_flag_for_a_path_a_shell_splits(void **state)
+{
+	struct run_denials d = {0};
+	struct audit_event rd = {.run = "r1",
+				 .type = AUDIT_TYPE_FILE,
+				 .action = "file.open",
+				 .resource = "/srv/my notes;x.txt",
+				 .op = "read"};
+	int lines;
+	char *s;
+
+	(void)state;
+	assert_int_equal(run_denials_add(&d, &rd), 0);
+	s = render(&d, -1, &lines);
+	assert_non_null(strstr(s, "    to allow it: filesystem.read: [\"/srv/my notes;x.txt\"]\n"));
+	assert_null(strstr(s, "warden run --read"));
 	free(s);
 	run_denials_free(&d);
 }
@@ -194,6 +219,7 @@ int main(void)
 	    cmocka_unit_test(test_network_groups_with_line),
 	    cmocka_unit_test(test_no_line_where_none_allows),
 	    cmocka_unit_test(test_dns_file_limit_lines),
+	    cmocka_unit_test(test_no_flag_for_a_path_a_shell_splits),
 	    cmocka_unit_test(test_cap_and_daemon_rest),
 	};
 
