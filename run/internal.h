@@ -10,7 +10,7 @@
  *   liveness.c       the end-to-end check: a DNS query from inside the run is answered
  *   sandbox.c        the sandbox step: write grants made, the backend (sandbox.h) driven;
  *                    bubblewrap is sandbox_bwrap.c, its parked child child.c
- *   wait.c           the wait: signals forwarded, the timeout, RSS sampling
+ *   wait.c           the wait: signals forwarded, the timeout, memory sampling
  *   stdio_relay.c    the stdio relay (not a terminal: pipes) and the MCP tool calls in flight
  *   teardown.c       undoing the stages, in the foreground or in a detached child
  *
@@ -221,7 +221,7 @@ struct run {
  * struct run_outcome - how the program ended, for run.exit and the limit events
  * @wstatus:	bwrap's wait status
  * @timed_out:	the timeout fired
- * @rss_hit:	RSS sampling killed the run over the memory limit
+ * @rss_hit:	memory sampling killed the run over the memory limit
  * @rss_peak_kb: the largest RSS sampled, in KiB
  * @status:	what `warden run` exits with (run_exit_status())
  * @sig:	the signal that ended the program when known, else 0
@@ -721,7 +721,7 @@ void run_sandbox_signal(struct run *r, enum sandbox_target to, int sig);
 
 /**
  * run_wait() - wait for the program: signals forwarded, the timeout (SIGTERM to the tree,
- * SIGKILL RUN_KILL_GRACE_MS later), RSS sampling when no cgroup limits memory, the embedded
+ * SIGKILL RUN_KILL_GRACE_MS later), memory sampling when no cgroup limits memory, the embedded
  * gateway's death noticed
  * @r:	the run (its sandbox runs)
  * @o:	zeroed on entry; wstatus, timed_out, rss_hit, rss_peak_kb are filled in

@@ -47,7 +47,7 @@ const char *limits_kind_name(enum limits_kind k)
 	case LIMITS_CGROUP1:
 		return "cgroup1";
 	case LIMITS_SAMPLING:
-		return "rss-sampling";
+		return "pss-sampling";
 	}
 	return "?";
 }
@@ -492,13 +492,54 @@ int limits_destroy(struct limits *l)
 	return r;
 }
 
-/* Resident KiB of @pid plus its descendants (every thread's children). */
+/* The memory @pid is charged with, in KiB: its proportional set size (smaps_rollup's `Pss:`:
+ * a page shared by N processes counts 1/N in each, so that summed over a tree of forks it is
+ * counted once), or, where that cannot be read (a kernel before 4.14, a process that is not
+ * dumpable), its resident size (statm), which counts every shared page in full: more, never
+ * less (a run is killed early, never late). */
+static uint64_t mem_kb(pid_t pid)
+{
+	static const char key[] = "\nPss:";
+	char p[64], buf[4096];
+	unsigned long long size = 0, res = 0, pss;
+	const char *at;
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/smaps_rollup", pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			at = strstr(buf, key);
+			/* NOLINTNEXTLINE(cert-err34-c): the kernel's smaps_rollup */
+			if (at && sscanf(at + sizeof(key) - 1, "%llu kB", &pss) == 1)
+				return pss;
+		}
+	}
+	snprintf(p, sizeof(p), "/proc/%d/statm", pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* NOLINTNEXTLINE(cert-err34-c): the kernel's statm */
+	if (sscanf(buf, "%llu %llu", &size, &res) != 2)
+		return 0;
+	return res * (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
+}
+
+/* The memory of @pid plus its descendants (every thread's children), in KiB (mem_kb()). */
 /* NOLINTNEXTLINE(misc-no-recursion): at most 64 deep, the frame is 4 KiB */
 static uint64_t rss_tree(pid_t pid, int depth)
 {
 	char p[64], buf[4096];
-	unsigned long long size = 0, res = 0;
-	uint64_t kb = 0;
+	uint64_t kb;
 	DIR *d;
 	struct dirent *de;
 	int fd;
@@ -506,18 +547,7 @@ static uint64_t rss_tree(pid_t pid, int depth)
 
 	if (depth > 64)
 		return 0;
-	snprintf(p, sizeof(p), "/proc/%d/statm", pid);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n > 0) {
-			buf[n] = '\0';
-			/* NOLINTNEXTLINE(cert-err34-c): the kernel's statm */
-			if (sscanf(buf, "%llu %llu", &size, &res) == 2)
-				kb = res * (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
-		}
-	}
+	kb = mem_kb(pid);
 	snprintf(p, sizeof(p), "/proc/%d/task", pid);
 	d = opendir(p);
 	if (!d)

@@ -1,4 +1,4 @@
-/* limits.h - a run's resource limits (limits.c): cgroup v2, else v1, else RSS sampling; the
+/* limits.h - a run's resource limits (limits.c): cgroup v2, else v1, else memory sampling; the
  * run's processes killed, reaped and counted; the breaches read back for the limit events.
  * Used by the stages, `warden doctor` and the unit tests (through run.h).
  */
@@ -16,7 +16,7 @@ enum limits_kind {
 	LIMITS_NONE,	 /* no limit asked for */
 	LIMITS_CGROUP2,	 /* cgroup v2 */
 	LIMITS_CGROUP1,	 /* cgroup v1: memory, pids, cpu hierarchies */
-	LIMITS_SAMPLING, /* no usable cgroup: resident memory sampled, no pids/cpu limit */
+	LIMITS_SAMPLING, /* no usable cgroup: memory (PSS) sampled, no pids/cpu limit */
 };
 
 /* cgroup v1 controllers Warden uses, in this order everywhere. */
@@ -41,7 +41,7 @@ struct limits {
  */
 enum limits_kind limits_probe(void);
 
-/** limits_kind_name() - "cgroup2", "cgroup1", "rss-sampling", "none". */
+/** limits_kind_name() - "cgroup2", "cgroup1", "pss-sampling", "none". */
 const char *limits_kind_name(enum limits_kind k);
 
 /**
@@ -100,7 +100,9 @@ int limits_reap(const struct limits *l, unsigned max_ms);
 int limits_destroy(struct limits *l);
 
 /**
- * limits_rss_kb() - resident memory of @pid and all its descendants, in KiB (sampling fallback)
+ * limits_rss_kb() - the memory of @pid and all its descendants, in KiB (sampling fallback):
+ *		     their proportional set sizes summed (shared pages once), or the resident
+ *		     size of a process whose PSS cannot be read
  */
 uint64_t limits_rss_kb(pid_t pid);
 

@@ -521,10 +521,10 @@ static int daemon_limits(struct run *r)
 static void daemon_isolation(const struct run *r, const char *sb, char *out, size_t size)
 {
 	/* the daemon plumbs the network and makes the cgroup (when its mount namespace shows
-	 * one: else RSS sampling, as rootless; run.exit's limit events say which) */
+	 * one: else memory sampling, as rootless; run.exit's limit events say which) */
 	snprintf(out, size,
 		 "userns+netns+veth(daemon)+nft(host),%s,uid=%u,limits=cgroup-by-daemon"
-		 "|memory:rss-sampling+pids:rlimit-nproc(userns)+time:wall-clock",
+		 "|memory:pss-sampling+pids:rlimit-nproc(userns)+time:wall-clock",
 		 sb, (unsigned)r->input.uid);
 }
 

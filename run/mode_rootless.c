@@ -590,7 +590,7 @@ void run_rootless_down(struct run *r)
 	r->network.net.netns_fd = -1;
 }
 
-/* No cgroup of the caller's: RSS sampling, RLIMIT_NPROC in the run's user namespace, the
+/* No cgroup of the caller's: memory sampling, RLIMIT_NPROC in the run's user namespace, the
  * timeout; or the user's systemd scope where it delegates cgroup v2. */
 static int rootless_prereq(struct run *r)
 {
@@ -613,13 +613,13 @@ static void rootless_isolation(const struct run *r, const char *sb, char *out, s
 		/* the user's systemd scope (cgroup v2) holds them; the fallback's stay on */
 		snprintf(out, size,
 			 "userns+netns+nft(own),%s,uid=%u,limits=systemd-scope(memory:MemoryMax+"
-			 "pids:TasksMax+cpu:CPUQuota)+memory:rss-sampling+pids:rlimit-nproc(userns)"
+			 "pids:TasksMax+cpu:CPUQuota)+memory:pss-sampling+pids:rlimit-nproc(userns)"
 			 "+time:wall-clock",
 			 sb, (unsigned)r->input.uid);
 	else
 		/* no cgroup of the user's: which mechanism holds each limit */
 		snprintf(out, size,
-			 "userns+netns+nft(own),%s,uid=%u,limits=memory:rss-sampling+"
+			 "userns+netns+nft(own),%s,uid=%u,limits=memory:pss-sampling+"
 			 "pids:rlimit-nproc(userns)+time:wall-clock",
 			 sb, (unsigned)r->input.uid);
 }

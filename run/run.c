@@ -20,7 +20,7 @@
  *             (the table is installed first when it is missing)           (network.c)
  *   gw.spawn  a daemon answering on the control socket, else an embedded warden-gateway
  *             child bound to this run's host-side addresses, started now  (gwclient.c)
- *   limits    cgroups (v2, else v1) with the policy's limits, else RSS sampling; missing
+ *   limits    cgroups (v2, else v1) with the policy's limits, else memory sampling; missing
  *             write grants made (an empty file or a folder)               (sandbox.c)
  *   stdio     stdin and stdout not terminals: the program gets pipes, relayed byte for byte
  *             with the MCP tool calls in flight told to the gateway       (stdio_relay.c)
@@ -32,7 +32,7 @@
  *   durable   run.start's fdatasync is done (waited for); if it failed nothing runs (audit.c)
  *   exec      the sandbox's process goes on and execs the sandbox; its failure comes back
  *             over a CLOEXEC pipe                                          (sandbox.c)
- *   wait      signals forwarded, the timeout, RSS sampling, the stdio relay (wait.c)
+ *   wait      signals forwarded, the timeout, memory sampling, the stdio relay (wait.c)
  *   exit      limit events, the gateway's counters, "run.exit"; the teardown (netns, nft
  *             elements, cgroups, unregister, state) handed to a detached child (teardown.c)
  * A failure before exec removes the write grants it made, tears down what exists, writes

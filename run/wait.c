@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* How often the RSS of a run without a memory cgroup is sampled. */
+/* How often the memory of a run without a memory cgroup is sampled (limits_rss_kb()). */
 #define RSS_SAMPLE_MS 100
 
 static void arm(int tfd, uint64_t ms, uint64_t interval_ms)

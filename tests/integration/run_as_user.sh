@@ -53,8 +53,8 @@ run_escape|FAIL|a file the program leaves in a grant is not root's|out:wanted '6
 run_escape|ERROR|a root-owned link in a root-owned folder is followed|out:exit 125;.*passes through the symbolic link [^ ]*/rootlink .*in a folder others than root can change|the test's folder is the user's as the user (lab_tmpdir), so the link is in a folder the user can change: refused (125)
 run_escape|ERROR|a read grant holding the audit log's folder sees it empty|out:exit 125;.*cannot open audit log [^ ]*/ro/log/audit.jsonl: Permission denied|the test makes the log's folder as root, where the user cannot write the log: the run is refused (125)
 run_escape|FAIL|... while the log there has lines|after:a read grant holding the audit log's folder sees it empty|no run wrote the log
-run_limits|FAIL|... the audit says so|out:wanted '1', got '2'|every rootless run samples RSS: two run.start events say rss-sampling where the check counts one
-run_limits|FAIL|... with a limit.memory event|out:wanted '1', got '2'|the same: two limit.memory events name rss-sampling where the check counts one
+run_limits|FAIL|... the audit says so|out:wanted '1', got '2'|every rootless run samples memory: two run.start events say pss-sampling where the check counts one
+run_limits|FAIL|... with a limit.memory event|out:wanted '1', got '2'|the same: two limit.memory events name pss-sampling where the check counts one
 run_limits|FAIL|... with a limit.pids event|out:wanted '1', got '0'|RLIMIT_NPROC refuses forks without a count the launcher could read: no limit.pids event (the fork bomb still ends)
 run_limits|FAIL|no nft set element is left|out:Error: No such file or directory|it lists the host's table in lab-host, which a rootless run never touches: there is none
 run_audit|FAIL|control: the plain UDP datagram of the same run is audited|out:PermissionError: \[Errno 1\] Operation not permitted|a datagram the run's table drops fails the program's send (EPERM: the drop is in the program's own namespace), so the check's `probe && probe && socat` chain stops before this datagram

@@ -53,16 +53,63 @@ check_eq "a memory hog is killed: 137" 137 status_of wr -p "$T/limits.yaml" -- \
 	sh -c 'x=a; while :; do x=$x$x; done'
 check "... with a limit.memory event" jq -e -s \
 	'[.[] | select(.action == "limit.memory" and .limit == 67108864)] | length == 1' "$A"
-check_eq "RSS sampling (no cgroup): a memory hog is killed: 137" 137 status_of env \
+check_eq "memory sampling (no cgroup): a memory hog is killed: 137" 137 status_of env \
 	WARDEN_LIMITS=sampling ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" \
 	-p "$T/limits.yaml" -- sh -c 'x=a; while :; do x=$x$x; done'
 # (counts, so that a difference shows how many: run_as_user.sh's rows name them)
 check_eq "... the audit says so" 1 jq -s '
-	[.[] | select(.action == "run.start" and (.isolation | contains("rss-sampling")))] |
+	[.[] | select(.action == "run.start" and (.isolation | contains("pss-sampling")))] |
 	length' "$A"
 check_eq "... with a limit.memory event" 1 jq -s \
-	'[.[] | select(.action == "limit.memory" and (.reason | contains("rss-sampling")))] |
+	'[.[] | select(.action == "limit.memory" and (.reason | contains("pss-sampling")))] |
 	length' "$A"
+# memory sampling counts a page shared by N forked processes once (PSS), not N times (RSS): a
+# parent touches 64 MiB and forks 120 children that share it and live 5 s: under 256 MiB (their
+# resident sizes summed were ~9 GiB: killed); the control, the same program whose children each
+# also write 4 MiB of their own (480 MiB in all), is killed within the same 5 s, which shows the
+# sampler looked while the children were there
+cat >"$T/fork.yaml" <<EOF
+version: 1
+limits:
+  memory_mb: 256
+  timeout_s: 60
+EOF
+# the program's user (nobody for root's runs) reads it through the test's folder
+chmod 0711 "$T"
+mkdir -p "$T/py"
+cat >"$T/py/forks.py" <<'EOF'
+import os, sys, time
+own = int(sys.argv[1])
+shared = bytearray(64 << 20)
+for i in range(0, len(shared), 4096):
+    shared[i] = 1
+kids = []
+for _ in range(120):
+    pid = os.fork()
+    if pid == 0:
+        mine = bytearray(own << 20)
+        for i in range(0, len(mine), 4096):
+            mine[i] = 1
+        time.sleep(5)
+        os._exit(0)
+    kids.append(pid)
+for k in kids:
+    os.waitpid(k, 0)
+print("done")
+EOF
+chmod 0755 "$T/py"
+chmod 0644 "$T/py/forks.py"
+sampled_run() {
+	env WARDEN_LIMITS=sampling ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$T/pss.jsonl" \
+		-p "$T/fork.yaml" --read "$T/py/forks.py" -- /usr/bin/python3 "$T/py/forks.py" "$1"
+}
+check_eq "memory sampling: 120 forked children sharing 64 MiB stay under 256 MiB" "done" \
+	sampled_run 0
+check_eq "... while the same children writing 4 MiB each (480 MiB) are killed: 137" 137 \
+	status_of sampled_run 4
+check_eq "... with one limit.memory event, for it (pss-sampling)" 1 jq -s \
+	'[.[] | select(.action == "limit.memory" and (.reason | contains("pss-sampling")))] |
+	length' "$T/pss.jsonl"
 check "a fork bomb ends (pids.max, then the timeout)" bash -c \
 	'ip netns exec "$0" "$1" run -q --audit-log "$2" -p "$3" -- \
 	sh -c "b() { b | b & }; b; sleep 60 $4" >/dev/null 2>&1; [[ $? != 0 ]]' \

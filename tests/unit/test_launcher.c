@@ -570,7 +570,7 @@ static void test_limits_names(void **state)
 	(void)state;
 	assert_string_equal(limits_kind_name(LIMITS_CGROUP1), "cgroup1");
 	assert_string_equal(limits_kind_name(LIMITS_CGROUP2), "cgroup2");
-	assert_string_equal(limits_kind_name(LIMITS_SAMPLING), "rss-sampling");
+	assert_string_equal(limits_kind_name(LIMITS_SAMPLING), "pss-sampling");
 	assert_int_equal(limits_destroy(NULL), 0);
 	assert_int_equal(limits_destroy(&l), 0);
 	assert_int_equal(limits_signal(&l, 0), 0);
