@@ -527,8 +527,8 @@ static void check_cgroups(struct finding *f)
 		set(f, DOC_WARN,
 		    "mount cgroup2 at /sys/fs/cgroup (or the v1 memory, pids, cpu "
 		    "hierarchies) and run as root",
-		    "no usable cgroup: memory is enforced by memory sampling only, pids and cpu are "
-		    "not limited");
+		    "no usable cgroup: memory is enforced by sampling (PSS) only, pids and "
+		    "cpu are not limited");
 }
 
 static void check_audit(struct finding *f)
@@ -663,11 +663,11 @@ static void check_limits_user(struct finding *f)
 	if (run_rootless_scope_usable(getenv("XDG_RUNTIME_DIR"), RUN_SYSTEMD_RUN, "/sys/fs/cgroup"))
 		set(f, DOC_OK, NULL,
 		    "rootless limits: a systemd user scope of your user manager (cgroup v2: "
-		    "MemoryMax, TasksMax, CPUQuota), and memory sampling, RLIMIT_NPROC in the run's "
-		    "user namespace and the wall-clock timeout as well");
+		    "MemoryMax, TasksMax, CPUQuota), and memory sampling, RLIMIT_NPROC in the "
+		    "run's user namespace and the wall-clock timeout as well");
 	else
 		set(f, DOC_OK, NULL,
-		    "rootless limits: memory by memory sampling of the run's processes, pids by "
+		    "rootless limits: memory by sampling the run's processes (PSS), pids by "
 		    "RLIMIT_NPROC in the run's user namespace, the wall-clock timeout (no systemd "
 		    "user manager of yours answers on $XDG_RUNTIME_DIR/systemd/private with "
 		    "cgroup v2: with one, runs also get a systemd user scope)");
