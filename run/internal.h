@@ -222,7 +222,7 @@ struct run {
  * @wstatus:	bwrap's wait status
  * @timed_out:	the timeout fired
  * @rss_hit:	memory sampling killed the run over the memory limit
- * @rss_peak_kb: the largest RSS sampled, in KiB
+ * @rss_peak_kb: the largest memory figure the sampling judged (wait.c mem_sample()), in KiB
  * @status:	what `warden run` exits with (run_exit_status())
  * @sig:	the signal that ended the program when known, else 0
  * @gw_gone:	the gateway daemon went away during the run: it was ended, the status is 125
