@@ -219,17 +219,13 @@ static int row_json(const struct sandbox_rule *r, json_t *syscalls, struct wd_er
 {
 	struct part parts[MAX_PARTS];
 	size_t n = 0;
-	int ret;
 
 	if (!r->syscall || !r->syscall[0] || r->err <= 0 || r->err > MAX_ERRNO)
 		return wd_err_set(err, -EINVAL, "seccomp profile: a row with no call or errno %d",
 				  r->err);
-	ret = row_parts(r, parts, &n);
-	if (ret)
-		return wd_err_set(err, ret,
-				  "seccomp profile: %s: a condition this profile cannot "
-				  "express",
-				  r->syscall);
+	if (row_parts(r, parts, &n))
+		return wd_err_set(err, -EINVAL,
+				  "seccomp profile: %s: a condition it cannot express", r->syscall);
 	for (size_t i = 0; i < n; i++) {
 		if (parts[i].a > (uint64_t)INT64_MAX || parts[i].b > (uint64_t)INT64_MAX)
 			return wd_err_set(err, -ERANGE,
