@@ -1,7 +1,8 @@
 /* sandbox.h - the sandbox module: the seccomp filter every process of a run gets (a table of
  * refused system calls, built into a BPF program with libseccomp and handed to bubblewrap's
  * `--seccomp FD`), its readable text, and a small BPF interpreter that runs the program the
- * way the kernel does (to check it without loading it).
+ * way the kernel does (to check it without loading it); and the same table as the seccomp
+ * profile (JSON) of the Docker backend.
  *
  * The filter is a deny list: everything is allowed except the calls in sandbox_rules[], which
  * return the errno of their row without reaching the kernel; a call of another ABI (i386
@@ -173,6 +174,38 @@ int sandbox_rule_text(const struct sandbox_rule *r, struct wd_buf *out);
  * Return: 0, or -ENOMEM.
  */
 int sandbox_describe(unsigned allow, struct wd_buf *out);
+
+/* ------------------------------------------------------------ the Docker backend's profile */
+
+/**
+ * sandbox_seccomp_docker_render() - @rules as a Docker seccomp profile (seccomp_docker.c)
+ * @rules:	a table in sandbox_rules[]'s form
+ * @nrules:	its number of rows
+ * @allow:	enum sandbox_allow bits (rows they loosen are left out)
+ * @out:	buffer the JSON text is appended to (one object, then a newline)
+ * @err:	what failed (the row)
+ *
+ * The profile allows by default and refuses each row's call with its errno, one `syscalls[]`
+ * entry per comparison of the row's condition (the libseccomp rules of the bwrap filter);
+ * `archMap` lists x86_64 and aarch64 without subarchitectures (other ABIs: runc's bad-arch
+ * action). In moby 20.10's format; docs/seccomp.md, "The Docker backend's profile".
+ *
+ * Return: 0, -EINVAL for unknown @allow bits, a row it cannot express or no row left,
+ * -ERANGE for a value above 2^63, -ENOMEM.
+ */
+int sandbox_seccomp_docker_render(const struct sandbox_rule *rules, size_t nrules, unsigned allow,
+				  struct wd_buf *out, struct wd_err *err);
+
+/**
+ * sandbox_seccomp_docker_json() - sandbox_rules[] as a Docker seccomp profile, for
+ * `docker run --security-opt seccomp=FILE`
+ * @allow:	enum sandbox_allow bits
+ * @out:	buffer the JSON text is appended to
+ * @err:	what failed
+ *
+ * Return: as sandbox_seccomp_docker_render().
+ */
+int sandbox_seccomp_docker_json(unsigned allow, struct wd_buf *out, struct wd_err *err);
 
 /* ------------------------------------------------------------ the file-access recorder */
 
