@@ -11,8 +11,8 @@
  *   config    the gateway config: ports, nft table, pools                 (policy.c)
  *   policy    the program's user; load + validate the policy; the command
  *             resolved to an absolute path, visible inside the sandbox     (policy.c)
- *   prereq    root, the sandbox backend's tool, the limits mechanism; the run id, and the
- *             leftovers of crashed runs removed
+ *   prereq    the sandbox backend chosen (backend.c), root, its tool, the limits mechanism;
+ *             the run id, and the leftovers of crashed runs removed
  *   audit     a "run.start" event; if it cannot be written nothing runs; a helper process
  *             fdatasync()s it meanwhile                                     (audit.c)
  *   state     /run/warden/runs/<id>/state with our pid and start time
@@ -169,7 +169,12 @@ static int stage_mode(struct run *r)
 
 static int stage_prereq(struct run *r)
 {
-	int ret = stage_mode(r);
+	/* the backend first: one that cannot run stops the run before anything is made */
+	int ret = run_sandbox_select(r);
+
+	if (ret)
+		return ret;
+	ret = stage_mode(r);
 
 	if (ret)
 		return ret;
