@@ -221,7 +221,7 @@ struct run {
 
 /**
  * struct run_outcome - how the program ended, for run.exit and the limit events
- * @wstatus:	bwrap's wait status
+ * @wstatus:	the sandbox process's wait status (sb->pid: bwrap for the linux backend)
  * @timed_out:	the timeout fired
  * @rss_hit:	RSS sampling killed the run over the memory limit
  * @rss_peak_kb: the largest RSS sampled, in KiB
@@ -232,7 +232,7 @@ struct run {
  * @prog_ended:	the program's own process ended while the sandbox's init had not reaped it:
  *		its wait status is @prog_wstatus (read from the zombie), and the run was ended
  *		then (the init may be held stopped: a run ends when its program does)
- * @prog_wstatus: that status (the run's, instead of bwrap's)
+ * @prog_wstatus: that status (the run's, instead of the sandbox process's)
  */
 struct run_outcome {
 	int wstatus;

@@ -444,9 +444,10 @@ static int finish(struct run *r, struct run_outcome *o)
 			o->status = 128 + SIGTERM;
 		o->sig = o->status - 128;
 	}
-	/* bwrap reports a program killed by signal N as exit 128+N, which an exit(128+N)
-	 * also gives: run.exit names a signal only when it is known (bwrap itself was
-	 * signalled, or the memory limit killed the program) */
+	/* the sandbox process (the linux backend's bwrap) reports a program killed by signal N
+	 * as exit 128+N, which an exit(128+N) also gives: run.exit names a signal only when it
+	 * is known (that process itself was signalled, or the memory limit killed the
+	 * program) */
 	run_sandbox_signal(r, SANDBOX_INSIDE, SIGKILL);
 	run_sandbox_release(r);
 	/* a trace's accesses go to the trace, not the audit log */
