@@ -746,6 +746,8 @@ int cmd_doctor(int argc, char **argv)
 		       "namespaces and nftables, cgroups, the audit log, the gateway) and print\n"
 		       "a fix for each failure. Run by a user, it checks what rootless runs need\n"
 		       "(user namespaces, nftables and nf_nat in one, bwrap nested in it).\n"
+		       "Then one line per sandbox backend (linux, docker, seatbelt, windows):\n"
+		       "whether it can run here, and why not.\n"
 		       "exit status: 0 all good (warnings allowed), 1 something fails\n");
 		return WD_EXIT_OK;
 	}
@@ -759,6 +761,16 @@ int cmd_doctor(int argc, char **argv)
 			wd_say(stdout, "              fix: %s", f.fix);
 		if (f.v == DOC_FAIL)
 			fails++;
+	}
+	/* the sandbox backends: which can run here (informational: the checks above are the
+	 * native one's; a backend that cannot run is chosen only by name, and then fails) */
+	for (size_t i = 0;; i++) {
+		char line[1536];
+		bool ok;
+
+		if (run_backend_doctor(i, line, sizeof(line), &ok))
+			break;
+		wd_say(stdout, "%s backend  %s", ok ? "ok  " : "no  ", line);
 	}
 	wd_say(stdout, "%d problem%s found", fails, fails == 1 ? "" : "s");
 	return fails ? WD_EXIT_FOUND : WD_EXIT_OK;

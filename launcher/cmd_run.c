@@ -4,6 +4,7 @@
  */
 #include "launcher/cli.h"
 #include "run/run.h"
+#include "policy/policy.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -17,12 +18,14 @@ static void usage(FILE *f)
 	    f,
 	    "usage: warden run [-p POLICY] [--allow HOST[:PORT]]... [--read PATH]...\n"
 	    "                  [--write PATH]... [--gateway SOCKET] [--config GATEWAY.yaml]\n"
-	    "                  [--audit-log PATH] [--timeout SECONDS] [--mode MODE] [-q]\n"
+	    "                  [--audit-log PATH] [--timeout SECONDS] [--mode MODE]\n"
+	    "                  [--backend NAME] [-q]\n"
 	    "                  [-- COMMAND ARGS...]\n"
 	    "       warden run [-p POLICY] [--allow ...] [--read ...] [--write ...] "
 	    "--print-policy\n"
 	    "       warden run [-p POLICY] --print-seccomp\n"
-	    "       warden run [-p POLICY] [--mode MODE] --print-bwrap [-- COMMAND ARGS...]\n"
+	    "       warden run [-p POLICY] [--mode MODE] [--backend NAME] --print-bwrap\n"
+	    "                  [-- COMMAND ARGS...]\n"
 	    "\n"
 	    "Run COMMAND (else the policy's `command`) in a sandbox: its own network namespace\n"
 	    "whose every DNS query and TCP connection goes to a gateway that decides by name,\n"
@@ -53,13 +56,18 @@ static void usage(FILE *f)
 	    "                        host's gateway daemon (a user; --gateway names its\n"
 	    "                        socket). Default: root as root; as a user the daemon\n"
 	    "                        if it answers, else rootless\n"
+	    "      --backend NAME    what confines the program: linux (bubblewrap; alias\n"
+	    "                        bwrap), docker, seatbelt (macOS), windows; overrides the\n"
+	    "                        policy's sandbox.backend. One that cannot run here fails\n"
+	    "                        the run (125), never falls back. Default: this OS's own,\n"
+	    "                        else a fallback the policy names (sandbox.fallback)\n"
 	    "      --sandbox-user U  started by root (not through sudo): run the program as\n"
 	    "                        user U (name or uid; default $WARDEN_SANDBOX_USER, else\n"
 	    "                        nobody); the program never runs as root\n"
 	    "  -q, --quiet           no progress messages\n"
 	    "      --print-seccomp   print the seccomp filter the policy gives every process\n"
 	    "                        of the run (no root needed, nothing runs) and exit 0\n"
-	    "      --print-bwrap     print the bubblewrap command line of this run as one\n"
+	    "      --print-bwrap     print the sandbox backend's command line of this run as one\n"
 	    "                        shell line (its descriptors' files in a new folder,\n"
 	    "                        named on stderr) and exit 0; nothing runs\n"
 	    "\n"
@@ -120,6 +128,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, struct run_flag
 	    {"print-seccomp", no_argument, NULL, 'S'},
 	    {"print-bwrap", no_argument, NULL, 'B'},
 	    {"mode", required_argument, NULL, 'm'},
+	    {"backend", required_argument, NULL, 'b'},
 	    {"run-id", required_argument, NULL, 'I'},
 	    {"started-by", required_argument, NULL, 'M'},
 	    {"allow", required_argument, NULL, 'A'},
@@ -160,6 +169,13 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, struct run_flag
 			if (!run_opts_mode_ok(optarg))
 				return usage_error("--mode: root, rootless or daemon, not", optarg);
 			o->mode = optarg;
+			break;
+		case 'b':
+			if (!policy_backend_lookup(optarg))
+				return usage_error("--backend: linux (or bwrap), docker, seatbelt "
+						   "or windows, not",
+						   optarg);
+			o->backend = optarg;
 			break;
 		case 'A':
 			add_flag(o, flags, RUN_FLAG_ALLOW, optarg);

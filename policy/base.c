@@ -1,6 +1,6 @@
 /* base.c - the policy's objects themselves, below every layer of policy/ (parse, apply,
  * render): freeing a policy, a rule and a ceiling, a rule's normal form (sorted ports and its
- * text), the caps' names, and `~` in `command` made the home folder. */
+ * text), the caps' names, the backends' words, and `~` in `command` made the home folder. */
 #include "policy/policy_internal.h"
 
 #include <errno.h>
@@ -156,4 +156,36 @@ int policy_command_expand(struct wd_policy *p, const char *home)
 		p->command[i] = x;
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------ backends */
+
+/* the backends' words, index = enum policy_backend */
+static const char *const backend_words[POLICY_BACKEND_N] = {
+    [POLICY_BACKEND_LINUX] = "linux",
+    [POLICY_BACKEND_DOCKER] = "docker",
+    [POLICY_BACKEND_SEATBELT] = "seatbelt",
+    [POLICY_BACKEND_WINDOWS] = "windows",
+};
+
+const char *policy_backend_name(unsigned b)
+{
+	return b < POLICY_BACKEND_N ? backend_words[b] : NULL;
+}
+
+unsigned policy_backend_lookup(const char *word)
+{
+	if (!word)
+		return POLICY_BACKEND_AUTO;
+	if (!strcmp(word, "bwrap"))
+		return POLICY_BACKEND_LINUX;
+	for (unsigned b = 1; b < POLICY_BACKEND_N; b++)
+		if (!strcmp(word, backend_words[b]))
+			return b;
+	return POLICY_BACKEND_AUTO;
+}
+
+const char *policy_backend_list(void)
+{
+	return "linux (alias bwrap), docker, seatbelt, windows";
 }

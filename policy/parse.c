@@ -46,8 +46,8 @@ static const char *const env_keys[ENV_N] = {"allow", "set"};
 enum { LIM_MEMORY, LIM_PIDS, LIM_CPU, LIM_TIMEOUT, LIM_DISK, LIM_N };
 static const char *const limit_keys[LIM_N] = {"memory_mb", "pids", "cpu", "timeout_s", "disk_mb"};
 
-enum { SBX_ALLOW, SBX_N };
-static const char *const sandbox_keys[SBX_N] = {"allow"};
+enum { SBX_ALLOW, SBX_BACKEND, SBX_FALLBACK, SBX_N };
+static const char *const sandbox_keys[SBX_N] = {"allow", "backend", "fallback"};
 
 enum { MCP_ALLOWLIST, MCP_AUDIT_LOG, MCP_N };
 static const char *const mcp_keys[MCP_N] = {"allowlist", "audit_log"};
@@ -448,13 +448,54 @@ const char *policy_sandbox_allow_name(unsigned bit)
 	return NULL;
 }
 
-/* sandbox: { allow: [userns] } - what the seccomp filter and bwrap loosen on purpose */
+/* one backend's word at @n for @what ("sandbox.backend"). Return: the enum policy_backend, or
+ * POLICY_BACKEND_AUTO (reported) */
+static unsigned parse_backend_word(struct pctx *c, const struct policy_yt_node *n, const char *what)
+{
+	const char *s = policy_yt_str(c->d, n, what);
+	unsigned b;
+
+	if (!s)
+		return POLICY_BACKEND_AUTO;
+	b = policy_backend_lookup(s);
+	if (!b)
+		policy_diag_err(c->d, n, "%s: `%s` is not a sandbox backend; expected one of: %s",
+				what, s, policy_backend_list());
+	return b;
+}
+
+/* sandbox.backend: NAME (forced) and sandbox.fallback: [NAME...] (what auto-selection may use
+ * when the native backend cannot run here) */
+static void parse_backends(struct pctx *c, const struct policy_yt_node *backend,
+			   const struct policy_yt_node *fallback)
+{
+	if (backend)
+		c->p->sandbox_backend = parse_backend_word(c, backend, "sandbox.backend");
+	if (!fallback || policy_yt_want_seq(c->d, fallback, "sandbox.fallback"))
+		return;
+	for (size_t i = 0; i < fallback->nkids; i++) {
+		unsigned b = parse_backend_word(c, fallback->kids[i], "sandbox.fallback");
+
+		if (b && (c->p->sandbox_fallback & (1u << b)))
+			policy_diag_warn(c->d, fallback->kids[i],
+					 "sandbox.fallback: `%s` is listed twice",
+					 policy_backend_name(b));
+		if (b)
+			c->p->sandbox_fallback |= 1u << b;
+	}
+}
+
+/* sandbox: { allow: [userns], backend: NAME, fallback: [NAME] } - what the seccomp filter and
+ * bwrap loosen on purpose, and which backend confines the program */
 static void parse_sandbox(struct pctx *c, const struct policy_yt_node *n)
 {
 	const struct policy_yt_node *v[SBX_N], *allow;
 	char list[128] = "";
 
-	if (policy_yt_map_keys(c->d, n, "`sandbox`", sandbox_keys, SBX_N, v) || !v[SBX_ALLOW])
+	if (policy_yt_map_keys(c->d, n, "`sandbox`", sandbox_keys, SBX_N, v))
+		return;
+	parse_backends(c, v[SBX_BACKEND], v[SBX_FALLBACK]);
+	if (!v[SBX_ALLOW])
 		return;
 	allow = v[SBX_ALLOW];
 	if (policy_yt_want_seq(c->d, allow, "sandbox.allow"))

@@ -193,6 +193,17 @@ struct policy_limits {
 	uint64_t disk_mb;
 };
 
+/* sandbox.backend / sandbox.fallback: the ways to confine a program (warden-policy(5)); the
+ * order is the registry's (run/backend.c), 0 is "not chosen" (auto-selection). */
+enum policy_backend {
+	POLICY_BACKEND_AUTO = 0,
+	POLICY_BACKEND_LINUX,	 /* bubblewrap + seccomp (alias `bwrap`) */
+	POLICY_BACKEND_DOCKER,	 /* a Docker container */
+	POLICY_BACKEND_SEATBELT, /* macOS sandbox-exec */
+	POLICY_BACKEND_WINDOWS,	 /* AppContainer + a Job Object */
+	POLICY_BACKEND_N
+};
+
 /* sandbox.allow: what a policy loosens in the sandbox on purpose (warden-policy(5)). */
 enum policy_sandbox_allow {
 	/* nested namespaces: namespace flags of clone/unshare, setns, mounts; no bwrap
@@ -267,6 +278,9 @@ struct policy_narrowing {
  * @env_set:	env.set entries, in file order
  * @limits:	limits
  * @sandbox_allow: sandbox.allow, enum policy_sandbox_allow bits (0: nothing loosened)
+ * @sandbox_backend: sandbox.backend, enum policy_backend (POLICY_BACKEND_AUTO when absent)
+ * @sandbox_fallback: sandbox.fallback, a bit (1u << enum policy_backend) per backend that
+ *		auto-selection may use when the native one cannot run (0: none)
  * @mcp_allowlist_locked: `mcp.allowlist: locked`: `warden mcp` refuses every request to add a
  *		name (default `approval`: a request waits for a person)
  * @mcp_audit_log_all: `mcp.audit_log: all`: `warden mcp`'s list_audit_log reads the whole log
@@ -309,6 +323,8 @@ struct wd_policy {
 	size_t nenv_set;
 	struct policy_limits limits;
 	unsigned sandbox_allow;
+	unsigned sandbox_backend;
+	unsigned sandbox_fallback;
 	bool mcp_allowlist_locked;
 	bool mcp_audit_log_all;
 	unsigned audit_files;
@@ -522,6 +538,30 @@ bool policy_allows_addr(const struct wd_policy *p, int family, const void *addr,
  * Return: "userns", or NULL for anything else.
  */
 const char *policy_sandbox_allow_name(unsigned bit);
+
+/**
+ * policy_backend_name() - the word of a backend in sandbox.backend and --backend
+ * @b:		enum policy_backend
+ *
+ * Return: "linux", "docker", "seatbelt" or "windows"; NULL for POLICY_BACKEND_AUTO and
+ * anything else.
+ */
+const char *policy_backend_name(unsigned b);
+
+/**
+ * policy_backend_lookup() - a backend by its word (`bwrap` is `linux`)
+ * @word:	the word as written (exact, lower case)
+ *
+ * Return: the enum policy_backend, or POLICY_BACKEND_AUTO when @word names none.
+ */
+unsigned policy_backend_lookup(const char *word);
+
+/**
+ * policy_backend_list() - the words policy_backend_lookup() takes, for messages
+ *
+ * Return: "linux (alias bwrap), docker, seatbelt, windows".
+ */
+const char *policy_backend_list(void);
 
 /**
  * policy_audit_files() - the audit.files a run of @p records (the default when unset: off)

@@ -69,6 +69,36 @@ static int yaml_ports(struct wd_buf *out, const struct policy_rule *r)
 	return ret | wd_buf_puts(out, "] }");
 }
 
+/* sandbox.backend and sandbox.fallback, when set (YAML lines, or JSON members after others) */
+static int put_backends(struct wd_buf *out, const struct wd_policy *p, bool json)
+{
+	int ret = 0;
+	bool first = true;
+
+	if (p->sandbox_backend) {
+		ret |= wd_buf_puts(out, json ? ",\"backend\":" : "  backend: ");
+		ret |= wd_yaml_quote(out, policy_backend_name(p->sandbox_backend));
+		ret |= wd_buf_puts(out, json ? "" : "\n");
+	}
+	if (!p->sandbox_fallback)
+		return ret;
+	ret |= wd_buf_puts(out, json ? ",\"fallback\":[" : "  fallback: [");
+	for (unsigned b = 1; b < POLICY_BACKEND_N; b++) {
+		if (!(p->sandbox_fallback & (1u << b)))
+			continue;
+		ret |= wd_buf_puts(out, first ? "" : json ? "," : ", ");
+		ret |= wd_yaml_quote(out, policy_backend_name(b));
+		first = false;
+	}
+	ret |= wd_buf_puts(out, json ? "]" : "]\n");
+	return ret;
+}
+
+static int yaml_backends(struct wd_buf *out, const struct wd_policy *p)
+{
+	return put_backends(out, p, false);
+}
+
 int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 {
 	int ret = 0;
@@ -151,10 +181,13 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 			ret |= wd_buf_printf(out, "  disk_mb: %llu\n",
 					     (unsigned long long)p->limits.disk_mb);
 	}
+	if (p->sandbox_allow || p->sandbox_backend || p->sandbox_fallback)
+		ret |= wd_buf_puts(out, "sandbox:\n");
+	ret |= yaml_backends(out, p);
 	if (p->sandbox_allow) {
 		bool first = true;
 
-		ret |= wd_buf_puts(out, "sandbox:\n  allow: [");
+		ret |= wd_buf_puts(out, "  allow: [");
 		for (unsigned bit = 1; bit; bit <<= 1) {
 			const char *name =
 			    (p->sandbox_allow & bit) ? policy_sandbox_allow_name(bit) : NULL;
@@ -283,7 +316,9 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 		ret |= wd_buf_puts(out, n++ ? "," : "");
 		ret |= wd_yaml_quote(out, name);
 	}
-	ret |= wd_buf_puts(out, "]}");
+	ret |= wd_buf_puts(out, "]");
+	ret |= put_backends(out, p, true);
+	ret |= wd_buf_puts(out, "}");
 	if (p->mcp_allowlist_locked || p->mcp_audit_log_all)
 		ret |= wd_buf_printf(out, ",\"mcp\":{%s%s%s}",
 				     p->mcp_allowlist_locked ? "\"allowlist\":\"locked\"" : "",

@@ -42,7 +42,7 @@ static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
 /* run.start's `isolation`: the network, the sandbox backend's words, the uid, the limits. */
 static void isolation_text(struct run *r, char *out, size_t size)
 {
-	char sb[192];
+	char sb[256];
 
 	run_sandbox_describe(r, sb, sizeof(sb));
 	r->mode->isolation(r, sb, out, size);

@@ -9,7 +9,8 @@
  *   gwclient.c       which gateway, register, list, the run's counters, unregister
  *   liveness.c       the end-to-end check: a DNS query from inside the run is answered
  *   sandbox.c        the sandbox step: write grants made, the backend (sandbox.h) driven;
- *                    bubblewrap is sandbox_bwrap.c, its parked child child.c
+ *                    bubblewrap is sandbox_bwrap.c, its parked child child.c;
+ *                    backend.c the registry of backends and which one a run uses
  *   wait.c           the wait: signals forwarded, the timeout, memory sampling
  *   stdio_relay.c    the stdio relay (not a terminal: pipes) and the MCP tool calls in flight
  *   teardown.c       undoing the stages, in the foreground or in a detached child
@@ -172,6 +173,7 @@ struct run_made {
 };
 
 struct run_box {
+	unsigned backend;      /* enum policy_backend: run_sandbox_select()'s choice */
 	char cwd[PATH_MAX];    /* the folder the program starts in */
 	struct run_made *made; /* the write grants made, in order (run_sandbox_grants()) */
 	size_t nmade;
@@ -219,7 +221,7 @@ struct run {
 
 /**
  * struct run_outcome - how the program ended, for run.exit and the limit events
- * @wstatus:	bwrap's wait status
+ * @wstatus:	the sandbox process's wait status (sb->pid: bwrap for the linux backend)
  * @timed_out:	the timeout fired
  * @rss_hit:	memory sampling killed the run over the memory limit
  * @rss_peak_kb: the largest memory figure the sampling judged (wait.c mem_sample()), in KiB
@@ -230,7 +232,7 @@ struct run {
  * @prog_ended:	the program's own process ended while the sandbox's init had not reaped it:
  *		its wait status is @prog_wstatus (read from the zombie), and the run was ended
  *		then (the init may be held stopped: a run ends when its program does)
- * @prog_wstatus: that status (the run's, instead of bwrap's)
+ * @prog_wstatus: that status (the run's, instead of the sandbox process's)
  */
 struct run_outcome {
 	int wstatus;
@@ -635,6 +637,91 @@ int run_sandbox_print_seccomp(struct run *r);
  * Return: 0, or 125 (said).
  */
 int run_sandbox_print_bwrap(struct run *r);
+
+/* ------------------------------------------------------------ backends (backend.c) */
+
+/**
+ * struct run_backend_probe - one backend's probe, as run_backend_choose() reads it
+ * @probed:	it was asked (a backend not asked is never chosen)
+ * @ok:		it can run here
+ * @why:	when not: why (its probe's reason)
+ * @fix:	when not: what to do, or NULL
+ */
+struct run_backend_probe {
+	bool probed;
+	bool ok;
+	char why[1024];
+	const char *fix;
+};
+
+/**
+ * struct run_backend_ask - what chooses a run's backend (each an enum policy_backend)
+ * @flag:	--backend, or POLICY_BACKEND_AUTO
+ * @key:	the policy's sandbox.backend, or POLICY_BACKEND_AUTO
+ * @fallback:	the policy's sandbox.fallback bits (1u << backend)
+ * @native:	this OS's own backend (run_backend_native())
+ */
+struct run_backend_ask {
+	unsigned flag;
+	unsigned key;
+	unsigned fallback;
+	unsigned native;
+};
+
+/** run_backend_native() - this OS's own backend (Linux: POLICY_BACKEND_LINUX). */
+unsigned run_backend_native(void);
+
+/** run_backend_ops() - the operations of backend @id, or NULL when this build has none. */
+const struct sandbox_backend *run_backend_ops(unsigned id);
+
+/**
+ * run_backend_probe() - whether backend @id can run here (another OS's, or one not in this
+ * build, cannot; one of this build asks its probe verb, which makes nothing)
+ * @id:		enum policy_backend
+ * @out:	the result, probed set
+ */
+void run_backend_probe(unsigned id, struct run_backend_probe *out);
+
+/**
+ * run_backend_needed() - the backends whose probes run_backend_choose() reads for @a
+ * Return: bits (1u << backend): the forced one, else the native one and the fallbacks.
+ */
+unsigned run_backend_needed(const struct run_backend_ask *a);
+
+/**
+ * run_backend_choose() - a run's backend (pure): --backend, else sandbox.backend, else the
+ * native one, else the first fallback the policy names that can run (registry order); a
+ * forced backend that cannot run is never replaced
+ * @a:		what chooses
+ * @probes:	POLICY_BACKEND_N results, indexed by backend (those not probed are not chosen)
+ * @ret:	on success, the backend
+ * @why:	on failure, the reason (every backend tried, with its probe's reason)
+ * @size:	size of @why
+ * @ret_fix:	on failure, what to do, or NULL
+ *
+ * Return: 0, -ENOENT (no backend that may be used can run), or -EINVAL (a bad backend in @a).
+ */
+int run_backend_choose(const struct run_backend_ask *a, const struct run_backend_probe *probes,
+		       unsigned *ret, char *why, size_t size, const char **ret_fix);
+
+/**
+ * run_backend_doctor() - `warden doctor`'s line for the @i-th backend of the registry
+ * @i:		0, 1, ... until -ENOENT
+ * @out:	"NAME: works (...)" or "NAME: does not work here: WHY (...)"
+ * @size:	size of @out
+ * @ret_ok:	whether it can run here
+ *
+ * Return: 0, or -ENOENT past the last backend.
+ */
+int run_backend_doctor(size_t i, char *out, size_t size, bool *ret_ok);
+
+/**
+ * run_sandbox_select() - choose the run's backend (run_backend_choose() with --backend, the
+ * policy and the probes it needs) before anything of the run exists; `warden trace` takes
+ * only the linux backend (its recorder is bubblewrap's)
+ * Return: 0, or 125 (said).
+ */
+int run_sandbox_select(struct run *r);
 
 /** run_sandbox_init() - pick the sandbox backend (nothing is held yet). */
 void run_sandbox_init(struct run *r);

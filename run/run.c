@@ -11,8 +11,8 @@
  *   config    the gateway config: ports, nft table, pools                 (policy.c)
  *   policy    the program's user; load + validate the policy; the command
  *             resolved to an absolute path, visible inside the sandbox     (policy.c)
- *   prereq    root, the sandbox backend's tool, the limits mechanism; the run id, and the
- *             leftovers of crashed runs removed
+ *   prereq    the sandbox backend chosen (backend.c), root, its tool, the limits mechanism;
+ *             the run id, and the leftovers of crashed runs removed
  *   audit     a "run.start" event; if it cannot be written nothing runs; a helper process
  *             fdatasync()s it meanwhile                                     (audit.c)
  *   state     /run/warden/runs/<id>/state with our pid and start time
@@ -169,7 +169,12 @@ static int stage_mode(struct run *r)
 
 static int stage_prereq(struct run *r)
 {
-	int ret = stage_mode(r);
+	/* the backend first: one that cannot run stops the run before anything is made */
+	int ret = run_sandbox_select(r);
+
+	if (ret)
+		return ret;
+	ret = stage_mode(r);
 
 	if (ret)
 		return ret;
@@ -439,9 +444,10 @@ static int finish(struct run *r, struct run_outcome *o)
 			o->status = 128 + SIGTERM;
 		o->sig = o->status - 128;
 	}
-	/* bwrap reports a program killed by signal N as exit 128+N, which an exit(128+N)
-	 * also gives: run.exit names a signal only when it is known (bwrap itself was
-	 * signalled, or the memory limit killed the program) */
+	/* the sandbox process (the linux backend's bwrap) reports a program killed by signal N
+	 * as exit 128+N, which an exit(128+N) also gives: run.exit names a signal only when it
+	 * is known (that process itself was signalled, or the memory limit killed the
+	 * program) */
 	run_sandbox_signal(r, SANDBOX_INSIDE, SIGKILL);
 	run_sandbox_release(r);
 	/* a trace's accesses go to the trace, not the audit log */

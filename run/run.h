@@ -64,7 +64,9 @@ enum {
  *			daemon when one answers, else rootless)
  * @quiet:		-q
  * @print_seccomp:	--print-seccomp
- * @print_bwrap:	--print-bwrap
+ * @print_bwrap:	--print-bwrap (the chosen backend's command line)
+ * @backend:		--backend NAME (policy_backend_lookup()'s words), or NULL: the policy's
+ *			sandbox.backend, else auto-selection (run/backend.c)
  * @run_id:		--run-id ID (hidden: `warden mcp` names its runs), or NULL (a random id)
  * @started_by:		--started-by mcp (hidden): recorded in the run's state and run.start
  * @flags:		--allow, --read, --write in command-line order (run/flags.h), or NULL
@@ -84,6 +86,7 @@ struct run_opts {
 	bool quiet;
 	bool print_seccomp;
 	bool print_bwrap;
+	const char *backend;
 	const char *run_id;
 	const char *started_by;
 	const struct run_flag *flags;

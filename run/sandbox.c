@@ -2,7 +2,7 @@
  * seccomp allowances, --print-seccomp, the write grants made (an empty file or a folder, removed
  * again when the run fails before its program starts), and the calls into the sandbox
  * backend (run_sandbox.h) with what the run knows (struct sandbox_spec), its failures said as
- * every stage says them. The backend is the first of a table: bubblewrap, the only one yet. */
+ * every stage says them. Which backend a run uses is backend.c's choice (run_sandbox_select()). */
 #include "run/internal.h"
 #include "run/learn.h"
 #include "sandbox/sandbox.h"
@@ -16,11 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* The backends, the one used first. */
-static const struct sandbox_backend *const backends[] = {
-    &sandbox_backend_bwrap,
-};
 
 /* sandbox.allow words of the policy -> the sandbox module's bits */
 static const struct {
@@ -353,7 +348,53 @@ static int failed(struct run *r, const struct sandbox_err *e)
 
 void run_sandbox_init(struct run *r)
 {
-	r->sandbox.sb = SANDBOX_INIT(backends[0]);
+	/* the native backend until run_sandbox_select() chooses */
+	r->sandbox.backend = run_backend_native();
+	r->sandbox.sb = SANDBOX_INIT(run_backend_ops(r->sandbox.backend));
+}
+
+/* `warden trace` with backend @b (not linux). Return: 125 (said). */
+static int trace_refuses(struct run *r, unsigned b)
+{
+	return run_fail(r, "prerequisites",
+			"drop sandbox.backend (and sandbox.fallback) from the policy for the trace",
+			"warden trace needs the linux backend (bubblewrap), not %s: the "
+			"file-access recorder it learns from exists only there",
+			policy_backend_name(b));
+}
+
+int run_sandbox_select(struct run *r)
+{
+	struct run_backend_probe probes[POLICY_BACKEND_N] = {0};
+	struct run_backend_ask a = {
+	    .flag = r->o.backend ? policy_backend_lookup(r->o.backend) : POLICY_BACKEND_AUTO,
+	    .key = r->input.pol->sandbox_backend,
+	    .fallback = r->input.pol->sandbox_fallback,
+	    .native = run_backend_native(),
+	};
+	unsigned need, chosen = 0;
+	const char *fix = NULL;
+	char why[3072];
+
+	if (r->o.backend && !a.flag)
+		return run_fail(r, "prerequisites", NULL,
+				"--backend %s: not a sandbox backend; expected one of: %s",
+				r->o.backend, policy_backend_list());
+	/* a trace: a backend the policy forces is refused before any probe */
+	if (r->trace && a.key && a.key != POLICY_BACKEND_LINUX)
+		return trace_refuses(r, a.key);
+	need = run_backend_needed(&a);
+	for (unsigned b = 1; b < POLICY_BACKEND_N; b++)
+		if (need & (1u << b))
+			run_backend_probe(b, &probes[b]);
+	if (run_backend_choose(&a, probes, &chosen, why, sizeof(why), &fix))
+		return run_fail(r, "prerequisites", fix, "%s", why);
+	/* (and a fallback) */
+	if (r->trace && chosen != POLICY_BACKEND_LINUX)
+		return trace_refuses(r, chosen);
+	r->sandbox.backend = chosen;
+	r->sandbox.sb = SANDBOX_INIT(run_backend_ops(chosen));
+	return 0;
 }
 
 int run_sandbox_probe(struct run *r)
@@ -365,7 +406,11 @@ int run_sandbox_probe(struct run *r)
 
 void run_sandbox_describe(struct run *r, char *out, size_t size)
 {
-	r->sandbox.sb.be->describe(spec_of(r), out, size);
+	char be[160];
+
+	/* the backend's name, then its own words */
+	r->sandbox.sb.be->describe(spec_of(r), be, sizeof(be));
+	snprintf(out, size, "backend=%s,%s", policy_backend_name(r->sandbox.backend), be);
 }
 
 int run_sandbox_prepare(struct run *r)

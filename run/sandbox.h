@@ -32,7 +32,8 @@
  * the backend never prints; the orchestrator says it and records it for run.exit.
  *
  * The first backend is bubblewrap (run_sandbox_bwrap.c, with bwrap.c's command line); the
- * stages of its parked child that any Linux backend needs are run_child.c's.
+ * stages of its parked child that any Linux backend needs are run_child.c's. Which backend a
+ * run uses is backend.c's choice, from its registry (name, OS, these operations).
  */
 #ifndef WARDEN_LAUNCHER_RUN_SANDBOX_H
 #define WARDEN_LAUNCHER_RUN_SANDBOX_H
