@@ -8,7 +8,8 @@ lab_docker_require
 IMG=wdlab/busybox:lab
 
 # _machine_net: what of the machine's own network namespace (the engine's) an engine could change:
-# its nft ruleset, iptables and ip6tables rules (no counters), links, forwarding sysctls
+# its nft ruleset, iptables and ip6tables rules (no counters), links, forwarding and bridge
+# netfilter sysctls
 _machine_net()
 {
 	local k
@@ -22,6 +23,14 @@ _machine_net()
 	for k in net/ipv4/ip_forward net/ipv6/conf/all/forwarding net/ipv4/ping_group_range \
 		net/ipv4/ip_unprivileged_port_start net/ipv6/conf/all/disable_ipv6; do
 		echo "$k $(cat "/proc/sys/$k")" || return 1
+	done
+	# (br_netfilter's, when the module is loaded: a bridge would load it)
+	for k in net/bridge/bridge-nf-call-iptables net/bridge/bridge-nf-call-ip6tables; do
+		if [[ -e /proc/sys/$k ]]; then
+			echo "$k $(cat "/proc/sys/$k")" || return 1
+		else
+			echo "$k absent"
+		fi
 	done
 }
 

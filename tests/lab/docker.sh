@@ -5,7 +5,7 @@
 #   . "$(dirname "$0")/../lab/lib.sh"
 #   . "$(dirname "$0")/../lab/docker.sh"
 #   lab_require_root
-#   lab_docker_require          # exit 77 (skip) unless the docker.io package and busybox are here
+#   lab_docker_require          # a test error unless the docker.io package and busybox are here
 #   lab_docker_up               # the engine; exports DOCKER_HOST; stopped at exit (lab_on_exit)
 #   lab_docker_image wdlab/busybox
 #   check "a container runs" "$LAB_DOCKER" run --rm --network none wdlab/busybox true
@@ -58,15 +58,17 @@ LAB_DOCKER_CGROUP=
 # a command that cannot be invoked, or is not found): a probe error, never a denial
 lab_probe_errors docker 125 126 127
 
-# lab_docker_require: exits 77 (skip) when the docker.io package (dockerd, its docker CLI,
-# containerd, runc) or busybox-static is not installed (deploy/debian-packages lists both).
+# lab_docker_require: ends the script with a test error (exit 1, never a skip: a missing install
+# step must not pass) when the docker.io package (dockerd, its docker CLI, containerd, runc) or
+# busybox-static is not installed; deploy/debian-packages lists both.
 lab_docker_require()
 {
 	local f
 	for f in "$LAB_DOCKERD" "$LAB_DOCKER" "$LAB_CONTAINERD" /usr/sbin/runc "$LAB_BUSYBOX"; do
 		if [[ ! -x $f ]]; then
-			echo "SKIP: missing $f (deploy/debian-packages: docker.io, busybox-static)"
-			exit 77
+			echo "FAIL - missing $f (deploy/debian-packages: docker.io, busybox-static; test error)"
+			echo "0 passed, 1 failed"
+			exit 1
 		fi
 	done
 }
