@@ -19,7 +19,7 @@ _machine_net()
 	echo "-- ip6tables"
 	ip6tables-save | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//' || return 1
 	echo "-- links"
-	ip -o link show | awk -F': ' '{sub(/@.*/, "", $2); print $2}' | sort || return 1
+	link_names | sort || return 1
 	for k in net/ipv4/ip_forward net/ipv6/conf/all/forwarding net/ipv4/ping_group_range \
 		net/ipv4/ip_unprivileged_port_start net/ipv6/conf/all/disable_ipv6; do
 		echo "$k $(cat "/proc/sys/$k")" || return 1
@@ -32,6 +32,12 @@ _machine_net()
 			echo "$k absent"
 		fi
 	done
+}
+
+# link_names: the links of the script's network namespace (the machine's), one a line
+link_names()
+{
+	ip -o link show | awk -F': ' '{sub(/@.*/, "", $2); print $2}'
 }
 
 # same_net FILE: the machine's network now is what FILE recorded (the difference on stderr)
@@ -82,8 +88,8 @@ check "... which dockerd was told to use" \
 	bash -c 'tr "\0" " " </proc/$0/cmdline; echo' "$LAB_DOCKER_PID"
 check_fails "no containerd socket at the machine's /run/containerd (a private tmpfs)" \
 	test -e /run/containerd/containerd.sock
-check "no docker0 bridge" lab_no_match '^docker0$' ls /sys/class/net
-check "control: the same listing shows lo" lab_match '^lo$' ls /sys/class/net
+check "no docker0 bridge" lab_no_match '^docker0$' link_names
+check "control: the same listing shows lo" lab_match '^lo$' link_names
 check "cgroupfs driver, cgroup v1" lab_match '^cgroupfs 1$' \
 	"$LAB_DOCKER" info --format '{{.CgroupDriver}} {{.CgroupVersion}}'
 
