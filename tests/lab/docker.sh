@@ -6,7 +6,9 @@
 #   . "$(dirname "$0")/../lab/docker.sh"
 #   lab_require_root
 #   lab_docker_require          # a test error unless the docker.io package and busybox are here
-#   lab_docker_up               # the engine; exports DOCKER_HOST; stopped at exit (lab_on_exit)
+#   lab_docker_up               # the engine; exports DOCKER_HOST; stopped at exit (lab_on_exit);
+#                               # call it as is, not inside check (a subshell: its variables
+#                               # would be lost)
 #   lab_docker_image wdlab/busybox
 #   check "a container runs" "$LAB_DOCKER" run --rm --network none wdlab/busybox true
 #
@@ -43,8 +45,9 @@
 #
 # lab_docker_down (run at exit by lab_on_exit, or called by the test) removes every container,
 # stops dockerd and containerd by their pids (TERM, then KILL after 20 s), ends any process
-# still naming the engine's folder (a shim), unmounts what the engine mounted, removes the
-# cgroups and the folder. lab_docker_leftovers then prints what is left (nothing, once down).
+# still naming the engine's folder (a shim) or in its cgroups (a container), unmounts what the
+# engine mounted, removes the cgroups and the folder. lab_docker_leftovers then prints what is
+# left (nothing, once down).
 
 LAB_DOCKER=/usr/bin/docker
 LAB_DOCKERD=/usr/sbin/dockerd
@@ -57,6 +60,7 @@ LAB_DOCKER_CGROUP=
 # the docker CLI's own statuses when it could not run the container at all (the daemon's error,
 # a command that cannot be invoked, or is not found): a probe error, never a denial
 lab_probe_errors docker 125 126 127
+lab_probe_errors lab_docker_leftovers 2
 
 # lab_docker_require: ends the script with a test error (exit 1, never a skip: a missing install
 # step must not pass) when the docker.io package (dockerd, its docker CLI, containerd, runc) or
@@ -100,11 +104,18 @@ _lab_docker_private_run()
 # lab_docker_up: starts the test's engine (see the head of this file), waits (up to 60 s) until
 # `docker version` answers on its socket, and exports DOCKER_HOST and DOCKER_CONFIG. Sets
 # LAB_DOCKER_DIR, LAB_DOCKER_PID, LAB_CONTAINERD_PID, LAB_DOCKER_CGROUP. Returns 1, with the
-# reason and the logs on stderr, when the engine cannot start (what it started is stopped then,
-# or at exit).
+# reason and the logs on stderr, when the engine cannot start (what it started is stopped at
+# exit, or by lab_docker_down).
 lab_docker_up()
 {
 	local d sock
+	# the EXIT trap that runs lab_on_exit's commands (lab_up sets the same): a failure
+	# below that ends the script still gets its FAIL and closing lines
+	if [[ -z $(trap -p EXIT) ]]; then
+		trap _lab_exit EXIT
+		trap 'exit 130' INT
+		trap 'exit 143' TERM
+	fi
 	if [[ -z ${LAB_PRIVATE_RUN:-} || -n ${LAB_SHARED_RUN:-} ]]; then
 		echo "lab_docker_up: needs the script's private mount and pid namespaces (call lab_require_root first; not with LAB_SHARED_RUN)" >&2
 		return 1
@@ -112,12 +123,6 @@ lab_docker_up()
 	if [[ -n $LAB_DOCKER_DIR ]]; then
 		echo "lab_docker_up: this script's engine is up already ($LAB_DOCKER_DIR)" >&2
 		return 1
-	fi
-	# the EXIT trap that runs lab_on_exit's commands (lab_up sets the same)
-	if [[ -z $(trap -p EXIT) ]]; then
-		trap _lab_exit EXIT
-		trap 'exit 130' INT
-		trap 'exit 143' TERM
 	fi
 	d=$(mktemp -d /tmp/wdlab-docker-XXXXXX) || return 1
 	LAB_DOCKER_DIR=$d
@@ -237,7 +242,7 @@ _lab_docker_pids()
 	return 0
 }
 
-# _lab_docker_mounts: the mount points in the engine's folder, deepest last
+# _lab_docker_mounts: the mount points in the engine's folder, in mount order
 _lab_docker_mounts()
 {
 	[[ -n $LAB_DOCKER_DIR ]] || return 0
@@ -314,7 +319,7 @@ lab_docker_down()
 # naming DIR, a mount in DIR, the folder, a cgroup. Nothing once the engine is down.
 lab_docker_leftovers()
 {
-	local dir=$1 cg=$2
+	local dir=${1:-} cg=${2:-}
 	[[ -n $dir && -n $cg ]] || { lab_probe_error "lab_docker_leftovers: DIR CGROUP"; return 2; }
 	(LAB_DOCKER_DIR=$dir LAB_DOCKER_CGROUP=$cg
 		_lab_docker_pids | sed 's/^/process /'
