@@ -20,12 +20,12 @@
  *   drop      every capability from the bounding set (CAP_SETPCAP), no ambient ones, the
  *             program's gid, no supplementary groups, its uid (which clears the permitted
  *             and effective sets), checked empty with capget(); no_new_privs
- *   exec      the program (argv after "--")
+ *   exec      the program (argv after "--") as PID 1's child: signals forwarded, orphans
+ *             reaped, its exit status passed on (128+N for a signal)
  *
  * The prototype leaves out what the next engineer adds: the NFLOG socket (run/mode_rootless.c
  * nflog_socket(), to be shared), the liveness probe's socket, the full fw_config from the
- * launcher (here: fw_config_defaults() plus the plan's addresses), a PID 1 that forwards
- * signals and reaps.
+ * launcher (here: fw_config_defaults() plus the plan's addresses).
  */
 #include "common/common.h"
 #include "netns/netns.h"
@@ -36,6 +36,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* What the launcher sends first (host byte order: the same kernel on both sides). */
@@ -214,6 +216,62 @@ static int drop_all(uid_t uid, gid_t gid)
 	return 0;
 }
 
+/* Signals PID 1 passes on to the program (the rest are its own). */
+static const int forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH};
+
+static void on_signal(int sig)
+{
+	(void)sig; /* only so that PID 1 receives it: sigwaitinfo() takes it */
+}
+
+/*
+ * The stage exec, as the container's PID 1 (already the program's uid, no capability, so it
+ * holds nothing the program could want): the program is its child; the signals above are
+ * forwarded to it, every orphan is reaped, and the init exits with the program's status (128+N
+ * when a signal N ended it). PID 1 gets no signal it has no handler for, hence on_signal().
+ * Return: the program's status.
+ */
+static int pid1(char **cmd)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigset_t all, old;
+	siginfo_t si;
+	pid_t pid, w;
+	int st;
+
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	for (size_t i = 0; i < WD_ARRAY_SIZE(forwarded); i++)
+		sigaction(forwarded[i], &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	pid = fork();
+	if (pid < 0)
+		die("exec", strerror(errno));
+	if (pid == 0) {
+		sa.sa_handler = SIG_DFL;
+		for (size_t i = 0; i < WD_ARRAY_SIZE(forwarded); i++)
+			sigaction(forwarded[i], &sa, NULL);
+		sigaction(SIGCHLD, &sa, NULL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "warden-docker-init: exec: %s\n", strerror(errno));
+		_exit(127);
+	}
+	for (;;) {
+		int sig = sigwaitinfo(&all, &si);
+
+		if (sig == SIGCHLD) {
+			while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+				if (w == pid)
+					return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		} else if (sig > 0) {
+			for (size_t i = 0; i < WD_ARRAY_SIZE(forwarded); i++)
+				if (sig == forwarded[i])
+					kill(pid, sig);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -249,6 +307,5 @@ int main(int argc, char **argv)
 	ret = drop_all(p.uid, p.gid);
 	if (ret)
 		die("drop", strerror(-ret));
-	execvp(argv[3], argv + 3);
-	die("exec", strerror(errno));
+	return pid1(argv + 3);
 }

@@ -7,8 +7,9 @@ a prototype), for docker_init.sh. No Docker: the init runs in a network namespac
       malformed one), takes the 8 listening sockets, sends go (MODE nogo: closes instead), then
       plays the gateway on the transparent IPv4 listener: accepts one connection, prints
       "gateway: original dst A:P", answers "via-gateway". Exits with the init's status.
-  docker_init.py program
-      what the init execs: prints its uid, capability sets and no_new_privs, then connects to
+  docker_init.py program [exit7|sigfwd]
+      exit7: exits 7; sigfwd: sends SIGTERM to its parent (the init), which must forward it
+      back (else it exits 0 after 30 s). Otherwise, what the init execs: prints its uid, capability sets and no_new_privs, then connects to
       192.0.2.80:443 (an address nothing in the namespace has: only the init's DNAT can
       answer) and prints what came back.
 """
@@ -17,7 +18,9 @@ import os
 import socket
 import struct
 import subprocess
+import signal
 import sys
+import time
 
 MAGIC = 0x57444931
 NFDS = 8
@@ -62,6 +65,8 @@ def launcher(mode, path, uid, gid, cmd):
           (*gw.getsockname(), os.readlink("/proc/self/ns/net")))
     conn.send(b"G")
     conn.close()
+    if mode == "go-noconn":
+        return init.wait(60)
     c, _ = gw.accept()
     od = c.getsockopt(socket.SOL_IP, 80, 16)  # SO_ORIGINAL_DST
     print("gateway: original dst %s:%d" % (socket.inet_ntoa(od[4:8]),
@@ -72,7 +77,14 @@ def launcher(mode, path, uid, gid, cmd):
     return init.wait(20)
 
 
-def program():
+def program(what):
+    if what == "exit7":
+        return 7
+    if what == "sigfwd":
+        # the init's forwarding is what ends it: SIGTERM to the init comes back to the program
+        os.kill(os.getppid(), signal.SIGTERM)
+        time.sleep(30)
+        return 0
     st = {}
     with open("/proc/self/status") as f:
         for line in f:
@@ -89,7 +101,7 @@ def program():
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["program"]:
-        sys.exit(program())
+        sys.exit(program(sys.argv[2] if len(sys.argv) > 2 else "net"))
     if len(sys.argv) < 8 or sys.argv[1] != "launcher" or sys.argv[6] != "--":
         sys.exit("usage: docker_init.py launcher MODE SOCKET UID GID -- CMD... | program")
     sys.exit(launcher(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),

@@ -26,15 +26,15 @@ PY=$TMP/docker_init.py
 # where the program (uid 65534) leaves its mark when it runs
 mkdir -m 1777 "$TMP/marks"
 
-# launch MODE NAME: the launcher and the init (in $NS, as a container's root: uid 0 with only
+# launch MODE NAME [PROGRAM-MODE]: the launcher and the init (in $NS, as a container's root: uid 0 with only
 # the four capabilities, no others in the bounding set); output in $TMP/NAME.out
 launch() {
-	local mode=$1 name=$2
+	local mode=$1 name=$2 what=${3:-net}
 	python3 "$PY" launcher "$mode" "$TMP/$name.sock" 65534 65534 -- \
 		ip netns exec "$NS" setpriv --inh-caps=-all \
 		--bounding-set=-all,+net_admin,+setuid,+setgid,+setpcap \
 		"$TMP/warden-docker-init" "$TMP/$name.sock" -- \
-		sh -c 'touch "$0/marks/ran.$1"; exec python3 "$0/docker_init.py" program' "$TMP" "$name" \
+		sh -c 'touch "$0/marks/ran.$1"; exec python3 "$0/docker_init.py" program "$2"' "$TMP" "$name" "$what" \
 		>"$TMP/$name.out" 2>&1
 	echo "launcher and init ($mode) exited $?" >>"$TMP/$name.out"
 	sed 's/^/    /' "$TMP/$name.out"
@@ -58,6 +58,15 @@ check_fails "go: the program's uid cannot flush it" \
 	ip netns exec "$NS" setpriv --reuid 65534 --regid 65534 --clear-groups --no-new-privs \
 	nft flush ruleset
 check "control: root in the namespace can list it" ip netns exec "$NS" nft list ruleset
+
+# --- PID 1's work: the exit status, a signal forwarded --------------------------------------
+ip netns delete "$NS" && ip netns add "$NS"
+launch go-noconn exit7 exit7
+check "exit7: the program's exit status 7 is the init's" says exit7 'exited 7$'
+ip netns delete "$NS" && ip netns add "$NS"
+launch go-noconn sigfwd sigfwd
+# (the init exits 143 itself: killed by the signal, the launcher would say 241, python's -15)
+check "sigfwd: a SIGTERM to the init ends the program (128+15)" says sigfwd 'exited 143$'
 
 # --- no go: the program never starts before the launcher says so ---------------------------
 ip netns delete "$NS" && ip netns add "$NS"
