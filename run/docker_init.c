@@ -59,7 +59,10 @@ struct docker_init_plan {
 
 /* What the init answers, with its descriptors (the listeners, in the order of socks[]). */
 struct docker_init_reply {
+	/* both read by the launcher only, on the other side of the socket */
+	// cppcheck-suppress unusedStructMember ; read by the launcher
 	int32_t err; /* 0, or a positive errno */
+	// cppcheck-suppress unusedStructMember ; read by the launcher
 	int32_t nfds;
 	char msg[256];
 };
@@ -188,7 +191,9 @@ static _Noreturn void refuse(int sock, const char *stage, int ret, const char *m
 	struct docker_init_reply m = {.err = -ret};
 
 	snprintf(m.msg, sizeof(m.msg), "%s: %s", stage, msg);
-	send(sock, &m, sizeof(m), MSG_NOSIGNAL);
+	/* best effort: a launcher that cannot hear it sees EOF, which stops the run too */
+	if (send(sock, &m, sizeof(m), MSG_NOSIGNAL) != (ssize_t)sizeof(m))
+		fprintf(stderr, "warden-docker-init: the launcher did not hear why\n");
 	die(stage, msg);
 }
 
