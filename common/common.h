@@ -169,6 +169,19 @@ void wd_closep(int *fd);
 int wd_close_all_except(const int *keep, size_t n);
 
 /**
+ * wd_socket_bound() - a socket bound at @addr:@port, listening (backlog 4096) when @type is
+ * SOCK_STREAM; SO_REUSEADDR, and for IPv6 V6ONLY and FREEBIND (an address that is a local
+ * route, not one of an interface)
+ * @family:	AF_INET or AF_INET6
+ * @addr:	4 or 16 bytes, network order
+ * @port:	host order (0: any)
+ * @type:	SOCK_STREAM or SOCK_DGRAM
+ *
+ * Return: the descriptor (CLOEXEC), or a negative errno.
+ */
+int wd_socket_bound(int family, const void *addr, uint16_t port, int type);
+
+/**
  * wd_open_nofollow() - open @path (absolute) without following any symbolic link on the way
  * (openat2(2) with RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
  * @path:	absolute path

@@ -1,5 +1,5 @@
 /* fd.c - file and descriptor helpers: whole-file reads, full writes, mkdir -p, closing what a
- * child must not inherit, opening without following links. */
+ * child must not inherit, opening without following links, a bound socket. */
 #include "common/common.h"
 
 #include <dirent.h>
@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,4 +231,39 @@ int wd_open_nofollow(const char *path, int flags)
 	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 	fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
 	return fd < 0 ? -errno : (int)fd;
+}
+
+int wd_socket_bound(int family, const void *addr, uint16_t port, int type)
+{
+	struct sockaddr_storage ss = {0};
+	socklen_t sl;
+	int fd = socket(family, type | SOCK_CLOEXEC, 0), one = 1, ret;
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		memcpy(&s4->sin_addr, addr, 4);
+		sl = sizeof(*s4);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof(one));
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		memcpy(&s6->sin6_addr, addr, 16);
+		sl = sizeof(*s6);
+	}
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 4096) < 0)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
 }

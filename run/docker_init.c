@@ -79,43 +79,6 @@ static _Noreturn void die(const char *stage, const char *msg)
 	_exit(DOCKER_INIT_FAILED);
 }
 
-/* One socket bound at @a:@port (@type), listening when a stream. Return: the descriptor, or a
- * negative errno. */
-static int bound_socket(int family, const void *a, uint16_t port, int type)
-{
-	struct sockaddr_storage ss = {0};
-	socklen_t sl;
-	int fd = socket(family, type | SOCK_CLOEXEC, 0), one = 1, ret;
-
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (family == AF_INET) {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		memcpy(&s4->sin_addr, a, 4);
-		sl = sizeof(*s4);
-	} else {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-		setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof(one));
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		memcpy(&s6->sin6_addr, a, 16);
-		sl = sizeof(*s6);
-	}
-	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 ||
-	    (type == SOCK_STREAM && listen(fd, 4096) < 0)) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	return fd;
-}
-
 /* The stages net and nft. Return: 0, or a negative errno with @err set. */
 static int network_up(const struct docker_init_plan *p, struct fw_config *fc, struct wd_err *err)
 {
@@ -169,7 +132,8 @@ static void sockets_send(int sock, const struct docker_init_plan *p, const struc
 	struct cmsghdr *cm;
 
 	for (int i = 0; i < DOCKER_INIT_NLISTEN; i++) {
-		fds[i] = bound_socket(socks[i].family, socks[i].addr, socks[i].port, socks[i].type);
+		fds[i] =
+		    wd_socket_bound(socks[i].family, socks[i].addr, socks[i].port, socks[i].type);
 		if (fds[i] < 0)
 			die("sockets", strerror(-fds[i]));
 	}

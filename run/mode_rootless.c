@@ -104,40 +104,13 @@ static int map_ids(uid_t uid, gid_t gid, struct wd_err *err)
  * makes it non-blocking and tunes it). Return: the descriptor, or a negative errno. */
 static int bound_socket(int family, const void *a, uint16_t port, int type, struct wd_err *err)
 {
-	struct sockaddr_storage ss = {0};
-	socklen_t sl;
-	int fd = socket(family, type | SOCK_CLOEXEC, 0), one = 1, ret;
 	char s[INET6_ADDRSTRLEN];
+	int fd = wd_socket_bound(family, a, port, type);
 
 	if (fd < 0)
-		return wd_err_set(err, -errno, "socket: %s", strerror(errno));
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (family == AF_INET) {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		memcpy(&s4->sin_addr, a, 4);
-		sl = sizeof(*s4);
-	} else {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-		/* the gateway's IPv6 address is a local route, not an address of lo */
-		setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof(one));
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		memcpy(&s6->sin6_addr, a, 16);
-		sl = sizeof(*s6);
-	}
-	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 ||
-	    (type == SOCK_STREAM && listen(fd, 4096) < 0)) {
-		ret = -errno;
-		close(fd);
-		return wd_err_set(err, ret, "binding %s port %u in the run's namespace: %s",
+		return wd_err_set(err, fd, "binding %s port %u in the run's namespace: %s",
 				  inet_ntop(family, a, s, sizeof(s)) ? s : "?", port,
-				  strerror(-ret));
-	}
+				  strerror(-fd));
 	return fd;
 }
 
