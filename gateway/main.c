@@ -26,12 +26,13 @@
  * Started by a non-root user (or with --no-privsep) the gateway runs as one
  * process: the worker image replaces this one (exec without fork) and opens
  * its sockets itself (no run updates to the nft table then: --manage-nft
- * needs privsep). With --listen-fds N (one process only) the worker does not
- * bind its listening sockets: it adopts the N sockets left open at
- * descriptors 3.. by whoever started warden-gateway (an embedded gateway of a
- * rootless run: the launcher made them inside the run's own network
- * namespace, where the gateway itself cannot go; handoff.h says where they
- * go over the exec), and makes only the control socket.
+ * needs privsep). With --listen-fds N the gateway does not bind its listening
+ * sockets: it adopts the N sockets left open at descriptors 3.. by whoever
+ * started warden-gateway (an embedded gateway of a rootless run, or of a
+ * container run: the launcher got them from inside the run's own network
+ * namespace, where the gateway itself cannot go) and makes only the control
+ * socket; one process takes them over the exec (handoff.h says where), the
+ * privsep parent sends them to its worker with the rest.
  */
 #include "common/common.h"
 #include "gateway/gw.h"
@@ -437,12 +438,6 @@ int main(int argc, char **argv)
 	}
 	if (geteuid() != 0)
 		privsep = false;
-	if (listen_fds && privsep) {
-		wd_log(WD_LOG_ERR, "--listen-fds needs one process: start it as a user, or "
-				   "with --no-privsep");
-		ret = 2;
-		goto out;
-	}
 	if (manage_nft && !privsep) {
 		wd_log(WD_LOG_ERR, "--manage-nft needs privilege separation (run as root, "
 				   "without --no-privsep)");
@@ -549,8 +544,18 @@ int main(int argc, char **argv)
 
 	/* stage 3: the parent opens the descriptors, hands them over, then serves */
 	close(sp[1]);
-	ret = gw_fds_open(&conf, conf.control_path, &fds, &err);
-	owns_ctl = !ret;
+	{
+		/* --listen-fds (a root launcher's container run): only the control socket is
+		 * made here, the listeners (and NFLOG) are the ones handed in */
+		struct wd_gwconf own = conf;
+
+		if (listen_fds)
+			own.listen_v4[0] = own.listen_v6[0] = '\0';
+		ret = gw_fds_open(&own, conf.control_path, &fds, &err);
+		owns_ctl = !ret;
+		if (!ret && listen_fds)
+			ret = gw_fds_inherit(&conf, 3, listen_fds, &fds, &err);
+	}
 	/* --control-group: only that group's members (and root) may connect, 0660 root:GROUP */
 	if (!ret && grp &&
 	    (chown(conf.control_path, 0, grp->gr_gid) < 0 || chmod(conf.control_path, 0660) < 0)) {
@@ -562,7 +567,7 @@ int main(int argc, char **argv)
 	} else if ((fds.audit = open_audit_for_worker(audit_path)) < 0) {
 		ret = -EIO;
 	} else {
-		if (nflog && gw_nflog_open(conf.nflog_group, &fds.nflog, &err))
+		if (nflog && fds.nflog < 0 && gw_nflog_open(conf.nflog_group, &fds.nflog, &err))
 			wd_log(WD_LOG_WARN, "%s: dropped UDP is not audited", err.msg);
 		if ((ret = gw_priv_send_fds(sp[0], &fds)))
 			wd_log(WD_LOG_ERR, "handing the sockets to the worker: %s", strerror(-ret));

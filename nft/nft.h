@@ -309,4 +309,34 @@ int fw_table_present(const struct fw_config *c, struct wd_err *err);
  */
 void fw_audit_report_free(struct fw_audit_report *rep);
 
+/* inside.c: what a run's own namespace (FW_MODE_RUN) hands its gateway, made inside it */
+
+/* The gateway's listening sockets of a run's namespace, in this order: transparent, proxy,
+ * DNS over UDP, DNS over TCP; IPv4 then IPv6 of each. */
+#define FW_RUN_NLISTEN 8
+
+/**
+ * fw_run_listeners() - the gateway's listening sockets of a run's own namespace, bound in the
+ * current network namespace at the gateway's addresses and @c's ports (the order above)
+ * @c:		the run's config (its ports)
+ * @gw4:	the gateway's IPv4 address in the namespace
+ * @gw6:	its IPv6 address
+ * @fds:	filled with FW_RUN_NLISTEN descriptors (CLOEXEC); all -1 on failure
+ * @err:	which one could not be bound
+ * Return: 0, or a negative errno (nothing is left open).
+ */
+int fw_run_listeners(const struct fw_config *c, const struct in_addr *gw4,
+		     const struct in6_addr *gw6, int fds[FW_RUN_NLISTEN], struct wd_err *err);
+
+/**
+ * fw_nflog_bind() - a netlink socket bound to NFLOG group @group in the current network
+ * namespace (CAP_NET_ADMIN there), with the settings of the gateway's own socket
+ * (gateway/nflog.c gw_nflog_open(): keep them in step): every packet at once, its first 128
+ * bytes
+ * @group:	the run's table's NFLOG group
+ * @err:	why not
+ * Return: the descriptor (CLOEXEC), or a negative errno.
+ */
+int fw_nflog_bind(uint16_t group, struct wd_err *err);
+
 #endif /* WARDEN_NFT_H */

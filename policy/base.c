@@ -14,6 +14,7 @@ void policy_free(struct wd_policy *p)
 	if (!p)
 		return;
 	free(p->file);
+	free(p->docker_image);
 	for (size_t i = 0; i < p->ncommand; i++)
 		free(p->command[i]);
 	free(p->command);

@@ -46,8 +46,10 @@ static const char *const env_keys[ENV_N] = {"allow", "set"};
 enum { LIM_MEMORY, LIM_PIDS, LIM_CPU, LIM_TIMEOUT, LIM_DISK, LIM_N };
 static const char *const limit_keys[LIM_N] = {"memory_mb", "pids", "cpu", "timeout_s", "disk_mb"};
 
-enum { SBX_ALLOW, SBX_BACKEND, SBX_FALLBACK, SBX_N };
-static const char *const sandbox_keys[SBX_N] = {"allow", "backend", "fallback"};
+enum { SBX_ALLOW, SBX_BACKEND, SBX_FALLBACK, SBX_DOCKER, SBX_N };
+static const char *const sandbox_keys[SBX_N] = {"allow", "backend", "fallback", "docker"};
+enum { SBX_DOCKER_IMAGE, SBX_DOCKER_N };
+static const char *const sandbox_docker_keys[SBX_DOCKER_N] = {"image"};
 
 enum { MCP_ALLOWLIST, MCP_AUDIT_LOG, MCP_N };
 static const char *const mcp_keys[MCP_N] = {"allowlist", "audit_log"};
@@ -495,6 +497,18 @@ static void parse_sandbox(struct pctx *c, const struct policy_yt_node *n)
 	if (policy_yt_map_keys(c->d, n, "`sandbox`", sandbox_keys, SBX_N, v))
 		return;
 	parse_backends(c, v[SBX_BACKEND], v[SBX_FALLBACK]);
+	if (v[SBX_DOCKER]) {
+		const struct policy_yt_node *dv[SBX_DOCKER_N];
+		const char *img;
+
+		if (!policy_yt_map_keys(c->d, v[SBX_DOCKER], "`sandbox.docker`",
+					sandbox_docker_keys, SBX_DOCKER_N, dv) &&
+		    dv[SBX_DOCKER_IMAGE]) {
+			img = policy_yt_str(c->d, dv[SBX_DOCKER_IMAGE], "sandbox.docker.image");
+			if (img)
+				c->p->docker_image = pctx_strdup(c, img);
+		}
+	}
 	if (!v[SBX_ALLOW])
 		return;
 	allow = v[SBX_ALLOW];

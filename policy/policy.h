@@ -279,6 +279,7 @@ struct policy_narrowing {
  * @limits:	limits
  * @sandbox_allow: sandbox.allow, enum policy_sandbox_allow bits (0: nothing loosened)
  * @sandbox_backend: sandbox.backend, enum policy_backend (POLICY_BACKEND_AUTO when absent)
+ * @docker_image: sandbox.docker.image: the Docker backend's image, or NULL
  * @sandbox_fallback: sandbox.fallback, a bit (1u << enum policy_backend) per backend that
  *		auto-selection may use when the native one cannot run (0: none)
  * @mcp_allowlist_locked: `mcp.allowlist: locked`: `warden mcp` refuses every request to add a
@@ -325,6 +326,7 @@ struct wd_policy {
 	unsigned sandbox_allow;
 	unsigned sandbox_backend;
 	unsigned sandbox_fallback;
+	char *docker_image;
 	bool mcp_allowlist_locked;
 	bool mcp_audit_log_all;
 	unsigned audit_files;

@@ -80,6 +80,15 @@ static int put_backends(struct wd_buf *out, const struct wd_policy *p, bool json
 		ret |= wd_yaml_quote(out, policy_backend_name(p->sandbox_backend));
 		ret |= wd_buf_puts(out, json ? "" : "\n");
 	}
+	if (p->docker_image && json) {
+		ret |= wd_buf_puts(out, ",\"docker\":{\"image\":");
+		ret |= policy_json_string(out, p->docker_image);
+		ret |= wd_buf_puts(out, "}");
+	} else if (p->docker_image) {
+		ret |= wd_buf_puts(out, "  docker:\n    image: ");
+		ret |= wd_yaml_quote(out, p->docker_image);
+		ret |= wd_buf_puts(out, "\n");
+	}
 	if (!p->sandbox_fallback)
 		return ret;
 	ret |= wd_buf_puts(out, json ? ",\"fallback\":[" : "  fallback: [");
@@ -181,7 +190,7 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 			ret |= wd_buf_printf(out, "  disk_mb: %llu\n",
 					     (unsigned long long)p->limits.disk_mb);
 	}
-	if (p->sandbox_allow || p->sandbox_backend || p->sandbox_fallback)
+	if (p->sandbox_allow || p->sandbox_backend || p->sandbox_fallback || p->docker_image)
 		ret |= wd_buf_puts(out, "sandbox:\n");
 	ret |= yaml_backends(out, p);
 	if (p->sandbox_allow) {

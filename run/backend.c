@@ -38,7 +38,7 @@ struct backend_entry {
 /* The registry, in the order auto-selection tries fallbacks. */
 static const struct backend_entry registry[] = {
     {POLICY_BACKEND_LINUX, "Linux", "bubblewrap + seccomp", &sandbox_backend_bwrap},
-    {POLICY_BACKEND_DOCKER, NULL, "a Docker container", NULL},
+    {POLICY_BACKEND_DOCKER, "Linux", "a Docker container", &sandbox_backend_docker},
     {POLICY_BACKEND_SEATBELT, "macOS", "sandbox-exec (Seatbelt)", NULL},
     {POLICY_BACKEND_WINDOWS, "Windows", "AppContainer + a Job Object", NULL},
 };

@@ -78,10 +78,12 @@ struct run_mode_ops {
 	void (*finish)(struct run *r, const struct run_outcome *o);
 };
 
-/* The three modes: mode_root.c, mode_rootless.c, mode_daemon.c. */
+/* The modes: mode_root.c, mode_rootless.c, mode_daemon.c; mode_docker.c for a backend that
+ * brings its own network (a container). */
 extern const struct run_mode_ops run_mode_root;
 extern const struct run_mode_ops run_mode_rootless;
 extern const struct run_mode_ops run_mode_daemon;
+extern const struct run_mode_ops run_mode_docker;
 
 /*
  * struct run - one run, from the options to the teardown. Each group of members belongs to the
@@ -97,6 +99,7 @@ struct run_input {
 	char policy_hash[72];
 	char policy_abs[PATH_MAX];
 	char **argv; /* argv[0] resolved */
+	char *argv0; /* argv[0] as given (a container resolves it in its image) */
 	char exe[PATH_MAX];
 	uid_t uid; /* the program's user (never 0) */
 	gid_t gid;
@@ -176,6 +179,7 @@ struct run_box {
 	unsigned backend;      /* enum policy_backend: run_sandbox_select()'s choice */
 	char cwd[PATH_MAX];    /* the folder the program starts in */
 	struct run_made *made; /* the write grants made, in order (run_sandbox_grants()) */
+	bool granted;	       /* run_sandbox_grants() ran */
 	size_t nmade;
 	struct sandbox_spec spec;
 	struct sandbox sb;
@@ -754,6 +758,19 @@ int run_sandbox_grants(struct run *r);
  * and empty (the newest first); what cannot be removed is said on stderr
  */
 void run_sandbox_grants_undo(struct run *r);
+
+/**
+ * run_sandbox_brings_network() - the run's backend builds the network inside its sandbox (the
+ * verb network: a container); the run's mode is then run_mode_docker
+ */
+bool run_sandbox_brings_network(const struct run *r);
+
+/**
+ * run_sandbox_network() - the backend's verb network with the run's spec: the sandbox made
+ * and parked, the run's network built inside it, @n's descriptors filled
+ * Return: 0, or 125 (said).
+ */
+int run_sandbox_network(struct run *r, struct sandbox_net *n);
 
 /**
  * run_sandbox_prepare() - everything the sandbox needs before the program may start, its

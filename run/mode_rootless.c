@@ -28,9 +28,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <libmnl/libmnl.h>
-#include <linux/netfilter/nfnetlink.h>
-#include <linux/netfilter/nfnetlink_log.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -144,77 +141,6 @@ static int table_up(const struct fw_config *fc, struct wd_err *err)
 	return ret;
 }
 
-/* One NFULNL_MSG_CONFIG request for @group with one attribute, and its ack (packets of the
- * group that arrive meanwhile are skipped). Return: 0, or a negative errno. */
-static int nflog_config(int fd, uint16_t group, uint32_t seq, uint16_t type, const void *a,
-			size_t alen)
-{
-	char req[256], ans[8192];
-	struct nlmsghdr *h = mnl_nlmsg_put_header(req);
-	struct nfgenmsg *g;
-
-	h->nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG;
-	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	h->nlmsg_seq = seq;
-	g = mnl_nlmsg_put_extra_header(h, sizeof(*g));
-	g->nfgen_family = AF_UNSPEC;
-	g->version = NFNETLINK_V0;
-	g->res_id = htons(group);
-	mnl_attr_put(h, type, alen, a);
-	if (send(fd, h, h->nlmsg_len, 0) != (ssize_t)h->nlmsg_len)
-		return -errno;
-	for (int tries = 0; tries < 64; tries++) {
-		ssize_t n = recv(fd, ans, sizeof(ans), 0);
-		const struct nlmsghdr *r = (const struct nlmsghdr *)ans;
-		int left = (int)n;
-
-		if (n < 0)
-			return -errno;
-		for (; mnl_nlmsg_ok(r, left); r = mnl_nlmsg_next(r, &left))
-			if (r->nlmsg_type == NLMSG_ERROR && r->nlmsg_seq == seq &&
-			    r->nlmsg_len >= NLMSG_HDRLEN + sizeof(int))
-				return ((const struct nlmsgerr *)mnl_nlmsg_get_payload(r))->error;
-	}
-	return -ETIMEDOUT;
-}
-
-/*
- * The run's NFLOG group, bound inside its namespace (binding needs CAP_NET_ADMIN there, which
- * only the maker has), for the gateway to read what the run's table drops: the settings of the
- * gateway's own socket (gateway/nflog.c gw_nflog_open(): keep them in step), every packet at
- * once, its first 128 bytes. Return: the descriptor, or a negative errno.
- */
-static int nflog_socket(uint16_t group, struct wd_err *err)
-{
-	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
-	struct nfulnl_msg_config_cmd cmd = {.command = NFULNL_CFG_CMD_BIND};
-	struct nfulnl_msg_config_mode mode = {.copy_range = htonl(128),
-					      .copy_mode = NFULNL_COPY_PACKET};
-	uint32_t one = htonl(1);
-	struct timeval tv = {.tv_sec = 2};
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER), ret,
-	    buf = 16 << 20;
-
-	if (fd < 0)
-		return wd_err_set(err, -errno, "NFLOG socket in the run's namespace: %s",
-				  strerror(errno));
-	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
-	ret = ret ? ret : nflog_config(fd, group, 1, NFULA_CFG_CMD, &cmd, sizeof(cmd));
-	ret = ret ? ret : nflog_config(fd, group, 2, NFULA_CFG_MODE, &mode, sizeof(mode));
-	ret = ret ? ret : nflog_config(fd, group, 3, NFULA_CFG_QTHRESH, &one, sizeof(one));
-	ret = ret ? ret : nflog_config(fd, group, 4, NFULA_CFG_TIMEOUT, &one, sizeof(one));
-	if (ret) {
-		close(fd);
-		return wd_err_set(err, ret, "binding NFLOG group %u in the run's namespace: %s",
-				  group, strerror(-ret));
-	}
-	tv.tv_sec = 0;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
-}
-
 /* The maker: the stages of the theory of operation, then its descriptors sent on @sock. */
 static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 {
@@ -226,21 +152,6 @@ static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 	struct iovec iov = {&m, sizeof(m)};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 	const struct netns_addrs *a = &p->addr;
-	const struct {
-		int family;
-		const void *addr;
-		uint16_t port;
-		int type;
-	} socks[RUN_ROOTLESS_NLISTEN] = {
-	    {AF_INET, &a->host4, p->fc.port_transparent, SOCK_STREAM},
-	    {AF_INET6, &a->host6, p->fc.port_transparent, SOCK_STREAM},
-	    {AF_INET, &a->host4, p->fc.port_proxy, SOCK_STREAM},
-	    {AF_INET6, &a->host6, p->fc.port_proxy, SOCK_STREAM},
-	    {AF_INET, &a->host4, p->fc.port_dns, SOCK_DGRAM},
-	    {AF_INET6, &a->host6, p->fc.port_dns, SOCK_DGRAM},
-	    {AF_INET, &a->host4, p->fc.port_dns, SOCK_STREAM},
-	    {AF_INET6, &a->host6, p->fc.port_dns, SOCK_STREAM},
-	};
 	int fds[RUN_ROOTLESS_NFDS], ret = 0;
 	struct wd_err err;
 	struct cmsghdr *cm;
@@ -282,13 +193,11 @@ static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 		fds[RUN_ROOTLESS_PROBE] = bound_socket(AF_INET, &a->sbx4, 0, SOCK_DGRAM, &err);
 	}
 	ret = fds[RUN_ROOTLESS_PROBE] < 0 ? fds[RUN_ROOTLESS_PROBE] : 0;
-	for (int i = 0; !ret && !p->bare && i < RUN_ROOTLESS_NLISTEN; i++) {
-		fds[RUN_ROOTLESS_LISTEN + i] = bound_socket(socks[i].family, socks[i].addr,
-							    socks[i].port, socks[i].type, &err);
-		ret = fds[RUN_ROOTLESS_LISTEN + i] < 0 ? fds[RUN_ROOTLESS_LISTEN + i] : 0;
-	}
+	if (!ret && !p->bare)
+		ret = fw_run_listeners(&p->fc, &a->host4, &a->host6, fds + RUN_ROOTLESS_LISTEN,
+				       &err);
 	if (!ret && !p->bare) {
-		fds[RUN_ROOTLESS_NFLOG] = nflog_socket(p->fc.nflog_group, &err);
+		fds[RUN_ROOTLESS_NFLOG] = fw_nflog_bind(p->fc.nflog_group, &err);
 		ret = fds[RUN_ROOTLESS_NFLOG] < 0 ? fds[RUN_ROOTLESS_NFLOG] : 0;
 	}
 	run_stamp("ns.sockets");

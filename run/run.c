@@ -141,6 +141,15 @@ static int stage_mode(struct run *r)
 				"drop --mode rootless: as root, runs use root mode",
 				"rootless mode is for a user who is not root");
 	r->mode = root ? &run_mode_root : &run_mode_rootless;
+	if (run_sandbox_brings_network(r)) {
+		/* the container's own network, whoever the caller is */
+		if (m || r->o.gateway)
+			return run_fail(r, "prerequisites", "drop --mode and --gateway",
+					"the %s backend builds the run's network in its container, "
+					"with an embedded gateway",
+					r->sandbox.sb.be->name);
+		r->mode = &run_mode_docker;
+	}
 	if (root) {
 		snprintf(r->runs_dir, sizeof(r->runs_dir), "%s", RUN_STATE_DIR);
 		return 0;
@@ -149,7 +158,7 @@ static int stage_mode(struct run *r)
 		return run_fail(r, "prerequisites",
 				"drop --gateway: a rootless run starts its own embedded gateway",
 				"--gateway names a daemon, and --mode rootless uses none");
-	if (!m || !strcmp(m, "daemon")) {
+	if (r->mode != &run_mode_docker && (!m || !strcmp(m, "daemon"))) {
 		/* --gateway SOCKET as a user: that daemon, forced */
 		ret = pick_daemon(r, (m && !strcmp(m, "daemon")) || r->o.gateway);
 		if (ret > 1)

@@ -206,6 +206,10 @@ int run_sandbox_grants(struct run *r)
 {
 	const struct wd_policy *p = r->input.pol;
 
+	/* once: a container's network stage makes them before its own stage (mode_docker.c) */
+	if (r->sandbox.granted)
+		return 0;
+	r->sandbox.granted = true;
 	if (p->nwrite && !r->sandbox.made) {
 		r->sandbox.made = calloc(p->nwrite, sizeof(*r->sandbox.made));
 		if (!r->sandbox.made)
@@ -337,6 +341,8 @@ static const struct sandbox_spec *spec_of(struct run *r)
 	s->learn = r->trace != NULL;
 	s->premask = r->trace ? r->trace->sock_masks : NULL;
 	s->npremask = r->trace ? r->trace->nsock_masks : 0;
+	s->run_id = r->id;
+	s->state_dir = r->state_dir;
 	return s;
 }
 
@@ -431,6 +437,18 @@ int run_sandbox_prepare(struct run *r)
 		return run_fail(r, "sandbox", NULL, "the file-access recorder: out of memory");
 
 	return r->sandbox.sb.be->prepare(&r->sandbox.sb, spec_of(r), &e) ? failed(r, &e) : 0;
+}
+
+bool run_sandbox_brings_network(const struct run *r)
+{
+	return r->sandbox.sb.be->network != NULL;
+}
+
+int run_sandbox_network(struct run *r, struct sandbox_net *n)
+{
+	struct sandbox_err e = {0};
+
+	return r->sandbox.sb.be->network(&r->sandbox.sb, spec_of(r), n, &e) ? failed(r, &e) : 0;
 }
 
 int run_sandbox_spawn(struct run *r)

@@ -6,6 +6,10 @@
  * through its verbs, in this order:
  *
  *   probe     prerequisites: the backend's tool is there; nothing is made
+ *   network   only a backend whose sandbox brings its own network namespace that the launcher
+ *             cannot enter (a container): in the network stage, the sandbox made and parked,
+ *             the run's network built inside it, the gateway's sockets handed back (struct
+ *             sandbox_net); the run's mode is then the container's (mode_docker.c)
  *   describe  run.start's `isolation`: what confines the program, in a few words (may come
  *             before prepare; reads only the spec's policy, allowances and seccomp flag)
  *   prepare   everything that can fail before the program may start (generated files,
@@ -38,6 +42,8 @@
 #ifndef WARDEN_LAUNCHER_RUN_SANDBOX_H
 #define WARDEN_LAUNCHER_RUN_SANDBOX_H
 
+#include "netns/netns.h"
+#include "nft/nft.h"
 #include "policy/policy.h"
 
 #include <stdbool.h>
@@ -107,6 +113,8 @@ struct sandbox_err {
  *		.learn), the policy's write grants (the current folder) writable over it
  * @premask:	see struct run_child_plan (the learning sandbox's socket masks), or NULL
  * @npremask:	how many
+ * @run_id:	the run's id (names what the backend makes for the run)
+ * @state_dir:	the run's state folder (the backend's files may go below it)
  */
 struct sandbox_spec {
 	const struct wd_policy *policy;
@@ -138,6 +146,24 @@ struct sandbox_spec {
 	bool learn;
 	char *const *premask;
 	size_t npremask;
+	const char *run_id;
+	const char *state_dir;
+};
+
+/**
+ * struct sandbox_net - a run's network built inside the sandbox (the verb network)
+ * @fc:		in: the run's own table (FW_MODE_RUN)
+ * @addr:	in: the run's addresses
+ * @listen:	out: the gateway's listening sockets (nft/inside.c's order)
+ * @nflog:	out: the NFLOG socket of the table's group
+ * @probe:	out: the liveness probe's UDP socket, bound to the program's IPv4 address
+ */
+struct sandbox_net {
+	struct fw_config fc;
+	struct netns_addrs addr;
+	int listen[FW_RUN_NLISTEN];
+	int nflog;
+	int probe;
 };
 
 /**
@@ -165,6 +191,9 @@ struct sandbox {
  * @name:	a word for messages ("bwrap")
  * @probe:	its tool is there. Return: 0, or a negative errno with @e filled
  * @describe:	its part of run.start's `isolation` for @s, in @out (@size bytes)
+ * @network:	NULL, or the run's network built inside the sandbox, which it makes and
+ *		parks (sb->pid). Return: 0 with @n's descriptors filled, or a negative errno
+ *		with @e filled (what it made stays for release)
  * @prepare:	everything before the program may start; the process parked (sb->pid).
  *		Return: 0, or a negative errno with @e filled (nothing is left behind)
  * @spawn:	let the parked process become the sandbox. Return: 0 when it did; a negative
@@ -185,6 +214,8 @@ struct sandbox_backend {
 	const char *name;
 	int (*probe)(struct sandbox *sb, struct sandbox_err *e);
 	void (*describe)(const struct sandbox_spec *s, char *out, size_t size);
+	int (*network)(struct sandbox *sb, const struct sandbox_spec *s, struct sandbox_net *n,
+		       struct sandbox_err *e);
 	int (*prepare)(struct sandbox *sb, const struct sandbox_spec *s, struct sandbox_err *e);
 	int (*spawn)(struct sandbox *sb, struct sandbox_err *e);
 	void (*cancel)(struct sandbox *sb);
@@ -198,6 +229,9 @@ struct sandbox_backend {
 
 /* bubblewrap (run_sandbox_bwrap.c): $WARDEN_BWRAP, default /usr/bin/bwrap. */
 extern const struct sandbox_backend sandbox_backend_bwrap;
+
+/* Docker (sandbox_docker.c): $WARDEN_DOCKER, default `docker` on PATH. */
+extern const struct sandbox_backend sandbox_backend_docker;
 
 /**
  * sandbox_bwrap_info_pid() - the "child-pid" of bwrap's --info-fd JSON (pure)

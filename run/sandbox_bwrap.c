@@ -771,6 +771,7 @@ const struct sandbox_backend sandbox_backend_bwrap = {
     .name = "bwrap",
     .probe = bwrap_probe,
     .describe = bwrap_describe,
+    .network = NULL,
     .prepare = bwrap_prepare,
     .spawn = bwrap_spawn,
     .cancel = bwrap_cancel,

@@ -93,7 +93,8 @@ int run_stdio_setup(struct run *r)
 	struct run_stdio_dir *c2s = &io->dir[MCP_C2S], *s2c = &io->dir[MCP_S2C];
 	int in[2] = {-1, -1}, out[2] = {-1, -1};
 
-	if (!io->want)
+	/* once: a container's network stage sets it up before its own stage (mode_docker.c) */
+	if (!io->want || io->on)
 		return 0;
 	c2s->buf = malloc(RUN_STDIO_BUF);
 	s2c->buf = malloc(RUN_STDIO_BUF);

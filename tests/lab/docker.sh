@@ -10,6 +10,7 @@
 #                               # call it as is, not inside check (a subshell: its variables
 #                               # would be lost)
 #   lab_docker_image wdlab/busybox
+#   lab_docker_image wdlab/curl /usr/bin/curl   # busybox plus host binaries and their libraries
 #   check "a container runs" "$LAB_DOCKER" run --rm --network none wdlab/busybox true
 #
 # The engine is the Debian docker.io package's (/usr/sbin/dockerd, /usr/bin/docker: never the
@@ -201,6 +202,10 @@ lab_docker_image()
 	for a in $("$LAB_BUSYBOX" --list); do
 		[[ -e $r/bin/$a ]] || ln -s busybox "$r/bin/$a" || return 1
 	done
+	# the host's binaries named after the image, at their own paths, with their libraries
+	for a in "${@:2}"; do
+		_lab_docker_copy_elf "$r" "$a" || { rm -rf "$r"; return 1; }
+	done
 	printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' >"$r/etc/passwd"
 	printf 'root:x:0:\nuser:x:1000:\n' >"$r/etc/group"
 	if ! tar -C "$r" -c . | "$LAB_DOCKER" import - "$name" >/dev/null; then
@@ -209,6 +214,17 @@ lab_docker_image()
 		return 1
 	fi
 	rm -rf "$r"
+}
+
+# _lab_docker_copy_elf ROOT PATH: the host's executable PATH into ROOT at the same path, with
+# every library the loader lists for it (and the loader), at their own paths.
+_lab_docker_copy_elf()
+{
+	local root=$1 bin=$2 f
+	[[ -x $bin ]] || { echo "lab_docker_image: no executable $bin" >&2; return 1; }
+	for f in "$bin" $(ldd "$bin" 2>/dev/null | awk '/=> \// { print $3 } /^\t\// { print $1 }'); do
+		mkdir -p "$root$(dirname "$f")" && cp -L "$f" "$root$f" || return 1
+	done
 }
 
 # _lab_docker_stop PID EXE: TERM, up to 20 s for it to end, then KILL; reaps it (our child).
