@@ -31,6 +31,7 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: warden mcp [-p POLICY] [--config GATEWAY.yaml] [--audit-log PATH]\n"
+	    "                  [--backend NAME]\n"
 	    "\n"
 	    "Speak MCP (JSON-RPC 2.0, one message a line) on stdin and stdout: an MCP client\n"
 	    "starts it as a server. Its tools run commands under POLICY exactly like\n"
@@ -43,6 +44,8 @@ static void usage(FILE *f)
 	    "      --config FILE     warden-gateway config given to each `warden run`\n"
 	    "      --audit-log PATH  audit log (default: $WARDEN_AUDIT_LOG, else\n"
 	    "                        ${XDG_STATE_HOME:-~/.local/state}/warden/audit.jsonl)\n"
+	    "      --backend NAME    the sandbox backend of every run (warden run --backend:\n"
+	    "                        linux, docker, ...; default: the policy's, else auto)\n"
 	    "\n"
 	    "Exit: 0 when the client closed stdin; 2 bad options or policy; 125 Warden failed.\n");
 }
@@ -332,11 +335,12 @@ int cmd_mcp(int argc, char **argv)
 	    {"policy", required_argument, NULL, 'p'},
 	    {"config", required_argument, NULL, 'c'},
 	    {"audit-log", required_argument, NULL, 'a'},
+	    {"backend", required_argument, NULL, 'b'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	static struct mcp_server m;
-	const char *policy = NULL, *config = NULL, *audit = NULL;
+	const char *policy = NULL, *config = NULL, *audit = NULL, *backend = NULL;
 	struct mcp_ops ops = {.ctx = &m,
 			      .send = send_line,
 			      .call = mcp_tool_call,
@@ -357,6 +361,14 @@ int cmd_mcp(int argc, char **argv)
 		case 'a':
 			audit = optarg;
 			break;
+		case 'b':
+			if (!policy_backend_lookup(optarg)) {
+				wd_say(stderr, "warden mcp: --backend: expected one of: %s, not `%s`",
+				       policy_backend_list(), optarg);
+				return WD_EXIT_USAGE;
+			}
+			backend = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return WD_EXIT_OK;
@@ -374,6 +386,7 @@ int cmd_mcp(int argc, char **argv)
 	}
 	memset(&m, 0, sizeof(m));
 	m.approval_fd = -1;
+	m.backend = backend;
 	for (size_t i = 0; i < MCP_MAX_RUNS; i++)
 		m.runs[i].pidfd = -1;
 	ret = setup(&m, policy, config, audit);

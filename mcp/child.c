@@ -98,6 +98,10 @@ json_t *mcp_run_start(struct mcp_server *m, json_t *id, json_t *args, json_t *pr
 		argv[n++] = "--config";
 		argv[n++] = m->config;
 	}
+	if (m->backend) {
+		argv[n++] = "--backend";
+		argv[n++] = m->backend;
+	}
 	if (tmo) {
 		snprintf(tbuf, sizeof(tbuf), "%lld", (long long)json_integer_value(tmo));
 		argv[n++] = "--timeout";

@@ -138,6 +138,7 @@ struct mcp_server {
 	char self[PATH_MAX];
 	char *policy_path;
 	char *config;
+	const char *backend; /* --backend NAME given to each `warden run`, or NULL */
 	char audit_path[PATH_MAX];
 	struct audit_log *log;
 	struct wd_policy *base;

@@ -3,10 +3,10 @@
 # `--backend linux` (and its alias bwrap) and `sandbox.backend: linux` run, and run.start's
 # isolation names the backend; an unknown name is refused by `warden policy check` with
 # file:line:col and by `--backend` with a usage error (2); a known backend that cannot run here
-# (docker: not in this build; seatbelt, windows: another OS's) fails closed with 125 before
+# (docker: no engine answers; seatbelt, windows: another OS's) fails closed with 125 before
 # anything is made (no run.start, no run state, no namespace), the flag overriding the policy;
 # WARDEN_BWRAP naming no file makes auto-selection fail closed with the reason and the hint of
-# sandbox.fallback, and with `sandbox.fallback: [docker]` it still fails (docker is not built);
+# sandbox.fallback, and with `sandbox.fallback: [docker]` it still fails (no engine answers);
 # `warden trace` takes only the linux backend; `warden doctor` has a line per backend.
 # Root mode; run_as_user.sh reruns it as a user (rootless).
 set -u
@@ -25,6 +25,9 @@ lab_on_exit rm -rf "$T"
 chmod 0755 "$T"
 A=$T/audit.jsonl
 export WARDEN_GATEWAY_BIN=$GW
+# the docker backend's CLI reaches no engine here: a socket nobody listens on (never the
+# machine's default one), the Debian CLI
+export DOCKER_HOST=unix://$T/no-engine.sock WARDEN_DOCKER=/usr/bin/docker
 printf 'version: 1\n' >"$T/plain.yaml"
 printf 'version: 1\nsandbox:\n  backend: linux\n' >"$T/linux.yaml"
 printf 'version: 1\nsandbox:\n  backend: bwrap\n' >"$T/bwrap.yaml"
@@ -90,18 +93,18 @@ check "--backend dockr: a usage error (2)" \
 	refused 2 '--backend: linux \(or bwrap\), docker, seatbelt or windows, not `dockr`' --backend dockr -- /bin/true
 
 echo "# a backend that cannot run here fails closed, before anything is made"
-check "--backend docker: 125, not in this build, nothing made" \
-	refused 125 'prerequisites.*--backend docker cannot run here: the docker backend is not in this build' \
+check "--backend docker: 125, no engine, nothing made" \
+	refused 125 'prerequisites.*--backend docker cannot run here: the docker CLI reaches no engine: ' \
 	-q --backend docker -p "$T/plain.yaml" -- /bin/echo never
 check "sandbox.backend: docker: the same, naming the policy" \
-	refused 125 'sandbox\.backend: docker \(the policy\) cannot run here: the docker backend is not in this build' \
+	refused 125 'sandbox\.backend: docker \(the policy\) cannot run here: the docker CLI reaches no engine' \
 	-q -p "$T/docker.yaml" -- /bin/echo never
 check "--backend seatbelt: macOS only" \
 	refused 125 'the seatbelt backend is macOS only \(this is Linux\)' -q --backend seatbelt -- /bin/echo never
 check "--backend windows: Windows only" \
 	refused 125 'the windows backend is Windows only \(this is Linux\)' -q --backend windows -- /bin/echo never
 check "--print-bwrap --backend docker prints nothing" \
-	refused 125 'the docker backend is not in this build' -q --backend docker --print-bwrap -- /bin/true
+	refused 125 'the docker CLI reaches no engine' -q --backend docker --print-bwrap -- /bin/true
 
 echo "# the native backend cannot run: no fallback unless the policy names one"
 check "control: with WARDEN_BWRAP unset the same run runs" \
@@ -110,7 +113,7 @@ check "WARDEN_BWRAP missing: auto-selection fails closed with the reason and the
 	refused 125 'the native backend linux cannot run here: bubblewrap not found at /nonexistent/bwrap; not falling back to another backend: the policy allows none \(sandbox.fallback\).*fix: .*sandbox: \{fallback: \[docker\]\}' \
 	WB=/nonexistent/bwrap -q -p "$T/plain.yaml" -- /bin/echo never
 check "... with sandbox.fallback: [docker]: still closed, docker is not built" \
-	refused 125 'the native backend linux cannot run here: bubblewrap not found at /nonexistent/bwrap; the fallback docker \(sandbox.fallback\) cannot run either: the docker backend is not in this build' \
+	refused 125 'the native backend linux cannot run here: bubblewrap not found at /nonexistent/bwrap; the fallback docker \(sandbox.fallback\) cannot run either: the docker CLI reaches no engine' \
 	WB=/nonexistent/bwrap -q -p "$T/fallback.yaml" -- /bin/echo never
 check "... --backend linux: its probe's reason, never replaced" \
 	refused 125 '--backend linux cannot run here: bubblewrap not found at /nonexistent/bwrap; a chosen backend is never replaced' \
@@ -138,7 +141,7 @@ echo "# warden doctor: a line per backend"
 doc() { local rc=0; in_host "$W" doctor >"$T/doctor" 2>&1 || rc=$?; [[ $rc == 0 || $rc == 1 ]]; }
 check "warden doctor runs" doc
 check "... linux works" grep -Eq '^ok +backend +linux: works \(bubblewrap \+ seccomp; this OS.s own, chosen first\)' "$T/doctor"
-check "... docker does not: not in this build" grep -Eq '^no +backend +docker: does not work here: the docker backend is not in this build' "$T/doctor"
+check "... docker does not: no engine answers" grep -Eq '^no +backend +docker: does not work here: the docker CLI reaches no engine' "$T/doctor"
 check "... seatbelt: macOS only" grep -Eq '^no +backend +seatbelt: does not work here: the seatbelt backend is macOS only' "$T/doctor"
 check "... windows: Windows only" grep -Eq '^no +backend +windows: does not work here: the windows backend is Windows only' "$T/doctor"
 check "with WARDEN_BWRAP missing doctor says linux does not work, and why" bash -c \

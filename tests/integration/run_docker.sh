@@ -13,16 +13,26 @@ SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/lab/lib.sh"
 . "$SRC/tests/lab/docker.sh"
 
+MCP=$SRC/tests/mcp
+SERVER=$MCP/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+
 lab_require_root
 lab_need_run_tools
 lab_docker_require
+NODE=$(command -v node) || { echo "FAIL - node is not installed (deploy/debian-packages)"; echo "0 passed, 1 failed"; exit 1; }
+if [[ ! -e $SERVER || ! -d $MCP/node_modules/@modelcontextprotocol/sdk || ! -d $MCP/node_modules/ajv ]]; then
+	# CI: install the pinned packages (package-lock.json) once, as run_mcp.sh does
+	command -v npm >/dev/null || { echo "SKIP: npm is not installed"; exit 77; }
+	(cd "$MCP" && npm ci --no-audit --no-fund >/dev/null 2>&1) ||
+		{ echo "SKIP: npm ci in tests/mcp failed (no registry access?)"; exit 77; }
+fi
 lab_up
 lab_docker_up
 IMG=wdlab/warden-run:lab
 PROBE_BIN=${WD_SECCOMP_PROBE:-${WARDEN_BUILD_DIR:-$SRC/build}/tests/integration/seccomp_probe}
 [[ -x $PROBE_BIN ]] || { echo "FAIL - no $PROBE_BIN"; echo "0 passed, 1 failed"; exit 1; }
-# busybox, curl and the seccomp probe, each with its libraries, at the host's paths
-lab_docker_image "$IMG" /usr/bin/curl "$PROBE_BIN" ||
+# busybox, curl, node and the seccomp probe, each with its libraries, at the host's paths
+lab_docker_image "$IMG" /usr/bin/curl "$PROBE_BIN" "$(readlink -f "$NODE")" ||
 	{ echo "FAIL - the image"; echo "0 passed, 1 failed"; exit 1; }
 
 T=$(lab_tmpdir wd-run-docker)
@@ -180,6 +190,38 @@ check_eq "control: TIOCSTI on its own terminal on the host" ok host_probe pty-io
 check_eq "... refused in the container" EPERM probe pty-ioctl 0x5412
 status_in() { probe status | grep -E '^(Seccomp|NoNewPrivs):' | sort | tr -s '\t\n' '  ' | sed 's/ $//'; }
 check_eq "the program runs with a seccomp filter and no_new_privs" "NoNewPrivs: 1 Seccomp: 2" status_in
+
+# --- MCP: a server from npm in the container, driven by the SDK client; warden mcp's runs ------
+cat >"$T/mcp.yaml" <<YAML
+version: 1
+command: ["$NODE", "$SERVER", "stdio"]
+filesystem:
+  read: ["$MCP"]
+YAML
+chmod 0644 "$T/mcp.yaml"
+mcp_out=$(AWS_SECRET_ACCESS_KEY=hunter2 "$NODE" "$MCP/client.mjs" ip netns exec "$LAB_HOST_NS" \
+	"$W" run -q --backend docker --audit-log "$A" -p "$T/mcp.yaml" 2>"$T/mcp.err")
+mcp_rc=$?
+echo "# client: $mcp_out"
+check_eq "MCP: the SDK client ran to the end against the server in the container" 0 echo "$mcp_rc"
+check_eq "MCP: initialize names the npm server" "mcp-servers/everything" jq -r .server <<<"$mcp_out"
+check_eq "MCP: tools/call echo answers through the container's stdio" \
+	"Echo: hello through warden" jq -r .echo <<<"$mcp_out"
+check "MCP: the tool calls were attributed (run.exit counts them)" audit_has \
+	'[.[] | select(.action == "run.exit" and ((.mcp.tools.echo.calls // 0) > 0))] | length > 0'
+printf '%s\n' "version: 1" "filesystem:" "  read: [\"$LAB_CA\"]" "network:" "  allow:" \
+	"    - {host: allowed.test, ports: [443]}" "limits:" "  timeout_s: 600" >"$T/wmcp.yaml"
+chmod 0644 "$T/wmcp.yaml"
+B=$(XDG_STATE_HOME=$T/state CA=$LAB_CA WARDEN=$W URL_OK=https://allowed.test/ \
+	URL_DENIED=https://other.test/ "$NODE" "$MCP/warden_mcp.mjs" basic ip netns exec \
+	"$LAB_HOST_NS" "$W" mcp --backend docker --audit-log "$A" -p "$T/wmcp.yaml" 2>"$T/wmcp.err")
+echo "# warden mcp --backend docker: $(jq -c '{allowed, denied, stdin, shell}' <<<"$B" 2>/dev/null)"
+check_eq "warden mcp --backend docker: run_sandboxed reaches an allowed name" \
+	"0 hello from allowed.test" jq -r '"\(.allowed.exit) \(.allowed.stdout)"' <<<"$B"
+check "... not a denied one" jq -e '.denied.exit != 0' <<<"$B"
+check_eq "... stdin reaches the command" "fed on stdin" jq -r '.stdin.stdout | rtrimstr("\n")' <<<"$B"
+check "... its runs were docker runs" audit_has \
+	'[.[] | select(.action == "run.start" and (.isolation | test("backend=docker")) and ((.command // []) | index("cat")))] | length >= 1'
 
 # --- kill -9 of the launcher: the init ends the container, warden gc removes it ---------------
 ip netns exec "$LAB_HOST_NS" "$W" run --backend docker --audit-log "$A" -p "$T/net.yaml" -- \
