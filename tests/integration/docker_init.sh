@@ -14,6 +14,11 @@ if [[ ! -x $INIT ]]; then
 fi
 command -v python3 >/dev/null || { echo "SKIP: missing python3"; exit 77; }
 command -v setpriv >/dev/null || { echo "SKIP: missing setpriv"; exit 77; }
+# the EXIT trap that runs lab_on_exit's commands (lab_up, which this test does not call, sets
+# the same; so does tests/lab/docker.sh)
+trap _lab_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 TMP=$(mktemp -d)
 chmod 0755 "$TMP"
 NS=wdinit-$$
