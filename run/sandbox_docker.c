@@ -276,17 +276,18 @@ static int docker_probe(struct sandbox *sb, struct sandbox_err *e)
 
 	(void)sb;
 	if (find_docker(d.docker, sizeof(d.docker)))
-		return say(e, -ENOENT, "prerequisites",
-			   "install the docker CLI (Debian: docker.io), or name it in $WARDEN_DOCKER",
-			   "no docker CLI (%s)",
-			   getenv("WARDEN_DOCKER") ? "$WARDEN_DOCKER is not an executable file"
-						   : "`docker` is not on PATH");
+		return say(
+		    e, -ENOENT, "prerequisites",
+		    "install the docker CLI (Debian: docker.io), or name it in $WARDEN_DOCKER",
+		    "no docker CLI (%s)",
+		    getenv("WARDEN_DOCKER") ? "$WARDEN_DOCKER is not an executable file"
+					    : "`docker` is not on PATH");
 	if (find_init(d.init, sizeof(d.init)))
 		return say(e, -ENOENT, "prerequisites",
 			   "reinstall warden (warden-docker-init belongs in libexec/warden), or "
 			   "name it in $WARDEN_DOCKER_INIT",
 			   "warden-docker-init, the container's first process, is not installed");
-	ret = docker(&d, &out, &errs, "version", "--format", "{{.Server.Version}}", NULL);
+	ret = docker(&d, &out, &errs, "version", "--format", "{{.Server.Version}}", (char *)NULL);
 	wd_buf_free(&out);
 	if (ret) {
 		say(e, -EHOSTDOWN, "prerequisites",
@@ -497,7 +498,8 @@ static int open_grants(struct dk *d, const struct sandbox_spec *s, struct sandbo
 		if (!g->real)
 			continue; /* absent and optional: nothing to bind */
 		if (mount_unsafe(g->real))
-			return say(e, -EINVAL, "filesystem", "rename it, or leave it out of the policy",
+			return say(e, -EINVAL, "filesystem",
+				   "rename it, or leave it out of the policy",
 				   "%s: a comma, quote or newline in a grant's path cannot be "
 				   "given to docker --mount",
 				   g->real);
@@ -602,7 +604,8 @@ static void create_argv(struct dk_argv *a, const struct dk *d, const struct sand
 	for (size_t i = 0; i < d->nlibs; i++)
 		add(a, "--mount=type=bind,source=%s,target=%s/%s,readonly", d->libs[i],
 		    DOCKER_INIT_LIB, strrchr(d->libs[i], '/') + 1);
-	add(a, "--mount=type=bind,source=%s/docker-resolv.conf,target=/etc/resolv.conf,readonly", d->dir);
+	add(a, "--mount=type=bind,source=%s/docker-resolv.conf,target=/etc/resolv.conf,readonly",
+	    d->dir);
 	add(a, "--mount=type=bind,source=%s/docker-hosts,target=/etc/hosts,readonly", d->dir);
 	for (size_t i = 0; i < d->ngrant; i++) {
 		const struct policy_grant *g = i < p->nread ? &p->read[i] : &p->write[i - p->nread];
@@ -830,8 +833,8 @@ static int docker_network(struct sandbox *sb, const struct sandbox_spec *s, stru
 	run_strv_free(env);
 	if (ret) {
 		say(e, ret < 0 ? ret : -EIO, "sandbox",
-		    "check the image (docker image ls) and `warden doctor`",
-		    "docker create: %s", first_line(&errs));
+		    "check the image (docker image ls) and `warden doctor`", "docker create: %s",
+		    first_line(&errs));
 		wd_buf_free(&errs);
 		return e->msg[0] ? -EIO : ret;
 	}
@@ -892,13 +895,14 @@ static int docker_spawn(struct sandbox *sb, struct sandbox_err *e)
 /* `docker rm -f` of the container (it may run or not); its files removed. */
 static void remove_container(struct dk *d)
 {
-	static const char *const files[] = {"docker-ctl.sock", "docker-seccomp.json", "docker-resolv.conf", "docker-hosts"};
+	static const char *const files[] = {"docker-ctl.sock", "docker-seccomp.json",
+					    "docker-resolv.conf", "docker-hosts"};
 	char p[PATH_MAX + 32];
 
 	wd_closep(&d->conn);
 	wd_closep(&d->lfd);
 	if (d->created)
-		docker(d, NULL, NULL, "rm", "--force", "--volumes", d->name, NULL);
+		docker(d, NULL, NULL, "rm", "--force", "--volumes", d->name, (char *)NULL);
 	d->created = false;
 	for (size_t i = 0; d->dir[0] && i < WD_ARRAY_SIZE(files); i++) {
 		snprintf(p, sizeof(p), "%s/%s", d->dir, files[i]);
@@ -943,7 +947,7 @@ static void docker_signal(struct sandbox *sb, enum sandbox_target to, int sig)
 	if (to == SANDBOX_INSIDE)
 		sig = SIGKILL;
 	snprintf(s, sizeof(s), "--signal=%d", sig);
-	docker(d, NULL, NULL, "kill", s, d->name, NULL);
+	docker(d, NULL, NULL, "kill", s, d->name, (char *)NULL);
 }
 
 static void docker_release(struct sandbox *sb)
@@ -1033,7 +1037,7 @@ int run_docker_gc(unsigned *ret_n)
 	if (find_docker(d.docker, sizeof(d.docker)))
 		return 0; /* no CLI: no container of Warden's can be made here */
 	if (!docker(&d, &out, &errs, "ps", "--all", "--filter", "label=warden.run", "--format",
-		    "{{.Names}} {{.Label \"warden.launcher\"}}", NULL) &&
+		    "{{.Names}} {{.Label \"warden.launcher\"}}", (char *)NULL) &&
 	    !wd_buf_append(&out, "", 1)) {
 		for (line = strtok_r(out.data, "\n", &save); line;
 		     line = strtok_r(NULL, "\n", &save)) {
@@ -1042,7 +1046,8 @@ int run_docker_gc(unsigned *ret_n)
 			if (!sp || strncmp(line, "warden-", 7) || launcher_alive(sp + 1))
 				continue;
 			*sp = '\0';
-			if (!docker(&d, NULL, NULL, "rm", "--force", "--volumes", line, NULL))
+			if (!docker(&d, NULL, NULL, "rm", "--force", "--volumes", line,
+				    (char *)NULL))
 				(*ret_n)++;
 		}
 	}

@@ -650,8 +650,9 @@ static void test_sandbox_docker_image(void **state)
 	struct wd_policy *p;
 
 	(void)state;
-	p = parse_ok("version: 1\nsandbox:\n  backend: docker\n  docker: {image: \"reg.example/a:1\"}\n",
-		     &d);
+	p = parse_ok(
+	    "version: 1\nsandbox:\n  backend: docker\n  docker: {image: \"reg.example/a:1\"}\n",
+	    &d);
 	assert_string_equal(p->docker_image, "reg.example/a:1");
 	assert_int_equal(policy_render_yaml(p, &y), 0);
 	assert_non_null(strstr(wd_buf_cstr(&y), "  docker:\n    image: \"reg.example/a:1\"\n"));
