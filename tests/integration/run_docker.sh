@@ -223,6 +223,43 @@ check_eq "... stdin reaches the command" "fed on stdin" jq -r '.stdin.stdout | r
 check "... its runs were docker runs" audit_has \
 	'[.[] | select(.action == "run.start" and (.isolation | test("backend=docker")) and ((.command // []) | index("cat")))] | length >= 1'
 
+# --- what the backend runs; a terminal ------------------------------------------------------
+print_line() {
+	in_host "$W" run --backend docker -p "$T/net.yaml" --print-bwrap -- true |
+		grep -E -- "create .*--network=none .*--cap-drop=ALL .*--read-only"
+}
+check "--print-bwrap prints the docker create line: no network, no capability, read-only" print_line
+# (docker start -a -i on a terminal echoes a NUL first, "^@": bare docker does the same)
+tty_in() {
+	script -qec "ip netns exec $LAB_HOST_NS $W run -q --backend docker -p $T/net.yaml -- tty" \
+		/dev/null | tr -d '\r' | grep -E "^(\^@)?/dev/pts/[0-9]+$"
+}
+check "a terminal: the program gets one of its own (docker --tty)" tty_in
+check_eq "control: without a terminal it has none" "not a tty" wd -p "$T/net.yaml" -- tty
+
+# --- a user who may use the engine (the docker group's way), not root -------------------------
+lab_user || { echo "FAIL - no test user"; echo "0 passed, 1 failed"; exit 1; }
+sock=${DOCKER_HOST#unix://}
+chmod o+x "$(dirname "$sock")"
+chgrp "$LAB_USER_GID" "$sock" && chmod 0660 "$sock"
+U=$(mktemp -d /tmp/wd-run-docker-user-XXXXXX)
+lab_on_exit rm -rf "$U"
+chown "$LAB_USER_UID:$LAB_USER_GID" "$U"
+# uwd ARGS...: warden run --backend docker as LAB_USER in lab-host
+uwd() {
+	in_host_user env DOCKER_HOST="$DOCKER_HOST" DOCKER_CONFIG="$U/cli" WARDEN_DOCKER="$LAB_DOCKER" \
+		WARDEN_DOCKER_IMAGE="$IMG" WARDEN_DOCKER_INIT="$WARDEN_DOCKER_INIT" \
+		"$W" run --backend docker --audit-log "$U/audit.jsonl" "$@"
+}
+check_eq "as a user: HTTPS to an allowed name" "hello from allowed.test" \
+	uwd -p "$T/net.yaml" -- /usr/bin/curl -fsS --max-time 8 --cacert "$LAB_CA" https://allowed.test/
+check_fails "as a user: HTTPS to a denied name fails" \
+	uwd -p "$T/net.yaml" -- /usr/bin/curl -fsS --max-time 8 --cacert "$LAB_CA" https://other.test/
+check_eq "as a user: the program runs as the user's uid" "$LAB_USER_UID" uwd -p "$T/net.yaml" -- id -u
+check "as a user: the run was audited in the user's log" \
+	jq -se '[.[] | select(.action == "run.start" and .mode == "container")] | length >= 3' "$U/audit.jsonl"
+check "as a user: no container is left" nothing_left
+
 # --- kill -9 of the launcher: the init ends the container, warden gc removes it ---------------
 ip netns exec "$LAB_HOST_NS" "$W" run --backend docker --audit-log "$A" -p "$T/net.yaml" -- \
 	sh -c 'echo up; exec sleep 120' >"$T/k9.out" 2>&1 &
