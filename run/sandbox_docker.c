@@ -411,6 +411,8 @@ static int make_files(struct dk *d, const struct sandbox_spec *s, struct sandbox
 		ret = bwrap_file_text(1, &bs, s->uid, s->gid, &b);
 	if (!ret)
 		ret = write_at(d->dir, "docker-hosts", b.data, b.len);
+	if (!ret)
+		ret = write_at(d->dir, "docker-empty", "", 0);
 	wd_buf_free(&b);
 	if (ret)
 		return say(e, ret, "sandbox", NULL, "the container's files in %s: %s", d->dir,
@@ -513,6 +515,31 @@ static int open_grants(struct dk *d, const struct sandbox_spec *s, struct sandbo
 	return 0;
 }
 
+/*
+ * What the dynamic loader reads before the init's own code runs, as root with NET_ADMIN in the
+ * container: an image (its ENV) or a policy naming one of these could run its code there. They
+ * are set empty for the whole container (the program loses an image's value too) and a policy
+ * naming one is refused; /etc/ld.so.preload is an empty file. A static init needs none of it,
+ * and gets it all the same.
+ */
+static const char *const loader_vars[] = {"LD_PRELOAD",	     "LD_AUDIT",   "LD_DEBUG",
+					  "LD_DEBUG_OUTPUT", "LD_PROFILE", "LD_PROFILE_OUTPUT",
+					  "GLIBC_TUNABLES"};
+
+/* The policy's env.allow or env.set names one of loader_vars[]: that one, else NULL. */
+static const char *loader_var_named(const struct wd_policy *p)
+{
+	for (size_t i = 0; i < WD_ARRAY_SIZE(loader_vars); i++) {
+		for (size_t k = 0; k < p->nenv_allow; k++)
+			if (!strcmp(p->env_allow[k], loader_vars[i]))
+				return loader_vars[i];
+		for (size_t k = 0; k < p->nenv_set; k++)
+			if (!strcmp(p->env_set[k].name, loader_vars[i]))
+				return loader_vars[i];
+	}
+	return NULL;
+}
+
 /* A variable the docker CLI reads itself (DOCKER_HOST, DOCKER_CONFIG, ...): env.set's value
  * goes on the command line instead, so that the CLI still talks to the launcher's engine. */
 static bool cli_reads(const char *name)
@@ -604,6 +631,10 @@ static void create_argv(struct dk_argv *a, const struct dk *d, const struct sand
 	for (size_t i = 0; i < d->nlibs; i++)
 		add(a, "--mount=type=bind,source=%s,target=%s/%s,readonly", d->libs[i],
 		    DOCKER_INIT_LIB, strrchr(d->libs[i], '/') + 1);
+	add(a, "--mount=type=bind,source=%s/docker-empty,target=/etc/ld.so.preload,readonly",
+	    d->dir);
+	for (size_t i = 0; i < WD_ARRAY_SIZE(loader_vars); i++)
+		add(a, "--env=%s=", loader_vars[i]);
 	add(a, "--mount=type=bind,source=%s/docker-resolv.conf,target=/etc/resolv.conf,readonly",
 	    d->dir);
 	add(a, "--mount=type=bind,source=%s/docker-hosts,target=/etc/hosts,readonly", d->dir);
@@ -801,6 +832,12 @@ static int docker_network(struct sandbox *sb, const struct sandbox_spec *s, stru
 			   "name one: `sandbox: {docker: {image: NAME}}` in the policy, or "
 			   "$WARDEN_DOCKER_IMAGE",
 			   "the docker backend needs an image, and none is named");
+	if (loader_var_named(s->policy))
+		return say(e, -EPERM, "prerequisites",
+			   "drop it from env.allow / env.set, or use the linux backend",
+			   "env: %s would be read by the dynamic loader of the container's init, "
+			   "which runs as root there: the docker backend refuses it",
+			   loader_var_named(s->policy));
 	if (s->files_start)
 		return say(e, -EOPNOTSUPP, "prerequisites",
 			   "drop audit.files from the policy, or use the linux backend",
@@ -895,8 +932,9 @@ static int docker_spawn(struct sandbox *sb, struct sandbox_err *e)
 /* `docker rm -f` of the container (it may run or not); its files removed. */
 static void remove_container(struct dk *d)
 {
-	static const char *const files[] = {"docker-ctl.sock", "docker-seccomp.json",
-					    "docker-resolv.conf", "docker-hosts"};
+	static const char *const files[] = {"docker-ctl.sock", "docker-empty",
+					    "docker-seccomp.json", "docker-resolv.conf",
+					    "docker-hosts"};
 	char p[PATH_MAX + 32];
 
 	wd_closep(&d->conn);
