@@ -25,8 +25,8 @@ static void usage(FILE *f)
 		"Write the run.exit (\"crashed\": true) of runs whose launcher is gone (killed,\n"
 		"crashed), then remove their leftovers: their\n"
 		"embedded gateway, cgroups, nft set elements, gateway registration, network\n"
-		"namespace, veth pair and address slot, and the container of a run of the docker\n"
-		"backend (on the engine the docker CLI reaches). Live runs are never touched. `warden\n"
+		"namespace, veth pair and address slot; a docker-backend run's container (on\n"
+		"the engine the docker CLI reaches). Live runs are never touched. `warden\n"
 		"run` does the same for crashed runs each time it starts.\n"
 		"Ready-made run networks (the pool, see WARDEN_POOL in warden(1)) are kept when\n"
 		"healthy and made for the configuration (default, or --config); half-made and\n"
@@ -47,8 +47,8 @@ static void containers(bool quiet)
 
 	run_docker_gc(&n);
 	if (n && !quiet)
-		wd_say(stdout, "warden gc: %u container%s of runs whose launcher is gone removed", n,
-		       n == 1 ? "" : "s");
+		wd_say(stdout, "warden gc: %u container%s of runs whose launcher is gone removed",
+		       n, n == 1 ? "" : "s");
 }
 
 /* A user's own leftovers: the state folders of rootless runs whose launcher died (their

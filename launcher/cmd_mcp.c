@@ -363,7 +363,8 @@ int cmd_mcp(int argc, char **argv)
 			break;
 		case 'b':
 			if (!policy_backend_lookup(optarg)) {
-				wd_say(stderr, "warden mcp: --backend: expected one of: %s, not `%s`",
+				wd_say(stderr,
+				       "warden mcp: --backend: expected one of: %s, not `%s`",
 				       policy_backend_list(), optarg);
 				return WD_EXIT_USAGE;
 			}

@@ -105,8 +105,8 @@ int fw_run_listeners(const struct fw_config *c, const struct in_addr *gw4,
 	for (int i = 0; i < FW_RUN_NLISTEN; i++)
 		fds[i] = -1;
 	for (int i = 0; i < FW_RUN_NLISTEN; i++) {
-		fds[i] = wd_socket_bound(socks[i].family, socks[i].addr, socks[i].port,
-					 socks[i].type);
+		fds[i] =
+		    wd_socket_bound(socks[i].family, socks[i].addr, socks[i].port, socks[i].type);
 		int ret = fds[i];
 
 		if (ret >= 0)

@@ -26,21 +26,24 @@
  * @id:		enum policy_backend
  * @os:		the only OS it runs on ("Linux", "macOS", "Windows"), or NULL: any
  * @what:	what confines the program, for doctor
+ * @own_root:	its sandbox has a root file system of its own (an image): the command is
+ *		found there, not on the host
  * @ops:	its operations, or NULL: not in this build
  */
 struct backend_entry {
 	unsigned id;
 	const char *os;
 	const char *what;
+	bool own_root;
 	const struct sandbox_backend *ops;
 };
 
 /* The registry, in the order auto-selection tries fallbacks. */
 static const struct backend_entry registry[] = {
-    {POLICY_BACKEND_LINUX, "Linux", "bubblewrap + seccomp", &sandbox_backend_bwrap},
-    {POLICY_BACKEND_DOCKER, "Linux", "a Docker container", &sandbox_backend_docker},
-    {POLICY_BACKEND_SEATBELT, "macOS", "sandbox-exec (Seatbelt)", NULL},
-    {POLICY_BACKEND_WINDOWS, "Windows", "AppContainer + a Job Object", NULL},
+    {POLICY_BACKEND_LINUX, "Linux", "bubblewrap + seccomp", false, &sandbox_backend_bwrap},
+    {POLICY_BACKEND_DOCKER, "Linux", "a Docker container", true, &sandbox_backend_docker},
+    {POLICY_BACKEND_SEATBELT, "macOS", "sandbox-exec (Seatbelt)", false, NULL},
+    {POLICY_BACKEND_WINDOWS, "Windows", "AppContainer + a Job Object", false, NULL},
 };
 
 #if defined(__APPLE__)
@@ -65,6 +68,13 @@ static const struct backend_entry *entry_of(unsigned id)
 unsigned run_backend_native(void)
 {
 	return NATIVE;
+}
+
+bool run_backend_own_root(unsigned id)
+{
+	const struct backend_entry *e = entry_of(id);
+
+	return e && e->own_root;
 }
 
 const struct sandbox_backend *run_backend_ops(unsigned id)

@@ -83,8 +83,8 @@ static int network_up(const struct docker_init_plan *p, struct wd_err *err)
 static int sockets_make(const struct docker_init_plan *p, int fds[DOCKER_INIT_NFDS],
 			struct wd_err *err)
 {
-	int ret = fw_run_listeners(&p->fc, &p->addr.host4, &p->addr.host6,
-				   fds + DOCKER_INIT_LISTEN, err);
+	int ret =
+	    fw_run_listeners(&p->fc, &p->addr.host4, &p->addr.host6, fds + DOCKER_INIT_LISTEN, err);
 
 	if (ret)
 		return ret;

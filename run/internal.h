@@ -675,6 +675,12 @@ struct run_backend_ask {
 /** run_backend_native() - this OS's own backend (Linux: POLICY_BACKEND_LINUX). */
 unsigned run_backend_native(void);
 
+/**
+ * run_backend_own_root() - backend @id's sandbox has a root file system of its own (a
+ * container's image): a command it runs is found there, not on the host
+ */
+bool run_backend_own_root(unsigned id);
+
 /** run_backend_ops() - the operations of backend @id, or NULL when this build has none. */
 const struct sandbox_backend *run_backend_ops(unsigned id);
 

@@ -194,8 +194,8 @@ static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 	}
 	ret = fds[RUN_ROOTLESS_PROBE] < 0 ? fds[RUN_ROOTLESS_PROBE] : 0;
 	if (!ret && !p->bare)
-		ret = fw_run_listeners(&p->fc, &a->host4, &a->host6, fds + RUN_ROOTLESS_LISTEN,
-				       &err);
+		ret =
+		    fw_run_listeners(&p->fc, &a->host4, &a->host6, fds + RUN_ROOTLESS_LISTEN, &err);
 	if (!ret && !p->bare) {
 		fds[RUN_ROOTLESS_NFLOG] = fw_nflog_bind(p->fc.nflog_group, &err);
 		ret = fds[RUN_ROOTLESS_NFLOG] < 0 ? fds[RUN_ROOTLESS_NFLOG] : 0;

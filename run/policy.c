@@ -267,10 +267,10 @@ int run_command_resolve(struct run *r, int argc, char **argv)
 	if (!r->input.argv)
 		return run_fail(r, "policy", NULL, "out of memory");
 	r->input.argv0 = r->input.argv[0];
-	/* a container's command is the image's to resolve (mode_docker.c restores the word when
-	 * docker is only the fallback) */
-	if ((r->o.backend ? policy_backend_lookup(r->o.backend) : r->input.pol->sandbox_backend) ==
-	    POLICY_BACKEND_DOCKER) {
+	/* a forced backend with its own root (a container's image) resolves the command there
+	 * (mode_docker.c restores the word when docker is only the fallback) */
+	if (run_backend_own_root(r->o.backend ? policy_backend_lookup(r->o.backend)
+					      : r->input.pol->sandbox_backend)) {
 		snprintf(r->input.exe, sizeof(r->input.exe), "%s", r->input.argv[0]);
 		return 0;
 	}

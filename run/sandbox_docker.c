@@ -276,17 +276,18 @@ static int docker_probe(struct sandbox *sb, struct sandbox_err *e)
 
 	(void)sb;
 	if (find_docker(d.docker, sizeof(d.docker)))
-		return say(e, -ENOENT, "prerequisites",
-			   "install the docker CLI (Debian: docker.io), or name it in $WARDEN_DOCKER",
-			   "no docker CLI (%s)",
-			   getenv("WARDEN_DOCKER") ? "$WARDEN_DOCKER is not an executable file"
-						   : "`docker` is not on PATH");
+		return say(
+		    e, -ENOENT, "prerequisites",
+		    "install the docker CLI (Debian: docker.io), or name it in $WARDEN_DOCKER",
+		    "no docker CLI (%s)",
+		    getenv("WARDEN_DOCKER") ? "$WARDEN_DOCKER is not an executable file"
+					    : "`docker` is not on PATH");
 	if (find_init(d.init, sizeof(d.init)))
 		return say(e, -ENOENT, "prerequisites",
 			   "reinstall warden (warden-docker-init belongs in libexec/warden), or "
 			   "name it in $WARDEN_DOCKER_INIT",
 			   "warden-docker-init, the container's first process, is not installed");
-	ret = docker(&d, &out, &errs, "version", "--format", "{{.Server.Version}}", NULL);
+	ret = docker(&d, &out, &errs, "version", "--format", "{{.Server.Version}}", (char *)NULL);
 	wd_buf_free(&out);
 	if (ret) {
 		say(e, -EHOSTDOWN, "prerequisites",
@@ -410,6 +411,8 @@ static int make_files(struct dk *d, const struct sandbox_spec *s, struct sandbox
 		ret = bwrap_file_text(1, &bs, s->uid, s->gid, &b);
 	if (!ret)
 		ret = write_at(d->dir, "docker-hosts", b.data, b.len);
+	if (!ret)
+		ret = write_at(d->dir, "docker-empty", "", 0);
 	wd_buf_free(&b);
 	if (ret)
 		return say(e, ret, "sandbox", NULL, "the container's files in %s: %s", d->dir,
@@ -497,7 +500,8 @@ static int open_grants(struct dk *d, const struct sandbox_spec *s, struct sandbo
 		if (!g->real)
 			continue; /* absent and optional: nothing to bind */
 		if (mount_unsafe(g->real))
-			return say(e, -EINVAL, "filesystem", "rename it, or leave it out of the policy",
+			return say(e, -EINVAL, "filesystem",
+				   "rename it, or leave it out of the policy",
 				   "%s: a comma, quote or newline in a grant's path cannot be "
 				   "given to docker --mount",
 				   g->real);
@@ -509,6 +513,31 @@ static int open_grants(struct dk *d, const struct sandbox_spec *s, struct sandbo
 		d->grant_fd[i] = fd;
 	}
 	return 0;
+}
+
+/*
+ * What the dynamic loader reads before the init's own code runs, as root with NET_ADMIN in the
+ * container: an image (its ENV) or a policy naming one of these could run its code there. They
+ * are set empty for the whole container (the program loses an image's value too) and a policy
+ * naming one is refused; /etc/ld.so.preload is an empty file. A static init needs none of it,
+ * and gets it all the same.
+ */
+static const char *const loader_vars[] = {"LD_PRELOAD",	     "LD_AUDIT",   "LD_DEBUG",
+					  "LD_DEBUG_OUTPUT", "LD_PROFILE", "LD_PROFILE_OUTPUT",
+					  "GLIBC_TUNABLES"};
+
+/* The policy's env.allow or env.set names one of loader_vars[]: that one, else NULL. */
+static const char *loader_var_named(const struct wd_policy *p)
+{
+	for (size_t i = 0; i < WD_ARRAY_SIZE(loader_vars); i++) {
+		for (size_t k = 0; k < p->nenv_allow; k++)
+			if (!strcmp(p->env_allow[k], loader_vars[i]))
+				return loader_vars[i];
+		for (size_t k = 0; k < p->nenv_set; k++)
+			if (!strcmp(p->env_set[k].name, loader_vars[i]))
+				return loader_vars[i];
+	}
+	return NULL;
 }
 
 /* A variable the docker CLI reads itself (DOCKER_HOST, DOCKER_CONFIG, ...): env.set's value
@@ -602,7 +631,12 @@ static void create_argv(struct dk_argv *a, const struct dk *d, const struct sand
 	for (size_t i = 0; i < d->nlibs; i++)
 		add(a, "--mount=type=bind,source=%s,target=%s/%s,readonly", d->libs[i],
 		    DOCKER_INIT_LIB, strrchr(d->libs[i], '/') + 1);
-	add(a, "--mount=type=bind,source=%s/docker-resolv.conf,target=/etc/resolv.conf,readonly", d->dir);
+	add(a, "--mount=type=bind,source=%s/docker-empty,target=/etc/ld.so.preload,readonly",
+	    d->dir);
+	for (size_t i = 0; i < WD_ARRAY_SIZE(loader_vars); i++)
+		add(a, "--env=%s=", loader_vars[i]);
+	add(a, "--mount=type=bind,source=%s/docker-resolv.conf,target=/etc/resolv.conf,readonly",
+	    d->dir);
 	add(a, "--mount=type=bind,source=%s/docker-hosts,target=/etc/hosts,readonly", d->dir);
 	for (size_t i = 0; i < d->ngrant; i++) {
 		const struct policy_grant *g = i < p->nread ? &p->read[i] : &p->write[i - p->nread];
@@ -798,6 +832,12 @@ static int docker_network(struct sandbox *sb, const struct sandbox_spec *s, stru
 			   "name one: `sandbox: {docker: {image: NAME}}` in the policy, or "
 			   "$WARDEN_DOCKER_IMAGE",
 			   "the docker backend needs an image, and none is named");
+	if (loader_var_named(s->policy))
+		return say(e, -EPERM, "prerequisites",
+			   "drop it from env.allow / env.set, or use the linux backend",
+			   "env: %s would be read by the dynamic loader of the container's init, "
+			   "which runs as root there: the docker backend refuses it",
+			   loader_var_named(s->policy));
 	if (s->files_start)
 		return say(e, -EOPNOTSUPP, "prerequisites",
 			   "drop audit.files from the policy, or use the linux backend",
@@ -830,8 +870,8 @@ static int docker_network(struct sandbox *sb, const struct sandbox_spec *s, stru
 	run_strv_free(env);
 	if (ret) {
 		say(e, ret < 0 ? ret : -EIO, "sandbox",
-		    "check the image (docker image ls) and `warden doctor`",
-		    "docker create: %s", first_line(&errs));
+		    "check the image (docker image ls) and `warden doctor`", "docker create: %s",
+		    first_line(&errs));
 		wd_buf_free(&errs);
 		return e->msg[0] ? -EIO : ret;
 	}
@@ -892,13 +932,15 @@ static int docker_spawn(struct sandbox *sb, struct sandbox_err *e)
 /* `docker rm -f` of the container (it may run or not); its files removed. */
 static void remove_container(struct dk *d)
 {
-	static const char *const files[] = {"docker-ctl.sock", "docker-seccomp.json", "docker-resolv.conf", "docker-hosts"};
+	static const char *const files[] = {"docker-ctl.sock", "docker-empty",
+					    "docker-seccomp.json", "docker-resolv.conf",
+					    "docker-hosts"};
 	char p[PATH_MAX + 32];
 
 	wd_closep(&d->conn);
 	wd_closep(&d->lfd);
 	if (d->created)
-		docker(d, NULL, NULL, "rm", "--force", "--volumes", d->name, NULL);
+		docker(d, NULL, NULL, "rm", "--force", "--volumes", d->name, (char *)NULL);
 	d->created = false;
 	for (size_t i = 0; d->dir[0] && i < WD_ARRAY_SIZE(files); i++) {
 		snprintf(p, sizeof(p), "%s/%s", d->dir, files[i]);
@@ -943,7 +985,7 @@ static void docker_signal(struct sandbox *sb, enum sandbox_target to, int sig)
 	if (to == SANDBOX_INSIDE)
 		sig = SIGKILL;
 	snprintf(s, sizeof(s), "--signal=%d", sig);
-	docker(d, NULL, NULL, "kill", s, d->name, NULL);
+	docker(d, NULL, NULL, "kill", s, d->name, (char *)NULL);
 }
 
 static void docker_release(struct sandbox *sb)
@@ -1033,7 +1075,7 @@ int run_docker_gc(unsigned *ret_n)
 	if (find_docker(d.docker, sizeof(d.docker)))
 		return 0; /* no CLI: no container of Warden's can be made here */
 	if (!docker(&d, &out, &errs, "ps", "--all", "--filter", "label=warden.run", "--format",
-		    "{{.Names}} {{.Label \"warden.launcher\"}}", NULL) &&
+		    "{{.Names}} {{.Label \"warden.launcher\"}}", (char *)NULL) &&
 	    !wd_buf_append(&out, "", 1)) {
 		for (line = strtok_r(out.data, "\n", &save); line;
 		     line = strtok_r(NULL, "\n", &save)) {
@@ -1042,7 +1084,8 @@ int run_docker_gc(unsigned *ret_n)
 			if (!sp || strncmp(line, "warden-", 7) || launcher_alive(sp + 1))
 				continue;
 			*sp = '\0';
-			if (!docker(&d, NULL, NULL, "rm", "--force", "--volumes", line, NULL))
+			if (!docker(&d, NULL, NULL, "rm", "--force", "--volumes", line,
+				    (char *)NULL))
 				(*ret_n)++;
 		}
 	}

@@ -81,6 +81,9 @@ done
 check "Depends names bubblewrap and nftables (what it runs)" lab_match "bubblewrap.*nftables" field Depends
 check "the .deb holds the worker in /usr/libexec/warden" lab_match '^\./usr/libexec/warden/warden-gateway-worker$' \
 	bash -c 'dpkg-deb --fsys-tarfile "$0" | tar -t' "$DEB"
+check "the .deb holds the docker backend's init in /usr/libexec/warden" \
+	lab_match '^\./usr/libexec/warden/warden-docker-init$' \
+	bash -c 'dpkg-deb --fsys-tarfile "$0" | tar -t' "$DEB"
 # Debian's layout (issue 27): man pages gzip -9n'd (no name, no time stamp in the header), the
 # shell completions, the copyright file, one gateway.yaml (the conffile)
 debfiles() { dpkg-deb --fsys-tarfile "$DEB" | tar -t; }

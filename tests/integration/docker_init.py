@@ -1,17 +1,31 @@
 #!/usr/bin/env python3
 """docker_init.py - the launcher's and the program's side of warden-docker-init (run/docker_init.c,
-a prototype), for docker_init.sh. No Docker: the init runs in a network namespace of the test's.
+the Docker backend's first process; run/docker_proto.h is the protocol), for docker_init.sh.
+No Docker: the init runs in a network namespace of the test's.
 
-  docker_init.py launcher MODE SOCKET UID GID -- INIT-COMMAND...
-      binds SOCKET, starts INIT-COMMAND (which connects to it), sends the plan (MODE badplan: a
-      malformed one), takes the 8 listening sockets, sends go (MODE nogo: closes instead), then
-      plays the gateway on the transparent IPv4 listener: accepts one connection, prints
-      "gateway: original dst A:P", answers "via-gateway". Exits with the init's status.
-  docker_init.py program [exit7|sigfwd]
-      exit7: exits 7; sigfwd: sends SIGTERM to its parent (the init), which must forward it
-      back (else it exits 0 after 30 s). Otherwise, what the init execs: prints its uid, capability sets and no_new_privs, then connects to
-      192.0.2.80:443 (an address nothing in the namespace has: only the init's DNAT can
-      answer) and prints what came back.
+  docker_init.py launcher MODE SOCKET UID GID GRANT CLOSE -- INIT-COMMAND...
+      binds SOCKET, starts INIT-COMMAND (which connects to it) and sends the plan (the values
+      of a rootless run; MODE badplan: one byte short, root: uid 0). It takes the reply's 10
+      descriptors and prints what each is, then sends one grant, the file GRANT as stat()
+      sees it (badgrant: its inode plus one), and prints the init's answer. Then it says go
+      (nogo: closes instead) and keeps the connection open until the init exits, as the
+      launcher does for the whole run (its end ends the program):
+        go    plays the gateway on the transparent IPv4 listener: accepts one connection,
+              prints "gateway: original dst A:P", answers "via-gateway"
+        run   only waits for the init
+        die   waits until the file CLOSE exists, then closes the connection (the launcher's
+              death, as the init sees it) and waits for the init
+      Exits with the init's status.
+  docker_init.py program WHAT MARKS NAME
+      what the init execs, WHAT one of
+        net     prints its uid, capability sets and no_new_privs, then connects to
+                192.0.2.80:443 (an address nothing in the namespace has: only the init's
+                DNAT can answer) and prints what came back
+        exit7   exits 7
+        sigfwd  sends SIGTERM to its parent (the init), which must forward it back (else it
+                exits 0 after 30 s)
+        sleep   waits (up to 60 s) until the file MARKS/close.NAME exists, sleeps 3 s more,
+                then writes the file MARKS/after.NAME and exits 0
 """
 import array
 import os
@@ -22,11 +36,70 @@ import signal
 import sys
 import time
 
-MAGIC = 0x57444931
-NFDS = 8
+MAGIC = 0x57444932  # "WDI2"
+GRANTS_MAGIC = 0x57444747  # "WDGG"
+NLISTEN = 8  # FW_RUN_NLISTEN
+NFDS = NLISTEN + 2  # the listeners, the NFLOG socket, the liveness probe's
+REPLY = struct.Struct("=ii256s")  # struct docker_init_reply
+FW_MODE_RUN = 1
+NETLINK_NETFILTER = 12
+
+# the test's addresses (host4 is the gateway's, sbx4 the program's) and a rootless run's
+# table (fw_config_defaults(): nft/model.c, conf/gwconf.c)
+HOST4, SBX4, HOST6, SBX6 = "10.255.0.1", "10.255.0.2", "fd77::1", "fd77::2"
+PORT_TRANSPARENT, PORT_DNS, PORT_PROXY, NFLOG_GROUP = 15001, 15053, 15080, 7000
 
 
-def launcher(mode, path, uid, gid, cmd):
+def plan(uid, gid):
+    """struct docker_init_plan: magic, uid, gid, struct netns_addrs, struct fw_config."""
+    a4 = lambda s: socket.inet_pton(socket.AF_INET, s)
+    a6 = lambda s: socket.inet_pton(socket.AF_INET6, s)
+    addr = struct.pack("=4s4sI16s16sI", a4(HOST4), a4(SBX4), 30, a6(HOST6), a6(SBX6), 126)
+    fc = struct.pack("=32s8sHHHHIIi4s16s", b"warden", b"wd-", PORT_TRANSPARENT, PORT_DNS,
+                     PORT_PROXY, NFLOG_GROUP, 4096, 200, FW_MODE_RUN, a4(HOST4), a6(HOST6))
+    return struct.pack("=III", MAGIC, uid, gid) + addr + fc
+
+
+def reply(conn, what):
+    """Reads one struct docker_init_reply (and its descriptors); prints it. Returns (err, fds)."""
+    fds = array.array("i")
+    # room for more than NFDS: a reply with too many shows as such, not as a truncation
+    msg, anc, flags, _ = conn.recvmsg(REPLY.size + 8, socket.CMSG_SPACE(4 * NFDS * fds.itemsize))
+    for lvl, typ, data in anc:
+        if lvl == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+            fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
+    if len(msg) != REPLY.size:
+        print("launcher: the init said nothing (%d bytes) to the %s" % (len(msg), what))
+        return -1, list(fds)
+    err, nfds, text = REPLY.unpack(msg)
+    print("launcher: init answered the %s err=%d nfds=%d fds=%d%s %s" %
+          (what, err, nfds, len(fds), " CTRUNC" if flags & socket.MSG_CTRUNC else "",
+           text.split(b"\0")[0].decode(errors="replace")))
+    return err, list(fds)
+
+
+def describe(s):
+    """What a descriptor of the reply is: "tcp A:P", "udp A:P" or "netlink PROTO"."""
+    if s.family == socket.AF_NETLINK:
+        proto = s.getsockopt(socket.SOL_SOCKET, socket.SO_PROTOCOL)
+        return "netlink " + ("NETLINK_NETFILTER" if proto == NETLINK_NETFILTER else str(proto))
+    kind = {socket.SOCK_STREAM: "tcp", socket.SOCK_DGRAM: "udp"}.get(s.type, str(s.type))
+    if s.family in (socket.AF_INET, socket.AF_INET6):
+        a = s.getsockname()
+        return "%s %s:%d" % (kind, a[0], a[1])
+    return "family %d %s" % (s.family, kind)
+
+
+def grants(mode, path):
+    """The grants message: one grant, the file at @path (badgrant: the wrong inode)."""
+    st = os.stat(path, follow_symlinks=False)
+    ino = st.st_ino + 1 if mode == "badgrant" else st.st_ino
+    p = path.encode()
+    return struct.pack("=II", GRANTS_MAGIC, 1) + struct.pack("=QQII", st.st_dev, ino, len(p),
+                                                             0) + p
+
+
+def launcher(mode, path, uid, gid, grant, close, cmd):
     lst = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     lst.bind(path)
     lst.listen(1)
@@ -35,38 +108,44 @@ def launcher(mode, path, uid, gid, cmd):
     conn, _ = lst.accept()
     lst.close()  # nothing else may connect once the init has
     conn.settimeout(20)
-    a4 = lambda s: socket.inet_pton(socket.AF_INET, s)
-    a6 = lambda s: socket.inet_pton(socket.AF_INET6, s)
-    plan = struct.pack("=III4s4sI16s16sI", MAGIC, uid, gid, a4("10.255.0.1"),
-                       a4("10.255.0.2"), 30, a6("fd77::1"), a6("fd77::2"), 126)
-    conn.send(plan[:-1] if mode == "badplan" else plan)
-    fds = array.array("i")
-    msg, anc, _, _ = conn.recvmsg(264, socket.CMSG_SPACE(NFDS * fds.itemsize))
-    for lvl, typ, data in anc:
-        if lvl == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
-            fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
-    if len(msg) < 8:
-        print("launcher: the init said nothing")
+    p = plan(0 if mode == "root" else uid, gid)
+    conn.send(p[:-1] if mode == "badplan" else p)
+    err, fds = reply(conn, "plan")
+    socks = [socket.socket(fileno=fd) for fd in fds]
+    if err or len(socks) != NFDS:
         conn.close()
+        for s in socks:
+            s.close()
         return init.wait(20)
-    err, nfds = struct.unpack("=ii", msg[:8])
-    print("launcher: init answered err=%d nfds=%d fds=%d %s" %
-          (err, nfds, len(fds), msg[8:].split(b"\0")[0].decode(errors="replace")))
-    if err or nfds != NFDS or len(fds) != NFDS or mode == "nogo":
-        conn.close()
-        for fd in fds:
-            os.close(fd)
-        return init.wait(20)
-    gw = socket.socket(fileno=fds[0])
-    for fd in fds[1:]:
-        os.close(fd)
+    print("launcher: listeners %s" % ", ".join(describe(s) for s in socks[:NLISTEN]))
+    print("launcher: fd %d %s" % (NLISTEN, describe(socks[NLISTEN])))
+    print("launcher: fd %d %s" % (NLISTEN + 1, describe(socks[NLISTEN + 1])))
+    gw = socks[0]
+    for s in socks[1:]:
+        s.close()
     gw.settimeout(20)
     print("launcher: gateway listener %s:%d, launcher's netns %s" %
           (*gw.getsockname(), os.readlink("/proc/self/ns/net")))
+    conn.send(grants(mode, grant))
+    err, fds = reply(conn, "grants")
+    for fd in fds:
+        os.close(fd)
+    if err or mode == "nogo":
+        conn.close()
+        return init.wait(20)
     conn.send(b"G")
-    conn.close()
-    if mode == "go-noconn":
+    # from here on the connection is the launcher's life, as the init sees it
+    if mode == "run":
         return init.wait(60)
+    if mode == "die":
+        for _ in range(1200):
+            if os.path.exists(close):
+                break
+            time.sleep(0.05)
+        print("launcher: %s, closing the connection" %
+              ("told to" if os.path.exists(close) else "not told to in 60 s"), flush=True)
+        conn.close()
+        return init.wait(20)
     c, _ = gw.accept()
     od = c.getsockopt(socket.SOL_IP, 80, 16)  # SO_ORIGINAL_DST
     print("gateway: original dst %s:%d" % (socket.inet_ntoa(od[4:8]),
@@ -77,13 +156,22 @@ def launcher(mode, path, uid, gid, cmd):
     return init.wait(20)
 
 
-def program(what):
+def program(what, marks, name):
     if what == "exit7":
         return 7
     if what == "sigfwd":
         # the init's forwarding is what ends it: SIGTERM to the init comes back to the program
         os.kill(os.getppid(), signal.SIGTERM)
         time.sleep(30)
+        return 0
+    if what == "sleep":
+        for _ in range(1200):
+            if os.path.exists(os.path.join(marks, "close." + name)):
+                break
+            time.sleep(0.05)
+        time.sleep(3)
+        with open(os.path.join(marks, "after." + name), "w") as f:
+            f.write("the program outlived its sleep\n")
         return 0
     st = {}
     with open("/proc/self/status") as f:
@@ -100,9 +188,10 @@ def program(what):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["program"]:
-        sys.exit(program(sys.argv[2] if len(sys.argv) > 2 else "net"))
-    if len(sys.argv) < 8 or sys.argv[1] != "launcher" or sys.argv[6] != "--":
-        sys.exit("usage: docker_init.py launcher MODE SOCKET UID GID -- CMD... | program")
+    if sys.argv[1:2] == ["program"] and len(sys.argv) == 5:
+        sys.exit(program(sys.argv[2], sys.argv[3], sys.argv[4]))
+    if len(sys.argv) < 10 or sys.argv[1] != "launcher" or sys.argv[8] != "--":
+        sys.exit("usage: docker_init.py launcher MODE SOCKET UID GID GRANT CLOSE -- CMD... | "
+                 "program WHAT MARKS NAME")
     sys.exit(launcher(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),
-                      sys.argv[7:]))
+                      sys.argv[6], sys.argv[7], sys.argv[9:]))

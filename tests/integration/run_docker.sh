@@ -223,6 +223,109 @@ check_eq "... stdin reaches the command" "fed on stdin" jq -r '.stdin.stdout | r
 check "... its runs were docker runs" audit_has \
 	'[.[] | select(.action == "run.start" and (.isolation | test("backend=docker")) and ((.command // []) | index("cat")))] | length >= 1'
 
+# --- what the backend runs; a terminal ------------------------------------------------------
+print_line() {
+	in_host "$W" run --backend docker -p "$T/net.yaml" --print-bwrap -- true |
+		grep -E -- "create .*--network=none .*--cap-drop=ALL .*--read-only"
+}
+check "--print-bwrap prints the docker create line: no network, no capability, read-only" print_line
+# (docker start -a -i on a terminal echoes a NUL first, "^@": bare docker does the same)
+tty_in() {
+	script -qec "ip netns exec $LAB_HOST_NS $W run -q --backend docker -p $T/net.yaml -- tty" \
+		/dev/null | tr -d '\r' | grep -E "^(\^@)?/dev/pts/[0-9]+$"
+}
+check "a terminal: the program gets one of its own (docker --tty)" tty_in
+check_eq "control: without a terminal it has none" "not a tty" wd -p "$T/net.yaml" -- tty
+
+# --- a user who may use the engine (the docker group's way), not root -------------------------
+lab_user || { echo "FAIL - no test user"; echo "0 passed, 1 failed"; exit 1; }
+sock=${DOCKER_HOST#unix://}
+chmod o+x "$(dirname "$sock")"
+chgrp "$LAB_USER_GID" "$sock" && chmod 0660 "$sock"
+U=$(mktemp -d /tmp/wd-run-docker-user-XXXXXX)
+lab_on_exit rm -rf "$U"
+chown "$LAB_USER_UID:$LAB_USER_GID" "$U"
+# uwd ARGS...: warden run --backend docker as LAB_USER in lab-host
+uwd() {
+	in_host_user env DOCKER_HOST="$DOCKER_HOST" DOCKER_CONFIG="$U/cli" WARDEN_DOCKER="$LAB_DOCKER" \
+		WARDEN_DOCKER_IMAGE="$IMG" WARDEN_DOCKER_INIT="$WARDEN_DOCKER_INIT" \
+		"$W" run --backend docker --audit-log "$U/audit.jsonl" "$@"
+}
+check_eq "as a user: HTTPS to an allowed name" "hello from allowed.test" \
+	uwd -p "$T/net.yaml" -- /usr/bin/curl -fsS --max-time 8 --cacert "$LAB_CA" https://allowed.test/
+check_fails "as a user: HTTPS to a denied name fails" \
+	uwd -p "$T/net.yaml" -- /usr/bin/curl -fsS --max-time 8 --cacert "$LAB_CA" https://other.test/
+check_eq "as a user: the program runs as the user's uid" "$LAB_USER_UID" uwd -p "$T/net.yaml" -- id -u
+check "as a user: the run was audited in the user's log" \
+	jq -se '[.[] | select(.action == "run.start" and .mode == "container")] | length >= 3' "$U/audit.jsonl"
+check "as a user: no container is left" nothing_left
+
+# --- an image that preloads a library must not reach Warden's init (root, NET_ADMIN) ----------
+# evil.so writes "uid pid" into the write grant from its constructor, in every dynamic process
+# that loads it; the image names it in /etc/ld.so.preload (evil-file) or in its ENV LD_PRELOAD
+# (evil-env). The program (node, dynamic: it loads it too) is the control that it works.
+cat >"$T/evil.c" <<'C'
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((constructor)) static void mark(void)
+{
+	char p[64];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "MARKDIR/mark.%d", (int)getpid());
+	f = fopen(p, "w");
+	if (f) {
+		fprintf(f, "%d\n", (int)getuid());
+		fclose(f);
+	}
+}
+C
+sed -i "s|MARKDIR|$T/rw|" "$T/evil.c"
+cc -shared -fPIC -o "$T/evil.so" "$T/evil.c" || { echo "FAIL - cc evil.so"; }
+echo /evil.so >"$T/ld.so.preload"
+evil_image() # evil_image NAME [--change ...]: the lab image plus /evil.so (and the preload file)
+{
+	local name=$1 cid
+	shift
+	cid=$("$LAB_DOCKER" create "$IMG" true) || return 1
+	"$LAB_DOCKER" cp "$T/evil.so" "$cid:/evil.so" >/dev/null &&
+		{ [[ $name != *file* ]] || "$LAB_DOCKER" cp "$T/ld.so.preload" "$cid:/etc/ld.so.preload" >/dev/null; } &&
+		"$LAB_DOCKER" commit "$@" "$cid" "$name" >/dev/null
+	local rc=$?
+	"$LAB_DOCKER" rm -f "$cid" >/dev/null
+	return $rc
+}
+evil_image wdlab/evil-file:lab || echo "FAIL - the evil-file image"
+evil_image wdlab/evil-env:lab --change 'ENV LD_PRELOAD=/evil.so' || echo "FAIL - the evil-env image"
+# marks IMAGE [bare]: the uids that loaded evil.so in a run of node (a dynamic program) in
+# IMAGE: under warden, or (bare) in a plain `docker run` of the image with the same folder
+marks() {
+	rm -f "$T"/rw/mark.*
+	if [[ ${2:-} == bare ]]; then
+		"$LAB_DOCKER" run --rm --network none -v "$T/rw:$T/rw" "$1" \
+			"$(readlink -f "$NODE")" -e 0 >/dev/null 2>&1
+	else
+		WARDEN_DOCKER_IMAGE=$1 wd -p "$T/net.yaml" -- "$(readlink -f "$NODE")" -e 0 >/dev/null 2>&1
+	fi
+	cat "$T"/rw/mark.* 2>/dev/null | sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+for kind in file env; do
+	check_eq "an image's preload ($kind): a plain docker run loads it (control: the attack works)" \
+		0 marks "wdlab/evil-$kind:lab" bare
+	check_eq "... under warden nothing loads it: not the init (root there), not the program" "" \
+		marks "wdlab/evil-$kind:lab"
+	check_eq "... while the same run without it works (control)" 0 rc_of -p "$T/net.yaml" -- \
+		"$(readlink -f "$NODE")" -e 0
+done
+printf 'version: 1\nenv:\n  set: {LD_PRELOAD: /evil.so}\n' >"$T/ldpre.yaml"
+chmod 0644 "$T/ldpre.yaml"
+ldpre() {
+	local out rc
+	out=$(wd -p "$T/ldpre.yaml" -- true 2>&1) && rc=0 || rc=$?
+	((rc == 125)) && grep -q "LD_PRELOAD would be read by the dynamic loader" <<<"$out"
+}
+check "a policy naming LD_PRELOAD is refused (125, the reason)" ldpre
+
 # --- kill -9 of the launcher: the init ends the container, warden gc removes it ---------------
 ip netns exec "$LAB_HOST_NS" "$W" run --backend docker --audit-log "$A" -p "$T/net.yaml" -- \
 	sh -c 'echo up; exec sleep 120' >"$T/k9.out" 2>&1 &

@@ -188,6 +188,11 @@ static const struct bad_case bad_cases[] = {
     {"sandbox.fallback unknown", V "sandbox:\n  fallback: [docker, vm]\n", 3, 22,
      "sandbox.fallback: `vm` is not a sandbox backend"},
     {"misspelt sandbox.backend", V "sandbox:\n  backnd: linux\n", 3, 3, "did you mean `backend`?"},
+    {"sandbox.docker scalar", V "sandbox:\n  docker: busybox\n", 3, 11, "expected a mapping"},
+    {"sandbox.docker.image empty", V "sandbox:\n  docker: {image: \"\"}\n", 3, 19,
+     "sandbox.docker.image"},
+    {"misspelt sandbox.docker.image", V "sandbox:\n  docker: {imag: x}\n", 3, 12,
+     "did you mean `image`?"},
     {"sandbox.allow typo", V "sandbox:\n  allow: [usrns]\n", 3, 11,
      "`usrns` is not something the sandbox can allow; did you mean `userns`?"},
     {"sandbox.allow unknown", V "sandbox:\n  allow: [userns, everything]\n", 3, 19,
@@ -631,6 +636,37 @@ static void test_sandbox_allow(void **state)
 	assert_int_equal(p->sandbox_allow, POLICY_SANDBOX_USERNS);
 	assert_string_equal(policy_sandbox_allow_name(POLICY_SANDBOX_USERNS), "userns");
 	assert_null(policy_sandbox_allow_name(1u << 30));
+	policy_free(p);
+	policy_diags_free(&d);
+	wd_buf_free(&y);
+	wd_buf_free(&j);
+}
+
+/* sandbox.docker.image: kept, rendered in YAML and JSON (quoted), and parsed back the same */
+static void test_sandbox_docker_image(void **state)
+{
+	struct wd_buf y = WD_BUF_INIT, j = WD_BUF_INIT;
+	struct policy_diags d;
+	struct wd_policy *p;
+
+	(void)state;
+	p = parse_ok(
+	    "version: 1\nsandbox:\n  backend: docker\n  docker: {image: \"reg.example/a:1\"}\n",
+	    &d);
+	assert_string_equal(p->docker_image, "reg.example/a:1");
+	assert_int_equal(policy_render_yaml(p, &y), 0);
+	assert_non_null(strstr(wd_buf_cstr(&y), "  docker:\n    image: \"reg.example/a:1\"\n"));
+	assert_int_equal(policy_render_json(p, &j), 0);
+	assert_non_null(strstr(wd_buf_cstr(&j), "\"docker\":{\"image\":\"reg.example/a:1\"}"));
+	policy_free(p);
+	policy_diags_free(&d);
+	p = parse_ok(wd_buf_cstr(&y), &d);
+	assert_string_equal(p->docker_image, "reg.example/a:1");
+	policy_free(p);
+	policy_diags_free(&d);
+	/* none: NULL, nothing rendered */
+	p = parse_ok("version: 1\n", &d);
+	assert_null(p->docker_image);
 	policy_free(p);
 	policy_diags_free(&d);
 	wd_buf_free(&y);
@@ -1130,6 +1166,7 @@ static const struct CMUnitTest fixed_tests[] = {
     cmocka_unit_test(test_duplicate_rule_warns),
     cmocka_unit_test(test_empty_lists_ok),
     cmocka_unit_test(test_sandbox_allow),
+    cmocka_unit_test(test_sandbox_docker_image),
     cmocka_unit_test(test_mcp_allowlist),
     cmocka_unit_test(test_render_roundtrip),
     cmocka_unit_test(test_match_exact),

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define LINUX POLICY_BACKEND_LINUX
 #define DOCKER POLICY_BACKEND_DOCKER
@@ -163,7 +165,24 @@ static void test_needed_and_unprobed(void **state)
 	assert_int_equal(strlen(why), 15);
 }
 
-/* The registry's own probes of the backends this build does not have; this OS's. */
+/* A docker CLI that answers `docker version` (written once, in the test's temporary folder). */
+static const char *fake_docker(void)
+{
+	static char path[] = "/tmp/wd-test-docker-XXXXXX";
+	static const char text[] = "#!/bin/sh\necho 20.10.24\n";
+	int fd;
+
+	if (path[sizeof(path) - 2] != 'X')
+		return path;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	assert_int_equal(fchmod(fd, 0700), 0);
+	close(fd);
+	return path;
+}
+
+/* The registry's own probes: the backends of other OSes, docker's, this OS's. */
 static void test_registry(void **state)
 {
 	struct run_backend_probe p;
@@ -172,10 +191,22 @@ static void test_registry(void **state)
 
 	(void)state;
 	assert_int_equal(run_backend_native(), LINUX);
+	/* docker: no CLI; a CLI that reaches no engine; a CLI that answers (control). Never a
+	 * real engine: the CLI is a script of the test's */
+	setenv("WARDEN_DOCKER", "/nonexistent/docker", 1);
 	run_backend_probe(DOCKER, &p);
 	assert_true(p.probed);
 	assert_false(p.ok);
-	assert_string_equal(p.why, "the docker backend is not in this build of warden");
+	assert_string_equal(p.why, "no docker CLI ($WARDEN_DOCKER is not an executable file)");
+	setenv("WARDEN_DOCKER_INIT", "/bin/true", 1);
+	setenv("WARDEN_DOCKER", "/bin/false", 1);
+	run_backend_probe(DOCKER, &p);
+	assert_false(p.ok);
+	assert_string_equal(p.why, "the docker CLI reaches no engine: (no message)");
+	setenv("WARDEN_DOCKER", fake_docker(), 1);
+	run_backend_probe(DOCKER, &p);
+	assert_true(p.ok);
+	setenv("WARDEN_DOCKER", "/nonexistent/docker", 1);
 	run_backend_probe(SEATBELT, &p);
 	assert_false(p.ok);
 	assert_string_equal(p.why, "the seatbelt backend is macOS only (this is Linux)");
@@ -190,7 +221,7 @@ static void test_registry(void **state)
 	setenv("WARDEN_BWRAP", "/bin/true", 1);
 	run_backend_probe(LINUX, &p);
 	assert_true(p.ok);
-	assert_null(run_backend_ops(DOCKER));
+	assert_ptr_equal(run_backend_ops(DOCKER), &sandbox_backend_docker);
 	assert_ptr_equal(run_backend_ops(LINUX), &sandbox_backend_bwrap);
 	assert_int_equal(run_backend_doctor(0, line, sizeof(line), &ok), 0);
 	assert_true(ok);
@@ -198,9 +229,12 @@ static void test_registry(void **state)
 			    "linux: works (bubblewrap + seccomp; this OS's own, chosen first)");
 	assert_int_equal(run_backend_doctor(1, line, sizeof(line), &ok), 0);
 	assert_false(ok);
-	assert_non_null(strstr(line, "docker: does not work here: the docker backend is not in"));
+	assert_non_null(strstr(line, "docker: does not work here: no docker CLI"));
 	assert_int_equal(run_backend_doctor(4, line, sizeof(line), &ok), -ENOENT);
 	unsetenv("WARDEN_BWRAP");
+	unsetenv("WARDEN_DOCKER");
+	unsetenv("WARDEN_DOCKER_INIT");
+	unlink(fake_docker());
 }
 
 /* The words, with the alias; the keys parsed, and rendered back as YAML and JSON. */
