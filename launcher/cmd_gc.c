@@ -25,7 +25,8 @@ static void usage(FILE *f)
 		"Write the run.exit (\"crashed\": true) of runs whose launcher is gone (killed,\n"
 		"crashed), then remove their leftovers: their\n"
 		"embedded gateway, cgroups, nft set elements, gateway registration, network\n"
-		"namespace, veth pair and address slot. Live runs are never touched. `warden\n"
+		"namespace, veth pair and address slot, and the container of a run of the docker\n"
+		"backend (on the engine the docker CLI reaches). Live runs are never touched. `warden\n"
 		"run` does the same for crashed runs each time it starts.\n"
 		"Ready-made run networks (the pool, see WARDEN_POOL in warden(1)) are kept when\n"
 		"healthy and made for the configuration (default, or --config); half-made and\n"
@@ -37,6 +38,17 @@ static void usage(FILE *f)
 		"exit status: 0 done, 1 something could not be removed (or --all refused),\n"
 		"2 usage error,\n"
 		"125 not root\n");
+}
+
+/* The Docker backend's containers whose launcher is gone (run_docker_gc()). */
+static void containers(bool quiet)
+{
+	unsigned n = 0;
+
+	run_docker_gc(&n);
+	if (n && !quiet)
+		wd_say(stdout, "warden gc: %u container%s of runs whose launcher is gone removed", n,
+		       n == 1 ? "" : "s");
 }
 
 /* A user's own leftovers: the state folders of rootless runs whose launcher died (their
@@ -63,6 +75,7 @@ static int gc_rootless(bool quiet)
 	if (!quiet)
 		wd_say(stdout, "warden gc: %u crashed rootless run%s of uid %u cleaned up", runs,
 		       runs == 1 ? "" : "s", (unsigned)getuid());
+	containers(quiet);
 	return WD_EXIT_OK;
 }
 
@@ -206,5 +219,6 @@ int cmd_gc(int argc, char **argv)
 		       "%u address slot%s reclaimed%s",
 		       runs, runs == 1 ? "" : "s", pooled, pooled == 1 ? "" : "s", slots,
 		       slots == 1 ? "" : "s", table);
+	containers(quiet);
 	return ret;
 }

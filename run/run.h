@@ -251,6 +251,15 @@ int run_policy_self_check(const struct wd_buf *text, const char *name, const cha
 int run_rootless_dir(char *out, size_t size, struct wd_err *err);
 
 /**
+ * run_docker_gc() - `warden gc`: the Docker backend's containers whose launcher is gone
+ * (labels warden.run and warden.launcher) removed, on the engine the docker CLI reaches
+ * ($WARDEN_DOCKER, DOCKER_HOST); nothing when there is no CLI or no engine it may use
+ * @ret_n:	how many were removed
+ * Return: 0.
+ */
+int run_docker_gc(unsigned *ret_n);
+
+/**
  * run_crashed_check() - what every `warden` verb does first (launcher/main.c): the missing
  * run.exit of the caller's runs whose launcher died (root: every run in RUN_STATE_DIR; a
  * user: their own folder, when it exists), written once (crashed.c); silent

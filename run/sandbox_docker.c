@@ -19,6 +19,11 @@
  *             `docker kill NAME`, the container itself, whatever became of the client
  *   release   `docker rm -f NAME`, the run's files removed
  *
+ * A launcher killed with SIGKILL leaves its container to the init, which ends it when the
+ * launcher's connection closes; run_docker_gc() (`warden gc`) removes the stopped container: it
+ * carries the labels warden.run (the run id) and warden.launcher (PID:START, the launcher's
+ * start time in /proc, so a reused pid is not mistaken for it).
+ *
  * The container: --network none, --user 0:0 for the init only (it becomes the program's uid,
  * never 0, with no capability left), --cap-drop ALL and the init's four (NET_ADMIN SETUID
  * SETGID SETPCAP, dropped from the bounding set before the program starts), no-new-privileges,
@@ -388,32 +393,28 @@ static int make_files(struct dk *d, const struct sandbox_spec *s, struct sandbox
 	struct wd_err err;
 	int ret;
 
-	snprintf(d->dir, sizeof(d->dir), "%s/docker", s->state_dir);
-	if (mkdir(d->dir, 0700) < 0 && errno != EEXIST) {
-		ret = -errno;
-		d->dir[0] = '\0';
-		return say(e, ret, "sandbox", NULL, "making %s: %s", d->dir, strerror(-ret));
-	}
+	/* in the run's state folder (0700), where `warden gc` finds them with the rest */
+	snprintf(d->dir, sizeof(d->dir), "%s", s->state_dir);
 	/* the container's root reads them without CAP_DAC_OVERRIDE; the folder stays 0700 */
 	wd_err_clear(&err);
 	ret = sandbox_seccomp_docker_json(s->allow, &b, &err);
 	if (!ret)
-		ret = write_at(d->dir, "seccomp.json", b.data, b.len);
+		ret = write_at(d->dir, "docker-seccomp.json", b.data, b.len);
 	b.len = 0;
 	if (!ret)
 		ret = bwrap_file_text(0, &bs, s->uid, s->gid, &b);
 	if (!ret)
-		ret = write_at(d->dir, "resolv.conf", b.data, b.len);
+		ret = write_at(d->dir, "docker-resolv.conf", b.data, b.len);
 	b.len = 0;
 	if (!ret)
 		ret = bwrap_file_text(1, &bs, s->uid, s->gid, &b);
 	if (!ret)
-		ret = write_at(d->dir, "hosts", b.data, b.len);
+		ret = write_at(d->dir, "docker-hosts", b.data, b.len);
 	wd_buf_free(&b);
 	if (ret)
 		return say(e, ret, "sandbox", NULL, "the container's files in %s: %s", d->dir,
 			   err.msg[0] ? err.msg : strerror(-ret));
-	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/ctl.sock", d->dir) >=
+	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/docker-ctl.sock", d->dir) >=
 	    (int)sizeof(sa.sun_path))
 		return say(e, -ENAMETOOLONG, "sandbox", NULL, "%s: path too long for a socket",
 			   d->dir);
@@ -564,7 +565,7 @@ static void create_argv(struct dk_argv *a, const struct dk *d, const struct sand
 	add(a, "create");
 	add(a, "--name=%s", d->name);
 	add(a, "--label=warden.run=%s", s->run_id);
-	add(a, "--label=warden.launcher=%d", (int)self);
+	add(a, "--label=warden.launcher=%d:%llu", (int)self, run_proc_start(self));
 	add(a, "--network=none");
 	add(a, "--user=0:0");
 	add(a, "--cap-drop=ALL");
@@ -573,7 +574,7 @@ static void create_argv(struct dk_argv *a, const struct dk *d, const struct sand
 	add(a, "--cap-add=SETGID");
 	add(a, "--cap-add=SETPCAP");
 	add(a, "--security-opt=no-new-privileges");
-	add(a, "--security-opt=seccomp=%s/seccomp.json", d->dir);
+	add(a, "--security-opt=seccomp=%s/docker-seccomp.json", d->dir);
 	add(a, "--sysctl=net.ipv6.conf.all.disable_ipv6=0");
 	add(a, "--sysctl=net.ipv6.conf.lo.disable_ipv6=0");
 	add(a, "--read-only");
@@ -590,7 +591,7 @@ static void create_argv(struct dk_argv *a, const struct dk *d, const struct sand
 		add(a, "--pids-limit=%u", l->pids);
 	if (l->cpu_milli)
 		add(a, "--cpus=%u.%03u", l->cpu_milli / 1000, l->cpu_milli % 1000);
-	add(a, "--mount=type=bind,source=%s/ctl.sock,target=%s", d->dir, DOCKER_INIT_SOCK);
+	add(a, "--mount=type=bind,source=%s/docker-ctl.sock,target=%s", d->dir, DOCKER_INIT_SOCK);
 	add(a, "--mount=type=bind,source=%s,target=%s,readonly", d->init, DOCKER_INIT_BIN);
 	if (d->loader[0]) {
 		const char *base = strrchr(d->loader, '/');
@@ -601,8 +602,8 @@ static void create_argv(struct dk_argv *a, const struct dk *d, const struct sand
 	for (size_t i = 0; i < d->nlibs; i++)
 		add(a, "--mount=type=bind,source=%s,target=%s/%s,readonly", d->libs[i],
 		    DOCKER_INIT_LIB, strrchr(d->libs[i], '/') + 1);
-	add(a, "--mount=type=bind,source=%s/resolv.conf,target=/etc/resolv.conf,readonly", d->dir);
-	add(a, "--mount=type=bind,source=%s/hosts,target=/etc/hosts,readonly", d->dir);
+	add(a, "--mount=type=bind,source=%s/docker-resolv.conf,target=/etc/resolv.conf,readonly", d->dir);
+	add(a, "--mount=type=bind,source=%s/docker-hosts,target=/etc/hosts,readonly", d->dir);
 	for (size_t i = 0; i < d->ngrant; i++) {
 		const struct policy_grant *g = i < p->nread ? &p->read[i] : &p->write[i - p->nread];
 
@@ -891,7 +892,7 @@ static int docker_spawn(struct sandbox *sb, struct sandbox_err *e)
 /* `docker rm -f` of the container (it may run or not); its files removed. */
 static void remove_container(struct dk *d)
 {
-	static const char *const files[] = {"ctl.sock", "seccomp.json", "resolv.conf", "hosts"};
+	static const char *const files[] = {"docker-ctl.sock", "docker-seccomp.json", "docker-resolv.conf", "docker-hosts"};
 	char p[PATH_MAX + 32];
 
 	wd_closep(&d->conn);
@@ -903,8 +904,6 @@ static void remove_container(struct dk *d)
 		snprintf(p, sizeof(p), "%s/%s", d->dir, files[i]);
 		unlink(p);
 	}
-	if (d->dir[0])
-		rmdir(d->dir);
 	d->dir[0] = '\0';
 }
 
@@ -1010,3 +1009,45 @@ const struct sandbox_backend sandbox_backend_docker = {
     .release = docker_release,
     .print = docker_print,
 };
+
+/* "PID:START" of a label: the launcher is that process, still running. */
+static bool launcher_alive(const char *label)
+{
+	unsigned long long start;
+	char *end;
+	long pid = strtol(label, &end, 10);
+
+	if (pid <= 0 || *end != ':')
+		return false;
+	start = strtoull(end + 1, &end, 10);
+	return !*end && start && run_proc_start((pid_t)pid) == start;
+}
+
+int run_docker_gc(unsigned *ret_n)
+{
+	struct wd_buf out = WD_BUF_INIT, errs = WD_BUF_INIT;
+	struct dk d = {.lfd = -1, .conn = -1};
+	char *line, *save = NULL;
+
+	*ret_n = 0;
+	if (find_docker(d.docker, sizeof(d.docker)))
+		return 0; /* no CLI: no container of Warden's can be made here */
+	if (!docker(&d, &out, &errs, "ps", "--all", "--filter", "label=warden.run", "--format",
+		    "{{.Names}} {{.Label \"warden.launcher\"}}", NULL) &&
+	    !wd_buf_append(&out, "", 1)) {
+		for (line = strtok_r(out.data, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			char *sp = strchr(line, ' ');
+
+			if (!sp || strncmp(line, "warden-", 7) || launcher_alive(sp + 1))
+				continue;
+			*sp = '\0';
+			if (!docker(&d, NULL, NULL, "rm", "--force", "--volumes", line, NULL))
+				(*ret_n)++;
+		}
+	}
+	/* no engine, or one this user may not use: it holds no container of theirs to remove */
+	wd_buf_free(&out);
+	wd_buf_free(&errs);
+	return 0;
+}

@@ -19,7 +19,11 @@ lab_docker_require
 lab_up
 lab_docker_up
 IMG=wdlab/warden-run:lab
-lab_docker_image "$IMG" /usr/bin/curl || { echo "FAIL - the image"; echo "0 passed, 1 failed"; exit 1; }
+PROBE_BIN=${WD_SECCOMP_PROBE:-${WARDEN_BUILD_DIR:-$SRC/build}/tests/integration/seccomp_probe}
+[[ -x $PROBE_BIN ]] || { echo "FAIL - no $PROBE_BIN"; echo "0 passed, 1 failed"; exit 1; }
+# busybox, curl and the seccomp probe, each with its libraries, at the host's paths
+lab_docker_image "$IMG" /usr/bin/curl "$PROBE_BIN" ||
+	{ echo "FAIL - the image"; echo "0 passed, 1 failed"; exit 1; }
 
 T=$(lab_tmpdir wd-run-docker)
 lab_on_exit rm -rf "$T"
@@ -27,26 +31,184 @@ chmod 0755 "$T"
 A=$T/audit.jsonl
 export WARDEN_GATEWAY_BIN=$GW WARDEN_DOCKER=$LAB_DOCKER WARDEN_DOCKER_IMAGE=$IMG
 export WARDEN_DOCKER_INIT=${WARDEN_BUILD_DIR:-$SRC/build}/run/warden-docker-init
+mkdir -m 0755 "$T/ro" "$T/rw" "$T/hidden"
+echo "read me" >"$T/ro/file"
+echo "secret" >"$T/hidden/file"
+chmod 0777 "$T/rw"
+chmod 0644 "$T/ro/file" "$T/hidden/file"
 cat >"$T/net.yaml" <<YAML
 version: 1
 network:
   allow:
     - {host: allowed.test, ports: [80, 443, 7]}
+    - {host: metadata.test, ports: [80]}
+    - {host: private10.test, ports: [80]}
 filesystem:
-  read: ["$LAB_CA"]
+  read: ["$LAB_CA", "$T/ro"]
+  write: ["$T/rw"]
+env:
+  allow: [WD_PASSED]
+  set: {WD_SET: "set by the policy"}
 YAML
+# limits: one policy a limit, its control beside it
+lim() { printf 'version: 1\nlimits:\n  %s\n' "$1" >"$T/$2.yaml"; }
+lim "memory_mb: 48" mem
+lim "memory_mb: 512" memok
+lim "pids: 12" pids
+lim "pids: 200" pidsok
+lim "timeout_s: 2" timeout
+lim "disk_mb: 4" disk
 chmod 0644 "$T"/*.yaml
 
 # wd ARGS...: warden run --backend docker in lab-host
 wd() { in_host "$W" run --backend docker --audit-log "$A" "$@"; }
 curl_in() { wd -p "$T/net.yaml" -- /usr/bin/curl -fsS --max-time 8 --cacert "$LAB_CA" "$@"; }
+# rc_of ARGS...: the exit status of wd ARGS (its output discarded)
+rc_of() { wd "$@" >/dev/null 2>&1; echo $?; }
+# containers: the engine's containers of warden runs (none once each run returned)
+containers() { "$LAB_DOCKER" ps -aq --filter label=warden.run; }
+nothing_left() { [[ -z $(containers) ]]; }
+audit_has() { jq -se "$1" "$A" >/dev/null; }
 
+# --- the network, by name, through the run's gateway ----------------------------------------
 check_eq "HTTPS to an allowed name (transparent)" "hello from allowed.test" \
 	curl_in --noproxy '*' https://allowed.test/
 check_fails "HTTPS to a denied name fails (transparent)" curl_in --noproxy '*' https://other.test/
+check "... refused by name in the audit log" \
+	audit_has '[.[] | select(.allowed == false and .resource == "other.test")] | length > 0'
+check_eq "HTTPS to an allowed name (proxy variables)" "hello from allowed.test" \
+	curl_in https://allowed.test/
+check_fails "HTTPS to a denied name fails (proxy)" curl_in https://other.test/
 check_eq "HTTP to an allowed name (proxy variables)" "hello from allowed.test" \
 	curl_in http://allowed.test/
-# rc_of ARGS...: the exit status of wd ARGS
-rc_of() { wd "$@" >/dev/null 2>&1; echo $?; }
+check_eq "HTTP to an allowed name (transparent)" "hello from allowed.test" \
+	curl_in --noproxy '*' http://allowed.test/
+check_eq "raw TCP by name to an allowed port (echo through nc)" "ping-through-warden" \
+	wd -p "$T/net.yaml" -- sh -c 'echo ping-through-warden | nc -w 3 allowed.test 7'
+check_fails "raw TCP by name to a denied name" \
+	wd -p "$T/net.yaml" -- sh -c 'echo x | nc -w 3 other.test 7 | grep -q x'
+check_fails "raw TCP to an allowed name's port the policy does not grant" \
+	curl_in --noproxy '*' http://allowed.test:8080/
+check "DNS: the program's query for an allowed name is answered" \
+	wd -p "$T/net.yaml" -- nslookup allowed.test
+check_fails "DNS: a denied name gets no address" \
+	wd -p "$T/net.yaml" -- sh -c 'nslookup denied-never-asked.test | grep -q "^Address.*203"'
+check "... and was never asked upstream" lab_dns_never_asked denied-never-asked.test
+check_fails "SSRF: an allowed name that resolves to link-local (metadata) is refused" \
+	curl_in http://metadata.test/
+check_fails "SSRF: an allowed name that resolves to 10/8 is refused" curl_in http://private10.test/
+check "... both in the audit log" audit_has \
+	'[.[] | select(.allowed == false and (.resource == "metadata.test" or .resource == "private10.test"))] | length >= 2'
+check "run.start names the docker backend and the container mode" audit_has \
+	'[.[] | select(.action == "run.start" and .mode == "container" and (.isolation | test("backend=docker")))] | length > 0'
+
+# --- files: grants are binds, nothing else of the host is there ----------------------------
+check_eq "a read grant is readable" "read me" wd -p "$T/net.yaml" -- cat "$T/ro/file"
+check_fails "... and not writable" wd -p "$T/net.yaml" -- sh -c "echo x > $T/ro/file"
+check "a write grant is writable" wd -p "$T/net.yaml" -- sh -c "echo written > $T/rw/new"
+check_eq "... the host sees what was written, owned by the program's uid" "written $(id -u nobody)" \
+	bash -c 'echo "$(cat "$1/rw/new") $(stat -c %u "$1/rw/new")"' _ "$T"
+check_fails "a folder beside the grants is not in the container" \
+	wd -p "$T/net.yaml" -- cat "$T/hidden/file"
+check "control: the same folder is readable on the host" cat "$T/hidden/file"
+check_fails "the root is read-only" wd -p "$T/net.yaml" -- touch /etc/x
+check "/tmp is writable" wd -p "$T/net.yaml" -- sh -c 'echo x > /tmp/x'
+check_eq "the program runs as the caller's uid, never 0" "$(id -u nobody)" \
+	wd -p "$T/net.yaml" -- id -u
+
+# --- env: only env.allow and env.set -------------------------------------------------------
+# envprobe NAME [VAR=VALUE...]: what the program sees of NAME ("unset" when it is not set),
+# warden started with the VAR=VALUEs in its environment
+envprobe()
+{
+	local name=$1
+	shift
+	in_host env "$@" "$W" run --backend docker --audit-log "$A" -p "$T/net.yaml" -- \
+		sh -c 'eval "echo \"\${$0-unset}\""' "$name"
+}
+check_eq "env.allow passes a variable" "yes" envprobe WD_PASSED WD_PASSED=yes WD_NOT_PASSED=no
+check_eq "env.set sets one" "set by the policy" envprobe WD_SET
+check_eq "any other variable of the caller is not there" "unset" \
+	envprobe WD_NOT_PASSED WD_PASSED=yes WD_NOT_PASSED=no
+check_eq "a value with spaces and quotes passes whole" "a 'b' \"c\"" \
+	envprobe WD_PASSED "WD_PASSED=a 'b' \"c\""
+
+# --- limits: the engine's, each beside its control -----------------------------------------
+hog='x=$(head -c 100000000 /dev/zero | tr "\0" a); echo ${#x}'
+check_eq "memory: 100 MB in a shell variable fits in 512 MiB" 100000000 \
+	wd -p "$T/memok.yaml" -- sh -c "$hog"
+check_eq "memory: ... not in 48 MiB (killed: 137)" 137 rc_of -p "$T/mem.yaml" -- sh -c "$hog"
+# forks: 30 background sleeps, then "all started" (busybox sh stops at a fork it cannot make,
+# saying "can't fork")
+forks='for i in $(seq 30); do sleep 2 & done; wait; echo all started'
+check_eq "pids: 30 processes start under pids 200" "all started" \
+	wd -p "$T/pidsok.yaml" -- sh -c "$forks"
+refused_forks() { wd -p "$T/pids.yaml" -- sh -c "$forks" 2>&1 | grep -q "can't fork"; }
+check "pids: ... not under pids 12 (can't fork)" refused_forks
+check_eq "timeout: a sleeper is ended (124)" 124 rc_of -p "$T/timeout.yaml" -- sleep 30
+check "... and its container is gone" nothing_left
+check "disk: 2 MiB fit in /tmp of disk_mb 4" wd -p "$T/disk.yaml" -- dd if=/dev/zero of=/tmp/f bs=1M count=2
+check_fails "disk: 8 MiB do not" wd -p "$T/disk.yaml" -- dd if=/dev/zero of=/tmp/f bs=1M count=8
+
+# --- exit status, signals, stdio --------------------------------------------------------------
 check_eq "the exit status is the program's" 7 rc_of -p "$T/net.yaml" -- sh -c 'exit 7'
+check_eq "a program killed by a signal: 128+N" 143 rc_of -p "$T/net.yaml" -- sh -c 'kill -TERM $$'
+check_eq "a command the image does not have: 127" 127 rc_of -p "$T/net.yaml" -- no-such-command
+head -c 10485760 /dev/urandom >"$T/stdin.bin"
+wd -p "$T/net.yaml" -- cat <"$T/stdin.bin" >"$T/stdout.bin" 2>"$T/stdio.err"
+check "stdio: 10 MiB of random bytes come back identical" cmp "$T/stdin.bin" "$T/stdout.bin"
+wc_in() { wd -p "$T/net.yaml" -- wc -c <"$T/stdin.bin" | tr -d ' '; }
+check_eq "stdin at EOF ends a reader (wc)" 10485760 wc_in
+# SIGTERM to the launcher reaches the program (its trap's status comes back)
+ip netns exec "$LAB_HOST_NS" "$W" run --backend docker --audit-log "$A" -p "$T/net.yaml" -- \
+	sh -c 'trap "exit 42" TERM; echo up; while :; do sleep 0.2; done' >"$T/sig.out" 2>&1 &
+sigpid=$!
+for _ in $(seq 100); do grep -q up "$T/sig.out" 2>/dev/null && break; sleep 0.1; done
+kill -TERM "$sigpid"
+wait "$sigpid"
+check_eq "SIGTERM to warden is forwarded to the program (its trap exits 42)" 42 echo $?
+
+# --- the seccomp profile: Warden's refusals, each beside the kernel allowing it outside --------
+probe() { wd -p "$T/net.yaml" -- "$PROBE_BIN" "$@"; }
+host_probe() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$PROBE_BIN" "$@"; }
+check_eq "control: the kernel lets an unprivileged user unshare a user namespace" ok \
+	host_probe unshare 0x10000000
+check_eq "... the container refuses it (EPERM)" EPERM probe unshare 0x10000000
+check_eq "control: keyctl(JOIN) on the host" ok host_probe sys 250 1 0
+check_eq "... refused in the container" EPERM probe sys 250 1 0
+check_eq "control: TIOCSTI on its own terminal on the host" ok host_probe pty-ioctl 0x5412
+check_eq "... refused in the container" EPERM probe pty-ioctl 0x5412
+status_in() { probe status | grep -E '^(Seccomp|NoNewPrivs):' | sort | tr -s '\t\n' '  ' | sed 's/ $//'; }
+check_eq "the program runs with a seccomp filter and no_new_privs" "NoNewPrivs: 1 Seccomp: 2" status_in
+
+# --- kill -9 of the launcher: the init ends the container, warden gc removes it ---------------
+ip netns exec "$LAB_HOST_NS" "$W" run --backend docker --audit-log "$A" -p "$T/net.yaml" -- \
+	sh -c 'echo up; exec sleep 120' >"$T/k9.out" 2>&1 &
+k9=$!
+for _ in $(seq 150); do grep -q up "$T/k9.out" 2>/dev/null && break; sleep 0.1; done
+check "kill -9: the run's container runs (control)" \
+	bash -c '[[ -n $("$1" ps -q --filter label=warden.run) ]]' _ "$LAB_DOCKER"
+kill -KILL "$k9"
+wait "$k9" 2>/dev/null
+# running() polls (no timing verdict): the container stops once its init saw the launcher go
+stopped() {
+	for _ in $(seq 300); do
+		[[ -z $("$LAB_DOCKER" ps -q --filter label=warden.run) ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "kill -9 of warden: its container stops (the init saw the launcher's connection end)" stopped
+check "... and stays for gc" bash -c '[[ -n $("$1" ps -aq --filter label=warden.run) ]]' _ "$LAB_DOCKER"
+gc_says() { in_host "$W" gc | grep -c "1 container of runs whose launcher is gone removed"; }
+check_eq "warden gc removes it" 1 gc_says
+check "... nothing is left" nothing_left
+
+# --- nothing left behind ---------------------------------------------------------------------
+check "no container is left after the runs" nothing_left
+check "no run state is left" bash -c 'ls -AR "$1"; [[ -z $(ls -A "$1" 2>/dev/null) ]]' _ "$LAB_RUNS_DIR"
+# a failed start (an image the engine does not have) leaves nothing either
+noimage() { WARDEN_DOCKER_IMAGE=wdlab/none:x rc_of -p "$T/net.yaml" -- true; }
+check_eq "an image that does not exist: 125" 125 noimage
+check "... and leaves no container" nothing_left
 lab_finish
