@@ -22,7 +22,8 @@
 # WARDEN_POOL=0 (no ready-made network: the bwrap case builds its own, as the container does,
 # and no pool refill runs in the background of the next case). The audit log is on /var/tmp
 # (a disk, as a user's is). Before the timing, three checks that each case runs what it says
-# (the image's /bin/sh is busybox, the machine's is not); after it, that no container is left.
+# (the image's /bin/sh is busybox, the machine's is not) and the docker CLI calls of one run
+# (a wrapper logs their verbs: printed, not judged); after it, that no container is left.
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 export WARDEN_BUILD_DIR=${WARDEN_BUILD_DIR:-$SRC/build/dev}
@@ -73,6 +74,15 @@ check_eq "control: the linux backend runs it on the machine's files (/bin/sh is 
 	"$host_sh" in_host "$W" run -q --backend linux -p "$P" -- readlink /bin/sh
 check_eq "docker run runs it in the image" busybox \
 	in_host "$LAB_DOCKER" run --rm --network none "$IMG" readlink /bin/sh
+# what one run asks of the docker CLI, in order (printed for the breakdown, not judged): the
+# same CLI behind a wrapper that logs each call's verb
+# shellcheck disable=SC2016  # $1 and $@ are the wrapper's
+printf '#!/bin/sh\necho "$1" >>%q\nexec %q "$@"\n' "$T/calls.log" "$LAB_DOCKER" >"$T/docker-calls"
+chmod 0755 "$T/docker-calls"
+check "a docker-backend run through a CLI wrapper that logs its calls" \
+	in_host env WARDEN_DOCKER="$T/docker-calls" "$W" run -q --backend docker -p "$P" -- true
+CALLS=$(paste -sd' ' "$T/calls.log" 2>/dev/null)
+echo "# the docker CLI calls of one warden run --backend docker: ${CALLS:-none}"
 ((LAB_FAILED == 0)) || lab_finish
 
 D=$LAB_DOCKER
@@ -83,12 +93,13 @@ jq -n --argjson runs "$RUNS" --argjson warmup "$WARMUP" --arg w "$W" --arg p "$P
 	--arg nproc "$(nproc)" --arg kernel "$(uname -r)" \
 	--arg cpu "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)" \
 	--arg engine "$("$D" version --format '{{.Server.Version}}' 2>/dev/null)" \
-	--arg bwrap "$(bwrap --version 2>/dev/null)" --arg argv "${ARGS[*]}" \
+	--arg bwrap "$(bwrap --version 2>/dev/null)" --arg argv "${ARGS[*]}" --arg calls "$CALLS" \
 	'def w($backend): [$w, "run", "-q", "--backend", $backend, "-p", $p, "--", "true"];
 	{runs: $runs, warmup: $warmup,
 	 meta: {date: $date, commit: $commit, build_type: $build, argv: $argv,
 		machine: {nproc: $nproc, cpu: $cpu, kernel: $kernel},
 		versions: {docker_engine: $engine, bwrap: $bwrap},
+		docker_cli_calls_per_run: $calls,
 		env: "WARDEN_TIMING=1 WARDEN_POOL=0, as root in lab-host, audit log on /var/tmp",
 		policy: "deploy/examples/minimal.yaml", image: "busybox-static only (lab_docker_image)"},
 	 cases: [
