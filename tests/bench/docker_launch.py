@@ -8,8 +8,10 @@ time: a command that fails (a non-zero status) ends the bench with its error (ex
 usage: docker_launch.py PLAN.json OUT.json|-
 
 PLAN: {"runs": N, "warmup": N, "meta": {...}, "cases": [{"key", "label", "cmd",
-"steps": [[argv...], ...], "parts": [names] (optional, one per step)}, ...]}. A step's "{id}"
-is replaced by the first step's output (stripped): `docker create` prints the container's id.
+"steps": [[argv...], ...], "parts": [names] (optional, one per step)}, ...], "ratios": [[KEY,
+KEY], ...] (optional)}. A step's "{id}" is replaced by the first step's output (stripped):
+`docker create` prints the container's id. A ratio is the median of the per-round ratios (round
+r of one case over round r of the other: a slow drift of the load cancels out).
 """
 import json
 import math
@@ -99,7 +101,10 @@ def main():
                         order=[c['key'] for c in cases],
                         loadavg_before=[round(x, 2) for x in load0],
                         loadavg_after=[round(x, 2) for x in load1]),
-           'cases': {c['key']: summary(c, recs[c['key']]) for c in cases}}
+           'cases': {c['key']: summary(c, recs[c['key']]) for c in cases},
+           'ratios': {f'{a}/{b}': round(statistics.median(
+               x[0] / y[0] for x, y in zip(recs[a], recs[b])), 3)
+               for a, b in plan.get('ratios', [])}}
     print(f"{n} runs per case, interleaved, after {res['meta']['warmup']} warm-up rounds; "
           f"load {load0[0]:.2f} before, {load1[0]:.2f} after; ms")
     print(f"{'case':<16}{'median':>9}{'p90':>9}{'min':>9}  command")
@@ -116,6 +121,9 @@ def main():
             print(f"{c['key']} stages (median ms, WARDEN_TIMING=1): " +
                   ', '.join(f'{k} {v:.2f}' for k, v in s['stages_median_ms'].items()) +
                   f"; outside the stamps {s['outside_stamps_median_ms']:.1f}")
+    if res['ratios']:
+        print('per-round ratios (median): ' +
+              ', '.join(f'{k} {v:.2f}' for k, v in res['ratios'].items()))
     if sys.argv[2] != '-':
         with open(sys.argv[2], 'w') as f:
             json.dump(res, f, indent=1)

@@ -41,7 +41,7 @@ while (($#)); do
 	shift
 done
 [[ $RUNS =~ ^[1-9][0-9]*$ && $WARMUP =~ ^[0-9]+$ && -n $OUT ]] ||
-	{ echo "docker_launch.sh: --runs wants a positive number, --warmup a number, --out a file" >&2; exit 2; }
+	{ echo "docker_launch.sh: --runs N (N > 0), --warmup N, --out FILE" >&2; exit 2; }
 set -- "${ARGS[@]}"
 . "$SRC/tests/lab/lib.sh"
 . "$SRC/tests/lab/docker.sh"
@@ -86,10 +86,11 @@ echo "# the docker CLI calls of one warden run --backend docker: ${CALLS:-none}"
 ((LAB_FAILED == 0)) || lab_finish
 
 D=$LAB_DOCKER
+BUILD_TYPE=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$WARDEN_BUILD_DIR/CMakeCache.txt" 2>/dev/null)
 jq -n --argjson runs "$RUNS" --argjson warmup "$WARMUP" --arg w "$W" --arg p "$P" \
 	--arg d "$D" --arg img "$IMG" --arg date "$DATE" \
 	--arg commit "$(git -C "$SRC" describe --always --dirty 2>/dev/null)" \
-	--arg build "$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$WARDEN_BUILD_DIR/CMakeCache.txt" 2>/dev/null)" \
+	--arg build "$BUILD_TYPE" \
 	--arg nproc "$(nproc)" --arg kernel "$(uname -r)" \
 	--arg cpu "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)" \
 	--arg engine "$("$D" version --format '{{.Server.Version}}' 2>/dev/null)" \
@@ -116,7 +117,9 @@ jq -n --argjson runs "$RUNS" --argjson warmup "$WARMUP" --arg w "$W" --arg p "$P
 		   [$d, "rm", "-f", "-v", "{id}"]], parts: ["create", "start", "rm"]},
 	  {key: "docker-version", label: "docker version (the backend probe)",
 	   cmd: "docker version --format {{.Server.Version}}",
-	   steps: [[$d, "version", "--format", "{{.Server.Version}}"]]}]}' >"$T/plan.json" ||
+	   steps: [[$d, "version", "--format", "{{.Server.Version}}"]]}],
+	 ratios: [["docker", "docker-run"], ["docker", "docker-parts"], ["docker-parts", "docker-run"],
+		  ["docker", "linux"]]}' >"$T/plan.json" ||
 	{ echo "FAIL - the plan"; exit 1; }
 
 [[ $OUT == - ]] || mkdir -p "$(dirname "$OUT")" || exit 1
