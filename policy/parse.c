@@ -505,7 +505,13 @@ static void parse_sandbox(struct pctx *c, const struct policy_yt_node *n)
 					sandbox_docker_keys, SBX_DOCKER_N, dv) &&
 		    dv[SBX_DOCKER_IMAGE]) {
 			img = policy_yt_str(c->d, dv[SBX_DOCKER_IMAGE], "sandbox.docker.image");
-			if (img)
+			/* never an option of the docker CLI, one word */
+			if (img && (*img == '-' || strpbrk(img, " \t\r\n\v\f")))
+				policy_diag_err(c->d, dv[SBX_DOCKER_IMAGE],
+						"sandbox.docker.image: expected an image reference "
+						"(NAME[:TAG] or NAME@DIGEST), not `%s`",
+						img);
+			else if (img)
 				c->p->docker_image = pctx_strdup(c, img);
 		}
 	}

@@ -84,7 +84,7 @@ const struct sandbox_backend *run_backend_ops(unsigned id)
 	return e ? e->ops : NULL;
 }
 
-void run_backend_probe(unsigned id, struct run_backend_probe *out)
+void run_backend_probe_keep(unsigned id, struct run_backend_probe *out, struct sandbox *keep)
 {
 	const struct backend_entry *be = entry_of(id);
 	const char *name = policy_backend_name(id);
@@ -92,6 +92,8 @@ void run_backend_probe(unsigned id, struct run_backend_probe *out)
 	struct sandbox sb;
 
 	*out = (struct run_backend_probe){.probed = true};
+	if (keep)
+		*keep = SANDBOX_INIT(be ? be->ops : NULL);
 	if (!be || !name) {
 		snprintf(out->why, sizeof(out->why), "no such backend");
 		return;
@@ -109,13 +111,18 @@ void run_backend_probe(unsigned id, struct run_backend_probe *out)
 		return;
 	}
 	sb = SANDBOX_INIT(be->ops);
-	if (be->ops->probe(&sb, &e)) {
+	if (be->ops->probe(keep ? keep : &sb, &e)) {
 		snprintf(out->why, sizeof(out->why), "%s", e.msg);
 		out->fix = e.fix;
 	} else {
 		out->ok = true;
 	}
 	be->ops->release(&sb);
+}
+
+void run_backend_probe(unsigned id, struct run_backend_probe *out)
+{
+	run_backend_probe_keep(id, out, NULL);
 }
 
 unsigned run_backend_needed(const struct run_backend_ask *a)

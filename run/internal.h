@@ -693,6 +693,12 @@ const struct sandbox_backend *run_backend_ops(unsigned id);
 void run_backend_probe(unsigned id, struct run_backend_probe *out);
 
 /**
+ * run_backend_probe_keep() - run_backend_probe() into @keep: the sandbox the probe prepared
+ * (SANDBOX_INIT of the backend, whatever the result), for the run to go on with or release
+ */
+void run_backend_probe_keep(unsigned id, struct run_backend_probe *out, struct sandbox *keep);
+
+/**
  * run_backend_needed() - the backends whose probes run_backend_choose() reads for @a
  * Return: bits (1u << backend): the forced one, else the native one and the fallbacks.
  */
@@ -735,12 +741,6 @@ int run_sandbox_select(struct run *r);
 
 /** run_sandbox_init() - pick the sandbox backend (nothing is held yet). */
 void run_sandbox_init(struct run *r);
-
-/**
- * run_sandbox_probe() - the prerequisites of the sandbox backend (its tool is there)
- * Return: 0, or 125 (said).
- */
-int run_sandbox_probe(struct run *r);
 
 /**
  * run_sandbox_describe() - the backend's part of run.start's `isolation`

@@ -178,16 +178,13 @@ static int stage_mode(struct run *r)
 
 static int stage_prereq(struct run *r)
 {
-	/* the backend first: one that cannot run stops the run before anything is made */
+	/* the backend first (its probe passed, or it was not chosen): one that cannot run stops
+	 * the run before anything is made */
 	int ret = run_sandbox_select(r);
 
 	if (ret)
 		return ret;
 	ret = stage_mode(r);
-
-	if (ret)
-		return ret;
-	ret = run_sandbox_probe(r);
 	if (ret)
 		return ret;
 	return r->mode->prereq(r);

@@ -372,6 +372,7 @@ static int trace_refuses(struct run *r, unsigned b)
 int run_sandbox_select(struct run *r)
 {
 	struct run_backend_probe probes[POLICY_BACKEND_N] = {0};
+	struct sandbox sbs[POLICY_BACKEND_N];
 	struct run_backend_ask a = {
 	    .flag = r->o.backend ? policy_backend_lookup(r->o.backend) : POLICY_BACKEND_AUTO,
 	    .key = r->input.pol->sandbox_backend,
@@ -381,6 +382,8 @@ int run_sandbox_select(struct run *r)
 	unsigned need, chosen = 0;
 	const char *fix = NULL;
 	char why[3072];
+	bool refused;
+	int ret;
 
 	if (r->o.backend && !a.flag)
 		return run_fail(r, "prerequisites", NULL,
@@ -390,24 +393,26 @@ int run_sandbox_select(struct run *r)
 	if (r->trace && a.key && a.key != POLICY_BACKEND_LINUX)
 		return trace_refuses(r, a.key);
 	need = run_backend_needed(&a);
-	for (unsigned b = 1; b < POLICY_BACKEND_N; b++)
-		if (need & (1u << b))
-			run_backend_probe(b, &probes[b]);
-	if (run_backend_choose(&a, probes, &chosen, why, sizeof(why), &fix))
-		return run_fail(r, "prerequisites", fix, "%s", why);
+	/* each probed into a sandbox of its own: the chosen one goes on from its probe (no
+	 * second probe: docker's asks the engine) */
+	for (unsigned b = 0; b < POLICY_BACKEND_N; b++) {
+		sbs[b] = SANDBOX_INIT(NULL);
+		if (b && (need & (1u << b)))
+			run_backend_probe_keep(b, &probes[b], &sbs[b]);
+	}
+	ret = run_backend_choose(&a, probes, &chosen, why, sizeof(why), &fix);
 	/* (and a fallback) */
-	if (r->trace && chosen != POLICY_BACKEND_LINUX)
+	refused = !ret && r->trace && chosen != POLICY_BACKEND_LINUX;
+	for (unsigned b = 0; b < POLICY_BACKEND_N; b++)
+		if (sbs[b].be && (ret || refused || b != chosen))
+			sbs[b].be->release(&sbs[b]);
+	if (refused)
 		return trace_refuses(r, chosen);
+	if (ret)
+		return run_fail(r, "prerequisites", fix, "%s", why);
 	r->sandbox.backend = chosen;
-	r->sandbox.sb = SANDBOX_INIT(run_backend_ops(chosen));
+	r->sandbox.sb = sbs[chosen];
 	return 0;
-}
-
-int run_sandbox_probe(struct run *r)
-{
-	struct sandbox_err e = {0};
-
-	return r->sandbox.sb.be->probe(&r->sandbox.sb, &e) ? failed(r, &e) : 0;
 }
 
 void run_sandbox_describe(struct run *r, char *out, size_t size)

@@ -126,6 +126,28 @@ check "/tmp is writable" wd -p "$T/net.yaml" -- sh -c 'echo x > /tmp/x'
 check_eq "the program runs as the caller's uid, never 0" "$(id -u nobody)" \
 	wd -p "$T/net.yaml" -- id -u
 
+# the masks: with `read: ["~"]` the credential stores under ~ are empty or absent, an ordinary
+# file beside them reads (HOME is the test's folder; docs/files.md "Credential stores")
+H=$T/home
+mkdir -p "$H/.ssh" "$H/.aws" "$H/proj"
+echo "PRIVATE KEY" >"$H/.ssh/id_ed25519"
+echo "aws_secret_access_key=hunter2" >"$H/.aws/credentials"
+echo "netrc secret" >"$H/.netrc"
+echo "ordinary" >"$H/proj/readme"
+chmod -R a+rX "$H"
+printf 'version: 1\nfilesystem:\n  read: ["~"]\n' >"$T/home.yaml"
+chmod 0644 "$T/home.yaml"
+hwd() { HOME=$H wd -p "$T/home.yaml" -- "$@"; }
+check_eq "a ~ grant: an ordinary file reads (control)" "ordinary" hwd cat "$H/proj/readme"
+check_eq "... ~/.ssh is an empty folder" "" hwd ls -A "$H/.ssh"
+check_eq "... ~/.aws is an empty folder" "" hwd ls -A "$H/.aws"
+check_eq "... ~/.netrc is empty" "" hwd cat "$H/.netrc"
+check "control: the host's ~/.ssh holds the key" grep -q "PRIVATE KEY" "$H/.ssh/id_ed25519"
+printf 'version: 1\nfilesystem:\n  read: ["%s"]\n  write: ["%s"]\n' "$T/rw" "$T/rw" >"$T/rorw.yaml"
+chmod 0644 "$T/rorw.yaml"
+check "a path both read and written is writable (the write grant wins; one mount)" \
+	wd -p "$T/rorw.yaml" -- sh -c "echo w > $T/rw/w2"
+
 # --- env: only env.allow and env.set -------------------------------------------------------
 # envprobe NAME [VAR=VALUE...]: what the program sees of NAME ("unset" when it is not set),
 # warden started with the VAR=VALUEs in its environment
