@@ -49,7 +49,7 @@ struct run_outcome;
  * struct run_mode_ops - how a run is built (warden(1) --mode): one table per mode, as
  * struct sandbox_backend is for the sandbox step. The driver (run.c) picks the table in the
  * prerequisites stage and calls it; the stages read its facts instead of comparing modes.
- * @name:	"root", "rootless" or "daemon" (the state record, run.start)
+ * @name:	"root", "rootless", "daemon" or "container" (the state record, run.start)
  * @own_userns:	the run has a user and network namespace of its own, made by a short-lived
  *		maker (mode_rootless.c): the sandbox joins it, the liveness probe's socket was made
  *		inside; false: root mode, the launcher is root, the run's network is on the host

@@ -4,10 +4,12 @@
 # (tests/lab/docker.sh), the launcher in the lab's host namespace: the network by name through
 # the run's gateway (HTTPS by SNI, HTTP, the proxy, raw TCP by name, DNS never asked upstream
 # for a denied name, the SSRF classes), file grants, env, limits (memory, pids, timeout, /tmp),
-# exit codes and signals, stdio byte for byte, the seccomp refusals, and nothing left behind
-# (containers, the run's files) after a normal exit, a failure, and a kill -9 of the launcher.
-# Each refusal beside the same probe allowed. Root mode; run_as_user.sh does not rerun it (the
-# engine is root's; a user in the docker group is the same launcher code).
+# exit codes and signals, stdio byte for byte, a terminal, the seccomp refusals, the masks, an
+# image's preload kept from the init, an npm MCP server driven by the SDK client and `warden mcp
+# --backend docker`, and nothing left behind (containers, the run's files) after a normal exit,
+# a failure, and a kill -9 of the launcher (`warden gc`). Each refusal beside the same probe
+# allowed. As root, and as a user who may use the engine (its socket's group, as the docker
+# group gives); run_as_user.sh does not rerun it.
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/lab/lib.sh"
