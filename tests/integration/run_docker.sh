@@ -374,6 +374,22 @@ gc_says() { in_host "$W" gc | grep -c "1 container of runs whose launcher is gon
 check_eq "warden gc removes it" 1 gc_says
 check "... nothing is left" nothing_left
 
+# --- the engine restarted during a run: the run ends, warden gc removes what is left ----------
+ip netns exec "$LAB_HOST_NS" "$W" run --backend docker --audit-log "$A" -p "$T/net.yaml" -- \
+	sh -c 'echo up; exec sleep 120' >"$T/rs.out" 2>&1 &
+rs=$!
+for _ in $(seq 150); do grep -q up "$T/rs.out" 2>/dev/null && break; sleep 0.1; done
+check "engine restart: the run's container runs (control)" \
+	bash -c '[[ -n $("$1" ps -q --filter label=warden.run) ]]' _ "$LAB_DOCKER"
+lab_docker_restart || echo "FAIL - the engine did not come back"
+rs_rc=0
+wait "$rs" || rs_rc=$?
+check "... the run ended with a failure status, not 0" test "$rs_rc" -ne 0
+check "... run.exit was written for it" audit_has \
+	'[.[] | select(.action == "run.exit")] | length > 0'
+gc_any() { in_host "$W" gc >/dev/null && nothing_left; }
+check "... warden gc leaves nothing of it on the engine" gc_any
+
 # --- nothing left behind ---------------------------------------------------------------------
 check "no container is left after the runs" nothing_left
 check "no run state is left" bash -c 'ls -AR "$1"; [[ -z $(ls -A "$1" 2>/dev/null) ]]' _ "$LAB_RUNS_DIR"

@@ -11,6 +11,7 @@
 #                               # would be lost)
 #   lab_docker_image wdlab/busybox
 #   lab_docker_image wdlab/curl /usr/bin/curl   # busybox plus host binaries and their libraries
+#   lab_docker_restart          # dockerd stopped and started again (the containers stay, stopped)
 #   check "a container runs" "$LAB_DOCKER" run --rm --network none wdlab/busybox true
 #
 # The engine is the Debian docker.io package's (/usr/sbin/dockerd, /usr/bin/docker: never the
@@ -109,7 +110,7 @@ _lab_docker_private_run()
 # exit, or by lab_docker_down).
 lab_docker_up()
 {
-	local d sock
+	local d
 	# the EXIT trap that runs lab_on_exit's commands (lab_up sets the same): a failure
 	# below that ends the script still gets its FAIL and closing lines
 	if [[ -z $(trap -p EXIT) ]]; then
@@ -153,12 +154,19 @@ EOF
 		_lab_docker_log containerd
 		return 1
 	fi
-	sock=$d/docker.sock
+	_lab_dockerd_start
+}
+
+# _lab_dockerd_start: dockerd of LAB_DOCKER_DIR started (its containerd runs), DOCKER_HOST and
+# DOCKER_CONFIG exported, until `docker version` answers (up to 60 s). Returns 1 when it does not.
+_lab_dockerd_start()
+{
+	local d=$LAB_DOCKER_DIR sock=$LAB_DOCKER_DIR/docker.sock
 	"$LAB_DOCKERD" --config-file "$d/daemon.json" --containerd "$d/ctd/containerd.sock" \
 		--data-root "$d/data" --exec-root "$d/exec" --pidfile "$d/dockerd.pid" \
 		-H "unix://$sock" --bridge=none --iptables=false --ip6tables=false \
 		--ip-forward=false --ip-masq=false --cgroup-parent "$LAB_DOCKER_CGROUP" \
-		</dev/null >"$d/dockerd.log" 2>&1 &
+		</dev/null >>"$d/dockerd.log" 2>&1 &
 	LAB_DOCKER_PID=$!
 	export DOCKER_HOST=unix://$sock DOCKER_CONFIG=$d/cli
 	# ready when the API answers (or give up as soon as dockerd is gone)
@@ -169,6 +177,16 @@ EOF
 		return 1
 	fi
 	return 0
+}
+
+# lab_docker_restart: the engine restarted as an operator would (dockerd stopped with SIGTERM,
+# which stops its containers, then started again on the same folders; containerd stays). Its
+# containers are still there, stopped. Returns 1 when it does not come back.
+lab_docker_restart()
+{
+	[[ -n $LAB_DOCKER_DIR ]] || { echo "lab_docker_restart: no engine (lab_docker_up)" >&2; return 1; }
+	_lab_docker_stop "$LAB_DOCKER_PID" "$LAB_DOCKERD"
+	_lab_dockerd_start
 }
 
 # _lab_containerd_ready: containerd's socket is there, or containerd has ended
