@@ -90,6 +90,7 @@ NOT_RUN=$(
 run_as_user|this script
 run_rootless|it is rootless mode's own test: it runs its user itself
 run_daemon|it runs its users itself (daemon mode as LAB_USER against a root daemon)
+run_docker|it runs its users itself (as root, and as LAB_USER in the engine's socket group)
 run_daemon_users|it runs its users itself (several users against one daemon)
 run_files_daemon|it runs its users itself (a user's run through a root daemon)
 run_mcp_daemon|it runs its users itself (a user's MCP run through a root daemon)
