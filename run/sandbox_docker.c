@@ -24,15 +24,9 @@
  * carries the labels warden.run (the run id) and warden.launcher (PID:START, the launcher's
  * start time in /proc, so a reused pid is not mistaken for it).
  *
- * The container: --network none, --user 0:0 for the init only (it becomes the program's uid,
- * never 0, with no capability left), --cap-drop ALL and the init's four (NET_ADMIN SETUID
- * SETGID SETPCAP, dropped from the bounding set before the program starts), no-new-privileges,
- * the seccomp profile made from Warden's rule table (sandbox_seccomp_docker_json()), a
- * read-only root, a tmpfs /tmp of limits.disk_mb, memory with no swap on top, pids, cpus, the
- * policy's grants as bind mounts of what the launcher opened without following a link, env
- * only from env.allow / env.set and the proxy variables, labels naming the run for `warden
- * gc`. Values of env.allow / env.set reach the CLI through its environment (`-e NAME`), never
- * its command line.
+ * The container is docker_create.c's command line (no network, no capability left to the
+ * program, the seccomp profile, a read-only root, the engine's limits, the grants checked by
+ * the init, the masks, env by name); the CLI, the init and gc are docker_cli.c's.
  */
 #include "run/internal.h"
 #include "run/bwrap.h"

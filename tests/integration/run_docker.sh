@@ -82,6 +82,9 @@ containers() { "$LAB_DOCKER" ps -aq --filter label=warden.run; }
 nothing_left() { [[ -z $(containers) ]]; }
 audit_has() { jq -se "$1" "$A" >/dev/null; }
 
+# --- warden doctor names the backend, from the same probe as a run -------------------------
+doctor_docker() { in_host "$W" doctor 2>&1 | grep -qE '^(ok|yes) +backend +docker: works'; }
+check "warden doctor: docker works here (its engine answers)" doctor_docker
 # --- the network, by name, through the run's gateway ----------------------------------------
 check_eq "HTTPS to an allowed name (transparent)" "hello from allowed.test" \
 	curl_in --noproxy '*' https://allowed.test/
