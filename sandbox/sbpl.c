@@ -7,7 +7,7 @@
  * masks (the user asked for them by name), network and DNS denials last. The base is a table
  * of rules with the reason for each (emitted as a comment above it), after the profiles of
  * Chromium, Codex and sandbox-runtime, narrowed where they read more than a program needs.
- * docs/platforms.md, "Seatbelt (macOS)", has the long form. Never run on a real Mac.
+ * docs/run.md, "Backends: Seatbelt (macOS)", has the long form. Never run on a real Mac.
  */
 #include "sandbox/sbpl.h"
 

@@ -6,8 +6,8 @@
  *
  * sandbox/ uses only common/ (tests/unit/layers.py), so the input is not a struct wd_policy:
  * the backend (run/) fills struct sandbox_sbpl_in from the validated policy (grants' real
- * paths, its masks) and the credential stores with `~` expanded. docs/platforms.md,
- * "Seatbelt (macOS)", explains every rule of the profile. It has never run on a real Mac.
+ * paths, its masks) and the credential stores with `~` expanded. docs/run.md,
+ * "Backends: Seatbelt (macOS)", explains every rule of the profile. It has never run on a real Mac.
  */
 #ifndef WARDEN_SANDBOX_SBPL_H
 #define WARDEN_SANDBOX_SBPL_H
