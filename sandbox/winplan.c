@@ -124,15 +124,18 @@ static int ace_cmp(const void *a, const void *b)
 }
 
 /* add one ACE to @plan (room was made); Return: 0 or -ENOMEM */
-static int add_ace(struct sandbox_win_plan *plan, const char *path, enum sandbox_win_access_mode mode,
-		   uint32_t access, enum sandbox_win_why why)
+static int add_ace(struct sandbox_win_plan *plan, const char *path,
+		   enum sandbox_win_access_mode mode, uint32_t access, enum sandbox_win_why why)
 {
 	char *copy = strdup(path);
 
 	if (!copy)
 		return -ENOMEM;
-	plan->aces[plan->naces++] = (struct sandbox_win_ace){
-	    .path = copy, .mode = mode, .access = access, .inherit = SANDBOX_WIN_INHERIT, .why = why};
+	plan->aces[plan->naces++] = (struct sandbox_win_ace){.path = copy,
+							     .mode = mode,
+							     .access = access,
+							     .inherit = SANDBOX_WIN_INHERIT,
+							     .why = why};
 	return 0;
 }
 
@@ -236,7 +239,8 @@ static int check_filters(const struct sandbox_win_plan *plan, uint16_t port, str
 			return wd_err_set(err, -EINVAL, "filter %zu: unknown layer", i);
 		if (f->action == SANDBOX_WIN_FWP_ACTION_PERMIT) {
 			if (!f->loopback || f->port != port ||
-			    (f->layer != SANDBOX_WIN_CONNECT_V4 && f->layer != SANDBOX_WIN_CONNECT_V6))
+			    (f->layer != SANDBOX_WIN_CONNECT_V4 &&
+			     f->layer != SANDBOX_WIN_CONNECT_V6))
 				return wd_err_set(err, -EINVAL,
 						  "filter %zu permits more than TCP to 127.0.0.1 "
 						  "or ::1 port %u",
@@ -245,10 +249,13 @@ static int check_filters(const struct sandbox_win_plan *plan, uint16_t port, str
 				min_permit = f->weight;
 		} else if (f->action == SANDBOX_WIN_FWP_ACTION_BLOCK) {
 			if (f->loopback)
-				return wd_err_set(err, -EINVAL, "filter %zu blocks only loopback", i);
+				return wd_err_set(err, -EINVAL, "filter %zu blocks only loopback",
+						  i);
 			if (!(f->flags & SANDBOX_WIN_FWPM_FILTER_FLAG_CLEAR_ACTION_RIGHT))
-				return wd_err_set(err, -EINVAL, "filter %zu: a block that can be "
-								"overridden", i);
+				return wd_err_set(err, -EINVAL,
+						  "filter %zu: a block that can be "
+						  "overridden",
+						  i);
 			if (f->weight > max_block)
 				max_block = f->weight;
 			blocked |= 1u << f->layer;
@@ -357,7 +364,8 @@ static const char *const why_names[] = {"read grant", "write grant",
 
 int sandbox_win_plan_render(const struct sandbox_win_plan *plan, struct wd_buf *out)
 {
-	int r = wd_buf_printf(out, "appcontainer: no capabilities; loopback exemption for its SID\n");
+	int r =
+	    wd_buf_printf(out, "appcontainer: no capabilities; loopback exemption for its SID\n");
 
 	for (size_t i = 0; i < plan->naces && !r; i++) {
 		const struct sandbox_win_ace *a = &plan->aces[i];
@@ -378,8 +386,8 @@ int sandbox_win_plan_render(const struct sandbox_win_plan *plan, struct wd_buf *
 		bool v6 = f->layer == SANDBOX_WIN_CONNECT_V6 || f->layer == SANDBOX_WIN_ACCEPT_V6;
 
 		r = wd_buf_printf(out,
-				  "wfp filter weight=%u %s flags=0x%" PRIx32
-				  " layer=%s {%08" PRIx32 "-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}"
+				  "wfp filter weight=%u %s flags=0x%" PRIx32 " layer=%s {%08" PRIx32
+				  "-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}"
 				  " if package=SID",
 				  (unsigned)f->weight,
 				  f->action == SANDBOX_WIN_FWP_ACTION_PERMIT ? "permit" : "block",

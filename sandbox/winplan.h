@@ -7,7 +7,8 @@
  *
  * The plan is made from the policy's grants and masks after validation (the caller, in run/,
  * passes their real paths: sandbox/ does not use policy/); the backend that applies it with
- * SetNamedSecurityInfoW and Fwpm* does not exist yet (docs/platforms.md).
+ * SetNamedSecurityInfoW and Fwpm* does not exist yet (docs/run.md, "Windows (AppContainer): the
+ * plan").
  *
  * Grants, nested like bubblewrap's mounts (a deeper grant covers its parent's mode):
  *   - read: GRANT GENERIC_READ|GENERIC_EXECUTE, inherited by files and folders below;
@@ -35,8 +36,8 @@
 #define SANDBOX_WIN_DELETE 0x00010000u
 #define SANDBOX_WIN_WRITE_DAC 0x00040000u
 #define SANDBOX_WIN_WRITE_OWNER 0x00080000u
-#define SANDBOX_WIN_FILE_WRITE_DATA 0x0002u	 /* FILE_ADD_FILE on a folder */
-#define SANDBOX_WIN_FILE_APPEND_DATA 0x0004u	 /* FILE_ADD_SUBDIRECTORY on a folder */
+#define SANDBOX_WIN_FILE_WRITE_DATA 0x0002u  /* FILE_ADD_FILE on a folder */
+#define SANDBOX_WIN_FILE_APPEND_DATA 0x0004u /* FILE_ADD_SUBDIRECTORY on a folder */
 #define SANDBOX_WIN_FILE_WRITE_EA 0x0010u
 #define SANDBOX_WIN_FILE_DELETE_CHILD 0x0040u
 #define SANDBOX_WIN_FILE_WRITE_ATTRIBUTES 0x0100u
@@ -59,7 +60,7 @@
 /* The write rights a read grant inside a write grant is denied (the specific rights). */
 #define SANDBOX_WIN_DENY_WRITE                                                                     \
 	(SANDBOX_WIN_FILE_WRITE_DATA | SANDBOX_WIN_FILE_APPEND_DATA | SANDBOX_WIN_FILE_WRITE_EA |  \
-	 SANDBOX_WIN_FILE_DELETE_CHILD | SANDBOX_WIN_FILE_WRITE_ATTRIBUTES | SANDBOX_WIN_DELETE |   \
+	 SANDBOX_WIN_FILE_DELETE_CHILD | SANDBOX_WIN_FILE_WRITE_ATTRIBUTES | SANDBOX_WIN_DELETE |  \
 	 SANDBOX_WIN_WRITE_DAC | SANDBOX_WIN_WRITE_OWNER)
 #define SANDBOX_WIN_INHERIT (SANDBOX_WIN_OBJECT_INHERIT_ACE | SANDBOX_WIN_CONTAINER_INHERIT_ACE)
 
@@ -206,8 +207,9 @@ struct sandbox_win_plan {
 
 /* fwpmu.h: the layers' and the conditions' keys */
 extern const struct sandbox_win_guid sandbox_win_layer_key[SANDBOX_WIN_NLAYERS];
-extern const struct sandbox_win_guid sandbox_win_cond_package_id; /* FWPM_CONDITION_ALE_PACKAGE_ID */
-extern const struct sandbox_win_guid sandbox_win_cond_protocol;	  /* FWPM_CONDITION_IP_PROTOCOL */
+extern const struct sandbox_win_guid
+    sandbox_win_cond_package_id;				/* FWPM_CONDITION_ALE_PACKAGE_ID */
+extern const struct sandbox_win_guid sandbox_win_cond_protocol; /* FWPM_CONDITION_IP_PROTOCOL */
 extern const struct sandbox_win_guid sandbox_win_cond_remote_addr; /* ..._IP_REMOTE_ADDRESS */
 extern const struct sandbox_win_guid sandbox_win_cond_remote_port; /* ..._IP_REMOTE_PORT */
 

@@ -40,8 +40,8 @@ static void test_split_microsoft_table(void **state)
 	assert_split("p a\\\\\\\\\"b c\" d e", (const char *[]){"p", "a\\\\b c", "d", "e", NULL});
 	assert_split("p a\"b\"\" c d", (const char *[]){"p", "ab\" c d", NULL});
 	/* the program name: quotes toggle, backslashes literal, even before a quote */
-	assert_split("\"C:\\Program Files\\x\\\" a", (const char *[]){"C:\\Program Files\\x\\", "a",
-								       NULL});
+	assert_split("\"C:\\Program Files\\x\\\" a",
+		     (const char *[]){"C:\\Program Files\\x\\", "a", NULL});
 	assert_split("", (const char *[]){NULL});
 	assert_split("p \t ", (const char *[]){"p", NULL});
 	assert_split("p \"\" \"\"", (const char *[]){"p", "", "", NULL});
@@ -141,12 +141,13 @@ static void test_quote_refused(void **state)
 static void test_runs_cmd(void **state)
 {
 	static const char *const yes[] = {
-	    "x.bat",   "C:\\a\\x.BAT", "x.cmd",	 "x.Cmd. .", "x.bat...", "cmd",
-	    "CMD.EXE", "C:\\Windows\\System32\\cmd.exe", "C:cmd", "a/b/Cmd.exe", "x.bat  ",
+	    "x.bat",	"C:\\a\\x.BAT", "x.cmd",   "x.Cmd. .",
+	    "x.bat...", "cmd",		"CMD.EXE", "C:\\Windows\\System32\\cmd.exe",
+	    "C:cmd",	"a/b/Cmd.exe",	"x.bat  ",
 	};
 	static const char *const no[] = {
-	    "x.exe", "node.exe", "C:\\a\\bat", "x.bat.exe", "xcmd.exe", "cmdx", "C:\\cmd\\x.exe",
-	    "x.batx", "",
+	    "x.exe", "node.exe",       "C:\\a\\bat", "x.bat.exe", "xcmd.exe",
+	    "cmdx",  "C:\\cmd\\x.exe", "x.batx",     "",
 	};
 
 	(void)state;
@@ -201,8 +202,9 @@ static void test_roundtrip_random(void **state)
 			fail_msg("iteration %u: %zu arguments back from [%s]", iter, nback, b.data);
 		for (size_t i = 0; i < argc; i++)
 			if (strcmp(back[i], argv[i]))
-				fail_msg("iteration %u: argument %zu [%s] came back as [%s] from [%s]",
-					 iter, i, argv[i], back[i], b.data);
+				fail_msg(
+				    "iteration %u: argument %zu [%s] came back as [%s] from [%s]",
+				    iter, i, argv[i], back[i], b.data);
 		sandbox_win_argv_free(back);
 		tried++;
 	}

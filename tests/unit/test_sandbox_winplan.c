@@ -67,7 +67,8 @@ static bool allowed(const struct sandbox_win_plan *plan, const char *path, uint3
 		for (size_t i = 0; i < plan->naces; i++) {
 			size_t l = strlen(plan->aces[i].path);
 
-			if (l < done_len && l >= best && sandbox_win_path_within(path, plan->aces[i].path) &&
+			if (l < done_len && l >= best &&
+			    sandbox_win_path_within(path, plan->aces[i].path) &&
 			    (l == strlen(path) || (plan->aces[i].inherit & SANDBOX_WIN_INHERIT))) {
 				best = l;
 				found = true;
@@ -79,9 +80,11 @@ static bool allowed(const struct sandbox_win_plan *plan, const char *path, uint3
 			for (size_t i = 0; i < plan->naces; i++) {
 				const struct sandbox_win_ace *a = &plan->aces[i];
 
-				if (strlen(a->path) != best || !sandbox_win_path_within(path, a->path))
+				if (strlen(a->path) != best ||
+				    !sandbox_win_path_within(path, a->path))
 					continue;
-				if (pass == 0 && a->mode == SANDBOX_WIN_DENY && (map(a->access) & rest))
+				if (pass == 0 && a->mode == SANDBOX_WIN_DENY &&
+				    (map(a->access) & rest))
 					return false;
 				if (pass == 1 && a->mode == SANDBOX_WIN_GRANT)
 					rest &= ~map(a->access);
@@ -104,7 +107,8 @@ static uint32_t verdict(const struct sandbox_win_plan *plan, enum sandbox_win_la
 
 		if (f->layer != layer)
 			continue;
-		if (f->loopback && (proto != SANDBOX_WIN_IPPROTO_TCP || !loopback || port != f->port))
+		if (f->loopback &&
+		    (proto != SANDBOX_WIN_IPPROTO_TCP || !loopback || port != f->port))
 			continue;
 		if ((int)f->weight > best) {
 			best = f->weight;
@@ -124,7 +128,8 @@ static char meaning(const struct sandbox_win_grants *g, const char *path)
 		const char *const *list;
 		size_t n;
 		char m;
-	} kinds[] = {{g->read, g->nread, 'r'}, {g->write, g->nwrite, 'w'}, {g->mask, g->nmask, '-'}};
+	} kinds[] = {
+	    {g->read, g->nread, 'r'}, {g->write, g->nwrite, 'w'}, {g->mask, g->nmask, '-'}};
 
 	for (size_t k = 0; k < 3; k++)
 		for (size_t i = 0; i < kinds[k].n; i++) {
@@ -177,7 +182,8 @@ static void assert_plan(const struct sandbox_win_grants *g)
 	assert_int_equal(verdict(&plan, SANDBOX_WIN_CONNECT_V6, 6, true, PORT),
 			 SANDBOX_WIN_FWP_ACTION_PERMIT);
 	for (enum sandbox_win_layer l = 0; l < SANDBOX_WIN_NLAYERS; l++) {
-		assert_int_equal(verdict(&plan, l, 6, true, PORT + 1), SANDBOX_WIN_FWP_ACTION_BLOCK);
+		assert_int_equal(verdict(&plan, l, 6, true, PORT + 1),
+				 SANDBOX_WIN_FWP_ACTION_BLOCK);
 		assert_int_equal(verdict(&plan, l, 6, false, PORT), SANDBOX_WIN_FWP_ACTION_BLOCK);
 		assert_int_equal(verdict(&plan, l, 17, true, PORT), SANDBOX_WIN_FWP_ACTION_BLOCK);
 		assert_int_equal(verdict(&plan, l, 17, false, 53), SANDBOX_WIN_FWP_ACTION_BLOCK);
@@ -189,7 +195,9 @@ static void assert_plan(const struct sandbox_win_grants *g)
 	sandbox_win_plan_free(&plan);
 }
 
-#define LIST(...) ((const char *const[]){__VA_ARGS__}), (sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *))
+#define LIST(...)                                                                                  \
+	((const char *const[]){__VA_ARGS__}),                                                      \
+	    (sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *))
 #define NONE NULL, 0
 
 static void test_matrix(void **state)
@@ -244,18 +252,17 @@ static void test_refused(void **state)
 
 	(void)state;
 	wd_err_clear(&err);
-	assert_int_equal(sandbox_win_plan_make(&(struct sandbox_win_grants){LIST("proj"), NONE,
-									     NONE, PORT},
-					       &plan, &err),
-			 -EINVAL);
+	assert_int_equal(
+	    sandbox_win_plan_make(&(struct sandbox_win_grants){LIST("proj"), NONE, NONE, PORT},
+				  &plan, &err),
+	    -EINVAL);
 	assert_non_null(strstr(err.msg, "proj is not an absolute path"));
-	assert_int_equal(sandbox_win_plan_make(&(struct sandbox_win_grants){NONE, LIST("C:x"),
-									     NONE, PORT},
-					       &plan, &err),
-			 -EINVAL);
-	assert_int_equal(sandbox_win_plan_make(&(struct sandbox_win_grants){NONE, NONE,
-									     LIST(""), PORT},
-					       &plan, &err),
+	assert_int_equal(
+	    sandbox_win_plan_make(&(struct sandbox_win_grants){NONE, LIST("C:x"), NONE, PORT},
+				  &plan, &err),
+	    -EINVAL);
+	assert_int_equal(sandbox_win_plan_make(
+			     &(struct sandbox_win_grants){NONE, NONE, LIST(""), PORT}, &plan, &err),
 			 -EINVAL);
 	assert_int_equal(
 	    sandbox_win_plan_make(&(struct sandbox_win_grants){LIST("C:\\p"), NONE, NONE, 0}, &plan,
@@ -343,9 +350,9 @@ static void mask_allowed(struct sandbox_win_plan *p)
 /* the plan has room for one entry more */
 static void stray_grant(struct sandbox_win_plan *p)
 {
-	p->aces[p->naces++] = (struct sandbox_win_ace){strdup("C:\\Users"), SANDBOX_WIN_GRANT,
-						       SANDBOX_WIN_READ_MASK, SANDBOX_WIN_INHERIT,
-						       SANDBOX_WIN_FOR_READ};
+	p->aces[p->naces++] =
+	    (struct sandbox_win_ace){strdup("C:\\Users"), SANDBOX_WIN_GRANT, SANDBOX_WIN_READ_MASK,
+				     SANDBOX_WIN_INHERIT, SANDBOX_WIN_FOR_READ};
 }
 
 static void test_check_fails(void **state)
@@ -428,7 +435,8 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ft
 /* a policy validated on this machine: its grants' real paths and its masks make a plan */
 static void test_from_policy(void **state)
 {
-	static const char yaml[] = "version: 1\nfilesystem:\n  read: [\"~\"]\n  write: [\"~/work\"]\n";
+	static const char yaml[] =
+	    "version: 1\nfilesystem:\n  read: [\"~\"]\n  write: [\"~/work\"]\n";
 	char tmpl[] = "/tmp/wd-winplan-XXXXXX";
 	char home[PATH_MAX + 16], sub[PATH_MAX + 32];
 	struct wd_policy *p = NULL;
