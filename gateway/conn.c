@@ -1,6 +1,6 @@
 /* conn.c - a TCP connection's state machine: what is decided at accept and on
  * the client's first bytes (decide.c: synthetic address, TLS SNI, HTTP Host, proxy
- * CONNECT / absolute-form), upstream resolution and connect, the events and
+ * CONNECT / absolute-form / SOCKS5 (socksconn.c)), upstream resolution and connect, the events and
  * deadlines of every state. The relay itself, the audit events, denials and the
  * end of a connection are relayconn.c's; accepting is tcp.c's.
  *
@@ -163,13 +163,62 @@ static void first_verdict(struct gw_conn *c, const struct gw_tcp_verdict *v)
 	try_connect(c);
 }
 
+/* act on the verdict on a proxy request (CONNECT, absolute-form, SOCKS5) whose target c->host
+ * names; @used: a tunnel's request bytes at the start of c->buf (what follows them is kept for
+ * the tunnel's check) */
+static void proxy_verdict(struct gw_conn *c, const struct gw_proxy_verdict *pv, size_t used)
+{
+	char reason[600];
+
+	c->proto = pv->proto;
+	/* the event names what was asked for: the target, and once its form
+	 * was understood its port and name (and the rule that allowed it) */
+	if ((pv->v.port && gw_str_set(&c->name, c->host)) ||
+	    (pv->v.rule >= 0 && set_rule(c, &pv->v))) {
+		gw_conn_deny(c, "out of memory");
+		return;
+	}
+	if (pv->v.port)
+		c->oport = pv->v.port;
+	if (pv->v.action == GW_TCP_DENY) {
+		gw_conn_deny(c, reason_of(c, &pv->v, reason, sizeof(reason)));
+		return;
+	}
+	c->budget = pv->budget;
+	/* not reading the client until connected; a tunnel's first
+	 * bytes are checked after the 200 (see connected()) */
+	c->checked = true;
+	if (pv->connect) {
+		/* keep what follows the head (a pipelined ClientHello) for the check */
+		memmove(c->buf, c->buf + used, c->blen - used);
+		c->blen -= used;
+	}
+	if (pv->v.action == GW_TCP_ALLOW_ADDR) {
+		if (set_cand(c, &pv->literal, 1)) {
+			gw_conn_deny(c, "out of memory");
+			return;
+		}
+		try_connect(c);
+		return;
+	}
+	start_resolve(c);
+}
+
 static void proxy_request(struct gw_conn *c, bool final)
 {
 	struct http_request req;
-	enum http_result r = http_request_parse(c->buf, c->blen, &req);
+	enum http_result r;
 	struct gw_proxy_verdict pv;
-	char reason[600];
+	struct gw_ssrf_env env;
+	size_t used = 0;
 
+	if (c->socks || (c->blen && c->buf[0] == 5)) {
+		/* SOCKS5: no HTTP method or TLS record starts with byte 5 */
+		if (gw_conn_socks(c, final, learn_env(c, &env), &pv, &used) == GW_SOCKS_VERDICT)
+			proxy_verdict(c, &pv, used);
+		return;
+	}
+	r = http_request_parse(c->buf, c->blen, &req);
 	c->http = true;
 	c->proto = "proxy";
 	if (c->blen && c->buf[0] == 0x16) {
@@ -179,46 +228,15 @@ static void proxy_request(struct gw_conn *c, bool final)
 	}
 	if (r == HTTP_NEED_MORE && !final && c->blen < GW_PEEK_MAX)
 		return;
-	if (c->run->learn) {
-		struct gw_ssrf_env env;
-
+	if (c->run->learn)
 		gw_proxy_decide_learn(c->run->policy, learn_env(c, &env), r, &req, &pv);
-	} else {
+	else
 		gw_proxy_decide(c->run->policy, r, &req, &pv);
-	}
-	c->proto = pv.proto;
-	/* the event names what was asked for: the target, and once its form
-	 * was understood its port and name (and the rule that allowed it) */
-	if ((r == HTTP_OK && gw_str_set(&c->host, req.host)) ||
-	    (pv.v.port && gw_str_set(&c->name, req.host)) ||
-	    (pv.v.rule >= 0 && set_rule(c, &pv.v))) {
+	if (r == HTTP_OK && gw_str_set(&c->host, req.host)) {
 		gw_conn_deny(c, "out of memory");
 		return;
 	}
-	if (pv.v.port)
-		c->oport = pv.v.port;
-	if (pv.v.action == GW_TCP_DENY) {
-		gw_conn_deny(c, reason_of(c, &pv.v, reason, sizeof(reason)));
-		return;
-	}
-	c->budget = pv.budget;
-	/* not reading the client until connected; a CONNECT tunnel's first
-	 * bytes are checked after the 200 (see connected()) */
-	c->checked = true;
-	if (pv.connect) {
-		/* keep what follows the head (a pipelined ClientHello) for the check */
-		memmove(c->buf, c->buf + req.head_len, c->blen - req.head_len);
-		c->blen -= req.head_len;
-	}
-	if (pv.v.action == GW_TCP_ALLOW_ADDR) {
-		if (set_cand(c, &pv.literal, 1)) {
-			gw_conn_deny(c, "out of memory");
-			return;
-		}
-		try_connect(c);
-		return;
-	}
-	start_resolve(c);
+	proxy_verdict(c, &pv, req.head_len);
 }
 
 static int read_first(struct gw_conn *c, bool *eof)
@@ -342,6 +360,8 @@ static void resolved(struct gw_waiter *w, const struct gw_cache_entry *e)
 	if (c->st != GW_C_RESOLVE)
 		return;
 	if (e->rcode || !e->n) {
+		if (c->socks_rep)
+			c->socks_rep = SOCKS5_REP_HOST_UNREACHABLE;
 		snprintf(reason, sizeof(reason), "%s does not resolve (%s)", c->name,
 			 e->rcode == DNS_RCODE_NXDOMAIN ? "NXDOMAIN"
 			 : e->rcode			? "resolution failed"
@@ -385,10 +405,33 @@ static void fail_upstream(struct gw_conn *c, const char *reason)
 	gw_conn_reset(c, reason);
 }
 
+/* a proxy tunnel (CONNECT, SOCKS5): its first bytes are checked after the reply */
+static bool proxy_tunnel(const struct gw_conn *c)
+{
+	return c->kind == GW_K_PROXY && (c->socks || !strcmp(c->proto, "connect"));
+}
+
+/* a tunnel's upstream is connected: say so (the 200, or SOCKS5's success reply). Return: 0, or
+ * -EIO when the client did not take it */
+static int tunnel_ok(struct gw_conn *c)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	uint8_t rep[SOCKS5_REPLY_LEN];
+	const void *b = ok;
+	int n = (int)sizeof(ok) - 1;
+
+	if (c->socks) {
+		n = gw_socks_established(c, rep, sizeof(rep));
+		b = rep;
+	}
+	if (n <= 0 || send(c->cfd, b, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n)
+		return -EIO;
+	return 0;
+}
+
 static void connected(struct gw_conn *c)
 {
 	struct gw_tcp *t = c->t;
-	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 
 	c->up = c->cand[c->icand - 1];
 	free(c->cand); /* only needed while connecting */
@@ -396,7 +439,7 @@ static void connected(struct gw_conn *c)
 	c->ncand = c->icand = 0;
 	c->st = GW_C_RELAY;
 	t->ev->stats.relayed++;
-	if (c->checked && !(c->kind == GW_K_PROXY && !strcmp(c->proto, "connect"))) {
+	if (c->checked && !proxy_tunnel(c)) {
 		/* decided now; otherwise once the client's first bytes pass */
 		c->decided = true;
 		gw_conn_audit(c, "net.connect", true, "allowed");
@@ -407,9 +450,8 @@ static void connected(struct gw_conn *c)
 		c->peek_armed = true;
 		gw_arm(t->ev, &c->timer, t->ev->now + (uint64_t)t->lim->peek_ms * 1000000ull);
 	}
-	if (c->kind == GW_K_PROXY && !strcmp(c->proto, "connect") && !c->connect_ok) {
-		if (send(c->cfd, ok, sizeof(ok) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) !=
-		    (ssize_t)sizeof(ok) - 1) {
+	if (proxy_tunnel(c) && !c->connect_ok) {
+		if (tunnel_ok(c)) {
 			gw_conn_close(c, "client write failed");
 			return;
 		}

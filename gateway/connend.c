@@ -2,8 +2,8 @@
  * table), the run's buffered bytes accounted as the connection holds them (a run over its
  * limits.run_buffer_kib reads lean until it is back under three quarters: its throttled
  * connections are queued again), readable denials (a TLS alert, an HTTP 403 with a denial id,
- * else a reset; a later request's denial waits for the upstream to finish the requests before
- * it), and closing, with the memory freed at the end of the loop round. */
+ * a SOCKS5 reply code, else a reset; a later request's denial waits for the upstream to finish
+ * the requests before it), and closing, with the memory freed at the end of the loop round. */
 #include "gateway/tcp.h"
 
 #include <errno.h>
@@ -222,6 +222,22 @@ void gw_conn_reset(struct gw_conn *c, const char *end)
 	gw_conn_close(c, end);
 }
 
+/* the SOCKS5 answer a denial of @c gives (c->socks_rep, by its stage: socksconn.c) into @out.
+ * Return: its length; 0: none (malformed bytes, or past the success reply: the tunnel's) */
+static int socks_denial(const struct gw_conn *c, uint8_t *out, size_t size)
+{
+	if (!c->socks_rep || size < SOCKS5_REPLY_LEN)
+		return 0;
+	if (c->socks == GW_SOCKS_GREETING) {
+		out[0] = 5;
+		out[1] = SOCKS5_NO_METHOD; /* the only refusal a greeting gets */
+		return 2;
+	}
+	if (c->socks == GW_SOCKS_REQUEST || c->socks == GW_SOCKS_DECIDED)
+		return socks5_reply_compose(out, size, c->socks_rep);
+	return 0;
+}
+
 void gw_conn_deny(struct gw_conn *c, const char *reason)
 {
 	struct gw_tcp *t = c->t;
@@ -242,6 +258,8 @@ void gw_conn_deny(struct gw_conn *c, const char *reason)
 
 		snprintf(line, sizeof(line), "%s", reason);
 		n = http_403_compose(out, sizeof(out), line, c->denial_id);
+	} else if (c->socks) {
+		n = socks_denial(c, (uint8_t *)out, sizeof(out));
 	}
 	if (n <= 0 || send(c->cfd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n) {
 		gw_conn_reset(c, reason);

@@ -19,7 +19,8 @@
  *     with Encrypted Client Hello the outer one; HTTP Host), else by a cidr
  *     rule for the address itself, else denied;
  *   - the proxy port takes CONNECT host:port and absolute-form http://
- *     requests, decided by the target's name and port;
+ *     requests, and SOCKS5 CONNECT requests, decided by the target's name and port (an
+ *     address literal by the cidr rules);
  *   - a resolved address in a special-purpose range, the gateway's own pools
  *     or the host's own addresses is refused unless a cidr rule names it;
  *   - a DNS query for a name no rule allows gets NXDOMAIN and never goes
@@ -281,6 +282,38 @@ void gw_tcp_decide_request(const char *bound, const struct http_request *req, un
 	verdict(v, GW_TCP_DENY, GW_TR_FRONTING_REQUEST);
 }
 
+/* a proxy target @host:@port (a name, or an address literal in text) decided into @out->v, the
+ * literal parsed into @out->literal; @learn: NULL, or learn mode with the SSRF guard's
+ * environment. The same for a CONNECT, an absolute-form request and a SOCKS5 request. */
+static void target_decide(const struct wd_policy *policy, const struct gw_ssrf_env *learn,
+			  const char *host, enum proto_host_kind kind, uint16_t port,
+			  struct gw_proxy_verdict *out)
+{
+	struct gw_tcp_verdict *v = &out->v;
+
+	if (learn) {
+		if (kind == PROTO_HOST_NAME) {
+			learn_by_name(policy, host, port, v);
+			return;
+		}
+		if (gw_addr_parse(host, &out->literal)) {
+			verdict(v, GW_TCP_DENY, GW_TR_PROXY_LITERAL);
+			return;
+		}
+		learn_by_addr(policy, learn, &out->literal, port, v);
+		return;
+	}
+	by_name(policy, host, port, v); /* a literal is matched against the cidr rules */
+	if (v->action == GW_TCP_DENY || kind == PROTO_HOST_NAME)
+		return;
+	if (gw_addr_parse(host, &out->literal)) {
+		verdict(v, GW_TCP_DENY, GW_TR_PROXY_LITERAL);
+		return;
+	}
+	v->dst = &out->literal;
+	verdict(v, GW_TCP_ALLOW_ADDR, GW_TR_ALLOWED);
+}
+
 /* the proxy's verdict; @learn: NULL, or learn mode with the SSRF guard's environment */
 static void proxy_decide(const struct wd_policy *policy, const struct gw_ssrf_env *learn,
 			 enum http_result r, const struct http_request *req,
@@ -322,27 +355,7 @@ static void proxy_decide(const struct wd_policy *policy, const struct gw_ssrf_en
 		verdict(v, GW_TCP_DENY, GW_TR_PROXY_FORM);
 		return;
 	}
-	if (learn) {
-		if (req->host_kind == PROTO_HOST_NAME) {
-			learn_by_name(policy, req->host, port, v);
-			return;
-		}
-		if (gw_addr_parse(req->host, &out->literal)) {
-			verdict(v, GW_TCP_DENY, GW_TR_PROXY_LITERAL);
-			return;
-		}
-		learn_by_addr(policy, learn, &out->literal, port, v);
-		return;
-	}
-	by_name(policy, req->host, port, v); /* a literal is matched against the cidr rules */
-	if (v->action == GW_TCP_DENY || req->host_kind == PROTO_HOST_NAME)
-		return;
-	if (gw_addr_parse(req->host, &out->literal)) {
-		verdict(v, GW_TCP_DENY, GW_TR_PROXY_LITERAL);
-		return;
-	}
-	v->dst = &out->literal;
-	verdict(v, GW_TCP_ALLOW_ADDR, GW_TR_ALLOWED);
+	target_decide(policy, learn, req->host, req->host_kind, port, out);
 }
 
 void gw_proxy_decide(const struct wd_policy *policy, enum http_result r,
@@ -356,6 +369,17 @@ void gw_proxy_decide_learn(const struct wd_policy *policy, const struct gw_ssrf_
 			   struct gw_proxy_verdict *out)
 {
 	proxy_decide(policy, env, r, req, out);
+}
+
+void gw_socks_decide(const struct wd_policy *policy, const struct gw_ssrf_env *learn,
+		     const struct socks5_request *req, struct gw_proxy_verdict *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->v.rule = -1;
+	out->proto = "socks5";
+	out->connect = true;
+	out->budget = -1;
+	target_decide(policy, learn, req->host, req->host_kind, req->port, out);
 }
 
 const char *gw_tcp_reason_text(const struct gw_tcp_verdict *v, const char *policy_name, char *buf,

@@ -221,7 +221,7 @@ void gw_tcp_decide_request(const char *bound, const struct http_request *req, un
 /**
  * struct gw_proxy_verdict - the verdict on a request to the proxy port
  * @v:		the verdict (ALLOW_NAME, ALLOW_ADDR with @v.dst = &@literal, or DENY)
- * @proto:	"proxy" (no request understood), "connect" or "proxy-http"
+ * @proto:	"proxy" (no request understood), "connect", "proxy-http" or "socks5"
  * @connect:	a CONNECT tunnel
  * @budget:	absolute-form: the bytes of the one request relayed (head and
  *		Content-Length body); -1 otherwise
@@ -265,6 +265,21 @@ void gw_proxy_decide(const struct wd_policy *policy, enum http_result r,
 void gw_proxy_decide_learn(const struct wd_policy *policy, const struct gw_ssrf_env *env,
 			   enum http_result r, const struct http_request *req,
 			   struct gw_proxy_verdict *out);
+
+/**
+ * gw_socks_decide() - the verdict on a SOCKS5 CONNECT request to the proxy port
+ * @policy:	the run's policy
+ * @learn:	NULL, or the run is in learn mode and this is the SSRF guard's environment
+ *		(as gw_proxy_decide_learn())
+ * @req:	socks5_request_parse()'s SOCKS5_OK result
+ * @out:	the verdict (always written): proto "socks5", @out->connect set
+ *
+ * Decided exactly as a CONNECT to the same target: a name (ATYP domain name) by its rule
+ * for the port, an address literal (ATYP IPv4/IPv6, or a dotted quad given as a name) by
+ * the cidr rules (ALLOW_ADDR with @out->v.dst = &@out->literal).
+ */
+void gw_socks_decide(const struct wd_policy *policy, const struct gw_ssrf_env *learn,
+		     const struct socks5_request *req, struct gw_proxy_verdict *out);
 
 /**
  * gw_learn_name_ok() - @s is a name learn mode may allow: labels of letters, digits, '-' and '_'

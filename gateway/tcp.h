@@ -2,7 +2,8 @@
  * (struct gw_tcp: its listeners, connections and the relay's pools) and one
  * connection (struct gw_conn). Its files, from the top: tcp.c (listeners,
  * accept), conn.c (the state machine), relayconn.c (one connection's relay),
- * relayhttp.c (an HTTP connection's requests, each checked), connend.c (audit events,
+ * relayhttp.c (an HTTP connection's requests, each checked), socksconn.c (a SOCKS5 client on
+ * the proxy port), connend.c (audit events,
  * throttling, denials, end), relay.c (the mechanism), decide.c (the verdicts). */
 #ifndef WARDEN_GATEWAY_TCP_H
 #define WARDEN_GATEWAY_TCP_H
@@ -55,6 +56,15 @@ enum gw_conn_state {
 	GW_C_CLOSED,
 };
 
+/* where a SOCKS5 client on the proxy port is (socksconn.c) */
+enum gw_socks_stage {
+	GW_SOCKS_NONE = 0, /* not SOCKS */
+	GW_SOCKS_GREETING, /* its first byte was 5: waiting for the greeting */
+	GW_SOCKS_REQUEST,  /* greeting answered: waiting for the request */
+	GW_SOCKS_DECIDED,  /* the request is decided: resolving, connecting (or denied) */
+	GW_SOCKS_TUNNEL,   /* the success reply went out */
+};
+
 enum gw_conn_kind {
 	GW_K_TRANSPARENT,
 	GW_K_PROXY,
@@ -96,7 +106,9 @@ struct gw_conn {
 	bool hold;	 /* an Upgrade/CONNECT went upstream: its answer decides (tunnel or HTTP) */
 	bool ech;	 /* the ClientHello carried an encrypted_client_hello extension */
 	bool throttled;	 /* its run holds too many bytes: it reads lean (relay()) */
-	uint32_t acct;	 /* bytes of pipes and stashes counted in run->buffered */
+	uint8_t socks;	 /* enum gw_socks_stage */
+	uint8_t socks_rep; /* SOCKS5: the reply code a denial answers with; 0: none */
+	uint32_t acct;	   /* bytes of pipes and stashes counted in run->buffered */
 	uint8_t *buf;
 	size_t blen, boff;
 	int64_t budget;	      /* client->upstream bytes left (absolute-form), -1 = no limit */
@@ -212,6 +224,37 @@ int gw_conn_pump_http(struct gw_conn *c, bool lean);
  * Return: false while the status line is incomplete (wait for more).
  */
 bool gw_conn_answer_peek(struct gw_conn *c);
+
+/* socksconn.c */
+struct gw_proxy_verdict;
+struct gw_ssrf_env;
+
+enum gw_socks_step {
+	GW_SOCKS_WAIT,	  /* more of the client's bytes are needed */
+	GW_SOCKS_VERDICT, /* a CONNECT request was decided: the verdict is the caller's */
+	GW_SOCKS_DONE,	  /* refused (audited, answered) or closed */
+};
+
+/**
+ * gw_conn_socks() - a SOCKS5 client's bytes in c->buf on the proxy port: its greeting
+ * answered, its request read and decided (gw_socks_decide()), what it asks that the gateway
+ * does not do refused with its reply code, what cannot be parsed closed without an answer
+ * @c:		the connection (its first byte was 5, or c->socks is set)
+ * @final:	no more bytes will come before a decision
+ * @learn:	as gw_socks_decide()'s
+ * @pv:		on GW_SOCKS_VERDICT, the verdict (c->host names the target)
+ * @used:	on GW_SOCKS_VERDICT, the request's bytes at the start of c->buf (what follows
+ *		is the tunnel's first bytes)
+ * Return: GW_SOCKS_WAIT, GW_SOCKS_VERDICT or GW_SOCKS_DONE.
+ */
+enum gw_socks_step gw_conn_socks(struct gw_conn *c, bool final, const struct gw_ssrf_env *learn,
+				 struct gw_proxy_verdict *pv, size_t *used);
+/**
+ * gw_socks_established() - @c's upstream is connected: the success reply into @out (@size at
+ * least SOCKS5_REPLY_LEN); from now on a denial is the tunnel's
+ * Return: its length, or -ENOSPC.
+ */
+int gw_socks_established(struct gw_conn *c, uint8_t *out, size_t size);
 
 /* relayconn.c */
 /** gw_conn_flush_peeked() - once connected and checked, write the peeked bytes upstream. */

@@ -1,6 +1,7 @@
 /* proto.h - the gateway's pure protocol parsers and composers: TLS ClientHello
- * (SNI), HTTP/1.x request heads (Host, CONNECT, absolute-form) and DNS
- * messages, plus the small denial answers (TLS alert, HTTP 403, DNS response).
+ * (SNI), HTTP/1.x request heads (Host, CONNECT, absolute-form), DNS
+ * messages and SOCKS5 greetings and requests, plus the small denial answers
+ * (TLS alert, HTTP 403, DNS response, SOCKS5 reply).
  *
  * Every parser takes (const uint8_t *buf, size_t len, out) and returns a named
  * outcome: ..._OK, ..._NEED_MORE (a prefix of something that may still parse:
@@ -704,5 +705,8 @@ int dns_query_compose(uint16_t id, const char *name, uint16_t qtype, uint8_t *ou
  * Return: true when they name the same node.
  */
 bool dns_name_equal(const char *a, const char *b);
+
+/* SOCKS5 greetings, requests and replies (socks.c) */
+#include "gateway/proto/socks.h"
 
 #endif /* WARDEN_GATEWAY_PROTO_H */
