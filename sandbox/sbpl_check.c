@@ -26,7 +26,8 @@ struct sx {
 	size_t n;
 };
 
-static void sx_free(struct sx *x)
+/* recursion bounded by the reader's depth limit (read_datum()) */
+static void sx_free(struct sx *x) // NOLINT(misc-no-recursion)
 {
 	if (!x)
 		return;
@@ -61,7 +62,7 @@ static void skip_space(struct reader *r)
 
 static int push(struct sx *list, struct sx *x)
 {
-	struct sx **v = realloc(list->v, (list->n + 1) * sizeof(*v));
+	struct sx **v = realloc(list->v, (list->n + 1) * sizeof(struct sx *));
 
 	if (!v)
 		return -ENOMEM;
@@ -102,7 +103,7 @@ static int read_string(struct reader *r, struct sx *x)
 	return x->text ? 0 : -ENOMEM;
 }
 
-static int read_datum(struct reader *r, int depth, struct sx **ret_x)
+static int read_datum(struct reader *r, int depth, struct sx **ret_x) // NOLINT(misc-no-recursion)
 {
 	struct sx *x;
 	int ret = 0;

@@ -57,7 +57,9 @@ static char fold(char c)
 {
 	if (c >= 'A' && c <= 'Z')
 		return (char)(c - 'A' + 'a');
-	return c == '/' ? '\\' : c;
+	if (c == '/')
+		return '\\';
+	return c;
 }
 
 /* @a and @b are the same path (no case, \ and / alike) */

@@ -190,7 +190,9 @@ static void test_roundtrip_random(void **state)
 			for (size_t j = 0; j < len; j++) {
 				char c = alphabet[next(&seed) % (sizeof(alphabet) - 1)];
 
-				store[i][j] = (i == 0 && c == '"') ? 'q' : c;
+				store[i][j] = c;
+				if (i == 0 && c == '"')
+					store[i][j] = 'q';
 			}
 			store[i][len] = '\0';
 			argv[i] = store[i];
