@@ -1,7 +1,7 @@
 # zig-common.cmake: the part every zig cross toolchain file shares (cmake/zig-<target>.cmake
 # sets ZIG_TARGET, CMAKE_SYSTEM_NAME and CMAKE_SYSTEM_PROCESSOR, then includes this).
 # The compiler is `zig cc --target=ZIG_TARGET` through the tests/cross/zig-* wrappers, which
-# find zig in $WARDEN_ZIG or build/cross/zig/ (tests/cross/run fetches it; docs/platforms.md).
+# find zig in $WARDEN_ZIG or build/cross/zig/ (tests/cross/run unpacks it there; docs/platforms.md).
 get_filename_component(_wd_cross_dir "${CMAKE_CURRENT_LIST_DIR}/../tests/cross" ABSOLUTE)
 set(CMAKE_C_COMPILER "${_wd_cross_dir}/zig-cc")
 set(CMAKE_C_COMPILER_TARGET "${ZIG_TARGET}")
