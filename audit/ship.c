@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -242,7 +243,19 @@ static int ship_connect(struct audit_shipper *sh, uint64_t now)
 	struct sockaddr_storage ss;
 	socklen_t len = sink_addr(&sh->sink, &ss);
 	int type = sh->sink.kind == AUDIT_SINK_TCP ? SOCK_STREAM : SOCK_DGRAM;
+#ifdef SOCK_CLOEXEC
 	int fd = socket(ss.ss_family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), r;
+#else
+	/* macOS: no SOCK_CLOEXEC or SOCK_NONBLOCK; set both at once, or give up on the socket */
+	int fd = socket(ss.ss_family, type, 0), r;
+
+	if (fd >= 0 && (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0)) {
+		r = errno;
+		close(fd);
+		fd = -1;
+		errno = r;
+	}
+#endif
 
 	if (fd < 0) {
 		r = -errno;

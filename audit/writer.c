@@ -58,6 +58,17 @@ struct audit_log {
 	char path[];
 };
 
+/* data_sync() - the log's bytes on stable storage: fdatasync(2); on macOS, where fsync does not
+ * flush the drive's cache and fdatasync is not declared, F_FULLFSYNC. Return: 0, or -1 (errno) */
+static int data_sync(int fd)
+{
+#ifdef F_FULLFSYNC
+	return fcntl(fd, F_FULLFSYNC);
+#else
+	return fdatasync(fd);
+#endif
+}
+
 static int check_folder(const char *path, struct wd_err *err)
 {
 	char copy[PATH_MAX];
@@ -250,7 +261,7 @@ static int write_line(struct audit_log *log, const char *p, size_t n, unsigned f
 					  strerror(-ret));
 		}
 	}
-	if ((flags & AUDIT_WRITE_DURABLE) && fdatasync(log->fd) < 0)
+	if ((flags & AUDIT_WRITE_DURABLE) && data_sync(log->fd) < 0)
 		return wd_err_set(err, -errno, "cannot sync audit log %s: %s", log->path,
 				  strerror(errno));
 	log->end = st.st_size + (off_t)n;
@@ -480,7 +491,7 @@ int audit_log_sync(struct audit_log *log)
 
 	if (ret < 0)
 		return ret;
-	return fdatasync(log->fd) < 0 ? -errno : 0;
+	return data_sync(log->fd) < 0 ? -errno : 0;
 }
 
 size_t audit_log_pending(const struct audit_log *log)

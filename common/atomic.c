@@ -12,6 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* the folder is held only to name files in it: O_PATH on Linux; elsewhere (macOS) a plain
+ * read-only open, which also needs read permission on the folder */
+#ifdef O_PATH
+#define DIR_ONLY O_PATH
+#else
+#define DIR_ONLY O_RDONLY
+#endif
+
 /* @path's folder part into @a->dir (or "." ) and its last part into @a->name */
 static int split(struct wd_atomic *a, const char *path)
 {
@@ -43,7 +51,7 @@ int wd_atomic_open(struct wd_atomic *a, int dfd, const char *path, unsigned flag
 	if (ret)
 		return ret;
 	/* the folder once, so that the temporary file and the rename meet in the same one */
-	a->dfd = openat(dfd, a->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	a->dfd = openat(dfd, a->dir, DIR_ONLY | O_DIRECTORY | O_CLOEXEC);
 	if (a->dfd < 0)
 		return -errno;
 	snprintf(a->tmp, sizeof(a->tmp), ".%s.%ld.tmp", a->name, (long)getpid());

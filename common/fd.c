@@ -6,14 +6,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#ifdef __linux__
 #include <linux/openat2.h>
+#endif
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#ifdef __linux__
 #include <sys/syscall.h>
+#define FD_DIR "/proc/self/fd"
+#else
+#define FD_DIR "/dev/fd" /* macOS and the BSDs */
+#endif
 #include <unistd.h>
 
 int wd_read_file(const char *path, size_t max, char **ret_data, size_t *ret_len)
@@ -176,7 +183,7 @@ static int int_cmp(const void *a, const void *b)
 /* the slow way: every open descriptor above 2 not in @keep (sorted) */
 static int close_listed(const int *keep, size_t n)
 {
-	DIR *d = opendir("/proc/self/fd");
+	DIR *d = opendir(FD_DIR);
 	struct dirent *de;
 
 	if (!d)
@@ -208,6 +215,7 @@ int wd_close_all_except(const int *keep, size_t n)
 		if (keep[i] > 2)
 			k[m++] = keep[i];
 	qsort(k, m, sizeof(k[0]), int_cmp);
+#ifdef __linux__
 	for (size_t i = 0; i <= m; i++) {
 		unsigned hi = i < m ? (unsigned)k[i] : ~0U;
 
@@ -218,10 +226,16 @@ int wd_close_all_except(const int *keep, size_t n)
 		if (i < m)
 			lo = (unsigned)k[i] + 1;
 	}
+#else
+	/* no close_range(2) to count on: the listing */
+	(void)lo;
+	ret = close_listed(k, m);
+#endif
 	free(k);
 	return ret;
 }
 
+#ifdef __linux__
 int wd_open_nofollow(const char *path, int flags)
 {
 	struct open_how how = {0};
@@ -232,15 +246,45 @@ int wd_open_nofollow(const char *path, int flags)
 	fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
 	return fd < 0 ? -errno : (int)fd;
 }
+#elif defined(O_NOFOLLOW_ANY)
+/* macOS 11 and later: O_NOFOLLOW_ANY refuses a link in any component, as openat2 does */
+int wd_open_nofollow(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW_ANY);
+
+	return fd < 0 ? -errno : fd;
+}
+#else
+/* no way to refuse a link in every component: refuse to open (fail closed) */
+int wd_open_nofollow(const char *path, int flags)
+{
+	(void)path;
+	(void)flags;
+	return -ENOSYS;
+}
+#endif
 
 int wd_socket_bound(int family, const void *addr, uint16_t port, int type)
 {
 	struct sockaddr_storage ss = {0};
 	socklen_t sl;
+#ifdef SOCK_CLOEXEC
 	int fd = socket(family, type | SOCK_CLOEXEC, 0), one = 1, ret;
 
 	if (fd < 0)
 		return -errno;
+#else
+	/* macOS has no SOCK_CLOEXEC: set it at once (a fork between the two calls could leak it) */
+	int fd = socket(family, type, 0), one = 1, ret;
+
+	if (fd < 0)
+		return -errno;
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+#endif
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (family == AF_INET) {
 		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
@@ -253,7 +297,9 @@ int wd_socket_bound(int family, const void *addr, uint16_t port, int type)
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+#ifdef IPV6_FREEBIND
 		setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof(one));
+#endif
 		s6->sin6_family = AF_INET6;
 		s6->sin6_port = htons(port);
 		memcpy(&s6->sin6_addr, addr, 16);

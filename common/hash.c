@@ -18,7 +18,6 @@
  */
 #include "common/common.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,10 +34,13 @@ struct sip {
 
 static uint64_t load64(const uint8_t *p)
 {
-	uint64_t v;
+	uint64_t v = 0;
 
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
+	/* little-endian by bytes: no <endian.h> needed (macOS has none); compilers make it one load
+	 */
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
 }
 
 static void sip_key(struct sip *s, const uint8_t key[16])
@@ -135,7 +137,14 @@ static void key_init(void)
 	size_t got = 0;
 
 	while (got < sizeof(key)) {
+#ifdef __linux__
 		ssize_t n = getrandom(key + got, sizeof(key) - got, 0);
+#else
+		/* macOS: getentropy(2) fills at most 256 bytes at once, all or nothing */
+		ssize_t n = getentropy(key + got, sizeof(key) - got) == 0
+				? (ssize_t)(sizeof(key) - got)
+				: -1;
+#endif
 
 		if (n > 0)
 			got += (size_t)n;

@@ -5,6 +5,13 @@
 #include <errno.h>
 #include <stdio.h>
 
+#ifdef __linux__
+#define PROGRAM_NAME program_invocation_short_name
+#else
+#include <stdlib.h>
+#define PROGRAM_NAME getprogname() /* macOS and the BSDs */
+#endif
+
 static enum wd_log_level max_level = WD_LOG_INFO;
 
 void wd_log_set_level(enum wd_log_level level)
@@ -30,8 +37,7 @@ void wd_log(enum wd_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, names[level],
-		wd_esc(&esc, line));
+	fprintf(stderr, "%s: %s: %s\n", PROGRAM_NAME, names[level], wd_esc(&esc, line));
 	wd_buf_free(&esc);
 	errno = saved;
 }
