@@ -22,11 +22,14 @@
 
 #define DEFAULT_GWCONF "/etc/warden/gateway.yaml"
 #define WHO_GROUPS 64
+/* --for's default proxy port: the gateway's default ports.proxy (warden-gateway(8)) */
+#define WD_FOR_PROXY_PORT 15080
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: warden policy check [--json] FILE|-\n"
-		   "       warden policy check --ceiling [GATEWAY.yaml] [--user NAME] FILE\n\n"
+		   "       warden policy check --ceiling [GATEWAY.yaml] [--user NAME] FILE\n"
+		   "       warden policy check --for macos|windows [--proxy-port N] FILE\n\n"
 		   "Checks a policy file (see warden-policy(5)). On success prints the\n"
 		   "normalised policy (YAML, or JSON with --json) and any warnings; on\n"
 		   "failure prints every error as FILE:LINE:COLUMN: error: MESSAGE.\n"
@@ -35,6 +38,10 @@ static void usage(FILE *f)
 		   "With --ceiling: the effective policy a gateway with that config\n"
 		   "(default " DEFAULT_GWCONF ") gives a run of NAME (a user name or\n"
 		   "uid; default: you), with where each narrowing came from.\n\n"
+		   "With --for: what that OS's backend would enforce, checked against its\n"
+		   "invariants: the Seatbelt profile (macos) or the AppContainer plan\n"
+		   "(windows), the gateway's proxy on loopback port N (default 15080) the\n"
+		   "one way out. Neither backend runs on this OS (docs/platforms.md).\n\n"
 		   "exit status: 0 valid, 2 invalid or usage error, 125 internal error\n\n"
 		   "       warden policy new --mcp [-o FILE] [--force] -- COMMAND ARGS...\n"
 		   "writes a starting policy for an MCP server (see warden policy new --help).\n");
@@ -314,7 +321,28 @@ static int check_command(struct wd_policy *p, const char *file)
 	return 0;
 }
 
-static int check(const char *path, bool json, const char *gwpath, const char *user)
+/* --for OS: the policy as that OS's backend would enforce it (run/platform.c), or 125/2 */
+static int print_for(const struct wd_policy *p, const char *os, unsigned long port)
+{
+	struct wd_buf out = WD_BUF_INIT;
+	struct wd_err err;
+	int ret;
+
+	wd_err_clear(&err);
+	ret = run_platform_render(p, os, check_home(), (uint16_t)port, &out, &err);
+	if (ret) {
+		wd_say(stderr, "warden policy check: --for %s: %s", os,
+		       err.msg[0] ? err.msg : strerror(-ret));
+		wd_buf_free(&out);
+		return ret == -ENOMEM ? WD_EXIT_INTERNAL : WD_EXIT_USAGE;
+	}
+	fputs(wd_buf_cstr(&out), stdout);
+	wd_buf_free(&out);
+	return fflush(stdout) ? WD_EXIT_INTERNAL : WD_EXIT_OK;
+}
+
+static int check(const char *path, bool json, const char *gwpath, const char *user, const char *os,
+		 unsigned long port)
 {
 	struct policy_diags d;
 	struct wd_policy *p = NULL;
@@ -354,6 +382,10 @@ static int check(const char *path, bool json, const char *gwpath, const char *us
 	}
 	if (gwpath) {
 		status = check_ceiling(p, gwpath, user);
+		goto out;
+	}
+	if (os) {
+		status = print_for(p, os, port);
 		goto out;
 	}
 	ret = json ? policy_render_json(p, &out) : policy_render_yaml(p, &out);
@@ -474,7 +506,8 @@ out:
 
 int cmd_policy(int argc, char **argv)
 {
-	const char *file = NULL, *gwpath = NULL, *user = NULL, *after_ceiling = NULL;
+	const char *file = NULL, *gwpath = NULL, *user = NULL, *after_ceiling = NULL, *os = NULL;
+	unsigned long port = WD_FOR_PROXY_PORT;
 	bool json = false, ceiling = false;
 
 	if (argc >= 2 && !strcmp(argv[1], "new"))
@@ -505,6 +538,19 @@ int cmd_policy(int argc, char **argv)
 			gwpath = argv[i] + 10;
 		} else if (!strcmp(argv[i], "--user") && i + 1 < argc) {
 			user = argv[++i];
+		} else if (!strcmp(argv[i], "--for") && i + 1 < argc) {
+			os = argv[++i];
+		} else if (!strcmp(argv[i], "--proxy-port") && i + 1 < argc) {
+			char *end;
+
+			port = strtoul(argv[++i], &end, 10);
+			if (*end || !port || port > 65535) {
+				wd_say(stderr,
+				       "warden policy check: --proxy-port: expected 1-65535, "
+				       "not `%s`",
+				       argv[i]);
+				return WD_EXIT_USAGE;
+			}
 		} else if (!strcmp(argv[i], "--") && i + 1 < argc && !file) {
 			file = argv[++i];
 		} else if (argv[i][0] == '-' && argv[i][1]) {
@@ -532,7 +578,16 @@ int cmd_policy(int argc, char **argv)
 		fprintf(stderr, "warden policy check: --ceiling prints YAML only (no --json)\n");
 		return WD_EXIT_USAGE;
 	}
+	if (os && (ceiling || json)) {
+		fprintf(stderr, "warden policy check: --for goes without --ceiling and --json\n");
+		return WD_EXIT_USAGE;
+	}
+	if (os && strcmp(os, "macos") && strcmp(os, "windows")) {
+		wd_say(stderr, "warden policy check: --for: expected macos or windows, not `%s`",
+		       os);
+		return WD_EXIT_USAGE;
+	}
 	if (ceiling && !gwpath)
 		gwpath = after_ceiling ? after_ceiling : DEFAULT_GWCONF;
-	return check(file, json, gwpath, user);
+	return check(file, json, gwpath, user, os, port);
 }

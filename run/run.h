@@ -251,6 +251,19 @@ int run_policy_self_check(const struct wd_buf *text, const char *name, const cha
 int run_rootless_dir(char *out, size_t size, struct wd_err *err);
 
 /**
+ * run_platform_render() - what the backend of another OS would enforce for validated policy
+ * @p: the macOS Seatbelt profile (@os "macos") or the Windows AppContainer plan ("windows"),
+ * checked against its invariants (run/platform.c; neither backend runs here yet)
+ * @home:	the home folder the credential stores' `~` names (macos), or NULL
+ * @port:	the gateway's proxy port on loopback, the one network destination
+ * @out:	buffer the profile or the plan is appended to
+ * @err:	what was refused, or the invariant broken
+ * Return: 0, -EINVAL (said in @err), -ENOMEM.
+ */
+int run_platform_render(const struct wd_policy *p, const char *os, const char *home, uint16_t port,
+			struct wd_buf *out, struct wd_err *err);
+
+/**
  * run_docker_gc() - `warden gc`: the Docker backend's containers whose launcher is gone
  * (labels warden.run and warden.launcher) removed, on the engine the docker CLI reaches
  * ($WARDEN_DOCKER, DOCKER_HOST); nothing when there is no CLI or no engine it may use

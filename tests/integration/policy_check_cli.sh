@@ -95,4 +95,29 @@ check_eq "... and no old key" null bash -c '"$0" policy check --json "$1" | jq -
 	"$W" "$T/ok.yaml"
 check_eq "valid: false on failure" false bash -c \
 	'"$0" policy check --json "$1" 2>/dev/null | jq -c .valid' "$W" "$T/quoted.yaml"
+
+echo "# --for macos|windows: what another OS's backend would enforce, checked first"
+mkdir -p "$T/home/.ssh" "$T/home/proj"
+printf 'version: 1\nfilesystem:\n  read: ["~"]\n  write: ["%s/home/proj"]\n' "$T" >"$T/home.yaml"
+forp() { HOME=$T/home "$W" policy check "$@" 2>/dev/null; }
+# has OS PATTERN [OPTS...]: the rendering for OS holds a line matching the ERE PATTERN
+has() { local os=$1 re=$2; shift 2; forp --for "$os" "$@" "$T/home.yaml" | grep -qE -- "$re"; }
+# after OS PATTERN NEXT: a line matching PATTERN is followed (within 3 lines) by one holding NEXT
+after() { forp --for "$1" "$T/home.yaml" | grep -E -A3 -- "$2" | grep -qF -- "$3"; }
+only_loopback_permits() {
+	local out
+	out=$(forp --for windows "$T/home.yaml") || return 2
+	grep -q "permit.*remote=127.0.0.1 port=15080" <<<"$out" &&
+		! grep " permit " <<<"$out" | grep -vq "port=15080"
+}
+check "--for macos: deny by default" has macos '^\(deny default\)$'
+check "... the one way out is the proxy on loopback" has macos 'network-outbound \(remote ip "localhost:15080"\)'
+check "... --proxy-port moves it" has macos 'localhost:3128' --proxy-port 3128
+check "... ~/.ssh under the ~ grant is denied" after macos '^\(deny file-read' "$T/home/.ssh"
+check "... the write grant is writable" after macos 'file-write\*' "$T/home/proj"
+check "--for windows: the plan permits only the loopback proxy port" only_loopback_permits
+check "... ~/.ssh is denied to the container" has windows "^acl deny .*$T/home/.ssh \(mask\)"
+check_fails --denied 2 "--for linux is refused (2)" "$W" policy check --for linux "$T/ok.yaml"
+check_fails --denied 2 "--proxy-port 0 is refused (2)" "$W" policy check --for macos --proxy-port 0 "$T/ok.yaml"
+check_fails --denied 2 "--for with --json is refused (2)" "$W" policy check --for macos --json "$T/ok.yaml"
 lab_finish
