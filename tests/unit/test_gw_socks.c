@@ -242,6 +242,7 @@ static void same_as_connect(const struct gw_ssrf_env *env)
 		struct http_request req;
 		struct gw_proxy_verdict s, c;
 		char head[300], ts[600], tc[600];
+		const char *tsp, *tcp;
 		enum http_result r;
 
 		both(&targets[i], &q, head, sizeof(head));
@@ -252,13 +253,14 @@ static void same_as_connect(const struct gw_ssrf_env *env)
 			gw_proxy_decide_learn(P, env, r, &req, &c);
 		else
 			gw_proxy_decide(P, r, &req, &c);
-		gw_tcp_reason_text(&s.v, "p.yaml", ts, sizeof(ts));
-		gw_tcp_reason_text(&c.v, "p.yaml", tc, sizeof(tc));
+		/* the text is the function's answer: @buf, or a constant ("allowed") */
+		tsp = gw_tcp_reason_text(&s.v, "p.yaml", ts, sizeof(ts));
+		tcp = gw_tcp_reason_text(&c.v, "p.yaml", tc, sizeof(tc));
 		if (s.v.action != c.v.action || s.v.reason != c.v.reason || s.v.rule != c.v.rule ||
-		    s.v.port != c.v.port || strcmp(ts, tc))
+		    s.v.port != c.v.port || strcmp(tsp, tcp))
 			fail_msg("%s:%u: socks %d %d rule %d `%s`, connect %d %d rule %d `%s`",
 				 targets[i].addr, targets[i].port, s.v.action, s.v.reason, s.v.rule,
-				 ts, c.v.action, c.v.reason, c.v.rule, tc);
+				 tsp, c.v.action, c.v.reason, c.v.rule, tcp);
 		assert_string_equal(s.proto, "socks5");
 		assert_true(s.connect);
 		assert_int_equal(s.budget, -1);
