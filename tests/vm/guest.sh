@@ -139,6 +139,44 @@ check "as the user: warden run -p minimal.yaml -- true" asuser /usr/bin/warden r
 check_fails "as the user: warden run -p minimal.yaml -- false (its exit status comes through)" \
 	asuser /usr/bin/warden run -q -p "$POLICY" -- /bin/false
 
+# --- limits: rootless (the user's manager delegates) and daemon mode (the gateway's cgroup) --
+# a memory hog is killed by the kernel at memory_mb (137, a limit.memory event in the run's
+# audit); the control: the same policy runs `true` (0), so the policy itself is not the cause
+printf 'version: 1\nlimits:\n  memory_mb: 64\n  pids: 32\n  timeout_s: 120\n' >"$WORK/limits.yaml"
+chmod 0644 "$WORK/limits.yaml"
+useradd -m -s /bin/bash -G warden wdvmmember
+check "the member user is in group warden (so its run is daemon mode)" \
+	bash -c 'id -nG wdvmmember | tr " " "\n" | grep -qx warden'
+asmember() { runuser -u wdvmmember -- "$@"; }
+export -f asmember
+# limits_of WHO USER MODE: WHO (asuser/asmember) runs true, then a memory hog, under limits.yaml
+limits_of()
+{
+	local who=$1 label=$2 mode=$3 log rc
+	log=$(getent passwd "$label" | cut -d: -f6)/audit.jsonl
+	check "$label: warden run -p limits.yaml -- true (control)" \
+		"$who" /usr/bin/warden run -q --audit-log "$log" -p "$WORK/limits.yaml" -- /bin/true
+	check_eq "$label: the run is $mode mode (its run.start)" "\"mode\":\"$mode\"" \
+		bash -c 'grep "\"action\":\"run.start\"" "$0" | tail -n1 | grep -o "\"mode\":\"[a-z]*\""' "$log"
+	say "figure $label isolation: $(grep '"action":"run.start"' "$log" | tail -n1 | grep -o '"isolation":"[^"]*"')"
+	check_fails "$label: before the hog its audit has no limit.memory event" \
+		grep -q '"action":"limit.memory"' "$log"
+	"$who" /usr/bin/warden run -q --audit-log "$log" -p "$WORK/limits.yaml" -- sh -c 'x=a; while :; do x=$x$x; done' >"$WORK/out" 2>&1
+	rc=$?
+	if ((rc == 137)); then
+		ok "$label: a memory hog is killed at memory_mb: 64 (137)"
+	else
+		fail "$label: a memory hog is killed at memory_mb: 64 (exit $rc, want 137)"
+		show "$WORK/out"
+	fi
+	check "$label: ... with a limit.memory event in the run's audit" grep -q '"action":"limit.memory"' "$log"
+	grep -h '"action":"limit.memory"' "$log" /var/log/warden/audit.jsonl | grep "\"uid\":$(id -u "$label")" |
+		tail -n1 | grep -o '"reason":"[^"]*"' | sed 's/^/VM:     limit.memory: /'
+	grep -h '"action":"run.end"' "$log" | tail -n1 | cut -c1-400 | sed 's/^/VM:     its run.end: /'
+}
+limits_of asuser wdvmuser rootless
+limits_of asmember wdvmmember daemon
+
 # --- the stop ------------------------------------------------------------------------------
 check "systemctl stop warden-gateway" systemctl stop warden-gateway.service
 check_fails "... and it is not active any more" systemctl is-active --quiet warden-gateway
