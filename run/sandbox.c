@@ -89,6 +89,7 @@ int run_sandbox_print_bwrap(struct run *r)
 	struct fw_config fc;
 	const char *tmp = getenv("TMPDIR");
 	char dir[PATH_MAX];
+	bool kept;
 	int ret;
 
 	if (run_rootless_fw_config(&r->input.gwc, &fc, &a))
@@ -107,11 +108,15 @@ int run_sandbox_print_bwrap(struct run *r)
 	ret = r->sandbox.sb.be->print(&r->sandbox.sb, spec_of(r), dir, &line, &e);
 	if (ret) {
 		wd_buf_free(&line);
+		rmdir(dir); /* (only when the backend wrote nothing there) */
 		return run_fail(r, e.step ? e.step : "exec", e.fix, "%s", e.msg);
 	}
 	printf("%s\n", wd_buf_cstr(&line));
 	wd_buf_free(&line);
-	if (!r->o.quiet)
+	/* a folder the backend wrote nothing into is not left behind (the docker backend's
+	 * line names no descriptor) */
+	kept = rmdir(dir) < 0;
+	if (!r->o.quiet && kept)
 		wd_say(stderr,
 		       "warden run: the descriptors' files are in %s (remove it when done); the "
 		       "line runs in the caller's network namespace, not the run's, and without "
