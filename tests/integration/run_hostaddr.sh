@@ -179,9 +179,12 @@ lab_spawn host gwd "$GW" --config "$T/gw.yaml" --manage-nft
 # (a daemon that did not start says why under the check)
 check "setup: the gateway daemon answers on its control socket" lab_wait 10 test -S "$T/gw.sock" ||
 	sed 's/^/    | /' "$LAB_DIR/log/host-gwd.log"
-in_host "$W" run -q --audit-log "$A" --gateway "$T/gw.sock" -- sleep 60 &
+# warden itself in the background (not a subshell of in_host: its pid is warden's), ended and
+# waited for at exit before $T goes: a run ended later would write its run.exit into a $T made
+# again by its audit log
+ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" --gateway "$T/gw.sock" -- sleep 60 &
 bpid=$!
-lab_on_exit bash -c 'kill "$0" 2>/dev/null' "$bpid"
+lab_on_exit bash -c 'kill "$0" 2>/dev/null; for _ in $(seq 100); do kill -0 "$0" 2>/dev/null || break; sleep 0.1; done' "$bpid"
 check "run B is up" lab_wait 10 bash -c '(( $(ip netns exec "$0" "$1" ctl --socket "$2" list |
 	jq ".runs | length") == 1 ))' "$LAB_HOST_NS" "$GW" "$T/gw.sock"
 list=$(in_host "$GW" ctl --socket "$T/gw.sock" list)
