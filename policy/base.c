@@ -190,3 +190,14 @@ const char *policy_backend_list(void)
 {
 	return "linux (alias bwrap), docker, seatbelt, windows";
 }
+
+bool policy_env_names(const struct wd_policy *p, const char *name)
+{
+	for (size_t i = 0; i < p->nenv_set; i++)
+		if (!strcmp(p->env_set[i].name, name))
+			return true;
+	for (size_t i = 0; i < p->nenv_allow; i++)
+		if (!strcmp(p->env_allow[i], name))
+			return true;
+	return false;
+}

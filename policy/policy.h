@@ -437,6 +437,12 @@ bool policy_grant_make_file(const char *written, enum policy_grant_type type, bo
 bool policy_env_name_ok(const char *s);
 
 /**
+ * policy_env_names() - whether @p names the variable @name in env.allow or env.set (the program
+ * gets it from the policy, so the launcher's default for it stands back)
+ */
+bool policy_env_names(const struct wd_policy *p, const char *name);
+
+/**
  * policy_load() - read a policy file, parse it and validate it
  * @path:	file to read
  * @ctx:	as for policy_validate()

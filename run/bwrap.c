@@ -157,17 +157,6 @@ static const char *env_get(char *const *env, const char *name)
 	return NULL;
 }
 
-static bool policy_sets(const struct wd_policy *p, const char *name)
-{
-	for (size_t i = 0; i < p->nenv_set; i++)
-		if (!strcmp(p->env_set[i].name, name))
-			return true;
-	for (size_t i = 0; i < p->nenv_allow; i++)
-		if (!strcmp(p->env_allow[i], name))
-			return true;
-	return false;
-}
-
 /*
  * The proxy variables name the gateway by BWRAP_PROXY_NAME, which the run's /etc/hosts
  * resolves to its v4 and v6 gateway addresses: a client asked for one family (curl -6) finds
@@ -184,12 +173,12 @@ static int push_env(struct bwrap_argv *a, const struct bwrap_spec *s)
 	char url[128];
 	int r = push(a, "--clearenv");
 
-	if (!r && !policy_sets(p, "PATH"))
+	if (!r && !policy_env_names(p, "PATH"))
 		r = push3(a, "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin");
 	/* a learning sandbox's /tmp is the host's, read-only: its scratch is elsewhere */
-	if (!r && !policy_sets(p, "HOME"))
+	if (!r && !policy_env_names(p, "HOME"))
 		r = push3(a, "--setenv", "HOME", s->learn ? BWRAP_LEARN_SCRATCH : "/tmp");
-	if (!r && s->learn && !policy_sets(p, "TMPDIR"))
+	if (!r && s->learn && !policy_env_names(p, "TMPDIR"))
 		r = push3(a, "--setenv", "TMPDIR", BWRAP_LEARN_SCRATCH);
 	for (size_t i = 0; !r && i < p->nenv_allow; i++) {
 		const char *v = env_get(s->environ, p->env_allow[i]);

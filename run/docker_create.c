@@ -172,14 +172,9 @@ static const char *const loader_vars[] = {"LD_PRELOAD",	     "LD_AUDIT",   "LD_D
 /* The policy's env.allow or env.set names one of loader_vars[]: that one, else NULL. */
 const char *run_docker_loader_var(const struct wd_policy *p)
 {
-	for (size_t i = 0; i < WD_ARRAY_SIZE(loader_vars); i++) {
-		for (size_t k = 0; k < p->nenv_allow; k++)
-			if (!strcmp(p->env_allow[k], loader_vars[i]))
-				return loader_vars[i];
-		for (size_t k = 0; k < p->nenv_set; k++)
-			if (!strcmp(p->env_set[k].name, loader_vars[i]))
-				return loader_vars[i];
-	}
+	for (size_t i = 0; i < WD_ARRAY_SIZE(loader_vars); i++)
+		if (policy_env_names(p, loader_vars[i]))
+			return loader_vars[i];
 	return NULL;
 }
 
@@ -210,17 +205,6 @@ char **run_docker_create_env(const struct sandbox_spec *s)
 	for (size_t i = 0; i < n; i++)
 		v[k++] = strdup(s->environ[i]);
 	return v;
-}
-
-static bool env_named(const struct wd_policy *p, const char *name)
-{
-	for (size_t i = 0; i < p->nenv_set; i++)
-		if (!strcmp(p->env_set[i].name, name))
-			return true;
-	for (size_t i = 0; i < p->nenv_allow; i++)
-		if (!strcmp(p->env_allow[i], name))
-			return true;
-	return false;
 }
 
 /* The `docker create` command line. */
@@ -315,7 +299,7 @@ void run_docker_create_argv(struct run_docker_argv *a, const struct run_docker *
 			add(a, "--env=%s=%s", p->env_set[i].name, p->env_set[i].value);
 		else
 			add(a, "--env=%s", p->env_set[i].name);
-	if (!env_named(p, "HOME"))
+	if (!policy_env_names(p, "HOME"))
 		add(a, "--env=HOME=/tmp");
 	for (size_t i = 0; (s->host4[0] || s->host6[0]) && i < WD_ARRAY_SIZE(proxy_vars); i++)
 		add(a, "--env=%s=http://%s:%u", proxy_vars[i], BWRAP_PROXY_NAME, s->proxy_port);
