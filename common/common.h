@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -167,6 +168,43 @@ void wd_closep(int *fd);
  * Return: 0, -ENOMEM, or a negative errno from the fallback.
  */
 int wd_close_all_except(const int *keep, size_t n);
+
+/**
+ * wd_errno_name() - the symbolic name of errno value @e ("EINVAL"): glibc's
+ * strerrorname_np(), elsewhere the names of a fixed table
+ * Return: the name, or NULL when it has none.
+ */
+const char *wd_errno_name(int e);
+
+/**
+ * wd_peer_cred() - who is at the other end of the AF_UNIX stream socket @fd, fixed when it
+ * connected (Linux: SO_PEERCRED; macOS and the BSDs: getpeereid, and macOS's LOCAL_PEERPID)
+ * @fd:		the socket
+ * @uid:	its uid
+ * @gid:	its gid
+ * @pid:	its pid (-1 where the system does not say)
+ * Return: 0, or a negative errno.
+ */
+int wd_peer_cred(int fd, uid_t *uid, gid_t *gid, pid_t *pid);
+
+/**
+ * wd_socket_nb() - a new socket, non-blocking and CLOEXEC from birth (Linux: by its type's
+ * flags; macOS, which has neither flag: set at once with fcntl)
+ * @family:	the address family
+ * @type:	SOCK_STREAM, SOCK_DGRAM, ...
+ * Return: the descriptor, or a negative errno.
+ */
+int wd_socket_nb(int family, int type);
+
+/**
+ * wd_accept_nb() - accept a connection on @lfd, non-blocking and CLOEXEC (Linux: accept4;
+ * elsewhere accept, then fcntl)
+ * @lfd:	a listening socket
+ * @sa:		the peer's address (may be NULL)
+ * @len:	in: room at @sa, out: its length (NULL with @sa NULL)
+ * Return: the descriptor, or a negative errno (-EAGAIN: nothing waits).
+ */
+int wd_accept_nb(int lfd, struct sockaddr *sa, socklen_t *len);
 
 /**
  * wd_socket_bound() - a socket bound at @addr:@port, listening (backlog 4096) when @type is

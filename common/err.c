@@ -1,8 +1,64 @@
-/* err.c - struct wd_err: error values that carry a message and a position. */
+/* err.c - struct wd_err: error values that carry a message and a position; errno names. */
 #include "common/common.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+const char *wd_errno_name(int e)
+{
+#ifdef __GLIBC__
+	return strerrorname_np(e);
+#else
+	/* the names the control protocol and the logs say; others have none here */
+	static const struct {
+		int e;
+		const char *name;
+	} names[] = {
+	    {EPERM, "EPERM"},
+	    {ENOENT, "ENOENT"},
+	    {ESRCH, "ESRCH"},
+	    {EINTR, "EINTR"},
+	    {EIO, "EIO"},
+	    {E2BIG, "E2BIG"},
+	    {EBADF, "EBADF"},
+	    {EAGAIN, "EAGAIN"},
+	    {ENOMEM, "ENOMEM"},
+	    {EACCES, "EACCES"},
+	    {EFAULT, "EFAULT"},
+	    {EBUSY, "EBUSY"},
+	    {EEXIST, "EEXIST"},
+	    {ENODEV, "ENODEV"},
+	    {ENOTDIR, "ENOTDIR"},
+	    {EISDIR, "EISDIR"},
+	    {EINVAL, "EINVAL"},
+	    {ENFILE, "ENFILE"},
+	    {EMFILE, "EMFILE"},
+	    {ENOSPC, "ENOSPC"},
+	    {EPIPE, "EPIPE"},
+	    {ERANGE, "ERANGE"},
+	    {ENAMETOOLONG, "ENAMETOOLONG"},
+	    {ENOSYS, "ENOSYS"},
+	    {ENOTSUP, "ENOTSUP"},
+	    {EPROTO, "EPROTO"},
+	    {EBADMSG, "EBADMSG"},
+	    {EUSERS, "EUSERS"},
+	    {ECONNREFUSED, "ECONNREFUSED"},
+	    {ECONNRESET, "ECONNRESET"},
+	    {ETIMEDOUT, "ETIMEDOUT"},
+	    {EADDRINUSE, "EADDRINUSE"},
+	    {EOVERFLOW, "EOVERFLOW"},
+	    {ENOTCONN, "ENOTCONN"},
+	    {EALREADY, "EALREADY"},
+	    {EINPROGRESS, "EINPROGRESS"},
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].e == e)
+			return names[i].name;
+	return NULL;
+#endif
+}
 
 void wd_err_clear(struct wd_err *e)
 {

@@ -15,6 +15,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#ifdef __APPLE__
+#include <sys/un.h> /* LOCAL_PEERPID */
+#endif
 #ifdef __linux__
 #include <sys/syscall.h>
 #define FD_DIR "/proc/self/fd"
@@ -263,6 +266,74 @@ int wd_open_nofollow(const char *path, int flags)
 	return -ENOSYS;
 }
 #endif
+
+#ifndef __linux__
+/* O_NONBLOCK and FD_CLOEXEC on @fd; on failure @fd is closed. Return: @fd or -errno. */
+static int nb_cloexec(int fd)
+{
+	int fl, ret;
+
+	if (fd < 0)
+		return -errno;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+	    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+#endif
+
+int wd_peer_cred(int fd, uid_t *uid, gid_t *gid, pid_t *pid)
+{
+#ifdef SO_PEERCRED
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0)
+		return -errno;
+	*uid = cred.uid;
+	*gid = cred.gid;
+	*pid = cred.pid;
+#else
+	if (getpeereid(fd, uid, gid) < 0)
+		return -errno;
+	*pid = -1;
+#ifdef LOCAL_PEERPID
+	{
+		socklen_t pl = sizeof(*pid);
+
+		if (getsockopt(fd, SOL_LOCAL, LOCAL_PEERPID, pid, &pl) < 0)
+			*pid = -1;
+	}
+#endif
+#endif
+	return 0;
+}
+
+int wd_socket_nb(int family, int type)
+{
+#ifdef __linux__
+	int fd = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	return fd < 0 ? -errno : fd;
+#else
+	return nb_cloexec(socket(family, type, 0));
+#endif
+}
+
+int wd_accept_nb(int lfd, struct sockaddr *sa, socklen_t *len)
+{
+#ifdef __linux__
+	int fd = accept4(lfd, sa, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+#else
+	return nb_cloexec(accept(lfd, sa, len));
+#endif
+}
 
 int wd_socket_bound(int family, const void *addr, uint16_t port, int type)
 {

@@ -18,8 +18,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* what a gateway serves (mode): runs whose every connection nftables redirects to it
+ * (transparent: its transparent, DNS and proxy ports), or one run whose clients are told to use
+ * its proxy port on loopback (proxy: macOS and Windows, where no redirect exists; docs/gateway.md
+ * "Proxy mode") */
+enum wd_gw_mode {
+	WD_GW_TRANSPARENT = 0,
+	WD_GW_PROXY,
+};
+
 /**
  * struct wd_gwconf - warden-gateway configuration (deploy/examples/gateway.yaml)
+ * @mode:		transparent (default) or proxy (mode)
  * @port_transparent:	redirected TCP lands here (ports.transparent)
  * @port_dns:		redirected DNS lands here (ports.dns)
  * @port_proxy:		explicit HTTP proxy port (ports.proxy)
@@ -67,6 +77,7 @@
  *			configuration with conf_free(); a struct copy borrows it)
  */
 struct wd_gwconf {
+	enum wd_gw_mode mode;	      /* default transparent */
 	uint16_t port_transparent;    /* default 15001 */
 	uint16_t port_dns;	      /* default 15053 */
 	uint16_t port_proxy;	      /* default 15080 */

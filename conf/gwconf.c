@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 void conf_defaults(struct wd_gwconf *c)
@@ -58,11 +59,12 @@ enum {
 	TOP_LISTEN,
 	TOP_LIMITS,
 	TOP_CEILING,
+	TOP_MODE,
 	TOP_N
 };
 static const char *const top_keys[TOP_N] = {"version", "ports",	 "nft",	      "pools",
 					    "audit",   "user",	 "resolvers", "control",
-					    "listen",  "limits", "ceiling"};
+					    "listen",  "limits", "ceiling",   "mode"};
 
 enum { CONTROL_PATH, CONTROL_CONNS, CONTROL_CONNS_USER, CONTROL_REQUEST, CONTROL_N };
 static const char *const control_keys[CONTROL_N] = {"path", "connections", "connections_per_user",
@@ -532,6 +534,47 @@ static int parse_listen(struct policy_diags *d, const struct policy_yt_node *n, 
 	return ret;
 }
 
+/* mode: transparent (default) or proxy; a proxy-mode gateway listens on loopback only: its
+ * listen addresses default to 127.0.0.1 and ::1 (set here, before `listen` is read) */
+static void parse_mode(struct policy_diags *d, const struct policy_yt_node *n, struct wd_gwconf *c)
+{
+	const char *s = policy_yt_str(d, n, "mode");
+
+	if (!s || !strcmp(s, "transparent"))
+		return;
+	if (strcmp(s, "proxy")) {
+		policy_diag_err(d, n, "mode: found `%.80s`; expected `transparent` or `proxy`", s);
+		return;
+	}
+	c->mode = WD_GW_PROXY;
+	snprintf(c->listen_v4, sizeof(c->listen_v4), "127.0.0.1");
+	snprintf(c->listen_v6, sizeof(c->listen_v6), "::1");
+}
+
+/* a proxy-mode gateway's listen addresses must be loopback ones: the one run it serves is
+ * every loopback client of its proxy port, and nothing outside the machine may reach it */
+static void check_proxy_listen(struct policy_diags *d, const struct policy_yt_node *listen,
+			       const struct wd_gwconf *c)
+{
+	struct in6_addr a6;
+	uint8_t a[4];
+
+	if (c->mode != WD_GW_PROXY || !listen)
+		return;
+	if (c->listen_v4[0] && (inet_pton(AF_INET, c->listen_v4, a) != 1 || a[0] != 127))
+		policy_diag_err(d, listen,
+				"listen.v4: `%s` is not a loopback address; a proxy-mode gateway "
+				"listens on 127.0.0.0/8 only (or \"\": no IPv4)",
+				c->listen_v4);
+	if (c->listen_v6[0] &&
+	    (inet_pton(AF_INET6, c->listen_v6, &a6) != 1 || !IN6_IS_ADDR_LOOPBACK(&a6)))
+		policy_diag_err(
+		    d, listen,
+		    "listen.v6: `%s` is not ::1; a proxy-mode gateway listens on loopback "
+		    "only (or \"\": no IPv6)",
+		    c->listen_v6);
+}
+
 static int parse_limits(struct policy_diags *d, const struct policy_yt_node *n, struct wd_gwconf *c)
 {
 	const struct policy_yt_node *v[LIM_N];
@@ -638,8 +681,10 @@ int conf_parse(const char *buf, size_t len, const char *filename, struct wd_gwco
 		parse_resolvers(d, v[TOP_RESOLVERS], c);
 	if (v[TOP_CONTROL])
 		parse_control(d, v[TOP_CONTROL], c);
-	if (v[TOP_LISTEN])
-		parse_listen(d, v[TOP_LISTEN], c);
+	if (v[TOP_MODE])
+		parse_mode(d, v[TOP_MODE], c);
+	if (v[TOP_LISTEN] && !parse_listen(d, v[TOP_LISTEN], c))
+		check_proxy_listen(d, v[TOP_LISTEN], c);
 	if (v[TOP_LIMITS])
 		parse_limits(d, v[TOP_LIMITS], c);
 	if (v[TOP_USER] && c->user[0] == '-') {
@@ -696,66 +741,4 @@ int conf_load(const char *path, struct wd_gwconf *c, struct policy_diags *d)
 	ret = conf_parse(data, len, path, c, d);
 	free(data);
 	return ret;
-}
-
-int conf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
-{
-	int ret = 0;
-
-	ret |= wd_buf_printf(out,
-			     "version: %d\nports:\n  transparent: %u\n  dns: %u\n"
-			     "  proxy: %u\n",
-			     POLICY_VERSION, c->port_transparent, c->port_dns, c->port_proxy);
-	ret |= wd_buf_printf(out,
-			     "nft:\n  table: %s\n  interface_prefix: \"%s\"\n"
-			     "  nflog_group: %u\n  conntrack_per_run: %u\n"
-			     "  conntrack_new_per_s: %u\n",
-			     c->nft_table, c->if_prefix, c->nflog_group, c->nft_conns_per_run,
-			     c->nft_new_per_s);
-	ret |= wd_buf_printf(out,
-			     "pools:\n  runs_v4: \"%s\"\n  runs_v6: \"%s\"\n"
-			     "  synthetic_v4: \"%s\"\n  synthetic_v6: \"%s\"\n",
-			     c->pool_v4, c->pool_v6, c->synth_v4, c->synth_v6);
-	if (c->audit_path[0] || c->audit_ship.kind != AUDIT_SINK_NONE)
-		ret |= wd_buf_printf(out, "audit:\n  facility: %s\n",
-				     audit_sink_facility_name(c->audit_ship.facility));
-	if (c->audit_path[0]) {
-		ret |= wd_buf_puts(out, "  path: ");
-		ret |= wd_yaml_quote(out, c->audit_path);
-		ret |= wd_buf_puts(out, "\n");
-	}
-	if (c->audit_ship.kind != AUDIT_SINK_NONE) {
-		char ship[160];
-
-		ret |= audit_sink_format(&c->audit_ship, ship, sizeof(ship));
-		ret |= wd_buf_puts(out, "  ship: ");
-		ret |= wd_yaml_quote(out, ship);
-		ret |= wd_buf_puts(out, "\n");
-	}
-	ret |= wd_buf_printf(out, "user: \"%s\"\n", c->user);
-	if (c->nresolvers) {
-		ret |= wd_buf_puts(out, "resolvers:\n");
-		for (uint32_t i = 0; i < c->nresolvers; i++)
-			ret |= wd_buf_printf(out, "  - \"%s\"\n", c->resolvers[i]);
-	}
-	ret |= wd_buf_puts(out, "control:\n  path: ");
-	ret |= wd_yaml_quote(out, c->control_path);
-	ret |= wd_buf_printf(out,
-			     "\n  connections: %u\n  connections_per_user: %u\n"
-			     "  request_timeout_ms: %u",
-			     c->ctl_conns, c->ctl_conns_per_user, c->ctl_request_ms);
-	ret |= wd_buf_printf(out, "\nlisten:\n  v4: \"%s\"\n  v6: \"%s\"\n", c->listen_v4,
-			     c->listen_v6);
-	ret |= wd_buf_printf(out,
-			     "limits:\n  connections: %u\n  connections_per_run: %u\n"
-			     "  peek_timeout_ms: %u\n  connect_timeout_ms: %u\n"
-			     "  idle_timeout_s: %u\n  dns_ttl_floor_s: %u\n"
-			     "  dns_ttl_ceiling_s: %u\n  audit_kib_per_run: %u\n"
-			     "  socket_buffer_kib: %u\n  run_buffer_kib: %u\n",
-			     c->max_conns, c->max_conns_per_run, c->peek_timeout_ms,
-			     c->connect_timeout_ms, c->idle_timeout_s, c->dns_ttl_floor_s,
-			     c->dns_ttl_ceiling_s, c->audit_kib_per_run, c->socket_buffer_kib,
-			     c->run_buffer_kib);
-	ret |= policy_ceiling_render(c->ceiling, out);
-	return ret ? -ENOMEM : 0;
 }

@@ -33,7 +33,7 @@
  * only when a read found the socket drained (EAGAIN, or a short copy read)
  * or a write found it full. No epoll_ctl per state change, no read that is
  * known to return EAGAIN, and a short read after the peer's FIN
- * (EPOLLRDHUP) is its end of stream without one more read. A wake-up moves at
+ * (GW_POLL_RDHUP) is its end of stream without one more read. A wake-up moves at
  * most 16 chunks per direction; a connection with more is queued on t->again
  * and served again before the loop sleeps.
  *
@@ -49,7 +49,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <unistd.h>
 
 #define GW_RESOLVE_NS 10000000000ull
@@ -484,11 +483,11 @@ static void try_connect(struct gw_conn *c)
 		const struct gw_addr *a = &c->cand[c->icand++];
 		struct sockaddr_storage ss;
 		socklen_t sl = gw_addr_to_sa(a, c->oport, &ss);
-		int fd = socket(a->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		int fd = wd_socket_nb(a->family, SOCK_STREAM);
 
 		if (fd < 0) {
-			last = errno;
-			if (errno == EMFILE || errno == ENFILE)
+			last = -fd;
+			if (fd == -EMFILE || fd == -ENFILE)
 				t->ev->stats.emfile++;
 			break;
 		}
@@ -499,10 +498,10 @@ static void try_connect(struct gw_conn *c)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &t->lim->sockbuf, sizeof(t->lim->sockbuf));
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &t->lim->sockbuf, sizeof(t->lim->sockbuf));
 		if (connect(fd, (struct sockaddr *)&ss, sl) == 0 || errno == EINPROGRESS) {
-			/* registered once for both ways; EPOLLOUT says connected */
+			/* registered once for both ways; GW_POLL_OUT says connected */
 			c->ufd = fd;
 			c->ur = (struct gw_ready){0};
-			if (gw_ep_add(t->ev, fd, GW_EP_EVENTS, GW_REF(GW_REF_UP, c))) {
+			if (gw_ev_add(t->ev, fd, GW_EP_EVENTS, GW_REF(GW_REF_UP, c))) {
 				gw_conn_close(c, "epoll_ctl failed");
 				return;
 			}
@@ -526,14 +525,14 @@ static void try_connect(struct gw_conn *c)
 }
 
 /* an event on a connecting socket: writable without an error is connected
- * (a socket in SYN_SENT never reports EPOLLOUT); SO_ERROR only on failure */
+ * (a socket in SYN_SENT never reports GW_POLL_OUT); SO_ERROR only on failure */
 static void upstream_connecting(struct gw_conn *c, unsigned events)
 {
 	int err = 0;
 	socklen_t len = sizeof(err);
 
-	if (!(events & (EPOLLERR | EPOLLHUP))) {
-		if (events & EPOLLOUT)
+	if (!(events & (GW_POLL_ERR | GW_POLL_HUP))) {
+		if (events & GW_POLL_OUT)
 			connected(c);
 		return;
 	}
@@ -551,22 +550,22 @@ void gw_conn_event(struct gw_conn *c, bool up, unsigned events)
 	if (c->st == GW_C_CLOSED)
 		return;
 	/* edge-triggered: remember what this edge said until a syscall says otherwise */
-	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+	if (events & (GW_POLL_IN | GW_POLL_RDHUP | GW_POLL_HUP | GW_POLL_ERR))
 		rd->rd = true;
-	if (events & EPOLLRDHUP)
+	if (events & GW_POLL_RDHUP)
 		rd->rdhup = true;
-	if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR))
+	if (events & (GW_POLL_OUT | GW_POLL_HUP | GW_POLL_ERR))
 		rd->wr = true;
-	if (!up && (events & EPOLLERR) && c->st != GW_C_DRAIN) {
+	if (!up && (events & GW_POLL_ERR) && c->st != GW_C_DRAIN) {
 		gw_conn_close(c, "client connection reset");
 		return;
 	}
-	if (!up && (events & EPOLLHUP) && c->checked &&
+	if (!up && (events & GW_POLL_HUP) && c->checked &&
 	    (c->st == GW_C_RESOLVE || c->st == GW_C_CONNECT)) {
 		gw_conn_close(c, "client closed before the upstream answered");
 		return;
 	}
-	if (up && (events & EPOLLERR) && c->st == GW_C_RELAY) {
+	if (up && (events & GW_POLL_ERR) && c->st == GW_C_RELAY) {
 		gw_conn_close(c, "upstream connection reset");
 		return;
 	}

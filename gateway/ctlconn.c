@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -42,9 +41,8 @@ void gw_ctlconn_put_json(struct gw_ctlconn *c, json_t *j)
 
 void gw_ctlconn_put_error(struct gw_ctlconn *c, int code, const char *why)
 {
-	gw_ctlconn_put_json(c,
-			    json_pack("{s:b, s:s, s:s}", "ok", 0, "error", why, "errno",
-				      strerrorname_np(-code) ? strerrorname_np(-code) : "EINVAL"));
+	gw_ctlconn_put_json(c, json_pack("{s:b, s:s, s:s}", "ok", 0, "error", why, "errno",
+					 wd_errno_name(-code) ? wd_errno_name(-code) : "EINVAL"));
 }
 
 void gw_ctlconn_put_ok(struct gw_ctlconn *c)
@@ -63,7 +61,7 @@ void gw_ctlconn_close(struct gw_ctlconn *c)
 	c->ctl->release(c); /* the run it holds leaves with it */
 	wd_closep(&c->netns_fd);
 	gw_disarm(ctl->ev, &c->timer);
-	gw_ep_del(ctl->ev, c->fd);
+	gw_ev_del(ctl->ev, c->fd);
 	close(c->fd);
 	ctl->nconns--;
 	if (c->prev)
@@ -154,8 +152,8 @@ static void ctl_output(struct gw_ctlconn *c)
 			return;
 		}
 	}
-	gw_ep_mod(c->ctl->ev, c->fd,
-		  (c->closing || c->waiting ? 0 : EPOLLIN) | (c->out.len ? EPOLLOUT : 0),
+	gw_ev_mod(c->ctl->ev, c->fd,
+		  (c->closing || c->waiting ? 0 : GW_POLL_IN) | (c->out.len ? GW_POLL_OUT : 0),
 		  GW_REF(GW_REF_CTL, c));
 	ctl_deadline(c);
 }
@@ -171,11 +169,11 @@ void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events)
 {
 	char buf[65536];
 
-	if ((events & EPOLLERR) || (c->waiting && (events & EPOLLHUP))) {
+	if ((events & GW_POLL_ERR) || (c->waiting && (events & GW_POLL_HUP))) {
 		gw_ctlconn_close(c); /* a parked request still completes, unanswered */
 		return;
 	}
-	if (!c->closing && !c->waiting && (events & (EPOLLIN | EPOLLHUP))) {
+	if (!c->closing && !c->waiting && (events & (GW_POLL_IN | GW_POLL_HUP))) {
 		union {
 			char b[CMSG_SPACE(sizeof(int) * 4)];
 			struct cmsghdr align;
@@ -185,7 +183,12 @@ void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events)
 				    .msg_iovlen = 1,
 				    .msg_control = cbuf.b,
 				    .msg_controllen = sizeof(cbuf.b)};
+#ifdef MSG_CMSG_CLOEXEC
 		ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+#else
+		/* macOS: no flag; gw_priv_take_fds() sets FD_CLOEXEC on what it takes */
+		ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT);
+#endif
 
 		if (n >= 0 && gw_priv_take_fds(&mh, &c->netns_fd, 1) < 0) {
 			gw_ctlconn_put_error(
@@ -210,7 +213,7 @@ void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events)
 static void say_once(int fd, int code, const char *why)
 {
 	json_t *j = json_pack("{s:b, s:s, s:s}", "ok", 0, "error", why, "errno",
-			      strerrorname_np(-code) ? strerrorname_np(-code) : "EINVAL");
+			      wd_errno_name(-code) ? wd_errno_name(-code) : "EINVAL");
 	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	struct iovec iov[2] = {{s, s ? strlen(s) : 0}, {(void *)"\n", 1}};
 	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
@@ -277,23 +280,24 @@ static bool ctl_refuse(struct gw_ctl *ctl, int fd, uid_t uid)
 void gw_ctl_accept(struct gw_ctl *ctl, struct gw_listener *l)
 {
 	for (int i = 0; i < 16; i++) {
-		struct ucred cred;
-		socklen_t cl = sizeof(cred);
-		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		uid_t uid;
+		gid_t gid;
+		pid_t pid;
+		int fd = wd_accept_nb(l->fd, NULL, NULL);
 		struct gw_ctlconn *c;
 
 		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE) {
+			if (fd == -EMFILE || fd == -ENFILE) {
 				ctl->ev->stats.emfile++;
 				gw_pause_listener(l);
 			}
 			return;
 		}
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
+		if (wd_peer_cred(fd, &uid, &gid, &pid) < 0) {
 			close(fd);
 			continue;
 		}
-		if (ctl_refuse(ctl, fd, cred.uid))
+		if (ctl_refuse(ctl, fd, uid))
 			continue;
 		c = calloc(1, sizeof(*c));
 		if (!c) {
@@ -302,12 +306,12 @@ void gw_ctl_accept(struct gw_ctl *ctl, struct gw_listener *l)
 		}
 		c->ctl = ctl;
 		c->fd = fd;
-		c->uid = cred.uid;
-		c->gid = cred.gid;
-		c->pid = cred.pid;
+		c->uid = uid;
+		c->gid = gid;
+		c->pid = pid;
 		c->netns_fd = -1;
 		gw_timer_init(&c->timer, GW_T_CTLCONN, c);
-		if (gw_ep_add(ctl->ev, fd, EPOLLIN, GW_REF(GW_REF_CTL, c))) {
+		if (gw_ev_add(ctl->ev, fd, GW_POLL_IN, GW_REF(GW_REF_CTL, c))) {
 			free(c);
 			close(fd);
 			continue;

@@ -87,7 +87,7 @@ struct gw_ctl {
  * @stream_lost: event lines dropped since the last "audit.stream" notice (output full)
  * @stream_lost_total: all dropped
  * @stream_notice: the notice is being written (it may use the reserve)
- * @stream_armed: EPOLLOUT was asked for the queued lines
+ * @stream_armed: GW_POLL_OUT was asked for the queued lines
  */
 struct gw_ctlconn {
 	struct gw_ctl *ctl;

@@ -25,7 +25,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/epoll.h>
 
 /* unsent output a connection may hold for its run's events (answers are not bounded by it) */
 #define GW_STREAM_MAX (256u * 1024u)
@@ -68,7 +67,8 @@ static void stream_line(void *ctx, const char *line, size_t len)
 	if (!c->stream_armed) {
 		/* sent by ctl_output() when the socket takes it, after the round's audit flush */
 		c->stream_armed = true;
-		gw_ep_mod(c->ctl->ev, c->fd, (c->closing || c->waiting ? 0 : EPOLLIN) | EPOLLOUT,
+		gw_ev_mod(c->ctl->ev, c->fd,
+			  (c->closing || c->waiting ? 0 : GW_POLL_IN) | GW_POLL_OUT,
 			  GW_REF(GW_REF_CTL, c));
 	}
 }

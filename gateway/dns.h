@@ -14,6 +14,15 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#ifndef __linux__
+/* the layout of Linux's batch of datagrams, so that this header is the same everywhere; the
+ * DNS front that uses it (recvmmsg/sendmmsg) is built on Linux only (docs/platforms.md) */
+struct mmsghdr {
+	struct msghdr msg_hdr;
+	unsigned int msg_len;
+};
+#endif
+
 #define GW_DNS_TTL 300 /* the TTL of a synthetic answer */
 
 /* where a reply goes */

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <unistd.h>
 
 #define GW_DNSCONN_IDLE_NS 10000000000ull
@@ -118,11 +117,11 @@ void gw_dns_drain(struct gw_dns *dns)
 
 static void dnsconn_update(struct gw_dnsconn *d)
 {
-	unsigned ev = d->outoff < d->outlen ? EPOLLOUT : 0;
+	unsigned ev = d->outoff < d->outlen ? GW_POLL_OUT : 0;
 
 	if (!d->pending && !d->closing)
-		ev |= EPOLLIN;
-	gw_ep_mod(d->dns->ev, d->fd, ev, GW_REF(GW_REF_DNS_TCP, d));
+		ev |= GW_POLL_IN;
+	gw_ev_mod(d->dns->ev, d->fd, ev, GW_REF(GW_REF_DNS_TCP, d));
 }
 
 void gw_dnsconn_close(struct gw_dnsconn *d)
@@ -134,7 +133,7 @@ void gw_dnsconn_close(struct gw_dnsconn *d)
 		d->pending = NULL;
 	}
 	gw_disarm(dns->ev, &d->timer);
-	gw_ep_del(dns->ev, d->fd);
+	gw_ev_del(dns->ev, d->fd);
 	close(d->fd);
 	if (d->prev)
 		d->prev->next = d->next;
@@ -198,11 +197,11 @@ void gw_dnsconn_event(struct gw_dnsconn *d, unsigned events)
 	struct gw_ev *ev = d->dns->ev;
 
 	gw_arm(ev, &d->timer, ev->now + GW_DNSCONN_IDLE_NS);
-	if (events & EPOLLERR) {
+	if (events & GW_POLL_ERR) {
 		gw_dnsconn_close(d);
 		return;
 	}
-	if ((events & (EPOLLIN | EPOLLHUP)) && !d->pending) {
+	if ((events & (GW_POLL_IN | GW_POLL_HUP)) && !d->pending) {
 		ssize_t n;
 
 		if (d->inlen == d->incap) {
@@ -321,7 +320,7 @@ void gw_dns_tcp_accept(struct gw_dns *dns, struct gw_listener *l)
 		d->local = local;
 		d->peer = peer;
 		gw_timer_init(&d->timer, GW_T_DNSCONN, d);
-		if (gw_ep_add(ev, fd, EPOLLIN, GW_REF(GW_REF_DNS_TCP, d))) {
+		if (gw_ev_add(ev, fd, GW_POLL_IN, GW_REF(GW_REF_DNS_TCP, d))) {
 			free(d);
 			close(fd);
 			continue;

@@ -1,4 +1,4 @@
-/* ev.c - the bottom of the gateway worker: the epoll instance with typed
+/* ev.c - the bottom of the gateway worker: the poller (poller.h) with typed
  * references, timers armed into the heap (timer.c), listeners that pause for
  * 100 ms when the worker runs out of descriptors, the clock read once per
  * wake-up, the audit log's per-round batch and denial ids. It includes no
@@ -15,15 +15,20 @@
 int gw_ev_init(struct gw_ev *ev, struct audit_log *log, struct wd_err *err)
 {
 	uint64_t seed = 0;
+	int r;
 
 	memset(ev, 0, sizeof(*ev));
 	ev->log = log;
+#ifdef __linux__
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+#else
+	if (getentropy(&seed, sizeof(seed)))
+#endif
 		seed = wd_mono_ns() ^ (uint64_t)getpid();
 	gw_rng_seed(&ev->rng, seed);
-	ev->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ev->ep < 0)
-		return wd_err_set(err, -errno, "epoll_create1: %s", strerror(errno));
+	r = gw_poller_open(&ev->poll);
+	if (r)
+		return wd_err_set(err, r, "%s: %s", gw_poller_name(), strerror(-r));
 	return 0;
 }
 
@@ -31,12 +36,13 @@ void gw_ev_free(struct gw_ev *ev)
 {
 	gw_audit_flush(ev);
 	gw_timer_heap_free(&ev->timers);
-	if (ev->ep > 0)
-		close(ev->ep);
-	ev->ep = -1;
+	/* a zeroed @ev has poll.fd 0, which is not ours */
+	if (ev->poll.fd > 0)
+		gw_poller_close(&ev->poll);
+	ev->poll.fd = -1;
 }
 
-int gw_ev_wait(struct gw_ev *ev, struct epoll_event *evs, int n, uint64_t deadline, bool poll)
+int gw_ev_wait(struct gw_ev *ev, struct gw_poll_event *evs, int n, uint64_t deadline, bool poll)
 {
 	uint64_t next = gw_timer_next(&ev->timers);
 	int timeout = -1, r;
@@ -50,31 +56,26 @@ int gw_ev_wait(struct gw_ev *ev, struct epoll_event *evs, int n, uint64_t deadli
 		timeout = 60000;
 	if (poll)
 		timeout = 0;
-	r = epoll_wait(ev->ep, evs, n, timeout);
+	r = gw_poller_wait(&ev->poll, evs, n, timeout);
 	if (r < 0)
-		return -errno;
+		return r;
 	ev->now = wd_mono_ns();
 	return r;
 }
 
-int gw_ep_add(struct gw_ev *ev, int fd, unsigned events, uint64_t ref)
+int gw_ev_add(struct gw_ev *ev, int fd, unsigned events, uint64_t ref)
 {
-	struct epoll_event e = {.events = events, .data.u64 = ref};
-
-	return epoll_ctl(ev->ep, EPOLL_CTL_ADD, fd, &e) ? -errno : 0;
+	return gw_poller_add(&ev->poll, fd, events, ref);
 }
 
-int gw_ep_mod(struct gw_ev *ev, int fd, unsigned events, uint64_t ref)
+int gw_ev_mod(struct gw_ev *ev, int fd, unsigned events, uint64_t ref)
 {
-	struct epoll_event e = {.events = events, .data.u64 = ref};
-
-	return epoll_ctl(ev->ep, EPOLL_CTL_MOD, fd, &e) ? -errno : 0;
+	return gw_poller_mod(&ev->poll, fd, events, ref);
 }
 
-void gw_ep_del(struct gw_ev *ev, int fd)
+void gw_ev_del(struct gw_ev *ev, int fd)
 {
-	if (fd >= 0)
-		epoll_ctl(ev->ep, EPOLL_CTL_DEL, fd, NULL);
+	gw_poller_del(&ev->poll, fd);
 }
 
 void gw_arm(struct gw_ev *ev, struct gw_timer *t, uint64_t when)
@@ -124,7 +125,7 @@ int gw_listener_add(struct gw_ev *ev, struct gw_listener *l, int *fd, enum gw_li
 	gw_timer_init(&l->resume, GW_T_RESUME, l);
 	if (l->fd < 0)
 		return 0;
-	return gw_ep_add(ev, l->fd, EPOLLIN, GW_REF(GW_REF_LISTEN, l));
+	return gw_ev_add(ev, l->fd, GW_POLL_IN, GW_REF(GW_REF_LISTEN, l));
 }
 
 void gw_listener_close(struct gw_listener *l)
@@ -139,7 +140,7 @@ void gw_pause_listener(struct gw_listener *l)
 	if (l->paused)
 		return;
 	l->paused = true;
-	gw_ep_mod(l->ev, l->fd, 0, GW_REF(GW_REF_LISTEN, l));
+	gw_ev_mod(l->ev, l->fd, 0, GW_REF(GW_REF_LISTEN, l));
 	gw_arm(l->ev, &l->resume, l->ev->now + 100000000ull);
 }
 
@@ -153,18 +154,18 @@ int gw_listener_accept(struct gw_listener *l, bool room, struct sockaddr_storage
 		gw_pause_listener(l);
 		return -EAGAIN;
 	}
-	fd = accept4(l->fd, (struct sockaddr *)peer, plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	fd = wd_accept_nb(l->fd, (struct sockaddr *)peer, plen);
 	if (fd >= 0)
 		return fd;
-	if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+	if (fd == -EMFILE || fd == -ENFILE || fd == -ENOBUFS || fd == -ENOMEM) {
 		l->ev->stats.emfile++;
 		gw_pause_listener(l);
 	}
-	return errno == ECONNABORTED || errno == EINTR ? -EINTR : -EAGAIN;
+	return fd == -ECONNABORTED || fd == -EINTR ? -EINTR : -EAGAIN;
 }
 
 void gw_resume_listener(struct gw_listener *l)
 {
 	l->paused = false;
-	gw_ep_mod(l->ev, l->fd, EPOLLIN, GW_REF(GW_REF_LISTEN, l));
+	gw_ev_mod(l->ev, l->fd, GW_POLL_IN, GW_REF(GW_REF_LISTEN, l));
 }

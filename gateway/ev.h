@@ -1,6 +1,6 @@
 /* ev.h - the bottom of the gateway worker (internal header; ev.c, timer.c): the
  * event loop's services that every component uses and that know no component --
- * typed references in epoll_data, epoll helpers, the timer heap, listeners that
+ * typed references in the poller's events (poller.h: epoll, kqueue), the timer heap, listeners that
  * pause when descriptors run out, the clock of the current wake-up, the audit
  * log and its per-round batch, denial ids, the loop-wide counters and limits.
  * Components register their descriptors and timers here; gw.c dispatches. */
@@ -10,13 +10,13 @@
 #include "audit/audit.h"
 #include "common/common.h"
 #include "gateway/addr.h"
+#include "gateway/poller.h"
 #include "conf/conf.h"
 
 #include <stdbool.h>
 #include <sys/socket.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/epoll.h>
 
 /* ------------------------------------------------------------ timer heap */
 
@@ -145,8 +145,8 @@ struct gw_stats {
 
 /* ------------------------------------------------------------ references and timers */
 
-/* What an epoll event refers to: the type sits in the top 8 bits of
- * epoll_data.u64, a pointer (or an fd for c-ares) in the low 56. gw.c's
+/* What a poller event refers to: the type sits in the top 8 bits of
+ * its 64-bit reference, a pointer (or an fd for c-ares) in the low 56. gw.c's
  * dispatch() is the one switch over them. */
 enum gw_ref {
 	GW_REF_LISTEN = 1, /* struct gw_listener (TCP accept, UDP DNS, control) */
@@ -155,7 +155,7 @@ enum gw_ref {
 	GW_REF_DNS_TCP,	   /* struct gw_dnsconn */
 	GW_REF_CTL,	   /* struct gw_ctlconn */
 	GW_REF_ARES,	   /* a c-ares socket (fd) */
-	GW_REF_SIGNAL,	   /* the signalfd */
+	GW_REF_SIGNAL,	   /* SIGTERM / SIGINT (gw_poller_signals()) */
 	GW_REF_NFLOG,	   /* the NFLOG socket (what the nft table dropped and logged) */
 	GW_REF_PRIV,	   /* the channel to the privileged parent */
 };
@@ -188,7 +188,7 @@ enum gw_timer_kind {
 
 /**
  * struct gw_ev - the loop's services
- * @ep:		the epoll instance
+ * @poll:	the system's poller (poller.h)
  * @timers:	every armed deadline
  * @now:	CLOCK_MONOTONIC of the current wake-up (ns): read once, passed down
  * @stop:	set to end the loop (async-signal-safe)
@@ -198,7 +198,7 @@ enum gw_timer_kind {
  * @stats:	the worker's counters
  */
 struct gw_ev {
-	int ep;
+	struct gw_poller poll;
 	struct gw_timer_heap timers;
 	uint64_t now;
 	volatile int stop;
@@ -227,7 +227,7 @@ struct gw_listener {
 };
 
 /**
- * gw_ev_init() - the epoll instance, an empty timer heap, a seeded generator
+ * gw_ev_init() - the poller, an empty timer heap, a seeded generator
  * @ev:		the services
  * @log:	the audit log (borrowed; NULL: no events)
  * @err:	what failed
@@ -235,7 +235,7 @@ struct gw_listener {
  */
 int gw_ev_init(struct gw_ev *ev, struct audit_log *log, struct wd_err *err);
 
-/** gw_ev_free() - write what the audit queue holds, close the epoll instance (a zeroed @ev is
+/** gw_ev_free() - write what the audit queue holds, close the poller (a zeroed @ev is
  * fine). */
 void gw_ev_free(struct gw_ev *ev);
 
@@ -251,14 +251,16 @@ void gw_ev_free(struct gw_ev *ev);
  *
  * Return: the number of events, 0, or a negative errno (-EINTR: try again).
  */
-int gw_ev_wait(struct gw_ev *ev, struct epoll_event *evs, int n, uint64_t deadline, bool poll);
+int gw_ev_wait(struct gw_ev *ev, struct gw_poll_event *evs, int n, uint64_t deadline, bool poll);
 
-/** gw_ep_add() - add @fd to the loop with @events and reference @ref. Return: 0 or -errno. */
-int gw_ep_add(struct gw_ev *ev, int fd, unsigned events, uint64_t ref);
-/** gw_ep_mod() - change @fd's events and reference. Return: 0 or -errno (-ENOENT: not added). */
-int gw_ep_mod(struct gw_ev *ev, int fd, unsigned events, uint64_t ref);
-/** gw_ep_del() - remove @fd from the loop (harmless when absent or -1). */
-void gw_ep_del(struct gw_ev *ev, int fd);
+/** gw_ev_add() - add @fd to the loop with @events (GW_POLL_*) and reference @ref.
+ * Return: 0 or -errno. */
+int gw_ev_add(struct gw_ev *ev, int fd, unsigned events, uint64_t ref);
+/** gw_ev_mod() - change @fd's events and reference. Return: 0 or -errno (-ENOENT: not added;
+ * kqueue adds it instead, poller.h). */
+int gw_ev_mod(struct gw_ev *ev, int fd, unsigned events, uint64_t ref);
+/** gw_ev_del() - remove @fd from the loop (harmless when absent or -1). */
+void gw_ev_del(struct gw_ev *ev, int fd);
 /** gw_arm() - arm @t for @when (monotonic ns); on -ENOMEM the timer stays as it was. */
 void gw_arm(struct gw_ev *ev, struct gw_timer *t, uint64_t when);
 /** gw_disarm() - cancel @t (harmless when idle). */

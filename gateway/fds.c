@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#ifdef __linux__
 #include <linux/netlink.h>
+#endif
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -82,11 +84,11 @@ static int inet_socket(const char *addr, uint16_t port, int type, int sockbuf, i
 		return 0; /* this family is off (listen.v4/v6: "") */
 	if (gw_addr_parse(addr, &a))
 		return wd_err_set(err, -EINVAL, "bad listen address %s", addr);
-	fd = socket(a.family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = wd_socket_nb(a.family, type);
 	if (fd < 0) {
-		if (errno == EAFNOSUPPORT && a.family == AF_INET6)
+		if (fd == -EAFNOSUPPORT && a.family == AF_INET6)
 			return 0; /* no IPv6 here: IPv4 only */
-		return wd_err_set(err, -errno, "socket: %s", strerror(errno));
+		return wd_err_set(err, fd, "socket: %s", strerror(-fd));
 	}
 	tune(fd, a.family, type, sockbuf);
 	sl = gw_addr_to_sa(&a, port, &ss);
@@ -119,9 +121,9 @@ static int ctl_socket(const char *path, int *ret_fd, struct wd_err *err)
 	r = wd_mkdir_p(dirname(dir), 0755);
 	if (r)
 		return wd_err_set(err, r, "cannot create the folder of %s: %s", path, strerror(-r));
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = wd_socket_nb(AF_UNIX, SOCK_STREAM);
 	if (fd < 0)
-		return wd_err_set(err, -errno, "socket: %s", strerror(errno));
+		return wd_err_set(err, fd, "socket: %s", strerror(-fd));
 	if (!lstat(path, &st)) {
 		int probe;
 
@@ -130,7 +132,10 @@ static int ctl_socket(const char *path, int *ret_fd, struct wd_err *err)
 			return wd_err_set(err, -EEXIST, "%s exists and is not a socket", path);
 		}
 		/* a live gateway answers: leave it alone; a stale socket is replaced */
-		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		probe = wd_socket_nb(AF_UNIX, SOCK_STREAM);
+		/* a blocking connect: a gateway whose backlog is full is still a live one */
+		if (probe >= 0)
+			fcntl(probe, F_SETFL, 0);
 		if (probe >= 0 && !connect(probe, (struct sockaddr *)&sun, sizeof(sun))) {
 			close(probe);
 			close(fd);
@@ -162,20 +167,25 @@ int gw_fds_open(const struct wd_gwconf *conf, const char *ctl_path, struct gw_fd
 {
 	const char *addr[2] = {conf->listen_v4, conf->listen_v6};
 	int sb = (int)conf->socket_buffer_kib * 1024;
+	/* proxy mode: the proxy port alone (conf.h), on the loopback addresses conf_parse()
+	 * allows it */
+	bool all = conf->mode != WD_GW_PROXY;
 	int r = 0;
 
 	gw_fds_init(fds);
 	for (int i = 0; i < 2 && !r; i++) {
-		r = inet_socket(addr[i], conf->port_transparent, SOCK_STREAM, sb,
-				&fds->transparent[i], err);
+		r = all ? inet_socket(addr[i], conf->port_transparent, SOCK_STREAM, sb,
+				      &fds->transparent[i], err)
+			: 0;
 		r = r ? r
 		      : inet_socket(addr[i], conf->port_proxy, SOCK_STREAM, sb, &fds->proxy[i],
 				    err);
-		r = r ? r
-		      : inet_socket(addr[i], conf->port_dns, SOCK_DGRAM, 0, &fds->dns_udp[i], err);
-		r = r ? r
-		      : inet_socket(addr[i], conf->port_dns, SOCK_STREAM, sb, &fds->dns_tcp[i],
-				    err);
+		r = r || !all ? r
+			      : inet_socket(addr[i], conf->port_dns, SOCK_DGRAM, 0,
+					    &fds->dns_udp[i], err);
+		r = r || !all ? r
+			      : inet_socket(addr[i], conf->port_dns, SOCK_STREAM, sb,
+					    &fds->dns_tcp[i], err);
 	}
 	if (!r && ctl_path && *ctl_path)
 		r = ctl_socket(ctl_path, &fds->ctl, err);
@@ -184,12 +194,18 @@ int gw_fds_open(const struct wd_gwconf *conf, const char *ctl_path, struct gw_fd
 	return r;
 }
 
-/* The slot of an inherited socket: by type and local port; NULL when it fits none. */
+/* The slot of an inherited socket: by type and local port; NULL when it fits none (in proxy
+ * mode, only the proxy port's, bound to a loopback address). */
 static int *inherited_slot(const struct wd_gwconf *conf, struct gw_fds *fds, int type, int fam,
-			   uint16_t port)
+			   const struct gw_addr *a, uint16_t port)
 {
 	int f = fam == AF_INET6;
 
+	if (conf->mode == WD_GW_PROXY)
+		return type == SOCK_STREAM && port == conf->port_proxy &&
+			       gw_addr_classify(a) == GW_ADDR_LOOPBACK
+			   ? &fds->proxy[f]
+			   : NULL;
 	if (type == SOCK_STREAM && port == conf->port_transparent)
 		return &fds->transparent[f];
 	if (type == SOCK_STREAM && port == conf->port_proxy)
@@ -208,11 +224,14 @@ int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds
 
 	for (int fd = first; fd < first + n; fd++) {
 		int type = 0, fam = 0, acc = 0, v6only = 0, fl, *slot;
-		socklen_t l1 = sizeof(type), l2 = sizeof(fam), l3 = sizeof(acc),
-			  l4 = sizeof(v6only);
+		socklen_t l1 = sizeof(type), l3 = sizeof(acc), l4 = sizeof(v6only);
 		struct sockaddr_storage ss = {0};
 		socklen_t sl = sizeof(ss);
+		struct gw_addr la = {0};
 		uint16_t port;
+
+#ifdef __linux__
+		socklen_t l2 = sizeof(fam);
 
 		if (!getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &fam, &l2) && fam == AF_NETLINK) {
 			int proto = 0;
@@ -220,7 +239,8 @@ int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds
 
 			/* the NFLOG socket of a rootless run's table, bound there */
 			if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l5) ||
-			    proto != NETLINK_NETFILTER || fds->nflog >= 0)
+			    proto != NETLINK_NETFILTER || fds->nflog >= 0 ||
+			    conf->mode == WD_GW_PROXY)
 				return wd_err_set(err, -EINVAL,
 						  "inherited descriptor %d is a netlink socket "
 						  "but not the one NFLOG socket",
@@ -233,10 +253,13 @@ int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds
 			fds->nflog = fd;
 			continue;
 		}
-		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l1) ||
-		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &fam, &l2) ||
-		    getsockname(fd, (struct sockaddr *)&ss, &sl) ||
-		    (fam != AF_INET && fam != AF_INET6) ||
+#endif
+		/* the family of the bound address (macOS has no SO_DOMAIN) */
+		fam = getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l1) ||
+			      getsockname(fd, (struct sockaddr *)&ss, &sl)
+			  ? AF_UNSPEC
+			  : ss.ss_family;
+		if ((fam != AF_INET && fam != AF_INET6) ||
 		    (type != SOCK_STREAM && type != SOCK_DGRAM))
 			return wd_err_set(
 			    err, -EBADF,
@@ -254,9 +277,9 @@ int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds
 					  "inherited descriptor %d is an IPv6 socket without "
 					  "IPV6_V6ONLY",
 					  fd);
-		if (gw_addr_from_sa(&ss, &(struct gw_addr){0}, &port))
+		if (gw_addr_from_sa(&ss, &la, &port))
 			return wd_err_set(err, -EBADF, "inherited descriptor %d: no address", fd);
-		slot = inherited_slot(conf, fds, type, fam, port);
+		slot = inherited_slot(conf, fds, type, fam, &la, port);
 		if (!slot || *slot >= 0)
 			return wd_err_set(err, -EINVAL,
 					  "inherited descriptor %d (%s port %u) fits no free "

@@ -33,8 +33,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 /**
@@ -50,7 +48,6 @@
  * @udp:	the NFLOG reader
  * @priv:	the channel to the privileged parent
  * @ctl:	the control server
- * @sigfd:	SIGTERM/SIGINT when the caller blocked them, else -1
  * @up:		the components whose init was entered (GW_UP_*): gw_free() frees those
  */
 struct gw {
@@ -65,7 +62,6 @@ struct gw {
 	struct gw_udplog udp;
 	struct gw_privchan priv;
 	struct gw_ctl ctl;
-	int sigfd;
 	unsigned up;
 };
 
@@ -112,17 +108,12 @@ static void policy_replaced(void *ctx, struct gw_run *r)
 /* SIGTERM/SIGINT end the loop when the caller has blocked them */
 static void watch_signals(struct gw *g)
 {
-	sigset_t mask, want;
+	sigset_t mask;
 
 	sigemptyset(&mask);
 	if (sigprocmask(SIG_BLOCK, NULL, &mask) || !sigismember(&mask, SIGTERM))
 		return;
-	sigemptyset(&want);
-	sigaddset(&want, SIGTERM);
-	sigaddset(&want, SIGINT);
-	g->sigfd = signalfd(-1, &want, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (g->sigfd >= 0)
-		gw_ep_add(&g->ev, g->sigfd, EPOLLIN, GW_REF(GW_REF_SIGNAL, NULL));
+	(void)gw_poller_signals(&g->ev.poll, GW_REF(GW_REF_SIGNAL, NULL));
 }
 
 int gw_new(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *log, struct gw **ret,
@@ -137,7 +128,6 @@ int gw_new(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *l
 	}
 	g->conf = *conf;
 	gw_limits_from_conf(conf, &g->lim);
-	g->sigfd = -1;
 	/* each component is marked before its init, which first makes it
 	 * freeable: gw_free() then releases exactly what was taken */
 	g->up = GW_UP_EV;
@@ -242,11 +232,11 @@ static void listener_event(struct gw_listener *l)
 	}
 }
 
-static void dispatch(struct gw *g, const struct epoll_event *ev)
+static void dispatch(struct gw *g, const struct gw_poll_event *ev)
 {
-	void *p = GW_REF_PTR(ev->data.u64);
+	void *p = GW_REF_PTR(ev->ref);
 
-	switch (GW_REF_TYPE(ev->data.u64)) {
+	switch (GW_REF_TYPE(ev->ref)) {
 	case GW_REF_LISTEN:
 		listener_event(p);
 		break;
@@ -263,7 +253,7 @@ static void dispatch(struct gw *g, const struct epoll_event *ev)
 		gw_ctlconn_event(p, ev->events);
 		break;
 	case GW_REF_ARES:
-		gw_resolver_event(&g->res, (int)(ev->data.u64 & 0xffffffffu), ev->events);
+		gw_resolver_event(&g->res, (int)(ev->ref & 0xffffffffu), ev->events);
 		break;
 	case GW_REF_NFLOG:
 		gw_udplog_event(&g->udp);
@@ -271,19 +261,16 @@ static void dispatch(struct gw *g, const struct epoll_event *ev)
 	case GW_REF_PRIV:
 		gw_privchan_event(&g->priv, ev->events);
 		break;
-	case GW_REF_SIGNAL: {
-		struct signalfd_siginfo si;
-
-		while (read(g->sigfd, &si, sizeof(si)) == sizeof(si))
+	case GW_REF_SIGNAL:
+		if (gw_poller_signal_take(&g->ev.poll))
 			g->ev.stop = 1;
 		break;
-	}
 	}
 }
 
 int gw_serve(struct gw *g)
 {
-	struct epoll_event evs[256];
+	struct gw_poll_event evs[256];
 
 	while (!g->ev.stop) {
 		struct gw_timer *t;
@@ -329,8 +316,6 @@ void gw_free(struct gw *g)
 		gw_udplog_free(&g->udp);
 	if (g->up & GW_UP_RUNS)
 		gw_audit_free(&g->audit);
-	if (g->sigfd >= 0)
-		close(g->sigfd);
 	if (g->up & GW_UP_EV)
 		gw_ev_free(&g->ev);
 	free(g);

@@ -444,6 +444,12 @@ int main(int argc, char **argv)
 		ret = 2;
 		goto out;
 	}
+	if (manage_nft && conf.mode == WD_GW_PROXY) {
+		wd_log(WD_LOG_ERR, "--manage-nft: a proxy-mode gateway (mode: proxy) has no nft "
+				   "table to manage");
+		ret = 2;
+		goto out;
+	}
 	if (ctl_group && !privsep) {
 		wd_log(WD_LOG_ERR, "--control-group needs privilege separation (run as root)");
 		return 2;
@@ -567,7 +573,8 @@ int main(int argc, char **argv)
 	} else if ((fds.audit = open_audit_for_worker(audit_path)) < 0) {
 		ret = -EIO;
 	} else {
-		if (nflog && fds.nflog < 0 && gw_nflog_open(conf.nflog_group, &fds.nflog, &err))
+		if (nflog && conf.mode != WD_GW_PROXY && fds.nflog < 0 &&
+		    gw_nflog_open(conf.nflog_group, &fds.nflog, &err))
 			wd_log(WD_LOG_WARN, "%s: dropped UDP is not audited", err.msg);
 		if ((ret = gw_priv_send_fds(sp[0], &fds)))
 			wd_log(WD_LOG_ERR, "handing the sockets to the worker: %s", strerror(-ret));

@@ -20,7 +20,7 @@ void gw_privchan_init(struct gw_privchan *p, struct gw_ev *ev)
 
 int gw_privchan_open(struct gw_privchan *p, int fd, bool manage_nft)
 {
-	int r = gw_ep_add(p->ev, fd, EPOLLIN, GW_REF(GW_REF_PRIV, p));
+	int r = gw_ev_add(p->ev, fd, GW_POLL_IN, GW_REF(GW_REF_PRIV, p));
 
 	if (r)
 		return r;
@@ -118,7 +118,7 @@ static void fatal(struct gw_privchan *p, int err, const char *what)
 {
 	(void)what;
 	gw_ev_fail(p->ev, err);
-	gw_ep_del(p->ev, p->fd);
+	gw_ev_del(p->ev, p->fd);
 }
 
 void gw_privchan_event(struct gw_privchan *p, unsigned events)
@@ -138,7 +138,7 @@ void gw_privchan_event(struct gw_privchan *p, unsigned events)
 
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR) {
-				if (events & (EPOLLHUP | EPOLLERR))
+				if (events & (GW_POLL_HUP | GW_POLL_ERR))
 					fatal(p, -EPIPE, "hung up");
 				return;
 			}

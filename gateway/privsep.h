@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+struct ucred; /* Linux's SO_PEERCRED answer (gw_priv_peer(): the parent, Linux only) */
+
 /*
  * The privileged parent and its worker share one SOCK_SEQPACKET socketpair.
  * Every message is one fixed-size struct, checked field by field by a pure

@@ -41,7 +41,12 @@ int gw_pipe_get(struct gw_pool *p, int fds[2])
 		fds[1] = p->pipes[p->npipes][1];
 		return 0;
 	}
+#ifdef __linux__
 	return pipe2(fds, O_NONBLOCK | O_CLOEXEC) ? -errno : 0;
+#else
+	(void)fds;
+	return -ENOTSUP;		/* no splice: every byte is copied (gw_move_once()) */
+#endif
 }
 
 void gw_pipe_put(struct gw_pool *p, struct gw_half *h)
@@ -126,8 +131,12 @@ int gw_drain_half(struct gw_half *h, int dst, struct gw_ready *dr)
 			k = send(dst, h->stash + h->soff, h->slen - h->soff,
 				 MSG_NOSIGNAL | MSG_DONTWAIT);
 		else
+#ifdef __linux__
 			k = splice(h->pipe[0], NULL, dst, NULL, h->inpipe,
 				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+#else
+			return -EINVAL; /* nothing is ever in a pipe without splice */
+#endif
 		if (k < 0) {
 			if (errno == EAGAIN) {
 				dr->wr = false;
@@ -163,7 +172,11 @@ ssize_t gw_move_once(struct gw_pool *p, struct gw_half *h, int src, struct gw_re
 	if (h->bulk && !lean) {
 		if (h->pipe[0] < 0 && gw_pipe_get(p, h->pipe))
 			return -EMFILE;
+#ifdef __linux__
 		n = splice(src, NULL, h->pipe[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+#else
+		return -EINVAL;		/* bulk is never set without splice */
+#endif
 	} else {
 		n = recv(src, p->copybuf, want, MSG_DONTWAIT);
 	}
@@ -187,7 +200,11 @@ ssize_t gw_move_once(struct gw_pool *p, struct gw_half *h, int src, struct gw_re
 		if (sr->rdhup)
 			h->eof = true;
 	} else if (want == GW_COPY_MAX) {
-		h->bulk = true; /* a full buffer: bulk from now on */
+		/* a full buffer: bulk from now on -- on Linux, where splice(2) moves it; other
+		 * systems copy every byte through the buffer */
+#ifdef __linux__
+		h->bulk = true;
+#endif
 	}
 	r = gw_copy_out(h, dst, dr, p->copybuf, (size_t)n);
 	return r ? r : n;

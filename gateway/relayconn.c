@@ -25,7 +25,7 @@ void gw_conn_flush_peeked(struct gw_conn *c)
 		ssize_t n;
 
 		if (!c->ur.wr)
-			return; /* EPOLLOUT brings us back */
+			return; /* GW_POLL_OUT brings us back */
 		n = send(c->ufd, c->buf + c->boff, c->blen - c->boff, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno == EAGAIN) {

@@ -10,26 +10,24 @@
 
 #include <ares.h>
 
-#include <arpa/nameser.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/time.h>
 
 static void sock_state(void *data, ares_socket_t fd, int readable, int writable)
 {
 	struct gw_resolver *res = data;
-	unsigned ev = (readable ? EPOLLIN : 0) | (writable ? EPOLLOUT : 0);
+	unsigned ev = (readable ? GW_POLL_IN : 0) | (writable ? GW_POLL_OUT : 0);
 	uint64_t ref = GW_REF(GW_REF_ARES, 0) | (uint32_t)fd;
 
 	if (!ev) {
-		gw_ep_del(res->ev, fd);
+		gw_ev_del(res->ev, fd);
 		return;
 	}
-	if (gw_ep_mod(res->ev, fd, ev, ref) == -ENOENT)
-		gw_ep_add(res->ev, fd, ev, ref);
+	if (gw_ev_mod(res->ev, fd, ev, ref) == -ENOENT)
+		gw_ev_add(res->ev, fd, ev, ref);
 }
 
 int gw_resolver_init(struct gw_resolver *res, struct gw_ev *ev, const struct wd_gwconf *conf,
@@ -92,8 +90,9 @@ bool gw_resolver_ok(const struct gw_resolver *res)
 
 void gw_resolver_event(struct gw_resolver *res, int fd, unsigned events)
 {
-	ares_socket_t r = (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ? fd : ARES_SOCKET_BAD;
-	ares_socket_t w = (events & EPOLLOUT) ? fd : ARES_SOCKET_BAD;
+	ares_socket_t r =
+	    (events & (GW_POLL_IN | GW_POLL_ERR | GW_POLL_HUP)) ? fd : ARES_SOCKET_BAD;
+	ares_socket_t w = (events & GW_POLL_OUT) ? fd : ARES_SOCKET_BAD;
 
 	ares_process_fd(res->ares, r, w);
 }
@@ -233,8 +232,8 @@ void gw_resolve(struct gw_resolver *res, const char *name, struct gw_waiter *w)
 	/* queue the waiter before asking: c-ares may answer at once */
 	w->lk = lk;
 	TAILQ_INSERT_TAIL(&lk->waiters, w, link);
-	ares_query(res->ares, name, ns_c_in, ns_t_aaaa, answer, lk);
-	ares_query(res->ares, name, ns_c_in, ns_t_a, answer, lk);
+	ares_query(res->ares, name, DNS_CLASS_IN, DNS_TYPE_AAAA, answer, lk);
+	ares_query(res->ares, name, DNS_CLASS_IN, DNS_TYPE_A, answer, lk);
 }
 
 void gw_resolve_cancel(struct gw_waiter *w)

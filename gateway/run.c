@@ -146,6 +146,38 @@ static bool in_pool(struct gw_runs *t, int idx, const struct gw_addr *a)
 	return gw_prefix_contains(&t->own_net[idx], t->own_prefix[idx], a);
 }
 
+/* a proxy-mode gateway's run (conf.h): its clients are this machine's loopback ones, so its
+ * addresses are loopback ones, the gateway side the listen address; and it serves one run at
+ * a time, since two runs' clients could not be told apart */
+static int proxy_run_ok(struct gw_runs *t, const struct gw_ctl_req *req, char *why, size_t why_size)
+{
+	const char *listen[2] = {t->conf->listen_v4, t->conf->listen_v6};
+	const struct gw_addr *host[2] = {&req->host4, &req->host6};
+	const struct gw_addr *sb[2] = {&req->sandbox4, &req->sandbox6};
+
+	if (t->list) {
+		snprintf(why, why_size,
+			 "a proxy-mode gateway serves one run at a time; run %s is registered",
+			 t->list->id);
+		return -EBUSY;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct gw_addr want = {0};
+
+		if (!host[i]->family)
+			continue;
+		if (!listen[i][0] || gw_addr_parse(listen[i], &want) ||
+		    !gw_addr_eq(host[i], &want) || gw_addr_classify(sb[i]) != GW_ADDR_LOOPBACK) {
+			snprintf(why, why_size,
+				 "in proxy mode a run's gateway address is the listen address (%s) "
+				 "and its sandbox address a loopback one",
+				 listen[i][0] ? listen[i] : "none of this family");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, char *why,
 		    size_t why_size)
 {
@@ -156,10 +188,14 @@ int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, 
 		snprintf(why, why_size, "run %s is already registered", req->id);
 		return -EEXIST;
 	}
-	if ((req->host4.family &&
-	     (!in_pool(t, 0, &req->host4) || !in_pool(t, 0, &req->sandbox4))) ||
-	    (req->host6.family &&
-	     (!in_pool(t, 1, &req->host6) || !in_pool(t, 1, &req->sandbox6)))) {
+	if (t->conf->mode == WD_GW_PROXY) {
+		ret = proxy_run_ok(t, req, why, why_size);
+		if (ret)
+			return ret;
+	} else if ((req->host4.family &&
+		    (!in_pool(t, 0, &req->host4) || !in_pool(t, 0, &req->sandbox4))) ||
+		   (req->host6.family &&
+		    (!in_pool(t, 1, &req->host6) || !in_pool(t, 1, &req->sandbox6)))) {
 		snprintf(why, why_size, "addresses must lie in pools.runs_v4 (%s) / runs_v6 (%s)",
 			 t->conf->pool_v4, t->conf->pool_v6);
 		return -EINVAL;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* getgrouplist on macOS */
 
 /* the most groups of a user the ceiling looks at */
 #define WHO_GROUPS 64
@@ -49,7 +50,12 @@ static int who_of(uid_t uid, struct policy_who *who, char (*names)[64], const ch
 		return 0; /* no name, no groups: users.UID and the top level */
 	snprintf(names[0], 64, "%s", pw.pw_name);
 	who->name = names[0];
+#ifdef __APPLE__
+	/* macOS declares the groups as int (unistd.h); gid_t is as wide */
+	if (getgrouplist(pw.pw_name, (int)pw.pw_gid, (int *)gids, &n) < 0) {
+#else
 	if (getgrouplist(pw.pw_name, pw.pw_gid, gids, &n) < 0) {
+#endif
 		snprintf(why, why_size,
 			 "the host's ceiling: user %s is in more than %d groups; refused",
 			 pw.pw_name, WHO_GROUPS);

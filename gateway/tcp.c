@@ -6,12 +6,13 @@
 #include "gateway/tcp.h"
 
 #include <errno.h>
+#ifdef __linux__
 #include <linux/netfilter_ipv4.h>
 #include <linux/netfilter_ipv6/ip6_tables.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <unistd.h>
 
 static void refuse(struct gw_tcp *t, int fd, struct gw_run *run, const struct gw_addr *local,
@@ -42,8 +43,17 @@ static void refuse(struct gw_tcp *t, int fd, struct gw_run *run, const struct gw
 	close(fd);
 }
 
+/* where a redirected connection was going (nftables' redirect keeps it); other systems
+ * redirect nothing to a gateway (proxy mode), so nothing has one there */
 static int original_dst(int fd, int family, struct gw_addr *a, uint16_t *port)
 {
+#ifndef __linux__
+	(void)fd;
+	(void)family;
+	(void)a;
+	(void)port;
+	return -ENOTSUP;
+#else
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 	int r;
@@ -55,6 +65,7 @@ static int original_dst(int fd, int family, struct gw_addr *a, uint16_t *port)
 	if (r < 0)
 		return -errno;
 	return gw_addr_from_sa(&ss, a, port);
+#endif
 }
 
 static void accept_one(struct gw_tcp *t, struct gw_listener *l, int fd,
@@ -125,7 +136,7 @@ static void accept_one(struct gw_tcp *t, struct gw_listener *l, int fd,
 	gw_timer_init(&c->timer, GW_T_CONN, c);
 	c->cr.wr = true; /* just accepted: its send buffer is empty */
 	/* registered once, edge-triggered, for both ways (see the top of the file) */
-	if (gw_ep_add(t->ev, fd, GW_EP_EVENTS, GW_REF(GW_REF_CLIENT, c))) {
+	if (gw_ev_add(t->ev, fd, GW_EP_EVENTS, GW_REF(GW_REF_CLIENT, c))) {
 		gw_conn_close(c, "epoll_ctl failed");
 		return;
 	}

@@ -17,7 +17,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/epoll.h>
 
 /**
  * struct gw_tcp - the TCP path
@@ -148,7 +147,7 @@ int gw_tcp_init(struct gw_tcp *t, struct gw_ev *ev, struct gw_runs *runs, struct
 void gw_tcp_free(struct gw_tcp *t);
 
 /* a connection's sockets: registered once, edge-triggered, for both ways */
-#define GW_EP_EVENTS (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
+#define GW_EP_EVENTS (GW_POLL_IN | GW_POLL_OUT | GW_POLL_RDHUP | GW_POLL_ET)
 
 /* tcp.c */
 /** gw_tcp_accept() - accept on a transparent or proxy listener. */

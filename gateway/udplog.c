@@ -282,7 +282,7 @@ int gw_udplog_init(struct gw_udplog *u, struct gw_ev *ev, struct gw_runs *runs,
 	gw_timer_init(&u->timer, GW_T_UDPLOG, u);
 	if (u->fd < 0)
 		return 0;
-	return gw_ep_add(ev, u->fd, EPOLLIN, GW_REF(GW_REF_NFLOG, u));
+	return gw_ev_add(ev, u->fd, GW_POLL_IN, GW_REF(GW_REF_NFLOG, u));
 }
 
 void gw_udplog_free(struct gw_udplog *u)

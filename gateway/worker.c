@@ -34,7 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
 #include <sys/prctl.h>
+#endif
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -138,6 +140,7 @@ static int parse_args(int argc, char **argv, struct worker_args *a)
 	return 0;
 }
 
+#ifdef __linux__
 static int drop_privileges(uid_t uid, gid_t gid)
 {
 	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
@@ -149,16 +152,28 @@ static int drop_privileges(uid_t uid, gid_t gid)
 		return -EPERM;
 	return 0;
 }
+#else
+/* privilege separation is Linux's (a root parent, nft, namespaces): elsewhere the worker runs
+ * standalone as its user, and a channel is refused here */
+static int drop_privileges(uid_t uid, gid_t gid)
+{
+	(void)uid;
+	(void)gid;
+	return -ENOTSUP;
+}
+#endif
 
 /* the channel must be what the parent made: a SOCK_SEQPACKET unix socket */
 static bool is_channel(int fd)
 {
-	int type = 0, family = 0;
-	socklen_t l1 = sizeof(type), l2 = sizeof(family);
+	struct sockaddr_storage ss = {0};
+	socklen_t l1 = sizeof(int), sl = sizeof(ss);
+	int type = 0;
 
+	/* the family of its address (macOS has no SO_DOMAIN) */
 	return !getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l1) &&
-	       !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &family, &l2) && type == SOCK_SEQPACKET &&
-	       family == AF_UNIX;
+	       !getsockname(fd, (struct sockaddr *)&ss, &sl) && type == SOCK_SEQPACKET &&
+	       ss.ss_family == AF_UNIX;
 }
 
 /* audit.ship: a copy of every line to syslog or journald (an unreachable sink is an
@@ -198,9 +213,14 @@ static int serve(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_
 		gw_free(g);
 		return 1;
 	}
-	wd_log(WD_LOG_INFO, "serving: transparent :%u, dns :%u, proxy :%u, control %s%s",
-	       conf->port_transparent, conf->port_dns, conf->port_proxy, conf->control_path,
-	       manage_nft ? ", managing nft run elements" : "");
+	if (conf->mode == WD_GW_PROXY)
+		wd_log(WD_LOG_INFO, "serving: proxy mode, proxy %s%s%s:%u, control %s",
+		       conf->listen_v4, conf->listen_v4[0] && conf->listen_v6[0] ? " " : "",
+		       conf->listen_v6, conf->port_proxy, conf->control_path);
+	else
+		wd_log(WD_LOG_INFO, "serving: transparent :%u, dns :%u, proxy :%u, control %s%s",
+		       conf->port_transparent, conf->port_dns, conf->port_proxy, conf->control_path,
+		       manage_nft ? ", managing nft run elements" : "");
 	r = gw_serve(g);
 	gw_free(g);
 	if (r == -EBADMSG || r == -EPIPE) {
@@ -250,7 +270,7 @@ static int standalone(const struct wd_gwconf *conf, bool nflog, int listen_fds)
 		audit_log_close(log);
 		return 1;
 	}
-	if (nflog && geteuid() == 0 && fds.nflog < 0 &&
+	if (nflog && conf->mode != WD_GW_PROXY && geteuid() == 0 && fds.nflog < 0 &&
 	    gw_nflog_open(conf->nflog_group, &fds.nflog, &err))
 		wd_log(WD_LOG_WARN, "%s: dropped UDP is not audited", err.msg);
 	ret = serve(conf, &fds, log, -1, false);
@@ -316,7 +336,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		/* after the uid change, which clears it: die with the parent */
+#ifdef __linux__
 		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+#endif
 		if (getppid() != parent)
 			return 1;
 		if (!is_channel(a.channel_fd)) {

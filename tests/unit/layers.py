@@ -104,13 +104,21 @@ WAIVED = {
 
 def gateway_bottom(folder, calls, incs):
     """gateway/: the bottom stays the bottom: ev.h and ev.c include no gateway header but
-    addr.h (and ev.h)."""
+    addr.h and poller.h (and ev.h); the poller's files (poller.h, poll_*.c: the system's
+    poller under ev.c) include no gateway header but poller.h."""
     out = []
     for f in ("gateway/ev.h", "gateway/ev.c"):
         mine = {t for t in incs.get(f, set()) if t.startswith("gateway/")}
-        extra = mine - {"gateway/addr.h", "gateway/ev.h"}
+        extra = mine - {"gateway/addr.h", "gateway/ev.h", "gateway/poller.h"}
         if extra:
             out.append(f"{f} includes {', '.join(sorted(extra))}: the bottom knows no component")
+    for f in sorted(incs):
+        if f != "gateway/poller.h" and not f.startswith("gateway/poll_"):
+            continue
+        mine = {t for t in incs.get(f, set()) if t.startswith("gateway/")}
+        extra = mine - {"gateway/poller.h"}
+        if extra:
+            out.append(f"{f} includes {', '.join(sorted(extra))}: the poller knows no other gateway file")
     return out
 
 

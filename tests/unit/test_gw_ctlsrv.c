@@ -99,14 +99,14 @@ static void server_free(struct server *s)
 /* one round of the server's loop (what gw.c does for these references) */
 static void turn(struct server *s, int ms)
 {
-	struct epoll_event evs[16];
+	struct gw_poll_event evs[16];
 	struct gw_timer *t;
 	int n = gw_ev_wait(&s->ev, evs, 16, wd_mono_ns() + (uint64_t)ms * 1000000ull, false);
 
 	for (int i = 0; i < n; i++) {
-		void *p = GW_REF_PTR(evs[i].data.u64);
+		void *p = GW_REF_PTR(evs[i].ref);
 
-		enum gw_ref type = GW_REF_TYPE(evs[i].data.u64);
+		enum gw_ref type = GW_REF_TYPE(evs[i].ref);
 
 		if (type == GW_REF_LISTEN)
 			gw_ctl_accept(((struct gw_listener *)p)->owner, p);

@@ -65,6 +65,67 @@ static void test_conf_roundtrip(void **state)
 	wd_buf_free(&yb);
 }
 
+/* parse @yaml: 0 or -EINVAL; the first diagnostic's text into @why */
+static int parse(const char *yaml, struct wd_gwconf *c, char *why, size_t size)
+{
+	struct policy_diags d;
+	int r;
+
+	policy_diags_init(&d);
+	r = conf_parse(yaml, strlen(yaml), "gw.yaml", c, &d);
+	snprintf(why, size, "%s", d.n ? d.v[0].msg : "");
+	policy_diags_free(&d);
+	return r;
+}
+
+/* mode: proxy listens on loopback (by default, and only there) and survives the handoff's
+ * rendering; the default mode is written as transparent */
+static void test_conf_proxy_mode(void **state)
+{
+	struct wd_gwconf a, b;
+	struct wd_buf ya = WD_BUF_INIT, yb = WD_BUF_INIT;
+	char why[512];
+
+	(void)state;
+	assert_int_equal(parse("version: 1\n", &a, why, sizeof(why)), 0);
+	assert_int_equal(a.mode, WD_GW_TRANSPARENT);
+	render(&a, &ya);
+	assert_non_null(strstr(wd_buf_cstr(&ya), "\nmode: transparent\n"));
+	wd_buf_free(&ya);
+
+	assert_int_equal(parse("version: 1\nmode: proxy\n", &a, why, sizeof(why)), 0);
+	assert_int_equal(a.mode, WD_GW_PROXY);
+	assert_string_equal(a.listen_v4, "127.0.0.1");
+	assert_string_equal(a.listen_v6, "::1");
+	render(&a, &ya);
+	assert_int_equal(parse(wd_buf_cstr(&ya), &b, why, sizeof(why)), 0);
+	render(&b, &yb);
+	assert_string_equal(wd_buf_cstr(&ya), wd_buf_cstr(&yb));
+	assert_int_equal(b.mode, WD_GW_PROXY);
+	wd_buf_free(&ya);
+	wd_buf_free(&yb);
+
+	/* one family off, another loopback address: kept */
+	assert_int_equal(parse("version: 1\nmode: proxy\nlisten: {v4: 127.0.0.2, v6: \"\"}\n", &a,
+			       why, sizeof(why)),
+			 0);
+	assert_string_equal(a.listen_v4, "127.0.0.2");
+	assert_string_equal(a.listen_v6, "");
+	/* the same listen keys in transparent mode: any address is fine (the control) */
+	assert_int_equal(
+	    parse("version: 1\nlisten: {v4: 0.0.0.0, v6: \"::\"}\n", &a, why, sizeof(why)), 0);
+	assert_int_equal(
+	    parse("version: 1\nmode: proxy\nlisten: {v4: 0.0.0.0}\n", &a, why, sizeof(why)),
+	    -EINVAL);
+	assert_non_null(strstr(why, "listen.v4: `0.0.0.0` is not a loopback address"));
+	assert_int_equal(
+	    parse("version: 1\nmode: proxy\nlisten: {v6: \"::\"}\n", &a, why, sizeof(why)),
+	    -EINVAL);
+	assert_non_null(strstr(why, "listen.v6: `::` is not ::1"));
+	assert_int_equal(parse("version: 1\nmode: Proxy\n", &a, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "expected `transparent` or `proxy`"));
+}
+
 /* anything but the parent's sealed memfd is refused: an unsealed memfd, a file, a pipe,
  * a sealed memfd holding a bad config */
 static void test_conf_refused(void **state)
@@ -190,9 +251,8 @@ static void test_exec_fds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_conf_roundtrip),
-	    cmocka_unit_test(test_conf_refused),
-	    cmocka_unit_test(test_find_worker),
+	    cmocka_unit_test(test_conf_roundtrip),  cmocka_unit_test(test_conf_refused),
+	    cmocka_unit_test(test_conf_proxy_mode), cmocka_unit_test(test_find_worker),
 	    cmocka_unit_test(test_exec_fds),
 	};
 

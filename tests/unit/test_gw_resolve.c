@@ -309,7 +309,7 @@ static void serve(struct fixture *f, int done, uint16_t a_rcode, uint16_t aaaa_r
 
 	while (answered < done && wd_mono_ns() < until) {
 		struct pollfd pfd = {.fd = f->server, .events = POLLIN};
-		struct epoll_event evs[8];
+		struct gw_poll_event evs[8];
 		int n;
 
 		while (poll(&pfd, 1, 0) == 1) {
@@ -333,9 +333,8 @@ static void serve(struct fixture *f, int done, uint16_t a_rcode, uint16_t aaaa_r
 		/* wake up at least every 10 ms to look at the server's socket */
 		n = gw_ev_wait(&f->ev, evs, 8, wd_mono_ns() + 10000000ull, false);
 		for (int i = 0; i < n; i++) {
-			assert_int_equal(GW_REF_TYPE(evs[i].data.u64), GW_REF_ARES);
-			gw_resolver_event(&f->res, (int)(evs[i].data.u64 & 0xffffffffu),
-					  evs[i].events);
+			assert_int_equal(GW_REF_TYPE(evs[i].ref), GW_REF_ARES);
+			gw_resolver_event(&f->res, (int)(evs[i].ref & 0xffffffffu), evs[i].events);
 		}
 		gw_resolver_timeouts(&f->res);
 	}
