@@ -51,6 +51,12 @@ void policy_free(struct wd_policy *p)
 		free(p->env_set[i].value);
 	}
 	free(p->env_set);
+	for (size_t i = 0; i < p->ntools_allow; i++)
+		free(p->tools_allow[i].pat);
+	free(p->tools_allow);
+	for (size_t i = 0; i < p->ntools_deny; i++)
+		free(p->tools_deny[i].pat);
+	free(p->tools_deny);
 	policy_matcher_free(p->matcher);
 	free(p);
 }

@@ -51,8 +51,6 @@ static const char *const sandbox_keys[SBX_N] = {"allow", "backend", "fallback", 
 enum { SBX_DOCKER_IMAGE, SBX_DOCKER_N };
 static const char *const sandbox_docker_keys[SBX_DOCKER_N] = {"image"};
 
-enum { MCP_ALLOWLIST, MCP_AUDIT_LOG, MCP_N };
-static const char *const mcp_keys[MCP_N] = {"allowlist", "audit_log"};
 enum { AUD_FILES, AUD_N };
 static const char *const audit_keys[AUD_N] = {"files"};
 
@@ -561,37 +559,6 @@ static void parse_sandbox(struct pctx *c, const struct policy_yt_node *n)
 	}
 }
 
-/* ------------------------------------------------------------ mcp */
-
-/* mcp: { allowlist: approval | locked, audit_log: session | all } - what `warden mcp` does with a
- * request to add a name, and which events list_audit_log shows the agent */
-static void parse_mcp(struct pctx *c, const struct policy_yt_node *n)
-{
-	const struct policy_yt_node *v[MCP_N];
-	const char *s;
-
-	if (policy_yt_map_keys(c->d, n, "`mcp`", mcp_keys, MCP_N, v))
-		return;
-	s = v[MCP_ALLOWLIST] ? policy_yt_str(c->d, v[MCP_ALLOWLIST], "mcp.allowlist") : NULL;
-	if (s && !strcmp(s, "locked"))
-		c->p->mcp_allowlist_locked = true;
-	else if (s && strcmp(s, "approval"))
-		policy_diag_err(
-		    c->d, v[MCP_ALLOWLIST],
-		    "mcp.allowlist: `%s` is not a mode; expected `approval` (additions wait "
-		    "for a person) or `locked` (additions are refused)",
-		    s);
-	s = v[MCP_AUDIT_LOG] ? policy_yt_str(c->d, v[MCP_AUDIT_LOG], "mcp.audit_log") : NULL;
-	if (s && !strcmp(s, "all"))
-		c->p->mcp_audit_log_all = true;
-	else if (s && strcmp(s, "session"))
-		policy_diag_err(
-		    c->d, v[MCP_AUDIT_LOG],
-		    "mcp.audit_log: `%s` is not a scope; expected `session` (the events of "
-		    "this server's runs) or `all` (the whole audit log)",
-		    s);
-}
-
 /* ------------------------------------------------------------ audit */
 
 const char *policy_audit_files_name(enum policy_audit_files v)
@@ -682,7 +649,7 @@ static int parse(const char *buf, size_t len, const char *filename, struct wd_po
 	if (v[TOP_SANDBOX])
 		parse_sandbox(&c, v[TOP_SANDBOX]);
 	if (v[TOP_MCP])
-		parse_mcp(&c, v[TOP_MCP]);
+		policy_parse_mcp(&c, v[TOP_MCP]);
 	if (v[TOP_AUDIT])
 		parse_audit(&c, v[TOP_AUDIT]);
 out:

@@ -260,6 +260,17 @@ struct policy_narrowing {
 };
 
 /**
+ * struct policy_tool_pat - one pattern of mcp.tools.allow or mcp.tools.deny
+ * @pat:	the pattern (printable ASCII, at most POLICY_TOOL_PAT_MAX bytes; `*` a wildcard)
+ * @line:	where it is written (1-based; 0: not from a file)
+ */
+struct policy_tool_pat {
+	char *pat;
+	int line;
+};
+#define POLICY_TOOL_PAT_MAX 128
+
+/**
  * struct wd_policy - a parsed policy; all strings are owned by it
  * @file:	the file name given to policy_parse() (for messages)
  * @version:	format version (POLICY_VERSION)
@@ -286,6 +297,10 @@ struct policy_narrowing {
  *		name (default `approval`: a request waits for a person)
  * @mcp_audit_log_all: `mcp.audit_log: all`: `warden mcp`'s list_audit_log reads the whole log
  *		(default `session`: only the events of that server's runs and its own)
+ * @tools_allow: mcp.tools.allow: with @has_tools_allow, a wrapped MCP server's tools that a
+ *		client may see and call (every other tool is denied); @ntools_allow of them
+ * @tools_deny:	mcp.tools.deny: tools a client may neither see nor call (deny wins over
+ *		allow); @ntools_deny of them
  * @audit_files: audit.files, enum policy_audit_files (POLICY_FILES_UNSET when absent)
  * @matcher:	compiled matcher (internal)
  * @validated:	policy_validate() succeeded on it
@@ -329,6 +344,11 @@ struct wd_policy {
 	char *docker_image;
 	bool mcp_allowlist_locked;
 	bool mcp_audit_log_all;
+	bool has_tools_allow;
+	struct policy_tool_pat *tools_allow;
+	size_t ntools_allow;
+	struct policy_tool_pat *tools_deny;
+	size_t ntools_deny;
 	unsigned audit_files;
 	struct policy_matcher *matcher;
 	bool validated;
@@ -342,6 +362,27 @@ struct wd_policy {
 	struct policy_narrowing *narrowed;
 	size_t nnarrowed;
 };
+
+/**
+ * policy_mcp_tools_on() - whether @p has mcp.tools rules (allow or deny): the stdio relay must
+ * then filter the wrapped server's tools/list answers and tools/call requests (fail closed
+ * where it cannot relay)
+ */
+bool policy_mcp_tools_on(const struct wd_policy *p);
+
+/**
+ * policy_mcp_tool_allowed() - whether a client may see and call the tool named @name
+ * @p:		the policy
+ * @name:	the tool's name (NULL or "": a call without a name, denied when rules are on)
+ * @rule:	the rule that decided, as text ("mcp.tools.deny: `delete_*` (line 9)", or what is
+ *		missing), for the audit event; may be NULL
+ * @size:	size of @rule
+ *
+ * A name matching a deny pattern is denied; else, with an allow list, only a name matching
+ * one of its patterns is allowed; without rules every tool is allowed. Patterns are literal
+ * but for `*`, which matches any run of characters (none included).
+ */
+bool policy_mcp_tool_allowed(const struct wd_policy *p, const char *name, char *rule, size_t size);
 
 /**
  * policy_parse() - parse and check a policy document (pure: no I/O)

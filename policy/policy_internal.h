@@ -6,7 +6,7 @@
  * with nm by tests/unit/policy_layers.py):
  *   render   render.c, ceiling_render.c       (policy and ceiling -> YAML / JSON)
  *   apply    ceiling_apply.c                  (a ceiling bounds a policy)
- *   parse    parse.c -> network.c, validate.c -> credstores.c (the credential stores);
+ *   parse    parse.c -> network.c, mcp.c, validate.c -> credstores.c (the credential stores);
  *            ceiling_parse.c -> network.c; merge.c (one parsed policy's lists added to
  *            another's) -> base.c, match.c
  *   objects  base.c (free, a rule's normal form, names) -> match.c -> hostname.c
@@ -109,6 +109,9 @@ static inline void *pctx_calloc(struct pctx *c, size_t n, size_t size)
 		c->oom = 1;
 	return r;
 }
+
+/* policy_parse_mcp() - the `mcp` map into @c->p's mcp_* fields (mcp.c) */
+void policy_parse_mcp(struct pctx *c, const struct policy_yt_node *n);
 
 /* policy_parse_network() - the `network` map into @c->p->rules (network.c) */
 void policy_parse_network(struct pctx *c, const struct policy_yt_node *n);

@@ -69,6 +69,60 @@ static int yaml_ports(struct wd_buf *out, const struct policy_rule *r)
 	return ret | wd_buf_puts(out, "] }");
 }
 
+/* one list of mcp.tools as a YAML line under `  tools:` */
+static int yaml_tool_pats(struct wd_buf *out, const char *key, const struct policy_tool_pat *v,
+			  size_t n)
+{
+	int ret = wd_buf_printf(out, "    %s: [", key);
+
+	for (size_t i = 0; i < n; i++) {
+		ret |= wd_buf_puts(out, i ? ", " : "");
+		ret |= wd_yaml_quote(out, v[i].pat);
+	}
+	return ret | wd_buf_puts(out, "]\n");
+}
+
+/* `mcp` as a JSON member after others: ,"mcp":{...} */
+static int json_mcp(struct wd_buf *out, const struct wd_policy *p)
+{
+	const char *sep = "";
+	int ret = wd_buf_puts(out, ",\"mcp\":{");
+
+	if (p->mcp_allowlist_locked) {
+		ret |= wd_buf_puts(out, "\"allowlist\":\"locked\"");
+		sep = ",";
+	}
+	if (p->mcp_audit_log_all) {
+		ret |= wd_buf_printf(out, "%s\"audit_log\":\"all\"", sep);
+		sep = ",";
+	}
+	if (policy_mcp_tools_on(p)) {
+		const struct {
+			const char *key;
+			const struct policy_tool_pat *v;
+			size_t n;
+			bool on;
+		} l[2] = {{"allow", p->tools_allow, p->ntools_allow, p->has_tools_allow},
+			  {"deny", p->tools_deny, p->ntools_deny, p->ntools_deny > 0}};
+		const char *s2 = "";
+
+		ret |= wd_buf_printf(out, "%s\"tools\":{", sep);
+		for (int k = 0; k < 2; k++) {
+			if (!l[k].on)
+				continue;
+			ret |= wd_buf_printf(out, "%s\"%s\":[", s2, l[k].key);
+			for (size_t i = 0; i < l[k].n; i++) {
+				ret |= wd_buf_puts(out, i ? "," : "");
+				ret |= wd_yaml_quote(out, l[k].v[i].pat);
+			}
+			ret |= wd_buf_puts(out, "]");
+			s2 = ",";
+		}
+		ret |= wd_buf_puts(out, "}");
+	}
+	return ret | wd_buf_puts(out, "}");
+}
+
 /* sandbox.backend and sandbox.fallback, when set (YAML lines, or JSON members after others) */
 static int put_backends(struct wd_buf *out, const struct wd_policy *p, bool json)
 {
@@ -209,12 +263,19 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		}
 		ret |= wd_buf_puts(out, "]\n");
 	}
-	if (p->mcp_allowlist_locked || p->mcp_audit_log_all)
+	if (p->mcp_allowlist_locked || p->mcp_audit_log_all || policy_mcp_tools_on(p))
 		ret |= wd_buf_puts(out, "mcp:\n");
 	if (p->mcp_allowlist_locked)
 		ret |= wd_buf_puts(out, "  allowlist: \"locked\"\n");
 	if (p->mcp_audit_log_all)
 		ret |= wd_buf_puts(out, "  audit_log: \"all\"\n");
+	if (policy_mcp_tools_on(p)) {
+		ret |= wd_buf_puts(out, "  tools:\n");
+		if (p->has_tools_allow)
+			ret |= yaml_tool_pats(out, "allow", p->tools_allow, p->ntools_allow);
+		if (p->ntools_deny)
+			ret |= yaml_tool_pats(out, "deny", p->tools_deny, p->ntools_deny);
+	}
 	/* `trace` is internal (warden trace's own policy): never written into a policy file */
 	if (p->audit_files != POLICY_FILES_UNSET && p->audit_files != POLICY_FILES_TRACE)
 		ret |=
@@ -328,11 +389,8 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 	ret |= wd_buf_puts(out, "]");
 	ret |= put_backends(out, p, true);
 	ret |= wd_buf_puts(out, "}");
-	if (p->mcp_allowlist_locked || p->mcp_audit_log_all)
-		ret |= wd_buf_printf(out, ",\"mcp\":{%s%s%s}",
-				     p->mcp_allowlist_locked ? "\"allowlist\":\"locked\"" : "",
-				     p->mcp_allowlist_locked && p->mcp_audit_log_all ? "," : "",
-				     p->mcp_audit_log_all ? "\"audit_log\":\"all\"" : "");
+	if (p->mcp_allowlist_locked || p->mcp_audit_log_all || policy_mcp_tools_on(p))
+		ret |= json_mcp(out, p);
 	ret |= wd_buf_puts(out, "}");
 	return ret ? -ENOMEM : 0;
 }

@@ -314,6 +314,27 @@ void run_audit_mcp(struct run *r, const char *reason)
 	write_event(r, &ev, 0);
 }
 
+void run_audit_mcp_filter(struct run *r, const struct run_mcpfilter_note *n)
+{
+	static const char *const actions[] = {
+	    [RUN_MCPF_REFUSED] = "mcp.call",
+	    [RUN_MCPF_HIDDEN] = "mcp.list",
+	    [RUN_MCPF_DROPPED] = "mcp.drop",
+	};
+	struct audit_event ev = {0};
+
+	ev.type = AUDIT_TYPE_OTHER;
+	ev.type_name = "mcp";
+	ev.action = actions[n->act];
+	ev.resource =
+	    n->act == RUN_MCPF_DROPPED ? (n->dir == MCP_C2S ? "client" : "server") : n->tool;
+	ev.allowed = false;
+	ev.reason = n->reason;
+	ev.rule = n->rule[0] ? n->rule : NULL;
+	ev.denial_id = n->denial_id[0] ? n->denial_id : NULL;
+	write_event(r, &ev, 0);
+}
+
 void run_audit_kill(struct run *r, uid_t uid, pid_t pid)
 {
 	struct audit_event ev = {0};

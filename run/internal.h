@@ -891,6 +891,13 @@ void run_stdio_finish(struct run *r);
 void run_stdio_free(struct run *r);
 
 /**
+ * run_audit_mcp_filter() - an act of the MCP tool filter (mcpfilter.h): "mcp.call" (a tools/call
+ * refused, with its denial id), "mcp.list" (a tool hidden from a tools/list answer), "mcp.drop"
+ * (a line the filter could not read, dropped); type "mcp", allowed false
+ */
+void run_audit_mcp_filter(struct run *r, const struct run_mcpfilter_note *n);
+
+/**
  * run_audit_mcp() - the "run.mcp" event: attribution went off for the run, and why (the
  * relay goes on)
  * @r:		the run

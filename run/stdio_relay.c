@@ -24,6 +24,7 @@
  * other side of that direction, as a direct pipe would. After the program ended, what it wrote
  * is delivered (bounded by RUN_STDIO_DRAIN_MS without progress). */
 #include "run/internal.h"
+#include "policy/policy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -87,12 +89,37 @@ static int own_fifo(int fd, bool *nb)
 	return o;
 }
 
+/* the filter's acts into the run's audit log */
+static void filter_note(void *ctx, const struct run_mcpfilter_note *n)
+{
+	run_audit_mcp_filter((struct run *)ctx, n);
+}
+
+static void new_denial_id(void *ctx, char *out, size_t size)
+{
+	uint64_t v = 0;
+
+	(void)ctx;
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+		v = wd_mono_ns() * 0x9e3779b97f4a7c15ULL;
+	snprintf(out, size, "dn-%012llx", (unsigned long long)(v >> 16));
+}
+
 int run_stdio_setup(struct run *r)
 {
 	struct run_stdio *io = &r->sandbox.io;
 	struct run_stdio_dir *c2s = &io->dir[MCP_C2S], *s2c = &io->dir[MCP_S2C];
 	int in[2] = {-1, -1}, out[2] = {-1, -1};
 
+	/* tool rules are enforced on the relayed lines: no relay, no run (fail closed) */
+	if (policy_mcp_tools_on(r->input.pol) && !io->want)
+		return run_fail(
+		    r, "stdio",
+		    "start it from an MCP client (pipes for stdin and stdout), or take "
+		    "mcp.tools out of the policy",
+		    "the policy's mcp.tools rules are enforced on the relayed stdio, and "
+		    "there is no relay: %s",
+		    io->why);
 	/* once: a container's network stage sets it up before its own stage (mode_docker.c) */
 	if (!io->want || io->on)
 		return 0;
@@ -122,6 +149,13 @@ int run_stdio_setup(struct run *r)
 	s2c->out_sock = is_sock(s2c->out);
 	if (!s2c->out_sock)
 		s2c->out = own_fifo(s2c->out, &s2c->out_nb);
+	if (policy_mcp_tools_on(r->input.pol)) {
+		io->filter = true;
+		io->mf.policy = r->input.pol;
+		io->mf.note = filter_note;
+		io->mf.new_id = new_denial_id;
+		io->mf.ctx = r;
+	}
 	io->on = true;
 	return 0;
 fail:
@@ -179,15 +213,14 @@ static int tell_gateway(struct run *r, json_t **ret_ans)
 	return ret;
 }
 
-/* new bytes of @d, read into its buffer from @from: tracked, the gateway told, releasable */
-static void track(struct run *r, enum mcp_dir d, size_t from)
+/* bytes of @d about to go on: tracked, the gateway told, releasable */
+static void track(struct run *r, enum mcp_dir d, const char *p, size_t n)
 {
-	struct run_stdio_dir *x = &r->sandbox.io.dir[d];
+	size_t from = 0;
 	bool changed;
 
-	while (from < x->len && !r->sandbox.io.track.off) {
-		from += run_toolcalls_feed(&r->sandbox.io.track, d, x->buf + from, x->len - from,
-					   &changed);
+	while (from < n && !r->sandbox.io.track.off) {
+		from += run_toolcalls_feed(&r->sandbox.io.track, d, p + from, n - from, &changed);
 		/* a call started or ended, or attribution went off (the gateway forgets them) */
 		if (changed)
 			tell_gateway(r, NULL);
@@ -204,6 +237,69 @@ static void dir_close_out(struct run_stdio_dir *x)
 {
 	wd_closep(&x->out);
 	x->len = x->off = 0;
+	x->q.len = x->qoff = 0;
+}
+
+/* bytes of @x read and not written yet */
+static size_t pending(const struct run_stdio *io, const struct run_stdio_dir *x)
+{
+	return io->filter ? x->q.len - x->qoff : x->len - x->off;
+}
+
+/* filter mode: the complete line of @d through the filter; what goes on is tracked (the
+ * gateway told) and queued, an answer to the client queued the other way */
+static void filter_line(struct run *r, enum mcp_dir d)
+{
+	struct run_stdio *io = &r->sandbox.io;
+	struct run_stdio_dir *x = &io->dir[d], *o = &io->dir[d == MCP_C2S ? MCP_S2C : MCP_C2S];
+	struct wd_buf fwd = WD_BUF_INIT, reply = WD_BUF_INIT;
+	int ret;
+
+	ret = run_mcpfilter_line(&io->mf, d, x->line.data ? x->line.data : "", x->line.len, &fwd,
+				 &reply);
+	x->line.len = 0;
+	if (!ret && fwd.len) {
+		track(r, d, fwd.data, fwd.len);
+		if (x->out >= 0)
+			ret = wd_buf_append(&x->q, fwd.data, fwd.len);
+	}
+	if (!ret && reply.len && o->out >= 0)
+		ret = wd_buf_append(&o->q, reply.data, reply.len);
+	if (ret)
+		run_audit_mcp(r, "a line of the MCP stdio relay dropped: out of memory");
+	wd_buf_free(&fwd);
+	wd_buf_free(&reply);
+}
+
+/* filter mode: @n bytes read from @d cut into lines for the filter; a line longer than the
+ * filter reads is dropped up to its newline */
+static void filter_feed(struct run *r, enum mcp_dir d, const char *p, size_t n)
+{
+	struct run_stdio_dir *x = &r->sandbox.io.dir[d];
+
+	while (n) {
+		const char *nl = memchr(p, '\n', n);
+		size_t take = nl ? (size_t)(nl - p) : n;
+
+		if (!x->skip && x->line.len + take > RUN_TOOLCALLS_LINE_MAX) {
+			run_mcpfilter_drop_long(&r->sandbox.io.mf, d);
+			x->line.len = 0;
+			x->skip = true;
+		} else if (!x->skip && wd_buf_append(&x->line, p, take)) {
+			run_audit_mcp(r, "a line of the MCP stdio relay dropped: out of memory");
+			x->line.len = 0;
+			x->skip = true;
+		}
+		p += take;
+		n -= take;
+		if (!nl)
+			break;
+		if (!x->skip)
+			filter_line(r, d);
+		x->skip = false;
+		p++;
+		n--;
+	}
 }
 
 static void dir_read(struct run *r, enum mcp_dir d)
@@ -228,27 +324,36 @@ static void dir_read(struct run *r, enum mcp_dir d)
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return;
 	if (n <= 0) {
-		dir_close_in(x); /* EOF (or an error: the same for the reader) */
+		/* EOF (or an error: the same for the reader); a last line without its newline
+		 * is still a line for the filter */
+		if (r->sandbox.io.filter && x->line.len && !x->skip)
+			filter_line(r, d);
+		dir_close_in(x);
 		return;
 	}
 	if (x->out < 0)
 		return; /* nobody reads this direction any more: dropped, as a closed pipe would */
+	if (r->sandbox.io.filter) {
+		filter_feed(r, d, x->buf + x->len, (size_t)n);
+		return; /* @buf only took the bytes: what goes on is in @q */
+	}
 	from = x->len;
 	x->len += (size_t)n;
-	track(r, d, from);
+	track(r, d, x->buf + from, x->len - from);
 }
 
-static void dir_write(struct run_stdio_dir *x)
+static void dir_write(struct run_stdio_dir *x, bool filter)
 {
-	size_t n = x->len - x->off;
+	const char *p = filter ? x->q.data + x->qoff : x->buf + x->off;
+	size_t n = filter ? x->q.len - x->qoff : x->len - x->off;
 	ssize_t w;
 
 	if (!n)
 		return;
 	if (x->out_sock)
-		w = send(x->out, x->buf + x->off, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		w = send(x->out, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
 	else
-		w = write(x->out, x->buf + x->off, x->out_nb || n < PIPE_BUF ? n : PIPE_BUF);
+		w = write(x->out, p, x->out_nb || n < PIPE_BUF ? n : PIPE_BUF);
 	if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return;
 	if (w < 0) {
@@ -258,27 +363,48 @@ static void dir_write(struct run_stdio_dir *x)
 		dir_close_in(x);
 		return;
 	}
-	x->off += (size_t)w;
 	x->bytes += (uint64_t)w;
-	if (x->off == x->len)
-		x->off = x->len = 0;
+	if (!filter) {
+		x->off += (size_t)w;
+		if (x->off == x->len)
+			x->off = x->len = 0;
+		return;
+	}
+	x->qoff += (size_t)w;
+	if (x->qoff == x->q.len) {
+		x->qoff = x->q.len = 0;
+	} else if (x->qoff > RUN_STDIO_BUF) {
+		memmove(x->q.data, x->q.data + x->qoff, x->q.len - x->qoff + 1); /* and its NUL */
+		x->q.len -= x->qoff;
+		x->qoff = 0;
+	}
 }
 
 void run_stdio_poll(struct run *r, struct pollfd *p)
 {
+	struct run_stdio *io = &r->sandbox.io;
+
 	for (int d = 0; d < 2; d++) {
-		struct run_stdio_dir *x = &r->sandbox.io.dir[d];
+		struct run_stdio_dir *x = &io->dir[d];
+		bool room;
 
 		p[2 * d] = (struct pollfd){-1, POLLIN, 0};
 		p[2 * d + 1] = (struct pollfd){-1, POLLOUT, 0};
-		if (!r->sandbox.io.on)
+		if (!io->on)
 			continue;
 		/* EOF in, everything written: the reader sees EOF */
-		if (x->in < 0 && x->len == x->off && x->out >= 0)
+		if (x->in < 0 && !pending(io, x) && x->out >= 0)
 			dir_close_out(x);
-		if (x->in >= 0 && (x->len < RUN_STDIO_BUF || x->off))
+		/* filter mode: read on while what waits to go out is small, in both directions
+		 * for the client (its refused calls are answered on its stdout) */
+		if (io->filter)
+			room = pending(io, x) < RUN_STDIO_BUF &&
+			       (d == MCP_S2C || pending(io, &io->dir[MCP_S2C]) < 4 * RUN_STDIO_BUF);
+		else
+			room = x->len < RUN_STDIO_BUF || x->off;
+		if (x->in >= 0 && room)
 			p[2 * d].fd = x->in;
-		if (x->out >= 0 && x->len > x->off)
+		if (x->out >= 0 && pending(io, x))
 			p[2 * d + 1].fd = x->out;
 	}
 }
@@ -289,7 +415,7 @@ void run_stdio_io(struct run *r, const struct pollfd *p)
 		struct run_stdio_dir *x = &r->sandbox.io.dir[d];
 
 		if (p[2 * d + 1].fd >= 0 && p[2 * d + 1].revents)
-			dir_write(x);
+			dir_write(x, r->sandbox.io.filter);
 		if (p[2 * d].fd >= 0 && p[2 * d].revents && x->in >= 0)
 			dir_read(r, (enum mcp_dir)d);
 	}
@@ -307,14 +433,14 @@ void run_stdio_drain(struct run *r)
 	dir_close_in(&io->dir[MCP_C2S]);
 	dir_close_out(&io->dir[MCP_C2S]);
 	for (;;) {
-		moved = io->dir[MCP_S2C].bytes + io->dir[MCP_S2C].len;
+		moved = io->dir[MCP_S2C].bytes + pending(io, &io->dir[MCP_S2C]);
 		run_stdio_poll(r, p);
 		if (p[2].fd < 0 && p[3].fd < 0)
 			break;
 		if (poll(p, RUN_STDIO_NPOLL, 100) < 0 && errno != EINTR)
 			break;
 		run_stdio_io(r, p);
-		if (io->dir[MCP_S2C].bytes + io->dir[MCP_S2C].len != moved)
+		if (io->dir[MCP_S2C].bytes + pending(io, &io->dir[MCP_S2C]) != moved)
 			last = wd_mono_ns();
 		else if (wd_mono_ns() - last > (uint64_t)RUN_STDIO_DRAIN_MS * 1000000)
 			break;
@@ -339,6 +465,11 @@ void run_stdio_finish(struct run *r)
 		tell_gateway(r, &ans);
 	}
 	ex = run_toolcalls_exit_json(&io->track, ans ? json_object_get(ans, "denials") : NULL);
+	if (ex && io->filter)
+		json_object_set_new(
+		    ex, "filter",
+		    json_pack("{s:I, s:I, s:I}", "refused", (json_int_t)io->mf.refused, "hidden",
+			      (json_int_t)io->mf.hidden, "dropped", (json_int_t)io->mf.dropped));
 	json_decref(ans);
 	free(io->exit_mcp);
 	io->exit_mcp = ex ? json_dumps(ex, JSON_COMPACT) : NULL;
@@ -358,7 +489,10 @@ void run_stdio_free(struct run *r)
 		dir_close_out(&io->dir[d]);
 		free(io->dir[d].buf);
 		io->dir[d].buf = NULL;
+		wd_buf_free(&io->dir[d].line);
+		wd_buf_free(&io->dir[d].q);
 	}
+	run_mcpfilter_free(&io->mf);
 	run_toolcalls_free(&io->track);
 	free(io->exit_mcp);
 	io->exit_mcp = NULL;

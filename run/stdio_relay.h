@@ -6,6 +6,7 @@
 #ifndef WARDEN_LAUNCHER_RUN_STDIO_H
 #define WARDEN_LAUNCHER_RUN_STDIO_H
 
+#include "run/mcpfilter.h"
 #include "run/toolcalls.h"
 
 #include <poll.h>
@@ -29,6 +30,11 @@
  * @len:	see @buf
  * @off:	see @buf
  * @bytes:	relayed in all
+ * @line:	filter mode: the line being read (whole lines go to the filter)
+ * @skip:	filter mode: a line too long to filter is being dropped up to its newline
+ * @q:		filter mode: what goes out (whole lines), @qoff of it written already; @buf
+ *		only takes what is read
+ * @qoff:	see @q
  */
 struct run_stdio_dir {
 	int in, out;
@@ -36,6 +42,10 @@ struct run_stdio_dir {
 	char *buf;
 	size_t len, off;
 	uint64_t bytes;
+	struct wd_buf line;
+	bool skip;
+	struct wd_buf q;
+	size_t qoff;
 };
 
 /**
@@ -49,6 +59,8 @@ struct run_stdio_dir {
  * @exit_mcp:	run.exit's `mcp` (run_stdio_finish()), or NULL
  * @updates:	`mcp` ops sent to the gateway
  * @update_ns:	their round trips, summed (WARDEN_TIMING prints the mean)
+ * @filter:	the policy has mcp.tools rules: lines go through @mf (mcpfilter.h)
+ * @mf:		the tool filter
  */
 struct run_stdio {
 	bool want;
@@ -59,6 +71,8 @@ struct run_stdio {
 	bool told_off;
 	char *exit_mcp;
 	uint64_t updates, update_ns;
+	bool filter;
+	struct run_mcpfilter mf;
 };
 
 #endif /* WARDEN_LAUNCHER_RUN_STDIO_H */

@@ -1,0 +1,309 @@
+/* mcpfilter.c - the MCP tool filter of `warden run`'s stdio relay (mcpfilter.h). Pure: no I/O.
+ *
+ * Theory of operation. The relay hands over whole lines (MCP's stdio transport is
+ * newline-delimited JSON-RPC). A line is parsed with jansson, duplicate keys refused: a parser
+ * that kept the first of two `name` keys would decide about another tool than the server
+ * calls (JavaScript's JSON.parse keeps the last). From the client, a `tools/call` whose tool
+ * the policy denies is taken out (a batch keeps its other messages, written again) and
+ * answered with a JSON-RPC error carrying the denial id; the id of a `tools/list` request is
+ * remembered. From the server, the answer to a remembered tools/list loses the tools the
+ * policy denies (and anything that is not a tool with a name). Ids are compared as compact
+ * JSON text; a tools/list id must be a string or an integer JavaScript represents exactly, so
+ * the server's echo of it is the same text (a 1.0 would come back as 1 and its answer would
+ * pass unfiltered: such a request is refused). Lines that need no change pass as they came. */
+#include "run/mcpfilter.h"
+#include "policy/policy.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* JavaScript's Number.MAX_SAFE_INTEGER: a larger integer id would not come back as sent */
+#define SAFE_INT ((json_int_t)9007199254740991LL)
+
+static void cut(char *out, size_t size, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n >= size) {
+		n = size - 1;
+		while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
+static void say(struct run_mcpfilter *f, const struct run_mcpfilter_note *n)
+{
+	if (f->note)
+		f->note(f->ctx, n);
+}
+
+static void drop(struct run_mcpfilter *f, enum mcp_dir d, const char *why)
+{
+	struct run_mcpfilter_note n = {.act = RUN_MCPF_DROPPED, .dir = d};
+
+	f->dropped++;
+	snprintf(n.reason, sizeof(n.reason),
+		 "line %llu from the %s dropped, not relayed: %s; mcp.tools rules are in force and "
+		 "only lines the filter can read go on",
+		 (unsigned long long)f->lineno[d], d == MCP_C2S ? "client" : "server", why);
+	say(f, &n);
+}
+
+void run_mcpfilter_drop_long(struct run_mcpfilter *f, enum mcp_dir d)
+{
+	char why[80];
+
+	f->lineno[d]++;
+	snprintf(why, sizeof(why), "it is longer than %u MiB", RUN_TOOLCALLS_LINE_MAX >> 20);
+	drop(f, d, why);
+}
+
+static char *id_key(const json_t *id)
+{
+	return json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+/* an id whose echo by a JavaScript server is the same JSON text */
+static bool id_exact(const json_t *id)
+{
+	return json_is_string(id) || (json_is_integer(id) && json_integer_value(id) <= SAFE_INT &&
+				      json_integer_value(id) >= -SAFE_INT);
+}
+
+/* the error answer to request @id: @code, @msg, and the denial's details */
+static json_t *error_answer(const json_t *id, int code, const char *msg, const char *tool,
+			    const char *rule, const char *denial_id)
+{
+	json_t *data = json_pack("{s:{s:s, s:s, s:s}}", "warden", "denial_id", denial_id, "tool",
+				 tool, "rule", rule);
+
+	return json_pack("{s:s, s:O, s:{s:i, s:s, s:o}}", "jsonrpc", "2.0", "id", id, "error",
+			 "code", code, "message", msg, "data", data ? data : json_object());
+}
+
+/* a request the filter answers itself: noted, and its answer added to @answers (none for a
+ * notification, which has no id) */
+static int refuse(struct run_mcpfilter *f, const json_t *m, const char *tool, const char *rule,
+		  const char *why, json_t *answers)
+{
+	struct run_mcpfilter_note n = {.act = RUN_MCPF_REFUSED, .dir = MCP_C2S};
+	json_t *id = json_object_get(m, "id"), *a;
+	char msg[700];
+
+	f->refused++;
+	cut(n.tool, sizeof(n.tool), tool);
+	cut(n.rule, sizeof(n.rule), rule);
+	if (f->new_id)
+		f->new_id(f->ctx, n.denial_id, sizeof(n.denial_id));
+	snprintf(n.reason, sizeof(n.reason), "%s; the server never saw the request (%s)", why,
+		 rule);
+	say(f, &n);
+	if (!id)
+		return 0;
+	snprintf(msg, sizeof(msg), "%s: refused by warden's policy (%s); denial %s", why, rule,
+		 n.denial_id);
+	a = error_answer(id, RUN_MCPFILTER_CODE, msg, n.tool, n.rule, n.denial_id);
+	return a && !json_array_append_new(answers, a) ? 0 : -ENOMEM;
+}
+
+/* one message from the client; *@keep: it goes on to the server */
+static int client_msg(struct run_mcpfilter *f, const json_t *m, json_t *answers, bool *keep)
+{
+	const char *method = json_string_value(json_object_get(m, "method"));
+	const json_t *id = json_object_get(m, "id");
+	char rule[256], why[400];
+
+	*keep = true;
+	if (!json_is_object(m) || !method)
+		return 0;
+	if (!strcmp(method, "tools/call")) {
+		const char *tool =
+		    json_string_value(json_object_get(json_object_get(m, "params"), "name"));
+
+		if (policy_mcp_tool_allowed(f->policy, tool, rule, sizeof(rule)))
+			return 0;
+		*keep = false;
+		if (tool && *tool)
+			snprintf(why, sizeof(why), "tools/call of tool `%.200s`", tool);
+		else
+			snprintf(why, sizeof(why), "tools/call without a tool name");
+		return refuse(f, m, tool ? tool : "", rule, why, answers);
+	}
+	if (!strcmp(method, "tools/list") && id) {
+		char *key;
+
+		*keep = false;
+		if (!id_exact(id))
+			return refuse(f, m, "",
+				      "mcp.tools: a tools/list id must be a string or an "
+				      "integer of at most 2^53 while tool rules are in force",
+				      "tools/list", answers);
+		if (f->nlists == RUN_MCPFILTER_LISTS)
+			return refuse(f, m, "",
+				      "mcp.tools: more than 64 tools/list requests "
+				      "unanswered",
+				      "tools/list", answers);
+		key = id_key(id);
+		if (!key)
+			return -ENOMEM;
+		f->lists[f->nlists++] = key;
+		*keep = true;
+	}
+	return 0;
+}
+
+/* the remembered tools/list request @id: forgotten; true when it was one */
+static bool take_list(struct run_mcpfilter *f, const json_t *id)
+{
+	char *key = id_key(id);
+	bool found = false;
+
+	for (unsigned i = 0; key && i < f->nlists && !found; i++) {
+		if (strcmp(f->lists[i], key))
+			continue;
+		free(f->lists[i]);
+		memmove(&f->lists[i], &f->lists[i + 1], (f->nlists - i - 1) * sizeof(f->lists[0]));
+		f->nlists--;
+		found = true;
+	}
+	free(key);
+	return found;
+}
+
+/* one message from the server; *@changed: its tools were filtered */
+static void server_msg(struct run_mcpfilter *f, json_t *m, bool *changed)
+{
+	json_t *id = json_object_get(m, "id"), *tools, *t;
+	char rule[256];
+	size_t i = 0;
+
+	if (!json_is_object(m) || json_object_get(m, "method") || !id || !take_list(f, id))
+		return;
+	tools = json_object_get(json_object_get(m, "result"), "tools");
+	if (!json_is_array(tools))
+		return; /* an error, or no tools: nothing to hide */
+	while (i < json_array_size(tools)) {
+		const char *name;
+		struct run_mcpfilter_note n = {.act = RUN_MCPF_HIDDEN, .dir = MCP_S2C};
+
+		t = json_array_get(tools, i);
+		name = json_string_value(json_object_get(t, "name"));
+		if (name && policy_mcp_tool_allowed(f->policy, name, rule, sizeof(rule))) {
+			i++;
+			continue;
+		}
+		if (!name)
+			snprintf(rule, sizeof(rule), "mcp.tools: a tool without a name");
+		cut(n.tool, sizeof(n.tool), name ? name : "");
+		cut(n.rule, sizeof(n.rule), rule);
+		snprintf(n.reason, sizeof(n.reason),
+			 "tool `%.200s` hidden from the server's tools/list answer (%s)", n.tool,
+			 n.rule);
+		f->hidden++;
+		say(f, &n);
+		json_array_remove(tools, i);
+		*changed = true;
+	}
+}
+
+static int put_json(struct wd_buf *out, const json_t *j)
+{
+	char *s = json_dumps(j, JSON_COMPACT);
+	int ret;
+
+	if (!s)
+		return -ENOMEM;
+	ret = wd_buf_puts(out, s) || wd_buf_puts(out, "\n") ? -ENOMEM : 0;
+	free(s);
+	return ret;
+}
+
+static int put_line(struct wd_buf *out, const char *s, size_t n)
+{
+	return wd_buf_append(out, s, n) || wd_buf_puts(out, "\n") ? -ENOMEM : 0;
+}
+
+/* a client line: its kept messages to @fwd, its answers to @reply */
+static int client_line(struct run_mcpfilter *f, json_t *j, const char *s, size_t n,
+		       struct wd_buf *fwd, struct wd_buf *reply)
+{
+	json_t *answers = json_array(), *kept = json_array(), *m;
+	bool keep, all = true;
+	int ret = answers && kept ? 0 : -ENOMEM;
+	size_t i;
+
+	if (json_is_object(j)) {
+		ret = ret ? ret : client_msg(f, j, answers, &keep);
+		if (!ret && keep)
+			ret = put_line(fwd, s, n);
+		if (!ret && json_array_size(answers))
+			ret = put_json(reply, json_array_get(answers, 0));
+		goto out;
+	}
+	for (i = 0; i < json_array_size(j) && !ret; i++) {
+		m = json_array_get(j, i);
+		ret = client_msg(f, m, answers, &keep);
+		if (!ret && keep)
+			ret = json_array_append(kept, m) ? -ENOMEM : 0;
+		all &= keep;
+	}
+	if (!ret && (all || !json_array_size(j)))
+		ret = put_line(fwd, s, n); /* nothing taken out: as it came */
+	else if (!ret && json_array_size(kept))
+		ret = put_json(fwd, kept);
+	if (!ret && json_array_size(answers))
+		ret = put_json(reply, answers);
+out:
+	json_decref(answers);
+	json_decref(kept);
+	return ret;
+}
+
+int run_mcpfilter_line(struct run_mcpfilter *f, enum mcp_dir d, const char *s, size_t n,
+		       struct wd_buf *fwd, struct wd_buf *reply)
+{
+	json_error_t err;
+	json_t *j, *m;
+	bool changed = false;
+	size_t i, blank = 0;
+	int ret;
+
+	f->lineno[d]++;
+	while (blank < n && (s[blank] == ' ' || s[blank] == '\t' || s[blank] == '\r'))
+		blank++;
+	if (blank == n)
+		return put_line(fwd, s, n);
+	j = json_loadb(s, n, JSON_REJECT_DUPLICATES, &err);
+	if (!j) {
+		char why[300];
+
+		snprintf(why, sizeof(why), "not JSON-RPC (%s)", err.text);
+		drop(f, d, why);
+		return 0;
+	}
+	if (d == MCP_C2S) {
+		ret = client_line(f, j, s, n, fwd, reply);
+	} else {
+		if (json_is_object(j))
+			server_msg(f, j, &changed);
+		for (i = 0; json_is_array(j) && i < json_array_size(j); i++) {
+			m = json_array_get(j, i);
+			server_msg(f, m, &changed);
+		}
+		ret = changed ? put_json(fwd, j) : put_line(fwd, s, n);
+	}
+	json_decref(j);
+	return ret;
+}
+
+void run_mcpfilter_free(struct run_mcpfilter *f)
+{
+	for (unsigned i = 0; i < f->nlists; i++)
+		free(f->lists[i]);
+	f->nlists = 0;
+}

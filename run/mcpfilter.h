@@ -1,0 +1,100 @@
+/* mcpfilter.h - the MCP tool filter of `warden run`'s stdio relay (mcpfilter.c, pure): with
+ * mcp.tools rules in the policy, every line between the client and the wrapped server is
+ * looked at whole before it goes on. A tools/call of a denied tool never reaches the server:
+ * the filter answers it with a JSON-RPC error naming the denial; a tools/list answer loses its
+ * denied tools. What the filter cannot read while rules are in force (a line that is not JSON,
+ * has a duplicate key, is too long) is dropped, not relayed: fail closed. Lines it has no
+ * business with pass byte for byte. */
+#ifndef WARDEN_RUN_MCPFILTER_H
+#define WARDEN_RUN_MCPFILTER_H
+
+#include "common/common.h"
+#include "run/toolcalls.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct wd_policy;
+
+/* Most tools/list requests awaiting their answer (more are refused, never forgotten). */
+#define RUN_MCPFILTER_LISTS 64
+/* The JSON-RPC error code of a refused call: MCP's "unknown tool" (the tool is hidden too). */
+#define RUN_MCPFILTER_CODE (-32602)
+
+/* What the filter did, one note per act, for the audit log. */
+enum run_mcpfilter_act {
+	RUN_MCPF_REFUSED, /* a tools/call answered by the filter, never relayed */
+	RUN_MCPF_HIDDEN,  /* a tool removed from a tools/list answer */
+	RUN_MCPF_DROPPED, /* a line neither relayed nor answered (unreadable) */
+};
+
+/**
+ * struct run_mcpfilter_note - one act of the filter
+ * @act:	what it did
+ * @dir:	the direction of the line
+ * @tool:	the tool's name ("" when there is none), cut to RUN_TOOLCALLS_NAME_MAX bytes
+ * @rule:	the policy rule that decided ("" for a dropped line)
+ * @reason:	a sentence for a person
+ * @denial_id:	the denial's id (a refused call: also in the answer to the client)
+ */
+struct run_mcpfilter_note {
+	enum run_mcpfilter_act act;
+	enum mcp_dir dir;
+	char tool[RUN_TOOLCALLS_NAME_MAX + 1];
+	char rule[256];
+	char reason[768];
+	char denial_id[16];
+};
+
+/**
+ * struct run_mcpfilter - the filter's state (zero it, then set the first four)
+ * @policy:	the rules (policy_mcp_tool_allowed())
+ * @note:	called for every act (may be NULL)
+ * @new_id:	writes a fresh denial id ("dn-" and 12 hex digits) into its @out (at least 16
+ *		bytes)
+ * @ctx:	given to @note and @new_id
+ * @lists:	ids (compact JSON) of the client's tools/list requests not answered yet
+ * @nlists:	how many
+ * @refused:	calls refused
+ * @hidden:	tools hidden from tools/list answers
+ * @dropped:	lines dropped
+ */
+struct run_mcpfilter {
+	const struct wd_policy *policy;
+	void (*note)(void *ctx, const struct run_mcpfilter_note *n);
+	void (*new_id)(void *ctx, char *out, size_t size);
+	void *ctx;
+	char *lists[RUN_MCPFILTER_LISTS];
+	unsigned nlists;
+	uint64_t lineno[2];
+	uint64_t refused, hidden, dropped;
+};
+
+/**
+ * run_mcpfilter_line() - one complete line from direction @d, without its newline
+ * @f:		the filter
+ * @d:		which way it goes
+ * @s:		the line
+ * @n:		its length (at most RUN_TOOLCALLS_LINE_MAX; the caller drops longer ones with
+ *		run_mcpfilter_drop_long())
+ * @fwd:	what goes on in direction @d is appended here, each line with its newline:
+ *		the line unchanged, the line rewritten, or nothing
+ * @reply:	what goes back the other way is appended here (a refused call's error), each
+ *		line with its newline; only ever for a line from the client
+ *
+ * Return: 0, or -ENOMEM (nothing appended; the caller drops the line and says so).
+ */
+int run_mcpfilter_line(struct run_mcpfilter *f, enum mcp_dir d, const char *s, size_t n,
+		       struct wd_buf *fwd, struct wd_buf *reply);
+
+/**
+ * run_mcpfilter_drop_long() - a line of direction @d longer than RUN_TOOLCALLS_LINE_MAX was
+ * dropped (the filter reads no longer lines): counted and noted
+ */
+void run_mcpfilter_drop_long(struct run_mcpfilter *f, enum mcp_dir d);
+
+/** run_mcpfilter_free() - release what @f holds (the ids awaiting answers). */
+void run_mcpfilter_free(struct run_mcpfilter *f);
+
+#endif /* WARDEN_RUN_MCPFILTER_H */
