@@ -11,6 +11,7 @@
  */
 #include "launcher/cli.h"
 #include "mcp/internal.h"
+#include "mcp/pin.h"
 #include "run/run.h"
 
 #include <errno.h>
@@ -32,6 +33,7 @@ static void usage(FILE *f)
 	    f,
 	    "usage: warden mcp [-p POLICY] [--config GATEWAY.yaml] [--audit-log PATH]\n"
 	    "                  [--backend NAME]\n"
+	    "       warden mcp pin -p POLICY [--accept] [-- SERVER ARGS...]\n"
 	    "\n"
 	    "Speak MCP (JSON-RPC 2.0, one message a line) on stdin and stdout: an MCP client\n"
 	    "starts it as a server. Its tools run commands under POLICY exactly like\n"
@@ -349,6 +351,8 @@ int cmd_mcp(int argc, char **argv)
 	sigset_t set;
 	int c, ret, sigfd;
 
+	if (argc > 1 && !strcmp(argv[1], "pin"))
+		return mcp_pin_main(argc - 1, argv + 1);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+p:h", opts, NULL)) != -1) {
 		switch (c) {

@@ -57,6 +57,7 @@ void policy_free(struct wd_policy *p)
 	for (size_t i = 0; i < p->ntools_deny; i++)
 		free(p->tools_deny[i].pat);
 	free(p->tools_deny);
+	free(p->mcp_pin);
 	policy_matcher_free(p->matcher);
 	free(p);
 }

@@ -1,6 +1,7 @@
 /* mcp.c - the policy's `mcp` map (pure: no I/O): what `warden mcp` does with requests to add a
  * name (`allowlist`), which events it shows (`audit_log`), and `tools`, the allow and deny
- * patterns of a wrapped MCP server's tools that `warden run`'s stdio relay enforces
+ * patterns of a wrapped MCP server's tools and `pin`, the file of their accepted definitions,
+ * both of which `warden run`'s stdio relay enforces
  * (run/mcpfilter.c), with the decision itself (policy_mcp_tool_allowed()). A part of the parser
  * in parse.c, which calls policy_parse_mcp(). */
 #include "policy/policy_internal.h"
@@ -8,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { MCP_ALLOWLIST, MCP_AUDIT_LOG, MCP_TOOLS, MCP_N };
-static const char *const mcp_keys[MCP_N] = {"allowlist", "audit_log", "tools"};
+enum { MCP_ALLOWLIST, MCP_AUDIT_LOG, MCP_TOOLS, MCP_PIN, MCP_N };
+static const char *const mcp_keys[MCP_N] = {"allowlist", "audit_log", "tools", "pin"};
 enum { TOOLS_ALLOW, TOOLS_DENY, TOOLS_N };
 static const char *const tools_keys[TOOLS_N] = {"allow", "deny"};
 
@@ -110,11 +111,16 @@ void policy_parse_mcp(struct pctx *c, const struct policy_yt_node *n)
 		    s);
 	if (v[MCP_TOOLS])
 		parse_tools(c, v[MCP_TOOLS]);
+	s = v[MCP_PIN] ? policy_yt_str(c->d, v[MCP_PIN], "mcp.pin") : NULL;
+	if (s) {
+		c->p->mcp_pin = pctx_strdup(c, s);
+		c->p->mcp_pin_line = v[MCP_PIN]->line;
+	}
 }
 
 bool policy_mcp_tools_on(const struct wd_policy *p)
 {
-	return p && (p->has_tools_allow || p->ntools_deny);
+	return p && (p->has_tools_allow || p->ntools_deny || p->mcp_pin);
 }
 
 /* @name matches @pat, where `*` matches any run of bytes (iterative, with one backtrack point:

@@ -301,6 +301,8 @@ struct policy_tool_pat {
  *		client may see and call (every other tool is denied); @ntools_allow of them
  * @tools_deny:	mcp.tools.deny: tools a client may neither see nor call (deny wins over
  *		allow); @ntools_deny of them
+ * @mcp_pin:	mcp.pin: the pin file of the server's accepted tool definitions, as written
+ *		(relative: to the policy file's folder), or NULL; @mcp_pin_line where
  * @audit_files: audit.files, enum policy_audit_files (POLICY_FILES_UNSET when absent)
  * @matcher:	compiled matcher (internal)
  * @validated:	policy_validate() succeeded on it
@@ -349,6 +351,8 @@ struct wd_policy {
 	size_t ntools_allow;
 	struct policy_tool_pat *tools_deny;
 	size_t ntools_deny;
+	char *mcp_pin;
+	int mcp_pin_line;
 	unsigned audit_files;
 	struct policy_matcher *matcher;
 	bool validated;
@@ -364,9 +368,9 @@ struct wd_policy {
 };
 
 /**
- * policy_mcp_tools_on() - whether @p has mcp.tools rules (allow or deny): the stdio relay must
- * then filter the wrapped server's tools/list answers and tools/call requests (fail closed
- * where it cannot relay)
+ * policy_mcp_tools_on() - whether @p has mcp.tools rules (allow or deny) or an mcp.pin: the
+ * stdio relay must then filter the wrapped server's tools/list answers and tools/call requests
+ * (fail closed where it cannot relay)
  */
 bool policy_mcp_tools_on(const struct wd_policy *p);
 

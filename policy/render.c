@@ -96,7 +96,12 @@ static int json_mcp(struct wd_buf *out, const struct wd_policy *p)
 		ret |= wd_buf_printf(out, "%s\"audit_log\":\"all\"", sep);
 		sep = ",";
 	}
-	if (policy_mcp_tools_on(p)) {
+	if (p->mcp_pin) {
+		ret |= wd_buf_printf(out, "%s\"pin\":", sep);
+		ret |= wd_yaml_quote(out, p->mcp_pin);
+		sep = ",";
+	}
+	if (p->has_tools_allow || p->ntools_deny) {
 		const struct {
 			const char *key;
 			const struct policy_tool_pat *v;
@@ -269,7 +274,12 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		ret |= wd_buf_puts(out, "  allowlist: \"locked\"\n");
 	if (p->mcp_audit_log_all)
 		ret |= wd_buf_puts(out, "  audit_log: \"all\"\n");
-	if (policy_mcp_tools_on(p)) {
+	if (p->mcp_pin) {
+		ret |= wd_buf_puts(out, "  pin: ");
+		ret |= wd_yaml_quote(out, p->mcp_pin);
+		ret |= wd_buf_puts(out, "\n");
+	}
+	if (p->has_tools_allow || p->ntools_deny) {
 		ret |= wd_buf_puts(out, "  tools:\n");
 		if (p->has_tools_allow)
 			ret |= yaml_tool_pats(out, "allow", p->tools_allow, p->ntools_allow);

@@ -12,6 +12,7 @@
  * the server's echo of it is the same text (a 1.0 would come back as 1 and its answer would
  * pass unfiltered: such a request is refused). Lines that need no change pass as they came. */
 #include "run/mcpfilter.h"
+#include "run/mcppin.h"
 #include "policy/policy.h"
 
 #include <errno.h>
@@ -111,12 +112,30 @@ static int refuse(struct run_mcpfilter *f, const json_t *m, const char *tool, co
 	return a && !json_array_append_new(answers, a) ? 0 : -ENOMEM;
 }
 
+/* the pins allow a call of @tool (allow/deny said yes already); else @rule and false */
+static bool pinned(struct run_mcpfilter *f, const char *tool, char *rule, size_t size)
+{
+	const char *why;
+
+	if (!f->pins)
+		return true;
+	why = json_string_value(json_object_get(f->unpinned, tool));
+	if (why) {
+		snprintf(rule, size, "mcp.pin: %s: %s", f->pin_file, why);
+		return false;
+	}
+	if (json_object_get(f->pins, tool))
+		return true;
+	snprintf(rule, size, "mcp.pin: %s: not pinned", f->pin_file);
+	return false;
+}
+
 /* one message from the client; *@keep: it goes on to the server */
 static int client_msg(struct run_mcpfilter *f, const json_t *m, json_t *answers, bool *keep)
 {
 	const char *method = json_string_value(json_object_get(m, "method"));
 	const json_t *id = json_object_get(m, "id");
-	char rule[256], why[400];
+	char rule[700], why[400];
 
 	*keep = true;
 	if (!json_is_object(m) || !method)
@@ -125,7 +144,8 @@ static int client_msg(struct run_mcpfilter *f, const json_t *m, json_t *answers,
 		const char *tool =
 		    json_string_value(json_object_get(json_object_get(m, "params"), "name"));
 
-		if (policy_mcp_tool_allowed(f->policy, tool, rule, sizeof(rule)))
+		if (policy_mcp_tool_allowed(f->policy, tool, rule, sizeof(rule)) &&
+		    pinned(f, tool, rule, sizeof(rule)))
 			return 0;
 		*keep = false;
 		if (tool && *tool)
@@ -175,11 +195,41 @@ static bool take_list(struct run_mcpfilter *f, const json_t *id)
 	return found;
 }
 
+/* a listed tool @t against the pins: true when it is pinned as it is; else it is
+ * remembered as unpinned for the run, with @rule */
+static bool pin_ok(struct run_mcpfilter *f, const json_t *t, const char *name, char *rule,
+		   size_t size)
+{
+	char what[200], why[300];
+	enum run_mcppin_verdict v;
+
+	if (!f->pins)
+		return true;
+	v = run_mcppin_compare(f->pins, t, what, sizeof(what));
+	if (v == RUN_MCPPIN_SAME && !json_object_get(f->unpinned, name))
+		return true;
+	if (v == RUN_MCPPIN_NEW)
+		snprintf(why, sizeof(why), "new, not pinned");
+	else if (v == RUN_MCPPIN_CHANGED)
+		snprintf(why, sizeof(why), "changed since it was pinned (%s)", what);
+	else
+		snprintf(why, sizeof(why), "%s",
+			 json_string_value(json_object_get(f->unpinned, name)));
+	if (!f->unpinned)
+		f->unpinned = json_object();
+	if (f->unpinned && !json_object_get(f->unpinned, name))
+		json_object_set_new(f->unpinned, name, json_string(why));
+	snprintf(rule, size, "mcp.pin: %s: %s%s%s", f->pin_file, why,
+		 f->accept_hint ? "; a person accepts it with " : "",
+		 f->accept_hint ? f->accept_hint : "");
+	return false;
+}
+
 /* one message from the server; *@changed: its tools were filtered */
 static void server_msg(struct run_mcpfilter *f, json_t *m, bool *changed)
 {
 	json_t *id = json_object_get(m, "id"), *tools, *t;
-	char rule[256];
+	char rule[700];
 	size_t i = 0;
 
 	if (!json_is_object(m) || json_object_get(m, "method") || !id || !take_list(f, id))
@@ -193,7 +243,8 @@ static void server_msg(struct run_mcpfilter *f, json_t *m, bool *changed)
 
 		t = json_array_get(tools, i);
 		name = json_string_value(json_object_get(t, "name"));
-		if (name && policy_mcp_tool_allowed(f->policy, name, rule, sizeof(rule))) {
+		if (name && policy_mcp_tool_allowed(f->policy, name, rule, sizeof(rule)) &&
+		    pin_ok(f, t, name, rule, sizeof(rule))) {
 			i++;
 			continue;
 		}
@@ -306,4 +357,6 @@ void run_mcpfilter_free(struct run_mcpfilter *f)
 	for (unsigned i = 0; i < f->nlists; i++)
 		free(f->lists[i]);
 	f->nlists = 0;
+	json_decref(f->unpinned);
+	f->unpinned = NULL;
 }

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct json_t;
 struct wd_policy;
 
 /* Most tools/list requests awaiting their answer (more are refused, never forgotten). */
@@ -42,8 +43,8 @@ struct run_mcpfilter_note {
 	enum run_mcpfilter_act act;
 	enum mcp_dir dir;
 	char tool[RUN_TOOLCALLS_NAME_MAX + 1];
-	char rule[256];
-	char reason[768];
+	char rule[700];
+	char reason[1200];
 	char denial_id[16];
 };
 
@@ -54,6 +55,12 @@ struct run_mcpfilter_note {
  * @new_id:	writes a fresh denial id ("dn-" and 12 hex digits) into its @out (at least 16
  *		bytes)
  * @ctx:	given to @note and @new_id
+ * @pins:	the pin file's `tools` (mcppin.h), or NULL: no pins; a listed tool that is new or
+ *		changed is hidden, and a call of a tool not pinned or seen changed is refused
+ * @pin_file:	the pin file's name as the policy writes it, for the rule's text
+ * @accept_hint: how a person accepts the server's tools now, for the reason's text (may be
+ *		NULL)
+ * @unpinned:	names of tools seen new or changed in this run (an object name -> why)
  * @lists:	ids (compact JSON) of the client's tools/list requests not answered yet
  * @nlists:	how many
  * @refused:	calls refused
@@ -65,6 +72,10 @@ struct run_mcpfilter {
 	void (*note)(void *ctx, const struct run_mcpfilter_note *n);
 	void (*new_id)(void *ctx, char *out, size_t size);
 	void *ctx;
+	const struct json_t *pins;
+	const char *pin_file;
+	const char *accept_hint;
+	struct json_t *unpinned;
 	char *lists[RUN_MCPFILTER_LISTS];
 	unsigned nlists;
 	uint64_t lineno[2];

@@ -25,6 +25,7 @@
  * is delivered (bounded by RUN_STDIO_DRAIN_MS without progress). */
 #include "run/internal.h"
 #include "policy/policy.h"
+#include "run/mcppin.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -105,24 +106,59 @@ static void new_denial_id(void *ctx, char *out, size_t size)
 	snprintf(out, size, "dn-%012llx", (unsigned long long)(v >> 16));
 }
 
+/* mcp.pin: the pin file read (relative: to the policy file's folder); missing or unreadable
+ * fails the run (every tool would be hidden: a person accepts them first) */
+static int load_pins(struct run *r)
+{
+	struct run_stdio *io = &r->sandbox.io;
+	const char *pin = r->input.pol->mcp_pin, *learn = getenv("WARDEN_MCP_PIN_LEARN");
+	char path[PATH_MAX], err[PATH_MAX + 200];
+	int ret;
+
+	if (!pin)
+		return 0;
+	if (learn && !strcmp(learn, "1")) {
+		io->pin_learn = true;
+		run_audit_mcp(r, "mcp.pin not enforced: WARDEN_MCP_PIN_LEARN=1 (warden mcp pin "
+				 "reading the server's tools)");
+		return 0;
+	}
+	if (run_mcppin_path(r->o.policy, pin, path, sizeof(path)))
+		return run_fail(r, "stdio", NULL, "mcp.pin: the path is too long");
+	snprintf(io->accept_hint, sizeof(io->accept_hint), "`warden mcp pin --accept -p %s`",
+		 r->o.policy ? r->o.policy : "POLICY");
+	ret = run_mcppin_load(path, &io->pins, err, sizeof(err));
+	if (ret == -ENOENT)
+		return run_fail(r, "stdio", io->accept_hint,
+				"the policy's mcp.pin file %s does not exist: no tool of the "
+				"server has been accepted yet",
+				path);
+	if (ret)
+		return run_fail(r, "stdio", NULL, "mcp.pin: %s", err);
+	return 0;
+}
+
 int run_stdio_setup(struct run *r)
 {
 	struct run_stdio *io = &r->sandbox.io;
 	struct run_stdio_dir *c2s = &io->dir[MCP_C2S], *s2c = &io->dir[MCP_S2C];
-	int in[2] = {-1, -1}, out[2] = {-1, -1};
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, ret;
 
 	/* tool rules are enforced on the relayed lines: no relay, no run (fail closed) */
 	if (policy_mcp_tools_on(r->input.pol) && !io->want)
 		return run_fail(
 		    r, "stdio",
 		    "start it from an MCP client (pipes for stdin and stdout), or take "
-		    "mcp.tools out of the policy",
-		    "the policy's mcp.tools rules are enforced on the relayed stdio, and "
-		    "there is no relay: %s",
+		    "mcp.tools and mcp.pin out of the policy",
+		    "the policy's mcp.tools rules (or mcp.pin) are enforced on the relayed stdio, "
+		    "and there is no relay: %s",
 		    io->why);
 	/* once: a container's network stage sets it up before its own stage (mode_docker.c) */
 	if (!io->want || io->on)
 		return 0;
+	ret = load_pins(r);
+	if (ret)
+		return ret;
 	c2s->buf = malloc(RUN_STDIO_BUF);
 	s2c->buf = malloc(RUN_STDIO_BUF);
 	if (!c2s->buf || !s2c->buf)
@@ -155,6 +191,9 @@ int run_stdio_setup(struct run *r)
 		io->mf.note = filter_note;
 		io->mf.new_id = new_denial_id;
 		io->mf.ctx = r;
+		io->mf.pins = io->pins;
+		io->mf.pin_file = r->input.pol->mcp_pin;
+		io->mf.accept_hint = io->accept_hint;
 	}
 	io->on = true;
 	return 0;
@@ -493,6 +532,8 @@ void run_stdio_free(struct run *r)
 		wd_buf_free(&io->dir[d].q);
 	}
 	run_mcpfilter_free(&io->mf);
+	json_decref(io->pins);
+	io->pins = NULL;
 	run_toolcalls_free(&io->track);
 	free(io->exit_mcp);
 	io->exit_mcp = NULL;

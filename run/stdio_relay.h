@@ -9,6 +9,7 @@
 #include "run/mcpfilter.h"
 #include "run/toolcalls.h"
 
+#include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -61,6 +62,9 @@ struct run_stdio_dir {
  * @update_ns:	their round trips, summed (WARDEN_TIMING prints the mean)
  * @filter:	the policy has mcp.tools rules: lines go through @mf (mcpfilter.h)
  * @mf:		the tool filter
+ * @pins:	mcp.pin's tools (mcppin.h), or NULL
+ * @pin_learn:	WARDEN_MCP_PIN_LEARN=1 (`warden mcp pin` reading the tools): pins not enforced
+ * @accept_hint: the command that accepts the server's tools, for the filter's reasons
  */
 struct run_stdio {
 	bool want;
@@ -73,6 +77,9 @@ struct run_stdio {
 	uint64_t updates, update_ns;
 	bool filter;
 	struct run_mcpfilter mf;
+	struct json_t *pins;
+	bool pin_learn;
+	char accept_hint[PATH_MAX + 64];
 };
 
 #endif /* WARDEN_LAUNCHER_RUN_STDIO_H */
