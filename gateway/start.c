@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+/* audit.ship: a copy of every line to syslog or journald (an unreachable sink is an outage the
+ * log records, not a reason to stop) */
 int gw_start_ship(const struct wd_gwconf *conf, struct audit_log *log)
 {
 	struct wd_err err;
