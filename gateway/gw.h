@@ -15,6 +15,7 @@
 #include "conf/conf.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct gw;
@@ -61,5 +62,53 @@ void gw_free(struct gw *g);
  * Return: 0, or a negative errno.
  */
 int gw_set_parent(struct gw *g, int fd, bool manage_nft);
+
+/**
+ * gw_ctl_client() - `warden-gateway ctl [--socket PATH] OP [options]`: one request to the control
+ * socket, its answer line on stdout
+ * @argc:	arguments from "ctl" on
+ * @argv:	them
+ * @sock:	the control socket when --socket is not given
+ * @usage:	prints the program's usage (called on a usage error)
+ *
+ * Return: the exit status: 0 the answer was ok, 1 it was not, 2 a usage error or an unreadable
+ * policy, 125 no answer (the socket unreachable).
+ */
+int gw_ctl_client(int argc, char **argv, const char *sock, void (*usage)(FILE *f));
+
+/* start.c: the last stage of start, shared by the worker and the proxy-only gateway (macOS) */
+
+/**
+ * gw_start_ship() - copy the audit log's lines to @conf's audit.ship sink, if one is set
+ * Return: 0, or -1 when the sink cannot be set up (logged).
+ */
+int gw_start_ship(const struct wd_gwconf *conf, struct audit_log *log);
+
+/**
+ * gw_start_serve() - compose the gateway over @fds and @log and serve until stopped
+ * @conf:	the effective configuration
+ * @fds:	its listening sockets (taken)
+ * @log:	the audit log (not closed)
+ * @priv:	the channel to the privileged parent, or -1 (taken)
+ * @manage_nft:	the parent applies run updates to the nft table
+ *
+ * Return: the process's exit status: 0 after SIGTERM or SIGINT, 1 when the gateway could not
+ * start or its loop or channel failed (logged).
+ */
+int gw_start_serve(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *log,
+		   int priv, bool manage_nft);
+
+/**
+ * gw_start_standalone() - the whole gateway in this process: the audit log opened, its
+ * listeners and control socket made (or, with @listen_fds, the listeners adopted from
+ * descriptor @listen_from on), served until stopped, the control socket removed
+ * @conf:	the effective configuration
+ * @nflog:	bind the NFLOG group (Linux, transparent mode, as root; ignored elsewhere)
+ * @listen_from: the first handed-in listener's descriptor
+ * @listen_fds:	how many were handed in (0: open them from @conf)
+ *
+ * Return: the process's exit status, as gw_start_serve().
+ */
+int gw_start_standalone(const struct wd_gwconf *conf, bool nflog, int listen_from, int listen_fds);
 
 #endif /* WARDEN_GATEWAY_GW_H */

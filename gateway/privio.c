@@ -7,9 +7,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __linux__
 #include <linux/netlink.h>
 #include <linux/nsfs.h>
 #include <sched.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -32,6 +34,7 @@ static int *slot(struct gw_fds *fds, unsigned kind)
 	return kind < GW_PRIV_KINDS ? v[kind] : NULL;
 }
 
+#ifdef __linux__
 /* what each slot must be: socket type and family; type 0: a regular file
  * open for appending (the audit log) */
 static const struct {
@@ -68,6 +71,8 @@ static bool fits(int fd, unsigned kind)
 		return false;
 	return true;
 }
+
+#endif /* __linux__ */
 
 int gw_priv_send_fds(int sock, struct gw_fds *fds)
 {
@@ -109,6 +114,10 @@ int gw_priv_take_fds(struct msghdr *mh, int *fd, size_t max)
 			int v;
 
 			memcpy(&v, data + i * sizeof(int), sizeof(int));
+#ifndef MSG_CMSG_CLOEXEC
+			/* macOS: recvmsg() has no flag for it; close-on-exec from here on */
+			fcntl(v, F_SETFD, FD_CLOEXEC);
+#endif
 			while (at < max && fd[at] >= 0)
 				at++;
 			if (at == max) {
@@ -133,6 +142,10 @@ int gw_priv_take_fds(struct msghdr *mh, int *fd, size_t max)
 	return -EBADMSG;
 }
 
+/* the worker's start, the namespace check and the peer's credentials are Linux's (privilege
+ * separation, network namespaces, SO_PEERCRED); a proxy-only build (macOS) has neither a
+ * privileged parent nor namespaces, and refuses a namespace sent with a register */
+#ifdef __linux__
 int gw_priv_recv_fds(int sock, struct gw_fds *fds, struct wd_err *err)
 {
 	struct gw_priv_msg m;
@@ -184,6 +197,8 @@ bad:
 	return wd_err_set(err, r, "malformed message from the parent");
 }
 
+#endif /* __linux__ */
+
 int gw_priv_send_netns(int sock, const struct gw_priv_netns *m, int fd, int client)
 {
 	const int v[2] = {fd, client};
@@ -193,6 +208,8 @@ int gw_priv_send_netns(int sock, const struct gw_priv_netns *m, int fd, int clie
 		return (int)n;
 	return n == (ssize_t)sizeof(*m) ? 0 : -EIO;
 }
+
+#ifdef __linux__
 
 int gw_netns_check(int fd, uid_t uid, char *why, size_t size)
 {
@@ -278,3 +295,12 @@ int gw_priv_peer(int client, const char *ctl_path, struct ucred *cred, char *why
 	}
 	return 0;
 }
+#else
+int gw_netns_check(int fd, uid_t uid, char *why, size_t size)
+{
+	(void)fd;
+	(void)uid;
+	snprintf(why, size, "network namespaces are Linux's: this gateway serves proxy mode only");
+	return -ENOTSUP;
+}
+#endif /* __linux__ */

@@ -21,7 +21,8 @@
  * --no-privsep) the worker is the whole gateway: warden-gateway execs it in
  * its place, and it opens its sockets and audit log itself; with --listen-fds N
  * (a rootless run's embedded gateway) it adopts the N listeners handed in from
- * descriptor GW_WORKER_FD_LISTEN on and makes only its control socket.
+ * descriptor GW_WORKER_FD_LISTEN on and makes only its control socket. Both paths end in
+ * start.c, which the proxy-only gateway of macOS (main_proxy.c) runs too.
  */
 #include "common/common.h"
 #include "gateway/gw.h"
@@ -176,109 +177,6 @@ static bool is_channel(int fd)
 	       ss.ss_family == AF_UNIX;
 }
 
-/* audit.ship: a copy of every line to syslog or journald (an unreachable sink is an
- * outage the log records, not a reason to stop) */
-static int ship(const struct wd_gwconf *conf, struct audit_log *log)
-{
-	struct wd_err err;
-
-	wd_err_clear(&err);
-	if (conf->audit_ship.kind == AUDIT_SINK_NONE)
-		return 0;
-	if (audit_log_ship(log, &conf->audit_ship, "warden-gateway", &err)) {
-		wd_log(WD_LOG_ERR, "%s", err.msg);
-		return -1;
-	}
-	return 0;
-}
-
-static int serve(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *log, int priv,
-		 bool manage_nft)
-{
-	struct wd_err err;
-	struct gw *g = NULL;
-	int r;
-
-	wd_err_clear(&err);
-	r = gw_new(conf, fds, log, &g, &err);
-	if (r) {
-		wd_log(WD_LOG_ERR, "%s", err.msg);
-		if (priv >= 0)
-			close(priv);
-		return 1;
-	}
-	if (priv >= 0 && (r = gw_set_parent(g, priv, manage_nft))) {
-		wd_log(WD_LOG_ERR, "the channel to the parent: %s", strerror(-r));
-		close(priv);
-		gw_free(g);
-		return 1;
-	}
-	if (conf->mode == WD_GW_PROXY)
-		wd_log(WD_LOG_INFO, "serving: proxy mode, proxy %s%s%s:%u, control %s",
-		       conf->listen_v4, conf->listen_v4[0] && conf->listen_v6[0] ? " " : "",
-		       conf->listen_v6, conf->port_proxy, conf->control_path);
-	else
-		wd_log(WD_LOG_INFO, "serving: transparent :%u, dns :%u, proxy :%u, control %s%s",
-		       conf->port_transparent, conf->port_dns, conf->port_proxy, conf->control_path,
-		       manage_nft ? ", managing nft run elements" : "");
-	r = gw_serve(g);
-	gw_free(g);
-	if (r == -EBADMSG || r == -EPIPE) {
-		wd_log(WD_LOG_ERR, "the channel to the privileged parent failed (%s): stopping",
-		       strerror(-r));
-		return 1;
-	}
-	if (r) {
-		wd_log(WD_LOG_ERR, "event loop: %s", strerror(-r));
-		return 1;
-	}
-	return 0;
-}
-
-/* no privilege separation: the worker opens what the parent would have; with @listen_fds
- * (an embedded gateway of a rootless run) it makes only its control socket and adopts the
- * listeners the launcher made inside the run's own network namespace */
-static int standalone(const struct wd_gwconf *conf, bool nflog, int listen_fds)
-{
-	struct wd_gwconf own = *conf;
-	struct audit_log *log = NULL;
-	struct wd_err err;
-	struct gw_fds fds;
-	int ret;
-
-	wd_err_clear(&err);
-	if (audit_log_open(conf->audit_path, &log, &err)) {
-		wd_log(WD_LOG_ERR, "%s", err.msg);
-		return 1;
-	}
-	if (ship(conf, log)) {
-		audit_log_close(log);
-		return 1;
-	}
-	if (listen_fds)
-		own.listen_v4[0] = own.listen_v6[0] = '\0';
-	ret = gw_fds_open(&own, conf->control_path, &fds, &err);
-	if (!ret && listen_fds) {
-		ret = gw_fds_inherit(conf, GW_WORKER_FD_LISTEN, listen_fds, &fds, &err);
-		if (ret) {
-			gw_fds_close(&fds);
-			unlink(conf->control_path);
-		}
-	}
-	if (ret) {
-		wd_log(WD_LOG_ERR, "%s", err.msg);
-		audit_log_close(log);
-		return 1;
-	}
-	if (nflog && conf->mode != WD_GW_PROXY && geteuid() == 0 && fds.nflog < 0 &&
-	    gw_nflog_open(conf->nflog_group, &fds.nflog, &err))
-		wd_log(WD_LOG_WARN, "%s: dropped UDP is not audited", err.msg);
-	ret = serve(conf, &fds, log, -1, false);
-	unlink(conf->control_path);
-	audit_log_close(log);
-	return ret;
-}
-
 /* with privilege separation: everything comes from the parent over @chan */
 static int separated(const struct wd_gwconf *conf, int chan, bool manage_nft)
 {
@@ -303,13 +201,13 @@ static int separated(const struct wd_gwconf *conf, int chan, bool manage_nft)
 		return 1;
 	}
 	fds.audit = -1; /* the log owns it now */
-	if (ship(conf, log)) {
+	if (gw_start_ship(conf, log)) {
 		audit_log_close(log);
 		gw_fds_close(&fds);
 		close(chan);
 		return 1;
 	}
-	ret = serve(conf, &fds, log, chan, manage_nft);
+	ret = gw_start_serve(conf, &fds, log, chan, manage_nft);
 	audit_log_close(log);
 	return ret;
 }
@@ -363,7 +261,7 @@ int main(int argc, char **argv)
 	}
 	/* stage 3 */
 	if (a.channel_fd < 0)
-		r = standalone(&conf, a.nflog, a.listen_fds);
+		r = gw_start_standalone(&conf, a.nflog, GW_WORKER_FD_LISTEN, a.listen_fds);
 	else
 		r = separated(&conf, a.channel_fd, a.manage_nft);
 	conf_free(&conf);

@@ -1,0 +1,200 @@
+/* main_proxy.c - `warden-gateway` where there is no nftables (macOS): the proxy-mode gateway
+ * alone (`mode: proxy`, docs/gateway.md "Proxy mode"), and its control client
+ * (`warden-gateway ctl ...`, ctlcli.c).
+ *
+ * The smallest honest shape of the gateway off Linux: one process, run as the user who starts
+ * it. There is no privileged parent (no nft table to update, no namespaces to plumb, no root
+ * needed to bind a loopback port above 1024), no NFLOG socket, no sd_notify, no cgroup, no worker
+ * image to exec: the configuration is read here and the gateway served in this process by
+ * gw_start_standalone() (start.c), the code the Linux worker runs without privilege separation.
+ * A configuration whose mode is not proxy is refused, as are the options that only mean
+ * something for the transparent gateway. With --listen-fds N the N listening sockets at
+ * descriptors 3.. (made by whoever started it) are adopted instead of bound.
+ *
+ * On Linux it is built too (warden-gateway-proxy, not installed), so that this exact file runs
+ * in the lab (tests/integration/gateway_proxy_only.sh); on macOS it is warden-gateway, linked for
+ * Mach-O by tests/cross/run and never run on a Mac here (docs/platforms.md). */
+#include "common/common.h"
+#include "gateway/gw.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define DEFAULT_AUDIT "/var/log/warden/audit.jsonl"
+/* the first handed-in listener (0, 1, 2 are stdio; nothing else comes before them here) */
+#define LISTEN_FROM 3
+#define LISTEN_MAX 9
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: warden-gateway --config FILE [--audit-log PATH] [--control PATH]\n"
+		"                      [--listen-fds N] [--verbose]\n"
+		"       warden-gateway ctl [--socket PATH] register --id ID --if IFNAME\n"
+		"                      [--host-v4 A --sandbox-v4 B] [--host-v6 A --sandbox-v6 B]\n"
+		"                      --policy FILE [--learn]\n"
+		"       warden-gateway ctl [--socket PATH] replace --id ID --policy FILE\n"
+		"       warden-gateway ctl [--socket PATH] learned --id ID\n"
+		"       warden-gateway ctl [--socket PATH] unregister --id ID\n"
+		"       warden-gateway ctl [--socket PATH] list|stats\n"
+		"       warden-gateway ctl [--socket PATH] raw JSON\n"
+		"The egress gateway in proxy mode only (mode: proxy: HTTP proxy and SOCKS5 on "
+		"loopback),\none process as the invoking user; see warden-gateway(8).\n");
+}
+
+/* an option of the Linux gateway that has no meaning here: refused by name, with why */
+static int linux_only(const char *opt)
+{
+	wd_log(WD_LOG_ERR,
+	       "--%s: this warden-gateway serves proxy mode only, in one process as its user "
+	       "(no privilege separation, nft table, NFLOG or worker image: those are Linux's)",
+	       opt);
+	return 2;
+}
+
+/* the configuration, with the overrides; 0, or the exit status */
+static int load(const char *config, const char *audit_path, const char *ctl_path,
+		struct wd_gwconf *conf)
+{
+	struct policy_diags d;
+	int ret;
+
+	if (!config) {
+		wd_log(WD_LOG_ERR, "--config FILE is needed: a configuration with `mode: proxy`");
+		return 2;
+	}
+	policy_diags_init(&d);
+	ret = conf_load(config, conf, &d);
+	for (size_t i = 0; ret && i < d.n; i++) {
+		struct wd_buf b = WD_BUF_INIT;
+
+		policy_diag_format(&d, i, &b);
+		fprintf(stderr, "%s\n", wd_buf_cstr(&b));
+		wd_buf_free(&b);
+	}
+	policy_diags_free(&d);
+	if (ret)
+		return 2;
+	if (conf->mode != WD_GW_PROXY) {
+		wd_log(WD_LOG_ERR,
+		       "%s: the mode is transparent; this warden-gateway serves proxy mode only "
+		       "(set `mode: proxy`: the transparent gateway needs Linux's nftables)",
+		       config);
+		conf_free(conf);
+		return 2;
+	}
+	if (ctl_path)
+		snprintf(conf->control_path, sizeof(conf->control_path), "%s", ctl_path);
+	if (!audit_path)
+		audit_path = conf->audit_path[0] ? conf->audit_path : DEFAULT_AUDIT;
+	if (audit_path != conf->audit_path &&
+	    snprintf(conf->audit_path, sizeof(conf->audit_path), "%s", audit_path) >=
+		(int)sizeof(conf->audit_path)) {
+		wd_log(WD_LOG_ERR, "--audit-log: path too long");
+		conf_free(conf);
+		return 2;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"config", required_argument, NULL, 'c'},
+	    {"audit-log", required_argument, NULL, 'a'},
+	    {"control", required_argument, NULL, 's'},
+	    {"listen-fds", required_argument, NULL, 'L'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
+	    /* the Linux gateway's, refused */
+	    {"user", required_argument, NULL, 'u'},
+	    {"worker", required_argument, NULL, 'w'},
+	    {"no-privsep", no_argument, NULL, 'n'},
+	    {"manage-nft", no_argument, NULL, 'm'},
+	    {"no-nflog", no_argument, NULL, 'N'},
+	    {"control-group", required_argument, NULL, 'G'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *config = NULL, *audit_path = NULL, *ctl_path = NULL;
+	struct wd_gwconf conf;
+	struct rlimit rl;
+	sigset_t mask;
+	int c, idx, ret, listen_fds = 0;
+	char *end;
+
+	if (argc > 1 && !strcmp(argv[1], "ctl")) {
+		conf_defaults(&conf);
+		ret = gw_ctl_client(argc - 1, argv + 1, conf.control_path, usage);
+		conf_free(&conf);
+		return ret;
+	}
+	while ((c = getopt_long(argc, argv, "c:hv", opts, &idx)) != -1) {
+		switch (c) {
+		case 'c':
+			config = optarg;
+			break;
+		case 'a':
+			audit_path = optarg;
+			break;
+		case 's':
+			ctl_path = optarg;
+			break;
+		case 'L':
+			listen_fds = (int)strtol(optarg, &end, 10);
+			if (*end || listen_fds < 1 || listen_fds > LISTEN_MAX) {
+				wd_log(WD_LOG_ERR, "--listen-fds: 1 to 9 descriptors, from 3");
+				return 2;
+			}
+			break;
+		case 'v':
+			wd_log_set_level(WD_LOG_DEBUG);
+			break;
+		case 'V':
+			printf("warden-gateway %s (proxy mode only)\n", WARDEN_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'u':
+		case 'w':
+		case 'n':
+		case 'm':
+		case 'N':
+		case 'G':
+			return linux_only(opts[idx].name);
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	ret = load(config, audit_path, ctl_path, &conf);
+	if (ret)
+		return ret;
+	if (geteuid() == 0)
+		wd_log(WD_LOG_WARN, "running as root: proxy mode needs no privilege; run it as the "
+				    "user whose runs it serves");
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	/* the loop takes SIGTERM and SIGINT as events (poller.h): blocked before it starts */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	ret = gw_start_standalone(&conf, false, LISTEN_FROM, listen_fds);
+	conf_free(&conf);
+	return ret;
+}
