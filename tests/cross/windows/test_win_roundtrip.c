@@ -104,8 +104,7 @@ static char *run_child(const char *line)
 /* read "<what> <argc>" and its hex lines at *@p and compare with @argv; @from: compare from
  * that argument on (CommandLineToArgvW's program name is not the runtime's); Return: true
  * when they agree */
-static bool agrees(char **p, const char *what, const char *const *argv, size_t argc,
-		   size_t from)
+static bool agrees(char **p, const char *what, const char *const *argv, size_t argc, size_t from)
 {
 	char word[16];
 	int got, used = 0;
@@ -141,8 +140,8 @@ static bool roundtrip(const char *const *argv, size_t argc, bool naive)
 	struct wd_buf line = WD_BUF_INIT;
 	char *out, *p;
 	bool ok;
-	int r = naive ? naive_cmdline(&line, argv, argc)
-		      : sandbox_win_cmdline(&line, argv, NULL, argc);
+	int r =
+	    naive ? naive_cmdline(&line, argv, argc) : sandbox_win_cmdline(&line, argv, NULL, argc);
 
 	assert_int_equal(r, 0);
 	out = run_child(wd_buf_cstr(&line));
@@ -215,8 +214,9 @@ static void test_naive_caught(void **state)
 /* a random argument from an alphabet heavy in what quoting gets wrong */
 static void random_arg(char *buf, size_t size, uint32_t *seed)
 {
-	static const char *const pieces[] = {"\\", "\\", "\\", "\"", "\"", " ", "\t", "a", "b",
-					     "\xc3\xa9", "\xf0\x9f\x98\x80", "\n", "%", "&", "^"};
+	static const char *const pieces[] = {
+	    "\\", "\\", "\\", "\"", "\"", " ", "\t", "a", "b", "\xc3\xa9", "\xf0\x9f\x98\x80",
+	    "\n", "%",	"&",  "^"};
 	size_t len = 0, n;
 
 	*seed = *seed * 1103515245u + 12345u;
