@@ -24,13 +24,12 @@ static void undo_fail(int *first, struct wd_err *err, const char *call, uint32_t
 	*first = win_fail(err, call, code);
 }
 
-int sandbox_ac_stop(struct sandbox_ac *ac, struct wd_err *err)
+/* the undo calls of what @ac applied, in reverse; Return: 0, or the first that failed */
+static int undo_applied(struct sandbox_ac *ac, struct wd_err *err)
 {
 	const struct sandbox_win_api *api = ac->api;
 	int first = 0;
 
-	if (!api)
-		return 0;
 	if (ac->process)
 		undo_fail(&first, err, "CloseHandle(process)",
 			  api->process_close(api->ctx, ac->process));
@@ -54,6 +53,13 @@ int sandbox_ac_stop(struct sandbox_ac *ac, struct wd_err *err)
 	if (ac->sid)
 		undo_fail(&first, err, "DeleteAppContainerProfile",
 			  api->profile_delete(api->ctx, ac->profile, ac->sid));
+	return first;
+}
+
+int sandbox_ac_stop(struct sandbox_ac *ac, struct wd_err *err)
+{
+	int first = ac->api ? undo_applied(ac, err) : 0;
+
 	free(ac->saved);
 	free(ac->profile);
 	wd_buf_free(&ac->cmdline);

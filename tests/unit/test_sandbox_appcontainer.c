@@ -76,9 +76,12 @@ static uint32_t undo_last(struct rec *r, const char *call, const char *prefix)
 	return undo(r, call, strncmp(last, prefix, strlen(prefix)) ? "(not the last)" : last);
 }
 
+/* a handle, SID or engine: a distinct pointer the engine passes back, never dereferenced */
 static void *fake(struct rec *r)
 {
-	return (void *)(++r->next * 16);
+	static char handles[4096];
+
+	return &handles[++r->next % sizeof(handles)];
 }
 
 static uint32_t l_elevated(void *ctx, bool *ret)

@@ -95,10 +95,10 @@ int main(void)
 	const struct sandbox_win_grants g = {rdl, 1, wrl, 1, mkl, 1, 41080};
 	const char *argv[] = {echo, "in the container", "\"quoted\""};
 
-	for (size_t i = 0; i < 3; i++)
-		before[i] = sddl(paths[i]);
 	if (!CreatePipe(&rd, &wr, &sa, 0))
 		return 1;
+	for (size_t i = 0; i < 3; i++)
+		before[i] = sddl(paths[i]);
 	SetHandleInformation(rd, HANDLE_FLAG_INHERIT, 0);
 	struct sandbox_ac_spec spec = {&g,
 				       argv,
