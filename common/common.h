@@ -17,7 +17,13 @@
 #include <time.h>
 
 #define WD_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#ifdef __MINGW32__
+/* mingw-w64: "printf" would check msvcrt's formats; the build uses its C99 printf
+ * (__USE_MINGW_ANSI_STDIO), which knows %zu and %llu */
+#define WD_PRINTF(f, a) __attribute__((format(gnu_printf, f, a)))
+#else
 #define WD_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#endif
 
 /**
  * struct wd_err - an error a person will read

@@ -42,7 +42,9 @@ const char *wd_errno_name(int e)
 	    {ENOTSUP, "ENOTSUP"},
 	    {EPROTO, "EPROTO"},
 	    {EBADMSG, "EBADMSG"},
+#ifdef EUSERS /* not in Windows' errno.h */
 	    {EUSERS, "EUSERS"},
+#endif
 	    {ECONNREFUSED, "ECONNREFUSED"},
 	    {ECONNRESET, "ECONNRESET"},
 	    {ETIMEDOUT, "ETIMEDOUT"},
