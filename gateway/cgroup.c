@@ -142,6 +142,25 @@ fail:
 	return r;
 }
 
+/* mkdir @dir 0755 whatever the umask (the service's UMask=0027 made 0750 folders the run's user
+ * could not enter to read its cgroup's files: its memory.events, pids.events and limits); an
+ * existing one is chmod'ed too when @may_exist. Return: 0, or -1 with errno */
+static int mkdir_open(const char *dir, bool may_exist)
+{
+	bool made = mkdir(dir, 0755) == 0;
+	int e;
+
+	if (!made && (!may_exist || errno != EEXIST))
+		return -1;
+	if (!chmod(dir, 0755))
+		return 0;
+	e = errno;
+	if (made)
+		rmdir(dir);
+	errno = e;
+	return -1;
+}
+
 int gw_cgroup_create(struct gw_cgroup *cg, const char *id, const struct policy_limits *lim,
 		     uid_t uid, gid_t gid, char *why, size_t size)
 {
@@ -159,14 +178,14 @@ int gw_cgroup_create_in(struct gw_cgroup *cg, const char *root, const char *id,
 	snprintf(base, sizeof(base), "%s/cgroup.controllers", root);
 	if (!access(base, F_OK)) {
 		snprintf(base, sizeof(base), "%s/warden", root);
-		if (mkdir(base, 0755) < 0 && errno != EEXIST)
+		if (mkdir_open(base, true) < 0)
 			return snprintf(why, size, "mkdir %s: %s", base, strerror(errno)), -errno;
 		wd_write_at(root, "cgroup.subtree_control", "+memory +pids +cpu");
 		wd_write_at(base, "cgroup.subtree_control", "+memory +pids +cpu");
 		cg->kind = GW_CGROUP_V2;
 		if (snprintf(cg->dir[0], GW_CGROUP_PATH, "%s/%s", base, id) >= GW_CGROUP_PATH)
 			return snprintf(why, size, "cgroup path too long"), -ENAMETOOLONG;
-		if (mkdir(cg->dir[0], 0755) < 0) {
+		if (mkdir_open(cg->dir[0], false) < 0) {
 			r = -errno;
 			snprintf(why, size, "mkdir %s: %s", cg->dir[0], strerror(errno));
 			cg->dir[0][0] = '\0';
@@ -198,7 +217,7 @@ int gw_cgroup_create_in(struct gw_cgroup *cg, const char *root, const char *id,
 			snprintf(why, size, "cgroup path too long below %s%s", mnt, self);
 			break;
 		}
-		if (mkdir(cg->dir[i], 0755) < 0) {
+		if (mkdir_open(cg->dir[i], false) < 0) {
 			r = -errno;
 			snprintf(why, size, "mkdir %s: %s", cg->dir[i], strerror(errno));
 			cg->dir[i][0] = '\0';

@@ -222,11 +222,17 @@ void run_audit_limits(struct run *r, struct run_outcome *o)
 	char why[128];
 
 	limits_breaches(&r->limits.lim, &mem_hit, &pids_hit, &mem_peak);
+	/* what the wait saw in the cgroup's events files (a systemd scope is gone by now) */
+	mem_hit = mem_hit || (l->memory_mb && o->oom_kills);
+	pids_hit = pids_hit || (l->pids && o->pids_refused);
 	if ((mem_hit || o->rss_hit) && !o->sig && o->status == 128 + SIGKILL)
 		o->sig = SIGKILL;
 	if (mem_hit || o->rss_hit) {
 		snprintf(why, sizeof(why), "memory limit of %llu MiB reached (%s)",
-			 (unsigned long long)l->memory_mb, limits_kind_name(r->limits.lkind));
+			 (unsigned long long)l->memory_mb,
+			 o->rss_hit	   ? limits_kind_name(LIMITS_SAMPLING)
+			 : r->limits.scope ? "cgroup2, the user's systemd scope"
+					   : limits_kind_name(r->limits.lkind));
 		audit_limit(r, "limit.memory", why, (int64_t)(l->memory_mb << 20),
 			    o->rss_hit ? (int64_t)o->rss_peak_kb * 1024 : (int64_t)mem_peak);
 		wd_say(stderr, "warden run: %s", why);

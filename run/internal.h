@@ -247,6 +247,8 @@ struct run_outcome {
 	bool gw_gone;
 	bool rss_hit;
 	uint64_t rss_peak_kb;
+	uint64_t oom_kills;    /* the run's cgroup v2 memory.events oom_kill, watched (wait.c) */
+	uint64_t pids_refused; /* ... and its pids.events max */
 	int status;
 	int sig;
 };

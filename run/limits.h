@@ -122,4 +122,63 @@ uint64_t limits_pss_kb(pid_t pid);
  */
 uint64_t limits_pids_now(const struct limits *l, pid_t pid);
 
+/* ------------------------------------------------ limits_watch.c: the limit events as they happen
+ */
+
+/**
+ * struct limits_watch - a run's cgroup v2 events files, watched while it lives
+ * @mem_fd:	its memory.events (poll for POLLPRI), -1 when not open
+ * @pids_fd:	its pids.events, -1 when not open
+ * @oom_kills:	the largest `oom_kill` count read (kills by the cgroup's memory.max)
+ * @pids_refused: the largest `max` count read (forks pids.max refused)
+ * @dir:	the cgroup's folder ("" until open)
+ */
+struct limits_watch {
+	int mem_fd, pids_fd;
+	uint64_t oom_kills, pids_refused;
+	char dir[512];
+};
+
+/**
+ * limits_events_value() - the count of @key in the text of a flat keyed file ("KEY N" lines:
+ * memory.events, pids.events) (pure)
+ * Return: N, or 0 when @key is not there.
+ */
+uint64_t limits_events_value(const char *text, const char *key);
+
+/**
+ * limits_cgroup2_path() - the cgroup v2 folder of a process from the text of its
+ * /proc/PID/cgroup (the "0::PATH" line; pure)
+ * @text:	the file's text
+ * @unit:	when not NULL, the folder's last component must be this (a systemd unit:
+ *		"warden-ID.scope"), else -ENOENT (the process is not there yet)
+ * @out:	"/sys/fs/cgroup" PATH
+ * @size:	its size
+ * Return: 0, -ENOENT, -ENAMETOOLONG.
+ */
+int limits_cgroup2_path(const char *text, const char *unit, char *out, size_t size);
+
+/** limits_watch_init() - nothing open, no count. */
+void limits_watch_init(struct limits_watch *w);
+
+/**
+ * limits_watch_open() - open the events files of the cgroup v2 folder @dir and read them
+ * (nothing when already open)
+ * Return: 0 when at least one is open, else a negative errno.
+ */
+int limits_watch_open(struct limits_watch *w, const char *dir);
+
+/**
+ * limits_watch_scope() - limits_watch_open() on the cgroup of process @pid once it is the
+ * systemd unit @unit (its /proc/PID/cgroup)
+ * Return: 0 (open now or before), -ENOENT (not in @unit yet), another negative errno.
+ */
+int limits_watch_scope(struct limits_watch *w, pid_t pid, const char *unit);
+
+/** limits_watch_read() - read both files again (after POLLPRI): the counts only grow. */
+void limits_watch_read(struct limits_watch *w);
+
+/** limits_watch_close() - close the files; the counts stay. */
+void limits_watch_close(struct limits_watch *w);
+
 #endif /* WARDEN_RUN_LIMITS_H */

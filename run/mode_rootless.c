@@ -358,18 +358,29 @@ char **run_rootless_scope_argv(const char *id, const struct policy_limits *lim, 
 	char **v;
 	int r = 0;
 
-	while (cmd[ncmd])
-		ncmd++;
-	v = calloc(16 + ncmd + 1, sizeof(*v));
-	if (!v)
-		return NULL;
+	/* the head, --unit, "-p" and a value for each of the OOM policy, MemoryMax,
+	 * MemorySwapMax, TasksMax and CPUQuota, "--", the command and the NULL */
 	static const char *const head[] = {"systemd-run", "--user", "--scope", "--quiet",
 					   "--collect"};
+	static const size_t fixed = WD_ARRAY_SIZE(head) + 1 + 2 * 5 + 1;
+
+	while (cmd[ncmd])
+		ncmd++;
+	v = calloc(fixed + ncmd + 1, sizeof(*v));
+	if (!v)
+		return NULL;
 	for (size_t i = 0; r >= 0 && i < WD_ARRAY_SIZE(head); i++)
 		r = push_dup(v, &n, head[i]);
 	snprintf(buf, sizeof(buf), "--unit=warden-%s", id);
 	if (r >= 0)
 		r = push_dup(v, &n, buf);
+	/* a scope's default OOMPolicy=stop makes systemd SIGTERM the whole scope when the
+	 * kernel's OOM killer ends one of its processes (the run then ends 143, not as the
+	 * kernel killed it); the kernel's kill stands alone (docs/vm.md) */
+	if (r >= 0) {
+		r = push_dup(v, &n, "-p");
+		r = r < 0 ? r : push_dup(v, &n, RUN_SCOPE_OOM_PROPERTY);
+	}
 	if (r >= 0 && lim->memory_mb) {
 		snprintf(buf, sizeof(buf), "MemoryMax=%llu",
 			 (unsigned long long)lim->memory_mb << 20);

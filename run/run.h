@@ -312,15 +312,34 @@ int run_rootless_fw_config(const struct wd_gwconf *g, struct fw_config *fc,
  * take the fallback, docs/run.md "Rootless mode")
  * @id:		the run id (the unit is warden-<id>.scope)
  * @lim:	the policy's limits: memory (MemoryMax, no swap), pids (TasksMax), cpu
- *		(CPUQuota); unset ones are left out
+ *		(CPUQuota); unset ones are left out. Always RUN_SCOPE_OOM_PROPERTY.
  * @cmd:	the command the scope runs, NULL-terminated
  *
  * Return: a NULL-terminated vector (run_strv_free()), or NULL when out of memory.
  */
 char **run_rootless_scope_argv(const char *id, const struct policy_limits *lim, char *const *cmd);
 
+/* RLIMIT_NPROC above `pids` when a cgroup counts the run (RUN_NPROC_SLACK more) */
+#define RUN_NPROC_SLACK 16
+
+/**
+ * run_nproc_backstop() - a run's RLIMIT_NPROC in its user namespace (pure)
+ * @pids:	the policy's `pids` (0: none)
+ * @cgroup:	a pids cgroup counts the run too (a rootless run's systemd scope, a daemon
+ *		run's cgroup): the rlimit is then only a backstop RUN_NPROC_SLACK above it, so that
+ *		the cgroup's refusal, which pids.events counts and run.exit reports as limit.pids,
+ *		comes first (at the same number the rlimit refused first in the Debian 12 VM: a
+ *		pids bomb ended with no event, docs/vm.md)
+ * Return: the limit, 0 for none.
+ */
+uint64_t run_nproc_backstop(uint64_t pids, bool cgroup);
+
 /* systemd-run, whose --user --scope holds a rootless run's limits where it can */
 #define RUN_SYSTEMD_RUN "/usr/bin/systemd-run"
+/* the scope's property that leaves an OOM kill to the kernel alone: under systemd 252's default
+ * (OOMPolicy=stop) the manager stopped the whole scope with SIGTERM after the kernel killed
+ * one of its processes at MemoryMax (docs/vm.md "What the runs found") */
+#define RUN_SCOPE_OOM_PROPERTY "OOMPolicy=continue"
 
 /**
  * run_rootless_scope_usable() - whether a rootless run's limits can be held by a systemd user

@@ -335,7 +335,11 @@ static const struct sandbox_spec *spec_of(struct run *r)
 	/* daemon mode: the same user and network namespaces, the daemon plumbed the network */
 	s->rootless = r->mode->own_userns;
 	s->userns_fd = s->rootless ? r->network.rl.userns_fd : -1;
-	s->nproc = s->rootless ? r->input.pol->limits.pids : 0;
+	s->nproc = s->rootless ? run_nproc_backstop(r->input.pol->limits.pids,
+						    r->limits.scope ||
+							r->limits.lim.kind == LIMITS_CGROUP2 ||
+							r->limits.lim.kind == LIMITS_CGROUP1)
+			       : 0;
 	s->empty_file = s->rootless ? r->empty_file : NULL;
 	/* rootless with a systemd user scope: it holds the limits and runs the sandbox */
 	s->wrap = s->rootless && r->limits.scope ? r->limits.scope_argv : NULL;

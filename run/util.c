@@ -203,3 +203,8 @@ int run_sandbox_user(const char *want, uid_t *ret_uid, gid_t *ret_gid, char *nam
 	}
 	return *ret_uid == 0 || *ret_gid == 0 ? -EPERM : 0;
 }
+
+uint64_t run_nproc_backstop(uint64_t pids, bool cgroup)
+{
+	return pids && cgroup ? pids + RUN_NPROC_SLACK : pids;
+}

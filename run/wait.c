@@ -2,8 +2,9 @@
  * sandbox and of an embedded gateway; SIGINT/SIGTERM/SIGHUP forwarded to the program), the
  * sandbox backend's descriptor, the timeout's two timers (SIGTERM to the program's tree, then
  * SIGKILL to everything RUN_KILL_GRACE_MS later), when no cgroup limits memory, the RSS
- * sampling timer, and the stdio relay's descriptors (run_stdio.c); once the program ended, the
- * relay delivers what it wrote. */
+ * sampling timer, the run's cgroup v2 events files (limits_watch.c: the OOM kills and refused
+ * forks as they happen), and the stdio relay's descriptors (run_stdio.c); once the program
+ * ended, the relay delivers what it wrote. */
 #include "run/internal.h"
 #include "run/learn.h"
 
@@ -82,6 +83,27 @@ static void arm(int tfd, uint64_t ms, uint64_t interval_ms)
 	timerfd_settime(tfd, 0, &it, NULL);
 }
 
+/* The watch's two files into @ev[0] (memory.events) and @ev[1] (pids.events), polled for the
+ * kernel's change notification. */
+static void watch_fds(const struct limits_watch *w, struct pollfd ev[2])
+{
+	ev[0] = (struct pollfd){w->mem_fd, POLLPRI, 0};
+	ev[1] = (struct pollfd){w->pids_fd, POLLPRI, 0};
+}
+
+static void watch_open(struct limits_watch *w, const char *dir, struct pollfd ev[2])
+{
+	if (!limits_watch_open(w, dir))
+		watch_fds(w, ev);
+}
+
+/* the rootless run's scope, once the sandbox's first process @pid is in it */
+static void watch_scope(struct limits_watch *w, pid_t pid, const char *unit, struct pollfd ev[2])
+{
+	if (w->mem_fd < 0 && w->pids_fd < 0 && !limits_watch_scope(w, pid, unit))
+		watch_fds(w, ev);
+}
+
 /* How often the wait asks the backend for the program's process until it has it. */
 #define PROGRAM_FIND_MS 5
 
@@ -145,7 +167,19 @@ static void program_ended(struct run *r, struct run_outcome *o, int procfd)
 
 void run_wait(struct run *r, struct run_outcome *o)
 {
-	enum { FD_SIG, FD_EVENT, FD_GW, FD_TIMEOUT, FD_KILL, FD_SAMPLE, FD_FIND, FD_PROG, FD_N };
+	enum {
+		FD_SIG,
+		FD_EVENT,
+		FD_GW,
+		FD_MEMEV, /* the watch's: closed by limits_watch_close() */
+		FD_PIDSEV,
+		FD_TIMEOUT,
+		FD_KILL,
+		FD_SAMPLE,
+		FD_FIND,
+		FD_PROG,
+		FD_N
+	};
 	struct pollfd pfd[FD_N + RUN_STDIO_NPOLL];
 	unsigned timeout_s = r->o.timeout_s ? r->o.timeout_s : r->input.pol->limits.timeout_s;
 	uint64_t mem_kb = r->input.pol->limits.memory_mb * 1024;
@@ -153,6 +187,8 @@ void run_wait(struct run *r, struct run_outcome *o)
 	bool learn_samples = r->learner && r->learner->sample; /* a trace measures */
 	pid_t pid = run_sandbox_pid(r);
 	struct mem_sampler ms = {0, 0};
+	struct limits_watch cw;
+	char unit[64];
 	int procfd = -1;
 
 	for (int i = 0; i < FD_N; i++)
@@ -162,6 +198,12 @@ void run_wait(struct run *r, struct run_outcome *o)
 	/* daemon mode: the connection the run is registered over ends when the daemon does */
 	pfd[FD_GW].fd = r->gateway.gw_hold;
 	pfd[FD_GW].events = POLLIN | POLLRDHUP;
+	/* the run's cgroup v2 (root and daemon mode) is known now; a rootless run's systemd scope
+	 * once its first process is in it (FD_FIND's ticks) */
+	limits_watch_init(&cw);
+	snprintf(unit, sizeof(unit), "warden-%s.scope", r->id);
+	if (r->limits.lim.kind == LIMITS_CGROUP2 && r->limits.lim.dir[0][0])
+		watch_open(&cw, r->limits.lim.dir[0], pfd + FD_MEMEV);
 	pfd[FD_TIMEOUT].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	pfd[FD_KILL].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	/* a trace measures the peaks whatever limits the run */
@@ -218,11 +260,15 @@ void run_wait(struct run *r, struct run_outcome *o)
 				kill(pid, SIGKILL);
 			}
 		}
+		if ((pfd[FD_MEMEV].revents | pfd[FD_PIDSEV].revents) & (POLLPRI | POLLERR))
+			limits_watch_read(&cw);
 		if (pfd[FD_FIND].fd >= 0 && (pfd[FD_FIND].revents & POLLIN)) {
 			uint64_t x;
 			int ret;
 
 			if (read(pfd[FD_FIND].fd, &x, sizeof(x)) > 0) {
+				if (r->limits.scope)
+					watch_scope(&cw, pid, unit, pfd + FD_MEMEV);
 				ret = run_sandbox_program(r, &pfd[FD_PROG].fd, &procfd);
 				if (ret != -EAGAIN)
 					wd_closep(&pfd[FD_FIND].fd);
@@ -311,6 +357,13 @@ void run_wait(struct run *r, struct run_outcome *o)
 		}
 	}
 done:
+	/* the last counts (a scope that is gone already keeps what was read) */
+	if (r->limits.scope)
+		watch_scope(&cw, pid, unit, pfd + FD_MEMEV);
+	limits_watch_read(&cw);
+	o->oom_kills = cw.oom_kills;
+	o->pids_refused = cw.pids_refused;
+	limits_watch_close(&cw);
 	for (int i = FD_TIMEOUT; i < FD_N; i++)
 		if (pfd[i].fd >= 0)
 			close(pfd[i].fd);

@@ -212,6 +212,48 @@ static void test_v2_join(void **state)
 	assert_int_equal(rmdir(root), 0);
 }
 
+/* the service runs with UMask=0027: the folders it makes are 0755 all the same (the run's user,
+ * outside the service's group, reads its cgroup's events and limits through them), also a
+ * <root>/warden an older gateway left 0750 */
+static void test_v2_umask(void **state)
+{
+	char root[] = "/tmp/wd-cgroot-XXXXXX", p[PATH_MAX], why[300];
+	struct policy_limits none = {0};
+	struct gw_cgroup cg;
+	struct stat st;
+	mode_t old = umask(027);
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	touch(root, "cgroup.controllers");
+	/* control: under this umask a plain mkdir makes 0750 */
+	snprintf(p, sizeof(p), "%s/warden", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0750);
+	assert_int_equal(
+	    gw_cgroup_create_in(&cg, root, "run1", &none, getuid(), getgid(), why, sizeof(why)), 0);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(stat(cg.dir[0], &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(rmdir(cg.dir[0]), 0);
+	/* a fresh <root>/warden too */
+	assert_int_equal(rmdir(p), 0);
+	assert_int_equal(
+	    gw_cgroup_create_in(&cg, root, "run2", &none, getuid(), getgid(), why, sizeof(why)), 0);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(stat(cg.dir[0], &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	umask(old);
+	assert_int_equal(rmdir(cg.dir[0]), 0);
+	assert_int_equal(rmdir(p), 0);
+	snprintf(p, sizeof(p), "%s/cgroup.controllers", root);
+	unlink(p);
+	assert_int_equal(rmdir(root), 0);
+}
+
 /* a root with neither v2 nor the v1 mounts: no cgroup, not an error (the launcher samples) */
 static void test_no_hierarchy(void **state)
 {
@@ -233,7 +275,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_v2),		 cmocka_unit_test(test_v1),
 	    cmocka_unit_test(test_delegated),	 cmocka_unit_test(test_v2_join),
-	    cmocka_unit_test(test_no_hierarchy),
+	    cmocka_unit_test(test_no_hierarchy), cmocka_unit_test(test_v2_umask),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

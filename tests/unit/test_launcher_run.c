@@ -279,6 +279,7 @@ static void test_rootless_scope_argv(void **state)
 	static const char *const want[] = {"systemd-run", "--user",
 					   "--scope",	  "--quiet",
 					   "--collect",	  "--unit=warden-0123abcd",
+					   "-p",	  RUN_SCOPE_OOM_PROPERTY,
 					   "-p",	  "MemoryMax=268435456",
 					   "-p",	  "MemorySwapMax=0",
 					   "-p",	  "TasksMax=64",
@@ -299,14 +300,17 @@ static void test_rootless_scope_argv(void **state)
 		assert_string_equal(v[i], want[i]);
 	}
 	run_strv_free(v);
-	/* no limit asked for: the scope alone (its cgroup still finds every process) */
+	/* no limit asked for: the scope alone (its cgroup still finds every process), with its
+	 * OOM policy */
 	memset(&lim, 0, sizeof(lim));
 	v = run_rootless_scope_argv("x", &lim, cmd);
 	assert_non_null(v);
 	assert_string_equal(v[5], "--unit=warden-x");
-	assert_string_equal(v[6], "--");
-	assert_string_equal(v[7], "/usr/bin/bwrap");
-	assert_null(v[10]);
+	assert_string_equal(v[6], "-p");
+	assert_string_equal(v[7], RUN_SCOPE_OOM_PROPERTY);
+	assert_string_equal(v[8], "--");
+	assert_string_equal(v[9], "/usr/bin/bwrap");
+	assert_null(v[12]);
 	run_strv_free(v);
 }
 
@@ -378,12 +382,13 @@ static void test_rootless_scope_prepare(void **state)
 	assert_int_equal(run_rootless_scope_prepare(&r), 0);
 	assert_string_equal(r.limits.scope_argv[0], "systemd-run");
 	assert_string_equal(r.limits.scope_argv[5], "--unit=warden-abc123");
-	assert_string_equal(r.limits.scope_argv[7], "MemoryMax=67108864");
-	assert_string_equal(r.limits.scope_argv[11], "TasksMax=32");
-	assert_string_equal(r.limits.scope_argv[12], "--");
-	assert_string_equal(r.limits.scope_argv[13], "/usr/bin/env");
-	assert_string_equal(r.limits.scope_argv[14], "-i");
-	assert_null(r.limits.scope_argv[15]);
+	assert_string_equal(r.limits.scope_argv[7], RUN_SCOPE_OOM_PROPERTY);
+	assert_string_equal(r.limits.scope_argv[9], "MemoryMax=67108864");
+	assert_string_equal(r.limits.scope_argv[13], "TasksMax=32");
+	assert_string_equal(r.limits.scope_argv[14], "--");
+	assert_string_equal(r.limits.scope_argv[15], "/usr/bin/env");
+	assert_string_equal(r.limits.scope_argv[16], "-i");
+	assert_null(r.limits.scope_argv[17]);
 	assert_string_equal(r.limits.scope_env[0], "XDG_RUNTIME_DIR=/run/user/1500");
 	assert_null(r.limits.scope_env[1]);
 	setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1500/bus", 1);

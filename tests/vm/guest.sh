@@ -3,8 +3,9 @@
 # file and the warden .deb onto the test disk; the image's warden-vm-test.service runs it at
 # boot and powers off after). It checks a real systemd host: systemd as PID 1, the unified
 # cgroup v2 hierarchy, the package's postinst, the unit (Type=notify, its hardening's
-# `systemd-analyze security` figure), `warden doctor`, the journal, a rootless `warden run`
-# and the stop. Every line it prints starts with "VM: " (the serial console also carries the
+# `systemd-analyze security` figure), `warden doctor`, the journal, a rootless `warden run`,
+# the limits in rootless and daemon mode (a memory hog, the run's cgroup read from outside, a
+# pids bomb, each with its limit event), a restart and a stop with a run live, and the purge. Every line it prints starts with "VM: " (the serial console also carries the
 # kernel's and systemd's lines); the last is "VM: END". A negative check stands beside the
 # same probe where it must succeed; a probe that cannot run counts as a failure.
 # Usage (in the VM, as root): guest.sh TEST_DISK_DIR
@@ -177,10 +178,194 @@ limits_of()
 limits_of asuser wdvmuser rootless
 limits_of asmember wdvmmember daemon
 
-# --- the stop ------------------------------------------------------------------------------
-check "systemctl stop warden-gateway" systemctl stop warden-gateway.service
+# --- a run's cgroup, read from outside while it lives, and a pids bomb ---------------------
+# start_run WHO LOG POLICY CMD...: `warden run` as WHO in the background (its stderr in
+# LOG.err); BG_PID its pid, BG_ID its run id once run.start is in LOG (120 s at most)
+start_run()
+{
+	local who=$1 log=$2 pol=$3
+	shift 3
+	BG_ID=
+	"$who" /usr/bin/warden run --audit-log "$log" -p "$pol" -- "$@" >"$log.out" 2>"$log.err" &
+	BG_PID=$!
+	for _ in $(seq 600); do
+		BG_ID=$(grep -m1 '"action":"run.start"' "$log" 2>/dev/null | grep -o '"run":"[0-9a-f]*"' |
+			cut -d'"' -f4)
+		[[ -n $BG_ID ]] && break
+		kill -0 "$BG_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+}
+# run_cgroup MODE ID: the folder of run ID's cgroup (daemon: the gateway's, below
+# /sys/fs/cgroup/warden; rootless: the user's systemd scope warden-ID.scope), once it has a
+# process (60 s at most: the sandbox starts after run.start)
+run_cgroup()
+{
+	local d
+	for _ in $(seq 300); do
+		if [[ $1 == daemon ]]; then
+			d=/sys/fs/cgroup/warden/$2
+		else
+			d=$(find /sys/fs/cgroup/user.slice -maxdepth 6 -type d -name "warden-$2.scope" | head -n1)
+		fi
+		# (a cgroup's files have size 0: -s cannot tell)
+		[[ -n $d && -n $(cat "$d/cgroup.procs" 2>/dev/null) ]] && break
+		sleep 0.2
+	done
+	echo "$d"
+}
+# gone DIR: DIR is removed within 30 s
+gone() { timeout 30 bash -c 'while [[ -e $0 ]]; do sleep 0.2; done' "$1"; }
+# cgroup_of WHO USER MODE: the limits of a live run in its cgroup, the same files of a run
+# without limits (control: "max"), and a pids bomb at pids: 32
+cgroup_of()
+{
+	local who=$1 label=$2 mode=$3 home log dir rc
+	home=$(getent passwd "$label" | cut -d: -f6)
+	log=$home/cg-limits.jsonl
+	start_run "$who" "$log" "$WORK/limits.yaml" /bin/sleep 60
+	dir=$(run_cgroup "$mode" "$BG_ID")
+	say "figure $label run cgroup: ${dir:-none} (run ${BG_ID:-?})"
+	check "$label: a live run's cgroup exists ($mode)" test -n "$dir" -a -d "$dir"
+	[[ -n $dir ]] || { show "$log.err"; grep -h '"action":"run.exit"' "$log" | cut -c1-300 | sed 's/^/VM:     /'; }
+	check_eq "$label: ... its memory.max is memory_mb: 64" 67108864 cat "$dir/memory.max"
+	check_eq "$label: ... its pids.max is pids: 32" 32 cat "$dir/pids.max"
+	check_eq "$label: ... it holds the sandbox (pids.current > 0)" yes \
+		bash -c '(( $(cat "$0/pids.current") > 0 )) && echo yes' "$dir"
+	check "$label: warden kill ends it" "$who" /usr/bin/warden kill "$BG_ID"
+	wait "$BG_PID"
+	check "$label: ... and its cgroup is gone" gone "$dir"
+	log=$home/cg-none.jsonl
+	start_run "$who" "$log" "$POLICY" /bin/sleep 60
+	dir=$(run_cgroup "$mode" "$BG_ID")
+	check "$label: a run without limits has a cgroup too" test -n "$dir" -a -d "$dir"
+	check_eq "$label: ... whose memory.max is max (control)" max cat "$dir/memory.max"
+	# a user scope without TasksMax gets systemd's DefaultTasksMax (15% of the kernel's)
+	check "$label: ... and pids.max not 32 (control: $(cat "$dir/pids.max" 2>&1))" \
+		bash -c 'v=$(cat "$0/pids.max") && [[ $v != 32 ]]' "$dir"
+	"$who" /usr/bin/warden kill "$BG_ID" >/dev/null 2>&1
+	wait "$BG_PID"
+	# the pids bomb: 100 sleeps asked for, the kernel refuses forks past 32
+	log=$home/pids.jsonl
+	check_fails "$label: before the bomb its audit has no limit.pids event" \
+		grep -q '"action":"limit.pids"' "$log"
+	"$who" /usr/bin/warden run -q --audit-log "$log" -p "$WORK/limits.yaml" -- \
+		sh -c 'for i in $(seq 100); do sleep 30 & echo "$i"; done' >"$WORK/bomb" 2>&1
+	rc=$?
+	if ((rc != 0 && rc < 126)) && grep -q 'Cannot fork' "$WORK/bomb"; then
+		ok "$label: a pids bomb at pids: 32 fails (exit $rc: 'Cannot fork')"
+	else
+		fail "$label: a pids bomb at pids: 32 fails (exit $rc)"
+		show "$WORK/bomb"
+	fi
+	check "$label: ... with a limit.pids event in the run's audit" \
+		grep -q '"action":"limit.pids"' "$log"
+	say "figure $label bomb: $(grep -c '^[0-9]*$' "$WORK/bomb") sleeps started, then: $(grep -v '^[0-9]*$' "$WORK/bomb" | head -n1)"
+	journalctl -k -q -o cat | grep 'fork rejected by pids controller' | tail -n 2 | sed 's/^/VM:     kernel: /'
+	grep -h '"action":"run.exit"' "$log" | tail -n1 | cut -c1-300 | sed 's/^/VM:     bomb run.exit: /'
+	grep -h '"action":"limit.pids"' "$log" | tail -n1 | grep -o '"reason":"[^"]*"' |
+		sed 's/^/VM:     limit.pids: /'
+	check "$label: 20 sleeps under pids: 32 (control: no refusal)" \
+		"$who" /usr/bin/warden run -q --audit-log "$home/pids-ok.jsonl" -p "$WORK/limits.yaml" -- \
+		sh -c 'for i in $(seq 20); do sleep 1 & done; wait'
+	check_fails "$label: ... and no limit.pids event for it" \
+		grep -q '"action":"limit.pids"' "$home/pids-ok.jsonl"
+}
+cgroup_of asuser wdvmuser rootless
+cgroup_of asmember wdvmmember daemon
+
+# --- a restart during a daemon-mode run: the run fails closed ------------------------------
+home=$(getent passwd wdvmmember | cut -d: -f6)
+log=$home/restart.jsonl
+start_run asmember "$log" "$POLICY" /bin/sleep 120
+check "a daemon-mode run is live (run.start, run ${BG_ID:-?})" test -n "$BG_ID"
+t=$(cut -d' ' -f1 /proc/uptime)
+check "systemctl restart warden-gateway during the run" systemctl restart warden-gateway.service
+wait "$BG_PID"
+rc=$?
+say "figure restart: the run ended $(awk -v a="$t" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN {printf "%.1f s", b - a}') after the restart began"
+if ((rc == 125)); then
+	ok "... the run ended with 125 (Warden's failure, not the program's)"
+else
+	fail "... the run ended with 125 (exit $rc)"
+	show "$log.err"
+fi
+check "... its run.exit says the daemon went away" \
+	bash -c 'grep "\"action\":\"run.exit\"" "$0" | grep -q "went away"' "$log"
+grep '"action":"run.exit"' "$log" | grep -o '"reason":"[^"]*"' | cut -c1-200 | sed 's/^/VM:     run.exit: /'
+check_eq "... the gateway is active again" active systemctl is-active warden-gateway
+check "... and a new run works (control)" asmember /usr/bin/warden run -q -p "$POLICY" -- /bin/true
+check_eq "the journal has two 'serving:' lines of the gateway (start, restart)" 2 \
+	bash -c 'journalctl -q -u warden-gateway.service -o cat | grep -c "serving: transparent"'
+
+# --- the stop with a run plumbed: nothing of it stays --------------------------------------
+log=$home/stop.jsonl
+start_run asmember "$log" "$POLICY" /bin/sleep 120
+ifname=$(grep -o 'network: wd-[0-9a-f]*' "$log.err" | head -n1 | cut -d' ' -f2)
+say "figure plumbed run: ${BG_ID:-?} on ${ifname:-?}"
+check "a plumbed daemon-mode run: its veth $ifname is there" ip link show "${ifname:-none}"
+check "... and the table inet warden has its elements (its interface)" \
+	bash -c 'nft list table inet warden | grep -q "\"$0\""' "${ifname:-none}"
+nft list table inet warden | grep -B3 'elements = ' | sed 's/^/VM:     nft before the stop: /'
+check "systemctl stop warden-gateway with the run live" systemctl stop warden-gateway.service
+wait "$BG_PID"
+rc=$?
+if ((rc == 125)); then ok "... the run ended with 125"; else fail "... the run ended with 125 (exit $rc)"; fi
 check_fails "... and it is not active any more" systemctl is-active --quiet warden-gateway
 check_fails "... its control socket is gone" test -e /run/warden/gateway.sock
+check_fails "... the run's veth is gone" ip link show "${ifname:-none}"
+check_fails "... no wd-* interface is left" bash -c 'ip -o link show | grep -q " wd-"'
+# the run sets (interfaces and addresses of runs); the two meters (dynamic sets the packet
+# path fills: per-interface connection count and rate) are listed, not checked (docs/vm.md)
+for set in runs_if runs_v4 runs_v6 gw_v4 gw_v6; do
+	check_fails "... set $set holds none of its elements" \
+		bash -c 'nft list set inet warden "$1" | grep -q "\"$0\""' "${ifname:-none}" "$set"
+done
+check "... (control: set gw_tcp keeps the gateway's ports)" \
+	bash -c 'nft list set inet warden gw_tcp | grep -q 15001'
+nft list table inet warden | grep -B4 'flags dynamic' | grep -E '^\s*set ' | while read -r _ name _; do
+	say "note: meter set $name after the stop: $(nft list set inet warden "$name" | grep -c '"wd-') run interface element(s) left"
+done
+check "... (control: the table itself stays, as documented)" nft list table inet warden
+check_fails "... no run cgroup is left below /sys/fs/cgroup/warden" \
+	bash -c 'find /sys/fs/cgroup/warden -mindepth 1 -maxdepth 1 -type d | grep -q .'
+check "the journal has the gateway's stop (systemd's 'Stopped' line)" \
+	bash -c 'journalctl -q -u warden-gateway.service -o cat | grep -q "^Stopped "'
+journalctl -q -u warden-gateway.service -o cat | tail -n 4 | sed 's/^/VM:     journal: /'
+
+# --- apt-get purge: what postinst made goes, nothing else ----------------------------------
+getent passwd | cut -d: -f1 | sort >"$WORK/users.before"
+getent group | cut -d: -f1 | sort >"$WORK/groups.before"
+dpkg-query -W -f='${Package}\n' | grep -vx warden | sort >"$WORK/pkgs.before"
+check "apt-get purge warden" env DEBIAN_FRONTEND=noninteractive apt-get -y -q purge warden
+check_fails "dpkg no longer has warden installed" \
+	bash -c 'dpkg-query -W -f="\${Status}" warden 2>/dev/null | grep -qx "install ok installed"'
+check_fails "the unit is gone" systemctl cat warden-gateway.service
+check_fails "/usr/bin/warden is gone" test -e /usr/bin/warden
+check_fails "/etc/warden is gone" test -e /etc/warden
+check_fails "/var/lib/warden is gone" test -e /var/lib/warden
+check_fails "user warden-gateway is gone" getent passwd warden-gateway
+check_fails "group warden is gone" getent group warden
+if [[ -s /var/log/warden/audit.jsonl ]]; then
+	check "the central audit log holds records: it stays (docs/deploy.md)" test -s /var/log/warden/audit.jsonl
+	check "... and so does group warden-audit" getent group warden-audit
+else
+	check_fails "the empty central log's folder is gone" test -e /var/log/warden
+	check_fails "... and group warden-audit" getent group warden-audit
+fi
+getent passwd | cut -d: -f1 | sort >"$WORK/users.after"
+getent group | cut -d: -f1 | sort >"$WORK/groups.after"
+dpkg-query -W -f='${Package}\n' | sort >"$WORK/pkgs.after"
+check_eq "the users but warden-gateway stay" "warden-gateway" \
+	bash -c 'comm -3 "$0" "$1" | tr -d "\t" | xargs' "$WORK/users.before" "$WORK/users.after"
+check_eq "the groups but warden, warden-gateway (and warden-audit with an empty log) stay" \
+	"$([[ -s /var/log/warden/audit.jsonl ]] && echo warden warden-gateway ||
+		echo warden warden-audit warden-gateway)" \
+	bash -c 'comm -3 "$0" "$1" | tr -d "\t" | xargs' "$WORK/groups.before" "$WORK/groups.after"
+check_eq "every other package stays installed (nftables, bubblewrap, ...)" "" \
+	bash -c 'comm -3 "$0" "$1" | xargs' "$WORK/pkgs.before" "$WORK/pkgs.after"
+check "the test users' homes stay (control: purge touched no user's files)" \
+	test -d /home/wdvmuser -a -d /home/wdvmmember
 
 say "figure test time: $(awk -v a="$T0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN {printf "%.0f s", b - a}')"
 say "figure boot: $(systemd-analyze time 2>/dev/null | head -n1)"
