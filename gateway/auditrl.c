@@ -201,7 +201,8 @@ void gw_audit_denial(struct gw_audit *a, struct gw_audit_acct *run, struct audit
 	if (run)
 		run->denied++;
 	if (run && run->mcp)
-		gw_toolcalls_denial(run->mcp);
+		gw_toolcalls_denial(run->mcp, ev->resource, ev->has & AUDIT_HAS_PORT ? ev->port : 0,
+				    ev->denial_id, ev->reason);
 	if (gw_bucket_take(b, a->ev->now, GW_DENY_BURST, GW_DENY_PER_S)) {
 		gw_audit(a, run, ev);
 		return;

@@ -325,7 +325,7 @@ static void op_stats(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 static void op_mcp(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 {
 	struct gw_run *r = own_run(c, req->id);
-	json_t *den;
+	json_t *den, *ans;
 
 	if (!r)
 		return;
@@ -334,7 +334,11 @@ static void op_mcp(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 		return;
 	}
 	den = gw_toolcalls_denials_json(&r->mcp);
-	gw_ctlconn_put_json(c, den ? json_pack("{s:b, s:o}", "ok", 1, "denials", den) : NULL);
+	ans = den ? json_pack("{s:b, s:o}", "ok", 1, "denials", den) : NULL;
+	/* the calls that just ended, with the denials during each (the relay's explanation) */
+	if (ans && r->mcp.ended)
+		json_object_set(ans, "ended", r->mcp.ended);
+	gw_ctlconn_put_json(c, ans);
 }
 
 /* daemon mode: the launcher's child moved into the run's cgroup by the parent, asked on the

@@ -70,12 +70,64 @@ static unsigned tool_slot(struct gw_toolcalls *m, const char *name)
 	return m->ntools++;
 }
 
+/* the calls in flight become @calls: a call still in flight keeps its denials; one that ended
+ * with denials goes to @m->ended */
+static void calls_move(struct gw_toolcalls *m, const json_t *calls)
+{
+	unsigned n = 0;
+	size_t i;
+	const json_t *c;
+	json_t *nid[GW_TOOLCALLS_CALLS] = {0}, *nden[GW_TOOLCALLS_CALLS] = {0};
+	uint64_t nmore[GW_TOOLCALLS_CALLS] = {0};
+
+	json_decref(m->ended);
+	m->ended = NULL;
+	json_array_foreach(calls, i, c)
+	{
+		json_t *id = json_object_get(c, "call_id");
+
+		if (n == GW_TOOLCALLS_CALLS)
+			break;
+		nid[n] = json_incref(id);
+		for (unsigned k = 0; k < m->ncalls; k++) {
+			if (!m->call[k].id || !json_equal(m->call[k].id, id))
+				continue;
+			nden[n] = m->call[k].denials; /* moved */
+			nmore[n] = m->call[k].more;
+			m->call[k].denials = NULL;
+			json_decref(m->call[k].id);
+			m->call[k].id = NULL;
+			break;
+		}
+		n++;
+	}
+	for (unsigned k = 0; k < m->ncalls; k++) {
+		if (m->call[k].id && m->call[k].denials) {
+			if (!m->ended)
+				m->ended = json_array();
+			json_array_append_new(m->ended,
+					      json_pack("{s:O, s:O, s:I}", "call_id", m->call[k].id,
+							"denials", m->call[k].denials, "more",
+							(json_int_t)m->call[k].more));
+		}
+		json_decref(m->call[k].id);
+		json_decref(m->call[k].denials);
+	}
+	for (unsigned k = 0; k < n; k++) {
+		m->call[k].id = nid[k];
+		m->call[k].denials = nden[k];
+		m->call[k].more = nmore[k];
+	}
+	m->ncalls = n;
+}
+
 int gw_toolcalls_set(struct gw_toolcalls *m, const json_t *calls)
 {
 	size_t n = json_array_size(calls), i;
 	const json_t *c, *last;
 	json_t *j;
 
+	calls_move(m, calls);
 	free(m->json);
 	m->json = NULL;
 	m->ninflight = 0;
@@ -104,12 +156,28 @@ int gw_toolcalls_set(struct gw_toolcalls *m, const json_t *calls)
 	return 0;
 }
 
-void gw_toolcalls_denial(struct gw_toolcalls *m)
+void gw_toolcalls_denial(struct gw_toolcalls *m, const char *resource, unsigned port,
+			 const char *denial_id, const char *reason)
 {
 	if (!m->json)
 		return;
 	for (unsigned k = 0; k < m->ninflight; k++)
 		m->tool[m->inflight[k]].denials++;
+	for (unsigned k = 0; k < m->ncalls; k++) {
+		json_t *d;
+
+		if (!m->call[k].denials)
+			m->call[k].denials = json_array();
+		if (json_array_size(m->call[k].denials) >= GW_TOOLCALLS_CALL_DENIALS) {
+			m->call[k].more++;
+			continue;
+		}
+		d = json_pack("{s:s, s:i, s:s, s:s}", "resource", resource ? resource : "", "port",
+			      (int)port, "denial_id", denial_id ? denial_id : "", "reason",
+			      reason ? reason : "");
+		if (!d || json_array_append_new(m->call[k].denials, d))
+			m->call[k].more++;
+	}
 }
 
 json_t *gw_toolcalls_denials_json(const struct gw_toolcalls *m)
@@ -124,6 +192,11 @@ json_t *gw_toolcalls_denials_json(const struct gw_toolcalls *m)
 
 void gw_toolcalls_free(struct gw_toolcalls *m)
 {
+	for (unsigned k = 0; k < m->ncalls; k++) {
+		json_decref(m->call[k].id);
+		json_decref(m->call[k].denials);
+	}
+	json_decref(m->ended);
 	free(m->json);
 	memset(m, 0, sizeof(*m));
 }

@@ -14,6 +14,8 @@
 #define GW_TOOLCALLS_TOOLS 64
 /* Longest tool name and call id (as text) a request may carry. */
 #define GW_TOOLCALLS_NAME_MAX 200
+/* Most denials kept per call for its explanation (more are counted). */
+#define GW_TOOLCALLS_CALL_DENIALS 8
 
 struct json_t;
 
@@ -26,6 +28,12 @@ struct json_t;
  * @ninflight:	see @inflight
  * @tool:	tools seen in flight with their denials, @ntools of them
  * @ntools:	see @tool
+ * @call:	each call in flight, in the set's order: its id (the JSON value) and the denials
+ *		during it ({"resource", "port", "denial_id", "reason"}, at most
+ *		GW_TOOLCALLS_CALL_DENIALS; @more counts the rest)
+ * @ncalls:	see @call
+ * @ended:	the calls the last gw_toolcalls_set() ended that had denials: [{"call_id",
+ *		"denials", "more"}], for the relay's explanation (NULL: none)
  */
 struct gw_toolcalls {
 	char *json;
@@ -36,6 +44,13 @@ struct gw_toolcalls {
 		uint64_t denials;
 	} tool[GW_TOOLCALLS_TOOLS];
 	unsigned ntools;
+	struct {
+		struct json_t *id;
+		struct json_t *denials;
+		uint64_t more;
+	} call[GW_TOOLCALLS_CALLS];
+	unsigned ncalls;
+	struct json_t *ended;
 };
 
 /**
@@ -57,8 +72,17 @@ int gw_toolcalls_calls_check(const struct json_t *calls, char *why, size_t size)
  */
 int gw_toolcalls_set(struct gw_toolcalls *m, const struct json_t *calls);
 
-/** gw_toolcalls_denial() - a denial of the run: one more for each distinct tool in flight. */
-void gw_toolcalls_denial(struct gw_toolcalls *m);
+/**
+ * gw_toolcalls_denial() - a denial of the run: one more for each distinct tool in flight, and
+ * kept with each call in flight for its explanation
+ * @m:		the run's calls
+ * @resource:	what was denied (a name, an address; may be NULL)
+ * @port:	its port (0: none, a DNS query)
+ * @denial_id:	the event's denial id (may be NULL)
+ * @reason:	the event's reason (may be NULL)
+ */
+void gw_toolcalls_denial(struct gw_toolcalls *m, const char *resource, unsigned port,
+			 const char *denial_id, const char *reason);
 
 /**
  * gw_toolcalls_denials_json() - the denials per tool during calls: {NAME: N, ...}

@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { MCP_ALLOWLIST, MCP_AUDIT_LOG, MCP_TOOLS, MCP_PIN, MCP_N };
-static const char *const mcp_keys[MCP_N] = {"allowlist", "audit_log", "tools", "pin"};
+enum { MCP_ALLOWLIST, MCP_AUDIT_LOG, MCP_TOOLS, MCP_PIN, MCP_EXPLAIN, MCP_N };
+static const char *const mcp_keys[MCP_N] = {"allowlist", "audit_log", "tools", "pin",
+					    "explain_denials"};
 enum { TOOLS_ALLOW, TOOLS_DENY, TOOLS_N };
 static const char *const tools_keys[TOOLS_N] = {"allow", "deny"};
 
@@ -111,6 +112,8 @@ void policy_parse_mcp(struct pctx *c, const struct policy_yt_node *n)
 		    s);
 	if (v[MCP_TOOLS])
 		parse_tools(c, v[MCP_TOOLS]);
+	if (v[MCP_EXPLAIN])
+		policy_yt_bool(c->d, v[MCP_EXPLAIN], "mcp.explain_denials", &c->p->mcp_explain);
 	s = v[MCP_PIN] ? policy_yt_str(c->d, v[MCP_PIN], "mcp.pin") : NULL;
 	if (s) {
 		c->p->mcp_pin = pctx_strdup(c, s);

@@ -301,6 +301,8 @@ struct policy_tool_pat {
  *		client may see and call (every other tool is denied); @ntools_allow of them
  * @tools_deny:	mcp.tools.deny: tools a client may neither see nor call (deny wins over
  *		allow); @ntools_deny of them
+ * @mcp_explain: mcp.explain_denials: a tool call's result gets one text item naming what
+ *		Warden denied during the call
  * @mcp_pin:	mcp.pin: the pin file of the server's accepted tool definitions, as written
  *		(relative: to the policy file's folder), or NULL; @mcp_pin_line where
  * @audit_files: audit.files, enum policy_audit_files (POLICY_FILES_UNSET when absent)
@@ -353,6 +355,7 @@ struct wd_policy {
 	size_t ntools_deny;
 	char *mcp_pin;
 	int mcp_pin_line;
+	bool mcp_explain;
 	unsigned audit_files;
 	struct policy_matcher *matcher;
 	bool validated;

@@ -96,6 +96,10 @@ static int json_mcp(struct wd_buf *out, const struct wd_policy *p)
 		ret |= wd_buf_printf(out, "%s\"audit_log\":\"all\"", sep);
 		sep = ",";
 	}
+	if (p->mcp_explain) {
+		ret |= wd_buf_printf(out, "%s\"explain_denials\":true", sep);
+		sep = ",";
+	}
 	if (p->mcp_pin) {
 		ret |= wd_buf_printf(out, "%s\"pin\":", sep);
 		ret |= wd_yaml_quote(out, p->mcp_pin);
@@ -268,8 +272,11 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		}
 		ret |= wd_buf_puts(out, "]\n");
 	}
-	if (p->mcp_allowlist_locked || p->mcp_audit_log_all || policy_mcp_tools_on(p))
+	if (p->mcp_allowlist_locked || p->mcp_audit_log_all || policy_mcp_tools_on(p) ||
+	    p->mcp_explain)
 		ret |= wd_buf_puts(out, "mcp:\n");
+	if (p->mcp_explain)
+		ret |= wd_buf_puts(out, "  explain_denials: true\n");
 	if (p->mcp_allowlist_locked)
 		ret |= wd_buf_puts(out, "  allowlist: \"locked\"\n");
 	if (p->mcp_audit_log_all)
@@ -399,7 +406,8 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 	ret |= wd_buf_puts(out, "]");
 	ret |= put_backends(out, p, true);
 	ret |= wd_buf_puts(out, "}");
-	if (p->mcp_allowlist_locked || p->mcp_audit_log_all || policy_mcp_tools_on(p))
+	if (p->mcp_allowlist_locked || p->mcp_audit_log_all || policy_mcp_tools_on(p) ||
+	    p->mcp_explain)
 		ret |= json_mcp(out, p);
 	ret |= wd_buf_puts(out, "}");
 	return ret ? -ENOMEM : 0;

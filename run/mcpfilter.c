@@ -15,6 +15,7 @@
 #include "run/mcppin.h"
 #include "policy/policy.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -327,7 +328,8 @@ int run_mcpfilter_line(struct run_mcpfilter *f, enum mcp_dir d, const char *s, s
 	f->lineno[d]++;
 	while (blank < n && (s[blank] == ' ' || s[blank] == '\t' || s[blank] == '\r'))
 		blank++;
-	if (blank == n)
+	/* no rules (the relay reads lines whole for mcp.explain_denials alone): as it came */
+	if (blank == n || !policy_mcp_tools_on(f->policy))
 		return put_line(fwd, s, n);
 	j = json_loadb(s, n, JSON_REJECT_DUPLICATES, &err);
 	if (!j) {
@@ -359,4 +361,119 @@ void run_mcpfilter_free(struct run_mcpfilter *f)
 	f->nlists = 0;
 	json_decref(f->unpinned);
 	f->unpinned = NULL;
+}
+
+/* @s is an IPv4 or IPv6 address, not a name */
+static bool is_addr(const char *s)
+{
+	unsigned char buf[16];
+
+	return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
+}
+
+/* the sentence for one call's denials (@d: the gateway's entry) into @out: each distinct
+ * (resource, port, denial id) once, with how many times when more */
+static int explain_text(const json_t *d, const char *policy, const char *run, struct wd_buf *out)
+{
+	const json_t *den = json_object_get(d, "denials"), *x, *y;
+	json_int_t more = json_integer_value(json_object_get(d, "more"));
+	const char *name = NULL;
+	size_t i, k, said = 0;
+	int ret = wd_buf_puts(out, "warden denied ");
+
+	json_array_foreach(den, i, x)
+	{
+		const char *res = json_string_value(json_object_get(x, "resource"));
+		const char *id = json_string_value(json_object_get(x, "denial_id"));
+		const char *why = json_string_value(json_object_get(x, "reason"));
+		json_int_t port = json_integer_value(json_object_get(x, "port"));
+		unsigned times = 0;
+		bool before = false;
+
+		json_array_foreach(den, k, y)
+		{
+			bool same = json_equal(x, y);
+
+			before |= same && k < i;
+			times += same;
+		}
+		if (before)
+			continue; /* said with the first of its kind */
+		res = res && *res ? res : "?";
+		if (!name && !is_addr(res) && strcmp(res, "?"))
+			name = res;
+		ret |= wd_buf_puts(out, said++ ? "; " : "");
+		if (port)
+			ret |= wd_buf_printf(out, "%s:%lld", res, (long long)port);
+		else
+			ret |= wd_buf_printf(out, "the DNS lookup of %s", res);
+		ret |= wd_buf_printf(out, " (%s%s%s%s", id && *id ? "denial " : "",
+				     id && *id ? id : "", id && *id && why && *why ? ": " : "",
+				     why && *why ? why : "");
+		ret |= times > 1 ? wd_buf_printf(out, ", %u times)", times) : wd_buf_puts(out, ")");
+	}
+	if (more)
+		ret |= wd_buf_printf(out, "; and %lld more", (long long)more);
+	ret |= wd_buf_printf(out,
+			     " during this call. It is not allowed by the policy %s: this is "
+			     "policy, not a network failure, and trying again will not help.",
+			     policy);
+	if (name)
+		ret |= wd_buf_printf(out,
+				     " A person can allow a name for this run with `warden "
+				     "allowlist %s add %s` (or in the policy's network.allow).",
+				     run, name);
+	else
+		ret |= wd_buf_puts(out, " An address without a name is allowed only by a cidr "
+					"rule in the policy's network.allow.");
+	return ret ? -ENOMEM : 0;
+}
+
+/* one response of the server's line: the text item added when its call had denials */
+static int explain_msg(json_t *m, json_t *ended, const char *policy, const char *run, bool *changed)
+{
+	json_t *id = json_object_get(m, "id"), *content, *d;
+	struct wd_buf text = WD_BUF_INIT;
+	size_t i;
+	int ret;
+
+	content = json_object_get(json_object_get(m, "result"), "content");
+	if (!json_is_object(m) || json_object_get(m, "method") || !id || !json_is_array(content))
+		return 0; /* a request, an error (the server's own), no content: nothing added */
+	json_array_foreach(ended, i, d)
+	{
+		if (!json_equal(json_object_get(d, "call_id"), id))
+			continue;
+		ret = explain_text(d, policy, run, &text);
+		if (!ret &&
+		    json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text",
+							     text.data ? text.data : "")))
+			ret = -ENOMEM;
+		wd_buf_free(&text);
+		if (ret)
+			return ret;
+		json_array_remove(ended, i);
+		*changed = true;
+		return 0;
+	}
+	return 0;
+}
+
+int run_mcpfilter_explain(const char *s, size_t n, json_t *ended, const char *policy,
+			  const char *run, struct wd_buf *out)
+{
+	json_t *j = json_loadb(s, n, JSON_REJECT_DUPLICATES, NULL);
+	bool changed = false;
+	int ret = 0;
+
+	if (!j)
+		return 0; /* the filter's business: what is not JSON is not explained */
+	if (json_is_object(j))
+		ret = explain_msg(j, ended, policy, run, &changed);
+	for (size_t i = 0; !ret && json_is_array(j) && i < json_array_size(j); i++)
+		ret = explain_msg(json_array_get(j, i), ended, policy, run, &changed);
+	if (!ret && changed)
+		ret = put_json(out, j);
+	json_decref(j);
+	return ret ? ret : changed;
 }

@@ -105,6 +105,22 @@ int run_mcpfilter_line(struct run_mcpfilter *f, enum mcp_dir d, const char *s, s
  */
 void run_mcpfilter_drop_long(struct run_mcpfilter *f, enum mcp_dir d);
 
+/**
+ * run_mcpfilter_explain() - mcp.explain_denials: the server's line @s (@n bytes, no newline),
+ * which ended calls, with one text item added to the result content of each response whose
+ * call had denials (pure)
+ * @ended:	the gateway's calls that ended with denials ([{"call_id", "denials": [{"resource",
+ *		"port", "denial_id", "reason"}], "more"}]); an entry used is removed
+ * @policy:	the policy's name, for the sentence
+ * @run:	the run's id, for the `warden allowlist` command in it
+ * @out:	the line rewritten, with its newline, when something was added
+ *
+ * A JSON-RPC error (the server's own) gets nothing, nor a result without a content list.
+ * Return: 1 (@out holds the line), 0 (nothing added), or -ENOMEM.
+ */
+int run_mcpfilter_explain(const char *s, size_t n, struct json_t *ended, const char *policy,
+			  const char *run, struct wd_buf *out);
+
 /** run_mcpfilter_free() - release what @f holds (the ids awaiting answers). */
 void run_mcpfilter_free(struct run_mcpfilter *f);
 

@@ -185,8 +185,9 @@ int run_stdio_setup(struct run *r)
 	s2c->out_sock = is_sock(s2c->out);
 	if (!s2c->out_sock)
 		s2c->out = own_fifo(s2c->out, &s2c->out_nb);
-	if (policy_mcp_tools_on(r->input.pol)) {
+	if (policy_mcp_tools_on(r->input.pol) || r->input.pol->mcp_explain) {
 		io->filter = true;
+		io->explain = r->input.pol->mcp_explain;
 		io->mf.policy = r->input.pol;
 		io->mf.note = filter_note;
 		io->mf.new_id = new_denial_id;
@@ -252,6 +253,25 @@ static int tell_gateway(struct run *r, json_t **ret_ans)
 	return ret;
 }
 
+/* tell the gateway; with mcp.explain_denials, keep the denials of the calls that ended */
+static void tell_gateway_ended(struct run *r)
+{
+	struct run_stdio *io = &r->sandbox.io;
+	json_t *ans = NULL, *e, *v;
+	size_t i;
+
+	tell_gateway(r, io->explain ? &ans : NULL);
+	e = json_object_get(ans, "ended");
+	if (json_is_array(e) && !io->ended)
+		io->ended = json_array();
+	json_array_foreach(e, i, v)
+	{
+		if (json_array_size(io->ended) < RUN_TOOLCALLS_CALLS)
+			json_array_append(io->ended, v);
+	}
+	json_decref(ans);
+}
+
 /* bytes of @d about to go on: tracked, the gateway told, releasable */
 static void track(struct run *r, enum mcp_dir d, const char *p, size_t n)
 {
@@ -262,7 +282,7 @@ static void track(struct run *r, enum mcp_dir d, const char *p, size_t n)
 		from += run_toolcalls_feed(&r->sandbox.io.track, d, p + from, n - from, &changed);
 		/* a call started or ended, or attribution went off (the gateway forgets them) */
 		if (changed)
-			tell_gateway(r, NULL);
+			tell_gateway_ended(r);
 	}
 	say_off(r);
 }
@@ -299,6 +319,16 @@ static void filter_line(struct run *r, enum mcp_dir d)
 	x->line.len = 0;
 	if (!ret && fwd.len) {
 		track(r, d, fwd.data, fwd.len);
+		/* the server's answer ended calls that had denials: it says so (explain_denials) */
+		if (d == MCP_S2C && io->explain && json_array_size(io->ended) &&
+		    run_mcpfilter_explain(fwd.data, fwd.len - 1, io->ended, r->input.policy_abs,
+					  r->id, &reply) == 1) {
+			struct wd_buf t = fwd;
+
+			fwd = reply;
+			reply = t;
+			reply.len = 0;
+		}
 		if (x->out >= 0)
 			ret = wd_buf_append(&x->q, fwd.data, fwd.len);
 	}
@@ -534,6 +564,8 @@ void run_stdio_free(struct run *r)
 	run_mcpfilter_free(&io->mf);
 	json_decref(io->pins);
 	io->pins = NULL;
+	json_decref(io->ended);
+	io->ended = NULL;
 	run_toolcalls_free(&io->track);
 	free(io->exit_mcp);
 	io->exit_mcp = NULL;

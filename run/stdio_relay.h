@@ -65,6 +65,8 @@ struct run_stdio_dir {
  * @pins:	mcp.pin's tools (mcppin.h), or NULL
  * @pin_learn:	WARDEN_MCP_PIN_LEARN=1 (`warden mcp pin` reading the tools): pins not enforced
  * @accept_hint: the command that accepts the server's tools, for the filter's reasons
+ * @explain:	mcp.explain_denials: a result whose call had denials says so
+ * @ended:	the gateway's calls that ended with denials, not explained yet (or NULL)
  */
 struct run_stdio {
 	bool want;
@@ -80,6 +82,8 @@ struct run_stdio {
 	struct json_t *pins;
 	bool pin_learn;
 	char accept_hint[PATH_MAX + 64];
+	bool explain;
+	struct json_t *ended;
 };
 
 #endif /* WARDEN_LAUNCHER_RUN_STDIO_H */

@@ -381,6 +381,53 @@ static void test_pins(void **state)
 	json_decref(pinned);
 }
 
+/* mcp.explain_denials: the result of a call that had denials gets one text item; an error
+ * answer, another id, a result without content get nothing */
+static void test_explain(void **state)
+{
+	struct fx *x = *state;
+	json_t *ended = json_loads(
+	    "[{\"call_id\":7,\"more\":0,\"denials\":["
+	    "{\"resource\":\"other.test\",\"port\":0,\"denial_id\":\"\",\"reason\":\"not "
+	    "allowed\"},"
+	    "{\"resource\":\"other.test\",\"port\":0,\"denial_id\":\"\",\"reason\":\"not "
+	    "allowed\"},"
+	    "{\"resource\":\"203.0.113.9\",\"port\":80,\"denial_id\":\"dn-000000000009\","
+	    "\"reason\":\"no name\"}]},"
+	    "{\"call_id\":\"e\",\"more\":2,\"denials\":[{\"resource\":\"x.test\",\"port\":443,"
+	    "\"denial_id\":\"dn-000000000001\",\"reason\":\"r\"}]}]",
+	    0, NULL);
+	const char *err =
+	    "{\"jsonrpc\":\"2.0\",\"id\":\"e\",\"error\":{\"code\":-1,\"message\":\"m\"}}";
+	const char *other = "{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{\"content\":[]}}";
+	const char *res = "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"type\":"
+			  "\"text\",\"text\":\"error: ENOTFOUND\"}],\"isError\":true}}";
+	json_t *j, *c;
+	const char *t;
+
+	assert_non_null(ended);
+	assert_int_equal(run_mcpfilter_explain(err, strlen(err), ended, "p.yaml", "r1", &x->fwd),
+			 0);
+	assert_int_equal(
+	    run_mcpfilter_explain(other, strlen(other), ended, "p.yaml", "r1", &x->fwd), 0);
+	assert_int_equal(x->fwd.len, 0);
+	assert_int_equal(run_mcpfilter_explain(res, strlen(res), ended, "p.yaml", "r1", &x->fwd),
+			 1);
+	j = json_loads(out(&x->fwd), 0, NULL);
+	c = json_object_get(json_object_get(j, "result"), "content");
+	assert_int_equal(json_array_size(c), 2);
+	t = json_string_value(json_object_get(json_array_get(c, 1), "text"));
+	assert_non_null(strstr(t, "warden denied the DNS lookup of other.test (not allowed, 2 "
+				  "times); 203.0.113.9:80 (denial dn-000000000009: no name) during "
+				  "this call"));
+	assert_non_null(strstr(t, "`warden allowlist r1 add other.test`"));
+	assert_true(json_is_true(json_object_get(json_object_get(j, "result"), "isError")));
+	json_decref(j);
+	/* the entry used is gone: the same answer again gets nothing */
+	assert_int_equal(json_array_size(ended), 1);
+	json_decref(ended);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +439,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_list_filtered, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_list_inexact_ids, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pins, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_explain, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
