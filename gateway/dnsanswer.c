@@ -38,8 +38,9 @@ static const char *addr_text(const struct gw_addr *a, char *out, size_t size)
 	return out;
 }
 
-static void dns_event(struct gw_dns *dns, struct gw_run *run, const struct dns_query *q,
-		      bool allowed, const char *reason, const char *rule, const char *dst)
+static void dns_event_id(struct gw_dns *dns, struct gw_run *run, const struct dns_query *q,
+			 bool allowed, const char *reason, const char *rule, const char *dst,
+			 const char *denial_id)
 {
 	char tbuf[16];
 	struct audit_event ev = {
@@ -52,6 +53,7 @@ static void dns_event(struct gw_dns *dns, struct gw_run *run, const struct dns_q
 	    /* a query whose question was not read has no type to name */
 	    .qtype = q->question_ok ? gw_dns_qtype_name(q->qtype, tbuf, sizeof(tbuf)) : NULL,
 	    .dst = dst,
+	    .denial_id = denial_id && *denial_id ? denial_id : NULL,
 	};
 
 	dns->ev->stats.dns_queries++;
@@ -60,6 +62,12 @@ static void dns_event(struct gw_dns *dns, struct gw_run *run, const struct dns_q
 	else
 		gw_audit_denial(dns->audit, gw_run_acct(run),
 				&ev); /* counted in the run's denials */
+}
+
+static void dns_event(struct gw_dns *dns, struct gw_run *run, const struct dns_query *q,
+		      bool allowed, const char *reason, const char *rule, const char *dst)
+{
+	dns_event_id(dns, run, q, allowed, reason, rule, dst, NULL);
 }
 
 /* warden run's liveness check (GW_LIVENESS_NAME, HTTPS) reached the gateway
@@ -347,7 +355,7 @@ void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const stru
 	struct gw_dns_verdict v;
 	struct gw_dns_facts f = {.parsed = dns_query_parse(msg, len, &q), .q = &q};
 	struct gw_run *run = gw_run_find_ingress(dns->runs, &rt->local, peer);
-	char reason[600];
+	char reason[600], ede[700], did[16] = "";
 	const char *why, *rule_text = NULL;
 
 	f.policy = run ? run->policy : NULL;
@@ -370,10 +378,18 @@ void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const stru
 		break;
 	case GW_DNS_RCODE:
 		r.rcode = v.rcode;
+		/* a run's denial gets an id a person can quote, in the EDE text and the event,
+		 * as a refused connection's 403 does */
+		if (run && !v.allowed)
+			gw_new_denial_id(dns->ev, did, sizeof(did));
 		if (v.ede) {
 			r.ede = true;
 			r.ede_code = v.ede_code;
 			r.ede_text = why;
+			if (did[0]) {
+				snprintf(ede, sizeof(ede), "%s (id %s)", why, did);
+				r.ede_text = ede;
+			}
 		}
 		reply(dns, rt, &q, &r);
 		break;
@@ -397,5 +413,5 @@ void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const stru
 	if (v.action == GW_DNS_LIVENESS)
 		liveness_event(dns, run, why);
 	else
-		dns_event(dns, run, &q, v.allowed, why, rule_text, NULL);
+		dns_event_id(dns, run, &q, v.allowed, why, rule_text, NULL, did);
 }

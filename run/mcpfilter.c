@@ -371,8 +371,19 @@ static bool is_addr(const char *s)
 	return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
 }
 
-/* the sentence for one call's denials (@d: the gateway's entry) into @out: each distinct
- * (resource, port, denial id) once, with how many times when more */
+/* @x and @y deny the same thing for the same reason (their ids may differ) */
+static bool same_kind(const json_t *x, const json_t *y)
+{
+	static const char *const keys[] = {"resource", "port", "reason"};
+
+	for (size_t i = 0; i < WD_ARRAY_SIZE(keys); i++)
+		if (!json_equal(json_object_get(x, keys[i]), json_object_get(y, keys[i])))
+			return false;
+	return true;
+}
+
+/* the sentence for one call's denials (@d: the gateway's entry) into @out: each kind (resource,
+ * port, reason) once, with its denial ids, or how many times when it has none */
 static int explain_text(const json_t *d, const char *policy, const char *run, struct wd_buf *out)
 {
 	const json_t *den = json_object_get(d, "denials"), *x, *y;
@@ -384,19 +395,12 @@ static int explain_text(const json_t *d, const char *policy, const char *run, st
 	json_array_foreach(den, i, x)
 	{
 		const char *res = json_string_value(json_object_get(x, "resource"));
-		const char *id = json_string_value(json_object_get(x, "denial_id"));
 		const char *why = json_string_value(json_object_get(x, "reason"));
 		json_int_t port = json_integer_value(json_object_get(x, "port"));
-		unsigned times = 0;
+		unsigned times = 0, ids = 0;
 		bool before = false;
 
-		json_array_foreach(den, k, y)
-		{
-			bool same = json_equal(x, y);
-
-			before |= same && k < i;
-			times += same;
-		}
+		json_array_foreach(den, k, y) before |= k < i && same_kind(x, y);
 		if (before)
 			continue; /* said with the first of its kind */
 		res = res && *res ? res : "?";
@@ -404,13 +408,23 @@ static int explain_text(const json_t *d, const char *policy, const char *run, st
 			name = res;
 		ret |= wd_buf_puts(out, said++ ? "; " : "");
 		if (port)
-			ret |= wd_buf_printf(out, "%s:%lld", res, (long long)port);
+			ret |= wd_buf_printf(out, "%s:%lld (", res, (long long)port);
 		else
-			ret |= wd_buf_printf(out, "the DNS lookup of %s", res);
-		ret |= wd_buf_printf(out, " (%s%s%s%s", id && *id ? "denial " : "",
-				     id && *id ? id : "", id && *id && why && *why ? ": " : "",
-				     why && *why ? why : "");
-		ret |= times > 1 ? wd_buf_printf(out, ", %u times)", times) : wd_buf_puts(out, ")");
+			ret |= wd_buf_printf(out, "the DNS lookup of %s (", res);
+		json_array_foreach(den, k, y)
+		{
+			const char *id = json_string_value(json_object_get(y, "denial_id"));
+
+			if (k < i || !same_kind(x, y))
+				continue;
+			times++;
+			if (id && *id)
+				ret |= wd_buf_printf(out, "%s%s", ids++ ? ", " : "denial ", id);
+		}
+		if (why && *why)
+			ret |= wd_buf_printf(out, "%s%s", ids ? ": " : "", why);
+		ret |= times > 1 && !ids ? wd_buf_printf(out, ", %u times)", times)
+					 : wd_buf_puts(out, ")");
 	}
 	if (more)
 		ret |= wd_buf_printf(out, "; and %lld more", (long long)more);

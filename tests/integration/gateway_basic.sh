@@ -41,6 +41,11 @@ check "other.test is NXDOMAIN" bash -c 'ip netns exec "$0" dig +time=3 +tries=1 
 check "NXDOMAIN carries an Extended DNS Error naming the policy" \
 	bash -c 'ip netns exec "$0" dig +time=3 +tries=1 @"$1" other.test | grep -q "EDE: 15 (Blocked).*policy.yaml"' "$RUN" "$H4"
 check "the lab DNS never saw other.test" lab_dns_never_asked other.test
+DNS_DID=$(ip netns exec "$RUN" dig +time=3 +tries=1 @"$H4" other.test |
+	grep -o "EDE: 15 (Blocked).*(id dn-[0-9a-f]\{12\})" | grep -o "dn-[0-9a-f]\{12\}")
+check "the EDE text carries a denial id" test -n "$DNS_DID"
+check "... the audit's denial of other.test's query" audit_has \
+	".action == \"dns.query\" and .resource == \"other.test\" and .allowed == false and .denial_id == \"$DNS_DID\""
 check "DNS to any address reaches the gateway (redirect)" \
 	bash -c '[[ $(ip netns exec "$0" dig +short +time=3 +tries=1 @"$1" allowed.test) == "$2" ]]' \
 	"$RUN" "$LAB_DNS_V4" "$A"

@@ -65,8 +65,15 @@ check_eq "the client ran to the end" 0 echo "$rc"
 check_eq "the allowed call's result has its one text item, no explanation" 1 jq \
 	'.allowed | length' <<<"$out"
 check_eq "the denied call's result has one more text item" 2 jq '.denied | length' <<<"$out"
-check "... naming the DNS lookup of other.test it refused, with the reason" jq -e \
-	'.denied[1] | test("^warden denied the DNS lookup of other.test \\(other.test is not allowed by policy explain.yaml(, [0-9]+ times)?\\)")' <<<"$out"
+check "... naming the DNS lookup of other.test it refused, its denial ids and the reason" jq -e \
+	'.denied[1] | test("^warden denied the DNS lookup of other.test \\(denial dn-[0-9a-f]{12}(, dn-[0-9a-f]{12})*: other.test is not allowed by policy explain.yaml\\)")' <<<"$out"
+ids=$(jq -r '.denied[1] | [scan("dn-[0-9a-f]{12}")] | join(" ")' <<<"$out")
+check "... every denial id it names is a denied DNS query of other.test in the audit log" bash -c '
+	for id in $1; do
+		jq -es --arg i "$id" "any(.[]; .denial_id == \$i and .action == \"dns.query\" and
+			.resource == \"other.test\" and .allowed == false)" "$2" >/dev/null || exit 1
+	done
+	[[ -n $1 ]]' _ "$ids" "$T/explain.jsonl"
 check "... saying it is policy, not a network failure" jq -e \
 	'.denied[1] | test("this is policy, not a network failure")' <<<"$out"
 check "... and how a person allows it" jq -e \

@@ -425,6 +425,20 @@ static void test_explain(void **state)
 	json_decref(j);
 	/* the entry used is gone: the same answer again gets nothing */
 	assert_int_equal(json_array_size(ended), 1);
+	assert_int_equal(run_mcpfilter_explain(res, strlen(res), ended, "p.yaml", "r1", &x->fwd),
+			 0);
+	json_decref(ended);
+	/* the same kind with ids: said once, its ids listed */
+	ended = json_loads(
+	    "[{\"call_id\":7,\"more\":0,\"denials\":["
+	    "{\"resource\":\"a.test\",\"port\":0,\"denial_id\":\"dn-1\",\"reason\":\"r\"},"
+	    "{\"resource\":\"a.test\",\"port\":0,\"denial_id\":\"dn-2\",\"reason\":\"r\"}]}]",
+	    0, NULL);
+	x->fwd.len = 0;
+	assert_int_equal(run_mcpfilter_explain(res, strlen(res), ended, "p.yaml", "r1", &x->fwd),
+			 1);
+	assert_non_null(
+	    strstr(out(&x->fwd), "the DNS lookup of a.test (denial dn-1, dn-2: r) during"));
 	json_decref(ended);
 }
 
