@@ -115,7 +115,7 @@ env WARDEN_STDIO_RELAY=0 ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$
 	-p "$T/deny.yaml" -- /bin/sh -c "touch $T/seen/ran" >"$T/nr.out" 2>&1
 rc=$?
 check_eq "no relay with mcp.tools: refused (125)" 125 echo "$rc"
-check "... saying why" grep -q "mcp.tools rules are enforced on the relayed stdio" "$T/nr.out"
+check "... saying why" grep -q "mcp.tools rules (or mcp.pin) are enforced on the relayed stdio" "$T/nr.out"
 check_fails "... and the program never ran" test -e "$T/seen/ran"
 
 lab_finish
