@@ -400,16 +400,14 @@ int fw_model_build(const struct fw_config *c, struct fw_model *m, struct wd_err 
 				       S(FW_RATE_OVER, c->new_per_s, FW_SET_RUN_RATE),
 				       LOG(c->nflog_group, FW_NFLOG_PREFIX_CONNS),
 				       S(FW_DROP, 0, NULL)));
-	add_rule(ch, (struct fw_rule)R("a meter set that is full takes no element for a new run, "
-				       "and its limit would not apply: dropped and logged",
-				       S(FW_CT_NEW, 0, NULL),
-				       S(FW_IIF_NOT_IN_SET, 0, FW_SET_RUN_CONNS),
-				       LOG(c->nflog_group, FW_NFLOG_PREFIX_CONNS),
-				       S(FW_DROP, 0, NULL)));
-	add_rule(ch, (struct fw_rule)R(NULL, S(FW_CT_NEW, 0, NULL),
-				       S(FW_IIF_NOT_IN_SET, 0, FW_SET_RUN_RATE),
-				       LOG(c->nflog_group, FW_NFLOG_PREFIX_CONNS),
-				       S(FW_DROP, 0, NULL)));
+	add_rule(
+	    ch, (struct fw_rule)R("a meter set that is full takes no element for a new run, "
+				  "and its limit would not apply: dropped and logged",
+				  S(FW_CT_NEW, 0, NULL), S(FW_IIF_NOT_IN_SET, 0, FW_SET_RUN_CONNS),
+				  LOG(c->nflog_group, FW_NFLOG_PREFIX_CONNS), S(FW_DROP, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(
+			 NULL, S(FW_CT_NEW, 0, NULL), S(FW_IIF_NOT_IN_SET, 0, FW_SET_RUN_RATE),
+			 LOG(c->nflog_group, FW_NFLOG_PREFIX_CONNS), S(FW_DROP, 0, NULL)));
 	add_rule(ch, (struct fw_rule)R(
 			 NULL, S(FW_CT_NEW, 0, NULL), S(FW_L4PROTO, IPPROTO_TCP, NULL),
 			 (struct fw_stmt){.kind = FW_CT_TIMEOUT_SET, .text = FW_OBJ_RUN_TCP}));
