@@ -334,17 +334,26 @@ bool fw_run_has_elem(const struct fw_run *r, enum fw_run_elem e)
 		return r->has_v4 && r->has_gw4;
 	case FW_ELEM_GW6:
 		return r->has_v6 && r->has_gw6;
+	case FW_ELEM_CONNS:
+	case FW_ELEM_RATE:
+		return true;
 	case FW_ELEM_N:
 		break;
 	}
 	return false;
 }
 
+bool fw_run_sends_elem(const struct fw_run *r, enum fw_run_elem e, bool add, const bool *skip)
+{
+	return fw_run_has_elem(r, e) && !(skip && skip[e]) && !(add && e >= FW_ELEM_ADDED);
+}
+
 int fw_build_run(const struct fw_model *m, const struct fw_run *r, bool add, const bool *skip,
 		 struct fw_batch *b)
 {
-	static const char *const sets[FW_ELEM_N] = {FW_SET_RUNS_IF, FW_SET_RUNS_V4, FW_SET_RUNS_V6,
-						    FW_SET_GW_V4, FW_SET_GW_V6};
+	static const char *const sets[FW_ELEM_N] = {
+	    FW_SET_RUNS_IF, FW_SET_RUNS_V4,   FW_SET_RUNS_V6, FW_SET_GW_V4,
+	    FW_SET_GW_V6,   FW_SET_RUN_CONNS, FW_SET_RUN_RATE};
 	char key[FW_IFNAMSIZ + 16];
 	int count = 0;
 
@@ -357,7 +366,7 @@ int fw_build_run(const struct fw_model *m, const struct fw_run *r, bool add, con
 		char addr[INET6_ADDRSTRLEN] = "";
 		uint32_t len = FW_IFNAMSIZ;
 
-		if (!fw_run_has_elem(r, (enum fw_run_elem)i) || (skip && skip[i]))
+		if (!fw_run_sends_elem(r, (enum fw_run_elem)i, add, skip))
 			continue;
 		memset(key, 0, sizeof(key));
 		memcpy(key, r->ifname, strnlen(r->ifname, sizeof(r->ifname)));

@@ -77,7 +77,7 @@ static int e_payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t
 	return add_expr(r, e);
 }
 
-static int e_lookup(struct nftnl_rule *r, const struct fw_model *m, const char *set)
+static int e_lookup(struct nftnl_rule *r, const struct fw_model *m, const char *set, bool inv)
 {
 	struct nftnl_expr *e = nftnl_expr_alloc("lookup");
 	uint32_t id = 0;
@@ -89,6 +89,8 @@ static int e_lookup(struct nftnl_rule *r, const struct fw_model *m, const char *
 		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG_1);
 		nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, set);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, id);
+		if (inv)
+			nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, NFT_LOOKUP_F_INV);
 	}
 	return add_expr(r, e);
 }
@@ -144,7 +146,7 @@ static int e_addr_in_set(struct nftnl_rule *r, const struct fw_model *m, bool v6
 		ret = e_meta(r, NFT_META_IIFNAME, NFT_REG_1);
 	if (!ret)
 		ret = e_payload(r, NFT_PAYLOAD_NETWORK_HEADER, off, v6 ? 16 : 4, NFT_REG_2);
-	return ret ? ret : e_lookup(r, m, set);
+	return ret ? ret : e_lookup(r, m, set, false);
 }
 
 static int e_fib_local(struct nftnl_rule *r)
@@ -373,8 +375,9 @@ static int build_stmt(struct nftnl_rule *r, const struct fw_model *m, const stru
 	case FW_IIF_DADDR6_IN_SET:
 		return e_addr_in_set(r, m, true, true, s->set);
 	case FW_IIF_IN_SET:
+	case FW_IIF_NOT_IN_SET:
 		ret = e_meta(r, NFT_META_IIFNAME, NFT_REG_1);
-		return ret ? ret : e_lookup(r, m, s->set);
+		return ret ? ret : e_lookup(r, m, s->set, s->kind == FW_IIF_NOT_IN_SET);
 	case FW_ICMPV6_TYPE:
 		ret = e_nfproto(r, NFPROTO_IPV6);
 		if (!ret)
@@ -394,7 +397,7 @@ static int build_stmt(struct nftnl_rule *r, const struct fw_model *m, const stru
 	case FW_TCP_DPORT_IN_SET:
 	case FW_UDP_DPORT_IN_SET:
 		ret = e_dport(r, s->kind == FW_TCP_DPORT_IN_SET ? IPPROTO_TCP : IPPROTO_UDP);
-		return ret ? ret : e_lookup(r, m, s->set);
+		return ret ? ret : e_lookup(r, m, s->set, false);
 	case FW_FIB_DADDR_LOCAL:
 		return e_fib_local(r);
 	case FW_CT_EST_REL:

@@ -90,7 +90,7 @@ static int run_batch(struct fw_conn *conn, const struct fw_model *m, const struc
 	/* message i of the batch is element idx[i] (enum fw_run_elem) */
 	n = 0;
 	for (int i = 0; i < FW_ELEM_N; i++) {
-		if (!fw_run_has_elem(r, (enum fw_run_elem)i) || (skip && skip[i]))
+		if (!fw_run_sends_elem(r, (enum fw_run_elem)i, add, skip))
 			continue;
 		idx[n++] = i;
 	}

@@ -281,11 +281,11 @@ int fw_model_build(const struct fw_config *c, struct fw_model *m, struct wd_err 
 	set_def(&m->sets[7], FW_SET_RUN_CONNS, FW_KEY_IFNAME, 8,
 		"run veth -> its open flows (conntrack entries), counted by the packet path");
 	m->sets[7].dynamic = true;
-	m->sets[7].size = 65535;
+	m->sets[7].size = FW_METER_SIZE;
 	set_def(&m->sets[8], FW_SET_RUN_RATE, FW_KEY_IFNAME, 9,
 		"run veth -> the rate of its new flows, measured by the packet path");
 	m->sets[8].dynamic = true;
-	m->sets[8].size = 65535;
+	m->sets[8].size = FW_METER_SIZE;
 	m->objs[0] = (struct fw_obj_def){
 	    .name = FW_OBJ_RUN_TCP,
 	    .time_wait = FW_CT_CLOSED_S,
@@ -400,6 +400,14 @@ int fw_model_build(const struct fw_config *c, struct fw_model *m, struct wd_err 
 				       S(FW_RATE_OVER, c->new_per_s, FW_SET_RUN_RATE),
 				       LOG(c->nflog_group, FW_NFLOG_PREFIX_CONNS),
 				       S(FW_DROP, 0, NULL)));
+	add_rule(
+	    ch, (struct fw_rule)R("a meter set that is full takes no element for a new run, "
+				  "and its limit would not apply: dropped and logged",
+				  S(FW_CT_NEW, 0, NULL), S(FW_IIF_NOT_IN_SET, 0, FW_SET_RUN_CONNS),
+				  LOG(c->nflog_group, FW_NFLOG_PREFIX_CONNS), S(FW_DROP, 0, NULL)));
+	add_rule(ch, (struct fw_rule)R(
+			 NULL, S(FW_CT_NEW, 0, NULL), S(FW_IIF_NOT_IN_SET, 0, FW_SET_RUN_RATE),
+			 LOG(c->nflog_group, FW_NFLOG_PREFIX_CONNS), S(FW_DROP, 0, NULL)));
 	add_rule(ch, (struct fw_rule)R(
 			 NULL, S(FW_CT_NEW, 0, NULL), S(FW_L4PROTO, IPPROTO_TCP, NULL),
 			 (struct fw_stmt){.kind = FW_CT_TIMEOUT_SET, .text = FW_OBJ_RUN_TCP}));
@@ -495,6 +503,8 @@ static int stmt_text(const struct fw_model *m, const struct fw_stmt *s, struct w
 		return wd_buf_printf(out, "iifname . ip6 daddr @%s", s->set);
 	case FW_IIF_IN_SET:
 		return wd_buf_printf(out, "iifname @%s", s->set);
+	case FW_IIF_NOT_IN_SET:
+		return wd_buf_printf(out, "iifname != @%s", s->set);
 	case FW_ICMPV6_TYPE:
 		name = icmpv6_type_name(s->arg);
 		if (name)

@@ -29,15 +29,23 @@ struct nlmsghdr;
 #define FW_SET_RUN_RATE "run_rate"
 #define FW_OBJ_RUN_TCP "run_tcp"
 
-/* The elements of one run, in the order fw_build_run() sends them. */
+/* The elements of one run, in the order fw_build_run() sends them. Adding a run sends the
+ * first FW_ELEM_ADDED; the meters' elements are the packet path's, and deleting a run deletes
+ * them too (the interface names are random per run and the table outlives the gateway). */
 enum fw_run_elem {
-	FW_ELEM_IF,  /* runs_if: ifname */
-	FW_ELEM_V4,  /* runs_v4: ifname . sandbox IPv4 */
-	FW_ELEM_V6,  /* runs_v6: ifname . sandbox IPv6 */
-	FW_ELEM_GW4, /* gw_v4: ifname . the run's own gateway IPv4 */
-	FW_ELEM_GW6, /* gw_v6: ifname . the run's own gateway IPv6 */
+	FW_ELEM_IF,    /* runs_if: ifname */
+	FW_ELEM_V4,    /* runs_v4: ifname . sandbox IPv4 */
+	FW_ELEM_V6,    /* runs_v6: ifname . sandbox IPv6 */
+	FW_ELEM_GW4,   /* gw_v4: ifname . the run's own gateway IPv4 */
+	FW_ELEM_GW6,   /* gw_v6: ifname . the run's own gateway IPv6 */
+	FW_ELEM_CONNS, /* run_conns: ifname (its open flows), deleted only */
+	FW_ELEM_RATE,  /* run_rate: ifname (its rate of new flows), deleted only */
 	FW_ELEM_N,
 };
+#define FW_ELEM_ADDED FW_ELEM_CONNS
+
+/* most elements of each meter set (run_conns, run_rate): runs at once */
+#define FW_METER_SIZE 65535u
 
 /**
  * enum fw_stmt_kind - the statements the model uses; each renders to one nft phrase and builds
@@ -52,6 +60,7 @@ enum fw_stmt_kind {
 	FW_IIF_DADDR4_IN_SET, /* iifname . ip daddr @set */
 	FW_IIF_DADDR6_IN_SET, /* iifname . ip6 daddr @set */
 	FW_IIF_IN_SET,	      /* iifname @set */
+	FW_IIF_NOT_IN_SET,    /* iifname != @set */
 	FW_ICMPV6_TYPE,	      /* icmpv6 type <arg> */
 	FW_IP6_HOPLIMIT,      /* ip6 hoplimit <arg> (after an IPv6 match) */
 	FW_L4PROTO,	      /* meta l4proto <arg> */
@@ -329,6 +338,12 @@ int fw_build_uninstall(const struct fw_model *m, struct fw_batch *b);
  */
 /** fw_run_has_elem() - whether run @r has element @e (its addresses decide). */
 bool fw_run_has_elem(const struct fw_run *r, enum fw_run_elem e);
+
+/**
+ * fw_run_sends_elem() - whether fw_build_run() sends element @e of @r: one the run has, not
+ * skipped (@skip may be NULL), and when adding, not a meter's
+ */
+bool fw_run_sends_elem(const struct fw_run *r, enum fw_run_elem e, bool add, const bool *skip);
 
 int fw_build_run(const struct fw_model *m, const struct fw_run *r, bool add, const bool *skip,
 		 struct fw_batch *b);

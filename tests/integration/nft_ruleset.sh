@@ -150,6 +150,13 @@ check "tamper: a missing connection limit is a violation" \
 	audit_says 1 'chain inet warden input: missing rule #2: ct state new add @run_conns'
 
 reset
+check "tamper setup: the full-meter drop of run_rate is removed" bash -c \
+	'h=$(ip netns exec "$0" nft -a list chain inet warden input | sed -n "s/.*iifname != @run_rate .* # handle \([0-9]*\)$/\1/p"); [[ -n $h ]] && ip netns exec "$0" nft delete rule inet warden input handle "$h"' \
+	"$LAB_HOST_NS"
+check "tamper: a missing full-meter drop is a violation" \
+	audit_says 1 'chain inet warden input: missing rule #5: ct state new iifname != @run_rate'
+
+reset
 in_host nft add element inet warden gw_tcp '{ 22 }'
 check "tamper: an extra gateway port is a violation" \
 	audit_says 1 'set inet warden gw_tcp: holds 4 ports'

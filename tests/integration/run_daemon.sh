@@ -47,11 +47,11 @@ refused() {
 	jq -e '.ok == false' <<<"$out" >/dev/null && grep -qF -- "$text" <<<"$out"
 }
 good_run() { [[ $(curl_a --noproxy '*' https://allowed.test/) == "hello from allowed.test" ]]; }
-# the run sets of the host's table (the meters run_conns and run_rate are filled by packets
-# and not checked: they keep a run's interface after it, docs/vm.md)
+# the run sets of the host's table, and the meters run_conns and run_rate (filled by the
+# packet path; unregistering a run deletes its elements there too)
 host_table() {
 	local set
-	for set in runs_if runs_v4 runs_v6 gw_v4 gw_v6; do
+	for set in runs_if runs_v4 runs_v6 gw_v4 gw_v6 run_conns run_rate; do
 		ip netns exec "$LAB_HOST_NS" nft list set inet warden "$set" || return 1
 	done
 }

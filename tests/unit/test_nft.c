@@ -444,7 +444,7 @@ static void test_run_batch(void **state)
 	struct fw_run r;
 	const struct nlmsghdr *nlh;
 	struct wd_buf keys = WD_BUF_INIT;
-	bool skip[FW_ELEM_N] = {false, true, false, false, false};
+	bool skip[FW_ELEM_N] = {false, true, false, false, false, false, false};
 	size_t size1;
 	int left;
 
@@ -455,7 +455,8 @@ static void test_run_batch(void **state)
 	assert_int_equal(fw_run_check(&c, &r, NULL), 0);
 
 	assert_int_equal(fw_batch_init(&b, 1), 0);
-	assert_int_equal(fw_build_run(&m, &r, true, NULL, &b), FW_ELEM_N);
+	assert_int_equal(fw_build_run(&m, &r, true, NULL, &b), FW_ELEM_ADDED);
+	assert_int_equal(FW_ELEM_ADDED, 5);
 	assert_int_equal(fw_batch_close(&b), 0);
 	size1 = fw_batch_len(&b);
 	assert_non_null(strstr(b.labels[1], "add element wd-0000000001 . 10.213.0.6 to set inet "
@@ -492,9 +493,40 @@ static void test_run_batch(void **state)
 	/* run 1000 costs what run 1 costs: same messages, same bytes */
 	make_run(&r, 1000);
 	assert_int_equal(fw_batch_init(&b, 1), 0);
-	assert_int_equal(fw_build_run(&m, &r, true, NULL, &b), FW_ELEM_N);
+	assert_int_equal(fw_build_run(&m, &r, true, NULL, &b), FW_ELEM_ADDED);
 	assert_int_equal(fw_batch_close(&b), 0);
 	assert_int_equal(fw_batch_len(&b), size1);
+	fw_batch_free(&b);
+
+	/* delete: the five, and the run's elements of the two meter sets (the packet path's,
+	 * else they would stay after the run) */
+	wd_buf_reset(&keys);
+	assert_int_equal(fw_batch_init(&b, 1), 0);
+	assert_int_equal(fw_build_run(&m, &r, false, NULL, &b), FW_ELEM_N);
+	assert_int_equal(FW_ELEM_N, 7);
+	assert_non_null(strstr(b.labels[5], "delete element wd-00000003e8 from set inet warden "
+					    "run_conns"));
+	assert_non_null(strstr(b.labels[6], "delete element wd-00000003e8 from set inet warden "
+					    "run_rate"));
+	nlh = (const struct nlmsghdr *)b.buf;
+	left = (int)fw_batch_len(&b);
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+		struct nftnl_set *s;
+
+		if ((nlh->nlmsg_type & 0xff) != NFT_MSG_DELSETELEM ||
+		    nlh->nlmsg_type >> 8 != NFNL_SUBSYS_NFTABLES)
+			continue;
+		s = nftnl_set_alloc();
+		assert_int_equal(nftnl_set_elems_nlmsg_parse(nlh, s), 0);
+		if (!strcmp(nftnl_set_get_str(s, NFTNL_SET_NAME), FW_SET_RUN_CONNS) ||
+		    !strcmp(nftnl_set_get_str(s, NFTNL_SET_NAME), FW_SET_RUN_RATE)) {
+			assert_int_equal(nftnl_set_elem_foreach(s, elem_cb, &keys), 0);
+			assert_int_equal(wd_buf_puts(&keys, "|"), 0);
+		}
+		nftnl_set_free(s);
+	}
+	assert_string_equal(wd_buf_cstr(&keys), "77642d30303030303030336538000000|"
+						"77642d30303030303030336538000000|");
 	fw_batch_free(&b);
 
 	/* delete, skipping the v4 element (the retry after "absent") */
@@ -512,11 +544,12 @@ static void test_run_batch(void **state)
 	assert_non_null(strstr(b.labels[2], "gw_v4"));
 	fw_batch_free(&b);
 
-	/* without gateway addresses (an old record being deleted): the other three */
+	/* without gateway addresses (an old record being deleted): the other three, and the
+	 * meters' two */
 	make_run(&r, 1);
 	r.has_gw4 = r.has_gw6 = false;
 	assert_int_equal(fw_batch_init(&b, 1), 0);
-	assert_int_equal(fw_build_run(&m, &r, false, NULL, &b), 3);
+	assert_int_equal(fw_build_run(&m, &r, false, NULL, &b), 5);
 	fw_batch_free(&b);
 	wd_buf_free(&keys);
 }
