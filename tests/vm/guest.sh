@@ -5,9 +5,12 @@
 # cgroup v2 hierarchy, the package's postinst, the unit (Type=notify, its hardening's
 # `systemd-analyze security` figure), `warden doctor`, the journal, a rootless `warden run`,
 # the limits in rootless and daemon mode (a memory hog, the run's cgroup read from outside, a
-# pids bomb, each with its limit event), a restart and a stop with a run live, and the purge. Every line it prints starts with "VM: " (the serial console also carries the
-# kernel's and systemd's lines); the last is "VM: END". A negative check stands beside the
-# same probe where it must succeed; a probe that cannot run counts as a failure.
+# pids bomb, each with its limit event; the fork test), a run's network through a lab
+# namespace "internet" inside the VM (allowed.test beside other.test), doctor's limit method
+# per mode, a restart and a stop with a run live, and the purge. Every line it prints starts
+# with "VM: " (the serial console also carries the kernel's and systemd's lines); the last is
+# "VM: END". A negative check stands beside the same probe where it must succeed; a probe
+# that cannot run counts as a failure.
 # Usage (in the VM, as root): guest.sh TEST_DISK_DIR
 set -u
 DISK=${1:-/mnt/warden-test}
