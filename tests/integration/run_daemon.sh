@@ -236,7 +236,7 @@ fork_run() {
 }
 mem_events() { jq -s '[.[] | select(.action == "limit.memory")] | length' "$AA"; }
 mem_before=$(mem_events)
-check_eq "120 forked children sharing 64 MiB stay under memory_mb: 256 (daemon mode)" done \
+check_eq "120 forked children sharing 64 MiB stay under memory_mb: 256 (daemon mode)" "done" \
 	fork_run 0
 check_eq "... and add no limit.memory event" "$mem_before" mem_events
 # the kernel's OOM killer picks a process of the cgroup: the parent (137) or children (the

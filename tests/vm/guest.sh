@@ -300,7 +300,7 @@ fork_of()
 {
 	local who=$1 label=$2 log rc
 	log=$(getent passwd "$label" | cut -d: -f6)/fork.jsonl
-	check_eq "$label: 120 forked children sharing 64 MiB stay under memory_mb: 256" done \
+	check_eq "$label: 120 forked children sharing 64 MiB stay under memory_mb: 256" "done" \
 		"$who" /usr/bin/warden run -q --audit-log "$log" -p "$WORK/fork.yaml" \
 		--read "$WORK/forks.py" -- python3 "$WORK/forks.py" 0
 	check_fails "$label: ... no limit.memory event for it" grep -q '"action":"limit.memory"' "$log"
