@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -658,19 +660,40 @@ static void check_rootless_net(struct finding *f)
 		    "namespace in it");
 }
 
+/* A daemon-mode run's cgroup, by gateway/cgroup.c's test (v2 root, v1 hierarchies, none) */
+static const char *daemon_cgroup(void)
+{
+	static const char *const v1[] = {"/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids",
+					 "/sys/fs/cgroup/cpu"};
+	struct statfs sf;
+
+	if (!access("/sys/fs/cgroup/cgroup.controllers", F_OK))
+		return "the daemon makes each run a cgroup2 cgroup below /sys/fs/cgroup/warden";
+	for (size_t i = 0; i < WD_ARRAY_SIZE(v1); i++)
+		if (statfs(v1[i], &sf) || sf.f_type != CGROUP_SUPER_MAGIC)
+			return "no cgroup hierarchy here: memory by sampling (PSS)";
+	return "the daemon makes each run cgroup1 cgroups (memory, pids, cpu hierarchies)";
+}
+
 static void check_limits_user(struct finding *f)
 {
-	if (run_rootless_scope_usable(getenv("XDG_RUNTIME_DIR"), RUN_SYSTEMD_RUN, "/sys/fs/cgroup"))
+	char why[PATH_MAX + 300];
+
+	if (run_daemon_answers(RUN_DAEMON_SOCKET, why, sizeof(why)))
 		set(f, DOC_OK, NULL,
-		    "rootless limits: a systemd user scope of your user manager (cgroup v2: "
-		    "MemoryMax, TasksMax, CPUQuota), and memory sampling, RLIMIT_NPROC in the "
-		    "run's user namespace and the wall-clock timeout as well");
+		    "daemon-mode limits (the daemon on %s answers you): %s; memory sampling, "
+		    "RLIMIT_NPROC and the wall-clock timeout as well",
+		    RUN_DAEMON_SOCKET, daemon_cgroup());
+	else if (run_rootless_scope_usable(getenv("XDG_RUNTIME_DIR"), RUN_SYSTEMD_RUN,
+					   "/sys/fs/cgroup"))
+		set(f, DOC_OK, NULL,
+		    "rootless limits: your user manager's systemd scope (cgroup v2: MemoryMax, "
+		    "TasksMax, CPUQuota); memory sampling, RLIMIT_NPROC, the timeout as well");
 	else
 		set(f, DOC_OK, NULL,
-		    "rootless limits: memory by sampling the run's processes (PSS), pids by "
-		    "RLIMIT_NPROC in the run's user namespace, the wall-clock timeout (no systemd "
-		    "user manager of yours answers on $XDG_RUNTIME_DIR/systemd/private with "
-		    "cgroup v2: with one, runs also get a systemd user scope)");
+		    "rootless limits: memory by sampling (PSS), pids by RLIMIT_NPROC, the "
+		    "wall-clock timeout (no user manager of yours answers on $XDG_RUNTIME_DIR/"
+		    "systemd/private with cgroup v2: with one, runs get a systemd user scope)");
 }
 
 /* A user's gateway: the host's daemon when it answers and plumbs runs (daemon mode), else an

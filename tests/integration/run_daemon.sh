@@ -85,6 +85,13 @@ nogroup_doctor() {
 check "... and as A outside the group, that it may not use the socket, and the fix" lab_match \
 	"^warn +gateway +a gateway daemon's socket $SOCK is there, but you may not use it" \
 	nogroup_doctor
+# the limit method a run will get (issue 30): the daemon's cgroup, v2 or v1 as gateway/cgroup.c
+# chooses it (the memory hog below checks the kind the kill reports)
+if [[ -e /sys/fs/cgroup/cgroup.controllers ]]; then cg_kind="a cgroup2 cgroup"; else cg_kind="cgroup1 cgroups"; fi
+check "warden doctor as A names the limit method: the daemon's $cg_kind" lab_match \
+	"^ok +limits +daemon-mode limits .*: the daemon makes each run $cg_kind" as_a "$W" doctor
+check "... and as A outside the group, rootless limits (control)" lab_match \
+	"^ok +limits +rootless limits" nogroup_doctor
 
 echo "# user A through the daemon: the same decisions as root mode"
 check_eq "HTTPS (transparent)" "hello from allowed.test" curl_a --noproxy '*' https://allowed.test/
@@ -206,6 +213,41 @@ check_eq "a memory hog ends 137 (killed at memory_mb: 256)" 137 echo $?
 check "... with a limit.memory event in A's log, the cgroup's" jq -e -s \
 	'any(.[]; .action == "limit.memory" and .limit == 268435456 and
 	 (.reason | contains("cgroup1")))' "$AA"
+check "... its cgroup gone" lab_wait 10 no_cg
+
+# the fork test (issue 30) in daemon mode: a parent touches 64 MiB and forks 120 children that
+# share it and live 5 s, under memory_mb: 256: none killed (the daemon's cgroup and the
+# launcher's sampling count a shared page once); the control, the same children each writing
+# 4 MiB of their own (480 MiB in all), is killed with one more limit.memory event
+echo "# limits: 120 forked children sharing 64 MiB (daemon mode)"
+mkdir -m 0755 "$T/fork"
+printf 'version: 1\nlimits:\n  memory_mb: 256\n  timeout_s: 60\n' >"$T/fork/fork.yaml"
+printf '%s\n' 'import os, sys, time' 'own = int(sys.argv[1])' 'shared = bytearray(64 << 20)' \
+	'for i in range(0, len(shared), 4096):' '    shared[i] = 1' 'kids = []' \
+	'for _ in range(120):' '    pid = os.fork()' '    if pid == 0:' \
+	'        mine = bytearray(own << 20)' '        for i in range(0, len(mine), 4096):' \
+	'            mine[i] = 1' '        time.sleep(5)' '        os._exit(0)' \
+	'    kids.append(pid)' 'bad = 0' 'for k in kids:' '    bad += os.waitpid(k, 0)[1] != 0' \
+	'print("done" if not bad else "%d children killed" % bad)' 'sys.exit(1 if bad else 0)' \
+	>"$T/fork/forks.py"
+chmod 0644 "$T/fork/fork.yaml" "$T/fork/forks.py"
+fork_run() {
+	ra -p "$T/fork/fork.yaml" --read "$T/fork/forks.py" -- /usr/bin/python3 "$T/fork/forks.py" "$1"
+}
+mem_events() { jq -s '[.[] | select(.action == "limit.memory")] | length' "$AA"; }
+mem_before=$(mem_events)
+check_eq "120 forked children sharing 64 MiB stay under memory_mb: 256 (daemon mode)" "done" \
+	fork_run 0
+check_eq "... and add no limit.memory event" "$mem_before" mem_events
+# the kernel's OOM killer picks a process of the cgroup: the parent (137) or children (the
+# parent then says how many died and exits 1)
+fork_out=$(fork_run 4 2>/dev/null)
+fork_rc=$?
+echo "# info: the control ended $fork_rc: ${fork_out:-no output}"
+check "... while the same children writing 4 MiB each (480 MiB) are killed (137, or 1: children)" \
+	bash -c '(($0 == 137 || $0 == 1))' "$fork_rc"
+check_eq "... with one limit.memory event, for it" $((mem_before + 1)) mem_events
+jq -c -s '[.[] | select(.action == "limit.memory")] | last | {reason, limit}' "$AA"
 check "... its cgroup gone" lab_wait 10 no_cg
 
 echo "# crafted registers: refused with a reason, and the daemon keeps serving"

@@ -5,9 +5,12 @@
 # cgroup v2 hierarchy, the package's postinst, the unit (Type=notify, its hardening's
 # `systemd-analyze security` figure), `warden doctor`, the journal, a rootless `warden run`,
 # the limits in rootless and daemon mode (a memory hog, the run's cgroup read from outside, a
-# pids bomb, each with its limit event), a restart and a stop with a run live, and the purge. Every line it prints starts with "VM: " (the serial console also carries the
-# kernel's and systemd's lines); the last is "VM: END". A negative check stands beside the
-# same probe where it must succeed; a probe that cannot run counts as a failure.
+# pids bomb, each with its limit event; the fork test), a run's network through a lab
+# namespace "internet" inside the VM (allowed.test beside other.test), doctor's limit method
+# per mode, a restart and a stop with a run live, and the purge. Every line it prints starts
+# with "VM: " (the serial console also carries the kernel's and systemd's lines); the last is
+# "VM: END". A negative check stands beside the same probe where it must succeed; a probe
+# that cannot run counts as a failure.
 # Usage (in the VM, as root): guest.sh TEST_DISK_DIR
 set -u
 DISK=${1:-/mnt/warden-test}
@@ -76,6 +79,60 @@ check_fails "... and there is no cgroup v1 hierarchy mounted" grep -q ' cgroup '
 check "... (control: the cgroup2 mount is in /proc/mounts)" grep -q ' cgroup2 ' /proc/mounts
 check_eq "systemd runs with a delegated-capable controller set (memory pids)" "memory pids" \
 	bash -c 'tr " " "\n" </sys/fs/cgroup/cgroup.controllers | grep -xE "memory|pids" | sort | xargs'
+
+# --- the lab network: a namespace "internet" inside the VM (the VM has no NIC) -------------
+# wdlab0 (203.0.113.1/24, the guest's side) <-> eth0 in netns internet: DNS (dnsmasq) on
+# 203.0.113.2 answering allowed.test 203.0.113.10 and other.test 203.0.113.11, an HTTP server
+# (python3) on each of those two. The guest's /etc/resolv.conf names that DNS server, so the
+# gateway (daemon and rootless) resolves through it; nothing has a route out of the VM.
+LAB_PIDS=()
+lab_up()
+{
+	local d=$WORK/www
+	ip netns add internet || return 1
+	ip link add wdlab0 type veth peer name wdlab1 netns internet || return 1
+	ip addr add 203.0.113.1/24 dev wdlab0 && ip link set wdlab0 up || return 1
+	ip -n internet link set wdlab1 name eth0 && ip -n internet link set lo up &&
+		ip -n internet link set eth0 up || return 1
+	for a in 2 10 11; do ip -n internet addr add 203.0.113.$a/24 dev eth0 || return 1; done
+	ip netns exec internet dnsmasq --conf-file=/dev/null --keep-in-foreground --no-resolv \
+		--no-hosts --no-poll --port=53 --listen-address=203.0.113.2 --bind-interfaces \
+		--user=root --group=root --pid-file= --log-queries --log-facility="$WORK/dns.log" \
+		--address=/allowed.test/203.0.113.10 --address=/other.test/203.0.113.11 \
+		</dev/null >"$WORK/dnsmasq.out" 2>&1 &
+	LAB_PIDS+=($!)
+	for h in allowed other; do
+		mkdir -p "$d/$h" && echo "hello from $h.test" >"$d/$h/index.html" || return 1
+	done
+	ip netns exec internet python3 -m http.server 80 --bind 203.0.113.10 --directory "$d/allowed" \
+		</dev/null >"$WORK/http-allowed.log" 2>&1 &
+	LAB_PIDS+=($!)
+	ip netns exec internet python3 -m http.server 80 --bind 203.0.113.11 --directory "$d/other" \
+		</dev/null >"$WORK/http-other.log" 2>&1 &
+	LAB_PIDS+=($!)
+	printf 'nameserver 203.0.113.2\n' >/etc/resolv.conf
+}
+lab_down()
+{
+	local p
+	for p in "${LAB_PIDS[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+	ip netns delete internet 2>/dev/null
+	ip link delete wdlab0 2>/dev/null
+}
+check "the lab network comes up (netns internet, veth, dnsmasq, two HTTP servers)" lab_up
+for p in "${LAB_PIDS[@]}"; do
+	check "... lab process $p lives" kill -0 "$p"
+done
+check_eq "the lab's DNS answers allowed.test (getent, through /etc/resolv.conf)" 203.0.113.10 \
+	timeout 60 bash -c 'until getent ahostsv4 allowed.test | head -n1 | cut -d" " -f1 | grep .; do sleep 1; done'
+check_eq "... and other.test" 203.0.113.11 bash -c 'getent ahostsv4 other.test | head -n1 | cut -d" " -f1'
+check_fails "... and no other name (nowhere.test)" getent ahostsv4 nowhere.test
+check_eq "from the guest itself: http://allowed.test/ answers" "hello from allowed.test" \
+	timeout 60 bash -c 'until curl -sS --fail --max-time 5 --noproxy "*" http://allowed.test/; do sleep 1; done'
+check_eq "from the guest itself: http://other.test/ answers (its server is up)" "hello from other.test" \
+	curl -sS --fail --max-time 5 --noproxy '*' http://other.test/
+check_fails "the VM has no route out but the lab (no route to 192.0.2.1)" ip route get 192.0.2.1
+check "... (control: a route to the lab's 203.0.113.10)" ip route get 203.0.113.10
 
 # --- the package ---------------------------------------------------------------------------
 DEB=$(ls "$DISK"/warden_*.deb 2>/dev/null | head -n1)
@@ -177,6 +234,109 @@ limits_of()
 }
 limits_of asuser wdvmuser rootless
 limits_of asmember wdvmmember daemon
+
+# --- the network of a run, rootless and daemon mode: allowed.test beside other.test ---------
+printf 'version: 1\nnetwork:\n  allow:\n    - {host: allowed.test, ports: [80]}\n' >"$WORK/net.yaml"
+chmod 0644 "$WORK/net.yaml"
+# net_of WHO USER MODE: a run of WHO fetches allowed.test (the page) and not other.test (the
+# denial in its audit); the mode is its run.start's
+net_of()
+{
+	local who=$1 label=$2 mode=$3 log
+	log=$(getent passwd "$label" | cut -d: -f6)/net.jsonl
+	check_eq "$label: a run curls http://allowed.test/ (the page, through the gateway)" \
+		"hello from allowed.test" "$who" /usr/bin/warden run -q --audit-log "$log" \
+		-p "$WORK/net.yaml" -- curl -sS --fail --max-time 20 --noproxy '*' http://allowed.test/
+	check_eq "$label: ... the run was $mode mode" "\"mode\":\"$mode\"" \
+		bash -c 'grep "\"action\":\"run.start\"" "$0" | tail -n1 | grep -o "\"mode\":\"[a-z]*\""' "$log"
+	check "$label: ... its audit has the allowed connection to allowed.test" \
+		bash -c 'grep "\"allowed\":true" "$0" | grep -q "allowed.test"' "$log"
+	check_fails "$label: ... and no denial yet" \
+		bash -c 'grep "\"allowed\":false" "$0" | grep -q "other.test"' "$log"
+	check_fails "$label: a run curls http://other.test/: refused" "$who" /usr/bin/warden run -q \
+		--audit-log "$log" -p "$WORK/net.yaml" -- \
+		curl -sS --fail --max-time 20 --noproxy '*' http://other.test/
+	check "$label: ... with the denial of other.test in its audit" \
+		bash -c 'grep "\"allowed\":false" "$0" | grep -q "other.test"' "$log"
+	grep '"allowed":false' "$log" | grep 'other.test' | head -n1 | cut -c1-300 | sed 's/^/VM:     denial: /'
+	check_fails "$label: a run curls the address of other.test (203.0.113.11): refused" \
+		"$who" /usr/bin/warden run -q --audit-log "$log" -p "$WORK/net.yaml" -- \
+		curl -sS --fail --max-time 20 --noproxy '*' http://203.0.113.11/
+}
+net_of asuser wdvmuser rootless
+net_of asmember wdvmmember daemon
+say "figure lab DNS queries: $(grep -c 'query\[' "$WORK/dns.log" 2>/dev/null) (allowed.test $(grep -c 'query\[.*allowed.test' "$WORK/dns.log" 2>/dev/null), other.test $(grep -c 'query\[.*other.test' "$WORK/dns.log" 2>/dev/null))"
+
+# --- the fork test (issue 30): shared pages count once -------------------------------------
+# a Python parent touches 64 MiB and forks 120 children that share it and live 5 s, under
+# memory_mb: 256: none killed ("done"); the control, the same children each writing 4 MiB of
+# their own (480 MiB in all), is killed with a limit.memory event
+printf 'version: 1\nlimits:\n  memory_mb: 256\n  timeout_s: 300\n' >"$WORK/fork.yaml"
+cat >"$WORK/forks.py" <<'EOF'
+import os, sys, time
+own = int(sys.argv[1])
+shared = bytearray(64 << 20)
+for i in range(0, len(shared), 4096):
+    shared[i] = 1
+kids = []
+for _ in range(120):
+    pid = os.fork()
+    if pid == 0:
+        mine = bytearray(own << 20)
+        for i in range(0, len(mine), 4096):
+            mine[i] = 1
+        time.sleep(5)
+        os._exit(0)
+    kids.append(pid)
+bad = 0
+for k in kids:
+    bad += os.waitpid(k, 0)[1] != 0
+print("done" if not bad else "%d children killed" % bad)
+sys.exit(1 if bad else 0)
+EOF
+chmod 0644 "$WORK/fork.yaml" "$WORK/forks.py"
+# fork_of WHO USER
+fork_of()
+{
+	local who=$1 label=$2 log rc
+	log=$(getent passwd "$label" | cut -d: -f6)/fork.jsonl
+	check_eq "$label: 120 forked children sharing 64 MiB stay under memory_mb: 256" "done" \
+		"$who" /usr/bin/warden run -q --audit-log "$log" -p "$WORK/fork.yaml" \
+		--read "$WORK/forks.py" -- python3 "$WORK/forks.py" 0
+	check_fails "$label: ... no limit.memory event for it" grep -q '"action":"limit.memory"' "$log"
+	"$who" /usr/bin/warden run -q --audit-log "$log" -p "$WORK/fork.yaml" \
+		--read "$WORK/forks.py" -- python3 "$WORK/forks.py" 4 >"$WORK/out" 2>&1
+	rc=$?
+	say "figure $label fork control: exit $rc, $(grep -v '^warden' "$WORK/out" | tail -n1)"
+	# the kernel's OOM killer picks a process of the cgroup: the parent (137), or children
+	# (the parent then says how many died and exits 1)
+	if ((rc == 137 || rc == 1)); then
+		ok "$label: the same children writing 4 MiB each (480 MiB) are killed (exit $rc)"
+	else
+		fail "$label: the same children writing 4 MiB each (480 MiB) are killed (exit $rc, want 137 or 1)"
+		show "$WORK/out"
+	fi
+	check "$label: ... with a limit.memory event" grep -q '"action":"limit.memory"' "$log"
+	grep '"action":"limit.memory"' "$log" | tail -n1 | grep -o '"reason":"[^"]*"' | sed 's/^/VM:     fork limit.memory: /'
+}
+fork_of asuser wdvmuser
+fork_of asmember wdvmmember
+
+# --- warden doctor names the limit method a run will get, per mode -------------------------
+# root: root mode's cgroup2; a member of group warden: the daemon's cgroup (daemon mode); a
+# user not in it: the user manager's systemd scope (rootless)
+check "doctor as root: limits use cgroup2" grep -q 'cgroups  limits use cgroup2' "$WORK/doctor"
+asmember /usr/bin/warden doctor >"$WORK/doctor.member" 2>&1
+sed -n 's/^/VM:     doctor (member): /p' "$WORK/doctor.member" | grep -E 'limits|gateway|problem'
+check "doctor as the warden member: daemon-mode limits, the daemon's cgroup2 cgroup" \
+	grep -q 'limits   daemon-mode limits .*cgroup2 cgroup below /sys/fs/cgroup/warden' "$WORK/doctor.member"
+check_fails "... and not the rootless scope (control: the member's line differs)" \
+	grep -q 'limits   rootless limits' "$WORK/doctor.member"
+asuser /usr/bin/warden doctor >"$WORK/doctor.user" 2>&1
+sed -n 's/^/VM:     doctor (user): /p' "$WORK/doctor.user" | grep -E 'limits|gateway|problem'
+check "doctor as the user not in group warden: rootless limits by the user manager's systemd scope" \
+	grep -q "limits   rootless limits: your user manager's systemd scope" "$WORK/doctor.user"
+check_fails "... and not daemon mode (control)" grep -q 'limits   daemon-mode' "$WORK/doctor.user"
 
 # --- a run's cgroup, read from outside while it lives, and a pids bomb ---------------------
 # start_run WHO LOG POLICY CMD...: `warden run` as WHO in the background (its stderr in
@@ -367,6 +527,8 @@ check_eq "every other package stays installed (nftables, bubblewrap, ...)" "" \
 check "the test users' homes stay (control: purge touched no user's files)" \
 	test -d /home/wdvmuser -a -d /home/wdvmmember
 
+lab_down
+check_fails "the lab namespace is gone" ip netns pids internet
 say "figure test time: $(awk -v a="$T0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN {printf "%.0f s", b - a}')"
 say "figure boot: $(systemd-analyze time 2>/dev/null | head -n1)"
 say "$PASSED passed, $FAILED failed"
