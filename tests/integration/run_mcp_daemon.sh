@@ -14,12 +14,7 @@ if [[ ${LAB_AS_USER:-} == 1 ]]; then
 fi
 lab_require_root
 MCP=$SRC/tests/mcp
-NODE=$(command -v node) || { echo "SKIP: node is not installed"; exit 77; }
-if [[ ! -d $MCP/node_modules/@modelcontextprotocol/sdk ]]; then
-	command -v npm >/dev/null || { echo "SKIP: npm is not installed"; exit 77; }
-	(cd "$MCP" && npm ci --no-audit --no-fund >/dev/null 2>&1) ||
-		{ echo "SKIP: npm ci in tests/mcp failed (no registry access?)"; exit 77; }
-fi
+lab_need_mcp
 . "$SRC/tests/integration/daemon/fixture.sh"
 
 cat >"$T/gateway.yaml" <<EOF

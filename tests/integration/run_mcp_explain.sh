@@ -13,12 +13,7 @@ MCP=$SRC/tests/mcp
 
 lab_require_root
 lab_need_run_tools
-NODE=$(command -v node) || { echo "SKIP: node is not installed"; exit 77; }
-if [[ ! -d $MCP/node_modules/@modelcontextprotocol/sdk ]]; then
-	command -v npm >/dev/null || { echo "SKIP: npm is not installed"; exit 77; }
-	(cd "$MCP" && npm ci --no-audit --no-fund >/dev/null 2>&1) ||
-		{ echo "SKIP: npm ci in tests/mcp failed (no registry access?)"; exit 77; }
-fi
+lab_need_mcp
 lab_up
 
 T=$(lab_tmpdir wd-run-mcp-explain)

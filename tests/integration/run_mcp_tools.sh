@@ -15,12 +15,7 @@ SERVER=$MCP/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 
 lab_require_root
 lab_need_run_tools
-NODE=$(command -v node) || { echo "SKIP: node is not installed"; exit 77; }
-if [[ ! -e $SERVER || ! -d $MCP/node_modules/@modelcontextprotocol/sdk ]]; then
-	command -v npm >/dev/null || { echo "SKIP: npm is not installed"; exit 77; }
-	(cd "$MCP" && npm ci --no-audit --no-fund >/dev/null 2>&1) ||
-		{ echo "SKIP: npm ci in tests/mcp failed (no registry access?)"; exit 77; }
-fi
+lab_need_mcp
 lab_up
 
 T=$(lab_tmpdir wd-run-mcp-tools)

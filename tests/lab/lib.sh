@@ -210,6 +210,21 @@ lab_stop()
 
 # lab_wait SECONDS CMD...: runs CMD every 50 ms until it succeeds; returns 1
 # when SECONDS pass first. For readiness, never for asserting timings.
+# lab_need_mcp: the MCP tests' client side: sets NODE (node) and MCP (tests/mcp), and installs
+# tests/mcp's pinned packages (package-lock.json, `npm ci`) once when the SDK or server-everything
+# is missing; skips the test (exit 77) without node or npm, or when npm ci fails.
+lab_need_mcp()
+{
+	MCP=$(cd "$LAB_LIB_DIR/../mcp" && pwd)
+	NODE=$(command -v node) || { echo "SKIP: node is not installed"; exit 77; }
+	if [[ ! -d $MCP/node_modules/@modelcontextprotocol/sdk ||
+		! -e $MCP/node_modules/@modelcontextprotocol/server-everything/dist/index.js ]]; then
+		command -v npm >/dev/null || { echo "SKIP: npm is not installed"; exit 77; }
+		(cd "$MCP" && npm ci --no-audit --no-fund >/dev/null 2>&1) ||
+			{ echo "SKIP: npm ci in tests/mcp failed (no registry access?)"; exit 77; }
+	fi
+}
+
 # lab_need_run_tools: sets W (warden) and GW (warden-gateway) for the `warden run` tests
 # (WARDEN_BIN, WARDEN_BUILD_DIR, else the build under $SRC) and skips the test (exit 77)
 # when either is not built or bubblewrap is not installed.
