@@ -222,11 +222,10 @@ static int ask(struct talk *t, json_t *tools, char *err, size_t size)
 		}
 		for (i = 0; i < json_array_size(page); i++)
 			json_array_append(tools, json_array_get(page, i));
+		cursor =
+		    json_string_value(json_object_get(json_object_get(a, "result"), "nextCursor"));
 		free(cur);
-		cur = json_string_value(json_object_get(json_object_get(a, "result"), "nextCursor"))
-			  ? strdup(json_string_value(
-				json_object_get(json_object_get(a, "result"), "nextCursor")))
-			  : NULL;
+		cur = cursor ? strdup(cursor) : NULL;
 		cursor = cur;
 		json_decref(a);
 		if (!cursor)

@@ -25,19 +25,6 @@
 /* JavaScript's Number.MAX_SAFE_INTEGER: a larger integer id would not come back as sent */
 #define SAFE_INT ((json_int_t)9007199254740991LL)
 
-static void cut(char *out, size_t size, const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n >= size) {
-		n = size - 1;
-		while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
-	}
-	memcpy(out, s, n);
-	out[n] = '\0';
-}
-
 static void say(struct run_mcpfilter *f, const struct run_mcpfilter_note *n)
 {
 	if (f->note)
@@ -98,8 +85,8 @@ static int refuse(struct run_mcpfilter *f, const json_t *m, const char *tool, co
 	char msg[700];
 
 	f->refused++;
-	cut(n.tool, sizeof(n.tool), tool);
-	cut(n.rule, sizeof(n.rule), rule);
+	run_toolcalls_cut(n.tool, tool, sizeof(n.tool) - 1);
+	run_toolcalls_cut(n.rule, rule, sizeof(n.rule) - 1);
 	if (f->new_id)
 		f->new_id(f->ctx, n.denial_id, sizeof(n.denial_id));
 	snprintf(n.reason, sizeof(n.reason), "%s; the server never saw the request (%s)", why,
@@ -251,8 +238,8 @@ static void server_msg(struct run_mcpfilter *f, json_t *m, bool *changed)
 		}
 		if (!name)
 			snprintf(rule, sizeof(rule), "mcp.tools: a tool without a name");
-		cut(n.tool, sizeof(n.tool), name ? name : "");
-		cut(n.rule, sizeof(n.rule), rule);
+		run_toolcalls_cut(n.tool, name ? name : "", sizeof(n.tool) - 1);
+		run_toolcalls_cut(n.rule, rule, sizeof(n.rule) - 1);
 		snprintf(n.reason, sizeof(n.reason),
 			 "tool `%.200s` hidden from the server's tools/list answer (%s)", n.tool,
 			 n.rule);

@@ -53,8 +53,7 @@ void run_toolcalls_stop(struct run_toolcalls *t, const char *why)
 		wd_buf_free(&t->line[d]);
 }
 
-/* @s cut to at most @max bytes at a UTF-8 boundary (jansson's strings are valid UTF-8) */
-static void copy_cut(char *out, const char *s, size_t max)
+void run_toolcalls_cut(char *out, const char *s, size_t max)
 {
 	size_t n = strlen(s);
 
@@ -106,7 +105,7 @@ static void count_tool(struct run_toolcalls *t, const char *name)
 			if (!strcmp(t->tools[i].name, name))
 				break;
 		if (i == t->ntools)
-			copy_cut(t->tools[t->ntools++].name, name, RUN_TOOLCALLS_NAME_MAX);
+			run_toolcalls_cut(t->tools[t->ntools++].name, name, RUN_TOOLCALLS_NAME_MAX);
 	}
 	t->tools[i].calls++;
 }
@@ -140,8 +139,8 @@ static bool start_call(struct run_toolcalls *t, const json_t *id, const json_t *
 		run_toolcalls_stop(t, "out of memory");
 		return true;
 	}
-	copy_cut(c->id_json, key, RUN_TOOLCALLS_NAME_MAX);
-	copy_cut(c->tool, name ? name : "", RUN_TOOLCALLS_NAME_MAX);
+	run_toolcalls_cut(c->id_json, key, RUN_TOOLCALLS_NAME_MAX);
+	run_toolcalls_cut(c->tool, name ? name : "", RUN_TOOLCALLS_NAME_MAX);
 	run_sha256_hex(canon, strlen(canon), hex);
 	memcpy(c->args_sha256, hex + 7, 65);
 	free(canon);

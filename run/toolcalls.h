@@ -106,6 +106,12 @@ size_t run_toolcalls_feed(struct run_toolcalls *t, enum mcp_dir d, const char *b
 			  bool *changed);
 
 /**
+ * run_toolcalls_cut() - @s copied into @out cut to at most @max bytes at a UTF-8 boundary
+ * (jansson's strings are valid UTF-8); @out has room for @max + 1
+ */
+void run_toolcalls_cut(char *out, const char *s, size_t max);
+
+/**
  * run_toolcalls_stop() - turn attribution off (the relay could not tell the gateway, ...): every
  * call ends; a tracker already off keeps its first reason
  * @t:		the tracker
