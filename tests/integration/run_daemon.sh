@@ -255,9 +255,8 @@ echo "# crafted registers: refused with a reason, and the daemon keeps serving"
 as_b unshare -Urn sleep 60 &
 BNS_PID=$!
 lab_on_exit bash -c 'kill "$0" 2>/dev/null; true' "$BNS_PID"
-lab_wait 5 bash -c '[[ $(readlink /proc/$0/ns/user) != $(readlink /proc/1/ns/user) ]]' "$BNS_PID"
-UNS_PID=$(pgrep -P "$BNS_PID" || echo "$BNS_PID")
-[[ $(readlink "/proc/$UNS_PID/ns/user") != "$(readlink /proc/1/ns/user)" ]] || UNS_PID=$BNS_PID
+UNS_PID=$(ns_of "$BNS_PID")
+check "B holds a network namespace of B's own" test -n "$UNS_PID"
 check "another user's namespace (B's, sent as A): refused as not A's" \
 	refused "not owned by uid $A_UID" client_a netns-of "$UNS_PID"
 check "... nothing was plumbed" no_wd_links
@@ -291,9 +290,8 @@ echo "# a launcher that reads nothing: the daemon goes on, what does not fit is 
 as_a unshare -Urn sleep 120 &
 ANS_PID=$!
 lab_on_exit bash -c 'kill "$0" 2>/dev/null; true' "$ANS_PID"
-lab_wait 5 bash -c '[[ $(readlink /proc/$0/ns/user) != $(readlink /proc/1/ns/user) ]]' "$ANS_PID"
-UNA=$(pgrep -P "$ANS_PID" || echo "$ANS_PID")
-[[ $(readlink "/proc/$UNA/ns/user") != "$(readlink /proc/1/ns/user)" ]] || UNA=$ANS_PID
+UNA=$(ns_of "$ANS_PID")
+check "A holds a network namespace of A's own" test -n "$UNA"
 install -d -o "$A_UID" -g "$A_GID" "$T/stuck"
 client_a stream-hold "$UNA" "$T/stuck" >"$T/stuck/out" 2>&1 &
 STUCK=$!

@@ -92,15 +92,23 @@ daemon_stop() {
 lab_on_exit daemon_stop
 lab_on_exit bash -c 'for p in $("$0"); do kill -9 "$p"; done' ours_left
 
-# ns_of HOLDER: the pid of HOLDER's process (an `unshare -Urn CMD` started with as_a/as_b) that is
-# in the new user and network namespaces, once it is there; nothing when it never is
+# ns_of HOLDER: the pid of HOLDER's process (an `unshare -Urn CMD` started in the background with
+# as_a/as_b) that is in the new user and network namespaces, once it is there; nothing when it
+# never is. HOLDER is the background shell; the process that unshares is HOLDER itself or its
+# child, which may not exist yet. Compared with this shell's own user namespace: pid 1's is not
+# readable on every machine (a container's init), and an empty name would match at once.
 ns_of() {
-	local pid=$1 c
-	lab_wait 5 bash -c '[[ $(readlink /proc/$0/ns/user) != $(readlink /proc/1/ns/user) ]]' \
-		"$pid" || return 1
-	c=$(pgrep -P "$pid" | head -1)
-	[[ -n $c && $(readlink "/proc/$c/ns/user") != "$(readlink /proc/1/ns/user)" ]] && pid=$c
-	echo "$pid"
+	local pid=$1 me end p u
+	me=$(readlink /proc/$$/ns/user) || return 1
+	end=$((SECONDS + 10))
+	while ((SECONDS < end)); do
+		for p in "$pid" $(pgrep -P "$pid"); do
+			u=$(readlink "/proc/$p/ns/user" 2>/dev/null) || continue
+			[[ $u != "$me" ]] && { echo "$p"; return 0; }
+		done
+		sleep 0.05
+	done
+	return 1
 }
 # the runs' host-side veths in lab-host
 wd_links() { ip -n "$LAB_HOST_NS" -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' |
