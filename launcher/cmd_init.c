@@ -11,12 +11,14 @@
 #include "run/outdir.h"
 #include "run/run.h"
 #include "run/learn.h"
+#include "run/mcppin.h"
 #include "trace/file.h"
 #include "common/common.h"
 #include "policy/policy.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -145,13 +147,55 @@ static int trace_then(int n, char **words, bool to_stdout, bool quiet, char *pat
 	return 0;
 }
 
+/* the pin file's name beside the policy @base: "policy.yaml" -> "policy.pin.json" */
+static int pin_name(const char *base, char *out, size_t size)
+{
+	size_t n = strlen(base);
+	int len;
+
+	if (n > 5 && !strcmp(base + n - 5, ".yaml"))
+		n -= 5;
+	else if (n > 4 && !strcmp(base + n - 4, ".yml"))
+		n -= 4;
+	len = snprintf(out, size, "%.*s.pin.json", (int)n, base);
+	return len < 0 || (size_t)len >= size ? -ENAMETOOLONG : 0;
+}
+
+/* the pin file of the MCP tools @t recorded, written into @od as @name before the policy that
+ * names it. Return: 0, or a negative errno (said on stderr). */
+static int write_pin(const struct outdir *od, const char *name, const struct trace *t, bool force)
+{
+	json_t *cmd = json_array();
+	char *text = NULL;
+	int rc = cmd ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !rc && i < t->ncommand; i++)
+		rc = json_array_append_new(cmd, json_string(t->command[i])) ? -ENOMEM : 0;
+	if (!rc)
+		rc = run_mcppin_format(t->tools, cmd, &text);
+	if (!rc)
+		rc = outdir_write(od, name, force ? OUTDIR_REPLACE : OUTDIR_KEEP, 0644, text,
+				  strlen(text), NULL, 0);
+	if (rc == -EEXIST)
+		wd_say(stderr,
+		       "warden init: nothing written: %s exists (the pin file of the MCP tools "
+		       "init writes beside the policy); keeping it (--force replaces it)",
+		       name);
+	else if (rc)
+		wd_say(stderr, "warden init: cannot write the pin file %s: %s", name,
+		       strerror(-rc));
+	free(text);
+	json_decref(cmd);
+	return rc;
+}
+
 int cmd_init(int argc, char **argv)
 {
 	const char *from = NULL, *out = INIT_DEFAULT_OUT;
 	char traced[PATH_MAX];
 	int cmd = 0;
 	const char *creds[INIT_MAX_CREDS + 1] = {0}, *protect[RUN_PROTECT_MAX + 1] = {0};
-	char dir[PATH_MAX], base[NAME_MAX + 1], date[32];
+	char dir[PATH_MAX], base[NAME_MAX + 1], date[32], pin[NAME_MAX + 1] = "";
 	struct infer_result res = {0};
 	struct wd_buf starter = WD_BUF_INIT;
 	const struct wd_buf *text = &starter;
@@ -243,6 +287,10 @@ int cmd_init(int argc, char **argv)
 			protect[k] = pr.v[k].path;
 		for (size_t k = 0; k < ncreds && k < INIT_MAX_CREDS; k++)
 			creds[k] = cs[k];
+		/* an MCP server's tools, pinned beside the policy (not with -o -: no folder) */
+		if (json_array_size(t.tools) && strcmp(out, "-") &&
+		    pin_name(base, pin, sizeof(pin)))
+			pin[0] = '\0';
 		struct infer_opts o = {
 		    .policy_dir = dir,
 		    .home = getenv("HOME"),
@@ -253,6 +301,7 @@ int cmd_init(int argc, char **argv)
 		    .exists = path_exists,
 		    .source = from,
 		    .now = date,
+		    .pin = pin[0] ? pin : NULL,
 		};
 		if (infer_policy(&t, &o, &res))
 			goto oom;
@@ -268,8 +317,14 @@ int cmd_init(int argc, char **argv)
 		status = fwrite(text->data, 1, text->len, stdout) == text->len && !fflush(stdout)
 			     ? WD_EXIT_OK
 			     : WD_EXIT_INTERNAL;
+	} else if (pin[0] && (rc = write_pin(&od, pin, &t, force))) {
+		status = rc == -EEXIST ? WD_EXIT_USAGE : WD_EXIT_INTERNAL;
+		goto out;
 	} else if ((rc = outdir_write(&od, base, force ? OUTDIR_REPLACE : OUTDIR_KEEP, 0644,
 				      text->data, text->len, NULL, 0))) {
+		/* a pin file made for this policy goes with it (one --force replaced stays) */
+		if (pin[0] && !force)
+			unlinkat(od.dfd, pin, 0);
 		if (rc == -ESTALE)
 			wd_say(stderr,
 			       "warden init: nothing written: the folder %s of %s was replaced or "
@@ -293,6 +348,14 @@ int cmd_init(int argc, char **argv)
 		       "%u warnings; check it with: warden policy check %s",
 		       strcmp(out, "-") ? out : "stdout", res.nread, res.nwrite, res.nallow,
 		       res.nwarnings, strcmp(out, "-") ? out : "FILE");
+	if (from && pin[0])
+		wd_say(stderr, "warden init: %s: the %zu MCP tools it listed, pinned (mcp.pin)",
+		       pin, json_array_size(t.tools));
+	else if (from && json_array_size(t.tools))
+		wd_say(stderr,
+		       "warden init: it listed %zu MCP tools; not pinned with -o - (warden mcp pin "
+		       "-p FILE --accept pins them)",
+		       json_array_size(t.tools));
 	else if (strcmp(out, "-"))
 		wd_say(stderr, "warden init: wrote the starter policy %s", out);
 	goto out;

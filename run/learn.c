@@ -177,6 +177,27 @@ static bool stdio_jsonrpc(const struct run *r)
 	       io->track.lineno[MCP_S2C] > 0;
 }
 
+/* The MCP tools the server listed in answers to the client's tools/list (the relay's tracker
+ * collected their canonical definitions), for warden init's pin file; NULL: none, or the
+ * program spoke no JSON-RPC on its stdio. */
+static json_t *listed_tools(const struct run *r)
+{
+	const json_t *listed = r->sandbox.io.track.listed;
+	const char *name;
+	json_t *def, *a;
+
+	if (!stdio_jsonrpc(r) || !json_object_size(listed) || !(a = json_array()))
+		return NULL;
+	json_object_foreach((json_t *)listed, name, def)
+	{
+		if (json_array_append(a, def)) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
 static void learn_collect(struct run *r, const struct run_outcome *o)
 {
 	struct run_trace *rt = r->trace;
@@ -194,6 +215,7 @@ static void learn_collect(struct run *r, const struct run_outcome *o)
 	t->peak_memory_kib = peak ? peak / 1024 : rt->peak_rss_kib;
 	t->peak_pids = rt->peak_pids;
 	t->stdio_jsonrpc = stdio_jsonrpc(r);
+	t->tools = listed_tools(r);
 	t->command = calloc((size_t)r->cmd_argc + 1, sizeof(char *));
 	ret = t->command ? 0 : -ENOMEM;
 	for (int i = 0; !ret && i < r->cmd_argc; i++) {

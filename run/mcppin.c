@@ -131,8 +131,7 @@ int run_mcppin_load(const char *path, json_t **ret, char *err, size_t size)
 	return 0;
 }
 
-int run_mcppin_save(const char *path, const json_t *tools, const json_t *command, char *err,
-		    size_t size)
+int run_mcppin_format(const json_t *tools, const json_t *command, char **ret_text)
 {
 	json_t *out = json_object(), *pins = json_object(), *t;
 	struct timespec now;
@@ -140,6 +139,7 @@ int run_mcppin_save(const char *path, const json_t *tools, const json_t *command
 	size_t i;
 	int r = out && pins ? 0 : -ENOMEM;
 
+	*ret_text = NULL;
 	clock_gettime(CLOCK_REALTIME, &now);
 	wd_rfc3339(&now, when, sizeof(when));
 	json_array_foreach(tools, i, t)
@@ -164,18 +164,37 @@ int run_mcppin_save(const char *path, const json_t *tools, const json_t *command
 	if (!r && !text)
 		r = -ENOMEM;
 	if (!r) {
-		size_t n = strlen(text);
+		/* json_dumps leaves no newline: the file ends in one */
+		char *nl = realloc(text, strlen(text) + 2);
 
-		text[n] = '\n'; /* json_dumps leaves no newline: one is written with it */
-		r = wd_write_file_atomic(AT_FDCWD, path, text, n + 1, WD_ATOMIC_SYNC);
-		text[n] = '\0';
+		if (!nl) {
+			r = -ENOMEM;
+		} else {
+			text = nl;
+			strcat(text, "\n");
+		}
 	}
+	if (r)
+		free(text);
+	else
+		*ret_text = text;
+	json_decref(pins);
+	json_decref(out);
+	return r;
+}
+
+int run_mcppin_save(const char *path, const json_t *tools, const json_t *command, char *err,
+		    size_t size)
+{
+	char *text = NULL;
+	int r = run_mcppin_format(tools, command, &text);
+
+	if (!r)
+		r = wd_write_file_atomic(AT_FDCWD, path, text, strlen(text), WD_ATOMIC_SYNC);
 	if (r)
 		snprintf(err, size, "writing the pin file %s: %s", path,
 			 r == -EINVAL ? "a tool without a name" : strerror(-r));
 	free(text);
-	json_decref(pins);
-	json_decref(out);
 	return r;
 }
 

@@ -56,6 +56,15 @@ enum run_mcppin_verdict run_mcppin_compare(const struct json_t *pins, const stru
 int run_mcppin_load(const char *path, struct json_t **ret, char *err, size_t size);
 
 /**
+ * run_mcppin_format() - the text of a pin file for @tools (an array of the tools of tools/list
+ * answers, or of their canonical definitions), accepted now
+ * @command:	the server's command line, recorded for a person (may be NULL)
+ * @ret_text:	the text (JSON, ending in a newline), malloc'd, on success
+ * Return: 0, -EINVAL (a tool without a name), or -ENOMEM.
+ */
+int run_mcppin_format(const struct json_t *tools, const struct json_t *command, char **ret_text);
+
+/**
  * run_mcppin_save() - write the pin file @path whole (atomically, 0600) from @tools (an array of
  * the tools of tools/list answers)
  * @command:	the server's command line, recorded for a person (may be NULL)

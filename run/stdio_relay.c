@@ -52,6 +52,9 @@ void run_stdio_plan(struct run *r)
 	for (int d = 0; d < 2; d++)
 		io->dir[d].in = io->dir[d].out = -1;
 	run_toolcalls_init(&io->track);
+	/* `warden trace`: the tools the server lists are recorded for warden init's pin file */
+	if (r->trace)
+		io->track.listed = json_object();
 	if (env && !strcmp(env, "0"))
 		snprintf(io->why, sizeof(io->why), "WARDEN_STDIO_RELAY=0");
 	else if (fcntl(STDIN_FILENO, F_GETFD) < 0 || fcntl(STDOUT_FILENO, F_GETFD) < 0)
@@ -567,6 +570,8 @@ void run_stdio_free(struct run *r)
 	json_decref(io->ended);
 	io->ended = NULL;
 	run_toolcalls_free(&io->track);
+	json_decref(io->track.listed);
+	io->track.listed = NULL;
 	free(io->exit_mcp);
 	io->exit_mcp = NULL;
 }

@@ -11,6 +11,7 @@
  * end, and the reason is kept for the one event the relay writes, when an earlier line was
  * JSON-RPC (looked_mcp): a program that never spoke it gets no event. */
 #include "run/toolcalls.h"
+#include "run/mcppin.h"
 #include "run/run.h"
 
 #include <jansson.h>
@@ -37,6 +38,9 @@ void run_toolcalls_free(struct run_toolcalls *t)
 	for (unsigned i = 0; i < t->ncalls; i++)
 		call_free(&t->calls[i]);
 	t->ncalls = 0;
+	for (unsigned i = 0; i < t->nlist; i++)
+		free(t->list_keys[i]);
+	t->nlist = 0;
 	for (int d = 0; d < 2; d++)
 		wd_buf_free(&t->line[d]);
 }
@@ -49,6 +53,9 @@ void run_toolcalls_stop(struct run_toolcalls *t, const char *why)
 	for (unsigned i = 0; i < t->ncalls; i++)
 		call_free(&t->calls[i]);
 	t->ncalls = 0;
+	for (unsigned i = 0; i < t->nlist; i++)
+		free(t->list_keys[i]);
+	t->nlist = 0;
 	for (int d = 0; d < 2; d++)
 		wd_buf_free(&t->line[d]);
 }
@@ -149,6 +156,53 @@ static bool start_call(struct run_toolcalls *t, const json_t *id, const json_t *
 	return true;
 }
 
+/* a tools/list request with @id: its answer's tools are collected (the oldest of too many
+ * unanswered requests is forgotten) */
+static void list_asked(struct run_toolcalls *t, const json_t *id)
+{
+	char *key = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+
+	if (!key)
+		return;
+	if (t->nlist == RUN_TOOLCALLS_LISTS) {
+		free(t->list_keys[0]);
+		memmove(t->list_keys, t->list_keys + 1, (t->nlist - 1) * sizeof(*t->list_keys));
+		t->nlist--;
+	}
+	t->list_keys[t->nlist++] = key;
+}
+
+/* a response with @id: when it answers a tools/list, its tools go into @t->listed */
+static void list_answered(struct run_toolcalls *t, const json_t *id, const json_t *result)
+{
+	char *key = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_t *tool;
+	unsigned i = 0;
+	size_t k;
+
+	while (key && i < t->nlist && strcmp(t->list_keys[i], key))
+		i++;
+	free(key);
+	if (!key || i == t->nlist)
+		return;
+	free(t->list_keys[i]);
+	memmove(t->list_keys + i, t->list_keys + i + 1, (t->nlist - i - 1) * sizeof(*t->list_keys));
+	t->nlist--;
+	json_array_foreach(json_object_get(result, "tools"), k, tool)
+	{
+		const char *name = json_string_value(json_object_get(tool, "name"));
+		json_t *def;
+
+		if (!name || !name[0] || strlen(name) > RUN_TOOLCALLS_NAME_MAX ||
+		    (!json_object_get(t->listed, name) &&
+		     json_object_size(t->listed) >= RUN_TOOLCALLS_LISTED_MAX))
+			continue;
+		def = run_mcppin_def(tool);
+		if (def)
+			json_object_set_new(t->listed, name, def);
+	}
+}
+
 /* one message; true when the calls in flight changed */
 static bool message(struct run_toolcalls *t, enum mcp_dir d, const json_t *m)
 {
@@ -157,6 +211,11 @@ static bool message(struct run_toolcalls *t, enum mcp_dir d, const json_t *m)
 	json_t *params = json_object_get(m, "params");
 	bool id_ok = json_is_string(id) || json_is_integer(id);
 
+	if (t->listed && d == MCP_C2S && method && !strcmp(method, "tools/list") && id_ok)
+		list_asked(t, id);
+	if (t->listed && d == MCP_S2C && !method && id_ok &&
+	    json_is_object(json_object_get(m, "result")))
+		list_answered(t, id, json_object_get(m, "result"));
 	if (d == MCP_C2S && method && !strcmp(method, "tools/call") && id_ok)
 		return start_call(t, id, params);
 	if (d == MCP_C2S && method && !strcmp(method, "notifications/cancelled")) {

@@ -24,6 +24,12 @@
 /* Longest tool name and call id reported (longer ones are cut at a UTF-8 boundary). */
 #define RUN_TOOLCALLS_NAME_MAX 200
 #define RUN_TOOLCALLS_OTHER "(other tools)"
+/* tools/list requests whose answers the tracker watches for at once (older ones are forgotten),
+ * and most tools it collects (a trace's: TRACE_TOOLS_MAX) */
+#define RUN_TOOLCALLS_LISTS 8
+#define RUN_TOOLCALLS_LISTED_MAX 1024
+
+struct json_t;
 
 /* Which way the bytes go. */
 enum mcp_dir {
@@ -67,6 +73,12 @@ struct mcp_tool_count {
  * @tools:	calls counted by tool name, @ntools of them
  * @ntools:	see @tools
  * @total:	tools/call requests seen
+ * @listed:	NULL, or collect here the tools of the server's answers to the client's
+ *		tools/list (name -> canonical definition, run_mcppin_def(); a name listed again
+ *		keeps its last definition; at most RUN_TOOLCALLS_LISTED_MAX names): set and owned by
+ *		the caller (`warden trace` records them for `warden init`'s pin file)
+ * @list_keys:	the ids (compact JSON) of tools/list requests not answered yet, @nlist of them
+ * @nlist:	see @list_keys
  */
 struct run_toolcalls {
 	bool off;
@@ -79,6 +91,9 @@ struct run_toolcalls {
 	struct mcp_tool_count tools[RUN_TOOLCALLS_TOOLS];
 	unsigned ntools;
 	uint64_t total;
+	struct json_t *listed;
+	char *list_keys[RUN_TOOLCALLS_LISTS];
+	unsigned nlist;
 };
 
 /** run_toolcalls_init() - an empty tracker, attribution on. */

@@ -294,11 +294,57 @@ static int ev_limits(struct rd *r, json_t *o, struct trace *t)
 	return get_uint(r, o, "wall_ms", false, UINT64_MAX >> 12, &t->wall_ms);
 }
 
+#define TRACE_STR_(x) #x
+#define TRACE_STR(x) TRACE_STR_(x)
+
+/* a tool's canonical definition: an object of "name" (a string of 1..TRACE_TOOL_NAME_MAX bytes),
+ * and optionally "description" (a string), "inputSchema" (an object), "annotations" (an object);
+ * nothing else, and one line per name (the recorder writes each name once) */
+static int ev_tool(struct rd *r, json_t *o, struct trace *t)
+{
+	static const char *const keys[] = {"type", "def", NULL};
+	static const char *const def_keys[] = {"name", "description", "inputSchema", "annotations",
+					       NULL};
+	json_t *def = json_object_get(o, "def"), *v;
+	const char *name, *k;
+	size_t i;
+	int rc;
+
+	if ((rc = keys_known(r, o, "tool", keys)))
+		return rc;
+	if (!json_is_object(def))
+		return bad(r, "\"def\" must be an object (a tool's definition)%s%s", "", "");
+	if ((rc = keys_known(r, def, "tool def", def_keys)))
+		return rc;
+	name = json_string_value(json_object_get(def, "name"));
+	if (!name || !name[0] || strlen(name) > TRACE_TOOL_NAME_MAX)
+		return bad(r, "a tool's \"name\" must be a string of 1 to %s bytes%s",
+			   TRACE_STR(TRACE_TOOL_NAME_MAX), "");
+	if ((v = json_object_get(def, "description")) && !json_is_string(v))
+		return bad(r, "a tool's \"description\" must be a string%s%s", "", "");
+	if (((v = json_object_get(def, "inputSchema")) && !json_is_object(v)) ||
+	    ((v = json_object_get(def, "annotations")) && !json_is_object(v)))
+		return bad(r, "a tool's \"inputSchema\" and \"annotations\" must be objects%s%s",
+			   "", "");
+	if (!t->tools && !(t->tools = json_array()))
+		return -ENOMEM;
+	if (json_array_size(t->tools) >= TRACE_TOOLS_MAX)
+		return bad(r, "more than %s tools%s", TRACE_STR(TRACE_TOOLS_MAX), "");
+	json_array_foreach(t->tools, i, v)
+	{
+		k = json_string_value(json_object_get(v, "name"));
+		if (k && !strcmp(k, name))
+			return bad(r, "the tool \"%s\" is listed twice%s", name, "");
+	}
+	return json_array_append(t->tools, def) ? -ENOMEM : 0;
+}
+
 static const struct {
 	const char *type;
 	int (*fn)(struct rd *r, json_t *o, struct trace *t);
 } types[] = {
-    {"trace", ev_trace}, {"file", ev_file}, {"net", ev_net}, {"env", ev_env}, {"limits", ev_limits},
+    {"trace", ev_trace}, {"file", ev_file},	{"net", ev_net},
+    {"env", ev_env},	 {"limits", ev_limits}, {"tool", ev_tool},
 };
 
 static int one_line(struct rd *r, const char *s, size_t n, struct trace *t)
@@ -324,8 +370,9 @@ static int one_line(struct rd *r, const char *s, size_t n, struct trace *t)
 			break;
 		}
 	if (!rc && type)
-		rc = bad(r, "unknown event type \"%s\" (expected trace, file, net, env, limits)%s",
-			 type, "");
+		rc = bad(
+		    r, "unknown event type \"%s\" (expected trace, file, net, env, limits, tool)%s",
+		    type, "");
 	json_decref(o);
 	return rc;
 }
@@ -396,5 +443,6 @@ void trace_free(struct trace *t)
 	free(t->env);
 	free(t->cwd);
 	free(t->home);
+	json_decref(t->tools);
 	memset(t, 0, sizeof(*t));
 }

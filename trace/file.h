@@ -7,6 +7,8 @@
  *   net     {"type":"net","host":"name","port":443,"proto":"tls","count":N[,"refused":"why"]}
  *   env     {"type":"env","name":"PATH"}
  *   limits  {"type":"limits","peak_memory_kib":N,"peak_pids":N,"wall_ms":N[,"stdio_jsonrpc":true]}
+ *   tool    {"type":"tool","def":{"name":"echo","description":...,"inputSchema":...}} an MCP tool
+ *           the server listed (its canonical definition: run/mcppin.h), one line per name
  * The reader is strict (unknown types, unknown keys, wrong types, relative paths, a second
  * "trace" line are errors with FILE:LINE), because what it accepts becomes a policy. The
  * parser is pure: bytes in, a struct out; trace_load() adds the read of the file.
@@ -19,6 +21,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Most MCP tools a trace holds (the recorder keeps no more; the reader refuses more). */
+#define TRACE_TOOLS_MAX 1024
+/* Longest tool name a trace holds. */
+#define TRACE_TOOL_NAME_MAX 200
+
+struct json_t;
 
 /* The largest trace read (a trace of a big build is a few MiB). */
 #define TRACE_MAX_BYTES (64u << 20)
@@ -101,6 +110,8 @@ struct trace_net_ev {
  * @wall_ms:	how long it ran (0: not measured)
  * @stdio_jsonrpc: its stdin and stdout carried newline-delimited JSON-RPC both ways (an MCP
  *		server over stdio: it lives as long as its client, so init gives it no timeout)
+ * @tools:	the MCP tools it listed in answers to the client's tools/list (a JSON array of
+ *		canonical definitions, each with a distinct string "name"), or NULL: none
  */
 struct trace {
 	char **command;
@@ -117,6 +128,7 @@ struct trace {
 	uint64_t peak_pids;
 	uint64_t wall_ms;
 	bool stdio_jsonrpc;
+	struct json_t *tools;
 };
 
 /**

@@ -5,6 +5,7 @@
 #include "policy/policy.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +163,35 @@ static void emit_limits(const struct infer_ctx *c, struct wd_buf *b)
 			      (unsigned long long)(t->wall_ms % 1000 / 100), INFER_FLOOR_TIMEOUT_S);
 }
 
+/*
+ * An MCP server's tools: the definitions it listed during the trace are pinned (the pin file,
+ * written by warden init beside the policy: run/mcppin.h). A later run hides a tool whose
+ * definition changed, or a new one, until a person accepts it with `warden mcp pin --accept`.
+ */
+static void emit_mcp(const struct trace *t, const struct infer_opts *o, struct wd_buf *b)
+{
+	size_t n = json_array_size(t->tools);
+
+	if (!n)
+		return;
+	if (!o->pin) {
+		wd_buf_printf(
+		    b,
+		    "# mcp:\n#   pin: FILE   # it listed %zu MCP tools; pin them with `warden "
+		    "mcp pin -p THIS-FILE --accept`\n",
+		    n);
+		return;
+	}
+	wd_buf_printf(
+	    b,
+	    "mcp:\n  # The %zu MCP tools it listed during the trace, pinned: a tool whose "
+	    "definition\n  # changes (or a new one) is hidden and refused until `warden "
+	    "mcp pin -p THIS-FILE\n  # --accept` (warden-policy(5), mcp.pin).\n  pin: ",
+	    n);
+	infer_yaml_quote(b, o->pin);
+	wd_buf_puts(b, "\n");
+}
+
 int infer_policy(const struct trace *t, const struct infer_opts *o, struct infer_result *res)
 {
 	struct wd_buf *b = &res->yaml;
@@ -207,6 +237,7 @@ int infer_policy(const struct trace *t, const struct infer_opts *o, struct infer
 	    (rc = emit_env(&c, b)))
 		goto out;
 	emit_limits(&c, b);
+	emit_mcp(t, o, b);
 	if (!b->data)
 		rc = -ENOMEM;
 out:

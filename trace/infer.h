@@ -40,6 +40,9 @@
  * @ctx:	passed to @exists
  * @source:	where the trace came from, for the header comment
  * @now:	the date for the header comment
+ * @pin:	the pin file written beside the policy with the MCP tools the trace recorded
+ *		(its name, relative to @policy_dir), or NULL: none (an `mcp.pin` comment then
+ *		says how to make one when the trace has tools)
  */
 struct infer_opts {
 	const char *policy_dir;
@@ -52,6 +55,7 @@ struct infer_opts {
 	void *ctx;
 	const char *source;
 	const char *now;
+	const char *pin;
 };
 
 /**

@@ -355,6 +355,15 @@ int trace_format(const struct trace *t, const char *started, struct wd_buf *out,
 	}
 	if (!ret)
 		ret = limits_line(t, out);
+	for (size_t i = 0; !ret && i < json_array_size(t->tools); i++) {
+		json_t *def = json_array_get(t->tools, i), *o;
+
+		/* the recorder's canonical definitions (run/mcppin.h): one line each */
+		if (!json_is_string(json_object_get(def, "name")))
+			continue;
+		o = json_pack("{s:s, s:O}", "type", "tool", "def", def);
+		ret = o ? put_line(out, o) : -ENOMEM;
+	}
 	return ret;
 }
 

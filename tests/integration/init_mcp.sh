@@ -52,6 +52,17 @@ check "memory has its floor or more, the peak in the comment" grep -Eq \
 	'^  memory_mb: [0-9]+ +# peak [0-9]+ MiB seen.*at least 256' "$T/mcp.yaml"
 check "pids have their floor or more" grep -Eq '^  pids: [0-9]+ +#.*at least 64' "$T/mcp.yaml"
 check "the policy passes warden policy check" "$W" policy check "$T/mcp.yaml"
+# the tools the server listed during the trace are pinned beside the policy (issue 31 item 3)
+TRACE_FILE=$(sed -n 's/^warden: trace written to //p' "$T/init.err")
+check "the trace recorded the tools the server listed" test "$(grep -c '"type":"tool"' \
+	"$TRACE_FILE")" -ge 5
+check "init wrote the pin file beside the policy, with those tools" jq -e --argjson n \
+	"$(grep -c '"type":"tool"' "$TRACE_FILE")" '.version == 1 and (.tools | length) == $n and
+	(.tools.echo.sha256 | startswith("sha256:"))' "$T/mcp.pin.json"
+check "... and the policy pins them (mcp.pin)" grep -q '^  pin: "mcp.pin.json"$' "$T/mcp.yaml"
+check "... and warden mcp pin finds every tool as pinned" bash -c '"$@" >"$0" 2>&1 &&
+	! grep -Eq "^[+~-] " "$0" && grep -q "^= echo" "$0"' "$T/pincheck.out" ip netns exec \
+	"$LAB_HOST_NS" env XDG_STATE_HOME="$T/state" "$W" mcp pin -p "$T/mcp.yaml"
 check_fails "init -- COMMAND prints no 'next: warden init' line" grep -q "next: warden init" "$T/init.err"
 sed 's/^/    | /' "$T/mcp.yaml"
 
@@ -70,5 +81,18 @@ check "... calls spread over at least ${SESSION_S} s" jq -e --argjson s "$SESSIO
 check "... and the run ended once, when the client left, with no limit.time event" jq -e -s \
 	'([.[] | select(.action == "run.exit")] | length == 1) and
 	 ([.[] | select(.action == "limit.time")] | length == 0)' "$A"
+check "... every pinned tool was listed (none hidden)" jq -e --slurpfile pin "$T/mcp.pin.json" \
+	'(.tools | sort) == ($pin[0].tools | keys | sort)' <<<"$out"
+
+# the pin holds: a pinned definition that is not the server's (as after a rug pull) hides echo
+jq '.tools.echo.sha256 = "sha256:" + ("0" * 64) | .tools.echo.def.description = "was other"' \
+	"$T/mcp.pin.json" >"$T/pin.new" && mv "$T/pin.new" "$T/mcp.pin.json"
+out=$(SESSION_S=0 session)
+echo "# session with echo changed since pinned: $out"
+check "with echo's pin changed, the server's echo is hidden and its call refused" jq -e \
+	'(.tools | index("echo")) == null and (.tools | length) > 0 and .ok == 0' <<<"$out"
+check "... audited: mcp.list says echo changed since it was pinned" jq -e -s \
+	'any(.[]; .action == "mcp.list" and .resource == "echo" and
+	     (.reason | test("changed since it was pinned")))' "$A"
 
 lab_finish

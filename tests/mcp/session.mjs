@@ -2,7 +2,7 @@
 // while (tests/integration/init_mcp.sh): it starts the server with the command line it is given
 // (here: `warden run -p POLICY`), then calls `echo` every SESSION_EVERY_MS (default 3000) until
 // SESSION_S seconds (default 30) have passed, and once more at the end; prints one JSON line:
-// {"calls":N,"ok":N,"seconds":S,"error":null or what failed}.
+// {"tools":[names the server listed],"calls":N,"ok":N,"seconds":S,"error":null or what failed}.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
@@ -18,7 +18,13 @@ const client = new Client({ name: "warden-mcp-session", version: "1.0.0" });
 const t0 = Date.now();
 let calls = 0, ok = 0, error = null;
 await client.connect(transport);
-for (;;) {
+let tools = [];
+try {
+	tools = (await client.listTools()).tools.map((t) => t.name);
+} catch (e) {
+	error = `tools/list: ${e}`;
+}
+while (!error) {
 	const last = Date.now() - t0 >= seconds * 1000;
 	calls++;
 	try {
@@ -37,6 +43,6 @@ for (;;) {
 		break;
 	await new Promise((res) => setTimeout(res, every));
 }
-console.log(JSON.stringify({ calls, ok, seconds: Math.floor((Date.now() - t0) / 1000), error }));
+console.log(JSON.stringify({ tools, calls, ok, seconds: Math.floor((Date.now() - t0) / 1000), error }));
 await client.close().catch(() => {});
 process.exit(error ? 1 : 0);

@@ -6,6 +6,7 @@
 #include "policy/policy.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -824,6 +825,67 @@ static void test_starter_parses(void **state)
 	wd_buf_free(&b);
 }
 
+/* an MCP server's tools in a trace: read strictly, pinned by the policy init writes */
+static void test_mcp_tools(void **state)
+{
+	struct trace t;
+	struct infer_opts o = opts();
+	struct infer_result res;
+	struct policy_diags d;
+	struct wd_policy *p = NULL;
+	const char *text =
+	    HEAD "{\"type\":\"limits\",\"stdio_jsonrpc\":true}\n"
+		 "{\"type\":\"tool\",\"def\":{\"name\":\"echo\",\"description\":\"Echo\","
+		 "\"inputSchema\":{\"type\":\"object\"}}}\n"
+		 "{\"type\":\"tool\",\"def\":{\"name\":\"add\",\"annotations\":{}}}\n";
+
+	(void)state;
+	parse_ok(text, &t);
+	assert_int_equal(json_array_size(t.tools), 2);
+	o.pin = "policy.pin.json";
+	assert_int_equal(infer_policy(&t, &o, &res), 0);
+	assert_non_null(strstr(res.yaml.data, "mcp:\n"));
+	assert_non_null(strstr(res.yaml.data, "  pin: \"policy.pin.json\"\n"));
+	assert_non_null(strstr(res.yaml.data, "The 2 MCP tools"));
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(res.yaml.data, res.yaml.len, "/srv/proj/policy.yaml", &p, &d),
+			 0);
+	assert_int_equal(d.errors, 0);
+	assert_string_equal(p->mcp_pin, "policy.pin.json");
+	policy_free(p);
+	policy_diags_free(&d);
+	infer_result_free(&res);
+	/* no pin file (-o -): a comment says how to make one */
+	o.pin = NULL;
+	assert_int_equal(infer_policy(&t, &o, &res), 0);
+	assert_null(strstr(res.yaml.data, "\nmcp:"));
+	assert_non_null(strstr(res.yaml.data, "# mcp:\n#   pin: FILE   # it listed 2 MCP tools"));
+	infer_result_free(&res);
+	trace_free(&t);
+	/* no tools: no mcp key */
+	parse_ok(HEAD, &t);
+	o.pin = "policy.pin.json";
+	assert_int_equal(infer_policy(&t, &o, &res), 0);
+	assert_null(strstr(res.yaml.data, "mcp"));
+	infer_result_free(&res);
+	trace_free(&t);
+	parse_bad(HEAD "{\"type\":\"tool\",\"def\":{\"description\":\"x\"}}\n",
+		  "t.jsonl:2: a tool's \"name\" must be a string of 1 to 200 bytes");
+	parse_bad(HEAD "{\"type\":\"tool\",\"def\":{\"name\":\"\"}}\n", "a tool's \"name\"");
+	parse_bad(HEAD "{\"type\":\"tool\",\"def\":[]}\n", "t.jsonl:2: \"def\" must be an object");
+	parse_bad(HEAD "{\"type\":\"tool\",\"def\":{\"name\":\"a\",\"title\":\"x\"}}\n",
+		  "t.jsonl:2: unknown key \"title\" in a \"tool def\" event");
+	parse_bad(HEAD "{\"type\":\"tool\",\"def\":{\"name\":\"a\"},\"x\":1}\n",
+		  "unknown key \"x\" in a \"tool\" event");
+	parse_bad(HEAD "{\"type\":\"tool\",\"def\":{\"name\":\"a\",\"description\":1}}\n",
+		  "a tool's \"description\" must be a string");
+	parse_bad(HEAD "{\"type\":\"tool\",\"def\":{\"name\":\"a\",\"inputSchema\":\"s\"}}\n",
+		  "must be objects");
+	parse_bad(HEAD "{\"type\":\"tool\",\"def\":{\"name\":\"a\"}}\n"
+		       "{\"type\":\"tool\",\"def\":{\"name\":\"a\"}}\n",
+		  "t.jsonl:3: the tool \"a\" is listed twice");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -850,6 +912,7 @@ int main(void)
 	    cmocka_unit_test(test_env_yaml_words),
 	    cmocka_unit_test(test_nice_up),
 	    cmocka_unit_test(test_starter_parses),
+	    cmocka_unit_test(test_mcp_tools),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

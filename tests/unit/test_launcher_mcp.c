@@ -5,7 +5,8 @@
  * requests and responses that change nothing; the server's own requests; blank lines; what
  * turns attribution off (not JSON, not an object or batch, a line over the cap, too many calls
  * in flight) without an error; the arguments' hash independent of key order; run.exit's
- * counts per tool. */
+ * counts per tool; the tools of tools/list answers collected for a trace (only answers to the
+ * client's tools/list, by id; the last listing of a name wins). */
 #include "run/toolcalls.h"
 
 #include <jansson.h>
@@ -278,6 +279,57 @@ static void test_hash_and_exit(void **state)
 	run_toolcalls_free(&t);
 }
 
+/* `warden trace` collects the tools the server lists in answers to the client's tools/list */
+static void test_listed(void **state)
+{
+	struct run_toolcalls t;
+	json_t *def;
+
+	(void)state;
+	run_toolcalls_init(&t);
+	t.listed = json_object();
+	/* an answer to nothing asked, and a tools/list answer before the client asked: ignored */
+	feed(&t, MCP_S2C,
+	     "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"tools\":[{\"name\":\"sneak\"}]}}\n");
+	assert_int_equal(json_object_size(t.listed), 0);
+	feed(&t, MCP_C2S, "{\"jsonrpc\":\"2.0\",\"id\":\"5\",\"method\":\"tools/list\"}\n");
+	/* id 5 is not id "5" */
+	feed(&t, MCP_S2C,
+	     "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"tools\":[{\"name\":\"sneak\"}]}}\n");
+	assert_int_equal(json_object_size(t.listed), 0);
+	feed(&t, MCP_S2C,
+	     "{\"jsonrpc\":\"2.0\",\"id\":\"5\",\"result\":{\"tools\":[{\"name\":\"echo\","
+	     "\"description\":\"d1\",\"title\":\"not pinned\",\"inputSchema\":{\"type\":"
+	     "\"object\"}},{\"description\":\"no name\"},{\"name\":\"add\"}],"
+	     "\"nextCursor\":\"c\"}}\n");
+	assert_int_equal(json_object_size(t.listed), 2);
+	def = json_object_get(t.listed, "echo");
+	assert_string_equal(json_string_value(json_object_get(def, "description")), "d1");
+	assert_null(json_object_get(def, "title"));
+	/* answered once: the same id again lists nothing */
+	feed(&t, MCP_S2C,
+	     "{\"jsonrpc\":\"2.0\",\"id\":\"5\",\"result\":{\"tools\":[{\"name\":\"x\"}]}}\n");
+	assert_int_equal(json_object_size(t.listed), 2);
+	/* a later listing (in a batch) changes a definition: the last one is kept */
+	feed(&t, MCP_C2S, "[{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\"}]\n");
+	feed(&t, MCP_S2C,
+	     "[{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{\"tools\":[{\"name\":\"echo\","
+	     "\"description\":\"d2\"}]}}]\n");
+	def = json_object_get(t.listed, "echo");
+	assert_string_equal(json_string_value(json_object_get(def, "description")), "d2");
+	assert_int_equal(json_object_size(t.listed), 2);
+	run_toolcalls_free(&t);
+	json_decref(t.listed);
+	/* not asked to collect: nothing is */
+	run_toolcalls_init(&t);
+	feed(&t, MCP_C2S, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n");
+	feed(&t, MCP_S2C,
+	     "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"x\"}]}}\n");
+	assert_null(t.listed);
+	assert_int_equal(t.nlist, 0);
+	run_toolcalls_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +338,7 @@ int main(void)
 	    cmocka_unit_test(test_pieces),
 	    cmocka_unit_test(test_off),
 	    cmocka_unit_test(test_hash_and_exit),
+	    cmocka_unit_test(test_listed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

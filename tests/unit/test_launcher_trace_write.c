@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -284,6 +285,30 @@ static void test_file_name(void **state)
 	assert_int_equal(trace_file_name("node", 1796158800, out, 10), -ENAMETOOLONG);
 }
 
+/* the MCP tools a trace recorded: one "tool" line each, read back as written */
+static void test_tools(void **state)
+{
+	struct wd_buf b = WD_BUF_INIT;
+	struct trace t, back;
+	struct wd_err err = {0};
+
+	(void)state;
+	make(&t, NULL, 0, NULL, 0, NULL, 0);
+	t.tools = json_pack("[{s:s, s:s}, {s:s, s:{s:b}}, {s:i}]", "name", "echo", "description",
+			    "Echo \"it\"\nback", "name", "add", "annotations", "readOnlyHint", 1,
+			    "name", 3);
+	assert_non_null(t.tools);
+	assert_int_equal(trace_format(&t, NULL, &b, NULL), 0);
+	assert_int_equal(trace_parse(b.data, b.len, "t", &back, &err), 0);
+	/* the one without a string name is not written */
+	assert_int_equal(json_array_size(back.tools), 2);
+	assert_true(json_equal(json_array_get(back.tools, 0), json_array_get(t.tools, 0)));
+	assert_true(json_equal(json_array_get(back.tools, 1), json_array_get(t.tools, 1)));
+	json_decref(t.tools);
+	trace_free(&back);
+	wd_buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +316,7 @@ int main(void)
 	    cmocka_unit_test(test_forged_paths),  cmocka_unit_test(test_odd_command_and_comm),
 	    cmocka_unit_test(test_refused_input), cmocka_unit_test(test_no_limits_line),
 	    cmocka_unit_test(test_stdio_jsonrpc), cmocka_unit_test(test_file_name),
+	    cmocka_unit_test(test_tools),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
