@@ -4,6 +4,7 @@
 #include "netns/netns.h"
 
 #include <errno.h>
+#include <openssl/evp.h>
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
@@ -104,75 +105,22 @@ bool run_path_within(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
 }
 
-/* ---------------------------------------------------------------- SHA-256 (FIPS 180-4) */
-
-static const uint32_t sha_k[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
-
-static uint32_t ror32(uint32_t x, unsigned n)
-{
-	return (x >> n) | (x << (32 - n));
-}
-
-static void sha_block(uint32_t h[8], const uint8_t *p)
-{
-	uint32_t w[64], s[8];
-
-	for (int i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-	for (int i = 16; i < 64; i++) {
-		uint32_t s0 = ror32(w[i - 15], 7) ^ ror32(w[i - 15], 18) ^ (w[i - 15] >> 3);
-		uint32_t s1 = ror32(w[i - 2], 17) ^ ror32(w[i - 2], 19) ^ (w[i - 2] >> 10);
-
-		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-	}
-	memcpy(s, h, sizeof(s));
-	for (int i = 0; i < 64; i++) {
-		uint32_t t1 = s[7] + (ror32(s[4], 6) ^ ror32(s[4], 11) ^ ror32(s[4], 25)) +
-			      ((s[4] & s[5]) ^ (~s[4] & s[6])) + sha_k[i] + w[i];
-		uint32_t t2 = (ror32(s[0], 2) ^ ror32(s[0], 13) ^ ror32(s[0], 22)) +
-			      ((s[0] & s[1]) ^ (s[0] & s[2]) ^ (s[1] & s[2]));
-
-		memmove(s + 1, s, 7 * sizeof(s[0]));
-		s[4] += t1;
-		s[0] = t1 + t2;
-	}
-	for (int i = 0; i < 8; i++)
-		h[i] += s[i];
-}
+/* ---------------------------------------------------------------- SHA-256 (libcrypto) */
 
 void run_sha256_hex(const void *data, size_t len, char out[72])
 {
-	uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-			 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-	const uint8_t *p = data;
-	uint8_t tail[128] = {0};
-	uint64_t bits = (uint64_t)len * 8;
-	size_t rest, tlen;
+	unsigned char md[32];
+	unsigned int mdlen = 0;
 
-	for (rest = len; rest >= 64; rest -= 64, p += 64)
-		sha_block(h, p);
-	if (rest)
-		memcpy(tail, p, rest);
-	tail[rest] = 0x80;
-	tlen = rest + 1 + 8 <= 64 ? 64 : 128;
-	for (int i = 0; i < 8; i++)
-		tail[tlen - 1 - i] = (uint8_t)(bits >> (8 * i));
-	sha_block(h, tail);
-	if (tlen == 128)
-		sha_block(h, tail + 64);
+	/* EVP_Digest fails only when libcrypto cannot allocate or has no SHA-256 at all: a digest
+	 * of zeros then would be a pin every tool matches, so the text says it is none */
+	if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != sizeof(md)) {
+		snprintf(out, 72, "sha256:unavailable");
+		return;
+	}
 	memcpy(out, "sha256:", 7);
-	for (int i = 0; i < 8; i++)
-		snprintf(out + 7 + 8 * i, 9, "%08x", h[i]);
+	for (size_t i = 0; i < sizeof(md); i++)
+		snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
 }
 
 int run_sandbox_user(const char *want, uid_t *ret_uid, gid_t *ret_gid, char *name, size_t size)
