@@ -121,6 +121,21 @@ struct tls_hello {
 enum tls_result tls_client_hello_parse(const uint8_t *buf, size_t len, struct tls_hello *out);
 
 /**
+ * tls_handshake_hello_parse() - a ClientHello handshake message without the record layer (as
+ * QUIC's CRYPTO frames carry it: RFC 9001 §4)
+ * @msg:	the message from its 4-byte handshake header; bytes after the message are
+ *		not looked at
+ * @len:	bytes at @msg
+ * @out:	result; always written (@n_records stays 0, @hello_len is the message's length)
+ *
+ * The same checks as tls_client_hello_parse() on the message itself.
+ *
+ * Return: TLS_OK, TLS_NEED_MORE (fewer than its header announces), TLS_ABSENT (no SNI) or
+ * TLS_MALFORMED.
+ */
+enum tls_result tls_handshake_hello_parse(const uint8_t *msg, size_t len, struct tls_hello *out);
+
+/**
  * enum tls_alert_desc - alert descriptions used for denials (RFC 8446 §6)
  */
 enum tls_alert_desc {
@@ -708,5 +723,7 @@ bool dns_name_equal(const char *a, const char *b);
 
 /* SOCKS5 greetings, requests and replies (socks.c) */
 #include "gateway/proto/socks.h"
+/* QUIC client Initial framing (quic.c) */
+#include "gateway/proto/quic.h"
 
 #endif /* WARDEN_GATEWAY_PROTO_H */

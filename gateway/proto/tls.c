@@ -303,6 +303,24 @@ enum tls_result tls_client_hello_parse(const uint8_t *buf, size_t len, struct tl
 	return parse_hello(out->scratch, need, out);
 }
 
+enum tls_result tls_handshake_hello_parse(const uint8_t *msg, size_t len, struct tls_hello *out)
+{
+	size_t need = 0;
+	enum tls_result r;
+
+	memset(out, 0, offsetof(struct tls_hello, scratch));
+	out->is_tls = true;
+	if (len < 4)
+		return TLS_NEED_MORE;
+	r = hs_header(msg, &need, out);
+	if (r != TLS_OK)
+		return r;
+	if (len < need)
+		return TLS_NEED_MORE;
+	out->hello_len = need;
+	return parse_hello(msg, need, out);
+}
+
 int tls_alert_compose(uint8_t *out, size_t size, enum tls_alert_desc desc, uint16_t version)
 {
 	if (size < TLS_ALERT_LEN)
