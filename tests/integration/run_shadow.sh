@@ -7,8 +7,9 @@
 # lists what the policy would have blocked. What stays denied in shadow mode: the SSRF guard (a
 # name that resolves to a loopback address), beside a control reached in the same run. A
 # `shadow` key in a policy file is refused. Both the transparent path (DNS + TCP) and the proxy
-# port (HTTPS_PROXY: CONNECT) are probed. Run as root here, and by run_as_user.sh as a user
-# (rootless mode).
+# port (HTTPS_PROXY: CONNECT, and SOCKS5 with names) are probed. Run as root here, and by
+# run_as_user.sh as a user (rootless mode); run_shadow_daemon.sh is daemon mode's (and the
+# ceiling's).
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/lab/lib.sh"
@@ -41,6 +42,13 @@ has_event() { [[ $(events "$1" "$2") -ge 1 ]]; }
 get() { wr -q "$@" -- curl -fsS --max-time 8 --cacert "$LAB_CA" https://other.test/; }
 get_direct() { wr -q "$@" -- curl -fsS --max-time 8 --noproxy '*' --cacert "$LAB_CA" https://other.test/; }
 get_allowed() { wr -q "$@" -- curl -fsS --max-time 8 --cacert "$LAB_CA" https://allowed.test/; }
+# SOCKS5 with names on the proxy port (the address of the sandbox's HTTPS_PROXY)
+get_socks() {
+	local name=$1
+	shift
+	wr -q "$@" -- sh -c 'p=${HTTPS_PROXY#http://}; p=${p%/}; exec curl -fsS --max-time 8 \
+		--cacert "$0" -x "socks5h://$p" "https://$1/"' "$LAB_CA" "$name"
+}
 
 echo "# without --shadow: the policy is enforced"
 check_eq "control: allowed.test is reached" "hello from allowed.test" get_allowed
@@ -51,6 +59,8 @@ check "control: its DNS denial is an ordinary one (allowed false, no decision)" 
 	'.type == "dns" and .resource == "other.test" and .allowed == false and (has("decision") | not)'
 check "control: the normal run.start has no shadow" has_event "$r" \
 	'.action == "run.start" and (has("shadow") | not)'
+check_eq "control: allowed.test through SOCKS5 is reached" "hello from allowed.test" get_socks allowed.test
+check_fails --denied 7,97 "other.test through SOCKS5 is refused" get_socks other.test
 
 echo "# with --shadow: the same probes reach other.test"
 check_eq "control: allowed.test is still reached" "hello from allowed.test" get_allowed --shadow
@@ -79,6 +89,11 @@ check "warden logs --would-deny lists them" bash -c \
 	_ "$W" "$A" "$r"
 check "control: warden logs --denied has none of them" bash -c \
 	'[[ -z $("$1" logs --audit-log "$2" --run "$3" --denied --json | jq -c "select(.decision)") ]]' _ "$W" "$A" "$r"
+
+check_eq "other.test through SOCKS5 is reached" "hello from other.test" get_socks other.test --shadow
+r=$(last_run)
+check "its net.connect: would_deny" has_event "$r" \
+	'.action == "net.connect" and .resource == "other.test" and .decision == "would_deny"'
 
 echo "# the warning at the start and the end-of-run block"
 wr --shadow -- sh -c "curl -fsS --max-time 8 --cacert '$LAB_CA' -o /dev/null https://other.test/;
