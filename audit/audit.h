@@ -149,6 +149,9 @@ struct audit_count {
 	int64_t count;
 };
 
+/* The one value of struct audit_event's @decision: a shadow run's policy denial let through. */
+#define AUDIT_WOULD_DENY "would_deny"
+
 /**
  * struct audit_event - one audit record, cheap to build on the stack
  * @ts:		when it happened (CLOCK_REALTIME); all-zero means "now" to
@@ -174,6 +177,9 @@ struct audit_count {
  * @ech:	the TLS ClientHello carried an Encrypted Client Hello extension
  *		(written only when true)
  * @denial_id:	id a person can quote to allow this denial later
+ * @decision:	"would_deny": a shadow run (`warden run --shadow`) let through what its policy
+ *		denies (@allowed is true; @reason, @rule and @denial_id are the denial's that
+ *		would have been); NULL otherwise
  * @command:	argv of the run (@command_len strings); NULL when absent
  * @command_len: number of strings in @command
  * @has:	AUDIT_HAS_* bits saying which numeric fields below are present
@@ -209,6 +215,8 @@ struct audit_count {
  * @comm:	file: that process's name (/proc/PID/comm, at most 15 bytes)
  * @learn:	the event is of a run in learn mode (`warden trace`'s gateway: any name
  *		allowed and recorded); written only when true
+ * @shadow:	the event is of a shadow run (`warden run --shadow`: policy denials of the
+ *		network let through as "would_deny"); written only when true
  * @priv:	storage owned by a decoded event; NULL when built by a caller.
  *		Release with audit_event_clear().
  *
@@ -237,6 +245,7 @@ struct audit_event {
 	const char *host;
 	const char *qtype;
 	const char *denial_id;
+	const char *decision;
 	bool ech;
 	const char *const *command;
 	size_t command_len;
@@ -263,6 +272,7 @@ struct audit_event {
 	int64_t proc_pid;
 	const char *comm;
 	bool learn;
+	bool shadow;
 
 	void *priv;
 };

@@ -64,11 +64,13 @@ const struct opt_field audit_opt_fields[] = {
 	BOOL("counts_incomplete", counts_incomplete, AUDIT_HAS_COUNTS_INCOMPLETE),
 	BOOL("crashed", crashed, AUDIT_HAS_CRASHED),
 	STR("denial_id", denial_id),
+	STR("decision", decision),
 	{"mcp", FK_JSON, OFF(mcp), 0, 0},
 	STR("op", op),
 	NUM("proc_pid", proc_pid, AUDIT_HAS_PROC_PID, INT32_MAX),
 	STR("comm", comm),
 	{"learn", FK_BOOL, OFF(learn), 0, 0},
+	{"shadow", FK_BOOL, OFF(shadow), 0, 0},
 };
 
 _Static_assert(WD_ARRAY_SIZE(audit_opt_fields) == AUDIT_N_OPT_FIELDS,

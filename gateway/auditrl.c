@@ -169,6 +169,9 @@ static void whose(const struct gw_audit_acct *run, struct audit_event *ev)
 	/* a learn-mode run's every event says so (docs/audit.md "learn") */
 	if (run->learn)
 		ev->learn = true;
+	/* and a shadow run's (docs/audit.md "shadow") */
+	if (run->shadow)
+		ev->shadow = true;
 }
 
 void gw_audit(struct gw_audit *a, struct gw_audit_acct *run, struct audit_event *ev)

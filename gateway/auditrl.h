@@ -41,6 +41,7 @@ struct gw_audit_acct {
 	struct gw_flood *flood;
 	struct gw_toolcalls *mcp; /* its MCP tool calls in flight (owned by the run); NULL: none */
 	bool learn;		  /* the run is in learn mode: its net and dns events say so */
+	bool shadow;		  /* a shadow run (`warden run --shadow`): its events say so */
 	void (*stream)(void *ctx, const char *line, size_t len);
 	void *stream_ctx;
 };

@@ -117,6 +117,22 @@ static const struct gw_ssrf_env *learn_env(struct gw_conn *c, struct gw_ssrf_env
 	return env;
 }
 
+/* @facts decided: for a shadow run as gw_tcp_decide_shadow() (a policy denial let through is
+ * kept for the net.connect event; out of memory: denied), else gw_tcp_decide() */
+static void decide(struct gw_conn *c, const struct gw_tcp_facts *facts, struct gw_tcp_verdict *v)
+{
+	struct gw_tcp_verdict would;
+	struct gw_ssrf_env env;
+
+	if (!c->run->shadow) {
+		gw_tcp_decide(facts, v);
+		return;
+	}
+	gw_ssrf_env(c->t->runs, &env);
+	if (gw_tcp_decide_shadow(facts, &env, v, &would) && gw_conn_would(c, &would))
+		*v = would;
+}
+
 /* act on the verdict on the client's first bytes (gw_tcp_decide() with them) */
 static void first_verdict(struct gw_conn *c, const struct gw_tcp_verdict *v)
 {
@@ -203,6 +219,19 @@ static void proxy_verdict(struct gw_conn *c, const struct gw_proxy_verdict *pv, 
 	start_resolve(c);
 }
 
+/* a shadow run's proxy request decided (gw_proxy_decide_shadow(), as decide()) */
+static void proxy_shadow(struct gw_conn *c, enum http_result r, const struct http_request *req,
+			 struct gw_proxy_verdict *pv)
+{
+	struct gw_tcp_verdict would;
+	struct gw_ssrf_env env;
+
+	gw_ssrf_env(c->t->runs, &env);
+	if (gw_proxy_decide_shadow(c->run->policy, &env, r, req, pv, &would) &&
+	    gw_conn_would(c, &would))
+		pv->v = would;
+}
+
 static void proxy_request(struct gw_conn *c, bool final)
 {
 	struct http_request req;
@@ -229,6 +258,8 @@ static void proxy_request(struct gw_conn *c, bool final)
 		return;
 	if (c->run->learn)
 		gw_proxy_decide_learn(c->run->policy, learn_env(c, &env), r, &req, &pv);
+	else if (c->run->shadow)
+		proxy_shadow(c, r, &req, &pv);
 	else
 		gw_proxy_decide(c->run->policy, r, &req, &pv);
 	if (r == HTTP_OK && gw_str_set(&c->host, req.host)) {
@@ -304,7 +335,7 @@ static void first_bytes(struct gw_conn *c, bool final)
 	if (!c->synthetic)
 		gw_disarm(c->t->ev, &c->timer);
 	facts.learn = learn_env(c, &env);
-	gw_tcp_decide(&facts, &v);
+	decide(c, &facts, &v);
 	first_verdict(c, &v);
 }
 
@@ -687,7 +718,7 @@ void gw_conn_start(struct gw_conn *c)
 	facts.port = c->oport;
 	facts.bound = c->name;
 	facts.learn = learn_env(c, &env);
-	gw_tcp_decide(&facts, &v);
+	decide(c, &facts, &v);
 	switch (v.action) {
 	case GW_TCP_ALLOW_NAME:
 		/* a synthetic address: its name is known, nothing to wait for */

@@ -4,6 +4,7 @@
  * connections are queued again), readable denials (a TLS alert, an HTTP 403 with a denial id,
  * a SOCKS5 reply code, else a reset; a later request's denial waits for the upstream to finish
  * the requests before it), and closing, with the memory freed at the end of the loop round. */
+#include "gateway/decide.h"
 #include "gateway/tcp.h"
 
 #include <errno.h>
@@ -73,6 +74,11 @@ void gw_conn_audit(struct gw_conn *c, const char *action, bool allowed, const ch
 	char dtxt[INET6_ADDRSTRLEN];
 	struct gw_addr lit;
 
+	if (allowed && c->would && !strcmp(action, "net.connect")) {
+		/* a shadow run let through what its policy denies: the denial it would have been */
+		ev.decision = AUDIT_WOULD_DENY;
+		ev.reason = c->would;
+	}
 	if (c->run && c->run->learn && !strcmp(action, "net.connect")) {
 		/* recorded before the event, which the audit budget may suppress */
 		learn_note(c, allowed, reason, gw_addr_str(&c->orig, dst, sizeof(dst)));
@@ -100,6 +106,19 @@ void gw_conn_audit(struct gw_conn *c, const char *action, bool allowed, const ch
 	else
 		gw_audit_denial(c->t->audit, gw_run_acct(c->run),
 				&ev); /* counted in the run's denials */
+}
+
+int gw_conn_would(struct gw_conn *c, const struct gw_tcp_verdict *would)
+{
+	char reason[600];
+	char *s = strdup(gw_tcp_reason_text(would, c->run->policy_name, reason, sizeof(reason)));
+
+	if (!s)
+		return -ENOMEM;
+	free(c->would);
+	c->would = s;
+	gw_new_denial_id(c->t->ev, c->denial_id, sizeof(c->denial_id));
+	return 0;
 }
 
 /* bytes @c holds in pipes and stashes, both ways */
@@ -206,6 +225,7 @@ void gw_conn_reap(struct gw_tcp *t)
 		free(c->cand);
 		free(c->pending_deny);
 		free(c->late_deny);
+		free(c->would);
 		free(c->c2u.stash);
 		free(c->u2c.stash);
 		free(c);

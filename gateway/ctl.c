@@ -25,7 +25,8 @@ enum key {
 	K_CALLS = 1u << 10, /* an array, not a string */
 	K_STREAM = 1u << 11,
 	K_PID = 1u << 12,
-	K_LEARN = 1u << 13, /* a boolean, not a string */
+	K_LEARN = 1u << 13,  /* a boolean, not a string */
+	K_SHADOW = 1u << 14, /* a boolean, not a string */
 };
 
 static const struct {
@@ -36,7 +37,7 @@ static const struct {
     {"host_v4", K_HOST4},  {"sandbox_v4", K_SB4}, {"host_v6", K_HOST6},
     {"sandbox_v6", K_SB6}, {"policy", K_POLICY},  {"policy_name", K_POLICY_NAME},
     {"netns", K_NETNS},	   {"calls", K_CALLS},	  {"stream", K_STREAM},
-    {"pid", K_PID},	   {"learn", K_LEARN},
+    {"pid", K_PID},	   {"learn", K_LEARN},	  {"shadow", K_SHADOW},
 };
 
 /* for each op: keys it requires and keys it may have */
@@ -48,7 +49,7 @@ static const struct {
     /* with an interface and addresses (root's plumbing), or with "netns" (the gateway's) */
     [GW_CTL_REGISTER] = {"register", K_OP | K_ID | K_POLICY,
 			 K_IF | K_HOST4 | K_SB4 | K_HOST6 | K_SB6 | K_POLICY_NAME | K_NETNS |
-			     K_STREAM | K_LEARN},
+			     K_STREAM | K_LEARN | K_SHADOW},
     [GW_CTL_UNREGISTER] = {"unregister", K_OP | K_ID, 0},
     [GW_CTL_REPLACE] = {"replace", K_OP | K_ID | K_POLICY, K_POLICY_NAME},
     [GW_CTL_LIST] = {"list", K_OP, 0},
@@ -121,12 +122,15 @@ int gw_ctl_parse(const char *buf, size_t len, struct gw_ctl_req *req, char *why,
 		if (bit == K_CALLS) {
 			if (gw_toolcalls_calls_check(v, why, why_size))
 				goto out;
-		} else if (bit == K_LEARN) {
+		} else if (bit == K_LEARN || bit == K_SHADOW) {
 			if (!json_is_boolean(v)) {
 				fail(why, why_size, -EINVAL, "`%s` must be true or false", k);
 				goto out;
 			}
-			req->learn = json_is_true(v);
+			if (bit == K_LEARN)
+				req->learn = json_is_true(v);
+			else
+				req->shadow = json_is_true(v);
 		} else if (!json_is_string(v)) {
 			fail(why, why_size, -EINVAL, "`%s` must be a string", k);
 			goto out;
@@ -149,6 +153,11 @@ int gw_ctl_parse(const char *buf, size_t len, struct gw_ctl_req *req, char *why,
 	}
 	if (seen & ~(ops[op].required | ops[op].optional)) {
 		fail(why, why_size, -EINVAL, "keys op `%s` does not take", ops[op].name);
+		goto out;
+	}
+	if (req->learn && req->shadow) {
+		/* learn mode has no policy to shadow: its rules are "any name" already */
+		fail(why, why_size, -EINVAL, "`learn` and `shadow` exclude each other%s", "");
 		goto out;
 	}
 	if ((v = json_object_get(root, "id"))) {

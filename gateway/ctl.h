@@ -52,6 +52,10 @@ enum gw_ctl_op {
  * @learn:	register: "learn": true -- the run is in learn mode for its life (any name on
  *		any port within the host's ceiling, the SSRF classes refused, what it reached
  *		recorded for the `learned` op)
+ * @shadow:	register: "shadow": true -- the run is a shadow run for its life (`warden run
+ *		--shadow`): a denial of its own policy is let through and audited as
+ *		"would_deny"; the host's ceiling, the SSRF guard and malformed bytes still deny;
+ *		not with @learn
  * @priv:	storage owned by the request (gw_ctl_req_clear())
  */
 struct gw_ctl_req {
@@ -67,6 +71,7 @@ struct gw_ctl_req {
 	bool stream;
 	pid_t pid;
 	bool learn;
+	bool shadow;
 	void *priv;
 };
 

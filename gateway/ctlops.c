@@ -66,6 +66,15 @@ void gw_ctl_audit_run(struct gw_ctl *ctl, struct gw_run *r, const char *action, 
 			 reason);
 		ev.reason = learn;
 	}
+	/* and a shadow run's what it means */
+	if (r->shadow && !strcmp(action, "run.gateway-register")) {
+		snprintf(
+		    learn, sizeof(learn),
+		    "%s, in shadow mode: what its policy denies on the network is let through and "
+		    "recorded as would_deny (the host's ceiling and the SSRF guard still deny)",
+		    reason);
+		ev.reason = learn;
+	}
 	gw_audit(ctl->audit, gw_run_acct(r), &ev);
 }
 

@@ -382,6 +382,64 @@ void gw_socks_decide(const struct wd_policy *policy, const struct gw_ssrf_env *l
 	target_decide(policy, learn, req->host, req->host_kind, req->port, out);
 }
 
+/* ------------------------------------------------------------ shadow mode */
+
+bool gw_shadow_lifts(enum gw_tcp_reason reason)
+{
+	return reason == GW_TR_NO_RULE || reason == GW_TR_NO_NAME;
+}
+
+/* a shadow run's second verdict @v (learn mode's rules) after the policy's denial @would: lifted
+ * when it allows; refused by the SSRF guard: SHADOW_CLASS; what is no host name: @would again */
+static bool shadow_second(struct gw_tcp_verdict *v, const struct gw_tcp_verdict *would)
+{
+	if (v->action != GW_TCP_DENY)
+		return true;
+	if (v->reason == GW_TR_LEARN_CLASS)
+		v->reason = GW_TR_SHADOW_CLASS;
+	else if (v->reason != GW_TR_CEILING)
+		*v = *would;
+	return false;
+}
+
+bool gw_tcp_decide_shadow(const struct gw_tcp_facts *f, const struct gw_ssrf_env *env,
+			  struct gw_tcp_verdict *v, struct gw_tcp_verdict *would)
+{
+	struct gw_tcp_facts lf = *f;
+
+	gw_tcp_decide(f, v);
+	if (v->action != GW_TCP_DENY || !gw_shadow_lifts(v->reason))
+		return false;
+	*would = *v;
+	lf.learn = env;
+	gw_tcp_decide(&lf, v);
+	return shadow_second(v, would);
+}
+
+bool gw_proxy_decide_shadow(const struct wd_policy *policy, const struct gw_ssrf_env *env,
+			    enum http_result r, const struct http_request *req,
+			    struct gw_proxy_verdict *out, struct gw_tcp_verdict *would)
+{
+	proxy_decide(policy, NULL, r, req, out);
+	if (out->v.action != GW_TCP_DENY || !gw_shadow_lifts(out->v.reason))
+		return false;
+	*would = out->v;
+	proxy_decide(policy, env, r, req, out);
+	return shadow_second(&out->v, would);
+}
+
+bool gw_socks_decide_shadow(const struct wd_policy *policy, const struct gw_ssrf_env *env,
+			    const struct socks5_request *req, struct gw_proxy_verdict *out,
+			    struct gw_tcp_verdict *would)
+{
+	gw_socks_decide(policy, NULL, req, out);
+	if (out->v.action != GW_TCP_DENY || !gw_shadow_lifts(out->v.reason))
+		return false;
+	*would = out->v;
+	gw_socks_decide(policy, env, req, out);
+	return shadow_second(&out->v, would);
+}
+
 const char *gw_tcp_reason_text(const struct gw_tcp_verdict *v, const char *policy_name, char *buf,
 			       size_t size)
 {
@@ -439,9 +497,11 @@ const char *gw_tcp_reason_text(const struct gw_tcp_verdict *v, const char *polic
 	case GW_TR_LEARN:
 		return "allowed: learn mode";
 	case GW_TR_LEARN_CLASS:
+	case GW_TR_SHADOW_CLASS:
 		snprintf(buf, size,
-			 "%s:%u is refused in learn mode as in any run (SSRF guard: %s address)",
+			 "%s:%u is refused in %s mode as in any run (SSRF guard: %s address)",
 			 gw_addr_str(v->dst, at, sizeof(at)), v->port,
+			 v->reason == GW_TR_LEARN_CLASS ? "learn" : "shadow",
 			 gw_addr_class_name((enum gw_addr_class)v->cls));
 		return buf;
 	}

@@ -105,6 +105,7 @@ enum gw_tcp_reason {
 	GW_TR_PROXY_LITERAL,	 /* a target address literal that does not parse */
 	GW_TR_LEARN,		 /* learn mode: any name on any port, an address by its class */
 	GW_TR_LEARN_CLASS,	 /* learn mode: the address literal @dst is of class @cls */
+	GW_TR_SHADOW_CLASS,	 /* shadow mode: the address literal @dst is of class @cls */
 };
 
 struct gw_ssrf_env;
@@ -280,6 +281,67 @@ void gw_proxy_decide_learn(const struct wd_policy *policy, const struct gw_ssrf_
  */
 void gw_socks_decide(const struct wd_policy *policy, const struct gw_ssrf_env *learn,
 		     const struct socks5_request *req, struct gw_proxy_verdict *out);
+
+/* ------------------------------------------------------------ shadow mode */
+
+/*
+ * A shadow run (`warden run --shadow`, registered with "shadow": true) is decided as any run;
+ * a denial that the run's own policy makes (gw_shadow_lifts()) is then decided again by learn
+ * mode's rules (any name on any port within the host's ceiling; an address by its class: the
+ * SSRF guard) and, when those allow it, let through: the caller audits it as "would_deny"
+ * with the first verdict's reason and a denial id. What learn mode refuses stays refused (the
+ * host's ceiling: DENY CEILING; an address of a refused class: DENY SHADOW_CLASS; what is no
+ * host name: the first verdict). Malformed bytes, domain fronting and what the proxy port
+ * cannot take are never lifted.
+ */
+
+/**
+ * gw_shadow_lifts() - whether a shadow run may let a denial for @reason through: only the run's
+ * own policy's (NO_RULE, NO_NAME); never the host's ceiling, malformed bytes, fronting or the
+ * proxy port's refusals
+ */
+bool gw_shadow_lifts(enum gw_tcp_reason reason);
+
+/**
+ * gw_tcp_decide_shadow() - gw_tcp_decide() for a shadow run
+ * @f:		the facts (@f->learn NULL)
+ * @env:	the SSRF guard's environment (learn mode's rules decide a lifted denial)
+ * @v:		the verdict (always written): the lifted one when lifted
+ * @would:	when lifted, the policy's denial (its reason's text is the event's)
+ *
+ * Return: true when the policy denied it and learn mode's rules let it through.
+ */
+bool gw_tcp_decide_shadow(const struct gw_tcp_facts *f, const struct gw_ssrf_env *env,
+			  struct gw_tcp_verdict *v, struct gw_tcp_verdict *would);
+
+/**
+ * gw_proxy_decide_shadow() - gw_proxy_decide() for a shadow run (gw_tcp_decide_shadow()'s rules)
+ * @policy:	the run's policy
+ * @env:	the SSRF guard's environment
+ * @r:		as for gw_proxy_decide()
+ * @req:	as for gw_proxy_decide()
+ * @out:	as for gw_proxy_decide()
+ * @would:	when lifted, the policy's denial
+ *
+ * Return: true when lifted.
+ */
+bool gw_proxy_decide_shadow(const struct wd_policy *policy, const struct gw_ssrf_env *env,
+			    enum http_result r, const struct http_request *req,
+			    struct gw_proxy_verdict *out, struct gw_tcp_verdict *would);
+
+/**
+ * gw_socks_decide_shadow() - gw_socks_decide() for a shadow run (gw_tcp_decide_shadow()'s rules)
+ * @policy:	the run's policy
+ * @env:	the SSRF guard's environment
+ * @req:	as for gw_socks_decide()
+ * @out:	as for gw_socks_decide()
+ * @would:	when lifted, the policy's denial
+ *
+ * Return: true when lifted.
+ */
+bool gw_socks_decide_shadow(const struct wd_policy *policy, const struct gw_ssrf_env *env,
+			    const struct socks5_request *req, struct gw_proxy_verdict *out,
+			    struct gw_tcp_verdict *would);
 
 /**
  * gw_learn_name_ok() - @s is a name learn mode may allow: labels of letters, digits, '-' and '_'
@@ -463,6 +525,19 @@ struct gw_dns_verdict {
  * refuses it (gw_learn_allows() with port 0).
  */
 void gw_dns_decide(const struct gw_dns_facts *f, struct gw_dns_verdict *v);
+
+/**
+ * gw_dns_decide_shadow() - gw_dns_decide() for a shadow run: a name the run's policy does not
+ * allow (NOT_ALLOWED) is decided again by learn mode's rule (any name within the host's
+ * ceiling) and answered when that allows it; the host's ceiling still refuses (CEILING)
+ * @f:		the facts (@f->learn false)
+ * @v:		the verdict (always written): the lifted one when lifted
+ * @would:	when lifted, the policy's denial (its reason's text is the event's)
+ *
+ * Return: true when the policy denied the name and learn mode's rule let it through.
+ */
+bool gw_dns_decide_shadow(const struct gw_dns_facts *f, struct gw_dns_verdict *v,
+			  struct gw_dns_verdict *would);
 
 /**
  * gw_dns_reason_text() - the audit text of @v's reason

@@ -56,6 +56,10 @@ static void dns_event_id(struct gw_dns *dns, struct gw_run *run, const struct dn
 	    .denial_id = denial_id && *denial_id ? denial_id : NULL,
 	};
 
+	/* an answered query with a denial id: a shadow run let through what its policy denies */
+	if (allowed && ev.denial_id)
+		ev.decision = AUDIT_WOULD_DENY;
+
 	dns->ev->stats.dns_queries++;
 	if (allowed)
 		gw_audit(dns->audit, gw_run_acct(run), &ev);
@@ -179,8 +183,10 @@ static size_t scrub(struct gw_run *run, const struct dns_query *q, uint8_t *m, s
 			int fam = rr.type == DNS_TYPE_A ? AF_INET : AF_INET6;
 			struct gw_addr a = {0};
 
-			if ((run->learn ? !gw_learn_allows(run->policy, rr.name, 0, NULL)
-					: gw_name_allowed(run->policy, rr.name) < 0) ||
+			/* a shadow run's names are learn mode's (decide.h, "shadow mode") */
+			if ((run->learn || run->shadow
+				 ? !gw_learn_allows(run->policy, rr.name, 0, NULL)
+				 : gw_name_allowed(run->policy, rr.name) < 0) ||
 			    gw_synth_get(&run->synth, fam, rr.name, &a) < 0)
 				memset(a.a, 0, sizeof(a.a));
 			memcpy(m + rr.rdata.off, a.a, fam == AF_INET ? 4 : 16);
@@ -245,9 +251,11 @@ static void forwarded(struct gw_forward *f, int status, const uint8_t *abuf, siz
 		conn->resume(conn); /* the queries that waited behind this one */
 }
 
-/* an allowed A/AAAA query: the run's synthetic address for the name */
+/* an allowed A/AAAA query: the run's synthetic address for the name (@did: a shadow run's
+ * would-be denial id, else "") */
 static void answer_synthetic(struct gw_dns *dns, struct gw_run *run, const struct gw_replyto *rt,
-			     const struct dns_query *q, const char *why, const char *rule_text)
+			     const struct dns_query *q, const char *why, const char *rule_text,
+			     const char *did)
 {
 	struct dns_answer ans = {.type = q->qtype, .ttl = GW_DNS_TTL};
 	struct dns_reply r = {0};
@@ -273,12 +281,14 @@ static void answer_synthetic(struct gw_dns *dns, struct gw_run *run, const struc
 	r.answers = &ans;
 	r.n_answers = 1;
 	reply(dns, rt, q, &r);
-	dns_event(dns, run, q, true, why, rule_text, addr_text(&a, atxt, sizeof(atxt)));
+	dns_event_id(dns, run, q, true, why, rule_text, addr_text(&a, atxt, sizeof(atxt)), did);
 }
 
-/* an allowed query of another type: asked upstream, answered when c-ares is */
+/* an allowed query of another type: asked upstream, answered when c-ares is (@did: a shadow
+ * run's would-be denial id, else "") */
 static void forward(struct gw_dns *dns, struct gw_run *run, const struct gw_replyto *rt,
-		    const struct dns_query *q, const char *why, const char *rule_text)
+		    const struct dns_query *q, const char *why, const char *rule_text,
+		    const char *did)
 {
 	struct gw_dnsq *dq = calloc(1, sizeof(*dq));
 
@@ -297,7 +307,7 @@ static void forward(struct gw_dns *dns, struct gw_run *run, const struct gw_repl
 	dq->rt.batch = NULL; /* answered later, on its own */
 	if (rt->conn)
 		rt->conn->pending = dq;
-	dns_event(dns, run, q, true, why, rule_text, NULL);
+	dns_event_id(dns, run, q, true, why, rule_text, NULL, did);
 	dq->fwd.cb = forwarded;
 	gw_resolver_forward(dns->res, q->qname, q->qtype, &dq->fwd);
 }
@@ -346,6 +356,26 @@ static void learn_note(struct gw_run *run, const struct dns_query *q,
 		(void)gw_learn_note(&run->learned, q->qname, 0, GW_LEARN_DNS, why);
 }
 
+/* @f decided into @v: for a shadow run as gw_dns_decide_shadow(), with the policy's denial's
+ * text in @would_why and a denial id in @did when it was let through; else gw_dns_decide() */
+static void decide(struct gw_dns *dns, struct gw_run *run, const struct gw_dns_facts *f,
+		   struct gw_dns_verdict *v, char *would_why, size_t size, char *did)
+{
+	struct gw_dns_verdict would;
+	char buf[600];
+
+	if (!run || !run->shadow) {
+		gw_dns_decide(f, v);
+		return;
+	}
+	if (!gw_dns_decide_shadow(f, v, &would))
+		return;
+	/* NOT_ALLOWED's text names no peer */
+	snprintf(would_why, size, "%s",
+		 gw_dns_reason_text(&would, f->q, run->policy_name, NULL, buf, sizeof(buf)));
+	gw_new_denial_id(dns->ev, did, 16);
+}
+
 /* one query: decided (gw_dns_decide()), answered and audited */
 void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const struct gw_replyto *rt,
 		  const struct gw_addr *peer)
@@ -355,16 +385,18 @@ void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const stru
 	struct gw_dns_verdict v;
 	struct gw_dns_facts f = {.parsed = dns_query_parse(msg, len, &q), .q = &q};
 	struct gw_run *run = gw_run_find_ingress(dns->runs, &rt->local, peer);
-	char reason[600], ede[700], did[16] = "";
+	char reason[600], ede[700], did[16] = "", would[600] = "";
 	const char *why, *rule_text = NULL;
 
 	f.policy = run ? run->policy : NULL;
 	f.upstream = gw_resolver_ok(dns->res);
 	f.learn = run && run->learn;
-	gw_dns_decide(&f, &v);
+	decide(dns, run, &f, &v, would, sizeof(would), did);
 	if (run)
 		run->dns_queries++;
-	why = gw_dns_reason_text(&v, &q, run ? run->policy_name : "", peer, reason, sizeof(reason));
+	why = would[0] ? would
+		       : gw_dns_reason_text(&v, &q, run ? run->policy_name : "", peer, reason,
+					    sizeof(reason));
 	if (f.learn && v.learn)
 		/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): f.learn only with a run */
 		learn_note(run, &q, &v, why);
@@ -400,14 +432,14 @@ void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const stru
 		reply(dns, rt, &q, &r);
 		break;
 	case GW_DNS_SYNTHETIC:
-		answer_synthetic(dns, run, rt, &q, why, rule_text);
+		answer_synthetic(dns, run, rt, &q, why, rule_text, did);
 		return;
 	case GW_DNS_FORWARD:
 		/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): FORWARD only under a run */
 		if (!gw_runs_dns_take(dns->runs, run))
 			refuse_over_cap(dns, run, rt, &q);
 		else
-			forward(dns, run, rt, &q, why, rule_text);
+			forward(dns, run, rt, &q, why, rule_text, did);
 		return;
 	}
 	if (v.action == GW_DNS_LIVENESS)

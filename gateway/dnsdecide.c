@@ -192,6 +192,28 @@ void gw_dns_decide(const struct gw_dns_facts *f, struct gw_dns_verdict *v)
 	dns_verdict(v, GW_DNS_FORWARD, GW_DR_FORWARDED, true, DNS_RCODE_NOERROR);
 }
 
+bool gw_dns_decide_shadow(const struct gw_dns_facts *f, struct gw_dns_verdict *v,
+			  struct gw_dns_verdict *would)
+{
+	struct gw_dns_facts lf = *f;
+
+	gw_dns_decide(f, v);
+	if (v->allowed || v->reason != GW_DR_NOT_ALLOWED)
+		return false;
+	*would = *v;
+	lf.learn = true;
+	gw_dns_decide(&lf, v);
+	if (!v->allowed) {
+		/* the host's ceiling, or ANY as for an allowed name, say so; what is no host name
+		 * keeps the policy's denial */
+		if (v->reason != GW_DR_CEILING && v->reason != GW_DR_NOT_ANSWERED)
+			*v = *would;
+		return false;
+	}
+	v->learn = false; /* allowed by no rule, and not in learn mode: the event says would_deny */
+	return true;
+}
+
 const char *gw_dns_reason_text(const struct gw_dns_verdict *v, const struct dns_query *q,
 			       const char *policy_name, const struct gw_addr *peer, char *buf,
 			       size_t size)

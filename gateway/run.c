@@ -230,6 +230,8 @@ int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, 
 	r->acct.mcp = &r->mcp;
 	r->learn = req->learn;
 	r->acct.learn = req->learn;
+	r->shadow = req->shadow;
+	r->acct.shadow = req->shadow;
 	r->ceiling = t->conf->ceiling;
 	ret = gw_synth_init(&r->synth, t->conf->synth_v4, t->conf->synth_v6, t->lim->synth_per_run,
 			    gw_rng_next(&t->ev->rng));

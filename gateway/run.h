@@ -73,6 +73,9 @@ struct gw_user {
  * @learn:	registered with "learn": true: in learn mode for its life (its policy's rules
  *		are replaced by any name on any port within the host's ceiling; `replace` keeps it)
  * @learned:	learn mode: what it reached and was refused (the `learned` op)
+ * @shadow:	registered with "shadow": true (`warden run --shadow`): its policy's denials are
+ *		let through and audited as "would_deny" (decide.h, gw_tcp_decide_shadow());
+ *		the host's ceiling, the SSRF guard and malformed bytes still deny
  */
 struct gw_run {
 	struct gw_run *next;
@@ -98,6 +101,7 @@ struct gw_run {
 	struct gw_toolcalls mcp; /* its MCP tool calls in flight, denials per tool (acct.mcp) */
 	bool learn;
 	struct gw_learn learned;
+	bool shadow;
 };
 
 /**

@@ -100,7 +100,18 @@ enum gw_socks_step gw_conn_socks(struct gw_conn *c, bool final, const struct gw_
 		return refuse(c, SOCKS5_REP_FAILURE, "out of memory");
 	c->socks = GW_SOCKS_DECIDED;
 	c->socks_rep = SOCKS5_REP_NOT_ALLOWED;
-	gw_socks_decide(c->run->policy, learn, &req, pv);
+	if (!c->run->shadow) {
+		gw_socks_decide(c->run->policy, learn, &req, pv);
+	} else {
+		/* a shadow run: a policy denial let through, said while @req is here */
+		struct gw_tcp_verdict would;
+		struct gw_ssrf_env env;
+
+		gw_ssrf_env(c->t->runs, &env);
+		if (gw_socks_decide_shadow(c->run->policy, &env, &req, pv, &would) &&
+		    gw_conn_would(c, &would))
+			pv->v = would;
+	}
 	*used = req.len;
 	return GW_SOCKS_VERDICT;
 }

@@ -124,6 +124,8 @@ struct gw_conn {
 	char *late_deny;       /* a later request was denied: said (403) once the upstream
 				  finished answering the earlier ones (heap) */
 	struct http_stream hs; /* framing of the client's requests (http_track) */
+	char *would;	       /* a shadow run: the policy's denial it let through, the reason
+				  of its net.connect "would_deny" (heap; gw_conn_would()) */
 };
 
 /**
@@ -182,6 +184,13 @@ int gw_str_set(char **dst, const char *src);
  * denial goes through the run's denial rate limit
  */
 void gw_conn_audit(struct gw_conn *c, const char *action, bool allowed, const char *reason);
+struct gw_tcp_verdict;
+/**
+ * gw_conn_would() - a shadow run let @c through although its policy denied it (@would): the
+ * connection's net.connect event says "would_deny" with @would's reason and a new denial id
+ * Return: 0, or -ENOMEM (the caller denies: fail closed)
+ */
+int gw_conn_would(struct gw_conn *c, const struct gw_tcp_verdict *would);
 /**
  * gw_conn_deny() - deny @c: audited, then a TLS alert or an HTTP 403 naming
  * @reason and a denial id and a drain of the client, else a reset

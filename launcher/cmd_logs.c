@@ -47,6 +47,7 @@ struct logs_opts {
 	const char *path;
 	const char *run;
 	bool denied;
+	bool would; /* --would-deny */
 	const char *type;
 	bool json;
 	bool follow;
@@ -69,10 +70,10 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: warden logs [--tail N] [--follow] [--json] [--run ID] [--denied] [--all]\n"
-	    "                   [--audit-log PATH] [--tool NAME] [--type TYPE]\n"
+	    "                   [--would-deny] [--audit-log PATH] [--tool NAME] [--type TYPE]\n"
 	    "\n"
 	    "Show the audit log: one row per event (time in UTC, run, type, action,\n"
-	    "allow/DENY or a run's exit status, resource, reason), or the raw JSON lines\n"
+	    "allow/DENY/would or a run's exit status, resource, reason), or the raw JSON lines\n"
 	    "with --json. A rotated log's PATH.1 is read first, then PATH.\n"
 	    "\n"
 	    "  -n, --tail N          only the last N matching events (on a terminal, the\n"
@@ -83,6 +84,8 @@ static void usage(FILE *f)
 	    "      --run ID          only events of run ID, or of the one run whose id\n"
 	    "                        starts with ID\n"
 	    "      --denied          only denied events\n"
+	    "      --would-deny      only what a shadow run (warden run --shadow) let through\n"
+	    "                        that its policy denies (\"decision\": \"would_deny\")\n"
 	    "      --all             also the housekeeping rows the table hides (run.liveness,\n"
 	    "                        run.gateway-register, run.gateway-unregister, run.mcp)\n"
 	    "      --audit-log PATH  read PATH (default: $WARDEN_AUDIT_LOG, else\n"
@@ -127,7 +130,16 @@ static int parse_count(const char *s, size_t *out)
 
 static int parse_args(int argc, char **argv, struct logs_opts *o)
 {
-	enum { OPT_JSON = 256, OPT_RUN, OPT_DENIED, OPT_LOG, OPT_TOOL, OPT_TYPE, OPT_ALL };
+	enum {
+		OPT_JSON = 256,
+		OPT_RUN,
+		OPT_DENIED,
+		OPT_LOG,
+		OPT_TOOL,
+		OPT_TYPE,
+		OPT_ALL,
+		OPT_WOULD
+	};
 	static const char *const types[] = {"run", "dns", "net", "file", "limit", "mcp", "audit"};
 	static const struct option longopts[] = {
 	    {"tail", required_argument, NULL, 'n'},
@@ -135,6 +147,7 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 	    {"json", no_argument, NULL, OPT_JSON},
 	    {"run", required_argument, NULL, OPT_RUN},
 	    {"denied", no_argument, NULL, OPT_DENIED},
+	    {"would-deny", no_argument, NULL, OPT_WOULD},
 	    {"audit-log", required_argument, NULL, OPT_LOG},
 	    {"help", no_argument, NULL, 'h'},
 	    {"tool", required_argument, NULL, OPT_TOOL},
@@ -166,6 +179,9 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 			break;
 		case OPT_DENIED:
 			o->denied = true;
+			break;
+		case OPT_WOULD:
+			o->would = true;
 			break;
 		case OPT_ALL:
 			o->all = true;
@@ -257,6 +273,8 @@ static bool matches(const struct logs_opts *o, const struct audit_event *ev)
 		return false;
 	if (o->denied && ev->allowed)
 		return false;
+	if (o->would && !(ev->decision && !strcmp(ev->decision, AUDIT_WOULD_DENY)))
+		return false;
 	if (!o->all && !o->json && is_housekeeping(ev))
 		return false;
 	return true;
@@ -265,7 +283,7 @@ static bool matches(const struct logs_opts *o, const struct audit_event *ev)
 /* filtered() - whether any filter is set (else --tail may seek instead of reading all) */
 static bool filtered(const struct logs_opts *o)
 {
-	return o->run || o->denied || o->tool || o->type || (!o->all && !o->json);
+	return o->run || o->denied || o->would || o->tool || o->type || (!o->all && !o->json);
 }
 
 /*
@@ -288,7 +306,8 @@ static void print_header(void)
 	       "REASON");
 }
 
-/* verdict() - the RESULT cell: allow or DENY; for run.exit the program's status ("exit 56",
+/* verdict() - the RESULT cell: allow or DENY ("would": a shadow run let through what its policy
+ * denies); for run.exit the program's status ("exit 56",
  * "SIGKILL"), and "FAIL 125" when warden itself ended the run */
 static const char *verdict(const struct audit_event *ev, char *buf, size_t size)
 {
@@ -296,7 +315,9 @@ static const char *verdict(const struct audit_event *ev, char *buf, size_t size)
 
 	if (ev->type != AUDIT_TYPE_RUN || strcmp(ev->action, "run.exit") != 0 ||
 	    !(ev->has & AUDIT_HAS_EXIT))
-		return ev->allowed ? "allow" : "DENY";
+		return ev->decision && !strcmp(ev->decision, AUDIT_WOULD_DENY) ? "would"
+		       : ev->allowed					       ? "allow"
+									       : "DENY";
 	if ((ev->has & AUDIT_HAS_SIGNAL) && ev->signal > 0 && ev->signal < 65 &&
 	    (abbrev = sigabbrev_np((int)ev->signal)))
 		snprintf(buf, size, "SIG%s", abbrev);

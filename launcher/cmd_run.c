@@ -19,7 +19,7 @@ static void usage(FILE *f)
 	    "usage: warden run [-p POLICY] [--allow HOST[:PORT]]... [--read PATH]...\n"
 	    "                  [--write PATH]... [--gateway SOCKET] [--config GATEWAY.yaml]\n"
 	    "                  [--audit-log PATH] [--timeout SECONDS] [--mode MODE]\n"
-	    "                  [--backend NAME] [-q]\n"
+	    "                  [--backend NAME] [--shadow] [-q]\n"
 	    "                  [-- COMMAND ARGS...]\n"
 	    "       warden run [-p POLICY] [--allow ...] [--read ...] [--write ...] "
 	    "--print-policy\n"
@@ -64,6 +64,10 @@ static void usage(FILE *f)
 	    "      --sandbox-user U  started by root (not through sudo): run the program as\n"
 	    "                        user U (name or uid; default $WARDEN_SANDBOX_USER, else\n"
 	    "                        nobody); the program never runs as root\n"
+	    "      --shadow          roll a policy out without breaking the program: what the\n"
+	    "                        policy denies on the network is let through and logged as\n"
+	    "                        would_deny (the host's ceiling and the SSRF guard still\n"
+	    "                        deny; files stay enforced); the end-of-run block lists it\n"
 	    "  -q, --quiet           no progress messages\n"
 	    "      --print-seccomp   print the seccomp filter the policy gives every process\n"
 	    "                        of the run (no root needed, nothing runs) and exit 0\n"
@@ -135,6 +139,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, struct run_flag
 	    {"read", required_argument, NULL, 'R'},
 	    {"write", required_argument, NULL, 'W'},
 	    {"print-policy", no_argument, NULL, 'P'},
+	    {"shadow", no_argument, NULL, 'D'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -188,6 +193,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, struct run_flag
 			break;
 		case 'P':
 			o->print_policy = true;
+			break;
+		case 'D':
+			o->shadow = true;
 			break;
 		case 'S':
 			o->print_seccomp = true;

@@ -600,6 +600,24 @@ static void parse_audit(struct pctx *c, const struct policy_yt_node *n)
 
 /* ------------------------------------------------------------ entry point */
 
+/* `shadow` at the top level: refused with its own words (shadow mode is chosen per run with
+ * `warden run --shadow`; a policy never turns its own enforcement off). Return: 0, or -EINVAL */
+static int shadow_key(struct policy_diags *d, const struct policy_yt_node *root)
+{
+	for (size_t i = 0; root->type == POLICY_YT_MAP && i + 1 < root->nkids; i += 2) {
+		const struct policy_yt_node *key = root->kids[i];
+
+		if (key->type == POLICY_YT_SCALAR && !strcmp(key->str, "shadow")) {
+			policy_diag_err(
+			    d, key,
+			    "`shadow` is not a policy key: a shadow run is asked for with "
+			    "`warden run --shadow`, never by a policy file");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /*
  * Parse @buf into *@ret. With @keep, a policy whose YAML was well-formed but whose content had
  * errors is still handed back in *@ret (for policy_load() to validate in the same pass, so every
@@ -633,7 +651,7 @@ static int parse(const char *buf, size_t len, const char *filename, struct wd_po
 		return -ENOMEM;
 	}
 	c.p->file = pctx_strdup(&c, filename);
-	if (policy_yt_map_keys(d, root, "the top level", top_keys, TOP_N, v))
+	if (shadow_key(d, root) || policy_yt_map_keys(d, root, "the top level", top_keys, TOP_N, v))
 		goto out;
 	parse_version(&c, root, v[TOP_VERSION]);
 	if (v[TOP_COMMAND])

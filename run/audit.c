@@ -105,7 +105,7 @@ static int sync_start(struct run *r)
 int run_audit_start(struct run *r)
 {
 	struct audit_event ev = {0};
-	char iso[384], reason[400], mcp[256];
+	char iso[384], reason[700], mcp[256];
 	struct wd_err err;
 	const char *path = run_audit_path(r->o.audit);
 	uint64_t max;
@@ -131,7 +131,12 @@ int run_audit_start(struct run *r)
 				    : "embedded unless a daemon answers",
 		 r->learn ? ", in learn mode (any name on any port allowed and recorded, the SSRF "
 			    "classes refused)"
-			  : "",
+		 : r->o.shadow
+		     ? "; SHADOW RUN: nothing is enforced on the network: what the policy "
+		       "denies is let through and recorded as would_deny (the host's "
+		       "ceiling, the SSRF guard and malformed bytes still deny); the "
+		       "sandbox's files stay enforced"
+		     : "",
 		 r->o.started_by ? "; started by warden mcp" : "");
 	ev.type = AUDIT_TYPE_RUN;
 	ev.action = "run.start";
@@ -140,6 +145,7 @@ int run_audit_start(struct run *r)
 	ev.reason = reason;
 	ev.isolation = iso;
 	ev.learn = r->learn;
+	ev.shadow = r->o.shadow;
 	ev.mcp = stdio_start_json(r, mcp, sizeof(mcp));
 	ev.command = (const char *const *)r->input.argv;
 	for (ev.command_len = 0; r->input.argv[ev.command_len]; ev.command_len++)
@@ -156,6 +162,12 @@ int run_audit_start(struct run *r)
 				"run.start could not be written durably to %s: %s", path,
 				strerror(-ret));
 	r->audit.has_pos = audit_log_where(r->audit.log, &r->audit.start_pos) == 0;
+	/* loud, whatever -q says: the policy is not enforced on the network */
+	if (r->o.shadow)
+		wd_say(stderr,
+		       "warden run: warning: shadow run: nothing is enforced on the network; what "
+		       "the policy denies is let through and logged as would_deny (the host's "
+		       "ceiling and the SSRF guard still deny; files stay enforced)");
 	return 0;
 }
 
@@ -264,6 +276,7 @@ void run_audit_exit(struct run *r, int status, int sig, const struct run_counts 
 	ev.action = "run.exit";
 	ev.resource = r->input.exe;
 	ev.learn = r->learn;
+	ev.shadow = r->o.shadow;
 	ev.allowed = status != RUN_EXIT_WARDEN || !r->audit.fail_reason[0];
 	ev.reason = r->audit.fail_reason[0] ? r->audit.fail_reason : NULL;
 	ev.has = AUDIT_HAS_EXIT | AUDIT_HAS_DURATION;

@@ -1,7 +1,8 @@
 /* denials.c - the end-of-run denial block of `warden run`: the run's denials read back from
  * the audit log (the gateway's and the launcher's, by run id, from just after run.start),
  * grouped by what was refused, each with how often, its denial id and the policy line that
- * would allow it; printed on stderr unless -q (warden(1), THE RUN, step 8). */
+ * would allow it; printed on stderr unless -q (warden(1), THE RUN, step 8). A shadow run's
+ * "would_deny" events get a second block of the same shape: what the policy would have blocked. */
 #include "run/denials.h"
 #include "run/internal.h"
 
@@ -196,7 +197,8 @@ int run_denials_add(struct run_denials *d, const struct audit_event *ev)
 	struct run_denial *g = NULL;
 	int ret;
 
-	if (ev->allowed || ev->learn)
+	if (d->would ? !ev->decision || strcmp(ev->decision, AUDIT_WOULD_DENY)
+		     : ev->allowed || ev->learn)
 		return 0;
 	switch (ev->type) {
 	case AUDIT_TYPE_NET:
@@ -239,13 +241,16 @@ out:
 }
 
 /* one group: its line, and the line that says how to allow it (or why not) */
-static int render_group(const struct run_denial *g, struct wd_buf *out)
+static int render_group(const struct run_denial *g, bool would, struct wd_buf *out)
 {
 	int ret;
 
 	ret = wd_buf_printf(out, "  %s  %s, %llu time%s%s%s\n", g->what, g->kind,
 			    (unsigned long long)g->count, g->count == 1 ? "" : "s",
-			    g->id[0] ? ", denial id " : "", g->id);
+			    !g->id[0] ? ""
+			    : would   ? ", would-be denial id "
+				      : ", denial id ",
+			    g->id);
 	if (ret < 0)
 		return ret;
 	if (g->allow[0] && g->flag && g->flag[0])
@@ -271,24 +276,33 @@ int run_denials_render(const struct run_denials *d, const char *run_id, int64_t 
 	if (!d->total && !unseen)
 		return 0;
 	all = d->total + unseen;
-	ret = wd_buf_printf(out,
-			    "warden run: %llu denial%s in this run (all of them: warden logs "
-			    "--run %s --denied)\n",
-			    (unsigned long long)all, all == 1 ? "" : "s", run_id);
+	if (d->would)
+		ret = wd_buf_printf(out,
+				    "warden run: shadow run: the policy would have blocked %llu "
+				    "access%s (let through; all of them: warden logs --run %s "
+				    "--would-deny)\n",
+				    (unsigned long long)all, all == 1 ? "" : "es", run_id);
+	else
+		ret =
+		    wd_buf_printf(out,
+				  "warden run: %llu denial%s in this run (all of them: warden logs "
+				  "--run %s --denied)\n",
+				  (unsigned long long)all, all == 1 ? "" : "s", run_id);
 	/* two lines a group; the last line is kept for "and N more" when some do not fit */
 	for (i = 0; !ret && i < d->n; i++) {
 		size_t room = RUN_DENIALS_MAX_LINES - lines - (unseen ? 1 : 0);
 
 		if (room < 2 || (i + 1 < d->n && room < 3))
 			break;
-		ret = render_group(&d->v[i], out);
+		ret = render_group(&d->v[i], d->would, out);
 		lines += 2;
 		shown += d->v[i].count;
 	}
 	more = d->total > shown ? d->total - shown : 0;
 	if (!ret && more) {
-		ret = wd_buf_printf(out, "  and %llu more: warden logs --run %s --denied\n",
-				    (unsigned long long)more, run_id);
+		ret = wd_buf_printf(out, "  and %llu more: warden logs --run %s --%s\n",
+				    (unsigned long long)more, run_id,
+				    d->would ? "would-deny" : "denied");
 		lines++;
 	}
 	if (!ret && unseen) {
@@ -315,10 +329,10 @@ void run_denials_free(struct run_denials *d)
 	memset(d, 0, sizeof(*d));
 }
 
-/* read_events() - add the denials of run @id in @path to @d, from @pos when given (-ESTALE:
- * @path is not the file @pos is in). Return: 0 or -errno. */
+/* read_events() - add the denials of run @id in @path to @d and its would-be denials to @w, from
+ * @pos when given (-ESTALE: @path is not the file @pos is in). Return: 0 or -errno. */
 static int read_events(const char *path, const struct audit_log_pos *pos, const char *id,
-		       struct run_denials *d)
+		       struct run_denials *d, struct run_denials *w)
 {
 	struct audit_reader *rd;
 	struct audit_event ev;
@@ -331,16 +345,27 @@ static int read_events(const char *path, const struct audit_log_pos *pos, const 
 		ret = audit_reader_seek(rd, pos);
 	while (ret == 0 && (ret = audit_reader_next(rd, &ev)) == 1) {
 		ret = strcmp(ev.run, id) ? 0 : run_denials_add(d, &ev);
+		if (!ret && !strcmp(ev.run, id))
+			ret = run_denials_add(w, &ev);
 		audit_event_clear(&ev);
 	}
 	audit_reader_close(rd);
 	return ret;
 }
 
+/* the lines of @out said on stderr, each escaped (wd_say()) */
+static void say_lines(struct wd_buf *out)
+{
+	for (char *line = out->data, *nl; line && (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		wd_say(stderr, "%s", line);
+	}
+}
+
 void run_denials_report(struct run *r, const struct run_counts *c)
 {
-	struct run_denials d = {0};
-	struct wd_buf out = WD_BUF_INIT;
+	struct run_denials d = {0}, w = {.would = true};
+	struct wd_buf out = WD_BUF_INIT, wout = WD_BUF_INIT;
 	const char *path = audit_log_path(r->audit.log);
 	char *old = NULL;
 	int ret;
@@ -348,17 +373,17 @@ void run_denials_report(struct run *r, const struct run_counts *c)
 	if (r->o.quiet || r->learner || !r->audit.has_pos)
 		return;
 	/* after a rotation run.start is in the ".1" file: read it from there, then the path */
-	ret = read_events(path, &r->audit.start_pos, r->id, &d);
+	ret = read_events(path, &r->audit.start_pos, r->id, &d, &w);
 	if (ret == -ESTALE && asprintf(&old, "%s" AUDIT_ROTATED_SUFFIX, path) > 0) {
-		ret = read_events(old, &r->audit.start_pos, r->id, &d);
+		ret = read_events(old, &r->audit.start_pos, r->id, &d, &w);
 		if (ret == 0)
-			ret = read_events(path, NULL, r->id, &d);
+			ret = read_events(path, NULL, r->id, &d, &w);
 	}
+	/* a shadow run's block first: what it is for */
+	if (ret == 0 && run_denials_render(&w, r->id, -1, &wout) > 0)
+		say_lines(&wout);
 	if (ret == 0 && run_denials_render(&d, r->id, c ? c->denied : -1, &out) > 0) {
-		for (char *line = out.data, *nl; line && (nl = strchr(line, '\n')); line = nl + 1) {
-			*nl = '\0';
-			wd_say(stderr, "%s", line);
-		}
+		say_lines(&out);
 	} else if (ret < 0 && c && c->denied > 0) {
 		wd_say(stderr,
 		       "warden run: %lld denial%s in this run (warden logs --run %s --denied); "
@@ -367,5 +392,7 @@ void run_denials_report(struct run *r, const struct run_counts *c)
 	}
 	free(old);
 	wd_buf_free(&out);
+	wd_buf_free(&wout);
 	run_denials_free(&d);
+	run_denials_free(&w);
 }

@@ -109,6 +109,8 @@ static int register_made(struct run *r)
 	}
 	if (r->learn)
 		json_object_set_new(req, "learn", json_true());
+	if (r->o.shadow)
+		json_object_set_new(req, "shadow", json_true());
 	/* record first: a crash between the two still gets the run unregistered */
 	snprintf(r->rec.gw_socket, sizeof(r->rec.gw_socket), "%s", r->gateway.gw.socket);
 	run_state_save(r);

@@ -73,6 +73,9 @@ enum {
  * @nflags:		how many: with none the policy is -p FILE's alone
  * @print_policy:	--print-policy: print the effective policy (file + flags) as YAML, run
  *nothing
+ * @shadow:		--shadow: the gateway lets through what the policy denies on the network
+ *			and records it as "would_deny" (the ceiling, the SSRF guard still deny;
+ *			files stay enforced); never from a policy file
  * @usage:		the verb's usage text, said when there is no command; or NULL
  */
 struct run_opts {
@@ -92,6 +95,7 @@ struct run_opts {
 	const struct run_flag *flags;
 	size_t nflags;
 	bool print_policy;
+	bool shadow;
 	void (*usage)(FILE *f);
 };
 

@@ -94,6 +94,7 @@ run_docker|it runs its users itself (as root, and as LAB_USER in the engine's so
 run_daemon_users|it runs its users itself (several users against one daemon)
 run_files_daemon|it runs its users itself (a user's run through a root daemon)
 run_mcp_daemon|it runs its users itself (a user's MCP run through a root daemon)
+run_shadow_daemon|it runs its users itself (a user's shadow run through a root daemon)
 run_pool|the pool of ready-made networks is root mode's (a rootless run makes its own namespace, docs/run.md)
 run_flood|it drives a warden-gateway daemon (--gateway) without --manage-nft, which a user's daemon-mode run needs
 run_live|it runs its users itself: root mode as root, rootless and daemon mode as LAB_USER, another user against them

@@ -85,6 +85,8 @@ static struct audit_event full_event(void)
 	    .host = "api.github.com:443",
 	    .qtype = "AAAA",
 	    .denial_id = "d-7",
+	    .decision = AUDIT_WOULD_DENY,
+	    .shadow = true,
 	    .command = full_argv,
 	    .command_len = 4,
 	    .has = AUDIT_HAS_PID | AUDIT_HAS_UID | AUDIT_HAS_PORT | AUDIT_HAS_BYTES_UP |
@@ -139,6 +141,8 @@ static void assert_events_equal(const struct audit_event *a, const struct audit_
 	assert_str_eq_or_null(a->host, b->host);
 	assert_str_eq_or_null(a->qtype, b->qtype);
 	assert_str_eq_or_null(a->denial_id, b->denial_id);
+	assert_str_eq_or_null(a->decision, b->decision);
+	assert_int_equal(a->shadow, b->shadow);
 	assert_int_equal(a->command_len, b->command_len);
 	assert_int_equal(!a->command, !b->command);
 	for (size_t i = 0; i < a->command_len; i++) {
@@ -446,6 +450,40 @@ static void test_golden_key_order(void **state)
 	    "\"policy\":\"p.yaml\",\"command\":[\"curl\",\"https://x.test/\"],\"pid\":7,"
 	    "\"sni\":\"x.test\",\"exit\":0}\n");
 	wd_buf_free(&b);
+}
+
+/* a shadow run's would-be denial (issue 31 item 6): allowed, with the denial's reason, id and
+ * "decision", and "shadow" last; both read back */
+static void test_golden_would_deny(void **state)
+{
+	struct audit_event ev = {
+	    .ts = {1795947255, 5000},
+	    .run = "r1",
+	    .type = AUDIT_TYPE_NET,
+	    .action = "net.connect",
+	    .resource = "other.test",
+	    .allowed = true,
+	    .reason = "other.test:443 is not allowed by policy p.yaml (no network.allow rule "
+		      "matches)",
+	    .denial_id = "d-1",
+	    .decision = AUDIT_WOULD_DENY,
+	    .has = AUDIT_HAS_PORT,
+	    .port = 443,
+	    .shadow = true,
+	};
+	struct wd_buf b = WD_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(audit_event_encode(&ev, &b, NULL), 0);
+	assert_string_equal(
+	    b.data,
+	    "{\"ts\":\"2026-11-29T10:14:15.000005Z\",\"run\":\"r1\",\"type\":\"net\","
+	    "\"action\":\"net.connect\",\"allowed\":true,\"resource\":\"other.test\","
+	    "\"reason\":\"other.test:443 is not allowed by policy p.yaml (no network.allow rule "
+	    "matches)\",\"port\":443,\"denial_id\":\"d-1\",\"decision\":\"would_deny\","
+	    "\"shadow\":true}\n");
+	wd_buf_free(&b);
+	roundtrip(&ev);
 }
 
 /* The hand encoder writes what jansson's json_dumpb(JSON_COMPACT) wrote: these
@@ -1556,6 +1594,7 @@ int main(void)
 	    cmocka_unit_test(test_counts_incomplete),
 	    cmocka_unit_test(test_crashed),
 	    cmocka_unit_test(test_golden_key_order),
+	    cmocka_unit_test(test_golden_would_deny),
 	    cmocka_unit_test(test_golden_summary_fields),
 	    cmocka_unit_test(test_golden_bytes),
 	    cmocka_unit_test(test_timestamps),

@@ -217,6 +217,14 @@ static void test_learn(void **state)
 	    {"{\"op\":\"learned\"}", "missing keys"},
 	    {"{\"op\":\"learned\",\"id\":\"r\",\"policy\":\"\"}", "does not take"},
 	    {"{\"op\":\"learned\",\"id\":\"a b\"}", "bad run id"},
+	    /* shadow mode (issue 31 item 6): a boolean of register alone, never with learn */
+	    {"{\"op\":\"register\",\"id\":\"r\",\"netns\":\"fd\",\"shadow\":\"yes\","
+	     "\"policy\":\"\"}",
+	     "`shadow` must be true or false"},
+	    {"{\"op\":\"register\",\"id\":\"r\",\"netns\":\"fd\",\"shadow\":true,"
+	     "\"learn\":true,\"policy\":\"\"}",
+	     "exclude each other"},
+	    {"{\"op\":\"replace\",\"id\":\"r\",\"shadow\":true,\"policy\":\"\"}", "does not take"},
 	};
 	struct gw_ctl_req r;
 	char why[256] = "";
@@ -240,6 +248,13 @@ static void test_learn(void **state)
 			       "\"learn\":false,\"policy\":\"\"}",
 			       &r, why),
 			 0);
+	assert_false(r.learn);
+	gw_ctl_req_clear(&r);
+	assert_int_equal(parse("{\"op\":\"register\",\"id\":\"r\",\"netns\":\"fd\","
+			       "\"shadow\":true,\"policy\":\"\"}",
+			       &r, why),
+			 0);
+	assert_true(r.shadow);
 	assert_false(r.learn);
 	gw_ctl_req_clear(&r);
 	assert_int_equal(parse("{\"op\":\"learned\",\"id\":\"r1\"}", &r, why), 0);

@@ -63,6 +63,8 @@ static const struct bad_case bad_cases[] = {
     {"version empty", "version:\ncommand: [a]\n", 1, 9, "found an empty value"},
     {"misspelt filesystem", V "filesytem: {}\n", 2, 1, "did you mean `filesystem`?"},
     {"misspelt network", V "netwrk: {}\n", 2, 1, "did you mean `network`?"},
+    {"shadow is a flag, never a key", V "shadow: true\n", 2, 1,
+     "`shadow` is not a policy key: a shadow run is asked for with `warden run --shadow`"},
     {"misspelt limits", V "limit: {}\n", 2, 1, "did you mean `limits`?"},
     {"unknown key far", V "banana: 1\n", 2, 1, "expected one of: version, command"},
     {"duplicate version", V "version: 1\n", 2, 1, "duplicate key `version`"},

@@ -67,6 +67,53 @@ static void test_network_groups_with_line(void **state)
 	run_denials_free(&d);
 }
 
+/* a shadow run's would-be denials (issue 31 item 6): their own block, from the allowed events
+ * that say "would_deny"; the denial block ignores them, and this one ignores real denials */
+static void test_would_deny_block(void **state)
+{
+	struct run_denials d = {0}, w = {.would = true};
+	struct audit_event a = net("other.test", 443, NO_RULE("other.test"), "dn-7");
+	struct audit_event q = {.run = "r1",
+				.type = AUDIT_TYPE_DNS,
+				.action = "dns.query",
+				.resource = "other.test",
+				.allowed = true,
+				.reason = "other.test is not allowed by policy p.yaml",
+				.denial_id = "dn-6",
+				.decision = AUDIT_WOULD_DENY};
+	struct audit_event ssrf = net("loopback.test", 80,
+				      "loopback.test resolves only to refused "
+				      "addresses (127.0.0.1 is a loopback address)",
+				      "dn-8");
+	int lines;
+	char *s;
+
+	(void)state;
+	a.allowed = true;
+	a.decision = AUDIT_WOULD_DENY;
+	for (struct run_denials *x = &d; x; x = x == &d ? &w : NULL) {
+		assert_int_equal(run_denials_add(x, &q), 0);
+		assert_int_equal(run_denials_add(x, &a), 0);
+		assert_int_equal(run_denials_add(x, &ssrf), 0);
+	}
+	assert_int_equal(d.total, 1); /* the SSRF guard's denial alone */
+	assert_int_equal(w.total, 2);
+	s = render(&w, -1, &lines);
+	assert_int_equal(lines, 5);
+	assert_string_equal(
+	    s, "warden run: shadow run: the policy would have blocked 2 accesses (let through; "
+	       "all of them: warden logs --run abc123 --would-deny)\n"
+	       "  other.test  dns, 1 time, would-be denial id dn-6\n"
+	       "    to allow it: network.allow: [\"other.test\"] (or warden run --allow "
+	       "other.test)\n"
+	       "  other.test:443  network, 1 time, would-be denial id dn-7\n"
+	       "    to allow it: network.allow: [\"other.test:443\"] (or warden run --allow "
+	       "other.test:443)\n");
+	free(s);
+	run_denials_free(&d);
+	run_denials_free(&w);
+}
+
 static void test_no_line_where_none_allows(void **state)
 {
 	struct run_denials d = {0};
@@ -217,6 +264,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_network_groups_with_line),
+	    cmocka_unit_test(test_would_deny_block),
 	    cmocka_unit_test(test_no_line_where_none_allows),
 	    cmocka_unit_test(test_dns_file_limit_lines),
 	    cmocka_unit_test(test_no_flag_for_a_path_a_shell_splits),
