@@ -101,10 +101,14 @@ static const char *reason_of(const struct gw_conn *c, const struct gw_tcp_verdic
 	return gw_tcp_reason_text(v, c->run->policy_name, buf, size);
 }
 
-/* c->rule = the text of @v's allowing rule (none: learn mode allowed it). Return: 0 or -ENOMEM */
+/* c->rule = the text of @v's allowing rule, network.allow's or a tool's (none: learn mode allowed
+ * it). Return: 0 or -ENOMEM */
 static int set_rule(struct gw_conn *c, const struct gw_tcp_verdict *v)
 {
-	return gw_str_set(&c->rule, v->rule >= 0 ? c->run->policy->rules[v->rule].text : NULL);
+	char buf[600];
+
+	return gw_str_set(&c->rule, gw_tools_rule_text(c->run->policy, v->tool, v->rule, v->tools,
+						       buf, sizeof(buf)));
 }
 
 /* learn mode: the SSRF guard's environment in @env for the decision (the facts' `learn`);
@@ -289,6 +293,7 @@ static void first_bytes(struct gw_conn *c, bool final)
 	    .port = c->oport,
 	    .bound = c->synthetic ? c->name : NULL,
 	    .first = &f,
+	    .calls = &c->run->mcp,
 	};
 
 	if (c->kind == GW_K_PROXY && !c->connect_ok) {
@@ -687,6 +692,7 @@ void gw_conn_start(struct gw_conn *c)
 	facts.port = c->oport;
 	facts.bound = c->name;
 	facts.learn = learn_env(c, &env);
+	facts.calls = &c->run->mcp;
 	gw_tcp_decide(&facts, &v);
 	switch (v.action) {
 	case GW_TCP_ALLOW_NAME:

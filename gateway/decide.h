@@ -10,6 +10,7 @@
 
 #include "gateway/addr.h"
 #include "gateway/proto/proto.h"
+#include "gateway/toolcalls.h"
 #include "policy/policy.h"
 
 #include <stdbool.h>
@@ -78,6 +79,70 @@ enum gw_sniff gw_sniff(const uint8_t *buf, size_t len, bool full, struct tls_hel
  */
 const char *gw_first_named(const struct gw_first *f);
 
+/* ------------------------------------------------------------ tools' own rules */
+
+/**
+ * struct gw_tool_hit - what the tools' own rules (mcp.tools.NAME.network) say about a name
+ * @allow:	a bit (1 << index in the policy's tool_net) for each tool in flight whose rules
+ *		allow it
+ * @would:	a bit for each tool not in flight whose rules allow it
+ * @tool:	the first tool of @allow (else of @would), or -1
+ * @rule:	its allowing rule (index in its rules), or -1
+ * @ceiling:	a tool in flight has a rule for it that the host's ceiling refuses: @why says
+ *		where
+ * @why:	see @ceiling
+ */
+struct gw_tool_hit {
+	uint64_t allow;
+	uint64_t would;
+	int tool;
+	int rule;
+	bool ceiling;
+	struct policy_why why;
+};
+
+/**
+ * gw_tools_match() - which tools' own rules allow @name:@port, in and out of flight (pure)
+ * @policy:	the run's (effective) policy; its tool_net are each bounded by the ceiling
+ * @calls:	the run's calls in flight (NULL: none)
+ * @name:	a host name (or an address literal: the cidr rules)
+ * @port:	the port; 0: on some port (a DNS question)
+ * @h:		the answer (always written)
+ *
+ * Return: true when a tool in flight allows it (@h->allow is not 0).
+ */
+bool gw_tools_match(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+		    const char *name, uint16_t port, struct gw_tool_hit *h);
+
+/**
+ * gw_tools_rule_text() - the text of a rule that allowed something: network.allow's own text
+ * (@tool -1), else "mcp.tools.NAME.network: RULE" and, when more tools in flight allow it,
+ * " (also OTHER, ...)"
+ * @policy:	the policy the verdict was made from
+ * @tool:	the verdict's tool (-1: network.allow)
+ * @rule:	the verdict's rule (-1: none: NULL is returned)
+ * @tools:	the verdict's bits of the tools in flight that allow it
+ * @buf:	room for the text
+ * @size:	its size
+ * Return: the text (@buf or the rule's own text), or NULL.
+ */
+const char *gw_tools_rule_text(const struct wd_policy *policy, int tool, int rule, uint64_t tools,
+			       char *buf, size_t size);
+
+/**
+ * gw_tools_only_text() - why a name that only tools' own rules allow is denied: "allowed only
+ * during calls of tool A (mcp.tools.A.network), and B; in flight: C" / "no tool call was in
+ * flight"
+ * @policy:	the policy
+ * @would:	the tools whose rules allow it (struct gw_tool_hit @would)
+ * @calls:	the calls in flight (NULL: none)
+ * @buf:	room for the text
+ * @size:	its size
+ * Return: @buf.
+ */
+const char *gw_tools_only_text(const struct wd_policy *policy, uint64_t would,
+			       const struct gw_toolcalls *calls, char *buf, size_t size);
+
 /* ------------------------------------------------------------ TCP verdicts */
 
 enum gw_tcp_action {
@@ -105,6 +170,8 @@ enum gw_tcp_reason {
 	GW_TR_PROXY_LITERAL,	 /* a target address literal that does not parse */
 	GW_TR_LEARN,		 /* learn mode: any name on any port, an address by its class */
 	GW_TR_LEARN_CLASS,	 /* learn mode: the address literal @dst is of class @cls */
+	GW_TR_TOOL_ONLY,	 /* @name:@port is allowed only by the rules of tools @tools, none
+				    of which has a call in flight (@calls) */
 };
 
 struct gw_ssrf_env;
@@ -122,6 +189,8 @@ struct gw_ssrf_env;
  *		the policy's rules are replaced by any name on any port within the host's
  *		ceiling (gw_learn_allows()), and an address literal is decided by its class
  *		(gw_upstream_class() without the policy: no cidr rule lifts a refusal)
+ * @calls:	the run's MCP tool calls in flight (NULL: none): a name network.allow does not
+ *		allow is allowed by the rules of a tool in flight (mcp.tools.NAME.network)
  */
 struct gw_tcp_facts {
 	const struct wd_policy *policy;
@@ -130,6 +199,7 @@ struct gw_tcp_facts {
 	const char *bound;
 	const struct gw_first *first;
 	const struct gw_ssrf_env *learn;
+	const struct gw_toolcalls *calls;
 };
 
 /**
@@ -146,6 +216,12 @@ struct gw_tcp_facts {
  * @why:	MALFORMED, PROXY_NOT_REQUEST: the parser's words
  * @ceiling:	CEILING: where the ceiling refuses it (pointers into the policy)
  * @cls:	LEARN_CLASS: the class of @dst (gw_addr_class_name())
+ * @tool:	the allowing rule is tool_net[@tool]'s of the policy (@rule indexes its rules);
+ *		-1: network.allow's (gw_tools_rule_text() gives the text)
+ * @tools:	allowed by tools' rules: the tools in flight whose rules allow it; TOOL_ONLY:
+ *		the tools whose rules would (bits as struct gw_tool_hit's)
+ * @policy:	the policy (TOOL_ONLY names the tools)
+ * @calls:	TOOL_ONLY: the calls in flight (NULL: none)
  *
  * The pointers point into the facts (or the request, or the policy) the verdict
  * was made from.
@@ -162,6 +238,10 @@ struct gw_tcp_verdict {
 	const char *why;
 	struct policy_why ceiling;
 	int cls;
+	int tool;
+	uint64_t tools;
+	const struct wd_policy *policy;
+	const struct gw_toolcalls *calls;
 };
 
 /**
@@ -181,6 +261,11 @@ struct gw_tcp_verdict {
  * ALLOW_BYTES. On an unbound one the name the bytes give is decided by its
  * rule (ALLOW_NAME or DENY NO_RULE); without a name a cidr rule may still
  * allow the address (ALLOW_ADDR), else DENY NO_NAME.
+ *
+ * A name no network.allow rule allows is allowed by the rules of a tool with a call in flight
+ * (@f->calls; ALLOW_NAME with @v->tool set); one that only tools not in flight allow is DENY
+ * TOOL_ONLY. Decided at accept (a synthetic address) or on the first bytes: a connection so
+ * allowed outlives the call.
  *
  * In learn mode (@f->learn) a name (bound, SNI, Host) is allowed on any port within the
  * host's ceiling (ALLOW_NAME, reason LEARN; else DENY CEILING); an unbound address waits for
@@ -402,6 +487,7 @@ enum gw_dns_reason {
 	GW_DR_SYNTHETIC,     /* a synthetic address */
 	GW_DR_NOT_ANSWERED,  /* ANY (or no upstream to forward to) */
 	GW_DR_FORWARDED,     /* forwarded upstream */
+	GW_DR_TOOL_ONLY,     /* only the rules of tools @tools allow the name; none in flight */
 };
 
 /**
@@ -412,6 +498,8 @@ enum gw_dns_reason {
  * @upstream:	a resolver is there to forward to
  * @learn:	the run is in learn mode: any name is answered within the host's ceiling
  *		(gw_learn_allows() on any port)
+ * @calls:	the run's MCP tool calls in flight (NULL: none): the rules of a tool in flight
+ *		(mcp.tools.NAME.network) allow names too
  */
 struct gw_dns_facts {
 	enum dns_result parsed;
@@ -419,6 +507,7 @@ struct gw_dns_facts {
 	const struct wd_policy *policy;
 	bool upstream;
 	bool learn;
+	const struct gw_toolcalls *calls;
 };
 
 /**
@@ -433,6 +522,10 @@ struct gw_dns_facts {
  * @detail:	TYPE_REFUSED: why that type is never forwarded
  * @ceiling:	CEILING: where the ceiling refuses the name
  * @learn:	decided in learn mode (SYNTHETIC and FORWARDED say so; @rule is -1)
+ * @tool:	as struct gw_tcp_verdict's
+ * @tools:	as struct gw_tcp_verdict's
+ * @policy:	TOOL_ONLY: the policy (its tools are named)
+ * @calls:	TOOL_ONLY: the calls in flight (NULL: none)
  */
 struct gw_dns_verdict {
 	enum gw_dns_action action;
@@ -445,6 +538,10 @@ struct gw_dns_verdict {
 	const char *detail;
 	struct policy_why ceiling;
 	bool learn;
+	int tool;
+	uint64_t tools;
+	const struct wd_policy *policy;
+	const struct gw_toolcalls *calls;
 };
 
 /**
@@ -457,7 +554,8 @@ struct gw_dns_verdict {
  * REFUSED; a refused type (gw_dns_qtype_refused()): REFUSED + EDE 21;
  * HTTPS/SVCB: empty (the liveness name: LIVENESS); a name no rule allows (an
  * SRV service name "_svc._proto.NAME" is decided by NAME): NXDOMAIN + EDE 15
- * (CEILING when only the host's ceiling refuses it);
+ * (CEILING when only the host's ceiling refuses it; TOOL_ONLY when only the rules of tools
+ * without a call in flight allow it: a tool in flight's rules allow it as network.allow's do);
  * A/AAAA: SYNTHETIC; ANY, or nothing to forward to: NOTIMP; the rest FORWARD.
  * In learn mode (@f->learn) every name passes the name check unless the host's ceiling
  * refuses it (gw_learn_allows() with port 0).
