@@ -234,7 +234,7 @@ static void proxy_request(struct gw_conn *c, bool final)
 	if (c->run->learn)
 		gw_proxy_decide_learn(c->run->policy, learn_env(c, &env), r, &req, &pv);
 	else
-		gw_proxy_decide(c->run->policy, r, &req, &pv);
+		gw_proxy_decide(c->run->policy, &c->run->mcp, r, &req, &pv);
 	if (r == HTTP_OK && gw_str_set(&c->host, req.host)) {
 		gw_conn_deny(c, "out of memory");
 		return;

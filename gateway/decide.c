@@ -382,8 +382,9 @@ void gw_tcp_decide(const struct gw_tcp_facts *f, struct gw_tcp_verdict *v)
 		by_addr(f->policy, f->dst, f->port, GW_TCP_DENY, v);
 }
 
-void gw_tcp_recheck(const struct wd_policy *policy, const char *name, const struct gw_addr *dst,
-		    uint16_t port, struct gw_tcp_verdict *v)
+void gw_tcp_recheck(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+		    const char *name, const struct gw_addr *dst, uint16_t port,
+		    struct gw_tcp_verdict *v)
 {
 	struct gw_addr lit;
 
@@ -392,7 +393,7 @@ void gw_tcp_recheck(const struct wd_policy *policy, const char *name, const stru
 	v->tool = -1;
 	v->port = port;
 	if (name && gw_addr_parse(name, &lit))
-		by_name(policy, NULL, name, port, v);
+		by_name(policy, calls, name, port, v);
 	else
 		by_addr(policy, dst, port, GW_TCP_DENY, v); /* a literal: where it connected */
 }
@@ -417,9 +418,9 @@ void gw_tcp_decide_request(const char *bound, const struct http_request *req, un
 /* a proxy target @host:@port (a name, or an address literal in text) decided into @out->v, the
  * literal parsed into @out->literal; @learn: NULL, or learn mode with the SSRF guard's
  * environment. The same for a CONNECT, an absolute-form request and a SOCKS5 request. */
-static void target_decide(const struct wd_policy *policy, const struct gw_ssrf_env *learn,
-			  const char *host, enum proto_host_kind kind, uint16_t port,
-			  struct gw_proxy_verdict *out)
+static void target_decide(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+			  const struct gw_ssrf_env *learn, const char *host,
+			  enum proto_host_kind kind, uint16_t port, struct gw_proxy_verdict *out)
 {
 	struct gw_tcp_verdict *v = &out->v;
 
@@ -435,7 +436,7 @@ static void target_decide(const struct wd_policy *policy, const struct gw_ssrf_e
 		learn_by_addr(policy, learn, &out->literal, port, v);
 		return;
 	}
-	by_name(policy, NULL, host, port, v); /* a literal is matched against the cidr rules */
+	by_name(policy, calls, host, port, v); /* a literal is matched against the cidr rules */
 	if (v->action == GW_TCP_DENY || kind == PROTO_HOST_NAME)
 		return;
 	if (gw_addr_parse(host, &out->literal)) {
@@ -447,9 +448,9 @@ static void target_decide(const struct wd_policy *policy, const struct gw_ssrf_e
 }
 
 /* the proxy's verdict; @learn: NULL, or learn mode with the SSRF guard's environment */
-static void proxy_decide(const struct wd_policy *policy, const struct gw_ssrf_env *learn,
-			 enum http_result r, const struct http_request *req,
-			 struct gw_proxy_verdict *out)
+static void proxy_decide(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+			 const struct gw_ssrf_env *learn, enum http_result r,
+			 const struct http_request *req, struct gw_proxy_verdict *out)
 {
 	struct gw_tcp_verdict *v = &out->v;
 	uint16_t port;
@@ -488,24 +489,26 @@ static void proxy_decide(const struct wd_policy *policy, const struct gw_ssrf_en
 		verdict(v, GW_TCP_DENY, GW_TR_PROXY_FORM);
 		return;
 	}
-	target_decide(policy, learn, req->host, req->host_kind, port, out);
+	target_decide(policy, calls, learn, req->host, req->host_kind, port, out);
 }
 
-void gw_proxy_decide(const struct wd_policy *policy, enum http_result r,
-		     const struct http_request *req, struct gw_proxy_verdict *out)
+void gw_proxy_decide(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+		     enum http_result r, const struct http_request *req,
+		     struct gw_proxy_verdict *out)
 {
-	proxy_decide(policy, NULL, r, req, out);
+	proxy_decide(policy, calls, NULL, r, req, out);
 }
 
 void gw_proxy_decide_learn(const struct wd_policy *policy, const struct gw_ssrf_env *env,
 			   enum http_result r, const struct http_request *req,
 			   struct gw_proxy_verdict *out)
 {
-	proxy_decide(policy, env, r, req, out);
+	proxy_decide(policy, NULL, env, r, req, out);
 }
 
-void gw_socks_decide(const struct wd_policy *policy, const struct gw_ssrf_env *learn,
-		     const struct socks5_request *req, struct gw_proxy_verdict *out)
+void gw_socks_decide(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+		     const struct gw_ssrf_env *learn, const struct socks5_request *req,
+		     struct gw_proxy_verdict *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->v.rule = -1;
@@ -513,7 +516,7 @@ void gw_socks_decide(const struct wd_policy *policy, const struct gw_ssrf_env *l
 	out->proto = "socks5";
 	out->connect = true;
 	out->budget = -1;
-	target_decide(policy, learn, req->host, req->host_kind, req->port, out);
+	target_decide(policy, calls, learn, req->host, req->host_kind, req->port, out);
 }
 
 const char *gw_tcp_reason_text(const struct gw_tcp_verdict *v, const char *policy_name, char *buf,

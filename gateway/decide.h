@@ -281,14 +281,17 @@ void gw_tcp_decide(const struct gw_tcp_facts *f, struct gw_tcp_verdict *v);
  * @policy (a run's new one, after `replace`): by the name it was decided on (@name; an address
  * literal counts as its address), else by the address it goes to (@dst, a cidr rule)
  * @policy:	the policy now
+ * @calls:	the run's MCP tool calls in flight now (NULL: none): a connection a tool's rule
+ *		let through stays only while a tool whose rules allow it has a call in flight
  * @name:	the name the connection was allowed for, or NULL
  * @dst:	the destination address
  * @port:	its port
  * @v:		the verdict: ALLOW_NAME or ALLOW_ADDR when still allowed, else DENY with
  *		the reason (NO_RULE, NO_NAME, CEILING) as at the first decision
  */
-void gw_tcp_recheck(const struct wd_policy *policy, const char *name, const struct gw_addr *dst,
-		    uint16_t port, struct gw_tcp_verdict *v);
+void gw_tcp_recheck(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+		    const char *name, const struct gw_addr *dst, uint16_t port,
+		    struct gw_tcp_verdict *v);
 
 /**
  * gw_tcp_decide_request() - a later request head on an HTTP connection bound to @bound
@@ -323,6 +326,7 @@ struct gw_proxy_verdict {
 /**
  * gw_proxy_decide() - the verdict on what a client sent the proxy port
  * @policy:	the run's policy
+ * @calls:	the run's MCP tool calls in flight (NULL: none), as struct gw_tcp_facts's
  * @r:		http_request_parse()'s result on the client's bytes (never
  *		HTTP_NEED_MORE unless no more bytes will come)
  * @req:	the parsed request
@@ -332,8 +336,9 @@ struct gw_proxy_verdict {
  * target's name (or literal) and port; https:// absolute-form, chunked
  * bodies, origin-form and anything that is no request are denied.
  */
-void gw_proxy_decide(const struct wd_policy *policy, enum http_result r,
-		     const struct http_request *req, struct gw_proxy_verdict *out);
+void gw_proxy_decide(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+		     enum http_result r, const struct http_request *req,
+		     struct gw_proxy_verdict *out);
 
 /**
  * gw_proxy_decide_learn() - gw_proxy_decide() for a run in learn mode
@@ -354,6 +359,7 @@ void gw_proxy_decide_learn(const struct wd_policy *policy, const struct gw_ssrf_
 /**
  * gw_socks_decide() - the verdict on a SOCKS5 CONNECT request to the proxy port
  * @policy:	the run's policy
+ * @calls:	the run's MCP tool calls in flight (NULL: none), as struct gw_tcp_facts's
  * @learn:	NULL, or the run is in learn mode and this is the SSRF guard's environment
  *		(as gw_proxy_decide_learn())
  * @req:	socks5_request_parse()'s SOCKS5_OK result
@@ -363,8 +369,9 @@ void gw_proxy_decide_learn(const struct wd_policy *policy, const struct gw_ssrf_
  * for the port, an address literal (ATYP IPv4/IPv6, or a dotted quad given as a name) by
  * the cidr rules (ALLOW_ADDR with @out->v.dst = &@out->literal).
  */
-void gw_socks_decide(const struct wd_policy *policy, const struct gw_ssrf_env *learn,
-		     const struct socks5_request *req, struct gw_proxy_verdict *out);
+void gw_socks_decide(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+		     const struct gw_ssrf_env *learn, const struct socks5_request *req,
+		     struct gw_proxy_verdict *out);
 
 /**
  * gw_learn_name_ok() - @s is a name learn mode may allow: labels of letters, digits, '-' and '_'

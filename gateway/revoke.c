@@ -20,7 +20,7 @@ static bool still_allowed(struct gw_conn *c, char *why, size_t size)
 	/* a learn-mode run's rules are not its policy's: a replace changes no decision of it */
 	if (c->run->learn)
 		return true;
-	gw_tcp_recheck(c->run->policy, c->name, dst, c->oport, &v);
+	gw_tcp_recheck(c->run->policy, &c->run->mcp, c->name, dst, c->oport, &v);
 	if (v.action != GW_TCP_DENY)
 		return true;
 	snprintf(why, size, "revoked: the run's policy was replaced (%s): %s", c->run->policy_name,

@@ -100,7 +100,7 @@ enum gw_socks_step gw_conn_socks(struct gw_conn *c, bool final, const struct gw_
 		return refuse(c, SOCKS5_REP_FAILURE, "out of memory");
 	c->socks = GW_SOCKS_DECIDED;
 	c->socks_rep = SOCKS5_REP_NOT_ALLOWED;
-	gw_socks_decide(c->run->policy, learn, &req, pv);
+	gw_socks_decide(c->run->policy, &c->run->mcp, learn, &req, pv);
 	*used = req.len;
 	return GW_SOCKS_VERDICT;
 }

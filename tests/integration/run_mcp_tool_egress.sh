@@ -8,7 +8,8 @@
 # server's start-up (outside any call), each with audit events naming the tool whose rule
 # allowed it, or saying that only fetch_a's calls may and which tools were in flight;
 # allowed.test works in all three. A synthetic address that fetch_a's call resolved is decided
-# again when fetch_b's call connects to it (denied), and when fetch_a's does (allowed).
+# again when fetch_b's call connects to it (denied), and when fetch_a's does (allowed); the
+# gateway's proxy port (the sandbox's HTTP_PROXY) decides by the same rules.
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/lab/lib.sh"
@@ -89,8 +90,11 @@ check "the start-up DNS query of other.test: denied, no tool call in flight" ev 
 	 (has("mcp") | not) and
 	 (.reason | contains("allowed only during calls of tool fetch_a") and
 	  contains("no tool call was in flight")))'
-check_fails "no event of other.test allowed outside fetch_a's calls" ev \
-	"any(.[]; .resource == \"other.test\" and .allowed and
+# (decisions only: a connection fetch_a's call opened may close after the call, its net.close
+# event then without the call)
+check_fails "no DNS answer or connection of other.test allowed outside fetch_a's calls" ev \
+	"any(.[]; (.action == \"dns.query\" or .action == \"net.connect\") and
+	 .resource == \"other.test\" and .allowed and
 	 (.mcp.tool != \"fetch_a\" or (has(\"mcp\") | not)))"
 
 # a synthetic address bound in fetch_a's call, dialled in fetch_b's: decided again at accept
@@ -107,5 +111,15 @@ check "fetch_b's connection to it is a denied net.connect carrying fetch_b's cal
 check "fetch_a's connection to it is allowed by fetch_a's rule" ev \
 	"any(.[]; .action == \"net.connect\" and .resource == \"other.test\" and .allowed and
 	 .rule == \"$RULE\" and .mcp.call_id == $(ID a_via))"
+
+# the proxy port (HTTP_PROXY in the sandbox): the same rules
+check "fetch_b's absolute-form GET through the proxy port: a 403 saying only fetch_a's calls may" \
+	jq -e '.b_proxy | startswith("403 ") and contains("allowed only during calls of tool fetch_a")' \
+	<<<"$out"
+check_eq "control: fetch_a's through the proxy port gets the page" "200 hello from other.test" \
+	jq -r .a_proxy <<<"$out"
+check "fetch_a's proxy request is allowed by fetch_a's rule, carrying its call" ev \
+	"any(.[]; .action == \"net.connect\" and .resource == \"other.test\" and .allowed and
+	 .proto == \"proxy-http\" and .rule == \"$RULE\" and .mcp.call_id == $(ID a_proxy))"
 
 lab_finish

@@ -3,7 +3,8 @@
 // for tests/integration/run_mcp_tool_egress.sh: the start-up GETs' answers, then fetch_a and
 // fetch_b of the tool-scoped URL and of the control URL, one call at a time, then fetch_a
 // resolving the tool-scoped name and fetch_b connecting to that address (a synthetic one bound
-// during fetch_a's call). Prints one JSON line: each call's JSON-RPC id and its answer.
+// during fetch_a's call), then fetch_b and fetch_a of the tool-scoped URL through the gateway's
+// proxy port. Prints one JSON line: each call's JSON-RPC id and its answer.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
@@ -38,6 +39,8 @@ await call("b_control", "fetch_b", { url: control });
 await call("a_lookup", "fetch_a", { lookup: new URL(scoped).hostname });
 await call("b_via", "fetch_b", { url: scoped, via: out.a_lookup });
 await call("a_via", "fetch_a", { url: scoped, via: out.a_lookup });
+await call("b_proxy", "fetch_b", { url: scoped, proxy: true });
+await call("a_proxy", "fetch_a", { url: scoped, proxy: true });
 console.log(JSON.stringify({ ids, ...out }));
 clearTimeout(timer);
 await client.close();

@@ -241,6 +241,21 @@ static void test_tcp(void **state)
 			       "calls of tool fetch_a (mcp.tools.fetch_a.network), fetch_c "
 			       "(mcp.tools.fetch_c.network)"));
 
+	/* a replace decides an open connection again with the calls in flight then */
+	{
+		struct gw_addr dst;
+
+		assert_int_equal(gw_addr_parse("203.0.113.11", &dst), 0);
+		in_flight(&m, a);
+		gw_tcp_recheck(P, &m, "a.test", &dst, 443, &v);
+		assert_int_equal(v.action, GW_TCP_ALLOW_NAME);
+		in_flight(&m, none);
+		gw_tcp_recheck(P, &m, "a.test", &dst, 443, &v);
+		assert_int_equal(v.reason, GW_TR_TOOL_ONLY);
+		gw_tcp_recheck(P, &m, "always.test", &dst, 443, &v);
+		assert_int_equal(v.action, GW_TCP_ALLOW_NAME);
+	}
+
 	/* the first bytes' name (an unbound connection) is decided the same way */
 	{
 		struct gw_addr dst;
@@ -257,6 +272,52 @@ static void test_tcp(void **state)
 		gw_tcp_decide(&fa, &v);
 		assert_int_equal(v.reason, GW_TR_TOOL_ONLY);
 	}
+}
+
+/* the proxy port (CONNECT, absolute-form, SOCKS5): the same rules as a transparent connection */
+static void test_proxy(void **state)
+{
+	static const char *const a[] = {"fetch_a", NULL}, *const b[] = {"fetch_b", NULL};
+	static const char connect[] = "CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n";
+	static const char get[] = "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n";
+	struct gw_toolcalls m;
+	struct http_request req;
+	struct gw_proxy_verdict pv;
+	struct socks5_request sq = {.cmd = 1, .host_kind = PROTO_HOST_NAME, .port = 443};
+	enum http_result r;
+	char buf[600];
+
+	(void)state;
+	snprintf(sq.host, sizeof(sq.host), "a.test");
+	for (int k = 0; k < 2; k++) {
+		const char *head = k ? get : connect;
+
+		r = http_request_parse((const uint8_t *)head, strlen(head), &req);
+		assert_int_equal(r, HTTP_OK);
+		in_flight(&m, a);
+		gw_proxy_decide(P, &m, r, &req, &pv);
+		assert_int_equal(pv.v.action, GW_TCP_ALLOW_NAME);
+		assert_int_equal(pv.v.tool, 0);
+		in_flight(&m, b);
+		gw_proxy_decide(P, &m, r, &req, &pv);
+		assert_int_equal(pv.v.action, GW_TCP_DENY);
+		assert_int_equal(pv.v.reason, GW_TR_TOOL_ONLY);
+		assert_non_null(strstr(gw_tcp_reason_text(&pv.v, "p.yaml", buf, sizeof(buf)),
+				       "in flight: fetch_b"));
+		gw_proxy_decide(P, NULL, r, &req, &pv);
+		assert_int_equal(pv.v.reason, GW_TR_TOOL_ONLY);
+	}
+	in_flight(&m, a);
+	gw_socks_decide(P, &m, NULL, &sq, &pv);
+	assert_int_equal(pv.v.action, GW_TCP_ALLOW_NAME);
+	in_flight(&m, b);
+	gw_socks_decide(P, &m, NULL, &sq, &pv);
+	assert_int_equal(pv.v.reason, GW_TR_TOOL_ONLY);
+	/* the control through the same probe: network.allow's name, no call in flight */
+	snprintf(sq.host, sizeof(sq.host), "always.test");
+	gw_socks_decide(P, NULL, NULL, &sq, &pv);
+	assert_int_equal(pv.v.action, GW_TCP_ALLOW_NAME);
+	assert_int_equal(pv.v.tool, -1);
 }
 
 static void test_dns(void **state)
@@ -368,7 +429,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse),	 cmocka_unit_test(test_render),
 	    cmocka_unit_test(test_parse_errors), cmocka_unit_test(test_tcp),
-	    cmocka_unit_test(test_dns),		 cmocka_unit_test(test_ceiling),
+	    cmocka_unit_test(test_proxy),	 cmocka_unit_test(test_dns),
+	    cmocka_unit_test(test_ceiling),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
