@@ -395,6 +395,18 @@ static void test_ceiling(void **state)
 	assert_int_equal(policy_ceiling_apply(c.ceiling, &who, P, &e), 0);
 	assert_int_equal(e->ntool_net, 3);
 	assert_true(e->tool_net[0].net->bounded);
+	/* warden policy check --ceiling shows each tool's rules within the ceiling */
+	{
+		struct wd_buf b = WD_BUF_INIT;
+
+		assert_int_equal(policy_render_effective(e, &b), 0);
+		if (!strstr(b.data, "mcp:\n  tools:\n    \"fetch_a\":\n      network:\n        - "
+				    "\"*.both.test:443\"  # within the ceiling's rule at "
+				    "/etc/warden/gateway.yaml:4\n") ||
+		    !strstr(b.data, "    \"allow\":\n      network: []\n"))
+			fail_msg("%s", b.data);
+		wd_buf_free(&b);
+	}
 	in_flight(&m, a);
 	/* the ceiling denies a.test: refused during fetch_a's call, and said so */
 	tcp(e, &m, "a.test", 443, &v);
