@@ -101,10 +101,14 @@ static const char *reason_of(const struct gw_conn *c, const struct gw_tcp_verdic
 	return gw_tcp_reason_text(v, c->run->policy_name, buf, size);
 }
 
-/* c->rule = the text of @v's allowing rule (none: learn mode allowed it). Return: 0 or -ENOMEM */
+/* c->rule = the text of @v's allowing rule, network.allow's or a tool's (none: learn mode allowed
+ * it). Return: 0 or -ENOMEM */
 static int set_rule(struct gw_conn *c, const struct gw_tcp_verdict *v)
 {
-	return gw_str_set(&c->rule, v->rule >= 0 ? c->run->policy->rules[v->rule].text : NULL);
+	char buf[600];
+
+	return gw_str_set(&c->rule, gw_tools_rule_text(c->run->policy, v->tool, v->rule, v->tools,
+						       buf, sizeof(buf)));
 }
 
 /* learn mode: the SSRF guard's environment in @env for the decision (the facts' `learn`);
@@ -227,7 +231,7 @@ static void proxy_shadow(struct gw_conn *c, enum http_result r, const struct htt
 	struct gw_ssrf_env env;
 
 	gw_ssrf_env(c->t->runs, &env);
-	if (gw_proxy_decide_shadow(c->run->policy, &env, r, req, pv, &would) &&
+	if (gw_proxy_decide_shadow(c->run->policy, &c->run->mcp, &env, r, req, pv, &would) &&
 	    gw_conn_would(c, &would))
 		pv->v = would;
 }
@@ -261,7 +265,7 @@ static void proxy_request(struct gw_conn *c, bool final)
 	else if (c->run->shadow)
 		proxy_shadow(c, r, &req, &pv);
 	else
-		gw_proxy_decide(c->run->policy, r, &req, &pv);
+		gw_proxy_decide(c->run->policy, &c->run->mcp, r, &req, &pv);
 	if (r == HTTP_OK && gw_str_set(&c->host, req.host)) {
 		gw_conn_deny(c, "out of memory");
 		return;
@@ -320,6 +324,7 @@ static void first_bytes(struct gw_conn *c, bool final)
 	    .port = c->oport,
 	    .bound = c->synthetic ? c->name : NULL,
 	    .first = &f,
+	    .calls = &c->run->mcp,
 	};
 
 	if (c->kind == GW_K_PROXY && !c->connect_ok) {
@@ -718,6 +723,7 @@ void gw_conn_start(struct gw_conn *c)
 	facts.port = c->oport;
 	facts.bound = c->name;
 	facts.learn = learn_env(c, &env);
+	facts.calls = &c->run->mcp;
 	decide(c, &facts, &v);
 	switch (v.action) {
 	case GW_TCP_ALLOW_NAME:

@@ -109,6 +109,114 @@ bool gw_learn_allows_addr(const struct wd_policy *p, const struct gw_addr *a, ui
 	return false;
 }
 
+/* ------------------------------------------------------------ tools' own rules */
+
+/* a call of @tool is in flight in @calls */
+static bool in_flight(const struct gw_toolcalls *calls, const char *tool)
+{
+	for (unsigned i = 0; calls && i < calls->ninflight && i < GW_TOOLCALLS_CALLS; i++) {
+		unsigned k = calls->inflight[i];
+
+		if (k < calls->ntools && k < GW_TOOLCALLS_TOOLS &&
+		    !strcmp(calls->tool[k].name, tool))
+			return true;
+	}
+	return false;
+}
+
+bool gw_tools_match(const struct wd_policy *p, const struct gw_toolcalls *calls, const char *name,
+		    uint16_t port, struct gw_tool_hit *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->tool = h->rule = -1;
+	for (size_t i = 0; p && name && i < p->ntool_net && i < POLICY_TOOL_NET_MAX; i++) {
+		const struct policy_tool_net *t = &p->tool_net[i];
+		bool live = in_flight(calls, t->tool);
+		int m = port ? policy_match(t->net, name, port) : policy_match_name(t->net, name);
+
+		if (m < 0) {
+			/* a rule of a tool in flight that only the ceiling refuses */
+			if (live && !h->ceiling && policy_ceiling_why(t->net, name, port, &h->why))
+				h->ceiling = true;
+			continue;
+		}
+		if (live) {
+			if (!h->allow) {
+				h->tool = (int)i;
+				h->rule = m;
+			}
+			h->allow |= 1ull << i;
+		} else {
+			if (!h->allow && !h->would) {
+				h->tool = (int)i;
+				h->rule = m;
+			}
+			h->would |= 1ull << i;
+		}
+	}
+	return h->allow != 0;
+}
+
+const char *gw_tools_rule_text(const struct wd_policy *p, int tool, int rule, uint64_t tools,
+			       char *buf, size_t size)
+{
+	const struct wd_policy *net;
+	size_t n;
+
+	if (rule < 0 || !p)
+		return NULL;
+	if (tool < 0)
+		return (size_t)rule < p->nrules ? p->rules[rule].text : NULL;
+	if ((size_t)tool >= p->ntool_net || !(net = p->tool_net[tool].net) ||
+	    (size_t)rule >= net->nrules)
+		return NULL;
+	snprintf(buf, size, "mcp.tools.%s.network: %s", p->tool_net[tool].tool,
+		 net->rules[rule].text);
+	tools &= ~(1ull << tool);
+	for (size_t i = 0, k = 0; tools && i < p->ntool_net && i < 64; i++) {
+		if (!(tools & (1ull << i)))
+			continue;
+		n = strlen(buf);
+		snprintf(buf + n, size - n, "%s%s", k++ ? ", " : " (also ", p->tool_net[i].tool);
+		tools &= ~(1ull << i);
+		if (!tools) {
+			n = strlen(buf);
+			snprintf(buf + n, size - n, ")");
+		}
+	}
+	return buf;
+}
+
+const char *gw_tools_only_text(const struct wd_policy *p, uint64_t would,
+			       const struct gw_toolcalls *calls, char *buf, size_t size)
+{
+	size_t n, k = 0;
+
+	snprintf(buf, size, "allowed only during calls of tool");
+	for (size_t i = 0; p && i < p->ntool_net && i < 64; i++) {
+		if (!(would & (1ull << i)))
+			continue;
+		n = strlen(buf);
+		snprintf(buf + n, size - n, "%s %s (mcp.tools.%s.network)", k++ ? "," : "",
+			 p->tool_net[i].tool, p->tool_net[i].tool);
+	}
+	n = strlen(buf);
+	if (!calls || !calls->ninflight) {
+		snprintf(buf + n, size - n, "; no tool call was in flight");
+		return buf;
+	}
+	snprintf(buf + n, size - n, "; in flight:");
+	for (unsigned i = 0; i < calls->ninflight && i < GW_TOOLCALLS_CALLS; i++) {
+		unsigned t = calls->inflight[i];
+
+		if (t >= calls->ntools || t >= GW_TOOLCALLS_TOOLS)
+			continue;
+		n = strlen(buf);
+		snprintf(buf + n, size - n, "%s %s", i ? "," : "", calls->tool[t].name);
+	}
+	return buf;
+}
+
 /* ------------------------------------------------------------ TCP */
 
 static void verdict(struct gw_tcp_verdict *v, enum gw_tcp_action action, enum gw_tcp_reason reason)
@@ -117,20 +225,41 @@ static void verdict(struct gw_tcp_verdict *v, enum gw_tcp_action action, enum gw
 	v->reason = reason;
 }
 
-/* @name:@port by its rule: ALLOW_NAME, or DENY NO_RULE */
-static void by_name(const struct wd_policy *p, const char *name, uint16_t port,
-		    struct gw_tcp_verdict *v)
+/* @name:@port by its rule, network.allow's, else one of a tool in @calls (mcp.tools.NAME.network):
+ * ALLOW_NAME, or DENY NO_RULE (CEILING, TOOL_ONLY) */
+static void by_name(const struct wd_policy *p, const struct gw_toolcalls *calls, const char *name,
+		    uint16_t port, struct gw_tcp_verdict *v)
 {
+	struct gw_tool_hit h;
+
 	v->name = name;
 	v->port = port;
+	v->policy = p;
+	v->tool = -1;
 	v->rule = policy_match(p, name, port);
-	if (v->rule < 0) {
-		v->rule = -1;
-		verdict(v, GW_TCP_DENY,
-			policy_ceiling_why(p, name, port, &v->ceiling) ? GW_TR_CEILING
-								       : GW_TR_NO_RULE);
-	} else {
+	if (v->rule >= 0) {
 		verdict(v, GW_TCP_ALLOW_NAME, GW_TR_ALLOWED);
+		return;
+	}
+	v->rule = -1;
+	if (gw_tools_match(p, calls, name, port, &h)) {
+		v->tool = h.tool;
+		v->rule = h.rule;
+		v->tools = h.allow;
+		verdict(v, GW_TCP_ALLOW_NAME, GW_TR_ALLOWED);
+		return;
+	}
+	if (policy_ceiling_why(p, name, port, &v->ceiling)) {
+		verdict(v, GW_TCP_DENY, GW_TR_CEILING);
+	} else if (h.ceiling) {
+		v->ceiling = h.why;
+		verdict(v, GW_TCP_DENY, GW_TR_CEILING);
+	} else if (h.would) {
+		v->tools = h.would;
+		v->calls = calls;
+		verdict(v, GW_TCP_DENY, GW_TR_TOOL_ONLY);
+	} else {
+		verdict(v, GW_TCP_DENY, GW_TR_NO_RULE);
 	}
 }
 
@@ -213,6 +342,7 @@ void gw_tcp_decide(const struct gw_tcp_facts *f, struct gw_tcp_verdict *v)
 
 	memset(v, 0, sizeof(*v));
 	v->rule = -1;
+	v->tool = -1;
 	v->port = f->port;
 	if (f->learn && !f->first) {
 		tcp_decide_learn(f, v);
@@ -220,7 +350,7 @@ void gw_tcp_decide(const struct gw_tcp_facts *f, struct gw_tcp_verdict *v)
 	}
 	if (!f->first) {
 		if (f->bound)
-			by_name(f->policy, f->bound, f->port, v);
+			by_name(f->policy, f->calls, f->bound, f->port, v);
 		else
 			by_addr(f->policy, f->dst, f->port, GW_TCP_NEED_BYTES, v);
 		return;
@@ -247,21 +377,23 @@ void gw_tcp_decide(const struct gw_tcp_facts *f, struct gw_tcp_verdict *v)
 		return;
 	}
 	if (n)
-		by_name(f->policy, n, f->port, v);
+		by_name(f->policy, f->calls, n, f->port, v);
 	else
 		by_addr(f->policy, f->dst, f->port, GW_TCP_DENY, v);
 }
 
-void gw_tcp_recheck(const struct wd_policy *policy, const char *name, const struct gw_addr *dst,
-		    uint16_t port, struct gw_tcp_verdict *v)
+void gw_tcp_recheck(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+		    const char *name, const struct gw_addr *dst, uint16_t port,
+		    struct gw_tcp_verdict *v)
 {
 	struct gw_addr lit;
 
 	memset(v, 0, sizeof(*v));
 	v->rule = -1;
+	v->tool = -1;
 	v->port = port;
 	if (name && gw_addr_parse(name, &lit))
-		by_name(policy, name, port, v);
+		by_name(policy, calls, name, port, v);
 	else
 		by_addr(policy, dst, port, GW_TCP_DENY, v); /* a literal: where it connected */
 }
@@ -271,6 +403,7 @@ void gw_tcp_decide_request(const char *bound, const struct http_request *req, un
 {
 	memset(v, 0, sizeof(*v));
 	v->rule = -1;
+	v->tool = -1;
 	if (!req->host[0] || req->host_kind != PROTO_HOST_NAME ||
 	    dns_name_equal(req->host, bound)) {
 		verdict(v, GW_TCP_ALLOW_BYTES, GW_TR_ALLOWED);
@@ -285,9 +418,9 @@ void gw_tcp_decide_request(const char *bound, const struct http_request *req, un
 /* a proxy target @host:@port (a name, or an address literal in text) decided into @out->v, the
  * literal parsed into @out->literal; @learn: NULL, or learn mode with the SSRF guard's
  * environment. The same for a CONNECT, an absolute-form request and a SOCKS5 request. */
-static void target_decide(const struct wd_policy *policy, const struct gw_ssrf_env *learn,
-			  const char *host, enum proto_host_kind kind, uint16_t port,
-			  struct gw_proxy_verdict *out)
+static void target_decide(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+			  const struct gw_ssrf_env *learn, const char *host,
+			  enum proto_host_kind kind, uint16_t port, struct gw_proxy_verdict *out)
 {
 	struct gw_tcp_verdict *v = &out->v;
 
@@ -303,7 +436,7 @@ static void target_decide(const struct wd_policy *policy, const struct gw_ssrf_e
 		learn_by_addr(policy, learn, &out->literal, port, v);
 		return;
 	}
-	by_name(policy, host, port, v); /* a literal is matched against the cidr rules */
+	by_name(policy, calls, host, port, v); /* a literal is matched against the cidr rules */
 	if (v->action == GW_TCP_DENY || kind == PROTO_HOST_NAME)
 		return;
 	if (gw_addr_parse(host, &out->literal)) {
@@ -315,15 +448,16 @@ static void target_decide(const struct wd_policy *policy, const struct gw_ssrf_e
 }
 
 /* the proxy's verdict; @learn: NULL, or learn mode with the SSRF guard's environment */
-static void proxy_decide(const struct wd_policy *policy, const struct gw_ssrf_env *learn,
-			 enum http_result r, const struct http_request *req,
-			 struct gw_proxy_verdict *out)
+static void proxy_decide(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+			 const struct gw_ssrf_env *learn, enum http_result r,
+			 const struct http_request *req, struct gw_proxy_verdict *out)
 {
 	struct gw_tcp_verdict *v = &out->v;
 	uint16_t port;
 
 	memset(out, 0, sizeof(*out));
 	v->rule = -1;
+	v->tool = -1;
 	out->proto = "proxy";
 	out->budget = -1;
 	if (r != HTTP_OK) {
@@ -355,38 +489,41 @@ static void proxy_decide(const struct wd_policy *policy, const struct gw_ssrf_en
 		verdict(v, GW_TCP_DENY, GW_TR_PROXY_FORM);
 		return;
 	}
-	target_decide(policy, learn, req->host, req->host_kind, port, out);
+	target_decide(policy, calls, learn, req->host, req->host_kind, port, out);
 }
 
-void gw_proxy_decide(const struct wd_policy *policy, enum http_result r,
-		     const struct http_request *req, struct gw_proxy_verdict *out)
+void gw_proxy_decide(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+		     enum http_result r, const struct http_request *req,
+		     struct gw_proxy_verdict *out)
 {
-	proxy_decide(policy, NULL, r, req, out);
+	proxy_decide(policy, calls, NULL, r, req, out);
 }
 
 void gw_proxy_decide_learn(const struct wd_policy *policy, const struct gw_ssrf_env *env,
 			   enum http_result r, const struct http_request *req,
 			   struct gw_proxy_verdict *out)
 {
-	proxy_decide(policy, env, r, req, out);
+	proxy_decide(policy, NULL, env, r, req, out);
 }
 
-void gw_socks_decide(const struct wd_policy *policy, const struct gw_ssrf_env *learn,
-		     const struct socks5_request *req, struct gw_proxy_verdict *out)
+void gw_socks_decide(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+		     const struct gw_ssrf_env *learn, const struct socks5_request *req,
+		     struct gw_proxy_verdict *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->v.rule = -1;
+	out->v.tool = -1;
 	out->proto = "socks5";
 	out->connect = true;
 	out->budget = -1;
-	target_decide(policy, learn, req->host, req->host_kind, req->port, out);
+	target_decide(policy, calls, learn, req->host, req->host_kind, req->port, out);
 }
 
 /* ------------------------------------------------------------ shadow mode */
 
 bool gw_shadow_lifts(enum gw_tcp_reason reason)
 {
-	return reason == GW_TR_NO_RULE || reason == GW_TR_NO_NAME;
+	return reason == GW_TR_NO_RULE || reason == GW_TR_NO_NAME || reason == GW_TR_TOOL_ONLY;
 }
 
 /* a shadow run's second verdict @v (learn mode's rules) after the policy's denial @would: lifted
@@ -416,27 +553,28 @@ bool gw_tcp_decide_shadow(const struct gw_tcp_facts *f, const struct gw_ssrf_env
 	return shadow_second(v, would);
 }
 
-bool gw_proxy_decide_shadow(const struct wd_policy *policy, const struct gw_ssrf_env *env,
-			    enum http_result r, const struct http_request *req,
-			    struct gw_proxy_verdict *out, struct gw_tcp_verdict *would)
+bool gw_proxy_decide_shadow(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+			    const struct gw_ssrf_env *env, enum http_result r,
+			    const struct http_request *req, struct gw_proxy_verdict *out,
+			    struct gw_tcp_verdict *would)
 {
-	proxy_decide(policy, NULL, r, req, out);
+	proxy_decide(policy, calls, NULL, r, req, out);
 	if (out->v.action != GW_TCP_DENY || !gw_shadow_lifts(out->v.reason))
 		return false;
 	*would = out->v;
-	proxy_decide(policy, env, r, req, out);
+	proxy_decide(policy, NULL, env, r, req, out);
 	return shadow_second(&out->v, would);
 }
 
-bool gw_socks_decide_shadow(const struct wd_policy *policy, const struct gw_ssrf_env *env,
-			    const struct socks5_request *req, struct gw_proxy_verdict *out,
-			    struct gw_tcp_verdict *would)
+bool gw_socks_decide_shadow(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+			    const struct gw_ssrf_env *env, const struct socks5_request *req,
+			    struct gw_proxy_verdict *out, struct gw_tcp_verdict *would)
 {
-	gw_socks_decide(policy, NULL, req, out);
+	gw_socks_decide(policy, calls, NULL, req, out);
 	if (out->v.action != GW_TCP_DENY || !gw_shadow_lifts(out->v.reason))
 		return false;
 	*would = out->v;
-	gw_socks_decide(policy, env, req, out);
+	gw_socks_decide(policy, NULL, env, req, out);
 	return shadow_second(&out->v, would);
 }
 
@@ -453,6 +591,14 @@ const char *gw_tcp_reason_text(const struct gw_tcp_verdict *v, const char *polic
 			 "%s:%u is not allowed by policy %s (no network.allow rule matches)",
 			 v->name, v->port, policy_name);
 		return buf;
+	case GW_TR_TOOL_ONLY: {
+		char why[400];
+
+		snprintf(buf, size, "%s:%u is not allowed by policy %s now: %s", v->name, v->port,
+			 policy_name,
+			 gw_tools_only_text(v->policy, v->tools, v->calls, why, sizeof(why)));
+		return buf;
+	}
 	case GW_TR_CEILING: {
 		char why[500];
 

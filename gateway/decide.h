@@ -10,6 +10,7 @@
 
 #include "gateway/addr.h"
 #include "gateway/proto/proto.h"
+#include "gateway/toolcalls.h"
 #include "policy/policy.h"
 
 #include <stdbool.h>
@@ -78,6 +79,70 @@ enum gw_sniff gw_sniff(const uint8_t *buf, size_t len, bool full, struct tls_hel
  */
 const char *gw_first_named(const struct gw_first *f);
 
+/* ------------------------------------------------------------ tools' own rules */
+
+/**
+ * struct gw_tool_hit - what the tools' own rules (mcp.tools.NAME.network) say about a name
+ * @allow:	a bit (1 << index in the policy's tool_net) for each tool in flight whose rules
+ *		allow it
+ * @would:	a bit for each tool not in flight whose rules allow it
+ * @tool:	the first tool of @allow (else of @would), or -1
+ * @rule:	its allowing rule (index in its rules), or -1
+ * @ceiling:	a tool in flight has a rule for it that the host's ceiling refuses: @why says
+ *		where
+ * @why:	see @ceiling
+ */
+struct gw_tool_hit {
+	uint64_t allow;
+	uint64_t would;
+	int tool;
+	int rule;
+	bool ceiling;
+	struct policy_why why;
+};
+
+/**
+ * gw_tools_match() - which tools' own rules allow @name:@port, in and out of flight (pure)
+ * @policy:	the run's (effective) policy; its tool_net are each bounded by the ceiling
+ * @calls:	the run's calls in flight (NULL: none)
+ * @name:	a host name (or an address literal: the cidr rules)
+ * @port:	the port; 0: on some port (a DNS question)
+ * @h:		the answer (always written)
+ *
+ * Return: true when a tool in flight allows it (@h->allow is not 0).
+ */
+bool gw_tools_match(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+		    const char *name, uint16_t port, struct gw_tool_hit *h);
+
+/**
+ * gw_tools_rule_text() - the text of a rule that allowed something: network.allow's own text
+ * (@tool -1), else "mcp.tools.NAME.network: RULE" and, when more tools in flight allow it,
+ * " (also OTHER, ...)"
+ * @policy:	the policy the verdict was made from
+ * @tool:	the verdict's tool (-1: network.allow)
+ * @rule:	the verdict's rule (-1: none: NULL is returned)
+ * @tools:	the verdict's bits of the tools in flight that allow it
+ * @buf:	room for the text
+ * @size:	its size
+ * Return: the text (@buf or the rule's own text), or NULL.
+ */
+const char *gw_tools_rule_text(const struct wd_policy *policy, int tool, int rule, uint64_t tools,
+			       char *buf, size_t size);
+
+/**
+ * gw_tools_only_text() - why a name that only tools' own rules allow is denied: "allowed only
+ * during calls of tool A (mcp.tools.A.network), and B; in flight: C" / "no tool call was in
+ * flight"
+ * @policy:	the policy
+ * @would:	the tools whose rules allow it (struct gw_tool_hit @would)
+ * @calls:	the calls in flight (NULL: none)
+ * @buf:	room for the text
+ * @size:	its size
+ * Return: @buf.
+ */
+const char *gw_tools_only_text(const struct wd_policy *policy, uint64_t would,
+			       const struct gw_toolcalls *calls, char *buf, size_t size);
+
 /* ------------------------------------------------------------ TCP verdicts */
 
 enum gw_tcp_action {
@@ -106,6 +171,8 @@ enum gw_tcp_reason {
 	GW_TR_LEARN,		 /* learn mode: any name on any port, an address by its class */
 	GW_TR_LEARN_CLASS,	 /* learn mode: the address literal @dst is of class @cls */
 	GW_TR_SHADOW_CLASS,	 /* shadow mode: the address literal @dst is of class @cls */
+	GW_TR_TOOL_ONLY,	 /* @name:@port is allowed only by the rules of tools @tools, none
+				    of which has a call in flight (@calls) */
 };
 
 struct gw_ssrf_env;
@@ -123,6 +190,8 @@ struct gw_ssrf_env;
  *		the policy's rules are replaced by any name on any port within the host's
  *		ceiling (gw_learn_allows()), and an address literal is decided by its class
  *		(gw_upstream_class() without the policy: no cidr rule lifts a refusal)
+ * @calls:	the run's MCP tool calls in flight (NULL: none): a name network.allow does not
+ *		allow is allowed by the rules of a tool in flight (mcp.tools.NAME.network)
  */
 struct gw_tcp_facts {
 	const struct wd_policy *policy;
@@ -131,6 +200,7 @@ struct gw_tcp_facts {
 	const char *bound;
 	const struct gw_first *first;
 	const struct gw_ssrf_env *learn;
+	const struct gw_toolcalls *calls;
 };
 
 /**
@@ -147,6 +217,12 @@ struct gw_tcp_facts {
  * @why:	MALFORMED, PROXY_NOT_REQUEST: the parser's words
  * @ceiling:	CEILING: where the ceiling refuses it (pointers into the policy)
  * @cls:	LEARN_CLASS: the class of @dst (gw_addr_class_name())
+ * @tool:	the allowing rule is tool_net[@tool]'s of the policy (@rule indexes its rules);
+ *		-1: network.allow's (gw_tools_rule_text() gives the text)
+ * @tools:	allowed by tools' rules: the tools in flight whose rules allow it; TOOL_ONLY:
+ *		the tools whose rules would (bits as struct gw_tool_hit's)
+ * @policy:	the policy (TOOL_ONLY names the tools)
+ * @calls:	TOOL_ONLY: the calls in flight (NULL: none)
  *
  * The pointers point into the facts (or the request, or the policy) the verdict
  * was made from.
@@ -163,6 +239,10 @@ struct gw_tcp_verdict {
 	const char *why;
 	struct policy_why ceiling;
 	int cls;
+	int tool;
+	uint64_t tools;
+	const struct wd_policy *policy;
+	const struct gw_toolcalls *calls;
 };
 
 /**
@@ -183,6 +263,11 @@ struct gw_tcp_verdict {
  * rule (ALLOW_NAME or DENY NO_RULE); without a name a cidr rule may still
  * allow the address (ALLOW_ADDR), else DENY NO_NAME.
  *
+ * A name no network.allow rule allows is allowed by the rules of a tool with a call in flight
+ * (@f->calls; ALLOW_NAME with @v->tool set); one that only tools not in flight allow is DENY
+ * TOOL_ONLY. Decided at accept (a synthetic address) or on the first bytes: a connection so
+ * allowed outlives the call.
+ *
  * In learn mode (@f->learn) a name (bound, SNI, Host) is allowed on any port within the
  * host's ceiling (ALLOW_NAME, reason LEARN; else DENY CEILING); an unbound address waits for
  * the client's first bytes (NEED_BYTES) so that a name in them is what is recorded; without
@@ -197,14 +282,17 @@ void gw_tcp_decide(const struct gw_tcp_facts *f, struct gw_tcp_verdict *v);
  * @policy (a run's new one, after `replace`): by the name it was decided on (@name; an address
  * literal counts as its address), else by the address it goes to (@dst, a cidr rule)
  * @policy:	the policy now
+ * @calls:	the run's MCP tool calls in flight now (NULL: none): a connection a tool's rule
+ *		let through stays only while a tool whose rules allow it has a call in flight
  * @name:	the name the connection was allowed for, or NULL
  * @dst:	the destination address
  * @port:	its port
  * @v:		the verdict: ALLOW_NAME or ALLOW_ADDR when still allowed, else DENY with
  *		the reason (NO_RULE, NO_NAME, CEILING) as at the first decision
  */
-void gw_tcp_recheck(const struct wd_policy *policy, const char *name, const struct gw_addr *dst,
-		    uint16_t port, struct gw_tcp_verdict *v);
+void gw_tcp_recheck(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+		    const char *name, const struct gw_addr *dst, uint16_t port,
+		    struct gw_tcp_verdict *v);
 
 /**
  * gw_tcp_decide_request() - a later request head on an HTTP connection bound to @bound
@@ -239,6 +327,7 @@ struct gw_proxy_verdict {
 /**
  * gw_proxy_decide() - the verdict on what a client sent the proxy port
  * @policy:	the run's policy
+ * @calls:	the run's MCP tool calls in flight (NULL: none), as struct gw_tcp_facts's
  * @r:		http_request_parse()'s result on the client's bytes (never
  *		HTTP_NEED_MORE unless no more bytes will come)
  * @req:	the parsed request
@@ -248,8 +337,9 @@ struct gw_proxy_verdict {
  * target's name (or literal) and port; https:// absolute-form, chunked
  * bodies, origin-form and anything that is no request are denied.
  */
-void gw_proxy_decide(const struct wd_policy *policy, enum http_result r,
-		     const struct http_request *req, struct gw_proxy_verdict *out);
+void gw_proxy_decide(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+		     enum http_result r, const struct http_request *req,
+		     struct gw_proxy_verdict *out);
 
 /**
  * gw_proxy_decide_learn() - gw_proxy_decide() for a run in learn mode
@@ -270,6 +360,7 @@ void gw_proxy_decide_learn(const struct wd_policy *policy, const struct gw_ssrf_
 /**
  * gw_socks_decide() - the verdict on a SOCKS5 CONNECT request to the proxy port
  * @policy:	the run's policy
+ * @calls:	the run's MCP tool calls in flight (NULL: none), as struct gw_tcp_facts's
  * @learn:	NULL, or the run is in learn mode and this is the SSRF guard's environment
  *		(as gw_proxy_decide_learn())
  * @req:	socks5_request_parse()'s SOCKS5_OK result
@@ -279,8 +370,9 @@ void gw_proxy_decide_learn(const struct wd_policy *policy, const struct gw_ssrf_
  * for the port, an address literal (ATYP IPv4/IPv6, or a dotted quad given as a name) by
  * the cidr rules (ALLOW_ADDR with @out->v.dst = &@out->literal).
  */
-void gw_socks_decide(const struct wd_policy *policy, const struct gw_ssrf_env *learn,
-		     const struct socks5_request *req, struct gw_proxy_verdict *out);
+void gw_socks_decide(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+		     const struct gw_ssrf_env *learn, const struct socks5_request *req,
+		     struct gw_proxy_verdict *out);
 
 /* ------------------------------------------------------------ shadow mode */
 
@@ -297,8 +389,8 @@ void gw_socks_decide(const struct wd_policy *policy, const struct gw_ssrf_env *l
 
 /**
  * gw_shadow_lifts() - whether a shadow run may let a denial for @reason through: only the run's
- * own policy's (NO_RULE, NO_NAME); never the host's ceiling, malformed bytes, fronting or the
- * proxy port's refusals
+ * own policy's (NO_RULE, NO_NAME, TOOL_ONLY); never the host's ceiling, malformed bytes,
+ * fronting or the proxy port's refusals
  */
 bool gw_shadow_lifts(enum gw_tcp_reason reason);
 
@@ -317,6 +409,7 @@ bool gw_tcp_decide_shadow(const struct gw_tcp_facts *f, const struct gw_ssrf_env
 /**
  * gw_proxy_decide_shadow() - gw_proxy_decide() for a shadow run (gw_tcp_decide_shadow()'s rules)
  * @policy:	the run's policy
+ * @calls:	the run's calls in flight (its tools' rules), or NULL
  * @env:	the SSRF guard's environment
  * @r:		as for gw_proxy_decide()
  * @req:	as for gw_proxy_decide()
@@ -325,13 +418,15 @@ bool gw_tcp_decide_shadow(const struct gw_tcp_facts *f, const struct gw_ssrf_env
  *
  * Return: true when lifted.
  */
-bool gw_proxy_decide_shadow(const struct wd_policy *policy, const struct gw_ssrf_env *env,
-			    enum http_result r, const struct http_request *req,
-			    struct gw_proxy_verdict *out, struct gw_tcp_verdict *would);
+bool gw_proxy_decide_shadow(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+			    const struct gw_ssrf_env *env, enum http_result r,
+			    const struct http_request *req, struct gw_proxy_verdict *out,
+			    struct gw_tcp_verdict *would);
 
 /**
  * gw_socks_decide_shadow() - gw_socks_decide() for a shadow run (gw_tcp_decide_shadow()'s rules)
  * @policy:	the run's policy
+ * @calls:	the run's calls in flight (its tools' rules), or NULL
  * @env:	the SSRF guard's environment
  * @req:	as for gw_socks_decide()
  * @out:	as for gw_socks_decide()
@@ -339,9 +434,9 @@ bool gw_proxy_decide_shadow(const struct wd_policy *policy, const struct gw_ssrf
  *
  * Return: true when lifted.
  */
-bool gw_socks_decide_shadow(const struct wd_policy *policy, const struct gw_ssrf_env *env,
-			    const struct socks5_request *req, struct gw_proxy_verdict *out,
-			    struct gw_tcp_verdict *would);
+bool gw_socks_decide_shadow(const struct wd_policy *policy, const struct gw_toolcalls *calls,
+			    const struct gw_ssrf_env *env, const struct socks5_request *req,
+			    struct gw_proxy_verdict *out, struct gw_tcp_verdict *would);
 
 /**
  * gw_learn_name_ok() - @s is a name learn mode may allow: labels of letters, digits, '-' and '_'
@@ -464,6 +559,7 @@ enum gw_dns_reason {
 	GW_DR_SYNTHETIC,     /* a synthetic address */
 	GW_DR_NOT_ANSWERED,  /* ANY (or no upstream to forward to) */
 	GW_DR_FORWARDED,     /* forwarded upstream */
+	GW_DR_TOOL_ONLY,     /* only the rules of tools @tools allow the name; none in flight */
 };
 
 /**
@@ -474,6 +570,8 @@ enum gw_dns_reason {
  * @upstream:	a resolver is there to forward to
  * @learn:	the run is in learn mode: any name is answered within the host's ceiling
  *		(gw_learn_allows() on any port)
+ * @calls:	the run's MCP tool calls in flight (NULL: none): the rules of a tool in flight
+ *		(mcp.tools.NAME.network) allow names too
  */
 struct gw_dns_facts {
 	enum dns_result parsed;
@@ -481,6 +579,7 @@ struct gw_dns_facts {
 	const struct wd_policy *policy;
 	bool upstream;
 	bool learn;
+	const struct gw_toolcalls *calls;
 };
 
 /**
@@ -495,6 +594,10 @@ struct gw_dns_facts {
  * @detail:	TYPE_REFUSED: why that type is never forwarded
  * @ceiling:	CEILING: where the ceiling refuses the name
  * @learn:	decided in learn mode (SYNTHETIC and FORWARDED say so; @rule is -1)
+ * @tool:	as struct gw_tcp_verdict's
+ * @tools:	as struct gw_tcp_verdict's
+ * @policy:	TOOL_ONLY: the policy (its tools are named)
+ * @calls:	TOOL_ONLY: the calls in flight (NULL: none)
  */
 struct gw_dns_verdict {
 	enum gw_dns_action action;
@@ -507,6 +610,10 @@ struct gw_dns_verdict {
 	const char *detail;
 	struct policy_why ceiling;
 	bool learn;
+	int tool;
+	uint64_t tools;
+	const struct wd_policy *policy;
+	const struct gw_toolcalls *calls;
 };
 
 /**
@@ -519,7 +626,8 @@ struct gw_dns_verdict {
  * REFUSED; a refused type (gw_dns_qtype_refused()): REFUSED + EDE 21;
  * HTTPS/SVCB: empty (the liveness name: LIVENESS); a name no rule allows (an
  * SRV service name "_svc._proto.NAME" is decided by NAME): NXDOMAIN + EDE 15
- * (CEILING when only the host's ceiling refuses it);
+ * (CEILING when only the host's ceiling refuses it; TOOL_ONLY when only the rules of tools
+ * without a call in flight allow it: a tool in flight's rules allow it as network.allow's do);
  * A/AAAA: SYNTHETIC; ANY, or nothing to forward to: NOTIMP; the rest FORWARD.
  * In learn mode (@f->learn) every name passes the name check unless the host's ceiling
  * refuses it (gw_learn_allows() with port 0).

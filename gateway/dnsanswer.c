@@ -385,12 +385,13 @@ void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const stru
 	struct gw_dns_verdict v;
 	struct gw_dns_facts f = {.parsed = dns_query_parse(msg, len, &q), .q = &q};
 	struct gw_run *run = gw_run_find_ingress(dns->runs, &rt->local, peer);
-	char reason[600], ede[700], did[16] = "", would[600] = "";
+	char reason[600], ede[700], did[16] = "", would[600] = "", rule_buf[600];
 	const char *why, *rule_text = NULL;
 
 	f.policy = run ? run->policy : NULL;
 	f.upstream = gw_resolver_ok(dns->res);
 	f.learn = run && run->learn;
+	f.calls = run ? &run->mcp : NULL;
 	decide(dns, run, &f, &v, would, sizeof(would), did);
 	if (run)
 		run->dns_queries++;
@@ -404,7 +405,8 @@ void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const stru
 	 * "no run: REFUSED" comes first; test_gw_decide's "no run" case) */
 	if (v.rule >= 0)
 		/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): see above */
-		rule_text = run->policy->rules[v.rule].text;
+		rule_text = gw_tools_rule_text(run->policy, v.tool, v.rule, v.tools, rule_buf,
+					       sizeof(rule_buf));
 	switch (v.action) {
 	case GW_DNS_SILENT:
 		break;

@@ -123,12 +123,42 @@ static void dns_verdict(struct gw_dns_verdict *v, enum gw_dns_action action,
 	v->rcode = rcode;
 }
 
+/* @name, which no network.allow rule allows, by the rules of the tools in flight: true with
+ * @v's rule and tools set, else false with @v a denial (NOT_ALLOWED, CEILING, TOOL_ONLY) */
+static bool by_tools(const struct gw_dns_facts *f, const char *name, struct gw_dns_verdict *v)
+{
+	struct gw_tool_hit h;
+	enum gw_dns_reason r = GW_DR_NOT_ALLOWED;
+
+	v->rule = -1;
+	if (gw_tools_match(f->policy, f->calls, name, 0, &h)) {
+		v->tool = h.tool;
+		v->rule = h.rule;
+		v->tools = h.allow;
+		return true;
+	}
+	if (policy_ceiling_why(f->policy, name, 0, &v->ceiling)) {
+		r = GW_DR_CEILING;
+	} else if (h.ceiling) {
+		v->ceiling = h.why;
+		r = GW_DR_CEILING;
+	} else if (h.would) {
+		v->tools = h.would;
+		v->policy = f->policy;
+		v->calls = f->calls;
+		r = GW_DR_TOOL_ONLY;
+	}
+	dns_verdict(v, GW_DNS_RCODE, r, false, DNS_RCODE_NXDOMAIN);
+	return false;
+}
+
 void gw_dns_decide(const struct gw_dns_facts *f, struct gw_dns_verdict *v)
 {
 	const struct dns_query *q = f->q;
 
 	memset(v, 0, sizeof(*v));
 	v->rule = -1;
+	v->tool = -1;
 	if (f->parsed != DNS_OK) {
 		/* answered only when the header allows an answer (never a message with QR set) */
 		dns_verdict(v, q->header_ok ? GW_DNS_RCODE : GW_DNS_SILENT, GW_DR_MALFORMED, false,
@@ -169,13 +199,8 @@ void gw_dns_decide(const struct gw_dns_facts *f, struct gw_dns_verdict *v)
 			v->ede_code = DNS_EDE_BLOCKED;
 			return;
 		}
-	} else if ((v->rule = gw_name_allowed(f->policy, decided_name(q))) < 0) {
-		v->rule = -1;
-		dns_verdict(v, GW_DNS_RCODE,
-			    policy_ceiling_why(f->policy, decided_name(q), 0, &v->ceiling)
-				? GW_DR_CEILING
-				: GW_DR_NOT_ALLOWED,
-			    false, DNS_RCODE_NXDOMAIN);
+	} else if ((v->rule = gw_name_allowed(f->policy, decided_name(q))) < 0 &&
+		   !by_tools(f, decided_name(q), v)) {
 		v->ede = true;
 		v->ede_code = DNS_EDE_BLOCKED;
 		return;
@@ -198,7 +223,7 @@ bool gw_dns_decide_shadow(const struct gw_dns_facts *f, struct gw_dns_verdict *v
 	struct gw_dns_facts lf = *f;
 
 	gw_dns_decide(f, v);
-	if (v->allowed || v->reason != GW_DR_NOT_ALLOWED)
+	if (v->allowed || (v->reason != GW_DR_NOT_ALLOWED && v->reason != GW_DR_TOOL_ONLY))
 		return false;
 	*would = *v;
 	lf.learn = true;
@@ -243,6 +268,13 @@ const char *gw_dns_reason_text(const struct gw_dns_verdict *v, const struct dns_
 	case GW_DR_NOT_ALLOWED:
 		snprintf(buf, size, "%s is not allowed by policy %s", q->qname, policy_name);
 		return buf;
+	case GW_DR_TOOL_ONLY: {
+		char why[400];
+
+		snprintf(buf, size, "%s is not allowed by policy %s now: %s", q->qname, policy_name,
+			 gw_tools_only_text(v->policy, v->tools, v->calls, why, sizeof(why)));
+		return buf;
+	}
 	case GW_DR_CEILING: {
 		char why[500];
 

@@ -22,7 +22,7 @@ static bool still_allowed(struct gw_conn *c, char *why, size_t size)
 	 * what it would deny) */
 	if (c->run->learn || c->run->shadow)
 		return true;
-	gw_tcp_recheck(c->run->policy, c->name, dst, c->oport, &v);
+	gw_tcp_recheck(c->run->policy, &c->run->mcp, c->name, dst, c->oport, &v);
 	if (v.action != GW_TCP_DENY)
 		return true;
 	snprintf(why, size, "revoked: the run's policy was replaced (%s): %s", c->run->policy_name,

@@ -101,14 +101,14 @@ enum gw_socks_step gw_conn_socks(struct gw_conn *c, bool final, const struct gw_
 	c->socks = GW_SOCKS_DECIDED;
 	c->socks_rep = SOCKS5_REP_NOT_ALLOWED;
 	if (!c->run->shadow) {
-		gw_socks_decide(c->run->policy, learn, &req, pv);
+		gw_socks_decide(c->run->policy, &c->run->mcp, learn, &req, pv);
 	} else {
 		/* a shadow run: a policy denial let through, said while @req is here */
 		struct gw_tcp_verdict would;
 		struct gw_ssrf_env env;
 
 		gw_ssrf_env(c->t->runs, &env);
-		if (gw_socks_decide_shadow(c->run->policy, &env, &req, pv, &would) &&
+		if (gw_socks_decide_shadow(c->run->policy, &c->run->mcp, &env, &req, pv, &would) &&
 		    gw_conn_would(c, &would))
 			pv->v = would;
 	}

@@ -58,6 +58,11 @@ void policy_free(struct wd_policy *p)
 		free(p->tools_deny[i].pat);
 	free(p->tools_deny);
 	free(p->mcp_pin);
+	for (size_t i = 0; i < p->ntool_net; i++) {
+		free(p->tool_net[i].tool);
+		policy_free(p->tool_net[i].net);
+	}
+	free(p->tool_net);
 	policy_matcher_free(p->matcher);
 	free(p);
 }

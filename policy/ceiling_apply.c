@@ -498,6 +498,34 @@ static void apply_rule(struct eff *e, const struct policy_rule *u, bool any,
 	deny_inside(e, u, first, denied);
 }
 
+/* each tool's own rules of @user (mcp.tools.NAME.network) bounded by @c exactly as its
+ * network.allow is, into @e's tool_net. Return: 0, -E2BIG or -ENOMEM */
+static int apply_tools(const struct policy_ceiling *c, const struct policy_who *who,
+		       const struct wd_policy *user, struct wd_policy *e)
+{
+	if (!user->ntool_net)
+		return 0;
+	e->tool_net = calloc(user->ntool_net, sizeof(*e->tool_net));
+	if (!e->tool_net)
+		return -ENOMEM;
+	for (size_t i = 0; i < user->ntool_net; i++) {
+		const struct policy_tool_net *u = &user->tool_net[i];
+		struct policy_tool_net *t = &e->tool_net[e->ntool_net];
+		int r;
+
+		t->tool = strdup(u->tool);
+		if (!t->tool)
+			return -ENOMEM;
+		t->line = u->line;
+		t->col = u->col;
+		e->ntool_net++;
+		r = policy_ceiling_apply(c, who, u->net, &t->net);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 int policy_ceiling_apply(const struct policy_ceiling *c, const struct policy_who *who,
 			 const struct wd_policy *user, struct wd_policy **ret)
 {
@@ -577,6 +605,11 @@ int policy_ceiling_apply(const struct policy_ceiling *c, const struct policy_who
 	}
 	apply_caps(&e, c, u, g, ng);
 	apply_limits(&e, user);
+	r = apply_tools(c, who, user, e.p);
+	if (r == -ENOMEM)
+		goto oom;
+	if (r)
+		goto out;
 	if (!e.c.oom && policy_matcher_build(e.p))
 		e.c.oom = 1;
 	if (e.c.oom)

@@ -97,6 +97,48 @@ int policy_ceiling_render(const struct policy_ceiling *c, struct wd_buf *out)
 	return ret ? -ENOMEM : 0;
 }
 
+/* @p's rules as YAML items after @indent, each with the ceiling rule it is within */
+static int effective_rules(const struct wd_policy *p, const char *indent, struct wd_buf *out)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < p->nrules; i++) {
+		ret |= wd_buf_printf(out, "%s- ", indent);
+		ret |= wd_yaml_quote(out, p->rules[i].text ? p->rules[i].text : "");
+		if (p->rules[i].from)
+			ret |= wd_buf_printf(out, "  # within the ceiling's rule at %s",
+					     p->rules[i].from);
+		ret |= wd_buf_puts(out, "\n");
+	}
+	return ret;
+}
+
+/* mcp.tools.NAME.network of an effective policy: each tool's rules within the ceiling, and what
+ * the ceiling changed in them */
+static int effective_tools(const struct wd_policy *p, struct wd_buf *out)
+{
+	int ret = 0;
+
+	if (!p->ntool_net)
+		return 0;
+	ret |= wd_buf_puts(out, "mcp:\n  tools:\n");
+	for (size_t i = 0; i < p->ntool_net; i++) {
+		const struct wd_policy *n = p->tool_net[i].net;
+
+		ret |= wd_buf_puts(out, "    ");
+		ret |= wd_yaml_quote(out, p->tool_net[i].tool);
+		ret |= wd_buf_printf(out, ":\n      network:%s\n", n && n->nrules ? "" : " []");
+		if (!n)
+			continue;
+		ret |= effective_rules(n, "        ", out);
+		for (size_t k = 0; k < n->nnarrowed; k++)
+			ret |= wd_buf_printf(out, "      #   %s:%d:%d: %s\n", p->file,
+					     n->narrowed[k].line, n->narrowed[k].col,
+					     n->narrowed[k].msg);
+	}
+	return ret;
+}
+
 int policy_render_effective(const struct wd_policy *p, struct wd_buf *out)
 {
 	int ret = 0;
@@ -104,14 +146,7 @@ int policy_render_effective(const struct wd_policy *p, struct wd_buf *out)
 	ret |= wd_buf_printf(out, "# the effective policy of %s under the host's ceiling\n",
 			     p->file ? p->file : "the policy");
 	ret |= wd_buf_printf(out, "network:\n  allow:%s\n", p->nrules ? "" : " []");
-	for (size_t i = 0; i < p->nrules; i++) {
-		ret |= wd_buf_puts(out, "    - ");
-		ret |= wd_yaml_quote(out, p->rules[i].text ? p->rules[i].text : "");
-		if (p->rules[i].from)
-			ret |= wd_buf_printf(out, "  # within the ceiling's rule at %s",
-					     p->rules[i].from);
-		ret |= wd_buf_puts(out, "\n");
-	}
+	ret |= effective_rules(p, "    ", out);
 	if (p->denied && p->denied->nrules) {
 		ret |= wd_buf_puts(out, "  # denied by the ceiling, on every port:\n");
 		for (size_t i = 0; i < p->denied->nrules; i++)
@@ -124,6 +159,7 @@ int policy_render_effective(const struct wd_policy *p, struct wd_buf *out)
 	else
 		ret |= wd_buf_printf(out, "  # the ceiling's allow list in force: any (%s)\n",
 				     p->ceiling_from ? p->ceiling_from : "?");
+	ret |= effective_tools(p, out);
 	if (p->limits.memory_mb || p->limits.pids || p->limits.timeout_s) {
 		ret |= wd_buf_puts(out, "limits:\n");
 		if (p->limits.memory_mb)

@@ -2,10 +2,13 @@
  * name (`allowlist`), which events it shows (`audit_log`), and `tools`, the allow and deny
  * patterns of a wrapped MCP server's tools and `pin`, the file of their accepted definitions,
  * both of which `warden run`'s stdio relay enforces
- * (run/mcpfilter.c), with the decision itself (policy_mcp_tool_allowed()). A part of the parser
- * in parse.c, which calls policy_parse_mcp(). */
+ * (run/mcpfilter.c), with the decision itself (policy_mcp_tool_allowed()), and a tool's own
+ * network rules (`mcp.tools.NAME.network`, which the gateway applies while a call of the tool
+ * is in flight: gateway/decide.c). A part of the parser in parse.c, which calls
+ * policy_parse_mcp(). */
 #include "policy/policy_internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,13 +70,134 @@ static void parse_pats(struct pctx *c, const struct policy_yt_node *n, const cha
 	*ret_n = k;
 }
 
-/* mcp.tools: { allow: [PATTERN...], deny: [PATTERN...] } */
+enum { TOOL_NETWORK, TOOL_N };
+static const char *const tool_keys[TOOL_N] = {"network"};
+
+/* what is wrong with the name of a tool with rules of its own, or NULL */
+static const char *tool_name_problem(const char *s)
+{
+	const char *bad = pat_problem(s);
+
+	if (bad)
+		return bad;
+	if (strchr(s, '*'))
+		return "has a `*`; a tool's own rules name one tool exactly";
+	return NULL;
+}
+
+/* mcp.tools.NAME: { network: [RULE...] } (@key: NAME's node) into a new c->p->tool_net entry */
+static void parse_tool_net(struct pctx *c, const struct policy_yt_node *key,
+			   const struct policy_yt_node *n)
+{
+	const struct policy_yt_node *v[TOOL_N];
+	struct policy_tool_net *t;
+	char where[POLICY_TOOL_PAT_MAX + 32];
+	const char *bad = tool_name_problem(key->str);
+	struct pctx sub = {.d = c->d};
+
+	if (bad) {
+		policy_diag_err(c->d, key, "mcp.tools: the tool name `%.64s` %s", key->str, bad);
+		return;
+	}
+	if (policy_tool_net_find(c->p, key->str) >= 0) {
+		policy_diag_err(c->d, key, "mcp.tools: the tool `%s` is given twice", key->str);
+		return;
+	}
+	if (c->p->ntool_net >= POLICY_TOOL_NET_MAX) {
+		policy_diag_err(c->d, key,
+				"mcp.tools: more than %d tools with rules of their own; put the "
+				"names every tool needs in network.allow",
+				POLICY_TOOL_NET_MAX);
+		return;
+	}
+	snprintf(where, sizeof(where), "mcp.tools.%s", key->str);
+	if (policy_yt_map_keys(c->d, n, where, tool_keys, TOOL_N, v))
+		return;
+	t = &c->p->tool_net[c->p->ntool_net];
+	t->line = key->line;
+	t->col = key->col;
+	t->tool = pctx_strdup(c, key->str);
+	t->net = pctx_calloc(c, 1, sizeof(*t->net));
+	c->p->ntool_net++;
+	if (!t->tool || !t->net)
+		return;
+	t->net->version = POLICY_VERSION;
+	t->net->file = pctx_strdup(c, c->p->file ? c->p->file : "policy");
+	if (!v[TOOL_NETWORK]) {
+		policy_diag_err(c->d, n, "%s: has no `network`; expected network: [RULE, ...]",
+				where);
+		return;
+	}
+	snprintf(where, sizeof(where), "mcp.tools.%s.network", key->str);
+	sub.p = t->net;
+	policy_parse_rules(&sub, v[TOOL_NETWORK], where);
+	c->oom |= sub.oom;
+}
+
+/*
+ * mcp.tools: { allow: [PATTERN...], deny: [PATTERN...], NAME: { network: [RULE...] }, ... }
+ * A key whose value is a mapping is a tool with rules of its own, whatever its name (a tool
+ * named `allow` or `deny` too); `allow` and `deny` with any other value are the pattern lists;
+ * any other key must have a mapping.
+ */
 static void parse_tools(struct pctx *c, const struct policy_yt_node *n)
 {
-	const struct policy_yt_node *v[TOOLS_N];
+	const struct policy_yt_node *v[TOOLS_N] = {NULL, NULL};
 
-	if (policy_yt_map_keys(c->d, n, "`mcp.tools`", tools_keys, TOOLS_N, v))
+	if (n->type != POLICY_YT_MAP) {
+		char what[64];
+
+		policy_yt_describe(n, what, sizeof(what));
+		policy_diag_err(c->d, n,
+				"`mcp.tools`: found %s; expected a mapping (allow: [...], deny: "
+				"[...], TOOL: { network: [...] })",
+				what);
 		return;
+	}
+	c->p->tool_net = pctx_calloc(c, n->nkids / 2, sizeof(*c->p->tool_net));
+	if (!c->p->tool_net)
+		return;
+	for (size_t i = 0; i + 1 < n->nkids; i += 2) {
+		const struct policy_yt_node *key = n->kids[i], *val = n->kids[i + 1];
+		int k = -1;
+
+		if (key->type != POLICY_YT_SCALAR || !key->len) {
+			policy_diag_err(c->d, key,
+					"`mcp.tools`: a key must be a tool name, "
+					"`allow` or `deny`");
+			continue;
+		}
+		if (val->type == POLICY_YT_MAP) {
+			parse_tool_net(c, key, val);
+			continue;
+		}
+		for (int j = 0; j < TOOLS_N; j++)
+			if (!strcmp(key->str, tools_keys[j]))
+				k = j;
+		if (k < 0) {
+			const char *near = wd_levenshtein(key->str, "allow") <= 2  ? "allow"
+					   : wd_levenshtein(key->str, "deny") <= 2 ? "deny"
+										   : NULL;
+
+			if (near)
+				policy_diag_err(c->d, key,
+						"unknown key `%.64s` in `mcp.tools`; did you mean "
+						"`%s`?",
+						key->str, near);
+			else
+				policy_diag_err(c->d, key,
+						"`mcp.tools`: `%.64s` is not `allow` or `deny`; a "
+						"tool with rules of its own is a mapping: %.64s: { "
+						"network: [...] }",
+						key->str, key->str);
+			continue;
+		}
+		if (v[k]) {
+			policy_diag_err(c->d, key, "`mcp.tools`: `%s` is given twice", key->str);
+			continue;
+		}
+		v[k] = val;
+	}
 	if (v[TOOLS_ALLOW]) {
 		c->p->has_tools_allow = true;
 		parse_pats(c, v[TOOLS_ALLOW], "mcp.tools.allow", &c->p->tools_allow,
@@ -119,6 +243,14 @@ void policy_parse_mcp(struct pctx *c, const struct policy_yt_node *n)
 		c->p->mcp_pin = pctx_strdup(c, s);
 		c->p->mcp_pin_line = v[MCP_PIN]->line;
 	}
+}
+
+int policy_tool_net_find(const struct wd_policy *p, const char *tool)
+{
+	for (size_t i = 0; p && tool && i < p->ntool_net; i++)
+		if (p->tool_net[i].tool && !strcmp(p->tool_net[i].tool, tool))
+			return (int)i;
+	return -ENOENT;
 }
 
 bool policy_mcp_tools_on(const struct wd_policy *p)

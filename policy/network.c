@@ -342,31 +342,27 @@ static bool same_text(const void *item, const void *key)
 	return !strcmp(((const struct policy_rule *)item)->text, key);
 }
 
-void policy_parse_network(struct pctx *c, const struct policy_yt_node *n)
+void policy_parse_rules(struct pctx *c, const struct policy_yt_node *seq, const char *where)
 {
-	const struct policy_yt_node *v[NET_N], *allow;
 	struct wd_policy *p = c->p;
 	struct wd_htable seen = {0};
 
-	if (policy_yt_map_keys(c->d, n, "`network`", net_keys, NET_N, v) || !v[NET_ALLOW])
+	if (policy_yt_want_seq(c->d, seq, where))
 		return;
-	allow = v[NET_ALLOW];
-	if (policy_yt_want_seq(c->d, allow, "network.allow"))
-		return;
-	p->rules = pctx_calloc(c, allow->nkids, sizeof(*p->rules));
+	p->rules = pctx_calloc(c, seq->nkids, sizeof(*p->rules));
 	if (!p->rules)
 		return;
 	/* repeated rules by their text, through a table: comparing each rule with every one
 	 * before it took 2 s for 30,000 rules, which a daemon's user could make every user's
 	 * traffic wait for (without memory for the table the warning is only skipped) */
-	(void)wd_htable_init(&seen, allow->nkids);
-	for (size_t i = 0; i < allow->nkids; i++) {
-		const struct policy_yt_node *item = allow->kids[i];
+	(void)wd_htable_init(&seen, seq->nkids);
+	for (size_t i = 0; i < seq->nkids; i++) {
+		const struct policy_yt_node *item = seq->kids[i];
 		struct policy_rule *r = &p->rules[p->nrules];
 		const struct policy_rule *first;
 		uint64_t h;
 
-		if (policy_rule_item(c, item, "network.allow", r, NULL))
+		if (policy_rule_item(c, item, where, r, NULL))
 			continue;
 		p->nrules++;
 		if (!r->text)
@@ -374,11 +370,19 @@ void policy_parse_network(struct pctx *c, const struct policy_yt_node *n)
 		h = wd_hash_str(r->text);
 		first = wd_htable_find(&seen, h, same_text, r->text);
 		if (first)
-			policy_diag_warn(c->d, item,
-					 "network.allow: `%s` repeats the rule at line %d", r->text,
-					 first->line);
+			policy_diag_warn(c->d, item, "%s: `%s` repeats the rule at line %d", where,
+					 r->text, first->line);
 		else
 			(void)wd_htable_insert(&seen, h, r);
 	}
 	wd_htable_free(&seen);
+}
+
+void policy_parse_network(struct pctx *c, const struct policy_yt_node *n)
+{
+	const struct policy_yt_node *v[NET_N];
+
+	if (policy_yt_map_keys(c->d, n, "`network`", net_keys, NET_N, v) || !v[NET_ALLOW])
+		return;
+	policy_parse_rules(c, v[NET_ALLOW], "network.allow");
 }

@@ -674,6 +674,9 @@ out:
 	policy_yt_free(root);
 	if (!c.oom && d->errors == errors && policy_matcher_build(c.p) < 0)
 		c.oom = 1;
+	for (size_t i = 0; i < c.p->ntool_net && !c.oom && d->errors == errors; i++)
+		if (policy_matcher_build(c.p->tool_net[i].net) < 0)
+			c.oom = 1;
 	if (c.oom || d->errors > errors) {
 		if (keep && !c.oom) {
 			*ret = c.p;

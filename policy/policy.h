@@ -271,6 +271,28 @@ struct policy_tool_pat {
 #define POLICY_TOOL_PAT_MAX 128
 
 /**
+ * struct policy_tool_net - one tool's own network rules, `mcp.tools.NAME.network`
+ * @tool:	the tool's name, exactly (printable ASCII, no `*`, at most POLICY_TOOL_PAT_MAX
+ *bytes)
+ * @line:	where its key is written (1-based; 0: not from a file)
+ * @col:	its column
+ * @net:	the rules (network.allow syntax) as a policy of their own: only @rules, @file and
+ *		the matcher are set; in an effective policy, these rules bounded by the host's
+ *		ceiling exactly as network.allow is (policy_ceiling_apply())
+ *
+ * A name such a rule allows is allowed only while a call of @tool is in flight (the gateway
+ * knows the calls from the run's stdio relay); network.allow counts at every moment.
+ */
+struct policy_tool_net {
+	char *tool;
+	int line;
+	int col;
+	struct wd_policy *net;
+};
+/* The most tools with rules of their own a policy may have. */
+#define POLICY_TOOL_NET_MAX 64
+
+/**
  * struct wd_policy - a parsed policy; all strings are owned by it
  * @file:	the file name given to policy_parse() (for messages)
  * @version:	format version (POLICY_VERSION)
@@ -305,6 +327,8 @@ struct policy_tool_pat {
  *		Warden denied during the call
  * @mcp_pin:	mcp.pin: the pin file of the server's accepted tool definitions, as written
  *		(relative: to the policy file's folder), or NULL; @mcp_pin_line where
+ * @tool_net:	mcp.tools.NAME.network: the tools with network rules of their own, in file
+ *		order (an effective policy keeps them, each bounded by the ceiling); @ntool_net
  * @audit_files: audit.files, enum policy_audit_files (POLICY_FILES_UNSET when absent)
  * @matcher:	compiled matcher (internal)
  * @validated:	policy_validate() succeeded on it
@@ -356,6 +380,8 @@ struct wd_policy {
 	char *mcp_pin;
 	int mcp_pin_line;
 	bool mcp_explain;
+	struct policy_tool_net *tool_net;
+	size_t ntool_net;
 	unsigned audit_files;
 	struct policy_matcher *matcher;
 	bool validated;
@@ -390,6 +416,15 @@ bool policy_mcp_tools_on(const struct wd_policy *p);
  * but for `*`, which matches any run of characters (none included).
  */
 bool policy_mcp_tool_allowed(const struct wd_policy *p, const char *name, char *rule, size_t size);
+
+/**
+ * policy_tool_net_find() - the network rules of the tool named @tool (mcp.tools.@tool.network)
+ * @p:		the policy (or an effective one); may be NULL
+ * @tool:	the tool's name (compared exactly)
+ *
+ * Return: the index in @p->tool_net, or -ENOENT.
+ */
+int policy_tool_net_find(const struct wd_policy *p, const char *tool);
 
 /**
  * policy_parse() - parse and check a policy document (pure: no I/O)

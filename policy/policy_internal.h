@@ -116,6 +116,10 @@ void policy_parse_mcp(struct pctx *c, const struct policy_yt_node *n);
 /* policy_parse_network() - the `network` map into @c->p->rules (network.c) */
 void policy_parse_network(struct pctx *c, const struct policy_yt_node *n);
 
+/* policy_parse_rules() - a sequence of network.allow entries into @c->p->rules (network.c);
+ * @where names the list in messages ("network.allow", "mcp.tools.fetch.network") */
+void policy_parse_rules(struct pctx *c, const struct policy_yt_node *seq, const char *where);
+
 /*
  * policy_rule_item() - one `network.allow`-style item into @r (network.c): a string or a
  * { host | cidr, ports } map; with @from non-NULL the map may also have `from`

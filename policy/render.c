@@ -69,6 +69,40 @@ static int yaml_ports(struct wd_buf *out, const struct policy_rule *r)
 	return ret | wd_buf_puts(out, "] }");
 }
 
+/* one network rule as a YAML sequence item, after @indent */
+static int yaml_rule(struct wd_buf *out, const char *indent, const struct policy_rule *r)
+{
+	char cidr[64];
+	int ret = 0;
+
+	if (r->kind == POLICY_RULE_CIDR) {
+		ret |= wd_cidr_format(r->family, r->addr, r->prefix, cidr, sizeof(cidr));
+		ret |= wd_buf_printf(out, "%s- { cidr: \"%s\"", indent, cidr);
+	} else {
+		ret |= wd_buf_printf(out, "%s- { host: \"%s%s\"", indent,
+				     r->kind == POLICY_RULE_WILDCARD ? "*." : "", r->host);
+	}
+	ret |= yaml_ports(out, r);
+	return ret | wd_buf_puts(out, "\n");
+}
+
+/* mcp.tools.NAME: { network: [...] } of every tool with rules of its own, under `  tools:` */
+static int yaml_tool_nets(struct wd_buf *out, const struct wd_policy *p)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < p->ntool_net; i++) {
+		const struct wd_policy *net = p->tool_net[i].net;
+
+		ret |= wd_buf_puts(out, "    ");
+		ret |= wd_yaml_quote(out, p->tool_net[i].tool);
+		ret |= wd_buf_printf(out, ":\n      network:%s\n", net && net->nrules ? "" : " []");
+		for (size_t k = 0; net && k < net->nrules; k++)
+			ret |= yaml_rule(out, "        ", &net->rules[k]);
+	}
+	return ret;
+}
+
 /* one list of mcp.tools as a YAML line under `  tools:` */
 static int yaml_tool_pats(struct wd_buf *out, const char *key, const struct policy_tool_pat *v,
 			  size_t n)
@@ -105,7 +139,7 @@ static int json_mcp(struct wd_buf *out, const struct wd_policy *p)
 		ret |= wd_yaml_quote(out, p->mcp_pin);
 		sep = ",";
 	}
-	if (p->has_tools_allow || p->ntools_deny) {
+	if (p->has_tools_allow || p->ntools_deny || p->ntool_net) {
 		const struct {
 			const char *key;
 			const struct policy_tool_pat *v;
@@ -127,7 +161,23 @@ static int json_mcp(struct wd_buf *out, const struct wd_policy *p)
 			ret |= wd_buf_puts(out, "]");
 			s2 = ",";
 		}
-		ret |= wd_buf_puts(out, "}");
+		/* each tool's own rules under "network" (a tool may be named "allow") */
+		if (p->ntool_net)
+			ret |= wd_buf_printf(out, "%s\"network\":{", s2);
+		for (size_t i = 0; i < p->ntool_net; i++) {
+			const struct wd_policy *net = p->tool_net[i].net;
+
+			ret |= wd_buf_puts(out, i ? "," : "");
+			ret |= wd_yaml_quote(out, p->tool_net[i].tool);
+			ret |= wd_buf_puts(out, ":[");
+			for (size_t k = 0; net && k < net->nrules; k++) {
+				ret |= wd_buf_puts(out, k ? "," : "");
+				ret |= wd_yaml_quote(out,
+						     net->rules[k].text ? net->rules[k].text : "");
+			}
+			ret |= wd_buf_puts(out, "]");
+		}
+		ret |= wd_buf_puts(out, p->ntool_net ? "}}" : "}");
 	}
 	return ret | wd_buf_puts(out, "}");
 }
@@ -196,22 +246,8 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 	}
 	if (p->rules) {
 		ret |= wd_buf_printf(out, "network:\n  allow:%s\n", p->nrules ? "" : " []");
-		for (size_t i = 0; i < p->nrules; i++) {
-			const struct policy_rule *r = &p->rules[i];
-			char cidr[64];
-
-			if (r->kind == POLICY_RULE_CIDR) {
-				ret |= wd_cidr_format(r->family, r->addr, r->prefix, cidr,
-						      sizeof(cidr));
-				ret |= wd_buf_printf(out, "    - { cidr: \"%s\"", cidr);
-			} else {
-				ret |= wd_buf_printf(out, "    - { host: \"%s%s\"",
-						     r->kind == POLICY_RULE_WILDCARD ? "*." : "",
-						     r->host);
-			}
-			ret |= yaml_ports(out, r);
-			ret |= wd_buf_puts(out, "\n");
-		}
+		for (size_t i = 0; i < p->nrules; i++)
+			ret |= yaml_rule(out, "    ", &p->rules[i]);
 	}
 	if (p->env_allow || p->env_set) {
 		ret |= wd_buf_puts(out, "env:\n");
@@ -273,7 +309,7 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		ret |= wd_buf_puts(out, "]\n");
 	}
 	if (p->mcp_allowlist_locked || p->mcp_audit_log_all || policy_mcp_tools_on(p) ||
-	    p->mcp_explain)
+	    p->mcp_explain || p->ntool_net)
 		ret |= wd_buf_puts(out, "mcp:\n");
 	if (p->mcp_explain)
 		ret |= wd_buf_puts(out, "  explain_denials: true\n");
@@ -286,12 +322,13 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		ret |= wd_yaml_quote(out, p->mcp_pin);
 		ret |= wd_buf_puts(out, "\n");
 	}
-	if (p->has_tools_allow || p->ntools_deny) {
+	if (p->has_tools_allow || p->ntools_deny || p->ntool_net) {
 		ret |= wd_buf_puts(out, "  tools:\n");
 		if (p->has_tools_allow)
 			ret |= yaml_tool_pats(out, "allow", p->tools_allow, p->ntools_allow);
 		if (p->ntools_deny)
 			ret |= yaml_tool_pats(out, "deny", p->tools_deny, p->ntools_deny);
+		ret |= yaml_tool_nets(out, p);
 	}
 	/* `trace` is internal (warden trace's own policy): never written into a policy file */
 	if (p->audit_files != POLICY_FILES_UNSET && p->audit_files != POLICY_FILES_TRACE)
@@ -407,7 +444,7 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 	ret |= put_backends(out, p, true);
 	ret |= wd_buf_puts(out, "}");
 	if (p->mcp_allowlist_locked || p->mcp_audit_log_all || policy_mcp_tools_on(p) ||
-	    p->mcp_explain)
+	    p->mcp_explain || p->ntool_net)
 		ret |= json_mcp(out, p);
 	ret |= wd_buf_puts(out, "}");
 	return ret ? -ENOMEM : 0;

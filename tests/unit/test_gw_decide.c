@@ -485,7 +485,7 @@ static void test_proxy_matrix(void **state)
 
 		if (r == HTTP_NEED_MORE)
 			assert_true(c->final);
-		gw_proxy_decide(P, r, &req, &pv);
+		gw_proxy_decide(P, NULL, r, &req, &pv);
 		text = gw_tcp_reason_text(&pv.v, "p.yaml", buf, sizeof(buf));
 		if (pv.v.action != c->want || pv.v.reason != c->reason ||
 		    strcmp(pv.proto, c->proto) || pv.v.port != c->port || pv.v.rule != c->rule ||
@@ -514,20 +514,20 @@ static void test_proxy_budget(void **state)
 
 	(void)state;
 	assert_int_equal(http_request_parse((const uint8_t *)one, strlen(one), &req), HTTP_OK);
-	gw_proxy_decide(P, HTTP_OK, &req, &pv);
+	gw_proxy_decide(P, NULL, HTTP_OK, &req, &pv);
 	assert_int_equal(pv.v.action, GW_TCP_ALLOW_NAME);
 	assert_int_equal(pv.budget, (int64_t)(strlen(one) - 5) + 5);
 	/* curl's absolute-form request (the real capture) */
 	b = capture("http-proxy-abs.bin", &len);
 	assert_int_equal(http_request_parse(b, len, &req), HTTP_OK);
-	gw_proxy_decide(P, HTTP_OK, &req, &pv);
+	gw_proxy_decide(P, NULL, HTTP_OK, &req, &pv);
 	assert_int_equal(pv.v.action, GW_TCP_ALLOW_NAME);
 	assert_int_equal(pv.budget, (int64_t)req.head_len);
 	free(b);
 	/* a tunnel has no budget */
 	b = capture("http-connect.bin", &len);
 	assert_int_equal(http_request_parse(b, len, &req), HTTP_OK);
-	gw_proxy_decide(P, HTTP_OK, &req, &pv);
+	gw_proxy_decide(P, NULL, HTTP_OK, &req, &pv);
 	assert_true(pv.connect);
 	assert_int_equal(pv.budget, -1);
 	free(b);
@@ -956,36 +956,36 @@ static void test_recheck(void **state)
 
 	(void)state;
 	/* by the name it was allowed for */
-	gw_tcp_recheck(P, "allowed.test", &other, 443, &v);
+	gw_tcp_recheck(P, NULL, "allowed.test", &other, 443, &v);
 	assert_int_equal(v.action, GW_TCP_ALLOW_NAME);
 	assert_int_equal(v.rule, R_ALLOWED);
-	gw_tcp_recheck(P, "x.cdn.test", &other, 443, &v);
+	gw_tcp_recheck(P, NULL, "x.cdn.test", &other, 443, &v);
 	assert_int_equal(v.action, GW_TCP_ALLOW_NAME);
-	gw_tcp_recheck(P, "x.cdn.test", &other, 80, &v); /* another port */
+	gw_tcp_recheck(P, NULL, "x.cdn.test", &other, 80, &v); /* another port */
 	assert_int_equal(v.action, GW_TCP_DENY);
 	assert_int_equal(v.reason, GW_TR_NO_RULE);
 	/* no name: its address, by the cidr rules; an address literal as a name: the same */
-	gw_tcp_recheck(P, NULL, &doc, 8080, &v);
+	gw_tcp_recheck(P, NULL, NULL, &doc, 8080, &v);
 	assert_int_equal(v.action, GW_TCP_ALLOW_ADDR);
 	assert_int_equal(v.rule, R_DOC_NET);
-	gw_tcp_recheck(P, "198.51.100.7", &doc, 8080, &v);
+	gw_tcp_recheck(P, NULL, "198.51.100.7", &doc, 8080, &v);
 	assert_int_equal(v.action, GW_TCP_ALLOW_ADDR);
-	gw_tcp_recheck(P, NULL, &other, 8080, &v);
+	gw_tcp_recheck(P, NULL, NULL, &other, 8080, &v);
 	assert_int_equal(v.action, GW_TCP_DENY);
 	assert_int_equal(v.reason, GW_TR_NO_NAME);
 	/* the policy without the rules: what they allowed is denied, with the usual text */
 	policy_diags_init(&d);
 	assert_int_equal(policy_parse(narrower, strlen(narrower), "n.yaml", &n, &d), 0);
 	policy_diags_free(&d);
-	gw_tcp_recheck(n, "allowed.test", &other, 80, &v);
+	gw_tcp_recheck(n, NULL, "allowed.test", &other, 80, &v);
 	assert_int_equal(v.action, GW_TCP_ALLOW_NAME);
-	gw_tcp_recheck(n, "db.internal.test", &other, 5432, &v);
+	gw_tcp_recheck(n, NULL, "db.internal.test", &other, 5432, &v);
 	assert_int_equal(v.action, GW_TCP_DENY);
 	assert_int_equal(v.reason, GW_TR_NO_RULE);
 	assert_string_equal(v.name, "db.internal.test");
 	assert_non_null(
 	    strstr(gw_tcp_reason_text(&v, "n.yaml", buf, sizeof(buf)), "db.internal.test"));
-	gw_tcp_recheck(n, NULL, &doc, 8080, &v);
+	gw_tcp_recheck(n, NULL, NULL, &doc, 8080, &v);
 	assert_int_equal(v.action, GW_TCP_DENY);
 	policy_free(n);
 }

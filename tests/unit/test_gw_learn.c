@@ -269,7 +269,7 @@ static void test_proxy(void **state)
 			assert_ptr_equal(pv.v.dst, &pv.literal);
 		if (strstr(cases[i].bytes, "127.0.0.1"))
 			assert_int_equal(pv.v.reason, GW_TR_LEARN_CLASS);
-		gw_proxy_decide(P, r, &req, &pv);
+		gw_proxy_decide(P, NULL, r, &req, &pv);
 		if (pv.v.action != cases[i].normal)
 			fail_msg("normal: %s: %d", cases[i].bytes, pv.v.action);
 	}

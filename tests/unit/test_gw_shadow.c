@@ -207,7 +207,7 @@ static void test_proxy(void **state)
 		enum http_result r = http_request_parse((const uint8_t *)cases[i].bytes,
 							strlen(cases[i].bytes), &req);
 		char buf[600];
-		bool lifted = gw_proxy_decide_shadow(P, &ENV, r, &req, &pv, &would);
+		bool lifted = gw_proxy_decide_shadow(P, NULL, &ENV, r, &req, &pv, &would);
 
 		if (pv.v.action != cases[i].shadow || lifted != cases[i].lifted)
 			fail_msg("%s: %d (lifted %d) `%s`", cases[i].bytes, pv.v.action, lifted,
@@ -217,14 +217,14 @@ static void test_proxy(void **state)
 		if (strstr(cases[i].bytes, "127.0.0.1"))
 			assert_int_equal(pv.v.reason, GW_TR_SHADOW_CLASS);
 		/* the control: a normal run denies each one lifted */
-		gw_proxy_decide(P, r, &req, &pv);
+		gw_proxy_decide(P, NULL, r, &req, &pv);
 		if (lifted && pv.v.action != GW_TCP_DENY)
 			fail_msg("control: %s: %d", cases[i].bytes, pv.v.action);
 	}
 	snprintf(sreq.host, sizeof(sreq.host), "other.test");
-	gw_socks_decide(P, NULL, &sreq, &pv);
+	gw_socks_decide(P, NULL, NULL, &sreq, &pv);
 	assert_int_equal(pv.v.action, GW_TCP_DENY);
-	assert_true(gw_socks_decide_shadow(P, &ENV, &sreq, &pv, &would));
+	assert_true(gw_socks_decide_shadow(P, NULL, &ENV, &sreq, &pv, &would));
 	assert_int_equal(pv.v.action, GW_TCP_ALLOW_NAME);
 	assert_int_equal(would.reason, GW_TR_NO_RULE);
 }

@@ -248,11 +248,11 @@ static void same_as_connect(const struct gw_ssrf_env *env)
 		both(&targets[i], &q, head, sizeof(head));
 		r = http_request_parse((const uint8_t *)head, strlen(head), &req);
 		assert_int_equal(r, HTTP_OK);
-		gw_socks_decide(P, env, &q, &s);
+		gw_socks_decide(P, NULL, env, &q, &s);
 		if (env)
 			gw_proxy_decide_learn(P, env, r, &req, &c);
 		else
-			gw_proxy_decide(P, r, &req, &c);
+			gw_proxy_decide(P, NULL, r, &req, &c);
 		/* the text is the function's answer: @buf, or a constant ("allowed") */
 		tsp = gw_tcp_reason_text(&s.v, "p.yaml", ts, sizeof(ts));
 		tcp = gw_tcp_reason_text(&c.v, "p.yaml", tc, sizeof(tc));
@@ -290,20 +290,20 @@ static void test_decide(void **state)
 
 	(void)state;
 	both(&targets[0], &q, head, sizeof(head));
-	gw_socks_decide(P, NULL, &q, &pv);
+	gw_socks_decide(P, NULL, NULL, &q, &pv);
 	assert_int_equal(pv.v.action, GW_TCP_ALLOW_NAME);
 	assert_string_equal(pv.v.name, "allowed.test");
 	both(&targets[5], &q, head, sizeof(head));
-	gw_socks_decide(P, NULL, &q, &pv);
+	gw_socks_decide(P, NULL, NULL, &q, &pv);
 	assert_int_equal(pv.v.action, GW_TCP_DENY);
 	assert_string_equal(gw_tcp_reason_text(&pv.v, "p.yaml", text, sizeof(text)),
 			    "evil.test:443 is not allowed by policy p.yaml (no network.allow rule "
 			    "matches)");
 	both(&targets[7], &q, head, sizeof(head));
-	gw_socks_decide(P, NULL, &q, &pv);
+	gw_socks_decide(P, NULL, NULL, &q, &pv);
 	assert_int_equal(pv.v.action, GW_TCP_ALLOW_ADDR);
 	both(&targets[9], &q, head, sizeof(head));
-	gw_socks_decide(P, NULL, &q, &pv);
+	gw_socks_decide(P, NULL, NULL, &q, &pv);
 	assert_int_equal(pv.v.action, GW_TCP_DENY);
 	assert_int_equal(pv.v.reason, GW_TR_NO_RULE);
 }
