@@ -436,13 +436,50 @@ static void test_ceiling(void **state)
 	conf_free(&c);
 }
 
+/* a shadow run lets a tool-only denial through (the run's own policy), as it does a name no rule
+ * allows; beside it, the same decision in a normal run denies */
+static void test_shadow_lifts_tool_only(void **state)
+{
+	static const char *const b[] = {"fetch_b", NULL};
+	struct gw_toolcalls calls;
+	struct gw_tcp_verdict v, would;
+	struct gw_dns_verdict dv, dwould;
+	struct gw_ssrf_env env;
+	struct gw_addr dst;
+	struct gw_tcp_facts f = {.policy = P, .dst = &dst, .port = 443, .bound = "a.test"};
+	struct dns_query q = {
+	    .header_ok = true, .question_ok = true, .qtype = DNS_TYPE_A, .qclass = DNS_CLASS_IN};
+	struct gw_dns_facts df = {.parsed = DNS_OK, .q = &q, .policy = P, .upstream = true};
+
+	(void)state;
+	memset(&env, 0, sizeof(env));
+	in_flight(&calls, b);
+	assert_int_equal(gw_addr_parse("100.96.0.7", &dst), 0);
+	f.calls = &calls;
+	gw_tcp_decide(&f, &v);
+	assert_int_equal(v.action, GW_TCP_DENY);
+	assert_int_equal(v.reason, GW_TR_TOOL_ONLY);
+	assert_true(gw_shadow_lifts(GW_TR_TOOL_ONLY));
+	assert_true(gw_tcp_decide_shadow(&f, &env, &v, &would));
+	assert_int_equal(v.action, GW_TCP_ALLOW_NAME);
+	assert_int_equal(would.reason, GW_TR_TOOL_ONLY);
+	snprintf(q.qname, sizeof(q.qname), "a.test");
+	df.calls = &calls;
+	gw_dns_decide(&df, &dv);
+	assert_false(dv.allowed);
+	assert_int_equal(dv.reason, GW_DR_TOOL_ONLY);
+	assert_true(gw_dns_decide_shadow(&df, &dv, &dwould));
+	assert_true(dv.allowed);
+	assert_int_equal(dwould.reason, GW_DR_TOOL_ONLY);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse),	 cmocka_unit_test(test_render),
 	    cmocka_unit_test(test_parse_errors), cmocka_unit_test(test_tcp),
 	    cmocka_unit_test(test_proxy),	 cmocka_unit_test(test_dns),
-	    cmocka_unit_test(test_ceiling),
+	    cmocka_unit_test(test_ceiling),	 cmocka_unit_test(test_shadow_lifts_tool_only),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
