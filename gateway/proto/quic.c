@@ -111,8 +111,9 @@ enum quic_result quic_initial_header_parse(const uint8_t *buf, size_t len,
 	plen = cur_varint(&c);
 	if (!cur_ok(&c) || plen > cur_remaining(&c))
 		return hdr_bad(out, QUIC_MALFORMED, "QUIC Initial longer than its datagram");
-	/* the sample starts 4 bytes after the packet number's start; the tag is inside Length */
-	if (plen < 4 + QUIC_SAMPLE_LEN || plen < 1 + QUIC_TAG_LEN + 1)
+	/* the sample starts 4 bytes after the packet number's start (RFC 9001 §5.4.2); that
+	 * leaves room for the smallest packet number, a frame byte and the tag too */
+	if (plen < 4 + QUIC_SAMPLE_LEN)
 		return hdr_bad(out, QUIC_MALFORMED, "QUIC Initial too short to be protected");
 	out->pn_offset = c.off;
 	out->pkt_len = c.off + (size_t)plen;
