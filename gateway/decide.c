@@ -208,11 +208,11 @@ const char *gw_tools_only_text(const struct wd_policy *p, uint64_t would,
 	snprintf(buf + n, size - n, "; in flight:");
 	for (unsigned i = 0; i < calls->ninflight && i < GW_TOOLCALLS_CALLS; i++) {
 		unsigned t = calls->inflight[i];
+		bool named = t < calls->ntools && t < GW_TOOLCALLS_TOOLS;
 
-		if (t >= calls->ntools || t >= GW_TOOLCALLS_TOOLS)
-			continue;
 		n = strlen(buf);
-		snprintf(buf + n, size - n, "%s %s", i ? "," : "", calls->tool[t].name);
+		snprintf(buf + n, size - n, "%s %s", i ? "," : "",
+			 named ? calls->tool[t].name : GW_TOOLCALLS_OTHER_NAME);
 	}
 	return buf;
 }

@@ -56,6 +56,10 @@ int gw_toolcalls_calls_check(const json_t *calls, char *why, size_t size)
 	return 0;
 }
 
+/* @name's slot in the run's table of tools; GW_TOOLCALLS_OTHER when the table is full and it is
+ * not there. An unknown tool never shares a slot with a named one: a slot's name is what a
+ * tool's network rules are matched against (decide.c), so a call of tool #65 counted as a call
+ * of tool #64 would open #64's names to it. */
 static unsigned tool_slot(struct gw_toolcalls *m, const char *name)
 {
 	unsigned i;
@@ -64,8 +68,7 @@ static unsigned tool_slot(struct gw_toolcalls *m, const char *name)
 		if (!strcmp(m->tool[i].name, name))
 			return i;
 	if (m->ntools == GW_TOOLCALLS_TOOLS)
-		return GW_TOOLCALLS_TOOLS -
-		       1; /* the last one counts for the tools past the table */
+		return GW_TOOLCALLS_OTHER;
 	snprintf(m->tool[m->ntools].name, sizeof(m->tool[0].name), "%s", name);
 	return m->ntools++;
 }
@@ -161,8 +164,12 @@ void gw_toolcalls_denial(struct gw_toolcalls *m, const char *resource, unsigned 
 {
 	if (!m->json)
 		return;
-	for (unsigned k = 0; k < m->ninflight; k++)
-		m->tool[m->inflight[k]].denials++;
+	for (unsigned k = 0; k < m->ninflight; k++) {
+		if (m->inflight[k] < m->ntools)
+			m->tool[m->inflight[k]].denials++;
+		else
+			m->other_denials++;
+	}
 	for (unsigned k = 0; k < m->ncalls; k++) {
 		json_t *d;
 
@@ -187,6 +194,9 @@ json_t *gw_toolcalls_denials_json(const struct gw_toolcalls *m)
 	for (unsigned i = 0; j && i < m->ntools; i++)
 		json_object_set_new(j, m->tool[i].name,
 				    json_integer((json_int_t)m->tool[i].denials));
+	if (j && m->other_denials)
+		json_object_set_new(j, GW_TOOLCALLS_OTHER_NAME,
+				    json_integer((json_int_t)m->other_denials));
 	return j;
 }
 

@@ -14,6 +14,10 @@
 #define GW_TOOLCALLS_TOOLS 64
 /* Longest tool name and call id (as text) a request may carry. */
 #define GW_TOOLCALLS_NAME_MAX 200
+/* The slot of a tool in flight that the full table has no room for: it matches no tool's
+ * network rules, and its denials are counted under GW_TOOLCALLS_OTHER_NAME. */
+#define GW_TOOLCALLS_OTHER GW_TOOLCALLS_TOOLS
+#define GW_TOOLCALLS_OTHER_NAME "(other tools)"
 /* Most denials kept per call for its explanation (more are counted). */
 #define GW_TOOLCALLS_CALL_DENIALS 8
 
@@ -24,10 +28,12 @@ struct json_t;
  * @json:	the events' `mcp` object as compact JSON text ({"tool", "call_id" of the newest
  *		call, "in_flight", "calls": [{"tool", "call_id", "args_sha256"}, ...] oldest
  *		first}); NULL when no call is in flight
- * @inflight:	the distinct tools in flight (indexes into @tool), @ninflight of them
+ * @inflight:	the distinct tools in flight (indexes into @tool, or GW_TOOLCALLS_OTHER for the
+ *		tools past the table), @ninflight of them
  * @ninflight:	see @inflight
  * @tool:	tools seen in flight with their denials, @ntools of them
  * @ntools:	see @tool
+ * @other_denials: denials during calls of tools past the table
  * @call:	each call in flight, in the set's order: its id (the JSON value) and the denials
  *		during it ({"resource", "port", "denial_id", "reason"}, at most
  *		GW_TOOLCALLS_CALL_DENIALS; @more counts the rest)
@@ -44,6 +50,7 @@ struct gw_toolcalls {
 		uint64_t denials;
 	} tool[GW_TOOLCALLS_TOOLS];
 	unsigned ntools;
+	uint64_t other_denials;
 	struct {
 		struct json_t *id;
 		struct json_t *denials;

@@ -9,6 +9,7 @@
 #include "gateway/decide.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -473,13 +474,56 @@ static void test_shadow_lifts_tool_only(void **state)
 	assert_int_equal(dwould.reason, GW_DR_TOOL_ONLY);
 }
 
+/* the gateway's table of tools seen holds 64 names: a call of a tool past it must not count as a
+ * call of the tool in its last slot (that tool's network rules would open to any later tool) */
+static void test_table_full_no_alias(void **state)
+{
+	struct gw_toolcalls m;
+	struct gw_tcp_verdict v;
+	json_t *calls;
+	char name[32];
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	/* 63 other tools, then fetch_a: the 64th, in the last slot */
+	for (int i = 0; i < 64; i++) {
+		if (i < 63)
+			snprintf(name, sizeof(name), "tool%d", i);
+		else
+			snprintf(name, sizeof(name), "fetch_a");
+		calls =
+		    json_pack("[{s:s, s:i, s:s}]", "tool", name, "call_id", i, "args_sha256",
+			      "0000000000000000000000000000000000000000000000000000000000000000");
+		assert_int_equal(gw_toolcalls_set(&m, calls), 0);
+		json_decref(calls);
+	}
+	/* the control: fetch_a in flight opens a.test */
+	tcp(P, &m, "a.test", 443, &v);
+	assert_int_equal(v.action, GW_TCP_ALLOW_NAME);
+	/* a 65th tool in flight alone: a.test is not its */
+	calls =
+	    json_pack("[{s:s, s:i, s:s}]", "tool", "harmless_echo", "call_id", 99, "args_sha256",
+		      "0000000000000000000000000000000000000000000000000000000000000000");
+	assert_int_equal(gw_toolcalls_set(&m, calls), 0);
+	json_decref(calls);
+	tcp(P, &m, "a.test", 443, &v);
+	assert_int_equal(v.action, GW_TCP_DENY);
+	assert_int_equal(v.reason, GW_TR_TOOL_ONLY);
+	gw_toolcalls_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse),	 cmocka_unit_test(test_render),
-	    cmocka_unit_test(test_parse_errors), cmocka_unit_test(test_tcp),
-	    cmocka_unit_test(test_proxy),	 cmocka_unit_test(test_dns),
-	    cmocka_unit_test(test_ceiling),	 cmocka_unit_test(test_shadow_lifts_tool_only),
+	    cmocka_unit_test(test_parse),
+	    cmocka_unit_test(test_render),
+	    cmocka_unit_test(test_parse_errors),
+	    cmocka_unit_test(test_tcp),
+	    cmocka_unit_test(test_proxy),
+	    cmocka_unit_test(test_dns),
+	    cmocka_unit_test(test_ceiling),
+	    cmocka_unit_test(test_shadow_lifts_tool_only),
+	    cmocka_unit_test(test_table_full_no_alias),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
