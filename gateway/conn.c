@@ -144,7 +144,8 @@ static void first_verdict(struct gw_conn *c, const struct gw_tcp_verdict *v)
 
 	if (v->action == GW_TCP_DENY) {
 		/* a name refused by policy is the event's resource */
-		if ((v->reason == GW_TR_NO_RULE || (v->reason == GW_TR_CEILING && v->name)) &&
+		if ((v->reason == GW_TR_NO_RULE || v->reason == GW_TR_TOOL_ONLY ||
+		     (v->reason == GW_TR_CEILING && v->name)) &&
 		    v->name != c->name && gw_str_set(&c->name, v->name))
 			gw_conn_deny(c, "out of memory");
 		else

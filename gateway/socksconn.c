@@ -112,6 +112,12 @@ enum gw_socks_step gw_conn_socks(struct gw_conn *c, bool final, const struct gw_
 		    gw_conn_would(c, &would))
 			pv->v = would;
 	}
+	/* the verdict names what it decided by the heap copy: @req is gone when the caller reads
+	 * it (the audit's resource and reason are made after this returns) */
+	if (pv->v.name == req.host)
+		pv->v.name = c->host;
+	if (pv->v.bound == req.host)
+		pv->v.bound = c->host;
 	*used = req.len;
 	return GW_SOCKS_VERDICT;
 }

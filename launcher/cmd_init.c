@@ -317,14 +317,15 @@ int cmd_init(int argc, char **argv)
 		status = fwrite(text->data, 1, text->len, stdout) == text->len && !fflush(stdout)
 			     ? WD_EXIT_OK
 			     : WD_EXIT_INTERNAL;
-	} else if (pin[0] && (rc = write_pin(&od, pin, &t, force))) {
-		status = rc == -EEXIST ? WD_EXIT_USAGE : WD_EXIT_INTERNAL;
+	} else if (pin[0] && !force && !faccessat(od.dfd, pin, F_OK, AT_SYMLINK_NOFOLLOW)) {
+		wd_say(stderr,
+		       "warden init: nothing written: %s exists (the pin file of the MCP tools "
+		       "init writes beside the policy); keeping it (--force replaces it)",
+		       pin);
+		status = WD_EXIT_USAGE;
 		goto out;
 	} else if ((rc = outdir_write(&od, base, force ? OUTDIR_REPLACE : OUTDIR_KEEP, 0644,
 				      text->data, text->len, NULL, 0))) {
-		/* a pin file made for this policy goes with it (one --force replaced stays) */
-		if (pin[0] && !force)
-			unlinkat(od.dfd, pin, 0);
 		if (rc == -ESTALE)
 			wd_say(stderr,
 			       "warden init: nothing written: the folder %s of %s was replaced or "
@@ -333,6 +334,20 @@ int cmd_init(int argc, char **argv)
 			       dir, out);
 		else
 			wd_say(stderr, "warden init: cannot write %s: %s", out, strerror(-rc));
+		status = rc == -EEXIST ? WD_EXIT_USAGE : WD_EXIT_INTERNAL;
+		goto out;
+	} else if (pin[0] && (rc = write_pin(&od, pin, &t, force))) {
+		/* the policy first, then its pin: a policy whose pin file is missing (or is an
+		 * older one) hides and refuses the tools it does not match: fail closed. One this
+		 * init made goes again; one --force replaced stays, and the message says so. */
+		if (!force)
+			unlinkat(od.dfd, base, 0);
+		else
+			wd_say(
+			    stderr,
+			    "warden init: %s was written, its pin file %s was not: the run hides "
+			    "the tools it cannot match until `warden mcp pin -p %s --accept`",
+			    out, pin, out);
 		status = rc == -EEXIST ? WD_EXIT_USAGE : WD_EXIT_INTERNAL;
 		goto out;
 	} else {

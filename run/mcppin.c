@@ -42,6 +42,7 @@ int run_mcppin_digest(const json_t *tool, char out[72])
 {
 	json_t *d = run_mcppin_def(tool);
 	char *s;
+	int ret;
 
 	if (!d)
 		return json_is_object(tool) && json_is_string(json_object_get(tool, "name"))
@@ -51,9 +52,9 @@ int run_mcppin_digest(const json_t *tool, char out[72])
 	json_decref(d);
 	if (!s)
 		return -ENOMEM;
-	run_sha256_hex(s, strlen(s), out);
+	ret = run_sha256_hex(s, strlen(s), out);
 	free(s);
-	return 0;
+	return ret;
 }
 
 enum run_mcppin_verdict run_mcppin_compare(const json_t *pins, const json_t *tool, char *what,

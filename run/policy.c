@@ -215,7 +215,8 @@ int run_policy_load(struct run *r)
 				"`command` starts with `~` and the home folder is unknown");
 	if (ret)
 		return run_fail(r, "policy", NULL, "out of memory");
-	run_sha256_hex(r->input.policy_text, r->input.policy_len, r->input.policy_hash);
+	if (run_sha256_hex(r->input.policy_text, r->input.policy_len, r->input.policy_hash))
+		return run_fail(r, "policy", NULL, "the policy's SHA-256: libcrypto failed");
 	return 0;
 }
 

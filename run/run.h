@@ -170,9 +170,11 @@ int run_exit_status(int wstatus, bool timed_out, int *ret_signal);
  * run_sha256_hex() - "sha256:<64 hex>" of @len bytes at @data
  * @data:	the bytes
  * @len:	number of bytes
- * @out:	at least 72 bytes
+ * @out:	at least 72 bytes; "" on failure
+ *
+ * Return: 0, or -EIO (libcrypto could not compute it).
  */
-void run_sha256_hex(const void *data, size_t len, char out[72]);
+int run_sha256_hex(const void *data, size_t len, char out[72]);
 
 /**
  * run_path_within() - true when @path is @dir or lies below it (both absolute, canonical)

@@ -31,6 +31,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,33 @@ static void say_off(struct run *r)
 	run_audit_mcp(r, why);
 }
 
+/*
+ * The gateway did not take an update of the calls in flight (@why): it may still hold the calls
+ * of before, which would keep a tool's network rules (mcp.tools.NAME.network) open after its
+ * call ended. Attribution is off from now on (no call is ever in flight again for the gateway
+ * once it takes the empty set), so it is told the empty set once more; a run whose policy has
+ * tool network rules and whose gateway took neither ends here (fail closed).
+ */
+static void gateway_stale(struct run *r, const char *why)
+{
+	json_t *req = json_pack("{s:s, s:s, s:[]}", "op", "mcp", "id", r->id, "calls");
+	char why2[300] = "out of memory";
+	int ret =
+	    req ? run_gw_call(r->gateway.gw.socket, req, RUN_STDIO_GW_MS, NULL, why2, sizeof(why2))
+		: -ENOMEM;
+
+	json_decref(req);
+	if (!ret || !r->input.pol || !r->input.pol->ntool_net)
+		return;
+	snprintf(r->audit.fail_reason, sizeof(r->audit.fail_reason),
+		 "the gateway did not take the end of an MCP tool call (%s; again: %s): a tool's "
+		 "network rules could have stayed open, so the run was ended",
+		 why, why2);
+	wd_say(stderr, "warden run: %s", r->audit.fail_reason);
+	run_sandbox_signal(r, SANDBOX_INSIDE, SIGKILL);
+	limits_signal(&r->limits.lim, SIGKILL);
+}
+
 /* tell the gateway which calls are in flight; @ret_ans: its answer (NULL: not wanted) */
 static int tell_gateway(struct run *r, json_t **ret_ans)
 {
@@ -252,6 +280,7 @@ static int tell_gateway(struct run *r, json_t **ret_ans)
 		snprintf(off, sizeof(off), "the gateway did not take the calls in flight (%s)",
 			 why);
 		run_toolcalls_stop(&r->sandbox.io.track, off);
+		gateway_stale(r, why);
 	}
 	return ret;
 }

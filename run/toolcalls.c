@@ -148,12 +148,29 @@ static bool start_call(struct run_toolcalls *t, const json_t *id, const json_t *
 	}
 	run_toolcalls_cut(c->id_json, key, RUN_TOOLCALLS_NAME_MAX);
 	run_toolcalls_cut(c->tool, name ? name : "", RUN_TOOLCALLS_NAME_MAX);
-	run_sha256_hex(canon, strlen(canon), hex);
+	if (run_sha256_hex(canon, strlen(canon), hex)) {
+		free(canon);
+		call_free(c);
+		run_toolcalls_stop(t, "the arguments' SHA-256: libcrypto failed");
+		return true;
+	}
 	memcpy(c->args_sha256, hex + 7, 65);
 	free(canon);
 	t->ncalls++;
 	count_tool(t, c->tool);
 	return true;
+}
+
+/* @tool's pinned fields have the types a trace holds (trace/file.h): a string description, object
+ * inputSchema and annotations, each when present; another tool is not recorded (the trace would
+ * not read back) */
+static bool def_typed(const json_t *tool)
+{
+	const json_t *d = json_object_get(tool, "description");
+	const json_t *i = json_object_get(tool, "inputSchema");
+	const json_t *a = json_object_get(tool, "annotations");
+
+	return (!d || json_is_string(d)) && (!i || json_is_object(i)) && (!a || json_is_object(a));
 }
 
 /* a tools/list request with @id: its answer's tools are collected (the oldest of too many
@@ -192,14 +209,24 @@ static void list_answered(struct run_toolcalls *t, const json_t *id, const json_
 	{
 		const char *name = json_string_value(json_object_get(tool, "name"));
 		json_t *def;
+		size_t size;
 
 		if (!name || !name[0] || strlen(name) > RUN_TOOLCALLS_NAME_MAX ||
+		    !def_typed(tool) ||
 		    (!json_object_get(t->listed, name) &&
 		     json_object_size(t->listed) >= RUN_TOOLCALLS_LISTED_MAX))
 			continue;
 		def = run_mcppin_def(tool);
-		if (def)
-			json_object_set_new(t->listed, name, def);
+		size = def ? json_dumpb(def, NULL, 0, JSON_COMPACT) : 0;
+		/* a definition too large to pin, or past the trace's room for them, is left out: a
+		 * run under the policy then hides it as not pinned (fail closed) */
+		if (!def || size > RUN_TOOLCALLS_DEF_MAX ||
+		    t->listed_bytes + size > RUN_TOOLCALLS_LISTED_BYTES) {
+			json_decref(def);
+			continue;
+		}
+		t->listed_bytes += size;
+		json_object_set_new(t->listed, name, def);
 	}
 }
 

@@ -28,6 +28,10 @@
  * and most tools it collects (a trace's: TRACE_TOOLS_MAX) */
 #define RUN_TOOLCALLS_LISTS 8
 #define RUN_TOOLCALLS_LISTED_MAX 1024
+/* Largest tool definition collected (compact JSON), and all of them together (a trace stays far
+ * below its 64 MiB) */
+#define RUN_TOOLCALLS_DEF_MAX (64u << 10)
+#define RUN_TOOLCALLS_LISTED_BYTES (8u << 20)
 
 struct json_t;
 
@@ -79,6 +83,8 @@ struct mcp_tool_count {
  *		the caller (`warden trace` records them for `warden init`'s pin file)
  * @list_keys:	the ids (compact JSON) of tools/list requests not answered yet, @nlist of them
  * @nlist:	see @list_keys
+ * @listed_bytes: the compact JSON bytes of the definitions in @listed (a name listed again
+ *		counts again: a bound, not a measure)
  */
 struct run_toolcalls {
 	bool off;
@@ -94,6 +100,7 @@ struct run_toolcalls {
 	struct json_t *listed;
 	char *list_keys[RUN_TOOLCALLS_LISTS];
 	unsigned nlist;
+	size_t listed_bytes;
 };
 
 /** run_toolcalls_init() - an empty tracker, attribution on. */

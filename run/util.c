@@ -107,20 +107,20 @@ bool run_path_within(const char *path, const char *dir)
 
 /* ---------------------------------------------------------------- SHA-256 (libcrypto) */
 
-void run_sha256_hex(const void *data, size_t len, char out[72])
+int run_sha256_hex(const void *data, size_t len, char out[72])
 {
 	unsigned char md[32];
 	unsigned int mdlen = 0;
 
-	/* EVP_Digest fails only when libcrypto cannot allocate or has no SHA-256 at all: a digest
-	 * of zeros then would be a pin every tool matches, so the text says it is none */
-	if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != sizeof(md)) {
-		snprintf(out, 72, "sha256:unavailable");
-		return;
-	}
+	/* EVP_Digest fails only when libcrypto cannot allocate or has no SHA-256 at all: the
+	 * callers fail (a pin, a policy hash); no text stands in for a digest */
+	out[0] = '\0';
+	if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != sizeof(md))
+		return -EIO;
 	memcpy(out, "sha256:", 7);
 	for (size_t i = 0; i < sizeof(md); i++)
 		snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+	return 0;
 }
 
 int run_sandbox_user(const char *want, uid_t *ret_uid, gid_t *ret_gid, char *name, size_t size)
