@@ -577,6 +577,8 @@ int policy_ceiling_apply(const struct policy_ceiling *c, const struct policy_who
 	}
 	apply_caps(&e, c, u, g, ng);
 	apply_limits(&e, user);
+	if (!e.c.oom && policy_ask_copy(e.p, user))
+		e.c.oom = 1;
 	if (!e.c.oom && policy_matcher_build(e.p))
 		e.c.oom = 1;
 	if (e.c.oom)

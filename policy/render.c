@@ -171,6 +171,33 @@ static int yaml_backends(struct wd_buf *out, const struct wd_policy *p)
 	return put_backends(out, p, false);
 }
 
+/* network.ask and network.ask_timeout (after network.allow, or with a `network:` of their own) */
+static int yaml_ask(struct wd_buf *out, const struct wd_policy *p)
+{
+	int ret = 0;
+
+	if (!(p->ask && p->ask->nrules) && !p->ask_any && !p->ask_timeout_s)
+		return 0;
+	if (!p->rules)
+		ret |= wd_buf_puts(out, "network:\n");
+	if ((p->ask && p->ask->nrules) || p->ask_any) {
+		ret |= wd_buf_puts(out, "  ask:\n");
+		if (p->ask_any)
+			ret |= wd_buf_puts(out, "    - \"*\"\n");
+		for (size_t i = 0; p->ask && i < p->ask->nrules; i++) {
+			const struct policy_rule *r = &p->ask->rules[i];
+
+			ret |= wd_buf_printf(out, "    - { host: \"%s%s\"",
+					     r->kind == POLICY_RULE_WILDCARD ? "*." : "", r->host);
+			ret |= yaml_ports(out, r);
+			ret |= wd_buf_puts(out, "\n");
+		}
+	}
+	if (p->ask_timeout_s)
+		ret |= wd_buf_printf(out, "  ask_timeout: %u\n", p->ask_timeout_s);
+	return ret;
+}
+
 int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 {
 	int ret = 0;
@@ -213,6 +240,7 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 			ret |= wd_buf_puts(out, "\n");
 		}
 	}
+	ret |= yaml_ask(out, p);
 	if (p->env_allow || p->env_set) {
 		ret |= wd_buf_puts(out, "env:\n");
 		if (p->env_allow) {
