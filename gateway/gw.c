@@ -210,6 +210,9 @@ static void fire_timer(struct gw *g, struct gw_timer *t)
 	case GW_T_FLOOD:
 		gw_runs_audit_summaries(&g->runs); /* every run's, then no run's */
 		break;
+	case GW_T_ASK:
+		gw_dns_ask_expired(t->owner);
+		break;
 	}
 }
 
