@@ -82,4 +82,14 @@ bool cli_wants_help(int argc, char **argv);
  */
 int cli_not_built(const char *verb, const char *what);
 
-#endif
+#endif/**
+ * cmd_approve() - `warden approve ID`: approve a pending request of the approval store (a
+ * run's network.ask, `warden mcp`'s set_egress_allowlist); the same as `warden allowlist approve`
+ * Return: the exit status.
+ */
+int cmd_approve(int argc, char **argv);
+
+/** cmd_deny() - `warden deny ID`: deny one (`warden allowlist deny`). Return: the exit status. */
+int cmd_deny(int argc, char **argv);
+
+

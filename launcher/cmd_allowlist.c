@@ -496,13 +496,14 @@ static int change_run(const char *id, int op, char **names, int n, const char *a
 static void approval_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: warden allowlist pending\n"
-		"       warden allowlist approve REQUEST-ID\n"
-		"       warden allowlist deny REQUEST-ID\n"
+		"usage: warden approve REQUEST-ID    (or: warden allowlist approve REQUEST-ID)\n"
+		"       warden deny REQUEST-ID       (or: warden allowlist deny REQUEST-ID)\n"
+		"       warden allowlist pending\n"
 		"\n"
-		"Decide the requests of `warden mcp`'s tool set_egress_allowlist to add names to\n"
-		"its allowlist: nothing is added until a person approves. `pending` lists them\n"
-		"(id, name, run, the asking server's pid, age).\n");
+		"Decide the requests of the approval store: the names a run's network.ask holds\n"
+		"while `warden run` asks (approved: for that run only), and those of `warden mcp`'s\n"
+		"tool set_egress_allowlist. Nothing is added until a person approves. `pending`\n"
+		"lists them (id, name, run, the asking process's pid, age); so does `warden status`.\n");
 }
 
 static int print_one(const struct run_approval_req *req, void *arg)
@@ -596,9 +597,9 @@ static int approval_verb(int argc, char **argv)
 		return WD_EXIT_INTERNAL;
 	}
 	if (req.server_pid > 0) {
-		wd_say(stdout, "%s %s for %s; the server applies it within a second",
+		wd_say(stdout, "%s %s for %s; the process that asked (pid %d) applies it within a second",
 		       approve ? "approved" : "denied", req.name,
-		       req.run[0] ? req.run : "new runs of its warden mcp");
+		       req.run[0] ? req.run : "new runs of its warden mcp", (int)req.server_pid);
 		return WD_EXIT_OK;
 	}
 	/* asked by `warden allowlist RUN add` (no server): the decision is applied here */
@@ -617,6 +618,18 @@ static int approval_verb(int argc, char **argv)
 		close(fd);
 	}
 	return ret;
+}
+
+/* ------------------------------------------------------------ warden approve|deny ID */
+
+int cmd_approve(int argc, char **argv)
+{
+	return approval_verb(argc, argv); /* argv[0] is "approve" */
+}
+
+int cmd_deny(int argc, char **argv)
+{
+	return approval_verb(argc, argv);
 }
 
 /* ------------------------------------------------------------ the verb */

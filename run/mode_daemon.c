@@ -239,6 +239,8 @@ int run_daemon_up(struct run *r)
 			json_object_set_new(req, "stream", json_string("events"));
 		if (req && r->learn)
 			json_object_set_new(req, "learn", json_true());
+		if (req && run_ask_person(r))
+			json_object_set_new(req, "asker", json_true());
 		line = req ? json_dumps(req, JSON_COMPACT) : NULL;
 		json_decref(req);
 		if (!line)
