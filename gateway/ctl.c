@@ -36,11 +36,11 @@ static const struct {
 	const char *name;
 	unsigned key;
 } keys[] = {
-    {"op", K_OP},	   {"id", K_ID},	  {"if", K_IF},
-    {"host_v4", K_HOST4},  {"sandbox_v4", K_SB4}, {"host_v6", K_HOST6},
-    {"sandbox_v6", K_SB6}, {"policy", K_POLICY},  {"policy_name", K_POLICY_NAME},
-    {"netns", K_NETNS},	   {"calls", K_CALLS},	  {"stream", K_STREAM},
-    {"pid", K_PID},	   {"learn", K_LEARN},	  {"asker", K_ASKER},
+    {"op", K_OP},	   {"id", K_ID},	   {"if", K_IF},
+    {"host_v4", K_HOST4},  {"sandbox_v4", K_SB4},  {"host_v6", K_HOST6},
+    {"sandbox_v6", K_SB6}, {"policy", K_POLICY},   {"policy_name", K_POLICY_NAME},
+    {"netns", K_NETNS},	   {"calls", K_CALLS},	   {"stream", K_STREAM},
+    {"pid", K_PID},	   {"learn", K_LEARN},	   {"asker", K_ASKER},
     {"ask", K_ASK},	   {"verdict", K_VERDICT}, {"by", K_BY},
 };
 
@@ -260,7 +260,8 @@ int gw_ctl_parse(const char *buf, size_t len, struct gw_ctl_req *req, char *why,
 		const char *s = json_string_value(v);
 
 		if (strcmp(s, "allow") && strcmp(s, "deny")) {
-			fail(why, why_size, -EINVAL, "`verdict` must be \"allow\" or \"deny\"%s", "");
+			fail(why, why_size, -EINVAL, "`verdict` must be \"allow\" or \"deny\"%s",
+			     "");
 			goto out;
 		}
 		req->allow = !strcmp(s, "allow");
@@ -273,8 +274,8 @@ int gw_ctl_parse(const char *buf, size_t len, struct gw_ctl_req *req, char *why,
 		for (size_t i = 0; ok && i < n; i++)
 			ok = s[i] >= ' ' && s[i] <= '~' && s[i] != '"' && s[i] != '\\';
 		if (!ok) {
-			fail(why, why_size, -EINVAL, "`by` must be printable text of 1 to 63 bytes%s",
-			     "");
+			fail(why, why_size, -EINVAL,
+			     "`by` must be printable text of 1 to 63 bytes%s", "");
 			goto out;
 		}
 		strcpy(req->by, s);

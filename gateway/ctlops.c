@@ -1,7 +1,7 @@
 /* ctlops.c - the control server's operations: register (without a namespace), unregister,
- * replace, list, stats, mcp, cgroup_join, learned, asks, answer, as a const table; a uid acts only on its own
- * runs (root on all), another user's run is reported as absent. Each answers with one JSON line
- * (ctlconn.c queues it).
+ * replace, list, stats, mcp, cgroup_join, learned, asks, answer, as a const table; a uid acts only
+ * on its own runs (root on all), another user's run is reported as absent. Each answers with one
+ * JSON line (ctlconn.c queues it).
  *
  * With --manage-nft (ctl->priv->manage_nft) a register or unregister has a privileged side
  * effect: the run's nft set elements. The worker parses and validates the request itself, then

@@ -261,7 +261,7 @@ void gw_dns_ask_expired(struct gw_ask *a);
  * gw_dns_asks_json() - @run's pending asks: [{"ask": N, "name": NAME, "rule": RULE,
  * "timeout_s": T, "left_ms": L}, ...] (NULL: out of memory)
  */
-struct json_t *gw_dns_asks_json(struct gw_dns *dns, struct gw_run *run);
+struct json_t *gw_dns_asks_json(struct gw_dns *dns, const struct gw_run *run);
 
 /** gw_dns_asks_free() - every pending ask freed, its queries unanswered (the gateway ends) */
 void gw_dns_asks_free(struct gw_dns *dns);

@@ -351,7 +351,8 @@ static void learn_note(struct gw_run *run, const struct dns_query *q,
 static void deny_now(struct gw_dns *dns, struct gw_run *run, const struct gw_replyto *rt,
 		     const struct dns_query *q, const char *why)
 {
-	struct dns_reply r = {.rcode = DNS_RCODE_NXDOMAIN, .ede = true, .ede_code = DNS_EDE_BLOCKED};
+	struct dns_reply r = {
+	    .rcode = DNS_RCODE_NXDOMAIN, .ede = true, .ede_code = DNS_EDE_BLOCKED};
 	char ede[1400], did[16];
 
 	gw_new_denial_id(dns->ev, did, sizeof(did));

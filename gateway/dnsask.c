@@ -151,7 +151,7 @@ void gw_dns_ask_expired(struct gw_ask *a)
 	ask_end(a, false, reason);
 }
 
-struct json_t *gw_dns_asks_json(struct gw_dns *dns, struct gw_run *run)
+struct json_t *gw_dns_asks_json(struct gw_dns *dns, const struct gw_run *run)
 {
 	json_t *v = json_array();
 
@@ -160,10 +160,11 @@ struct json_t *gw_dns_asks_json(struct gw_dns *dns, struct gw_run *run)
 
 		if (a->run != run)
 			continue;
-		if (json_array_append_new(v, json_pack("{s:I, s:s, s:s, s:I, s:I}", "ask",
-						       (json_int_t)a->id, "name", a->name, "rule",
-						       a->rule, "timeout_s", (json_int_t)a->timeout_s,
-						       "left_ms", (json_int_t)(left / 1000000u)))) {
+		if (json_array_append_new(v,
+					  json_pack("{s:I, s:s, s:s, s:I, s:I}", "ask",
+						    (json_int_t)a->id, "name", a->name, "rule",
+						    a->rule, "timeout_s", (json_int_t)a->timeout_s,
+						    "left_ms", (json_int_t)(left / 1000000u)))) {
 			json_decref(v);
 			return NULL;
 		}

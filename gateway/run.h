@@ -98,8 +98,8 @@ struct gw_run {
 	struct gw_toolcalls mcp; /* its MCP tool calls in flight, denials per tool (acct.mcp) */
 	bool learn;
 	struct gw_learn learned;
-	bool asker;	   /* its launcher can ask a person (network.ask: dnsask.c) */
-	unsigned nasks;	   /* its asks pending */
+	bool asker;	/* its launcher can ask a person (network.ask: dnsask.c) */
+	unsigned nasks; /* its asks pending */
 };
 
 /**

@@ -472,10 +472,10 @@ static int change_run(const char *id, int op, char **names, int n, const char *a
 
 		/* an agent must not widen its own sandbox: a name reaches such a run only with a
 		 * person's approval from the approval store (approval.c) */
-		ret = approved
-			  ? run_approval_check(approved, lr.rec.id, ch.names[0], ch.n, why, sizeof(why))
-			  : run_approval_ask(lr.rec.id, lr.rec.started_by, ch.names, ch.n, why,
-					 sizeof(why));
+		ret = approved ? run_approval_check(approved, lr.rec.id, ch.names[0], ch.n, why,
+						    sizeof(why))
+			       : run_approval_ask(lr.rec.id, lr.rec.started_by, ch.names, ch.n, why,
+						  sizeof(why));
 		if (ret) {
 			wd_say(stderr, "warden allowlist: %s", why);
 			ch.refused = why;
@@ -495,15 +495,17 @@ static int change_run(const char *id, int op, char **names, int n, const char *a
 
 static void approval_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: warden approve REQUEST-ID    (or: warden allowlist approve REQUEST-ID)\n"
-		"       warden deny REQUEST-ID       (or: warden allowlist deny REQUEST-ID)\n"
-		"       warden allowlist pending\n"
-		"\n"
-		"Decide the requests of the approval store: the names a run's network.ask holds\n"
-		"while `warden run` asks (approved: for that run only), and those of `warden mcp`'s\n"
-		"tool set_egress_allowlist. Nothing is added until a person approves. `pending`\n"
-		"lists them (id, name, run, the asking process's pid, age); so does `warden status`.\n");
+	fprintf(
+	    f,
+	    "usage: warden approve REQUEST-ID    (or: warden allowlist approve REQUEST-ID)\n"
+	    "       warden deny REQUEST-ID       (or: warden allowlist deny REQUEST-ID)\n"
+	    "       warden allowlist pending\n"
+	    "\n"
+	    "Decide the requests of the approval store: the names a run's network.ask holds\n"
+	    "while `warden run` asks (approved: for that run only), and those of `warden mcp`'s\n"
+	    "tool set_egress_allowlist. Nothing is added until a person approves. `pending`\n"
+	    "lists them (id, name, run, the asking process's pid, age); so does `warden "
+	    "status`.\n");
 }
 
 static int print_one(const struct run_approval_req *req, void *arg)
@@ -597,7 +599,8 @@ static int approval_verb(int argc, char **argv)
 		return WD_EXIT_INTERNAL;
 	}
 	if (req.server_pid > 0) {
-		wd_say(stdout, "%s %s for %s; the process that asked (pid %d) applies it within a second",
+		wd_say(stdout,
+		       "%s %s for %s; the process that asked (pid %d) applies it within a second",
 		       approve ? "approved" : "denied", req.name,
 		       req.run[0] ? req.run : "new runs of its warden mcp", (int)req.server_pid);
 		return WD_EXIT_OK;

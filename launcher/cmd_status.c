@@ -247,7 +247,8 @@ static int pending_row(const struct run_approval_req *req, void *arg)
 	if (req->state != RUN_APPROVAL_PENDING)
 		return 0;
 	if (!(*n)++)
-		wd_say(stdout, "\npending asks (warden approve ID, warden deny ID):\n%-32s  %-12s  %s",
+		wd_say(stdout,
+		       "\npending asks (warden approve ID, warden deny ID):\n%-32s  %-12s  %s",
 		       "ID", "RUN", "NAME");
 	wd_say(stdout, "%-32s  %-12s  %s", req->id, req->run[0] ? req->run : "(new runs)",
 	       req->name);

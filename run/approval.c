@@ -258,7 +258,8 @@ int run_approval_list(int dfd, int (*fn)(const struct run_approval_req *req, voi
 		struct run_approval_req req;
 		size_t len = strlen(de->d_name);
 
-		if (len != RUN_APPROVAL_ID_LEN + 5 || strcmp(de->d_name + RUN_APPROVAL_ID_LEN, ".json"))
+		if (len != RUN_APPROVAL_ID_LEN + 5 ||
+		    strcmp(de->d_name + RUN_APPROVAL_ID_LEN, ".json"))
 			continue;
 		memcpy(id, de->d_name, RUN_APPROVAL_ID_LEN);
 		id[RUN_APPROVAL_ID_LEN] = '\0';
@@ -296,7 +297,8 @@ void run_approval_announce(FILE *f, const struct run_approval_req *req)
 	       req->id, req->id);
 }
 
-int run_approval_ask(const char *run, const char *by, char *const *names, int n, char *why, size_t size)
+int run_approval_ask(const char *run, const char *by, char *const *names, int n, char *why,
+		     size_t size)
 {
 	size_t off;
 	int fd = -1, ret = run_approval_open_mine(&fd, why, size);
@@ -327,7 +329,8 @@ int run_approval_ask(const char *run, const char *by, char *const *names, int n,
 	return -EINPROGRESS;
 }
 
-int run_approval_check(const char *id, const char *run, const char *name, int n, char *why, size_t size)
+int run_approval_check(const char *id, const char *run, const char *name, int n, char *why,
+		       size_t size)
 {
 	struct run_approval_req q = {0};
 	int fd = -1, ret;

@@ -101,7 +101,8 @@ int run_approval_remove(int dfd, const char *id);
 int run_approval_list(int dfd, int (*fn)(const struct run_approval_req *req, void *arg), void *arg);
 
 /**
- * run_approval_open_mine() - the caller's own store (run_approval_dir()), opened (run_approval_open())
+ * run_approval_open_mine() - the caller's own store (run_approval_dir()), opened
+ * (run_approval_open())
  * @ret_fd:	its descriptor, on success (the caller closes it)
  * @why:	what failed, on failure (@size bytes)
  * Return: 0, -ENOENT (no state folder: HOME and XDG_STATE_HOME unset), or a negative errno.
@@ -125,7 +126,7 @@ void run_approval_announce(FILE *f, const struct run_approval_req *req);
  * Return: -EINPROGRESS (the requests were made), or a negative errno.
  */
 int run_approval_ask(const char *run, const char *by, char *const *names, int n, char *why,
-		 size_t size);
+		     size_t size);
 
 /**
  * run_approval_check() - request @id of the caller's store approves adding @name to run @run
@@ -134,7 +135,7 @@ int run_approval_ask(const char *run, const char *by, char *const *names, int n,
  * negative errno of the store.
  */
 int run_approval_check(const char *id, const char *run, const char *name, int n, char *why,
-		   size_t size);
+		       size_t size);
 
 /** run_approval_state_name() - "pending", "approved", "denied" */
 const char *run_approval_state_name(enum run_approval_state s);

@@ -203,9 +203,9 @@ static void ask_decided(struct run *r, struct run_ask *k, const struct run_appro
 	req = json_pack("{s:s, s:s, s:s, s:s, s:s}", "op", "answer", "id", r->id, "ask", ask,
 			"verdict", allow ? "allow" : "deny", "by",
 			q->decided_by[0] ? q->decided_by : "a person");
-	ret = req ? run_gw_call(r->gateway.gw.socket, req, ASK_GW_TIMEOUT_MS, NULL, why,
-				sizeof(why))
-		  : -ENOMEM;
+	ret =
+	    req ? run_gw_call(r->gateway.gw.socket, req, ASK_GW_TIMEOUT_MS, NULL, why, sizeof(why))
+		: -ENOMEM;
 	json_decref(req);
 	if (ret)
 		wd_say(stderr, "warden: ask %s: the gateway did not take the answer: %s", k->req,
@@ -223,8 +223,8 @@ void run_ask_tick(struct run *r)
 	char why[300];
 	size_t i;
 
-	if (!req || run_gw_call(r->gateway.gw.socket, req, ASK_GW_TIMEOUT_MS, &ans, why,
-				sizeof(why))) {
+	if (!req ||
+	    run_gw_call(r->gateway.gw.socket, req, ASK_GW_TIMEOUT_MS, &ans, why, sizeof(why))) {
 		json_decref(req);
 		return; /* the gateway's deadlines answer what waits */
 	}

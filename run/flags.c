@@ -41,7 +41,8 @@ static int put_entry(struct wd_buf *out, const struct run_flag *f, const char *c
 	const char *s = f->arg;
 	int ret;
 
-	if (f->kind != RUN_FLAG_ALLOW && f->kind != RUN_FLAG_ASK && s[0] && s[0] != '/' && s[0] != '~') {
+	if (f->kind != RUN_FLAG_ALLOW && f->kind != RUN_FLAG_ASK && s[0] && s[0] != '/' &&
+	    s[0] != '~') {
 		/* folded as the validator folds it (a trailing `/`, which says "a folder", kept) */
 		ret = wd_buf_printf(&path, "%s/%s", cwd, s);
 		if (!ret && !wd_path_fold(path.data, path.data, path.len + 1)) {
