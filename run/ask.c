@@ -13,7 +13,8 @@
  * `replace`, so that the held query's answer and the connection that follows are the policy's
  * own. An approval is for this run only. A request whose ask the gateway no longer lists (its
  * deadline passed) is removed from the store, and said. At the end run_ask_end() removes the
- * requests still pending.
+ * requests still pending. A program that may write the store (a write grant holding it) could
+ * approve its own asks: such a run asks no one (store_writable()).
  */
 #include "run/internal.h"
 #include "run/approval.h"
@@ -38,9 +39,39 @@ bool run_ask_wanted(const struct run *r)
 	return p && !r->learn && ((p->ask && p->ask->nrules) || p->ask_any);
 }
 
+/* a write grant that holds the approval store would let the program write its own approvals:
+ * then nobody is asked (fail closed). Return: the grant's path, or NULL */
+static const char *store_writable(const struct run *r)
+{
+	const struct wd_policy *p = r->input.pol;
+	char dir[PATH_MAX];
+
+	if (run_approval_dir(dir, sizeof(dir)))
+		return "(no state folder)";
+	for (size_t i = 0; i < p->nwrite; i++) {
+		const char *g = p->write[i].real ? p->write[i].real : p->write[i].path;
+		size_t n = g ? strlen(g) : 0;
+
+		if (n && !strncmp(dir, g, n) && (dir[n] == '/' || !dir[n] || !strcmp(g, "/")))
+			return g;
+	}
+	return NULL;
+}
+
 bool run_ask_person(const struct run *r)
 {
-	return run_ask_wanted(r) && isatty(STDERR_FILENO);
+	static int said;
+	const char *g;
+
+	if (!run_ask_wanted(r) || !isatty(STDERR_FILENO))
+		return false;
+	g = store_writable(r);
+	if (g && !said++)
+		wd_say(stderr,
+		       "warden: network.ask: the program may write %s, which holds the approval "
+		       "store: no one is asked, asks are denied",
+		       g);
+	return !g;
 }
 
 static const char *program_name(const struct run *r)

@@ -7,7 +7,8 @@
 # the connection is allowed by the rule the approval added), a denied one does not resolve, one
 # nobody answers is denied at its deadline (network.ask_timeout: 2) and audited "no answer in
 # 2 s", and without a terminal (stderr a file) an ask is denied at once, audited "no one to
-# ask" (an audit reason, not a timing, says it did not wait). Each beside the control name in
+# ask" (an audit reason, not a timing, says it did not wait); so is it when the program may
+# write the approval store (it could approve itself). Each beside the control name in
 # network.allow resolving in the same run. run_as_user.sh runs it as a user (rootless) too.
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -125,5 +126,27 @@ check_fails --denied 2 "--ask on the command line: the same (no person)" \
 	in_host "$W" run -q --audit-log "$A" --allow allowed.test --ask other.test -- getent hosts other.test
 check "control: --ask leaves the allow list alone" \
 	in_host "$W" run -q --audit-log "$A" --allow allowed.test --ask other.test -- getent hosts allowed.test
+
+echo "# a program that may write the approval store: no one is asked, even with a terminal"
+: >"$A"
+# a store of its own inside a folder the program may write (whoever it runs as)
+mkdir -m 1777 "$T/w"
+cat >"$T/writable.yaml" <<YAML
+version: 1
+filesystem:
+  write: ["$T/w"]
+network:
+  allow:
+    - allowed.test
+  ask:
+    - other.test
+YAML
+XDG_STATE_HOME=$T/w ask_run "$T/out5" "$T/writable.yaml" "getent hosts other.test"
+wait "$RUNPID"
+check "the launcher says why it asks no one" grep -aq "which holds the approval store: no one is asked" "$T/out5"
+check "control: allowed.test resolved in that run" grep -aq control-ok "$T/out5"
+check "other.test was denied at once (getent: 2)" grep -aq "probe-exit=2" "$T/out5"
+check "... audited: no one to ask" bash -c \
+	'jq -e -s "any(.[]; .action == \"dns.query\" and .resource == \"other.test\" and (.reason | test(\"no one to ask\")))" "$0"' "$A"
 
 lab_finish
