@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,12 +259,15 @@ static int pending_row(const struct run_approval_req *req, void *arg)
 /* the caller's approval store's pending requests: a run's asks (network.ask), warden mcp's */
 static void print_pending(void)
 {
-	char why[400];
+	char why[400], dir[4096];
+	struct stat st;
 	unsigned n = 0;
 	int fd = -1;
 
-	if (run_approval_open_mine(&fd, why, sizeof(why)))
-		return; /* no store, no asks */
+	/* no store, no asks: never made here (a status changes nothing) */
+	if (run_approval_dir(dir, sizeof(dir)) || lstat(dir, &st) ||
+	    run_approval_open_mine(&fd, why, sizeof(why)))
+		return;
 	(void)run_approval_list(fd, pending_row, &n);
 	close(fd);
 }
