@@ -79,6 +79,8 @@ struct gw_dnsq {
 #define GW_ASK_HELD_MAX 8 /* queries one ask holds (A, AAAA, a client's retries) */
 #define GW_ASKS_MAX 16	  /* asks one run may have pending */
 
+struct gw_conn;
+
 /* one query held by an ask: answered when the ask ends */
 struct gw_held {
 	struct dns_query q;
@@ -97,6 +99,7 @@ struct gw_held {
  * @deadline:	when it ends unanswered (CLOCK_MONOTONIC ns)
  * @timer:	GW_T_ASK
  * @held:	the queries it holds, @nheld of them
+ * @conns:	the proxy requests it holds (conn.c), @nconns of them
  */
 struct gw_ask {
 	struct gw_ask *next;
@@ -110,6 +113,8 @@ struct gw_ask {
 	struct gw_timer timer;
 	unsigned nheld;
 	struct gw_held held[GW_ASK_HELD_MAX];
+	unsigned nconns;
+	struct gw_conn *conns[GW_ASK_HELD_MAX];
 };
 
 /* how a held query ends: answered as allowed now (the name was added to the run's policy), or
@@ -130,6 +135,8 @@ typedef void gw_held_answer_fn(struct gw_dns *dns, struct gw_run *run, const str
  * @asks:	the asks pending (network.ask), every run's
  * @ask_seq:	the last ask's number
  * @held_answer: how a held query is answered when its ask ends
+ * @conn_answer: how a held proxy request goes on when its ask ends (conn.c's
+ *		gw_conn_ask_answer(), wired by gw.c): decided again (@allow), or denied with @why
  */
 struct gw_dns {
 	struct gw_ev *ev;
@@ -143,6 +150,7 @@ struct gw_dns {
 	struct gw_ask *asks;
 	unsigned ask_seq;
 	gw_held_answer_fn *held_answer;
+	void (*conn_answer)(struct gw_conn *c, bool allow, const char *why);
 };
 
 struct gw_dnsconn {
@@ -245,6 +253,18 @@ void gw_dns_held_answer(struct gw_dns *dns, struct gw_run *run, const struct gw_
  */
 int gw_dns_ask_hold(struct gw_dns *dns, struct gw_run *run, const struct gw_replyto *rt,
 		    const struct dns_query *q, const char *rule);
+
+/**
+ * gw_dns_ask_hold_conn() - hold proxy request @c of @run (to @name) for a person's answer, as
+ * gw_dns_ask_hold() holds a query: @dns->conn_answer is called once when the ask ends, unless
+ * gw_dns_ask_unhold() took it out first
+ * Return: as gw_dns_ask_hold().
+ */
+int gw_dns_ask_hold_conn(struct gw_dns *dns, struct gw_run *run, const char *name, const char *rule,
+			 struct gw_conn *c);
+
+/** gw_dns_ask_unhold() - @c (held) closes: out of its ask (harmless when in none) */
+void gw_dns_ask_unhold(struct gw_dns *dns, const struct gw_conn *c);
 
 /**
  * gw_dns_ask_answer() - a person's answer to ask @id of @run: its held queries answered

@@ -6,7 +6,8 @@
 # runs the verb. An approved name resolves and is reached (getent, then curl without the proxy:
 # the connection is allowed by the rule the approval added), a denied one does not resolve, one
 # nobody answers is denied at its deadline (network.ask_timeout: 2) and audited "no answer in
-# 2 s", and without a terminal (stderr a file) an ask is denied at once, audited "no one to
+# 2 s" (a request to the proxy port, which needs no DNS query, is held and approved the same
+# way), and without a terminal (stderr a file) an ask is denied at once, audited "no one to
 # ask" (an audit reason, not a timing, says it did not wait); so is it when the program may
 # write the approval store (it could approve itself). Each beside the control name in
 # network.allow resolving in the same run. run_as_user.sh runs it as a user (rootless) too.
@@ -86,6 +87,40 @@ check "dns.ask: held, then approved by the terminal" bash -c \
 check "the held query's dns.query is allowed (synthetic address)" bash -c \
 	'jq -e -s "any(.[]; .action == \"dns.query\" and .resource == \"other.test\" and .allowed == true and (.reason | test(\"approved\")))" "$0"' "$A"
 check "the store keeps no request of it" test ! -e "$T/state/warden/approvals/$ID1.json"
+
+echo "# a request to the proxy port (curl follows the proxy variables: no DNS query) is held too"
+: >"$A"
+ask_run "$T/out6" "$T/ask.yaml" "curl -fsS --max-time 40 http://allowed.test/ && curl -fsS --max-time 40 http://other.test/"
+check "the launcher asks" lab_wait 15 has_id "$T/out6"
+ID6=$(ask_id "$T/out6")
+check "warden approve ID: 0" in_host "$W" approve "$ID6"
+wait "$RUNPID"
+check "control: allowed.test through the proxy" grep -aq "hello from allowed.test" "$T/out6"
+check "the held request went on once approved: hello from other.test" grep -aq "hello from other.test" "$T/out6"
+check "... probe-exit=0" grep -aq "probe-exit=0" "$T/out6"
+check "net.connect of other.test allowed (proxy)" bash -c \
+	'jq -e -s "any(.[]; .action == \"net.connect\" and .resource == \"other.test\" and .allowed == true)" "$0"' "$A"
+
+echo "# a held request whose client gives up: out of its ask; the gateway goes on"
+: >"$A"
+cat >"$T/four.yaml" <<YAML
+version: 1
+network:
+  allow:
+    - allowed.test
+  ask:
+    - other.test
+  ask_timeout: 4
+YAML
+ask_run "$T/out7" "$T/four.yaml" "curl -sS --max-time 1 http://other.test/; sleep 5; curl -fsS --max-time 8 http://allowed.test/"
+check "the launcher asks" lab_wait 15 has_id "$T/out7"
+wait "$RUNPID"
+check "after the ask's deadline the run's next request is served: hello from allowed.test" \
+	grep -aq "hello from allowed.test" "$T/out7"
+check "net.connect of other.test denied: the client closed while its ask was pending" bash -c \
+	'jq -e -s "any(.[]; .action == \"net.connect\" and .resource == \"other.test\" and .allowed == false and (.reason | test(\"closed while its ask\")))" "$0"' "$A"
+check "dns.ask: no answer in 4 s" bash -c \
+	'jq -e -s "any(.[]; .action == \"dns.ask\" and (.reason | test(\"no answer in 4 s\")))" "$0"' "$A"
 
 echo "# denied: the name does not resolve"
 : >"$A"
