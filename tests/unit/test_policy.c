@@ -715,6 +715,16 @@ static void test_network_ask(void **state)
 	assert_int_equal(policy_render_yaml(p, &y), 0);
 	assert_non_null(strstr(wd_buf_cstr(&y), "  ask:\n    - { host: \"*.ask.test\""));
 	assert_non_null(strstr(wd_buf_cstr(&y), "  ask_timeout: 5\n"));
+	{
+		struct wd_buf j = WD_BUF_INIT;
+
+		assert_int_equal(policy_render_json(p, &j), 0);
+		assert_non_null(strstr(wd_buf_cstr(&j),
+				       ",\"ask\":[{\"host\":\"*.ask.test\",\"ports\":"
+				       "[80,443],\"text\":\"*.ask.test:80,443\"}"));
+		assert_non_null(strstr(wd_buf_cstr(&j), "\"ask_any\":false,\"ask_timeout\":5}"));
+		wd_buf_free(&j);
+	}
 	policy_diags_free(&d);
 	q = parse_ok(wd_buf_cstr(&y), &d);
 	assert_true(policy_ask_match(q, "x.ask.test", 0) >= 0);
