@@ -42,6 +42,7 @@
  * allowed connection (bytes up/down, duration, how it ended).
  */
 #include "gateway/decide.h"
+#include "gateway/dns.h"
 #include "gateway/tcp.h"
 
 #include <errno.h>
@@ -56,6 +57,7 @@
 static void start_resolve(struct gw_conn *c);
 static void try_connect(struct gw_conn *c);
 static void fail_upstream(struct gw_conn *c, const char *reason);
+static void proxy_request(struct gw_conn *c, bool final);
 
 /* what the client's first bytes in c->buf say (gw_sniff()); the connection
  * keeps what it needs of it (c->tls, c->http, c->sni, c->host, ...) */
@@ -183,6 +185,36 @@ static void first_verdict(struct gw_conn *c, const struct gw_tcp_verdict *v)
 	try_connect(c);
 }
 
+/* network.ask: a proxy request (CONNECT, absolute-form) denied because no rule names its host,
+ * which network.ask names, is held while a person is asked (dnsask.c), its deadline the ask's;
+ * gw_conn_ask_answer() goes on. Return: true when held. */
+static bool ask_hold(struct gw_conn *c, const struct gw_tcp_verdict *v)
+{
+	const struct wd_policy *p = c->run->policy;
+	int m;
+
+	if (v->reason != GW_TR_NO_RULE || c->socks || !c->host || !c->run->asker || c->run->learn ||
+	    !c->t->dns)
+		return false;
+	m = policy_ask_match(p, c->host, v->port);
+	if (m < 0 || gw_dns_ask_hold_conn(c->t->dns, c->run, c->host,
+					  m == POLICY_ASK_ANY ? "*" : p->ask->rules[m].text, c))
+		return false;
+	c->asked = true;
+	gw_disarm(c->t->ev, &c->timer);
+	return true;
+}
+
+void gw_conn_ask_answer(struct gw_conn *c, bool allow, const char *why)
+{
+	c->asked = false;
+	if (!allow) {
+		gw_conn_deny(c, why);
+		return;
+	}
+	proxy_request(c, true); /* the request again, under the policy that now allows it */
+}
+
 /* act on the verdict on a proxy request (CONNECT, absolute-form, SOCKS5) whose target c->host
  * names; @used: a tunnel's request bytes at the start of c->buf (what follows them is kept for
  * the tunnel's check) */
@@ -201,7 +233,8 @@ static void proxy_verdict(struct gw_conn *c, const struct gw_proxy_verdict *pv, 
 	if (pv->v.port)
 		c->oport = pv->v.port;
 	if (pv->v.action == GW_TCP_DENY) {
-		gw_conn_deny(c, reason_of(c, &pv->v, reason, sizeof(reason)));
+		if (!ask_hold(c, &pv->v))
+			gw_conn_deny(c, reason_of(c, &pv->v, reason, sizeof(reason)));
 		return;
 	}
 	c->budget = pv->budget;
@@ -608,6 +641,12 @@ void gw_conn_event(struct gw_conn *c, bool up, unsigned events)
 	}
 	switch (c->st) {
 	case GW_C_PEEK:
+		if (c->asked) {
+			/* held for a person: only its end is read (the request is whole) */
+			if (rd->rdhup || (events & GW_POLL_HUP))
+				gw_conn_close(c, "the client closed while its ask was pending");
+			break;
+		}
 		if (c->cr.rd)
 			client_readable(c);
 		break;

@@ -5,6 +5,7 @@
  * a SOCKS5 reply code, else a reset; a later request's denial waits for the upstream to finish
  * the requests before it), and closing, with the memory freed at the end of the loop round. */
 #include "gateway/decide.h"
+#include "gateway/dns.h"
 #include "gateway/tcp.h"
 
 #include <errno.h>
@@ -169,6 +170,15 @@ void gw_conn_close(struct gw_conn *c, const char *end)
 
 	if (c->st == GW_C_CLOSED)
 		return;
+	if (c->asked) {
+		/* held by an ask (conn.c): out of it, and a denial in the log */
+		c->asked = false;
+		gw_dns_ask_unhold(t->dns, c);
+		if (!c->decided) {
+			c->decided = true;
+			gw_conn_audit(c, "net.connect", false, end);
+		}
+	}
 	if (!c->decided && c->st == GW_C_RELAY && c->ufd >= 0) {
 		/* relayed before the client said anything (server-first) */
 		c->decided = true;

@@ -27,6 +27,10 @@ enum key {
 	K_PID = 1u << 12,
 	K_LEARN = 1u << 13,  /* a boolean, not a string */
 	K_SHADOW = 1u << 14, /* a boolean, not a string */
+	K_ASKER = 1u << 15,  /* a boolean, not a string */
+	K_ASK = 1u << 16,
+	K_VERDICT = 1u << 17,
+	K_BY = 1u << 18,
 };
 
 static const struct {
@@ -38,6 +42,8 @@ static const struct {
     {"sandbox_v6", K_SB6}, {"policy", K_POLICY},  {"policy_name", K_POLICY_NAME},
     {"netns", K_NETNS},	   {"calls", K_CALLS},	  {"stream", K_STREAM},
     {"pid", K_PID},	   {"learn", K_LEARN},	  {"shadow", K_SHADOW},
+    {"asker", K_ASKER},	   {"ask", K_ASK},	  {"verdict", K_VERDICT},
+    {"by", K_BY},
 };
 
 /* for each op: keys it requires and keys it may have */
@@ -49,7 +55,7 @@ static const struct {
     /* with an interface and addresses (root's plumbing), or with "netns" (the gateway's) */
     [GW_CTL_REGISTER] = {"register", K_OP | K_ID | K_POLICY,
 			 K_IF | K_HOST4 | K_SB4 | K_HOST6 | K_SB6 | K_POLICY_NAME | K_NETNS |
-			     K_STREAM | K_LEARN | K_SHADOW},
+			     K_STREAM | K_LEARN | K_SHADOW | K_ASKER},
     [GW_CTL_UNREGISTER] = {"unregister", K_OP | K_ID, 0},
     [GW_CTL_REPLACE] = {"replace", K_OP | K_ID | K_POLICY, K_POLICY_NAME},
     [GW_CTL_LIST] = {"list", K_OP, 0},
@@ -57,6 +63,8 @@ static const struct {
     [GW_CTL_MCP] = {"mcp", K_OP | K_ID | K_CALLS, 0},
     [GW_CTL_CGROUP_JOIN] = {"cgroup_join", K_OP | K_ID | K_PID, 0},
     [GW_CTL_LEARNED] = {"learned", K_OP | K_ID, 0},
+    [GW_CTL_ASKS] = {"asks", K_OP | K_ID, 0},
+    [GW_CTL_ANSWER] = {"answer", K_OP | K_ID | K_ASK | K_VERDICT | K_BY, 0},
 };
 
 const char *gw_ctl_op_name(enum gw_ctl_op op)
@@ -122,15 +130,17 @@ int gw_ctl_parse(const char *buf, size_t len, struct gw_ctl_req *req, char *why,
 		if (bit == K_CALLS) {
 			if (gw_toolcalls_calls_check(v, why, why_size))
 				goto out;
-		} else if (bit == K_LEARN || bit == K_SHADOW) {
+		} else if (bit == K_LEARN || bit == K_SHADOW || bit == K_ASKER) {
 			if (!json_is_boolean(v)) {
 				fail(why, why_size, -EINVAL, "`%s` must be true or false", k);
 				goto out;
 			}
 			if (bit == K_LEARN)
 				req->learn = json_is_true(v);
-			else
+			else if (bit == K_SHADOW)
 				req->shadow = json_is_true(v);
+			else
+				req->asker = json_is_true(v);
 		} else if (!json_is_string(v)) {
 			fail(why, why_size, -EINVAL, "`%s` must be a string", k);
 			goto out;
@@ -245,6 +255,39 @@ int gw_ctl_parse(const char *buf, size_t len, struct gw_ctl_req *req, char *why,
 			goto out;
 		}
 		req->pid = (pid_t)pid;
+	}
+	if ((v = json_object_get(root, "ask"))) {
+		unsigned long long n;
+
+		if (wd_parse_uint(json_string_value(v), UINT_MAX, &n) || !n) {
+			fail(why, why_size, -EINVAL, "`ask` must be an ask's number%s", "");
+			goto out;
+		}
+		req->ask = (unsigned)n;
+	}
+	if ((v = json_object_get(root, "verdict"))) {
+		const char *s = json_string_value(v);
+
+		if (strcmp(s, "allow") && strcmp(s, "deny")) {
+			fail(why, why_size, -EINVAL, "`verdict` must be \"allow\" or \"deny\"%s",
+			     "");
+			goto out;
+		}
+		req->allow = !strcmp(s, "allow");
+	}
+	if ((v = json_object_get(root, "by"))) {
+		const char *s = json_string_value(v);
+		size_t n = strlen(s);
+		bool ok = n && n < sizeof(req->by);
+
+		for (size_t i = 0; ok && i < n; i++)
+			ok = s[i] >= ' ' && s[i] <= '~' && s[i] != '"' && s[i] != '\\';
+		if (!ok) {
+			fail(why, why_size, -EINVAL,
+			     "`by` must be printable text of 1 to 63 bytes%s", "");
+			goto out;
+		}
+		strcpy(req->by, s);
 	}
 	if ((v = json_object_get(root, "policy_name"))) {
 		if (!token_ok(json_string_value(v), sizeof(req->policy_name) - 1)) {

@@ -26,6 +26,8 @@ enum gw_ctl_op {
 	GW_CTL_CGROUP_JOIN, /* daemon mode: the daemon moves the launcher's child into the run's
 			     * cgroup (cgroup v2's common-ancestor rule) */
 	GW_CTL_LEARNED,	    /* what a learn-mode run reached (gateway/learn.h) */
+	GW_CTL_ASKS,	    /* a run's pending asks (network.ask: names held for a person) */
+	GW_CTL_ANSWER,	    /* a person's answer to one of them */
 	GW_CTL_N,
 };
 
@@ -56,6 +58,11 @@ enum gw_ctl_op {
  *		--shadow`): a denial of its own policy is let through and audited as
  *		"would_deny"; the host's ceiling, the SSRF guard and malformed bytes still deny;
  *		not with @learn
+ * @asker:	register: "asker": true -- the run's launcher can ask a person (a terminal):
+ *		network.ask names are held for an answer; without it they are denied at once
+ * @ask:	answer: which ask ("ask": a decimal string, 1..UINT_MAX)
+ * @allow:	answer: "verdict": "allow" (else "deny")
+ * @by:		answer: who answered, for the audit log ("by": printable, at most 63 bytes)
  * @priv:	storage owned by the request (gw_ctl_req_clear())
  */
 struct gw_ctl_req {
@@ -72,6 +79,10 @@ struct gw_ctl_req {
 	pid_t pid;
 	bool learn;
 	bool shadow;
+	bool asker;
+	unsigned ask;
+	bool allow;
+	char by[64];
 	void *priv;
 };
 

@@ -1,7 +1,7 @@
 /* ctlops.c - the control server's operations: register (without a namespace), unregister,
- * replace, list, stats, mcp, cgroup_join, learned, as a const table; a uid acts only on its own
- * runs (root on all), another user's run is reported as absent. Each answers with one JSON line
- * (ctlconn.c queues it).
+ * replace, list, stats, mcp, cgroup_join, learned, asks, answer, as a const table; a uid acts only
+ * on its own runs (root on all), another user's run is reported as absent. Each answers with one
+ * JSON line (ctlconn.c queues it).
  *
  * With --manage-nft (ctl->priv->manage_nft) a register or unregister has a privileged side
  * effect: the run's nft set elements. The worker parses and validates the request itself, then
@@ -398,6 +398,41 @@ static void op_learned(struct gw_ctlconn *c, const struct gw_ctl_req *req)
 					 (json_int_t)r->learned.dropped));
 }
 
+/* network.ask: the run's pending asks (its launcher polls them; dnsask.c) */
+static void op_asks(struct gw_ctlconn *c, const struct gw_ctl_req *req)
+{
+	struct gw_run *r = own_run(c, req->id);
+	json_t *a;
+
+	if (!r)
+		return;
+	a = gw_dns_asks_json(c->ctl->dns, r);
+	if (!a) {
+		gw_ctlconn_put_error(c, -ENOMEM, "out of memory");
+		return;
+	}
+	gw_ctlconn_put_json(c, json_pack("{s:b, s:b, s:o}", "ok", 1, "asker", r->asker, "asks", a));
+}
+
+/* network.ask: a person's answer to one ask of the run (for "allow" the launcher replaced the
+ * run's policy with the name added first) */
+static void op_answer(struct gw_ctlconn *c, const struct gw_ctl_req *req)
+{
+	struct gw_run *r = own_run(c, req->id);
+	char why[200];
+
+	if (!r)
+		return;
+	if (gw_dns_ask_answer(c->ctl->dns, r, req->ask, req->allow, req->by)) {
+		snprintf(why, sizeof(why),
+			 "run %s has no ask %u pending (answered, or it timed out)", r->id,
+			 req->ask);
+		gw_ctlconn_put_error(c, -ENOENT, why);
+		return;
+	}
+	gw_ctlconn_put_ok(c);
+}
+
 /* the parent answered @q (@rep), or the channel went away first (@rep NULL,
  * the gateway stops): answer its client */
 static void op_done(struct gw_privreq *req, const struct gw_priv_reply *rep)
@@ -464,6 +499,8 @@ static void (*const handlers[GW_CTL_N])(struct gw_ctlconn *, const struct gw_ctl
     [GW_CTL_MCP] = op_mcp,
     [GW_CTL_CGROUP_JOIN] = op_cgroup_join,
     [GW_CTL_LEARNED] = op_learned,
+    [GW_CTL_ASKS] = op_asks,
+    [GW_CTL_ANSWER] = op_answer,
 };
 
 void gw_ctlops_handle(struct gw_ctlconn *c, const struct gw_ctl_req *req)

@@ -634,6 +634,29 @@ struct gw_dns_verdict {
  */
 void gw_dns_decide(const struct gw_dns_facts *f, struct gw_dns_verdict *v);
 
+/* what becomes of a query gw_dns_decide() denied, when the policy has network.ask */
+enum gw_ask_action {
+	GW_ASK_NONE,   /* not an ask: the verdict stands */
+	GW_ASK_HOLD,   /* held while a person is asked (the run's launcher answers) */
+	GW_ASK_NOBODY, /* an ask name, but no one can answer (the launcher said so): denied now */
+	GW_ASK_TCP,    /* an ask name over DNS-over-TCP: only UDP queries are held; denied now */
+};
+
+/**
+ * gw_ask_decide() - whether a denied query is asked about (network.ask), pure
+ * @f:		the query's facts (gw_dns_decide()'s)
+ * @v:		its verdict
+ * @asker:	the run's launcher can ask a person (it said so when it registered)
+ * @tcp:	the query came over TCP
+ * @ret_rule:	the ask rule that matched (its index, or POLICY_ASK_ANY), for HOLD and NOBODY
+ *
+ * Only an A or AAAA query of a name no rule allows (GW_DR_NOT_ALLOWED: never the host's
+ * ceiling's denial, never learn mode) whose name network.ask matches (policy_ask_match()).
+ * Return: what to do.
+ */
+enum gw_ask_action gw_ask_decide(const struct gw_dns_facts *f, const struct gw_dns_verdict *v,
+				 bool asker, bool tcp, int *ret_rule);
+
 /**
  * gw_dns_decide_shadow() - gw_dns_decide() for a shadow run: a name the run's policy does not
  * allow (NOT_ALLOWED) is decided again by learn mode's rule (any name within the host's

@@ -75,6 +75,53 @@ struct gw_dnsq {
 	struct gw_replyto rt;
 };
 
+/* network.ask (dnsask.c): queries held while a person is asked */
+#define GW_ASK_HELD_MAX 8 /* queries one ask holds (A, AAAA, a client's retries) */
+#define GW_ASKS_MAX 16	  /* asks one run may have pending */
+
+struct gw_conn;
+
+/* one query held by an ask: answered when the ask ends */
+struct gw_held {
+	struct dns_query q;
+	struct gw_replyto rt; /* UDP only (rt.batch NULL) */
+};
+
+/**
+ * struct gw_ask - a name held for a person's answer
+ * @next:	the DNS front's list
+ * @dns:	the DNS front
+ * @run:	the run (a reference)
+ * @id:		its number, unique in this gateway (the `asks` and `answer` ops name it)
+ * @name:	the name asked about
+ * @rule:	the network.ask entry that matched, as text
+ * @timeout_s:	how long it waits (network.ask_timeout)
+ * @deadline:	when it ends unanswered (CLOCK_MONOTONIC ns)
+ * @timer:	GW_T_ASK
+ * @held:	the queries it holds, @nheld of them
+ * @conns:	the proxy requests it holds (conn.c), @nconns of them
+ */
+struct gw_ask {
+	struct gw_ask *next;
+	struct gw_dns *dns;
+	struct gw_run *run;
+	unsigned id;
+	char name[256];
+	char rule[280];
+	unsigned timeout_s;
+	uint64_t deadline;
+	struct gw_timer timer;
+	unsigned nheld;
+	struct gw_held held[GW_ASK_HELD_MAX];
+	unsigned nconns;
+	struct gw_conn *conns[GW_ASK_HELD_MAX];
+};
+
+/* how a held query ends: answered as allowed now (the name was added to the run's policy), or
+ * denied with @why (dnsanswer.c's gw_dns_held_answer(), reached through struct gw_dns) */
+typedef void gw_held_answer_fn(struct gw_dns *dns, struct gw_run *run, const struct gw_replyto *rt,
+			       const struct dns_query *q, bool allow, const char *why);
+
 /**
  * struct gw_dns - the DNS front
  * @ev:		the loop
@@ -85,6 +132,11 @@ struct gw_dnsq {
  * @udp:	the UDP listeners ([0] v4, [1] v6)
  * @tcp:	the DNS-over-TCP listeners
  * @conns:	DNS-over-TCP connections
+ * @asks:	the asks pending (network.ask), every run's
+ * @ask_seq:	the last ask's number
+ * @held_answer: how a held query is answered when its ask ends
+ * @conn_answer: how a held proxy request goes on when its ask ends (conn.c's
+ *		gw_conn_ask_answer(), wired by gw.c): decided again (@allow), or denied with @why
  */
 struct gw_dns {
 	struct gw_ev *ev;
@@ -95,6 +147,10 @@ struct gw_dns {
 	struct gw_listener udp[2];
 	struct gw_listener tcp[2];
 	struct gw_dnsconn *conns;
+	struct gw_ask *asks;
+	unsigned ask_seq;
+	gw_held_answer_fn *held_answer;
+	void (*conn_answer)(struct gw_conn *c, bool allow, const char *why);
 };
 
 struct gw_dnsconn {
@@ -179,5 +235,55 @@ void gw_udp_out_queue(struct udp_out *o, const struct gw_replyto *rt, const uint
  * an answer the kernel refuses is dropped and the rest still go)
  */
 void gw_udp_out_flush(struct udp_out *o);
+
+/**
+ * gw_dns_held_answer() - answer a query an ask held: allowed (when the run's policy allows the
+ * name now: the synthetic answer; else denied, the policy's reason said) or denied with @why
+ * (NXDOMAIN with an Extended DNS Error and a denial id); audited as dns.query
+ */
+void gw_dns_held_answer(struct gw_dns *dns, struct gw_run *run, const struct gw_replyto *rt,
+			const struct dns_query *q, bool allow, const char *why);
+
+/**
+ * gw_dns_ask_hold() - hold query @q of @run (a UDP one) for a person's answer: with the
+ * pending ask of its name, else a new ask (audited as dns.ask, its timer armed)
+ * @rule:	the network.ask entry that matched, as text
+ * Return: 0 (held: the query is answered when the ask ends), -ENOSPC (the ask holds
+ * GW_ASK_HELD_MAX queries), -EBUSY (the run has GW_ASKS_MAX asks pending), -ENOMEM.
+ */
+int gw_dns_ask_hold(struct gw_dns *dns, struct gw_run *run, const struct gw_replyto *rt,
+		    const struct dns_query *q, const char *rule);
+
+/**
+ * gw_dns_ask_hold_conn() - hold proxy request @c of @run (to @name) for a person's answer, as
+ * gw_dns_ask_hold() holds a query: @dns->conn_answer is called once when the ask ends, unless
+ * gw_dns_ask_unhold() took it out first
+ * Return: as gw_dns_ask_hold().
+ */
+int gw_dns_ask_hold_conn(struct gw_dns *dns, struct gw_run *run, const char *name, const char *rule,
+			 struct gw_conn *c);
+
+/** gw_dns_ask_unhold() - @c (held) closes: out of its ask (harmless when in none) */
+void gw_dns_ask_unhold(struct gw_dns *dns, const struct gw_conn *c);
+
+/**
+ * gw_dns_ask_answer() - a person's answer to ask @id of @run: its held queries answered
+ * (allowed: as the run's policy allows the name now; denied: NXDOMAIN), audited with @by
+ * Return: 0, or -ENOENT (no such ask pending: answered, timed out, or another run's).
+ */
+int gw_dns_ask_answer(struct gw_dns *dns, struct gw_run *run, unsigned id, bool allow,
+		      const char *by);
+
+/** gw_dns_ask_expired() - GW_T_ASK: no answer in time: denied, audited */
+void gw_dns_ask_expired(struct gw_ask *a);
+
+/**
+ * gw_dns_asks_json() - @run's pending asks: [{"ask": N, "name": NAME, "rule": RULE,
+ * "timeout_s": T, "left_ms": L}, ...] (NULL: out of memory)
+ */
+struct json_t *gw_dns_asks_json(struct gw_dns *dns, const struct gw_run *run);
+
+/** gw_dns_asks_free() - every pending ask freed, its queries unanswered (the gateway ends) */
+void gw_dns_asks_free(struct gw_dns *dns);
 
 #endif /* WARDEN_GATEWAY_DNS_H */

@@ -376,6 +376,87 @@ static void decide(struct gw_dns *dns, struct gw_run *run, const struct gw_dns_f
 	gw_new_denial_id(dns->ev, did, 16);
 }
 
+/* a denial of @q with @why: NXDOMAIN with an Extended DNS Error (blocked) that carries a denial
+ * id, audited as dns.query */
+static void deny_now(struct gw_dns *dns, struct gw_run *run, const struct gw_replyto *rt,
+		     const struct dns_query *q, const char *why)
+{
+	struct dns_reply r = {
+	    .rcode = DNS_RCODE_NXDOMAIN, .ede = true, .ede_code = DNS_EDE_BLOCKED};
+	char ede[1400], did[16];
+
+	gw_new_denial_id(dns->ev, did, sizeof(did));
+	snprintf(ede, sizeof(ede), "%s (id %s)", why, did);
+	r.ede_text = ede;
+	reply(dns, rt, q, &r);
+	dns_event_id(dns, run, q, false, why, NULL, NULL, did);
+}
+
+void gw_dns_held_answer(struct gw_dns *dns, struct gw_run *run, const struct gw_replyto *rt,
+			const struct dns_query *q, bool allow, const char *why)
+{
+	char reason[1200];
+	int rule;
+
+	if (!allow || run->dead) {
+		deny_now(dns, run, rt, q, allow ? "the run ended while its ask was pending" : why);
+		return;
+	}
+	/* the launcher added the name to the run's policy before it answered: decided by it */
+	rule = gw_name_allowed(run->policy, q->qname);
+	if (rule < 0) {
+		snprintf(reason, sizeof(reason),
+			 "%s was approved, but policy %s does not allow it (the host's ceiling, or "
+			 "the policy was not replaced): denied",
+			 q->qname, run->policy_name);
+		deny_now(dns, run, rt, q, reason);
+		return;
+	}
+	answer_synthetic(dns, run, rt, q, why, run->policy->rules[rule].text, "");
+}
+
+/* network.ask (dnsask.c): a denied query of a name a person may be asked about is held, or
+ * denied at once when no one can answer. Return: true when this took the query. */
+static bool ask_step(struct gw_dns *dns, struct gw_run *run, const struct gw_replyto *rt,
+		     const struct gw_dns_facts *f, const struct gw_dns_verdict *v, const char *why)
+{
+	const struct dns_query *q = f->q;
+	char rule[300], reason[1200];
+	int m = -1, ret;
+
+	switch (gw_ask_decide(f, v, run->asker, rt->fd < 0, &m)) {
+	case GW_ASK_NONE:
+		return false;
+	case GW_ASK_NOBODY:
+		snprintf(reason, sizeof(reason),
+			 "%s; network.ask names it, but no one to ask (the run's launcher has no "
+			 "terminal): denied at once",
+			 why);
+		deny_now(dns, run, rt, q, reason);
+		return true;
+	case GW_ASK_TCP:
+		snprintf(reason, sizeof(reason),
+			 "%s; network.ask names it, but only queries over UDP are held for a "
+			 "person: denied",
+			 why);
+		deny_now(dns, run, rt, q, reason);
+		return true;
+	case GW_ASK_HOLD:
+		break;
+	}
+	snprintf(rule, sizeof(rule), "%s",
+		 m == POLICY_ASK_ANY ? "*" : run->policy->ask->rules[m].text);
+	ret = gw_dns_ask_hold(dns, run, rt, q, rule);
+	if (!ret)
+		return true;
+	snprintf(reason, sizeof(reason), "%s; network.ask names it, but %s: denied", why,
+		 ret == -ENOSPC	 ? "its ask holds as many queries as it may"
+		 : ret == -EBUSY ? "the run has as many asks pending as it may"
+				 : "out of memory");
+	deny_now(dns, run, rt, q, reason);
+	return true;
+}
+
 /* one query: decided (gw_dns_decide()), answered and audited */
 void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const struct gw_replyto *rt,
 		  const struct gw_addr *peer)
@@ -407,6 +488,8 @@ void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const stru
 		/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): see above */
 		rule_text = gw_tools_rule_text(run->policy, v.tool, v.rule, v.tools, rule_buf,
 					       sizeof(rule_buf));
+	if (run && ask_step(dns, run, rt, &f, &v, why))
+		return;
 	switch (v.action) {
 	case GW_DNS_SILENT:
 		break;

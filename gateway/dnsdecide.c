@@ -239,6 +239,25 @@ bool gw_dns_decide_shadow(const struct gw_dns_facts *f, struct gw_dns_verdict *v
 	return true;
 }
 
+enum gw_ask_action gw_ask_decide(const struct gw_dns_facts *f, const struct gw_dns_verdict *v,
+				 bool asker, bool tcp, int *ret_rule)
+{
+	const struct dns_query *q = f->q;
+	int m;
+
+	if (f->parsed != DNS_OK || !f->policy || f->learn ||
+	    (v->reason != GW_DR_NOT_ALLOWED && v->reason != GW_DR_TOOL_ONLY) ||
+	    (q->qtype != DNS_TYPE_A && q->qtype != DNS_TYPE_AAAA))
+		return GW_ASK_NONE;
+	m = policy_ask_match(f->policy, q->qname, 0);
+	if (m < 0)
+		return GW_ASK_NONE;
+	*ret_rule = m;
+	if (!asker)
+		return GW_ASK_NOBODY;
+	return tcp ? GW_ASK_TCP : GW_ASK_HOLD;
+}
+
 const char *gw_dns_reason_text(const struct gw_dns_verdict *v, const struct dns_query *q,
 			       const char *policy_name, const struct gw_addr *peer, char *buf,
 			       size_t size)

@@ -348,6 +348,7 @@ int gw_dns_init(struct gw_dns *dns, struct gw_ev *ev, struct gw_runs *runs, stru
 	dns->res = res;
 	dns->audit = audit;
 	dns->lim = lim;
+	dns->held_answer = gw_dns_held_answer;
 	for (int i = 0; i < 2; i++)
 		dns->udp[i].fd = dns->tcp[i].fd = -1;
 	for (int i = 0; i < 2 && !r; i++) {
@@ -372,4 +373,5 @@ void gw_dns_free(struct gw_dns *dns)
 		gw_listener_close(&dns->udp[i]);
 		gw_listener_close(&dns->tcp[i]);
 	}
+	gw_dns_asks_free(dns);
 }

@@ -182,6 +182,7 @@ enum gw_timer_kind {
 	GW_T_CTLCONN, /* a control connection's deadline */
 	GW_T_UDPLOG,  /* write the summaries of rate-limited NFLOG events */
 	GW_T_FLOOD,   /* write the summaries of events not written one by one (auditrl.c) */
+	GW_T_ASK,     /* an ask's deadline: no answer in time (dnsask.c) */
 };
 
 /* ------------------------------------------------------------ the loop */

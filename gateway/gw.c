@@ -154,6 +154,9 @@ int gw_new(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *l
 			fds->dns_tcp, err);
 	if (r)
 		goto fail;
+	/* network.ask: proxy requests held by the DNS front's asks (conn.c, dnsask.c) */
+	g->tcp.dns = &g->dns;
+	g->dns.conn_answer = gw_conn_ask_answer;
 	g->up |= GW_UP_CTL;
 	r = gw_ctl_init(&g->ctl, &g->ev, &g->runs, &g->audit, &g->dns, &g->udp, &g->priv, &fds->ctl,
 			err);
@@ -209,6 +212,9 @@ static void fire_timer(struct gw *g, struct gw_timer *t)
 		break;
 	case GW_T_FLOOD:
 		gw_runs_audit_summaries(&g->runs); /* every run's, then no run's */
+		break;
+	case GW_T_ASK:
+		gw_dns_ask_expired(t->owner);
 		break;
 	}
 }

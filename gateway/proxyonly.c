@@ -38,7 +38,7 @@ int gw_dns_init(struct gw_dns *dns, struct gw_ev *ev, struct gw_runs *runs, stru
 
 void gw_dns_free(struct gw_dns *dns)
 {
-	(void)dns;
+	gw_dns_asks_free(dns); /* network.ask's asks of proxy requests (dnsask.c) */
 }
 
 void gw_dns_udp_ready(struct gw_dns *dns, struct gw_listener *l)

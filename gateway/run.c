@@ -229,6 +229,7 @@ int gw_run_register(struct gw_runs *t, const struct gw_ctl_req *req, uid_t uid, 
 	r->acct.user = r->user_name[0] ? r->user_name : NULL;
 	r->acct.mcp = &r->mcp;
 	r->learn = req->learn;
+	r->asker = req->asker;
 	r->acct.learn = req->learn;
 	r->shadow = req->shadow;
 	r->acct.shadow = req->shadow;

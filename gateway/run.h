@@ -102,6 +102,8 @@ struct gw_run {
 	bool learn;
 	struct gw_learn learned;
 	bool shadow;
+	bool asker;	/* its launcher can ask a person (network.ask: dnsask.c) */
+	unsigned nasks; /* its asks pending */
 };
 
 /**

@@ -32,6 +32,8 @@
  * @hello:	scratch for the TLS parser
  * @pool:	the relay's pipes, peek buffers and copy buffer
  */
+struct gw_dns;
+
 struct gw_tcp {
 	struct gw_ev *ev;
 	struct gw_runs *runs;
@@ -44,6 +46,7 @@ struct gw_tcp {
 	struct gw_conn *again;
 	struct tls_hello *hello;
 	struct gw_pool pool;
+	struct gw_dns *dns; /* network.ask's asks (dnsask.c), wired by gw.c */
 };
 
 enum gw_conn_state {
@@ -105,6 +108,7 @@ struct gw_conn {
 	bool hold;	 /* an Upgrade/CONNECT went upstream: its answer decides (tunnel or HTTP) */
 	bool ech;	 /* the ClientHello carried an encrypted_client_hello extension */
 	bool throttled;	 /* its run holds too many bytes: it reads lean (relay()) */
+	bool asked;	 /* a proxy request held by a network.ask ask (dnsask.c) */
 	uint8_t socks;	 /* enum gw_socks_stage */
 	uint8_t socks_rep; /* SOCKS5: the reply code a denial answers with; 0: none */
 	uint32_t acct;	   /* bytes of pipes and stashes counted in run->buffered */
@@ -172,6 +176,11 @@ void gw_conn_start(struct gw_conn *c);
 void gw_conn_event(struct gw_conn *c, bool up, unsigned events);
 /** gw_conn_timeout() - @c's deadline passed (peek, resolve, connect, idle or drain). */
 void gw_conn_timeout(struct gw_conn *c);
+/**
+ * gw_conn_ask_answer() - the ask that held proxy request @c ended: decided again under the
+ * run's policy (@allow: the name was added to it), or denied with @why
+ */
+void gw_conn_ask_answer(struct gw_conn *c, bool allow, const char *why);
 
 /* connend.c */
 /**

@@ -38,6 +38,16 @@ int cmd_help(int argc, char **argv);
 int cmd_allowlist(int argc, char **argv);
 
 /**
+ * cmd_approve() - `warden approve ID`: approve a pending request of the approval store (a
+ * run's network.ask, `warden mcp`'s set_egress_allowlist), as `warden allowlist approve`
+ * Return: the exit status.
+ */
+int cmd_approve(int argc, char **argv);
+
+/** cmd_deny() - `warden deny ID`: deny one (`warden allowlist deny`). Return: the exit status. */
+int cmd_deny(int argc, char **argv);
+
+/**
  * struct cli_verb - one row of `warden`'s verb table (launcher/main.c)
  * @name:	the verb as typed
  * @fn:		its cmd_<verb>()

@@ -13,9 +13,9 @@
  *
  * A run `warden mcp` started (started_by "mcp", or anything but "") may lose names, never gain
  * them here: an addition needs a person's approval (`warden allowlist approve|deny|pending`,
- * approval_verb() below; the approval store is mcp/approval.c). Fail closed.
+ * approval_verb() below; the approval store is run/approval.c). Fail closed.
  */
-#include "mcp/approval.h"
+#include "run/approval.h"
 #include "launcher/cli.h"
 #include "run/live.h"
 #include "audit/audit.h"
@@ -472,10 +472,10 @@ static int change_run(const char *id, int op, char **names, int n, const char *a
 
 		/* an agent must not widen its own sandbox: a name reaches such a run only with a
 		 * person's approval from the approval store (approval.c) */
-		ret = approved
-			  ? approval_check(approved, lr.rec.id, ch.names[0], ch.n, why, sizeof(why))
-			  : approval_ask(lr.rec.id, lr.rec.started_by, ch.names, ch.n, why,
-					 sizeof(why));
+		ret = approved ? run_approval_check(approved, lr.rec.id, ch.names[0], ch.n, why,
+						    sizeof(why))
+			       : run_approval_ask(lr.rec.id, lr.rec.started_by, ch.names, ch.n, why,
+						  sizeof(why));
 		if (ret) {
 			wd_say(stderr, "warden allowlist: %s", why);
 			ch.refused = why;
@@ -495,22 +495,25 @@ static int change_run(const char *id, int op, char **names, int n, const char *a
 
 static void approval_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: warden allowlist pending\n"
-		"       warden allowlist approve REQUEST-ID\n"
-		"       warden allowlist deny REQUEST-ID\n"
-		"\n"
-		"Decide the requests of `warden mcp`'s tool set_egress_allowlist to add names to\n"
-		"its allowlist: nothing is added until a person approves. `pending` lists them\n"
-		"(id, name, run, the asking server's pid, age).\n");
+	fprintf(
+	    f,
+	    "usage: warden approve REQUEST-ID    (or: warden allowlist approve REQUEST-ID)\n"
+	    "       warden deny REQUEST-ID       (or: warden allowlist deny REQUEST-ID)\n"
+	    "       warden allowlist pending\n"
+	    "\n"
+	    "Decide the requests of the approval store: the names a run's network.ask holds\n"
+	    "while `warden run` asks (approved: for that run only), and those of `warden mcp`'s\n"
+	    "tool set_egress_allowlist. Nothing is added until a person approves. `pending`\n"
+	    "lists them (id, name, run, the asking process's pid, age); so does `warden "
+	    "status`.\n");
 }
 
-static int print_one(const struct approval_req *req, void *arg)
+static int print_one(const struct run_approval_req *req, void *arg)
 {
 	unsigned *n = arg;
 	bool live = req->server_pid > 0 && kill(req->server_pid, 0) == 0;
 
-	if (req->state != APPROVAL_PENDING)
+	if (req->state != RUN_APPROVAL_PENDING)
 		return 0;
 	if (!(*n)++)
 		wd_say(stdout, "%-32s  %-30s  %-12s  %-8s  %s", "REQUEST", "NAME", "RUN", "SERVER",
@@ -529,7 +532,7 @@ static int print_one(const struct approval_req *req, void *arg)
 static int approval_verb(int argc, char **argv)
 {
 	char dir[4096], by[64];
-	struct approval_req req;
+	struct run_approval_req req;
 	struct wd_err err;
 	bool approve;
 	int fd, ret;
@@ -538,12 +541,12 @@ static int approval_verb(int argc, char **argv)
 		approval_usage(argc < 1 ? stderr : stdout);
 		return argc < 1 ? WD_EXIT_USAGE : WD_EXIT_OK;
 	}
-	if (approval_dir(dir, sizeof(dir))) {
+	if (run_approval_dir(dir, sizeof(dir))) {
 		fprintf(stderr, "warden allowlist: no state folder: set HOME or XDG_STATE_HOME\n");
 		return WD_EXIT_USAGE;
 	}
 	wd_err_clear(&err);
-	ret = approval_open(dir, &fd, &err);
+	ret = run_approval_open(dir, &fd, &err);
 	if (ret) {
 		wd_say(stderr, "warden allowlist: %s", err.msg);
 		return WD_EXIT_INTERNAL;
@@ -551,7 +554,7 @@ static int approval_verb(int argc, char **argv)
 	if (!strcmp(argv[0], "pending") && argc == 1) {
 		unsigned n = 0;
 
-		ret = approval_list(fd, print_one, &n);
+		ret = run_approval_list(fd, print_one, &n);
 		close(fd);
 		if (ret) {
 			wd_say(stderr, "warden allowlist: %s: %s", dir, strerror(-ret));
@@ -567,7 +570,7 @@ static int approval_verb(int argc, char **argv)
 		return WD_EXIT_USAGE;
 	}
 	approve = !strcmp(argv[0], "approve");
-	if (!approval_id_valid(argv[1])) {
+	if (!run_approval_id_valid(argv[1])) {
 		close(fd);
 		wd_say(stderr,
 		       "warden allowlist: `%s` is not a request id (32 hex digits; "
@@ -576,9 +579,9 @@ static int approval_verb(int argc, char **argv)
 		return WD_EXIT_USAGE;
 	}
 	snprintf(by, sizeof(by), "a terminal (uid %u, pid %d)", (unsigned)getuid(), (int)getpid());
-	ret = approval_read(fd, argv[1], &req);
+	ret = run_approval_read(fd, argv[1], &req);
 	if (!ret)
-		ret = approval_decide(fd, argv[1], approve, by);
+		ret = run_approval_decide(fd, argv[1], approve, by);
 	close(fd);
 	if (ret == -ENOENT) {
 		wd_say(stderr,
@@ -596,9 +599,10 @@ static int approval_verb(int argc, char **argv)
 		return WD_EXIT_INTERNAL;
 	}
 	if (req.server_pid > 0) {
-		wd_say(stdout, "%s %s for %s; the server applies it within a second",
+		wd_say(stdout,
+		       "%s %s for %s; the process that asked (pid %d) applies it within a second",
 		       approve ? "approved" : "denied", req.name,
-		       req.run[0] ? req.run : "new runs of its warden mcp");
+		       req.run[0] ? req.run : "new runs of its warden mcp", (int)req.server_pid);
 		return WD_EXIT_OK;
 	}
 	/* asked by `warden allowlist RUN add` (no server): the decision is applied here */
@@ -612,11 +616,23 @@ static int approval_verb(int argc, char **argv)
 	} else {
 		wd_say(stdout, "denied %s for run %s", req.name, req.run);
 	}
-	if (approval_dir(dir, sizeof(dir)) == 0 && approval_open(dir, &fd, &err) == 0) {
-		approval_remove(fd, req.id);
+	if (run_approval_dir(dir, sizeof(dir)) == 0 && run_approval_open(dir, &fd, &err) == 0) {
+		run_approval_remove(fd, req.id);
 		close(fd);
 	}
 	return ret;
+}
+
+/* ------------------------------------------------------------ warden approve|deny ID */
+
+int cmd_approve(int argc, char **argv)
+{
+	return approval_verb(argc, argv); /* argv[0] is "approve" */
+}
+
+int cmd_deny(int argc, char **argv)
+{
+	return approval_verb(argc, argv);
 }
 
 /* ------------------------------------------------------------ the verb */

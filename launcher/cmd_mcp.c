@@ -174,12 +174,12 @@ static int setup(struct mcp_server *m, const char *policy, const char *config, c
 	m->config = config ? absolute(config) : NULL;
 	if ((policy && !m->policy_path) || (config && !m->config))
 		return WD_EXIT_INTERNAL;
-	if (approval_dir(m->approval_dir, sizeof(m->approval_dir))) {
+	if (run_approval_dir(m->approval_dir, sizeof(m->approval_dir))) {
 		fprintf(stderr, "warden mcp: no state folder: set HOME or XDG_STATE_HOME\n");
 		return WD_EXIT_USAGE;
 	}
 	wd_err_clear(&err);
-	ret = approval_open(m->approval_dir, &m->approval_fd, &err);
+	ret = run_approval_open(m->approval_dir, &m->approval_fd, &err);
 	if (ret) {
 		wd_say(stderr, "warden mcp: %s", err.msg);
 		return WD_EXIT_INTERNAL;

@@ -16,7 +16,8 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: warden run [-p POLICY] [--allow HOST[:PORT]]... [--read PATH]...\n"
+	    "usage: warden run [-p POLICY] [--allow HOST[:PORT]]... [--ask HOST[:PORT]]...\n"
+	    "                  [--read PATH]...\n"
 	    "                  [--write PATH]... [--gateway SOCKET] [--config GATEWAY.yaml]\n"
 	    "                  [--audit-log PATH] [--timeout SECONDS] [--mode MODE]\n"
 	    "                  [--backend NAME] [--shadow] [-q]\n"
@@ -35,11 +36,14 @@ static void usage(FILE *f)
 	    "                        or the flags below alone)\n"
 	    "      --allow HOST[:PORT]  add HOST (a name or *.suffix; ports 80 and 443 unless\n"
 	    "                        :PORT) to network.allow, as the policy's entry would\n"
+	    "      --ask HOST[:PORT]  add HOST (a name, *.suffix, or \"*\") to network.ask: a\n"
+	    "                        name outside the allow list but matched here is held\n"
+	    "                        while a person answers (warden approve|deny ID)\n"
 	    "      --read PATH       add PATH to filesystem.read (relative to the current\n"
 	    "                        folder; ~ is your home; a trailing / means a folder)\n"
 	    "      --write PATH      add PATH to filesystem.write (the same; a missing PATH\n"
 	    "                        is made as for the policy's write grants)\n"
-	    "                        The three repeat, and add to -p's lists (no -p: they\n"
+	    "                        The four repeat, and add to -p's lists (no -p: they\n"
 	    "                        are the whole policy); the result is checked as one.\n"
 	    "      --print-policy    print the effective policy (-p and the flags) as YAML\n"
 	    "                        for -p or `warden policy check -`, and exit 0; nothing runs\n"
@@ -136,6 +140,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, struct run_flag
 	    {"run-id", required_argument, NULL, 'I'},
 	    {"started-by", required_argument, NULL, 'M'},
 	    {"allow", required_argument, NULL, 'A'},
+	    {"ask", required_argument, NULL, 'K'},
 	    {"read", required_argument, NULL, 'R'},
 	    {"write", required_argument, NULL, 'W'},
 	    {"print-policy", no_argument, NULL, 'P'},
@@ -184,6 +189,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, struct run_flag
 			break;
 		case 'A':
 			add_flag(o, flags, RUN_FLAG_ALLOW, optarg);
+			break;
+		case 'K':
+			add_flag(o, flags, RUN_FLAG_ASK, optarg);
 			break;
 		case 'R':
 			add_flag(o, flags, RUN_FLAG_READ, optarg);

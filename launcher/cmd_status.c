@@ -7,6 +7,7 @@
  * run's record is its user's file): the table prints each through wd_esc(), and the JSON
  * is ASCII with \u escapes, a string that is not UTF-8 mended (U+FFFD), never dropped. */
 #include "launcher/cli.h"
+#include "run/approval.h"
 #include "run/live.h"
 #include "run/pool.h"
 #include "conf/host.h"
@@ -14,6 +15,7 @@
 
 #include <jansson.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +241,37 @@ static void print_row(const struct live_run *lr, const json_t *o)
 	wd_buf_free(&cmd);
 }
 
+static int pending_row(const struct run_approval_req *req, void *arg)
+{
+	unsigned *n = arg;
+
+	if (req->state != RUN_APPROVAL_PENDING)
+		return 0;
+	if (!(*n)++)
+		wd_say(stdout,
+		       "\npending asks (warden approve ID, warden deny ID):\n%-32s  %-12s  %s",
+		       "ID", "RUN", "NAME");
+	wd_say(stdout, "%-32s  %-12s  %s", req->id, req->run[0] ? req->run : "(new runs)",
+	       req->name);
+	return 0;
+}
+
+/* the caller's approval store's pending requests: a run's asks (network.ask), warden mcp's */
+static void print_pending(void)
+{
+	char why[400], dir[4096];
+	struct stat st;
+	unsigned n = 0;
+	int fd = -1;
+
+	/* no store, no asks: never made here (a status changes nothing) */
+	if (run_approval_dir(dir, sizeof(dir)) || lstat(dir, &st) ||
+	    run_approval_open_mine(&fd, why, sizeof(why)))
+		return;
+	(void)run_approval_list(fd, pending_row, &n);
+	close(fd);
+}
+
 int cmd_status(int argc, char **argv)
 {
 	struct live_run *v = NULL;
@@ -327,6 +360,7 @@ int cmd_status(int argc, char **argv)
 	}
 	if (pool)
 		print_kept(pool, table);
+	print_pending();
 	json_decref(pool);
 	json_decref(table);
 	json_decref(runs);

@@ -23,6 +23,8 @@ static const struct cli_verb verbs[] = {
     {"help", cmd_help, "print this help, or a verb's (help VERB)"},
     {"allowlist", cmd_allowlist,
      "show or change a live run's allowlist; approve warden mcp's requests"},
+    {"approve", cmd_approve, "approve a pending ask (network.ask) or warden mcp request"},
+    {"deny", cmd_deny, "deny a pending ask (network.ask) or warden mcp request"},
 };
 
 static void usage(FILE *f)

@@ -70,7 +70,7 @@ static struct mcp_add *add_slot(struct mcp_server *m)
 }
 
 /* a person's decision on @req (by @by): applied to new runs, audited, the file removed */
-static void decide(struct mcp_server *m, struct approval_req *req, bool yes, const char *by,
+static void decide(struct mcp_server *m, struct run_approval_req *req, bool yes, const char *by,
 		   json_t *added, json_t *refused)
 {
 	struct wd_policy *p = NULL, **v;
@@ -79,7 +79,7 @@ static void decide(struct mcp_server *m, struct approval_req *req, bool yes, con
 	/* a live run gets an approved name through `warden allowlist RUN add NAME --approved ID`,
 	 * which checks the store: the request approved (by elicitation: recorded so first) */
 	if (yes && req->run[0]) {
-		int ret = approval_decide(m->approval_fd, req->id, true, by);
+		int ret = run_approval_decide(m->approval_fd, req->id, true, by);
 
 		if (!ret || ret == -EALREADY)
 			ret = live_change(m, req->run, req->name, req->id, why, sizeof(why));
@@ -88,7 +88,7 @@ static void decide(struct mcp_server *m, struct approval_req *req, bool yes, con
 			      : "request %s: approved by %s; the live run may reach it now%s",
 			  req->id, by, ret ? why : "");
 	}
-	approval_remove(m->approval_fd, req->id);
+	run_approval_remove(m->approval_fd, req->id);
 	if (!yes) {
 		mcp_audit(m, "mcp.allowlist.deny", req->run, req->name, false,
 			  "request %s: refused by %s; the name stays out", req->id, by);
@@ -332,13 +332,13 @@ json_t *mcp_set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 		memset(a, 0, sizeof(*a));
 		json_array_foreach(add, i, w)
 		{
-			struct approval_req *q = &a->req[a->n];
+			struct run_approval_req *q = &a->req[a->n];
 			int ret;
 
 			snprintf(q->name, sizeof(q->name), "%s", json_string_value(w));
 			snprintf(q->run, sizeof(q->run), "%s", run);
 			q->server_pid = getpid();
-			ret = approval_create(m->approval_fd, q);
+			ret = run_approval_create(m->approval_fd, q);
 			if (ret) {
 				mcp_audit(m, "mcp.allowlist.refuse", run, q->name, false,
 					  "the request could not be stored: %s", strerror(-ret));
@@ -351,7 +351,7 @@ json_t *mcp_set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 				  "request %s: the agent asks to add %s; pending a person's "
 				  "approval",
 				  q->id, q->name);
-			approval_announce(stderr, q);
+			run_approval_announce(stderr, q);
 			json_array_append_new(
 			    pending, json_pack("{s:s, s:s}", "name", q->name, "request", q->id));
 			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
@@ -463,12 +463,12 @@ void mcp_poll_decisions(struct mcp_server *m)
 		if (!a->used || a->call)
 			continue;
 		for (size_t k = 0; k < a->n; k++) {
-			struct approval_req now;
+			struct run_approval_req now;
 			int ret;
 
 			if (!a->req[k].id[0])
 				continue;
-			ret = approval_read(m->approval_fd, a->req[k].id, &now);
+			ret = run_approval_read(m->approval_fd, a->req[k].id, &now);
 			if (ret == -ENOENT) {
 				mcp_audit(m, "mcp.allowlist.deny", a->req[k].run, a->req[k].name,
 					  false,
@@ -477,11 +477,11 @@ void mcp_poll_decisions(struct mcp_server *m)
 				a->req[k].id[0] = '\0';
 				continue;
 			}
-			if (ret || now.state == APPROVAL_PENDING) {
+			if (ret || now.state == RUN_APPROVAL_PENDING) {
 				left++;
 				continue;
 			}
-			decide(m, &now, now.state == APPROVAL_APPROVED,
+			decide(m, &now, now.state == RUN_APPROVAL_APPROVED,
 			       now.decided_by[0] ? now.decided_by : "a terminal", NULL, NULL);
 			a->req[k].id[0] = '\0';
 		}

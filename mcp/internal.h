@@ -13,7 +13,7 @@
 #ifndef WARDEN_MCP_INTERNAL_H
 #define WARDEN_MCP_INTERNAL_H
 
-#include "mcp/approval.h"
+#include "run/approval.h"
 #include "mcp/proto.h"
 #include "audit/audit.h"
 #include "common/common.h"
@@ -104,7 +104,7 @@ struct mcp_add {
 	json_t *call;
 	long long elicit;
 	size_t n;
-	struct approval_req req[MCP_ASK_MAX_NAMES];
+	struct run_approval_req req[MCP_ASK_MAX_NAMES];
 };
 
 /**

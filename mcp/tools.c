@@ -252,7 +252,7 @@ void mcp_shutdown(struct mcp_server *m)
 
 		for (size_t k = 0; a->used && k < a->n; k++)
 			if (a->req[k].id[0]) {
-				approval_remove(m->approval_fd, a->req[k].id);
+				run_approval_remove(m->approval_fd, a->req[k].id);
 				mcp_audit(
 				    m, "mcp.allowlist.deny", a->req[k].run, a->req[k].name, false,
 				    "request %s: the server ended before a person decided; the "

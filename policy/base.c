@@ -37,6 +37,7 @@ void policy_free(struct wd_policy *p)
 	policy_free(p->denied);
 	policy_free(p->unbounded);
 	policy_free(p->ceiling_allow);
+	policy_free(p->ask);
 	free(p->ceiling_from);
 	for (int i = 0; i < POLICY_CAP_N; i++)
 		free(p->caps_from[i]);

@@ -610,6 +610,8 @@ int policy_ceiling_apply(const struct policy_ceiling *c, const struct policy_who
 		goto oom;
 	if (r)
 		goto out;
+	if (!e.c.oom && policy_ask_copy(e.p, user))
+		e.c.oom = 1;
 	if (!e.c.oom && policy_matcher_build(e.p))
 		e.c.oom = 1;
 	if (e.c.oom)

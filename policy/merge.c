@@ -51,6 +51,42 @@ static bool has_rule(const struct wd_policy *p, const struct policy_rule *r)
 	return false;
 }
 
+/* @from's network.ask rules moved to @into's (made when it has none). Return: 0, -ENOMEM */
+static int merge_ask(struct wd_policy *into, struct wd_policy *from)
+{
+	struct wd_policy *fa = from->ask;
+	struct policy_rule *rules;
+
+	into->ask_any |= from->ask_any;
+	if (from->ask_timeout_s)
+		into->ask_timeout_s = from->ask_timeout_s;
+	if (!fa || !fa->nrules)
+		return 0;
+	if (!into->ask) {
+		into->ask = fa;
+		from->ask = NULL;
+		return 0;
+	}
+	rules = realloc(into->ask->rules, (into->ask->nrules + fa->nrules) * sizeof(*rules));
+	if (!rules)
+		return -ENOMEM;
+	into->ask->rules = rules;
+	for (size_t i = 0; i < fa->nrules; i++) {
+		if (has_rule(into->ask, &fa->rules[i])) {
+			policy_rule_clear(&fa->rules[i]);
+			continue;
+		}
+		rules[into->ask->nrules++] = fa->rules[i];
+		memset(&fa->rules[i], 0, sizeof(fa->rules[i]));
+	}
+	fa->nrules = 0;
+	policy_matcher_free(fa->matcher);
+	fa->matcher = NULL;
+	policy_matcher_free(into->ask->matcher);
+	into->ask->matcher = NULL;
+	return policy_matcher_build(into->ask) < 0 ? -ENOMEM : 0;
+}
+
 int policy_merge(struct wd_policy *into, struct wd_policy *from, int line_offset)
 {
 	struct policy_rule *rules;
@@ -74,6 +110,12 @@ int policy_merge(struct wd_policy *into, struct wd_policy *from, int line_offset
 			memset(&from->rules[i], 0, sizeof(from->rules[i]));
 		}
 		from->nrules = 0;
+	}
+	/* network.ask: --ask over the file's (the union; the flags' timeout wins) */
+	if (from->ask || from->ask_any || from->ask_timeout_s) {
+		ret = merge_ask(into, from);
+		if (ret)
+			return ret;
 	}
 	ret = move_grants(&into->read, &into->nread, from->read, from->nread, line_offset);
 	if (!ret) {

@@ -13,8 +13,8 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-enum { NET_ALLOW, NET_N };
-static const char *const net_keys[NET_N] = {"allow"};
+enum { NET_ALLOW, NET_ASK, NET_ASK_TIMEOUT, NET_N };
+static const char *const net_keys[NET_N] = {"allow", "ask", "ask_timeout"};
 
 /* RULE_FROM last: only a ceiling's rules take it (policy_rule_item() with @from) */
 enum { RULE_HOST, RULE_CIDR, RULE_PORTS, RULE_FROM, RULE_N };
@@ -342,6 +342,49 @@ static bool same_text(const void *item, const void *key)
 	return !strcmp(((const struct policy_rule *)item)->text, key);
 }
 
+/*
+ * network.ask: host names and wildcards as network.allow writes them (ports too), or "*" (any
+ * name): a name outside the allow rules but matched here is held while a person is asked
+ * (docs/warden-policy.5). The rules make a policy of their own (@p->ask) with its own matcher.
+ */
+static void parse_ask(struct pctx *c, const struct policy_yt_node *ask)
+{
+	struct wd_policy *a;
+
+	if (policy_yt_want_seq(c->d, ask, "network.ask"))
+		return;
+	a = pctx_calloc(c, 1, sizeof(*a));
+	if (!a)
+		return;
+	c->p->ask = a;
+	a->version = 1;
+	a->rules = pctx_calloc(c, ask->nkids, sizeof(*a->rules));
+	if (!a->rules)
+		return;
+	for (size_t i = 0; i < ask->nkids; i++) {
+		const struct policy_yt_node *item = ask->kids[i];
+		struct policy_rule *r = &a->rules[a->nrules];
+
+		if (item->type == POLICY_YT_SCALAR && item->str && !strcmp(item->str, "*")) {
+			c->p->ask_any = true;
+			continue;
+		}
+		if (policy_rule_item(c, item, "network.ask", r, NULL))
+			continue;
+		if (r->kind == POLICY_RULE_CIDR) {
+			policy_diag_err(c->d, item,
+					"network.ask: `%s`: a person is asked about names, not "
+					"addresses",
+					r->text ? r->text : "cidr");
+			policy_rule_clear(r);
+			continue;
+		}
+		a->nrules++;
+	}
+	if (!c->oom && policy_matcher_build(a) < 0)
+		c->oom = 1;
+}
+
 void policy_parse_rules(struct pctx *c, const struct policy_yt_node *seq, const char *where)
 {
 	struct wd_policy *p = c->p;
@@ -381,8 +424,71 @@ void policy_parse_rules(struct pctx *c, const struct policy_yt_node *seq, const 
 void policy_parse_network(struct pctx *c, const struct policy_yt_node *n)
 {
 	const struct policy_yt_node *v[NET_N];
+	struct wd_policy *p = c->p;
 
-	if (policy_yt_map_keys(c->d, n, "`network`", net_keys, NET_N, v) || !v[NET_ALLOW])
+	if (policy_yt_map_keys(c->d, n, "`network`", net_keys, NET_N, v))
 		return;
-	policy_parse_rules(c, v[NET_ALLOW], "network.allow");
+	if (v[NET_ASK])
+		parse_ask(c, v[NET_ASK]);
+	if (v[NET_ASK_TIMEOUT]) {
+		uint64_t t;
+
+		if (!policy_yt_uint(c->d, v[NET_ASK_TIMEOUT], "network.ask_timeout", 1,
+				    POLICY_ASK_TIMEOUT_MAX, &t))
+			p->ask_timeout_s = (unsigned)t;
+	}
+	if (v[NET_ALLOW])
+		policy_parse_rules(c, v[NET_ALLOW], "network.allow");
+}
+
+int policy_ask_match(const struct wd_policy *p, const char *host, uint16_t port)
+{
+	int m;
+
+	if (!p || !host)
+		return -ENOENT;
+	if (p->ask) {
+		m = port ? policy_match(p->ask, host, port) : policy_match_name(p->ask, host);
+		if (m >= 0)
+			return m;
+	}
+	return p->ask_any ? POLICY_ASK_ANY : -ENOENT;
+}
+
+unsigned policy_ask_timeout_s(const struct wd_policy *p)
+{
+	return p && p->ask_timeout_s ? p->ask_timeout_s : POLICY_ASK_TIMEOUT_DEFAULT;
+}
+
+int policy_ask_copy(struct wd_policy *to, const struct wd_policy *from)
+{
+	const struct wd_policy *f = from->ask;
+	struct wd_policy *a;
+
+	to->ask_any = from->ask_any;
+	to->ask_timeout_s = from->ask_timeout_s;
+	if (!f)
+		return 0;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	to->ask = a;
+	a->version = 1;
+	a->rules = calloc(f->nrules ? f->nrules : 1, sizeof(*a->rules));
+	if (!a->rules)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nrules; i++) {
+		const struct policy_rule *r = &f->rules[i];
+		struct policy_rule *q = &a->rules[a->nrules++];
+
+		*q = (struct policy_rule){.kind = r->kind, .line = r->line, .col = r->col};
+		q->host = r->host ? strdup(r->host) : NULL;
+		q->text = r->text ? strdup(r->text) : NULL;
+		q->ports = calloc(r->nports ? r->nports : 1, sizeof(*q->ports));
+		if ((r->host && !q->host) || (r->text && !q->text) || !q->ports)
+			return -ENOMEM;
+		memcpy(q->ports, r->ports, r->nports * sizeof(*q->ports));
+		q->nports = r->nports;
+	}
+	return policy_matcher_build(a) < 0 ? -ENOMEM : 0;
 }

@@ -330,6 +330,11 @@ struct policy_tool_net {
  * @tool_net:	mcp.tools.NAME.network: the tools with network rules of their own, in file
  *		order (an effective policy keeps them, each bounded by the ceiling); @ntool_net
  * @audit_files: audit.files, enum policy_audit_files (POLICY_FILES_UNSET when absent)
+ * @ask:	network.ask: the names a person is asked about (a policy of their own, its rules
+ *		and matcher; host rules only), or NULL; policy_ask_match() reads it
+ * @ask_any:	network.ask has `"*"`: every name outside the allow rules is asked about
+ * @ask_timeout_s: network.ask_timeout: how long an ask waits for its answer (0: the default,
+ *		POLICY_ASK_TIMEOUT_DEFAULT)
  * @matcher:	compiled matcher (internal)
  * @validated:	policy_validate() succeeded on it
  *
@@ -383,6 +388,9 @@ struct wd_policy {
 	struct policy_tool_net *tool_net;
 	size_t ntool_net;
 	unsigned audit_files;
+	struct wd_policy *ask;
+	bool ask_any;
+	unsigned ask_timeout_s;
 	struct policy_matcher *matcher;
 	bool validated;
 	bool bounded;
@@ -583,6 +591,32 @@ int policy_merge(struct wd_policy *into, struct wd_policy *from, int line_offset
 
 /** policy_free() - release a policy; @p may be NULL. */
 void policy_free(struct wd_policy *p);
+
+/* network.ask_timeout: its default and its bounds (seconds) */
+#define POLICY_ASK_TIMEOUT_DEFAULT 30
+#define POLICY_ASK_TIMEOUT_MAX 600
+
+/**
+ * policy_ask_match() - is @host:@port a name a person is asked about (network.ask)
+ * @p:		the policy
+ * @host:	the name (folded: lower case, no trailing dot)
+ * @port:	the port; 0: on some port (a DNS question)
+ * Return: the index of the ask rule that matches, POLICY_ASK_ANY for `"*"`, or -ENOENT (not
+ * an ask name: the policy's usual denial).
+ */
+int policy_ask_match(const struct wd_policy *p, const char *host, uint16_t port);
+#define POLICY_ASK_ANY 0x7fffffff
+
+/** policy_ask_timeout_s() - network.ask_timeout in seconds, or its default */
+unsigned policy_ask_timeout_s(const struct wd_policy *p);
+
+/**
+ * policy_ask_copy() - @from's network.ask (rules, `"*"`, timeout) copied into @to (an
+ * effective policy under the host's ceiling keeps the policy's asks: the ceiling still
+ * decides, the names it denies are never asked about)
+ * Return: 0, or -ENOMEM.
+ */
+int policy_ask_copy(struct wd_policy *to, const struct wd_policy *from);
 
 /**
  * policy_match() - which rule allows a connection to @host:@port

@@ -221,6 +221,58 @@ static int yaml_backends(struct wd_buf *out, const struct wd_policy *p)
 	return put_backends(out, p, false);
 }
 
+/* network.ask and network.ask_timeout (after network.allow, or with a `network:` of their own) */
+static int yaml_ask(struct wd_buf *out, const struct wd_policy *p)
+{
+	int ret = 0;
+
+	if (!(p->ask && p->ask->nrules) && !p->ask_any && !p->ask_timeout_s)
+		return 0;
+	if (!p->rules)
+		ret |= wd_buf_puts(out, "network:\n");
+	if ((p->ask && p->ask->nrules) || p->ask_any) {
+		ret |= wd_buf_puts(out, "  ask:\n");
+		if (p->ask_any)
+			ret |= wd_buf_puts(out, "    - \"*\"\n");
+		for (size_t i = 0; p->ask && i < p->ask->nrules; i++) {
+			const struct policy_rule *r = &p->ask->rules[i];
+
+			ret |= wd_buf_printf(out, "    - { host: \"%s%s\"",
+					     r->kind == POLICY_RULE_WILDCARD ? "*." : "", r->host);
+			ret |= yaml_ports(out, r);
+			ret |= wd_buf_puts(out, "\n");
+		}
+	}
+	if (p->ask_timeout_s)
+		ret |= wd_buf_printf(out, "  ask_timeout: %u\n", p->ask_timeout_s);
+	return ret;
+}
+
+/* network.ask in JSON: ,"ask":[{"host","ports","text"}...],"ask_any","ask_timeout" (only
+ * when the policy has one: the keys of a policy without asks stay as they were) */
+static int json_ask(struct wd_buf *out, const struct wd_policy *p)
+{
+	int ret = 0;
+
+	if (!(p->ask && p->ask->nrules) && !p->ask_any && !p->ask_timeout_s)
+		return 0;
+	ret |= wd_buf_puts(out, ",\"ask\":[");
+	for (size_t i = 0; p->ask && i < p->ask->nrules; i++) {
+		const struct policy_rule *r = &p->ask->rules[i];
+
+		ret |= wd_buf_printf(out, "%s{\"host\":\"%s%s\",\"ports\":[", i ? "," : "",
+				     r->kind == POLICY_RULE_WILDCARD ? "*." : "", r->host);
+		for (size_t k = 0; k < r->nports; k++)
+			ret |= wd_buf_printf(out, "%s%u", k ? "," : "", r->ports[k]);
+		ret |= wd_buf_puts(out, "],\"text\":");
+		ret |= wd_yaml_quote(out, r->text ? r->text : "");
+		ret |= wd_buf_puts(out, "}");
+	}
+	ret |= wd_buf_printf(out, "],\"ask_any\":%s,\"ask_timeout\":%u",
+			     p->ask_any ? "true" : "false", policy_ask_timeout_s(p));
+	return ret;
+}
+
 int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 {
 	int ret = 0;
@@ -249,6 +301,7 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		for (size_t i = 0; i < p->nrules; i++)
 			ret |= yaml_rule(out, "    ", &p->rules[i]);
 	}
+	ret |= yaml_ask(out, p);
 	if (p->env_allow || p->env_set) {
 		ret |= wd_buf_puts(out, "env:\n");
 		if (p->env_allow) {
@@ -408,7 +461,9 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 		ret |= wd_yaml_quote(out, r->text ? r->text : "");
 		ret |= wd_buf_printf(out, ",\"line\":%d}", r->line);
 	}
-	ret |= wd_buf_puts(out, "]},\"env\":{\"allow\":");
+	ret |= wd_buf_puts(out, "]");
+	ret |= json_ask(out, p);
+	ret |= wd_buf_puts(out, "},\"env\":{\"allow\":");
 	ret |= json_strings(out, p->env_allow, p->nenv_allow);
 	ret |= wd_buf_puts(out, ",\"set\":{");
 	for (size_t i = 0; i < p->nenv_set; i++) {

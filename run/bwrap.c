@@ -469,7 +469,16 @@ int bwrap_file_text(int which, const struct bwrap_spec *s, uid_t uid, gid_t gid,
 			r |= wd_buf_printf(out, "nameserver %s\n", s->host4);
 		if (s->host6[0])
 			r |= wd_buf_printf(out, "nameserver %s\n", s->host6);
-		r |= wd_buf_puts(out, "options edns0 trust-ad\n");
+		r |= wd_buf_puts(out, "options edns0 trust-ad");
+		/* network.ask holds a query while a person answers: the stub waits for it (glibc
+		 * waits 5 s a try by default, and at most 30) */
+		if (s->policy &&
+		    ((s->policy->ask && s->policy->ask->nrules) || s->policy->ask_any)) {
+			unsigned t = policy_ask_timeout_s(s->policy) + 1;
+
+			r |= wd_buf_printf(out, " timeout:%u attempts:1", t < 30 ? t : 30);
+		}
+		r |= wd_buf_puts(out, "\n");
 		break;
 	case 1:
 		r |= wd_buf_puts(out, "127.0.0.1\tlocalhost warden\n::1\tlocalhost ip6-localhost "

@@ -17,6 +17,7 @@ static const char *const flag_names[] = {
     [RUN_FLAG_ALLOW] = "--allow",
     [RUN_FLAG_READ] = "--read",
     [RUN_FLAG_WRITE] = "--write",
+    [RUN_FLAG_ASK] = "--ask",
 };
 
 /* the policy list each flag adds to, as the parser names it in its messages */
@@ -24,6 +25,7 @@ static const char *const flag_lists[] = {
     [RUN_FLAG_ALLOW] = "network.allow",
     [RUN_FLAG_READ] = "filesystem.read",
     [RUN_FLAG_WRITE] = "filesystem.write",
+    [RUN_FLAG_ASK] = "network.ask",
 };
 
 const char *run_flag_name(enum run_flag_kind kind)
@@ -39,7 +41,8 @@ static int put_entry(struct wd_buf *out, const struct run_flag *f, const char *c
 	const char *s = f->arg;
 	int ret;
 
-	if (f->kind != RUN_FLAG_ALLOW && s[0] && s[0] != '/' && s[0] != '~') {
+	if (f->kind != RUN_FLAG_ALLOW && f->kind != RUN_FLAG_ASK && s[0] && s[0] != '/' &&
+	    s[0] != '~') {
 		/* folded as the validator folds it (a trailing `/`, which says "a folder", kept) */
 		ret = wd_buf_printf(&path, "%s/%s", cwd, s);
 		if (!ret && !wd_path_fold(path.data, path.data, path.len + 1)) {
@@ -69,10 +72,11 @@ int run_flags_yaml(const struct run_flag *v, size_t n, const char *cwd, struct w
 		enum run_flag_kind kind;
 	} lists[] = {
 	    {"network:\n  allow:\n", RUN_FLAG_ALLOW},
+	    {"  ask:\n", RUN_FLAG_ASK},
 	    {"filesystem:\n  read:\n", RUN_FLAG_READ},
 	    {"  write:\n", RUN_FLAG_WRITE},
 	};
-	bool fs = false;
+	bool fs = false, net = false;
 	int line = 2, ret;
 
 	if (!n || !cwd || cwd[0] != '/')
@@ -86,12 +90,18 @@ int run_flags_yaml(const struct run_flag *v, size_t n, const char *cwd, struct w
 			any |= v[i].kind == lists[l].kind;
 		if (!any)
 			continue;
-		/* filesystem.write alone needs the `filesystem:` line of its own */
+		/* filesystem.write alone needs the `filesystem:` line of its own, network.ask
+		 * the `network:` one */
 		if (lists[l].kind == RUN_FLAG_WRITE && !fs) {
 			ret = wd_buf_puts(out, "filesystem:\n");
 			line++;
 		}
-		fs |= lists[l].kind != RUN_FLAG_ALLOW;
+		if (lists[l].kind == RUN_FLAG_ASK && !net) {
+			ret = wd_buf_puts(out, "network:\n");
+			line++;
+		}
+		fs |= lists[l].kind == RUN_FLAG_READ || lists[l].kind == RUN_FLAG_WRITE;
+		net |= lists[l].kind == RUN_FLAG_ALLOW;
 		for (const char *c = head; *c; c++)
 			line += *c == '\n';
 		ret = ret ? ret : wd_buf_puts(out, head);

@@ -13,6 +13,7 @@ enum run_flag_kind {
 	RUN_FLAG_ALLOW,
 	RUN_FLAG_READ,
 	RUN_FLAG_WRITE,
+	RUN_FLAG_ASK, /* network.ask */
 };
 
 /**
@@ -25,7 +26,7 @@ struct run_flag {
 	const char *arg;
 };
 
-/** run_flag_name() - "--allow", "--read", "--write" */
+/** run_flag_name() - "--allow", "--read", "--write", "--ask" */
 const char *run_flag_name(enum run_flag_kind kind);
 
 /**

@@ -111,6 +111,9 @@ static int register_made(struct run *r)
 		json_object_set_new(req, "learn", json_true());
 	if (r->o.shadow)
 		json_object_set_new(req, "shadow", json_true());
+	/* network.ask: a person can answer (else the gateway denies asks at once) */
+	if (run_ask_person(r))
+		json_object_set_new(req, "asker", json_true());
 	/* record first: a crash between the two still gets the run unregistered */
 	snprintf(r->rec.gw_socket, sizeof(r->rec.gw_socket), "%s", r->gateway.gw.socket);
 	run_state_save(r);

@@ -187,6 +187,24 @@ struct run_box {
 	struct recorder *files; /* the file-access recorder (audit.files), NULL when off */
 };
 
+/* ask.c: network.ask's requests, one per name the gateway holds for the person (RUN_ASKS_MAX:
+ * the gateway's GW_ASKS_MAX) */
+#define RUN_ASKS_MAX 16
+
+struct run_ask {
+	unsigned gw_id;	    /* the gateway's number of the ask */
+	unsigned timeout_s; /* its deadline, for the message when it passed */
+	char req[33];	    /* the approval store's request id */
+	char name[256];
+};
+
+struct run_asks {
+	int store;	 /* the approval store (run_approval_open_mine()), -1 until the first ask */
+	bool store_said; /* it could not be opened, said once */
+	size_t n;
+	struct run_ask v[RUN_ASKS_MAX];
+};
+
 /*
  * struct run - one `warden run`, built from the parts each stage owns: the driver's own
  * fields (run.c) first, then one part a stage, in the stage table's order. A stage writes its
@@ -221,6 +239,7 @@ struct run {
 	struct run_limits limits;
 	struct run_gateway gateway;
 	struct run_box sandbox;
+	struct run_asks asks;
 };
 
 /**
@@ -491,6 +510,28 @@ bool run_gwclient_find(const struct json_t *ans, const char *id, struct run_coun
  * answer without the array); the errors of run_gw_call().
  */
 int run_gw_learned(struct run *r, struct json_t **ret);
+
+/**
+ * run_ask_wanted() - the run's policy has network.ask (and it is not a trace)
+ */
+bool run_ask_wanted(const struct run *r);
+
+/**
+ * run_ask_person() - network.ask with a person to answer: stderr is a terminal (the run
+ * registers with "asker": true; else its gateway denies asks at once)
+ */
+bool run_ask_person(const struct run *r);
+
+/**
+ * run_ask_tick() - the wait loop's network.ask turn (ask.c): the gateway's new asks made
+ * requests of the approval store and said on stderr; decided requests answered to the
+ * gateway (an approval adds the name to the run's policy first); those whose deadline passed
+ * removed. Errors are said on stderr; the gateway's deadline answers what is left.
+ */
+void run_ask_tick(struct run *r);
+
+/** run_ask_end() - the run's requests still pending removed from the store, the store closed */
+void run_ask_end(struct run *r);
 
 /** run_gwclient_unregister() - unregister a registered run (a failure is said on stderr). */
 void run_gwclient_unregister(struct run *r);

@@ -241,6 +241,8 @@ int run_daemon_up(struct run *r)
 			json_object_set_new(req, "learn", json_true());
 		if (req && r->o.shadow)
 			json_object_set_new(req, "shadow", json_true());
+		if (req && run_ask_person(r))
+			json_object_set_new(req, "asker", json_true());
 		line = req ? json_dumps(req, JSON_COMPACT) : NULL;
 		json_decref(req);
 		if (!line)

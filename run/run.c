@@ -540,6 +540,7 @@ int run_main(const struct run_opts *opts, int argc, char **argv, const struct ru
 	r.network.net.netns_fd = -1;
 	r.sigfd = -1;
 	r.gateway.gw_hold = -1;
+	r.asks.store = -1;
 	run_rootless_init(&r.network.rl);
 	run_stdio_plan(&r);
 	run_sandbox_init(&r);

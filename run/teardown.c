@@ -36,6 +36,7 @@ static void state_remove(struct run *r)
 
 void run_teardown(struct run *r)
 {
+	run_ask_end(r); /* network.ask's requests still pending: no one waits for them now */
 	run_gwclient_unregister(r);
 	/* the embedded gateway stops while the rest is torn down; reaped below */
 	if (r->gateway.gw.embedded && r->gateway.gw.pid > 0)

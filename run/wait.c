@@ -22,6 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* How often network.ask's requests are looked at (ask.c): the gateway's asks, the store */
+#define RUN_ASK_TICK_MS 250
+
 /* How often the memory of a run without a memory cgroup is sampled. */
 #define RSS_SAMPLE_MS 100
 
@@ -178,6 +181,7 @@ void run_wait(struct run *r, struct run_outcome *o)
 		FD_SAMPLE,
 		FD_FIND,
 		FD_PROG,
+		FD_ASK, /* network.ask's turn (ask.c), when a person can answer */
 		FD_N
 	};
 	struct pollfd pfd[FD_N + RUN_STDIO_NPOLL];
@@ -216,6 +220,10 @@ void run_wait(struct run *r, struct run_outcome *o)
 	/* the program's own process, asked for until the backend has it; its end is the run's */
 	pfd[FD_FIND].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	arm(pfd[FD_FIND].fd, PROGRAM_FIND_MS, PROGRAM_FIND_MS);
+	if (run_ask_person(r)) {
+		pfd[FD_ASK].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		arm(pfd[FD_ASK].fd, RUN_ASK_TICK_MS, RUN_ASK_TICK_MS);
+	}
 	for (;;) {
 		/* the stdio relay's descriptors (none when stdio is inherited) */
 		run_stdio_poll(r, pfd + FD_N);
@@ -278,6 +286,12 @@ void run_wait(struct run *r, struct run_outcome *o)
 			program_ended(r, o, procfd);
 			wd_closep(&pfd[FD_PROG].fd);
 			wd_closep(&procfd);
+		}
+		if (pfd[FD_ASK].fd >= 0 && (pfd[FD_ASK].revents & POLLIN)) {
+			uint64_t x;
+
+			if (read(pfd[FD_ASK].fd, &x, sizeof(x)) > 0)
+				run_ask_tick(r);
 		}
 		if (pfd[FD_TIMEOUT].revents & POLLIN) {
 			uint64_t x;

@@ -268,12 +268,66 @@ static void test_learn(void **state)
 	}
 }
 
+/* network.ask: "asker" is a boolean of register; `asks` takes an id; `answer` an id, an ask's
+ * number, a verdict and who answered */
+static void test_ask_ops(void **state)
+{
+	static const char *const refused[][2] = {
+	    {"{\"op\":\"register\",\"id\":\"r\",\"netns\":\"fd\",\"asker\":\"yes\","
+	     "\"policy\":\"\"}",
+	     "`asker` must be true or false"},
+	    {"{\"op\":\"asks\"}", "missing keys"},
+	    {"{\"op\":\"asks\",\"id\":\"r\",\"ask\":\"1\"}", "does not take"},
+	    {"{\"op\":\"answer\",\"id\":\"r\",\"ask\":\"1\",\"verdict\":\"allow\"}",
+	     "missing keys"},
+	    {"{\"op\":\"answer\",\"id\":\"r\",\"ask\":\"0\",\"verdict\":\"allow\",\"by\":\"x\"}",
+	     "`ask` must be"},
+	    {"{\"op\":\"answer\",\"id\":\"r\",\"ask\":\"-1\",\"verdict\":\"allow\",\"by\":\"x\"}",
+	     "`ask` must be"},
+	    {"{\"op\":\"answer\",\"id\":\"r\",\"ask\":\"1\",\"verdict\":\"yes\",\"by\":\"x\"}",
+	     "`verdict` must be"},
+	    {"{\"op\":\"answer\",\"id\":\"r\",\"ask\":\"1\",\"verdict\":\"deny\",\"by\":\"\"}",
+	     "`by` must be"},
+	    {"{\"op\":\"answer\",\"id\":\"r\",\"ask\":\"1\",\"verdict\":\"deny\",\"by\":\"a\\nb\"}",
+	     "`by` must be"},
+	};
+	struct gw_ctl_req r;
+	char why[256] = "";
+
+	(void)state;
+	assert_int_equal(parse("{\"op\":\"register\",\"id\":\"r\",\"netns\":\"fd\","
+			       "\"asker\":true,\"policy\":\"\"}",
+			       &r, why),
+			 0);
+	assert_true(r.asker);
+	gw_ctl_req_clear(&r);
+	assert_int_equal(parse("{\"op\":\"asks\",\"id\":\"r1\"}", &r, why), 0);
+	assert_int_equal(r.op, GW_CTL_ASKS);
+	gw_ctl_req_clear(&r);
+	assert_int_equal(parse("{\"op\":\"answer\",\"id\":\"r1\",\"ask\":\"7\",\"verdict\":"
+			       "\"allow\",\"by\":\"a terminal (uid 0, pid 9)\"}",
+			       &r, why),
+			 0);
+	assert_int_equal(r.op, GW_CTL_ANSWER);
+	assert_int_equal(r.ask, 7);
+	assert_true(r.allow);
+	assert_string_equal(r.by, "a terminal (uid 0, pid 9)");
+	gw_ctl_req_clear(&r);
+	assert_string_equal(gw_ctl_op_name(GW_CTL_ANSWER), "answer");
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		why[0] = '\0';
+		if (parse(refused[i][0], &r, why) != -EINVAL || !strstr(why, refused[i][1]))
+			fail_msg("`%s`: got `%s`, want `%s`", refused[i][0], why, refused[i][1]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_register),   cmocka_unit_test(test_register_netns),
 	    cmocka_unit_test(test_simple_ops), cmocka_unit_test(test_bad),
 	    cmocka_unit_test(test_too_big),    cmocka_unit_test(test_learn),
+	    cmocka_unit_test(test_ask_ops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

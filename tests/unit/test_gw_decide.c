@@ -894,6 +894,60 @@ static void test_ceiling(void **state)
 	policy_diags_free(&d);
 }
 
+/* network.ask: only A/AAAA of a name no rule allows and network.ask names; held when a person
+ * can answer, denied at once when no one can or over TCP; never an allowed name, never the
+ * host's ceiling's denial, never learn mode */
+/* one query of @type for @name under @f's policy: gw_dns_decide(), then gw_ask_decide() */
+static enum gw_ask_action ask_of(struct gw_dns_facts *f, uint16_t type, const char *name,
+				 bool asker, bool tcp, int *rule, struct gw_dns_verdict *v)
+{
+	struct dns_query *q = (struct dns_query *)f->q;
+
+	*q = (struct dns_query){
+	    .header_ok = true, .question_ok = true, .qclass = DNS_CLASS_IN, .qtype = type};
+	snprintf(q->qname, sizeof(q->qname), "%s", name);
+	gw_dns_decide(f, v);
+	return gw_ask_decide(f, v, asker, tcp, rule);
+}
+
+static void test_ask_decide(void **state)
+{
+	static const char yaml[] = "version: 1\nnetwork:\n  allow: [ok.test]\n"
+				   "  ask: [\"*.ask.test\", \"one.test\"]\n";
+	struct policy_diags d;
+	struct wd_policy *p = NULL;
+	struct dns_query q;
+	struct gw_dns_facts f = {.parsed = DNS_OK, .q = &q, .upstream = true};
+	struct gw_dns_verdict v;
+	int rule = -1;
+
+	(void)state;
+	policy_diags_init(&d);
+	assert_int_equal(policy_parse(yaml, strlen(yaml), "a.yaml", &p, &d), 0);
+	policy_diags_free(&d);
+	f.policy = p;
+	assert_int_equal(ask_of(&f, DNS_TYPE_A, "x.ask.test", true, false, &rule, &v), GW_ASK_HOLD);
+	assert_int_equal(v.reason, GW_DR_NOT_ALLOWED);
+	assert_string_equal(p->ask->rules[rule].text, "*.ask.test:80,443");
+	assert_int_equal(ask_of(&f, DNS_TYPE_A, "x.ask.test", false, false, &rule, &v),
+			 GW_ASK_NOBODY);
+	assert_int_equal(ask_of(&f, DNS_TYPE_A, "x.ask.test", true, true, &rule, &v), GW_ASK_TCP);
+	assert_int_equal(ask_of(&f, DNS_TYPE_AAAA, "one.test", true, false, &rule, &v),
+			 GW_ASK_HOLD);
+	/* the positive control's probe, on names that are not asks */
+	assert_int_equal(ask_of(&f, DNS_TYPE_A, "other.test", true, false, &rule, &v), GW_ASK_NONE);
+	assert_int_equal(v.reason, GW_DR_NOT_ALLOWED);
+	assert_int_equal(ask_of(&f, DNS_TYPE_A, "ok.test", true, false, &rule, &v), GW_ASK_NONE);
+	assert_int_equal(v.action, GW_DNS_SYNTHETIC);
+	/* other types of an ask name are not held */
+	assert_int_equal(ask_of(&f, DNS_TYPE_TXT, "x.ask.test", true, false, &rule, &v),
+			 GW_ASK_NONE);
+	/* learn mode decides by the ceiling alone */
+	f.learn = true;
+	assert_int_equal(ask_of(&f, DNS_TYPE_A, "x.ask.test", true, false, &rule, &v), GW_ASK_NONE);
+	policy_free(p);
+}
+
 /* a malformed query: answered with the parser's hint when its header allows, else silence */
 static void test_dns_malformed(void **state)
 {
@@ -998,8 +1052,9 @@ int main(void)
 	    cmocka_unit_test(test_proxy_matrix),   cmocka_unit_test(test_proxy_budget),
 	    cmocka_unit_test(test_later_requests), cmocka_unit_test(test_ssrf_classes),
 	    cmocka_unit_test(test_upstream_pick),  cmocka_unit_test(test_dns_matrix),
-	    cmocka_unit_test(test_dns_malformed),  cmocka_unit_test(test_ceiling),
-	    cmocka_unit_test(test_name_allowed),   cmocka_unit_test(test_recheck),
+	    cmocka_unit_test(test_ask_decide),	   cmocka_unit_test(test_dns_malformed),
+	    cmocka_unit_test(test_ceiling),	   cmocka_unit_test(test_name_allowed),
+	    cmocka_unit_test(test_recheck),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

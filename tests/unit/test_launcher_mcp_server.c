@@ -3,7 +3,7 @@
  * schemas made from the argument tables, tools/call hand-off and bad arguments, each JSON-RPC
  * error code, notifications never answered, cancellations and answers handed on; and the
  * approval store (launcher/approval.c): modes, ids, decisions, links refused. */
-#include "mcp/approval.h"
+#include "run/approval.h"
 #include "mcp/proto.h"
 
 #include <errno.h>
@@ -372,7 +372,7 @@ static void test_requests_out(void **state)
 
 static char dir[256];
 
-static int count(const struct approval_req *req, void *arg)
+static int count(const struct run_approval_req *req, void *arg)
 {
 	(void)req;
 	(*(int *)arg)++;
@@ -381,7 +381,7 @@ static int count(const struct approval_req *req, void *arg)
 
 static void test_approval_store(void **state)
 {
-	struct approval_req a = {0}, b = {0}, got;
+	struct run_approval_req a = {0}, b = {0}, got;
 	char path[512], link[600];
 	struct wd_err err;
 	struct stat st;
@@ -391,58 +391,58 @@ static void test_approval_store(void **state)
 	snprintf(dir, sizeof(dir), "/tmp/wd-test-approval-%d", (int)getpid());
 	snprintf(path, sizeof(path), "%s/state/approvals", dir);
 	wd_err_clear(&err);
-	assert_int_equal(approval_open(path, &fd, &err), 0);
+	assert_int_equal(run_approval_open(path, &fd, &err), 0);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0700);
 	snprintf(a.name, sizeof(a.name), "example.test");
 	a.server_pid = getpid();
-	assert_int_equal(approval_create(fd, &a), 0);
-	assert_true(approval_id_valid(a.id));
+	assert_int_equal(run_approval_create(fd, &a), 0);
+	assert_true(run_approval_id_valid(a.id));
 	snprintf(b.name, sizeof(b.name), "*.example.test");
-	assert_int_equal(approval_create(fd, &b), 0);
+	assert_int_equal(run_approval_create(fd, &b), 0);
 	assert_string_not_equal(a.id, b.id);
 	snprintf(link, sizeof(link), "%s/%s.json", path, a.id);
 	assert_int_equal(stat(link, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
-	assert_int_equal(approval_list(fd, count, &n), 0);
+	assert_int_equal(run_approval_list(fd, count, &n), 0);
 	assert_int_equal(n, 2);
-	assert_int_equal(approval_read(fd, a.id, &got), 0);
-	assert_int_equal(got.state, APPROVAL_PENDING);
+	assert_int_equal(run_approval_read(fd, a.id, &got), 0);
+	assert_int_equal(got.state, RUN_APPROVAL_PENDING);
 	assert_string_equal(got.name, "example.test");
 	/* decided once */
-	assert_int_equal(approval_decide(fd, a.id, true, "test"), 0);
-	assert_int_equal(approval_read(fd, a.id, &got), 0);
-	assert_int_equal(got.state, APPROVAL_APPROVED);
+	assert_int_equal(run_approval_decide(fd, a.id, true, "test"), 0);
+	assert_int_equal(run_approval_read(fd, a.id, &got), 0);
+	assert_int_equal(got.state, RUN_APPROVAL_APPROVED);
 	assert_string_equal(got.decided_by, "test");
-	assert_int_equal(approval_decide(fd, a.id, false, "test"), -EALREADY);
-	assert_int_equal(approval_decide(fd, b.id, false, "test"), 0);
-	assert_int_equal(approval_read(fd, b.id, &got), 0);
-	assert_int_equal(got.state, APPROVAL_DENIED);
+	assert_int_equal(run_approval_decide(fd, a.id, false, "test"), -EALREADY);
+	assert_int_equal(run_approval_decide(fd, b.id, false, "test"), 0);
+	assert_int_equal(run_approval_read(fd, b.id, &got), 0);
+	assert_int_equal(got.state, RUN_APPROVAL_DENIED);
 	/* ids of the wrong shape, unknown ids */
-	assert_false(approval_id_valid("../../etc/passwd"));
-	assert_false(approval_id_valid("abc"));
-	assert_int_equal(approval_read(fd, "../x", &got), -EINVAL);
-	assert_int_equal(approval_decide(fd, "0123456789abcdef0123456789abcdef", true, "t"),
+	assert_false(run_approval_id_valid("../../etc/passwd"));
+	assert_false(run_approval_id_valid("abc"));
+	assert_int_equal(run_approval_read(fd, "../x", &got), -EINVAL);
+	assert_int_equal(run_approval_decide(fd, "0123456789abcdef0123456789abcdef", true, "t"),
 			 -ENOENT);
-	assert_int_equal(approval_remove(fd, a.id), 0);
-	assert_int_equal(approval_remove(fd, b.id), 0);
+	assert_int_equal(run_approval_remove(fd, a.id), 0);
+	assert_int_equal(run_approval_remove(fd, b.id), 0);
 	/* a request file that is a link is not followed */
 	snprintf(path, sizeof(path), "%s/state/approvals/0123456789abcdef0123456789abcdef.json",
 		 dir);
 	assert_int_equal(symlink("/etc/hostname", path), 0);
-	assert_int_equal(approval_read(fd, "0123456789abcdef0123456789abcdef", &got), -ELOOP);
+	assert_int_equal(run_approval_read(fd, "0123456789abcdef0123456789abcdef", &got), -ELOOP);
 	unlink(path);
 	close(fd);
 	/* a store others may enter, and one that is a link, are refused */
 	snprintf(path, sizeof(path), "%s/state/approvals", dir);
 	assert_int_equal(chmod(path, 0755), 0);
-	assert_int_equal(approval_open(path, &fd2, &err), -EPERM);
+	assert_int_equal(run_approval_open(path, &fd2, &err), -EPERM);
 	assert_non_null(strstr(err.msg, "0700"));
 	rmdir(path);
 	snprintf(link, sizeof(link), "%s/elsewhere", dir);
 	assert_int_equal(mkdir(link, 0700), 0);
 	assert_int_equal(symlink(link, path), 0);
-	assert_true(approval_open(path, &fd2, &err) < 0);
+	assert_true(run_approval_open(path, &fd2, &err) < 0);
 	assert_non_null(strstr(err.msg, "link"));
 	unlink(path);
 	rmdir(link);

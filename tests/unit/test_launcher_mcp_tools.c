@@ -133,7 +133,7 @@ static void server_up(const char *policy_text)
 	snprintf(M.state_dir, sizeof(M.state_dir), "%s/state", tmp);
 	assert_int_equal(mkdir(M.state_dir, 0700), 0);
 	wd_err_clear(&err);
-	assert_int_equal(approval_open(M.approval_dir, &M.approval_fd, &err), 0);
+	assert_int_equal(run_approval_open(M.approval_dir, &M.approval_fd, &err), 0);
 	policy_diags_init(&d);
 	assert_int_equal(policy_parse(policy_text, strlen(policy_text), "test.yaml", &M.base, &d),
 			 0);
@@ -169,7 +169,7 @@ static void server_down(void)
 	assert_int_equal(nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
 }
 
-static int count_req(const struct approval_req *req, void *arg)
+static int count_req(const struct run_approval_req *req, void *arg)
 {
 	(void)req;
 	(*(size_t *)arg)++;
@@ -181,7 +181,7 @@ static size_t store_count(void)
 {
 	size_t n = 0;
 
-	assert_int_equal(approval_list(M.approval_fd, count_req, &n), 0);
+	assert_int_equal(run_approval_list(M.approval_fd, count_req, &n), 0);
 	return n;
 }
 

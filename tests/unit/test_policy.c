@@ -688,6 +688,81 @@ static void test_sandbox_docker_image(void **state)
 
 /* mcp.allowlist: approval is the default, locked is kept through render and parse; the same
  * for mcp.audit_log's session and all */
+/* network.ask: names a person is asked about; "*"; ask_timeout; rendered and parsed again;
+ * merged (--ask over -p); kept under a ceiling */
+static void test_network_ask(void **state)
+{
+	struct wd_buf y = WD_BUF_INIT;
+	struct policy_diags d;
+	struct wd_policy *p, *q, *f;
+
+	(void)state;
+	p = parse_ok("version: 1\nnetwork:\n  allow: [a.test]\n", &d);
+	assert_int_equal(policy_ask_match(p, "b.test", 0), -ENOENT);
+	assert_int_equal(policy_ask_timeout_s(p), POLICY_ASK_TIMEOUT_DEFAULT);
+	policy_free(p);
+	policy_diags_free(&d);
+	p = parse_ok("version: 1\nnetwork:\n  allow: [a.test]\n  ask: [\"*.ask.test\", "
+		     "\"one.test:8443\"]\n  ask_timeout: 5\n",
+		     &d);
+	assert_true(policy_ask_match(p, "x.ask.test", 0) >= 0);
+	assert_true(policy_ask_match(p, "x.ask.test", 443) >= 0);
+	assert_int_equal(policy_ask_match(p, "x.ask.test", 22), -ENOENT);
+	assert_true(policy_ask_match(p, "one.test", 0) >= 0);
+	assert_int_equal(policy_ask_match(p, "one.test", 443), -ENOENT);
+	assert_int_equal(policy_ask_match(p, "other.test", 0), -ENOENT);
+	/* an ask name is not allowed by it */
+	assert_true(policy_match(p, "x.ask.test", 443) < 0);
+	assert_int_equal(policy_ask_timeout_s(p), 5);
+	assert_int_equal(policy_render_yaml(p, &y), 0);
+	assert_non_null(strstr(wd_buf_cstr(&y), "  ask:\n    - { host: \"*.ask.test\""));
+	assert_non_null(strstr(wd_buf_cstr(&y), "  ask_timeout: 5\n"));
+	{
+		struct wd_buf j = WD_BUF_INIT;
+
+		assert_int_equal(policy_render_json(p, &j), 0);
+		assert_non_null(strstr(wd_buf_cstr(&j),
+				       ",\"ask\":[{\"host\":\"*.ask.test\",\"ports\":"
+				       "[80,443],\"text\":\"*.ask.test:80,443\"}"));
+		assert_non_null(strstr(wd_buf_cstr(&j), "\"ask_any\":false,\"ask_timeout\":5}"));
+		wd_buf_free(&j);
+	}
+	policy_diags_free(&d);
+	q = parse_ok(wd_buf_cstr(&y), &d);
+	assert_true(policy_ask_match(q, "x.ask.test", 0) >= 0);
+	assert_int_equal(policy_ask_timeout_s(q), 5);
+	policy_free(q);
+	policy_diags_free(&d);
+	/* --ask over -p: the union */
+	f = parse_ok("version: 1\nnetwork:\n  ask: [\"*\"]\n", &d);
+	assert_int_equal(policy_ask_match(f, "any.test", 0), POLICY_ASK_ANY);
+	policy_diags_free(&d);
+	assert_int_equal(policy_merge(p, f, 0), 0);
+	assert_int_equal(policy_ask_match(p, "any.test", 0), POLICY_ASK_ANY);
+	assert_true(policy_ask_match(p, "x.ask.test", 0) >= 0);
+	policy_free(f);
+	/* a copy (what the ceiling's effective policy keeps) */
+	q = calloc(1, sizeof(*q));
+	assert_non_null(q);
+	assert_int_equal(policy_ask_copy(q, p), 0);
+	assert_true(policy_ask_match(q, "x.ask.test", 0) >= 0);
+	assert_true(q->ask_any);
+	assert_int_equal(policy_ask_timeout_s(q), 5);
+	policy_free(q);
+	policy_free(p);
+	/* no addresses, a timeout in bounds */
+	policy_diags_init(&d);
+	assert_int_not_equal(policy_parse("version: 1\nnetwork:\n  ask: [{cidr: \"10.0.0.0/8\"}]\n",
+					  50, "t.yaml", &p, &d),
+			     0);
+	policy_diags_free(&d);
+	policy_diags_init(&d);
+	assert_int_not_equal(
+	    policy_parse("version: 1\nnetwork:\n  ask_timeout: 0\n", 37, "t.yaml", &p, &d), 0);
+	policy_diags_free(&d);
+	wd_buf_free(&y);
+}
+
 static void test_mcp_allowlist(void **state)
 {
 	struct wd_buf y = WD_BUF_INIT, j = WD_BUF_INIT;
@@ -1181,6 +1256,7 @@ static const struct CMUnitTest fixed_tests[] = {
     cmocka_unit_test(test_sandbox_allow),
     cmocka_unit_test(test_sandbox_docker_image),
     cmocka_unit_test(test_mcp_allowlist),
+    cmocka_unit_test(test_network_ask),
     cmocka_unit_test(test_render_roundtrip),
     cmocka_unit_test(test_match_exact),
     cmocka_unit_test(test_match_wildcard),

@@ -1,7 +1,7 @@
 /* approval.c - the approval store of `warden mcp`'s allowlist additions (approval.h): one
  * 0600 JSON file a request in a 0700 folder of the user's, opened relative to the folder's
  * descriptor with O_NOFOLLOW, rewritten by rename so a reader never sees half a file. */
-#include "mcp/approval.h"
+#include "run/approval.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,17 +17,17 @@
 #include <unistd.h>
 
 static const char *const state_names[] = {
-    [APPROVAL_PENDING] = "pending",
-    [APPROVAL_APPROVED] = "approved",
-    [APPROVAL_DENIED] = "denied",
+    [RUN_APPROVAL_PENDING] = "pending",
+    [RUN_APPROVAL_APPROVED] = "approved",
+    [RUN_APPROVAL_DENIED] = "denied",
 };
 
-const char *approval_state_name(enum approval_state s)
+const char *run_approval_state_name(enum run_approval_state s)
 {
 	return (unsigned)s < WD_ARRAY_SIZE(state_names) ? state_names[s] : "?";
 }
 
-int approval_dir(char *out, size_t size)
+int run_approval_dir(char *out, size_t size)
 {
 	const char *state = getenv("XDG_STATE_HOME");
 	const char *home = getenv("HOME");
@@ -48,7 +48,7 @@ int approval_dir(char *out, size_t size)
 	return n > 0 && (size_t)n < size ? 0 : -ENAMETOOLONG;
 }
 
-int approval_open(const char *dir, int *ret_fd, struct wd_err *err)
+int run_approval_open(const char *dir, int *ret_fd, struct wd_err *err)
 {
 	char parent[4096];
 	struct stat st;
@@ -94,17 +94,17 @@ int approval_open(const char *dir, int *ret_fd, struct wd_err *err)
 	return 0;
 }
 
-bool approval_id_valid(const char *id)
+bool run_approval_id_valid(const char *id)
 {
 	size_t i;
 
 	for (i = 0; id[i]; i++)
 		if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
 			return false;
-	return i == APPROVAL_ID_LEN;
+	return i == RUN_APPROVAL_ID_LEN;
 }
 
-static int write_req(int dfd, const struct approval_req *req, bool fresh)
+static int write_req(int dfd, const struct run_approval_req *req, bool fresh)
 {
 	char file[64];
 	json_t *j;
@@ -113,7 +113,7 @@ static int write_req(int dfd, const struct approval_req *req, bool fresh)
 
 	j = json_pack("{s:s, s:s, s:s, s:i, s:I, s:s, s:s}", "id", req->id, "name", req->name,
 		      "run", req->run, "server_pid", (int)req->server_pid, "created",
-		      (json_int_t)req->created, "state", approval_state_name(req->state),
+		      (json_int_t)req->created, "state", run_approval_state_name(req->state),
 		      "decided_by", req->decided_by);
 	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
@@ -147,24 +147,24 @@ static int write_req(int dfd, const struct approval_req *req, bool fresh)
 	return ret;
 }
 
-int approval_create(int dfd, struct approval_req *req)
+int run_approval_create(int dfd, struct run_approval_req *req)
 {
-	uint8_t b[APPROVAL_ID_LEN / 2];
+	uint8_t b[RUN_APPROVAL_ID_LEN / 2];
 
 	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
 		return -EIO;
 	for (size_t i = 0; i < sizeof(b); i++)
 		snprintf(req->id + 2 * i, 3, "%02x", b[i]);
 	req->created = (long long)time(NULL);
-	req->state = APPROVAL_PENDING;
+	req->state = RUN_APPROVAL_PENDING;
 	req->decided_by[0] = '\0';
 	return write_req(dfd, req, true);
 }
 
-int approval_read(int dfd, const char *id, struct approval_req *ret_req)
+int run_approval_read(int dfd, const char *id, struct run_approval_req *ret_req)
 {
 	const char *name = NULL, *run = NULL, *state = NULL, *rid = NULL, *by = "";
-	struct approval_req req = {0};
+	struct run_approval_req req = {0};
 	char file[64], buf[2048];
 	json_int_t created = 0;
 	int fd, spid = 0;
@@ -173,7 +173,7 @@ int approval_read(int dfd, const char *id, struct approval_req *ret_req)
 	ssize_t n;
 	json_t *j;
 
-	if (!approval_id_valid(id))
+	if (!run_approval_id_valid(id))
 		return -EINVAL;
 	snprintf(file, sizeof(file), "%s.json", id);
 	fd = openat(dfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -202,10 +202,10 @@ int approval_read(int dfd, const char *id, struct approval_req *ret_req)
 	snprintf(req.decided_by, sizeof(req.decided_by), "%s", by);
 	req.server_pid = spid;
 	req.created = created;
-	req.state = !strcmp(state, "approved") ? APPROVAL_APPROVED
-		    : !strcmp(state, "denied") ? APPROVAL_DENIED
-					       : APPROVAL_PENDING;
-	bad = strcmp(state, approval_state_name(req.state)) != 0;
+	req.state = !strcmp(state, "approved") ? RUN_APPROVAL_APPROVED
+		    : !strcmp(state, "denied") ? RUN_APPROVAL_DENIED
+					       : RUN_APPROVAL_PENDING;
+	bad = strcmp(state, run_approval_state_name(req.state)) != 0;
 	json_decref(j);
 	if (bad)
 		return -EINVAL;
@@ -213,31 +213,31 @@ int approval_read(int dfd, const char *id, struct approval_req *ret_req)
 	return 0;
 }
 
-int approval_decide(int dfd, const char *id, bool approve, const char *by)
+int run_approval_decide(int dfd, const char *id, bool approve, const char *by)
 {
-	struct approval_req req;
-	int ret = approval_read(dfd, id, &req);
+	struct run_approval_req req;
+	int ret = run_approval_read(dfd, id, &req);
 
 	if (ret)
 		return ret;
-	if (req.state != APPROVAL_PENDING)
+	if (req.state != RUN_APPROVAL_PENDING)
 		return -EALREADY;
-	req.state = approve ? APPROVAL_APPROVED : APPROVAL_DENIED;
+	req.state = approve ? RUN_APPROVAL_APPROVED : RUN_APPROVAL_DENIED;
 	snprintf(req.decided_by, sizeof(req.decided_by), "%s", by);
 	return write_req(dfd, &req, false);
 }
 
-int approval_remove(int dfd, const char *id)
+int run_approval_remove(int dfd, const char *id)
 {
 	char file[64];
 
-	if (!approval_id_valid(id))
+	if (!run_approval_id_valid(id))
 		return -EINVAL;
 	snprintf(file, sizeof(file), "%s.json", id);
 	return unlinkat(dfd, file, 0) < 0 ? -errno : 0;
 }
 
-int approval_list(int dfd, int (*fn)(const struct approval_req *req, void *arg), void *arg)
+int run_approval_list(int dfd, int (*fn)(const struct run_approval_req *req, void *arg), void *arg)
 {
 	int fd = dup(dfd);
 	struct dirent *de;
@@ -254,40 +254,41 @@ int approval_list(int dfd, int (*fn)(const struct approval_req *req, void *arg),
 	}
 	rewinddir(d);
 	while (!ret && (de = readdir(d))) {
-		char id[APPROVAL_ID_LEN + 1];
-		struct approval_req req;
+		char id[RUN_APPROVAL_ID_LEN + 1];
+		struct run_approval_req req;
 		size_t len = strlen(de->d_name);
 
-		if (len != APPROVAL_ID_LEN + 5 || strcmp(de->d_name + APPROVAL_ID_LEN, ".json"))
+		if (len != RUN_APPROVAL_ID_LEN + 5 ||
+		    strcmp(de->d_name + RUN_APPROVAL_ID_LEN, ".json"))
 			continue;
-		memcpy(id, de->d_name, APPROVAL_ID_LEN);
-		id[APPROVAL_ID_LEN] = '\0';
-		if (!approval_read(dfd, id, &req))
+		memcpy(id, de->d_name, RUN_APPROVAL_ID_LEN);
+		id[RUN_APPROVAL_ID_LEN] = '\0';
+		if (!run_approval_read(dfd, id, &req))
 			ret = fn(&req, arg);
 	}
 	closedir(d);
 	return ret;
 }
 
-int approval_open_mine(int *ret_fd, char *why, size_t size)
+int run_approval_open_mine(int *ret_fd, char *why, size_t size)
 {
 	char dir[4096];
 	struct wd_err err;
 	int ret;
 
-	if (approval_dir(dir, sizeof(dir))) {
+	if (run_approval_dir(dir, sizeof(dir))) {
 		snprintf(why, size,
 			 "no state folder for the approval store: set HOME or XDG_STATE_HOME");
 		return -ENOENT;
 	}
 	wd_err_clear(&err);
-	ret = approval_open(dir, ret_fd, &err);
+	ret = run_approval_open(dir, ret_fd, &err);
 	if (ret)
 		snprintf(why, size, "%.300s", err.msg);
 	return ret;
 }
 
-void approval_announce(FILE *f, const struct approval_req *req)
+void run_approval_announce(FILE *f, const struct run_approval_req *req)
 {
 	wd_say(f,
 	       "warden mcp: approval needed: the agent asks to add %s to %s%s (request %s); a "
@@ -296,10 +297,11 @@ void approval_announce(FILE *f, const struct approval_req *req)
 	       req->id, req->id);
 }
 
-int approval_ask(const char *run, const char *by, char *const *names, int n, char *why, size_t size)
+int run_approval_ask(const char *run, const char *by, char *const *names, int n, char *why,
+		     size_t size)
 {
 	size_t off;
-	int fd = -1, ret = approval_open_mine(&fd, why, size);
+	int fd = -1, ret = run_approval_open_mine(&fd, why, size);
 
 	if (ret)
 		return ret;
@@ -308,11 +310,11 @@ int approval_ask(const char *run, const char *by, char *const *names, int n, cha
 			       "approval; pending:",
 			       run, by);
 	for (int i = 0; i < n && !ret; i++) {
-		struct approval_req q = {0};
+		struct run_approval_req q = {0};
 
 		snprintf(q.name, sizeof(q.name), "%s", names[i]);
 		snprintf(q.run, sizeof(q.run), "%s", run);
-		ret = approval_create(fd, &q);
+		ret = run_approval_create(fd, &q);
 		if (!ret && off < size)
 			off += (size_t)snprintf(why + off, size - off,
 						" %s (warden allowlist approve %s, then again with "
@@ -327,21 +329,22 @@ int approval_ask(const char *run, const char *by, char *const *names, int n, cha
 	return -EINPROGRESS;
 }
 
-int approval_check(const char *id, const char *run, const char *name, int n, char *why, size_t size)
+int run_approval_check(const char *id, const char *run, const char *name, int n, char *why,
+		       size_t size)
 {
-	struct approval_req q = {0};
+	struct run_approval_req q = {0};
 	int fd = -1, ret;
 
-	if (!approval_id_valid(id) || n != 1) {
+	if (!run_approval_id_valid(id) || n != 1) {
 		snprintf(why, size, "--approved takes one request id and one name");
 		return -EINVAL;
 	}
-	ret = approval_open_mine(&fd, why, size);
+	ret = run_approval_open_mine(&fd, why, size);
 	if (ret)
 		return ret;
-	ret = approval_read(fd, id, &q);
+	ret = run_approval_read(fd, id, &q);
 	close(fd);
-	if (ret || q.state != APPROVAL_APPROVED || strcmp(q.run, run) || strcmp(q.name, name)) {
+	if (ret || q.state != RUN_APPROVAL_APPROVED || strcmp(q.run, run) || strcmp(q.name, name)) {
 		snprintf(why, size,
 			 "request %s is not an approved request to add %s to run %s (a person "
 			 "approves with warden allowlist approve)",

@@ -8,8 +8,8 @@
  * "denied" (a new file renamed over it); the server notices, applies it, audits it and removes
  * the file. docs/mcp.md describes the rule.
  */
-#ifndef WARDEN_MCP_APPROVAL_H
-#define WARDEN_MCP_APPROVAL_H
+#ifndef WARDEN_RUN_APPROVAL_H
+#define WARDEN_RUN_APPROVAL_H
 
 #include "common/common.h"
 
@@ -18,17 +18,17 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#define APPROVAL_ID_LEN 32
+#define RUN_APPROVAL_ID_LEN 32
 
-enum approval_state {
-	APPROVAL_PENDING,
-	APPROVAL_APPROVED,
-	APPROVAL_DENIED,
+enum run_approval_state {
+	RUN_APPROVAL_PENDING,
+	RUN_APPROVAL_APPROVED,
+	RUN_APPROVAL_DENIED,
 };
 
 /**
- * struct approval_req - one request
- * @id:		its id (APPROVAL_ID_LEN hex digits)
+ * struct run_approval_req - one request
+ * @id:		its id (RUN_APPROVAL_ID_LEN hex digits)
  * @name:	the name asked for (a network.allow entry: "host", "*.suffix", "host:443")
  * @run:	the live run it is for ("" for new runs)
  * @server_pid:	the `warden mcp` that asked
@@ -36,87 +36,88 @@ enum approval_state {
  * @state:	pending, approved or denied
  * @decided_by:	approved or denied: who ("terminal uid 1000", "elicitation")
  */
-struct approval_req {
-	char id[APPROVAL_ID_LEN + 1];
+struct run_approval_req {
+	char id[RUN_APPROVAL_ID_LEN + 1];
 	char name[256];
 	char run[32];
 	pid_t server_pid;
 	long long created;
-	enum approval_state state;
+	enum run_approval_state state;
 	char decided_by[64];
 };
 
 /**
- * approval_dir() - the store's folder path
+ * run_approval_dir() - the store's folder path
  * @out:	filled in
  * @size:	its size
  * Return: 0, or -ENOENT when no home folder is known, -ENAMETOOLONG.
  */
-int approval_dir(char *out, size_t size);
+int run_approval_dir(char *out, size_t size);
 
 /**
- * approval_open() - open (creating it 0700 when missing) the store folder
- * @dir:	approval_dir()'s path
+ * run_approval_open() - open (creating it 0700 when missing) the store folder
+ * @dir:	run_approval_dir()'s path
  * @ret_fd:	a CLOEXEC descriptor of the folder
  * @err:	why not
  * A link, a folder of another user or one that others may enter is refused.
  * Return: 0, or a negative errno with @err set.
  */
-int approval_open(const char *dir, int *ret_fd, struct wd_err *err);
+int run_approval_open(const char *dir, int *ret_fd, struct wd_err *err);
 
-/** approval_id_valid() - true when @id has the shape of a request id */
-bool approval_id_valid(const char *id);
+/** run_approval_id_valid() - true when @id has the shape of a request id */
+bool run_approval_id_valid(const char *id);
 
 /**
- * approval_create() - write a new pending request
+ * run_approval_create() - write a new pending request
  * @dfd:	the store
  * @req:	name, run and server_pid set; id, created and state are filled in
  * Return: 0, or a negative errno.
  */
-int approval_create(int dfd, struct approval_req *req);
+int run_approval_create(int dfd, struct run_approval_req *req);
 
 /**
- * approval_read() - read request @id
+ * run_approval_read() - read request @id
  * Return: 0, -ENOENT (no such request), -EINVAL (malformed), or a negative errno.
  */
-int approval_read(int dfd, const char *id, struct approval_req *ret_req);
+int run_approval_read(int dfd, const char *id, struct run_approval_req *ret_req);
 
 /**
- * approval_decide() - approve or deny pending request @id
+ * run_approval_decide() - approve or deny pending request @id
  * @dfd:	the store
  * @id:		the request
  * @approve:	approve (else deny)
  * @by:		who decided, for the audit event
  * Return: 0, -ENOENT (no such request), -EALREADY (decided before), or a negative errno.
  */
-int approval_decide(int dfd, const char *id, bool approve, const char *by);
+int run_approval_decide(int dfd, const char *id, bool approve, const char *by);
 
-/** approval_remove() - remove request @id (done with). Return: 0 or a negative errno. */
-int approval_remove(int dfd, const char *id);
+/** run_approval_remove() - remove request @id (done with). Return: 0 or a negative errno. */
+int run_approval_remove(int dfd, const char *id);
 
 /**
- * approval_list() - call @fn for each readable request in the store
+ * run_approval_list() - call @fn for each readable request in the store
  * Return: 0, or a negative errno (from reading the folder, or the first non-zero of @fn).
  */
-int approval_list(int dfd, int (*fn)(const struct approval_req *req, void *arg), void *arg);
+int run_approval_list(int dfd, int (*fn)(const struct run_approval_req *req, void *arg), void *arg);
 
 /**
- * approval_open_mine() - the caller's own store (approval_dir()), opened (approval_open())
+ * run_approval_open_mine() - the caller's own store (run_approval_dir()), opened
+ * (run_approval_open())
  * @ret_fd:	its descriptor, on success (the caller closes it)
  * @why:	what failed, on failure (@size bytes)
  * Return: 0, -ENOENT (no state folder: HOME and XDG_STATE_HOME unset), or a negative errno.
  */
-int approval_open_mine(int *ret_fd, char *why, size_t size);
+int run_approval_open_mine(int *ret_fd, char *why, size_t size);
 
 /**
- * approval_announce() - say on @f (the server's stderr: the person running it, not the model)
+ * run_approval_announce() - say on @f (the server's stderr: the person running it, not the model)
  * that request @req waits for a person's approval, and the commands that decide it; the name
  * and run are escaped (wd_say())
  */
-void approval_announce(FILE *f, const struct approval_req *req);
+void run_approval_announce(FILE *f, const struct run_approval_req *req);
 
 /**
- * approval_ask() - one pending request per name in the caller's store, for run @run (no
+ * run_approval_ask() - one pending request per name in the caller's store, for run @run (no
  * server: `warden allowlist RUN add` of a run `warden mcp` started)
  * @run:	the run's id
  * @by:		what started the run (its started_by), for @why
@@ -124,19 +125,19 @@ void approval_announce(FILE *f, const struct approval_req *req);
  * @why:	on -EINPROGRESS, the requests and how to approve them; else what failed
  * Return: -EINPROGRESS (the requests were made), or a negative errno.
  */
-int approval_ask(const char *run, const char *by, char *const *names, int n, char *why,
-		 size_t size);
+int run_approval_ask(const char *run, const char *by, char *const *names, int n, char *why,
+		     size_t size);
 
 /**
- * approval_check() - request @id of the caller's store approves adding @name to run @run
+ * run_approval_check() - request @id of the caller's store approves adding @name to run @run
  * @why:	why not, on failure
  * Return: 0, -EINVAL (not one id and one name), -EPERM (not such an approved request), or a
  * negative errno of the store.
  */
-int approval_check(const char *id, const char *run, const char *name, int n, char *why,
-		   size_t size);
+int run_approval_check(const char *id, const char *run, const char *name, int n, char *why,
+		       size_t size);
 
-/** approval_state_name() - "pending", "approved", "denied" */
-const char *approval_state_name(enum approval_state s);
+/** run_approval_state_name() - "pending", "approved", "denied" */
+const char *run_approval_state_name(enum run_approval_state s);
 
 #endif

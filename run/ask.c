@@ -1,0 +1,307 @@
+/* ask.c - `warden run`'s side of network.ask: the launcher holds the person's terminal, so it
+ * is who asks.
+ *
+ * Theory of operation. A run whose policy has network.ask registers with "asker": true when a
+ * person can answer (stderr is a terminal: run_ask_person()); without one the gateway denies
+ * every ask at once ("no one to ask") and nothing here runs. While the program runs, the wait
+ * loop calls run_ask_tick() every RUN_ASK_TICK_MS: the gateway's `asks` op lists the names it
+ * holds (gateway/dnsask.c); each new one becomes a request in the person's approval store
+ * (run/approval.c, the store `warden mcp` uses too) and one line on stderr naming the request
+ * and the commands that answer it (`warden approve ID`, `warden deny ID`). Each tick reads the
+ * pending requests again: a decided one is sent to the gateway with the `answer` op -- for an
+ * approval, after the name (with the ask rule's ports) was added to the run's policy through
+ * `replace`, so that the held query's answer and the connection that follows are the policy's
+ * own. An approval is for this run only. A request whose ask the gateway no longer lists (its
+ * deadline passed) is removed from the store, and said. At the end run_ask_end() removes the
+ * requests still pending. A program that may write the store (a write grant holding it) could
+ * approve its own asks: such a run asks no one (store_writable()).
+ */
+#include "run/internal.h"
+#include "run/approval.h"
+#include "run/gw.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* how long a tick's requests to the gateway may take */
+#define ASK_GW_TIMEOUT_MS 2000
+
+bool run_ask_wanted(const struct run *r)
+{
+	const struct wd_policy *p = r->input.pol;
+
+	return p && !r->learn && ((p->ask && p->ask->nrules) || p->ask_any);
+}
+
+/* a write grant that holds the approval store would let the program write its own approvals:
+ * then nobody is asked (fail closed). Return: the grant's path, or NULL */
+static const char *store_writable(const struct run *r)
+{
+	const struct wd_policy *p = r->input.pol;
+	char dir[PATH_MAX];
+
+	if (run_approval_dir(dir, sizeof(dir)))
+		return "(no state folder)";
+	for (size_t i = 0; i < p->nwrite; i++) {
+		const char *g = p->write[i].real ? p->write[i].real : p->write[i].path;
+		size_t n = g ? strlen(g) : 0;
+
+		if (n && !strncmp(dir, g, n) && (dir[n] == '/' || !dir[n] || !strcmp(g, "/")))
+			return g;
+	}
+	return NULL;
+}
+
+bool run_ask_person(const struct run *r)
+{
+	static int said;
+	const char *g;
+
+	if (!run_ask_wanted(r) || !isatty(STDERR_FILENO))
+		return false;
+	g = store_writable(r);
+	if (g && !said++)
+		wd_say(stderr,
+		       "warden: network.ask: the program may write %s, which holds the approval "
+		       "store: no one is asked, asks are denied",
+		       g);
+	return !g;
+}
+
+static const char *program_name(const struct run *r)
+{
+	const char *p = r->input.argv && r->input.argv[0] ? r->input.argv[0] : "the program";
+	const char *slash = strrchr(p, '/');
+
+	return slash ? slash + 1 : p;
+}
+
+/* the name's rule (the ask rule's ports, or 80 and 443 for "*") as one policy of one rule */
+static int name_policy(const struct run *r, const char *name, struct wd_policy **ret)
+{
+	const struct wd_policy *p = r->input.pol;
+	int m = policy_ask_match(p, name, 0);
+	struct wd_buf doc = WD_BUF_INIT;
+	struct policy_diags d;
+	int ret_parse;
+
+	if (m < 0)
+		return -EPERM;
+	if (wd_buf_puts(&doc, "version: 1\nnetwork:\n  allow:\n    - { host: ") ||
+	    wd_yaml_quote(&doc, name) || wd_buf_puts(&doc, ", ports: ["))
+		goto oom;
+	if (m == POLICY_ASK_ANY) {
+		if (wd_buf_puts(&doc, "80, 443"))
+			goto oom;
+	} else {
+		const struct policy_rule *rule = &p->ask->rules[m];
+
+		for (size_t i = 0; i < rule->nports; i++)
+			if (wd_buf_printf(&doc, "%s%u", i ? ", " : "", rule->ports[i]) < 0)
+				goto oom;
+	}
+	if (wd_buf_puts(&doc, "] }\n"))
+		goto oom;
+	policy_diags_init(&d);
+	ret_parse = policy_parse(doc.data, doc.len, "ask", ret, &d);
+	policy_diags_free(&d);
+	wd_buf_free(&doc);
+	return ret_parse;
+oom:
+	wd_buf_free(&doc);
+	return -ENOMEM;
+}
+
+/* the run's policy with @name added (for this run), given to its gateway and kept beside its
+ * record (what `warden allowlist RUN` shows). Return: 0 or -errno, @why said */
+static int grant(struct run *r, const char *name, char *why, size_t wsize)
+{
+	const char *slash = strrchr(r->input.policy_abs, '/');
+	struct wd_policy *p = NULL, *add = NULL;
+	struct wd_buf text = WD_BUF_INIT;
+	struct policy_diags d;
+	char path[PATH_MAX + 32];
+	json_t *req;
+	int ret;
+
+	policy_diags_init(&d);
+	ret = policy_parse(r->input.policy_text, r->input.policy_len, "policy", &p, &d);
+	policy_diags_free(&d);
+	if (!ret)
+		ret = name_policy(r, name, &add);
+	if (!ret)
+		ret = policy_merge(p, add, 0);
+	if (!ret)
+		ret = policy_render_yaml(p, &text) ? -ENOMEM : 0;
+	policy_free(p);
+	policy_free(add);
+	if (ret) {
+		snprintf(why, wsize, "the run's policy with %s added: %s", name, strerror(-ret));
+		wd_buf_free(&text);
+		return ret;
+	}
+	req = json_pack("{s:s, s:s, s:s, s:s%}", "op", "replace", "id", r->id, "policy_name",
+			slash ? slash + 1 : r->input.policy_abs, "policy", text.data, text.len);
+	ret = req ? run_gw_call(r->gateway.gw.socket, req, ASK_GW_TIMEOUT_MS, NULL, why, wsize)
+		  : -ENOMEM;
+	json_decref(req);
+	if (ret) {
+		wd_buf_free(&text);
+		return ret;
+	}
+	free(r->input.policy_text);
+	r->input.policy_text = text.data;
+	r->input.policy_len = text.len;
+	snprintf(path, sizeof(path), "%s/%s", r->state_dir, RUN_POLICY_FILE);
+	(void)wd_write_file_atomic(AT_FDCWD, path, r->input.policy_text, r->input.policy_len, 0);
+	return 0;
+}
+
+static struct run_ask *ask_known(struct run_asks *a, unsigned gw_id)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].gw_id == gw_id)
+			return &a->v[i];
+	return NULL;
+}
+
+/* a new ask of the gateway: a request in the store, a line for the person */
+static void ask_new(struct run *r, unsigned gw_id, const char *name, unsigned timeout_s)
+{
+	struct run_asks *a = &r->asks;
+	struct run_approval_req q = {0};
+	struct run_ask *k;
+	char why[300];
+	int ret;
+
+	if (a->n == RUN_ASKS_MAX)
+		return; /* the gateway holds at most as many: its deadline answers */
+	if (a->store < 0 && run_approval_open_mine(&a->store, why, sizeof(why))) {
+		if (!a->store_said)
+			wd_say(stderr, "warden: ask: the approval store: %s; asks time out", why);
+		a->store_said = true;
+		a->store = -1;
+		return;
+	}
+	snprintf(q.name, sizeof(q.name), "%s", name);
+	snprintf(q.run, sizeof(q.run), "%s", r->id);
+	q.server_pid = getpid();
+	ret = run_approval_create(a->store, &q);
+	if (ret) {
+		wd_say(stderr, "warden: ask: the approval store: %s", strerror(-ret));
+		return;
+	}
+	k = &a->v[a->n++];
+	*k = (struct run_ask){.gw_id = gw_id, .timeout_s = timeout_s};
+	snprintf(k->req, sizeof(k->req), "%s", q.id);
+	snprintf(k->name, sizeof(k->name), "%s", name);
+	wd_say(stderr,
+	       "warden: ask %s: %s wants %s \xe2\x80\x94 `warden approve %s` or `warden deny %s` "
+	       "(%u s)",
+	       k->req, program_name(r), k->name, k->req, k->req, timeout_s);
+}
+
+/* @k is done: out of the list and the store */
+static void ask_drop(struct run_asks *a, struct run_ask *k)
+{
+	if (a->store >= 0)
+		(void)run_approval_remove(a->store, k->req);
+	*k = a->v[--a->n];
+}
+
+/* a decided request: the name granted for this run (an approval), the gateway told */
+static void ask_decided(struct run *r, struct run_ask *k, const struct run_approval_req *q)
+{
+	bool allow = q->state == RUN_APPROVAL_APPROVED;
+	char why[600] = "", ask[16];
+	json_t *req;
+	int ret = 0;
+
+	if (allow)
+		ret = grant(r, k->name, why, sizeof(why));
+	if (ret) {
+		wd_say(stderr, "warden: ask %s: approved, but %s could not be added: %s; denied",
+		       k->req, k->name, why);
+		allow = false;
+	}
+	snprintf(ask, sizeof(ask), "%u", k->gw_id);
+	req = json_pack("{s:s, s:s, s:s, s:s, s:s}", "op", "answer", "id", r->id, "ask", ask,
+			"verdict", allow ? "allow" : "deny", "by",
+			q->decided_by[0] ? q->decided_by : "a person");
+	ret =
+	    req ? run_gw_call(r->gateway.gw.socket, req, ASK_GW_TIMEOUT_MS, NULL, why, sizeof(why))
+		: -ENOMEM;
+	json_decref(req);
+	if (ret)
+		wd_say(stderr, "warden: ask %s: the gateway did not take the answer: %s", k->req,
+		       why);
+	else
+		wd_say(stderr, "warden: ask %s: %s %s for this run", k->req,
+		       allow ? "approved" : "denied", k->name);
+}
+
+void run_ask_tick(struct run *r)
+{
+	struct run_asks *a = &r->asks;
+	json_t *req = json_pack("{s:s, s:s}", "op", "asks", "id", r->id), *ans = NULL, *v, *it;
+	bool listed[RUN_ASKS_MAX] = {false};
+	char why[300];
+	size_t i;
+
+	if (!req ||
+	    run_gw_call(r->gateway.gw.socket, req, ASK_GW_TIMEOUT_MS, &ans, why, sizeof(why))) {
+		json_decref(req);
+		return; /* the gateway's deadlines answer what waits */
+	}
+	json_decref(req);
+	v = json_object_get(ans, "asks");
+	json_array_foreach(v, i, it)
+	{
+		json_int_t id = json_integer_value(json_object_get(it, "ask"));
+		const char *name = json_string_value(json_object_get(it, "name"));
+		json_int_t t = json_integer_value(json_object_get(it, "timeout_s"));
+		struct run_ask *k;
+
+		if (id <= 0 || id > UINT_MAX || !name)
+			continue;
+		k = ask_known(a, (unsigned)id);
+		if (!k) {
+			ask_new(r, (unsigned)id, name, (unsigned)(t > 0 ? t : 0));
+			k = ask_known(a, (unsigned)id);
+		}
+		if (k)
+			listed[k - a->v] = true;
+	}
+	json_decref(ans);
+	for (i = a->n; i-- > 0;) {
+		struct run_ask *k = &a->v[i];
+		struct run_approval_req q;
+
+		if (!listed[i]) {
+			wd_say(stderr, "warden: ask %s: no answer in %u s: %s denied", k->req,
+			       k->timeout_s, k->name);
+			ask_drop(a, k);
+			continue;
+		}
+		if (a->store < 0 || run_approval_read(a->store, k->req, &q) ||
+		    q.state == RUN_APPROVAL_PENDING)
+			continue;
+		ask_decided(r, k, &q);
+		ask_drop(a, k);
+	}
+}
+
+void run_ask_end(struct run *r)
+{
+	struct run_asks *a = &r->asks;
+
+	while (a->n)
+		ask_drop(a, &a->v[a->n - 1]);
+	wd_closep(&a->store);
+}
