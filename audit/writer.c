@@ -66,6 +66,9 @@ struct audit_log {
 	audit_digest_fn digest;	      /* chained: the line digest (chain.c); NULL: not chained */
 	uint8_t last[AUDIT_HASH_LEN]; /* chained: the digest of our last line, valid at @end */
 	struct wd_buf chained;	      /* chained: '\n' + the batch with its "prev" members */
+	ssize_t next_hole;	      /* ship_queue()'s hole for the line queued next, or -1 */
+	ssize_t *holes;		      /* per queued line: its shipped copy's hole, or -1 */
+	size_t capholes;
 	char path[];
 };
 
@@ -206,6 +209,7 @@ int audit_log_open(const char *path, struct audit_log **ret_log, struct wd_err *
 	log->fd = fd;
 	log->rfd = rfd;
 	log->end = -1;
+	log->next_hole = -1;
 	log->by_path = true;
 	strcpy(log->path, path);
 	if (asprintf(&log->rotated, "%s" AUDIT_ROTATED_SUFFIX, path) < 0) {
@@ -343,6 +347,7 @@ static int chain_batch(struct audit_log *log, off_t size, const char **p, size_t
 	const char *at = *p, *end = *p + *n;
 	char hex[2 * AUDIT_HASH_LEN + 1];
 	struct wd_buf *c = &log->chained;
+	size_t k = 0;
 
 	(void)prev_of(log, size, prev);
 	wd_buf_reset(c);
@@ -363,6 +368,9 @@ static int chain_batch(struct audit_log *log, off_t size, const char **p, size_t
 		if (wd_buf_append(c, at, len) < 0 ||
 		    wd_buf_printf(c, ",\"prev\":\"%s\"}\n", hex) < 0)
 			return -ENOMEM;
+		if (log->ship && k < log->nqueued)
+			ship_fill(log->ship, log->holes[k], hex);
+		k++;
 		log->digest(c->data + start, c->len - start - 1, prev);
 		at = nl + 1;
 	}
@@ -424,13 +432,25 @@ static int queue_buf(struct audit_log *log, const struct wd_buf *b, struct wd_er
 {
 	int ret = 0;
 
+	ssize_t hole = log->next_hole;
+
+	log->next_hole = -1;
+	if (log->nqueued == log->capholes) {
+		size_t cap = log->capholes ? 2 * log->capholes : 16;
+		ssize_t *h = realloc(log->holes, cap * sizeof(*h));
+
+		if (!h)
+			return wd_err_set(err, -ENOMEM, "out of memory");
+		log->holes = h;
+		log->capholes = cap;
+	}
 	if (!log->queue.len)
 		ret = wd_buf_append(&log->queue, "\n", 1); /* room for a repair newline */
 	if (!ret)
 		ret = wd_buf_append(&log->queue, b->data, b->len);
 	if (ret < 0)
 		return wd_err_set(err, ret, "out of memory");
-	log->nqueued++;
+	log->holes[log->nqueued++] = hole;
 	return 0;
 }
 
@@ -454,10 +474,11 @@ static void queue_ship_notices(struct audit_log *log)
 		ev.reason = reason;
 		clock_gettime(CLOCK_REALTIME, &ev.ts);
 		wd_buf_reset(&b);
-		if (audit_event_encode(&ev, &b, NULL) < 0 || queue_buf(log, &b, NULL) < 0)
+		if (audit_event_encode(&ev, &b, NULL) < 0)
 			continue;
-		if (ship)
-			ship_queue(log->ship, &ev, b.data, b.len);
+		if (ship) /* first: queue_buf() takes its hole */
+			log->next_hole = ship_queue(log->ship, &ev, b.data, b.len, log->digest);
+		(void)queue_buf(log, &b, NULL);
 	}
 	wd_buf_free(&b);
 }
@@ -559,6 +580,7 @@ static int flush_queue(struct audit_log *log, unsigned flags, struct wd_err *err
 out:
 	wd_buf_reset(&log->queue);
 	log->nqueued = 0;
+	log->next_hole = -1;
 	if (log->ship) {
 		ship_commit(log->ship, ret >= 0);
 		queue_ship_notices(log);
@@ -589,12 +611,14 @@ int audit_log_write(struct audit_log *log, const struct audit_event *ev, unsigne
 				return ret;
 		}
 		if (log->ship) /* after that flush: the sink gets it with its own batch */
-			ship_queue(log->ship, ev, log->buf.data, log->buf.len);
+			log->next_hole =
+			    ship_queue(log->ship, ev, log->buf.data, log->buf.len, log->digest);
 		return queue_line(log, err);
 	}
 	/* an immediate write carries the queued lines with it, in order */
 	if (log->ship)
-		ship_queue(log->ship, ev, log->buf.data, log->buf.len);
+		log->next_hole =
+		    ship_queue(log->ship, ev, log->buf.data, log->buf.len, log->digest);
 	ret = queue_line(log, err);
 	if (ret < 0)
 		return ret;
@@ -689,6 +713,7 @@ int audit_log_from_fd(int fd, const char *label, struct audit_log **ret_log, str
 	log->fd = fd;
 	log->rfd = rfd;
 	log->end = -1;
+	log->next_hole = -1;
 	strcpy(log->path, label);
 	*ret_log = log;
 	return 0;
@@ -729,6 +754,7 @@ void audit_log_close(struct audit_log *log)
 	wd_buf_free(&log->buf);
 	wd_buf_free(&log->queue);
 	wd_buf_free(&log->chained);
+	free(log->holes);
 	free(log->rotated);
 	free(log);
 }
@@ -760,7 +786,8 @@ int audit_log_write_encoded(struct audit_log *log, const struct audit_event *ev,
 	if (ret < 0)
 		return wd_err_set(err, ret, "out of memory");
 	if (log->ship)
-		ship_queue(log->ship, ev, log->buf.data, log->buf.len);
+		log->next_hole =
+		    ship_queue(log->ship, ev, log->buf.data, log->buf.len, log->digest);
 	ret = queue_line(log, err);
 	if (ret < 0)
 		return ret;
