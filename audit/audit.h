@@ -790,6 +790,18 @@ int audit_sign_line(const struct audit_key *k, const char *line, size_t len, str
  */
 int audit_line_signed_part(const char *line, size_t len, struct wd_buf *out, uint8_t sig[64]);
 
+/**
+ * audit_base64() - @n bytes at @p in standard base64 (with padding), appended to @out
+ * Return: 0 or -ENOMEM.
+ */
+int audit_base64(const void *p, size_t n, struct wd_buf *out);
+
+/**
+ * audit_unbase64() - standard base64 text (with padding) decoded, appended to @out
+ * Return: 0; -EINVAL when @s is not base64; -ENOMEM.
+ */
+int audit_unbase64(const char *s, size_t n, struct wd_buf *out);
+
 /* ------------------------------------------------------------------ verify (verify.c) */
 
 /**

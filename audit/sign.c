@@ -278,3 +278,38 @@ int audit_line_signed_part(const char *line, size_t len, struct wd_buf *out, uin
 	out->len = n;
 	return wd_buf_append(out, "}", 1);
 }
+
+int audit_base64(const void *p, size_t n, struct wd_buf *out)
+{
+	char *tmp = malloc(4 * ((n + 2) / 3) + 1);
+	int len, ret;
+
+	if (!tmp)
+		return -ENOMEM;
+	len = EVP_EncodeBlock((unsigned char *)tmp, p, (int)n);
+	ret = len < 0 ? -EINVAL : wd_buf_append(out, tmp, (size_t)len);
+	free(tmp);
+	return ret;
+}
+
+int audit_unbase64(const char *s, size_t n, struct wd_buf *out)
+{
+	unsigned char *tmp;
+	size_t pad = 0;
+	int len, ret;
+
+	if (n % 4)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '\n' || s[i] == ' ' || s[i] == '\r')
+			return -EINVAL; /* EVP_DecodeBlock would skip them */
+	if (n && s[n - 1] == '=')
+		pad = n > 1 && s[n - 2] == '=' ? 2 : 1;
+	tmp = malloc(n / 4 * 3 + 1);
+	if (!tmp)
+		return -ENOMEM;
+	len = EVP_DecodeBlock(tmp, (const unsigned char *)s, (int)n);
+	ret = len < 0 || (size_t)len < pad ? -EINVAL : wd_buf_append(out, tmp, (size_t)len - pad);
+	free(tmp);
+	return ret;
+}
