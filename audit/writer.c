@@ -365,8 +365,9 @@ static int chain_batch(struct audit_log *log, off_t size, const char **p, size_t
 			hex[2 * i + 1] = "0123456789abcdef"[prev[i] & 15];
 		}
 		hex[sizeof(hex) - 1] = '\0';
-		if (wd_buf_append(c, at, len) < 0 ||
-		    wd_buf_printf(c, ",\"prev\":\"%s\"}\n", hex) < 0)
+		if (wd_buf_append(c, at, len) < 0 || wd_buf_append(c, ",\"prev\":\"", 9) < 0 ||
+		    wd_buf_append(c, hex, 2 * AUDIT_HASH_LEN) < 0 ||
+		    wd_buf_append(c, "\"}\n", 3) < 0)
 			return -ENOMEM;
 		if (log->ship && k < log->nqueued)
 			ship_fill(log->ship, log->holes[k], hex);
