@@ -19,6 +19,8 @@ T=$(lab_tmpdir wd-audit-chain)
 chmod 0755 "$T"
 lab_on_exit rm -rf "$T"
 A=$T/audit.jsonl
+# the runs' signing key: made by the first run (not in the machine's /root/.local/state)
+export WARDEN_AUDIT_KEY=$T/keys/audit-key.pem
 export WARDEN_GATEWAY_BIN=$GW WARDEN_POOL=0
 
 cat >"$T/net.yaml" <<YAML

@@ -47,9 +47,6 @@ lab_require_root()
 	fi
 	ip netns delete "$probe" 2>/dev/null
 	_lab_private_run
-	# root's runs sign their run records with a key of the suite's own (docs/audit.md), not
-	# one made in the machine's /root/.local/state; the tmpfs goes with the suite
-	export WARDEN_AUDIT_KEY=${WARDEN_AUDIT_KEY:-/run/warden-lab/audit-key.pem}
 	return 0
 }
 
