@@ -201,6 +201,10 @@ static int check_line(struct vstate *v, const char *line, size_t len, struct aud
 			    file, (unsigned long long)(no - 1));
 		v->chained = true;
 	} else if (v->chained || !first_file) {
+		if (audit_event_decode(line, len, &ev, NULL) < 0)
+			return fail(res, AUDIT_VERIFY_BROKEN, file, no,
+				    "the line is not an audit event (torn by a crash, or edited)");
+		audit_event_clear(&ev);
 		return fail(res, AUDIT_VERIFY_UNCHAINED, file, no,
 			    "the line has no \"prev\": it was written or changed by something "
 			    "that is not a chained Warden writer");

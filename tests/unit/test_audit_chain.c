@@ -210,6 +210,60 @@ static void test_chain_tamper(void **state)
 	assert_int_equal(line, 3);
 }
 
+/* an older writer's lines before the chain are counted and allowed; a crash's torn fragment
+ * is linked to (its bytes hashed) and reported as no event; a line that is not one line is
+ * refused by audit_log_write_encoded() */
+static void test_chain_older_and_torn(void **state)
+{
+	struct fixture *f = *state;
+	static const char old[] = "{\"ts\":\"2023-11-14T22:13:20.000000Z\",\"run\":\"\",\"type\":"
+				  "\"dns\",\"action\":\"dns.query\",\"allowed\":true,\"resource\":"
+				  "\"x\",\"reason\":\"\"}\n";
+	const char *paths[] = {f->log};
+	struct audit_verify_result res;
+	struct audit_event ev = {0};
+	struct audit_log *a;
+	struct wd_err err;
+	char buf[16384], *v[64];
+	uint64_t line;
+	FILE *fp;
+
+	fp = fopen(f->log, "we");
+	assert_non_null(fp);
+	fputs(old, fp);
+	fputs(old, fp);
+	fclose(fp);
+	assert_int_equal(audit_log_open(f->log, &a, &err), 0);
+	audit_log_chain(a);
+	put(a, "r1", "dns.query", 0);
+	put(a, "r1", "dns.query", 0);
+	audit_log_close(a);
+	assert_int_equal(audit_verify(paths, 1, NULL, 0, &res, &err), 0);
+	assert_int_equal(res.status, AUDIT_VERIFY_OK);
+	assert_int_equal(res.unchained, 2);
+	assert_int_equal(lines_of(f->log, buf, sizeof(buf), v), 4);
+	assert_links(v[2], v[1]);
+	/* a torn fragment at the end, then a chained line: it links to the fragment */
+	fp = fopen(f->log, "ae");
+	assert_non_null(fp);
+	fputs("{\"ts\":\"20", fp);
+	fclose(fp);
+	assert_int_equal(audit_log_open(f->log, &a, &err), 0);
+	audit_log_chain(a);
+	put(a, "r1", "dns.query", 0);
+	ev.run = "r1";
+	ev.type = AUDIT_TYPE_DNS;
+	ev.action = "dns.query";
+	assert_int_equal(audit_log_write_encoded(a, &ev, "{\"a\":1}\n{\"b\":2}\n", 16, 0, &err),
+			 -EINVAL);
+	assert_int_equal(audit_log_write_encoded(a, &ev, "{\"a\":1}", 7, 0, &err), -EINVAL);
+	audit_log_close(a);
+	assert_int_equal(lines_of(f->log, buf, sizeof(buf), v), 6);
+	assert_links(v[5], v[4]);
+	assert_int_equal(verify(paths, 1, NULL, &line), AUDIT_VERIFY_BROKEN);
+	assert_int_equal(line, 5);
+}
+
 /* a rotation: the new file's first line links to the ".1" file's last */
 static void test_chain_rotation(void **state)
 {
@@ -435,6 +489,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_chain_links, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_chain_tamper, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_chain_older_and_torn, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_chain_rotation, setup, teardown),
 	    cmocka_unit_test(test_merkle_known),
 	    cmocka_unit_test_setup_teardown(test_key_sign_verify, setup, teardown),
