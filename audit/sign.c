@@ -271,6 +271,8 @@ int audit_line_signed_part(const char *line, size_t len, struct wd_buf *out, uin
 	n = out->len;
 	if (!trailing(out->data, &n, "sig", &v, &vlen))
 		return -ENOENT;
+	if (n < 1 || out->data[0] != '{')
+		return -EBADMSG; /* a record is an object: something before its members */
 	if (vlen != SIG_B64 || EVP_DecodeBlock(raw, (const unsigned char *)v, SIG_B64) != 64 + 2 ||
 	    v[SIG_B64 - 1] != '=' || v[SIG_B64 - 2] != '=')
 		return -EBADMSG;
