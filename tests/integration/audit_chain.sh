@@ -5,7 +5,7 @@
 # run.exit whose signature was altered, and a removed run line whose chain was forged again;
 # `warden attest RUN` parsed with jq and its DSSE signature and the run record's checked by
 # `openssl pkeyutl -verify -rawin` with the exported public key (an outside client), and by
-# `warden attest --verify`. Each negative check has the intact file beside it as its control.
+# `warden attest --verify`; no grant exposes the signing key. Each negative check has its control.
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/lab/lib.sh"
@@ -183,5 +183,35 @@ check_fails --denied 1 "warden attest refuses a run of a log that does not verif
 	"$W" attest --audit-log "$T/edited.jsonl" "$R2"
 check "control: the same run of the intact copy attests" \
 	bash -c '"$0" attest --audit-log "$1" "$2" >/dev/null' "$W" "$T/intact.jsonl" "$R2"
+
+echo "# no grant exposes the signing key"
+# the key's owner made nobody (the program's user in root mode), so only the protection can hide
+# it; these runs log elsewhere
+chown 65534 "$WARDEN_AUDIT_KEY"
+chmod 0755 "$T/keys"
+cat >"$T/keys.yaml" <<YAML
+version: 1
+filesystem:
+  read: ["$T/keys"]
+YAML
+cat >"$T/keys-rw.yaml" <<YAML
+version: 1
+filesystem:
+  write: ["$T/keys"]
+YAML
+# keyprobe: the key's file as the sandbox sees it, under a read grant of its folder
+keyprobe() {
+	in_host "$W" run -q --audit-log "$T/keys-audit.jsonl" -p "$T/keys.yaml" -- \
+		sh -c 'if cat "$0/keys/audit-key.pem" >/dev/null 2>&1; then echo read; else echo hidden; fi' "$T"
+}
+check_eq "a read grant holding the key's folder: the key cannot be read" hidden keyprobe
+check_eq "control: the same probe reads it when the runs sign with another key" read \
+	env WARDEN_AUDIT_KEY="$T/keys2/audit-key.pem" bash -c \
+	"$(declare -f keyprobe in_host _lab_in); W=$W T=$T LAB_HOST_NS=$LAB_HOST_NS keyprobe"
+check_eq "a write grant holding the key is refused (exit 125)" 125 bash -c \
+	'"$0" run -q --audit-log "$1" -p "$2" -- true >/dev/null 2>&1; echo $?' "$W" \
+	"$T/keys-audit.jsonl" "$T/keys-rw.yaml"
+check "control: the same run without that grant runs" \
+	in_host "$W" run -q --audit-log "$T/keys-audit.jsonl" -p "$T/net.yaml" -- true
 
 lab_finish
