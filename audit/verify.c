@@ -15,10 +15,12 @@
  * One pass over the files, oldest first, keeping the digest of the line before. Every line
  * but the very first must end with ,"prev":"HEX"} naming that digest; the first line of the
  * first file links to something this check cannot see (an earlier file, or zeros for the
- * start of the chain), and lines an older writer left before the chain began are counted,
- * not refused (the first chained line still has to link to the last of them). The first
- * line that does not fit is the answer: an edited line shows at the line after it, a removed
- * or reordered one at the line that now follows the gap.
+ * start of the chain); the first line of a later file links to a line of the file before it
+ * (the last one when the rotation was made: the gateway's worker, which cannot follow the
+ * path, may append to the rotated file after that, so any of its lines is taken), and lines an
+ * older writer left before the chain began are counted, not refused (the first chained line still
+ * has to link to the last of them). The first line that does not fit is the answer: an edited line
+ * shows at the line after it, a removed or reordered one at the line that now follows the gap.
  *
  * Each run's lines from its run.start on are kept as digests; a signed run.exit is checked
  * against the first "events" of them (lines of the run written after the launcher read the
@@ -42,6 +44,10 @@ struct vstate {
 	struct wd_buf part;
 	uint8_t prev[AUDIT_HASH_LEN];
 	bool have_prev, chained;
+	const char *prev_file; /* where the line before is */
+	uint64_t prev_no;
+	struct audit_leaves file_lines; /* the digests of the previous file's lines (a rotation) */
+	struct audit_leaves cur_lines;	/* and of this one's, so far */
 };
 
 static bool run_eq(const void *item, const void *key)
@@ -180,6 +186,17 @@ static int check_record(struct vstate *v, const struct audit_event *ev, const ch
 
 /* check_line() - one line (no newline), number @no of @file. Return: 1 a problem, 0 fine,
  * -errno */
+/* in_previous_file() - whether @d is the digest of a line of the file before this one: a new
+ * file's first line links to the line that was last in "PATH.1" when it was made, and a writer
+ * adopted from a descriptor (the gateway's worker) may have appended more there since */
+static bool in_previous_file(const struct vstate *v, const uint8_t d[AUDIT_HASH_LEN])
+{
+	for (size_t i = v->file_lines.n; i > 0; i--)
+		if (!memcmp(v->file_lines.v[i - 1], d, AUDIT_HASH_LEN))
+			return true;
+	return false;
+}
+
 static int check_line(struct vstate *v, const char *line, size_t len, struct audit_key *const *keys,
 		      size_t nkeys, struct audit_verify_result *res, const char *file, uint64_t no,
 		      bool first_file)
@@ -191,14 +208,17 @@ static int check_line(struct vstate *v, const char *line, size_t len, struct aud
 
 	res->lines++;
 	audit_sha256(line, len, d);
+	if (audit_leaves_add(&v->cur_lines, d) < 0)
+		return -ENOMEM;
 	if (line_prev(line, len, named)) {
-		if (v->have_prev && memcmp(named, v->prev, sizeof(named)))
+		if (v->have_prev && memcmp(named, v->prev, sizeof(named)) &&
+		    !(no == 1 && !first_file && in_previous_file(v, named)))
 			return fail(
 			    res, AUDIT_VERIFY_BROKEN, file, no,
 			    "its \"prev\" is not the hash of the line before it: that "
 			    "line (%s:%llu) was changed, or lines between them were removed "
 			    "or reordered",
-			    file, (unsigned long long)(no - 1));
+			    v->prev_file, (unsigned long long)v->prev_no);
 		v->chained = true;
 	} else if (v->chained || !first_file) {
 		if (audit_event_decode(line, len, &ev, NULL) < 0)
@@ -213,6 +233,8 @@ static int check_line(struct vstate *v, const char *line, size_t len, struct aud
 	}
 	memcpy(v->prev, d, sizeof(d));
 	v->have_prev = true;
+	v->prev_file = file;
+	v->prev_no = no;
 	if (audit_event_decode(line, len, &ev, NULL) < 0)
 		return fail(res, AUDIT_VERIFY_BROKEN, file, no,
 			    "the line is not an audit event (torn by a crash, or edited)");
@@ -267,6 +289,10 @@ int audit_verify(const char *const *paths, size_t npaths, struct audit_key *cons
 		if (ret == 0 && ferror(in))
 			ret = wd_err_set(err, -EIO, "cannot read %s", paths[f]);
 		fclose(in);
+		/* this file's lines are what the next file's first line may link to */
+		audit_leaves_free(&v.file_lines);
+		v.file_lines = v.cur_lines;
+		memset(&v.cur_lines, 0, sizeof(v.cur_lines));
 	}
 	if (ret < 0 && ret != -EIO)
 		wd_err_set(err, ret, "verify: %s", strerror(-ret));
@@ -282,6 +308,8 @@ int audit_verify(const char *const *paths, size_t npaths, struct audit_key *cons
 	}
 	free(v.all);
 	wd_htable_free(&v.runs);
+	audit_leaves_free(&v.file_lines);
+	audit_leaves_free(&v.cur_lines);
 	wd_buf_free(&v.part);
 	return ret < 0 ? ret : 0;
 }

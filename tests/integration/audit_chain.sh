@@ -184,6 +184,45 @@ check_fails --denied 1 "warden attest refuses a run of a log that does not verif
 check "control: the same run of the intact copy attests" \
 	bash -c '"$0" attest --audit-log "$1" "$2" >/dev/null' "$W" "$T/intact.jsonl" "$R2"
 
+echo "# a rotation during a run: one chain through PATH.1 and PATH, the run's root over both"
+R=$T/rot/audit.jsonl
+mkdir -p "$T/rot"
+in_host "$W" run -q --audit-log "$R" -p "$T/net.yaml" -- true
+# run A sleeps first; run B, whose cap the file has passed, rotates it as it starts: A's
+# run.start is in .1, its later lines and its run.exit in the new file
+in_host "$W" run -q --audit-log "$R" -p "$T/net.yaml" -- \
+	sh -c "sleep 3; $fetch https://allowed.test/; true" &
+RUN_A=$!
+check "run A has started" lab_wait 20 bash -c \
+	'[[ $(jq -s "[.[] | select(.action == \"run.start\")] | length" "$0") == 2 ]]' "$R"
+RA=$(jq -r -s '[.[] | select(.action == "run.start")][1].run' "$R")
+WARDEN_AUDIT_MAX_BYTES=$(($(stat -c %s "$R") + 100)) \
+	in_host "$W" run -q --audit-log "$R" -p "$T/net.yaml" -- true
+wait "$RUN_A"
+check "the log was rotated during run A (its run.start in .1, its run.exit in the new file)" \
+	bash -c 'jq -e -s --arg r "$1" "any(.[]; .run == \$r and .action == \"run.start\")" "$0.1" &&
+	jq -e -s --arg r "$1" "any(.[]; .run == \$r and .action == \"run.exit\") and
+	 all(.[]; .run != \$r or .action != \"run.start\")" "$0"' "$R" "$RA"
+# the gateway's worker (an adopted descriptor) finishes run A's lines in .1: the link is to the
+# line that was last there when B rotated the file
+check "the new file's first line links to a line of .1" python3 -c '
+import hashlib, json, sys
+old = [hashlib.sha256(l.rstrip("\n").encode()).hexdigest() for l in open(sys.argv[1] + ".1")]
+sys.exit(0 if json.loads(open(sys.argv[1]).readline())["prev"] in old else 1)' "$R"
+check "run A's run.exit is signed, its root over lines of both files" \
+	jq -e -s --arg r "$RA" '[.[] | select(.run == $r and .action == "run.exit")][0] |
+	(.root | startswith("sha256:")) and .events >= 5' "$R"
+check "warden logs --verify passes through both files, the three records checked" \
+	lab_match "OK: .* 3 signed run records verified" "$W" logs --verify --audit-log "$R"
+mkdir -p "$T/rc"
+cp "$R.1" "$T/rc/audit.jsonl.1"
+cp "$R" "$T/rc/audit.jsonl"
+check "control: a copy of the pair verifies" "$W" logs --verify --audit-log "$T/rc/audit.jsonl"
+tail -n +2 "$R" >"$T/rc/audit.jsonl"
+check "the new file's first line removed: exit 1, names its second (now line 1)" bash -c \
+	'out=$("$0" logs --verify --audit-log "$1" 2>&1); [[ $? == 1 && $out == *"$1:1: broken chain"* ]] ||
+	{ echo "$out"; exit 1; }' "$W" "$T/rc/audit.jsonl"
+
 echo "# no grant exposes the signing key"
 # the key's owner made nobody (the program's user in root mode), so only the protection can hide
 # it; these runs log elsewhere
