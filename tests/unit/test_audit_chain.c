@@ -285,6 +285,34 @@ static void test_chain_rotation(void **state)
 	assert_true(n > 0 && m > 0);
 	assert_links(u[0], v[n - 1]);
 	assert_int_equal(verify(paths, 2, NULL, NULL), AUDIT_VERIFY_OK);
+	/* a writer adopted from a descriptor (the gateway's worker) goes on in ".1": the new
+	 * file's first line names a line of ".1" that is no longer its last, which is taken */
+	{
+		int fd = open(f->old, O_RDWR | O_APPEND | O_CLOEXEC);
+		uint64_t line;
+
+		assert_true(fd >= 0);
+		assert_int_equal(audit_log_from_fd(fd, f->old, &a, &err), 0);
+		audit_log_chain(a);
+		put(a, "late", "dns.query",
+		    0); /* not the same bytes as the new file's first line */
+		audit_log_close(a);
+		assert_int_equal(verify(paths, 2, NULL, NULL), AUDIT_VERIFY_OK);
+		/* but a later line of the new file linking to ".1" is not */
+		n = lines_of(f->old, buf, sizeof(buf), v);
+		m = lines_of(f->log, buf2, sizeof(buf2), u);
+		assert_true(m > 1);
+		{
+			char *w[64];
+
+			memcpy(w, u, sizeof(w));
+			w[1] = u[0];
+			w[0] = u[1];
+			write_lines(f->log, w, m);
+			assert_int_equal(verify(paths, 2, NULL, &line), AUDIT_VERIFY_BROKEN);
+			assert_int_equal(line, 1);
+		}
+	}
 }
 
 static void test_merkle_known(void **state)
