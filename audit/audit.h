@@ -137,6 +137,7 @@ enum audit_has {
 	AUDIT_HAS_COUNT = 1u << 12,
 	AUDIT_HAS_PROC_PID = 1u << 13,
 	AUDIT_HAS_CRASHED = 1u << 14,
+	AUDIT_HAS_EVENTS = 1u << 15,
 };
 
 /**
@@ -217,6 +218,10 @@ struct audit_count {
  *		allowed and recorded); written only when true
  * @shadow:	the event is of a shadow run (`warden run --shadow`: policy denials of the
  *		network let through as "would_deny"); written only when true
+ * @root:	run.exit: "sha256:<hex>", the Merkle root of the run's events in this log
+ *		(docs/audit.md, "The signed run record")
+ * @events:	run.exit: how many events @root covers (AUDIT_HAS_EVENTS)
+ * @key:	run.exit: the id of the key that signed the record ("ed25519:<hex>")
  * @priv:	storage owned by a decoded event; NULL when built by a caller.
  *		Release with audit_event_clear().
  *
@@ -273,6 +278,9 @@ struct audit_event {
 	const char *comm;
 	bool learn;
 	bool shadow;
+	const char *root;
+	int64_t events;
+	const char *key;
 
 	void *priv;
 };
@@ -510,7 +518,8 @@ size_t audit_log_last_len(const struct audit_log *log);
 
 /**
  * audit_log_last_line() - the line the last successful audit_log_write() encoded (its
- * newline included), whether written or queued: exactly the bytes the log gets
+ * newline included), whether written or queued: the bytes the log gets, but for the chain's
+ * "prev" a chained writer adds when it writes the line (audit_log_chain())
  * @log:	the writer
  * @ret_len:	its length (0 before the first write)
  *
@@ -624,5 +633,240 @@ int audit_reader_wait(struct audit_reader *r, int timeout_ms);
  * @r:	reader; may be NULL
  */
 void audit_reader_close(struct audit_reader *r);
+
+/* ------------------------------------- the hash chain and signed run records (chain.c, sign.c) */
+
+/* Bytes of a SHA-256 digest. */
+#define AUDIT_HASH_LEN 32
+
+/**
+ * audit_log_chain() - make @log a chained writer: every line it writes ends with
+ * "prev":"<hex>", the SHA-256 of the line before it in the file (docs/audit.md, "The chain")
+ * @log:	writer (by path or from a descriptor opened for reading too)
+ *
+ * The writer reads the file's last line under the lock it already takes, so any number of
+ * chained writers may append to one file. The first line of a file links to the last line
+ * of "<path>.1" when the writer was opened by path and that file exists, else to 64 zeros.
+ * A writer without the chain makes a line a verifier reports as a break: every writer of a
+ * file must be chained.
+ */
+void audit_log_chain(struct audit_log *log);
+
+/**
+ * audit_log_last_hash() - the SHA-256 of the last line this writer wrote (as in the file,
+ * without its newline): the next line's "prev"
+ * @log:	a chained writer
+ * @out:	the digest
+ * Return: 0; -ENODATA when no line was written since the last failure or file change.
+ */
+int audit_log_last_hash(const struct audit_log *log, uint8_t out[AUDIT_HASH_LEN]);
+
+/**
+ * audit_log_write_encoded() - write a line encoded (and signed) by the caller
+ * @log:	writer
+ * @ev:		the event the line encodes (for the shipper)
+ * @line:	the line, ending in "}\n", one JSON object (audit_sign_line()'s output)
+ * @len:	its length
+ * @flags:	AUDIT_WRITE_* (as audit_log_write())
+ * @err:	filled on error; may be NULL
+ * Return: 0, or a negative errno (-EINVAL: not one object line).
+ */
+int audit_log_write_encoded(struct audit_log *log, const struct audit_event *ev, const char *line,
+			    size_t len, unsigned flags, struct wd_err *err);
+
+/**
+ * audit_sha256() - SHA-256 of @len bytes at @p (libcrypto)
+ * @p:		bytes
+ * @len:	their length
+ * @out:	the digest
+ */
+void audit_sha256(const void *p, size_t len, uint8_t out[AUDIT_HASH_LEN]);
+
+/**
+ * audit_hex() - @n bytes as lowercase hex, NUL-terminated
+ * @p:		bytes
+ * @n:		their number
+ * @out:	2 * @n + 1 bytes
+ */
+void audit_hex(const uint8_t *p, size_t n, char *out);
+
+/**
+ * audit_merkle_root() - the Merkle tree hash of @n leaves (RFC 6962 section 2.1 shape: a
+ * node is SHA-256(0x01 || left || right), the split at the largest power of two below @n;
+ * a leaf is given: the SHA-256 of one line)
+ * @leaves:	the leaf digests, in file order
+ * @n:		their number; 0 gives SHA-256 of nothing
+ * @out:	the root
+ */
+void audit_merkle_root(const uint8_t (*leaves)[AUDIT_HASH_LEN], size_t n,
+		       uint8_t out[AUDIT_HASH_LEN]);
+
+/**
+ * struct audit_leaves - a growing list of leaf digests (audit_run_leaves())
+ * @v:		the digests
+ * @n:		how many
+ * @cap:	room for
+ */
+struct audit_leaves {
+	uint8_t (*v)[AUDIT_HASH_LEN];
+	size_t n, cap;
+};
+
+/**
+ * audit_leaves_add() - append one digest
+ * Return: 0 or -ENOMEM.
+ */
+int audit_leaves_add(struct audit_leaves *l, const uint8_t d[AUDIT_HASH_LEN]);
+
+/** audit_leaves_free() - release @l's storage (it is empty afterwards) */
+void audit_leaves_free(struct audit_leaves *l);
+
+/**
+ * audit_run_leaves() - add the SHA-256 of each line of run @run in @path to @l, from @pos
+ * @path:	the log (or its ".1" file)
+ * @pos:	where run.start ended (audit_log_where()), or NULL for the file's start
+ * @run:	the run id
+ * @l:		the list
+ * Return: 0; -ESTALE when @path is not the file @pos is in; another negative errno.
+ */
+int audit_run_leaves(const char *path, const struct audit_log_pos *pos, const char *run,
+		     struct audit_leaves *l);
+
+struct audit_key;
+
+/**
+ * audit_key_load() - an ed25519 key from a PEM file (PKCS#8 private key, or a public key)
+ * @path:	the file
+ * @create:	when the file does not exist, make a new private key there (0600, its folder
+ *		0700, never following a link)
+ * @ret_key:	on success, the key
+ * @err:	filled on error; may be NULL
+ *
+ * A private key file must be a regular file not readable or writable by group or others.
+ * Return: 0, or a negative errno.
+ */
+int audit_key_load(const char *path, bool create, struct audit_key **ret_key, struct wd_err *err);
+
+/** audit_key_free() - release @k (NULL is fine) */
+void audit_key_free(struct audit_key *k);
+
+/** audit_key_id() - "ed25519:<hex of SHA-256 of the 32-byte public key>" */
+const char *audit_key_id(const struct audit_key *k);
+
+/** audit_key_can_sign() - whether @k holds the private half */
+bool audit_key_can_sign(const struct audit_key *k);
+
+/**
+ * audit_key_public_pem() - the public key as PEM (SubjectPublicKeyInfo), appended to @out
+ * Return: 0 or a negative errno.
+ */
+int audit_key_public_pem(const struct audit_key *k, struct wd_buf *out);
+
+/**
+ * audit_key_sign() - ed25519 signature of @len bytes at @msg
+ * @k:		a private key
+ * @msg:	the bytes
+ * @len:	their length
+ * @sig:	the 64-byte signature
+ * Return: 0, or a negative errno (-EINVAL: a public key).
+ */
+int audit_key_sign(const struct audit_key *k, const void *msg, size_t len, uint8_t sig[64]);
+
+/**
+ * audit_key_verify() - check an ed25519 signature
+ * Return: 0 when @sig signs @msg under @k, -EBADMSG when not.
+ */
+int audit_key_verify(const struct audit_key *k, const void *msg, size_t len, const uint8_t sig[64]);
+
+/**
+ * audit_sign_line() - sign an encoded line: @line minus its "}\n" plus
+ * ,"sig":"<base64>"}\n goes to @out, the signature over @line without its newline
+ * @k:		a private key
+ * @line:	one line from audit_event_encode(), ending in "}\n"
+ * @len:	its length
+ * @out:	the signed line is appended
+ * Return: 0, or a negative errno.
+ */
+int audit_sign_line(const struct audit_key *k, const char *line, size_t len, struct wd_buf *out);
+
+/**
+ * audit_line_signed_part() - the bytes a run record's signature covers: @line (no newline)
+ * with its trailing ,"prev":"…" and ,"sig":"…" members removed and "}" put back
+ * @line:	a line as in the file, without its newline
+ * @len:	its length
+ * @out:	the signed bytes are written here (reset first)
+ * @sig:	the signature decoded from "sig"
+ * Return: 0; -ENOENT when the line has no "sig"; -EBADMSG when it is malformed.
+ */
+int audit_line_signed_part(const char *line, size_t len, struct wd_buf *out, uint8_t sig[64]);
+
+/**
+ * audit_base64() - @n bytes at @p in standard base64 (with padding), appended to @out
+ * Return: 0 or -ENOMEM.
+ */
+int audit_base64(const void *p, size_t n, struct wd_buf *out);
+
+/**
+ * audit_unbase64() - standard base64 text (with padding) decoded, appended to @out
+ * Return: 0; -EINVAL when @s is not base64; -ENOMEM.
+ */
+int audit_unbase64(const char *s, size_t n, struct wd_buf *out);
+
+/* ------------------------------------------------------------------ verify (verify.c) */
+
+/**
+ * enum audit_verify_status - what audit_verify() found
+ * @AUDIT_VERIFY_OK:		every link holds, every signed record checks out
+ * @AUDIT_VERIFY_BROKEN:	a line does not link to the one before it (edited, removed,
+ *				reordered), or is not an event
+ * @AUDIT_VERIFY_UNCHAINED:	a line without "prev" after the chain began, or no chain
+ * @AUDIT_VERIFY_BAD_SIG:	a run.exit's signature does not verify
+ * @AUDIT_VERIFY_UNKNOWN_KEY:	a run.exit signed by a key not given
+ * @AUDIT_VERIFY_BAD_ROOT:	a run.exit's root or count does not match the run's events
+ */
+enum audit_verify_status {
+	AUDIT_VERIFY_OK,
+	AUDIT_VERIFY_BROKEN,
+	AUDIT_VERIFY_UNCHAINED,
+	AUDIT_VERIFY_BAD_SIG,
+	AUDIT_VERIFY_UNKNOWN_KEY,
+	AUDIT_VERIFY_BAD_ROOT,
+};
+
+/**
+ * struct audit_verify_result - the outcome of audit_verify()
+ * @status:	the first problem, or AUDIT_VERIFY_OK
+ * @file:	the file of the problem (one of the paths given)
+ * @line:	its line number (1-based)
+ * @why:	what is wrong, for a person
+ * @lines:	lines checked
+ * @runs:	signed run records checked
+ * @unsigned_exits: run.exit records without a signature (crashed runs, older writers)
+ * @unchained:	lines before the first chained line of the first file (an older writer)
+ * @partial:	signed run records whose run.start is in an earlier file: signature
+ *		checked, root not
+ */
+struct audit_verify_result {
+	enum audit_verify_status status;
+	const char *file;
+	uint64_t line;
+	char why[512];
+	uint64_t lines, runs, unsigned_exits, unchained, partial;
+};
+
+/**
+ * audit_verify() - check the chain through @paths (in order: "<path>.1" before the path)
+ * and each signed run.exit (its signature under one of @keys, its root and count against the
+ * run's events before it in these files)
+ * @paths:	the files, oldest first; a missing one is an error
+ * @npaths:	their number
+ * @keys:	the keys a signature may be from
+ * @nkeys:	their number
+ * @res:	the outcome
+ * @err:	filled on an I/O error; may be NULL
+ * Return: 0 (see @res->status), or a negative errno (a file could not be read).
+ */
+int audit_verify(const char *const *paths, size_t npaths, struct audit_key *const *keys,
+		 size_t nkeys, struct audit_verify_result *res, struct wd_err *err);
 
 #endif /* WARDEN_AUDIT_H */

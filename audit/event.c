@@ -71,6 +71,9 @@ const struct opt_field audit_opt_fields[] = {
 	STR("comm", comm),
 	{"learn", FK_BOOL, OFF(learn), 0, 0},
 	{"shadow", FK_BOOL, OFF(shadow), 0, 0},
+	STR("root", root),
+	NUM("events", events, AUDIT_HAS_EVENTS, INT64_MAX),
+	STR("key", key),
 };
 
 _Static_assert(WD_ARRAY_SIZE(audit_opt_fields) == AUDIT_N_OPT_FIELDS,

@@ -165,16 +165,38 @@ static int frame_journald(struct audit_shipper *sh, const struct audit_event *ev
 	return ret ? -ENOMEM : 0;
 }
 
-void ship_queue(struct audit_shipper *sh, const struct audit_event *ev, const char *line,
-		size_t len)
+ssize_t ship_queue(struct audit_shipper *sh, const struct audit_event *ev, const char *line,
+		   size_t len, bool chained)
 {
-	struct wd_buf msg = WD_BUF_INIT;
-	int ret;
+	static const char zeros[SHIP_HOLE_LEN] = {0};
+	struct wd_buf msg = WD_BUF_INIT, tmp = WD_BUF_INIT;
+	ssize_t hole = -1;
+	size_t at;
+	int ret = 0;
 
 	if (len && line[len - 1] == '\n')
 		len--;
-	ret = sh->sink.kind == AUDIT_SINK_JOURNALD ? frame_journald(sh, ev, line, len, &msg)
-						   : frame_syslog(sh, ev, line, len, &msg);
+	if (chained && len && line[len - 1] == '}') {
+		/* the line as the file gets it: its "prev" digits come later (ship_fill()) */
+		ret = wd_buf_append(&tmp, line, len - 1);
+		if (!ret)
+			ret = wd_buf_puts(&tmp, ",\"prev\":\"");
+		if (!ret)
+			ret = wd_buf_append(&tmp, zeros, sizeof(zeros));
+		if (!ret)
+			ret = wd_buf_puts(&tmp, "\"}");
+		line = tmp.data;
+		len = tmp.len;
+	}
+	if (!ret)
+		ret = sh->sink.kind == AUDIT_SINK_JOURNALD ? frame_journald(sh, ev, line, len, &msg)
+							   : frame_syslog(sh, ev, line, len, &msg);
+	if (!ret && tmp.len) {
+		/* journald's MESSAGE= comes first, syslog's MSG last */
+		at = sh->sink.kind == AUDIT_SINK_JOURNALD ? 8 : msg.len - len;
+		hole = (ssize_t)(sh->pending.len + sizeof(msg.len) + at + len - 2 - SHIP_HOLE_LEN);
+	}
+	wd_buf_free(&tmp);
 	/* pending holds [size_t length][bytes] records */
 	if (!ret)
 		ret = wd_buf_append(&sh->pending, &msg.len, sizeof(msg.len));
@@ -185,9 +207,16 @@ void ship_queue(struct audit_shipper *sh, const struct audit_event *ev, const ch
 		sh->dropped++; /* out of memory: the local line is what counts */
 		sh->gap++;
 		outage(sh, -ret);
-		return;
+		return -1;
 	}
 	sh->npending++;
+	return hole;
+}
+
+void ship_fill(struct audit_shipper *sh, ssize_t hole, const char *hex)
+{
+	if (hole >= 0 && (size_t)hole + SHIP_HOLE_LEN <= sh->pending.len)
+		memcpy(sh->pending.data + hole, hex, SHIP_HOLE_LEN);
 }
 
 /* ------------------------------------------------------------------ sockets */

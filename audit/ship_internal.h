@@ -21,17 +21,31 @@ struct audit_shipper;
 int ship_open(const struct audit_sink *sink, const char *app, struct audit_shipper **ret,
 	      struct wd_err *err);
 
+/* Bytes of the chain's hex digest a chained line's copy leaves to be filled (ship_fill()). */
+#define SHIP_HOLE_LEN 64
+
 /**
  * ship_queue() - frame one encoded line for the sink (sent by ship_commit())
  * @sh:		shipper
  * @ev:		the event (its time stamped), for the header
  * @line:	its encoded line (a trailing '\n' is left out)
  * @len:	the line's length
+ * @chained:	the writer adds the chain's "prev" member when it writes the line: the copy
+ *		gets it too, its digest a hole ship_fill() fills once it is known
  *
  * Out of memory counts the event as not shipped.
+ * Return: where the hole is (for ship_fill()), or -1 (not chained, or not queued).
  */
-void ship_queue(struct audit_shipper *sh, const struct audit_event *ev, const char *line,
-		size_t len);
+ssize_t ship_queue(struct audit_shipper *sh, const struct audit_event *ev, const char *line,
+		   size_t len, bool chained);
+
+/**
+ * ship_fill() - the chain's digest (SHIP_HOLE_LEN hex digits) into a queued copy's hole
+ * @sh:		shipper
+ * @hole:	ship_queue()'s answer for that line, in the batch not committed yet
+ * @hex:	the digits
+ */
+void ship_fill(struct audit_shipper *sh, ssize_t hole, const char *hex);
 
 /**
  * ship_commit() - send what ship_queue() framed, or drop it

@@ -1,6 +1,7 @@
 /* writer.c - the audit log writer: safe open (or adoption of a passed descriptor), one locked
  * write() per event or per batch of deferred events, durable events. */
 #include "audit/audit.h"
+#include "audit/chain_internal.h"
 #include "audit/ship_internal.h"
 
 #include <errno.h>
@@ -39,22 +40,35 @@
  * rotated ".1" file; with a size cap it rotates the file itself (rename to ".1", under the
  * old file's lock, then the same reopening).
  *
+ * A chained writer (audit_log_chain()) ends every line with "prev", the SHA-256 of the line
+ * before it in the file. It learns that line under the same lock: when the file still ends
+ * where its own last line ended, from the digest it kept; otherwise it reads the file's last
+ * line back (one pread() for a line of a few hundred bytes). An empty file links to the last
+ * line of "<path>.1" (the rotated file), or to 64 zeros when there is none. The members are
+ * added to the batch as it is written (chain_batch()), so a deferred batch is chained whole.
+ *
  * Opening fails closed: a log we cannot trust (a symlink, a FIFO, a file or
  * folder others can write, a file owned by someone else) is refused with a
  * message that says how to fix it, and the caller does not run unaudited.
  */
 
 struct audit_log {
-	int fd;			    /* O_WRONLY|O_APPEND, for the lines */
-	int rfd;		    /* O_RDONLY on the same inode, to look at the last byte */
-	off_t end;		    /* where our last line ended, -1 when unknown */
-	struct wd_buf buf;	    /* one encoded line (scratch) */
-	struct wd_buf queue;	    /* '\n' + the lines not written yet (AUDIT_WRITE_DEFER) */
-	size_t nqueued;		    /* events in @queue */
-	struct audit_shipper *ship; /* a copy of each line for syslog/journald; NULL: none */
-	bool by_path;		    /* opened by audit_log_open(): may follow @path (rotate.c) */
-	uint64_t max_bytes;	    /* rotate past this size; 0: never (audit_log_set_max()) */
-	char *rotated;		    /* @path + ".1" */
+	int fd;			      /* O_WRONLY|O_APPEND, for the lines */
+	int rfd;		      /* O_RDONLY on the same inode, to look at the last byte */
+	off_t end;		      /* where our last line ended, -1 when unknown */
+	struct wd_buf buf;	      /* one encoded line (scratch) */
+	struct wd_buf queue;	      /* '\n' + the lines not written yet (AUDIT_WRITE_DEFER) */
+	size_t nqueued;		      /* events in @queue */
+	struct audit_shipper *ship;   /* a copy of each line for syslog/journald; NULL: none */
+	bool by_path;		      /* opened by audit_log_open(): may follow @path (rotate.c) */
+	uint64_t max_bytes;	      /* rotate past this size; 0: never (audit_log_set_max()) */
+	char *rotated;		      /* @path + ".1" */
+	audit_digest_fn digest;	      /* chained: the line digest (chain.c); NULL: not chained */
+	uint8_t last[AUDIT_HASH_LEN]; /* chained: the digest of our last line, valid at @end */
+	struct wd_buf chained;	      /* chained: '\n' + the batch with its "prev" members */
+	ssize_t next_hole;	      /* ship_queue()'s hole for the line queued next, or -1 */
+	ssize_t *holes;		      /* per queued line: its shipped copy's hole, or -1 */
+	size_t capholes;
 	char path[];
 };
 
@@ -195,6 +209,7 @@ int audit_log_open(const char *path, struct audit_log **ret_log, struct wd_err *
 	log->fd = fd;
 	log->rfd = rfd;
 	log->end = -1;
+	log->next_hole = -1;
 	log->by_path = true;
 	strcpy(log->path, path);
 	if (asprintf(&log->rotated, "%s" AUDIT_ROTATED_SUFFIX, path) < 0) {
@@ -227,6 +242,145 @@ static bool ends_torn(struct audit_log *log, off_t size)
 	return c != '\n';
 }
 
+/* read_last_line() - the last line of the file open on @fd, which is @size bytes long
+ * (without its newline; a torn last line as it is), into @out. Return: 0 or -errno */
+static int read_last_line(int fd, off_t size, struct wd_buf *out)
+{
+	char block[4096];
+	off_t end = size, start;
+	ssize_t r;
+
+	wd_buf_reset(out);
+	if (fd < 0)
+		return -EBADF;
+	if (size == 0)
+		return 0;
+	if (pread(fd, block, 1, size - 1) != 1)
+		return -EIO;
+	if (block[0] == '\n')
+		end = size - 1;
+	/* look back for the newline before the line, a block at a time */
+	for (start = end; start > 0;) {
+		off_t from = start > (off_t)sizeof(block) ? start - (off_t)sizeof(block) : 0;
+		size_t want = (size_t)(start - from);
+		char *nl = NULL;
+
+		if (end - from > (off_t)AUDIT_LINE_MAX)
+			return -E2BIG;
+		r = pread(fd, block, want, from);
+		if (r != (ssize_t)want)
+			return r < 0 ? -errno : -EIO;
+		for (size_t i = want; i > 0 && !nl; i--) /* memrchr() is not on macOS */
+			if (block[i - 1] == '\n')
+				nl = block + i - 1;
+		if (nl) {
+			start = from + (nl - block) + 1;
+			break;
+		}
+		start = from;
+	}
+	if (wd_buf_append(out, NULL, 0) < 0)
+		return -ENOMEM;
+	for (off_t at = start; at < end;) {
+		size_t want =
+		    (size_t)(end - at) < sizeof(block) ? (size_t)(end - at) : sizeof(block);
+
+		r = pread(fd, block, want, at);
+		if (r <= 0)
+			return r < 0 ? -errno : -EIO;
+		if (wd_buf_append(out, block, (size_t)r) < 0)
+			return -ENOMEM;
+		at += r;
+	}
+	return 0;
+}
+
+/* prev_of() - the digest the next line of the file (@size bytes) links to. Return: 0, or
+ * -errno when the last line cannot be read (the link is then zeros: a verifier reports it) */
+static int prev_of(struct audit_log *log, off_t size, uint8_t out[AUDIT_HASH_LEN])
+{
+	struct wd_buf line = WD_BUF_INIT;
+	struct stat st;
+	int fd, ret = 0;
+
+	memset(out, 0, AUDIT_HASH_LEN);
+	if (size > 0 && size == log->end) {
+		memcpy(out, log->last, AUDIT_HASH_LEN);
+		return 0;
+	}
+	if (size > 0) {
+		ret = read_last_line(log->rfd, size, &line);
+	} else if (log->by_path) {
+		/* a new file: it goes on from the rotated one */
+		fd = open(log->rotated, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0) {
+			wd_buf_free(&line);
+			return 0; /* none: the chain begins here */
+		}
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+			ret = read_last_line(fd, st.st_size, &line);
+		close(fd);
+		if (ret == 0 && !line.len) {
+			wd_buf_free(&line);
+			return 0;
+		}
+	} else {
+		wd_buf_free(&line);
+		return 0;
+	}
+	if (ret == 0)
+		log->digest(line.data ? line.data : "", line.len, out);
+	wd_buf_free(&line);
+	return ret;
+}
+
+/*
+ * chain_batch() - with the file (@size bytes) locked: copy the batch at *@p (*@n bytes, one
+ * or more lines ending in "}\n", a byte reserved before it) into log->chained with
+ * ,"prev":"HEX" before each closing brace, each line linked to the one before; *@p and *@n
+ * then describe the chained batch (still with a reserved byte in front).
+ * Return: 0, or -errno (nothing changed).
+ */
+static int chain_batch(struct audit_log *log, off_t size, const char **p, size_t *n)
+{
+	uint8_t prev[AUDIT_HASH_LEN];
+	const char *at = *p, *end = *p + *n;
+	char hex[2 * AUDIT_HASH_LEN + 1];
+	struct wd_buf *c = &log->chained;
+	size_t k = 0;
+
+	(void)prev_of(log, size, prev);
+	wd_buf_reset(c);
+	if (wd_buf_append(c, "\n", 1) < 0)
+		return -ENOMEM;
+	while (at < end) {
+		const char *nl = memchr(at, '\n', (size_t)(end - at));
+		size_t start = c->len, len;
+
+		if (!nl || nl - at < 2 || nl[-1] != '}')
+			return -EINVAL;
+		len = (size_t)(nl - at) - 1; /* without "}" */
+		for (size_t i = 0; i < sizeof(prev); i++) {
+			hex[2 * i] = "0123456789abcdef"[prev[i] >> 4];
+			hex[2 * i + 1] = "0123456789abcdef"[prev[i] & 15];
+		}
+		hex[sizeof(hex) - 1] = '\0';
+		if (wd_buf_append(c, at, len) < 0 || wd_buf_append(c, ",\"prev\":\"", 9) < 0 ||
+		    wd_buf_append(c, hex, 2 * AUDIT_HASH_LEN) < 0 ||
+		    wd_buf_append(c, "\"}\n", 3) < 0)
+			return -ENOMEM;
+		if (log->ship && k < log->nqueued)
+			ship_fill(log->ship, log->holes[k], hex);
+		k++;
+		log->digest(c->data + start, c->len - start - 1, prev);
+		at = nl + 1;
+	}
+	memcpy(log->last, prev, sizeof(prev));
+	*p = c->data + 1;
+	*n = c->len - 1;
+	return 0;
+}
+
 /* write_line() - the locked part of audit_log_write(). */
 static int write_line(struct audit_log *log, const char *p, size_t n, unsigned flags,
 		      struct wd_err *err)
@@ -237,6 +391,12 @@ static int write_line(struct audit_log *log, const char *p, size_t n, unsigned f
 
 	if (fstat(log->fd, &st) < 0)
 		return wd_err_set(err, -errno, "audit log %s: %s", log->path, strerror(errno));
+	if (log->digest) {
+		ret = chain_batch(log, st.st_size, &p, &n);
+		if (ret < 0)
+			return wd_err_set(err, ret, "audit log %s: chaining the lines: %s",
+					  log->path, strerror(-ret));
+	}
 	if (ends_torn(log, st.st_size)) {
 		p--; /* the '\n' reserved in front of the line */
 		n++;
@@ -273,13 +433,25 @@ static int queue_buf(struct audit_log *log, const struct wd_buf *b, struct wd_er
 {
 	int ret = 0;
 
+	ssize_t hole = log->next_hole;
+
+	log->next_hole = -1;
+	if (log->nqueued == log->capholes) {
+		size_t cap = log->capholes ? 2 * log->capholes : 16;
+		ssize_t *h = realloc(log->holes, cap * sizeof(*h));
+
+		if (!h)
+			return wd_err_set(err, -ENOMEM, "out of memory");
+		log->holes = h;
+		log->capholes = cap;
+	}
 	if (!log->queue.len)
 		ret = wd_buf_append(&log->queue, "\n", 1); /* room for a repair newline */
 	if (!ret)
 		ret = wd_buf_append(&log->queue, b->data, b->len);
 	if (ret < 0)
 		return wd_err_set(err, ret, "out of memory");
-	log->nqueued++;
+	log->holes[log->nqueued++] = hole;
 	return 0;
 }
 
@@ -303,10 +475,11 @@ static void queue_ship_notices(struct audit_log *log)
 		ev.reason = reason;
 		clock_gettime(CLOCK_REALTIME, &ev.ts);
 		wd_buf_reset(&b);
-		if (audit_event_encode(&ev, &b, NULL) < 0 || queue_buf(log, &b, NULL) < 0)
+		if (audit_event_encode(&ev, &b, NULL) < 0)
 			continue;
-		if (ship)
-			ship_queue(log->ship, &ev, b.data, b.len);
+		if (ship) /* first: queue_buf() takes its hole */
+			log->next_hole = ship_queue(log->ship, &ev, b.data, b.len, log->digest);
+		(void)queue_buf(log, &b, NULL);
 	}
 	wd_buf_free(&b);
 }
@@ -354,6 +527,7 @@ static int follow_path(struct audit_log *log, size_t n)
 	/* only its descriptors were wanted: nothing queued, nothing shipped, nothing to flush */
 	wd_buf_free(&fresh->buf);
 	wd_buf_free(&fresh->queue);
+	wd_buf_free(&fresh->chained);
 	free(fresh->rotated);
 	free(fresh);
 	return 1;
@@ -407,6 +581,7 @@ static int flush_queue(struct audit_log *log, unsigned flags, struct wd_err *err
 out:
 	wd_buf_reset(&log->queue);
 	log->nqueued = 0;
+	log->next_hole = -1;
 	if (log->ship) {
 		ship_commit(log->ship, ret >= 0);
 		queue_ship_notices(log);
@@ -437,12 +612,14 @@ int audit_log_write(struct audit_log *log, const struct audit_event *ev, unsigne
 				return ret;
 		}
 		if (log->ship) /* after that flush: the sink gets it with its own batch */
-			ship_queue(log->ship, ev, log->buf.data, log->buf.len);
+			log->next_hole =
+			    ship_queue(log->ship, ev, log->buf.data, log->buf.len, log->digest);
 		return queue_line(log, err);
 	}
 	/* an immediate write carries the queued lines with it, in order */
 	if (log->ship)
-		ship_queue(log->ship, ev, log->buf.data, log->buf.len);
+		log->next_hole =
+		    ship_queue(log->ship, ev, log->buf.data, log->buf.len, log->digest);
 	ret = queue_line(log, err);
 	if (ret < 0)
 		return ret;
@@ -537,6 +714,7 @@ int audit_log_from_fd(int fd, const char *label, struct audit_log **ret_log, str
 	log->fd = fd;
 	log->rfd = rfd;
 	log->end = -1;
+	log->next_hole = -1;
 	strcpy(log->path, label);
 	*ret_log = log;
 	return 0;
@@ -576,6 +754,44 @@ void audit_log_close(struct audit_log *log)
 	wd_closep(&log->rfd);
 	wd_buf_free(&log->buf);
 	wd_buf_free(&log->queue);
+	wd_buf_free(&log->chained);
+	free(log->holes);
 	free(log->rotated);
 	free(log);
+}
+
+void audit_writer_set_digest(struct audit_log *log, audit_digest_fn fn)
+{
+	log->digest = fn;
+	log->end = -1; /* the kept digest is of no line yet */
+}
+
+int audit_log_last_hash(const struct audit_log *log, uint8_t out[AUDIT_HASH_LEN])
+{
+	if (!log->digest || log->end < 0)
+		return -ENODATA;
+	memcpy(out, log->last, AUDIT_HASH_LEN);
+	return 0;
+}
+
+int audit_log_write_encoded(struct audit_log *log, const struct audit_event *ev, const char *line,
+			    size_t len, unsigned flags, struct wd_err *err)
+{
+	int ret;
+
+	if (len < 3 || line[0] != '{' || line[len - 2] != '}' || line[len - 1] != '\n' ||
+	    memchr(line, '\n', len - 1))
+		return wd_err_set(err, -EINVAL, "audit log %s: not one line", log->path);
+	wd_buf_reset(&log->buf);
+	ret = wd_buf_append(&log->buf, line, len);
+	if (ret < 0)
+		return wd_err_set(err, ret, "out of memory");
+	if (log->ship)
+		log->next_hole =
+		    ship_queue(log->ship, ev, log->buf.data, log->buf.len, log->digest);
+	ret = queue_line(log, err);
+	if (ret < 0)
+		return ret;
+	ret = flush_queue(log, flags & AUDIT_WRITE_DURABLE, err);
+	return ret < 0 ? ret : 0;
 }

@@ -84,6 +84,7 @@ int gw_start_standalone(const struct wd_gwconf *conf, bool nflog, int listen_fro
 		wd_log(WD_LOG_ERR, "%s", err.msg);
 		return 1;
 	}
+	audit_log_chain(log);
 	if (gw_start_ship(conf, log)) {
 		audit_log_close(log);
 		return 1;

@@ -201,6 +201,7 @@ static int separated(const struct wd_gwconf *conf, int chan, bool manage_nft)
 		return 1;
 	}
 	fds.audit = -1; /* the log owns it now */
+	audit_log_chain(log);
 	if (gw_start_ship(conf, log)) {
 		audit_log_close(log);
 		gw_fds_close(&fds);

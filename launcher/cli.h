@@ -25,6 +25,7 @@ enum {
 int cmd_run(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
+int cmd_attest(int argc, char **argv);
 int cmd_nft(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_init(int argc, char **argv);

@@ -261,7 +261,7 @@ static void audit_change(const struct live_run *lr, const struct change *ch, boo
 	ev.user = pwr ? pw.pw_name : NULL;
 	wd_err_clear(&err);
 	if (audit_log_open(lr->rec.audit, &log, &err) ||
-	    audit_log_write(log, &ev, AUDIT_WRITE_DURABLE, &err))
+	    (audit_log_chain(log), audit_log_write(log, &ev, AUDIT_WRITE_DURABLE, &err)))
 		wd_say(stderr, "warden allowlist: audit: %s", err.msg);
 	audit_log_close(log);
 	wd_buf_free(&res);

@@ -1,5 +1,6 @@
 /* cmd_logs.c - `warden logs`: show the audit log (its rotated ".1" file, then the current
- * one) as a table or raw JSON lines; filter, then tail; follow. */
+ * one) as a table or raw JSON lines; filter, then tail; follow; check its chain and signed
+ * run records (--verify). */
 #include "launcher/cli.h"
 #include "run/run.h"
 #include "audit/audit.h"
@@ -31,6 +32,8 @@ enum {
 #define FOLLOW_DEFAULT_TAIL 10
 /* Lines shown on a terminal when --tail is not given. */
 #define TERMINAL_DEFAULT_TAIL 50
+/* Public keys --verify takes (--key), besides the person's own. */
+#define VERIFY_KEYS_MAX 8
 /* Runs an ambiguous --run prefix lists. */
 #define PREFIX_LIST_MAX 10
 
@@ -57,6 +60,10 @@ struct logs_opts {
 	const char *tool;
 	bool all;
 	size_t matched; /* events that passed the filters */
+	bool verify;
+	const char *verify_file; /* --verify FILE; NULL: PATH.1 and PATH */
+	const char *keys[VERIFY_KEYS_MAX];
+	size_t nkeys;
 };
 
 /* Keeps the last @cap matching lines (raw bytes) for --tail with filters. */
@@ -71,6 +78,7 @@ static void usage(FILE *f)
 	    f,
 	    "usage: warden logs [--tail N] [--follow] [--json] [--run ID] [--denied] [--all]\n"
 	    "                   [--would-deny] [--audit-log PATH] [--tool NAME] [--type TYPE]\n"
+	    "       warden logs --verify [--key PUBKEY]... [--audit-log PATH] [FILE]\n"
 	    "\n"
 	    "Show the audit log: one row per event (time in UTC, run, type, action,\n"
 	    "allow/DENY/would or a run's exit status, resource, reason), or the raw JSON lines\n"
@@ -94,11 +102,19 @@ static void usage(FILE *f)
 	    "                        tool NAME was in flight (their `mcp` names it)\n"
 	    "      --type TYPE       only events of TYPE: run, dns, net, file, limit, mcp,\n"
 	    "                        audit\n"
+	    "      --verify [FILE]   check the hash chain (PATH.1 then PATH, or FILE alone)\n"
+	    "                        and every signed run.exit; print the first broken,\n"
+	    "                        removed or reordered line as FILE:LINE\n"
+	    "      --key PUBKEY      with --verify: also accept run records signed by the\n"
+	    "                        ed25519 key in PUBKEY (PEM); the person's own key\n"
+	    "                        (${XDG_STATE_HOME:-~/.local/state}/warden/audit-key.pem)\n"
+	    "                        always counts\n"
 	    "  -h, --help            show this help\n"
 	    "\n"
 	    "Filters combine, and apply before --tail. Corrupt or torn lines are skipped\n"
 	    "and counted on stderr. A log that does not exist yet is not an error.\n"
-	    "Exit: 0 ok, 2 usage error, ambiguous --run or unreadable log.\n",
+	    "Exit: 0 ok, 1 --verify found a problem, 2 usage error, ambiguous --run or\n"
+	    "unreadable log.\n",
 	    TERMINAL_DEFAULT_TAIL, FOLLOW_DEFAULT_TAIL);
 }
 
@@ -138,7 +154,9 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 		OPT_TOOL,
 		OPT_TYPE,
 		OPT_ALL,
-		OPT_WOULD
+		OPT_WOULD,
+		OPT_VERIFY,
+		OPT_KEY,
 	};
 	static const char *const types[] = {"run", "dns", "net", "file", "limit", "mcp", "audit"};
 	static const struct option longopts[] = {
@@ -153,6 +171,8 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 	    {"tool", required_argument, NULL, OPT_TOOL},
 	    {"type", required_argument, NULL, OPT_TYPE},
 	    {"all", no_argument, NULL, OPT_ALL},
+	    {"verify", no_argument, NULL, OPT_VERIFY},
+	    {"key", required_argument, NULL, OPT_KEY},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *override = NULL;
@@ -186,6 +206,15 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 		case OPT_ALL:
 			o->all = true;
 			break;
+		case OPT_VERIFY:
+			o->verify = true;
+			break;
+		case OPT_KEY:
+			if (!*optarg || o->nkeys == VERIFY_KEYS_MAX)
+				return usage_error("--key wants a public key file (at most 8)%s",
+						   "");
+			o->keys[o->nkeys++] = optarg;
+			break;
 		case OPT_LOG:
 			if (!*optarg)
 				return usage_error("--audit-log wants a path%s", "");
@@ -216,8 +245,12 @@ static int parse_args(int argc, char **argv, struct logs_opts *o)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (o->verify && optind < argc)
+		o->verify_file = argv[optind++];
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->nkeys && !o->verify)
+		return usage_error("--key goes with --verify%s", "");
 	if (o->follow && !o->has_tail) {
 		o->tail = FOLLOW_DEFAULT_TAIL;
 		o->has_tail = true;
@@ -561,6 +594,85 @@ static int read_rotated(struct logs_opts *o, const char *old, struct ring *ring,
 	return ret;
 }
 
+/* load_keys() - the person's own key (when there is one) and the --key files. Return: how
+ * many, or -1 (said on stderr) */
+static int load_keys(const struct logs_opts *o, struct audit_key **keys)
+{
+	const char *own = run_audit_key_path();
+	struct wd_err err = {0};
+	int n = 0;
+
+	if (own && access(own, F_OK) == 0) {
+		if (audit_key_load(own, false, &keys[n], &err) < 0) {
+			wd_say(stderr, "warden logs: %s", err.msg);
+			return -1;
+		}
+		n++;
+	}
+	for (size_t i = 0; i < o->nkeys; i++) {
+		if (audit_key_load(o->keys[i], false, &keys[n], &err) < 0) {
+			wd_say(stderr, "warden logs: %s", err.msg);
+			while (n > 0)
+				audit_key_free(keys[--n]);
+			return -1;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* verify() - `warden logs --verify`: exit 0 (intact), 1 (a problem, named), 2 (unreadable) */
+static int verify(const struct logs_opts *o, const char *old)
+{
+	static const char *const words[] = {
+	    [AUDIT_VERIFY_OK] = "ok",
+	    [AUDIT_VERIFY_BROKEN] = "broken chain",
+	    [AUDIT_VERIFY_UNCHAINED] = "not chained",
+	    [AUDIT_VERIFY_BAD_SIG] = "bad signature",
+	    [AUDIT_VERIFY_UNKNOWN_KEY] = "unknown key",
+	    [AUDIT_VERIFY_BAD_ROOT] = "bad run root",
+	};
+	struct audit_key *keys[VERIFY_KEYS_MAX + 1] = {0};
+	struct audit_verify_result res;
+	struct wd_err err = {0};
+	const char *paths[2];
+	size_t npaths = 0;
+	struct stat st;
+	int nkeys, ret, status;
+
+	if (o->verify_file) {
+		paths[npaths++] = o->verify_file;
+	} else {
+		if (stat(old, &st) == 0)
+			paths[npaths++] = old;
+		paths[npaths++] = o->path;
+	}
+	nkeys = load_keys(o, keys);
+	if (nkeys < 0)
+		return WD_EXIT_USAGE;
+	ret = audit_verify(paths, npaths, keys, (size_t)nkeys, &res, &err);
+	if (ret < 0) {
+		wd_say(stderr, "warden logs: %s", err.msg);
+		status = WD_EXIT_USAGE;
+	} else if (res.status != AUDIT_VERIFY_OK) {
+		wd_say(stderr, "%s:%llu: %s: %s", res.file, (unsigned long long)res.line,
+		       words[res.status], res.why);
+		status = 1;
+	} else {
+		wd_say(stdout,
+		       "warden logs: %s: OK: %llu lines chained, %llu signed run records verified "
+		       "(%llu run.exit unsigned, %llu whose run began in an earlier file, %llu "
+		       "lines before the chain began)",
+		       paths[npaths - 1], (unsigned long long)(res.lines - res.unchained),
+		       (unsigned long long)res.runs, (unsigned long long)res.unsigned_exits,
+		       (unsigned long long)res.partial, (unsigned long long)res.unchained);
+		status = WD_EXIT_OK;
+	}
+	for (int i = 0; i < nkeys; i++)
+		audit_key_free(keys[i]);
+	return status;
+}
+
 int cmd_logs(int argc, char **argv)
 {
 	struct logs_opts o = {0};
@@ -578,6 +690,11 @@ int cmd_logs(int argc, char **argv)
 		return ret < 0 ? WD_EXIT_OK : ret;
 	if (asprintf(&old, "%s" AUDIT_ROTATED_SUFFIX, o.path) < 0)
 		return WD_EXIT_INTERNAL;
+	if (o.verify) {
+		status = verify(&o, old);
+		free(old);
+		return status;
+	}
 	have_old = stat(old, &st) == 0;
 	ret = resolve_run(&o, have_old ? old : NULL);
 	if (ret) {

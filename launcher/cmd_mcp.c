@@ -199,6 +199,7 @@ static int setup(struct mcp_server *m, const char *policy, const char *config, c
 		wd_say(stderr, "warden mcp: audit log: %s", err.msg[0] ? err.msg : strerror(-ret));
 		return WD_EXIT_INTERNAL;
 	}
+	audit_log_chain(m->log);
 	if (run_audit_max_bytes(&max) < 0) {
 		fprintf(stderr, "warden mcp: WARDEN_AUDIT_MAX_BYTES is not a whole number of "
 				"bytes (0: never rotate)\n");

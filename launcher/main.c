@@ -11,6 +11,7 @@ static const struct cli_verb verbs[] = {
     {"run", cmd_run, "run a program in a sandbox under a policy"},
     {"policy", cmd_policy, "check a policy file (policy check FILE)"},
     {"logs", cmd_logs, "read the audit log"},
+    {"attest", cmd_attest, "a run's signed record as an in-toto statement (DSSE)"},
     {"nft", cmd_nft, "render or audit the nftables ruleset"},
     {"trace", cmd_trace, "run a program and propose a policy from what it did"},
     {"init", cmd_init, "write a starter policy"},

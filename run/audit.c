@@ -16,12 +16,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
+/* fill_common() - what every event of the launcher carries: run, policy, pid, uid, mode */
+static void fill_common(struct run *r, struct audit_event *ev)
 {
+	static char user[256];
 	struct passwd pw, *pwr = NULL;
 	char pwbuf[1024];
-	struct wd_err err;
-	int ret;
 
 	ev->run = r->id;
 	ev->policy = r->input.policy_abs;
@@ -29,9 +29,20 @@ static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
 	ev->has |= AUDIT_HAS_PID | AUDIT_HAS_UID;
 	ev->pid = getpid();
 	ev->uid = r->input.caller_uid;
-	if (!getpwuid_r(r->input.caller_uid, &pw, pwbuf, sizeof(pwbuf), &pwr) && pwr)
-		ev->user = pw.pw_name;
+	if (!getpwuid_r(r->input.caller_uid, &pw, pwbuf, sizeof(pwbuf), &pwr) && pwr &&
+	    strlen(pw.pw_name) < sizeof(user)) {
+		strcpy(user, pw.pw_name);
+		ev->user = user;
+	}
 	ev->mode = r->mode->name;
+}
+
+static int write_event(struct run *r, struct audit_event *ev, unsigned flags)
+{
+	struct wd_err err;
+	int ret;
+
+	fill_common(r, ev);
 	wd_err_clear(&err);
 	ret = audit_log_write(r->audit.log, ev, flags, &err);
 	if (ret)
@@ -58,6 +69,96 @@ static const char *stdio_start_json(const struct run *r, char *out, size_t size)
 			 "{\"relay\":false,\"reason\":\"%s: no relay, no MCP attribution\"}",
 			 r->sandbox.io.why);
 	return out;
+}
+
+/* load_key() - the person's signing key for run.exit, made on first use. Fails closed: a run
+ * whose record cannot be signed does not start. Return: 0, or run_fail()'s status */
+static int load_key(struct run *r)
+{
+	const char *path = run_audit_key_path();
+	struct wd_err err;
+	int ret;
+
+	if (!path)
+		return run_fail(r, "audit", "set WARDEN_AUDIT_KEY to a file for the signing key",
+				"no place for the audit signing key (no home folder)");
+	wd_err_clear(&err);
+	ret = audit_key_load(path, true, &r->audit.key, &err);
+	if (ret == 0 && !audit_key_can_sign(r->audit.key))
+		ret = wd_err_set(&err, -EINVAL,
+				 "%s holds a public key: run records cannot be signed", path);
+	if (ret)
+		return run_fail(r, "audit", "fix or remove the key file (a new one is made)", "%s",
+				err.msg[0] ? err.msg : strerror(-ret));
+	return 0;
+}
+
+/* run_leaves() - the digests of the run's lines: run.start's, then those after it (in the
+ * ".1" file first when the log was rotated since). Return: 0 or -errno */
+static int run_leaves(struct run *r, struct audit_leaves *l)
+{
+	const char *path = audit_log_path(r->audit.log);
+	char *old = NULL;
+	int ret;
+
+	if (!r->audit.has_pos || !r->audit.has_start_hash)
+		return -ENODATA;
+	ret = audit_leaves_add(l, r->audit.start_hash);
+	if (ret == 0)
+		ret = audit_run_leaves(path, &r->audit.start_pos, r->id, l);
+	if (ret == -ESTALE) {
+		if (asprintf(&old, "%s" AUDIT_ROTATED_SUFFIX, path) < 0)
+			return -ENOMEM;
+		ret = audit_run_leaves(old, &r->audit.start_pos, r->id, l);
+		if (ret == 0)
+			ret = audit_run_leaves(path, NULL, r->id, l);
+		free(old);
+	}
+	return ret;
+}
+
+/* write_signed() - run.exit with its root, count and key, signed. When the run's lines
+ * cannot be read back, it is written unsigned (a verifier counts it) and said on stderr.
+ * Return: 0 or -errno */
+static int write_signed(struct run *r, struct audit_event *ev, unsigned flags)
+{
+	struct audit_leaves l = {0};
+	struct wd_buf line = WD_BUF_INIT, signed_line = WD_BUF_INIT;
+	uint8_t root[AUDIT_HASH_LEN];
+	char hex[8 + 2 * AUDIT_HASH_LEN];
+	struct wd_err err;
+	int ret;
+
+	ret = r->audit.key ? run_leaves(r, &l) : -ENOKEY;
+	if (ret < 0) {
+		wd_say(stderr,
+		       "warden run: audit: run.exit is not signed: the run's lines could "
+		       "not be read back (%s)",
+		       strerror(-ret));
+		audit_leaves_free(&l);
+		return write_event(r, ev, flags);
+	}
+	audit_merkle_root((const uint8_t(*)[AUDIT_HASH_LEN])l.v, l.n, root);
+	memcpy(hex, "sha256:", 7);
+	audit_hex(root, sizeof(root), hex + 7);
+	ev->root = hex;
+	ev->has |= AUDIT_HAS_EVENTS;
+	ev->events = (int64_t)l.n;
+	ev->key = audit_key_id(r->audit.key);
+	fill_common(r, ev);
+	wd_err_clear(&err);
+	ret = audit_event_encode(ev, &line, &err);
+	if (ret == 0)
+		ret = audit_sign_line(r->audit.key, line.data, line.len, &signed_line);
+	if (ret == 0)
+		ret = audit_log_write_encoded(r->audit.log, ev, signed_line.data, signed_line.len,
+					      flags, &err);
+	if (ret)
+		wd_say(stderr, "warden run: audit: %s", err.msg[0] ? err.msg : strerror(-ret));
+	audit_leaves_free(&l);
+	wd_buf_free(&line);
+	wd_buf_free(&signed_line);
+	return ret;
 }
 
 int run_audit_max_bytes(uint64_t *ret_max)
@@ -124,6 +225,10 @@ int run_audit_start(struct run *r)
 		return run_fail(r, "audit", "set it to a number of bytes (0: never rotate)",
 				"WARDEN_AUDIT_MAX_BYTES is not a whole number of bytes");
 	audit_log_set_max(r->audit.log, max);
+	audit_log_chain(r->audit.log);
+	ret = load_key(r);
+	if (ret)
+		return ret;
 	isolation_text(r, iso, sizeof(iso));
 	snprintf(reason, sizeof(reason), "gateway: %s%s%s",
 		 r->mode->by_daemon ? r->gateway.gw.socket
@@ -168,6 +273,7 @@ int run_audit_start(struct run *r)
 		       "warden run: warning: shadow run: nothing is enforced on the network; what "
 		       "the policy denies is let through and logged as would_deny (the host's "
 		       "ceiling and the SSRF guard still deny; files stay enforced)");
+	r->audit.has_start_hash = audit_log_last_hash(r->audit.log, r->audit.start_hash) == 0;
 	return 0;
 }
 
@@ -309,7 +415,7 @@ void run_audit_exit(struct run *r, int status, int sig, const struct run_counts 
 		if (!ev.reason)
 			ev.reason = r->gateway.gw_lost_why;
 	}
-	write_event(r, &ev, flags);
+	write_signed(r, &ev, flags);
 }
 
 /* fdatasync the audit log (run.exit was written without it), through the descriptor it was

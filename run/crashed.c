@@ -54,6 +54,7 @@ static int write_crashed(const struct run_record *rec, struct wd_err *err)
 	ret = audit_log_open(rec->audit, &log, err);
 	if (ret)
 		return ret;
+	audit_log_chain(log);
 	record_program(rec, prog, sizeof(prog));
 	snprintf(reason, sizeof(reason),
 		 "the launcher (pid %d) ended without writing run.exit (killed with SIGKILL, or "

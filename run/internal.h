@@ -113,9 +113,12 @@ struct run_input {
 /* audit.c: the run's own events */
 struct run_audit {
 	struct audit_log *log;
-	bool started;			/* run.start written */
-	bool has_pos;			/* @start_pos is known */
-	struct audit_log_pos start_pos; /* where run.start ended: the denial block reads on */
+	bool started;			    /* run.start written */
+	bool has_pos;			    /* @start_pos is known */
+	struct audit_log_pos start_pos;	    /* where run.start ended: the denial block reads on */
+	struct audit_key *key;		    /* signs run.exit (run_audit_key_path()) */
+	uint8_t start_hash[AUDIT_HASH_LEN]; /* run.start's line digest: the root's first leaf */
+	bool has_start_hash;
 	pid_t sync_pid; /* the helper making run.start durable (run_audit_durable() waits), or 0 */
 	uint64_t t0;
 	char fail_reason[1200];

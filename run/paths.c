@@ -87,6 +87,31 @@ const char *run_audit_path(const char *override)
 	return n > 0 && (size_t)n < sizeof(path) ? path : NULL;
 }
 
+const char *run_audit_key_path(void)
+{
+	static char path[PATH_MAX];
+	const char *env = getenv("WARDEN_AUDIT_KEY");
+	const char *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (env && *env)
+		return env;
+	if (state && *state == '/') {
+		n = snprintf(path, sizeof(path), "%s/warden/audit-key.pem", state);
+		return n > 0 && (size_t)n < sizeof(path) ? path : NULL;
+	}
+	if (!home || *home != '/') {
+		struct passwd *pw = getpwuid(getuid());
+
+		home = pw ? pw->pw_dir : NULL;
+	}
+	if (!home)
+		return NULL;
+	n = snprintf(path, sizeof(path), "%s/.local/state/warden/audit-key.pem", home);
+	return n > 0 && (size_t)n < sizeof(path) ? path : NULL;
+}
+
 /* @path made absolute, appended to @pr as @what */
 static void protect_add(struct run_protect *pr, const char *path, const char *what, bool folder)
 {
@@ -114,6 +139,7 @@ void run_protect_init(struct run_protect *pr, const char *audit_path, const char
 {
 	memset(pr, 0, sizeof(*pr));
 	protect_add(pr, audit_path, "the audit log", false);
+	protect_add(pr, run_audit_key_path(), "the audit signing key", false);
 	if (gw_audit && *gw_audit && (!audit_path || strcmp(gw_audit, audit_path)))
 		protect_add(pr, gw_audit, "the gateway's audit log", false);
 	protect_add(pr, "/run/warden", "Warden's run state", true);

@@ -600,6 +600,7 @@ out:
 	recorder_free(r.sandbox.files);
 	run_rootless_scope_free(&r);
 	audit_log_close(r.audit.log);
+	audit_key_free(r.audit.key);
 	policy_free(r.input.pol);
 	free(r.input.policy_text);
 	free(r.input.argv);

@@ -195,6 +195,13 @@ bool run_path_within(const char *path, const char *dir);
 const char *run_audit_path(const char *override);
 
 /**
+ * run_audit_key_path() - where the person's audit signing key is (docs/audit.md, "The signed
+ * run record"): $WARDEN_AUDIT_KEY, else ${XDG_STATE_HOME:-~/.local/state}/warden/audit-key.pem
+ * Return: a static buffer, or NULL when no home folder can be found.
+ */
+const char *run_audit_key_path(void);
+
+/**
  * run_audit_max_bytes() - the size cap of the audit log a launcher writes (run, mcp)
  * @ret_max:	$WARDEN_AUDIT_MAX_BYTES (a number of bytes; 0: never rotate), else
  *		AUDIT_DEFAULT_MAX_BYTES (64 MiB); set on success
@@ -204,7 +211,7 @@ const char *run_audit_path(const char *override);
 int run_audit_max_bytes(uint64_t *ret_max);
 
 /* What no policy grant may expose: the audit logs and the run state. */
-#define RUN_PROTECT_MAX 5
+#define RUN_PROTECT_MAX 6
 
 /**
  * struct run_protect - what a run's grants must keep away from

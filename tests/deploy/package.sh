@@ -75,7 +75,7 @@ DEB=$(ls "$TMP"/warden_*.deb 2>/dev/null | head -n1)
 [[ -n $DEB ]] || { echo "FAIL - no warden_*.deb in $TMP"; lab_finish; }
 field() { dpkg-deb -f "$DEB" "$1"; }
 check_eq "the package is named warden" warden field Package
-for lib in libc6 libyaml-0-2 libjansson4 libnftnl11 libmnl0 libnl-3-200 libnl-route-3-200 libc-ares2 libseccomp2; do
+for lib in libc6 libyaml-0-2 libjansson4 libnftnl11 libmnl0 libnl-3-200 libnl-route-3-200 libc-ares2 libseccomp2 libssl3; do
 	check "Depends names $lib (from the linked libraries, dpkg-shlibdeps)" lab_match "(^|, )$lib( |,|$)" field Depends
 done
 check "Depends names bubblewrap and nftables (what it runs)" lab_match "bubblewrap.*nftables" field Depends

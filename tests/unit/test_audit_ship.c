@@ -242,7 +242,9 @@ static size_t read_lines(const char *path, char lines[][2048], size_t max)
 	return n;
 }
 
-static void test_unix_rfc5424(void **state)
+/* the shipped copy is the local line byte for byte; @chained: with the chain's "prev", whose
+ * digest is known only when the batch is written */
+static void unix_rfc5424(void **state, bool chained)
 {
 	struct fx *f = *state;
 	struct audit_sink s = {.facility = AUDIT_SINK_FACILITY_DEFAULT};
@@ -260,6 +262,8 @@ static void test_unix_rfc5424(void **state)
 	assert_int_equal(audit_log_open(f->log, &log, NULL), 0);
 	assert_int_equal(audit_log_ship(log, &s, "warden-test", NULL), 0);
 	assert_int_equal(audit_log_ship(log, &s, "warden-test", NULL), -EALREADY);
+	if (chained)
+		audit_log_chain(log);
 	assert_int_equal(audit_log_write(log, &a, 0, NULL), 0);
 	gethostname(host, sizeof(host));
 	assert_int_equal(read_lines(f->log, lines, 4), 1);
@@ -280,11 +284,23 @@ static void test_unix_rfc5424(void **state)
 		 "<85>1 2025-12-01T00:00:00.123456Z %s warden-test %d net.connect - " BOM "%s",
 		 host, (int)getpid(), lines[1]);
 	assert_string_equal(got, want);
+	if (chained)
+		assert_non_null(strstr(lines[1], ",\"prev\":\""));
 	audit_log_ship_stats(log, &sent, &dropped);
 	assert_int_equal(sent, 2);
 	assert_int_equal(dropped, 0);
 	audit_log_close(log);
 	close(lfd);
+}
+
+static void test_unix_rfc5424(void **state)
+{
+	unix_rfc5424(state, false);
+}
+
+static void test_unix_rfc5424_chained(void **state)
+{
+	unix_rfc5424(state, true);
 }
 
 /* no listener: the local line is written, the copy is counted as not shipped and the outage is
@@ -508,6 +524,7 @@ int main(void)
 	    cmocka_unit_test(test_parse),
 	    cmocka_unit_test(test_gwconf),
 	    cmocka_unit_test_setup_teardown(test_unix_rfc5424, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unix_rfc5424_chained, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_tcp, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_journald, setup, teardown),
