@@ -1,6 +1,13 @@
 /* test_gw_upload.c - unit tests for a run's upload budgets (gateway/upload.c): accounts by name,
- * the room left under the name's and the run's budgets, which one binds, and the refusal text. */
+ * the room left under the name's and the run's budgets, which one binds, and the refusal text;
+ * and the relay under a budget (gateway/relay.c over socket pairs): exactly the budget goes
+ * through, copied and spliced, then -EDQUOT, while a source that ends at the budget just ends. */
+#include "gateway/relay.h"
 #include "gateway/upload.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <errno.h>
 #include <setjmp.h>
@@ -137,12 +144,78 @@ static void test_names_max(void **state)
 	gw_uploads_free(&u);
 }
 
+/* @n bytes through gw_pump() from one socket pair to another under a budget of @cap bytes;
+ * @end: the writer shuts down after them. Returns the pump's last result, *@out the bytes that
+ * came out */
+static int pump_through(size_t n, uint64_t cap, bool end, size_t *out)
+{
+	struct gw_pool pool;
+	struct gw_half h = {.pipe = {-1, -1}}, other = {.pipe = {-1, -1}};
+	struct gw_uploads u = {0};
+	struct gw_upload *a;
+	int s[2], d[2], r = 0;
+	static uint8_t buf[1 << 20];
+	size_t sent = 0, got = 0;
+
+	assert_int_equal(gw_pool_init(&pool), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, d), 0);
+	setsockopt(s[0], SOL_SOCKET, SO_SNDBUF, &(int){1 << 20}, sizeof(int));
+	setsockopt(d[1], SOL_SOCKET, SO_RCVBUF, &(int){1 << 20}, sizeof(int));
+	u.cap_name = cap;
+	assert_int_equal(gw_uploads_get(&u, "a.test", &a), 0);
+	h.up = a;
+	memset(buf, 'x', sizeof(buf));
+	for (int i = 0; i < 1000 && (sent < n || got < n); i++) {
+		struct gw_ready sr = {.rd = true}, dr = {.wr = true};
+		ssize_t k;
+
+		if (sent < n) {
+			k = send(s[0], buf, n - sent, MSG_DONTWAIT);
+			if (k > 0)
+				sent += (size_t)k;
+			if (sent == n && end)
+				shutdown(s[0], SHUT_WR);
+		}
+		r = gw_pump(&pool, &h, &other, s[1], &sr, d[0], &dr, NULL, false);
+		while ((k = recv(d[1], buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+			got += (size_t)k;
+		if (r < 0 || h.eof)
+			break;
+	}
+	*out = got;
+	assert_int_equal(a->used, got); /* charged = what came out (nothing left in a pipe) */
+	gw_pipe_put(&pool, &h);
+	gw_pool_free(&pool);
+	gw_uploads_free(&u);
+	close(s[0]);
+	close(s[1]);
+	close(d[0]);
+	close(d[1]);
+	return r;
+}
+
+/* more than the budget: exactly the budget comes out (small reads, then spliced ones), then
+ * -EDQUOT; exactly the budget and an end: no cut */
+static void test_relay_cut(void **state)
+{
+	size_t got;
+
+	(void)state;
+	assert_int_equal(pump_through(300000, 200000, false, &got), -EDQUOT);
+	assert_int_equal(got, 200000);
+	assert_int_equal(pump_through(5000, 1000, false, &got), -EDQUOT);
+	assert_int_equal(got, 1000);
+	assert_int_not_equal(pump_through(200000, 200000, true, &got), -EDQUOT);
+	assert_int_equal(got, 200000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_none),      cmocka_unit_test(test_per_name),
 	    cmocka_unit_test(test_run_total), cmocka_unit_test(test_total_only),
-	    cmocka_unit_test(test_names_max),
+	    cmocka_unit_test(test_names_max), cmocka_unit_test(test_relay_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
