@@ -4,7 +4,8 @@
 # (the control), one over it is cut (curl fails) with one limit.upload event whose bytes are at
 # least the budget and at most one read more, and a later connection to that name is refused;
 # a download far larger than the budget passes (download is not limited); another name has a
-# budget of its own (over HTTPS and over plain HTTP, under a wildcard). With
+# budget of its own (over HTTPS and over plain HTTP, under a wildcard); through the proxy port
+# (the run's proxy variables: CONNECT, absolute-form) and transparently (curl --noproxy). With
 # limits.upload_total_kib the run's total binds across names. Real curl against an upload sink in
 # lab-wan that answers only once it read the whole body (HTTP and HTTPS: nginx answers a PUT to
 # `return 200` before it read the body, so a cut upload could end before curl noticed);
@@ -88,6 +89,10 @@ step other_up -f -T "$T/small" https://other.test:8443/up
 step http_big_up -f -T "$T/big" http://a.wild.test:8080/up
 step http_again -f http://a.wild.test:8080/
 step http_other -f -T "$T/small" http://b.wild.test:8080/up
+step t_small --noproxy '*' -f -T "$T/small" https://e.wild.test:8443/up
+step t_big_up --noproxy '*' -f -T "$T/big" https://multi.test:8443/up
+step t_http_small --noproxy '*' -f -T "$T/small" http://d.wild.test:8080/up
+step t_http_big --noproxy '*' -f -T "$T/big" http://c.wild.test:8080/up
 EOF
 cat >"$T/total.sh" <<EOF
 step() { n=\$1; shift; o=\$(curl --http1.1 -sS --max-time 20 --cacert "$LAB_CA" "\$@"); r=\$?; echo "\$n rc=\$r \$(printf %s "\$o" | tr -dc 'a-z0-9 ')"; }
@@ -106,7 +111,7 @@ network:
     - {host: allowed.test, ports: [443, 8443]}
     - {host: other.test, ports: [8443]}
     - {host: multi.test, ports: [8443]}
-    - {host: "*.wild.test", ports: [8080]}
+    - {host: "*.wild.test", ports: [8080, 8443]}
 limits:
   $2
 EOF
@@ -129,11 +134,14 @@ count() { events "$@" | wc -l; }
 echo "# the control: the same steps under a policy without an upload budget all pass"
 wr -p "$T/none.yaml" -- sh "$T/steps.sh" >"$T/out" 2>"$T/err"
 cat "$T/out"
-for s in small_up download big_up again other_up http_big_up http_again http_other; do
+for s in small_up download big_up again other_up http_big_up http_again http_other t_small t_big_up \
+	t_http_small t_http_big; do
 	check "no budget: $s passes" ok "$s"
 done
 check "no budget: the sink got the whole 512 KiB over HTTPS" said big_up "got 524288"
 check "... and over HTTP" said http_big_up "got 524288"
+check "... and without the proxy, over TLS and HTTP" bash -c \
+	'grep -qx "t_big_up rc=0 got 524288" "$0" && grep -qx "t_http_big rc=0 got 524288" "$0"' "$T/out"
 
 echo "# limits.upload_kib: 64"
 wr -p "$T/p.yaml" -- sh "$T/steps.sh" >"$T/out" 2>"$T/err"
@@ -157,12 +165,24 @@ check "... and audited with the same reason" jq -e -s --arg r "$R" '
 		.resource == "allowed.test" and (.reason | startswith("upload budget spent: allowed.test")))]
 	| length >= 1' "$A"
 check "another name has its own budget: an upload to other.test passes" said other_up "got 16384"
-check "over plain HTTP (a framed request stream) the upload is cut too" failed http_big_up
+check "over plain HTTP through the proxy port (absolute-form) the upload is cut too" failed http_big_up
 check "... with its limit.upload event" jq -e -s --arg r "$R" --argjson b "$BUDGET" '
 	[.[] | select(.run == $r and .action == "limit.upload" and .resource == "a.wild.test" and
-		.port == 8080 and .usage >= $b and .usage <= $b + 65536)] | length == 1' "$A"
+		.proto == "proxy-http" and .port == 8080 and .usage >= $b and .usage <= $b + 65536)] | length == 1' "$A"
 check "a later request to a.wild.test is refused" failed http_again
 check "another name under the same wildcard passes" ok http_other
+echo "# the same without the proxy (curl --noproxy): the transparent path, TLS and framed HTTP"
+check "an upload under the budget passes (TLS)" said t_small "got 16384"
+check "an upload over the budget is cut (TLS)" failed t_big_up
+check "... with its limit.upload event" jq -e -s --arg r "$R" --argjson b "$BUDGET" '
+	[.[] | select(.run == $r and .action == "limit.upload" and .resource == "multi.test" and
+		.proto == "tls" and .usage >= $b and .usage <= $b + 65536)] | length == 1' "$A"
+check "an upload under the budget passes (HTTP)" said t_http_small "got 16384"
+check "an upload over the budget is cut (HTTP, every request framed)" failed t_http_big
+check "... with its limit.upload event (proto http: not the proxy's)" jq -e -s --arg r "$R" \
+	--argjson b "$BUDGET" '[.[] | select(.run == $r and .action == "limit.upload" and
+		.resource == "c.wild.test" and .proto == "http" and .usage >= $b and
+		.usage <= $b + 65536)] | length == 1' "$A"
 
 echo "# limits.upload_total_kib: 64 (the run's total, every name together)"
 wr -p "$T/total.yaml" -- sh "$T/total.sh" >"$T/out" 2>"$T/err"
