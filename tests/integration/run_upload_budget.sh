@@ -5,7 +5,7 @@
 # least the budget and at most one read more, and a later connection to that name is refused;
 # a download far larger than the budget passes (download is not limited); another name has a
 # budget of its own (over HTTPS and over plain HTTP, under a wildcard); through the proxy port
-# (the run's proxy variables: CONNECT, absolute-form) and transparently (curl --noproxy). With
+# (the run's proxy variables: CONNECT, absolute-form; SOCKS5) and transparently (curl --noproxy). With
 # limits.upload_total_kib the run's total binds across names. Real curl against an upload sink in
 # lab-wan that answers only once it read the whole body (HTTP and HTTPS: nginx answers a PUT to
 # `return 200` before it read the body, so a cut upload could end before curl noticed);
@@ -93,6 +93,8 @@ step t_small --noproxy '*' -f -T "$T/small" https://e.wild.test:8443/up
 step t_big_up --noproxy '*' -f -T "$T/big" https://multi.test:8443/up
 step t_http_small --noproxy '*' -f -T "$T/small" http://d.wild.test:8080/up
 step t_http_big --noproxy '*' -f -T "$T/big" http://c.wild.test:8080/up
+step s_small --socks5-hostname warden-proxy:15080 -f -T "$T/small" https://g.wild.test:8443/up
+step s_big_up --socks5-hostname warden-proxy:15080 -f -T "$T/big" https://f.wild.test:8443/up
 EOF
 cat >"$T/total.sh" <<EOF
 step() { n=\$1; shift; o=\$(curl --http1.1 -sS --max-time 20 --cacert "$LAB_CA" "\$@"); r=\$?; echo "\$n rc=\$r \$(printf %s "\$o" | tr -dc 'a-z0-9 ')"; }
@@ -135,13 +137,14 @@ echo "# the control: the same steps under a policy without an upload budget all 
 wr -p "$T/none.yaml" -- sh "$T/steps.sh" >"$T/out" 2>"$T/err"
 cat "$T/out"
 for s in small_up download big_up again other_up http_big_up http_again http_other t_small t_big_up \
-	t_http_small t_http_big; do
+	t_http_small t_http_big s_small s_big_up; do
 	check "no budget: $s passes" ok "$s"
 done
 check "no budget: the sink got the whole 512 KiB over HTTPS" said big_up "got 524288"
 check "... and over HTTP" said http_big_up "got 524288"
 check "... and without the proxy, over TLS and HTTP" bash -c \
 	'grep -qx "t_big_up rc=0 got 524288" "$0" && grep -qx "t_http_big rc=0 got 524288" "$0"' "$T/out"
+check "... and through SOCKS5" said s_big_up "got 524288"
 
 echo "# limits.upload_kib: 64"
 wr -p "$T/p.yaml" -- sh "$T/steps.sh" >"$T/out" 2>"$T/err"
@@ -183,6 +186,13 @@ check "... with its limit.upload event (proto http: not the proxy's)" jq -e -s -
 	--argjson b "$BUDGET" '[.[] | select(.run == $r and .action == "limit.upload" and
 		.resource == "c.wild.test" and .proto == "http" and .usage >= $b and
 		.usage <= $b + 65536)] | length == 1' "$A"
+
+echo "# through SOCKS5 on the proxy port (curl --socks5-hostname)"
+check "an upload under the budget passes" said s_small "got 16384"
+check "an upload over the budget is cut" failed s_big_up
+check "... with its limit.upload event" jq -e -s --arg r "$R" --argjson b "$BUDGET" '
+	[.[] | select(.run == $r and .action == "limit.upload" and .resource == "f.wild.test" and
+		.usage >= $b and .usage <= $b + 65536)] | length == 1' "$A"
 
 echo "# limits.upload_total_kib: 64 (the run's total, every name together)"
 wr -p "$T/total.yaml" -- sh "$T/total.sh" >"$T/out" 2>"$T/err"
