@@ -548,6 +548,13 @@ static void try_connect(struct gw_conn *c)
 {
 	struct gw_tcp *t = c->t;
 	int last = c->last_err;
+	char why[400];
+	const char *spent = c->icand ? NULL : gw_conn_upload_check(c, why, sizeof(why));
+
+	if (spent) {
+		deny_when_known(c, spent); /* the run's upload budget for the name is spent */
+		return;
+	}
 
 	while (c->icand < c->ncand) {
 		const struct gw_addr *a = &c->cand[c->icand++];

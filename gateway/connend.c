@@ -252,6 +252,63 @@ void gw_conn_reset(struct gw_conn *c, const char *end)
 	gw_conn_close(c, end);
 }
 
+const char *gw_conn_upload_check(struct gw_conn *c, char *buf, size_t size)
+{
+	char dst[INET6_ADDRSTRLEN];
+	const char *name = c->name ? c->name : gw_addr_str(&c->orig, dst, sizeof(dst));
+	int ret;
+
+	if (!c->run || c->c2u.up)
+		return NULL; /* no run, or checked before (a connect tried again) */
+	ret = gw_uploads_get(&c->run->up, name, &c->c2u.up);
+	if (ret == 1)
+		return NULL; /* no upload budget */
+	if (ret == -ENOSPC) {
+		snprintf(buf, size,
+			 "upload budget: the run sent bytes to %u names, the most the gateway "
+			 "counts; refused",
+			 GW_UPLOAD_NAMES_MAX);
+		return buf;
+	}
+	if (ret)
+		return "out of memory";
+	return gw_upload_room(c->c2u.up) ? NULL : gw_upload_reason(c->c2u.up, name, buf, size);
+}
+
+void gw_conn_upload_cut(struct gw_conn *c)
+{
+	const struct gw_upload *a = c->c2u.up;
+	enum gw_upload_which w = gw_upload_which(a);
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+	char reason[400], dst[INET6_ADDRSTRLEN], dtxt[INET6_ADDRSTRLEN];
+	const char *name = c->name ? c->name : gw_addr_str(&c->orig, dst, sizeof(dst));
+	struct audit_event ev = {
+	    .type = AUDIT_TYPE_LIMIT,
+	    .action = "limit.upload",
+	    .resource = name,
+	    .allowed = false,
+	    .reason = gw_upload_reason(a, name, reason, sizeof(reason)),
+	    .rule = w == GW_UPLOAD_RUN ? "limits.upload_total_kib" : "limits.upload_kib",
+	    .dst = gw_addr_str(c->up.family ? &c->up : &c->orig, dtxt, sizeof(dtxt)),
+	    .proto = c->proto,
+	    .sni = c->sni,
+	    .host = c->host,
+	    .has = AUDIT_HAS_PORT | AUDIT_HAS_BYTES_UP | AUDIT_HAS_LIMIT | AUDIT_HAS_USAGE,
+	    .port = c->oport,
+	    .bytes_up = (int64_t)c->c2u.bytes,
+	    .limit = (int64_t)(w == GW_UPLOAD_RUN ? a->run->cap_run : a->run->cap_name),
+	    .usage = (int64_t)(w == GW_UPLOAD_RUN ? a->run->used : a->used),
+	};
+
+	gw_new_denial_id(c->t->ev, c->denial_id, sizeof(c->denial_id));
+	ev.denial_id = c->denial_id;
+	gw_audit_denial(c->t->audit, gw_run_acct(c->run), &ev);
+	/* both sides reset: a FIN could pass a cut stream upstream off as a whole one */
+	if (c->ufd >= 0)
+		setsockopt(c->ufd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	gw_conn_reset(c, reason);
+}
+
 /* the SOCKS5 answer a denial of @c gives (c->socks_rep, by its stage: socksconn.c) into @out.
  * Return: its length; 0: none (malformed bytes, or past the success reply: the tunnel's) */
 static int socks_denial(const struct gw_conn *c, uint8_t *out, size_t size)

@@ -5,6 +5,7 @@
  * PERFORMANCE.md: pipes lazily and recycled (an idle connection holds none),
  * 64 KiB chunks, a bounded number per wake-up for fairness. */
 #include "gateway/relay.h"
+#include "gateway/upload.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -161,6 +162,24 @@ int gw_drain_half(struct gw_half *h, int dst, struct gw_ready *dr)
 	return 1;
 }
 
+/* @h's upload budget is spent: does @src have a byte more (-EDQUOT), its end (0), or nothing
+ * yet (-EAGAIN)? Peeked, never read: nothing of it goes anywhere */
+static ssize_t upload_spent(struct gw_half *h, int src, struct gw_ready *sr)
+{
+	uint8_t b;
+	ssize_t n = recv(src, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	if (n > 0)
+		return -EDQUOT;
+	if (n == 0) {
+		h->eof = true;
+		return 0;
+	}
+	if (errno == EAGAIN)
+		sr->rd = false;
+	return -errno;
+}
+
 ssize_t gw_move_once(struct gw_pool *p, struct gw_half *h, int src, struct gw_ready *sr, int dst,
 		     struct gw_ready *dr, size_t want, bool lean)
 {
@@ -169,6 +188,14 @@ ssize_t gw_move_once(struct gw_pool *p, struct gw_half *h, int src, struct gw_re
 
 	if (lean && want > GW_COPY_MAX)
 		want = GW_COPY_MAX;
+	if (h->up) {
+		uint64_t room = gw_upload_room(h->up);
+
+		if (!room)
+			return upload_spent(h, src, sr);
+		if (want > room)
+			want = (size_t)room;
+	}
 	if (h->bulk && !lean) {
 		if (h->pipe[0] < 0 && gw_pipe_get(p, h->pipe))
 			return -EMFILE;
@@ -189,6 +216,8 @@ ssize_t gw_move_once(struct gw_pool *p, struct gw_half *h, int src, struct gw_re
 		h->eof = true;
 		return 0;
 	}
+	if (h->up)
+		gw_upload_charge(h->up, (uint64_t)n); /* before any of it is written */
 	if (h->bulk && !lean) {
 		h->inpipe = (uint32_t)n;
 		return n;

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct gw_upload;
+
 #define GW_PEEK_MAX 32768 /* a peek buffer: the longest first bytes read before deciding */
 #define GW_BUF_POOL 64	  /* peek buffers kept for reuse */
 #define GW_COPY_MAX 16384 /* reads up to this size are copied; a full one turns to splice */
@@ -29,7 +31,8 @@ struct gw_half {
 	uint8_t *stash;	 /* copied bytes the destination did not take yet (heap) */
 	uint32_t slen, soff;
 	uint64_t bytes;
-	uint64_t *total; /* the run's counter these bytes are added to as they pass, or NULL */
+	uint64_t *total;      /* the run's counter these bytes are added to as they pass, or NULL */
+	struct gw_upload *up; /* the upload budget each read is charged to (upload.h), or NULL */
 };
 
 /* what the edge-triggered events said about one socket; a flag is cleared
@@ -124,8 +127,13 @@ int gw_drain_half(struct gw_half *h, int dst, struct gw_ready *dr);
  * pipe from the pool; gw_drain_half() sends it on. A short copy read clears
  * @sr->rd and, after the peer's FIN, ends the source.
  *
+ * With an upload budget (@h->up) a read is at most what the budget has left, and is
+ * charged to it before anything is written; once nothing is left, a source with a
+ * byte more to send is over the budget (-EDQUOT), one at its end simply ends.
+ *
  * Return: bytes read (> 0), 0 at the source's end (@h->eof set), -EAGAIN when the
- * source is drained, -EINTR, or another negative errno.
+ * source is drained, -EINTR, -EDQUOT (the upload budget is spent and the source has
+ * more), or another negative errno.
  */
 ssize_t gw_move_once(struct gw_pool *p, struct gw_half *h, int src, struct gw_ready *sr, int dst,
 		     struct gw_ready *dr, size_t want, bool lean);
@@ -154,7 +162,8 @@ void gw_pass_end(struct gw_half *h, const struct gw_half *other, int dst);
  * A source is read only when nothing of it waits and the destination takes
  * bytes (see gw_move_once()). Pipes go back to the pool whenever they are empty.
  *
- * Return: 1 when the half has more to do but its rounds ran out, 0, or a negative errno.
+ * Return: 1 when the half has more to do but its rounds ran out, 0, or a negative errno
+ * (-EDQUOT: past @h's upload budget, see gw_move_once()).
  */
 int gw_pump(struct gw_pool *p, struct gw_half *h, const struct gw_half *other, int src,
 	    struct gw_ready *sr, int dst, struct gw_ready *dr, int64_t *budget, bool lean);

@@ -21,6 +21,14 @@ void gw_conn_flush_peeked(struct gw_conn *c)
 	}
 	if (c->budget >= 0 && (int64_t)c->blen > c->budget)
 		c->blen = (size_t)c->budget; /* absolute-form: one request only */
+	if (c->c2u.up && !c->boff && !c->up_peeked) {
+		/* the upload budget: the first bytes go whole or not at all */
+		if (!gw_upload_take(c->c2u.up, c->blen)) {
+			gw_conn_upload_cut(c);
+			return;
+		}
+		c->up_peeked = true;
+	}
 	while (c->boff < c->blen) {
 		ssize_t n;
 
@@ -77,6 +85,10 @@ void gw_conn_relay(struct gw_conn *c)
 					    &c->ur, c->budget >= 0 ? &c->budget : NULL, lean);
 		if (c->st != GW_C_RELAY)
 			return;
+		if (r == -EDQUOT) {
+			gw_conn_upload_cut(c);
+			return;
+		}
 		if (r < 0) {
 			gw_conn_close(c, r == -EMFILE	? "out of descriptors for pipes"
 					 : r == -ENOMEM ? "out of memory"

@@ -97,6 +97,10 @@ int gw_conn_pump_http(struct gw_conn *c, bool lean)
 			if (fr == HTTP_STREAM_REQUEST && !request_ok(c, &st.req))
 				break;
 			if (fr == HTTP_STREAM_REQUEST || fr == HTTP_STREAM_PASS) {
+				if (h->up && !gw_upload_take(h->up, st.len)) {
+					r = -EDQUOT; /* nothing of it goes: the budget is spent */
+					break;
+				}
 				r = gw_copy_out(h, c->ufd, &c->ur, c->buf + c->boff, st.len);
 				if (r)
 					break;
@@ -199,6 +203,11 @@ bool gw_conn_answer_peek(struct gw_conn *c)
 	c->hold = false;
 	if (hr == HTTP_OK && http_stream_answered(&c->hs, status)) {
 		c->http_track = false; /* a tunnel: the buffered rest goes first */
+		if (c->boff < c->blen && c->c2u.up &&
+		    !gw_upload_take(c->c2u.up, c->blen - c->boff)) {
+			gw_conn_upload_cut(c);
+			return true;
+		}
 		if (c->boff < c->blen &&
 		    gw_copy_out(&c->c2u, c->ufd, &c->ur, c->buf + c->boff, c->blen - c->boff)) {
 			gw_conn_close(c, "out of memory");

@@ -277,6 +277,7 @@ static void run_free(struct gw_runs *t, struct gw_run *r)
 {
 	gw_toolcalls_free(&r->mcp);
 	gw_learn_free(&r->learned);
+	gw_uploads_free(&r->up);
 	user_put(t, r->user);
 	policy_free(r->policy);
 	gw_synth_free(&r->synth);

@@ -14,6 +14,7 @@
 #include "gateway/ev.h"
 #include "gateway/learn.h"
 #include "gateway/synth.h"
+#include "gateway/upload.h"
 #include "conf/conf.h"
 #include "policy/policy.h"
 
@@ -76,6 +77,7 @@ struct gw_user {
  * @shadow:	registered with "shadow": true (`warden run --shadow`): its policy's denials are
  *		let through and audited as "would_deny" (decide.h, gw_tcp_decide_shadow());
  *		the host's ceiling, the SSRF guard and malformed bytes still deny
+ * @up:		its upload budgets and what each name was sent (upload.h; set with its policy)
  */
 struct gw_run {
 	struct gw_run *next;
@@ -104,6 +106,7 @@ struct gw_run {
 	bool shadow;
 	bool asker;	/* its launcher can ask a person (network.ask: dnsask.c) */
 	unsigned nasks; /* its asks pending */
+	struct gw_uploads up;
 };
 
 /**

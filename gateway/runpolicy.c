@@ -149,6 +149,7 @@ int gw_run_set_policy(struct gw_run *r, const struct gw_ctl_req *req, char *why,
 	}
 	policy_free(r->policy);
 	r->policy = p;
+	gw_uploads_set(&r->up, p->limits.upload_kib, p->limits.upload_total_kib);
 	snprintf(r->policy_name, sizeof(r->policy_name), "%s", name);
 	return 0;
 }

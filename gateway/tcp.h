@@ -109,6 +109,7 @@ struct gw_conn {
 	bool ech;	 /* the ClientHello carried an encrypted_client_hello extension */
 	bool throttled;	 /* its run holds too many bytes: it reads lean (relay()) */
 	bool asked;	 /* a proxy request held by a network.ask ask (dnsask.c) */
+	bool up_peeked;	 /* the peeked bytes were charged to the upload budget (c2u.up) */
 	uint8_t socks;	 /* enum gw_socks_stage */
 	uint8_t socks_rep; /* SOCKS5: the reply code a denial answers with; 0: none */
 	uint32_t acct;	   /* bytes of pipes and stashes counted in run->buffered */
@@ -225,6 +226,21 @@ void gw_conn_account(struct gw_conn *c, bool gone);
 void gw_conn_close(struct gw_conn *c, const char *end);
 /** gw_conn_reset() - close @c with a TCP reset (SO_LINGER 0). */
 void gw_conn_reset(struct gw_conn *c, const char *end);
+/**
+ * gw_conn_upload_check() - before @c connects: its account with the run's upload budgets (by its
+ * name, else its address), kept in c->c2u.up for the relay to charge
+ * @c:		the connection
+ * @buf:	room for a refusal's reason
+ * @size:	its size
+ * Return: NULL (it may go: no budget, or some left), or the reason to refuse it (the budget is
+ * spent, the run has too many names to count, out of memory).
+ */
+const char *gw_conn_upload_check(struct gw_conn *c, char *buf, size_t size);
+/**
+ * gw_conn_upload_cut() - @c has more to send upstream than its upload budget leaves: its
+ * limit.upload event (with a denial id), then a reset of both sides
+ */
+void gw_conn_upload_cut(struct gw_conn *c);
 /** gw_conn_reap() - free the connections closed during this loop round. */
 void gw_conn_reap(struct gw_tcp *t);
 

@@ -184,6 +184,9 @@ struct policy_env_set {
  * @timeout_s:	wall-clock limit in seconds (1..604800)
  * @disk_mb:	disk limit in MiB (1..16777216): the size of the sandbox's /tmp and the
  *		largest file the program may write (RLIMIT_FSIZE); see warden-policy(5)
+ * @upload_kib:	KiB the run may send upstream to any one name, over all its connections
+ *		to it (1..16777216); the gateway cuts past it (docs/gateway.md, "Upload budgets")
+ * @upload_total_kib: KiB the run may send upstream to all names together (1..16777216)
  */
 struct policy_limits {
 	uint64_t memory_mb;
@@ -191,6 +194,8 @@ struct policy_limits {
 	uint32_t cpu_milli;
 	uint32_t timeout_s;
 	uint64_t disk_mb;
+	uint64_t upload_kib;
+	uint64_t upload_total_kib;
 };
 
 /* sandbox.backend / sandbox.fallback: the ways to confine a program (warden-policy(5)); the

@@ -324,7 +324,7 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		}
 	}
 	if (p->limits.memory_mb || p->limits.pids || p->limits.cpu_milli || p->limits.timeout_s ||
-	    p->limits.disk_mb) {
+	    p->limits.disk_mb || p->limits.upload_kib || p->limits.upload_total_kib) {
 		ret |= wd_buf_puts(out, "limits:\n");
 		if (p->limits.memory_mb)
 			ret |= wd_buf_printf(out, "  memory_mb: %llu\n",
@@ -341,6 +341,12 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		if (p->limits.disk_mb)
 			ret |= wd_buf_printf(out, "  disk_mb: %llu\n",
 					     (unsigned long long)p->limits.disk_mb);
+		if (p->limits.upload_kib)
+			ret |= wd_buf_printf(out, "  upload_kib: %llu\n",
+					     (unsigned long long)p->limits.upload_kib);
+		if (p->limits.upload_total_kib)
+			ret |= wd_buf_printf(out, "  upload_total_kib: %llu\n",
+					     (unsigned long long)p->limits.upload_total_kib);
 	}
 	if (p->sandbox_allow || p->sandbox_backend || p->sandbox_fallback || p->docker_image)
 		ret |= wd_buf_puts(out, "sandbox:\n");
@@ -486,6 +492,13 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 	ret |= p->limits.disk_mb
 		   ? wd_buf_printf(out, ",\"disk_mb\":%llu", (unsigned long long)p->limits.disk_mb)
 		   : wd_buf_puts(out, ",\"disk_mb\":null");
+	ret |= p->limits.upload_kib ? wd_buf_printf(out, ",\"upload_kib\":%llu",
+						    (unsigned long long)p->limits.upload_kib)
+				    : wd_buf_puts(out, ",\"upload_kib\":null");
+	ret |= p->limits.upload_total_kib
+		   ? wd_buf_printf(out, ",\"upload_total_kib\":%llu",
+				   (unsigned long long)p->limits.upload_total_kib)
+		   : wd_buf_puts(out, ",\"upload_total_kib\":null");
 	ret |= wd_buf_puts(out, "},\"sandbox\":{\"allow\":[");
 	for (unsigned bit = 1, n = 0; bit; bit <<= 1) {
 		const char *name = (p->sandbox_allow & bit) ? policy_sandbox_allow_name(bit) : NULL;

@@ -178,6 +178,13 @@ static const struct bad_case bad_cases[] = {
     {"timeout fraction", V "limits:\n  timeout_s: 1.5\n", 3, 14, "expected a whole number"},
     {"misspelt timeout", V "limits:\n  timeout: 5\n", 3, 3, "did you mean `timeout_s`?"},
     {"limits scalar", V "limits: 5\n", 2, 9, "expected a mapping"},
+    {"upload zero", V "limits:\n  upload_kib: 0\n", 3, 15, "out of range; expected 1 to 16777216"},
+    {"upload too big", V "limits:\n  upload_kib: 16777217\n", 3, 15, "out of range"},
+    {"upload word", V "limits:\n  upload_kib: lots\n", 3, 15, "expected"},
+    {"upload total negative", V "limits:\n  upload_total_kib: -1\n", 3, 21,
+     "expected a whole number"},
+    {"upload total mapping", V "limits:\n  upload_total_kib: {a: 1}\n", 3, 21, "expected"},
+    {"misspelt upload", V "limits:\n  upload_kb: 5\n", 3, 3, "did you mean `upload_kib`?"},
     {"misspelt sandbox", V "sandbx: {}\n", 2, 1, "did you mean `sandbox`?"},
     {"sandbox list", V "sandbox: [userns]\n", 2, 10, "expected a mapping"},
     {"misspelt sandbox.allow", V "sandbox:\n  alow: [userns]\n", 3, 3, "did you mean `allow`?"},
@@ -649,6 +656,47 @@ static void test_sandbox_allow(void **state)
 	assert_int_equal(p->sandbox_allow, POLICY_SANDBOX_USERNS);
 	assert_string_equal(policy_sandbox_allow_name(POLICY_SANDBOX_USERNS), "userns");
 	assert_null(policy_sandbox_allow_name(1u << 30));
+	policy_free(p);
+	policy_diags_free(&d);
+	wd_buf_free(&y);
+	wd_buf_free(&j);
+}
+
+/* limits.upload_kib and upload_total_kib: kept, rendered in YAML and JSON, parsed back the same */
+static void test_upload_limits(void **state)
+{
+	struct wd_buf y = WD_BUF_INIT, j = WD_BUF_INIT;
+	struct policy_diags d;
+	struct wd_policy *p;
+
+	(void)state;
+	p = parse_ok("version: 1\n", &d);
+	assert_int_equal(p->limits.upload_kib, 0);
+	assert_int_equal(p->limits.upload_total_kib, 0);
+	assert_int_equal(policy_render_json(p, &j), 0);
+	assert_non_null(strstr(wd_buf_cstr(&j), "\"upload_kib\":null,\"upload_total_kib\":null"));
+	policy_free(p);
+	policy_diags_free(&d);
+	wd_buf_reset(&j);
+	p = parse_ok("version: 1\nlimits:\n  upload_kib: 64\n  upload_total_kib: 16777216\n", &d);
+	assert_int_equal(p->limits.upload_kib, 64);
+	assert_int_equal(p->limits.upload_total_kib, 16777216);
+	assert_int_equal(policy_render_yaml(p, &y), 0);
+	assert_non_null(
+	    strstr(wd_buf_cstr(&y), "limits:\n  upload_kib: 64\n  upload_total_kib: 16777216\n"));
+	assert_int_equal(policy_render_json(p, &j), 0);
+	assert_non_null(strstr(wd_buf_cstr(&j), "\"upload_kib\":64,\"upload_total_kib\":16777216"));
+	policy_free(p);
+	policy_diags_free(&d);
+	p = parse_ok(wd_buf_cstr(&y), &d);
+	assert_int_equal(p->limits.upload_kib, 64);
+	assert_int_equal(p->limits.upload_total_kib, 16777216);
+	policy_free(p);
+	policy_diags_free(&d);
+	/* one without the other */
+	p = parse_ok("version: 1\nlimits: {upload_total_kib: 1}\n", &d);
+	assert_int_equal(p->limits.upload_kib, 0);
+	assert_int_equal(p->limits.upload_total_kib, 1);
 	policy_free(p);
 	policy_diags_free(&d);
 	wd_buf_free(&y);
@@ -1249,6 +1297,7 @@ static const struct CMUnitTest fixed_tests[] = {
     cmocka_unit_test(test_many_errors_capped),
     cmocka_unit_test(test_full_policy),
     cmocka_unit_test(test_minimal),
+    cmocka_unit_test(test_upload_limits),
     cmocka_unit_test(test_gw_gateway_values),
     cmocka_unit_test(test_cpu_forms),
     cmocka_unit_test(test_duplicate_rule_warns),
