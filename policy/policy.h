@@ -184,6 +184,9 @@ struct policy_env_set {
  * @timeout_s:	wall-clock limit in seconds (1..604800)
  * @disk_mb:	disk limit in MiB (1..16777216): the size of the sandbox's /tmp and the
  *		largest file the program may write (RLIMIT_FSIZE); see warden-policy(5)
+ * @dns_label_kib_per_min: the DNS exfiltration budget, KiB of new names a minute below each
+ *		wildcard parent (0..1048576; 0: off); meaningful only when @dns_label_set
+ * @dns_label_set: the policy sets @dns_label_kib_per_min (unset: the gateway's default)
  */
 struct policy_limits {
 	uint64_t memory_mb;
@@ -191,6 +194,8 @@ struct policy_limits {
 	uint32_t cpu_milli;
 	uint32_t timeout_s;
 	uint64_t disk_mb;
+	uint32_t dns_label_kib_per_min;
+	bool dns_label_set;
 };
 
 /* sandbox.backend / sandbox.fallback: the ways to confine a program (warden-policy(5)); the

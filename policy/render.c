@@ -324,7 +324,7 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		}
 	}
 	if (p->limits.memory_mb || p->limits.pids || p->limits.cpu_milli || p->limits.timeout_s ||
-	    p->limits.disk_mb) {
+	    p->limits.disk_mb || p->limits.dns_label_set) {
 		ret |= wd_buf_puts(out, "limits:\n");
 		if (p->limits.memory_mb)
 			ret |= wd_buf_printf(out, "  memory_mb: %llu\n",
@@ -341,6 +341,9 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		if (p->limits.disk_mb)
 			ret |= wd_buf_printf(out, "  disk_mb: %llu\n",
 					     (unsigned long long)p->limits.disk_mb);
+		if (p->limits.dns_label_set)
+			ret |= wd_buf_printf(out, "  dns_label_kib_per_min: %u\n",
+					     p->limits.dns_label_kib_per_min);
 	}
 	if (p->sandbox_allow || p->sandbox_backend || p->sandbox_fallback || p->docker_image)
 		ret |= wd_buf_puts(out, "sandbox:\n");
@@ -486,6 +489,9 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 	ret |= p->limits.disk_mb
 		   ? wd_buf_printf(out, ",\"disk_mb\":%llu", (unsigned long long)p->limits.disk_mb)
 		   : wd_buf_puts(out, ",\"disk_mb\":null");
+	ret |= p->limits.dns_label_set ? wd_buf_printf(out, ",\"dns_label_kib_per_min\":%u",
+						       p->limits.dns_label_kib_per_min)
+				       : wd_buf_puts(out, ",\"dns_label_kib_per_min\":null");
 	ret |= wd_buf_puts(out, "},\"sandbox\":{\"allow\":[");
 	for (unsigned bit = 1, n = 0; bit; bit <<= 1) {
 		const char *name = (p->sandbox_allow & bit) ? policy_sandbox_allow_name(bit) : NULL;
