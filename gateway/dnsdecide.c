@@ -369,13 +369,13 @@ const char *gw_dns_reason_text(const struct gw_dns_verdict *v, const struct dns_
 		return v->learn ? "forwarded upstream (addresses replaced; learn mode)"
 				: "forwarded upstream (addresses replaced)";
 	case GW_DR_DNS_BUDGET:
+		/* short: an EDE text holds 256 bytes, and the denial id goes after it; the event's
+		 * resource names the name */
 		snprintf(
 		    buf, size,
-		    "DNS exfiltration budget spent: new names below %s may spell at most "
-		    "%llu KiB a minute (limits.dns_label_kib_per_min of policy %s); %s refused, "
-		    "names asked before still answer",
-		    v->parent ? v->parent : "?", (unsigned long long)(v->limit / 1024), policy_name,
-		    q->qname);
+		    "DNS exfiltration budget spent: at most %llu KiB of new names a minute below "
+		    "%s (limits.dns_label_kib_per_min); names asked before still answer",
+		    (unsigned long long)(v->limit / 1024), v->parent ? v->parent : "?");
 		return buf;
 	}
 	return "denied";

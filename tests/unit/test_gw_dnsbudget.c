@@ -241,13 +241,10 @@ static void test_decide_budget(void **state)
 	assert_true(v.first);
 	assert_int_equal(v.rule, 0); /* the rule is named */
 	query(&q, n);
-	assert_string_equal(
-	    gw_dns_reason_text(&v, &q, "p.yaml", NULL, buf, sizeof(buf)) +
-		strlen("DNS exfiltration budget spent: "),
-	    "new names below exfil.test may spell at most 1 KiB a minute "
-	    "(limits.dns_label_kib_per_min of policy p.yaml); "
-	    "000000000000000000000000000000000000000000000000000000000016.exfil.test "
-	    "refused, names asked before still answer");
+	assert_string_equal(gw_dns_reason_text(&v, &q, "p.yaml", NULL, buf, sizeof(buf)),
+			    "DNS exfiltration budget spent: at most 1 KiB of new names a minute "
+			    "below exfil.test (limits.dns_label_kib_per_min); names asked before "
+			    "still answer");
 	label(n, sizeof(n), 99, "exfil.test");
 	assert_int_equal(decide(p, &b, n, SEC, &v), GW_DR_DNS_BUDGET);
 	assert_false(v.first);
