@@ -7,7 +7,8 @@
 # counted into a summary. Controls with the same probe (dig, in the same run, after the budget
 # is spent): a name asked before the budget ran out still resolves to the same address, an
 # exact rule's name under the same parent and another exact name keep working, and another
-# wildcard parent has its own budget.
+# wildcard parent has its own budget. A shadow run of the same program is answered throughout,
+# the budget's refusals audited as would-denies.
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/lab/lib.sh"
@@ -105,5 +106,22 @@ check_eq "control: the answered names are dns.query events, allowed (18 wild.tes
 	jq -s --arg r "$R" '[.[] | select(.run == $r and .action == "dns.query" and .allowed and (.resource | endswith(".wild.test")) and .resource != "fixed.wild.test")] | length' "$A"
 check "run.exit counts the refusals among its denials" jq -e -s --arg r "$R" \
 	'.[] | select(.run == $r and .action == "run.exit") | .denials >= 25' "$A"
+
+echo "# a shadow run (warden run --shadow): the budget's refusals are let through, as would-denies"
+in_host "$W" run -q --shadow --audit-log "$A" -p "$T/p.yaml" -- sh "$T/prog.sh" >"$T/all" 2>"$T/err"
+rc=$?
+grep -v '^# ' "$T/all" >"$T/out"
+R=$(jq -r -s '[.[] | select(.action == "run.start")] | last | .run' "$A")
+check "control: the shadow run succeeded (exit 0)" test "$rc" -eq 0
+check_eq "control: the first name is answered" NOERROR status_of early.wild.test
+check_eq "every new name is answered (41 below wild.test)" 41 \
+	bash -c 'sed -n "1,41p" "$0" | grep -c " NOERROR 100\.[0-9.]*$"' "$T/out"
+check "the teardown is done" lab_wait 30 lab_teardowns_quiet "$A"
+check_eq "no limit.dns_exfil refusal" 0 jq -s --arg r "$R" \
+	'[.[] | select(.run == $r and .action == "limit.dns_exfil")] | length' "$A"
+check "the 17th name is a would-deny naming the budget, with a denial id" jq -e -s --arg r "$R" --arg n "$(label 17)" \
+	'[.[] | select(.run == $r and .action == "dns.query" and .resource == $n)][0] |
+	 .allowed and .decision == "would_deny" and (.denial_id | length > 0) and
+	 (.reason | startswith("DNS exfiltration budget spent"))' "$A"
 
 lab_finish
