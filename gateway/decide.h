@@ -9,6 +9,7 @@
 #define WARDEN_GATEWAY_DECIDE_H
 
 #include "gateway/addr.h"
+#include "gateway/dnsbudget.h"
 #include "gateway/proto/proto.h"
 #include "gateway/toolcalls.h"
 #include "policy/policy.h"
@@ -560,6 +561,7 @@ enum gw_dns_reason {
 	GW_DR_NOT_ANSWERED,  /* ANY (or no upstream to forward to) */
 	GW_DR_FORWARDED,     /* forwarded upstream */
 	GW_DR_TOOL_ONLY,     /* only the rules of tools @tools allow the name; none in flight */
+	GW_DR_DNS_BUDGET,    /* a new name past its wildcard parent's DNS exfiltration budget */
 };
 
 /**
@@ -572,6 +574,8 @@ enum gw_dns_reason {
  *		(gw_learn_allows() on any port)
  * @calls:	the run's MCP tool calls in flight (NULL: none): the rules of a tool in flight
  *		(mcp.tools.NAME.network) allow names too
+ * @budget:	the run's DNS exfiltration budget (gw_dns_decide_budget()); NULL: none
+ * @now:	the loop's time (monotonic ns), for @budget's windows
  */
 struct gw_dns_facts {
 	enum dns_result parsed;
@@ -580,6 +584,8 @@ struct gw_dns_facts {
 	bool upstream;
 	bool learn;
 	const struct gw_toolcalls *calls;
+	struct gw_dnsbudget *budget;
+	uint64_t now;
 };
 
 /**
@@ -598,6 +604,10 @@ struct gw_dns_facts {
  * @tools:	as struct gw_tcp_verdict's
  * @policy:	TOOL_ONLY: the policy (its tools are named)
  * @calls:	TOOL_ONLY: the calls in flight (NULL: none)
+ * @parent:	DNS_BUDGET: the wildcard parent whose budget is spent (the policy's string)
+ * @limit:	DNS_BUDGET: the budget, bytes a window
+ * @first:	DNS_BUDGET: the window's first refusal for @parent (audited in full; the
+ *		rest are counted into a summary)
  */
 struct gw_dns_verdict {
 	enum gw_dns_action action;
@@ -614,6 +624,9 @@ struct gw_dns_verdict {
 	uint64_t tools;
 	const struct wd_policy *policy;
 	const struct gw_toolcalls *calls;
+	const char *parent;
+	uint64_t limit;
+	bool first;
 };
 
 /**
@@ -656,6 +669,26 @@ enum gw_ask_action {
  */
 enum gw_ask_action gw_ask_decide(const struct gw_dns_facts *f, const struct gw_dns_verdict *v,
 				 bool asker, bool tcp, int *ret_rule);
+
+/**
+ * gw_dns_budget_bytes() - the DNS exfiltration budget of a run under @p, in bytes a window:
+ * limits.dns_label_kib_per_min KiB, GW_DNSB_DEFAULT_KIB when the policy does not set it, 0
+ * (off) when it sets 0 or there is no policy
+ */
+uint64_t gw_dns_budget_bytes(const struct wd_policy *p);
+
+/**
+ * gw_dns_decide_budget() - the DNS exfiltration budget over gw_dns_decide()'s verdict
+ * @f:		the facts @v was decided from (@f->budget, @f->now: the run's state, the clock)
+ * @v:		the verdict, turned into a DNS_BUDGET denial when the budget refuses the name
+ *
+ * Only a name answered (SYNTHETIC or FORWARD) by a wildcard rule of the policy or of a tool in
+ * flight is charged to that rule's parent (gw_dnsb_charge()): not a name an exact rule of the
+ * same rules allows (nothing to leak in a fixed name), not in learn mode (no rule), not
+ * without @f->budget. Past the budget the verdict is REFUSED with an EDE "Other" naming the
+ * budget; names charged before stay free.
+ */
+void gw_dns_decide_budget(const struct gw_dns_facts *f, struct gw_dns_verdict *v);
 
 /**
  * gw_dns_decide_shadow() - gw_dns_decide() for a shadow run: a name the run's policy does not

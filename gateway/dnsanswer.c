@@ -342,6 +342,34 @@ static void refuse_over_cap(struct gw_dns *dns, struct gw_run *run, const struct
 	gw_audit_count(dns->audit, gw_run_acct(run), &ev, why);
 }
 
+/* a new name past its wildcard parent's DNS exfiltration budget (gw_dns_decide_budget()):
+ * "limit.dns_exfil", in full for the window's first refusal under that parent, then counted into
+ * a summary so that an exfiltration loop cannot flood the log */
+static void budget_event(struct gw_dns *dns, struct gw_run *run, const struct dns_query *q,
+			 const struct gw_dns_verdict *v, const char *why, const char *rule,
+			 const char *did)
+{
+	char tbuf[16];
+	struct audit_event ev = {
+	    .type = AUDIT_TYPE_LIMIT,
+	    .action = "limit.dns_exfil",
+	    .resource = q->qname,
+	    .allowed = false,
+	    .reason = why,
+	    .rule = rule,
+	    .qtype = gw_dns_qtype_name(q->qtype, tbuf, sizeof(tbuf)),
+	    .denial_id = did[0] ? did : NULL,
+	};
+
+	dns->ev->stats.dns_queries++;
+	if (v->first)
+		gw_audit_denial(dns->audit, gw_run_acct(run), &ev);
+	else
+		gw_audit_count(dns->audit, gw_run_acct(run), &ev,
+			       "new names past their wildcard parent's DNS exfiltration budget "
+			       "(limits.dns_label_kib_per_min); refused");
+}
+
 /* learn mode: a name the run resolved (answered or forwarded), or was refused by the host's
  * ceiling, in the run's table (proto dns: reported only if it is never connected to) */
 static void learn_note(struct gw_run *run, const struct dns_query *q,
@@ -366,10 +394,16 @@ static void decide(struct gw_dns *dns, struct gw_run *run, const struct gw_dns_f
 
 	if (!run || !run->shadow) {
 		gw_dns_decide(f, v);
+		gw_dns_decide_budget(f, v);
 		return;
 	}
-	if (!gw_dns_decide_shadow(f, v, &would))
-		return;
+	if (!gw_dns_decide_shadow(f, v, &would)) {
+		/* the DNS exfiltration budget is the policy's too: a shadow run lets it through */
+		would = *v;
+		gw_dns_decide_budget(f, &would);
+		if (would.reason != GW_DR_DNS_BUDGET)
+			return;
+	}
 	/* NOT_ALLOWED's text names no peer */
 	snprintf(would_why, size, "%s",
 		 gw_dns_reason_text(&would, f->q, run->policy_name, NULL, buf, sizeof(buf)));
@@ -473,6 +507,8 @@ void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const stru
 	f.upstream = gw_resolver_ok(dns->res);
 	f.learn = run && run->learn;
 	f.calls = run ? &run->mcp : NULL;
+	f.budget = run && !run->learn ? &run->dnsbudget : NULL;
+	f.now = dns->ev->now;
 	decide(dns, run, &f, &v, would, sizeof(would), did);
 	if (run)
 		run->dns_queries++;
@@ -529,6 +565,8 @@ void gw_dns_query(struct gw_dns *dns, const uint8_t *msg, size_t len, const stru
 	}
 	if (v.action == GW_DNS_LIVENESS)
 		liveness_event(dns, run, why);
+	else if (v.reason == GW_DR_DNS_BUDGET)
+		budget_event(dns, run, &q, &v, why, rule_text, did);
 	else
 		dns_event_id(dns, run, &q, v.allowed, why, rule_text, NULL, did);
 }

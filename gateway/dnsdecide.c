@@ -2,7 +2,8 @@
  * policy, learn mode), a verdict and a reason code out (decide.h), and the audit text of each
  * reason. The query types table says which types are never forwarded and why; a name no rule
  * allows gets NXDOMAIN and never goes upstream. Learn mode's name rule is decide.c's
- * (gw_learn_allows(), gw_learn_name_ok()). */
+ * (gw_learn_allows(), gw_learn_name_ok()). The DNS exfiltration budget (gw_dns_decide_budget())
+ * is a second step over the verdict, its arithmetic dnsbudget.c's over the run's state. */
 #include "gateway/decide.h"
 #include "common/common.h"
 
@@ -217,6 +218,65 @@ void gw_dns_decide(const struct gw_dns_facts *f, struct gw_dns_verdict *v)
 	dns_verdict(v, GW_DNS_FORWARD, GW_DR_FORWARDED, true, DNS_RCODE_NOERROR);
 }
 
+uint64_t gw_dns_budget_bytes(const struct wd_policy *p)
+{
+	if (!p)
+		return 0;
+	if (!p->limits.dns_label_set)
+		return (uint64_t)GW_DNSB_DEFAULT_KIB * 1024;
+	return (uint64_t)p->limits.dns_label_kib_per_min * 1024;
+}
+
+/* the rules @v's rule is one of: the policy's, or its tool's (mcp.tools.NAME.network) */
+static const struct wd_policy *rule_set(const struct wd_policy *p, const struct gw_dns_verdict *v)
+{
+	if (v->tool < 0)
+		return p;
+	if ((size_t)v->tool >= p->ntool_net)
+		return NULL;
+	return p->tool_net[v->tool].net;
+}
+
+void gw_dns_decide_budget(const struct gw_dns_facts *f, struct gw_dns_verdict *v)
+{
+	const struct wd_policy *rs;
+	const struct policy_rule *r;
+	const char *name;
+	uint64_t limit;
+
+	if (!f->budget || !f->policy || v->learn || v->rule < 0 ||
+	    (v->action != GW_DNS_SYNTHETIC && v->action != GW_DNS_FORWARD))
+		return;
+	rs = rule_set(f->policy, v);
+	if (!rs || (size_t)v->rule >= rs->nrules)
+		return;
+	r = &rs->rules[v->rule];
+	if (r->kind != POLICY_RULE_WILDCARD || !(limit = gw_dns_budget_bytes(f->policy)))
+		return;
+	/* a name an exact rule names too is no channel, whichever rule came first */
+	name = decided_name(f->q);
+	for (size_t i = 0; i < rs->nrules; i++)
+		if (rs->rules[i].kind == POLICY_RULE_HOST && !strcmp(rs->rules[i].host, name))
+			return;
+	switch (gw_dnsb_charge(f->budget, r->host, f->q->qname, f->q->qname_wire,
+			       f->q->qname_wire_len, limit, f->now, NULL)) {
+	case GW_DNSB_SEEN:
+	case GW_DNSB_CHARGED:
+		return;
+	case GW_DNSB_OVER:
+		v->first = true;
+		break;
+	case GW_DNSB_OVER_AGAIN:
+		v->first = false;
+		break;
+	}
+	dns_verdict(v, GW_DNS_RCODE, GW_DR_DNS_BUDGET, false, DNS_RCODE_REFUSED);
+	v->ede = true;
+	v->ede_code = DNS_EDE_OTHER;
+	v->parent = r->host;
+	v->limit = limit;
+}
+
 bool gw_dns_decide_shadow(const struct gw_dns_facts *f, struct gw_dns_verdict *v,
 			  struct gw_dns_verdict *would)
 {
@@ -308,6 +368,15 @@ const char *gw_dns_reason_text(const struct gw_dns_verdict *v, const struct dns_
 	case GW_DR_FORWARDED:
 		return v->learn ? "forwarded upstream (addresses replaced; learn mode)"
 				: "forwarded upstream (addresses replaced)";
+	case GW_DR_DNS_BUDGET:
+		/* short: an EDE text holds 256 bytes, and the denial id goes after it; the event's
+		 * resource names the name */
+		snprintf(
+		    buf, size,
+		    "DNS exfiltration budget spent: at most %llu KiB of new names a minute below "
+		    "%s (limits.dns_label_kib_per_min); names asked before still answer",
+		    (unsigned long long)(v->limit / 1024), v->parent ? v->parent : "?");
+		return buf;
 	}
 	return "denied";
 }

@@ -281,6 +281,7 @@ static void run_free(struct gw_runs *t, struct gw_run *r)
 	user_put(t, r->user);
 	policy_free(r->policy);
 	gw_synth_free(&r->synth);
+	gw_dnsb_free(&r->dnsbudget);
 	free(r);
 }
 

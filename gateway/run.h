@@ -11,6 +11,7 @@
 #include "gateway/addr.h"
 #include "gateway/auditrl.h"
 #include "gateway/ctl.h"
+#include "gateway/dnsbudget.h"
 #include "gateway/ev.h"
 #include "gateway/learn.h"
 #include "gateway/synth.h"
@@ -78,6 +79,8 @@ struct gw_user {
  *		let through and audited as "would_deny" (decide.h, gw_tcp_decide_shadow());
  *		the host's ceiling, the SSRF guard and malformed bytes still deny
  * @up:		its upload budgets and what each name was sent (upload.h; set with its policy)
+ * @dnsbudget:	its DNS exfiltration budget: the names charged under each wildcard parent
+ *		(dnsbudget.h; kept across a `replace`: names asked before stay free)
  */
 struct gw_run {
 	struct gw_run *next;
@@ -107,6 +110,7 @@ struct gw_run {
 	bool asker;	/* its launcher can ask a person (network.ask: dnsask.c) */
 	unsigned nasks; /* its asks pending */
 	struct gw_uploads up;
+	struct gw_dnsbudget dnsbudget;
 };
 
 /**

@@ -43,9 +43,25 @@ static const char *const grant_types[] = {
 enum { ENV_ALLOW, ENV_SET, ENV_N };
 static const char *const env_keys[ENV_N] = {"allow", "set"};
 
-enum { LIM_MEMORY, LIM_PIDS, LIM_CPU, LIM_TIMEOUT, LIM_DISK, LIM_UPLOAD, LIM_UPLOAD_TOTAL, LIM_N };
-static const char *const limit_keys[LIM_N] = {
-    "memory_mb", "pids", "cpu", "timeout_s", "disk_mb", "upload_kib", "upload_total_kib"};
+enum {
+	LIM_MEMORY,
+	LIM_PIDS,
+	LIM_CPU,
+	LIM_TIMEOUT,
+	LIM_DISK,
+	LIM_UPLOAD,
+	LIM_UPLOAD_TOTAL,
+	LIM_DNS_LABEL,
+	LIM_N
+};
+static const char *const limit_keys[LIM_N] = {"memory_mb",
+					      "pids",
+					      "cpu",
+					      "timeout_s",
+					      "disk_mb",
+					      "upload_kib",
+					      "upload_total_kib",
+					      "dns_label_kib_per_min"};
 
 enum { SBX_ALLOW, SBX_BACKEND, SBX_FALLBACK, SBX_DOCKER, SBX_N };
 static const char *const sandbox_keys[SBX_N] = {"allow", "backend", "fallback", "docker"};
@@ -75,10 +91,11 @@ static const struct {
 static const struct {
 	uint64_t min, max;
 } limit_range[LIM_N] = {
-    [LIM_MEMORY] = {1, 1048576},  [LIM_PIDS] = {1, 4194304},
+    [LIM_MEMORY] = {1, 1048576},    [LIM_PIDS] = {1, 4194304},
     [LIM_CPU] = {10, 1024000}, /* thousandths of a core */
-    [LIM_TIMEOUT] = {1, 604800},  [LIM_DISK] = {1, 16777216},
-    [LIM_UPLOAD] = {1, 16777216}, [LIM_UPLOAD_TOTAL] = {1, 16777216},
+    [LIM_TIMEOUT] = {1, 604800},    [LIM_DISK] = {1, 16777216},
+    [LIM_UPLOAD] = {1, 16777216},   [LIM_UPLOAD_TOTAL] = {1, 16777216},
+    [LIM_DNS_LABEL] = {0, 1048576}, /* 0: off */
 };
 
 /* ------------------------------------------------------------ top level */
@@ -439,6 +456,10 @@ static void parse_limits(struct pctx *c, const struct policy_yt_node *n)
 			break;
 		case LIM_UPLOAD_TOTAL:
 			l->upload_total_kib = val;
+			break;
+		case LIM_DNS_LABEL:
+			l->dns_label_kib_per_min = (uint32_t)val;
+			l->dns_label_set = true;
 			break;
 		default:
 			break;

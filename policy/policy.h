@@ -187,6 +187,9 @@ struct policy_env_set {
  * @upload_kib:	KiB the run may send upstream to any one name, over all its connections
  *		to it (1..16777216); the gateway cuts past it (docs/gateway.md, "Upload budgets")
  * @upload_total_kib: KiB the run may send upstream to all names together (1..16777216)
+ * @dns_label_kib_per_min: the DNS exfiltration budget, KiB of new names a minute below each
+ *		wildcard parent (0..1048576; 0: off); meaningful only when @dns_label_set
+ * @dns_label_set: the policy sets @dns_label_kib_per_min (unset: the gateway's default)
  */
 struct policy_limits {
 	uint64_t memory_mb;
@@ -196,6 +199,8 @@ struct policy_limits {
 	uint64_t disk_mb;
 	uint64_t upload_kib;
 	uint64_t upload_total_kib;
+	uint32_t dns_label_kib_per_min;
+	bool dns_label_set;
 };
 
 /* sandbox.backend / sandbox.fallback: the ways to confine a program (warden-policy(5)); the

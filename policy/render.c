@@ -324,7 +324,8 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		}
 	}
 	if (p->limits.memory_mb || p->limits.pids || p->limits.cpu_milli || p->limits.timeout_s ||
-	    p->limits.disk_mb || p->limits.upload_kib || p->limits.upload_total_kib) {
+	    p->limits.disk_mb || p->limits.upload_kib || p->limits.upload_total_kib ||
+	    p->limits.dns_label_set) {
 		ret |= wd_buf_puts(out, "limits:\n");
 		if (p->limits.memory_mb)
 			ret |= wd_buf_printf(out, "  memory_mb: %llu\n",
@@ -347,6 +348,9 @@ int policy_render_yaml(const struct wd_policy *p, struct wd_buf *out)
 		if (p->limits.upload_total_kib)
 			ret |= wd_buf_printf(out, "  upload_total_kib: %llu\n",
 					     (unsigned long long)p->limits.upload_total_kib);
+		if (p->limits.dns_label_set)
+			ret |= wd_buf_printf(out, "  dns_label_kib_per_min: %u\n",
+					     p->limits.dns_label_kib_per_min);
 	}
 	if (p->sandbox_allow || p->sandbox_backend || p->sandbox_fallback || p->docker_image)
 		ret |= wd_buf_puts(out, "sandbox:\n");
@@ -499,6 +503,9 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 		   ? wd_buf_printf(out, ",\"upload_total_kib\":%llu",
 				   (unsigned long long)p->limits.upload_total_kib)
 		   : wd_buf_puts(out, ",\"upload_total_kib\":null");
+	ret |= p->limits.dns_label_set ? wd_buf_printf(out, ",\"dns_label_kib_per_min\":%u",
+						       p->limits.dns_label_kib_per_min)
+				       : wd_buf_puts(out, ",\"dns_label_kib_per_min\":null");
 	ret |= wd_buf_puts(out, "},\"sandbox\":{\"allow\":[");
 	for (unsigned bit = 1, n = 0; bit; bit <<= 1) {
 		const char *name = (p->sandbox_allow & bit) ? policy_sandbox_allow_name(bit) : NULL;

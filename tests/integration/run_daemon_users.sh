@@ -56,6 +56,9 @@ network:
   allow:
     - {host: allowed.test, ports: [7]}
     - {host: "*.wild.test", ports: [443]}
+# B's DNS flood of fresh names measures the uid's DNS cap: the run's own DNS exfiltration
+# budget (run_dns_budget.sh) would refuse most of them first
+limits: {dns_label_kib_per_min: 0}
 EOF
 # flood.py N HOST PORT: opens N connections at once, asks each for an echo (a line: one
 # byte alone could still begin an HTTP request, which the gateway waits to see whole), prints how many
