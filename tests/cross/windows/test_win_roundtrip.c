@@ -77,7 +77,14 @@ static char *run_child(const char *line)
 	si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
 	si.hStdOutput = wr;
 	si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
-	ok = CreateProcessW(child, wline, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi);
+	/* wine answers ERROR_INTERNAL_ERROR (1359) now and then when its server is busy (seen on a
+	 * loaded CI machine): the child never started, so it is started again, a few times */
+	for (int tries = 0;; tries++) {
+		ok = CreateProcessW(child, wline, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi);
+		if (ok || GetLastError() != ERROR_INTERNAL_ERROR || tries == 4)
+			break;
+		Sleep(200);
+	}
 	free(wline);
 	CloseHandle(wr);
 	if (!ok) {
