@@ -178,12 +178,14 @@ check "control: --ask leaves the allow list alone" \
 
 echo "# a program that may write the approval store: no one is asked, even with a terminal"
 : >"$A"
-# a store of its own inside a folder the program may write (whoever it runs as)
-mkdir -m 1777 "$T/w"
+# a store of its own inside a folder the program may write (whoever it runs as); the grant is
+# the store's own folder, not the state folder, which holds the audit signing key too (a grant
+# of that is refused)
+mkdir -m 1777 "$T/w" "$T/w/warden" "$T/w/warden/approvals"
 cat >"$T/writable.yaml" <<YAML
 version: 1
 filesystem:
-  write: ["$T/w"]
+  write: ["$T/w/warden/approvals"]
 network:
   allow:
     - allowed.test

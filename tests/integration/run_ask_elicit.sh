@@ -41,7 +41,7 @@ CONTROL=http://allowed.test/
 
 # drive MODE: the client's JSON line in OUT, the run's audit log fresh in A
 drive() {
-	: >"$A"
+	rm -f "$A" # the run makes it (as the user, when run_as_user.sh runs this)
 	OUT=$("$NODE" "$MCP/elicit_client.mjs" "$1" "$ASKED" "$CONTROL" \
 		ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" -p "$T/p.yaml" -- \
 		"$NODE" "$MCP/tool_fetch_server.mjs" 2>"$T/client-$1.err")
