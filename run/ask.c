@@ -274,9 +274,16 @@ static void ask_new(struct run *r, unsigned gw_id, const char *name, unsigned ti
 	       k->req, program_name(r), k->name, k->req, k->req, timeout_s);
 }
 
-/* @k is done: out of the list and the store */
-static void ask_drop(struct run_asks *a, struct run_ask *k)
+/* @k is done: out of the list and the store; a question the MCP client still shows is
+ * withdrawn (notifications/cancelled) */
+static void ask_drop(struct run *r, struct run_asks *a, struct run_ask *k)
 {
+	struct wd_buf line = WD_BUF_INIT;
+
+	if (k->elicited && run_elicit_can(&r->sandbox.io) &&
+	    !run_elicit_cancel(&line, r->id, k->gw_id, "answered elsewhere, or its time passed"))
+		(void)run_elicit_queue(&r->sandbox.io, line.data, line.len);
+	wd_buf_free(&line);
 	if (a->store >= 0)
 		(void)run_approval_remove(a->store, k->req);
 	*k = a->v[--a->n];
@@ -325,6 +332,7 @@ static void ask_elicited(struct run *r, unsigned seq, bool allow)
 
 	if (!k || !k->elicited || a->store < 0)
 		return; /* decided, timed out or never asked this way: the first answer stands */
+	k->elicited = false; /* answered: nothing to withdraw */
 	ret = run_approval_decide(a->store, k->req, allow, "MCP client (elicitation)");
 	if (ret == -EALREADY || ret == -ENOENT)
 		return; /* a terminal answered first: the tick applies that answer */
@@ -336,7 +344,7 @@ static void ask_elicited(struct run *r, unsigned seq, bool allow)
 	if (run_approval_read(a->store, k->req, &q) || q.state == RUN_APPROVAL_PENDING)
 		return;
 	ask_decided(r, k, &q);
-	ask_drop(a, k);
+	ask_drop(r, a, k);
 }
 
 void run_ask_tick(struct run *r)
@@ -384,14 +392,14 @@ void run_ask_tick(struct run *r)
 		if (!listed[i]) {
 			wd_say(stderr, "warden: ask %s: no answer in %u s: %s denied", k->req,
 			       k->timeout_s, k->name);
-			ask_drop(a, k);
+			ask_drop(r, a, k);
 			continue;
 		}
 		if (a->store < 0 || run_approval_read(a->store, k->req, &q) ||
 		    q.state == RUN_APPROVAL_PENDING)
 			continue;
 		ask_decided(r, k, &q);
-		ask_drop(a, k);
+		ask_drop(r, a, k);
 	}
 }
 
@@ -400,6 +408,6 @@ void run_ask_end(struct run *r)
 	struct run_asks *a = &r->asks;
 
 	while (a->n)
-		ask_drop(a, &a->v[a->n - 1]);
+		ask_drop(r, a, &a->v[a->n - 1]);
 	wd_closep(&a->store);
 }

@@ -45,12 +45,48 @@ static int esc(struct wd_buf *b, const char *s)
 	return wd_esc_append(b, s, 0) < 0 ? -ENOMEM : 0;
 }
 
+/* @msg (taken) as one line with its newline appended to @out; -ENOMEM (@out as it was) */
+static int put_msg(struct wd_buf *out, json_t *msg)
+{
+	char *line = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+	size_t len = out->len;
+	int ret = -ENOMEM;
+
+	json_decref(msg);
+	if (line && !wd_buf_puts(out, line) && !wd_buf_puts(out, "\n"))
+		ret = 0;
+	else if (out->data)
+		out->data[out->len = len] = '\0';
+	free(line);
+	return ret;
+}
+
+/* the id of the request for @run's ask @seq, appended; -ENOMEM */
+static int put_id(struct wd_buf *id, const char *run, unsigned seq)
+{
+	if (wd_buf_puts(id, RUN_ELICIT_ID_PREFIX) || esc(id, run) ||
+	    wd_buf_printf(id, "-%u", seq) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int run_elicit_cancel(struct wd_buf *out, const char *run, unsigned seq, const char *reason)
+{
+	struct wd_buf id = WD_BUF_INIT;
+	int ret = put_id(&id, run, seq);
+
+	if (!ret)
+		ret = put_msg(out, json_pack("{s:s, s:s, s:{s:s, s:s}}", "jsonrpc", "2.0", "method",
+					     "notifications/cancelled", "params", "requestId",
+					     id.data, "reason", reason));
+	wd_buf_free(&id);
+	return ret;
+}
+
 int run_elicit_request(struct wd_buf *out, const char *run, unsigned seq, const char *prog,
 		       const char *name, const char *ports)
 {
 	struct wd_buf msg = WD_BUF_INIT, id = WD_BUF_INIT;
-	json_t *req = NULL;
-	char *line = NULL;
 	int ret = -ENOMEM;
 
 	if (wd_buf_puts(&msg, "warden: the program ") || esc(&msg, prog) ||
@@ -59,27 +95,16 @@ int run_elicit_request(struct wd_buf *out, const char *run, unsigned seq, const 
 	     (wd_buf_puts(&msg, " (ports ") || esc(&msg, ports) || wd_buf_puts(&msg, ")"))) ||
 	    wd_buf_puts(&msg, ", which its policy does not allow (network.ask). Allow it for this "
 			      "run?") ||
-	    wd_buf_puts(&id, RUN_ELICIT_ID_PREFIX) || esc(&id, run) ||
-	    wd_buf_printf(&id, "-%u", seq) < 0)
+	    put_id(&id, run, seq))
 		goto out;
-	req = json_pack("{s:s, s:s, s:s, s:{s:s, s:{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}}}",
-			"jsonrpc", "2.0", "id", id.data, "method", "elicitation/create", "params",
-			"message", msg.data, "requestedSchema", "type", "object", "properties",
-			"allow", "type", "boolean", "title", "Allow", "description",
-			"Allow this name for this run (warden network.ask)", "default", 0,
-			"required", "allow");
-	line = req ? json_dumps(req, JSON_COMPACT) : NULL;
-	if (!line)
-		goto out;
-	if (!wd_buf_puts(out, line)) {
-		if (!wd_buf_puts(out, "\n"))
-			ret = 0;
-		else
-			out->data[out->len -= strlen(line)] = '\0';
-	}
+	ret = put_msg(
+	    out, json_pack("{s:s, s:s, s:s, s:{s:s, s:{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}}}",
+			   "jsonrpc", "2.0", "id", id.data, "method", "elicitation/create",
+			   "params", "message", msg.data, "requestedSchema", "type", "object",
+			   "properties", "allow", "type", "boolean", "title", "Allow",
+			   "description", "Allow this name for this run (warden network.ask)",
+			   "default", 0, "required", "allow"));
 out:
-	free(line);
-	json_decref(req);
 	wd_buf_free(&msg);
 	wd_buf_free(&id);
 	return ret;

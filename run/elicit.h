@@ -50,6 +50,15 @@ int run_elicit_request(struct wd_buf *out, const char *run, unsigned seq, const 
 		       const char *name, const char *ports);
 
 /**
+ * run_elicit_cancel() - append the notifications/cancelled that withdraws the request
+ * run_elicit_request() made for @run and @seq (decided by someone else, or its time passed),
+ * with its newline; @reason is the notification's reason
+ *
+ * Pure but for @out's allocation. Return: 0, or -ENOMEM (@out as it was).
+ */
+int run_elicit_cancel(struct wd_buf *out, const char *run, unsigned seq, const char *reason);
+
+/**
  * run_elicit_answer() - @s (@n bytes, one line from the client, no newline) is the client's
  * response to a request run_elicit_request() made for run @run?
  * @ret_seq:	the request's @seq, when it is

@@ -9,7 +9,9 @@
 # (elicitation)"), declining denies it (the name does not resolve, dns.ask "denied by MCP
 # client (elicitation)"). A client without the capability, with no terminal either, gets no
 # request and the ask is denied at once (dns.ask "no one to ask": an audit reason, not a timing).
-# Each beside the control name fetched in the same run.
+# A client that never answers while a person approves with `warden approve ID` (the ID its stderr
+# names): the first answer wins (approved by the terminal) and the client's question is
+# withdrawn (notifications/cancelled). Each beside the control name fetched in the same run.
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/lab/lib.sh"
@@ -87,5 +89,27 @@ check_eq "the client was sent no elicitation request" 0 jq -r '.elicited | lengt
 check "dns.ask: denied, no one to ask" ask_ev \
 	'.allowed == false and (.reason | contains("no one to ask"))'
 check_fails "no dns.ask of other.test approved" ask_ev '.allowed == true'
+
+echo "# a client that elicits and never answers, a person approves at a terminal: the first wins"
+rm -f "$A"
+"$NODE" "$MCP/elicit_client.mjs" wait "$ASKED" "$CONTROL" \
+	ip netns exec "$LAB_HOST_NS" "$W" run -q --audit-log "$A" -p "$T/p.yaml" -- \
+	"$NODE" "$MCP/tool_fetch_server.mjs" >"$T/out-wait" 2>"$T/client-wait.err" &
+CPID=$!
+ask_id() { grep -ao 'warden: ask [0-9a-f]\{32\}: ' "$T/client-wait.err" | head -n1 | cut -d' ' -f3 | tr -d :; }
+has_id() { [[ -n $(ask_id) ]]; }
+check "the launcher names the ask on its stderr" lab_wait 20 has_id
+check "warden approve ID: 0" in_host "$W" approve "$(ask_id)"
+wait "$CPID"
+check_eq "the MCP client ran to the end" 0 echo "$?"
+OUT=$(cat "$T/out-wait")
+echo "# client (wait): $OUT"
+check_eq "control: allowed.test fetched" "200 hello from allowed.test" jq -r .control <<<"$OUT"
+check_eq "the asked name fetched once the terminal approved" "200 hello from other.test" \
+	jq -r .asked <<<"$OUT"
+check "the client was asked, and the question withdrawn (notifications/cancelled)" \
+	jq -e '(.elicited | length >= 1) and .withdrawn == [.elicited[0].id]' <<<"$OUT"
+check "dns.ask: approved by the terminal" ask_ev \
+	'.allowed == true and (.reason | contains("approved by a terminal"))'
 
 lab_finish

@@ -1,8 +1,9 @@
 /* test_run_elicit.c - network.ask through the MCP client (run/elicit.c): the elicitation
  * capability recognised in an initialize request (and not elsewhere), the elicitation/create
  * request built (its id, a plain-text message with the run's text escaped, a boolean schema),
- * and the client's answer read: accept with allow true approves; decline, cancel, allow false,
- * an error deny; another id, another run's, a request or a server's message are not ours. */
+ * the notification that withdraws it, and the client's answer read: accept with allow true
+ * approves; decline, cancel, allow false, an error deny; another id, another run's, a request or a
+ * server's message are not ours. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -88,6 +89,28 @@ static void test_request(void **state)
 	wd_buf_free(&b);
 }
 
+static void test_cancel(void **state)
+{
+	struct wd_buf b = WD_BUF_INIT;
+	json_error_t err;
+	json_t *j, *p;
+
+	(void)state;
+	assert_int_equal(run_elicit_cancel(&b, "r-abc", 7, "answered elsewhere"), 0);
+	assert_int_equal(b.data[b.len - 1], '\n');
+	j = json_loadb(b.data, b.len - 1, 0, &err);
+	assert_non_null(j);
+	assert_null(json_object_get(j, "id")); /* a notification */
+	assert_string_equal(json_string_value(json_object_get(j, "method")),
+			    "notifications/cancelled");
+	p = json_object_get(j, "params");
+	assert_string_equal(json_string_value(json_object_get(p, "requestId")),
+			    "warden-ask-r-abc-7");
+	assert_string_equal(json_string_value(json_object_get(p, "reason")), "answered elsewhere");
+	json_decref(j);
+	wd_buf_free(&b);
+}
+
 /* @s's verdict, or -1 when it is not ours */
 static int ans(const char *s, unsigned *seq)
 {
@@ -159,6 +182,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_capable),
 	    cmocka_unit_test(test_request),
+	    cmocka_unit_test(test_cancel),
 	    cmocka_unit_test(test_answer),
 	};
 
