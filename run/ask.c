@@ -2,12 +2,19 @@
  * is who asks.
  *
  * Theory of operation. A run whose policy has network.ask registers with "asker": true when a
- * person can answer (stderr is a terminal: run_ask_person()); without one the gateway denies
- * every ask at once ("no one to ask") and nothing here runs. While the program runs, the wait
+ * person may answer (stderr is a terminal, or stdio is relayed and an MCP client may ask its
+ * user: run_ask_person()); without either the gateway denies every ask at once ("no one to
+ * ask") and nothing here runs. While the program runs, the wait
  * loop calls run_ask_tick() every RUN_ASK_TICK_MS: the gateway's `asks` op lists the names it
  * holds (gateway/dnsask.c); each new one becomes a request in the person's approval store
  * (run/approval.c, the store `warden mcp` uses too) and one line on stderr naming the request
- * and the commands that answer it (`warden approve ID`, `warden deny ID`). Each tick reads the
+ * and the commands that answer it (`warden approve ID`, `warden deny ID`). When the wrapped
+ * program is an MCP server whose client declared the elicitation capability, the client is
+ * asked too: an `elicitation/create` request goes into the server's stream (elicit.h) and the
+ * client's answer decides the store's request, by "MCP client (elicitation)"
+ * (ask_elicited()); whichever answer comes first wins, the store being the one truth. An
+ * ask that finds neither a terminal nor such a client is denied at once, by "no one to ask".
+ * Each tick reads the
  * pending requests again: a decided one is sent to the gateway with the `answer` op -- for an
  * approval, after the name (with the ask rule's ports) was added to the run's policy through
  * `replace`, so that the held query's answer and the connection that follows are the policy's
@@ -18,6 +25,7 @@
  */
 #include "run/internal.h"
 #include "run/approval.h"
+#include "run/elicit.h"
 #include "run/gw.h"
 
 #include <errno.h>
@@ -63,7 +71,7 @@ bool run_ask_person(const struct run *r)
 	static int said;
 	const char *g;
 
-	if (!run_ask_wanted(r) || !isatty(STDERR_FILENO))
+	if (!run_ask_wanted(r) || (!isatty(STDERR_FILENO) && !r->sandbox.io.want))
 		return false;
 	g = store_writable(r);
 	if (g && !said++)
@@ -171,7 +179,57 @@ static struct run_ask *ask_known(struct run_asks *a, unsigned gw_id)
 	return NULL;
 }
 
-/* a new ask of the gateway: a request in the store, a line for the person */
+/* the ports an approval of @name opens, as text ("80, 443") */
+static void ports_text(const struct run *r, const char *name, char *out, size_t size)
+{
+	int m = policy_ask_match(r->input.pol, name, 0);
+	size_t len = 0;
+
+	out[0] = '\0';
+	if (m == POLICY_ASK_ANY) {
+		snprintf(out, size, "80, 443");
+		return;
+	}
+	for (size_t i = 0; m >= 0 && i < r->input.pol->ask->rules[m].nports && len < size; i++)
+		len += (size_t)snprintf(out + len, size - len, "%s%u", i ? ", " : "",
+					r->input.pol->ask->rules[m].ports[i]);
+}
+
+/* the gateway told at once that ask @gw_id is denied, by @by */
+static void answer_deny(struct run *r, unsigned gw_id, const char *by)
+{
+	char ask[16], why[300];
+	json_t *req;
+	int ret;
+
+	snprintf(ask, sizeof(ask), "%u", gw_id);
+	req = json_pack("{s:s, s:s, s:s, s:s, s:s}", "op", "answer", "id", r->id, "ask", ask,
+			"verdict", "deny", "by", by);
+	ret =
+	    req ? run_gw_call(r->gateway.gw.socket, req, ASK_GW_TIMEOUT_MS, NULL, why, sizeof(why))
+		: -ENOMEM;
+	json_decref(req);
+	if (ret)
+		wd_say(stderr, "warden: ask %u: the gateway did not take the answer: %s", gw_id,
+		       why);
+}
+
+/* the MCP client asked about @k too (elicit.h); false when it could not be */
+static bool ask_client(struct run *r, struct run_ask *k)
+{
+	struct wd_buf line = WD_BUF_INIT;
+	char ports[128];
+	bool ok;
+
+	ports_text(r, k->name, ports, sizeof(ports));
+	ok = !run_elicit_request(&line, r->id, k->gw_id, program_name(r), k->name, ports) &&
+	     !run_elicit_queue(&r->sandbox.io, line.data, line.len);
+	wd_buf_free(&line);
+	return ok;
+}
+
+/* a new ask of the gateway: a request in the store, a line for the person, the MCP client
+ * asked when it can be; with no one to ask (no terminal, no such client), denied at once */
 static void ask_new(struct run *r, unsigned gw_id, const char *name, unsigned timeout_s)
 {
 	struct run_asks *a = &r->asks;
@@ -180,6 +238,14 @@ static void ask_new(struct run *r, unsigned gw_id, const char *name, unsigned ti
 	char why[300];
 	int ret;
 
+	if (!isatty(STDERR_FILENO) && !run_elicit_can(&r->sandbox.io)) {
+		answer_deny(r, gw_id, "no one to ask (no terminal, no eliciting MCP client)");
+		wd_say(stderr,
+		       "warden: ask: %s wants %s: no one to ask (no terminal, no MCP client that "
+		       "elicits): denied",
+		       program_name(r), name);
+		return;
+	}
 	if (a->n == RUN_ASKS_MAX)
 		return; /* the gateway holds at most as many: its deadline answers */
 	if (a->store < 0 && run_approval_open_mine(&a->store, why, sizeof(why))) {
@@ -201,15 +267,23 @@ static void ask_new(struct run *r, unsigned gw_id, const char *name, unsigned ti
 	*k = (struct run_ask){.gw_id = gw_id, .timeout_s = timeout_s};
 	snprintf(k->req, sizeof(k->req), "%s", q.id);
 	snprintf(k->name, sizeof(k->name), "%s", name);
+	k->elicited = run_elicit_can(&r->sandbox.io) && ask_client(r, k);
 	wd_say(stderr,
 	       "warden: ask %s: %s wants %s \xe2\x80\x94 `warden approve %s` or `warden deny %s` "
 	       "(%u s)",
 	       k->req, program_name(r), k->name, k->req, k->req, timeout_s);
 }
 
-/* @k is done: out of the list and the store */
-static void ask_drop(struct run_asks *a, struct run_ask *k)
+/* @k is done: out of the list and the store; a question the MCP client still shows is
+ * withdrawn (notifications/cancelled) */
+static void ask_drop(struct run *r, struct run_asks *a, struct run_ask *k)
 {
+	struct wd_buf line = WD_BUF_INIT;
+
+	if (k->elicited && run_elicit_can(&r->sandbox.io) &&
+	    !run_elicit_cancel(&line, r->id, k->gw_id, "answered elsewhere, or its time passed"))
+		(void)run_elicit_queue(&r->sandbox.io, line.data, line.len);
+	wd_buf_free(&line);
 	if (a->store >= 0)
 		(void)run_approval_remove(a->store, k->req);
 	*k = a->v[--a->n];
@@ -246,13 +320,45 @@ static void ask_decided(struct run *r, struct run_ask *k, const struct run_appro
 		       allow ? "approved" : "denied", k->name);
 }
 
+/* the MCP client answered the elicitation of ask @seq (the relay took it off the client's
+ * stream): the store's request decided by "MCP client (elicitation)" and answered as `warden
+ * approve` would be; an ask decided or gone already stays as it is (the first answer won) */
+static void ask_elicited(struct run *r, unsigned seq, bool allow)
+{
+	struct run_asks *a = &r->asks;
+	struct run_ask *k = ask_known(a, seq);
+	struct run_approval_req q;
+	int ret;
+
+	if (!k || !k->elicited || a->store < 0)
+		return; /* decided, timed out or never asked this way: the first answer stands */
+	k->elicited = false; /* answered: nothing to withdraw */
+	ret = run_approval_decide(a->store, k->req, allow, "MCP client (elicitation)");
+	if (ret == -EALREADY || ret == -ENOENT)
+		return; /* a terminal answered first: the tick applies that answer */
+	if (ret) {
+		wd_say(stderr, "warden: ask %s: the MCP client's answer: the approval store: %s",
+		       k->req, strerror(-ret));
+		return;
+	}
+	if (run_approval_read(a->store, k->req, &q) || q.state == RUN_APPROVAL_PENDING)
+		return;
+	ask_decided(r, k, &q);
+	ask_drop(r, a, k);
+}
+
 void run_ask_tick(struct run *r)
 {
 	struct run_asks *a = &r->asks;
 	json_t *req = json_pack("{s:s, s:s}", "op", "asks", "id", r->id), *ans = NULL, *v, *it;
-	bool listed[RUN_ASKS_MAX] = {false};
+	bool listed[RUN_ASKS_MAX] = {false}, allow;
 	char why[300];
+	unsigned seq;
 	size_t i;
+
+	/* the MCP client's answers first: they decide before the store is read below */
+	while (run_elicit_take(&r->sandbox.io, &seq, &allow))
+		ask_elicited(r, seq, allow);
 
 	if (!req ||
 	    run_gw_call(r->gateway.gw.socket, req, ASK_GW_TIMEOUT_MS, &ans, why, sizeof(why))) {
@@ -286,14 +392,14 @@ void run_ask_tick(struct run *r)
 		if (!listed[i]) {
 			wd_say(stderr, "warden: ask %s: no answer in %u s: %s denied", k->req,
 			       k->timeout_s, k->name);
-			ask_drop(a, k);
+			ask_drop(r, a, k);
 			continue;
 		}
 		if (a->store < 0 || run_approval_read(a->store, k->req, &q) ||
 		    q.state == RUN_APPROVAL_PENDING)
 			continue;
 		ask_decided(r, k, &q);
-		ask_drop(a, k);
+		ask_drop(r, a, k);
 	}
 }
 
@@ -302,6 +408,6 @@ void run_ask_end(struct run *r)
 	struct run_asks *a = &r->asks;
 
 	while (a->n)
-		ask_drop(a, &a->v[a->n - 1]);
+		ask_drop(r, a, &a->v[a->n - 1]);
 	wd_closep(&a->store);
 }

@@ -199,6 +199,7 @@ struct run_ask {
 	unsigned timeout_s; /* its deadline, for the message when it passed */
 	char req[33];	    /* the approval store's request id */
 	char name[256];
+	bool elicited; /* the MCP client was asked too (elicit.h) */
 };
 
 struct run_asks {
@@ -520,8 +521,10 @@ int run_gw_learned(struct run *r, struct json_t **ret);
 bool run_ask_wanted(const struct run *r);
 
 /**
- * run_ask_person() - network.ask with a person to answer: stderr is a terminal (the run
- * registers with "asker": true; else its gateway denies asks at once)
+ * run_ask_person() - network.ask with a person who may answer: stderr is a terminal, or stdio
+ * is relayed (an MCP client may ask through elicitation); the run registers with "asker":
+ * true (else its gateway denies asks at once), and an ask that finds neither is denied at once
+ * by run_ask_tick()
  */
 bool run_ask_person(const struct run *r);
 

@@ -25,6 +25,7 @@
  * is delivered (bounded by RUN_STDIO_DRAIN_MS without progress). */
 #include "run/internal.h"
 #include "policy/policy.h"
+#include "run/elicit.h"
 #include "run/mcppin.h"
 
 #include <errno.h>
@@ -189,7 +190,10 @@ int run_stdio_setup(struct run *r)
 	s2c->out_sock = is_sock(s2c->out);
 	if (!s2c->out_sock)
 		s2c->out = own_fifo(s2c->out, &s2c->out_nb);
-	if (policy_mcp_tools_on(r->input.pol) || r->input.pol->mcp_explain) {
+	/* network.ask: whole lines too, for the person's answer through the client (elicit.h) */
+	io->asks = !r->learn &&
+		   ((r->input.pol->ask && r->input.pol->ask->nrules) || r->input.pol->ask_any);
+	if (policy_mcp_tools_on(r->input.pol) || r->input.pol->mcp_explain || io->asks) {
 		io->filter = true;
 		io->explain = r->input.pol->mcp_explain;
 		io->mf.policy = r->input.pol;
@@ -344,10 +348,15 @@ static void filter_line(struct run *r, enum mcp_dir d)
 	struct run_stdio *io = &r->sandbox.io;
 	struct run_stdio_dir *x = &io->dir[d], *o = &io->dir[d == MCP_C2S ? MCP_S2C : MCP_C2S];
 	struct wd_buf fwd = WD_BUF_INIT, reply = WD_BUF_INIT;
+	const char *s = x->line.data ? x->line.data : "";
 	int ret;
 
-	ret = run_mcpfilter_line(&io->mf, d, x->line.data ? x->line.data : "", x->line.len, &fwd,
-				 &reply);
+	/* network.ask: the client's answer to the launcher's own request is not the server's */
+	if (io->asks && d == MCP_C2S && run_elicit_client_line(io, r->id, s, x->line.len)) {
+		x->line.len = 0;
+		return;
+	}
+	ret = run_mcpfilter_line(&io->mf, d, s, x->line.len, &fwd, &reply);
 	x->line.len = 0;
 	if (!ret && fwd.len) {
 		track(r, d, fwd.data, fwd.len);

@@ -18,6 +18,9 @@
 #define RUN_STDIO_BUF (256u << 10)
 /* The pollfds the relay adds to the wait loop. */
 #define RUN_STDIO_NPOLL 4
+/* The client's elicitation answers the relay keeps until the ask turn takes them (more are
+ * dropped: their asks are denied at their deadline). */
+#define RUN_STDIO_ANSWERS 16
 
 /**
  * struct run_stdio_dir - one direction: from @in to @out through @buf
@@ -67,6 +70,10 @@ struct run_stdio_dir {
  * @accept_hint: the command that accepts the server's tools, for the filter's reasons
  * @explain:	mcp.explain_denials: a result whose call had denials says so
  * @ended:	the gateway's calls that ended with denials, not explained yet (or NULL)
+ * @asks:	network.ask: lines are read whole (@filter) for elicitation (elicit.h)
+ * @elicit:	the client's initialize request declared the elicitation capability
+ * @answers:	the client's answers to elicitation requests, taken off its stream, for the ask
+ *		turn (elicit.h); @nanswers of them
  */
 struct run_stdio {
 	bool want;
@@ -84,6 +91,13 @@ struct run_stdio {
 	char accept_hint[PATH_MAX + 64];
 	bool explain;
 	struct json_t *ended;
+	bool asks;
+	bool elicit;
+	struct {
+		unsigned seq;
+		bool allow;
+	} answers[RUN_STDIO_ANSWERS];
+	unsigned nanswers;
 };
 
 #endif /* WARDEN_LAUNCHER_RUN_STDIO_H */

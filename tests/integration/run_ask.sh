@@ -8,7 +8,9 @@
 # nobody answers is denied at its deadline (network.ask_timeout: 2) and audited "no answer in
 # 2 s" (a request to the proxy port, which needs no DNS query, is held and approved the same
 # way), and without a terminal (stderr a file) an ask is denied at once, audited "no one to
-# ask" (an audit reason, not a timing, says it did not wait); so is it when the program may
+# ask" (an audit reason, not a timing, says it did not wait): by the gateway when stdio is not
+# relayed, by the launcher when it is but no MCP client elicits (run_ask_elicit.sh has the
+# client that does); so is it when the program may
 # write the approval store (it could approve itself). Each beside the control name in
 # network.allow resolving in the same run. run_as_user.sh runs it as a user (rootless) too.
 set -u
@@ -148,15 +150,27 @@ check "dns.ask: no answer in 2 s" bash -c \
 check "the launcher said so" grep -aq "no answer in 2 s" "$T/out3"
 check "a later approve finds nothing pending (1)" bash -c '"$0" approve "$1"; test $? = 1' "$W" "$(ask_id "$T/out3")"
 
-echo "# no person (stderr is a file): denied at once, never held"
+echo "# no person (stderr is a file, stdio not relayed): denied at once by the gateway, never held"
 : >"$A"
 check_eq "control: allowed.test resolves; other.test does not (getent: 2)" \
 	"control-ok
-probe-exit=2" in_host "$W" run -q --audit-log "$A" -p "$T/ask.yaml" -- sh -c "$(prog 'getent hosts other.test')"
+probe-exit=2" in_host env WARDEN_STDIO_RELAY=0 "$W" run -q --audit-log "$A" \
+	-p "$T/ask.yaml" -- sh -c "$(prog 'getent hosts other.test')" </dev/null
 check "dns.query of other.test denied: no one to ask" bash -c \
 	'jq -e -s "any(.[]; .action == \"dns.query\" and .resource == \"other.test\" and .allowed == false and (.reason | test(\"no one to ask\")))" "$0"' "$A"
 check "... and never held: no dns.ask event" bash -c \
 	'jq -e -s "all(.[]; .action != \"dns.ask\")" "$0"' "$A"
+
+echo "# no person, stdio relayed (an MCP client could elicit; this one is no MCP client): the"
+echo "# launcher denies the ask at once"
+: >"$A"
+check_eq "control: allowed.test resolves; other.test does not (getent: 2)" \
+	"control-ok
+probe-exit=2" in_host "$W" run -q --audit-log "$A" -p "$T/ask.yaml" -- sh -c "$(prog 'getent hosts other.test')" </dev/null
+check "dns.ask of other.test denied: no one to ask" bash -c \
+	'jq -e -s "any(.[]; .action == \"dns.ask\" and .resource == \"other.test\" and .allowed == false and (.reason | test(\"no one to ask\")))" "$0"' "$A"
+check "... and its dns.query denied with it" bash -c \
+	'jq -e -s "any(.[]; .action == \"dns.query\" and .resource == \"other.test\" and .allowed == false and (.reason | test(\"no one to ask\")))" "$0"' "$A"
 check_fails --denied 2 "--ask on the command line: the same (no person)" \
 	in_host "$W" run -q --audit-log "$A" --allow allowed.test --ask other.test -- getent hosts other.test
 check "control: --ask leaves the allow list alone" \
@@ -164,12 +178,14 @@ check "control: --ask leaves the allow list alone" \
 
 echo "# a program that may write the approval store: no one is asked, even with a terminal"
 : >"$A"
-# a store of its own inside a folder the program may write (whoever it runs as)
-mkdir -m 1777 "$T/w"
+# a store of its own inside a folder the program may write (whoever it runs as); the grant is
+# the store's own folder, not the state folder, which holds the audit signing key too (a grant
+# of that is refused)
+mkdir -m 1777 "$T/w" "$T/w/warden" "$T/w/warden/approvals"
 cat >"$T/writable.yaml" <<YAML
 version: 1
 filesystem:
-  write: ["$T/w"]
+  write: ["$T/w/warden/approvals"]
 network:
   allow:
     - allowed.test
