@@ -63,7 +63,7 @@ static struct vrun *run_get(struct vstate *v, const char *id)
 
 	if (r)
 		return r;
-	all = realloc(v->all, (v->nall + 1) * sizeof(*all));
+	all = realloc(v->all, (v->nall + 1) * sizeof(struct vrun *));
 	if (!all)
 		return NULL;
 	v->all = all;
@@ -82,9 +82,9 @@ static struct vrun *run_get(struct vstate *v, const char *id)
 static int hexval(const char *s, size_t n, uint8_t *out)
 {
 	for (size_t i = 0; i < n; i++) {
-		int c = s[i], d = c >= '0' && c <= '9'	 ? c - '0'
-				  : c >= 'a' && c <= 'f' ? c - 'a' + 10
-							 : -1;
+		int c = (unsigned char)s[i], d = c >= '0' && c <= '9'	? c - '0'
+						 : c >= 'a' && c <= 'f' ? c - 'a' + 10
+									: -1;
 
 		if (d < 0)
 			return -1;
