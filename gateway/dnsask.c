@@ -81,7 +81,7 @@ static void ask_end(struct gw_ask *a, bool allow, const char *why)
 
 	for (unsigned i = 0; i < a->nheld; i++)
 		dns->held_answer(dns, a->run, &a->held[i].rt, &a->held[i].q, allow, why);
-	memcpy(conns, a->conns, n * sizeof(*conns));
+	memcpy(conns, a->conns, n * sizeof(struct gw_conn *));
 	a->nconns = 0;
 	ask_free(a);
 	for (unsigned i = 0; i < n; i++)
@@ -229,6 +229,12 @@ struct json_t *gw_dns_asks_json(struct gw_dns *dns, const struct gw_run *run)
 
 void gw_dns_asks_free(struct gw_dns *dns)
 {
-	while (dns->asks)
-		ask_free(dns->asks);
+	while (dns->asks) {
+		struct gw_ask *a = dns->asks;
+
+		/* unlinked here, so the list moves on whatever ask_free() finds */
+		dns->asks = a->next;
+		a->next = NULL;
+		ask_free(a);
+	}
 }
