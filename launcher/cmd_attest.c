@@ -180,7 +180,7 @@ static int gather(const char *file, const char *want, struct facts *f)
 			continue;
 		}
 		if (!f->id[0] && strlen(ev.run) < sizeof(f->id))
-			strcpy(f->id, ev.run);
+			memcpy(f->id, ev.run, strlen(ev.run) + 1);
 		if (strcmp(ev.run, f->id)) {
 			f->ambiguous = true;
 		} else if (ev.type == AUDIT_TYPE_RUN && !strcmp(ev.action, "run.start")) {
@@ -189,6 +189,7 @@ static int gather(const char *file, const char *want, struct facts *f)
 		} else if (ev.type == AUDIT_TYPE_RUN && !strcmp(ev.action, "run.exit") &&
 			   !f->exit) {
 			f->exit = json_loadb(line, len, 0, NULL);
+			free(f->exit_line); /* a run.exit that did not parse came before */
 			f->exit_line = strndup(line, len);
 		} else if (!f->exit) {
 			count(f->by_type, &ev);
@@ -492,7 +493,7 @@ int cmd_attest(int argc, char **argv)
 	if (o.verify)
 		return verify(&o);
 	if (!o.public_key)
-		return attest(&o);
+		return o.run ? attest(&o) : WD_EXIT_USAGE; /* parse_args() made sure of a run */
 	k = own_key();
 	if (!k)
 		return WD_EXIT_USAGE;
