@@ -2,6 +2,7 @@
  * once (and to a live run); a name added becomes a request in the approval store that a
  * person decides, through the client's elicitation or `warden allowlist approve|deny`. */
 #include "mcp/internal.h"
+#include "run/elicit.h"
 #include "run/run.h"
 
 #include <errno.h>
@@ -372,14 +373,12 @@ json_t *mcp_set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 				  "the question could not be made (%s): the requests stay pending "
 				  "for a terminal",
 				  why);
+		/* the question as network.ask builds it (run/elicit.h), with our message */
 		if (!ret &&
 		    !mcp_request(&m->s, "elicitation/create",
-				 json_pack("{s:s, s:{s:s, s:{s:{s:s, s:s, s:s}}, s:[s]}}",
-					   "message", wd_buf_cstr(&text), "requestedSchema", "type",
-					   "object", "properties", "approve", "type", "boolean",
-					   "title", "Allow all", "description",
-					   "true allows exactly the entries listed, for new runs",
-					   "required", "approve"),
+				 run_elicit_params(wd_buf_cstr(&text), "approve", "Allow all",
+						   "true allows exactly the entries listed, for "
+						   "new runs"),
 				 &a->elicit)) {
 			wd_buf_free(&text);
 			a->call = json_incref(id);
@@ -401,13 +400,33 @@ json_t *mcp_set_allowlist(struct mcp_server *m, json_t *id, json_t *args)
 					 pending, "refused", refused, "message", msg));
 }
 
+/* the client's user answered @req (approve: @yes): recorded in the store first, then decided
+ * as the store holds it; a request the store cannot record is refused (fail closed) */
+static void elicited(struct mcp_server *m, struct run_approval_req *req, bool yes, json_t *added,
+		     json_t *refused)
+{
+	struct run_approval_req now;
+	int ret = run_approval_elicited(m->approval_fd, req->id, yes, &now);
+
+	if (!ret || ret == -EALREADY) {
+		decide(m, &now, now.state == RUN_APPROVAL_APPROVED,
+		       now.decided_by[0] ? now.decided_by : RUN_APPROVAL_BY_ELICIT, added, refused);
+		return;
+	}
+	mcp_audit(m, "mcp.allowlist.deny", req->run, req->name, false,
+		  "request %s: answered by %s, but the approval store could not record it (%s); "
+		  "the name stays out",
+		  req->id, RUN_APPROVAL_BY_ELICIT, strerror(-ret));
+	run_approval_remove(m->approval_fd, req->id);
+	json_array_append_new(refused, json_pack("{s:s, s:s, s:s}", "name", req->name, "request",
+						 req->id, "why", strerror(-ret)));
+}
+
 void mcp_tool_answer(void *ctx, json_t *id, const json_t *result, const json_t *error)
 {
 	struct mcp_server *m = ctx;
-	json_t *added, *refused, *content;
-	const char *action = NULL;
+	json_t *added, *refused;
 	struct mcp_add *a = NULL;
-	char by[64];
 	bool yes;
 
 	for (size_t i = 0; i < MCP_MAX_ADDS && !a; i++)
@@ -436,20 +455,21 @@ void mcp_tool_answer(void *ctx, json_t *id, const json_t *result, const json_t *
 		a->elicit = 0;
 		return;
 	}
-	action = json_string_value(json_object_get(result, "action"));
-	content = json_object_get(result, "content");
-	yes = action && !strcmp(action, "accept") &&
-	      json_is_true(json_object_get(content, "approve"));
-	snprintf(by, sizeof(by), "the client's user (elicitation: %s)", action ? action : "?");
+	/* read and recorded as network.ask's answers are: the store decides each request by
+	 * RUN_APPROVAL_BY_ELICIT, unless a terminal decided it first (that decision stands) */
+	yes = run_elicit_verdict_of(result, error, "approve") == RUN_ELICIT_ALLOW;
 	added = json_array();
 	refused = json_array();
 	for (size_t i = 0; i < a->n; i++)
-		decide(m, &a->req[i], yes, by, added, refused);
-	mcp_answer(m, a->call,
-		   mcp_tool_result(json_pack("{s:[], s:o, s:[], s:o, s:s}", "removed", "added",
-					     added, "pending", "refused", refused, "message",
-					     yes ? "approved: new runs may reach the names"
-						 : "refused: the names stay out")));
+		elicited(m, &a->req[i], yes, added, refused);
+	mcp_answer(
+	    m, a->call,
+	    mcp_tool_result(json_pack("{s:[], s:o, s:[], s:o, s:s}", "removed", "added", added,
+				      "pending", "refused", refused, "message",
+				      !yes ? "refused: the names stay out"
+				      : json_array_size(refused)
+					  ? "approved, but not every name was added (see refused)"
+					  : "approved: new runs may reach the names")));
 	mcp_add_drop(a);
 }
 

@@ -10,6 +10,7 @@
  * (initialize without a protocolVersion, tools/call without a name or of an unknown tool).
  */
 #include "mcp/proto.h"
+#include "run/elicit.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -316,7 +317,6 @@ static int m_initialize(struct mcp_session *s, json_t *id, json_t *params)
 {
 	json_t *v = params ? json_object_get(params, "protocolVersion") : NULL;
 	json_t *caps = params ? json_object_get(params, "capabilities") : NULL;
-	json_t *el;
 
 	if (!json_is_string(v))
 		return mcp_reply_error(s, id, MCP_ERR_PARAMS,
@@ -325,11 +325,8 @@ static int m_initialize(struct mcp_session *s, json_t *id, json_t *params)
 		return mcp_reply_error(s, id, MCP_ERR_PARAMS,
 				       "initialize: params.capabilities must be an object");
 	s->proto = pick_version(json_string_value(v));
-	/* form mode: an empty elicitation object (the older revisions), or one naming form */
-	el = caps ? json_object_get(caps, "elicitation") : NULL;
-	s->elicitation =
-	    json_is_object(el) &&
-	    (!json_object_size(el) || json_object_get(el, "form") || !json_object_get(el, "url"));
+	/* form mode, recognised as `warden run`'s network.ask does (run/elicit.h) */
+	s->elicitation = run_elicit_caps(caps);
 	s->initialized = true;
 	return mcp_reply(
 	    s, id,

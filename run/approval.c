@@ -227,6 +227,17 @@ int run_approval_decide(int dfd, const char *id, bool approve, const char *by)
 	return write_req(dfd, &req, false);
 }
 
+int run_approval_elicited(int dfd, const char *id, bool allow, struct run_approval_req *ret_req)
+{
+	int ret = run_approval_decide(dfd, id, allow, RUN_APPROVAL_BY_ELICIT);
+	int r2;
+
+	if (ret && ret != -EALREADY)
+		return ret;
+	r2 = run_approval_read(dfd, id, ret_req);
+	return r2 ? r2 : ret;
+}
+
 int run_approval_remove(int dfd, const char *id)
 {
 	char file[64];

@@ -91,6 +91,20 @@ int run_approval_read(int dfd, const char *id, struct run_approval_req *ret_req)
  */
 int run_approval_decide(int dfd, const char *id, bool approve, const char *by);
 
+/* who decided, in the store and the audit log, when a person answered through the MCP
+ * client's elicitation (`warden run`'s network.ask and `warden mcp`'s set_egress_allowlist) */
+#define RUN_APPROVAL_BY_ELICIT "MCP client (elicitation)"
+
+/**
+ * run_approval_elicited() - a person's answer through the MCP client's elicitation decides
+ * pending request @id of store @dfd: approved when @allow, else denied, by
+ * RUN_APPROVAL_BY_ELICIT; the first answer wins (one decided before keeps its decision)
+ * @ret_req:	the request as the store holds it afterwards, on 0 and -EALREADY
+ * Return: 0 (decided now), -EALREADY (decided before: @ret_req says how and by whom),
+ * -ENOENT (no such request), or a negative errno.
+ */
+int run_approval_elicited(int dfd, const char *id, bool allow, struct run_approval_req *ret_req);
+
 /** run_approval_remove() - remove request @id (done with). Return: 0 or a negative errno. */
 int run_approval_remove(int dfd, const char *id);
 

@@ -12,16 +12,15 @@
  * program is an MCP server whose client declared the elicitation capability, the client is
  * asked too: an `elicitation/create` request goes into the server's stream (elicit.h) and the
  * client's answer decides the store's request, by "MCP client (elicitation)"
- * (ask_elicited()); whichever answer comes first wins, the store being the one truth. An
- * ask that finds neither a terminal nor such a client is denied at once, by "no one to ask".
- * Each tick reads the
- * pending requests again: a decided one is sent to the gateway with the `answer` op -- for an
- * approval, after the name (with the ask rule's ports) was added to the run's policy through
- * `replace`, so that the held query's answer and the connection that follows are the policy's
- * own. An approval is for this run only. A request whose ask the gateway no longer lists (its
- * deadline passed) is removed from the store, and said. At the end run_ask_end() removes the
- * requests still pending. A program that may write the store (a write grant holding it) could
- * approve its own asks: such a run asks no one (store_writable()).
+ * (ask_elicited(): run_approval_elicited(), as `warden mcp` does); whichever answer comes first
+ * wins, the store being the one truth. An ask that finds neither a terminal nor such a client is
+ * denied at once, by "no one to ask". Each tick reads the pending requests again: a decided one is
+ * sent to the gateway with the `answer` op -- for an approval, after the name (with the ask rule's
+ * ports) was added to the run's policy through `replace`, so that the held query's answer and the
+ * connection that follows are the policy's own. An approval is for this run only. A request whose
+ * ask the gateway no longer lists (its deadline passed) is removed from the store, and said. At the
+ * end run_ask_end() removes the requests still pending. A program that may write the store (a write
+ * grant holding it) could approve its own asks: such a run asks no one (store_writable()).
  */
 #include "run/internal.h"
 #include "run/approval.h"
@@ -333,7 +332,7 @@ static void ask_elicited(struct run *r, unsigned seq, bool allow)
 	if (!k || !k->elicited || a->store < 0)
 		return; /* decided, timed out or never asked this way: the first answer stands */
 	k->elicited = false; /* answered: nothing to withdraw */
-	ret = run_approval_decide(a->store, k->req, allow, "MCP client (elicitation)");
+	ret = run_approval_elicited(a->store, k->req, allow, &q);
 	if (ret == -EALREADY || ret == -ENOENT)
 		return; /* a terminal answered first: the tick applies that answer */
 	if (ret) {
@@ -341,7 +340,7 @@ static void ask_elicited(struct run *r, unsigned seq, bool allow)
 		       k->req, strerror(-ret));
 		return;
 	}
-	if (run_approval_read(a->store, k->req, &q) || q.state == RUN_APPROVAL_PENDING)
+	if (q.state == RUN_APPROVAL_PENDING)
 		return;
 	ask_decided(r, k, &q);
 	ask_drop(r, a, k);

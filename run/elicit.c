@@ -2,7 +2,8 @@
  * client's capability recognised in its `initialize` request, the `elicitation/create` request
  * built, and the client's response to it recognised and read as a verdict; and the relay's
  * part: the answers kept for the ask turn, the requests queued for the client. The relay
- * (stdio_relay.c) calls it on whole lines; ask.c decides what to do with the verdict. */
+ * (stdio_relay.c) calls it on whole lines; ask.c decides what to do with the verdict.
+ * `warden mcp` (mcp/proto.c, mcp/allowlist.c) uses the capability, question and verdict parts. */
 #include "run/elicit.h"
 
 #include <errno.h>
@@ -19,9 +20,37 @@ static json_t *load(const char *s, size_t n)
 	return json_loadb(s, n, JSON_REJECT_DUPLICATES, &err);
 }
 
+bool run_elicit_caps(const json_t *caps)
+{
+	const json_t *e = json_object_get(caps, "elicitation");
+
+	return json_is_object(e) && (!json_object_size(e) || json_object_get(e, "form"));
+}
+
+json_t *run_elicit_params(const char *message, const char *field, const char *title,
+			  const char *desc)
+{
+	return json_pack("{s:s, s:{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}}", "message", message,
+			 "requestedSchema", "type", "object", "properties", field, "type",
+			 "boolean", "title", title, "description", desc, "default", 0, "required",
+			 field);
+}
+
+enum run_elicit_verdict run_elicit_verdict_of(const json_t *result, const json_t *error,
+					      const char *field)
+{
+	const char *action = json_string_value(json_object_get(result, "action"));
+
+	if (error || !action || strcmp(action, "accept"))
+		return RUN_ELICIT_DENY;
+	return json_is_true(json_object_get(json_object_get(result, "content"), field))
+		   ? RUN_ELICIT_ALLOW
+		   : RUN_ELICIT_DENY;
+}
+
 int run_elicit_capable(const char *s, size_t n)
 {
-	json_t *j, *m, *e;
+	json_t *j, *m;
 	int ret = -ENOENT;
 
 	/* most lines are not an initialize request: not parsed */
@@ -31,9 +60,8 @@ int run_elicit_capable(const char *s, size_t n)
 	m = json_object_get(j, "method");
 	if (json_is_string(m) && !strcmp(json_string_value(m), "initialize") &&
 	    json_object_get(j, "id")) {
-		e = json_object_get(json_object_get(json_object_get(j, "params"), "capabilities"),
-				    "elicitation");
-		ret = json_is_object(e) && (!json_object_size(e) || json_object_get(e, "form"));
+		ret =
+		    run_elicit_caps(json_object_get(json_object_get(j, "params"), "capabilities"));
 	}
 	json_decref(j);
 	return ret;
@@ -97,13 +125,11 @@ int run_elicit_request(struct wd_buf *out, const char *run, unsigned seq, const 
 			      "run?") ||
 	    put_id(&id, run, seq))
 		goto out;
-	ret = put_msg(
-	    out, json_pack("{s:s, s:s, s:s, s:{s:s, s:{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}}}",
-			   "jsonrpc", "2.0", "id", id.data, "method", "elicitation/create",
-			   "params", "message", msg.data, "requestedSchema", "type", "object",
-			   "properties", "allow", "type", "boolean", "title", "Allow",
-			   "description", "Allow this name for this run (warden network.ask)",
-			   "default", 0, "required", "allow"));
+	ret = put_msg(out, json_pack("{s:s, s:s, s:s, s:o}", "jsonrpc", "2.0", "id", id.data,
+				     "method", "elicitation/create", "params",
+				     run_elicit_params(msg.data, "allow", "Allow",
+						       "Allow this name for this run (warden "
+						       "network.ask)")));
 out:
 	wd_buf_free(&msg);
 	wd_buf_free(&id);
@@ -131,8 +157,7 @@ static bool our_id(const char *id, const char *run, unsigned *ret_seq)
 int run_elicit_answer(const char *s, size_t n, const char *run, unsigned *ret_seq,
 		      enum run_elicit_verdict *ret_v)
 {
-	json_t *j, *res, *allow;
-	const char *action;
+	json_t *j, *res;
 	int ret = 0;
 
 	if (!memmem(s, n, RUN_ELICIT_ID_PREFIX, strlen(RUN_ELICIT_ID_PREFIX)))
@@ -147,10 +172,7 @@ int run_elicit_answer(const char *s, size_t n, const char *run, unsigned *ret_se
 	if (!res && !json_object_get(j, "error"))
 		goto out;
 	ret = 1;
-	action = json_string_value(json_object_get(res, "action"));
-	allow = json_object_get(json_object_get(res, "content"), "allow");
-	*ret_v = action && !strcmp(action, "accept") && json_is_true(allow) ? RUN_ELICIT_ALLOW
-									    : RUN_ELICIT_DENY;
+	*ret_v = run_elicit_verdict_of(res, json_object_get(j, "error"), "allow");
 out:
 	json_decref(j);
 	return ret;

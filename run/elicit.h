@@ -5,13 +5,17 @@
  * takes the client's answer off the client-to-server stream (never relayed). The request asks
  * one yes/no ("allow", a boolean); "accept" with allow true approves, anything else denies.
  * The relay's side (run_elicit_client_line(), run_elicit_queue()) works on struct run_stdio
- * alone: the relay (stdio_relay.c) and the ask turn (ask.c) both call it, neither the other. */
+ * alone: the relay (stdio_relay.c) and the ask turn (ask.c) both call it, neither the other.
+ * `warden mcp`'s set_egress_allowlist asks through the same functions (run_elicit_caps(),
+ * run_elicit_params(), run_elicit_verdict_of()), with its own message and field: one way to
+ * recognise the capability, build the question and read the answer. */
 #ifndef WARDEN_RUN_ELICIT_H
 #define WARDEN_RUN_ELICIT_H
 
 #include "common/common.h"
 #include "run/stdio_relay.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -23,6 +27,35 @@ enum run_elicit_verdict {
 	RUN_ELICIT_ALLOW, /* accept, allow: true */
 	RUN_ELICIT_DENY,  /* accept with allow false or missing, decline, cancel, an error */
 };
+
+/**
+ * run_elicit_caps() - @caps (an initialize request's params.capabilities, or NULL) declares
+ * form elicitation: params.capabilities.elicitation is an object that is empty (form mode, the
+ * older spec's shape) or has "form". Pure.
+ */
+bool run_elicit_caps(const json_t *caps);
+
+/**
+ * run_elicit_params() - the params of an `elicitation/create` request that asks one yes/no
+ * @message:	what the person is shown (plain text the caller escaped)
+ * @field:	the boolean's name in the requested schema (required, default false)
+ * @title:	its title
+ * @desc:	its description
+ *
+ * Pure. Return: a new object, or NULL (no memory).
+ */
+json_t *run_elicit_params(const char *message, const char *field, const char *title,
+			  const char *desc);
+
+/**
+ * run_elicit_verdict_of() - the client's answer to a question run_elicit_params() made with
+ * @field: its @result (or NULL) and @error (or NULL) read as a verdict
+ *
+ * Only "accept" with "content": {@field: true} allows; an error, "decline", "cancel", a
+ * missing or false @field, anything else denies. Pure.
+ */
+enum run_elicit_verdict run_elicit_verdict_of(const json_t *result, const json_t *error,
+					      const char *field);
 
 /**
  * run_elicit_capable() - @s (@n bytes, one line from the client, no newline) is an

@@ -171,12 +171,18 @@ check "accepted: the call says approved" jq -e '.add.isError == false and
 	(.add.text | test("approved"))' <<<"$E"
 check "accepted: a new run reaches other.test" \
 	jq -e '.after.stdout == "hello from other.test\n"' <<<"$E"
+check "accepted: audited as network.ask's answers are (approved by MCP client (elicitation))" \
+	jq -e -s 'any(.[]; .action == "mcp.allowlist.approve" and .resource == "other.test" and
+	(.reason | contains("approved by MCP client (elicitation)")))' "$A"
 E=$(scenario elicit-decline)
 echo "# elicit-decline: $E"
 check "declined: asked once, the call says refused" jq -e '(.asked | length == 1) and
 	(.add.text | test("refused"))' <<<"$E"
 check "declined: other.test stays denied" jq -e '.after.exit != 0 and
 	any(.after.denials[]; .host == "other.test")' <<<"$E"
+check "declined: audited with the same who (refused by MCP client (elicitation))" \
+	jq -e -s 'any(.[]; .action == "mcp.allowlist.deny" and .resource == "other.test" and
+	(.reason | contains("refused by MCP client (elicitation)")))' "$A"
 
 echo "# mcp.allowlist: locked"
 K=$(scenario locked "$T/locked.yaml")

@@ -160,6 +160,16 @@ static void test_initialize(void **state)
 	feed("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion"
 	     "\":\"2025-11-25\",\"capabilities\":{\"elicitation\":{\"url\":{}}}}}");
 	assert_false(S.elicitation);
+	/* recognised as network.ask does (run_elicit_caps()): an object naming neither form
+	 * nor nothing is not form mode */
+	session(false);
+	feed("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion"
+	     "\":\"2025-11-25\",\"capabilities\":{\"elicitation\":{\"other\":{}}}}}");
+	assert_false(S.elicitation);
+	session(false);
+	feed("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion"
+	     "\":\"2025-11-25\",\"capabilities\":{\"elicitation\":{\"form\":{},\"url\":{}}}}}");
+	assert_true(S.elicitation);
 	session(false);
 	feed("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}");
 	want_error(MCP_ERR_PARAMS, "1");
@@ -381,7 +391,7 @@ static int count(const struct run_approval_req *req, void *arg)
 
 static void test_approval_store(void **state)
 {
-	struct run_approval_req a = {0}, b = {0}, got;
+	struct run_approval_req a = {0}, b = {0}, c = {0}, got;
 	char path[512], link[600];
 	struct wd_err err;
 	struct stat st;
@@ -399,6 +409,7 @@ static void test_approval_store(void **state)
 	assert_int_equal(run_approval_create(fd, &a), 0);
 	assert_true(run_approval_id_valid(a.id));
 	snprintf(b.name, sizeof(b.name), "*.example.test");
+	snprintf(c.name, sizeof(c.name), "elicited.example.test");
 	assert_int_equal(run_approval_create(fd, &b), 0);
 	assert_string_not_equal(a.id, b.id);
 	snprintf(link, sizeof(link), "%s/%s.json", path, a.id);
@@ -418,6 +429,20 @@ static void test_approval_store(void **state)
 	assert_int_equal(run_approval_decide(fd, b.id, false, "test"), 0);
 	assert_int_equal(run_approval_read(fd, b.id, &got), 0);
 	assert_int_equal(got.state, RUN_APPROVAL_DENIED);
+	/* the client's user's answer (both network.ask and set_egress_allowlist): recorded by
+	 * the one "by"; one decided before keeps its decision and who made it */
+	assert_int_equal(run_approval_elicited(fd, a.id, false, &got), -EALREADY);
+	assert_int_equal(got.state, RUN_APPROVAL_APPROVED);
+	assert_string_equal(got.decided_by, "test");
+	assert_int_equal(run_approval_create(fd, &c), 0);
+	assert_int_equal(run_approval_elicited(fd, c.id, true, &got), 0);
+	assert_int_equal(got.state, RUN_APPROVAL_APPROVED);
+	assert_string_equal(got.decided_by, RUN_APPROVAL_BY_ELICIT);
+	assert_string_equal(got.decided_by, "MCP client (elicitation)");
+	assert_int_equal(run_approval_elicited(fd, c.id, false, &got), -EALREADY);
+	assert_int_equal(got.state, RUN_APPROVAL_APPROVED);
+	assert_int_equal(run_approval_remove(fd, c.id), 0);
+	assert_int_equal(run_approval_elicited(fd, c.id, false, &got), -ENOENT);
 	/* ids of the wrong shape, unknown ids */
 	assert_false(run_approval_id_valid("../../etc/passwd"));
 	assert_false(run_approval_id_valid("abc"));

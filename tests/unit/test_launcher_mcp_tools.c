@@ -368,6 +368,55 @@ static void test_question_is_the_added_set(void **state)
 	server_down();
 }
 
+/* the id of the store's request for @arg's name ("NAME\0" then room for the id) */
+static int find_req(const struct run_approval_req *req, void *arg)
+{
+	char *name = arg;
+
+	if (!strcmp(req->name, name))
+		snprintf(name + strlen(name) + 1, 40, "%s", req->id);
+	return 0;
+}
+
+/* One path with network.ask (run_approval_elicited()): the client's acceptance decides each
+ * request by "MCP client (elicitation)", but a request a terminal refused first keeps that
+ * refusal (the first answer wins). Control in the same call: the other name is added. */
+static void test_first_answer_wins(void **state)
+{
+	char want[64] = "a.test";
+	json_t *q, *r, *sc;
+	long long id;
+
+	(void)state;
+	server_up("version: 1\n");
+	id = call("set_egress_allowlist", json_pack("{s:[s, s]}", "add", "a.test", "b.test"));
+	q = request_of("elicitation/create");
+	assert_non_null(q);
+	assert_int_equal(store_count(), 2);
+	assert_int_equal(run_approval_list(M.approval_fd, find_req, want), 0);
+	assert_true(run_approval_id_valid(want + strlen(want) + 1));
+	assert_int_equal(
+	    run_approval_decide(M.approval_fd, want + strlen(want) + 1, false, "a terminal (test)"),
+	    0);
+	accept_question(q);
+	r = reply_to(id);
+	assert_non_null(r);
+	sc = json_object_get(json_object_get(r, "result"), "structuredContent");
+	assert_int_equal(json_array_size(json_object_get(sc, "added")), 1);
+	assert_string_equal(json_string_value(json_object_get(
+				json_array_get(json_object_get(sc, "added"), 0), "name")),
+			    "b.test");
+	assert_int_equal(json_array_size(json_object_get(sc, "refused")), 1);
+	assert_string_equal(json_string_value(json_object_get(
+				json_array_get(json_object_get(sc, "refused"), 0), "name")),
+			    "a.test");
+	assert_non_null(strstr(json_string_value(json_object_get(sc, "message")), "not every"));
+	assert_int_equal(M.nadded, 1);
+	assert_string_equal(M.added[0]->rules[0].text, "b.test:80,443");
+	assert_int_equal(store_count(), 0);
+	server_down();
+}
+
 /* Over the bounds (too many names, too many bytes in all): a tool error saying the bound;
  * nothing stored, nothing asked, nothing added, and a removal in the same call not applied.
  * Control: the same kind of request within the bounds is asked and, accepted, added. */
@@ -640,6 +689,7 @@ int main(void)
 	    cmocka_unit_test(test_attack_wildcard_last),
 	    cmocka_unit_test(test_question_is_the_added_set),
 	    cmocka_unit_test(test_bounds),
+	    cmocka_unit_test(test_first_answer_wins),
 	    cmocka_unit_test(test_log_scope),
 	    cmocka_unit_test(test_log_scope_all),
 	    cmocka_unit_test(test_log_cap),

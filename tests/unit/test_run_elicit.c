@@ -3,7 +3,8 @@
  * request built (its id, a plain-text message with the run's text escaped, a boolean schema),
  * the notification that withdraws it, and the client's answer read: accept with allow true
  * approves; decline, cancel, allow false, an error deny; another id, another run's, a request or a
- * server's message are not ours. */
+ * server's message are not ours. The parts `warden mcp` shares: the capability from a
+ * capabilities object, the question's params with another field, the verdict of an answer. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -177,13 +178,62 @@ static void test_answer(void **state)
 	assert_int_equal(ans("warden-ask- not json", &seq), -1);
 }
 
+static void test_shared(void **state)
+{
+	json_t *p, *f, *caps, *res, *err;
+
+	(void)state;
+	caps = json_pack("{s:{}}", "elicitation");
+	assert_true(run_elicit_caps(caps));
+	json_decref(caps);
+	caps = json_pack("{s:{s:{}}}", "elicitation", "form");
+	assert_true(run_elicit_caps(caps));
+	json_decref(caps);
+	caps = json_pack("{s:{s:{}}}", "elicitation", "url");
+	assert_false(run_elicit_caps(caps));
+	json_decref(caps);
+	caps = json_pack("{s:{s:{}}}", "elicitation", "other");
+	assert_false(run_elicit_caps(caps));
+	json_decref(caps);
+	assert_false(run_elicit_caps(NULL));
+
+	/* set_egress_allowlist's question: its message and its field, network.ask's shape */
+	p = run_elicit_params("add a.test?", "approve", "Allow all", "true allows a.test");
+	assert_non_null(p);
+	assert_string_equal(json_string_value(json_object_get(p, "message")), "add a.test?");
+	f = json_object_get(json_object_get(json_object_get(p, "requestedSchema"), "properties"),
+			    "approve");
+	assert_string_equal(json_string_value(json_object_get(f, "type")), "boolean");
+	assert_true(json_is_false(json_object_get(f, "default")));
+	assert_string_equal(
+	    json_string_value(json_array_get(
+		json_object_get(json_object_get(p, "requestedSchema"), "required"), 0)),
+	    "approve");
+	json_decref(p);
+
+	/* positive control beside each denial: the same answer with the field true allows */
+	res = json_pack("{s:s, s:{s:b}}", "action", "accept", "content", "approve", 1);
+	assert_int_equal(run_elicit_verdict_of(res, NULL, "approve"), RUN_ELICIT_ALLOW);
+	assert_int_equal(run_elicit_verdict_of(res, NULL, "allow"), RUN_ELICIT_DENY);
+	err = json_pack("{s:i, s:s}", "code", -32603, "message", "x");
+	assert_int_equal(run_elicit_verdict_of(res, err, "approve"), RUN_ELICIT_DENY);
+	json_decref(err);
+	json_decref(res);
+	res = json_pack("{s:s, s:{s:b}}", "action", "decline", "content", "approve", 1);
+	assert_int_equal(run_elicit_verdict_of(res, NULL, "approve"), RUN_ELICIT_DENY);
+	json_decref(res);
+	res = json_pack("{s:s, s:{s:s}}", "action", "accept", "content", "approve", "true");
+	assert_int_equal(run_elicit_verdict_of(res, NULL, "approve"), RUN_ELICIT_DENY);
+	json_decref(res);
+	assert_int_equal(run_elicit_verdict_of(NULL, NULL, "approve"), RUN_ELICIT_DENY);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_capable),
-	    cmocka_unit_test(test_request),
-	    cmocka_unit_test(test_cancel),
-	    cmocka_unit_test(test_answer),
+	    cmocka_unit_test(test_capable), cmocka_unit_test(test_request),
+	    cmocka_unit_test(test_cancel),  cmocka_unit_test(test_answer),
+	    cmocka_unit_test(test_shared),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
