@@ -104,11 +104,15 @@ static int cmd_check_worker(int argc, char **argv)
 
 /* ------------------------------------------------------------ daemon */
 
-/* load_audit_key() - the daemon's key for its signed run records (audit.key, made on first
- * use, 0600). Return: 0, or -errno (said on stderr) */
+/* load_audit_key() - the daemon's key for its signed run records (audit.key, else
+ * $WARDEN_GATEWAY_AUDIT_KEY, else WD_GW_AUDIT_KEY_DEFAULT; made on first use, 0600).
+ * Return: 0, or -errno (said on stderr) */
 static int load_audit_key(const struct wd_gwconf *conf, struct audit_key **ret_key)
 {
-	const char *path = conf->audit_key[0] ? conf->audit_key : WD_GW_AUDIT_KEY_DEFAULT;
+	const char *env = getenv("WARDEN_GATEWAY_AUDIT_KEY");
+	const char *path = conf->audit_key[0]	  ? conf->audit_key
+			   : env && env[0] == '/' ? env
+						  : WD_GW_AUDIT_KEY_DEFAULT;
 	struct wd_err err;
 	int ret;
 
