@@ -789,23 +789,6 @@ int audit_key_verify(const struct audit_key *k, const void *msg, size_t len, con
  */
 int audit_sign_line(const struct audit_key *k, const char *line, size_t len, struct wd_buf *out);
 
-/* the action of the gateway daemon's signed run record in its central log (record.c) */
-#define AUDIT_RUN_RECORD "run.record"
-
-/**
- * audit_write_run_record() - the gateway daemon's signed record of a run that ended: the
- * Merkle root of every line of the run in @log's file ("PATH.1" first, when there), their
- * count and @k's id, as a run.record line signed with @k and appended to @log
- * @log:	the central log (a chained writer)
- * @tmpl:	the record's other fields (run, ts, uid, mode...; type, action, root, events
- *		and key are set here)
- * @k:		the daemon's private key
- * @err:	filled on error; may be NULL
- * Return: 0, or a negative errno (-ENOKEY: @k cannot sign; a read or write error).
- */
-int audit_write_run_record(struct audit_log *log, const struct audit_event *tmpl,
-			   const struct audit_key *k, struct wd_err *err);
-
 /**
  * audit_line_signed_part() - the bytes a run record's signature covers: @line (no newline)
  * with its trailing ,"prev":"…" and ,"sig":"…" members removed and "}" put back

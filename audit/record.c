@@ -2,20 +2,46 @@
  * back from the log (its ".1" file first), their Merkle root and count, a `run.record` line
  * signed with the daemon's key and appended (docs/audit.md, "The daemon's run record"). */
 #include "audit/audit.h"
+#include "audit/record.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/* record_leaves() - every line of run @run in "PATH.1" (when there) then PATH. Return: 0 or
- * -errno */
-static int record_leaves(const char *path, const char *run, struct audit_leaves *l)
+/* still_there() - whether @from is still a line's end in @path, the same file: not rotated
+ * away, not truncated (copytruncate) below it, a newline before it */
+static bool still_there(const char *path, const struct audit_log_pos *from)
+{
+	struct stat st;
+	char c = 0;
+	bool ok;
+	int fd;
+
+	if (from->end == 0)
+		return stat(path, &st) == 0 && st.st_dev == from->dev && st.st_ino == from->ino;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	ok = fstat(fd, &st) == 0 && st.st_dev == from->dev && st.st_ino == from->ino &&
+	     st.st_size >= from->end && pread(fd, &c, 1, from->end - 1) == 1 && c == '\n';
+	close(fd);
+	return ok;
+}
+
+/* record_leaves() - every line of run @run from @from on when it still holds, else in
+ * "PATH.1" (when there) then PATH. Return: 0 or -errno */
+static int record_leaves(const char *path, const char *run, const struct audit_log_pos *from,
+			 struct audit_leaves *l)
 {
 	char *old = NULL;
 	int ret;
 
+	if (from && still_there(path, from))
+		return audit_run_leaves(path, from, run, l);
 	if (asprintf(&old, "%s" AUDIT_ROTATED_SUFFIX, path) < 0)
 		return -ENOMEM;
 	ret = access(old, F_OK) == 0 ? audit_run_leaves(old, NULL, run, l) : 0;
@@ -26,7 +52,8 @@ static int record_leaves(const char *path, const char *run, struct audit_leaves 
 }
 
 int audit_write_run_record(struct audit_log *log, const struct audit_event *tmpl,
-			   const struct audit_key *k, struct wd_err *err)
+			   const struct audit_key *k, const struct audit_log_pos *from,
+			   struct wd_err *err)
 {
 	struct audit_leaves l = {0};
 	struct wd_buf line = WD_BUF_INIT, signed_line = WD_BUF_INIT;
@@ -38,7 +65,7 @@ int audit_write_run_record(struct audit_log *log, const struct audit_event *tmpl
 	if (!k || !audit_key_can_sign(k))
 		return wd_err_set(err, -ENOKEY, "run %s: no private key to sign its record",
 				  tmpl->run);
-	ret = record_leaves(audit_log_path(log), tmpl->run, &l);
+	ret = record_leaves(audit_log_path(log), tmpl->run, from, &l);
 	if (ret < 0) {
 		wd_err_set(err, ret, "run %s: its lines could not be read back from %s: %s",
 			   tmpl->run, audit_log_path(log), strerror(-ret));
@@ -63,4 +90,16 @@ out:
 	wd_buf_free(&line);
 	wd_buf_free(&signed_line);
 	return ret;
+}
+
+int audit_log_end(const struct audit_log *log, struct audit_log_pos *ret_pos)
+{
+	struct stat st;
+
+	if (stat(audit_log_path(log), &st) < 0)
+		return -errno;
+	ret_pos->dev = st.st_dev;
+	ret_pos->ino = st.st_ino;
+	ret_pos->end = st.st_size;
+	return 0;
 }

@@ -2,6 +2,7 @@
  * files, and each signed run.exit (its signature, its root and count against the run's
  * lines before it). Reads files; prints nothing: the result says what and where. */
 #include "audit/audit.h"
+#include "audit/record.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -31,6 +31,7 @@
  * netns_gc() the veths and slots).
  */
 #include "gateway/parent.h"
+#include "audit/record.h"
 #include "gateway/cgroup.h"
 #include "gateway/gw.h"
 #include "gateway/privsep.h"
@@ -67,7 +68,9 @@ struct pentry {
 	struct gw_cgroup cg;
 	ino_t client; /* daemon mode: the control connection the run was plumbed for (its inode) */
 	uid_t uid;    /* daemon mode: its user, as read off that connection */
-	char id[GW_PRIV_ID_SIZE]; /* daemon mode: the run's id (its signed record names it) */
+	char id[GW_PRIV_ID_SIZE];  /* daemon mode: the run's id (its signed record names it) */
+	struct audit_log_pos from; /* where the central log ended before the run's first line */
+	bool has_from;
 };
 
 struct parent {
@@ -239,7 +242,7 @@ static void sign_run(struct parent *p, const struct pentry *e)
 	ev.reason = "the gateway daemon's signed record of the run's lines in its central log";
 	clock_gettime(CLOCK_REALTIME, &ev.ts);
 	wd_err_clear(&err);
-	if (audit_write_run_record(p->log, &ev, p->key, &err))
+	if (audit_write_run_record(p->log, &ev, p->key, e->has_from ? &e->from : NULL, &err))
 		wd_log(WD_LOG_ERR, "run %s: no signed run record: %s", e->id, err.msg);
 }
 
@@ -386,6 +389,9 @@ static int netns_add(struct parent *p, const struct gw_priv_netns *m, int fd, in
 	lim.cpu_milli = m->cpu_milli;
 	e.uid = cred.uid;
 	snprintf(e.id, sizeof(e.id), "%s", m->id);
+	/* the run's lines come after this (its register is answered later): its record reads
+	 * the log from here, not the whole of it (the central log is not capped) */
+	e.has_from = p->log && audit_log_end(p->log, &e.from) == 0;
 	ret = gw_cgroup_create(&e.cg, m->id, &lim, cred.uid, cred.gid, why, size);
 	if (ret)
 		goto fail_fw;

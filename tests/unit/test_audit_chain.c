@@ -4,6 +4,7 @@
  * on first use, and a signed run record checked, refused under a changed signature, an
  * unknown key and a removed run line. */
 #include "audit/audit.h"
+#include "audit/record.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -554,15 +555,39 @@ static void test_daemon_record(void **state)
 		assert_int_equal(fwrite(pem.data, 1, pem.len, pf), pem.len);
 		assert_int_equal(fclose(pf), 0);
 		assert_int_equal(audit_key_load(pub_path, false, &pub, &err), 0);
-		assert_int_equal(audit_write_run_record(a, &ev, pub, &err), -ENOKEY);
+		assert_int_equal(audit_write_run_record(a, &ev, pub, NULL, &err), -ENOKEY);
 		audit_key_free(pub);
 		wd_buf_free(&pem);
 	}
-	assert_int_equal(audit_write_run_record(a, &ev, k, &err), 0);
+	assert_int_equal(audit_write_run_record(a, &ev, k, NULL, &err), 0);
 	put(a, "d1", "dns.query", 0); /* a late line: after the record, not covered */
+	/* a second run read from where the file ended before its first line; a stale place
+	 * (another file) falls back to the whole file: both records verify */
+	{
+		struct audit_log_pos from, stale;
+
+		assert_int_equal(audit_log_end(a, &from), 0);
+		stale = from;
+		stale.ino++;
+		put(a, "d2", "dns.query", 0);
+		put(a, "d3", "dns.query", 0);
+		ev.run = "d2";
+		assert_int_equal(audit_write_run_record(a, &ev, k, &from, &err), 0);
+		ev.run = "d3";
+		assert_int_equal(audit_write_run_record(a, &ev, k, &stale, &err), 0);
+	}
 	audit_log_close(a);
+	assert_int_equal(audit_verify(paths, 1, &k, 1, &res, &err), 0);
+	assert_int_equal(res.status, AUDIT_VERIFY_OK);
+	assert_int_equal(res.runs, 3);
 	n = lines_of(f->log, buf, sizeof(buf), v);
-	assert_int_equal(n, 5);
+	assert_int_equal(n, 9);
+	assert_non_null(strstr(v[7], "\"run\":\"d2\""));
+	assert_non_null(strstr(v[7], "\"events\":1"));
+	assert_non_null(strstr(v[8], "\"events\":1"));
+	/* from here on, the first five lines: d1's run and its record */
+	n = 5;
+	write_lines(f->log, v, n);
 	assert_non_null(strstr(v[3], "\"action\":\"run.record\""));
 	assert_non_null(strstr(v[3], "\"events\":2"));
 	/* the positive control: intact, under the daemon's key */
