@@ -2,6 +2,7 @@
  * files, and each signed run.exit (its signature, its root and count against the run's
  * lines before it). Reads files; prints nothing: the result says what and where. */
 #include "audit/audit.h"
+#include "audit/record.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -24,7 +25,9 @@
  *
  * Each run's lines from its run.start on are kept as digests; a signed run.exit is checked
  * against the first "events" of them (lines of the run written after the launcher read the
- * log for its root are not covered, and come after them).
+ * log for its root are not covered, and come after them). The gateway daemon's run.record
+ * (record.c) covers every line of its run in the files it read: checked against the first
+ * "events" of every line of the run read here.
  */
 
 /* the chain's member, as a chained writer ends a line: ,"prev":"<64 hex>"} */
@@ -34,7 +37,9 @@
 struct vrun {
 	char *id;
 	bool started;
-	struct audit_leaves leaves;
+	bool early; /* first seen in a first file continuing a chain: may have more */
+	struct audit_leaves leaves; /* from its run.start on (run.exit) */
+	struct audit_leaves seen;   /* every line of it read (the daemon's run.record) */
 };
 
 struct vstate {
@@ -44,6 +49,7 @@ struct vstate {
 	struct wd_buf part;
 	uint8_t prev[AUDIT_HASH_LEN];
 	bool have_prev, chained;
+	bool continues;	       /* the first file's first line links to a line before it */
 	const char *prev_file; /* where the line before is */
 	uint64_t prev_no;
 	struct audit_leaves file_lines; /* the digests of the previous file's lines (a rotation) */
@@ -125,8 +131,8 @@ static int fail(struct audit_verify_result *res, enum audit_verify_status st, co
 	return 1;
 }
 
-/* check_record() - a signed run.exit: key, signature, root and count. Return: 1 a problem
- * (in @res), 0 fine, -errno */
+/* check_record() - a signed run.exit or run.record: key, signature, root and count.
+ * Return: 1 a problem (in @res), 0 fine, -errno */
 static int check_record(struct vstate *v, const struct audit_event *ev, const char *line,
 			size_t len, struct audit_key *const *keys, size_t nkeys,
 			struct audit_verify_result *res, const char *file, uint64_t no)
@@ -134,6 +140,8 @@ static int check_record(struct vstate *v, const struct audit_event *ev, const ch
 	struct audit_key *k = NULL;
 	uint8_t sig[64], want[AUDIT_HASH_LEN], got[AUDIT_HASH_LEN];
 	char hex[2 * AUDIT_HASH_LEN + 1];
+	bool daemon = !strcmp(ev->action, AUDIT_RUN_RECORD);
+	const struct audit_leaves *lv;
 	struct vrun *r;
 	int ret;
 
@@ -142,43 +150,45 @@ static int check_record(struct vstate *v, const struct audit_event *ev, const ch
 		return ret;
 	if (ret < 0)
 		return fail(res, AUDIT_VERIFY_BAD_SIG, file, no,
-			    "run %s: its run.exit carries a root but no well-formed signature",
-			    ev->run);
+			    "run %s: its %s carries a root but no well-formed signature", ev->run,
+			    ev->action);
 	for (size_t i = 0; i < nkeys && !k; i++)
 		if (ev->key && !strcmp(audit_key_id(keys[i]), ev->key))
 			k = keys[i];
 	if (!k)
 		return fail(res, AUDIT_VERIFY_UNKNOWN_KEY, file, no,
-			    "run %s: its run.exit is signed by %s, a key not given (--key FILE)",
-			    ev->run, ev->key ? ev->key : "(no key id)");
+			    "run %s: its %s is signed by %s, a key not given (--key FILE)", ev->run,
+			    ev->action, ev->key ? ev->key : "(no key id)");
 	if (audit_key_verify(k, v->part.data, v->part.len, sig) < 0)
 		return fail(res, AUDIT_VERIFY_BAD_SIG, file, no,
-			    "run %s: the signature of its run.exit does not verify under %s: the "
+			    "run %s: the signature of its %s does not verify under %s: the "
 			    "record was changed",
-			    ev->run, ev->key);
+			    ev->run, ev->action, ev->key);
 	r = run_get(v, ev->run);
 	if (!r)
 		return -ENOMEM;
-	if (!r->started) {
+	lv = daemon ? &r->seen : &r->leaves;
+	if (daemon ? r->early && (uint64_t)ev->events > lv->n : !r->started) {
 		res->partial++; /* its run.start is in an earlier file: the root cannot be had */
 		return 0;
 	}
 	if (strncmp(ev->root, "sha256:", 7) || strlen(ev->root) != 7 + 2 * AUDIT_HASH_LEN ||
 	    hexval(ev->root + 7, 2 * AUDIT_HASH_LEN, want) || !(ev->has & AUDIT_HAS_EVENTS))
 		return fail(res, AUDIT_VERIFY_BAD_ROOT, file, no,
-			    "run %s: its run.exit's root or events count is malformed", ev->run);
-	if ((uint64_t)ev->events > r->leaves.n)
+			    "run %s: its %s's root or events count is malformed", ev->run,
+			    ev->action);
+	if ((uint64_t)ev->events > lv->n)
 		return fail(res, AUDIT_VERIFY_BAD_ROOT, file, no,
-			    "run %s: its run.exit covers %lld events, the log holds %zu of them "
+			    "run %s: its %s covers %lld events, the log holds %zu of them "
 			    "before it: lines of the run were removed",
-			    ev->run, (long long)ev->events, r->leaves.n);
-	audit_merkle_root((const uint8_t(*)[AUDIT_HASH_LEN])r->leaves.v, (size_t)ev->events, got);
+			    ev->run, ev->action, (long long)ev->events, lv->n);
+	audit_merkle_root((const uint8_t(*)[AUDIT_HASH_LEN])lv->v, (size_t)ev->events, got);
 	if (memcmp(got, want, sizeof(got))) {
 		audit_hex(got, sizeof(got), hex);
 		return fail(res, AUDIT_VERIFY_BAD_ROOT, file, no,
-			    "run %s: the root of its %lld events is sha256:%s, its run.exit says "
+			    "run %s: the root of its %lld events is sha256:%s, its %s says "
 			    "%s: lines of the run were changed, removed or reordered",
-			    ev->run, (long long)ev->events, hex, ev->root);
+			    ev->run, (long long)ev->events, hex, ev->action, ev->root);
 	}
 	res->runs++;
 	return 0;
@@ -219,6 +229,9 @@ static int check_line(struct vstate *v, const char *line, size_t len, struct aud
 			    "line (%s:%llu) was changed, or lines between them were removed "
 			    "or reordered",
 			    v->prev_file, (unsigned long long)v->prev_no);
+		if (!v->have_prev)
+			for (size_t i = 0; i < sizeof(named) && !v->continues; i++)
+				v->continues = named[i] != 0;
 		v->chained = true;
 	} else if (v->chained || !first_file) {
 		if (audit_event_decode(line, len, &ev, NULL) < 0)
@@ -238,14 +251,17 @@ static int check_line(struct vstate *v, const char *line, size_t len, struct aud
 	if (audit_event_decode(line, len, &ev, NULL) < 0)
 		return fail(res, AUDIT_VERIFY_BROKEN, file, no,
 			    "the line is not an audit event (torn by a crash, or edited)");
-	if (ev.run[0] && ev.type == AUDIT_TYPE_RUN && !strcmp(ev.action, "run.exit")) {
+	if (ev.run[0] && ev.type == AUDIT_TYPE_RUN &&
+	    (!strcmp(ev.action, "run.exit") || !strcmp(ev.action, AUDIT_RUN_RECORD))) {
 		if (ev.root)
 			ret = check_record(v, &ev, line, len, keys, nkeys, res, file, no);
 		else
 			res->unsigned_exits++;
 	} else if (ev.run[0]) {
 		r = run_get(v, ev.run);
-		if (!r) {
+		if (r && !r->seen.n)
+			r->early = first_file && v->continues;
+		if (!r || audit_leaves_add(&r->seen, d) < 0) {
 			ret = -ENOMEM;
 		} else if (ev.type == AUDIT_TYPE_RUN && !strcmp(ev.action, "run.start")) {
 			r->started = true;
@@ -303,6 +319,7 @@ int audit_verify(const char *const *paths, size_t npaths, struct audit_key *cons
 	free(line);
 	for (size_t i = 0; i < v.nall; i++) {
 		audit_leaves_free(&v.all[i]->leaves);
+		audit_leaves_free(&v.all[i]->seen);
 		free(v.all[i]->id);
 		free(v.all[i]);
 	}

@@ -18,6 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* where the gateway daemon keeps its key for the central log's run records (audit.key) */
+#define WD_GW_AUDIT_KEY_DEFAULT "/var/lib/warden/gateway-audit-key.pem"
+
 /* what a gateway serves (mode): runs whose every connection nftables redirects to it
  * (transparent: its transparent, DNS and proxy ports), or one run whose clients are told to use
  * its proxy port on loopback (proxy: macOS and Windows, where no redirect exists; docs/gateway.md
@@ -43,6 +46,8 @@ enum wd_gw_mode {
  * @synth_v4:		synthetic DNS answers (pools.synthetic_v4)
  * @synth_v6:		(pools.synthetic_v6)
  * @audit_path:		audit log (audit.path); "" = the launcher's default
+ * @audit_key:		the daemon's key for its signed run records (audit.key); "" =
+ *			WD_GW_AUDIT_KEY_DEFAULT
  * @audit_ship:		where a copy of each event is shipped (audit.ship, audit.facility);
  *			kind AUDIT_SINK_NONE: nowhere
  * @user:		unprivileged user of the data plane (user)
@@ -91,6 +96,7 @@ struct wd_gwconf {
 	char synth_v4[64];	      /* synthetic answers, default "100.96.0.0/12" */
 	char synth_v6[64];	      /* default "fd77:7764:5300::/48" */
 	char audit_path[4096];	      /* default "" = the launcher's default */
+	char audit_key[4096];	      /* default "" = WD_GW_AUDIT_KEY_DEFAULT */
 	struct audit_sink audit_ship; /* default: none, facility authpriv */
 	char user[64];		      /* default "nobody" */
 	char resolvers[4][64];	      /* default: none (/etc/resolv.conf) */

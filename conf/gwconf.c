@@ -110,8 +110,8 @@ static const char *const nft_keys[NFT_N] = {"table", "interface_prefix", "nflog_
 enum { POOL_RUNS4, POOL_RUNS6, POOL_SYN4, POOL_SYN6, POOL_N };
 static const char *const pool_keys[POOL_N] = {"runs_v4", "runs_v6", "synthetic_v4", "synthetic_v6"};
 
-enum { AUDIT_PATH, AUDIT_SHIP, AUDIT_FACILITY, AUDIT_N };
-static const char *const audit_keys[AUDIT_N] = {"path", "ship", "facility"};
+enum { AUDIT_PATH, AUDIT_SHIP, AUDIT_FACILITY, AUDIT_KEY, AUDIT_N };
+static const char *const audit_keys[AUDIT_N] = {"path", "ship", "facility", "key"};
 
 /* allowed sizes of each pool: [family, min prefix, max prefix] */
 static const struct {
@@ -335,29 +335,39 @@ static int parse_audit_ship(struct policy_diags *d, const struct policy_yt_node 
 	return ret;
 }
 
+/* parse_abs_path() - @n (may be NULL: kept) as an absolute path into @out */
+static int parse_abs_path(struct policy_diags *d, const struct policy_yt_node *n, const char *what,
+			  char *out, size_t size)
+{
+	const char *s;
+
+	if (!n)
+		return 0;
+	s = policy_yt_str(d, n, what);
+	if (!s)
+		return -EINVAL;
+	if (s[0] != '/' || strlen(s) >= size) {
+		policy_diag_err(d, n,
+				"%s: found `%.80s`; expected an absolute path shorter than %zu "
+				"bytes",
+				what, s, size);
+		return -EINVAL;
+	}
+	memcpy(out, s, strlen(s) + 1);
+	return 0;
+}
+
 static int parse_audit(struct policy_diags *d, const struct policy_yt_node *n, struct wd_gwconf *c)
 {
 	const struct policy_yt_node *v[AUDIT_N];
-	const char *s;
 
 	if (policy_yt_map_keys(d, n, "`audit`", audit_keys, AUDIT_N, v))
 		return -EINVAL;
 	if (parse_audit_ship(d, v[AUDIT_SHIP], v[AUDIT_FACILITY], c))
 		return -EINVAL;
-	if (!v[AUDIT_PATH])
-		return 0;
-	s = policy_yt_str(d, v[AUDIT_PATH], "audit.path");
-	if (!s)
+	if (parse_abs_path(d, v[AUDIT_KEY], "audit.key", c->audit_key, sizeof(c->audit_key)))
 		return -EINVAL;
-	if (s[0] != '/' || strlen(s) >= sizeof(c->audit_path)) {
-		policy_diag_err(d, v[AUDIT_PATH],
-				"audit.path: found `%.80s`; expected an absolute path "
-				"shorter than %zu bytes",
-				s, sizeof(c->audit_path));
-		return -EINVAL;
-	}
-	memcpy(c->audit_path, s, strlen(s) + 1);
-	return 0;
+	return parse_abs_path(d, v[AUDIT_PATH], "audit.path", c->audit_path, sizeof(c->audit_path));
 }
 
 /* "ADDR" or "ADDR:PORT" (IPv4) or "[V6]:PORT" or a bare IPv6 address */

@@ -27,12 +27,17 @@ int conf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
 			     "pools:\n  runs_v4: \"%s\"\n  runs_v6: \"%s\"\n"
 			     "  synthetic_v4: \"%s\"\n  synthetic_v6: \"%s\"\n",
 			     c->pool_v4, c->pool_v6, c->synth_v4, c->synth_v6);
-	if (c->audit_path[0] || c->audit_ship.kind != AUDIT_SINK_NONE)
+	if (c->audit_path[0] || c->audit_key[0] || c->audit_ship.kind != AUDIT_SINK_NONE)
 		ret |= wd_buf_printf(out, "audit:\n  facility: %s\n",
 				     audit_sink_facility_name(c->audit_ship.facility));
 	if (c->audit_path[0]) {
 		ret |= wd_buf_puts(out, "  path: ");
 		ret |= wd_yaml_quote(out, c->audit_path);
+		ret |= wd_buf_puts(out, "\n");
+	}
+	if (c->audit_key[0]) {
+		ret |= wd_buf_puts(out, "  key: ");
+		ret |= wd_yaml_quote(out, c->audit_key);
 		ret |= wd_buf_puts(out, "\n");
 	}
 	if (c->audit_ship.kind != AUDIT_SINK_NONE) {

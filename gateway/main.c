@@ -66,6 +66,7 @@ static void usage(FILE *f)
 		"                      [--user NAME] [--no-privsep] [--manage-nft] [--no-nflog]\n"
 		"                      [--worker PATH] [--listen-fds N] [--control-group GROUP]\n"
 		"                      [--verbose]\n"
+		"       warden-gateway [--config FILE] --print-audit-key\n"
 		"       warden-gateway ctl [--socket PATH] register --id ID --if IFNAME\n"
 		"                      [--host-v4 A --sandbox-v4 B] [--host-v6 A --sandbox-v6 B]\n"
 		"                      --policy FILE [--learn]\n"
@@ -102,6 +103,48 @@ static int cmd_check_worker(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------ daemon */
+
+/* load_audit_key() - the daemon's key for its signed run records (audit.key, else
+ * $WARDEN_GATEWAY_AUDIT_KEY, else WD_GW_AUDIT_KEY_DEFAULT; made on first use, 0600).
+ * Return: 0, or -errno (said on stderr) */
+static int load_audit_key(const struct wd_gwconf *conf, struct audit_key **ret_key)
+{
+	const char *env = getenv("WARDEN_GATEWAY_AUDIT_KEY");
+	const char *path = conf->audit_key[0]	  ? conf->audit_key
+			   : env && env[0] == '/' ? env
+						  : WD_GW_AUDIT_KEY_DEFAULT;
+	struct wd_err err;
+	int ret;
+
+	wd_err_clear(&err);
+	ret = audit_key_load(path, true, ret_key, &err);
+	if (ret == 0 && !audit_key_can_sign(*ret_key)) {
+		audit_key_free(*ret_key);
+		*ret_key = NULL;
+		ret = wd_err_set(&err, -EINVAL,
+				 "%s holds a public key: run records cannot be signed", path);
+	}
+	if (ret)
+		wd_log(WD_LOG_ERR, "audit key (audit.key): %s",
+		       err.msg[0] ? err.msg : strerror(-ret));
+	return ret;
+}
+
+/* `--print-audit-key`: the public half of the daemon's key, PEM, for `warden logs --verify
+ * --key` (the key is made when there is none yet). Return: the exit status */
+static int print_audit_key(const struct wd_gwconf *conf)
+{
+	struct audit_key *k = NULL;
+	struct wd_buf pem = WD_BUF_INIT;
+	int ret = 1;
+
+	if (load_audit_key(conf, &k) == 0 && audit_key_public_pem(k, &pem) == 0 &&
+	    fwrite(pem.data, 1, pem.len, stdout) == pem.len && fflush(stdout) == 0)
+		ret = 0;
+	audit_key_free(k);
+	wd_buf_free(&pem);
+	return ret;
+}
 
 /* the worker's copy of the audit log: the same file, opened by root for appending */
 static int open_audit_for_worker(const char *path)
@@ -162,6 +205,7 @@ int main(int argc, char **argv)
 	    {"no-nflog", no_argument, NULL, 'N'},
 	    {"listen-fds", required_argument, NULL, 'L'},
 	    {"control-group", required_argument, NULL, 'G'},
+	    {"print-audit-key", no_argument, NULL, 'P'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
@@ -176,11 +220,13 @@ int main(int argc, char **argv)
 	struct wd_gwconf conf;
 	struct policy_diags d;
 	struct audit_log *log = NULL;
+	struct audit_key *key = NULL;
 	struct wd_err err;
 	struct gw_fds fds;
 	struct passwd *pw = NULL;
 	struct rlimit rl;
 	bool privsep = true, owns_ctl = false, manage_nft = false, nflog = true, verbose = false;
+	bool print_key = false;
 	sigset_t mask;
 	pid_t child;
 	int c, ret, sp[2], exe = -1, cfd = -1, listen_fds = 0;
@@ -211,6 +257,9 @@ int main(int argc, char **argv)
 			break;
 		case 'G':
 			ctl_group = optarg;
+			break;
+		case 'P':
+			print_key = true;
 			break;
 		case 'n':
 			privsep = false;
@@ -269,6 +318,10 @@ int main(int argc, char **argv)
 		conf_defaults(&conf);
 	}
 	policy_diags_free(&d);
+	if (print_key) {
+		ret = print_audit_key(&conf);
+		goto out;
+	}
 	if (ctl_path)
 		snprintf(conf.control_path, sizeof(conf.control_path), "%s", ctl_path);
 	if (user)
@@ -328,9 +381,20 @@ int main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	/* the worker gets its own descriptor of the log (or opens it); the parent writes nothing */
-	audit_log_close(log);
-	log = NULL;
+	/* the worker gets its own descriptor of the log (or opens it). With --manage-nft (daemon
+	 * mode) the parent keeps a chained writer of its own and the key: it signs each plumbed
+	 * run's record when the run ends. The key stays here, in the process that reads no
+	 * sandbox bytes; a daemon that cannot sign does not start (fail closed). */
+	if (manage_nft) {
+		if (load_audit_key(&conf, &key)) {
+			ret = 1;
+			goto out;
+		}
+		audit_log_chain(log);
+	} else {
+		audit_log_close(log);
+		log = NULL;
+	}
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
@@ -438,13 +502,14 @@ int main(int argc, char **argv)
 	 * before its loop runs waits in the backlog) */
 	if ((ret = gw_notify_send(notify, "READY=1\nSTATUS=serving")) < 0)
 		wd_log(WD_LOG_WARN, "readiness notification to %s: %s", notify, strerror(-ret));
-	ret = gw_parent_serve(sp[0], child, &conf, manage_nft);
+	ret = gw_parent_serve(sp[0], child, &conf, manage_nft, log, key);
 out:
 	if (owns_ctl)
 		unlink(conf.control_path);
 	wd_closep(&cfd);
 	wd_closep(&exe);
 	audit_log_close(log);
+	audit_key_free(key);
 	conf_free(&conf);
 	return ret;
 }

@@ -31,6 +31,7 @@
  * netns_gc() the veths and slots).
  */
 #include "gateway/parent.h"
+#include "audit/record.h"
 #include "gateway/cgroup.h"
 #include "gateway/gw.h"
 #include "gateway/privsep.h"
@@ -54,6 +55,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 _Static_assert(GW_CGROUP_PATH == GW_PRIV_CGROUP_SIZE, "a cgroup folder fits the reply");
@@ -66,6 +68,9 @@ struct pentry {
 	struct gw_cgroup cg;
 	ino_t client; /* daemon mode: the control connection the run was plumbed for (its inode) */
 	uid_t uid;    /* daemon mode: its user, as read off that connection */
+	char id[GW_PRIV_ID_SIZE];  /* daemon mode: the run's id (its signed record names it) */
+	struct audit_log_pos from; /* where the central log ended before the run's first line */
+	bool has_from;
 };
 
 struct parent {
@@ -78,7 +83,9 @@ struct parent {
 	unsigned prefix[2];
 	struct netns_pool_config ncfg;
 	bool ncfg_ok;
-	const char *runs_dir; /* the records of daemon-mode runs */
+	const char *runs_dir;  /* the records of daemon-mode runs */
+	struct audit_log *log; /* daemon mode: the central log, for the signed run records */
+	struct audit_key *key; /* and the daemon's key that signs them */
 };
 
 /* copy @s into @why, cut to fit */
@@ -216,6 +223,29 @@ static int undo_adopted(struct parent *p, struct pentry *e, char *why, size_t si
 	return ret;
 }
 
+/* sign_run() - a daemon-mode run that ended: its signed run.record into the central log
+ * (audit_write_run_record(): its lines read back, rooted, signed). A record that cannot be
+ * written is logged: the run is over, its lines stay chained. */
+static void sign_run(struct parent *p, const struct pentry *e)
+{
+	struct audit_event ev = {0};
+	struct wd_err err;
+
+	if (!p->log || !p->key || !e->id[0])
+		return;
+	ev.run = e->id;
+	ev.allowed = true;
+	ev.mode = "daemon";
+	ev.has = AUDIT_HAS_UID;
+	ev.uid = e->uid;
+	ev.resource = e->id;
+	ev.reason = "the gateway daemon's signed record of the run's lines in its central log";
+	clock_gettime(CLOCK_REALTIME, &ev.ts);
+	wd_err_clear(&err);
+	if (audit_write_run_record(p->log, &ev, p->key, e->has_from ? &e->from : NULL, &err))
+		wd_log(WD_LOG_ERR, "run %s: no signed run record: %s", e->id, err.msg);
+}
+
 static int run_del(struct parent *p, const struct fw_run *r, char *why, size_t size)
 {
 	struct pentry *oe = find(p, r->ifname);
@@ -238,6 +268,7 @@ static int run_del(struct parent *p, const struct fw_run *r, char *why, size_t s
 		int r2 = undo_adopted(p, oe, why, size);
 
 		ret = ret ? ret : r2;
+		sign_run(p, oe);
 	}
 	*oe = p->runs[--p->n];
 	return ret;
@@ -357,6 +388,10 @@ static int netns_add(struct parent *p, const struct gw_priv_netns *m, int fd, in
 	lim.pids = m->pids;
 	lim.cpu_milli = m->cpu_milli;
 	e.uid = cred.uid;
+	snprintf(e.id, sizeof(e.id), "%s", m->id);
+	/* the run's lines come after this (its register is answered later): its record reads
+	 * the log from here, not the whole of it (the central log is not capped) */
+	e.has_from = p->log && audit_log_end(p->log, &e.from) == 0;
 	ret = gw_cgroup_create(&e.cg, m->id, &lim, cred.uid, cred.gid, why, size);
 	if (ret)
 		goto fail_fw;
@@ -544,9 +579,10 @@ bad:
 	return -EBADMSG;
 }
 
-int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool manage_nft)
+int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool manage_nft,
+		    struct audit_log *log, struct audit_key *key)
 {
-	struct parent p = {.conf = conf, .runs_dir = GW_PARENT_RUNS_DIR};
+	struct parent p = {.conf = conf, .runs_dir = GW_PARENT_RUNS_DIR, .log = log, .key = key};
 	sigset_t mask;
 	int sfd, status = 0, ret = -1;
 	bool fatal = false, alive = true;

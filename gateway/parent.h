@@ -20,15 +20,20 @@
  * @conf:	the gateway configuration (nft table, prefix, pools)
  * @manage_nft:	apply run updates to the nft table; false: any run update
  *		is a protocol violation
+ * @log:	the central log (chained; borrowed), or NULL: no signed run records
+ * @key:	the daemon's private key for them (borrowed), or NULL
  *
  * SIGTERM, SIGINT and SIGCHLD must be blocked by the caller: they are read
  * from a signalfd. SIGTERM/SIGINT are passed on to the worker. A malformed
  * or unexpected message kills the worker (fail closed). When the worker is
- * gone, every set element the parent added is removed again.
+ * gone, every set element the parent added is removed again. A daemon-mode
+ * run that ends (its RUN_DEL, or the worker's end) gets a signed run.record
+ * in the central log (audit_write_run_record()).
  *
  * Return: the exit status for the gateway: the worker's (128+N for a
  * signal), or 1 after a protocol violation or when serving failed.
  */
-int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool manage_nft);
+int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool manage_nft,
+		    struct audit_log *log, struct audit_key *key);
 
 #endif /* WARDEN_GATEWAY_PARENT_H */

@@ -19,6 +19,9 @@ LAB_SCRIPT_ARGS=("$@")
 # tests run a second time as an unprivileged user, tests/integration/run_as_user.sh) that
 # user's own; exported, so that the checks' `bash -c` children see it too.
 export LAB_RUNS_DIR=${LAB_RUNS_DIR:-/run/warden/runs}
+# The gateway daemon's signing key (--manage-nft) in the lab's own /run/warden-lab, never the
+# machine's /var/lib/warden (warden-gateway(8), "audit.key").
+export WARDEN_GATEWAY_AUDIT_KEY=${WARDEN_GATEWAY_AUDIT_KEY:-/run/warden-lab/gateway-audit-key.pem}
 LAB_PASSED=0
 LAB_FAILED=0
 LAB_ERRORS=0

@@ -4,6 +4,7 @@
  * on first use, and a signed run record checked, refused under a changed signature, an
  * unknown key and a removed run line. */
 #include "audit/audit.h"
+#include "audit/record.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -512,6 +513,123 @@ static void test_signed_record(void **state)
 	audit_key_free(other);
 }
 
+/* the gateway daemon's run.record: every line of its run in the central log (no run.start
+ * there), signed with the daemon's key; intact it verifies, an edited run line re-chained
+ * fails on the record's root, a changed record on its signature, another key is unknown */
+static void test_daemon_record(void **state)
+{
+	struct fixture *f = *state;
+	struct audit_event ev = {0};
+	struct audit_verify_result res;
+	struct audit_key *k, *other;
+	struct audit_log *a;
+	struct wd_err err;
+	char other_path[160], buf[16384], *v[64], *w[64], changed[2048], rec[2048], late[2048];
+	const char *paths[] = {f->log};
+	uint64_t line;
+	size_t n;
+
+	assert_int_equal(audit_key_load(f->key, true, &k, &err), 0);
+	snprintf(other_path, sizeof(other_path), "%s/other.pem", f->dir);
+	assert_int_equal(audit_key_load(other_path, true, &other, &err), 0);
+	assert_int_equal(audit_log_open(f->log, &a, &err), 0);
+	audit_log_chain(a);
+	put(a, "d1", "dns.query", 0);
+	put(a, "other", "dns.query", 0);
+	put(a, "d1", "dns.query", 0);
+	ev.run = "d1";
+	ev.allowed = true;
+	ev.ts.tv_sec = 1700000002;
+	ev.mode = "daemon";
+	/* a public key cannot sign: refused, nothing written */
+	{
+		struct audit_key *pub;
+		struct wd_buf pem = WD_BUF_INIT;
+		char pub_path[160];
+		FILE *pf;
+
+		snprintf(pub_path, sizeof(pub_path), "%s/pub.pem", f->dir);
+		assert_int_equal(audit_key_public_pem(k, &pem), 0);
+		pf = fopen(pub_path, "we");
+		assert_non_null(pf);
+		assert_int_equal(fwrite(pem.data, 1, pem.len, pf), pem.len);
+		assert_int_equal(fclose(pf), 0);
+		assert_int_equal(audit_key_load(pub_path, false, &pub, &err), 0);
+		assert_int_equal(audit_write_run_record(a, &ev, pub, NULL, &err), -ENOKEY);
+		audit_key_free(pub);
+		wd_buf_free(&pem);
+	}
+	assert_int_equal(audit_write_run_record(a, &ev, k, NULL, &err), 0);
+	put(a, "d1", "dns.query", 0); /* a late line: after the record, not covered */
+	/* a second run read from where the file ended before its first line; a stale place
+	 * (another file) falls back to the whole file: both records verify */
+	{
+		struct audit_log_pos from, stale;
+
+		assert_int_equal(audit_log_end(a, &from), 0);
+		stale = from;
+		stale.ino++;
+		put(a, "d2", "dns.query", 0);
+		put(a, "d3", "dns.query", 0);
+		ev.run = "d2";
+		assert_int_equal(audit_write_run_record(a, &ev, k, &from, &err), 0);
+		ev.run = "d3";
+		assert_int_equal(audit_write_run_record(a, &ev, k, &stale, &err), 0);
+	}
+	audit_log_close(a);
+	assert_int_equal(audit_verify(paths, 1, &k, 1, &res, &err), 0);
+	assert_int_equal(res.status, AUDIT_VERIFY_OK);
+	assert_int_equal(res.runs, 3);
+	n = lines_of(f->log, buf, sizeof(buf), v);
+	assert_int_equal(n, 9);
+	assert_non_null(strstr(v[7], "\"run\":\"d2\""));
+	assert_non_null(strstr(v[7], "\"events\":1"));
+	assert_non_null(strstr(v[8], "\"events\":1"));
+	/* from here on, the first five lines: d1's run and its record */
+	n = 5;
+	write_lines(f->log, v, n);
+	assert_non_null(strstr(v[3], "\"action\":\"run.record\""));
+	assert_non_null(strstr(v[3], "\"events\":2"));
+	/* the positive control: intact, under the daemon's key */
+	assert_int_equal(audit_verify(paths, 1, &k, 1, &res, &err), 0);
+	assert_int_equal(res.status, AUDIT_VERIFY_OK);
+	assert_int_equal(res.runs, 1);
+	/* under another key only: unknown */
+	assert_int_equal(verify(paths, 1, other, &line), AUDIT_VERIFY_UNKNOWN_KEY);
+	assert_int_equal(line, 4);
+	/* the record's count changed: its signature no longer covers it */
+	memcpy(w, v, sizeof(w));
+	snprintf(changed, sizeof(changed), "%s", v[3]);
+	strstr(changed, "\"events\":2")[9] = '1';
+	w[3] = changed;
+	write_lines(f->log, w, n);
+	assert_int_equal(verify(paths, 1, k, &line), AUDIT_VERIFY_BAD_SIG);
+	assert_int_equal(line, 4);
+	/* a run line edited: the chain finds it at the line after it */
+	memcpy(w, v, sizeof(w));
+	snprintf(changed, sizeof(changed), "%s", v[2]);
+	*strstr(changed, "example") = 'E';
+	w[2] = changed;
+	write_lines(f->log, w, n);
+	assert_int_equal(verify(paths, 1, k, &line), AUDIT_VERIFY_BROKEN);
+	assert_int_equal(line, 4);
+	/* and the chain forged again after it (on copies: rechain() edits in place): the
+	 * record's root does not hold */
+	snprintf(rec, sizeof(rec), "%s", v[3]);
+	snprintf(late, sizeof(late), "%s", v[4]);
+	w[3] = rec;
+	w[4] = late;
+	rechain(w, n);
+	write_lines(f->log, w, n);
+	assert_int_equal(verify(paths, 1, k, &line), AUDIT_VERIFY_BAD_ROOT);
+	assert_int_equal(line, 4);
+	/* intact again */
+	write_lines(f->log, v, n);
+	assert_int_equal(verify(paths, 1, k, NULL), AUDIT_VERIFY_OK);
+	audit_key_free(k);
+	audit_key_free(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -522,6 +640,7 @@ int main(void)
 	    cmocka_unit_test(test_merkle_known),
 	    cmocka_unit_test_setup_teardown(test_key_sign_verify, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_signed_record, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_daemon_record, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,6 +37,7 @@ static void test_conf_roundtrip(void **state)
 	conf_defaults(&a);
 	snprintf(a.control_path, sizeof(a.control_path), "/tmp/some dir/gw.sock");
 	snprintf(a.audit_path, sizeof(a.audit_path), "/var/log/warden/a \"quoted\" log.jsonl");
+	snprintf(a.audit_key, sizeof(a.audit_key), "/var/lib/warden/gw key.pem");
 	snprintf(a.user, sizeof(a.user), "warden-gw");
 	snprintf(a.resolvers[0], sizeof(a.resolvers[0]), "192.0.2.53");
 	snprintf(a.resolvers[1], sizeof(a.resolvers[1]), "[2001:db8::53]:5353");
@@ -56,6 +57,7 @@ static void test_conf_roundtrip(void **state)
 	assert_string_equal(wd_buf_cstr(&ya), wd_buf_cstr(&yb));
 	assert_string_equal(b.control_path, a.control_path);
 	assert_string_equal(b.audit_path, a.audit_path);
+	assert_string_equal(b.audit_key, a.audit_key);
 	assert_int_equal(b.nresolvers, 2);
 	assert_string_equal(b.listen_v6, "");
 	/* read twice: pread, the offset does not matter */

@@ -1162,6 +1162,17 @@ static void test_gw_gateway_values(void **state)
 	policy_diags_free(&d);
 	assert_int_equal(gw(b.data, &c2, &d), 0);
 	assert_memory_equal(&c, &c2, sizeof(c));
+	/* audit.key: an absolute path, rendered back; a relative one refused */
+	wd_buf_reset(&b);
+	policy_diags_free(&d);
+	assert_int_equal(gw("version: 1\naudit: {key: /var/lib/warden/k.pem}\n", &c, &d), 0);
+	assert_string_equal(c.audit_key, "/var/lib/warden/k.pem");
+	assert_int_equal(conf_render_yaml(&c, &b), 0);
+	policy_diags_free(&d);
+	assert_int_equal(gw(b.data, &c2, &d), 0);
+	assert_memory_equal(&c, &c2, sizeof(c));
+	policy_diags_free(&d);
+	assert_int_not_equal(gw("version: 1\naudit: {key: k.pem}\n", &c, &d), 0);
 	policy_diags_free(&d);
 	wd_buf_free(&b);
 }
