@@ -500,6 +500,7 @@ static void apply_rule(struct eff *e, const struct policy_rule *u, bool any,
 
 /* each tool's own rules of @user (mcp.tools.NAME.network) bounded by @c exactly as its
  * network.allow is, into @e's tool_net. Return: 0, -E2BIG or -ENOMEM */
+/* NOLINTNEXTLINE(misc-no-recursion): one level: a tool's rules are a plain policy, no tools */
 static int apply_tools(const struct policy_ceiling *c, const struct policy_who *who,
 		       const struct wd_policy *user, struct wd_policy *e)
 {
@@ -526,6 +527,7 @@ static int apply_tools(const struct policy_ceiling *c, const struct policy_who *
 	return 0;
 }
 
+/* NOLINTNEXTLINE(misc-no-recursion): through apply_tools(), one level */
 int policy_ceiling_apply(const struct policy_ceiling *c, const struct policy_who *who,
 			 const struct wd_policy *user, struct wd_policy **ret)
 {

@@ -158,6 +158,7 @@ static int write_signed(struct run *r, struct audit_event *ev, unsigned flags)
 	audit_leaves_free(&l);
 	wd_buf_free(&line);
 	wd_buf_free(&signed_line);
+	ev->root = NULL; /* @hex is this function's: the caller's event does not keep it */
 	return ret;
 }
 
