@@ -185,26 +185,6 @@ static void first_verdict(struct gw_conn *c, const struct gw_tcp_verdict *v)
 	try_connect(c);
 }
 
-/* network.ask: a proxy request (CONNECT, absolute-form) denied because no rule names its host,
- * which network.ask names, is held while a person is asked (dnsask.c), its deadline the ask's;
- * gw_conn_ask_answer() goes on. Return: true when held. */
-static bool ask_hold(struct gw_conn *c, const struct gw_tcp_verdict *v)
-{
-	const struct wd_policy *p = c->run->policy;
-	int m;
-
-	if (v->reason != GW_TR_NO_RULE || c->socks || !c->host || !c->run->asker || c->run->learn ||
-	    !c->t->dns)
-		return false;
-	m = policy_ask_match(p, c->host, v->port);
-	if (m < 0 || gw_dns_ask_hold_conn(c->t->dns, c->run, c->host,
-					  m == POLICY_ASK_ANY ? "*" : p->ask->rules[m].text, c))
-		return false;
-	c->asked = true;
-	gw_disarm(c->t->ev, &c->timer);
-	return true;
-}
-
 void gw_conn_ask_answer(struct gw_conn *c, bool allow, const char *why)
 {
 	c->asked = false;
@@ -233,7 +213,7 @@ static void proxy_verdict(struct gw_conn *c, const struct gw_proxy_verdict *pv, 
 	if (pv->v.port)
 		c->oport = pv->v.port;
 	if (pv->v.action == GW_TCP_DENY) {
-		if (!ask_hold(c, &pv->v))
+		if (!gw_conn_ask_hold(c, &pv->v))
 			gw_conn_deny(c, reason_of(c, &pv->v, reason, sizeof(reason)));
 		return;
 	}

@@ -20,7 +20,9 @@
  * can answer at all (`asker`), and without one gw_ask_decide() denies at once. The asks take a
  * reference on their run: a run that ends with asks pending is answered "denied" at their deadline.
  */
+#include "gateway/decide.h"
 #include "gateway/dns.h"
+#include "gateway/tcp.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -237,4 +239,24 @@ void gw_dns_asks_free(struct gw_dns *dns)
 		a->next = NULL;
 		ask_free(a);
 	}
+}
+
+/* network.ask: a proxy request (CONNECT, absolute-form) denied because no rule names its host,
+ * which network.ask names, is held while a person is asked (dnsask.c), its deadline the ask's;
+ * gw_conn_ask_answer() goes on (conn.c). Return: true when held. */
+bool gw_conn_ask_hold(struct gw_conn *c, const struct gw_tcp_verdict *v)
+{
+	const struct wd_policy *p = c->run->policy;
+	int m;
+
+	if ((v->reason != GW_TR_NO_RULE && v->reason != GW_TR_TOOL_ONLY) || c->socks || !c->host ||
+	    !c->run->asker || c->run->learn || !c->t->dns)
+		return false;
+	m = policy_ask_match(p, c->host, v->port);
+	if (m < 0 || gw_dns_ask_hold_conn(c->t->dns, c->run, c->host,
+					  m == POLICY_ASK_ANY ? "*" : p->ask->rules[m].text, c))
+		return false;
+	c->asked = true;
+	gw_disarm(c->t->ev, &c->timer);
+	return true;
 }

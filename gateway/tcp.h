@@ -177,6 +177,16 @@ void gw_conn_start(struct gw_conn *c);
 void gw_conn_event(struct gw_conn *c, bool up, unsigned events);
 /** gw_conn_timeout() - @c's deadline passed (peek, resolve, connect, idle or drain). */
 void gw_conn_timeout(struct gw_conn *c);
+struct gw_tcp_verdict;
+
+/**
+ * gw_conn_ask_hold() - network.ask for a proxy request (CONNECT, absolute-form) @c denied by
+ * @v because no rule names its host: held while a person is asked, when network.ask names the
+ * host and the run has someone to ask (dnsask.c; its deadline the ask's)
+ * Return: true when held (gw_conn_ask_answer() goes on), false: deny it as @v says.
+ */
+bool gw_conn_ask_hold(struct gw_conn *c, const struct gw_tcp_verdict *v);
+
 /**
  * gw_conn_ask_answer() - the ask that held proxy request @c ended: decided again under the
  * run's policy (@allow: the name was added to it), or denied with @why
