@@ -48,13 +48,13 @@ socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(d, ("127.0.0.1", 4433))'
 }
 
 echo "# the probe itself: RFC 9001 Appendix A.2's client Initial, intact and altered"
-listen 4433 5
+listen 4433 10
 send "$SRC/tests/unit/data/quic_rfc9001_a2.bin"
 out=$(heard)
 echo "# $out"
 check "RFC 9001's client Initial names example.com" jq -e \
 	'.result == "ok" and .sni == "example.com" and .version == "0x00000001"' <<<"$out"
-listen 4433 5
+listen 4433 10
 send "$SRC/tests/unit/data/quic_rfc9001_a2.bin" 600
 out=$(heard)
 echo "# $out"

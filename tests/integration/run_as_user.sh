@@ -116,12 +116,17 @@ REAL=$(readlink -f "$W")
 # the caller's PATH without the folders the user cannot search (root's own tools)
 UPATH=$(setpriv --reuid="$LAB_USER_UID" --regid="$LAB_USER_GID" --init-groups sh -c \
 	'IFS=:; p=; for d in $0; do [ -x "$d" ] && p=${p:+$p:}$d; done; echo "$p"' "$PATH")
+# the user's audit signing key (run.exit's signature): a check's HOME is often a folder of the
+# test's that the user cannot write, and a run that cannot make its key does not start; a
+# script that names WARDEN_AUDIT_KEY keeps its own
+install -d -m 0700 -o "$LAB_USER_UID" -g "$LAB_USER_GID" "$D/key"
 # HOME stays when a check set it (a test's home), else the user's
 cat >"$D/warden" <<EOF
 #!/bin/sh
 case \${HOME:-/root} in /root) HOME=$LAB_USER_HOME ;; esac
 exec setpriv --reuid=$LAB_USER_UID --regid=$LAB_USER_GID --init-groups \\
 	env -u XDG_RUNTIME_DIR -u SUDO_UID -u SUDO_GID -u SUDO_USER HOME="\$HOME" \\
+	WARDEN_AUDIT_KEY="\${WARDEN_AUDIT_KEY:-$D/key/audit-key.pem}" \\
 	PATH="$UPATH" USER=$LAB_USER LOGNAME=$LAB_USER $REAL "\$@"
 EOF
 chmod 0755 "$D/warden"

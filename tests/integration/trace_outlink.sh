@@ -36,6 +36,8 @@ chmod 0755 "$T"
 [[ -n ${KEEP_T:-} ]] || lab_on_exit rm -rf "$T"
 A=$T/audit.jsonl
 H=$T/home
+mkdir -m 0700 "$T/key"
+[[ ${LAB_AS_USER:-} == 1 ]] && chown "$LAB_USER_UID:$LAB_USER_GID" "$T/key"
 export WARDEN_GATEWAY_BIN=$GW WARDEN_POOL=0
 IDS=$(lab_program_ids)
 
@@ -73,7 +75,10 @@ wt()
 {
 	local dir=$1 err=$2
 	shift 2
+	# the audit signing key outside the current folder: with XDG_STATE_HOME in it (wd0, wd1), a
+	# key there would keep the folder read-only (no grant may hold the key)
 	(cd "$dir" && HOME=$H XDG_STATE_HOME=${XS:-$T/state} WARDEN_AUDIT_LOG=$A \
+		WARDEN_AUDIT_KEY=${WARDEN_AUDIT_KEY:-$T/key/audit-key.pem} \
 		in_host "$W" trace "$@" 2>"$err" >/dev/null)
 }
 is_trace() { [[ -f $1 && ! -L $1 ]] && jq -e -s '.[0].type == "trace"' "$1" >/dev/null; }
