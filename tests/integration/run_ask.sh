@@ -192,11 +192,7 @@ network:
   ask:
     - other.test
 YAML
-# (the audit signing key, a protected path, stays out of the writable folder: a grant over it
-# would refuse the run before anything is asked)
-mkdir -m 0700 "$T/key"
-XDG_STATE_HOME=$T/w WARDEN_AUDIT_KEY=$T/key/audit-key.pem ask_run "$T/out5" "$T/writable.yaml" \
-	"getent hosts other.test"
+XDG_STATE_HOME=$T/w ask_run "$T/out5" "$T/writable.yaml" "getent hosts other.test"
 wait "$RUNPID"
 check "the launcher says why it asks no one" grep -aq "which holds the approval store: no one is asked" "$T/out5"
 check "control: allowed.test resolved in that run" grep -aq control-ok "$T/out5"
