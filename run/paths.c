@@ -60,21 +60,17 @@ int run_rootless_dir(char *out, size_t size, struct wd_err *err)
 	return private_dir(runs, err);
 }
 
-const char *run_audit_path(const char *override)
+/* ${XDG_STATE_HOME:-$HOME/.local/state}/warden/@name into @path (@size bytes); NULL when there is
+ * no home folder or the path does not fit */
+static const char *state_file(const char *name, char *path, size_t size)
 {
-	static char path[PATH_MAX];
-	const char *env = getenv("WARDEN_AUDIT_LOG");
 	const char *state = getenv("XDG_STATE_HOME");
 	const char *home = getenv("HOME");
 	int n;
 
-	if (override && *override)
-		return override;
-	if (env && *env)
-		return env;
 	if (state && *state == '/') {
-		n = snprintf(path, sizeof(path), "%s/warden/audit.jsonl", state);
-		return n > 0 && (size_t)n < sizeof(path) ? path : NULL;
+		n = snprintf(path, size, "%s/warden/%s", state, name);
+		return n > 0 && (size_t)n < size ? path : NULL;
 	}
 	if (!home || *home != '/') {
 		struct passwd *pw = getpwuid(getuid());
@@ -83,33 +79,30 @@ const char *run_audit_path(const char *override)
 	}
 	if (!home)
 		return NULL;
-	n = snprintf(path, sizeof(path), "%s/.local/state/warden/audit.jsonl", home);
-	return n > 0 && (size_t)n < sizeof(path) ? path : NULL;
+	n = snprintf(path, size, "%s/.local/state/warden/%s", home, name);
+	return n > 0 && (size_t)n < size ? path : NULL;
+}
+
+const char *run_audit_path(const char *override)
+{
+	static char path[PATH_MAX];
+	const char *env = getenv("WARDEN_AUDIT_LOG");
+
+	if (override && *override)
+		return override;
+	if (env && *env)
+		return env;
+	return state_file("audit.jsonl", path, sizeof(path));
 }
 
 const char *run_audit_key_path(void)
 {
 	static char path[PATH_MAX];
 	const char *env = getenv("WARDEN_AUDIT_KEY");
-	const char *state = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
-	int n;
 
 	if (env && *env)
 		return env;
-	if (state && *state == '/') {
-		n = snprintf(path, sizeof(path), "%s/warden/audit-key.pem", state);
-		return n > 0 && (size_t)n < sizeof(path) ? path : NULL;
-	}
-	if (!home || *home != '/') {
-		struct passwd *pw = getpwuid(getuid());
-
-		home = pw ? pw->pw_dir : NULL;
-	}
-	if (!home)
-		return NULL;
-	n = snprintf(path, sizeof(path), "%s/.local/state/warden/audit-key.pem", home);
-	return n > 0 && (size_t)n < sizeof(path) ? path : NULL;
+	return state_file("audit-key.pem", path, sizeof(path));
 }
 
 /* @path made absolute, appended to @pr as @what */
