@@ -138,6 +138,7 @@ enum audit_has {
 	AUDIT_HAS_PROC_PID = 1u << 13,
 	AUDIT_HAS_CRASHED = 1u << 14,
 	AUDIT_HAS_EVENTS = 1u << 15,
+	AUDIT_HAS_LINES = 1u << 16,
 };
 
 /**
@@ -222,6 +223,9 @@ struct audit_count {
  *		(docs/audit.md, "The signed run record")
  * @events:	run.exit: how many events @root covers (AUDIT_HAS_EVENTS)
  * @key:	run.exit: the id of the key that signed the record ("ed25519:<hex>")
+ * @lines:	audit.anchor: how many lines the file before had when this one began
+ *		(AUDIT_HAS_LINES)
+ * @last_line:	audit.anchor: "sha256:<hex>" of that file's last line then
  * @priv:	storage owned by a decoded event; NULL when built by a caller.
  *		Release with audit_event_clear().
  *
@@ -281,6 +285,8 @@ struct audit_event {
 	const char *root;
 	int64_t events;
 	const char *key;
+	int64_t lines;
+	const char *last_line;
 
 	void *priv;
 };
@@ -445,6 +451,9 @@ void audit_log_ship_stats(const struct audit_log *log, uint64_t *ret_sent, uint6
 
 /* The one older file a capped log keeps: "<path>.1" (audit_log_set_max()). */
 #define AUDIT_ROTATED_SUFFIX ".1"
+
+/* The action of the signed first line of a file that goes on from "<path>.1" (anchor.c). */
+#define AUDIT_ANCHOR "audit.anchor"
 
 /* The default cap of a person's own audit log (docs/audit.md, "Rotation"). */
 #define AUDIT_DEFAULT_MAX_BYTES (64ull << 20)
@@ -812,6 +821,23 @@ int audit_base64(const void *p, size_t n, struct wd_buf *out);
  */
 int audit_unbase64(const char *s, size_t n, struct wd_buf *out);
 
+/**
+ * audit_log_sign_anchors() - make @log write a signed anchor as the first line of every new
+ * file that goes on from "<path>.1" (docs/audit.md, "The anchor after a rotation"): an
+ * audit.anchor event with the ".1" file's name, line count and last line's hash, @k's id and
+ * an ed25519 signature, chained to that last line. Written when the writer (opened by path,
+ * chained: audit_log_chain() first) finds its file empty under the lock and "<path>.1" is
+ * there and not empty: after its own rotation (it locks the new file before it lets go of
+ * the old one), or another's, or at once when the file is empty now.
+ * @log:	a chained writer opened by path (from a descriptor: nothing happens)
+ * @k:		a private key; must outlive @log
+ * @err:	filled on error; may be NULL
+ * Return: 0, or a negative errno (the anchor due now could not be made or written; a later
+ * write that needs one fails the same way: a file that should begin with an anchor gets none
+ * of its own lines without it).
+ */
+int audit_log_sign_anchors(struct audit_log *log, const struct audit_key *k, struct wd_err *err);
+
 /* ------------------------------------------------------------------ verify (verify.c) */
 
 /**
@@ -823,6 +849,10 @@ int audit_unbase64(const char *s, size_t n, struct wd_buf *out);
  * @AUDIT_VERIFY_BAD_SIG:	a run.exit's signature does not verify
  * @AUDIT_VERIFY_UNKNOWN_KEY:	a run.exit signed by a key not given
  * @AUDIT_VERIFY_BAD_ROOT:	a run.exit's root or count does not match the run's events
+ * @AUDIT_VERIFY_NO_ANCHOR:	a file that goes on from the one before does not begin with a
+ *				signed audit.anchor
+ * @AUDIT_VERIFY_BAD_ANCHOR:	an anchor's line count or last line does not match the file
+ *				before it (lines cut from its end, or changed)
  */
 enum audit_verify_status {
 	AUDIT_VERIFY_OK,
@@ -831,6 +861,8 @@ enum audit_verify_status {
 	AUDIT_VERIFY_BAD_SIG,
 	AUDIT_VERIFY_UNKNOWN_KEY,
 	AUDIT_VERIFY_BAD_ROOT,
+	AUDIT_VERIFY_NO_ANCHOR,
+	AUDIT_VERIFY_BAD_ANCHOR,
 };
 
 /**
@@ -845,13 +877,15 @@ enum audit_verify_status {
  * @unchained:	lines before the first chained line of the first file (an older writer)
  * @partial:	signed run records whose run.start is in an earlier file: signature
  *		checked, root not
+ * @anchors:	signed anchors verified (their signature; at a file that goes on from one
+ *		read, also its line count and last line)
  */
 struct audit_verify_result {
 	enum audit_verify_status status;
 	const char *file;
 	uint64_t line;
 	char why[512];
-	uint64_t lines, runs, unsigned_exits, unchained, partial;
+	uint64_t lines, runs, unsigned_exits, unchained, partial, anchors;
 };
 
 /**

@@ -74,6 +74,8 @@ const struct opt_field audit_opt_fields[] = {
 	STR("root", root),
 	NUM("events", events, AUDIT_HAS_EVENTS, INT64_MAX),
 	STR("key", key),
+	NUM("lines", lines, AUDIT_HAS_LINES, INT64_MAX),
+	STR("last_line", last_line),
 };
 
 _Static_assert(WD_ARRAY_SIZE(audit_opt_fields) == AUDIT_N_OPT_FIELDS,

@@ -23,7 +23,7 @@ struct opt_field {
 
 /* The optional fields, in the order they are written (event.c, which checks at compile time
  * that the table holds exactly AUDIT_N_OPT_FIELDS: a field added there must count here). */
-#define AUDIT_N_OPT_FIELDS 39
+#define AUDIT_N_OPT_FIELDS 41
 extern const struct opt_field audit_opt_fields[];
 
 /* What a decoded event owns: the parsed tree (its strings) and the argv array. */

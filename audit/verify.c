@@ -23,6 +23,11 @@
  * has to link to the last of them). The first line that does not fit is the answer: an edited line
  * shows at the line after it, a removed or reordered one at the line that now follows the gap.
  *
+ * A later file must begin with a signed audit.anchor (anchor.c): its signature, and that the
+ * file before has, as its line "lines", the line whose hash the anchor names (so lines cut from
+ * the end of that file, or a later file written again and chained anew, show). An anchor
+ * elsewhere (the first file read) has its signature checked.
+ *
  * Each run's lines from its run.start on are kept as digests; a signed run.exit is checked
  * against the first "events" of them (lines of the run written after the launcher read the
  * log for its root are not covered, and come after them). The gateway daemon's run.record
@@ -131,18 +136,14 @@ static int fail(struct audit_verify_result *res, enum audit_verify_status st, co
 	return 1;
 }
 
-/* check_record() - a signed run.exit or run.record: key, signature, root and count.
- * Return: 1 a problem (in @res), 0 fine, -errno */
-static int check_record(struct vstate *v, const struct audit_event *ev, const char *line,
-			size_t len, struct audit_key *const *keys, size_t nkeys,
-			struct audit_verify_result *res, const char *file, uint64_t no)
+/* check_sig() - the signature of a signed line (a run record, an anchor) under one of @keys;
+ * @who names it in a message. Return: 1 a problem (in @res), 0 fine, -errno */
+static int check_sig(struct vstate *v, const struct audit_event *ev, const char *line, size_t len,
+		     struct audit_key *const *keys, size_t nkeys, struct audit_verify_result *res,
+		     const char *file, uint64_t no, const char *who)
 {
 	struct audit_key *k = NULL;
-	uint8_t sig[64], want[AUDIT_HASH_LEN], got[AUDIT_HASH_LEN];
-	char hex[2 * AUDIT_HASH_LEN + 1];
-	bool daemon = !strcmp(ev->action, AUDIT_RUN_RECORD);
-	const struct audit_leaves *lv;
-	struct vrun *r;
+	uint8_t sig[64];
 	int ret;
 
 	ret = audit_line_signed_part(line, len, &v->part, sig);
@@ -150,20 +151,77 @@ static int check_record(struct vstate *v, const struct audit_event *ev, const ch
 		return ret;
 	if (ret < 0)
 		return fail(res, AUDIT_VERIFY_BAD_SIG, file, no,
-			    "run %s: its %s carries a root but no well-formed signature", ev->run,
-			    ev->action);
+			    "%s carries no well-formed signature", who);
 	for (size_t i = 0; i < nkeys && !k; i++)
 		if (ev->key && !strcmp(audit_key_id(keys[i]), ev->key))
 			k = keys[i];
 	if (!k)
 		return fail(res, AUDIT_VERIFY_UNKNOWN_KEY, file, no,
-			    "run %s: its %s is signed by %s, a key not given (--key FILE)", ev->run,
-			    ev->action, ev->key ? ev->key : "(no key id)");
+			    "%s is signed by %s, a key not given (--key FILE)", who,
+			    ev->key ? ev->key : "(no key id)");
 	if (audit_key_verify(k, v->part.data, v->part.len, sig) < 0)
 		return fail(res, AUDIT_VERIFY_BAD_SIG, file, no,
-			    "run %s: the signature of its %s does not verify under %s: the "
-			    "record was changed",
-			    ev->run, ev->action, ev->key);
+			    "the signature of %s does not verify under %s: the line was changed",
+			    who, ev->key);
+	return 0;
+}
+
+/* check_anchor() - an audit.anchor: its signature; at the top of a file that goes on from the
+ * one read before it (@link), also that the file before has the line it names as its line
+ * number "lines" and that this line's "prev" (@named) is that one. Return: 1 a problem (in
+ * @res), 0 fine, -errno */
+static int check_anchor(struct vstate *v, const struct audit_event *ev, const char *line,
+			size_t len, struct audit_key *const *keys, size_t nkeys,
+			struct audit_verify_result *res, const char *file, uint64_t no, bool link,
+			const uint8_t named[AUDIT_HASH_LEN])
+{
+	uint8_t want[AUDIT_HASH_LEN];
+	uint64_t n = (uint64_t)ev->lines;
+	int ret = check_sig(v, ev, line, len, keys, nkeys, res, file, no, "its audit.anchor");
+
+	if (ret)
+		return ret;
+	if (!ev->last_line || strncmp(ev->last_line, "sha256:", 7) ||
+	    strlen(ev->last_line) != 7 + 2 * AUDIT_HASH_LEN ||
+	    hexval(ev->last_line + 7, 2 * AUDIT_HASH_LEN, want) || !(ev->has & AUDIT_HAS_LINES) ||
+	    n == 0)
+		return fail(res, AUDIT_VERIFY_BAD_ANCHOR, file, no,
+			    "its audit.anchor's line count or last line is malformed");
+	if (link && n > v->file_lines.n)
+		return fail(res, AUDIT_VERIFY_BAD_ANCHOR, file, no,
+			    "its audit.anchor says %s had %llu lines when this file began; it "
+			    "has %zu: lines were cut from its end",
+			    v->prev_file, (unsigned long long)n, v->file_lines.n);
+	if (link && memcmp(v->file_lines.v[n - 1], want, sizeof(want)))
+		return fail(res, AUDIT_VERIFY_BAD_ANCHOR, file, no,
+			    "its audit.anchor names a line %s:%llu is not: that line was changed, "
+			    "or lines before it were removed or added",
+			    v->prev_file, (unsigned long long)n);
+	if (link && memcmp(named, want, sizeof(want)))
+		return fail(res, AUDIT_VERIFY_BAD_ANCHOR, file, no,
+			    "its \"prev\" is not the last line its audit.anchor names (%s:%llu)",
+			    v->prev_file, (unsigned long long)n);
+	res->anchors++;
+	return 0;
+}
+
+/* check_record() - a signed run.exit or run.record: key, signature, root and count.
+ * Return: 1 a problem (in @res), 0 fine, -errno */
+static int check_record(struct vstate *v, const struct audit_event *ev, const char *line,
+			size_t len, struct audit_key *const *keys, size_t nkeys,
+			struct audit_verify_result *res, const char *file, uint64_t no)
+{
+	uint8_t want[AUDIT_HASH_LEN], got[AUDIT_HASH_LEN];
+	char hex[2 * AUDIT_HASH_LEN + 1], who[160];
+	bool daemon = !strcmp(ev->action, AUDIT_RUN_RECORD);
+	const struct audit_leaves *lv;
+	struct vrun *r;
+	int ret;
+
+	snprintf(who, sizeof(who), "run %s: its %s", ev->run, ev->action);
+	ret = check_sig(v, ev, line, len, keys, nkeys, res, file, no, who);
+	if (ret)
+		return ret;
 	r = run_get(v, ev->run);
 	if (!r)
 		return -ENOMEM;
@@ -220,6 +278,24 @@ static int check_line(struct vstate *v, const char *line, size_t len, struct aud
 	audit_sha256(line, len, d);
 	if (audit_leaves_add(&v->cur_lines, d) < 0)
 		return -ENOMEM;
+	memset(named, 0, sizeof(named));
+	if (line_prev(line, len, named) && no == 1 && !first_file) {
+		/* a file that goes on from the one read before it: a signed anchor first */
+		ret = audit_event_decode(line, len, &ev, NULL);
+		if (ret < 0 || strcmp(ev.action, AUDIT_ANCHOR)) {
+			if (ret >= 0)
+				audit_event_clear(&ev);
+			return fail(res, AUDIT_VERIFY_NO_ANCHOR, file, no,
+				    "the file goes on from %s but does not begin with a signed "
+				    "audit.anchor: it was written again, or rotated by something "
+				    "that cannot sign",
+				    v->prev_file);
+		}
+		ret = check_anchor(v, &ev, line, len, keys, nkeys, res, file, no, true, named);
+		audit_event_clear(&ev);
+		if (ret)
+			return ret;
+	}
 	if (line_prev(line, len, named)) {
 		if (v->have_prev && memcmp(named, v->prev, sizeof(named)) &&
 		    !(no == 1 && !first_file && in_previous_file(v, named)))
@@ -251,8 +327,10 @@ static int check_line(struct vstate *v, const char *line, size_t len, struct aud
 	if (audit_event_decode(line, len, &ev, NULL) < 0)
 		return fail(res, AUDIT_VERIFY_BROKEN, file, no,
 			    "the line is not an audit event (torn by a crash, or edited)");
-	if (ev.run[0] && ev.type == AUDIT_TYPE_RUN &&
-	    (!strcmp(ev.action, "run.exit") || !strcmp(ev.action, AUDIT_RUN_RECORD))) {
+	if (!strcmp(ev.action, AUDIT_ANCHOR) && !ev.run[0] && (no != 1 || first_file)) {
+		ret = check_anchor(v, &ev, line, len, keys, nkeys, res, file, no, false, named);
+	} else if (ev.run[0] && ev.type == AUDIT_TYPE_RUN &&
+		   (!strcmp(ev.action, "run.exit") || !strcmp(ev.action, AUDIT_RUN_RECORD))) {
 		if (ev.root)
 			ret = check_record(v, &ev, line, len, keys, nkeys, res, file, no);
 		else

@@ -46,6 +46,7 @@
  * line back (one pread() for a line of a few hundred bytes). An empty file links to the last
  * line of "<path>.1" (the rotated file), or to 64 zeros when there is none. The members are
  * added to the batch as it is written (chain_batch()), so a deferred batch is chained whole.
+ * A signing writer (audit_log_sign_anchors()) begins such a file with a signed anchor.
  *
  * Opening fails closed: a log we cannot trust (a symlink, a FIFO, a file or
  * folder others can write, a file owned by someone else) is refused with a
@@ -66,6 +67,8 @@ struct audit_log {
 	audit_digest_fn digest;	      /* chained: the line digest (chain.c); NULL: not chained */
 	uint8_t last[AUDIT_HASH_LEN]; /* chained: the digest of our last line, valid at @end */
 	struct wd_buf chained;	      /* chained: '\n' + the batch with its "prev" members */
+	audit_anchor_fn anchor;	      /* a new file's signed first line (anchor.c); NULL: none */
+	const void *anchor_ctx;	      /* its key */
 	ssize_t next_hole;	      /* ship_queue()'s hole for the line queued next, or -1 */
 	ssize_t *holes;		      /* per queued line: its shipped copy's hole, or -1 */
 	size_t capholes;
@@ -242,59 +245,6 @@ static bool ends_torn(struct audit_log *log, off_t size)
 	return c != '\n';
 }
 
-/* read_last_line() - the last line of the file open on @fd, which is @size bytes long
- * (without its newline; a torn last line as it is), into @out. Return: 0 or -errno */
-static int read_last_line(int fd, off_t size, struct wd_buf *out)
-{
-	char block[4096];
-	off_t end = size, start;
-	ssize_t r;
-
-	wd_buf_reset(out);
-	if (fd < 0)
-		return -EBADF;
-	if (size == 0)
-		return 0;
-	if (pread(fd, block, 1, size - 1) != 1)
-		return -EIO;
-	if (block[0] == '\n')
-		end = size - 1;
-	/* look back for the newline before the line, a block at a time */
-	for (start = end; start > 0;) {
-		off_t from = start > (off_t)sizeof(block) ? start - (off_t)sizeof(block) : 0;
-		size_t want = (size_t)(start - from);
-		char *nl = NULL;
-
-		if (end - from > (off_t)AUDIT_LINE_MAX)
-			return -E2BIG;
-		r = pread(fd, block, want, from);
-		if (r != (ssize_t)want)
-			return r < 0 ? -errno : -EIO;
-		for (size_t i = want; i > 0 && !nl; i--) /* memrchr() is not on macOS */
-			if (block[i - 1] == '\n')
-				nl = block + i - 1;
-		if (nl) {
-			start = from + (nl - block) + 1;
-			break;
-		}
-		start = from;
-	}
-	if (wd_buf_append(out, NULL, 0) < 0)
-		return -ENOMEM;
-	for (off_t at = start; at < end;) {
-		size_t want =
-		    (size_t)(end - at) < sizeof(block) ? (size_t)(end - at) : sizeof(block);
-
-		r = pread(fd, block, want, at);
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
-		if (wd_buf_append(out, block, (size_t)r) < 0)
-			return -ENOMEM;
-		at += r;
-	}
-	return 0;
-}
-
 /* prev_of() - the digest the next line of the file (@size bytes) links to. Return: 0, or
  * -errno when the last line cannot be read (the link is then zeros: a verifier reports it) */
 static int prev_of(struct audit_log *log, off_t size, uint8_t out[AUDIT_HASH_LEN])
@@ -309,7 +259,7 @@ static int prev_of(struct audit_log *log, off_t size, uint8_t out[AUDIT_HASH_LEN
 		return 0;
 	}
 	if (size > 0) {
-		ret = read_last_line(log->rfd, size, &line);
+		ret = audit_read_last_line(log->rfd, size, &line);
 	} else if (log->by_path) {
 		/* a new file: it goes on from the rotated one */
 		fd = open(log->rotated, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
@@ -318,7 +268,7 @@ static int prev_of(struct audit_log *log, off_t size, uint8_t out[AUDIT_HASH_LEN
 			return 0; /* none: the chain begins here */
 		}
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-			ret = read_last_line(fd, st.st_size, &line);
+			ret = audit_read_last_line(fd, st.st_size, &line);
 		close(fd);
 		if (ret == 0 && !line.len) {
 			wd_buf_free(&line);
@@ -381,6 +331,26 @@ static int chain_batch(struct audit_log *log, off_t size, const char **p, size_t
 	return 0;
 }
 
+/* write_anchor() - with the file locked and empty: the signed anchor (anchor.c) that links it
+ * to the rotated file, when one is due. Return: 0, or -errno in @err (nothing written) */
+static int write_anchor(struct audit_log *log, struct wd_err *err)
+{
+	struct wd_buf line = WD_BUF_INIT;
+	int ret = log->anchor(log->anchor_ctx, log->rotated, &line);
+
+	if (ret > 0 && (ret = wd_write_all(log->fd, line.data, line.len)) == 0) {
+		log->digest(line.data, line.len - 1, log->last);
+		log->end = (off_t)line.len;
+	} else if (ret < 0 && ftruncate(log->fd, 0) < 0) {
+		ret = -EIO;
+	}
+	wd_buf_free(&line);
+	if (ret < 0)
+		return wd_err_set(err, ret, "audit log %s: its signed anchor: %s", log->path,
+				  strerror(-ret));
+	return 0;
+}
+
 /* write_line() - the locked part of audit_log_write(). */
 static int write_line(struct audit_log *log, const char *p, size_t n, unsigned flags,
 		      struct wd_err *err)
@@ -391,6 +361,14 @@ static int write_line(struct audit_log *log, const char *p, size_t n, unsigned f
 
 	if (fstat(log->fd, &st) < 0)
 		return wd_err_set(err, -errno, "audit log %s: %s", log->path, strerror(errno));
+	if (st.st_size == 0 && log->anchor) {
+		ret = write_anchor(log, err);
+		if (ret < 0)
+			return ret;
+		if (fstat(log->fd, &st) < 0)
+			return wd_err_set(err, -errno, "audit log %s: %s", log->path,
+					  strerror(errno));
+	}
 	if (log->digest) {
 		ret = chain_batch(log, st.st_size, &p, &n);
 		if (ret < 0)
@@ -431,9 +409,8 @@ static int write_line(struct audit_log *log, const char *p, size_t n, unsigned f
 /* queue_buf() - append the encoded line in @b to the queue. */
 static int queue_buf(struct audit_log *log, const struct wd_buf *b, struct wd_err *err)
 {
-	int ret = 0;
-
 	ssize_t hole = log->next_hole;
+	int ret = 0;
 
 	log->next_hole = -1;
 	if (log->nqueued == log->capholes) {
@@ -504,6 +481,7 @@ static bool same_file(int fd, const struct stat *st)
 static int follow_path(struct audit_log *log, size_t n)
 {
 	struct audit_log *fresh = NULL;
+	bool rotated = false;
 	struct stat st;
 
 	if (stat(log->path, &st) < 0) {
@@ -515,9 +493,12 @@ static int follow_path(struct audit_log *log, size_t n)
 			return 0;
 		if (rename(log->path, log->rotated) < 0)
 			return 0;
+		rotated = true;
 	}
 	if (audit_log_open(log->path, &fresh, NULL) < 0 || !fresh)
 		return 0;
+	if (rotated) /* the new file before the old is let go: the anchor goes first */
+		(void)flock(fresh->fd, LOCK_EX | LOCK_NB);
 	flock(log->fd, LOCK_UN);
 	wd_closep(&log->fd);
 	wd_closep(&log->rfd);
@@ -764,6 +745,27 @@ void audit_writer_set_digest(struct audit_log *log, audit_digest_fn fn)
 {
 	log->digest = fn;
 	log->end = -1; /* the kept digest is of no line yet */
+}
+
+int audit_writer_set_anchor(struct audit_log *log, audit_anchor_fn fn, const void *ctx,
+			    struct wd_err *err)
+{
+	struct stat st;
+	int ret;
+
+	log->anchor = log->by_path && log->digest ? fn : NULL; /* else never due */
+	log->anchor_ctx = ctx;
+	if (!log->anchor)
+		return 0;
+	ret = lock_current(log, 0, err);
+	if (ret < 0)
+		return ret;
+	if (fstat(log->fd, &st) < 0)
+		ret = wd_err_set(err, -errno, "audit log %s: %s", log->path, strerror(errno));
+	else if (st.st_size == 0)
+		ret = write_anchor(log, err);
+	flock(log->fd, LOCK_UN);
+	return ret;
 }
 
 int audit_log_last_hash(const struct audit_log *log, uint8_t out[AUDIT_HASH_LEN])

@@ -391,6 +391,13 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		audit_log_chain(log);
+		/* a new central file it writes first (logrotate renamed the old one) begins
+		 * with an anchor signed with the daemon's key (docs/audit.md) */
+		if (audit_log_sign_anchors(log, key, &err)) {
+			wd_log(WD_LOG_ERR, "%s", err.msg);
+			ret = 1;
+			goto out;
+		}
 	} else {
 		audit_log_close(log);
 		log = NULL;

@@ -632,6 +632,8 @@ static int verify(const struct logs_opts *o, const char *old)
 	    [AUDIT_VERIFY_BAD_SIG] = "bad signature",
 	    [AUDIT_VERIFY_UNKNOWN_KEY] = "unknown key",
 	    [AUDIT_VERIFY_BAD_ROOT] = "bad run root",
+	    [AUDIT_VERIFY_NO_ANCHOR] = "missing anchor",
+	    [AUDIT_VERIFY_BAD_ANCHOR] = "bad anchor",
 	};
 	struct audit_key *keys[VERIFY_KEYS_MAX + 1] = {0};
 	struct audit_verify_result res;
@@ -661,12 +663,13 @@ static int verify(const struct logs_opts *o, const char *old)
 		status = 1;
 	} else {
 		wd_say(stdout,
-		       "warden logs: %s: OK: %llu lines chained, %llu signed run records verified "
-		       "(%llu run.exit unsigned, %llu whose run began in an earlier file, %llu "
-		       "lines before the chain began)",
+		       "warden logs: %s: OK: %llu lines chained, %llu signed run records verified, "
+		       "%llu signed anchors (%llu run.exit unsigned, %llu whose run began in an "
+		       "earlier file, %llu lines before the chain began)",
 		       paths[npaths - 1], (unsigned long long)(res.lines - res.unchained),
-		       (unsigned long long)res.runs, (unsigned long long)res.unsigned_exits,
-		       (unsigned long long)res.partial, (unsigned long long)res.unchained);
+		       (unsigned long long)res.runs, (unsigned long long)res.anchors,
+		       (unsigned long long)res.unsigned_exits, (unsigned long long)res.partial,
+		       (unsigned long long)res.unchained);
 		status = WD_EXIT_OK;
 	}
 	for (int i = 0; i < nkeys; i++)

@@ -206,6 +206,18 @@ static int setup(struct mcp_server *m, const char *policy, const char *config, c
 		return WD_EXIT_USAGE;
 	}
 	audit_log_set_max(m->log, max);
+	/* it rotates the log too: the new file begins with an anchor signed with the person's
+	 * key (docs/audit.md), so it needs the key as warden run does (fail closed) */
+	wd_err_clear(&err);
+	ret = run_audit_key_path()
+		  ? audit_key_load(run_audit_key_path(), true, &m->key, &err)
+		  : wd_err_set(&err, -ENOENT, "no place for the audit signing key");
+	if (ret == 0)
+		ret = audit_log_sign_anchors(m->log, m->key, &err);
+	if (ret) {
+		wd_say(stderr, "warden mcp: audit key: %s", err.msg[0] ? err.msg : strerror(-ret));
+		return WD_EXIT_INTERNAL;
+	}
 	if (mcp_derive(m, why, sizeof(why))) {
 		wd_say(stderr, "warden mcp: %s", why);
 		return WD_EXIT_INTERNAL;
@@ -427,6 +439,7 @@ out:
 		rmdir(m.state_dir);
 	}
 	audit_log_close(m.log);
+	audit_key_free(m.key);
 	policy_free(m.base);
 	for (size_t i = 0; i < m.nremoved; i++)
 		policy_free(m.removed[i]);

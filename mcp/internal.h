@@ -141,6 +141,7 @@ struct mcp_server {
 	const char *backend; /* --backend NAME given to each `warden run`, or NULL */
 	char audit_path[PATH_MAX];
 	struct audit_log *log;
+	struct audit_key *key; /* signs the anchor of a file a rotation begins */
 	struct wd_policy *base;
 	struct wd_policy **removed;
 	size_t nremoved;

@@ -230,6 +230,12 @@ int run_audit_start(struct run *r)
 	ret = load_key(r);
 	if (ret)
 		return ret;
+	/* a file this run begins (a rotation) starts with a signed anchor, or gets no line */
+	ret = audit_log_sign_anchors(r->audit.log, r->audit.key, &err);
+	if (ret)
+		return run_fail(r, "audit",
+				"check the audit log's .1 file (readable, a regular file)", "%s",
+				err.msg[0] ? err.msg : strerror(-ret));
 	isolation_text(r, iso, sizeof(iso));
 	snprintf(reason, sizeof(reason), "gateway: %s%s%s",
 		 r->mode->by_daemon ? r->gateway.gw.socket

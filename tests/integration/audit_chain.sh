@@ -3,6 +3,8 @@
 # line chained, run.exit signed with its root; `warden logs --verify` passes on the intact log
 # and fails (exit 1, naming FILE:LINE) on an edited line, a removed line, two swapped lines, a
 # run.exit whose signature was altered, and a removed run line whose chain was forged again;
+# after a rotation the new file's signed audit.anchor: present and verified, and a forged
+# anchor, a removed one and the old file's tail cut refused at the new file's first line;
 # `warden attest RUN` parsed with jq and its DSSE signature and the run record's checked by
 # `openssl pkeyutl -verify -rawin` with the exported public key (an outside client), and by
 # `warden attest --verify`; no grant exposes the signing key. Each negative check has its control.
@@ -187,6 +189,9 @@ check "control: the same run of the intact copy attests" \
 echo "# a rotation during a run: one chain through PATH.1 and PATH, the run's root over both"
 R=$T/rot/audit.jsonl
 mkdir -p "$T/rot"
+# two runs first: B's cap (below) then leaves room in the new file for the anchor and all of
+# B's lines, so that B rotates once (a second rotation would drop A's run.start)
+in_host "$W" run -q --audit-log "$R" -p "$T/net.yaml" -- true
 in_host "$W" run -q --audit-log "$R" -p "$T/net.yaml" -- true
 # run A sleeps first; run B, whose cap the file has passed, rotates it as it starts: A's
 # run.start is in .1, its later lines and its run.exit in the new file
@@ -194,8 +199,8 @@ in_host "$W" run -q --audit-log "$R" -p "$T/net.yaml" -- \
 	sh -c "sleep 3; $fetch https://allowed.test/; true" &
 RUN_A=$!
 check "run A has started" lab_wait 20 bash -c \
-	'[[ $(jq -s "[.[] | select(.action == \"run.start\")] | length" "$0") == 2 ]]' "$R"
-RA=$(jq -r -s '[.[] | select(.action == "run.start")][1].run' "$R")
+	'[[ $(jq -s "[.[] | select(.action == \"run.start\")] | length" "$0") == 3 ]]' "$R"
+RA=$(jq -r -s '[.[] | select(.action == "run.start")][2].run' "$R")
 WARDEN_AUDIT_MAX_BYTES=$(($(stat -c %s "$R") + 100)) \
 	in_host "$W" run -q --audit-log "$R" -p "$T/net.yaml" -- true
 wait "$RUN_A"
@@ -209,19 +214,65 @@ check "the new file's first line links to a line of .1" python3 -c '
 import hashlib, json, sys
 old = [hashlib.sha256(l.rstrip("\n").encode()).hexdigest() for l in open(sys.argv[1] + ".1")]
 sys.exit(0 if json.loads(open(sys.argv[1]).readline())["prev"] in old else 1)' "$R"
+# the rotating launcher (run B) began the new file with a signed anchor: .1's name, its line
+# count then, the hash of its last line then (= the anchor's prev), the person's key
+check "the new file begins with a signed audit.anchor naming .1's line count and last line" \
+	python3 -c '
+import hashlib, json, sys
+old = [hashlib.sha256(l.rstrip("\n").encode()).hexdigest() for l in open(sys.argv[1] + ".1")]
+a = json.loads(open(sys.argv[1]).readline())
+n = a["lines"]
+ok = (a["action"] == "audit.anchor" and a["type"] == "audit" and a["resource"] == "audit.jsonl.1"
+      and 0 < n <= len(old) and a["last_line"] == "sha256:" + old[n - 1] and a["prev"] == old[n - 1]
+      and a["key"].startswith("ed25519:") and len(a["sig"]) == 88)
+sys.exit(0 if ok else 1)' "$R"
 check "run A's run.exit is signed, its root over lines of both files" \
 	jq -e -s --arg r "$RA" '[.[] | select(.run == $r and .action == "run.exit")][0] |
 	(.root | startswith("sha256:")) and .events >= 5' "$R"
-check "warden logs --verify passes through both files, the three records checked" \
-	lab_match "OK: .* 3 signed run records verified" "$W" logs --verify --audit-log "$R"
+check "warden logs --verify passes through both files, the four records and the anchor checked" \
+	lab_match "OK: .* 4 signed run records verified, 1 signed anchors" "$W" logs --verify \
+	--audit-log "$R"
 mkdir -p "$T/rc"
 cp "$R.1" "$T/rc/audit.jsonl.1"
 cp "$R" "$T/rc/audit.jsonl"
 check "control: a copy of the pair verifies" "$W" logs --verify --audit-log "$T/rc/audit.jsonl"
+# refused() WHAT LINE: --verify of the copy exits 1 naming rc/audit.jsonl:LINE and WHAT
+refused() {
+	bash -c 'out=$("$0" logs --verify --audit-log "$1" 2>&1); [[ $? == 1 && $out == *"$1:$2: $3:"* ]] ||
+	{ echo "$out"; exit 1; }' "$W" "$T/rc/audit.jsonl" "$2" "$1"
+}
 tail -n +2 "$R" >"$T/rc/audit.jsonl"
-check "the new file's first line removed: exit 1, names its second (now line 1)" bash -c \
-	'out=$("$0" logs --verify --audit-log "$1" 2>&1); [[ $? == 1 && $out == *"$1:1: broken chain"* ]] ||
-	{ echo "$out"; exit 1; }' "$W" "$T/rc/audit.jsonl"
+check "the anchor removed: exit 1, missing anchor at the new file's line 1" refused "missing anchor" 1
+cp "$R" "$T/rc/audit.jsonl"
+check "control: the copy restored verifies" "$W" logs --verify --audit-log "$T/rc/audit.jsonl"
+# the anchor forged: its line count changed (its prev, the chain after it, all left as they are)
+python3 -c '
+import json, sys
+p = sys.argv[1]
+ls = open(p).read().split("\n")
+n = json.loads(ls[0])["lines"]
+ls[0] = ls[0].replace("\"lines\":%d," % n, "\"lines\":%d," % (n - 1), 1)
+open(p, "w").write("\n".join(ls))' "$T/rc/audit.jsonl"
+check "a forged anchor (another line count): exit 1, bad signature at line 1" \
+	refused "bad signature" 1
+cp "$R" "$T/rc/audit.jsonl"
+# the old file's tail cut: the lines from the one the anchor names on are removed from .1
+NA=$(head -n 1 "$R" | jq .lines)
+head -n $((NA - 1)) "$R.1" >"$T/rc/audit.jsonl.1"
+check "the old file's tail cut (from the anchor's line on): exit 1, bad anchor at line 1" \
+	refused "bad anchor" 1
+cp "$R.1" "$T/rc/audit.jsonl.1"
+check "control: the pair restored verifies" "$W" logs --verify --audit-log "$T/rc/audit.jsonl"
+# an outside client checks the anchor: its signed bytes are the line without sig and prev
+head -n 1 "$R" | sed -E 's/,"sig":"[^"]*","prev":"[0-9a-f]{64}"\}$/}/' | tr -d '\n' >"$T/anchor.bin"
+head -n 1 "$R" | sed -E 's/.*"sig":"([^"]*)".*/\1/' | base64 -d >"$T/anchor.sig"
+check "openssl verifies the anchor's signature with the person's public key" \
+	openssl pkeyutl -verify -pubin -inkey "$T/pub.pem" -rawin -in "$T/anchor.bin" \
+	-sigfile "$T/anchor.sig"
+sed 's/"lines":/"lines":1/' "$T/anchor.bin" | tr -d '\n' >"$T/anchor-edited.bin"
+check "openssl refuses it over a changed line count (the same probe)" bash -c \
+	'! cmp -s "$2" "$3" && ! openssl pkeyutl -verify -pubin -inkey "$0" -rawin -in "$3" -sigfile "$1"' \
+	"$T/pub.pem" "$T/anchor.sig" "$T/anchor.bin" "$T/anchor-edited.bin"
 
 echo "# no grant exposes the signing key"
 # the key's owner made nobody (the program's user in root mode), so only the protection can hide

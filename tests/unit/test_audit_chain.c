@@ -265,55 +265,107 @@ static void test_chain_older_and_torn(void **state)
 	assert_int_equal(line, 5);
 }
 
-/* a rotation: the new file's first line links to the ".1" file's last */
+/* a rotation: the new file begins with a signed anchor that links to the ".1" file's last line
+ * and names its line count; a verifier wants it there */
 static void test_chain_rotation(void **state)
 {
 	struct fixture *f = *state;
 	struct audit_log *a;
+	struct audit_key *k = NULL;
 	struct wd_err err;
-	char buf[16384], buf2[16384], *v[64], *u[64];
+	char buf[16384], buf2[16384], *v[64], *u[64], *w[64];
 	const char *paths[] = {f->old, f->log};
+	struct audit_verify_result res;
+	uint64_t line;
 	size_t n, m;
+
+	assert_int_equal(audit_key_load(f->key, true, &k, &err), 0);
+	/* a writer that cannot sign rotates: the new file has no anchor, and that is reported */
+	assert_int_equal(audit_log_open(f->log, &a, &err), 0);
+	audit_log_chain(a);
+	audit_log_set_max(a, 700);
+	for (int i = 0; i < 6; i++)
+		put(a, "r0", "dns.query", 0);
+	audit_log_close(a);
+	assert_int_equal(verify(paths, 2, k, &line), AUDIT_VERIFY_NO_ANCHOR);
+	assert_int_equal(line, 1);
+	unlink(f->old);
+	unlink(f->log);
 
 	assert_int_equal(audit_log_open(f->log, &a, &err), 0);
 	audit_log_chain(a);
 	audit_log_set_max(a, 700);
+	assert_int_equal(audit_log_sign_anchors(a, k, &err), 0);
 	for (int i = 0; i < 6; i++)
 		put(a, "r1", "dns.query", 0);
 	audit_log_close(a);
 	n = lines_of(f->old, buf, sizeof(buf), v);
 	m = lines_of(f->log, buf2, sizeof(buf2), u);
-	assert_true(n > 0 && m > 0);
+	assert_true(n > 1 && m > 1);
+	assert_non_null(strstr(u[0], "\"action\":\"audit.anchor\""));
+	assert_non_null(strstr(u[0], "\"resource\":\"audit.jsonl.1\""));
+	{
+		char want[32];
+
+		snprintf(want, sizeof(want), "\"lines\":%zu,", n);
+		assert_non_null(strstr(u[0], want));
+	}
 	assert_links(u[0], v[n - 1]);
-	assert_int_equal(verify(paths, 2, NULL, NULL), AUDIT_VERIFY_OK);
-	/* a writer adopted from a descriptor (the gateway's worker) goes on in ".1": the new
-	 * file's first line names a line of ".1" that is no longer its last, which is taken */
+	assert_links(u[1], u[0]);
+	assert_int_equal(audit_verify(paths, 2, &k, 1, &res, &err), 0);
+	assert_int_equal(res.status, AUDIT_VERIFY_OK);
+	/* the cap is small: ".1" may have begun with an anchor of its own */
+	assert_int_equal(res.anchors, 1 + (strstr(v[0], "audit.anchor") != NULL));
+	/* without the key, the anchor's signer is unknown */
+	assert_int_equal(verify(paths, 2, NULL, &line), AUDIT_VERIFY_UNKNOWN_KEY);
+	assert_int_equal(line, 1);
+	/* a writer adopted from a descriptor (the gateway's worker) goes on in ".1": the anchor
+	 * names a line of ".1" that is no longer its last, which is taken */
 	{
 		int fd = open(f->old, O_RDWR | O_APPEND | O_CLOEXEC);
-		uint64_t line;
 
 		assert_true(fd >= 0);
 		assert_int_equal(audit_log_from_fd(fd, f->old, &a, &err), 0);
 		audit_log_chain(a);
-		put(a, "late", "dns.query",
-		    0); /* not the same bytes as the new file's first line */
+		put(a, "late", "dns.query", 0);
 		audit_log_close(a);
-		assert_int_equal(verify(paths, 2, NULL, NULL), AUDIT_VERIFY_OK);
-		/* but a later line of the new file linking to ".1" is not */
-		n = lines_of(f->old, buf, sizeof(buf), v);
-		m = lines_of(f->log, buf2, sizeof(buf2), u);
-		assert_true(n > 0 && m > 1);
-		{
-			char *w[64];
-
-			memcpy(w, u, sizeof(w));
-			w[1] = u[0];
-			w[0] = u[1];
-			write_lines(f->log, w, m);
-			assert_int_equal(verify(paths, 2, NULL, &line), AUDIT_VERIFY_BROKEN);
-			assert_int_equal(line, 1);
-		}
+		assert_int_equal(verify(paths, 2, k, NULL), AUDIT_VERIFY_OK);
 	}
+	n = lines_of(f->old, buf, sizeof(buf), v);
+	/* the old file's tail cut (its late line and the one the anchor names) */
+	write_lines(f->old, v, n - 2);
+	assert_int_equal(verify(paths, 2, k, &line), AUDIT_VERIFY_BAD_ANCHOR);
+	assert_int_equal(line, 1);
+	write_lines(f->old, v, n);
+	assert_int_equal(verify(paths, 2, k, NULL), AUDIT_VERIFY_OK);
+	/* the anchor removed: the file no longer begins with one */
+	write_lines(f->log, u + 1, m - 1);
+	assert_int_equal(verify(paths, 2, k, &line), AUDIT_VERIFY_NO_ANCHOR);
+	assert_int_equal(line, 1);
+	/* the anchor changed (its count), the chain after it made again: its signature fails */
+	{
+		char forged[2048], *c = strstr(u[0], "\"lines\":");
+		size_t at;
+
+		assert_non_null(c);
+		at = (size_t)(c - u[0]) + 8;
+		snprintf(forged, sizeof(forged), "%.*s9%s", (int)at, u[0], u[0] + at);
+		memcpy(w, u, sizeof(w));
+		w[0] = forged;
+		write_lines(f->log, w, m);
+		assert_int_equal(verify(paths, 2, k, &line), AUDIT_VERIFY_BAD_SIG);
+		assert_int_equal(line, 1);
+	}
+	/* a later line of the new file moved first is no anchor */
+	memcpy(w, u, sizeof(w));
+	w[1] = u[0];
+	w[0] = u[1];
+	write_lines(f->log, w, m);
+	assert_int_equal(verify(paths, 2, k, &line), AUDIT_VERIFY_NO_ANCHOR);
+	assert_int_equal(line, 1);
+	write_lines(f->log, u, m);
+	assert_int_equal(verify(paths, 2, k, NULL), AUDIT_VERIFY_OK);
+	audit_key_free(k);
 }
 
 static void test_merkle_known(void **state)
