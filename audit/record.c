@@ -48,7 +48,8 @@ static int record_leaves(const char *path, const char *run, const struct audit_l
 	free(old);
 	if (ret == 0)
 		ret = audit_run_leaves(path, NULL, run, l);
-	return ret;
+	/* renamed away (logrotate) and no line in a new one yet: the record is the first */
+	return ret == -ENOENT && l->n ? 0 : ret;
 }
 
 int audit_write_run_record(struct audit_log *log, const struct audit_event *tmpl,

@@ -22,6 +22,7 @@
 
 struct attest_opts {
 	const char *path;
+	bool daemon; /* --daemon-log: the daemon's run.record in its central log at @path */
 	const char *run;
 	const char *verify;
 	bool public_key;
@@ -32,8 +33,8 @@ struct attest_opts {
 /* what the log says of the run */
 struct facts {
 	char id[128];
-	json_t *start, *exit; /* run.start's and run.exit's objects */
-	char *exit_line;      /* run.exit's line exactly */
+	json_t *start, *exit; /* run.start's and run.exit's (the daemon's: run.record's) objects */
+	char *exit_line;      /* that record's line exactly */
 	json_t *by_type;      /* {"dns": {"allowed": N, "denied": N}, ...} before run.exit */
 	bool ambiguous;
 };
@@ -42,7 +43,7 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: warden attest [--audit-log PATH] RUN\n"
+	    "usage: warden attest [--audit-log PATH | --daemon-log PATH [--key PUBKEY]...] RUN\n"
 	    "       warden attest --verify FILE [--key PUBKEY]...\n"
 	    "       warden attest --public-key\n"
 	    "\n"
@@ -54,9 +55,13 @@ static void usage(FILE *f)
 	    "\n"
 	    "      --audit-log PATH  read PATH (default: $WARDEN_AUDIT_LOG, else\n"
 	    "                        ${XDG_STATE_HOME:-~/.local/state}/warden/audit.jsonl)\n"
+	    "      --daemon-log PATH attest a daemon-mode run from the gateway daemon's central\n"
+	    "                        log at PATH: its run.record, signed with the daemon's key\n"
+	    "                        (give it with --key: warden-gateway --print-audit-key)\n"
 	    "      --verify FILE     check an envelope: its signature (and the run record's)\n"
 	    "                        under your key or a --key\n"
-	    "      --key PUBKEY      with --verify: also accept the ed25519 key in PUBKEY (PEM)\n"
+	    "      --key PUBKEY      with --verify or --daemon-log: also accept the ed25519 key in "
+	    "PUBKEY (PEM)\n"
 	    "      --public-key      print your audit key's public half (PEM) for a verifier\n"
 	    "  -h, --help            show this help\n"
 	    "\n"
@@ -66,9 +71,10 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct attest_opts *o)
 {
-	enum { OPT_LOG = 256, OPT_VERIFY, OPT_KEY, OPT_PUB };
+	enum { OPT_LOG = 256, OPT_DAEMON_LOG, OPT_VERIFY, OPT_KEY, OPT_PUB };
 	static const struct option longopts[] = {
 	    {"audit-log", required_argument, NULL, OPT_LOG},
+	    {"daemon-log", required_argument, NULL, OPT_DAEMON_LOG},
 	    {"verify", required_argument, NULL, OPT_VERIFY},
 	    {"key", required_argument, NULL, OPT_KEY},
 	    {"public-key", no_argument, NULL, OPT_PUB},
@@ -84,7 +90,12 @@ static int parse_args(int argc, char **argv, struct attest_opts *o)
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_LOG:
+		case OPT_DAEMON_LOG:
+			if (override)
+				return cli_usage_error("attest", synopsis,
+						       "one of --audit-log and --daemon-log");
 			override = optarg;
+			o->daemon = c == OPT_DAEMON_LOG;
 			break;
 		case OPT_VERIFY:
 			o->verify = optarg;
@@ -117,8 +128,11 @@ static int parse_args(int argc, char **argv, struct attest_opts *o)
 	if (!o->run == !(o->verify || o->public_key) || (o->verify && o->public_key))
 		return cli_usage_error("attest", synopsis,
 				       "give a run id, --verify FILE or --public-key");
-	if (o->nkeys && !o->verify)
-		return cli_usage_error("attest", synopsis, "--key goes with --verify");
+	if (o->nkeys && !o->verify && !o->daemon)
+		return cli_usage_error("attest", synopsis,
+				       "--key goes with --verify or --daemon-log");
+	if (o->daemon && !o->run)
+		return cli_usage_error("attest", synopsis, "--daemon-log goes with a run id");
 	o->path = run_audit_path(override);
 	if (!o->path)
 		return cli_usage_error("attest", synopsis,
@@ -161,8 +175,9 @@ static void count(json_t *by_type, const struct audit_event *ev)
 	json_object_set_new(o, k, json_integer(json_integer_value(json_object_get(o, k)) + n));
 }
 
-/* gather() - the run's facts from @file. Return: 0, or -errno */
-static int gather(const char *file, const char *want, struct facts *f)
+/* gather() - the run's facts from @file; @daemon: its record is the gateway daemon's
+ * run.record (a central log has no run.start). Return: 0, or -errno */
+static int gather(const char *file, const char *want, bool daemon, struct facts *f)
 {
 	struct audit_reader *r;
 	struct audit_event ev;
@@ -186,8 +201,8 @@ static int gather(const char *file, const char *want, struct facts *f)
 		} else if (ev.type == AUDIT_TYPE_RUN && !strcmp(ev.action, "run.start")) {
 			json_decref(f->start);
 			f->start = json_loadb(line, len, 0, NULL);
-		} else if (ev.type == AUDIT_TYPE_RUN && !strcmp(ev.action, "run.exit") &&
-			   !f->exit) {
+		} else if (ev.type == AUDIT_TYPE_RUN &&
+			   !strcmp(ev.action, daemon ? "run.record" : "run.exit") && !f->exit) {
 			f->exit = json_loadb(line, len, 0, NULL);
 			free(f->exit_line); /* a run.exit that did not parse came before */
 			f->exit_line = strndup(line, len);
@@ -236,6 +251,8 @@ static json_t *statement(const struct facts *f, const char *log)
 				      "uid", "user"}[i]);
 	json_object_set(pred, "started", json_object_get(f->start, "ts"));
 	json_object_set(pred, "ended", json_object_get(f->exit, "ts"));
+	for (size_t i = 0; i < 3 && !f->start; i++) /* the daemon's run.record says these */
+		copy(pred, f->exit, (const char *[]){"mode", "uid", "user"}[i]);
 	for (size_t i = 0; i < 5; i++)
 		copy(pred, f->exit,
 		     (const char *[]){"allowed", "reason", "exit", "signal", "duration_ms"}[i]);
@@ -302,23 +319,30 @@ static int envelope(json_t *st, const struct audit_key *k)
 static int attest(const struct attest_opts *o)
 {
 	struct facts f = {.by_type = json_object()};
-	struct audit_key *k = own_key();
+	struct audit_key *k = own_key(), *keys[ATTEST_KEYS_MAX + 1] = {0};
 	struct audit_verify_result res;
 	struct wd_err err = {0};
 	const char *paths[2];
 	char *old = NULL;
-	size_t npaths = 0;
+	size_t npaths = 0, nkeys = 0;
 	struct stat st;
 	json_t *s = NULL;
 	int ret, status = WD_EXIT_USAGE;
 
 	if (!k || !f.by_type || asprintf(&old, "%s" AUDIT_ROTATED_SUFFIX, o->path) < 0)
 		goto out;
+	/* the log is checked with the person's key and, for the daemon's, its key (--key) */
+	for (keys[nkeys++] = k; nkeys <= o->nkeys; nkeys++) {
+		if (audit_key_load(o->keys[nkeys - 1], false, &keys[nkeys], &err) < 0) {
+			wd_say(stderr, "warden attest: %s", err.msg);
+			goto out;
+		}
+	}
 	if (stat(old, &st) == 0)
 		paths[npaths++] = old;
 	paths[npaths++] = o->path;
 	for (size_t i = 0; i < npaths; i++) {
-		ret = gather(paths[i], o->run, &f);
+		ret = gather(paths[i], o->run, o->daemon, &f);
 		if (ret < 0) {
 			wd_say(stderr, "warden attest: cannot read %s: %s", paths[i],
 			       strerror(-ret));
@@ -331,9 +355,13 @@ static int attest(const struct attest_opts *o)
 		goto out;
 	}
 	status = 1;
-	if (!f.start || !f.exit) {
-		wd_say(stderr, "warden attest: no run %s with its run.start and run.exit in %s",
-		       o->run, o->path);
+	if ((!f.start && !o->daemon) || !f.exit) {
+		wd_say(stderr, "warden attest: no run %s with its %s in %s%s", o->run,
+		       o->daemon ? "run.record (the gateway daemon's)" : "run.start and run.exit",
+		       o->path,
+		       o->daemon ? ""
+				 : " (a daemon-mode run's record in the daemon's central log: "
+				   "--daemon-log PATH)");
 		goto out;
 	}
 	if (strncmp(jstr(f.exit, "root", ""), "sha256:", 7)) {
@@ -344,7 +372,7 @@ static int attest(const struct attest_opts *o)
 		goto out;
 	}
 	/* the log first: an attestation of an edited log would vouch for the edit */
-	ret = audit_verify(paths, npaths, &k, 1, &res, &err);
+	ret = audit_verify(paths, npaths, keys, nkeys, &res, &err);
 	if (ret < 0) {
 		wd_say(stderr, "warden attest: %s", err.msg);
 		status = WD_EXIT_USAGE;
@@ -369,6 +397,8 @@ out:
 	json_decref(f.by_type);
 	free(f.exit_line);
 	free(old);
+	for (size_t i = 1; i < nkeys; i++)
+		audit_key_free(keys[i]);
 	audit_key_free(k);
 	return status;
 }

@@ -5,7 +5,10 @@
 # `warden logs --verify --key` with the daemon's public key (--print-audit-key) passes on the
 # intact central log, fails on an edited line naming the line after it, fails on a run line
 # removed under a forged chain at the record (bad run root), and refuses the record without the
-# daemon's key (unknown key). Each negative check beside its control on the same log.
+# daemon's key (unknown key); `warden attest --daemon-log` of the run verifies with the
+# daemon's key and is refused with a changed byte; the central log renamed while the daemon
+# runs gets the parent's signed anchor (verified; removed: missing anchor). Each negative check
+# beside its control.
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/lab/lib.sh"
@@ -82,6 +85,72 @@ check "without the daemon's key: exit 1, unknown key" \
 	"$W" "$T/intact.jsonl"
 check "control: the intact copy still verifies" \
 	"$W" logs --verify --key "$T/gw-pub.pem" "$T/intact.jsonl"
+
+# warden attest of the daemon-mode run from the central log: the daemon's run.record inside,
+# the envelope signed with the attesting person's key (one made here for it)
+openssl genpkey -algorithm ed25519 -out "$T/att-key.pem" 2>/dev/null && chmod 600 "$T/att-key.pem"
+att() { WARDEN_AUDIT_KEY=$T/att-key.pem "$W" attest "$@"; }
+check "attest --daemon-log --key DAEMON RUN prints an envelope of the run's run.record" \
+	bash -c "$(declare -f att); W=$W T=$T"'; att --daemon-log "$0" --key "$1" "$2" >"$3"' \
+	"$T/intact.jsonl" "$T/gw-pub.pem" "$r" "$T/att.json"
+check "... its statement names the run, the record's root and the run.record line" \
+	bash -c 'jq -r .payload "$0" | base64 -d | jq -e --arg r "$1" --slurpfile rec <(record) \
+	"(.subject[0].name == \"warden-run:\" + \$r) and .predicate.merkle_root == \$rec[0][0].root and
+	 (.predicate.record.line | fromjson | .action == \"run.record\" and .run == \$r) and
+	 .predicate.mode == \"daemon\"" >/dev/null' "$T/att.json" "$r"
+check "attest --verify --key DAEMON checks it (the envelope and the record inside)" \
+	bash -c "$(declare -f att); W=$W T=$T"'; att --verify "$0" --key "$1" | grep -q ": OK: run "' \
+	"$T/att.json" "$T/gw-pub.pem"
+check "without the daemon's key the record inside does not verify (exit 1)" bash -c \
+	"$(declare -f att); W=$W T=$T"'; out=$(att --verify "$0" 2>&1); [[ $? == 1 && $out == *"run record inside does not verify"* ]]' \
+	"$T/att.json"
+# one byte of the record line inside the payload changed, the envelope otherwise as it was
+python3 - "$T/att.json" "$T/att-changed.json" <<'PY'
+import base64, json, sys
+env = json.load(open(sys.argv[1]))
+p = base64.b64decode(env["payload"]).decode()
+q = p.replace('\\"allowed\\":true', '\\"allowed\\":false', 1)
+assert q != p
+env["payload"] = base64.b64encode(q.encode()).decode()
+json.dump(env, open(sys.argv[2], "w"))
+PY
+check "a changed byte in it: attest --verify refuses (exit 1)" bash -c \
+	"$(declare -f att); W=$W T=$T"'; out=$(att --verify "$0" --key "$1" 2>&1); [[ $? == 1 && $out == *"no signature verifies"* ]]' \
+	"$T/att-changed.json" "$T/gw-pub.pem"
+check "control: the unchanged envelope still verifies" bash -c \
+	"$(declare -f att); W=$W T=$T"'; att --verify "$0" --key "$1"' "$T/att.json" "$T/gw-pub.pem"
+check "attest without the daemon's key: the central log does not verify (exit 1)" bash -c \
+	"$(declare -f att); W=$W T=$T"'; out=$(att --daemon-log "$0" "$1" 2>&1); [[ $? == 1 && $out == *"does not verify"*"a key not given"* ]]' \
+	"$T/intact.jsonl" "$r"
+
+# the central log rotated the way logrotate renames it, while the daemon runs: the parent (it
+# holds the daemon's key) begins the new file with a signed anchor when it next writes (the
+# next run's run.record); the worker, adopted from a descriptor, goes on in the renamed file
+daemon_start
+check "the daemon starts again" daemon_ready
+mv "$CENTRAL" "$CENTRAL.1"
+check_eq "A's second daemon-mode run, after the rename" ok ra -p "$T/p.yaml" -- echo ok
+r2=$(jq -r -s '[.[] | select(.action == "run.start")] | last | .run' "$AA")
+# new_record: the run's run.record is in the new central file (else the daemon's last words)
+new_record() {
+	lab_wait 10 bash -c '[[ -s $0 ]] && jq -e -s --arg r "$1" \
+		"any(.[]; .run == \$r and .action == \"run.record\")" "$0" >/dev/null' "$CENTRAL" "$r2" ||
+		{ tail -n 20 "$T/daemon.log"; return 1; }
+}
+check "its run.record reaches the new central file" new_record
+daemon_stop
+check "the new file begins with an audit.anchor signed with the daemon's key, naming .1" \
+	bash -c 'head -n 1 "$0" | jq -e --arg k "$(sed -n "s/.*\"key\":\"\(ed25519:[0-9a-f]*\)\".*/\1/p" "$1" | head -n 1)" \
+	".action == \"audit.anchor\" and .resource == \"central.jsonl.1\" and .key == \$k and .lines >= 1" >/dev/null' \
+	"$CENTRAL" "$T/intact.jsonl"
+check "control: both files verify with the daemon's key, the anchor checked" \
+	lab_match "OK: .* 1 signed anchors" "$W" logs --verify --key "$T/gw-pub.pem" --audit-log "$CENTRAL"
+mkdir -p "$T/ra"
+cp "$CENTRAL.1" "$T/ra/central.jsonl.1"
+tail -n +2 "$CENTRAL" >"$T/ra/central.jsonl"
+check "the anchor removed: exit 1, missing anchor at the new file's line 1" bash -c \
+	'out=$("$0" logs --verify --key "$1" --audit-log "$2" 2>&1); [[ $? == 1 && $out == *"$2:1: missing anchor:"* ]] ||
+	{ echo "$out"; exit 1; }' "$W" "$T/gw-pub.pem" "$T/ra/central.jsonl"
 check_eq "no process of A's runs is left" "" ours_left
 
 lab_finish
