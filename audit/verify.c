@@ -191,7 +191,8 @@ static int check_anchor(struct vstate *v, const struct audit_event *ev, const ch
 		return fail(res, AUDIT_VERIFY_BAD_ANCHOR, file, no,
 			    "its audit.anchor says %s had %llu lines when this file began; it "
 			    "has %zu: lines were cut from its end",
-			    v->prev_file, (unsigned long long)n, v->file_lines.n);
+			    v->prev_file ? v->prev_file : "the file before it",
+			    (unsigned long long)n, v->file_lines.n);
 	if (link && memcmp(v->file_lines.v[n - 1], want, sizeof(want)))
 		return fail(res, AUDIT_VERIFY_BAD_ANCHOR, file, no,
 			    "its audit.anchor names a line %s:%llu is not: that line was changed, "
@@ -271,6 +272,7 @@ static int check_line(struct vstate *v, const char *line, size_t len, struct aud
 {
 	uint8_t d[AUDIT_HASH_LEN], named[AUDIT_HASH_LEN];
 	struct audit_event ev;
+	bool anchored = false; /* checked as the anchor of a file that goes on from another */
 	struct vrun *r;
 	int ret = 0;
 
@@ -280,19 +282,24 @@ static int check_line(struct vstate *v, const char *line, size_t len, struct aud
 		return -ENOMEM;
 	memset(named, 0, sizeof(named));
 	if (line_prev(line, len, named) && no == 1 && !first_file) {
-		/* a file that goes on from the one read before it: a signed anchor first */
+		/* a file that goes on from the one read before it (when that had lines): a signed
+		 * anchor first */
 		ret = audit_event_decode(line, len, &ev, NULL);
-		if (ret < 0 || strcmp(ev.action, AUDIT_ANCHOR)) {
-			if (ret >= 0)
-				audit_event_clear(&ev);
+		anchored = ret >= 0 && !strcmp(ev.action, AUDIT_ANCHOR);
+		if (ret >= 0 && !anchored)
+			audit_event_clear(&ev);
+		if (!anchored && v->file_lines.n)
 			return fail(res, AUDIT_VERIFY_NO_ANCHOR, file, no,
 				    "the file goes on from %s but does not begin with a signed "
 				    "audit.anchor: it was written again, or rotated by something "
 				    "that cannot sign",
-				    v->prev_file);
+				    v->prev_file ? v->prev_file : "the file before it");
+		ret = 0;
+		if (anchored) {
+			ret = check_anchor(v, &ev, line, len, keys, nkeys, res, file, no, true,
+					   named);
+			audit_event_clear(&ev);
 		}
-		ret = check_anchor(v, &ev, line, len, keys, nkeys, res, file, no, true, named);
-		audit_event_clear(&ev);
 		if (ret)
 			return ret;
 	}
@@ -327,7 +334,7 @@ static int check_line(struct vstate *v, const char *line, size_t len, struct aud
 	if (audit_event_decode(line, len, &ev, NULL) < 0)
 		return fail(res, AUDIT_VERIFY_BROKEN, file, no,
 			    "the line is not an audit event (torn by a crash, or edited)");
-	if (!strcmp(ev.action, AUDIT_ANCHOR) && !ev.run[0] && (no != 1 || first_file)) {
+	if (!strcmp(ev.action, AUDIT_ANCHOR) && !ev.run[0] && !anchored) {
 		ret = check_anchor(v, &ev, line, len, keys, nkeys, res, file, no, false, named);
 	} else if (ev.run[0] && ev.type == AUDIT_TYPE_RUN &&
 		   (!strcmp(ev.action, "run.exit") || !strcmp(ev.action, AUDIT_RUN_RECORD))) {

@@ -336,6 +336,9 @@ static void test_chain_rotation(void **state)
 	write_lines(f->old, v, n - 2);
 	assert_int_equal(verify(paths, 2, k, &line), AUDIT_VERIFY_BAD_ANCHOR);
 	assert_int_equal(line, 1);
+	write_lines(f->old, v, 0); /* all of it: the anchor still names its lines */
+	assert_int_equal(verify(paths, 2, k, &line), AUDIT_VERIFY_BAD_ANCHOR);
+	assert_int_equal(line, 1);
 	write_lines(f->old, v, n);
 	assert_int_equal(verify(paths, 2, k, NULL), AUDIT_VERIFY_OK);
 	/* the anchor removed: the file no longer begins with one */
