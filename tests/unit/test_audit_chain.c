@@ -371,6 +371,52 @@ static void test_chain_rotation(void **state)
 	audit_key_free(k);
 }
 
+/* a signing writer that opens an empty file with a ".1" beside it anchors it at once; a second
+ * one on the same file adds no anchor of its own */
+static void test_anchor_at_once(void **state)
+{
+	struct fixture *f = *state;
+	struct audit_log *a, *b;
+	struct audit_key *k = NULL;
+	struct wd_err err;
+	char buf[16384], buf2[16384], *v[64], *u[64];
+	const char *paths[] = {f->old, f->log};
+	size_t n, m;
+
+	assert_int_equal(audit_key_load(f->key, true, &k, &err), 0);
+	assert_int_equal(audit_log_open(f->old, &a, &err), 0);
+	audit_log_chain(a);
+	for (int i = 0; i < 3; i++)
+		put(a, "r1", "dns.query", 0);
+	audit_log_close(a);
+	assert_int_equal(audit_log_open(f->log, &a, &err), 0);
+	audit_log_chain(a);
+	assert_int_equal(audit_log_sign_anchors(a, k, &err), 0);
+	m = lines_of(f->log, buf2, sizeof(buf2), u);
+	assert_int_equal(m, 1);
+	assert_non_null(strstr(u[0], "\"action\":\"audit.anchor\""));
+	assert_non_null(strstr(u[0], "\"lines\":3,"));
+	assert_int_equal(audit_log_open(f->log, &b, &err), 0);
+	audit_log_chain(b);
+	assert_int_equal(audit_log_sign_anchors(b, k, &err), 0);
+	put(b, "r2", "dns.query", 0);
+	put(a, "r2", "dns.query", 0);
+	audit_log_close(a);
+	audit_log_close(b);
+	n = lines_of(f->old, buf, sizeof(buf), v);
+	m = lines_of(f->log, buf2, sizeof(buf2), u);
+	assert_int_equal(n, 3);
+	assert_int_equal(m, 3);
+	assert_null(strstr(u[1], "audit.anchor"));
+	assert_links(u[0], v[2]);
+	assert_int_equal(verify(paths, 2, k, NULL), AUDIT_VERIFY_OK);
+	/* a writer without a key to sign with is refused, and writes nothing */
+	assert_int_equal(audit_log_open(f->log, &a, &err), 0);
+	assert_int_equal(audit_log_sign_anchors(a, NULL, &err), -ENOKEY);
+	audit_log_close(a);
+	audit_key_free(k);
+}
+
 static void test_merkle_known(void **state)
 {
 	uint8_t leaves[5][AUDIT_HASH_LEN], root[AUDIT_HASH_LEN];
@@ -693,6 +739,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_chain_tamper, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_chain_older_and_torn, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_chain_rotation, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_anchor_at_once, setup, teardown),
 	    cmocka_unit_test(test_merkle_known),
 	    cmocka_unit_test_setup_teardown(test_key_sign_verify, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_signed_record, setup, teardown),
