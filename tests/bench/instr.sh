@@ -14,8 +14,19 @@
 
 INSTR_TOOL=
 INSTR_DIR=$UWORK/instr
-VG=(valgrind --tool=lackey --trace-children=yes
+VG=(valgrind -v --tool=lackey --trace-children=yes
 	"--trace-children-skip=*/true,*/newuidmap,*/newgidmap" --vgdb=no)
+# valgrind copies a process's counters into a child it forks: the child's count includes its
+# parent's until the fork. callgrind dumps (and zeroes) them before every fork and clone, so the
+# parts add up exactly: the launches of warden run are counted so (their processes are all
+# outside the sandbox). lackey's forked children (bwrap's, inside the sandbox, where callgrind
+# cannot write its file) have their parent's final count taken off instead (Parent PID 0 in a
+# new pid namespace: the group's exec'd process): exact where the parent only waits after its
+# fork, as bwrap's does.
+CG=(valgrind --tool=callgrind --trace-children=yes
+	"--trace-children-skip=*/true,*/bwrap,*/newuidmap,*/newgidmap" --vgdb=no
+	--dump-before=fork --dump-before=_Fork --dump-before=__libc_fork "--dump-before=*clone*"
+	--dump-before=vfork "--dump-before=*spawn*" --dump-every-bb=200000)
 
 # instr_tool: sets INSTR_TOOL to perf or lackey; 1 when neither can count
 instr_tool()
@@ -50,21 +61,46 @@ if os.path.exists(pf):
                 out['user'] = int(f[0])
             elif f[2].startswith('instructions:k'):
                 out['kernel'] = int(f[0])
+procs = {}
 for p in glob.glob(os.path.join(d, 'vg.*')):
-    cmd, n = None, None
+    cmd, n, pid, ppid = None, None, None, None
     for line in open(p, errors='replace'):
-        m = re.match(r'==\d+== Command: (\S+)', line)
+        m = re.match(r'==(\d+)== Command: (\S+)', line)
         if m and cmd is None:
-            cmd = os.path.basename(m.group(1))
+            pid, cmd = int(m.group(1)), os.path.basename(m.group(2))
+        m = re.match(r'==\d+== Parent PID: (\d+)', line)
+        if m and ppid is None:
+            ppid = int(m.group(1))
         m = re.match(r'==\d+==\s+guest instrs:\s+([0-9,]+)$', line.rstrip())
         if m:
             n = int(m.group(1).replace(',', ''))
     if n is None:
         out['uncounted'] += 1
         continue
-    out['user'] += n
-    # a process forked without an exec has no Command line of its own
+    procs[p] = {'cmd': cmd or 'forked', 'n': n, 'pid': pid, 'ppid': ppid}
+# a forked child (the same command as its parent): its parent's count taken off
+for q in procs.values():
+    # (only a new pid namespace's init, ppid 0: bwrap's; pids of other namespaces collide)
+    par = [r for r in procs.values() if r is not q and r['cmd'] == q['cmd'] and
+           q['ppid'] == 0 and r['ppid'] != 0]
+    q['own'] = max(0, q['n'] - par[0]['n']) if len(par) == 1 else q['n']
+for q in procs.values():
+    out['user'] += q['own']
+    out['by'][q['cmd']] = out['by'].get(q['cmd'], 0) + q['own']
+# callgrind: every dump's totals (parts split at each fork and clone)
+for p in glob.glob(os.path.join(d, 'cg.*')):
+    cmd, n = None, None
+    for line in open(p, errors='replace'):
+        if line.startswith('cmd:') and cmd is None:
+            w = line[4:].split()
+            cmd = os.path.basename(w[0]) if w else '?'
+        elif line.startswith('totals:'):
+            n = int(line.split()[1])
+    if n is None:
+        out['uncounted'] += 1
+        continue
     cmd = cmd or 'forked'
+    out['user'] += n
     out['by'][cmd] = out['by'].get(cmd, 0) + n
 print(json.dumps(out))
 EOF
@@ -127,9 +163,8 @@ instr_launch()
 	# lackey: warden's own bwrap is not traced (inside the sandbox a process's log has nowhere
 	# to go, and valgrind 3.19 has no seccomp(2)): the bwrap lines it builds are counted apart
 	# (bwrap-root, bwrap-rootless: `warden run --print-bwrap`)
-	local vg=("${VG[@]}")
-	[[ $c == warden-* ]] && vg=(valgrind --tool=lackey --trace-children=yes
-		"--trace-children-skip=*/true,*/bwrap,*/newuidmap,*/newgidmap" --vgdb=no)
+	local vg=("${VG[@]}") log="--log-file=$d/vg.\$i.%p.%n"
+	[[ $c == warden-* ]] && vg=("${CG[@]}") log="--callgrind-out-file=$d/cg.\$i.%p"
 	if [[ $c == bwrap-root* ]]; then
 		note_cmd "instr/launch/$c" "$INSTR_TOOL: the line \`warden run -q -p minimal.yaml+write DIR --print-bwrap -- /bin/true\` prints ($(wc -w <"$d/bwrap-line") words; as ${c#bwrap-})"
 	else
@@ -139,7 +174,7 @@ instr_launch()
 		if [[ $INSTR_TOOL == perf ]]; then
 			pre="perf stat -x, -o $d/perf.txt -e instructions:u -e instructions:k --"
 		else
-			pre="${vg[*]@Q} --log-file=$d/vg.$i.%p.%n"
+			pre="${vg[*]@Q} ${log//\$i/$i}"
 		fi
 		rm -f "$d/perf.txt"
 		case $c in
@@ -162,7 +197,7 @@ instr_launch()
 			return
 		}
 		mkdir -p "$d/$i"
-		mv "$d"/vg."$i".* "$d/perf.txt" "$d/$i/" 2>/dev/null
+		mv "$d"/vg."$i".* "$d"/cg."$i".* "$d/perf.txt" "$d/$i/" 2>/dev/null
 		js+=("$(instr_sum "$d/$i")")
 	done
 	# the launch with the median user count
@@ -350,4 +385,7 @@ m_instr()
 		;;
 	dnsmasq) instr_served dnsmasq dns "$INSTR_DNS_PASSES" ;;
 	esac
+	# BENCH_KEEP_INSTR=DIR keeps the counters' files (logs, callgrind parts) for a look
+	[[ -n ${BENCH_KEEP_INSTR:-} ]] && mkdir -p "$BENCH_KEEP_INSTR" && cp -a "$INSTR_DIR/." "$BENCH_KEEP_INSTR/"
+	return 0
 }

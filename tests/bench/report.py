@@ -358,10 +358,14 @@ def instr_markdown(meta, rows):
         how = ('`perf stat -e instructions:u -e instructions:k` (hardware counters: user and '
                'kernel instructions)')
     else:
-        how = ('valgrind `--tool=lackey --trace-children=yes` (this machine has no hardware '
-               'counters: `perf stat` says `<not supported>`; lackey counts user-space '
-               'instructions only, no kernel figure, and not what a process runs between fork '
-               'and exec)')
+        how = ('valgrind (this machine has no hardware counters: `perf stat` says '
+               '`<not supported>`), user-space instructions only, no kernel figure: the '
+               '`warden run` rows with `--tool=callgrind --trace-children=yes`, its counters '
+               'dumped and zeroed before every fork and clone and every 200,000 basic blocks (a '
+               'forked child would otherwise count its parent\'s instructions again, and a '
+               'process killed at the end would lose its count), the bwrap rows with '
+               '`--tool=lackey` (bwrap\'s init in the sandbox has its parent\'s count taken '
+               'off). Not counted: what a process runs between fork and exec')
     L.append('### instructions per launch (`... -- true`; the median of '
              f"{meta.get('instr_launches', '?')} counted launches)")
     L.append('')
