@@ -28,13 +28,15 @@ METRICS = {
     ('seccomp', 'git_ms'): ('seccomp filter: `warden run -- git status` in a generated tree '
                             '(`--seccomp-files`, read grant), ms (hyperfine median)', False,
                             ['warden-noseccomp']),
+    ('mcp', 'start_ms'): ('MCP server start until `initialize` answers (server-everything, SDK '
+                          'client), ms (median of `--launch-runs` starts)', False, ['mcp-bare']),
     ('idle', 'bytes_per_conn'): ('relay memory per idle relayed connection, bytes '
                                  '(worker RSS growth / connections)', False, ['haproxy']),
 }
 ORDER = ['direct', 'warden', 'haproxy', 'sniproxy', 'nginx', 'run-root', 'run-rootless',
-         'dnsmasq', 'warden-daemon', 'warden-embedded', 'warden-rootless', 'bwrap-rootless',
+         'dnsmasq', 'warden-daemon', 'warden-embedded', 'warden-rootless', 'bwrap-root', 'bwrap-rootless',
          'bwrap', 'unshare', 'firejail', 'warden-seccomp', 'warden-noseccomp',
-         'warden-userns']
+         'warden-userns', 'mcp-bare', 'mcp-embedded', 'mcp-daemon']
 NAMES = {
     'direct': 'direct (kernel forwarding)', 'warden': '**warden-gateway**',
     'haproxy': 'HAProxy 2.6 tcp+splice', 'sniproxy': 'sniproxy 0.6', 'nginx': 'nginx stream',
@@ -44,10 +46,14 @@ NAMES = {
     'run-rootless': '**warden run** rootless (client in the sandbox)',
     'warden-rootless': '**warden run** rootless (as a user)',
     'bwrap-rootless': 'its bwrap line (`--print-bwrap`, as the user)',
+    'bwrap-root': 'the root mode\'s bwrap line (`--print-bwrap`, as root)',
     'unshare': 'unshare -n', 'firejail': 'firejail --net=none',
     'warden-seccomp': '**warden run**, seccomp filter (default)',
     'warden-noseccomp': 'warden run, no filter (WARDEN_UNSAFE_NO_SECCOMP=1)',
     'warden-userns': '**warden run**, sandbox.allow: [userns]',
+    'mcp-bare': 'bare `node server-everything stdio`',
+    'mcp-embedded': '**warden run** (root, embedded gateway) -- node ...',
+    'mcp-daemon': '**warden run** (running gateway) -- node ...',
 }
 
 
@@ -121,47 +127,78 @@ def ratio(res, key, c, ref):
         return None
 
 
+def instr(rows, metric, c):
+    """one instruction count of the instr workload, or None"""
+    for o in rows:
+        if o['workload'] == 'instr' and o['metric'] == metric and o['contender'] == c:
+            return o['value']
+    return None
+
+
 def targets(res, rows):
-    """The issue's targets, evaluated from this run: (workload, target, measured, holds)."""
+    """The goals of issues 33 and 6, evaluated from this run: (issue, target, wanted, measured
+    figures, value, holds)."""
     out = []
 
-    def add(name, target, value, ok):
-        out.append({'target': name, 'wanted': target,
+    def add(issue, name, target, value, ok, figures=''):
+        out.append({'issue': issue, 'target': name, 'wanted': target, 'figures': figures,
                     'measured': None if value is None else round(value, 3),
                     'holds': None if value is None else bool(ok(value))})
 
-    add('bulk Gbit/s vs HAProxy splice', '≥ 1.10', ratio(res, 'bulk.gbps', 'warden', 'haproxy'),
-        lambda v: v >= 1.10)
-    add('relay CPU per GB vs HAProxy splice', '≤ 0.90',
-        ratio(res, 'bulk.cpu_s_per_gb', 'warden', 'haproxy'), lambda v: v <= 0.90)
-    add('new HTTP connections/s vs HAProxy', '≥ 1.10',
-        ratio(res, 'conn.new_conn_per_s', 'warden', 'haproxy'), lambda v: v >= 1.10)
-    add('new HTTP connections/s vs sniproxy', '≥ 5',
-        ratio(res, 'conn.new_conn_per_s', 'warden', 'sniproxy'), lambda v: v >= 5)
-    add('new TLS connections/s (SNI checked) vs direct', '≥ 0.90',
-        ratio(res, 'tls.new_tls_per_s', 'warden', 'direct'), lambda v: v >= 0.90)
+    def pair(key, c, ref, unit):
+        a, b = med(res, key, c), med(res, key, ref)
+        return '' if a is None or b is None else f'{fmt(a)} vs {fmt(b)} {unit}'
+
+    add(33, '`warden run -- true`, embedded gateway (root) vs bare `bwrap --unshare-all`', '≤ 2×',
+        ratio(res, 'launch.median_ms', 'warden-embedded', 'bwrap'), lambda v: v <= 2,
+        pair('launch.median_ms', 'warden-embedded', 'bwrap', 'ms'))
+    add(33, 'same, running gateway (daemon) vs bare bwrap', '≤ 1.5×',
+        ratio(res, 'launch.median_ms', 'warden-daemon', 'bwrap'), lambda v: v <= 1.5,
+        pair('launch.median_ms', 'warden-daemon', 'bwrap', 'ms'))
+    add(33, 'same, rootless vs the bwrap line it builds', '≤ 1.25×',
+        ratio(res, 'launch.median_ms', 'warden-rootless', 'bwrap-rootless'), lambda v: v <= 1.25,
+        pair('launch.median_ms', 'warden-rootless', 'bwrap-rootless', 'ms'))
+    for c, what in (('mcp-embedded', 'embedded gateway'), ('mcp-daemon', 'running gateway')):
+        a, b = med(res, 'mcp.start_ms', c), med(res, 'mcp.start_ms', 'mcp-bare')
+        add(33, f'MCP server start until `initialize` answers, added by warden run ({what})',
+            '≤ +15 ms', None if None in (a, b) else a - b, lambda v: v <= 15,
+            pair('mcp.start_ms', c, 'mcp-bare', 'ms'))
+    add(33, 'new HTTP connections/s vs HAProxy', '≥ 1.1×',
+        ratio(res, 'conn.new_conn_per_s', 'warden', 'haproxy'), lambda v: v >= 1.10,
+        pair('conn.new_conn_per_s', 'warden', 'haproxy', 'conn/s'))
+    add(33, 'new TLS connections/s (SNI checked) vs direct', '≥ 0.9×',
+        ratio(res, 'tls.new_tls_per_s', 'warden', 'direct'), lambda v: v >= 0.90,
+        pair('tls.new_tls_per_s', 'warden', 'direct', 'conn/s'))
     d, w, h = (med(res, 'latency.mean_us', c) for c in ('direct', 'warden', 'haproxy'))
     added = (w - d) / (h - d) if None not in (d, w, h) and h != d else None
-    add('one-connection latency added over direct, vs HAProxy\'s added latency', '≤ 0.8',
-        added, lambda v: v <= 0.8)
-    add('DNS queries/s (allowed names) vs dnsmasq', '≥ 1.5',
-        ratio(res, 'dns.qps', 'warden', 'dnsmasq'), lambda v: v >= 1.5)
-    add('`warden run -- true` with a running gateway vs bare bwrap', '≤ 1.5',
-        ratio(res, 'launch.median_ms', 'warden-daemon', 'bwrap'), lambda v: v <= 1.5)
-    add('`warden run -- true` embedded vs bare bwrap', '≤ 3.0',
-        ratio(res, 'launch.median_ms', 'warden-embedded', 'bwrap'), lambda v: v <= 3.0)
-    add('rootless `warden run -- true` vs the bwrap line it builds', '≤ 1.5 (goal 1.25)',
-        ratio(res, 'launch.median_ms', 'warden-rootless', 'bwrap-rootless'), lambda v: v <= 1.5)
-    add('rootless `warden run -- true` vs firejail --net=none', '< 1',
-        ratio(res, 'launch.median_ms', 'warden-rootless', 'firejail'), lambda v: v < 1)
+    add(33, 'one-connection latency added over direct, vs HAProxy\'s added latency', '≤ 0.8×',
+        added, lambda v: v <= 0.8, '' if added is None else
+        f'+{fmt(w - d)} µs vs HAProxy +{fmt(h - d)} µs (direct {fmt(d)} µs)')
+    add(33, 'DNS queries/s (allowed names) vs dnsmasq', '≥ 2×',
+        ratio(res, 'dns.qps', 'warden', 'dnsmasq'), lambda v: v >= 2,
+        pair('dns.qps', 'warden', 'dnsmasq', 'queries/s'))
+    add(33, 'bulk Gbit/s vs direct', '≥ 0.8×', ratio(res, 'bulk.gbps', 'warden', 'direct'),
+        lambda v: v >= 0.8, pair('bulk.gbps', 'warden', 'direct', 'Gbit/s'))
+    add(6, 'bulk Gbit/s vs HAProxy splice', '≥ 1.10×', ratio(res, 'bulk.gbps', 'warden', 'haproxy'),
+        lambda v: v >= 1.10, pair('bulk.gbps', 'warden', 'haproxy', 'Gbit/s'))
+    add(6, 'relay CPU per GB vs HAProxy splice', '≤ 0.90×',
+        ratio(res, 'bulk.cpu_s_per_gb', 'warden', 'haproxy'), lambda v: v <= 0.90,
+        pair('bulk.cpu_s_per_gb', 'warden', 'haproxy', 'CPU-s/GB'))
+    add(6, 'new HTTP connections/s vs sniproxy', '≥ 5×',
+        ratio(res, 'conn.new_conn_per_s', 'warden', 'sniproxy'), lambda v: v >= 5,
+        pair('conn.new_conn_per_s', 'warden', 'sniproxy', 'conn/s'))
+    add(6, 'rootless `warden run -- true` vs firejail --net=none', '< 1×',
+        ratio(res, 'launch.median_ms', 'warden-rootless', 'firejail'), lambda v: v < 1,
+        pair('launch.median_ms', 'warden-rootless', 'firejail', 'ms'))
     sc = {o['metric']: o['value'] for o in rows if o['workload'] == 'scale'}
     last = max((int(k[3:].split('_')[0]) for k in sc if k.startswith('run') and
                 k.endswith('_total_ms')), default=None)
     v = None
     if last and 'run1_total_ms' in sc and sc['run1_total_ms']:
         v = sc[f'run{last}_total_ms'] / sc['run1_total_ms']
-    add(f'registering run {last or 1000} vs run 1', '≤ 1.2', v, lambda x: x <= 1.2)
-    add('gateway memory per idle connection (bytes)', '≤ 2048 (2 KiB) user space',
+    add(6, f'registering run {last or 1000} vs run 1', '≤ 1.2×', v, lambda x: x <= 1.2,
+        '' if v is None else f"{fmt(sc[f'run{last}_total_ms'])} vs {fmt(sc['run1_total_ms'])} ms")
+    add(6, 'gateway memory per idle connection (bytes)', '≤ 2048 (2 KiB) user space',
         med(res, 'idle.bytes_per_conn', 'warden'), lambda v: v <= 2048)
     return out
 
@@ -269,13 +306,19 @@ def markdown(meta, res, rows, errors, tg):
         L.append(f'Audit log on: the gateway wrote {min(au):,}–{max(au):,} audit events per '
                  f'measurement ({len(au)} measurements).')
         L.append('')
-    L.append('### Targets (issue 6), from this run')
+    L.extend(instr_markdown(meta, rows))
+    L.extend(soak_markdown(rows))
+    L.append('### Targets (issues 33 and 6), from this run')
     L.append('')
-    L.append('| target | wanted | measured | holds |')
-    L.append('|---|---|---|---|')
+    L.append('Held or not by this run\'s medians; ratios as in the tables above (MCP: the '
+             'difference of the medians, ms).')
+    L.append('')
+    L.append('| issue | target | wanted | measured | ratio | holds |')
+    L.append('|---|---|---|---|---|---|')
     for t in tg:
-        h = {True: 'yes', False: '**no**', None: 'not measured'}[t['holds']]
-        L.append(f"| {t['target']} | {t['wanted']} | {fmt(t['measured'])} | {h} |")
+        h = {True: 'held', False: '**not held**', None: 'not measured'}[t['holds']]
+        L.append(f"| {t['issue']} | {t['target']} | {t['wanted']} | {t['figures'] or '–'} | "
+                 f"{fmt(t['measured'])} | {h} |")
     L.append('')
     L.append('### Exact commands (client side; `allowed.test` is the lab\'s 203.0.113.10, '
              'or the gateway\'s synthetic address for warden-gateway)')
@@ -293,6 +336,114 @@ def markdown(meta, res, rows, errors, tg):
         L.append('</details>')
     L.append('')
     return '\n'.join(L)
+
+
+def kfmt(v):
+    """an instruction count, in thousands or millions"""
+    if v is None:
+        return '–'
+    if abs(v) >= 1e6:
+        return f'{v / 1e6:,.2f} M'
+    return f'{v / 1e3:,.1f} k'
+
+
+def instr_markdown(meta, rows):
+    """the instr workload's two tables: per launch, per connection / query"""
+    ins = [o for o in rows if o['workload'] == 'instr']
+    if not ins:
+        return []
+    L = []
+    tool = meta.get('instr_tool') or '?'
+    if tool == 'perf':
+        how = ('`perf stat -e instructions:u -e instructions:k` (hardware counters: user and '
+               'kernel instructions)')
+    else:
+        how = ('valgrind (this machine has no hardware counters: `perf stat` says '
+               '`<not supported>`), user-space instructions only, no kernel figure: the '
+               '`warden run` rows with `--tool=callgrind --trace-children=yes`, its counters '
+               'dumped and zeroed before every fork and clone and every 200,000 basic blocks (a '
+               'forked child would otherwise count its parent\'s instructions again, and a '
+               'process killed at the end would lose its count), the bwrap rows with '
+               '`--tool=lackey` (bwrap\'s init in the sandbox has its parent\'s count taken '
+               'off). Not counted: what a process runs between fork and exec')
+    L.append('### instructions per launch (`... -- true`; the median of '
+             f"{meta.get('instr_launches', '?')} counted launches)")
+    L.append('')
+    L.append(f'Counted with {how}. The whole process tree of the launch; the sandboxed '
+             '`/bin/true` itself is not counted (the same for every contender). The running '
+             'gateway\'s share of a daemon launch is counted in the gateway: (a run of the '
+             'gateway with the launches − the same run without) / launches.')
+    L.append('')
+    progs = ['warden', 'warden-gateway', 'warden-gateway-worker']
+    L.append('Under lackey, `warden run`\'s own bwrap is not traced (a process in the sandbox has '
+             'nowhere to write its count, and valgrind 3.19 has no seccomp(2)): the bwrap line '
+             'each mode builds (`warden run --print-bwrap`) is counted apart, with a folder it '
+             'may write, and its figure is the "bwrap (its line)" column of the warden rows.')
+    L.append('')
+    L.append('| contender | user instructions | kernel | ' + ' | '.join(f'in {p}' for p in progs) +
+             ' | bwrap (its line) | elsewhere | × bare bwrap |')
+    L.append('|---|---|---|' + '---|' * len(progs) + '---|---|---|')
+    line = {'warden-embedded': 'bwrap-root', 'warden-daemon': 'bwrap-root',
+            'warden-rootless': 'bwrap-rootless'}
+    bare = instr(rows, 'launch_user', 'bwrap')
+    for c in ('warden-embedded', 'warden-daemon', 'warden-rootless', 'bwrap-root',
+              'bwrap-rootless', 'bwrap'):
+        tot = instr(rows, 'launch_user', c)
+        if tot is None:
+            continue
+        by = [instr(rows, f'launch_by_{p}', c) for p in progs]
+        bw = instr(rows, 'launch_by_bwrap', c)
+        rest = tot - sum(v or 0 for v in by) - (bw or 0)
+        if c in line and instr(rows, 'launch_user', line[c]) is not None:
+            bw = instr(rows, 'launch_user', line[c])
+            tot += bw
+        L.append(f"| {NAMES.get(c, c)} | {kfmt(tot)} | {kfmt(instr(rows, 'launch_kernel', c))} | " +
+                 ' | '.join(kfmt(v) for v in by) + f' | {kfmt(bw)} | {kfmt(rest)} | ' +
+                 (f'{tot / bare:.1f}' if bare else '–') + ' |')
+    g = instr(rows, 'launch_user', 'warden')
+    if g is not None:
+        L.append(f'| the running gateway\'s share of one daemon launch | {kfmt(g)} | '
+                 f"{kfmt(instr(rows, 'launch_kernel', 'warden'))} | – | " +
+                 f"{kfmt(instr(rows, 'launch_by_warden-gateway', 'warden'))} | "
+                 f"{kfmt(instr(rows, 'launch_by_warden-gateway-worker', 'warden'))} | – | – | – |")
+    L.append('')
+    L.append(f"### instructions per connection and per DNS query "
+             f"({meta.get('instr_conns', '?')} connections; DNS: passes over the 100 names)")
+    L.append('')
+    L.append('The relay\'s processes only (all of them: the gateway\'s privileged side and its '
+             'worker; HAProxy; dnsmasq), not the client or the server; the same clients and '
+             'counts for every relay.')
+    L.append('')
+    L.append('| unit | warden-gateway (user) | of which the worker | kernel | reference (user) | '
+             'kernel | × reference |')
+    L.append('|---|---|---|---|---|---|---|')
+    for kind, what, ref in (('http', 'new HTTP connection (GET, Connection: close)', 'haproxy'),
+                            ('tls', 'new TLS connection (SNI checked)', 'haproxy'),
+                            ('dns', 'DNS query (allowed name, cached)', 'dnsmasq')):
+        w, r = instr(rows, f'{kind}_user', 'warden'), instr(rows, f'{kind}_user', ref)
+        if w is None and r is None:
+            continue
+        L.append(f'| {what} | {kfmt(w)} | '
+                 f"{kfmt(instr(rows, f'{kind}_by_warden-gateway-worker', 'warden'))} | "
+                 f"{kfmt(instr(rows, f'{kind}_kernel', 'warden'))} | {NAMES.get(ref, ref)}: "
+                 f"{kfmt(r)} | {kfmt(instr(rows, f'{kind}_kernel', ref))} | "
+                 + (f'{w / r:.2f}' if w is not None and r else '–') + ' |')
+    L.append('')
+    return L
+
+
+def soak_markdown(rows):
+    """the soak workload's figures (tests/bench/soak.sh)"""
+    v = {o['metric']: o['value'] for o in rows if o['workload'] == 'soak'}
+    if not v:
+        return []
+    L = ['### soak (tests/bench/soak.sh)', '']
+    L.append('| figure | value |')
+    L.append('|---|---|')
+    for k in sorted(v):
+        L.append(f'| {k} | {v[k]} |')
+    L.append('')
+    return L
 
 
 BEGIN = '<!-- bench:results:begin (generated by tests/bench/run; do not edit by hand) -->'
