@@ -649,6 +649,18 @@ void audit_reader_close(struct audit_reader *r);
 #define AUDIT_HASH_LEN 32
 
 /**
+ * audit_crypto_init() - set libcrypto up without reading any OpenSSL configuration file
+ *
+ * Called first thing by every program of Warden's that links libcrypto, before any other
+ * OpenSSL call. OpenSSL otherwise reads openssl.cnf (or the file $OPENSSL_CONF names), which
+ * may load provider modules into the process or break its digests (a provider that fails to
+ * load fails every EVP call), and costs each start-up ~1.9 M instructions. Warden's hashes and
+ * signatures (SHA-256, ed25519) are the default provider's either way. Idempotent; without
+ * libcrypto (chain_none.c) it does nothing.
+ */
+void audit_crypto_init(void);
+
+/**
  * audit_log_chain() - make @log a chained writer: every line it writes ends with
  * "prev":"<hex>", the SHA-256 of the line before it in the file (docs/audit.md, "The chain")
  * @log:	writer (by path or from a descriptor opened for reading too)

@@ -3,9 +3,17 @@
 #include "audit/chain_internal.h"
 
 #include <errno.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
+
+void audit_crypto_init(void)
+{
+	/* the one effect wanted is the flag; a failure here shows again at the first digest or
+	 * signature, which fail closed */
+	(void)OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
+}
 
 void audit_sha256(const void *p, size_t len, uint8_t out[AUDIT_HASH_LEN])
 {

@@ -34,6 +34,7 @@
  * socket; one process takes them over the exec (handoff.h says where), the
  * privsep parent sends them to its worker with the rest.
  */
+#include "audit/audit.h"
 #include "common/common.h"
 #include "gateway/gw.h"
 #include "gateway/handoff.h"
@@ -232,6 +233,8 @@ int main(int argc, char **argv)
 	int c, ret, sp[2], exe = -1, cfd = -1, listen_fds = 0;
 	char *end;
 
+	/* before any OpenSSL call: no openssl.cnf read (audit/audit.h) */
+	audit_crypto_init();
 	if (argc > 1 && !strcmp(argv[1], "ctl")) {
 		conf_defaults(&conf);
 		return gw_ctl_client(argc - 1, argv + 1, conf.control_path, usage);

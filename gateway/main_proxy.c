@@ -14,6 +14,7 @@
  * On Linux it is built too (warden-gateway-proxy, not installed), so that this exact file runs
  * in the lab (tests/integration/gateway_proxy_only.sh); on macOS it is warden-gateway, linked for
  * Mach-O by tests/cross/run and never run on a Mac here (docs/platforms.md). */
+#include "audit/audit.h"
 #include "common/common.h"
 #include "gateway/gw.h"
 
@@ -129,6 +130,8 @@ int main(int argc, char **argv)
 	int c, idx, ret, listen_fds = 0;
 	char *end;
 
+	/* before any OpenSSL call: no openssl.cnf read (audit/audit.h) */
+	audit_crypto_init();
 	if (argc > 1 && !strcmp(argv[1], "ctl")) {
 		conf_defaults(&conf);
 		ret = gw_ctl_client(argc - 1, argv + 1, conf.control_path, usage);

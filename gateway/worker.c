@@ -24,6 +24,7 @@
  * descriptor GW_WORKER_FD_LISTEN on and makes only its control socket. Both paths end in
  * start.c, which the proxy-only gateway of macOS (main_proxy.c) runs too.
  */
+#include "audit/audit.h"
 #include "common/common.h"
 #include "gateway/gw.h"
 #include "gateway/handoff.h"
@@ -222,6 +223,8 @@ int main(int argc, char **argv)
 	pid_t parent = getppid();
 	int r;
 
+	/* before any OpenSSL call: no openssl.cnf read (audit/audit.h) */
+	audit_crypto_init();
 	if (parse_args(argc, argv, &a)) {
 		usage();
 		return 2;

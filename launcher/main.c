@@ -1,4 +1,5 @@
 /* main.c - `warden`: the launcher sidecar and command line; dispatches verbs from a table. */
+#include "audit/audit.h"
 #include "launcher/cli.h"
 #include "run/run.h"
 #include "run/pool.h"
@@ -68,6 +69,8 @@ int main(int argc, char **argv)
 {
 	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
 
+	/* before any OpenSSL call: no openssl.cnf read (audit/audit.h) */
+	audit_crypto_init();
 	/* a pooled network's holder is this program again, named so (launcher/run_pool.c) */
 	if (argc > 0 && !strcmp(base ? base + 1 : argv[0], RUN_POOL_HOLDER_NAME))
 		return run_pool_holder(argc, argv);
