@@ -306,8 +306,8 @@ static int intersect(struct eff *e, const struct policy_rule *u, const struct po
 	uint16_t *ports;
 	size_t n;
 
-	if (!nar)
-		return -1;
+	if (!nar || u->proto != cr->proto)
+		return -1; /* a udp rule is bounded by the ceiling's udp rules only */
 	ports = pctx_calloc(&e->c, u->nports, sizeof(uint16_t));
 	if (!ports)
 		return 0;
@@ -323,6 +323,7 @@ static int intersect(struct eff *e, const struct policy_rule *u, const struct po
 	r->prefix = nar->prefix;
 	r->ports = ports;
 	r->nports = n;
+	r->proto = u->proto;
 	r->line = u->line;
 	r->col = u->col;
 	r->from = pctx_strdup(&e->c, cr->from ? cr->from : "");
