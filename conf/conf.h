@@ -36,6 +36,8 @@ enum wd_gw_mode {
  * @port_transparent:	redirected TCP lands here (ports.transparent)
  * @port_dns:		redirected DNS lands here (ports.dns)
  * @port_proxy:		explicit HTTP proxy port (ports.proxy)
+ * @port_udp:		the UDP relay: redirected datagrams to a synthetic address land here
+ *			(ports.udp)
  * @nft_table:		name of the `inet` table (nft.table)
  * @if_prefix:		host-side veth name prefix (nft.interface_prefix)
  * @nflog_group:	NFLOG group for dropped packets (nft.nflog_group)
@@ -86,6 +88,7 @@ struct wd_gwconf {
 	uint16_t port_transparent;    /* default 15001 */
 	uint16_t port_dns;	      /* default 15053 */
 	uint16_t port_proxy;	      /* default 15080 */
+	uint16_t port_udp;	      /* default 15054 */
 	char nft_table[32];	      /* default "warden" */
 	char if_prefix[8];	      /* default "wd-" */
 	uint16_t nflog_group;	      /* default 7000 */

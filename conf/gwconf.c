@@ -17,6 +17,7 @@ void conf_defaults(struct wd_gwconf *c)
 	c->port_transparent = 15001;
 	c->port_dns = 15053;
 	c->port_proxy = 15080;
+	c->port_udp = 15054;
 	snprintf(c->nft_table, sizeof(c->nft_table), "warden");
 	snprintf(c->if_prefix, sizeof(c->if_prefix), "wd-");
 	c->nflog_group = 7000;
@@ -100,8 +101,8 @@ static const struct {
     [LIM_RUNBUF] = {256, 4194304},
 };
 
-enum { PORT_TRANSPARENT, PORT_DNS, PORT_PROXY, PORT_N };
-static const char *const port_keys[PORT_N] = {"transparent", "dns", "proxy"};
+enum { PORT_TRANSPARENT, PORT_DNS, PORT_PROXY, PORT_UDP, PORT_N };
+static const char *const port_keys[PORT_N] = {"transparent", "dns", "proxy", "udp"};
 
 enum { NFT_TABLE, NFT_IFPREFIX, NFT_NFLOG, NFT_CONNS, NFT_NEW, NFT_N };
 static const char *const nft_keys[NFT_N] = {"table", "interface_prefix", "nflog_group",
@@ -149,7 +150,7 @@ static int want_name(struct policy_diags *d, const struct policy_yt_node *n, con
 static int parse_ports(struct policy_diags *d, const struct policy_yt_node *n, struct wd_gwconf *c)
 {
 	const struct policy_yt_node *v[PORT_N];
-	uint16_t *dst[PORT_N] = {&c->port_transparent, &c->port_dns, &c->port_proxy};
+	uint16_t *dst[PORT_N] = {&c->port_transparent, &c->port_dns, &c->port_proxy, &c->port_udp};
 	int ret = 0;
 
 	if (policy_yt_map_keys(d, n, "`ports`", port_keys, PORT_N, v))

@@ -15,8 +15,8 @@ int conf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
 			     c->mode == WD_GW_PROXY ? "proxy" : "transparent");
 	ret |= wd_buf_printf(out,
 			     "ports:\n  transparent: %u\n  dns: %u\n"
-			     "  proxy: %u\n",
-			     c->port_transparent, c->port_dns, c->port_proxy);
+			     "  proxy: %u\n  udp: %u\n",
+			     c->port_transparent, c->port_dns, c->port_proxy, c->port_udp);
 	ret |= wd_buf_printf(out,
 			     "nft:\n  table: %s\n  interface_prefix: \"%s\"\n"
 			     "  nflog_group: %u\n  conntrack_per_run: %u\n"
