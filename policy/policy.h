@@ -905,6 +905,14 @@ bool policy_ceiling_why(const struct wd_policy *p, const char *host, uint16_t po
 			struct policy_why *out);
 
 /**
+ * policy_ceiling_why_proto() - policy_ceiling_why() for the rules of transport @proto
+ * (POLICY_PROTO_UDP: the UDP relay's question about a `proto: udp` rule)
+ * Return: true when @p's unbounded @proto rules allow @host:@port and the ceiling does not.
+ */
+bool policy_ceiling_why_proto(const struct wd_policy *p, const char *host, uint16_t port,
+			      enum policy_proto proto, struct policy_why *out);
+
+/**
  * policy_ceiling_why_addr() - policy_ceiling_why() for an address (cidr rules)
  * Return: true when the user's cidr rules allow @addr:@port and the ceiling's do not.
  */
