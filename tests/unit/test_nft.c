@@ -207,6 +207,50 @@ static void test_payload_golden(void **state)
 	wd_buf_free(&out);
 }
 
+/* the defaults with the UDP relay on: the redirect of UDP to the synthetic pools, its accept in
+ * udp_audit and its port in gw_udp, against their golden text and expressions (the /12 masked
+ * the way nft itself generates it, the /48 loaded by its six bytes); and the relay's
+ * configuration refused where it cannot hold */
+static void test_udp_relay_golden(void **state)
+{
+	struct wd_buf out = WD_BUF_INIT;
+	struct fw_config c;
+	struct fw_model m;
+	struct wd_err err;
+
+	(void)state;
+	fw_config_defaults(&c);
+	c.port_udp = 15054;
+	assert_int_equal(inet_pton(AF_INET, "100.96.0.0", &c.synth4), 1);
+	c.synth4_prefix = 12;
+	assert_int_equal(inet_pton(AF_INET6, "fd77:7764:5300::", &c.synth6), 1);
+	c.synth6_prefix = 48;
+	assert_int_equal(fw_render(&c, &out), 0);
+	assert_non_null(strstr(wd_buf_cstr(&out),
+			       "ip daddr 100.96.0.0/12 meta l4proto udp redirect to :15054\n"));
+	compare_golden("udp.nft", wd_buf_cstr(&out));
+	wd_buf_reset(&out);
+	assert_int_equal(fw_model_build(&c, &m, NULL), 0);
+	payload_text(&m, &out);
+	compare_golden("udp.payload", wd_buf_cstr(&out));
+	wd_buf_free(&out);
+
+	c.port_udp = c.port_dns;
+	wd_err_clear(&err);
+	assert_int_equal(fw_config_check(&c, &err), -EINVAL);
+	c.port_udp = 53;
+	assert_int_equal(fw_config_check(&c, &err), -EINVAL);
+	c.port_udp = 15054;
+	c.synth4_prefix = 8; /* 100.96.0.0 has host bits past /8 */
+	assert_int_equal(fw_config_check(&c, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "synthetic pools"));
+	c.synth4_prefix = 12;
+	c.synth6_prefix = 0;
+	assert_int_equal(fw_config_check(&c, &err), -EINVAL);
+	c.synth6_prefix = 48;
+	assert_int_equal(fw_config_check(&c, &err), 0);
+}
+
 struct walk {
 	unsigned by_type[NFT_MSG_MAX + 1];
 	unsigned begin, end, total, rules_checked;
@@ -631,11 +675,17 @@ static void test_batch_overflow_labels(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defaults),	  cmocka_unit_test(test_config_check),
-	    cmocka_unit_test(test_render_golden), cmocka_unit_test(test_payload_golden),
-	    cmocka_unit_test(test_install_batch), cmocka_unit_test(test_uninstall_batch),
-	    cmocka_unit_test(test_run_batch),	  cmocka_unit_test(test_run_check),
-	    cmocka_unit_test(test_describe),	  cmocka_unit_test(test_batch_overflow_labels),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_config_check),
+	    cmocka_unit_test(test_render_golden),
+	    cmocka_unit_test(test_payload_golden),
+	    cmocka_unit_test(test_udp_relay_golden),
+	    cmocka_unit_test(test_install_batch),
+	    cmocka_unit_test(test_uninstall_batch),
+	    cmocka_unit_test(test_run_batch),
+	    cmocka_unit_test(test_run_check),
+	    cmocka_unit_test(test_describe),
+	    cmocka_unit_test(test_batch_overflow_labels),
 	    cmocka_unit_test(test_rootless),
 	};
 
