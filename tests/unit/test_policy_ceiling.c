@@ -492,7 +492,9 @@ static void test_render_keeps_positions(void **state)
 					"    - { cidr: 10.20.0.0/16, ports: [5432] }\n"
 					"  deny: [\"*.internal.example.com\"]\n"
 					"  limits: { connections: 7 }\n"
-					"  groups: { ci: { allow: any, limits: { runs: 9 } } }\n";
+					"  groups: { ci: { allow: any, limits: { runs: 9 } } }\n"
+					"  users: { bob: { allow: [{ host: stun.example.com, "
+					"proto: udp, ports: [3478] }] } }\n";
 	struct wd_gwconf c, c2;
 	struct policy_diags d;
 	struct wd_buf b = WD_BUF_INIT, b2 = WD_BUF_INIT;
@@ -510,6 +512,9 @@ static void test_render_keeps_positions(void **state)
 	assert_non_null(c2.ceiling);
 	assert_int_equal(conf_render_yaml(&c2, &b2), 0);
 	assert_string_equal(b.data, b2.data);
+	/* a udp rule keeps its transport through the hand-off */
+	assert_non_null(strstr(b.data, "ports: [3478], proto: udp, from: "));
+	assert_int_equal(c2.ceiling->users[0].allow[0].proto, POLICY_PROTO_UDP);
 	assert_int_equal(policy_ceiling_apply(c2.ceiling, &alice, u, &e), 0);
 	assert_true(policy_ceiling_why(e, "api.example.com", 80, &w));
 	assert_string_equal(w.from, "/etc/warden/gateway.yaml:4");
