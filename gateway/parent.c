@@ -666,8 +666,10 @@ int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool ma
 
 	conf_fw_config(conf, &p.fc);
 	if (gw_cidr_parse(conf->pool_v4, &p.pool[0], &p.prefix[0]) ||
-	    gw_cidr_parse(conf->pool_v6, &p.pool[1], &p.prefix[1]))
-		manage_nft = false; /* cannot check addresses: refuse every update */
+	    gw_cidr_parse(conf->pool_v6, &p.pool[1], &p.prefix[1])) {
+		manage_nft = false;		   /* cannot check addresses: refuse every update */
+		memset(p.pool, 0, sizeof(p.pool)); /* and every conntrack lookup */
+	}
 	if (gw_cidr_parse(conf->synth_v4, &p.synth[0], &p.synth_prefix[0]) ||
 	    gw_cidr_parse(conf->synth_v6, &p.synth[1], &p.synth_prefix[1]))
 		memset(p.synth, 0, sizeof(p.synth)); /* refuse every conntrack lookup */
