@@ -22,7 +22,8 @@
 void gw_fds_init(struct gw_fds *fds)
 {
 	for (int i = 0; i < 2; i++)
-		fds->transparent[i] = fds->proxy[i] = fds->dns_udp[i] = fds->dns_tcp[i] = -1;
+		fds->transparent[i] = fds->proxy[i] = fds->dns_udp[i] = fds->dns_tcp[i] =
+		    fds->udp[i] = -1;
 	fds->ctl = fds->audit = fds->nflog = -1;
 }
 
@@ -33,6 +34,7 @@ void gw_fds_close(struct gw_fds *fds)
 		wd_closep(&fds->proxy[i]);
 		wd_closep(&fds->dns_udp[i]);
 		wd_closep(&fds->dns_tcp[i]);
+		wd_closep(&fds->udp[i]);
 	}
 	wd_closep(&fds->ctl);
 	wd_closep(&fds->audit);
@@ -186,6 +188,9 @@ int gw_fds_open(const struct wd_gwconf *conf, const char *ctl_path, struct gw_fd
 		r = r || !all ? r
 			      : inet_socket(addr[i], conf->port_dns, SOCK_STREAM, sb,
 					    &fds->dns_tcp[i], err);
+		r = r || !all
+			? r
+			: inet_socket(addr[i], conf->port_udp, SOCK_DGRAM, 0, &fds->udp[i], err);
 	}
 	if (!r && ctl_path && *ctl_path)
 		r = ctl_socket(ctl_path, &fds->ctl, err);
@@ -214,6 +219,8 @@ static int *inherited_slot(const struct wd_gwconf *conf, struct gw_fds *fds, int
 		return &fds->dns_tcp[f];
 	if (type == SOCK_DGRAM && port == conf->port_dns)
 		return &fds->dns_udp[f];
+	if (type == SOCK_DGRAM && port == conf->port_udp)
+		return &fds->udp[f];
 	return NULL;
 }
 

@@ -1,5 +1,5 @@
 /* fds.h - the sockets the privileged parent opens for its worker (fds.c): the
- * transparent, proxy, DNS and control listeners, the audit log and NFLOG. */
+ * transparent, proxy, DNS, UDP relay and control listeners, the audit log and NFLOG. */
 #ifndef WARDEN_GATEWAY_FDS_H
 #define WARDEN_GATEWAY_FDS_H
 
@@ -15,6 +15,7 @@ struct gw_fds {
 	int proxy[2];
 	int dns_udp[2];
 	int dns_tcp[2];
+	int udp[2]; /* the UDP relay's port (ports.udp) */
 	int ctl;
 	int audit; /* the audit log (a regular file, O_APPEND), or -1 */
 	int nflog; /* an NFLOG netlink socket bound to the config's group, or -1 */

@@ -20,7 +20,7 @@ int gw_priv_check(const struct gw_priv_msg *m, size_t len, unsigned nfds)
 
 	if (len != sizeof(*m) || m->magic != GW_PRIV_MAGIC || m->version != GW_PRIV_VERSION ||
 	    m->type != GW_PRIV_LISTENERS || m->count != nfds || m->count == 0 ||
-	    m->count > GW_PRIV_KINDS || m->pad[0])
+	    m->count > GW_PRIV_KINDS || m->pad[0] || m->pad[1] || m->pad[2])
 		return -EBADMSG;
 	for (unsigned i = 0; i < m->count; i++) {
 		if (m->kinds[i] >= GW_PRIV_KINDS || (seen & (1u << m->kinds[i])))

@@ -37,7 +37,7 @@ struct ucred; /* Linux's SO_PEERCRED answer (gw_priv_peer(): the parent, Linux o
  */
 #define GW_PRIV_MAGIC 0x57444757u /* "WDGW" */
 #define GW_PRIV_VERSION 5
-#define GW_PRIV_KINDS 11 /* slots of struct gw_fds */
+#define GW_PRIV_KINDS 13 /* slots of struct gw_fds */
 
 enum gw_priv_type {
 	GW_PRIV_LISTENERS = 1,	 /* the listening sockets etc., attached with SCM_RIGHTS */
@@ -58,8 +58,9 @@ enum gw_priv_type {
  * @type:	GW_PRIV_LISTENERS
  * @count:	descriptors attached (1..GW_PRIV_KINDS)
  * @kinds:	the slot of each descriptor, in order (transparent v4/v6, proxy
- *		v4/v6, DNS UDP v4/v6, DNS TCP v4/v6, control, audit log, NFLOG);
- *		unused entries 0xff
+ *		v4/v6, DNS UDP v4/v6, DNS TCP v4/v6, control, audit log, NFLOG, UDP
+ *		relay v4/v6); unused entries 0xff
+ * @pad:	zero
  */
 struct gw_priv_msg {
 	uint32_t magic;
@@ -67,7 +68,7 @@ struct gw_priv_msg {
 	uint16_t type;
 	uint32_t count;
 	uint8_t kinds[GW_PRIV_KINDS];
-	uint8_t pad[1];
+	uint8_t pad[3];
 };
 
 /**

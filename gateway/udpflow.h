@@ -58,6 +58,7 @@ struct gw_udp_held {
  * @held_tail:	the newest
  * @nheld:	how many
  * @held_bytes:	their bytes
+ * @ctx:	the relay's own state of the flow (udprelay.c; freed by it before the flow)
  * @hash:	the key's hash (internal)
  */
 struct gw_udpflow {
@@ -73,6 +74,7 @@ struct gw_udpflow {
 	uint64_t up, down, dropped;
 	struct gw_udp_held *held, *held_tail;
 	size_t nheld, held_bytes;
+	void *ctx;
 	uint64_t hash;
 };
 

@@ -24,6 +24,11 @@ void fw_config_defaults(struct fw_config *c)
 	c->port_transparent = 15001;
 	c->port_dns = 15053;
 	c->port_proxy = 15080;
+	c->port_udp = 15054;
+	inet_pton(AF_INET, "100.96.0.0", &c->synth4);
+	c->synth4_prefix = 12;
+	inet_pton(AF_INET6, "fd77:7764:5300::", &c->synth6);
+	c->synth6_prefix = 48;
 	c->nflog_group = 7000;
 	c->conns_per_run = FW_CONNS_PER_RUN_DEFAULT;
 	c->new_per_s = FW_NEW_PER_S_DEFAULT;
