@@ -14,9 +14,16 @@
  * address and port. A denied flow (GW_UF_DENIED) drops what comes until it is idle: one event per
  * flow, not per datagram. Every flow ends after GW_UDP_IDLE_MS without a datagram, or when its run
  * ended, with one closing `net.udp` event carrying its bytes.
+ *
+ * QUIC: a flow whose first datagram is a QUIC v1/v2 long-header packet must show its ClientHello
+ * before it is relayed: once the name and port are allowed, the held datagrams (and the ones that
+ * follow, while it needs more: a ClientHello may span two Initials) go through quicsniff.c, and
+ * the server name it reads must equal the bound name (decided as a TLS connection's SNI is); the
+ * held datagrams are then relayed in order. A malformed Initial or one without a name is denied.
  */
 #include "gateway/udprelay.h"
 #include "gateway/decide.h"
+#include "gateway/quicsniff.h"
 #include "gateway/udpdecide.h"
 
 #include <arpa/inet.h>
@@ -40,6 +47,7 @@ struct uflow {
 	struct gw_addr local; /* the address the client's datagrams reached */
 	struct gw_addr up;    /* the upstream address */
 	bool asked, waiting, announced;
+	struct gw_quic_flow *quic; /* a QUIC flow whose ClientHello is not whole yet */
 	int rule;
 	char denial_id[40];
 };
@@ -95,6 +103,8 @@ static void deny(struct uflow *uf, const char *reason)
 	struct gw_udp_held *h;
 
 	uf->f->state = GW_UF_DENIED;
+	free(uf->quic);
+	uf->quic = NULL;
 	gw_new_denial_id(uf->u->ev, uf->denial_id, sizeof(uf->denial_id));
 	event(uf, false, reason, false);
 	while ((h = gw_udpflow_take(uf->f))) {
@@ -121,6 +131,8 @@ static void end(struct uflow *uf, const char *why)
 		uf->run->bytes_up += f->up;
 		uf->run->bytes_down += f->down;
 	}
+	free(uf->quic);
+	uf->quic = NULL;
 	gw_udpflow_del(&u->flows, f, NULL);
 	if (uf->asked) {
 		/* the parent's answer is still due: the request keeps @uf until then */
@@ -194,6 +206,71 @@ static void resolved(struct gw_waiter *w, const struct gw_cache_entry *e)
 	}
 }
 
+/* the decision once everything is known (@quic: with the Initial's server name @sni) */
+static void decide(struct uflow *uf, bool quic, const char *sni)
+{
+	struct gw_udpflow *f = uf->f;
+	struct gw_udp_facts facts = {.policy = uf->run->policy,
+				     .dst = &f->dst,
+				     .port = f->dport,
+				     .bound = f->name[0] ? f->name : NULL,
+				     .quic = quic,
+				     .sni = sni};
+	struct gw_udp_verdict v;
+	char reason[700];
+
+	gw_udp_decide(&facts, &v);
+	uf->rule = v.rule;
+	if (!v.allow) {
+		deny(uf, gw_udp_reason_text(&v, uf->run->policy_name, reason, sizeof(reason)));
+		return;
+	}
+	f->state = GW_UF_DECIDE;
+	uf->waiting = true;
+	uf->w.cb = resolved;
+	gw_resolve(uf->u->res, f->name, &uf->w);
+}
+
+/* a QUIC v1 or v2 long-header packet (its ClientHello is then required) */
+static bool quic_like(const uint8_t *b, size_t n)
+{
+	uint32_t v;
+
+	if (n < 5 || (b[0] & 0xc0) != 0xc0)
+		return false;
+	v = (uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 8 | b[4];
+	return v == QUIC_VERSION_1 || v == QUIC_VERSION_2;
+}
+
+/* one datagram of a QUIC flow whose ClientHello is awaited: decided once it is whole */
+static void quic_feed(struct uflow *uf, const uint8_t *b, size_t n)
+{
+	static uint8_t work[65536];
+	static struct tls_hello th;
+	const char *why = NULL;
+	char reason[300];
+
+	switch (gw_quic_datagram(uf->quic, b, n, work, sizeof(work), &th, &why)) {
+	case QUIC_NEED_MORE:
+		return;
+	case QUIC_OK:
+		free(uf->quic);
+		uf->quic = NULL;
+		decide(uf, true, th.sni);
+		return;
+	case QUIC_ABSENT:
+		free(uf->quic);
+		uf->quic = NULL;
+		decide(uf, true, "");
+		return;
+	case QUIC_MALFORMED:
+		snprintf(reason, sizeof(reason), "udp to %s:%u: a malformed QUIC Initial (%s)",
+			 uf->f->name, uf->f->dport, why ? why : "?");
+		deny(uf, reason);
+		return;
+	}
+}
+
 /* the parent's answer: the flow's original destination, then the decision */
 static void ct_done(struct gw_privreq *q, const struct gw_priv_ct_reply *rep)
 {
@@ -233,10 +310,24 @@ static void ct_done(struct gw_privreq *q, const struct gw_priv_ct_reply *rep)
 		deny(uf, gw_udp_reason_text(&v, uf->run->policy_name, reason, sizeof(reason)));
 		return;
 	}
-	f->state = GW_UF_DECIDE;
-	uf->waiting = true;
-	uf->w.cb = resolved;
-	gw_resolve(uf->u->res, f->name, &uf->w);
+	if (f->held && quic_like(f->held->data, f->held->len)) {
+		/* the name and port are allowed; its ClientHello must agree with the name */
+		uf->quic = calloc(1, sizeof(*uf->quic));
+		if (!uf->quic) {
+			deny(uf, "udp: out of memory for the flow's QUIC Initial");
+			return;
+		}
+		f->state = GW_UF_DECIDE;
+		/* a denial frees the held datagrams: the next one is not read after a decision */
+		for (struct gw_udp_held *h = f->held, *next; h; h = next) {
+			next = h->next;
+			quic_feed(uf, h->data, h->len);
+			if (!uf->quic)
+				break;
+		}
+		return;
+	}
+	decide(uf, false, NULL);
 }
 
 /* a new flow's first datagram: attributed, held, its destination asked for */
@@ -298,7 +389,8 @@ static void from_client(struct gw_udprelay *u, int li, const struct gw_addr *loc
 	switch (f->state) {
 	case GW_UF_LOOKUP:
 	case GW_UF_DECIDE:
-		(void)gw_udpflow_hold(f, b, n);
+		if (gw_udpflow_hold(f, b, n) == 0 && ((struct uflow *)f->ctx)->quic)
+			quic_feed(f->ctx, b, n);
 		break;
 	case GW_UF_OPEN:
 		send_up(f->ctx, b, n);
