@@ -133,7 +133,7 @@ static void end(struct uflow *uf, const char *why)
 	}
 	free(uf->quic);
 	uf->quic = NULL;
-	gw_udpflow_del(&u->flows, f, NULL);
+	gw_udpflow_del(&u->flows, f, uf->run ? &uf->run->udp_flows : NULL);
 	if (uf->asked) {
 		/* the parent's answer is still due: the request keeps @uf until then */
 		uf->f = NULL;
@@ -341,14 +341,32 @@ static void new_flow(struct gw_udprelay *u, int li, const struct gw_addr *local,
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	uint16_t lport = 0;
+	int r;
 
 	if (!run || run->dead)
 		return; /* the nft table redirects registered runs only */
 	uf = calloc(1, sizeof(*uf));
 	if (!uf)
 		return;
-	if (gw_udpflow_add(&u->flows, client, cport, run, NULL, 0, now_ms(u), &f)) {
+	r = gw_udpflow_add(&u->flows, client, cport, run, &run->udp_flows, GW_UDP_FLOWS_PER_RUN,
+			   now_ms(u), &f);
+	if (r) {
+		struct audit_event ev = {.type = AUDIT_TYPE_NET,
+					 .action = "net.udp",
+					 .resource = "",
+					 .allowed = false,
+					 .proto = "udp"};
+		char why[200];
+
 		free(uf);
+		if (r != -ENOSPC)
+			return;
+		snprintf(why, sizeof(why),
+			 "udp flow limit: a run holds at most %u flows through the UDP relay (the "
+			 "gateway %u); new ones are dropped",
+			 GW_UDP_FLOWS_PER_RUN, GW_UDP_FLOWS_MAX);
+		ev.reason = why;
+		gw_audit_count(u->audit, gw_run_acct(run), &ev, why);
 		return;
 	}
 	uf->u = u;
