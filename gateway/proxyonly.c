@@ -117,7 +117,7 @@ bool gw_udplog_active(const struct gw_udplog *u)
 /* the UDP relay: no listener of its own off Linux (no nft redirect to feed it) */
 int gw_udprelay_init(struct gw_udprelay *u, struct gw_ev *ev, struct gw_runs *runs,
 		     struct gw_resolver *res, struct gw_audit *audit, struct gw_privchan *priv,
-		     int fds[2])
+		     int fds[2], int *ct)
 {
 	memset(u, 0, sizeof(*u));
 	u->ev = ev;
@@ -126,7 +126,7 @@ int gw_udprelay_init(struct gw_udprelay *u, struct gw_ev *ev, struct gw_runs *ru
 	u->audit = audit;
 	u->priv = priv;
 	u->l[0].fd = u->l[1].fd = -1;
-	return fds[0] >= 0 || fds[1] >= 0 ? -ENOTSUP : 0;
+	return fds[0] >= 0 || fds[1] >= 0 || *ct >= 0 ? -ENOTSUP : 0;
 }
 
 void gw_udprelay_free(struct gw_udprelay *u)

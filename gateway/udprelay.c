@@ -385,6 +385,20 @@ static void new_flow(struct gw_udprelay *u, int li, const struct gw_addr *local,
 	reply.sport = lport;
 	(void)gw_udpflow_hold(f, b, n);
 	uf->q.done_ct = ct_done;
+	if (u->ct >= 0 && u->priv->fd < 0) {
+		/* rootless: this process owns the run's user namespace and asks itself */
+		struct gw_priv_ct_reply rep;
+		struct gw_ct_tuple orig = {0};
+		int ct = gw_ct_lookup(u->ct, ++u->ct_seq, &reply, &orig);
+
+		if (!ct && !gw_addr_eq(&orig.src, client))
+			ct = -EPERM;
+		if (gw_priv_ct_reply_encode(&rep, 0, ct, ct ? NULL : &orig.dst, orig.dport))
+			gw_priv_ct_reply_encode(&rep, 0, -EIO, NULL, 0);
+		uf->asked = true; /* ct_done() clears it */
+		ct_done(&uf->q, &rep);
+		return;
+	}
 	if (gw_privchan_send_ct(u->priv, &uf->q, &reply)) {
 		deny(uf, "udp: the flow's original destination is unknown (no privileged "
 			 "parent to ask conntrack)");
@@ -552,7 +566,7 @@ void gw_udprelay_sweep(struct gw_udprelay *u)
 
 int gw_udprelay_init(struct gw_udprelay *u, struct gw_ev *ev, struct gw_runs *runs,
 		     struct gw_resolver *res, struct gw_audit *audit, struct gw_privchan *priv,
-		     int fds[2])
+		     int fds[2], int *ct)
 {
 	int one = 1, r = 0;
 
@@ -563,6 +577,8 @@ int gw_udprelay_init(struct gw_udprelay *u, struct gw_ev *ev, struct gw_runs *ru
 	u->audit = audit;
 	u->priv = priv;
 	u->l[0].fd = u->l[1].fd = -1;
+	u->ct = *ct;
+	*ct = -1;
 	gw_timer_init(&u->sweep, GW_T_UDPRELAY, u);
 	r = gw_udpflows_init(&u->flows, GW_UDP_FLOWS_MAX);
 	for (int i = 0; i < 2 && !r; i++) {
@@ -593,4 +609,5 @@ void gw_udprelay_free(struct gw_udprelay *u)
 	gw_disarm(u->ev, &u->sweep);
 	for (int i = 0; i < 2; i++)
 		gw_listener_close(&u->l[i]);
+	wd_closep(&u->ct);
 }

@@ -29,6 +29,8 @@
  * @l:		the listeners at ports.udp, [0] IPv4, [1] IPv6 (fd -1: none)
  * @flows:	the flows
  * @sweep:	GW_T_UDPRELAY
+ * @ct:		a rootless run's conntrack socket (gw_ct_lookup() without a parent), or -1
+ * @ct_seq:	its last request's number
  * @on:		a listener is in the loop
  */
 struct gw_udprelay {
@@ -40,6 +42,8 @@ struct gw_udprelay {
 	struct gw_listener l[2];
 	struct gw_udpflows flows;
 	struct gw_timer sweep;
+	int ct;
+	uint32_t ct_seq;
 	bool on;
 };
 
@@ -52,11 +56,13 @@ struct gw_udprelay {
  * @audit:	the audit front
  * @priv:	the parent's channel
  * @fds:	the listeners (taken; -1: none): without any the relay stays idle
+ * @ct:		*@ct: a conntrack socket of a rootless run's namespace (taken; -1: none): the
+ *		relay asks it itself when it has no privileged parent
  * Return: 0, or a negative errno.
  */
 int gw_udprelay_init(struct gw_udprelay *u, struct gw_ev *ev, struct gw_runs *runs,
 		     struct gw_resolver *res, struct gw_audit *audit, struct gw_privchan *priv,
-		     int fds[2]);
+		     int fds[2], int *ct);
 
 /** gw_udprelay_free() - end every flow (with its closing event) and close the listeners. */
 void gw_udprelay_free(struct gw_udprelay *u);

@@ -165,9 +165,12 @@ static void model_run(const struct fw_config *c, struct fw_model *m)
 	m->sets[0].elems[1] = c->port_dns;
 	m->sets[0].elems[2] = c->port_proxy;
 	m->sets[0].nelems = 3;
-	set_def(&m->sets[1], FW_SET_GW_UDP, FW_KEY_PORT, 2, "gateway UDP port: DNS");
+	set_def(&m->sets[1], FW_SET_GW_UDP, FW_KEY_PORT, 2,
+		c->port_udp ? "gateway UDP ports: DNS, the UDP relay" : "gateway UDP port: DNS");
 	m->sets[1].elems[0] = c->port_dns;
 	m->sets[1].nelems = 1;
+	if (c->port_udp)
+		m->sets[1].elems[m->sets[1].nelems++] = c->port_udp;
 
 	/* 1. Every TCP connection and DNS query to the gateway's address. */
 	ch = &m->chains[0];
@@ -202,6 +205,16 @@ static void model_run(const struct fw_config *c, struct fw_model *m)
 	add_rule(ch,
 		 (struct fw_rule)R(NULL, S(FW_NFPROTO, NFPROTO_IPV6, NULL),
 				   S(FW_TCP_DPORT, 53, NULL), S(FW_DNAT6_GW, c->port_dns, NULL)));
+	if (c->port_udp) {
+		add_rule(ch, (struct fw_rule)R("other UDP to a synthetic address lands on the UDP "
+					       "relay's port",
+					       S(FW_DADDR4_SYNTH, 0, NULL),
+					       S(FW_L4PROTO, IPPROTO_UDP, NULL),
+					       S(FW_DNAT4_GW, c->port_udp, NULL)));
+		add_rule(ch, (struct fw_rule)R(NULL, S(FW_DADDR6_SYNTH, 0, NULL),
+					       S(FW_L4PROTO, IPPROTO_UDP, NULL),
+					       S(FW_DNAT6_GW, c->port_udp, NULL)));
+	}
 	add_rule(ch, (struct fw_rule)R("all other TCP lands on the transparent port",
 				       S(FW_NFPROTO, NFPROTO_IPV4, NULL),
 				       S(FW_L4PROTO, IPPROTO_TCP, NULL),

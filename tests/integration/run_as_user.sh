@@ -100,8 +100,6 @@ run_flood|it drives a warden-gateway daemon (--gateway) without --manage-nft, wh
 run_live|it runs its users itself: root mode as root, rootless and daemon mode as LAB_USER, another user against them
 trace_sandbox|it runs its users itself: root mode under sudo for LAB_USER, rootless mode as LAB_USER
 trace_sockets|it runs its users itself: root mode under sudo for LAB_USER, rootless mode as LAB_USER
-run_udp|UDP by name is root and daemon mode's for now: a rootless run's own table redirects no UDP to a relay yet (docs/gateway.md, "UDP by name")
-run_udp_quic|QUIC by name goes through the UDP relay, root and daemon mode's for now (run_udp's reason)
 run_udp_daemon|it runs its users itself (a user's run through a root daemon)
 EOF
 )
