@@ -172,8 +172,8 @@ int gw_new(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *l
 		goto fail;
 	}
 	g->up |= GW_UP_RELAY;
-	r = gw_udprelay_init(&g->relay, &g->ev, &g->runs, &g->res, &g->audit, &g->priv, fds->udp,
-			     &fds->ct);
+	r = gw_udprelay_init(&g->relay, &g->ev, &g->runs, &g->res, &g->audit, &g->priv,
+			     g->conf.udp_idle_timeout_s, fds->udp, &fds->ct);
 	if (r) {
 		wd_err_set(err, r, "the UDP relay's listeners: %s", strerror(-r));
 		goto fail;

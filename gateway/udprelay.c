@@ -12,8 +12,8 @@
  * datagram both ways (GW_UF_OPEN). Replies leave from the listener with the local address the
  * client sent to (IP_PKTINFO), so that conntrack rewrites their source back to the synthetic
  * address and port. A denied flow (GW_UF_DENIED) drops what comes until it is idle: one event per
- * flow, not per datagram. Every flow ends after GW_UDP_IDLE_MS without a datagram, or when its run
- * ended, with one closing `net.udp` event carrying its bytes.
+ * flow, not per datagram. Every flow ends after limits.udp_idle_timeout_s (60 s) without a
+ * datagram, or when its run ended, with one closing `net.udp` event carrying its bytes.
  *
  * QUIC: a flow whose first datagram is a QUIC v1/v2 long-header packet must show its ClientHello
  * before it is relayed: once the name and port are allowed, the held datagrams (and the ones that
@@ -548,7 +548,7 @@ void gw_udprelay_up_event(void *p, unsigned events)
 void gw_udprelay_sweep(struct gw_udprelay *u)
 {
 	struct gw_udpflow *idle[256];
-	size_t n = gw_udpflow_idle(&u->flows, now_ms(u), GW_UDP_IDLE_MS, idle, 256);
+	size_t n = gw_udpflow_idle(&u->flows, now_ms(u), u->idle_ms, idle, 256);
 	size_t cursor = 0;
 	struct gw_udpflow *f;
 
@@ -566,7 +566,7 @@ void gw_udprelay_sweep(struct gw_udprelay *u)
 
 int gw_udprelay_init(struct gw_udprelay *u, struct gw_ev *ev, struct gw_runs *runs,
 		     struct gw_resolver *res, struct gw_audit *audit, struct gw_privchan *priv,
-		     int fds[2], int *ct)
+		     unsigned idle_s, int fds[2], int *ct)
 {
 	int one = 1, r = 0;
 
@@ -577,6 +577,7 @@ int gw_udprelay_init(struct gw_udprelay *u, struct gw_ev *ev, struct gw_runs *ru
 	u->audit = audit;
 	u->priv = priv;
 	u->l[0].fd = u->l[1].fd = -1;
+	u->idle_ms = (uint64_t)(idle_s ? idle_s : 60) * 1000u;
 	u->ct = *ct;
 	*ct = -1;
 	gw_timer_init(&u->sweep, GW_T_UDPRELAY, u);

@@ -11,8 +11,6 @@
 #include "gateway/run.h"
 #include "gateway/udpflow.h"
 
-/* a flow without a datagram either way for this long ends (its closing event) */
-#define GW_UDP_IDLE_MS 60000u
 /* the sweep's period */
 #define GW_UDP_SWEEP_MS 5000u
 /* the most flows a run holds at once, and all runs together */
@@ -29,6 +27,7 @@
  * @l:		the listeners at ports.udp, [0] IPv4, [1] IPv6 (fd -1: none)
  * @flows:	the flows
  * @sweep:	GW_T_UDPRELAY
+ * @idle_ms:	a flow without a datagram either way this long ends (limits.udp_idle_timeout_s)
  * @ct:		a rootless run's conntrack socket (gw_ct_lookup() without a parent), or -1
  * @ct_seq:	its last request's number
  * @on:		a listener is in the loop
@@ -42,6 +41,7 @@ struct gw_udprelay {
 	struct gw_listener l[2];
 	struct gw_udpflows flows;
 	struct gw_timer sweep;
+	uint64_t idle_ms;
 	int ct;
 	uint32_t ct_seq;
 	bool on;
@@ -56,13 +56,14 @@ struct gw_udprelay {
  * @audit:	the audit front
  * @priv:	the parent's channel
  * @fds:	the listeners (taken; -1: none): without any the relay stays idle
+ * @idle_s:	limits.udp_idle_timeout_s
  * @ct:		*@ct: a conntrack socket of a rootless run's namespace (taken; -1: none): the
  *		relay asks it itself when it has no privileged parent
  * Return: 0, or a negative errno.
  */
 int gw_udprelay_init(struct gw_udprelay *u, struct gw_ev *ev, struct gw_runs *runs,
 		     struct gw_resolver *res, struct gw_audit *audit, struct gw_privchan *priv,
-		     int fds[2], int *ct);
+		     unsigned idle_s, int fds[2], int *ct);
 
 /** gw_udprelay_free() - end every flow (with its closing event) and close the listeners. */
 void gw_udprelay_free(struct gw_udprelay *u);

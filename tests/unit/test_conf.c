@@ -29,6 +29,8 @@ static void test_defaults(void **state)
 
 	(void)state;
 	conf_defaults(&g);
+	assert_int_equal(g.port_udp, 15054);
+	assert_int_equal(g.udp_idle_timeout_s, 60);
 	memset(&c, 0x5a, sizeof(c)); /* every byte is written */
 	conf_fw_config(&g, &c);
 	fw_config_defaults(&want);
@@ -48,7 +50,8 @@ static void test_fields(void **state)
 	    "  nflog_group: 7100\n"
 	    "  conntrack_per_run: 512\n"
 	    "  conntrack_new_per_s: 50\n"
-	    "pools: {runs_v4: \"10.99.0.0/16\"}\n";
+	    "pools: {runs_v4: \"10.99.0.0/16\"}\n"
+	    "limits: {udp_idle_timeout_s: 30}\n";
 	struct policy_diags d;
 	struct wd_gwconf g;
 	struct fw_config c;
@@ -64,6 +67,7 @@ static void test_fields(void **state)
 	assert_int_equal(c.port_dns, 16053);
 	assert_int_equal(c.port_proxy, 16080);
 	assert_int_equal(g.port_udp, 16054);
+	assert_int_equal(g.udp_idle_timeout_s, 30);
 	assert_int_equal(c.nflog_group, 7100);
 	assert_int_equal(c.conns_per_run, 512);
 	assert_int_equal(c.new_per_s, 50);
