@@ -48,6 +48,7 @@ struct uflow {
 	struct gw_addr up;    /* the upstream address */
 	bool asked, waiting, announced;
 	struct gw_quic_flow *quic; /* a QUIC flow whose ClientHello is not whole yet */
+	struct gw_upload *acct;	   /* the name's upload account (limits.upload_kib), or NULL */
 	int rule;
 	char denial_id[40];
 };
@@ -143,9 +144,50 @@ static void end(struct uflow *uf, const char *why)
 	free(uf);
 }
 
+/* the upload budget is spent: one limit.upload event, and the flow drops what comes until it is
+ * idle (its closing event says what went through) */
+static void budget_spent(struct uflow *uf)
+{
+	struct gw_upload *a = uf->acct;
+	struct gw_udpflow *f = uf->f;
+	enum gw_upload_which w = gw_upload_which(a);
+	char reason[400], dst[INET6_ADDRSTRLEN];
+	struct audit_event ev = {
+	    .type = AUDIT_TYPE_LIMIT,
+	    .action = "limit.upload",
+	    .resource = f->name,
+	    .allowed = false,
+	    .reason = gw_upload_reason(a, f->name, reason, sizeof(reason)),
+	    .rule = w == GW_UPLOAD_RUN ? "limits.upload_total_kib" : "limits.upload_kib",
+	    .dst = gw_addr_str(&uf->up, dst, sizeof(dst)),
+	    .proto = "udp",
+	    .has = AUDIT_HAS_PORT | AUDIT_HAS_BYTES_UP | AUDIT_HAS_LIMIT | AUDIT_HAS_USAGE,
+	    .port = f->dport,
+	    .bytes_up = (int64_t)f->up,
+	    .limit = (int64_t)(w == GW_UPLOAD_RUN ? a->run->cap_run : a->run->cap_name),
+	    .usage = (int64_t)(w == GW_UPLOAD_RUN ? a->run->used : a->used),
+	};
+
+	gw_new_denial_id(uf->u->ev, uf->denial_id, sizeof(uf->denial_id));
+	ev.denial_id = uf->denial_id;
+	gw_audit_denial(uf->u->audit, gw_run_acct(uf->run), &ev);
+	f->state = GW_UF_DENIED;
+}
+
 static void send_up(struct uflow *uf, const uint8_t *b, size_t n)
 {
-	ssize_t w = send(uf->f->fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	ssize_t w;
+
+	if (uf->f->state != GW_UF_OPEN) {
+		uf->f->dropped++;
+		return;
+	}
+	if (uf->acct && !gw_upload_take(uf->acct, n)) {
+		uf->f->dropped++;
+		budget_spent(uf);
+		return;
+	}
+	w = send(uf->f->fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL);
 
 	if (w == (ssize_t)n)
 		uf->f->up += n;
@@ -194,6 +236,11 @@ static void resolved(struct gw_waiter *w, const struct gw_cache_entry *e)
 		if (fd >= 0)
 			close(fd);
 		deny(uf, reason);
+		return;
+	}
+	if (gw_uploads_get(&uf->run->up, f->name, &uf->acct) < 0) {
+		close(fd);
+		deny(uf, "udp: no upload account for the name (the run has too many)");
 		return;
 	}
 	f->fd = fd;

@@ -91,6 +91,29 @@ check "a name only a TCP rule allows gets nothing back" test "$rc" -eq 1
 check "... a net.udp deny event for other.test" \
 	test "$(events "$r" '.action == "net.udp" and .allowed == false and .resource == "other.test"')" -ge 1
 
+echo "# limits.upload_kib bounds what a run sends to a name over UDP too"
+cat >"$T/budget.yaml" <<EOF
+version: 1
+filesystem:
+  read: ["$T/udp_probe.py"]
+network:
+  allow:
+    - { host: allowed.test, proto: udp, ports: [3478] }
+limits: {upload_kib: 1}
+EOF
+wb() { in_host "$W" run -q --audit-log "$A" -p "$T/budget.yaml" -- "$PY" "$T/udp_probe.py" "$@"; }
+out=$(wb allowed.test 3478 4 600 2>&1)
+rc=$?
+echo "# 600 bytes under a 1 KiB budget: rc=$rc ${out:0:40}"
+check "control: a datagram within the budget gets its echo" test "$rc" -eq 0
+out=$(wb allowed.test 3478 4 2000 2>&1)
+rc=$?
+r=$(last_run)
+echo "# 2000 bytes under a 1 KiB budget: rc=$rc ${out:0:40}"
+check "a datagram past the budget is not relayed" test "$rc" -eq 1
+check "... a limit.upload event names allowed.test and limits.upload_kib" \
+	test "$(events "$r" '.action == "limit.upload" and .resource == "allowed.test" and .rule == "limits.upload_kib" and .proto == "udp"')" -ge 1
+
 probe "the peer's raw address" "$LAB_ALLOWED_V4" 3478 4
 check "a raw address gets nothing back" test "$rc" -eq 1
 check "... dropped and audited by the nft table as before" \

@@ -2,7 +2,8 @@
 # udp_probe.py - one UDP exchange for tests/integration/run_udp.sh: sends a datagram to NAME
 # (resolved by the system's resolver: in a run, the gateway's DNS front) or ADDRESS at PORT and
 # waits for the echo. Prints "echo DATA" and exits 0, "timeout" and exits 1, "error WHAT" and
-# exits 2 (a probe that could not run). Usage: udp_probe.py HOST PORT [FAMILY 4|6]
+# exits 2 (a probe that could not run). Usage: udp_probe.py HOST PORT [FAMILY 4|6 [SIZE]]: SIZE
+# pads the datagram to that many bytes
 import socket
 import sys
 
@@ -16,6 +17,8 @@ except OSError as e:
 s = socket.socket(fam, socket.SOCK_DGRAM)
 s.settimeout(3)
 msg = b"ping-%d" % port
+if len(sys.argv) > 4:
+    msg = msg.ljust(int(sys.argv[4]), b".")
 try:
     s.sendto(msg, addr)
     data, _ = s.recvfrom(2048)
