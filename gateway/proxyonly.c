@@ -75,7 +75,6 @@ int gw_udplog_init(struct gw_udplog *u, struct gw_ev *ev, struct gw_runs *runs,
 		   struct gw_audit *audit, const struct wd_gwconf *conf, int *fd)
 {
 	memset(u, 0, sizeof(*u));
-	(void)idle_s;
 	u->ev = ev;
 	u->runs = runs;
 	u->audit = audit;
@@ -115,12 +114,14 @@ bool gw_udplog_active(const struct gw_udplog *u)
 	(void)u;
 	return false;
 }
+
 /* the UDP relay: no listener of its own off Linux (no nft redirect to feed it) */
 int gw_udprelay_init(struct gw_udprelay *u, struct gw_ev *ev, struct gw_runs *runs,
 		     struct gw_resolver *res, struct gw_audit *audit, struct gw_privchan *priv,
 		     unsigned idle_s, int fds[2], int *ct)
 {
 	memset(u, 0, sizeof(*u));
+	(void)idle_s;
 	u->ev = ev;
 	u->runs = runs;
 	u->res = res;
