@@ -36,6 +36,8 @@ enum wd_gw_mode {
  * @port_transparent:	redirected TCP lands here (ports.transparent)
  * @port_dns:		redirected DNS lands here (ports.dns)
  * @port_proxy:		explicit HTTP proxy port (ports.proxy)
+ * @port_udp:		the UDP relay: redirected datagrams to a synthetic address land here
+ *			(ports.udp)
  * @nft_table:		name of the `inet` table (nft.table)
  * @if_prefix:		host-side veth name prefix (nft.interface_prefix)
  * @nflog_group:	NFLOG group for dropped packets (nft.nflog_group)
@@ -69,6 +71,8 @@ enum wd_gw_mode {
  * @peek_timeout_ms:	wait for a client's first bytes (limits.peek_timeout_ms)
  * @connect_timeout_ms:	wait for each upstream connect (limits.connect_timeout_ms)
  * @idle_timeout_s:	an idle relayed connection is closed (limits.idle_timeout_s)
+ * @udp_idle_timeout_s: a UDP relay flow without a datagram either way this long ends
+ *			(limits.udp_idle_timeout_s)
  * @dns_ttl_floor_s:	name cache TTL floor (limits.dns_ttl_floor_s)
  * @dns_ttl_ceiling_s:	name cache TTL ceiling (limits.dns_ttl_ceiling_s)
  * @audit_kib_per_run:	audit bytes (KiB) a run's events may take; past it the
@@ -86,6 +90,7 @@ struct wd_gwconf {
 	uint16_t port_transparent;    /* default 15001 */
 	uint16_t port_dns;	      /* default 15053 */
 	uint16_t port_proxy;	      /* default 15080 */
+	uint16_t port_udp;	      /* default 15054 */
 	char nft_table[32];	      /* default "warden" */
 	char if_prefix[8];	      /* default "wd-" */
 	uint16_t nflog_group;	      /* default 7000 */
@@ -112,6 +117,7 @@ struct wd_gwconf {
 	uint32_t peek_timeout_ms;    /* default 5000 */
 	uint32_t connect_timeout_ms; /* default 5000 */
 	uint32_t idle_timeout_s;     /* default 300 */
+	uint32_t udp_idle_timeout_s; /* default 60 */
 	uint32_t dns_ttl_floor_s;    /* default 5 */
 	uint32_t dns_ttl_ceiling_s;  /* default 300 */
 	uint32_t audit_kib_per_run;  /* default 16384 */

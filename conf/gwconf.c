@@ -17,6 +17,7 @@ void conf_defaults(struct wd_gwconf *c)
 	c->port_transparent = 15001;
 	c->port_dns = 15053;
 	c->port_proxy = 15080;
+	c->port_udp = 15054;
 	snprintf(c->nft_table, sizeof(c->nft_table), "warden");
 	snprintf(c->if_prefix, sizeof(c->if_prefix), "wd-");
 	c->nflog_group = 7000;
@@ -39,6 +40,7 @@ void conf_defaults(struct wd_gwconf *c)
 	c->peek_timeout_ms = 5000;
 	c->connect_timeout_ms = 5000;
 	c->idle_timeout_s = 300;
+	c->udp_idle_timeout_s = 60;
 	c->dns_ttl_floor_s = 5;
 	c->dns_ttl_ceiling_s = 300;
 	c->audit_kib_per_run = 16384;
@@ -84,12 +86,13 @@ enum {
 	LIM_AUDIT,
 	LIM_SOCKBUF,
 	LIM_RUNBUF,
+	LIM_UDP_IDLE,
 	LIM_N
 };
 static const char *const limit_keys[LIM_N] = {
     "connections",	 "connections_per_run", "peek_timeout_ms",   "connect_timeout_ms",
     "idle_timeout_s",	 "dns_ttl_floor_s",	"dns_ttl_ceiling_s", "audit_kib_per_run",
-    "socket_buffer_kib", "run_buffer_kib"};
+    "socket_buffer_kib", "run_buffer_kib",	"udp_idle_timeout_s"};
 /* allowed range of each limit */
 static const struct {
 	uint32_t min, max;
@@ -97,11 +100,11 @@ static const struct {
     [LIM_CONNS] = {1, 1000000},	   [LIM_CONNS_RUN] = {1, 1000000}, [LIM_PEEK] = {100, 600000},
     [LIM_CONNECT] = {100, 600000}, [LIM_IDLE] = {1, 604800},	   [LIM_TTL_FLOOR] = {0, 86400},
     [LIM_TTL_CEIL] = {1, 86400},   [LIM_AUDIT] = {64, 4194304},	   [LIM_SOCKBUF] = {16, 65536},
-    [LIM_RUNBUF] = {256, 4194304},
+    [LIM_RUNBUF] = {256, 4194304}, [LIM_UDP_IDLE] = {1, 86400},
 };
 
-enum { PORT_TRANSPARENT, PORT_DNS, PORT_PROXY, PORT_N };
-static const char *const port_keys[PORT_N] = {"transparent", "dns", "proxy"};
+enum { PORT_TRANSPARENT, PORT_DNS, PORT_PROXY, PORT_UDP, PORT_N };
+static const char *const port_keys[PORT_N] = {"transparent", "dns", "proxy", "udp"};
 
 enum { NFT_TABLE, NFT_IFPREFIX, NFT_NFLOG, NFT_CONNS, NFT_NEW, NFT_N };
 static const char *const nft_keys[NFT_N] = {"table", "interface_prefix", "nflog_group",
@@ -149,7 +152,7 @@ static int want_name(struct policy_diags *d, const struct policy_yt_node *n, con
 static int parse_ports(struct policy_diags *d, const struct policy_yt_node *n, struct wd_gwconf *c)
 {
 	const struct policy_yt_node *v[PORT_N];
-	uint16_t *dst[PORT_N] = {&c->port_transparent, &c->port_dns, &c->port_proxy};
+	uint16_t *dst[PORT_N] = {&c->port_transparent, &c->port_dns, &c->port_proxy, &c->port_udp};
 	int ret = 0;
 
 	if (policy_yt_map_keys(d, n, "`ports`", port_keys, PORT_N, v))
@@ -588,11 +591,11 @@ static void check_proxy_listen(struct policy_diags *d, const struct policy_yt_no
 static int parse_limits(struct policy_diags *d, const struct policy_yt_node *n, struct wd_gwconf *c)
 {
 	const struct policy_yt_node *v[LIM_N];
-	uint32_t *dst[LIM_N] = {&c->max_conns,	       &c->max_conns_per_run,
-				&c->peek_timeout_ms,   &c->connect_timeout_ms,
-				&c->idle_timeout_s,    &c->dns_ttl_floor_s,
-				&c->dns_ttl_ceiling_s, &c->audit_kib_per_run,
-				&c->socket_buffer_kib, &c->run_buffer_kib};
+	uint32_t *dst[LIM_N] = {
+	    &c->max_conns,	    &c->max_conns_per_run, &c->peek_timeout_ms,
+	    &c->connect_timeout_ms, &c->idle_timeout_s,	   &c->dns_ttl_floor_s,
+	    &c->dns_ttl_ceiling_s,  &c->audit_kib_per_run, &c->socket_buffer_kib,
+	    &c->run_buffer_kib,	    &c->udp_idle_timeout_s};
 	int ret = 0;
 
 	if (policy_yt_map_keys(d, n, "`limits`", limit_keys, LIM_N, v))

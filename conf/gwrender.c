@@ -15,8 +15,8 @@ int conf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
 			     c->mode == WD_GW_PROXY ? "proxy" : "transparent");
 	ret |= wd_buf_printf(out,
 			     "ports:\n  transparent: %u\n  dns: %u\n"
-			     "  proxy: %u\n",
-			     c->port_transparent, c->port_dns, c->port_proxy);
+			     "  proxy: %u\n  udp: %u\n",
+			     c->port_transparent, c->port_dns, c->port_proxy, c->port_udp);
 	ret |= wd_buf_printf(out,
 			     "nft:\n  table: %s\n  interface_prefix: \"%s\"\n"
 			     "  nflog_group: %u\n  conntrack_per_run: %u\n"
@@ -67,11 +67,12 @@ int conf_render_yaml(const struct wd_gwconf *c, struct wd_buf *out)
 			     "  peek_timeout_ms: %u\n  connect_timeout_ms: %u\n"
 			     "  idle_timeout_s: %u\n  dns_ttl_floor_s: %u\n"
 			     "  dns_ttl_ceiling_s: %u\n  audit_kib_per_run: %u\n"
-			     "  socket_buffer_kib: %u\n  run_buffer_kib: %u\n",
+			     "  socket_buffer_kib: %u\n  run_buffer_kib: %u\n"
+			     "  udp_idle_timeout_s: %u\n",
 			     c->max_conns, c->max_conns_per_run, c->peek_timeout_ms,
 			     c->connect_timeout_ms, c->idle_timeout_s, c->dns_ttl_floor_s,
 			     c->dns_ttl_ceiling_s, c->audit_kib_per_run, c->socket_buffer_kib,
-			     c->run_buffer_kib);
+			     c->run_buffer_kib, c->udp_idle_timeout_s);
 	ret |= policy_ceiling_render(c->ceiling, out);
 	return ret ? -ENOMEM : 0;
 }

@@ -19,7 +19,7 @@ int gw_name_allowed(const struct wd_policy *p, const char *name)
 
 		if (p->rules[i].kind == POLICY_RULE_CIDR)
 			continue;
-		m = policy_match(p, name, p->rules[i].ports[0]);
+		m = policy_match_proto(p, name, p->rules[i].ports[0], p->rules[i].proto);
 		if (m >= 0)
 			return m;
 	}

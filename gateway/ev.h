@@ -158,6 +158,7 @@ enum gw_ref {
 	GW_REF_SIGNAL,	   /* SIGTERM / SIGINT (gw_poller_signals()) */
 	GW_REF_NFLOG,	   /* the NFLOG socket (what the nft table dropped and logged) */
 	GW_REF_PRIV,	   /* the channel to the privileged parent */
+	GW_REF_UDP_UP,	   /* a UDP relay flow's upstream socket (udprelay.c) */
 };
 
 #define GW_REF(type, p) (((uint64_t)(type) << 56) | (uint64_t)(uintptr_t)(p))
@@ -172,17 +173,19 @@ enum gw_listener_kind {
 	GW_L_DNS_UDP,
 	GW_L_DNS_TCP,
 	GW_L_CTL,
+	GW_L_UDP, /* the UDP relay's port (udprelay.c) */
 };
 
 /* timer kinds (gw.c's fire_timer() is the one switch over them) */
 enum gw_timer_kind {
-	GW_T_CONN,    /* a connection's deadline (peek, connect, idle, drain) */
-	GW_T_RESUME,  /* a listener paused on EMFILE */
-	GW_T_DNSCONN, /* a DNS-over-TCP connection's idle deadline */
-	GW_T_CTLCONN, /* a control connection's deadline */
-	GW_T_UDPLOG,  /* write the summaries of rate-limited NFLOG events */
-	GW_T_FLOOD,   /* write the summaries of events not written one by one (auditrl.c) */
-	GW_T_ASK,     /* an ask's deadline: no answer in time (dnsask.c) */
+	GW_T_CONN,     /* a connection's deadline (peek, connect, idle, drain) */
+	GW_T_RESUME,   /* a listener paused on EMFILE */
+	GW_T_DNSCONN,  /* a DNS-over-TCP connection's idle deadline */
+	GW_T_CTLCONN,  /* a control connection's deadline */
+	GW_T_UDPLOG,   /* write the summaries of rate-limited NFLOG events */
+	GW_T_FLOOD,    /* write the summaries of events not written one by one (auditrl.c) */
+	GW_T_ASK,      /* an ask's deadline: no answer in time (dnsask.c) */
+	GW_T_UDPRELAY, /* the UDP relay's sweep of idle flows (udprelay.c) */
 };
 
 /* ------------------------------------------------------------ the loop */

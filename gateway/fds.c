@@ -22,8 +22,9 @@
 void gw_fds_init(struct gw_fds *fds)
 {
 	for (int i = 0; i < 2; i++)
-		fds->transparent[i] = fds->proxy[i] = fds->dns_udp[i] = fds->dns_tcp[i] = -1;
-	fds->ctl = fds->audit = fds->nflog = -1;
+		fds->transparent[i] = fds->proxy[i] = fds->dns_udp[i] = fds->dns_tcp[i] =
+		    fds->udp[i] = -1;
+	fds->ctl = fds->audit = fds->nflog = fds->ct = -1;
 }
 
 void gw_fds_close(struct gw_fds *fds)
@@ -33,10 +34,12 @@ void gw_fds_close(struct gw_fds *fds)
 		wd_closep(&fds->proxy[i]);
 		wd_closep(&fds->dns_udp[i]);
 		wd_closep(&fds->dns_tcp[i]);
+		wd_closep(&fds->udp[i]);
 	}
 	wd_closep(&fds->ctl);
 	wd_closep(&fds->audit);
 	wd_closep(&fds->nflog);
+	wd_closep(&fds->ct);
 }
 
 /* The options every listening socket gets (before bind for IPV6_V6ONLY, before listen for
@@ -186,6 +189,9 @@ int gw_fds_open(const struct wd_gwconf *conf, const char *ctl_path, struct gw_fd
 		r = r || !all ? r
 			      : inet_socket(addr[i], conf->port_dns, SOCK_STREAM, sb,
 					    &fds->dns_tcp[i], err);
+		r = r || !all
+			? r
+			: inet_socket(addr[i], conf->port_udp, SOCK_DGRAM, 0, &fds->udp[i], err);
 	}
 	if (!r && ctl_path && *ctl_path)
 		r = ctl_socket(ctl_path, &fds->ctl, err);
@@ -214,6 +220,8 @@ static int *inherited_slot(const struct wd_gwconf *conf, struct gw_fds *fds, int
 		return &fds->dns_tcp[f];
 	if (type == SOCK_DGRAM && port == conf->port_dns)
 		return &fds->dns_udp[f];
+	if (type == SOCK_DGRAM && port == conf->port_udp)
+		return &fds->udp[f];
 	return NULL;
 }
 
@@ -237,20 +245,20 @@ int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds
 			int proto = 0;
 			socklen_t l5 = sizeof(proto);
 
-			/* the NFLOG socket of a rootless run's table, bound there */
+			/* the NFLOG socket of a rootless run's table, bound there; then the UDP
+			 * relay's conntrack socket of the same namespace */
 			if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l5) ||
-			    proto != NETLINK_NETFILTER || fds->nflog >= 0 ||
-			    conf->mode == WD_GW_PROXY)
+			    proto != NETLINK_NETFILTER || fds->ct >= 0 || conf->mode == WD_GW_PROXY)
 				return wd_err_set(err, -EINVAL,
 						  "inherited descriptor %d is a netlink socket "
-						  "but not the one NFLOG socket",
+						  "but not the NFLOG or the conntrack socket",
 						  fd);
 			fl = fcntl(fd, F_GETFL);
 			if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
 			    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
 				return wd_err_set(err, -errno, "inherited descriptor %d: %s", fd,
 						  strerror(errno));
-			fds->nflog = fd;
+			*(fds->nflog < 0 ? &fds->nflog : &fds->ct) = fd;
 			continue;
 		}
 #endif

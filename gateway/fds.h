@@ -1,5 +1,5 @@
 /* fds.h - the sockets the privileged parent opens for its worker (fds.c): the
- * transparent, proxy, DNS and control listeners, the audit log and NFLOG. */
+ * transparent, proxy, DNS, UDP relay and control listeners, the audit log and NFLOG. */
 #ifndef WARDEN_GATEWAY_FDS_H
 #define WARDEN_GATEWAY_FDS_H
 
@@ -15,9 +15,11 @@ struct gw_fds {
 	int proxy[2];
 	int dns_udp[2];
 	int dns_tcp[2];
+	int udp[2]; /* the UDP relay's port (ports.udp) */
 	int ctl;
 	int audit; /* the audit log (a regular file, O_APPEND), or -1 */
 	int nflog; /* an NFLOG netlink socket bound to the config's group, or -1 */
+	int ct;	   /* inherited only: a conntrack socket of a rootless run's namespace, or -1 */
 };
 
 /** gw_fds_init() - mark every slot of @fds absent (-1). */
@@ -47,8 +49,9 @@ int gw_fds_open(const struct wd_gwconf *conf, const char *ctl_path, struct gw_fd
  * @err:	what failed
  *
  * Each must be a bound IPv4 or IPv6 socket (TCP listening, or UDP; IPv6 with IPV6_V6ONLY)
- * whose local port is one of the config's, and fill a slot no other one fills; or the one
- * NETLINK_NETFILTER socket, an NFLOG group bound where the listeners live (the NFLOG slot).
+ * whose local port is one of the config's, and fill a slot no other one fills; or a
+ * NETLINK_NETFILTER socket: the first is the NFLOG group bound where the listeners live (the
+ * NFLOG slot), a second one the UDP relay's conntrack socket of that namespace (the ct slot).
  *
  * Return: 0, or a negative errno (the caller closes @fds).
  */

@@ -28,6 +28,7 @@
 #include "gateway/run.h"
 #include "gateway/tcp.h"
 #include "gateway/udplog.h"
+#include "gateway/udprelay.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -60,6 +61,7 @@ struct gw {
 	struct gw_tcp tcp;
 	struct gw_dns dns;
 	struct gw_udplog udp;
+	struct gw_udprelay relay;
 	struct gw_privchan priv;
 	struct gw_ctl ctl;
 	unsigned up;
@@ -73,6 +75,7 @@ enum {
 	GW_UP_DNS = 1u << 4,
 	GW_UP_UDP = 1u << 5,
 	GW_UP_CTL = 1u << 6,
+	GW_UP_RELAY = 1u << 7,
 };
 
 void gw_limits_from_conf(const struct wd_gwconf *conf, struct gw_limits *l)
@@ -168,6 +171,13 @@ int gw_new(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *l
 		wd_err_set(err, r, "epoll_ctl: %s", strerror(-r));
 		goto fail;
 	}
+	g->up |= GW_UP_RELAY;
+	r = gw_udprelay_init(&g->relay, &g->ev, &g->runs, &g->res, &g->audit, &g->priv,
+			     g->conf.udp_idle_timeout_s, fds->udp, &fds->ct);
+	if (r) {
+		wd_err_set(err, r, "the UDP relay's listeners: %s", strerror(-r));
+		goto fail;
+	}
 	watch_signals(g);
 	g->up |= GW_UP_RES;
 	r = gw_resolver_init(&g->res, &g->ev, &g->conf, &g->lim, err);
@@ -216,6 +226,9 @@ static void fire_timer(struct gw *g, struct gw_timer *t)
 	case GW_T_ASK:
 		gw_dns_ask_expired(t->owner);
 		break;
+	case GW_T_UDPRELAY:
+		gw_udprelay_sweep(t->owner);
+		break;
 	}
 }
 
@@ -234,6 +247,9 @@ static void listener_event(struct gw_listener *l)
 		break;
 	case GW_L_CTL:
 		gw_ctl_accept(l->owner, l);
+		break;
+	case GW_L_UDP:
+		gw_udprelay_ready(l->owner, l);
 		break;
 	}
 }
@@ -266,6 +282,9 @@ static void dispatch(struct gw *g, const struct gw_poll_event *ev)
 		break;
 	case GW_REF_PRIV:
 		gw_privchan_event(&g->priv, ev->events);
+		break;
+	case GW_REF_UDP_UP:
+		gw_udprelay_up_event(p, ev->events);
 		break;
 	case GW_REF_SIGNAL:
 		if (gw_poller_signal_take(&g->ev.poll))
@@ -305,7 +324,10 @@ void gw_free(struct gw *g)
 		return;
 	/* in the order the single loop freed them: the connections first, the
 	 * resolver (its pending answers let go of their runs), the parent's
-	 * requests, the runs (their ends written), then the summaries */
+	 * requests, the runs (their ends written), then the summaries; the UDP flows before
+	 * all (their resolver waits cancelled, their closing events written) */
+	if (g->up & GW_UP_RELAY)
+		gw_udprelay_free(&g->relay);
 	if (g->up & GW_UP_TCP)
 		gw_tcp_free(&g->tcp);
 	if (g->up & GW_UP_DNS)

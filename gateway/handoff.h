@@ -37,7 +37,7 @@
 /* without privilege separation, `--listen-fds N`: N listening sockets from here on (the
  * channel's number is free then) */
 #define GW_WORKER_FD_LISTEN 4
-#define GW_WORKER_LISTEN_MAX 9
+#define GW_WORKER_LISTEN_MAX 12
 /* most descriptors gw_handoff_exec() places: the config and the channel, or the config and
  * the listeners */
 #define GW_HANDOFF_MAX_FDS (1 + GW_WORKER_LISTEN_MAX)

@@ -152,7 +152,7 @@ int main(int argc, char **argv)
 		case 'L':
 			listen_fds = (int)strtol(optarg, &end, 10);
 			if (*end || listen_fds < 1 || listen_fds > LISTEN_MAX) {
-				wd_log(WD_LOG_ERR, "--listen-fds: 1 to 9 descriptors, from 3");
+				wd_log(WD_LOG_ERR, "--listen-fds: 1 to 12 descriptors, from 3");
 				return 2;
 			}
 			break;

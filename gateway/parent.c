@@ -29,10 +29,17 @@
  * cgroup (gw_cgroup_join(): the run's uid as read off its connection, the run's namespace). At
  * start the parent reclaims the records of an earlier parent that is gone (elements, cgroups;
  * netns_gc() the veths and slots).
+ *
+ * The UDP relay (GW_PRIV_CT_GET, with or without --manage-nft): the worker asks for the original
+ * destination of a redirected UDP flow by its reply tuple; the parent asks conntrack in its own
+ * namespace (gw_ct_lookup(), where the table redirected the flow) and answers only for a flow
+ * from a run pool's address to the configured ports.udp whose original destination lies in a
+ * synthetic pool (-EPERM otherwise): a narrow question, never a read of the flow's datagrams.
  */
 #include "gateway/parent.h"
 #include "audit/record.h"
 #include "gateway/cgroup.h"
+#include "gateway/ctmsg.h"
 #include "gateway/gw.h"
 #include "gateway/privsep.h"
 #include "gateway/runrec.h"
@@ -81,6 +88,10 @@ struct parent {
 	size_t n, cap;
 	struct gw_addr pool[2];
 	unsigned prefix[2];
+	struct gw_addr synth[2]; /* the synthetic pools (family 0: not parsed: refuse lookups) */
+	unsigned synth_prefix[2];
+	int ct; /* the conntrack socket of the UDP relay's lookups, opened on first use */
+	uint32_t ct_seq;
 	struct netns_pool_config ncfg;
 	bool ncfg_ok;
 	const char *runs_dir;  /* the records of daemon-mode runs */
@@ -490,12 +501,73 @@ static void reclaim(struct parent *p)
 		wd_log(WD_LOG_WARN, "reclaiming the networks of runs that are gone: %s", err.msg);
 }
 
+/* in one of @net[2] / @prefix[2] (a family 0 entry holds nothing) */
+static bool in_pools(const struct gw_addr *net, const unsigned *prefix, const struct gw_addr *a)
+{
+	for (int i = 0; i < 2; i++)
+		if (net[i].family == a->family && gw_prefix_contains(&net[i], prefix[i], a))
+			return true;
+	return false;
+}
+
+/* GW_PRIV_CT_GET: the original destination of a redirected UDP flow (see the top of the file).
+ * Return: 0 with *@dst and *@port, or a negative errno for the reply */
+static int ct_get(struct parent *p, const struct gw_ct_tuple *reply, struct gw_addr *dst,
+		  uint16_t *port)
+{
+	struct gw_ct_tuple orig;
+	int r;
+
+	if (reply->sport != p->conf->port_udp || !in_pools(p->pool, p->prefix, &reply->dst))
+		return -EPERM;
+	if (p->ct < 0) {
+		p->ct = gw_ct_open();
+		if (p->ct < 0) {
+			r = p->ct;
+			p->ct = -1;
+			wd_log(WD_LOG_WARN, "conntrack socket: %s", strerror(-r));
+			return r;
+		}
+	}
+	r = gw_ct_lookup(p->ct, ++p->ct_seq, reply, &orig);
+	if (r)
+		return r;
+	if (!gw_addr_eq(&orig.src, &reply->dst) || orig.sport != reply->dport ||
+	    !in_pools(p->synth, p->synth_prefix, &orig.dst))
+		return -EPERM;
+	*dst = orig.dst;
+	*port = orig.dport;
+	return 0;
+}
+
+/* answer one GW_PRIV_CT_GET of @n bytes at @m. Return: 0, -EBADMSG, or the send's -errno */
+static int serve_ct(struct parent *p, int sock, const struct gw_priv_ct *m, size_t n)
+{
+	struct gw_priv_ct_reply rep;
+	struct gw_ct_tuple reply;
+	struct gw_addr dst = {0};
+	uint16_t port = 0;
+	int ret;
+
+	if (gw_priv_ct_check(m, n, &reply))
+		return -EBADMSG;
+	ret = ct_get(p, &reply, &dst, &port);
+	if (ret < -4095 || ret > 0)
+		ret = -EIO;
+	if (gw_priv_ct_reply_encode(&rep, m->seq, ret, ret ? NULL : &dst, port))
+		gw_priv_ct_reply_encode(&rep, m->seq, -EIO, NULL, 0);
+	if (send(sock, &rep, sizeof(rep), MSG_NOSIGNAL) != (ssize_t)sizeof(rep))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
 static int serve_one(struct parent *p, int sock, bool manage)
 {
 	union {
 		struct gw_priv_run run;
 		struct gw_priv_netns ns;
 		struct gw_priv_join join;
+		struct gw_priv_ct ct;
 		/* b is never read: it makes room past the message, so that a longer one
 		 * shows as n > sizeof(its struct) and is refused */
 		// cppcheck-suppress unusedStructMember ; read by no one on purpose (above)
@@ -526,7 +598,11 @@ static int serve_one(struct parent *p, int sock, bool manage)
 	if (n == 0)
 		return -EPIPE;
 	fd[0] = fd[1] = -1;
-	if (gw_priv_take_fds(&mh, fd, 2) < 0 || !manage)
+	if (gw_priv_take_fds(&mh, fd, 2) < 0)
+		goto bad;
+	if ((size_t)n >= 8 && m.run.type == GW_PRIV_CT_GET && fd[0] < 0)
+		return serve_ct(p, sock, &m.ct, (size_t)n);
+	if (!manage)
 		goto bad;
 	if ((size_t)n >= 8 && m.run.type == GW_PRIV_NETNS_ADD) {
 		/* daemon mode: exactly two descriptors, the namespace and the client's connection
@@ -582,15 +658,21 @@ bad:
 int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool manage_nft,
 		    struct audit_log *log, struct audit_key *key)
 {
-	struct parent p = {.conf = conf, .runs_dir = GW_PARENT_RUNS_DIR, .log = log, .key = key};
+	struct parent p = {
+	    .conf = conf, .runs_dir = GW_PARENT_RUNS_DIR, .log = log, .key = key, .ct = -1};
 	sigset_t mask;
 	int sfd, status = 0, ret = -1;
 	bool fatal = false, alive = true;
 
 	conf_fw_config(conf, &p.fc);
 	if (gw_cidr_parse(conf->pool_v4, &p.pool[0], &p.prefix[0]) ||
-	    gw_cidr_parse(conf->pool_v6, &p.pool[1], &p.prefix[1]))
-		manage_nft = false; /* cannot check addresses: refuse every update */
+	    gw_cidr_parse(conf->pool_v6, &p.pool[1], &p.prefix[1])) {
+		manage_nft = false;		   /* cannot check addresses: refuse every update */
+		memset(p.pool, 0, sizeof(p.pool)); /* and every conntrack lookup */
+	}
+	if (gw_cidr_parse(conf->synth_v4, &p.synth[0], &p.synth_prefix[0]) ||
+	    gw_cidr_parse(conf->synth_v6, &p.synth[1], &p.synth_prefix[1]))
+		memset(p.synth, 0, sizeof(p.synth)); /* refuse every conntrack lookup */
 	/* the run networks the gateway plumbs: the launchers' allocator, no bind mount (the
 	 * parent holds each namespace until the run is unregistered) */
 	p.ncfg_ok = !conf_pool_config(conf, &p.ncfg);
@@ -666,6 +748,7 @@ int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool ma
 		}
 	}
 	fw_conn_close(p.nl);
+	wd_closep(&p.ct);
 	free(p.runs);
 	if (alive)
 		return 1;

@@ -37,6 +37,8 @@ void gw_privchan_free(struct gw_privchan *p)
 		p->head = q->next;
 		if (q->netns)
 			q->done_netns(q, NULL);
+		else if (q->ct)
+			q->done_ct(q, NULL);
 		else
 			q->done(q, NULL);
 	}
@@ -62,6 +64,7 @@ static int send_linked(struct gw_privchan *p, struct gw_privreq *q, const void *
 		return errno ? -errno : -EIO;
 	q->seq = ++p->seq;
 	q->netns = false;
+	q->ct = false;
 	link_req(p, q);
 	return 0;
 }
@@ -97,6 +100,7 @@ int gw_privchan_send_netns(struct gw_privchan *p, struct gw_privreq *q, struct g
 		return r;
 	q->seq = ++p->seq;
 	q->netns = true;
+	q->ct = false;
 	link_req(p, q);
 	return 0;
 }
@@ -113,6 +117,22 @@ int gw_privchan_send_join(struct gw_privchan *p, struct gw_privreq *q, const cha
 	return r ? r : send_linked(p, q, &m, sizeof(m));
 }
 
+int gw_privchan_send_ct(struct gw_privchan *p, struct gw_privreq *q,
+			const struct gw_ct_tuple *reply)
+{
+	struct gw_priv_ct m;
+	int r;
+
+	if (p->fd < 0)
+		return -ENOTCONN;
+	r = gw_priv_ct_encode(&m, p->seq + 1, reply);
+	if (!r)
+		r = send_linked(p, q, &m, sizeof(m));
+	if (!r)
+		q->ct = true;
+	return r;
+}
+
 /* the channel failed: the loop ends with @err (@what says why, for the reader) */
 static void fatal(struct gw_privchan *p, int err, const char *what)
 {
@@ -126,6 +146,7 @@ void gw_privchan_event(struct gw_privchan *p, unsigned events)
 	union {
 		struct gw_priv_reply rep;
 		struct gw_priv_netns_reply nrep;
+		struct gw_priv_ct_reply crep;
 		/* b is never read: it makes room past the message, so that a longer one
 		 * shows as n > sizeof(its struct) and is refused */
 		// cppcheck-suppress unusedStructMember ; read by no one on purpose (above)
@@ -150,6 +171,7 @@ void gw_privchan_event(struct gw_privchan *p, unsigned events)
 			return;
 		}
 		if (!q || (q->netns ? gw_priv_netns_reply_check(&m.nrep, (size_t)n, q->seq)
+			   : q->ct  ? gw_priv_ct_reply_check(&m.crep, (size_t)n, q->seq)
 				    : gw_priv_reply_check(&m.rep, (size_t)n, q->seq))) {
 			fatal(p, -EBADMSG, q ? "malformed reply" : "unexpected message");
 			return;
@@ -159,6 +181,8 @@ void gw_privchan_event(struct gw_privchan *p, unsigned events)
 			p->tail = NULL;
 		if (q->netns)
 			q->done_netns(q, &m.nrep);
+		else if (q->ct)
+			q->done_ct(q, &m.crep);
 		else
 			q->done(q, &m.rep);
 	}

@@ -18,16 +18,20 @@
  * @next:	the next one sent
  * @seq:	its request number
  * @netns:	a GW_PRIV_NETNS_ADD (its reply is a struct gw_priv_netns_reply)
+ * @ct:		a GW_PRIV_CT_GET (its reply is a struct gw_priv_ct_reply)
  * @done:	called once: with the parent's (checked) reply, or with NULL when
  *		the channel goes away first
  * @done_netns:	the same for a GW_PRIV_NETNS_ADD
+ * @done_ct:	the same for a GW_PRIV_CT_GET
  */
 struct gw_privreq {
 	struct gw_privreq *next;
 	uint32_t seq;
 	bool netns;
+	bool ct;
 	void (*done)(struct gw_privreq *q, const struct gw_priv_reply *rep);
 	void (*done_netns)(struct gw_privreq *q, const struct gw_priv_netns_reply *rep);
+	void (*done_ct)(struct gw_privreq *q, const struct gw_priv_ct_reply *rep);
 };
 
 /**
@@ -104,6 +108,18 @@ int gw_privchan_send_netns(struct gw_privchan *p, struct gw_privreq *q, struct g
  */
 int gw_privchan_send_join(struct gw_privchan *p, struct gw_privreq *q, const char *ifname,
 			  pid_t pid);
+
+/**
+ * gw_privchan_send_ct() - ask the parent for the original destination of a redirected UDP flow
+ * (the reply is a struct gw_priv_ct_reply, to @q->done_ct)
+ * @p:		the channel
+ * @q:		the request (its @done_ct set; linked until it is called)
+ * @reply:	the flow's reply tuple (gw_priv_ct_encode())
+ * Return: 0, or a negative errno (-ENOTCONN: no channel; -EINVAL: a tuple the parent would
+ * refuse; @q is not linked).
+ */
+int gw_privchan_send_ct(struct gw_privchan *p, struct gw_privreq *q,
+			const struct gw_ct_tuple *reply);
 
 /** gw_privchan_event() - an epoll event on the channel (a reply, or its end). */
 void gw_privchan_event(struct gw_privchan *p, unsigned events);

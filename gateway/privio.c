@@ -28,7 +28,8 @@ static int *slot(struct gw_fds *fds, unsigned kind)
 	    &fds->transparent[0], &fds->transparent[1], &fds->proxy[0],
 	    &fds->proxy[1],	  &fds->dns_udp[0],	&fds->dns_udp[1],
 	    &fds->dns_tcp[0],	  &fds->dns_tcp[1],	&fds->ctl,
-	    &fds->audit,	  &fds->nflog,
+	    &fds->audit,	  &fds->nflog,		&fds->udp[0],
+	    &fds->udp[1],
 	};
 
 	return kind < GW_PRIV_KINDS ? v[kind] : NULL;
@@ -46,7 +47,8 @@ static const struct {
     {SOCK_DGRAM, AF_INET},  {SOCK_DGRAM, AF_INET6},
     {SOCK_STREAM, AF_INET}, {SOCK_STREAM, AF_INET6},
     {SOCK_STREAM, AF_UNIX}, {0, 0},
-    {SOCK_RAW, AF_NETLINK},
+    {SOCK_RAW, AF_NETLINK}, {SOCK_DGRAM, AF_INET},
+    {SOCK_DGRAM, AF_INET6},
 };
 
 /* does descriptor @fd fit slot @kind? */

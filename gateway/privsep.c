@@ -20,7 +20,7 @@ int gw_priv_check(const struct gw_priv_msg *m, size_t len, unsigned nfds)
 
 	if (len != sizeof(*m) || m->magic != GW_PRIV_MAGIC || m->version != GW_PRIV_VERSION ||
 	    m->type != GW_PRIV_LISTENERS || m->count != nfds || m->count == 0 ||
-	    m->count > GW_PRIV_KINDS || m->pad[0])
+	    m->count > GW_PRIV_KINDS || m->pad[0] || m->pad[1] || m->pad[2])
 		return -EBADMSG;
 	for (unsigned i = 0; i < m->count; i++) {
 		if (m->kinds[i] >= GW_PRIV_KINDS || (seen & (1u << m->kinds[i])))
@@ -246,4 +246,85 @@ int gw_priv_join_check(const struct gw_priv_join *m, size_t len)
 	    m->type != GW_PRIV_CGROUP_JOIN || m->pid < 2)
 		return -EBADMSG;
 	return ifname_ok(m->ifname, sizeof(m->ifname)) ? 0 : -EBADMSG;
+}
+
+/* ------------------------------------------------------------ conntrack (the UDP relay) */
+
+/* @a: a family's address in 16 bytes, the ones past its length zero */
+static bool addr16_ok(int family, const uint8_t *a)
+{
+	size_t n = gw_addr_len(family);
+
+	return n && all_zero(a + n, 16 - n);
+}
+
+int gw_priv_ct_encode(struct gw_priv_ct *m, uint32_t seq, const struct gw_ct_tuple *reply)
+{
+	size_t n = gw_addr_len(reply->src.family);
+
+	memset(m, 0, sizeof(*m));
+	if (!n || reply->dst.family != reply->src.family)
+		return -EINVAL;
+	m->magic = GW_PRIV_MAGIC;
+	m->version = GW_PRIV_VERSION;
+	m->type = GW_PRIV_CT_GET;
+	m->seq = seq;
+	m->family = (uint8_t)reply->src.family;
+	m->gw_port = reply->sport;
+	m->client_port = reply->dport;
+	memcpy(m->gw, reply->src.a, n);
+	memcpy(m->client, reply->dst.a, n);
+	return gw_priv_ct_check(m, sizeof(*m), NULL) ? -EINVAL : 0;
+}
+
+int gw_priv_ct_check(const struct gw_priv_ct *m, size_t len, struct gw_ct_tuple *reply)
+{
+	size_t n;
+
+	if (len != sizeof(*m) || m->magic != GW_PRIV_MAGIC || m->version != GW_PRIV_VERSION ||
+	    m->type != GW_PRIV_CT_GET || !all_zero(m->pad, sizeof(m->pad)) || !m->client_port ||
+	    !m->gw_port || !addr16_ok(m->family, m->client) || !addr16_ok(m->family, m->gw))
+		return -EBADMSG;
+	if (reply) {
+		n = gw_addr_len(m->family);
+		memset(reply, 0, sizeof(*reply));
+		reply->src.family = reply->dst.family = m->family;
+		memcpy(reply->src.a, m->gw, n);
+		memcpy(reply->dst.a, m->client, n);
+		reply->sport = m->gw_port;
+		reply->dport = m->client_port;
+	}
+	return 0;
+}
+
+int gw_priv_ct_reply_encode(struct gw_priv_ct_reply *m, uint32_t seq, int status,
+			    const struct gw_addr *dst, uint16_t port)
+{
+	memset(m, 0, sizeof(*m));
+	m->magic = GW_PRIV_MAGIC;
+	m->version = GW_PRIV_VERSION;
+	m->type = GW_PRIV_CT_REPLY;
+	m->seq = seq;
+	m->status = status;
+	if (!status) {
+		size_t n = dst ? gw_addr_len(dst->family) : 0;
+
+		if (!n)
+			return -EINVAL;
+		m->family = (uint8_t)dst->family;
+		m->port = port;
+		memcpy(m->dst, dst->a, n);
+	}
+	return gw_priv_ct_reply_check(m, sizeof(*m), seq) ? -EINVAL : 0;
+}
+
+int gw_priv_ct_reply_check(const struct gw_priv_ct_reply *m, size_t len, uint32_t seq)
+{
+	if (len != sizeof(*m) || m->magic != GW_PRIV_MAGIC || m->version != GW_PRIV_VERSION ||
+	    m->type != GW_PRIV_CT_REPLY || m->seq != seq || m->status > 0 || m->status < -4095 ||
+	    m->pad[0])
+		return -EBADMSG;
+	if (m->status)
+		return !m->family && !m->port && all_zero(m->dst, sizeof(m->dst)) ? 0 : -EBADMSG;
+	return m->port && addr16_ok(m->family, m->dst) ? 0 : -EBADMSG;
 }

@@ -7,6 +7,7 @@
 
 #include "common/common.h"
 #include "gateway/addr.h"
+#include "gateway/ctmsg.h"
 #include "gateway/fds.h"
 
 #include <stddef.h>
@@ -30,10 +31,13 @@ struct ucred; /* Linux's SO_PEERCRED answer (gw_priv_peer(): the parent, Linux o
  *   parent -> worker  GW_PRIV_NETNS_REPLY  its outcome and the run's facts, in order
  *   worker -> parent  GW_PRIV_CGROUP_JOIN  move a process into a daemon-mode run's cgroup
  *   parent -> worker  GW_PRIV_RUN_REPLY  its outcome, in order
+ *   worker -> parent  GW_PRIV_CT_GET     the original destination of a redirected UDP flow
+ *                                        (conntrack, by the flow's reply tuple)
+ *   parent -> worker  GW_PRIV_CT_REPLY   its outcome and that destination, in order
  */
 #define GW_PRIV_MAGIC 0x57444757u /* "WDGW" */
-#define GW_PRIV_VERSION 4
-#define GW_PRIV_KINDS 11 /* slots of struct gw_fds */
+#define GW_PRIV_VERSION 5
+#define GW_PRIV_KINDS 13 /* slots of struct gw_fds */
 
 enum gw_priv_type {
 	GW_PRIV_LISTENERS = 1,	 /* the listening sockets etc., attached with SCM_RIGHTS */
@@ -43,6 +47,8 @@ enum gw_priv_type {
 	GW_PRIV_NETNS_ADD = 5,	 /* plumb a run in the network namespace attached (SCM_RIGHTS) */
 	GW_PRIV_NETNS_REPLY = 6, /* the outcome of one NETNS_ADD, with the run's facts */
 	GW_PRIV_CGROUP_JOIN = 7, /* move a process into a plumbed run's cgroup (RUN_REPLY) */
+	GW_PRIV_CT_GET = 8,	 /* a redirected UDP flow's original destination (conntrack) */
+	GW_PRIV_CT_REPLY = 9,	 /* the outcome of one CT_GET */
 };
 
 /**
@@ -52,8 +58,9 @@ enum gw_priv_type {
  * @type:	GW_PRIV_LISTENERS
  * @count:	descriptors attached (1..GW_PRIV_KINDS)
  * @kinds:	the slot of each descriptor, in order (transparent v4/v6, proxy
- *		v4/v6, DNS UDP v4/v6, DNS TCP v4/v6, control, audit log, NFLOG);
- *		unused entries 0xff
+ *		v4/v6, DNS UDP v4/v6, DNS TCP v4/v6, control, audit log, NFLOG, UDP
+ *		relay v4/v6); unused entries 0xff
+ * @pad:	zero
  */
 struct gw_priv_msg {
 	uint32_t magic;
@@ -61,7 +68,7 @@ struct gw_priv_msg {
 	uint16_t type;
 	uint32_t count;
 	uint8_t kinds[GW_PRIV_KINDS];
-	uint8_t pad[1];
+	uint8_t pad[3];
 };
 
 /**
@@ -375,6 +382,101 @@ int gw_priv_join_encode(struct gw_priv_join *m, uint32_t seq, const char *ifname
  * gw_priv_run_check() refuses it).
  */
 int gw_priv_join_check(const struct gw_priv_join *m, size_t len);
+
+/**
+ * struct gw_priv_ct - ask for the original destination of the redirected UDP flow whose reply
+ * tuple is (@gw:@gw_port -> @client:@client_port): the parent asks conntrack (gw_ct_lookup()) and
+ * answers only for a flow to its UDP relay's port from a run's address (never reading a datagram)
+ * @magic:	GW_PRIV_MAGIC
+ * @version:	GW_PRIV_VERSION
+ * @type:	GW_PRIV_CT_GET
+ * @seq:	request number (a struct gw_priv_ct_reply answers)
+ * @family:	AF_INET or AF_INET6 (both addresses)
+ * @pad:	zero
+ * @client_port: the client's port (host order, not 0)
+ * @gw_port:	the relay's port the flow was redirected to (host order, not 0)
+ * @client:	the client's address (4 or 16 bytes; the rest zero)
+ * @gw:		the address the flow was redirected to (likewise)
+ */
+struct gw_priv_ct {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t seq;
+	uint8_t family;
+	uint8_t pad[3];
+	uint16_t client_port;
+	uint16_t gw_port;
+	uint8_t client[16];
+	uint8_t gw[16];
+};
+
+/**
+ * struct gw_priv_ct_reply - the parent's answer to one struct gw_priv_ct
+ * @magic:	GW_PRIV_MAGIC
+ * @version:	GW_PRIV_VERSION
+ * @type:	GW_PRIV_CT_REPLY
+ * @seq:	the request's @seq
+ * @status:	0, or a negative errno (-4095..-1; -ENOENT: no such flow, -EPERM: refused); on
+ *		error every field below is zero
+ * @family:	AF_INET or AF_INET6: the family of @dst
+ * @pad:	zero
+ * @port:	the port the client sent to (host order, not 0)
+ * @dst:	the address the client sent to (4 or 16 bytes; the rest zero)
+ */
+struct gw_priv_ct_reply {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t seq;
+	int32_t status;
+	uint8_t family;
+	uint8_t pad[1];
+	uint16_t port;
+	uint8_t dst[16];
+};
+
+/**
+ * gw_priv_ct_encode() - fill @m (pure)
+ * @m:		the message
+ * @seq:	request number
+ * @reply:	the flow's reply tuple: source the relay's address and port, destination the
+ *		client's
+ * Return: 0, or -EINVAL (what gw_priv_ct_check() would refuse).
+ */
+int gw_priv_ct_encode(struct gw_priv_ct *m, uint32_t seq, const struct gw_ct_tuple *reply);
+
+/**
+ * gw_priv_ct_check() - validate a received conntrack request (pure; the parent's side)
+ * @m:		the message
+ * @len:	bytes received
+ * @reply:	on success, the reply tuple it asks about
+ * Return: 0, or -EBADMSG (size, magic, version, type, family, a port 0, non-zero padding or
+ * address bytes past the family's length).
+ */
+int gw_priv_ct_check(const struct gw_priv_ct *m, size_t len, struct gw_ct_tuple *reply);
+
+/**
+ * gw_priv_ct_reply_encode() - fill @m (pure)
+ * @m:		the message
+ * @seq:	the request's number
+ * @status:	0, or a negative errno (-4095..-1)
+ * @dst:	with @status 0, the original destination's address (else NULL)
+ * @port:	and port
+ * Return: 0, or -EINVAL (what gw_priv_ct_reply_check() would refuse).
+ */
+int gw_priv_ct_reply_encode(struct gw_priv_ct_reply *m, uint32_t seq, int status,
+			    const struct gw_addr *dst, uint16_t port);
+
+/**
+ * gw_priv_ct_reply_check() - validate a received conntrack reply (pure; the worker's side)
+ * @m:		the message
+ * @len:	bytes received
+ * @seq:	the request number the worker waits for
+ * Return: 0, or -EBADMSG (size, magic, version, type, another @seq, a status out of range, an
+ * error with facts, a success without them, non-zero padding or bytes past the family's).
+ */
+int gw_priv_ct_reply_check(const struct gw_priv_ct_reply *m, size_t len, uint32_t seq);
 
 /**
  * gw_priv_peer() - who is at the other end of @client, as the kernel says: the parent's own

@@ -1,17 +1,19 @@
 /* proxyonly.c - what a proxy-only build of the gateway (macOS: `mode: proxy` alone,
- * docs/platforms.md) has in place of the two Linux-only components gw.c composes: the DNS front
- * (dnsfront.c, dnsudp.c: recvmmsg, sendmmsg, UDP GSO, IP_PKTINFO) and the audit of what the nft
- * table dropped (udplog.c over nflog.c: an NFLOG netlink socket). Neither exists without
- * nftables: a proxy-mode gateway opens no DNS listener and no NFLOG socket (fds.c, main_proxy.c),
- * so these entry points are those of an absent component. Handed a DNS listener or an NFLOG
- * socket anyway, the init refuses (-ENOTSUP) and the gateway does not start; the event handlers
- * are never reached (nothing of theirs is registered in the loop) and do nothing.
+ * docs/platforms.md) has in place of the Linux-only components gw.c composes: the DNS front
+ * (dnsfront.c, dnsudp.c: recvmmsg, sendmmsg, UDP GSO, IP_PKTINFO), the UDP relay (udprelay.c:
+ * IP_PKTINFO, conntrack) and the audit of what the nft table dropped (udplog.c over nflog.c: an
+ * NFLOG netlink socket). None exists without nftables: a proxy-mode gateway opens no DNS or UDP
+ * relay listener and no NFLOG socket (fds.c, main_proxy.c), so these entry points are those of an
+ * absent component. Handed such a listener or an NFLOG socket anyway, the init refuses
+ * (-ENOTSUP) and the gateway does not start; the event handlers are never reached (nothing of
+ * theirs is registered in the loop) and do nothing.
  *
  * Compiled on every OS, empty on Linux (where the real components are built). Built for Mach-O by
  * tests/cross/run; never run on a Mac. */
 #ifndef __linux__
 #include "gateway/dns.h"
 #include "gateway/udplog.h"
+#include "gateway/udprelay.h"
 
 #include <errno.h>
 #include <string.h>
@@ -112,4 +114,43 @@ bool gw_udplog_active(const struct gw_udplog *u)
 	(void)u;
 	return false;
 }
+
+/* the UDP relay: no listener of its own off Linux (no nft redirect to feed it) */
+int gw_udprelay_init(struct gw_udprelay *u, struct gw_ev *ev, struct gw_runs *runs,
+		     struct gw_resolver *res, struct gw_audit *audit, struct gw_privchan *priv,
+		     unsigned idle_s, int fds[2], int *ct)
+{
+	memset(u, 0, sizeof(*u));
+	(void)idle_s;
+	u->ev = ev;
+	u->runs = runs;
+	u->res = res;
+	u->audit = audit;
+	u->priv = priv;
+	u->l[0].fd = u->l[1].fd = -1;
+	return fds[0] >= 0 || fds[1] >= 0 || *ct >= 0 ? -ENOTSUP : 0;
+}
+
+void gw_udprelay_free(struct gw_udprelay *u)
+{
+	(void)u;
+}
+
+void gw_udprelay_ready(struct gw_udprelay *u, struct gw_listener *l)
+{
+	(void)u;
+	(void)l;
+}
+
+void gw_udprelay_up_event(void *p, unsigned events)
+{
+	(void)p;
+	(void)events;
+}
+
+void gw_udprelay_sweep(struct gw_udprelay *u)
+{
+	(void)u;
+}
+
 #endif /* !__linux__ */

@@ -72,6 +72,7 @@ struct gw_user {
  * @drops:	what the nft table dropped of it (udplog.c)
  * @buffered:	bytes its connections hold in pipes and stashes
  * @dnsconns:	DNS-over-TCP connections (counted in @conns too)
+ * @udp_flows:	its flows through the UDP relay now (at most GW_UDP_FLOWS_PER_RUN)
  * @learn:	registered with "learn": true: in learn mode for its life (its policy's rules
  *		are replaced by any name on any port within the host's ceiling; `replace` keeps it)
  * @learned:	learn mode: what it reached and was refused (the `learned` op)
@@ -103,6 +104,7 @@ struct gw_run {
 	struct gw_droplog drops[GW_DROP_N];
 	uint64_t buffered;
 	unsigned dnsconns;
+	size_t udp_flows;	 /* its UDP relay flows now (udprelay.c) */
 	struct gw_toolcalls mcp; /* its MCP tool calls in flight, denials per tool (acct.mcp) */
 	bool learn;
 	struct gw_learn learned;

@@ -352,6 +352,37 @@ static int e_daddr(struct nftnl_rule *r, bool v6, const void *addr, uint32_t len
 	return ret ? ret : e_cmp(r, NFT_CMP_EQ, addr, len);
 }
 
+/* ip[6] daddr NET/PREFIX as nft generates it: a byte-aligned prefix loads and compares its bytes;
+ * any other loads the whole address, masks it and compares the network address */
+static int e_daddr_prefix(struct nftnl_rule *r, bool v6, const void *net, unsigned prefix)
+{
+	uint32_t alen = v6 ? 16 : 4;
+	uint8_t mask[16] = {0}, zero[16] = {0};
+	struct nftnl_expr *bw;
+	int ret;
+
+	if (prefix % 8 == 0)
+		return e_daddr(r, v6, net, prefix / 8);
+	ret = e_nfproto(r, v6 ? NFPROTO_IPV6 : NFPROTO_IPV4);
+	if (!ret)
+		ret = e_payload(r, NFT_PAYLOAD_NETWORK_HEADER, v6 ? 24 : 16, alen, NFT_REG_1);
+	if (ret)
+		return ret;
+	for (unsigned i = 0; i < prefix / 8; i++)
+		mask[i] = 0xff;
+	mask[prefix / 8] = (uint8_t)(0xff << (8 - prefix % 8));
+	bw = nftnl_expr_alloc("bitwise");
+	if (bw) {
+		nftnl_expr_set_u32(bw, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+		nftnl_expr_set_u32(bw, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+		nftnl_expr_set_u32(bw, NFTNL_EXPR_BITWISE_LEN, alen);
+		nftnl_expr_set(bw, NFTNL_EXPR_BITWISE_MASK, mask, alen);
+		nftnl_expr_set(bw, NFTNL_EXPR_BITWISE_XOR, zero, alen);
+	}
+	ret = add_expr(r, bw);
+	return ret ? ret : e_cmp(r, NFT_CMP_EQ, net, alen);
+}
+
 static int build_stmt(struct nftnl_rule *r, const struct fw_model *m, const struct fw_stmt *s)
 {
 	static const uint8_t lo4 = 127;
@@ -422,6 +453,10 @@ static int build_stmt(struct nftnl_rule *r, const struct fw_model *m, const stru
 		return e_daddr(r, true, &m->cfg.gw6, 16);
 	case FW_DADDR4_LOOPBACK:
 		return e_daddr(r, false, &lo4, 1);
+	case FW_DADDR4_SYNTH:
+		return e_daddr_prefix(r, false, &m->cfg.synth4, m->cfg.synth4_prefix);
+	case FW_DADDR6_SYNTH:
+		return e_daddr_prefix(r, true, &m->cfg.synth6, m->cfg.synth6_prefix);
 	case FW_DADDR6_LOOPBACK:
 		return e_daddr(r, true, &in6addr_loopback, 16);
 	case FW_DNAT4_GW:

@@ -24,6 +24,11 @@ void fw_config_defaults(struct fw_config *c)
 	c->port_transparent = 15001;
 	c->port_dns = 15053;
 	c->port_proxy = 15080;
+	c->port_udp = 15054;
+	inet_pton(AF_INET, "100.96.0.0", &c->synth4);
+	c->synth4_prefix = 12;
+	inet_pton(AF_INET6, "fd77:7764:5300::", &c->synth6);
+	c->synth6_prefix = 48;
 	c->nflog_group = 7000;
 	c->conns_per_run = FW_CONNS_PER_RUN_DEFAULT;
 	c->new_per_s = FW_NEW_PER_S_DEFAULT;
@@ -60,8 +65,22 @@ int fw_config_check(const struct fw_config *c, struct wd_err *err)
 		return wd_err_set(err, -EINVAL,
 				  "gateway ports must differ (transparent %u, dns %u, proxy %u)",
 				  c->port_transparent, c->port_dns, c->port_proxy);
-	if (c->port_dns == 53 || c->port_transparent == 53 || c->port_proxy == 53)
+	if (c->port_dns == 53 || c->port_transparent == 53 || c->port_proxy == 53 ||
+	    c->port_udp == 53)
 		return wd_err_set(err, -EINVAL, "gateway ports must not be 53 (it is redirected)");
+	if (c->port_udp && (c->port_udp == c->port_transparent || c->port_udp == c->port_dns ||
+			    c->port_udp == c->port_proxy))
+		return wd_err_set(err, -EINVAL,
+				  "the UDP relay's port %u must differ from the others",
+				  c->port_udp);
+	if (c->port_udp &&
+	    (c->synth4_prefix < 1 || c->synth4_prefix > 32 || c->synth6_prefix < 1 ||
+	     c->synth6_prefix > 128 ||
+	     !wd_prefix_is_network(AF_INET, (const uint8_t *)&c->synth4, c->synth4_prefix) ||
+	     !wd_prefix_is_network(AF_INET6, (const uint8_t *)&c->synth6, c->synth6_prefix)))
+		return wd_err_set(err, -EINVAL,
+				  "the UDP relay needs the synthetic pools as network addresses "
+				  "with a prefix length");
 	if (c->mode == FW_MODE_RUN &&
 	    (!c->gw4.s_addr || IN6_IS_ADDR_UNSPECIFIED(&c->gw6) ||
 	     (ntohl(c->gw4.s_addr) >> 24) == 127 || IN6_IS_ADDR_LOOPBACK(&c->gw6)))
@@ -146,9 +165,12 @@ static void model_run(const struct fw_config *c, struct fw_model *m)
 	m->sets[0].elems[1] = c->port_dns;
 	m->sets[0].elems[2] = c->port_proxy;
 	m->sets[0].nelems = 3;
-	set_def(&m->sets[1], FW_SET_GW_UDP, FW_KEY_PORT, 2, "gateway UDP port: DNS");
+	set_def(&m->sets[1], FW_SET_GW_UDP, FW_KEY_PORT, 2,
+		c->port_udp ? "gateway UDP ports: DNS, the UDP relay" : "gateway UDP port: DNS");
 	m->sets[1].elems[0] = c->port_dns;
 	m->sets[1].nelems = 1;
+	if (c->port_udp)
+		m->sets[1].elems[m->sets[1].nelems++] = c->port_udp;
 
 	/* 1. Every TCP connection and DNS query to the gateway's address. */
 	ch = &m->chains[0];
@@ -183,6 +205,16 @@ static void model_run(const struct fw_config *c, struct fw_model *m)
 	add_rule(ch,
 		 (struct fw_rule)R(NULL, S(FW_NFPROTO, NFPROTO_IPV6, NULL),
 				   S(FW_TCP_DPORT, 53, NULL), S(FW_DNAT6_GW, c->port_dns, NULL)));
+	if (c->port_udp) {
+		add_rule(ch, (struct fw_rule)R("other UDP to a synthetic address lands on the UDP "
+					       "relay's port",
+					       S(FW_DADDR4_SYNTH, 0, NULL),
+					       S(FW_L4PROTO, IPPROTO_UDP, NULL),
+					       S(FW_DNAT4_GW, c->port_udp, NULL)));
+		add_rule(ch, (struct fw_rule)R(NULL, S(FW_DADDR6_SYNTH, 0, NULL),
+					       S(FW_L4PROTO, IPPROTO_UDP, NULL),
+					       S(FW_DNAT6_GW, c->port_udp, NULL)));
+	}
 	add_rule(ch, (struct fw_rule)R("all other TCP lands on the transparent port",
 				       S(FW_NFPROTO, NFPROTO_IPV4, NULL),
 				       S(FW_L4PROTO, IPPROTO_TCP, NULL),
@@ -275,9 +307,12 @@ int fw_model_build(const struct fw_config *c, struct fw_model *m, struct wd_err 
 	m->sets[5].elems[1] = c->port_dns;
 	m->sets[5].elems[2] = c->port_proxy;
 	m->sets[5].nelems = 3;
-	set_def(&m->sets[6], FW_SET_GW_UDP, FW_KEY_PORT, 7, "gateway UDP port: DNS");
+	set_def(&m->sets[6], FW_SET_GW_UDP, FW_KEY_PORT, 7,
+		c->port_udp ? "gateway UDP ports: DNS, the UDP relay" : "gateway UDP port: DNS");
 	m->sets[6].elems[0] = c->port_dns;
 	m->sets[6].nelems = 1;
+	if (c->port_udp)
+		m->sets[6].elems[m->sets[6].nelems++] = c->port_udp;
 	set_def(&m->sets[7], FW_SET_RUN_CONNS, FW_KEY_IFNAME, 8,
 		"run veth -> its open flows (conntrack entries), counted by the packet path");
 	m->sets[7].dynamic = true;
@@ -347,6 +382,16 @@ int fw_model_build(const struct fw_config *c, struct fw_model *m, struct wd_err 
 				   S(FW_UDP_DPORT, 53, NULL), S(FW_REDIRECT, c->port_dns, NULL)));
 	add_rule(ch, (struct fw_rule)R(NULL, S(FW_TCP_DPORT, 53, NULL),
 				       S(FW_REDIRECT, c->port_dns, NULL)));
+	if (c->port_udp) {
+		add_rule(ch, (struct fw_rule)R("other UDP to a synthetic address (a name the DNS "
+					       "front answered) lands on the UDP relay's port",
+					       S(FW_DADDR4_SYNTH, 0, NULL),
+					       S(FW_L4PROTO, IPPROTO_UDP, NULL),
+					       S(FW_REDIRECT, c->port_udp, NULL)));
+		add_rule(ch, (struct fw_rule)R(NULL, S(FW_DADDR6_SYNTH, 0, NULL),
+					       S(FW_L4PROTO, IPPROTO_UDP, NULL),
+					       S(FW_REDIRECT, c->port_udp, NULL)));
+	}
 	add_rule(ch, (struct fw_rule)R("all other TCP lands on the transparent port",
 				       S(FW_L4PROTO, IPPROTO_TCP, NULL),
 				       S(FW_REDIRECT, c->port_transparent, NULL)));
@@ -368,6 +413,16 @@ int fw_model_build(const struct fw_config *c, struct fw_model *m, struct wd_err 
 				       S(FW_UDP_DPORT, c->port_dns, NULL), S(FW_ACCEPT, 0, NULL)));
 	add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_DADDR6_IN_SET, 0, FW_SET_GW_V6),
 				       S(FW_UDP_DPORT, c->port_dns, NULL), S(FW_ACCEPT, 0, NULL)));
+	if (c->port_udp) {
+		add_rule(ch, (struct fw_rule)R("the UDP relay at the run's own gateway address "
+					       "(redirected from a synthetic address)",
+					       S(FW_IIF_DADDR4_IN_SET, 0, FW_SET_GW_V4),
+					       S(FW_UDP_DPORT, c->port_udp, NULL),
+					       S(FW_ACCEPT, 0, NULL)));
+		add_rule(ch, (struct fw_rule)R(NULL, S(FW_IIF_DADDR6_IN_SET, 0, FW_SET_GW_V6),
+					       S(FW_UDP_DPORT, c->port_udp, NULL),
+					       S(FW_ACCEPT, 0, NULL)));
+	}
 	add_rule(ch,
 		 (struct fw_rule)R("UDP to any other address of this host: a host service, "
 				   "dropped and logged",
@@ -561,6 +616,14 @@ static int stmt_text(const struct fw_model *m, const struct fw_stmt *s, struct w
 				     inet_ntop(AF_INET6, &m->cfg.gw6, a, sizeof(a)) ? a : "?");
 	case FW_DADDR4_LOOPBACK:
 		return wd_buf_puts(out, "ip daddr 127.0.0.0/8");
+	case FW_DADDR4_SYNTH:
+		return wd_buf_printf(out, "ip daddr %s/%u",
+				     inet_ntop(AF_INET, &m->cfg.synth4, a, sizeof(a)) ? a : "?",
+				     m->cfg.synth4_prefix);
+	case FW_DADDR6_SYNTH:
+		return wd_buf_printf(out, "ip6 daddr %s/%u",
+				     inet_ntop(AF_INET6, &m->cfg.synth6, a, sizeof(a)) ? a : "?",
+				     m->cfg.synth6_prefix);
 	case FW_DADDR6_LOOPBACK:
 		return wd_buf_puts(out, "ip6 daddr ::1");
 	case FW_DNAT4_GW:

@@ -31,6 +31,13 @@
  * @port_transparent:	gateway port TCP is redirected to (15001)
  * @port_dns:		gateway DNS port, TCP and UDP (15053)
  * @port_proxy:		gateway explicit HTTP proxy port, reachable directly (15080)
+ * @port_udp:		the gateway's UDP relay port; 0 (the default): no relay, no UDP is
+ *			redirected (UDP to a synthetic address is dropped and logged as any other).
+ *			Set, a run's UDP (not DNS) to @synth4 / @synth6 is redirected there
+ * @synth4:		the synthetic IPv4 pool's network address (with @port_udp)
+ * @synth4_prefix:	its length (1..32)
+ * @synth6:		the synthetic IPv6 pool's network address (with @port_udp)
+ * @synth6_prefix:	its length (1..128)
  * @nflog_group:	NFLOG group dropped packets are logged to (7000): other UDP and UDP-lite
  *			without a prefix, attempts at host addresses with FW_NFLOG_PREFIX_HOST,
  *			connections over @conns_per_run with FW_NFLOG_PREFIX_CONNS
@@ -53,6 +60,11 @@ struct fw_config {
 	uint16_t port_transparent;
 	uint16_t port_dns;
 	uint16_t port_proxy;
+	uint16_t port_udp;
+	struct in_addr synth4;
+	uint8_t synth4_prefix;
+	struct in6_addr synth6;
+	uint8_t synth6_prefix;
 	uint16_t nflog_group;
 	uint32_t conns_per_run;
 	uint32_t new_per_s;

@@ -80,6 +80,8 @@ enum fw_stmt_kind {
 	FW_DADDR4_GW,	      /* ip daddr <cfg.gw4> */
 	FW_DADDR6_GW,	      /* ip6 daddr <cfg.gw6> */
 	FW_DADDR4_LOOPBACK,   /* ip daddr 127.0.0.0/8 */
+	FW_DADDR4_SYNTH,      /* ip daddr <cfg.synth4>/<cfg.synth4_prefix> */
+	FW_DADDR6_SYNTH,      /* ip6 daddr <cfg.synth6>/<cfg.synth6_prefix> */
 	FW_DADDR6_LOOPBACK,   /* ip6 daddr ::1 */
 	FW_DNAT4_GW,	      /* dnat ip to <cfg.gw4>:<arg> (after an IPv4 match) */
 	FW_DNAT6_GW,	      /* dnat ip6 to [<cfg.gw6>]:<arg> (after an IPv6 match) */

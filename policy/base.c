@@ -96,6 +96,8 @@ void policy_rule_finish(struct pctx *c, struct policy_rule *r)
 	}
 	for (size_t i = 0; i < r->nports; i++)
 		ret |= wd_buf_printf(&t, "%c%u", i ? ',' : ':', r->ports[i]);
+	if (r->proto == POLICY_PROTO_UDP)
+		ret |= wd_buf_puts(&t, "/udp");
 	if (ret) {
 		c->oom = 1;
 		wd_buf_free(&t);

@@ -306,8 +306,8 @@ static int intersect(struct eff *e, const struct policy_rule *u, const struct po
 	uint16_t *ports;
 	size_t n;
 
-	if (!nar)
-		return -1;
+	if (!nar || u->proto != cr->proto)
+		return -1; /* a udp rule is bounded by the ceiling's udp rules only */
 	ports = pctx_calloc(&e->c, u->nports, sizeof(uint16_t));
 	if (!ports)
 		return 0;
@@ -323,6 +323,7 @@ static int intersect(struct eff *e, const struct policy_rule *u, const struct po
 	r->prefix = nar->prefix;
 	r->ports = ports;
 	r->nports = n;
+	r->proto = u->proto;
 	r->line = u->line;
 	r->col = u->col;
 	r->from = pctx_strdup(&e->c, cr->from ? cr->from : "");
@@ -637,11 +638,18 @@ out:
 bool policy_ceiling_why(const struct wd_policy *p, const char *host, uint16_t port,
 			struct policy_why *out)
 {
+	return policy_ceiling_why_proto(p, host, port, POLICY_PROTO_TCP, out);
+}
+
+bool policy_ceiling_why_proto(const struct wd_policy *p, const char *host, uint16_t port,
+			      enum policy_proto proto, struct policy_why *out)
+{
 	int m, d;
 
 	if (!p || !p->bounded || !p->unbounded || !host)
 		return false;
-	m = port ? policy_match(p->unbounded, host, port) : policy_match_name(p->unbounded, host);
+	m = port ? policy_match_proto(p->unbounded, host, port, proto)
+		 : policy_match_name(p->unbounded, host);
 	if (m < 0)
 		return false; /* the user's own policy refuses it */
 	memset(out, 0, sizeof(*out));
@@ -651,11 +659,11 @@ bool policy_ceiling_why(const struct wd_policy *p, const char *host, uint16_t po
 		out->rule = p->denied->rules[d].text;
 		return true;
 	}
-	if ((port ? policy_match(p, host, port) : policy_match_name(p, host)) >= 0 ||
+	if ((port ? policy_match_proto(p, host, port, proto) : policy_match_name(p, host)) >= 0 ||
 	    !p->ceiling_allow)
 		return false;
 	m = policy_match_name(p->ceiling_allow, host);
-	if (m >= 0) {
+	if (m >= 0 && p->ceiling_allow->rules[m].proto == proto) { /* its rule, other ports */
 		out->from = p->ceiling_allow->rules[m].from;
 		out->rule = p->ceiling_allow->rules[m].text;
 	} else {

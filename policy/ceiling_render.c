@@ -32,6 +32,8 @@ static int render_rule(struct wd_buf *out, const char *indent, const struct poli
 		for (size_t i = 0; i < r->nports; i++)
 			ret |= wd_buf_printf(out, "%s%u", i ? ", " : "", r->ports[i]);
 		ret |= wd_buf_puts(out, "]");
+		if (r->proto == POLICY_PROTO_UDP)
+			ret |= wd_buf_puts(out, ", proto: udp");
 	}
 	ret |= wd_buf_puts(out, ", from: ");
 	ret |= wd_yaml_quote(out, r->from ? r->from : "");

@@ -59,9 +59,10 @@ static bool has_wild_len(const struct policy_matcher *m, size_t len)
 	return len < 256 && (m->wild_lens[len / 64] >> (len % 64) & 1);
 }
 
-/* lowest rule index under @key (of @len bytes) allowing @port, or @best */
+/* lowest rule index under @key (of @len bytes) allowing @port over @proto, or @best (an
+ * anyport matcher, a ceiling's denied names, ignores the transport too) */
 static int64_t mtable_find(const struct wd_policy *p, struct wd_htable *t, const char *key,
-			   size_t len, uint16_t port, int64_t best)
+			   size_t len, uint16_t port, enum policy_proto proto, int64_t best)
 {
 	struct mkey k = {key, len};
 	uint64_t h = wd_hash(key, len);
@@ -70,7 +71,8 @@ static int64_t mtable_find(const struct wd_policy *p, struct wd_htable *t, const
 
 	while ((e = wd_htable_next(t, &cursor, h, mentry_eq, &k)))
 		if ((best < 0 || e->rule < best) &&
-		    (p->matcher->anyport || has_port(&p->rules[e->rule], port)))
+		    (p->matcher->anyport ||
+		     (p->rules[e->rule].proto == proto && has_port(&p->rules[e->rule], port))))
 			best = e->rule;
 	return best;
 }
@@ -262,7 +264,8 @@ static int match_literal(const struct wd_policy *p, const char *host, uint16_t p
 }
 
 /* NOLINTNEXTLINE(misc-no-recursion): one level: an effective policy's `denied` has none */
-int policy_match(const struct wd_policy *p, const char *host, uint16_t port)
+int policy_match_proto(const struct wd_policy *p, const char *host, uint16_t port,
+		       enum policy_proto proto)
 {
 	struct policy_matcher *m = p ? p->matcher : NULL;
 	char name[256];
@@ -273,15 +276,21 @@ int policy_match(const struct wd_policy *p, const char *host, uint16_t port)
 		return -ENOENT;
 	/* an address never passes as a name (last label all digits, or a `:`) */
 	if (policy_host_fold(host, name, sizeof(name)))
-		return match_literal(p, host, port);
-	if (p->denied && policy_match(p->denied, name, port) >= 0)
+		return proto == POLICY_PROTO_TCP ? match_literal(p, host, port) : -ENOENT;
+	if (p->denied && policy_match_proto(p->denied, name, port, proto) >= 0)
 		return -EACCES; /* a ceiling's denied name: before any rule */
 	len = strlen(name);
-	best = mtable_find(p, &m->exact, name, len, port, -1);
+	best = mtable_find(p, &m->exact, name, len, port, proto, -1);
 	for (size_t i = 0; i < len; i++)
 		if (name[i] == '.' && has_wild_len(m, len - i - 1))
-			best = mtable_find(p, &m->wild, name + i + 1, len - i - 1, port, best);
+			best =
+			    mtable_find(p, &m->wild, name + i + 1, len - i - 1, port, proto, best);
 	return best < 0 ? -ENOENT : (int)best;
+}
+
+int policy_match(const struct wd_policy *p, const char *host, uint16_t port)
+{
+	return policy_match_proto(p, host, port, POLICY_PROTO_TCP);
 }
 
 int policy_match_name(const struct wd_policy *p, const char *host)
@@ -294,7 +303,7 @@ int policy_match_name(const struct wd_policy *p, const char *host)
 
 		if (p->rules[i].kind == POLICY_RULE_CIDR || (best >= 0 && (size_t)best < i))
 			continue;
-		m = policy_match(p, host, p->rules[i].ports[0]);
+		m = policy_match_proto(p, host, p->rules[i].ports[0], p->rules[i].proto);
 		if (m == -EACCES)
 			return m;
 		if (m >= 0 && (best < 0 || m < best))

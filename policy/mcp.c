@@ -132,6 +132,13 @@ static void parse_tool_net(struct pctx *c, const struct policy_yt_node *key,
 	sub.p = t->net;
 	policy_parse_rules(&sub, v[TOOL_NETWORK], where);
 	c->oom |= sub.oom;
+	for (size_t i = 0; i < t->net->nrules; i++)
+		if (t->net->rules[i].proto == POLICY_PROTO_UDP)
+			policy_diag_add(
+			    c->d, POLICY_DIAG_ERROR, t->net->rules[i].line, t->net->rules[i].col,
+			    "%s: `%s`: a tool's own rules allow connections only; allow "
+			    "udp with a network.allow rule",
+			    where, t->net->rules[i].text);
 }
 
 /*

@@ -17,8 +17,8 @@ enum { NET_ALLOW, NET_ASK, NET_ASK_TIMEOUT, NET_N };
 static const char *const net_keys[NET_N] = {"allow", "ask", "ask_timeout"};
 
 /* RULE_FROM last: only a ceiling's rules take it (policy_rule_item() with @from) */
-enum { RULE_HOST, RULE_CIDR, RULE_PORTS, RULE_FROM, RULE_N };
-static const char *const rule_keys[RULE_N] = {"host", "cidr", "ports", "from"};
+enum { RULE_HOST, RULE_CIDR, RULE_PORTS, RULE_PROTO, RULE_FROM, RULE_N };
+static const char *const rule_keys[RULE_N] = {"host", "cidr", "ports", "proto", "from"};
 
 static const uint16_t default_ports[] = {80, 443};
 
@@ -256,6 +256,24 @@ static int parse_cidr(struct pctx *c, const struct policy_yt_node *n, struct pol
 	return 0;
 }
 
+/* `proto: tcp | udp` into @r->proto. Return: 0, or -EINVAL after reporting at @n */
+static int parse_proto(struct pctx *c, const struct policy_yt_node *n, struct policy_rule *r)
+{
+	const char *s = policy_yt_str(c->d, n, "proto");
+
+	if (!s)
+		return -EINVAL;
+	if (!strcmp(s, "tcp")) {
+		r->proto = POLICY_PROTO_TCP;
+	} else if (!strcmp(s, "udp")) {
+		r->proto = POLICY_PROTO_UDP;
+	} else {
+		policy_diag_err(c->d, n, "proto: found `%s`; expected `tcp` or `udp`", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_rule_map(struct pctx *c, const struct policy_yt_node *n, struct policy_rule *r,
 			  const char *where, const struct policy_yt_node **from)
 {
@@ -290,6 +308,22 @@ static int parse_rule_map(struct pctx *c, const struct policy_yt_node *n, struct
 			ret = -EINVAL;
 	} else if (parse_cidr(c, v[RULE_CIDR], r)) {
 		ret = -EINVAL;
+	}
+	if (v[RULE_PROTO] && parse_proto(c, v[RULE_PROTO], r))
+		return -EINVAL;
+	if (r->proto == POLICY_PROTO_UDP && v[RULE_CIDR]) {
+		policy_diag_err(c->d, policy_yt_key_of(n, v[RULE_PROTO]),
+				"%s: proto: udp needs a host rule; udp to addresses is not "
+				"supported yet",
+				where);
+		return -EINVAL;
+	}
+	if (r->proto == POLICY_PROTO_UDP && !v[RULE_PORTS]) {
+		policy_diag_err(c->d, n,
+				"%s: a `proto: udp` rule has no `ports`; expected explicit "
+				"ports, like ports: [3478]",
+				where);
+		return -EINVAL;
 	}
 	if (v[RULE_PORTS]) {
 		if (parse_ports(c, v[RULE_PORTS], r))
@@ -376,6 +410,14 @@ static void parse_ask(struct pctx *c, const struct policy_yt_node *ask)
 					"network.ask: `%s`: a person is asked about names, not "
 					"addresses",
 					r->text ? r->text : "cidr");
+			policy_rule_clear(r);
+			continue;
+		}
+		if (r->proto == POLICY_PROTO_UDP) {
+			policy_diag_err(c->d, item,
+					"network.ask: `%s`: a person is asked about connections; "
+					"allow udp with a network.allow rule",
+					r->text ? r->text : "udp");
 			policy_rule_clear(r);
 			continue;
 		}
@@ -481,7 +523,8 @@ int policy_ask_copy(struct wd_policy *to, const struct wd_policy *from)
 		const struct policy_rule *r = &f->rules[i];
 		struct policy_rule *q = &a->rules[a->nrules++];
 
-		*q = (struct policy_rule){.kind = r->kind, .line = r->line, .col = r->col};
+		*q = (struct policy_rule){
+		    .kind = r->kind, .proto = r->proto, .line = r->line, .col = r->col};
 		q->host = r->host ? strdup(r->host) : NULL;
 		q->text = r->text ? strdup(r->text) : NULL;
 		q->ports = calloc(r->nports ? r->nports : 1, sizeof(*q->ports));

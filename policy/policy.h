@@ -126,6 +126,12 @@ struct policy_grant {
 	int col;
 };
 
+/* the transport a network rule allows; TCP unless the rule says `proto: udp` */
+enum policy_proto {
+	POLICY_PROTO_TCP, /* the default: connections (HTTP, TLS, anything over TCP) */
+	POLICY_PROTO_UDP, /* datagrams through the gateway's UDP relay; host rules only */
+};
+
 enum policy_rule_kind {
 	POLICY_RULE_HOST,     /* exact name */
 	POLICY_RULE_WILDCARD, /* *.suffix: any name with one or more labels before suffix */
@@ -142,8 +148,11 @@ enum policy_rule_kind {
  * @prefix:	cidr: prefix length
  * @ports:	allowed ports, sorted ascending, no duplicates
  * @nports:	number of @ports (>= 1)
+ * @proto:	the transport the rule allows (`proto: udp`: POLICY_PROTO_UDP; host and
+ *		wildcard rules only, with explicit ports)
  * @text:	the normalised rule as one line ("*.npmjs.org:443",
- *		"api.github.com:80,443", "10.20.0.0/16:8080"), for audit events
+ *		"api.github.com:80,443", "10.20.0.0/16:8080", a udp rule
+ *		"stun.example.test:3478/udp"), for audit events
  * @line:	position of the rule in the file
  * @col:	position of the rule in the file
  * @from:	a ceiling's rule, and a rule of an effective policy that a ceiling
@@ -158,6 +167,7 @@ struct policy_rule {
 	unsigned prefix;
 	uint16_t *ports;
 	size_t nports;
+	enum policy_proto proto;
 	char *text;
 	int line;
 	int col;
@@ -636,12 +646,28 @@ int policy_ask_copy(struct wd_policy *to, const struct wd_policy *from);
  * @port:	destination port
  *
  * Among the matching rules the first in file order wins. A name an
- * effective policy's @denied holds matches nothing.
+ * effective policy's @denied holds matches nothing. Only TCP rules count (a
+ * `proto: udp` rule never allows a connection); policy_match_proto() asks for UDP.
  *
  * Return: the index in @p->rules of the matching rule, -EACCES (a denied
  * name), or -ENOENT (also for names that are not valid host names).
  */
 int policy_match(const struct wd_policy *p, const char *host, uint16_t port);
+
+/**
+ * policy_match_proto() - which rule of transport @proto allows @host:@port
+ * @p:		the policy
+ * @host:	a host name, as for policy_match()
+ * @port:	destination port
+ * @proto:	POLICY_PROTO_TCP (what policy_match() asks) or POLICY_PROTO_UDP
+ *
+ * A matcher built with policy_matcher_build_anyport() (a ceiling's denied names)
+ * matches rules of either transport.
+ *
+ * Return: as policy_match().
+ */
+int policy_match_proto(const struct wd_policy *p, const char *host, uint16_t port,
+		       enum policy_proto proto);
 
 /**
  * policy_match_addr() - which cidr rule allows a connection to an address
@@ -655,7 +681,8 @@ int policy_match(const struct wd_policy *p, const char *host, uint16_t port);
 int policy_match_addr(const struct wd_policy *p, int family, const void *addr, uint16_t port);
 
 /**
- * policy_match_name() - which rule allows @host on some port
+ * policy_match_name() - which rule allows @host on some port, over either transport (the
+ * DNS front answers a name a udp rule allows, so that a program can find its address)
  * Return: the index of the first such rule, -EACCES (a denied name), or -ENOENT.
  */
 int policy_match_name(const struct wd_policy *p, const char *host);
@@ -876,6 +903,14 @@ struct policy_why {
  */
 bool policy_ceiling_why(const struct wd_policy *p, const char *host, uint16_t port,
 			struct policy_why *out);
+
+/**
+ * policy_ceiling_why_proto() - policy_ceiling_why() for the rules of transport @proto
+ * (POLICY_PROTO_UDP: the UDP relay's question about a `proto: udp` rule)
+ * Return: true when @p's unbounded @proto rules allow @host:@port and the ceiling does not.
+ */
+bool policy_ceiling_why_proto(const struct wd_policy *p, const char *host, uint16_t port,
+			      enum policy_proto proto, struct policy_why *out);
 
 /**
  * policy_ceiling_why_addr() - policy_ceiling_why() for an address (cidr rules)

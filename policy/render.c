@@ -66,7 +66,11 @@ static int yaml_ports(struct wd_buf *out, const struct policy_rule *r)
 
 	for (size_t i = 0; i < r->nports; i++)
 		ret |= wd_buf_printf(out, "%s%u", i ? ", " : "", r->ports[i]);
-	return ret | wd_buf_puts(out, "] }");
+	if (r->proto == POLICY_PROTO_UDP)
+		ret |= wd_buf_puts(out, "], proto: udp }");
+	else
+		ret |= wd_buf_puts(out, "] }");
+	return ret;
 }
 
 /* one network rule as a YAML sequence item, after @indent */
@@ -469,7 +473,8 @@ int policy_render_json(const struct wd_policy *p, struct wd_buf *out)
 			ret |= wd_buf_printf(out, "%s%u", k ? "," : "", r->ports[k]);
 		ret |= wd_buf_puts(out, "],\"text\":");
 		ret |= wd_yaml_quote(out, r->text ? r->text : "");
-		ret |= wd_buf_printf(out, ",\"line\":%d}", r->line);
+		ret |= wd_buf_printf(out, ",\"proto\":\"%s\",\"line\":%d}",
+				     r->proto == POLICY_PROTO_UDP ? "udp" : "tcp", r->line);
 	}
 	ret |= wd_buf_puts(out, "]");
 	ret |= json_ask(out, p);

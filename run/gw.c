@@ -232,7 +232,7 @@ int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 	char *argv[] = {bin, "--config", cfgpath, NULL, NULL, NULL};
 	struct wd_gwconf c = *conf;
 	struct wd_buf yaml = WD_BUF_INIT;
-	int r, fd, null, high[9];
+	int r, fd, null, high[16];
 	sigset_t none;
 	pid_t pid;
 

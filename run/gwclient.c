@@ -41,10 +41,16 @@ int run_gwclient_pick(struct run *r)
 	snprintf(c.listen_v4, sizeof(c.listen_v4), "%s", r->network.host4);
 	snprintf(c.listen_v6, sizeof(c.listen_v6), "%s", r->network.host6);
 	wd_err_clear(&err);
-	if (r->mode->gateway_inside)
+	if (r->mode->gateway_inside) {
+		/* the descriptors made (a Docker run's has no UDP relay's) */
+		int lst[RUN_ROOTLESS_NGW], n = 0;
+
+		for (int i = 0; i < RUN_ROOTLESS_NGW; i++)
+			if (r->network.rl.listen[i] >= 0)
+				lst[n++] = r->network.rl.listen[i];
 		ret = run_gw_spawn(&r->gateway.gw, r->state_dir, &c, audit_log_path(r->audit.log),
-				   r->network.rl.listen, RUN_ROOTLESS_NLISTEN + 1, &err);
-	else
+				   lst, n, &err);
+	} else
 		ret = run_gw_spawn(&r->gateway.gw, r->state_dir, &c, audit_log_path(r->audit.log),
 				   NULL, 0, &err);
 	if (ret) {

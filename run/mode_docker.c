@@ -40,6 +40,9 @@ static int docker_net_up(struct run *r)
 		return run_fail(r, "network", "correct pools.runs_v4 / runs_v6",
 				"bad run pool %s or %s", r->input.gwc.pool_v4,
 				r->input.gwc.pool_v6);
+	/* the container's init hands no UDP relay sockets: no redirect of UDP to a synthetic
+	 * address, which stays dropped and audited (docs/gateway.md, "UDP by name") */
+	n.fc.port_udp = 0;
 	r->network.fcfg = n.fc;
 	inet_ntop(AF_INET, &n.addr.host4, r->network.host4, sizeof(r->network.host4));
 	inet_ntop(AF_INET6, &n.addr.host6, r->network.host6, sizeof(r->network.host6));

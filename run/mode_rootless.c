@@ -29,6 +29,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -109,6 +110,38 @@ static int bound_socket(int family, const void *a, uint16_t port, int type, stru
 				  inet_ntop(family, a, s, sizeof(s)) ? s : "?", port,
 				  strerror(-fd));
 	return fd;
+}
+
+/* The UDP relay's descriptors, made inside the run's namespaces: its listeners at the gateway's
+ * addresses (the table DNATs UDP to a synthetic address there) and a NETLINK_NETFILTER socket
+ * through which the gateway, the owner of the run's user namespace, asks conntrack for a
+ * redirected flow's original destination. Return: 0, or a negative errno (@err says) */
+static int relay_sockets(const struct run_rootless_plan *p, int *fds, struct wd_err *err)
+{
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
+
+	fds[RUN_ROOTLESS_UDP4] =
+	    bound_socket(AF_INET, &p->addr.host4, p->fc.port_udp, SOCK_DGRAM, err);
+	if (fds[RUN_ROOTLESS_UDP4] < 0)
+		return fds[RUN_ROOTLESS_UDP4];
+	fds[RUN_ROOTLESS_UDP6] =
+	    bound_socket(AF_INET6, &p->addr.host6, p->fc.port_udp, SOCK_DGRAM, err);
+	if (fds[RUN_ROOTLESS_UDP6] < 0)
+		return fds[RUN_ROOTLESS_UDP6];
+	fds[RUN_ROOTLESS_CT] = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+	if (fds[RUN_ROOTLESS_CT] < 0 ||
+	    bind(fds[RUN_ROOTLESS_CT], (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return wd_err_set(err, -errno, "the conntrack socket of the run's namespace: %s",
+				  strerror(errno));
+	return 0;
+}
+
+/* how many descriptors the maker of @p hands over */
+static int nfds_of(const struct run_rootless_plan *p)
+{
+	if (p->bare)
+		return RUN_ROOTLESS_NBARE;
+	return p->fc.port_udp ? RUN_ROOTLESS_NFDS : RUN_ROOTLESS_UDP4;
 }
 
 /* The run's table, installed and audited clean. */
@@ -200,10 +233,12 @@ static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 		fds[RUN_ROOTLESS_NFLOG] = fw_nflog_bind(p->fc.nflog_group, &err);
 		ret = fds[RUN_ROOTLESS_NFLOG] < 0 ? fds[RUN_ROOTLESS_NFLOG] : 0;
 	}
+	if (!ret && !p->bare && p->fc.port_udp)
+		ret = relay_sockets(p, fds, &err);
 	run_stamp("ns.sockets");
 	if (ret)
 		goto out;
-	m.nfds = p->bare ? RUN_ROOTLESS_NBARE : RUN_ROOTLESS_NFDS;
+	m.nfds = nfds_of(p);
 	memset(&cbuf, 0, sizeof(cbuf));
 	mh.msg_control = cbuf.buf;
 	mh.msg_controllen = sizeof(cbuf.buf);
@@ -228,7 +263,7 @@ out:
 void run_rootless_init(struct run_rootless *rl)
 {
 	rl->userns_fd = rl->netns_fd = rl->probe_fd = -1;
-	for (int i = 0; i <= RUN_ROOTLESS_NLISTEN; i++)
+	for (int i = 0; i < RUN_ROOTLESS_NGW; i++)
 		rl->listen[i] = -1;
 }
 
@@ -237,7 +272,7 @@ void run_rootless_close(struct run_rootless *rl)
 	wd_closep(&rl->userns_fd);
 	wd_closep(&rl->netns_fd);
 	wd_closep(&rl->probe_fd);
-	for (int i = 0; i <= RUN_ROOTLESS_NLISTEN; i++)
+	for (int i = 0; i < RUN_ROOTLESS_NGW; i++)
 		wd_closep(&rl->listen[i]);
 }
 
@@ -255,8 +290,7 @@ int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p
 			    .msg_control = cbuf.buf,
 			    .msg_controllen = sizeof(cbuf.buf)};
 	struct timeval tv = {.tv_sec = 10};
-	int sp[2], st, fds[RUN_ROOTLESS_NFDS], ret,
-	    want = p->bare ? RUN_ROOTLESS_NBARE : RUN_ROOTLESS_NFDS;
+	int sp[2], st, fds[RUN_ROOTLESS_NFDS], ret, want = nfds_of(p);
 	struct cmsghdr *cm;
 	ssize_t n;
 	pid_t pid;
@@ -298,6 +332,8 @@ int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p
 			rl->listen[i] = fds[RUN_ROOTLESS_LISTEN + i];
 		if (!p->bare)
 			rl->listen[RUN_ROOTLESS_NLISTEN] = fds[RUN_ROOTLESS_NFLOG];
+		for (int i = 0; !p->bare && p->fc.port_udp && i < 3; i++)
+			rl->listen[RUN_ROOTLESS_NLISTEN + 1 + i] = fds[RUN_ROOTLESS_UDP4 + i];
 		rl->addr = p->addr;
 		return 0;
 	}

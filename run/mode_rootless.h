@@ -23,8 +23,16 @@ enum {
 	RUN_ROOTLESS_NFLOG,
 	RUN_ROOTLESS_LISTEN,
 	RUN_ROOTLESS_NLISTEN = FW_RUN_NLISTEN, /* nft/inside.c fw_run_listeners() */
-	RUN_ROOTLESS_NFDS = RUN_ROOTLESS_LISTEN + RUN_ROOTLESS_NLISTEN,
+	/* the UDP relay's (when the table redirects UDP: fw_config.port_udp): its listeners at the
+	 * run's gateway addresses, and a conntrack socket of the run's namespace */
+	RUN_ROOTLESS_UDP4 = RUN_ROOTLESS_LISTEN + RUN_ROOTLESS_NLISTEN,
+	RUN_ROOTLESS_UDP6,
+	RUN_ROOTLESS_CT,
+	RUN_ROOTLESS_NFDS,
 };
+
+/* The descriptors of struct run_rootless's @listen: the listeners, NFLOG, the UDP relay's three */
+#define RUN_ROOTLESS_NGW (RUN_ROOTLESS_NLISTEN + 4)
 
 /**
  * struct run_rootless_plan - what the maker of a rootless run's namespaces builds
@@ -60,7 +68,7 @@ struct run_rootless {
 	int userns_fd;
 	int netns_fd;
 	int probe_fd;
-	int listen[RUN_ROOTLESS_NLISTEN + 1];
+	int listen[RUN_ROOTLESS_NGW];
 	struct netns_addrs addr;
 };
 

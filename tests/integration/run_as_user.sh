@@ -100,6 +100,7 @@ run_flood|it drives a warden-gateway daemon (--gateway) without --manage-nft, wh
 run_live|it runs its users itself: root mode as root, rootless and daemon mode as LAB_USER, another user against them
 trace_sandbox|it runs its users itself: root mode under sudo for LAB_USER, rootless mode as LAB_USER
 trace_sockets|it runs its users itself: root mode under sudo for LAB_USER, rootless mode as LAB_USER
+run_udp_daemon|it runs its users itself (a user's run through a root daemon)
 EOF
 )
 # the lists name scripts that exist (they must stay true)

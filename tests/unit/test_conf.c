@@ -29,6 +29,8 @@ static void test_defaults(void **state)
 
 	(void)state;
 	conf_defaults(&g);
+	assert_int_equal(g.port_udp, 15054);
+	assert_int_equal(g.udp_idle_timeout_s, 60);
 	memset(&c, 0x5a, sizeof(c)); /* every byte is written */
 	conf_fw_config(&g, &c);
 	fw_config_defaults(&want);
@@ -39,15 +41,17 @@ static void test_defaults(void **state)
 /* Each field of the gateway config that shapes the table lands in its place. */
 static void test_fields(void **state)
 {
-	static const char y[] = "version: 1\n"
-				"ports: {transparent: 16001, dns: 16053, proxy: 16080}\n"
-				"nft:\n"
-				"  table: wdtest\n"
-				"  interface_prefix: \"wt-\"\n"
-				"  nflog_group: 7100\n"
-				"  conntrack_per_run: 512\n"
-				"  conntrack_new_per_s: 50\n"
-				"pools: {runs_v4: \"10.99.0.0/16\"}\n";
+	static const char y[] =
+	    "version: 1\n"
+	    "ports: {transparent: 16001, dns: 16053, proxy: 16080, udp: 16054}\n"
+	    "nft:\n"
+	    "  table: wdtest\n"
+	    "  interface_prefix: \"wt-\"\n"
+	    "  nflog_group: 7100\n"
+	    "  conntrack_per_run: 512\n"
+	    "  conntrack_new_per_s: 50\n"
+	    "pools: {runs_v4: \"10.99.0.0/16\"}\n"
+	    "limits: {udp_idle_timeout_s: 30}\n";
 	struct policy_diags d;
 	struct wd_gwconf g;
 	struct fw_config c;
@@ -62,6 +66,8 @@ static void test_fields(void **state)
 	assert_int_equal(c.port_transparent, 16001);
 	assert_int_equal(c.port_dns, 16053);
 	assert_int_equal(c.port_proxy, 16080);
+	assert_int_equal(g.port_udp, 16054);
+	assert_int_equal(g.udp_idle_timeout_s, 30);
 	assert_int_equal(c.nflog_group, 7100);
 	assert_int_equal(c.conns_per_run, 512);
 	assert_int_equal(c.new_per_s, 50);

@@ -428,6 +428,58 @@ static void test_join_msgs(void **state)
 }
 
 /* the parent's own reading of who asked: only a connection accepted on the control socket */
+/* the UDP relay's conntrack request and reply: round trips, and each field the checks refuse */
+static void test_ct_msgs(void **state)
+{
+	struct gw_ct_tuple t = {.sport = 15054, .dport = 40000}, back;
+	struct gw_priv_ct m, bad;
+	struct gw_priv_ct_reply r, rb;
+	struct gw_addr dst;
+
+	(void)state;
+	assert_int_equal(gw_addr_parse("10.213.0.1", &t.src), 0);
+	assert_int_equal(gw_addr_parse("10.213.0.2", &t.dst), 0);
+	assert_int_equal(gw_priv_ct_encode(&m, 7, &t), 0);
+	assert_int_equal(gw_priv_ct_check(&m, sizeof(m), &back), 0);
+	assert_true(gw_addr_eq(&back.src, &t.src) && gw_addr_eq(&back.dst, &t.dst));
+	assert_int_equal(back.sport, 15054);
+	assert_int_equal(back.dport, 40000);
+	assert_int_equal(gw_priv_ct_check(&m, sizeof(m) - 1, NULL), -EBADMSG);
+	bad = m;
+	bad.type = GW_PRIV_CGROUP_JOIN;
+	assert_int_equal(gw_priv_ct_check(&bad, sizeof(bad), NULL), -EBADMSG);
+	bad = m;
+	bad.family = 3;
+	assert_int_equal(gw_priv_ct_check(&bad, sizeof(bad), NULL), -EBADMSG);
+	bad = m;
+	bad.client[4] = 1; /* past an IPv4 address */
+	assert_int_equal(gw_priv_ct_check(&bad, sizeof(bad), NULL), -EBADMSG);
+	bad = m;
+	bad.pad[1] = 1;
+	assert_int_equal(gw_priv_ct_check(&bad, sizeof(bad), NULL), -EBADMSG);
+	bad = m;
+	bad.client_port = 0;
+	assert_int_equal(gw_priv_ct_check(&bad, sizeof(bad), NULL), -EBADMSG);
+	assert_int_equal(gw_addr_parse("fd77::1", &t.dst), 0); /* families differ */
+	assert_int_equal(gw_priv_ct_encode(&m, 7, &t), -EINVAL);
+
+	assert_int_equal(gw_addr_parse("100.96.0.9", &dst), 0);
+	assert_int_equal(gw_priv_ct_reply_encode(&r, 7, 0, &dst, 3478), 0);
+	assert_int_equal(gw_priv_ct_reply_check(&r, sizeof(r), 7), 0);
+	assert_int_equal(gw_priv_ct_reply_check(&r, sizeof(r), 8), -EBADMSG);
+	assert_int_equal(r.port, 3478);
+	rb = r;
+	rb.port = 0;
+	assert_int_equal(gw_priv_ct_reply_check(&rb, sizeof(rb), 7), -EBADMSG);
+	rb = r;
+	rb.status = -ENOENT; /* an error with facts */
+	assert_int_equal(gw_priv_ct_reply_check(&rb, sizeof(rb), 7), -EBADMSG);
+	assert_int_equal(gw_priv_ct_reply_encode(&r, 7, -ENOENT, NULL, 0), 0);
+	assert_int_equal(gw_priv_ct_reply_check(&r, sizeof(r), 7), 0);
+	assert_int_equal(gw_priv_ct_reply_encode(&r, 7, 0, NULL, 0), -EINVAL);
+	assert_int_equal(gw_priv_ct_reply_encode(&r, 7, 1, NULL, 0), -EINVAL);
+}
+
 static void test_peer(void **state)
 {
 	char dir[] = "/tmp/wd-peer-XXXXXX", path[128], other[128], why[300];
@@ -605,6 +657,7 @@ int main(void)
 	    cmocka_unit_test(test_worker_channel_fatal),
 	    cmocka_unit_test(test_peer),
 	    cmocka_unit_test(test_join_msgs),
+	    cmocka_unit_test(test_ct_msgs),
 	    cmocka_unit_test(test_take_fds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

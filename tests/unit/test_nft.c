@@ -207,6 +207,46 @@ static void test_payload_golden(void **state)
 	wd_buf_free(&out);
 }
 
+/* the UDP relay's rules (in the defaults, so in default.nft and default.payload: the /12 masked
+ * the way nft itself generates it, the /48 loaded by its six bytes); without port_udp none of
+ * them; and the relay's configuration refused where it cannot hold */
+static void test_udp_relay_golden(void **state)
+{
+	struct wd_buf out = WD_BUF_INIT;
+	struct fw_config c;
+	struct fw_model m;
+	struct wd_err err;
+
+	(void)state;
+	fw_config_defaults(&c);
+	assert_int_equal(fw_render(&c, &out), 0);
+	assert_non_null(strstr(wd_buf_cstr(&out),
+			       "ip daddr 100.96.0.0/12 meta l4proto udp redirect to :15054\n"));
+	assert_non_null(
+	    strstr(wd_buf_cstr(&out), "iifname . ip6 daddr @gw_v6 udp dport 15054 accept\n"));
+	wd_buf_reset(&out);
+	c.port_udp = 0;
+	assert_int_equal(fw_render(&c, &out), 0);
+	assert_null(strstr(wd_buf_cstr(&out), "15054"));
+	assert_int_equal(fw_model_build(&c, &m, NULL), 0);
+	wd_buf_free(&out);
+
+	c.port_udp = c.port_dns;
+	wd_err_clear(&err);
+	assert_int_equal(fw_config_check(&c, &err), -EINVAL);
+	c.port_udp = 53;
+	assert_int_equal(fw_config_check(&c, &err), -EINVAL);
+	c.port_udp = 15054;
+	c.synth4_prefix = 8; /* 100.96.0.0 has host bits past /8 */
+	assert_int_equal(fw_config_check(&c, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "synthetic pools"));
+	c.synth4_prefix = 12;
+	c.synth6_prefix = 0;
+	assert_int_equal(fw_config_check(&c, &err), -EINVAL);
+	c.synth6_prefix = 48;
+	assert_int_equal(fw_config_check(&c, &err), 0);
+}
+
 struct walk {
 	unsigned by_type[NFT_MSG_MAX + 1];
 	unsigned begin, end, total, rules_checked;
@@ -597,9 +637,16 @@ static void test_describe(void **state)
 	assert_string_equal(wd_buf_cstr(&out), "iifname != \"wd-*\" accept");
 	nftnl_rule_free(r);
 	wd_buf_reset(&out);
-	r = fw_rule_build(&m, &m.chains[1], &m.chains[1].rules[6]);
+	r = fw_rule_build(&m, &m.chains[1], &m.chains[1].rules[8]);
 	assert_int_equal(fw_rule_describe(r, &out), 0);
 	assert_string_equal(wd_buf_cstr(&out), "meta l4proto 0x06 redirect");
+	nftnl_rule_free(r);
+	/* the UDP relay's redirect: the /12 loaded whole and masked */
+	wd_buf_reset(&out);
+	r = fw_rule_build(&m, &m.chains[1], &m.chains[1].rules[6]);
+	assert_int_equal(fw_rule_describe(r, &out), 0);
+	assert_string_equal(wd_buf_cstr(&out),
+			    "meta nfproto 0x02 @nh,128,32 0x64600000 meta l4proto 0x11 redirect");
 	nftnl_rule_free(r);
 	/* the proxy exemption names the set of the runs' own gateway addresses */
 	wd_buf_reset(&out);
@@ -631,11 +678,17 @@ static void test_batch_overflow_labels(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defaults),	  cmocka_unit_test(test_config_check),
-	    cmocka_unit_test(test_render_golden), cmocka_unit_test(test_payload_golden),
-	    cmocka_unit_test(test_install_batch), cmocka_unit_test(test_uninstall_batch),
-	    cmocka_unit_test(test_run_batch),	  cmocka_unit_test(test_run_check),
-	    cmocka_unit_test(test_describe),	  cmocka_unit_test(test_batch_overflow_labels),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_config_check),
+	    cmocka_unit_test(test_render_golden),
+	    cmocka_unit_test(test_payload_golden),
+	    cmocka_unit_test(test_udp_relay_golden),
+	    cmocka_unit_test(test_install_batch),
+	    cmocka_unit_test(test_uninstall_batch),
+	    cmocka_unit_test(test_run_batch),
+	    cmocka_unit_test(test_run_check),
+	    cmocka_unit_test(test_describe),
+	    cmocka_unit_test(test_batch_overflow_labels),
 	    cmocka_unit_test(test_rootless),
 	};
 

@@ -153,7 +153,7 @@ static const struct bad_case bad_cases[] = {
      "expected a list"},
     {"host with port", V "network:\n  allow:\n    - {host: \"a.com:443\", ports: [443]}\n", 4, 14,
      "without a port"},
-    {"misspelt ports", V "network:\n  allow:\n    - {host: a.com, prots: [1]}\n", 4, 21,
+    {"misspelt ports", V "network:\n  allow:\n    - {host: a.com, pots: [1]}\n", 4, 21,
      "did you mean `ports`?"},
     {"allow item list", V "network:\n  allow:\n    - [a.com]\n", 4, 7, "found a list"},
     {"env list", V "env: [PATH]\n", 2, 6, "expected a mapping"},
@@ -242,6 +242,19 @@ static const struct bad_case bad_cases[] = {
     {"null key", V "~: b\n", 2, 1, "as a key"},
     {"too deep", V "command: [[[[[[[[[[[[[[[[[[[[a]]]]]]]]]]]]]]]]]]]]\n", 2, 25,
      "expected at most 16 levels"},
+    {"udp without ports", V "network:\n  allow:\n    - { host: stun.example.test, proto: udp }\n",
+     4, 7, "a `proto: udp` rule has no `ports`; expected explicit ports, like ports: [3478]"},
+    {"udp to a range",
+     V "network:\n  allow:\n    - { cidr: 10.0.0.0/8, proto: udp, ports: [53] }\n", 4, 27,
+     "proto: udp needs a host rule; udp to addresses is not supported yet"},
+    {"proto unknown", V "network:\n  allow:\n    - { host: a.example, proto: sctp, ports: [1] }\n",
+     4, 33, "proto: found `sctp`; expected `tcp` or `udp`"},
+    {"udp in a tool's rules",
+     V "mcp:\n  tools:\n    fetch:\n      network:\n        - { host: a.example, proto: udp, "
+       "ports: [1] }\n",
+     6, 11, "a tool's own rules allow connections only"},
+    {"udp asked about", V "network:\n  ask:\n    - { host: a.example, proto: udp, ports: [1] }\n",
+     4, 7, "network.ask: `a.example:1/udp`: a person is asked about connections"},
 };
 
 static void test_bad_case(void **state)
@@ -906,6 +919,60 @@ static void test_render_roundtrip(void **state)
 	wd_buf_free(&j);
 }
 
+/* ------------------------------------------------------------ proto: udp */
+
+/* a udp rule allows datagrams to its name and ports only, never a TCP connection; a TCP rule
+ * never allows udp; the DNS front answers both names; the rule renders and reparses as it was */
+static void test_udp_rules(void **state)
+{
+	struct wd_buf y = WD_BUF_INIT, j = WD_BUF_INIT;
+	struct policy_diags d, d2;
+	struct wd_policy *p, *q = NULL;
+
+	(void)state;
+	p = parse_ok("version: 1\n"
+		     "network:\n"
+		     "  allow:\n"
+		     "    - { host: stun.example.test, proto: udp, ports: [3478, 3479] }\n" /* 0 */
+		     "    - { host: \"*.quic.example\", proto: udp, ports: [443] }\n"	    /* 1 */
+		     "    - { host: web.example, proto: tcp, ports: [443] }\n"		    /* 2 */
+		     "    - { host: stun.example.test, ports: [3478] }\n",		    /* 3 */
+		     &d);
+	assert_int_equal(p->rules[0].proto, POLICY_PROTO_UDP);
+	assert_int_equal(p->rules[2].proto, POLICY_PROTO_TCP);
+	assert_string_equal(p->rules[0].text, "stun.example.test:3478,3479/udp");
+	assert_string_equal(p->rules[3].text, "stun.example.test:3478");
+	assert_int_equal(policy_match_proto(p, "stun.example.test", 3479, POLICY_PROTO_UDP), 0);
+	assert_int_equal(policy_match_proto(p, "stun.example.test", 3478, POLICY_PROTO_UDP), 0);
+	assert_int_equal(policy_match(p, "stun.example.test", 3478), 3);
+	assert_int_equal(policy_match(p, "stun.example.test", 3479), -ENOENT);
+	assert_int_equal(policy_match_proto(p, "stun.example.test", 80, POLICY_PROTO_UDP), -ENOENT);
+	assert_int_equal(policy_match_proto(p, "a.quic.example", 443, POLICY_PROTO_UDP), 1);
+	assert_int_equal(policy_match(p, "a.quic.example", 443), -ENOENT);
+	assert_int_equal(policy_match_proto(p, "web.example", 443, POLICY_PROTO_UDP), -ENOENT);
+	assert_int_equal(policy_match(p, "web.example", 443), 2);
+	assert_int_equal(policy_match_proto(p, "10.0.0.1", 443, POLICY_PROTO_UDP), -ENOENT);
+	assert_int_equal(policy_match_name(p, "a.quic.example"), 1);
+	assert_int_equal(policy_match_name(p, "other.example"), -ENOENT);
+	assert_int_equal(policy_render_yaml(p, &y), 0);
+	assert_non_null(strstr(wd_buf_cstr(&y), "    - { host: \"stun.example.test\", ports: "
+						"[3478, 3479], proto: udp }\n"));
+	policy_diags_init(&d2);
+	assert_int_equal(policy_parse(y.data, y.len, "r.yaml", &q, &d2), 0);
+	assert_int_equal(q->rules[1].proto, POLICY_PROTO_UDP);
+	assert_int_equal(q->rules[3].proto, POLICY_PROTO_TCP);
+	assert_int_equal(policy_render_json(p, &j), 0);
+	assert_non_null(strstr(wd_buf_cstr(&j), "\"text\":\"*.quic.example:443/udp\","
+						"\"proto\":\"udp\""));
+	assert_non_null(strstr(wd_buf_cstr(&j), "\"text\":\"web.example:443\",\"proto\":\"tcp\""));
+	policy_free(p);
+	policy_free(q);
+	policy_diags_free(&d);
+	policy_diags_free(&d2);
+	wd_buf_free(&y);
+	wd_buf_free(&j);
+}
+
 /* ------------------------------------------------------------ matcher */
 
 static struct wd_policy *matcher_policy(struct policy_diags *d)
@@ -1318,6 +1385,7 @@ static const struct CMUnitTest fixed_tests[] = {
     cmocka_unit_test(test_mcp_allowlist),
     cmocka_unit_test(test_network_ask),
     cmocka_unit_test(test_render_roundtrip),
+    cmocka_unit_test(test_udp_rules),
     cmocka_unit_test(test_match_exact),
     cmocka_unit_test(test_match_wildcard),
     cmocka_unit_test(test_match_bad_input),

@@ -135,6 +135,42 @@ static void test_pattern_pattern(void **state)
 	policy_free(e);
 }
 
+/* a udp rule is bounded by the ceiling's udp rules only: a tcp rule of the ceiling does not
+ * admit udp to its name, nor a udp rule tcp; `allow: any` and denied names bound both */
+static void test_udp(void **state)
+{
+	struct wd_policy *e;
+
+	(void)state;
+	e = eff("  allow:\n    - { host: \"*.example.test\", proto: udp, ports: [3478, 443] }\n"
+		"    - web.example.test\n",
+		&alice,
+		"    - { host: stun.example.test, proto: udp, ports: [3478, 9] }\n"
+		"    - { host: web.example.test, proto: udp, ports: [443] }\n"
+		"    - { host: stun.example.test, ports: [3478] }\n"
+		"    - web.example.test\n",
+		"stun.example.test:3478/udp web.example.test:443/udp web.example.test:80,443");
+	assert_true(has_note(e, "`stun.example.test:9,3478/udp` is narrowed by the host's "
+				"ceiling to `stun.example.test:3478/udp`"));
+	assert_true(has_note(e, "`stun.example.test:3478` is dropped: not allowed"));
+	assert_int_equal(policy_match_proto(e, "stun.example.test", 3478, POLICY_PROTO_UDP), 0);
+	assert_int_equal(policy_match(e, "stun.example.test", 3478), -ENOENT);
+	assert_int_equal(policy_match(e, "web.example.test", 443), 2);
+	policy_free(e);
+	/* a ceiling's tcp rule alone: the udp rule is dropped */
+	e = eff("  allow: [stun.example.test:3478]\n", &alice,
+		"    - { host: stun.example.test, proto: udp, ports: [3478] }\n", "");
+	assert_true(has_note(e, "`stun.example.test:3478/udp` is dropped"));
+	policy_free(e);
+	/* allow: any keeps it; a denied name drops it */
+	e = eff("  allow: any\n  deny: [\"*.bad.test\"]\n", &alice,
+		"    - { host: stun.example.test, proto: udp, ports: [3478] }\n"
+		"    - { host: s.bad.test, proto: udp, ports: [3478] }\n",
+		"stun.example.test:3478/udp");
+	assert_true(has_note(e, "`s.bad.test:3478/udp` is dropped: the host's ceiling"));
+	policy_free(e);
+}
+
 static void test_cidr(void **state)
 {
 	struct wd_policy *e;
@@ -456,7 +492,9 @@ static void test_render_keeps_positions(void **state)
 					"    - { cidr: 10.20.0.0/16, ports: [5432] }\n"
 					"  deny: [\"*.internal.example.com\"]\n"
 					"  limits: { connections: 7 }\n"
-					"  groups: { ci: { allow: any, limits: { runs: 9 } } }\n";
+					"  groups: { ci: { allow: any, limits: { runs: 9 } } }\n"
+					"  users: { bob: { allow: [{ host: stun.example.com, "
+					"proto: udp, ports: [3478] }] } }\n";
 	struct wd_gwconf c, c2;
 	struct policy_diags d;
 	struct wd_buf b = WD_BUF_INIT, b2 = WD_BUF_INIT;
@@ -474,6 +512,9 @@ static void test_render_keeps_positions(void **state)
 	assert_non_null(c2.ceiling);
 	assert_int_equal(conf_render_yaml(&c2, &b2), 0);
 	assert_string_equal(b.data, b2.data);
+	/* a udp rule keeps its transport through the hand-off */
+	assert_non_null(strstr(b.data, "ports: [3478], proto: udp, from: "));
+	assert_int_equal(c2.ceiling->users[0].allow[0].proto, POLICY_PROTO_UDP);
 	assert_int_equal(policy_ceiling_apply(c2.ceiling, &alice, u, &e), 0);
 	assert_true(policy_ceiling_why(e, "api.example.com", 80, &w));
 	assert_string_equal(w.from, "/etc/warden/gateway.yaml:4");
@@ -578,12 +619,19 @@ static void test_dns_cap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_pattern_pattern),  cmocka_unit_test(test_cidr),
-	    cmocka_unit_test(test_denied),	     cmocka_unit_test(test_why),
-	    cmocka_unit_test(test_overrides),	     cmocka_unit_test(test_no_and_empty_ceiling),
-	    cmocka_unit_test(test_limits),	     cmocka_unit_test(test_too_big),
-	    cmocka_unit_test(test_parse_errors),     cmocka_unit_test(test_render_keeps_positions),
-	    cmocka_unit_test(test_render_effective), cmocka_unit_test(test_dns_cap),
+	    cmocka_unit_test(test_pattern_pattern),
+	    cmocka_unit_test(test_cidr),
+	    cmocka_unit_test(test_udp),
+	    cmocka_unit_test(test_denied),
+	    cmocka_unit_test(test_why),
+	    cmocka_unit_test(test_overrides),
+	    cmocka_unit_test(test_no_and_empty_ceiling),
+	    cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_too_big),
+	    cmocka_unit_test(test_parse_errors),
+	    cmocka_unit_test(test_render_keeps_positions),
+	    cmocka_unit_test(test_render_effective),
+	    cmocka_unit_test(test_dns_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
