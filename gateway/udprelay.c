@@ -49,6 +49,9 @@ struct uflow {
 	bool asked, waiting, announced;
 	struct gw_quic_flow *quic; /* a QUIC flow whose ClientHello is not whole yet */
 	struct gw_upload *acct;	   /* the name's upload account (limits.upload_kib), or NULL */
+	uint8_t dcid[20];	   /* a QUIC flow's Destination Connection ID, as first checked */
+	uint8_t dcid_len;	   /* 0: not a QUIC flow, no Initial goes up */
+	bool foreign_told;	   /* a foreign Initial was audited */
 	int rule;
 	char denial_id[40];
 };
@@ -174,10 +177,75 @@ static void budget_spent(struct uflow *uf)
 	f->state = GW_UF_DENIED;
 }
 
+/* a QUIC v1 or v2 long-header packet (its ClientHello is then required) */
+static bool quic_like(const uint8_t *b, size_t n)
+{
+	uint32_t v;
+
+	if (n < 5 || (b[0] & 0xc0) != 0xc0)
+		return false;
+	v = (uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 8 | b[4];
+	return v == QUIC_VERSION_1 || v == QUIC_VERSION_2;
+}
+
+/* @b is a QUIC v1/v2 Initial: its Destination Connection ID at *@dcid, *@len bytes */
+static bool quic_initial(const uint8_t *b, size_t n, const uint8_t **dcid, size_t *len)
+{
+	unsigned type = (unsigned)(b[0] >> 4) & 3;
+	bool v2;
+
+	if (!quic_like(b, n) || n < 6)
+		return false;
+	v2 = ((uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 8 | b[4]) ==
+	     QUIC_VERSION_2;
+	if (type != (v2 ? 1u : 0u) || b[5] > 20 || n < 6u + b[5])
+		return false;
+	*dcid = b + 6;
+	*len = b[5];
+	return true;
+}
+
+/*
+ * Only the QUIC connection whose ClientHello was checked goes up a flow: an Initial of another
+ * connection (another Destination Connection ID; on a flow that began as plain UDP, any
+ * Initial) would carry a server name nobody read, e.g. another site at the allowed name's
+ * address. It is dropped, and the flow's first one audited. A server's Retry makes the client
+ * start again under a new DCID: that connection fails here and the client falls back to TCP.
+ */
+static bool foreign_initial(struct uflow *uf, const uint8_t *b, size_t n)
+{
+	const uint8_t *dcid;
+	size_t len;
+	char reason[500];
+
+	if (!quic_initial(b, n, &dcid, &len))
+		return false;
+	if (uf->dcid_len && len == uf->dcid_len && !memcmp(dcid, uf->dcid, len))
+		return false;
+	if (!uf->foreign_told) {
+		uf->foreign_told = true;
+		snprintf(
+		    reason, sizeof(reason),
+		    "udp to %.255s:%u: a QUIC Initial of another connection than the one whose "
+		    "server name was checked (%s); dropped, the flow goes on",
+		    uf->f->name, uf->f->dport,
+		    uf->dcid_len ? "another Destination Connection ID"
+				 : "the flow began as plain UDP");
+		gw_new_denial_id(uf->u->ev, uf->denial_id, sizeof(uf->denial_id));
+		event(uf, false, reason, false);
+		uf->denial_id[0] = '\0';
+	}
+	return true;
+}
+
 static void send_up(struct uflow *uf, const uint8_t *b, size_t n)
 {
 	ssize_t w;
 
+	if (foreign_initial(uf, b, n)) {
+		uf->f->dropped++;
+		return;
+	}
 	if (uf->f->state != GW_UF_OPEN) {
 		uf->f->dropped++;
 		return;
@@ -278,17 +346,6 @@ static void decide(struct uflow *uf, bool quic, const char *sni)
 	gw_resolve(uf->u->res, f->name, &uf->w);
 }
 
-/* a QUIC v1 or v2 long-header packet (its ClientHello is then required) */
-static bool quic_like(const uint8_t *b, size_t n)
-{
-	uint32_t v;
-
-	if (n < 5 || (b[0] & 0xc0) != 0xc0)
-		return false;
-	v = (uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 8 | b[4];
-	return v == QUIC_VERSION_1 || v == QUIC_VERSION_2;
-}
-
 /* one datagram of a QUIC flow whose ClientHello is awaited: decided once it is whole */
 static void quic_feed(struct uflow *uf, const uint8_t *b, size_t n)
 {
@@ -359,6 +416,13 @@ static void ct_done(struct gw_privreq *q, const struct gw_priv_ct_reply *rep)
 	}
 	if (f->held && quic_like(f->held->data, f->held->len)) {
 		/* the name and port are allowed; its ClientHello must agree with the name */
+		const uint8_t *dcid;
+		size_t len;
+
+		if (quic_initial(f->held->data, f->held->len, &dcid, &len) && len) {
+			memcpy(uf->dcid, dcid, len);
+			uf->dcid_len = (uint8_t)len;
+		}
 		uf->quic = calloc(1, sizeof(*uf->quic));
 		if (!uf->quic) {
 			deny(uf, "udp: out of memory for the flow's QUIC Initial");

@@ -7,7 +7,9 @@
 # is refused (domain fronting: gtlsclient dialling allowed.test's synthetic address as a literal
 # names "localhost"; and RFC 9001's sample Initial, naming example.com, sent there), and a name
 # allowed for TCP only is refused; gtlsclient from lab-host itself reaches other.test's server
-# (a positive control for that address).
+# (a positive control for that address). A flow that began as plain UDP and then carries a QUIC
+# Initial drops it (its server name was never read), beside lab-host's control that the server
+# answers that Initial.
 set -u
 SRC=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/lab/lib.sh"
@@ -86,6 +88,47 @@ time.sleep(1)' "$T/rfc9001.bin"
 r=$(last_run)
 check "RFC 9001's sample Initial (example.com) to allowed.test is refused as fronting" \
 	test "$(events "$r" '.action == "net.udp" and .allowed == false and (.reason | test("QUIC Initial names example.com but the flow is bound to allowed.test"))')" -ge 1
+
+# a flow that begins as plain UDP (allowed: no QUIC Initial in its first datagram) and then
+# carries a QUIC Initial: nobody read that Initial's server name, so it must not go up
+cat >"$T/initial.py" <<'EOF2'
+import socket, sys
+# initial.py HOST FILE [hello]: sends the Initial in FILE to HOST:443 (after a plain datagram
+# when "hello" is given, from the same socket) and prints how many datagrams came back in 3 s
+fam, _, _, _, addr = socket.getaddrinfo(sys.argv[1], 443, socket.AF_INET, socket.SOCK_DGRAM)[0]
+s = socket.socket(fam, socket.SOCK_DGRAM)
+s.settimeout(3)
+if len(sys.argv) > 3:
+    s.sendto(b"hello, plain udp", addr)
+    try:
+        s.recvfrom(65536)
+    except socket.timeout:
+        pass
+s.sendto(open(sys.argv[2], "rb").read(), addr)
+n = 0
+try:
+    while True:
+        s.recvfrom(65536)
+        n += 1
+except socket.timeout:
+    pass
+print(n)
+EOF2
+chmod 0644 "$T/initial.py"
+n=$(in_host timeout 20 python3 "$T/initial.py" "$LAB_ALLOWED_V4" "$T/rfc9001.bin")
+echo "# RFC 9001's Initial sent from lab-host to allowed.test's server: $n datagram(s) back"
+check "control: allowed.test's QUIC server answers RFC 9001's sample Initial (from lab-host)" \
+	test "${n:-0}" -ge 1
+n=$(in_host "$W" run -q --audit-log "$A" -p "$T/quic-file.yaml" -- timeout 20 \
+	/usr/bin/python3 "$T/initial.py" allowed.test "$T/rfc9001.bin" hello)
+r=$(last_run)
+echo "# the same Initial after a plain datagram, in a run: $n datagram(s) back"
+check "... the same Initial sent in a run after a plain datagram on that flow gets no answer" \
+	test "$n" = 0
+check "... the flow was allowed as plain UDP" \
+	test "$(events "$r" '.action == "net.udp" and .allowed == true and .resource == "allowed.test" and .port == 443 and .bytes_up == null')" -ge 1
+check "... and its Initial audited as dropped: a connection whose server name was not read" \
+	test "$(events "$r" '.action == "net.udp" and .allowed == false and (.reason | test("QUIC Initial of another connection.*began as plain UDP")) and (.denial_id | length > 0)')" -ge 1
 
 in_host timeout 10 gtlsclient --timeout=3s --exit-on-all-streams-close "$LAB_OTHER_V4" 443 \
 	https://other.test/ >"$T/client.out" 2>&1

@@ -25,7 +25,8 @@ struct msg {
 static void put(struct msg *m, const void *p, size_t n)
 {
 	assert_true(m->len + n <= sizeof(m->b));
-	memcpy(m->b + m->len, p, n);
+	if (n)
+		memcpy(m->b + m->len, p, n);
 	m->len += n;
 	while (m->len % 4)
 		m->b[m->len++] = 0;
@@ -57,12 +58,12 @@ static void nest_end(struct msg *m, size_t at)
 }
 
 static void tuple(struct msg *m, uint16_t type, uint16_t nested, const char *src, const char *dst,
-		  uint8_t proto, uint16_t sport, uint16_t dport)
+		  uint8_t proto, uint16_t from_port, uint16_t to_port)
 {
 	uint8_t a[16], b[16];
 	bool v6 = strchr(src, ':') != NULL;
 	size_t t = nest(m, type | nested), ip, pr;
-	uint16_t sp = htons(sport), dp = htons(dport);
+	uint16_t sp = htons(from_port), dp = htons(to_port);
 
 	assert_int_equal(inet_pton(v6 ? AF_INET6 : AF_INET, src, a), 1);
 	assert_int_equal(inet_pton(v6 ? AF_INET6 : AF_INET, dst, b), 1);
