@@ -240,6 +240,9 @@ check "the member user is in group warden (so its run is daemon mode)" \
 	bash -c 'id -nG wdvmmember | tr " " "\n" | grep -qx warden'
 asmember() { runuser -u wdvmmember -- "$@"; }
 export -f asmember
+# root's runs are root mode (who is "asroot": the caller itself)
+asroot() { "$@"; }
+export -f asroot
 # limits_of WHO USER MODE: WHO (asuser/asmember) runs true, then a memory hog, under limits.yaml
 limits_of()
 {
@@ -391,6 +394,7 @@ fork_of()
 }
 fork_of asuser wdvmuser
 fork_of asmember wdvmmember
+fork_of asroot root
 
 # --- warden doctor names the limit method a run will get, per mode -------------------------
 # root: root mode's cgroup2; a member of group warden: the daemon's cgroup (daemon mode); a
@@ -522,8 +526,6 @@ cgroup_of asmember wdvmmember daemon
 # `systemctl daemon-reload` during a run (systemd does not take the run's cgroup back), and
 # nothing of a root run left after it (its veth, its nft elements, its cgroup; the pool's
 # ready-made networks drained by `warden gc --pool`)
-asroot() { "$@"; }
-export -f asroot
 net_of asroot root root central
 limits_of asroot root root
 root_method=$(grep '"action":"run.start"' /root/audit.jsonl | tail -n1 | grep -o 'limits=[a-z0-9-]*' | cut -d= -f2)
@@ -630,6 +632,26 @@ check_fails "... no run cgroup is left below /sys/fs/cgroup/warden" \
 check "the journal has the gateway's stop (systemd's 'Stopped' line)" \
 	bash -c 'journalctl -q -u warden-gateway.service -o cat | grep -q "^Stopped "'
 journalctl -q -u warden-gateway.service -o cat | tail -n 4 | sed 's/^/VM:     journal: /'
+
+# --- root mode with no daemon (stopped above): an embedded gateway ------------------------
+# the contrast to the daemon-served root runs: the gateway's events are in the run's own log
+log=/root/embedded.jsonl
+check_eq "root, no daemon: a run curls http://allowed.test/ (an embedded gateway)" \
+	"hello from allowed.test" /usr/bin/warden run -q --audit-log "$log" -p "$WORK/net.yaml" -- \
+	curl -sS --fail --max-time 20 --noproxy '*' http://allowed.test/
+check "root, no daemon: ... the allowed net.connect is in the run's own log" \
+	bash -c 'run_events "$0" own | grep "\"action\":\"net.connect\"" | grep "\"allowed\":true" |
+		grep -q "allowed.test"' "$log"
+check_fails "root, no daemon: a run curls http://other.test/: refused" /usr/bin/warden run -q \
+	--audit-log "$log" -p "$WORK/net.yaml" -- curl -sS --fail --max-time 20 --noproxy '*' \
+	http://other.test/
+check "root, no daemon: ... with the denial of other.test in the run's own log" \
+	bash -c 'run_events "$0" own | grep "\"allowed\":false" | grep -q "other.test"' "$log"
+check "root, no daemon: warden gc --pool" /usr/bin/warden gc --pool
+check "root, no daemon: ... no wd-* interface is left" \
+	timeout 30 bash -c 'while ip -o link show | grep -q " wd-"; do sleep 0.2; done'
+check_fails "root, no daemon: ... and no run cgroup below /sys/fs/cgroup/warden" \
+	bash -c 'find /sys/fs/cgroup/warden -mindepth 1 -maxdepth 1 -type d | grep -q .'
 
 # --- apt-get purge: what postinst made goes, nothing else ----------------------------------
 getent passwd | cut -d: -f1 | sort >"$WORK/users.before"
