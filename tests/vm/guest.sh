@@ -110,6 +110,32 @@ lab_up()
 	ip netns exec internet python3 -m http.server 80 --bind 203.0.113.11 --directory "$d/other" \
 		</dev/null >"$WORK/http-other.log" 2>&1 &
 	LAB_PIDS+=($!)
+	# HTTPS on 443 of both addresses: a CA made here, one certificate for both names
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-subj /CN=warden-vm-lab-ca -keyout "$WORK/lab-ca.key" -out "$WORK/lab-ca.pem" \
+		>"$WORK/openssl.log" 2>&1 || return 1
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=allowed.test \
+		-keyout "$WORK/lab-srv.key" -out "$WORK/lab-srv.csr" >>"$WORK/openssl.log" 2>&1 || return 1
+	printf 'subjectAltName=DNS:allowed.test,DNS:other.test\n' >"$WORK/lab-srv.ext"
+	openssl x509 -req -in "$WORK/lab-srv.csr" -CA "$WORK/lab-ca.pem" -CAkey "$WORK/lab-ca.key" \
+		-CAcreateserial -days 2 -extfile "$WORK/lab-srv.ext" -out "$WORK/lab-srv.pem" \
+		>>"$WORK/openssl.log" 2>&1 || return 1
+	chmod 0644 "$WORK/lab-ca.pem"
+	cat >"$WORK/https.py" <<'PY'
+import functools, http.server, ssl, sys
+addr, root, cert, key = sys.argv[1:5]
+srv = http.server.HTTPServer((addr, 443), functools.partial(
+    http.server.SimpleHTTPRequestHandler, directory=root))
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+srv.serve_forever()
+PY
+	for h in allowed:10 other:11; do
+		ip netns exec internet python3 "$WORK/https.py" "203.0.113.${h#*:}" "$d/${h%:*}" \
+			"$WORK/lab-srv.pem" "$WORK/lab-srv.key" </dev/null >"$WORK/https-${h%:*}.log" 2>&1 &
+		LAB_PIDS+=($!)
+	done
 	printf 'nameserver 203.0.113.2\n' >/etc/resolv.conf
 }
 lab_down()
@@ -131,6 +157,13 @@ check_eq "from the guest itself: http://allowed.test/ answers" "hello from allow
 	timeout 60 bash -c 'until curl -sS --fail --max-time 5 --noproxy "*" http://allowed.test/; do sleep 1; done'
 check_eq "from the guest itself: http://other.test/ answers (its server is up)" "hello from other.test" \
 	curl -sS --fail --max-time 5 --noproxy '*' http://other.test/
+check_eq "from the guest itself: https://allowed.test/ answers (the lab CA verifies it)" \
+	"hello from allowed.test" timeout 60 bash -c 'until curl -sS --fail --max-time 5 --noproxy "*" \
+	--cacert "$0" https://allowed.test/; do sleep 1; done' "$WORK/lab-ca.pem"
+check_eq "from the guest itself: https://other.test/ answers (its server is up)" "hello from other.test" \
+	curl -sS --fail --max-time 5 --noproxy '*' --cacert "$WORK/lab-ca.pem" https://other.test/
+check_fails "... and not without the lab CA (control: the CA is what curl trusts)" \
+	curl -sS --fail --max-time 5 --noproxy '*' https://allowed.test/
 check_fails "the VM has no route out but the lab (no route to 192.0.2.1)" ip route get 192.0.2.1
 check "... (control: a route to the lab's 203.0.113.10)" ip route get 203.0.113.10
 
@@ -207,6 +240,9 @@ check "the member user is in group warden (so its run is daemon mode)" \
 	bash -c 'id -nG wdvmmember | tr " " "\n" | grep -qx warden'
 asmember() { runuser -u wdvmmember -- "$@"; }
 export -f asmember
+# root's runs are root mode (who is "asroot": the caller itself)
+asroot() { "$@"; }
+export -f asroot
 # limits_of WHO USER MODE: WHO (asuser/asmember) runs true, then a memory hog, under limits.yaml
 limits_of()
 {
@@ -236,32 +272,69 @@ limits_of asuser wdvmuser rootless
 limits_of asmember wdvmmember daemon
 
 # --- the network of a run, rootless and daemon mode: allowed.test beside other.test ---------
-printf 'version: 1\nnetwork:\n  allow:\n    - {host: allowed.test, ports: [80]}\n' >"$WORK/net.yaml"
+printf 'version: 1\nnetwork:\n  allow:\n    - {host: allowed.test, ports: [80, 443]}\n' >"$WORK/net.yaml"
 chmod 0644 "$WORK/net.yaml"
-# net_of WHO USER MODE: a run of WHO fetches allowed.test (the page) and not other.test (the
-# denial in its audit); the mode is its run.start's
+# run_events LOG WHERE: the gateway's events (not run.*) of the last run in LOG, read from LOG
+# itself (own: the daemon streams them to the launcher, or an embedded gateway writes there) or
+# from the daemon's central log (central: a root run served by the daemon, docs/vm.md)
+run_events()
+{
+	local id
+	id=$(grep '"action":"run.start"' "$1" | tail -n1 | grep -o '"run":"[0-9a-f]*"' | cut -d'"' -f4)
+	[[ -n $id ]] || return 1
+	if [[ $2 == central ]]; then
+		grep -h "\"run\":\"$id\"" /var/log/warden/audit.jsonl
+	else
+		grep -h "\"run\":\"$id\"" "$1"
+	fi | grep -v '"action":"run\.'
+}
+export -f run_events
+# net_of WHO USER MODE [WHERE]: a run of WHO fetches allowed.test (the page) and not other.test
+# (the denial in its gateway's events, run_events WHERE, default own), over HTTP and HTTPS; the
+# mode is its run.start's
 net_of()
 {
-	local who=$1 label=$2 mode=$3 log
+	local who=$1 label=$2 mode=$3 where=${4:-own} log
 	log=$(getent passwd "$label" | cut -d: -f6)/net.jsonl
 	check_eq "$label: a run curls http://allowed.test/ (the page, through the gateway)" \
 		"hello from allowed.test" "$who" /usr/bin/warden run -q --audit-log "$log" \
 		-p "$WORK/net.yaml" -- curl -sS --fail --max-time 20 --noproxy '*' http://allowed.test/
 	check_eq "$label: ... the run was $mode mode" "\"mode\":\"$mode\"" \
 		bash -c 'grep "\"action\":\"run.start\"" "$0" | tail -n1 | grep -o "\"mode\":\"[a-z]*\""' "$log"
-	check "$label: ... its audit has the allowed connection to allowed.test" \
-		bash -c 'grep "\"allowed\":true" "$0" | grep -q "allowed.test"' "$log"
-	check_fails "$label: ... and no denial yet" \
-		bash -c 'grep "\"allowed\":false" "$0" | grep -q "other.test"' "$log"
+	check "$label: ... its events ($where log) have the allowed connection to allowed.test" \
+		bash -c 'run_events "$0" "$1" | grep "\"action\":\"net.connect\"" | grep "\"allowed\":true" |
+			grep -q "allowed.test"' "$log" "$where"
+	check_fails "$label: ... and no denial" \
+		bash -c 'run_events "$0" "$1" | grep -q "\"allowed\":false"' "$log" "$where"
+	if [[ $where == central ]]; then
+		say "note: $label: the gateway's events of that run in the run's own log: $(run_events "$log" own | wc -l)"
+	fi
 	check_fails "$label: a run curls http://other.test/: refused" "$who" /usr/bin/warden run -q \
 		--audit-log "$log" -p "$WORK/net.yaml" -- \
 		curl -sS --fail --max-time 20 --noproxy '*' http://other.test/
-	check "$label: ... with the denial of other.test in its audit" \
-		bash -c 'grep "\"allowed\":false" "$0" | grep -q "other.test"' "$log"
-	grep '"allowed":false' "$log" | grep 'other.test' | head -n1 | cut -c1-300 | sed 's/^/VM:     denial: /'
+	check "$label: ... with the denial of other.test in its events ($where log)" \
+		bash -c 'run_events "$0" "$1" | grep "\"allowed\":false" | grep -q "other.test"' "$log" "$where"
+	run_events "$log" "$where" | grep '"allowed":false' | grep 'other.test' | head -n1 | cut -c1-300 |
+		sed 's/^/VM:     denial: /'
 	check_fails "$label: a run curls the address of other.test (203.0.113.11): refused" \
 		"$who" /usr/bin/warden run -q --audit-log "$log" -p "$WORK/net.yaml" -- \
 		curl -sS --fail --max-time 20 --noproxy '*' http://203.0.113.11/
+	# HTTPS: the run trusts the lab's CA (curl --cacert, the file readable in the sandbox)
+	check_eq "$label: a run curls https://allowed.test/ (TLS through the gateway, the lab CA)" \
+		"hello from allowed.test" "$who" /usr/bin/warden run -q --audit-log "$log" \
+		-p "$WORK/net.yaml" --read "$WORK/lab-ca.pem" -- curl -sS --fail --max-time 20 \
+		--noproxy '*' --cacert "$WORK/lab-ca.pem" https://allowed.test/
+	check "$label: ... its events have the allowed TLS connection to allowed.test" \
+		bash -c 'run_events "$0" "$1" | grep "\"action\":\"net.connect\"" | grep "\"allowed\":true" |
+			grep -q "allowed.test"' "$log" "$where"
+	run_events "$log" "$where" | grep '"action":"net.connect"' | head -n1 | cut -c1-300 |
+		sed 's/^/VM:     https connect: /'
+	check_fails "$label: a run curls https://other.test/ (same probe): refused" \
+		"$who" /usr/bin/warden run -q --audit-log "$log" -p "$WORK/net.yaml" \
+		--read "$WORK/lab-ca.pem" -- curl -sS --fail --max-time 20 --noproxy '*' \
+		--cacert "$WORK/lab-ca.pem" https://other.test/
+	check "$label: ... with the denial of other.test in its events" \
+		bash -c 'run_events "$0" "$1" | grep "\"allowed\":false" | grep -q "other.test"' "$log" "$where"
 }
 net_of asuser wdvmuser rootless
 net_of asmember wdvmmember daemon
@@ -321,6 +394,7 @@ fork_of()
 }
 fork_of asuser wdvmuser
 fork_of asmember wdvmmember
+fork_of asroot root
 
 # --- warden doctor names the limit method a run will get, per mode -------------------------
 # root: root mode's cgroup2; a member of group warden: the daemon's cgroup (daemon mode); a
@@ -363,7 +437,7 @@ run_cgroup()
 {
 	local d
 	for _ in $(seq 300); do
-		if [[ $1 == daemon ]]; then
+		if [[ $1 == daemon || $1 == root ]]; then
 			d=/sys/fs/cgroup/warden/$2
 		else
 			d=$(find /sys/fs/cgroup/user.slice -maxdepth 6 -type d -name "warden-$2.scope" | head -n1)
@@ -373,6 +447,18 @@ run_cgroup()
 		sleep 0.2
 	done
 	echo "$d"
+}
+# program_runs DIR COMM: a process named COMM is in the cgroup DIR within 60 s (the program
+# started: the run is past its checks, run.start alone is not)
+program_runs()
+{
+	timeout 60 bash -c '
+		while :; do
+			for p in $(cat "$0/cgroup.procs" 2>/dev/null); do
+				[[ $(cat "/proc/$p/comm" 2>/dev/null) == "$1" ]] && exit 0
+			done
+			sleep 0.2
+		done' "$1" "$2"
 }
 # gone DIR: DIR is removed within 30 s
 gone() { timeout 30 bash -c 'while [[ -e $0 ]]; do sleep 0.2; done' "$1"; }
@@ -434,11 +520,63 @@ cgroup_of()
 cgroup_of asuser wdvmuser rootless
 cgroup_of asmember wdvmmember daemon
 
+# --- root mode: `warden run` as root (its own cgroup v2, /sys/fs/cgroup/warden/<id>) ---------
+# the same probes as the two other modes (the network, a memory hog, the cgroup read from
+# outside, a pids bomb), the method doctor names beside the one run.start names, a
+# `systemctl daemon-reload` during a run (systemd does not take the run's cgroup back), and
+# nothing of a root run left after it (its veth, its nft elements, its cgroup; the pool's
+# ready-made networks drained by `warden gc --pool`)
+net_of asroot root root central
+limits_of asroot root root
+root_method=$(grep '"action":"run.start"' /root/audit.jsonl | tail -n1 | grep -o 'limits=[a-z0-9-]*' | cut -d= -f2)
+check_eq "root: the method doctor names is the one the run got (run.start: limits=${root_method:-?})" \
+	"cgroups  limits use ${root_method:-?} " bash -c 'grep -o "cgroups  limits use [a-z0-9-]* " "$0"' "$WORK/doctor"
+check_eq "root: ... and it is cgroup2" cgroup2 echo "$root_method"
+cgroup_of asroot root root
+log=/root/reload.jsonl
+start_run asroot "$log" "$WORK/limits.yaml" /bin/sleep 120
+dir=$(run_cgroup root "$BG_ID")
+ifname=$(grep -o 'network: wd-[0-9a-f]*' "$log.err" | head -n1 | cut -d' ' -f2)
+say "figure root run: ${BG_ID:-?} on ${ifname:-?}, cgroup ${dir:-none}; the launcher's: $(cut -d: -f3 /proc/$BG_PID/cgroup 2>/dev/null)"
+check "root: a live run's veth $ifname is there (control for the checks after it)" ip link show "${ifname:-none}"
+check "root: ... and the table inet warden has its interface" \
+	bash -c 'nft list set inet warden runs_if | grep -q "\"$0\""' "${ifname:-none}"
+check "root: systemctl daemon-reload during the run" systemctl daemon-reload
+check_eq "root: ... the run's cgroup keeps memory.max (systemd leaves it alone)" 67108864 cat "$dir/memory.max"
+check_eq "root: ... and pids.max" 32 cat "$dir/pids.max"
+check_eq "root: ... and its processes" yes bash -c '[[ -n $(cat "$0/cgroup.procs") ]] && echo yes' "$dir"
+check_eq "root: ... the memory controller is still on for /sys/fs/cgroup/warden" yes \
+	bash -c 'grep -qw memory /sys/fs/cgroup/warden/cgroup.subtree_control && echo yes'
+check "root: warden kill ends it" /usr/bin/warden kill "$BG_ID"
+wait "$BG_PID"
+check "root: ... and its cgroup is gone" gone "$dir"
+check "root: ... and its veth" timeout 30 bash -c 'while ip link show "$0" >/dev/null 2>&1; do sleep 0.2; done' "${ifname:-none}"
+for set in runs_if runs_v4 runs_v6 gw_v4 gw_v6; do
+	check_fails "root: ... set $set holds none of its elements" \
+		bash -c 'nft list set inet warden "$1" | grep -q "\"$0\""' "${ifname:-none}" "$set"
+done
+say "figure root pool after the runs: $(ip -o link show | grep -c ' wd-') wd-* interface(s) ($(find /run/warden/pool -maxdepth 1 -type f ! -name lock 2>/dev/null | wc -l) pool entries)"
+check "root: before the gc the pool holds a ready-made network (control: a wd-* interface)" \
+	bash -c 'ip -o link show | grep -q " wd-"'
+check "root: warden gc --pool (drains the ready-made networks)" /usr/bin/warden gc --pool
+check "root: ... no wd-* interface is left" \
+	timeout 30 bash -c 'while ip -o link show | grep -q " wd-"; do sleep 0.2; done'
+check_fails "root: ... no run cgroup is left below /sys/fs/cgroup/warden" \
+	bash -c 'find /sys/fs/cgroup/warden -mindepth 1 -maxdepth 1 -type d | grep -q .'
+check_eq "root: ... no run interface in the sets runs_if, runs_v4, gw_v4" "" \
+	bash -c 'for s in runs_if runs_v4 gw_v4; do nft list set inet warden $s | sed -n "/elements/,/}/p"; done'
+check "root: PID 1's journal has the daemon-reload (control: its lines are read)" \
+	bash -c 'journalctl -q -b -o cat _PID=1 | grep -q "^Reloading"'
+check_fails "root: ... and no line of PID 1's about a cgroup that failed or names warden" \
+	bash -c 'journalctl -q -b -o cat _PID=1 | grep -i cgroup | grep -qiE "fail|error|warden"'
+journalctl -q -b -o cat _PID=1 | grep -i cgroup | tail -n 3 | sed 's/^/VM:     systemd: /'
+
 # --- a restart during a daemon-mode run: the run fails closed ------------------------------
 home=$(getent passwd wdvmmember | cut -d: -f6)
 log=$home/restart.jsonl
 start_run asmember "$log" "$POLICY" /bin/sleep 120
 check "a daemon-mode run is live (run.start, run ${BG_ID:-?})" test -n "$BG_ID"
+check "... its program runs (sleep in its cgroup)" program_runs "/sys/fs/cgroup/warden/${BG_ID:-none}" sleep
 t=$(cut -d' ' -f1 /proc/uptime)
 check "systemctl restart warden-gateway during the run" systemctl restart warden-gateway.service
 wait "$BG_PID"
@@ -461,6 +599,8 @@ check_eq "the journal has two 'serving:' lines of the gateway (start, restart)" 
 # --- the stop with a run plumbed: nothing of it stays --------------------------------------
 log=$home/stop.jsonl
 start_run asmember "$log" "$POLICY" /bin/sleep 120
+check "a daemon-mode run's program runs (sleep in its cgroup, run ${BG_ID:-?})" \
+	program_runs "/sys/fs/cgroup/warden/${BG_ID:-none}" sleep
 ifname=$(grep -o 'network: wd-[0-9a-f]*' "$log.err" | head -n1 | cut -d' ' -f2)
 say "figure plumbed run: ${BG_ID:-?} on ${ifname:-?}"
 check "a plumbed daemon-mode run: its veth $ifname is there" ip link show "${ifname:-none}"
@@ -492,6 +632,26 @@ check_fails "... no run cgroup is left below /sys/fs/cgroup/warden" \
 check "the journal has the gateway's stop (systemd's 'Stopped' line)" \
 	bash -c 'journalctl -q -u warden-gateway.service -o cat | grep -q "^Stopped "'
 journalctl -q -u warden-gateway.service -o cat | tail -n 4 | sed 's/^/VM:     journal: /'
+
+# --- root mode with no daemon (stopped above): an embedded gateway ------------------------
+# the contrast to the daemon-served root runs: the gateway's events are in the run's own log
+log=/root/embedded.jsonl
+check_eq "root, no daemon: a run curls http://allowed.test/ (an embedded gateway)" \
+	"hello from allowed.test" /usr/bin/warden run -q --audit-log "$log" -p "$WORK/net.yaml" -- \
+	curl -sS --fail --max-time 20 --noproxy '*' http://allowed.test/
+check "root, no daemon: ... the allowed net.connect is in the run's own log" \
+	bash -c 'run_events "$0" own | grep "\"action\":\"net.connect\"" | grep "\"allowed\":true" |
+		grep -q "allowed.test"' "$log"
+check_fails "root, no daemon: a run curls http://other.test/: refused" /usr/bin/warden run -q \
+	--audit-log "$log" -p "$WORK/net.yaml" -- curl -sS --fail --max-time 20 --noproxy '*' \
+	http://other.test/
+check "root, no daemon: ... with the denial of other.test in the run's own log" \
+	bash -c 'run_events "$0" own | grep "\"allowed\":false" | grep -q "other.test"' "$log"
+check "root, no daemon: warden gc --pool" /usr/bin/warden gc --pool
+check "root, no daemon: ... no wd-* interface is left" \
+	timeout 30 bash -c 'while ip -o link show | grep -q " wd-"; do sleep 0.2; done'
+check_fails "root, no daemon: ... and no run cgroup below /sys/fs/cgroup/warden" \
+	bash -c 'find /sys/fs/cgroup/warden -mindepth 1 -maxdepth 1 -type d | grep -q .'
 
 # --- apt-get purge: what postinst made goes, nothing else ----------------------------------
 getent passwd | cut -d: -f1 | sort >"$WORK/users.before"
