@@ -32,7 +32,8 @@
  * container run: the launcher got them from inside the run's own network
  * namespace, where the gateway itself cannot go) and makes only the control
  * socket; one process takes them over the exec (handoff.h says where), the
- * privsep parent sends them to its worker with the rest.
+ * privsep parent sends them to its worker with the rest but keeps the UDP
+ * relay's conntrack socket of that namespace, which it asks for the worker.
  */
 #include "audit/audit.h"
 #include "common/common.h"
@@ -230,7 +231,7 @@ int main(int argc, char **argv)
 	bool print_key = false;
 	sigset_t mask;
 	pid_t child;
-	int c, ret, sp[2], exe = -1, cfd = -1, listen_fds = 0;
+	int c, ret, sp[2], exe = -1, cfd = -1, listen_fds = 0, ct = -1;
 	char *end;
 
 	/* before any OpenSSL call: no openssl.cnf read (audit/audit.h) */
@@ -500,8 +501,12 @@ int main(int argc, char **argv)
 		if ((ret = gw_priv_send_fds(sp[0], &fds)))
 			wd_log(WD_LOG_ERR, "handing the sockets to the worker: %s", strerror(-ret));
 	}
+	/* a container run's conntrack socket (--listen-fds) stays here: the parent asks it */
+	ct = fds.ct;
+	fds.ct = -1;
 	gw_fds_close(&fds);
 	if (ret) {
+		wd_closep(&ct);
 		close(sp[0]);
 		kill(child, SIGTERM);
 		waitpid(child, NULL, 0);
@@ -512,7 +517,7 @@ int main(int argc, char **argv)
 	 * before its loop runs waits in the backlog) */
 	if ((ret = gw_notify_send(notify, "READY=1\nSTATUS=serving")) < 0)
 		wd_log(WD_LOG_WARN, "readiness notification to %s: %s", notify, strerror(-ret));
-	ret = gw_parent_serve(sp[0], child, &conf, manage_nft, log, key);
+	ret = gw_parent_serve(sp[0], child, &conf, manage_nft, log, key, ct);
 out:
 	if (owns_ctl)
 		unlink(conf.control_path);

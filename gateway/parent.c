@@ -32,8 +32,9 @@
  *
  * The UDP relay (GW_PRIV_CT_GET, with or without --manage-nft): the worker asks for the original
  * destination of a redirected UDP flow by its reply tuple; the parent asks conntrack in its own
- * namespace (gw_ct_lookup(), where the table redirected the flow) and answers only for a flow
- * from a run pool's address to the configured ports.udp whose original destination lies in a
+ * namespace (gw_ct_lookup(), where the table redirected the flow), or in a container run's
+ * through the conntrack socket made there and handed in with --listen-fds, and answers only for a
+ * flow from a run pool's address to the configured ports.udp whose original destination lies in a
  * synthetic pool (-EPERM otherwise): a narrow question, never a read of the flow's datagrams.
  */
 #include "gateway/parent.h"
@@ -656,10 +657,10 @@ bad:
 }
 
 int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool manage_nft,
-		    struct audit_log *log, struct audit_key *key)
+		    struct audit_log *log, struct audit_key *key, int ct)
 {
 	struct parent p = {
-	    .conf = conf, .runs_dir = GW_PARENT_RUNS_DIR, .log = log, .key = key, .ct = -1};
+	    .conf = conf, .runs_dir = GW_PARENT_RUNS_DIR, .log = log, .key = key, .ct = ct};
 	sigset_t mask;
 	int sfd, status = 0, ret = -1;
 	bool fatal = false, alive = true;

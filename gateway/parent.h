@@ -22,6 +22,9 @@
  *		is a protocol violation
  * @log:	the central log (chained; borrowed), or NULL: no signed run records
  * @key:	the daemon's private key for them (borrowed), or NULL
+ * @ct:		a conntrack socket handed in (--listen-fds: the UDP relay's, made in the
+ *		namespace of a container run's table; taken over), or -1: the parent opens
+ *		one in its own namespace when the worker first asks
  *
  * SIGTERM, SIGINT and SIGCHLD must be blocked by the caller: they are read
  * from a signalfd. SIGTERM/SIGINT are passed on to the worker. A malformed
@@ -34,6 +37,6 @@
  * signal), or 1 after a protocol violation or when serving failed.
  */
 int gw_parent_serve(int sock, pid_t child, const struct wd_gwconf *conf, bool manage_nft,
-		    struct audit_log *log, struct audit_key *key);
+		    struct audit_log *log, struct audit_key *key, int ct);
 
 #endif /* WARDEN_GATEWAY_PARENT_H */

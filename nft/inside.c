@@ -1,5 +1,6 @@
 /* inside.c - what a run's own network namespace gives its gateway (FW_MODE_RUN): the
- * listening sockets at the gateway's addresses and the NFLOG socket of the table's group, made
+ * listening sockets at the gateway's addresses, the NFLOG socket of the table's group and the
+ * UDP relay's sockets (its listeners, a conntrack socket), made
  * inside by whoever is there with CAP_NET_ADMIN (rootless mode's namespace maker,
  * run/mode_rootless.c; the Docker backend's init, run/docker_init.c) and handed to the gateway
  * outside over SCM_RIGHTS. One list, so both hand over the same sockets in the same order. */
@@ -120,4 +121,37 @@ int fw_run_listeners(const struct fw_config *c, const struct in_addr *gw4,
 		return ret;
 	}
 	return 0;
+}
+
+int fw_run_udp_sockets(const struct fw_config *c, const struct in_addr *gw4,
+		       const struct in6_addr *gw6, int fds[FW_RUN_NUDP], struct wd_err *err)
+{
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
+	const void *addr[2] = {gw4, gw6};
+	char s[INET6_ADDRSTRLEN];
+	int ret = 0;
+
+	for (int i = 0; i < FW_RUN_NUDP; i++)
+		fds[i] = -1;
+	for (int i = 0; i < 2 && !ret; i++) {
+		int family = i ? AF_INET6 : AF_INET;
+
+		fds[i] = wd_socket_bound(family, addr[i], c->port_udp, SOCK_DGRAM);
+		if (fds[i] < 0)
+			ret =
+			    wd_err_set(err, fds[i], "binding %s port %u in the run's namespace: %s",
+				       inet_ntop(family, addr[i], s, sizeof(s)) ? s : "?",
+				       c->port_udp, strerror(-fds[i]));
+	}
+	if (!ret) {
+		fds[2] = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+		if (fds[2] < 0 || bind(fds[2], (struct sockaddr *)&sa, sizeof(sa)) < 0)
+			ret = wd_err_set(err, -errno,
+					 "the conntrack socket of the run's namespace: %s",
+					 strerror(errno));
+	}
+	if (ret)
+		for (int i = 0; i < FW_RUN_NUDP; i++)
+			wd_closep(&fds[i]);
+	return ret;
 }

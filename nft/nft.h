@@ -351,4 +351,23 @@ int fw_run_listeners(const struct fw_config *c, const struct in_addr *gw4,
  */
 int fw_nflog_bind(uint16_t group, struct wd_err *err);
 
+/* The UDP relay's sockets of a run's namespace (when its table redirects UDP to a synthetic
+ * address: fw_config.port_udp), in this order: the listeners at IPv4 and IPv6, conntrack's. */
+#define FW_RUN_NUDP 3
+
+/**
+ * fw_run_udp_sockets() - the UDP relay's sockets of a run's own namespace, made in the current
+ * network namespace: its listeners at the gateway's addresses and @c's port_udp, and a
+ * NETLINK_NETFILTER socket through which a process with CAP_NET_ADMIN over the namespace asks
+ * conntrack for a redirected flow's original destination (the order above)
+ * @c:		the run's config (port_udp, not 0)
+ * @gw4:	the gateway's IPv4 address in the namespace
+ * @gw6:	its IPv6 address
+ * @fds:	filled with FW_RUN_NUDP descriptors (CLOEXEC); all -1 on failure
+ * @err:	which one could not be made
+ * Return: 0, or a negative errno (nothing is left open).
+ */
+int fw_run_udp_sockets(const struct fw_config *c, const struct in_addr *gw4,
+		       const struct in6_addr *gw6, int fds[FW_RUN_NUDP], struct wd_err *err);
+
 #endif /* WARDEN_NFT_H */

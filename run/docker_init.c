@@ -14,9 +14,11 @@
  *   net       lo up, the addresses and routes of a rootless run      (netns_rootless_up())
  *   nft       the run's own table (FW_MODE_RUN), installed and audited clean (nft/: the
  *             rootless mode's code, unchanged)
- *   sockets   the gateway's listening sockets, the NFLOG socket of the table's group and the
- *             liveness probe's socket, made in the container's namespace (nft/inside.c) and
- *             sent to the launcher (SCM_RIGHTS crosses the container boundary: one kernel)
+ *   sockets   the gateway's listening sockets, the NFLOG socket of the table's group, the
+ *             liveness probe's socket and, when the table redirects UDP to a synthetic
+ *             address (fc.port_udp), the UDP relay's two listeners and a conntrack socket,
+ *             made in the container's namespace (nft/inside.c) and sent to the launcher
+ *             (SCM_RIGHTS crosses the container boundary: one kernel)
  *   grants    the launcher's grants checked: the file at each path in the container is the
  *             one the launcher opened there without following a link (docker_proto.h)
  *   go        wait for the launcher's one-byte go ('G'); anything else, or EOF, and the
@@ -78,14 +80,26 @@ static int network_up(const struct docker_init_plan *p, struct wd_err *err)
 	return ret;
 }
 
-/* The stage sockets: the listeners, the NFLOG socket and the probe's, made. Return: 0, or a
- * negative errno with @err set (none is left open). */
+_Static_assert(DOCKER_INIT_CT - DOCKER_INIT_UDP4 + 1 == FW_RUN_NUDP,
+	       "the UDP relay's descriptors are fw_run_udp_sockets()'s, in its order");
+
+/* how many descriptors the reply to @p carries */
+static int nfds_of(const struct docker_init_plan *p)
+{
+	return p->fc.port_udp ? DOCKER_INIT_NFDS : DOCKER_INIT_NBASE;
+}
+
+/* The stage sockets: the listeners, the NFLOG socket, the probe's and the UDP relay's, made.
+ * Return: 0, or a negative errno with @err set (none is left open). */
 static int sockets_make(const struct docker_init_plan *p, int fds[DOCKER_INIT_NFDS],
 			struct wd_err *err)
 {
-	int ret =
-	    fw_run_listeners(&p->fc, &p->addr.host4, &p->addr.host6, fds + DOCKER_INIT_LISTEN, err);
+	int ret;
 
+	for (int i = 0; i < DOCKER_INIT_NFDS; i++)
+		fds[i] = -1;
+	ret =
+	    fw_run_listeners(&p->fc, &p->addr.host4, &p->addr.host6, fds + DOCKER_INIT_LISTEN, err);
 	if (ret)
 		return ret;
 	fds[DOCKER_INIT_NFLOG] = fw_nflog_bind(p->fc.nflog_group, err);
@@ -95,37 +109,40 @@ static int sockets_make(const struct docker_init_plan *p, int fds[DOCKER_INIT_NF
 		ret = wd_err_set(err, fds[DOCKER_INIT_PROBE],
 				 "binding the liveness probe's socket: %s",
 				 strerror(-fds[DOCKER_INIT_PROBE]));
+	if (!ret && p->fc.port_udp)
+		ret = fw_run_udp_sockets(&p->fc, &p->addr.host4, &p->addr.host6,
+					 fds + DOCKER_INIT_UDP4, err);
 	if (ret)
 		for (int i = 0; i < DOCKER_INIT_NFDS; i++)
 			wd_closep(&fds[i]);
 	return ret;
 }
 
-/* The sockets sent on @sock with the reply, and closed here. */
-static void sockets_send(int sock, int fds[DOCKER_INIT_NFDS])
+/* The sockets sent on @sock with the reply (@nfds of them), and closed here. */
+static void sockets_send(int sock, int fds[DOCKER_INIT_NFDS], int nfds)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * DOCKER_INIT_NFDS)];
 		struct cmsghdr align;
 	} cbuf;
-	struct docker_init_reply m = {.nfds = DOCKER_INIT_NFDS};
+	struct docker_init_reply m = {.nfds = nfds};
 	struct iovec iov = {&m, sizeof(m)};
 	struct msghdr mh = {.msg_iov = &iov,
 			    .msg_iovlen = 1,
 			    .msg_control = cbuf.buf,
-			    .msg_controllen = sizeof(cbuf.buf)};
+			    .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds)};
 	struct cmsghdr *cm;
 
 	memset(&cbuf, 0, sizeof(cbuf));
 	cm = CMSG_FIRSTHDR(&mh);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int) * DOCKER_INIT_NFDS);
-	memcpy(CMSG_DATA(cm), fds, sizeof(int) * DOCKER_INIT_NFDS);
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
 	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(m))
 		die("sockets", strerror(errno));
 	for (int i = 0; i < DOCKER_INIT_NFDS; i++)
-		close(fds[i]);
+		wd_closep(&fds[i]);
 }
 
 /* The stage grants: what the container has at each grant's path is the file the launcher
@@ -308,7 +325,7 @@ int main(int argc, char **argv)
 		ret = sockets_make(&p, fds, &err);
 	if (ret)
 		refuse(sock, "network", ret, err.msg[0] ? err.msg : strerror(-ret));
-	sockets_send(sock, fds);
+	sockets_send(sock, fds, nfds_of(&p));
 	ret = grants_check(sock, &err);
 	if (ret)
 		refuse(sock, "grants", ret, err.msg);

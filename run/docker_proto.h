@@ -4,8 +4,10 @@
  * order: one kernel on both sides). docs/run.md "Backends: Docker" has the sequence:
  *
  *   launcher -> init   struct docker_init_plan
- *   init -> launcher   struct docker_init_reply, with DOCKER_INIT_NFDS descriptors when err
- *                      is 0 (SCM_RIGHTS, in enum docker_init_fd's order)
+ *   init -> launcher   struct docker_init_reply, with its nfds descriptors when err is 0
+ *                      (SCM_RIGHTS, in enum docker_init_fd's order): DOCKER_INIT_NFDS when
+ *                      the plan's table redirects UDP to the relay (fc.port_udp), else
+ *                      DOCKER_INIT_NBASE
  *   launcher -> init   the grants: struct docker_init_grants, then per grant a struct
  *                      docker_init_grant and its path (len bytes, no NUL), in one message
  *   init -> launcher   struct docker_init_reply: err 0 when what the container has at each
@@ -24,7 +26,7 @@
 
 #include <stdint.h>
 
-#define DOCKER_INIT_MAGIC 0x57444932u /* "WDI2" */
+#define DOCKER_INIT_MAGIC 0x57444933u /* "WDI3" */
 
 /* Where the launcher's files appear in the container. */
 #define DOCKER_INIT_DIR "/.warden"
@@ -56,13 +58,21 @@ enum docker_init_fd {
 	DOCKER_INIT_LISTEN = 0, /* FW_RUN_NLISTEN listeners (fw_run_listeners()) */
 	DOCKER_INIT_NFLOG = FW_RUN_NLISTEN,
 	DOCKER_INIT_PROBE, /* the liveness probe's UDP socket, bound to the program's IPv4 */
+	DOCKER_INIT_NBASE,
+	/* the UDP relay's, when the plan's fc.port_udp is not 0: its listeners at the gateway's
+	 * IPv4 and IPv6 addresses, and a NETLINK_NETFILTER socket of the container's namespace
+	 * (the gateway asks conntrack for a redirected flow's original destination) */
+	DOCKER_INIT_UDP4 = DOCKER_INIT_NBASE,
+	DOCKER_INIT_UDP6,
+	DOCKER_INIT_CT,
 	DOCKER_INIT_NFDS,
 };
 
 /**
  * struct docker_init_reply - the init's answer
  * @err:	0, or a positive errno (then no descriptor comes)
- * @nfds:	DOCKER_INIT_NFDS when @err is 0
+ * @nfds:	when @err is 0: DOCKER_INIT_NFDS, or DOCKER_INIT_NBASE when the plan's table
+ *		redirects no UDP
  * @msg:	why, when @err is not 0
  */
 struct docker_init_reply {

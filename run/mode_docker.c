@@ -5,13 +5,15 @@
  * The network stage asks the backend (its verb network) to make the container, whose first
  * process (warden-docker-init) builds what a rootless run's maker builds (mode_rootless.c: lo
  * with slot 0's addresses, the run's own table, audited) in the container's namespace and
- * hands back the gateway's listening sockets, the NFLOG socket and the liveness probe's
- * socket; from there on the run is a rootless one's: an embedded gateway on those sockets
- * (gateway_inside), the probe from inside, nothing of the network on the host for gc. The
- * container must exist before the gateway starts, and it needs the write grants (its bind
- * mounts) and the program's stdio (its client's) at creation: those two stages run first,
- * here, and do nothing when the stage table reaches them. The limits are the engine's
- * (--memory, --pids-limit, --cpus: the container's cgroup), not Warden's.
+ * hands back the gateway's listening sockets, the NFLOG socket, the liveness probe's socket
+ * and the UDP relay's (its two listeners, a conntrack socket: the table redirects UDP to a
+ * synthetic address to it, docs/gateway.md "UDP by name"); from there on the run is a
+ * rootless one's: an embedded gateway on those sockets (gateway_inside), the probe from
+ * inside, nothing of the network on the host for gc. The container must exist before the
+ * gateway starts, and it needs the write grants (its bind mounts) and the program's stdio (its
+ * client's) at creation: those two stages run first, here, and do nothing when the stage table
+ * reaches them. The limits are the engine's (--memory, --pids-limit, --cpus: the container's
+ * cgroup), not Warden's.
  */
 #include "run/internal.h"
 
@@ -36,13 +38,12 @@ static int docker_net_up(struct run *r)
 	for (int i = 0; i < FW_RUN_NLISTEN; i++)
 		n.listen[i] = -1;
 	n.nflog = n.probe = -1;
+	for (int i = 0; i < FW_RUN_NUDP; i++)
+		n.udp[i] = -1;
 	if (run_rootless_fw_config(&r->input.gwc, &n.fc, &n.addr))
 		return run_fail(r, "network", "correct pools.runs_v4 / runs_v6",
 				"bad run pool %s or %s", r->input.gwc.pool_v4,
 				r->input.gwc.pool_v6);
-	/* the container's init hands no UDP relay sockets: no redirect of UDP to a synthetic
-	 * address, which stays dropped and audited (docs/gateway.md, "UDP by name") */
-	n.fc.port_udp = 0;
 	r->network.fcfg = n.fc;
 	inet_ntop(AF_INET, &n.addr.host4, r->network.host4, sizeof(r->network.host4));
 	inet_ntop(AF_INET6, &n.addr.host6, r->network.host6, sizeof(r->network.host6));
@@ -58,6 +59,8 @@ static int docker_net_up(struct run *r)
 	for (int i = 0; i < RUN_ROOTLESS_NLISTEN; i++)
 		rl->listen[i] = n.listen[i];
 	rl->listen[RUN_ROOTLESS_NLISTEN] = n.nflog;
+	for (int i = 0; i < FW_RUN_NUDP; i++)
+		rl->listen[RUN_ROOTLESS_NLISTEN + 1 + i] = n.udp[i];
 	rl->probe_fd = n.probe;
 	if (ret)
 		return ret;

@@ -29,7 +29,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/netlink.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -112,29 +111,8 @@ static int bound_socket(int family, const void *a, uint16_t port, int type, stru
 	return fd;
 }
 
-/* The UDP relay's descriptors, made inside the run's namespaces: its listeners at the gateway's
- * addresses (the table DNATs UDP to a synthetic address there) and a NETLINK_NETFILTER socket
- * through which the gateway, the owner of the run's user namespace, asks conntrack for a
- * redirected flow's original destination. Return: 0, or a negative errno (@err says) */
-static int relay_sockets(const struct run_rootless_plan *p, int *fds, struct wd_err *err)
-{
-	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
-
-	fds[RUN_ROOTLESS_UDP4] =
-	    bound_socket(AF_INET, &p->addr.host4, p->fc.port_udp, SOCK_DGRAM, err);
-	if (fds[RUN_ROOTLESS_UDP4] < 0)
-		return fds[RUN_ROOTLESS_UDP4];
-	fds[RUN_ROOTLESS_UDP6] =
-	    bound_socket(AF_INET6, &p->addr.host6, p->fc.port_udp, SOCK_DGRAM, err);
-	if (fds[RUN_ROOTLESS_UDP6] < 0)
-		return fds[RUN_ROOTLESS_UDP6];
-	fds[RUN_ROOTLESS_CT] = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
-	if (fds[RUN_ROOTLESS_CT] < 0 ||
-	    bind(fds[RUN_ROOTLESS_CT], (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return wd_err_set(err, -errno, "the conntrack socket of the run's namespace: %s",
-				  strerror(errno));
-	return 0;
-}
+_Static_assert(RUN_ROOTLESS_CT - RUN_ROOTLESS_UDP4 + 1 == FW_RUN_NUDP,
+	       "the UDP relay's descriptors are fw_run_udp_sockets()'s, in its order");
 
 /* how many descriptors the maker of @p hands over */
 static int nfds_of(const struct run_rootless_plan *p)
@@ -234,7 +212,8 @@ static _Noreturn void maker(int sock, const struct run_rootless_plan *p)
 		ret = fds[RUN_ROOTLESS_NFLOG] < 0 ? fds[RUN_ROOTLESS_NFLOG] : 0;
 	}
 	if (!ret && !p->bare && p->fc.port_udp)
-		ret = relay_sockets(p, fds, &err);
+		ret =
+		    fw_run_udp_sockets(&p->fc, &a->host4, &a->host6, fds + RUN_ROOTLESS_UDP4, &err);
 	run_stamp("ns.sockets");
 	if (ret)
 		goto out;
@@ -332,7 +311,7 @@ int run_rootless_make(struct run_rootless *rl, const struct run_rootless_plan *p
 			rl->listen[i] = fds[RUN_ROOTLESS_LISTEN + i];
 		if (!p->bare)
 			rl->listen[RUN_ROOTLESS_NLISTEN] = fds[RUN_ROOTLESS_NFLOG];
-		for (int i = 0; !p->bare && p->fc.port_udp && i < 3; i++)
+		for (int i = 0; !p->bare && p->fc.port_udp && i < FW_RUN_NUDP; i++)
 			rl->listen[RUN_ROOTLESS_NLISTEN + 1 + i] = fds[RUN_ROOTLESS_UDP4 + i];
 		rl->addr = p->addr;
 		return 0;

@@ -32,7 +32,7 @@ enum {
 };
 
 /* The descriptors of struct run_rootless's @listen: the listeners, NFLOG, the UDP relay's three */
-#define RUN_ROOTLESS_NGW (RUN_ROOTLESS_NLISTEN + 4)
+#define RUN_ROOTLESS_NGW (RUN_ROOTLESS_NLISTEN + 1 + FW_RUN_NUDP)
 
 /**
  * struct run_rootless_plan - what the maker of a rootless run's namespaces builds

@@ -157,6 +157,8 @@ struct sandbox_spec {
  * @listen:	out: the gateway's listening sockets (nft/inside.c's order)
  * @nflog:	out: the NFLOG socket of the table's group
  * @probe:	out: the liveness probe's UDP socket, bound to the program's IPv4 address
+ * @udp:	out: the UDP relay's listeners and conntrack socket (nft/inside.c's order), when
+ *		@fc.port_udp is not 0; else -1
  */
 struct sandbox_net {
 	struct fw_config fc;
@@ -164,6 +166,7 @@ struct sandbox_net {
 	int listen[FW_RUN_NLISTEN];
 	int nflog;
 	int probe;
+	int udp[FW_RUN_NUDP];
 };
 
 /**

@@ -206,7 +206,8 @@ static int handover(struct run_docker *d, const struct sandbox_spec *s, struct s
 			    .msg_controllen = sizeof(cbuf.buf)};
 	struct timeval tv = {.tv_sec = 30};
 	struct cmsghdr *cm;
-	int fds[DOCKER_INIT_NFDS];
+	int fds[DOCKER_INIT_NFDS],
+	    want = n->fc.port_udp ? DOCKER_INIT_NFDS : DOCKER_INIT_NBASE; /* docker_proto.h */
 	ssize_t r;
 
 	setsockopt(d->conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -217,14 +218,16 @@ static int handover(struct run_docker *d, const struct sandbox_spec *s, struct s
 		r = recvmsg(d->conn, &mh, MSG_CMSG_CLOEXEC);
 	while (r < 0 && errno == EINTR);
 	cm = r > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
-	if (r == (ssize_t)sizeof(m) && !m.err && m.nfds == DOCKER_INIT_NFDS && cm &&
+	if (r == (ssize_t)sizeof(m) && !m.err && m.nfds == want && cm &&
 	    cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-	    cm->cmsg_len == CMSG_LEN(sizeof(fds)) && !(mh.msg_flags & MSG_CTRUNC)) {
-		memcpy(fds, CMSG_DATA(cm), sizeof(fds));
+	    cm->cmsg_len == CMSG_LEN(sizeof(int) * (size_t)want) && !(mh.msg_flags & MSG_CTRUNC)) {
+		memcpy(fds, CMSG_DATA(cm), sizeof(int) * (size_t)want);
 		for (int i = 0; i < FW_RUN_NLISTEN; i++)
 			n->listen[i] = fds[DOCKER_INIT_LISTEN + i];
 		n->nflog = fds[DOCKER_INIT_NFLOG];
 		n->probe = fds[DOCKER_INIT_PROBE];
+		for (int i = 0; want == DOCKER_INIT_NFDS && i < FW_RUN_NUDP; i++)
+			n->udp[i] = fds[DOCKER_INIT_UDP4 + i];
 		return 0;
 	}
 	if (cm && cm->cmsg_type == SCM_RIGHTS)
@@ -306,6 +309,8 @@ static int docker_network(struct sandbox *sb, const struct sandbox_spec *s, stru
 	for (int i = 0; i < FW_RUN_NLISTEN; i++)
 		n->listen[i] = -1;
 	n->nflog = n->probe = -1;
+	for (int i = 0; i < FW_RUN_NUDP; i++)
+		n->udp[i] = -1;
 	if (image && !run_docker_image_ok(image))
 		return run_docker_say(e, -EINVAL, "prerequisites",
 				      "name an image as docker does: NAME[:TAG] or NAME@DIGEST",

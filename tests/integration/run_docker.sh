@@ -3,7 +3,9 @@
 # run/docker_init.c; docs/run.md "Backends: Docker") against a dockerd this test starts
 # (tests/lab/docker.sh), the launcher in the lab's host namespace: the network by name through
 # the run's gateway (HTTPS by SNI, HTTP, the proxy, raw TCP by name, DNS never asked upstream
-# for a denied name, the SSRF classes), file grants, env, limits (memory, pids, timeout, /tmp),
+# for a denied name, the SSRF classes), UDP by name through the relay (run_udp.sh's probe: an
+# allowed name and port echo, another port, a TCP-only name and a raw address get nothing), file
+# grants, env, limits (memory, pids, timeout, /tmp),
 # exit codes and signals, stdio byte for byte, a terminal, the seccomp refusals, the masks, an
 # image's preload kept from the init, an npm MCP server driven by the SDK client and `warden mcp
 # --backend docker`, and nothing left behind (containers, the run's files) after a normal exit,
@@ -116,6 +118,74 @@ check "... both in the audit log" audit_has \
 	'[.[] | select(.allowed == false and (.resource == "metadata.test" or .resource == "private10.test"))] | length >= 2'
 check "run.start names the docker backend and the container mode" audit_has \
 	'[.[] | select(.action == "run.start" and .mode == "container" and (.isolation | test("backend=docker")))] | length > 0'
+
+# --- UDP by name (docs/gateway.md "UDP by name"): the container's table redirects UDP to a
+# synthetic address to the relay, whose listeners and conntrack socket the init made there.
+# The same probe as run_udp.sh (in node: the image has no python) against an echo peer in
+# lab-wan at allowed.test's and other.test's addresses, ports 3478 and 3479: every denied probe
+# would get its echo if it were relayed
+lab_spawn wan udpecho /usr/bin/python3 -c '
+import select, socket, sys
+socks = []
+for addr in sys.argv[1:]:
+    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    for port in (3478, 3479):
+        s = socket.socket(fam, socket.SOCK_DGRAM)
+        s.bind((addr, port))
+        socks.append(s)
+while True:
+    for s in select.select(socks, [], [])[0]:
+        data, peer = s.recvfrom(2048)
+        s.sendto(b"echo:" + data, peer)
+' "$LAB_ALLOWED_V4" "$LAB_ALLOWED_V6" "$LAB_OTHER_V4" "$LAB_OTHER_V6"
+lab_on_exit lab_stop wan udpecho
+cp "$SRC/tests/integration/udp_probe.js" "$T/udp_probe.js"
+chmod 0644 "$T/udp_probe.js"
+cat >"$T/udp.yaml" <<YAML
+version: 1
+filesystem:
+  read: ["$T/udp_probe.js"]
+network:
+  allow:
+    - { host: allowed.test, proto: udp, ports: [3478] }
+    - other.test
+YAML
+chmod 0644 "$T/udp.yaml"
+last_run() { jq -r -s '[.[] | select(.action == "run.start")] | last | .run' "$A"; }
+# events RUN JQ-FILTER: how many events of RUN match
+events() { jq -s --arg r "$1" "[.[] | select(.run == \$r and ($2))] | length" "$A"; }
+# udp WHAT HOST PORT FAMILY: one run of the probe; its output in $out, its status in $rc, its run
+# in $r (2: the probe could not run, which no check below takes for a refusal)
+udp() {
+	out=$(wd -q -p "$T/udp.yaml" -- "$NODE" "$T/udp_probe.js" "${@:2}" 2>&1)
+	rc=$?
+	r=$(last_run)
+	echo "# $1: rc=$rc $out"
+}
+udp "UDP: allowed name and port (v4)" allowed.test 3478 4
+check "UDP: the echo comes back through the relay (v4)" test "$rc" -eq 0
+check "... a net.udp allow event names allowed.test:3478 and its rule" \
+	test "$(events "$r" '.action == "net.udp" and .allowed == true and .resource == "allowed.test" and .port == 3478 and .rule == "allowed.test:3478/udp" and .bytes_up == null')" -ge 1
+check "... the flow's closing event carries its bytes both ways" \
+	test "$(events "$r" '.action == "net.udp" and .allowed == true and .bytes_up == 9 and .bytes_down == 14')" -ge 1
+udp "UDP: allowed name and port (v6)" allowed.test 3478 6
+check "UDP: the echo comes back through the relay (v6)" test "$rc" -eq 0
+check "... a net.udp allow event (v6) with its upstream address" \
+	test "$(events "$r" '.action == "net.udp" and .allowed == true and .dst == "2001:db8:0:1::10"')" -ge 1
+udp "UDP: allowed name, another port" allowed.test 3479 4
+check "UDP: the same name on a port no udp rule lists gets nothing back" test "$rc" -eq 1
+check "... a net.udp deny event with the reason and a denial id" \
+	test "$(events "$r" '.action == "net.udp" and .allowed == false and .resource == "allowed.test" and .port == 3479 and (.reason | test("no `proto: udp` rule")) and (.denial_id | length > 0)')" -ge 1
+check "UDP control: the echo at other.test's address answers lab-host itself" \
+	in_host "$NODE" "$T/udp_probe.js" "$LAB_OTHER_V4" 3478 4
+udp "UDP: a name allowed for TCP only" other.test 3478 4
+check "UDP: a name only a TCP rule allows gets nothing back" test "$rc" -eq 1
+check "... a net.udp deny event for other.test" \
+	test "$(events "$r" '.action == "net.udp" and .allowed == false and .resource == "other.test"')" -ge 1
+udp "UDP: the peer's raw address" "$LAB_ALLOWED_V4" 3478 4
+check "UDP: a raw address gets nothing back" test "$rc" -eq 1
+check "... dropped and audited by the container's nft table" \
+	test "$(events "$r" ".action == \"net.udp\" and .allowed == false and .dst == \"$LAB_ALLOWED_V4\" and (.reason | test(\"dropped by the nft table\"))")" -ge 1
 
 # --- files: grants are binds, nothing else of the host is there ----------------------------
 check_eq "a read grant is readable" "read me" wd -p "$T/net.yaml" -- cat "$T/ro/file"
@@ -283,8 +353,18 @@ check_eq "as a user: HTTPS to an allowed name" "hello from allowed.test" \
 check_fails "as a user: HTTPS to a denied name fails" \
 	uwd -p "$T/net.yaml" -- /usr/bin/curl -fsS --max-time 8 --cacert "$LAB_CA" https://other.test/
 check_eq "as a user: the program runs as the user's uid" "$LAB_USER_UID" uwd -p "$T/net.yaml" -- id -u
+# UDP by name as a user of a root engine: the container's namespace belongs to the machine's
+# user namespace, where the user's one-process gateway lacks CAP_NET_ADMIN, so conntrack refuses
+# its lookup and the flow is denied with that reason (the same probe as root's echo above, the
+# control)
+out=$(uwd -q -p "$T/udp.yaml" -- "$NODE" "$T/udp_probe.js" allowed.test 3478 4 2>&1)
+rc=$?
+echo "# as a user: UDP to the allowed name and port: rc=$rc $out"
+check "as a user: UDP by name gets nothing back (conntrack is root's here)" test "$rc" -eq 1
+check "... a net.udp deny event says the original destination is unknown (conntrack)" \
+	jq -se '[.[] | select(.action == "net.udp" and .allowed == false and (.reason | test("original destination is unknown \\(conntrack: Operation not permitted")))] | length >= 1' "$U/audit.jsonl"
 check "as a user: the run was audited in the user's log" \
-	jq -se '[.[] | select(.action == "run.start" and .mode == "container")] | length >= 3' "$U/audit.jsonl"
+	jq -se '[.[] | select(.action == "run.start" and .mode == "container")] | length >= 4' "$U/audit.jsonl"
 check "as a user: no container is left" nothing_left
 
 # --- an image that preloads a library must not reach Warden's init (root, NET_ADMIN) ----------
