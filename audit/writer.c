@@ -295,8 +295,8 @@ static int chain_batch(struct audit_log *log, off_t size, const char **p, size_t
 {
 	uint8_t prev[AUDIT_HASH_LEN];
 	const char *at = *p, *end = *p + *n;
-	char hex[2 * AUDIT_HASH_LEN + 1];
 	struct wd_buf *c = &log->chained;
+	char *hex;
 	size_t k = 0;
 
 	(void)prev_of(log, size, prev);
@@ -309,16 +309,17 @@ static int chain_batch(struct audit_log *log, off_t size, const char **p, size_t
 
 		if (!nl || nl - at < 2 || nl[-1] != '}')
 			return -EINVAL;
-		len = (size_t)(nl - at) - 1; /* without "}" */
+		len = (size_t)(nl - at) - 1; /* without "}"; written in place below */
+		if (wd_buf_reserve(c, len + 9 + 2 * AUDIT_HASH_LEN + 3) < 0)
+			return -ENOMEM;
+		memcpy(c->data + c->len, at, len);
+		hex = (char *)memcpy(c->data + c->len + len, ",\"prev\":\"", 9) + 9;
 		for (size_t i = 0; i < sizeof(prev); i++) {
 			hex[2 * i] = "0123456789abcdef"[prev[i] >> 4];
 			hex[2 * i + 1] = "0123456789abcdef"[prev[i] & 15];
 		}
-		hex[sizeof(hex) - 1] = '\0';
-		if (wd_buf_append(c, at, len) < 0 || wd_buf_append(c, ",\"prev\":\"", 9) < 0 ||
-		    wd_buf_append(c, hex, 2 * AUDIT_HASH_LEN) < 0 ||
-		    wd_buf_append(c, "\"}\n", 3) < 0)
-			return -ENOMEM;
+		memcpy(hex + 2 * AUDIT_HASH_LEN, "\"}\n", 4); /* with the buffer's NUL */
+		c->len += len + 9 + 2 * AUDIT_HASH_LEN + 3;
 		if (log->ship && k < log->nqueued)
 			ship_fill(log->ship, log->holes[k], hex);
 		k++;

@@ -219,6 +219,12 @@ instr_server_start()
 	# (the pid first: a start that fails half-way is stopped all the same)
 	INSTR_PID=
 	[[ $INSTR_TOOL == lackey ]] && pre=("${VG[@]}" --log-file="$d/vg.%p.%n")
+	# BENCH_INSTR_CALLGRIND=1: callgrind in lackey's place, for a profile of where a unit goes
+	# (callgrind_annotate --inclusive=yes on the N run's cg.* against the warm-up-only run's)
+	[[ $INSTR_TOOL == lackey && -n ${BENCH_INSTR_CALLGRIND:-} ]] &&
+		pre=(valgrind --tool=callgrind --trace-children=yes --vgdb=no --dump-before=fork
+			--dump-before=_Fork --dump-before=__libc_fork "--dump-before=*clone*"
+			--callgrind-out-file="$d/cg.%p")
 	set_target "$TARGET"
 	case $c in
 	warden)
@@ -310,6 +316,8 @@ instr_served()
 	local c=$1 kind=$2 n=$3 d0=$INSTR_DIR/$1-$2-0 d1=$INSTR_DIR/$1-$2-$3 units=$3 msg j0 j1
 	[[ $kind == dns ]] && units=$((n * $(wc -l <"$QFILE")))
 	mkdir -p "$d0" "$d1"
+	# (callgrind writes when a process exits: the worker then runs as its own user)
+	[[ -n ${BENCH_INSTR_CALLGRIND:-} ]] && chmod 0777 "$d0" "$d1"
 	case $kind in
 	http) note_cmd "instr/http" "$INSTR_TOOL: python3 tests/bench/conns.py http allowed.test 80 --count $n --parallel 4 (after 1 warm-up connection)" ;;
 	tls) note_cmd "instr/tls" "$INSTR_TOOL: python3 tests/bench/conns.py https allowed.test 443 --count $n --parallel 4 (after 1 warm-up connection)" ;;
@@ -342,7 +350,11 @@ instr_served()
 	for k in 0 "$n"; do
 		d=$INSTR_DIR/$c-$kind-$k
 		INSTR_PID=
-		if ! instr_server_start "$c" "$kind" "$d" >"$WORK/msg" || ! instr_phase "$kind" "$k" >>"$WORK/msg"; then
+		# (callgrind makes its file as root when the worker starts, and cannot open it again
+		# once the worker is its own user: the empty file goes, the worker makes its own)
+		if ! instr_server_start "$c" "$kind" "$d" >"$WORK/msg" ||
+			! { [[ -z ${BENCH_INSTR_CALLGRIND:-} ]] || find "$d" -name 'cg.*' -size 0 -delete; } ||
+			! instr_phase "$kind" "$k" >>"$WORK/msg"; then
 			instr_server_stop
 			rec_err instr "$c" 1 "$kind ($k): $(cat "$WORK/msg")"
 			return
@@ -375,9 +387,13 @@ m_instr()
 		instr_served warden launch "$INSTR_LAUNCHES"
 		;;
 	warden)
-		instr_served warden http "$INSTR_CONNS"
-		instr_served warden tls "$INSTR_CONNS"
-		instr_served warden dns "$INSTR_DNS_PASSES"
+		# BENCH_INSTR_KINDS="dns": only those of http, tls, dns
+		[[ " ${BENCH_INSTR_KINDS:-http tls dns} " == *" http "* ]] &&
+			instr_served warden http "$INSTR_CONNS"
+		[[ " ${BENCH_INSTR_KINDS:-http tls dns} " == *" tls "* ]] &&
+			instr_served warden tls "$INSTR_CONNS"
+		[[ " ${BENCH_INSTR_KINDS:-http tls dns} " == *" dns "* ]] &&
+			instr_served warden dns "$INSTR_DNS_PASSES"
 		;;
 	haproxy)
 		instr_served haproxy http "$INSTR_CONNS"
