@@ -36,7 +36,7 @@ import signal
 import sys
 import time
 
-MAGIC = 0x57444932  # "WDI2"
+MAGIC = 0x57444933  # "WDI3"
 GRANTS_MAGIC = 0x57444747  # "WDGG"
 NLISTEN = 8  # FW_RUN_NLISTEN
 NFDS = NLISTEN + 2  # the listeners, the NFLOG socket, the liveness probe's
@@ -48,6 +48,10 @@ NETLINK_NETFILTER = 12
 # table (fw_config_defaults(): nft/model.c, conf/gwconf.c)
 HOST4, SBX4, HOST6, SBX6 = "10.255.0.1", "10.255.0.2", "fd77::1", "fd77::2"
 PORT_TRANSPARENT, PORT_DNS, PORT_PROXY, NFLOG_GROUP = 15001, 15053, 15080, 7000
+# no UDP relay (fw_config.port_udp 0): the init then sends DOCKER_INIT_NBASE descriptors; the
+# synthetic pools are fw_config_defaults()'s
+PORT_UDP = 0
+SYNTH4, SYNTH4_PREFIX, SYNTH6, SYNTH6_PREFIX = "100.96.0.0", 12, "fd77:7764:5300::", 48
 
 
 def plan(uid, gid):
@@ -55,8 +59,11 @@ def plan(uid, gid):
     a4 = lambda s: socket.inet_pton(socket.AF_INET, s)
     a6 = lambda s: socket.inet_pton(socket.AF_INET6, s)
     addr = struct.pack("=4s4sI16s16sI", a4(HOST4), a4(SBX4), 30, a6(HOST6), a6(SBX6), 126)
-    fc = struct.pack("=32s8sHHHHIIi4s16s", b"warden", b"wd-", PORT_TRANSPARENT, PORT_DNS,
-                     PORT_PROXY, NFLOG_GROUP, 4096, 200, FW_MODE_RUN, a4(HOST4), a6(HOST6))
+    # struct fw_config with the C compiler's padding written out (x): 108 bytes
+    fc = struct.pack("=32s8sHHHH4sB3x16sBxHIIi4s16s", b"warden", b"wd-", PORT_TRANSPARENT,
+                     PORT_DNS, PORT_PROXY, PORT_UDP, a4(SYNTH4), SYNTH4_PREFIX, a6(SYNTH6),
+                     SYNTH6_PREFIX, NFLOG_GROUP, 4096, 200, FW_MODE_RUN, a4(HOST4), a6(HOST6))
+    assert len(fc) == 108
     return struct.pack("=III", MAGIC, uid, gid) + addr + fc
 
 
