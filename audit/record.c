@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,6 +82,8 @@ int audit_write_run_record(struct audit_log *log, const struct audit_event *tmpl
 	ev.has |= AUDIT_HAS_EVENTS;
 	ev.events = (int64_t)l.n;
 	ev.key = audit_key_id(k);
+	if (!ev.ts.tv_sec && !ev.ts.tv_nsec) /* encoded here: the writer stamps only its own */
+		clock_gettime(CLOCK_REALTIME, &ev.ts);
 	ret = audit_event_encode(&ev, &line, err);
 	if (ret == 0 && (ret = audit_sign_line(k, line.data, line.len, &signed_line)) < 0)
 		wd_err_set(err, ret, "run %s: signing its record: %s", tmpl->run, strerror(-ret));

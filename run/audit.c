@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -146,6 +147,9 @@ static int write_signed(struct run *r, struct audit_event *ev, unsigned flags)
 	ev->events = (int64_t)l.n;
 	ev->key = audit_key_id(r->audit.key);
 	fill_common(r, ev);
+	/* encoded here, not by the writer, which stamps only the events it encodes itself */
+	if (!ev->ts.tv_sec && !ev->ts.tv_nsec)
+		clock_gettime(CLOCK_REALTIME, &ev->ts);
 	wd_err_clear(&err);
 	ret = audit_event_encode(ev, &line, &err);
 	if (ret == 0)

@@ -56,6 +56,11 @@ check "run 1's run.exit carries root, events, key and sig" jq -e -s --arg r "$R1
 	[.[] | select(.run == $r and .action == "run.exit")][0] |
 	(.root | test("^sha256:[0-9a-f]{64}$")) and .events >= 3 and
 	(.key | test("^ed25519:[0-9a-f]{64}$")) and (.sig | length) == 88' "$A"
+check "... and its time is the run's end: not before its run.start, nor before the line before it" \
+	jq -e -s --arg r "$R1" '
+	([.[] | select(.run == $r and .action == "run.start")][0].ts) as $start |
+	(to_entries | map(select(.value.run == $r and .value.action == "run.exit"))[0].key) as $i |
+	.[$i].ts >= $start and .[$i].ts >= .[$i - 1].ts' "$A"
 check "the signing key was made 0600" test "$(stat -c %a "$WARDEN_AUDIT_KEY")" = 600
 
 # verify_at FILE WHERE: `warden logs --verify FILE` exits 1 and its message names WHERE

@@ -46,6 +46,11 @@ check "the central log gets the run's signed run.record" \
 check "... one, with its root, count, the daemon's key id and a signature" \
 	bash -c 'record | jq -e "length == 1 and (.[0] | (.root | test(\"^sha256:[0-9a-f]{64}$\")) and .events >= 2 and (.key | test(\"^ed25519:[0-9a-f]{64}$\")) and (.sig | length) == 88 and .mode == \"daemon\")" >/dev/null'
 
+check "... written when the run ended: not before the line before it in the central log" \
+	jq -e -s --arg r "$r" '
+	(to_entries | map(select(.value.run == $r and .value.action == "run.record"))[0].key) as $i |
+	$i > 0 and .[$i].ts >= .[$i - 1].ts and (.[$i].ts | startswith("1970") | not)' "$CENTRAL"
+
 # verify_at FILE WHERE: `warden logs --verify --key PUB FILE` exits 1 and names WHERE
 verify_at() {
 	local out rc=0
