@@ -31,7 +31,8 @@ check()
 	shift
 	if "$@" >"$WORK/out" 2>&1; then ok "$name"; else fail "$name"; show "$WORK/out"; fi
 }
-# check_fails NAME CMD...: CMD runs and fails (exit 1..125: 126/127 mean it could not run)
+# check_fails NAME CMD...: CMD runs and fails (exit 1..125: 126/127 mean it could not run, and
+# so does 2 from grep or test: a file it could not read, a malformed expression)
 check_fails()
 {
 	local name=$1 rc
@@ -43,6 +44,10 @@ check_fails()
 		show "$WORK/out"
 	elif ((rc >= 126)); then
 		fail "$name (ERROR: the probe could not run, exit $rc)"
+		show "$WORK/out"
+	elif ((rc == 2)) && [[ ${1##*/} == grep || ${1##*/} == test || $1 == "[" ]]; then
+		# grep's 2: a file it could not read (a log never written), not "no match"
+		fail "$name (ERROR: $1 could not do its job, exit 2)"
 		show "$WORK/out"
 	else
 		ok "$name"
