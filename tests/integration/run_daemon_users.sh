@@ -125,11 +125,16 @@ check "the denied name was never asked upstream" lab_dns_never_asked multi.test
 check "control: the allowed one was" lab_dns_asked other.test
 
 echo "# the ceiling's memory limit holds the cgroup the daemon makes"
-cat_daemon_cg() { # the memory limit of the daemon's cgroup of a run of A's that is up
-	local d
-	d=$(find /sys/fs/cgroup/memory -maxdepth 4 -type d -name 'warden-*' -user "$A_UID" | head -1)
+starts() { jq -s '[.[] | select(.action == "run.start")] | length' "$AA"; }
+cat_daemon_cg() { # the memory limit of the daemon's cgroup of the sleeper's run, by its id:
+	# /sys/fs/cgroup is every lab's, and other tests' runs of the same user have cgroups too
+	local rid d
+	rid=$(jq -r -s --argjson n "$N0" '[.[] | select(.action == "run.start")][$n].run // empty' "$AA")
+	[[ -n $rid ]] || return 1
+	d=$(find /sys/fs/cgroup/memory -maxdepth 4 -type d -name "warden-$rid" | head -1)
 	[[ -n $d ]] && cat "$d/memory.limit_in_bytes"
 }
+N0=$(starts)
 ra -p "$T/a.yaml" -- sleep 8 &
 SLEEPER=$!
 lab_wait 10 cat_daemon_cg >/dev/null
