@@ -498,8 +498,8 @@ cgroup_of()
 	wait "$BG_PID"
 	# the pids bomb: 100 sleeps asked for, the kernel refuses forks past 32
 	log=$home/pids.jsonl
-	check_fails "$label: before the bomb its audit has no limit.pids event" \
-		grep -q '"action":"limit.pids"' "$log"
+	# a fresh log: any limit.pids event in it after the bomb is the bomb's
+	check "$label: before the bomb its audit log does not exist yet" test ! -e "$log"
 	"$who" /usr/bin/warden run -q --audit-log "$log" -p "$WORK/limits.yaml" -- \
 		sh -c 'for i in $(seq 100); do sleep 30 & echo "$i"; done' >"$WORK/bomb" 2>&1
 	rc=$?
