@@ -188,23 +188,6 @@ static bool quic_like(const uint8_t *b, size_t n)
 	return v == QUIC_VERSION_1 || v == QUIC_VERSION_2;
 }
 
-/* @b is a QUIC v1/v2 Initial: its Destination Connection ID at *@dcid, *@len bytes */
-static bool quic_initial(const uint8_t *b, size_t n, const uint8_t **dcid, size_t *len)
-{
-	unsigned type = (unsigned)(b[0] >> 4) & 3;
-	bool v2;
-
-	if (!quic_like(b, n) || n < 6)
-		return false;
-	v2 = ((uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 8 | b[4]) ==
-	     QUIC_VERSION_2;
-	if (type != (v2 ? 1u : 0u) || b[5] > 20 || n < 6u + b[5])
-		return false;
-	*dcid = b + 6;
-	*len = b[5];
-	return true;
-}
-
 /*
  * Only the QUIC connection whose ClientHello was checked goes up a flow: an Initial of another
  * connection (another Destination Connection ID; on a flow that began as plain UDP, any
@@ -214,13 +197,17 @@ static bool quic_initial(const uint8_t *b, size_t n, const uint8_t **dcid, size_
  */
 static bool foreign_initial(struct uflow *uf, const uint8_t *b, size_t n)
 {
-	const uint8_t *dcid;
-	size_t len;
+	struct quic_initial_hdr h;
+	enum quic_result r;
 	char reason[500];
 
-	if (!quic_initial(b, n, &dcid, &len))
+	/* another packet type (0-RTT, Handshake) or not QUIC: not an Initial; one the header
+	 * reader refuses counts as another connection's (it is not the one that was read) */
+	r = quic_like(b, n) ? quic_initial_header_parse(b, n, &h) : QUIC_ABSENT;
+	if (r == QUIC_ABSENT)
 		return false;
-	if (uf->dcid_len && len == uf->dcid_len && !memcmp(dcid, uf->dcid, len))
+	if (r == QUIC_OK && uf->dcid_len && h.dcid_len == uf->dcid_len &&
+	    !memcmp(h.dcid, uf->dcid, h.dcid_len))
 		return false;
 	if (!uf->foreign_told) {
 		uf->foreign_told = true;
@@ -416,12 +403,11 @@ static void ct_done(struct gw_privreq *q, const struct gw_priv_ct_reply *rep)
 	}
 	if (f->held && quic_like(f->held->data, f->held->len)) {
 		/* the name and port are allowed; its ClientHello must agree with the name */
-		const uint8_t *dcid;
-		size_t len;
+		struct quic_initial_hdr ih;
 
-		if (quic_initial(f->held->data, f->held->len, &dcid, &len) && len) {
-			memcpy(uf->dcid, dcid, len);
-			uf->dcid_len = (uint8_t)len;
+		if (quic_initial_header_parse(f->held->data, f->held->len, &ih) == QUIC_OK) {
+			memcpy(uf->dcid, ih.dcid, ih.dcid_len);
+			uf->dcid_len = ih.dcid_len;
 		}
 		uf->quic = calloc(1, sizeof(*uf->quic));
 		if (!uf->quic) {
