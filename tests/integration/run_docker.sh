@@ -124,20 +124,8 @@ check "run.start names the docker backend and the container mode" audit_has \
 # The same probe as run_udp.sh (in node: the image has no python) against an echo peer in
 # lab-wan at allowed.test's and other.test's addresses, ports 3478 and 3479: every denied probe
 # would get its echo if it were relayed
-lab_spawn wan udpecho /usr/bin/python3 -c '
-import select, socket, sys
-socks = []
-for addr in sys.argv[1:]:
-    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
-    for port in (3478, 3479):
-        s = socket.socket(fam, socket.SOCK_DGRAM)
-        s.bind((addr, port))
-        socks.append(s)
-while True:
-    for s in select.select(socks, [], [])[0]:
-        data, peer = s.recvfrom(2048)
-        s.sendto(b"echo:" + data, peer)
-' "$LAB_ALLOWED_V4" "$LAB_ALLOWED_V6" "$LAB_OTHER_V4" "$LAB_OTHER_V6"
+lab_spawn wan udpecho /usr/bin/python3 "$SRC/tests/integration/udp_echo.py" \
+	"$LAB_ALLOWED_V4" "$LAB_ALLOWED_V6" "$LAB_OTHER_V4" "$LAB_OTHER_V6"
 lab_on_exit lab_stop wan udpecho
 cp "$SRC/tests/integration/udp_probe.js" "$T/udp_probe.js"
 chmod 0644 "$T/udp_probe.js"

@@ -28,20 +28,8 @@ export WARDEN_GATEWAY_BIN=$GW WARDEN_POOL=0
 # the echo peer in lab-wan at allowed.test's and other.test's addresses (bound to each: its
 # answers come from the address the datagram went to), ports 3478 and 3479: every denied probe
 # below would get its echo if it were relayed
-lab_spawn wan udpecho $PY -c '
-import select, socket, sys
-socks = []
-for addr in sys.argv[1:]:
-    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
-    for port in (3478, 3479):
-        s = socket.socket(fam, socket.SOCK_DGRAM)
-        s.bind((addr, port))
-        socks.append(s)
-while True:
-    for s in select.select(socks, [], [])[0]:
-        data, peer = s.recvfrom(2048)
-        s.sendto(b"echo:" + data, peer)
-' "$LAB_ALLOWED_V4" "$LAB_ALLOWED_V6" "$LAB_OTHER_V4" "$LAB_OTHER_V6"
+lab_spawn wan udpecho $PY "$SRC/tests/integration/udp_echo.py" \
+	"$LAB_ALLOWED_V4" "$LAB_ALLOWED_V6" "$LAB_OTHER_V4" "$LAB_OTHER_V6"
 lab_on_exit lab_stop wan udpecho
 
 cat >"$T/udp.yaml" <<EOF

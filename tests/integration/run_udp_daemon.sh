@@ -35,20 +35,8 @@ chmod 0644 "$T/udp.yaml"
 
 # the echo peer at allowed.test's addresses, ports 3478 and 3479 (bound to each address: its
 # answers come from the address the datagram went to)
-lab_spawn wan udpecho python3 -c '
-import select, socket, sys
-socks = []
-for addr in sys.argv[1:]:
-    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
-    for port in (3478, 3479):
-        s = socket.socket(fam, socket.SOCK_DGRAM)
-        s.bind((addr, port))
-        socks.append(s)
-while True:
-    for s in select.select(socks, [], [])[0]:
-        data, peer = s.recvfrom(2048)
-        s.sendto(b"echo:" + data, peer)
-' "$LAB_ALLOWED_V4" "$LAB_ALLOWED_V6"
+lab_spawn wan udpecho python3 "$SRC/tests/integration/udp_echo.py" \
+	"$LAB_ALLOWED_V4" "$LAB_ALLOWED_V6"
 lab_on_exit lab_stop wan udpecho
 
 check "setup: the host's nft table is installed" in_host "$W" nft install
