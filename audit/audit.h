@@ -811,6 +811,20 @@ int audit_key_verify(const struct audit_key *k, const void *msg, size_t len, con
 int audit_sign_line(const struct audit_key *k, const char *line, size_t len, struct wd_buf *out);
 
 /**
+ * audit_log_write_signed() - write @ev as a signed line: stamped with the time when it has
+ * none (as audit_log_write() stamps), encoded, signed with @k (audit_sign_line()) and written
+ * (audit_log_write_encoded())
+ * @log:	writer
+ * @ev:		the event (not changed)
+ * @k:		a private key
+ * @flags:	AUDIT_WRITE_*
+ * @err:	why, on failure
+ * Return: 0, or a negative errno.
+ */
+int audit_log_write_signed(struct audit_log *log, const struct audit_event *ev,
+			   const struct audit_key *k, unsigned flags, struct wd_err *err);
+
+/**
  * audit_line_signed_part() - the bytes a run record's signature covers: @line (no newline)
  * with its trailing ,"prev":"…" and ,"sig":"…" members removed and "}" put back
  * @line:	a line as in the file, without its newline

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,7 +57,6 @@ int audit_write_run_record(struct audit_log *log, const struct audit_event *tmpl
 			   struct wd_err *err)
 {
 	struct audit_leaves l = {0};
-	struct wd_buf line = WD_BUF_INIT, signed_line = WD_BUF_INIT;
 	uint8_t root[AUDIT_HASH_LEN];
 	char hex[8 + 2 * AUDIT_HASH_LEN];
 	struct audit_event ev = *tmpl;
@@ -82,17 +80,9 @@ int audit_write_run_record(struct audit_log *log, const struct audit_event *tmpl
 	ev.has |= AUDIT_HAS_EVENTS;
 	ev.events = (int64_t)l.n;
 	ev.key = audit_key_id(k);
-	if (!ev.ts.tv_sec && !ev.ts.tv_nsec) /* encoded here: the writer stamps only its own */
-		clock_gettime(CLOCK_REALTIME, &ev.ts);
-	ret = audit_event_encode(&ev, &line, err);
-	if (ret == 0 && (ret = audit_sign_line(k, line.data, line.len, &signed_line)) < 0)
-		wd_err_set(err, ret, "run %s: signing its record: %s", tmpl->run, strerror(-ret));
-	if (ret == 0)
-		ret = audit_log_write_encoded(log, &ev, signed_line.data, signed_line.len, 0, err);
+	ret = audit_log_write_signed(log, &ev, k, 0, err);
 out:
 	audit_leaves_free(&l);
-	wd_buf_free(&line);
-	wd_buf_free(&signed_line);
 	return ret;
 }
 

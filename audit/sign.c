@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct audit_key {
@@ -224,6 +225,27 @@ int audit_sign_line(const struct audit_key *k, const char *line, size_t len, str
 	if (!ret)
 		ret = wd_buf_printf(out, SIG_KEY "%s\"}\n", b64);
 	return ret < 0 ? ret : 0;
+}
+
+int audit_log_write_signed(struct audit_log *log, const struct audit_event *ev,
+			   const struct audit_key *k, unsigned flags, struct wd_err *err)
+{
+	struct wd_buf line = WD_BUF_INIT, signed_line = WD_BUF_INIT;
+	struct audit_event stamped = *ev;
+	int ret;
+
+	/* encoded here, not by the writer, which stamps only the events it encodes itself */
+	if (!stamped.ts.tv_sec && !stamped.ts.tv_nsec)
+		clock_gettime(CLOCK_REALTIME, &stamped.ts);
+	ret = audit_event_encode(&stamped, &line, err);
+	if (ret == 0 && (ret = audit_sign_line(k, line.data, line.len, &signed_line)) < 0)
+		wd_err_set(err, ret, "signing the %s line: %s", stamped.action, strerror(-ret));
+	if (ret == 0)
+		ret = audit_log_write_encoded(log, &stamped, signed_line.data, signed_line.len,
+					      flags, err);
+	wd_buf_free(&line);
+	wd_buf_free(&signed_line);
+	return ret;
 }
 
 /* trailing() - when @line[0..*@len) ends with ,"@key":"VALUE"} (VALUE without quotes or

@@ -13,7 +13,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -124,7 +123,6 @@ static int run_leaves(struct run *r, struct audit_leaves *l)
 static int write_signed(struct run *r, struct audit_event *ev, unsigned flags)
 {
 	struct audit_leaves l = {0};
-	struct wd_buf line = WD_BUF_INIT, signed_line = WD_BUF_INIT;
 	uint8_t root[AUDIT_HASH_LEN];
 	char hex[8 + 2 * AUDIT_HASH_LEN];
 	struct wd_err err;
@@ -147,21 +145,11 @@ static int write_signed(struct run *r, struct audit_event *ev, unsigned flags)
 	ev->events = (int64_t)l.n;
 	ev->key = audit_key_id(r->audit.key);
 	fill_common(r, ev);
-	/* encoded here, not by the writer, which stamps only the events it encodes itself */
-	if (!ev->ts.tv_sec && !ev->ts.tv_nsec)
-		clock_gettime(CLOCK_REALTIME, &ev->ts);
 	wd_err_clear(&err);
-	ret = audit_event_encode(ev, &line, &err);
-	if (ret == 0)
-		ret = audit_sign_line(r->audit.key, line.data, line.len, &signed_line);
-	if (ret == 0)
-		ret = audit_log_write_encoded(r->audit.log, ev, signed_line.data, signed_line.len,
-					      flags, &err);
+	ret = audit_log_write_signed(r->audit.log, ev, r->audit.key, flags, &err);
 	if (ret)
 		wd_say(stderr, "warden run: audit: %s", err.msg[0] ? err.msg : strerror(-ret));
 	audit_leaves_free(&l);
-	wd_buf_free(&line);
-	wd_buf_free(&signed_line);
 	ev->root = NULL; /* @hex is this function's: the caller's event does not keep it */
 	return ret;
 }
