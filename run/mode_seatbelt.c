@@ -218,6 +218,9 @@ static int load_policy(struct sbx_run *r, const char *audit_path)
 		return fail(r, "backend", "remove sandbox.backend, or pass --backend seatbelt",
 			    "the policy asks for sandbox.backend %s, which cannot run on macOS",
 			    policy_backend_name(r->pol->sandbox_backend));
+	if (run_proxy_limits_refused(&r->pol->limits))
+		return fail(r, "limits", "remove that limit, or run it on Linux",
+			    "%s; nothing was started", run_proxy_limits_refused(&r->pol->limits));
 	ret = policy_command_expand(r->pol, r->home);
 	if (ret)
 		return fail(r, "policy", NULL, "`command`: %s",

@@ -621,13 +621,24 @@ static int set_limit(int res, rlim_t v, const char *what, char *why, size_t size
 	return 0;
 }
 
+const char *run_proxy_limits_refused(const struct policy_limits *l)
+{
+	if (l->memory_mb)
+		return "limits.memory_mb: macOS enforces neither RLIMIT_AS nor RLIMIT_DATA and has "
+		       "no cgroups, so no memory limit would hold";
+	if (l->cpu_milli)
+		return "limits.cpu: a share of CPU needs a cgroup; RLIMIT_CPU bounds CPU seconds, "
+		       "not a rate";
+	return NULL;
+}
+
 int run_proxy_rlimits(const struct policy_limits *l, char *why, size_t size)
 {
 	int ret = 0;
 
-	if (l->memory_mb)
-		ret = set_limit(RLIMIT_AS, (rlim_t)l->memory_mb << 20, "limits.memory (RLIMIT_AS)",
-				why, size);
+	if (l->disk_mb)
+		ret = set_limit(RLIMIT_FSIZE, (rlim_t)l->disk_mb << 20,
+				"limits.disk_mb (RLIMIT_FSIZE)", why, size);
 	if (!ret && l->pids)
 		ret = set_limit(RLIMIT_NPROC, (rlim_t)l->pids, "limits.pids (RLIMIT_NPROC)", why,
 				size);
@@ -637,17 +648,17 @@ int run_proxy_rlimits(const struct policy_limits *l, char *why, size_t size)
 void run_proxy_describe_limits(const struct policy_limits *l, unsigned timeout_s, char *out,
 			       size_t size)
 {
-	char mem[64] = "", pids[64] = "", t[64] = "";
+	char disk[80] = "", pids[64] = "", t[64] = "";
 
-	if (l->memory_mb)
-		snprintf(mem, sizeof(mem), " memory %llu MiB (RLIMIT_AS);",
-			 (unsigned long long)l->memory_mb);
+	if (l->disk_mb)
+		snprintf(disk, sizeof(disk), " largest file %llu MiB (RLIMIT_FSIZE);",
+			 (unsigned long long)l->disk_mb);
 	if (l->pids)
 		snprintf(pids, sizeof(pids), " processes %u (RLIMIT_NPROC, per user);", l->pids);
 	if (timeout_s)
 		snprintf(t, sizeof(t), " wall time %u s (watchdog);", timeout_s);
-	snprintf(out, size, "limits:%s%s%s%s", mem, pids, t,
-		 mem[0] || pids[0] || t[0] ? " no cgroups on this OS" : " none");
+	snprintf(out, size, "limits:%s%s%s%s", disk, pids, t,
+		 disk[0] || pids[0] || t[0] ? " no cgroups" : " none");
 }
 
 static void drain(void)

@@ -145,9 +145,18 @@ int run_proxy_env(const struct wd_policy *p, char *const *environ_in, const stru
 void run_proxy_strv_free(char **v);
 
 /**
+ * run_proxy_limits_refused() - a limit of the policy that a proxy run cannot enforce, said
+ * with why (limits.memory_mb, limits.cpu: no cgroups, and macOS enforces no address-space
+ * rlimit); the run is then refused, never run without it
+ * @l:		the policy's limits
+ * Return: NULL when every limit it sets can be enforced.
+ */
+const char *run_proxy_limits_refused(const struct policy_limits *l);
+
+/**
  * run_proxy_rlimits() - the policy's limits that map to setrlimit(2), set in the calling
- * process (the program's, before exec): limits.memory as RLIMIT_AS, limits.pids as
- * RLIMIT_NPROC (counted per user, not per run: said in warden-policy(5))
+ * process (the program's, before exec): limits.disk_mb as RLIMIT_FSIZE (the largest file),
+ * limits.pids as RLIMIT_NPROC (counted per user, not per run: said in warden-policy(5))
  * @l:		the policy's limits
  * @why:	the limit that could not be set, said
  * @size:	its room

@@ -163,6 +163,19 @@ check "limit.time and run.exit 124 in the audit log" \
 	audit_has ".run == \"$ID3\" and .action == \"limit.time\""
 check "run.exit 124" audit_has ".run == \"$ID3\" and .action == \"run.exit\" and .exit == 124"
 
+# --- limits: what maps to an rlimit is set, what cannot hold is refused -------------------------
+printf 'version: 1\nlimits: {disk_mb: 1}\n' >"$T/disk.yaml"
+printf 'version: 1\nlimits: {memory_mb: 512}\n' >"$T/mem.yaml"
+check "limits.disk_mb 1: a 512 KiB file is written" \
+	ws -p "$T/disk.yaml" -- sh -c 'head -c 524288 /dev/zero >"$TMPDIR/a"'
+check_fails "... a 2 MiB file is not (RLIMIT_FSIZE)" \
+	ws -p "$T/disk.yaml" -- sh -c 'head -c 2097152 /dev/zero >"$TMPDIR/b"'
+BEFORE=$(wc -l <"$AUDIT")
+ws -p "$T/mem.yaml" -- true 2>"$T/err"
+check_eq "limits.memory_mb cannot be enforced here: the run is refused (125)" 125 echo $?
+check "... saying why" grep -q "limits.memory_mb: macOS enforces neither" "$T/err"
+check_eq "... before run.start" "$BEFORE" bash -c 'wc -l <"$0"' "$AUDIT"
+
 # --- a bad policy starts nothing ---------------------------------------------------------------
 BEFORE=$(wc -l <"$AUDIT")
 ws -p "$T/bad.yaml" -- true 2>"$T/err"
@@ -170,6 +183,16 @@ check_eq "a bad policy fails the run: 125" 125 echo $?
 check "its error names file:line:col" grep -q "bad.yaml:3:3" "$T/err"
 check_eq "no audit line was written" "$BEFORE" bash -c 'wc -l <"$0"' "$AUDIT"
 check "no gateway, no folder, no profile left" nothing_left
+
+# --- a profile that cannot be made starts nothing (a grant with a control byte) -----------------
+mkdir -p "$T/ctl"$'\x01'"dir"
+printf 'version: 1\nfilesystem:\n  read: ["%s/ctl\\x01dir"]\n' "$T" >"$T/ctl.yaml"
+BEFORE=$(wc -l <"$AUDIT")
+ws -p "$T/ctl.yaml" -- true 2>"$T/err"
+check_eq "a profile the renderer refuses fails the run: 125" 125 echo $?
+check "... saying why (a control character)" grep -q "profile.*control character" "$T/err"
+check_eq "... before run.start" "$BEFORE" bash -c 'wc -l <"$0"' "$AUDIT"
+check "... no gateway, no folder, no profile left" nothing_left
 
 # --- what cannot run here is refused -------------------------------------------------------------
 ws --backend linux -- true 2>"$T/err"
