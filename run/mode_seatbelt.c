@@ -465,6 +465,8 @@ static void program_child(struct sbx_run *r, const char *sbx, char **envp)
 		wd_say(stderr, "warden run: limits: %s", why);
 		_exit(RUN_EXIT_WARDEN);
 	}
+	/* nothing of warden's but stdio reaches the program (the audit log is CLOEXEC too) */
+	wd_close_all_except(NULL, 0);
 	while (r->argv[n])
 		n++;
 	av = calloc(n + 5, sizeof(*av));

@@ -134,6 +134,11 @@ check_eq "sandbox-exec got -f PROFILE -- and the command's full path" "$(command
 check "the profile allows the run's tmp folder, written" \
 	bash -c 'grep "file-write" "$0" | grep -qF "(subpath \"$1/warden-run-"' "$T/last-profile.sb" "$T/tmp"
 
+# a descriptor warden was given (9) does not reach the program; its stdio does (the control)
+lsfd() { ws -- sh -c 'ls /proc/$$/fd' 9>"$T/leak"; }
+check "the program has warden's stdio (fd 2)" lab_match '^2$' lsfd
+check "... and not the descriptor 9 warden had" lab_no_match '^9$' lsfd
+
 # --- exit statuses and run.start / run.exit --------------------------------------------------
 ID1=aaaa00000001
 ws --run-id "$ID1" -- sh -c 'exit 7'
