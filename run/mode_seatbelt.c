@@ -41,9 +41,10 @@
 #include <unistd.h>
 #ifdef __APPLE__
 #include <mach-o/dyld.h>
-#endif
 
+/* macOS's unistd.h does not declare it */
 extern char **environ;
+#endif
 
 /* the one backend of this path, and the program that applies it */
 #define SBX_BACKEND "seatbelt"

@@ -64,7 +64,7 @@ int run_proxy_begin(struct run_proxy *px, const char *id, struct wd_err *err)
 {
 	const char *t = getenv("TMPDIR");
 	static const uint8_t lo4[4] = {127, 0, 0, 1};
-	struct sockaddr_in sin;
+	struct sockaddr_in sin = {0};
 	socklen_t len = sizeof(sin);
 	char tmpl[PATH_MAX];
 	int fd, ret;
@@ -410,27 +410,51 @@ static bool reap_within(pid_t pid, long ms)
 	}
 }
 
-/* everything below @path (a folder this run made: no link is followed), then @path */
-static void remove_tree(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *e;
-	char sub[PATH_MAX];
-	struct stat st;
+/* how deep remove_below() goes: one descriptor per level (macOS's default limit is 256) */
+#define REMOVE_DEPTH 64
 
-	while (d && (e = readdir(d))) {
+/* everything in the folder @dfd (closed here), @depth levels down: each entry opened from its
+ * folder's descriptor without following a link (the program may still be running and swap a
+ * folder for a link: the link itself is what goes); Return: whether it is empty now */
+/* NOLINTNEXTLINE(misc-no-recursion): REMOVE_DEPTH levels at most */
+static bool remove_below(int dfd, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *e;
+	bool empty = true;
+
+	if (!d) {
+		close(dfd);
+		return false;
+	}
+	while ((e = readdir(d))) {
+		int sub;
+
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >= (int)sizeof(sub))
+		if (!unlinkat(dirfd(d), e->d_name, 0))
 			continue;
-		if (!lstat(sub, &st) && S_ISDIR(st.st_mode))
-			remove_tree(sub);
-		else
-			unlink(sub);
+		sub = depth < REMOVE_DEPTH ? openat(dirfd(d), e->d_name,
+						    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+					   : -1;
+		if (sub < 0 || !remove_below(sub, depth + 1) ||
+		    unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0)
+			empty = false;
 	}
-	if (d)
-		closedir(d);
-	rmdir(path);
+	closedir(d);
+	return empty;
+}
+
+/* the run's folder @path and everything in it; what cannot go is named */
+static void remove_tree(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0 && remove_below(fd, 0) && !rmdir(path))
+		return;
+	if (fd >= 0 || errno != ENOENT)
+		wd_say(stderr, "warden run: %s: left behind (not empty, or deeper than %d folders)",
+		       path, REMOVE_DEPTH);
 }
 
 void run_proxy_end(struct run_proxy *px)

@@ -157,6 +157,16 @@ ws -- /nonexistent/program 2>"$T/err"
 check_eq "a command that is not there: 127" 127 echo $?
 check "nothing is left" nothing_left
 
+# the run's folder goes with what the program left in it, and only that: a tree of folders and
+# a link to a folder outside it (its file must stay: the link itself is what goes)
+mkdir -p "$T/outside" && echo keep >"$T/outside/canary"
+ws -- sh -c 'cd "$TMPDIR" && mkdir -p a/b/c/d && echo x >a/b/c/d/f && echo y >a/g &&
+	ln -s "$0" a/b/out && ln -s "$0/canary" a/link' "$T/outside"
+check_eq "a program that leaves a tree and links in its tmp folder exits 0" 0 echo $?
+check "... the run's folder is gone with all of it" nothing_left
+check "... and the folder the links pointed at keeps its file (the control: it was there)" \
+	grep -qx keep "$T/outside/canary"
+
 # --- the wall-time watchdog ------------------------------------------------------------------
 ID3=aaaa00000003
 ws --run-id "$ID3" --timeout 1 -- sh -c "echo \$\$ >$T/sleep.pid; exec sleep 60"
