@@ -137,7 +137,7 @@ static int check_file(const char *path, const struct stat *st, struct wd_err *er
 		    "be forged; fix: chmod 600 %s",
 		    path, st->st_mode & S_IWOTH ? "anyone" : "its group",
 		    (unsigned)(st->st_mode & 07777), path);
-	if (st->st_uid != me && st->st_uid != 0)
+	if ((uid_t)st->st_uid != me && st->st_uid != 0)
 		return wd_err_set(err, -EPERM,
 				  "audit log %s belongs to uid %u, not to you (uid %u) or root; "
 				  "refusing to write to it (fix: chown %u %s, or choose another "

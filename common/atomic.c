@@ -39,6 +39,76 @@ static int split(struct wd_atomic *a, const char *path)
 	return 0;
 }
 
+#ifdef _WIN32
+/* Windows has no *at() calls: the folder is named, not held (a->dfd 0 says "in use"), only
+ * paths relative to the working folder (AT_FDCWD) are taken, and the rename replaces the name
+ * with MoveFileEx(). The temporary file is made with O_EXCL: a link planted under its name
+ * fails the open (CREATE_NEW), never followed. */
+static int in_dir(const struct wd_atomic *a, const char *name, char *out, size_t size)
+{
+	return snprintf(out, size, "%s/%s", a->dir, name) >= (int)size ? -ENAMETOOLONG : 0;
+}
+
+int wd_atomic_open(struct wd_atomic *a, int dfd, const char *path, unsigned flags)
+{
+	char tmp[sizeof(a->dir) + sizeof(a->tmp)];
+	int ret;
+
+	memset(a, 0, sizeof(*a));
+	a->fd = -1;
+	a->dfd = -1;
+	a->flags = flags;
+	if (dfd != AT_FDCWD)
+		return -ENOSYS;
+	ret = split(a, path);
+	if (ret)
+		return ret;
+	snprintf(a->tmp, sizeof(a->tmp), ".%s.%ld.tmp", a->name, (long)getpid());
+	ret = in_dir(a, a->tmp, tmp, sizeof(tmp));
+	if (ret)
+		return ret;
+	(void)unlink(tmp);
+	a->fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (a->fd < 0)
+		return -errno;
+	a->dfd = 0;
+	return 0;
+}
+
+int wd_atomic_commit(struct wd_atomic *a)
+{
+	char tmp[sizeof(a->dir) + sizeof(a->tmp)], dst[sizeof(a->dir) + sizeof(a->name)];
+	int ret = 0;
+
+	if (a->fd < 0 || a->dfd < 0)
+		return -EBADF;
+	if ((a->flags & WD_ATOMIC_SYNC) && fsync(a->fd) < 0)
+		ret = -errno;
+	if (close(a->fd) < 0 && !ret)
+		ret = -errno;
+	a->fd = -1;
+	a->dfd = -1;
+	if (in_dir(a, a->tmp, tmp, sizeof(tmp)) || in_dir(a, a->name, dst, sizeof(dst)))
+		return -ENAMETOOLONG;
+	if (!ret && !MoveFileExA(tmp, dst, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+		ret = -EIO;
+	if (ret)
+		(void)unlink(tmp);
+	return ret;
+}
+
+void wd_atomic_abort(struct wd_atomic *a)
+{
+	char tmp[sizeof(a->dir) + sizeof(a->tmp)];
+
+	if (a->fd >= 0)
+		close(a->fd);
+	a->fd = -1;
+	if (a->dfd >= 0 && !in_dir(a, a->tmp, tmp, sizeof(tmp)))
+		(void)unlink(tmp);
+	a->dfd = -1;
+}
+#else
 int wd_atomic_open(struct wd_atomic *a, int dfd, const char *path, unsigned flags)
 {
 	int ret;
@@ -98,6 +168,7 @@ void wd_atomic_abort(struct wd_atomic *a)
 	}
 	a->dfd = -1;
 }
+#endif
 
 int wd_write_file_atomic(int dfd, const char *path, const void *data, size_t len, unsigned flags)
 {

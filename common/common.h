@@ -12,7 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#ifdef _WIN32
+#include "common/win.h" /* Winsock, uid_t: the Windows cross build */
+#else
 #include <sys/socket.h>
+#endif
 #include <sys/types.h>
 #include <time.h>
 

@@ -21,7 +21,7 @@
 #ifdef __linux__
 #include <sys/syscall.h>
 #define FD_DIR "/proc/self/fd"
-#else
+#elif !defined(_WIN32)
 #define FD_DIR "/dev/fd" /* macOS and the BSDs */
 #endif
 #include <unistd.h>
@@ -114,6 +114,7 @@ int wd_write_at(const char *dir, const char *name, const char *val)
 	return r;
 }
 
+#ifndef _WIN32 /* Windows: refused in common/win.c */
 ssize_t wd_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds, int flags)
 {
 	union {
@@ -139,6 +140,8 @@ ssize_t wd_send_fds(int sock, const void *buf, size_t len, const int *fds, size_
 	n = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
 	return n < 0 ? -errno : n;
 }
+
+#endif
 
 void wd_closep(int *fd)
 {
@@ -176,6 +179,7 @@ int wd_mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
+#ifndef _WIN32 /* Windows: refused in common/win.c */
 static int int_cmp(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
@@ -238,6 +242,8 @@ int wd_close_all_except(const int *keep, size_t n)
 	return ret;
 }
 
+#endif
+
 #ifdef __linux__
 int wd_open_nofollow(const char *path, int flags)
 {
@@ -267,6 +273,7 @@ int wd_open_nofollow(const char *path, int flags)
 }
 #endif
 
+#ifndef _WIN32 /* Windows: sockets in common/win.c */
 #ifndef __linux__
 /* O_NONBLOCK and FD_CLOEXEC on @fd; on failure @fd is closed. Return: @fd or -errno. */
 static int nb_cloexec(int fd)
@@ -384,3 +391,4 @@ int wd_socket_bound(int family, const void *addr, uint16_t port, int type)
 	}
 	return fd;
 }
+#endif

@@ -216,7 +216,12 @@ int wd_proc_status_field(pid_t pid, const char *key, char *out, size_t size)
 
 int wd_proc_status_field_at(int procfd, const char *key, char *out, size_t size)
 {
+#ifdef _WIN32
+	(void)procfd, (void)key, (void)out, (void)size;
+	return -ENOSYS; /* no /proc */
+#else
 	return status_read(openat(procfd, "status", O_RDONLY | O_CLOEXEC), key, out, size);
+#endif
 }
 
 int wd_proc_status_num(pid_t pid, const char *key, int base, unsigned long *ret)

@@ -1,7 +1,8 @@
 /* poller.h - the gateway worker's readiness interface, one small API over the operating
  * system's poller (internal header): epoll on Linux (poll_epoll.c), kqueue on macOS and the
- * BSDs (poll_kqueue.c). ev.c is its only caller; the components above see GW_POLL_* bits and
- * the 64-bit reference they registered, never the system's types.
+ * BSDs (poll_kqueue.c), WSAPoll on Windows (poll_wsapoll.c). ev.c is its only caller; the
+ * components above see GW_POLL_* bits and the 64-bit reference they registered, never the system's
+ * types.
  *
  * The contract both backends keep (tests/unit/test_gw_poller.c states it as tests):
  * - A descriptor is registered once with the readiness it wants (GW_POLL_IN, GW_POLL_OUT),
@@ -14,7 +15,12 @@
  * - The reference comes back as registered, all 64 bits (ev.h tags its top byte).
  * - Signals: gw_poller_signals() turns SIGTERM and SIGINT into an event with a reference of
  *   the caller's; gw_poller_signal_take() consumes what arrived.
- * A backend for Windows (an AFD / IOCP poller as libuv and wepoll do) is not written yet. */
+ * Windows (poll_wsapoll.c: WSAPoll) keeps the contract with kqueue's tolerance of a second add
+ * and with two more differences the callers tolerate: edge-triggered interest is emulated (an edge
+ * is a direction seen ready after it was seen unready, or more bytes waiting than at the last
+ * report), and the peer's FIN is seen (GW_POLL_RDHUP, with GW_POLL_IN) only once the bytes before
+ * it are read: an edge-triggered reader reads until it would block anyway. SIGTERM and SIGINT are
+ * the console's control events there (Ctrl-C, Ctrl-Break, closing, log-off, shut-down). */
 #ifndef WARDEN_GATEWAY_POLLER_H
 #define WARDEN_GATEWAY_POLLER_H
 
@@ -47,16 +53,20 @@ struct gw_poll_event {
  * @fd:		the epoll or kqueue descriptor (-1: none)
  * @sigfd:	Linux: the signalfd of gw_poller_signals(), or -1
  * @sigref:	the reference signal events carry
- * @sigs:	kqueue: signals seen and not yet taken
+ * @sigs:	kqueue, Windows: signals seen and not yet taken
+ * @win:	Windows: the table of registered sockets (poll_wsapoll.c)
  */
 struct gw_poller {
 	int fd;
 	int sigfd;
 	uint64_t sigref;
 	unsigned sigs;
+#ifdef _WIN32
+	struct gw_wsapoll *win;
+#endif
 };
 
-/** gw_poller_name() - "epoll" or "kqueue": what this build polls with. */
+/** gw_poller_name() - "epoll", "kqueue" or "wsapoll": what this build polls with. */
 const char *gw_poller_name(void);
 
 /**

@@ -23,6 +23,58 @@
 
 #include <cmocka.h>
 
+#ifdef _WIN32
+/* Windows (tests/cross/run-windows, under wine): the sockets are Winsock's, as ints (as the
+ * gateway holds them); no socketpair(), so a connected loopback TCP pair; errors from
+ * WSAGetLastError(); the descriptors here are all sockets */
+#define close(fd) closesocket((SOCKET)(fd))
+#define write(fd, b, n) send((SOCKET)(fd), (b), (int)(n), 0)
+#define read(fd, b, n) recv((SOCKET)(fd), (b), (int)(n), 0)
+#define SHUT_WR SD_SEND
+#define setsockopt(s, l, o, v, n) setsockopt((SOCKET)(s), l, o, (const char *)(v), n)
+#define getsockopt(s, l, o, v, n) getsockopt((SOCKET)(s), l, o, (char *)(v), n)
+#define IN_PROGRESS() (WSAGetLastError() == WSAEWOULDBLOCK)
+#define REFUSED WSAECONNREFUSED
+
+static void nonblock(int fd)
+{
+	u_long one = 1;
+
+	assert_int_equal(ioctlsocket((SOCKET)fd, FIONBIO, &one), 0);
+}
+
+static int socketpair(int family, int type, int proto, int sv[2])
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	int len = sizeof(sa);
+	SOCKET l = socket(AF_INET, SOCK_STREAM, 0), a, b;
+
+	(void)family, (void)type, (void)proto;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (l == INVALID_SOCKET || bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&sa, &len))
+		return -1;
+	a = socket(AF_INET, SOCK_STREAM, 0);
+	if (a == INVALID_SOCKET || connect(a, (struct sockaddr *)&sa, sizeof(sa)))
+		return -1;
+	b = accept(l, NULL, NULL);
+	closesocket(l);
+	if (b == INVALID_SOCKET)
+		return -1;
+	sv[0] = (int)a;
+	sv[1] = (int)b;
+	return 0;
+}
+#else
+#define IN_PROGRESS() (errno == EINPROGRESS)
+#define REFUSED ECONNREFUSED
+
+static void nonblock(int fd)
+{
+	assert_int_equal(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+}
+#endif
+
 #define REF_A 0xa500000000001234ull
 #define REF_B 0x0700000000005678ull
 
@@ -31,11 +83,6 @@ struct fx {
 	struct gw_poller p;
 	int a, b;
 };
-
-static void nonblock(int fd)
-{
-	assert_int_equal(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
-}
 
 static int setup(void **state)
 {
@@ -97,6 +144,8 @@ static void test_name(void **state)
 	(void)state;
 #ifdef __linux__
 	assert_string_equal(gw_poller_name(), "epoll");
+#elif defined(_WIN32)
+	assert_string_equal(gw_poller_name(), "wsapoll");
 #else
 	assert_string_equal(gw_poller_name(), "kqueue");
 #endif
@@ -186,6 +235,9 @@ static void test_rdhup(void **state)
 	put(f->b, "x");
 	assert_int_equal(wait1(f, &e, 1000), 1);
 	assert_false(e.events & GW_POLL_RDHUP); /* bytes, no end yet: the control */
+#ifdef _WIN32
+	drain(f->a); /* WSAPoll shows the FIN only once the bytes before it are read (poller.h) */
+#endif
 	assert_int_equal(shutdown(f->b, SHUT_WR), 0);
 	assert_int_equal(wait1(f, &e, 1000), 1);
 	assert_true(e.events & GW_POLL_RDHUP);
@@ -228,7 +280,7 @@ static int tcp_connect(const struct sockaddr_in *sa)
 	assert_true(fd >= 0);
 	nonblock(fd);
 	r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
-	assert_true(r == 0 || errno == EINPROGRESS);
+	assert_true(r == 0 || IN_PROGRESS());
 	return fd;
 }
 
@@ -244,14 +296,22 @@ static void test_connect_done_and_refused(void **state)
 	assert_int_equal(gw_poller_add(&f->p, l, GW_POLL_IN, REF_B), 0);
 	c = tcp_connect(&sa);
 	assert_int_equal(gw_poller_add(&f->p, c, GW_POLL_OUT | GW_POLL_ET, REF_A), 0);
-	for (int i = 0; i < 2; i++) {
-		assert_true(wait1(f, &e, 2000) >= 1);
-		if (e.ref == REF_A)
-			break;
-		d = accept(l, NULL, NULL); /* the listener's event: take the connection */
-		assert_true(d >= 0);
-		close(d);
-		gw_poller_del(&f->p, l);
+	/* both may come in one wait, in either order: every event of each wait is looked at */
+	for (int i = 0; i < 2 && e.ref != REF_A; i++) {
+		struct gw_poll_event evs[8];
+		int n = gw_poller_wait(&f->p, evs, 8, 2000);
+
+		assert_true(n >= 1);
+		for (int j = 0; j < n; j++) {
+			if (evs[j].ref == REF_A) {
+				e = evs[j];
+				continue;
+			}
+			d = accept(l, NULL, NULL); /* the listener's event: take the connection */
+			assert_true(d >= 0);
+			close(d);
+			gw_poller_del(&f->p, l);
+		}
 	}
 	assert_true(e.ref == REF_A);
 	assert_true(e.events & GW_POLL_OUT);
@@ -265,7 +325,7 @@ static void test_connect_done_and_refused(void **state)
 	assert_int_equal(wait1(f, &e, 2000), 1);
 	assert_true(e.events & GW_POLL_ERR);
 	assert_int_equal(getsockopt(c, SOL_SOCKET, SO_ERROR, &err, &elen), 0);
-	assert_int_equal(err, ECONNREFUSED);
+	assert_int_equal(err, REFUSED);
 	close(c);
 }
 
@@ -290,6 +350,20 @@ static void test_reset(void **state)
 	close(l);
 }
 
+#ifdef _WIN32
+/* Windows: the console's control events stand for SIGTERM and SIGINT; under wine there is no
+ * console to raise one in (GenerateConsoleCtrlEvent() fails), so only the registration and a
+ * quiet wait are checked here: the delivery has never run (docs/platforms.md) */
+static void test_signal(void **state)
+{
+	struct fx *f = *state;
+	struct gw_poll_event e = {0};
+
+	assert_int_equal(gw_poller_signals(&f->p, REF_B), 0);
+	assert_int_equal(wait1(f, &e, 0), 0);
+	assert_int_equal(gw_poller_signal_take(&f->p), 0);
+}
+#else
 static void test_signal(void **state)
 {
 	struct fx *f = *state;
@@ -316,6 +390,7 @@ static void test_signal(void **state)
 	signal(SIGTERM, SIG_DFL);
 	assert_int_equal(gw_poller_open(&f->p), 0);
 }
+#endif
 
 int main(void)
 {

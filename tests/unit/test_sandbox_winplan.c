@@ -27,7 +27,9 @@
 
 #include <cmocka.h>
 
-/* winnt.h: the file rights a generic right maps to (FILE_GENERIC_*, FILE_ALL_ACCESS) */
+/* winnt.h: the file rights a generic right maps to (FILE_GENERIC_*, FILE_ALL_ACCESS); on
+ * Windows common.h brings winnt.h's own (the same values) */
+#ifndef _WIN32
 #define FILE_READ_DATA 0x0001u
 #define FILE_WRITE_DATA 0x0002u
 #define SYNCHRONIZE 0x00100000u
@@ -35,6 +37,7 @@
 #define FILE_GENERIC_WRITE 0x00120116u
 #define FILE_GENERIC_EXECUTE 0x001200a0u
 #define FILE_ALL_ACCESS 0x001f01ffu
+#endif
 
 #define PORT 41080
 

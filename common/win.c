@@ -1,0 +1,327 @@
+/* win.c - Windows only: the POSIX calls of the portable core that Windows names otherwise or lacks
+ * (common/win.h), and common/fd.c's descriptor and socket helpers that have no honest Windows
+ * form, refused. Compiled empty on every other system. */
+#include "common/common.h"
+
+#ifdef _WIN32
+#include <bcrypt.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#undef open
+
+int wd_win_random(void *buf, size_t len)
+{
+	if (len > ULONG_MAX)
+		return -EINVAL;
+	return BCryptGenRandom(NULL, buf, (ULONG)len, BCRYPT_USE_SYSTEM_PREFERRED_RNG) == 0 ? 0
+											    : -EIO;
+}
+
+char *wd_win_strndup(const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	char *d = malloc(len + 1);
+
+	if (!d) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(d, s, len);
+	d[len] = '\0';
+	return d;
+}
+
+const char *wd_win_progname(void)
+{
+	static char name[MAX_PATH];
+	char full[MAX_PATH];
+	DWORD n = GetModuleFileNameA(NULL, full, sizeof(full));
+	const char *base = full;
+	char *dot;
+
+	if (name[0])
+		return name;
+	if (n == 0 || n >= sizeof(full))
+		return "warden";
+	for (const char *p = full; *p; p++)
+		if (*p == '\\' || *p == '/')
+			base = p + 1;
+	snprintf(name, sizeof(name), "%s", base);
+	dot = strrchr(name, '.');
+	if (dot && !_stricmp(dot, ".exe"))
+		*dot = '\0';
+	return name[0] ? name : "warden";
+}
+
+int wd_win_fsync(int fd)
+{
+	return _commit(fd) < 0 ? -1 : 0;
+}
+
+/* errno for GetLastError()'s @e */
+static int errno_of(DWORD e)
+{
+	switch (e) {
+	case ERROR_FILE_NOT_FOUND:
+	case ERROR_PATH_NOT_FOUND:
+		return ENOENT;
+	case ERROR_ACCESS_DENIED:
+	case ERROR_SHARING_VIOLATION:
+		return EACCES;
+	case ERROR_FILE_EXISTS:
+	case ERROR_ALREADY_EXISTS:
+		return EEXIST;
+	case ERROR_LOCK_VIOLATION:
+		return EWOULDBLOCK;
+	case ERROR_HANDLE_EOF:
+		return 0;
+	case ERROR_INVALID_HANDLE:
+		return EBADF;
+	default:
+		return EIO;
+	}
+}
+
+/* open with O_NOFOLLOW: CreateFileA on the last component itself, refused when it is a
+ * reparse point, then handed to the C runtime */
+static int open_nofollow(const char *path, int flags, int mode)
+{
+	DWORD access = 0, disp, attrs = FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT;
+	BY_HANDLE_FILE_INFORMATION bi;
+	HANDLE h;
+	int fd, acc = flags & O_ACCMODE;
+
+	if (acc == O_RDONLY || acc == O_RDWR)
+		access |= GENERIC_READ;
+	/* O_APPEND: append data alone, so that each write lands at the end, as O_APPEND's does */
+	if (acc == O_WRONLY || acc == O_RDWR)
+		access |=
+		    (flags & O_APPEND) ? FILE_APPEND_DATA | FILE_WRITE_ATTRIBUTES : GENERIC_WRITE;
+	if ((flags & O_CREAT) && (flags & O_EXCL))
+		disp = CREATE_NEW;
+	else if ((flags & O_CREAT) && (flags & O_TRUNC))
+		disp = CREATE_ALWAYS;
+	else if (flags & O_CREAT)
+		disp = OPEN_ALWAYS;
+	else if (flags & O_TRUNC)
+		disp = TRUNCATE_EXISTING;
+	else
+		disp = OPEN_EXISTING;
+	if ((flags & O_CREAT) && !(mode & _S_IWRITE))
+		attrs |= FILE_ATTRIBUTE_READONLY;
+	h = CreateFileA(path, access, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+			disp, attrs, NULL);
+	if (h == INVALID_HANDLE_VALUE) {
+		errno = errno_of(GetLastError());
+		return -1;
+	}
+	if (!GetFileInformationByHandle(h, &bi)) {
+		errno = errno_of(GetLastError());
+		CloseHandle(h);
+		return -1;
+	}
+	if (bi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) {
+		CloseHandle(h);
+		errno = ELOOP;
+		return -1;
+	}
+	if (bi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) {
+		CloseHandle(h);
+		errno = EISDIR;
+		return -1;
+	}
+	fd = _open_osfhandle((intptr_t)h, flags & (O_ACCMODE | O_APPEND | _O_NOINHERIT));
+	if (fd < 0) {
+		CloseHandle(h);
+		errno = EMFILE;
+		return -1;
+	}
+	/* the C runtime's descriptors are binary when the program says so; this one always */
+	_setmode(fd, _O_BINARY);
+	if (flags & _O_NOINHERIT)
+		SetHandleInformation(h, HANDLE_FLAG_INHERIT, 0);
+	return fd;
+}
+
+int wd_win_open(const char *path, int flags, ...)
+{
+	int mode = 0;
+
+	if (flags & O_CREAT) {
+		va_list ap;
+
+		va_start(ap, flags);
+		mode = va_arg(ap, int);
+		va_end(ap);
+	}
+	if (flags & O_NOFOLLOW)
+		return open_nofollow(path, flags & ~O_NOFOLLOW, mode);
+	return _open(path, flags, mode);
+}
+
+int wd_win_fcntl(int fd, int cmd, ...)
+{
+	HANDLE h = (HANDLE)_get_osfhandle(fd);
+	va_list ap;
+	int arg;
+
+	if (h == INVALID_HANDLE_VALUE) {
+		errno = EBADF;
+		return -1;
+	}
+	va_start(ap, cmd);
+	arg = cmd == F_GETFL ? 0 : va_arg(ap, int);
+	va_end(ap);
+	switch (cmd) {
+	case F_GETFL:
+		return 0;
+	case F_SETFL:
+		if (arg & ~O_NONBLOCK)
+			break;
+		return 0;
+	case F_SETFD:
+		if (arg != FD_CLOEXEC)
+			break;
+		return SetHandleInformation(h, HANDLE_FLAG_INHERIT, 0) ? 0 : (errno = EIO, -1);
+	case F_DUPFD_CLOEXEC: {
+		int d = _dup(fd);
+
+		if (d >= 0)
+			SetHandleInformation((HANDLE)_get_osfhandle(d), HANDLE_FLAG_INHERIT, 0);
+		return d;
+	}
+	default:
+		break;
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+int wd_win_flock(int fd, int op)
+{
+	HANDLE h = (HANDLE)_get_osfhandle(fd);
+	OVERLAPPED ov = {0};
+	DWORD fl = LOCKFILE_EXCLUSIVE_LOCK;
+
+	if (h == INVALID_HANDLE_VALUE) {
+		errno = EBADF;
+		return -1;
+	}
+	/* the byte at 2^63 - 2: past any file's data */
+	ov.Offset = 0xFFFFFFFEu;
+	ov.OffsetHigh = 0x7FFFFFFFu;
+	if (op & LOCK_UN) {
+		if (UnlockFileEx(h, 0, 1, 0, &ov))
+			return 0;
+		errno = errno_of(GetLastError());
+		return -1;
+	}
+	if (!(op & LOCK_EX)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (op & LOCK_NB)
+		fl |= LOCKFILE_FAIL_IMMEDIATELY;
+	if (LockFileEx(h, fl, 0, 1, 0, &ov))
+		return 0;
+	errno = errno_of(GetLastError());
+	return -1;
+}
+
+ssize_t wd_win_pread(int fd, void *buf, size_t n, off_t off)
+{
+	HANDLE h = (HANDLE)_get_osfhandle(fd);
+	OVERLAPPED ov = {0};
+	DWORD got = 0;
+	uint64_t o = (uint64_t)off;
+
+	if (h == INVALID_HANDLE_VALUE || off < 0) {
+		errno = off < 0 ? EINVAL : EBADF;
+		return -1;
+	}
+	ov.Offset = (DWORD)o;
+	ov.OffsetHigh = (DWORD)(o >> 32);
+	if (!ReadFile(h, buf, n > 0x7FFFFFFF ? 0x7FFFFFFF : (DWORD)n, &got, &ov)) {
+		DWORD e = GetLastError();
+
+		if (e == ERROR_HANDLE_EOF)
+			return 0;
+		errno = errno_of(e);
+		return -1;
+	}
+	return (ssize_t)got;
+}
+
+int wd_win_lstat(const char *path, struct stat *st)
+{
+	DWORD a = GetFileAttributesA(path);
+
+	if (a == INVALID_FILE_ATTRIBUTES) {
+		errno = errno_of(GetLastError());
+		return -1;
+	}
+	if (a & FILE_ATTRIBUTE_REPARSE_POINT) {
+		memset(st, 0, sizeof(*st));
+		st->st_mode = S_IFLNK | 0777;
+		return 0;
+	}
+	return stat(path, st);
+}
+
+ssize_t wd_win_readlink(const char *path, char *buf, size_t size)
+{
+	(void)path, (void)buf, (void)size;
+	errno = ENOSYS;
+	return -1;
+}
+
+char *wd_win_realpath(const char *path, char *out)
+{
+	(void)path, (void)out;
+	errno = ENOSYS;
+	return NULL;
+}
+
+/* common/fd.c's helpers that have no honest Windows form: refused (-ENOSYS), never imitated */
+
+ssize_t wd_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds, int flags)
+{
+	(void)sock, (void)buf, (void)len, (void)fds, (void)nfds, (void)flags;
+	return -ENOSYS; /* no SCM_RIGHTS: Windows duplicates handles into a process by its id */
+}
+
+int wd_close_all_except(const int *keep, size_t n)
+{
+	(void)keep, (void)n;
+	return -ENOSYS; /* a child inherits only handles marked inheritable and listed */
+}
+
+int wd_peer_cred(int fd, uid_t *uid, gid_t *gid, pid_t *pid)
+{
+	(void)fd, (void)uid, (void)gid, (void)pid;
+	return -ENOSYS; /* no numeric ids of a socket's peer */
+}
+
+int wd_socket_nb(int family, int type)
+{
+	(void)family, (void)type;
+	return -ENOSYS;
+}
+
+int wd_accept_nb(int lfd, struct sockaddr *sa, socklen_t *len)
+{
+	(void)lfd, (void)sa, (void)len;
+	return -ENOSYS;
+}
+
+int wd_socket_bound(int family, const void *addr, uint16_t port, int type)
+{
+	(void)family, (void)addr, (void)port, (void)type;
+	return -ENOSYS;
+}
+#endif
