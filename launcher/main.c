@@ -69,8 +69,8 @@ int main(int argc, char **argv)
 {
 	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
 
-	/* before any OpenSSL call: no openssl.cnf read (audit/audit.h) */
-	audit_crypto_init();
+	/* before any OpenSSL call: no openssl.cnf read, no clean-up at exit (audit/audit.h) */
+	audit_crypto_init_brief();
 	/* a pooled network's holder is this program again, named so (launcher/run_pool.c) */
 	if (argc > 0 && !strcmp(base ? base + 1 : argv[0], RUN_POOL_HOLDER_NAME))
 		return run_pool_holder(argc, argv);
