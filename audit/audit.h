@@ -661,6 +661,14 @@ void audit_reader_close(struct audit_reader *r);
 void audit_crypto_init(void);
 
 /**
+ * audit_crypto_init_brief() - audit_crypto_init() for a program that exits soon after its
+ * work (`warden`): also without OpenSSL's clean-up at exit (OPENSSL_INIT_NO_ATEXIT), which
+ * frees what the process's exit frees anyway. Private keys are not left to it: audit_key_free()
+ * clears them. Called in audit_crypto_init()'s place, first; without libcrypto it does nothing.
+ */
+void audit_crypto_init_brief(void);
+
+/**
  * audit_log_chain() - make @log a chained writer: every line it writes ends with
  * "prev":"<hex>", the SHA-256 of the line before it in the file (docs/audit.md, "The chain")
  * @log:	writer (by path or from a descriptor opened for reading too)

@@ -15,6 +15,14 @@ void audit_crypto_init(void)
 	(void)OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
 }
 
+void audit_crypto_init_brief(void)
+{
+	/* as above; no clean-up handler: at exit the kernel takes the memory back, and
+	 * OPENSSL_cleanup() freeing it was 0.8 M of a launch's instructions (docs/benchmarks.md).
+	 * The flag counts only in the process's first OpenSSL call. */
+	(void)OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ATEXIT, NULL);
+}
+
 void audit_sha256(const void *p, size_t len, uint8_t out[AUDIT_HASH_LEN])
 {
 	/* fetched once per thread, and one context reused: OpenSSL 3's implicit fetch on every

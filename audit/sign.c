@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <stdio.h>
@@ -20,6 +21,69 @@ struct audit_key {
 	bool priv;
 	char id[8 + 2 * AUDIT_HASH_LEN + 1]; /* "ed25519:" + hex */
 };
+
+/*
+ * A key file as PEM_write_PrivateKey()/PEM_write_PUBKEY() write an ed25519 key: one line of
+ * base64 between the labels, the DER a fixed prefix (RFC 8410: the PKCS#8 / SPKI wrapping of
+ * id-Ed25519) and the 32 raw bytes. Such a file is read without OpenSSL's decoders (their
+ * set-up was 5.8 M instructions of a launch: docs/benchmarks.md); any other layout goes the
+ * decoders' way, so what a file means does not change, only how fast the usual one is read.
+ */
+struct raw_form {
+	const char *begin, *end; /* the labels' lines */
+	size_t b64;		 /* the base64 line's length */
+	size_t pad;		 /* how many '=' end it */
+	const uint8_t *der;	 /* the DER before the 32 key bytes */
+	size_t der_len;
+	bool priv;
+};
+
+static const uint8_t der_priv[] = {0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06,
+				   0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20};
+static const uint8_t der_pub[] = {0x30, 0x2a, 0x30, 0x05, 0x06, 0x03,
+				  0x2b, 0x65, 0x70, 0x03, 0x21, 0x00};
+static const struct raw_form raw_forms[] = {
+    {"-----BEGIN PRIVATE KEY-----\n", "\n-----END PRIVATE KEY-----\n", 64, 0, der_priv,
+     sizeof(der_priv), true},
+    {"-----BEGIN PUBLIC KEY-----\n", "\n-----END PUBLIC KEY-----\n", 60, 1, der_pub,
+     sizeof(der_pub), false},
+};
+
+/* raw_key() - when @text[0..@len) is exactly one of raw_forms, its 32 key bytes in @raw and
+ * the form in *@form. Return: true when it is (pure: no provider is touched) */
+static bool raw_key(const char *text, size_t len, uint8_t raw[32], const struct raw_form **form)
+{
+	uint8_t der[64 + 1];
+
+	for (size_t i = 0; i < WD_ARRAY_SIZE(raw_forms); i++) {
+		const struct raw_form *f = &raw_forms[i];
+		size_t bl = strlen(f->begin), el = strlen(f->end);
+		const char *b64 = text + bl;
+
+		if (len != bl + f->b64 + el || memcmp(text, f->begin, bl) ||
+		    memcmp(b64 + f->b64, f->end, el))
+			continue;
+		for (size_t j = 0; j < f->b64; j++)
+			if (j >= f->b64 - f->pad ? b64[j] != '='
+						 : !((b64[j] >= 'A' && b64[j] <= 'Z') ||
+						     (b64[j] >= 'a' && b64[j] <= 'z') ||
+						     (b64[j] >= '0' && b64[j] <= '9') ||
+						     b64[j] == '+' || b64[j] == '/'))
+				return false;
+		/* EVP_DecodeBlock() counts the padding's bytes too */
+		if (EVP_DecodeBlock(der, (const unsigned char *)b64, (int)f->b64) !=
+			(int)(f->der_len + 32 + f->pad) ||
+		    memcmp(der, f->der, f->der_len)) {
+			OPENSSL_cleanse(der, sizeof(der));
+			return false;
+		}
+		memcpy(raw, der + f->der_len, 32);
+		OPENSSL_cleanse(der, sizeof(der));
+		*form = f;
+		return true;
+	}
+	return false;
+}
 
 /* the member a signature is written as, and its base64 length (64 bytes) */
 #define SIG_KEY ",\"sig\":\""
@@ -92,11 +156,65 @@ out:
 	return ret;
 }
 
+/* Largest key file read (PEM keys are a few hundred bytes; a certificate bundle is not one) */
+#define KEY_FILE_MAX (1 << 20)
+
+/* read_key_file() - the whole of a key file (@fd; at most KEY_FILE_MAX bytes) into @out.
+ * Return: 0 or a negative errno */
+static int read_key_file(int fd, struct wd_buf *out)
+{
+	char buf[4096];
+	ssize_t n;
+	int ret;
+
+	for (;;) {
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		if (n == 0) {
+			ret = 0;
+			break;
+		}
+		if (out->len + (size_t)n > KEY_FILE_MAX) {
+			ret = -EFBIG;
+			break;
+		}
+		ret = wd_buf_append(out, buf, (size_t)n);
+		if (ret < 0)
+			break;
+	}
+	OPENSSL_cleanse(buf, sizeof(buf));
+	return ret;
+}
+
+/* pem_key() - a key from PEM @text through OpenSSL's decoders: a PKCS#8 private key, else a
+ * public key (SubjectPublicKeyInfo); *@priv says which. Return: the key, or NULL */
+static EVP_PKEY *pem_key(const struct wd_buf *text, bool *priv)
+{
+	BIO *b = BIO_new_mem_buf(text->data, (int)text->len);
+	EVP_PKEY *pkey = NULL;
+
+	if (!b)
+		return NULL;
+	pkey = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
+	*priv = pkey != NULL;
+	if (!pkey && BIO_reset(b) == 1)
+		pkey = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
+	BIO_free(b);
+	return pkey;
+}
+
 int audit_key_load(const char *path, bool create, struct audit_key **ret_key, struct wd_err *err)
 {
+	struct wd_buf text = WD_BUF_INIT;
+	const struct raw_form *form;
 	struct audit_key *k = NULL;
+	uint8_t raw[32];
 	struct stat st;
-	FILE *f = NULL;
 	int fd, ret;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -112,29 +230,31 @@ int audit_key_load(const char *path, bool create, struct audit_key **ret_key, st
 		close(fd);
 		return wd_err_set(err, -EINVAL, "key %s is not a regular file", path);
 	}
-	f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
-		return wd_err_set(err, -errno, "key %s: %s", path, strerror(errno));
+	ret = read_key_file(fd, &text);
+	close(fd);
+	if (ret < 0) {
+		ret = wd_err_set(err, ret, "key %s: %s", path, strerror(-ret));
+		goto out;
 	}
 	k = calloc(1, sizeof(*k));
 	if (!k) {
 		ret = wd_err_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	k->pkey = PEM_read_PrivateKey(f, NULL, NULL, NULL);
-	if (k->pkey) {
-		k->priv = true;
-		if (st.st_mode & 077) {
-			ret = wd_err_set(err, -EPERM,
-					 "signing key %s can be read by others (mode %04o); fix: "
-					 "chmod 600 %s",
-					 path, (unsigned)(st.st_mode & 07777), path);
-			goto out;
-		}
+	if (raw_key(text.data ? text.data : "", text.len, raw, &form)) {
+		k->priv = form->priv;
+		k->pkey = form->priv ? EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, raw, 32)
+				     : EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, raw, 32);
+		OPENSSL_cleanse(raw, sizeof(raw));
 	} else {
-		rewind(f);
-		k->pkey = PEM_read_PUBKEY(f, NULL, NULL, NULL);
+		k->pkey = pem_key(&text, &k->priv);
+	}
+	if (k->pkey && k->priv && (st.st_mode & 077)) {
+		ret = wd_err_set(err, -EPERM,
+				 "signing key %s can be read by others (mode %04o); fix: "
+				 "chmod 600 %s",
+				 path, (unsigned)(st.st_mode & 07777), path);
+		goto out;
 	}
 	if (!k->pkey || EVP_PKEY_get_base_id(k->pkey) != EVP_PKEY_ED25519 || make_id(k) < 0) {
 		ret = wd_err_set(err, -EINVAL, "%s is not an ed25519 key in PEM", path);
@@ -144,7 +264,9 @@ int audit_key_load(const char *path, bool create, struct audit_key **ret_key, st
 	k = NULL;
 	ret = 0;
 out:
-	fclose(f);
+	if (text.data)
+		OPENSSL_cleanse(text.data, text.len);
+	wd_buf_free(&text);
 	audit_key_free(k);
 	return ret;
 }

@@ -426,6 +426,10 @@ int main(int argc, char **argv)
 		for (int i = 0; i < listen_fds; i++)
 			pass[npass++] = 3 + i;
 		worker_argv(wargv, num, NULL, false, nflog, verbose, listen_fds);
+		/* the worker becomes this process, the service's main one: the readiness is
+		 * its to send once its sockets listen (start.c) */
+		if (notify[0])
+			setenv("NOTIFY_SOCKET", notify, 1);
 		ret = gw_handoff_exec(exe, pass, npass, wargv);
 		wd_log(WD_LOG_ERR, "exec %s: %s", worker_bin, strerror(-ret));
 		ret = 1;

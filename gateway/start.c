@@ -6,6 +6,7 @@
  * worker run without privilege separation. */
 #include "common/common.h"
 #include "gateway/gw.h"
+#include "gateway/sdnotify.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -108,6 +109,19 @@ int gw_start_standalone(const struct wd_gwconf *conf, bool nflog, int listen_fro
 	if (nflog && conf->mode != WD_GW_PROXY && geteuid() == 0 && fds.nflog < 0 &&
 	    gw_nflog_open(conf->nflog_group, &fds.nflog, &err))
 		wd_log(WD_LOG_WARN, "%s: dropped UDP is not audited", err.msg);
+	/* ready, as warden-gateway says it with privilege separation (main.c): every socket is
+	 * bound and listening. Here this process is the service's main one (warden-gateway
+	 * exec'd it in its place), so the readiness is its to send. */
+	{
+		char notify[GW_NOTIFY_MAX];
+
+		if (gw_notify_take(notify, sizeof(notify)) < 0)
+			wd_log(WD_LOG_WARN, "NOTIFY_SOCKET is not an AF_UNIX path or @name: no "
+					    "readiness notification will be sent");
+		else if ((ret = gw_notify_send(notify, "READY=1\nSTATUS=serving")) < 0)
+			wd_log(WD_LOG_WARN, "readiness notification to %s: %s", notify,
+			       strerror(-ret));
+	}
 #else
 	(void)nflog; /* no NFLOG: proxy mode only */
 #endif

@@ -90,8 +90,8 @@ int cmd_version(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	/* before any OpenSSL call: no openssl.cnf read (audit/audit.h) */
-	audit_crypto_init();
+	/* before any OpenSSL call: no openssl.cnf read, no clean-up at exit (audit/audit.h) */
+	audit_crypto_init_brief();
 #ifndef WARDEN_PROXY_RUN
 	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
 

@@ -225,11 +225,131 @@ static void log_tail(const char *path, char *out, size_t size)
 	free(data);
 }
 
+/*
+ * Readiness. warden-gateway tells a service manager it serves with one READY=1 datagram to
+ * $NOTIFY_SOCKET (gateway/sdnotify.h), sent once every socket is bound and the worker holds
+ * them. An embedded gateway gets a $NOTIFY_SOCKET of the run's own (gw.ready in the run's
+ * 0700 state folder, SO_PASSCRED), so the launcher sleeps in poll(2) until that datagram or
+ * the gateway's exit instead of asking the control socket in a loop. Only a datagram whose
+ * sender is the gateway's pid (SCM_CREDENTIALS, which the kernel fills) counts.
+ */
+
+/* ready_open() - the readiness socket of @gw in @dir; on any failure none (the wait polls) */
+static void ready_open(struct run_gw *gw, const char *dir)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int one = 1, fd;
+
+	gw->ready_fd = -1;
+	if (snprintf(gw->ready_path, sizeof(gw->ready_path), "%s/gw.ready", dir) >=
+		(int)sizeof(gw->ready_path) ||
+	    strlen(gw->ready_path) >= sizeof(sun.sun_path)) {
+		gw->ready_path[0] = '\0';
+		return;
+	}
+	strcpy(sun.sun_path, gw->ready_path);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd >= 0)
+		unlink(gw->ready_path); /* a stale one of this folder's earlier start */
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		if (fd >= 0)
+			close(fd);
+		gw->ready_path[0] = '\0';
+		return;
+	}
+	gw->ready_fd = fd;
+}
+
+/* ready_close() - the readiness socket closed and its name removed */
+static void ready_close(struct run_gw *gw)
+{
+	if (gw->ready_fd < 0)
+		return;
+	close(gw->ready_fd);
+	gw->ready_fd = -1;
+	if (gw->ready_path[0])
+		unlink(gw->ready_path);
+	gw->ready_path[0] = '\0';
+}
+
+/* has_ready() - whether one of the newline-separated assignments in @s is READY=1 */
+static bool has_ready(const char *s)
+{
+	for (const char *p = s; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, "READY=1", 7) && (p[7] == '\n' || p[7] == '\0'))
+			return true;
+	return false;
+}
+
+/* ready_read() - every datagram waiting on @gw's readiness socket read.
+ * Return: true when one of them is the gateway's READY=1 */
+static bool ready_read(const struct run_gw *gw)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(struct ucred))];
+	} c;
+	char buf[512];
+	bool ready = false;
+
+	for (;;) {
+		struct iovec iov = {buf, sizeof(buf) - 1};
+		struct msghdr m = {.msg_iov = &iov,
+				   .msg_iovlen = 1,
+				   .msg_control = c.b,
+				   .msg_controllen = sizeof(c.b)};
+		struct cmsghdr *h;
+		struct ucred uc;
+		ssize_t n = recvmsg(gw->ready_fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ready;
+		buf[n] = '\0';
+		h = CMSG_FIRSTHDR(&m);
+		if ((m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || !h || h->cmsg_level != SOL_SOCKET ||
+		    h->cmsg_type != SCM_CREDENTIALS || h->cmsg_len != CMSG_LEN(sizeof(uc)))
+			continue;
+		memcpy(&uc, CMSG_DATA(h), sizeof(uc));
+		if (uc.pid == gw->pid && has_ready(buf))
+			ready = true;
+	}
+}
+
+/* child_env() - the environment of the embedded gateway: ours, with $NOTIFY_SOCKET naming
+ * @ready (a service manager's, if warden has one, is not the embedded gateway's to use); with
+ * @ready "" ours unchanged. @var holds the new assignment. Return: the array (malloc'd; the
+ * strings are environ's), or NULL (no memory) */
+__attribute__((noinline)) /* not into run_gw_spawn(): its vfork() */
+static char **
+child_env(const char *ready, char *var, size_t size)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!ready[0] || strncmp(environ[i], "NOTIFY_SOCKET=", 14))
+			env[k++] = environ[i];
+	if (ready[0]) {
+		snprintf(var, size, "NOTIFY_SOCKET=%s", ready);
+		env[k++] = var;
+	}
+	env[k] = NULL;
+	return env;
+}
+
 int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
 		 const char *audit_path, const int *listen, int nlisten, struct wd_err *err)
 {
-	char bin[PATH_MAX], cfgpath[PATH_MAX], nfds[8];
-	char *argv[] = {bin, "--config", cfgpath, NULL, NULL, NULL};
+	char bin[PATH_MAX], cfgpath[PATH_MAX], nfds[8], notify[sizeof(gw->ready_path) + 16];
+	char *argv[] = {bin, "--config", cfgpath, NULL, NULL, NULL}, **envp;
 	struct wd_gwconf c = *conf;
 	struct wd_buf yaml = WD_BUF_INIT;
 	int r, fd, null, high[16];
@@ -237,6 +357,7 @@ int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 	pid_t pid;
 
 	memset(gw, 0, sizeof(*gw));
+	gw->ready_fd = -1;
 	if (nlisten < 0 || nlisten > (int)WD_ARRAY_SIZE(high))
 		return wd_err_set(err, -EINVAL, "%d listening sockets for the gateway", nlisten);
 	if (nlisten) {
@@ -278,6 +399,14 @@ int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 		close(fd);
 		return wd_err_set(err, r, "opening /dev/null: %s", strerror(-r));
 	}
+	ready_open(gw, dir);
+	envp = child_env(gw->ready_path, notify, sizeof(notify));
+	if (!envp) {
+		ready_close(gw);
+		close(null);
+		close(fd);
+		return wd_err_set(err, -ENOMEM, "out of memory");
+	}
 	/* the sockets it adopts: above the range they are moved to (3..), so no dup2() below
 	 * overwrites one that is still to be moved */
 	for (int i = 0; i < nlisten; i++) {
@@ -286,6 +415,8 @@ int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 			r = -errno;
 			while (i--)
 				close(high[i]);
+			free(envp);
+			ready_close(gw);
 			close(null);
 			close(fd);
 			return wd_err_set(err, r, "duplicating the gateway's sockets: %s",
@@ -313,51 +444,110 @@ int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 		 * the sandbox's bytes (ours are CLOEXEC; a kernel without close_range has them
 		 * closed at exec all the same) */
 		syscall(SYS_close_range, 3U + (unsigned)nlisten, ~0U, 0U);
-		execv(bin, argv);
+		execve(bin, argv, envp);
 		_exit(127);
 	}
 	/* NOLINTEND(clang-analyzer-unix.Vfork,clang-analyzer-security.insecureAPI.vfork) */
 	r = pid < 0 ? -errno : 0;
+	free(envp);
 	close(null);
 	close(fd);
 	for (int i = 0; i < nlisten; i++)
 		close(high[i]);
-	if (r)
+	if (r) {
+		ready_close(gw);
 		return wd_err_set(err, r, "vfork: %s", strerror(-r));
+	}
 	gw->pid = pid;
 	gw->embedded = true;
 	return 0;
 }
 
-int run_gw_wait(struct run_gw *gw, struct wd_err *err)
+/* wait_notified() - until @gw's READY=1 arrives, it exits or @end (CLOCK_MONOTONIC ns) passes.
+ * Return: 0 ready, -ECHILD it exited (reaped), -ETIMEDOUT, or a negative errno of poll(2) */
+static int wait_notified(struct run_gw *gw, uint64_t end)
 {
-	char tail[512];
-	pid_t pid = gw->pid;
+	/* its exit wakes the poll too (a pidfd is readable once the process exited); without
+	 * pidfds (before Linux 5.3) a 10 ms turn looks for it */
+	int pfd = (int)syscall(SYS_pidfd_open, gw->pid, 0), status, ret;
+	struct pollfd p[2] = {{gw->ready_fd, POLLIN, 0}, {pfd, POLLIN, 0}};
+
+	for (;;) {
+		uint64_t now = wd_mono_ns();
+		int ms, n;
+
+		if (waitpid(gw->pid, &status, WNOHANG) == gw->pid) {
+			gw->pid = 0;
+			ret = -ECHILD;
+			break;
+		}
+		if (now >= end) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		ms = (int)((end - now) / 1000000) + 1;
+		if (pfd < 0 && ms > 10)
+			ms = 10;
+		n = poll(p, pfd >= 0 ? 2 : 1, ms);
+		if (n < 0 && errno != EINTR) {
+			ret = -errno;
+			break;
+		}
+		if (n > 0 && (p[0].revents & POLLIN) && ready_read(gw)) {
+			ret = 0;
+			break;
+		}
+	}
+	if (pfd >= 0)
+		close(pfd);
+	return ret;
+}
+
+/* wait_polled() - until @gw's control socket answers a request (the loop is running), it
+ * exits or @end passes; asked often: the launcher has nothing else to do meanwhile.
+ * Return: as wait_notified() */
+static int wait_polled(struct run_gw *gw, uint64_t end)
+{
 	int status;
 
-	if (!gw->embedded || pid <= 0)
-		return wd_err_set(err, -ECHILD, "no embedded gateway was started");
-	/* ready = the control socket answers a request (the loop is running); polled often:
-	 * the launcher has nothing else to do meanwhile */
-	for (uint64_t end = wd_mono_ns() + 5000000000ull; wd_mono_ns() < end;) {
-		if (waitpid(pid, &status, WNOHANG) == pid) {
+	while (wd_mono_ns() < end) {
+		if (waitpid(gw->pid, &status, WNOHANG) == gw->pid) {
 			gw->pid = 0;
-			log_tail(gw->log_path, tail, sizeof(tail));
-			if (!tail[0])
-				return wd_err_set(err, -ENODATA,
-						  "the embedded gateway exited at start without a "
-						  "word (%s)",
-						  gw->log_path);
-			return wd_err_set(err, -ECHILD, "the embedded gateway exited at start: %s",
-					  tail);
+			return -ECHILD;
 		}
 		if (!run_gw_call_op(gw->socket, "stats", 200, NULL))
 			return 0;
 		nanosleep(&(struct timespec){0, 200000L}, NULL);
 	}
+	return -ETIMEDOUT;
+}
+
+int run_gw_wait(struct run_gw *gw, struct wd_err *err)
+{
+	uint64_t end = wd_mono_ns() + 5000000000ull;
+	char tail[512];
+	int ret;
+
+	if (!gw->embedded || gw->pid <= 0)
+		return wd_err_set(err, -ECHILD, "no embedded gateway was started");
+	ret = gw->ready_fd >= 0 ? wait_notified(gw, end) : wait_polled(gw, end);
+	ready_close(gw);
+	if (ret == 0)
+		return 0;
+	if (ret == -ECHILD) {
+		log_tail(gw->log_path, tail, sizeof(tail));
+		if (!tail[0])
+			return wd_err_set(
+			    err, -ENODATA,
+			    "the embedded gateway exited at start without a word (%s)",
+			    gw->log_path);
+		return wd_err_set(err, -ECHILD, "the embedded gateway exited at start: %s", tail);
+	}
 	run_gw_stop(gw);
-	return wd_err_set(err, -ETIMEDOUT, "the embedded gateway did not answer on %s within 5 s",
-			  gw->socket);
+	if (ret == -ETIMEDOUT)
+		return wd_err_set(err, -ETIMEDOUT,
+				  "the embedded gateway was not ready within 5 s (%s)", gw->socket);
+	return wd_err_set(err, ret, "waiting for the embedded gateway: %s", strerror(-ret));
 }
 
 int run_gw_start(struct run_gw *gw, const char *dir, const struct wd_gwconf *conf,
@@ -372,7 +562,10 @@ void run_gw_stop(struct run_gw *gw)
 {
 	int status, pfd;
 
-	if (!gw || !gw->embedded || gw->pid <= 0)
+	if (!gw || !gw->embedded)
+		return;
+	ready_close(gw);
+	if (gw->pid <= 0)
 		return;
 	kill(gw->pid, SIGTERM);
 	/* wait for its exit without polling (a pidfd is readable once it exited) */

@@ -23,6 +23,9 @@ struct run_gw {
 	bool embedded;
 	pid_t pid;
 	char log_path[512];
+	/* embedded: the datagram socket its readiness comes to ($NOTIFY_SOCKET), or -1 */
+	int ready_fd;
+	char ready_path[108];
 };
 
 /**
@@ -104,7 +107,10 @@ int run_gw_spawn(struct run_gw *gw, const char *dir, const struct wd_gwconf *con
 		 const char *audit_path, const int *listen, int nlisten, struct wd_err *err);
 
 /**
- * run_gw_wait() - the second half: wait (5 s at most) until the spawned gateway answers
+ * run_gw_wait() - the second half: wait (5 s at most) until the spawned gateway is ready:
+ * its READY=1 datagram (sd_notify(3)'s protocol, from the gateway's pid) on the socket
+ * run_gw_spawn() named in its $NOTIFY_SOCKET; where that socket could not be made, until its
+ * control socket answers (polled)
  * Return: 0, or a negative errno (-ECHILD it exited, with its last output line in @err;
  * -ENODATA it exited without one; -ETIMEDOUT it was stopped again).
  */

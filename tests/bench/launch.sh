@@ -3,7 +3,8 @@
 # mode and rootless (as the lab user), in a lab: the median wall time of N launches each, and
 # the medians of the WARDEN_TIMING stages that the durable run.start spans (`audit`, where it is
 # written, and `durable`, where the launcher waits for its fdatasync before exec). For
-# docs/benchmarks.md ("Launch: the durable run.start"); the full harness is tests/bench/run.
+# docs/benchmarks.md ("Launch: the durable run.start"), then every stage's median; the full
+# harness is tests/bench/run.
 #
 # Usage (as root): tests/bench/launch.sh [N]      (N launches per mode, default 30)
 #   WARDEN_BIN / WARDEN_BUILD_DIR choose the binaries (another build, an older commit's).
@@ -58,6 +59,7 @@ print(f"wall median {med(wall):.1f} ms (min {min(wall):.1f}, max {max(wall):.1f}
       f" stages: audit {med(st.get('audit', [])):.2f} ms,"
       f" durable {med(st.get('durable', [])):.2f} ms,"
       f" network {med(st.get('network', [])):.2f} ms")
+print("  every stage (median ms): " + ", ".join(f"{k} {med(v):.2f}" for k, v in st.items()))
 EOF
 }
 

@@ -3,8 +3,9 @@
 # deploy/warden-gateway.service): with $NOTIFY_SOCKET set, the privileged parent sends one
 # READY=1 datagram, from its own pid (NotifyAccess=main), once the control socket and the
 # listeners answer; the worker does not inherit the variable; a path and an abstract name both
-# work; without the variable, or with one that is not an AF_UNIX address, the gateway starts
-# as before. A python3 datagram listener plays systemd.
+# work; without privilege separation the worker, exec'd in the gateway's place, sends it; without
+# the variable, or with one that is not an AF_UNIX address, the gateway starts as before. A
+# python3 datagram listener plays systemd.
 set -u
 . "$(dirname "$0")/gateway/fixture.sh"
 lab_require_root
@@ -51,6 +52,18 @@ NOTIFY_SOCKET=@wd-notify-$$ gw_start
 check "an abstract NOTIFY_SOCKET gets READY=1 too" lab_wait 10 note 'any(.[]; .text? == "READY=1\nSTATUS=serving" and .ctl_answers == true)'
 check "the gateway stops on SIGTERM" gw_stop
 lab_stop host notify-abstract
+
+# --- without privilege separation: the worker, exec'd in the gateway's place, says it ---
+# (the launcher's embedded gateway of a rootless run waits for this datagram: docs/run.md)
+listen "$LAB_DIR/notify-np.sock" noprivsep
+GW_ARGS=--no-privsep NOTIFY_SOCKET=$LAB_DIR/notify-np.sock gw_start
+check "without privilege separation the listener got READY=1" lab_wait 10 note 'any(.[]; .text? == "READY=1\nSTATUS=serving")'
+check_eq "... exactly once" 1 ready_count
+check "... from the gateway's pid (the worker runs in it)" \
+	note "any(.[]; .text? == \"READY=1\nSTATUS=serving\" and .pid == $GW_PID)"
+check "... when the control socket already answered" note 'any(.[]; .ctl_answers == true)'
+check "the gateway stops on SIGTERM" gw_stop
+lab_stop host notify-noprivsep
 
 # --- no variable, a bad one: the gateway starts as before -------------------------------
 gw_start

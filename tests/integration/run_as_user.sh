@@ -101,6 +101,7 @@ run_live|it runs its users itself: root mode as root, rootless and daemon mode a
 trace_sandbox|it runs its users itself: root mode under sudo for LAB_USER, rootless mode as LAB_USER
 trace_sockets|it runs its users itself: root mode under sudo for LAB_USER, rootless mode as LAB_USER
 run_udp_daemon|it runs its users itself (a user's run through a root daemon)
+run_gw_ready|stand-in gateways for the launcher's readiness wait, which is one code path in every mode (run_rootless.sh waits for the real gateway as the user)
 EOF
 )
 # the lists name scripts that exist (they must stay true)
