@@ -39,3 +39,13 @@ int cli_usage_error(const char *verb, const char *synopsis, const char *fmt, ...
 	fprintf(stderr, "usage: %s\nsee `warden %s --help`\n", synopsis, verb);
 	return WD_EXIT_USAGE;
 }
+
+int cli_not_here(int argc, char **argv)
+{
+	(void)argc;
+	wd_say(stderr,
+	       "warden %s: not available on macOS (it needs Linux: nftables, namespaces, "
+	       "cgroups or the gateway daemon); here: warden run, version, help",
+	       argv[0]);
+	return WD_EXIT_USAGE;
+}

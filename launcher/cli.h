@@ -15,6 +15,14 @@
 
 #include "common/common.h"
 
+/* WARDEN_PROXY_RUN: the launcher of a system whose runs reach the network only through a
+ * proxy-mode gateway (macOS: the Seatbelt backend, run/mode_seatbelt.c): `warden run` is
+ * run_seatbelt_main() and the verbs that need Linux say they are not available. Defined on
+ * macOS, and for the Linux lab's test-only `warden-seatbelt` (launcher/CMakeLists.txt). */
+#if defined(__APPLE__) && !defined(WARDEN_PROXY_RUN)
+#define WARDEN_PROXY_RUN 1
+#endif
+
 enum {
 	WD_EXIT_OK = 0,
 	WD_EXIT_FOUND = 1,
@@ -92,5 +100,14 @@ bool cli_wants_help(int argc, char **argv);
  * Return: WD_EXIT_USAGE.
  */
 int cli_not_built(const char *verb, const char *what);
+
+/**
+ * cli_not_here() - a verb of the table that this OS cannot carry out (WARDEN_PROXY_RUN: the
+ * nft table, namespaces, cgroups, the tracer, the daemon's runs): says so and names the verbs
+ * that work here
+ * @argc, @argv:	the verb's arguments (argv[0] is its name)
+ * Return: WD_EXIT_USAGE.
+ */
+int cli_not_here(int argc, char **argv);
 
 #endif

@@ -246,8 +246,13 @@ int cmd_run(int argc, char **argv)
 	ret = parse_opts(argc, argv, &o, flags, &first);
 	if (ret)
 		status = ret > 0 ? WD_EXIT_OK : WD_EXIT_USAGE;
+#ifdef WARDEN_PROXY_RUN
+	else
+		status = run_seatbelt_main(&o, argc - first, argv + first);
+#else
 	else
 		status = run_main(&o, argc - first, argv + first, NULL, NULL);
+#endif
 	free(flags);
 	return status;
 }

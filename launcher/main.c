@@ -8,6 +8,28 @@
 #include <stdio.h>
 #include <string.h>
 
+#ifdef WARDEN_PROXY_RUN
+/* macOS: runs through the Seatbelt backend; what needs Linux says so (cli_not_here()) */
+static const struct cli_verb verbs[] = {
+    {"run", cmd_run, "run a program in a sandbox under a policy (Seatbelt)"},
+    {"version", cmd_version, "print the version"},
+    {"help", cmd_help, "print this help, or a verb's (help VERB)"},
+    {"policy", cli_not_here, "not available on macOS yet"},
+    {"logs", cli_not_here, "not available on macOS yet"},
+    {"attest", cli_not_here, "not available on macOS"},
+    {"nft", cli_not_here, "not available on macOS (nftables is Linux's)"},
+    {"trace", cli_not_here, "not available on macOS"},
+    {"init", cli_not_here, "not available on macOS"},
+    {"status", cli_not_here, "not available on macOS"},
+    {"kill", cli_not_here, "not available on macOS"},
+    {"mcp", cli_not_here, "not available on macOS"},
+    {"doctor", cli_not_here, "not available on macOS"},
+    {"gc", cli_not_here, "not available on macOS"},
+    {"allowlist", cli_not_here, "not available on macOS"},
+    {"approve", cli_not_here, "not available on macOS"},
+    {"deny", cli_not_here, "not available on macOS"},
+};
+#else
 static const struct cli_verb verbs[] = {
     {"run", cmd_run, "run a program in a sandbox under a policy"},
     {"policy", cmd_policy, "check a policy file (policy check FILE)"},
@@ -28,6 +50,7 @@ static const struct cli_verb verbs[] = {
     {"approve", cmd_approve, "approve a pending ask (network.ask) or warden mcp request"},
     {"deny", cmd_deny, "deny a pending ask (network.ask) or warden mcp request"},
 };
+#endif
 
 static void usage(FILE *f)
 {
@@ -67,15 +90,17 @@ int cmd_version(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
-
 	/* before any OpenSSL call: no openssl.cnf read (audit/audit.h) */
 	audit_crypto_init();
+#ifndef WARDEN_PROXY_RUN
+	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
+
 	/* a pooled network's holder is this program again, named so (launcher/run_pool.c) */
 	if (argc > 0 && !strcmp(base ? base + 1 : argv[0], RUN_POOL_HOLDER_NAME))
 		return run_pool_holder(argc, argv);
 	/* a launcher killed with SIGKILL left its run without run.exit: written now (crashed.c) */
 	run_crashed_check();
+#endif
 	if (argc < 2) {
 		usage(stderr);
 		return WD_EXIT_USAGE;
@@ -84,9 +109,11 @@ int main(int argc, char **argv)
 		return cmd_help(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--version"))
 		return cmd_version(argc - 1, argv + 1);
+#ifndef WARDEN_PROXY_RUN
 	/* hidden: the shell completions, generated from the table (deploy/CMakeLists.txt) */
 	if (!strcmp(argv[1], "completion"))
 		return cli_completion(argc - 1, argv + 1, verbs, WD_ARRAY_SIZE(verbs));
+#endif
 	for (size_t i = 0; i < WD_ARRAY_SIZE(verbs); i++)
 		if (!strcmp(argv[1], verbs[i].name))
 			return verbs[i].fn(argc - 1, argv + 1);

@@ -154,21 +154,6 @@ static int write_signed(struct run *r, struct audit_event *ev, unsigned flags)
 	return ret;
 }
 
-int run_audit_max_bytes(uint64_t *ret_max)
-{
-	const char *env = getenv("WARDEN_AUDIT_MAX_BYTES");
-	unsigned long long v;
-
-	if (!env || !*env) {
-		*ret_max = AUDIT_DEFAULT_MAX_BYTES;
-		return 0;
-	}
-	if (wd_parse_uint(env, UINT64_MAX, &v))
-		return -EINVAL;
-	*ret_max = v;
-	return 0;
-}
-
 /*
  * sync_start() - make run.start durable without making the run wait for it here: a helper
  * process fdatasync()s the log through the descriptor it was written with (a child shares it)

@@ -1,8 +1,10 @@
 /* paths.c - where a run's own things live, and what no policy grant may expose: the audit
  * log's path (the verbs' default too), the caller's own run state folder (rootless and daemon
- * modes), and the protected paths a run's or a `policy check`'s grants are validated against.
+ * modes), the audit log's size cap, and the protected paths a run's or a `policy check`'s
+ * grants are validated against. Portable: the macOS launcher builds it too.
  */
 #include "run/run.h"
+#include "audit/audit.h"
 #include "common/common.h"
 
 #include <errno.h>
@@ -146,4 +148,19 @@ void run_protect_init(struct run_protect *pr, const char *audit_path, const char
 	}
 	/* where a warden-gateway daemon keeps its central log by default (warden-gateway(8)) */
 	protect_add(pr, "/var/log/warden", "the gateway daemon's log folder", true);
+}
+
+int run_audit_max_bytes(uint64_t *ret_max)
+{
+	const char *env = getenv("WARDEN_AUDIT_MAX_BYTES");
+	unsigned long long v;
+
+	if (!env || !*env) {
+		*ret_max = AUDIT_DEFAULT_MAX_BYTES;
+		return 0;
+	}
+	if (wd_parse_uint(env, UINT64_MAX, &v))
+		return -EINVAL;
+	*ret_max = v;
+	return 0;
 }

@@ -60,10 +60,12 @@ static int stores_of(const char *home, char ***ret, size_t *ret_n)
 }
 
 static int render_macos(const struct wd_policy *p, const char *home, uint16_t port,
-			struct wd_buf *out, struct wd_err *err)
+			const char *tmpdir, struct wd_buf *out, struct wd_err *err)
 {
-	struct sandbox_sbpl_in in = {
-	    .mask = (const char *const *)p->mask, .nmask = p->nmask, .proxy_port = port};
+	struct sandbox_sbpl_in in = {.mask = (const char *const *)p->mask,
+				     .nmask = p->nmask,
+				     .tmpdir = tmpdir,
+				     .proxy_port = port};
 	struct sandbox_sbpl_grant *r = NULL, *w = NULL;
 	char **stores = NULL;
 	size_t nstores = 0;
@@ -124,11 +126,17 @@ int run_platform_render(const struct wd_policy *p, const char *os, const char *h
 			struct wd_buf *out, struct wd_err *err)
 {
 	if (!strcmp(os, "macos"))
-		return render_macos(p, home ? home : "/nonexistent", port, out, err);
+		return render_macos(p, home ? home : "/nonexistent", port, NULL, out, err);
 	if (!strcmp(os, "windows"))
 		return render_windows(p, port, out, err);
 	return wd_err_set(err, -EINVAL,
 			  "`%s` is not an OS warden renders for; expected macos or "
 			  "windows",
 			  os);
+}
+
+int run_platform_sbpl(const struct wd_policy *p, const char *home, uint16_t port,
+		      const char *tmpdir, struct wd_buf *out, struct wd_err *err)
+{
+	return render_macos(p, home ? home : "/nonexistent", port, tmpdir, out, err);
 }

@@ -55,24 +55,6 @@
 #include <time.h>
 #include <unistd.h>
 
-bool run_opts_mode_ok(const char *arg)
-{
-	return !strcmp(arg, "root") || !strcmp(arg, "rootless") || !strcmp(arg, "daemon");
-}
-
-int run_opts_timeout(const char *arg, unsigned *ret)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || *end || v < 1 || v > RUN_TIMEOUT_MAX_S)
-		return -EINVAL;
-	*ret = (unsigned)v;
-	return 0;
-}
-
 /* A user's run through the daemon on @socket, when it answers and plumbs runs: daemon mode. With
  * no daemon there (none, one this user may not use, a gateway that plumbs no runs) the run is
  * rootless; a daemon that is there and refuses or fails fails the run, unless rootless mode

@@ -129,6 +129,18 @@ struct run_trace;
 int run_main(const struct run_opts *o, int argc, char **argv, const struct run_learn *learner,
 	     struct run_trace *trace);
 
+/**
+ * run_seatbelt_main() - one run on macOS (mode_seatbelt.c): the policy, run.start, the
+ * proxy-mode gateway as warden's child, the checked Seatbelt profile, the program under
+ * `sandbox-exec -f PROFILE`, its rlimits and wall-time watchdog, run.exit, all undone
+ * @o:		the options (those that mean nothing here are refused)
+ * @argc:	number of words of the command after `--` (0: the policy's `command`)
+ * @argv:	the words
+ *
+ * Return: the exit status (warden(1)).
+ */
+int run_seatbelt_main(const struct run_opts *o, int argc, char **argv);
+
 /* ------------------------------------------------------------ pure helpers (run_util.c) */
 
 /**
@@ -275,6 +287,17 @@ int run_rootless_dir(char *out, size_t size, struct wd_err *err);
  */
 int run_platform_render(const struct wd_policy *p, const char *os, const char *home, uint16_t port,
 			struct wd_buf *out, struct wd_err *err);
+
+/**
+ * run_platform_sbpl() - the Seatbelt profile of one macOS run (mode_seatbelt.c): as
+ * run_platform_render()'s "macos", with the run's own temporary folder written like a write
+ * grant; checked against its invariants (sandbox_sbpl_check()) before it is given out
+ * @p, @home, @port, @out, @err: as run_platform_render()
+ * @tmpdir:	the run's temporary folder (the program's TMPDIR), or NULL
+ * Return: 0, -EINVAL (said in @err), -ENOMEM.
+ */
+int run_platform_sbpl(const struct wd_policy *p, const char *home, uint16_t port,
+		      const char *tmpdir, struct wd_buf *out, struct wd_err *err);
 
 /**
  * run_docker_gc() - `warden gc`: the Docker backend's containers whose launcher is gone

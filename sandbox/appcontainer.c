@@ -35,6 +35,10 @@ static int undo_applied(struct sandbox_ac *ac, struct wd_err *err)
 			  api->process_close(api->ctx, ac->process));
 	if (ac->job)
 		undo_fail(&first, err, "CloseHandle(job)", api->job_close(api->ctx, ac->job));
+	if (ac->loopback)
+		undo_fail(&first, err,
+			  "NetworkIsolationSetAppContainerConfig (the exemption removed)",
+			  api->loopback_remove(api->ctx, ac->sid));
 	while (ac->nfilters)
 		undo_fail(
 		    &first, err, "FwpmFilterDeleteById0",
@@ -107,7 +111,7 @@ static int prepare(const struct sandbox_ac_spec *spec, struct sandbox_ac *ac, st
 	return 0;
 }
 
-/* step 4: the WFP session, sublayer and filters */
+/* step 4: the WFP session, sublayer and filters, then the loopback exemption */
 static int apply_wfp(struct sandbox_ac *ac, struct wd_err *err)
 {
 	const struct sandbox_win_api *api = ac->api;
@@ -129,6 +133,12 @@ static int apply_wfp(struct sandbox_ac *ac, struct wd_err *err)
 			return win_fail(err, "FwpmFilterAdd0", code);
 		ac->nfilters++;
 	}
+	/* the filters first: the exemption opens loopback to every port, the filters then
+	 * leave the proxy's alone */
+	code = api->loopback_add(api->ctx, ac->sid);
+	if (code)
+		return win_fail(err, "NetworkIsolationSetAppContainerConfig", code);
+	ac->loopback = true;
 	return 0;
 }
 

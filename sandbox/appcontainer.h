@@ -9,7 +9,9 @@
  *   1. the process must be elevated (WFP and other users' DACLs need it), else -EPERM;
  *   2. the AppContainer profile (its SID);
  *   3. one DACL entry per ACE of the plan, each path's old DACL kept;
- *   4. a dynamic WFP session, the run's sublayer, the plan's filters for the SID;
+ *   4. a dynamic WFP session, the run's sublayer, the plan's filters for the SID, then the
+ *      SID's loopback exemption (an AppContainer reaches no loopback address without it; the
+ *      filters leave it the proxy's port alone);
  *   5. a Job Object with the limits and KILL_ON_JOB_CLOSE;
  *   6. the program, suspended, in the AppContainer and the job, then resumed.
  * sandbox_ac_stop() undoes all of it in reverse; nothing is left when it returns, whatever
@@ -58,6 +60,7 @@ struct sandbox_ac_spec {
  * @have_sublayer: it was added
  * @filter_ids:	the filters added, in order
  * @nfilters:	how many
+ * @loopback:	the SID was exempted from loopback isolation
  * @job:	the Job Object, or NULL
  * @process:	the program's process, or NULL
  */
@@ -74,6 +77,7 @@ struct sandbox_ac {
 	bool have_sublayer;
 	uint64_t filter_ids[SANDBOX_WIN_MAX_FILTERS];
 	size_t nfilters;
+	bool loopback;
 	void *job;
 	void *process;
 };

@@ -42,6 +42,12 @@ struct sandbox_win_limits {
  * @wfp_filter_add:	FwpmFilterAdd0 of @f in the sublayer @key, matching @sid's package
  *			id; *@ret_id: the filter's id
  * @wfp_filter_delete:	FwpmFilterDeleteById0
+ * @loopback_add:	the AppContainer @sid exempted from loopback isolation (without it an
+ *			AppContainer cannot reach 127.0.0.1 or ::1, where the proxy listens):
+ *			under a machine-wide named mutex, NetworkIsolationGetAppContainerConfig,
+ *			then NetworkIsolationSetAppContainerConfig with that list and @sid
+ *			(FirewallAPI.dll, loaded at run time: mingw-w64 does not declare them)
+ * @loopback_remove:	the same, setting the list without @sid
  * @job_create:		CreateJobObjectW, SetInformationJobObject (@limits and
  *			JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE); *@ret_job
  * @job_close:		CloseHandle(@job): with KILL_ON_JOB_CLOSE, every process in it ends
@@ -71,6 +77,8 @@ struct sandbox_win_api {
 	uint32_t (*wfp_filter_add)(void *ctx, void *engine, const struct sandbox_win_guid *key,
 				   const struct sandbox_win_filter *f, void *sid, uint64_t *ret_id);
 	uint32_t (*wfp_filter_delete)(void *ctx, void *engine, uint64_t id);
+	uint32_t (*loopback_add)(void *ctx, void *sid);
+	uint32_t (*loopback_remove)(void *ctx, void *sid);
 	uint32_t (*job_create)(void *ctx, const struct sandbox_win_limits *limits, void **ret_job);
 	uint32_t (*job_close)(void *ctx, void *job);
 	uint32_t (*spawn)(void *ctx, const char *program, const char *cmdline, void *sid, void *job,

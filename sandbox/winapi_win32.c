@@ -1,6 +1,7 @@
 /* winapi_win32.c - the thin layer that calls Windows (winapi.h): userenv for the AppContainer
  * profile, advapi32 for DACLs and the token, fwpuclnt for WFP, rpcrt4 for the sublayer's key,
- * kernel32 for the Job Object and the process. Built only for Windows 10 and later
+ * FirewallAPI (loaded at run time) for the loopback exemption, kernel32 for the Job Object and
+ * the process. Built only for Windows 10 and later
  * (_WIN32_WINNT 0x0A00; tests/cross/windows), never on Linux. Wine implements none of the
  * AppContainer or WFP calls, so nothing here has been seen to work (docs/platforms.md). */
 #ifndef _WIN32
@@ -268,6 +269,88 @@ static uint32_t r_filter_delete(void *ctx, void *engine, uint64_t id)
 	return FwpmFilterDeleteById0(engine, id);
 }
 
+/* FirewallAPI.dll's loopback exemption list (networkisolation.h; not in mingw-w64) */
+typedef DWORD(WINAPI *ni_get_fn)(DWORD *n, PSID_AND_ATTRIBUTES *sids);
+typedef DWORD(WINAPI *ni_set_fn)(DWORD n, PSID_AND_ATTRIBUTES sids);
+
+/* the list NetworkIsolationGetAppContainerConfig gave: its SIDs and itself, on the process heap */
+static void ni_free(DWORD n, PSID_AND_ATTRIBUTES v)
+{
+	if (!v)
+		return;
+	for (DWORD i = 0; i < n; i++)
+		HeapFree(GetProcessHeap(), 0, v[i].Sid);
+	HeapFree(GetProcessHeap(), 0, v);
+}
+
+/* the exemption list set again with @sid in it (@add) or not: read, edited and written under a
+ * machine-wide mutex, since the list is one for the machine and Set replaces all of it */
+static uint32_t loopback_edit(void *sid, bool add)
+{
+	HMODULE fw = LoadLibraryW(L"FirewallAPI.dll");
+	ni_get_fn get;
+	ni_set_fn set;
+	HANDLE mutex = NULL;
+	PSID_AND_ATTRIBUTES cur = NULL, next = NULL;
+	DWORD n = 0, k = 0, e;
+
+	if (!fw)
+		return GetLastError();
+	get =
+	    (ni_get_fn)(void (*)(void))GetProcAddress(fw, "NetworkIsolationGetAppContainerConfig");
+	set =
+	    (ni_set_fn)(void (*)(void))GetProcAddress(fw, "NetworkIsolationSetAppContainerConfig");
+	if (!get || !set) {
+		e = ERROR_PROC_NOT_FOUND;
+		goto out;
+	}
+	mutex = CreateMutexW(NULL, FALSE, L"Global\\warden-loopback-exemption");
+	if (!mutex) {
+		e = GetLastError();
+		goto out;
+	}
+	/* abandoned: its last owner died holding it; the list is whole (one Set call) */
+	e = WaitForSingleObject(mutex, 30000);
+	if (e != WAIT_OBJECT_0 && e != WAIT_ABANDONED) {
+		e = e == WAIT_TIMEOUT ? ERROR_TIMEOUT : GetLastError();
+		goto out;
+	}
+	e = get(&n, &cur);
+	if (!e) {
+		next = calloc((size_t)n + 1, sizeof(*next));
+		if (!next)
+			e = ERROR_NOT_ENOUGH_MEMORY;
+	}
+	if (!e) {
+		for (DWORD i = 0; i < n; i++)
+			if (!EqualSid(cur[i].Sid, sid))
+				next[k++] = cur[i];
+		if (add)
+			next[k++] = (SID_AND_ATTRIBUTES){sid, 0};
+		e = set(k, next);
+	}
+	ReleaseMutex(mutex);
+out:
+	free(next);
+	ni_free(n, cur);
+	if (mutex)
+		CloseHandle(mutex);
+	FreeLibrary(fw);
+	return e;
+}
+
+static uint32_t r_loopback_add(void *ctx, void *sid)
+{
+	(void)ctx;
+	return loopback_edit(sid, true);
+}
+
+static uint32_t r_loopback_remove(void *ctx, void *sid)
+{
+	(void)ctx;
+	return loopback_edit(sid, false);
+}
+
 static uint32_t r_job_create(void *ctx, const struct sandbox_win_limits *lim, void **ret_job)
 {
 	JOBOBJECT_EXTENDED_LIMIT_INFORMATION li = {0};
@@ -419,10 +502,26 @@ static uint32_t r_kill(void *ctx, void *job, uint32_t code)
 }
 
 static const struct sandbox_win_api real = {
-    NULL,	   r_elevated,	    r_profile_create, r_profile_delete, r_acl_add,
-    r_acl_restore, r_wfp_open,	    r_wfp_close,      r_sublayer_add,	r_sublayer_delete,
-    r_filter_add,  r_filter_delete, r_job_create,     r_close,		r_spawn,
-    r_wait,	   r_kill,	    r_close,
+    NULL,
+    r_elevated,
+    r_profile_create,
+    r_profile_delete,
+    r_acl_add,
+    r_acl_restore,
+    r_wfp_open,
+    r_wfp_close,
+    r_sublayer_add,
+    r_sublayer_delete,
+    r_filter_add,
+    r_filter_delete,
+    r_loopback_add,
+    r_loopback_remove,
+    r_job_create,
+    r_close,
+    r_spawn,
+    r_wait,
+    r_kill,
+    r_close,
 };
 
 const struct sandbox_win_api *sandbox_win_api_real(void)

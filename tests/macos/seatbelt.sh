@@ -4,7 +4,8 @@
 # .github/workflows/macos.yml runs it; it has never run (there is no Mac where Warden is built,
 # docs/platforms.md).
 #
-#   WARDEN_PROFILE=.../warden-profile WARDEN_GATEWAY=.../warden-gateway tests/macos/seatbelt.sh
+#   WARDEN_PROFILE=.../warden-profile WARDEN_GATEWAY=.../warden-gateway WARDEN=.../warden \
+#     tests/macos/seatbelt.sh
 #
 # It starts, all on 127.0.0.1: an HTTP upstream (python3 -m http.server), a DNS stub naming
 # allowed.test and other.test there (dns_stub.py: the gateway's resolver asks DNS only), and the
@@ -16,6 +17,12 @@
 #     gateway (403 with a denial id that is the audit's; SOCKS5 reply 2);
 #   - curl straight to the upstream (--noproxy) refused by the profile, beside the same request
 #     outside the sandbox served (the control: the upstream is there).
+# Then `warden run` itself (WARDEN: the macOS warden, run/mode_seatbelt.c), which starts its own
+# gateway (WARDEN_GATEWAY_BIN), renders and checks the profile and runs sandbox-exec: the granted
+# file read beside the one outside the grants refused; curl told only by warden's proxy
+# variables served for allowed.test and refused for other.test (403, the denial id in the run's
+# audit log), socks5h alike; curl straight to the upstream refused; the program's exit status
+# passed back (7) with run.start and run.exit in the audit log; the run's folder gone after.
 # Every probe must run: a probe that exits 126/127, or sandbox-exec refusing the profile, is an
 # ERROR. Exit 0 all passed, 1 a check failed, 2 a probe or a fixture could not run.
 set -u
@@ -23,6 +30,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 WP=${WARDEN_PROFILE:-warden-profile}
 GW=${WARDEN_GATEWAY:-warden-gateway}
 SBX=${WARDEN_SANDBOX_EXEC:-sandbox-exec}
+WD=${WARDEN:-warden}
 PROXY=${SEATBELT_PROXY_PORT:-15080}
 UP=${SEATBELT_UPSTREAM_PORT:-18080}
 DNS=${SEATBELT_DNS_PORT:-15353}
@@ -54,7 +62,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for tool in "$SBX" "$WP" "$GW" curl python3; do
+for tool in "$SBX" "$WP" "$GW" "$WD" curl python3; do
 	command -v "$tool" >/dev/null || die "$tool is not there (a probe that cannot run is an error)"
 done
 # macOS's TMPDIR is under /var, a link to /private/var: the profile names real paths
@@ -211,6 +219,76 @@ if sbx direct-proxy "${pcurl[@]}" /usr/bin/curl -sS --noproxy '*' --max-time 10 
 		ok "under the profile, the proxy port itself is reachable (exit $rc)" ||
 		bad "under the profile, the proxy port: exit $rc, '$(cat "$T/direct-proxy.err")'"
 fi
+
+echo "# warden run (its own gateway, profile and sandbox-exec)"
+cat >"$T/run-gateway.yaml" <<EOF
+version: 1
+resolvers: ["127.0.0.1:$DNS"]
+limits: {peek_timeout_ms: 1500, connect_timeout_ms: 2000}
+EOF
+mkdir -p "$T/runtmp"
+# wrun OUT CMD...: `warden run` of CMD under the policy; stdout in $T/OUT, stderr in $T/OUT.err;
+# sets rc. 125 (warden failed before the program) or 126/127 is an error.
+wrun() {
+	local out=$1
+	shift
+	TMPDIR="$T/runtmp" WARDEN_GATEWAY_BIN="$GW" "$WD" run -q -p "$T/policy.yaml" \
+		--config "$T/run-gateway.yaml" --audit-log "$T/run-audit.jsonl" -- "$@" \
+		>"$T/$out" 2>"$T/$out.err"
+	rc=$?
+	if ((rc == 125 || rc == 126 || rc == 127)); then
+		err "warden run $* could not run (exit $rc): $(cat "$T/$out.err")"
+		return 1
+	fi
+	return 0
+}
+if wrun w-read-ok /bin/cat "$T/granted/ok.txt"; then
+	[[ $rc == 0 && $(cat "$T/w-read-ok") == "granted text" ]] &&
+		ok "warden run: a granted file is read" ||
+		bad "warden run: the granted file: exit $rc, '$(cat "$T/w-read-ok" "$T/w-read-ok.err")'"
+fi
+if wrun w-read-no /bin/cat "$T/secret/no.txt"; then
+	[[ $rc != 0 && ! -s $T/w-read-no ]] && grep -q "Operation not permitted" "$T/w-read-no.err" &&
+		ok "warden run: a file outside the grants is refused" ||
+		bad "warden run: the file outside the grants: exit $rc, '$(cat "$T/w-read-no" "$T/w-read-no.err")'"
+fi
+if wrun w-via-ok /usr/bin/curl -sS --max-time 10 "http://allowed.test:$UP/"; then
+	[[ $rc == 0 && $(cat "$T/w-via-ok") == "hello from upstream" ]] &&
+		ok "warden run: curl (warden's http_proxy) reaches allowed.test" ||
+		bad "warden run: curl to allowed.test: exit $rc, '$(cat "$T/w-via-ok" "$T/w-via-ok.err")'"
+fi
+if wrun w-via-no /usr/bin/curl -sS -i --max-time 10 "http://other.test:$UP/"; then
+	dn=$(grep -oE 'dn-[0-9a-f]{12}' "$T/w-via-no" | head -n 1)
+	[[ $rc == 0 && $(head -n 1 "$T/w-via-no") == "HTTP/1.1 403"* && -n $dn ]] &&
+		grep -q "\"denial_id\":\"$dn\"" "$T/run-audit.jsonl" &&
+		ok "warden run: curl to other.test gets a 403 whose denial id ($dn) is in the run's audit log" ||
+		bad "warden run: curl to other.test: exit $rc, '$(head -c 300 "$T/w-via-no") $(cat "$T/w-via-no.err")'"
+fi
+nohttp=(/usr/bin/env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY)
+if wrun w-socks-ok "${nohttp[@]}" /usr/bin/curl -sS --max-time 10 "http://allowed.test:$UP/"; then
+	[[ $rc == 0 && $(cat "$T/w-socks-ok") == "hello from upstream" ]] &&
+		ok "warden run: curl with warden's ALL_PROXY (socks5h) alone reaches allowed.test" ||
+		bad "warden run: socks5h to allowed.test: exit $rc, '$(cat "$T/w-socks-ok.err")'"
+fi
+if wrun w-socks-no "${nohttp[@]}" /usr/bin/curl -sS --max-time 10 "http://other.test:$UP/"; then
+	[[ $rc == 97 ]] && ok "warden run: socks5h to other.test is refused (exit 97)" ||
+		bad "warden run: socks5h to other.test: exit $rc (wanted 97), '$(cat "$T/w-socks-no.err")'"
+fi
+if wrun w-direct /usr/bin/curl -sS --noproxy '*' --max-time 10 "http://127.0.0.1:$UP/"; then
+	[[ $rc == 7 && ! -s $T/w-direct ]] &&
+		ok "warden run: curl straight to 127.0.0.1:$UP is refused (exit 7)" ||
+		bad "warden run: curl straight to the upstream: exit $rc, '$(cat "$T/w-direct" "$T/w-direct.err")'"
+fi
+if wrun w-exit /bin/sh -c 'exit 7'; then
+	[[ $rc == 7 ]] && ok "warden run: the program's exit status is warden's (7)" ||
+		bad "warden run: exit status $rc, wanted 7: $(cat "$T/w-exit.err")"
+	grep -q '"action":"run.start"' "$T/run-audit.jsonl" &&
+		grep -q '"action":"run.exit".*"exit":7' "$T/run-audit.jsonl" &&
+		ok "warden run: run.start and run.exit (exit 7) are in the audit log" ||
+		bad "warden run: no run.start or run.exit with exit 7 in the audit log"
+fi
+[[ -z $(ls -A "$T/runtmp") ]] && ok "warden run: its folders (profile, gateway socket) are gone" ||
+	bad "warden run left $(ls -A "$T/runtmp")"
 
 kill -TERM "$gwpid" 2>/dev/null
 wait_for 10 bash -c '! kill -0 "$0"' "$gwpid" && ok "SIGTERM stops the gateway" ||

@@ -184,6 +184,16 @@ static uint32_t l_filter_delete(void *ctx, void *engine, uint64_t id)
 		return undo(ctx, call, last);
 	return undo(ctx, call, "(not the last filter)");
 }
+static uint32_t l_loopback_add(void *ctx, void *sid)
+{
+	assert_non_null(sid);
+	return apply(ctx, "loopback_add");
+}
+static uint32_t l_loopback_remove(void *ctx, void *sid)
+{
+	assert_non_null(sid);
+	return undo_last(ctx, "loopback_remove", "loopback_add");
+}
 static uint32_t l_job_create(void *ctx, const struct sandbox_win_limits *lim, void **job)
 {
 	char what[128];
@@ -252,6 +262,8 @@ static struct sandbox_win_api layer(struct rec *r)
 					l_sublayer_delete,
 					l_filter_add,
 					l_filter_delete,
+					l_loopback_add,
+					l_loopback_remove,
 					l_job_create,
 					l_job_close,
 					l_spawn,
@@ -292,12 +304,14 @@ static const char golden[] =
     "filter_add warden: block every other connection (IPv6) id=1009\n"
     "filter_add warden: block every inbound connection (IPv4) id=1010\n"
     "filter_add warden: block every inbound connection (IPv6) id=1011\n"
+    "loopback_add\n"
     "job_create memory=536870912 cpu_ms=60000 processes=64\n"
     "spawn C:\\Program Files\\node\\node.exe [\"C:\\Program Files\\node\\node.exe\" server.js "
     "\"a b\"]\n"
     "wait 5000\n"
     "process_close\n"
     "job_close\n"
+    "loopback_remove\n"
     "filter_delete id=1011\n"
     "filter_delete id=1010\n"
     "filter_delete id=1009\n"
@@ -312,7 +326,7 @@ static const char golden[] =
     "acl_restore C:\\proj\n"
     "profile_delete\n";
 
-#define NAPPLIES 16 /* the apply calls of golden, elevated included */
+#define NAPPLIES 17 /* the apply calls of golden, elevated included */
 
 static void test_order(void **state)
 {
@@ -359,6 +373,7 @@ static void test_fail_each_step(void **state)
 	    "FwpmFilterAdd0",
 	    "FwpmFilterAdd0",
 	    "FwpmFilterAdd0",
+	    "NetworkIsolationSetAppContainerConfig",
 	    "CreateJobObjectW",
 	    "CreateProcessW",
 	};

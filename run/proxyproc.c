@@ -1,0 +1,329 @@
+/* proxyproc.c - the program's side of a proxy run (proxyrun.h; the gateway's side is
+ * proxyrun.c): the signals warden takes into a self-pipe, the program's environment with the
+ * proxy variables, the rlimits the policy's limits map to (and the limits that cannot hold,
+ * refused), the command found before anything starts, and the wait: one poll() on the
+ * self-pipe, stop signals passed to the program's process group, the wall-time watchdog
+ * (SIGTERM, then SIGKILL after RUN_KILL_GRACE_MS), what is left of the group killed once the
+ * program ends. No Linux header: builds for macOS. */
+#include "run/proxyrun.h"
+#include "run/run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* the self-pipe: [0] read by the wait, [1] written by the handlers */
+static int sig_pipe[2] = {-1, -1};
+static volatile sig_atomic_t stop_sig;
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	unsigned char c = (unsigned char)sig;
+
+	if (sig != SIGCHLD && !stop_sig)
+		stop_sig = sig;
+	if (sig_pipe[1] >= 0 && write(sig_pipe[1], &c, 1) < 0) {
+		/* full: the wait drains it and looks at the state anyway */
+	}
+	errno = saved;
+}
+
+static int set_flags(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		return -errno;
+	return 0;
+}
+
+int run_proxy_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD};
+	struct sigaction sa = {0};
+	int ret;
+
+	if (sig_pipe[0] < 0) {
+		if (pipe(sig_pipe) < 0)
+			return -errno;
+		ret = set_flags(sig_pipe[0]);
+		if (!ret)
+			ret = set_flags(sig_pipe[1]);
+		if (ret)
+			return ret;
+	}
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(sigs); i++)
+		if (sigaction(sigs[i], &sa, NULL) < 0)
+			return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+int run_proxy_stop_asked(void)
+{
+	return stop_sig;
+}
+void run_proxy_strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+static const char *env_get(char *const *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; env && *env; env++)
+		if (!strncmp(*env, name, n) && (*env)[n] == '=')
+			return *env + n + 1;
+	return NULL;
+}
+
+/* NAME=VALUE into @v (room made by the caller), replacing an earlier NAME */
+static int env_put(char **v, size_t *n, const char *name, const char *value)
+{
+	size_t len = strlen(name);
+	char *s = NULL;
+
+	if (asprintf(&s, "%s=%s", name, value) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < *n; i++)
+		if (!strncmp(v[i], name, len) && v[i][len] == '=') {
+			free(v[i]);
+			v[i] = s;
+			return 0;
+		}
+	v[(*n)++] = s;
+	return 0;
+}
+
+int run_proxy_env(const struct wd_policy *p, char *const *environ_in, const struct run_proxy *px,
+		  char ***ret_env)
+{
+	static const char *const http_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+						"https_proxy"};
+	static const char *const none_vars[] = {"NO_PROXY", "no_proxy"};
+	size_t room = p->nenv_allow + p->nenv_set + 16, n = 0;
+	char **v = calloc(room, sizeof(*v));
+	char http[64], socks[64];
+	int ret = v ? 0 : -ENOMEM;
+
+	snprintf(http, sizeof(http), "http://127.0.0.1:%u", px->port);
+	snprintf(socks, sizeof(socks), "socks5h://127.0.0.1:%u", px->port);
+	if (!ret && !policy_env_names(p, "PATH"))
+		ret = env_put(v, &n, "PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin");
+	if (!ret && !policy_env_names(p, "HOME"))
+		ret = env_put(v, &n, "HOME", px->tmp);
+	if (!ret && !policy_env_names(p, "TMPDIR"))
+		ret = env_put(v, &n, "TMPDIR", px->tmp);
+	for (size_t i = 0; !ret && i < p->nenv_allow; i++) {
+		const char *val = env_get(environ_in, p->env_allow[i]);
+
+		if (val)
+			ret = env_put(v, &n, p->env_allow[i], val);
+	}
+	for (size_t i = 0; !ret && i < p->nenv_set; i++)
+		ret = env_put(v, &n, p->env_set[i].name, p->env_set[i].value);
+	/* last: the one network path is the proxy, whatever the policy's env says */
+	for (size_t i = 0; !ret && i < WD_ARRAY_SIZE(http_vars); i++)
+		ret = env_put(v, &n, http_vars[i], http);
+	if (!ret)
+		ret = env_put(v, &n, "ALL_PROXY", socks);
+	if (!ret)
+		ret = env_put(v, &n, "all_proxy", socks);
+	for (size_t i = 0; !ret && i < WD_ARRAY_SIZE(none_vars); i++)
+		ret = env_put(v, &n, none_vars[i], "");
+	if (!ret)
+		ret = env_put(v, &n, "NODE_USE_ENV_PROXY", "1");
+	if (ret) {
+		run_proxy_strv_free(v);
+		return ret;
+	}
+	*ret_env = v;
+	return 0;
+}
+
+static int set_limit(int res, rlim_t v, const char *what, char *why, size_t size)
+{
+	struct rlimit rl;
+
+	if (getrlimit(res, &rl) < 0)
+		rl.rlim_max = RLIM_INFINITY;
+	/* never above the hard limit the caller already has */
+	if (rl.rlim_max != RLIM_INFINITY && v > rl.rlim_max)
+		v = rl.rlim_max;
+	rl.rlim_cur = v;
+	rl.rlim_max = v;
+	if (setrlimit(res, &rl) < 0) {
+		int e = errno;
+
+		snprintf(why, size, "%s: setrlimit: %s", what, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+const char *run_proxy_limits_refused(const struct policy_limits *l)
+{
+	if (l->memory_mb)
+		return "limits.memory_mb: macOS enforces neither RLIMIT_AS nor RLIMIT_DATA and has "
+		       "no cgroups, so no memory limit would hold";
+	if (l->cpu_milli)
+		return "limits.cpu: a share of CPU needs a cgroup; RLIMIT_CPU bounds CPU seconds, "
+		       "not a rate";
+	return NULL;
+}
+
+int run_proxy_rlimits(const struct policy_limits *l, char *why, size_t size)
+{
+	int ret = 0;
+
+	if (l->disk_mb)
+		ret = set_limit(RLIMIT_FSIZE, (rlim_t)l->disk_mb << 20,
+				"limits.disk_mb (RLIMIT_FSIZE)", why, size);
+	if (!ret && l->pids)
+		ret = set_limit(RLIMIT_NPROC, (rlim_t)l->pids, "limits.pids (RLIMIT_NPROC)", why,
+				size);
+	return ret;
+}
+
+void run_proxy_describe_limits(const struct policy_limits *l, unsigned timeout_s, char *out,
+			       size_t size)
+{
+	char disk[80] = "", pids[64] = "", t[64] = "";
+
+	if (l->disk_mb)
+		snprintf(disk, sizeof(disk), " largest file %llu MiB (RLIMIT_FSIZE);",
+			 (unsigned long long)l->disk_mb);
+	if (l->pids)
+		snprintf(pids, sizeof(pids), " processes %u (RLIMIT_NPROC, per user);", l->pids);
+	if (timeout_s)
+		snprintf(t, sizeof(t), " wall time %u s (watchdog);", timeout_s);
+	snprintf(out, size, "limits:%s%s%s%s", disk, pids, t,
+		 disk[0] || pids[0] || t[0] ? " no cgroups" : " none");
+}
+
+static void drain(void)
+{
+	unsigned char b[64];
+
+	while (read(sig_pipe[0], b, sizeof(b)) > 0)
+		;
+}
+
+int run_proxy_wait(pid_t pid, unsigned timeout_s, bool *ret_timed_out, int *ret_signal)
+{
+	uint64_t now = wd_mono_ns(),
+		 deadline = timeout_s ? now + (uint64_t)timeout_s * 1000000000u : 0, kill_at = 0;
+	int forwarded = 0, st = 0;
+
+	*ret_timed_out = false;
+	*ret_signal = 0;
+	for (;;) {
+		struct pollfd pfd = {.fd = sig_pipe[0], .events = POLLIN};
+		uint64_t next = kill_at ? kill_at : deadline;
+		int wait_ms = -1;
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR) {
+			st = 0;
+			break;
+		}
+		if (stop_sig && forwarded != stop_sig) {
+			/* passed on to the program's group; it decides how to end */
+			forwarded = stop_sig;
+			kill(-pid, forwarded);
+		}
+		now = wd_mono_ns();
+		if (deadline && !kill_at && now >= deadline) {
+			*ret_timed_out = true;
+			kill(-pid, SIGTERM);
+			kill_at = now + (uint64_t)RUN_KILL_GRACE_MS * 1000000u;
+			continue;
+		}
+		if (kill_at && now >= kill_at) {
+			kill(-pid, SIGKILL);
+			kill_at = 0;
+			deadline = 0;
+			continue;
+		}
+		if (next)
+			wait_ms = (int)((next - now) / 1000000u) + 1;
+		if (poll(&pfd, 1, wait_ms) > 0)
+			drain();
+	}
+	/* what the group left behind goes with it */
+	kill(-pid, SIGKILL);
+	if (WIFSIGNALED(st)) {
+		*ret_signal = WTERMSIG(st);
+		return *ret_timed_out ? RUN_EXIT_TIMEOUT : 128 + WTERMSIG(st);
+	}
+	if (*ret_timed_out)
+		return RUN_EXIT_TIMEOUT;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : RUN_EXIT_WARDEN;
+}
+
+static int executable(const char *p)
+{
+	struct stat st;
+
+	if (stat(p, &st) < 0)
+		return -ENOENT;
+	if (!S_ISREG(st.st_mode) || access(p, X_OK) < 0)
+		return -EACCES;
+	return 0;
+}
+
+int run_proxy_find(const char *name, const char *path, char *out, size_t size)
+{
+	const char *s, *e;
+	char cand[PATH_MAX];
+	int ret = -ENOENT, r;
+
+	if (!*name)
+		return -ENOENT;
+	if (strchr(name, '/')) {
+		if (strlen(name) >= size)
+			return -ENAMETOOLONG;
+		r = executable(name);
+		if (!r)
+			memcpy(out, name, strlen(name) + 1);
+		return r;
+	}
+	if (!path || !*path)
+		path = "/usr/bin:/bin";
+	for (s = path; s; s = *e ? e + 1 : NULL) {
+		e = strchr(s, ':');
+		if (!e)
+			e = s + strlen(s);
+		/* an empty entry (the current folder) is not searched */
+		if (e == s || snprintf(cand, sizeof(cand), "%.*s/%s", (int)(e - s), s, name) >=
+				  (int)sizeof(cand))
+			continue;
+		r = executable(cand);
+		if (!r) {
+			if (strlen(cand) >= size)
+				return -ENAMETOOLONG;
+			memcpy(out, cand, strlen(cand) + 1);
+			return 0;
+		}
+		if (r == -EACCES)
+			ret = -EACCES;
+	}
+	return ret;
+}
