@@ -1,6 +1,7 @@
 /* probe_env.c - test only: the program tests/cross/run-windows runs through warden-wintest.exe.
  * Prints the proxy variables, TEMP and whether $WARDEN_WINTEST_SECRET reached it, connects to
- * the port of HTTP_PROXY ("connect ok" or "connect failed"), then exits with argv[1]'s code. */
+ * the port of HTTP_PROXY ("connect ok" or "connect failed"), then exits with argv[1]'s code;
+ * `probe_env CODE wait` waits 60 s first (the wall-time limit's test ends it sooner). */
 #include <winsock2.h>
 #include <windows.h>
 
@@ -32,5 +33,7 @@ int main(int argc, char **argv)
 	}
 	printf("connect %s\n", ok ? "ok" : "failed");
 	fflush(stdout);
+	if (argc > 2 && !strcmp(argv[2], "wait"))
+		Sleep(60000);
 	return argc > 1 ? atoi(argv[1]) : 0;
 }
