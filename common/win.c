@@ -1,6 +1,8 @@
 /* win.c - Windows only: the POSIX calls of the portable core that Windows names otherwise or lacks
  * (common/win.h), and common/fd.c's descriptor and socket helpers that have no honest Windows
  * form, refused. Compiled empty on every other system. */
+/* stat() and fstat() here are the C runtime's (win.h wraps them for the rest of the core) */
+#define WD_WIN_CRT_STAT
 #include "common/common.h"
 
 #ifdef _WIN32
@@ -270,7 +272,7 @@ int wd_win_lstat(const char *path, struct stat *st)
 		st->st_mode = S_IFLNK | 0777;
 		return 0;
 	}
-	return stat(path, st);
+	return wd_win_stat(path, st);
 }
 
 ssize_t wd_win_readlink(const char *path, char *buf, size_t size)
@@ -324,4 +326,24 @@ int wd_socket_bound(int family, const void *addr, uint16_t port, int type)
 	(void)family, (void)addr, (void)port, (void)type;
 	return -ENOSYS;
 }
+
+/* the C runtime's own stat() and fstat() (WD_WIN_CRT_STAT keeps win.h's macros out here) */
+int wd_win_stat(const char *path, struct stat *st)
+{
+	int r = stat(path, st);
+
+	if (!r)
+		st->st_mode &= (unsigned short)~(S_IWGRP | S_IWOTH);
+	return r;
+}
+
+int wd_win_fstat(int fd, struct stat *st)
+{
+	int r = fstat(fd, st);
+
+	if (!r)
+		st->st_mode &= (unsigned short)~(S_IWGRP | S_IWOTH);
+	return r;
+}
+
 #endif

@@ -205,5 +205,33 @@ const char *wd_win_progname(void);
  */
 int wd_win_fsync(int fd);
 
+/* stat(2), fstat(2): the C runtime copies the owner's bits into the group's and others' (a
+ * folder is 0777 under wine), which would make every folder "writable by anyone" to the audit
+ * writer's checks; Windows says who may write in the DACL, which is not read (the gap
+ * docs/platforms.md states): the group's and others' write bits are cleared */
+#include <sys/stat.h>	/* first: its inline stat() and fstat() keep their names */
+#ifndef WD_WIN_CRT_STAT /* common/win.c: the C runtime's own, wrapped */
+#define stat(path, st) wd_win_stat(path, st)
+#define fstat(fd, st) wd_win_fstat(fd, st)
+#endif
+
+/**
+ * wd_win_stat() - stat(2) with the group's and others' write bits cleared (above)
+ * @path:	the name
+ * @st:		filled in
+ *
+ * Return: 0, or -1 with errno.
+ */
+int wd_win_stat(const char *path, struct stat *st);
+
+/**
+ * wd_win_fstat() - fstat(2) with the group's and others' write bits cleared (above)
+ * @fd:		a C runtime descriptor
+ * @st:		filled in
+ *
+ * Return: 0, or -1 with errno.
+ */
+int wd_win_fstat(int fd, struct stat *st);
+
 #endif /* _WIN32 */
 #endif

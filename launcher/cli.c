@@ -43,9 +43,16 @@ int cli_usage_error(const char *verb, const char *synopsis, const char *fmt, ...
 int cli_not_here(int argc, char **argv)
 {
 	(void)argc;
+#ifdef _WIN32
+	wd_say(stderr,
+	       "warden %s: not available on Windows (it needs Linux: nftables, namespaces, "
+	       "cgroups or the gateway daemon); here: warden run, version, help",
+	       argv[0]);
+#else
 	wd_say(stderr,
 	       "warden %s: not available on macOS (it needs Linux: nftables, namespaces, "
 	       "cgroups or the gateway daemon); here: warden run, version, help",
 	       argv[0]);
+#endif
 	return WD_EXIT_USAGE;
 }

@@ -246,7 +246,10 @@ int cmd_run(int argc, char **argv)
 	ret = parse_opts(argc, argv, &o, flags, &first);
 	if (ret)
 		status = ret > 0 ? WD_EXIT_OK : WD_EXIT_USAGE;
-#ifdef WARDEN_PROXY_RUN
+#if defined(WARDEN_PROXY_RUN) && defined(_WIN32)
+	else
+		status = run_appcontainer_main(&o, argc - first, argv + first);
+#elif defined(WARDEN_PROXY_RUN)
 	else
 		status = run_seatbelt_main(&o, argc - first, argv + first);
 #else

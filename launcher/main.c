@@ -8,7 +8,28 @@
 #include <stdio.h>
 #include <string.h>
 
-#ifdef WARDEN_PROXY_RUN
+#if defined(WARDEN_PROXY_RUN) && defined(_WIN32)
+/* Windows: runs through the AppContainer backend; what needs Linux says so (cli_not_here()) */
+static const struct cli_verb verbs[] = {
+    {"run", cmd_run, "run a program in a sandbox under a policy (AppContainer)"},
+    {"version", cmd_version, "print the version"},
+    {"help", cmd_help, "print this help, or a verb's (help VERB)"},
+    {"policy", cli_not_here, "not available on Windows yet"},
+    {"logs", cli_not_here, "not available on Windows yet"},
+    {"attest", cli_not_here, "not available on Windows"},
+    {"nft", cli_not_here, "not available on Windows (nftables is Linux's)"},
+    {"trace", cli_not_here, "not available on Windows"},
+    {"init", cli_not_here, "not available on Windows"},
+    {"status", cli_not_here, "not available on Windows"},
+    {"kill", cli_not_here, "not available on Windows"},
+    {"mcp", cli_not_here, "not available on Windows"},
+    {"doctor", cli_not_here, "not available on Windows"},
+    {"gc", cli_not_here, "not available on Windows"},
+    {"allowlist", cli_not_here, "not available on Windows"},
+    {"approve", cli_not_here, "not available on Windows"},
+    {"deny", cli_not_here, "not available on Windows"},
+};
+#elif defined(WARDEN_PROXY_RUN)
 /* macOS: runs through the Seatbelt backend; what needs Linux says so (cli_not_here()) */
 static const struct cli_verb verbs[] = {
     {"run", cmd_run, "run a program in a sandbox under a policy (Seatbelt)"},

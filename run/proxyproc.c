@@ -1,6 +1,6 @@
 /* proxyproc.c - the program's side of a proxy run (proxyrun.h; the gateway's side is
- * proxyrun.c): the signals warden takes into a self-pipe, the program's environment with the
- * proxy variables, the rlimits the policy's limits map to (and the limits that cannot hold,
+ * proxyrun.c; its environment is proxyenv.c's): the signals warden takes into a self-pipe, the
+ * rlimits the policy's limits map to (and the limits that cannot hold,
  * refused), the command found before anything starts, and the wait: one poll() on the
  * self-pipe, stop signals passed to the program's process group, the wall-time watchdog
  * (SIGTERM, then SIGKILL after RUN_KILL_GRACE_MS), what is left of the group killed once the
@@ -75,87 +75,6 @@ int run_proxy_stop_asked(void)
 {
 	return stop_sig;
 }
-void run_proxy_strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
-static const char *env_get(char *const *env, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (; env && *env; env++)
-		if (!strncmp(*env, name, n) && (*env)[n] == '=')
-			return *env + n + 1;
-	return NULL;
-}
-
-/* NAME=VALUE into @v (room made by the caller), replacing an earlier NAME */
-static int env_put(char **v, size_t *n, const char *name, const char *value)
-{
-	size_t len = strlen(name);
-	char *s = NULL;
-
-	if (asprintf(&s, "%s=%s", name, value) < 0)
-		return -ENOMEM;
-	for (size_t i = 0; i < *n; i++)
-		if (!strncmp(v[i], name, len) && v[i][len] == '=') {
-			free(v[i]);
-			v[i] = s;
-			return 0;
-		}
-	v[(*n)++] = s;
-	return 0;
-}
-
-int run_proxy_env(const struct wd_policy *p, char *const *environ_in, const struct run_proxy *px,
-		  char ***ret_env)
-{
-	static const char *const http_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-						"https_proxy"};
-	static const char *const none_vars[] = {"NO_PROXY", "no_proxy"};
-	size_t room = p->nenv_allow + p->nenv_set + 16, n = 0;
-	char **v = calloc(room, sizeof(*v));
-	char http[64], socks[64];
-	int ret = v ? 0 : -ENOMEM;
-
-	snprintf(http, sizeof(http), "http://127.0.0.1:%u", px->port);
-	snprintf(socks, sizeof(socks), "socks5h://127.0.0.1:%u", px->port);
-	if (!ret && !policy_env_names(p, "PATH"))
-		ret = env_put(v, &n, "PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin");
-	if (!ret && !policy_env_names(p, "HOME"))
-		ret = env_put(v, &n, "HOME", px->tmp);
-	if (!ret && !policy_env_names(p, "TMPDIR"))
-		ret = env_put(v, &n, "TMPDIR", px->tmp);
-	for (size_t i = 0; !ret && i < p->nenv_allow; i++) {
-		const char *val = env_get(environ_in, p->env_allow[i]);
-
-		if (val)
-			ret = env_put(v, &n, p->env_allow[i], val);
-	}
-	for (size_t i = 0; !ret && i < p->nenv_set; i++)
-		ret = env_put(v, &n, p->env_set[i].name, p->env_set[i].value);
-	/* last: the one network path is the proxy, whatever the policy's env says */
-	for (size_t i = 0; !ret && i < WD_ARRAY_SIZE(http_vars); i++)
-		ret = env_put(v, &n, http_vars[i], http);
-	if (!ret)
-		ret = env_put(v, &n, "ALL_PROXY", socks);
-	if (!ret)
-		ret = env_put(v, &n, "all_proxy", socks);
-	for (size_t i = 0; !ret && i < WD_ARRAY_SIZE(none_vars); i++)
-		ret = env_put(v, &n, none_vars[i], "");
-	if (!ret)
-		ret = env_put(v, &n, "NODE_USE_ENV_PROXY", "1");
-	if (ret) {
-		run_proxy_strv_free(v);
-		return ret;
-	}
-	*ret_env = v;
-	return 0;
-}
-
 static int set_limit(int res, rlim_t v, const char *what, char *why, size_t size)
 {
 	struct rlimit rl;

@@ -21,7 +21,6 @@
  * A stop signal before the program starts is seen by run_proxy_stop_asked(): the caller ends
  * the run there (nothing is started after it). No Linux header: builds for macOS. */
 #include "run/proxyrun.h"
-#include "conf/conf.h"
 #include "run/run.h"
 
 #include <dirent.h>
@@ -33,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -44,21 +42,6 @@
 /* how long the gateway may take to answer on its control socket, and a request's bound */
 #define GW_READY_MS 10000
 #define GW_CALL_MS 3000
-
-int run_proxy_id(char out[13])
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char b[6];
-
-	if (getentropy(b, sizeof(b)) < 0)
-		return -errno;
-	for (size_t i = 0; i < sizeof(b); i++) {
-		out[2 * i] = hex[b[i] >> 4];
-		out[2 * i + 1] = hex[b[i] & 15];
-	}
-	out[12] = '\0';
-	return 0;
-}
 
 int run_proxy_begin(struct run_proxy *px, const char *id, struct wd_err *err)
 {
@@ -105,53 +88,16 @@ int run_proxy_begin(struct run_proxy *px, const char *id, struct wd_err *err)
 	return 0;
 }
 
-/* the gateway's configuration: @config's (or the defaults) made proxy mode for this run */
+/* the gateway's configuration file, in the run's folder (0600, a new file) */
 static int write_conf(struct run_proxy *px, const char *config, const char *audit_path,
 		      struct wd_err *err)
 {
-	struct wd_buf yaml = WD_BUF_INIT, msg = WD_BUF_INIT;
-	struct wd_gwconf c;
-	struct policy_diags d;
-	int ret, fd;
+	struct wd_buf yaml = WD_BUF_INIT;
+	int ret = run_proxy_conf(config, px->port, px->ctl, audit_path, &yaml, err), fd;
 
-	policy_diags_init(&d);
-	if (config) {
-		ret = conf_load(config, &c, &d);
-		for (size_t i = 0; ret && i < d.n; i++) {
-			policy_diag_format(&d, i, &msg);
-			wd_buf_printf(&msg, "%s", i + 1 < d.n ? "; " : "");
-		}
-		policy_diags_free(&d);
-		if (ret) {
-			ret = wd_err_set(err, ret, "%s",
-					 msg.len ? wd_buf_cstr(&msg) : strerror(-ret));
-			wd_buf_free(&msg);
-			return ret;
-		}
-	} else {
-		policy_diags_free(&d);
-		conf_defaults(&c);
-	}
-	c.mode = WD_GW_PROXY;
-	/* the one listener warden hands in is on 127.0.0.1 */
-	snprintf(c.listen_v4, sizeof(c.listen_v4), "127.0.0.1");
-	c.listen_v6[0] = '\0';
-	c.port_proxy = px->port;
-	if (snprintf(c.control_path, sizeof(c.control_path), "%s", px->ctl) >=
-	    (int)sizeof(c.control_path)) {
-		conf_free(&c);
-		return wd_err_set(err, -ENAMETOOLONG, "%s: too long for a socket", px->ctl);
-	}
-	if (snprintf(c.audit_path, sizeof(c.audit_path), "%s", audit_path) >=
-	    (int)sizeof(c.audit_path)) {
-		conf_free(&c);
-		return wd_err_set(err, -ENAMETOOLONG, "the audit log's path is too long");
-	}
-	ret = conf_render_yaml(&c, &yaml);
-	conf_free(&c);
 	if (ret) {
 		wd_buf_free(&yaml);
-		return wd_err_set(err, ret, "the gateway's configuration: %s", strerror(-ret));
+		return ret;
 	}
 	fd = open(px->conf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	ret = fd < 0 ? -errno : wd_write_all(fd, yaml.data, yaml.len);

@@ -141,6 +141,31 @@ void run_proxy_end(struct run_proxy *px);
 int run_proxy_env(const struct wd_policy *p, char *const *environ_in, const struct run_proxy *px,
 		  char ***ret_env);
 
+/**
+ * run_proxy_env_set() - NAME=VALUE in an environment of run_proxy_env(), replacing NAME's
+ * earlier value
+ * @env:	the array (reallocated)
+ * @name:	the name
+ * @value:	its value
+ * Return: 0, or -ENOMEM.
+ */
+int run_proxy_env_set(char ***env, const char *name, const char *value);
+
+/**
+ * run_proxy_conf() - the gateway's configuration for one proxy run: @config's (or the
+ * defaults) with `mode: proxy`, the one listener on 127.0.0.1:@port, the control socket @ctl
+ * and the run's audit log (proxyenv.c: portable)
+ * @config:	a warden-gateway configuration file, or NULL
+ * @port:	the proxy port
+ * @ctl:	the control socket's path
+ * @audit_path:	the audit log
+ * @yaml:	the configuration, appended
+ * @err:	the configuration's diagnostics, or what failed
+ * Return: 0, or a negative errno.
+ */
+int run_proxy_conf(const char *config, uint16_t port, const char *ctl, const char *audit_path,
+		   struct wd_buf *yaml, struct wd_err *err);
+
 /** run_proxy_strv_free() - free a NULL-terminated array of strings and its strings */
 void run_proxy_strv_free(char **v);
 

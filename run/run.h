@@ -141,6 +141,18 @@ int run_main(const struct run_opts *o, int argc, char **argv, const struct run_l
  */
 int run_seatbelt_main(const struct run_opts *o, int argc, char **argv);
 
+/**
+ * run_appcontainer_main() - one run on Windows (mode_appcontainer.c, Windows builds only): the
+ * policy, run.start, the proxy-mode gateway as a child process, the AppContainer backend
+ * (sandbox/appcontainer.c) with the plan of the policy, the exit code, run.exit, all undone
+ * @o:		the options (those that mean nothing here are refused)
+ * @argc:	number of words of the command after `--` (0: the policy's `command`)
+ * @argv:	the words
+ *
+ * Return: the exit status (warden(1)).
+ */
+int run_appcontainer_main(const struct run_opts *o, int argc, char **argv);
+
 /* ------------------------------------------------------------ pure helpers (run_util.c) */
 
 /**

@@ -171,8 +171,8 @@ static int apply(const struct sandbox_ac_spec *spec, struct sandbox_ac *ac, stru
 		ac->job = NULL;
 		return win_fail(err, "CreateJobObjectW", code);
 	}
-	code = api->spawn(api->ctx, spec->argv[0], wd_buf_cstr(&ac->cmdline), ac->sid, ac->job,
-			  spec->stdio, &ac->process);
+	code = api->spawn(api->ctx, spec->argv[0], wd_buf_cstr(&ac->cmdline), spec->env, ac->sid,
+			  ac->job, spec->stdio, &ac->process);
 	if (code) {
 		ac->process = NULL;
 		return win_fail(err, "CreateProcessW", code);

@@ -36,6 +36,7 @@
  * @profile:	the AppContainer profile's name (unique per run: "warden.<run id>")
  * @limits:	the Job Object's limits
  * @stdio:	the handles the program gets as stdin, stdout, stderr (inheritable)
+ * @env:	the program's environment block, UTF-8 "NAME=VALUE\0...\0\0" (NULL: warden's)
  */
 struct sandbox_ac_spec {
 	const struct sandbox_win_grants *grants;
@@ -44,6 +45,7 @@ struct sandbox_ac_spec {
 	const char *profile;
 	struct sandbox_win_limits limits;
 	void *stdio[3];
+	const char *env;
 };
 
 /**

@@ -53,7 +53,9 @@ struct sandbox_win_limits {
  * @job_close:		CloseHandle(@job): with KILL_ON_JOB_CLOSE, every process in it ends
  * @spawn:		CreateProcessW(@program, @cmdline) suspended, with
  *			SECURITY_CAPABILITIES (@sid, no capability) and only @stdio[0..2]
- *			inherited (PROC_THREAD_ATTRIBUTE_HANDLE_LIST); AssignProcessToJobObject
+ *			inherited (PROC_THREAD_ATTRIBUTE_HANDLE_LIST), @env its environment
+ *			block (UTF-8 "NAME=VALUE\0...\0\0", made UTF-16; NULL: warden's own);
+ *			AssignProcessToJobObject
  *			(@job), ResumeThread; a process it could not put in the job is terminated
  * @wait:		WaitForSingleObject(@process, @timeout_ms), GetExitCodeProcess: 0 with
  *			*@ret_code, or WAIT_TIMEOUT (258)
@@ -81,8 +83,8 @@ struct sandbox_win_api {
 	uint32_t (*loopback_remove)(void *ctx, void *sid);
 	uint32_t (*job_create)(void *ctx, const struct sandbox_win_limits *limits, void **ret_job);
 	uint32_t (*job_close)(void *ctx, void *job);
-	uint32_t (*spawn)(void *ctx, const char *program, const char *cmdline, void *sid, void *job,
-			  void *const stdio[3], void **ret_process);
+	uint32_t (*spawn)(void *ctx, const char *program, const char *cmdline, const char *env,
+			  void *sid, void *job, void *const stdio[3], void **ret_process);
 	uint32_t (*wait)(void *ctx, void *process, uint32_t timeout_ms, uint32_t *ret_code);
 	uint32_t (*kill)(void *ctx, void *job, uint32_t code);
 	uint32_t (*process_close)(void *ctx, void *process);

@@ -14,6 +14,7 @@
 
 #include <aclapi.h>
 #include <fwpmu.h>
+#include <limits.h>
 #include <rpc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,29 @@ static wchar_t *wide(const char *s)
 		return NULL;
 	w = calloc((size_t)n, sizeof(*w));
 	if (w && MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, w, n) != n) {
+		free(w);
+		w = NULL;
+	}
+	return w;
+}
+
+/* an environment block "A=B\0C=D\0\0" in UTF-8 as UTF-16, or NULL */
+static wchar_t *wide_block(const char *s)
+{
+	size_t len = 0;
+	int n;
+	wchar_t *w;
+
+	while (s[len])
+		len += strlen(s + len) + 1;
+	len++; /* the block's closing NUL */
+	if (len > INT_MAX)
+		return NULL;
+	n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, (int)len, NULL, 0);
+	if (n <= 0)
+		return NULL;
+	w = calloc((size_t)n, sizeof(*w));
+	if (w && MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, (int)len, w, n) != n) {
 		free(w);
 		w = NULL;
 	}
@@ -419,8 +443,8 @@ static DWORD attributes(LPPROC_THREAD_ATTRIBUTE_LIST *ret, SECURITY_CAPABILITIES
 	return 0;
 }
 
-static uint32_t r_spawn(void *ctx, const char *program, const char *cmdline, void *sid, void *job,
-			void *const stdio[3], void **ret_process)
+static uint32_t r_spawn(void *ctx, const char *program, const char *cmdline, const char *env,
+			void *sid, void *job, void *const stdio[3], void **ret_process)
 {
 	SECURITY_CAPABILITIES caps = {0};
 	STARTUPINFOEXW si = {0};
@@ -428,11 +452,12 @@ static uint32_t r_spawn(void *ctx, const char *program, const char *cmdline, voi
 	LPPROC_THREAD_ATTRIBUTE_LIST attrs = NULL;
 	HANDLE handles[3];
 	size_t n = 0;
-	wchar_t *wprog = wide(program), *wline = wide(cmdline);
+	wchar_t *wprog = wide(program), *wline = wide(cmdline),
+		*wenv = env ? wide_block(env) : NULL;
 	DWORD e = ERROR_NO_UNICODE_TRANSLATION;
 
 	(void)ctx;
-	if (!wprog || !wline)
+	if (!wprog || !wline || (env && !wenv))
 		goto out;
 	/* the handle list takes each handle once */
 	for (size_t i = 0; i < 3; i++) {
@@ -454,8 +479,9 @@ static uint32_t r_spawn(void *ctx, const char *program, const char *cmdline, voi
 	si.StartupInfo.hStdError = stdio[2];
 	si.lpAttributeList = attrs;
 	if (!CreateProcessW(wprog, wline, NULL, NULL, TRUE,
-			    EXTENDED_STARTUPINFO_PRESENT | CREATE_SUSPENDED, NULL, NULL,
-			    &si.StartupInfo, &pi)) {
+			    EXTENDED_STARTUPINFO_PRESENT | CREATE_SUSPENDED |
+				CREATE_UNICODE_ENVIRONMENT,
+			    wenv, NULL, &si.StartupInfo, &pi)) {
 		e = GetLastError();
 		goto out;
 	}
@@ -477,6 +503,7 @@ out:
 	}
 	free(wprog);
 	free(wline);
+	free(wenv);
 	return e;
 }
 

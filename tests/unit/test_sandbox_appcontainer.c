@@ -211,11 +211,15 @@ static uint32_t l_job_close(void *ctx, void *job)
 	(void)job;
 	return undo_last(r, "job_close", "job_create ");
 }
-static uint32_t l_spawn(void *ctx, const char *program, const char *cmdline, void *sid, void *job,
-			void *const stdio[3], void **process)
+static uint32_t l_spawn(void *ctx, const char *program, const char *cmdline, const char *env,
+			void *sid, void *job, void *const stdio[3], void **process)
 {
 	char what[160];
 
+	/* the environment block is handed down as given, every entry */
+	assert_non_null(env);
+	assert_string_equal(env, "HTTP_PROXY=http://127.0.0.1:8080");
+	assert_string_equal(env + strlen(env) + 1, "A=1");
 	assert_non_null(sid);
 	assert_non_null(job);
 	assert_ptr_equal(stdio[1], (void *)0x10);
@@ -285,7 +289,8 @@ static struct sandbox_ac_spec spec(void)
 					3,
 					"warden.run.29",
 					{512u << 20, 60000, 64},
-					{(void *)0x8, (void *)0x10, (void *)0x18}};
+					{(void *)0x8, (void *)0x10, (void *)0x18},
+					"HTTP_PROXY=http://127.0.0.1:8080\0A=1\0"};
 }
 
 /* the calls of a run that works, in order (a..., then the undo in reverse) */

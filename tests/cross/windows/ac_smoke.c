@@ -105,7 +105,8 @@ int main(void)
 				       3,
 				       "warden.ac-smoke",
 				       {256u << 20, 10000, 4},
-				       {GetStdHandle(STD_INPUT_HANDLE), wr, wr}};
+				       {GetStdHandle(STD_INPUT_HANDLE), wr, wr},
+				       NULL};
 
 	wd_err_clear(&err);
 	r = sandbox_ac_start(&spec, sandbox_win_api_real(), &ac, &err);

@@ -1,0 +1,51 @@
+/* gw_standin.c - test only: a stand-in for warden-gateway.exe in tests/cross/run-windows, while
+ * the Windows gateway is not built (docs/platforms.md). `gw_standin --config PATH`: reads the
+ * proxy port and mode from the configuration warden wrote, writes "config PATH mode M port P"
+ * to $WARDEN_WINTEST_GW_LOG, binds 127.0.0.1:P and accepts and closes connections until it is
+ * ended. It decides nothing and relays nothing. $WARDEN_WINTEST_GW_FAIL=1: exits 3 at once
+ * (a gateway that cannot start). */
+#include <winsock2.h>
+#include <windows.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	char line[512], mode[32] = "?";
+	unsigned port = 0;
+	const char *log = getenv("WARDEN_WINTEST_GW_LOG"), *bad = getenv("WARDEN_WINTEST_GW_FAIL");
+	FILE *f;
+	WSADATA wsa;
+	SOCKET s, c;
+
+	if (argc != 3 || strcmp(argv[1], "--config"))
+		return 2;
+	if (bad && !strcmp(bad, "1"))
+		return 3;
+	f = fopen(argv[2], "r");
+	if (!f)
+		return 2;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, " proxy: %u", &port);
+		sscanf(line, "mode: %31s", mode);
+	}
+	fclose(f);
+	f = log ? fopen(log, "a") : NULL;
+	if (f) {
+		fprintf(f, "config %s mode %s port %u\n", argv[2], mode, port);
+		fclose(f);
+	}
+	if (!port || port > 65535 || WSAStartup(MAKEWORD(2, 2), &wsa))
+		return 2;
+	s = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+	sin.sin_port = htons((unsigned short)port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (s == INVALID_SOCKET || bind(s, (struct sockaddr *)&sin, sizeof(sin)) || listen(s, 8))
+		return 4;
+	while ((c = accept(s, NULL, NULL)) != INVALID_SOCKET)
+		closesocket(c);
+	return 0;
+}
