@@ -614,11 +614,22 @@ static void test_fd_share(void **state)
 	assert_int_equal(sh.ctl, 1024);
 	assert_int_equal(sh.ctl_per_uid, 64);
 	/* 512 descriptors: 480 past the base, a quarter (120) for 60 control connections, 360
-	 * for 60 relayed ones; one uid may hold 30 */
+	 * for 144 relayed ones (2 sockets each) and 36 pipes (one per 4 of them); one uid may
+	 * hold 30 */
 	gw_fd_share(512, &lim, &sh);
 	assert_int_equal(sh.ctl, 60);
-	assert_int_equal(sh.conns, 60);
+	assert_int_equal(sh.conns, 144);
+	assert_int_equal(sh.pipes, 36);
 	assert_int_equal(sh.ctl_per_uid, 30);
+	/* 20,000 (a container's hard limit): 7,168 connections, 1,792 pipes */
+	gw_fd_share(20000, &lim, &sh);
+	assert_int_equal(sh.ctl, 1024);
+	assert_int_equal(sh.conns, 4096); /* limits.connections */
+	lim.conns_total = 100000;
+	gw_fd_share(20000, &lim, &sh);
+	assert_int_equal(sh.conns, 7168);
+	assert_int_equal(sh.pipes, 1792);
+	lim.conns_total = 4096;
 	/* the usual limits: the configured bounds */
 	gw_fd_share(1048576, &lim, &sh);
 	assert_int_equal(sh.ctl, 1024);
@@ -628,8 +639,10 @@ static void test_fd_share(void **state)
 		gw_fd_share(n, &lim, &sh);
 		/* every share fits beside the others */
 		assert_true(GW_FD_BASE + (uint64_t)sh.ctl * GW_FD_PER_CTL +
-				(uint64_t)sh.conns * GW_FD_PER_CONN <=
+				(uint64_t)sh.conns * GW_FD_PER_CONN + (uint64_t)sh.pipes * 2 <=
 			    n + GW_FD_PER_CONN + 2 * GW_FD_PER_CTL); /* the floors of 1 and 2 */
+		/* a pipe for every GW_CONNS_PER_PIPE connections (but the floor's one) */
+		assert_true((uint64_t)sh.pipes * GW_CONNS_PER_PIPE + GW_CONNS_PER_PIPE >= sh.conns);
 		assert_true(sh.ctl * GW_FD_PER_CTL * 4 <= (n - GW_FD_BASE) || sh.ctl == 2);
 		assert_true(sh.ctl_per_uid * 2 <= sh.ctl);
 		assert_true(sh.ctl_per_uid >= 1 && sh.conns >= 1);
