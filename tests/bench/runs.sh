@@ -133,9 +133,12 @@ done
 say "teardown: $(wd_links | wc -l) veths left after $((SECONDS - t0)) s"
 sample -1
 say "after: $(tail -n 1 "$OUT"); the daemon's worker $WPID $(kill -0 "$WPID" 2>/dev/null && echo runs || echo "is gone"), now $(worker)"
+daemon_alive=1
 if ! kill -0 "$GWPID" 2>/dev/null; then
+	daemon_alive=0
 	wait "$GWPID"
 	say "the daemon ended with status $?"
+	GWPID=
 fi
 # the daemon's own words (its log is removed with the lab)
 grep -v '^$' "$T/daemon.log" | tail -n 20 | sed 's/^/[daemon] /' >&2
@@ -157,6 +160,7 @@ EOF
 echo "runs: $started of $N started${why:+ ($why)}; samples in $OUT"
 check_eq "every run started" "$N" echo "$started"
 check_eq "every launcher ended after SIGTERM" 0 echo "$left"
+check_eq "the daemon outlived the teardown of its runs" 1 echo "$daemon_alive"
 check "no veth of a run is left" no_wd_links
 check_eq "no element is left in runs_if" 0 bash -c 'tail -n 1 "$0" | cut -f7' "$OUT"
 lab_finish
