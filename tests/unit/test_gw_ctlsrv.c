@@ -825,14 +825,72 @@ static void test_deadline(void **state)
 	server_free(s);
 }
 
+/* the parent's channel full (a mass teardown: hundreds of RUN_DELs behind the parent's one-by-one
+ * work): no request is lost, every one goes out in order as the channel drains */
+static unsigned full_done;
+static void full_done_cb(struct gw_privreq *q, const struct gw_priv_reply *rep)
+{
+	(void)q;
+	(void)rep;
+	full_done++;
+}
+
+static void test_privchan_full(void **state)
+{
+	enum { N = 2000 };
+	static struct gw_privreq reqs[N];
+	struct gw_ev ev;
+	struct gw_privchan p;
+	struct gw_addr sb4 = {0}, h4 = {0}, none = {0};
+	struct wd_err err;
+	int sv[2], small = 4096;
+	unsigned got = 0;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+	assert_int_equal(gw_ev_init(&ev, NULL, &err), 0);
+	gw_privchan_init(&p, &ev);
+	assert_int_equal(gw_privchan_open(&p, sv[0], true), 0);
+	assert_int_equal(gw_addr_parse("10.213.0.2", &sb4), 0);
+	assert_int_equal(gw_addr_parse("10.213.0.1", &h4), 0);
+	for (int i = 0; i < N; i++) {
+		reqs[i].done = full_done_cb;
+		assert_int_equal(gw_privchan_send(&p, &reqs[i], GW_PRIV_RUN_DEL, "wd-x1", &sb4,
+						  &none, &h4, &none),
+				 0);
+	}
+	/* the parent reads them (in order), and the worker's loop sends the rest as room comes */
+	while (got < N) {
+		struct gw_priv_run m;
+		ssize_t n = recv(sv[1], &m, sizeof(m), MSG_DONTWAIT);
+
+		if (n < 0) {
+			assert_int_equal(errno, EAGAIN);
+			gw_privchan_event(&p, GW_POLL_OUT);
+			continue;
+		}
+		assert_int_equal(n, sizeof(m));
+		assert_int_equal(gw_priv_run_check(&m, (size_t)n), 0);
+		assert_int_equal(m.seq, got + 1);
+		got++;
+	}
+	assert_int_equal(recv(sv[1], &(char){0}, 1, MSG_DONTWAIT), -1);
+	gw_privchan_free(&p);
+	assert_int_equal(full_done, N); /* each told once, at the end (no parent answered) */
+	close(sv[1]);
+	gw_ev_free(&ev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_good),      cmocka_unit_test(test_pieces_and_pipelining),
-	    cmocka_unit_test(test_malformed), cmocka_unit_test(test_oversized),
-	    cmocka_unit_test(test_mcp),	      cmocka_unit_test(test_learned),
-	    cmocka_unit_test(test_fd_share),  cmocka_unit_test(test_conf),
-	    cmocka_unit_test(test_bounds),    cmocka_unit_test(test_deadline),
+	    cmocka_unit_test(test_good),	  cmocka_unit_test(test_pieces_and_pipelining),
+	    cmocka_unit_test(test_malformed),	  cmocka_unit_test(test_oversized),
+	    cmocka_unit_test(test_mcp),		  cmocka_unit_test(test_learned),
+	    cmocka_unit_test(test_fd_share),	  cmocka_unit_test(test_conf),
+	    cmocka_unit_test(test_bounds),	  cmocka_unit_test(test_deadline),
+	    cmocka_unit_test(test_privchan_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
