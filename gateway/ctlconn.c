@@ -54,6 +54,9 @@ void gw_ctlconn_close(struct gw_ctlconn *c)
 {
 	struct gw_ctl *ctl = c->ctl;
 
+	if (c->closed)
+		return;
+	c->closed = true;
 	if (c->waiting)
 		c->waiting->c = NULL; /* the parent's answer finds no client */
 	c->closing = true;
@@ -72,7 +75,20 @@ void gw_ctlconn_close(struct gw_ctlconn *c)
 		c->next->prev = c->prev;
 	wd_buf_free(&c->in);
 	wd_buf_free(&c->out);
-	free(c);
+	/* freed after this round of events: one of them may still name it (the parent's answer
+	 * that closed it came first in the same batch as its own hang-up) */
+	c->next = ctl->zombies;
+	ctl->zombies = c;
+}
+
+void gw_ctl_reap(struct gw_ctl *ctl)
+{
+	while (ctl->zombies) {
+		struct gw_ctlconn *c = ctl->zombies;
+
+		ctl->zombies = c->next;
+		free(c);
+	}
 }
 
 static void handle_lines(struct gw_ctlconn *c)
@@ -169,6 +185,8 @@ void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events)
 {
 	char buf[65536];
 
+	if (c->closed)
+		return; /* closed earlier in this round: its event came with the same batch */
 	if ((events & GW_POLL_ERR) || (c->waiting && (events & GW_POLL_HUP))) {
 		gw_ctlconn_close(c); /* a parked request still completes, unanswered */
 		return;

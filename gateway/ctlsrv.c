@@ -56,5 +56,6 @@ void gw_ctl_free(struct gw_ctl *ctl)
 		next = c->next;
 		gw_ctlconn_close(c);
 	}
+	gw_ctl_reap(ctl);
 	gw_listener_close(&ctl->lis);
 }

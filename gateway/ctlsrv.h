@@ -37,6 +37,7 @@ struct gw_ctlconn;
  * @handle:	what a whole request does (set by gw_ctl_init(): ctlops.c or ctlnetns.c); the
  *		connections (ctlconn.c) reach the operations only through it
  * @release:	a closing connection's run leaves with it (ctlnetns.c)
+ * @zombies:	closed connections, freed after the loop's round of events (gw_ctl_reap())
  *
  * The bounds (the run table's ctl_max and ctl_per_uid, gw_fd_share()) are checked at accept:
  * a connection past either is told why in one line and closed at once.
@@ -54,6 +55,7 @@ struct gw_ctl {
 	uint64_t request_ns;
 	void (*handle)(struct gw_ctlconn *c, const struct gw_ctl_req *req);
 	void (*release)(struct gw_ctlconn *c);
+	struct gw_ctlconn *zombies;
 };
 
 /**
@@ -74,6 +76,7 @@ struct gw_ctl {
  * @out:	what is to be sent
  * @outoff:	how much of @out went out
  * @closing:	close once @out is sent
+ * @closed:	closed (gw_ctlconn_close()): waits in the server's zombies to be freed
  * @waiting:	a register/unregister the parent has not answered yet (no
  *		further line is read meanwhile)
  * @timer:	GW_T_CTLCONN: the deadline of the request being read (@ctl->request_ns after
@@ -102,6 +105,7 @@ struct gw_ctlconn {
 	struct wd_buf out;
 	size_t outoff;
 	bool closing;
+	bool closed;
 	struct ctl_op *waiting;
 	struct gw_timer timer;
 	bool timed;
@@ -135,8 +139,12 @@ void gw_ctl_free(struct gw_ctl *ctl);
 void gw_ctl_accept(struct gw_ctl *ctl, struct gw_listener *l);
 /** gw_ctlconn_event() - an epoll event on a control connection. */
 void gw_ctlconn_event(struct gw_ctlconn *c, unsigned events);
-/** gw_ctlconn_close() - close and free a control connection. */
+/** gw_ctlconn_close() - close a control connection (again: nothing); it is freed by the
+ * next gw_ctl_reap(), after the round of events that may still name it. */
 void gw_ctlconn_close(struct gw_ctlconn *c);
+
+/** gw_ctl_reap() - free the control connections closed in this round of events. */
+void gw_ctl_reap(struct gw_ctl *ctl);
 /**
  * gw_ctlconn_expired() - @c's request was not whole by its deadline (its GW_T_CTLCONN timer):
  * counted (stats ctl_expired), told so in one line when it can be, and closed

@@ -268,7 +268,8 @@ static void dns_tcp_refuse(struct gw_dns *dns, int fd, struct gw_run *run,
  * DNS over TCP counts like a relayed connection: in the run's and the
  * gateway's connection limits, and in the descriptor room (gw_runs_room()), so
  * that one run holding many of them cannot use up the worker's descriptors
- * (the control socket, other runs) -- the listener pauses instead.
+ * (the control socket, other runs) -- the listener pauses instead, and refuses
+ * what still waits once the room has stayed used up (gw_listener_accept()).
  */
 void gw_dns_tcp_accept(struct gw_dns *dns, struct gw_listener *l)
 {
@@ -282,9 +283,10 @@ void gw_dns_tcp_accept(struct gw_dns *dns, struct gw_listener *l)
 		struct gw_dnsconn *d;
 		char whybuf[400];
 		const char *why;
+		bool full;
 		int fd;
 
-		fd = gw_listener_accept(l, gw_runs_room(dns->runs), &pss, &pl);
+		fd = gw_listener_accept(l, gw_runs_room(dns->runs), &full, &pss, &pl);
 		if (fd == -EINTR)
 			continue;
 		if (fd < 0)
@@ -300,8 +302,10 @@ void gw_dns_tcp_accept(struct gw_dns *dns, struct gw_listener *l)
 				       "no run owns this ingress address pair (DNS over TCP)");
 			continue;
 		}
-		why =
-		    gw_runs_conn_refusal(dns->runs, run, " (DNS over TCP)", whybuf, sizeof(whybuf));
+		why = full ? gw_runs_room_refusal(dns->runs, " (DNS over TCP)", whybuf,
+						  sizeof(whybuf))
+			   : gw_runs_conn_refusal(dns->runs, run, " (DNS over TCP)", whybuf,
+						  sizeof(whybuf));
 		if (why) {
 			dns_tcp_refuse(dns, fd, run, &local, &peer, why);
 			continue;

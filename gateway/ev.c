@@ -1,6 +1,7 @@
 /* ev.c - the bottom of the gateway worker: the poller (poller.h) with typed
  * references, timers armed into the heap (timer.c), listeners that pause for
- * 100 ms when the worker runs out of descriptors, the clock read once per
+ * 100 ms when the worker runs out of descriptors (and take what waits to be
+ * refused once its room has stayed used up for 2 s), the clock read once per
  * wake-up, the audit log's per-round batch and denial ids. It includes no
  * component's header: the components register here, gw.c dispatches. */
 #include "gateway/ev.h"
@@ -122,6 +123,7 @@ int gw_listener_add(struct gw_ev *ev, struct gw_listener *l, int *fd, enum gw_li
 	l->kind = kind;
 	l->owner = owner;
 	l->paused = false;
+	l->full_since = 0;
 	gw_timer_init(&l->resume, GW_T_RESUME, l);
 	if (l->fd < 0)
 		return 0;
@@ -144,15 +146,23 @@ void gw_pause_listener(struct gw_listener *l)
 	gw_arm(l->ev, &l->resume, l->ev->now + 100000000ull);
 }
 
-int gw_listener_accept(struct gw_listener *l, bool room, struct sockaddr_storage *peer,
+int gw_listener_accept(struct gw_listener *l, bool room, bool *full, struct sockaddr_storage *peer,
 		       socklen_t *plen)
 {
 	int fd;
 
-	if (!room) {
-		l->ev->stats.emfile++;
-		gw_pause_listener(l);
-		return -EAGAIN;
+	*full = false;
+	if (room) {
+		l->full_since = 0;
+	} else {
+		if (!l->full_since)
+			l->full_since = l->ev->now ? l->ev->now : 1;
+		if (l->ev->now - l->full_since < GW_ROOM_WAIT_NS) {
+			l->ev->stats.emfile++;
+			gw_pause_listener(l);
+			return -EAGAIN;
+		}
+		*full = true; /* waited long enough: taken, to be refused */
 	}
 	fd = wd_accept_nb(l->fd, (struct sockaddr *)peer, plen);
 	if (fd >= 0)

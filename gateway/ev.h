@@ -228,7 +228,12 @@ struct gw_listener {
 	void *owner;
 	bool paused;
 	struct gw_timer resume;
+	uint64_t full_since; /* when the descriptor room was found used up, 0 while it is not */
 };
+
+/* how long connections wait in the backlog while the descriptor room stays used up; then
+ * they are accepted and refused (gw_listener_accept()) */
+#define GW_ROOM_WAIT_NS 2000000000ull
 
 /**
  * gw_ev_init() - the poller, an empty timer heap, a seeded generator
@@ -298,15 +303,19 @@ void gw_resume_listener(struct gw_listener *l);
  * non-blocking and CLOEXEC, within the descriptor room
  * @l:		the listener
  * @room:	the descriptor limit leaves room for one more (gw_runs_room())
+ * @full:	out: true when the descriptor came past the room, for the caller to refuse
  * @peer:	the client's address
  * @plen:	its length (in: the room, out: what was written)
  *
  * Out of room or out of descriptors or memory, the listener pauses (gw_pause_listener()) and
- * the stats count it (emfile): the rest waits in the backlog.
+ * the stats count it (emfile): the rest waits in the backlog. A wait for room is bounded:
+ * once the room has stayed used up for GW_ROOM_WAIT_NS (connections that hold it, none
+ * leaving), what waits is accepted with @full set, to be refused readably (a reset and an
+ * audit event) rather than held in the backlog, connected but unanswered, until one leaves.
  * Return: the descriptor; -EINTR: try the next (aborted before it was taken, a signal); or
  * -EAGAIN: stop for this wake-up (nothing more waits, out of room, any other error).
  */
-int gw_listener_accept(struct gw_listener *l, bool room, struct sockaddr_storage *peer,
+int gw_listener_accept(struct gw_listener *l, bool room, bool *full, struct sockaddr_storage *peer,
 		       socklen_t *plen);
 
 #endif /* WARDEN_GATEWAY_EV_H */

@@ -313,6 +313,7 @@ int gw_serve(struct gw *g)
 		gw_resolver_timeouts(&g->res);
 		gw_conn_again(&g->tcp);
 		gw_conn_reap(&g->tcp);
+		gw_ctl_reap(&g->ctl);
 		gw_audit_flush(&g->ev);
 	}
 	return g->ev.fatal;

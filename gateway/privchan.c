@@ -1,15 +1,23 @@
 /* privchan.c - the worker's side of the channel to its privileged parent: a
  * run update (struct gw_priv_run) goes out as one message, the parent's replies
  * (struct gw_priv_reply) come back in order and are matched by sequence number
- * to a FIFO of waiting requests. A malformed or unexpected reply, a reply that
- * nobody waits for, or the parent closing the channel ends the worker's loop
- * with -EBADMSG / -EPIPE: fail closed. */
+ * to a FIFO of waiting requests. A message the channel has no room for (the parent
+ * is behind) waits in order and goes out as it drains. A malformed or unexpected reply, a reply
+ * that nobody waits for, or the parent closing the channel ends the worker's loop with -EBADMSG /
+ * -EPIPE: fail closed. */
 #include "gateway/privchan.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+struct gw_privout {
+	struct gw_privout *next;
+	size_t len;
+	uint8_t m[];
+};
 
 void gw_privchan_init(struct gw_privchan *p, struct gw_ev *ev)
 {
@@ -43,6 +51,13 @@ void gw_privchan_free(struct gw_privchan *p)
 			q->done(q, NULL);
 	}
 	p->tail = NULL;
+	while (p->out) {
+		struct gw_privout *o = p->out;
+
+		p->out = o->next;
+		free(o);
+	}
+	p->out_tail = NULL;
 	wd_closep(&p->fd);
 }
 
@@ -57,11 +72,34 @@ static void link_req(struct gw_privchan *p, struct gw_privreq *q)
 	p->tail = q;
 }
 
-/* @m (@len bytes) out, @q waiting for its reply; Return: 0 or -errno */
+/* @m (@len bytes) out, @q waiting for its reply; without room on the channel (or behind
+ * messages that had none) @m waits in @p->out, sent in order as the channel drains -- a lost
+ * request would leave a run's plumbing behind. Return: 0 or -errno */
 static int send_linked(struct gw_privchan *p, struct gw_privreq *q, const void *m, size_t len)
 {
-	if (send(p->fd, m, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len)
-		return errno ? -errno : -EIO;
+	ssize_t n = -1;
+
+	errno = EAGAIN;
+	if (!p->out)
+		n = send(p->fd, m, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n != (ssize_t)len) {
+		struct gw_privout *o;
+
+		if (n >= 0 || errno != EAGAIN)
+			return n < 0 ? -errno : -EIO;
+		o = malloc(sizeof(*o) + len);
+		if (!o)
+			return -ENOMEM;
+		o->next = NULL;
+		o->len = len;
+		memcpy(o->m, m, len);
+		if (p->out_tail)
+			p->out_tail->next = o;
+		else
+			p->out = o;
+		p->out_tail = o;
+		gw_ev_mod(p->ev, p->fd, GW_POLL_IN | GW_POLL_OUT, GW_REF(GW_REF_PRIV, p));
+	}
 	q->seq = ++p->seq;
 	q->netns = false;
 	q->ct = false;
@@ -89,6 +127,8 @@ int gw_privchan_send_netns(struct gw_privchan *p, struct gw_privreq *q, struct g
 
 	if (p->fd < 0)
 		return -ENOTCONN;
+	if (p->out)
+		return -EAGAIN; /* behind waiting messages, and its descriptors are not kept */
 	m->magic = GW_PRIV_MAGIC;
 	m->version = GW_PRIV_VERSION;
 	m->type = GW_PRIV_NETNS_ADD;
@@ -141,6 +181,26 @@ static void fatal(struct gw_privchan *p, int err, const char *what)
 	gw_ev_del(p->ev, p->fd);
 }
 
+/* the waiting messages out, oldest first, while the channel takes them */
+static void flush_out(struct gw_privchan *p)
+{
+	while (p->out) {
+		struct gw_privout *o = p->out;
+		ssize_t n = send(p->fd, o->m, o->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n != (ssize_t)o->len) {
+			fatal(p, n < 0 ? -errno : -EIO, "send");
+			return;
+		}
+		p->out = o->next;
+		free(o);
+	}
+	p->out_tail = NULL;
+	gw_ev_mod(p->ev, p->fd, GW_POLL_IN, GW_REF(GW_REF_PRIV, p));
+}
+
 void gw_privchan_event(struct gw_privchan *p, unsigned events)
 {
 	union {
@@ -153,6 +213,8 @@ void gw_privchan_event(struct gw_privchan *p, unsigned events)
 		uint8_t b[sizeof(struct gw_priv_netns_reply) + 64];
 	} m;
 
+	if (p->out && (events & GW_POLL_OUT))
+		flush_out(p);
 	for (;;) {
 		ssize_t n = recv(p->fd, &m, sizeof(m), MSG_DONTWAIT);
 		struct gw_privreq *q = p->head;

@@ -34,6 +34,9 @@ struct gw_privreq {
 	void (*done_ct)(struct gw_privreq *q, const struct gw_priv_ct_reply *rep);
 };
 
+/* a message waiting for room on the channel (privchan.c) */
+struct gw_privout;
+
 /**
  * struct gw_privchan - the channel
  * @ev:		the loop (a broken channel ends it)
@@ -42,6 +45,9 @@ struct gw_privreq {
  * @seq:	the last request number sent
  * @head:	requests waiting, oldest first
  * @tail:	the newest
+ * @out:	messages the channel had no room for yet (the parent is behind), oldest first: sent
+ *		in order as it drains (GW_POLL_OUT), before any newer one
+ * @out_tail:	the newest of them
  */
 struct gw_privchan {
 	struct gw_ev *ev;
@@ -49,6 +55,7 @@ struct gw_privchan {
 	bool manage_nft;
 	uint32_t seq;
 	struct gw_privreq *head, *tail;
+	struct gw_privout *out, *out_tail;
 };
 
 /** gw_privchan_init() - no channel yet (@p->fd -1). */
@@ -76,6 +83,7 @@ void gw_privchan_free(struct gw_privchan *p);
  * @sb6:	see @sb4
  * @h4:		see @sb4
  * @h6:		see @sb4
+ * A channel without room keeps the message and sends it as it drains: the request is linked.
  * Return: 0, or a negative errno (-ENOTCONN: no channel; @q is not linked).
  */
 int gw_privchan_send(struct gw_privchan *p, struct gw_privreq *q, enum gw_priv_type type,

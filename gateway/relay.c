@@ -3,7 +3,8 @@
  * buffer (recv/send), a read that fills it turning the direction to bulk, which
  * then moves through a pipe from the pool with splice(2). The pools follow
  * PERFORMANCE.md: pipes lazily and recycled (an idle connection holds none),
- * 64 KiB chunks, a bounded number per wake-up for fairness. */
+ * no more open at once than the worker's share for them (past it a bulk chunk is
+ * copied), 64 KiB chunks, a bounded number per wake-up for fairness. */
 #include "gateway/relay.h"
 #include "gateway/upload.h"
 
@@ -17,6 +18,7 @@
 int gw_pool_init(struct gw_pool *p)
 {
 	memset(p, 0, sizeof(*p));
+	p->max_pipes = SIZE_MAX;
 	p->copybuf = malloc(GW_COPY_MAX);
 	return p->copybuf ? 0 : -ENOMEM;
 }
@@ -42,8 +44,13 @@ int gw_pipe_get(struct gw_pool *p, int fds[2])
 		fds[1] = p->pipes[p->npipes][1];
 		return 0;
 	}
+	if (p->live >= p->max_pipes)
+		return -EMFILE;
 #ifdef __linux__
-	return pipe2(fds, O_NONBLOCK | O_CLOEXEC) ? -errno : 0;
+	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC))
+		return -errno;
+	p->live++;
+	return 0;
 #else
 	(void)fds;
 	return -ENOTSUP;		/* no splice: every byte is copied (gw_move_once()) */
@@ -74,6 +81,7 @@ close:
 	close(h->pipe[0]);
 	close(h->pipe[1]);
 	h->pipe[0] = h->pipe[1] = -1;
+	p->live--;
 }
 
 uint8_t *gw_buf_get(struct gw_pool *p)
@@ -186,8 +194,6 @@ ssize_t gw_move_once(struct gw_pool *p, struct gw_half *h, int src, struct gw_re
 	ssize_t n;
 	int r;
 
-	if (lean && want > GW_COPY_MAX)
-		want = GW_COPY_MAX;
 	if (h->up) {
 		uint64_t room = gw_upload_room(h->up);
 
@@ -196,9 +202,13 @@ ssize_t gw_move_once(struct gw_pool *p, struct gw_half *h, int src, struct gw_re
 		if (want > room)
 			want = (size_t)room;
 	}
+	/* a bulk direction without a pipe when the pipes' share is used up (or no descriptor is
+	 * left) copies this chunk through the buffer, as a small read is */
+	if (h->bulk && !lean && h->pipe[0] < 0 && gw_pipe_get(p, h->pipe))
+		lean = true;
+	if (lean && want > GW_COPY_MAX)
+		want = GW_COPY_MAX;
 	if (h->bulk && !lean) {
-		if (h->pipe[0] < 0 && gw_pipe_get(p, h->pipe))
-			return -EMFILE;
 #ifdef __linux__
 		n = splice(src, NULL, h->pipe[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 #else

@@ -16,7 +16,7 @@ struct gw_upload;
 #define GW_PEEK_MAX 32768 /* a peek buffer: the longest first bytes read before deciding */
 #define GW_BUF_POOL 64	  /* peek buffers kept for reuse */
 #define GW_COPY_MAX 16384 /* reads up to this size are copied; a full one turns to splice */
-#define GW_PIPE_POOL 256  /* empty pipes kept for reuse */
+#define GW_PIPE_POOL 256  /* empty pipes kept for reuse (within @max_pipes) */
 #define GW_CHUNK 65536	  /* a bulk read (splice) */
 #define GW_ROUNDS 16	  /* chunks per direction and wake-up */
 
@@ -48,6 +48,9 @@ struct gw_ready {
  * @pipes:	empty pipes (both ends), @npipes of @cap_pipes slots used
  * @npipes:	how many
  * @cap_pipes:	slots allocated
+ * @live:	pipes open now: in use and kept
+ * @max_pipes:	at most this many open at once (the worker's descriptor share for pipes,
+ *		gw_fd_share(); SIZE_MAX after gw_pool_init()): past it a direction copies
  * @bufs:	free peek buffers (GW_PEEK_MAX bytes each)
  * @nbufs:	how many
  * @copybuf:	GW_COPY_MAX bytes: every small transfer goes through it
@@ -55,6 +58,7 @@ struct gw_ready {
 struct gw_pool {
 	int (*pipes)[2];
 	size_t npipes, cap_pipes;
+	size_t live, max_pipes;
 	uint8_t *bufs[GW_BUF_POOL];
 	size_t nbufs;
 	uint8_t *copybuf;
@@ -71,8 +75,9 @@ void gw_pool_free(struct gw_pool *p);
 
 /**
  * gw_pipe_get() - a pipe for a direction that goes bulk: from the pool, else new
- * (non-blocking, CLOEXEC)
- * Return: 0, or a negative errno (-EMFILE: out of descriptors).
+ * (non-blocking, CLOEXEC) while fewer than @p->max_pipes are open
+ * Return: 0, or a negative errno (-EMFILE: the share is used up, or out of descriptors; the
+ * caller copies instead).
  */
 int gw_pipe_get(struct gw_pool *p, int fds[2]);
 
@@ -124,7 +129,9 @@ int gw_drain_half(struct gw_half *h, int dst, struct gw_ready *dr);
  *
  * A copy read goes through @p->copybuf (recv/send; what @dst does not take waits
  * in @h's stash); a full one turns the half to bulk. A bulk read splices into a
- * pipe from the pool; gw_drain_half() sends it on. A short copy read clears
+ * pipe from the pool; gw_drain_half() sends it on. Without a pipe to be had (the
+ * pool's share is used up, or no descriptor is left) a bulk read is copied as a lean
+ * one is: slower, the same bytes and ends. A short copy read clears
  * @sr->rd and, after the peer's FIN, ends the source.
  *
  * With an upload budget (@h->up) a read is at most what the budget has left, and is

@@ -402,6 +402,7 @@ int gw_runs_init(struct gw_runs *t, struct gw_ev *ev, struct gw_audit *audit,
 	nofile = !getrlimit(RLIMIT_NOFILE, &rl) ? (uint64_t)rl.rlim_cur : 0;
 	gw_fd_share(nofile == (uint64_t)RLIM_INFINITY ? 0 : nofile, lim, &share);
 	t->fd_conns = share.conns;
+	t->fd_pipes = share.pipes;
 	t->ctl_max = share.ctl;
 	t->ctl_per_uid = share.ctl_per_uid;
 	return 0;

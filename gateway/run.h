@@ -129,6 +129,7 @@ struct gw_run {
  * @index:	runs by sandbox address: [0] v4, [1] v6
  * @nconns:	relayed and DNS-over-TCP connections of every run now
  * @fd_conns:	connections the descriptor limit leaves room for
+ * @fd_pipes:	pipes it leaves room for (the relays' pool, gw_tcp_init())
  * @ctl_max:	control connections the descriptor share leaves room for (gw_fd_share())
  * @ctl_per_uid: of which one uid may hold this many
  * @local:	the host's own addresses (for the SSRF guard), @nlocal of them
@@ -155,6 +156,7 @@ struct gw_runs {
 	struct wd_htable index[2];
 	unsigned nconns;
 	unsigned fd_conns;
+	unsigned fd_pipes;
 	unsigned ctl_max;
 	unsigned ctl_per_uid;
 	struct gw_addr *local;
@@ -176,7 +178,8 @@ struct gw_runs {
  * @err:	what failed
  *
  * The descriptors (RLIMIT_NOFILE) are shared out once by gw_fd_share(): @t->fd_conns for
- * relayed connections, @t->ctl_max and @t->ctl_per_uid for control connections.
+ * relayed connections, @t->fd_pipes for their pipes, @t->ctl_max and @t->ctl_per_uid for control
+ * connections.
  *
  * Return: 0, or -EINVAL (a pool does not parse).
  */
@@ -280,8 +283,11 @@ int gw_run_policy_bound(const struct gw_runs *t, uid_t uid, struct wd_policy **p
 /* descriptors kept for the listeners, the DNS front, the audit log, NFLOG, c-ares and a
  * control request's passing descriptors */
 #define GW_FD_BASE 32
-/* descriptors one relayed (or DNS-over-TCP) connection may hold: 2 sockets, 2 pipes */
-#define GW_FD_PER_CONN 6
+/* descriptors one relayed (or DNS-over-TCP) connection holds: its 2 sockets */
+#define GW_FD_PER_CONN 2
+/* and the pipes (2 descriptors each) a bulk direction borrows while bytes wait in one: one
+ * per this many connections; past that share a bulk chunk is copied (relay.c) */
+#define GW_CONNS_PER_PIPE 4
 /* descriptors one control connection may hold: its socket and a namespace passed with a
  * register (until it is handed to the parent) */
 #define GW_FD_PER_CTL 2
@@ -291,9 +297,11 @@ int gw_run_policy_bound(const struct gw_runs *t, uid_t uid, struct wd_policy **p
  * @conns:	relayed and DNS-over-TCP connections at once
  * @ctl:	control connections at once
  * @ctl_per_uid: control connections one uid may hold
+ * @pipes:	pipes open at once (the relays' pool: struct gw_pool's max_pipes)
  */
 struct gw_fd_share {
 	unsigned conns;
+	unsigned pipes;
 	unsigned ctl;
 	unsigned ctl_per_uid;
 };
@@ -306,9 +314,12 @@ struct gw_fd_share {
  *
  * GW_FD_BASE descriptors stay for the worker itself. Control connections may take at most a
  * quarter of the rest (GW_FD_PER_CTL each), and one uid at most half of what control has; the
- * relays get what the control connections can never take (GW_FD_PER_CONN each). So no number
- * of control connections, of one user or of all, can take a descriptor a relay needs, and one
- * user cannot take every control connection. Each share is at least 1 (2 for control).
+ * relays get what the control connections can never take: GW_FD_PER_CONN for each connection
+ * and a pipe (2) for each GW_CONNS_PER_PIPE of them, whatever the connections leave (bounded
+ * by limits.connections) going to pipes. So no number of control connections, of one user or
+ * of all, can take a descriptor a relay needs, and one user cannot take every control
+ * connection. Each share is at least 1 (2 for control); without a limit (@nofile 0) pipes are
+ * not bounded (UINT_MAX).
  */
 void gw_fd_share(uint64_t nofile, const struct gw_limits *lim, struct gw_fd_share *out);
 
@@ -338,6 +349,17 @@ enum gw_conn_limit gw_runs_conn_limit(const struct gw_runs *t, const struct gw_r
  */
 const char *gw_runs_conn_refusal(const struct gw_runs *t, const struct gw_run *r, const char *via,
 				 char *buf, size_t size);
+
+/**
+ * gw_runs_room_refusal() - the audit reason of a connection refused because the worker's
+ * descriptor room (gw_runs_room()) stayed used up while it waited in the backlog
+ * @t:		the run table
+ * @via:	appended to the reason ("" for TCP, " (DNS over TCP)")
+ * @buf:	room for the reason
+ * @size:	its size
+ * Return: @buf.
+ */
+const char *gw_runs_room_refusal(const struct gw_runs *t, const char *via, char *buf, size_t size);
 
 /**
  * gw_runs_dns_take() - may @r ask the resolvers one more query now? Takes a token of its uid's

@@ -4,6 +4,7 @@
  * user's DNS query rate. */
 #include "gateway/run.h"
 
+#include <limits.h>
 #include <stdio.h>
 
 bool gw_runs_room(const struct gw_runs *t)
@@ -47,6 +48,15 @@ const char *gw_runs_conn_refusal(const struct gw_runs *t, const struct gw_run *r
 	return NULL;
 }
 
+const char *gw_runs_room_refusal(const struct gw_runs *t, const char *via, char *buf, size_t size)
+{
+	snprintf(buf, size,
+		 "gateway descriptor limit reached: its share of RLIMIT_NOFILE holds %u "
+		 "connections%s",
+		 t->fd_conns, via);
+	return buf;
+}
+
 bool gw_runs_dns_take(struct gw_runs *t, struct gw_run *r)
 {
 	uint64_t cap = r->policy ? r->policy->caps[POLICY_CAP_DNS_QUERIES_PER_S] : 0;
@@ -75,6 +85,7 @@ void gw_fd_share(uint64_t nofile, const struct gw_limits *lim, struct gw_fd_shar
 	if (!nofile) {
 		out->conns = lim->conns_total;
 		out->ctl = lim->ctl_total;
+		out->pipes = UINT_MAX;
 	} else {
 		room = nofile > GW_FD_BASE ? nofile - GW_FD_BASE : 0;
 		/* control: at most a quarter of the room */
@@ -82,7 +93,12 @@ void gw_fd_share(uint64_t nofile, const struct gw_limits *lim, struct gw_fd_shar
 		out->ctl = ctl < 2 ? 2 : (unsigned)ctl;
 		/* the relays: what control can never take */
 		room = room > ctl * GW_FD_PER_CTL ? room - ctl * GW_FD_PER_CTL : 0;
-		out->conns = min_u(lim->conns_total, room / GW_FD_PER_CONN);
+		out->conns = min_u(lim->conns_total, room * GW_CONNS_PER_PIPE /
+							 (GW_FD_PER_CONN * GW_CONNS_PER_PIPE + 2));
+		room = room > (uint64_t)out->conns * GW_FD_PER_CONN
+			   ? room - (uint64_t)out->conns * GW_FD_PER_CONN
+			   : 0;
+		out->pipes = min_u(UINT_MAX, room / 2);
 	}
 	if (!out->conns)
 		out->conns = 1;

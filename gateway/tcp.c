@@ -1,8 +1,8 @@
 /* tcp.c - the gateway's TCP path, its top: the listeners, accept on the transparent and proxy
- * ports, attribution of each connection to its run by the ingress address pair,
- * its original destination, the connection limits (a refusal is a reset and an
- * audit event), and the connections whose bounded share of relaying left bytes
- * to move (served again before the loop sleeps). */
+ * ports, attribution of each connection to its run by the ingress address pair, its original
+ * destination, the connection limits and the descriptor room (a refusal is a reset and an
+ * audit event), and the connections whose bounded share of relaying left bytes to move
+ * (served again before the loop sleeps). */
 #include "gateway/tcp.h"
 
 #include <errno.h>
@@ -69,7 +69,7 @@ static int original_dst(int fd, int family, struct gw_addr *a, uint16_t *port)
 }
 
 static void accept_one(struct gw_tcp *t, struct gw_listener *l, int fd,
-		       const struct sockaddr_storage *pss)
+		       const struct sockaddr_storage *pss, bool full)
 {
 	struct sockaddr_storage lss;
 	socklen_t ll = sizeof(lss);
@@ -101,7 +101,8 @@ static void accept_one(struct gw_tcp *t, struct gw_listener *l, int fd,
 		orig = local;
 		oport = lport;
 	}
-	why = gw_runs_conn_refusal(t->runs, run, "", whybuf, sizeof(whybuf));
+	why = full ? gw_runs_room_refusal(t->runs, "", whybuf, sizeof(whybuf))
+		   : gw_runs_conn_refusal(t->runs, run, "", whybuf, sizeof(whybuf));
 	if (why) {
 		refuse(t, fd, run, &orig, &peer, oport, why);
 		return;
@@ -148,13 +149,14 @@ void gw_tcp_accept(struct gw_tcp *t, struct gw_listener *l)
 	for (int i = 0; i < 64; i++) {
 		struct sockaddr_storage peer;
 		socklen_t pl = sizeof(peer);
-		int fd = gw_listener_accept(l, gw_runs_room(t->runs), &peer, &pl);
+		bool full;
+		int fd = gw_listener_accept(l, gw_runs_room(t->runs), &full, &peer, &pl);
 
 		if (fd == -EINTR)
 			continue;
 		if (fd < 0)
 			return;
-		accept_one(t, l, fd, &peer);
+		accept_one(t, l, fd, &peer, full);
 	}
 }
 
@@ -194,6 +196,7 @@ int gw_tcp_init(struct gw_tcp *t, struct gw_ev *ev, struct gw_runs *runs, struct
 	t->hello = malloc(sizeof(*t->hello));
 	if (!t->hello || gw_pool_init(&t->pool))
 		return wd_err_set(err, -ENOMEM, "out of memory");
+	t->pool.max_pipes = runs->fd_pipes; /* the pipes' share of the descriptors */
 	for (int i = 0; i < 2 && !r; i++) {
 		r = gw_listener_add(ev, &t->lis[i], &transparent[i], GW_L_TRANSPARENT, t);
 		r = r ? r : gw_listener_add(ev, &t->lis[2 + i], &proxy[i], GW_L_PROXY, t);

@@ -614,11 +614,22 @@ static void test_fd_share(void **state)
 	assert_int_equal(sh.ctl, 1024);
 	assert_int_equal(sh.ctl_per_uid, 64);
 	/* 512 descriptors: 480 past the base, a quarter (120) for 60 control connections, 360
-	 * for 60 relayed ones; one uid may hold 30 */
+	 * for 144 relayed ones (2 sockets each) and 36 pipes (one per 4 of them); one uid may
+	 * hold 30 */
 	gw_fd_share(512, &lim, &sh);
 	assert_int_equal(sh.ctl, 60);
-	assert_int_equal(sh.conns, 60);
+	assert_int_equal(sh.conns, 144);
+	assert_int_equal(sh.pipes, 36);
 	assert_int_equal(sh.ctl_per_uid, 30);
+	/* 20,000 (a container's hard limit): 7,168 connections, 1,792 pipes */
+	gw_fd_share(20000, &lim, &sh);
+	assert_int_equal(sh.ctl, 1024);
+	assert_int_equal(sh.conns, 4096); /* limits.connections */
+	lim.conns_total = 100000;
+	gw_fd_share(20000, &lim, &sh);
+	assert_int_equal(sh.conns, 7168);
+	assert_int_equal(sh.pipes, 1792);
+	lim.conns_total = 4096;
 	/* the usual limits: the configured bounds */
 	gw_fd_share(1048576, &lim, &sh);
 	assert_int_equal(sh.ctl, 1024);
@@ -628,8 +639,10 @@ static void test_fd_share(void **state)
 		gw_fd_share(n, &lim, &sh);
 		/* every share fits beside the others */
 		assert_true(GW_FD_BASE + (uint64_t)sh.ctl * GW_FD_PER_CTL +
-				(uint64_t)sh.conns * GW_FD_PER_CONN <=
+				(uint64_t)sh.conns * GW_FD_PER_CONN + (uint64_t)sh.pipes * 2 <=
 			    n + GW_FD_PER_CONN + 2 * GW_FD_PER_CTL); /* the floors of 1 and 2 */
+		/* a pipe for every GW_CONNS_PER_PIPE connections (but the floor's one) */
+		assert_true((uint64_t)sh.pipes * GW_CONNS_PER_PIPE + GW_CONNS_PER_PIPE >= sh.conns);
 		assert_true(sh.ctl * GW_FD_PER_CTL * 4 <= (n - GW_FD_BASE) || sh.ctl == 2);
 		assert_true(sh.ctl_per_uid * 2 <= sh.ctl);
 		assert_true(sh.ctl_per_uid >= 1 && sh.conns >= 1);
@@ -812,14 +825,72 @@ static void test_deadline(void **state)
 	server_free(s);
 }
 
+/* the parent's channel full (a mass teardown: hundreds of RUN_DELs behind the parent's one-by-one
+ * work): no request is lost, every one goes out in order as the channel drains */
+static unsigned full_done;
+static void full_done_cb(struct gw_privreq *q, const struct gw_priv_reply *rep)
+{
+	(void)q;
+	(void)rep;
+	full_done++;
+}
+
+static void test_privchan_full(void **state)
+{
+	enum { N = 2000 };
+	static struct gw_privreq reqs[N];
+	struct gw_ev ev;
+	struct gw_privchan p;
+	struct gw_addr sb4 = {0}, h4 = {0}, none = {0};
+	struct wd_err err;
+	int sv[2], small = 4096;
+	unsigned got = 0;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+	assert_int_equal(gw_ev_init(&ev, NULL, &err), 0);
+	gw_privchan_init(&p, &ev);
+	assert_int_equal(gw_privchan_open(&p, sv[0], true), 0);
+	assert_int_equal(gw_addr_parse("10.213.0.2", &sb4), 0);
+	assert_int_equal(gw_addr_parse("10.213.0.1", &h4), 0);
+	for (int i = 0; i < N; i++) {
+		reqs[i].done = full_done_cb;
+		assert_int_equal(gw_privchan_send(&p, &reqs[i], GW_PRIV_RUN_DEL, "wd-x1", &sb4,
+						  &none, &h4, &none),
+				 0);
+	}
+	/* the parent reads them (in order), and the worker's loop sends the rest as room comes */
+	while (got < N) {
+		struct gw_priv_run m;
+		ssize_t n = recv(sv[1], &m, sizeof(m), MSG_DONTWAIT);
+
+		if (n < 0) {
+			assert_int_equal(errno, EAGAIN);
+			gw_privchan_event(&p, GW_POLL_OUT);
+			continue;
+		}
+		assert_int_equal(n, sizeof(m));
+		assert_int_equal(gw_priv_run_check(&m, (size_t)n), 0);
+		assert_int_equal(m.seq, got + 1);
+		got++;
+	}
+	assert_int_equal(recv(sv[1], &(char){0}, 1, MSG_DONTWAIT), -1);
+	gw_privchan_free(&p);
+	assert_int_equal(full_done, N); /* each told once, at the end (no parent answered) */
+	close(sv[1]);
+	gw_ev_free(&ev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_good),      cmocka_unit_test(test_pieces_and_pipelining),
-	    cmocka_unit_test(test_malformed), cmocka_unit_test(test_oversized),
-	    cmocka_unit_test(test_mcp),	      cmocka_unit_test(test_learned),
-	    cmocka_unit_test(test_fd_share),  cmocka_unit_test(test_conf),
-	    cmocka_unit_test(test_bounds),    cmocka_unit_test(test_deadline),
+	    cmocka_unit_test(test_good),	  cmocka_unit_test(test_pieces_and_pipelining),
+	    cmocka_unit_test(test_malformed),	  cmocka_unit_test(test_oversized),
+	    cmocka_unit_test(test_mcp),		  cmocka_unit_test(test_learned),
+	    cmocka_unit_test(test_fd_share),	  cmocka_unit_test(test_conf),
+	    cmocka_unit_test(test_bounds),	  cmocka_unit_test(test_deadline),
+	    cmocka_unit_test(test_privchan_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
