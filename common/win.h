@@ -59,6 +59,16 @@ typedef unsigned int gid_t;
 #define S_IWOTH 0002
 #endif
 
+/* errno values Windows' C runtime lacks that the gateway returns as its own codes (-EDQUOT: an
+ * upload budget spent; -EUSERS: too many control clients): Winsock's numbers for the same
+ * conditions, far from the C runtime's (1 to 140) */
+#ifndef EDQUOT
+#define EDQUOT WSAEDQUOT
+#endif
+#ifndef EUSERS
+#define EUSERS WSAEUSERS
+#endif
+
 /* mkdir(2) without a mode: a new folder takes its DACL from its parent's inheritable entries */
 #define mkdir(path, mode) ((void)(mode), _mkdir(path))
 /* the C runtime's names for timegm(3) and the program's name; getentropy(2) from BCrypt */

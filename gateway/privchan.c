@@ -5,6 +5,7 @@
  * nobody waits for, or the parent closing the channel ends the worker's loop
  * with -EBADMSG / -EPIPE: fail closed. */
 #include "gateway/privchan.h"
+#include "gateway/sock.h"
 
 #include <errno.h>
 #include <string.h>
@@ -60,7 +61,7 @@ static void link_req(struct gw_privchan *p, struct gw_privreq *q)
 /* @m (@len bytes) out, @q waiting for its reply; Return: 0 or -errno */
 static int send_linked(struct gw_privchan *p, struct gw_privreq *q, const void *m, size_t len)
 {
-	if (send(p->fd, m, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len)
+	if (gw_sock_send(p->fd, m, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len)
 		return errno ? -errno : -EIO;
 	q->seq = ++p->seq;
 	q->netns = false;
@@ -154,7 +155,7 @@ void gw_privchan_event(struct gw_privchan *p, unsigned events)
 	} m;
 
 	for (;;) {
-		ssize_t n = recv(p->fd, &m, sizeof(m), MSG_DONTWAIT);
+		ssize_t n = gw_sock_recv(p->fd, &m, sizeof(m), MSG_DONTWAIT);
 		struct gw_privreq *q = p->head;
 
 		if (n < 0) {
