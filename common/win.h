@@ -155,6 +155,8 @@ int wd_win_random(void *buf, size_t len);
  * refused (ENOSYS), so a path check that meets a link fails instead of trusting it */
 #define S_IFLNK 0xA000
 #define S_ISLNK(m) (((m)&S_IFMT) == S_IFLNK)
+/* no stat() on Windows says socket (an AF_UNIX socket's file is a reparse point: S_IFLNK) */
+#define S_ISSOCK(m) ((void)(m), 0)
 #define lstat wd_win_lstat
 #define readlink wd_win_readlink
 #define realpath wd_win_realpath

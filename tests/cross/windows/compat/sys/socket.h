@@ -28,6 +28,9 @@
 #define MSG_DONTWAIT 0
 #define MSG_CMSG_CLOEXEC 0
 #define SCM_RIGHTS 1
+#ifndef MSG_CTRUNC
+#define MSG_CTRUNC 0x0200
+#endif
 
 struct iovec {
 	void *iov_base;
