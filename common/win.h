@@ -59,6 +59,16 @@ typedef unsigned int gid_t;
 #define S_IWOTH 0002
 #endif
 
+/* errno values Windows' C runtime lacks that the gateway returns as its own codes (-EDQUOT: an
+ * upload budget spent; -EUSERS: too many control clients): Winsock's numbers for the same
+ * conditions, far from the C runtime's (1 to 140) */
+#ifndef EDQUOT
+#define EDQUOT WSAEDQUOT
+#endif
+#ifndef EUSERS
+#define EUSERS WSAEUSERS
+#endif
+
 /* mkdir(2) without a mode: a new folder takes its DACL from its parent's inheritable entries */
 #define mkdir(path, mode) ((void)(mode), _mkdir(path))
 /* the C runtime's names for timegm(3) and the program's name; getentropy(2) from BCrypt */
@@ -145,6 +155,8 @@ int wd_win_random(void *buf, size_t len);
  * refused (ENOSYS), so a path check that meets a link fails instead of trusting it */
 #define S_IFLNK 0xA000
 #define S_ISLNK(m) (((m)&S_IFMT) == S_IFLNK)
+/* no stat() on Windows says socket (an AF_UNIX socket's file is a reparse point: S_IFLNK) */
+#define S_ISSOCK(m) ((void)(m), 0)
 #define lstat wd_win_lstat
 #define readlink wd_win_readlink
 #define realpath wd_win_realpath

@@ -44,6 +44,7 @@
 #include "gateway/decide.h"
 #include "gateway/dns.h"
 #include "gateway/tcp.h"
+#include "gateway/sock.h"
 
 #include <errno.h>
 #include <netinet/tcp.h>
@@ -297,7 +298,7 @@ static int read_first(struct gw_conn *c, bool *eof)
 	}
 	while (c->blen < GW_PEEK_MAX) {
 		size_t want = GW_PEEK_MAX - c->blen;
-		ssize_t n = recv(c->cfd, c->buf + c->blen, want, MSG_DONTWAIT);
+		ssize_t n = gw_sock_recv(c->cfd, c->buf + c->blen, want, MSG_DONTWAIT);
 
 		if (n > 0) {
 			c->blen += (size_t)n;
@@ -473,7 +474,7 @@ static int tunnel_ok(struct gw_conn *c)
 		n = gw_socks_established(c, rep, sizeof(rep));
 		b = rep;
 	}
-	if (n <= 0 || send(c->cfd, b, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n)
+	if (n <= 0 || gw_sock_send(c->cfd, b, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n)
 		return -EIO;
 	return 0;
 }
@@ -550,10 +551,12 @@ static void try_connect(struct gw_conn *c)
 		}
 		/* as on the client leg (set on the listener, inherited by accept):
 		 * pass small writes on at once */
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
+		gw_sock_setopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
 		/* and fixed buffers, as the listeners give the client leg (fds.c) */
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &t->lim->sockbuf, sizeof(t->lim->sockbuf));
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &t->lim->sockbuf, sizeof(t->lim->sockbuf));
+		gw_sock_setopt(fd, SOL_SOCKET, SO_RCVBUF, &t->lim->sockbuf,
+			       sizeof(t->lim->sockbuf));
+		gw_sock_setopt(fd, SOL_SOCKET, SO_SNDBUF, &t->lim->sockbuf,
+			       sizeof(t->lim->sockbuf));
 		if (connect(fd, (struct sockaddr *)&ss, sl) == 0 || errno == EINPROGRESS) {
 			/* registered once for both ways; GW_POLL_OUT says connected */
 			c->ufd = fd;
@@ -568,7 +571,7 @@ static void try_connect(struct gw_conn *c)
 			return;
 		}
 		last = errno;
-		close(fd);
+		gw_sock_close(fd);
 	}
 	t->ev->stats.upstream_failed++;
 	{
@@ -593,7 +596,7 @@ static void upstream_connecting(struct gw_conn *c, unsigned events)
 			connected(c);
 		return;
 	}
-	if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+	if (gw_sock_getopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
 		err = errno;
 	c->last_err = err ? err : ECONNREFUSED;
 	wd_closep(&c->ufd);
@@ -661,7 +664,7 @@ void gw_conn_event(struct gw_conn *c, bool up, unsigned events)
 
 		if (!c->cr.rd)
 			break;
-		while ((n = recv(c->cfd, sink, sizeof(sink), MSG_DONTWAIT)) > 0)
+		while ((n = gw_sock_recv(c->cfd, sink, sizeof(sink), MSG_DONTWAIT)) > 0)
 			;
 		if (n < 0 && errno == EAGAIN)
 			c->cr.rd = false;

@@ -7,6 +7,7 @@
 #include "gateway/decide.h"
 #include "gateway/dns.h"
 #include "gateway/tcp.h"
+#include "gateway/sock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -248,7 +249,7 @@ void gw_conn_reset(struct gw_conn *c, const char *end)
 	struct linger lg = {.l_onoff = 1, .l_linger = 0};
 
 	if (c->cfd >= 0)
-		setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		gw_sock_setopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	gw_conn_close(c, end);
 }
 
@@ -305,7 +306,7 @@ void gw_conn_upload_cut(struct gw_conn *c)
 	gw_audit_denial(c->t->audit, gw_run_acct(c->run), &ev);
 	/* both sides reset: a FIN could pass a cut stream upstream off as a whole one */
 	if (c->ufd >= 0)
-		setsockopt(c->ufd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		gw_sock_setopt(c->ufd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	gw_conn_reset(c, reason);
 }
 
@@ -348,7 +349,7 @@ void gw_conn_deny(struct gw_conn *c, const char *reason)
 	} else if (c->socks) {
 		n = socks_denial(c, (uint8_t *)out, sizeof(out));
 	}
-	if (n <= 0 || send(c->cfd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n) {
+	if (n <= 0 || gw_sock_send(c->cfd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n) {
 		gw_conn_reset(c, reason);
 		return;
 	}
@@ -392,7 +393,7 @@ void gw_conn_late_deny_say(struct gw_conn *c)
 	n = http_403_compose(out, sizeof(out), line, c->denial_id);
 	wd_closep(&c->ufd);
 	if (n <= 0 || (c->u2c.slen || c->u2c.inpipe) ||
-	    send(c->cfd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n) {
+	    gw_sock_send(c->cfd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n) {
 		gw_conn_reset(c, c->late_deny);
 		return;
 	}

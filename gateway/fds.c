@@ -3,6 +3,7 @@
  * TCP) for each family, and the control socket. */
 #include "gateway/addr.h"
 #include "gateway/fds.h"
+#include "gateway/sock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,30 +49,30 @@ static void tune(int fd, int family, int type, int sockbuf)
 {
 	int one = 1;
 
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	gw_sock_setopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		gw_sock_setopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	/* Nagle off on every accepted connection: Linux copies the listener's
 	 * TCP_NODELAY into the sockets accept() returns, so this costs no
 	 * syscall per connection. A relay must not hold back a small segment
 	 * waiting for the ACK of the previous one: the sender already chose
 	 * when to write. */
 	if (type == SOCK_STREAM)
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		gw_sock_setopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	/* Fixed socket buffers (limits.socket_buffer_kib), inherited the same way:
 	 * autotuning would let each socket of a client that writes without
 	 * reading (or a server that does) grow to tcp_rmem/tcp_wmem's maximum,
 	 * megabytes of the host's TCP memory per socket. Set before listen(), so
 	 * the window scale offered fits them. */
 	if (type == SOCK_STREAM && sockbuf > 0) {
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sockbuf, sizeof(sockbuf));
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sockbuf, sizeof(sockbuf));
+		gw_sock_setopt(fd, SOL_SOCKET, SO_RCVBUF, &sockbuf, sizeof(sockbuf));
+		gw_sock_setopt(fd, SOL_SOCKET, SO_SNDBUF, &sockbuf, sizeof(sockbuf));
 	}
 	if (type == SOCK_DGRAM) {
 		if (family == AF_INET)
-			setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+			gw_sock_setopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 		else
-			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
+			gw_sock_setopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
 	}
 }
 
@@ -241,13 +242,13 @@ int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds
 #ifdef __linux__
 		socklen_t l2 = sizeof(fam);
 
-		if (!getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &fam, &l2) && fam == AF_NETLINK) {
+		if (!gw_sock_getopt(fd, SOL_SOCKET, SO_DOMAIN, &fam, &l2) && fam == AF_NETLINK) {
 			int proto = 0;
 			socklen_t l5 = sizeof(proto);
 
 			/* the NFLOG socket of a rootless run's table, bound there; then the UDP
 			 * relay's conntrack socket of the same namespace */
-			if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l5) ||
+			if (gw_sock_getopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l5) ||
 			    proto != NETLINK_NETFILTER || fds->ct >= 0 || conf->mode == WD_GW_PROXY)
 				return wd_err_set(err, -EINVAL,
 						  "inherited descriptor %d is a netlink socket "
@@ -263,7 +264,7 @@ int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds
 		}
 #endif
 		/* the family of the bound address (macOS has no SO_DOMAIN) */
-		fam = getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l1) ||
+		fam = gw_sock_getopt(fd, SOL_SOCKET, SO_TYPE, &type, &l1) ||
 			      getsockname(fd, (struct sockaddr *)&ss, &sl)
 			  ? AF_UNSPEC
 			  : ss.ss_family;
@@ -275,12 +276,12 @@ int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds
 			    "socket",
 			    fd);
 		if (type == SOCK_STREAM &&
-		    (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l3) || !acc))
+		    (gw_sock_getopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l3) || !acc))
 			return wd_err_set(err, -EINVAL, "inherited descriptor %d is not listening",
 					  fd);
 		/* dual-stack would let one socket answer both families' slots */
 		if (fam == AF_INET6 &&
-		    (getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &l4) || !v6only))
+		    (gw_sock_getopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &l4) || !v6only))
 			return wd_err_set(err, -EINVAL,
 					  "inherited descriptor %d is an IPv6 socket without "
 					  "IPV6_V6ONLY",

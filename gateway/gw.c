@@ -108,15 +108,20 @@ static void policy_replaced(void *ctx, struct gw_run *r)
 	gw_tcp_revoke(ctx, r);
 }
 
-/* SIGTERM/SIGINT end the loop when the caller has blocked them */
+/* SIGTERM/SIGINT end the loop when the caller has blocked them; on Windows, which has no
+ * signal mask, always: the console's control events stand in for them (poll_wsapoll.c) */
 static void watch_signals(struct gw *g)
 {
+#ifdef _WIN32
+	(void)gw_poller_signals(&g->ev.poll, GW_REF(GW_REF_SIGNAL, NULL));
+#else
 	sigset_t mask;
 
 	sigemptyset(&mask);
 	if (sigprocmask(SIG_BLOCK, NULL, &mask) || !sigismember(&mask, SIGTERM))
 		return;
 	(void)gw_poller_signals(&g->ev.poll, GW_REF(GW_REF_SIGNAL, NULL));
+#endif
 }
 
 int gw_new(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *log, struct gw **ret,

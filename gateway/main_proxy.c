@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
 #include <sys/resource.h>
+#endif
 #include <unistd.h>
 
 #define DEFAULT_AUDIT "/var/log/warden/audit.jsonl"
@@ -125,8 +127,10 @@ int main(int argc, char **argv)
 	};
 	const char *config = NULL, *audit_path = NULL, *ctl_path = NULL;
 	struct wd_gwconf conf;
+#ifndef _WIN32
 	struct rlimit rl;
 	sigset_t mask;
+#endif
 	int c, idx, ret, listen_fds = 0;
 	char *end;
 
@@ -187,6 +191,7 @@ int main(int argc, char **argv)
 	if (geteuid() == 0)
 		wd_log(WD_LOG_WARN, "running as root: proxy mode needs no privilege; run it as the "
 				    "user whose runs it serves");
+#ifndef _WIN32
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
@@ -197,6 +202,9 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
+#endif
+	/* Windows: no descriptor limit to raise, no SIGPIPE, no signal mask; the poller takes the
+	 * console's control events in place of SIGTERM and SIGINT (poll_wsapoll.c, gw.c) */
 	ret = gw_start_standalone(&conf, false, LISTEN_FROM, listen_fds);
 	conf_free(&conf);
 	return ret;

@@ -6,6 +6,7 @@
  * that nobody waits for, or the parent closing the channel ends the worker's loop with -EBADMSG /
  * -EPIPE: fail closed. */
 #include "gateway/privchan.h"
+#include "gateway/sock.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -81,7 +82,7 @@ static int send_linked(struct gw_privchan *p, struct gw_privreq *q, const void *
 
 	errno = EAGAIN;
 	if (!p->out)
-		n = send(p->fd, m, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = gw_sock_send(p->fd, m, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n != (ssize_t)len) {
 		struct gw_privout *o;
 
@@ -186,7 +187,7 @@ static void flush_out(struct gw_privchan *p)
 {
 	while (p->out) {
 		struct gw_privout *o = p->out;
-		ssize_t n = send(p->fd, o->m, o->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		ssize_t n = gw_sock_send(p->fd, o->m, o->len, MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (n < 0 && errno == EAGAIN)
 			return;
@@ -216,7 +217,7 @@ void gw_privchan_event(struct gw_privchan *p, unsigned events)
 	if (p->out && (events & GW_POLL_OUT))
 		flush_out(p);
 	for (;;) {
-		ssize_t n = recv(p->fd, &m, sizeof(m), MSG_DONTWAIT);
+		ssize_t n = gw_sock_recv(p->fd, &m, sizeof(m), MSG_DONTWAIT);
 		struct gw_privreq *q = p->head;
 
 		if (n < 0) {

@@ -11,10 +11,10 @@
 #include <linux/netlink.h>
 #include <linux/nsfs.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #endif
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>

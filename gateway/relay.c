@@ -7,6 +7,7 @@
  * copied), 64 KiB chunks, a bounded number per wake-up for fairness. */
 #include "gateway/relay.h"
 #include "gateway/upload.h"
+#include "gateway/sock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -104,7 +105,7 @@ int gw_copy_out(struct gw_half *h, int dst, struct gw_ready *dr, const uint8_t *
 	size_t off = 0;
 
 	while (off < n && dr->wr) {
-		ssize_t k = send(dst, b + off, n - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t k = gw_sock_send(dst, b + off, n - off, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (k < 0) {
 			if (errno == EAGAIN) {
@@ -137,8 +138,8 @@ int gw_drain_half(struct gw_half *h, int dst, struct gw_ready *dr)
 		if (!dr->wr)
 			return 0;
 		if (h->slen)
-			k = send(dst, h->stash + h->soff, h->slen - h->soff,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+			k = gw_sock_send(dst, h->stash + h->soff, h->slen - h->soff,
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
 		else
 #ifdef __linux__
 			k = splice(h->pipe[0], NULL, dst, NULL, h->inpipe,
@@ -175,7 +176,7 @@ int gw_drain_half(struct gw_half *h, int dst, struct gw_ready *dr)
 static ssize_t upload_spent(struct gw_half *h, int src, struct gw_ready *sr)
 {
 	uint8_t b;
-	ssize_t n = recv(src, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	ssize_t n = gw_sock_recv(src, &b, 1, MSG_PEEK | MSG_DONTWAIT);
 
 	if (n > 0)
 		return -EDQUOT;
@@ -215,7 +216,7 @@ ssize_t gw_move_once(struct gw_pool *p, struct gw_half *h, int src, struct gw_re
 		return -EINVAL;		/* bulk is never set without splice */
 #endif
 	} else {
-		n = recv(src, p->copybuf, want, MSG_DONTWAIT);
+		n = gw_sock_recv(src, p->copybuf, want, MSG_DONTWAIT);
 	}
 	if (n < 0) {
 		if (errno == EAGAIN)

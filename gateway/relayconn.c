@@ -4,6 +4,7 @@
  * queued again while it has more to move than one round takes. Its audit events, denials and
  * end are connend.c's. */
 #include "gateway/tcp.h"
+#include "gateway/sock.h"
 
 #include <errno.h>
 #include <sys/socket.h>
@@ -34,7 +35,8 @@ void gw_conn_flush_peeked(struct gw_conn *c)
 
 		if (!c->ur.wr)
 			return; /* GW_POLL_OUT brings us back */
-		n = send(c->ufd, c->buf + c->boff, c->blen - c->boff, MSG_NOSIGNAL | MSG_DONTWAIT);
+		n = gw_sock_send(c->ufd, c->buf + c->boff, c->blen - c->boff,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno == EAGAIN) {
 				c->ur.wr = false;

@@ -6,6 +6,7 @@
  * says whether the connection became a tunnel. The bytes move through relay.c. */
 #include "gateway/decide.h"
 #include "gateway/tcp.h"
+#include "gateway/sock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -44,7 +45,7 @@ static ssize_t read_more(struct gw_conn *c)
 	want = GW_PEEK_MAX - c->blen;
 	if (!want)
 		return -E2BIG; /* cannot happen: heads, lines and trailers are bounded lower */
-	n = recv(c->cfd, c->buf + c->blen, want, MSG_DONTWAIT);
+	n = gw_sock_recv(c->cfd, c->buf + c->blen, want, MSG_DONTWAIT);
 	if (n < 0) {
 		if (errno == EAGAIN)
 			c->cr.rd = false;
@@ -187,7 +188,7 @@ bool gw_conn_answer_peek(struct gw_conn *c)
 {
 	uint8_t b[16];
 	unsigned status = 0;
-	ssize_t n = recv(c->ufd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT);
+	ssize_t n = gw_sock_recv(c->ufd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT);
 	enum http_result hr;
 
 	if (n < 0) {

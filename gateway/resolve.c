@@ -90,9 +90,10 @@ bool gw_resolver_ok(const struct gw_resolver *res)
 
 void gw_resolver_event(struct gw_resolver *res, int fd, unsigned events)
 {
-	ares_socket_t r =
-	    (events & (GW_POLL_IN | GW_POLL_ERR | GW_POLL_HUP)) ? fd : ARES_SOCKET_BAD;
-	ares_socket_t w = (events & GW_POLL_OUT) ? fd : ARES_SOCKET_BAD;
+	/* ares_socket_t is an int on POSIX, Winsock's unsigned SOCKET on Windows */
+	ares_socket_t s = (ares_socket_t)fd;
+	ares_socket_t r = (events & (GW_POLL_IN | GW_POLL_ERR | GW_POLL_HUP)) ? s : ARES_SOCKET_BAD;
+	ares_socket_t w = (events & GW_POLL_OUT) ? s : ARES_SOCKET_BAD;
 
 	ares_process_fd(res->ares, r, w);
 }

@@ -11,12 +11,16 @@
 
 #include <errno.h>
 #include <grp.h>
+#ifdef _WIN32
+#include <iphlpapi.h>
+#else
 #include <ifaddrs.h>
+#include <sys/resource.h>
+#endif
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 static struct gw_addr *sb_of(struct gw_run *r, int fam)
 {
@@ -315,6 +319,62 @@ void gw_run_unregister(struct gw_runs *t, struct gw_run *r)
 	gw_run_put(t, r);
 }
 
+#ifdef _WIN32
+/* the host's own addresses, refreshed at most every 2 s: every unicast address of every
+ * adapter (GetAdaptersAddresses(), what getifaddrs() is elsewhere); when Windows says none the
+ * last list stays */
+static void refresh_local(struct gw_runs *t)
+{
+	ULONG len = 16384, r;
+	IP_ADAPTER_ADDRESSES *all = NULL;
+	size_t n = 0, k = 0;
+	struct gw_addr *v;
+
+	if (t->local && t->ev->now - t->local_at < 2000000000ull)
+		return;
+	for (int tries = 0; tries < 3; tries++) {
+		free(all);
+		all = malloc(len);
+		if (!all)
+			return;
+		r = GetAdaptersAddresses(AF_UNSPEC,
+					 GAA_FLAG_SKIP_ANYCAST | GAA_FLAG_SKIP_MULTICAST |
+					     GAA_FLAG_SKIP_DNS_SERVER,
+					 NULL, all, &len);
+		if (r != ERROR_BUFFER_OVERFLOW)
+			break;
+	}
+	if (r != NO_ERROR) {
+		free(all);
+		return;
+	}
+	for (IP_ADAPTER_ADDRESSES *a = all; a; a = a->Next)
+		for (IP_ADAPTER_UNICAST_ADDRESS *u = a->FirstUnicastAddress; u; u = u->Next)
+			n++;
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (v) {
+		for (IP_ADAPTER_ADDRESSES *a = all; a; a = a->Next)
+			for (IP_ADAPTER_UNICAST_ADDRESS *u = a->FirstUnicastAddress; u;
+			     u = u->Next) {
+				struct sockaddr_storage ss = {0};
+				const struct sockaddr *sa = u->Address.lpSockaddr;
+
+				if (!sa ||
+				    (sa->sa_family != AF_INET && sa->sa_family != AF_INET6) ||
+				    u->Address.iSockaddrLength > (INT)sizeof(ss))
+					continue;
+				memcpy(&ss, sa, (size_t)u->Address.iSockaddrLength);
+				if (!gw_addr_from_sa(&ss, &v[k], NULL))
+					k++;
+			}
+		free(t->local);
+		t->local = v;
+		t->nlocal = k;
+		t->local_at = t->ev->now;
+	}
+	free(all);
+}
+#else
 /* the host's own addresses, refreshed at most every 2 s */
 static void refresh_local(struct gw_runs *t)
 {
@@ -347,6 +407,7 @@ static void refresh_local(struct gw_runs *t)
 	}
 	freeifaddrs(ifa);
 }
+#endif
 
 void gw_ssrf_env(struct gw_runs *t, struct gw_ssrf_env *env)
 {
@@ -387,7 +448,9 @@ int gw_runs_init(struct gw_runs *t, struct gw_ev *ev, struct gw_audit *audit,
 {
 	const char *pools[4] = {conf->pool_v4, conf->pool_v6, conf->synth_v4, conf->synth_v6};
 	struct gw_fd_share share;
+#ifndef _WIN32
 	struct rlimit rl;
+#endif
 	uint64_t nofile;
 
 	memset(t, 0, sizeof(*t));
@@ -398,9 +461,16 @@ int gw_runs_init(struct gw_runs *t, struct gw_ev *ev, struct gw_audit *audit,
 	for (int i = 0; i < 4; i++)
 		if (gw_cidr_parse(pools[i], &t->own_net[i], &t->own_prefix[i]))
 			return wd_err_set(err, -EINVAL, "bad pool %s", pools[i]);
-	/* the descriptors shared out: the relays' room, the control socket's bounds */
+			/* the descriptors shared out: the relays' room, the control socket's bounds
+			 */
+#ifdef _WIN32
+	nofile = 0; /* no descriptor limit to read: gw_fd_share()'s own bounds */
+#else
 	nofile = !getrlimit(RLIMIT_NOFILE, &rl) ? (uint64_t)rl.rlim_cur : 0;
-	gw_fd_share(nofile == (uint64_t)RLIM_INFINITY ? 0 : nofile, lim, &share);
+	if (nofile == (uint64_t)RLIM_INFINITY)
+		nofile = 0;
+#endif
+	gw_fd_share(nofile, lim, &share);
 	t->fd_conns = share.conns;
 	t->fd_pipes = share.pipes;
 	t->ctl_max = share.ctl;

@@ -20,6 +20,7 @@
  * relayed before the verdict. Every refusal is a net.connect denial with its denial id. */
 #include "gateway/decide.h"
 #include "gateway/tcp.h"
+#include "gateway/sock.h"
 
 #include <string.h>
 #include <sys/socket.h>
@@ -57,7 +58,7 @@ static enum gw_socks_step greeting(struct gw_conn *c, bool final)
 	case SOCKS5_OK:
 		break;
 	}
-	if (send(c->cfd, noauth, sizeof(noauth), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+	if (gw_sock_send(c->cfd, noauth, sizeof(noauth), MSG_NOSIGNAL | MSG_DONTWAIT) !=
 	    (ssize_t)sizeof(noauth)) {
 		gw_conn_close(c, "client write failed");
 		return GW_SOCKS_DONE;

@@ -4,6 +4,7 @@
  * audit event), and the connections whose bounded share of relaying left bytes to move
  * (served again before the loop sleeps). */
 #include "gateway/tcp.h"
+#include "gateway/sock.h"
 
 #include <errno.h>
 #ifdef __linux__
@@ -39,8 +40,8 @@ static void refuse(struct gw_tcp *t, int fd, struct gw_run *run, const struct gw
 	ev.dst = l;
 	t->ev->stats.refused++;
 	gw_audit_denial(t->audit, gw_run_acct(run), &ev);
-	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	close(fd);
+	gw_sock_setopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	gw_sock_close(fd);
 }
 
 /* where a redirected connection was going (nftables' redirect keeps it); other systems
@@ -59,9 +60,9 @@ static int original_dst(int fd, int family, struct gw_addr *a, uint16_t *port)
 	int r;
 
 	if (family == AF_INET)
-		r = getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &ss, &len);
+		r = gw_sock_getopt(fd, SOL_IP, SO_ORIGINAL_DST, &ss, &len);
 	else
-		r = getsockopt(fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &ss, &len);
+		r = gw_sock_getopt(fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &ss, &len);
 	if (r < 0)
 		return -errno;
 	return gw_addr_from_sa(&ss, a, port);
@@ -83,7 +84,7 @@ static void accept_one(struct gw_tcp *t, struct gw_listener *l, int fd,
 	t->ev->stats.accepted++;
 	if (getsockname(fd, (struct sockaddr *)&lss, &ll) < 0 ||
 	    gw_addr_from_sa(&lss, &local, &lport) || gw_addr_from_sa(pss, &peer, NULL)) {
-		close(fd);
+		gw_sock_close(fd);
 		return;
 	}
 	run = gw_run_find_ingress(t->runs, &local, &peer);
@@ -109,7 +110,7 @@ static void accept_one(struct gw_tcp *t, struct gw_listener *l, int fd,
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
-		close(fd);
+		gw_sock_close(fd);
 		return;
 	}
 	c->t = t;

@@ -1,0 +1,158 @@
+/* sock.h - the gateway's socket calls (internal header): gw_sock_recv(), gw_sock_send(),
+ * gw_sock_setopt(), gw_sock_getopt(), gw_sock_close().
+ *
+ * On Linux and macOS each is the POSIX call itself, inline: the code the compiler makes is the
+ * same as when the callers named recv(2) and the others, and errno is as they set it.
+ * On Windows (x86_64-w64-mingw32, tests/cross/windows) each is Winsock's call: a socket is an
+ * int here as everywhere in the gateway (gateway/poll_wsapoll.c), the buffers are Winsock's
+ * char *, closesocket() closes it, and a failure's WSAGetLastError() is put into errno as the
+ * POSIX value the callers test (gw_sock_errno()), so that their errno checks (EAGAIN, EINTR,
+ * ECONNRESET ...) read the same on both. Built for Windows, never run there
+ * (docs/platforms.md). */
+#ifndef WARDEN_GATEWAY_SOCK_H
+#define WARDEN_GATEWAY_SOCK_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#ifndef _WIN32
+#include <unistd.h>
+
+/* recv(2) */
+static inline ssize_t gw_sock_recv(int fd, void *buf, size_t n, int flags)
+{
+	return recv(fd, buf, n, flags);
+}
+
+/* send(2) */
+static inline ssize_t gw_sock_send(int fd, const void *buf, size_t n, int flags)
+{
+	return send(fd, buf, n, flags);
+}
+
+/* setsockopt(2) */
+static inline int gw_sock_setopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	return setsockopt(fd, level, name, val, len);
+}
+
+/* getsockopt(2) */
+static inline int gw_sock_getopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	return getsockopt(fd, level, name, val, len);
+}
+
+/* close(2) of a socket */
+static inline int gw_sock_close(int fd)
+{
+	return close(fd);
+}
+
+#else /* _WIN32 */
+#include <limits.h>
+
+/* the POSIX errno for Winsock's error @e; EIO for one the gateway does not tell apart */
+static inline int gw_sock_errno(int e)
+{
+	switch (e) {
+	case WSAEWOULDBLOCK:
+		return EAGAIN;
+	case WSAEINTR:
+		return EINTR;
+	case WSAEINPROGRESS:
+	case WSAEALREADY:
+		return EINPROGRESS;
+	case WSAECONNRESET:
+		return ECONNRESET;
+	case WSAECONNABORTED:
+		return ECONNABORTED;
+	case WSAECONNREFUSED:
+		return ECONNREFUSED;
+	case WSAENOTCONN:
+		return ENOTCONN;
+	case WSAESHUTDOWN:
+		return EPIPE;
+	case WSAETIMEDOUT:
+		return ETIMEDOUT;
+	case WSAENETUNREACH:
+	case WSAENETDOWN:
+		return ENETUNREACH;
+	case WSAEHOSTUNREACH:
+		return EHOSTUNREACH;
+	case WSAEMSGSIZE:
+		return EMSGSIZE;
+	case WSAENOBUFS:
+		return ENOBUFS;
+	case WSAEMFILE:
+		return EMFILE;
+	case WSAEADDRINUSE:
+		return EADDRINUSE;
+	case WSAEACCES:
+		return EACCES;
+	case WSAEFAULT:
+		return EFAULT;
+	case WSAEINVAL:
+		return EINVAL;
+	case WSAENOTSOCK:
+		return EBADF;
+	case WSAENOPROTOOPT:
+		return ENOPROTOOPT;
+	default:
+		return EIO;
+	}
+}
+
+/* recv(2) by Winsock's recv(); -1 with errno */
+static inline ssize_t gw_sock_recv(int fd, void *buf, size_t n, int flags)
+{
+	int r = recv((SOCKET)fd, (char *)buf, n > INT_MAX ? INT_MAX : (int)n, flags);
+
+	if (r == SOCKET_ERROR)
+		errno = gw_sock_errno(WSAGetLastError());
+	return r;
+}
+
+/* send(2) by Winsock's send(); -1 with errno */
+static inline ssize_t gw_sock_send(int fd, const void *buf, size_t n, int flags)
+{
+	int r = send((SOCKET)fd, (const char *)buf, n > INT_MAX ? INT_MAX : (int)n, flags);
+
+	if (r == SOCKET_ERROR)
+		errno = gw_sock_errno(WSAGetLastError());
+	return r;
+}
+
+/* setsockopt(2) by Winsock's; -1 with errno */
+static inline int gw_sock_setopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	if (setsockopt((SOCKET)fd, level, name, (const char *)val, len) == SOCKET_ERROR) {
+		errno = gw_sock_errno(WSAGetLastError());
+		return -1;
+	}
+	return 0;
+}
+
+/* getsockopt(2) by Winsock's; -1 with errno */
+static inline int gw_sock_getopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	if (getsockopt((SOCKET)fd, level, name, (char *)val, len) == SOCKET_ERROR) {
+		errno = gw_sock_errno(WSAGetLastError());
+		return -1;
+	}
+	return 0;
+}
+
+/* close(2) of a socket: closesocket(); -1 with errno */
+static inline int gw_sock_close(int fd)
+{
+	if (closesocket((SOCKET)fd) == SOCKET_ERROR) {
+		errno = gw_sock_errno(WSAGetLastError());
+		return -1;
+	}
+	return 0;
+}
+#endif /* _WIN32 */
+
+#endif
