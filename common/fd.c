@@ -146,7 +146,11 @@ ssize_t wd_send_fds(int sock, const void *buf, size_t len, const int *fds, size_
 void wd_closep(int *fd)
 {
 	if (*fd >= 0) {
+#ifdef _WIN32
+		wd_win_close_any(*fd); /* a socket or a file: common/win.c */
+#else
 		close(*fd);
+#endif
 		*fd = -1;
 	}
 }

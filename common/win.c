@@ -309,22 +309,154 @@ int wd_peer_cred(int fd, uid_t *uid, gid_t *gid, pid_t *pid)
 	return -ENOSYS; /* no numeric ids of a socket's peer */
 }
 
+int wd_win_wsa_errno(int e)
+{
+	switch (e) {
+	case WSAEWOULDBLOCK:
+		return EAGAIN;
+	case WSAEINTR:
+		return EINTR;
+	case WSAEINPROGRESS:
+	case WSAEALREADY:
+		return EINPROGRESS;
+	case WSAECONNRESET:
+		return ECONNRESET;
+	case WSAECONNABORTED:
+		return ECONNABORTED;
+	case WSAECONNREFUSED:
+		return ECONNREFUSED;
+	case WSAENOTCONN:
+		return ENOTCONN;
+	case WSAESHUTDOWN:
+		return EPIPE;
+	case WSAETIMEDOUT:
+		return ETIMEDOUT;
+	case WSAENETUNREACH:
+	case WSAENETDOWN:
+		return ENETUNREACH;
+	case WSAEHOSTUNREACH:
+		return EHOSTUNREACH;
+	case WSAEMSGSIZE:
+		return EMSGSIZE;
+	case WSAENOBUFS:
+		return ENOBUFS;
+	case WSAEMFILE:
+		return EMFILE;
+	case WSAEADDRINUSE:
+		return EADDRINUSE;
+	case WSAEADDRNOTAVAIL:
+		return EADDRNOTAVAIL;
+	case WSAEAFNOSUPPORT:
+	case WSAEPFNOSUPPORT:
+		return EAFNOSUPPORT;
+	case WSAEACCES:
+		return EACCES;
+	case WSAEFAULT:
+		return EFAULT;
+	case WSAEINVAL:
+		return EINVAL;
+	case WSAENOTSOCK:
+		return EBADF;
+	case WSAENOPROTOOPT:
+		return ENOPROTOOPT;
+	case WSANOTINITIALISED:
+		return ENOTSUP;
+	default:
+		return EIO;
+	}
+}
+
+/* -errno of the last Winsock failure */
+static int wsa_err(void)
+{
+	return -wd_win_wsa_errno(WSAGetLastError());
+}
+
+/* @s made non-blocking (FIONBIO) and not inheritable by any child; the socket as an int (the
+ * gateway's descriptors are ints: a SOCKET is a small handle value), or -errno with it closed */
+static int nb_noinherit(SOCKET s)
+{
+	u_long on = 1;
+	int ret;
+
+	if (s == INVALID_SOCKET)
+		return wsa_err();
+	if (ioctlsocket(s, FIONBIO, &on) == SOCKET_ERROR) {
+		ret = wsa_err();
+		closesocket(s);
+		return ret;
+	}
+	if (!SetHandleInformation((HANDLE)s, HANDLE_FLAG_INHERIT, 0)) {
+		ret = -errno_of(GetLastError());
+		closesocket(s);
+		return ret;
+	}
+	if (s > INT_MAX) {
+		closesocket(s);
+		return -EMFILE; /* not an int: the gateway cannot hold it */
+	}
+	return (int)s;
+}
+
 int wd_socket_nb(int family, int type)
 {
-	(void)family, (void)type;
-	return -ENOSYS;
+	return nb_noinherit(socket(family, type, 0));
 }
 
 int wd_accept_nb(int lfd, struct sockaddr *sa, socklen_t *len)
 {
-	(void)lfd, (void)sa, (void)len;
-	return -ENOSYS;
+	return nb_noinherit(accept((SOCKET)lfd, sa, len));
 }
 
 int wd_socket_bound(int family, const void *addr, uint16_t port, int type)
 {
-	(void)family, (void)addr, (void)port, (void)type;
-	return -ENOSYS;
+	struct sockaddr_storage ss = {0};
+	SOCKET s = socket(family, type, 0);
+	int one = 1, sl, ret;
+
+	if (s == INVALID_SOCKET)
+		return wsa_err();
+	if (!SetHandleInformation((HANDLE)s, HANDLE_FLAG_INHERIT, 0) || s > INT_MAX) {
+		closesocket(s);
+		return -EMFILE;
+	}
+	/* no SO_REUSEADDR: on Windows it lets another socket take a port that is in use;
+	 * SO_EXCLUSIVEADDRUSE keeps it ours */
+	setsockopt(s, SOL_SOCKET, SO_EXCLUSIVEADDRUSE, (const char *)&one, sizeof(one));
+	if (family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		memcpy(&s4->sin_addr, addr, 4);
+		sl = sizeof(*s4);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, (const char *)&one, sizeof(one));
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		memcpy(&s6->sin6_addr, addr, 16);
+		sl = sizeof(*s6);
+	}
+	if (bind(s, (struct sockaddr *)&ss, sl) == SOCKET_ERROR ||
+	    (type == SOCK_STREAM && listen(s, 4096) == SOCKET_ERROR)) {
+		ret = wsa_err();
+		closesocket(s);
+		return ret;
+	}
+	return (int)s;
+}
+
+int wd_win_close_any(int fd)
+{
+	if (closesocket((SOCKET)fd) == 0)
+		return 0;
+	if (WSAGetLastError() != WSAENOTSOCK) {
+		errno = wd_win_wsa_errno(WSAGetLastError());
+		return -1;
+	}
+	return _close(fd);
 }
 
 /* the C runtime's own stat() and fstat() (WD_WIN_CRT_STAT keeps win.h's macros out here) */

@@ -151,6 +151,28 @@ ssize_t wd_win_pread(int fd, void *buf, size_t n, off_t off);
  */
 int wd_win_random(void *buf, size_t len);
 
+/**
+ * wd_win_wsa_errno() - the POSIX errno for Winsock's error @e (WSAGetLastError())
+ * @e:	a WSAE* value
+ *
+ * WSAEWOULDBLOCK is EAGAIN, WSAEINPROGRESS EINPROGRESS, WSAECONNRESET ECONNRESET and so on, so
+ * that callers written for POSIX read a Winsock failure the same way.
+ *
+ * Return: the errno value; EIO for one the gateway does not tell apart.
+ */
+int wd_win_wsa_errno(int e);
+
+/**
+ * wd_win_close_any() - close @fd, a Winsock socket or a C runtime descriptor
+ * @fd:	the socket or descriptor
+ *
+ * wd_closep() is called on both (the gateway's sockets and its files): closesocket() first,
+ * the C runtime's _close() when Winsock says it is not a socket.
+ *
+ * Return: 0, or -1 with errno.
+ */
+int wd_win_close_any(int fd);
+
 /* symbolic links: lstat() says S_IFLNK for any reparse point; readlink() and realpath() are
  * refused (ENOSYS), so a path check that meets a link fails instead of trusting it */
 #define S_IFLNK 0xA000

@@ -557,7 +557,7 @@ static void try_connect(struct gw_conn *c)
 			       sizeof(t->lim->sockbuf));
 		gw_sock_setopt(fd, SOL_SOCKET, SO_SNDBUF, &t->lim->sockbuf,
 			       sizeof(t->lim->sockbuf));
-		if (connect(fd, (struct sockaddr *)&ss, sl) == 0 || errno == EINPROGRESS) {
+		if (gw_sock_connect(fd, (struct sockaddr *)&ss, sl) == 0 || errno == EINPROGRESS) {
 			/* registered once for both ways; GW_POLL_OUT says connected */
 			c->ufd = fd;
 			c->ur = (struct gw_ready){0};

@@ -353,7 +353,7 @@ void gw_conn_deny(struct gw_conn *c, const char *reason)
 		gw_conn_reset(c, reason);
 		return;
 	}
-	shutdown(c->cfd, SHUT_WR);
+	gw_sock_shutdown(c->cfd, SHUT_WR);
 	c->st = GW_C_DRAIN;
 	gw_arm(t->ev, &c->timer, t->ev->now + GW_DRAIN_NS);
 }
@@ -397,7 +397,7 @@ void gw_conn_late_deny_say(struct gw_conn *c)
 		gw_conn_reset(c, c->late_deny);
 		return;
 	}
-	shutdown(c->cfd, SHUT_WR);
+	gw_sock_shutdown(c->cfd, SHUT_WR);
 	c->st = GW_C_DRAIN;
 	gw_arm(c->t->ev, &c->timer, c->t->ev->now + GW_DRAIN_NS);
 }

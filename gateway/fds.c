@@ -49,7 +49,12 @@ static void tune(int fd, int family, int type, int sockbuf)
 {
 	int one = 1;
 
+#ifdef _WIN32
+	/* Winsock's SO_REUSEADDR lets another socket bind a port in use: the port kept ours */
+	gw_sock_setopt(fd, SOL_SOCKET, SO_EXCLUSIVEADDRUSE, &one, sizeof(one));
+#else
 	gw_sock_setopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+#endif
 	if (family == AF_INET6)
 		gw_sock_setopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	/* Nagle off on every accepted connection: Linux copies the listener's
@@ -96,15 +101,15 @@ static int inet_socket(const char *addr, uint16_t port, int type, int sockbuf, i
 	}
 	tune(fd, a.family, type, sockbuf);
 	sl = gw_addr_to_sa(&a, port, &ss);
-	if (bind(fd, (struct sockaddr *)&ss, sl) < 0) {
+	if (gw_sock_bind(fd, (struct sockaddr *)&ss, sl) < 0) {
 		r = wd_err_set(err, -errno, "bind %s%s%s:%u: %s", a.family == AF_INET6 ? "[" : "",
 			       addr, a.family == AF_INET6 ? "]" : "", port, strerror(errno));
-		close(fd);
+		gw_sock_close(fd);
 		return r;
 	}
-	if (type == SOCK_STREAM && listen(fd, 4096) < 0) {
+	if (type == SOCK_STREAM && gw_sock_listen(fd, 4096) < 0) {
 		r = wd_err_set(err, -errno, "listen on port %u: %s", port, strerror(errno));
-		close(fd);
+		gw_sock_close(fd);
 		return r;
 	}
 	*ret_fd = fd;

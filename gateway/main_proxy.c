@@ -13,7 +13,10 @@
  *
  * On Linux it is built too (warden-gateway-proxy, not installed), so that this exact file runs
  * in the lab (tests/integration/gateway_proxy_only.sh); on macOS it is warden-gateway, linked for
- * Mach-O by tests/cross/run and never run on a Mac here (docs/platforms.md). */
+ * Mach-O by tests/cross/run and never run on a Mac here; on Windows it is warden-gateway.exe, run
+ * under wine by tests/cross/run-windows: Winsock started here, and no control channel (no peer
+ * credentials, no passwd database), so no run is registered and every connection is refused and
+ * audited (docs/platforms.md). */
 #include "audit/audit.h"
 #include "common/common.h"
 #include "gateway/gw.h"
@@ -130,6 +133,8 @@ int main(int argc, char **argv)
 #ifndef _WIN32
 	struct rlimit rl;
 	sigset_t mask;
+#else
+	WSADATA wsa;
 #endif
 	int c, idx, ret, listen_fds = 0;
 	char *end;
@@ -185,9 +190,31 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+#ifdef _WIN32
+	if (ctl_path || listen_fds) {
+		wd_log(WD_LOG_ERR, "--%s: not on Windows (%s)", ctl_path ? "control" : "listen-fds",
+		       ctl_path ? "no control channel: see below" : "no descriptors are inherited");
+		return 2;
+	}
+#endif
 	ret = load(config, audit_path, ctl_path, &conf);
 	if (ret)
 		return ret;
+#ifdef _WIN32
+	/* The control channel is an AF_UNIX socket whose every request is checked against the
+	 * peer's uid (SO_PEERCRED), and a run's user is looked up in the passwd and group
+	 * databases for the host's ceiling: Windows has neither, so no control socket is made
+	 * and no run can be registered. Fail closed: every connection to the proxy port is
+	 * refused (no run owns it) and audited with its denial id. */
+	conf.control_path[0] = '\0';
+	wd_log(WD_LOG_WARN, "no control channel on Windows (no peer credentials, no passwd "
+			    "database): no run can be registered, every connection is refused");
+	if (WSAStartup(MAKEWORD(2, 2), &wsa)) {
+		wd_log(WD_LOG_ERR, "WSAStartup: Winsock 2.2 is not there");
+		conf_free(&conf);
+		return 1;
+	}
+#endif
 	if (geteuid() == 0)
 		wd_log(WD_LOG_WARN, "running as root: proxy mode needs no privilege; run it as the "
 				    "user whose runs it serves");
@@ -207,5 +234,8 @@ int main(int argc, char **argv)
 	 * console's control events in place of SIGTERM and SIGINT (poll_wsapoll.c, gw.c) */
 	ret = gw_start_standalone(&conf, false, LISTEN_FROM, listen_fds);
 	conf_free(&conf);
+#ifdef _WIN32
+	WSACleanup();
+#endif
 	return ret;
 }

@@ -254,7 +254,7 @@ void gw_pass_end(struct gw_half *h, const struct gw_half *other, int dst)
 {
 	if (h->eof && !h->inpipe && !h->slen && !h->shut) {
 		if (!other->shut && !h->keep_open)
-			shutdown(dst, SHUT_WR);
+			gw_sock_shutdown(dst, SHUT_WR);
 		h->shut = true;
 	}
 }

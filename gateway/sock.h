@@ -1,5 +1,6 @@
 /* sock.h - the gateway's socket calls (internal header): gw_sock_recv(), gw_sock_send(),
- * gw_sock_setopt(), gw_sock_getopt(), gw_sock_close().
+ * gw_sock_setopt(), gw_sock_getopt(), gw_sock_close(), gw_sock_connect(), gw_sock_bind(),
+ * gw_sock_listen(), gw_sock_shutdown(), gw_sock_name().
  *
  * On Linux and macOS each is the POSIX call itself, inline: the code the compiler makes is the
  * same as when the callers named recv(2) and the others, and errno is as they set it.
@@ -7,7 +8,8 @@
  * int here as everywhere in the gateway (gateway/poll_wsapoll.c), the buffers are Winsock's
  * char *, closesocket() closes it, and a failure's WSAGetLastError() is put into errno as the
  * POSIX value the callers test (gw_sock_errno()), so that their errno checks (EAGAIN, EINTR,
- * ECONNRESET ...) read the same on both. Built for Windows, never run there
+ * ECONNRESET ...) read the same on both; a non-blocking connect()'s WSAEWOULDBLOCK is
+ * EINPROGRESS. Run under wine (tests/cross/run-windows), never on Windows itself
  * (docs/platforms.md). */
 #ifndef WARDEN_GATEWAY_SOCK_H
 #define WARDEN_GATEWAY_SOCK_H
@@ -50,58 +52,44 @@ static inline int gw_sock_close(int fd)
 	return close(fd);
 }
 
+/* connect(2): a non-blocking one's start is -1 with errno EINPROGRESS */
+static inline int gw_sock_connect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	return connect(fd, sa, len);
+}
+
+/* bind(2) */
+static inline int gw_sock_bind(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	return bind(fd, sa, len);
+}
+
+/* listen(2) */
+static inline int gw_sock_listen(int fd, int backlog)
+{
+	return listen(fd, backlog);
+}
+
+/* shutdown(2) */
+static inline int gw_sock_shutdown(int fd, int how)
+{
+	return shutdown(fd, how);
+}
+
+/* getsockname(2) */
+static inline int gw_sock_name(int fd, struct sockaddr *sa, socklen_t *len)
+{
+	return getsockname(fd, sa, len);
+}
+
 #else /* _WIN32 */
 #include <limits.h>
 
-/* the POSIX errno for Winsock's error @e; EIO for one the gateway does not tell apart */
+/* the POSIX errno for Winsock's error @e (common/win.c); EIO for one the gateway does not tell
+ * apart */
 static inline int gw_sock_errno(int e)
 {
-	switch (e) {
-	case WSAEWOULDBLOCK:
-		return EAGAIN;
-	case WSAEINTR:
-		return EINTR;
-	case WSAEINPROGRESS:
-	case WSAEALREADY:
-		return EINPROGRESS;
-	case WSAECONNRESET:
-		return ECONNRESET;
-	case WSAECONNABORTED:
-		return ECONNABORTED;
-	case WSAECONNREFUSED:
-		return ECONNREFUSED;
-	case WSAENOTCONN:
-		return ENOTCONN;
-	case WSAESHUTDOWN:
-		return EPIPE;
-	case WSAETIMEDOUT:
-		return ETIMEDOUT;
-	case WSAENETUNREACH:
-	case WSAENETDOWN:
-		return ENETUNREACH;
-	case WSAEHOSTUNREACH:
-		return EHOSTUNREACH;
-	case WSAEMSGSIZE:
-		return EMSGSIZE;
-	case WSAENOBUFS:
-		return ENOBUFS;
-	case WSAEMFILE:
-		return EMFILE;
-	case WSAEADDRINUSE:
-		return EADDRINUSE;
-	case WSAEACCES:
-		return EACCES;
-	case WSAEFAULT:
-		return EFAULT;
-	case WSAEINVAL:
-		return EINVAL;
-	case WSAENOTSOCK:
-		return EBADF;
-	case WSAENOPROTOOPT:
-		return ENOPROTOOPT;
-	default:
-		return EIO;
-	}
+	return wd_win_wsa_errno(e);
 }
 
 /* recv(2) by Winsock's recv(); -1 with errno */
@@ -152,6 +140,53 @@ static inline int gw_sock_close(int fd)
 		return -1;
 	}
 	return 0;
+}
+
+/* -1 with errno the POSIX value of the last Winsock failure, when @r is SOCKET_ERROR; else 0 */
+static inline int gw_sock_ret(int r)
+{
+	if (r == SOCKET_ERROR) {
+		errno = gw_sock_errno(WSAGetLastError());
+		return -1;
+	}
+	return 0;
+}
+
+/* connect(2) by Winsock's: a non-blocking one's start (WSAEWOULDBLOCK) is EINPROGRESS, as
+ * POSIX says it */
+static inline int gw_sock_connect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	if (connect((SOCKET)fd, sa, len) == SOCKET_ERROR) {
+		int e = WSAGetLastError();
+
+		errno = e == WSAEWOULDBLOCK ? EINPROGRESS : gw_sock_errno(e);
+		return -1;
+	}
+	return 0;
+}
+
+/* bind(2) by Winsock's; -1 with errno */
+static inline int gw_sock_bind(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	return gw_sock_ret(bind((SOCKET)fd, sa, len));
+}
+
+/* listen(2) by Winsock's; -1 with errno */
+static inline int gw_sock_listen(int fd, int backlog)
+{
+	return gw_sock_ret(listen((SOCKET)fd, backlog));
+}
+
+/* shutdown(2) by Winsock's (SHUT_WR is SD_SEND); -1 with errno */
+static inline int gw_sock_shutdown(int fd, int how)
+{
+	return gw_sock_ret(shutdown((SOCKET)fd, how));
+}
+
+/* getsockname(2) by Winsock's; -1 with errno */
+static inline int gw_sock_name(int fd, struct sockaddr *sa, socklen_t *len)
+{
+	return gw_sock_ret(getsockname((SOCKET)fd, sa, len));
 }
 #endif /* _WIN32 */
 

@@ -82,7 +82,7 @@ static void accept_one(struct gw_tcp *t, struct gw_listener *l, int fd,
 	const char *why;
 
 	t->ev->stats.accepted++;
-	if (getsockname(fd, (struct sockaddr *)&lss, &ll) < 0 ||
+	if (gw_sock_name(fd, (struct sockaddr *)&lss, &ll) < 0 ||
 	    gw_addr_from_sa(&lss, &local, &lport) || gw_addr_from_sa(pss, &peer, NULL)) {
 		gw_sock_close(fd);
 		return;
