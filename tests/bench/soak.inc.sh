@@ -7,9 +7,18 @@
 # descriptor limit lets the gateway hold (IDLE_N, capped like the idle workload), active (gw_load
 # client: every connection echoes 64 KiB at once) and idle (gw_load hold). Checked at the end: every
 # client attempt went as its mode expects, every allowed net.connect has its net.close, and the
-# only denials in the audit log are the ones asked for. Not in CI (docs/benchmarks.md "Soak").
+# only denials in the audit log are the ones asked for. A lost DNS query is taken apart: the
+# kernel's UDP counters of the run's and the gateway's namespaces (before/after), dnsperf's
+# timed-out ids and, when tcpdump is installed, a capture of port 53 on the run's interface that
+# says whether the query left and whether an answer came back. Not in CI (docs/benchmarks.md).
 
 SOAK_EVERY=${SOAK_EVERY:-5}
+
+# soak_udp NS: the namespace's UDP counters (absolute; nstat's history is not touched)
+soak_udp()
+{
+	ip netns exec "$1" nstat -asz 2>/dev/null | awk '$1 ~ /^Udp(InDatagrams|OutDatagrams|NoPorts|InErrors|RcvbufErrors|SndbufErrors|InCsumErrors|IgnoredMulti)$/ {print $1, $2}'
+}
 
 # soak_worker SID: the gateway worker's pid in session SID (its argv[0] names it), else the
 # session's last process
@@ -57,6 +66,15 @@ m_soak()
 	note_cmd soak "in the run namespace, for $SOAK_S s at once: conns.py http-ka allowed.test 80 --rate 40; conns.py http allowed.test 80 --rate 15 --parallel 2; conns.py https allowed.test 443 --rate 8 --parallel 2; conns.py tcp allowed.test 7007 --rate 10 --parallel 2; conns.py deny allowed.test 81 --rate 2; dnsperf -d queries.txt -Q 40; dnsperf -d denied.txt (denied.test) -Q 2; then gw_load client SYN 7007 $n 65536 and gw_load hold SYN 7007 $n 20"
 	say "soak: $SOAK_S s of mixed traffic through the gateway (worker pid $wpid)"
 	printf 't_s\tfds\trss_kib\taudit_bytes\taudit_lines\tphase\n' >"$d/samples.tsv"
+	soak_udp "$RUN" >"$d/udp-run-0.txt"
+	soak_udp "$LAB_HOST_NS" >"$d/udp-host-0.txt"
+	local cap=
+	if command -v tcpdump >/dev/null; then
+		ip netns exec "$RUN" tcpdump -i eth0 -nn -s 200 -U -w "$d/dns.pcap" udp port 53 \
+			2>"$d/tcpdump.err" &
+		cap=$!
+		sleep 1
+	fi
 	t0=$EPOCHREALTIME
 	soak_sample "$t0" "$wpid" "$d/samples.tsv" start
 	"${in_run[@]}" python3 "$BENCH/conns.py" http-ka allowed.test 80 --duration "$SOAK_S" --rate 40 \
@@ -93,6 +111,13 @@ m_soak()
 	done
 	sleep 2
 	soak_sample "$t0" "$wpid" "$d/samples.tsv" end-mixed
+	soak_udp "$RUN" >"$d/udp-run-1.txt"
+	soak_udp "$LAB_HOST_NS" >"$d/udp-host-1.txt"
+	if [[ $cap ]]; then
+		kill -INT "$cap" 2>/dev/null
+		wait "$cap" 2>/dev/null
+		tcpdump -nn -tt -r "$d/dns.pcap" >"$d/dns-pcap.txt" 2>/dev/null
+	fi
 	# the concurrent connections: active, then idle, sampled while they are held
 	say "soak: $n concurrent active connections, then $n idle"
 	"${in_run[@]}" "$GWLOAD" client "$syn" 7007 "$n" 65536 120 >"$d/active.txt" 2>&1 &
@@ -139,11 +164,46 @@ for name, key in (('dns.txt', 'dns'), ('dns-denied.txt', 'dns_denied')):
     out[f'client_{key}_lost'] = int(lost.group(1)) if lost else -1
     if not m or not lost or int(lost.group(1)):
         problems.append(f'{key}: completed {m and m.group(1)}, lost {lost and lost.group(1)}')
+    ids = re.findall(r'timed out: msg id (\d+)', t)
+    if ids:
+        out[f'client_{key}_timed_out_ids'] = ' '.join(ids[:20])
     codes = dict(re.findall(r'(NOERROR|NXDOMAIN|REFUSED|SERVFAIL)\s+(\d+)', t))
     if key == 'dns' and set(codes) - {'NOERROR'}:
         problems.append(f'dns (allowed names): answers {codes}')
     if key == 'dns_denied' and 'NOERROR' in codes:
         problems.append(f'dns (denied.test): answered NOERROR {codes["NOERROR"]} times')
+# the kernel's UDP counters over the mixed phase, in the run's and the gateway's namespaces
+for ns in ('run', 'host'):
+    try:
+        a = dict(l.split() for l in open(os.path.join(d, f'udp-{ns}-0.txt')) if l.strip())
+        b = dict(l.split() for l in open(os.path.join(d, f'udp-{ns}-1.txt')) if l.strip())
+    except (OSError, ValueError):
+        continue
+    for k in sorted(b):
+        out[f'{ns}_{k}'] = int(b[k]) - int(a.get(k, 0))
+# the capture (tcpdump -nn -tt): per client port, each query paired with the next answer of its
+# id; a query with none before the id comes again, or the capture ends, is unanswered on the wire
+cap = os.path.join(d, 'dns-pcap.txt')
+if os.path.exists(cap):
+    pend, unans, nq, na = {}, [], 0, 0
+    for l in open(cap):
+        m = re.match(r'([\d.]+) IP6? ([\w.:]+)\.(\d+) > ([\w.:]+)\.(\d+): (\d+)', l)
+        if not m:
+            continue
+        ts, sport, dport, qid = m.group(1), m.group(3), m.group(5), m.group(6)
+        if dport == '53':
+            nq += 1
+            key = (sport, qid)
+            if key in pend:
+                unans.append(pend[key])
+            pend[key] = f'{ts} {l.strip()[:160]}'
+        elif sport == '53':
+            na += 1
+            pend.pop((dport, qid), None)
+    unans += list(pend.values())
+    out.update(pcap_queries=nq, pcap_answers=na, pcap_unanswered=len(unans))
+    if unans:
+        out['pcap_unanswered_first'] = ' | '.join(unans[:5])
 act = open(os.path.join(d, 'active.txt')).read()
 m = re.search(r'(\d+) ok, (\d+) failed', act)
 out['concurrent_active_ok'] = int(m.group(1)) if m else 0
