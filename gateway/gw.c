@@ -202,6 +202,27 @@ int gw_set_parent(struct gw *g, int fd, bool manage_nft)
 	return gw_privchan_open(&g->priv, fd, manage_nft);
 }
 
+int gw_register_boot(struct gw *g, const struct gw_ctl_req *req, uid_t uid, char *why,
+		     size_t why_size)
+{
+	struct gw_run *run;
+	int r;
+
+	if (g->conf.mode != WD_GW_PROXY || g->priv.fd >= 0 || req->op != GW_CTL_REGISTER) {
+		snprintf(why, why_size,
+			 "a run is registered at start only by a proxy-mode gateway "
+			 "of its own, from a register request");
+		return -EINVAL;
+	}
+	r = gw_run_register(&g->runs, req, uid, why, why_size);
+	if (r)
+		return r;
+	run = gw_run_find_id(&g->runs, req->id);
+	gw_ctl_audit_run(&g->ctl, run, "run.gateway-register", uid,
+			 "registered at the gateway's start (--run)");
+	return 0;
+}
+
 void gw_stop(struct gw *g)
 {
 	g->ev.stop = 1;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 struct gw;
+struct gw_ctl_req;
 
 /**
  * gw_new() - a gateway over already-open sockets
@@ -41,6 +42,21 @@ int gw_new(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *l
  * Return: 0 after a stop, or a negative errno when the loop itself failed.
  */
 int gw_serve(struct gw *g);
+
+/**
+ * gw_register_boot() - register the run of @req (a `register` request) before the loop serves,
+ * owned by @uid, audited as run.gateway-register: the proxy-mode gateway's `--run FILE`, where
+ * a run cannot be registered over the control channel (Windows) or need not be
+ * @g:		the gateway (proxy mode, no privileged parent)
+ * @req:	the request, as gw_ctl_parse() made it
+ * @uid:	its owner
+ * @why:	on error, why
+ * @why_size:	its size
+ *
+ * Return: 0, -EINVAL when @g is not a proxy-mode gateway of its own, or gw_run_register()'s.
+ */
+int gw_register_boot(struct gw *g, const struct gw_ctl_req *req, uid_t uid, char *why,
+		     size_t why_size);
 
 /** gw_stop() - ask the loop to return (async-signal-safe). */
 void gw_stop(struct gw *g);
@@ -91,12 +107,20 @@ int gw_start_ship(const struct wd_gwconf *conf, struct audit_log *log);
  * @log:	the audit log (not closed)
  * @priv:	the channel to the privileged parent, or -1 (taken)
  * @manage_nft:	the parent applies run updates to the nft table
+ * @boot:	a register request to apply before serving (`--run FILE`, proxy mode), or NULL
  *
  * Return: the process's exit status: 0 after SIGTERM or SIGINT, 1 when the gateway could not
- * start or its loop or channel failed (logged).
+ * start, @boot was refused, or its loop or channel failed (logged).
  */
 int gw_start_serve(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *log,
-		   int priv, bool manage_nft);
+		   int priv, bool manage_nft, const struct gw_ctl_req *boot);
+
+/**
+ * gw_start_on_ready() - call @fn(@arg) once, when gw_start_serve() is about to serve: the
+ * listeners bound, the --run run registered (the Windows gateway's readiness event: warden.exe
+ * waits on it rather than probing the port, which would be a connection to audit)
+ */
+void gw_start_on_ready(void (*fn)(void *arg), void *arg);
 
 /**
  * gw_start_standalone() - the whole gateway in this process: the audit log opened, its
@@ -106,9 +130,11 @@ int gw_start_serve(const struct wd_gwconf *conf, struct gw_fds *fds, struct audi
  * @nflog:	bind the NFLOG group (Linux, transparent mode, as root; ignored elsewhere)
  * @listen_from: the first handed-in listener's descriptor
  * @listen_fds:	how many were handed in (0: open them from @conf)
+ * @boot:	a run registered before serving (gw_start_serve()), or NULL
  *
  * Return: the process's exit status, as gw_start_serve().
  */
-int gw_start_standalone(const struct wd_gwconf *conf, bool nflog, int listen_from, int listen_fds);
+int gw_start_standalone(const struct wd_gwconf *conf, bool nflog, int listen_from, int listen_fds,
+			const struct gw_ctl_req *boot);
 
 #endif /* WARDEN_GATEWAY_GW_H */

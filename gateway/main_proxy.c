@@ -19,6 +19,7 @@
  * audited (docs/platforms.md). */
 #include "audit/audit.h"
 #include "common/common.h"
+#include "gateway/ctl.h"
 #include "gateway/gw.h"
 
 #include <errno.h>
@@ -41,7 +42,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: warden-gateway --config FILE [--audit-log PATH] [--control PATH]\n"
-		"                      [--listen-fds N] [--verbose]\n"
+		"                      [--listen-fds N] [--run FILE] [--ready-event HANDLE]\n"
+		"                      [--verbose]\n"
 		"       warden-gateway ctl [--socket PATH] register --id ID --if IFNAME\n"
 		"                      [--host-v4 A --sandbox-v4 B] [--host-v6 A --sandbox-v6 B]\n"
 		"                      --policy FILE [--learn]\n"
@@ -63,6 +65,66 @@ static int linux_only(const char *opt)
 	       opt);
 	return 2;
 }
+
+/* --run FILE: the register request in @path, parsed into @req; 0, or the exit status (2) */
+static int boot_run(const char *path, struct gw_ctl_req *req)
+{
+	char why[600];
+	char *buf = NULL;
+	size_t len = 0;
+	int r = wd_read_file(path, GW_CTL_MAX, &buf, &len);
+
+	if (r) {
+		wd_log(WD_LOG_ERR, "--run %s: %s", path,
+		       r == -EFBIG ? "larger than a control request may be" : strerror(-r));
+		return 2;
+	}
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+		len--;
+	r = gw_ctl_parse(buf, len, req, why, sizeof(why));
+	free(buf);
+	if (r) {
+		wd_log(WD_LOG_ERR, "--run %s: not a register request: %s", path, why);
+		return 2;
+	}
+	if (req->op != GW_CTL_REGISTER) {
+		wd_log(WD_LOG_ERR,
+		       "--run %s: the request is not a register (op \"register\", the "
+		       "run's id, addresses and policy)",
+		       path);
+		gw_ctl_req_clear(req);
+		return 2;
+	}
+	return 0;
+}
+
+#ifdef _WIN32
+/* --ready-event: set once the gateway serves (gw_start_on_ready()) */
+static void ready_set(void *h)
+{
+	SetEvent((HANDLE)h);
+	CloseHandle((HANDLE)h);
+}
+
+/* --ready-event HANDLE: an event handle inherited from warden.exe, its value in decimal;
+ * 0, or the exit status (2) */
+static int ready_event_take(const char *arg)
+{
+	unsigned long long v;
+	DWORD flags;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || !v || v > UINTPTR_MAX ||
+	    !GetHandleInformation((HANDLE)(uintptr_t)v, &flags)) {
+		wd_log(WD_LOG_ERR, "--ready-event %s: not an event handle of this process", arg);
+		return 2;
+	}
+	gw_start_on_ready(ready_set, (void *)(uintptr_t)v);
+	return 0;
+}
+#endif
 
 /* the configuration, with the overrides; 0, or the exit status */
 static int load(const char *config, const char *audit_path, const char *ctl_path,
@@ -116,6 +178,8 @@ int main(int argc, char **argv)
 	    {"audit-log", required_argument, NULL, 'a'},
 	    {"control", required_argument, NULL, 's'},
 	    {"listen-fds", required_argument, NULL, 'L'},
+	    {"run", required_argument, NULL, 'r'},
+	    {"ready-event", required_argument, NULL, 'R'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
@@ -128,7 +192,9 @@ int main(int argc, char **argv)
 	    {"control-group", required_argument, NULL, 'G'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *config = NULL, *audit_path = NULL, *ctl_path = NULL;
+	const char *config = NULL, *audit_path = NULL, *ctl_path = NULL, *run_path = NULL;
+	const char *ready_event = NULL;
+	struct gw_ctl_req boot;
 	struct wd_gwconf conf;
 #ifndef _WIN32
 	struct rlimit rl;
@@ -157,6 +223,12 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			ctl_path = optarg;
+			break;
+		case 'r':
+			run_path = optarg;
+			break;
+		case 'R':
+			ready_event = optarg;
 			break;
 		case 'L':
 			listen_fds = (int)strtol(optarg, &end, 10);
@@ -191,26 +263,45 @@ int main(int argc, char **argv)
 		return 2;
 	}
 #ifdef _WIN32
+	if (ready_event && (ret = ready_event_take(ready_event)))
+		return ret;
 	if (ctl_path || listen_fds) {
 		wd_log(WD_LOG_ERR, "--%s: not on Windows (%s)", ctl_path ? "control" : "listen-fds",
 		       ctl_path ? "no control channel: see below" : "no descriptors are inherited");
 		return 2;
 	}
 #endif
+#ifndef _WIN32
+	if (ready_event) {
+		wd_log(WD_LOG_ERR, "--ready-event: Windows only (an inherited event handle; "
+				   "elsewhere readiness is the port's or NOTIFY_SOCKET's)");
+		return 2;
+	}
+#endif
 	ret = load(config, audit_path, ctl_path, &conf);
 	if (ret)
 		return ret;
+	if (run_path && (ret = boot_run(run_path, &boot))) {
+		conf_free(&conf);
+		return ret;
+	}
 #ifdef _WIN32
 	/* The control channel is an AF_UNIX socket whose every request is checked against the
 	 * peer's uid (SO_PEERCRED), and a run's user is looked up in the passwd and group
-	 * databases for the host's ceiling: Windows has neither, so no control socket is made
-	 * and no run can be registered. Fail closed: every connection to the proxy port is
-	 * refused (no run owns it) and audited with its denial id. */
+	 * databases for the host's ceiling: Windows has neither, so no control socket is made.
+	 * The one run is the --run file's (warden.exe writes it); without one, fail closed:
+	 * every connection to the proxy port is refused (no run owns it) and audited with its
+	 * denial id. A configuration with a ceiling refuses that run (no user to look up). */
 	conf.control_path[0] = '\0';
-	wd_log(WD_LOG_WARN, "no control channel on Windows (no peer credentials, no passwd "
-			    "database): no run can be registered, every connection is refused");
+	if (run_path)
+		wd_log(WD_LOG_INFO, "no control channel on Windows: the one run is %s's", run_path);
+	else
+		wd_log(WD_LOG_WARN, "no control channel on Windows (no peer credentials, no passwd "
+				    "database) and no --run: every connection is refused");
 	if (WSAStartup(MAKEWORD(2, 2), &wsa)) {
 		wd_log(WD_LOG_ERR, "WSAStartup: Winsock 2.2 is not there");
+		if (run_path)
+			gw_ctl_req_clear(&boot);
 		conf_free(&conf);
 		return 1;
 	}
@@ -232,7 +323,9 @@ int main(int argc, char **argv)
 #endif
 	/* Windows: no descriptor limit to raise, no SIGPIPE, no signal mask; the poller takes the
 	 * console's control events in place of SIGTERM and SIGINT (poll_wsapoll.c, gw.c) */
-	ret = gw_start_standalone(&conf, false, LISTEN_FROM, listen_fds);
+	ret = gw_start_standalone(&conf, false, LISTEN_FROM, listen_fds, run_path ? &boot : NULL);
+	if (run_path)
+		gw_ctl_req_clear(&boot);
 	conf_free(&conf);
 #ifdef _WIN32
 	WSACleanup();

@@ -5,6 +5,7 @@
  * (main_proxy.c: macOS), so that a Mac's gateway serves through the same code as the Linux
  * worker run without privilege separation. */
 #include "common/common.h"
+#include "gateway/ctl.h"
 #include "gateway/gw.h"
 #include "gateway/sdnotify.h"
 
@@ -29,11 +30,22 @@ int gw_start_ship(const struct wd_gwconf *conf, struct audit_log *log)
 	return 0;
 }
 
+/* gw_start_on_ready()'s hook */
+static void (*ready_fn)(void *arg);
+static void *ready_arg;
+
+void gw_start_on_ready(void (*fn)(void *arg), void *arg)
+{
+	ready_fn = fn;
+	ready_arg = arg;
+}
+
 int gw_start_serve(const struct wd_gwconf *conf, struct gw_fds *fds, struct audit_log *log,
-		   int priv, bool manage_nft)
+		   int priv, bool manage_nft, const struct gw_ctl_req *boot)
 {
 	struct wd_err err;
 	struct gw *g = NULL;
+	char why[1200] = "";
 	int r;
 
 	wd_err_clear(&err);
@@ -50,6 +62,11 @@ int gw_start_serve(const struct wd_gwconf *conf, struct gw_fds *fds, struct audi
 		gw_free(g);
 		return 1;
 	}
+	if (boot && (r = gw_register_boot(g, boot, geteuid(), why, sizeof(why)))) {
+		wd_log(WD_LOG_ERR, "--run: run %s: %s", boot->id, why[0] ? why : strerror(-r));
+		gw_free(g);
+		return 1;
+	}
 	if (conf->mode == WD_GW_PROXY)
 		wd_log(WD_LOG_INFO, "serving: proxy mode, proxy %s%s%s:%u, control %s",
 		       conf->listen_v4, conf->listen_v4[0] && conf->listen_v6[0] ? " " : "",
@@ -58,6 +75,8 @@ int gw_start_serve(const struct wd_gwconf *conf, struct gw_fds *fds, struct audi
 		wd_log(WD_LOG_INFO, "serving: transparent :%u, dns :%u, proxy :%u, control %s%s",
 		       conf->port_transparent, conf->port_dns, conf->port_proxy, conf->control_path,
 		       manage_nft ? ", managing nft run elements" : "");
+	if (ready_fn)
+		ready_fn(ready_arg);
 	r = gw_serve(g);
 	gw_free(g);
 	if (r == -EBADMSG || r == -EPIPE) {
@@ -72,7 +91,8 @@ int gw_start_serve(const struct wd_gwconf *conf, struct gw_fds *fds, struct audi
 	return 0;
 }
 
-int gw_start_standalone(const struct wd_gwconf *conf, bool nflog, int listen_from, int listen_fds)
+int gw_start_standalone(const struct wd_gwconf *conf, bool nflog, int listen_from, int listen_fds,
+			const struct gw_ctl_req *boot)
 {
 	struct wd_gwconf own = *conf;
 	struct audit_log *log = NULL;
@@ -125,7 +145,7 @@ int gw_start_standalone(const struct wd_gwconf *conf, bool nflog, int listen_fro
 #else
 	(void)nflog; /* no NFLOG: proxy mode only */
 #endif
-	ret = gw_start_serve(conf, &fds, log, -1, false);
+	ret = gw_start_serve(conf, &fds, log, -1, false, boot);
 	unlink(conf->control_path);
 	audit_log_close(log);
 	return ret;

@@ -209,7 +209,7 @@ static int separated(const struct wd_gwconf *conf, int chan, bool manage_nft)
 		close(chan);
 		return 1;
 	}
-	ret = gw_start_serve(conf, &fds, log, chan, manage_nft);
+	ret = gw_start_serve(conf, &fds, log, chan, manage_nft, NULL);
 	audit_log_close(log);
 	return ret;
 }
@@ -265,7 +265,7 @@ int main(int argc, char **argv)
 	}
 	/* stage 3 */
 	if (a.channel_fd < 0)
-		r = gw_start_standalone(&conf, a.nflog, GW_WORKER_FD_LISTEN, a.listen_fds);
+		r = gw_start_standalone(&conf, a.nflog, GW_WORKER_FD_LISTEN, a.listen_fds, NULL);
 	else
 		r = separated(&conf, a.channel_fd, a.manage_nft);
 	conf_free(&conf);

@@ -7,7 +7,11 @@
 # namespace that has nothing but loopback, as gateway_proxy_mode.sh does): one process, that
 # user's; a run registered by its own ctl client; curl through HTTPS_PROXY, http_proxy and
 # socks5h reaches allowed.test and is refused other.test, the 403's denial id is the audit's;
-# SIGTERM stops it and its control socket is gone. docs/platforms.md.
+# SIGTERM stops it and its control socket is gone. Then `--run FILE` (how warden.exe registers
+# its run on Windows, where there is no control channel): a file that is not a register request
+# and a run with an invalid policy start nothing; a gateway started with a good one serves that
+# run with no ctl call (allowed and refused side by side, run.gateway-register audited).
+# docs/platforms.md.
 set -u
 . "$(dirname "$0")/gateway/fixture.sh"
 lab_require_root
@@ -126,6 +130,65 @@ check "every allowed connection is the run's" \
 
 check "SIGTERM stops it" gw_stop
 check "its control socket is gone" test ! -e "$GWSOCK"
+
+# --- --run FILE: the run registered at start --------------------------------------------------
+RUNID2=po-boot$$
+regfile() { # ID POLICY-FILE: the register request warden would send, as one JSON object
+	jq -cn --arg id "$1" --rawfile p "$2" '{op: "register", id: $id, if: "lo",
+		host_v4: "127.0.0.1", sandbox_v4: "127.0.0.1", host_v6: "::1", sandbox_v6: "::1",
+		policy_name: "policy.yaml", policy: $p}'
+}
+regfile "$RUNID2" "$T/policy.yaml" >"$T/run.json"
+printf 'version: 1\nnetwork:\n  allow:\n    - { host: allowed.test, ports: [http] }\n' >"$T/bad.yaml"
+regfile "$RUNID2" "$T/bad.yaml" >"$T/run-bad.json"
+echo '{"op": "list"}' >"$T/run-list.json"
+sed 's/^mode: proxy$/mode: proxy\nports: {proxy: 15081}/' "$CONF" >"$T/gateway2.yaml"
+echo 'register allowed.test' >"$T/run-text.json"
+chown "$LAB_USER_UID:$LAB_USER_GID" "$T"/*.json "$T"/*.yaml
+OUT=$(as_gw_user "$GWP" --config "$CONF" --run "$T/run-text.json" 2>&1)
+RC=$?
+check "--run with a file that is not JSON starts nothing (exit 2)" \
+	bash -c '[[ $0 == 2 && $1 == *"not a register request"* ]]' "$RC" "$OUT"
+OUT=$(as_gw_user "$GWP" --config "$CONF" --run "$T/run-list.json" 2>&1)
+RC=$?
+check "--run with a request that is not a register starts nothing (exit 2)" \
+	bash -c '[[ $0 == 2 && $1 == *"the request is not a register"* ]]' "$RC" "$OUT"
+OUT=$(as_gw_user "$GWP" --config "$CONF" --run "$T/run-bad.json" 2>&1)
+RC=$?
+check "--run with an invalid policy starts nothing (exit 1, the policy's line:col)" \
+	bash -c '[[ $0 == 1 && $1 == *"invalid policy: policy.yaml:4:"* ]]' "$RC" "$OUT"
+OUT=$(as_gw_user "$GWP" --config "$CONF" --ready-event 12 2>&1)
+RC=$?
+check "--ready-event (an inherited Windows event) is refused here (exit 2)" \
+	bash -c '[[ $0 == 2 && $1 == *"--ready-event: Windows only"* ]]' "$RC" "$OUT"
+OUT=$(as_gw_user "$GWP" --config "$CONF" --run "$T/missing.json" 2>&1)
+RC=$?
+check "--run with a missing file starts nothing (exit 2)" \
+	bash -c '[[ $0 == 2 && $1 == *"missing.json: No such file"* ]]' "$RC" "$OUT"
+check "... and none of them left a control socket" test ! -e "$GWSOCK"
+lab_spawn host gw2 "$PY" "$SRC/tests/integration/gateway/proxy_listen.py" "/run/netns/$CLI" 15081 \
+	"$(command -v setpriv)" --reuid="$LAB_USER_UID" --regid="$LAB_USER_GID" --clear-groups \
+	"$GWP" --config "$T/gateway2.yaml" --listen-fds 2 --run "$T/run.json"
+GW_PID=$LAB_SPAWNED_PID
+P5=http://127.0.0.1:15081 # a port of its own: the first listeners' connections are in TIME_WAIT
+if ! lab_wait 10 test -S "$GWSOCK"; then
+	echo "FAIL - the proxy-only gateway with --run did not start"
+	cat "$LAB_DIR/log/host-gw2.log"
+	exit 1
+fi
+check "with --run it lists the run with no ctl register" lab_match "\"$RUNID2\"" gw_ctl list
+check "run.gateway-register is audited as registered at start" \
+	audit_has ".action == \"run.gateway-register\" and .run == \"$RUNID2\" and (.reason | startswith(\"registered at the gateway's start (--run)\"))"
+check_eq "--run: HTTPS_PROXY: https://allowed.test/" "hello from allowed.test" \
+	pcurl HTTPS_PROXY=$P5 https://allowed.test/
+check_fails --denied 56 "--run: HTTPS_PROXY: https://other.test/ is refused (CONNECT 403)" \
+	pcurl HTTPS_PROXY=$P5 https://other.test/
+check_eq "--run: ALL_PROXY=socks5h: http://allowed.test/" "hello from allowed.test" \
+	pcurl ALL_PROXY=socks5h://127.0.0.1:15081 http://allowed.test/
+check "--run: those connections are the run's" \
+	jq -e -s --arg r "$RUNID2" '[.[] | select(.action == "net.connect" and .allowed and .run == $r)] |
+		length == 2' "$AUDIT"
+check "SIGTERM stops the gateway of --run" gw_stop
 check "no sanitizer report in its log" \
 	lab_no_match "Sanitizer|runtime error:" cat "$LAB_DIR/log/host-gw.log"
 lab_finish
