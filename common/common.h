@@ -707,6 +707,13 @@ bool wd_name_is_ip_literal(const char *s);
 /* ------------------------------------------------------------- paths (path.c) */
 
 /**
+ * wd_path_absolute() - whether @p is an absolute path of this system: "/..." on Linux and
+ * macOS; on Windows a drive's ("C:\\..." or "C:/...") or a UNC path ("\\\\server\\share...",
+ * "\\\\?\\..."). A drive-relative "C:x" or a rooted "\\x" without a drive is not.
+ */
+bool wd_path_absolute(const char *p);
+
+/**
  * wd_path_fold() - fold an absolute path lexically (pure: symbolic links are not looked at)
  * @in:		an absolute path, NUL-terminated
  * @out:	the folded path; may be @in itself (folding in place), not otherwise overlapping

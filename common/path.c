@@ -6,6 +6,18 @@
 #include <errno.h>
 #include <string.h>
 
+bool wd_path_absolute(const char *p)
+{
+#ifdef _WIN32
+	if (((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':' &&
+	    (p[2] == '\\' || p[2] == '/'))
+		return true;
+	return (p[0] == '\\' || p[0] == '/') && (p[1] == '\\' || p[1] == '/') && p[2];
+#else
+	return p[0] == '/';
+#endif
+}
+
 int wd_path_fold(const char *in, char *out, size_t outlen)
 {
 	size_t len, o = 0;

@@ -478,4 +478,44 @@ int wd_win_fstat(int fd, struct stat *st)
 	return r;
 }
 
+#undef strerror
+const char *wd_win_strerror(int e)
+{
+	static const struct {
+		int e;
+		const char *text;
+	} posix[] = {
+	    {EADDRINUSE, "Address already in use"},
+	    {EADDRNOTAVAIL, "Cannot assign requested address"},
+	    {EAFNOSUPPORT, "Address family not supported by protocol"},
+	    {EALREADY, "Operation already in progress"},
+	    {ECONNABORTED, "Software caused connection abort"},
+	    {ECONNREFUSED, "Connection refused"},
+	    {ECONNRESET, "Connection reset by peer"},
+	    {EHOSTUNREACH, "No route to host"},
+	    {EINPROGRESS, "Operation now in progress"},
+	    {EISCONN, "Transport endpoint is already connected"},
+	    {EMSGSIZE, "Message too long"},
+	    {ENETDOWN, "Network is down"},
+	    {ENETUNREACH, "Network is unreachable"},
+	    {ENOBUFS, "No buffer space available"},
+	    {ENOPROTOOPT, "Protocol not available"},
+	    {ENOTCONN, "Transport endpoint is not connected"},
+	    {ENOTSOCK, "Socket operation on non-socket"},
+	    {ENOTSUP, "Operation not supported"},
+	    {EOPNOTSUPP, "Operation not supported"},
+	    {EOVERFLOW, "Value too large for defined data type"},
+	    {EPROTO, "Protocol error"},
+	    {ETIMEDOUT, "Connection timed out"},
+	    {EWOULDBLOCK, "Resource temporarily unavailable"},
+	    {EDQUOT, "Disk quota exceeded"},
+	    {EUSERS, "Too many users"},
+	};
+
+	for (size_t i = 0; i < sizeof(posix) / sizeof(posix[0]); i++)
+		if (posix[i].e == e)
+			return posix[i].text;
+	return strerror(e);
+}
+
 #endif

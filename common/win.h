@@ -76,6 +76,7 @@ typedef unsigned int gid_t;
 #define getprogname wd_win_progname
 #define getentropy(buf, len) wd_win_random(buf, len)
 #define strndup wd_win_strndup
+#define strerror wd_win_strerror
 
 /* fcntl(2), flock(2), pread(2), fdatasync(2) on C runtime descriptors (common/win.c) */
 #define F_GETFL 3
@@ -212,6 +213,14 @@ ssize_t wd_win_readlink(const char *path, char *buf, size_t size);
  * Return: NULL with errno ENOSYS (callers fall back to the name as written).
  */
 char *wd_win_realpath(const char *path, char *out);
+
+/**
+ * wd_win_strerror() - strerror(3) that knows the POSIX errno values mingw-w64 adds (100 to
+ * 140: ECONNREFUSED, ETIMEDOUT, EINPROGRESS ... which the socket layer maps Winsock's errors
+ * to) and EDQUOT/EUSERS above, for which msvcrt's says "Unknown error"; the C runtime's text
+ * for the rest
+ */
+const char *wd_win_strerror(int e);
 
 /**
  * wd_win_strndup() - strndup(3), which msvcrt lacks

@@ -349,7 +349,7 @@ static int parse_abs_path(struct policy_diags *d, const struct policy_yt_node *n
 	s = policy_yt_str(d, n, what);
 	if (!s)
 		return -EINVAL;
-	if (s[0] != '/' || strlen(s) >= size) {
+	if (!wd_path_absolute(s) || strlen(s) >= size) {
 		policy_diag_err(d, n,
 				"%s: found `%.80s`; expected an absolute path shorter than %zu "
 				"bytes",
@@ -497,7 +497,7 @@ static int parse_control(struct policy_diags *d, const struct policy_yt_node *n,
 	s = policy_yt_str(d, v[CONTROL_PATH], "control.path");
 	if (!s)
 		return -EINVAL;
-	if (s[0] != '/' || strlen(s) >= sizeof(c->control_path)) {
+	if (!wd_path_absolute(s) || strlen(s) >= sizeof(c->control_path)) {
 		policy_diag_err(d, v[CONTROL_PATH],
 				"control.path: found `%.80s`; expected an absolute path "
 				"shorter than %zu bytes",

@@ -588,16 +588,14 @@ static void try_connect(struct gw_conn *c)
  * (a socket in SYN_SENT never reports GW_POLL_OUT); SO_ERROR only on failure */
 static void upstream_connecting(struct gw_conn *c, unsigned events)
 {
-	int err = 0;
-	socklen_t len = sizeof(err);
+	int err;
 
 	if (!(events & (GW_POLL_ERR | GW_POLL_HUP))) {
 		if (events & GW_POLL_OUT)
 			connected(c);
 		return;
 	}
-	if (gw_sock_getopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-		err = errno;
+	err = gw_sock_so_error(c->ufd);
 	c->last_err = err ? err : ECONNREFUSED;
 	wd_closep(&c->ufd);
 	try_connect(c);

@@ -700,8 +700,10 @@ size_t gw_upstream_pick(const struct gw_ssrf_env *env, const struct wd_policy *p
 				char txt[INET6_ADDRSTRLEN], one[128];
 				int m;
 
-				snprintf(one, sizeof(one), "%s is a %s address",
-					 gw_addr_str(a, txt, sizeof(txt)), gw_addr_class_name(c));
+				/* "the gateway's own" takes no article */
+				snprintf(one, sizeof(one), "%s is %s%s address",
+					 gw_addr_str(a, txt, sizeof(txt)),
+					 c == GW_ADDR_GATEWAY ? "" : "a ", gw_addr_class_name(c));
 				m = snprintf(why + wlen, why_size - wlen, "%s%s", wlen ? "; " : "",
 					     one);
 				if (m > 0 && (size_t)m < why_size - wlen)

@@ -58,6 +58,18 @@ static inline int gw_sock_connect(int fd, const struct sockaddr *sa, socklen_t l
 	return connect(fd, sa, len);
 }
 
+/* SO_ERROR's pending error, as an errno value (0: none; the getsockopt's own errno when it
+ * failed) */
+static inline int gw_sock_so_error(int fd)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		return errno;
+	return err;
+}
+
 /* bind(2) */
 static inline int gw_sock_bind(int fd, const struct sockaddr *sa, socklen_t len)
 {
@@ -163,6 +175,16 @@ static inline int gw_sock_connect(int fd, const struct sockaddr *sa, socklen_t l
 		return -1;
 	}
 	return 0;
+}
+
+/* SO_ERROR's pending error, as an errno value: Winsock's is a WSAE* code, mapped (0: none) */
+static inline int gw_sock_so_error(int fd)
+{
+	int err = 0, len = sizeof(err);
+
+	if (getsockopt((SOCKET)fd, SOL_SOCKET, SO_ERROR, (char *)&err, &len) == SOCKET_ERROR)
+		return gw_sock_errno(WSAGetLastError());
+	return err ? gw_sock_errno(err) : 0;
 }
 
 /* bind(2) by Winsock's; -1 with errno */

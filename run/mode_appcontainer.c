@@ -13,15 +13,20 @@
  *   3. the run's private folder in %TEMP% and the proxy port;
  *   4. run.start in the audit log (a Windows writer is not chained: no libcrypto);
  *   5. the gateway: CreateProcessW of warden-gateway.exe beside warden.exe with its
- *      configuration, in a Job Object that ends it when warden ends, ready when the port
- *      answers;
+ *      configuration and the run (--run), in a Job Object that ends it when warden ends,
+ *      ready when it sets the event it was given (--ready-event: its listener bound and the
+ *      run registered; no probe connection, which the gateway would audit as a denial);
  *   6. the AppContainer: sandbox_ac_start() with the plan of the policy's grants, masks, the
  *      run's folder (written like a write grant), the proxy port and the limits (a Job
  *      Object), the environment of run_proxy_env() with the Windows variables a program needs;
  *   7. the wait (the wall-time watchdog, Ctrl+C, Ctrl+Break and the console's close end the
  *      job), run.exit, sandbox_ac_stop(), the gateway ended, the folder removed.
- * The run is not registered with the gateway yet: its control socket is a Unix socket, and
- * the Windows gateway is not built (docs/platforms.md says what is left).
+ * The run is registered with the gateway at its start: Windows has no control channel (the
+ * gateway's is an AF_UNIX socket checked by peer credentials), so warden writes the register
+ * request macOS's warden sends over the socket (run_proxy_register()) into run.json in the
+ * run's folder and starts the gateway with `--run` (gateway/main_proxy.c); a gateway that
+ * refuses the run exits, and the run fails before the AppContainer. What the gateway counted
+ * is not read back at the end (no channel to ask it): run.exit has no counters on Windows.
  *
  * WARDEN_WINTEST (tests/cross/windows' warden-wintest.exe, never installed): the winapi layer
  * is the test's stand-in (it confines nothing) and WARDEN_GATEWAY_BIN names the gateway. */
@@ -35,6 +40,7 @@
 #include <windows.h>
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +70,7 @@ const struct sandbox_win_api *sandbox_win_api_standin(void);
  * @argv:	the command, argv[0] the path found
  * @exe:	that path
  * @px:		the run's folder, files and port (listen_fd and gw_pid unused here)
+ * @runfile:	the register request for the gateway's --run, in the run's folder
  * @gw:		the gateway's process, or NULL
  * @gw_job:	the Job Object that ends the gateway with warden, or NULL
  * @ac:		what the AppContainer backend applied
@@ -81,6 +88,7 @@ struct ac_run {
 	char **argv;
 	char exe[PATH_MAX];
 	struct run_proxy px;
+	char runfile[PATH_MAX];
 	HANDLE gw;
 	HANDLE gw_job;
 	struct sandbox_ac ac;
@@ -355,21 +363,6 @@ static int find_gateway(char *out, size_t size)
 	return GetFileAttributesA(out) == INVALID_FILE_ATTRIBUTES ? -ENOENT : 0;
 }
 
-/* whether 127.0.0.1:@port accepts a connection */
-static bool port_answers(uint16_t port)
-{
-	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
-	SOCKET s = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
-	bool ok;
-
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s == INVALID_SOCKET)
-		return false;
-	ok = !connect(s, (struct sockaddr *)&sin, sizeof(sin));
-	closesocket(s);
-	return ok;
-}
-
 /* the configuration written, a new file in the run's folder */
 static int write_conf(struct ac_run *r, const char *audit_path)
 {
@@ -393,30 +386,64 @@ static int write_conf(struct ac_run *r, const char *audit_path)
 	return ret ? fail(r, "gateway", NULL, "%s: cannot be written", r->px.conf) : 0;
 }
 
-/* 5. the gateway, a child in a job of its own (KILL_ON_JOB_CLOSE), ready when the port
- * answers; one that exits first fails the run */
+/* the run's register request, for the gateway's --run: the one macOS's warden sends over the
+ * control socket (run_proxy_register()), a new file in the run's folder */
+static int write_run(struct ac_run *r)
+{
+	const char *bs = strrchr(r->policy_abs, '\\'), *fs = strrchr(r->policy_abs, '/');
+	const char *name = bs > fs ? bs : fs;
+	json_t *req =
+	    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s%}", "op", "register", "id", r->px.id,
+		      "if", "lo", "host_v4", "127.0.0.1", "sandbox_v4", "127.0.0.1", "policy_name",
+		      name ? name + 1 : r->policy_abs, "policy", r->text, r->len);
+	char *line = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	FILE *f;
+	int bad;
+
+	json_decref(req);
+	if (!line)
+		return fail(r, "gateway", NULL, "the run's register request: out of memory");
+	snprintf(r->runfile, sizeof(r->runfile), "%s\\run.json", r->px.dir);
+	f = fopen(r->runfile, "wbx");
+	bad = !f || fputs(line, f) < 0;
+	if (f && fclose(f))
+		bad = 1;
+	free(line);
+	return bad ? fail(r, "gateway", NULL, "%s: cannot be written", r->runfile) : 0;
+}
+
+/* 5. the gateway, a child in a job of its own (KILL_ON_JOB_CLOSE), ready when it sets the
+ * event it inherited (--ready-event); one that exits first fails the run */
 static int start_gateway(struct ac_run *r, const char *gw, const char *audit_path)
 {
 	JOBOBJECT_EXTENDED_LIMIT_INFORMATION lim = {0};
 	SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, TRUE};
 	STARTUPINFOA si = {.cb = sizeof(si), .dwFlags = STARTF_USESTDHANDLES};
 	PROCESS_INFORMATION pi = {0};
-	char line[3 * PATH_MAX];
-	HANDLE out, nul;
+	char line[4 * PATH_MAX], tail[512];
+	HANDLE out, nul, ready, waits[2];
 	BOOL ok;
 	int ret = write_conf(r, audit_path);
 
+	if (!ret)
+		ret = write_run(r);
 	if (ret)
 		return ret;
-	if (strchr(gw, '"') || strchr(r->px.conf, '"'))
+	if (strchr(gw, '"') || strchr(r->px.conf, '"') || strchr(r->runfile, '"'))
 		return fail(r, "gateway", NULL, "a path with a double quote: refused");
-	snprintf(line, sizeof(line), "\"%s\" --config \"%s\"", gw, r->px.conf);
 	r->gw_job = CreateJobObjectA(NULL, NULL);
 	lim.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
 	if (!r->gw_job || !SetInformationJobObject(r->gw_job, JobObjectExtendedLimitInformation,
 						   &lim, sizeof(lim)))
 		return fail(r, "gateway", NULL, "its Job Object: Windows error %lu",
 			    GetLastError());
+	/* inheritable: the gateway's to set; closed once it did, before the program starts */
+	ready = CreateEventA(&sa, TRUE, FALSE, NULL);
+	if (!ready)
+		return fail(r, "gateway", NULL, "its readiness event: Windows error %lu",
+			    GetLastError());
+	snprintf(line, sizeof(line), "\"%s\" --config \"%s\" --run \"%s\" --ready-event %llu", gw,
+		 r->px.conf, r->runfile, (unsigned long long)(uintptr_t)ready);
 	out = CreateFileA(r->px.log, GENERIC_WRITE, FILE_SHARE_READ, &sa, CREATE_NEW,
 			  FILE_ATTRIBUTE_NORMAL, NULL);
 	nul = CreateFileA("NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa,
@@ -431,9 +458,12 @@ static int start_gateway(struct ac_run *r, const char *gw, const char *audit_pat
 		CloseHandle(out);
 	if (nul != INVALID_HANDLE_VALUE)
 		CloseHandle(nul);
-	if (!ok)
-		return fail(r, "gateway", NULL, "%s: CreateProcess: Windows error %lu", gw,
-			    GetLastError());
+	if (!ok) {
+		DWORD e = GetLastError();
+
+		CloseHandle(ready);
+		return fail(r, "gateway", NULL, "%s: CreateProcess: Windows error %lu", gw, e);
+	}
 	r->gw = pi.hProcess;
 	if (!AssignProcessToJobObject(r->gw_job, pi.hProcess) ||
 	    ResumeThread(pi.hThread) == (DWORD)-1) {
@@ -442,25 +472,36 @@ static int start_gateway(struct ac_run *r, const char *gw, const char *audit_pat
 		/* outside its job nothing else would end it */
 		TerminateProcess(pi.hProcess, 1);
 		CloseHandle(pi.hThread);
+		CloseHandle(ready);
 		return fail(r, "gateway", NULL, "its Job Object: Windows error %lu", e);
 	}
 	CloseHandle(pi.hThread);
+	waits[0] = r->gw;
+	waits[1] = ready;
 	for (int waited = 0; waited < GW_READY_MS; waited += 50) {
-		if (WaitForSingleObject(r->gw, 0) == WAIT_OBJECT_0) {
+		DWORD w = WaitForMultipleObjects(2, waits, FALSE, 50);
+
+		if (w == WAIT_OBJECT_0) {
 			DWORD code = 0;
 
+			CloseHandle(ready);
 			GetExitCodeProcess(r->gw, &code);
-			return fail(r, "gateway", "see its log",
-				    "it exited (%lu) before 127.0.0.1:%u answered (log: %s)", code,
-				    r->px.port, r->px.log);
+			/* the log goes with the run's folder: its last line is said here */
+			run_proxy_log_tail(r->px.log, tail, sizeof(tail));
+			return fail(r, "gateway", NULL, "it exited (%lu) before it was ready: %s",
+				    code, tail[0] ? tail : "(its log is empty)");
 		}
-		if (stop_asked)
-			return fail(r, "gateway", NULL, "stopped before the program started");
-		if (port_answers(r->px.port))
+		if (w == WAIT_OBJECT_0 + 1) {
+			CloseHandle(ready);
 			return 0;
-		Sleep(50);
+		}
+		if (stop_asked) {
+			CloseHandle(ready);
+			return fail(r, "gateway", NULL, "stopped before the program started");
+		}
 	}
-	return fail(r, "gateway", NULL, "127.0.0.1:%u did not answer within %d ms (log: %s)",
+	CloseHandle(ready);
+	return fail(r, "gateway", NULL, "not ready on 127.0.0.1:%u within %d ms (log: %s)",
 		    r->px.port, GW_READY_MS, r->px.log);
 }
 
@@ -714,6 +755,8 @@ static void end_run(struct ac_run *r)
 	if (r->px.dir[0]) {
 		DeleteFileA(r->px.conf);
 		DeleteFileA(r->px.log);
+		if (r->runfile[0])
+			DeleteFileA(r->runfile);
 		if (!RemoveDirectoryA(r->px.tmp) && GetLastError() != ERROR_FILE_NOT_FOUND)
 			wd_say(stderr, "warden run: %s: left behind (not empty)", r->px.tmp);
 		RemoveDirectoryA(r->px.dir);

@@ -1,7 +1,8 @@
 /* proxyenv.c - the parts of a proxy run (proxyrun.h) that touch no process and no socket, shared
  * by macOS's run path (mode_seatbelt.c over proxyrun.c and proxyproc.c) and Windows'
- * (mode_appcontainer.c): the run id, the gateway's configuration for the run, rendered, and
- * the program's environment with the proxy variables. Portable: Linux, macOS and Windows. */
+ * (mode_appcontainer.c): the run id, the gateway's configuration for the run, rendered, the
+ * program's environment with the proxy variables, and the last line of the gateway's log. Portable:
+ * Linux, macOS and Windows. */
 #include "conf/conf.h"
 #include "run/proxyrun.h"
 
@@ -171,4 +172,23 @@ int run_proxy_env_set(char ***env, const char *name, const char *value)
 		return -ENOMEM;
 	v[n] = NULL;
 	return 0;
+}
+
+void run_proxy_log_tail(const char *path, char *out, size_t size)
+{
+	char *data = NULL, *end, *start;
+	size_t len = 0;
+
+	out[0] = '\0';
+	if (wd_read_file(path, 1 << 20, &data, &len) || !len) {
+		free(data);
+		return;
+	}
+	end = data + len;
+	while (end > data && (end[-1] == '\n' || end[-1] == '\r'))
+		end--;
+	*end = '\0';
+	start = strrchr(data, '\n');
+	snprintf(out, size, "%s", start ? start + 1 : data);
+	free(data);
 }

@@ -191,26 +191,6 @@ static int ctl_call(const char *path, json_t *req, json_t **ret_ans, char *why, 
 	return 0;
 }
 
-/* the last line the gateway wrote on stderr, for a gateway that did not start */
-static void log_tail(const char *path, char *out, size_t size)
-{
-	char *data = NULL, *end, *start;
-	size_t len = 0;
-
-	out[0] = '\0';
-	if (wd_read_file(path, 1 << 20, &data, &len) || !len) {
-		free(data);
-		return;
-	}
-	end = data + len;
-	while (end > data && (end[-1] == '\n' || end[-1] == '\r'))
-		end--;
-	*end = '\0';
-	start = strrchr(data, '\n');
-	snprintf(out, size, "%s", start ? start + 1 : data);
-	free(data);
-}
-
 static void sleep_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -271,7 +251,7 @@ int run_proxy_gateway(struct run_proxy *px, const char *gw_bin, const char *conf
 		}
 		if (waitpid(pid, &st, WNOHANG) == pid) {
 			px->gw_pid = 0;
-			log_tail(px->log, tail, sizeof(tail));
+			run_proxy_log_tail(px->log, tail, sizeof(tail));
 			ret =
 			    wd_err_set(err, -ECHILD, "%s exited before it answered (status %d)%s%s",
 				       gw_bin, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),

@@ -152,6 +152,15 @@ int run_proxy_env(const struct wd_policy *p, char *const *environ_in, const stru
 int run_proxy_env_set(char ***env, const char *name, const char *value);
 
 /**
+ * run_proxy_log_tail() - the last line of the gateway's log @path (its stderr), for a gateway
+ * that did not start (proxyenv.c: portable)
+ * @path:	the log
+ * @out:	the line, "" when there is none
+ * @size:	its size
+ */
+void run_proxy_log_tail(const char *path, char *out, size_t size);
+
+/**
  * run_proxy_conf() - the gateway's configuration for one proxy run: @config's (or the
  * defaults) with `mode: proxy`, the one listener on 127.0.0.1:@port, the control socket @ctl
  * and the run's audit log (proxyenv.c: portable)

@@ -62,10 +62,38 @@ static void test_refused(void **state)
 	assert_string_equal(out, "/aaaaaaaaaaaaaa");
 }
 
+/* what this system calls absolute (the gateway configuration's paths): built and run on Linux
+ * and, in tests/cross/run-windows, on Windows */
+static void test_absolute(void **state)
+{
+	(void)state;
+	assert_false(wd_path_absolute(""));
+	assert_false(wd_path_absolute("a/b"));
+	assert_false(wd_path_absolute("./a"));
+	assert_false(wd_path_absolute("C:x"));
+	assert_false(wd_path_absolute("C:"));
+#ifdef _WIN32
+	assert_true(wd_path_absolute("C:\\Users\\a\\audit.jsonl"));
+	assert_true(wd_path_absolute("z:/tmp/a"));
+	assert_true(wd_path_absolute("\\\\server\\share\\a"));
+	assert_true(wd_path_absolute("\\\\?\\C:\\a"));
+	/* rooted on the current drive: not absolute */
+	assert_false(wd_path_absolute("\\a"));
+	assert_false(wd_path_absolute("/a"));
+	assert_false(wd_path_absolute("1:\\a"));
+#else
+	assert_true(wd_path_absolute("/"));
+	assert_true(wd_path_absolute("/run/warden/gateway.sock"));
+	assert_false(wd_path_absolute("C:\\Users\\a"));
+	assert_false(wd_path_absolute("\\\\server\\share"));
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fold),
+	    cmocka_unit_test(test_absolute),
 	    cmocka_unit_test(test_refused),
 	};
 

@@ -671,6 +671,11 @@ static void test_upstream_pick(void **state)
 	n = gw_upstream_pick(&env, P, in, 1, 8080, out, why, sizeof(why));
 	assert_int_equal(n, 1);
 	assert_string_equal(why, "");
+	/* one of the gateway host's own addresses: named without an article */
+	in[0] = addr("203.0.113.1");
+	n = gw_upstream_pick(&env, P, in, 1, 443, out, why, sizeof(why));
+	assert_int_equal(n, 0);
+	assert_string_equal(why, "203.0.113.1 is the gateway's own address");
 }
 
 /* ------------------------------------------------------------ DNS verdicts */

@@ -1,12 +1,15 @@
-/* gw_standin.c - test only: a stand-in for warden-gateway.exe in tests/cross/run-windows, while
- * the Windows gateway is not built (docs/platforms.md). `gw_standin --config PATH`: reads the
- * proxy port and mode from the configuration warden wrote, writes "config PATH mode M port P"
- * to $WARDEN_WINTEST_GW_LOG, binds 127.0.0.1:P and accepts and closes connections until it is
- * ended. It decides nothing and relays nothing. $WARDEN_WINTEST_GW_FAIL=1: exits 3 at once
- * (a gateway that cannot start). */
+/* gw_standin.c - test only: a stand-in for warden-gateway.exe in tests/cross/run-windows, for
+ * the checks of warden.exe's own side (the real gateway is run there too, in a namespace).
+ * `gw_standin --config PATH --run RUN --ready-event H`: reads the proxy port and mode from
+ * the configuration warden wrote, writes "config PATH mode M port P" and "run RUN register R"
+ * (R: 1 when RUN has "op":"register" in it) to $WARDEN_WINTEST_GW_LOG, binds 127.0.0.1:P,
+ * sets the event H (warden.exe's readiness wait), then accepts and closes connections until
+ * it is ended. It decides nothing and relays nothing. $WARDEN_WINTEST_GW_FAIL=1: exits 3 at
+ * once (a gateway that cannot start). */
 #include <winsock2.h>
 #include <windows.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,14 +17,17 @@
 int main(int argc, char **argv)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET};
+	static char req[65536];
 	char line[512], mode[32] = "?";
+	size_t n;
 	unsigned port = 0;
 	const char *log = getenv("WARDEN_WINTEST_GW_LOG"), *bad = getenv("WARDEN_WINTEST_GW_FAIL");
 	FILE *f;
 	WSADATA wsa;
 	SOCKET s, c;
 
-	if (argc != 3 || strcmp(argv[1], "--config"))
+	if (argc != 7 || strcmp(argv[1], "--config") || strcmp(argv[3], "--run") ||
+	    strcmp(argv[5], "--ready-event"))
 		return 2;
 	if (bad && !strcmp(bad, "1"))
 		return 3;
@@ -33,9 +39,17 @@ int main(int argc, char **argv)
 		sscanf(line, "mode: %31s", mode);
 	}
 	fclose(f);
+	f = fopen(argv[4], "r");
+	if (!f)
+		return 2;
+	n = fread(req, 1, sizeof(req) - 1, f);
+	req[n] = '\0';
+	fclose(f);
 	f = log ? fopen(log, "a") : NULL;
 	if (f) {
 		fprintf(f, "config %s mode %s port %u\n", argv[2], mode, port);
+		fprintf(f, "run %s register %d\n", argv[4],
+			strstr(req, "\"op\":\"register\"") != NULL);
 		fclose(f);
 	}
 	if (!port || port > 65535 || WSAStartup(MAKEWORD(2, 2), &wsa))
@@ -45,6 +59,9 @@ int main(int argc, char **argv)
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (s == INVALID_SOCKET || bind(s, (struct sockaddr *)&sin, sizeof(sin)) || listen(s, 8))
 		return 4;
+	/* NOLINTNEXTLINE(performance-no-int-to-ptr): a handle value warden passed in decimal */
+	if (!SetEvent((HANDLE)(uintptr_t)strtoull(argv[6], NULL, 10)))
+		return 5;
 	while ((c = accept(s, NULL, NULL)) != INVALID_SOCKET)
 		closesocket(c);
 	return 0;
