@@ -259,15 +259,45 @@ ssize_t wd_win_pread(int fd, void *buf, size_t n, off_t off)
 	return (ssize_t)got;
 }
 
+/* policy/'s form of a Windows path, "/X:/rest" (policy/validate.c: its paths are '/'-rooted),
+ * as Windows takes it, "X:/rest" ("/X:" is the drive's root, "X:/"); any other path as it is.
+ * Return: @path, or @buf holding the native form */
+static const char *native_path(const char *path, char *buf, size_t size)
+{
+	char d = path[0] == '/' ? path[1] : 0;
+
+	if (!((d >= 'A' && d <= 'Z') || (d >= 'a' && d <= 'z')) || path[2] != ':' ||
+	    (path[3] && path[3] != '/' && path[3] != '\\'))
+		return path;
+	if (snprintf(buf, size, "%s%s", path + 1, path[3] ? "" : "/") >= (int)size)
+		return path; /* too long for the buffer: as it is, and the call fails */
+	return buf;
+}
+
+/* @path is a drive's root: "X:/", "X:\\", or the current drive's, "/" or "\\" */
+static bool drive_root(const char *path)
+{
+	if ((path[0] == '/' || path[0] == '\\') && !path[1])
+		return true;
+	return ((path[0] >= 'A' && path[0] <= 'Z') || (path[0] >= 'a' && path[0] <= 'z')) &&
+	       path[1] == ':' && (path[2] == '/' || path[2] == '\\') && !path[3];
+}
+
 int wd_win_lstat(const char *path, struct stat *st)
 {
-	DWORD a = GetFileAttributesA(path);
+	char buf[MAX_PATH + 8];
+	DWORD a;
+
+	path = native_path(path, buf, sizeof(buf));
+	a = GetFileAttributesA(path);
 
 	if (a == INVALID_FILE_ATTRIBUTES) {
 		errno = errno_of(GetLastError());
 		return -1;
 	}
-	if (a & FILE_ATTRIBUTE_REPARSE_POINT) {
+	/* a drive's root is where a path starts, never a link to follow (wine marks Z:\\, its
+	 * link to the Unix root, as a reparse point) */
+	if ((a & FILE_ATTRIBUTE_REPARSE_POINT) && !drive_root(path)) {
 		memset(st, 0, sizeof(*st));
 		st->st_mode = S_IFLNK | 0777;
 		return 0;
@@ -462,7 +492,8 @@ int wd_win_close_any(int fd)
 /* the C runtime's own stat() and fstat() (WD_WIN_CRT_STAT keeps win.h's macros out here) */
 int wd_win_stat(const char *path, struct stat *st)
 {
-	int r = stat(path, st);
+	char buf[MAX_PATH + 8];
+	int r = stat(native_path(path, buf, sizeof(buf)), st);
 
 	if (!r)
 		st->st_mode &= (unsigned short)~(S_IWGRP | S_IWOTH);

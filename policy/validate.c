@@ -56,12 +56,23 @@ static bool path_within(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
 }
 
-/* "~/x" -> home/x, "x" -> base/x, then folded. Return: 0 or -ENAMETOOLONG. */
+/* "~/x" -> home/x, "x" -> base/x, then folded. On Windows a drive's path, "C:\\x" or "C:/x",
+ * is taken as "/C:/x" (policy/'s paths are '/'-rooted; warden.exe hands home and the policy's
+ * folder in that form, and common/win.c's stat calls take it) and every backslash is a '/'.
+ * Return: 0 or -ENAMETOOLONG. */
 static int expand(const char *written, const char *home, const char *base, char *out, size_t outlen)
 {
 	int n;
 
+#ifdef _WIN32
+	if (((written[0] >= 'A' && written[0] <= 'Z') ||
+	     (written[0] >= 'a' && written[0] <= 'z')) &&
+	    written[1] == ':' && (written[2] == '\\' || written[2] == '/'))
+		n = snprintf(out, outlen, "/%s", written);
+	else if (written[0] == '~')
+#else
 	if (written[0] == '~')
+#endif
 		n = snprintf(out, outlen, "%s/%s", home, written[1] ? written + 2 : "");
 	else if (written[0] == '/')
 		n = snprintf(out, outlen, "%s", written);
@@ -69,6 +80,11 @@ static int expand(const char *written, const char *home, const char *base, char 
 		n = snprintf(out, outlen, "%s/%s", base, written);
 	if (n < 0 || (size_t)n >= outlen)
 		return -ENAMETOOLONG;
+#ifdef _WIN32
+	for (char *c = out; *c; c++)
+		if (*c == '\\')
+			*c = '/';
+#endif
 	/* absolute (home and base are, setup()) and short enough (above): the fold cannot fail */
 	return wd_path_fold(out, out, outlen) ? -ENAMETOOLONG : 0;
 }

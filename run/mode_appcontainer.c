@@ -189,9 +189,9 @@ static const char *audit_path_of(const char *override)
 	return path;
 }
 
-/* @in as policy/ takes a path ('/'-rooted: "C:\\Users\\a" is "/C:/Users/a"); policy/ knows
- * no drive letter yet, so a grant in that form is still refused by the plan
- * (sandbox_win_plan_check: not a drive-absolute path), never applied */
+/* @in as policy/ takes a path ('/'-rooted: "C:\\Users\\a" is "/C:/Users/a"; policy/validate.c
+ * takes a grant written "C:\\x" or "C:/x" to that form, common/win.c's stat calls read it);
+ * win_form() turns it back for the plan */
 static const char *posix_form(const char *in, char *out, size_t size)
 {
 	if (!in || !*in || snprintf(out, size, "/%s", in) >= (int)size)
@@ -200,6 +200,50 @@ static const char *posix_form(const char *in, char *out, size_t size)
 		if (*c == '\\')
 			*c = '/';
 	return out;
+}
+
+/* @p is policy/'s form of a path on a drive: "/X:" or "/X:/..." */
+static bool on_drive(const char *p)
+{
+	return p[0] == '/' && ((p[1] >= 'A' && p[1] <= 'Z') || (p[1] >= 'a' && p[1] <= 'z')) &&
+	       p[2] == ':' && (!p[3] || p[3] == '/');
+}
+
+/* policy/'s "/X:/a/b" as Windows writes it, "X:\\a\\b" ("/X:" is "X:\\"), malloc'd; NULL for a
+ * path on no drive ("/a": policy/ made it of a grant written that way), which no plan takes,
+ * or when out of memory */
+static char *win_form(const char *p)
+{
+	size_t n = strlen(p);
+	char *out;
+
+	if (!on_drive(p))
+		return NULL;
+	out = malloc(n + 2);
+	if (!out)
+		return NULL;
+	memcpy(out, p + 1, n);
+	if (!p[3])
+		strcat(out, "/");
+	for (char *c = out; *c; c++)
+		if (*c == '/')
+			*c = '\\';
+	return out;
+}
+
+/* @n paths of policy/ in Windows' form into @out (room for @n). Return: NULL, or the path that
+ * has no Windows form (@ret -EINVAL) or could not be copied (@ret -ENOMEM) */
+static const char *win_forms(const char *const *in, size_t n, char **out, int *ret)
+{
+	*ret = 0;
+	for (size_t i = 0; i < n; i++) {
+		out[i] = win_form(in[i]);
+		if (!out[i]) {
+			*ret = on_drive(in[i]) ? -ENOMEM : -EINVAL;
+			return in[i];
+		}
+	}
+	return NULL;
 }
 
 /* 1. the policy, validated as on Linux; the audit log protected from every grant */
@@ -617,31 +661,43 @@ static int env_block(struct ac_run *r, struct wd_buf *out)
 /* 6. the AppContainer and the program in it */
 static int start_program(struct ac_run *r, struct wd_buf *env)
 {
-	const char **rd = calloc(r->pol->nread + 1, sizeof(*rd));
-	const char **wr = calloc(r->pol->nwrite + 2, sizeof(*wr));
-	struct sandbox_win_grants g = {.read = rd,
-				       .write = wr,
-				       .mask = (const char *const *)r->pol->mask,
-				       .nmask = r->pol->nmask,
-				       .proxy_port = r->px.port};
-	struct sandbox_ac_spec spec = {
-	    .grants = &g, .argv = (const char *const *)r->argv, .env = env->data};
+	size_t nr = r->pol->nread, nw = r->pol->nwrite, nm = r->pol->nmask, nall = nr + nw + nm;
+	const char **lex = calloc(nall + 1, sizeof(*lex));
+	char **all = calloc(nall + 1, sizeof(*all));
+	const char *bad = NULL;
+	struct sandbox_win_grants g = {.proxy_port = r->px.port};
+	struct sandbox_ac_spec spec = {.grants = &g, .env = env->data};
 	char profile[64];
 	struct wd_err err;
 	int ret;
 
-	if (!rd || !wr) {
-		free(rd);
-		free(wr);
+	spec.argv = (const char *const *)r->argv;
+	if (!lex || !all) {
+		free(lex);
+		free(all);
 		return fail(r, "sandbox", NULL, "out of memory");
 	}
-	for (size_t i = 0; i < r->pol->nread; i++)
+	/* the grants that exist (policy/ says what a missing one means), then the masks, each
+	 * in Windows' form; the run's folder is written like a write grant */
+	for (size_t i = 0; i < nr; i++)
 		if (r->pol->read[i].real)
-			rd[g.nread++] = r->pol->read[i].real;
-	for (size_t i = 0; i < r->pol->nwrite; i++)
+			lex[g.nread++] = r->pol->read[i].real;
+	for (size_t i = 0; i < nw; i++)
 		if (r->pol->write[i].real)
-			wr[g.nwrite++] = r->pol->write[i].real;
-	wr[g.nwrite++] = r->px.tmp;
+			lex[g.nread + g.nwrite++] = r->pol->write[i].real;
+	for (size_t i = 0; i < nm; i++)
+		lex[g.nread + g.nwrite + g.nmask++] = r->pol->mask[i];
+	bad = win_forms(lex, g.nread + g.nwrite + g.nmask, all, &ret);
+	if (!bad) {
+		g.read = (const char *const *)all;
+		g.write = (const char *const *)all + g.nread;
+		/* the run's folder after the write grants, before the masks: moved into place */
+		memmove(all + g.nread + g.nwrite + 1, all + g.nread + g.nwrite,
+			g.nmask * sizeof(*all));
+		all[g.nread + g.nwrite] = r->px.tmp;
+		g.nwrite++;
+		g.mask = (const char *const *)all + g.nread + g.nwrite;
+	}
 	while (spec.argv[spec.argc])
 		spec.argc++;
 	snprintf(profile, sizeof(profile), "warden.%s", r->px.id);
@@ -652,9 +708,17 @@ static int start_program(struct ac_run *r, struct wd_buf *env)
 	spec.stdio[1] = GetStdHandle(STD_OUTPUT_HANDLE);
 	spec.stdio[2] = GetStdHandle(STD_ERROR_HANDLE);
 	wd_err_clear(&err);
-	ret = sandbox_ac_start(&spec, AC_API(), &r->ac, &err);
-	free(rd);
-	free(wr);
+	ret = bad ? ret : sandbox_ac_start(&spec, AC_API(), &r->ac, &err);
+	for (size_t i = 0; i < nall + 1; i++)
+		if (all[i] != r->px.tmp)
+			free(all[i]);
+	free(all);
+	free(lex);
+	if (bad && ret == -EINVAL)
+		return fail(r, "sandbox", "write a grant as C:\\path or C:/path",
+			    "%s is on no drive: a Windows run takes grants on a drive only", bad);
+	if (bad)
+		return fail(r, "sandbox", NULL, "out of memory");
 	if (ret == -EPERM)
 		return fail(r, "sandbox",
 			    "run warden from an elevated prompt (Run as administrator)", "%s",
