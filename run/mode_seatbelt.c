@@ -488,7 +488,8 @@ static void program_child(struct sbx_run *r, const char *sbx, char **envp)
 static int run_program(struct sbx_run *r, const char *sbx, unsigned timeout_s, int *ret_sig)
 {
 	char **envp = NULL;
-	bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp(), timed_out;
+	bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	struct run_proxy_waited w;
 	pid_t pid;
 	int status;
 
@@ -513,12 +514,39 @@ static int run_program(struct sbx_run *r, const char *sbx, unsigned timeout_s, i
 		signal(SIGTTOU, SIG_IGN);
 		tcsetpgrp(STDIN_FILENO, pid);
 	}
-	status = run_proxy_wait(pid, timeout_s, &timed_out, ret_sig);
+	status = run_proxy_wait(pid, timeout_s, (uint64_t)r->pol->limits.memory_mb << 10, &w);
+	*ret_sig = w.signal;
 	if (tty) {
 		tcsetpgrp(STDIN_FILENO, getpgrp());
 		signal(SIGTTOU, SIG_DFL);
 	}
-	if (timed_out) {
+	if (w.mem_hit) {
+		char why[160];
+
+		snprintf(
+		    why, sizeof(why),
+		    "memory limit of %llu MiB reached (the process group's, sampled): %llu MiB, "
+		    "SIGKILL",
+		    (unsigned long long)r->pol->limits.memory_mb,
+		    (unsigned long long)(w.mem_peak_kb >> 10));
+		wd_say(stderr, "warden run: %s", why);
+		if (r->log) {
+			struct audit_event ev = {0};
+			struct wd_err err;
+
+			ev.type = AUDIT_TYPE_LIMIT;
+			ev.action = "limit.memory";
+			ev.resource = r->exe;
+			ev.reason = why;
+			ev.has = AUDIT_HAS_LIMIT | AUDIT_HAS_USAGE;
+			ev.limit = (int64_t)(r->pol->limits.memory_mb << 20);
+			ev.usage = (int64_t)w.mem_peak_kb * 1024;
+			fill_common(r, &ev);
+			wd_err_clear(&err);
+			audit_log_write(r->log, &ev, 0, &err);
+		}
+	}
+	if (w.timed_out) {
 		wd_say(stderr, "warden run: timeout of %u s: SIGTERM, then SIGKILL after %d ms",
 		       timeout_s, RUN_KILL_GRACE_MS);
 		if (r->log) {

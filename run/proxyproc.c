@@ -3,8 +3,9 @@
  * rlimits the policy's limits map to (and the limits that cannot hold,
  * refused), the command found before anything starts, and the wait: one poll() on the
  * self-pipe, stop signals passed to the program's process group, the wall-time watchdog
- * (SIGTERM, then SIGKILL after RUN_KILL_GRACE_MS), what is left of the group killed once the
- * program ends. No Linux header: builds for macOS. */
+ * (SIGTERM, then SIGKILL after RUN_KILL_GRACE_MS), the memory limit by sampling the group
+ * (proxymem.c), what is left of the group killed once the program ends. No Linux header:
+ * builds for macOS. */
 #include "run/proxyrun.h"
 #include "run/run.h"
 
@@ -97,9 +98,6 @@ static int set_limit(int res, rlim_t v, const char *what, char *why, size_t size
 
 const char *run_proxy_limits_refused(const struct policy_limits *l)
 {
-	if (l->memory_mb)
-		return "limits.memory_mb: macOS enforces neither RLIMIT_AS nor RLIMIT_DATA and has "
-		       "no cgroups, so no memory limit would hold";
 	if (l->cpu_milli)
 		return "limits.cpu: a share of CPU needs a cgroup; RLIMIT_CPU bounds CPU seconds, "
 		       "not a rate";
@@ -122,7 +120,7 @@ int run_proxy_rlimits(const struct policy_limits *l, char *why, size_t size)
 void run_proxy_describe_limits(const struct policy_limits *l, unsigned timeout_s, char *out,
 			       size_t size)
 {
-	char disk[80] = "", pids[64] = "", t[64] = "";
+	char disk[80] = "", pids[64] = "", t[64] = "", mem[120] = "";
 
 	if (l->disk_mb)
 		snprintf(disk, sizeof(disk), " largest file %llu MiB (RLIMIT_FSIZE);",
@@ -131,8 +129,12 @@ void run_proxy_describe_limits(const struct policy_limits *l, unsigned timeout_s
 		snprintf(pids, sizeof(pids), " processes %u (RLIMIT_NPROC, per user);", l->pids);
 	if (timeout_s)
 		snprintf(t, sizeof(t), " wall time %u s (watchdog);", timeout_s);
-	snprintf(out, size, "limits:%s%s%s%s", disk, pids, t,
-		 disk[0] || pids[0] || t[0] ? " no cgroups" : " none");
+	if (l->memory_mb)
+		snprintf(mem, sizeof(mem),
+			 " memory %llu MiB (the process group's, sampled every %d ms);",
+			 (unsigned long long)l->memory_mb, RUN_PROXY_MEM_SAMPLE_MS);
+	snprintf(out, size, "limits:%s%s%s%s%s", mem, disk, pids, t,
+		 mem[0] || disk[0] || pids[0] || t[0] ? " no cgroups" : " none");
 }
 
 static void drain(void)
@@ -143,14 +145,14 @@ static void drain(void)
 		;
 }
 
-int run_proxy_wait(pid_t pid, unsigned timeout_s, bool *ret_timed_out, int *ret_signal)
+int run_proxy_wait(pid_t pid, unsigned timeout_s, uint64_t mem_kb, struct run_proxy_waited *ret)
 {
 	uint64_t now = wd_mono_ns(),
-		 deadline = timeout_s ? now + (uint64_t)timeout_s * 1000000000u : 0, kill_at = 0;
+		 deadline = timeout_s ? now + (uint64_t)timeout_s * 1000000000u : 0, kill_at = 0,
+		 sample_at = mem_kb ? now : 0;
 	int forwarded = 0, st = 0;
 
-	*ret_timed_out = false;
-	*ret_signal = 0;
+	*ret = (struct run_proxy_waited){0};
 	for (;;) {
 		struct pollfd pfd = {.fd = sig_pipe[0], .events = POLLIN};
 		uint64_t next = kill_at ? kill_at : deadline;
@@ -170,7 +172,7 @@ int run_proxy_wait(pid_t pid, unsigned timeout_s, bool *ret_timed_out, int *ret_
 		}
 		now = wd_mono_ns();
 		if (deadline && !kill_at && now >= deadline) {
-			*ret_timed_out = true;
+			ret->timed_out = true;
 			kill(-pid, SIGTERM);
 			kill_at = now + (uint64_t)RUN_KILL_GRACE_MS * 1000000u;
 			continue;
@@ -181,18 +183,34 @@ int run_proxy_wait(pid_t pid, unsigned timeout_s, bool *ret_timed_out, int *ret_
 			deadline = 0;
 			continue;
 		}
+		if (sample_at && now >= sample_at) {
+			uint64_t kb = 0;
+
+			sample_at = now + (uint64_t)RUN_PROXY_MEM_SAMPLE_MS * 1000000u;
+			if (!run_proxy_group_mem_kb(pid, &kb) && kb > ret->mem_peak_kb)
+				ret->mem_peak_kb = kb;
+			if (kb > mem_kb && !ret->mem_hit) {
+				/* no grace: memory past the limit is what a cgroup refuses outright
+				 */
+				ret->mem_hit = true;
+				kill(-pid, SIGKILL);
+				sample_at = 0;
+			}
+		}
+		if (sample_at && (!next || sample_at < next))
+			next = sample_at;
 		if (next)
-			wait_ms = (int)((next - now) / 1000000u) + 1;
+			wait_ms = next > now ? (int)((next - now) / 1000000u) + 1 : 0;
 		if (poll(&pfd, 1, wait_ms) > 0)
 			drain();
 	}
 	/* what the group left behind goes with it */
 	kill(-pid, SIGKILL);
 	if (WIFSIGNALED(st)) {
-		*ret_signal = WTERMSIG(st);
-		return *ret_timed_out ? RUN_EXIT_TIMEOUT : 128 + WTERMSIG(st);
+		ret->signal = WTERMSIG(st);
+		return ret->timed_out ? RUN_EXIT_TIMEOUT : 128 + WTERMSIG(st);
 	}
-	if (*ret_timed_out)
+	if (ret->timed_out)
 		return RUN_EXIT_TIMEOUT;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : RUN_EXIT_WARDEN;
 }

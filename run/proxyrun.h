@@ -180,8 +180,8 @@ void run_proxy_strv_free(char **v);
 
 /**
  * run_proxy_limits_refused() - a limit of the policy that a proxy run cannot enforce, said
- * with why (limits.memory_mb, limits.cpu: no cgroups, and macOS enforces no address-space
- * rlimit); the run is then refused, never run without it
+ * with why (limits.cpu: a share of CPU needs a cgroup); the run is then refused, never run
+ * without it
  * @l:		the policy's limits
  * Return: NULL when every limit it sets can be enforced.
  */
@@ -209,17 +209,45 @@ int run_proxy_rlimits(const struct policy_limits *l, char *why, size_t size);
 void run_proxy_describe_limits(const struct policy_limits *l, unsigned timeout_s, char *out,
 			       size_t size);
 
+/* how often the wait samples the program group's memory when limits.memory_mb is set */
+#define RUN_PROXY_MEM_SAMPLE_MS 100
+
+/**
+ * struct run_proxy_waited - how the program of run_proxy_wait() ended
+ * @timed_out:	the watchdog ended it (wall time)
+ * @mem_hit:	its group's memory went past the limit: it was killed (SIGKILL)
+ * @mem_peak_kb: the most the group's memory was seen at, in KiB (0: not sampled)
+ * @signal:	the signal it died of, or 0
+ */
+struct run_proxy_waited {
+	bool timed_out;
+	bool mem_hit;
+	uint64_t mem_peak_kb;
+	int signal;
+};
+
 /**
  * run_proxy_wait() - wait for @pid, the leader of its own process group: a stop signal that
  * reaches warden is passed to the group; at the wall-time limit the group gets SIGTERM, then
- * SIGKILL after RUN_KILL_GRACE_MS
+ * SIGKILL after RUN_KILL_GRACE_MS; with @mem_kb its memory (run_proxy_group_mem_kb()) is
+ * sampled every RUN_PROXY_MEM_SAMPLE_MS, and past @mem_kb the group is killed (SIGKILL), as a
+ * cgroup's OOM killer does on Linux: a burst between two samples is seen at the next one
  * @pid:	the program (its process group's id too)
  * @timeout_s:	the wall-time limit, 0 for none
- * @ret_timed_out: set when the watchdog ended it
- * @ret_signal: the signal it died of, or 0
+ * @mem_kb:	the memory limit in KiB, 0 for none
+ * @ret:	how it ended
  * Return: its exit status as warden(1) says (128+N for signal N, 124 for a timeout).
  */
-int run_proxy_wait(pid_t pid, unsigned timeout_s, bool *ret_timed_out, int *ret_signal);
+int run_proxy_wait(pid_t pid, unsigned timeout_s, uint64_t mem_kb, struct run_proxy_waited *ret);
+
+/**
+ * run_proxy_group_mem_kb() - the memory every process of process group @pgid uses, summed
+ * (proxymem.c: macOS's physical footprints; Linux's VmRSS, for the lab's build)
+ * @pgid:	the group
+ * @ret_kb:	the sum in KiB
+ * Return: 0, or a negative errno (-ENOSYS where there is no way to read it).
+ */
+int run_proxy_group_mem_kb(pid_t pgid, uint64_t *ret_kb);
 
 /**
  * run_proxy_find() - @name found as execvp() would (a name with a `/` as it is, else in

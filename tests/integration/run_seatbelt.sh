@@ -185,11 +185,25 @@ check "limits.disk_mb 1: a 512 KiB file is written" \
 	ws -p "$T/disk.yaml" -- sh -c 'head -c 524288 /dev/zero >"$TMPDIR/a"'
 check_fails "... a 2 MiB file is not (RLIMIT_FSIZE)" \
 	ws -p "$T/disk.yaml" -- sh -c 'head -c 2097152 /dev/zero >"$TMPDIR/b"'
-BEFORE=$(wc -l <"$AUDIT")
-ws -p "$T/mem.yaml" -- true 2>"$T/err"
-check_eq "limits.memory_mb cannot be enforced here: the run is refused (125)" 125 echo $?
-check "... saying why" grep -q "limits.memory_mb: macOS enforces neither" "$T/err"
-check_eq "... before run.start" "$BEFORE" bash -c 'wc -l <"$0"' "$AUDIT"
+# limits.memory_mb: the process group's memory sampled (no cgroups on macOS); the same program
+# under a limit it fits in is the control
+printf 'version: 1\nlimits: {memory_mb: 64}\n' >"$T/mem64.yaml"
+MEMPROG='import time; b = b"x" * (int(__import__("sys").argv[1]) << 20); time.sleep(3); print("held")'
+OUT=$(ws -p "$T/mem.yaml" -- python3 -c "$MEMPROG" 100 2>"$T/err")
+check_eq "limits.memory_mb 512: a program that holds 100 MiB runs to its end (exit 0)" "0 held" \
+	echo "$? $OUT"
+ID4=aaaa00000004
+OUT=$(ws -p "$T/mem64.yaml" --run-id "$ID4" -- sh -c "echo \$\$ >$T/mem.pid; exec python3 -c '$MEMPROG' 200" 2>"$T/err")
+check_eq "limits.memory_mb 64: the same program holding 200 MiB is killed (137)" 137 echo $?
+check "... it never got to its end" test -z "$OUT"
+check "... warden says the memory limit was reached" grep -q "memory limit of 64 MiB reached" "$T/err"
+MEMPID=$(cat "$T/mem.pid" 2>/dev/null)
+check "... its process is gone" bash -c '[[ -n $0 ]] && ! kill -0 "$0" 2>/dev/null' "$MEMPID"
+check "limit.memory in the audit log: limit 64 MiB, usage above it" \
+	audit_has ".run == \"$ID4\" and .action == \"limit.memory\" and .limit == 67108864 and .usage > 67108864"
+check "run.exit 137" audit_has ".run == \"$ID4\" and .action == \"run.exit\" and .exit == 137"
+check "run.start says how memory is held" \
+	audit_has ".run == \"$ID4\" and .action == \"run.start\" and (.isolation | tostring | test(\"memory 64 MiB .the process group.s, sampled\"))"
 
 # --- a bad policy starts nothing ---------------------------------------------------------------
 BEFORE=$(wc -l <"$AUDIT")
