@@ -223,6 +223,18 @@ int gw_register_boot(struct gw *g, const struct gw_ctl_req *req, uid_t uid, char
 	return 0;
 }
 
+int gw_run_counts(struct gw *g, const char *id, uint64_t ret[3])
+{
+	struct gw_run *r = gw_run_find_id(&g->runs, id);
+
+	if (!r)
+		return -ENOENT;
+	ret[0] = r->acct.denied;
+	ret[1] = r->bytes_up;
+	ret[2] = r->bytes_down;
+	return 0;
+}
+
 void gw_stop(struct gw *g)
 {
 	g->ev.stop = 1;

@@ -58,6 +58,16 @@ int gw_serve(struct gw *g);
 int gw_register_boot(struct gw *g, const struct gw_ctl_req *req, uid_t uid, char *why,
 		     size_t why_size);
 
+/**
+ * gw_run_counts() - what the run called @id was counted at (a --run gateway's end, written for
+ * warden.exe's run.exit)
+ * @g:		the gateway
+ * @id:		the run
+ * @ret:	its denials, bytes up and bytes down
+ * Return: 0, or -ENOENT when no such run is registered.
+ */
+int gw_run_counts(struct gw *g, const char *id, uint64_t ret[3]);
+
 /** gw_stop() - ask the loop to return (async-signal-safe). */
 void gw_stop(struct gw *g);
 
@@ -121,6 +131,12 @@ int gw_start_serve(const struct wd_gwconf *conf, struct gw_fds *fds, struct audi
  * waits on it rather than probing the port, which would be a connection to audit)
  */
 void gw_start_on_ready(void (*fn)(void *arg), void *arg);
+
+/**
+ * gw_start_on_stop() - call @fn(@g, @arg) once gw_start_serve()'s loop has returned, before the
+ * gateway is freed (its runs still registered): the --run gateway's counts written
+ */
+void gw_start_on_stop(void (*fn)(struct gw *g, void *arg), void *arg);
 
 /**
  * gw_start_standalone() - the whole gateway in this process: the audit log opened, its

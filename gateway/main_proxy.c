@@ -15,12 +15,22 @@
  * in the lab (tests/integration/gateway_proxy_only.sh); on macOS it is warden-gateway, linked for
  * Mach-O by tests/cross/run and never run on a Mac here; on Windows it is warden-gateway.exe, run
  * under wine by tests/cross/run-windows: Winsock started here, and no control channel (no peer
- * credentials, no passwd database), so no run is registered and every connection is refused and
- * audited (docs/platforms.md). */
+ * credentials, no passwd database).
+ *
+ * `--run FILE` registers one run before the gateway serves: FILE holds the `register` request
+ * warden would send over the control socket (one JSON object, checked by the same parser), the
+ * run owned by the gateway's own user. It is how warden.exe registers its run on Windows, where
+ * there is no control channel; a file that is not such a request, or a run the gateway refuses
+ * (an invalid policy, a ceiling), starts nothing (exit 2 / 1). Without it a Windows gateway has
+ * no run: every connection is refused and audited (docs/platforms.md). `--counts FILE` writes
+ * that run's denials and bytes when the gateway stops. On Windows `--ready-event HANDLE` names
+ * an event warden.exe let it inherit, set once it serves, and `--stop-event HANDLE` one that
+ * stops it as Ctrl+Break would (so that the counts are written). */
 #include "audit/audit.h"
 #include "common/common.h"
 #include "gateway/ctl.h"
 #include "gateway/gw.h"
+#include "gateway/poller.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -42,8 +52,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: warden-gateway --config FILE [--audit-log PATH] [--control PATH]\n"
-		"                      [--listen-fds N] [--run FILE] [--ready-event HANDLE]\n"
-		"                      [--verbose]\n"
+		"                      [--listen-fds N] [--run FILE [--counts FILE]]\n"
+		"                      [--ready-event HANDLE] [--stop-event HANDLE] [--verbose]\n"
 		"       warden-gateway ctl [--socket PATH] register --id ID --if IFNAME\n"
 		"                      [--host-v4 A --sandbox-v4 B] [--host-v6 A --sandbox-v6 B]\n"
 		"                      --policy FILE [--learn]\n"
@@ -98,17 +108,64 @@ static int boot_run(const char *path, struct gw_ctl_req *req)
 	return 0;
 }
 
-#ifdef _WIN32
-/* --ready-event: set once the gateway serves (gw_start_on_ready()) */
-static void ready_set(void *h)
+/* --counts FILE: the --run run's denials and bytes, one JSON line written when the gateway
+ * stops (gw_start_on_stop()): what warden.exe's run.exit reports, with no control channel to
+ * ask. The id is gw_ctl_parse()'s: letters, digits, '-', '_' and '.', nothing to escape. */
+static const char *counts_path;
+
+static void counts_write(struct gw *g, void *arg)
 {
-	SetEvent((HANDLE)h);
-	CloseHandle((HANDLE)h);
+	const char *id = arg;
+	uint64_t c[3];
+	FILE *f;
+
+	if (gw_run_counts(g, id, c))
+		return;
+	f = fopen(counts_path, "w");
+	if (!f) {
+		wd_log(WD_LOG_WARN, "--counts %s: %s", counts_path, strerror(errno));
+		return;
+	}
+	fprintf(f, "{\"id\":\"%s\",\"denied\":%llu,\"bytes_up\":%llu,\"bytes_down\":%llu}\n", id,
+		(unsigned long long)c[0], (unsigned long long)c[1], (unsigned long long)c[2]);
+	if (fclose(f))
+		wd_log(WD_LOG_WARN, "--counts %s: %s", counts_path, strerror(errno));
 }
 
-/* --ready-event HANDLE: an event handle inherited from warden.exe, its value in decimal;
- * 0, or the exit status (2) */
-static int ready_event_take(const char *arg)
+#ifdef _WIN32
+/* --ready-event and --stop-event: handles warden.exe let the gateway inherit */
+static HANDLE ready_ev, stop_ev;
+
+/* --stop-event: waited on by a thread of its own; set, it stops the loop as Ctrl+Break does */
+static DWORD WINAPI stop_watch(void *h)
+{
+	if (WaitForSingleObject((HANDLE)h, INFINITE) == WAIT_OBJECT_0)
+		gw_poller_win_stop();
+	return 0;
+}
+
+/* the gateway serves (gw_start_on_ready()): the stop event watched, the ready event set */
+static void on_ready(void *arg)
+{
+	HANDLE t = NULL;
+
+	(void)arg;
+	if (stop_ev && !(t = CreateThread(NULL, 0, stop_watch, stop_ev, 0, NULL)))
+		wd_log(WD_LOG_WARN,
+		       "--stop-event: no thread to watch it (Windows error %lu): "
+		       "only the end of its job stops this gateway",
+		       GetLastError());
+	if (t)
+		CloseHandle(t);
+	if (ready_ev) {
+		SetEvent(ready_ev);
+		CloseHandle(ready_ev);
+	}
+}
+
+/* --ready-event/--stop-event HANDLE: an event handle inherited from warden.exe, its value in
+ * decimal, into *@out; 0, or the exit status (2) */
+static int event_take(const char *opt, const char *arg, HANDLE *out)
 {
 	unsigned long long v;
 	DWORD flags;
@@ -118,10 +175,12 @@ static int ready_event_take(const char *arg)
 	v = strtoull(arg, &end, 10);
 	if (errno || *end || !v || v > UINTPTR_MAX ||
 	    !GetHandleInformation((HANDLE)(uintptr_t)v, &flags)) {
-		wd_log(WD_LOG_ERR, "--ready-event %s: not an event handle of this process", arg);
+		wd_log(WD_LOG_ERR, "--%s %s: not an event handle of this process", opt, arg);
 		return 2;
 	}
-	gw_start_on_ready(ready_set, (void *)(uintptr_t)v);
+	/* NOLINTNEXTLINE(performance-no-int-to-ptr): a handle value warden passed in decimal */
+	*out = (HANDLE)(uintptr_t)v;
+	gw_start_on_ready(on_ready, NULL);
 	return 0;
 }
 #endif
@@ -180,6 +239,8 @@ int main(int argc, char **argv)
 	    {"listen-fds", required_argument, NULL, 'L'},
 	    {"run", required_argument, NULL, 'r'},
 	    {"ready-event", required_argument, NULL, 'R'},
+	    {"stop-event", required_argument, NULL, 'S'},
+	    {"counts", required_argument, NULL, 'C'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
@@ -193,7 +254,7 @@ int main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *audit_path = NULL, *ctl_path = NULL, *run_path = NULL;
-	const char *ready_event = NULL;
+	const char *ready_event = NULL, *stop_event = NULL;
 	struct gw_ctl_req boot;
 	struct wd_gwconf conf;
 #ifndef _WIN32
@@ -230,6 +291,12 @@ int main(int argc, char **argv)
 		case 'R':
 			ready_event = optarg;
 			break;
+		case 'S':
+			stop_event = optarg;
+			break;
+		case 'C':
+			counts_path = optarg;
+			break;
 		case 'L':
 			listen_fds = (int)strtol(optarg, &end, 10);
 			if (*end || listen_fds < 1 || listen_fds > LISTEN_MAX) {
@@ -263,7 +330,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 #ifdef _WIN32
-	if (ready_event && (ret = ready_event_take(ready_event)))
+	if (ready_event && (ret = event_take("ready-event", ready_event, &ready_ev)))
+		return ret;
+	if (stop_event && (ret = event_take("stop-event", stop_event, &stop_ev)))
 		return ret;
 	if (ctl_path || listen_fds) {
 		wd_log(WD_LOG_ERR, "--%s: not on Windows (%s)", ctl_path ? "control" : "listen-fds",
@@ -272,12 +341,18 @@ int main(int argc, char **argv)
 	}
 #endif
 #ifndef _WIN32
-	if (ready_event) {
-		wd_log(WD_LOG_ERR, "--ready-event: Windows only (an inherited event handle; "
-				   "elsewhere readiness is the port's or NOTIFY_SOCKET's)");
+	if (ready_event || stop_event) {
+		wd_log(WD_LOG_ERR,
+		       "--%s: Windows only (an inherited event handle; elsewhere readiness is the "
+		       "port's or NOTIFY_SOCKET's, a stop is SIGTERM)",
+		       ready_event ? "ready-event" : "stop-event");
 		return 2;
 	}
 #endif
+	if (counts_path && !run_path) {
+		wd_log(WD_LOG_ERR, "--counts: the counts are the --run run's; give --run FILE");
+		return 2;
+	}
 	ret = load(config, audit_path, ctl_path, &conf);
 	if (ret)
 		return ret;
@@ -285,6 +360,8 @@ int main(int argc, char **argv)
 		conf_free(&conf);
 		return ret;
 	}
+	if (counts_path)
+		gw_start_on_stop(counts_write, boot.id);
 #ifdef _WIN32
 	/* The control channel is an AF_UNIX socket whose every request is checked against the
 	 * peer's uid (SO_PEERCRED), and a run's user is looked up in the passwd and group

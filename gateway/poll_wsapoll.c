@@ -326,6 +326,11 @@ static BOOL WINAPI on_ctrl(DWORD type)
 	}
 }
 
+void gw_poller_win_stop(void)
+{
+	on_ctrl(CTRL_BREAK_EVENT);
+}
+
 int gw_poller_signals(struct gw_poller *p, uint64_t ref)
 {
 	struct gw_wsapoll *w = p->win;

@@ -117,6 +117,14 @@ int gw_poller_wait(struct gw_poller *p, struct gw_poll_event *evs, int n, int ti
  */
 int gw_poller_signals(struct gw_poller *p, uint64_t ref);
 
+#ifdef _WIN32
+/**
+ * gw_poller_win_stop() - what a console's Ctrl+Break is to the loop (a SIGTERM): counted and the
+ * wait woken; callable from any thread (the Windows gateway's --stop-event watcher)
+ */
+void gw_poller_win_stop(void);
+#endif
+
 /** gw_poller_signal_take() - how many of those signals arrived since the last call. */
 unsigned gw_poller_signal_take(struct gw_poller *p);
 

@@ -30,9 +30,17 @@ int gw_start_ship(const struct wd_gwconf *conf, struct audit_log *log)
 	return 0;
 }
 
-/* gw_start_on_ready()'s hook */
+/* gw_start_on_ready()'s and gw_start_on_stop()'s hooks */
 static void (*ready_fn)(void *arg);
 static void *ready_arg;
+static void (*stop_fn)(struct gw *g, void *arg);
+static void *stop_arg;
+
+void gw_start_on_stop(void (*fn)(struct gw *g, void *arg), void *arg)
+{
+	stop_fn = fn;
+	stop_arg = arg;
+}
 
 void gw_start_on_ready(void (*fn)(void *arg), void *arg)
 {
@@ -78,6 +86,8 @@ int gw_start_serve(const struct wd_gwconf *conf, struct gw_fds *fds, struct audi
 	if (ready_fn)
 		ready_fn(ready_arg);
 	r = gw_serve(g);
+	if (stop_fn)
+		stop_fn(g, stop_arg);
 	gw_free(g);
 	if (r == -EBADMSG || r == -EPIPE) {
 		wd_log(WD_LOG_ERR, "the channel to the privileged parent failed (%s): stopping",

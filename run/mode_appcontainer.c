@@ -26,7 +26,9 @@
  * request macOS's warden sends over the socket (run_proxy_register()) into run.json in the
  * run's folder and starts the gateway with `--run` (gateway/main_proxy.c); a gateway that
  * refuses the run exits, and the run fails before the AppContainer. What the gateway counted
- * is not read back at the end (no channel to ask it): run.exit has no counters on Windows.
+ * is written by the gateway when warden stops it (--stop-event, an inherited event it waits on)
+ * into counts.json (--counts) and read for run.exit; a gateway that does not stop within 5 s
+ * is ended with its job and run.exit says its counts are incomplete.
  *
  * WARDEN_WINTEST (tests/cross/windows' warden-wintest.exe, never installed): the winapi layer
  * is the test's stand-in (it confines nothing) and WARDEN_GATEWAY_BIN names the gateway. */
@@ -57,6 +59,8 @@ const struct sandbox_win_api *sandbox_win_api_standin(void);
 #define AC_BACKEND "appcontainer"
 /* how long the gateway may take to bind its port */
 #define GW_READY_MS 10000
+/* how long the gateway may take to stop and write the run's counts */
+#define GW_STOP_MS 5000
 /* the wait's slice: a stop asked or the watchdog's deadline is seen within it */
 #define WAIT_SLICE_MS 100
 
@@ -71,6 +75,9 @@ const struct sandbox_win_api *sandbox_win_api_standin(void);
  * @exe:	that path
  * @px:		the run's folder, files and port (listen_fd and gw_pid unused here)
  * @runfile:	the register request for the gateway's --run, in the run's folder
+ * @countsfile:	where the gateway writes the run's counts when it stops (--counts)
+ * @gw_stop:	the event that stops the gateway (--stop-event), or NULL
+ * @counts:	the run's denials, bytes up and down, from @countsfile; -1: not known
  * @gw:		the gateway's process, or NULL
  * @gw_job:	the Job Object that ends the gateway with warden, or NULL
  * @ac:		what the AppContainer backend applied
@@ -89,6 +96,9 @@ struct ac_run {
 	char exe[PATH_MAX];
 	struct run_proxy px;
 	char runfile[PATH_MAX];
+	char countsfile[PATH_MAX];
+	HANDLE gw_stop;
+	int64_t counts[3];
 	HANDLE gw;
 	HANDLE gw_job;
 	struct sandbox_ac ac;
@@ -486,8 +496,18 @@ static int start_gateway(struct ac_run *r, const char *gw, const char *audit_pat
 	if (!ready)
 		return fail(r, "gateway", NULL, "its readiness event: Windows error %lu",
 			    GetLastError());
-	snprintf(line, sizeof(line), "\"%s\" --config \"%s\" --run \"%s\" --ready-event %llu", gw,
-		 r->px.conf, r->runfile, (unsigned long long)(uintptr_t)ready);
+	r->gw_stop = CreateEventA(&sa, TRUE, FALSE, NULL);
+	if (!r->gw_stop) {
+		CloseHandle(ready);
+		return fail(r, "gateway", NULL, "its stop event: Windows error %lu",
+			    GetLastError());
+	}
+	snprintf(r->countsfile, sizeof(r->countsfile), "%s\\counts.json", r->px.dir);
+	snprintf(line, sizeof(line),
+		 "\"%s\" --config \"%s\" --run \"%s\" --counts \"%s\" --ready-event %llu "
+		 "--stop-event %llu",
+		 gw, r->px.conf, r->runfile, r->countsfile, (unsigned long long)(uintptr_t)ready,
+		 (unsigned long long)(uintptr_t)r->gw_stop);
 	out = CreateFileA(r->px.log, GENERIC_WRITE, FILE_SHARE_READ, &sa, CREATE_NEW,
 			  FILE_ATTRIBUTE_NORMAL, NULL);
 	nul = CreateFileA("NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa,
@@ -622,6 +642,20 @@ static void audit_exit(struct ac_run *r, int status)
 	ev.has = AUDIT_HAS_EXIT | AUDIT_HAS_DURATION;
 	ev.exit = status;
 	ev.duration_ms = (int64_t)((wd_mono_ns() - r->t0) / 1000000);
+	if (r->counts[0] >= 0) {
+		ev.has |= AUDIT_HAS_DENIALS;
+		ev.denials = r->counts[0];
+	}
+	if (r->counts[1] >= 0 && r->counts[2] >= 0) {
+		ev.has |= AUDIT_HAS_BYTES_UP | AUDIT_HAS_BYTES_DOWN;
+		ev.bytes_up = r->counts[1];
+		ev.bytes_down = r->counts[2];
+	}
+	if (r->countsfile[0] && r->counts[0] < 0) {
+		/* the gateway ran but did not stop in time to write them */
+		ev.has |= AUDIT_HAS_COUNTS_INCOMPLETE;
+		ev.counts_incomplete = true;
+	}
 	fill_common(r, &ev);
 	wd_err_clear(&err);
 	if (audit_log_write(r->log, &ev, 0, &err) || audit_log_sync(r->log) < 0)
@@ -799,6 +833,21 @@ static int run_stages(struct ac_run *r, const char *audit_path)
 	return ret ? ret : wait_program(r, timeout_s);
 }
 
+/* the counts the gateway wrote when it stopped (--counts); left -1 when there are none */
+static void read_counts(struct ac_run *r)
+{
+	static const char *const keys[3] = {"denied", "bytes_up", "bytes_down"};
+	json_t *j = json_load_file(r->countsfile, 0, NULL);
+
+	for (int i = 0; j && i < 3; i++) {
+		json_t *v = json_object_get(j, keys[i]);
+
+		if (json_is_integer(v) && json_integer_value(v) >= 0)
+			r->counts[i] = json_integer_value(v);
+	}
+	json_decref(j);
+}
+
 /* everything undone: the AppContainer, the gateway, the folder */
 static void end_run(struct ac_run *r)
 {
@@ -807,8 +856,14 @@ static void end_run(struct ac_run *r)
 	wd_err_clear(&err);
 	if (r->ac.api && sandbox_ac_stop(&r->ac, &err))
 		wd_say(stderr, "warden run: sandbox: undoing: %s (left as it is)", err.msg);
+	/* the gateway asked to stop, so that it writes the run's counts; then ended with its job
+	 * whatever it did (KILL_ON_JOB_CLOSE) */
+	if (r->gw && r->gw_stop && SetEvent(r->gw_stop) &&
+	    WaitForSingleObject(r->gw, GW_STOP_MS) == WAIT_OBJECT_0)
+		read_counts(r);
+	if (r->gw_stop)
+		CloseHandle(r->gw_stop);
 	if (r->gw_job) {
-		/* KILL_ON_JOB_CLOSE: the gateway ends with its job */
 		TerminateJobObject(r->gw_job, 0);
 		CloseHandle(r->gw_job);
 	}
@@ -821,6 +876,8 @@ static void end_run(struct ac_run *r)
 		DeleteFileA(r->px.log);
 		if (r->runfile[0])
 			DeleteFileA(r->runfile);
+		if (r->countsfile[0])
+			DeleteFileA(r->countsfile);
 		if (!RemoveDirectoryA(r->px.tmp) && GetLastError() != ERROR_FILE_NOT_FOUND)
 			wd_say(stderr, "warden run: %s: left behind (not empty)", r->px.tmp);
 		RemoveDirectoryA(r->px.dir);
@@ -829,7 +886,7 @@ static void end_run(struct ac_run *r)
 
 int run_appcontainer_main(const struct run_opts *o, int argc, char **argv)
 {
-	struct ac_run r = {.o = o, .t0 = wd_mono_ns()};
+	struct ac_run r = {.o = o, .t0 = wd_mono_ns(), .counts = {-1, -1, -1}};
 	const char *audit_path;
 	WSADATA wsa;
 	int status = refuse_options(o);

@@ -157,6 +157,10 @@ OUT=$(as_gw_user "$GWP" --config "$CONF" --run "$T/run-bad.json" 2>&1)
 RC=$?
 check "--run with an invalid policy starts nothing (exit 1, the policy's line:col)" \
 	bash -c '[[ $0 == 1 && $1 == *"invalid policy: policy.yaml:4:"* ]]' "$RC" "$OUT"
+OUT=$(as_gw_user "$GWP" --config "$CONF" --counts "$T/c.json" 2>&1)
+RC=$?
+check "--counts without --run starts nothing (exit 2)" \
+	bash -c '[[ $0 == 2 && $1 == *"--counts: the counts are the --run run'"'"'s"* ]]' "$RC" "$OUT"
 OUT=$(as_gw_user "$GWP" --config "$CONF" --ready-event 12 2>&1)
 RC=$?
 check "--ready-event (an inherited Windows event) is refused here (exit 2)" \
@@ -168,7 +172,7 @@ check "--run with a missing file starts nothing (exit 2)" \
 check "... and none of them left a control socket" test ! -e "$GWSOCK"
 lab_spawn host gw2 "$PY" "$SRC/tests/integration/gateway/proxy_listen.py" "/run/netns/$CLI" 15081 \
 	"$(command -v setpriv)" --reuid="$LAB_USER_UID" --regid="$LAB_USER_GID" --clear-groups \
-	"$GWP" --config "$T/gateway2.yaml" --listen-fds 2 --run "$T/run.json"
+	"$GWP" --config "$T/gateway2.yaml" --listen-fds 2 --run "$T/run.json" --counts "$T/counts.json"
 GW_PID=$LAB_SPAWNED_PID
 P5=http://127.0.0.1:15081 # a port of its own: the first listeners' connections are in TIME_WAIT
 if ! lab_wait 10 test -S "$GWSOCK"; then
@@ -189,6 +193,9 @@ check "--run: those connections are the run's" \
 	jq -e -s --arg r "$RUNID2" '[.[] | select(.action == "net.connect" and .allowed and .run == $r)] |
 		length == 2' "$AUDIT"
 check "SIGTERM stops the gateway of --run" gw_stop
+check "... and it wrote the run's counts (--counts): 1 denial, bytes both ways" \
+	jq -e --arg r "$RUNID2" '.id == $r and .denied == 1 and .bytes_up > 0 and .bytes_down > 0' \
+	"$T/counts.json"
 check "no sanitizer report in its log" \
 	lab_no_match "Sanitizer|runtime error:" cat "$LAB_DIR/log/host-gw.log"
 lab_finish

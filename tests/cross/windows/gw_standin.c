@@ -1,11 +1,12 @@
 /* gw_standin.c - test only: a stand-in for warden-gateway.exe in tests/cross/run-windows, for
  * the checks of warden.exe's own side (the real gateway is run there too, in a namespace).
- * `gw_standin --config PATH --run RUN --ready-event H`: reads the proxy port and mode from
- * the configuration warden wrote, writes "config PATH mode M port P" and "run RUN register R"
- * (R: 1 when RUN has "op":"register" in it) to $WARDEN_WINTEST_GW_LOG, binds 127.0.0.1:P,
- * sets the event H (warden.exe's readiness wait), then accepts and closes connections until
- * it is ended. It decides nothing and relays nothing. $WARDEN_WINTEST_GW_FAIL=1: exits 3 at
- * once (a gateway that cannot start). */
+ * `gw_standin --config PATH --run RUN --counts FILE --ready-event H --stop-event S`: reads the
+ * proxy port and mode from the configuration warden wrote, writes "config PATH mode M port P"
+ * and "run RUN register R" (R: 1 when RUN has "op":"register" in it) to $WARDEN_WINTEST_GW_LOG,
+ * binds 127.0.0.1:P, sets the event H (warden.exe's readiness wait), then accepts and closes
+ * connections until S is set (it exits, "stopped" in the log, and writes no counts: it counted
+ * nothing) or it is ended. It decides nothing and relays nothing. $WARDEN_WINTEST_GW_FAIL=1:
+ * exits 3 at once (a gateway that cannot start). */
 #include <winsock2.h>
 #include <windows.h>
 
@@ -13,6 +14,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const char *log_path;
+
+/* S set: said, and gone */
+static DWORD WINAPI stop_watch(void *h)
+{
+	FILE *f;
+
+	if (WaitForSingleObject((HANDLE)h, INFINITE) != WAIT_OBJECT_0)
+		return 0;
+	f = log_path ? fopen(log_path, "a") : NULL;
+	if (f) {
+		fprintf(f, "stopped\n");
+		fclose(f);
+	}
+	ExitProcess(0);
+}
+
+/* an event handle passed in decimal */
+static HANDLE handle_of(const char *s)
+{
+	/* NOLINTNEXTLINE(performance-no-int-to-ptr): a handle value warden passed in decimal */
+	return (HANDLE)(uintptr_t)strtoull(s, NULL, 10);
+}
 
 int main(int argc, char **argv)
 {
@@ -26,8 +51,12 @@ int main(int argc, char **argv)
 	WSADATA wsa;
 	SOCKET s, c;
 
-	if (argc != 7 || strcmp(argv[1], "--config") || strcmp(argv[3], "--run") ||
-	    strcmp(argv[5], "--ready-event"))
+	HANDLE t;
+
+	log_path = log;
+	if (argc != 11 || strcmp(argv[1], "--config") || strcmp(argv[3], "--run") ||
+	    strcmp(argv[5], "--counts") || strcmp(argv[7], "--ready-event") ||
+	    strcmp(argv[9], "--stop-event"))
 		return 2;
 	if (bad && !strcmp(bad, "1"))
 		return 3;
@@ -59,9 +88,10 @@ int main(int argc, char **argv)
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (s == INVALID_SOCKET || bind(s, (struct sockaddr *)&sin, sizeof(sin)) || listen(s, 8))
 		return 4;
-	/* NOLINTNEXTLINE(performance-no-int-to-ptr): a handle value warden passed in decimal */
-	if (!SetEvent((HANDLE)(uintptr_t)strtoull(argv[6], NULL, 10)))
+	t = CreateThread(NULL, 0, stop_watch, handle_of(argv[10]), 0, NULL);
+	if (!t || !SetEvent(handle_of(argv[8])))
 		return 5;
+	CloseHandle(t);
 	while ((c = accept(s, NULL, NULL)) != INVALID_SOCKET)
 		closesocket(c);
 	return 0;
