@@ -116,7 +116,7 @@ m_soak()
 	if [[ $cap ]]; then
 		kill -INT "$cap" 2>/dev/null
 		wait "$cap" 2>/dev/null
-		tcpdump -nn -tt -r "$d/dns.pcap" >"$d/dns-pcap.txt" 2>/dev/null
+		tcpdump -nn -tt -v -r "$d/dns.pcap" >"$d/dns-pcap.txt" 2>/dev/null
 	fi
 	# the concurrent connections: active, then idle, sampled while they are held
 	say "soak: $n concurrent active connections, then $n idle"
@@ -182,28 +182,49 @@ for ns in ('run', 'host'):
     for k in sorted(b):
         out[f'{ns}_{k}'] = int(b[k]) - int(a.get(k, 0))
 # the capture (tcpdump -nn -tt): per client port, each query paired with the next answer of its
-# id; a query with none before the id comes again, or the capture ends, is unanswered on the wire
+# id. The gateway sends answers of one wake-up to one client as one UDP GSO packet (dnsudp.c),
+# which the capture holds as one packet and tcpdump decodes as its first answer only: a query
+# whose answer was in such a batch looks unanswered here. So the figures are packets: the
+# queries with no answer packet of their own (pcap_unmatched) each with the next answer packet
+# to the same port (its UDP length says how many answers it carried), beside the run's
+# namespace's UdpInDatagrams (counted after segmentation) and dnsperf's own lost count, which is
+# the verdict.
 cap = os.path.join(d, 'dns-pcap.txt')
 if os.path.exists(cap):
-    pend, unans, nq, na = {}, [], 0, 0
+    pend, unmatched, nq, na, lines = {}, [], 0, 0, []
+    # -v: a packet is a line with the time and the IP header ("length N": the IP packet's),
+    # then an indented line with the addresses and the DNS message
+    head = re.compile(r'^([\d.]+) IP6? .*length (\d+)\)')
+    pat = re.compile(r'^\s+([\w.:]+)\.(\d+) > ([\w.:]+)\.(\d+): (\d+)')
+    iplen = ''
     for l in open(cap):
-        m = re.match(r'([\d.]+) IP6? ([\w.:]+)\.(\d+) > ([\w.:]+)\.(\d+): (\d+)', l)
+        h = head.match(l)
+        if h:
+            iplen = h.group(2)
+            continue
+        m = pat.match(l)
         if not m:
             continue
-        ts, sport, dport, qid = m.group(1), m.group(3), m.group(5), m.group(6)
+        sport, dport, qid = m.group(2), m.group(4), m.group(5)
+        lines.append((sport, dport, f'{l.strip()[:100]} [IP length {iplen}]'))
         if dport == '53':
             nq += 1
             key = (sport, qid)
             if key in pend:
-                unans.append(pend[key])
-            pend[key] = f'{ts} {l.strip()[:160]}'
+                unmatched.append(pend[key])
+            pend[key] = len(lines) - 1
         elif sport == '53':
             na += 1
             pend.pop((dport, qid), None)
-    unans += list(pend.values())
-    out.update(pcap_queries=nq, pcap_answers=na, pcap_unanswered=len(unans))
-    if unans:
-        out['pcap_unanswered_first'] = ' | '.join(unans[:5])
+    unmatched += list(pend.values())
+    ctx = []
+    for i in sorted(unmatched)[:5]:
+        port = lines[i][0]
+        nxt = next((t for sp, dp, t in lines[i + 1:] if sp == '53' and dp == port), 'none')
+        ctx.append(f'{lines[i][2]} -> next answer packet: {nxt}')
+    out.update(pcap_queries=nq, pcap_answer_packets=na, pcap_unmatched=len(unmatched))
+    if ctx:
+        out['pcap_unmatched_first'] = ' | '.join(ctx)
 act = open(os.path.join(d, 'active.txt')).read()
 m = re.search(r'(\d+) ok, (\d+) failed', act)
 out['concurrent_active_ok'] = int(m.group(1)) if m else 0
