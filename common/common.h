@@ -207,6 +207,14 @@ int wd_peer_cred(int fd, uid_t *uid, gid_t *gid, pid_t *pid);
 int wd_socket_nb(int family, int type);
 
 /**
+ * wd_socket_adopt() - a socket this process was handed (inherited, or made from another's on
+ * Windows), made non-blocking and not inherited by children; on failure it is left open
+ * @fd:		the socket
+ * Return: 0, or a negative errno.
+ */
+int wd_socket_adopt(int fd);
+
+/**
  * wd_accept_nb() - accept a connection on @lfd, non-blocking and CLOEXEC (Linux: accept4;
  * elsewhere accept, then fcntl)
  * @lfd:	a listening socket

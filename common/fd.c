@@ -346,6 +346,15 @@ int wd_accept_nb(int lfd, struct sockaddr *sa, socklen_t *len)
 #endif
 }
 
+int wd_socket_adopt(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		return -errno;
+	return 0;
+}
+
 int wd_socket_bound(int family, const void *addr, uint16_t port, int type)
 {
 	struct sockaddr_storage ss = {0};

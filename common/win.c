@@ -428,6 +428,17 @@ static int nb_noinherit(SOCKET s)
 	return (int)s;
 }
 
+int wd_socket_adopt(int fd)
+{
+	u_long on = 1;
+
+	if (ioctlsocket((SOCKET)fd, FIONBIO, &on) == SOCKET_ERROR)
+		return wsa_err();
+	if (!SetHandleInformation((HANDLE)(uintptr_t)fd, HANDLE_FLAG_INHERIT, 0))
+		return -errno_of(GetLastError());
+	return 0;
+}
+
 int wd_socket_nb(int family, int type)
 {
 	return nb_noinherit(socket(family, type, 0));

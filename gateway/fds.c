@@ -299,11 +299,10 @@ int gw_fds_inherit(const struct wd_gwconf *conf, int first, int n, struct gw_fds
 					  "inherited descriptor %d (%s port %u) fits no free "
 					  "listener slot of the config's ports",
 					  fd, type == SOCK_STREAM ? "TCP" : "UDP", port);
-		fl = fcntl(fd, F_GETFL);
-		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
-		    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
-			return wd_err_set(err, -errno, "inherited descriptor %d: %s", fd,
-					  strerror(errno));
+		fl = wd_socket_adopt(fd);
+		if (fl)
+			return wd_err_set(err, fl, "inherited descriptor %d: %s", fd,
+					  strerror(-fl));
 		tune(fd, fam, type, sb);
 		*slot = fd;
 	}

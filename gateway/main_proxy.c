@@ -24,8 +24,9 @@
  * (an invalid policy, a ceiling), starts nothing (exit 2 / 1). Without it a Windows gateway has
  * no run: every connection is refused and audited (docs/platforms.md). `--counts FILE` writes
  * that run's denials and bytes when the gateway stops. On Windows `--ready-event HANDLE` names
- * an event warden.exe let it inherit, set once it serves, and `--stop-event HANDLE` one that
- * stops it as Ctrl+Break would (so that the counts are written). */
+ * an event warden.exe let it inherit, set once it serves, `--stop-event HANDLE` one that stops
+ * it as Ctrl+Break would (so that the counts are written), and `--listen-info FILE` the proxy
+ * listener warden made (WSADuplicateSocketW), adopted instead of bound. */
 #include "audit/audit.h"
 #include "common/common.h"
 #include "gateway/ctl.h"
@@ -53,7 +54,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: warden-gateway --config FILE [--audit-log PATH] [--control PATH]\n"
 		"                      [--listen-fds N] [--run FILE [--counts FILE]]\n"
-		"                      [--ready-event HANDLE] [--stop-event HANDLE] [--verbose]\n"
+		"                      [--ready-event HANDLE] [--stop-event HANDLE]\n"
+		"                      [--listen-info FILE] [--verbose]\n"
 		"       warden-gateway ctl [--socket PATH] register --id ID --if IFNAME\n"
 		"                      [--host-v4 A --sandbox-v4 B] [--host-v6 A --sandbox-v6 B]\n"
 		"                      --policy FILE [--learn]\n"
@@ -163,6 +165,37 @@ static void on_ready(void *arg)
 	}
 }
 
+/* --listen-info FILE: the proxy listener warden.exe made, bound and listening, handed over as
+ * WSADuplicateSocketW() wrote it for this process (no port left free between warden and the
+ * gateway); the socket, or the exit status's negation (-2) */
+static int listen_take(const char *path)
+{
+	WSAPROTOCOL_INFOW info;
+	size_t n = 0;
+	FILE *f = fopen(path, "rb");
+	SOCKET s;
+
+	if (f) {
+		n = fread(&info, 1, sizeof(info), f);
+		fclose(f);
+	}
+	if (n != sizeof(info)) {
+		wd_log(WD_LOG_ERR, "--listen-info %s: not a socket's protocol information (%s)",
+		       path, f ? "short" : strerror(errno));
+		return -2;
+	}
+	s = WSASocketW(FROM_PROTOCOL_INFO, FROM_PROTOCOL_INFO, FROM_PROTOCOL_INFO, &info, 0,
+		       WSA_FLAG_NO_HANDLE_INHERIT);
+	if (s == INVALID_SOCKET || s > INT_MAX) {
+		wd_log(WD_LOG_ERR, "--listen-info %s: the socket cannot be made (Winsock error %d)",
+		       path, WSAGetLastError());
+		if (s != INVALID_SOCKET)
+			closesocket(s);
+		return -2;
+	}
+	return (int)s;
+}
+
 /* --ready-event/--stop-event HANDLE: an event handle inherited from warden.exe, its value in
  * decimal, into *@out; 0, or the exit status (2) */
 static int event_take(const char *opt, const char *arg, HANDLE *out)
@@ -241,6 +274,7 @@ int main(int argc, char **argv)
 	    {"ready-event", required_argument, NULL, 'R'},
 	    {"stop-event", required_argument, NULL, 'S'},
 	    {"counts", required_argument, NULL, 'C'},
+	    {"listen-info", required_argument, NULL, 'I'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
@@ -254,7 +288,8 @@ int main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *audit_path = NULL, *ctl_path = NULL, *run_path = NULL;
-	const char *ready_event = NULL, *stop_event = NULL;
+	const char *ready_event = NULL, *stop_event = NULL, *listen_info = NULL;
+	int listen_from = LISTEN_FROM;
 	struct gw_ctl_req boot;
 	struct wd_gwconf conf;
 #ifndef _WIN32
@@ -296,6 +331,9 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			counts_path = optarg;
+			break;
+		case 'I':
+			listen_info = optarg;
 			break;
 		case 'L':
 			listen_fds = (int)strtol(optarg, &end, 10);
@@ -341,11 +379,14 @@ int main(int argc, char **argv)
 	}
 #endif
 #ifndef _WIN32
-	if (ready_event || stop_event) {
+	if (ready_event || stop_event || listen_info) {
 		wd_log(WD_LOG_ERR,
-		       "--%s: Windows only (an inherited event handle; elsewhere readiness is the "
-		       "port's or NOTIFY_SOCKET's, a stop is SIGTERM)",
-		       ready_event ? "ready-event" : "stop-event");
+		       "--%s: Windows only (an inherited handle; elsewhere a listener is handed in "
+		       "with --listen-fds, readiness is the port's or NOTIFY_SOCKET's, a stop is "
+		       "SIGTERM)",
+		       ready_event  ? "ready-event"
+		       : stop_event ? "stop-event"
+				    : "listen-info");
 		return 2;
 	}
 #endif
@@ -382,6 +423,17 @@ int main(int argc, char **argv)
 		conf_free(&conf);
 		return 1;
 	}
+	if (listen_info) {
+		listen_from = listen_take(listen_info);
+		if (listen_from < 0) {
+			if (run_path)
+				gw_ctl_req_clear(&boot);
+			conf_free(&conf);
+			WSACleanup();
+			return -listen_from;
+		}
+		listen_fds = 1;
+	}
 #endif
 	if (geteuid() == 0)
 		wd_log(WD_LOG_WARN, "running as root: proxy mode needs no privilege; run it as the "
@@ -400,7 +452,7 @@ int main(int argc, char **argv)
 #endif
 	/* Windows: no descriptor limit to raise, no SIGPIPE, no signal mask; the poller takes the
 	 * console's control events in place of SIGTERM and SIGINT (poll_wsapoll.c, gw.c) */
-	ret = gw_start_standalone(&conf, false, LISTEN_FROM, listen_fds, run_path ? &boot : NULL);
+	ret = gw_start_standalone(&conf, false, listen_from, listen_fds, run_path ? &boot : NULL);
 	if (run_path)
 		gw_ctl_req_clear(&boot);
 	conf_free(&conf);

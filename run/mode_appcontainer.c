@@ -76,6 +76,8 @@ const struct sandbox_win_api *sandbox_win_api_standin(void);
  * @px:		the run's folder, files and port (listen_fd and gw_pid unused here)
  * @runfile:	the register request for the gateway's --run, in the run's folder
  * @countsfile:	where the gateway writes the run's counts when it stops (--counts)
+ * @listener:	the proxy listener until the gateway has its copy, else INVALID_SOCKET
+ * @listenfile:	its protocol information for the gateway (--listen-info)
  * @gw_stop:	the event that stops the gateway (--stop-event), or NULL
  * @counts:	the run's denials, bytes up and down, from @countsfile; -1: not known
  * @gw:		the gateway's process, or NULL
@@ -97,6 +99,8 @@ struct ac_run {
 	struct run_proxy px;
 	char runfile[PATH_MAX];
 	char countsfile[PATH_MAX];
+	SOCKET listener;
+	char listenfile[PATH_MAX];
 	HANDLE gw_stop;
 	int64_t counts[3];
 	HANDLE gw;
@@ -366,19 +370,24 @@ static int begin(struct ac_run *r, const char *id)
 	snprintf(r->px.log, sizeof(r->px.log), "%s\\gateway.log", r->px.dir);
 	if (!CreateDirectoryA(r->px.tmp, NULL))
 		return fail(r, "network", NULL, "%s: Windows error %lu", r->px.tmp, GetLastError());
-	/* the port: bound on 127.0.0.1 by the kernel's choice, then left for the gateway */
-	s = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+	/* the listener: bound on 127.0.0.1 to a port the system picks and listening, kept until
+	 * the gateway has its own copy (start_gateway(): WSADuplicateSocketW), so that no other
+	 * program can take the port between the two; not inherited by any child */
+	s = WSASocketW(AF_INET, SOCK_STREAM, IPPROTO_TCP, NULL, 0, WSA_FLAG_NO_HANDLE_INHERIT);
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s == INVALID_SOCKET || bind(s, (struct sockaddr *)&sin, sizeof(sin)) ||
-	    getsockname(s, (struct sockaddr *)&sin, &len)) {
+	if (s == INVALID_SOCKET ||
+	    setsockopt(s, SOL_SOCKET, SO_EXCLUSIVEADDRUSE, (const char *)&(int){1}, sizeof(int)) ||
+	    bind(s, (struct sockaddr *)&sin, sizeof(sin)) ||
+	    getsockname(s, (struct sockaddr *)&sin, &len) || listen(s, SOMAXCONN)) {
 		int e = WSAGetLastError();
 
 		if (s != INVALID_SOCKET)
 			closesocket(s);
-		return fail(r, "network", NULL, "a port on 127.0.0.1: Winsock error %d", e);
+		return fail(r, "network", NULL, "a listener on 127.0.0.1: Winsock error %d", e);
 	}
-	closesocket(s);
+	r->listener = s;
 	r->px.port = ntohs(sin.sin_port);
+	snprintf(r->listenfile, sizeof(r->listenfile), "%s\\listen.bin", r->px.dir);
 	return 0;
 }
 
@@ -466,6 +475,27 @@ static int write_run(struct ac_run *r)
 	return bad ? fail(r, "gateway", NULL, "%s: cannot be written", r->runfile) : 0;
 }
 
+/* the listener's protocol information for the gateway @pid (suspended: it reads it at start),
+ * a new file in the run's folder; Return: 0, or nonzero with GetLastError() set */
+static int hand_listener(struct ac_run *r, DWORD pid)
+{
+	WSAPROTOCOL_INFOW info;
+	FILE *f;
+	int bad;
+
+	if (WSADuplicateSocketW(r->listener, pid, &info)) {
+		SetLastError((DWORD)WSAGetLastError());
+		return -1;
+	}
+	f = fopen(r->listenfile, "wbx");
+	bad = !f || fwrite(&info, sizeof(info), 1, f) != 1;
+	if (f && fclose(f))
+		bad = 1;
+	if (bad)
+		SetLastError(ERROR_WRITE_FAULT);
+	return bad;
+}
+
 /* 5. the gateway, a child in a job of its own (KILL_ON_JOB_CLOSE), ready when it sets the
  * event it inherited (--ready-event); one that exits first fails the run */
 static int start_gateway(struct ac_run *r, const char *gw, const char *audit_path)
@@ -504,10 +534,10 @@ static int start_gateway(struct ac_run *r, const char *gw, const char *audit_pat
 	}
 	snprintf(r->countsfile, sizeof(r->countsfile), "%s\\counts.json", r->px.dir);
 	snprintf(line, sizeof(line),
-		 "\"%s\" --config \"%s\" --run \"%s\" --counts \"%s\" --ready-event %llu "
-		 "--stop-event %llu",
-		 gw, r->px.conf, r->runfile, r->countsfile, (unsigned long long)(uintptr_t)ready,
-		 (unsigned long long)(uintptr_t)r->gw_stop);
+		 "\"%s\" --config \"%s\" --run \"%s\" --counts \"%s\" --listen-info \"%s\" "
+		 "--ready-event %llu --stop-event %llu",
+		 gw, r->px.conf, r->runfile, r->countsfile, r->listenfile,
+		 (unsigned long long)(uintptr_t)ready, (unsigned long long)(uintptr_t)r->gw_stop);
 	out = CreateFileA(r->px.log, GENERIC_WRITE, FILE_SHARE_READ, &sa, CREATE_NEW,
 			  FILE_ATTRIBUTE_NORMAL, NULL);
 	nul = CreateFileA("NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa,
@@ -529,7 +559,7 @@ static int start_gateway(struct ac_run *r, const char *gw, const char *audit_pat
 		return fail(r, "gateway", NULL, "%s: CreateProcess: Windows error %lu", gw, e);
 	}
 	r->gw = pi.hProcess;
-	if (!AssignProcessToJobObject(r->gw_job, pi.hProcess) ||
+	if (!AssignProcessToJobObject(r->gw_job, pi.hProcess) || hand_listener(r, pi.dwProcessId) ||
 	    ResumeThread(pi.hThread) == (DWORD)-1) {
 		DWORD e = GetLastError();
 
@@ -537,7 +567,9 @@ static int start_gateway(struct ac_run *r, const char *gw, const char *audit_pat
 		TerminateProcess(pi.hProcess, 1);
 		CloseHandle(pi.hThread);
 		CloseHandle(ready);
-		return fail(r, "gateway", NULL, "its Job Object: Windows error %lu", e);
+		return fail(
+		    r, "gateway", NULL,
+		    "its start (the Job Object, the listener handed over): Windows error %lu", e);
 	}
 	CloseHandle(pi.hThread);
 	waits[0] = r->gw;
@@ -557,6 +589,9 @@ static int start_gateway(struct ac_run *r, const char *gw, const char *audit_pat
 		}
 		if (w == WAIT_OBJECT_0 + 1) {
 			CloseHandle(ready);
+			/* the gateway serves on its copy */
+			closesocket(r->listener);
+			r->listener = INVALID_SOCKET;
 			return 0;
 		}
 		if (stop_asked) {
@@ -856,6 +891,8 @@ static void end_run(struct ac_run *r)
 	wd_err_clear(&err);
 	if (r->ac.api && sandbox_ac_stop(&r->ac, &err))
 		wd_say(stderr, "warden run: sandbox: undoing: %s (left as it is)", err.msg);
+	if (r->listener != INVALID_SOCKET)
+		closesocket(r->listener);
 	/* the gateway asked to stop, so that it writes the run's counts; then ended with its job
 	 * whatever it did (KILL_ON_JOB_CLOSE) */
 	if (r->gw && r->gw_stop && SetEvent(r->gw_stop) &&
@@ -878,6 +915,8 @@ static void end_run(struct ac_run *r)
 			DeleteFileA(r->runfile);
 		if (r->countsfile[0])
 			DeleteFileA(r->countsfile);
+		if (r->listenfile[0])
+			DeleteFileA(r->listenfile);
 		if (!RemoveDirectoryA(r->px.tmp) && GetLastError() != ERROR_FILE_NOT_FOUND)
 			wd_say(stderr, "warden run: %s: left behind (not empty)", r->px.tmp);
 		RemoveDirectoryA(r->px.dir);
@@ -886,7 +925,8 @@ static void end_run(struct ac_run *r)
 
 int run_appcontainer_main(const struct run_opts *o, int argc, char **argv)
 {
-	struct ac_run r = {.o = o, .t0 = wd_mono_ns(), .counts = {-1, -1, -1}};
+	struct ac_run r = {
+	    .o = o, .t0 = wd_mono_ns(), .counts = {-1, -1, -1}, .listener = INVALID_SOCKET};
 	const char *audit_path;
 	WSADATA wsa;
 	int status = refuse_options(o);

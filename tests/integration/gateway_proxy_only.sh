@@ -161,6 +161,10 @@ OUT=$(as_gw_user "$GWP" --config "$CONF" --counts "$T/c.json" 2>&1)
 RC=$?
 check "--counts without --run starts nothing (exit 2)" \
 	bash -c '[[ $0 == 2 && $1 == *"--counts: the counts are the --run run'"'"'s"* ]]' "$RC" "$OUT"
+OUT=$(as_gw_user "$GWP" --config "$CONF" --listen-info "$T/x.bin" 2>&1)
+RC=$?
+check "--listen-info (a Windows socket's protocol information) is refused here (exit 2)" \
+	bash -c '[[ $0 == 2 && $1 == *"--listen-info: Windows only"* ]]' "$RC" "$OUT"
 OUT=$(as_gw_user "$GWP" --config "$CONF" --ready-event 12 2>&1)
 RC=$?
 check "--ready-event (an inherited Windows event) is refused here (exit 2)" \

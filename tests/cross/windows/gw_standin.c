@@ -1,9 +1,10 @@
 /* gw_standin.c - test only: a stand-in for warden-gateway.exe in tests/cross/run-windows, for
  * the checks of warden.exe's own side (the real gateway is run there too, in a namespace).
- * `gw_standin --config PATH --run RUN --counts FILE --ready-event H --stop-event S`: reads the
- * proxy port and mode from the configuration warden wrote, writes "config PATH mode M port P"
- * and "run RUN register R" (R: 1 when RUN has "op":"register" in it) to $WARDEN_WINTEST_GW_LOG,
- * binds 127.0.0.1:P, sets the event H (warden.exe's readiness wait), then accepts and closes
+ * `gw_standin --config PATH --run RUN --counts FILE --listen-info L --ready-event H
+ * --stop-event S`: reads the proxy port and mode from the configuration warden wrote, writes
+ * "config PATH mode M port P", "run RUN register R" (R: 1 when RUN has "op":"register" in it)
+ * and "listener port Q" (the port of the listener warden handed over in L) to
+ * $WARDEN_WINTEST_GW_LOG, sets the event H (warden.exe's readiness wait), then accepts and closes
  * connections until S is set (it exits, "stopped" in the log, and writes no counts: it counted
  * nothing) or it is ended. It decides nothing and relays nothing. $WARDEN_WINTEST_GW_FAIL=1:
  * exits 3 at once (a gateway that cannot start). */
@@ -49,14 +50,15 @@ int main(int argc, char **argv)
 	const char *log = getenv("WARDEN_WINTEST_GW_LOG"), *bad = getenv("WARDEN_WINTEST_GW_FAIL");
 	FILE *f;
 	WSADATA wsa;
+	WSAPROTOCOL_INFOW info;
+	int slen = sizeof(sin);
 	SOCKET s, c;
-
 	HANDLE t;
 
 	log_path = log;
-	if (argc != 11 || strcmp(argv[1], "--config") || strcmp(argv[3], "--run") ||
-	    strcmp(argv[5], "--counts") || strcmp(argv[7], "--ready-event") ||
-	    strcmp(argv[9], "--stop-event"))
+	if (argc != 13 || strcmp(argv[1], "--config") || strcmp(argv[3], "--run") ||
+	    strcmp(argv[5], "--counts") || strcmp(argv[7], "--listen-info") ||
+	    strcmp(argv[9], "--ready-event") || strcmp(argv[11], "--stop-event"))
 		return 2;
 	if (bad && !strcmp(bad, "1"))
 		return 3;
@@ -83,13 +85,21 @@ int main(int argc, char **argv)
 	}
 	if (!port || port > 65535 || WSAStartup(MAKEWORD(2, 2), &wsa))
 		return 2;
-	s = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
-	sin.sin_port = htons((unsigned short)port);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s == INVALID_SOCKET || bind(s, (struct sockaddr *)&sin, sizeof(sin)) || listen(s, 8))
+	/* the listener warden made, as WSADuplicateSocketW() wrote it for this process */
+	f = fopen(argv[8], "rb");
+	if (!f || fread(&info, sizeof(info), 1, f) != 1)
 		return 4;
-	t = CreateThread(NULL, 0, stop_watch, handle_of(argv[10]), 0, NULL);
-	if (!t || !SetEvent(handle_of(argv[8])))
+	fclose(f);
+	s = WSASocketW(FROM_PROTOCOL_INFO, FROM_PROTOCOL_INFO, FROM_PROTOCOL_INFO, &info, 0, 0);
+	if (s == INVALID_SOCKET || getsockname(s, (struct sockaddr *)&sin, &slen))
+		return 4;
+	f = log ? fopen(log, "a") : NULL;
+	if (f) {
+		fprintf(f, "listener port %u\n", ntohs(sin.sin_port));
+		fclose(f);
+	}
+	t = CreateThread(NULL, 0, stop_watch, handle_of(argv[12]), 0, NULL);
+	if (!t || !SetEvent(handle_of(argv[10])))
 		return 5;
 	CloseHandle(t);
 	while ((c = accept(s, NULL, NULL)) != INVALID_SOCKET)
