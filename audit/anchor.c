@@ -118,7 +118,7 @@ static int make_anchor(const void *ctx, const char *rotated, struct wd_buf *out)
 int audit_log_sign_anchors(struct audit_log *log, const struct audit_key *k, struct wd_err *err)
 {
 	if (!k || !audit_key_can_sign(k))
-		return wd_err_set(err, -ENOKEY, "audit log %s: no private key to sign its anchors",
+		return wd_err_set(err, -EPERM, "audit log %s: no private key to sign its anchors",
 				  audit_log_path(log));
 	return audit_writer_set_anchor(log, make_anchor, k, err);
 }

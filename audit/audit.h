@@ -655,8 +655,7 @@ void audit_reader_close(struct audit_reader *r);
  * OpenSSL call. OpenSSL otherwise reads openssl.cnf (or the file $OPENSSL_CONF names), which
  * may load provider modules into the process or break its digests (a provider that fails to
  * load fails every EVP call), and costs each start-up ~1.9 M instructions. Warden's hashes and
- * signatures (SHA-256, ed25519) are the default provider's either way. Idempotent; without
- * libcrypto (chain_none.c) it does nothing.
+ * signatures (SHA-256, ed25519) are the default provider's either way. Idempotent.
  */
 void audit_crypto_init(void);
 
@@ -664,7 +663,7 @@ void audit_crypto_init(void);
  * audit_crypto_init_brief() - audit_crypto_init() for a program that exits soon after its
  * work (`warden`): also without OpenSSL's clean-up at exit (OPENSSL_INIT_NO_ATEXIT), which
  * frees what the process's exit frees anyway. Private keys are not left to it: audit_key_free()
- * clears them. Called in audit_crypto_init()'s place, first; without libcrypto it does nothing.
+ * clears them. Called in audit_crypto_init()'s place, first.
  */
 void audit_crypto_init_brief(void);
 
@@ -760,6 +759,22 @@ void audit_leaves_free(struct audit_leaves *l);
  */
 int audit_run_leaves(const char *path, const struct audit_log_pos *pos, const char *run,
 		     struct audit_leaves *l);
+
+/**
+ * audit_run_root() - run.exit's `root` and `events`: the Merkle root of run @run's lines,
+ * run.start's first, then every later line of the run (in "<path>.1" first when the log was
+ * rotated since run.start)
+ * @path:	the log
+ * @start:	where run.start ended (audit_log_where())
+ * @start_hash:	run.start's SHA-256 (audit_log_last_hash() after writing it)
+ * @run:	the run id
+ * @root:	"sha256:<hex>"
+ * @count:	how many lines
+ * Return: 0, or a negative errno (the run's lines could not be read back).
+ */
+int audit_run_root(const char *path, const struct audit_log_pos *start,
+		   const uint8_t start_hash[AUDIT_HASH_LEN], const char *run,
+		   char root[8 + 2 * AUDIT_HASH_LEN], int64_t *count);
 
 struct audit_key;
 

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <openssl/crypto.h>
+#include <stdio.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,5 +139,36 @@ int audit_run_leaves(const char *path, const struct audit_log_pos *pos, const ch
 		audit_event_clear(&ev);
 	}
 	audit_reader_close(rd);
+	return ret;
+}
+
+int audit_run_root(const char *path, const struct audit_log_pos *start,
+		   const uint8_t start_hash[AUDIT_HASH_LEN], const char *run,
+		   char root[8 + 2 * AUDIT_HASH_LEN], int64_t *count)
+{
+	struct audit_leaves l = {0};
+	uint8_t d[AUDIT_HASH_LEN];
+	char old[4096];
+	int ret;
+
+	ret = audit_leaves_add(&l, start_hash);
+	if (ret == 0)
+		ret = audit_run_leaves(path, start, run, &l);
+	if (ret == -ESTALE) {
+		/* rotated since run.start: its file is "<path>.1" now, then the new one */
+		if (snprintf(old, sizeof(old), "%s" AUDIT_ROTATED_SUFFIX, path) >= (int)sizeof(old))
+			ret = -ENAMETOOLONG;
+		else
+			ret = audit_run_leaves(old, start, run, &l);
+		if (ret == 0)
+			ret = audit_run_leaves(path, NULL, run, &l);
+	}
+	if (ret == 0) {
+		audit_merkle_root((const uint8_t(*)[AUDIT_HASH_LEN])l.v, l.n, d);
+		memcpy(root, "sha256:", 7);
+		audit_hex(d, sizeof(d), root + 7);
+		*count = (int64_t)l.n;
+	}
+	audit_leaves_free(&l);
 	return ret;
 }

@@ -1,7 +1,6 @@
 /* chain_internal.h - what the writer (writer.c) and the chain (chain.c) share: the hook that
- * makes a writer chained. The writer calls the digest through a pointer, so the portable core
- * (tests/cross) builds writer.c without libcrypto. Not installed; nothing outside audit/
- * includes it. */
+ * makes a writer chained. The writer calls the digest through a pointer: writer.c itself calls
+ * no libcrypto. Not installed; nothing outside audit/ includes it. */
 #ifndef WARDEN_AUDIT_CHAIN_INTERNAL_H
 #define WARDEN_AUDIT_CHAIN_INTERNAL_H
 

@@ -1,15 +1,20 @@
-/* reader.c - reading the audit log: skip corrupt lines, seek to the last N, follow with inotify. */
+/* reader.c - reading the audit log: skip corrupt lines, seek to the last N, follow with inotify
+ * (Linux; elsewhere follow mode looks again every second). */
 #include "audit/audit.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/inotify.h>
+#endif
+#ifndef _WIN32
+#include <poll.h>
+#endif
 
 /*
  * Theory of operation
@@ -20,7 +25,8 @@
  * line longer than AUDIT_LINE_MAX is discarded up to its newline.
  *
  * Follow mode adds an inotify watch on the log's folder (not on the file, so
- * that a file that is created, renamed over or removed is seen as well). At
+ * that a file that is created, renamed over or removed is seen as well; off
+ * Linux there is no watch and the reader looks again every second). At
  * the end of the data the reader compares the path with its descriptor:
  *   - same file, smaller than what was read: truncated, start again at 0;
  *   - another file (or none): the old one is finished (writers append to the
@@ -86,6 +92,7 @@ static void drop_buffer(struct audit_reader *r, bool count_partial)
 	r->line = NULL;
 }
 
+#ifdef __linux__
 static int watch_folder(struct audit_reader *r)
 {
 	char dir[PATH_MAX];
@@ -106,6 +113,26 @@ static int watch_folder(struct audit_reader *r)
 				  IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
 				      IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF);
 	return 0; /* without a watch (no folder yet), audit_reader_wait() polls */
+}
+#else
+/* no inotify: audit_reader_wait() looks again every second */
+static int watch_folder(struct audit_reader *r)
+{
+	(void)r;
+	return 0;
+}
+#endif
+
+/* nap() - sleep @ms milliseconds (a signal may end it early). Return: 0 or -errno */
+static int nap(int ms)
+{
+#ifdef _WIN32
+	Sleep((DWORD)ms);
+#else
+	if (poll(NULL, 0, ms) < 0 && errno != EINTR)
+		return -errno;
+#endif
+	return 0;
 }
 
 int audit_reader_open(const char *path, unsigned flags, struct audit_reader **ret_reader,
@@ -362,6 +389,7 @@ unsigned long audit_reader_skipped(const struct audit_reader *r)
 	return r->skipped;
 }
 
+#ifdef __linux__
 /* relevant() - drain inotify; true when an event may concern the log. */
 static bool relevant(struct audit_reader *r)
 {
@@ -380,6 +408,7 @@ static bool relevant(struct audit_reader *r)
 	}
 	return hit;
 }
+#endif
 
 int audit_reader_wait(struct audit_reader *r, int timeout_ms)
 {
@@ -388,15 +417,17 @@ int audit_reader_wait(struct audit_reader *r, int timeout_ms)
 	if (!(r->flags & AUDIT_READER_FOLLOW))
 		return -EINVAL;
 	if (r->wd < 0) {
-		/* No folder to watch yet: look again every second. */
+		/* No folder to watch yet (or no inotify): look again every second. */
 		int ms = timeout_ms < 0 || timeout_ms > 1000 ? 1000 : timeout_ms;
+		int ret = nap(ms);
 
-		if (poll(NULL, 0, ms) < 0 && errno != EINTR)
-			return -errno;
+		if (ret < 0)
+			return ret;
 		wd_closep(&r->ifd);
 		watch_folder(r); /* the folder may exist now */
 		return 1;
 	}
+#ifdef __linux__
 	for (;;) {
 		struct pollfd pfd = {.fd = r->ifd, .events = POLLIN};
 		int ms = -1, n;
@@ -419,6 +450,10 @@ int audit_reader_wait(struct audit_reader *r, int timeout_ms)
 		if (relevant(r))
 			return 1;
 	}
+#else
+	(void)deadline;
+	return 1;
+#endif
 }
 
 void audit_reader_close(struct audit_reader *r)

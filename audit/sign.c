@@ -16,6 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef _WIN32
+#define WD_ON_WINDOWS 1
+#else
+#define WD_ON_WINDOWS 0
+#endif
+
 struct audit_key {
 	EVP_PKEY *pkey;
 	bool priv;
@@ -249,7 +255,10 @@ int audit_key_load(const char *path, bool create, struct audit_key **ret_key, st
 	} else {
 		k->pkey = pem_key(&text, &k->priv);
 	}
-	if (k->pkey && k->priv && (st.st_mode & 077)) {
+	/* Windows has no mode bits (the C runtime makes st_mode up from the read-only flag): a key
+	 * there is the user's by its folder's inherited DACL (%LOCALAPPDATA%: the user, SYSTEM,
+	 * Administrators), which is not read (docs/platforms.md) */
+	if (k->pkey && k->priv && !WD_ON_WINDOWS && (st.st_mode & 077)) {
 		ret = wd_err_set(err, -EPERM,
 				 "signing key %s can be read by others (mode %04o); fix: "
 				 "chmod 600 %s",

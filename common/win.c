@@ -223,10 +223,12 @@ int wd_win_flock(int fd, int op)
 		errno = errno_of(GetLastError());
 		return -1;
 	}
-	if (!(op & LOCK_EX)) {
+	if (!(op & (LOCK_EX | LOCK_SH))) {
 		errno = EINVAL;
 		return -1;
 	}
+	if (!(op & LOCK_EX))
+		fl = 0; /* shared: other shared lockers may hold the byte too */
 	if (op & LOCK_NB)
 		fl |= LOCKFILE_FAIL_IMMEDIATELY;
 	if (LockFileEx(h, fl, 0, 1, 0, &ov))
@@ -552,6 +554,7 @@ const char *wd_win_strerror(int e)
 	    {EWOULDBLOCK, "Resource temporarily unavailable"},
 	    {EDQUOT, "Disk quota exceeded"},
 	    {EUSERS, "Too many users"},
+	    {ESTALE, "Stale file handle"},
 	};
 
 	for (size_t i = 0; i < sizeof(posix) / sizeof(posix[0]); i++)
@@ -560,4 +563,51 @@ const char *wd_win_strerror(int e)
 	return strerror(e);
 }
 
+int wd_win_utf8_args(void)
+{
+	const wchar_t *line = GetCommandLineW();
+
+	if (GetACP() == CP_UTF8)
+		return 0;
+	for (; line && *line; line++)
+		if (*line > 0x7f)
+			return -EILSEQ;
+	return 0;
+}
+
+ssize_t wd_win_getline(char **line, size_t *cap, FILE *f)
+{
+	size_t n = 0;
+	int c;
+
+	if (!line || !cap || !f) {
+		errno = EINVAL;
+		return -1;
+	}
+	while ((c = getc(f)) != EOF) {
+		if (n + 2 > *cap || !*line) {
+			size_t want = *cap && *line ? *cap * 2 : 128;
+			char *p = realloc(*line, want);
+
+			if (!p) {
+				errno = ENOMEM;
+				return -1;
+			}
+			*line = p;
+			*cap = want;
+		}
+		(*line)[n++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	if (n == 0)
+		return -1; /* the end of the file, or an error (ferror() tells) */
+	(*line)[n] = '\0';
+	return (ssize_t)n;
+}
+
+struct tm *wd_win_gmtime_r(const time_t *t, struct tm *tm)
+{
+	return gmtime_s(tm, t) ? NULL : tm;
+}
 #endif

@@ -24,6 +24,8 @@
 #include <fcntl.h>
 #include <io.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <time.h>
 #include <sys/types.h>
 /* <windows.h>'s 16-bit leftovers, empty macros that would eat names the core uses */
 #undef near
@@ -59,20 +61,30 @@ typedef unsigned int gid_t;
 #define S_IWOTH 0002
 #endif
 
-/* errno values Windows' C runtime lacks that the gateway returns as its own codes (-EDQUOT: an
- * upload budget spent; -EUSERS: too many control clients): Winsock's numbers for the same
- * conditions, far from the C runtime's (1 to 140) */
+/* errno values Windows' C runtime lacks that the gateway and the audit return as their own codes
+ * (-EDQUOT: an upload budget spent; -EUSERS: too many control clients; -ESTALE: a log position
+ * in a file that was rotated away): Winsock's numbers for the same conditions, far from the C
+ * runtime's (1 to 140) */
 #ifndef EDQUOT
 #define EDQUOT WSAEDQUOT
 #endif
 #ifndef EUSERS
 #define EUSERS WSAEUSERS
 #endif
+#ifndef ESTALE
+#define ESTALE WSAESTALE
+#endif
 
 /* mkdir(2) without a mode: a new folder takes its DACL from its parent's inheritable entries */
 #define mkdir(path, mode) ((void)(mode), _mkdir(path))
 /* the C runtime's names for timegm(3) and the program's name; getentropy(2) from BCrypt */
 #define timegm _mkgmtime
+/* gmtime_r(3) over the C runtime's gmtime_s(), which takes its arguments the other way round */
+#define gmtime_r wd_win_gmtime_r
+struct tm *wd_win_gmtime_r(const time_t *t, struct tm *tm);
+/* getline(3) (mingw-w64 has none) */
+#define getline wd_win_getline
+ssize_t wd_win_getline(char **line, size_t *cap, FILE *f);
 #define getprogname wd_win_progname
 #define getentropy(buf, len) wd_win_random(buf, len)
 #define strndup wd_win_strndup
@@ -85,6 +97,7 @@ typedef unsigned int gid_t;
 #define F_DUPFD_CLOEXEC 1030
 #define FD_CLOEXEC 1
 #define fcntl wd_win_fcntl
+#define LOCK_SH 1
 #define LOCK_EX 2
 #define LOCK_NB 4
 #define LOCK_UN 8
@@ -120,7 +133,7 @@ int wd_win_fcntl(int fd, int cmd, ...);
 /**
  * wd_win_flock() - flock(2) by LockFileEx() on one byte at the far end of the file's range
  * @fd:	a C runtime descriptor
- * @op:	LOCK_EX (with LOCK_NB: do not wait) or LOCK_UN
+ * @op:	LOCK_SH or LOCK_EX (with LOCK_NB: do not wait), or LOCK_UN
  *
  * Windows' byte-range locks are mandatory: a lock on the data would fail every other reader's
  * read. The byte locked is at offset 2^63 - 2, past any file's end, so the lock excludes other
@@ -221,6 +234,15 @@ char *wd_win_realpath(const char *path, char *out);
  * for the rest
  */
 const char *wd_win_strerror(int e);
+
+/**
+ * wd_win_utf8_args() - whether this process's arguments reached it unchanged: its code page is
+ * UTF-8 (common/win_utf8.manifest, honoured by Windows 10 1903 and later), or its command line
+ * is all ASCII. Elsewhere the C runtime converts the arguments to the system's legacy code page,
+ * where a character it lacks becomes '?': a path or an argument that would not be the one given.
+ * Return: 0, or -EILSEQ.
+ */
+int wd_win_utf8_args(void);
 
 /**
  * wd_win_strndup() - strndup(3), which msvcrt lacks

@@ -303,6 +303,16 @@ int main(int argc, char **argv)
 
 	/* before any OpenSSL call: no openssl.cnf read (audit/audit.h) */
 	audit_crypto_init();
+#ifdef _WIN32
+	/* paths outside ASCII in a legacy code page would not be the ones given (common/win.h) */
+	if (wd_win_utf8_args() < 0) {
+		wd_say(stderr,
+		       "warden-gateway: this Windows does not run it with UTF-8 as its code "
+		       "page (Windows 10 1903 and later do): an argument outside ASCII would "
+		       "reach it changed; refused");
+		return 2;
+	}
+#endif
 	if (argc > 1 && !strcmp(argv[1], "ctl")) {
 		conf_defaults(&conf);
 		ret = gw_ctl_client(argc - 1, argv + 1, conf.control_path, usage);

@@ -46,12 +46,12 @@ int cli_not_here(int argc, char **argv)
 #ifdef _WIN32
 	wd_say(stderr,
 	       "warden %s: not available on Windows (it needs Linux: nftables, namespaces, "
-	       "cgroups or the gateway daemon); here: warden run, version, help",
+	       "cgroups or the gateway daemon); here: warden run, logs, version, help",
 	       argv[0]);
 #else
 	wd_say(stderr,
 	       "warden %s: not available on macOS (it needs Linux: nftables, namespaces, "
-	       "cgroups or the gateway daemon); here: warden run, version, help",
+	       "cgroups or the gateway daemon); here: warden run, logs, version, help",
 	       argv[0]);
 #endif
 	return WD_EXIT_USAGE;

@@ -340,6 +340,38 @@ static void print_header(void)
 	       "REASON");
 }
 
+/* sig_abbrev() - "TERM" for 15: glibc's table, elsewhere (the macOS and Windows builds) the
+ * signals whose numbers Linux and macOS share; NULL for another */
+static const char *sig_abbrev(int sig)
+{
+#ifdef __GLIBC__
+	return sigabbrev_np(sig);
+#else
+	switch (sig) {
+	case 1:
+		return "HUP";
+	case 2:
+		return "INT";
+	case 3:
+		return "QUIT";
+	case 6:
+		return "ABRT";
+	case 9:
+		return "KILL";
+	case 11:
+		return "SEGV";
+	case 13:
+		return "PIPE";
+	case 14:
+		return "ALRM";
+	case 15:
+		return "TERM";
+	default:
+		return NULL;
+	}
+#endif
+}
+
 /* verdict() - the RESULT cell: allow or DENY ("would": a shadow run let through what its policy
  * denies); for run.exit the program's status ("exit 56",
  * "SIGKILL"), and "FAIL 125" when warden itself ended the run */
@@ -353,7 +385,7 @@ static const char *verdict(const struct audit_event *ev, char *buf, size_t size)
 		       : ev->allowed					       ? "allow"
 									       : "DENY";
 	if ((ev->has & AUDIT_HAS_SIGNAL) && ev->signal > 0 && ev->signal < 65 &&
-	    (abbrev = sigabbrev_np((int)ev->signal)))
+	    (abbrev = sig_abbrev((int)ev->signal)))
 		snprintf(buf, size, "SIG%s", abbrev);
 	else if (ev->has & AUDIT_HAS_SIGNAL)
 		snprintf(buf, size, "sig %lld", (long long)ev->signal);

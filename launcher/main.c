@@ -15,7 +15,7 @@ static const struct cli_verb verbs[] = {
     {"version", cmd_version, "print the version"},
     {"help", cmd_help, "print this help, or a verb's (help VERB)"},
     {"policy", cli_not_here, "not available on Windows yet"},
-    {"logs", cli_not_here, "not available on Windows yet"},
+    {"logs", cmd_logs, "read the audit log; --verify checks its chain and signed run records"},
     {"attest", cli_not_here, "not available on Windows"},
     {"nft", cli_not_here, "not available on Windows (nftables is Linux's)"},
     {"trace", cli_not_here, "not available on Windows"},
@@ -36,7 +36,7 @@ static const struct cli_verb verbs[] = {
     {"version", cmd_version, "print the version"},
     {"help", cmd_help, "print this help, or a verb's (help VERB)"},
     {"policy", cli_not_here, "not available on macOS yet"},
-    {"logs", cli_not_here, "not available on macOS yet"},
+    {"logs", cmd_logs, "read the audit log; --verify checks its chain and signed run records"},
     {"attest", cli_not_here, "not available on macOS"},
     {"nft", cli_not_here, "not available on macOS (nftables is Linux's)"},
     {"trace", cli_not_here, "not available on macOS"},
@@ -121,6 +121,17 @@ int main(int argc, char **argv)
 		return run_pool_holder(argc, argv);
 	/* a launcher killed with SIGKILL left its run without run.exit: written now (crashed.c) */
 	run_crashed_check();
+#endif
+#ifdef _WIN32
+	/* a Windows before 10 1903 ignores the UTF-8 manifest (common/win_utf8.manifest) and hands
+	 * the arguments over in its legacy code page: refused rather than read changed */
+	if (wd_win_utf8_args() < 0) {
+		wd_say(stderr,
+		       "warden: this Windows does not run warden with UTF-8 as its code page "
+		       "(Windows 10 1903 and later do): an argument outside ASCII would reach "
+		       "it changed; refused");
+		return WD_EXIT_USAGE;
+	}
 #endif
 	if (argc < 2) {
 		usage(stderr);

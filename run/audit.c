@@ -93,63 +93,37 @@ static int load_key(struct run *r)
 	return 0;
 }
 
-/* run_leaves() - the digests of the run's lines: run.start's, then those after it (in the
- * ".1" file first when the log was rotated since). Return: 0 or -errno */
-static int run_leaves(struct run *r, struct audit_leaves *l)
-{
-	const char *path = audit_log_path(r->audit.log);
-	char *old = NULL;
-	int ret;
-
-	if (!r->audit.has_pos || !r->audit.has_start_hash)
-		return -ENODATA;
-	ret = audit_leaves_add(l, r->audit.start_hash);
-	if (ret == 0)
-		ret = audit_run_leaves(path, &r->audit.start_pos, r->id, l);
-	if (ret == -ESTALE) {
-		if (asprintf(&old, "%s" AUDIT_ROTATED_SUFFIX, path) < 0)
-			return -ENOMEM;
-		ret = audit_run_leaves(old, &r->audit.start_pos, r->id, l);
-		if (ret == 0)
-			ret = audit_run_leaves(path, NULL, r->id, l);
-		free(old);
-	}
-	return ret;
-}
-
 /* write_signed() - run.exit with its root, count and key, signed. When the run's lines
  * cannot be read back, it is written unsigned (a verifier counts it) and said on stderr.
  * Return: 0 or -errno */
 static int write_signed(struct run *r, struct audit_event *ev, unsigned flags)
 {
-	struct audit_leaves l = {0};
-	uint8_t root[AUDIT_HASH_LEN];
 	char hex[8 + 2 * AUDIT_HASH_LEN];
 	struct wd_err err;
 	int ret;
 
-	ret = r->audit.key ? run_leaves(r, &l) : -ENOKEY;
+	if (!r->audit.key)
+		ret = -ENOKEY;
+	else if (!r->audit.has_pos || !r->audit.has_start_hash)
+		ret = -ENODATA;
+	else
+		ret = audit_run_root(audit_log_path(r->audit.log), &r->audit.start_pos,
+				     r->audit.start_hash, r->id, hex, &ev->events);
 	if (ret < 0) {
 		wd_say(stderr,
 		       "warden run: audit: run.exit is not signed: the run's lines could "
 		       "not be read back (%s)",
 		       strerror(-ret));
-		audit_leaves_free(&l);
 		return write_event(r, ev, flags);
 	}
-	audit_merkle_root((const uint8_t(*)[AUDIT_HASH_LEN])l.v, l.n, root);
-	memcpy(hex, "sha256:", 7);
-	audit_hex(root, sizeof(root), hex + 7);
 	ev->root = hex;
 	ev->has |= AUDIT_HAS_EVENTS;
-	ev->events = (int64_t)l.n;
 	ev->key = audit_key_id(r->audit.key);
 	fill_common(r, ev);
 	wd_err_clear(&err);
 	ret = audit_log_write_signed(r->audit.log, ev, r->audit.key, flags, &err);
 	if (ret)
 		wd_say(stderr, "warden run: audit: %s", err.msg[0] ? err.msg : strerror(-ret));
-	audit_leaves_free(&l);
 	ev->root = NULL; /* @hex is this function's: the caller's event does not keep it */
 	return ret;
 }

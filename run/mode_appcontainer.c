@@ -34,6 +34,7 @@
  * is the test's stand-in (it confines nothing) and WARDEN_GATEWAY_BIN names the gateway. */
 #include "audit/audit.h"
 #include "policy/policy.h"
+#include "run/proxyaudit.h"
 #include "run/proxyrun.h"
 #include "run/run.h"
 #include "sandbox/appcontainer.h"
@@ -83,7 +84,7 @@ const struct sandbox_win_api *sandbox_win_api_standin(void);
  * @gw:		the gateway's process, or NULL
  * @gw_job:	the Job Object that ends the gateway with warden, or NULL
  * @ac:		what the AppContainer backend applied
- * @log:	the audit log, once run.start is written
+ * @au:		the audit log, once opened (run.exit signed with the person's key)
  * @t0:		when the run began (wd_mono_ns())
  * @fail:	run.exit's reason when warden failed
  * @exited:	run.exit is written
@@ -106,7 +107,7 @@ struct ac_run {
 	HANDLE gw;
 	HANDLE gw_job;
 	struct sandbox_ac ac;
-	struct audit_log *log;
+	struct run_proxy_audit au;
 	uint64_t t0;
 	char fail[1024];
 	bool exited;
@@ -186,23 +187,6 @@ static void print_diags(struct policy_diags *d)
 	}
 }
 
-/* the audit log: --audit-log, $WARDEN_AUDIT_LOG, else %LOCALAPPDATA%\warden\audit.jsonl */
-static const char *audit_path_of(const char *override)
-{
-	static char path[PATH_MAX];
-	const char *env = getenv("WARDEN_AUDIT_LOG"), *app = getenv("LOCALAPPDATA");
-
-	if (override && *override)
-		return override;
-	if (env && *env)
-		return env;
-	if (!app || !*app || snprintf(path, sizeof(path), "%s\\warden", app) >= (int)sizeof(path))
-		return NULL;
-	CreateDirectoryA(path, NULL);
-	strcat(path, "\\audit.jsonl");
-	return path;
-}
-
 /* @in as policy/ takes a path ('/'-rooted: "C:\\Users\\a" is "/C:/Users/a"; policy/validate.c
  * takes a grant written "C:\\x" or "C:/x" to that form, common/win.c's stat calls read it);
  * win_form() turns it back for the plan */
@@ -260,19 +244,25 @@ static const char *win_forms(const char *const *in, size_t n, char **out, int *r
 	return NULL;
 }
 
-/* 1. the policy, validated as on Linux; the audit log protected from every grant */
+/* 1. the policy, validated as on Linux; the audit log and the signing key protected from every
+ * grant */
 static int load_policy(struct ac_run *r, const char *audit_path)
 {
 	static const char empty[] = "version: 1\n";
-	static char home[PATH_MAX], name[PATH_MAX], prot_path[PATH_MAX];
-	struct policy_protect prot = {posix_form(audit_path, prot_path, sizeof(prot_path)),
-				      "the audit log", false};
+	static char home[PATH_MAX], name[PATH_MAX], prot_path[PATH_MAX], key_path[PATH_MAX];
+	struct policy_protect prot[2];
 	struct policy_ctx ctx = {.home = posix_form(getenv("USERPROFILE"), home, sizeof(home)),
-				 .protect = &prot,
-				 .nprotect = prot.path ? 1 : 0};
+				 .protect = prot};
 	struct policy_diags d;
 	int ret;
 
+	prot[ctx.nprotect] = (struct policy_protect){
+	    posix_form(audit_path, prot_path, sizeof(prot_path)), "the audit log", false};
+	ctx.nprotect += prot[ctx.nprotect].path != NULL;
+	prot[ctx.nprotect] =
+	    (struct policy_protect){posix_form(run_audit_key_path(), key_path, sizeof(key_path)),
+				    "the audit signing key", false};
+	ctx.nprotect += prot[ctx.nprotect].path != NULL;
 	policy_diags_init(&d);
 	if (r->o->policy) {
 		/* read here, named in policy/'s form (relative grants are taken from the
@@ -619,18 +609,15 @@ static int audit_start(struct ac_run *r, const char *path, unsigned timeout_s)
 	struct audit_event ev = {0};
 	char iso[512];
 	struct wd_err err;
-	uint64_t max;
+	const char *fix;
 	int ret;
 
 	wd_err_clear(&err);
-	ret = audit_log_open(path, &r->log, &err);
-	if (ret)
-		return fail(r, "audit", "fix the audit log's path or permissions (see --audit-log)",
-			    "%s", err.msg[0] ? err.msg : strerror(-ret));
-	if (run_audit_max_bytes(&max) < 0)
-		return fail(r, "audit", "set it to a number of bytes (0: never rotate)",
-			    "WARDEN_AUDIT_MAX_BYTES is not a whole number of bytes");
-	audit_log_set_max(r->log, max);
+	ret = run_proxy_audit_open(&r->au, path, run_audit_key_path(), r->text, r->len, &err, &fix);
+	if (ret) {
+		run_proxy_audit_close(&r->au);
+		return fail(r, "audit", fix, "%s", err.msg[0] ? err.msg : strerror(-ret));
+	}
 	snprintf(iso, sizeof(iso),
 		 "network: proxy mode only, gateway on 127.0.0.1:%u (HTTP proxy, SOCKS5); "
 		 "sandbox: %s (AppContainer, DACL grants, WFP filters, Job Object); "
@@ -647,12 +634,9 @@ static int audit_start(struct ac_run *r, const char *path, unsigned timeout_s)
 	for (ev.command_len = 0; r->argv[ev.command_len]; ev.command_len++)
 		;
 	fill_common(r, &ev);
-	ret = audit_log_write(r->log, &ev, 0, &err);
-	if (!ret)
-		ret = audit_log_sync(r->log);
+	ret = run_proxy_audit_start(&r->au, &ev, &err);
 	if (ret) {
-		audit_log_close(r->log);
-		r->log = NULL;
+		run_proxy_audit_close(&r->au);
 		return fail(r, "audit", "free space or fix permissions of the audit log",
 			    "run.start could not be written to %s: %s", path,
 			    err.msg[0] ? err.msg : strerror(-ret));
@@ -666,7 +650,7 @@ static void audit_exit(struct ac_run *r, int status)
 	struct audit_event ev = {0};
 	struct wd_err err;
 
-	if (!r->log || r->exited)
+	if (!r->au.log || r->exited)
 		return;
 	r->exited = true;
 	ev.type = AUDIT_TYPE_RUN;
@@ -693,7 +677,7 @@ static void audit_exit(struct ac_run *r, int status)
 	}
 	fill_common(r, &ev);
 	wd_err_clear(&err);
-	if (audit_log_write(r->log, &ev, 0, &err) || audit_log_sync(r->log) < 0)
+	if (run_proxy_audit_exit(&r->au, &ev, r->px.id, &err))
 		wd_say(stderr, "warden run: audit: run.exit: %s",
 		       err.msg[0] ? err.msg : "not written durably");
 }
@@ -940,7 +924,7 @@ int run_appcontainer_main(const struct run_opts *o, int argc, char **argv)
 			    GetLastError());
 	if (WSAStartup(MAKEWORD(2, 2), &wsa))
 		return fail(&r, "run", NULL, "Winsock did not start");
-	audit_path = audit_path_of(o->audit);
+	audit_path = run_audit_path(o->audit); /* by default in %LOCALAPPDATA%\warden (paths.c) */
 	if (!audit_path)
 		status = fail(&r, "audit", "set WARDEN_AUDIT_LOG or pass --audit-log PATH",
 			      "no audit log path (no %%LOCALAPPDATA%%)");
@@ -953,8 +937,7 @@ int run_appcontainer_main(const struct run_opts *o, int argc, char **argv)
 	end_run(&r);
 	/* a failure after run.start still gets its run.exit, written once all is undone */
 	audit_exit(&r, status);
-	if (r.log)
-		audit_log_close(r.log);
+	run_proxy_audit_close(&r.au);
 	policy_free(r.pol);
 	free(r.text);
 	free(r.argv);

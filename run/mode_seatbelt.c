@@ -11,7 +11,7 @@
  *   4. the profile rendered from the grants, masks, credential stores, the run's tmp folder
  *      and the proxy port, checked by sandbox_sbpl_check() (run_platform_sbpl()); a profile
  *      that breaks an invariant fails the run here, before anything starts;
- *   5. run.start in the user's audit log (no hash chain in a build without libcrypto);
+ *   5. run.start in the user's audit log, chained, with the policy's hash (proxyaudit.c);
  *   6. the gateway started and the run registered with the policy's text;
  *   7. the program: its own process group, the policy's rlimits, the environment of
  *      run_proxy_env(), `sandbox-exec -f PROFILE -- COMMAND ARGS...`, stdio inherited;
@@ -26,6 +26,7 @@
 #include "run/run.h"
 #include "audit/audit.h"
 #include "policy/policy.h"
+#include "run/proxyaudit.h"
 #include "run/proxyrun.h"
 
 #include <errno.h>
@@ -78,7 +79,7 @@ struct sbx_run {
 	char exe[PATH_MAX];
 	struct run_proxy px;
 	char profile[PATH_MAX];
-	struct audit_log *log;
+	struct run_proxy_audit au;
 	uint64_t t0;
 	char fail[1024];
 	bool exited;
@@ -314,20 +315,15 @@ static int audit_start(struct sbx_run *r, const char *path, unsigned timeout_s)
 	struct audit_event ev = {0};
 	char iso[512], lim[200];
 	struct wd_err err;
-	uint64_t max;
+	const char *fix;
 	int ret;
 
 	wd_err_clear(&err);
-	ret = audit_log_open(path, &r->log, &err);
-	if (ret)
-		return fail(r, "audit", "fix the audit log's path or permissions (see --audit-log)",
-			    "%s", err.msg[0] ? err.msg : strerror(-ret));
-	if (run_audit_max_bytes(&max) < 0)
-		return fail(r, "audit", "set it to a number of bytes (0: never rotate)",
-			    "WARDEN_AUDIT_MAX_BYTES is not a whole number of bytes");
-	audit_log_set_max(r->log, max);
-	/* chained where the build has libcrypto; a macOS build's chain_none.c leaves it plain */
-	audit_log_chain(r->log);
+	ret = run_proxy_audit_open(&r->au, path, run_audit_key_path(), r->text, r->len, &err, &fix);
+	if (ret) {
+		run_proxy_audit_close(&r->au);
+		return fail(r, "audit", fix, "%s", err.msg[0] ? err.msg : strerror(-ret));
+	}
 	run_proxy_describe_limits(&r->pol->limits, timeout_s, lim, sizeof(lim));
 	snprintf(iso, sizeof(iso),
 		 "network: proxy mode only, gateway on 127.0.0.1:%u (HTTP proxy, SOCKS5); "
@@ -343,12 +339,9 @@ static int audit_start(struct sbx_run *r, const char *path, unsigned timeout_s)
 	for (ev.command_len = 0; r->argv[ev.command_len]; ev.command_len++)
 		;
 	fill_common(r, &ev);
-	ret = audit_log_write(r->log, &ev, 0, &err);
-	if (!ret)
-		ret = audit_log_sync(r->log);
+	ret = run_proxy_audit_start(&r->au, &ev, &err);
 	if (ret) {
-		audit_log_close(r->log);
-		r->log = NULL;
+		run_proxy_audit_close(&r->au);
 		return fail(r, "audit", "free space or fix permissions of the audit log",
 			    "run.start could not be written to %s: %s", path,
 			    err.msg[0] ? err.msg : strerror(-ret));
@@ -362,7 +355,7 @@ static void audit_exit(struct sbx_run *r, int status, int sig, const struct run_
 	struct audit_event ev = {0};
 	struct wd_err err;
 
-	if (!r->log || r->exited)
+	if (!r->au.log || r->exited)
 		return;
 	r->exited = true;
 	ev.type = AUDIT_TYPE_RUN;
@@ -388,7 +381,7 @@ static void audit_exit(struct sbx_run *r, int status, int sig, const struct run_
 	}
 	fill_common(r, &ev);
 	wd_err_clear(&err);
-	if (audit_log_write(r->log, &ev, 0, &err) || audit_log_sync(r->log) < 0)
+	if (run_proxy_audit_exit(&r->au, &ev, r->px.id, &err))
 		wd_say(stderr, "warden run: audit: run.exit: %s",
 		       err.msg[0] ? err.msg : "not written durably");
 }
@@ -530,7 +523,7 @@ static int run_program(struct sbx_run *r, const char *sbx, unsigned timeout_s, i
 		    (unsigned long long)r->pol->limits.memory_mb,
 		    (unsigned long long)(w.mem_peak_kb >> 10));
 		wd_say(stderr, "warden run: %s", why);
-		if (r->log) {
+		if (r->au.log) {
 			struct audit_event ev = {0};
 			struct wd_err err;
 
@@ -543,13 +536,13 @@ static int run_program(struct sbx_run *r, const char *sbx, unsigned timeout_s, i
 			ev.usage = (int64_t)w.mem_peak_kb * 1024;
 			fill_common(r, &ev);
 			wd_err_clear(&err);
-			audit_log_write(r->log, &ev, 0, &err);
+			audit_log_write(r->au.log, &ev, 0, &err);
 		}
 	}
 	if (w.timed_out) {
 		wd_say(stderr, "warden run: timeout of %u s: SIGTERM, then SIGKILL after %d ms",
 		       timeout_s, RUN_KILL_GRACE_MS);
-		if (r->log) {
+		if (r->au.log) {
 			struct audit_event ev = {0};
 			char why[128];
 
@@ -567,7 +560,7 @@ static int run_program(struct sbx_run *r, const char *sbx, unsigned timeout_s, i
 
 			fill_common(r, &ev);
 			wd_err_clear(&err);
-			audit_log_write(r->log, &ev, 0, &err);
+			audit_log_write(r->au.log, &ev, 0, &err);
 		}
 	}
 	return status;
@@ -649,8 +642,7 @@ int run_seatbelt_main(const struct run_opts *o, int argc, char **argv)
 	/* a failure after run.start still gets its run.exit */
 	audit_exit(&r, status, 0, NULL);
 	run_proxy_end(&r.px);
-	if (r.log)
-		audit_log_close(r.log);
+	run_proxy_audit_close(&r.au);
 	policy_free(r.pol);
 	free(r.text);
 	free(r.argv);

@@ -62,6 +62,21 @@ int run_rootless_dir(char *out, size_t size, struct wd_err *err)
 	return private_dir(runs, err);
 }
 
+#ifdef _WIN32
+/* %LOCALAPPDATA%\warden\@name into @path (@size bytes), the folder made when missing; NULL
+ * when there is no %LOCALAPPDATA% or the path does not fit */
+static const char *state_file(const char *name, char *path, size_t size)
+{
+	const char *app = getenv("LOCALAPPDATA");
+	int n;
+
+	if (!app || !*app || snprintf(path, size, "%s\\warden", app) >= (int)size)
+		return NULL;
+	CreateDirectoryA(path, NULL);
+	n = snprintf(path, size, "%s\\warden\\%s", app, name);
+	return n > 0 && (size_t)n < size ? path : NULL;
+}
+#else
 /* ${XDG_STATE_HOME:-$HOME/.local/state}/warden/@name into @path (@size bytes); NULL when there is
  * no home folder or the path does not fit */
 static const char *state_file(const char *name, char *path, size_t size)
@@ -84,6 +99,7 @@ static const char *state_file(const char *name, char *path, size_t size)
 	n = snprintf(path, size, "%s/.local/state/warden/%s", home, name);
 	return n > 0 && (size_t)n < size ? path : NULL;
 }
+#endif
 
 const char *run_audit_path(const char *override)
 {

@@ -78,7 +78,7 @@ EOF
 printf 'version: 1\nnetwork:\n  allw: [allowed.test]\n' >"$T/bad.yaml"
 
 # ws ARGS...: warden-seatbelt run in the loopback-only namespace
-WSRUN=(ip netns exec "$CLI" env TMPDIR="$T/tmp" WARDEN_GATEWAY_BIN="$T/gateway"
+WSRUN=(ip netns exec "$CLI" env TMPDIR="$T/tmp" WARDEN_GATEWAY_BIN="$T/gateway" WARDEN_AUDIT_KEY="$T/audit-key.pem"
 	WARDEN_SANDBOX_EXEC="$T/sandbox-exec" KEEP=kept DROP=dropped
 	"$WS" run -q --config "$T/gateway.yaml" --audit-log "$AUDIT")
 ws() { "${WSRUN[@]}" "$@"; }
@@ -149,6 +149,36 @@ check "run.exit is in the audit log with exit 7" \
 	audit_has ".run == \"$ID1\" and .action == \"run.exit\" and .exit == 7"
 check "run.start says seatbelt and proxy mode" \
 	audit_has ".run == \"$ID1\" and .action == \"run.start\" and (.isolation | test(\"seatbelt\")) and (.isolation | test(\"proxy mode\"))"
+# the audit as Linux writes it (run/proxyaudit.c): the policy's hash, the chain, run.exit signed
+wsp --run-id aaaa00000011 -- true
+PH="sha256:$(sha256sum <"$T/policy.yaml" | cut -d' ' -f1)"
+check "run.start carries the policy file's SHA-256 (sha256sum's)" \
+	audit_has ".run == \"aaaa00000011\" and .action == \"run.start\" and .policy_hash == \"$PH\""
+check "run.exit too, signed with the key made 0600 (its root, events, key id, sig)" \
+	audit_has ".run == \"aaaa00000011\" and .action == \"run.exit\" and .policy_hash == \"$PH\" and (.root | startswith(\"sha256:\")) and .events >= 2 and (.key | startswith(\"ed25519:\")) and (.sig | length) > 80"
+check_eq "the signing key is 0600" 600 stat -c %a "$T/audit-key.pem"
+check "every line is chained (prev), the gateway's and warden's alike" \
+	jq -e -s 'length > 4 and all(.[]; (.prev | type) == "string")' "$AUDIT"
+check "Linux's warden logs --verify passes the log warden-seatbelt and its gateway wrote" \
+	lab_match "OK: .* signed run records verified" "$W" logs --verify --key "$T/audit-key.pem" "$AUDIT"
+L=$(grep -n '"run":"aaaa00000011","type":"run","action":"run.start"' "$AUDIT" | cut -d: -f1)
+sed "${L}s/embedded, proxy mode/embedded, proxy modf/" "$AUDIT" >"$T/edited.jsonl"
+check "an edited run.start: the copy differs" bash -c '! cmp -s "$0" "$1"' "$AUDIT" "$T/edited.jsonl"
+check "... and warden logs --verify refuses it, at the line after it (exit 1)" \
+	bash -c 'out=$("$0" logs --verify --key "$3" "$1" 2>&1); rc=$?; [[ $rc == 1 ]] && grep -qF "edited.jsonl:$(($2 + 1))" <<<"$out" || { echo "exit $rc: $out"; false; }' \
+	"$W" "$T/edited.jsonl" "$L" "$T/audit-key.pem"
+# `warden logs` of the macOS path itself (launcher/cmd_logs.c, audit/reader.c, audit/verify.c)
+check "warden logs --verify of the macOS path passes the same log" \
+	lab_match "OK: .* signed run records verified" "$WS" logs --verify --key "$T/audit-key.pem" "$AUDIT"
+check "... and refuses the edited copy (exit 1) at the line after the edit" \
+	bash -c 'out=$("$0" logs --verify --key "$3" "$1" 2>&1); rc=$?; [[ $rc == 1 ]] && grep -qF "edited.jsonl:$(($2 + 1))" <<<"$out" || { echo "exit $rc: $out"; false; }' \
+	"$WS" "$T/edited.jsonl" "$L" "$T/audit-key.pem"
+check "warden logs --run shows the run's run.start and its run.exit (exit 0)" \
+	bash -c 'out=$("$0" logs --audit-log "$1" --run aaaa00000011 2>&1) && grep -q "run\.start" <<<"$out" && grep -q "run\.exit .*exit 0" <<<"$out" || { echo "$out"; false; }' \
+	"$WS" "$AUDIT"
+check "warden logs --denied --json lists other.test's denial with its id" \
+	bash -c '"$0" logs --audit-log "$1" --denied --json | jq -e -s "any(.[]; .resource == \"other.test\" and .denial_id == \"$2\")" >/dev/null' \
+	"$WS" "$AUDIT" "$DN"
 ID2=aaaa00000002
 ws --run-id "$ID2" -- sh -c 'kill -TERM $$'
 check_eq "a program killed by SIGTERM: 128+15" 143 echo $?
