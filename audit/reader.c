@@ -157,6 +157,16 @@ int audit_reader_open(const char *path, unsigned flags, struct audit_reader **re
 		wd_err_set(err, ret, "out of memory");
 		goto out;
 	}
+#ifdef _WIN32
+	/* following needs to tell the file at the path from the one read (a rotation), and the
+	 * C runtime gives every file st_ino 0 and fstat() st_dev 0: refused, not looped */
+	if (flags & AUDIT_READER_FOLLOW) {
+		ret = wd_err_set(err, -ENOTSUP,
+				 "following the audit log is not available on Windows yet (the C "
+				 "runtime gives files no identity to tell a rotated log by)");
+		goto out;
+	}
+#endif
 	if (flags & AUDIT_READER_FOLLOW) {
 		ret = watch_folder(r);
 		if (ret < 0) {

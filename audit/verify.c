@@ -10,6 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* reading a log: close-on-exec where "e" exists; on Windows bytes as they are ("b": text mode
+ * would drop CRs and stop at a ^Z, and the C runtime refuses "e") */
+#ifdef _WIN32
+#define VERIFY_READ "rb"
+#else
+#define VERIFY_READ "re"
+#endif
+
 /*
  * Theory of operation
  *
@@ -370,7 +378,7 @@ int audit_verify(const char *const *paths, size_t npaths, struct audit_key *cons
 
 	memset(res, 0, sizeof(*res));
 	for (size_t f = 0; f < npaths && ret == 0; f++) {
-		FILE *in = fopen(paths[f], "re");
+		FILE *in = fopen(paths[f], VERIFY_READ);
 		uint64_t no = 0;
 		ssize_t n;
 

@@ -567,9 +567,20 @@ int wd_win_utf8_args(void)
 {
 	const wchar_t *line = GetCommandLineW();
 
-	if (GetACP() == CP_UTF8)
+	if (GetACP() == CP_UTF8 || !line)
 		return 0;
-	for (; line && *line; line++)
+	/* the program's own path first (quoted, or to the first blank, as the C runtime splits
+	 * it): a folder named outside ASCII is the system's to open, not an argument to check */
+	if (*line == '"') {
+		for (line++; *line && *line != '"'; line++)
+			;
+		if (*line)
+			line++;
+	} else {
+		while (*line && *line != ' ' && *line != '\t')
+			line++;
+	}
+	for (; *line; line++)
 		if (*line > 0x7f)
 			return -EILSEQ;
 	return 0;

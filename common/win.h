@@ -133,7 +133,8 @@ int wd_win_fcntl(int fd, int cmd, ...);
 /**
  * wd_win_flock() - flock(2) by LockFileEx() on one byte at the far end of the file's range
  * @fd:	a C runtime descriptor
- * @op:	LOCK_SH or LOCK_EX (with LOCK_NB: do not wait), or LOCK_UN
+ * @op:	LOCK_SH or LOCK_EX (with LOCK_NB: do not wait), or LOCK_UN; unlike flock(2) a lock
+ *	held is not converted (a second one stacks) and LOCK_SH | LOCK_EX is LOCK_EX
  *
  * Windows' byte-range locks are mandatory: a lock on the data would fail every other reader's
  * read. The byte locked is at offset 2^63 - 2, past any file's end, so the lock excludes other
@@ -238,9 +239,9 @@ const char *wd_win_strerror(int e);
 /**
  * wd_win_utf8_args() - whether this process's arguments reached it unchanged: its code page is
  * UTF-8 (common/win_utf8.manifest, honoured by Windows 10 1903 and later), or its command line
- * is all ASCII. Elsewhere the C runtime converts the arguments to the system's legacy code page,
- * where a character it lacks becomes '?': a path or an argument that would not be the one given.
- * Return: 0, or -EILSEQ.
+ * after the program's own path is all ASCII. Elsewhere the C runtime converts the arguments to the
+ * system's legacy code page, where a character it lacks becomes '?': a path or an argument that
+ * would not be the one given. Return: 0, or -EILSEQ.
  */
 int wd_win_utf8_args(void);
 

@@ -43,6 +43,7 @@
 #include <windows.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -192,8 +193,17 @@ static void print_diags(struct policy_diags *d)
  * win_form() turns it back for the plan */
 static const char *posix_form(const char *in, char *out, size_t size)
 {
-	if (!in || !*in || snprintf(out, size, "/%s", in) >= (int)size)
+	char cwd[PATH_MAX];
+
+	/* a relative path (WARDEN_AUDIT_KEY=key.pem) is the current folder's, as the C runtime
+	 * opens it: protected as such, not as a path on no drive that no grant could hold */
+	if (in && *in && !wd_path_absolute(in)) {
+		if (!_getcwd(cwd, sizeof(cwd)) ||
+		    snprintf(out, size, "/%s\\%s", cwd, in) >= (int)size)
+			return NULL;
+	} else if (!in || !*in || snprintf(out, size, "/%s", in) >= (int)size) {
 		return NULL;
+	}
 	for (char *c = out; *c; c++)
 		if (*c == '\\')
 			*c = '/';
@@ -416,6 +426,18 @@ static int find_gateway(char *out, size_t size)
 	return GetFileAttributesA(out) == INVALID_FILE_ATTRIBUTES ? -ENOENT : 0;
 }
 
+/* a new file @path (never one that is there) opened for writing bytes as they are: O_EXCL in
+ * place of fopen()'s "x", which msvcrt.dll does not know. Return: the stream, or NULL */
+static FILE *new_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
+
+	if (fd >= 0 && !f)
+		close(fd);
+	return f;
+}
+
 /* the configuration written, a new file in the run's folder */
 static int write_conf(struct ac_run *r, const char *audit_path)
 {
@@ -431,7 +453,7 @@ static int write_conf(struct ac_run *r, const char *audit_path)
 		return fail(r, "gateway", r->o->config ? "correct the gateway config" : NULL, "%s",
 			    err.msg);
 	}
-	f = fopen(r->px.conf, "wbx");
+	f = new_file(r->px.conf);
 	ret = !f || fwrite(yaml.data, 1, yaml.len, f) != yaml.len;
 	if (f && fclose(f))
 		ret = 1;
@@ -457,7 +479,7 @@ static int write_run(struct ac_run *r)
 	if (!line)
 		return fail(r, "gateway", NULL, "the run's register request: out of memory");
 	snprintf(r->runfile, sizeof(r->runfile), "%s\\run.json", r->px.dir);
-	f = fopen(r->runfile, "wbx");
+	f = new_file(r->runfile);
 	bad = !f || fputs(line, f) < 0;
 	if (f && fclose(f))
 		bad = 1;
@@ -477,7 +499,7 @@ static int hand_listener(struct ac_run *r, DWORD pid)
 		SetLastError((DWORD)WSAGetLastError());
 		return -1;
 	}
-	f = fopen(r->listenfile, "wbx");
+	f = new_file(r->listenfile);
 	bad = !f || fwrite(&info, sizeof(info), 1, f) != 1;
 	if (f && fclose(f))
 		bad = 1;
