@@ -159,14 +159,19 @@ check "run.exit too, signed with the key made 0600 (its root, events, key id, si
 check_eq "the signing key is 0600" 600 stat -c %a "$T/audit-key.pem"
 check "every line is chained (prev), the gateway's and warden's alike" \
 	jq -e -s 'length > 4 and all(.[]; (.prev | type) == "string")' "$AUDIT"
-check "Linux's warden logs --verify passes the log warden-seatbelt and its gateway wrote" \
-	lab_match "OK: .* signed run records verified" "$W" logs --verify --key "$T/audit-key.pem" "$AUDIT"
+# a verifier needs only the public half (Linux's warden may be another user's: run_as_user.sh)
+check "its public half exported (openssl pkey -pubout), readable by anyone" \
+	bash -c 'openssl pkey -in "$0/audit-key.pem" -pubout -out "$0/audit-pub.pem" && chmod 0644 "$0/audit-pub.pem"' "$T"
+# (a copy: the log is 0600, its writer's, and Linux's warden may be another user: run_as_user.sh)
+cp "$AUDIT" "$T/copy.jsonl" && chmod 0644 "$T/copy.jsonl"
+check "Linux's warden logs --verify passes (a copy of) the log warden-seatbelt and its gateway wrote" \
+	lab_match "OK: .* signed run records verified" "$W" logs --verify --key "$T/audit-pub.pem" "$T/copy.jsonl"
 L=$(grep -n '"run":"aaaa00000011","type":"run","action":"run.start"' "$AUDIT" | cut -d: -f1)
 sed "${L}s/embedded, proxy mode/embedded, proxy modf/" "$AUDIT" >"$T/edited.jsonl"
 check "an edited run.start: the copy differs" bash -c '! cmp -s "$0" "$1"' "$AUDIT" "$T/edited.jsonl"
 check "... and warden logs --verify refuses it, at the line after it (exit 1)" \
 	bash -c 'out=$("$0" logs --verify --key "$3" "$1" 2>&1); rc=$?; [[ $rc == 1 ]] && grep -qF "edited.jsonl:$(($2 + 1))" <<<"$out" || { echo "exit $rc: $out"; false; }' \
-	"$W" "$T/edited.jsonl" "$L" "$T/audit-key.pem"
+	"$W" "$T/edited.jsonl" "$L" "$T/audit-pub.pem"
 # `warden logs` of the macOS path itself (launcher/cmd_logs.c, audit/reader.c, audit/verify.c)
 check "warden logs --verify of the macOS path passes the same log" \
 	lab_match "OK: .* signed run records verified" "$WS" logs --verify --key "$T/audit-key.pem" "$AUDIT"
