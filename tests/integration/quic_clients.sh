@@ -34,10 +34,12 @@ listen() {
 	LPID=$!
 	lab_wait 5 grep -q '^listening$' "$T/sni.out"
 }
-# heard: quic_sni's verdict (its last line), once it ended
+# heard: $out, quic_sni's verdict (its last line), once it ended. Not run in $(...): a subshell's
+# `wait` cannot wait for the shell's child, returns at once, and the verdict was read before it
+# was written under load (seen in CI: "listening" read as the verdict)
 heard() {
 	wait "$LPID" 2>/dev/null
-	tail -n 1 "$T/sni.out"
+	out=$(tail -n 1 "$T/sni.out")
 }
 # send FILE [FLIP]: one UDP datagram of FILE's bytes (byte FLIP changed) to the listener
 send() {
@@ -50,13 +52,13 @@ socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(d, ("127.0.0.1", 4433))'
 echo "# the probe itself: RFC 9001 Appendix A.2's client Initial, intact and altered"
 listen 4433 10
 send "$SRC/tests/unit/data/quic_rfc9001_a2.bin"
-out=$(heard)
+heard
 echo "# $out"
 check "RFC 9001's client Initial names example.com" jq -e \
 	'.result == "ok" and .sni == "example.com" and .version == "0x00000001"' <<<"$out"
 listen 4433 10
 send "$SRC/tests/unit/data/quic_rfc9001_a2.bin" 600
-out=$(heard)
+heard
 echo "# $out"
 check "... one byte of its ciphertext changed: refused, it does not open" jq -e \
 	'.result == "malformed" and (.why | test("does not open"))' <<<"$out"
@@ -66,7 +68,7 @@ listen 4433 10
 ip netns exec "$NS" unshare -m sh -c 'mount --bind "$0" /etc/hosts &&
 	exec timeout 8 gtlsclient -q --timeout=3s quic.example.test 4433' "$T/hosts" \
 	>"$T/ngtcp2.out" 2>&1
-out=$(heard)
+heard
 echo "# $out"
 check "ngtcp2's Initial names quic.example.test (TLS 1.3)" jq -e \
 	'.result == "ok" and .sni == "quic.example.test" and .max_version == "0x0304"' <<<"$out"
@@ -80,7 +82,7 @@ ip netns exec "$NS" timeout 25 env HOME="$T/chrome" chromium --headless=new --no
 	--origin-to-force-quic-on=quic.example.test:443 \
 	--host-resolver-rules="MAP quic.example.test 127.0.0.1" \
 	--dump-dom https://quic.example.test/ >"$T/chrome.out" 2>&1
-out=$(heard)
+heard
 echo "# $out"
 check "Chromium's Initials name quic.example.test" jq -e \
 	'.result == "ok" and .sni == "quic.example.test"' <<<"$out"
