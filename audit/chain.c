@@ -4,8 +4,8 @@
 
 #include <errno.h>
 #include <openssl/crypto.h>
-#include <stdio.h>
 #include <openssl/evp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

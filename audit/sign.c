@@ -16,12 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef _WIN32
-#define WD_ON_WINDOWS 1
-#else
-#define WD_ON_WINDOWS 0
-#endif
-
 struct audit_key {
 	EVP_PKEY *pkey;
 	bool priv;
@@ -255,16 +249,18 @@ int audit_key_load(const char *path, bool create, struct audit_key **ret_key, st
 	} else {
 		k->pkey = pem_key(&text, &k->priv);
 	}
+#ifndef _WIN32
 	/* Windows has no mode bits (the C runtime makes st_mode up from the read-only flag): a key
 	 * there is the user's by its folder's inherited DACL (%LOCALAPPDATA%: the user, SYSTEM,
 	 * Administrators), which is not read (docs/platforms.md) */
-	if (k->pkey && k->priv && !WD_ON_WINDOWS && (st.st_mode & 077)) {
+	if (k->pkey && k->priv && (st.st_mode & 077)) {
 		ret = wd_err_set(err, -EPERM,
 				 "signing key %s can be read by others (mode %04o); fix: "
 				 "chmod 600 %s",
 				 path, (unsigned)(st.st_mode & 07777), path);
 		goto out;
 	}
+#endif
 	if (!k->pkey || EVP_PKEY_get_base_id(k->pkey) != EVP_PKEY_ED25519 || make_id(k) < 0) {
 		ret = wd_err_set(err, -EINVAL, "%s is not an ed25519 key in PEM", path);
 		goto out;

@@ -75,21 +75,14 @@ static const char *stdio_start_json(const struct run *r, char *out, size_t size)
  * whose record cannot be signed does not start. Return: 0, or run_fail()'s status */
 static int load_key(struct run *r)
 {
-	const char *path = run_audit_key_path();
+	const char *fix;
 	struct wd_err err;
 	int ret;
 
-	if (!path)
-		return run_fail(r, "audit", "set WARDEN_AUDIT_KEY to a file for the signing key",
-				"no place for the audit signing key (no home folder)");
 	wd_err_clear(&err);
-	ret = audit_key_load(path, true, &r->audit.key, &err);
-	if (ret == 0 && !audit_key_can_sign(r->audit.key))
-		ret = wd_err_set(&err, -EINVAL,
-				 "%s holds a public key: run records cannot be signed", path);
+	ret = run_audit_key_open(run_audit_key_path(), &r->audit.key, &err, &fix);
 	if (ret)
-		return run_fail(r, "audit", "fix or remove the key file (a new one is made)", "%s",
-				err.msg[0] ? err.msg : strerror(-ret));
+		return run_fail(r, "audit", fix, "%s", err.msg[0] ? err.msg : strerror(-ret));
 	return 0;
 }
 

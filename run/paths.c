@@ -123,6 +123,26 @@ const char *run_audit_key_path(void)
 	return state_file("audit-key.pem", path, sizeof(path));
 }
 
+int run_audit_key_open(const char *path, struct audit_key **ret_key, struct wd_err *err,
+		       const char **fix)
+{
+	int ret;
+
+	*fix = "set WARDEN_AUDIT_KEY to a file for the signing key";
+	if (!path)
+		return wd_err_set(err, -ENOENT,
+				  "no place for the audit signing key (no home folder)");
+	*fix = "fix or remove the key file (a new one is made)";
+	ret = audit_key_load(path, true, ret_key, err);
+	if (ret == 0 && !audit_key_can_sign(*ret_key)) {
+		audit_key_free(*ret_key);
+		*ret_key = NULL;
+		ret = wd_err_set(err, -EINVAL,
+				 "%s holds a public key: run records cannot be signed", path);
+	}
+	return ret;
+}
+
 /* @path made absolute, appended to @pr as @what */
 static void protect_add(struct run_protect *pr, const char *path, const char *what, bool folder)
 {

@@ -29,19 +29,9 @@ int run_proxy_audit_open(struct run_proxy_audit *a, const char *path, const char
 	}
 	audit_log_set_max(a->log, max);
 	audit_log_chain(a->log);
-	if (!key_path) {
-		*fix = "set WARDEN_AUDIT_KEY to a file for the signing key";
-		return wd_err_set(err, -ENOENT,
-				  "no place for the audit signing key (no home folder)");
-	}
-	ret = audit_key_load(key_path, true, &a->key, err);
-	if (ret == 0 && !audit_key_can_sign(a->key))
-		ret = wd_err_set(err, -EINVAL,
-				 "%s holds a public key: run records cannot be signed", key_path);
-	if (ret) {
-		*fix = "fix or remove the key file (a new one is made)";
+	ret = run_audit_key_open(key_path, &a->key, err, fix);
+	if (ret)
 		return ret;
-	}
 	/* a file this run begins (a rotation) starts with a signed anchor, or gets no line */
 	ret = audit_log_sign_anchors(a->log, a->key, err);
 	if (ret) {

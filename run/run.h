@@ -225,6 +225,20 @@ const char *run_audit_path(const char *override);
  */
 const char *run_audit_key_path(void);
 
+struct audit_key;
+
+/**
+ * run_audit_key_open() - the person's signing key for run records, from @path (made on first
+ * use), that can sign. Fails closed: a run whose record cannot be signed does not start.
+ * @path:	run_audit_key_path()'s, or NULL when there is no place for it
+ * @ret_key:	the key (audit_key_free())
+ * @err:	what failed
+ * @fix:	what the person can do about it
+ * Return: 0, or a negative errno.
+ */
+int run_audit_key_open(const char *path, struct audit_key **ret_key, struct wd_err *err,
+		       const char **fix);
+
 /**
  * run_audit_max_bytes() - the size cap of the audit log a launcher writes (run, mcp)
  * @ret_max:	$WARDEN_AUDIT_MAX_BYTES (a number of bytes; 0: never rotate), else
